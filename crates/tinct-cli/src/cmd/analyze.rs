@@ -1,0 +1,137 @@
+//! `tinct analyze FILE`: cache-aware schedulability analysis (kim2013 Eq. 1-3).
+
+use crate::error::CliError;
+use crate::output::{ms, print_json, table};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tinct_core::analysis::{analyze, Analysis, AnalysisError};
+use tinct_core::format::{load, InputError};
+use tinct_core::units::Nanos;
+
+/// Arguments of `tinct analyze`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Task-set file (TOML, or JSON by extension) with cores and partitions assigned.
+    pub file: PathBuf,
+    /// Print the analysis as JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+    /// Override the platform's refill time Δ (e.g. "45.3us").
+    #[arg(long, value_parser = parse_refill)]
+    pub refill: Option<Nanos>,
+}
+
+fn parse_refill(text: &str) -> Result<Nanos, String> {
+    tinct_core::units::parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// Runs the analysis and prints it. Exit status 0 whatever the verdict.
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let mut set = load(&args.file)?;
+    if let Some(refill) = args.refill {
+        set.platform.refill = refill;
+    }
+    let analysis = analyze(&set).map_err(|e| unassigned_error(&args.file, &set, e))?;
+    if args.json {
+        print_json(&analysis)?;
+    } else {
+        print_human(&analysis);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// An unassigned task is bad input for `analyze`: name its line.
+fn unassigned_error(file: &std::path::Path, set: &tinct_core::TaskSet, e: AnalysisError) -> CliError {
+    let AnalysisError::Unassigned { index, .. } = e;
+    CliError::from(InputError {
+        file: file.display().to_string(),
+        line: set.task_lines.get(index).copied(),
+        field: format!("task '{}' field `core`", set.tasks[index].name),
+        expected: format!(
+            "a core from 0 to {}: the analysis needs every task on a core (`tinct plan` assigns cores and partitions)",
+            set.platform.cores - 1
+        ),
+        found: "no core".into(),
+    })
+}
+
+fn opt_ms(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "> D".to_string(), ms)
+}
+
+fn print_human(analysis: &Analysis) {
+    println!("Δ (partition refill time) = {}", Nanos(analysis.refill_ns));
+    for core in &analysis.cores {
+        if core.tasks.is_empty() {
+            continue;
+        }
+        println!(
+            "\ncore {}: {} task(s), partitions {}",
+            core.core,
+            core.tasks.len(),
+            tinct_core::PartitionSet::from_iter(core.partitions.iter().copied())
+        );
+        let mut t = table(&[
+            "task", "prio", "|S|", "C (ms)", "ω (ms)", "R NoCInt (ms)", "R CInt (ms)", "D (ms)", "iter", "verdict",
+        ]);
+        for name in &core.tasks {
+            let Some(task) = analysis.tasks.iter().find(|t| &t.name == name) else { continue };
+            let verdict = match (task.schedulable, task.schedulable_nocint) {
+                (true, _) => "ok",
+                (false, true) => "MISS (cache)",
+                (false, false) => "MISS",
+            };
+            t.add_row(vec![
+                task.name.clone(),
+                task.priority.to_string(),
+                task.partition_count.to_string(),
+                ms(task.wcet_ns),
+                ms(task.warmup_ns),
+                opt_ms(task.wcrt_nocint_ns),
+                opt_ms(task.wcrt_ns),
+                ms(task.deadline_ns),
+                task.breakdown.iterations.to_string(),
+                verdict.to_string(),
+            ]);
+        }
+        println!("{t}");
+        println!(
+            "  utilization Eq. (1): {:.4} with cache interference, {:.4} without; Liu-Layland bound {:.4} ({})",
+            core.utilization,
+            core.utilization_nocint,
+            core.utilization_bound,
+            if core.utilization_test { "passes" } else { "exceeds: the response-time test decides" }
+        );
+        let worst = core
+            .memory
+            .iter()
+            .max_by(|a, b| (a.used_bytes / a.capacity_bytes).total_cmp(&(b.used_bytes / b.capacity_bytes)));
+        match worst {
+            Some(w) => println!(
+                "  memory Eq. (3): {} (fullest partition {}: {:.1} of {:.1} MiB)",
+                if core.memory_feasible { "feasible" } else { "NOT feasible" },
+                w.partition,
+                w.used_bytes / 1048576.0,
+                w.capacity_bytes / 1048576.0
+            ),
+            None => println!("  memory Eq. (3): no partitions assigned"),
+        }
+        for reason in &core.reasons {
+            println!("  ✗ {reason}");
+        }
+    }
+    for task in analysis.tasks.iter().filter(|t| !t.notes.is_empty()) {
+        for note in &task.notes {
+            println!("note: task '{}': {note}", task.name);
+        }
+    }
+    println!();
+    if analysis.schedulable {
+        println!("verdict: SCHEDULABLE");
+    } else {
+        println!("verdict: NOT SCHEDULABLE");
+        for reason in &analysis.reasons {
+            println!("  - {reason}");
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! Task-set files: TOML and JSON with one schema.
+//!
+//! ```toml
+//! [platform]
+//! cores = 4
+//! partitions = 32        # N_P
+//! memory = "1GiB"        # M_total
+//! refill = "45.3us"      # Δ
+//!
+//! [[task]]
+//! name = "streamcluster"
+//! period = "40ms"
+//! deadline = "40ms"      # optional, defaults to the period
+//! memory = "18MiB"
+//! wcet = { 1 = "22.76ms", 8 = "11.94ms", 12 = "10.30ms" }
+//! priority = 1           # optional, 1 is the highest; default deadline-monotonic
+//! core = 0               # optional
+//! partitions = [1, 2, 3] # optional S(i)
+//! ```
+//!
+//! Every error names the file, the line and the field, what was expected and
+//! what was found.
+
+mod locate;
+mod raw;
+mod validate;
+mod write;
+
+use crate::model::TaskSet;
+use std::fmt;
+use std::path::Path;
+
+pub use locate::{Seg, SourceIndex};
+pub use write::to_toml;
+
+/// A task-set file that could not be read, parsed or validated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputError {
+    /// The file, as the user named it.
+    pub file: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// The field, e.g. ``task 'a' field `deadline` ``, or the parser's context.
+    pub field: String,
+    /// What was expected.
+    pub expected: String,
+    /// What was found.
+    pub found: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{}: ", self.file, line)?,
+            None => write!(f, "{}: ", self.file)?,
+        }
+        write!(
+            f,
+            "{}: expected {}, found {}",
+            self.field, self.expected, self.found
+        )
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// The syntax of a task-set file.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// TOML (`.toml`, and the default).
+    Toml,
+    /// JSON (`.json`).
+    Json,
+}
+
+impl Syntax {
+    /// Chosen by the file name's extension: `.json` is JSON, anything else TOML.
+    pub fn from_path(path: &Path) -> Syntax {
+        match path.extension().and_then(|e| e.to_str()) {
+            Some(ext) if ext.eq_ignore_ascii_case("json") => Syntax::Json,
+            _ => Syntax::Toml,
+        }
+    }
+}
+
+/// Reads, parses and validates a task-set file.
+pub fn load(path: &Path) -> Result<TaskSet, InputError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| InputError {
+        file: file.clone(),
+        line: None,
+        field: "file".into(),
+        expected: "a readable task-set file".into(),
+        found: e.to_string(),
+    })?;
+    parse(&text, &file, Syntax::from_path(path))
+}
+
+/// Parses and validates task-set text; `file` is only used in messages.
+pub fn parse(text: &str, file: &str, syntax: Syntax) -> Result<TaskSet, InputError> {
+    let (raw, index) = match syntax {
+        Syntax::Toml => {
+            let raw = toml::from_str::<raw::RawTaskSet>(text).map_err(|e| {
+                let index = SourceIndex::toml("");
+                let line = e.span().map(|s| line_in(text, s.start, &index));
+                parse_error(file, line, e.message())
+            })?;
+            (raw, SourceIndex::toml(text))
+        }
+        Syntax::Json => {
+            let raw = serde_json::from_str::<raw::RawTaskSet>(text).map_err(|e| {
+                let message = e.to_string();
+                let message = message
+                    .rsplit_once(" at line ")
+                    .map_or(message.as_str(), |(m, _)| m)
+                    .to_string();
+                parse_error(file, Some(e.line()), &message)
+            })?;
+            (raw, SourceIndex::json(text))
+        }
+    };
+    validate::validate(raw, file, &index)
+}
+
+fn line_in(text: &str, offset: usize, _index: &SourceIndex) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Turns a serde message ("unknown field `x`, expected one of ...") into an
+/// [`InputError`] that still names the field.
+fn parse_error(file: &str, line: Option<usize>, message: &str) -> InputError {
+    let message = message.trim();
+    if let Some(rest) = message.strip_prefix("unknown field ") {
+        let (field, expected) = rest.split_once(", expected ").unwrap_or((rest, "a known key"));
+        return InputError {
+            file: file.into(),
+            line,
+            field: format!("unknown key {field}"),
+            expected: format!("{expected} (tinct rejects unknown keys rather than ignore them)"),
+            found: field.to_string(),
+        };
+    }
+    if let Some(rest) = message.strip_prefix("missing field ") {
+        return InputError {
+            file: file.into(),
+            line,
+            field: format!("missing key {rest}"),
+            expected: format!("the required key {rest}"),
+            found: "no such key".into(),
+        };
+    }
+    InputError {
+        file: file.into(),
+        line,
+        field: "syntax".into(),
+        expected: "a task-set file (see docs/FORMAT.md)".into(),
+        found: message.replace('\n', " "),
+    }
+}

@@ -1,0 +1,180 @@
+//! The task-set file as written, before validation.
+//!
+//! Every struct rejects unknown keys (`deny_unknown_fields`): a misspelt key
+//! is an error, never silently ignored. Durations and sizes are kept as the
+//! scalar the user wrote, so validation can say exactly what it found.
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A scalar as written: a string, an integer or a float.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scalar {
+    /// A string, e.g. `"40ms"`.
+    Text(String),
+    /// An integer, e.g. `40`.
+    Int(i64),
+    /// A float, e.g. `0.5`.
+    Float(f64),
+}
+
+impl fmt::Display for Scalar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Scalar::Text(s) => write!(f, "\"{s}\""),
+            Scalar::Int(i) => write!(f, "{i}"),
+            Scalar::Float(x) => write!(f, "{x}"),
+        }
+    }
+}
+
+struct ScalarVisitor;
+
+impl Visitor<'_> for ScalarVisitor {
+    type Value = Scalar;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string such as \"40ms\" or \"18MiB\", or a number")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
+        Ok(Scalar::Text(v.to_string()))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
+        Ok(Scalar::Int(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
+        i64::try_from(v)
+            .map(Scalar::Int)
+            .map_err(|_| E::custom("integer too large"))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
+        Ok(Scalar::Float(v))
+    }
+}
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ScalarVisitor)
+    }
+}
+
+/// `wcet = "10ms"` (cache-insensitive) or `wcet = { 1 = "22.76ms", 8 = "11.94ms" }`.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RawWcet {
+    /// One value for every p.
+    Single(Scalar),
+    /// C^p listed sparsely by p.
+    Table(BTreeMap<String, Scalar>),
+}
+
+struct WcetVisitor;
+
+impl<'de> Visitor<'de> for WcetVisitor {
+    type Value = RawWcet;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a duration such as \"10ms\" or a table { p = \"duration\", ... }")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<RawWcet, E> {
+        ScalarVisitor.visit_str(v).map(RawWcet::Single)
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawWcet, E> {
+        Ok(RawWcet::Single(Scalar::Int(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawWcet, E> {
+        ScalarVisitor.visit_u64(v).map(RawWcet::Single)
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawWcet, E> {
+        Ok(RawWcet::Single(Scalar::Float(v)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawWcet, A::Error> {
+        let mut table = BTreeMap::new();
+        while let Some((k, v)) = map.next_entry::<String, Scalar>()? {
+            table.insert(k, v);
+        }
+        Ok(RawWcet::Table(table))
+    }
+}
+
+impl<'de> Deserialize<'de> for RawWcet {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(WcetVisitor)
+    }
+}
+
+/// `partitions = [1, 2, 3]` or `partitions = "1-3,8"`.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(untagged, expecting = "a list of partition numbers or a range string such as \"1-8,12\"")]
+pub enum RawPartitions {
+    /// A list of numbers.
+    List(Vec<i64>),
+    /// A range string.
+    Text(String),
+}
+
+/// The whole file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTaskSet {
+    /// `[platform]`.
+    pub platform: RawPlatform,
+    /// `[[task]]`.
+    #[serde(default, alias = "tasks")]
+    pub task: Vec<RawTask>,
+}
+
+/// `[platform]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPlatform {
+    /// N_C.
+    pub cores: Scalar,
+    /// N_P.
+    pub partitions: Scalar,
+    /// M_total.
+    pub memory: Scalar,
+    /// Δ.
+    pub refill: Scalar,
+}
+
+/// `[[task]]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTask {
+    /// Unique name.
+    pub name: String,
+    /// T_i.
+    pub period: Scalar,
+    /// D_i.
+    pub deadline: Option<Scalar>,
+    /// M_i.
+    pub memory: Scalar,
+    /// C_i^p.
+    pub wcet: RawWcet,
+    /// 1 is the highest.
+    pub priority: Option<Scalar>,
+    /// From 0.
+    pub core: Option<Scalar>,
+    /// S(i).
+    pub partitions: Option<RawPartitions>,
+    /// Job body for `tinct run`.
+    pub body: Option<RawBody>,
+}
+
+/// `body = { kernel = "chase", working_set = "4MiB", target = "2ms" }`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawBody {
+    /// chase | read | write | rmw | compute | mixed.
+    pub kernel: String,
+    /// Bytes touched per job.
+    pub working_set: Option<Scalar>,
+    /// Calibrated target execution time per job.
+    pub target: Option<Scalar>,
+    /// Fixed work per job.
+    pub iterations: Option<Scalar>,
+    /// Memory share of a mixed job, percent.
+    pub memory_percent: Option<Scalar>,
+}

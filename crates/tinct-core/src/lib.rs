@@ -1,0 +1,19 @@
+//! tinct's pure core: the task-set model of kim2013, its file formats, and
+//! the cache-aware schedulability analysis (Eq. 1-3).
+//!
+//! This crate never talks to the operating system and contains no `unsafe`:
+//! everything here is deterministic arithmetic on integer nanoseconds and
+//! bytes, testable and fast enough to sit inside exhaustive allocation
+//! searches.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod analysis;
+pub mod format;
+pub mod model;
+pub mod partitions;
+pub mod units;
+
+pub use model::{Platform, Task, TaskSet};
+pub use partitions::PartitionSet;
+pub use units::{Bytes, Nanos};

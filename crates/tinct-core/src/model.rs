@@ -1,0 +1,225 @@
+//! The task model of kim2013 Section II-C.
+//!
+//! A platform {N_C cores, N_P cache partitions, M_total memory, Δ refill time}
+//! and periodic tasks τ_i = {C_i^p, T_i, D_i, M_i}, each with an optional
+//! priority, core and partition set S(i). Values here are validated: a
+//! [`TaskSet`] can only be built through [`crate::format`], which checks
+//! every rule and names the file, line and field of a violation.
+
+use crate::units::{Bytes, Nanos};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+pub use crate::partitions::PartitionSet;
+
+/// The machine as the analysis sees it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Platform {
+    /// N_C: number of cores, numbered from 0.
+    pub cores: u32,
+    /// N_P: number of cache partitions (groups of page colors), numbered 1..=N_P.
+    pub partitions: u32,
+    /// M_total: memory divided into N_P memory partitions of M_total/N_P each.
+    pub memory: Bytes,
+    /// Δ: time to refill one cache partition.
+    pub refill: Nanos,
+}
+
+impl Platform {
+    /// Size of one memory partition, M_total / N_P (rounded down).
+    pub fn partition_memory(&self) -> Bytes {
+        Bytes(self.memory.0 / u64::from(self.partitions))
+    }
+
+    /// The least number of partitions whose memory partitions hold `memory`:
+    /// ⌈M_i / (M_total / N_P)⌉, computed exactly as ⌈M_i · N_P / M_total⌉.
+    pub fn min_partitions_for(&self, memory: Bytes) -> u32 {
+        let needed = u128::from(memory.0) * u128::from(self.partitions);
+        let whole = needed.div_ceil(u128::from(self.memory.0.max(1)));
+        u32::try_from(whole).unwrap_or(u32::MAX)
+    }
+}
+
+/// C_i^p: worst-case execution time as a function of the number of cache
+/// partitions p the task uses.
+///
+/// Files may list it sparsely. A p that is not listed takes the value of the
+/// largest listed p below it (safe, because C^p is non-increasing in p); a p
+/// below the first listed one is infeasible for the task.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct WcetTable {
+    listed: BTreeMap<u32, Nanos>,
+}
+
+impl WcetTable {
+    /// A table from listed points. Validation (non-increasing, p within
+    /// 1..=N_P, at least one point) is done by [`crate::format`].
+    pub fn new(listed: BTreeMap<u32, Nanos>) -> WcetTable {
+        WcetTable { listed }
+    }
+
+    /// A cache-insensitive task: the same WCET for every p ≥ 1.
+    pub fn constant(wcet: Nanos) -> WcetTable {
+        WcetTable {
+            listed: BTreeMap::from([(1, wcet)]),
+        }
+    }
+
+    /// C^p by the sparse rule; `None` if p is below the first listed point.
+    pub fn at(&self, p: u32) -> Option<Nanos> {
+        self.listed.range(..=p).next_back().map(|(_, &c)| c)
+    }
+
+    /// The smallest p with a value.
+    pub fn first_p(&self) -> u32 {
+        self.listed.keys().next().copied().unwrap_or(1)
+    }
+
+    /// The largest value: C at the first listed p (the table never increases).
+    pub fn worst(&self) -> Nanos {
+        self.listed.values().next().copied().unwrap_or(Nanos::ZERO)
+    }
+
+    /// The points as listed in the file.
+    pub fn listed(&self) -> &BTreeMap<u32, Nanos> {
+        &self.listed
+    }
+}
+
+/// The kind of work a job body does when `tinct run` executes the task.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kernel {
+    /// Pointer chase over a random cyclic permutation of the working set.
+    Chase,
+    /// Sequential read of the working set.
+    Read,
+    /// Sequential write of the working set.
+    Write,
+    /// Sequential read-modify-write of the working set.
+    Rmw,
+    /// Pure computation, no memory beyond registers.
+    Compute,
+    /// Alternating compute and pointer-chase phases (mimics the paper's PARSEC tasks).
+    Mixed,
+}
+
+impl Kernel {
+    /// All kernels with their file names.
+    pub const ALL: [(&'static str, Kernel); 6] = [
+        ("chase", Kernel::Chase),
+        ("read", Kernel::Read),
+        ("write", Kernel::Write),
+        ("rmw", Kernel::Rmw),
+        ("compute", Kernel::Compute),
+        ("mixed", Kernel::Mixed),
+    ];
+
+    /// The name used in files.
+    pub fn name(self) -> &'static str {
+        Kernel::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
+    }
+}
+
+/// How much work one job does.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Work {
+    /// A target execution time, calibrated on the machine before the run.
+    Target(Nanos),
+    /// A fixed number of kernel iterations (memory accesses or compute steps).
+    Iterations(u64),
+}
+
+/// What a job of the task does when `tinct run` executes it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Body {
+    /// The kernel.
+    pub kernel: Kernel,
+    /// The memory the kernel touches, allocated from the task's partitions.
+    /// Defaults to the task's memory requirement M_i.
+    pub working_set: Option<Bytes>,
+    /// How much work per job. Defaults to a calibrated target equal to the
+    /// task's C at its number of partitions.
+    pub work: Option<Work>,
+    /// For `mixed`: the share of each job spent in the memory phase, in percent.
+    pub memory_percent: Option<u8>,
+}
+
+/// One periodic task τ_i.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Task {
+    /// Unique name.
+    pub name: String,
+    /// T_i.
+    pub period: Nanos,
+    /// D_i ≤ T_i (constrained deadline); defaults to the period.
+    pub deadline: Nanos,
+    /// M_i: memory requirement.
+    pub memory: Bytes,
+    /// C_i^p.
+    pub wcet: WcetTable,
+    /// Priority as written in the file (1 is the highest), if any.
+    pub priority: Option<u32>,
+    /// Core the task is assigned to (from 0), if any.
+    pub core: Option<u32>,
+    /// S(i): the cache partitions the task uses, if assigned.
+    pub partitions: Option<PartitionSet>,
+    /// What a job does under `tinct run`, if described.
+    pub body: Option<Body>,
+}
+
+impl Task {
+    /// The WCET the analysis uses: C^{|S(i)|} when S(i) is assigned,
+    /// otherwise the worst listed value (no partition is reserved, so no
+    /// benefit from the cache may be assumed).
+    pub fn effective_wcet(&self) -> Option<Nanos> {
+        match &self.partitions {
+            Some(s) => self.wcet.at(s.len()),
+            None => Some(self.wcet.worst()),
+        }
+    }
+}
+
+/// A validated task set: the platform and its tasks in file order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TaskSet {
+    /// The platform.
+    pub platform: Platform,
+    /// The tasks, in file order.
+    pub tasks: Vec<Task>,
+    /// The line of each task's table in the file it was read from (empty for
+    /// a set built in code), so later stages can still point at the source.
+    #[serde(skip)]
+    pub task_lines: Vec<usize>,
+}
+
+impl TaskSet {
+    /// Effective priority rank of every task (1 is the highest), in file order.
+    ///
+    /// Explicit priorities are used as written. Without them, priorities are
+    /// deadline-monotonic with ties broken by file order, numbered 1..=n.
+    pub fn priorities(&self) -> Vec<u32> {
+        if self.tasks.iter().all(|t| t.priority.is_some()) {
+            return self.tasks.iter().map(|t| t.priority.unwrap_or(0)).collect();
+        }
+        let mut order: Vec<usize> = (0..self.tasks.len()).collect();
+        order.sort_by_key(|&i| (self.tasks[i].deadline, i));
+        let mut ranks = vec![0; self.tasks.len()];
+        for (rank, &i) in order.iter().enumerate() {
+            ranks[i] = rank as u32 + 1;
+        }
+        ranks
+    }
+}
+
+impl fmt::Display for Kernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

@@ -1,0 +1,262 @@
+//! Units: time in integer nanoseconds, memory in bytes.
+//!
+//! Both parse from and format to the human strings of task-set files
+//! (`"45.3us"`, `"11.94ms"`, `"18MiB"`). Parsing is exact decimal arithmetic,
+//! never floating point, and formatting is exact too, so a value survives a
+//! write and a re-read unchanged.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A span of time in nanoseconds.
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Nanos(pub u64);
+
+/// An amount of memory in bytes.
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(transparent)]
+pub struct Bytes(pub u64);
+
+impl Nanos {
+    /// Zero time.
+    pub const ZERO: Nanos = Nanos(0);
+
+    /// From microseconds.
+    pub const fn from_us(us: u64) -> Nanos {
+        Nanos(us * 1_000)
+    }
+
+    /// From milliseconds.
+    pub const fn from_ms(ms: u64) -> Nanos {
+        Nanos(ms * 1_000_000)
+    }
+
+    /// The value in milliseconds, for reporting only.
+    pub fn as_ms_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+}
+
+impl Bytes {
+    /// From kibibytes.
+    pub const fn from_kib(k: u64) -> Bytes {
+        Bytes(k << 10)
+    }
+
+    /// From mebibytes.
+    pub const fn from_mib(m: u64) -> Bytes {
+        Bytes(m << 20)
+    }
+}
+
+/// Why a duration or size string could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitError {
+    /// The string has no number in front.
+    #[error("no number in front of the unit")]
+    NoNumber,
+    /// The unit is missing or not one we know.
+    #[error("unknown or missing unit `{0}` (expected one of {1})")]
+    BadUnit(String, &'static str),
+    /// More decimals than the unit can hold exactly.
+    #[error("too many decimals: {0} cannot be expressed exactly in {1}")]
+    TooPrecise(String, &'static str),
+    /// The value does not fit in 64 bits.
+    #[error("value too large")]
+    Overflow,
+}
+
+const DURATION_UNITS: &[(&str, u64)] = &[
+    ("ns", 1),
+    ("us", 1_000),
+    ("µs", 1_000),
+    ("ms", 1_000_000),
+    ("s", 1_000_000_000),
+];
+const DURATION_UNIT_NAMES: &str = "ns, us, ms, s";
+
+const SIZE_UNITS: &[(&str, u64)] = &[
+    ("B", 1),
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+];
+const SIZE_UNIT_NAMES: &str = "B, KiB, MiB, GiB, TiB";
+
+/// Splits `"11.94ms"` into the decimal number and the unit, then scales the
+/// number by the unit's factor exactly.
+fn parse_scaled(
+    text: &str,
+    units: &[(&str, u64)],
+    names: &'static str,
+) -> Result<u64, UnitError> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let unit = unit.trim();
+    let number: String = number.chars().filter(|&c| c != '_').collect();
+    if number.is_empty() || number == "." {
+        return Err(UnitError::NoNumber);
+    }
+    let factor = units
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .map(|&(_, f)| f)
+        .ok_or_else(|| UnitError::BadUnit(unit.to_string(), names))?;
+    let (int_part, frac_part) = match number.split_once('.') {
+        Some((i, f)) => (i, f),
+        None => (number.as_str(), ""),
+    };
+    if frac_part.contains('.') {
+        return Err(UnitError::NoNumber);
+    }
+    let int: u64 = if int_part.is_empty() {
+        0
+    } else {
+        int_part.parse().map_err(|_| UnitError::Overflow)?
+    };
+    let mut value = int.checked_mul(factor).ok_or(UnitError::Overflow)?;
+    let frac_digits = frac_part.trim_end_matches('0');
+    if !frac_digits.is_empty() {
+        // value += 0.digits × factor, exactly: digits × factor must divide by 10^k.
+        let digits: u128 = frac_digits.parse().map_err(|_| UnitError::Overflow)?;
+        let scale = 10u128
+            .checked_pow(frac_digits.len() as u32)
+            .ok_or_else(|| UnitError::TooPrecise(text.to_string(), names_smallest(units)))?;
+        let scaled = digits * u128::from(factor);
+        if scaled % scale != 0 {
+            return Err(UnitError::TooPrecise(text.to_string(), names_smallest(units)));
+        }
+        let extra = u64::try_from(scaled / scale).map_err(|_| UnitError::Overflow)?;
+        value = value.checked_add(extra).ok_or(UnitError::Overflow)?;
+    }
+    Ok(value)
+}
+
+fn names_smallest(units: &[(&str, u64)]) -> &'static str {
+    if units[0].0 == "ns" {
+        "whole nanoseconds"
+    } else {
+        "whole bytes"
+    }
+}
+
+/// Parses a duration such as `"45.3us"`, `"11.94ms"`, `"2s"` or `"800ns"`.
+pub fn parse_duration(text: &str) -> Result<Nanos, UnitError> {
+    parse_scaled(text, DURATION_UNITS, DURATION_UNIT_NAMES).map(Nanos)
+}
+
+/// Parses a size such as `"18MiB"`, `"4KiB"`, `"1GiB"` or `"4096B"`.
+pub fn parse_size(text: &str) -> Result<Bytes, UnitError> {
+    parse_scaled(text, SIZE_UNITS, SIZE_UNIT_NAMES).map(Bytes)
+}
+
+/// Writes `value / factor` exactly, trimming trailing zeros of the fraction.
+fn write_exact(f: &mut fmt::Formatter<'_>, value: u64, factor: u64, unit: &str) -> fmt::Result {
+    let int = value / factor;
+    let mut frac = value % factor;
+    if frac == 0 {
+        return write!(f, "{int}{unit}");
+    }
+    let mut digits = String::new();
+    let mut scale = factor;
+    while frac != 0 {
+        scale /= 10;
+        digits.push(char::from(b'0' + (frac / scale) as u8));
+        frac %= scale;
+    }
+    write!(f, "{int}.{digits}{unit}")
+}
+
+impl fmt::Display for Nanos {
+    /// Exact and re-readable: `45300ns` prints as `45.3us`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        let (factor, unit) = if v >= 1_000_000_000 {
+            (1_000_000_000, "s")
+        } else if v >= 1_000_000 {
+            (1_000_000, "ms")
+        } else if v >= 1_000 {
+            (1_000, "us")
+        } else {
+            (1, "ns")
+        };
+        write_exact(f, v, factor, unit)
+    }
+}
+
+impl fmt::Display for Bytes {
+    /// Exact and re-readable: the largest binary unit that divides the value.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let v = self.0;
+        for &(unit, factor) in SIZE_UNITS.iter().rev() {
+            if v >= factor && v % factor == 0 {
+                return write!(f, "{}{unit}", v / factor);
+            }
+        }
+        write!(f, "{v}B")
+    }
+}
+
+/// Integer division rounding up.
+pub const fn div_ceil_u64(a: u64, b: u64) -> u64 {
+    a.div_ceil(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn parses_paper_values_exactly() {
+        assert_eq!(parse_duration("45.3us"), Ok(Nanos(45_300)));
+        assert_eq!(parse_duration("11.94ms"), Ok(Nanos(11_940_000)));
+        assert_eq!(parse_duration("40ms"), Ok(Nanos(40_000_000)));
+        assert_eq!(parse_duration("1.5s"), Ok(Nanos(1_500_000_000)));
+        assert_eq!(parse_duration("800ns"), Ok(Nanos(800)));
+        assert_eq!(parse_duration(".5ms"), Ok(Nanos(500_000)));
+        assert_eq!(parse_size("18MiB"), Ok(Bytes(18 << 20)));
+        assert_eq!(parse_size("1.5KiB"), Ok(Bytes(1536)));
+        assert_eq!(parse_size("4096B"), Ok(Bytes(4096)));
+    }
+
+    #[test]
+    fn rejects_bad_strings() {
+        assert!(matches!(parse_duration("40"), Err(UnitError::BadUnit(..))));
+        assert!(matches!(parse_duration("40 min"), Err(UnitError::BadUnit(..))));
+        assert!(matches!(parse_duration("ms"), Err(UnitError::NoNumber)));
+        assert!(matches!(parse_duration("1.0001ns"), Err(UnitError::TooPrecise(..))));
+        assert!(matches!(parse_size("18MB"), Err(UnitError::BadUnit(..))));
+        assert!(matches!(parse_duration("99999999999999999999s"), Err(UnitError::Overflow)));
+    }
+
+    #[test]
+    fn formats_exactly() {
+        assert_eq!(Nanos(45_300).to_string(), "45.3us");
+        assert_eq!(Nanos(11_940_000).to_string(), "11.94ms");
+        assert_eq!(Nanos(1_000_000_001).to_string(), "1.000000001s");
+        assert_eq!(Bytes(18 << 20).to_string(), "18MiB");
+        assert_eq!(Bytes(1536).to_string(), "1536B");
+    }
+
+    proptest! {
+        #[test]
+        fn duration_round_trips(v in 0u64..u64::MAX / 2) {
+            prop_assert_eq!(parse_duration(&Nanos(v).to_string()), Ok(Nanos(v)));
+        }
+
+        #[test]
+        fn size_round_trips(v in 0u64..u64::MAX / 2) {
+            prop_assert_eq!(parse_size(&Bytes(v).to_string()), Ok(Bytes(v)));
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Every validation rule: the error names the file, the line and the field,
+//! what was expected and what was found.
+
+use tinct_core::format::{parse, InputError, Syntax};
+
+const PLATFORM: &str = r#"[platform]
+cores = 2
+partitions = 8
+memory = "256MiB"
+refill = "10us"
+"#;
+
+/// One task whose table starts at line 7 (`[[task]]`), its first key at line 8.
+fn doc(task_lines: &str) -> String {
+    format!("{PLATFORM}\n[[task]]\n{task_lines}\n")
+}
+
+fn error(text: &str) -> InputError {
+    parse(text, "set.toml", Syntax::Toml).expect_err("must be rejected")
+}
+
+/// Asserts the message names file, line and field, and contains `found`.
+fn assert_names(err: &InputError, line: usize, field: &str, found: &str) {
+    let message = err.to_string();
+    assert!(message.starts_with(&format!("set.toml:{line}: ")), "line {line} not in: {message}");
+    assert!(message.contains(field), "field {field} not in: {message}");
+    assert!(message.contains(found), "found {found} not in: {message}");
+    assert!(message.contains("expected"), "no expectation in: {message}");
+}
+
+#[test]
+fn deadline_above_period() {
+    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\ndeadline = \"12ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\""));
+    assert_names(&err, 10, "task 'a' field `deadline`", "12ms");
+}
+
+#[test]
+fn wcet_increasing_in_p() {
+    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"2ms\", 4 = \"3ms\" }"));
+    assert_names(&err, 11, "task 'a' field `wcet` (C^4)", "C^4 = 3ms");
+}
+
+#[test]
+fn partitions_below_memory_minimum() {
+    // 256 MiB / 8 = 32 MiB per partition; 70 MiB needs 3.
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"70MiB\"\nwcet = \"1ms\"\npartitions = [1, 2]",
+    ));
+    assert_names(&err, 12, "task 'a' field `partitions`", "2 partitions");
+    assert!(err.to_string().contains("= 3 partitions"), "{err}");
+}
+
+#[test]
+fn partition_out_of_range() {
+    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = [1, 9]"));
+    assert_names(&err, 12, "task 'a' field `partitions`", "partition 9");
+    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = [0]"));
+    assert_names(&err, 12, "task 'a' field `partitions`", "partition 0");
+}
+
+#[test]
+fn unknown_keys_are_rejected() {
+    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\nperoid = \"5ms\""));
+    assert_names(&err, 12, "unknown key `peroid`", "peroid");
+    let err = error(&format!("{PLATFORM}colors = 4\n"));
+    assert_names(&err, 6, "unknown key `colors`", "colors");
+}
+
+#[test]
+fn duplicate_names() {
+    let task = "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"";
+    let err = error(&format!("{}\n[[task]]\n{task}\n", doc(task)));
+    assert_names(&err, 14, "task 'a' field `name`", "a second task named 'a'");
+}
+
+#[test]
+fn wcet_above_deadline() {
+    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"20ms\", 8 = \"11ms\" }"));
+    assert_names(&err, 11, "task 'a' field `wcet`", "C^8 = 11ms > D");
+}
+
+#[test]
+fn zero_period() {
+    let err = error(&doc("name = \"a\"\nperiod = \"0ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\""));
+    assert_names(&err, 9, "task 'a' field `period`", "0");
+}
+
+#[test]
+fn bad_units_and_types() {
+    let err = error(&doc("name = \"a\"\nperiod = 10\nmemory = \"1MiB\"\nwcet = \"1ms\""));
+    assert_names(&err, 9, "task 'a' field `period`", "found 10");
+    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MB\"\nwcet = \"1ms\""));
+    assert_names(&err, 10, "task 'a' field `memory`", "\"1MB\"");
+}
+
+#[test]
+fn core_out_of_range_and_priorities() {
+    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\ncore = 2"));
+    assert_names(&err, 12, "task 'a' field `core`", "found 2");
+    let b = "name = \"b\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"";
+    let err = error(&format!("{}\n[[task]]\n{b}\n", doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npriority = 1")));
+    assert_names(&err, 14, "task 'b' field `priority`", "no priority");
+}
+
+#[test]
+fn json_errors_name_lines_too() {
+    let text = r#"{
+  "platform": {"cores": 1, "partitions": 4, "memory": "64MiB", "refill": "1us"},
+  "task": [
+    {"name": "a", "period": "10ms", "memory": "1MiB", "wcet": "1ms"},
+    {"name": "b", "period": "10ms",
+     "deadline": "11ms", "memory": "1MiB", "wcet": "1ms"}
+  ]
+}"#;
+    let err = parse(text, "set.json", Syntax::Json).unwrap_err();
+    assert!(err.to_string().starts_with("set.json:6: task 'b' field `deadline`"), "{err}");
+    let text = r#"{"platform": {"cores": 1, "partitions": 4, "memory": "64MiB", "refill": "1us"},
+  "task": [{"name": "a", "period": "10ms", "memory": "1MiB", "wcet": "1ms", "speed": 3}]}"#;
+    let err = parse(text, "set.json", Syntax::Json).unwrap_err();
+    assert!(err.to_string().starts_with("set.json:2: unknown key `speed`"), "{err}");
+}
+
+#[test]
+fn toml_and_json_give_the_same_set_and_toml_round_trips() {
+    let toml_text = doc(
+        "name = \"a\"\nperiod = \"10ms\"\ndeadline = \"9ms\"\nmemory = \"40MiB\"\nwcet = { 2 = \"3ms\", 5 = \"2.5ms\" }\ncore = 1\npartitions = \"1-2,5\"\nbody = { kernel = \"mixed\", working_set = \"4MiB\", target = \"2ms\", memory_percent = 40 }",
+    );
+    let from_toml = parse(&toml_text, "a.toml", Syntax::Toml).unwrap();
+    let json_text = r#"{"platform": {"cores": 2, "partitions": 8, "memory": "256MiB", "refill": "10us"},
+      "task": [{"name": "a", "period": "10ms", "deadline": "9ms", "memory": "40MiB",
+                "wcet": {"2": "3ms", "5": "2.5ms"}, "core": 1, "partitions": [1, 2, 5],
+                "body": {"kernel": "mixed", "working_set": "4MiB", "target": "2ms", "memory_percent": 40}}]}"#;
+    let from_json = parse(json_text, "a.json", Syntax::Json).unwrap();
+    assert_eq!(from_toml.platform, from_json.platform);
+    assert_eq!(from_toml.tasks, from_json.tasks);
+    let written = tinct_core::format::to_toml(&from_toml, &["a comment".into()]);
+    let reread = parse(&written, "b.toml", Syntax::Toml).unwrap();
+    assert_eq!(reread.platform, from_toml.platform);
+    assert_eq!(reread.tasks, from_toml.tasks);
+}
