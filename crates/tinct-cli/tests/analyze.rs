@@ -1,0 +1,108 @@
+//! `tinct analyze` end to end: exit statuses, the table, the JSON contract.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+}
+
+fn tinct() -> Command {
+    Command::cargo_bin("tinct").expect("binary built")
+}
+
+#[test]
+fn table_ii_prints_the_papers_numbers() {
+    let out = tinct().arg("analyze").arg(example("kim2013-table2.toml")).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    for number in ["11.94", "12.30", "25.09", "25.72", "98.55", "101.36", "179.88", "273.78"] {
+        assert!(text.contains(number), "{number} missing from:\n{text}");
+    }
+    assert!(text.contains("verdict: SCHEDULABLE"), "{text}");
+}
+
+#[test]
+fn json_has_the_documented_fields() {
+    let out = tinct()
+        .args(["analyze", "--json"])
+        .arg(example("kim2013-table2.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schedulable"], Value::Bool(true));
+    let tasks = json["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 4);
+    for field in ["name", "core", "priority", "deadline_ns", "wcrt_ns", "wcrt_nocint_ns", "schedulable"] {
+        assert!(tasks.iter().all(|t| t.get(field).is_some()), "task field {field} missing");
+    }
+    let r4 = tasks[3]["wcrt_ns"].as_u64().unwrap();
+    assert_eq!((r4 as f64 / 1e4).round(), 27378.0, "273.78 ms, got {r4} ns");
+    let cores = json["cores"].as_array().unwrap();
+    for field in ["utilization", "utilization_bound", "memory_feasible"] {
+        assert!(cores.iter().all(|c| c.get(field).is_some()), "core field {field} missing");
+    }
+}
+
+/// A task whose iteration passes D reports `wcrt_ns: null`, and the
+/// command still exits 0 (the analysis ran).
+#[test]
+fn unschedulable_sets_report_null_and_exit_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("over.toml");
+    std::fs::write(
+        &file,
+        r#"[platform]
+cores = 1
+partitions = 4
+memory = "64MiB"
+refill = "100us"
+[[task]]
+name = "hi"
+period = "10ms"
+memory = "1MiB"
+wcet = "6ms"
+partitions = [1, 2]
+[[task]]
+name = "lo"
+period = "20ms"
+memory = "1MiB"
+wcet = "9ms"
+partitions = [2, 3]
+"#,
+    )
+    .unwrap();
+    let out = tinct().args(["analyze", "--json"]).arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schedulable"], Value::Bool(false));
+    assert_eq!(json["tasks"][1]["wcrt_ns"], Value::Null);
+    assert_eq!(json["tasks"][1]["schedulable"], Value::Bool(false));
+    assert_eq!(json["tasks"][0]["schedulable"], Value::Bool(true));
+}
+
+#[test]
+fn bad_input_exits_two_with_file_line_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(
+        &file,
+        "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"1us\"\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\ndeadline = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n",
+    )
+    .unwrap();
+    let out = tinct().arg("analyze").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("bad.toml:9: task 'a' field `deadline`"), "{err}");
+    assert!(!err.contains("stack backtrace"), "{err}");
+
+    let out = tinct().arg("analyze").arg(example("kim2013.toml")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "unassigned cores are bad input for analyze");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("kim2013.toml:") && err.contains("field `core`"), "{err}");
+
+    let out = tinct().arg("analyze").arg(dir.path().join("missing.toml")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

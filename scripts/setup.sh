@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what tinct's build, tests and benchmarks need on a fresh Debian
+# machine. Idempotent: installs only what is missing. Run as root (or with
+# sudo available); CI runs it first.
+set -euo pipefail
+
+need_apt=()
+command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
+command -v make >/dev/null 2>&1 || need_apt+=(make)
+# Peers measured side by side with tinct in benchmarks (cyclictest).
+if [ "${TINCT_SETUP_PEERS:-0}" = 1 ]; then
+  command -v cyclictest >/dev/null 2>&1 || need_apt+=(rt-tests)
+fi
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${need_apt[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}"
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo not found; install Rust (https://rustup.rs) first" >&2
+  exit 1
+fi
+rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
