@@ -47,10 +47,14 @@ struct HpTerms {
     warmup_i: u64,
     warmup_n: u64,
     crpd: u64,
+    /// ⌈R/T_j⌉ at the current iterate.
+    releases: u64,
+    /// releases · T_j: the iterate may grow up to here before j releases again.
+    horizon: u64,
 }
 
 /// Stack space for the per-core loops; larger cores fall back to the heap.
-const STACK_TASKS: usize = 32;
+const STACK_TASKS: usize = 16;
 
 /// The result of Eq. (2) for one task, with its breakdown at the fixed point.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -114,24 +118,40 @@ fn hp_terms(
             warmup_i,
             warmup_n: warmup_n[j],
             crpd,
+            releases: 0,
+            horizon: 0,
         };
     }
 }
 
 /// Iterates Eq. (2) for task `i` given its hp terms; stops once R > D.
-fn iterate(task: &CoreTask, own_warmup: u64, hp: &[HpTerms]) -> ResponseTime {
-    let base = task.wcet + own_warmup + hp.iter().map(|h| h.first_extra).sum::<u64>();
-    // ⌈R/T_j⌉ ≥ 1 for any R > 0, so this start is a lower bound of the fixed point.
-    let mut r = base.saturating_add(hp.iter().map(|h| h.per_release).sum::<u64>());
+///
+/// The iterate only grows, so ⌈R/T_j⌉ is tracked incrementally: each j keeps
+/// its release count and the horizon count·T_j, and a step only compares
+/// and adds (no division), which is what makes millions of analyses per
+/// second possible inside allocation searches.
+fn iterate(task: &CoreTask, own_warmup: u64, hp: &mut [HpTerms]) -> ResponseTime {
+    let mut demand = task.wcet + own_warmup;
+    for h in hp.iter_mut() {
+        // ⌈R/T_j⌉ ≥ 1 for any R > 0: every j is released once at the critical instant.
+        h.releases = 1;
+        h.horizon = h.period;
+        demand = demand.saturating_add(h.first_extra).saturating_add(h.per_release);
+    }
+    let mut r = demand;
     let mut iterations = 1;
     while r <= task.deadline {
-        let next = hp.iter().fold(base, |acc, h| {
-            acc.saturating_add(r.div_ceil(h.period).saturating_mul(h.per_release))
-        });
-        if next == r {
+        for h in hp.iter_mut() {
+            while r > h.horizon {
+                h.releases += 1;
+                h.horizon = h.horizon.saturating_add(h.period);
+                demand = demand.saturating_add(h.per_release);
+            }
+        }
+        if demand == r {
             break;
         }
-        r = next;
+        r = demand;
         iterations += 1;
     }
     let mut result = ResponseTime {
@@ -141,7 +161,7 @@ fn iterate(task: &CoreTask, own_warmup: u64, hp: &[HpTerms]) -> ResponseTime {
         warmup_ns: own_warmup,
         ..ResponseTime::default()
     };
-    for h in hp {
+    for h in hp.iter() {
         let releases = r.div_ceil(h.period);
         result.interference_ns += releases * h.wcet;
         result.hp_warmup_ns += h.warmup_n + (releases - 1) * h.warmup_i;
@@ -175,7 +195,7 @@ pub fn response_times(tasks: &[CoreTask], refill: u64) -> Vec<ResponseTime> {
         (0..tasks.len())
             .map(|i| {
                 hp_terms(tasks, i, prefix, warmup, refill, hp);
-                iterate(&tasks[i], warmup[i], &hp[..i])
+                iterate(&tasks[i], warmup[i], &mut hp[..i])
             })
             .collect()
     })
@@ -190,7 +210,7 @@ pub fn core_schedulable(tasks: &[CoreTask], refill: u64) -> bool {
         warmups_against_all(tasks, prefix, refill, warmup);
         (0..tasks.len()).all(|i| {
             hp_terms(tasks, i, prefix, warmup, refill, hp);
-            iterate(&tasks[i], warmup[i], &hp[..i]).wcrt_ns.is_some()
+            iterate(&tasks[i], warmup[i], &mut hp[..i]).wcrt_ns.is_some()
         })
     })
 }
