@@ -132,7 +132,7 @@ fn parse_scaled(
             .checked_pow(frac_digits.len() as u32)
             .ok_or_else(|| UnitError::TooPrecise(text.to_string(), names_smallest(units)))?;
         let scaled = digits * u128::from(factor);
-        if scaled % scale != 0 {
+        if !scaled.is_multiple_of(scale) {
             return Err(UnitError::TooPrecise(text.to_string(), names_smallest(units)));
         }
         let extra = u64::try_from(scaled / scale).map_err(|_| UnitError::Overflow)?;
@@ -198,7 +198,7 @@ impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let v = self.0;
         for &(unit, factor) in SIZE_UNITS.iter().rev() {
-            if v >= factor && v % factor == 0 {
+            if v >= factor && v.is_multiple_of(factor) {
                 return write!(f, "{}{unit}", v / factor);
             }
         }

@@ -45,16 +45,20 @@ impl Fraction {
         }
     }
 
-    /// self + other, reduced.
-    pub fn add(self, other: Fraction) -> Fraction {
-        let g = gcd(self.den, other.den).max(1);
-        let den = self.den / g * other.den;
-        Fraction::new(self.num * (den / self.den) + other.num * (den / other.den), den)
-    }
-
     /// For reporting only.
     pub fn as_f64(self) -> f64 {
         self.num as f64 / self.den as f64
+    }
+}
+
+impl std::ops::Add for Fraction {
+    type Output = Fraction;
+
+    /// self + other, reduced.
+    fn add(self, other: Fraction) -> Fraction {
+        let g = gcd(self.den, other.den).max(1);
+        let den = self.den / g * other.den;
+        Fraction::new(self.num * (den / self.den) + other.num * (den / other.den), den)
     }
 }
 
@@ -64,7 +68,7 @@ pub fn partition_load(rho: u32, demands: &[MemoryDemand]) -> Fraction {
         .iter()
         .filter(|d| d.partitions.contains(rho))
         .fold(Fraction::ZERO, |acc, d| {
-            acc.add(Fraction::new(u128::from(d.memory), u128::from(d.partitions.len())))
+            acc + Fraction::new(u128::from(d.memory), u128::from(d.partitions.len()))
         })
 }
 
