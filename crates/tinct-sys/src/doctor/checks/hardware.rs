@@ -1,0 +1,180 @@
+//! CPUs, caches, page colors and NUMA nodes.
+
+use super::{finding, subject};
+use crate::cpulist::format_cpu_list;
+use crate::doctor::{Finding, Level, human_bytes};
+use crate::topology::{Cache, CacheType, Topology};
+
+pub(super) fn cpus(t: &Topology) -> Finding {
+    let packages = t.packages().len().max(1);
+    let cores = t.physical_cores();
+    let mut found = format!(
+        "{} online CPUs ({}), {} physical cores, {} package(s)",
+        t.online_cpus.len(),
+        format_cpu_list(&t.online_cpus),
+        cores,
+        packages
+    );
+    let groups = t.smt_sibling_groups();
+    if groups.is_empty() {
+        found.push_str(", no SMT siblings");
+    } else {
+        let shown: Vec<String> = groups.iter().take(4).map(|g| format_cpu_list(g)).collect();
+        found.push_str(&format!(
+            ", SMT on: siblings {}{}",
+            shown.join(" "),
+            if groups.len() > 4 { " ..." } else { "" }
+        ));
+        return finding(
+            subject::CPUS,
+            Level::Warning,
+            found,
+            Some(
+                "SMT siblings share L1 and L2: give a real-time task a whole core (keep its sibling idle), \
+                 or turn SMT off: `echo off > /sys/devices/system/cpu/smt/control` (or boot with `nosmt`)"
+                    .into(),
+            ),
+        );
+    }
+    if t.online_cpus.len() < 2 {
+        return finding(
+            subject::CPUS,
+            Level::Warning,
+            found,
+            Some(
+                "one CPU cannot show inter-core interference: use a machine with 2 or more cores"
+                    .into(),
+            ),
+        );
+    }
+    finding(subject::CPUS, Level::Ok, found, None)
+}
+
+pub(super) fn caches(t: &Topology) -> Finding {
+    if t.caches.is_empty() {
+        return finding(
+            subject::CACHES,
+            Level::Warning,
+            "sysfs exposes no cache information (/sys/devices/system/cpu/cpu*/cache)",
+            Some(
+                "give the LLC geometry (size, ways, line) in the task set's [platform] table"
+                    .into(),
+            ),
+        );
+    }
+    let mut kinds: Vec<(u8, CacheType)> = t.caches.iter().map(|c| (c.level, c.kind)).collect();
+    kinds.dedup();
+    let text: Vec<String> = kinds
+        .iter()
+        .map(|&(level, kind)| {
+            let instances: Vec<&Cache> = t
+                .caches
+                .iter()
+                .filter(|c| (c.level, c.kind) == (level, kind))
+                .collect();
+            let first = instances[0];
+            let sharing = if instances.len() == 1 {
+                format!("shared by CPUs {}", format_cpu_list(&first.shared_cpus))
+            } else {
+                format!("each shared by {} CPU(s)", first.shared_cpus.len())
+            };
+            format!(
+                "{} {} {}-way x{} ({sharing})",
+                first.name(),
+                human_bytes(first.size_bytes),
+                first.ways.map_or("?".into(), |w| w.to_string()),
+                instances.len(),
+            )
+        })
+        .collect();
+    finding(subject::CACHES, Level::Ok, text.join("; "), None)
+}
+
+pub(super) fn colors(t: &Topology, page_bytes: u64) -> Finding {
+    let Some(llc) = t.last_level_caches().first().copied() else {
+        return finding(
+            subject::COLORS,
+            Level::Warning,
+            "no last-level cache found",
+            Some("give the color bits explicitly in the task set's [platform] table".into()),
+        );
+    };
+    let Some(colors) = llc.page_colors(page_bytes) else {
+        return finding(
+            subject::COLORS,
+            Level::Warning,
+            format!(
+                "{}: associativity unknown, colors cannot be derived",
+                llc.name()
+            ),
+            Some("give the color bits explicitly in the task set's [platform] table".into()),
+        );
+    };
+    let base = format!(
+        "{}: {} colors (way {} / page {})",
+        llc.name(),
+        colors.colors,
+        human_bytes(colors.way_bytes),
+        human_bytes(colors.page_bytes)
+    );
+    match colors.address_bits {
+        _ if colors.colors < 2 => finding(
+            subject::COLORS,
+            Level::Blocker,
+            format!(
+                "{base}: a way is not larger than a page, page coloring cannot partition this cache"
+            ),
+            Some("use resctrl (hardware cache allocation) if offered".into()),
+        ),
+        Some((low, high)) => finding(
+            subject::COLORS,
+            Level::Ok,
+            format!("{base}, physical address bits {low}-{}", high - 1),
+            None,
+        ),
+        None => finding(
+            subject::COLORS,
+            Level::Warning,
+            format!(
+                "{base}: way size is not a power of two (sliced or hashed cache), the color bits are not known"
+            ),
+            Some("give the color bits explicitly in the task set's [platform] table".into()),
+        ),
+    }
+}
+
+pub(super) fn numa(t: &Topology) -> Finding {
+    if t.numa_nodes.is_empty() {
+        return finding(
+            subject::NUMA,
+            Level::Ok,
+            "no NUMA information (kernel without CONFIG_NUMA): one memory node",
+            None,
+        );
+    }
+    let nodes: Vec<String> = t
+        .numa_nodes
+        .iter()
+        .map(|n| {
+            let memory = n
+                .memory_bytes
+                .map_or(String::new(), |b| format!(", {}", human_bytes(b)));
+            format!("node {}: CPUs {}{}", n.id, format_cpu_list(&n.cpus), memory)
+        })
+        .collect();
+    let found = format!("{} node(s): {}", t.numa_nodes.len(), nodes.join("; "));
+    if t.numa_nodes.len() > 1 {
+        finding(
+            subject::NUMA,
+            Level::Warning,
+            found,
+            Some(
+                "keep each real-time task's memory on its own node: pin it to that node's CPUs \
+                 (or run under `numactl --membind=N --cpunodebind=N`)"
+                    .into(),
+            ),
+        )
+    } else {
+        finding(subject::NUMA, Level::Ok, found, None)
+    }
+}

@@ -1,0 +1,117 @@
+//! The raw facts `tinct doctor` judges, gathered from a [`SysRoot`] and,
+//! on the live system, from probes that try things for real.
+
+use crate::error::Result;
+use crate::perf::{EventProbe, EventSources};
+use crate::privilege::{PagemapProbe, Privileges, Probe};
+use crate::resctrl::ResctrlStatus;
+use crate::root::SysRoot;
+use crate::system::{Governor, Isolation, Kernel, MemlockLimit, PageSize, RtThrottling, ThpMode};
+use crate::topology::Topology;
+use serde::Serialize;
+
+/// Everything doctor read. A fact that could not be read is `None` and its
+/// error is in `read_errors`; live probes are `None` on a fixture tree.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Facts {
+    /// CPUs, NUMA nodes, caches.
+    pub topology: Option<Topology>,
+    /// Base page size.
+    pub page_size: Option<PageSize>,
+    /// THP mode; `Some(None)` if the kernel has no THP.
+    pub thp: Option<Option<ThpMode>>,
+    /// Kernel release and preemption model.
+    pub kernel: Option<Kernel>,
+    /// RT throttling sysctls.
+    pub rt_throttling: Option<RtThrottling>,
+    /// cpufreq governor per online CPU.
+    pub governors: Option<Vec<Governor>>,
+    /// isolcpus / nohz_full.
+    pub isolation: Option<Isolation>,
+    /// RLIMIT_MEMLOCK.
+    pub memlock: Option<MemlockLimit>,
+    /// uid and effective capabilities.
+    pub privileges: Option<Privileges>,
+    /// True if `/proc/cpuinfo` has the `hypervisor` flag (a virtual machine).
+    pub hypervisor: Option<bool>,
+    /// `/proc/sys/kernel/perf_event_paranoid`.
+    pub perf_event_paranoid: Option<i32>,
+    /// PMUs in `/sys/bus/event_source/devices`.
+    pub event_sources: Option<EventSources>,
+    /// resctrl mounted / mountable / offers.
+    pub resctrl: Option<ResctrlStatus>,
+    /// Live: SCHED_FIFO on a short-lived thread.
+    pub sched_fifo_probe: Option<Probe>,
+    /// Live: the pagemap entry of a touched page.
+    pub pagemap_probe: Option<PagemapProbe>,
+    /// Live: which perf events open.
+    pub perf_event_probes: Option<Vec<EventProbe>>,
+    /// Facts that could not be read: (what, error).
+    pub read_errors: Vec<(String, String)>,
+}
+
+impl Facts {
+    /// Reads every fact under `root`; runs the live probes only if `root` is `/`.
+    pub fn gather(root: &SysRoot) -> Self {
+        let mut facts = Facts::default();
+        let mut errors = Errors::default();
+        facts.topology = errors.keep("topology", Topology::read(root));
+        facts.page_size = errors.keep("page size", PageSize::read(root));
+        facts.thp = errors.keep("transparent huge pages", ThpMode::read(root));
+        facts.kernel = errors.keep("kernel", Kernel::read(root));
+        facts.rt_throttling = errors.keep("RT throttling", RtThrottling::read(root));
+        let online = facts
+            .topology
+            .as_ref()
+            .map(|t| t.online_cpus.clone())
+            .unwrap_or_default();
+        facts.governors = errors.keep(
+            "frequency governor",
+            crate::system::governors(root, &online),
+        );
+        facts.isolation = errors.keep("CPU isolation", Isolation::read(root));
+        facts.memlock = errors.keep("RLIMIT_MEMLOCK", MemlockLimit::read(root));
+        facts.privileges = errors.keep("privileges", Privileges::read(root));
+        facts.hypervisor = errors.keep("cpuinfo", read_hypervisor_flag(root)).flatten();
+        facts.perf_event_paranoid = errors
+            .keep(
+                "perf_event_paranoid",
+                root.parse_optional("/proc/sys/kernel/perf_event_paranoid", "an integer"),
+            )
+            .flatten();
+        facts.event_sources = errors.keep("perf event sources", EventSources::read(root));
+        facts.resctrl = errors.keep("resctrl", ResctrlStatus::read(root));
+        if root.is_live() {
+            facts.sched_fifo_probe = Some(crate::privilege::probe_sched_fifo());
+            facts.pagemap_probe = Some(crate::privilege::probe_pagemap());
+            facts.perf_event_probes = Some(crate::perf::probe_events());
+        }
+        facts.read_errors = errors.0;
+        facts
+    }
+}
+
+/// Collects read errors while keeping the values that could be read.
+#[derive(Default)]
+struct Errors(Vec<(String, String)>);
+
+impl Errors {
+    fn keep<T>(&mut self, what: &str, result: Result<T>) -> Option<T> {
+        match result {
+            Ok(value) => Some(value),
+            Err(e) => {
+                self.0.push((what.to_string(), e.to_string()));
+                None
+            }
+        }
+    }
+}
+
+fn read_hypervisor_flag(root: &SysRoot) -> Result<Option<bool>> {
+    Ok(root.read_optional("/proc/cpuinfo")?.map(|cpuinfo| {
+        cpuinfo
+            .lines()
+            .find(|l| l.starts_with("flags"))
+            .is_some_and(|l| l.split_whitespace().any(|w| w == "hypervisor"))
+    }))
+}

@@ -1,0 +1,199 @@
+//! `tinct doctor`: what this machine offers for cache-aware real-time work
+//! and what the user must change. [`diagnose`] gathers the facts under a
+//! [`crate::SysRoot`] (plus live probes on `/`) and turns them into
+//! [`Finding`]s; the CLI prints the same [`Report`] as a table or as JSON.
+
+mod checks;
+mod facts;
+
+pub use checks::subject;
+pub use facts::Facts;
+
+use crate::root::SysRoot;
+use crate::topology::PageColors;
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    /// Fine as it is.
+    Ok,
+    /// Works, but results or guarantees are weaker until fixed.
+    Warning,
+    /// The feature named in the subject cannot work until fixed.
+    Blocker,
+    /// A live probe that was not run (doctor was pointed at a fixture tree).
+    NotProbed,
+}
+
+impl Level {
+    /// Lower-case label for tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Warning => "warning",
+            Self::Blocker => "blocker",
+            Self::NotProbed => "not probed",
+        }
+    }
+}
+
+/// One line of the diagnosis.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// What was examined, e.g. `RT throttling`.
+    pub subject: String,
+    /// Ok, warning, blocker or not probed.
+    pub level: Level,
+    /// What was found, in words and numbers.
+    pub found: String,
+    /// The concrete change to make (a command, sysctl or kernel argument), if any.
+    pub fix: Option<String>,
+}
+
+/// One cache instance with its page colors, for the cache table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CacheRow {
+    /// `L1d`, `L2`, `L3`, ...
+    pub name: String,
+    /// Level.
+    pub level: u8,
+    /// `data`, `instruction` or `unified`.
+    #[serde(rename = "type")]
+    pub kind: crate::topology::CacheType,
+    /// Capacity in bytes.
+    pub size_bytes: u64,
+    /// Associativity.
+    pub ways: Option<u32>,
+    /// Number of sets.
+    pub sets: Option<u32>,
+    /// Line size in bytes.
+    pub line_bytes: Option<u32>,
+    /// CPUs sharing this instance, e.g. `0-1`.
+    pub shared_cpus: String,
+    /// Page colors for the base page size.
+    pub colors: Option<PageColors>,
+}
+
+/// Which cache partitioning mechanism this machine supports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// Page coloring (tinct-mem) only.
+    Coloring,
+    /// Hardware cache allocation through resctrl only.
+    Resctrl,
+    /// Both.
+    Both,
+    /// Neither.
+    None,
+}
+
+impl Backend {
+    /// Lower-case label: `coloring`, `resctrl`, `both`, `none`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Coloring => "coloring",
+            Self::Resctrl => "resctrl",
+            Self::Both => "both",
+            Self::None => "none",
+        }
+    }
+}
+
+/// The result of `tinct doctor`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The root the facts were read from.
+    pub root: PathBuf,
+    /// True if the root is `/` and live probes ran.
+    pub live: bool,
+    /// The diagnosis, one finding per subject.
+    pub findings: Vec<Finding>,
+    /// The cache hierarchy with page colors.
+    pub caches: Vec<CacheRow>,
+    /// The cache partitioning backend summary.
+    pub backend: Backend,
+    /// Everything that was read, for machines.
+    pub facts: Facts,
+}
+
+impl Report {
+    /// The finding about `subject`, if any.
+    pub fn finding(&self, subject: &str) -> Option<&Finding> {
+        self.findings.iter().find(|f| f.subject == subject)
+    }
+
+    /// Number of findings at `level`.
+    pub fn count(&self, level: Level) -> usize {
+        self.findings.iter().filter(|f| f.level == level).count()
+    }
+}
+
+/// Reads everything under `root` (and runs the live probes if `root` is `/`)
+/// and returns the diagnosis. Never fails: a fact that cannot be read becomes
+/// a warning that says why.
+pub fn diagnose(root: &SysRoot) -> Report {
+    let facts = Facts::gather(root);
+    let page_bytes = facts.page_size.as_ref().map_or(4096, |p| p.bytes);
+    let caches = facts
+        .topology
+        .as_ref()
+        .map(|t| {
+            t.caches
+                .iter()
+                .map(|c| CacheRow {
+                    name: c.name(),
+                    level: c.level,
+                    kind: c.kind,
+                    size_bytes: c.size_bytes,
+                    ways: c.ways,
+                    sets: c.sets,
+                    line_bytes: c.line_bytes,
+                    shared_cpus: crate::cpulist::format_cpu_list(&c.shared_cpus),
+                    colors: c.page_colors(page_bytes),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let (findings, backend) = checks::findings(&facts);
+    Report {
+        root: root.base().to_path_buf(),
+        live: root.is_live(),
+        findings,
+        caches,
+        backend,
+        facts,
+    }
+}
+
+/// Bytes in binary units with at most two decimals: `32 KiB`, `1.25 MiB`, `1.5 GiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let number = format!("{value:.2}");
+    let number = number.trim_end_matches('0').trim_end_matches('.');
+    format!("{number} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_bytes_uses_binary_units() {
+        assert_eq!(human_bytes(512), "512 B");
+        assert_eq!(human_bytes(32 << 10), "32 KiB");
+        assert_eq!(human_bytes(32 << 20), "32 MiB");
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(human_bytes(1280 << 10), "1.25 MiB");
+        assert_eq!(human_bytes(0), "0 B");
+    }
+}

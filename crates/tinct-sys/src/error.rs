@@ -1,0 +1,62 @@
+//! The one error type of `tinct-sys`.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while reading Linux facts or making a syscall.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A file under the system root could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file (already joined with the root).
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file was read but its content is not what the kernel writes there.
+    #[error("{path}: line {line}: expected {expected}, found {found:?}")]
+    Parse {
+        /// The file (already joined with the root).
+        path: PathBuf,
+        /// 1-based line number inside the file.
+        line: usize,
+        /// What the reader expected.
+        expected: String,
+        /// What it found instead.
+        found: String,
+    },
+    /// A CPU list such as `0-3,8` is malformed.
+    #[error("invalid CPU list {text:?}: {reason}")]
+    CpuList {
+        /// The text that was parsed.
+        text: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A system call failed.
+    #[error("{call} failed: {source}")]
+    Syscall {
+        /// The call, e.g. `sched_setscheduler(SCHED_FIFO, 10)`.
+        call: String,
+        /// The errno, as an I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A caller passed an argument that cannot work (e.g. an empty CPU set).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// A [`Error::Syscall`] from the current `errno`-style I/O error.
+    pub(crate) fn syscall(call: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Syscall {
+            call: call.into(),
+            source,
+        }
+    }
+}

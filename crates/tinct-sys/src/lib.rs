@@ -1,0 +1,35 @@
+//! Linux facts and small safe syscall wrappers for tinct.
+//!
+//! Every reader takes a [`SysRoot`] (the live system `/` by default) so that
+//! it can be tested against a fixture tree copied from `/sys` and `/proc` of
+//! another machine. Live probes (syscalls that try something for real) only
+//! run on the live system.
+//!
+//! - [`topology`]: CPUs, SMT siblings, NUMA nodes, caches and page colors;
+//! - [`system`]: kernel and preemption model, page size, THP, RT throttling,
+//!   governors, CPU isolation, `RLIMIT_MEMLOCK`;
+//! - [`privilege`]: root, capabilities, SCHED_FIFO and pagemap probes;
+//! - [`perf`]: which perf events open, and per-thread counter groups;
+//! - [`resctrl`]: resctrl detection;
+//! - [`sched`]: affinity, SCHED_FIFO/SCHED_OTHER, `mlockall`, `gettid`;
+//! - [`doctor`]: the diagnosis behind `tinct doctor`;
+//! - [`testing`]: privileged tests that must not silently skip in CI.
+
+#![warn(missing_docs)]
+
+pub mod cpulist;
+pub mod doctor;
+mod error;
+pub mod pagemap;
+pub mod perf;
+pub mod privilege;
+pub mod resctrl;
+mod root;
+pub mod sched;
+pub mod system;
+pub mod testing;
+pub mod topology;
+
+pub use cpulist::{format_cpu_list, parse_cpu_list};
+pub use error::{Error, Result};
+pub use root::SysRoot;

@@ -1,0 +1,190 @@
+//! [`SysRoot`]: where sysfs and procfs live, so every reader can run against
+//! a fixture tree copied from a real machine as well as against `/`.
+
+use crate::error::{Error, Result};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// The root directory under which `/sys` and `/proc` are read.
+///
+/// `SysRoot::live()` is the running system; `SysRoot::at(dir)` is a fixture
+/// tree with the same layout (`dir/sys/...`, `dir/proc/...`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SysRoot {
+    base: PathBuf,
+}
+
+impl Default for SysRoot {
+    fn default() -> Self {
+        Self::live()
+    }
+}
+
+impl SysRoot {
+    /// The running system (`/`).
+    pub fn live() -> Self {
+        Self {
+            base: PathBuf::from("/"),
+        }
+    }
+
+    /// A tree rooted at `dir` (a fixture or a copy of another machine).
+    pub fn at(dir: impl Into<PathBuf>) -> Self {
+        Self { base: dir.into() }
+    }
+
+    /// The root directory.
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// True if this is the running system, where live probes (syscalls) make sense.
+    pub fn is_live(&self) -> bool {
+        self.base == Path::new("/")
+    }
+
+    /// `rel` (written as an absolute path like `/sys/kernel/realtime`) under the root.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.base.join(rel.trim_start_matches('/'))
+    }
+
+    /// True if `rel` exists under the root.
+    pub fn exists(&self, rel: &str) -> bool {
+        self.path(rel).exists()
+    }
+
+    /// The whole content of `rel`.
+    pub fn read(&self, rel: &str) -> Result<String> {
+        let path = self.path(rel);
+        std::fs::read_to_string(&path).map_err(|source| Error::Io { path, source })
+    }
+
+    /// The content of `rel`, or `None` if it does not exist (or is not
+    /// readable for lack of permission, as in `/sys/kernel/debug`).
+    pub fn read_optional(&self, rel: &str) -> Result<Option<String>> {
+        match self.read(rel) {
+            Ok(text) => Ok(Some(text)),
+            Err(Error::Io { source, .. })
+                if matches!(
+                    source.kind(),
+                    ErrorKind::NotFound | ErrorKind::PermissionDenied
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The first line of `rel`, trimmed.
+    pub fn read_line(&self, rel: &str) -> Result<String> {
+        Ok(first_line(&self.read(rel)?))
+    }
+
+    /// The first line of `rel`, trimmed, or `None` if the file does not exist.
+    pub fn read_line_optional(&self, rel: &str) -> Result<Option<String>> {
+        Ok(self.read_optional(rel)?.map(|t| first_line(&t)))
+    }
+
+    /// The first line of `rel` parsed as `T`; `expected` describes `T` in the error.
+    pub fn parse<T: FromStr>(&self, rel: &str, expected: &str) -> Result<T> {
+        let line = self.read_line(rel)?;
+        line.parse()
+            .map_err(|_| self.parse_error(rel, 1, expected, &line))
+    }
+
+    /// Like [`SysRoot::parse`], but `None` if the file does not exist.
+    pub fn parse_optional<T: FromStr>(&self, rel: &str, expected: &str) -> Result<Option<T>> {
+        match self.read_line_optional(rel)? {
+            None => Ok(None),
+            Some(line) => line
+                .parse()
+                .map(Some)
+                .map_err(|_| self.parse_error(rel, 1, expected, &line)),
+        }
+    }
+
+    /// The entry names of directory `rel`, sorted; empty if it does not exist.
+    pub fn list_dir(&self, rel: &str) -> Result<Vec<String>> {
+        let path = self.path(rel);
+        let entries = match std::fs::read_dir(&path) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(source) => return Err(Error::Io { path, source }),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// A [`Error::Parse`] for `rel`.
+    pub fn parse_error(&self, rel: &str, line: usize, expected: &str, found: &str) -> Error {
+        Error::Parse {
+            path: self.path(rel),
+            line,
+            expected: expected.to_string(),
+            found: found.to_string(),
+        }
+    }
+}
+
+fn first_line(text: &str) -> String {
+    text.lines().next().unwrap_or("").trim().to_string()
+}
+
+/// Numbers of the entries of a sysfs directory named `<prefix><number>`
+/// (`cpu0`, `node1`, `index3`), sorted numerically.
+pub(crate) fn numbered_entries(names: &[String], prefix: &str) -> Vec<u32> {
+    let mut numbers: Vec<u32> = names
+        .iter()
+        .filter_map(|name| name.strip_prefix(prefix)?.parse().ok())
+        .collect();
+    numbers.sort_unstable();
+    numbers
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_absolute_paths_under_the_base() {
+        let root = SysRoot::at("/tmp/fx");
+        assert_eq!(
+            root.path("/sys/kernel"),
+            PathBuf::from("/tmp/fx/sys/kernel")
+        );
+        assert!(!root.is_live());
+        assert!(SysRoot::live().is_live());
+    }
+
+    #[test]
+    fn missing_files_are_none_and_bad_numbers_name_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("n"), "12x\n").unwrap();
+        let root = SysRoot::at(dir.path());
+        assert_eq!(root.read_optional("/absent").unwrap(), None);
+        let err = root.parse::<u32>("/n", "an integer").unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("line 1"), "{text}");
+        assert!(text.contains("\"12x\""), "{text}");
+        assert!(text.contains("an integer"), "{text}");
+    }
+
+    #[test]
+    fn numbered_entries_sort_numerically_and_skip_others() {
+        let names: Vec<String> = ["cpu10", "cpu2", "cpufreq", "cpu0"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(numbered_entries(&names, "cpu"), vec![0, 2, 10]);
+    }
+}

@@ -1,0 +1,60 @@
+//! Helpers for tests that need privileges.
+
+/// The environment variable that turns a would-be skip into a failure (CI sets it).
+pub const REQUIRE_PRIVILEGED_VAR: &str = "TINCT_REQUIRE_PRIVILEGED";
+
+/// Returns true if the process is root; otherwise prints a skip note naming
+/// `what` and returns false — unless `TINCT_REQUIRE_PRIVILEGED=1`, in which
+/// case it panics so the test fails instead of silently skipping.
+///
+/// ```no_run
+/// if !tinct_sys::testing::privileged_or_skip("reading PFNs") {
+///     return;
+/// }
+/// ```
+pub fn privileged_or_skip(what: &str) -> bool {
+    let required = std::env::var(REQUIRE_PRIVILEGED_VAR).is_ok_and(|v| v == "1");
+    decide(rustix::process::geteuid().is_root(), required, what)
+}
+
+/// Like [`privileged_or_skip`], but also runs when the process is not root
+/// and has `capability` in its effective set (e.g. a binary given
+/// `cap_sys_nice` with `setcap`).
+pub fn capable_or_skip(what: &str, capability: crate::privilege::Capability) -> bool {
+    let required = std::env::var(REQUIRE_PRIVILEGED_VAR).is_ok_and(|v| v == "1");
+    let capable = crate::privilege::Privileges::read(&crate::SysRoot::live())
+        .is_ok_and(|p| p.is_root() || p.has(capability));
+    decide(capable, required, what)
+}
+
+fn decide(privileged: bool, required: bool, what: &str) -> bool {
+    if privileged {
+        return true;
+    }
+    if required {
+        panic!(
+            "{what} needs root, and {REQUIRE_PRIVILEGED_VAR}=1 forbids skipping: \
+             run the tests as root (CI does) or unset {REQUIRE_PRIVILEGED_VAR}"
+        );
+    }
+    eprintln!("skipped: {what} needs root (set {REQUIRE_PRIVILEGED_VAR}=1 to make this a failure)");
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn privileged_runs_and_unprivileged_skips() {
+        assert!(decide(true, true, "x"));
+        assert!(decide(true, false, "x"));
+        assert!(!decide(false, false, "x"));
+    }
+
+    #[test]
+    #[should_panic(expected = "forbids skipping")]
+    fn unprivileged_with_the_requirement_fails() {
+        decide(false, true, "reading PFNs");
+    }
+}

@@ -1,0 +1,279 @@
+//! Readers and the doctor against fixture trees: `kvm-epyc` (copied from the
+//! 2-vCPU KVM guest this project is developed on) and `intel-2node` (a
+//! generated dual-socket Intel box with SMT, PREEMPT_RT and resctrl).
+
+use std::path::PathBuf;
+use tinct_sys::SysRoot;
+use tinct_sys::doctor::{Backend, Level, diagnose, subject};
+use tinct_sys::perf::EventSources;
+use tinct_sys::privilege::{Capability, Privileges};
+use tinct_sys::resctrl::ResctrlStatus;
+use tinct_sys::system::{
+    Isolation, Kernel, MemlockLimit, PageSize, PageSizeSource, Preemption, RtThrottling, ThpMode,
+};
+use tinct_sys::topology::{CacheType, Topology};
+
+fn fixture(name: &str) -> SysRoot {
+    SysRoot::at(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+}
+
+#[test]
+fn kvm_topology_has_two_cpus_and_one_shared_l3() {
+    let t = Topology::read(&fixture("kvm-epyc")).unwrap();
+    assert_eq!(t.online_cpus, vec![0, 1]);
+    assert!(!t.smt_active());
+    assert_eq!(t.physical_cores(), 2);
+    assert_eq!(t.packages(), vec![0]);
+    assert_eq!(t.numa_nodes.len(), 1);
+    assert_eq!(t.numa_nodes[0].cpus, vec![0, 1]);
+    // L1d, L1i, L2 per CPU (2 each) and one L3.
+    assert_eq!(t.caches.len(), 7);
+    let llc = t.last_level_caches();
+    assert_eq!(llc.len(), 1);
+    let l3 = llc[0];
+    assert_eq!((l3.level, l3.kind), (3, CacheType::Unified));
+    assert_eq!(l3.size_bytes, 32 << 20);
+    assert_eq!(
+        (l3.ways, l3.sets, l3.line_bytes),
+        (Some(16), Some(32768), Some(64))
+    );
+    assert_eq!(l3.shared_cpus, vec![0, 1]);
+    let colors = l3.page_colors(4096).unwrap();
+    assert_eq!((colors.colors, colors.address_bits), (512, Some((12, 21))));
+    let l2 = t.caches.iter().find(|c| c.level == 2).unwrap();
+    assert_eq!(l2.page_colors(4096).unwrap().colors, 32);
+}
+
+#[test]
+fn intel_topology_has_smt_two_nodes_and_two_l3_instances() {
+    let t = Topology::read(&fixture("intel-2node")).unwrap();
+    assert_eq!(t.online_cpus.len(), 16);
+    assert!(t.smt_active());
+    assert_eq!(t.physical_cores(), 8);
+    assert_eq!(t.packages(), vec![0, 1]);
+    assert_eq!(t.smt_sibling_groups()[0], vec![0, 8]);
+    assert_eq!(t.numa_nodes.len(), 2);
+    assert_eq!(t.numa_nodes[1].cpus, vec![4, 5, 6, 7, 12, 13, 14, 15]);
+    assert_eq!(t.numa_nodes[1].memory_bytes, Some(64 << 30));
+    let llc = t.last_level_caches();
+    assert_eq!(llc.len(), 2);
+    assert_eq!(llc[0].shared_cpus, vec![0, 1, 2, 3, 8, 9, 10, 11]);
+    assert_eq!(llc[1].shared_cpus, vec![4, 5, 6, 7, 12, 13, 14, 15]);
+    let colors = llc[0].page_colors(4096).unwrap();
+    assert_eq!((colors.colors, colors.address_bits), (256, Some((12, 20))));
+    // 8 cores x (L1d + L1i + L2) + 2 L3.
+    assert_eq!(t.caches.len(), 26);
+}
+
+#[test]
+fn system_facts_of_both_machines() {
+    let kvm = fixture("kvm-epyc");
+    let kernel = Kernel::read(&kvm).unwrap();
+    assert!(kernel.release.starts_with("6.18"));
+    assert_eq!(kernel.preemption, Preemption::Dynamic);
+    assert_eq!(ThpMode::read(&kvm).unwrap(), Some(ThpMode::Madvise));
+    let rt = RtThrottling::read(&kvm).unwrap();
+    assert_eq!((rt.runtime_us, rt.period_us), (950_000, 1_000_000));
+    let page = PageSize::read(&kvm).unwrap();
+    assert_eq!((page.bytes, page.source), (4096, PageSizeSource::Smaps));
+    assert!(Isolation::read(&kvm).unwrap().isolated.is_empty());
+
+    let intel = fixture("intel-2node");
+    assert_eq!(Kernel::read(&intel).unwrap().preemption, Preemption::Rt);
+    assert_eq!(ThpMode::read(&intel).unwrap(), Some(ThpMode::Never));
+    assert!(RtThrottling::read(&intel).unwrap().is_disabled());
+    let iso = Isolation::read(&intel).unwrap();
+    assert_eq!(
+        iso.isolated,
+        tinct_sys::parse_cpu_list("2-7,10-15").unwrap()
+    );
+    assert_eq!(
+        iso.cmdline_isolcpus.as_deref(),
+        Some("domain,managed_irq,2-7,10-15")
+    );
+    assert_eq!(iso.nohz_full.as_ref().map(Vec::len), Some(12));
+    let memlock = MemlockLimit::read(&intel).unwrap();
+    assert_eq!(memlock.soft_bytes, Some(8 << 20));
+    let privileges = Privileges::read(&intel).unwrap();
+    assert!(!privileges.is_root() && !privileges.has(Capability::SysAdmin));
+}
+
+#[test]
+fn pmu_and_resctrl_detection() {
+    let kvm = fixture("kvm-epyc");
+    assert!(EventSources::read(&kvm).unwrap().cpu_pmus.is_empty());
+    let status = ResctrlStatus::read(&kvm).unwrap();
+    assert_eq!(status.mount_point, None);
+    assert!(!status.filesystem_available);
+    assert!(status.cpu_flags.is_empty());
+
+    let intel = fixture("intel-2node");
+    assert_eq!(EventSources::read(&intel).unwrap().cpu_pmus, vec!["cpu"]);
+    let status = ResctrlStatus::read(&intel).unwrap();
+    assert_eq!(status.mount_point, Some(PathBuf::from("/sys/fs/resctrl")));
+    assert!(status.filesystem_available && status.cpu_has_cache_allocation());
+    let info = status.info.as_ref().unwrap();
+    let l3 = info.l3.as_ref().unwrap();
+    assert_eq!((l3.cbm_mask.as_str(), l3.cbm_bits), ("fffff", 20));
+    assert_eq!((l3.num_closids, l3.min_cbm_bits), (Some(16), Some(1)));
+    assert_eq!(
+        info.memory_bandwidth.as_ref().unwrap().bandwidth_gran,
+        Some(10)
+    );
+    assert_eq!(
+        info.l3_monitoring.as_ref().unwrap().features,
+        vec!["llc_occupancy", "mbm_total_bytes", "mbm_local_bytes"]
+    );
+    assert!(status.offers_cache_allocation());
+}
+
+fn level_of(report: &tinct_sys::doctor::Report, subject: &str) -> Level {
+    report
+        .finding(subject)
+        .unwrap_or_else(|| panic!("no finding about {subject}"))
+        .level
+}
+
+#[test]
+fn doctor_on_the_kvm_fixture() {
+    let report = diagnose(&fixture("kvm-epyc"));
+    assert!(!report.live);
+    assert!(
+        report.facts.read_errors.is_empty(),
+        "{:?}",
+        report.facts.read_errors
+    );
+    assert_eq!(level_of(&report, subject::CPUS), Level::Ok);
+    assert_eq!(level_of(&report, subject::COLORS), Level::Ok);
+    assert!(
+        report
+            .finding(subject::COLORS)
+            .unwrap()
+            .found
+            .contains("512 colors")
+    );
+    assert!(
+        report
+            .finding(subject::COLORS)
+            .unwrap()
+            .found
+            .contains("bits 12-20")
+    );
+    let hw = report.finding(subject::PERF_HARDWARE).unwrap();
+    assert_eq!(hw.level, Level::Warning);
+    assert!(
+        hw.fix
+            .as_deref()
+            .unwrap()
+            .contains("bare metal or enable vPMU")
+    );
+    assert_eq!(level_of(&report, subject::RESCTRL), Level::Warning);
+    assert_eq!(level_of(&report, subject::RT_THROTTLING), Level::Warning);
+    assert_eq!(level_of(&report, subject::PAGEMAP), Level::NotProbed);
+    assert_eq!(level_of(&report, subject::SCHED_FIFO), Level::NotProbed);
+    assert_eq!(level_of(&report, subject::ISOLATION), Level::Warning);
+    assert!(
+        report
+            .finding(subject::ISOLATION)
+            .unwrap()
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("isolcpus=domain,managed_irq,1")
+    );
+    // The fixture's process was root, so coloring is expected to work; no resctrl.
+    assert_eq!(report.backend, Backend::Coloring);
+    let backend = report.finding(subject::BACKEND).unwrap();
+    assert!(backend.found.contains("VM"), "{}", backend.found);
+    assert_eq!(report.caches.len(), 7);
+    let l3 = report.caches.iter().find(|c| c.name == "L3").unwrap();
+    assert_eq!(l3.shared_cpus, "0-1");
+    assert_eq!(l3.colors.as_ref().unwrap().colors, 512);
+}
+
+#[test]
+fn doctor_on_the_intel_fixture() {
+    let report = diagnose(&fixture("intel-2node"));
+    assert!(
+        report.facts.read_errors.is_empty(),
+        "{:?}",
+        report.facts.read_errors
+    );
+    assert_eq!(
+        level_of(&report, subject::CPUS),
+        Level::Warning,
+        "SMT is on"
+    );
+    assert!(
+        report
+            .finding(subject::CPUS)
+            .unwrap()
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("smt/control")
+    );
+    assert_eq!(level_of(&report, subject::NUMA), Level::Warning);
+    assert_eq!(level_of(&report, subject::KERNEL), Level::Ok);
+    assert_eq!(level_of(&report, subject::RT_THROTTLING), Level::Ok);
+    assert_eq!(level_of(&report, subject::ISOLATION), Level::Ok);
+    assert_eq!(level_of(&report, subject::THP), Level::Ok);
+    let governor = report.finding(subject::GOVERNOR).unwrap();
+    assert_eq!(governor.level, Level::Warning);
+    assert!(governor.found.contains("CPUs 0,8"), "{}", governor.found);
+    let memlock = report.finding(subject::MEMLOCK).unwrap();
+    assert_eq!(memlock.level, Level::Warning);
+    assert!(memlock.fix.as_deref().unwrap().contains("cap_ipc_lock"));
+    assert_eq!(level_of(&report, subject::PERF_HARDWARE), Level::NotProbed);
+    let resctrl = report.finding(subject::RESCTRL).unwrap();
+    assert_eq!(resctrl.level, Level::Ok);
+    assert!(
+        resctrl.found.contains("cbm_mask fffff (20 bits"),
+        "{}",
+        resctrl.found
+    );
+    // Unprivileged: PFNs would be hidden, so only resctrl is usable.
+    assert_eq!(report.backend, Backend::Resctrl);
+    assert!(
+        report
+            .finding(subject::PAGEMAP)
+            .unwrap()
+            .found
+            .contains("lacks CAP_SYS_ADMIN")
+    );
+}
+
+#[test]
+fn a_broken_tree_gives_findings_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("sys/devices/system/cpu")).unwrap();
+    std::fs::write(dir.path().join("sys/devices/system/cpu/online"), "0-x\n").unwrap();
+    let report = diagnose(&SysRoot::at(dir.path()));
+    let cpus = report.finding(subject::CPUS).unwrap();
+    assert_eq!(cpus.level, Level::Warning);
+    assert!(
+        cpus.found.contains("online") && cpus.found.contains("0-x"),
+        "{}",
+        cpus.found
+    );
+    assert_eq!(report.backend, Backend::None);
+    assert_eq!(level_of(&report, subject::BACKEND), Level::Blocker);
+}
+
+#[test]
+fn the_report_serializes_with_stable_field_names() {
+    let report = diagnose(&fixture("intel-2node"));
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["backend"], "resctrl");
+    assert_eq!(json["live"], false);
+    let first = &json["findings"][0];
+    for key in ["subject", "level", "found", "fix"] {
+        assert!(first.get(key).is_some(), "finding lacks {key}: {first}");
+    }
+    assert_eq!(json["caches"][0]["type"], "data");
+    assert_eq!(json["facts"]["resctrl"]["info"]["l3"]["cbm_mask"], "fffff");
+}
