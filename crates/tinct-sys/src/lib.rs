@@ -12,6 +12,7 @@
 //! - [`perf`]: which perf events open, and per-thread counter groups;
 //! - [`resctrl`]: resctrl detection;
 //! - [`sched`]: affinity, SCHED_FIFO/SCHED_OTHER, `mlockall`, `gettid`;
+//! - [`signals`]: SIGPIPE for command-line output;
 //! - [`doctor`]: the diagnosis behind `tinct doctor`;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
 
@@ -26,6 +27,7 @@ pub mod privilege;
 pub mod resctrl;
 mod root;
 pub mod sched;
+pub mod signals;
 pub mod system;
 pub mod testing;
 pub mod topology;
