@@ -11,13 +11,16 @@
 //! - [`privilege`]: root, capabilities, SCHED_FIFO and pagemap probes;
 //! - [`perf`]: which perf events open, and per-thread counter groups;
 //! - [`resctrl`]: resctrl detection;
+//! - [`resctrl_backend`]: cache reservation through resctrl groups (CAT masks, monitoring);
 //! - [`sched`]: affinity, SCHED_FIFO/SCHED_OTHER, `mlockall`, `gettid`;
 //! - [`signals`]: SIGPIPE for command-line output;
+//! - [`color_probe`]: does page coloring partition this machine's caches? (timing);
 //! - [`doctor`]: the diagnosis behind `tinct doctor`;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
 
 #![warn(missing_docs)]
 
+pub mod color_probe;
 pub mod cpulist;
 pub mod doctor;
 mod error;
@@ -25,6 +28,7 @@ pub mod pagemap;
 pub mod perf;
 pub mod privilege;
 pub mod resctrl;
+pub mod resctrl_backend;
 mod root;
 pub mod sched;
 pub mod signals;

@@ -1,0 +1,43 @@
+//! tinct-mem: a colored, bank- and controller-aware page pool and byte
+//! allocator for real-time tasks on stock Linux.
+//!
+//! * [`mapping`]: physical address → cache color, DRAM bank and controller
+//!   (bit lists or DRAMA-style XOR masks), and N_P partitions → colors.
+//! * [`PageBook`]: free lists by color and by (controller, bank); colored
+//!   allocation as in Kim et al. 2013 (Section III-C, footnote 5) and
+//!   bank-aware allocation as in Chandru & Mueller, Algorithm 1. It holds no
+//!   memory, so tests can build it from synthetic frame numbers.
+//! * [`Pool`]: one anonymous mapping, THP refused, populated, optionally
+//!   locked, translated in bulk through `/proc/self/pagemap`.
+//! * [`SharedPool`]: a thread-safe pool with a byte allocator (size
+//!   classes, whole pages, contiguous multi-page spans of colored pages),
+//!   and [`ColoredBuffer`], a safe slice over colored memory for crates
+//!   without `unsafe`.
+//!
+//! The C ABI lives in the crate `tinct-mem-ffi` (`include/tinct_mem.h`).
+
+#![warn(missing_docs)]
+
+mod book;
+mod buffer;
+mod error;
+mod lists;
+pub mod machine;
+pub mod mapping;
+mod pool;
+mod region;
+mod shared;
+mod window;
+
+pub use book::{
+    BankCounts, BankGrant, BankRequest, ColorCursor, Counts, Modes, PageBook, PageId, PoolStats,
+    Step,
+};
+pub use buffer::ColoredBuffer;
+pub use error::MemError;
+pub use machine::machine_mapping;
+pub use mapping::{AddressMapping, PageClass, PartitionColors, XorFunctions};
+pub use pool::{Pool, PoolOptions};
+pub use shared::{
+    Allocation, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts,
+};

@@ -1,0 +1,616 @@
+//! [`SharedPool`]: a thread-safe pool with a byte allocator on top.
+//!
+//! Byte allocation per color set (an *arena*):
+//! * sizes up to [`MAX_SMALL`] bytes use size classes; a page is carved
+//!   into objects of one class and stays with that class (freed objects go
+//!   to an intrusive free list inside the objects themselves, so the hot
+//!   path never allocates);
+//! * sizes up to one page take a whole page;
+//! * larger sizes take `n` pages round robin over the colors (kim2013
+//!   III-C) and place them side by side in the span window (see
+//!   [`crate::window`]), giving contiguous virtual memory whose every page
+//!   lies in the requested colors.
+//!
+//! One mutex guards everything; the critical sections of small
+//! allocations are a few dozen instructions.
+
+use std::ptr::NonNull;
+use std::sync::{Mutex, MutexGuard};
+
+use serde::Serialize;
+
+use crate::book::{BankGrant, BankRequest, ColorCursor, Modes, PageId, PoolStats, Step};
+use crate::error::MemError;
+use crate::mapping::{AddressMapping, PageClass};
+use crate::pool::{Pool, PoolOptions};
+use crate::window::SpanWindow;
+
+/// Largest size served by size classes.
+pub const MAX_SMALL: usize = 2048;
+
+/// Size classes in bytes (multiples of 16; every power of two up to
+/// [`MAX_SMALL`] is a class, so alignment requests up to it are served by
+/// rounding the size up to a class that is a multiple of the alignment).
+pub const SIZE_CLASSES: [usize; 24] = [
+    16, 32, 48, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024,
+    1280, 1536, 1792, 2048,
+];
+
+/// Smallest alignment every allocation has (as glibc's malloc on x86-64).
+pub const MIN_ALIGN: usize = 16;
+
+/// Class index for each `ceil(size / 16)`.
+const fn class_table() -> [u8; MAX_SMALL / 16 + 1] {
+    let mut table = [0u8; MAX_SMALL / 16 + 1];
+    let mut units = 0;
+    let mut class = 0;
+    while units <= MAX_SMALL / 16 {
+        while SIZE_CLASSES[class] < units * 16 {
+            class += 1;
+        }
+        table[units] = class as u8;
+        units += 1;
+    }
+    table
+}
+const CLASS_OF_UNITS: [u8; MAX_SMALL / 16 + 1] = class_table();
+
+/// Arena tag of spans built by [`SharedPool::alloc_bank_span`] (no colors).
+const BANK_SPAN: u16 = u16::MAX;
+
+/// Pages of a bank-aware span served by each step of Algorithm 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct StepCounts {
+    /// Pages from the requested controller and bank.
+    pub exact: usize,
+    /// Pages from another bank of the requested controller.
+    pub controller_restricted: usize,
+    /// Pages from another controller.
+    pub controller_unrestricted: usize,
+    /// Pages from the SPLIT fallback (any free page).
+    pub split: usize,
+}
+
+impl StepCounts {
+    fn count(&mut self, step: Step) {
+        match step {
+            Step::Exact => self.exact += 1,
+            Step::ControllerRestricted => self.controller_restricted += 1,
+            Step::ControllerUnrestricted => self.controller_unrestricted += 1,
+            Step::Split => self.split += 1,
+        }
+    }
+}
+
+/// A contiguous buffer whose pages were chosen one by one with
+/// chandru-mueller Algorithm 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BankSpan {
+    /// First byte (page aligned).
+    pub ptr: NonNull<u8>,
+    /// Number of pages.
+    pub pages: usize,
+    /// How many pages each step served.
+    pub steps: StepCounts,
+}
+
+/// What a pool page is used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PageUse {
+    /// In the pool's free lists.
+    Free,
+    /// Handed out through the page API.
+    Raw,
+    /// Carved into objects of one size class of one arena.
+    Small { arena: u16, class: u8 },
+    /// One whole-page allocation of one arena.
+    Whole { arena: u16 },
+    /// Part of a span (moved into the window).
+    Span { arena: u16 },
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct ClassState {
+    /// First free object (address), 0 if none.
+    free: usize,
+    /// Next never-used object in the current page, and its end.
+    bump: usize,
+    bump_end: usize,
+}
+
+#[derive(Debug)]
+struct Arena {
+    cursor: ColorCursor,
+    classes: [ClassState; SIZE_CLASSES.len()],
+}
+
+#[derive(Debug)]
+struct State {
+    pool: Pool,
+    uses: Vec<PageUse>,
+    arenas: Vec<Arena>,
+    window: SpanWindow,
+    /// Pages of the request being served; its capacity is the pool's page
+    /// count, so serving a request never grows it.
+    scratch: Vec<PageId>,
+}
+
+/// What a pointer handed out by [`SharedPool::alloc`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allocation {
+    /// Bytes usable from the pointer.
+    pub usable: usize,
+    /// The arena: index for [`SharedPool::arena_colors`] (65535 for
+    /// bank-aware spans, which have no colors).
+    pub arena: usize,
+}
+
+/// A thread-safe colored pool with a byte allocator.
+///
+/// Pointers it hands out stay valid until they are freed or the pool is
+/// dropped (dropping unmaps all of its memory).
+#[derive(Debug)]
+pub struct SharedPool {
+    state: Mutex<State>,
+    page_size: usize,
+    mapping: AddressMapping,
+    uncolored: bool,
+    /// Address ranges of the pool region and of the span window (fixed for
+    /// the pool's lifetime, so `owns` needs no lock).
+    region: std::ops::Range<usize>,
+    window: std::ops::Range<usize>,
+}
+
+impl SharedPool {
+    /// Builds the pool (see [`Pool::new`]) and reserves a span window of
+    /// twice its size (address space only).
+    pub fn new(mapping: AddressMapping, options: PoolOptions) -> Result<Self, MemError> {
+        Self::from_pool(Pool::new(mapping, options)?)
+    }
+
+    /// Wraps an existing pool.
+    pub fn from_pool(pool: Pool) -> Result<Self, MemError> {
+        let page_size = pool.page_size();
+        let pages = pool.pages();
+        let window = SpanWindow::new(2 * pages, page_size)?;
+        let start = pool.start() as usize;
+        Ok(Self {
+            page_size,
+            mapping: pool.mapping().clone(),
+            uncolored: pool.is_uncolored(),
+            region: start..start + pages * page_size,
+            window: window.range(),
+            state: Mutex::new(State {
+                window,
+                uses: vec![PageUse::Free; pages],
+                arenas: Vec::new(),
+                scratch: Vec::with_capacity(pages),
+                pool,
+            }),
+        })
+    }
+
+    /// True if `address` lies in memory this pool hands out (its region
+    /// or its span window), without taking the lock: an LD_PRELOAD `free`
+    /// can route foreign pointers elsewhere with this.
+    pub fn owns(&self, address: usize) -> bool {
+        self.region.contains(&address) || self.window.contains(&address)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock leaves consistent bookkeeping
+        // (every update is completed before anything can panic), so a
+        // poisoned lock is still usable.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The address mapping.
+    pub fn mapping(&self) -> &AddressMapping {
+        &self.mapping
+    }
+
+    /// Page size in bytes.
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    /// True if the pool runs without frame numbers (no placement control).
+    pub fn is_uncolored(&self) -> bool {
+        self.uncolored
+    }
+
+    /// Runs `f` with the underlying pool locked (for inspection).
+    pub fn with_pool<R>(&self, f: impl FnOnce(&Pool) -> R) -> R {
+        f(&self.lock().pool)
+    }
+
+    /// Free and used pages per color, bank and controller.
+    pub fn stats(&self) -> PoolStats {
+        self.lock().pool.stats()
+    }
+
+    /// Colors of arena `arena` (`None` for bank-aware spans).
+    pub fn arena_colors(&self, arena: usize) -> Option<Vec<u32>> {
+        self.lock()
+            .arenas
+            .get(arena)
+            .map(|a| a.cursor.colors().to_vec())
+    }
+
+    /// Allocates `size` bytes aligned to `align` (a power of two; at least
+    /// [`MIN_ALIGN`] is always given) from pages of `colors`.
+    pub fn alloc(
+        &self,
+        colors: &[u32],
+        size: usize,
+        align: usize,
+    ) -> Result<NonNull<u8>, MemError> {
+        let mut state = self.lock();
+        let arena = state.arena_for(colors)?;
+        state.alloc_in(arena, size, align, self.page_size)
+    }
+
+    /// Frees a pointer returned by [`SharedPool::alloc`] or
+    /// [`SharedPool::realloc`].
+    pub fn free(&self, ptr: NonNull<u8>) -> Result<(), MemError> {
+        self.lock().free(ptr.as_ptr() as usize, self.page_size)
+    }
+
+    /// Usable bytes and arena of a live allocation.
+    pub fn allocation(&self, ptr: NonNull<u8>) -> Result<Allocation, MemError> {
+        self.lock().lookup(ptr.as_ptr() as usize, self.page_size)
+    }
+
+    /// Bytes usable at `ptr` (at least the size asked for).
+    pub fn usable_size(&self, ptr: NonNull<u8>) -> Result<usize, MemError> {
+        Ok(self.allocation(ptr)?.usable)
+    }
+
+    /// Resizes an allocation, keeping its colors and contents (up to the
+    /// smaller size). Returns the same pointer when it already fits (and is
+    /// not more than twice the size); a moved block has the minimum
+    /// alignment ([`MIN_ALIGN`]), as with C `realloc`.
+    pub fn realloc(&self, ptr: NonNull<u8>, size: usize) -> Result<NonNull<u8>, MemError> {
+        let mut state = self.lock();
+        let old = state.lookup(ptr.as_ptr() as usize, self.page_size)?;
+        if old.arena == usize::from(BANK_SPAN) {
+            return Err(MemError::Request(
+                "realloc of a bank-aware span: allocate a new span with alloc_bank_span".into(),
+            ));
+        }
+        if size <= old.usable && size > old.usable / 2 {
+            return Ok(ptr);
+        }
+        let fresh = state.alloc_in(old.arena, size, MIN_ALIGN, self.page_size)?;
+        // SAFETY: `ptr` is a live allocation of `old.usable` bytes and
+        // `fresh` a new one of at least `size` bytes; they are distinct
+        // allocations, so the ranges do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.as_ptr(), old.usable.min(size));
+        }
+        state.free(ptr.as_ptr() as usize, self.page_size)?;
+        Ok(fresh)
+    }
+
+    /// `count` raw pages round robin over `colors`, freed-first (kim2013).
+    /// The round-robin position continues across calls for the same colors.
+    pub fn alloc_pages(&self, colors: &[u32], count: usize) -> Result<Vec<PageId>, MemError> {
+        let mut state = self.lock();
+        let arena = state.arena_for(colors)?;
+        let State {
+            pool, arenas, uses, ..
+        } = &mut *state;
+        let mut pages = Vec::with_capacity(count);
+        pool.alloc_colored(&mut arenas[arena].cursor, count, &mut pages)?;
+        for page in &pages {
+            uses[page.index()] = PageUse::Raw;
+        }
+        Ok(pages)
+    }
+
+    /// chandru-mueller Algorithm 1 on the shared pool (raw pages).
+    pub fn alloc_bank_aware(&self, request: BankRequest) -> Result<BankGrant, MemError> {
+        let mut state = self.lock();
+        let grant = state.pool.alloc_bank_aware(request)?;
+        for page in grant.first.0..grant.first.0 + grant.pages {
+            state.uses[page as usize] = PageUse::Raw;
+        }
+        Ok(grant)
+    }
+
+    /// A contiguous buffer of `size` bytes (whole pages) whose pages are
+    /// taken one by one with chandru-mueller Algorithm 1 for `controller`
+    /// and `bank` under `modes`, then placed side by side in the span
+    /// window. All or nothing. Free it with [`SharedPool::free`];
+    /// `realloc` is refused (a new request must say where to go).
+    pub fn alloc_bank_span(
+        &self,
+        controller: u32,
+        bank: u32,
+        size: usize,
+        modes: Modes,
+    ) -> Result<BankSpan, MemError> {
+        let page_size = self.page_size;
+        let pages = size.div_ceil(page_size).max(1);
+        let request = BankRequest {
+            controller,
+            bank,
+            size: page_size as u64,
+            modes,
+        };
+        let mut state = self.lock();
+        let State {
+            pool,
+            window,
+            scratch,
+            uses,
+            ..
+        } = &mut *state;
+        scratch.clear();
+        let mut steps = StepCounts::default();
+        let give_back = |pool: &mut Pool, uses: &mut Vec<PageUse>, taken: &[PageId]| {
+            for &page in taken {
+                uses[page.index()] = PageUse::Free;
+                pool.free(page).expect("pages taken above are in use");
+            }
+        };
+        for _ in 0..pages {
+            match pool.alloc_bank_aware(request) {
+                Ok(grant) => {
+                    steps.count(grant.step);
+                    uses[grant.first.index()] = PageUse::Span { arena: BANK_SPAN };
+                    scratch.push(grant.first);
+                }
+                Err(error) => {
+                    give_back(pool, uses, scratch);
+                    return Err(error);
+                }
+            }
+        }
+        match window.place(scratch, |page| pool.page_address(page), page_size) {
+            Ok(ptr) => Ok(BankSpan { ptr, pages, steps }),
+            Err(error) => {
+                give_back(pool, uses, scratch);
+                Err(error)
+            }
+        }
+    }
+
+    /// Returns a raw page.
+    pub fn free_page(&self, page: PageId) -> Result<(), MemError> {
+        let mut state = self.lock();
+        match state.uses.get(page.index()) {
+            Some(PageUse::Raw) => {
+                state.pool.free(page)?;
+                state.uses[page.index()] = PageUse::Free;
+                Ok(())
+            }
+            _ => Err(MemError::InvalidFree(format!(
+                "page {} was not handed out by the page API",
+                page.0
+            ))),
+        }
+    }
+
+    /// Address of a raw page.
+    pub fn page_address(&self, page: PageId) -> *mut u8 {
+        self.lock().pool.page_address(page)
+    }
+
+    /// Class of the pool page holding `address` as filed at setup (for
+    /// addresses inside spans, the page moved there).
+    pub fn class_of_address(&self, address: usize) -> Option<PageClass> {
+        let state = self.lock();
+        let page = state.pool_page_of(address)?;
+        Some(state.pool.class(page))
+    }
+}
+
+impl State {
+    fn arena_for(&mut self, colors: &[u32]) -> Result<usize, MemError> {
+        if let Some(index) = self.arenas.iter().position(|a| a.cursor.colors() == colors) {
+            return Ok(index);
+        }
+        let cursor = ColorCursor::new(colors)?;
+        let limit = self.pool.mapping().colors();
+        if let Some(&bad) = colors.iter().find(|&&c| c >= limit) {
+            return Err(MemError::Request(format!(
+                "color {bad}: expected 0..{limit}"
+            )));
+        }
+        if self.arenas.len() >= usize::from(u16::MAX) {
+            return Err(MemError::Request(
+                "too many distinct color sets (65535)".into(),
+            ));
+        }
+        self.arenas.push(Arena {
+            cursor,
+            classes: [ClassState::default(); SIZE_CLASSES.len()],
+        });
+        Ok(self.arenas.len() - 1)
+    }
+
+    fn take_pages(&mut self, arena: usize, count: usize, usage: PageUse) -> Result<(), MemError> {
+        self.scratch.clear();
+        let Self {
+            pool,
+            arenas,
+            scratch,
+            uses,
+            ..
+        } = self;
+        pool.alloc_colored(&mut arenas[arena].cursor, count, scratch)?;
+        for page in scratch.iter() {
+            uses[page.index()] = usage;
+        }
+        Ok(())
+    }
+
+    fn alloc_in(
+        &mut self,
+        arena: usize,
+        size: usize,
+        align: usize,
+        page_size: usize,
+    ) -> Result<NonNull<u8>, MemError> {
+        if !align.is_power_of_two() {
+            return Err(MemError::Request(format!(
+                "alignment {align}: expected a power of two"
+            )));
+        }
+        let align = align.max(MIN_ALIGN);
+        let size = size.max(1);
+        let tag = arena as u16;
+        if size <= MAX_SMALL && align <= MAX_SMALL {
+            let mut class = usize::from(CLASS_OF_UNITS[size.div_ceil(16)]);
+            while !SIZE_CLASSES[class].is_multiple_of(align) {
+                class += 1;
+            }
+            return self.alloc_small(arena, class, page_size);
+        }
+        if size <= page_size && align <= page_size {
+            self.take_pages(arena, 1, PageUse::Whole { arena: tag })?;
+            let page = self.scratch[0];
+            return Ok(NonNull::new(self.pool.page_address(page)).expect("pool pages are non-null"));
+        }
+        let pages = size.div_ceil(page_size);
+        self.take_pages(arena, pages, PageUse::Span { arena: tag })?;
+        let State {
+            pool,
+            window,
+            scratch,
+            uses,
+            ..
+        } = self;
+        match window.place(scratch, |page| pool.page_address(page), align) {
+            Ok(ptr) => Ok(ptr),
+            Err(error) => {
+                for &page in scratch.iter() {
+                    uses[page.index()] = PageUse::Free;
+                    pool.free(page)?;
+                }
+                Err(error)
+            }
+        }
+    }
+
+    fn alloc_small(
+        &mut self,
+        arena: usize,
+        class: usize,
+        page_size: usize,
+    ) -> Result<NonNull<u8>, MemError> {
+        let object = SIZE_CLASSES[class];
+        let state = &mut self.arenas[arena].classes[class];
+        if state.free != 0 {
+            let ptr = state.free;
+            // SAFETY: `ptr` is a freed object of this class; its first word
+            // holds the next free object, written by `free`.
+            state.free = unsafe { (ptr as *const usize).read() };
+            return Ok(NonNull::new(ptr as *mut u8).expect("free objects are non-null"));
+        }
+        if state.bump + object > state.bump_end {
+            self.take_pages(
+                arena,
+                1,
+                PageUse::Small {
+                    arena: arena as u16,
+                    class: class as u8,
+                },
+            )?;
+            let start = self.pool.page_address(self.scratch[0]) as usize;
+            let state = &mut self.arenas[arena].classes[class];
+            state.bump = start;
+            state.bump_end = start + page_size / object * object;
+        }
+        let state = &mut self.arenas[arena].classes[class];
+        let ptr = state.bump;
+        state.bump += object;
+        Ok(NonNull::new(ptr as *mut u8).expect("pool addresses are non-null"))
+    }
+
+    /// The pool page at `address` (in the pool region or in a span).
+    fn pool_page_of(&self, address: usize) -> Option<PageId> {
+        self.pool
+            .page_of_address(address)
+            .or_else(|| self.window.resident_at(address).map(PageId))
+    }
+
+    fn lookup(&self, address: usize, page_size: usize) -> Result<Allocation, MemError> {
+        if let Some(page) = self.pool.page_of_address(address) {
+            let offset = address - self.pool.page_address(page) as usize;
+            return match self.uses[page.index()] {
+                PageUse::Small { arena, class }
+                    if offset.is_multiple_of(SIZE_CLASSES[usize::from(class)])
+                        && offset + SIZE_CLASSES[usize::from(class)] <= page_size =>
+                {
+                    Ok(Allocation {
+                        usable: SIZE_CLASSES[usize::from(class)],
+                        arena: usize::from(arena),
+                    })
+                }
+                PageUse::Whole { arena } if offset == 0 => Ok(Allocation {
+                    usable: page_size,
+                    arena: usize::from(arena),
+                }),
+                other => Err(MemError::InvalidFree(format!(
+                    "{address:#x} is not the start of an allocation (page {} is {other:?})",
+                    page.0
+                ))),
+            };
+        }
+        if let Some((first, pages)) = self.window.span_at(address) {
+            let pool_page = self.window.span_pages(first)[0];
+            if let PageUse::Span { arena } = self.uses[pool_page as usize] {
+                return Ok(Allocation {
+                    usable: pages * page_size,
+                    arena: usize::from(arena),
+                });
+            }
+        }
+        Err(MemError::InvalidFree(format!(
+            "{address:#x} was not allocated from this pool"
+        )))
+    }
+
+    fn free(&mut self, address: usize, page_size: usize) -> Result<(), MemError> {
+        // Fast path: a small object (one table look-up, no second pass).
+        if let Some(page) = self.pool.page_of_address(address)
+            && let PageUse::Small { arena, class } = self.uses[page.index()]
+        {
+            let object = SIZE_CLASSES[usize::from(class)];
+            let offset = address - self.pool.page_address(page) as usize;
+            if offset.is_multiple_of(object) && offset + object <= page_size {
+                let state = &mut self.arenas[usize::from(arena)].classes[usize::from(class)];
+                // SAFETY: `address` is the start of an object of this class
+                // (checked just above), at least 16 bytes and 16-aligned,
+                // owned by the allocator again from now on.
+                unsafe { (address as *mut usize).write(state.free) };
+                state.free = address;
+                return Ok(());
+            }
+        }
+        self.lookup(address, page_size)?;
+        if let Some(page) = self.pool.page_of_address(address) {
+            self.uses[page.index()] = PageUse::Free;
+            return self.pool.free(page);
+        }
+        let (first, _) = self.window.span_at(address).expect("lookup found the span");
+        self.scratch.clear();
+        let State {
+            pool,
+            window,
+            scratch,
+            uses,
+            ..
+        } = self;
+        window.remove(first, |page| pool.page_address(page), scratch)?;
+        for &page in scratch.iter() {
+            uses[page.index()] = PageUse::Free;
+            pool.free(page)?;
+        }
+        Ok(())
+    }
+}
