@@ -24,12 +24,41 @@ enum Command {
     /// Schedulability analysis of a task set with cores and partitions assigned
     /// (kim2013 Eq. 1-3).
     Analyze(cmd::analyze::Args),
+    /// Measurement workbenches: calibration, C^p profiling, CRPD and interference.
+    Bench(cmd::bench::Args),
+    /// What this machine offers (caches, colors, PMU, resctrl, privileges,
+    /// RT settings) and what to change.
+    Doctor(cmd::doctor::Args),
+    /// Run a planned task set (or an rt-app file) for real: periodic SCHED_FIFO
+    /// threads, per-job logs, trace, and observed vs predicted response times.
+    Run(cmd::run::Args),
+    /// The whole loop on the kim2013 example scaled to this machine: analyze,
+    /// plan, run a few seconds, predicted vs observed.
+    Demo(cmd::demo::Args),
+    /// Run an unmodified program with its heap in the given page colors
+    /// (LD_PRELOAD shim) and/or its L3 ways reserved (resctrl), optionally
+    /// pinned and under SCHED_FIFO.
+    Exec(cmd::exec::Args),
+    /// Assign tasks to cores and cache partitions to tasks (kim2013 CATA, or
+    /// the BFD/WFD baselines); writes a task-set file `tinct analyze` re-checks.
+    Plan(cmd::plan::Args),
+    /// Allocation studies: the kim2013 Figures 11-13 setting, random
+    /// schedulability experiments (shardable), and merging shards.
+    Experiment(cmd::experiment::Args),
 }
 
 fn main() -> ExitCode {
+    tinct_sys::signals::restore_default_sigpipe();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Analyze(args) => cmd::analyze::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
+        Command::Doctor(args) => cmd::doctor::run(args),
+        Command::Run(args) => cmd::run::run(args),
+        Command::Demo(args) => cmd::demo::run(args),
+        Command::Exec(args) => cmd::exec::run(args),
+        Command::Plan(args) => cmd::plan::run(args),
+        Command::Experiment(args) => cmd::experiment::run(args),
     };
     error::finish(result)
 }

@@ -8,8 +8,10 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod alloc;
 pub mod analysis;
 pub mod format;
+pub mod generate;
 pub mod model;
 pub mod partitions;
 pub mod units;

@@ -138,3 +138,22 @@ fn toml_and_json_give_the_same_set_and_toml_round_trips() {
     assert_eq!(reread.platform, from_toml.platform);
     assert_eq!(reread.tasks, from_toml.tasks);
 }
+
+#[test]
+fn refill_may_come_from_a_calibration_scaled_by_partition_size() {
+    use tinct_core::format::{parse_with, LoadOptions, RefillCalibration};
+    let text = "[platform]\ncores = 1\npartitions = 8\nmemory = \"64MiB\"\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n";
+    let err = parse(text, "set.toml", Syntax::Toml).unwrap_err();
+    assert!(err.to_string().contains("platform field `refill`"), "{err}");
+    assert!(err.to_string().contains("tinct bench calibrate"), "{err}");
+    // Measured with 32 partitions: partitions of this set are 4x larger.
+    let options = LoadOptions {
+        default_refill: Some(RefillCalibration { refill: tinct_core::Nanos(30_001), partitions: 32 }),
+    };
+    let set = parse_with(text, "set.toml", Syntax::Toml, &options).unwrap();
+    assert_eq!(set.platform.refill, tinct_core::Nanos(120_004));
+    // An explicit key wins over the calibration.
+    let explicit = text.replace("memory = \"64MiB\"\n", "memory = \"64MiB\"\nrefill = \"7us\"\n");
+    let set = parse_with(&explicit, "set.toml", Syntax::Toml, &options).unwrap();
+    assert_eq!(set.platform.refill, tinct_core::Nanos(7_000));
+}

@@ -2,3 +2,10 @@
 //! `run(Args) -> Result<ExitCode, CliError>`.
 
 pub mod analyze;
+pub mod bench;
+pub mod doctor;
+pub mod exec;
+pub mod run;
+pub mod demo;
+pub mod plan;
+pub mod experiment;

@@ -5,7 +5,7 @@
 //! cores = 4
 //! partitions = 32        # N_P
 //! memory = "1GiB"        # M_total
-//! refill = "45.3us"      # Δ
+//! refill = "45.3us"      # Δ (optional when a calibration is given)
 //!
 //! [[task]]
 //! name = "streamcluster"
@@ -32,6 +32,7 @@ use std::path::Path;
 
 pub use locate::{Seg, SourceIndex};
 pub use write::to_toml;
+
 
 /// A task-set file that could not be read, parsed or validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,8 +84,44 @@ impl Syntax {
     }
 }
 
-/// Reads, parses and validates a task-set file.
+/// What a caller can supply for keys a file may leave out.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// Δ to use when `[platform]` has no `refill` (from `tinct bench calibrate`).
+    pub default_refill: Option<RefillCalibration>,
+}
+
+/// A measured refill time Δ and the partition count it was measured for.
+///
+/// A partition is LLC / N_P, and refilling it is a sweep over its lines, so
+/// Δ scales with the partition size: a task set with another N_P gets
+/// Δ · N_P(calibration) / N_P(set), rounded up.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RefillCalibration {
+    /// Δ as measured.
+    pub refill: crate::units::Nanos,
+    /// N_P it was measured with.
+    pub partitions: u32,
+}
+
+impl RefillCalibration {
+    /// Δ for a platform with `partitions` partitions.
+    pub fn for_partitions(&self, partitions: u32) -> crate::units::Nanos {
+        let scaled = u128::from(self.refill.0) * u128::from(self.partitions);
+        crate::units::Nanos(
+            u64::try_from(scaled.div_ceil(u128::from(partitions.max(1)))).unwrap_or(u64::MAX),
+        )
+    }
+}
+
+/// Reads, parses and validates a task-set file (which must give `refill`).
 pub fn load(path: &Path) -> Result<TaskSet, InputError> {
+    load_with(path, &LoadOptions::default())
+}
+
+/// Reads, parses and validates a task-set file, with defaults for the keys
+/// it may leave out.
+pub fn load_with(path: &Path, options: &LoadOptions) -> Result<TaskSet, InputError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| InputError {
         file: file.clone(),
@@ -93,11 +130,21 @@ pub fn load(path: &Path) -> Result<TaskSet, InputError> {
         expected: "a readable task-set file".into(),
         found: e.to_string(),
     })?;
-    parse(&text, &file, Syntax::from_path(path))
+    parse_with(&text, &file, Syntax::from_path(path), options)
 }
 
 /// Parses and validates task-set text; `file` is only used in messages.
 pub fn parse(text: &str, file: &str, syntax: Syntax) -> Result<TaskSet, InputError> {
+    parse_with(text, file, syntax, &LoadOptions::default())
+}
+
+/// [`parse`] with defaults for the keys a file may leave out.
+pub fn parse_with(
+    text: &str,
+    file: &str,
+    syntax: Syntax,
+    options: &LoadOptions,
+) -> Result<TaskSet, InputError> {
     let (raw, index) = match syntax {
         Syntax::Toml => {
             let raw = toml::from_str::<raw::RawTaskSet>(text).map_err(|e| {
@@ -119,7 +166,7 @@ pub fn parse(text: &str, file: &str, syntax: Syntax) -> Result<TaskSet, InputErr
             (raw, SourceIndex::json(text))
         }
     };
-    validate::validate(raw, file, &index)
+    validate::validate(raw, file, &index, options)
 }
 
 fn line_in(text: &str, offset: usize, _index: &SourceIndex) -> usize {

@@ -135,8 +135,8 @@ pub struct RawPlatform {
     pub partitions: Scalar,
     /// M_total.
     pub memory: Scalar,
-    /// Δ.
-    pub refill: Scalar,
+    /// Δ; may be left to a calibration (see `LoadOptions`).
+    pub refill: Option<Scalar>,
 }
 
 /// `[[task]]`.

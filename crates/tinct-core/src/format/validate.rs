@@ -8,7 +8,7 @@
 
 use super::locate::{path, Seg, SourceIndex};
 use super::raw::{RawBody, RawPartitions, RawPlatform, RawTask, RawTaskSet, RawWcet, Scalar};
-use super::InputError;
+use super::{InputError, LoadOptions};
 use crate::model::{Body, Kernel, Platform, Task, TaskSet, WcetTable, Work};
 use crate::partitions::{PartitionSet, MAX_PARTITIONS};
 use crate::units::{parse_duration, parse_size, Bytes, Nanos};
@@ -83,9 +83,14 @@ impl Field<'_, '_> {
     }
 }
 
-pub(super) fn validate(raw: RawTaskSet, file: &str, index: &SourceIndex) -> Result<TaskSet, InputError> {
+pub(super) fn validate(
+    raw: RawTaskSet,
+    file: &str,
+    index: &SourceIndex,
+    options: &LoadOptions,
+) -> Result<TaskSet, InputError> {
     let reporter = Reporter { file, index };
-    let platform = validate_platform(&raw.platform, &reporter)?;
+    let platform = validate_platform(&raw.platform, &reporter, options)?;
     if raw.task.is_empty() {
         return Err(reporter.error(
             &path(&["task"]),
@@ -118,7 +123,11 @@ pub(super) fn validate(raw: RawTaskSet, file: &str, index: &SourceIndex) -> Resu
     })
 }
 
-fn validate_platform(raw: &RawPlatform, reporter: &Reporter<'_>) -> Result<Platform, InputError> {
+fn validate_platform(
+    raw: &RawPlatform,
+    reporter: &Reporter<'_>,
+    options: &LoadOptions,
+) -> Result<Platform, InputError> {
     let field = |name: &str| Field {
         reporter,
         at: path(&["platform", name]),
@@ -139,7 +148,17 @@ fn validate_platform(raw: &RawPlatform, reporter: &Reporter<'_>) -> Result<Platf
             memory.to_string(),
         ));
     }
-    let refill = field("refill").duration(&raw.refill)?;
+    let refill = match (&raw.refill, options.default_refill) {
+        (Some(value), _) => field("refill").duration(value)?,
+        (None, Some(calibration)) => calibration.for_partitions(partitions),
+        (None, None) => {
+            return Err(field("refill").fail(
+                "Δ, the time to refill one cache partition, e.g. refill = \"45.3us\" \
+                 (measure it with `tinct bench calibrate`, or pass --calibration FILE)",
+                "no `refill` key and no calibration",
+            ));
+        }
+    };
     Ok(Platform {
         cores,
         partitions,

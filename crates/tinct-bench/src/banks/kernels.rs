@@ -1,0 +1,223 @@
+//! Memory kernels of the banks bench, over memory given as page-sized chunks.
+//!
+//! STREAM-like kernels (McCalpin's copy, scale, add, triad, as used by
+//! chandru-mueller Section 5 and Figure 5) on 64-bit integers, and a
+//! random-access kernel (read-modify-write of random words, the access
+//! pattern of the NAS IS benchmark's scatter phase that chandru-mueller also
+//! ran). Memory is a list of pages because bank-aware pages are scattered
+//! over the buffer.
+
+use serde::Serialize;
+
+/// Which kernel a run executes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kernel {
+    /// `c[i] = a[i]`.
+    Copy,
+    /// `b[i] = s * c[i]`.
+    Scale,
+    /// `c[i] = a[i] + b[i]`.
+    Add,
+    /// `a[i] = b[i] + s * c[i]`.
+    Triad,
+    /// `t[r] ^= r` for pseudo-random word indices `r`.
+    Random,
+}
+
+impl Kernel {
+    /// Every kernel, in output order.
+    pub const ALL: [Kernel; 5] = [
+        Kernel::Copy,
+        Kernel::Scale,
+        Kernel::Add,
+        Kernel::Triad,
+        Kernel::Random,
+    ];
+
+    /// The name used in tables, JSON and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Copy => "copy",
+            Kernel::Scale => "scale",
+            Kernel::Add => "add",
+            Kernel::Triad => "triad",
+            Kernel::Random => "random",
+        }
+    }
+
+    /// Bytes moved per element (STREAM's counting: each array read or
+    /// written counts once; random access reads and writes one word).
+    pub fn bytes_per_element(self) -> u64 {
+        match self {
+            Kernel::Copy | Kernel::Scale | Kernel::Random => 16,
+            Kernel::Add | Kernel::Triad => 24,
+        }
+    }
+}
+
+const SCALAR: u64 = 3;
+
+/// One thread's memory: three equally long page lists for the STREAM arrays.
+#[derive(Debug)]
+pub struct Arrays<'a> {
+    /// Array `a`.
+    pub a: Vec<&'a mut [u64]>,
+    /// Array `b`.
+    pub b: Vec<&'a mut [u64]>,
+    /// Array `c`.
+    pub c: Vec<&'a mut [u64]>,
+}
+
+impl<'a> Arrays<'a> {
+    /// Splits `pages` into three arrays of `pages.len() / 3` pages each
+    /// (a leftover page or two are not used).
+    pub fn from_pages(mut pages: Vec<&'a mut [u64]>) -> Self {
+        let third = pages.len() / 3;
+        pages.truncate(3 * third);
+        let c = pages.split_off(2 * third);
+        let b = pages.split_off(third);
+        Self { a: pages, b, c }
+    }
+
+    /// Elements of one array.
+    pub fn elements(&self) -> u64 {
+        self.a.iter().map(|p| p.len() as u64).sum()
+    }
+
+    /// Elements touched by one pass of `kernel` (all pages for random access).
+    pub fn elements_of(&self, kernel: Kernel) -> u64 {
+        match kernel {
+            Kernel::Random => 3 * self.elements(),
+            _ => self.elements(),
+        }
+    }
+}
+
+/// Runs `passes` passes of `kernel` over `arrays` (random access does
+/// `elements_of(Random)` updates per pass, seeded by `seed`). Returns a
+/// value derived from the data so the work cannot be optimized away.
+pub fn run(kernel: Kernel, arrays: &mut Arrays<'_>, passes: u64, seed: u64) -> u64 {
+    let mut check = 0u64;
+    for pass in 0..passes {
+        match kernel {
+            Kernel::Copy => {
+                for (c, a) in arrays.c.iter_mut().zip(&arrays.a) {
+                    c.copy_from_slice(a);
+                }
+            }
+            Kernel::Scale => {
+                for (b, c) in arrays.b.iter_mut().zip(&arrays.c) {
+                    for (b, c) in b.iter_mut().zip(c.iter()) {
+                        *b = c.wrapping_mul(SCALAR);
+                    }
+                }
+            }
+            Kernel::Add => {
+                for ((c, a), b) in arrays.c.iter_mut().zip(&arrays.a).zip(&arrays.b) {
+                    for ((c, a), b) in c.iter_mut().zip(a.iter()).zip(b.iter()) {
+                        *c = a.wrapping_add(*b);
+                    }
+                }
+            }
+            Kernel::Triad => {
+                for ((a, b), c) in arrays.a.iter_mut().zip(&arrays.b).zip(&arrays.c) {
+                    for ((a, b), c) in a.iter_mut().zip(b.iter()).zip(c.iter()) {
+                        *a = b.wrapping_add(c.wrapping_mul(SCALAR));
+                    }
+                }
+            }
+            Kernel::Random => {
+                check ^= random_updates(arrays, seed.wrapping_add(pass));
+            }
+        }
+        check = check.wrapping_add(arrays.a.first().map_or(0, |p| p[0]));
+    }
+    check
+}
+
+/// `elements_of(Random)` read-modify-writes of pseudo-random words of all
+/// three arrays (xorshift64*, so the sequence is the same on every run).
+fn random_updates(arrays: &mut Arrays<'_>, seed: u64) -> u64 {
+    let pages = arrays.a.len();
+    if pages == 0 {
+        return 0;
+    }
+    let page_words = arrays.a[0].len() as u64;
+    let total = 3 * pages as u64 * page_words;
+    let mut state = seed | 1;
+    let mut last = 0;
+    for _ in 0..total {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        let r = state.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        let word = r % total;
+        let page = (word / page_words) as usize;
+        let offset = (word % page_words) as usize;
+        let array = match page / pages {
+            0 => &mut arrays.a,
+            1 => &mut arrays.b,
+            _ => &mut arrays.c,
+        };
+        let slot = &mut array[page % pages][offset];
+        *slot ^= r;
+        last = *slot;
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buffer(pages: usize) -> Vec<u64> {
+        (0..pages as u64 * 8).collect()
+    }
+
+    #[test]
+    fn stream_kernels_compute_what_stream_does() {
+        let mut words = buffer(3);
+        let mut arrays = Arrays::from_pages(words.chunks_exact_mut(8).collect());
+        assert_eq!(arrays.elements(), 8);
+        run(Kernel::Copy, &mut arrays, 1, 0);
+        assert_eq!(arrays.c[0][..], arrays.a[0][..]);
+        run(Kernel::Scale, &mut arrays, 1, 0);
+        assert_eq!(arrays.b[0][5], 3 * arrays.c[0][5]);
+        run(Kernel::Add, &mut arrays, 1, 0);
+        assert_eq!(arrays.c[0][5], arrays.a[0][5] + arrays.b[0][5]);
+        let (b, c) = (arrays.b[0][2], arrays.c[0][2]);
+        run(Kernel::Triad, &mut arrays, 1, 0);
+        assert_eq!(arrays.a[0][2], b + 3 * c);
+    }
+
+    #[test]
+    fn random_access_touches_every_array_and_is_reproducible() {
+        let mut first = buffer(6);
+        let mut second = buffer(6);
+        let mut x = Arrays::from_pages(first.chunks_exact_mut(8).collect());
+        let mut y = Arrays::from_pages(second.chunks_exact_mut(8).collect());
+        assert_eq!(
+            run(Kernel::Random, &mut x, 2, 9),
+            run(Kernel::Random, &mut y, 2, 9)
+        );
+        drop((x, y));
+        assert_eq!(first, second);
+        let untouched = buffer(6);
+        for third in 0..3 {
+            let range = third * 16..third * 16 + 16;
+            assert_ne!(
+                first[range.clone()],
+                untouched[range],
+                "array {third} untouched"
+            );
+        }
+    }
+
+    #[test]
+    fn leftover_pages_are_dropped_evenly() {
+        let mut words = buffer(5);
+        let arrays = Arrays::from_pages(words.chunks_exact_mut(8).collect());
+        assert_eq!((arrays.a.len(), arrays.b.len(), arrays.c.len()), (1, 1, 1));
+    }
+}

@@ -1,0 +1,146 @@
+//! Pointer chase over a cyclic permutation of cache lines: the
+//! load-to-use latency probe (each load's address is the previous load's
+//! value, so no two loads overlap and prefetchers cannot guess the next).
+//!
+//! Two layouts separate cache effects from TLB effects:
+//! - [`Layout::RandomLines`]: lines in one random cycle over the whole
+//!   buffer; beyond the TLB's reach almost every load also misses the TLB;
+//! - [`Layout::PageLocal`]: pages in random order, and all lines of a page
+//!   (in random order) before the next page: one TLB miss per page, so the
+//!   latency is that of the cache level alone. The difference of the two is
+//!   the TLB penalty at that size.
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use std::time::Instant;
+
+/// Bytes of a cache line the chase steps over.
+pub const LINE_BYTES: usize = 64;
+const WORDS_PER_LINE: usize = LINE_BYTES / 8;
+
+/// The order the lines are visited in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One random cycle over every line.
+    RandomLines,
+    /// Pages of `page_bytes` in random order, lines within a page in random order.
+    PageLocal {
+        /// Page size in bytes (a multiple of [`LINE_BYTES`]).
+        page_bytes: usize,
+    },
+}
+
+/// A buffer whose lines are linked into one cycle.
+#[derive(Debug)]
+pub struct ChaseBuffer {
+    words: Vec<u64>,
+    lines: usize,
+    position: usize,
+}
+
+impl ChaseBuffer {
+    /// A buffer of `bytes` (rounded down to whole lines, at least one)
+    /// linked in `layout`, shuffled with `seed`. Every page is written.
+    pub fn new(bytes: usize, layout: Layout, seed: u64) -> Self {
+        let lines = (bytes / LINE_BYTES).max(1);
+        let mut words = vec![0u64; lines * WORDS_PER_LINE];
+        let order = visit_order(lines, layout, seed);
+        for (k, &line) in order.iter().enumerate() {
+            let next = order[(k + 1) % order.len()];
+            words[line * WORDS_PER_LINE] = next as u64;
+        }
+        Self {
+            words,
+            lines,
+            position: order[0],
+        }
+    }
+
+    /// Lines in the cycle.
+    pub fn lines(&self) -> usize {
+        self.lines
+    }
+
+    /// Follows `steps` links; returns the elapsed nanoseconds.
+    pub fn chase(&mut self, steps: u64) -> u64 {
+        let words = &self.words;
+        let mut line = self.position;
+        let start = Instant::now();
+        for _ in 0..steps {
+            line = words[line * WORDS_PER_LINE] as usize;
+        }
+        let elapsed = start.elapsed().as_nanos() as u64;
+        self.position = std::hint::black_box(line);
+        elapsed
+    }
+}
+
+/// The order in which `layout` visits `lines` lines (a permutation of `0..lines`).
+pub fn visit_order(lines: usize, layout: Layout, seed: u64) -> Vec<usize> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    match layout {
+        Layout::RandomLines => {
+            let mut order: Vec<usize> = (0..lines).collect();
+            order.shuffle(&mut rng);
+            order
+        }
+        Layout::PageLocal { page_bytes } => {
+            let per_page = (page_bytes / LINE_BYTES).max(1);
+            let pages = lines.div_ceil(per_page);
+            let mut page_order: Vec<usize> = (0..pages).collect();
+            page_order.shuffle(&mut rng);
+            let mut order = Vec::with_capacity(lines);
+            let mut within: Vec<usize> = Vec::with_capacity(per_page);
+            for page in page_order {
+                within.clear();
+                within.extend((page * per_page)..((page + 1) * per_page).min(lines));
+                within.shuffle(&mut rng);
+                order.extend_from_slice(&within);
+            }
+            order
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_permutation(order: &[usize], n: usize) -> bool {
+        let mut seen = vec![false; n];
+        order.len() == n
+            && order
+                .iter()
+                .all(|&i| i < n && !std::mem::replace(&mut seen[i], true))
+    }
+
+    #[test]
+    fn random_layout_is_one_cycle_over_all_lines() {
+        let mut buffer = ChaseBuffer::new(64 * 1000, Layout::RandomLines, 3);
+        assert_eq!(buffer.lines(), 1000);
+        let start = buffer.position;
+        let mut line = start;
+        for step in 1..=1000 {
+            line = buffer.words[line * WORDS_PER_LINE] as usize;
+            if line == start {
+                assert_eq!(step, 1000, "cycle closed early");
+            }
+        }
+        assert_eq!(line, start);
+        buffer.chase(10);
+    }
+
+    #[test]
+    fn page_local_layout_finishes_a_page_before_the_next() {
+        let order = visit_order(4096 / 64 * 5 + 3, Layout::PageLocal { page_bytes: 4096 }, 9);
+        assert!(is_permutation(&order, 323));
+        let pages: Vec<usize> = order.iter().map(|l| l / 64).collect();
+        let changes = pages.windows(2).filter(|w| w[0] != w[1]).count();
+        assert_eq!(changes, 5, "6 pages visited, each once: {pages:?}");
+        let random = visit_order(323, Layout::RandomLines, 9);
+        assert!(is_permutation(&random, 323));
+        let changes = random.windows(2).filter(|w| w[0] / 64 != w[1] / 64).count();
+        assert!(changes > 100);
+    }
+}

@@ -1,0 +1,592 @@
+//! `tinct bench calibrate`: load-to-use latency per cache level (with the
+//! TLB effect shown separately), sustained read and write bandwidth, and Δ,
+//! the time to refill one cache partition (kim2013 Section II-C, Section
+//! IV-B and footnote 7: "the time to fetch from memory to the L3 cache",
+//! 45.3 µs for a 256 KiB partition on their Core i7-2600).
+//!
+//! Δ is measured directly: one partition's worth of memory (LLC size / N_P,
+//! whole pages in random page order, as page coloring scatters them) is
+//! read once after the LLC was wiped and once while it is warm; Δ is the
+//! difference of the medians. A latency-bound variant (a random chase over
+//! the same lines, no prefetching possible) is reported as an upper bound.
+//!
+//! Latencies are reported from the fastest sample (interference on a shared
+//! machine only adds time) and from the median. The page-local layout keeps
+//! TLB misses to one per page; beyond the last-level cache, in-page
+//! prefetching flatters it, so there the random-line latency is the one to
+//! read as "memory latency".
+
+pub mod chase;
+mod report;
+pub mod stream;
+
+use crate::harness::pin::PinGuard;
+use crate::harness::{BenchOptions, Interleaved, OutputDir, Progress, RunHeader, Stats};
+use crate::{Error, Result};
+use chase::{ChaseBuffer, Layout};
+use serde::Serialize;
+use stream::PartitionBuffer;
+use tinct_core::units::{Bytes, Nanos};
+
+/// Default N_P, the number of cache partitions (kim2013 used 32).
+pub const DEFAULT_PARTITIONS: u32 = 32;
+const FALLBACK_LLC_BYTES: u64 = 8 << 20;
+const FALLBACK_L1_BYTES: u64 = 32 << 10;
+const FALLBACK_L2_BYTES: u64 = 256 << 10;
+const MAX_BUFFER_BYTES: u64 = 512 << 20;
+
+/// Options of `tinct bench calibrate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// Options shared by every bench.
+    #[command(flatten)]
+    pub common: BenchOptions,
+    /// N_P: the number of cache partitions; a partition is LLC size / N_P.
+    #[arg(long, default_value_t = DEFAULT_PARTITIONS)]
+    pub partitions: u32,
+    /// Largest pointer-chase working set, e.g. `256MiB` (default 4 × LLC,
+    /// at least 64 MiB, at most 512 MiB; with `--quick` 2 × LLC).
+    #[arg(long, value_name = "SIZE")]
+    pub max_size: Option<String>,
+}
+
+/// Latency at one working-set size.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyPoint {
+    /// Working-set size in bytes.
+    pub size_bytes: u64,
+    /// The smallest cache that holds it (`L1d`, `L2`, ...) or `memory`.
+    pub fits_in: String,
+    /// Loads per sample.
+    pub accesses_per_sample: u64,
+    /// Time per sample, random-line layout (TLB misses included).
+    pub random: Stats,
+    /// Time per sample, page-local layout (one TLB miss per page).
+    pub page_local: Stats,
+    /// Median ns per load, random-line layout.
+    pub random_ns_per_access: f64,
+    /// Median ns per load, page-local layout: the cache latency.
+    pub page_local_ns_per_access: f64,
+    /// Fastest sample's ns per load, random-line layout (on a shared
+    /// machine interference only adds time, so the minimum is the least
+    /// disturbed estimate).
+    pub random_min_ns_per_access: f64,
+    /// Fastest sample's ns per load, page-local layout.
+    pub page_local_min_ns_per_access: f64,
+    /// Random minus page-local, per load, from the fastest samples: the TLB
+    /// penalty at this size.
+    pub tlb_penalty_ns: f64,
+}
+
+/// The latency of one level, read off the sweep.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LevelLatency {
+    /// `L1d`, `L2`, `L3`, `memory`.
+    pub level: String,
+    /// Capacity of the level (`None` for memory).
+    pub cache_bytes: Option<u64>,
+    /// The sweep size used for this level (the largest at most half the
+    /// level's capacity and larger than the level below; for memory, the
+    /// largest size).
+    pub probe_bytes: u64,
+    /// Median ns per load at that size, page-local layout.
+    pub ns_per_access: f64,
+    /// Median ns per load at that size, random layout.
+    pub random_ns_per_access: f64,
+    /// Fastest sample's ns per load at that size, page-local layout.
+    pub min_ns_per_access: f64,
+    /// Fastest sample's ns per load at that size, random layout.
+    pub random_min_ns_per_access: f64,
+}
+
+/// What was done about huge pages.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HugePages {
+    /// Transparent huge page mode of the kernel, if any.
+    pub thp_mode: Option<String>,
+    /// True if a huge-page chase was measured.
+    pub measured: bool,
+    /// Why not, or how.
+    pub note: String,
+}
+
+/// Sustained sequential bandwidth.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bandwidth {
+    /// Bytes per pass.
+    pub buffer_bytes: u64,
+    /// Time per read pass.
+    pub read: Stats,
+    /// Time per write pass.
+    pub write: Stats,
+    /// Median read bandwidth in bytes/ns (= GB/s).
+    pub read_gb_per_s: f64,
+    /// Median write bandwidth in bytes/ns (= GB/s).
+    pub write_gb_per_s: f64,
+}
+
+/// Δ, the partition refill time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Refill {
+    /// N_P.
+    pub partitions: u32,
+    /// The LLC capacity the partition is a share of.
+    pub llc_bytes: u64,
+    /// Partition size LLC / N_P (rounded up to whole pages).
+    pub partition_bytes: u64,
+    /// Refill pass after the LLC was wiped.
+    pub cold_pages: Stats,
+    /// Refill pass with the partition warm.
+    pub warm_pages: Stats,
+    /// Random chase over the partition after the LLC was wiped.
+    pub cold_chase: Stats,
+    /// Random chase over the partition, warm.
+    pub warm_chase: Stats,
+    /// Δ = median(cold pages) − median(warm pages), ns.
+    pub refill_ns: u64,
+    /// Latency-bound Δ = median(cold chase) − median(warm chase), ns.
+    pub refill_latency_bound_ns: u64,
+    /// Δ rounded up to 100 ns, as the task-set format writes it.
+    pub refill: String,
+    /// The line to put under `[platform]`.
+    pub platform_line: String,
+}
+
+/// Everything `tinct bench calibrate` measured (`calibrate.json`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CalibrateResult {
+    /// Bench, options, machine.
+    #[serde(flatten)]
+    pub header: RunHeader,
+    /// N_P.
+    pub partitions: u32,
+    /// The latency sweep.
+    pub latency: Vec<LatencyPoint>,
+    /// Latency per level.
+    pub levels: Vec<LevelLatency>,
+    /// Huge pages.
+    pub huge_pages: HugePages,
+    /// Bandwidth.
+    pub bandwidth: Bandwidth,
+    /// Δ.
+    pub refill: Refill,
+}
+
+/// Cache sizes the bench works with (from the machine, or fallbacks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Geometry {
+    /// L1 data cache bytes.
+    pub l1: u64,
+    /// L2 bytes (or 8 × L1 if there is no L2).
+    pub l2: u64,
+    /// Last-level cache bytes.
+    pub llc: u64,
+    /// Base page bytes.
+    pub page: u64,
+}
+
+impl Geometry {
+    /// The geometry of the machine described in `header`.
+    pub fn of(header: &RunHeader) -> Self {
+        let m = &header.machine;
+        let l1 = m.cache(1).map_or(FALLBACK_L1_BYTES, |c| c.size_bytes);
+        let llc = m.llc().map_or(FALLBACK_LLC_BYTES, |c| c.size_bytes).max(l1);
+        let l2 = m
+            .cache(2)
+            .map_or(FALLBACK_L2_BYTES.max(l1 * 8).min(llc), |c| c.size_bytes);
+        Self {
+            l1,
+            l2,
+            llc,
+            page: m.page_bytes,
+        }
+    }
+}
+
+/// Runs `tinct bench calibrate`: measures, writes the files, prints the summary.
+pub fn run(args: &Args) -> Result<()> {
+    let result = measure(args)?;
+    let mut out = OutputDir::create(args.common.out_dir("calibrate"))?;
+    report::write(&result, &mut out)?;
+    report::summary(&result, &out).print();
+    Ok(())
+}
+
+/// Measures everything (no files written).
+pub fn measure(args: &Args) -> Result<CalibrateResult> {
+    if args.partitions == 0 {
+        return Err(Error::InvalidInput(
+            "--partitions: expected at least 1 partition, found 0".into(),
+        ));
+    }
+    let options = &args.common;
+    let quick = options.quick;
+    let reps = options.reps_or(5, 21)?;
+    let cpus = options.cpus(1)?;
+    let _pin = PinGuard::pin(cpus[0])?;
+    let header = RunHeader::new("calibrate", options, reps, vec![cpus[0]]);
+    let geometry = Geometry::of(&header);
+    let max_size = match &args.max_size {
+        Some(text) => {
+            tinct_core::units::parse_size(text)
+                .map_err(|e| Error::InvalidInput(format!("--max-size: {e}")))?
+                .0
+        }
+        None if quick => (geometry.llc * 2).clamp(32 << 20, MAX_BUFFER_BYTES),
+        None => (geometry.llc * 4).clamp(64 << 20, MAX_BUFFER_BYTES),
+    };
+    let sizes = sweep_sizes(&geometry, max_size, quick);
+    // Short samples: on a shared machine a long one is rarely undisturbed.
+    let steps: u64 = if quick { 1 << 15 } else { 1 << 16 };
+    let refill_reps = options.reps_or(5, 51)?;
+    let bandwidth_reps = options.reps_or(3, 11)?;
+
+    let calls = sizes.len() as u64 * u64::from(reps + 1) * 2
+        + u64::from(bandwidth_reps + 1) * 2
+        + u64::from(refill_reps + 1) * 4;
+    let progress = Progress::new(calls, "calibrate", !options.no_progress);
+
+    let mut latency = Vec::with_capacity(sizes.len());
+    for (i, &size) in sizes.iter().enumerate() {
+        progress.set_message(Bytes(size).to_string());
+        latency.push(latency_point(
+            size,
+            &geometry,
+            &header,
+            steps,
+            reps,
+            options.seed.wrapping_add(i as u64),
+            &progress,
+        )?);
+    }
+    let levels = level_latencies(&latency, &header);
+
+    progress.set_message("bandwidth");
+    let wipe_bytes = (geometry.llc * 2)
+        .clamp(16 << 20, MAX_BUFFER_BYTES)
+        .max(max_size.min(MAX_BUFFER_BYTES));
+    let mut big: Vec<u64> = vec![1; (wipe_bytes / 8) as usize];
+    let bandwidth = measure_bandwidth(&mut big, bandwidth_reps, options.seed, &progress)?;
+
+    progress.set_message("refill");
+    let refill = measure_refill(
+        &RefillSetup {
+            llc_bytes: geometry.llc,
+            partitions: args.partitions,
+            page_bytes: geometry.page,
+            reps: refill_reps,
+            seed: options.seed,
+        },
+        &big,
+        &progress,
+    )?;
+    progress.finish();
+
+    Ok(CalibrateResult {
+        huge_pages: huge_pages_note(&header),
+        header,
+        partitions: args.partitions,
+        latency,
+        levels,
+        bandwidth,
+        refill,
+    })
+}
+
+/// Working-set sizes of the sweep: powers of two and 1.5 × powers of two
+/// from 4 KiB to `max` (full), or one size per level (quick).
+pub fn sweep_sizes(geometry: &Geometry, max: u64, quick: bool) -> Vec<u64> {
+    if quick {
+        let mut sizes = vec![geometry.l1 / 2, geometry.l2 / 2, geometry.llc / 2, max];
+        sizes.retain(|&s| s >= 4096);
+        sizes.sort_unstable();
+        sizes.dedup();
+        return sizes;
+    }
+    let mut sizes = Vec::new();
+    let mut size = 4096u64;
+    while size <= max {
+        sizes.push(size);
+        if size + size / 2 <= max {
+            sizes.push(size + size / 2);
+        }
+        size *= 2;
+    }
+    if sizes.last() != Some(&max) {
+        sizes.push(max);
+    }
+    sizes
+}
+
+fn fits_in(size: u64, header: &RunHeader) -> String {
+    header
+        .machine
+        .caches
+        .iter()
+        .filter(|c| c.size_bytes >= size)
+        .min_by_key(|c| c.level)
+        .map_or_else(|| "memory".to_string(), |c| c.name.clone())
+}
+
+fn latency_point(
+    size: u64,
+    geometry: &Geometry,
+    header: &RunHeader,
+    steps: u64,
+    reps: u32,
+    seed: u64,
+    progress: &Progress,
+) -> Result<LatencyPoint> {
+    let page_bytes = geometry.page as usize;
+    let mut buffers = [
+        ChaseBuffer::new(size as usize, Layout::RandomLines, seed),
+        ChaseBuffer::new(size as usize, Layout::PageLocal { page_bytes }, seed),
+    ];
+    // Every page was written when the cycle was linked; one pass (capped:
+    // beyond the caches a partial pass is as good as a whole one) warms the
+    // caches and TLBs before the first sample.
+    for buffer in &mut buffers {
+        let lines = buffer.lines() as u64;
+        buffer.chase(lines.min(steps * 4));
+    }
+    let samples = Interleaved::new(["random", "page_local"], reps)
+        .warmup(1)
+        .seed(seed)
+        .run::<Error>(progress, |c| Ok(buffers[c].chase(steps)))?;
+    let random = samples.stats(0).ok_or_else(no_samples)?;
+    let page_local = samples.stats(1).ok_or_else(no_samples)?;
+    let per = |s: &Stats| s.median_ns as f64 / steps as f64;
+    let per_min = |s: &Stats| s.min_ns as f64 / steps as f64;
+    Ok(LatencyPoint {
+        size_bytes: size,
+        fits_in: fits_in(size, header),
+        accesses_per_sample: steps,
+        random_ns_per_access: per(&random),
+        page_local_ns_per_access: per(&page_local),
+        random_min_ns_per_access: per_min(&random),
+        page_local_min_ns_per_access: per_min(&page_local),
+        tlb_penalty_ns: per_min(&random) - per_min(&page_local),
+        random,
+        page_local,
+    })
+}
+
+fn no_samples() -> Error {
+    Error::Measurement("no samples were taken (--reps 0?)".into())
+}
+
+/// The latency of each level, read off the sweep (see [`LevelLatency::probe_bytes`]).
+pub fn level_latencies(points: &[LatencyPoint], header: &RunHeader) -> Vec<LevelLatency> {
+    let mut levels = Vec::new();
+    let mut below = 0u64;
+    let mut caches: Vec<_> = header.machine.caches.iter().collect();
+    caches.sort_by_key(|c| c.level);
+    for cache in caches {
+        let probe = points
+            .iter()
+            .filter(|p| p.size_bytes > below && p.size_bytes <= cache.size_bytes / 2)
+            .max_by_key(|p| p.size_bytes);
+        if let Some(p) = probe {
+            levels.push(LevelLatency {
+                level: cache.name.clone(),
+                cache_bytes: Some(cache.size_bytes),
+                probe_bytes: p.size_bytes,
+                ns_per_access: p.page_local_ns_per_access,
+                random_ns_per_access: p.random_ns_per_access,
+                min_ns_per_access: p.page_local_min_ns_per_access,
+                random_min_ns_per_access: p.random_min_ns_per_access,
+            });
+        }
+        below = cache.size_bytes;
+    }
+    if let Some(p) = points
+        .iter()
+        .filter(|p| p.size_bytes >= below.saturating_mul(2))
+        .max_by_key(|p| p.size_bytes)
+    {
+        levels.push(LevelLatency {
+            level: "memory".into(),
+            cache_bytes: None,
+            probe_bytes: p.size_bytes,
+            ns_per_access: p.page_local_ns_per_access,
+            random_ns_per_access: p.random_ns_per_access,
+            min_ns_per_access: p.page_local_min_ns_per_access,
+            random_min_ns_per_access: p.random_min_ns_per_access,
+        });
+    }
+    levels
+}
+
+/// Read and write passes over `buffer`, interleaved.
+pub fn measure_bandwidth(
+    buffer: &mut [u64],
+    reps: u32,
+    seed: u64,
+    progress: &Progress,
+) -> Result<Bandwidth> {
+    let mut value = 0u64;
+    let samples = Interleaved::new(["read", "write"], reps)
+        .warmup(1)
+        .seed(seed)
+        .run::<Error>(progress, |c| {
+            value += 1;
+            Ok(if c == 0 {
+                stream::read_pass(buffer)
+            } else {
+                stream::write_pass(buffer, value)
+            })
+        })?;
+    let read = samples.stats(0).ok_or_else(no_samples)?;
+    let write = samples.stats(1).ok_or_else(no_samples)?;
+    let bytes = (buffer.len() * 8) as u64;
+    let gbps = |s: &Stats| bytes as f64 / s.median_ns.max(1) as f64;
+    Ok(Bandwidth {
+        buffer_bytes: bytes,
+        read_gb_per_s: gbps(&read),
+        write_gb_per_s: gbps(&write),
+        read,
+        write,
+    })
+}
+
+/// What [`measure_refill`] needs.
+#[derive(Debug, Clone, Copy)]
+pub struct RefillSetup {
+    /// LLC capacity in bytes.
+    pub llc_bytes: u64,
+    /// N_P.
+    pub partitions: u32,
+    /// Page size in bytes.
+    pub page_bytes: u64,
+    /// Repetitions per condition.
+    pub reps: u32,
+    /// Seed.
+    pub seed: u64,
+}
+
+/// Measures Δ (see the module documentation). `wipe` must be at least twice
+/// the LLC: reading it evicts the partition.
+pub fn measure_refill(setup: &RefillSetup, wipe: &[u64], progress: &Progress) -> Result<Refill> {
+    let partition = (setup.llc_bytes / u64::from(setup.partitions.max(1))).max(setup.page_bytes);
+    let pages = PartitionBuffer::new(partition as usize, setup.page_bytes as usize, setup.seed);
+    let mut chase = ChaseBuffer::new(pages.bytes(), Layout::RandomLines, setup.seed ^ 0x5a5a);
+    let chase_steps = chase.lines() as u64;
+    let samples = Interleaved::new(
+        ["cold_pages", "warm_pages", "cold_chase", "warm_chase"],
+        setup.reps,
+    )
+    .warmup(1)
+    .seed(setup.seed)
+    .run::<Error>(progress, |c| {
+        match c {
+            0 | 2 => {
+                stream::read_pass(wipe);
+            }
+            1 => {
+                pages.pass();
+            }
+            _ => {
+                chase.chase(chase_steps);
+            }
+        }
+        Ok(match c {
+            0 | 1 => pages.pass(),
+            _ => chase.chase(chase_steps),
+        })
+    })?;
+    let stats: Vec<Stats> = (0..4)
+        .map(|c| samples.stats(c).ok_or_else(no_samples))
+        .collect::<Result<_>>()?;
+    let refill_ns = stats[0].median_ns.saturating_sub(stats[1].median_ns);
+    let refill_latency_bound_ns = stats[2].median_ns.saturating_sub(stats[3].median_ns);
+    if refill_ns == 0 {
+        return Err(Error::Measurement(format!(
+            "the refill pass over {} was not slower after wiping the cache (cold median {} ns, warm median {} ns): \
+             is the wipe buffer ({}) really larger than the LLC?",
+            Bytes(pages.bytes() as u64),
+            stats[0].median_ns,
+            stats[1].median_ns,
+            Bytes((wipe.len() * 8) as u64)
+        )));
+    }
+    let rounded = Nanos(refill_ns.div_ceil(100) * 100);
+    Ok(Refill {
+        partitions: setup.partitions,
+        llc_bytes: setup.llc_bytes,
+        partition_bytes: pages.bytes() as u64,
+        cold_pages: stats[0],
+        warm_pages: stats[1],
+        cold_chase: stats[2],
+        warm_chase: stats[3],
+        refill_ns,
+        refill_latency_bound_ns,
+        refill: rounded.to_string(),
+        platform_line: format!("refill = \"{rounded}\""),
+    })
+}
+
+fn huge_pages_note(header: &RunHeader) -> HugePages {
+    let thp_mode = header.machine.thp.clone();
+    let note = match thp_mode.as_deref() {
+        None => "the kernel has no transparent huge pages: no huge-page chase".to_string(),
+        Some(mode) => format!(
+            "THP mode `{mode}`: no huge-page chase was run (asking for huge pages takes \
+             madvise(MADV_HUGEPAGE), an unsafe call tinct-bench may not make); the TLB effect \
+             is shown instead as random-line minus page-local latency (one TLB miss per load \
+             vs one per page)"
+        ),
+    };
+    HugePages {
+        thp_mode,
+        measured: false,
+        note,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geometry() -> Geometry {
+        Geometry {
+            l1: 32 << 10,
+            l2: 1 << 20,
+            llc: 32 << 20,
+            page: 4096,
+        }
+    }
+
+    #[test]
+    fn full_sweep_is_increasing_and_ends_at_max() {
+        let sizes = sweep_sizes(&geometry(), 128 << 20, false);
+        assert_eq!(sizes[0], 4096);
+        assert_eq!(sizes[1], 6144);
+        assert_eq!(*sizes.last().unwrap(), 128 << 20);
+        assert!(sizes.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn quick_sweep_has_one_size_per_level() {
+        let sizes = sweep_sizes(&geometry(), 128 << 20, true);
+        assert_eq!(sizes, vec![16 << 10, 512 << 10, 16 << 20, 128 << 20]);
+    }
+
+    #[test]
+    fn refill_is_positive_and_bounded_by_the_chase() {
+        let setup = RefillSetup {
+            llc_bytes: 1 << 20,
+            partitions: 4,
+            page_bytes: 4096,
+            reps: 3,
+            seed: 1,
+        };
+        // A 64 MiB wipe evicts a 256 KiB partition from any cache of this machine.
+        let wipe = vec![1u64; 8 << 20];
+        let refill = measure_refill(&setup, &wipe, &Progress::hidden()).unwrap();
+        assert_eq!(refill.partition_bytes, 256 << 10);
+        assert!(refill.refill_ns > 0);
+        assert!(refill.platform_line.starts_with("refill = \""));
+        let parsed = tinct_core::units::parse_duration(&refill.refill).unwrap();
+        assert!(parsed.0 >= refill.refill_ns && parsed.0 < refill.refill_ns + 100);
+    }
+}

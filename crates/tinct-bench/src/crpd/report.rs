@@ -1,0 +1,208 @@
+//! Files and summary of `tinct bench crpd`.
+
+use super::CrpdResult;
+use crate::Result;
+use crate::harness::machine::human_bytes;
+use crate::harness::{LineChart, OutputDir, Series, SeriesStyle, Stats, Summary};
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct PointRow<'a> {
+    level: &'a str,
+    size_bytes: u64,
+    percent_of_level: f64,
+    baseline_median_ns: u64,
+    baseline_p99_ns: u64,
+    preempted_median_ns: u64,
+    preempted_p99_ns: u64,
+    crpd_ns: i64,
+    crpd_fraction: f64,
+    crpd_fraction_theory: f64,
+    baseline_ns_per_access: f64,
+    miss_ratio_estimate: Option<f64>,
+    miss_ratio_theory: f64,
+}
+
+#[derive(Serialize)]
+struct SwitchRow<'a> {
+    case: &'a str,
+    count: u64,
+    min_ns: u64,
+    median_ns: u64,
+    p99_ns: u64,
+    max_ns: u64,
+    mean_ns: u64,
+    stddev_ns: u64,
+}
+
+fn switch_row<'a>(case: &'a str, s: &Stats) -> SwitchRow<'a> {
+    SwitchRow {
+        case,
+        count: s.count,
+        min_ns: s.min_ns,
+        median_ns: s.median_ns,
+        p99_ns: s.p99_ns,
+        max_ns: s.max_ns,
+        mean_ns: s.mean_ns,
+        stddev_ns: s.stddev_ns,
+    }
+}
+
+/// Writes `crpd.json`, `crpd.csv`, `switch.csv`, and per level
+/// `crpd-<level>.svg` (Figure 7) and `miss-ratio-<level>.svg` (Figure 5).
+pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
+    out.write_json("crpd.json", result)?;
+    let rows: Vec<PointRow> = result
+        .levels
+        .iter()
+        .flat_map(|l| {
+            l.points.iter().map(move |p| PointRow {
+                level: &l.level,
+                size_bytes: p.size_bytes,
+                percent_of_level: p.percent_of_level,
+                baseline_median_ns: p.baseline.median_ns,
+                baseline_p99_ns: p.baseline.p99_ns,
+                preempted_median_ns: p.preempted.median_ns,
+                preempted_p99_ns: p.preempted.p99_ns,
+                crpd_ns: p.crpd_ns,
+                crpd_fraction: p.crpd_fraction,
+                crpd_fraction_theory: p.crpd_fraction_theory,
+                baseline_ns_per_access: p.baseline_ns_per_access,
+                miss_ratio_estimate: p.miss_ratio_estimate,
+                miss_ratio_theory: p.miss_ratio_theory,
+            })
+        })
+        .collect();
+    out.write_csv("crpd.csv", &rows)?;
+    out.write_csv(
+        "switch.csv",
+        &[
+            switch_row("best", &result.switch.best),
+            switch_row("worst", &result.switch.worst),
+        ],
+    )?;
+    for level in &result.levels {
+        let theory_x: Vec<f64> = (0..=64).map(|i| f64::from(i) * 200.0 / 64.0).collect();
+        let crpd = LineChart::new(
+            format!(
+                "CRPD vs working set, {} ({}, {}-way)",
+                level.level,
+                human_bytes(level.cache_bytes),
+                level.ways
+            ),
+            "victim working set (% of the level)",
+            "CRPD / max CRPD",
+        )
+        .with_series(Series::new(
+            format!("measured (max {:.1} us)", level.max_crpd_ns as f64 / 1e3),
+            SeriesStyle::LineWithMarkers,
+            std::iter::once((0.0, 0.0))
+                .chain(
+                    level
+                        .points
+                        .iter()
+                        .map(|p| (p.percent_of_level, p.crpd_fraction)),
+                )
+                .collect(),
+        ))
+        .with_series(Series::new(
+            "Sebek 2002 Fig. 7",
+            SeriesStyle::Dashed,
+            theory_x
+                .iter()
+                .map(|&x| (x, super::theory::crpd_fraction(x / 100.0, level.ways)))
+                .collect(),
+        ));
+        out.write_svg(&format!("crpd-{}.svg", level.level), &crpd)?;
+        let miss = LineChart::new(
+            format!("Miss ratio vs working set, {}", level.level),
+            "working set (% of the level)",
+            "miss ratio",
+        )
+        .with_series(Series::new(
+            "estimated from latency",
+            SeriesStyle::LineWithMarkers,
+            level
+                .points
+                .iter()
+                .filter_map(|p| Some((p.percent_of_level, p.miss_ratio_estimate?)))
+                .collect(),
+        ))
+        .with_series(Series::new(
+            "Sebek 2002 Fig. 5",
+            SeriesStyle::Dashed,
+            theory_x
+                .iter()
+                .map(|&x| (x, super::theory::miss_ratio(x / 100.0, level.ways)))
+                .collect(),
+        ));
+        out.write_svg(&format!("miss-ratio-{}.svg", level.level), &miss)?;
+    }
+    Ok(())
+}
+
+fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e3)
+}
+
+/// The one-screen summary.
+pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
+    let mut s = Summary::new(format!(
+        "tinct bench crpd{}",
+        if result.header.quick { " (quick)" } else { "" }
+    ));
+    s.fact("machine", result.header.machine.one_line());
+    s.fact(
+        "run",
+        format!(
+            "CPU {}, victim and preempter under {}, {} reps per condition",
+            result.header.cpus[0], result.policy, result.header.reps
+        ),
+    );
+    let sw = &result.switch;
+    s.fact(
+        "context switch",
+        format!(
+            "best {} us (p99 {}), worst {} us (p99 {}) with {} wiped by each task",
+            us(sw.best.median_ns),
+            us(sw.best.p99_ns),
+            us(sw.worst.median_ns),
+            us(sw.worst.p99_ns),
+            human_bytes(sw.wipe_bytes)
+        ),
+    );
+    s.table(&[
+        "level",
+        "ways",
+        "max CRPD us",
+        "at",
+        "<10% of max at",
+        "theory zero",
+        "|Fig7 err|",
+        "|Fig5 err|",
+    ]);
+    for l in &result.levels {
+        s.row(vec![
+            format!("{} {}", l.level, human_bytes(l.cache_bytes)),
+            l.ways.to_string(),
+            format!("{:.1}", l.max_crpd_ns as f64 / 1e3),
+            format!(
+                "{:.1}% ({})",
+                l.max_crpd_at_percent,
+                human_bytes(l.max_crpd_at_bytes)
+            ),
+            l.measured_below_10_percent_at
+                .map_or("-".into(), |p| format!("{p:.1}%")),
+            format!("{:.1}%", l.theory_zero_percent),
+            format!("{:.2}", l.crpd_mean_abs_error),
+            l.miss_ratio_mean_abs_error
+                .map_or("-".into(), |e| format!("{e:.2}")),
+        ]);
+    }
+    s.fact("output", out.path().display().to_string());
+    s.note("CRPD = median victim pass after a wiping preemption − after an empty one (same two context switches)");
+    if result.header.machine.virtualized == Some(true) {
+        s.note("virtual machine: the host and other guests share the caches; real replacement is not LRU, so the curves are indicative");
+    }
+    s
+}

@@ -1,0 +1,37 @@
+//! The fields every bench result starts with (see [`schema::COMMON`](super::schema::COMMON)).
+
+use super::machine::Machine;
+use super::options::BenchOptions;
+use serde::{Deserialize, Serialize};
+
+/// What ran, how, and where; flatten it into a bench's result struct with
+/// `#[serde(flatten)] pub header: RunHeader`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunHeader {
+    /// Bench name (`calibrate`, `crpd`, ...).
+    pub bench: String,
+    /// True for a `--quick` smoke run.
+    pub quick: bool,
+    /// Repetitions per condition.
+    pub reps: u32,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// CPUs the bench used.
+    pub cpus: Vec<u32>,
+    /// The machine.
+    pub machine: Machine,
+}
+
+impl RunHeader {
+    /// The header for `bench` run with `options`, `reps` and on `cpus`.
+    pub fn new(bench: &str, options: &BenchOptions, reps: u32, cpus: Vec<u32>) -> Self {
+        Self {
+            bench: bench.to_string(),
+            quick: options.quick,
+            reps,
+            seed: options.seed,
+            cpus,
+            machine: Machine::describe(),
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Options every bench takes: `--quick`, `--out`, `--reps`, `--seed`, `--cpus`.
+
+use crate::{Error, Result};
+use std::path::PathBuf;
+
+/// Common bench options; flatten into a subcommand's clap `Args` with
+/// `#[command(flatten)] common: BenchOptions`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BenchOptions {
+    /// Smoke run: few sizes and repetitions, a few seconds (for CI).
+    #[arg(long)]
+    pub quick: bool,
+    /// Output directory for JSON, CSV and SVG (default `tinct-bench/<bench>`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Repetitions per condition (default depends on the bench and `--quick`).
+    #[arg(long, value_name = "N")]
+    pub reps: Option<u32>,
+    /// Seed of every random choice (permutations, condition order).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// CPUs the bench may use, as a list like `0-1,3` (default: the first
+    /// CPUs of the current affinity).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// No progress bar (it is hidden anyway when stderr is not a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+impl BenchOptions {
+    /// The output directory for `bench`.
+    pub fn out_dir(&self, bench: &str) -> PathBuf {
+        self.out
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("tinct-bench").join(bench))
+    }
+
+    /// Repetitions: `--reps` if given, else `quick_default` or `full_default`.
+    pub fn reps_or(&self, quick_default: u32, full_default: u32) -> Result<u32> {
+        match self.reps {
+            Some(0) => Err(Error::InvalidInput(
+                "--reps: expected at least 1 repetition, found 0".into(),
+            )),
+            Some(n) => Ok(n),
+            None if self.quick => Ok(quick_default),
+            None => Ok(full_default),
+        }
+    }
+
+    /// The CPUs to use: `--cpus` if given (each must be in the current
+    /// affinity), else the current affinity. Fails if fewer than `at_least`.
+    pub fn cpus(&self, at_least: usize) -> Result<Vec<u32>> {
+        let allowed = tinct_sys::sched::affinity()?;
+        let chosen = match &self.cpus {
+            Some(text) => {
+                let list = tinct_sys::parse_cpu_list(text).map_err(|e| {
+                    Error::InvalidInput(format!("--cpus: expected a CPU list like 0-1,3: {e}"))
+                })?;
+                if let Some(bad) = list.iter().find(|c| !allowed.contains(c)) {
+                    return Err(Error::InvalidInput(format!(
+                        "--cpus: expected CPUs of this process's affinity ({}), found CPU {bad}",
+                        tinct_sys::format_cpu_list(&allowed)
+                    )));
+                }
+                list
+            }
+            None => allowed,
+        };
+        if chosen.len() < at_least {
+            return Err(Error::InvalidInput(format!(
+                "--cpus: this bench needs at least {at_least} CPUs, found {} ({})",
+                chosen.len(),
+                tinct_sys::format_cpu_list(&chosen)
+            )));
+        }
+        Ok(chosen)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reps_default_follows_quick_and_rejects_zero() {
+        let mut o = BenchOptions::default();
+        assert_eq!(o.reps_or(3, 30).unwrap(), 30);
+        o.quick = true;
+        assert_eq!(o.reps_or(3, 30).unwrap(), 3);
+        o.reps = Some(7);
+        assert_eq!(o.reps_or(3, 30).unwrap(), 7);
+        o.reps = Some(0);
+        assert!(o.reps_or(3, 30).is_err());
+    }
+
+    #[test]
+    fn out_dir_defaults_per_bench() {
+        let o = BenchOptions::default();
+        assert_eq!(o.out_dir("crpd"), PathBuf::from("tinct-bench/crpd"));
+    }
+
+    #[test]
+    fn cpus_outside_affinity_are_rejected() {
+        let o = BenchOptions {
+            cpus: Some("4000".into()),
+            ..Default::default()
+        };
+        let err = o.cpus(1).unwrap_err().to_string();
+        assert!(err.contains("4000"), "{err}");
+        let o = BenchOptions {
+            cpus: Some("x".into()),
+            ..Default::default()
+        };
+        assert!(o.cpus(1).is_err());
+    }
+}

@@ -1,0 +1,138 @@
+//! The output directory of a bench run: JSON, CSV and SVG files.
+
+use super::plot::{BuiltinSvg, LineChart, SvgRenderer};
+use crate::{Error, Result};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// A directory that receives a bench's files and remembers what it wrote.
+#[derive(Debug)]
+pub struct OutputDir {
+    dir: PathBuf,
+    written: Vec<PathBuf>,
+}
+
+impl OutputDir {
+    /// Creates `dir` (and its parents) if needed.
+    pub fn create(dir: impl Into<PathBuf>) -> Result<Self> {
+        let dir = dir.into();
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Write {
+            path: dir.clone(),
+            source,
+        })?;
+        Ok(Self {
+            dir,
+            written: Vec::new(),
+        })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Every file written so far.
+    pub fn written(&self) -> &[PathBuf] {
+        &self.written
+    }
+
+    /// Writes `value` as pretty JSON to `name` (e.g. `calibrate.json`).
+    pub fn write_json<T: Serialize>(&mut self, name: &str, value: &T) -> Result<PathBuf> {
+        let text = serde_json::to_string_pretty(value).map_err(|source| Error::Json {
+            what: name.to_string(),
+            source,
+        })?;
+        self.write_text(name, &(text + "\n"))
+    }
+
+    /// Writes `rows` as CSV with a header taken from the row struct's fields.
+    pub fn write_csv<T: Serialize>(&mut self, name: &str, rows: &[T]) -> Result<PathBuf> {
+        let path = self.dir.join(name);
+        let csv_error = |source| Error::Csv {
+            path: path.clone(),
+            source,
+        };
+        let mut writer = csv::Writer::from_path(&path).map_err(csv_error)?;
+        for row in rows {
+            writer.serialize(row).map_err(csv_error)?;
+        }
+        writer.flush().map_err(|source| Error::Write {
+            path: path.clone(),
+            source,
+        })?;
+        self.written.push(path.clone());
+        Ok(path)
+    }
+
+    /// Writes `chart` as SVG with the built-in renderer.
+    pub fn write_svg(&mut self, name: &str, chart: &LineChart) -> Result<PathBuf> {
+        self.write_svg_with(name, chart, &BuiltinSvg)
+    }
+
+    /// Writes `chart` as SVG with `renderer`.
+    pub fn write_svg_with(
+        &mut self,
+        name: &str,
+        chart: &LineChart,
+        renderer: &dyn SvgRenderer,
+    ) -> Result<PathBuf> {
+        self.write_text(name, &renderer.render(chart))
+    }
+
+    /// Writes `text` to `name`.
+    pub fn write_text(&mut self, name: &str, text: &str) -> Result<PathBuf> {
+        let path = self.dir.join(name);
+        std::fs::write(&path, text).map_err(|source| Error::Write {
+            path: path.clone(),
+            source,
+        })?;
+        self.written.push(path.clone());
+        Ok(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::plot::{Series, SeriesStyle};
+
+    #[derive(Serialize)]
+    struct Row {
+        size_bytes: u64,
+        median_ns: u64,
+    }
+
+    #[test]
+    fn writes_json_csv_svg() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut out = OutputDir::create(tmp.path().join("a/b")).unwrap();
+        out.write_json("r.json", &serde_json::json!({"x": 1}))
+            .unwrap();
+        let rows = [
+            Row {
+                size_bytes: 1,
+                median_ns: 2,
+            },
+            Row {
+                size_bytes: 3,
+                median_ns: 4,
+            },
+        ];
+        let csv_path = out.write_csv("r.csv", &rows).unwrap();
+        let chart = LineChart::new("t", "x", "y").with_series(Series::new(
+            "s",
+            SeriesStyle::Line,
+            vec![(0.0, 0.0), (1.0, 1.0)],
+        ));
+        out.write_svg("r.svg", &chart).unwrap();
+        assert_eq!(out.written().len(), 3);
+        assert_eq!(
+            std::fs::read_to_string(csv_path).unwrap(),
+            "size_bytes,median_ns\n1,2\n3,4\n"
+        );
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.path().join("r.json")).unwrap())
+                .unwrap();
+        assert_eq!(json["x"], 1);
+    }
+}

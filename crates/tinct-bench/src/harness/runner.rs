@@ -1,0 +1,168 @@
+//! Interleaved repetition of conditions A/B(/C...).
+//!
+//! Every round measures each condition once, in a fresh seeded random order,
+//! so slow drift of a shared machine (frequency, a neighbour VM, page cache)
+//! hits all conditions alike and order effects cancel out. Comparisons are
+//! then made between statistics of the same run, never against absolute
+//! numbers.
+
+use super::progress::Progress;
+use super::stats::Stats;
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+
+/// A set of named conditions to repeat `reps` times, interleaved.
+#[derive(Debug, Clone)]
+pub struct Interleaved {
+    conditions: Vec<String>,
+    reps: u32,
+    warmup: u32,
+    seed: u64,
+}
+
+/// The samples of each condition, in the order the conditions were given.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Samples {
+    /// Condition names.
+    pub conditions: Vec<String>,
+    /// `samples[c]` are the measurements (ns) of condition `c`, in round order.
+    pub samples: Vec<Vec<u64>>,
+    /// The order conditions ran in, round by round (indices into `conditions`).
+    pub order: Vec<Vec<usize>>,
+}
+
+impl Interleaved {
+    /// `reps` rounds over `conditions` (no warm-up, seed 1).
+    pub fn new<S: Into<String>>(conditions: impl IntoIterator<Item = S>, reps: u32) -> Self {
+        Self {
+            conditions: conditions.into_iter().map(Into::into).collect(),
+            reps,
+            warmup: 0,
+            seed: 1,
+        }
+    }
+
+    /// Unrecorded warm-up rounds run before the measured ones.
+    pub fn warmup(mut self, rounds: u32) -> Self {
+        self.warmup = rounds;
+        self
+    }
+
+    /// Seed of the per-round condition order.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Number of `measure` calls a [`run`](Self::run) makes, warm-up included
+    /// (for sizing a progress bar).
+    pub fn calls(&self) -> u64 {
+        u64::from(self.reps + self.warmup) * self.conditions.len() as u64
+    }
+
+    /// Runs every round; `measure(c)` measures condition `c` once and
+    /// returns its sample in ns. Each recorded call advances `progress` by one.
+    pub fn run<E>(
+        &self,
+        progress: &Progress,
+        mut measure: impl FnMut(usize) -> Result<u64, E>,
+    ) -> Result<Samples, E> {
+        let n = self.conditions.len();
+        let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
+        let mut order: Vec<usize> = (0..n).collect();
+        for _ in 0..self.warmup {
+            order.shuffle(&mut rng);
+            for &c in &order {
+                measure(c)?;
+                progress.inc(1);
+            }
+        }
+        let mut samples = vec![Vec::with_capacity(self.reps as usize); n];
+        let mut orders = Vec::with_capacity(self.reps as usize);
+        for _ in 0..self.reps {
+            order.shuffle(&mut rng);
+            for &c in &order {
+                samples[c].push(measure(c)?);
+                progress.inc(1);
+            }
+            orders.push(order.clone());
+        }
+        Ok(Samples {
+            conditions: self.conditions.clone(),
+            samples,
+            order: orders,
+        })
+    }
+}
+
+impl Samples {
+    /// Statistics of condition `c` (`None` if it has no samples).
+    pub fn stats(&self, c: usize) -> Option<Stats> {
+        Stats::from_samples(&self.samples[c])
+    }
+
+    /// Statistics of every condition, with its name.
+    pub fn all_stats(&self) -> Vec<(String, Stats)> {
+        (0..self.conditions.len())
+            .filter_map(|c| Some((self.conditions[c].clone(), self.stats(c)?)))
+            .collect()
+    }
+
+    /// Median of condition `a` over the median of condition `b`
+    /// (`None` if either has no samples or `b`'s median is 0).
+    pub fn median_ratio(&self, a: usize, b: usize) -> Option<f64> {
+        let (a, b) = (self.stats(a)?, self.stats(b)?);
+        (b.median_ns > 0).then(|| a.median_ns as f64 / b.median_ns as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_round_runs_every_condition_once_in_varying_order() {
+        let runner = Interleaved::new(["a", "b", "c"], 20).warmup(2).seed(7);
+        assert_eq!(runner.calls(), 66);
+        let mut calls = Vec::new();
+        let samples = runner
+            .run::<()>(&Progress::hidden(), |c| {
+                calls.push(c);
+                Ok(c as u64 * 10 + 1)
+            })
+            .unwrap();
+        assert_eq!(calls.len(), 66);
+        for round in calls.chunks(3) {
+            let mut sorted = round.to_vec();
+            sorted.sort();
+            assert_eq!(sorted, vec![0, 1, 2]);
+        }
+        assert_eq!(samples.samples[2], vec![21; 20]);
+        assert_eq!(samples.order.len(), 20);
+        let distinct: std::collections::HashSet<_> = samples.order.iter().collect();
+        assert!(distinct.len() > 1, "the order must vary between rounds");
+        assert_eq!(samples.median_ratio(2, 0), Some(21.0));
+    }
+
+    #[test]
+    fn an_error_stops_the_run() {
+        let runner = Interleaved::new(["a", "b"], 5);
+        let mut n = 0;
+        let result = runner.run(&Progress::hidden(), |_| {
+            n += 1;
+            if n == 3 { Err("boom") } else { Ok(1) }
+        });
+        assert_eq!(result, Err("boom"));
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn same_seed_same_order() {
+        let a = Interleaved::new(["a", "b", "c"], 10).seed(3);
+        let run = |r: &Interleaved| r.run::<()>(&Progress::hidden(), |_| Ok(0)).unwrap().order;
+        assert_eq!(run(&a), run(&a.clone()));
+        assert_ne!(run(&a), run(&a.clone().seed(4)));
+    }
+}

@@ -1,0 +1,22 @@
+//! Measurement workbenches for tinct (`tinct bench ...`).
+//!
+//! [`harness`] is the shared framework every bench uses: common options,
+//! machine description, statistics, an interleaved A/B(/C) repetition
+//! runner, JSON/CSV/SVG writers, progress bar, one-screen summary, thread
+//! pinning and a JSON schema check for tests.
+
+#![warn(missing_docs)]
+
+mod error;
+pub mod banks;
+pub mod calibrate;
+pub mod coherence;
+pub mod conditions;
+pub mod crpd;
+pub mod harness;
+pub mod isolation;
+pub mod paged;
+pub mod together;
+pub mod wcet_profile;
+
+pub use error::{Error, Result};

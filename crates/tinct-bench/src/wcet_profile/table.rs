@@ -1,0 +1,196 @@
+//! From measured points to the task-set syntax: the `wcet = { … }` line
+//! and a complete task-set file that `tinct analyze` accepts unchanged.
+
+use super::{ProfilePoint, ProfiledBody};
+use std::collections::BTreeMap;
+use tinct_core::PartitionSet;
+use tinct_core::format::{InputError, Syntax};
+use tinct_core::model::{Body, Platform, Task, TaskSet, WcetTable, Work};
+use tinct_core::units::{Bytes, Nanos};
+
+/// Sets each point's `table_ns` to the maximum measured WCET over this and
+/// every larger p (points sorted by p), rounded up to a whole microsecond:
+/// C^p must not increase with p (kim2013 Section II-C), and raising a value
+/// to a neighbour's measured maximum (or rounding it up) keeps it safe.
+pub fn make_non_increasing(points: &mut [ProfilePoint]) {
+    let mut running = 0u64;
+    for point in points.iter_mut().rev() {
+        running = running.max(point.wcet_ns.div_ceil(1000) * 1000);
+        point.table_ns = running;
+    }
+}
+
+/// The `wcet = { p = "C", … }` line (task-set syntax, ready to paste).
+pub fn wcet_line(points: &[ProfilePoint]) -> String {
+    let items: Vec<String> = points
+        .iter()
+        .map(|p| format!("{} = \"{}\"", p.p, Nanos(p.table_ns)))
+        .collect();
+    format!("wcet = {{ {} }}", items.join(", "))
+}
+
+/// 10 × the largest table value, rounded up to a whole millisecond.
+pub fn default_period(points: &[ProfilePoint]) -> Nanos {
+    let worst = points.iter().map(|p| p.table_ns).max().unwrap_or(0).max(1);
+    Nanos((worst * 10).div_ceil(1_000_000) * 1_000_000)
+}
+
+/// What the written task set is made of.
+#[derive(Debug)]
+pub struct TaskSetInput<'a> {
+    /// Task name.
+    pub name: &'a str,
+    /// The profiled body.
+    pub body: &'a ProfiledBody,
+    /// The measured points (with `table_ns` set).
+    pub points: &'a [ProfilePoint],
+    /// N_P.
+    pub partitions: u32,
+    /// N_C.
+    pub cores: u32,
+    /// T_i (= D_i).
+    pub period: Nanos,
+    /// Δ.
+    pub refill: Nanos,
+}
+
+/// A task set with the profiled task on core 0 with every partition
+/// (so `tinct analyze` takes it as is), validated by reading its TOML back.
+pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
+    let working_set = input.body.working_set_bytes;
+    // M_total holds N_P copies of the working set, so even p = 1 is memory-feasible.
+    let memory = (working_set * u64::from(input.partitions))
+        .max(1 << 30)
+        .div_ceil(1 << 20)
+        * (1 << 20);
+    let listed: BTreeMap<u32, Nanos> = input
+        .points
+        .iter()
+        .map(|p| (p.p, Nanos(p.table_ns)))
+        .collect();
+    let total = input.body.memory_iterations + input.body.compute_iterations;
+    let kernel = super::worker::kernel_by_name(&input.body.kernel)
+        .unwrap_or(tinct_core::model::Kernel::Chase);
+    let memory_percent = (kernel == tinct_core::model::Kernel::Mixed && total > 0)
+        .then(|| (input.body.memory_iterations * 100 / total) as u8);
+    let set = TaskSet {
+        platform: Platform {
+            cores: input.cores,
+            partitions: input.partitions,
+            memory: Bytes(memory),
+            refill: input.refill,
+        },
+        tasks: vec![Task {
+            name: input.name.to_string(),
+            period: input.period,
+            deadline: input.period,
+            memory: Bytes(working_set),
+            wcet: WcetTable::new(listed),
+            priority: None,
+            core: Some(0),
+            partitions: Some(PartitionSet::range(1, input.partitions)),
+            body: Some(Body {
+                kernel,
+                working_set: Some(Bytes(working_set)),
+                work: Some(Work::Iterations(total)),
+                memory_percent,
+            }),
+        }],
+        task_lines: Vec::new(),
+    };
+    let text = tinct_core::format::to_toml(&set, &[]);
+    tinct_core::format::parse(&text, "taskset.toml", Syntax::Toml)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::Stats;
+
+    fn point(p: u32, wcet: u64) -> ProfilePoint {
+        ProfilePoint {
+            p,
+            colors: vec![],
+            jobs: Stats::from_samples(&[wcet]).unwrap(),
+            wcet_ns: wcet,
+            acet_ns: wcet,
+            table_ns: wcet,
+            pages_checked: 0,
+            pages_in_colors: 0,
+            llc_misses_max: None,
+        }
+    }
+
+    #[test]
+    fn noise_is_raised_never_lowered() {
+        let mut points = vec![
+            point(1, 900_000),
+            point(2, 700_000),
+            point(4, 750_000),
+            point(8, 499_001),
+        ];
+        make_non_increasing(&mut points);
+        let table: Vec<u64> = points.iter().map(|p| p.table_ns).collect();
+        assert_eq!(table, vec![900_000, 750_000, 750_000, 500_000]);
+        assert!(points.iter().all(|p| p.table_ns >= p.wcet_ns));
+    }
+
+    #[test]
+    fn the_line_and_the_file_read_back() {
+        let mut points = vec![
+            point(1, 22_760_000),
+            point(8, 11_940_000),
+            point(12, 10_300_000),
+        ];
+        make_non_increasing(&mut points);
+        assert_eq!(
+            wcet_line(&points),
+            r#"wcet = { 1 = "22.76ms", 8 = "11.94ms", 12 = "10.3ms" }"#
+        );
+        assert_eq!(default_period(&points), Nanos(228_000_000));
+        let body = ProfiledBody {
+            kernel: "chase".into(),
+            working_set_bytes: 18 << 20,
+            memory_iterations: 1000,
+            compute_iterations: 0,
+        };
+        let set = task_set(&TaskSetInput {
+            name: "streamcluster",
+            body: &body,
+            points: &points,
+            partitions: 32,
+            cores: 2,
+            period: default_period(&points),
+            refill: Nanos(45_300),
+        })
+        .unwrap();
+        assert_eq!(set.tasks[0].wcet.at(10), Some(Nanos(11_940_000)));
+        assert_eq!(set.platform.refill, Nanos(45_300));
+        assert!(set.platform.min_partitions_for(set.tasks[0].memory) <= 1);
+    }
+
+    #[test]
+    fn a_period_below_the_wcet_is_refused() {
+        let points = vec![point(1, 5_000_000)];
+        let body = ProfiledBody {
+            kernel: "read".into(),
+            working_set_bytes: 1 << 20,
+            memory_iterations: 10,
+            compute_iterations: 0,
+        };
+        let err = task_set(&TaskSetInput {
+            name: "t",
+            body: &body,
+            points: &points,
+            partitions: 4,
+            cores: 1,
+            period: Nanos(1_000_000),
+            refill: Nanos(1000),
+        })
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("wcet") || err.to_string().contains("deadline"),
+            "{err}"
+        );
+    }
+}

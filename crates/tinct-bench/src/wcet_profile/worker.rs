@@ -1,0 +1,224 @@
+//! The worker: one process that runs a job body alone, pinned, on memory
+//! served by the LD_PRELOAD shim from the page colors of p partitions
+//! (kim2013 Section IV-B: "the C_i^p values can be measured by changing
+//! the number of cache partitions allocated to τ_i"). The job kernels are
+//! tinct-rt's, the very code `tinct run` executes.
+//!
+//! It prints one JSON [`WorkerReport`] on stdout.
+
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+use tinct_rt::kernels::{JobWork, Kernel, KernelState};
+use tinct_sys::perf::{PerfEvent, ThreadCounters};
+
+/// Options of the hidden `tinct bench wcet-worker` command.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WorkerArgs {
+    /// Kernel name (`chase`, `read`, `write`, `rmw`, `compute`, `mixed`).
+    #[arg(long)]
+    pub kernel: String,
+    /// Working set in bytes.
+    #[arg(long)]
+    pub working_set: u64,
+    /// Memory iterations per job.
+    #[arg(long)]
+    pub memory_iterations: u64,
+    /// Compute iterations per job.
+    #[arg(long)]
+    pub compute_iterations: u64,
+    /// Measured jobs (one more runs first as warm-up).
+    #[arg(long)]
+    pub jobs: u32,
+    /// Seed of the chase permutation.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// CPU to pin to.
+    #[arg(long)]
+    pub cpu: u32,
+    /// SCHED_FIFO priority (none: SCHED_OTHER).
+    #[arg(long)]
+    pub fifo: Option<u8>,
+    /// The page colors the working set should lie in (a list like `0-15`),
+    /// checked through pagemap.
+    #[arg(long)]
+    pub expect_colors: Option<String>,
+}
+
+/// What a worker measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerReport {
+    /// Wall-clock time of each measured job, ns.
+    pub job_ns: Vec<u64>,
+    /// Pages of the working set whose frame was read.
+    pub pages_checked: u64,
+    /// Of those, pages in the expected colors.
+    pub pages_in_colors: u64,
+    /// Why the placement could not be checked, if it could not.
+    pub unchecked_reason: Option<String>,
+    /// Last-level cache misses of each measured job, when the hardware
+    /// counter opens (kim2013 Figure 6 plots the worst case per p).
+    pub llc_misses: Option<Vec<u64>>,
+    /// Why there are no miss counts, if there are none.
+    pub counters_note: Option<String>,
+}
+
+/// The kernel named `name`.
+pub fn kernel_by_name(name: &str) -> Result<Kernel> {
+    Kernel::ALL
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, k)| *k)
+        .ok_or_else(|| {
+            let names: Vec<&str> = Kernel::ALL.iter().map(|(n, _)| *n).collect();
+            Error::InvalidInput(format!(
+                "--kernel: expected one of {}, found `{name}`",
+                names.join(", ")
+            ))
+        })
+}
+
+/// Runs the worker and prints its report as one JSON line.
+pub fn main(args: &WorkerArgs) -> Result<()> {
+    let report = run(args)?;
+    let line = serde_json::to_string(&report).map_err(|source| Error::Json {
+        what: "worker report".into(),
+        source,
+    })?;
+    println!("{line}");
+    Ok(())
+}
+
+/// Runs the jobs and checks the placement.
+pub fn run(args: &WorkerArgs) -> Result<WorkerReport> {
+    let kernel = kernel_by_name(&args.kernel)?;
+    tinct_sys::sched::set_affinity(&[args.cpu])?;
+    if let Some(priority) = args.fifo {
+        tinct_sys::sched::set_fifo(priority)?;
+    }
+    let words = vec![0u64; (args.working_set / 8) as usize];
+    // The buffer does not move when the Vec moves into the kernel state,
+    // which writes every line: the pages are present when translated.
+    let (start, bytes) = (words.as_ptr() as usize, words.len() * 8);
+    let mut state = KernelState::new(kernel, words.into(), args.seed);
+    let (pages_checked, pages_in_colors, unchecked_reason) = match &args.expect_colors {
+        Some(list) => check_colors(start, bytes, list)?,
+        None => (0, 0, Some("no colors were asked for".to_string())),
+    };
+    let work = JobWork {
+        memory: args.memory_iterations,
+        compute: args.compute_iterations,
+    };
+    let stop = AtomicBool::new(false);
+    state.run(work, &stop);
+    let (mut counters, counters_note) = match ThreadCounters::open(&[PerfEvent::LlcMisses]) {
+        Ok(c) => (Some(c), None),
+        Err(e) => (None, Some(format!("no LLC miss counts: {e}"))),
+    };
+    let mut job_ns = Vec::with_capacity(args.jobs as usize);
+    let mut misses = Vec::with_capacity(args.jobs as usize);
+    for _ in 0..args.jobs {
+        if let Some(c) = counters.as_mut() {
+            c.reset()?;
+            c.enable()?;
+        }
+        let start = Instant::now();
+        state.run(work, &stop);
+        job_ns.push(start.elapsed().as_nanos() as u64);
+        if let Some(c) = counters.as_mut() {
+            c.disable()?;
+            misses.push(c.read()?.get(PerfEvent::LlcMisses).unwrap_or(0));
+        }
+    }
+    Ok(WorkerReport {
+        job_ns,
+        pages_checked,
+        pages_in_colors,
+        unchecked_reason,
+        llc_misses: counters.is_some().then_some(misses),
+        counters_note,
+    })
+}
+
+/// Counts the whole pages of `[start, start + bytes)` whose physical frame
+/// lies in `colors` of the last-level cache.
+fn check_colors(start: usize, bytes: usize, colors: &str) -> Result<(u64, u64, Option<String>)> {
+    let wanted = tinct_sys::parse_cpu_list(colors)
+        .map_err(|e| Error::InvalidInput(format!("--expect-colors: {e}")))?;
+    let root = tinct_sys::SysRoot::live();
+    let topology = tinct_sys::topology::Topology::read(&root)?;
+    let page = tinct_sys::system::PageSize::read(&root)?.bytes;
+    let Some(geometry) = topology
+        .last_level_caches()
+        .first()
+        .and_then(|c| c.page_colors(page))
+    else {
+        return Ok((
+            0,
+            0,
+            Some("the last-level cache geometry is unknown".into()),
+        ));
+    };
+    if geometry.address_bits.is_none() {
+        return Ok((
+            0,
+            0,
+            Some("the color bits of the last-level cache are unknown".into()),
+        ));
+    }
+    let first_page = start.div_ceil(page as usize) * page as usize;
+    let end = start + bytes;
+    if end <= first_page {
+        return Ok((0, 0, Some("the working set is smaller than a page".into())));
+    }
+    let pages = (end - first_page) / page as usize;
+    let pagemap = tinct_sys::pagemap::Pagemap::open_self()?;
+    let frames = match pagemap.frames(first_page, pages) {
+        Ok(frames) => frames,
+        Err(e) => return Ok((0, 0, Some(e.to_string()))),
+    };
+    let in_colors = frames
+        .iter()
+        .filter(|&&f| {
+            geometry
+                .color_of(f * page)
+                .is_some_and(|c| wanted.contains(&(c as u32)))
+        })
+        .count();
+    Ok((pages as u64, in_colors as u64, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernels_by_name() {
+        assert_eq!(kernel_by_name("chase").unwrap(), Kernel::Chase);
+        assert!(matches!(
+            kernel_by_name("nope"),
+            Err(Error::InvalidInput(_))
+        ));
+    }
+
+    #[test]
+    fn a_worker_runs_its_jobs() {
+        let cpu = tinct_sys::sched::current_cpu();
+        let args = WorkerArgs {
+            kernel: "read".into(),
+            working_set: 64 << 10,
+            memory_iterations: 2048,
+            compute_iterations: 100,
+            jobs: 4,
+            seed: 1,
+            cpu,
+            fifo: None,
+            expect_colors: None,
+        };
+        let report = run(&args).unwrap();
+        assert_eq!(report.job_ns.len(), 4);
+        assert!(report.job_ns.iter().all(|&ns| ns > 0));
+        assert!(report.unchecked_reason.is_some());
+    }
+}

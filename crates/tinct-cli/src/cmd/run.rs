@@ -1,0 +1,411 @@
+//! `tinct run PLAN` / `tinct run --rt-app FILE.json`: runs a planned task set
+//! (or an rt-app workload) for real, writes the run directory (`jobs.csv`,
+//! `trace.json`, `summary.json`) and prints the verdict: observed response
+//! and execution times next to the analysis' bounds (kim2013 Section IV).
+
+use crate::error::CliError;
+use crate::output::{ms, print_json, table};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tinct_core::analysis::analyze;
+use tinct_core::units::{Nanos, parse_duration};
+use tinct_rt::RtError;
+use tinct_rt::output::{Summary, summarize, write_run_dir};
+use tinct_rt::runtime::{RunOptions, RunResult};
+use tinct_rt::spec::{Bound, Policy, RunSpec};
+
+/// Arguments of `tinct run`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Planned task-set file (cores and partitions assigned, as `tinct plan` writes).
+    #[arg(required_unless_present = "rt_app", conflicts_with = "rt_app")]
+    pub plan: Option<PathBuf>,
+    /// Run an rt-app workload file instead (JSON with comments; tinct's subset).
+    #[arg(
+        long = "rt-app",
+        value_name = "FILE.json",
+        long_help = "Run an rt-app workload file instead: rt-app's JSON dialect, comments included, \
+for the subset that maps onto tinct. global: duration (s, -1 = until --duration), default_policy \
+(SCHED_OTHER, SCHED_FIFO), calibration (\"CPUn\" or ns per loop), lock_pages, logdir, log_basename. \
+tasks.<name>: instance, loop, cpus, policy, priority (1-98 for SCHED_FIFO), phases, and the events \
+run (µs of calibrated work), runtime (µs of spinning), sleep (µs) and timer {ref, period (µs), mode \
+absolute|relative}; phases.<name>: loop and events. Event keys may end in digits (run0, sleep1). A \
+job is one pass over a phase's events; the timer must be the last event and its period is the \
+job's deadline. Any other key is rejected by name, never ignored."
+    )]
+    pub rt_app: Option<PathBuf>,
+    /// How long to release jobs (e.g. "10s", "500ms"). Default: 10 s, or the
+    /// rt-app file's `global.duration`.
+    #[arg(long, value_parser = parse_nanos)]
+    pub duration: Option<Nanos>,
+    /// Run directory. Default: `runs/<file stem>` (rt-app: logdir/log_basename).
+    #[arg(long, short = 'o')]
+    pub out: Option<PathBuf>,
+    /// Run under SCHED_OTHER (no real-time privileges needed, no guarantees).
+    #[arg(long)]
+    pub no_rt: bool,
+    /// The watchdog stops the run when a job runs past this many times its deadline.
+    #[arg(long, default_value_t = 3.0, value_parser = parse_factor)]
+    pub watchdog_factor: f64,
+    /// Print the summary as JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The default run length.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+
+fn parse_nanos(text: &str) -> Result<Nanos, String> {
+    match parse_duration(text) {
+        Ok(Nanos(0)) => Err("the duration must be longer than 0".into()),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn parse_factor(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 1.0 => Ok(f),
+        _ => Err(format!(
+            "expected a number ≥ 1 (a job may run until factor × its deadline), found {text:?}"
+        )),
+    }
+}
+
+/// Runs the plan or rt-app file. Exit status 0 when the run completed
+/// (misses and exceeded bounds are results, printed loudly), 1 when it was
+/// stopped (watchdog, signal, failed task) or could not start, 2 on bad input.
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let options = RunOptions {
+        realtime: !args.no_rt,
+        watchdog_factor: args.watchdog_factor,
+        ..RunOptions::default()
+    };
+    let (spec, out) = match (&args.plan, &args.rt_app) {
+        (_, Some(file)) => {
+            let loaded = tinct_rt::rtapp::load(file, DEFAULT_DURATION_NS).map_err(rt_error)?;
+            let mut spec = loaded.spec;
+            if let Some(d) = args.duration {
+                spec.duration_ns = d.0;
+            }
+            let out = args
+                .out
+                .clone()
+                .or(loaded.log_dir.map(PathBuf::from))
+                .unwrap_or_else(|| default_out(file));
+            (spec, out)
+        }
+        (Some(plan), None) => {
+            let duration = args.duration.map_or(DEFAULT_DURATION_NS, |d| d.0);
+            (
+                plan_spec(plan, duration)?,
+                args.out.clone().unwrap_or_else(|| default_out(plan)),
+            )
+        }
+        (None, None) => {
+            return Err(CliError::Input(
+                "give a PLAN file or --rt-app FILE.json".into(),
+            ));
+        }
+    };
+    let (summary, _) = execute(&spec, options, &out, args.json)?;
+    Ok(exit_code(&summary))
+}
+
+/// `runs/<stem>` for a workload file.
+pub fn default_out(file: &Path) -> PathBuf {
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
+    Path::new("runs").join(stem)
+}
+
+/// The run spec of a planned task-set file, with the analysis' bounds.
+pub fn plan_spec(plan: &Path, duration_ns: u64) -> Result<RunSpec, CliError> {
+    let set = tinct_core::format::load(plan)?;
+    if let Some(i) = set.tasks.iter().position(|t| t.core.is_none()) {
+        return Err(CliError::from(tinct_core::format::InputError {
+            file: plan.display().to_string(),
+            line: set.task_lines.get(i).copied(),
+            field: format!("task '{}' field `core`", set.tasks[i].name),
+            expected: "a core for every task (`tinct plan` assigns cores and partitions)".into(),
+            found: "no core".into(),
+        }));
+    }
+    let cpus = tinct_sys::sched::affinity().map_err(|e| CliError::Failed(e.into()))?;
+    if let Some(i) = set
+        .tasks
+        .iter()
+        .position(|t| t.core.is_some_and(|c| !cpus.contains(&c)))
+    {
+        return Err(CliError::from(tinct_core::format::InputError {
+            file: plan.display().to_string(),
+            line: set.task_lines.get(i).copied(),
+            field: format!("task '{}' field `core`", set.tasks[i].name),
+            expected: format!(
+                "a CPU this process may run on ({}); re-plan for this machine with `tinct plan`",
+                tinct_sys::format_cpu_list(&cpus)
+            ),
+            found: format!("core {}", set.tasks[i].core.unwrap_or(0)),
+        }));
+    }
+    Ok(spec_with_bounds(
+        &set,
+        &plan.display().to_string(),
+        duration_ns,
+    ))
+}
+
+/// Builds the run spec of an assigned task set and attaches the analysis'
+/// WCRT with and without cache interference to every task.
+pub fn spec_with_bounds(set: &tinct_core::TaskSet, source: &str, duration_ns: u64) -> RunSpec {
+    let bounds = analyze(set).ok().map(|analysis| {
+        analysis
+            .tasks
+            .iter()
+            .map(|t| Bound {
+                wcet_ns: t.wcet_ns,
+                wcrt_ns: t.wcrt_ns,
+                wcrt_nocint_ns: t.wcrt_nocint_ns,
+            })
+            .collect()
+    });
+    RunSpec::from_task_set(set, source, duration_ns, bounds)
+}
+
+/// Bad input stays bad input (exit 2); anything else is a failure (exit 1).
+pub fn rt_error(e: RtError) -> CliError {
+    match e {
+        RtError::Input { .. } => CliError::Input(e.to_string()),
+        other => CliError::Failed(anyhow::Error::new(other)),
+    }
+}
+
+/// Runs `spec`, writes the run directory and prints the verdict.
+pub fn execute(
+    spec: &RunSpec,
+    options: RunOptions,
+    out: &Path,
+    json: bool,
+) -> Result<(Summary, RunResult), CliError> {
+    let scheduling = tinct_rt::output::scheduling_note(options.realtime);
+    if !json {
+        println!(
+            "tinct run {}: {} task(s), {}, {:.3} s, watchdog at {} × D, run directory {}",
+            spec.source,
+            spec.tasks.len(),
+            scheduling,
+            spec.duration_ns as f64 / 1e9,
+            options.watchdog_factor,
+            out.display()
+        );
+    }
+    let result = tinct_rt::runtime::run(spec, options).map_err(rt_error)?;
+    let summary = summarize(&spec.source, spec.duration_ns, &result);
+    write_run_dir(out, &summary, &result).map_err(rt_error)?;
+    if json {
+        print_json(&summary)?;
+    } else {
+        print_verdict(&summary);
+        println!(
+            "wrote {}/{{summary.json, jobs.csv, trace.json}} (open trace.json in ui.perfetto.dev)",
+            out.display()
+        );
+    }
+    if !summary.stop.is_completed() {
+        eprintln!("tinct: {}", summary.stop_description);
+    }
+    Ok((summary, result))
+}
+
+/// 0 for a completed run, 1 for a stopped one.
+pub fn exit_code(summary: &Summary) -> ExitCode {
+    if summary.stop.is_completed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn opt_ms(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "—".into(), ms)
+}
+
+fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e3)
+}
+
+/// Prints the verdict tables and the loud flags.
+pub fn print_verdict(summary: &Summary) {
+    println!("\nscheduling: {}", summary.scheduling);
+    println!("RT throttling: {}", summary.rt_throttling);
+    println!("run: {}", summary.stop_description);
+    let mut jobs = table(&[
+        "task",
+        "CPU",
+        "policy",
+        "released",
+        "ok",
+        "missed",
+        "aborted",
+        "R max",
+        "R p99",
+        "R mean",
+        "ρ(R)=μ+2σ",
+        "WCRT CInt",
+        "WCRT NoCInt",
+        "verdict",
+    ]);
+    for t in &summary.tasks {
+        let policy = match t.policy {
+            Policy::Fifo(p) => format!("FIFO {p}"),
+            Policy::Other => "OTHER".into(),
+        };
+        let cpus = t
+            .cpus
+            .as_ref()
+            .map_or("any".into(), |c| tinct_sys::format_cpu_list(c));
+        let verdict = if t.exceeds_bound {
+            "EXCEEDS BOUND"
+        } else if t.jobs.missed > 0 {
+            "MISSED"
+        } else if t.error.is_some() {
+            "FAILED"
+        } else if t.bound.is_some_and(|b| b.wcrt_ns.is_some()) {
+            "within bound"
+        } else {
+            "ok"
+        };
+        let r = &t.response;
+        jobs.add_row(vec![
+            t.name.clone(),
+            cpus,
+            policy,
+            t.jobs.released.to_string(),
+            t.jobs.completed.to_string(),
+            t.jobs.missed.to_string(),
+            t.jobs.aborted.to_string(),
+            ms(r.max_ns),
+            ms(r.p99_ns),
+            format!("{:.2}", r.mean_ns / 1e6),
+            format!("{:.2}", r.rho_ns / 1e6),
+            opt_ms(t.bound.and_then(|b| b.wcrt_ns)),
+            opt_ms(t.bound.and_then(|b| b.wcrt_nocint_ns)),
+            verdict.into(),
+        ]);
+    }
+    println!(
+        "\nresponse time (finish − planned release), ms [{}]",
+        summary.scheduling
+    );
+    println!("{jobs}");
+    let mut exec = table(&[
+        "task",
+        "work per job",
+        "C max",
+        "C p99",
+        "C mean",
+        "ρ(C)",
+        "C bound",
+        "latency p50/p99/max (µs)",
+        "preempt.",
+        "migr.",
+        "working set",
+    ]);
+    for t in &summary.tasks {
+        let work = t
+            .work
+            .iter()
+            .map(|w| match w.target_ns {
+                Some(target) => format!("calibrated to {} ms", ms(target)),
+                None => format!("fixed {} it.", w.work.memory + w.work.compute),
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let c = &t.exec;
+        let l = &t.latency;
+        exec.add_row(vec![
+            t.name.clone(),
+            if work.is_empty() { "—".into() } else { work },
+            ms(c.max_ns),
+            ms(c.p99_ns),
+            format!("{:.2}", c.mean_ns / 1e6),
+            format!("{:.2}", c.rho_ns / 1e6),
+            opt_ms(t.bound.map(|b| b.wcet_ns)),
+            format!("{}/{}/{}", us(l.p50_ns), us(l.p99_ns), us(l.max_ns)),
+            t.preemptions.to_string(),
+            t.migrations.to_string(),
+            t.placement.describe(),
+        ]);
+    }
+    println!("\nexecution time (thread CPU time), ms, and release latency");
+    println!("{exec}");
+    print_counters(summary);
+    for t in summary.tasks.iter().filter(|t| t.exceeds_bound) {
+        let bound = t.bound.and_then(|b| b.wcrt_ns).unwrap_or(0);
+        let message = format!(
+            "!!! task '{}': observed response time {} ms EXCEEDS the analysis bound (WCRT with cache interference) {} ms",
+            t.name,
+            ms(t.response.max_ns),
+            ms(bound)
+        );
+        let message = if summary.realtime {
+            message
+        } else {
+            format!("{message} (under SCHED_OTHER, --no-rt: the bound does not apply)")
+        };
+        println!("{message}");
+        eprintln!("tinct: {message}");
+    }
+    for t in summary.tasks.iter().filter(|t| t.error.is_some()) {
+        println!(
+            "!!! task '{}' failed: {}",
+            t.name,
+            t.error.as_deref().unwrap_or("")
+        );
+    }
+    if !summary.balanced {
+        println!(
+            "!!! job accounting does not balance (released ≠ completed + missed + aborted): a runtime bug"
+        );
+    }
+    if summary.misses > 0 {
+        println!("{} deadline miss(es)", summary.misses);
+    }
+}
+
+/// Hardware counters per job, or why there are none.
+fn print_counters(summary: &Summary) {
+    if summary
+        .tasks
+        .iter()
+        .any(|t| t.llc_misses.is_some() || t.instructions.is_some())
+    {
+        let mut t = table(&[
+            "task",
+            "LLC misses/job mean",
+            "LLC misses/job max",
+            "instructions/job mean",
+        ]);
+        for task in &summary.tasks {
+            let mean = |d: Option<tinct_rt::stats::Distribution>| {
+                d.map_or("—".into(), |d| format!("{:.0}", d.mean_ns))
+            };
+            let max = |d: Option<tinct_rt::stats::Distribution>| {
+                d.map_or("—".into(), |d| d.max_ns.to_string())
+            };
+            t.add_row(vec![
+                task.name.clone(),
+                mean(task.llc_misses),
+                max(task.llc_misses),
+                mean(task.instructions),
+            ]);
+        }
+        println!("\nhardware counters per job");
+        println!("{t}");
+    } else if let Some(why) = summary
+        .tasks
+        .iter()
+        .find_map(|t| t.counters_unavailable.as_deref())
+    {
+        println!("hardware counters: not available here ({why})");
+    }
+}

@@ -1,0 +1,568 @@
+//! `tinct bench coherence`, `banks` and `isolation` end to end: each
+//! `--quick` run exits 0, its JSON validates against the bench's schema, and
+//! its numbers are internally consistent (counts, orderings, ratios that must
+//! equal the statistics they are computed from, placements that match this
+//! machine's topology). Nothing here asserts on absolute time: the machine
+//! is shared and noisy. The runs are serialized so they do not disturb each
+//! other.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Mutex;
+use tinct_bench::harness::schema::{self, COMMON};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn tinct() -> Command {
+    Command::cargo_bin("tinct").unwrap()
+}
+
+/// Runs `tinct bench <args> --out <dir> --no-progress`, expects exit 0 and
+/// returns (JSON of `<bench>.json`, stdout).
+fn run_bench(dir: &Path, bench: &str, args: &[&str]) -> (Value, String) {
+    let output = tinct()
+        .args(["bench", bench])
+        .args(args)
+        .arg("--out")
+        .arg(dir)
+        .arg("--no-progress")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        output.status.success(),
+        "tinct bench {bench} {args:?} failed ({:?}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join(format!("{bench}.json"))).unwrap();
+    (serde_json::from_str(&text).unwrap(), stdout)
+}
+
+fn validate(json: &Value, specific: &[(&str, schema::Kind)], stats: &[&str]) {
+    schema::check(json, COMMON).unwrap_or_else(|e| panic!("common schema: {e:#?}"));
+    schema::check(json, specific).unwrap_or_else(|e| panic!("bench schema: {e:#?}"));
+    for prefix in stats {
+        schema::check_stats(json, prefix).unwrap_or_else(|e| panic!("stats {prefix}: {e:#?}"));
+    }
+    for file in json["files"].as_array().unwrap() {
+        let path = file.as_str().unwrap();
+        assert!(
+            Path::new(path).is_file(),
+            "listed file {path} does not exist"
+        );
+    }
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64()
+        .unwrap_or_else(|| panic!("expected an unsigned integer, found {v}"))
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64()
+        .unwrap_or_else(|| panic!("expected a number, found {v}"))
+}
+
+fn assert_ratio(ratio: &Value, numerator: &Value, denominator: &Value, what: &str) {
+    let expected = u(numerator) as f64 / u(denominator) as f64;
+    assert!(
+        (f(ratio) - expected).abs() <= 1e-9 * expected.max(1.0),
+        "{what}: {ratio} but {numerator} / {denominator} = {expected}"
+    );
+}
+
+fn csv_lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).unwrap().lines().count()
+}
+
+fn exit_code_and_stderr(args: &[&str]) -> (Option<i32>, String) {
+    let output = tinct().args(args).output().unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).to_string(),
+    )
+}
+
+#[test]
+fn coherence_quick_is_consistent_with_the_topology() {
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let (json, stdout) = run_bench(tmp.path(), "coherence", &["--quick"]);
+    validate(
+        &json,
+        tinct_bench::coherence::SCHEMA,
+        &[
+            "sizes[].sequential",
+            "sizes[].parallel[].shared",
+            "sizes[].parallel[].private",
+            "false_sharing[].same_line",
+            "false_sharing[].separate_lines",
+        ],
+    );
+    let reps = u(&json["reps"]);
+    assert_eq!(json["quick"], true);
+
+    // Every placement of the paper is listed: available ones are measured
+    // at every size, skipped ones say why and appear in the notes.
+    let placements = json["placements"].as_array().unwrap();
+    let kinds: Vec<&str> = placements
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "same-cpu",
+            "smt-siblings",
+            "different-cores",
+            "different-dies",
+            "os-chosen"
+        ]
+    );
+    let available: Vec<&str> = placements
+        .iter()
+        .filter(|p| p["skipped"].is_null())
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    let notes = json["notes"].to_string();
+    for p in placements.iter().filter(|p| !p["skipped"].is_null()) {
+        let kind = p["kind"].as_str().unwrap();
+        assert!(
+            notes.contains(kind),
+            "skipped {kind} is not in the notes: {notes}"
+        );
+        assert!(
+            stdout.contains(kind),
+            "skipped {kind} is not in the summary"
+        );
+    }
+    // The SMT placement exists exactly when this machine has SMT siblings.
+    let topology = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live()).unwrap();
+    let allowed: Vec<u32> = json["cpus"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| u(c) as u32)
+        .collect();
+    let has_smt = topology
+        .smt_sibling_groups()
+        .iter()
+        .any(|g| g.iter().filter(|c| allowed.contains(c)).count() >= 2);
+    assert_eq!(available.contains(&"smt-siblings"), has_smt);
+    assert!(
+        allowed.len() < 2
+            || available.contains(&"different-cores")
+            || available.contains(&"different-dies")
+            || available.contains(&"smt-siblings"),
+        "two CPUs must give some two-CPU placement: {available:?}"
+    );
+
+    let sizes = json["sizes"].as_array().unwrap();
+    let swept: Vec<u64> = sizes.iter().map(|s| u(&s["rows"])).collect();
+    let listed: Vec<u64> = json["parameters"]["sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(u)
+        .collect();
+    assert_eq!(swept, listed);
+    assert!(
+        swept.windows(2).all(|w| w[0] < w[1]),
+        "sizes ascend: {swept:?}"
+    );
+    let work = u(&json["parameters"]["work_per_function"]);
+    for size in sizes {
+        let elements = u(&size["rows"]) * u(&size["cols"]);
+        assert_eq!(u(&size["bytes_per_array"]), elements * 8);
+        let repetitions = u(&size["repetitions"]);
+        assert_eq!(repetitions, (work / elements).max(1));
+        assert_eq!(u(&size["sequential"]["count"]), reps);
+        let parallel = size["parallel"].as_array().unwrap();
+        let measured: Vec<&str> = parallel
+            .iter()
+            .map(|p| p["placement"].as_str().unwrap())
+            .collect();
+        assert_eq!(measured, available);
+        for p in parallel {
+            assert_eq!(u(&p["shared"]["count"]), reps);
+            assert_eq!(u(&p["private"]["count"]), reps);
+            let seq = &size["sequential"];
+            assert_ratio(
+                &p["shared_over_sequential_wcet"],
+                &p["shared"]["max_ns"],
+                &seq["max_ns"],
+                "shared/seq WCET",
+            );
+            assert_ratio(
+                &p["private_over_sequential_wcet"],
+                &p["private"]["max_ns"],
+                &seq["max_ns"],
+                "private/seq WCET",
+            );
+            assert_ratio(
+                &p["shared_over_sequential_median"],
+                &p["shared"]["median_ns"],
+                &seq["median_ns"],
+                "shared/seq median",
+            );
+        }
+    }
+    // The worst slowdown is the largest of all.
+    let largest = sizes
+        .iter()
+        .flat_map(|s| s["parallel"].as_array().unwrap())
+        .map(|p| f(&p["shared_over_sequential_wcet"]))
+        .fold(0.0, f64::max);
+    assert_eq!(f(&json["worst"]["shared_over_sequential_wcet"]), largest);
+
+    let false_sharing = json["false_sharing"].as_array().unwrap();
+    let fs_placements: Vec<&str> = false_sharing
+        .iter()
+        .map(|p| p["placement"].as_str().unwrap())
+        .collect();
+    assert_eq!(fs_placements, available);
+    for p in false_sharing {
+        assert_ratio(
+            &p["slowdown_median"],
+            &p["same_line"]["median_ns"],
+            &p["separate_lines"]["median_ns"],
+            "false sharing",
+        );
+    }
+    // One CSV row per condition and size, plus the header.
+    let conditions = 1 + 2 * available.len();
+    assert_eq!(
+        csv_lines(&tmp.path().join("coherence.csv")),
+        1 + sizes.len() * conditions
+    );
+    assert!(
+        stdout.contains("shared/seq"),
+        "summary table missing:\n{stdout}"
+    );
+}
+
+#[test]
+fn coherence_rejects_bad_sizes() {
+    let (code, stderr) =
+        exit_code_and_stderr(&["bench", "coherence", "--sizes", "0", "--no-progress"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--sizes"), "{stderr}");
+}
+
+#[test]
+fn banks_quick_without_bank_functions_says_placement_is_unknown() {
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let (json, stdout) = run_bench(tmp.path(), "banks", &["--quick"]);
+    validate(
+        &json,
+        tinct_bench::banks::SCHEMA,
+        &["kernels[].allocations[].time"],
+    );
+    assert_eq!(json["bank_placement_known"], false);
+    assert!(stdout.contains("UNKNOWN"), "{stdout}");
+    let skipped = json["skipped"].to_string();
+    assert!(
+        skipped.contains("own-bank") && skipped.contains("shared-bank"),
+        "{skipped}"
+    );
+    assert!(skipped.contains("bank placement unknown"), "{skipped}");
+    let kernels = json["kernels"].as_array().unwrap();
+    let names: Vec<&str> = kernels
+        .iter()
+        .map(|k| k["kernel"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["copy", "scale", "add", "triad", "random"]);
+    let threads = u(&json["parameters"]["threads"]);
+    for k in kernels {
+        let allocations = k["allocations"].as_array().unwrap();
+        assert_eq!(allocations.len(), 1);
+        assert_eq!(allocations[0]["allocation"], "default");
+        assert_eq!(f(&allocations[0]["median_over_default"]), 1.0);
+        check_bandwidth(k, threads);
+    }
+    assert_eq!(csv_lines(&tmp.path().join("banks.csv")), 1 + kernels.len());
+}
+
+/// Bandwidth is the bytes of a run over the median time, and the bytes are
+/// passes x elements x bytes per element x threads.
+fn check_bandwidth(kernel: &Value, threads: u64) {
+    let bytes = u(&kernel["bytes_per_run"]);
+    assert!(bytes > 0);
+    assert_eq!(bytes % (threads * u(&kernel["passes"])), 0, "{kernel}");
+    for a in kernel["allocations"].as_array().unwrap() {
+        let median_s = u(&a["time"]["median_ns"]) as f64 / 1e9;
+        let expected = bytes as f64 / 1048576.0 / median_s;
+        let found = f(&a["bandwidth_mib_s"]);
+        assert!(
+            (found - expected).abs() <= 1e-6 * expected,
+            "{found} vs {expected}"
+        );
+        assert!(f(&a["bandwidth_stddev_mib_s"]) >= 0.0);
+    }
+}
+
+#[test]
+fn banks_with_functions_runs_every_allocation_on_the_right_banks() {
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let (json, stdout) = run_bench(
+        tmp.path(),
+        "banks",
+        &[
+            "--quick",
+            "--kernels",
+            "triad,random",
+            "--bank-functions",
+            "0x2000,0x4000",
+            "--controller-functions",
+            "0x8000",
+        ],
+    );
+    validate(
+        &json,
+        tinct_bench::banks::SCHEMA,
+        &["kernels[].allocations[].time"],
+    );
+    assert_eq!(json["bank_placement_known"], true);
+    assert_eq!(u(&json["parameters"]["banks"]), 4);
+    assert_eq!(u(&json["parameters"]["controllers"]), 2);
+    assert!(stdout.contains("4 banks x 2 controllers"), "{stdout}");
+    let threads = u(&json["parameters"]["threads"]) as usize;
+    for k in json["kernels"].as_array().unwrap() {
+        let allocations = k["allocations"].as_array().unwrap();
+        let names: Vec<&str> = allocations
+            .iter()
+            .map(|a| a["allocation"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "default",
+                "own-bank",
+                "shared-bank",
+                "own-controller",
+                "shared-controller"
+            ]
+        );
+        check_bandwidth(k, threads as u64);
+        let banks_of =
+            |i: usize| -> Vec<Value> { allocations[i]["banks"].as_array().unwrap().clone() };
+        let own = banks_of(1);
+        assert_eq!(own.len(), threads);
+        for (i, a) in own.iter().enumerate() {
+            for b in own.iter().skip(i + 1) {
+                assert_ne!(a, b, "own-bank threads share a bank");
+            }
+        }
+        let shared = banks_of(2);
+        assert_eq!(shared.len(), threads);
+        assert!(
+            shared.iter().all(|b| *b == shared[0]),
+            "shared-bank threads differ: {shared:?}"
+        );
+        for (i, a) in allocations.iter().enumerate() {
+            assert_ratio(
+                &a["median_over_default"],
+                &a["time"]["median_ns"],
+                &allocations[0]["time"]["median_ns"],
+                &format!("allocation {i}"),
+            );
+        }
+    }
+    if tinct_sys::testing::privileged_or_skip("bank placement from physical frames") {
+        assert!(
+            json["frames_unreadable"].is_null(),
+            "{}",
+            json["frames_unreadable"]
+        );
+        assert!(json["moved_pages"].is_u64());
+    }
+}
+
+#[test]
+fn banks_rejects_functions_a_page_allocator_cannot_control() {
+    for (masks, expected) in [("0x40", "--bank-functions"), ("zz", "--bank-functions")] {
+        let (code, stderr) = exit_code_and_stderr(&[
+            "bench",
+            "banks",
+            "--quick",
+            "--no-progress",
+            "--bank-functions",
+            masks,
+        ]);
+        assert_eq!(code, Some(2), "{masks}: {stderr}");
+        assert!(stderr.contains(expected), "{masks}: {stderr}");
+    }
+    let (code, stderr) = exit_code_and_stderr(&[
+        "bench",
+        "banks",
+        "--quick",
+        "--no-progress",
+        "--size",
+        "1KiB",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--size"), "{stderr}");
+}
+
+#[test]
+fn isolation_quick_reports_every_condition_and_consistent_inflation() {
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let (json, stdout) = run_bench(tmp.path(), "isolation", &["--quick"]);
+    validate(
+        &json,
+        tinct_bench::isolation::SCHEMA,
+        &["conditions[].jobs", "conditions[].jobs_wall"],
+    );
+    let reps = u(&json["reps"]);
+    let p = &json["parameters"];
+    let jobs = u(&p["jobs_per_round"]);
+    assert!(u(&p["victim_colors"]) > 0 && u(&p["victim_colors"]) < u(&p["colors"]));
+    let cpus = json["cpus"].as_array().unwrap();
+    assert_eq!(p["victim_cpu"], cpus[0]);
+    assert_eq!(p["aggressor_cpus"].as_array().unwrap()[..], cpus[1..]);
+    let conditions = json["conditions"].as_array().unwrap();
+    let names: Vec<&str> = conditions
+        .iter()
+        .map(|c| c["condition"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "alone-reserved",
+            "contended-reserved",
+            "alone-unreserved",
+            "contended-unreserved"
+        ]
+    );
+    for c in conditions {
+        assert_eq!(u(&c["jobs"]["count"]), reps * jobs, "{c}");
+    }
+    let jobs_of = |i: usize| &conditions[i]["jobs"];
+    assert_ratio(
+        &json["inflation_reserved"]["wcet"],
+        &jobs_of(1)["max_ns"],
+        &jobs_of(0)["max_ns"],
+        "reserved WCET",
+    );
+    assert_ratio(
+        &json["inflation_reserved"]["median"],
+        &jobs_of(1)["median_ns"],
+        &jobs_of(0)["median_ns"],
+        "reserved median",
+    );
+    assert_ratio(
+        &json["inflation_unreserved"]["wcet"],
+        &jobs_of(3)["max_ns"],
+        &jobs_of(2)["max_ns"],
+        "unreserved WCET",
+    );
+    assert_ratio(
+        &json["inflation_unreserved"]["p99"],
+        &jobs_of(3)["p99_ns"],
+        &jobs_of(2)["p99_ns"],
+        "unreserved p99",
+    );
+    // Every recorded job is in the CSV, and a job's CPU time never exceeds
+    // its wall-clock time (beyond the two clocks' granularity).
+    let csv = std::fs::read_to_string(tmp.path().join("isolation.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("condition,job,cpu_ns,wall_ns"));
+    let mut rows = 0;
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        let (cpu, wall): (u64, u64) = (fields[2].parse().unwrap(), fields[3].parse().unwrap());
+        assert!(cpu > 0, "{line}");
+        assert!(
+            cpu <= wall + wall / 100 + 50_000,
+            "CPU time above wall time: {line}"
+        );
+        rows += 1;
+    }
+    assert_eq!(rows, 4 * reps * jobs);
+    for c in conditions {
+        assert_eq!(u(&c["jobs_wall"]["count"]), reps * jobs);
+    }
+    assert!(json["run_conditions"]["fifo_priority"].is_null());
+    if json["machine"]["virtualized"] == true {
+        assert!(
+            json["notes"].to_string().contains("virtual machine"),
+            "the VM caveat is missing"
+        );
+    }
+    assert!(stdout.contains("inflation, reserved"), "{stdout}");
+    if tinct_sys::testing::privileged_or_skip("reservation by coloring from physical frames") {
+        assert!(
+            json["frames_unreadable"].is_null(),
+            "{}",
+            json["frames_unreadable"]
+        );
+    }
+}
+
+#[test]
+fn isolation_rejects_bad_color_share() {
+    let (code, stderr) = exit_code_and_stderr(&[
+        "bench",
+        "isolation",
+        "--quick",
+        "--no-progress",
+        "--victim-colors",
+        "100",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--victim-colors"), "{stderr}");
+}
+
+#[test]
+fn fifo_runs_are_recorded_and_bad_priorities_rejected() {
+    let (code, stderr) = exit_code_and_stderr(&[
+        "bench",
+        "coherence",
+        "--quick",
+        "--no-progress",
+        "--fifo",
+        "0",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--fifo"), "{stderr}");
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO measuring threads") {
+        return;
+    }
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let small = [
+        "--sizes",
+        "32,64",
+        "--work",
+        "65536",
+        "--increments",
+        "65536",
+        "--reps",
+        "2",
+        "--fifo",
+        "5",
+    ];
+    let (json, _) = run_bench(tmp.path(), "coherence", &small);
+    validate(
+        &json,
+        tinct_bench::coherence::SCHEMA,
+        &["sizes[].sequential"],
+    );
+    assert_eq!(json["run_conditions"]["fifo_priority"], 5);
+    let (json, _) = run_bench(
+        tmp.path(),
+        "isolation",
+        &["--quick", "--reps", "1", "--jobs", "3", "--fifo", "5"],
+    );
+    assert_eq!(json["run_conditions"]["fifo_priority"], 5);
+    assert_eq!(u(&json["conditions"][0]["jobs"]["count"]), 3);
+}

@@ -1,0 +1,281 @@
+//! `tinct exec` end to end: argument errors (exit 2), a missing shim, and
+//! a real program run with its heap in the requested colors, pinned and
+//! under SCHED_FIFO (root).
+
+use assert_cmd::Command;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use tinct_sys::testing::privileged_or_skip;
+
+/// Builds libtinct_preload.so next to the `tinct` binary of this profile
+/// (`cargo test -p tinct-cli` alone does not build the cdylib).
+fn build_shim() -> PathBuf {
+    static SHIM: OnceLock<PathBuf> = OnceLock::new();
+    SHIM.get_or_init(|| {
+        let tinct = assert_cmd::cargo::cargo_bin("tinct");
+        let dir = tinct.parent().unwrap().to_path_buf();
+        let mut cargo = std::process::Command::new(env!("CARGO"));
+        cargo.args(["build", "--quiet", "-p", "tinct-preload"]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cargo.arg("--release");
+        }
+        assert!(
+            cargo.status().unwrap().success(),
+            "cargo build -p tinct-preload failed"
+        );
+        let shim = dir.join("libtinct_preload.so");
+        assert!(shim.is_file(), "{} missing", shim.display());
+        shim
+    })
+    .clone()
+}
+
+fn tinct_exec(args: &[&str]) -> std::process::Output {
+    Command::cargo_bin("tinct")
+        .unwrap()
+        .arg("exec")
+        .args(args)
+        .env_remove("TINCT_PRELOAD_LIB")
+        .output()
+        .unwrap()
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn bad_arguments_exit_2_and_say_what_was_expected() {
+    for (args, expected) in [
+        (vec!["--colors", "0-x", "--", "true"], "--colors \"0-x\""),
+        (
+            vec!["--colors", "0-3", "--pool", "lots", "--", "true"],
+            "--pool \"lots\"",
+        ),
+        (
+            vec!["--colors", "0-3", "--pool", "16KiB", "--", "true"],
+            "at least 1MiB",
+        ),
+        (
+            vec!["--colors", "999999", "--", "true"],
+            "color 999999 does not exist",
+        ),
+        (
+            vec!["--colors", "0", "--cpus", "a", "--", "true"],
+            "--cpus \"a\"",
+        ),
+    ] {
+        let output = tinct_exec(&args);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains(expected),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    let no_command = tinct_exec(&["--colors", "0"]);
+    assert_eq!(no_command.status.code(), Some(2), "{}", stderr(&no_command));
+}
+
+#[test]
+fn a_named_shim_that_does_not_exist_is_bad_input() {
+    let output = Command::cargo_bin("tinct")
+        .unwrap()
+        .args(["exec", "--colors", "0-3", "--", "true"])
+        .env("TINCT_PRELOAD_LIB", "/nonexistent/libtinct_preload.so")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("TINCT_PRELOAD_LIB=/nonexistent"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn runs_the_program_colored_pinned_and_under_fifo() {
+    if !privileged_or_skip("SCHED_FIFO and frame numbers") {
+        return;
+    }
+    let shim = build_shim();
+    let script = "echo colors=$TINCT_COLORS; echo preload=$LD_PRELOAD; \
+                  grep Cpus_allowed_list /proc/self/status; \
+                  awk '{print \"policy=\" $41 \" priority=\" $18}' /proc/self/stat";
+    let output = tinct_exec(&[
+        "--colors",
+        "0-127,200",
+        "--pool",
+        "128MiB",
+        "--stats",
+        "--strict",
+        "--cpus",
+        "0",
+        "--fifo",
+        "7",
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(text.contains("colors=0-127,200\n"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "preload={}",
+            shim.canonicalize().unwrap().display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains("Cpus_allowed_list:\t0\n"), "{text}");
+    // /proc/<pid>/stat: field 41 policy (1 = SCHED_FIFO), field 18 priority (-1 - rt prio).
+    assert!(text.contains("policy=1 priority=-8"), "{text}");
+    // The shim ran in the shell and in awk, and printed its summary at exit.
+    assert!(
+        stderr(&output).contains("colors 0-127,200 of"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stderr(&output).contains("pages in use outside the requested colors: none"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn the_exit_status_of_the_program_is_passed_through() {
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    build_shim();
+    let output = tinct_exec(&[
+        "--colors", "0-255", "--pool", "16MiB", "--", "sh", "-c", "exit 3",
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let missing = tinct_exec(&["--colors", "0-3", "--", "/nonexistent/program"]);
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("cannot run /nonexistent/program"),
+        "{}",
+        stderr(&missing)
+    );
+}
+
+/// A fake resctrl mount: 2 L3 domains, 8-bit masks.
+fn fake_resctrl() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("info/L3/cbm_mask", "ff\n");
+    write("info/L3/min_cbm_bits", "1\n");
+    write("info/L3/num_closids", "8\n");
+    write("info/last_cmd_status", "ok\n");
+    write("schemata", "L3:0=ff;1=ff\n");
+    dir
+}
+
+#[test]
+fn l3_partitions_run_the_program_in_a_resctrl_group_that_is_removed_after() {
+    let resctrl = fake_resctrl();
+    let root = resctrl.path().display().to_string();
+    // The program sees its group's files while it runs.
+    let script = format!("cat {root}/tinct-*/schemata; cat {root}/tinct-*/tasks; exit 5");
+    let output = tinct_exec(&[
+        "--l3-partitions",
+        "2-3",
+        "--partitions",
+        "4",
+        "--resctrl-root",
+        &root,
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(5),
+        "exit status passed through: {}",
+        stderr(&output)
+    );
+    // Partitions 2 and 3 of 4 over 8 bits: bits 2..6.
+    assert!(text.starts_with("L3:0=3c;1=3c\n"), "{text}");
+    let tinct_pid: u32 = text.lines().nth(1).unwrap().trim().parse().unwrap();
+    assert!(
+        stderr(&output).contains(&format!("resctrl group tinct-{tinct_pid}")),
+        "{}",
+        stderr(&output)
+    );
+    let left: Vec<_> = std::fs::read_dir(resctrl.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("tinct-"))
+        .collect();
+    assert!(left.is_empty(), "the group must be removed: {left:?}");
+}
+
+#[test]
+fn impossible_l3_partitions_are_bad_input_and_no_l3_allocation_fails() {
+    // (A write the kernel rejects, with info/last_cmd_status in the error,
+    // is tested on the library: crates/tinct-sys/tests/resctrl_backend.rs.)
+    let resctrl = fake_resctrl();
+    let root = resctrl.path().display().to_string();
+    let output = tinct_exec(&[
+        "--l3-partitions",
+        "9",
+        "--partitions",
+        "4",
+        "--resctrl-root",
+        &root,
+        "--",
+        "true",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("partition 9: expected 1..=4"),
+        "{}",
+        stderr(&output)
+    );
+    let too_many = tinct_exec(&[
+        "--l3-partitions",
+        "1",
+        "--partitions",
+        "16",
+        "--resctrl-root",
+        &root,
+        "--",
+        "true",
+    ]);
+    assert_eq!(too_many.status.code(), Some(2), "{}", stderr(&too_many));
+    assert!(
+        stderr(&too_many).contains("at most 8 partitions"),
+        "{}",
+        stderr(&too_many)
+    );
+    let no_resctrl = tempfile::tempdir().unwrap();
+    let missing = tinct_exec(&[
+        "--l3-partitions",
+        "1",
+        "--resctrl-root",
+        &no_resctrl.path().display().to_string(),
+        "--",
+        "true",
+    ]);
+    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("offers no L3 allocation"),
+        "{}",
+        stderr(&missing)
+    );
+}

@@ -1,0 +1,178 @@
+//! `tinct experiment`: the kim2013 setting's directions, and random studies
+//! that are reproducible and whose merged shards equal the unsharded run.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+fn tinct() -> Command {
+    Command::cargo_bin("tinct").expect("binary built")
+}
+
+#[test]
+fn kim2013_directions_hold_next_to_the_paper() {
+    let out = tinct()
+        .args(["experiment", "kim2013", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = report["rows"].as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        18,
+        "3 task counts × 2 memory sizes × 3 algorithms"
+    );
+    assert!(rows.iter().all(|r| r["exact"] == Value::Bool(true)));
+    let comparisons = report["comparisons"].as_array().unwrap();
+    assert_eq!(comparisons.len(), 6);
+    for c in comparisons {
+        assert_eq!(c["direction_holds"], Value::Bool(true), "{c}");
+        assert!(c["paper"].as_str().unwrap().contains('%'));
+    }
+    let cata_n8 = rows
+        .iter()
+        .find(|r| r["tasks"] == 8 && r["memory_mib"] == 1024 && r["algorithm"] == "cata")
+        .unwrap();
+    assert_eq!(cata_n8["partitions_needed"], 12);
+
+    // The paper's published figures travel with ours (the table prints the same report).
+    let text = String::from_utf8_lossy(&out.stdout);
+    for published in ["16% to 25% less than BFD", "97 %", "BFD fails n = 16"] {
+        assert!(text.contains(published), "{published} missing:\n{text}");
+    }
+}
+
+const SMALL: [&str; 16] = [
+    "--tasks",
+    "4",
+    "--cores",
+    "2",
+    "--partitions",
+    "8",
+    "--sets",
+    "4",
+    "--util-min",
+    "0.5",
+    "--util-max",
+    "1.5",
+    "--util-step",
+    "0.5",
+    "--seed",
+    "42",
+];
+
+fn random(out: &Path, extra: &[&str]) {
+    let result = tinct()
+        .args(["experiment", "random"])
+        .args(SMALL)
+        .args(extra)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn merged_shards_equal_the_unsharded_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("whole");
+    random(&whole, &[]);
+    let shards = dir.path().join("shards");
+    for i in 1..=3 {
+        random(&shards, &["--shard", &format!("{i}/3"), "--threads", "1"]);
+    }
+    let merged = dir.path().join("merged");
+    let out = tinct()
+        .args(["experiment", "merge", "--out"])
+        .arg(&merged)
+        .args(
+            (1..=3)
+                .rev()
+                .map(|i| shards.join(format!("shard-{i}-of-3.json"))),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for file in ["results.csv", "params.json", "schedulability.svg"] {
+        assert_eq!(
+            read(&whole.join(file)),
+            read(&merged.join(file)),
+            "{file} differs"
+        );
+    }
+    let csv = read(&whole.join("results.csv"));
+    assert!(
+        csv.starts_with("utilization,sets,not_generated,bfd,wfd,cata,"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 4, "header + 3 utilization points");
+    assert!(
+        csv.lines()
+            .skip(1)
+            .all(|l| l.split(',').nth(1) == Some("4")),
+        "{csv}"
+    );
+    let params: Value = serde_json::from_str(&read(&whole.join("params.json"))).unwrap();
+    assert_eq!(params["seed"], 42);
+    assert_eq!(params["generator"]["tasks"], 4);
+
+    // The same seed again gives the same bytes.
+    let again = dir.path().join("again");
+    random(&again, &["--threads", "1"]);
+    assert_eq!(
+        read(&whole.join("results.csv")),
+        read(&again.join("results.csv"))
+    );
+
+    // A missing shard or a shard of another experiment is refused.
+    let out = tinct()
+        .args(["experiment", "merge", "--out"])
+        .arg(dir.path().join("bad"))
+        .arg(shards.join("shard-1-of-3.json"))
+        .arg(shards.join("shard-2-of-3.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("missing 3"));
+    let other = dir.path().join("other");
+    random(&other, &["--shard", "3/3", "--sensitivity-max", "0.1"]);
+    let out = tinct()
+        .args(["experiment", "merge", "--out"])
+        .arg(dir.path().join("bad"))
+        .arg(shards.join("shard-1-of-3.json"))
+        .arg(shards.join("shard-2-of-3.json"))
+        .arg(other.join("shard-3-of-3.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bad_shard_argument_exits_2() {
+    let out = tinct()
+        .args(["experiment", "random", "--shard", "4/3"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,164 @@
+//! `tinct plan` end to end: plans re-verify with `tinct analyze`, failures
+//! name the task and the reason, bad input exits 2.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+fn tinct() -> Command {
+    Command::cargo_bin("tinct").expect("binary built")
+}
+
+fn analyze_json(path: &Path) -> Value {
+    let out = tinct()
+        .args(["analyze", "--json"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn every_algorithm_writes_a_plan_that_analyze_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (algorithm, file) in [
+        ("cata", "cata.toml"),
+        ("bfd", "bfd.toml"),
+        ("wfd", "wfd.json"),
+    ] {
+        let plan = dir.path().join(file);
+        let out = tinct()
+            .args(["plan", "--algorithm", algorithm, "-o"])
+            .arg(&plan)
+            .arg(example("kim2013.toml"))
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{algorithm}: {text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("partitions used") && text.contains("memory efficiency"),
+            "{text}"
+        );
+        let analysis = analyze_json(&plan);
+        assert_eq!(
+            analysis["schedulable"],
+            Value::Bool(true),
+            "{algorithm}: {analysis}"
+        );
+        let tasks = analysis["tasks"].as_array().unwrap();
+        assert_eq!(tasks.len(), 4);
+        assert!(
+            tasks
+                .iter()
+                .all(|t| !t["partitions"].as_array().unwrap().is_empty())
+        );
+    }
+}
+
+#[test]
+fn json_report_has_per_core_and_total_figures() {
+    let out = tinct()
+        .args(["plan", "--json", "--partitions", "12"])
+        .arg(example("kim2013.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["schedulable"], Value::Bool(true));
+    assert_eq!(report["algorithm"], "cata");
+    assert_eq!(report["budget"], 12);
+    assert!(report["partitions_used"].as_u64().unwrap() <= 12);
+    assert!(report["exact"].as_bool().unwrap());
+    let efficiency = report["memory_efficiency"].as_f64().unwrap();
+    assert!(efficiency > 0.0 && efficiency <= 1.0);
+    let cores = report["cores"].as_array().unwrap();
+    let placed: usize = cores
+        .iter()
+        .map(|c| c["tasks"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(placed, 4);
+    for task in cores.iter().flat_map(|c| c["tasks"].as_array().unwrap()) {
+        assert!(task["wcrt_ns"].as_u64().unwrap() <= task["deadline_ns"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn too_few_partitions_is_a_memory_failure_naming_the_task() {
+    let out = tinct()
+        .args(["plan", "--partitions", "2"])
+        .arg(example("kim2013.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("'ferret' could not be placed: memory"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn overload_is_a_time_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("heavy.toml");
+    std::fs::write(
+        &file,
+        r#"[platform]
+cores = 1
+partitions = 4
+memory = "64MiB"
+refill = "10us"
+
+[[task]]
+name = "a"
+period = "10ms"
+memory = "1MiB"
+wcet = { 1 = "6ms" }
+
+[[task]]
+name = "b"
+period = "10ms"
+memory = "1MiB"
+wcet = { 1 = "6ms" }
+"#,
+    )
+    .unwrap();
+    let out = tinct().arg("plan").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("'b' could not be placed: time"), "{stderr}");
+    assert!(!dir.path().join("plan.toml").exists());
+}
+
+#[test]
+fn bad_input_exits_2() {
+    let out = tinct()
+        .args(["plan", "--partitions", "33"])
+        .arg(example("kim2013.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--partitions"));
+    let out = tinct()
+        .args(["plan", "does-not-exist.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,512 @@
+//! `tinct run` and `tinct demo` end to end: real SCHED_FIFO runs of a few
+//! hundred milliseconds to two seconds. They need root (SCHED_FIFO,
+//! mlockall); without it they skip, unless TINCT_REQUIRE_PRIVILEGED=1 makes
+//! them fail. The runs are serialized so they do not load the machine
+//! together.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+fn tinct() -> Command {
+    Command::cargo_bin("tinct").unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Checks the Chrome / Perfetto trace-event JSON object format: every event
+/// has the fields its phase requires, with the right types.
+fn check_trace_schema(trace: &Value) -> Result<usize, String> {
+    let events = trace
+        .get("traceEvents")
+        .and_then(Value::as_array)
+        .ok_or("top level: expected an object with a `traceEvents` array")?;
+    if let Some(unit) = trace.get("displayTimeUnit")
+        && !matches!(unit.as_str(), Some("ms" | "ns"))
+    {
+        return Err(format!(
+            "displayTimeUnit must be \"ms\" or \"ns\", found {unit}"
+        ));
+    }
+    let mut slices = 0;
+    for (i, e) in events.iter().enumerate() {
+        let fail = |what: &str| Err(format!("event {i}: {what}: {e}"));
+        let Some(obj) = e.as_object() else {
+            return fail("not an object");
+        };
+        if !obj.get("name").is_some_and(Value::is_string) {
+            return fail("`name` must be a string");
+        }
+        if !obj.get("pid").is_some_and(Value::is_u64) || !obj.get("tid").is_some_and(Value::is_u64)
+        {
+            return fail("`pid` and `tid` must be non-negative integers");
+        }
+        let ph = obj.get("ph").and_then(Value::as_str).unwrap_or("");
+        let ts_ok = obj
+            .get("ts")
+            .and_then(Value::as_f64)
+            .is_some_and(|t| t >= 0.0);
+        match ph {
+            "X" => {
+                if !ts_ok
+                    || !obj
+                        .get("dur")
+                        .and_then(Value::as_f64)
+                        .is_some_and(|d| d >= 0.0)
+                {
+                    return fail("a complete event needs ts ≥ 0 and dur ≥ 0");
+                }
+                slices += 1;
+            }
+            "i" | "I" => {
+                if !ts_ok || !matches!(obj.get("s").and_then(Value::as_str), Some("g" | "p" | "t"))
+                {
+                    return fail("an instant event needs ts ≥ 0 and a scope s of g, p or t");
+                }
+            }
+            "M" => {
+                let name = obj["name"].as_str().unwrap_or("");
+                if ![
+                    "process_name",
+                    "thread_name",
+                    "process_sort_index",
+                    "thread_sort_index",
+                ]
+                .contains(&name)
+                {
+                    return fail("unknown metadata event");
+                }
+                if obj
+                    .get("args")
+                    .and_then(|a| a.get("name").or(a.get("sort_index")))
+                    .is_none()
+                {
+                    return fail("metadata needs args.name");
+                }
+            }
+            _ => return fail("`ph` must be X, i, I or M"),
+        }
+        if let Some(args) = obj.get("args")
+            && !args.is_object()
+        {
+            return fail("`args` must be an object");
+        }
+    }
+    Ok(slices)
+}
+
+/// Per task (released, completed, missed, aborted) counted from jobs.csv.
+fn csv_accounting(path: &Path) -> BTreeMap<String, [u64; 4]> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let outcome = header.iter().position(|h| *h == "outcome").unwrap();
+    let mut counts = BTreeMap::new();
+    for line in lines {
+        let fields: Vec<&str> = line.split(',').collect();
+        let entry = counts.entry(fields[0].to_string()).or_insert([0u64; 4]);
+        entry[0] += 1;
+        match fields[outcome] {
+            "completed" => entry[1] += 1,
+            "missed" => entry[2] += 1,
+            "aborted" => entry[3] += 1,
+            other => panic!("unknown outcome {other}"),
+        }
+    }
+    counts
+}
+
+/// released = completed + missed + aborted for every task, in summary.json
+/// and in jobs.csv, and both agree.
+fn assert_accounting(dir: &Path) -> Value {
+    let summary = read_json(&dir.join("summary.json"));
+    let csv = csv_accounting(&dir.join("jobs.csv"));
+    for task in summary["tasks"].as_array().unwrap() {
+        let name = task["name"].as_str().unwrap();
+        let jobs = &task["jobs"];
+        let n = |k: &str| jobs[k].as_u64().unwrap();
+        assert_eq!(
+            n("released"),
+            n("completed") + n("missed") + n("aborted"),
+            "{name}: {jobs}"
+        );
+        let from_csv = csv.get(name).copied().unwrap_or([0; 4]);
+        assert_eq!(
+            from_csv,
+            [n("released"), n("completed"), n("missed"), n("aborted")],
+            "{name}"
+        );
+        assert_eq!(from_csv[0], from_csv[1] + from_csv[2] + from_csv[3]);
+    }
+    assert_eq!(summary["balanced"], true);
+    summary
+}
+
+#[test]
+fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+        return;
+    }
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let assert = tinct()
+        .args([
+            "run",
+            example("light.toml").to_str().unwrap(),
+            "--duration",
+            "1s",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert!(stdout.contains("SCHED_FIFO"), "{stdout}");
+    assert!(
+        stdout.contains("WCRT CInt") && stdout.contains("ρ(R)"),
+        "{stdout}"
+    );
+    let summary = assert_accounting(&out);
+    assert_eq!(summary["stop"]["reason"], "completed");
+    assert_eq!(summary["misses"], 0, "a light set must not miss: {summary}");
+    let released: u64 = summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["jobs"]["released"].as_u64().unwrap())
+        .sum();
+    // 1 s of releases: 10 + 5 + 10 + 4 jobs.
+    assert_eq!(released, 29);
+    for task in summary["tasks"].as_array().unwrap() {
+        assert!(
+            task["bound"]["wcrt_ns"].is_u64(),
+            "the analysis bound sits next to the observation"
+        );
+    }
+    let slices = check_trace_schema(&read_json(&out.join("trace.json"))).unwrap();
+    assert_eq!(slices as u64, released, "one slice per started job");
+}
+
+#[test]
+fn sigint_stops_the_run_and_still_writes_every_released_job() {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+        return;
+    }
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"))
+        .args([
+            "run",
+            example("light.toml").to_str().unwrap(),
+            "--duration",
+            "60s",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("tinct did not stop after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(1), "a stopped run exits 1");
+    let summary = assert_accounting(&out);
+    assert_eq!(summary["stop"]["reason"], "signal");
+    let released: u64 = summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["jobs"]["released"].as_u64().unwrap())
+        .sum();
+    assert!(released > 0, "jobs were recorded before the signal");
+    check_trace_schema(&read_json(&out.join("trace.json"))).unwrap();
+}
+
+#[test]
+fn an_overloaded_set_is_stopped_by_the_watchdog() {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+        return;
+    }
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("overload.toml");
+    std::fs::write(
+        &plan,
+        r#"
+[platform]
+cores = 1
+partitions = 4
+memory = "64MiB"
+refill = "10us"
+
+[[task]]
+name = "hog"
+period = "20ms"
+memory = "1MiB"
+wcet = { 1 = "15ms" }
+core = 0
+body = { kernel = "compute", target = "200ms" }
+"#,
+    )
+    .unwrap();
+    let out = dir.path().join("run");
+    let assert = tinct()
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--duration",
+            "2s",
+            "--watchdog-factor",
+            "2",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("WATCHDOG") && stderr.contains("hog"),
+        "{stderr}"
+    );
+    let summary = assert_accounting(&out);
+    assert_eq!(summary["stop"]["reason"], "overrun");
+    assert_eq!(summary["stop"]["task"], "hog");
+    assert!(summary["tasks"][0]["jobs"]["aborted"].as_u64().unwrap() >= 1);
+}
+
+#[test]
+fn no_rt_runs_under_sched_other_and_says_so_everywhere() {
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let assert = tinct()
+        .args([
+            "run",
+            example("light.toml").to_str().unwrap(),
+            "--duration",
+            "300ms",
+            "--no-rt",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert!(stdout.contains("SCHED_OTHER"), "{stdout}");
+    assert!(
+        !stdout.contains("FIFO 9"),
+        "no task may claim SCHED_FIFO: {stdout}"
+    );
+    let summary = assert_accounting(&out);
+    assert!(
+        summary["scheduling"]
+            .as_str()
+            .unwrap()
+            .contains("SCHED_OTHER")
+    );
+    let csv = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    assert!(
+        csv.lines().skip(1).all(|l| l.ends_with(",SCHED_OTHER")),
+        "{csv}"
+    );
+    let trace = std::fs::read_to_string(out.join("trace.json")).unwrap();
+    assert!(trace.contains("SCHED_OTHER"));
+}
+
+#[test]
+fn rt_app_files_run_and_keys_outside_the_subset_are_named() {
+    let _guard = serial();
+    let assert = tinct()
+        .args([
+            "run",
+            "--rt-app",
+            example("rt-app/outside-subset.json").to_str().unwrap(),
+        ])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("key `lock`") && stderr.contains("outside-subset.json:7"),
+        "{stderr}"
+    );
+
+    if !tinct_sys::testing::privileged_or_skip("tinct run --rt-app (SCHED_FIFO)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    tinct()
+        .args([
+            "run",
+            "--rt-app",
+            example("rt-app/periodic.json").to_str().unwrap(),
+            "--duration",
+            "500ms",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let summary = assert_accounting(&out);
+    let names: Vec<&str> = summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["video", "audio-0", "audio-1", "housekeeping"]);
+    assert_eq!(summary["tasks"][0]["policy"]["priority"], 50);
+    assert_eq!(summary["tasks"][3]["policy"]["policy"], "other");
+}
+
+#[test]
+fn a_plan_without_cores_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("unplanned.toml");
+    std::fs::write(
+        &plan,
+        "[platform]\ncores = 2\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\n",
+    )
+    .unwrap();
+    let assert = tinct()
+        .args(["run", plan.to_str().unwrap()])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("unplanned.toml:7") && stderr.contains("`core`"),
+        "{stderr}"
+    );
+    // A core this machine does not have is bad input too, with its line.
+    let far = dir.path().join("far.toml");
+    std::fs::write(
+        &far,
+        "[platform]\ncores = 4096\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\ncore = 4095\n",
+    )
+    .unwrap();
+    let assert = tinct()
+        .args(["run", far.to_str().unwrap()])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("far.toml:7") && stderr.contains("core 4095"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_trace_schema_check_rejects_malformed_events() {
+    assert!(check_trace_schema(&serde_json::json!({"traceEvents": [{"name": "a", "ph": "X", "ts": 1.0, "pid": 1, "tid": 1}]})).is_err());
+    assert!(check_trace_schema(&serde_json::json!({"traceEvents": [{"name": "a", "ph": "i", "ts": 1.0, "pid": 1, "tid": 1}]})).is_err());
+    assert!(check_trace_schema(&serde_json::json!({"events": []})).is_err());
+    assert_eq!(
+        check_trace_schema(
+            &serde_json::json!({"traceEvents": [{"name": "a", "ph": "X", "ts": 1.0, "dur": 2.0, "pid": 1, "tid": 1}]})
+        ),
+        Ok(1)
+    );
+}
+
+#[test]
+fn the_demo_plans_runs_and_compares() {
+    if !tinct_sys::testing::privileged_or_skip("tinct demo (SCHED_FIFO)") {
+        return;
+    }
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo");
+    let assert = tinct()
+        .args(["demo", "--duration", "600ms", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert!(stdout.contains("predicted vs observed"), "{stdout}");
+    let summary = assert_accounting(&out);
+    assert_eq!(summary["tasks"].as_array().unwrap().len(), 4);
+    assert_eq!(summary["stop"]["reason"], "completed");
+    // The plan it wrote is a valid, fully assigned task set.
+    let plan = tinct_core::format::load(&out.join("plan.toml")).unwrap();
+    assert!(
+        plan.tasks
+            .iter()
+            .all(|t| t.core.is_some() && t.partitions.is_some() && t.body.is_some())
+    );
+    check_trace_schema(&read_json(&out.join("trace.json"))).unwrap();
+}
+
+#[test]
+fn without_rt_privileges_the_run_is_refused_with_the_fix() {
+    if !tinct_sys::testing::privileged_or_skip("dropping to user nobody") {
+        return;
+    }
+    let _guard = serial();
+    // A copy of the binary and the plan that user nobody can read.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let binary = dir.path().join("tinct");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("tinct"), &binary).unwrap();
+    let plan = dir.path().join("light.toml");
+    std::fs::copy(example("light.toml"), &plan).unwrap();
+    let output = std::process::Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(&binary)
+        .args([
+            "run",
+            plan.to_str().unwrap(),
+            "--duration",
+            "200ms",
+            "--out",
+        ])
+        .arg(dir.path().join("run"))
+        .output()
+        .expect("runuser (util-linux) runs a command as another user");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("SCHED_FIFO is not allowed")
+            && stderr.contains("--no-rt")
+            && stderr.contains("CAP_SYS_NICE"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("run").join("jobs.csv").exists(),
+        "nothing ran"
+    );
+}

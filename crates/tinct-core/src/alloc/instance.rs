@@ -1,0 +1,120 @@
+//! The numbers the allocation algorithms need, prepared once per task set:
+//! dense C^p tables, minimum partition counts and priority ranks.
+
+use crate::model::TaskSet;
+
+/// C^p marker for a p the task cannot run with (below its first listed p).
+pub const INFEASIBLE: u64 = u64::MAX;
+
+/// One task as the allocation algorithms see it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AllocTask {
+    /// `wcet[p]` = C^p in ns for p in 0..=N_P ([`INFEASIBLE`] where undefined, always at p = 0).
+    pub wcet: Vec<u64>,
+    /// T_i, ns.
+    pub period: u64,
+    /// D_i, ns.
+    pub deadline: u64,
+    /// M_i, bytes.
+    pub memory: u64,
+    /// The least |S(i)|: the first listed p of C^p and ⌈M_i / (M_total/N_P)⌉, at least 1.
+    pub min_partitions: u32,
+    /// Effective priority rank (1 is the highest), unique within the set.
+    pub rank: u32,
+}
+
+impl AllocTask {
+    /// C^p, or [`INFEASIBLE`].
+    pub fn wcet_at(&self, p: u32) -> u64 {
+        self.wcet.get(p as usize).copied().unwrap_or(INFEASIBLE)
+    }
+
+    /// The task's average utilization over p = 1..=N_P, the sort key of
+    /// kim2013 Algorithm 3 line 1: (Σ_p C^p / N_P) / T. A p below the first
+    /// listed one counts with the worst listed value.
+    pub fn average_utilization(&self) -> f64 {
+        let n_p = self.wcet.len().saturating_sub(1).max(1);
+        let worst = self.wcet_at(self.min_partitions.min(n_p as u32));
+        let sum: f64 = (1..=n_p)
+            .map(|p| match self.wcet[p] {
+                INFEASIBLE => worst as f64,
+                c => c as f64,
+            })
+            .sum();
+        sum / n_p as f64 / self.period as f64
+    }
+}
+
+/// A task set prepared for allocation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instance {
+    /// Tasks in file order.
+    pub tasks: Vec<AllocTask>,
+    /// N_C.
+    pub cores: u32,
+    /// N_P: the platform's partitions (also fixes the memory-partition size).
+    pub partitions: u32,
+    /// M_total, bytes.
+    pub total_memory: u64,
+    /// Δ, ns.
+    pub refill: u64,
+}
+
+impl Instance {
+    /// Prepares `set`; existing `core` and `partitions` fields are ignored.
+    pub fn new(set: &TaskSet) -> Instance {
+        let platform = &set.platform;
+        let ranks = unique_ranks(&set.priorities());
+        let tasks = set
+            .tasks
+            .iter()
+            .zip(ranks)
+            .map(|(task, rank)| {
+                let wcet: Vec<u64> = (0..=platform.partitions)
+                    .map(|p| {
+                        if p == 0 {
+                            INFEASIBLE
+                        } else {
+                            task.wcet.at(p).map_or(INFEASIBLE, |c| c.0)
+                        }
+                    })
+                    .collect();
+                let memory_min = platform.min_partitions_for(task.memory);
+                AllocTask {
+                    wcet,
+                    period: task.period.0,
+                    deadline: task.deadline.0,
+                    memory: task.memory.0,
+                    min_partitions: task.wcet.first_p().max(memory_min).max(1),
+                    rank,
+                }
+            })
+            .collect();
+        Instance {
+            tasks,
+            cores: platform.cores,
+            partitions: platform.partitions,
+            total_memory: platform.memory.0,
+            refill: platform.refill.0,
+        }
+    }
+
+    /// The given tasks sorted by priority, highest first.
+    pub fn by_priority(&self, tasks: &[usize]) -> Vec<usize> {
+        let mut sorted = tasks.to_vec();
+        sorted.sort_by_key(|&i| (self.tasks[i].rank, i));
+        sorted
+    }
+}
+
+/// Explicit priorities may repeat; the analysis breaks ties by file order,
+/// so do the same and make the ranks unique (1..=n).
+fn unique_ranks(priorities: &[u32]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..priorities.len()).collect();
+    order.sort_by_key(|&i| (priorities[i], i));
+    let mut ranks = vec![0; priorities.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        ranks[i] = rank as u32 + 1;
+    }
+    ranks
+}

@@ -1,0 +1,89 @@
+//! Every plan the allocators produce re-verifies with the analysis: written
+//! as a task-set file, read back and analyzed, it is schedulable, Eq. (3)
+//! holds on every core and no partition is shared across cores.
+
+use proptest::prelude::*;
+use tinct_core::TaskSet;
+use tinct_core::alloc::{Algorithm, Assignment, Instance, SearchOptions, allocate, cata};
+use tinct_core::analysis::analyze;
+use tinct_core::format::{Syntax, parse, to_toml};
+use tinct_core::generate::{RandomParams, random_task_set, rng_for};
+
+fn params(tasks: usize, cores: u32, partitions: u32) -> RandomParams {
+    RandomParams {
+        tasks,
+        cores,
+        partitions,
+        total_memory: u64::from(partitions) << 24,
+        refill_ns: 200_000,
+        period_min_ns: 10_000_000,
+        period_max_ns: 200_000_000,
+        memory_min: 1 << 20,
+        memory_max: 40 << 20,
+        sensitivity_max: 0.6,
+    }
+}
+
+fn reverify(set: &TaskSet, inst: &Instance, assignment: &Assignment) -> Result<(), TestCaseError> {
+    let planned = assignment.apply(set, inst);
+    let text = to_toml(&planned, &["plan".to_string()]);
+    let back =
+        parse(&text, "plan.toml", Syntax::Toml).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let analysis = analyze(&back).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert!(analysis.schedulable, "{:?}\n{text}", analysis.reasons);
+    prop_assert!(analysis.cores.iter().all(|c| c.memory_feasible));
+    prop_assert!(analysis.shared_across_cores.is_empty());
+    for (core, report) in assignment.cores.iter().zip(&analysis.cores) {
+        prop_assert!((core.utilization - report.utilization).abs() < 1e-9);
+        prop_assert!(report.utilization <= 1.0 + 1e-12);
+        let used = report.partitions.len() as u32;
+        prop_assert!(used <= core.partitions);
+    }
+    prop_assert!(assignment.partitions_used() <= assignment.budget);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn plans_reverify(seed in 0u64..1_000_000, tasks in 2usize..8, cores in 1u32..4, partitions in 4u32..16, load in 0.2f64..0.9) {
+        let p = params(tasks, cores, partitions);
+        let utilization = load * f64::from(cores);
+        let Some(set) = random_task_set(&p, utilization.min(tasks as f64 * 0.95), &mut rng_for(seed, 0)) else {
+            return Ok(());
+        };
+        let inst = Instance::new(&set);
+        let options = SearchOptions::budget(5_000);
+        for algorithm in Algorithm::ALL {
+            let mut assignment = allocate(&inst, algorithm, partitions, &options);
+            if !assignment.schedulable() {
+                continue;
+            }
+            reverify(&set, &inst, &assignment)?;
+            if algorithm == Algorithm::Cata {
+                let before = assignment.total_utilization();
+                cata::spend_leftover(&inst, &mut assignment, &options);
+                prop_assert!(assignment.total_utilization() <= before + 1e-12);
+                reverify(&set, &inst, &assignment)?;
+            }
+        }
+    }
+
+    /// CATA's reservation with all N_P partitions is its least count: a run
+    /// with exactly that budget succeeds the same way, one fewer fails.
+    #[test]
+    fn cata_reservation_is_its_least_budget(seed in 0u64..1_000_000, tasks in 2usize..7, load in 0.2f64..0.8) {
+        let p = params(tasks, 2, 12);
+        let Some(set) = random_task_set(&p, load * 2.0, &mut rng_for(seed, 1)) else { return Ok(()) };
+        let inst = Instance::new(&set);
+        let options = SearchOptions::budget(5_000);
+        let full = allocate(&inst, Algorithm::Cata, 12, &options);
+        prop_assume!(full.schedulable());
+        let used = full.partitions_used();
+        let exact_budget = allocate(&inst, Algorithm::Cata, used, &options);
+        prop_assert_eq!(&exact_budget.cores, &full.cores);
+        let fewer = allocate(&inst, Algorithm::Cata, used - 1, &options);
+        prop_assert!(!fewer.schedulable());
+    }
+}

@@ -1,0 +1,320 @@
+//! The bootstrap arena: plain (uncolored) memory that never calls malloc.
+//!
+//! It serves three kinds of request:
+//! * the shim's own Rust allocations (it is the crate's `#[global_allocator]`,
+//!   so building the colored pool cannot recurse into the `malloc` it
+//!   replaces);
+//! * `malloc` calls that arrive while the pool is being built (on the
+//!   building thread) or from inside the allocator;
+//! * the fallback of a full pool when `TINCT_STRICT` is off (counted).
+//!
+//! Blocks are powers of two carved from one reserved `MAP_NORESERVE`
+//! region; freed blocks go to a free list per size and are reused first.
+//! Each block starts with a 16-byte header right before the user pointer:
+//! the size class and the offset back to the block start (which differs
+//! from 16 only for over-aligned requests).
+
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::lock::RawLock;
+
+/// Bytes in front of every pointer handed out.
+const HEADER: usize = 16;
+/// Smallest block: 2^5 = 32 bytes.
+const MIN_CLASS: u32 = 5;
+/// Largest block: 2^40 bytes (bounded by the reservation anyway).
+const MAX_CLASS: u32 = 40;
+/// Blocks of at least 2^16 bytes give their interior pages back to the
+/// kernel when freed.
+const RELEASE_CLASS: u32 = 16;
+/// Marks a header written by this arena.
+const MAGIC: u64 = 0x7ec7_b007;
+
+/// Sizes tried for the reservation, largest first.
+const RESERVATIONS: [usize; 4] = [64 << 30, 16 << 30, 4 << 30, 1 << 30];
+
+/// The arena. One instance, [`BOOTSTRAP`], serves the whole process.
+#[derive(Debug)]
+pub struct Bootstrap {
+    lock: RawLock,
+    start: AtomicUsize,
+    len: AtomicUsize,
+    /// Next never-used byte (guarded by `lock`).
+    bump: AtomicUsize,
+    /// Head of the free list of each class (guarded by `lock`).
+    free: [AtomicUsize; MAX_CLASS as usize + 1],
+    /// Bytes currently handed out (block sizes).
+    in_use: AtomicUsize,
+}
+
+/// The process-wide arena.
+pub static BOOTSTRAP: Bootstrap = Bootstrap::new();
+
+/// The shim's Rust allocations go to the bootstrap arena.
+#[derive(Debug)]
+pub struct BootstrapAlloc;
+
+// SAFETY: `Bootstrap::alloc` returns blocks of at least `size` bytes
+// aligned to `align` (or null), never handed out twice until freed, and
+// `free` takes back exactly what `alloc` returned.
+unsafe impl GlobalAlloc for BootstrapAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        BOOTSTRAP.alloc(layout.size(), layout.align())
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+        // SAFETY: `ptr` came from `alloc` above (GlobalAlloc contract).
+        unsafe { BOOTSTRAP.free(ptr) }
+    }
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const EMPTY: AtomicUsize = AtomicUsize::new(0);
+
+impl Bootstrap {
+    /// An arena that reserves its region on first use.
+    pub const fn new() -> Self {
+        Self {
+            lock: RawLock::new(),
+            start: AtomicUsize::new(0),
+            len: AtomicUsize::new(0),
+            bump: AtomicUsize::new(0),
+            free: [EMPTY; MAX_CLASS as usize + 1],
+            in_use: AtomicUsize::new(0),
+        }
+    }
+
+    /// True if `ptr` was handed out by this arena (an address range test,
+    /// no lock).
+    pub fn contains(&self, ptr: *const u8) -> bool {
+        let start = self.start.load(Ordering::Acquire);
+        let address = ptr as usize;
+        start != 0 && address >= start && address < start + self.len.load(Ordering::Relaxed)
+    }
+
+    /// Bytes currently handed out (whole blocks).
+    pub fn bytes_in_use(&self) -> usize {
+        self.in_use.load(Ordering::Relaxed)
+    }
+
+    /// `size` bytes aligned to `align` (a power of two), or null when the
+    /// reservation is exhausted or cannot be made.
+    pub fn alloc(&self, size: usize, align: usize) -> *mut u8 {
+        let align = align.max(HEADER);
+        if !align.is_power_of_two() {
+            return std::ptr::null_mut();
+        }
+        let slack = if align > HEADER { align } else { HEADER };
+        let Some(need) = size.checked_add(slack) else {
+            return std::ptr::null_mut();
+        };
+        let class = need
+            .max(1 << MIN_CLASS)
+            .next_power_of_two()
+            .trailing_zeros();
+        if class > MAX_CLASS {
+            return std::ptr::null_mut();
+        }
+        self.lock.lock();
+        let block = self.take_block(class);
+        self.lock.unlock();
+        if block == 0 {
+            return std::ptr::null_mut();
+        }
+        self.in_use.fetch_add(1 << class, Ordering::Relaxed);
+        let user = (block + HEADER).next_multiple_of(align);
+        let header = (user - HEADER) as *mut u64;
+        // SAFETY: `block..block + 2^class` is ours and `user - HEADER >=
+        // block`, with `user + size <= block + 2^class` by the choice of
+        // class; the header slot is 8-byte aligned (user is 16-aligned).
+        unsafe {
+            header.write((MAGIC << 8) | u64::from(class));
+            header.add(1).write((user - block) as u64);
+        }
+        user as *mut u8
+    }
+
+    fn take_block(&self, class: u32) -> usize {
+        let head = self.free[class as usize].load(Ordering::Relaxed);
+        if head != 0 {
+            // SAFETY: a free block's first word holds the next free block
+            // of its class, written by `free` under the lock we hold.
+            let next = unsafe { (head as *const usize).read() };
+            self.free[class as usize].store(next, Ordering::Relaxed);
+            return head;
+        }
+        if self.start.load(Ordering::Relaxed) == 0 && !self.reserve() {
+            return 0;
+        }
+        let size = 1usize << class;
+        // Large blocks start on a page so their interior can be released.
+        let alignment = if class >= RELEASE_CLASS { 4096 } else { HEADER };
+        let block = self
+            .bump
+            .load(Ordering::Relaxed)
+            .next_multiple_of(alignment);
+        let end = self.start.load(Ordering::Relaxed) + self.len.load(Ordering::Relaxed);
+        if block.checked_add(size).is_none_or(|e| e > end) {
+            return 0;
+        }
+        self.bump.store(block + size, Ordering::Relaxed);
+        block
+    }
+
+    fn reserve(&self) -> bool {
+        for len in RESERVATIONS {
+            // SAFETY: a fresh private anonymous mapping at a kernel-chosen
+            // address aliases nothing.
+            let raw = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if raw != libc::MAP_FAILED {
+                // Transparent huge pages would be wasteful here (many
+                // small blocks, sparse use); failure to advise is harmless.
+                // SAFETY: advising our own fresh mapping.
+                unsafe { libc::madvise(raw, len, libc::MADV_NOHUGEPAGE) };
+                self.len.store(len, Ordering::Relaxed);
+                self.bump.store(raw as usize, Ordering::Relaxed);
+                self.start.store(raw as usize, Ordering::Release);
+                return true;
+            }
+        }
+        false
+    }
+
+    fn header(ptr: *const u8) -> (u32, usize) {
+        // SAFETY: callers pass a pointer from `alloc`, whose 16 bytes in
+        // front hold the header.
+        let (word, offset) = unsafe {
+            let header = ptr.sub(HEADER) as *const u64;
+            (header.read(), header.add(1).read())
+        };
+        debug_assert_eq!(word >> 8, MAGIC, "not a bootstrap block");
+        ((word & 0xff) as u32, offset as usize)
+    }
+
+    /// Bytes usable at `ptr` (from `alloc`).
+    pub fn usable_size(&self, ptr: *const u8) -> usize {
+        let (class, offset) = Self::header(ptr);
+        (1usize << class) - offset
+    }
+
+    /// Returns a block.
+    ///
+    /// # Safety
+    /// `ptr` must come from [`Bootstrap::alloc`] of this arena and not have
+    /// been freed since.
+    pub unsafe fn free(&self, ptr: *mut u8) {
+        let (class, offset) = Self::header(ptr);
+        let block = ptr as usize - offset;
+        let size = 1usize << class;
+        if class >= RELEASE_CLASS {
+            // Give the interior back; the first page keeps the list link.
+            // SAFETY: the pages lie inside the freed block, which nobody
+            // uses any more; MADV_DONTNEED makes them read as zero later.
+            unsafe {
+                libc::madvise(
+                    (block + 4096) as *mut libc::c_void,
+                    size - 4096,
+                    libc::MADV_DONTNEED,
+                )
+            };
+        }
+        self.in_use.fetch_sub(size, Ordering::Relaxed);
+        self.lock.lock();
+        let head = self.free[class as usize].load(Ordering::Relaxed);
+        // SAFETY: the block is ours again; its first word becomes the link.
+        unsafe { (block as *mut usize).write(head) };
+        self.free[class as usize].store(block, Ordering::Relaxed);
+        self.lock.unlock();
+    }
+
+    /// For `pthread_atfork`: take the lock before `fork`.
+    pub fn before_fork(&self) {
+        self.lock.lock();
+    }
+
+    /// For `pthread_atfork`: release it in the parent after `fork`.
+    pub fn after_fork_in_parent(&self) {
+        self.lock.unlock();
+    }
+
+    /// For `pthread_atfork`: release it in the child after `fork`.
+    pub fn after_fork_in_child(&self) {
+        self.lock.reset_in_child();
+    }
+}
+
+impl Default for Bootstrap {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_aligned_disjoint_and_reused_after_free() {
+        let arena = Bootstrap::new();
+        let mut blocks = Vec::new();
+        for (i, align) in [1usize, 16, 64, 4096, 65536]
+            .iter()
+            .cycle()
+            .take(60)
+            .enumerate()
+        {
+            let size = 1 + i * 977;
+            let ptr = arena.alloc(size, *align);
+            assert!(!ptr.is_null());
+            assert!(arena.contains(ptr));
+            assert_eq!(ptr as usize % align.max(&16), 0, "align {align}");
+            assert!(arena.usable_size(ptr) >= size);
+            // SAFETY: the block has at least `size` bytes.
+            unsafe { std::ptr::write_bytes(ptr, i as u8, size) };
+            blocks.push((ptr, size, i as u8));
+        }
+        for &(ptr, size, fill) in &blocks {
+            // SAFETY: each block is live and was filled with its own byte.
+            let bytes = unsafe { std::slice::from_raw_parts(ptr, size) };
+            assert!(bytes.iter().all(|&b| b == fill), "blocks overlap");
+        }
+        let (first, size, _) = blocks[1];
+        // SAFETY: `first` is live and freed once.
+        unsafe { arena.free(first) };
+        let again = arena.alloc(size, 16);
+        assert_eq!(again, first, "a freed block of the class is reused first");
+        assert!(!arena.contains(std::ptr::null()));
+        assert!(!arena.contains(&blocks as *const _ as *const u8));
+    }
+
+    #[test]
+    fn impossible_requests_return_null() {
+        let arena = Bootstrap::new();
+        assert!(arena.alloc(usize::MAX - 8, 16).is_null());
+        assert!(
+            arena.alloc(16, 48).is_null(),
+            "alignment not a power of two"
+        );
+        assert!(arena.alloc(1 << 41, 16).is_null());
+    }
+
+    #[test]
+    fn in_use_counts_whole_blocks() {
+        let arena = Bootstrap::new();
+        let ptr = arena.alloc(100, 16);
+        assert_eq!(arena.bytes_in_use(), 128);
+        // SAFETY: live, freed once.
+        unsafe { arena.free(ptr) };
+        assert_eq!(arena.bytes_in_use(), 0);
+    }
+}

@@ -1,0 +1,226 @@
+//! The C symbols that replace glibc's allocator (glibc manual, "Replacing
+//! malloc": malloc, free, calloc, realloc, plus aligned_alloc,
+//! malloc_usable_size, memalign, posix_memalign, pvalloc, valloc).
+//!
+//! Each function only checks its C contract (overflow, alignment, errno)
+//! and forwards to the process [`Heap`](crate::heap::Heap); before the heap
+//! exists (the calling thread is building it) requests go to the bootstrap
+//! arena.
+
+use std::ffi::{c_int, c_void};
+
+use crate::bootstrap::BOOTSTRAP;
+use crate::process::heap;
+
+/// Smallest alignment of every pointer (as glibc on x86-64).
+const MIN_ALIGN: usize = 16;
+
+fn set_errno(value: c_int) {
+    // SAFETY: __errno_location returns the calling thread's errno slot.
+    unsafe { *libc::__errno_location() = value };
+}
+
+fn allocate(size: usize, align: usize) -> *mut c_void {
+    let ptr = match heap() {
+        Some(heap) => heap.alloc(size, align),
+        None => BOOTSTRAP.alloc(size, align),
+    };
+    if ptr.is_null() {
+        set_errno(libc::ENOMEM);
+    }
+    ptr.cast()
+}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
+}
+
+/// C `malloc`.
+#[unsafe(no_mangle)]
+pub extern "C" fn malloc(size: usize) -> *mut c_void {
+    allocate(size, MIN_ALIGN)
+}
+
+/// C `free`.
+///
+/// # Safety
+/// `ptr` is null or a live pointer from this allocator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn free(ptr: *mut c_void) {
+    if ptr.is_null() {
+        return;
+    }
+    let ptr = ptr.cast::<u8>();
+    match heap() {
+        // SAFETY: forwarded caller contract.
+        Some(heap) => unsafe { heap.free(ptr) },
+        None if BOOTSTRAP.contains(ptr) => {
+            // SAFETY: forwarded caller contract; the arena handed it out.
+            unsafe { BOOTSTRAP.free(ptr) }
+        }
+        None => {}
+    }
+}
+
+/// C23 `free_sized`.
+///
+/// # Safety
+/// As [`free`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn free_sized(ptr: *mut c_void, _size: usize) {
+    // SAFETY: forwarded caller contract.
+    unsafe { free(ptr) }
+}
+
+/// C23 `free_aligned_sized`.
+///
+/// # Safety
+/// As [`free`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn free_aligned_sized(ptr: *mut c_void, _align: usize, _size: usize) {
+    // SAFETY: forwarded caller contract.
+    unsafe { free(ptr) }
+}
+
+/// C `calloc`: zeroed, with overflow check.
+#[unsafe(no_mangle)]
+pub extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
+    let Some(total) = count.checked_mul(size) else {
+        set_errno(libc::ENOMEM);
+        return std::ptr::null_mut();
+    };
+    let ptr = allocate(total, MIN_ALIGN);
+    if !ptr.is_null() {
+        // SAFETY: the block has at least `total` bytes (reused pool memory
+        // holds old data, so it is always cleared).
+        unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, total) };
+    }
+    ptr
+}
+
+/// C `realloc`.
+///
+/// # Safety
+/// `ptr` is null or a live pointer from this allocator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
+    let result = match heap() {
+        // SAFETY: forwarded caller contract.
+        Some(heap) => unsafe { heap.realloc(ptr.cast(), size) },
+        None => {
+            // The building thread: stay in the bootstrap arena.
+            let fresh = BOOTSTRAP.alloc(size, MIN_ALIGN);
+            if !fresh.is_null() && !ptr.is_null() && BOOTSTRAP.contains(ptr.cast()) {
+                let old = BOOTSTRAP.usable_size(ptr.cast());
+                // SAFETY: both blocks are live and distinct.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(ptr.cast::<u8>(), fresh, old.min(size));
+                    BOOTSTRAP.free(ptr.cast());
+                }
+            }
+            fresh
+        }
+    };
+    if result.is_null() && size != 0 {
+        set_errno(libc::ENOMEM);
+    }
+    result.cast()
+}
+
+/// `reallocarray` (BSD, glibc 2.26): realloc with overflow check.
+///
+/// # Safety
+/// As [`realloc`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn reallocarray(ptr: *mut c_void, count: usize, size: usize) -> *mut c_void {
+    match count.checked_mul(size) {
+        // SAFETY: forwarded caller contract.
+        Some(total) => unsafe { realloc(ptr, total) },
+        None => {
+            set_errno(libc::ENOMEM);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// POSIX `posix_memalign`: EINVAL unless `align` is a power of two and a
+/// multiple of `sizeof(void *)`.
+///
+/// # Safety
+/// `out` must be valid for a pointer write.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> c_int {
+    if !align.is_power_of_two() || !align.is_multiple_of(size_of::<*mut c_void>()) {
+        return libc::EINVAL;
+    }
+    let ptr = allocate(size, align);
+    if ptr.is_null() {
+        return libc::ENOMEM;
+    }
+    // SAFETY: the caller guarantees `out` is writable.
+    unsafe { out.write(ptr) };
+    0
+}
+
+/// C11 `aligned_alloc`: EINVAL (null) unless `align` is a power of two.
+#[unsafe(no_mangle)]
+pub extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
+    if !align.is_power_of_two() {
+        set_errno(libc::EINVAL);
+        return std::ptr::null_mut();
+    }
+    allocate(size, align)
+}
+
+/// Obsolete `memalign`: like glibc, an alignment that is not a power of
+/// two is rounded up to one.
+#[unsafe(no_mangle)]
+pub extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
+    match align.max(1).checked_next_power_of_two() {
+        Some(align) => allocate(size, align),
+        None => {
+            set_errno(libc::EINVAL);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Obsolete `valloc`: page-aligned.
+#[unsafe(no_mangle)]
+pub extern "C" fn valloc(size: usize) -> *mut c_void {
+    allocate(size, page_size())
+}
+
+/// Obsolete `pvalloc`: page-aligned, size rounded up to whole pages.
+#[unsafe(no_mangle)]
+pub extern "C" fn pvalloc(size: usize) -> *mut c_void {
+    let page = page_size();
+    match size.max(1).checked_next_multiple_of(page) {
+        Some(rounded) => allocate(rounded, page),
+        None => {
+            set_errno(libc::ENOMEM);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// GNU `malloc_usable_size` (0 for null).
+///
+/// # Safety
+/// `ptr` is null or a live pointer from this allocator.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn malloc_usable_size(ptr: *mut c_void) -> usize {
+    let ptr = ptr.cast::<u8>();
+    match heap() {
+        Some(heap) => heap.usable_size(ptr),
+        None if BOOTSTRAP.contains(ptr) => BOOTSTRAP.usable_size(ptr),
+        None => 0,
+    }
+}
+
+/// `.fini_array` entry: the exit summary and page report run when the
+/// process exits normally (after `atexit` handlers).
+#[used]
+#[unsafe(link_section = ".fini_array")]
+static AT_EXIT: extern "C" fn() = crate::process::at_exit;

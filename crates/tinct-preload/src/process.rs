@@ -1,0 +1,138 @@
+//! The process-wide heap: built on the first allocation, fork handlers,
+//! and what happens at exit (`TINCT_STATS`, `TINCT_PAGE_REPORT`).
+
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+use crate::bootstrap::BOOTSTRAP;
+use crate::heap::{BuildError, Heap};
+use crate::lock::RawLock;
+use crate::{config, report};
+
+static HEAP: AtomicPtr<Heap> = AtomicPtr::new(std::ptr::null_mut());
+/// Held while the heap is built; a `malloc` from the building thread (the
+/// pool's own setup calling into libc) sees it held and uses the bootstrap
+/// arena.
+static BUILDING: RawLock = RawLock::new();
+static FORK_HANDLERS: AtomicBool = AtomicBool::new(false);
+
+/// The heap, built on first use; `None` while it is being built by the
+/// calling thread (the caller then serves the request from the bootstrap
+/// arena).
+pub fn heap() -> Option<&'static Heap> {
+    let ptr = HEAP.load(Ordering::Acquire);
+    if !ptr.is_null() {
+        // SAFETY: the heap is leaked once built and never freed.
+        return Some(unsafe { &*ptr });
+    }
+    build()
+}
+
+/// The heap if it has been built (never builds it).
+pub fn built_heap() -> Option<&'static Heap> {
+    let ptr = HEAP.load(Ordering::Acquire);
+    // SAFETY: as in `heap`.
+    (!ptr.is_null()).then(|| unsafe { &*ptr })
+}
+
+#[cold]
+fn build() -> Option<&'static Heap> {
+    if BUILDING.held_by_caller() {
+        return None;
+    }
+    BUILDING.lock();
+    if let Some(heap) = built_heap() {
+        BUILDING.unlock();
+        return Some(heap);
+    }
+    let config = match config::parse(|name| std::env::var(name).ok()) {
+        Ok(config) => config,
+        Err(message) => die(&message, 2),
+    };
+    let heap = match Heap::new(config) {
+        Ok(heap) => heap,
+        Err(BuildError::FramesUnreadable(message)) => die(
+            &format!("{message}; or set TINCT_ALLOW_UNCOLORED=1 to run without colors"),
+            1,
+        ),
+        Err(BuildError::Other(message)) => die(&message, 1),
+    };
+    if let Some(reason) = heap
+        .pool()
+        .with_pool(|p| p.uncolored_reason().map(str::to_string))
+    {
+        report::write_stderr(&format!(
+            "tinct-preload: running UNCOLORED (TINCT_ALLOW_UNCOLORED=1): {reason}\n"
+        ));
+    }
+    if heap.config().stats {
+        report::save_stderr();
+    }
+    let leaked: &'static Heap = Box::leak(Box::new(heap));
+    HEAP.store(leaked as *const Heap as *mut Heap, Ordering::Release);
+    BUILDING.unlock();
+    install_fork_handlers();
+    Some(leaked)
+}
+
+/// Prints `message` and ends the process with `code` (no exit handlers:
+/// they could allocate).
+fn die(message: &str, code: i32) -> ! {
+    report::write_stderr(&format!("tinct-preload: {message}\n"));
+    // SAFETY: _exit ends the process at once; nothing is left to uphold.
+    unsafe { libc::_exit(code) }
+}
+
+fn install_fork_handlers() {
+    if FORK_HANDLERS.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    // SAFETY: the handlers are plain functions that live as long as the
+    // process (the library is never unloaded: it is preloaded).
+    unsafe {
+        libc::pthread_atfork(
+            Some(before_fork),
+            Some(after_fork_parent),
+            Some(after_fork_child),
+        );
+    }
+}
+
+/// Takes every lock of the allocator so that the child of `fork` never
+/// inherits one held by a thread that does not exist there.
+extern "C" fn before_fork() {
+    BUILDING.lock();
+    if let Some(heap) = built_heap() {
+        heap.lock().lock();
+    }
+    BOOTSTRAP.before_fork();
+}
+
+extern "C" fn after_fork_parent() {
+    BOOTSTRAP.after_fork_in_parent();
+    if let Some(heap) = built_heap() {
+        heap.counters.forks.fetch_add(1, Ordering::Relaxed);
+        heap.lock().unlock();
+    }
+    BUILDING.unlock();
+}
+
+extern "C" fn after_fork_child() {
+    BOOTSTRAP.after_fork_in_child();
+    if let Some(heap) = built_heap() {
+        heap.lock().reset_in_child();
+    }
+    BUILDING.reset_in_child();
+}
+
+/// Runs at exit (from `.fini_array`): the stats summary and the page report.
+pub extern "C" fn at_exit() {
+    let Some(heap) = built_heap() else {
+        return;
+    };
+    if heap.config().stats {
+        report::write_stderr(&report::summary(heap));
+    }
+    if let Some(path) = &heap.config().page_report {
+        report::write_page_report(heap, path);
+    }
+}

@@ -1,0 +1,184 @@
+//! What the shim tells the user: the `TINCT_STATS=1` summary and the
+//! `TINCT_PAGE_REPORT` page list.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use crate::heap::Heap;
+
+/// A copy of file descriptor 2 taken when the heap was built: programs
+/// such as coreutils close stderr in an `atexit` handler, before the exit
+/// summary is written.
+static SAVED_STDERR: AtomicI32 = AtomicI32::new(-1);
+
+/// Keeps a close-on-exec copy of stderr for [`write_stderr`] at exit.
+pub fn save_stderr() {
+    // SAFETY: F_DUPFD_CLOEXEC duplicates fd 2 (if open) into a new fd >= 100.
+    let fd = unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 100) };
+    if fd >= 0 {
+        SAVED_STDERR.store(fd, Ordering::Relaxed);
+    }
+}
+
+/// Writes `text` to stderr directly (no buffering, no locks), through the
+/// saved copy if there is one.
+pub fn write_stderr(text: &str) {
+    let fd = match SAVED_STDERR.load(Ordering::Relaxed) {
+        -1 => 2,
+        saved => saved,
+    };
+    let mut bytes = text.as_bytes();
+    while !bytes.is_empty() {
+        // SAFETY: writing our own initialised buffer to a file descriptor.
+        let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if written <= 0 {
+            return;
+        }
+        bytes = &bytes[written as usize..];
+    }
+}
+
+/// The exit summary: colors, pages per color, fallbacks, peak.
+pub fn summary(heap: &Heap) -> String {
+    let config = heap.config();
+    let c = &heap.counters;
+    let (stats, uncolored) = heap.locked(|| {
+        (
+            heap.pool().stats(),
+            heap.pool()
+                .with_pool(|p| p.uncolored_reason().map(str::to_string)),
+        )
+    });
+    let mut out = String::new();
+    let pid = std::process::id();
+    let _ = writeln!(
+        out,
+        "tinct-preload[{pid}]: colors {} of {} ({}), pool {} MiB, {} pages in these colors",
+        tinct_sys::format_cpu_list(&config.colors),
+        stats.colors.len(),
+        match &uncolored {
+            None => "placement by physical frame".to_string(),
+            Some(reason) => format!("UNCOLORED: {reason}"),
+        },
+        config.pool_bytes >> 20,
+        heap.colored_pages(),
+    );
+    let _ = writeln!(
+        out,
+        "tinct-preload[{pid}]: allocations {} colored, {} fallbacks ({} bytes uncolored), {} failed{}, \
+         {} internal, {} frees, {} foreign frees, {} forks",
+        c.colored.load(Ordering::Relaxed),
+        c.fallbacks.load(Ordering::Relaxed),
+        c.fallback_bytes.load(Ordering::Relaxed),
+        c.failures.load(Ordering::Relaxed),
+        if config.strict { " (strict)" } else { "" },
+        c.internal.load(Ordering::Relaxed),
+        c.frees.load(Ordering::Relaxed),
+        c.foreign_frees.load(Ordering::Relaxed),
+        c.forks.load(Ordering::Relaxed),
+    );
+    let _ = writeln!(
+        out,
+        "tinct-preload[{pid}]: peak {} KiB in use, {} KiB at exit; pool pages in use at exit: {} \
+         ({} of them in freed multi-page blocks kept for reuse)",
+        c.peak_bytes.load(Ordering::Relaxed) >> 10,
+        c.live_bytes.load(Ordering::Relaxed) >> 10,
+        stats.total.used,
+        heap.cached_span_pages(),
+    );
+    let used: Vec<(u32, u64)> = config
+        .colors
+        .iter()
+        .filter_map(|&color| Some((color, stats.colors.get(color as usize)?.used)))
+        .collect();
+    let in_use: Vec<String> = used
+        .iter()
+        .filter(|(_, pages)| *pages > 0)
+        .map(|(color, pages)| format!("{color}:{pages}"))
+        .collect();
+    let (least, most) = used
+        .iter()
+        .fold((u64::MAX, 0), |(lo, hi), &(_, p)| (lo.min(p), hi.max(p)));
+    let _ = writeln!(
+        out,
+        "tinct-preload[{pid}]: pages in use per color: min {} max {} over {} colors; color:pages {}",
+        if used.is_empty() { 0 } else { least },
+        most,
+        used.len(),
+        if in_use.is_empty() {
+            "none".to_string()
+        } else {
+            in_use.join(" ")
+        }
+    );
+    let outside: Vec<String> = stats
+        .colors
+        .iter()
+        .enumerate()
+        .filter(|(color, counts)| {
+            counts.used > 0 && config.colors.binary_search(&(*color as u32)).is_err()
+        })
+        .map(|(color, counts)| format!("{color}:{}", counts.used))
+        .collect();
+    let _ = writeln!(
+        out,
+        "tinct-preload[{pid}]: pages in use outside the requested colors: {}",
+        if outside.is_empty() {
+            "none".to_string()
+        } else {
+            outside.join(" ")
+        }
+    );
+    out
+}
+
+/// Writes every page handed out to `PATH.<pid>` (atomically, by rename),
+/// then stops the process with SIGSTOP so a checker can read
+/// `/proc/<pid>/pagemap` while the pages are still mapped; the checker
+/// sends SIGCONT when done.
+pub fn write_page_report(heap: &Heap, path: &Path) {
+    let pid = std::process::id();
+    let c = &heap.counters;
+    let mut text = String::new();
+    let _ = writeln!(text, "pid {pid}");
+    let _ = writeln!(text, "page_size {}", heap.page_size());
+    let _ = writeln!(
+        text,
+        "colors {}",
+        tinct_sys::format_cpu_list(&heap.config().colors)
+    );
+    let _ = writeln!(text, "uncolored {}", u8::from(heap.pool().is_uncolored()));
+    for (name, value) in [
+        ("colored", &c.colored),
+        ("fallbacks", &c.fallbacks),
+        ("failures", &c.failures),
+        ("internal", &c.internal),
+        ("foreign_frees", &c.foreign_frees),
+    ] {
+        let _ = writeln!(text, "{name} {}", value.load(Ordering::Relaxed));
+    }
+    for page in heap.handed_pages() {
+        let _ = writeln!(text, "page {page:#x}");
+    }
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let final_path = path.with_file_name(format!("{name}.{pid}"));
+    let temporary = path.with_file_name(format!("{name}.{pid}.partial"));
+    let written = std::fs::File::create(&temporary)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .and_then(|()| std::fs::rename(&temporary, &final_path));
+    match written {
+        // SAFETY: raise has no memory-safety preconditions.
+        Ok(()) => unsafe {
+            libc::raise(libc::SIGSTOP);
+        },
+        Err(e) => write_stderr(&format!(
+            "tinct-preload: cannot write the page report {}: {e}\n",
+            final_path.display()
+        )),
+    }
+}

@@ -1,0 +1,319 @@
+//! Helpers of the shim's integration tests: build and find the shim, run a
+//! program under it, and check every heap page it was handed through
+//! `/proc/<pid>/pagemap` while the program is still alive (stopped by the
+//! shim at exit, see `TINCT_PAGE_REPORT`).
+//!
+//! The check is independent of the shim: the colors come from tinct-sys'
+//! cache geometry (not from tinct-mem's mapping), and the frames are read
+//! by this process, not reported by the shim.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use tinct_sys::SysRoot;
+use tinct_sys::pagemap::Pagemap;
+use tinct_sys::topology::{PageColors, Topology};
+
+/// `libtinct_preload.so` of this test's profile, built if needed: the
+/// integration tests of a cdylib crate cannot link it, and `cargo test -p
+/// tinct-cli` alone would not build it.
+pub fn shim() -> PathBuf {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let exe = std::env::current_exe().unwrap();
+            let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+            let release = profile_dir.file_name().is_some_and(|n| n == "release");
+            let path = profile_dir.join("libtinct_preload.so");
+            if is_newer_than_sources(&path) {
+                return path;
+            }
+            let mut cargo = Command::new(env!("CARGO"));
+            cargo.args(["build", "--quiet", "-p", "tinct-preload"]);
+            if release {
+                cargo.arg("--release");
+            }
+            let status = cargo.status().expect("run cargo build -p tinct-preload");
+            assert!(status.success(), "cargo build -p tinct-preload failed");
+            assert!(path.is_file(), "{} missing after building", path.display());
+            path
+        })
+        .clone()
+}
+
+/// True if `library` exists and is newer than every source file of the
+/// crates it is built from (then `cargo build` would be a no-op, and
+/// skipping it avoids waiting for the build lock).
+fn is_newer_than_sources(library: &Path) -> bool {
+    let Ok(built) = std::fs::metadata(library).and_then(|m| m.modified()) else {
+        return false;
+    };
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let mut pending: Vec<PathBuf> = ["tinct-preload", "tinct-mem", "tinct-sys", "tinct-core"]
+        .iter()
+        .flat_map(|c| {
+            [
+                crates.join(c).join("src"),
+                crates.join(c).join("Cargo.toml"),
+            ]
+        })
+        .collect();
+    while let Some(path) = pending.pop() {
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if meta.is_dir() {
+            if let Ok(entries) = std::fs::read_dir(&path) {
+                pending.extend(entries.flatten().map(|e| e.path()));
+            }
+        } else if meta.modified().is_ok_and(|m| m > built) {
+            return false;
+        }
+    }
+    true
+}
+
+/// Page colors of the last-level cache, from tinct-sys.
+pub fn llc_colors() -> PageColors {
+    let topology = Topology::read(&SysRoot::live()).expect("read the topology");
+    let llc = topology.last_level_caches()[0].clone();
+    let colors = llc
+        .page_colors(rustix_page_size())
+        .expect("the LLC reports its associativity");
+    assert!(
+        colors.colors >= 2,
+        "the LLC has a single page color: nothing to test"
+    );
+    assert!(
+        colors.address_bits.is_some(),
+        "the LLC color bits are unknown"
+    );
+    colors
+}
+
+fn rustix_page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }) as u64
+}
+
+/// The lower half of the LLC colors, as a list (`0-255` here).
+pub fn half_of_the_colors() -> (String, Vec<u64>) {
+    let half = llc_colors().colors / 2;
+    (format!("0-{}", half - 1), (0..half).collect())
+}
+
+/// A program run under the shim, with its page check.
+#[derive(Debug)]
+pub struct Checked {
+    /// The program's stdout.
+    pub stdout: Vec<u8>,
+    /// The program's stderr (with the shim's summary).
+    pub stderr: String,
+    /// Heap pages translated and found in the requested colors.
+    pub pages_in_colors: usize,
+    /// Heap pages not mapped at exit (span window slots freed since).
+    pub pages_absent: usize,
+    /// The report's counters (`fallbacks`, `failures`, ...).
+    pub counters: Vec<(String, u64)>,
+}
+
+impl Checked {
+    /// A counter from the shim's report.
+    pub fn counter(&self, name: &str) -> u64 {
+        self.counters
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+            .unwrap_or_else(|| panic!("no counter {name} in the report"))
+    }
+}
+
+/// Runs `command` under the shim with `colors` (strict, stats, page
+/// report), waits until it has written its page report and stopped,
+/// translates every page it was handed through /proc/<pid>/pagemap,
+/// resumes it and collects its output. Panics if a page lies outside
+/// `colors` or the program fails.
+pub fn run_under_shim(
+    mut command: Command,
+    stdin: Option<&Path>,
+    colors: &(String, Vec<u64>),
+    pool: &str,
+) -> Checked {
+    let scratch = tempfile::tempdir().unwrap();
+    let report = scratch.path().join("pages");
+    let stdout_path = scratch.path().join("stdout");
+    let stderr_path = scratch.path().join("stderr");
+    command
+        .env("LD_PRELOAD", shim())
+        .env("TINCT_COLORS", &colors.0)
+        .env("TINCT_POOL", pool)
+        .env("TINCT_STRICT", "1")
+        .env("TINCT_STATS", "1")
+        .env("TINCT_PAGE_REPORT", &report)
+        .env("PYTHONMALLOC", "malloc")
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .stdin(match stdin {
+            Some(path) => Stdio::from(std::fs::File::open(path).unwrap()),
+            None => Stdio::null(),
+        });
+    let mut child = command.spawn().expect("spawn the program");
+    let pid = child.id();
+    let report_file = scratch.path().join(format!("pages.{pid}"));
+    let started = Instant::now();
+    loop {
+        if report_file.exists() {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!(
+                "{command:?} ended ({status}) without a page report; stderr:\n{}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            );
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(300),
+            "no page report after 300 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let text = std::fs::read_to_string(&report_file).unwrap();
+    let checked = check_report(pid, &text, &colors.1);
+    // SAFETY: `pid` is our own stopped child; SIGCONT resumes it.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGCONT) }, 0);
+    let status = child.wait().unwrap();
+    let stdout = std::fs::read(&stdout_path).unwrap();
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap();
+    assert!(
+        status.success(),
+        "{command:?} failed ({status}); stderr:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("pages in use outside the requested colors: none"),
+        "the shim's own summary disagrees:\n{stderr}"
+    );
+    Checked {
+        stdout,
+        stderr,
+        ..checked
+    }
+}
+
+/// Translates every `page 0x...` of a report through /proc/<pid>/pagemap.
+fn check_report(pid: u32, report: &str, colors: &[u64]) -> Checked {
+    let geometry = llc_colors();
+    let pagemap = Pagemap::open(&format!("/proc/{pid}/pagemap")).unwrap();
+    let mut counters = Vec::new();
+    let (mut inside, mut absent) = (0, 0);
+    let mut outside = Vec::new();
+    for line in report.lines() {
+        let (key, value) = line.split_once(' ').unwrap();
+        if key == "page" {
+            let address = usize::from_str_radix(value.trim_start_matches("0x"), 16).unwrap();
+            let entry = pagemap.entries(address, 1).unwrap()[0];
+            match entry.frame() {
+                Some(0) => panic!("PFN 0 at {address:#x}: frame numbers hidden (not root?)"),
+                Some(frame) => {
+                    let color = geometry.color_of(frame * geometry.page_bytes).unwrap();
+                    if colors.contains(&color) {
+                        inside += 1;
+                    } else {
+                        outside.push((address, frame, color));
+                    }
+                }
+                None => absent += 1,
+            }
+        } else if let Ok(number) = value.parse::<u64>() {
+            counters.push((key.to_string(), number));
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "{} heap pages outside the colors (address, frame, color): {:?}",
+        outside.len(),
+        &outside[..outside.len().min(10)]
+    );
+    let checked = Checked {
+        stdout: Vec::new(),
+        stderr: String::new(),
+        pages_in_colors: inside,
+        pages_absent: absent,
+        counters,
+    };
+    assert_eq!(checked.counter("uncolored"), 0, "the pool ran uncolored");
+    assert_eq!(
+        checked.counter("fallbacks"),
+        0,
+        "uncolored fallbacks happened"
+    );
+    checked
+}
+
+/// Runs `command` without the shim.
+pub fn run_plain(mut command: Command, stdin: Option<&Path>) -> Output {
+    command.env_remove("LD_PRELOAD").stdin(match stdin {
+        Some(path) => Stdio::from(std::fs::File::open(path).unwrap()),
+        None => Stdio::null(),
+    });
+    let output = command.output().expect("run the program");
+    assert!(
+        output.status.success(),
+        "{command:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// The real Python 3 interpreter (pyenv shims are shell scripts that fork).
+pub fn python() -> PathBuf {
+    let output = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3 is needed for this test (apt-get install python3)");
+    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
+}
+
+/// Compiles `tests/c/<name>.c` with pthreads into `dir`.
+pub fn compile_c(name: &str, dir: &Path) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
+    let binary = dir.join(name);
+    let status = Command::new("cc")
+        .args([
+            "-std=gnu11",
+            "-O1",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pthread",
+            "-o",
+        ])
+        .arg(&binary)
+        .arg(&source)
+        .status()
+        .expect("a C compiler `cc` is needed (apt-get install gcc)");
+    assert!(status.success(), "cc {} failed", source.display());
+    binary
+}
+
+/// A deterministic text of about `bytes` bytes: lines of pseudo-random words.
+pub fn text_file(path: &Path, bytes: usize) {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut text = String::with_capacity(bytes + 64);
+    while text.len() < bytes {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let words = 1 + state % 6;
+        for w in 0..words {
+            let word = state.rotate_left(w as u32 * 11) % 1_000_003;
+            text.push_str(&format!(
+                "{word:x}{}",
+                if w + 1 < words { ' ' } else { '\n' }
+            ));
+        }
+    }
+    std::fs::write(path, text).unwrap();
+}

@@ -1,0 +1,284 @@
+//! Hand-written SVG line charts.
+
+use crate::ReportError;
+use std::fmt::Write;
+use std::path::Path;
+
+const WIDTH: f64 = 720.0;
+const HEIGHT: f64 = 450.0;
+const LEFT: f64 = 70.0;
+const RIGHT: f64 = 170.0;
+const TOP: f64 = 45.0;
+const BOTTOM: f64 = 60.0;
+/// Colour-blind-safe palette (Okabe-Ito), cycled.
+const COLORS: [&str; 8] = [
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000",
+];
+
+/// One named line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Legend entry.
+    pub name: String,
+    /// Points in drawing order; non-finite values are skipped.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A line chart with a title, axis labels and any number of series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineChart {
+    /// Title above the plot.
+    pub title: String,
+    /// Label of the x axis.
+    pub x_label: String,
+    /// Label of the y axis.
+    pub y_label: String,
+    /// The lines.
+    pub series: Vec<Series>,
+    /// Fixed x range; by default the data's range.
+    pub x_range: Option<(f64, f64)>,
+    /// Fixed y range; by default the data's range (including 0).
+    pub y_range: Option<(f64, f64)>,
+}
+
+impl LineChart {
+    /// An empty chart.
+    pub fn new(
+        title: impl Into<String>,
+        x_label: impl Into<String>,
+        y_label: impl Into<String>,
+    ) -> LineChart {
+        LineChart {
+            title: title.into(),
+            x_label: x_label.into(),
+            y_label: y_label.into(),
+            series: Vec::new(),
+            x_range: None,
+            y_range: None,
+        }
+    }
+
+    /// Adds a series.
+    pub fn with_series(mut self, name: impl Into<String>, points: Vec<(f64, f64)>) -> LineChart {
+        self.series.push(Series {
+            name: name.into(),
+            points,
+        });
+        self
+    }
+
+    /// Fixes the y range (e.g. 0..1 for ratios).
+    pub fn with_y_range(mut self, low: f64, high: f64) -> LineChart {
+        self.y_range = Some((low, high));
+        self
+    }
+
+    /// Fixes the x range.
+    pub fn with_x_range(mut self, low: f64, high: f64) -> LineChart {
+        self.x_range = Some((low, high));
+        self
+    }
+
+    fn data_range(&self, pick: impl Fn(&(f64, f64)) -> f64, include_zero: bool) -> (f64, f64) {
+        let values = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(&pick))
+            .filter(|v| v.is_finite());
+        let (mut low, mut high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
+            (l.min(v), h.max(v))
+        });
+        if !low.is_finite() {
+            (low, high) = (0.0, 1.0);
+        }
+        if include_zero {
+            low = low.min(0.0);
+        }
+        if high - low < 1e-12 {
+            high = low + 1.0;
+        }
+        (low, high)
+    }
+
+    /// The chart as an SVG document.
+    pub fn to_svg(&self) -> String {
+        let (x0, x1) = self
+            .x_range
+            .unwrap_or_else(|| self.data_range(|p| p.0, false));
+        let (y0, y1) = self
+            .y_range
+            .unwrap_or_else(|| self.data_range(|p| p.1, true));
+        let plot_w = WIDTH - LEFT - RIGHT;
+        let plot_h = HEIGHT - TOP - BOTTOM;
+        let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * plot_w;
+        let sy = |y: f64| TOP + plot_h - (y - y0) / (y1 - y0) * plot_h;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
+        );
+        let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="25" text-anchor="middle" font-size="15">{}</text>"#,
+            LEFT + plot_w / 2.0,
+            escape(&self.title)
+        );
+        for tick in nice_ticks(x0, x1, 8) {
+            let x = sx(tick);
+            let _ = writeln!(
+                out,
+                r##"<line x1="{x:.1}" y1="{TOP:.1}" x2="{x:.1}" y2="{:.1}" stroke="#e5e5e5"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                TOP + plot_h,
+                TOP + plot_h + 18.0,
+                label(tick)
+            );
+        }
+        for tick in nice_ticks(y0, y1, 6) {
+            let y = sy(tick);
+            let _ = writeln!(
+                out,
+                r##"<line x1="{LEFT:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e5e5e5"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT + plot_w,
+                LEFT - 6.0,
+                y + 4.0,
+                label(tick)
+            );
+        }
+        let _ = writeln!(
+            out,
+            r#"<rect x="{LEFT:.1}" y="{TOP:.1}" width="{plot_w:.1}" height="{plot_h:.1}" fill="none" stroke="black"/>"#
+        );
+        let _ = writeln!(
+            out,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            LEFT + plot_w / 2.0,
+            HEIGHT - 15.0,
+            escape(&self.x_label)
+        );
+        let _ = writeln!(
+            out,
+            r#"<text transform="translate(18 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+            TOP + plot_h / 2.0,
+            escape(&self.y_label)
+        );
+        for (k, series) in self.series.iter().enumerate() {
+            let color = COLORS[k % COLORS.len()];
+            let points: Vec<(f64, f64)> = series
+                .points
+                .iter()
+                .filter(|(x, y)| x.is_finite() && y.is_finite())
+                .map(|&(x, y)| (sx(x), sy(y)))
+                .collect();
+            if points.len() > 1 {
+                let path: Vec<String> = points
+                    .iter()
+                    .map(|(x, y)| format!("{x:.1},{y:.1}"))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+                    path.join(" ")
+                );
+            }
+            for (x, y) in &points {
+                let _ = writeln!(
+                    out,
+                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{color}"/>"#
+                );
+            }
+            let ly = TOP + 10.0 + 20.0 * k as f64;
+            let lx = LEFT + plot_w + 15.0;
+            let _ = writeln!(
+                out,
+                r#"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"/><text x="{:.1}" y="{:.1}">{}</text>"#,
+                lx + 20.0,
+                lx + 26.0,
+                ly + 4.0,
+                escape(&series.name)
+            );
+        }
+        out.push_str("</svg>\n");
+        out
+    }
+
+    /// Writes [`LineChart::to_svg`] to `path`.
+    pub fn write(&self, path: &Path) -> Result<(), ReportError> {
+        std::fs::write(path, self.to_svg()).map_err(|source| ReportError::Write {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+}
+
+/// Round tick values (steps of 1, 2 or 5 times a power of ten) covering
+/// [low, high] with at most about `target` ticks.
+pub fn nice_ticks(low: f64, high: f64, target: usize) -> Vec<f64> {
+    if !(low.is_finite() && high.is_finite()) || high <= low || target == 0 {
+        return Vec::new();
+    }
+    let raw = (high - low) / target as f64;
+    let magnitude = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * magnitude);
+    let first = (low / step).ceil() as i64;
+    let last = (high / step + 1e-9).floor() as i64;
+    (first..=last).map(|i| i as f64 * step).collect()
+}
+
+fn label(value: f64) -> String {
+    let text = format!("{:.3}", value);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_are_round_and_cover_the_range() {
+        assert_eq!(
+            nice_ticks(0.0, 1.0, 5),
+            vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
+        );
+        assert_eq!(nice_ticks(0.0, 100.0, 4), vec![0.0, 50.0, 100.0]);
+        assert!(nice_ticks(1.0, 1.0, 4).is_empty());
+    }
+
+    #[test]
+    fn svg_has_every_series_and_label_escaped() {
+        let chart = LineChart::new("ratio <vs> U", "utilization", "schedulable")
+            .with_series("cata", vec![(0.5, 1.0), (1.0, 0.5)])
+            .with_series("b&fd", vec![(0.5, 0.8), (1.0, f64::NAN)])
+            .with_y_range(0.0, 1.0);
+        let svg = chart.to_svg();
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+        assert!(svg.contains("ratio &lt;vs&gt; U") && svg.contains("b&amp;fd"));
+        assert_eq!(
+            svg.matches("<polyline").count(),
+            1,
+            "a one-point series draws no line"
+        );
+        assert_eq!(
+            svg.matches("<circle").count(),
+            3,
+            "the NaN point is skipped"
+        );
+        assert_eq!(svg, chart.to_svg(), "deterministic");
+    }
+}

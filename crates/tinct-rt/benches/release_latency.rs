@@ -1,0 +1,269 @@
+//! Release latency (actual start − planned release) of tinct's periodic
+//! threads next to cyclictest (Debian package rt-tests), run the same way in
+//! the same session: one SCHED_FIFO 95 thread per CPU, pinned, memory
+//! locked, 1 ms absolute-time period, /dev/cpu_dma_latency held at 0 (as
+//! cyclictest does), the same number of periods. Both are reported at
+//! microsecond resolution (cyclictest's), as p50 / p99 / max, and the p99
+//! ratio tinct / cyclictest.
+//!
+//! ```sh
+//! sudo apt-get install rt-tests          # provides cyclictest
+//! cargo bench -p tinct-rt --bench release_latency
+//! TINCT_LATENCY_SECONDS=10 cargo bench -p tinct-rt --bench release_latency
+//! ```
+//!
+//! cyclictest skips the periods it overslept, so tinct's figures are taken
+//! the same way: only jobs whose thread slept until the release count
+//! (a fourth row adds the backlogged jobs after a stall, as `tinct run`
+//! reports every job).
+//!
+//! Needs root (SCHED_FIFO, mlockall). Three series alternate in rounds of
+//! 4 s — tinct with a common release of all threads (as `tinct run` does),
+//! cyclictest, tinct with thread i released i·T/n later (cyclictest's
+//! threads are offset by their start times) — and each series' samples are
+//! pooled, so slow drifts of the shared machine favour none of them.
+
+use std::io::Write;
+use std::process::Command;
+use tinct_core::model::{Kernel, Work};
+use tinct_rt::runtime::{RunOptions, run};
+use tinct_rt::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use tinct_rt::stats::nearest_rank;
+
+const PRIORITY: u8 = 95;
+const INTERVAL_US: u64 = 1000;
+const HISTOGRAM_US: u64 = 20_000;
+
+struct Row {
+    p50: u64,
+    p99: u64,
+    max: u64,
+    samples: u64,
+}
+
+fn row(mut us: Vec<u64>) -> Row {
+    us.sort_unstable();
+    Row {
+        p50: nearest_rank(&us, 50.0),
+        p99: nearest_rank(&us, 99.0),
+        max: us.last().copied().unwrap_or(0),
+        samples: us.len() as u64,
+    }
+}
+
+/// Holds /dev/cpu_dma_latency at 0 µs while alive (what cyclictest does).
+fn hold_dma_latency() -> Option<std::fs::File> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .ok()?;
+    f.write_all(&0i32.to_ne_bytes()).ok()?;
+    Some(f)
+}
+
+fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool) -> Latencies {
+    let tasks = cpus
+        .iter()
+        .enumerate()
+        .map(|(i, &cpu)| TaskSpec {
+            name: format!("latency-{cpu}"),
+            cpus: Some(vec![cpu]),
+            policy: Policy::Fifo(PRIORITY),
+            deadline_ns: None,
+            offset_ns: if staggered {
+                i as u64 * INTERVAL_US * 1000 / cpus.len() as u64
+            } else {
+                0
+            },
+            phases: vec![Phase {
+                name: "main".into(),
+                loops: Some(seconds * 1_000_000 / INTERVAL_US),
+                steps: vec![Step::Kernel {
+                    kernel: Kernel::Compute,
+                    memory_percent: 0,
+                    work: Work::Iterations(0),
+                }],
+                timer: Some(Timer {
+                    period_ns: INTERVAL_US * 1000,
+                    absolute: true,
+                }),
+            }],
+            loops: Some(1),
+            working_set: 0,
+            partitions: vec![],
+            bound: None,
+        })
+        .collect();
+    let spec = RunSpec {
+        source: "release-latency bench".into(),
+        tasks,
+        duration_ns: seconds * 1_000_000_000 + 1_000_000,
+        lock_memory: true,
+        platform_partitions: None,
+        calibration_cpu: None,
+        compute_ns_per_iteration: None,
+    };
+    let _dma = hold_dma_latency();
+    let result = run(
+        &spec,
+        RunOptions {
+            handle_signals: false,
+            ..RunOptions::default()
+        },
+    )
+    .expect("tinct run");
+    assert!(result.stop.is_completed(), "{}", result.stop.describe());
+    let mut all = Vec::new();
+    let mut woke = Vec::new();
+    for task in &result.tasks {
+        let mut previous_finish = 0;
+        for r in &task.records {
+            let Some(latency) = r.latency_ns() else {
+                continue;
+            };
+            all.push(latency / 1000);
+            // cyclictest skips periods it overslept; count only jobs whose
+            // thread actually slept until the release, as it does.
+            if r.release_ns >= previous_finish {
+                woke.push(latency / 1000);
+            }
+            previous_finish = r.finish_ns;
+        }
+    }
+    Latencies { woke, all }
+}
+
+/// Release latencies of a tinct run, in µs.
+struct Latencies {
+    /// Jobs whose thread slept until the release (what cyclictest counts).
+    woke: Vec<u64>,
+    /// Every job, including those released while the previous one still ran.
+    all: Vec<u64>,
+}
+
+fn cyclictest_latencies(seconds: u64) -> Result<Vec<u64>, String> {
+    let hist = std::env::temp_dir().join(format!("tinct-cyclictest-{}.txt", std::process::id()));
+    let status = Command::new("cyclictest")
+        .args([
+            "-m",
+            "-S",
+            "-q",
+            "-p",
+            &PRIORITY.to_string(),
+            "-i",
+            &INTERVAL_US.to_string(),
+        ])
+        .args([
+            "-l",
+            &(seconds * 1_000_000 / INTERVAL_US).to_string(),
+            "-h",
+            &HISTOGRAM_US.to_string(),
+        ])
+        .arg(format!("--histfile={}", hist.display()))
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| {
+            format!("cannot start cyclictest ({e}): install the Debian package rt-tests")
+        })?;
+    if !status.success() {
+        return Err(format!("cyclictest failed: {status}"));
+    }
+    let text = std::fs::read_to_string(&hist).map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(&hist);
+    let mut samples = Vec::new();
+    let mut overflow_max = Vec::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# Max Latencies:") {
+            overflow_max = rest
+                .split_whitespace()
+                .filter_map(|v| v.parse::<u64>().ok())
+                .collect();
+        }
+        if line.starts_with('#') {
+            continue;
+        }
+        let mut fields = line.split_whitespace().map(|v| v.parse::<u64>());
+        let Some(Ok(us)) = fields.next() else {
+            continue;
+        };
+        for count in fields.flatten() {
+            samples.extend(std::iter::repeat_n(us, count as usize));
+        }
+    }
+    let overflows = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# Histogram Overflows:"))
+        .map(|r| {
+            r.split_whitespace()
+                .filter_map(|v| v.parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .unwrap_or(0);
+    // Samples beyond the histogram count at the largest max latency.
+    let worst = overflow_max.iter().copied().max().unwrap_or(HISTOGRAM_US);
+    samples.extend(std::iter::repeat_n(worst, overflows as usize));
+    Ok(samples)
+}
+
+fn main() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("release_latency: needs root (SCHED_FIFO, mlockall); not run");
+        return;
+    }
+    let seconds: u64 = std::env::var("TINCT_LATENCY_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(8);
+    let cpus = tinct_sys::sched::affinity().expect("affinity");
+    let mut together = Vec::new();
+    let mut together_all = Vec::new();
+    let mut staggered = Vec::new();
+    let mut cyclic = Vec::new();
+    let per_round = 4;
+    for _ in 0..seconds.div_ceil(per_round) {
+        let t = tinct_latencies(&cpus, per_round, false);
+        together.extend(t.woke);
+        together_all.extend(t.all);
+        match cyclictest_latencies(per_round) {
+            Ok(s) => cyclic.extend(s),
+            Err(e) => {
+                eprintln!("release_latency: {e}");
+                std::process::exit(1);
+            }
+        }
+        staggered.extend(tinct_latencies(&cpus, per_round, true).woke);
+    }
+    let rows = [
+        ("tinct, common release", row(together)),
+        ("tinct, staggered", row(staggered)),
+        ("cyclictest", row(cyclic)),
+        ("tinct, every release", row(together_all)),
+    ];
+    println!(
+        "release latency: {} SCHED_FIFO {PRIORITY} thread(s), pinned, mlockall, {INTERVAL_US} µs period, {} s each in rounds of {per_round} s",
+        cpus.len(),
+        seconds.div_ceil(per_round) * per_round
+    );
+    println!(
+        "{:<24} {:>8} {:>8} {:>8} {:>9} {:>10}",
+        "", "p50 µs", "p99 µs", "max µs", "samples", "p99 ratio"
+    );
+    let reference = rows[2].1.p99.max(1) as f64;
+    for (name, r) in &rows {
+        println!(
+            "{name:<24} {:>8} {:>8} {:>8} {:>9} {:>10.2}",
+            r.p50,
+            r.p99,
+            r.max,
+            r.samples,
+            r.p99 as f64 / reference
+        );
+    }
+    println!(
+        "p99 ratio = p99 / cyclictest's p99 (aim ≤ 1.1). \"common release\" wakes every thread at the same instant \
+         (kim2013's setting, tinct run's default); \"staggered\" offsets thread i by i·T/n, as cyclictest's threads \
+         are offset by their start times. Like cyclictest, these count the wake-ups of threads that slept until \
+         the release; \"every release\" also counts jobs released while the previous job of the task still ran \
+         (after a stall), as `tinct run` reports them."
+    );
+}

@@ -1,0 +1,151 @@
+//! Calibration: how many kernel iterations make a job of a target
+//! execution time on this machine.
+//!
+//! The cost of one iteration is measured on the task's own thread, pinned
+//! to its CPU, over its own working set, as thread CPU time: the amount is
+//! doubled until one trial takes at least [`TRIAL_NS`], then
+//! [`TRIALS`] trials are timed and the median cost per iteration is kept.
+//! A job calibrated this way takes the target time when it runs alone;
+//! interference makes it longer, which is what a run measures.
+
+use crate::clock::thread_cpu_ns;
+use crate::kernels::{JobWork, Kernel, KernelState};
+use serde::Serialize;
+use tinct_core::model::Work;
+
+/// Minimum CPU time of one timed trial.
+pub const TRIAL_NS: u64 = 2_000_000;
+/// Timed trials per measurement.
+pub const TRIALS: usize = 5;
+/// The memory share of a `mixed` body when the task does not say.
+pub const DEFAULT_MEMORY_PERCENT: u8 = 50;
+
+/// Measured cost of one iteration, in nanoseconds.
+#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+pub struct Rates {
+    /// One memory-kernel iteration (one cache line).
+    pub memory_ns: f64,
+    /// One compute iteration.
+    pub compute_ns: f64,
+}
+
+/// Measures [`Rates`] on the calling thread with the task's working set.
+pub fn measure(state: &mut KernelState) -> Rates {
+    let memory_ns = if state.lines() > 0 && state.kernel() != Kernel::Compute {
+        per_iteration(|n| state.memory_steps(n))
+    } else {
+        0.0
+    };
+    let compute_ns = per_iteration(|n| state.compute_steps(n));
+    Rates {
+        memory_ns,
+        compute_ns,
+    }
+}
+
+fn per_iteration(mut step: impl FnMut(u64)) -> f64 {
+    let mut n = 1024u64;
+    loop {
+        let t0 = thread_cpu_ns();
+        step(n);
+        if thread_cpu_ns() - t0 >= TRIAL_NS || n >= 1 << 40 {
+            break;
+        }
+        n *= 2;
+    }
+    let mut costs: Vec<f64> = (0..TRIALS)
+        .map(|_| {
+            let t0 = thread_cpu_ns();
+            step(n);
+            (thread_cpu_ns() - t0) as f64 / n as f64
+        })
+        .collect();
+    costs.sort_by(f64::total_cmp);
+    costs[TRIALS / 2].max(1e-3)
+}
+
+/// The share of a job's time spent in the memory kernel, in percent.
+pub fn memory_percent(kernel: Kernel, mixed_percent: Option<u8>) -> u8 {
+    match kernel {
+        Kernel::Compute => 0,
+        Kernel::Mixed => mixed_percent.unwrap_or(DEFAULT_MEMORY_PERCENT),
+        Kernel::Chase | Kernel::Read | Kernel::Write | Kernel::Rmw => 100,
+    }
+}
+
+/// The iterations of one job: a fixed count is split by `percent` as it is;
+/// a target time is split by `percent` and divided by the measured rates.
+pub fn job_work(work: Work, percent: u8, rates: Option<&Rates>) -> JobWork {
+    let percent = u64::from(percent.min(100));
+    match (work, rates) {
+        (Work::Iterations(n), _) => JobWork {
+            memory: n * percent / 100,
+            compute: n - n * percent / 100,
+        },
+        (Work::Target(target), Some(rates)) => {
+            let memory_time = target.0 as f64 * percent as f64 / 100.0;
+            let compute_time = target.0 as f64 - memory_time;
+            JobWork {
+                memory: if rates.memory_ns > 0.0 {
+                    (memory_time / rates.memory_ns).round() as u64
+                } else {
+                    0
+                },
+                compute: (compute_time / rates.compute_ns).round() as u64,
+            }
+        }
+        (Work::Target(_), None) => JobWork::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tinct_core::units::Nanos;
+
+    #[test]
+    fn fixed_work_is_split_by_the_memory_share() {
+        assert_eq!(
+            job_work(Work::Iterations(1000), 30, None),
+            JobWork {
+                memory: 300,
+                compute: 700
+            }
+        );
+        assert_eq!(
+            job_work(Work::Iterations(7), 100, None),
+            JobWork {
+                memory: 7,
+                compute: 0
+            }
+        );
+    }
+
+    #[test]
+    fn a_target_time_is_divided_by_the_rates() {
+        let rates = Rates {
+            memory_ns: 2.0,
+            compute_ns: 0.5,
+        };
+        let w = job_work(Work::Target(Nanos(1_000_000)), 50, Some(&rates));
+        assert_eq!(
+            w,
+            JobWork {
+                memory: 250_000,
+                compute: 1_000_000
+            }
+        );
+    }
+
+    #[test]
+    fn a_calibrated_compute_job_takes_about_its_target() {
+        let mut state = KernelState::new(Kernel::Compute, crate::memory::WorkingSet::empty(), 1);
+        let rates = measure(&mut state);
+        assert!(rates.compute_ns > 0.0);
+        let work = job_work(Work::Target(Nanos(5_000_000)), 0, Some(&rates));
+        assert!(work.compute > 0 && work.memory == 0);
+        // Not a timing assertion: the count must be consistent with the rate.
+        let implied = work.compute as f64 * rates.compute_ns;
+        assert!((implied - 5e6).abs() / 5e6 < 0.01, "{implied}");
+    }
+}

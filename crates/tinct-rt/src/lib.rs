@@ -1,0 +1,32 @@
+//! tinct-rt: runs a planned task set for real and records every job.
+//!
+//! A [`spec::RunSpec`] describes periodic threads (built from a planned
+//! task-set file by [`spec::RunSpec::from_task_set`] or from an rt-app
+//! workload file by [`rtapp::load`]). [`runtime::run`] starts one thread per
+//! task — SCHED_FIFO at the plan's priority, pinned, memory locked — releases
+//! all of them at one common instant with absolute-time `clock_nanosleep`,
+//! runs each job's body ([`kernels`], optionally [`calibrate`]d to a target
+//! execution time) and records every job in a preallocated [`record::JobLog`]
+//! (no allocation and no I/O while tasks run). A top-priority [`watchdog`]
+//! stops runaway runs; SIGINT and SIGTERM stop the run cleanly. The
+//! [`output`] module writes `jobs.csv`, a Chrome/Perfetto `trace.json` and
+//! `summary.json`; [`stats`] computes the verdict (max, p99, mean and
+//! ρ = μ + 2σ of demarchi Eq. (1)).
+#![warn(missing_docs)]
+
+pub mod calibrate;
+pub mod clock;
+pub mod counters;
+mod error;
+pub mod kernels;
+pub mod memory;
+pub mod ordered;
+pub mod output;
+pub mod record;
+pub mod rtapp;
+pub mod runtime;
+pub mod spec;
+pub mod stats;
+pub mod watchdog;
+
+pub use error::{Result, RtError};

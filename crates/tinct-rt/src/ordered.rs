@@ -1,0 +1,118 @@
+//! A JSON value whose objects keep their keys in file order and keep
+//! duplicate keys: rt-app runs a task's events in the order they are
+//! written, so order is meaning. (`serde_json::Value` sorts keys unless the
+//! workspace-wide `preserve_order` feature is on, which would change every
+//! other crate's JSON.)
+
+use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use std::fmt;
+
+/// A JSON value with ordered objects.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OrderedValue {
+    /// `null`.
+    Null,
+    /// `true` / `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A number that is not an integer.
+    Float(f64),
+    /// A string.
+    String(String),
+    /// An array.
+    Array(Vec<OrderedValue>),
+    /// An object, keys in file order.
+    Object(Vec<(String, OrderedValue)>),
+}
+
+impl OrderedValue {
+    /// What kind of value this is, for messages.
+    pub fn kind(&self) -> String {
+        match self {
+            OrderedValue::Null => "null".into(),
+            OrderedValue::Bool(b) => format!("{b}"),
+            OrderedValue::Int(i) => format!("the integer {i}"),
+            OrderedValue::Float(f) => format!("the number {f}"),
+            OrderedValue::String(s) => format!("the string \"{s}\""),
+            OrderedValue::Array(_) => "an array".into(),
+            OrderedValue::Object(_) => "an object".into(),
+        }
+    }
+}
+
+struct OrderedVisitor;
+
+impl<'de> Visitor<'de> for OrderedVisitor {
+    type Value = OrderedValue;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<OrderedValue, E> {
+        Ok(OrderedValue::Null)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<OrderedValue, E> {
+        Ok(OrderedValue::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<OrderedValue, E> {
+        Ok(OrderedValue::Int(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<OrderedValue, E> {
+        Ok(i64::try_from(v).map_or(OrderedValue::Float(v as f64), OrderedValue::Int))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<OrderedValue, E> {
+        Ok(OrderedValue::Float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<OrderedValue, E> {
+        Ok(OrderedValue::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<OrderedValue, E> {
+        Ok(OrderedValue::String(v))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<OrderedValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(OrderedValue::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<OrderedValue, A::Error> {
+        let mut entries = Vec::new();
+        while let Some((key, value)) = map.next_entry::<String, OrderedValue>()? {
+            entries.push((key, value));
+        }
+        Ok(OrderedValue::Object(entries))
+    }
+}
+
+impl<'de> Deserialize<'de> for OrderedValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<OrderedValue, D::Error> {
+        deserializer.deserialize_any(OrderedVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn objects_keep_file_order_and_duplicates() {
+        let v: OrderedValue =
+            serde_json::from_str(r#"{"z": 1, "a": [true, null, 1.5], "z": "x"}"#).unwrap();
+        let OrderedValue::Object(entries) = v else {
+            panic!("not an object")
+        };
+        let keys: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["z", "a", "z"]);
+        assert_eq!(
+            entries[1].1,
+            OrderedValue::Array(vec![
+                OrderedValue::Bool(true),
+                OrderedValue::Null,
+                OrderedValue::Float(1.5)
+            ])
+        );
+        assert_eq!(entries[2].1, OrderedValue::String("x".into()));
+    }
+}

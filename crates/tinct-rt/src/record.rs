@@ -1,0 +1,214 @@
+//! Per-job records in a buffer allocated before the run.
+//!
+//! Each task thread owns one [`JobLog`] whose capacity is fixed before the
+//! common release; [`JobLog::push`] never grows it, so recording a job is a
+//! copy into memory that is already there (and locked): no allocation and
+//! no I/O while tasks run.
+
+use crate::counters::CounterSample;
+use serde::Serialize;
+
+/// How a released job ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// Finished by its deadline.
+    Completed,
+    /// Finished after its deadline.
+    Missed,
+    /// Released but stopped (watchdog, signal, crash) before it finished,
+    /// or never started because the run stopped.
+    Aborted,
+}
+
+/// One job, times in CLOCK_MONOTONIC nanoseconds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct JobRecord {
+    /// Job number within its task, from 0.
+    pub job: u64,
+    /// Index of the phase (rt-app phases; 0 for plans).
+    pub phase: u32,
+    /// Planned release.
+    pub release_ns: u64,
+    /// Absolute deadline (`u64::MAX` for a task without deadline).
+    pub deadline_ns: u64,
+    /// Actual start (0 if the job never started).
+    pub start_ns: u64,
+    /// Finish (or the instant it was aborted; 0 if it never started).
+    pub finish_ns: u64,
+    /// Thread CPU time of the job.
+    pub exec_ns: u64,
+    /// CPU at the start.
+    pub cpu: u32,
+    /// CPU at the finish.
+    pub cpu_end: u32,
+    /// Involuntary context switches during the job (preemptions).
+    pub preemptions: u32,
+    /// Voluntary context switches during the job (sleeps of rt-app `sleep` events).
+    pub voluntary_switches: u32,
+    /// Hardware counter differences over the job, where available.
+    pub counters: CounterSample,
+    /// How it ended.
+    pub outcome: Outcome,
+}
+
+impl JobRecord {
+    /// A job that was released but never started.
+    pub fn never_started(job: u64, phase: u32, release_ns: u64, deadline_ns: u64) -> JobRecord {
+        JobRecord {
+            job,
+            phase,
+            release_ns,
+            deadline_ns,
+            start_ns: 0,
+            finish_ns: 0,
+            exec_ns: 0,
+            cpu: 0,
+            cpu_end: 0,
+            preemptions: 0,
+            voluntary_switches: 0,
+            counters: CounterSample::default(),
+            outcome: Outcome::Aborted,
+        }
+    }
+
+    /// True if the job started.
+    pub fn started(&self) -> bool {
+        self.start_ns != 0
+    }
+
+    /// Response time: finish − release (only for finished jobs).
+    pub fn response_ns(&self) -> Option<u64> {
+        (self.outcome != Outcome::Aborted).then(|| self.finish_ns.saturating_sub(self.release_ns))
+    }
+
+    /// Release latency: start − planned release (for started jobs).
+    pub fn latency_ns(&self) -> Option<u64> {
+        self.started()
+            .then(|| self.start_ns.saturating_sub(self.release_ns))
+    }
+
+    /// 1 if the job ended on another CPU than it started on.
+    pub fn migrations(&self) -> u32 {
+        u32::from(self.started() && self.cpu != self.cpu_end)
+    }
+}
+
+/// A task's job records, with a capacity fixed before the run.
+#[derive(Debug)]
+pub struct JobLog {
+    records: Vec<JobRecord>,
+    full: bool,
+}
+
+impl JobLog {
+    /// A log holding up to `capacity` jobs, allocated (and touched) now.
+    pub fn with_capacity(capacity: usize) -> JobLog {
+        let mut records = Vec::with_capacity(capacity);
+        // Touch the buffer so its pages exist (and are locked by mlockall)
+        // before the run.
+        records.resize(capacity, JobRecord::never_started(0, 0, 0, 0));
+        records.clear();
+        JobLog {
+            records,
+            full: false,
+        }
+    }
+
+    /// Jobs the log can hold.
+    pub fn capacity(&self) -> usize {
+        self.records.capacity()
+    }
+
+    /// True once a push was refused.
+    pub fn is_full(&self) -> bool {
+        self.full || self.records.len() == self.records.capacity()
+    }
+
+    /// Appends a record without allocating; returns false (and keeps the
+    /// record out) when the log is full.
+    pub fn push(&mut self, record: JobRecord) -> bool {
+        if self.records.len() == self.records.capacity() {
+            self.full = true;
+            return false;
+        }
+        self.records.push(record);
+        true
+    }
+
+    /// The records, in job order.
+    pub fn records(&self) -> &[JobRecord] {
+        &self.records
+    }
+}
+
+/// Job counts of one task: `released = completed + missed + aborted`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Accounting {
+    /// Jobs whose release instant came during the run.
+    pub released: u64,
+    /// Finished by the deadline.
+    pub completed: u64,
+    /// Finished late.
+    pub missed: u64,
+    /// Stopped or never started.
+    pub aborted: u64,
+}
+
+impl Accounting {
+    /// Counts the records of one task.
+    pub fn of(records: &[JobRecord]) -> Accounting {
+        let mut a = Accounting {
+            released: records.len() as u64,
+            ..Accounting::default()
+        };
+        for r in records {
+            match r.outcome {
+                Outcome::Completed => a.completed += 1,
+                Outcome::Missed => a.missed += 1,
+                Outcome::Aborted => a.aborted += 1,
+            }
+        }
+        a
+    }
+
+    /// The invariant every run must keep.
+    pub fn balances(&self) -> bool {
+        self.released == self.completed + self.missed + self.aborted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_log_refuses_without_growing() {
+        let mut log = JobLog::with_capacity(2);
+        let cap = log.capacity();
+        assert!(log.push(JobRecord::never_started(0, 0, 1, 2)));
+        assert!(log.push(JobRecord::never_started(1, 0, 1, 2)));
+        assert!(!log.push(JobRecord::never_started(2, 0, 1, 2)));
+        assert_eq!(log.capacity(), cap);
+        assert_eq!(log.records().len(), 2);
+        assert!(log.is_full());
+    }
+
+    #[test]
+    fn accounting_counts_each_outcome() {
+        let mut late = JobRecord::never_started(1, 0, 10, 20);
+        late.start_ns = 11;
+        late.finish_ns = 25;
+        late.outcome = Outcome::Missed;
+        let mut ok = late;
+        ok.finish_ns = 15;
+        ok.outcome = Outcome::Completed;
+        let records = [ok, late, JobRecord::never_started(2, 0, 30, 40)];
+        let a = Accounting::of(&records);
+        assert_eq!((a.released, a.completed, a.missed, a.aborted), (3, 1, 1, 1));
+        assert!(a.balances());
+        assert_eq!(ok.response_ns(), Some(5));
+        assert_eq!(late.latency_ns(), Some(1));
+        assert_eq!(records[2].response_ns(), None);
+    }
+}

@@ -1,0 +1,326 @@
+//! The watchdog: a thread above every task (SCHED_FIFO 99 in real-time
+//! runs) that stops the run when a job overruns its deadline by a factor,
+//! when the run outlives its duration, or when a signal or a failed task
+//! asks for it. Stopping sets one flag that every job kernel looks at
+//! between chunks; tinct never touches RT throttling
+//! (`/proc/sys/kernel/sched_rt_runtime_us`), which stays the last line of
+//! defence.
+
+use crate::clock::now_ns;
+use serde::Serialize;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every task ran until the end of the run's duration (or its loops).
+    Completed,
+    /// SIGINT or SIGTERM.
+    Signal,
+    /// A job ran longer than `factor × deadline` past its release.
+    Overrun {
+        /// Task name.
+        task: String,
+        /// Job number.
+        job: u64,
+        /// Its relative deadline.
+        deadline_ns: u64,
+        /// The factor.
+        factor: f64,
+    },
+    /// The run went past its duration plus the grace period.
+    DurationExceeded {
+        /// The hard limit that passed, relative to the common release.
+        limit_ns: u64,
+    },
+    /// A task failed (setup error or panic).
+    TaskFailed {
+        /// Task name.
+        task: String,
+        /// What happened.
+        message: String,
+    },
+    /// A task released more jobs than its log can hold.
+    LogFull {
+        /// Task name.
+        task: String,
+    },
+}
+
+impl StopReason {
+    /// True if the run ended as planned.
+    pub fn is_completed(&self) -> bool {
+        matches!(self, StopReason::Completed)
+    }
+
+    /// One line for people.
+    pub fn describe(&self) -> String {
+        match self {
+            StopReason::Completed => "completed".into(),
+            StopReason::Signal => {
+                "stopped by a signal (SIGINT/SIGTERM); the records so far were written".into()
+            }
+            StopReason::Overrun {
+                task,
+                job,
+                deadline_ns,
+                factor,
+            } => format!(
+                "WATCHDOG: task '{task}' job {job} ran past {factor} × its deadline of {:.3} ms: run stopped",
+                *deadline_ns as f64 / 1e6
+            ),
+            StopReason::DurationExceeded { limit_ns } => format!(
+                "WATCHDOG: the run went past its duration plus grace ({:.3} s): run stopped",
+                *limit_ns as f64 / 1e9
+            ),
+            StopReason::TaskFailed { task, message } => format!("task '{task}' failed: {message}"),
+            StopReason::LogFull { task } => {
+                format!("task '{task}' released more jobs than its log holds: run stopped")
+            }
+        }
+    }
+}
+
+/// What the watchdog sees of one task: the release and deadline of the job
+/// running now (release 0 when idle).
+#[derive(Debug, Default)]
+pub struct Monitor {
+    release_ns: AtomicU64,
+    deadline_ns: AtomicU64,
+    job: AtomicU64,
+}
+
+impl Monitor {
+    /// A job with relative deadline `deadline_ns` (0: none) starts.
+    pub fn begin(&self, job: u64, release_ns: u64, deadline_ns: u64) {
+        self.job.store(job, Ordering::Relaxed);
+        self.deadline_ns.store(deadline_ns, Ordering::Relaxed);
+        self.release_ns.store(release_ns, Ordering::Release);
+    }
+
+    /// The job ended.
+    pub fn end(&self) {
+        self.release_ns.store(0, Ordering::Release);
+    }
+}
+
+/// State shared by the tasks, the watchdog and the signal handlers.
+#[derive(Debug)]
+pub struct Shared {
+    /// Set to stop everything.
+    pub stop: Arc<AtomicBool>,
+    /// Set by SIGINT/SIGTERM.
+    pub signaled: Arc<AtomicBool>,
+    /// One per task.
+    pub monitors: Vec<Monitor>,
+    /// Task names, for reasons.
+    pub names: Vec<String>,
+    /// Task threads that have finished.
+    pub finished: AtomicUsize,
+    reason: Mutex<Option<StopReason>>,
+}
+
+impl Shared {
+    /// State for tasks named `names`.
+    pub fn new(names: Vec<String>) -> Shared {
+        Shared {
+            stop: Arc::new(AtomicBool::new(false)),
+            signaled: Arc::new(AtomicBool::new(false)),
+            monitors: names.iter().map(|_| Monitor::default()).collect(),
+            names,
+            finished: AtomicUsize::new(0),
+            reason: Mutex::new(None),
+        }
+    }
+
+    /// Stops the run for `reason` (the first reason wins).
+    pub fn stop_for(&self, reason: StopReason) {
+        let mut slot = self.reason.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(reason);
+        }
+        self.stop.store(true, Ordering::SeqCst);
+    }
+
+    /// True once a stop was asked for.
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// The reason the run ended.
+    pub fn reason(&self) -> StopReason {
+        if self.signaled.load(Ordering::SeqCst) {
+            self.stop_for(StopReason::Signal);
+        }
+        let slot = self.reason.lock().unwrap_or_else(|p| p.into_inner());
+        slot.clone().unwrap_or(StopReason::Completed)
+    }
+}
+
+/// Limits the watchdog enforces.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Limits {
+    /// A job may run until `release + factor × deadline`.
+    pub overrun_factor: f64,
+    /// Absolute CLOCK_MONOTONIC instant past which the run is stopped.
+    pub hard_limit_ns: u64,
+    /// The common release, to report limits relative to it.
+    pub start_ns: u64,
+    /// How often to look.
+    pub poll_ns: u64,
+}
+
+/// One look: the reason to stop now, if any.
+pub fn check(shared: &Shared, limits: &Limits, now: u64) -> Option<StopReason> {
+    if shared.signaled.load(Ordering::Relaxed) {
+        return Some(StopReason::Signal);
+    }
+    for (i, monitor) in shared.monitors.iter().enumerate() {
+        let release = monitor.release_ns.load(Ordering::Acquire);
+        let deadline = monitor.deadline_ns.load(Ordering::Relaxed);
+        if release == 0 || deadline == 0 {
+            continue;
+        }
+        let allowed = (deadline as f64 * limits.overrun_factor) as u64;
+        if now > release.saturating_add(allowed) {
+            return Some(StopReason::Overrun {
+                task: shared.names[i].clone(),
+                job: monitor.job.load(Ordering::Relaxed),
+                deadline_ns: deadline,
+                factor: limits.overrun_factor,
+            });
+        }
+    }
+    if now > limits.hard_limit_ns {
+        return Some(StopReason::DurationExceeded {
+            limit_ns: limits.hard_limit_ns - limits.start_ns,
+        });
+    }
+    None
+}
+
+/// When the watchdog must look next: the earliest instant a running job
+/// would overrun, but no later than `poll_ns` from now (a job that starts
+/// meanwhile cannot overrun before factor × D after its release) nor the
+/// hard limit.
+pub fn next_look(shared: &Shared, limits: &Limits, now: u64) -> u64 {
+    let mut wake = now
+        .saturating_add(limits.poll_ns)
+        .min(limits.hard_limit_ns.saturating_add(1));
+    for monitor in &shared.monitors {
+        let release = monitor.release_ns.load(Ordering::Acquire);
+        let deadline = monitor.deadline_ns.load(Ordering::Relaxed);
+        if release != 0 && deadline != 0 {
+            let overrun_at =
+                release.saturating_add((deadline as f64 * limits.overrun_factor) as u64) + 1;
+            wake = wake.min(overrun_at.max(now + 1));
+        }
+    }
+    wake
+}
+
+/// The watchdog loop: looks at [`next_look`] instants until every task has
+/// finished or a stop was asked for.
+pub fn watch(shared: &Shared, limits: Limits) {
+    loop {
+        if shared.finished.load(Ordering::SeqCst) == shared.monitors.len() {
+            return;
+        }
+        let now = now_ns();
+        if let Some(reason) = check(shared, &limits, now) {
+            shared.stop_for(reason);
+        }
+        if shared.stopping() && shared.finished.load(Ordering::SeqCst) == shared.monitors.len() {
+            return;
+        }
+        crate::clock::sleep_until(next_look(shared, &limits, now));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            overrun_factor: 2.0,
+            hard_limit_ns: 10_000,
+            start_ns: 1_000,
+            poll_ns: 1,
+        }
+    }
+
+    #[test]
+    fn an_overrun_by_the_factor_stops_and_names_the_task() {
+        let shared = Shared::new(vec!["a".into(), "b".into()]);
+        shared.monitors[1].begin(3, 1_000, 100);
+        assert_eq!(
+            check(&shared, &limits(), 1_200),
+            None,
+            "exactly 2 × D is still allowed"
+        );
+        match check(&shared, &limits(), 1_201) {
+            Some(StopReason::Overrun { task, job, .. }) => {
+                assert_eq!((task.as_str(), job), ("b", 3))
+            }
+            other => panic!("expected an overrun, got {other:?}"),
+        }
+        shared.monitors[1].end();
+        assert_eq!(check(&shared, &limits(), 5_000), None);
+    }
+
+    #[test]
+    fn the_hard_limit_and_signals_stop_the_run() {
+        let shared = Shared::new(vec!["a".into()]);
+        assert_eq!(
+            check(&shared, &limits(), 10_001),
+            Some(StopReason::DurationExceeded { limit_ns: 9_000 })
+        );
+        shared.signaled.store(true, Ordering::SeqCst);
+        assert_eq!(check(&shared, &limits(), 2_000), Some(StopReason::Signal));
+        assert_eq!(shared.reason(), StopReason::Signal);
+    }
+
+    #[test]
+    fn the_watchdog_wakes_exactly_when_a_running_job_would_overrun() {
+        let shared = Shared::new(vec!["a".into()]);
+        let l = Limits {
+            overrun_factor: 2.0,
+            hard_limit_ns: 1_000_000,
+            start_ns: 0,
+            poll_ns: 5_000,
+        };
+        assert_eq!(
+            next_look(&shared, &l, 100),
+            5_100,
+            "idle: the poll interval"
+        );
+        shared.monitors[0].begin(0, 1_000, 100);
+        assert_eq!(
+            next_look(&shared, &l, 1_050),
+            1_201,
+            "just past release + 2 × D"
+        );
+        assert_eq!(
+            next_look(&shared, &l, 999_000),
+            999_001,
+            "already overdue: look again at once"
+        );
+        assert_eq!(
+            next_look(&Shared::new(vec![]), &l, 999_999),
+            1_000_001,
+            "never past the hard limit"
+        );
+    }
+
+    #[test]
+    fn the_first_reason_wins() {
+        let shared = Shared::new(vec!["a".into()]);
+        shared.stop_for(StopReason::LogFull { task: "a".into() });
+        shared.stop_for(StopReason::Completed);
+        assert!(shared.stopping());
+        assert_eq!(shared.reason(), StopReason::LogFull { task: "a".into() });
+    }
+}

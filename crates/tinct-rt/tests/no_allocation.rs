@@ -1,0 +1,147 @@
+//! "No allocation while tasks run": a counting global allocator records the
+//! time of every allocation during a real run; none may fall between the
+//! common release and the first instant a task thread leaves its job loop
+//! (while every task runs jobs, the watchdog only looks, and the main thread
+//! waits in `join`).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use tinct_core::model::{Kernel, Work};
+use tinct_core::units::Nanos;
+use tinct_rt::runtime::{RunOptions, run};
+use tinct_rt::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use tinct_rt::watchdog::StopReason;
+
+const SLOTS: usize = 1 << 18;
+
+struct Recording;
+
+static RECORDING: AtomicBool = AtomicBool::new(false);
+static NEXT: AtomicUsize = AtomicUsize::new(0);
+static TIMES: [std::sync::atomic::AtomicU64; SLOTS] =
+    [const { std::sync::atomic::AtomicU64::new(0) }; SLOTS];
+
+// SAFETY: every method forwards to the system allocator unchanged; the
+// bookkeeping only touches atomics and a clock read, which never allocate.
+unsafe impl GlobalAlloc for Recording {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if RECORDING.load(Ordering::Relaxed) {
+            let slot = NEXT.fetch_add(1, Ordering::Relaxed);
+            if slot < SLOTS {
+                TIMES[slot].store(tinct_rt::clock::now_ns(), Ordering::Relaxed);
+            }
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if RECORDING.load(Ordering::Relaxed) {
+            let slot = NEXT.fetch_add(1, Ordering::Relaxed);
+            if slot < SLOTS {
+                TIMES[slot].store(tinct_rt::clock::now_ns(), Ordering::Relaxed);
+            }
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Recording = Recording;
+
+fn task(name: &str, cpu: u32, kernel: Kernel, period_ms: u64) -> TaskSpec {
+    TaskSpec {
+        name: name.into(),
+        cpus: Some(vec![cpu]),
+        policy: Policy::Fifo(70),
+        deadline_ns: None,
+        offset_ns: 0,
+        phases: vec![Phase {
+            name: "main".into(),
+            loops: None,
+            steps: vec![
+                Step::Kernel {
+                    kernel,
+                    memory_percent: 50,
+                    work: Work::Target(Nanos(300_000)),
+                },
+                Step::Busy {
+                    duration_ns: 100_000,
+                },
+            ],
+            timer: Some(Timer {
+                period_ns: period_ms * 1_000_000,
+                absolute: true,
+            }),
+        }],
+        loops: None,
+        working_set: 128 * 1024,
+        partitions: vec![],
+        bound: None,
+    }
+}
+
+#[test]
+fn task_threads_do_not_allocate_while_they_run() {
+    if !tinct_sys::testing::privileged_or_skip("a SCHED_FIFO run") {
+        return;
+    }
+    let cpus = tinct_sys::sched::affinity().unwrap();
+    let spec = RunSpec {
+        source: "no-allocation test".into(),
+        tasks: vec![
+            task("mixed", cpus[0], Kernel::Mixed, 5),
+            task("chase", *cpus.last().unwrap(), Kernel::Chase, 7),
+        ],
+        duration_ns: 400_000_000,
+        lock_memory: true,
+        platform_partitions: None,
+        calibration_cpu: None,
+        compute_ns_per_iteration: None,
+    };
+    RECORDING.store(true, Ordering::SeqCst);
+    let result = run(
+        &spec,
+        RunOptions {
+            handle_signals: false,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    RECORDING.store(false, Ordering::SeqCst);
+    assert_eq!(result.stop, StopReason::Completed);
+    let recorded = NEXT.load(Ordering::SeqCst);
+    assert!(
+        recorded > 0,
+        "the allocator must have seen the setup allocations"
+    );
+    assert!(
+        recorded < SLOTS,
+        "more allocations than slots: the check would be incomplete"
+    );
+    let window_end = result
+        .tasks
+        .iter()
+        .map(|t| t.records.last().expect("jobs ran").finish_ns)
+        .min()
+        .unwrap();
+    let jobs: usize = result.tasks.iter().map(|t| t.records.len()).sum();
+    assert!(jobs > 100, "{jobs} jobs");
+    let during: Vec<u64> = (0..recorded)
+        .map(|i| TIMES[i].load(Ordering::Relaxed))
+        .filter(|&t| t >= result.start_ns && t <= window_end)
+        .map(|t| t - result.start_ns)
+        .collect();
+    assert!(
+        during.is_empty(),
+        "{} allocation(s) while tasks ran, at ns after release: {:?}",
+        during.len(),
+        &during[..during.len().min(10)]
+    );
+}
