@@ -4,6 +4,7 @@
 //! The binary is thin: it parses arguments, calls the libraries and prints.
 //! Each subcommand lives in its own module under `cmd/`.
 
+mod calibration;
 mod cmd;
 mod error;
 mod output;

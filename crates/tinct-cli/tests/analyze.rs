@@ -5,7 +5,9 @@ use serde_json::Value;
 use std::path::PathBuf;
 
 fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
 }
 
 fn tinct() -> Command {
@@ -14,10 +16,16 @@ fn tinct() -> Command {
 
 #[test]
 fn table_ii_prints_the_papers_numbers() {
-    let out = tinct().arg("analyze").arg(example("kim2013-table2.toml")).output().unwrap();
+    let out = tinct()
+        .arg("analyze")
+        .arg(example("kim2013-table2.toml"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
-    for number in ["11.94", "12.30", "25.09", "25.72", "98.55", "101.36", "179.88", "273.78"] {
+    for number in [
+        "11.94", "12.30", "25.09", "25.72", "98.55", "101.36", "179.88", "273.78",
+    ] {
         assert!(text.contains(number), "{number} missing from:\n{text}");
     }
     assert!(text.contains("verdict: SCHEDULABLE"), "{text}");
@@ -35,14 +43,28 @@ fn json_has_the_documented_fields() {
     assert_eq!(json["schedulable"], Value::Bool(true));
     let tasks = json["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 4);
-    for field in ["name", "core", "priority", "deadline_ns", "wcrt_ns", "wcrt_nocint_ns", "schedulable"] {
-        assert!(tasks.iter().all(|t| t.get(field).is_some()), "task field {field} missing");
+    for field in [
+        "name",
+        "core",
+        "priority",
+        "deadline_ns",
+        "wcrt_ns",
+        "wcrt_nocint_ns",
+        "schedulable",
+    ] {
+        assert!(
+            tasks.iter().all(|t| t.get(field).is_some()),
+            "task field {field} missing"
+        );
     }
     let r4 = tasks[3]["wcrt_ns"].as_u64().unwrap();
     assert_eq!((r4 as f64 / 1e4).round(), 27378.0, "273.78 ms, got {r4} ns");
     let cores = json["cores"].as_array().unwrap();
     for field in ["utilization", "utilization_bound", "memory_feasible"] {
-        assert!(cores.iter().all(|c| c.get(field).is_some()), "core field {field} missing");
+        assert!(
+            cores.iter().all(|c| c.get(field).is_some()),
+            "core field {field} missing"
+        );
     }
 }
 
@@ -74,7 +96,11 @@ partitions = [2, 3]
 "#,
     )
     .unwrap();
-    let out = tinct().args(["analyze", "--json"]).arg(&file).output().unwrap();
+    let out = tinct()
+        .args(["analyze", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["schedulable"], Value::Bool(false));
@@ -95,14 +121,135 @@ fn bad_input_exits_two_with_file_line_and_field() {
     let out = tinct().arg("analyze").arg(&file).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("bad.toml:9: task 'a' field `deadline`"), "{err}");
+    assert!(
+        err.contains("bad.toml:9: task 'a' field `deadline`"),
+        "{err}"
+    );
     assert!(!err.contains("stack backtrace"), "{err}");
 
-    let out = tinct().arg("analyze").arg(example("kim2013.toml")).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "unassigned cores are bad input for analyze");
+    let out = tinct()
+        .arg("analyze")
+        .arg(example("kim2013.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "unassigned cores are bad input for analyze"
+    );
     let err = String::from_utf8(out.stderr).unwrap();
-    assert!(err.contains("kim2013.toml:") && err.contains("field `core`"), "{err}");
+    assert!(
+        err.contains("kim2013.toml:") && err.contains("field `core`"),
+        "{err}"
+    );
 
-    let out = tinct().arg("analyze").arg(dir.path().join("missing.toml")).output().unwrap();
+    let out = tinct()
+        .arg("analyze")
+        .arg(dir.path().join("missing.toml"))
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Without `refill`, Δ comes from a calibration: `--calibration FILE`,
+/// `$TINCT_CALIBRATION`, or the one `tinct bench calibrate` saved; scaled
+/// from the calibration's partition size to the set's.
+#[test]
+fn refill_defaults_to_the_machines_calibration() {
+    let dir = tempfile::tempdir().unwrap();
+    let table2 = std::fs::read_to_string(example("kim2013-table2.toml")).unwrap();
+    let no_refill = dir.path().join("set.toml");
+    std::fs::write(&no_refill, table2.replace("refill = \"45.3us\"\n", "")).unwrap();
+    let calibration = dir.path().join("calibrate.json");
+    // Measured with 16 partitions: the set's 32 partitions are half as large.
+    std::fs::write(
+        &calibration,
+        r#"{"bench": "calibrate", "refill": {"refill_ns": 90600, "partitions": 16}}"#,
+    )
+    .unwrap();
+    let isolated = |cmd: &mut Command| {
+        cmd.env("HOME", dir.path())
+            .env_remove("XDG_STATE_HOME")
+            .env_remove("TINCT_CALIBRATION");
+    };
+
+    let mut cmd = tinct();
+    isolated(&mut cmd);
+    let out = cmd.arg("analyze").arg(&no_refill).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("platform field `refill`") && err.contains("tinct bench calibrate"),
+        "{err}"
+    );
+
+    let mut cmd = tinct();
+    isolated(&mut cmd);
+    let out = cmd
+        .args(["analyze", "--calibration"])
+        .arg(&calibration)
+        .arg(&no_refill)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("45.3us (from calibration"), "{text}");
+    assert!(text.contains("273.78"), "{text}");
+
+    let mut cmd = tinct();
+    isolated(&mut cmd);
+    let out = cmd
+        .env("TINCT_CALIBRATION", &calibration)
+        .args(["analyze", "--json"])
+        .arg(&no_refill)
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["refill_ns"], Value::from(45_300));
+    assert!(
+        json["refill_source"]
+            .as_str()
+            .unwrap()
+            .starts_with("from calibration")
+    );
+
+    // A saved calibration is found without being named; the file's own key wins over it.
+    let saved = dir.path().join(".local/state/tinct/calibrate.json");
+    std::fs::create_dir_all(saved.parent().unwrap()).unwrap();
+    std::fs::copy(&calibration, &saved).unwrap();
+    let mut cmd = tinct();
+    isolated(&mut cmd);
+    let out = cmd
+        .args(["analyze", "--json"])
+        .arg(&no_refill)
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["refill_ns"], Value::from(45_300));
+    let mut cmd = tinct();
+    isolated(&mut cmd);
+    let out = cmd
+        .args(["analyze", "--json"])
+        .arg(example("kim2013-table2.toml"))
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["refill_source"], Value::from("from the file"));
+
+    // A broken calibration is bad input.
+    std::fs::write(&calibration, "{}").unwrap();
+    let mut cmd = tinct();
+    isolated(&mut cmd);
+    let out = cmd
+        .args(["analyze", "--calibration"])
+        .arg(&calibration)
+        .arg(&no_refill)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8(out.stderr)
+            .unwrap()
+            .contains("refill.refill_ns")
+    );
 }

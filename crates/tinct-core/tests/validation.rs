@@ -1,7 +1,7 @@
 //! Every validation rule: the error names the file, the line and the field,
 //! what was expected and what was found.
 
-use tinct_core::format::{parse, InputError, Syntax};
+use tinct_core::format::{InputError, Syntax, parse};
 
 const PLATFORM: &str = r#"[platform]
 cores = 2
@@ -22,7 +22,10 @@ fn error(text: &str) -> InputError {
 /// Asserts the message names file, line and field, and contains `found`.
 fn assert_names(err: &InputError, line: usize, field: &str, found: &str) {
     let message = err.to_string();
-    assert!(message.starts_with(&format!("set.toml:{line}: ")), "line {line} not in: {message}");
+    assert!(
+        message.starts_with(&format!("set.toml:{line}: ")),
+        "line {line} not in: {message}"
+    );
     assert!(message.contains(field), "field {field} not in: {message}");
     assert!(message.contains(found), "found {found} not in: {message}");
     assert!(message.contains("expected"), "no expectation in: {message}");
@@ -30,13 +33,17 @@ fn assert_names(err: &InputError, line: usize, field: &str, found: &str) {
 
 #[test]
 fn deadline_above_period() {
-    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\ndeadline = \"12ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\""));
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"10ms\"\ndeadline = \"12ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"",
+    ));
     assert_names(&err, 10, "task 'a' field `deadline`", "12ms");
 }
 
 #[test]
 fn wcet_increasing_in_p() {
-    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"2ms\", 4 = \"3ms\" }"));
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"2ms\", 4 = \"3ms\" }",
+    ));
     assert_names(&err, 11, "task 'a' field `wcet` (C^4)", "C^4 = 3ms");
 }
 
@@ -52,15 +59,21 @@ fn partitions_below_memory_minimum() {
 
 #[test]
 fn partition_out_of_range() {
-    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = [1, 9]"));
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = [1, 9]",
+    ));
     assert_names(&err, 12, "task 'a' field `partitions`", "partition 9");
-    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = [0]"));
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = [0]",
+    ));
     assert_names(&err, 12, "task 'a' field `partitions`", "partition 0");
 }
 
 #[test]
 fn unknown_keys_are_rejected() {
-    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\nperoid = \"5ms\""));
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\nperoid = \"5ms\"",
+    ));
     assert_names(&err, 12, "unknown key `peroid`", "peroid");
     let err = error(&format!("{PLATFORM}colors = 4\n"));
     assert_names(&err, 6, "unknown key `colors`", "colors");
@@ -75,30 +88,43 @@ fn duplicate_names() {
 
 #[test]
 fn wcet_above_deadline() {
-    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"20ms\", 8 = \"11ms\" }"));
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"20ms\", 8 = \"11ms\" }",
+    ));
     assert_names(&err, 11, "task 'a' field `wcet`", "C^8 = 11ms > D");
 }
 
 #[test]
 fn zero_period() {
-    let err = error(&doc("name = \"a\"\nperiod = \"0ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\""));
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"0ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"",
+    ));
     assert_names(&err, 9, "task 'a' field `period`", "0");
 }
 
 #[test]
 fn bad_units_and_types() {
-    let err = error(&doc("name = \"a\"\nperiod = 10\nmemory = \"1MiB\"\nwcet = \"1ms\""));
+    let err = error(&doc(
+        "name = \"a\"\nperiod = 10\nmemory = \"1MiB\"\nwcet = \"1ms\"",
+    ));
     assert_names(&err, 9, "task 'a' field `period`", "found 10");
-    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MB\"\nwcet = \"1ms\""));
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MB\"\nwcet = \"1ms\"",
+    ));
     assert_names(&err, 10, "task 'a' field `memory`", "\"1MB\"");
 }
 
 #[test]
 fn core_out_of_range_and_priorities() {
-    let err = error(&doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\ncore = 2"));
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\ncore = 2",
+    ));
     assert_names(&err, 12, "task 'a' field `core`", "found 2");
     let b = "name = \"b\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"";
-    let err = error(&format!("{}\n[[task]]\n{b}\n", doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npriority = 1")));
+    let err = error(&format!(
+        "{}\n[[task]]\n{b}\n",
+        doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npriority = 1")
+    ));
     assert_names(&err, 14, "task 'b' field `priority`", "no priority");
 }
 
@@ -113,11 +139,19 @@ fn json_errors_name_lines_too() {
   ]
 }"#;
     let err = parse(text, "set.json", Syntax::Json).unwrap_err();
-    assert!(err.to_string().starts_with("set.json:6: task 'b' field `deadline`"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("set.json:6: task 'b' field `deadline`"),
+        "{err}"
+    );
     let text = r#"{"platform": {"cores": 1, "partitions": 4, "memory": "64MiB", "refill": "1us"},
   "task": [{"name": "a", "period": "10ms", "memory": "1MiB", "wcet": "1ms", "speed": 3}]}"#;
     let err = parse(text, "set.json", Syntax::Json).unwrap_err();
-    assert!(err.to_string().starts_with("set.json:2: unknown key `speed`"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("set.json:2: unknown key `speed`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -141,19 +175,27 @@ fn toml_and_json_give_the_same_set_and_toml_round_trips() {
 
 #[test]
 fn refill_may_come_from_a_calibration_scaled_by_partition_size() {
-    use tinct_core::format::{parse_with, LoadOptions, RefillCalibration};
+    use tinct_core::format::{LoadOptions, RefillCalibration, parse_with};
     let text = "[platform]\ncores = 1\npartitions = 8\nmemory = \"64MiB\"\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n";
     let err = parse(text, "set.toml", Syntax::Toml).unwrap_err();
     assert!(err.to_string().contains("platform field `refill`"), "{err}");
     assert!(err.to_string().contains("tinct bench calibrate"), "{err}");
     // Measured with 32 partitions: partitions of this set are 4x larger.
     let options = LoadOptions {
-        default_refill: Some(RefillCalibration { refill: tinct_core::Nanos(30_001), partitions: 32 }),
+        default_refill: Some(RefillCalibration {
+            refill: tinct_core::Nanos(30_001),
+            partitions: 32,
+        }),
     };
-    let set = parse_with(text, "set.toml", Syntax::Toml, &options).unwrap();
-    assert_eq!(set.platform.refill, tinct_core::Nanos(120_004));
+    let loaded = parse_with(text, "set.toml", Syntax::Toml, &options).unwrap();
+    assert_eq!(loaded.set.platform.refill, tinct_core::Nanos(120_004));
+    assert!(loaded.refill_from_calibration);
     // An explicit key wins over the calibration.
-    let explicit = text.replace("memory = \"64MiB\"\n", "memory = \"64MiB\"\nrefill = \"7us\"\n");
-    let set = parse_with(&explicit, "set.toml", Syntax::Toml, &options).unwrap();
-    assert_eq!(set.platform.refill, tinct_core::Nanos(7_000));
+    let explicit = text.replace(
+        "memory = \"64MiB\"\n",
+        "memory = \"64MiB\"\nrefill = \"7us\"\n",
+    );
+    let loaded = parse_with(&explicit, "set.toml", Syntax::Toml, &options).unwrap();
+    assert_eq!(loaded.set.platform.refill, tinct_core::Nanos(7_000));
+    assert!(!loaded.refill_from_calibration);
 }

@@ -4,8 +4,8 @@ use crate::error::CliError;
 use crate::output::{ms, print_json, table};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_core::analysis::{analyze, Analysis, AnalysisError};
-use tinct_core::format::{load, InputError};
+use tinct_core::analysis::{Analysis, AnalysisError, analyze};
+use tinct_core::format::InputError;
 use tinct_core::units::Nanos;
 
 /// Arguments of `tinct analyze`.
@@ -19,6 +19,10 @@ pub struct Args {
     /// Override the platform's refill time Δ (e.g. "45.3us").
     #[arg(long, value_parser = parse_refill)]
     pub refill: Option<Nanos>,
+    /// Take Δ from this `calibrate.json` when the file has no `refill`
+    /// (default: $TINCT_CALIBRATION, else the one `tinct bench calibrate` saved).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
 }
 
 fn parse_refill(text: &str) -> Result<Nanos, String> {
@@ -27,21 +31,38 @@ fn parse_refill(text: &str) -> Result<Nanos, String> {
 
 /// Runs the analysis and prints it. Exit status 0 whatever the verdict.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let mut set = load(&args.file)?;
+    let (mut set, calibration) =
+        crate::calibration::load_task_set(&args.file, args.calibration.as_deref())?;
+    let mut refill_source = match &calibration {
+        Some(c) => format!(
+            "from calibration {} ({} measured with {} partitions)",
+            c.path.display(),
+            c.refill.refill,
+            c.refill.partitions
+        ),
+        None => "from the file".to_string(),
+    };
     if let Some(refill) = args.refill {
         set.platform.refill = refill;
+        refill_source = "from --refill".to_string();
     }
     let analysis = analyze(&set).map_err(|e| unassigned_error(&args.file, &set, e))?;
     if args.json {
-        print_json(&analysis)?;
+        let mut json = serde_json::to_value(&analysis).map_err(anyhow::Error::from)?;
+        json["refill_source"] = serde_json::Value::String(refill_source);
+        print_json(&json)?;
     } else {
-        print_human(&analysis);
+        print_human(&analysis, &refill_source);
     }
     Ok(ExitCode::SUCCESS)
 }
 
 /// An unassigned task is bad input for `analyze`: name its line.
-fn unassigned_error(file: &std::path::Path, set: &tinct_core::TaskSet, e: AnalysisError) -> CliError {
+fn unassigned_error(
+    file: &std::path::Path,
+    set: &tinct_core::TaskSet,
+    e: AnalysisError,
+) -> CliError {
     let AnalysisError::Unassigned { index, .. } = e;
     CliError::from(InputError {
         file: file.display().to_string(),
@@ -59,8 +80,11 @@ fn opt_ms(ns: Option<u64>) -> String {
     ns.map_or_else(|| "> D".to_string(), ms)
 }
 
-fn print_human(analysis: &Analysis) {
-    println!("Δ (partition refill time) = {}", Nanos(analysis.refill_ns));
+fn print_human(analysis: &Analysis, refill_source: &str) {
+    println!(
+        "Δ (partition refill time) = {} ({refill_source})",
+        Nanos(analysis.refill_ns)
+    );
     for core in &analysis.cores {
         if core.tasks.is_empty() {
             continue;
@@ -72,10 +96,21 @@ fn print_human(analysis: &Analysis) {
             tinct_core::PartitionSet::from_iter(core.partitions.iter().copied())
         );
         let mut t = table(&[
-            "task", "prio", "|S|", "C (ms)", "ω (ms)", "R NoCInt (ms)", "R CInt (ms)", "D (ms)", "iter", "verdict",
+            "task",
+            "prio",
+            "|S|",
+            "C (ms)",
+            "ω (ms)",
+            "R NoCInt (ms)",
+            "R CInt (ms)",
+            "D (ms)",
+            "iter",
+            "verdict",
         ]);
         for name in &core.tasks {
-            let Some(task) = analysis.tasks.iter().find(|t| &t.name == name) else { continue };
+            let Some(task) = analysis.tasks.iter().find(|t| &t.name == name) else {
+                continue;
+            };
             let verdict = match (task.schedulable, task.schedulable_nocint) {
                 (true, _) => "ok",
                 (false, true) => "MISS (cache)",
@@ -100,16 +135,23 @@ fn print_human(analysis: &Analysis) {
             core.utilization,
             core.utilization_nocint,
             core.utilization_bound,
-            if core.utilization_test { "passes" } else { "exceeds: the response-time test decides" }
+            if core.utilization_test {
+                "passes"
+            } else {
+                "exceeds: the response-time test decides"
+            }
         );
-        let worst = core
-            .memory
-            .iter()
-            .max_by(|a, b| (a.used_bytes / a.capacity_bytes).total_cmp(&(b.used_bytes / b.capacity_bytes)));
+        let worst = core.memory.iter().max_by(|a, b| {
+            (a.used_bytes / a.capacity_bytes).total_cmp(&(b.used_bytes / b.capacity_bytes))
+        });
         match worst {
             Some(w) => println!(
                 "  memory Eq. (3): {} (fullest partition {}: {:.1} of {:.1} MiB)",
-                if core.memory_feasible { "feasible" } else { "NOT feasible" },
+                if core.memory_feasible {
+                    "feasible"
+                } else {
+                    "NOT feasible"
+                },
                 w.partition,
                 w.used_bytes / 1048576.0,
                 w.capacity_bytes / 1048576.0

@@ -42,9 +42,13 @@ enum Bench {
 /// Runs the chosen bench.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let result = match args.bench {
-        Bench::Calibrate(args) => tinct_bench::calibrate::run(&args),
+        Bench::Calibrate(args) => {
+            tinct_bench::calibrate::run(&args).map(|()| save_calibration(&args))
+        }
         Bench::Crpd(args) => tinct_bench::crpd::run(&args),
-        Bench::WcetProfile(args) => worker_command().and_then(|w| tinct_bench::wcet_profile::run(&args, &w)),
+        Bench::WcetProfile(args) => {
+            worker_command().and_then(|w| tinct_bench::wcet_profile::run(&args, &w))
+        }
         Bench::WcetWorker(args) => tinct_bench::wcet_profile::worker::main(&args),
         Bench::Coherence(args) => tinct_bench::coherence::run(&args).map(|r| r.summary().print()),
         Bench::Banks(args) => tinct_bench::banks::run(&args).map(|r| r.summary().print()),
@@ -53,10 +57,28 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     result.map(|()| ExitCode::SUCCESS).map_err(cli_error)
 }
 
+/// A full calibration becomes this machine's default Δ for task sets
+/// without `refill` (a `--quick` smoke run never does).
+fn save_calibration(args: &tinct_bench::calibrate::Args) {
+    if args.common.quick {
+        println!("(--quick: not saved as this machine's calibration)");
+        return;
+    }
+    let written = args.common.out_dir("calibrate").join("calibrate.json");
+    match crate::calibration::save(&written) {
+        Ok(path) => println!(
+            "saved as this machine's calibration: {} (tinct analyze/plan/run use its Δ for task sets without `refill`)",
+            path.display()
+        ),
+        Err(e) => eprintln!("tinct: warning: could not save the calibration: {e}"),
+    }
+}
+
 /// This binary, re-run as `tinct bench wcet-worker` for each profiling launch.
 fn worker_command() -> tinct_bench::Result<tinct_bench::wcet_profile::WorkerCommand> {
-    let program = std::env::current_exe()
-        .map_err(|e| tinct_bench::Error::Measurement(format!("cannot locate the tinct binary: {e}")))?;
+    let program = std::env::current_exe().map_err(|e| {
+        tinct_bench::Error::Measurement(format!("cannot locate the tinct binary: {e}"))
+    })?;
     Ok(tinct_bench::wcet_profile::WorkerCommand {
         program,
         prefix: vec!["bench".into(), "wcet-worker".into()],

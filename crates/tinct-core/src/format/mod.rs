@@ -33,7 +33,6 @@ use std::path::Path;
 pub use locate::{Seg, SourceIndex};
 pub use write::to_toml;
 
-
 /// A task-set file that could not be read, parsed or validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputError {
@@ -114,14 +113,23 @@ impl RefillCalibration {
     }
 }
 
+/// A task set and what was filled in from [`LoadOptions`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Loaded {
+    /// The validated set.
+    pub set: TaskSet,
+    /// Δ came from the calibration: the file has no `refill` key.
+    pub refill_from_calibration: bool,
+}
+
 /// Reads, parses and validates a task-set file (which must give `refill`).
 pub fn load(path: &Path) -> Result<TaskSet, InputError> {
-    load_with(path, &LoadOptions::default())
+    load_with(path, &LoadOptions::default()).map(|loaded| loaded.set)
 }
 
 /// Reads, parses and validates a task-set file, with defaults for the keys
 /// it may leave out.
-pub fn load_with(path: &Path, options: &LoadOptions) -> Result<TaskSet, InputError> {
+pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Loaded, InputError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| InputError {
         file: file.clone(),
@@ -135,7 +143,7 @@ pub fn load_with(path: &Path, options: &LoadOptions) -> Result<TaskSet, InputErr
 
 /// Parses and validates task-set text; `file` is only used in messages.
 pub fn parse(text: &str, file: &str, syntax: Syntax) -> Result<TaskSet, InputError> {
-    parse_with(text, file, syntax, &LoadOptions::default())
+    parse_with(text, file, syntax, &LoadOptions::default()).map(|loaded| loaded.set)
 }
 
 /// [`parse`] with defaults for the keys a file may leave out.
@@ -144,7 +152,7 @@ pub fn parse_with(
     file: &str,
     syntax: Syntax,
     options: &LoadOptions,
-) -> Result<TaskSet, InputError> {
+) -> Result<Loaded, InputError> {
     let (raw, index) = match syntax {
         Syntax::Toml => {
             let raw = toml::from_str::<raw::RawTaskSet>(text).map_err(|e| {
@@ -166,7 +174,12 @@ pub fn parse_with(
             (raw, SourceIndex::json(text))
         }
     };
-    validate::validate(raw, file, &index, options)
+    let refill_from_calibration = raw.platform.refill.is_none();
+    let set = validate::validate(raw, file, &index, options)?;
+    Ok(Loaded {
+        set,
+        refill_from_calibration,
+    })
 }
 
 fn line_in(text: &str, offset: usize, _index: &SourceIndex) -> usize {
@@ -178,7 +191,9 @@ fn line_in(text: &str, offset: usize, _index: &SourceIndex) -> usize {
 fn parse_error(file: &str, line: Option<usize>, message: &str) -> InputError {
     let message = message.trim();
     if let Some(rest) = message.strip_prefix("unknown field ") {
-        let (field, expected) = rest.split_once(", expected ").unwrap_or((rest, "a known key"));
+        let (field, expected) = rest
+            .split_once(", expected ")
+            .unwrap_or((rest, "a known key"));
         return InputError {
             file: file.into(),
             line,

@@ -4,8 +4,8 @@
 //! is an error, never silently ignored. Durations and sizes are kept as the
 //! scalar the user wrote, so validation can say exactly what it found.
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -106,7 +106,10 @@ impl<'de> Deserialize<'de> for RawWcet {
 
 /// `partitions = [1, 2, 3]` or `partitions = "1-3,8"`.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(untagged, expecting = "a list of partition numbers or a range string such as \"1-8,12\"")]
+#[serde(
+    untagged,
+    expecting = "a list of partition numbers or a range string such as \"1-8,12\""
+)]
 pub enum RawPartitions {
     /// A list of numbers.
     List(Vec<i64>),

@@ -6,12 +6,12 @@
 //! 1..=N_P and not repeated; cores within 0..N_C; unique task names;
 //! priorities given for all tasks or none, and unique on a core.
 
-use super::locate::{path, Seg, SourceIndex};
+use super::locate::{Seg, SourceIndex, path};
 use super::raw::{RawBody, RawPartitions, RawPlatform, RawTask, RawTaskSet, RawWcet, Scalar};
 use super::{InputError, LoadOptions};
 use crate::model::{Body, Kernel, Platform, Task, TaskSet, WcetTable, Work};
-use crate::partitions::{PartitionSet, MAX_PARTITIONS};
-use crate::units::{parse_duration, parse_size, Bytes, Nanos};
+use crate::partitions::{MAX_PARTITIONS, PartitionSet};
+use crate::units::{Bytes, Nanos, parse_duration, parse_size};
 use std::collections::{BTreeMap, HashMap};
 
 /// Builds errors that know the file and where each path stands in it.
@@ -21,7 +21,13 @@ struct Reporter<'a> {
 }
 
 impl Reporter<'_> {
-    fn error(&self, at: &[Seg], field: String, expected: impl Into<String>, found: impl Into<String>) -> InputError {
+    fn error(
+        &self,
+        at: &[Seg],
+        field: String,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> InputError {
         InputError {
             file: self.file.to_string(),
             line: Some(self.index.line_of(at)),
@@ -78,7 +84,10 @@ impl Field<'_, '_> {
     fn integer(&self, value: &Scalar, min: i64, max: i64, what: &str) -> Result<u32, InputError> {
         match value {
             Scalar::Int(i) if (min..=max).contains(i) => Ok(*i as u32),
-            _ => Err(self.fail(format!("{what}, a whole number from {min} to {max}"), value.to_string())),
+            _ => Err(self.fail(
+                format!("{what}, a whole number from {min} to {max}"),
+                value.to_string(),
+            )),
         }
     }
 }
@@ -104,7 +113,11 @@ pub(super) fn validate(
     for (i, raw_task) in raw.task.iter().enumerate() {
         if let Some(first) = names.insert(raw_task.name.as_str(), i) {
             return Err(reporter.error(
-                &[Seg::Key("task".into()), Seg::Index(i), Seg::Key("name".into())],
+                &[
+                    Seg::Key("task".into()),
+                    Seg::Index(i),
+                    Seg::Key("name".into()),
+                ],
                 task_field(&raw_task.name, "name"),
                 format!("a unique task name (task #{} already has it)", first + 1),
                 format!("a second task named '{}'", raw_task.name),
@@ -167,10 +180,19 @@ fn validate_platform(
     })
 }
 
-fn validate_task(raw: &RawTask, i: usize, platform: &Platform, reporter: &Reporter<'_>) -> Result<Task, InputError> {
+fn validate_task(
+    raw: &RawTask,
+    i: usize,
+    platform: &Platform,
+    reporter: &Reporter<'_>,
+) -> Result<Task, InputError> {
     let field = |name: &str| Field {
         reporter,
-        at: vec![Seg::Key("task".into()), Seg::Index(i), Seg::Key(name.into())],
+        at: vec![
+            Seg::Key("task".into()),
+            Seg::Index(i),
+            Seg::Key(name.into()),
+        ],
         name: task_field(&raw.name, name),
     };
     if raw.name.trim().is_empty() {
@@ -202,7 +224,12 @@ fn validate_task(raw: &RawTask, i: usize, platform: &Platform, reporter: &Report
     let wcet = validate_wcet(&raw.wcet, i, &raw.name, platform, deadline, reporter)?;
     let priority = match &raw.priority {
         None => None,
-        Some(v) => Some(field("priority").integer(v, 1, i64::from(u32::MAX), "a priority (1 is the highest)")?),
+        Some(v) => Some(field("priority").integer(
+            v,
+            1,
+            i64::from(u32::MAX),
+            "a priority (1 is the highest)",
+        )?),
     };
     let core = match &raw.core {
         None => None,
@@ -215,7 +242,13 @@ fn validate_task(raw: &RawTask, i: usize, platform: &Platform, reporter: &Report
     };
     let partitions = match &raw.partitions {
         None => None,
-        Some(p) => Some(validate_partitions(p, &field("partitions"), platform, memory, &wcet)?),
+        Some(p) => Some(validate_partitions(
+            p,
+            &field("partitions"),
+            platform,
+            memory,
+            &wcet,
+        )?),
     };
     let body = match &raw.body {
         None => None,
@@ -243,7 +276,11 @@ fn validate_wcet(
     reporter: &Reporter<'_>,
 ) -> Result<WcetTable, InputError> {
     let at = |key: Option<&str>| {
-        let mut at = vec![Seg::Key("task".into()), Seg::Index(i), Seg::Key("wcet".into())];
+        let mut at = vec![
+            Seg::Key("task".into()),
+            Seg::Index(i),
+            Seg::Key("wcet".into()),
+        ];
         at.extend(key.map(|k| Seg::Key(k.to_string())));
         at
     };
@@ -265,7 +302,9 @@ fn validate_wcet(
         }
         RawWcet::Table(entries) => {
             if entries.is_empty() {
-                return Err(field(None).fail("at least one entry p = \"duration\"", "an empty table"));
+                return Err(
+                    field(None).fail("at least one entry p = \"duration\"", "an empty table")
+                );
             }
             let mut table = BTreeMap::new();
             for (key, value) in entries {
@@ -276,7 +315,10 @@ fn validate_wcet(
                     .filter(|p| (1..=platform.partitions).contains(p))
                     .ok_or_else(|| {
                         f.fail(
-                            format!("a number of partitions p from 1 to N_P = {}", platform.partitions),
+                            format!(
+                                "a number of partitions p from 1 to N_P = {}",
+                                platform.partitions
+                            ),
                             format!("key '{key}'"),
                         )
                     })?;
@@ -341,7 +383,10 @@ fn validate_partitions(
     let numbers = match raw {
         RawPartitions::List(list) => list.clone(),
         RawPartitions::Text(text) => parse_partition_ranges(text).ok_or_else(|| {
-            field.fail("a list of partitions such as [1, 2] or a range string such as \"1-8,12\"", format!("\"{text}\""))
+            field.fail(
+                "a list of partitions such as [1, 2] or a range string such as \"1-8,12\"",
+                format!("\"{text}\""),
+            )
         })?,
     };
     let mut set = PartitionSet::EMPTY;
@@ -372,14 +417,22 @@ fn validate_partitions(
     }
     if wcet.at(set.len()).is_none() {
         return Err(field.fail(
-            format!("at least {} partitions (the smallest p listed in wcet)", wcet.first_p()),
+            format!(
+                "at least {} partitions (the smallest p listed in wcet)",
+                wcet.first_p()
+            ),
             format!("{} partitions {set}", set.len()),
         ));
     }
     Ok(set)
 }
 
-fn validate_body(raw: &RawBody, i: usize, name: &str, reporter: &Reporter<'_>) -> Result<Body, InputError> {
+fn validate_body(
+    raw: &RawBody,
+    i: usize,
+    name: &str,
+    reporter: &Reporter<'_>,
+) -> Result<Body, InputError> {
     let field = |key: &str| Field {
         reporter,
         at: vec![
@@ -396,7 +449,10 @@ fn validate_body(raw: &RawBody, i: usize, name: &str, reporter: &Reporter<'_>) -
         .map(|&(_, k)| k)
         .ok_or_else(|| {
             let names: Vec<&str> = Kernel::ALL.iter().map(|(n, _)| *n).collect();
-            field("kernel").fail(format!("one of {}", names.join(", ")), format!("\"{}\"", raw.kernel))
+            field("kernel").fail(
+                format!("one of {}", names.join(", ")),
+                format!("\"{}\"", raw.kernel),
+            )
         })?;
     let working_set = match &raw.working_set {
         None => None,
@@ -404,7 +460,9 @@ fn validate_body(raw: &RawBody, i: usize, name: &str, reporter: &Reporter<'_>) -
     };
     let work = match (&raw.target, &raw.iterations) {
         (Some(_), Some(_)) => {
-            return Err(field("iterations").fail("either `target` or `iterations`, not both", "both"));
+            return Err(
+                field("iterations").fail("either `target` or `iterations`, not both", "both")
+            );
         }
         (Some(t), None) => Some(Work::Target(field("target").duration(t)?)),
         (None, Some(n)) => Some(Work::Iterations(u64::from(field("iterations").integer(
@@ -418,7 +476,8 @@ fn validate_body(raw: &RawBody, i: usize, name: &str, reporter: &Reporter<'_>) -
     let memory_percent = match &raw.memory_percent {
         None => None,
         Some(_) if kernel != Kernel::Mixed => {
-            return Err(field("memory_percent").fail("memory_percent only with kernel = \"mixed\"", kernel.name()));
+            return Err(field("memory_percent")
+                .fail("memory_percent only with kernel = \"mixed\"", kernel.name()));
         }
         Some(v) => Some(field("memory_percent").integer(v, 0, 100, "a percentage")? as u8),
     };
@@ -430,7 +489,11 @@ fn validate_body(raw: &RawBody, i: usize, name: &str, reporter: &Reporter<'_>) -
     })
 }
 
-fn check_priorities(raw: &[RawTask], tasks: &[Task], reporter: &Reporter<'_>) -> Result<(), InputError> {
+fn check_priorities(
+    raw: &[RawTask],
+    tasks: &[Task],
+    reporter: &Reporter<'_>,
+) -> Result<(), InputError> {
     let given = tasks.iter().filter(|t| t.priority.is_some()).count();
     if given != 0 && given != tasks.len() {
         let (with, without) = (
@@ -449,12 +512,21 @@ fn check_priorities(raw: &[RawTask], tasks: &[Task], reporter: &Reporter<'_>) ->
     }
     let mut seen: HashMap<(Option<u32>, u32), usize> = HashMap::new();
     for (i, task) in tasks.iter().enumerate() {
-        let Some(priority) = task.priority else { continue };
+        let Some(priority) = task.priority else {
+            continue;
+        };
         if let Some(first) = seen.insert((task.core, priority), i) {
             return Err(reporter.error(
-                &[Seg::Key("task".into()), Seg::Index(i), Seg::Key("priority".into())],
+                &[
+                    Seg::Key("task".into()),
+                    Seg::Index(i),
+                    Seg::Key("priority".into()),
+                ],
                 task_field(&task.name, "priority"),
-                format!("a priority unique on its core (task '{}' already has {priority})", tasks[first].name),
+                format!(
+                    "a priority unique on its core (task '{}' already has {priority})",
+                    tasks[first].name
+                ),
                 format!("priority {priority} again"),
             ));
         }
