@@ -7,6 +7,13 @@ set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 command -v make >/dev/null 2>&1 || need_apt+=(make)
+# Real programs the LD_PRELOAD shim is tested with, and setpriv/runuser for
+# the unprivileged-user tests.
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+command -v xz >/dev/null 2>&1 || need_apt+=(xz-utils)
+command -v sort >/dev/null 2>&1 || need_apt+=(coreutils)
+command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
+command -v runuser >/dev/null 2>&1 || need_apt+=(util-linux)
 # Peers measured side by side with tinct in benchmarks (cyclictest).
 if [ "${TINCT_SETUP_PEERS:-0}" = 1 ]; then
   command -v cyclictest >/dev/null 2>&1 || need_apt+=(rt-tests)
