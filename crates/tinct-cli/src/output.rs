@@ -1,6 +1,6 @@
 //! Shared output helpers: JSON for machines, tables for people.
 
-use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
 
 /// Prints a result struct as pretty JSON on stdout.

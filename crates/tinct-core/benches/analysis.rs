@@ -3,10 +3,10 @@
 //!
 //! `cargo bench -p tinct-core --bench analysis`
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
-use tinct_core::analysis::rta::{core_schedulable, response_times, CoreTask};
 use tinct_core::PartitionSet;
+use tinct_core::analysis::rta::{CoreTask, core_schedulable, response_times};
 
 /// Ten tasks on one core, sharing 16 partitions in overlapping windows;
 /// utilization about 0.6 so every response-time iteration runs to a fixed point.
@@ -46,7 +46,11 @@ fn bench(c: &mut Criterion) {
     )))
     .expect("example loads");
     c.bench_function("full analyze() of Table II (report structs)", |b| {
-        b.iter_batched(|| set.clone(), |s| tinct_core::analysis::analyze(&s), BatchSize::SmallInput)
+        b.iter_batched(
+            || set.clone(),
+            |s| tinct_core::analysis::analyze(&s),
+            BatchSize::SmallInput,
+        )
     });
 }
 

@@ -35,7 +35,10 @@ impl PartitionSet {
     /// Adds partition `p` (1-based). Panics if `p` is 0 or above [`MAX_PARTITIONS`]:
     /// callers validate partition numbers first.
     pub fn insert(&mut self, p: u32) {
-        assert!((1..=MAX_PARTITIONS).contains(&p), "partition {p} out of range");
+        assert!(
+            (1..=MAX_PARTITIONS).contains(&p),
+            "partition {p} out of range"
+        );
         let bit = p - 1;
         self.bits[(bit / 64) as usize] |= 1 << (bit % 64);
     }

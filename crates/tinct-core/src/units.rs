@@ -91,11 +91,7 @@ const SIZE_UNIT_NAMES: &str = "B, KiB, MiB, GiB, TiB";
 
 /// Splits `"11.94ms"` into the decimal number and the unit, then scales the
 /// number by the unit's factor exactly.
-fn parse_scaled(
-    text: &str,
-    units: &[(&str, u64)],
-    names: &'static str,
-) -> Result<u64, UnitError> {
+fn parse_scaled(text: &str, units: &[(&str, u64)], names: &'static str) -> Result<u64, UnitError> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
@@ -133,7 +129,10 @@ fn parse_scaled(
             .ok_or_else(|| UnitError::TooPrecise(text.to_string(), names_smallest(units)))?;
         let scaled = digits * u128::from(factor);
         if !scaled.is_multiple_of(scale) {
-            return Err(UnitError::TooPrecise(text.to_string(), names_smallest(units)));
+            return Err(UnitError::TooPrecise(
+                text.to_string(),
+                names_smallest(units),
+            ));
         }
         let extra = u64::try_from(scaled / scale).map_err(|_| UnitError::Overflow)?;
         value = value.checked_add(extra).ok_or(UnitError::Overflow)?;
@@ -232,11 +231,20 @@ mod tests {
     #[test]
     fn rejects_bad_strings() {
         assert!(matches!(parse_duration("40"), Err(UnitError::BadUnit(..))));
-        assert!(matches!(parse_duration("40 min"), Err(UnitError::BadUnit(..))));
+        assert!(matches!(
+            parse_duration("40 min"),
+            Err(UnitError::BadUnit(..))
+        ));
         assert!(matches!(parse_duration("ms"), Err(UnitError::NoNumber)));
-        assert!(matches!(parse_duration("1.0001ns"), Err(UnitError::TooPrecise(..))));
+        assert!(matches!(
+            parse_duration("1.0001ns"),
+            Err(UnitError::TooPrecise(..))
+        ));
         assert!(matches!(parse_size("18MB"), Err(UnitError::BadUnit(..))));
-        assert!(matches!(parse_duration("99999999999999999999s"), Err(UnitError::Overflow)));
+        assert!(matches!(
+            parse_duration("99999999999999999999s"),
+            Err(UnitError::Overflow)
+        ));
     }
 
     #[test]

@@ -1,11 +1,13 @@
 //! The worked examples of kim2013, reproduced exactly.
 
+use std::path::PathBuf;
 use tinct_core::analysis::analyze;
 use tinct_core::format::load;
-use std::path::PathBuf;
 
 fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
 }
 
 /// Rounds ns to the paper's printed 0.01 ms.
@@ -22,7 +24,14 @@ fn table_ii_is_reproduced() {
     let got: Vec<(String, f64, f64, f64)> = analysis
         .tasks
         .iter()
-        .map(|t| (t.name.clone(), t.wcet_ns as f64 / 1e6, ms2(t.wcrt_nocint_ns), ms2(t.wcrt_ns)))
+        .map(|t| {
+            (
+                t.name.clone(),
+                t.wcet_ns as f64 / 1e6,
+                ms2(t.wcrt_nocint_ns),
+                ms2(t.wcrt_ns),
+            )
+        })
         .collect();
     let want = [
         ("streamcluster", 11.94, 11.94, 12.30),
@@ -79,12 +88,16 @@ memory = "0B"
 wcet = "2ms"
 partitions = [2]
 "#;
-    let set = tinct_core::format::parse(text, "fig3.toml", tinct_core::format::Syntax::Toml).unwrap();
+    let set =
+        tinct_core::format::parse(text, "fig3.toml", tinct_core::format::Syntax::Toml).unwrap();
     let analysis = analyze(&set).unwrap();
     let r: Vec<Option<u64>> = analysis.tasks.iter().map(|t| t.wcrt_ns).collect();
     assert_eq!(r, vec![Some(4_000_000), Some(8_000_000), Some(12_000_000)]);
     let classic: Vec<Option<u64>> = analysis.tasks.iter().map(|t| t.wcrt_nocint_ns).collect();
-    assert_eq!(classic, vec![Some(2_000_000), Some(4_000_000), Some(6_000_000)]);
+    assert_eq!(
+        classic,
+        vec![Some(2_000_000), Some(4_000_000), Some(6_000_000)]
+    );
     let t3 = &analysis.tasks[2].breakdown;
     assert_eq!(t3.warmup_ns, 1_000_000);
     assert_eq!(t3.interference_ns, 4_000_000);

@@ -3,8 +3,8 @@
 //! release (the critical instant).
 
 use proptest::prelude::*;
-use tinct_core::analysis::rta::{response_times, CoreTask};
 use tinct_core::PartitionSet;
+use tinct_core::analysis::rta::{CoreTask, response_times};
 
 /// Periods divide 120, so the hyperperiod stays small.
 const PERIODS: [u64; 12] = [2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 24, 30];
@@ -30,7 +30,10 @@ fn simulate(tasks: &[CoreTask]) -> Vec<(u64, u64)> {
                 next_release[i] += tasks[i].period;
             }
         }
-        let upcoming = (0..n).filter(|&i| next_release[i] < hyper).map(|i| next_release[i]).min();
+        let upcoming = (0..n)
+            .filter(|&i| next_release[i] < hyper)
+            .map(|i| next_release[i])
+            .min();
         let running = (0..n).find(|&i| !pending[i].is_empty());
         match running {
             None => match upcoming {
@@ -56,7 +59,9 @@ fn simulate(tasks: &[CoreTask]) -> Vec<(u64, u64)> {
             break;
         }
     }
-    (0..n).map(|i| (first[i].unwrap_or(u64::MAX), worst[i])).collect()
+    (0..n)
+        .map(|i| (first[i].unwrap_or(u64::MAX), worst[i]))
+        .collect()
 }
 
 fn num_lcm(a: u64, b: u64) -> u64 {
@@ -75,7 +80,12 @@ fn task_set() -> impl Strategy<Value = Vec<CoreTask>> {
                 let period = PERIODS[p] * TICK;
                 let wcet = (period * c_pct / 250).max(1);
                 let deadline = wcet + (period - wcet) * d_pct / 100;
-                CoreTask { wcet, period, deadline, partitions: PartitionSet::EMPTY }
+                CoreTask {
+                    wcet,
+                    period,
+                    deadline,
+                    partitions: PartitionSet::EMPTY,
+                }
             })
             .collect();
         tasks.sort_by_key(|t| t.deadline); // deadline-monotonic

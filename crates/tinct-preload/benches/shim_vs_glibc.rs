@@ -230,7 +230,7 @@ fn half_of_the_colors() -> String {
         .page_colors(4096)
         .unwrap()
         .colors;
-    format!("0-{}", colors / 2 - 1)
+    format!("0-{}:2", colors - 2)
 }
 
 fn write_text(path: &Path, bytes: usize) {

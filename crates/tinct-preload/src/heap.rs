@@ -536,14 +536,14 @@ mod tests {
 
     #[test]
     fn serves_the_malloc_family_from_the_requested_colors() {
-        let heap = Heap::new(config(4, true)).unwrap_or_else(|_| panic!("heap"));
-        // 8 colors by bits 12-14; 2 requested: about a quarter of 1024
+        let heap = Heap::new(config(16, true)).unwrap_or_else(|_| panic!("heap"));
+        // 8 colors by bits 12-14; 2 requested: about a quarter of 4096
         // pages (physical frames are not spread evenly over colors).
         let stats = heap.pool().stats();
         assert_eq!(stats.colors.len(), 8);
         let in_colors = (stats.colors[0].free + stats.colors[1].free) as usize;
         assert_eq!(heap.colored_pages(), in_colors);
-        assert!(in_colors > 0 && in_colors < 1024, "{in_colors}");
+        assert!(in_colors > 0 && in_colors < 4096, "{in_colors}");
         let sizes = [1usize, 24, 700, 4000, 4096, 5000, 70_000];
         let mut live = Vec::new();
         for (i, &size) in sizes.iter().enumerate() {

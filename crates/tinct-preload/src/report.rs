@@ -101,6 +101,22 @@ pub fn summary(heap: &Heap) -> String {
     let (least, most) = used
         .iter()
         .fold((u64::MAX, 0), |(lo, hi), &(_, p)| (lo.min(p), hi.max(p)));
+    // kim2013 III-C round robin takes equal shares of every color, so the
+    // color with the fewest pages bounds what the pool can hand out.
+    let fewest = config
+        .colors
+        .iter()
+        .filter_map(|&color| stats.colors.get(color as usize))
+        .map(|counts| counts.free + counts.used)
+        .min()
+        .unwrap_or(0);
+    let _ = writeln!(
+        out,
+        "tinct-preload[{pid}]: fewest pages in one requested color: {fewest} (round robin over {} \
+         colors can hand out about {} pages; raise TINCT_POOL for more)",
+        config.colors.len(),
+        fewest * config.colors.len() as u64
+    );
     let _ = writeln!(
         out,
         "tinct-preload[{pid}]: pages in use per color: min {} max {} over {} colors; color:pages {}",

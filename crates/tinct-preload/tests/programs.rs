@@ -77,7 +77,7 @@ fn sort_of_a_multi_megabyte_file_is_identical() {
         c
     };
     let plain = run_plain(command(), None);
-    let shimmed = run_under_shim(command(), None, &half_of_the_colors(), "128MiB");
+    let shimmed = run_under_shim(command(), None, &half_of_the_colors(), "256MiB");
     assert!(shimmed.stdout == plain.stdout, "sort output differs");
     assert_eq!(
         shimmed.stdout.len(),
@@ -109,7 +109,7 @@ fn xz_round_trips_are_identical() {
         let packed_plain = run_plain(command, None).stdout;
         let mut command = Command::new(tool);
         command.args(compress).arg(&input);
-        let packed = run_under_shim(command, None, &colors, "128MiB");
+        let packed = run_under_shim(command, None, &colors, "256MiB");
         assert!(
             packed.stdout == packed_plain,
             "{tool}: compressed bytes differ"
@@ -118,7 +118,7 @@ fn xz_round_trips_are_identical() {
         std::fs::write(&packed_path, &packed.stdout).unwrap();
         let mut command = Command::new(tool);
         command.args(decompress);
-        let unpacked = run_under_shim(command, Some(&packed_path), &colors, "128MiB");
+        let unpacked = run_under_shim(command, Some(&packed_path), &colors, "256MiB");
         assert!(unpacked.stdout == original, "{tool}: round trip differs");
         assert!(
             packed.pages_in_colors > 10,
@@ -141,7 +141,7 @@ fn a_multi_threaded_program_mixing_the_whole_malloc_family_is_identical() {
         c
     };
     let plain = run_plain(command(), None);
-    let shimmed = run_under_shim(command(), None, &half_of_the_colors(), "128MiB");
+    let shimmed = run_under_shim(command(), None, &half_of_the_colors(), "256MiB");
     assert_eq!(
         String::from_utf8_lossy(&shimmed.stdout),
         String::from_utf8_lossy(&plain.stdout)

@@ -25,6 +25,17 @@ fn summary_number(checked: &Checked, label: &str) -> u64 {
         .unwrap()
 }
 
+/// Pages in cached multi-page blocks at exit, from the summary.
+fn cached_span_pages(checked: &Checked) -> u64 {
+    let line = checked
+        .stderr
+        .lines()
+        .find(|l| l.contains("pool pages in use at exit"))
+        .unwrap();
+    let inside = line.rsplit_once('(').unwrap().1;
+    inside.split_whitespace().next().unwrap().parse().unwrap()
+}
+
 #[test]
 fn many_threads_random_sizes_strict_no_leak_growth() {
     if !privileged_or_skip("checking heap pages through pagemap") {
@@ -46,7 +57,7 @@ fn many_threads_random_sizes_strict_no_leak_growth() {
         );
         let mut command = Command::new(&binary);
         command.args(args);
-        let checked = run_under_shim(command, None, &colors, "128MiB");
+        let checked = run_under_shim(command, None, &colors, "256MiB");
         assert_eq!(checked.stdout, plain.stdout, "results differ");
         assert!(String::from_utf8_lossy(&checked.stdout).ends_with("ok\n"));
         assert_eq!(checked.counter("failures"), 0, "allocations failed");
@@ -57,7 +68,10 @@ fn many_threads_random_sizes_strict_no_leak_growth() {
         );
         assert!(checked.pages_in_colors > 500, "{}", checked.pages_in_colors);
         let live_kib = summary_number(&checked, "KiB in use, ");
-        let pages = summary_number(&checked, "pool pages in use at exit: ");
+        // Freed multi-page blocks kept for reuse are free memory, not a
+        // leak (with a page report they are kept until the pool runs full).
+        let pages =
+            summary_number(&checked, "pool pages in use at exit: ") - cached_span_pages(&checked);
         assert!(
             live_kib <= 64,
             "{live_kib} KiB still allocated after freeing everything"
@@ -66,7 +80,7 @@ fn many_threads_random_sizes_strict_no_leak_growth() {
     }
     assert!(
         in_use[1] <= in_use[0] + in_use[0] / 4 + 64,
-        "pool pages in use grew from {} (1 round) to {} (4 rounds)",
+        "pool pages in use (without cached blocks) grew from {} (1 round) to {} (4 rounds)",
         in_use[0],
         in_use[1]
     );

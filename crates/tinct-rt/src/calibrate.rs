@@ -21,7 +21,7 @@ pub const TRIALS: usize = 5;
 pub const DEFAULT_MEMORY_PERCENT: u8 = 50;
 
 /// Measured cost of one iteration, in nanoseconds.
-#[derive(Copy, Clone, Debug, PartialEq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct Rates {
     /// One memory-kernel iteration (one cache line).
     pub memory_ns: f64,

@@ -54,32 +54,13 @@ pub fn sleep_until_or_stop(deadline_ns: u64, stop: &AtomicBool) -> bool {
     }
 }
 
-/// Voluntary and involuntary context switches of the calling thread so far.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct Switches {
-    /// The thread gave up the CPU (slept, blocked).
-    pub voluntary: u64,
-    /// The thread was preempted.
-    pub involuntary: u64,
-}
+pub use tinct_sys::usage::Switches;
 
-/// `getrusage(RUSAGE_THREAD)`'s context-switch counts (tinct-sys has no
-/// wrapper for it and rustix none at all).
+/// The calling thread's context-switch counts (`getrusage(RUSAGE_THREAD)`,
+/// through tinct-sys); zero if the call fails, which it does not for the
+/// calling thread.
 pub fn thread_switches() -> Switches {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `usage` points to writable memory of the size of `rusage`,
-    // zero-initialised (a valid `rusage`); RUSAGE_THREAD names the calling
-    // thread; the kernel does not keep the pointer after the call.
-    let status = unsafe { libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()) };
-    if status != 0 {
-        return Switches::default();
-    }
-    // SAFETY: zero-initialised above and, on success, filled by the kernel.
-    let usage = unsafe { usage.assume_init() };
-    Switches {
-        voluntary: usage.ru_nvcsw as u64,
-        involuntary: usage.ru_nivcsw as u64,
-    }
+    tinct_sys::usage::thread_switches().unwrap_or_default()
 }
 
 /// The CPU the calling thread runs on.

@@ -26,7 +26,7 @@ const WORDS_PER_LINE: usize = LINE_BYTES / 8;
 pub const CHUNK: u64 = 1024;
 
 /// The work of one job: memory iterations then compute iterations.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct JobWork {
     /// Iterations of the memory kernel (one cache line each).
     pub memory: u64,
@@ -35,9 +35,9 @@ pub struct JobWork {
 }
 
 /// A working set prepared for one kernel, plus the kernel's position in it.
-pub struct KernelState {
+pub struct KernelState<'a> {
     kernel: Kernel,
-    words: WorkingSet,
+    words: WorkingSet<'a>,
     lines: usize,
     position: usize,
     accumulator: u64,
@@ -52,12 +52,12 @@ pub enum Ran {
     Stopped,
 }
 
-impl KernelState {
+impl<'a> KernelState<'a> {
     /// Prepares `words` (the working set, at least one cache line for memory
     /// kernels) for `kernel`: writes every line (so every page is touched
     /// before the run) and, for `chase` and `mixed`, links the lines into one
     /// random cycle seeded by `seed`.
-    pub fn new(kernel: Kernel, mut words: WorkingSet, seed: u64) -> KernelState {
+    pub fn new(kernel: Kernel, mut words: WorkingSet<'a>, seed: u64) -> KernelState<'a> {
         let lines = words.len() / WORDS_PER_LINE;
         for (i, w) in words.iter_mut().enumerate() {
             *w = i as u64;

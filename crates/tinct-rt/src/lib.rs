@@ -13,6 +13,7 @@
 //! `summary.json`; [`stats`] computes the verdict (max, p99, mean and
 //! ρ = μ + 2σ of demarchi Eq. (1)).
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod calibrate;
 pub mod clock;
@@ -25,6 +26,8 @@ pub mod output;
 pub mod record;
 pub mod rtapp;
 pub mod runtime;
+pub mod runtime_supervised;
+pub mod shared_log;
 pub mod spec;
 pub mod stats;
 pub mod watchdog;

@@ -1,62 +1,129 @@
-//! Working-set memory of a task.
+//! Working-set memory of the tasks of a run.
 //!
-//! The plan gives each task its cache partitions S(i); with page coloring
-//! (kim2013 Section III-C, tinct-mem) the working set should come from the
-//! page colors of those partitions. This is the one place that decides
-//! where a working set lives. Today it comes from the ordinary heap and the
-//! run says so ([`Placement::Heap`]): tinct-mem hands out raw pointers only,
-//! and turning one into a slice takes `unsafe`, which this crate does not
-//! contain. When tinct-mem offers a safe owned buffer, it becomes a second
-//! [`WorkingSet`] storage and only [`allocate_working_set`] changes.
+//! The plan gives each task its cache partitions S(i). With page coloring
+//! (kim2013 Section III-C) a task's working set must come from the page
+//! colors of those partitions, so that tasks with disjoint S(i) never
+//! share a set of the last-level cache. This module is the one place that
+//! decides where working sets live:
+//!
+//! - [`ColoredMemory::for_spec`] builds one tinct-mem [`SharedPool`] sized
+//!   for the whole plan, whose pages are filed by the physical color read
+//!   from `/proc/self/pagemap`;
+//! - [`Backing::allocate`] takes each task's working set from the colors of
+//!   its partitions (partition `k` of `N_P` → colors by
+//!   [`PartitionColors`], the even split of the machine's LLC colors),
+//!   page after page round robin over those colors;
+//! - after the run, [`Backing::verify`] translates every page again through
+//!   pagemap and counts the pages that are not (or no longer) in the
+//!   task's colors: the placement the run reports is checked, not assumed.
+//!
+//! Tasks without partitions (rt-app workloads) or without a working set
+//! take ordinary heap memory. Without readable frame numbers (not root) a
+//! colored run is refused with the fix, unless the caller accepts an
+//! uncolored pool (`--uncolored`), which [`Placement::Uncolored`] then
+//! states in every output.
 
 use crate::kernels::LINE_BYTES;
-use serde::Serialize;
+use crate::spec::{RunSpec, TaskSpec};
+use crate::{Result, RtError};
+use serde::{Deserialize, Serialize};
 use std::ops::{Deref, DerefMut};
+use tinct_core::PartitionSet;
+use tinct_core::units::Bytes;
+use tinct_mem::mapping::LayoutSpec;
+use tinct_mem::{
+    AddressMapping, ColoredBuffer, MemError, PartitionColors, PoolOptions, SharedPool,
+};
 
 /// The memory a task's kernels touch, as 64-bit words.
-#[derive(Debug, Default)]
-pub struct WorkingSet {
-    words: Vec<u64>,
+#[derive(Debug)]
+pub enum WorkingSet<'a> {
+    /// Owned heap memory.
+    Owned(Vec<u64>),
+    /// Memory owned elsewhere (a colored buffer), lent for the run.
+    Borrowed(&'a mut [u64]),
 }
 
-impl WorkingSet {
+impl WorkingSet<'static> {
     /// No memory (compute-only bodies).
-    pub fn empty() -> WorkingSet {
-        WorkingSet::default()
+    pub fn empty() -> WorkingSet<'static> {
+        WorkingSet::Owned(Vec::new())
     }
 }
 
-impl From<Vec<u64>> for WorkingSet {
-    fn from(words: Vec<u64>) -> WorkingSet {
-        WorkingSet { words }
+impl From<Vec<u64>> for WorkingSet<'static> {
+    fn from(words: Vec<u64>) -> WorkingSet<'static> {
+        WorkingSet::Owned(words)
     }
 }
 
-impl Deref for WorkingSet {
+impl<'a> From<&'a mut [u64]> for WorkingSet<'a> {
+    fn from(words: &'a mut [u64]) -> WorkingSet<'a> {
+        WorkingSet::Borrowed(words)
+    }
+}
+
+impl Deref for WorkingSet<'_> {
     type Target = [u64];
     fn deref(&self) -> &[u64] {
-        &self.words
+        match self {
+            WorkingSet::Owned(words) => words,
+            WorkingSet::Borrowed(words) => words,
+        }
     }
 }
 
-impl DerefMut for WorkingSet {
+impl DerefMut for WorkingSet<'_> {
     fn deref_mut(&mut self) -> &mut [u64] {
-        &mut self.words
+        match self {
+            WorkingSet::Owned(words) => words,
+            WorkingSet::Borrowed(words) => words,
+        }
     }
 }
 
 /// Where a task's working set lives.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "placement", rename_all = "snake_case")]
 pub enum Placement {
     /// No working set (compute-only body).
     None,
-    /// The process heap: cache partitions are not enforced.
+    /// The process heap: the task has no partitions to enforce.
     Heap {
+        /// Bytes allocated.
+        bytes: u64,
+    },
+    /// Pages of the colors of the task's partitions (kim2013 III-C).
+    Colored {
+        /// Bytes allocated.
+        bytes: u64,
+        /// S(i), the partitions (1-based).
+        partitions: Vec<u32>,
+        /// The page colors of S(i), as a list of ranges (`0-127`).
+        colors: String,
+        /// How many colors that is, of `machine_colors`.
+        color_count: u32,
+        /// Page colors of the machine's last-level cache.
+        machine_colors: u32,
+        /// Pages of the working set.
+        pages: u64,
+        /// Pages found outside the task's colors when translated again
+        /// after the run (0 when coloring held; `None` if not checked).
+        pages_outside_colors: Option<u64>,
+        /// The frame numbers found after the run, page by page (kept for
+        /// checks in code, left out of the run directory).
+        #[serde(skip_serializing, default)]
+        frames: Vec<u64>,
+    },
+    /// An uncolored pool (`--uncolored`): frame numbers were unreadable, so
+    /// S(i) is NOT enforced.
+    Uncolored {
         /// Bytes allocated.
         bytes: u64,
         /// The partitions the plan asked for, not enforced.
         partitions_requested: Vec<u32>,
+        /// Why frames were unreadable.
+        reason: String,
     },
 }
 
@@ -65,70 +132,441 @@ impl Placement {
     pub fn describe(&self) -> String {
         match self {
             Placement::None => "none".into(),
-            Placement::Heap {
+            Placement::Heap { bytes } => format!("{} heap", Bytes(*bytes)),
+            Placement::Colored {
                 bytes,
-                partitions_requested,
-            } if partitions_requested.is_empty() => {
-                format!("{} heap", tinct_core::units::Bytes(*bytes))
+                partitions,
+                colors,
+                color_count,
+                machine_colors,
+                pages_outside_colors,
+                ..
+            } => {
+                let check = match pages_outside_colors {
+                    Some(0) => ", every page checked".to_string(),
+                    Some(n) => format!(", {n} PAGE(S) OUTSIDE ITS COLORS"),
+                    None => String::new(),
+                };
+                format!(
+                    "{} colored, S(i) {} = colors {colors} ({color_count} of {machine_colors}){check}",
+                    Bytes(*bytes),
+                    PartitionSet::from_iter(partitions.iter().copied())
+                )
             }
-            Placement::Heap {
+            Placement::Uncolored {
                 bytes,
                 partitions_requested,
+                ..
             } => format!(
-                "{} heap, S(i) {} NOT enforced",
-                tinct_core::units::Bytes(*bytes),
-                tinct_core::PartitionSet::from_iter(partitions_requested.iter().copied())
+                "{} UNCOLORED (--uncolored), S(i) {} NOT enforced",
+                Bytes(*bytes),
+                PartitionSet::from_iter(partitions_requested.iter().copied())
             ),
+        }
+    }
+
+    /// True when the working set's cache placement is not what the plan
+    /// asked for (uncolored, or pages found outside the colors).
+    pub fn is_unenforced(&self) -> bool {
+        match self {
+            Placement::Uncolored { .. } => true,
+            Placement::Colored {
+                pages_outside_colors,
+                ..
+            } => pages_outside_colors.is_some_and(|n| n > 0),
+            Placement::None | Placement::Heap { .. } => false,
         }
     }
 }
 
-/// Allocates (and zeroes, so every page exists) a working set of at least
-/// `bytes`, rounded up to whole cache lines, for a task whose plan gives it
-/// `partitions`. Fails with a message when the memory cannot be had.
-pub fn allocate_working_set(
-    bytes: u64,
-    partitions: &[u32],
-) -> Result<(WorkingSet, Placement), String> {
-    if bytes == 0 {
-        return Ok((WorkingSet::empty(), Placement::None));
-    }
+/// Bytes of a working set of at least `bytes`, in whole cache lines.
+fn rounded_to_lines(bytes: u64) -> u64 {
     let line = LINE_BYTES as u64;
-    let rounded = bytes.div_ceil(line).saturating_mul(line);
-    let fail = |why: String| {
-        format!(
-            "cannot allocate a working set of {}: {why}",
-            tinct_core::units::Bytes(rounded)
-        )
-    };
-    let count = usize::try_from(rounded / 8).map_err(|e| fail(e.to_string()))?;
-    let mut words = Vec::new();
-    words
-        .try_reserve_exact(count)
-        .map_err(|e| fail(e.to_string()))?;
-    words.resize(count, 0u64);
-    Ok((
-        words.into(),
-        Placement::Heap {
-            bytes: rounded,
-            partitions_requested: partitions.to_vec(),
-        },
-    ))
+    bytes.div_ceil(line).saturating_mul(line)
+}
+
+/// Pool sizes tried (each twice the previous) before giving up.
+const POOL_ATTEMPTS: usize = 6;
+
+/// A task's colored memory request.
+struct ColoredRequest {
+    bytes: u64,
+    colors: Vec<u32>,
+}
+
+/// The colored page pool of a run, and how partitions map to colors.
+#[derive(Debug)]
+pub struct ColoredMemory {
+    pool: SharedPool,
+    partition_colors: PartitionColors,
+    uncolored_reason: Option<String>,
+}
+
+impl ColoredMemory {
+    /// The pool for `spec`, or `None` when no task has both a working set
+    /// and partitions. `allow_uncolored` accepts a pool without frame
+    /// numbers (placement then not controlled); otherwise unreadable frames
+    /// are a privilege error naming the fix.
+    pub fn for_spec(spec: &RunSpec, allow_uncolored: bool) -> Result<Option<ColoredMemory>> {
+        if !spec.tasks.iter().any(needs_colors) {
+            return Ok(None);
+        }
+        let failed = |what: String| RtError::Task {
+            task: "colored memory".into(),
+            message: what,
+        };
+        let partitions = spec.platform_partitions.ok_or_else(|| RtError::Input {
+            file: spec.source.clone(),
+            line: None,
+            field: "platform.partitions".into(),
+            expected: "N_P, the number of cache partitions, to map partitions to page colors"
+                .into(),
+            found: "none".into(),
+        })?;
+        let layout = LayoutSpec::default();
+        let mapping = tinct_mem::machine_mapping(&layout).map_err(|e| failed(e.to_string()))?;
+        let partition_colors = layout
+            .partitions(&mapping, partitions)
+            .map_err(|e| failed(e.to_string()))?;
+        let requests = spec
+            .tasks
+            .iter()
+            .map(|task| request_of(task, &partition_colors, &spec.source))
+            .collect::<Result<Vec<_>>>()?;
+        let demand = per_color_demand(&requests, &mapping);
+        let most = demand.iter().copied().max().unwrap_or(0);
+        // Frames are far from evenly spread over the colors (in a VM, a
+        // 16 MiB pool can lack half of the 512 colors entirely): start with
+        // twice the demand plus four pages of every color, then double.
+        let mut pages_per_color = 2 * most + 4;
+        let page = mapping.page_size;
+        for _ in 0..POOL_ATTEMPTS {
+            let size = pages_per_color * u64::from(mapping.colors()) * page;
+            let options = PoolOptions {
+                size: usize::try_from(size).map_err(|e| failed(e.to_string()))?,
+                lock: false,
+                uncolored: allow_uncolored,
+            };
+            let pool = match SharedPool::new(mapping.clone(), options) {
+                Ok(pool) => pool,
+                Err(MemError::FramesUnreadable { reason }) => {
+                    return Err(RtError::Privilege {
+                        what: format!(
+                            "the working sets must come from their partitions' page colors, but \
+                             physical frame numbers are unreadable ({reason})"
+                        ),
+                        fix: "run as root (reading frames in /proc/self/pagemap needs \
+                              CAP_SYS_ADMIN), or pass --uncolored to run with working sets whose \
+                              cache placement is not controlled (every output says so)"
+                            .into(),
+                    });
+                }
+                Err(e) => return Err(failed(format!("{} pool: {e}", Bytes(size)))),
+            };
+            let uncolored_reason = pool.with_pool(|p| p.uncolored_reason().map(str::to_string));
+            let stats = pool.stats();
+            let fits = demand
+                .iter()
+                .zip(&stats.colors)
+                .all(|(&need, counts)| counts.free >= need);
+            if fits || uncolored_reason.is_some() {
+                return Ok(Some(ColoredMemory {
+                    pool,
+                    partition_colors,
+                    uncolored_reason,
+                }));
+            }
+            pages_per_color *= 2;
+        }
+        Err(failed(format!(
+            "even a pool of {} lacks enough pages of some color for the working sets: make \
+             the working sets smaller or give them more partitions",
+            Bytes(pages_per_color / 2 * u64::from(mapping.colors()) * page)
+        )))
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &SharedPool {
+        &self.pool
+    }
+
+    /// The machine's address mapping (colors of frames).
+    pub fn mapping(&self) -> &AddressMapping {
+        self.pool.mapping()
+    }
+
+    /// Colors of partitions `partitions` (1-based).
+    pub fn colors_of(&self, partitions: &[u32]) -> Result<Vec<u32>> {
+        self.partition_colors
+            .colors_of_all(partitions)
+            .map_err(|e| RtError::Task {
+                task: "colored memory".into(),
+                message: e.to_string(),
+            })
+    }
+}
+
+fn needs_colors(task: &TaskSpec) -> bool {
+    task.working_set > 0 && !task.partitions.is_empty()
+}
+
+fn request_of(
+    task: &TaskSpec,
+    partition_colors: &PartitionColors,
+    source: &str,
+) -> Result<Option<ColoredRequest>> {
+    if !needs_colors(task) {
+        return Ok(None);
+    }
+    let colors = partition_colors
+        .colors_of_all(&task.partitions)
+        .map_err(|e| RtError::Input {
+            file: source.to_string(),
+            line: None,
+            field: format!("task '{}' field `partitions`", task.name),
+            expected: format!("partitions 1..={}", partition_colors.partitions()),
+            found: e.to_string(),
+        })?;
+    Ok(Some(ColoredRequest {
+        bytes: rounded_to_lines(task.working_set),
+        colors,
+    }))
+}
+
+/// Pages each color must give: a task of `p` pages over `k` colors takes
+/// `ceil(p / k)` pages of each (round robin, kim2013 III-C).
+fn per_color_demand(requests: &[Option<ColoredRequest>], mapping: &AddressMapping) -> Vec<u64> {
+    let mut demand = vec![0u64; mapping.colors() as usize];
+    for request in requests.iter().flatten() {
+        let pages = request.bytes.div_ceil(mapping.page_size);
+        let share = pages.div_ceil(request.colors.len() as u64);
+        for &color in &request.colors {
+            demand[color as usize] += share;
+        }
+    }
+    demand
+}
+
+/// The storage of one task's working set.
+#[derive(Debug)]
+pub enum Backing<'pool> {
+    /// No working set.
+    None,
+    /// Heap memory (no partitions to enforce).
+    Heap(Vec<u64>),
+    /// A colored buffer and the colors it was taken from.
+    Colored {
+        /// The buffer.
+        buffer: ColoredBuffer<'pool>,
+        /// Its colors.
+        colors: Vec<u32>,
+        /// S(i).
+        partitions: Vec<u32>,
+        /// Set when the pool could not read frames (`--uncolored`).
+        uncolored: Option<String>,
+        /// Pool geometry: colors of the machine.
+        machine_colors: u32,
+    },
+}
+
+impl<'pool> Backing<'pool> {
+    /// Allocates the working set of `task` (whole cache lines, zeroed):
+    /// from `memory`'s colors of its partitions when it has both, from
+    /// the heap otherwise.
+    pub fn allocate(task: &TaskSpec, memory: Option<&'pool ColoredMemory>) -> Result<Self> {
+        let bytes = rounded_to_lines(task.working_set);
+        let failed = |why: String| RtError::Task {
+            task: task.name.clone(),
+            message: format!("cannot allocate a working set of {}: {why}", Bytes(bytes)),
+        };
+        if bytes == 0 {
+            return Ok(Backing::None);
+        }
+        let len = usize::try_from(bytes).map_err(|e| failed(e.to_string()))?;
+        match memory {
+            Some(memory) if needs_colors(task) => {
+                let colors = memory.colors_of(&task.partitions)?;
+                let buffer = memory
+                    .pool
+                    .buffer(&colors, len)
+                    .map_err(|e| failed(e.to_string()))?;
+                Ok(Backing::Colored {
+                    buffer,
+                    colors,
+                    partitions: task.partitions.clone(),
+                    uncolored: memory.uncolored_reason.clone(),
+                    machine_colors: memory.mapping().colors(),
+                })
+            }
+            _ => {
+                let mut words = Vec::new();
+                words
+                    .try_reserve_exact(len / 8)
+                    .map_err(|e| failed(e.to_string()))?;
+                words.resize(len / 8, 0u64);
+                Ok(Backing::Heap(words))
+            }
+        }
+    }
+
+    /// The memory as words, to lend to the task thread.
+    pub fn working_set(&mut self) -> WorkingSet<'_> {
+        match self {
+            Backing::None => WorkingSet::Borrowed(&mut []),
+            Backing::Heap(words) => WorkingSet::Borrowed(words),
+            Backing::Colored { buffer, .. } => WorkingSet::Borrowed(buffer.words()),
+        }
+    }
+
+    /// Where the memory is, checking colored pages again through pagemap
+    /// (call after the run: pages could have moved).
+    pub fn verify(&self, memory: Option<&ColoredMemory>) -> Placement {
+        match self {
+            Backing::None => Placement::None,
+            Backing::Heap(words) => Placement::Heap {
+                bytes: words.len() as u64 * 8,
+            },
+            Backing::Colored {
+                buffer,
+                partitions,
+                uncolored: Some(reason),
+                ..
+            } => Placement::Uncolored {
+                bytes: buffer.len() as u64,
+                partitions_requested: partitions.clone(),
+                reason: reason.clone(),
+            },
+            Backing::Colored {
+                buffer,
+                colors,
+                partitions,
+                uncolored: None,
+                machine_colors,
+            } => {
+                let page = memory.map_or(4096, |m| m.mapping().page_size) as usize;
+                let first = buffer.as_ptr() as usize / page * page;
+                let pages = (buffer.as_ptr() as usize + buffer.len() - first).div_ceil(page);
+                let frames = tinct_sys::pagemap::Pagemap::open_self()
+                    .and_then(|map| map.frames(first, pages))
+                    .ok();
+                let outside = match (&frames, memory) {
+                    (Some(frames), Some(memory)) => Some(
+                        frames
+                            .iter()
+                            .filter(|&&f| {
+                                !colors.contains(&memory.mapping().classify_frame(f).color)
+                            })
+                            .count() as u64,
+                    ),
+                    _ => None,
+                };
+                Placement::Colored {
+                    bytes: buffer.len() as u64,
+                    partitions: partitions.clone(),
+                    colors: format_ranges(colors),
+                    color_count: colors.len() as u32,
+                    machine_colors: *machine_colors,
+                    pages: pages as u64,
+                    pages_outside_colors: outside,
+                    frames: frames.unwrap_or_default(),
+                }
+            }
+        }
+    }
+}
+
+/// `[0, 1, 2, 5]` → `"0-2,5"`.
+fn format_ranges(values: &[u32]) -> String {
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
+        });
+        i += 1;
+    }
+    parts.join(",")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn task(working_set: u64, partitions: Vec<u32>) -> TaskSpec {
+        TaskSpec {
+            name: "t".into(),
+            cpus: None,
+            policy: crate::spec::Policy::Other,
+            deadline_ns: None,
+            offset_ns: 0,
+            phases: vec![],
+            loops: None,
+            working_set,
+            partitions,
+            bound: None,
+        }
+    }
+
     #[test]
-    fn working_sets_are_whole_lines_and_say_where_they_are() {
-        let (words, placement) = allocate_working_set(100, &[1, 2]).unwrap();
-        assert_eq!(words.len() * 8, 128);
-        assert!(placement.describe().contains("NOT enforced"));
-        let (none, placement) = allocate_working_set(0, &[]).unwrap();
-        assert!(none.is_empty());
-        assert_eq!(placement, Placement::None);
-        let too_big = allocate_working_set(1 << 62, &[]).unwrap_err();
-        assert!(too_big.contains("cannot allocate"), "{too_big}");
+    fn heap_working_sets_are_whole_lines_and_say_where_they_are() {
+        let mut backing = Backing::allocate(&task(100, vec![]), None).unwrap();
+        assert_eq!(backing.working_set().len() * 8, 128);
+        assert_eq!(backing.verify(None), Placement::Heap { bytes: 128 });
+        let none = Backing::allocate(&task(0, vec![1]), None).unwrap();
+        assert_eq!(none.verify(None), Placement::None);
+        let too_big = Backing::allocate(&task(1 << 62, vec![]), None).unwrap_err();
+        assert!(too_big.to_string().contains("cannot allocate"), "{too_big}");
+    }
+
+    #[test]
+    fn color_ranges_are_compact() {
+        assert_eq!(format_ranges(&[5, 0, 1, 2, 7, 8]), "0-2,5,7-8");
+        assert_eq!(format_ranges(&[3]), "3");
+    }
+
+    #[test]
+    fn demand_is_the_round_robin_share_of_each_color() {
+        let mapping = AddressMapping::new(
+            4096,
+            tinct_mem::XorFunctions::from_bits(&[12, 13]).unwrap(),
+            tinct_mem::XorFunctions::none(),
+            tinct_mem::XorFunctions::none(),
+        )
+        .unwrap();
+        let requests = vec![
+            Some(ColoredRequest {
+                bytes: 5 * 4096,
+                colors: vec![0, 1],
+            }),
+            None,
+            Some(ColoredRequest {
+                bytes: 4096,
+                colors: vec![1, 2],
+            }),
+        ];
+        assert_eq!(per_color_demand(&requests, &mapping), vec![3, 4, 1, 0]);
+    }
+
+    #[test]
+    fn unenforced_placements_are_flagged() {
+        let uncolored = Placement::Uncolored {
+            bytes: 64,
+            partitions_requested: vec![1],
+            reason: "not root".into(),
+        };
+        assert!(uncolored.is_unenforced());
+        assert!(uncolored.describe().contains("NOT enforced"));
+        assert!(!Placement::Heap { bytes: 64 }.is_unenforced());
     }
 }

@@ -6,18 +6,29 @@
 //! hrtimers in the kernel) and each job's response time is measured from
 //! its planned release.
 //!
-//! Order of a run: check privileges → `mlockall` → per task thread: pin,
-//! allocate and touch the working set, calibrate, allocate the job log,
-//! switch to its policy → barrier → common release at `t0` → jobs → join →
-//! `munlockall`. Setup failures and panics in a task stop the whole run;
-//! the records already taken are kept.
+//! Order of a run: check privileges → allocate the shared job logs
+//! ([`crate::shared_log`]) → (supervised: fork, the rest runs in the child)
+//! → `mlockall` → the colored page pool and every task's working set from
+//! its partitions' colors ([`crate::memory`]) → per task thread: pin, touch
+//! the working set, calibrate, switch to its policy → barrier → common
+//! release at `t0` → jobs → join → translate every working-set page again
+//! and report its placement → `munlockall`. Setup failures and panics in a
+//! task stop the whole run; the records already taken are kept. A crash
+//! (a fatal signal) ends the run's process: under supervision
+//! ([`RunOptions::supervise`], see [`crate::runtime_supervised`]) the parent
+//! still reports every recorded job.
+//!
+//! Test hook: the environment variable `TINCT_TEST_CRASH=TASK:JOB`, read
+//! once when a task is set up, makes task `TASK` raise SIGSEGV at the start
+//! of its job number `JOB` (from 0), to test crash handling.
 
 use crate::calibrate::{self, Rates};
 use crate::clock::{self, now_ns, thread_cpu_ns, thread_switches};
 use crate::counters::JobCounters;
 use crate::kernels::{JobWork, Kernel, KernelState, Ran};
-use crate::memory::{Placement, allocate_working_set};
-use crate::record::{JobLog, JobRecord, Outcome};
+use crate::memory::{Backing, ColoredMemory, Placement, WorkingSet};
+use crate::record::{JobRecord, Outcome};
+use crate::shared_log::{InFlight, SharedLog, TaskLog};
 use crate::spec::{Phase, Policy, RunSpec, Step, TaskSpec, WATCHDOG_PRIORITY};
 use crate::watchdog::{self, Limits, Shared, StopReason};
 use crate::{Result, RtError};
@@ -38,6 +49,15 @@ pub struct RunOptions {
     pub handle_signals: bool,
     /// Delay between the end of setup and the common release.
     pub release_margin_ns: u64,
+    /// Accept working sets whose page colors cannot be controlled (frame
+    /// numbers unreadable, not root): `--uncolored`. Otherwise such a run
+    /// is refused.
+    pub uncolored: bool,
+    /// Run the tasks in a forked child supervised by this process, so that
+    /// a crash in a task still leaves the records and a report
+    /// ([`crate::runtime_supervised`]). Off by default: in-process runs
+    /// keep the working sets inspectable and the allocator observable.
+    pub supervise: bool,
 }
 
 impl Default for RunOptions {
@@ -47,6 +67,8 @@ impl Default for RunOptions {
             watchdog_factor: 3.0,
             handle_signals: true,
             release_margin_ns: 20_000_000,
+            uncolored: false,
+            supervise: false,
         }
     }
 }
@@ -143,21 +165,63 @@ pub fn check_privileges(spec: &RunSpec, options: &RunOptions) -> Result<()> {
 }
 
 /// Runs `spec` and returns every job record. Errors only before the
-/// common release (privileges, bad CPUs); later failures end the run with
-/// a [`StopReason`] and keep the records.
+/// common release (privileges, bad CPUs, memory); later failures end the
+/// run with a [`StopReason`] and keep the records.
 pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
     check_privileges(spec, &options)?;
     let mut spec = spec.clone();
     if let (Some(cpu), None) = (spec.calibration_cpu, spec.compute_ns_per_iteration) {
         spec.compute_ns_per_iteration = Some(compute_rate_on(cpu, &spec.source)?);
     }
-    let spec = &spec;
+    let log = SharedLog::new(&log_capacities(&spec))?;
+    if options.supervise {
+        crate::runtime_supervised::run(&spec, &options, &log)
+    } else {
+        run_here(&spec, &options, &log)
+    }
+}
+
+/// Jobs each task's log must hold. A job without a timer or known step
+/// time is assumed to take at least 50 µs (a run that releases more stops
+/// cleanly with [`StopReason::LogFull`]).
+pub fn log_capacities(spec: &RunSpec) -> Vec<usize> {
+    spec.tasks
+        .iter()
+        .map(|task| task.max_jobs(spec.duration_ns, 50_000).min(2_000_000) as usize)
+        .collect()
+}
+
+/// Runs `spec` in this process, recording into `log`.
+pub(crate) fn run_here(spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> Result<RunResult> {
     let memory_locked = spec.lock_memory && tinct_sys::sched::mlockall(true).is_ok();
     if spec.lock_memory && !memory_locked && options.realtime && spec.needs_rt() {
         return Err(RtError::Privilege {
             what: "mlockall failed".into(),
             fix: "run as root or give the binary CAP_IPC_LOCK, or raise RLIMIT_MEMLOCK (ulimit -l unlimited); or pass --no-rt".into(),
         });
+    }
+    let unlock = || {
+        if memory_locked {
+            let _ = tinct_sys::sched::munlockall();
+        }
+    };
+    let colored = match ColoredMemory::for_spec(spec, options.uncolored) {
+        Ok(colored) => colored,
+        Err(e) => {
+            unlock();
+            return Err(e);
+        }
+    };
+    let mut backings = Vec::with_capacity(spec.tasks.len());
+    for task in &spec.tasks {
+        match Backing::allocate(task, colored.as_ref()) {
+            Ok(backing) => backings.push(backing),
+            Err(e) => {
+                drop(backings);
+                unlock();
+                return Err(e);
+            }
+        }
     }
     let shared = Arc::new(Shared::new(
         spec.tasks.iter().map(|t| t.name.clone()).collect(),
@@ -167,13 +231,27 @@ pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
     } else {
         Vec::new()
     };
-    let result = run_threads(spec, &options, &shared, memory_locked);
+    let working_sets: Vec<WorkingSet<'_>> = backings.iter_mut().map(Backing::working_set).collect();
+    let mut result = std::thread::scope(|scope| {
+        run_threads(
+            scope,
+            spec,
+            options,
+            &shared,
+            memory_locked,
+            working_sets,
+            log,
+        )
+    });
+    for (task, backing) in result.tasks.iter_mut().zip(&backings) {
+        task.placement = backing.verify(colored.as_ref());
+    }
     for id in signal_ids {
         signal_hook::low_level::unregister(id);
     }
-    if memory_locked {
-        let _ = tinct_sys::sched::munlockall();
-    }
+    drop(backings);
+    drop(colored);
+    unlock();
     Ok(result)
 }
 
@@ -215,22 +293,36 @@ fn register_signals(shared: &Shared) -> Vec<signal_hook::SigId> {
     ids
 }
 
-struct Prepared {
-    state: KernelState,
+struct Prepared<'a> {
+    state: KernelState<'a>,
     /// Per phase, per step: the iterations of kernel steps.
     work: Vec<Vec<JobWork>>,
     notes: Vec<WorkNote>,
     rates: Option<Rates>,
-    placement: Placement,
-    log: JobLog,
+    log: TaskLog<'a>,
     counters: JobCounters,
+    /// The job that raises SIGSEGV (`TINCT_TEST_CRASH` test hook).
+    crash_at: Option<u64>,
 }
 
-fn run_threads(
-    spec: &RunSpec,
-    options: &RunOptions,
-    shared: &Arc<Shared>,
+/// Environment variable of the crash test hook (see the module docs).
+pub const TEST_CRASH_VAR: &str = "TINCT_TEST_CRASH";
+
+/// The job of `task` that the `TINCT_TEST_CRASH=TASK:JOB` hook crashes.
+fn test_crash_job(task: &str) -> Option<u64> {
+    let value = std::env::var(TEST_CRASH_VAR).ok()?;
+    let (name, job) = value.rsplit_once(':')?;
+    (name == task).then(|| job.parse().ok()).flatten()
+}
+
+fn run_threads<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    spec: &'env RunSpec,
+    options: &'env RunOptions,
+    shared: &'env Arc<Shared>,
     memory_locked: bool,
+    working_sets: Vec<WorkingSet<'env>>,
+    log: &'env SharedLog,
 ) -> RunResult {
     let n = spec.tasks.len();
     let barrier = Arc::new(Barrier::new(n + 1));
@@ -238,19 +330,24 @@ fn run_threads(
     let handles: Vec<_> = spec
         .tasks
         .iter()
+        .zip(working_sets)
         .enumerate()
-        .map(|(index, task)| {
-            let task = task.clone();
-            let (barrier, start, shared) = (barrier.clone(), start.clone(), shared.clone());
+        .map(|(index, (task, words))| {
+            let (barrier, start) = (barrier.clone(), start.clone());
             let (duration, realtime) = (spec.duration_ns, options.realtime);
             let compute_ns = spec.compute_ns_per_iteration;
+            let setup = TaskSetup {
+                index,
+                task,
+                duration_ns: duration,
+                realtime,
+                compute_ns,
+                words,
+                log: log.writer(index),
+            };
             std::thread::Builder::new()
                 .name(format!("tinct-{}", task.name))
-                .spawn(move || {
-                    task_thread(
-                        index, task, duration, realtime, compute_ns, &barrier, &start, &shared,
-                    )
-                })
+                .spawn_scoped(scope, move || task_thread(setup, &barrier, &start, shared))
         })
         .collect();
 
@@ -278,6 +375,7 @@ fn run_threads(
     let t0 = now_ns() + options.release_margin_ns;
     start.store(t0, Ordering::SeqCst);
     let end = t0 + spec.duration_ns;
+    log.set_window(t0, end);
     let max_deadline = spec
         .tasks
         .iter()
@@ -306,7 +404,7 @@ fn run_threads(
         let realtime = options.realtime;
         std::thread::Builder::new()
             .name("tinct-watchdog".into())
-            .spawn(move || {
+            .spawn_scoped(scope, move || {
                 if realtime && let Err(e) = tinct_sys::sched::set_fifo(WATCHDOG_PRIORITY) {
                     // A watchdog below the tasks cannot guard them.
                     shared.stop_for(StopReason::TaskFailed {
@@ -350,6 +448,9 @@ fn run_threads(
                 }
             }
         });
+        if let Some(run) = tasks.last_mut() {
+            run.records = log.records(i);
+        }
     }
     shared.stop.store(true, Ordering::SeqCst);
     if let Ok(w) = watchdog {
@@ -368,7 +469,7 @@ fn run_threads(
 }
 
 /// RT throttling in words (read only: tinct never switches it off).
-fn rt_throttling() -> String {
+pub(crate) fn rt_throttling() -> String {
     match tinct_sys::system::RtThrottling::read(&tinct_sys::SysRoot::live()) {
         Ok(t) if t.is_disabled() => {
             "disabled (sched_rt_runtime_us = -1): only tinct's watchdog guards this run".into()
@@ -391,20 +492,36 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn task_thread(
+/// What one task thread is given.
+struct TaskSetup<'a> {
     index: usize,
-    task: TaskSpec,
+    task: &'a TaskSpec,
     duration_ns: u64,
     realtime: bool,
     compute_ns: Option<f64>,
+    words: WorkingSet<'a>,
+    log: TaskLog<'a>,
+}
+
+fn task_thread(
+    setup: TaskSetup<'_>,
     barrier: &Barrier,
     start: &std::sync::atomic::AtomicU64,
     shared: &Shared,
 ) -> TaskRun {
+    let TaskSetup {
+        index,
+        task,
+        duration_ns,
+        realtime,
+        compute_ns,
+        words,
+        log,
+    } = setup;
+    log.set_thread(tinct_sys::sched::gettid());
     // A panic during setup must still reach the barriers, or the run hangs.
     let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        prepare(&task, duration_ns, compute_ns)
+        prepare(task, words, log, compute_ns)
     }))
     .unwrap_or_else(|panic| Err(panic_message(&panic)));
     let policy = if realtime { task.policy } else { Policy::Other };
@@ -440,7 +557,7 @@ fn task_thread(
         Err(message) => run.error = Some(message),
         Ok(mut p) => {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                release_jobs(index, &task, &mut p, t0, t0 + duration_ns, shared)
+                release_jobs(index, task, &mut p, t0, t0 + duration_ns, shared)
             }));
             if let Err(panic) = outcome {
                 let message = panic_message(&panic);
@@ -450,8 +567,7 @@ fn task_thread(
                 });
                 run.error = Some(message);
             }
-            run.records = p.log.records().to_vec();
-            run.placement = p.placement;
+            p.log.end_job();
             run.rates = p.rates;
             run.work = p.notes;
             run.counters_unavailable = p.counters.unavailable().map(str::to_string);
@@ -463,15 +579,15 @@ fn task_thread(
 }
 
 /// Everything a task needs before the common release.
-fn prepare(
+fn prepare<'a>(
     task: &TaskSpec,
-    duration_ns: u64,
+    words: WorkingSet<'a>,
+    log: TaskLog<'a>,
     compute_ns: Option<f64>,
-) -> std::result::Result<Prepared, String> {
+) -> std::result::Result<Prepared<'a>, String> {
     if let Some(cpus) = &task.cpus {
         tinct_sys::sched::set_affinity(cpus).map_err(|e| e.to_string())?;
     }
-    let (words, placement) = allocate_working_set(task.working_set, &task.partitions)?;
     let kernel = task.kernel().unwrap_or(Kernel::Compute);
     let mut state = KernelState::new(kernel, words, 0x7164_u64 ^ task.name.len() as u64);
     let needs_calibration = task.phases.iter().flat_map(|p| &p.steps).any(|s| {
@@ -523,17 +639,14 @@ fn prepare(
         }
         work.push(per_step);
     }
-    // A job without a timer or known step time is assumed to take at least
-    // 50 µs when sizing the log (a run that releases more stops cleanly).
-    let capacity = task.max_jobs(duration_ns, 50_000).min(2_000_000) as usize;
     Ok(Prepared {
         state,
         work,
         notes,
         rates,
-        placement,
-        log: JobLog::with_capacity(capacity),
+        log,
         counters: JobCounters::open(),
+        crash_at: test_crash_job(&task.name),
     })
 }
 
@@ -583,6 +696,16 @@ fn release_jobs(
                 let absolute_deadline = deadline.map_or(u64::MAX, |d| release + d);
                 monitor.begin(job, release, deadline.unwrap_or(0));
                 let start = now_ns();
+                p.log.begin_job(&InFlight {
+                    job,
+                    phase: phase_index as u32,
+                    release_ns: release,
+                    deadline_ns: absolute_deadline,
+                    start_ns: start,
+                });
+                if p.crash_at == Some(job) {
+                    tinct_sys::supervise::raise_segfault();
+                }
                 let cpu = clock::current_cpu();
                 let cpu0 = thread_cpu_ns();
                 let switches0 = thread_switches();
@@ -614,6 +737,7 @@ fn release_jobs(
                     outcome,
                 };
                 p.log.push(record); // room was checked before the release
+                p.log.end_job();
                 job += 1;
                 k += 1;
                 release = next_release(phase, phase_start, k, release, finish);
@@ -653,7 +777,7 @@ impl Backlog<'_> {
     /// releasing while a job runs late.
     fn record(
         &self,
-        log: &mut JobLog,
+        log: &mut TaskLog<'_>,
         mut job: u64,
         mut k: u64,
         mut release: u64,
@@ -760,9 +884,9 @@ mod tests {
             deadline: Some(1_000_000),
             end: now + 1_000_000_000,
         };
-        let mut log = JobLog::with_capacity(1000);
-        backlog.record(&mut log, 5, 3, now - release_ago_ns, first_is_due);
-        log.records().to_vec()
+        let log = SharedLog::new(&[1000]).unwrap();
+        backlog.record(&mut log.writer(0), 5, 3, now - release_ago_ns, first_is_due);
+        log.records(0)
     }
 
     #[test]
@@ -812,10 +936,10 @@ mod tests {
             deadline: None,
             end: now + 1_000_000_000,
         };
-        let mut log = JobLog::with_capacity(4);
-        backlog.record(&mut log, 0, 0, now + 500_000_000, true);
+        let log = SharedLog::new(&[4]).unwrap();
+        backlog.record(&mut log.writer(0), 0, 0, now + 500_000_000, true);
         assert!(
-            log.records().is_empty(),
+            log.records(0).is_empty(),
             "a release still to come was not released"
         );
     }

@@ -19,7 +19,7 @@ pub const WATCHDOG_PRIORITY: u8 = 99;
 pub const TOP_TASK_PRIORITY: u8 = 90;
 
 /// Scheduling policy of one task.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "policy", content = "priority", rename_all = "snake_case")]
 pub enum Policy {
     /// SCHED_FIFO with a priority 1..=98 (99 is the watchdog's).

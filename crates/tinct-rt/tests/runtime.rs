@@ -289,7 +289,7 @@ fn a_run_that_outlives_its_duration_is_stopped() {
 }
 
 #[test]
-fn a_working_set_that_cannot_be_allocated_fails_the_run_cleanly() {
+fn a_working_set_that_cannot_be_allocated_refuses_the_run_before_any_release() {
     let t = task(
         "greedy",
         0,
@@ -304,13 +304,11 @@ fn a_working_set_that_cannot_be_allocated_fails_the_run_cleanly() {
         handle_signals: false,
         ..RunOptions::default()
     };
-    let result = run(&spec(vec![t], 100), options).unwrap();
-    match &result.stop {
-        StopReason::TaskFailed { task, message } => {
+    match run(&spec(vec![t], 100), options) {
+        Err(tinct_rt::RtError::Task { task, message }) => {
             assert_eq!(task, "greedy");
             assert!(message.contains("cannot allocate"), "{message}");
         }
-        other => panic!("expected a failed task, got {other:?}"),
+        other => panic!("expected the run to be refused, got {other:?}"),
     }
-    assert!(result.tasks[0].records.is_empty());
 }

@@ -14,6 +14,9 @@
 //! - [`resctrl_backend`]: cache reservation through resctrl groups (CAT masks, monitoring);
 //! - [`sched`]: affinity, SCHED_FIFO/SCHED_OTHER, `mlockall`, `gettid`;
 //! - [`signals`]: SIGPIPE for command-line output;
+//! - [`shared_memory`], [`supervise`]: memory shared with a forked child, fork, wait, fatal-signal notes;
+//! - [`huge_buffer`]: an owned buffer in transparent huge pages, with the backing it got;
+//! - [`usage`]: `getrusage(RUSAGE_THREAD)` context switches;
 //! - [`color_probe`]: does page coloring partition this machine's caches? (timing);
 //! - [`doctor`]: the diagnosis behind `tinct doctor`;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
@@ -24,6 +27,7 @@ pub mod color_probe;
 pub mod cpulist;
 pub mod doctor;
 mod error;
+pub mod huge_buffer;
 pub mod pagemap;
 pub mod perf;
 pub mod privilege;
@@ -31,10 +35,13 @@ pub mod resctrl;
 pub mod resctrl_backend;
 mod root;
 pub mod sched;
+pub mod shared_memory;
 pub mod signals;
+pub mod supervise;
 pub mod system;
 pub mod testing;
 pub mod topology;
+pub mod usage;
 
 pub use cpulist::{format_cpu_list, parse_cpu_list};
 pub use error::{Error, Result};

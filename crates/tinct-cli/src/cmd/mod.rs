@@ -3,9 +3,9 @@
 
 pub mod analyze;
 pub mod bench;
+pub mod demo;
 pub mod doctor;
 pub mod exec;
-pub mod run;
-pub mod demo;
-pub mod plan;
 pub mod experiment;
+pub mod plan;
+pub mod run;

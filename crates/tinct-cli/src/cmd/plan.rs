@@ -14,7 +14,8 @@ use tinct_core::alloc::{
     Algorithm, Assignment, Instance, Reason, SearchOptions, allocate, cata::spend_leftover,
 };
 use tinct_core::analysis::analyze;
-use tinct_core::format::{Syntax, load, to_toml};
+use tinct_core::format::{Syntax, to_toml};
+use tinct_core::units::Nanos;
 
 /// The allocation algorithm, as named on the command line.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -65,6 +66,17 @@ pub struct Args {
     /// Search exhaustively, however long it takes.
     #[arg(long)]
     pub exact: bool,
+    /// Override the platform's refill time Δ (e.g. "45.3us").
+    #[arg(long, value_parser = parse_refill)]
+    pub refill: Option<Nanos>,
+    /// Take Δ from this `calibrate.json` when the file has no `refill`
+    /// (default: $TINCT_CALIBRATION, else the one `tinct bench calibrate` saved).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+}
+
+fn parse_refill(text: &str) -> Result<Nanos, String> {
+    tinct_core::units::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// One task of the plan.
@@ -135,11 +147,26 @@ pub struct PlanReport {
     pub unplaced: Vec<UnplacedTask>,
     /// Where the plan was written.
     pub output: Option<String>,
+    /// Where Δ came from (the file, a calibration, or --refill).
+    pub refill_source: String,
 }
 
 /// Plans and prints; exit 1 if some task cannot be placed.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let set = load(&args.file)?;
+    let (mut set, calibration) =
+        crate::calibration::load_task_set(&args.file, args.calibration.as_deref())?;
+    let mut refill_source = match &calibration {
+        Some(c) => format!(
+            "Δ {} from calibration {}",
+            set.platform.refill,
+            c.path.display()
+        ),
+        None => format!("Δ {} from the file", set.platform.refill),
+    };
+    if let Some(refill) = args.refill {
+        set.platform.refill = refill;
+        refill_source = format!("Δ {refill} from --refill");
+    }
     let n_p = set.platform.partitions;
     let budget = args.partitions.unwrap_or(n_p);
     if budget == 0 || budget > n_p {
@@ -161,6 +188,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     }
     let planned = assignment.apply(&set, &inst);
     let mut report = report(&args.file, &set, &planned, &assignment, &inst, needed);
+    report.refill_source = refill_source;
     if report.schedulable
         && let Some(out) = &args.output
     {
@@ -264,6 +292,7 @@ fn report(
         cores,
         unplaced,
         output: None,
+        refill_source: String::new(),
     }
 }
 
@@ -287,7 +316,10 @@ fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), 
                 " (search budget hit: not proven optimal)"
             }
         ),
-        "Re-check with `tinct analyze` on this file.".to_string(),
+        format!(
+            "{}; re-check with `tinct analyze` on this file.",
+            report.refill_source
+        ),
     ];
     let text = to_toml(planned, &header);
     let text = match Syntax::from_path(out) {
@@ -304,10 +336,11 @@ fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), 
 
 fn print_human(report: &PlanReport) {
     println!(
-        "plan of {} with {} ({} partitions available)",
+        "plan of {} with {} ({} partitions available, {})",
         report.file,
         report.algorithm.name(),
-        report.budget
+        report.budget,
+        report.refill_source
     );
     for core in report
         .cores

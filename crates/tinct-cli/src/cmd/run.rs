@@ -44,6 +44,11 @@ job's deadline. Any other key is rejected by name, never ignored."
     /// Run under SCHED_OTHER (no real-time privileges needed, no guarantees).
     #[arg(long)]
     pub no_rt: bool,
+    /// Run even when page frame numbers are unreadable (not root): the
+    /// working sets then do NOT come from their partitions' colors, and
+    /// every output says so.
+    #[arg(long)]
+    pub uncolored: bool,
     /// The watchdog stops the run when a job runs past this many times its deadline.
     #[arg(long, default_value_t = 3.0, value_parser = parse_factor)]
     pub watchdog_factor: f64,
@@ -79,6 +84,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let options = RunOptions {
         realtime: !args.no_rt,
         watchdog_factor: args.watchdog_factor,
+        uncolored: args.uncolored,
+        // The tasks run in a forked child: a crash in one still leaves
+        // the run directory and a report.
+        supervise: true,
         ..RunOptions::default()
     };
     let (spec, out) = match (&args.plan, &args.rt_app) {

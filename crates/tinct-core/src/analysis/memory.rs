@@ -58,7 +58,10 @@ impl std::ops::Add for Fraction {
     fn add(self, other: Fraction) -> Fraction {
         let g = gcd(self.den, other.den).max(1);
         let den = self.den / g * other.den;
-        Fraction::new(self.num * (den / self.den) + other.num * (den / other.den), den)
+        Fraction::new(
+            self.num * (den / self.den) + other.num * (den / other.den),
+            den,
+        )
     }
 }
 
@@ -78,7 +81,8 @@ pub fn feasible(demands: &[MemoryDemand], total_memory: u64, partitions: u32) ->
     let used = demands
         .iter()
         .fold(PartitionSet::EMPTY, |acc, d| acc.union(&d.partitions));
-    used.iter().all(|rho| fits(partition_load(rho, demands), total_memory, partitions))
+    used.iter()
+        .all(|rho| fits(partition_load(rho, demands), total_memory, partitions))
 }
 
 /// load ≤ M_total / N_P, exactly: load · N_P ≤ M_total.

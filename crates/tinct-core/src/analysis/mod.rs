@@ -137,7 +137,9 @@ pub struct Analysis {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AnalysisError {
     /// A task has no core on a platform with several cores.
-    #[error("task '{task}' has no `core`: the analysis needs every task on a core of the platform's {cores} (run `tinct plan` to assign cores and partitions)")]
+    #[error(
+        "task '{task}' has no `core`: the analysis needs every task on a core of the platform's {cores} (run `tinct plan` to assign cores and partitions)"
+    )]
     Unassigned {
         /// Index of the task in file order.
         index: usize,
@@ -314,7 +316,10 @@ fn cross_core_shares(set: &TaskSet) -> Vec<CrossCoreShare> {
         cores.sort_unstable();
         cores.dedup();
         if cores.len() > 1 {
-            shares.push(CrossCoreShare { partition: rho, cores });
+            shares.push(CrossCoreShare {
+                partition: rho,
+                cores,
+            });
         }
     }
     shares

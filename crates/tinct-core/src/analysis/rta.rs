@@ -136,7 +136,9 @@ fn iterate(task: &CoreTask, own_warmup: u64, hp: &mut [HpTerms]) -> ResponseTime
         // ⌈R/T_j⌉ ≥ 1 for any R > 0: every j is released once at the critical instant.
         h.releases = 1;
         h.horizon = h.period;
-        demand = demand.saturating_add(h.first_extra).saturating_add(h.per_release);
+        demand = demand
+            .saturating_add(h.first_extra)
+            .saturating_add(h.per_release);
     }
     let mut r = demand;
     let mut iterations = 1;
@@ -171,7 +173,10 @@ fn iterate(task: &CoreTask, own_warmup: u64, hp: &mut [HpTerms]) -> ResponseTime
 }
 
 /// Runs `f` with scratch buffers sized for `n` tasks, on the stack when small.
-fn with_scratch<R>(n: usize, f: impl FnOnce(&mut [PartitionSet], &mut [u64], &mut [HpTerms]) -> R) -> R {
+fn with_scratch<R>(
+    n: usize,
+    f: impl FnOnce(&mut [PartitionSet], &mut [u64], &mut [HpTerms]) -> R,
+) -> R {
     if n <= STACK_TASKS {
         let mut prefix = [PartitionSet::EMPTY; STACK_TASKS];
         let mut warmup = [0u64; STACK_TASKS];
@@ -210,7 +215,9 @@ pub fn core_schedulable(tasks: &[CoreTask], refill: u64) -> bool {
         warmups_against_all(tasks, prefix, refill, warmup);
         (0..tasks.len()).all(|i| {
             hp_terms(tasks, i, prefix, warmup, refill, hp);
-            iterate(&tasks[i], warmup[i], &mut hp[..i]).wcrt_ns.is_some()
+            iterate(&tasks[i], warmup[i], &mut hp[..i])
+                .wcrt_ns
+                .is_some()
         })
     })
 }

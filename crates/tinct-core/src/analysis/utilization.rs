@@ -5,7 +5,7 @@
 //! preemption delay γ_{i,n} to lower-priority tasks once (the technique of
 //! Basumallick and Nilsen, with the warm-up delay made explicit).
 
-use super::rta::{crpd_caused, warmup_delays, CoreTask};
+use super::rta::{CoreTask, crpd_caused, warmup_delays};
 
 /// Eq. (1)'s left-hand side for one core (tasks in priority order). A float,
 /// for reporting and for comparing allocations; schedulability verdicts come

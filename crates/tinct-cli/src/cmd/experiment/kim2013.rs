@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use tinct_core::alloc::{
     Algorithm, Instance, SearchOptions, allocate, cata::spend_leftover, least_partitions,
 };
-use tinct_core::format::{Syntax, load, parse};
+use tinct_core::format::{Syntax, parse};
 use tinct_core::generate::replicate;
 use tinct_core::units::Bytes;
 
@@ -85,7 +85,7 @@ pub struct Report {
 /// Runs the experiment.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let base = match &args.file {
-        Some(path) => load(path)?,
+        Some(path) => crate::calibration::load_task_set(path, None)?.0,
         None => parse(TABLE_I, "examples/kim2013.toml", Syntax::Toml)?,
     };
     let options = SearchOptions {

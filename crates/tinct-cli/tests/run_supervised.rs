@@ -1,0 +1,192 @@
+//! `tinct run` under supervision: colored working sets reported in the run
+//! directory, and a crash in one task (the `TINCT_TEST_CRASH=TASK:JOB` test
+//! hook raises SIGSEGV at the start of that job) still leaves jobs.csv,
+//! trace.json and summary.json, reports the signal and the task, and exits 1.
+//! Needs root (SCHED_FIFO, frame numbers); TINCT_REQUIRE_PRIVILEGED=1 turns
+//! a skip into a failure.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn light() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/light.toml")
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn balanced(summary: &Value) {
+    assert_eq!(summary["balanced"], true, "{summary}");
+    for task in summary["tasks"].as_array().unwrap() {
+        let jobs = &task["jobs"];
+        let n = |k: &str| jobs[k].as_u64().unwrap();
+        assert_eq!(
+            n("released"),
+            n("completed") + n("missed") + n("aborted"),
+            "{jobs}"
+        );
+    }
+}
+
+#[test]
+fn every_working_set_is_reported_colored_and_checked() {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO, frame numbers)") {
+        return;
+    }
+    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let assert = Command::cargo_bin("tinct")
+        .unwrap()
+        .args([
+            "run",
+            light().to_str().unwrap(),
+            "--duration",
+            "400ms",
+            "--out",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert!(!stdout.contains("NOT enforced"), "{stdout}");
+    assert!(stdout.contains("every page checked"), "{stdout}");
+    let summary = read_json(&out.join("summary.json"));
+    balanced(&summary);
+    let mut colored = 0;
+    for task in summary["tasks"].as_array().unwrap() {
+        let placement = &task["placement"];
+        if placement["placement"] == "none" {
+            continue; // a compute-only body has no working set
+        }
+        colored += 1;
+        assert_eq!(placement["placement"], "colored", "{placement}");
+        assert_eq!(placement["pages_outside_colors"], 0, "{placement}");
+        assert!(
+            placement.get("frames").is_none(),
+            "frames stay out of the file"
+        );
+    }
+}
+
+#[test]
+fn a_crash_in_one_task_still_writes_the_run_directory() {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+        return;
+    }
+    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let output = Command::cargo_bin("tinct")
+        .unwrap()
+        .env("TINCT_TEST_CRASH", "control:3")
+        .args([
+            "run",
+            light().to_str().unwrap(),
+            "--duration",
+            "3s",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("SIGSEGV") && stderr.contains("control"),
+        "{stderr}"
+    );
+    let summary = read_json(&out.join("summary.json"));
+    balanced(&summary);
+    assert_eq!(summary["stop"]["reason"], "task_failed");
+    assert_eq!(summary["stop"]["task"], "control");
+    let control = summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "control")
+        .unwrap();
+    // Jobs 0, 1, 2 finished (100 ms period), job 3 crashed: aborted.
+    assert_eq!(
+        control["jobs"]["completed"].as_u64().unwrap()
+            + control["jobs"]["missed"].as_u64().unwrap(),
+        3
+    );
+    assert!(control["jobs"]["aborted"].as_u64().unwrap() >= 1);
+    let csv = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    assert!(csv.lines().count() > 4, "{csv}");
+    let trace = read_json(&out.join("trace.json"));
+    assert!(
+        trace["traceEvents"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+    );
+}
+
+#[test]
+fn unreadable_frames_refuse_the_run_unless_uncolored_is_asked_for() {
+    if !tinct_sys::testing::privileged_or_skip("dropping to user nobody") {
+        return;
+    }
+    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    // A copy of the binary and the plan that user nobody can read.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let binary = dir.path().join("tinct");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("tinct"), &binary).unwrap();
+    let plan = dir.path().join("light.toml");
+    std::fs::copy(light(), &plan).unwrap();
+    let run_as_nobody = |extra: &[&str], out: &str| {
+        std::process::Command::new("runuser")
+            .args(["-u", "nobody", "--"])
+            .arg(&binary)
+            .args([
+                "run",
+                plan.to_str().unwrap(),
+                "--duration",
+                "300ms",
+                "--no-rt",
+            ])
+            .args(extra)
+            .arg("--out")
+            .arg(dir.path().join(out))
+            .output()
+            .expect("runuser (util-linux) runs a command as another user")
+    };
+    let refused = run_as_nobody(&[], "refused");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("frame numbers are unreadable") && stderr.contains("--uncolored"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("refused").join("jobs.csv").exists());
+
+    let ran = run_as_nobody(&["--uncolored"], "uncolored");
+    let stdout = String::from_utf8_lossy(&ran.stdout);
+    assert_eq!(
+        ran.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    assert!(
+        stdout.contains("UNCOLORED") && stdout.contains("NOT enforced"),
+        "{stdout}"
+    );
+    let summary = read_json(&dir.path().join("uncolored").join("summary.json"));
+    balanced(&summary);
+    for task in summary["tasks"].as_array().unwrap() {
+        let placement = &task["placement"]["placement"];
+        assert!(placement == "uncolored" || placement == "none", "{task}");
+    }
+}

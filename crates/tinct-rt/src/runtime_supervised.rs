@@ -1,0 +1,467 @@
+//! Supervised runs: the tasks run in a forked child, this process waits.
+//!
+//! A fatal signal in one real-time thread (SIGSEGV, SIGBUS, an abort) ends
+//! its whole process, so a run in one process loses everything it
+//! recorded. Here the run happens in a forked child ([`crate::runtime`]'s
+//! in-process run, unchanged) whose job logs live in a [`SharedLog`]
+//! mapped before the fork; the parent (the supervisor) only waits:
+//!
+//! - the child ends normally: it leaves a small report (stop reason,
+//!   placements, calibration, errors; the records are in the shared log)
+//!   and the parent builds the [`RunResult`] from both;
+//! - the child dies (a signal, or an exit without a report): the parent
+//!   builds the result from the shared log alone, names the signal and the
+//!   task whose thread received it (noted by the child's fatal-signal
+//!   handler, [`tinct_sys::supervise::record_fatal_signals`]), counts each
+//!   task's job in flight, and the releases that came on an absolute
+//!   timer's grid until the death, as aborted — so released = completed +
+//!   missed + aborted still holds — and stops with
+//!   [`StopReason::TaskFailed`].
+//!
+//! No thread survives: threads die with their process, and the child dies
+//! with its parent (`PR_SET_PDEATHSIG`). The child runs in its own process
+//! group, so a terminal's Ctrl-C reaches only the supervisor, which
+//! forwards SIGTERM (a clean stop) and, on a second signal, SIGKILL.
+
+use crate::calibrate::Rates;
+use crate::clock::now_ns;
+use crate::kernels::JobWork;
+use crate::memory::Placement;
+use crate::record::JobRecord;
+use crate::runtime::{RunOptions, RunResult, TaskRun, WorkNote, rt_throttling, run_here};
+use crate::shared_log::{FATAL_WORD, SharedLog};
+use crate::spec::{Policy, RunSpec};
+use crate::watchdog::StopReason;
+use crate::{Result, RtError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tinct_sys::supervise::{ChildExit, ChildProcess, Forked, exit_child, signal_name};
+
+/// How often the supervisor looks at its child.
+const POLL: std::time::Duration = std::time::Duration::from_millis(5);
+/// Extra time the supervisor allows beyond twice the run's duration
+/// before it kills a child that neither ends nor is stopped by its
+/// watchdog (setup, calibration and the watchdog's grace included).
+const BACKSTOP_NS: u64 = 120_000_000_000;
+
+/// Runs `spec` in a forked child and supervises it (see the module docs).
+pub(crate) fn run(spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> Result<RunResult> {
+    let report_path = std::env::temp_dir().join(format!(
+        "tinct-run-{}-{}.json",
+        std::process::id(),
+        now_ns()
+    ));
+    let child_options = RunOptions {
+        supervise: false,
+        ..*options
+    };
+    match tinct_sys::supervise::fork()? {
+        Forked::Child => child(spec, &child_options, log, &report_path),
+        Forked::Parent(child) => supervise(spec, options, log, &child, &report_path),
+    }
+}
+
+/// The child's side: run, leave the report, exit.
+fn child(spec: &RunSpec, options: &RunOptions, log: &SharedLog, report_path: &Path) -> ! {
+    if tinct_sys::supervise::record_fatal_signals(log.shared_words(), FATAL_WORD).is_err() {
+        // Crashes are still seen (the exit status), only not attributed.
+    }
+    let report = match run_here(spec, options, log) {
+        Ok(result) => Report::Ran(ChildReport::of(&result)),
+        Err(error) => Report::Refused(WireError::of(error)),
+    };
+    let written = serde_json::to_vec(&report)
+        .ok()
+        .and_then(|bytes| std::fs::write(report_path, bytes).ok());
+    exit_child(if written.is_some() { 0 } else { 3 })
+}
+
+/// The parent's side: wait, forward stop signals, read what was recorded.
+fn supervise(
+    spec: &RunSpec,
+    options: &RunOptions,
+    log: &SharedLog,
+    child: &ChildProcess,
+    report_path: &Path,
+) -> Result<RunResult> {
+    let signaled = Arc::new(AtomicBool::new(false));
+    let mut signal_ids = Vec::new();
+    if options.handle_signals {
+        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+            if let Ok(id) = signal_hook::flag::register(signal, signaled.clone()) {
+                signal_ids.push(id);
+            }
+        }
+    }
+    let backstop = now_ns() + spec.duration_ns.saturating_mul(2) + BACKSTOP_NS;
+    let mut forwarded = 0u32;
+    let mut killed_by_backstop = false;
+    let exit = loop {
+        if let Some(exit) = child.try_wait()? {
+            break exit;
+        }
+        if signaled.swap(false, Ordering::SeqCst) {
+            forwarded += 1;
+            let _ = child.signal(if forwarded == 1 {
+                libc::SIGTERM
+            } else {
+                libc::SIGKILL
+            });
+        }
+        if !killed_by_backstop && now_ns() > backstop {
+            killed_by_backstop = true;
+            let _ = child.signal(libc::SIGKILL);
+        }
+        std::thread::sleep(POLL);
+    };
+    let died_at = now_ns();
+    for id in signal_ids {
+        signal_hook::low_level::unregister(id);
+    }
+    let report = std::fs::read(report_path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Report>(&bytes).ok());
+    let _ = std::fs::remove_file(report_path);
+    match (exit, report) {
+        (ChildExit::Exited(0), Some(Report::Ran(report))) => {
+            Ok(report.into_result(spec, options, log))
+        }
+        (ChildExit::Exited(_), Some(Report::Refused(error))) => Err(error.into_error()),
+        (exit, _) => {
+            let cause = if killed_by_backstop {
+                Cause::Backstop
+            } else if forwarded > 0 {
+                Cause::UserSignal
+            } else {
+                Cause::Died(exit)
+            };
+            Ok(recover(spec, options, log, cause, died_at))
+        }
+    }
+}
+
+/// Why a child ended without a report.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Cause {
+    /// It died on its own: a crash, or an exit without a report.
+    Died(ChildExit),
+    /// SIGINT/SIGTERM was forwarded and it did not end cleanly.
+    UserSignal,
+    /// It outlived the supervisor's backstop and was killed.
+    Backstop,
+}
+
+/// Builds the result of a run whose process died, from the shared log.
+fn recover(
+    spec: &RunSpec,
+    options: &RunOptions,
+    log: &SharedLog,
+    cause: Cause,
+    died_at: u64,
+) -> RunResult {
+    let (start_ns, end_ns) = log.window().unwrap_or((0, 0));
+    let fatal = log.fatal_signal();
+    let crashed = fatal.and_then(|f| (0..log.tasks()).find(|&i| log.tid(i) == f.tid));
+    let thread = match (crashed, fatal) {
+        (Some(i), _) => format!("task '{}'", spec.tasks[i].name),
+        (None, Some(f)) => format!("a runtime thread (tid {})", f.tid),
+        (None, None) => "no thread noted".into(),
+    };
+    let message = match cause {
+        Cause::Died(ChildExit::Signaled(signal)) => format!(
+            "the run's process died of {} ({thread}); the supervisor wrote the jobs recorded \
+             until then, counting the jobs in flight as aborted",
+            signal_name(signal)
+        ),
+        Cause::Died(ChildExit::Exited(code)) => format!(
+            "the run's process exited with status {code} without a report; the supervisor wrote \
+             the jobs recorded until then"
+        ),
+        Cause::UserSignal => "stopped by a signal; the run's process did not stop cleanly and was \
+                              killed"
+            .into(),
+        Cause::Backstop => {
+            "the run's process outlived the supervisor's time limit and was killed".into()
+        }
+    };
+    let blamed = crashed.map_or_else(|| "runtime".to_string(), |i| spec.tasks[i].name.clone());
+    let stop = match cause {
+        Cause::UserSignal => StopReason::Signal,
+        _ => StopReason::TaskFailed {
+            task: blamed,
+            message: message.clone(),
+        },
+    };
+    let tasks = spec
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, task)| {
+            let mut records = log.records(i);
+            if start_ns != 0 {
+                abort_unfinished(task, log, i, &mut records, died_at.min(end_ns));
+            }
+            TaskRun {
+                spec: task.clone(),
+                records,
+                placement: Placement::None,
+                rates: None,
+                work: Vec::new(),
+                policy: if options.realtime {
+                    task.policy
+                } else {
+                    Policy::Other
+                },
+                counters_unavailable: None,
+                error: (crashed == Some(i)).then(|| message.clone()),
+            }
+        })
+        .collect();
+    RunResult {
+        start_ns,
+        end_ns,
+        stop,
+        realtime: options.realtime,
+        memory_locked: spec.lock_memory,
+        rt_throttling: rt_throttling(),
+        watchdog_factor: options.watchdog_factor,
+        tasks,
+    }
+}
+
+/// Appends, as aborted, the job task `index` was running when its process
+/// died and, on an absolute timer, the releases that came after it until
+/// `until` (they were released, never started).
+fn abort_unfinished(
+    task: &crate::spec::TaskSpec,
+    log: &SharedLog,
+    index: usize,
+    records: &mut Vec<JobRecord>,
+    until: u64,
+) {
+    let Some(flight) = log.in_flight(index) else {
+        return;
+    };
+    if records.iter().any(|r| r.job == flight.job) {
+        return; // recorded just before the end, still marked in flight
+    }
+    let mut aborted = JobRecord::never_started(
+        flight.job,
+        flight.phase,
+        flight.release_ns,
+        flight.deadline_ns,
+    );
+    aborted.start_ns = flight.start_ns;
+    aborted.finish_ns = until.max(flight.start_ns);
+    records.push(aborted);
+    let timer = task
+        .phases
+        .get(flight.phase as usize)
+        .and_then(|p| p.timer)
+        .filter(|t| t.absolute);
+    if let Some(timer) = timer {
+        let relative_deadline = flight.deadline_ns.saturating_sub(flight.release_ns);
+        let mut job = flight.job + 1;
+        let mut release = flight.release_ns + timer.period_ns;
+        while release <= until {
+            records.push(JobRecord::never_started(
+                job,
+                flight.phase,
+                release,
+                release.saturating_add(relative_deadline),
+            ));
+            job += 1;
+            release += timer.period_ns;
+        }
+    }
+}
+
+/// What the child leaves for the parent.
+#[derive(Serialize, Deserialize)]
+enum Report {
+    /// The run happened (the records are in the shared log).
+    Ran(ChildReport),
+    /// The run was refused before any release.
+    Refused(WireError),
+}
+
+/// A run's result without its records.
+#[derive(Serialize, Deserialize)]
+struct ChildReport {
+    start_ns: u64,
+    end_ns: u64,
+    stop: StopReason,
+    memory_locked: bool,
+    rt_throttling: String,
+    tasks: Vec<ChildTask>,
+}
+
+/// One task's result without its records.
+#[derive(Serialize, Deserialize)]
+struct ChildTask {
+    placement: Placement,
+    frames: Vec<u64>,
+    rates: Option<Rates>,
+    work: Vec<WireNote>,
+    policy: Policy,
+    counters_unavailable: Option<String>,
+    error: Option<String>,
+}
+
+/// A [`WorkNote`] on the wire.
+#[derive(Serialize, Deserialize)]
+struct WireNote {
+    phase: String,
+    calibrated: bool,
+    target_ns: Option<u64>,
+    work: JobWork,
+}
+
+impl ChildReport {
+    fn of(result: &RunResult) -> ChildReport {
+        ChildReport {
+            start_ns: result.start_ns,
+            end_ns: result.end_ns,
+            stop: result.stop.clone(),
+            memory_locked: result.memory_locked,
+            rt_throttling: result.rt_throttling.clone(),
+            tasks: result
+                .tasks
+                .iter()
+                .map(|t| ChildTask {
+                    frames: match &t.placement {
+                        Placement::Colored { frames, .. } => frames.clone(),
+                        _ => Vec::new(),
+                    },
+                    placement: t.placement.clone(),
+                    rates: t.rates,
+                    work: t
+                        .work
+                        .iter()
+                        .map(|n| WireNote {
+                            phase: n.phase.clone(),
+                            calibrated: n.mode == "calibrated",
+                            target_ns: n.target_ns,
+                            work: n.work,
+                        })
+                        .collect(),
+                    policy: t.policy,
+                    counters_unavailable: t.counters_unavailable.clone(),
+                    error: t.error.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    fn into_result(self, spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> RunResult {
+        let tasks = spec
+            .tasks
+            .iter()
+            .zip(self.tasks)
+            .enumerate()
+            .map(|(i, (task, wire))| {
+                let mut placement = wire.placement;
+                if let Placement::Colored { frames, .. } = &mut placement {
+                    *frames = wire.frames;
+                }
+                TaskRun {
+                    spec: task.clone(),
+                    records: log.records(i),
+                    placement,
+                    rates: wire.rates,
+                    work: wire
+                        .work
+                        .into_iter()
+                        .map(|n| WorkNote {
+                            phase: n.phase,
+                            mode: if n.calibrated { "calibrated" } else { "fixed" },
+                            target_ns: n.target_ns,
+                            work: n.work,
+                        })
+                        .collect(),
+                    policy: wire.policy,
+                    counters_unavailable: wire.counters_unavailable,
+                    error: wire.error,
+                }
+            })
+            .collect();
+        RunResult {
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+            stop: self.stop,
+            realtime: options.realtime,
+            memory_locked: self.memory_locked,
+            rt_throttling: self.rt_throttling,
+            watchdog_factor: options.watchdog_factor,
+            tasks,
+        }
+    }
+}
+
+/// An [`RtError`] on the wire (the kinds the caller tells apart).
+#[derive(Serialize, Deserialize)]
+enum WireError {
+    Input {
+        file: String,
+        line: Option<usize>,
+        field: String,
+        expected: String,
+        found: String,
+    },
+    Privilege {
+        what: String,
+        fix: String,
+    },
+    Other {
+        message: String,
+    },
+}
+
+impl WireError {
+    fn of(error: RtError) -> WireError {
+        match error {
+            RtError::Input {
+                file,
+                line,
+                field,
+                expected,
+                found,
+            } => WireError::Input {
+                file,
+                line,
+                field,
+                expected,
+                found,
+            },
+            RtError::Privilege { what, fix } => WireError::Privilege { what, fix },
+            other => WireError::Other {
+                message: other.to_string(),
+            },
+        }
+    }
+
+    fn into_error(self) -> RtError {
+        match self {
+            WireError::Input {
+                file,
+                line,
+                field,
+                expected,
+                found,
+            } => RtError::Input {
+                file,
+                line,
+                field,
+                expected,
+                found,
+            },
+            WireError::Privilege { what, fix } => RtError::Privilege { what, fix },
+            WireError::Other { message } => RtError::Task {
+                task: "setup".into(),
+                message,
+            },
+        }
+    }
+}

@@ -1,0 +1,344 @@
+//! The job logs of a run, in memory that survives the run's process.
+//!
+//! Every task records its jobs into a fixed block of a
+//! [`SharedWords`] mapping (`MAP_SHARED`, allocated before the run, locked
+//! with the rest of the process): recording a job is a few word stores and
+//! one release store of the count — no allocation and no I/O while tasks
+//! run. Because the mapping is shared with a forked child, a supervising
+//! parent can read every job recorded so far even after the child died of
+//! a signal, together with the job each task was running at that moment
+//! ([`InFlight`]), the thread ids of the tasks and the fatal signal noted by
+//! [`tinct_sys::supervise::record_fatal_signals`].
+//!
+//! Layout, in 64-bit words: a header ([`FATAL_WORD`], the common release,
+//! the end of the run), then per task a header (thread id, records written,
+//! in-flight job) and `capacity` records of [`RECORD_WORDS`] words.
+
+use crate::counters::CounterSample;
+use crate::record::{JobRecord, Outcome};
+use crate::{Result, RtError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use tinct_sys::shared_memory::SharedWords;
+use tinct_sys::supervise::FatalSignal;
+
+/// Word of the header where the fatal-signal handler notes a crash.
+pub const FATAL_WORD: usize = 0;
+const START_WORD: usize = 1;
+const END_WORD: usize = 2;
+const HEADER_WORDS: usize = 4;
+
+const TID: usize = 0;
+const COUNT: usize = 1;
+/// In-flight job number + 1 (0: no job running).
+const FLIGHT_JOB: usize = 2;
+const FLIGHT_PHASE: usize = 3;
+const FLIGHT_RELEASE: usize = 4;
+const FLIGHT_DEADLINE: usize = 5;
+const FLIGHT_START: usize = 6;
+const TASK_HEADER_WORDS: usize = 8;
+
+/// Words of one encoded [`JobRecord`].
+pub const RECORD_WORDS: usize = 14;
+
+/// The job a task was running, as last published.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct InFlight {
+    /// Job number.
+    pub job: u64,
+    /// Phase index.
+    pub phase: u32,
+    /// Planned release.
+    pub release_ns: u64,
+    /// Absolute deadline.
+    pub deadline_ns: u64,
+    /// Actual start.
+    pub start_ns: u64,
+}
+
+/// Job logs of every task of a run, shared with forked children.
+#[derive(Debug)]
+pub struct SharedLog {
+    words: SharedWords,
+    /// First word of each task's block, and its capacity in records.
+    blocks: Vec<(usize, usize)>,
+}
+
+impl SharedLog {
+    /// Logs holding `capacities[i]` jobs for task `i`.
+    pub fn new(capacities: &[usize]) -> Result<SharedLog> {
+        let mut blocks = Vec::with_capacity(capacities.len());
+        let mut next = HEADER_WORDS;
+        for &capacity in capacities {
+            blocks.push((next, capacity));
+            next += TASK_HEADER_WORDS + capacity * RECORD_WORDS;
+        }
+        let words = SharedWords::new(next).map_err(RtError::Sys)?;
+        Ok(SharedLog { words, blocks })
+    }
+
+    /// The mapping (to install the fatal-signal recorder on [`FATAL_WORD`]).
+    pub fn shared_words(&self) -> &SharedWords {
+        &self.words
+    }
+
+    /// Number of task logs.
+    pub fn tasks(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Publishes the common release and the end of the run.
+    pub fn set_window(&self, start_ns: u64, end_ns: u64) {
+        self.words.words()[END_WORD].store(end_ns, Ordering::Relaxed);
+        self.words.words()[START_WORD].store(start_ns, Ordering::Release);
+    }
+
+    /// The common release and end of the run, once published.
+    pub fn window(&self) -> Option<(u64, u64)> {
+        let start = self.words.words()[START_WORD].load(Ordering::Acquire);
+        (start != 0).then(|| (start, self.words.words()[END_WORD].load(Ordering::Relaxed)))
+    }
+
+    /// The fatal signal noted by the handler, if any.
+    pub fn fatal_signal(&self) -> Option<FatalSignal> {
+        FatalSignal::decode(self.words.words()[FATAL_WORD].load(Ordering::SeqCst))
+    }
+
+    fn block(&self, task: usize) -> (&[AtomicU64], &[AtomicU64], usize) {
+        let (first, capacity) = self.blocks[task];
+        let words = self.words.words();
+        let header = &words[first..first + TASK_HEADER_WORDS];
+        let records =
+            &words[first + TASK_HEADER_WORDS..first + TASK_HEADER_WORDS + capacity * RECORD_WORDS];
+        (header, records, capacity)
+    }
+
+    /// The writer of task `task`'s log. One writer per task at a time: it
+    /// starts after the records already there.
+    pub fn writer(&self, task: usize) -> TaskLog<'_> {
+        let (header, records, capacity) = self.block(task);
+        TaskLog {
+            len: header[COUNT].load(Ordering::Acquire) as usize,
+            header,
+            records,
+            capacity,
+            full: false,
+        }
+    }
+
+    /// The jobs task `task` recorded so far, in order.
+    pub fn records(&self, task: usize) -> Vec<JobRecord> {
+        let (header, records, capacity) = self.block(task);
+        let count = (header[COUNT].load(Ordering::Acquire) as usize).min(capacity);
+        (0..count)
+            .map(|i| decode(&records[i * RECORD_WORDS..(i + 1) * RECORD_WORDS]))
+            .collect()
+    }
+
+    /// The job task `task` was running when last looked at.
+    pub fn in_flight(&self, task: usize) -> Option<InFlight> {
+        let (header, _, _) = self.block(task);
+        let job = header[FLIGHT_JOB].load(Ordering::Acquire);
+        (job != 0).then(|| InFlight {
+            job: job - 1,
+            phase: header[FLIGHT_PHASE].load(Ordering::Relaxed) as u32,
+            release_ns: header[FLIGHT_RELEASE].load(Ordering::Relaxed),
+            deadline_ns: header[FLIGHT_DEADLINE].load(Ordering::Relaxed),
+            start_ns: header[FLIGHT_START].load(Ordering::Relaxed),
+        })
+    }
+
+    /// The thread id task `task` ran in (0 before it started).
+    pub fn tid(&self, task: usize) -> i32 {
+        self.block(task).0[TID].load(Ordering::Relaxed) as i32
+    }
+}
+
+/// One task's log writer: a fixed capacity, never grows.
+#[derive(Debug)]
+pub struct TaskLog<'a> {
+    header: &'a [AtomicU64],
+    records: &'a [AtomicU64],
+    capacity: usize,
+    len: usize,
+    full: bool,
+}
+
+impl TaskLog<'_> {
+    /// Jobs the log can hold.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// True once full or once a push was refused.
+    pub fn is_full(&self) -> bool {
+        self.full || self.len == self.capacity
+    }
+
+    /// Notes the calling thread as the task's thread.
+    pub fn set_thread(&self, tid: i32) {
+        self.header[TID].store(tid as u64, Ordering::Relaxed);
+    }
+
+    /// Appends a record without allocating; false (record left out) when full.
+    pub fn push(&mut self, record: JobRecord) -> bool {
+        if self.len == self.capacity {
+            self.full = true;
+            return false;
+        }
+        let slot = &self.records[self.len * RECORD_WORDS..(self.len + 1) * RECORD_WORDS];
+        for (word, value) in slot.iter().zip(encode(&record)) {
+            word.store(value, Ordering::Relaxed);
+        }
+        self.len += 1;
+        self.header[COUNT].store(self.len as u64, Ordering::Release);
+        true
+    }
+
+    /// Publishes the job now running (read by a supervisor after a crash).
+    pub fn begin_job(&self, job: &InFlight) {
+        self.header[FLIGHT_PHASE].store(u64::from(job.phase), Ordering::Relaxed);
+        self.header[FLIGHT_RELEASE].store(job.release_ns, Ordering::Relaxed);
+        self.header[FLIGHT_DEADLINE].store(job.deadline_ns, Ordering::Relaxed);
+        self.header[FLIGHT_START].store(job.start_ns, Ordering::Relaxed);
+        self.header[FLIGHT_JOB].store(job.job + 1, Ordering::Release);
+    }
+
+    /// No job is running any more.
+    pub fn end_job(&self) {
+        self.header[FLIGHT_JOB].store(0, Ordering::Release);
+    }
+}
+
+const OUTCOME_BITS: u64 = 0xff;
+
+fn encode(r: &JobRecord) -> [u64; RECORD_WORDS] {
+    let c = &r.counters;
+    let present = [c.cycles, c.instructions, c.llc_references, c.llc_misses]
+        .iter()
+        .enumerate()
+        .fold(0u64, |mask, (i, v)| mask | (u64::from(v.is_some()) << i));
+    let outcome = match r.outcome {
+        Outcome::Completed => 0,
+        Outcome::Missed => 1,
+        Outcome::Aborted => 2,
+    };
+    [
+        r.job,
+        u64::from(r.phase),
+        r.release_ns,
+        r.deadline_ns,
+        r.start_ns,
+        r.finish_ns,
+        r.exec_ns,
+        u64::from(r.cpu) | u64::from(r.cpu_end) << 32,
+        u64::from(r.preemptions) | u64::from(r.voluntary_switches) << 32,
+        c.cycles.unwrap_or(0),
+        c.instructions.unwrap_or(0),
+        c.llc_references.unwrap_or(0),
+        c.llc_misses.unwrap_or(0),
+        outcome | present << 8,
+    ]
+}
+
+fn decode(words: &[AtomicU64]) -> JobRecord {
+    let w = |i: usize| words[i].load(Ordering::Relaxed);
+    let flags = w(13);
+    let counter = |i: usize| (flags >> (8 + i) & 1 == 1).then(|| w(9 + i));
+    JobRecord {
+        job: w(0),
+        phase: w(1) as u32,
+        release_ns: w(2),
+        deadline_ns: w(3),
+        start_ns: w(4),
+        finish_ns: w(5),
+        exec_ns: w(6),
+        cpu: w(7) as u32,
+        cpu_end: (w(7) >> 32) as u32,
+        preemptions: w(8) as u32,
+        voluntary_switches: (w(8) >> 32) as u32,
+        counters: CounterSample {
+            cycles: counter(0),
+            instructions: counter(1),
+            llc_references: counter(2),
+            llc_misses: counter(3),
+        },
+        outcome: match flags & OUTCOME_BITS {
+            0 => Outcome::Completed,
+            1 => Outcome::Missed,
+            _ => Outcome::Aborted,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(job: u64, outcome: Outcome) -> JobRecord {
+        JobRecord {
+            job,
+            phase: 2,
+            release_ns: 10 + job,
+            deadline_ns: u64::MAX,
+            start_ns: 11,
+            finish_ns: 15,
+            exec_ns: 3,
+            cpu: 1,
+            cpu_end: 7,
+            preemptions: 4,
+            voluntary_switches: u32::MAX,
+            counters: CounterSample {
+                cycles: Some(99),
+                instructions: None,
+                llc_references: Some(0),
+                llc_misses: None,
+            },
+            outcome,
+        }
+    }
+
+    #[test]
+    fn records_round_trip_and_a_full_log_refuses() {
+        let log = SharedLog::new(&[2, 3]).unwrap();
+        let mut first = log.writer(0);
+        let mut second = log.writer(1);
+        assert!(first.push(record(0, Outcome::Completed)));
+        assert!(second.push(record(5, Outcome::Aborted)));
+        assert!(first.push(record(1, Outcome::Missed)));
+        assert!(first.is_full());
+        assert!(!first.push(record(2, Outcome::Completed)));
+        assert_eq!(
+            log.records(0),
+            vec![record(0, Outcome::Completed), record(1, Outcome::Missed)]
+        );
+        assert_eq!(log.records(1), vec![record(5, Outcome::Aborted)]);
+        // A new writer continues after what is there.
+        let mut again = log.writer(1);
+        assert!(again.push(record(6, Outcome::Completed)));
+        assert_eq!(log.records(1).len(), 2);
+    }
+
+    #[test]
+    fn the_in_flight_job_and_the_window_are_published() {
+        let log = SharedLog::new(&[1]).unwrap();
+        assert_eq!(log.window(), None);
+        log.set_window(100, 200);
+        assert_eq!(log.window(), Some((100, 200)));
+        let writer = log.writer(0);
+        assert_eq!(log.in_flight(0), None);
+        let job = InFlight {
+            job: 0,
+            phase: 1,
+            release_ns: 5,
+            deadline_ns: 9,
+            start_ns: 6,
+        };
+        writer.begin_job(&job);
+        assert_eq!(log.in_flight(0), Some(job));
+        writer.end_job();
+        assert_eq!(log.in_flight(0), None);
+        writer.set_thread(1234);
+        assert_eq!(log.tid(0), 1234);
+        assert_eq!(log.fatal_signal(), None);
+    }
+}

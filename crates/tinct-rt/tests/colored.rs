@@ -1,0 +1,157 @@
+//! Colored working sets in a real run: every page of a task's working set
+//! lies in the page colors of its partitions S(i) (checked from the frame
+//! numbers pagemap gives after the run, against colors computed here
+//! independently), tasks with disjoint S(i) get disjoint colors, and the
+//! cache model (tinct-sim) replaying the real frames of the two tasks shows
+//! no cross-core eviction — while the same frames split between two cores
+//! that share colors do evict each other (the check can fail).
+
+use tinct_core::model::{Kernel, Work};
+use tinct_core::units::Nanos;
+use tinct_mem::mapping::LayoutSpec;
+use tinct_mem::{PartitionColors, machine_mapping};
+use tinct_rt::memory::Placement;
+use tinct_rt::record::Accounting;
+use tinct_rt::runtime::{RunOptions, run};
+use tinct_rt::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use tinct_rt::watchdog::StopReason;
+use tinct_sim::{CacheGeometry, ReplayConfig, replay_pages};
+
+const PARTITIONS: u32 = 4;
+const WORKING_SET: u64 = 2 << 20;
+
+fn task(name: &str, cpu: u32, priority: u8, partitions: Vec<u32>) -> TaskSpec {
+    TaskSpec {
+        name: name.into(),
+        cpus: Some(vec![cpu]),
+        policy: Policy::Fifo(priority),
+        deadline_ns: None,
+        offset_ns: 0,
+        phases: vec![Phase {
+            name: "main".into(),
+            loops: None,
+            steps: vec![Step::Kernel {
+                kernel: Kernel::Chase,
+                memory_percent: 100,
+                work: Work::Target(Nanos(1_000_000)),
+            }],
+            timer: Some(Timer {
+                period_ns: 50_000_000,
+                absolute: true,
+            }),
+        }],
+        loops: None,
+        working_set: WORKING_SET,
+        partitions,
+        bound: None,
+    }
+}
+
+fn frames_of(placement: &Placement) -> &[u64] {
+    match placement {
+        Placement::Colored {
+            frames,
+            pages_outside_colors,
+            pages,
+            ..
+        } => {
+            assert_eq!(*pages_outside_colors, Some(0), "{placement:?}");
+            assert_eq!(frames.len() as u64, *pages);
+            frames
+        }
+        other => panic!("expected a colored working set, got {other:?}"),
+    }
+}
+
+#[test]
+fn working_sets_lie_in_their_partitions_colors_and_do_not_interfere() {
+    if !tinct_sys::testing::privileged_or_skip("colored working sets (frame numbers, SCHED_FIFO)") {
+        return;
+    }
+    let cpus = tinct_sys::sched::affinity().unwrap();
+    let spec = RunSpec {
+        source: "colored test".into(),
+        tasks: vec![
+            task("low", cpus[0], 80, vec![1]),
+            task("high", *cpus.last().unwrap(), 79, vec![3, 4]),
+        ],
+        duration_ns: 300_000_000,
+        lock_memory: true,
+        platform_partitions: Some(PARTITIONS),
+        calibration_cpu: None,
+        compute_ns_per_iteration: None,
+    };
+    let result = run(
+        &spec,
+        RunOptions {
+            handle_signals: false,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(result.stop, StopReason::Completed);
+    for t in &result.tasks {
+        assert!(Accounting::of(&t.records).balances());
+        assert!(!t.records.is_empty(), "{} ran no job", t.spec.name);
+    }
+
+    // The colors of each task, computed here from the machine's LLC.
+    let mapping = machine_mapping(&LayoutSpec::default()).unwrap();
+    let groups = PartitionColors::even(mapping.colors(), PARTITIONS).unwrap();
+    let mut colors_used = Vec::new();
+    for t in &result.tasks {
+        let allowed = groups.colors_of_all(&t.spec.partitions).unwrap();
+        let frames = frames_of(&t.placement);
+        assert_eq!(frames.len() as u64, WORKING_SET / mapping.page_size);
+        let mut used: Vec<u32> = frames
+            .iter()
+            .map(|&f| mapping.classify_frame(f).color)
+            .collect();
+        for color in &used {
+            assert!(
+                allowed.contains(color),
+                "task {}: color {color} is outside S(i) = {:?}",
+                t.spec.name,
+                t.spec.partitions
+            );
+        }
+        used.sort_unstable();
+        used.dedup();
+        assert_eq!(used.len(), allowed.len(), "round robin over every color");
+        colors_used.push(used);
+        assert!(t.placement.describe().contains("every page checked"));
+    }
+    assert!(
+        colors_used[0].iter().all(|c| !colors_used[1].contains(c)),
+        "disjoint S(i) must give disjoint colors"
+    );
+
+    // The cache model: a cache with the machine's colors (way size =
+    // colors × page) but 2 ways, so each task's working set overflows its
+    // partitions and only coloring keeps the cores apart.
+    let way = u64::from(mapping.colors()) * mapping.page_size;
+    let geometry = CacheGeometry::new(2 * way, 2, 64).unwrap();
+    let low = frames_of(&result.tasks[0].placement);
+    let high = frames_of(&result.tasks[1].placement);
+    let mut config = ReplayConfig::new(200_000, 7);
+    config.warmup_accesses_per_core = 100_000;
+    let isolated = replay_pages(&geometry, &[low, high], &config).unwrap();
+    assert_eq!(isolated.shared_colors, 0);
+    assert_eq!(
+        isolated.cross_core_evictions, 0,
+        "disjoint colors must not evict each other: {isolated:?}"
+    );
+    assert!(
+        isolated.totals.misses > 0,
+        "warm caches still miss: the working sets overflow their partitions"
+    );
+    // Control: the same frames of one task split over two cores share
+    // colors, and the model does show interference.
+    let (first, second) = low.split_at(low.len() / 2);
+    let shared = replay_pages(&geometry, &[first, second], &config).unwrap();
+    assert!(shared.shared_colors > 0);
+    assert!(
+        shared.cross_core_evictions > 0,
+        "sharing colors must show cross-core evictions: {shared:?}"
+    );
+}

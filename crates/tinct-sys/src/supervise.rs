@@ -1,0 +1,305 @@
+//! Running work in a forked child under a supervising parent.
+//!
+//! A crash (SIGSEGV, SIGBUS, abort) in one real-time thread kills its whole
+//! process. To still write what was recorded, the work runs in a forked
+//! child that records into [`crate::shared_memory::SharedWords`]; the parent
+//! waits for it ([`ChildProcess::try_wait`]) and reads the words whatever
+//! happened. [`record_fatal_signals`] makes the child note, just before it
+//! dies, which signal killed it and in which thread.
+
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+
+use crate::shared_memory::SharedWords;
+use crate::{Error, Result};
+
+/// Which side of a [`fork`] this is.
+#[derive(Debug)]
+pub enum Forked {
+    /// The new child process (one thread: the one that called `fork`).
+    Child,
+    /// The parent, with its child.
+    Parent(ChildProcess),
+}
+
+/// Forks the calling process. The child dies with SIGKILL if the parent
+/// dies first (`PR_SET_PDEATHSIG`), so no real-time thread outlives its
+/// supervisor, runs in its own process group, and must end with
+/// [`exit_child`].
+///
+/// The child starts with one thread; locks that other threads of the parent
+/// held at the fork stay locked in it. Call this while the process is
+/// single-threaded, or keep the child to code that does not need locks
+/// held elsewhere (glibc's `malloc` is safe after `fork`).
+pub fn fork() -> Result<Forked> {
+    let parent = rustix::process::getpid();
+    // SAFETY: `fork` duplicates the process; both sides continue with their
+    // own copy of memory. The child only runs Rust code of this process
+    // (no handler or atfork state of ours is inconsistent), see the doc.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => Err(Error::syscall("fork", std::io::Error::last_os_error())),
+        0 => {
+            // SAFETY: PR_SET_PDEATHSIG takes a signal number and no pointer.
+            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
+            // The parent may have died before the prctl: then nobody
+            // supervises this child.
+            if rustix::process::getppid() != Some(parent) {
+                exit_child(1);
+            }
+            // Its own process group: a terminal's Ctrl-C reaches only the
+            // parent, which decides what the child gets.
+            // SAFETY: setpgid takes plain integers.
+            unsafe { libc::setpgid(0, 0) };
+            Ok(Forked::Child)
+        }
+        pid => Ok(Forked::Parent(ChildProcess { pid })),
+    }
+}
+
+/// Ends a forked child at once with `code`, without running exit handlers
+/// or destructors that belong to the parent's copy of the state.
+pub fn exit_child(code: i32) -> ! {
+    // SAFETY: `_exit` ends the process; it takes no pointer.
+    unsafe { libc::_exit(code) }
+}
+
+/// How a child ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ChildExit {
+    /// It called `exit` with this status.
+    Exited(i32),
+    /// A signal killed it.
+    Signaled(i32),
+}
+
+/// A forked child, waited for by its parent.
+#[derive(Debug)]
+pub struct ChildProcess {
+    pid: i32,
+}
+
+impl ChildProcess {
+    /// The child's process id.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Reaps the child if it has ended (`waitpid(WNOHANG)`).
+    pub fn try_wait(&self) -> Result<Option<ChildExit>> {
+        let mut status = 0;
+        // SAFETY: `status` is a valid, writable int; the pid is our child.
+        let rc = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+        match rc {
+            0 => Ok(None),
+            -1 => {
+                let error = std::io::Error::last_os_error();
+                if error.kind() == std::io::ErrorKind::Interrupted {
+                    return Ok(None);
+                }
+                Err(Error::syscall(format!("waitpid({})", self.pid), error))
+            }
+            _ if libc::WIFSIGNALED(status) => Ok(Some(ChildExit::Signaled(libc::WTERMSIG(status)))),
+            _ => Ok(Some(ChildExit::Exited(libc::WEXITSTATUS(status)))),
+        }
+    }
+
+    /// Sends `signal` to the child.
+    pub fn signal(&self, signal: i32) -> Result<()> {
+        // SAFETY: `kill` takes plain integers.
+        if unsafe { libc::kill(self.pid, signal) } != 0 {
+            return Err(Error::syscall(
+                format!("kill({}, {})", self.pid, signal_name(signal)),
+                std::io::Error::last_os_error(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The usual name of a signal number (`SIGSEGV`), or `signal N`.
+pub fn signal_name(signal: i32) -> String {
+    let name = match signal {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGXCPU => "SIGXCPU",
+        _ => return format!("signal {signal}"),
+    };
+    name.into()
+}
+
+/// The signals [`record_fatal_signals`] watches: the ones a faulty thread
+/// raises itself.
+pub const FATAL_SIGNALS: [i32; 5] = [
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGILL,
+    libc::SIGFPE,
+    libc::SIGABRT,
+];
+
+/// The word a fatal signal is noted in (null: none).
+static FATAL_WORD: AtomicPtr<AtomicU64> = AtomicPtr::new(std::ptr::null_mut());
+
+/// A fatal signal as noted by [`record_fatal_signals`]: the signal and the
+/// kernel thread id that received it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct FatalSignal {
+    /// Signal number.
+    pub signal: i32,
+    /// Thread id (`gettid`) of the thread that got it.
+    pub tid: i32,
+}
+
+impl FatalSignal {
+    /// Decodes a word written by the handler (`None` for 0: no signal).
+    pub fn decode(word: u64) -> Option<FatalSignal> {
+        (word != 0).then_some(FatalSignal {
+            signal: (word >> 32) as i32,
+            tid: word as u32 as i32,
+        })
+    }
+
+    fn encode(signal: i32, tid: i32) -> u64 {
+        (u64::from(signal as u32) << 32) | u64::from(tid as u32)
+    }
+}
+
+extern "C" fn note_fatal_signal(signal: libc::c_int) {
+    let word = FATAL_WORD.load(Ordering::Acquire);
+    if !word.is_null() {
+        // SAFETY: `gettid` is async-signal-safe and takes no argument.
+        let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
+        // SAFETY: the pointer was set by `record_fatal_signals` to a word of
+        // a live `SharedWords` (cleared before that mapping is unmapped);
+        // an atomic store is async-signal-safe.
+        unsafe { (*word).store(FatalSignal::encode(signal, tid), Ordering::SeqCst) };
+    }
+    // SA_RESETHAND restored the default action on entry: raising again
+    // (pending until this handler returns) ends the process with the
+    // original signal; a hardware fault would also simply recur.
+    // SAFETY: `raise` is async-signal-safe and takes a signal number.
+    unsafe { libc::raise(signal) };
+}
+
+/// Installs, for the whole process, handlers of [`FATAL_SIGNALS`] that
+/// store the signal and the receiving thread's id in `words[index]` and
+/// then let the signal kill the process as it would have. Meant for a
+/// forked child whose parent reads the word afterwards.
+pub fn record_fatal_signals(words: &SharedWords, index: usize) -> Result<()> {
+    let word = words.words().get(index).ok_or_else(|| {
+        Error::InvalidArgument(format!("word {index} of {} shared words", words.len()))
+    })?;
+    FATAL_WORD.store(std::ptr::from_ref(word).cast_mut(), Ordering::Release);
+    for signal in FATAL_SIGNALS {
+        // SAFETY: all-zero bytes are a valid `sigaction` (empty mask, no flags).
+        let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+        action.sa_sigaction = note_fatal_signal as extern "C" fn(libc::c_int) as usize;
+        action.sa_flags = libc::SA_ONSTACK | libc::SA_RESETHAND;
+        // SAFETY: `action` is a complete `sigaction` whose handler only
+        // makes async-signal-safe calls; the old action is not wanted.
+        let rc = unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) };
+        if rc != 0 {
+            return Err(Error::syscall(
+                format!("sigaction({})", signal_name(signal)),
+                std::io::Error::last_os_error(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Stops noting fatal signals in `words` (called before it is unmapped).
+pub(crate) fn forget_fatal_word_in(words: &SharedWords) {
+    let current = FATAL_WORD.load(Ordering::Acquire);
+    if !current.is_null() && words.contains(current) {
+        let _ = FATAL_WORD.compare_exchange(
+            current,
+            std::ptr::null_mut(),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+}
+
+/// Raises SIGSEGV in the calling thread, as a crash would. Only for
+/// testing crash handling (tinct-rt's `TINCT_TEST_CRASH` hook): under the
+/// default action it kills the process.
+pub fn raise_segfault() {
+    // SAFETY: `raise` takes a signal number.
+    unsafe { libc::raise(libc::SIGSEGV) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fatal_signal_words_round_trip() {
+        assert_eq!(FatalSignal::decode(0), None);
+        let word = FatalSignal::encode(libc::SIGSEGV, 12345);
+        assert_eq!(
+            FatalSignal::decode(word),
+            Some(FatalSignal {
+                signal: libc::SIGSEGV,
+                tid: 12345
+            })
+        );
+        assert_eq!(signal_name(libc::SIGSEGV), "SIGSEGV");
+        assert_eq!(signal_name(64), "signal 64");
+    }
+
+    #[test]
+    fn a_child_that_segfaults_is_reported_with_its_thread() {
+        let shared = SharedWords::new(4).unwrap();
+        match fork().unwrap() {
+            Forked::Child => {
+                if record_fatal_signals(&shared, 1).is_err() {
+                    exit_child(3);
+                }
+                shared.words()[0].store(crate::sched::gettid() as u64, Ordering::SeqCst);
+                raise_segfault();
+                exit_child(4);
+            }
+            Forked::Parent(child) => {
+                let exit = loop {
+                    if let Some(exit) = child.try_wait().unwrap() {
+                        break exit;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                };
+                assert_eq!(exit, ChildExit::Signaled(libc::SIGSEGV));
+                let noted = FatalSignal::decode(shared.words()[1].load(Ordering::SeqCst))
+                    .expect("the handler noted the signal");
+                assert_eq!(noted.signal, libc::SIGSEGV);
+                assert_eq!(noted.tid as u64, shared.words()[0].load(Ordering::SeqCst));
+            }
+        }
+    }
+
+    #[test]
+    fn a_child_exit_status_is_reported() {
+        match fork().unwrap() {
+            Forked::Child => exit_child(7),
+            Forked::Parent(child) => {
+                let exit = loop {
+                    if let Some(exit) = child.try_wait().unwrap() {
+                        break exit;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(2));
+                };
+                assert_eq!(exit, ChildExit::Exited(7));
+            }
+        }
+    }
+}
