@@ -72,6 +72,24 @@ fn every_algorithm_writes_a_plan_that_analyze_accepts() {
     }
 }
 
+/// With the 8 partitions of kim2013 IV-D, CATA finds the paper's Table II
+/// allocation and its response times.
+#[test]
+fn eight_partitions_give_table_ii() {
+    let out = tinct()
+        .args(["plan", "--partitions", "8"])
+        .arg(example("kim2013.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for expected in [
+        "{1-8}", "{1-3}", "{4-8}", "12.30", "25.72", "101.36", "273.78",
+    ] {
+        assert!(text.contains(expected), "{expected} missing:\n{text}");
+    }
+}
+
 #[test]
 fn json_report_has_per_core_and_total_figures() {
     let out = tinct()

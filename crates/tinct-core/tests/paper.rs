@@ -57,9 +57,11 @@ fn table_ii_is_reproduced() {
 /// - τ2: ω_{2,n} = |{1} ∩ ({1,2} ∪ {2})| = 1. From τ1 (one release in R ≤ 12):
 ///   C1 = 2, ω_{1,n} = 2 (first release), γ_{1,2} = |S1 ∩ S2| = 1.
 ///   R = 2 + 1 + 2 + 2 + 1 = 8: "one warm-up delay and one preemption delay due to τ1".
-/// - τ3: ω_{3,n} = |{2} ∩ ({1,2} ∪ {1})| = 1. From τ1: 2 + ω_{1,n} 2 +
-///   γ_{1,3} = |S1 ∩ (S2 ∪ S3)| = 2. From τ2: 2 + ω_{2,n} 1 + γ_{2,3} = |S2 ∩ S3| = 0.
+/// - τ3: ω_{3,n} = |{2} ∩ ({1,2} ∪ {1})| = 1. From τ1: 2 + ω_{1,n} 2 + γ_{1,3},
+///   with γ_{1,3} = |S1 ∩ (S2 ∪ S3)| = 2. From τ2: 2 + ω_{2,n} 1 + γ_{2,3},
+///   with γ_{2,3} = |S2 ∩ S3| = 0.
 ///   R = 2 + 1 + (2 + 2 + 2) + (2 + 1 + 0) = 12 = D: schedulable, just.
+///
 /// Without cache interference: 2, 4, 6.
 #[test]
 fn figure_3_example() {
