@@ -26,8 +26,8 @@ pub mod numa;
 use crate::conditions::RunConditions;
 use crate::harness::schema::Kind;
 use crate::harness::{
-    BenchOptions, Interleaved, LineChart, Machine, OutputDir, Progress, Series, SeriesStyle, Stats,
-    Summary, machine::human_bytes,
+    BenchOptions, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader, Series,
+    SeriesStyle, Stats, Summary, machine::human_bytes,
 };
 use crate::paged::PagedMemory;
 use crate::together::{Job, run_together};
@@ -171,18 +171,9 @@ pub struct Parameters {
 /// The result of `tinct bench banks` (written as `banks.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// `"banks"`.
-    pub bench: String,
-    /// `--quick` run.
-    pub quick: bool,
-    /// Measured repetitions per condition.
-    pub reps: u32,
-    /// Seed.
-    pub seed: u64,
-    /// CPUs used.
-    pub cpus: Vec<u32>,
-    /// The machine.
-    pub machine: Machine,
+    /// Bench, options, machine (the harness's common header).
+    #[serde(flatten)]
+    pub header: RunHeader,
     /// Parameters.
     pub parameters: Parameters,
     /// Scheduling policy and machine load during the run.
@@ -571,11 +562,14 @@ pub fn run(args: &Args) -> Result<Report> {
         ));
     }
     let mut report = Report {
-        bench: "banks".into(),
-        quick,
-        reps,
-        seed: common.seed,
-        cpus,
+        header: RunHeader {
+            bench: "banks".into(),
+            quick,
+            reps,
+            seed: common.seed,
+            cpus,
+            machine,
+        },
         parameters: Parameters {
             threads,
             thread_cpus,
@@ -586,7 +580,6 @@ pub fn run(args: &Args) -> Result<Report> {
             controllers: mapping.controllers(),
             warmup_rounds: WARMUP_ROUNDS,
         },
-        machine,
         run_conditions,
         bank_placement_known: bank_known,
         frames_unreadable,
@@ -792,7 +785,7 @@ impl Report {
     /// The one-screen summary.
     pub fn summary(&self) -> Summary {
         let mut s = Summary::new("tinct bench banks (Chandru & Mueller)");
-        s.fact("machine", self.machine.one_line());
+        s.fact("machine", self.header.machine.one_line());
         s.fact(
             "threads",
             format!(
@@ -817,7 +810,7 @@ impl Report {
             "runs",
             format!(
                 "{} per condition (+{} warm-up), interleaved",
-                self.reps, self.parameters.warmup_rounds
+                self.header.reps, self.parameters.warmup_rounds
             ),
         );
         s.table(&[

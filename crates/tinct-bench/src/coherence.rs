@@ -25,8 +25,8 @@ pub mod placement;
 use crate::conditions::RunConditions;
 use crate::harness::schema::Kind;
 use crate::harness::{
-    BenchOptions, Interleaved, LineChart, Machine, OutputDir, Progress, Series, SeriesStyle, Stats,
-    Summary,
+    BenchOptions, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader, Series,
+    SeriesStyle, Stats, Summary,
 };
 use crate::together::{Job, run_together};
 use crate::{Error, Result};
@@ -144,18 +144,9 @@ pub struct Worst {
 /// The result of `tinct bench coherence` (written as `coherence.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// `"coherence"`.
-    pub bench: String,
-    /// `--quick` run.
-    pub quick: bool,
-    /// Measured repetitions per condition.
-    pub reps: u32,
-    /// Seed of the condition order.
-    pub seed: u64,
-    /// CPUs the bench used.
-    pub cpus: Vec<u32>,
-    /// The machine.
-    pub machine: Machine,
+    /// Bench, options, machine (the harness's common header).
+    #[serde(flatten)]
+    pub header: RunHeader,
     /// Parameters.
     pub parameters: Parameters,
     /// Scheduling policy and machine load during the run.
@@ -315,12 +306,14 @@ pub fn run(args: &Args) -> Result<Report> {
     }
     notes.extend(run_conditions.notes(machine.online_cpus.len()));
     let mut report = Report {
-        bench: "coherence".into(),
-        quick,
-        reps,
-        seed: common.seed,
-        cpus,
-        machine,
+        header: RunHeader {
+            bench: "coherence".into(),
+            quick,
+            reps,
+            seed: common.seed,
+            cpus,
+            machine,
+        },
         parameters,
         run_conditions,
         placements,
@@ -622,12 +615,12 @@ impl Report {
     /// The one-screen summary.
     pub fn summary(&self) -> Summary {
         let mut s = Summary::new("tinct bench coherence (Gracioli et al. 2011)");
-        s.fact("machine", self.machine.one_line());
+        s.fact("machine", self.header.machine.one_line());
         s.fact(
             "runs",
             format!(
                 "{} per condition (+{} warm-up), interleaved; WCET = largest run",
-                self.reps, self.parameters.warmup_rounds
+                self.header.reps, self.parameters.warmup_rounds
             ),
         );
         if let Some(w) = &self.worst {

@@ -23,8 +23,8 @@ pub mod kernels;
 use crate::conditions::{RunConditions, thread_cpu_time_ns};
 use crate::harness::schema::Kind;
 use crate::harness::{
-    BenchOptions, Interleaved, LineChart, Machine, OutputDir, Progress, Series, SeriesStyle, Stats,
-    Summary, machine::human_bytes, pin::PinGuard,
+    BenchOptions, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader, Series,
+    SeriesStyle, Stats, Summary, machine::human_bytes, pin::PinGuard,
 };
 use crate::paged::PagedMemory;
 use crate::together::nanos;
@@ -162,18 +162,9 @@ pub struct Parameters {
 /// The result of `tinct bench isolation` (written as `isolation.json`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// `"isolation"`.
-    pub bench: String,
-    /// `--quick` run.
-    pub quick: bool,
-    /// Measured rounds.
-    pub reps: u32,
-    /// Seed.
-    pub seed: u64,
-    /// CPUs used.
-    pub cpus: Vec<u32>,
-    /// The machine.
-    pub machine: Machine,
+    /// Bench, options, machine (the harness's common header).
+    #[serde(flatten)]
+    pub header: RunHeader,
     /// Parameters.
     pub parameters: Parameters,
     /// Scheduling policy and machine load during the run.
@@ -442,12 +433,14 @@ pub fn run(args: &Args) -> Result<Report> {
         ));
     }
     let mut report = Report {
-        bench: "isolation".into(),
-        quick,
-        reps,
-        seed: common.seed,
-        cpus: cpus.clone(),
-        machine,
+        header: RunHeader {
+            bench: "isolation".into(),
+            quick,
+            reps,
+            seed: common.seed,
+            cpus: cpus.clone(),
+            machine,
+        },
         run_conditions,
         parameters: Parameters {
             victim_cpu: cpus[0],
@@ -615,7 +608,7 @@ impl Report {
     pub fn summary(&self) -> Summary {
         let p = &self.parameters;
         let mut s = Summary::new("tinct bench isolation (kim2013 Figure 7)");
-        s.fact("machine", self.machine.one_line());
+        s.fact("machine", self.header.machine.one_line());
         s.fact(
             "victim",
             format!(
@@ -640,7 +633,7 @@ impl Report {
             "jobs",
             format!(
                 "{} rounds x {} jobs per condition (+{} warm-up round), interleaved",
-                self.reps, p.jobs_per_round, p.warmup_rounds
+                self.header.reps, p.jobs_per_round, p.warmup_rounds
             ),
         );
         s.fact(

@@ -3,6 +3,7 @@
 //!
 //! The binary is thin: it parses arguments, calls the libraries and prints.
 //! Each subcommand lives in its own module under `cmd/`.
+#![forbid(unsafe_code)]
 
 mod calibration;
 mod cmd;
