@@ -6,13 +6,14 @@
 //! pinning and a JSON schema check for tests.
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
-mod error;
 pub mod banks;
 pub mod calibrate;
 pub mod coherence;
 pub mod conditions;
 pub mod crpd;
+mod error;
 pub mod harness;
 pub mod isolation;
 pub mod paged;

@@ -1,12 +1,22 @@
-//! Memory whose pages are chosen by cache color or DRAM bank, without `unsafe`.
+//! Memory whose pages are chosen by cache color or DRAM bank, page by page.
 //!
-//! tinct-mem's [`Pool`](tinct_mem::Pool) hands out raw pointers, and this
-//! crate may not turn a raw pointer into a slice. So the benches own their
-//! memory as an ordinary `Vec<u64>`, translate its pages through
-//! `/proc/self/pagemap` (tinct-sys), and let tinct-mem's [`PageBook`] — the
-//! same free lists, kim2013 Section III-C round-robin colored allocation and
-//! chandru-mueller Algorithm 1 that the pool uses — decide which pages each
-//! thread gets. Each thread then receives its pages as `&mut [u64]` chunks.
+//! The benches own their memory as an ordinary `Vec<u64>`, translate its
+//! pages through `/proc/self/pagemap` (tinct-sys), and let tinct-mem's
+//! [`PageBook`] — the same free lists, kim2013 Section III-C round-robin
+//! colored allocation and chandru-mueller Algorithm 1 that the pool uses —
+//! decide which pages each thread gets. Each thread then receives its pages
+//! as `&mut [u64]` chunks.
+//!
+//! Why not tinct-mem's [`ColoredBuffer`](tinct_mem::ColoredBuffer) (a safe
+//! contiguous slice from a `SharedPool`, which `tinct run` uses for working
+//! sets)? The bank and isolation benches need what a buffer hides: which
+//! exact pages a thread gets (one page per Algorithm 1 request, with
+//! per-bank free counts to size the arena), the per-page frames to report
+//! that the placement held ([`PagedMemory::moved_pages`]), and one owner
+//! for every thread's pages (a `ColoredBuffer` borrows its pool, so the
+//! arena would have to live outside the benches' setup functions). Their
+//! kernels also walk page chunks already, so a contiguous buffer would not
+//! make them simpler.
 //!
 //! Without readable frame numbers (not root) the pages are filed by virtual
 //! address and [`PagedMemory::placement_unknown`] says why: nothing about

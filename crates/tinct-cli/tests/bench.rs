@@ -143,6 +143,25 @@ fn calibrate_quick_is_consistent() {
     );
     assert_eq!(json["bench"], "calibrate");
     assert_eq!(json["quick"], true);
+    // The huge-page chase sits next to the 4 KiB chase, or the JSON says why not.
+    let huge = &json["huge_pages"];
+    if huge["measured"] == true {
+        let measured = json["latency"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["huge_random_min_ns_per_access"].is_number())
+            .inspect(|p| {
+                assert!(p["huge_tlb_penalty_ns"].is_number(), "{p}");
+                assert!(p["huge_random"]["median_ns"].is_u64(), "{p}");
+            })
+            .count();
+        assert!(measured > 0);
+        assert_eq!(huge["sizes_measured"], measured);
+    } else {
+        let note = huge["note"].as_str().unwrap();
+        assert!(note.starts_with("THP unavailable: "), "{note}");
+    }
     assert_files(
         &out,
         &[

@@ -72,6 +72,10 @@ fn every_working_set_is_reported_colored_and_checked() {
             "frames stay out of the file"
         );
     }
+    assert!(
+        colored >= 2,
+        "light.toml has tasks with working sets: {summary}"
+    );
 }
 
 #[test]
@@ -118,6 +122,13 @@ fn a_crash_in_one_task_still_writes_the_run_directory() {
         3
     );
     assert!(control["jobs"]["aborted"].as_u64().unwrap() >= 1);
+    for task in summary["tasks"].as_array().unwrap() {
+        let placement = &task["placement"]["placement"];
+        assert!(
+            placement == "colored" || placement == "none",
+            "placements are known from before the release: {task}"
+        );
+    }
     let csv = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
     assert!(csv.lines().count() > 4, "{csv}");
     let trace = read_json(&out.join("trace.json"));

@@ -10,6 +10,12 @@
 //!   the translation alone (one pread of the pool's pagemap entries).
 //! * `bytes/*`: the byte allocator's small alloc+free pair next to the
 //!   system allocator's.
+//! * `spans/*`: a 16 MiB multi-page allocation built and freed over
+//!   consecutive colors (pages move in runs) and over every other color
+//!   (no two pages adjacent: one run per page, the worst case); and a
+//!   block grown by doubling from 1 to 32 MiB with `realloc` (in place or
+//!   by moving runs, no copy) next to alloc + copy + free (what realloc
+//!   did before).
 //!
 //! Run: `cargo bench -p tinct-mem --bench pool -- --warm-up-time 1 --measurement-time 3`
 //! (page numbers need root; without it the pool runs uncolored).
@@ -128,12 +134,60 @@ fn bytes(c: &mut Criterion) {
     group.finish();
 }
 
+fn spans(c: &mut Criterion) {
+    let mapping = machine_mapping(&LayoutSpec::default()).unwrap();
+    let colors = mapping.colors();
+    let pool = SharedPool::new(mapping, options(256 * MIB)).unwrap();
+    let consecutive: Vec<u32> = (0..colors / 2).collect();
+    let every_other: Vec<u32> = (0..colors).step_by(2).collect();
+    let mut group = c.benchmark_group("spans");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(16 * MIB as u64));
+    for (name, set) in [
+        ("alloc_free_16MiB_consecutive_colors", &consecutive),
+        ("alloc_free_16MiB_every_other_color", &every_other),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let ptr = pool.alloc(set, black_box(16 * MIB), 16).unwrap();
+                pool.free(black_box(ptr)).unwrap();
+            })
+        });
+    }
+    group.throughput(Throughput::Bytes(32 * MIB as u64));
+    group.bench_function("realloc_grow_1_to_32MiB", |b| {
+        b.iter(|| {
+            let mut ptr = pool.alloc(&consecutive, MIB, 16).unwrap();
+            for size in [2, 4, 8, 16, 32] {
+                ptr = pool.realloc(ptr, black_box(size * MIB)).unwrap();
+            }
+            pool.free(ptr).unwrap();
+        })
+    });
+    group.bench_function("alloc_copy_free_grow_1_to_32MiB", |b| {
+        b.iter(|| {
+            let mut ptr = pool.alloc(&consecutive, MIB, 16).unwrap();
+            let mut old = MIB;
+            for size in [2, 4, 8, 16, 32] {
+                let fresh = pool.alloc(&consecutive, size * MIB, 16).unwrap();
+                // SAFETY: two distinct live allocations of `old` and
+                // `size` MiB.
+                unsafe { std::ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.as_ptr(), old) };
+                pool.free(ptr).unwrap();
+                (ptr, old) = (fresh, size * MIB);
+            }
+            pool.free(ptr).unwrap();
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = page_ops, setup, bytes
+    targets = page_ops, setup, bytes, spans
 }
 /// Pool setup vs plain mmap + touch, alternated run by run so that load
 /// changes on a shared machine hit both sides alike; prints the median

@@ -159,6 +159,9 @@ pub struct PageBook {
     color: Vec<u32>,
     bank_slot: Vec<u32>,
     used: Vec<bool>,
+    /// Pages handed out at least once (a free page with this flag is a
+    /// *freed* page, reused before never-used ones: kim2013 footnote 5).
+    ever_used: Vec<bool>,
     /// Pages taken out of the pool for good (see [`PageBook::retire`]);
     /// they also count as used, so nothing hands them out.
     retired: Vec<bool>,
@@ -195,6 +198,7 @@ impl PageBook {
             color: Vec::with_capacity(pages),
             bank_slot: Vec::with_capacity(pages),
             used: vec![false; pages],
+            ever_used: vec![false; pages],
             retired: vec![false; pages],
             retired_pages: 0,
             by_color: ListFamily::new(colors, pages),
@@ -288,6 +292,7 @@ impl PageBook {
         self.by_bank.unlink(slot, page);
         self.controller_free[slot >> self.bank_shift] -= 1;
         self.used[index] = true;
+        self.ever_used[index] = true;
         self.free_pages -= 1;
     }
 
@@ -319,10 +324,43 @@ impl PageBook {
     /// kim2013 Section III-C: `count` pages from the colors of `cursor`,
     /// round robin starting at the cursor's next color, appended to `out`.
     /// All or nothing: if a color cannot give its share, nothing is taken.
+    ///
+    /// Within those rules the pages are chosen to be *virtually
+    /// contiguous* where possible, so that a span built from them needs
+    /// one kernel mapping per run instead of one per page (see
+    /// [`PageBook::alloc_colored_after`]).
     pub fn alloc_colored(
         &mut self,
         cursor: &mut ColorCursor,
         count: usize,
+        out: &mut Vec<PageId>,
+    ) -> Result<(), MemError> {
+        self.alloc_colored_after(cursor, count, None, out)
+    }
+
+    /// [`PageBook::alloc_colored`] continuing a run after page `after`
+    /// (e.g. the last page of a span being grown).
+    ///
+    /// Which page of the round-robin color `c` is taken:
+    /// 1. the page right after the previously taken page (`after` for the
+    ///    first one), if it is free and of color `c` — when the requested
+    ///    colors are consecutive, physically contiguous frames make this
+    ///    the common case;
+    /// 2. else, among the first few candidates of `c`'s free list, one
+    ///    whose next page is free and of the next color in the rotation
+    ///    (the start of a run);
+    /// 3. else the head of `c`'s free list.
+    ///
+    /// Rules 1 and 2 never take a never-used page while `c` has a freed
+    /// one (freed pages first, kim2013 footnote 5), and every color still
+    /// gives its equal share (Section III-C); placement stays
+    /// deterministic. Never-used pages are therefore handed out in address
+    /// order except where a run is continued.
+    pub fn alloc_colored_after(
+        &mut self,
+        cursor: &mut ColorCursor,
+        count: usize,
+        after: Option<PageId>,
         out: &mut Vec<PageId>,
     ) -> Result<(), MemError> {
         let k = cursor.colors.len();
@@ -340,17 +378,55 @@ impl PageBook {
             }
         }
         out.reserve(count);
+        let mut previous = after.map(|page| page.0);
         for _ in 0..count {
             let color = cursor.colors[cursor.next];
             cursor.next = (cursor.next + 1) % k;
-            let page = self
-                .by_color
-                .first(color as usize)
-                .expect("share checked above");
+            let next_color = cursor.colors[cursor.next];
+            let page = self.pick_in_color(color, next_color, previous);
             self.take(page);
             out.push(PageId(page));
+            previous = Some(page);
         }
         Ok(())
+    }
+
+    /// Free-list candidates examined for the start of a run (rule 2 of
+    /// [`PageBook::alloc_colored_after`]); small, so a request stays O(1)
+    /// per page.
+    const RUN_LOOKAHEAD: usize = 8;
+
+    /// True if `page` exists, is free and has `color`.
+    #[inline]
+    fn is_free_in(&self, page: u32, color: u32) -> bool {
+        let index = page as usize;
+        index < self.used.len() && !self.used[index] && self.color[index] == color
+    }
+
+    /// The page of `color` to take next (rules of
+    /// [`PageBook::alloc_colored_after`]); the color must have a free page.
+    #[inline]
+    fn pick_in_color(&self, color: u32, next_color: u32, previous: Option<u32>) -> u32 {
+        let head = self
+            .by_color
+            .first(color as usize)
+            .expect("shares checked by the caller");
+        // Freed pages sit at the front of the list: if the head is a freed
+        // page, only freed pages may be taken now.
+        let freed_only = self.ever_used[head as usize];
+        let allowed = |page: u32| !freed_only || self.ever_used[page as usize];
+        if let Some(follower) = previous.and_then(|p| p.checked_add(1))
+            && self.is_free_in(follower, color)
+            && allowed(follower)
+        {
+            return follower;
+        }
+        self.by_color
+            .iter(color as usize)
+            .take(Self::RUN_LOOKAHEAD)
+            .take_while(|&page| allowed(page))
+            .find(|&page| page.checked_add(1).is_some_and(|n| self.is_free_in(n, next_color)))
+            .unwrap_or(head)
     }
 
     /// Returns a page. Freed pages go to the front of their color and bank
@@ -760,6 +836,71 @@ mod tests {
             .alloc_bank_aware(request(class.controller, class.bank, Modes::EXACT))
             .unwrap();
         assert_eq!(grant.first, third);
+    }
+
+    #[test]
+    fn consecutive_colors_take_virtually_contiguous_runs() {
+        // Page i of the uniform book has color i % 4: consecutive colors
+        // are consecutive pages, as with physically contiguous frames.
+        let mut book = uniform_book(4);
+        let mut cursor = ColorCursor::new(&[0, 1, 2, 3]).unwrap();
+        let mut pages = Vec::new();
+        book.alloc_colored(&mut cursor, 8, &mut pages).unwrap();
+        assert_eq!(pages, (0..8).map(PageId).collect::<Vec<_>>());
+        // A run continues after a given page (a span being grown).
+        let mut more = Vec::new();
+        book.alloc_colored_after(&mut cursor, 4, Some(PageId(7)), &mut more)
+            .unwrap();
+        assert_eq!(more, (8..12).map(PageId).collect::<Vec<_>>());
+        // Without a preceding page, the start of a run is preferred to an
+        // isolated list head: page 12 (color 0) is followed by page 13
+        // (color 1), so colors [0, 2] skip ahead to a color-0 page
+        // followed by a color-2 page only if one exists within the
+        // look-ahead; none does (color 0 is always followed by color 1),
+        // so the head is taken: equal shares, address order.
+        let mut cursor = ColorCursor::new(&[0, 2]).unwrap();
+        let mut spread = Vec::new();
+        book.alloc_colored(&mut cursor, 4, &mut spread).unwrap();
+        assert_eq!(spread, vec![PageId(12), PageId(14), PageId(16), PageId(18)]);
+    }
+
+    #[test]
+    fn runs_never_take_never_used_pages_before_freed_ones() {
+        let mut book = uniform_book(4);
+        let mut cursor = ColorCursor::new(&[0, 1, 2, 3]).unwrap();
+        let mut pages = Vec::new();
+        book.alloc_colored(&mut cursor, 8, &mut pages).unwrap();
+        // Free page 6 (color 2): the next color-2 page must be page 6 even
+        // though page 10 would continue the run 8, 9, 10.
+        book.free(PageId(6)).unwrap();
+        let mut next = Vec::new();
+        book.alloc_colored(&mut cursor, 4, &mut next).unwrap();
+        assert_eq!(next, vec![PageId(8), PageId(9), PageId(6), PageId(11)]);
+        // Freed pages that form a run are taken as a run.
+        for page in [2, 1, 0, 3] {
+            book.free(PageId(page)).unwrap();
+        }
+        let mut again = Vec::new();
+        book.alloc_colored(&mut cursor, 4, &mut again).unwrap();
+        assert_eq!(again, (0..4).map(PageId).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_run_starts_at_a_page_whose_successor_has_the_next_color() {
+        // Color 0 pages: 0 (followed by color 3), then 2 (followed by
+        // color 1). The request [0, 1] starts at page 2, within the
+        // look-ahead, so both pages form one run.
+        let frames = vec![
+            frame(0, 0, 0, 0),
+            frame(3, 0, 0, 1),
+            frame(0, 0, 0, 2),
+            frame(1, 0, 0, 3),
+        ];
+        let mut book = PageBook::new(mapping(), frames).unwrap();
+        let mut cursor = ColorCursor::new(&[0, 1]).unwrap();
+        let mut pages = Vec::new();
+        book.alloc_colored(&mut cursor, 2, &mut pages).unwrap();
+        assert_eq!(pages, vec![PageId(2), PageId(3)]);
     }
 
     #[test]

@@ -39,5 +39,5 @@ pub use machine::machine_mapping;
 pub use mapping::{AddressMapping, PageClass, PartitionColors, XorFunctions};
 pub use pool::{Pool, PoolOptions};
 pub use shared::{
-    Allocation, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts,
+    Allocation, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts, UsedPage,
 };

@@ -52,6 +52,26 @@ impl Pool {
     /// Errors with [`MemError::FramesUnreadable`] when frame numbers cannot
     /// be read and `options.uncolored` is false.
     pub fn new(mapping: AddressMapping, options: PoolOptions) -> Result<Self, MemError> {
+        Self::build(mapping, options, true)
+    }
+
+    /// A pool whose pages are filed by *virtual* page number, as in
+    /// uncolored mode, even when frame numbers are readable: page `i + 1`
+    /// then always has the class after page `i`'s. For tests and
+    /// measurements that need a known layout; it controls no placement
+    /// and says so ([`Pool::is_uncolored`]).
+    pub fn with_virtual_frames(
+        mapping: AddressMapping,
+        options: PoolOptions,
+    ) -> Result<Self, MemError> {
+        Self::build(mapping, options, false)
+    }
+
+    fn build(
+        mapping: AddressMapping,
+        options: PoolOptions,
+        read_frames_now: bool,
+    ) -> Result<Self, MemError> {
         let page_size = rustix::param::page_size();
         if mapping.page_size != page_size as u64 {
             return Err(MemError::Mapping(format!(
@@ -63,9 +83,14 @@ impl Pool {
         let region = Region::new(len, RegionOptions { lock: options.lock })?;
         let pages = len / page_size;
         let start = region.start() as usize;
-        let (frames, uncolored) = match read_frames(start, pages) {
+        let translated = if read_frames_now {
+            read_frames(start, pages)
+        } else {
+            Err("pages filed by virtual address on request (Pool::with_virtual_frames)".into())
+        };
+        let (frames, uncolored) = match translated {
             Ok(frames) => (frames, None),
-            Err(reason) if options.uncolored => {
+            Err(reason) if options.uncolored || !read_frames_now => {
                 let first = start as u64 / page_size as u64;
                 ((first..first + pages as u64).collect(), Some(reason))
             }
@@ -152,6 +177,18 @@ impl Pool {
         out: &mut Vec<PageId>,
     ) -> Result<(), MemError> {
         self.book.alloc_colored(cursor, count, out)
+    }
+
+    /// `count` pages round robin, continuing a virtually contiguous run
+    /// after `after` where possible (see [`PageBook::alloc_colored_after`]).
+    pub fn alloc_colored_after(
+        &mut self,
+        cursor: &mut ColorCursor,
+        count: usize,
+        after: Option<PageId>,
+        out: &mut Vec<PageId>,
+    ) -> Result<(), MemError> {
+        self.book.alloc_colored_after(cursor, count, after, out)
     }
 
     /// chandru-mueller Algorithm 1, see [`PageBook::alloc_bank_aware`].

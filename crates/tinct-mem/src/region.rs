@@ -1,7 +1,8 @@
-//! [`Region`]: one anonymous private mapping with 4 KiB pages only,
-//! populated up front and optionally locked.
+//! [`Region`]: one anonymous private mapping with 4 KiB page-table
+//! entries only, populated up front (from transparent huge pages where
+//! available, then split) and optionally locked.
 
-use rustix::mm::{self, Advice, MapFlags, ProtFlags};
+use rustix::mm::{self, Advice, MapFlags, MprotectFlags, ProtFlags};
 use std::ffi::c_void;
 use std::ptr::NonNull;
 
@@ -36,12 +37,13 @@ fn os_error(call: String) -> impl FnOnce(rustix::io::Errno) -> MemError {
 }
 
 impl Region {
-    /// Maps `len` bytes (a multiple of the page size), refuses transparent
-    /// huge pages with `MADV_NOHUGEPAGE` *before* any page is touched (a
-    /// huge page would put 512 consecutive frames, i.e. every color, behind
-    /// one mapping), then populates every page with
-    /// `MADV_POPULATE_WRITE` (or by touching, on kernels before 5.14) and
-    /// locks it if asked.
+    /// Maps `len` bytes (a multiple of the page size), asks for
+    /// transparent huge pages (physically contiguous frames), populates
+    /// every page with `MADV_POPULATE_WRITE` (or by touching, on kernels
+    /// before 5.14), then refuses huge pages with `MADV_NOHUGEPAGE` and
+    /// splits every huge mapping into 4 KiB page-table entries (a huge
+    /// mapping would put 512 consecutive frames, i.e. every color, behind
+    /// one entry), and locks the region if asked.
     pub fn new(len: usize, options: RegionOptions) -> Result<Self, MemError> {
         let page = rustix::param::page_size();
         if len == 0 || !len.is_multiple_of(page) {
@@ -64,10 +66,23 @@ impl Region {
             start: NonNull::new(raw.cast::<u8>()).expect("mmap never returns null on success"),
             len,
         };
+        // Populate with transparent huge pages where the kernel gives them:
+        // 2 MiB of physically contiguous frames, so consecutive colors sit
+        // at consecutive virtual pages and a span over consecutive colors
+        // moves in long runs (see `window`). Refused or unavailable THP
+        // just means 4 KiB pages in whatever order the kernel hands out.
+        // SAFETY: advice on exactly the mapping created above.
+        let huge = unsafe { mm::madvise(raw, len, Advice::LinuxHugepage) }.is_ok();
+        region.populate()?;
+        // From now on no huge page: khugepaged never collapses (migrates)
+        // pool pages, and each 4 KiB page is mapped by its own page-table
+        // entry, so it can be moved, released and colored on its own.
         // SAFETY: the range is exactly the mapping created above.
         unsafe { mm::madvise(raw, len, Advice::LinuxNoHugepage) }
             .map_err(os_error(format!("madvise(MADV_NOHUGEPAGE, {len} bytes)")))?;
-        region.populate()?;
+        if huge {
+            region.split_huge_mappings()?;
+        }
         if options.lock {
             // SAFETY: locking our own mapping does not change its contents.
             unsafe { mm::mlock(raw, len) }.map_err(|errno| MemError::Os {
@@ -102,6 +117,35 @@ impl Region {
                 self.len
             ))(errno)),
         }
+    }
+
+    /// Splits every huge-page mapping of the region into 4 KiB page-table
+    /// entries (the frames stay where they are): changing the protection
+    /// of one page inside a 2 MiB huge mapping splits it, and changing it
+    /// back lets the kernel merge the mapping again. Two system calls per
+    /// 2 MiB.
+    fn split_huge_mappings(&self) -> Result<(), MemError> {
+        const HUGE: usize = 2 << 20;
+        let page = rustix::param::page_size();
+        let start = self.start.as_ptr() as usize;
+        let end = start + self.len;
+        let mut chunk = start.next_multiple_of(HUGE);
+        while chunk + HUGE <= end {
+            let address = chunk as *mut c_void;
+            for protection in [MprotectFlags::READ, MprotectFlags::READ | MprotectFlags::WRITE] {
+                // SAFETY: one page inside our own mapping; read access
+                // stays, and write access is restored right after, before
+                // anything else can use the pool.
+                unsafe { mm::mprotect(address, page, protection) }.map_err(|errno| {
+                    MemError::Os {
+                        call: format!("mprotect({address:p}, {page} bytes) to split a huge page"),
+                        source: errno.into(),
+                    }
+                })?;
+            }
+            chunk += HUGE;
+        }
+        Ok(())
     }
 
     /// First byte.

@@ -94,6 +94,18 @@ pub struct BankSpan {
     pub steps: StepCounts,
 }
 
+/// A page in use, at its current address (see [`SharedPool::used_pages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct UsedPage {
+    /// Where the page is mapped now (in the pool region, or in the span
+    /// window for pages of multi-page allocations).
+    pub address: usize,
+    /// The pool page.
+    pub page: PageId,
+    /// Its color, bank and controller as filed at setup.
+    pub class: PageClass,
+}
+
 /// What a pool page is used for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum PageUse {
@@ -231,6 +243,47 @@ impl SharedPool {
         self.lock().pool.stats()
     }
 
+    /// Kernel mappings the live spans occupy in the span window: one per
+    /// run of pages that were virtually contiguous in the pool (each run
+    /// also costs a placeholder mapping in the pool region, and may split
+    /// the pool mapping). Compare with `vm.max_map_count`.
+    pub fn span_runs(&self) -> usize {
+        self.lock().window.live_runs()
+    }
+
+    /// Largest [`SharedPool::span_runs`] seen since the pool was built.
+    pub fn span_runs_peak(&self) -> usize {
+        self.lock().window.peak_runs()
+    }
+
+    /// Every page in use (size-class pages, whole pages, span pages, raw
+    /// pages), at its current address, in address order. Allocates the
+    /// list (call it outside of a malloc path).
+    pub fn used_pages(&self) -> Vec<UsedPage> {
+        let state = self.lock();
+        let mut pages: Vec<UsedPage> = state
+            .uses
+            .iter()
+            .enumerate()
+            .filter(|(_, usage)| !matches!(usage, PageUse::Free | PageUse::Span { .. }))
+            .map(|(index, _)| {
+                let page = PageId(index as u32);
+                UsedPage {
+                    address: state.pool.page_address(page) as usize,
+                    page,
+                    class: state.pool.class(page),
+                }
+            })
+            .collect();
+        pages.extend(state.window.residents().map(|(window_page, page)| UsedPage {
+            address: state.window.address(window_page) as usize,
+            page,
+            class: state.pool.class(page),
+        }));
+        pages.sort_unstable_by_key(|used| used.address);
+        pages
+    }
+
     /// Colors of arena `arena` (`None` for bank-aware spans).
     pub fn arena_colors(&self, arena: usize) -> Option<Vec<u32>> {
         self.lock()
@@ -282,6 +335,9 @@ impl SharedPool {
         }
         if size <= old.usable && size > old.usable / 2 {
             return Ok(ptr);
+        }
+        if let Some(resized) = state.resize_span(ptr, old.arena, size, self.page_size)? {
+            return Ok(resized);
         }
         let fresh = state.alloc_in(old.arena, size, MIN_ALIGN, self.page_size)?;
         // SAFETY: `ptr` is a live allocation of `old.usable` bytes and
@@ -432,7 +488,15 @@ impl State {
         Ok(self.arenas.len() - 1)
     }
 
-    fn take_pages(&mut self, arena: usize, count: usize, usage: PageUse) -> Result<(), MemError> {
+    /// `count` pages of the arena's colors into `scratch` (round robin,
+    /// continuing a virtually contiguous run after `after` if possible).
+    fn take_pages(
+        &mut self,
+        arena: usize,
+        count: usize,
+        usage: PageUse,
+        after: Option<PageId>,
+    ) -> Result<(), MemError> {
         self.scratch.clear();
         let Self {
             pool,
@@ -441,7 +505,7 @@ impl State {
             uses,
             ..
         } = self;
-        pool.alloc_colored(&mut arenas[arena].cursor, count, scratch)?;
+        pool.alloc_colored_after(&mut arenas[arena].cursor, count, after, scratch)?;
         for page in scratch.iter() {
             uses[page.index()] = usage;
         }
@@ -471,12 +535,12 @@ impl State {
             return self.alloc_small(arena, class, page_size);
         }
         if size <= page_size && align <= page_size {
-            self.take_pages(arena, 1, PageUse::Whole { arena: tag })?;
+            self.take_pages(arena, 1, PageUse::Whole { arena: tag }, None)?;
             let page = self.scratch[0];
             return Ok(NonNull::new(self.pool.page_address(page)).expect("pool pages are non-null"));
         }
         let pages = size.div_ceil(page_size);
-        self.take_pages(arena, pages, PageUse::Span { arena: tag })?;
+        self.take_pages(arena, pages, PageUse::Span { arena: tag }, None)?;
         let State {
             pool,
             window,
@@ -486,6 +550,77 @@ impl State {
         } = self;
         match window.place(scratch, |page| pool.page_address(page), align) {
             Ok(ptr) => Ok(ptr),
+            Err(error) => {
+                for &page in scratch.iter() {
+                    uses[page.index()] = PageUse::Free;
+                    pool.free(page)?;
+                }
+                Err(error)
+            }
+        }
+    }
+
+    /// Resizes the span at `ptr` without copying when the new size needs
+    /// more than one page: shrinks it in place (the tail pages go back to
+    /// the pool), grows it in place when the window pages after it are
+    /// empty, or else moves its pages (one mremap per run, no copy) to a
+    /// window place with room and grows it there. The new pages continue
+    /// the arena's round robin. `None` if `ptr` is not a span or the new
+    /// size is a page or less (the caller copies then).
+    fn resize_span(
+        &mut self,
+        ptr: NonNull<u8>,
+        arena: usize,
+        size: usize,
+        page_size: usize,
+    ) -> Result<Option<NonNull<u8>>, MemError> {
+        let Some((mut first, old_pages)) = self.window.span_at(ptr.as_ptr() as usize) else {
+            return Ok(None);
+        };
+        if size <= page_size {
+            return Ok(None);
+        }
+        let pages = size.div_ceil(page_size);
+        if pages <= old_pages {
+            self.scratch.clear();
+            let State {
+                pool,
+                window,
+                scratch,
+                uses,
+                ..
+            } = self;
+            window.truncate(first, pages, |page| pool.page_address(page), scratch)?;
+            for &page in scratch.iter() {
+                uses[page.index()] = PageUse::Free;
+                pool.free(page)?;
+            }
+            return Ok(Some(ptr));
+        }
+        let last = PageId(self.window.span_pages(first)[old_pages - 1]);
+        self.take_pages(
+            arena,
+            pages - old_pages,
+            PageUse::Span { arena: arena as u16 },
+            Some(last),
+        )?;
+        let State {
+            pool,
+            window,
+            scratch,
+            uses,
+            ..
+        } = self;
+        let grown = if window.room_after(first) >= scratch.len() {
+            Ok(())
+        } else {
+            window.relocate(first, pages).map(|to| first = to)
+        }
+        .and_then(|()| window.extend(first, scratch, |page| pool.page_address(page)));
+        match grown {
+            Ok(()) => Ok(Some(
+                NonNull::new(window.address(first)).expect("window addresses are non-null"),
+            )),
             Err(error) => {
                 for &page in scratch.iter() {
                     uses[page.index()] = PageUse::Free;
@@ -519,6 +654,7 @@ impl State {
                     arena: arena as u16,
                     class: class as u8,
                 },
+                None,
             )?;
             let start = self.pool.page_address(self.scratch[0]) as usize;
             let state = &mut self.arenas[arena].classes[class];

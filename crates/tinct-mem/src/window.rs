@@ -2,15 +2,22 @@
 //! are placed side by side, so a multi-page allocation is contiguous in
 //! virtual memory while every one of its pages keeps its physical frame.
 //!
-//! A pool page is moved with `mremap(MREMAP_FIXED)`, which carries the
-//! physical page along (the kernel moves the page-table entry, not the
-//! data). The hole it leaves is refilled at once with an inaccessible
-//! placeholder mapping, so no other mapping can land there before the page
-//! is moved back on free. Cost: two system calls per page each way, and up
-//! to three kernel VMAs per moved page while the span lives (its window
-//! page, the placeholder, the split-off rest of the pool mapping; adjacent
-//! pages merge), so `vm.max_map_count` (65530 by default) bounds how many
-//! span pages can exist at once (see `examples/span_vmas.rs`).
+//! Pool pages are moved with `mremap(MREMAP_FIXED)`, which carries the
+//! physical pages along (the kernel moves the page-table entries, not the
+//! data). The hole left behind is refilled at once with an inaccessible
+//! placeholder mapping, so no other mapping can land there before the
+//! pages are moved back on free.
+//!
+//! Pages are moved in *runs*: source pages that are consecutive in the
+//! pool (hence in virtual memory) and go to consecutive window pages move
+//! with one `mremap` and one placeholder `mmap`, whatever their number.
+//! A span therefore costs two system calls per run each way, and up to
+//! three kernel VMAs per run while it lives (its window run, the
+//! placeholder, the split-off rest of the pool mapping), so
+//! `vm.max_map_count` (65530 by default) bounds the number of live runs,
+//! not pages ([`SpanWindow::live_runs`], `examples/span_vmas.rs`). The
+//! pool's round robin prefers virtually contiguous pages
+//! ([`crate::PageBook::alloc_colored_after`]) to make runs long.
 
 use rustix::mm::{self, MapFlags, MremapFlags, ProtFlags};
 use std::ptr::NonNull;
@@ -29,6 +36,10 @@ pub(crate) struct SpanWindow {
     /// Number of pages of the span starting at each window page (0 if no
     /// span starts there).
     span_len: Vec<u32>,
+    /// Runs (one mremap each) of all live spans.
+    live_runs: usize,
+    /// Largest `live_runs` seen.
+    peak_runs: usize,
 }
 
 // SAFETY: the window is address space owned by this value; it is only
@@ -54,11 +65,36 @@ fn placeholder(address: *mut u8, len: usize) -> Result<(), MemError> {
     })
 }
 
-fn move_page(from: *mut u8, to: *mut u8, len: usize) -> Result<(), MemError> {
+/// Length of the run at the start of `pages`: how many entries follow
+/// the first with consecutive pool page numbers.
+fn run_length<T: Copy>(pages: &[T], number: impl Fn(T) -> u32) -> usize {
+    let Some(&first) = pages.first() else {
+        return 0;
+    };
+    let start = number(first);
+    1 + pages[1..]
+        .iter()
+        .enumerate()
+        .take_while(|&(offset, &page)| number(page) == start.wrapping_add(offset as u32 + 1))
+        .count()
+}
+
+/// Number of runs of consecutive pool page numbers in `pages`.
+fn count_runs<T: Copy>(pages: &[T], number: impl Fn(T) -> u32) -> usize {
+    let mut runs = 0;
+    let mut rest = pages;
+    while !rest.is_empty() {
+        rest = &rest[run_length(rest, &number)..];
+        runs += 1;
+    }
+    runs
+}
+
+fn move_pages(from: *mut u8, to: *mut u8, len: usize) -> Result<(), MemError> {
     // SAFETY: both ranges are page-aligned ranges of mappings this crate
-    // owns; `from` holds a pool page nobody references (it is allocated to
-    // the span being built or freed under the pool lock) and `to` is a
-    // placeholder that MREMAP_FIXED replaces.
+    // owns; `from` holds pool pages nobody references (they are allocated
+    // to the span being built or freed under the pool lock) and `to` is a
+    // placeholder range that MREMAP_FIXED replaces.
     unsafe { mm::mremap_fixed(from.cast(), len, len, MremapFlags::MAYMOVE, to.cast()) }
         .map(drop)
         .map_err(|errno| MemError::Os {
@@ -92,10 +128,13 @@ impl SpanWindow {
             page_size,
             resident: vec![NIL; pages],
             span_len: vec![0; pages],
+            live_runs: 0,
+            peak_runs: 0,
         })
     }
 
-    fn address(&self, window_page: usize) -> *mut u8 {
+    /// Address of window page `window_page`.
+    pub(crate) fn address(&self, window_page: usize) -> *mut u8 {
         self.start
             .as_ptr()
             .wrapping_add(window_page * self.page_size)
@@ -168,22 +207,62 @@ impl SpanWindow {
                     self.resident.len()
                 ))
             })?;
-        for (offset, &pool_page) in sources.iter().enumerate() {
-            let from = home(pool_page);
-            let moved = move_page(from, self.address(first + offset), self.page_size)
-                .and_then(|()| placeholder(from, self.page_size));
-            if let Err(error) = moved {
-                for (undo, &back) in sources[..offset].iter().enumerate() {
-                    let _ = move_page(self.address(first + undo), home(back), self.page_size)
-                        .and_then(|()| placeholder(self.address(first + undo), self.page_size));
-                    self.resident[first + undo] = NIL;
-                }
-                return Err(error);
-            }
-            self.resident[first + offset] = pool_page.0;
-        }
+        self.move_in(first, sources, &home)?;
         self.span_len[first] = pages as u32;
         Ok(NonNull::new(self.address(first)).expect("window addresses are non-null"))
+    }
+
+    /// Number of window pages right after the span at `first` that are
+    /// empty (room to grow it in place).
+    pub(crate) fn room_after(&self, first: usize) -> usize {
+        let end = first + self.span_len[first] as usize;
+        self.resident[end..]
+            .iter()
+            .take_while(|&&r| r == NIL)
+            .count()
+    }
+
+    /// Grows the span at window page `first` in place by the pages
+    /// `sources` (which must fit in [`SpanWindow::room_after`]). On failure
+    /// the span is unchanged.
+    pub(crate) fn extend(
+        &mut self,
+        first: usize,
+        sources: &[PageId],
+        home: impl Fn(PageId) -> *mut u8,
+    ) -> Result<(), MemError> {
+        assert!(sources.len() <= self.room_after(first), "no room to grow");
+        let end = first + self.span_len[first] as usize;
+        self.move_in(end, sources, &home)?;
+        // A first new page that follows the last old one continues its run.
+        if sources.first().map(|page| page.0) == Some(self.resident[end - 1].wrapping_add(1)) {
+            self.live_runs -= 1;
+        }
+        self.span_len[first] += sources.len() as u32;
+        Ok(())
+    }
+
+    /// Shrinks the span at window page `first` to `keep` pages (at least
+    /// one), moving the others back to the pool and appending them to
+    /// `out`.
+    pub(crate) fn truncate(
+        &mut self,
+        first: usize,
+        keep: usize,
+        home: impl Fn(PageId) -> *mut u8,
+        out: &mut Vec<PageId>,
+    ) -> Result<(), MemError> {
+        let end = first + self.span_len[first] as usize;
+        assert!(keep >= 1 && first + keep <= end, "truncate keeps 1..=len pages");
+        if first + keep == end {
+            return Ok(());
+        }
+        // A run crossing the cut becomes two runs.
+        let split = self.resident[first + keep] == self.resident[first + keep - 1].wrapping_add(1);
+        self.move_out(first + keep, end, &home, out)?;
+        self.live_runs += usize::from(split);
+        self.span_len[first] = keep as u32;
+        Ok(())
     }
 
     /// Moves the pages of the span starting at window page `first` back to
@@ -194,15 +273,146 @@ impl SpanWindow {
         home: impl Fn(PageId) -> *mut u8,
         out: &mut Vec<PageId>,
     ) -> Result<(), MemError> {
-        let pages = self.span_len[first] as usize;
-        for page in first..first + pages {
-            let pool_page = PageId(self.resident[page]);
-            move_page(self.address(page), home(pool_page), self.page_size)?;
-            placeholder(self.address(page), self.page_size)?;
-            self.resident[page] = NIL;
-            out.push(pool_page);
-        }
+        let end = first + self.span_len[first] as usize;
+        self.move_out(first, end, &home, out)?;
         self.span_len[first] = 0;
+        Ok(())
+    }
+
+    /// Moves the span at window page `first` to a free place of the window
+    /// with room for `pages` pages (at least its length) and returns its
+    /// new first window page. The pages move with one mremap per run: no
+    /// data is copied. On failure the span stays where it was.
+    pub(crate) fn relocate(
+        &mut self,
+        first: usize,
+        pages: usize,
+    ) -> Result<usize, MemError> {
+        let len = self.span_len[first] as usize;
+        assert!(pages >= len, "relocate never shrinks");
+        let to = self.find_room(pages, self.page_size).ok_or_else(|| {
+            MemError::Exhausted(format!(
+                "no contiguous room for {pages} pages in the span window of {} pages",
+                self.resident.len()
+            ))
+        })?;
+        let mut done = 0;
+        while done < len {
+            let run = run_length(&self.resident[first + done..first + len], |r| r);
+            let bytes = run * self.page_size;
+            let (from, into) = (self.address(first + done), self.address(to + done));
+            if let Err(error) =
+                move_pages(from, into, bytes).and_then(|()| placeholder(from, bytes))
+            {
+                // Put back what already moved (best effort) and keep the span.
+                let mut undone = 0;
+                while undone < done {
+                    let back = run_length(&self.resident[to + undone..to + done], |r| r);
+                    let bytes = back * self.page_size;
+                    let (from, into) = (self.address(to + undone), self.address(first + undone));
+                    let _ = move_pages(from, into, bytes).and_then(|()| placeholder(from, bytes));
+                    let (old, new) = (first + undone, to + undone);
+                    for offset in 0..back {
+                        self.resident[old + offset] = self.resident[new + offset];
+                        self.resident[new + offset] = NIL;
+                    }
+                    undone += back;
+                }
+                return Err(error);
+            }
+            for offset in done..done + run {
+                self.resident[to + offset] = self.resident[first + offset];
+                self.resident[first + offset] = NIL;
+            }
+            done += run;
+        }
+        self.span_len[to] = len as u32;
+        self.span_len[first] = 0;
+        Ok(to)
+    }
+
+    /// Occupied window pages and the pool page at each.
+    pub(crate) fn residents(&self) -> impl Iterator<Item = (usize, PageId)> + '_ {
+        self.resident
+            .iter()
+            .enumerate()
+            .filter(|&(_, &resident)| resident != NIL)
+            .map(|(window_page, &resident)| (window_page, PageId(resident)))
+    }
+
+    /// Runs (one kernel mapping each in the window) of all live spans.
+    pub(crate) fn live_runs(&self) -> usize {
+        self.live_runs
+    }
+
+    /// Largest number of live runs seen.
+    pub(crate) fn peak_runs(&self) -> usize {
+        self.peak_runs
+    }
+
+    /// Moves `sources` to the empty window pages starting at `at`, one
+    /// mremap and one placeholder per run of consecutive pool pages. On
+    /// failure moves back what was moved and leaves the window as it was.
+    fn move_in(
+        &mut self,
+        at: usize,
+        sources: &[PageId],
+        home: &impl Fn(PageId) -> *mut u8,
+    ) -> Result<(), MemError> {
+        let mut done = 0;
+        while done < sources.len() {
+            let run = run_length(&sources[done..], |page| page.0);
+            let from = home(sources[done]);
+            let len = run * self.page_size;
+            let moved = move_pages(from, self.address(at + done), len)
+                .and_then(|()| placeholder(from, len));
+            if let Err(error) = moved {
+                let mut undone = 0;
+                while undone < done {
+                    let back = run_length(&sources[undone..done], |page| page.0);
+                    let window = self.address(at + undone);
+                    let len = back * self.page_size;
+                    let _ = move_pages(window, home(sources[undone]), len)
+                        .and_then(|()| placeholder(window, len));
+                    undone += back;
+                }
+                self.resident[at..at + done].fill(NIL);
+                self.live_runs -= count_runs(&sources[..done], |page| page.0);
+                return Err(error);
+            }
+            for (offset, page) in sources[done..done + run].iter().enumerate() {
+                self.resident[at + done + offset] = page.0;
+            }
+            self.live_runs += 1;
+            self.peak_runs = self.peak_runs.max(self.live_runs);
+            done += run;
+        }
+        Ok(())
+    }
+
+    /// Moves the window pages `[start, end)` back to the pool, one mremap
+    /// and one placeholder per run, appending the pool pages to `out`.
+    fn move_out(
+        &mut self,
+        start: usize,
+        end: usize,
+        home: &impl Fn(PageId) -> *mut u8,
+        out: &mut Vec<PageId>,
+    ) -> Result<(), MemError> {
+        let mut page = start;
+        while page < end {
+            let run = run_length(&self.resident[page..end], |resident| resident);
+            let first_pool_page = PageId(self.resident[page]);
+            let len = run * self.page_size;
+            move_pages(self.address(page), home(first_pool_page), len)?;
+            placeholder(self.address(page), len)?;
+            for resident in &mut self.resident[page..page + run] {
+                out.push(PageId(*resident));
+                *resident = NIL;
+            }
+            self.live_runs -= 1;
+            page += run;
+        }
         Ok(())
     }
 

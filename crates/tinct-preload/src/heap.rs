@@ -208,7 +208,7 @@ impl Heap {
         // Spans are rounded up to a span class so that freed ones fit
         // later requests of similar size.
         let (request, cached) = if size > page && align <= page {
-            let pages = span_class(size.div_ceil(page));
+            let pages = self.spans().class_of(size.div_ceil(page));
             (pages * page, self.spans().take(pages))
         } else {
             (size, None)
@@ -375,6 +375,10 @@ impl Heap {
             self.lock.unlock();
             return ptr;
         }
+        if let Some(resized) = self.resize_span_locked(old, usable, size) {
+            self.lock.unlock();
+            return resized.as_ptr();
+        }
         match self.alloc_locked(size, 1) {
             Ok(fresh) => {
                 // SAFETY: `old` is live with `usable` bytes, `fresh` is a
@@ -394,6 +398,31 @@ impl Heap {
                 unsafe { self.move_to_new(ptr, usable, size) }
             }
         }
+    }
+
+    /// realloc of a multi-page block to a multi-page size through the
+    /// pool, without copying: tinct-mem shrinks the span in place, grows
+    /// it in place, or moves its pages (one mremap per run) to a place
+    /// with room. `None` (block untouched) when either size is a page or
+    /// less, when a page report needs blocks to stay where they were
+    /// handed out, or when the pool cannot serve it (the caller then
+    /// copies, after giving the span cache back if needed). Lock held.
+    fn resize_span_locked(&self, old: NonNull<u8>, usable: usize, size: usize) -> Option<NonNull<u8>> {
+        let page = self.page_size;
+        if usable <= page || size <= page || self.handed_pages.is_some() {
+            return None;
+        }
+        let request = self.spans().class_of(size.div_ceil(page)) * page;
+        let fresh = self.pool.realloc(old, request).ok()?;
+        if self.config.stats {
+            self.counters
+                .live_bytes
+                .fetch_sub(usable, Ordering::Relaxed);
+        }
+        self.counters.colored.fetch_add(1, Ordering::Relaxed);
+        self.counters.frees.fetch_add(1, Ordering::Relaxed);
+        self.note_handed_out(fresh, size);
+        Some(fresh)
     }
 
     /// Allocates `size` bytes, copies `min(old_usable, size)` from `ptr`
@@ -449,6 +478,15 @@ impl SpanCache {
             limit_pages,
             longest_span,
         }
+    }
+
+    /// The page count a request of `pages` pages asks the pool for:
+    /// rounded up to its span class when such a span could be cached,
+    /// exact otherwise (no point wasting up to 25 % of a block that is
+    /// never cached).
+    fn class_of(&self, pages: usize) -> usize {
+        let class = span_class(pages);
+        if class <= self.longest_span { class } else { pages }
     }
 
     fn take(&mut self, pages: usize) -> Option<NonNull<u8>> {
@@ -582,6 +620,46 @@ mod tests {
         // SAFETY: a stack address is not a heap pointer; the heap ignores it.
         unsafe { heap.free(&mut foreign as *mut u64 as *mut u8) };
         assert_eq!(heap.counters.foreign_frees.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn realloc_of_large_blocks_keeps_contents_and_colors_without_a_page_report() {
+        let mut settings = config(64, true);
+        settings.page_report = None;
+        let heap = Heap::new(settings).unwrap_or_else(|_| panic!("heap"));
+        let check = |ptr: *mut u8, len: usize, seed: u8| {
+            // SAFETY: `ptr` has at least `len` bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
+            assert!(bytes.iter().all(|&b| b == seed));
+            for offset in (0..len).step_by(heap.page_size()) {
+                let class = heap.pool().class_of_address(ptr as usize + offset).unwrap();
+                assert!(class.color < 2, "color {} at {offset}", class.color);
+            }
+        };
+        // 600 pages: above the cached span lengths, so exact page counts.
+        let first = heap.alloc(600 << 12, 16);
+        assert!(!first.is_null());
+        assert_eq!(heap.usable_size(first), 600 << 12);
+        // SAFETY: `first` has 600 pages.
+        unsafe { std::ptr::write_bytes(first, 5, 600 << 12) };
+        // SAFETY: live pointer from this heap.
+        let grown = unsafe { heap.realloc(first, 1500 << 12) };
+        assert!(!grown.is_null());
+        assert_eq!(heap.usable_size(grown), 1500 << 12);
+        check(grown, 600 << 12, 5);
+        // SAFETY: `grown` has 1500 pages.
+        unsafe { std::ptr::write_bytes(grown, 6, 1500 << 12) };
+        // SAFETY: live pointer from this heap.
+        let shrunk = unsafe { heap.realloc(grown, 100 << 12) };
+        assert_eq!(shrunk, grown, "shrinking keeps the block");
+        check(shrunk, 100 << 12, 6);
+        // SAFETY: live, freed once.
+        unsafe { heap.free(shrunk) };
+        assert_eq!(heap.counters.live_bytes.load(Ordering::Relaxed), 0);
+        assert_eq!(heap.counters.foreign_frees.load(Ordering::Relaxed), 0);
+        // The shrunk block (100 pages, span class 112) is cached for reuse.
+        assert_eq!(heap.cached_span_pages(), 112);
+        assert_eq!(heap.pool().stats().total.used, 112);
     }
 
     #[test]

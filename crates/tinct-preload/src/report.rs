@@ -88,6 +88,7 @@ pub fn summary(heap: &Heap) -> String {
         stats.total.used,
         heap.cached_span_pages(),
     );
+    let _ = write!(out, "{}", mapping_note(pid, heap));
     let used: Vec<(u32, u64)> = config
         .colors
         .iter()
@@ -150,6 +151,43 @@ pub fn summary(heap: &Heap) -> String {
     out
 }
 
+/// Kernel mappings: multi-page blocks cost about three per run of
+/// virtually contiguous pool pages (tinct-mem's span window), and
+/// `vm.max_map_count` caps them. One line always (runs now and at peak),
+/// and a warning when the process is at more than half the limit or the
+/// peak runs alone could have used that much.
+fn mapping_note(pid: u32, heap: &Heap) -> String {
+    let (runs, peak) = (heap.pool().span_runs(), heap.pool().span_runs_peak());
+    let mappings = std::fs::read_to_string("/proc/self/maps").map_or(0, |m| m.lines().count());
+    let limit: usize = std::fs::read_to_string("/proc/sys/vm/max_map_count")
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .unwrap_or(65_530);
+    let mut note = format!(
+        "tinct-preload[{pid}]: multi-page blocks: {runs} runs of contiguous pages now, {peak} at \
+         peak (about 3 kernel mappings each); process mappings at exit: {mappings} of \
+         vm.max_map_count {limit}\n"
+    );
+    if mapping_count_is_high(mappings, peak, limit) {
+        let _ = writeln!(
+            note,
+            "tinct-preload[{pid}]: WARNING: kernel mappings are high ({mappings} at exit, up to \
+             ~{} for multi-page blocks at peak, limit {limit}): a multi-page malloc fails (or \
+             falls back) at the limit; raise it (sysctl -w vm.max_map_count={}) or ask for \
+             consecutive colors (e.g. 0-63), whose pages form long runs",
+            3 * peak,
+            (4 * limit).max(262_144)
+        );
+    }
+    note
+}
+
+/// True when mappings are past half of `vm.max_map_count`, now or (by
+/// the three-per-run estimate) at the peak of multi-page blocks.
+fn mapping_count_is_high(mappings: usize, peak_runs: usize, limit: usize) -> bool {
+    2 * mappings > limit || 2 * 3 * peak_runs > limit
+}
+
 /// Writes every page handed out to `PATH.<pid>` (atomically, by rename),
 /// then stops the process with SIGSTOP so a checker can read
 /// `/proc/<pid>/pagemap` while the pages are still mapped; the checker
@@ -196,5 +234,19 @@ pub fn write_page_report(heap: &Heap, path: &Path) {
             "tinct-preload: cannot write the page report {}: {e}\n",
             final_path.display()
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_mapping_warning_starts_past_half_of_the_limit() {
+        assert!(!mapping_count_is_high(100, 0, 65_530));
+        assert!(!mapping_count_is_high(32_765, 10_000, 65_530));
+        assert!(mapping_count_is_high(32_766, 0, 65_530));
+        // 11 000 runs at peak: about 33 000 mappings.
+        assert!(mapping_count_is_high(100, 11_000, 65_530));
     }
 }

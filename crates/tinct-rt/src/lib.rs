@@ -6,9 +6,13 @@
 //! task — SCHED_FIFO at the plan's priority, pinned, memory locked — releases
 //! all of them at one common instant with absolute-time `clock_nanosleep`,
 //! runs each job's body ([`kernels`], optionally [`calibrate`]d to a target
-//! execution time) and records every job in a preallocated [`record::JobLog`]
-//! (no allocation and no I/O while tasks run). A top-priority [`watchdog`]
-//! stops runaway runs; SIGINT and SIGTERM stop the run cleanly. The
+//! execution time) over a working set taken from the page colors of the
+//! task's partitions S(i) ([`memory`], tinct-mem) and records every job in
+//! a preallocated [`shared_log::SharedLog`] (no allocation and no I/O while
+//! tasks run). Under supervision ([`runtime_supervised`]) the tasks run in
+//! a forked child, so a crash in one still leaves every recorded job. A
+//! top-priority [`watchdog`] stops runaway runs; SIGINT and SIGTERM stop
+//! the run cleanly. The
 //! [`output`] module writes `jobs.csv`, a Chrome/Perfetto `trace.json` and
 //! `summary.json`; [`stats`] computes the verdict (max, p99, mean and
 //! ρ = μ + 2σ of demarchi Eq. (1)).

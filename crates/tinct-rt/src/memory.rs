@@ -261,7 +261,15 @@ impl ColoredMemory {
                             .into(),
                     });
                 }
-                Err(e) => return Err(failed(format!("{} pool: {e}", Bytes(size)))),
+                Err(e) => {
+                    return Err(failed(format!(
+                        "the working sets need {most} pages of their busiest color, so a pool \
+                         of {} (all {} colors, with slack for uneven frames): {e}; make the \
+                         working sets smaller or give them more partitions",
+                        Bytes(size),
+                        mapping.colors()
+                    )));
+                }
             };
             let uncolored_reason = pool.with_pool(|p| p.uncolored_reason().map(str::to_string));
             let stats = pool.stats();
@@ -463,7 +471,7 @@ impl<'pool> Backing<'pool> {
                 Placement::Colored {
                     bytes: buffer.len() as u64,
                     partitions: partitions.clone(),
-                    colors: format_ranges(colors),
+                    colors: tinct_sys::format_cpu_list(colors),
                     color_count: colors.len() as u32,
                     machine_colors: *machine_colors,
                     pages: pages as u64,
@@ -473,30 +481,6 @@ impl<'pool> Backing<'pool> {
             }
         }
     }
-}
-
-/// `[0, 1, 2, 5]` → `"0-2,5"`.
-fn format_ranges(values: &[u32]) -> String {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
-        let mut end = start;
-        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
-            i += 1;
-            end = sorted[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
 }
 
 #[cfg(test)]
@@ -527,12 +511,6 @@ mod tests {
         assert_eq!(none.verify(None), Placement::None);
         let too_big = Backing::allocate(&task(1 << 62, vec![]), None).unwrap_err();
         assert!(too_big.to_string().contains("cannot allocate"), "{too_big}");
-    }
-
-    #[test]
-    fn color_ranges_are_compact() {
-        assert_eq!(format_ranges(&[5, 0, 1, 2, 7, 8]), "0-2,5,7-8");
-        assert_eq!(format_ranges(&[3]), "3");
     }
 
     #[test]

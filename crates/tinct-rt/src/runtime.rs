@@ -177,7 +177,7 @@ pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
     if options.supervise {
         crate::runtime_supervised::run(&spec, &options, &log)
     } else {
-        run_here(&spec, &options, &log)
+        run_here(&spec, &options, &log, &|_| {})
     }
 }
 
@@ -191,8 +191,14 @@ pub fn log_capacities(spec: &RunSpec) -> Vec<usize> {
         .collect()
 }
 
-/// Runs `spec` in this process, recording into `log`.
-pub(crate) fn run_here(spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> Result<RunResult> {
+/// Runs `spec` in this process, recording into `log`. `on_setup` sees
+/// every task's placement once the working sets exist, before any release.
+pub(crate) fn run_here(
+    spec: &RunSpec,
+    options: &RunOptions,
+    log: &SharedLog,
+    on_setup: &dyn Fn(&[Placement]),
+) -> Result<RunResult> {
     let memory_locked = spec.lock_memory && tinct_sys::sched::mlockall(true).is_ok();
     if spec.lock_memory && !memory_locked && options.realtime && spec.needs_rt() {
         return Err(RtError::Privilege {
@@ -223,6 +229,11 @@ pub(crate) fn run_here(spec: &RunSpec, options: &RunOptions, log: &SharedLog) ->
             }
         }
     }
+    let placements: Vec<Placement> = backings
+        .iter()
+        .map(|b| b.verify(colored.as_ref()))
+        .collect();
+    on_setup(&placements);
     let shared = Arc::new(Shared::new(
         spec.tasks.iter().map(|t| t.name.clone()).collect(),
     ));

@@ -16,7 +16,8 @@
 //!   task's job in flight, and the releases that came on an absolute
 //!   timer's grid until the death, as aborted — so released = completed +
 //!   missed + aborted still holds — and stops with
-//!   [`StopReason::TaskFailed`].
+//!   [`StopReason::TaskFailed`]. The working sets' placements are known
+//!   too: the child leaves them before the common release.
 //!
 //! No thread survives: threads die with their process, and the child dies
 //! with its parent (`PR_SET_PDEATHSIG`). The child runs in its own process
@@ -68,7 +69,13 @@ fn child(spec: &RunSpec, options: &RunOptions, log: &SharedLog, report_path: &Pa
     if tinct_sys::supervise::record_fatal_signals(log.shared_words(), FATAL_WORD).is_err() {
         // Crashes are still seen (the exit status), only not attributed.
     }
-    let report = match run_here(spec, options, log) {
+    let publish_setup = |placements: &[Placement]| {
+        let wire: Vec<WirePlacement> = placements.iter().map(WirePlacement::of).collect();
+        if let Ok(bytes) = serde_json::to_vec(&wire) {
+            let _ = std::fs::write(setup_path(report_path), bytes);
+        }
+    };
+    let report = match run_here(spec, options, log, &publish_setup) {
         Ok(result) => Report::Ran(ChildReport::of(&result)),
         Err(error) => Report::Refused(WireError::of(error)),
     };
@@ -123,7 +130,17 @@ fn supervise(
     let report = std::fs::read(report_path)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Report>(&bytes).ok());
+    let setup = std::fs::read(setup_path(report_path))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Vec<WirePlacement>>(&bytes).ok())
+        .map(|wire| {
+            wire.into_iter()
+                .map(WirePlacement::into_placement)
+                .collect()
+        })
+        .unwrap_or_default();
     let _ = std::fs::remove_file(report_path);
+    let _ = std::fs::remove_file(setup_path(report_path));
     match (exit, report) {
         (ChildExit::Exited(0), Some(Report::Ran(report))) => {
             Ok(report.into_result(spec, options, log))
@@ -137,7 +154,7 @@ fn supervise(
             } else {
                 Cause::Died(exit)
             };
-            Ok(recover(spec, options, log, cause, died_at))
+            Ok(recover(spec, options, log, cause, died_at, setup))
         }
     }
 }
@@ -160,6 +177,7 @@ fn recover(
     log: &SharedLog,
     cause: Cause,
     died_at: u64,
+    placements: Vec<Placement>,
 ) -> RunResult {
     let (start_ns, end_ns) = log.window().unwrap_or((0, 0));
     let fatal = log.fatal_signal();
@@ -206,7 +224,7 @@ fn recover(
             TaskRun {
                 spec: task.clone(),
                 records,
-                placement: Placement::None,
+                placement: placements.get(i).cloned().unwrap_or(Placement::None),
                 rates: None,
                 work: Vec::new(),
                 policy: if options.realtime {
@@ -278,6 +296,38 @@ fn abort_unfinished(
     }
 }
 
+/// Where the child leaves its placements before the release.
+fn setup_path(report_path: &Path) -> std::path::PathBuf {
+    report_path.with_extension("setup.json")
+}
+
+/// A [`Placement`] with its frames (which its own serialization leaves out).
+#[derive(Serialize, Deserialize)]
+struct WirePlacement {
+    placement: Placement,
+    frames: Vec<u64>,
+}
+
+impl WirePlacement {
+    fn of(placement: &Placement) -> WirePlacement {
+        WirePlacement {
+            frames: match placement {
+                Placement::Colored { frames, .. } => frames.clone(),
+                _ => Vec::new(),
+            },
+            placement: placement.clone(),
+        }
+    }
+
+    fn into_placement(self) -> Placement {
+        let mut placement = self.placement;
+        if let Placement::Colored { frames, .. } = &mut placement {
+            *frames = self.frames;
+        }
+        placement
+    }
+}
+
 /// What the child leaves for the parent.
 #[derive(Serialize, Deserialize)]
 enum Report {
@@ -301,8 +351,7 @@ struct ChildReport {
 /// One task's result without its records.
 #[derive(Serialize, Deserialize)]
 struct ChildTask {
-    placement: Placement,
-    frames: Vec<u64>,
+    placement: WirePlacement,
     rates: Option<Rates>,
     work: Vec<WireNote>,
     policy: Policy,
@@ -331,11 +380,7 @@ impl ChildReport {
                 .tasks
                 .iter()
                 .map(|t| ChildTask {
-                    frames: match &t.placement {
-                        Placement::Colored { frames, .. } => frames.clone(),
-                        _ => Vec::new(),
-                    },
-                    placement: t.placement.clone(),
+                    placement: WirePlacement::of(&t.placement),
                     rates: t.rates,
                     work: t
                         .work
@@ -361,30 +406,24 @@ impl ChildReport {
             .iter()
             .zip(self.tasks)
             .enumerate()
-            .map(|(i, (task, wire))| {
-                let mut placement = wire.placement;
-                if let Placement::Colored { frames, .. } = &mut placement {
-                    *frames = wire.frames;
-                }
-                TaskRun {
-                    spec: task.clone(),
-                    records: log.records(i),
-                    placement,
-                    rates: wire.rates,
-                    work: wire
-                        .work
-                        .into_iter()
-                        .map(|n| WorkNote {
-                            phase: n.phase,
-                            mode: if n.calibrated { "calibrated" } else { "fixed" },
-                            target_ns: n.target_ns,
-                            work: n.work,
-                        })
-                        .collect(),
-                    policy: wire.policy,
-                    counters_unavailable: wire.counters_unavailable,
-                    error: wire.error,
-                }
+            .map(|(i, (task, wire))| TaskRun {
+                spec: task.clone(),
+                records: log.records(i),
+                placement: wire.placement.into_placement(),
+                rates: wire.rates,
+                work: wire
+                    .work
+                    .into_iter()
+                    .map(|n| WorkNote {
+                        phase: n.phase,
+                        mode: if n.calibrated { "calibrated" } else { "fixed" },
+                        target_ns: n.target_ns,
+                        work: n.work,
+                    })
+                    .collect(),
+                policy: wire.policy,
+                counters_unavailable: wire.counters_unavailable,
+                error: wire.error,
             })
             .collect();
         RunResult {
@@ -414,6 +453,10 @@ enum WireError {
         what: String,
         fix: String,
     },
+    Task {
+        task: String,
+        message: String,
+    },
     Other {
         message: String,
     },
@@ -436,6 +479,7 @@ impl WireError {
                 found,
             },
             RtError::Privilege { what, fix } => WireError::Privilege { what, fix },
+            RtError::Task { task, message } => WireError::Task { task, message },
             other => WireError::Other {
                 message: other.to_string(),
             },
@@ -458,6 +502,7 @@ impl WireError {
                 found,
             },
             WireError::Privilege { what, fix } => RtError::Privilege { what, fix },
+            WireError::Task { task, message } => RtError::Task { task, message },
             WireError::Other { message } => RtError::Task {
                 task: "setup".into(),
                 message,

@@ -117,6 +117,13 @@ fn a_crashing_task_is_reported_and_every_recorded_job_is_kept() {
     assert!(steady.balances(), "{steady:?}");
     assert!(steady.completed >= 5, "{steady:?}");
     assert!(crashed.start_ns > 0);
+    // Where the working sets were is known from before the release.
+    for t in &crashed.tasks {
+        assert_eq!(
+            t.placement,
+            tinct_rt::memory::Placement::Heap { bytes: 256 * 1024 }
+        );
+    }
     // Nothing of the run is left: the child was reaped, threads died with it.
     assert_eq!(children_of_this_process(), 0);
 }

@@ -9,11 +9,19 @@
 //!   (in random order) before the next page: one TLB miss per page, so the
 //!   latency is that of the cache level alone. The difference of the two is
 //!   the TLB penalty at that size.
+//!
+//! A third variant keeps the random-line layout but puts the buffer in
+//! transparent huge pages ([`ChaseBuffer::in_huge_pages`]): the cache
+//! behaviour is the same as the 4 KiB random chase while a TLB entry covers
+//! 512 times as much memory, so the 4 KiB minus huge-page latency is the
+//! TLB effect measured the other way round.
 
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
+use std::ops::{Deref, DerefMut};
 use std::time::Instant;
+use tinct_sys::huge_buffer::HugePageBuffer;
 
 /// Bytes of a cache line the chase steps over.
 pub const LINE_BYTES: usize = 64;
@@ -31,10 +39,38 @@ pub enum Layout {
     },
 }
 
+/// Where a chase buffer's words live.
+#[derive(Debug)]
+enum Storage {
+    /// The heap (base pages).
+    Heap(Vec<u64>),
+    /// Transparent huge pages.
+    Huge(HugePageBuffer),
+}
+
+impl Deref for Storage {
+    type Target = [u64];
+    fn deref(&self) -> &[u64] {
+        match self {
+            Storage::Heap(words) => words,
+            Storage::Huge(buffer) => buffer,
+        }
+    }
+}
+
+impl DerefMut for Storage {
+    fn deref_mut(&mut self) -> &mut [u64] {
+        match self {
+            Storage::Heap(words) => words,
+            Storage::Huge(buffer) => buffer,
+        }
+    }
+}
+
 /// A buffer whose lines are linked into one cycle.
 #[derive(Debug)]
 pub struct ChaseBuffer {
-    words: Vec<u64>,
+    words: Storage,
     lines: usize,
     position: usize,
 }
@@ -44,7 +80,30 @@ impl ChaseBuffer {
     /// linked in `layout`, shuffled with `seed`. Every page is written.
     pub fn new(bytes: usize, layout: Layout, seed: u64) -> Self {
         let lines = (bytes / LINE_BYTES).max(1);
-        let mut words = vec![0u64; lines * WORDS_PER_LINE];
+        Self::linked(
+            Storage::Heap(vec![0u64; lines * WORDS_PER_LINE]),
+            lines,
+            layout,
+            seed,
+        )
+    }
+
+    /// Like [`ChaseBuffer::new`], in memory that asked for transparent huge
+    /// pages (whole huge pages, aligned). Returns the buffer and the bytes
+    /// the kernel actually backed with huge pages (0 when THP is off or
+    /// memory is too fragmented: then the chase is a 4 KiB one).
+    pub fn in_huge_pages(bytes: usize, layout: Layout, seed: u64) -> crate::Result<(Self, u64)> {
+        let lines = (bytes / LINE_BYTES).max(1);
+        let buffer = HugePageBuffer::new(lines * LINE_BYTES)
+            .map_err(|e| crate::Error::Measurement(format!("huge-page buffer: {e}")))?;
+        let backed = buffer.huge_bytes().min((lines * LINE_BYTES) as u64);
+        Ok((
+            Self::linked(Storage::Huge(buffer), lines, layout, seed),
+            backed,
+        ))
+    }
+
+    fn linked(mut words: Storage, lines: usize, layout: Layout, seed: u64) -> Self {
         let order = visit_order(lines, layout, seed);
         for (k, &line) in order.iter().enumerate() {
             let next = order[(k + 1) % order.len()];
@@ -64,7 +123,7 @@ impl ChaseBuffer {
 
     /// Follows `steps` links; returns the elapsed nanoseconds.
     pub fn chase(&mut self, steps: u64) -> u64 {
-        let words = &self.words;
+        let words: &[u64] = &self.words;
         let mut line = self.position;
         let start = Instant::now();
         for _ in 0..steps {
@@ -129,6 +188,26 @@ mod tests {
         }
         assert_eq!(line, start);
         buffer.chase(10);
+    }
+
+    #[test]
+    fn a_huge_page_buffer_links_the_same_cycle() {
+        let (mut huge, backed) =
+            ChaseBuffer::in_huge_pages(64 * 1000, Layout::RandomLines, 3).unwrap();
+        let heap = ChaseBuffer::new(64 * 1000, Layout::RandomLines, 3);
+        assert_eq!(huge.lines(), heap.lines());
+        assert!(backed <= 64 * 1000);
+        for line in 0..1000 {
+            assert_eq!(
+                huge.words[line * WORDS_PER_LINE],
+                heap.words[line * WORDS_PER_LINE]
+            );
+        }
+        huge.chase(2000);
+        assert_eq!(
+            huge.position, heap.position,
+            "two laps end where they began"
+        );
     }
 
     #[test]

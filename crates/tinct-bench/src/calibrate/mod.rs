@@ -10,6 +10,13 @@
 //! difference of the medians. A latency-bound variant (a random chase over
 //! the same lines, no prefetching possible) is reported as an upper bound.
 //!
+//! TLB effects are shown two ways at every size: random-line minus
+//! page-local latency (one TLB miss per load vs one per page), and the
+//! random-line chase in 4 KiB pages minus the same chase within transparent
+//! huge pages (same cache behaviour, 512 times the TLB reach), when the
+//! kernel backs the buffer with huge pages; otherwise the JSON says
+//! `THP unavailable: <reason>`.
+//!
 //! Latencies are reported from the fastest sample (interference on a shared
 //! machine only adds time) and from the median. The page-local layout keeps
 //! TLB misses to one per page; beyond the last-level cache, in-page
@@ -76,6 +83,16 @@ pub struct LatencyPoint {
     /// Random minus page-local, per load, from the fastest samples: the TLB
     /// penalty at this size.
     pub tlb_penalty_ns: f64,
+    /// Time per sample, random-line layout within transparent huge pages
+    /// (`None` when the buffer did not get huge pages).
+    pub huge_random: Option<Stats>,
+    /// Median ns per load, random-line layout in huge pages.
+    pub huge_random_ns_per_access: Option<f64>,
+    /// Fastest sample's ns per load, random-line layout in huge pages.
+    pub huge_random_min_ns_per_access: Option<f64>,
+    /// 4 KiB random minus huge-page random, per load, from the fastest
+    /// samples: the TLB cost of base pages at this size.
+    pub huge_tlb_penalty_ns: Option<f64>,
 }
 
 /// The latency of one level, read off the sweep.
@@ -97,6 +114,9 @@ pub struct LevelLatency {
     pub min_ns_per_access: f64,
     /// Fastest sample's ns per load at that size, random layout.
     pub random_min_ns_per_access: f64,
+    /// Fastest sample's ns per load at that size, random layout within
+    /// huge pages (when measured).
+    pub huge_random_min_ns_per_access: Option<f64>,
 }
 
 /// What was done about huge pages.
@@ -104,9 +124,13 @@ pub struct LevelLatency {
 pub struct HugePages {
     /// Transparent huge page mode of the kernel, if any.
     pub thp_mode: Option<String>,
-    /// True if a huge-page chase was measured.
+    /// True if a huge-page chase was measured (at one size at least).
     pub measured: bool,
-    /// Why not, or how.
+    /// Sizes of the sweep with a huge-page chase.
+    pub sizes_measured: usize,
+    /// Huge-page size in bytes.
+    pub huge_page_bytes: u64,
+    /// Why not (`THP unavailable: ...`), or how.
     pub note: String,
 }
 
@@ -241,23 +265,31 @@ pub fn measure(args: &Args) -> Result<CalibrateResult> {
     let refill_reps = options.reps_or(5, 51)?;
     let bandwidth_reps = options.reps_or(3, 11)?;
 
-    let calls = sizes.len() as u64 * u64::from(reps + 1) * 2
+    let calls = sizes.len() as u64 * u64::from(reps + 1) * 3
         + u64::from(bandwidth_reps + 1) * 2
         + u64::from(refill_reps + 1) * 4;
     let progress = Progress::new(calls, "calibrate", !options.no_progress);
 
     let mut latency = Vec::with_capacity(sizes.len());
+    let mut huge_missing = thp_unavailable(&header);
     for (i, &size) in sizes.iter().enumerate() {
         progress.set_message(Bytes(size).to_string());
-        latency.push(latency_point(
+        let (point, why_not_huge) = latency_point(
             size,
             &geometry,
             &header,
-            steps,
-            reps,
-            options.seed.wrapping_add(i as u64),
+            LatencyRun {
+                steps,
+                reps,
+                seed: options.seed.wrapping_add(i as u64),
+                huge: huge_missing.is_none(),
+            },
             &progress,
-        )?);
+        )?;
+        latency.push(point);
+        if huge_missing.is_none() {
+            huge_missing = why_not_huge;
+        }
     }
     let levels = level_latencies(&latency, &header);
 
@@ -283,7 +315,7 @@ pub fn measure(args: &Args) -> Result<CalibrateResult> {
     progress.finish();
 
     Ok(CalibrateResult {
-        huge_pages: huge_pages_note(&header),
+        huge_pages: huge_pages_note(&header, &latency, huge_missing),
         header,
         partitions: args.partitions,
         latency,
@@ -328,20 +360,53 @@ fn fits_in(size: u64, header: &RunHeader) -> String {
         .map_or_else(|| "memory".to_string(), |c| c.name.clone())
 }
 
+/// How to sample one size of the latency sweep.
+#[derive(Debug, Clone, Copy)]
+struct LatencyRun {
+    steps: u64,
+    reps: u32,
+    seed: u64,
+    /// Also chase within transparent huge pages.
+    huge: bool,
+}
+
+/// One size of the sweep, and why it has no huge-page chase if `run.huge`
+/// asked for one and the kernel did not back the buffer.
 fn latency_point(
     size: u64,
     geometry: &Geometry,
     header: &RunHeader,
-    steps: u64,
-    reps: u32,
-    seed: u64,
+    run: LatencyRun,
     progress: &Progress,
-) -> Result<LatencyPoint> {
+) -> Result<(LatencyPoint, Option<String>)> {
+    let LatencyRun {
+        steps,
+        reps,
+        seed,
+        huge,
+    } = run;
     let page_bytes = geometry.page as usize;
-    let mut buffers = [
+    let mut buffers = vec![
         ChaseBuffer::new(size as usize, Layout::RandomLines, seed),
         ChaseBuffer::new(size as usize, Layout::PageLocal { page_bytes }, seed),
     ];
+    let mut why_not_huge = None;
+    if huge {
+        let (buffer, backed) =
+            ChaseBuffer::in_huge_pages(size as usize, Layout::RandomLines, seed)?;
+        let wanted = (buffer.lines() * chase::LINE_BYTES) as u64;
+        if backed >= wanted {
+            buffers.push(buffer);
+        } else {
+            why_not_huge = Some(format!(
+                "THP unavailable: the kernel backed {} of a {} buffer with huge pages \
+                 (THP defrag setting or fragmented memory)",
+                Bytes(backed),
+                Bytes(wanted)
+            ));
+        }
+    }
+    let conditions = ["random", "page_local", "huge_random"];
     // Every page was written when the cycle was linked; one pass (capped:
     // beyond the caches a partial pass is as good as a whole one) warms the
     // caches and TLBs before the first sample.
@@ -349,15 +414,18 @@ fn latency_point(
         let lines = buffer.lines() as u64;
         buffer.chase(lines.min(steps * 4));
     }
-    let samples = Interleaved::new(["random", "page_local"], reps)
+    let samples = Interleaved::new(conditions.into_iter().take(buffers.len()), reps)
         .warmup(1)
         .seed(seed)
         .run::<Error>(progress, |c| Ok(buffers[c].chase(steps)))?;
     let random = samples.stats(0).ok_or_else(no_samples)?;
     let page_local = samples.stats(1).ok_or_else(no_samples)?;
+    let huge_random = (buffers.len() > 2)
+        .then(|| samples.stats(2).ok_or_else(no_samples))
+        .transpose()?;
     let per = |s: &Stats| s.median_ns as f64 / steps as f64;
     let per_min = |s: &Stats| s.min_ns as f64 / steps as f64;
-    Ok(LatencyPoint {
+    let point = LatencyPoint {
         size_bytes: size,
         fits_in: fits_in(size, header),
         accesses_per_sample: steps,
@@ -366,9 +434,14 @@ fn latency_point(
         random_min_ns_per_access: per_min(&random),
         page_local_min_ns_per_access: per_min(&page_local),
         tlb_penalty_ns: per_min(&random) - per_min(&page_local),
+        huge_random_ns_per_access: huge_random.as_ref().map(per),
+        huge_random_min_ns_per_access: huge_random.as_ref().map(per_min),
+        huge_tlb_penalty_ns: huge_random.as_ref().map(|h| per_min(&random) - per_min(h)),
+        huge_random,
         random,
         page_local,
-    })
+    };
+    Ok((point, why_not_huge))
 }
 
 fn no_samples() -> Error {
@@ -395,6 +468,7 @@ pub fn level_latencies(points: &[LatencyPoint], header: &RunHeader) -> Vec<Level
                 random_ns_per_access: p.random_ns_per_access,
                 min_ns_per_access: p.page_local_min_ns_per_access,
                 random_min_ns_per_access: p.random_min_ns_per_access,
+                huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
             });
         }
         below = cache.size_bytes;
@@ -412,6 +486,7 @@ pub fn level_latencies(points: &[LatencyPoint], header: &RunHeader) -> Vec<Level
             random_ns_per_access: p.random_ns_per_access,
             min_ns_per_access: p.page_local_min_ns_per_access,
             random_min_ns_per_access: p.random_min_ns_per_access,
+            huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
         });
     }
     levels
@@ -525,20 +600,48 @@ pub fn measure_refill(setup: &RefillSetup, wipe: &[u64], progress: &Progress) ->
     })
 }
 
-fn huge_pages_note(header: &RunHeader) -> HugePages {
+/// Why no huge-page chase can run here, before trying (`None`: try).
+fn thp_unavailable(header: &RunHeader) -> Option<String> {
+    match header.machine.thp.as_deref() {
+        None => Some("THP unavailable: the kernel has no transparent huge pages".into()),
+        Some("never") => Some(
+            "THP unavailable: transparent huge pages are disabled \
+             (/sys/kernel/mm/transparent_hugepage/enabled is `never`)"
+                .into(),
+        ),
+        Some(_) => None,
+    }
+}
+
+fn huge_pages_note(
+    header: &RunHeader,
+    latency: &[LatencyPoint],
+    missing: Option<String>,
+) -> HugePages {
     let thp_mode = header.machine.thp.clone();
-    let note = match thp_mode.as_deref() {
-        None => "the kernel has no transparent huge pages: no huge-page chase".to_string(),
-        Some(mode) => format!(
-            "THP mode `{mode}`: no huge-page chase was run (asking for huge pages takes \
-             madvise(MADV_HUGEPAGE), an unsafe call tinct-bench may not make); the TLB effect \
-             is shown instead as random-line minus page-local latency (one TLB miss per load \
-             vs one per page)"
+    let sizes_measured = latency.iter().filter(|p| p.huge_random.is_some()).count();
+    let huge_page_bytes = tinct_sys::huge_buffer::huge_page_size() as u64;
+    let fallback = "the TLB effect is shown as random-line minus page-local latency \
+                    (one TLB miss per load vs one per page)";
+    let note = match (&missing, sizes_measured) {
+        (None, _) => format!(
+            "random-line chase within {} transparent huge pages at every size, next to the \
+             4 KiB chase: huge_tlb_penalty_ns = 4 KiB random − huge-page random is the TLB \
+             cost (same lines, same order, 512 × the TLB reach); random − page-local \
+             (tlb_penalty_ns) also counts in-page locality (DRAM row hits, adjacent-line \
+             prefetch) and overstates it",
+            Bytes(huge_page_bytes)
+        ),
+        (Some(why), 0) => format!("{why}; {fallback}"),
+        (Some(why), n) => format!(
+            "huge-page chase at the {n} smallest sizes only, then {why}; {fallback} at the others"
         ),
     };
     HugePages {
         thp_mode,
-        measured: false,
+        measured: sizes_measured > 0,
+        sizes_measured,
+        huge_page_bytes,
         note,
     }
 }

@@ -18,6 +18,9 @@ struct LatencyRow<'a> {
     page_local_min_ns_per_access: f64,
     page_local_p99_ns_per_access: f64,
     tlb_penalty_ns: f64,
+    huge_random_ns_per_access: Option<f64>,
+    huge_random_min_ns_per_access: Option<f64>,
+    huge_tlb_penalty_ns: Option<f64>,
     samples: u64,
 }
 
@@ -72,6 +75,9 @@ pub fn write(result: &CalibrateResult, out: &mut OutputDir) -> Result<()> {
                 page_local_min_ns_per_access: p.page_local_min_ns_per_access,
                 page_local_p99_ns_per_access: per(p.page_local.p99_ns),
                 tlb_penalty_ns: p.tlb_penalty_ns,
+                huge_random_ns_per_access: p.huge_random_ns_per_access,
+                huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
+                huge_tlb_penalty_ns: p.huge_tlb_penalty_ns,
                 samples: p.random.count,
             }
         })
@@ -129,6 +135,18 @@ fn latency_chart(result: &CalibrateResult) -> LineChart {
         SeriesStyle::Dashed,
         points(|p| p.random_ns_per_access),
     ));
+    let huge: Vec<(f64, f64)> = result
+        .latency
+        .iter()
+        .filter_map(|p| Some((p.size_bytes as f64, p.huge_random_min_ns_per_access?)))
+        .collect();
+    if !huge.is_empty() {
+        chart = chart.with_series(Series::new(
+            "random lines in huge pages, min (cache, few TLB misses)",
+            SeriesStyle::LineWithMarkers,
+            huge,
+        ));
+    }
     chart.log2_x = true;
     chart.x_markers = result
         .header
@@ -163,6 +181,8 @@ pub fn summary(result: &CalibrateResult, out: &OutputDir) -> Summary {
         "random min",
         "random median",
         "TLB penalty",
+        "huge-page random min",
+        "TLB (4K − huge)",
     ]);
     for level in &result.levels {
         s.row(vec![
@@ -177,6 +197,12 @@ pub fn summary(result: &CalibrateResult, out: &OutputDir) -> Summary {
                 "{:.1}",
                 level.random_min_ns_per_access - level.min_ns_per_access
             ),
+            level
+                .huge_random_min_ns_per_access
+                .map_or("-".into(), |h| format!("{h:.1}")),
+            level.huge_random_min_ns_per_access.map_or("-".into(), |h| {
+                format!("{:.1}", level.random_min_ns_per_access - h)
+            }),
         ]);
     }
     let b = &result.bandwidth;

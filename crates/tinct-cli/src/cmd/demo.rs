@@ -162,6 +162,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     println!("\n3. run");
     let options = RunOptions {
         realtime: !args.no_rt,
+        supervise: true,
         ..RunOptions::default()
     };
     let (summary, _) = execute(&spec, options, &args.out, false)?;
@@ -213,7 +214,8 @@ fn print_comparison(planned: &TaskSet, summary: &Summary) {
     }
     println!("{t}");
     println!(
-        "note: on this VM guest-physical page colors need not be host cache colors, and working sets are not yet\n\
-         allocated from their partitions' colors: the observation checks the runtime and the timing model, not isolation."
+        "note: each working set was allocated from its partitions' colors and every page checked; but in a VM\n\
+         guest-physical colors need not be host cache colors (see `tinct doctor --probe-colors`), so here the\n\
+         observation checks the runtime and the timing model, not cache isolation."
     );
 }
