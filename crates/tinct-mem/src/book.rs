@@ -425,7 +425,10 @@ impl PageBook {
             .iter(color as usize)
             .take(Self::RUN_LOOKAHEAD)
             .take_while(|&page| allowed(page))
-            .find(|&page| page.checked_add(1).is_some_and(|n| self.is_free_in(n, next_color)))
+            .find(|&page| {
+                page.checked_add(1)
+                    .is_some_and(|n| self.is_free_in(n, next_color))
+            })
             .unwrap_or(head)
     }
 

@@ -132,7 +132,10 @@ impl Region {
         let mut chunk = start.next_multiple_of(HUGE);
         while chunk + HUGE <= end {
             let address = chunk as *mut c_void;
-            for protection in [MprotectFlags::READ, MprotectFlags::READ | MprotectFlags::WRITE] {
+            for protection in [
+                MprotectFlags::READ,
+                MprotectFlags::READ | MprotectFlags::WRITE,
+            ] {
                 // SAFETY: one page inside our own mapping; read access
                 // stays, and write access is restored right after, before
                 // anything else can use the pool.

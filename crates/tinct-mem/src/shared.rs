@@ -275,11 +275,16 @@ impl SharedPool {
                 }
             })
             .collect();
-        pages.extend(state.window.residents().map(|(window_page, page)| UsedPage {
-            address: state.window.address(window_page) as usize,
-            page,
-            class: state.pool.class(page),
-        }));
+        pages.extend(
+            state
+                .window
+                .residents()
+                .map(|(window_page, page)| UsedPage {
+                    address: state.window.address(window_page) as usize,
+                    page,
+                    class: state.pool.class(page),
+                }),
+        );
         pages.sort_unstable_by_key(|used| used.address);
         pages
     }
@@ -601,7 +606,9 @@ impl State {
         self.take_pages(
             arena,
             pages - old_pages,
-            PageUse::Span { arena: arena as u16 },
+            PageUse::Span {
+                arena: arena as u16,
+            },
             Some(last),
         )?;
         let State {

@@ -253,7 +253,10 @@ impl SpanWindow {
         out: &mut Vec<PageId>,
     ) -> Result<(), MemError> {
         let end = first + self.span_len[first] as usize;
-        assert!(keep >= 1 && first + keep <= end, "truncate keeps 1..=len pages");
+        assert!(
+            keep >= 1 && first + keep <= end,
+            "truncate keeps 1..=len pages"
+        );
         if first + keep == end {
             return Ok(());
         }
@@ -283,11 +286,7 @@ impl SpanWindow {
     /// with room for `pages` pages (at least its length) and returns its
     /// new first window page. The pages move with one mremap per run: no
     /// data is copied. On failure the span stays where it was.
-    pub(crate) fn relocate(
-        &mut self,
-        first: usize,
-        pages: usize,
-    ) -> Result<usize, MemError> {
+    pub(crate) fn relocate(&mut self, first: usize, pages: usize) -> Result<usize, MemError> {
         let len = self.span_len[first] as usize;
         assert!(pages >= len, "relocate never shrinks");
         let to = self.find_room(pages, self.page_size).ok_or_else(|| {
@@ -363,9 +362,14 @@ impl SpanWindow {
         while done < sources.len() {
             let run = run_length(&sources[done..], |page| page.0);
             let from = home(sources[done]);
+            let to = self.address(at + done);
             let len = run * self.page_size;
-            let moved = move_pages(from, self.address(at + done), len)
-                .and_then(|()| placeholder(from, len));
+            let moved = move_pages(from, to, len).and_then(|()| {
+                placeholder(from, len).inspect_err(|_| {
+                    // The hole is still free: put this run back at once.
+                    let _ = move_pages(to, from, len).and_then(|()| placeholder(to, len));
+                })
+            });
             if let Err(error) = moved {
                 let mut undone = 0;
                 while undone < done {

@@ -3,8 +3,8 @@
 //! O(pages); realloc grows and shrinks spans in place (or moves their
 //! pages without copying) and keeps contents and colors.
 //!
-//! The tests count the lines of /proc/self/maps, so they run one at a time
-//! (a lock) in this binary of their own.
+//! The tests count the lines of /proc/self/maps that fall in the pool, one
+//! test at a time (a lock), in this binary of their own.
 
 use std::ptr::NonNull;
 use std::sync::Mutex;
@@ -17,13 +17,22 @@ use tinct_sys::testing::privileged_or_skip;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn mappings() -> usize {
+/// Kernel mappings (lines of /proc/self/maps) that start inside the
+/// pool's region or span window: other threads of the test harness map
+/// stacks and malloc arenas at any time, so only the pool's own are
+/// counted.
+fn mappings(pool: &SharedPool) -> usize {
     std::fs::read_to_string("/proc/self/maps")
         .unwrap()
         .lines()
+        .filter_map(|line| line.split('-').next())
+        .filter_map(|start| usize::from_str_radix(start, 16).ok())
+        .filter(|&start| pool.owns(start))
         .count()
 }
 
@@ -87,9 +96,9 @@ fn a_span_over_consecutive_colors_is_one_run_and_costs_few_mappings() {
     let page = pool.page_size();
     let colors: Vec<u32> = (0..16).collect();
     let pages = 1024;
-    let before = mappings();
+    let before = mappings(&pool);
     let span = pool.alloc(&colors, pages * page, 16).unwrap();
-    let during = mappings();
+    let during = mappings(&pool);
     let listed = span_pages(&pool, span, pages * page);
     assert_eq!(listed.len(), pages);
     // Equal shares per color (kim2013 III-C), and in rotation order.
@@ -106,7 +115,7 @@ fn a_span_over_consecutive_colors_is_one_run_and_costs_few_mappings() {
     fill(span, pages * page, 7);
     pool.free(span).unwrap();
     assert_eq!(pool.span_runs(), 0);
-    assert!(mappings() <= before + 1, "mappings left after free");
+    assert!(mappings(&pool) <= before + 1, "mappings left after free");
 }
 
 #[test]
@@ -123,11 +132,11 @@ fn scattered_pages_cost_one_run_each_and_runs_bound_the_mappings() {
     for &p in &freed {
         pool.free_page(p).unwrap();
     }
-    let before = mappings();
+    let before = mappings(&pool);
     // 8 colors' worth of even pages: colors 0, 2, ..., 14.
     let even: Vec<u32> = (0..16).step_by(2).collect();
     let span = pool.alloc(&even, 64 * page, 16).unwrap();
-    let during = mappings();
+    let during = mappings(&pool);
     let listed = span_pages(&pool, span, 64 * page);
     assert_eq!(runs(&listed), 64);
     assert_eq!(pool.span_runs(), 64);
@@ -146,7 +155,7 @@ fn realloc_grows_and_shrinks_spans_in_place_or_by_moving_runs_keeping_contents()
     let pool = virtual_pool(16 << 20);
     let page = pool.page_size();
     let colors: Vec<u32> = (0..16).collect();
-    let before = mappings();
+    let before = mappings(&pool);
     let span = pool.alloc(&colors, 40 * page, 16).unwrap();
     fill(span, 40 * page, 1);
     // Nothing after it in the window: grows in place, continuing the run.
@@ -163,7 +172,10 @@ fn realloc_grows_and_shrinks_spans_in_place_or_by_moving_runs_keeping_contents()
     // A span right after it blocks growth in place: the pages move (no
     // copy) to a place with room, keeping contents and colors.
     let blocker = pool.alloc(&colors, 8 * page, 16).unwrap();
-    assert_eq!(blocker.as_ptr() as usize, grown.as_ptr() as usize + 100 * page);
+    assert_eq!(
+        blocker.as_ptr() as usize,
+        grown.as_ptr() as usize + 100 * page
+    );
     fill(grown, 100 * page, 2);
     let moved = pool.realloc(grown, 300 * page).unwrap();
     assert_ne!(moved, grown);
@@ -175,7 +187,10 @@ fn realloc_grows_and_shrinks_spans_in_place_or_by_moving_runs_keeping_contents()
         let rotation = if i < 100 { i } else { i + 8 };
         assert_eq!(used.class.color, colors[rotation % 16], "page {i}");
     }
-    assert!(span_pages(&pool, grown, 100 * page).is_empty(), "old place empty");
+    assert!(
+        span_pages(&pool, grown, 100 * page).is_empty(),
+        "old place empty"
+    );
     assert_eq!(pool.span_runs(), runs(&listed) + 1);
     // Shrinking below half keeps the pointer and returns the tail pages.
     let used_before = pool.stats().total.used;
@@ -188,7 +203,7 @@ fn realloc_grows_and_shrinks_spans_in_place_or_by_moving_runs_keeping_contents()
     pool.free(blocker).unwrap();
     assert_eq!(pool.span_runs(), 0);
     assert_eq!(pool.stats().total.used, 0);
-    assert!(mappings() <= before + 1, "mappings left after free");
+    assert!(mappings(&pool) <= before + 1, "mappings left after free");
 }
 
 #[test]
@@ -204,9 +219,9 @@ fn colored_spans_over_consecutive_colors_use_runs_and_keep_their_colors() {
     let pool = SharedPool::new(mapping, PoolOptions::new(64 << 20)).unwrap();
     let page = pool.page_size();
     let pages = 4 * quarter as usize;
-    let before = mappings();
+    let before = mappings(&pool);
     let span = pool.alloc(&colors, pages * page, 16).unwrap();
-    let during = mappings();
+    let during = mappings(&pool);
     let listed = span_pages(&pool, span, pages * page);
     assert_eq!(listed.len(), pages);
     let span_runs = runs(&listed);

@@ -7,7 +7,9 @@
 //! ```
 //!
 //! Workloads: a malloc-heavy C program (1 and 2 threads, the whole malloc
-//! family, random sizes up to 512 KiB), `sort` and `xz -1` on an 8 MB text,
+//! family, random sizes up to 512 KiB), `sort` (on half of the colors,
+//! consecutive, and again on every other color: the worst case for
+//! multi-page blocks) and `xz -1` on an 8 MB text,
 //! and a Python script building and sorting lists and dicts (under the shim
 //! with PYTHONMALLOC=malloc, as `tinct exec` runs it; glibc with Python's
 //! own allocator, as it normally runs). "startup" is a program that
@@ -48,7 +50,7 @@ fn main() {
     let script = scratch.path().join("work.py");
     std::fs::write(&script, PYTHON).unwrap();
     let python = &python();
-    let colors = half_of_the_colors();
+    let (colors, every_other) = half_of_the_colors();
     type Make = Box<dyn Fn(bool) -> Command>;
     let plain = |program: PathBuf, args: Vec<String>| -> Make {
         Box::new(move |_| {
@@ -87,6 +89,13 @@ fn main() {
             ),
         ),
         (
+            "sort 8 MB, every other color",
+            plain(
+                PathBuf::from("sort"),
+                vec![s("-S"), s("64M"), text.display().to_string()],
+            ),
+        ),
+        (
             "xz -1 8 MB",
             plain(
                 PathBuf::from("xz"),
@@ -103,7 +112,8 @@ fn main() {
         ),
     ];
     println!(
-        "shim vs glibc malloc, {runs} alternating runs each, medians; pool {POOL}, colors {colors}"
+        "shim vs glibc malloc, {runs} alternating runs each, medians; pool {POOL}, colors \
+         {colors} (\"every other color\": {every_other})"
     );
     println!(
         "| workload | glibc (ms) | shim (ms) | ratio | shim − startup (ms) | ratio without startup |"
@@ -127,9 +137,14 @@ fn main() {
                     .stdout(Stdio::null())
                     .stderr(Stdio::null());
                 if side {
+                    let colors = if name.contains("every other color") {
+                        &every_other
+                    } else {
+                        &colors
+                    };
                     command
                         .env("LD_PRELOAD", &shim)
-                        .env("TINCT_COLORS", &colors)
+                        .env("TINCT_COLORS", colors)
                         .env("TINCT_POOL", POOL);
                 }
                 let started = Instant::now();
@@ -224,13 +239,22 @@ fn python() -> PathBuf {
     PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
 }
 
-fn half_of_the_colors() -> String {
+/// Half of the LLC colors two ways: consecutive (`0-255` of 512: one
+/// contiguous partition, as kim2013's partitions and
+/// `PartitionColors::even` are; pages of consecutive colors are mostly
+/// virtually adjacent in the pool, so multi-page blocks move in long runs)
+/// and every other color (`0-510:2`: no two pages of a block adjacent,
+/// the worst case, one mremap per page).
+fn half_of_the_colors() -> (String, String) {
     let topology = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live()).unwrap();
     let colors = topology.last_level_caches()[0]
         .page_colors(4096)
         .unwrap()
         .colors;
-    format!("0-{}:2", colors - 2)
+    (
+        format!("0-{}", colors / 2 - 1),
+        format!("0-{}:2", colors - 2),
+    )
 }
 
 fn write_text(path: &Path, bytes: usize) {

@@ -400,19 +400,32 @@ impl Heap {
         }
     }
 
-    /// realloc of a multi-page block to a multi-page size through the
-    /// pool, without copying: tinct-mem shrinks the span in place, grows
-    /// it in place, or moves its pages (one mremap per run) to a place
-    /// with room. `None` (block untouched) when either size is a page or
-    /// less, when a page report needs blocks to stay where they were
+    /// realloc of a large multi-page block (longer than the span cache
+    /// keeps, before or after) through the pool, without copying:
+    /// tinct-mem shrinks the span in place, grows it in place, or moves its
+    /// pages (one mremap per run) to a place with room. `None` (block
+    /// untouched) when either size is a page or less, when both fit the
+    /// span cache, when a page report needs blocks to stay where they were
     /// handed out, or when the pool cannot serve it (the caller then
     /// copies, after giving the span cache back if needed). Lock held.
-    fn resize_span_locked(&self, old: NonNull<u8>, usable: usize, size: usize) -> Option<NonNull<u8>> {
+    fn resize_span_locked(
+        &self,
+        old: NonNull<u8>,
+        usable: usize,
+        size: usize,
+    ) -> Option<NonNull<u8>> {
         let page = self.page_size;
         if usable <= page || size <= page || self.handed_pages.is_some() {
             return None;
         }
-        let request = self.spans().class_of(size.div_ceil(page)) * page;
+        let (old_pages, pages) = (usable / page, self.spans().class_of(size.div_ceil(page)));
+        if old_pages.max(pages) <= self.spans().longest_span {
+            // Both fit the span cache: a cached block plus a copy of at
+            // most `longest_span` pages costs no system call, which beats
+            // moving pages.
+            return None;
+        }
+        let request = pages * page;
         let fresh = self.pool.realloc(old, request).ok()?;
         if self.config.stats {
             self.counters
@@ -486,7 +499,11 @@ impl SpanCache {
     /// never cached).
     fn class_of(&self, pages: usize) -> usize {
         let class = span_class(pages);
-        if class <= self.longest_span { class } else { pages }
+        if class <= self.longest_span {
+            class
+        } else {
+            pages
+        }
     }
 
     fn take(&mut self, pages: usize) -> Option<NonNull<u8>> {
