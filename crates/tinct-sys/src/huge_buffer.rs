@@ -228,6 +228,10 @@ AnonHugePages:         0 kB
         if mode == Some(crate::system::ThpMode::Never) {
             assert_eq!(buffer.huge_bytes(), 0);
         }
-        assert_eq!(buffer.measure_huge_bytes().unwrap(), buffer.huge_bytes());
+        // khugepaged may collapse more of the buffer at any moment, so a
+        // later measurement can only be whole huge pages within the buffer.
+        let measured = buffer.measure_huge_bytes().unwrap();
+        assert_eq!(measured % huge as u64, 0);
+        assert!(measured <= buffer.bytes() as u64);
     }
 }
