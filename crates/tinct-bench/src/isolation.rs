@@ -16,9 +16,15 @@
 //! inflation ratio is contended / alone (WCET, p99 and median) with and
 //! without reservation. The first job of every block is a warm-up and is not
 //! recorded (kim2013 Section III-B treats cache warm-up as extrinsic).
-//! Reservation is by page coloring; resctrl is detected and reported, not used.
+//!
+//! Reservation is by page coloring, or by resctrl L3 cache allocation
+//! (`--reservation resctrl`, or `auto` when resctrl offers it): then the
+//! victim thread and the aggressor threads run in two control groups with
+//! disjoint capacity masks, and their memory is ordinary heap (see
+//! [`reservation`]).
 
 pub mod kernels;
+pub mod reservation;
 
 use crate::conditions::{RunConditions, thread_cpu_time_ns};
 use crate::harness::schema::Kind;
@@ -30,7 +36,9 @@ use crate::paged::PagedMemory;
 use crate::together::nanos;
 use crate::{Error, Result};
 use kernels::Chase;
+use reservation::{Mechanism, ResctrlRecord, ResctrlReservation, ReservationChoice};
 use serde::Serialize;
+use std::path::PathBuf;
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -58,6 +66,14 @@ pub struct Args {
     /// priority (1-99; needs root or CAP_SYS_NICE), as kim2013 ran its tasks.
     #[arg(long, value_name = "PRIORITY")]
     pub fifo: Option<u8>,
+    /// How the reserved conditions reserve the cache: page coloring,
+    /// resctrl L3 cache allocation, or auto (resctrl when mounted and
+    /// offering L3 allocation, else coloring).
+    #[arg(long, value_enum, default_value_t = ReservationChoice::Auto)]
+    pub reservation: ReservationChoice,
+    /// Where resctrl is mounted (a fake tree in tests).
+    #[arg(long, value_name = "DIR", default_value = tinct_sys::resctrl_backend::DEFAULT_MOUNT)]
+    pub resctrl_root: PathBuf,
 }
 
 /// One of the four conditions.
@@ -113,7 +129,7 @@ impl Condition {
 pub struct ConditionResult {
     /// The condition.
     pub condition: Condition,
-    /// Victim pages from its reserved colors.
+    /// The cache was reserved (colors or resctrl masks) for the victim.
     pub reserved: bool,
     /// Aggressors running.
     pub contended: bool,
@@ -153,7 +169,7 @@ pub struct Parameters {
     /// Page colors of the machine's LLC.
     pub colors: u32,
     /// Colors reserved for the victim (`0..victim_colors`); the aggressors
-    /// have the rest.
+    /// have the rest (used when the reservation is by page coloring).
     pub victim_colors: u32,
     /// Unrecorded warm-up rounds.
     pub warmup_rounds: u32,
@@ -169,10 +185,15 @@ pub struct Report {
     pub parameters: Parameters,
     /// Scheduling policy and machine load during the run.
     pub run_conditions: RunConditions,
-    /// How the cache was reserved (`page-coloring`).
+    /// How the cache was reserved (`page-coloring` or `resctrl`).
     pub reservation: String,
+    /// Why this mechanism was chosen.
+    pub reservation_reason: String,
     /// What resctrl offers here.
     pub resctrl: String,
+    /// The resctrl groups, masks and monitoring readings, if resctrl
+    /// reserved the cache.
+    pub resctrl_groups: Option<ResctrlRecord>,
     /// Why physical placement is unknown (frames unreadable), if so.
     pub frames_unreadable: Option<String>,
     /// Colored pages whose frame changed during the run (`null` if unknown).
@@ -197,6 +218,7 @@ pub const SCHEMA: &[(&str, Kind)] = &[
     ("parameters.colors", Kind::Unsigned),
     ("parameters.victim_colors", Kind::Unsigned),
     ("reservation", Kind::String),
+    ("reservation_reason", Kind::String),
     ("resctrl", Kind::String),
     ("conditions[].condition", Kind::String),
     ("conditions[].reserved", Kind::Bool),
@@ -272,15 +294,17 @@ pub fn run(args: &Args) -> Result<Report> {
             args.victim_colors
         )));
     }
+    let mechanism = reservation::choose(args.reservation, &args.resctrl_root)?;
+    let by_resctrl = matches!(mechanism, Mechanism::Resctrl(..));
     let mapping = tinct_mem::machine_mapping(&tinct_mem::mapping::LayoutSpec::default())
         .map_err(|e| Error::Measurement(format!("page colors of this machine: {e}")))?;
     let colors = mapping.colors();
-    if colors < 2 {
+    if colors < 2 && !by_resctrl {
         return Err(Error::Measurement(format!(
             "the last-level cache has {colors} page color: reservation by coloring needs at least 2"
         )));
     }
-    let victim_colors = (colors * args.victim_colors / 100).clamp(1, colors - 1);
+    let victim_colors = (colors * args.victim_colors / 100).clamp(1, colors.max(2) - 1);
     let victim_set: Vec<u32> = (0..victim_colors).collect();
     let aggressor_set: Vec<u32> = (victim_colors..colors).collect();
     let page_bytes = mapping.page_size;
@@ -296,39 +320,86 @@ pub fn run(args: &Args) -> Result<Report> {
     let arena_bytes = (victim_need.max(aggressor_need) * ARENA_SLACK) as u64;
     let victim_share = victim_pages.div_ceil(victim_set.len());
     let aggressor_share = aggressors * aggressor_pages.div_ceil(aggressor_set.len());
-    let mut arena = PagedMemory::new_fitting(&mapping, arena_bytes, |memory| {
-        victim_set
-            .iter()
-            .all(|&c| memory.free_in_color(c) >= victim_share)
-            && aggressor_set
+    // With resctrl, the reserved conditions use heap memory of their own
+    // (the groups' masks reserve the cache); with coloring, a colored arena.
+    let mut colored = if by_resctrl {
+        None
+    } else {
+        let mut arena = PagedMemory::new_fitting(&mapping, arena_bytes, |memory| {
+            victim_set
                 .iter()
-                .all(|&c| memory.free_in_color(c) >= aggressor_share)
-    })?;
-    let frames_unreadable = arena.placement_unknown().map(str::to_string);
-    let mut groups = vec![arena.take_colored(&victim_set, victim_pages)?];
-    for _ in 0..aggressors {
-        groups.push(arena.take_colored(&aggressor_set, aggressor_pages)?);
-    }
+                .all(|&c| memory.free_in_color(c) >= victim_share)
+                && aggressor_set
+                    .iter()
+                    .all(|&c| memory.free_in_color(c) >= aggressor_share)
+        })?;
+        let mut groups = vec![arena.take_colored(&victim_set, victim_pages)?];
+        for _ in 0..aggressors {
+            groups.push(arena.take_colored(&aggressor_set, aggressor_pages)?);
+        }
+        Some((arena, groups))
+    };
+    let frames_unreadable = colored
+        .as_ref()
+        .and_then(|(arena, _)| arena.placement_unknown().map(str::to_string));
     let page_words = page_bytes as usize / 8;
-    let mut victim_heap = vec![0u64; victim_pages * page_words];
-    let mut aggressor_heaps: Vec<Vec<u64>> = (0..aggressors)
-        .map(|_| vec![1u64; aggressor_pages * page_words])
+    let heap = |pages: usize, fill: u64| vec![fill; pages * page_words];
+    let mut victim_heap = heap(victim_pages, 0);
+    let mut aggressor_heaps: Vec<Vec<u64>> =
+        (0..aggressors).map(|_| heap(aggressor_pages, 1)).collect();
+    let (reserved_victim_pages, reserved_aggressor_pages) = if by_resctrl {
+        (victim_pages, aggressor_pages)
+    } else {
+        (0, 0)
+    };
+    let mut victim_heap_reserved = heap(reserved_victim_pages, 0);
+    let mut aggressor_heaps_reserved: Vec<Vec<u64>> = (0..aggressors)
+        .map(|_| heap(reserved_aggressor_pages, 1))
         .collect();
+    let (reservation_reason, resctrl_reservation) = match mechanism {
+        Mechanism::Coloring(why) => (why, None),
+        Mechanism::Resctrl(resctrl, l3) => {
+            let why = format!(
+                "L3 cache allocation offered by resctrl at {} ({} mask bits, min {}, domains {:?})",
+                resctrl.mount().display(),
+                l3.cbm_bits,
+                l3.min_cbm_bits,
+                l3.domains
+            );
+            let groups = ResctrlReservation::create(resctrl, l3, args.victim_colors)?;
+            (why, Some(groups))
+        }
+    };
 
     let mut job_times: Vec<Vec<JobTime>> = vec![Vec::new(); Condition::ALL.len()];
     let total = u64::from(reps + WARMUP_ROUNDS) * Condition::ALL.len() as u64;
     let progress = Progress::new(total, "isolation", !common.no_progress);
     let mut run_conditions = RunConditions::start(args.fifo)?;
     let measured = (|| -> Result<()> {
-        let mut split = arena.split(&groups)?.into_iter();
-        let victim_reserved = Chase::new(split.next().unwrap_or_default(), common.seed);
+        let (victim_reserved, aggressors_reserved) = match &mut colored {
+            Some((arena, groups)) => {
+                let mut split = arena.split(groups)?.into_iter();
+                let victim = Chase::new(split.next().unwrap_or_default(), common.seed);
+                (victim, split.collect())
+            }
+            None => (
+                Chase::new(
+                    victim_heap_reserved.chunks_exact_mut(page_words).collect(),
+                    common.seed,
+                ),
+                aggressor_heaps_reserved
+                    .iter_mut()
+                    .map(|h| h.chunks_exact_mut(page_words).collect())
+                    .collect(),
+            ),
+        };
         let mut memories = Memories {
             victim_reserved,
             victim_heap: Chase::new(
                 victim_heap.chunks_exact_mut(page_words).collect(),
                 common.seed,
             ),
-            aggressors_reserved: split.collect(),
+            aggressors_reserved,
             aggressors_heap: aggressor_heaps
                 .iter_mut()
                 .map(|h| h.chunks_exact_mut(page_words).collect())
@@ -350,6 +421,7 @@ pub fn run(args: &Args) -> Result<Report> {
                     jobs_per_round,
                     &aggressor_cpus,
                     args.fifo,
+                    resctrl_reservation.as_ref(),
                 )?;
                 // The first `WARMUP_ROUNDS` calls per condition are warm-up.
                 round += 1;
@@ -365,9 +437,14 @@ pub fn run(args: &Args) -> Result<Report> {
         tinct_sys::sched::set_other()?;
     }
     measured?;
+    // Reads the groups' counters and removes them (dropping removes them
+    // on every earlier error return).
+    let resctrl_groups = resctrl_reservation
+        .map(ResctrlReservation::finish)
+        .transpose()?;
     progress.finish();
     run_conditions.finish();
-    let moved_pages = arena.moved_pages();
+    let moved_pages = colored.as_ref().and_then(|(arena, _)| arena.moved_pages());
 
     let mut conditions = Vec::with_capacity(Condition::ALL.len());
     for (c, &condition) in Condition::ALL.iter().enumerate() {
@@ -399,11 +476,10 @@ pub fn run(args: &Args) -> Result<Report> {
     let inflation_reserved = inflation(1, 0);
     let inflation_unreserved = inflation(3, 2);
     let resctrl = match tinct_sys::resctrl::ResctrlStatus::read(&tinct_sys::SysRoot::live()) {
-        Ok(status) if status.offers_cache_allocation() => {
-            "resctrl offers cache allocation here; this bench reserves by page coloring only \
-             (resctrl reservation is not implemented in it yet)"
-                .to_string()
-        }
+        _ if resctrl_groups.is_some() => reservation_reason.clone(),
+        Ok(status) if status.offers_cache_allocation() => format!(
+            "resctrl offers cache allocation here; this run reserved by {reservation_reason}"
+        ),
         Ok(status) if status.cpu_has_cache_allocation() => {
             "the CPU has cache allocation but resctrl is not mounted; reservation by page coloring"
                 .to_string()
@@ -412,7 +488,7 @@ pub fn run(args: &Args) -> Result<Report> {
         Err(e) => format!("resctrl status unreadable ({e}); reservation by page coloring"),
     };
     let mut notes = run_conditions.notes(machine.online_cpus.len());
-    if machine.virtualized == Some(true) {
+    if machine.virtualized == Some(true) && !by_resctrl {
         notes.push(
             "virtual machine: guest-physical page colors are probably not host cache colors, so \
              reservation by coloring cannot be shown to isolate here; run on bare metal to see \
@@ -452,8 +528,15 @@ pub fn run(args: &Args) -> Result<Report> {
             victim_colors,
             warmup_rounds: WARMUP_ROUNDS,
         },
-        reservation: "page-coloring".into(),
+        reservation: if by_resctrl {
+            "resctrl"
+        } else {
+            "page-coloring"
+        }
+        .into(),
+        reservation_reason,
         resctrl,
+        resctrl_groups,
         frames_unreadable,
         moved_pages,
         conditions,
@@ -475,7 +558,18 @@ fn run_block(
     jobs: u32,
     aggressor_cpus: &[u32],
     fifo: Option<u8>,
+    resctrl: Option<&ResctrlReservation>,
 ) -> Result<Vec<JobTime>> {
+    // The victim's group before the aggressors are spawned (threads start
+    // in their creator's group); each aggressor then moves itself.
+    if let Some(groups) = resctrl {
+        if condition.reserved() {
+            groups.enter_victim()?;
+        } else {
+            groups.enter_default()?;
+        }
+    }
+    let aggressors_reserved = resctrl.filter(|_| condition.reserved());
     let victim = if condition.reserved() {
         &memories.victim_reserved
     } else {
@@ -512,10 +606,14 @@ fn run_block(
                 let (stop, ready) = (&stop, &ready);
                 scope.spawn(move || {
                     let pinned = tinct_sys::sched::set_affinity(&[cpu])
-                        .and_then(|()| fifo.map_or(Ok(()), tinct_sys::sched::set_fifo));
+                        .and_then(|()| fifo.map_or(Ok(()), tinct_sys::sched::set_fifo))
+                        .map_err(Error::from)
+                        .and_then(|()| {
+                            aggressors_reserved.map_or(Ok(()), ResctrlReservation::enter_aggressors)
+                        });
                     ready.wait();
                     pinned?;
-                    Ok::<u64, tinct_sys::Error>(kernels::aggress(pages, stop))
+                    Ok::<u64, Error>(kernels::aggress(pages, stop))
                 })
             })
             .collect();
@@ -609,25 +707,41 @@ impl Report {
         let p = &self.parameters;
         let mut s = Summary::new("tinct bench isolation (kim2013 Figure 7)");
         s.fact("machine", self.header.machine.one_line());
+        let (victim_share, aggressor_share) = match &self.resctrl_groups {
+            Some(groups) => (
+                format!(
+                    "resctrl group {}, L3 mask {}",
+                    groups.victim.name, groups.victim.mask
+                ),
+                format!(
+                    "resctrl group {}, L3 mask {}",
+                    groups.aggressors.name, groups.aggressors.mask
+                ),
+            ),
+            None => (
+                format!("colors 0..{} of {}", p.victim_colors, p.colors),
+                format!("colors {}..{}", p.victim_colors, p.colors),
+            ),
+        };
         s.fact(
             "victim",
             format!(
-                "CPU {}, {} pointer chase, colors 0..{} of {}",
+                "CPU {}, {} pointer chase, {victim_share}",
                 p.victim_cpu,
                 human_bytes(p.victim_bytes),
-                p.victim_colors,
-                p.colors
             ),
         );
         s.fact(
             "aggressors",
             format!(
-                "CPUs {}, {} each, colors {}..{}",
+                "CPUs {}, {} each, {aggressor_share}",
                 tinct_sys::format_cpu_list(&p.aggressor_cpus),
                 human_bytes(p.aggressor_bytes),
-                p.victim_colors,
-                p.colors
             ),
+        );
+        s.fact(
+            "reservation",
+            format!("{}: {}", self.reservation, self.reservation_reason),
         );
         s.fact(
             "jobs",

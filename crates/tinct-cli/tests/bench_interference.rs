@@ -566,3 +566,220 @@ fn fifo_runs_are_recorded_and_bad_priorities_rejected() {
     assert_eq!(json["run_conditions"]["fifo_priority"], 5);
     assert_eq!(u(&json["conditions"][0]["jobs"]["count"]), 3);
 }
+
+/// A fake resctrl mount: 2 L3 domains, 8-bit masks.
+fn fake_resctrl() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |rel: &str, text: &str| {
+        let path = dir.path().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write("info/L3/cbm_mask", "ff\n");
+    write("info/L3/min_cbm_bits", "1\n");
+    write("info/L3/num_closids", "8\n");
+    write("info/last_cmd_status", "ok\n");
+    write("schemata", "L3:0=ff;1=ff\n");
+    dir
+}
+
+/// Hexadecimal masks of a `L3:0=f;1=f` schemata line.
+fn schemata_masks(line: &str) -> Vec<u64> {
+    line.trim()
+        .strip_prefix("L3:")
+        .unwrap_or_else(|| panic!("not an L3 schemata line: {line:?}"))
+        .split(';')
+        .map(|entry| u64::from_str_radix(entry.split_once('=').unwrap().1, 16).unwrap())
+        .collect()
+}
+
+#[test]
+fn isolation_with_resctrl_uses_two_groups_with_disjoint_masks_and_removes_them() {
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let resctrl = fake_resctrl();
+    // Watch the groups while the bench runs: their schemata and tasks are
+    // gone once it ends.
+    let root = resctrl.path().to_path_buf();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (root, done) = (root.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut seen: std::collections::BTreeMap<String, (String, String)> = Default::default();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                for entry in std::fs::read_dir(&root).unwrap().flatten() {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    if !name.starts_with("tinct-isolation-") {
+                        continue;
+                    }
+                    let read = |f: &str| std::fs::read_to_string(entry.path().join(f));
+                    if let (Ok(schemata), Ok(tasks)) = (read("schemata"), read("tasks")) {
+                        let known = seen.entry(name).or_default();
+                        if tasks.len() >= known.1.len() {
+                            *known = (schemata, tasks);
+                        }
+                    }
+                }
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            seen
+        })
+    };
+    let (json, stdout) = run_bench(
+        tmp.path(),
+        "isolation",
+        &[
+            "--quick",
+            "--reps",
+            "1",
+            "--jobs",
+            "2",
+            "--reservation",
+            "resctrl",
+            "--resctrl-root",
+            &root.display().to_string(),
+        ],
+    );
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let seen = watcher.join().unwrap();
+    validate(
+        &json,
+        tinct_bench::isolation::SCHEMA,
+        &["conditions[].jobs", "conditions[].jobs_wall"],
+    );
+    assert_eq!(json["reservation"], "resctrl", "{}", json["reservation"]);
+    assert!(stdout.contains("resctrl group"), "{stdout}");
+    let groups = &json["resctrl_groups"];
+    let victim_mask = u64::from_str_radix(
+        groups["victim"]["mask"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("0x"),
+        16,
+    )
+    .unwrap();
+    let aggressor_mask = u64::from_str_radix(
+        groups["aggressors"]["mask"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("0x"),
+        16,
+    )
+    .unwrap();
+    assert_eq!(victim_mask & aggressor_mask, 0, "{groups}");
+    assert_eq!(victim_mask | aggressor_mask, 0xff, "{groups}");
+    assert!(victim_mask != 0 && aggressor_mask != 0, "{groups}");
+    // The groups' files, as written during the run: disjoint masks on both
+    // domains, numeric thread ids (one victim thread; the aggressor threads
+    // of every contended-reserved block).
+    for (role, mask) in [("victim", victim_mask), ("aggressors", aggressor_mask)] {
+        let name = groups[role]["name"].as_str().unwrap();
+        let (schemata, tasks) = seen
+            .get(name)
+            .unwrap_or_else(|| panic!("group {name} never seen; saw {seen:?}"));
+        assert_eq!(schemata_masks(schemata), [mask, mask], "{name}: {schemata}");
+        assert_eq!(
+            schemata.trim(),
+            groups[role]["schemata"].as_str().unwrap(),
+            "{name}"
+        );
+        let tids: Vec<i32> = tasks
+            .lines()
+            .map(|l| {
+                l.parse()
+                    .unwrap_or_else(|_| panic!("{name}/tasks: not a thread id: {l:?}"))
+            })
+            .collect();
+        assert!(!tids.is_empty(), "{name}/tasks is empty");
+        let recorded: Vec<i32> = groups[role]["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| i32::try_from(t.as_i64().unwrap()).unwrap())
+            .collect();
+        assert!(
+            tids.iter().all(|t| *t > 0 && recorded.contains(t)),
+            "{name}: tasks {tids:?}, JSON threads {recorded:?}"
+        );
+    }
+    // One victim thread; one aggressor thread per aggressor CPU and
+    // contended-reserved block (one warm-up round + one recorded round).
+    let aggressor_cpus = json["parameters"]["aggressor_cpus"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(groups["victim"]["threads"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        groups["aggressors"]["threads"].as_array().unwrap().len(),
+        2 * aggressor_cpus,
+        "{groups}"
+    );
+    let victim_tids = &seen[groups["victim"]["name"].as_str().unwrap()].1;
+    let aggressor_tids = &seen[groups["aggressors"]["name"].as_str().unwrap()].1;
+    assert!(
+        victim_tids
+            .lines()
+            .all(|t| !aggressor_tids.lines().any(|a| a == t)),
+        "the victim thread is in the aggressors' group: {victim_tids} / {aggressor_tids}"
+    );
+    // Every group was removed; the unreserved conditions moved the victim
+    // back to the default group.
+    let left: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("tinct-"))
+        .collect();
+    assert!(left.is_empty(), "groups left behind: {left:?}");
+    let default_tasks = std::fs::read_to_string(root.join("tasks")).unwrap();
+    assert!(
+        default_tasks
+            .lines()
+            .any(|t| victim_tids.lines().any(|v| v == t)),
+        "victim never moved to the default group: {default_tasks}"
+    );
+}
+
+#[test]
+fn isolation_reservation_auto_and_resctrl_without_resctrl() {
+    let empty = tempfile::tempdir().unwrap();
+    let root = empty.path().display().to_string();
+    let (code, stderr) = exit_code_and_stderr(&[
+        "bench",
+        "isolation",
+        "--quick",
+        "--no-progress",
+        "--reservation",
+        "resctrl",
+        "--resctrl-root",
+        &root,
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--reservation resctrl"), "{stderr}");
+    assert!(
+        stderr.contains("no resctrl L3 cache allocation"),
+        "{stderr}"
+    );
+    // Auto on this machine's real mount: resctrl when it offers L3
+    // allocation, else coloring with the reason.
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let (json, _) = run_bench(
+        tmp.path(),
+        "isolation",
+        &["--quick", "--reps", "1", "--jobs", "2"],
+    );
+    let offered = tinct_sys::resctrl_backend::Resctrl::at("/sys/fs/resctrl")
+        .l3()
+        .is_ok();
+    if offered {
+        assert_eq!(json["reservation"], "resctrl");
+    } else {
+        assert_eq!(json["reservation"], "page-coloring");
+        assert!(json["resctrl_groups"].is_null());
+        let reason = json["reservation_reason"].as_str().unwrap();
+        assert!(
+            reason.contains("no resctrl L3 cache allocation"),
+            "{reason}"
+        );
+    }
+}

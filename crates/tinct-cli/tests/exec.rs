@@ -278,3 +278,38 @@ fn impossible_l3_partitions_are_bad_input_and_no_l3_allocation_fails() {
         stderr(&missing)
     );
 }
+
+/// `--banks` with the machine's bank functions reaches the shim: the heap is
+/// restricted to those banks (the shim's own tests check every page through
+/// pagemap; here the summary says so), and a bank list without functions is
+/// bad input.
+#[test]
+fn banks_are_passed_to_the_shim_with_their_functions() {
+    let missing = tinct_exec(&["--banks", "1", "--", "true"]);
+    assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
+    assert!(stderr(&missing).contains("--bank-functions"), "{}", stderr(&missing));
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    build_shim();
+    let output = tinct_exec(&[
+        "--banks",
+        "1,2",
+        "--bank-functions",
+        "0x2000,0x4000",
+        "--pool",
+        "64MiB",
+        "--strict",
+        "--stats",
+        "--",
+        "sh",
+        "-c",
+        // sort allocates, so the shim starts and prints its summary.
+        "echo banks=$TINCT_BANKS functions=$TINCT_BANK_FUNCTIONS; printf 'b\\na\\n' | sort",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("banks=1,2 functions=0x2000,0x4000\na\nb\n"), "{text}");
+    let summary = stderr(&output);
+    assert!(summary.contains("outside the requested banks: none"), "{summary}");
+}

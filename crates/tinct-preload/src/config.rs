@@ -6,8 +6,20 @@ use std::path::PathBuf;
 
 /// `TINCT_COLORS`: the page colors to serve the heap from, e.g. `0-15,32`.
 pub const COLORS: &str = "TINCT_COLORS";
-/// `TINCT_BANKS`: DRAM banks (not supported by the shim yet: refused).
+/// `TINCT_BANKS`: DRAM bank indices to serve the heap from, e.g. `0-3`
+/// (in every controller unless `TINCT_CONTROLLERS` narrows it); needs
+/// `TINCT_BANK_FUNCTIONS`.
 pub const BANKS: &str = "TINCT_BANKS";
+/// `TINCT_BANK_FUNCTIONS`: the bank XOR functions in DRAMA format, a
+/// comma-separated list of hexadecimal physical-address masks, bank index
+/// bit `i` = parity of (address & mask `i`), e.g. `0x2000,0x4000`.
+pub const BANK_FUNCTIONS: &str = "TINCT_BANK_FUNCTIONS";
+/// `TINCT_CONTROLLERS`: DRAM controller (channel) indices, e.g. `0`;
+/// needs `TINCT_CONTROLLER_FUNCTIONS`.
+pub const CONTROLLERS: &str = "TINCT_CONTROLLERS";
+/// `TINCT_CONTROLLER_FUNCTIONS`: the controller XOR functions (DRAMA
+/// format, as `TINCT_BANK_FUNCTIONS`).
+pub const CONTROLLER_FUNCTIONS: &str = "TINCT_CONTROLLER_FUNCTIONS";
 /// `TINCT_COLOR_BITS`: physical address bits that select the color, e.g.
 /// `12-20` (default: derived from the last-level cache geometry).
 pub const COLOR_BITS: &str = "TINCT_COLOR_BITS";
@@ -35,8 +47,17 @@ pub const DEFAULT_POOL: u64 = 512 << 20;
 /// The settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// Requested colors, sorted and unique.
+    /// Requested colors, sorted and unique; empty means every color (only
+    /// allowed when banks or controllers are requested).
     pub colors: Vec<u32>,
+    /// Requested DRAM banks, sorted and unique (`None`: any bank).
+    pub banks: Option<Vec<u32>>,
+    /// Requested DRAM controllers, sorted and unique (`None`: any).
+    pub controllers: Option<Vec<u32>>,
+    /// Bank XOR masks (empty: one bank).
+    pub bank_functions: Vec<u64>,
+    /// Controller XOR masks (empty: one controller).
+    pub controller_functions: Vec<u64>,
     /// Explicit color bits, if given.
     pub color_bits: Option<Vec<u32>>,
     /// Pool size in bytes.
@@ -54,21 +75,26 @@ pub struct Config {
 /// Reads the configuration through `lookup` (the environment in the shim,
 /// a map in tests).
 pub fn parse(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, String> {
-    let colors_text = lookup(COLORS).ok_or_else(|| {
-        format!(
-            "{COLORS} is not set: expected the page colors to serve the heap from, e.g. \
-             {COLORS}=0-15 (see `tinct doctor` for the number of colors; `tinct exec --colors` \
-             sets it)"
-        )
-    })?;
-    let colors = parse_colors(&colors_text)?;
-    if let Some(banks) = lookup(BANKS).filter(|b| !b.trim().is_empty()) {
-        return Err(format!(
-            "{BANKS}={banks:?}: bank-restricted malloc is not supported by the shim yet; \
-             expected {BANKS} unset (bank-aware pages are available through the tinct-mem \
-             C ABI, tinct_pool_alloc_banks)"
-        ));
-    }
+    let bank_functions = functions(&lookup, BANK_FUNCTIONS)?;
+    let controller_functions = functions(&lookup, CONTROLLER_FUNCTIONS)?;
+    let banks = index_list(&lookup, BANKS, BANK_FUNCTIONS, &bank_functions)?;
+    let controllers = index_list(
+        &lookup,
+        CONTROLLERS,
+        CONTROLLER_FUNCTIONS,
+        &controller_functions,
+    )?;
+    let colors = match lookup(COLORS).filter(|c| !c.trim().is_empty()) {
+        Some(text) => parse_colors(&text)?,
+        None if banks.is_some() || controllers.is_some() => Vec::new(),
+        None => {
+            return Err(format!(
+                "{COLORS} is not set: expected the page colors to serve the heap from, e.g. \
+                 {COLORS}=0-15 (see `tinct doctor` for the number of colors; `tinct exec \
+                 --colors` sets it), or DRAM banks in {BANKS}"
+            ));
+        }
+    };
     let pool_bytes = match lookup(POOL) {
         None => DEFAULT_POOL,
         Some(text) => {
@@ -89,6 +115,10 @@ pub fn parse(lookup: impl Fn(&str) -> Option<String>) -> Result<Config, String> 
     };
     Ok(Config {
         colors,
+        banks,
+        controllers,
+        bank_functions,
+        controller_functions,
         color_bits,
         pool_bytes,
         strict: flag(&lookup, STRICT)?,
@@ -108,6 +138,55 @@ pub fn parse_colors(text: &str) -> Result<Vec<u32>, String> {
         return Err(format!("{COLORS}={text:?}: expected at least one color"));
     }
     Ok(colors)
+}
+
+/// XOR masks in DRAMA format from `name` (unset or empty: none).
+fn functions(lookup: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Vec<u64>, String> {
+    let Some(text) = lookup(name) else {
+        return Ok(Vec::new());
+    };
+    tinct_mem::XorFunctions::parse(&text)
+        .map(|f| f.masks().to_vec())
+        .map_err(|e| {
+            format!(
+                "{name}={text:?}: expected hexadecimal address masks such as 0x2000,0x4000 ({e})"
+            )
+        })
+}
+
+/// A bank or controller list from `name`, which needs the functions of
+/// `functions_name` (non-empty `masks`) to mean anything.
+fn index_list(
+    lookup: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    functions_name: &str,
+    masks: &[u64],
+) -> Result<Option<Vec<u32>>, String> {
+    let Some(text) = lookup(name).filter(|t| !t.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let list = tinct_sys::parse_cpu_list(&text)
+        .map_err(|e| format!("{name}={text:?}: expected a list such as 0-3,6 ({e})"))?;
+    if list.is_empty() {
+        return Err(format!("{name}={text:?}: expected at least one index"));
+    }
+    if masks.is_empty() {
+        return Err(format!(
+            "{name}={text:?} needs {functions_name}: this machine's DRAM address mapping is \
+             unknown; expected the XOR functions as hexadecimal masks, e.g. \
+             {functions_name}=0x2000,0x4000 (DRAMA format)"
+        ));
+    }
+    let count = 1u64 << masks.len();
+    if let Some(bad) = list.iter().find(|&&i| u64::from(i) >= count) {
+        return Err(format!(
+            "{name}={text:?}: index {bad} does not exist: expected 0-{} ({} functions in \
+             {functions_name})",
+            count - 1,
+            masks.len()
+        ));
+    }
+    Ok(Some(list))
 }
 
 fn flag(lookup: &impl Fn(&str) -> Option<String>, name: &str) -> Result<bool, String> {
@@ -150,6 +229,31 @@ mod tests {
         let defaults = parse_map(&[(COLORS, "7")]).unwrap();
         assert_eq!(defaults.pool_bytes, DEFAULT_POOL);
         assert!(!defaults.strict && !defaults.stats && defaults.page_report.is_none());
+        assert_eq!(defaults.banks, None);
+    }
+
+    #[test]
+    fn banks_need_functions_and_make_colors_optional() {
+        let config = parse_map(&[
+            (BANKS, "1,3"),
+            (BANK_FUNCTIONS, "0x2000, 0x4000"),
+            (CONTROLLERS, "0"),
+            (CONTROLLER_FUNCTIONS, "0x8000"),
+        ])
+        .unwrap();
+        assert!(config.colors.is_empty(), "every color");
+        assert_eq!(config.banks, Some(vec![1, 3]));
+        assert_eq!(config.controllers, Some(vec![0]));
+        assert_eq!(config.bank_functions, vec![0x2000, 0x4000]);
+        assert_eq!(config.controller_functions, vec![0x8000]);
+        let both = parse_map(&[
+            (COLORS, "0-7"),
+            (BANKS, "2"),
+            (BANK_FUNCTIONS, "0x2000,0x4000"),
+        ])
+        .unwrap();
+        assert_eq!(both.colors, (0..8).collect::<Vec<_>>());
+        assert_eq!(both.banks, Some(vec![2]));
     }
 
     #[test]
@@ -171,8 +275,30 @@ mod tests {
             "{flag}"
         );
         let banks = parse_map(&[(COLORS, "1"), (BANKS, "0-3")]).unwrap_err();
-        assert!(banks.contains("not supported"), "{banks}");
+        assert!(
+            banks.contains("TINCT_BANKS=\"0-3\" needs TINCT_BANK_FUNCTIONS"),
+            "{banks}"
+        );
+        let range = parse_map(&[(BANKS, "0-4"), (BANK_FUNCTIONS, "0x2000,0x4000")]).unwrap_err();
+        assert!(
+            range.contains("index 4 does not exist: expected 0-3"),
+            "{range}"
+        );
+        let mask = parse_map(&[(BANKS, "0"), (BANK_FUNCTIONS, "0x2000,zz")]).unwrap_err();
+        assert!(
+            mask.contains("TINCT_BANK_FUNCTIONS=\"0x2000,zz\""),
+            "{mask}"
+        );
+        let controllers = parse_map(&[(COLORS, "1"), (CONTROLLERS, "1")]).unwrap_err();
+        assert!(
+            controllers.contains("needs TINCT_CONTROLLER_FUNCTIONS"),
+            "{controllers}"
+        );
         let empty = parse_colors(" ").unwrap_err();
+        assert!(
+            missing.contains("or DRAM banks in TINCT_BANKS"),
+            "{missing}"
+        );
         assert!(empty.contains("at least one color"), "{empty}");
     }
 }

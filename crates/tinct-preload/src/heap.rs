@@ -1,18 +1,20 @@
 //! [`Heap`]: the malloc family on a colored [`SharedPool`].
 //!
 //! Every request takes the heap's [`RawLock`] first (so `fork` can hold it
-//! across the call, see [`crate::fork`]) and then goes to the pool, which
+//! across the call, see [`crate::process`]) and then goes to the pool, which
 //! serves it from pages of the requested colors only (kim2013 Section
-//! III-C: round robin over the colors, freed pages first). When the pool is
-//! full, strict mode fails the request with ENOMEM; otherwise it is served
+//! III-C: round robin over the colors, freed pages first). With
+//! `TINCT_BANKS` the pool keeps only the pages whose DRAM (controller,
+//! bank) class, from the XOR functions, was requested (`retain_banks`).
+//! When the pool is full, strict mode fails the request with ENOMEM; otherwise it is served
 //! from the uncolored [`crate::bootstrap`] arena and counted as a fallback.
 
 use std::collections::HashSet;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use tinct_mem::mapping::LayoutSpec;
-use tinct_mem::{MemError, Pool, PoolOptions, SharedPool};
+use tinct_mem::mapping::{FunctionSpec, LayoutSpec};
+use tinct_mem::{MemError, PageClass, PageId, Pool, PoolOptions, SharedPool};
 
 use crate::bootstrap::BOOTSTRAP;
 use crate::config::Config;
@@ -80,14 +82,25 @@ impl Heap {
     /// the pages of the requested colors and gives the others back to the
     /// kernel.
     pub fn new(config: Config) -> Result<Self, BuildError> {
+        let functions = |masks: &[u64]| {
+            (!masks.is_empty()).then(|| masks.iter().copied().map(FunctionSpec).collect())
+        };
         let spec = LayoutSpec {
             color_bits: config.color_bits.clone(),
+            bank_functions: functions(&config.bank_functions),
+            controller_functions: functions(&config.controller_functions),
             ..LayoutSpec::default()
         };
-        let mapping = tinct_mem::machine_mapping(&spec)
-            .map_err(|e| BuildError::Other(format!("cannot work out the page colors: {e}")))?;
+        let mapping = tinct_mem::machine_mapping(&spec).map_err(|e| {
+            BuildError::Other(format!("cannot work out the page colors and banks: {e}"))
+        })?;
         let limit = mapping.colors();
-        if let Some(bad) = config.colors.iter().find(|&&c| c >= limit) {
+        let colors: Vec<u32> = if config.colors.is_empty() {
+            (0..limit).collect()
+        } else {
+            config.colors.clone()
+        };
+        if let Some(bad) = colors.iter().find(|&&c| c >= limit) {
             return Err(BuildError::Other(format!(
                 "TINCT_COLORS: color {bad} does not exist: expected colors 0-{} (this machine's \
                  last-level cache has {limit} page colors)",
@@ -99,11 +112,65 @@ impl Heap {
             lock: false,
             uncolored: config.allow_uncolored,
         };
-        let pool = Pool::new(mapping, options).map_err(|e| match e {
+        let mut pool = Pool::new(mapping, options).map_err(|e| match e {
             MemError::FramesUnreadable { .. } => BuildError::FramesUnreadable(e.to_string()),
             other => BuildError::Other(other.to_string()),
         })?;
-        let colored_pages = release_other_colors(&pool, &config.colors);
+        let mut colors = colors;
+        let colored_pages = if config.banks.is_some() || config.controllers.is_some() {
+            let wanted = |class: PageClass| {
+                config
+                    .banks
+                    .as_ref()
+                    .is_none_or(|b| b.contains(&class.bank))
+                    && config
+                        .controllers
+                        .as_ref()
+                        .is_none_or(|c| c.contains(&class.controller))
+            };
+            let kept = retain_banks(&mut pool, &colors, wanted).map_err(|e| {
+                BuildError::Other(format!("cannot restrict the pool to banks: {e}"))
+            })?;
+            if kept == 0 && !config.strict {
+                crate::report::write_stderr(
+                    "tinct-preload: WARNING: no page of the pool lies in both the requested \
+                     colors and banks: every allocation falls back to uncolored memory \
+                     (counted; TINCT_STRICT=1 makes this an error)\n",
+                );
+            }
+            if kept == 0 && config.strict {
+                return Err(BuildError::Other(format!(
+                    "TINCT_STRICT=1: no page of the {} MiB pool lies in both the requested colors \
+                     ({}) and banks (TINCT_BANKS={}, TINCT_CONTROLLERS={}): expected a request \
+                     the pool can serve (check that the bank functions do not read the same \
+                     address bits as the colors, or raise TINCT_POOL)",
+                    config.pool_bytes >> 20,
+                    tinct_sys::format_cpu_list(&colors),
+                    config
+                        .banks
+                        .as_ref()
+                        .map_or("any".into(), |b| tinct_sys::format_cpu_list(b)),
+                    config
+                        .controllers
+                        .as_ref()
+                        .map_or("any".into(), |c| tinct_sys::format_cpu_list(c)),
+                )));
+            }
+            // Bank functions may read color bits: a color without a page
+            // in the requested banks would stop kim2013's round robin
+            // (equal shares of every color), so it is dropped.
+            let served: Vec<u32> = colors
+                .iter()
+                .copied()
+                .filter(|&color| pool.book().free_in_color(color) > 0)
+                .collect();
+            if !served.is_empty() {
+                colors = served;
+            }
+            kept
+        } else {
+            release_other_colors(&pool, &colors)
+        };
         let page_size = pool.page_size();
         let pool = SharedPool::from_pool(pool).map_err(|e| BuildError::Other(e.to_string()))?;
         let span_cache = if config.page_report.is_some() {
@@ -116,7 +183,7 @@ impl Heap {
         };
         Ok(Self {
             pool,
-            colors: config.colors.clone(),
+            colors,
             handed_pages: config
                 .page_report
                 .as_ref()
@@ -140,7 +207,13 @@ impl Heap {
         &self.pool
     }
 
-    /// Pages of the requested colors in the pool.
+    /// The colors the heap is served from (every color when
+    /// `TINCT_COLORS` was not given), sorted.
+    pub fn colors(&self) -> &[u32] {
+        &self.colors
+    }
+
+    /// Pages of the requested colors (and banks, if any) in the pool.
     pub fn colored_pages(&self) -> usize {
         self.colored_pages
     }
@@ -573,6 +646,40 @@ fn release_other_colors(pool: &Pool, colors: &[u32]) -> usize {
     kept
 }
 
+/// Keeps only the pages of `colors` whose class is `wanted` (DRAM bank and
+/// controller, chandru-mueller's (controller, bank) classes from the XOR
+/// functions), retiring every other page and giving its memory back to
+/// the kernel. Returns the number of pages kept.
+///
+/// The pool can retire free pages only by color, so the wanted pages are
+/// held (allocated) while every other free page is retired, then freed
+/// again in reverse order, which restores their order in the free lists.
+fn retain_banks(
+    pool: &mut Pool,
+    colors: &[u32],
+    wanted: impl Fn(PageClass) -> bool,
+) -> Result<usize, MemError> {
+    let mut keep: Vec<PageId> = Vec::new();
+    let mut drop: Vec<PageId> = Vec::new();
+    for &color in colors {
+        while let Ok(page) = pool.alloc_page(color) {
+            if wanted(pool.class(page)) {
+                keep.push(page);
+            } else {
+                drop.push(page);
+            }
+        }
+    }
+    for page in drop {
+        pool.free(page)?;
+    }
+    pool.retain_colors(&[])?;
+    for &page in keep.iter().rev() {
+        pool.free(page)?;
+    }
+    Ok(keep.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -580,6 +687,10 @@ mod tests {
     fn config(pool_mib: u64, strict: bool) -> Config {
         Config {
             colors: vec![0, 1],
+            banks: None,
+            controllers: None,
+            bank_functions: Vec::new(),
+            controller_functions: Vec::new(),
             color_bits: Some(vec![12, 13, 14]),
             pool_bytes: pool_mib << 20,
             strict,
@@ -695,6 +806,37 @@ mod tests {
                 unsafe { heap.free(ptr) };
             }
         }
+    }
+
+    #[test]
+    fn banks_restrict_the_pool_and_drop_colors_without_such_pages() {
+        let mut settings = config(16, true);
+        // Colors by bits 12-14, banks by bits 13-14: bank 3 lies in colors
+        // 6 and 7 only, so colors 0-5 leave the round robin.
+        settings.colors = (0..8).collect();
+        settings.bank_functions = vec![0x2000, 0x4000];
+        settings.banks = Some(vec![3]);
+        let heap = Heap::new(settings).unwrap_or_else(|_| panic!("heap"));
+        assert_eq!(heap.colors(), &[6, 7]);
+        let stats = heap.pool().stats();
+        let free: u64 = stats.banks.iter().map(|b| b.free).sum();
+        let in_bank_3: u64 = stats
+            .banks
+            .iter()
+            .filter(|b| b.bank == 3)
+            .map(|b| b.free)
+            .sum();
+        assert_eq!(free, in_bank_3, "every other bank's page is retired");
+        assert_eq!(heap.colored_pages() as u64, free);
+        assert!(free > 0 && free < 4096, "{free}");
+        let ptr = heap.alloc(40_000, 16);
+        assert!(!ptr.is_null());
+        for offset in (0..40_000).step_by(heap.page_size()) {
+            let class = heap.pool().class_of_address(ptr as usize + offset).unwrap();
+            assert_eq!(class.bank, 3, "at {offset}");
+        }
+        // SAFETY: live, freed once.
+        unsafe { heap.free(ptr) };
     }
 
     #[test]

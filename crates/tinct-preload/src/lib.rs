@@ -10,7 +10,9 @@
 //!
 //! The malloc family ([`exports`]) is served by a colored tinct-mem pool
 //! ([`heap`]) built on the first allocation from the settings in the
-//! environment ([`config`]). The shim's own data lives in the uncolored
+//! environment ([`config`]): colors, and optionally DRAM banks and
+//! controllers (`TINCT_BANKS`: pages in both a requested color and a
+//! requested bank). The shim's own data lives in the uncolored
 //! [`bootstrap`] arena, so building the pool never recurses into `malloc`.
 //! [`process`] holds the process-wide heap, the `fork` handlers and the
 //! exit report ([`report`]).

@@ -56,7 +56,7 @@ pub fn summary(heap: &Heap) -> String {
     let _ = writeln!(
         out,
         "tinct-preload[{pid}]: colors {} of {} ({}), pool {} MiB, {} pages in these colors",
-        tinct_sys::format_cpu_list(&config.colors),
+        tinct_sys::format_cpu_list(heap.colors()),
         stats.colors.len(),
         match &uncolored {
             None => "placement by physical frame".to_string(),
@@ -89,8 +89,8 @@ pub fn summary(heap: &Heap) -> String {
         heap.cached_span_pages(),
     );
     let _ = write!(out, "{}", mapping_note(pid, heap));
-    let used: Vec<(u32, u64)> = config
-        .colors
+    let used: Vec<(u32, u64)> = heap
+        .colors()
         .iter()
         .filter_map(|&color| Some((color, stats.colors.get(color as usize)?.used)))
         .collect();
@@ -104,8 +104,8 @@ pub fn summary(heap: &Heap) -> String {
         .fold((u64::MAX, 0), |(lo, hi), &(_, p)| (lo.min(p), hi.max(p)));
     // kim2013 III-C round robin takes equal shares of every color, so the
     // color with the fewest pages bounds what the pool can hand out.
-    let fewest = config
-        .colors
+    let fewest = heap
+        .colors()
         .iter()
         .filter_map(|&color| stats.colors.get(color as usize))
         .map(|counts| counts.free + counts.used)
@@ -115,8 +115,8 @@ pub fn summary(heap: &Heap) -> String {
         out,
         "tinct-preload[{pid}]: fewest pages in one requested color: {fewest} (round robin over {} \
          colors can hand out about {} pages; raise TINCT_POOL for more)",
-        config.colors.len(),
-        fewest * config.colors.len() as u64
+        heap.colors().len(),
+        fewest * heap.colors().len() as u64
     );
     let _ = writeln!(
         out,
@@ -135,7 +135,7 @@ pub fn summary(heap: &Heap) -> String {
         .iter()
         .enumerate()
         .filter(|(color, counts)| {
-            counts.used > 0 && config.colors.binary_search(&(*color as u32)).is_err()
+            counts.used > 0 && heap.colors().binary_search(&(*color as u32)).is_err()
         })
         .map(|(color, counts)| format!("{color}:{}", counts.used))
         .collect();
@@ -148,7 +148,49 @@ pub fn summary(heap: &Heap) -> String {
             outside.join(" ")
         }
     );
+    let _ = write!(out, "{}", bank_lines(pid, heap, &stats.banks));
     out
+}
+
+/// Pages in use per DRAM (controller, bank) and outside the requested
+/// banks; nothing without bank or controller functions.
+fn bank_lines(pid: u32, heap: &Heap, banks: &[tinct_mem::BankCounts]) -> String {
+    let config = heap.config();
+    if config.bank_functions.is_empty() && config.controller_functions.is_empty() {
+        return String::new();
+    }
+    let wanted = |b: &tinct_mem::BankCounts| {
+        config.banks.as_ref().is_none_or(|l| l.contains(&b.bank))
+            && config
+                .controllers
+                .as_ref()
+                .is_none_or(|l| l.contains(&b.controller))
+    };
+    let list = |keep: &dyn Fn(&tinct_mem::BankCounts) -> bool| {
+        let entries: Vec<String> = banks
+            .iter()
+            .filter(|b| b.used > 0 && keep(b))
+            .map(|b| format!("c{}:b{}:{}", b.controller, b.bank, b.used))
+            .collect();
+        if entries.is_empty() {
+            "none".to_string()
+        } else {
+            entries.join(" ")
+        }
+    };
+    let format = |l: &Option<Vec<u32>>| {
+        l.as_ref()
+            .map_or("any".into(), |l| tinct_sys::format_cpu_list(l))
+    };
+    format!(
+        "tinct-preload[{pid}]: banks {} controllers {}; pages in use per bank \
+         (controller:bank:pages): {}\n\
+         tinct-preload[{pid}]: pages in use outside the requested banks: {}\n",
+        format(&config.banks),
+        format(&config.controllers),
+        list(&|_| true),
+        list(&|b| !wanted(b)),
+    )
 }
 
 /// Kernel mappings: multi-page blocks cost about three per run of
@@ -198,11 +240,10 @@ pub fn write_page_report(heap: &Heap, path: &Path) {
     let mut text = String::new();
     let _ = writeln!(text, "pid {pid}");
     let _ = writeln!(text, "page_size {}", heap.page_size());
-    let _ = writeln!(
-        text,
-        "colors {}",
-        tinct_sys::format_cpu_list(&heap.config().colors)
-    );
+    let _ = writeln!(text, "colors {}", tinct_sys::format_cpu_list(heap.colors()));
+    if let Some(banks) = &heap.config().banks {
+        let _ = writeln!(text, "banks {}", tinct_sys::format_cpu_list(banks));
+    }
     let _ = writeln!(text, "uncolored {}", u8::from(heap.pool().is_uncolored()));
     for (name, value) in [
         ("colored", &c.colored),

@@ -31,7 +31,7 @@ pub const PRELOAD_LIB: &str = "libtinct_preload.so";
 pub struct Args {
     /// Page colors of the last-level cache to serve the heap from, e.g. `0-15,32`
     /// (see `tinct doctor` for the number of colors).
-    #[arg(long, value_name = "LIST", required_unless_present = "l3_partitions")]
+    #[arg(long, value_name = "LIST", required_unless_present_any = ["l3_partitions", "banks", "controllers"])]
     pub colors: Option<String>,
     /// Reserve these cache partitions (1-based, as S(i) in a plan) with
     /// hardware cache allocation (resctrl L3 capacity mask), e.g. `2-3`.
@@ -44,9 +44,20 @@ pub struct Args {
     /// resctrl mount point (default: from /proc/mounts); for tests.
     #[arg(long, value_name = "DIR", hide = true, requires = "l3_partitions")]
     pub resctrl_root: Option<PathBuf>,
-    /// DRAM banks (passed on as TINCT_BANKS; the shim refuses it for now).
-    #[arg(long, value_name = "LIST")]
+    /// DRAM banks to serve the heap from, e.g. `1,2` (in every controller;
+    /// with `--colors`, pages must be in both). Needs `--bank-functions`.
+    #[arg(long, value_name = "LIST", requires = "bank_functions")]
     pub banks: Option<String>,
+    /// The DRAM bank functions of this machine as XOR masks in DRAMA format,
+    /// e.g. `0x2040,0x44000` (bank bit i = parity of address & mask i).
+    #[arg(long, value_name = "MASKS")]
+    pub bank_functions: Option<String>,
+    /// DRAM controllers to serve the heap from. Needs `--controller-functions`.
+    #[arg(long, value_name = "LIST", requires = "controller_functions")]
+    pub controllers: Option<String>,
+    /// The DRAM controller functions as XOR masks, like `--bank-functions`.
+    #[arg(long, value_name = "MASKS")]
+    pub controller_functions: Option<String>,
     /// Pool size: all colors are mapped and translated, the requested ones
     /// are kept (so the heap can grow to about SIZE × requested / all colors).
     #[arg(long, value_name = "SIZE", default_value = "512MiB")]
@@ -133,9 +144,22 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let (program, rest) = args.command.split_first().expect("clap requires CMD");
     let mut command = Command::new(program);
     command.args(rest);
-    if let Some(colors) = &colors {
+    let dram = [
+        (&args.banks, "TINCT_BANKS"),
+        (&args.bank_functions, "TINCT_BANK_FUNCTIONS"),
+        (&args.controllers, "TINCT_CONTROLLERS"),
+        (&args.controller_functions, "TINCT_CONTROLLER_FUNCTIONS"),
+    ];
+    if colors.is_some() || args.banks.is_some() || args.controllers.is_some() {
         let shim = find_shim()?;
-        command.env("TINCT_COLORS", tinct_sys::format_cpu_list(colors));
+        if let Some(colors) = &colors {
+            command.env("TINCT_COLORS", tinct_sys::format_cpu_list(colors));
+        }
+        for (value, name) in dram {
+            if let Some(value) = value {
+                command.env(name, value);
+            }
+        }
         command.env("TINCT_POOL", &args.pool);
         for (flag, name) in [
             (args.strict, "TINCT_STRICT"),
@@ -145,9 +169,6 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             if flag {
                 command.env(name, "1");
             }
-        }
-        if let Some(banks) = &args.banks {
-            command.env("TINCT_BANKS", banks);
         }
         command.env(
             "LD_PRELOAD",

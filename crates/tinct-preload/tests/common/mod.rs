@@ -125,6 +125,8 @@ pub struct Checked {
     pub pages_absent: usize,
     /// The report's counters (`fallbacks`, `failures`, ...).
     pub counters: Vec<(String, u64)>,
+    /// Physical frame number of every translated heap page.
+    pub frames: Vec<u64>,
 }
 
 impl Checked {
@@ -216,6 +218,7 @@ fn check_report(pid: u32, report: &str, colors: &[u64]) -> Checked {
     let mut counters = Vec::new();
     let (mut inside, mut absent) = (0, 0);
     let mut outside = Vec::new();
+    let mut frames = Vec::new();
     for line in report.lines() {
         let (key, value) = line.split_once(' ').unwrap();
         if key == "page" {
@@ -224,6 +227,7 @@ fn check_report(pid: u32, report: &str, colors: &[u64]) -> Checked {
             match entry.frame() {
                 Some(0) => panic!("PFN 0 at {address:#x}: frame numbers hidden (not root?)"),
                 Some(frame) => {
+                    frames.push(frame);
                     let color = geometry.color_of(frame * geometry.page_bytes).unwrap();
                     if colors.contains(&color) {
                         inside += 1;
@@ -249,6 +253,7 @@ fn check_report(pid: u32, report: &str, colors: &[u64]) -> Checked {
         pages_in_colors: inside,
         pages_absent: absent,
         counters,
+        frames,
     };
     assert_eq!(checked.counter("uncolored"), 0, "the pool ran uncolored");
     assert_eq!(

@@ -1,0 +1,157 @@
+//! `TINCT_BANKS` (issue 5 item 1): heap pages restricted to DRAM banks.
+//!
+//! This VM has no known DRAM address mapping, so the tests give the shim
+//! synthetic but real bank functions: bank bit 0 = physical address bit
+//! 13, bank bit 1 = bit 14 (`TINCT_BANK_FUNCTIONS=0x2000,0x4000`), four
+//! "banks" chosen by the frame number. The test translates every heap page
+//! itself through /proc/<pid>/pagemap and recomputes the bank from the
+//! frame, independently of the shim.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::{compile_c, half_of_the_colors, run_plain, run_under_shim, shim};
+use tinct_sys::testing::privileged_or_skip;
+
+/// The synthetic bank functions: address bits 13 and 14.
+const BANK_FUNCTIONS: &str = "0x2000,0x4000";
+
+/// The bank of a physical frame under [`BANK_FUNCTIONS`] (4 KiB pages).
+fn bank_of_frame(frame: u64) -> u64 {
+    let address = frame << 12;
+    ((address >> 13) & 1) | (((address >> 14) & 1) << 1)
+}
+
+#[test]
+fn every_heap_page_lies_in_the_requested_banks_and_colors() {
+    if !privileged_or_skip("checking heap pages through pagemap") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("threads", dir.path());
+    let command = |banks: bool| {
+        let mut c = Command::new(&binary);
+        c.args(["4", "3000", "2", "17"]);
+        if banks {
+            c.env("TINCT_BANKS", "1,2")
+                .env("TINCT_BANK_FUNCTIONS", BANK_FUNCTIONS);
+        }
+        c
+    };
+    let plain = run_plain(command(false), None);
+    // Half of the colors *and* banks 1 and 2: pages satisfying both.
+    let shimmed = run_under_shim(command(true), None, &half_of_the_colors(), "256MiB");
+    assert_eq!(
+        String::from_utf8_lossy(&shimmed.stdout),
+        String::from_utf8_lossy(&plain.stdout)
+    );
+    assert!(shimmed.frames.len() > 300, "{}", shimmed.frames.len());
+    let outside: Vec<(u64, u64)> = shimmed
+        .frames
+        .iter()
+        .map(|&frame| (frame, bank_of_frame(frame)))
+        .filter(|&(_, bank)| bank != 1 && bank != 2)
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "{} of {} heap pages outside banks 1,2 (frame, bank): {:?}",
+        outside.len(),
+        shimmed.frames.len(),
+        &outside[..outside.len().min(10)]
+    );
+    let banks_used: std::collections::BTreeSet<u64> =
+        shimmed.frames.iter().map(|&f| bank_of_frame(f)).collect();
+    assert_eq!(
+        banks_used.len(),
+        2,
+        "both banks serve the heap: {banks_used:?}"
+    );
+    assert!(
+        shimmed
+            .stderr
+            .contains("pages in use outside the requested banks: none"),
+        "{}",
+        shimmed.stderr
+    );
+    assert!(shimmed.stderr.contains("c0:b1:"), "{}", shimmed.stderr);
+}
+
+/// `sort` of two lines under the shim with color bits 12-20 (so color 0
+/// has address bits 13 and 14 clear: bank 0 only) and `env`.
+fn run_sort(env: &[(&str, &str)]) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input");
+    std::fs::write(&input, "b\na\n").unwrap();
+    let mut command = Command::new("sort");
+    command
+        .arg(&input)
+        .env("LD_PRELOAD", shim())
+        .env("TINCT_COLOR_BITS", "12-20")
+        .env("TINCT_POOL", "16MiB")
+        .env("TINCT_BANK_FUNCTIONS", BANK_FUNCTIONS)
+        .env_remove("TINCT_PAGE_REPORT");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().expect("run sh")
+}
+
+#[test]
+fn an_impossible_request_fails_cleanly_in_strict_mode_and_falls_back_otherwise() {
+    if !privileged_or_skip("building a pool from physical frame numbers") {
+        return;
+    }
+    let impossible = [("TINCT_COLORS", "0"), ("TINCT_BANKS", "1-3")];
+    let strict = run_sort(&[impossible[0], impossible[1], ("TINCT_STRICT", "1")]);
+    let stderr = String::from_utf8_lossy(&strict.stderr);
+    assert_eq!(strict.status.code(), Some(1), "{stderr}");
+    assert!(strict.stdout.is_empty(), "the program must not run");
+    assert!(
+        stderr.contains("no page of the 16 MiB pool lies in both the requested colors (0) and banks (TINCT_BANKS=1-3"),
+        "{stderr}"
+    );
+    let relaxed = run_sort(&[impossible[0], impossible[1], ("TINCT_STATS", "1")]);
+    let stderr = String::from_utf8_lossy(&relaxed.stderr);
+    assert!(relaxed.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&relaxed.stdout), "a\nb\n");
+    assert!(
+        stderr.contains("WARNING: no page of the pool lies in both"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("0 pages in these colors"), "{stderr}");
+    assert!(
+        !stderr.contains(" 0 fallbacks"),
+        "fallbacks are counted: {stderr}"
+    );
+    // Every color, bank 0 only: the colors whose bits 13-14 are set have
+    // no page in bank 0 and leave the round robin; strict mode succeeds.
+    let possible = run_sort(&[
+        ("TINCT_BANKS", "0"),
+        ("TINCT_STRICT", "1"),
+        ("TINCT_STATS", "1"),
+    ]);
+    let stderr = String::from_utf8_lossy(&possible.stderr);
+    assert!(possible.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&possible.stdout), "a\nb\n");
+    assert!(stderr.contains(" 0 fallbacks"), "{stderr}");
+    assert!(
+        stderr.contains("of 512 ("),
+        "colors 0-511 by bits 12-20: {stderr}"
+    );
+    assert!(
+        stderr.contains("over 128 colors"),
+        "a quarter of the colors serve bank 0: {stderr}"
+    );
+    assert!(
+        stderr.contains("outside the requested banks: none"),
+        "{stderr}"
+    );
+    let bad = run_sort(&[("TINCT_BANKS", "4")]);
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("TINCT_BANKS=\"4\": index 4 does not exist"),
+        "{stderr}"
+    );
+}
