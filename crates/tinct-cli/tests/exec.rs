@@ -287,7 +287,11 @@ fn impossible_l3_partitions_are_bad_input_and_no_l3_allocation_fails() {
 fn banks_are_passed_to_the_shim_with_their_functions() {
     let missing = tinct_exec(&["--banks", "1", "--", "true"]);
     assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
-    assert!(stderr(&missing).contains("--bank-functions"), "{}", stderr(&missing));
+    assert!(
+        stderr(&missing).contains("--bank-functions"),
+        "{}",
+        stderr(&missing)
+    );
     if !privileged_or_skip("frame numbers") {
         return;
     }
@@ -309,7 +313,13 @@ fn banks_are_passed_to_the_shim_with_their_functions() {
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
     let text = String::from_utf8_lossy(&output.stdout);
-    assert!(text.contains("banks=1,2 functions=0x2000,0x4000\na\nb\n"), "{text}");
+    assert!(
+        text.contains("banks=1,2 functions=0x2000,0x4000\na\nb\n"),
+        "{text}"
+    );
     let summary = stderr(&output);
-    assert!(summary.contains("outside the requested banks: none"), "{summary}");
+    assert!(
+        summary.contains("outside the requested banks: none"),
+        "{summary}"
+    );
 }
