@@ -163,8 +163,13 @@ fn iterate(task: &CoreTask, own_warmup: u64, hp: &mut [HpTerms]) -> ResponseTime
         warmup_ns: own_warmup,
         ..ResponseTime::default()
     };
-    for h in hp.iter() {
-        let releases = r.div_ceil(h.period);
+    for h in hp.iter_mut() {
+        // Bring ⌈r/T_j⌉ up to the last iterate (a no-op at a fixed point).
+        while r > h.horizon {
+            h.releases += 1;
+            h.horizon = h.horizon.saturating_add(h.period);
+        }
+        let releases = h.releases;
         result.interference_ns += releases * h.wcet;
         result.hp_warmup_ns += h.warmup_n + (releases - 1) * h.warmup_i;
         result.crpd_ns += releases * h.crpd;
