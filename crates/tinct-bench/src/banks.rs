@@ -770,13 +770,7 @@ fn write_outputs(report: &mut Report, common: &BenchOptions) -> Result<()> {
         ));
     }
     out.write_svg("banks.svg", &chart)?;
-    let json = out.path().join("banks.json");
-    report.files = out
-        .written()
-        .iter()
-        .chain(std::iter::once(&json))
-        .map(|p| p.display().to_string())
-        .collect();
+    report.files = out.files_with("banks.json");
     out.write_json("banks.json", report)?;
     Ok(())
 }

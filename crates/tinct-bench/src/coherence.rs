@@ -600,13 +600,7 @@ fn write_outputs(report: &mut Report, common: &BenchOptions) -> Result<()> {
     let (wcet, slowdown) = charts(report);
     out.write_svg("coherence-wcet.svg", &wcet)?;
     out.write_svg("coherence-slowdown.svg", &slowdown)?;
-    let json = out.path().join("coherence.json");
-    report.files = out
-        .written()
-        .iter()
-        .chain(std::iter::once(&json))
-        .map(|p| p.display().to_string())
-        .collect();
+    report.files = out.files_with("coherence.json");
     out.write_json("coherence.json", report)?;
     Ok(())
 }

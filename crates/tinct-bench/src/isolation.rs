@@ -690,13 +690,7 @@ fn write_outputs(
         ));
     }
     out.write_svg("isolation.svg", &chart)?;
-    let json = out.path().join("isolation.json");
-    report.files = out
-        .written()
-        .iter()
-        .chain(std::iter::once(&json))
-        .map(|p| p.display().to_string())
-        .collect();
+    report.files = out.files_with("isolation.json");
     out.write_json("isolation.json", report)?;
     Ok(())
 }

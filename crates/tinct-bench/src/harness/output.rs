@@ -36,6 +36,17 @@ impl OutputDir {
         &self.written
     }
 
+    /// Every file written so far plus `last` (a JSON result about to be
+    /// written that lists the run's files, itself included), as strings.
+    pub fn files_with(&self, last: &str) -> Vec<String> {
+        self.written
+            .iter()
+            .cloned()
+            .chain(std::iter::once(self.dir.join(last)))
+            .map(|p| p.display().to_string())
+            .collect()
+    }
+
     /// Writes `value` as pretty JSON to `name` (e.g. `calibrate.json`).
     pub fn write_json<T: Serialize>(&mut self, name: &str, value: &T) -> Result<PathBuf> {
         let text = serde_json::to_string_pretty(value).map_err(|source| Error::Json {
