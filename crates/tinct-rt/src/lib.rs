@@ -9,7 +9,7 @@
 //! execution time) over a working set taken from the page colors of the
 //! task's partitions S(i) ([`memory`], tinct-mem) and records every job in
 //! a preallocated [`shared_log::SharedLog`] (no allocation and no I/O while
-//! tasks run). Under supervision ([`runtime_supervised`]) the tasks run in
+//! tasks run). Under supervision the tasks run in
 //! a forked child, so a crash in one still leaves every recorded job. A
 //! top-priority [`watchdog`] stops runaway runs; SIGINT and SIGTERM stop
 //! the run cleanly. The
@@ -25,15 +25,14 @@ pub mod counters;
 mod error;
 pub mod kernels;
 pub mod memory;
-pub mod ordered;
 pub mod output;
 pub mod record;
 pub mod rtapp;
 pub mod runtime;
-pub mod runtime_supervised;
 pub mod shared_log;
 pub mod spec;
 pub mod stats;
 pub mod watchdog;
+pub mod working_set;
 
 pub use error::{Result, RtError};

@@ -206,7 +206,7 @@ impl RunSpec {
                         body.kernel,
                         body.working_set.unwrap_or(task.memory).0,
                         body.work.unwrap_or(Work::Target(c)),
-                        crate::calibrate::memory_percent(body.kernel, body.memory_percent),
+                        crate::kernels::memory_percent(body.kernel, body.memory_percent),
                     ),
                     None => (Kernel::Compute, 0, Work::Target(c), 0),
                 };

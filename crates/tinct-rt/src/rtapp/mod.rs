@@ -18,9 +18,11 @@
 //! shares a non-`unique` timer between threads; with a common release and
 //! equal periods that is the same grid of releases).
 
-use crate::ordered::OrderedValue;
+mod ordered_json;
+
 use crate::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
 use crate::{Result, RtError};
+use ordered_json::OrderedValue;
 use std::path::Path;
 use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
