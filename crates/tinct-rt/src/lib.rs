@@ -24,14 +24,17 @@ pub mod clock;
 pub mod counters;
 mod error;
 pub mod kernels;
+pub mod limits;
 pub mod memory;
 pub mod output;
+pub mod plan;
 pub mod record;
 pub mod rtapp;
 pub mod runtime;
 pub mod shared_log;
 pub mod spec;
 pub mod stats;
+pub mod testing;
 pub mod watchdog;
 pub mod working_set;
 

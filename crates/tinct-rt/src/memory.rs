@@ -439,20 +439,13 @@ impl<'pool> Backing<'pool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::TaskBuilder;
 
     fn task(working_set: u64, partitions: Vec<u32>) -> TaskSpec {
-        TaskSpec {
-            name: "t".into(),
-            cpus: None,
-            policy: crate::spec::Policy::Other,
-            deadline_ns: None,
-            offset_ns: 0,
-            phases: vec![],
-            loops: None,
-            working_set,
-            partitions,
-            bound: None,
-        }
+        TaskBuilder::periodic("t", 1_000_000)
+            .working_set(working_set)
+            .partitions(partitions)
+            .build()
     }
 
     #[test]

@@ -369,7 +369,7 @@ pub fn write_run_dir(dir: &Path, summary: &Summary, result: &RunResult) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{Phase, TaskSpec, Timer};
+    use crate::testing::TaskBuilder;
 
     fn record(
         job: u64,
@@ -397,30 +397,17 @@ mod tests {
     }
 
     fn result() -> RunResult {
-        let spec = TaskSpec {
-            name: "a".into(),
-            cpus: Some(vec![1]),
-            policy: Policy::Fifo(90),
-            deadline_ns: Some(100),
-            offset_ns: 0,
-            phases: vec![Phase {
-                name: "main".into(),
-                loops: None,
-                steps: vec![],
-                timer: Some(Timer {
-                    period_ns: 100,
-                    absolute: true,
-                }),
-            }],
-            loops: None,
-            working_set: 0,
-            partitions: vec![],
-            bound: Some(Bound {
+        let spec = TaskBuilder::periodic("a", 100)
+            .cpu(1)
+            .fifo(90)
+            .deadline(100)
+            .steps(vec![])
+            .bound(Bound {
                 wcet_ns: 10,
                 wcrt_ns: Some(30),
                 wcrt_nocint_ns: Some(20),
-            }),
-        };
+            })
+            .build();
         RunResult {
             start_ns: 1000,
             end_ns: 1400,

@@ -10,34 +10,17 @@
 use tinct_core::model::{Kernel, Work};
 use tinct_rt::record::{Accounting, Outcome};
 use tinct_rt::runtime::{RunOptions, TEST_CRASH_VAR, run};
-use tinct_rt::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use tinct_rt::spec::{RunSpec, TaskSpec};
+use tinct_rt::testing::TaskBuilder;
 use tinct_rt::watchdog::StopReason;
 
 fn task(name: &str, cpu: u32, priority: u8, period_ms: u64) -> TaskSpec {
-    TaskSpec {
-        name: name.into(),
-        cpus: Some(vec![cpu]),
-        policy: Policy::Fifo(priority),
-        deadline_ns: None,
-        offset_ns: 0,
-        phases: vec![Phase {
-            name: "main".into(),
-            loops: None,
-            steps: vec![Step::Kernel {
-                kernel: Kernel::Chase,
-                memory_percent: 100,
-                work: Work::Iterations(20_000),
-            }],
-            timer: Some(Timer {
-                period_ns: period_ms * 1_000_000,
-                absolute: true,
-            }),
-        }],
-        loops: None,
-        working_set: 256 * 1024,
-        partitions: vec![],
-        bound: None,
-    }
+    TaskBuilder::periodic(name, period_ms * 1_000_000)
+        .cpu(cpu)
+        .fifo(priority)
+        .kernel(Kernel::Chase, Work::Iterations(20_000))
+        .working_set(256 * 1024)
+        .build()
 }
 
 fn children_of_this_process() -> usize {

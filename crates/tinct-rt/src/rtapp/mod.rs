@@ -20,6 +20,7 @@
 
 mod ordered_json;
 
+use crate::limits::{MAX_TASKS, MAX_TIME_NS};
 use crate::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
 use crate::{Result, RtError};
 use ordered_json::OrderedValue;
@@ -112,6 +113,29 @@ impl Ctx<'_> {
                     format!("`{key}` in {}", where_(path)),
                     format!("an integer ≥ {min}"),
                     other.kind(),
+                ))
+            }
+        }
+    }
+
+    /// An rt-app time in µs (an integer ≥ `min`) in ns: exact, or bad input
+    /// naming the key when it is beyond [`MAX_TIME_NS`].
+    fn micros(&self, path: &[&str], key: &str, value: &OrderedValue, min: i64) -> Result<u64> {
+        let us = self.int(path, key, value, min)?;
+        let max_us = MAX_TIME_NS / 1_000;
+        match u64::try_from(us).ok().filter(|&us| us <= max_us) {
+            Some(us) => Ok(us * 1_000), // ≤ MAX_TIME_NS: cannot overflow
+            None => {
+                let mut full = path.to_vec();
+                full.push(key);
+                Err(self.error(
+                    &full,
+                    format!("`{key}` in {}", where_(path)),
+                    format!(
+                        "µs from {min} to {max_us} (the limit of times in a run, {})",
+                        Nanos(MAX_TIME_NS)
+                    ),
+                    us.to_string(),
                 ))
             }
         }
@@ -225,6 +249,14 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
     let mut tasks = Vec::new();
     for (name, value) in ctx.object(&[], "tasks", tasks_value)? {
         tasks.extend(parse_task(&ctx, name, value, &global)?);
+        if tasks.len() > MAX_TASKS {
+            return Err(ctx.error(
+                &["tasks", name],
+                format!("tasks.{name}"),
+                format!("at most {MAX_TASKS} threads in all (the limit of threads in one run)"),
+                format!("{} threads up to this task", tasks.len()),
+            ));
+        }
     }
     if tasks.is_empty() {
         return Err(ctx.error(
@@ -234,7 +266,7 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
             "none",
         ));
     }
-    let duration_from_file = global.duration_s.is_some();
+    let duration_from_file = global.duration_ns.is_some();
     let log_dir = match (&global.logdir, &global.log_basename) {
         (None, None) => None,
         (dir, base) => Some(
@@ -248,9 +280,7 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
         spec: RunSpec {
             source: file.to_string(),
             tasks,
-            duration_ns: global
-                .duration_s
-                .map_or(default_duration_ns, |s| s * 1_000_000_000),
+            duration_ns: global.duration_ns.unwrap_or(default_duration_ns),
             lock_memory: global.lock_pages,
             platform_partitions: None,
             calibration_cpu: global.calibration_cpu,
@@ -263,7 +293,7 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
 
 #[derive(Debug)]
 struct Global {
-    duration_s: Option<u64>,
+    duration_ns: Option<u64>,
     default_policy: PolicyName,
     calibration_cpu: Option<u32>,
     ns_per_loop: Option<f64>,
@@ -275,7 +305,7 @@ struct Global {
 impl Default for Global {
     fn default() -> Self {
         Global {
-            duration_s: None,
+            duration_ns: None,
             default_policy: PolicyName::Other,
             calibration_cpu: None,
             ns_per_loop: None,
@@ -321,15 +351,17 @@ fn parse_global(ctx: &Ctx<'_>, value: &OrderedValue) -> Result<Global> {
         match key.as_str() {
             "duration" => {
                 let d = ctx.int(&path, key, v, -1)?;
-                if d == 0 {
+                let max_s = MAX_TIME_NS / 1_000_000_000;
+                if d == 0 || d > max_s as i64 {
                     return Err(ctx.error(
                         &["global", "duration"],
                         "`duration` in global".into(),
-                        "seconds > 0, or -1",
-                        "0",
+                        format!("seconds from 1 to {max_s} (the limit of times in a run), or -1"),
+                        d.to_string(),
                     ));
                 }
-                g.duration_s = (d > 0).then_some(d as u64);
+                // 1..=max_s: positive, and the product is at most MAX_TIME_NS.
+                g.duration_ns = (d > 0).then(|| d as u64 * 1_000_000_000);
             }
             "default_policy" => g.default_policy = parse_policy(ctx, &path, key, v)?,
             "calibration" => match v {
@@ -384,7 +416,17 @@ fn parse_task(
     let mut events: Vec<(&str, &OrderedValue)> = Vec::new();
     for (key, v) in ctx.object(&["tasks"], name, value)? {
         match key.as_str() {
-            "instance" => instance = ctx.int(&path, key, v, 0)?,
+            "instance" => {
+                instance = ctx.int(&path, key, v, 0)?;
+                if instance > MAX_TASKS as i64 {
+                    return Err(ctx.error(
+                        &["tasks", name, "instance"],
+                        format!("`instance` in tasks.{name}"),
+                        format!("0 to {MAX_TASKS} instances (the limit of threads in one run)"),
+                        instance.to_string(),
+                    ));
+                }
+            }
             "loop" => task_loop = ctx.int(&path, key, v, -1)?,
             "cpus" => cpus = Some(parse_cpus(ctx, &path, v)?),
             "policy" => policy = parse_policy(ctx, &path, key, v)?,
@@ -456,6 +498,7 @@ fn parse_task(
         working_set: 0,
         partitions: Vec::new(),
         bound: None,
+        line: ctx.line_of(&path),
     };
     Ok(match instance {
         0 => Vec::new(),
@@ -517,7 +560,7 @@ fn parse_events(
     let mut steps = Vec::new();
     let mut timer = None;
     for (i, (key, value)) in events.iter().enumerate() {
-        let us = |v: &OrderedValue| -> Result<u64> { Ok(ctx.int(path, key, v, 0)? as u64 * 1000) };
+        let us = |v: &OrderedValue| ctx.micros(path, key, v, 0);
         match event_name(key) {
             Some("run") => steps.push(Step::Kernel {
                 kernel: Kernel::Compute,
@@ -564,7 +607,7 @@ fn parse_timer(ctx: &Ctx<'_>, path: &[&str], key: &str, value: &OrderedValue) ->
             "ref" => {
                 ctx.string(&tpath, k, v)?;
             }
-            "period" => period = Some(ctx.int(&tpath, k, v, 1)? as u64 * 1000),
+            "period" => period = Some(ctx.micros(&tpath, k, v, 1)?),
             "mode" => {
                 absolute = match ctx.string(&tpath, k, v)? {
                     "absolute" => true,
@@ -739,5 +782,68 @@ mod tests {
         assert_eq!(f.spec.duration_ns, 7);
         assert!(!f.duration_from_file);
         assert!(f.spec.lock_memory);
+    }
+
+    #[test]
+    fn times_that_do_not_fit_are_refused_by_key_and_line_never_wrapped() {
+        // 18446744073709552 µs is 2^64 ns rounded up: it used to become 384 ns.
+        let e = rejected(
+            "{ \"tasks\": { \"a\": {\n  \"run\": 10,\n  \"timer\": { \"ref\": \"t\", \"period\": 18446744073709552 } } } }",
+        );
+        assert!(
+            e.contains("bad.json:3")
+                && e.contains("`period` in tasks.a.timer")
+                && e.contains("18446744073709552"),
+            "{e}"
+        );
+        let e = rejected(r#"{ "tasks": { "a": { "run": 18446744073709552 } } }"#);
+        assert!(
+            e.contains("`run` in tasks.a") && e.contains("the limit of times"),
+            "{e}"
+        );
+        let e = rejected(r#"{ "tasks": { "a": { "sleep": 9223372036854775807 } } }"#);
+        assert!(e.contains("`sleep` in tasks.a"), "{e}");
+        let e = rejected(
+            r#"{ "tasks": { "a": { "run": 1 } }, "global": { "duration": 18446744073 } }"#,
+        );
+        assert!(
+            e.contains("`duration` in global") && e.contains("18446744073"),
+            "{e}"
+        );
+        // At the limit everything is exact.
+        let max_us = MAX_TIME_NS / 1000;
+        let f = parse(
+            &format!(r#"{{ "tasks": {{ "a": {{ "run": 1, "timer": {{ "ref": "t", "period": {max_us} }} }} }} }}"#),
+            "ok.json",
+            1,
+        )
+        .unwrap();
+        assert_eq!(
+            f.spec.tasks[0].phases[0].timer.unwrap().period_ns,
+            MAX_TIME_NS
+        );
+    }
+
+    #[test]
+    fn instances_beyond_the_limit_of_threads_are_refused() {
+        let e = rejected("{ \"tasks\": {\n \"many\": { \"instance\": 100000, \"run\": 10 } } }");
+        assert!(
+            e.contains("bad.json:2")
+                && e.contains("`instance` in tasks.many")
+                && e.contains("1024"),
+            "{e}"
+        );
+        let e = rejected(
+            r#"{ "tasks": { "a": { "instance": 1000, "run": 10 }, "b": { "instance": 100, "run": 10 } } }"#,
+        );
+        assert!(e.contains("tasks.b") && e.contains("1100 threads"), "{e}");
+        let f = parse(
+            r#"{ "tasks": { "a": { "instance": 3, "run": 1 } } }"#,
+            "ok.json",
+            1,
+        )
+        .unwrap();
+        assert_eq!(f.spec.tasks.len(), 3);
+        assert_eq!(f.spec.tasks[0].line, Some(1));
     }
 }

@@ -45,8 +45,11 @@ use crate::shared_log::SharedLog;
 use crate::spec::RunSpec;
 use crate::{Result, RtError};
 
-/// Checks that the run can get what it needs before any thread starts.
-pub fn check_privileges(spec: &RunSpec, options: &RunOptions) -> Result<()> {
+/// Checks, before anything starts, that the run is inside the limits
+/// ([`RunSpec::check_limits`]), that it may use SCHED_FIFO if it asks for
+/// it, and that every CPU a task is pinned to is one this process may use.
+pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
+    spec.check_limits()?;
     if options.realtime
         && spec.needs_rt()
         && let tinct_sys::privilege::Probe::Failed { message, .. } =
@@ -67,7 +70,7 @@ pub fn check_privileges(spec: &RunSpec, options: &RunOptions) -> Result<()> {
             if !allowed.contains(cpu) {
                 return Err(RtError::Input {
                     file: spec.source.clone(),
-                    line: None,
+                    line: task.line,
                     field: format!("task '{}' core/cpus", task.name),
                     expected: format!(
                         "a CPU this process may use ({})",
@@ -85,27 +88,17 @@ pub fn check_privileges(spec: &RunSpec, options: &RunOptions) -> Result<()> {
 /// common release (privileges, bad CPUs, memory); later failures end the
 /// run with a [`StopReason`] and keep the records.
 pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
-    check_privileges(spec, &options)?;
+    check_can_run(spec, &options)?;
     let mut spec = spec.clone();
     if let (Some(cpu), None) = (spec.calibration_cpu, spec.compute_ns_per_iteration) {
         spec.compute_ns_per_iteration = Some(compute_rate_on(cpu, &spec.source)?);
     }
-    let log = SharedLog::new(&log_capacities(&spec))?;
+    let log = SharedLog::new(&spec.log_capacities())?;
     if options.supervise {
         supervised::run(&spec, &options, &log)
     } else {
         threads::run_here(&spec, &options, &log, &|_| {})
     }
-}
-
-/// Jobs each task's log must hold. A job without a timer or known step
-/// time is assumed to take at least 50 µs (a run that releases more stops
-/// cleanly with [`StopReason::LogFull`]).
-pub fn log_capacities(spec: &RunSpec) -> Vec<usize> {
-    spec.tasks
-        .iter()
-        .map(|task| task.max_jobs(spec.duration_ns, 50_000).min(2_000_000) as usize)
-        .collect()
 }
 
 /// Nanoseconds per compute iteration measured on `cpu` (rt-app
