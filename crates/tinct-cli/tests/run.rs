@@ -510,3 +510,58 @@ fn without_rt_privileges_the_run_is_refused_with_the_fix() {
         "nothing ran"
     );
 }
+
+#[test]
+fn an_unwritable_run_directory_is_refused_before_any_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "keep me\n").unwrap();
+    for out in [file.clone(), PathBuf::from("/proc/tinct-unwritable/run")] {
+        let assert = tinct()
+            .args([
+                "run",
+                example("light.toml").to_str().unwrap(),
+                "--duration",
+                "60s",
+                "--no-rt",
+                "--out",
+            ])
+            .arg(&out)
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+        assert!(
+            stderr.contains(&out.display().to_string())
+                && stderr.contains("run directory")
+                && stderr.contains("before the first release"),
+            "{stderr}"
+        );
+        // Nothing ran: no verdict, no job, nothing written.
+        assert!(
+            !stdout.contains("response time") && !stdout.contains("wrote"),
+            "{stdout}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me\n");
+}
+
+#[test]
+fn durations_that_do_not_fit_a_run_are_refused() {
+    for duration in ["18446744073s", "31622401s"] {
+        let assert = tinct()
+            .args([
+                "run",
+                example("light.toml").to_str().unwrap(),
+                "--duration",
+                duration,
+            ])
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        assert!(
+            stderr.contains("--duration") && stderr.contains("limit"),
+            "{duration}: {stderr}"
+        );
+    }
+}

@@ -30,6 +30,7 @@ pub mod output;
 pub mod plan;
 pub mod record;
 pub mod rtapp;
+pub mod run_in_dir;
 pub mod runtime;
 pub mod shared_log;
 pub mod spec;

@@ -173,9 +173,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         supervise: true,
         ..RunOptions::default()
     };
-    let (summary, _) = execute(&spec, options, &args.out, false)?;
-    print_comparison(&planned, &summary);
-    Ok(exit_code(&summary))
+    let recorded = execute(&spec, options, &args.out, false)?;
+    print_comparison(&planned, &recorded.summary);
+    Ok(exit_code(&recorded))
 }
 
 /// Predicted (analysis) against observed (run), per task.

@@ -10,8 +10,9 @@ use std::process::ExitCode;
 use tinct_core::units::{Nanos, parse_duration};
 use tinct_rt::RtError;
 use tinct_rt::limits::MAX_TIME_NS;
-use tinct_rt::output::{Summary, summarize, write_run_dir};
-use tinct_rt::runtime::{RunOptions, RunResult};
+use tinct_rt::output::Summary;
+use tinct_rt::run_in_dir::{Recorded, run_in_dir};
+use tinct_rt::runtime::RunOptions;
 use tinct_rt::spec::{Policy, RunSpec};
 
 /// Arguments of `tinct run`.
@@ -121,8 +122,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             ));
         }
     };
-    let (summary, _) = execute(&spec, options, &out, args.json)?;
-    Ok(exit_code(&summary))
+    let recorded = execute(&spec, options, &out, args.json)?;
+    Ok(exit_code(&recorded))
 }
 
 /// `runs/<stem>` for a workload file.
@@ -145,7 +146,7 @@ pub fn execute(
     options: RunOptions,
     out: &Path,
     json: bool,
-) -> Result<(Summary, RunResult), CliError> {
+) -> Result<Recorded, CliError> {
     let scheduling = tinct_rt::output::scheduling_note(options.realtime);
     if !json {
         println!(
@@ -158,27 +159,34 @@ pub fn execute(
             out.display()
         );
     }
-    let result = tinct_rt::runtime::run(spec, options).map_err(rt_error)?;
-    let summary = summarize(&spec.source, spec.duration_ns, &result);
-    write_run_dir(out, &summary, &result).map_err(rt_error)?;
+    let recorded = run_in_dir(spec, options, out).map_err(rt_error)?;
+    let summary = &recorded.summary;
+    let dir = recorded.written.dir.display();
     if json {
-        print_json(&summary)?;
+        print_json(summary)?;
     } else {
-        print_verdict(&summary);
+        print_verdict(summary);
         println!(
-            "wrote {}/{{summary.json, jobs.csv, trace.json}} (open trace.json in ui.perfetto.dev)",
+            "wrote {dir}/{{summary.json, jobs.csv, trace.json}} (open trace.json in ui.perfetto.dev)"
+        );
+    }
+    if let Some(why) = &recorded.written.fallback_because {
+        eprintln!(
+            "tinct: could not write the run directory {} ({why}); the run's files are in the \
+             fallback directory {dir}",
             out.display()
         );
     }
     if !summary.stop.is_completed() {
         eprintln!("tinct: {}", summary.stop_description);
     }
-    Ok((summary, result))
+    Ok(recorded)
 }
 
-/// 0 for a completed run, 1 for a stopped one.
-pub fn exit_code(summary: &Summary) -> ExitCode {
-    if summary.stop.is_completed() {
+/// 0 for a completed run written where asked, 1 for a stopped one or one
+/// whose files went to the fallback directory.
+pub fn exit_code(recorded: &Recorded) -> ExitCode {
+    if recorded.summary.stop.is_completed() && recorded.written.fallback_because.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

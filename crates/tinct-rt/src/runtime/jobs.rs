@@ -36,7 +36,10 @@ pub(super) fn release_jobs(
 ) {
     let monitor = &shared.monitors[index];
     let stop = &*shared.stop;
-    let mut release = t0 + task.offset_ns;
+    // Instants are sums of t0 (a CLOCK_MONOTONIC reading) and times within
+    // crate::limits, far below u64::MAX; saturating keeps a wrapped sum from
+    // ever landing before the end of the run.
+    let mut release = t0.saturating_add(task.offset_ns);
     let mut job = 0u64;
     let mut pass = 0u64;
     while task.loops.is_none_or(|l| pass < l) {
@@ -68,7 +71,7 @@ pub(super) fn release_jobs(
                     backlog.record(&mut p.log, job, k, release, true);
                     return;
                 }
-                let absolute_deadline = deadline.map_or(u64::MAX, |d| release + d);
+                let absolute_deadline = deadline.map_or(u64::MAX, |d| release.saturating_add(d));
                 monitor.begin(job, release, deadline.unwrap_or(0));
                 let start = now_ns();
                 p.log.begin_job(&InFlight {
@@ -164,7 +167,9 @@ impl Backlog<'_> {
             return;
         }
         while self.phase.loops.is_none_or(|l| k < l) && release <= stopped_at {
-            let deadline = self.deadline.map_or(u64::MAX, |d| release + d);
+            let deadline = self
+                .deadline
+                .map_or(u64::MAX, |d| release.saturating_add(d));
             if !log.push(JobRecord::never_started(
                 job,
                 self.phase_index as u32,
@@ -176,7 +181,7 @@ impl Backlog<'_> {
             let Some(timer) = absolute else { return };
             job += 1;
             k += 1;
-            release = self.phase_start + k * timer.period_ns;
+            release = grid_release(self.phase_start, k, timer.period_ns);
         }
     }
 }
@@ -194,10 +199,16 @@ fn next_release(
     finish: u64,
 ) -> u64 {
     match phase.timer {
-        Some(t) if t.absolute => phase_start + jobs_done * t.period_ns,
-        Some(t) => (previous + t.period_ns).max(finish),
+        Some(t) if t.absolute => grid_release(phase_start, jobs_done, t.period_ns),
+        Some(t) => previous.saturating_add(t.period_ns).max(finish),
         None => finish,
     }
+}
+
+/// Release `k` of an absolute timer's grid: `phase_start + k·T`, saturating
+/// (an instant past the end of any run ends the task instead of wrapping).
+fn grid_release(phase_start: u64, k: u64, period_ns: u64) -> u64 {
+    phase_start.saturating_add(k.saturating_mul(period_ns))
 }
 
 fn run_steps(
@@ -210,7 +221,7 @@ fn run_steps(
         let ran = match step {
             Step::Kernel { .. } => state.run(*w, stop),
             Step::Busy { duration_ns } => {
-                let until = now_ns() + duration_ns;
+                let until = now_ns().saturating_add(*duration_ns);
                 let mut ran = Ran::Done;
                 while now_ns() < until {
                     if stop.load(Ordering::Relaxed) {
@@ -222,7 +233,7 @@ fn run_steps(
                 ran
             }
             Step::Sleep { duration_ns } => {
-                if clock::sleep_until_or_stop(now_ns() + duration_ns, stop) {
+                if clock::sleep_until_or_stop(now_ns().saturating_add(*duration_ns), stop) {
                     Ran::Done
                 } else {
                     Ran::Stopped

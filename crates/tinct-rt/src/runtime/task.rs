@@ -101,7 +101,14 @@ pub(super) fn task_thread(
         Err(message) => run.error = Some(message),
         Ok(mut p) => {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                release_jobs(index, task, &mut p, t0, t0 + duration_ns, shared)
+                release_jobs(
+                    index,
+                    task,
+                    &mut p,
+                    t0,
+                    t0.saturating_add(duration_ns),
+                    shared,
+                )
             }));
             if let Err(panic) = outcome {
                 let message = panic_message(&panic);

@@ -164,9 +164,9 @@ fn run_threads<'scope, 'env>(
     }
 
     barrier.wait(); // every task is set up
-    let t0 = now_ns() + options.release_margin_ns;
+    let t0 = now_ns().saturating_add(options.release_margin_ns);
     start.store(t0, Ordering::SeqCst);
-    let end = t0 + spec.duration_ns;
+    let end = t0.saturating_add(spec.duration_ns); // within limits: exact
     log.set_window(t0, end);
     let max_deadline = spec
         .tasks
@@ -183,7 +183,7 @@ fn run_threads<'scope, 'env>(
         .unwrap_or(100_000_000);
     let limits = Limits {
         overrun_factor: options.watchdog_factor,
-        hard_limit_ns: end + grace,
+        hard_limit_ns: end.saturating_add(grace),
         start_ns: t0,
         // Idle looks are rare (at least 10 ms apart) so the top-priority
         // watchdog barely disturbs the tasks; a running job is looked at
