@@ -201,3 +201,66 @@ fn unreadable_frames_refuse_the_run_unless_uncolored_is_asked_for() {
         assert!(placement == "uncolored" || placement == "none", "{task}");
     }
 }
+
+#[test]
+fn one_sigint_ends_a_run_whose_child_is_stopped_and_writes_what_was_recorded() {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+        return;
+    }
+    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let mut tinct = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"))
+        .args([
+            "run",
+            light().to_str().unwrap(),
+            "--duration",
+            "60s",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let jobs run, then stop the run's process (the supervisor's child).
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let children = tinct_rt::testing::child_processes(tinct.id());
+    assert_eq!(children.len(), 1, "the supervised child: {children:?}");
+    let child = rustix::process::Pid::from_raw(children[0]).unwrap();
+    rustix::process::kill_process(child, rustix::process::Signal::STOP).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let supervisor = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
+    rustix::process::kill_process(supervisor, rustix::process::Signal::INT).unwrap();
+    // A hang guard only (the supervisor's own limit was 120 s past the run).
+    let waited = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = tinct.try_wait().unwrap() {
+            break status;
+        }
+        if waited.elapsed() > std::time::Duration::from_secs(30) {
+            tinct.kill().unwrap();
+            let _ = rustix::process::kill_process(child, rustix::process::Signal::KILL);
+            panic!("one SIGINT did not end a run whose child is stopped");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(1), "a stopped run exits 1");
+    let summary = read_json(&out.join("summary.json"));
+    balanced(&summary);
+    assert_eq!(summary["stop"]["reason"], "signal", "{summary}");
+    let released: u64 = summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["jobs"]["released"].as_u64().unwrap())
+        .sum();
+    assert!(released > 0, "jobs were recorded before the stop");
+    let csv = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    assert_eq!(
+        csv.lines().count() as u64,
+        released + 1,
+        "header + one row per job"
+    );
+    assert!(tinct_rt::testing::child_processes(tinct.id()).is_empty());
+}

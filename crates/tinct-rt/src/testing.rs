@@ -1,5 +1,6 @@
-//! Builders for tests: a [`TaskSpec`] from a name and a period plus only
-//! what a test cares about, and a [`RunSpec`] around tasks.
+//! Helpers for tests: a [`TaskSpec`] from a name and a period plus only
+//! what a test cares about, a [`RunSpec`] around tasks, and the child
+//! processes of a process (a supervised run's child).
 //!
 //! ```
 //! use tinct_core::model::{Kernel, Work};
@@ -149,4 +150,22 @@ pub fn run_spec(tasks: Vec<TaskSpec>, duration_ns: u64) -> RunSpec {
         calibration_cpu: None,
         compute_ns_per_iteration: None,
     }
+}
+
+/// The process ids of the children of process `parent` (from `/proc`).
+pub fn child_processes(parent: u32) -> Vec<i32> {
+    let parent = parent.to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // pid (comm) state ppid ...: the ppid follows the last ')'.
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
+            (ppid == parent).then_some(pid)
+        })
+        .collect()
 }

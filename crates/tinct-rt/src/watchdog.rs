@@ -222,13 +222,15 @@ pub fn next_look(shared: &Shared, limits: &Limits, now: u64) -> u64 {
 }
 
 /// The watchdog loop: looks at [`next_look`] instants until every task has
-/// finished or a stop was asked for.
-pub fn watch(shared: &Shared, limits: Limits) {
+/// finished or a stop was asked for, and tells `alive` the instant of every
+/// look (the run's heartbeat, see [`crate::shared_log::SharedLog::beat`]).
+pub fn watch(shared: &Shared, limits: Limits, alive: &dyn Fn(u64)) {
     loop {
         if shared.finished.load(Ordering::SeqCst) == shared.monitors.len() {
             return;
         }
         let now = now_ns();
+        alive(now);
         if let Some(reason) = check(shared, &limits, now) {
             shared.stop_for(reason);
         }

@@ -11,7 +11,7 @@ use tinct_core::model::{Kernel, Work};
 use tinct_rt::record::{Accounting, Outcome};
 use tinct_rt::runtime::{RunOptions, TEST_CRASH_VAR, run};
 use tinct_rt::spec::{RunSpec, TaskSpec};
-use tinct_rt::testing::TaskBuilder;
+use tinct_rt::testing::{TaskBuilder, child_processes};
 use tinct_rt::watchdog::StopReason;
 
 fn task(name: &str, cpu: u32, priority: u8, period_ms: u64) -> TaskSpec {
@@ -21,21 +21,6 @@ fn task(name: &str, cpu: u32, priority: u8, period_ms: u64) -> TaskSpec {
         .kernel(Kernel::Chase, Work::Iterations(20_000))
         .working_set(256 * 1024)
         .build()
-}
-
-fn children_of_this_process() -> usize {
-    let me = std::process::id().to_string();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-        .filter(|stat| {
-            // pid (comm) state ppid ...: the ppid follows the last ')'.
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                == Some(me.as_str())
-        })
-        .count()
 }
 
 #[test]
@@ -108,5 +93,5 @@ fn a_crashing_task_is_reported_and_every_recorded_job_is_kept() {
         );
     }
     // Nothing of the run is left: the child was reaped, threads died with it.
-    assert_eq!(children_of_this_process(), 0);
+    assert_eq!(child_processes(std::process::id()), Vec::<i32>::new());
 }

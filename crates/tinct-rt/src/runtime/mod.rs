@@ -37,6 +37,7 @@ mod threads;
 mod wire;
 
 pub use result::{RunOptions, RunResult, TaskRun, WorkNote};
+pub use supervised::STOP_GRACE_NS;
 pub use task::TEST_CRASH_VAR;
 
 use crate::calibrate;

@@ -14,15 +14,19 @@
 //!   task whose thread received it (noted by the child's fatal-signal
 //!   handler, [`tinct_sys::supervise::record_fatal_signals`]), counts each
 //!   task's job in flight, and the releases that came on an absolute
-//!   timer's grid until the death, as aborted — so released = completed +
-//!   missed + aborted still holds — and stops with
+//!   timer's grid until the run's last sign of life (the heartbeat in the
+//!   shared log, never the later moment the supervisor noticed the death),
+//!   as aborted — so released = completed + missed + aborted still holds,
+//!   and no job is invented — and stops with
 //!   [`StopReason::TaskFailed`]. The working sets' placements are known
 //!   too: the child leaves them before the common release.
 //!
 //! No thread survives: threads die with their process, and the child dies
 //! with its parent (`PR_SET_PDEATHSIG`). The child runs in its own process
 //! group, so a terminal's Ctrl-C reaches only the supervisor, which
-//! forwards SIGTERM (a clean stop) and, on a second signal, SIGKILL.
+//! forwards SIGTERM (a clean stop) with SIGCONT (a stopped child must run
+//! to stop) and, on a second signal or after [`STOP_GRACE_NS`] without an
+//! end, SIGKILL: one SIGINT ends any run within the grace period.
 
 use super::result::{RunOptions, RunResult, TaskRun, rt_throttling};
 use super::threads::run_here;
@@ -45,6 +49,9 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(5);
 /// before it kills a child that neither ends nor is stopped by its
 /// watchdog (setup, calibration and the watchdog's grace included).
 const BACKSTOP_NS: u64 = 120_000_000_000;
+/// How long a child may take to stop cleanly after the first SIGINT or
+/// SIGTERM before it is killed (what it recorded is kept either way).
+pub const STOP_GRACE_NS: u64 = 3_000_000_000;
 
 /// Runs `spec` in a forked child and supervises it (see the module docs).
 pub(super) fn run(spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> Result<RunResult> {
@@ -101,8 +108,11 @@ fn supervise(
             }
         }
     }
-    let backstop = now_ns() + spec.duration_ns.saturating_mul(2) + BACKSTOP_NS;
+    let backstop = now_ns()
+        .saturating_add(spec.duration_ns.saturating_mul(2))
+        .saturating_add(BACKSTOP_NS);
     let mut forwarded = 0u32;
+    let mut kill_at = u64::MAX;
     let mut killed_by_backstop = false;
     let exit = loop {
         if let Some(exit) = child.try_wait()? {
@@ -110,11 +120,17 @@ fn supervise(
         }
         if signaled.swap(false, Ordering::SeqCst) {
             forwarded += 1;
-            let _ = child.signal(if forwarded == 1 {
-                libc::SIGTERM
+            if forwarded == 1 {
+                let _ = child.signal(libc::SIGTERM);
+                let _ = child.signal(libc::SIGCONT);
+                kill_at = now_ns().saturating_add(STOP_GRACE_NS);
             } else {
-                libc::SIGKILL
-            });
+                let _ = child.signal(libc::SIGKILL);
+            }
+        }
+        if now_ns() > kill_at {
+            kill_at = u64::MAX;
+            let _ = child.signal(libc::SIGKILL);
         }
         if !killed_by_backstop && now_ns() > backstop {
             killed_by_backstop = true;
@@ -122,7 +138,6 @@ fn supervise(
         }
         std::thread::sleep(POLL);
     };
-    let died_at = now_ns();
     for id in signal_ids {
         signal_hook::low_level::unregister(id);
     }
@@ -153,7 +168,7 @@ fn supervise(
             } else {
                 Cause::Died(exit)
             };
-            Ok(recover(spec, options, log, cause, died_at, setup))
+            Ok(recover(spec, options, log, cause, setup))
         }
     }
 }
@@ -175,7 +190,6 @@ fn recover(
     options: &RunOptions,
     log: &SharedLog,
     cause: Cause,
-    died_at: u64,
     placements: Vec<Placement>,
 ) -> RunResult {
     let (start_ns, end_ns) = log.window().unwrap_or((0, 0));
@@ -218,7 +232,9 @@ fn recover(
         .map(|(i, task)| {
             let mut records = log.records(i);
             if start_ns != 0 {
-                abort_unfinished(task, log, i, &mut records, died_at.min(end_ns));
+                // The last sign of life, not the moment the death was noticed.
+                let alive_until = log.heartbeat().unwrap_or(start_ns).min(end_ns);
+                abort_unfinished(task, log, i, &mut records, alive_until);
             }
             TaskRun {
                 spec: task.clone(),

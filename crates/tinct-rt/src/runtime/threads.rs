@@ -204,7 +204,7 @@ fn run_threads<'scope, 'env>(
                         message: e.to_string(),
                     });
                 }
-                watchdog::watch(&shared, limits);
+                watchdog::watch(&shared, limits, &|now| log.beat(now));
             })
     };
     if let Err(e) = &watchdog {
