@@ -33,7 +33,7 @@ struct CsvRow<'a> {
     scheduling: &'static str,
 }
 
-/// The columns of `jobs.csv`, in order: the field names of [`CsvRow`]
+/// The columns of `jobs.csv`, in order: the field names of its rows
 /// (a test keeps the two equal). Written first, so even a run that
 /// released no job leaves a file with its header.
 pub const COLUMNS: [&str; 21] = [

@@ -15,7 +15,7 @@
 //! and report its placement → `munlockall`. Setup failures and panics in a
 //! task stop the whole run; the records already taken are kept. A crash
 //! (a fatal signal) ends the run's process: under supervision
-//! ([`RunOptions::supervise`], see [`supervised`]) the parent
+//! ([`RunOptions::supervise`], see `runtime/supervised.rs`) the parent
 //! still reports every recorded job.
 //!
 //! Test hook: the environment variable `TINCT_TEST_CRASH=TASK:JOB`, read
@@ -23,11 +23,11 @@
 //! of its job number `JOB` (from 0), to test crash handling.
 
 //!
-//! Modules, each with one job: [`result`] (options and results),
-//! [`threads`] (an in-process run: the task threads, the watchdog, signals),
-//! [`task`] (one task thread's setup), [`jobs`] (its job loop),
-//! [`supervised`] (the forked child and its supervisor) and [`wire`] (what
-//! the child hands its parent).
+//! Private modules, each with one job: `result` (options and results),
+//! `threads` (an in-process run: the task threads, the watchdog, signals),
+//! `task` (one task thread's setup), `jobs` (its job loop), `supervised`
+//! (the forked child and its supervisor) and `wire` (what the child hands
+//! its parent).
 
 mod jobs;
 mod result;
@@ -87,7 +87,7 @@ pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
 
 /// Runs `spec` and returns every job record. Errors only before the
 /// common release (privileges, bad CPUs, memory); later failures end the
-/// run with a [`StopReason`] and keep the records.
+/// run with a [`crate::watchdog::StopReason`] and keep the records.
 pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
     check_can_run(spec, &options)?;
     let mut spec = spec.clone();

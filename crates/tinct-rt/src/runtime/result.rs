@@ -26,7 +26,7 @@ pub struct RunOptions {
     pub uncolored: bool,
     /// Run the tasks in a forked child supervised by this process, so that
     /// a crash in a task still leaves the records and a report
-    /// ([`crate::runtime_supervised`]). Off by default: in-process runs
+    /// (see [`crate::runtime`]). Off by default: in-process runs
     /// keep the working sets inspectable and the allocator observable.
     pub supervise: bool,
 }
