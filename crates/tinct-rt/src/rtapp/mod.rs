@@ -102,19 +102,28 @@ impl Ctx<'_> {
         )
     }
 
+    /// Bad input about the value of `key` in the object at `path`.
+    fn key_error(
+        &self,
+        path: &[&str],
+        key: &str,
+        expected: impl Into<String>,
+        found: impl Into<String>,
+    ) -> RtError {
+        let mut full = path.to_vec();
+        full.push(key);
+        self.error(
+            &full,
+            format!("`{key}` in {}", where_(path)),
+            expected,
+            found,
+        )
+    }
+
     fn int(&self, path: &[&str], key: &str, value: &OrderedValue, min: i64) -> Result<i64> {
         match value {
             OrderedValue::Int(i) if *i >= min => Ok(*i),
-            other => {
-                let mut full = path.to_vec();
-                full.push(key);
-                Err(self.error(
-                    &full,
-                    format!("`{key}` in {}", where_(path)),
-                    format!("an integer ≥ {min}"),
-                    other.kind(),
-                ))
-            }
+            other => Err(self.key_error(path, key, format!("an integer ≥ {min}"), other.kind())),
         }
     }
 
@@ -125,35 +134,22 @@ impl Ctx<'_> {
         let max_us = MAX_TIME_NS / 1_000;
         match u64::try_from(us).ok().filter(|&us| us <= max_us) {
             Some(us) => Ok(us * 1_000), // ≤ MAX_TIME_NS: cannot overflow
-            None => {
-                let mut full = path.to_vec();
-                full.push(key);
-                Err(self.error(
-                    &full,
-                    format!("`{key}` in {}", where_(path)),
-                    format!(
-                        "µs from {min} to {max_us} (the limit of times in a run, {})",
-                        Nanos(MAX_TIME_NS)
-                    ),
-                    us.to_string(),
-                ))
-            }
+            None => Err(self.key_error(
+                path,
+                key,
+                format!(
+                    "µs from {min} to {max_us} (the limit of times in a run, {})",
+                    Nanos(MAX_TIME_NS)
+                ),
+                us.to_string(),
+            )),
         }
     }
 
     fn string<'v>(&self, path: &[&str], key: &str, value: &'v OrderedValue) -> Result<&'v str> {
         match value {
             OrderedValue::String(s) => Ok(s),
-            other => {
-                let mut full = path.to_vec();
-                full.push(key);
-                Err(self.error(
-                    &full,
-                    format!("`{key}` in {}", where_(path)),
-                    "a string",
-                    other.kind(),
-                ))
-            }
+            other => Err(self.key_error(path, key, "a string", other.kind())),
         }
     }
 
@@ -165,16 +161,7 @@ impl Ctx<'_> {
     ) -> Result<&'v [(String, OrderedValue)]> {
         match value {
             OrderedValue::Object(entries) => Ok(entries),
-            other => {
-                let mut full = path.to_vec();
-                full.push(key);
-                Err(self.error(
-                    &full,
-                    format!("`{key}` in {}", where_(path)),
-                    "an object",
-                    other.kind(),
-                ))
-            }
+            other => Err(self.key_error(path, key, "an object", other.kind())),
         }
     }
 }

@@ -46,6 +46,13 @@ pub(super) fn release_jobs(
         for (phase_index, phase) in task.phases.iter().enumerate() {
             let deadline = task.deadline_of(phase);
             let phase_start = release;
+            let backlog = Backlog {
+                phase,
+                phase_index,
+                phase_start,
+                deadline,
+                end,
+            };
             let mut k = 0u64;
             while phase.loops.is_none_or(|l| k < l) {
                 if release >= end {
@@ -61,13 +68,6 @@ pub(super) fn release_jobs(
                 if !clock::sleep_until_or_stop(release, stop) {
                     // Stopped while waiting: a release already due (a
                     // backlog after a late job) was released all the same.
-                    let backlog = Backlog {
-                        phase,
-                        phase_index,
-                        phase_start,
-                        deadline,
-                        end,
-                    };
                     backlog.record(&mut p.log, job, k, release, true);
                     return;
                 }
@@ -90,7 +90,9 @@ pub(super) fn release_jobs(
                 let counters0 = p.counters.read();
                 let ran = run_steps(phase, &p.work[phase_index], &mut p.state, stop);
                 let finish = now_ns();
-                let exec = thread_cpu_ns() - cpu0;
+                // Thread CPU time and switch counts only grow; saturating
+                // turns an impossible step back into 0, never a wrap.
+                let exec = thread_cpu_ns().saturating_sub(cpu0);
                 let switches1 = thread_switches();
                 let counters = p.counters.read().since(&counters0);
                 monitor.end();
@@ -109,8 +111,12 @@ pub(super) fn release_jobs(
                     exec_ns: exec,
                     cpu,
                     cpu_end: clock::current_cpu(),
-                    preemptions: (switches1.involuntary - switches0.involuntary) as u32,
-                    voluntary_switches: (switches1.voluntary - switches0.voluntary) as u32,
+                    preemptions: count_u32(
+                        switches1.involuntary.saturating_sub(switches0.involuntary),
+                    ),
+                    voluntary_switches: count_u32(
+                        switches1.voluntary.saturating_sub(switches0.voluntary),
+                    ),
                     counters,
                     outcome,
                 };
@@ -122,13 +128,6 @@ pub(super) fn release_jobs(
                 if ran == Ran::Stopped {
                     // Releases that came while the stopped job ran were
                     // released too (only a timer releases during a job).
-                    let backlog = Backlog {
-                        phase,
-                        phase_index,
-                        phase_start,
-                        deadline,
-                        end,
-                    };
                     backlog.record(&mut p.log, job, k, release, false);
                     return;
                 }
@@ -203,6 +202,13 @@ fn next_release(
         Some(t) => previous.saturating_add(t.period_ns).max(finish),
         None => finish,
     }
+}
+
+/// A count in a record's 32-bit field, at most `u32::MAX` (4 billion
+/// context switches in one job do not happen; if they did, the field says
+/// "at least").
+fn count_u32(count: impl TryInto<u32>) -> u32 {
+    count.try_into().unwrap_or(u32::MAX)
 }
 
 /// Release `k` of an absolute timer's grid: `phase_start + k·T`, saturating
