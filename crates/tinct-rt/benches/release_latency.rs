@@ -29,7 +29,7 @@ use tinct_core::model::{Kernel, Work};
 use tinct_rt::runtime::{RunOptions, run};
 use tinct_rt::spec::RunSpec;
 use tinct_rt::stats::nearest_rank;
-use tinct_rt::testing::TaskBuilder;
+use tinct_rt::testing::{TaskBuilder, run_spec};
 
 const PRIORITY: u8 = 95;
 const INTERVAL_US: u64 = 1000;
@@ -83,12 +83,7 @@ fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool) -> Latencies {
         .collect();
     let spec = RunSpec {
         source: "release-latency bench".into(),
-        tasks,
-        duration_ns: seconds * 1_000_000_000 + 1_000_000,
-        lock_memory: true,
-        platform_partitions: None,
-        calibration_cpu: None,
-        compute_ns_per_iteration: None,
+        ..run_spec(tasks, seconds * 1_000_000_000 + 1_000_000)
     };
     let _dma = hold_dma_latency();
     let result = run(

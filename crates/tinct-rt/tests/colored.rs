@@ -14,7 +14,7 @@ use tinct_rt::memory::Placement;
 use tinct_rt::record::Accounting;
 use tinct_rt::runtime::{RunOptions, run};
 use tinct_rt::spec::{RunSpec, TaskSpec};
-use tinct_rt::testing::TaskBuilder;
+use tinct_rt::testing::{TaskBuilder, run_spec};
 use tinct_rt::watchdog::StopReason;
 use tinct_sim::{CacheGeometry, ReplayConfig, replay_pages};
 
@@ -55,15 +55,14 @@ fn working_sets_lie_in_their_partitions_colors_and_do_not_interfere() {
     let cpus = tinct_sys::sched::affinity().unwrap();
     let spec = RunSpec {
         source: "colored test".into(),
-        tasks: vec![
-            task("low", cpus[0], 80, vec![1]),
-            task("high", *cpus.last().unwrap(), 79, vec![3, 4]),
-        ],
-        duration_ns: 300_000_000,
-        lock_memory: true,
         platform_partitions: Some(PARTITIONS),
-        calibration_cpu: None,
-        compute_ns_per_iteration: None,
+        ..run_spec(
+            vec![
+                task("low", cpus[0], 80, vec![1]),
+                task("high", *cpus.last().unwrap(), 79, vec![3, 4]),
+            ],
+            300_000_000,
+        )
     };
     let result = run(
         &spec,

@@ -11,7 +11,7 @@ use tinct_core::model::{Kernel, Work};
 use tinct_rt::record::{Accounting, Outcome};
 use tinct_rt::runtime::{RunOptions, TEST_CRASH_VAR, run};
 use tinct_rt::spec::{RunSpec, TaskSpec};
-use tinct_rt::testing::{TaskBuilder, child_processes};
+use tinct_rt::testing::{TaskBuilder, child_processes, run_spec};
 use tinct_rt::watchdog::StopReason;
 
 fn task(name: &str, cpu: u32, priority: u8, period_ms: u64) -> TaskSpec {
@@ -31,15 +31,13 @@ fn a_crashing_task_is_reported_and_every_recorded_job_is_kept() {
     let cpus = tinct_sys::sched::affinity().unwrap();
     let spec = RunSpec {
         source: "crash test".into(),
-        tasks: vec![
-            task("steady", cpus[0], 80, 10),
-            task("faulty", *cpus.last().unwrap(), 79, 20),
-        ],
-        duration_ns: 2_000_000_000,
-        lock_memory: true,
-        platform_partitions: None,
-        calibration_cpu: None,
-        compute_ns_per_iteration: None,
+        ..run_spec(
+            vec![
+                task("steady", cpus[0], 80, 10),
+                task("faulty", *cpus.last().unwrap(), 79, 20),
+            ],
+            2_000_000_000,
+        )
     };
     let options = RunOptions {
         handle_signals: false,

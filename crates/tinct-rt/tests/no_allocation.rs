@@ -10,7 +10,7 @@ use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
 use tinct_rt::runtime::{RunOptions, run};
 use tinct_rt::spec::{RunSpec, Step, TaskSpec};
-use tinct_rt::testing::TaskBuilder;
+use tinct_rt::testing::{TaskBuilder, run_spec};
 use tinct_rt::watchdog::StopReason;
 
 const SLOTS: usize = 1 << 18;
@@ -82,15 +82,13 @@ fn task_threads_do_not_allocate_while_they_run() {
     let cpus = tinct_sys::sched::affinity().unwrap();
     let spec = RunSpec {
         source: "no-allocation test".into(),
-        tasks: vec![
-            task("mixed", cpus[0], Kernel::Mixed, 5),
-            task("chase", *cpus.last().unwrap(), Kernel::Chase, 7),
-        ],
-        duration_ns: 400_000_000,
-        lock_memory: true,
-        platform_partitions: None,
-        calibration_cpu: None,
-        compute_ns_per_iteration: None,
+        ..run_spec(
+            vec![
+                task("mixed", cpus[0], Kernel::Mixed, 5),
+                task("chase", *cpus.last().unwrap(), Kernel::Chase, 7),
+            ],
+            400_000_000,
+        )
     };
     RECORDING.store(true, Ordering::SeqCst);
     let result = run(
