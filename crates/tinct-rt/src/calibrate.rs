@@ -69,10 +69,14 @@ fn per_iteration(mut step: impl FnMut(u64)) -> f64 {
 pub fn job_work(work: Work, percent: u8, rates: Option<&Rates>) -> JobWork {
     let percent = u64::from(percent.min(100));
     match (work, rates) {
-        (Work::Iterations(n), _) => JobWork {
-            memory: n * percent / 100,
-            compute: n - n * percent / 100,
-        },
+        (Work::Iterations(n), _) => {
+            // Exact in u128: n · percent overflows u64 for large n.
+            let memory = u64::try_from(u128::from(n) * u128::from(percent) / 100).unwrap_or(n);
+            JobWork {
+                memory,
+                compute: n - memory, // memory ≤ n since percent ≤ 100
+            }
+        }
         (Work::Target(target), Some(rates)) => {
             let memory_time = target.0 as f64 * percent as f64 / 100.0;
             let compute_time = target.0 as f64 - memory_time;
@@ -102,6 +106,14 @@ mod tests {
                 memory: 300,
                 compute: 700
             }
+        );
+        assert_eq!(
+            job_work(Work::Iterations(u64::MAX), 50, None),
+            JobWork {
+                memory: u64::MAX / 2,
+                compute: u64::MAX - u64::MAX / 2
+            },
+            "exact for any count, no overflow"
         );
         assert_eq!(
             job_work(Work::Iterations(7), 100, None),
