@@ -77,7 +77,14 @@ impl SharedLog {
         let mut next = HEADER_WORDS;
         for &capacity in capacities {
             blocks.push((next, capacity));
-            next += TASK_HEADER_WORDS + capacity * RECORD_WORDS;
+            next = capacity
+                .checked_mul(RECORD_WORDS)
+                .and_then(|words| words.checked_add(TASK_HEADER_WORDS))
+                .and_then(|words| words.checked_add(next))
+                .ok_or_else(|| RtError::Task {
+                    task: "job log".into(),
+                    message: format!("logs of {capacities:?} jobs do not fit the address space"),
+                })?;
         }
         let words = SharedWords::new(next).map_err(RtError::Sys)?;
         Ok(SharedLog { words, blocks })

@@ -297,7 +297,7 @@ fn abort_unfinished(
     if let Some(timer) = timer {
         let relative_deadline = flight.deadline_ns.saturating_sub(flight.release_ns);
         let mut job = flight.job + 1;
-        let mut release = flight.release_ns + timer.period_ns;
+        let mut release = flight.release_ns.saturating_add(timer.period_ns);
         while release <= until {
             records.push(JobRecord::never_started(
                 job,
@@ -306,7 +306,8 @@ fn abort_unfinished(
                 release.saturating_add(relative_deadline),
             ));
             job += 1;
-            release += timer.period_ns;
+            // Saturating: past u64::MAX it is past `until` and ends the loop.
+            release = release.saturating_add(timer.period_ns);
         }
     }
 }
