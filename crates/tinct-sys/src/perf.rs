@@ -159,7 +159,8 @@ pub struct ThreadCounters {
 /// One reading of a [`ThreadCounters`] group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CounterValues {
-    /// Event and count, in the order the group was opened with.
+    /// Event and count, in the order the group was opened with (an event
+    /// the kernel did not report is absent).
     pub values: Vec<(PerfEvent, u64)>,
     /// Nanoseconds the group was enabled.
     pub time_enabled_ns: u64,
@@ -220,10 +221,12 @@ impl ThreadCounters {
             .group
             .read()
             .map_err(|e| Error::syscall("read(perf group)", e))?;
+        // A member missing from the reading is left out (`get` answers
+        // `None`), never reported as a count of 0.
         let values = self
             .counters
             .iter()
-            .map(|(event, counter)| (*event, data.get(counter).map_or(0, |entry| entry.value())))
+            .filter_map(|(event, counter)| Some((*event, data.get(counter)?.value())))
             .collect();
         let nanos = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_nanos() as u64);
         Ok(CounterValues {
