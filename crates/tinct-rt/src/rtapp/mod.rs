@@ -17,16 +17,24 @@
 //! every thread gets its own timer, started at the common release (rt-app
 //! shares a non-`unique` timer between threads; with a common release and
 //! equal periods that is the same grid of releases).
+//!
+//! Private modules: `context` (typed reads of values, errors naming the key
+//! path and its line), `tasks` (tasks, phases and events), `ordered_json`
+//! (JSON objects kept in file order).
 
+mod context;
 mod ordered_json;
+mod tasks;
+
+use context::Ctx;
+use ordered_json::OrderedValue;
+pub use tasks::DEFAULT_RT_PRIORITY;
+use tasks::{PolicyName, parse_policy, parse_task};
 
 use crate::limits::{MAX_TASKS, MAX_TIME_NS};
-use crate::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use crate::spec::RunSpec;
 use crate::{Result, RtError};
-use ordered_json::OrderedValue;
 use std::path::Path;
-use tinct_core::model::{Kernel, Work};
-use tinct_core::units::Nanos;
 
 const TOP_KEYS: [&str; 2] = ["tasks", "global"];
 const GLOBAL_KEYS: [&str; 6] = [
@@ -37,12 +45,6 @@ const GLOBAL_KEYS: [&str; 6] = [
     "logdir",
     "log_basename",
 ];
-const TASK_KEYS: [&str; 6] = ["instance", "loop", "cpus", "policy", "priority", "phases"];
-const PHASE_KEYS: [&str; 1] = ["loop"];
-const EVENTS: [&str; 4] = ["run", "runtime", "sleep", "timer"];
-const TIMER_KEYS: [&str; 3] = ["ref", "period", "mode"];
-/// The SCHED_FIFO priority rt-app gives a real-time thread without `priority`.
-pub const DEFAULT_RT_PRIORITY: u8 = 10;
 
 /// An rt-app file turned into a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,131 +55,6 @@ pub struct RtAppFile {
     pub duration_from_file: bool,
     /// `global.logdir` joined with `global.log_basename`, if either was given.
     pub log_dir: Option<String>,
-}
-
-struct Ctx<'a> {
-    file: &'a str,
-    text: &'a str,
-}
-
-impl Ctx<'_> {
-    /// Best-effort line of the key at `path` (each segment searched as a
-    /// quoted string after the previous one).
-    fn line_of(&self, path: &[&str]) -> Option<usize> {
-        let mut from = 0;
-        for segment in path {
-            let needle = format!("\"{segment}\"");
-            from += self.text[from..].find(&needle)?;
-        }
-        Some(self.text[..from].matches('\n').count() + 1)
-    }
-
-    fn error(
-        &self,
-        path: &[&str],
-        field: String,
-        expected: impl Into<String>,
-        found: impl Into<String>,
-    ) -> RtError {
-        RtError::Input {
-            file: self.file.to_string(),
-            line: self.line_of(path),
-            field,
-            expected: expected.into(),
-            found: found.into(),
-        }
-    }
-
-    fn unknown(&self, path: &[&str], key: &str, allowed: &[&str]) -> RtError {
-        let mut full = path.to_vec();
-        full.push(key);
-        self.error(
-            &full,
-            format!("key `{key}` in {}", where_(path)),
-            format!(
-                "one of tinct's rt-app subset: {} (other keys are rejected, never ignored)",
-                allowed.join(", ")
-            ),
-            format!("`{key}`"),
-        )
-    }
-
-    /// Bad input about the value of `key` in the object at `path`.
-    fn key_error(
-        &self,
-        path: &[&str],
-        key: &str,
-        expected: impl Into<String>,
-        found: impl Into<String>,
-    ) -> RtError {
-        let mut full = path.to_vec();
-        full.push(key);
-        self.error(
-            &full,
-            format!("`{key}` in {}", where_(path)),
-            expected,
-            found,
-        )
-    }
-
-    fn int(&self, path: &[&str], key: &str, value: &OrderedValue, min: i64) -> Result<i64> {
-        match value {
-            OrderedValue::Int(i) if *i >= min => Ok(*i),
-            other => Err(self.key_error(path, key, format!("an integer ≥ {min}"), other.kind())),
-        }
-    }
-
-    /// An rt-app time in µs (an integer ≥ `min`) in ns: exact, or bad input
-    /// naming the key when it is beyond [`MAX_TIME_NS`].
-    fn micros(&self, path: &[&str], key: &str, value: &OrderedValue, min: i64) -> Result<u64> {
-        let us = self.int(path, key, value, min)?;
-        let max_us = MAX_TIME_NS / 1_000;
-        match u64::try_from(us).ok().filter(|&us| us <= max_us) {
-            Some(us) => Ok(us * 1_000), // ≤ MAX_TIME_NS: cannot overflow
-            None => Err(self.key_error(
-                path,
-                key,
-                format!(
-                    "µs from {min} to {max_us} (the limit of times in a run, {})",
-                    Nanos(MAX_TIME_NS)
-                ),
-                us.to_string(),
-            )),
-        }
-    }
-
-    fn string<'v>(&self, path: &[&str], key: &str, value: &'v OrderedValue) -> Result<&'v str> {
-        match value {
-            OrderedValue::String(s) => Ok(s),
-            other => Err(self.key_error(path, key, "a string", other.kind())),
-        }
-    }
-
-    fn object<'v>(
-        &self,
-        path: &[&str],
-        key: &str,
-        value: &'v OrderedValue,
-    ) -> Result<&'v [(String, OrderedValue)]> {
-        match value {
-            OrderedValue::Object(entries) => Ok(entries),
-            other => Err(self.key_error(path, key, "an object", other.kind())),
-        }
-    }
-}
-
-fn where_(path: &[&str]) -> String {
-    if path.is_empty() {
-        "the top level".into()
-    } else {
-        path.join(".")
-    }
-}
-
-/// The event a key names (`run0` → `run`), if it is one tinct knows.
-fn event_name(key: &str) -> Option<&'static str> {
-    let base = key.trim_end_matches(|c: char| c.is_ascii_digit());
-    EVENTS.iter().copied().find(|e| *e == base)
 }
 
 /// Reads an rt-app file.
@@ -235,7 +112,7 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
         .ok_or_else(|| ctx.error(&[], "key `tasks`".into(), "a `tasks` object", "no `tasks`"))?;
     let mut tasks = Vec::new();
     for (name, value) in ctx.object(&[], "tasks", tasks_value)? {
-        tasks.extend(parse_task(&ctx, name, value, &global)?);
+        tasks.extend(parse_task(&ctx, name, value, global.default_policy)?);
         if tasks.len() > MAX_TASKS {
             return Err(ctx.error(
                 &["tasks", name],
@@ -303,34 +180,6 @@ impl Default for Global {
     }
 }
 
-#[derive(Copy, Clone, Debug, PartialEq)]
-enum PolicyName {
-    Other,
-    Fifo,
-}
-
-fn parse_policy(
-    ctx: &Ctx<'_>,
-    path: &[&str],
-    key: &str,
-    value: &OrderedValue,
-) -> Result<PolicyName> {
-    match ctx.string(path, key, value)? {
-        "SCHED_OTHER" => Ok(PolicyName::Other),
-        "SCHED_FIFO" => Ok(PolicyName::Fifo),
-        other => {
-            let mut full = path.to_vec();
-            full.push(key);
-            Err(ctx.error(
-                &full,
-                format!("`{key}` in {}", where_(path)),
-                "SCHED_OTHER or SCHED_FIFO (tinct's rt-app subset)",
-                format!("\"{other}\""),
-            ))
-        }
-    }
-}
-
 fn parse_global(ctx: &Ctx<'_>, value: &OrderedValue) -> Result<Global> {
     let path = ["global"];
     let mut g = Global::default();
@@ -387,248 +236,10 @@ fn parse_global(ctx: &Ctx<'_>, value: &OrderedValue) -> Result<Global> {
     Ok(g)
 }
 
-fn parse_task(
-    ctx: &Ctx<'_>,
-    name: &str,
-    value: &OrderedValue,
-    global: &Global,
-) -> Result<Vec<TaskSpec>> {
-    let path = ["tasks", name];
-    let mut instance = 1i64;
-    let mut task_loop = -1i64;
-    let mut cpus = None;
-    let mut policy = global.default_policy;
-    let mut priority = None;
-    let mut phases = Vec::new();
-    let mut events: Vec<(&str, &OrderedValue)> = Vec::new();
-    for (key, v) in ctx.object(&["tasks"], name, value)? {
-        match key.as_str() {
-            "instance" => {
-                instance = ctx.int(&path, key, v, 0)?;
-                if instance > MAX_TASKS as i64 {
-                    return Err(ctx.error(
-                        &["tasks", name, "instance"],
-                        format!("`instance` in tasks.{name}"),
-                        format!("0 to {MAX_TASKS} instances (the limit of threads in one run)"),
-                        instance.to_string(),
-                    ));
-                }
-            }
-            "loop" => task_loop = ctx.int(&path, key, v, -1)?,
-            "cpus" => cpus = Some(parse_cpus(ctx, &path, v)?),
-            "policy" => policy = parse_policy(ctx, &path, key, v)?,
-            "priority" => priority = Some(ctx.int(&path, key, v, 0)?),
-            "phases" => {
-                for (phase_name, phase_value) in ctx.object(&path, "phases", v)? {
-                    phases.push(parse_phase(ctx, name, phase_name, phase_value)?);
-                }
-            }
-            other if event_name(other).is_some() => events.push((other, v)),
-            other => {
-                let mut allowed = TASK_KEYS.to_vec();
-                allowed.extend(EVENTS);
-                return Err(ctx.unknown(&path, other, &allowed));
-            }
-        }
-    }
-    if !phases.is_empty() && !events.is_empty() {
-        return Err(ctx.error(
-            &path,
-            format!("events in tasks.{name}"),
-            "either `phases` or events directly in the task, not both",
-            format!("`phases` and `{}`", events[0].0),
-        ));
-    }
-    let task_loops = if phases.is_empty() {
-        let (steps, timer) = parse_events(ctx, &path, &events)?;
-        phases.push(Phase {
-            name: "main".into(),
-            loops: (task_loop >= 0).then_some(task_loop as u64),
-            steps,
-            timer,
-        });
-        Some(1)
-    } else {
-        (task_loop >= 0).then_some(task_loop as u64)
-    };
-    let policy = match (policy, priority) {
-        (PolicyName::Fifo, p) => {
-            let p = p.unwrap_or(i64::from(DEFAULT_RT_PRIORITY));
-            if !(1..=98).contains(&p) {
-                return Err(ctx.error(
-                    &["tasks", name, "priority"],
-                    format!("`priority` in tasks.{name}"),
-                    "1..=98 for SCHED_FIFO (99 is tinct's watchdog)",
-                    p.to_string(),
-                ));
-            }
-            Policy::Fifo(p as u8)
-        }
-        (PolicyName::Other, None | Some(0)) => Policy::Other,
-        (PolicyName::Other, Some(p)) => {
-            return Err(ctx.error(
-                &["tasks", name, "priority"],
-                format!("`priority` in tasks.{name}"),
-                "0 for SCHED_OTHER (nice values are outside tinct's rt-app subset)",
-                p.to_string(),
-            ));
-        }
-    };
-    let make = |task_name: String| TaskSpec {
-        name: task_name,
-        cpus: cpus.clone(),
-        policy,
-        deadline_ns: None,
-        offset_ns: 0,
-        phases: phases.clone(),
-        loops: task_loops,
-        working_set: 0,
-        partitions: Vec::new(),
-        bound: None,
-        line: ctx.line_of(&path),
-    };
-    Ok(match instance {
-        0 => Vec::new(),
-        1 => vec![make(name.to_string())],
-        n => (0..n).map(|k| make(format!("{name}-{k}"))).collect(),
-    })
-}
-
-fn parse_cpus(ctx: &Ctx<'_>, path: &[&str], value: &OrderedValue) -> Result<Vec<u32>> {
-    let bad = |found: String| {
-        ctx.error(
-            &[path, &["cpus"]].concat(),
-            format!("`cpus` in {}", path.join(".")),
-            "a non-empty array of CPU numbers",
-            found,
-        )
-    };
-    match value {
-        OrderedValue::Array(items) if !items.is_empty() => items
-            .iter()
-            .map(|item| match item {
-                OrderedValue::Int(i) if (0..=4095).contains(i) => Ok(*i as u32),
-                other => Err(bad(other.kind())),
-            })
-            .collect(),
-        other => Err(bad(other.kind())),
-    }
-}
-
-fn parse_phase(ctx: &Ctx<'_>, task: &str, name: &str, value: &OrderedValue) -> Result<Phase> {
-    let path = ["tasks", task, "phases", name];
-    let mut loops = 1i64;
-    let mut events = Vec::new();
-    for (key, v) in ctx.object(&path[..3], name, value)? {
-        match key.as_str() {
-            "loop" => loops = ctx.int(&path, key, v, -1)?,
-            other if event_name(other).is_some() => events.push((other, v)),
-            other => {
-                let mut allowed = PHASE_KEYS.to_vec();
-                allowed.extend(EVENTS);
-                return Err(ctx.unknown(&path, other, &allowed));
-            }
-        }
-    }
-    let (steps, timer) = parse_events(ctx, &path, &events)?;
-    Ok(Phase {
-        name: name.to_string(),
-        loops: (loops >= 0).then_some(loops as u64),
-        steps,
-        timer,
-    })
-}
-
-fn parse_events(
-    ctx: &Ctx<'_>,
-    path: &[&str],
-    events: &[(&str, &OrderedValue)],
-) -> Result<(Vec<Step>, Option<Timer>)> {
-    let mut steps = Vec::new();
-    let mut timer = None;
-    for (i, (key, value)) in events.iter().enumerate() {
-        let us = |v: &OrderedValue| ctx.micros(path, key, v, 0);
-        match event_name(key) {
-            Some("run") => steps.push(Step::Kernel {
-                kernel: Kernel::Compute,
-                memory_percent: 0,
-                work: Work::Target(Nanos(us(value)?)),
-            }),
-            Some("runtime") => steps.push(Step::Busy {
-                duration_ns: us(value)?,
-            }),
-            Some("sleep") => steps.push(Step::Sleep {
-                duration_ns: us(value)?,
-            }),
-            Some("timer") => {
-                if i + 1 != events.len() {
-                    return Err(ctx.error(
-                        &[path, &[key]].concat(),
-                        format!("`{key}` in {}", path.join(".")),
-                        "the timer as the last event of its phase (in tinct a job is one pass over the events, released by the timer)",
-                        format!("`{}` after it", events[i + 1].0),
-                    ));
-                }
-                timer = Some(parse_timer(ctx, path, key, value)?);
-            }
-            _ => unreachable!("only known events are collected"),
-        }
-    }
-    if steps.is_empty() && timer.is_none() {
-        return Err(ctx.error(
-            path,
-            format!("events of {}", path.join(".")),
-            "at least one event (run, runtime, sleep, timer)",
-            "none",
-        ));
-    }
-    Ok((steps, timer))
-}
-
-fn parse_timer(ctx: &Ctx<'_>, path: &[&str], key: &str, value: &OrderedValue) -> Result<Timer> {
-    let tpath = [path, &[key]].concat();
-    let mut period = None;
-    let mut absolute = false;
-    for (k, v) in ctx.object(path, key, value)? {
-        match k.as_str() {
-            "ref" => {
-                ctx.string(&tpath, k, v)?;
-            }
-            "period" => period = Some(ctx.micros(&tpath, k, v, 1)?),
-            "mode" => {
-                absolute = match ctx.string(&tpath, k, v)? {
-                    "absolute" => true,
-                    "relative" => false,
-                    other => {
-                        return Err(ctx.error(
-                            &[&tpath[..], &["mode"]].concat(),
-                            format!("`mode` in {}", tpath.join(".")),
-                            "\"absolute\" or \"relative\"",
-                            format!("\"{other}\""),
-                        ));
-                    }
-                }
-            }
-            other => return Err(ctx.unknown(&tpath, other, &TIMER_KEYS)),
-        }
-    }
-    let period_ns = period.ok_or_else(|| {
-        ctx.error(
-            &tpath,
-            format!("`period` in {}", tpath.join(".")),
-            "a timer period in µs",
-            "no `period`",
-        )
-    })?;
-    Ok(Timer {
-        period_ns,
-        absolute,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::{Policy, Step, Timer};
 
     const GOOD: &str = r#"{
   /* a periodic thread and a two-phase one */
