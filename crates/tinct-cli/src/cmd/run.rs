@@ -84,7 +84,9 @@ fn parse_factor(text: &str) -> Result<f64, String> {
 
 /// Runs the plan or rt-app file. Exit status 0 when the run completed
 /// (misses and exceeded bounds are results, printed loudly), 1 when it was
-/// stopped (watchdog, signal, failed task) or could not start, 2 on bad input.
+/// stopped (watchdog, signal, failed task), could not start, or its files
+/// went to the fallback directory; 2 on bad input (a run directory that
+/// cannot be written included, found before the first release).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let options = RunOptions {
         realtime: !args.no_rt,
