@@ -205,6 +205,45 @@ fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
     assert_eq!(slices as u64, released, "one slice per started job");
 }
 
+/// `tinct run light.toml` for 60 s into `out`, in the background, given
+/// 1.5 s to release jobs.
+fn long_run(out: &Path) -> std::process::Child {
+    let tinct = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"))
+        .args([
+            "run",
+            example("light.toml").to_str().unwrap(),
+            "--duration",
+            "60s",
+            "--out",
+        ])
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    tinct
+}
+
+/// Sends one SIGINT to `tinct` and waits for it to end. The 20 s limit is a
+/// hang guard, not a timing assertion (the supervisor's own limit was 120 s
+/// past the run's duration).
+fn interrupt(tinct: &mut std::process::Child) -> std::process::ExitStatus {
+    let pid = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let started = Instant::now();
+    loop {
+        if let Some(status) = tinct.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            tinct.kill().unwrap();
+            panic!("tinct did not stop after one SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn sigint_stops_the_run_and_still_writes_every_released_job() {
     if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
@@ -213,33 +252,8 @@ fn sigint_stops_the_run_and_still_writes_every_released_job() {
     let _guard = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"))
-        .args([
-            "run",
-            example("light.toml").to_str().unwrap(),
-            "--duration",
-            "60s",
-            "--out",
-        ])
-        .arg(&out)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            child.kill().unwrap();
-            panic!("tinct did not stop after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let mut tinct = long_run(&out);
+    let status = interrupt(&mut tinct);
     assert_eq!(status.code(), Some(1), "a stopped run exits 1");
     let summary = assert_accounting(&out);
     assert_eq!(summary["stop"]["reason"], "signal");
@@ -509,4 +523,88 @@ fn without_rt_privileges_the_run_is_refused_with_the_fix() {
         !dir.path().join("run").join("jobs.csv").exists(),
         "nothing ran"
     );
+}
+
+#[test]
+fn an_unwritable_run_directory_is_refused_before_any_release() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "keep me\n").unwrap();
+    for out in [file.clone(), PathBuf::from("/proc/tinct-unwritable/run")] {
+        let assert = tinct()
+            .args([
+                "run",
+                example("light.toml").to_str().unwrap(),
+                "--duration",
+                "60s",
+                "--no-rt",
+                "--out",
+            ])
+            .arg(&out)
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+        assert!(
+            stderr.contains(&out.display().to_string())
+                && stderr.contains("run directory")
+                && stderr.contains("before the first release"),
+            "{stderr}"
+        );
+        // Nothing ran: no verdict, no job, nothing written.
+        assert!(
+            !stdout.contains("response time") && !stdout.contains("wrote"),
+            "{stdout}"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me\n");
+}
+
+#[test]
+fn durations_that_do_not_fit_a_run_are_refused() {
+    for duration in ["18446744073s", "31622401s"] {
+        let assert = tinct()
+            .args([
+                "run",
+                example("light.toml").to_str().unwrap(),
+                "--duration",
+                duration,
+            ])
+            .assert()
+            .code(2);
+        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        assert!(
+            stderr.contains("--duration") && stderr.contains("limit"),
+            "{duration}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn one_sigint_ends_a_run_whose_child_is_stopped_and_writes_what_was_recorded() {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+        return;
+    }
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let mut tinct = long_run(&out);
+    // Stop the run's process (the supervisor's child), then interrupt.
+    let children = tinct_rt::testing::child_processes(tinct.id());
+    assert_eq!(children.len(), 1, "the supervised child: {children:?}");
+    let child = rustix::process::Pid::from_raw(children[0]).unwrap();
+    rustix::process::kill_process(child, rustix::process::Signal::STOP).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let status = interrupt(&mut tinct);
+    assert_eq!(status.code(), Some(1), "a stopped run exits 1");
+    let summary = assert_accounting(&out);
+    assert_eq!(summary["stop"]["reason"], "signal", "{summary}");
+    let released: u64 = summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["jobs"]["released"].as_u64().unwrap())
+        .sum();
+    assert!(released > 0, "jobs were recorded before the stop");
+    check_trace_schema(&read_json(&out.join("trace.json"))).unwrap();
 }

@@ -27,8 +27,9 @@ use std::io::Write;
 use std::process::Command;
 use tinct_core::model::{Kernel, Work};
 use tinct_rt::runtime::{RunOptions, run};
-use tinct_rt::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use tinct_rt::spec::RunSpec;
 use tinct_rt::stats::nearest_rank;
+use tinct_rt::testing::{TaskBuilder, run_spec};
 
 const PRIORITY: u8 = 95;
 const INTERVAL_US: u64 = 1000;
@@ -65,43 +66,24 @@ fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool) -> Latencies {
     let tasks = cpus
         .iter()
         .enumerate()
-        .map(|(i, &cpu)| TaskSpec {
-            name: format!("latency-{cpu}"),
-            cpus: Some(vec![cpu]),
-            policy: Policy::Fifo(PRIORITY),
-            deadline_ns: None,
-            offset_ns: if staggered {
+        .map(|(i, &cpu)| {
+            let offset = if staggered {
                 i as u64 * INTERVAL_US * 1000 / cpus.len() as u64
             } else {
                 0
-            },
-            phases: vec![Phase {
-                name: "main".into(),
-                loops: Some(seconds * 1_000_000 / INTERVAL_US),
-                steps: vec![Step::Kernel {
-                    kernel: Kernel::Compute,
-                    memory_percent: 0,
-                    work: Work::Iterations(0),
-                }],
-                timer: Some(Timer {
-                    period_ns: INTERVAL_US * 1000,
-                    absolute: true,
-                }),
-            }],
-            loops: Some(1),
-            working_set: 0,
-            partitions: vec![],
-            bound: None,
+            };
+            TaskBuilder::periodic(&format!("latency-{cpu}"), INTERVAL_US * 1000)
+                .cpu(cpu)
+                .fifo(PRIORITY)
+                .offset(offset)
+                .kernel(Kernel::Compute, Work::Iterations(0))
+                .jobs(seconds * 1_000_000 / INTERVAL_US)
+                .build()
         })
         .collect();
     let spec = RunSpec {
         source: "release-latency bench".into(),
-        tasks,
-        duration_ns: seconds * 1_000_000_000 + 1_000_000,
-        lock_memory: true,
-        platform_partitions: None,
-        calibration_cpu: None,
-        compute_ns_per_iteration: None,
+        ..run_spec(tasks, seconds * 1_000_000_000 + 1_000_000)
     };
     let _dma = hold_dma_latency();
     let result = run(

@@ -10,6 +10,8 @@
 
 use crate::clock::thread_cpu_ns;
 use crate::kernels::{JobWork, Kernel, KernelState};
+// Where the bench and older callers look for it; it belongs to the kernels.
+pub use crate::kernels::{DEFAULT_MEMORY_PERCENT, memory_percent};
 use serde::Serialize;
 use tinct_core::model::Work;
 
@@ -17,8 +19,6 @@ use tinct_core::model::Work;
 pub const TRIAL_NS: u64 = 2_000_000;
 /// Timed trials per measurement.
 pub const TRIALS: usize = 5;
-/// The memory share of a `mixed` body when the task does not say.
-pub const DEFAULT_MEMORY_PERCENT: u8 = 50;
 
 /// Measured cost of one iteration, in nanoseconds.
 #[derive(Copy, Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
@@ -64,24 +64,19 @@ fn per_iteration(mut step: impl FnMut(u64)) -> f64 {
     costs[TRIALS / 2].max(1e-3)
 }
 
-/// The share of a job's time spent in the memory kernel, in percent.
-pub fn memory_percent(kernel: Kernel, mixed_percent: Option<u8>) -> u8 {
-    match kernel {
-        Kernel::Compute => 0,
-        Kernel::Mixed => mixed_percent.unwrap_or(DEFAULT_MEMORY_PERCENT),
-        Kernel::Chase | Kernel::Read | Kernel::Write | Kernel::Rmw => 100,
-    }
-}
-
 /// The iterations of one job: a fixed count is split by `percent` as it is;
 /// a target time is split by `percent` and divided by the measured rates.
 pub fn job_work(work: Work, percent: u8, rates: Option<&Rates>) -> JobWork {
     let percent = u64::from(percent.min(100));
     match (work, rates) {
-        (Work::Iterations(n), _) => JobWork {
-            memory: n * percent / 100,
-            compute: n - n * percent / 100,
-        },
+        (Work::Iterations(n), _) => {
+            // Exact in u128: n · percent overflows u64 for large n.
+            let memory = u64::try_from(u128::from(n) * u128::from(percent) / 100).unwrap_or(n);
+            JobWork {
+                memory,
+                compute: n - memory, // memory ≤ n since percent ≤ 100
+            }
+        }
         (Work::Target(target), Some(rates)) => {
             let memory_time = target.0 as f64 * percent as f64 / 100.0;
             let compute_time = target.0 as f64 - memory_time;
@@ -113,6 +108,14 @@ mod tests {
             }
         );
         assert_eq!(
+            job_work(Work::Iterations(u64::MAX), 50, None),
+            JobWork {
+                memory: u64::MAX / 2,
+                compute: u64::MAX - u64::MAX / 2
+            },
+            "exact for any count, no overflow"
+        );
+        assert_eq!(
             job_work(Work::Iterations(7), 100, None),
             JobWork {
                 memory: 7,
@@ -139,7 +142,8 @@ mod tests {
 
     #[test]
     fn a_calibrated_compute_job_takes_about_its_target() {
-        let mut state = KernelState::new(Kernel::Compute, crate::memory::WorkingSet::empty(), 1);
+        let mut state =
+            KernelState::new(Kernel::Compute, crate::working_set::WorkingSet::empty(), 1);
         let rates = measure(&mut state);
         assert!(rates.compute_ns > 0.0);
         let work = job_work(Work::Target(Nanos(5_000_000)), 0, Some(&rates));

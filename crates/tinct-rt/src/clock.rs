@@ -50,7 +50,7 @@ pub fn sleep_until_or_stop(deadline_ns: u64, stop: &AtomicBool) -> bool {
         if now >= deadline_ns {
             return true;
         }
-        sleep_until(deadline_ns.min(now + STOP_POLL_NS));
+        sleep_until(deadline_ns.min(now.saturating_add(STOP_POLL_NS)));
     }
 }
 

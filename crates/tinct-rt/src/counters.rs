@@ -3,15 +3,13 @@
 //! Each task thread opens its own counters (cycles, instructions, LLC read
 //! accesses and misses — the quantities kim2013 Section IV and sebek2002
 //! measure) before the common release and reads them at the start and end
-//! of every job. Each counter is read with one `read()` into a fixed
-//! buffer, so the hot path allocates nothing (tinct-sys's group read returns
-//! a `Vec`, which is why this module talks to `perf-event2` itself).
+//! of every job, through tinct-sys's one perf wrapper
+//! ([`tinct_sys::perf::EventCounters`], which reads without allocating).
 //! Counters that do not open (a VM without a PMU answers ENOENT) are left
-//! out and the run says why.
+//! out and the run says why; a count is never made up.
 
-use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware};
-use perf_event::{Builder, Counter};
 use serde::Serialize;
+use tinct_sys::perf::{EventCounters, PerfEvent};
 
 /// One reading (or one job's difference) of the counters; `None` for a
 /// counter that is not available.
@@ -28,9 +26,10 @@ pub struct CounterSample {
 }
 
 impl CounterSample {
-    /// `self − earlier`, field by field.
+    /// `self − earlier`, field by field (`None` where a reading is missing,
+    /// or where a counter went backwards, which a count cannot).
     pub fn since(&self, earlier: &CounterSample) -> CounterSample {
-        let d = |a: Option<u64>, b: Option<u64>| Some(a?.wrapping_sub(b?));
+        let d = |a: Option<u64>, b: Option<u64>| a?.checked_sub(b?);
         CounterSample {
             cycles: d(self.cycles, earlier.cycles),
             instructions: d(self.instructions, earlier.instructions),
@@ -40,89 +39,52 @@ impl CounterSample {
     }
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Which {
-    Cycles,
-    Instructions,
-    LlcReferences,
-    LlcMisses,
-}
+/// The events of a job's [`CounterSample`], in its field order.
+const EVENTS: [PerfEvent; 4] = [
+    PerfEvent::Cycles,
+    PerfEvent::Instructions,
+    PerfEvent::LlcReferences,
+    PerfEvent::LlcMisses,
+];
 
-impl Which {
-    fn name(self) -> &'static str {
-        match self {
-            Which::Cycles => "cycles",
-            Which::Instructions => "instructions",
-            Which::LlcReferences => "LLC-loads",
-            Which::LlcMisses => "LLC-load-misses",
-        }
-    }
-}
-
-/// The counters of the calling thread.
+/// The counters of the calling thread (tinct-sys's [`EventCounters`]).
 pub struct JobCounters {
-    open: Vec<(Which, Counter)>,
+    counters: EventCounters,
     unavailable: Option<String>,
 }
 
 impl JobCounters {
     /// Opens and enables every counter that opens on the calling thread.
     pub fn open() -> JobCounters {
-        let llc = |result| Cache {
-            which: CacheId::LL,
-            operation: CacheOp::READ,
-            result,
-        };
-        let attempts = [
-            (Which::Cycles, Builder::new(Hardware::CPU_CYCLES).build()),
-            (
-                Which::Instructions,
-                Builder::new(Hardware::INSTRUCTIONS).build(),
-            ),
-            (
-                Which::LlcReferences,
-                Builder::new(llc(CacheResult::ACCESS)).build(),
-            ),
-            (
-                Which::LlcMisses,
-                Builder::new(llc(CacheResult::MISS)).build(),
-            ),
-        ];
-        let mut open = Vec::new();
-        let mut errors = Vec::new();
-        for (which, built) in attempts {
-            match built.and_then(|mut c| c.enable().map(|()| c)) {
-                Ok(counter) => open.push((which, counter)),
-                Err(e) => errors.push(format!("{}: {e}", which.name())),
-            }
+        let counters = EventCounters::open(&EVENTS);
+        let unavailable = counters.unavailable_reason();
+        JobCounters {
+            counters,
+            unavailable,
         }
-        let unavailable = (!errors.is_empty()).then(|| errors.join("; "));
-        JobCounters { open, unavailable }
     }
 
     /// True if at least one counter is counting.
     pub fn any(&self) -> bool {
-        !self.open.is_empty()
+        self.counters.any()
     }
 
-    /// Why some counters are missing (perf_event_open's errors), if any.
+    /// Why some counters are missing (the kernel's reasons), if any.
     pub fn unavailable(&self) -> Option<&str> {
         self.unavailable.as_deref()
     }
 
     /// Reads every open counter (no allocation).
     pub fn read(&mut self) -> CounterSample {
-        let mut sample = CounterSample::default();
-        for (which, counter) in &mut self.open {
-            let value = counter.read().ok();
-            match which {
-                Which::Cycles => sample.cycles = value,
-                Which::Instructions => sample.instructions = value,
-                Which::LlcReferences => sample.llc_references = value,
-                Which::LlcMisses => sample.llc_misses = value,
-            }
+        let mut values = [None; EVENTS.len()];
+        self.counters.read_into(&mut values);
+        let [cycles, instructions, llc_references, llc_misses] = values;
+        CounterSample {
+            cycles,
+            instructions,
+            llc_references,
+            llc_misses,
         }
-        sample
     }
 }
 
@@ -153,6 +115,11 @@ mod tests {
                 llc_references: Some(4),
                 llc_misses: Some(0)
             }
+        );
+        assert_eq!(
+            a.since(&b).cycles,
+            None,
+            "a counter that went backwards gives no count, never a wrapped one"
         );
     }
 

@@ -47,5 +47,17 @@ pub enum RtError {
     },
 }
 
+impl From<tinct_core::format::InputError> for RtError {
+    fn from(e: tinct_core::format::InputError) -> Self {
+        RtError::Input {
+            file: e.file,
+            line: e.line,
+            field: e.field,
+            expected: e.expected,
+            found: e.found,
+        }
+    }
+}
+
 /// `Result` with [`RtError`].
 pub type Result<T> = std::result::Result<T, RtError>;

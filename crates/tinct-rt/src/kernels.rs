@@ -15,7 +15,7 @@
 //! Kernels run in chunks and look at a stop flag between chunks, so the
 //! watchdog or a signal can end a job within microseconds.
 
-use crate::memory::WorkingSet;
+use crate::working_set::WorkingSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 pub use tinct_core::model::Kernel;
 
@@ -32,6 +32,18 @@ pub struct JobWork {
     pub memory: u64,
     /// Iterations of pure computation.
     pub compute: u64,
+}
+
+/// The memory share of a `mixed` body when the task does not say.
+pub const DEFAULT_MEMORY_PERCENT: u8 = 50;
+
+/// The share of a job's time spent in the memory kernel, in percent.
+pub fn memory_percent(kernel: Kernel, mixed_percent: Option<u8>) -> u8 {
+    match kernel {
+        Kernel::Compute => 0,
+        Kernel::Mixed => mixed_percent.unwrap_or(DEFAULT_MEMORY_PERCENT),
+        Kernel::Chase | Kernel::Read | Kernel::Write | Kernel::Rmw => 100,
+    }
 }
 
 /// A working set prepared for one kernel, plus the kernel's position in it.

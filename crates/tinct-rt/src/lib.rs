@@ -1,21 +1,24 @@
 //! tinct-rt: runs a planned task set for real and records every job.
 //!
 //! A [`spec::RunSpec`] describes periodic threads (built from a planned
-//! task-set file by [`spec::RunSpec::from_task_set`] or from an rt-app
-//! workload file by [`rtapp::load`]). [`runtime::run`] starts one thread per
-//! task — SCHED_FIFO at the plan's priority, pinned, memory locked — releases
-//! all of them at one common instant with absolute-time `clock_nanosleep`,
-//! runs each job's body ([`kernels`], optionally [`calibrate`]d to a target
-//! execution time) over a working set taken from the page colors of the
-//! task's partitions S(i) ([`memory`], tinct-mem) and records every job in
-//! a preallocated [`shared_log::SharedLog`] (no allocation and no I/O while
-//! tasks run). Under supervision ([`runtime_supervised`]) the tasks run in
-//! a forked child, so a crash in one still leaves every recorded job. A
+//! task-set file and its analysis by [`spec::RunSpec::from_plan`] or
+//! [`plan::load_plan`], or from an rt-app workload file by [`rtapp::load`]),
+//! inside the named [`limits`]. [`runtime::run`] starts one thread per
+//! task — SCHED_FIFO at the plan's priority, pinned, memory locked —
+//! releases all of them at one common instant with absolute-time
+//! `clock_nanosleep`, runs each job's body ([`kernels`], optionally
+//! [`calibrate`]d to a target execution time) over a [`working_set`] taken
+//! from the page colors of the task's partitions S(i) ([`memory`],
+//! tinct-mem) and records every job in a preallocated
+//! [`shared_log::SharedLog`] (no allocation and no I/O while tasks run;
+//! hardware [`counters`] through tinct-sys). Under supervision the tasks run
+//! in a forked child, so a crash in one still leaves every recorded job. A
 //! top-priority [`watchdog`] stops runaway runs; SIGINT and SIGTERM stop
-//! the run cleanly. The
-//! [`output`] module writes `jobs.csv`, a Chrome/Perfetto `trace.json` and
-//! `summary.json`; [`stats`] computes the verdict (max, p99, mean and
-//! ρ = μ + 2σ of demarchi Eq. (1)).
+//! the run cleanly. The [`output`] module checks the run directory before
+//! the first release and writes `jobs.csv`, a Chrome/Perfetto `trace.json`
+//! and `summary.json`; [`stats`] computes the verdict (max, p99, mean and
+//! ρ = μ + 2σ of demarchi Eq. (1)). [`run_in_dir`] is all of it in one
+//! call, as `tinct run` does it; [`testing`] has builders for tests.
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -24,16 +27,19 @@ pub mod clock;
 pub mod counters;
 mod error;
 pub mod kernels;
+pub mod limits;
 pub mod memory;
-pub mod ordered;
 pub mod output;
+pub mod plan;
 pub mod record;
 pub mod rtapp;
+pub mod run_in_dir;
 pub mod runtime;
-pub mod runtime_supervised;
 pub mod shared_log;
 pub mod spec;
 pub mod stats;
+pub mod testing;
 pub mod watchdog;
+pub mod working_set;
 
 pub use error::{Result, RtError};

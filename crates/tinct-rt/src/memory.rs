@@ -25,62 +25,15 @@
 
 use crate::kernels::LINE_BYTES;
 use crate::spec::{RunSpec, TaskSpec};
+use crate::working_set::WorkingSet;
 use crate::{Result, RtError};
 use serde::{Deserialize, Serialize};
-use std::ops::{Deref, DerefMut};
 use tinct_core::PartitionSet;
 use tinct_core::units::Bytes;
 use tinct_mem::mapping::LayoutSpec;
 use tinct_mem::{
     AddressMapping, ColoredBuffer, MemError, PartitionColors, PoolOptions, SharedPool,
 };
-
-/// The memory a task's kernels touch, as 64-bit words.
-#[derive(Debug)]
-pub enum WorkingSet<'a> {
-    /// Owned heap memory.
-    Owned(Vec<u64>),
-    /// Memory owned elsewhere (a colored buffer), lent for the run.
-    Borrowed(&'a mut [u64]),
-}
-
-impl WorkingSet<'static> {
-    /// No memory (compute-only bodies).
-    pub fn empty() -> WorkingSet<'static> {
-        WorkingSet::Owned(Vec::new())
-    }
-}
-
-impl From<Vec<u64>> for WorkingSet<'static> {
-    fn from(words: Vec<u64>) -> WorkingSet<'static> {
-        WorkingSet::Owned(words)
-    }
-}
-
-impl<'a> From<&'a mut [u64]> for WorkingSet<'a> {
-    fn from(words: &'a mut [u64]) -> WorkingSet<'a> {
-        WorkingSet::Borrowed(words)
-    }
-}
-
-impl Deref for WorkingSet<'_> {
-    type Target = [u64];
-    fn deref(&self) -> &[u64] {
-        match self {
-            WorkingSet::Owned(words) => words,
-            WorkingSet::Borrowed(words) => words,
-        }
-    }
-}
-
-impl DerefMut for WorkingSet<'_> {
-    fn deref_mut(&mut self) -> &mut [u64] {
-        match self {
-            WorkingSet::Owned(words) => words,
-            WorkingSet::Borrowed(words) => words,
-        }
-    }
-}
 
 /// Where a task's working set lives.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -238,10 +191,22 @@ impl ColoredMemory {
         // Frames are far from evenly spread over the colors (in a VM, a
         // 16 MiB pool can lack half of the 512 colors entirely): start with
         // twice the demand plus four pages of every color, then double.
-        let mut pages_per_color = 2 * most + 4;
+        let mut pages_per_color = most.saturating_mul(2).saturating_add(4);
         let page = mapping.page_size;
+        let mut last_size = 0;
         for _ in 0..POOL_ATTEMPTS {
-            let size = pages_per_color * u64::from(mapping.colors()) * page;
+            let size = pages_per_color
+                .checked_mul(u64::from(mapping.colors()))
+                .and_then(|pages| pages.checked_mul(page))
+                .ok_or_else(|| {
+                    failed(format!(
+                        "the working sets need {most} pages of their busiest color: a pool of \
+                         {pages_per_color} pages of each of {} colors does not fit in 2^64 \
+                         bytes; make the working sets smaller or give them more partitions",
+                        mapping.colors()
+                    ))
+                })?;
+            last_size = size;
             let options = PoolOptions {
                 size: usize::try_from(size).map_err(|e| failed(e.to_string()))?,
                 lock: false,
@@ -284,12 +249,12 @@ impl ColoredMemory {
                     uncolored_reason,
                 }));
             }
-            pages_per_color *= 2;
+            pages_per_color = pages_per_color.saturating_mul(2);
         }
         Err(failed(format!(
             "even a pool of {} lacks enough pages of some color for the working sets: make \
              the working sets smaller or give them more partitions",
-            Bytes(pages_per_color / 2 * u64::from(mapping.colors()) * page)
+            Bytes(last_size)
         )))
     }
 
@@ -349,7 +314,9 @@ fn per_color_demand(requests: &[Option<ColoredRequest>], mapping: &AddressMappin
         let pages = request.bytes.div_ceil(mapping.page_size);
         let share = pages.div_ceil(request.colors.len() as u64);
         for &color in &request.colors {
-            demand[color as usize] += share;
+            // Saturating: a demand of 2^64 pages can never be met, and is
+            // refused as such when the pool is sized.
+            demand[color as usize] = demand[color as usize].saturating_add(share);
         }
     }
     demand
@@ -486,20 +453,13 @@ impl<'pool> Backing<'pool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::TaskBuilder;
 
     fn task(working_set: u64, partitions: Vec<u32>) -> TaskSpec {
-        TaskSpec {
-            name: "t".into(),
-            cpus: None,
-            policy: crate::spec::Policy::Other,
-            deadline_ns: None,
-            offset_ns: 0,
-            phases: vec![],
-            loops: None,
-            working_set,
-            partitions,
-            bound: None,
-        }
+        TaskBuilder::periodic("t", 1_000_000)
+            .working_set(working_set)
+            .partitions(partitions)
+            .build()
     }
 
     #[test]
@@ -511,6 +471,16 @@ mod tests {
         assert_eq!(none.verify(None), Placement::None);
         let too_big = Backing::allocate(&task(1 << 62, vec![]), None).unwrap_err();
         assert!(too_big.to_string().contains("cannot allocate"), "{too_big}");
+    }
+
+    #[test]
+    fn a_pool_too_large_for_64_bits_is_refused_not_wrapped() {
+        let mut spec = crate::testing::run_spec(vec![task(1 << 62, vec![1])], 1_000_000);
+        spec.platform_partitions = Some(4);
+        match ColoredMemory::for_spec(&spec, true) {
+            Err(e) => assert!(e.to_string().contains("does not fit in 2^64"), "{e}"),
+            Ok(_) => panic!("a pool of more than 2^64 bytes was accepted"),
+        }
     }
 
     #[test]

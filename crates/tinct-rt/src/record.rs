@@ -1,9 +1,6 @@
-//! Per-job records in a buffer allocated before the run.
-//!
-//! Each task thread owns one [`JobLog`] whose capacity is fixed before the
-//! common release; [`JobLog::push`] never grows it, so recording a job is a
-//! copy into memory that is already there (and locked): no allocation and
-//! no I/O while tasks run.
+//! What is recorded of each job ([`JobRecord`], kept in the preallocated
+//! [`crate::shared_log::SharedLog`] while tasks run) and the job counts of
+//! a task ([`Accounting`]: released = completed + missed + aborted).
 
 use crate::counters::CounterSample;
 use serde::Serialize;
@@ -94,54 +91,6 @@ impl JobRecord {
     }
 }
 
-/// A task's job records, with a capacity fixed before the run.
-#[derive(Debug)]
-pub struct JobLog {
-    records: Vec<JobRecord>,
-    full: bool,
-}
-
-impl JobLog {
-    /// A log holding up to `capacity` jobs, allocated (and touched) now.
-    pub fn with_capacity(capacity: usize) -> JobLog {
-        let mut records = Vec::with_capacity(capacity);
-        // Touch the buffer so its pages exist (and are locked by mlockall)
-        // before the run.
-        records.resize(capacity, JobRecord::never_started(0, 0, 0, 0));
-        records.clear();
-        JobLog {
-            records,
-            full: false,
-        }
-    }
-
-    /// Jobs the log can hold.
-    pub fn capacity(&self) -> usize {
-        self.records.capacity()
-    }
-
-    /// True once a push was refused.
-    pub fn is_full(&self) -> bool {
-        self.full || self.records.len() == self.records.capacity()
-    }
-
-    /// Appends a record without allocating; returns false (and keeps the
-    /// record out) when the log is full.
-    pub fn push(&mut self, record: JobRecord) -> bool {
-        if self.records.len() == self.records.capacity() {
-            self.full = true;
-            return false;
-        }
-        self.records.push(record);
-        true
-    }
-
-    /// The records, in job order.
-    pub fn records(&self) -> &[JobRecord] {
-        &self.records
-    }
-}
-
 /// Job counts of one task: `released = completed + missed + aborted`.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Accounting {
@@ -181,18 +130,6 @@ impl Accounting {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_full_log_refuses_without_growing() {
-        let mut log = JobLog::with_capacity(2);
-        let cap = log.capacity();
-        assert!(log.push(JobRecord::never_started(0, 0, 1, 2)));
-        assert!(log.push(JobRecord::never_started(1, 0, 1, 2)));
-        assert!(!log.push(JobRecord::never_started(2, 0, 1, 2)));
-        assert_eq!(log.capacity(), cap);
-        assert_eq!(log.records().len(), 2);
-        assert!(log.is_full());
-    }
 
     #[test]
     fn accounting_counts_each_outcome() {

@@ -10,8 +10,14 @@
 //! ([`InFlight`]), the thread ids of the tasks and the fatal signal noted by
 //! [`tinct_sys::supervise::record_fatal_signals`].
 //!
+//! The log also keeps the run's last sign of life, a heartbeat: the latest
+//! instant any task started or recorded a job, or the watchdog looked.
+//! After the run's process died, jobs are counted up to that instant and
+//! never beyond it (a supervisor notices a death late, and a stopped
+//! process releases nothing).
+//!
 //! Layout, in 64-bit words: a header ([`FATAL_WORD`], the common release,
-//! the end of the run), then per task a header (thread id, records written,
+//! the end of the run, the heartbeat), then per task a header (thread id, records written,
 //! in-flight job) and `capacity` records of [`RECORD_WORDS`] words.
 
 use crate::counters::CounterSample;
@@ -25,6 +31,7 @@ use tinct_sys::supervise::FatalSignal;
 pub const FATAL_WORD: usize = 0;
 const START_WORD: usize = 1;
 const END_WORD: usize = 2;
+const HEARTBEAT_WORD: usize = 3;
 const HEADER_WORDS: usize = 4;
 
 const TID: usize = 0;
@@ -70,7 +77,14 @@ impl SharedLog {
         let mut next = HEADER_WORDS;
         for &capacity in capacities {
             blocks.push((next, capacity));
-            next += TASK_HEADER_WORDS + capacity * RECORD_WORDS;
+            next = capacity
+                .checked_mul(RECORD_WORDS)
+                .and_then(|words| words.checked_add(TASK_HEADER_WORDS))
+                .and_then(|words| words.checked_add(next))
+                .ok_or_else(|| RtError::Task {
+                    task: "job log".into(),
+                    message: format!("logs of {capacities:?} jobs do not fit the address space"),
+                })?;
         }
         let words = SharedWords::new(next).map_err(RtError::Sys)?;
         Ok(SharedLog { words, blocks })
@@ -98,6 +112,17 @@ impl SharedLog {
         (start != 0).then(|| (start, self.words.words()[END_WORD].load(Ordering::Relaxed)))
     }
 
+    /// Notes that the run was alive at `now_ns` (the heartbeat only grows).
+    pub fn beat(&self, now_ns: u64) {
+        self.words.words()[HEARTBEAT_WORD].fetch_max(now_ns, Ordering::Release);
+    }
+
+    /// The run's last sign of life, if it gave one.
+    pub fn heartbeat(&self) -> Option<u64> {
+        let beat = self.words.words()[HEARTBEAT_WORD].load(Ordering::Acquire);
+        (beat != 0).then_some(beat)
+    }
+
     /// The fatal signal noted by the handler, if any.
     pub fn fatal_signal(&self) -> Option<FatalSignal> {
         FatalSignal::decode(self.words.words()[FATAL_WORD].load(Ordering::SeqCst))
@@ -118,6 +143,7 @@ impl SharedLog {
         let (header, records, capacity) = self.block(task);
         TaskLog {
             len: header[COUNT].load(Ordering::Acquire) as usize,
+            heartbeat: &self.words.words()[HEARTBEAT_WORD],
             header,
             records,
             capacity,
@@ -157,6 +183,7 @@ impl SharedLog {
 #[derive(Debug)]
 pub struct TaskLog<'a> {
     header: &'a [AtomicU64],
+    heartbeat: &'a AtomicU64,
     records: &'a [AtomicU64],
     capacity: usize,
     len: usize,
@@ -191,6 +218,10 @@ impl TaskLog<'_> {
         }
         self.len += 1;
         self.header[COUNT].store(self.len as u64, Ordering::Release);
+        // A job is recorded once it finished (or, never started, once its
+        // release came): the run was alive then.
+        let alive = record.finish_ns.max(record.release_ns);
+        self.heartbeat.fetch_max(alive, Ordering::Release);
         true
     }
 
@@ -201,6 +232,7 @@ impl TaskLog<'_> {
         self.header[FLIGHT_DEADLINE].store(job.deadline_ns, Ordering::Relaxed);
         self.header[FLIGHT_START].store(job.start_ns, Ordering::Relaxed);
         self.header[FLIGHT_JOB].store(job.job + 1, Ordering::Release);
+        self.heartbeat.fetch_max(job.start_ns, Ordering::Release);
     }
 
     /// No job is running any more.
@@ -340,5 +372,26 @@ mod tests {
         writer.set_thread(1234);
         assert_eq!(log.tid(0), 1234);
         assert_eq!(log.fatal_signal(), None);
+    }
+
+    #[test]
+    fn the_heartbeat_is_the_latest_sign_of_life() {
+        let log = SharedLog::new(&[4]).unwrap();
+        assert_eq!(log.heartbeat(), None);
+        let mut writer = log.writer(0);
+        writer.begin_job(&InFlight {
+            job: 0,
+            phase: 0,
+            release_ns: 5,
+            deadline_ns: 9,
+            start_ns: 6,
+        });
+        assert_eq!(log.heartbeat(), Some(6));
+        assert!(writer.push(record(0, Outcome::Completed))); // finish 15
+        assert_eq!(log.heartbeat(), Some(15));
+        log.beat(12);
+        assert_eq!(log.heartbeat(), Some(15), "a beat never goes back");
+        log.beat(40);
+        assert_eq!(log.heartbeat(), Some(40));
     }
 }

@@ -11,7 +11,7 @@
 //! the previous one ends.
 
 use serde::Serialize;
-use tinct_core::model::{Kernel, TaskSet, Work};
+use tinct_core::model::{Kernel, Work};
 
 /// The SCHED_FIFO priority of the watchdog: above every task.
 pub const WATCHDOG_PRIORITY: u8 = 99;
@@ -110,6 +110,9 @@ pub struct TaskSpec {
     pub partitions: Vec<u32>,
     /// The analysis' bound, when the spec came from an analysed task set.
     pub bound: Option<Bound>,
+    /// The task's line in its source file, when known (for messages).
+    #[serde(skip)]
+    pub line: Option<usize>,
 }
 
 impl TaskSpec {
@@ -141,7 +144,8 @@ impl TaskSpec {
                     Step::Busy { duration_ns } | Step::Sleep { duration_ns } => *duration_ns,
                     Step::Kernel { .. } => 0,
                 })
-                .sum();
+                // Saturating: a longer job only makes the estimate smaller.
+                .fold(0u64, u64::saturating_add);
             let per_job = phase
                 .timer
                 .map_or(0, |t| t.period_ns)
@@ -150,7 +154,7 @@ impl TaskSpec {
                 .max(1);
             // A relative timer restarts a late job at once, so count one
             // extra release per period as a margin.
-            let by_time = 2 * (duration_ns / per_job) + 2;
+            let by_time = (duration_ns / per_job).saturating_mul(2).saturating_add(2);
             let by_loops = match (phase.loops, self.loops) {
                 (Some(jobs), Some(passes)) => Some(jobs.saturating_mul(passes)),
                 _ => None,
@@ -182,79 +186,6 @@ pub struct RunSpec {
 }
 
 impl RunSpec {
-    /// Builds the spec of a planned task set: one periodic thread per task,
-    /// pinned to its core, SCHED_FIFO by rank (rank 1 →
-    /// [`TOP_TASK_PRIORITY`], then one less per rank, at least 1), released
-    /// with an absolute timer of period T_i and deadline D_i. A task without
-    /// a `body` runs `compute` calibrated to its C at |S(i)|. `bounds` come
-    /// from the analysis, in file order.
-    pub fn from_task_set(
-        set: &TaskSet,
-        source: &str,
-        duration_ns: u64,
-        bounds: Option<Vec<Bound>>,
-    ) -> RunSpec {
-        let ranks = set.priorities();
-        let tasks = set
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(i, task)| {
-                let c = task.effective_wcet().unwrap_or(task.wcet.worst());
-                let (kernel, working_set, work, percent) = match &task.body {
-                    Some(body) => (
-                        body.kernel,
-                        body.working_set.unwrap_or(task.memory).0,
-                        body.work.unwrap_or(Work::Target(c)),
-                        crate::calibrate::memory_percent(body.kernel, body.memory_percent),
-                    ),
-                    None => (Kernel::Compute, 0, Work::Target(c), 0),
-                };
-                let working_set = if kernel == Kernel::Compute {
-                    0
-                } else {
-                    working_set
-                };
-                let fifo = u32::from(TOP_TASK_PRIORITY)
-                    .saturating_sub(ranks[i].saturating_sub(1))
-                    .max(1);
-                TaskSpec {
-                    name: task.name.clone(),
-                    cpus: task.core.map(|c| vec![c]),
-                    policy: Policy::Fifo(fifo as u8),
-                    deadline_ns: Some(task.deadline.0),
-                    offset_ns: 0,
-                    phases: vec![Phase {
-                        name: "main".into(),
-                        loops: None,
-                        steps: vec![Step::Kernel {
-                            kernel,
-                            memory_percent: percent,
-                            work,
-                        }],
-                        timer: Some(Timer {
-                            period_ns: task.period.0,
-                            absolute: true,
-                        }),
-                    }],
-                    loops: None,
-                    working_set,
-                    partitions: task.partitions.map(|s| s.to_vec()).unwrap_or_default(),
-                    bound: bounds.as_ref().and_then(|b| b.get(i).copied()),
-                }
-            })
-            .collect();
-        RunSpec {
-            source: source.to_string(),
-            tasks,
-            duration_ns,
-            lock_memory: true,
-            platform_partitions: Some(set.platform.partitions),
-            calibration_cpu: None,
-            compute_ns_per_iteration: None,
-        }
-    }
-
     /// The same spec with every task under SCHED_OTHER (`--no-rt`).
     pub fn without_rt(mut self) -> RunSpec {
         for t in &mut self.tasks {
@@ -268,74 +199,5 @@ impl RunSpec {
         self.tasks
             .iter()
             .any(|t| matches!(t.policy, Policy::Fifo(_)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use tinct_core::units::Nanos;
-
-    const SET: &str = r#"
-[platform]
-cores = 2
-partitions = 4
-memory = "64MiB"
-refill = "10us"
-
-[[task]]
-name = "fast"
-period = "100ms"
-memory = "1MiB"
-wcet = { 1 = "2ms" }
-core = 0
-partitions = [1]
-body = { kernel = "chase", working_set = "256KiB", target = "1ms" }
-
-[[task]]
-name = "slow"
-period = "200ms"
-deadline = "150ms"
-memory = "1MiB"
-wcet = { 1 = "3ms" }
-core = 1
-partitions = [2, 3]
-"#;
-
-    #[test]
-    fn a_plan_becomes_pinned_fifo_threads_by_rank() {
-        let set =
-            tinct_core::format::parse(SET, "t.toml", tinct_core::format::Syntax::Toml).unwrap();
-        let spec = RunSpec::from_task_set(&set, "t.toml", 1_000_000_000, None);
-        let fast = &spec.tasks[0];
-        let slow = &spec.tasks[1];
-        assert_eq!(fast.policy, Policy::Fifo(TOP_TASK_PRIORITY));
-        assert_eq!(slow.policy, Policy::Fifo(TOP_TASK_PRIORITY - 1));
-        assert_eq!(fast.cpus, Some(vec![0]));
-        assert_eq!(slow.cpus, Some(vec![1]));
-        assert_eq!(fast.working_set, 256 * 1024);
-        assert_eq!(slow.working_set, 0, "no body: compute needs no working set");
-        assert_eq!(slow.partitions, vec![2, 3]);
-        assert_eq!(slow.deadline_of(&slow.phases[0]), Some(150_000_000));
-        assert_eq!(
-            slow.phases[0].steps[0],
-            Step::Kernel {
-                kernel: Kernel::Compute,
-                memory_percent: 0,
-                work: Work::Target(Nanos(3_000_000))
-            }
-        );
-        assert!(spec.needs_rt());
-        assert!(!spec.without_rt().needs_rt());
-    }
-
-    #[test]
-    fn log_capacity_covers_every_release_of_the_run() {
-        let set =
-            tinct_core::format::parse(SET, "t.toml", tinct_core::format::Syntax::Toml).unwrap();
-        let spec = RunSpec::from_task_set(&set, "t.toml", 1_000_000_000, None);
-        // 1 s at T = 100 ms: releases at 0, 100, ..., 900 ms = 10 jobs.
-        assert!(spec.tasks[0].max_jobs(spec.duration_ns, 1) >= 10);
-        assert!(spec.tasks[0].max_jobs(spec.duration_ns, 1) <= 30);
     }
 }

@@ -195,7 +195,7 @@ pub fn check(shared: &Shared, limits: &Limits, now: u64) -> Option<StopReason> {
     }
     if now > limits.hard_limit_ns {
         return Some(StopReason::DurationExceeded {
-            limit_ns: limits.hard_limit_ns - limits.start_ns,
+            limit_ns: limits.hard_limit_ns.saturating_sub(limits.start_ns),
         });
     }
     None
@@ -213,22 +213,26 @@ pub fn next_look(shared: &Shared, limits: &Limits, now: u64) -> u64 {
         let release = monitor.release_ns.load(Ordering::Acquire);
         let deadline = monitor.deadline_ns.load(Ordering::Relaxed);
         if release != 0 && deadline != 0 {
-            let overrun_at =
-                release.saturating_add((deadline as f64 * limits.overrun_factor) as u64) + 1;
-            wake = wake.min(overrun_at.max(now + 1));
+            // Saturating: an overrun instant past u64::MAX never comes.
+            let overrun_at = release
+                .saturating_add((deadline as f64 * limits.overrun_factor) as u64)
+                .saturating_add(1);
+            wake = wake.min(overrun_at.max(now.saturating_add(1)));
         }
     }
     wake
 }
 
 /// The watchdog loop: looks at [`next_look`] instants until every task has
-/// finished or a stop was asked for.
-pub fn watch(shared: &Shared, limits: Limits) {
+/// finished or a stop was asked for, and tells `alive` the instant of every
+/// look (the run's heartbeat, see [`crate::shared_log::SharedLog::beat`]).
+pub fn watch(shared: &Shared, limits: Limits, alive: &dyn Fn(u64)) {
     loop {
         if shared.finished.load(Ordering::SeqCst) == shared.monitors.len() {
             return;
         }
         let now = now_ns();
+        alive(now);
         if let Some(reason) = check(shared, &limits, now) {
             shared.stop_for(reason);
         }

@@ -13,7 +13,8 @@ use tinct_mem::{PartitionColors, machine_mapping};
 use tinct_rt::memory::Placement;
 use tinct_rt::record::Accounting;
 use tinct_rt::runtime::{RunOptions, run};
-use tinct_rt::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use tinct_rt::spec::{RunSpec, TaskSpec};
+use tinct_rt::testing::{TaskBuilder, run_spec};
 use tinct_rt::watchdog::StopReason;
 use tinct_sim::{CacheGeometry, ReplayConfig, replay_pages};
 
@@ -21,30 +22,13 @@ const PARTITIONS: u32 = 4;
 const WORKING_SET: u64 = 2 << 20;
 
 fn task(name: &str, cpu: u32, priority: u8, partitions: Vec<u32>) -> TaskSpec {
-    TaskSpec {
-        name: name.into(),
-        cpus: Some(vec![cpu]),
-        policy: Policy::Fifo(priority),
-        deadline_ns: None,
-        offset_ns: 0,
-        phases: vec![Phase {
-            name: "main".into(),
-            loops: None,
-            steps: vec![Step::Kernel {
-                kernel: Kernel::Chase,
-                memory_percent: 100,
-                work: Work::Target(Nanos(1_000_000)),
-            }],
-            timer: Some(Timer {
-                period_ns: 50_000_000,
-                absolute: true,
-            }),
-        }],
-        loops: None,
-        working_set: WORKING_SET,
-        partitions,
-        bound: None,
-    }
+    TaskBuilder::periodic(name, 50_000_000)
+        .cpu(cpu)
+        .fifo(priority)
+        .kernel(Kernel::Chase, Work::Target(Nanos(1_000_000)))
+        .working_set(WORKING_SET)
+        .partitions(partitions)
+        .build()
 }
 
 fn frames_of(placement: &Placement) -> &[u64] {
@@ -71,15 +55,14 @@ fn working_sets_lie_in_their_partitions_colors_and_do_not_interfere() {
     let cpus = tinct_sys::sched::affinity().unwrap();
     let spec = RunSpec {
         source: "colored test".into(),
-        tasks: vec![
-            task("low", cpus[0], 80, vec![1]),
-            task("high", *cpus.last().unwrap(), 79, vec![3, 4]),
-        ],
-        duration_ns: 300_000_000,
-        lock_memory: true,
         platform_partitions: Some(PARTITIONS),
-        calibration_cpu: None,
-        compute_ns_per_iteration: None,
+        ..run_spec(
+            vec![
+                task("low", cpus[0], 80, vec![1]),
+                task("high", *cpus.last().unwrap(), 79, vec![3, 4]),
+            ],
+            300_000_000,
+        )
     };
     let result = run(
         &spec,

@@ -10,49 +10,17 @@
 use tinct_core::model::{Kernel, Work};
 use tinct_rt::record::{Accounting, Outcome};
 use tinct_rt::runtime::{RunOptions, TEST_CRASH_VAR, run};
-use tinct_rt::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use tinct_rt::spec::{RunSpec, TaskSpec};
+use tinct_rt::testing::{TaskBuilder, child_processes, run_spec};
 use tinct_rt::watchdog::StopReason;
 
 fn task(name: &str, cpu: u32, priority: u8, period_ms: u64) -> TaskSpec {
-    TaskSpec {
-        name: name.into(),
-        cpus: Some(vec![cpu]),
-        policy: Policy::Fifo(priority),
-        deadline_ns: None,
-        offset_ns: 0,
-        phases: vec![Phase {
-            name: "main".into(),
-            loops: None,
-            steps: vec![Step::Kernel {
-                kernel: Kernel::Chase,
-                memory_percent: 100,
-                work: Work::Iterations(20_000),
-            }],
-            timer: Some(Timer {
-                period_ns: period_ms * 1_000_000,
-                absolute: true,
-            }),
-        }],
-        loops: None,
-        working_set: 256 * 1024,
-        partitions: vec![],
-        bound: None,
-    }
-}
-
-fn children_of_this_process() -> usize {
-    let me = std::process::id().to_string();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-        .filter(|stat| {
-            // pid (comm) state ppid ...: the ppid follows the last ')'.
-            stat.rsplit_once(')')
-                .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-                == Some(me.as_str())
-        })
-        .count()
+    TaskBuilder::periodic(name, period_ms * 1_000_000)
+        .cpu(cpu)
+        .fifo(priority)
+        .kernel(Kernel::Chase, Work::Iterations(20_000))
+        .working_set(256 * 1024)
+        .build()
 }
 
 #[test]
@@ -63,15 +31,13 @@ fn a_crashing_task_is_reported_and_every_recorded_job_is_kept() {
     let cpus = tinct_sys::sched::affinity().unwrap();
     let spec = RunSpec {
         source: "crash test".into(),
-        tasks: vec![
-            task("steady", cpus[0], 80, 10),
-            task("faulty", *cpus.last().unwrap(), 79, 20),
-        ],
-        duration_ns: 2_000_000_000,
-        lock_memory: true,
-        platform_partitions: None,
-        calibration_cpu: None,
-        compute_ns_per_iteration: None,
+        ..run_spec(
+            vec![
+                task("steady", cpus[0], 80, 10),
+                task("faulty", *cpus.last().unwrap(), 79, 20),
+            ],
+            2_000_000_000,
+        )
     };
     let options = RunOptions {
         handle_signals: false,
@@ -125,5 +91,5 @@ fn a_crashing_task_is_reported_and_every_recorded_job_is_kept() {
         );
     }
     // Nothing of the run is left: the child was reaped, threads died with it.
-    assert_eq!(children_of_this_process(), 0);
+    assert_eq!(child_processes(std::process::id()), Vec::<i32>::new());
 }

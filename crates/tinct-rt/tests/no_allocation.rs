@@ -9,7 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
 use tinct_rt::runtime::{RunOptions, run};
-use tinct_rt::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use tinct_rt::spec::{RunSpec, Step, TaskSpec};
+use tinct_rt::testing::{TaskBuilder, run_spec};
 use tinct_rt::watchdog::StopReason;
 
 const SLOTS: usize = 1 << 18;
@@ -56,35 +57,21 @@ unsafe impl GlobalAlloc for Recording {
 static ALLOCATOR: Recording = Recording;
 
 fn task(name: &str, cpu: u32, kernel: Kernel, period_ms: u64) -> TaskSpec {
-    TaskSpec {
-        name: name.into(),
-        cpus: Some(vec![cpu]),
-        policy: Policy::Fifo(70),
-        deadline_ns: None,
-        offset_ns: 0,
-        phases: vec![Phase {
-            name: "main".into(),
-            loops: None,
-            steps: vec![
-                Step::Kernel {
-                    kernel,
-                    memory_percent: 50,
-                    work: Work::Target(Nanos(300_000)),
-                },
-                Step::Busy {
-                    duration_ns: 100_000,
-                },
-            ],
-            timer: Some(Timer {
-                period_ns: period_ms * 1_000_000,
-                absolute: true,
-            }),
-        }],
-        loops: None,
-        working_set: 128 * 1024,
-        partitions: vec![],
-        bound: None,
-    }
+    TaskBuilder::periodic(name, period_ms * 1_000_000)
+        .cpu(cpu)
+        .fifo(70)
+        .steps(vec![
+            Step::Kernel {
+                kernel,
+                memory_percent: 50,
+                work: Work::Target(Nanos(300_000)),
+            },
+            Step::Busy {
+                duration_ns: 100_000,
+            },
+        ])
+        .working_set(128 * 1024)
+        .build()
 }
 
 #[test]
@@ -95,15 +82,13 @@ fn task_threads_do_not_allocate_while_they_run() {
     let cpus = tinct_sys::sched::affinity().unwrap();
     let spec = RunSpec {
         source: "no-allocation test".into(),
-        tasks: vec![
-            task("mixed", cpus[0], Kernel::Mixed, 5),
-            task("chase", *cpus.last().unwrap(), Kernel::Chase, 7),
-        ],
-        duration_ns: 400_000_000,
-        lock_memory: true,
-        platform_partitions: None,
-        calibration_cpu: None,
-        compute_ns_per_iteration: None,
+        ..run_spec(
+            vec![
+                task("mixed", cpus[0], Kernel::Mixed, 5),
+                task("chase", *cpus.last().unwrap(), Kernel::Chase, 7),
+            ],
+            400_000_000,
+        )
     };
     RECORDING.store(true, Ordering::SeqCst);
     let result = run(

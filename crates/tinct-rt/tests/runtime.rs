@@ -6,7 +6,8 @@ use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
 use tinct_rt::record::Accounting;
 use tinct_rt::runtime::{RunOptions, run};
-use tinct_rt::spec::{Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use tinct_rt::spec::{Policy, RunSpec, Step, TaskSpec};
+use tinct_rt::testing::{TaskBuilder, run_spec};
 use tinct_rt::watchdog::StopReason;
 
 fn task(
@@ -18,42 +19,16 @@ fn task(
     kernel: Kernel,
     working_set: u64,
 ) -> TaskSpec {
-    TaskSpec {
-        name: name.into(),
-        cpus: Some(vec![cpu]),
-        policy: Policy::Fifo(priority),
-        deadline_ns: None,
-        offset_ns: 0,
-        phases: vec![Phase {
-            name: "main".into(),
-            loops: None,
-            steps: vec![Step::Kernel {
-                kernel,
-                memory_percent: tinct_rt::calibrate::memory_percent(kernel, None),
-                work,
-            }],
-            timer: Some(Timer {
-                period_ns: period_ms * 1_000_000,
-                absolute: true,
-            }),
-        }],
-        loops: None,
-        working_set,
-        partitions: vec![],
-        bound: None,
-    }
+    TaskBuilder::periodic(name, period_ms * 1_000_000)
+        .cpu(cpu)
+        .fifo(priority)
+        .kernel(kernel, work)
+        .working_set(working_set)
+        .build()
 }
 
 fn spec(tasks: Vec<TaskSpec>, duration_ms: u64) -> RunSpec {
-    RunSpec {
-        source: "test".into(),
-        tasks,
-        duration_ns: duration_ms * 1_000_000,
-        lock_memory: true,
-        platform_partitions: None,
-        calibration_cpu: None,
-        compute_ns_per_iteration: None,
-    }
+    run_spec(tasks, duration_ms * 1_000_000)
 }
 
 fn last_cpu() -> u32 {
@@ -166,17 +141,12 @@ fn an_overloaded_task_is_stopped_by_the_watchdog_and_nothing_is_lost() {
 
 #[test]
 fn without_rt_tasks_run_under_sched_other_and_say_so() {
-    let mut t = task(
-        "plain",
-        0,
-        80,
-        50,
-        Work::Iterations(1_000),
-        Kernel::Read,
-        64 * 1024,
-    );
-    t.phases[0].loops = Some(3);
-    t.loops = Some(1);
+    let t = TaskBuilder::periodic("plain", 50_000_000)
+        .cpu(0)
+        .kernel(Kernel::Read, Work::Iterations(1_000))
+        .working_set(64 * 1024)
+        .jobs(3)
+        .build();
     let s = spec(vec![t], 1_000);
     let options = RunOptions {
         realtime: false,
@@ -267,11 +237,13 @@ fn a_run_that_outlives_its_duration_is_stopped() {
     // No timer and no deadline, so no overrun can fire: only the duration
     // limit (end + 1 s grace) stops this 60 s busy job. SCHED_OTHER keeps
     // the test gentle.
-    let mut t = task("endless", 0, 1, 1, Work::Iterations(0), Kernel::Compute, 0);
-    t.phases[0].timer = None;
-    t.phases[0].steps = vec![Step::Busy {
-        duration_ns: 60_000_000_000,
-    }];
+    let t = TaskBuilder::periodic("endless", 1_000_000)
+        .cpu(0)
+        .without_timer()
+        .steps(vec![Step::Busy {
+            duration_ns: 60_000_000_000,
+        }])
+        .build();
     let s = spec(vec![t], 100);
     let options = RunOptions {
         realtime: false,

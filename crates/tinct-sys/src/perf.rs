@@ -1,6 +1,11 @@
-//! Performance counters (`perf_event_open`) through the `perf-event2` crate:
-//! which events open on this machine, and a small per-thread counter group
-//! (the continuous miss counting of sebek2002 and the counter use of gracioli).
+//! Performance counters (`perf_event_open`) through the `perf-event2` crate,
+//! the one wrapper of the workspace: which events open on this machine
+//! ([`probe_events`]), a per-thread counter group read at one instant
+//! ([`ThreadCounters`]; the continuous miss counting of sebek2002 and the
+//! counter use of gracioli), and per-thread counters opened event by event
+//! and read without allocating ([`EventCounters`]; tinct-rt's per-job
+//! counts). An event that does not open is reported with the kernel's
+//! reason, never as a count of zero.
 
 use crate::error::{Error, Result};
 use crate::privilege::Probe;
@@ -154,7 +159,8 @@ pub struct ThreadCounters {
 /// One reading of a [`ThreadCounters`] group.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CounterValues {
-    /// Event and count, in the order the group was opened with.
+    /// Event and count, in the order the group was opened with (an event
+    /// the kernel did not report is absent).
     pub values: Vec<(PerfEvent, u64)>,
     /// Nanoseconds the group was enabled.
     pub time_enabled_ns: u64,
@@ -215,10 +221,12 @@ impl ThreadCounters {
             .group
             .read()
             .map_err(|e| Error::syscall("read(perf group)", e))?;
+        // A member missing from the reading is left out (`get` answers
+        // `None`), never reported as a count of 0.
         let values = self
             .counters
             .iter()
-            .map(|(event, counter)| (*event, data.get(counter).map_or(0, |entry| entry.value())))
+            .filter_map(|(event, counter)| Some((*event, data.get(counter)?.value())))
             .collect();
         let nanos = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_nanos() as u64);
         Ok(CounterValues {
@@ -226,6 +234,92 @@ impl ThreadCounters {
             time_enabled_ns: nanos(data.time_enabled()),
             time_running_ns: nanos(data.time_running()),
         })
+    }
+}
+
+/// Counters of the calling thread, each event opened on its own, so that
+/// an event the machine lacks leaves the others counting. Reading them
+/// allocates nothing (one `read()` per counter into a fixed buffer), so it
+/// may run between the jobs of a real-time task.
+pub struct EventCounters {
+    events: Vec<PerfEvent>,
+    slots: Vec<Slot>,
+}
+
+/// One event of [`EventCounters`].
+enum Slot {
+    Counting(Counter),
+    /// The kernel's reason (`perf_event_open` or enable failed).
+    Unavailable(String),
+}
+
+impl EventCounters {
+    /// Opens and enables `events` on the calling thread, each on its own.
+    pub fn open(events: &[PerfEvent]) -> EventCounters {
+        let slots = events
+            .iter()
+            .map(|event| {
+                match event
+                    .builder()
+                    .build()
+                    .and_then(|mut c| c.enable().map(|()| c))
+                {
+                    Ok(counter) => Slot::Counting(counter),
+                    Err(e) => Slot::Unavailable(e.to_string()),
+                }
+            })
+            .collect();
+        EventCounters {
+            events: events.to_vec(),
+            slots,
+        }
+    }
+
+    /// The events, in the order they were asked for.
+    pub fn events(&self) -> &[PerfEvent] {
+        &self.events
+    }
+
+    /// True if at least one event is counting.
+    pub fn any(&self) -> bool {
+        self.slots.iter().any(|s| matches!(s, Slot::Counting(_)))
+    }
+
+    /// The events that do not count, each with the kernel's reason.
+    pub fn unavailable(&self) -> Vec<(PerfEvent, &str)> {
+        self.events
+            .iter()
+            .zip(&self.slots)
+            .filter_map(|(&event, slot)| match slot {
+                Slot::Unavailable(why) => Some((event, why.as_str())),
+                Slot::Counting(_) => None,
+            })
+            .collect()
+    }
+
+    /// The events that do not count, in one line (`cycles: <reason>; ...`),
+    /// or `None` when all count.
+    pub fn unavailable_reason(&self) -> Option<String> {
+        let missing = self.unavailable();
+        (!missing.is_empty()).then(|| {
+            missing
+                .iter()
+                .map(|(event, why)| format!("{}: {why}", event.name()))
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
+
+    /// Reads every event into `values` (the same order as [`Self::events`];
+    /// extra slots are left as they are): the count, or `None` for an event
+    /// that is unavailable or whose read failed. Allocates nothing.
+    pub fn read_into(&mut self, values: &mut [Option<u64>]) {
+        for (slot, value) in self.slots.iter_mut().zip(values) {
+            *value = match slot {
+                Slot::Counting(counter) => counter.read().ok(),
+                Slot::Unavailable(_) => None,
+            };
+        }
     }
 }
 
@@ -256,5 +350,39 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), PerfEvent::ALL.len());
+    }
+
+    #[test]
+    fn event_counters_count_or_give_the_kernels_reason_never_a_zero() {
+        let events = [PerfEvent::TaskClock, PerfEvent::Instructions];
+        let mut counters = EventCounters::open(&events);
+        assert_eq!(counters.events(), events);
+        let mut before = [None; 2];
+        counters.read_into(&mut before);
+        let mut x = 1u64;
+        for i in 0..1_000_000u64 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+        }
+        let mut after = [None; 2];
+        counters.read_into(&mut after);
+        // Software events open everywhere tinct runs.
+        let (Some(t0), Some(t1)) = (before[0], after[0]) else {
+            panic!("task-clock must count: {:?}", counters.unavailable_reason());
+        };
+        assert!(t1 > t0, "{t0} -> {t1}");
+        let unavailable = counters.unavailable();
+        match (after[1], unavailable.as_slice()) {
+            (Some(instructions), []) => assert!(instructions > 0),
+            (None, [(PerfEvent::Instructions, why)]) => {
+                assert!(!why.is_empty());
+                assert!(
+                    counters
+                        .unavailable_reason()
+                        .unwrap()
+                        .starts_with("instructions: ")
+                );
+            }
+            other => panic!("a count or a reason, not both nor neither: {other:?}"),
+        }
     }
 }

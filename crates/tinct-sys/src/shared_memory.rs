@@ -74,17 +74,10 @@ impl SharedWords {
     pub fn is_empty(&self) -> bool {
         false
     }
-
-    /// True if `word` lies in this mapping.
-    pub(crate) fn contains(&self, word: *const AtomicU64) -> bool {
-        let start = self.start.as_ptr() as usize;
-        (start..start + self.len * 8).contains(&(word as usize))
-    }
 }
 
 impl Drop for SharedWords {
     fn drop(&mut self) {
-        crate::supervise::forget_fatal_word_in(self);
         // SAFETY: the mapping was created by `new` with this length and no
         // reference into it outlives `self` (`words` borrows `self`).
         let _ = unsafe { rustix::mm::munmap(self.start.as_ptr().cast(), self.len * 8) };

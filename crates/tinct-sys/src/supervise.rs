@@ -181,7 +181,8 @@ extern "C" fn note_fatal_signal(signal: libc::c_int) {
         // SAFETY: `gettid` is async-signal-safe and takes no argument.
         let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
         // SAFETY: the pointer was set by `record_fatal_signals` to a word of
-        // a live `SharedWords` (cleared before that mapping is unmapped);
+        // a `SharedWords` that the live `FatalSignalNotes` guard borrows
+        // (the guard clears it on drop, before the mapping can go);
         // an atomic store is async-signal-safe.
         unsafe { (*word).store(FatalSignal::encode(signal, tid), Ordering::SeqCst) };
     }
@@ -192,15 +193,40 @@ extern "C" fn note_fatal_signal(signal: libc::c_int) {
     unsafe { libc::raise(signal) };
 }
 
+/// While alive, fatal signals are noted in a word of a [`SharedWords`]
+/// (see [`record_fatal_signals`]); dropping it stops the noting, so the
+/// handlers never write into a mapping that is gone. The borrow keeps the
+/// mapping alive at least as long.
+#[derive(Debug)]
+#[must_use = "fatal signals are only noted while this guard lives"]
+pub struct FatalSignalNotes<'words> {
+    word: &'words AtomicU64,
+}
+
+impl Drop for FatalSignalNotes<'_> {
+    fn drop(&mut self) {
+        let mine = std::ptr::from_ref(self.word).cast_mut();
+        let _ = FATAL_WORD.compare_exchange(
+            mine,
+            std::ptr::null_mut(),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+}
+
 /// Installs, for the whole process, handlers of [`FATAL_SIGNALS`] that
 /// store the signal and the receiving thread's id in `words[index]` and
 /// then let the signal kill the process as it would have. Meant for a
-/// forked child whose parent reads the word afterwards.
-pub fn record_fatal_signals(words: &SharedWords, index: usize) -> Result<()> {
+/// forked child whose parent reads the word afterwards. The word is written
+/// only while the returned guard lives (a child that ends with
+/// [`exit_child`] never drops it).
+pub fn record_fatal_signals(words: &SharedWords, index: usize) -> Result<FatalSignalNotes<'_>> {
     let word = words.words().get(index).ok_or_else(|| {
         Error::InvalidArgument(format!("word {index} of {} shared words", words.len()))
     })?;
     FATAL_WORD.store(std::ptr::from_ref(word).cast_mut(), Ordering::Release);
+    let notes = FatalSignalNotes { word };
     for signal in FATAL_SIGNALS {
         // SAFETY: all-zero bytes are a valid `sigaction` (empty mask, no flags).
         let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
@@ -216,20 +242,7 @@ pub fn record_fatal_signals(words: &SharedWords, index: usize) -> Result<()> {
             ));
         }
     }
-    Ok(())
-}
-
-/// Stops noting fatal signals in `words` (called before it is unmapped).
-pub(crate) fn forget_fatal_word_in(words: &SharedWords) {
-    let current = FATAL_WORD.load(Ordering::Acquire);
-    if !current.is_null() && words.contains(current) {
-        let _ = FATAL_WORD.compare_exchange(
-            current,
-            std::ptr::null_mut(),
-            Ordering::AcqRel,
-            Ordering::Acquire,
-        );
-    }
+    Ok(notes)
 }
 
 /// Raises SIGSEGV in the calling thread, as a crash would. Only for
@@ -264,9 +277,9 @@ mod tests {
         let shared = SharedWords::new(4).unwrap();
         match fork().unwrap() {
             Forked::Child => {
-                if record_fatal_signals(&shared, 1).is_err() {
+                let Ok(_notes) = record_fatal_signals(&shared, 1) else {
                     exit_child(3);
-                }
+                };
                 shared.words()[0].store(crate::sched::gettid() as u64, Ordering::SeqCst);
                 raise_segfault();
                 exit_child(4);

@@ -3,7 +3,7 @@
 //! seconds, and print predicted against observed response times, as
 //! kim2013 Section IV does on its own machine (Table II, Figures 7-10).
 
-use crate::cmd::run::{execute, exit_code, spec_with_bounds};
+use crate::cmd::run::{execute, exit_code, rt_error};
 use crate::error::CliError;
 use crate::output::{ms, table};
 use std::path::PathBuf;
@@ -13,6 +13,7 @@ use tinct_core::model::{Body, Kernel, TaskSet, WcetTable, Work};
 use tinct_core::units::{Bytes, Nanos, parse_duration};
 use tinct_rt::output::Summary;
 use tinct_rt::runtime::RunOptions;
+use tinct_rt::spec::RunSpec;
 
 /// kim2013 Table I (unassigned), shipped with tinct.
 const KIM2013: &str = include_str!("../../../../examples/kim2013.toml");
@@ -153,7 +154,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         args.scale
     )];
     std::fs::write(&plan_path, tinct_core::format::to_toml(&planned, &header))?;
-    let spec = spec_with_bounds(&planned, &plan_path.display().to_string(), args.duration.0);
+    let analysis = tinct_core::analysis::analyze(&planned).ok();
+    let spec = RunSpec::from_plan(
+        &planned,
+        analysis.as_ref(),
+        &plan_path.display().to_string(),
+        args.duration.0,
+    )
+    .map_err(rt_error)?;
     println!(
         "   plan written to {} (re-run it with `tinct run {}`)",
         plan_path.display(),
@@ -165,9 +173,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         supervise: true,
         ..RunOptions::default()
     };
-    let (summary, _) = execute(&spec, options, &args.out, false)?;
-    print_comparison(&planned, &summary);
-    Ok(exit_code(&summary))
+    let recorded = execute(&spec, options, &args.out, false)?;
+    print_comparison(&planned, &recorded.summary);
+    Ok(exit_code(&recorded))
 }
 
 /// Predicted (analysis) against observed (run), per task.

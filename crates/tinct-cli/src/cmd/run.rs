@@ -7,12 +7,13 @@ use crate::error::CliError;
 use crate::output::{ms, print_json, table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tinct_core::analysis::analyze;
 use tinct_core::units::{Nanos, parse_duration};
 use tinct_rt::RtError;
-use tinct_rt::output::{Summary, summarize, write_run_dir};
-use tinct_rt::runtime::{RunOptions, RunResult};
-use tinct_rt::spec::{Bound, Policy, RunSpec};
+use tinct_rt::limits::MAX_TIME_NS;
+use tinct_rt::output::Summary;
+use tinct_rt::run_in_dir::{Recorded, run_in_dir};
+use tinct_rt::runtime::RunOptions;
+use tinct_rt::spec::{Policy, RunSpec};
 
 /// Arguments of `tinct run`.
 #[derive(clap::Args, Debug)]
@@ -63,6 +64,10 @@ pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 fn parse_nanos(text: &str) -> Result<Nanos, String> {
     match parse_duration(text) {
         Ok(Nanos(0)) => Err("the duration must be longer than 0".into()),
+        Ok(d) if d.0 > MAX_TIME_NS => Err(format!(
+            "the duration must be at most {} (the limit of times in a run), found {d}",
+            Nanos(MAX_TIME_NS)
+        )),
         Ok(d) => Ok(d),
         Err(e) => Err(e.to_string()),
     }
@@ -79,7 +84,9 @@ fn parse_factor(text: &str) -> Result<f64, String> {
 
 /// Runs the plan or rt-app file. Exit status 0 when the run completed
 /// (misses and exceeded bounds are results, printed loudly), 1 when it was
-/// stopped (watchdog, signal, failed task) or could not start, 2 on bad input.
+/// stopped (watchdog, signal, failed task), could not start, or its files
+/// went to the fallback directory; 2 on bad input (a run directory that
+/// cannot be written included, found before the first release).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let options = RunOptions {
         realtime: !args.no_rt,
@@ -107,7 +114,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         (Some(plan), None) => {
             let duration = args.duration.map_or(DEFAULT_DURATION_NS, |d| d.0);
             (
-                plan_spec(plan, duration)?,
+                tinct_rt::plan::load_plan(plan, duration).map_err(rt_error)?,
                 args.out.clone().unwrap_or_else(|| default_out(plan)),
             )
         }
@@ -117,67 +124,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             ));
         }
     };
-    let (summary, _) = execute(&spec, options, &out, args.json)?;
-    Ok(exit_code(&summary))
+    let recorded = execute(&spec, options, &out, args.json)?;
+    Ok(exit_code(&recorded))
 }
 
 /// `runs/<stem>` for a workload file.
 pub fn default_out(file: &Path) -> PathBuf {
     let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
     Path::new("runs").join(stem)
-}
-
-/// The run spec of a planned task-set file, with the analysis' bounds.
-pub fn plan_spec(plan: &Path, duration_ns: u64) -> Result<RunSpec, CliError> {
-    let set = tinct_core::format::load(plan)?;
-    if let Some(i) = set.tasks.iter().position(|t| t.core.is_none()) {
-        return Err(CliError::from(tinct_core::format::InputError {
-            file: plan.display().to_string(),
-            line: set.task_lines.get(i).copied(),
-            field: format!("task '{}' field `core`", set.tasks[i].name),
-            expected: "a core for every task (`tinct plan` assigns cores and partitions)".into(),
-            found: "no core".into(),
-        }));
-    }
-    let cpus = tinct_sys::sched::affinity().map_err(|e| CliError::Failed(e.into()))?;
-    if let Some(i) = set
-        .tasks
-        .iter()
-        .position(|t| t.core.is_some_and(|c| !cpus.contains(&c)))
-    {
-        return Err(CliError::from(tinct_core::format::InputError {
-            file: plan.display().to_string(),
-            line: set.task_lines.get(i).copied(),
-            field: format!("task '{}' field `core`", set.tasks[i].name),
-            expected: format!(
-                "a CPU this process may run on ({}); re-plan for this machine with `tinct plan`",
-                tinct_sys::format_cpu_list(&cpus)
-            ),
-            found: format!("core {}", set.tasks[i].core.unwrap_or(0)),
-        }));
-    }
-    Ok(spec_with_bounds(
-        &set,
-        &plan.display().to_string(),
-        duration_ns,
-    ))
-}
-
-/// Builds the run spec of an assigned task set and attaches the analysis'
-/// WCRT with and without cache interference to every task.
-pub fn spec_with_bounds(set: &tinct_core::TaskSet, source: &str, duration_ns: u64) -> RunSpec {
-    let bounds = analyze(set).ok().map(|analysis| {
-        analysis
-            .tasks
-            .iter()
-            .map(|t| Bound {
-                wcet_ns: t.wcet_ns,
-                wcrt_ns: t.wcrt_ns,
-                wcrt_nocint_ns: t.wcrt_nocint_ns,
-            })
-            .collect()
-    });
-    RunSpec::from_task_set(set, source, duration_ns, bounds)
 }
 
 /// Bad input stays bad input (exit 2); anything else is a failure (exit 1).
@@ -194,7 +148,7 @@ pub fn execute(
     options: RunOptions,
     out: &Path,
     json: bool,
-) -> Result<(Summary, RunResult), CliError> {
+) -> Result<Recorded, CliError> {
     let scheduling = tinct_rt::output::scheduling_note(options.realtime);
     if !json {
         println!(
@@ -207,27 +161,34 @@ pub fn execute(
             out.display()
         );
     }
-    let result = tinct_rt::runtime::run(spec, options).map_err(rt_error)?;
-    let summary = summarize(&spec.source, spec.duration_ns, &result);
-    write_run_dir(out, &summary, &result).map_err(rt_error)?;
+    let recorded = run_in_dir(spec, options, out).map_err(rt_error)?;
+    let summary = &recorded.summary;
+    let dir = recorded.written.dir.display();
     if json {
-        print_json(&summary)?;
+        print_json(summary)?;
     } else {
-        print_verdict(&summary);
+        print_verdict(summary);
         println!(
-            "wrote {}/{{summary.json, jobs.csv, trace.json}} (open trace.json in ui.perfetto.dev)",
+            "wrote {dir}/{{summary.json, jobs.csv, trace.json}} (open trace.json in ui.perfetto.dev)"
+        );
+    }
+    if let Some(why) = &recorded.written.fallback_because {
+        eprintln!(
+            "tinct: could not write the run directory {} ({why}); the run's files are in the \
+             fallback directory {dir}",
             out.display()
         );
     }
     if !summary.stop.is_completed() {
         eprintln!("tinct: {}", summary.stop_description);
     }
-    Ok((summary, result))
+    Ok(recorded)
 }
 
-/// 0 for a completed run, 1 for a stopped one.
-pub fn exit_code(summary: &Summary) -> ExitCode {
-    if summary.stop.is_completed() {
+/// 0 for a completed run written where asked, 1 for a stopped one or one
+/// whose files went to the fallback directory.
+pub fn exit_code(recorded: &Recorded) -> ExitCode {
+    if recorded.summary.stop.is_completed() && recorded.written.fallback_because.is_none() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)

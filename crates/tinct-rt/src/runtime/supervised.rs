@@ -14,27 +14,30 @@
 //!   task whose thread received it (noted by the child's fatal-signal
 //!   handler, [`tinct_sys::supervise::record_fatal_signals`]), counts each
 //!   task's job in flight, and the releases that came on an absolute
-//!   timer's grid until the death, as aborted — so released = completed +
-//!   missed + aborted still holds — and stops with
+//!   timer's grid until the run's last sign of life (the heartbeat in the
+//!   shared log, never the later moment the supervisor noticed the death),
+//!   as aborted — so released = completed + missed + aborted still holds,
+//!   and no job is invented — and stops with
 //!   [`StopReason::TaskFailed`]. The working sets' placements are known
 //!   too: the child leaves them before the common release.
 //!
 //! No thread survives: threads die with their process, and the child dies
 //! with its parent (`PR_SET_PDEATHSIG`). The child runs in its own process
 //! group, so a terminal's Ctrl-C reaches only the supervisor, which
-//! forwards SIGTERM (a clean stop) and, on a second signal, SIGKILL.
+//! forwards SIGTERM (a clean stop) with SIGCONT (a stopped child must run
+//! to stop) and, on a second signal or after [`STOP_GRACE_NS`] without an
+//! end, SIGKILL: one SIGINT ends any run within the grace period.
 
-use crate::calibrate::Rates;
+use super::result::{RunOptions, RunResult, TaskRun, rt_throttling};
+use super::threads::run_here;
+use super::wire::{ChildReport, Report, WireError, WirePlacement};
+use crate::Result;
 use crate::clock::now_ns;
-use crate::kernels::JobWork;
 use crate::memory::Placement;
 use crate::record::JobRecord;
-use crate::runtime::{RunOptions, RunResult, TaskRun, WorkNote, rt_throttling, run_here};
 use crate::shared_log::{FATAL_WORD, SharedLog};
 use crate::spec::{Policy, RunSpec};
 use crate::watchdog::StopReason;
-use crate::{Result, RtError};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -46,9 +49,12 @@ const POLL: std::time::Duration = std::time::Duration::from_millis(5);
 /// before it kills a child that neither ends nor is stopped by its
 /// watchdog (setup, calibration and the watchdog's grace included).
 const BACKSTOP_NS: u64 = 120_000_000_000;
+/// How long a child may take to stop cleanly after the first SIGINT or
+/// SIGTERM before it is killed (what it recorded is kept either way).
+pub const STOP_GRACE_NS: u64 = 3_000_000_000;
 
 /// Runs `spec` in a forked child and supervises it (see the module docs).
-pub(crate) fn run(spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> Result<RunResult> {
+pub(super) fn run(spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> Result<RunResult> {
     let report_path = std::env::temp_dir().join(format!(
         "tinct-run-{}-{}.json",
         std::process::id(),
@@ -66,9 +72,9 @@ pub(crate) fn run(spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> Resu
 
 /// The child's side: run, leave the report, exit.
 fn child(spec: &RunSpec, options: &RunOptions, log: &SharedLog, report_path: &Path) -> ! {
-    if tinct_sys::supervise::record_fatal_signals(log.shared_words(), FATAL_WORD).is_err() {
-        // Crashes are still seen (the exit status), only not attributed.
-    }
+    // Kept until `exit_child`; if it fails, crashes are still seen (the
+    // exit status), only not attributed to a thread.
+    let _notes = tinct_sys::supervise::record_fatal_signals(log.shared_words(), FATAL_WORD).ok();
     let publish_setup = |placements: &[Placement]| {
         let wire: Vec<WirePlacement> = placements.iter().map(WirePlacement::of).collect();
         if let Ok(bytes) = serde_json::to_vec(&wire) {
@@ -102,8 +108,11 @@ fn supervise(
             }
         }
     }
-    let backstop = now_ns() + spec.duration_ns.saturating_mul(2) + BACKSTOP_NS;
+    let backstop = now_ns()
+        .saturating_add(spec.duration_ns.saturating_mul(2))
+        .saturating_add(BACKSTOP_NS);
     let mut forwarded = 0u32;
+    let mut kill_at = u64::MAX;
     let mut killed_by_backstop = false;
     let exit = loop {
         if let Some(exit) = child.try_wait()? {
@@ -111,11 +120,17 @@ fn supervise(
         }
         if signaled.swap(false, Ordering::SeqCst) {
             forwarded += 1;
-            let _ = child.signal(if forwarded == 1 {
-                libc::SIGTERM
+            if forwarded == 1 {
+                let _ = child.signal(libc::SIGTERM);
+                let _ = child.signal(libc::SIGCONT);
+                kill_at = now_ns().saturating_add(STOP_GRACE_NS);
             } else {
-                libc::SIGKILL
-            });
+                let _ = child.signal(libc::SIGKILL);
+            }
+        }
+        if now_ns() > kill_at {
+            kill_at = u64::MAX;
+            let _ = child.signal(libc::SIGKILL);
         }
         if !killed_by_backstop && now_ns() > backstop {
             killed_by_backstop = true;
@@ -123,7 +138,6 @@ fn supervise(
         }
         std::thread::sleep(POLL);
     };
-    let died_at = now_ns();
     for id in signal_ids {
         signal_hook::low_level::unregister(id);
     }
@@ -154,7 +168,7 @@ fn supervise(
             } else {
                 Cause::Died(exit)
             };
-            Ok(recover(spec, options, log, cause, died_at, setup))
+            Ok(recover(spec, options, log, cause, setup))
         }
     }
 }
@@ -176,7 +190,6 @@ fn recover(
     options: &RunOptions,
     log: &SharedLog,
     cause: Cause,
-    died_at: u64,
     placements: Vec<Placement>,
 ) -> RunResult {
     let (start_ns, end_ns) = log.window().unwrap_or((0, 0));
@@ -219,7 +232,9 @@ fn recover(
         .map(|(i, task)| {
             let mut records = log.records(i);
             if start_ns != 0 {
-                abort_unfinished(task, log, i, &mut records, died_at.min(end_ns));
+                // The last sign of life, not the moment the death was noticed.
+                let alive_until = log.heartbeat().unwrap_or(start_ns).min(end_ns);
+                abort_unfinished(task, log, i, &mut records, alive_until);
             }
             TaskRun {
                 spec: task.clone(),
@@ -282,7 +297,7 @@ fn abort_unfinished(
     if let Some(timer) = timer {
         let relative_deadline = flight.deadline_ns.saturating_sub(flight.release_ns);
         let mut job = flight.job + 1;
-        let mut release = flight.release_ns + timer.period_ns;
+        let mut release = flight.release_ns.saturating_add(timer.period_ns);
         while release <= until {
             records.push(JobRecord::never_started(
                 job,
@@ -291,7 +306,8 @@ fn abort_unfinished(
                 release.saturating_add(relative_deadline),
             ));
             job += 1;
-            release += timer.period_ns;
+            // Saturating: past u64::MAX it is past `until` and ends the loop.
+            release = release.saturating_add(timer.period_ns);
         }
     }
 }
@@ -299,214 +315,4 @@ fn abort_unfinished(
 /// Where the child leaves its placements before the release.
 fn setup_path(report_path: &Path) -> std::path::PathBuf {
     report_path.with_extension("setup.json")
-}
-
-/// A [`Placement`] with its frames (which its own serialization leaves out).
-#[derive(Serialize, Deserialize)]
-struct WirePlacement {
-    placement: Placement,
-    frames: Vec<u64>,
-}
-
-impl WirePlacement {
-    fn of(placement: &Placement) -> WirePlacement {
-        WirePlacement {
-            frames: match placement {
-                Placement::Colored { frames, .. } => frames.clone(),
-                _ => Vec::new(),
-            },
-            placement: placement.clone(),
-        }
-    }
-
-    fn into_placement(self) -> Placement {
-        let mut placement = self.placement;
-        if let Placement::Colored { frames, .. } = &mut placement {
-            *frames = self.frames;
-        }
-        placement
-    }
-}
-
-/// What the child leaves for the parent.
-#[derive(Serialize, Deserialize)]
-enum Report {
-    /// The run happened (the records are in the shared log).
-    Ran(ChildReport),
-    /// The run was refused before any release.
-    Refused(WireError),
-}
-
-/// A run's result without its records.
-#[derive(Serialize, Deserialize)]
-struct ChildReport {
-    start_ns: u64,
-    end_ns: u64,
-    stop: StopReason,
-    memory_locked: bool,
-    rt_throttling: String,
-    tasks: Vec<ChildTask>,
-}
-
-/// One task's result without its records.
-#[derive(Serialize, Deserialize)]
-struct ChildTask {
-    placement: WirePlacement,
-    rates: Option<Rates>,
-    work: Vec<WireNote>,
-    policy: Policy,
-    counters_unavailable: Option<String>,
-    error: Option<String>,
-}
-
-/// A [`WorkNote`] on the wire.
-#[derive(Serialize, Deserialize)]
-struct WireNote {
-    phase: String,
-    calibrated: bool,
-    target_ns: Option<u64>,
-    work: JobWork,
-}
-
-impl ChildReport {
-    fn of(result: &RunResult) -> ChildReport {
-        ChildReport {
-            start_ns: result.start_ns,
-            end_ns: result.end_ns,
-            stop: result.stop.clone(),
-            memory_locked: result.memory_locked,
-            rt_throttling: result.rt_throttling.clone(),
-            tasks: result
-                .tasks
-                .iter()
-                .map(|t| ChildTask {
-                    placement: WirePlacement::of(&t.placement),
-                    rates: t.rates,
-                    work: t
-                        .work
-                        .iter()
-                        .map(|n| WireNote {
-                            phase: n.phase.clone(),
-                            calibrated: n.mode == "calibrated",
-                            target_ns: n.target_ns,
-                            work: n.work,
-                        })
-                        .collect(),
-                    policy: t.policy,
-                    counters_unavailable: t.counters_unavailable.clone(),
-                    error: t.error.clone(),
-                })
-                .collect(),
-        }
-    }
-
-    fn into_result(self, spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> RunResult {
-        let tasks = spec
-            .tasks
-            .iter()
-            .zip(self.tasks)
-            .enumerate()
-            .map(|(i, (task, wire))| TaskRun {
-                spec: task.clone(),
-                records: log.records(i),
-                placement: wire.placement.into_placement(),
-                rates: wire.rates,
-                work: wire
-                    .work
-                    .into_iter()
-                    .map(|n| WorkNote {
-                        phase: n.phase,
-                        mode: if n.calibrated { "calibrated" } else { "fixed" },
-                        target_ns: n.target_ns,
-                        work: n.work,
-                    })
-                    .collect(),
-                policy: wire.policy,
-                counters_unavailable: wire.counters_unavailable,
-                error: wire.error,
-            })
-            .collect();
-        RunResult {
-            start_ns: self.start_ns,
-            end_ns: self.end_ns,
-            stop: self.stop,
-            realtime: options.realtime,
-            memory_locked: self.memory_locked,
-            rt_throttling: self.rt_throttling,
-            watchdog_factor: options.watchdog_factor,
-            tasks,
-        }
-    }
-}
-
-/// An [`RtError`] on the wire (the kinds the caller tells apart).
-#[derive(Serialize, Deserialize)]
-enum WireError {
-    Input {
-        file: String,
-        line: Option<usize>,
-        field: String,
-        expected: String,
-        found: String,
-    },
-    Privilege {
-        what: String,
-        fix: String,
-    },
-    Task {
-        task: String,
-        message: String,
-    },
-    Other {
-        message: String,
-    },
-}
-
-impl WireError {
-    fn of(error: RtError) -> WireError {
-        match error {
-            RtError::Input {
-                file,
-                line,
-                field,
-                expected,
-                found,
-            } => WireError::Input {
-                file,
-                line,
-                field,
-                expected,
-                found,
-            },
-            RtError::Privilege { what, fix } => WireError::Privilege { what, fix },
-            RtError::Task { task, message } => WireError::Task { task, message },
-            other => WireError::Other {
-                message: other.to_string(),
-            },
-        }
-    }
-
-    fn into_error(self) -> RtError {
-        match self {
-            WireError::Input {
-                file,
-                line,
-                field,
-                expected,
-                found,
-            } => RtError::Input {
-                file,
-                line,
-                field,
-                expected,
-                found,
-            },
-            WireError::Privilege { what, fix } => RtError::Privilege { what, fix },
-            WireError::Task { task, message } => RtError::Task { task, message },
-            WireError::Other { message } => RtError::Task {
-                task: "setup".into(),
-                message,
-            },
-        }
-    }
 }

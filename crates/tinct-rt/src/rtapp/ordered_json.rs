@@ -9,7 +9,7 @@ use std::fmt;
 
 /// A JSON value with ordered objects.
 #[derive(Clone, Debug, PartialEq)]
-pub enum OrderedValue {
+pub(crate) enum OrderedValue {
     /// `null`.
     Null,
     /// `true` / `false`.

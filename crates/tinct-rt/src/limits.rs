@@ -1,0 +1,280 @@
+//! The named limits of a run, checked before anything starts.
+//!
+//! A run spec whose numbers the runtime cannot represent exactly, or whose
+//! size would exhaust the machine before the first release, is bad input:
+//! [`RunSpec::check_limits`] refuses it with the file, the task and the
+//! field, what was allowed and what was found. Inside the limits every
+//! instant of a run (`t0 + offset + k·T + D`, with `t0` a CLOCK_MONOTONIC
+//! reading, far below 2^63 ns) fits in a `u64` with room to spare, so the
+//! runtime's additions cannot wrap.
+
+use crate::kernels::LINE_BYTES;
+use crate::shared_log::RECORD_WORDS;
+use crate::spec::{Phase, RunSpec, Step, TaskSpec};
+use crate::{Result, RtError};
+use tinct_core::model::Work;
+use tinct_core::units::{Bytes, Nanos};
+
+/// The longest time a run spec may name: a run's duration, a period, a
+/// deadline, an offset, a busy or sleep step, a calibrated target (366 days).
+pub const MAX_TIME_NS: u64 = 366 * 24 * 3600 * 1_000_000_000;
+
+/// The most threads one run may start (tasks, rt-app instances included).
+pub const MAX_TASKS: usize = 1024;
+
+/// The smallest working set of a memory kernel (chase, read, write, rmw,
+/// mixed): one cache line, since one memory iteration touches one line.
+pub const MIN_WORKING_SET_BYTES: u64 = LINE_BYTES as u64;
+
+/// The most memory the run's job logs may take together (they are mapped
+/// and locked before the release): 1 GiB.
+pub const MAX_LOG_BYTES: u64 = 1 << 30;
+
+/// The most jobs one task's log holds; a task that would release more
+/// stops the run cleanly ([`crate::watchdog::StopReason::LogFull`]).
+pub const MAX_JOBS_PER_TASK: u64 = 2_000_000;
+
+/// A job without a timer or known step time is assumed to take at least
+/// this long when its log is sized.
+pub const MIN_JOB_NS: u64 = 50_000;
+
+impl RunSpec {
+    /// Jobs each task's log must hold: every release the run can make
+    /// ([`TaskSpec::max_jobs`]), at most [`MAX_JOBS_PER_TASK`].
+    pub fn log_capacities(&self) -> Vec<usize> {
+        self.tasks
+            .iter()
+            .map(|task| {
+                let jobs = task
+                    .max_jobs(self.duration_ns, MIN_JOB_NS)
+                    .min(MAX_JOBS_PER_TASK);
+                // At most MAX_JOBS_PER_TASK, which fits any usize.
+                usize::try_from(jobs).unwrap_or(usize::MAX)
+            })
+            .collect()
+    }
+
+    /// Checks every limit of this module; the first one broken is bad
+    /// input naming the file, the task (and its line when known) and the field.
+    pub fn check_limits(&self) -> Result<()> {
+        let error =
+            |line: Option<usize>, field: String, expected: String, found: String| RtError::Input {
+                file: self.source.clone(),
+                line,
+                field,
+                expected,
+                found,
+            };
+        if self.tasks.is_empty() || self.tasks.len() > MAX_TASKS {
+            return Err(error(
+                None,
+                "tasks".into(),
+                format!("1 to {MAX_TASKS} tasks (the limit of threads in one run)"),
+                format!("{} tasks", self.tasks.len()),
+            ));
+        }
+        if self.duration_ns == 0 || self.duration_ns > MAX_TIME_NS {
+            return Err(error(
+                None,
+                "duration".into(),
+                format!(
+                    "a run duration longer than 0 and at most {} (the limit of times in a run)",
+                    Nanos(MAX_TIME_NS)
+                ),
+                Nanos(self.duration_ns).to_string(),
+            ));
+        }
+        for task in &self.tasks {
+            if let Some((field, expected, found)) = task_limit_broken(task) {
+                return Err(error(
+                    task.line,
+                    format!("task '{}' {field}", task.name),
+                    expected,
+                    found,
+                ));
+            }
+        }
+        let records: u64 = self.log_capacities().iter().map(|&c| c as u64).sum();
+        let log_bytes = records.saturating_mul((RECORD_WORDS * 8) as u64);
+        if log_bytes > MAX_LOG_BYTES {
+            return Err(error(
+                None,
+                "duration".into(),
+                format!(
+                    "job logs of at most {} (the limit of memory locked for the logs): \
+                     a shorter duration, fewer tasks, or timers that release less often",
+                    Bytes(MAX_LOG_BYTES)
+                ),
+                format!("logs of {} for {records} jobs", Bytes(log_bytes)),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The first limit `task` breaks: (field, expected, found).
+fn task_limit_broken(task: &TaskSpec) -> Option<(String, String, String)> {
+    let too_long = |field: &str, ns: u64| {
+        (ns > MAX_TIME_NS).then(|| {
+            (
+                field.to_string(),
+                format!(
+                    "at most {} (the limit of times in a run)",
+                    Nanos(MAX_TIME_NS)
+                ),
+                Nanos(ns).to_string(),
+            )
+        })
+    };
+    if let Some(broken) = too_long("offset", task.offset_ns) {
+        return Some(broken);
+    }
+    if let Some(broken) = task.deadline_ns.and_then(|d| too_long("deadline", d)) {
+        return Some(broken);
+    }
+    if task.deadline_ns == Some(0) {
+        return Some((
+            "deadline".into(),
+            "a deadline longer than 0".into(),
+            "0".into(),
+        ));
+    }
+    for phase in &task.phases {
+        if let Some(broken) = phase_limit_broken(task, phase, &too_long) {
+            return Some(broken);
+        }
+    }
+    None
+}
+
+type TooLong<'a> = dyn Fn(&str, u64) -> Option<(String, String, String)> + 'a;
+
+fn phase_limit_broken(
+    task: &TaskSpec,
+    phase: &Phase,
+    too_long: &TooLong<'_>,
+) -> Option<(String, String, String)> {
+    if let Some(timer) = phase.timer {
+        if timer.period_ns == 0 {
+            return Some((
+                format!("phase '{}' timer period", phase.name),
+                "a period longer than 0".into(),
+                "0".into(),
+            ));
+        }
+        if let Some(broken) = too_long(&format!("phase '{}' period", phase.name), timer.period_ns) {
+            return Some(broken);
+        }
+    }
+    for step in &phase.steps {
+        let broken = match step {
+            Step::Busy { duration_ns } => {
+                too_long(&format!("phase '{}' runtime", phase.name), *duration_ns)
+            }
+            Step::Sleep { duration_ns } => {
+                too_long(&format!("phase '{}' sleep", phase.name), *duration_ns)
+            }
+            Step::Kernel { kernel, work, .. } => {
+                let target = match work {
+                    Work::Target(t) => too_long(&format!("phase '{}' target", phase.name), t.0),
+                    Work::Iterations(_) => None,
+                };
+                target.or_else(|| {
+                    (*kernel != tinct_core::model::Kernel::Compute
+                        && task.working_set < MIN_WORKING_SET_BYTES)
+                        .then(|| {
+                            (
+                                "working set".into(),
+                                format!(
+                                    "at least {} for the {kernel} kernel (one cache line: each \
+                                     memory iteration touches one line)",
+                                    Bytes(MIN_WORKING_SET_BYTES)
+                                ),
+                                Bytes(task.working_set).to_string(),
+                            )
+                        })
+                })
+            }
+        };
+        if broken.is_some() {
+            return broken;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{TaskBuilder, run_spec};
+    use tinct_core::model::Kernel;
+
+    fn refused(spec: &RunSpec) -> String {
+        match spec.check_limits() {
+            Err(e) => e.to_string(),
+            Ok(()) => panic!("accepted: {spec:?}"),
+        }
+    }
+
+    #[test]
+    fn a_spec_inside_the_limits_passes() {
+        let spec = run_spec(
+            vec![TaskBuilder::periodic("a", 10_000_000).build()],
+            1_000_000_000,
+        );
+        spec.check_limits().unwrap();
+    }
+
+    #[test]
+    fn times_beyond_the_limit_are_refused_by_field() {
+        let mut long_period = TaskBuilder::periodic("p", MAX_TIME_NS + 1).build();
+        long_period.line = Some(12);
+        let e = refused(&run_spec(vec![long_period], 1_000_000_000));
+        assert!(
+            e.contains("test:12") && e.contains("task 'p' phase 'main' period"),
+            "{e}"
+        );
+        let deadline = TaskBuilder::periodic("d", 1_000_000)
+            .deadline(u64::MAX)
+            .build();
+        assert!(refused(&run_spec(vec![deadline], 1_000_000)).contains("deadline"));
+        let e = refused(&run_spec(
+            vec![TaskBuilder::periodic("a", 1_000_000).build()],
+            MAX_TIME_NS + 1,
+        ));
+        assert!(e.contains("duration"), "{e}");
+    }
+
+    #[test]
+    fn too_many_tasks_or_too_large_logs_are_refused_with_the_limit() {
+        let many = (0..=MAX_TASKS)
+            .map(|i| TaskBuilder::periodic(&format!("t{i}"), 1_000_000).build())
+            .collect();
+        let e = refused(&run_spec(many, 1_000_000_000));
+        assert!(e.contains("1024") && e.contains("1025 tasks"), "{e}");
+        // 1000 tasks releasing a job every 10 µs for a day.
+        let busy = (0..1000)
+            .map(|i| TaskBuilder::periodic(&format!("t{i}"), 10_000).build())
+            .collect();
+        let e = refused(&run_spec(busy, 86_400_000_000_000));
+        assert!(e.contains("job logs of at most 1GiB"), "{e}");
+    }
+
+    #[test]
+    fn a_memory_kernel_needs_a_whole_cache_line() {
+        let tiny = TaskBuilder::periodic("c", 1_000_000)
+            .kernel(Kernel::Chase, Work::Target(Nanos(100_000)))
+            .working_set(0)
+            .build();
+        let e = refused(&run_spec(vec![tiny], 1_000_000_000));
+        assert!(
+            e.contains("at least 64B for the chase kernel") && e.contains("found 0B"),
+            "{e}"
+        );
+        let line = TaskBuilder::periodic("c", 1_000_000)
+            .kernel(Kernel::Chase, Work::Target(Nanos(100_000)))
+            .working_set(64)
+            .build();
+        run_spec(vec![line], 1_000_000_000).check_limits().unwrap();
+    }
+}

@@ -1,0 +1,101 @@
+//! The verdict of a run and the run directory: `summary.json`, `jobs.csv`
+//! and a Chrome / Perfetto trace-event `trace.json`.
+//!
+//! All three are written after the threads have been joined (at the end of
+//! the run, after a watchdog stop, or after SIGINT/SIGTERM), from the
+//! records in memory. Times in the files are nanoseconds relative to the
+//! common release (the trace uses microseconds, as its format requires).
+
+//!
+//! Modules: [`summary`] (the verdict), [`jobs_csv`], [`trace`], and
+//! [`run_dir`] (the directory: checked before the first release, written
+//! atomically, with a fallback).
+
+pub mod jobs_csv;
+pub mod run_dir;
+pub mod summary;
+pub mod trace;
+
+pub use jobs_csv::write_jobs_csv;
+pub use run_dir::{RunDir, Written};
+pub use summary::{Summary, TaskVerdict, scheduling_note, summarize};
+pub use trace::trace_events;
+
+/// `t − t0`, or 0 before `t0` (a job never started has no instants).
+fn relative(t: u64, t0: u64) -> u64 {
+    t.saturating_sub(t0)
+}
+
+/// A run of one task with every kind of job, for the tests of the writers.
+#[cfg(test)]
+pub(crate) mod fixture {
+    use crate::memory::Placement;
+    use crate::record::{JobRecord, Outcome};
+    use crate::runtime::{RunResult, TaskRun};
+    use crate::spec::{Bound, Policy};
+    use crate::testing::TaskBuilder;
+    use crate::watchdog::StopReason;
+
+    fn record(
+        job: u64,
+        release: u64,
+        start: u64,
+        finish: u64,
+        deadline: u64,
+        outcome: Outcome,
+    ) -> JobRecord {
+        JobRecord {
+            job,
+            phase: 0,
+            release_ns: release,
+            deadline_ns: deadline,
+            start_ns: start,
+            finish_ns: finish,
+            exec_ns: finish - start,
+            cpu: 1,
+            cpu_end: 1,
+            preemptions: 0,
+            voluntary_switches: 0,
+            counters: Default::default(),
+            outcome,
+        }
+    }
+
+    pub(crate) fn result() -> RunResult {
+        let spec = TaskBuilder::periodic("a", 100)
+            .cpu(1)
+            .fifo(90)
+            .deadline(100)
+            .steps(vec![])
+            .bound(Bound {
+                wcet_ns: 10,
+                wcrt_ns: Some(30),
+                wcrt_nocint_ns: Some(20),
+            })
+            .build();
+        RunResult {
+            start_ns: 1000,
+            end_ns: 1400,
+            stop: StopReason::Signal,
+            realtime: true,
+            memory_locked: true,
+            rt_throttling: "950000 µs per 1000000 µs".into(),
+            watchdog_factor: 3.0,
+            tasks: vec![TaskRun {
+                spec,
+                records: vec![
+                    record(0, 1000, 1002, 1012, 1100, Outcome::Completed),
+                    record(1, 1100, 1101, 1125, 1200, Outcome::Completed),
+                    record(2, 1200, 1201, 1350, 1300, Outcome::Missed),
+                    JobRecord::never_started(3, 0, 1300, 1400),
+                ],
+                placement: Placement::None,
+                rates: None,
+                work: vec![],
+                policy: Policy::Fifo(90),
+                counters_unavailable: None,
+                error: None,
+            }],
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! The run directory: `summary.json`, `jobs.csv` and `trace.json`.
+//!
+//! Nothing a run recorded may be lost (issue 10 item 4):
+//!
+//! - [`RunDir::prepare`], called before the first release, creates the
+//!   directory and writes (then removes) a probe file, so a directory that
+//!   cannot be written refuses the run at once as bad input instead of
+//!   losing it at the end;
+//! - [`RunDir::write`] writes each file atomically (a temporary file in the
+//!   same directory, renamed over the name): a reader never sees half a file;
+//! - if writing there fails all the same (the disk filled, the directory
+//!   went away), the files go to a fallback directory under the system's
+//!   temporary directory, and [`Written`] says where and why.
+
+use super::jobs_csv::write_jobs_csv;
+use super::summary::Summary;
+use super::trace::trace_events;
+use crate::runtime::RunResult;
+use crate::{Result, RtError};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The files of a run directory.
+pub const FILES: [&str; 3] = ["summary.json", "jobs.csv", "trace.json"];
+
+/// A run directory that was created and written to before the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunDir {
+    path: PathBuf,
+}
+
+/// Where the files of a run went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// The directory holding the files.
+    pub dir: PathBuf,
+    /// Set when they are in a fallback directory: why the run directory
+    /// could not be written.
+    pub fallback_because: Option<String>,
+}
+
+impl RunDir {
+    /// Creates `path` (and its parents) and writes a probe file in it.
+    /// A path that cannot be a writable directory (a file, a read-only
+    /// place, no permission) is bad input naming it.
+    pub fn prepare(path: &Path) -> Result<RunDir> {
+        let refused = |e: std::io::Error| RtError::Input {
+            file: path.display().to_string(),
+            line: None,
+            field: "run directory (--out)".into(),
+            expected: "a directory tinct can create and write the run's files in \
+                       (checked before the first release)"
+                .into(),
+            found: e.to_string(),
+        };
+        std::fs::create_dir_all(path).map_err(refused)?;
+        let probe = tempfile::Builder::new()
+            .prefix(".tinct-probe-")
+            .tempfile_in(path)
+            .map_err(refused)?;
+        probe.as_file().write_all(b"probe\n").map_err(refused)?;
+        probe.as_file().sync_all().map_err(refused)?;
+        probe.close().map_err(refused)?;
+        Ok(RunDir {
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes the run's files here or, failing that, to a fallback
+    /// directory (`<temp>/tinct-run-<pid>-<name>`). An error only if both fail.
+    pub fn write(&self, summary: &Summary, result: &RunResult) -> Result<Written> {
+        let first = match write_files(&self.path, summary, result) {
+            Ok(()) => {
+                return Ok(Written {
+                    dir: self.path.clone(),
+                    fallback_because: None,
+                });
+            }
+            Err(e) => e,
+        };
+        let fallback = self.fallback_dir();
+        let because = first.to_string();
+        std::fs::create_dir_all(&fallback)
+            .map_err(|e| write_error(&fallback, e))
+            .and_then(|()| write_files(&fallback, summary, result))
+            .map_err(|second| RtError::Task {
+                task: "run directory".into(),
+                message: format!(
+                    "the run's files could be written neither to {} ({because}) nor to the \
+                     fallback {} ({second})",
+                    self.path.display(),
+                    fallback.display()
+                ),
+            })?;
+        Ok(Written {
+            dir: fallback,
+            fallback_because: Some(because),
+        })
+    }
+
+    /// `<temp>/tinct-run-<pid>-<last component of the run directory>`.
+    fn fallback_dir(&self) -> PathBuf {
+        let name = self
+            .path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("run");
+        std::env::temp_dir().join(format!("tinct-run-{}-{name}", std::process::id()))
+    }
+}
+
+fn write_error(path: &Path, source: std::io::Error) -> RtError {
+    RtError::Write {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// The three files into `dir`, each atomically.
+fn write_files(dir: &Path, summary: &Summary, result: &RunResult) -> Result<()> {
+    atomically(&dir.join("summary.json"), |out| {
+        serde_json::to_writer_pretty(&mut *out, summary)?;
+        out.write_all(b"\n")
+    })?;
+    atomically(&dir.join("jobs.csv"), |out| {
+        write_jobs_csv(out, result).map_err(std::io::Error::from)
+    })?;
+    atomically(&dir.join("trace.json"), |out| {
+        serde_json::to_writer(out, &trace_events(&summary.source, result)).map_err(Into::into)
+    })
+}
+
+/// Writes `path` through a temporary file in the same directory that
+/// replaces it by a rename once complete and synced.
+fn atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let file = tempfile::Builder::new()
+        .prefix(".tinct-")
+        .tempfile_in(dir)
+        .map_err(|e| write_error(path, e))?;
+    let mut out = std::io::BufWriter::new(file.as_file());
+    fill(&mut out)
+        .and_then(|()| out.flush())
+        .map_err(|e| write_error(path, e))?;
+    drop(out);
+    file.as_file()
+        .sync_all()
+        .map_err(|e| write_error(path, e))?;
+    file.persist(path).map_err(|e| write_error(path, e.error))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::fixture::result;
+    use crate::output::summarize;
+    use serde_json::Value;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn the_run_directory_has_all_three_files_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let run_dir = RunDir::prepare(&dir.path().join("a/b")).unwrap();
+        assert!(entries(run_dir.path()).is_empty(), "the probe is gone");
+        let r = result();
+        let s = summarize("x.toml", 400, &r);
+        let written = run_dir.write(&s, &r).unwrap();
+        assert_eq!(written.dir, run_dir.path());
+        assert_eq!(written.fallback_because, None);
+        assert_eq!(
+            entries(run_dir.path()),
+            ["jobs.csv", "summary.json", "trace.json"],
+            "no temporary file is left"
+        );
+        let csv = std::fs::read_to_string(run_dir.path().join("jobs.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 5, "{csv}");
+        let summary: Value = serde_json::from_str(
+            &std::fs::read_to_string(run_dir.path().join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(summary["tasks"][0]["jobs"]["released"], 4);
+        let _: Value = serde_json::from_str(
+            &std::fs::read_to_string(run_dir.path().join("trace.json")).unwrap(),
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn a_path_that_cannot_be_a_directory_is_refused_as_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("plain-file");
+        std::fs::write(&file, "x").unwrap();
+        for path in [file.clone(), file.join("below")] {
+            match RunDir::prepare(&path) {
+                Err(RtError::Input { file, field, .. }) => {
+                    assert_eq!(file, path.display().to_string());
+                    assert!(field.contains("--out"), "{field}");
+                }
+                other => panic!("{}: expected bad input, got {other:?}", path.display()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_directory_that_went_away_sends_the_files_to_the_fallback_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vanishing");
+        let run_dir = RunDir::prepare(&path).unwrap();
+        // After the probe, the directory is replaced by a file.
+        std::fs::remove_dir(&path).unwrap();
+        std::fs::write(&path, "in the way").unwrap();
+        let r = result();
+        let written = run_dir.write(&summarize("x.toml", 400, &r), &r).unwrap();
+        assert_ne!(written.dir, path);
+        assert!(written.dir.starts_with(std::env::temp_dir()));
+        assert!(written.fallback_because.is_some());
+        assert_eq!(
+            entries(&written.dir),
+            ["jobs.csv", "summary.json", "trace.json"]
+        );
+        std::fs::remove_dir_all(&written.dir).unwrap();
+    }
+}

@@ -1,0 +1,215 @@
+//! The verdict of a run: per task, observed response and execution times
+//! (max, p99, mean, ρ = μ + 2σ of demarchi Eq. 1) next to the analysis'
+//! bounds, and the job counts; written as `summary.json`.
+
+use crate::memory::Placement;
+use crate::record::{Accounting, JobRecord, Outcome};
+use crate::runtime::{RunResult, TaskRun, WorkNote};
+use crate::spec::{Bound, Policy};
+use crate::stats::Distribution;
+use crate::watchdog::StopReason;
+use serde::Serialize;
+
+/// Says how the run was scheduled, in every output.
+pub fn scheduling_note(realtime: bool) -> &'static str {
+    if realtime {
+        "SCHED_FIFO (real time)"
+    } else {
+        "SCHED_OTHER (--no-rt: no real-time guarantee; observed times are not evidence for the bounds)"
+    }
+}
+
+/// Observed versus predicted, for one task.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskVerdict {
+    /// Task name.
+    pub name: String,
+    /// CPUs it was pinned to.
+    pub cpus: Option<Vec<u32>>,
+    /// The policy it ran under.
+    pub policy: Policy,
+    /// Relative deadline of its first phase, if any.
+    pub deadline_ns: Option<u64>,
+    /// Job counts (`released = completed + missed + aborted`).
+    pub jobs: Accounting,
+    /// True if the counts balance.
+    pub balanced: bool,
+    /// Response time (finish − planned release) of finished jobs.
+    pub response: Distribution,
+    /// Execution time (thread CPU time) of finished jobs.
+    pub exec: Distribution,
+    /// Release latency (start − planned release) of started jobs.
+    pub latency: Distribution,
+    /// Preemptions (involuntary context switches) over all jobs.
+    pub preemptions: u64,
+    /// Jobs that ended on another CPU than they started on.
+    pub migrations: u64,
+    /// The analysis' prediction, if the run came from an analysed task set.
+    pub bound: Option<Bound>,
+    /// Observed max response time > WCRT with cache interference (kim2013 Eq. 2).
+    pub exceeds_bound: bool,
+    /// Observed max response time > WCRT without cache interference.
+    pub exceeds_bound_nocint: bool,
+    /// Where the working set lived.
+    pub placement: Placement,
+    /// LLC read misses per finished job, when hardware counters are available.
+    pub llc_misses: Option<Distribution>,
+    /// Instructions per finished job, when hardware counters are available.
+    pub instructions: Option<Distribution>,
+    /// Why hardware counters are missing, if they are.
+    pub counters_unavailable: Option<String>,
+    /// How each job's work was decided.
+    pub work: Vec<WorkNote>,
+    /// Setup error or panic, if any.
+    pub error: Option<String>,
+}
+
+/// The whole verdict, written as `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Workload file.
+    pub source: String,
+    /// Scheduling, said plainly (SCHED_OTHER runs say so).
+    pub scheduling: &'static str,
+    /// True under SCHED_FIFO.
+    pub realtime: bool,
+    /// Planned duration.
+    pub duration_ns: u64,
+    /// From the common release to the last finish.
+    pub observed_ns: u64,
+    /// Why the run ended.
+    pub stop: StopReason,
+    /// The reason, in words.
+    pub stop_description: String,
+    /// `mlockall` succeeded.
+    pub memory_locked: bool,
+    /// The kernel's RT throttling, as found (tinct never changes it).
+    pub rt_throttling: String,
+    /// Watchdog overrun factor.
+    pub watchdog_factor: f64,
+    /// Per task.
+    pub tasks: Vec<TaskVerdict>,
+    /// Tasks whose observed response time exceeded their bound.
+    pub bound_exceeded: Vec<String>,
+    /// Total deadline misses.
+    pub misses: u64,
+    /// Every task's counts balance.
+    pub balanced: bool,
+}
+
+impl Summary {
+    /// True if the run ended as planned with no miss and no bound exceeded.
+    pub fn clean(&self) -> bool {
+        self.stop.is_completed() && self.misses == 0 && self.bound_exceeded.is_empty()
+    }
+}
+
+fn verdict(task: &TaskRun) -> TaskVerdict {
+    let finished: Vec<&JobRecord> = task
+        .records
+        .iter()
+        .filter(|r| r.outcome != Outcome::Aborted)
+        .collect();
+    let response: Vec<u64> = finished.iter().filter_map(|r| r.response_ns()).collect();
+    let exec: Vec<u64> = finished.iter().map(|r| r.exec_ns).collect();
+    let latency: Vec<u64> = task.records.iter().filter_map(|r| r.latency_ns()).collect();
+    let jobs = Accounting::of(&task.records);
+    let response = Distribution::of(&response);
+    let over = |b: Option<u64>| b.is_some_and(|b| response.count > 0 && response.max_ns > b);
+    TaskVerdict {
+        name: task.spec.name.clone(),
+        cpus: task.spec.cpus.clone(),
+        policy: task.policy,
+        deadline_ns: task
+            .spec
+            .phases
+            .first()
+            .and_then(|p| task.spec.deadline_of(p)),
+        jobs,
+        balanced: jobs.balances(),
+        exec: Distribution::of(&exec),
+        latency: Distribution::of(&latency),
+        preemptions: task.records.iter().map(|r| u64::from(r.preemptions)).sum(),
+        migrations: task.records.iter().map(|r| u64::from(r.migrations())).sum(),
+        bound: task.spec.bound,
+        exceeds_bound: over(task.spec.bound.and_then(|b| b.wcrt_ns)),
+        exceeds_bound_nocint: over(task.spec.bound.and_then(|b| b.wcrt_nocint_ns)),
+        response,
+        placement: task.placement.clone(),
+        llc_misses: counter_distribution(&finished, |r| r.counters.llc_misses),
+        instructions: counter_distribution(&finished, |r| r.counters.instructions),
+        counters_unavailable: task.counters_unavailable.clone(),
+        work: task.work.clone(),
+        error: task.error.clone(),
+    }
+}
+
+fn counter_distribution(
+    jobs: &[&JobRecord],
+    value: impl Fn(&JobRecord) -> Option<u64>,
+) -> Option<Distribution> {
+    let values: Option<Vec<u64>> = jobs.iter().map(|r| value(r)).collect();
+    values
+        .filter(|v| !v.is_empty())
+        .map(|v| Distribution::of(&v))
+}
+
+/// Computes the verdict of a run.
+pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary {
+    let tasks: Vec<TaskVerdict> = result.tasks.iter().map(verdict).collect();
+    let last_finish = result
+        .tasks
+        .iter()
+        .flat_map(|t| &t.records)
+        .map(|r| r.finish_ns.max(r.release_ns))
+        .max()
+        .unwrap_or(result.start_ns);
+    Summary {
+        source: source.to_string(),
+        scheduling: scheduling_note(result.realtime),
+        realtime: result.realtime,
+        duration_ns,
+        observed_ns: last_finish.saturating_sub(result.start_ns),
+        stop_description: result.stop.describe(),
+        stop: result.stop.clone(),
+        memory_locked: result.memory_locked,
+        rt_throttling: result.rt_throttling.clone(),
+        watchdog_factor: result.watchdog_factor,
+        bound_exceeded: tasks
+            .iter()
+            .filter(|t| t.exceeds_bound)
+            .map(|t| t.name.clone())
+            .collect(),
+        misses: tasks.iter().map(|t| t.jobs.missed).sum(),
+        balanced: tasks.iter().all(|t| t.balanced),
+        tasks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::fixture::result;
+
+    #[test]
+    fn the_verdict_counts_jobs_and_flags_an_exceeded_bound() {
+        let s = summarize("x.toml", 400, &result());
+        let t = &s.tasks[0];
+        assert_eq!(
+            (
+                t.jobs.released,
+                t.jobs.completed,
+                t.jobs.missed,
+                t.jobs.aborted
+            ),
+            (4, 2, 1, 1)
+        );
+        assert!(s.balanced);
+        assert_eq!(t.response.max_ns, 150);
+        assert!(t.exceeds_bound && t.exceeds_bound_nocint);
+        assert_eq!(s.bound_exceeded, vec!["a".to_string()]);
+        assert_eq!(s.misses, 1);
+        assert!(!s.clean());
+        assert_eq!(t.latency.count, 3);
+    }
+}

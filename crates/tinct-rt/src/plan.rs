@@ -1,0 +1,312 @@
+//! A planned task set as a run: [`RunSpec::from_plan`] turns the tasks of a
+//! plan (cores, priorities and partitions assigned, as `tinct plan` writes)
+//! and their analysis into periodic threads, and [`load_plan`] does the
+//! same from a file.
+
+use crate::kernels::memory_percent;
+use crate::limits::MIN_WORKING_SET_BYTES;
+use crate::spec::{Bound, Phase, Policy, RunSpec, Step, TOP_TASK_PRIORITY, TaskSpec, Timer};
+use crate::{Result, RtError};
+use std::path::Path;
+use tinct_core::analysis::Analysis;
+use tinct_core::model::{Kernel, Task, TaskSet, Work};
+use tinct_core::units::Bytes;
+
+impl RunSpec {
+    /// The run of a planned task set: one periodic thread per task, pinned
+    /// to its core, SCHED_FIFO by rank (rank 1 → [`TOP_TASK_PRIORITY`], then
+    /// one less per rank, at least 1), released with an absolute timer of
+    /// period T_i and deadline D_i, all together at one instant as in kim2013
+    /// Section IV. A task without a `body` runs `compute` calibrated to its
+    /// C at |S(i)|. With `analysis` (of `set`, tasks in file order), every
+    /// task carries its bound: C, and the WCRT with (kim2013 Eq. 2) and
+    /// without cache interference.
+    ///
+    /// Bad input, naming `source`, the task's line and the field: a task
+    /// without a core, a memory kernel whose working set is smaller than
+    /// [`MIN_WORKING_SET_BYTES`], anything beyond [`crate::limits`].
+    pub fn from_plan(
+        set: &TaskSet,
+        analysis: Option<&Analysis>,
+        source: &str,
+        duration_ns: u64,
+    ) -> Result<RunSpec> {
+        let ranks = set.priorities();
+        let mut tasks = Vec::with_capacity(set.tasks.len());
+        for (i, task) in set.tasks.iter().enumerate() {
+            let line = set.task_lines.get(i).copied();
+            let bad = |field: &str, expected: String, found: String| RtError::Input {
+                file: source.to_string(),
+                line,
+                field: format!("task '{}' field `{field}`", task.name),
+                expected,
+                found,
+            };
+            let Some(core) = task.core else {
+                return Err(bad(
+                    "core",
+                    "a core for every task (`tinct plan` assigns cores and partitions)".into(),
+                    "no core".into(),
+                ));
+            };
+            let body = Body::of(task);
+            if body.kernel != Kernel::Compute && body.working_set < MIN_WORKING_SET_BYTES {
+                return Err(bad(
+                    body.working_set_field,
+                    format!(
+                        "a working set of at least {} for the {} kernel (one cache line: each \
+                         memory iteration touches one line)",
+                        Bytes(MIN_WORKING_SET_BYTES),
+                        body.kernel
+                    ),
+                    Bytes(body.working_set).to_string(),
+                ));
+            }
+            let fifo = u32::from(TOP_TASK_PRIORITY)
+                .saturating_sub(ranks[i].saturating_sub(1))
+                .max(1);
+            tasks.push(TaskSpec {
+                name: task.name.clone(),
+                cpus: Some(vec![core]),
+                // At most TOP_TASK_PRIORITY, so it fits a u8.
+                policy: Policy::Fifo(u8::try_from(fifo).unwrap_or(TOP_TASK_PRIORITY)),
+                deadline_ns: Some(task.deadline.0),
+                offset_ns: 0,
+                phases: vec![Phase {
+                    name: "main".into(),
+                    loops: None,
+                    steps: vec![Step::Kernel {
+                        kernel: body.kernel,
+                        memory_percent: body.memory_percent,
+                        work: body.work,
+                    }],
+                    timer: Some(Timer {
+                        period_ns: task.period.0,
+                        absolute: true,
+                    }),
+                }],
+                loops: None,
+                working_set: if body.kernel == Kernel::Compute {
+                    0
+                } else {
+                    body.working_set
+                },
+                partitions: task.partitions.map(|s| s.to_vec()).unwrap_or_default(),
+                bound: analysis.and_then(|a| a.tasks.get(i)).map(|t| Bound {
+                    wcet_ns: t.wcet_ns,
+                    wcrt_ns: t.wcrt_ns,
+                    wcrt_nocint_ns: t.wcrt_nocint_ns,
+                }),
+                line,
+            });
+        }
+        let spec = RunSpec {
+            source: source.to_string(),
+            tasks,
+            duration_ns,
+            lock_memory: true,
+            platform_partitions: Some(set.platform.partitions),
+            calibration_cpu: None,
+            compute_ns_per_iteration: None,
+        };
+        spec.check_limits()?;
+        Ok(spec)
+    }
+}
+
+/// What one job of a planned task does.
+struct Body {
+    kernel: Kernel,
+    working_set: u64,
+    /// Where the working set came from: `body.working_set`, or `memory` (M_i).
+    working_set_field: &'static str,
+    work: Work,
+    memory_percent: u8,
+}
+
+impl Body {
+    fn of(task: &Task) -> Body {
+        let c = task.effective_wcet().unwrap_or(task.wcet.worst());
+        match &task.body {
+            Some(body) => Body {
+                kernel: body.kernel,
+                working_set: body.working_set.unwrap_or(task.memory).0,
+                working_set_field: if body.working_set.is_some() {
+                    "body.working_set"
+                } else {
+                    "memory"
+                },
+                work: body.work.unwrap_or(Work::Target(c)),
+                memory_percent: memory_percent(body.kernel, body.memory_percent),
+            },
+            None => Body {
+                kernel: Kernel::Compute,
+                working_set: 0,
+                working_set_field: "memory",
+                work: Work::Target(c),
+                memory_percent: 0,
+            },
+        }
+    }
+}
+
+/// Reads a planned task-set file, analyzes it (kim2013 Eq. 1-3, for the
+/// bounds shown next to what is observed) and returns its run of
+/// `duration_ns` ([`RunSpec::from_plan`]) on this machine. Bad input with
+/// the file's line: a file that does not read or validate, and a task on a
+/// core this process may not run on (a plan for another machine). A set the
+/// analysis cannot take runs without bounds.
+pub fn load_plan(path: &Path, duration_ns: u64) -> Result<RunSpec> {
+    let set = tinct_core::format::load(path)?;
+    let analysis = tinct_core::analysis::analyze(&set).ok();
+    let source = path.display().to_string();
+    let spec = RunSpec::from_plan(&set, analysis.as_ref(), &source, duration_ns)?;
+    let allowed = tinct_sys::sched::affinity()?;
+    if let Some(task) = spec
+        .tasks
+        .iter()
+        .find(|t| t.cpus.iter().flatten().any(|cpu| !allowed.contains(cpu)))
+    {
+        return Err(RtError::Input {
+            file: source,
+            line: task.line,
+            field: format!("task '{}' field `core`", task.name),
+            expected: format!(
+                "a CPU this process may run on ({}); re-plan for this machine with `tinct plan`",
+                tinct_sys::format_cpu_list(&allowed)
+            ),
+            found: format!(
+                "core {}",
+                task.cpus
+                    .as_ref()
+                    .and_then(|c| c.first())
+                    .copied()
+                    .unwrap_or(0)
+            ),
+        });
+    }
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::TOP_TASK_PRIORITY;
+    use tinct_core::units::Nanos;
+
+    const SET: &str = r#"
+[platform]
+cores = 2
+partitions = 4
+memory = "64MiB"
+refill = "10us"
+
+[[task]]
+name = "fast"
+period = "100ms"
+memory = "1MiB"
+wcet = { 1 = "2ms" }
+core = 0
+partitions = [1]
+body = { kernel = "chase", working_set = "256KiB", target = "1ms" }
+
+[[task]]
+name = "slow"
+period = "200ms"
+deadline = "150ms"
+memory = "1MiB"
+wcet = { 1 = "3ms" }
+core = 1
+partitions = [2, 3]
+"#;
+
+    fn parse(text: &str) -> TaskSet {
+        tinct_core::format::parse(text, "t.toml", tinct_core::format::Syntax::Toml).unwrap()
+    }
+
+    fn plan(text: &str) -> Result<RunSpec> {
+        let set = parse(text);
+        let analysis = tinct_core::analysis::analyze(&set).ok();
+        RunSpec::from_plan(&set, analysis.as_ref(), "t.toml", 1_000_000_000)
+    }
+
+    fn refused(text: &str) -> String {
+        match plan(text) {
+            Err(e) => e.to_string(),
+            Ok(spec) => panic!("accepted: {spec:?}"),
+        }
+    }
+
+    #[test]
+    fn a_plan_becomes_pinned_fifo_threads_by_rank() {
+        let spec = plan(SET).unwrap();
+        let fast = &spec.tasks[0];
+        let slow = &spec.tasks[1];
+        assert_eq!(fast.policy, Policy::Fifo(TOP_TASK_PRIORITY));
+        assert_eq!(slow.policy, Policy::Fifo(TOP_TASK_PRIORITY - 1));
+        assert_eq!(fast.cpus, Some(vec![0]));
+        assert_eq!(slow.cpus, Some(vec![1]));
+        assert_eq!(fast.working_set, 256 * 1024);
+        assert_eq!(slow.working_set, 0, "no body: compute needs no working set");
+        assert_eq!(slow.partitions, vec![2, 3]);
+        assert_eq!(slow.deadline_of(&slow.phases[0]), Some(150_000_000));
+        assert_eq!(
+            slow.phases[0].steps[0],
+            Step::Kernel {
+                kernel: Kernel::Compute,
+                memory_percent: 0,
+                work: Work::Target(Nanos(3_000_000))
+            }
+        );
+        assert!(spec.needs_rt());
+        assert!(!spec.without_rt().needs_rt());
+    }
+
+    #[test]
+    fn log_capacity_covers_every_release_of_the_run() {
+        let spec = plan(SET).unwrap();
+        // 1 s at T = 100 ms: releases at 0, 100, ..., 900 ms = 10 jobs.
+        assert!(spec.tasks[0].max_jobs(spec.duration_ns, 1) >= 10);
+        assert!(spec.tasks[0].max_jobs(spec.duration_ns, 1) <= 30);
+    }
+
+    #[test]
+    fn every_task_carries_its_line_and_the_analysis_bound() {
+        let spec = plan(SET).unwrap();
+        assert_eq!(spec.tasks[0].line, Some(8));
+        assert_eq!(spec.tasks[1].line, Some(17));
+        let bound = spec.tasks[1].bound.expect("analysed");
+        assert_eq!(bound.wcet_ns, 3_000_000);
+        assert!(bound.wcrt_ns.is_some_and(|r| r >= 3_000_000));
+    }
+
+    #[test]
+    fn a_task_without_a_core_is_bad_input_with_its_line() {
+        let e = refused(&SET.replace("core = 1\n", ""));
+        assert!(e.contains("t.toml:17") && e.contains("`core`"), "{e}");
+    }
+
+    #[test]
+    fn a_memory_kernel_on_an_empty_working_set_is_refused_with_the_minimum() {
+        let e = refused(&SET.replace("working_set = \"256KiB\"", "working_set = \"0B\""));
+        assert!(
+            e.contains("t.toml:8")
+                && e.contains("`body.working_set`")
+                && e.contains("at least 64B for the chase kernel")
+                && e.contains("found 0B"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_period_beyond_the_limit_of_times_is_refused_not_wrapped() {
+        // 72057594 s: representable in ns, but past the limit of a run.
+        let e = refused(&SET.replace("period = \"100ms\"", "period = \"72057594s\""));
+        assert!(
+            e.contains("t.toml:8")
+                && e.contains("found 72057594s")
+                && e.contains("at most 31622400s"),
+            "{e}"
+        );
+    }
+}

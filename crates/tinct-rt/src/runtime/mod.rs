@@ -1,0 +1,123 @@
+//! Running a [`RunSpec`]: one thread per task, a common release, periodic
+//! jobs, the watchdog and clean stops.
+//!
+//! As in kim2013 Section IV, every task is released at one common instant
+//! (here with absolute-time `clock_nanosleep` on CLOCK_MONOTONIC rather than
+//! hrtimers in the kernel) and each job's response time is measured from
+//! its planned release.
+//!
+//! Order of a run: check privileges → allocate the shared job logs
+//! ([`crate::shared_log`]) → (supervised: fork, the rest runs in the child)
+//! → `mlockall` → the colored page pool and every task's working set from
+//! its partitions' colors ([`crate::memory`]) → per task thread: pin, touch
+//! the working set, calibrate, switch to its policy → barrier → common
+//! release at `t0` → jobs → join → translate every working-set page again
+//! and report its placement → `munlockall`. Setup failures and panics in a
+//! task stop the whole run; the records already taken are kept. A crash
+//! (a fatal signal) ends the run's process: under supervision
+//! ([`RunOptions::supervise`], see `runtime/supervised.rs`) the parent
+//! still reports every recorded job.
+//!
+//! Test hook: the environment variable `TINCT_TEST_CRASH=TASK:JOB`, read
+//! once when a task is set up, makes task `TASK` raise SIGSEGV at the start
+//! of its job number `JOB` (from 0), to test crash handling.
+
+//!
+//! Private modules, each with one job: `result` (options and results),
+//! `threads` (an in-process run: the task threads, the watchdog, signals),
+//! `task` (one task thread's setup), `jobs` (its job loop), `supervised`
+//! (the forked child and its supervisor) and `wire` (what the child hands
+//! its parent).
+
+mod jobs;
+mod result;
+mod supervised;
+mod task;
+mod threads;
+mod wire;
+
+pub use result::{RunOptions, RunResult, TaskRun, WorkNote};
+pub use supervised::STOP_GRACE_NS;
+pub use task::TEST_CRASH_VAR;
+
+use crate::calibrate;
+use crate::kernels::{Kernel, KernelState};
+use crate::shared_log::SharedLog;
+use crate::spec::RunSpec;
+use crate::{Result, RtError};
+
+/// Checks, before anything starts, that the run is inside the limits
+/// ([`RunSpec::check_limits`]), that it may use SCHED_FIFO if it asks for
+/// it, and that every CPU a task is pinned to is one this process may use.
+pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
+    spec.check_limits()?;
+    if options.realtime
+        && spec.needs_rt()
+        && let tinct_sys::privilege::Probe::Failed { message, .. } =
+            tinct_sys::privilege::probe_sched_fifo()
+    {
+        return Err(RtError::Privilege {
+            what: format!("SCHED_FIFO is not allowed for this process ({message})"),
+            fix: "run as root, or give the binary CAP_SYS_NICE and CAP_IPC_LOCK \
+                  (sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v tinct)), \
+                  or raise RLIMIT_RTPRIO (ulimit -r 99); or pass --no-rt to run under \
+                  SCHED_OTHER without real-time guarantees"
+                .into(),
+        });
+    }
+    let allowed = tinct_sys::sched::affinity()?;
+    for task in &spec.tasks {
+        for cpu in task.cpus.iter().flatten() {
+            if !allowed.contains(cpu) {
+                return Err(RtError::Input {
+                    file: spec.source.clone(),
+                    line: task.line,
+                    field: format!("task '{}' core/cpus", task.name),
+                    expected: format!(
+                        "a CPU this process may use ({})",
+                        tinct_sys::format_cpu_list(&allowed)
+                    ),
+                    found: format!("CPU {cpu}"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `spec` and returns every job record. Errors only before the
+/// common release (privileges, bad CPUs, memory); later failures end the
+/// run with a [`crate::watchdog::StopReason`] and keep the records.
+pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
+    check_can_run(spec, &options)?;
+    let mut spec = spec.clone();
+    if let (Some(cpu), None) = (spec.calibration_cpu, spec.compute_ns_per_iteration) {
+        spec.compute_ns_per_iteration = Some(compute_rate_on(cpu, &spec.source)?);
+    }
+    let log = SharedLog::new(&spec.log_capacities())?;
+    if options.supervise {
+        supervised::run(&spec, &options, &log)
+    } else {
+        threads::run_here(&spec, &options, &log, &|_| {})
+    }
+}
+
+/// Nanoseconds per compute iteration measured on `cpu` (rt-app
+/// `calibration: "CPUn"`: one rate for every task).
+fn compute_rate_on(cpu: u32, source: &str) -> Result<f64> {
+    let measured = std::thread::spawn(move || {
+        tinct_sys::sched::set_affinity(&[cpu]).map_err(|e| e.to_string())?;
+        let mut state =
+            KernelState::new(Kernel::Compute, crate::working_set::WorkingSet::empty(), 1);
+        Ok::<f64, String>(calibrate::measure(&mut state).compute_ns)
+    })
+    .join()
+    .unwrap_or_else(|_| Err("the calibration thread panicked".into()));
+    measured.map_err(|found| RtError::Input {
+        file: source.to_string(),
+        line: None,
+        field: "global.calibration".into(),
+        expected: format!("a CPU to calibrate on (CPU{cpu})"),
+        found,
+    })
+}

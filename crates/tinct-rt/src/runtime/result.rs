@@ -1,0 +1,114 @@
+//! How to run and what a run gives back.
+
+use crate::calibrate::Rates;
+use crate::kernels::JobWork;
+use crate::memory::Placement;
+use crate::record::JobRecord;
+use crate::spec::{Policy, TaskSpec};
+use crate::watchdog::StopReason;
+use serde::Serialize;
+
+/// How to run.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct RunOptions {
+    /// Use the spec's real-time policies; false runs everything under
+    /// SCHED_OTHER (`--no-rt`).
+    pub realtime: bool,
+    /// The watchdog stops a job at `release + factor × deadline`.
+    pub watchdog_factor: f64,
+    /// Stop cleanly on SIGINT and SIGTERM (a second signal kills at once).
+    pub handle_signals: bool,
+    /// Delay between the end of setup and the common release.
+    pub release_margin_ns: u64,
+    /// Accept working sets whose page colors cannot be controlled (frame
+    /// numbers unreadable, not root): `--uncolored`. Otherwise such a run
+    /// is refused.
+    pub uncolored: bool,
+    /// Run the tasks in a forked child supervised by this process, so that
+    /// a crash in a task still leaves the records and a report
+    /// (see [`crate::runtime`]). Off by default: in-process runs
+    /// keep the working sets inspectable and the allocator observable.
+    pub supervise: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            realtime: true,
+            watchdog_factor: 3.0,
+            handle_signals: true,
+            release_margin_ns: 20_000_000,
+            uncolored: false,
+            supervise: false,
+        }
+    }
+}
+
+/// How a job's work was decided.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkNote {
+    /// Phase name.
+    pub phase: String,
+    /// "calibrated" (a target time) or "fixed" (iterations as written).
+    pub mode: &'static str,
+    /// The target time, when calibrated.
+    pub target_ns: Option<u64>,
+    /// Iterations per job.
+    pub work: JobWork,
+}
+
+/// What happened to one task.
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskRun {
+    /// The task as specified.
+    pub spec: TaskSpec,
+    /// Its jobs, in order.
+    pub records: Vec<JobRecord>,
+    /// Where its working set lived.
+    pub placement: Placement,
+    /// Measured iteration costs, when something was calibrated.
+    pub rates: Option<Rates>,
+    /// The work per job of each kernel step.
+    pub work: Vec<WorkNote>,
+    /// The policy it actually ran under.
+    pub policy: Policy,
+    /// Why hardware counters are missing from the records, if they are.
+    pub counters_unavailable: Option<String>,
+    /// Setup error or panic message, if any.
+    pub error: Option<String>,
+}
+
+/// The result of a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunResult {
+    /// The common release, CLOCK_MONOTONIC ns.
+    pub start_ns: u64,
+    /// No job was released at or after this instant.
+    pub end_ns: u64,
+    /// Why the run ended.
+    pub stop: StopReason,
+    /// True when run under SCHED_FIFO; false for `--no-rt` (SCHED_OTHER).
+    pub realtime: bool,
+    /// Whether `mlockall` succeeded.
+    pub memory_locked: bool,
+    /// The kernel's RT throttling as found (tinct never changes it).
+    pub rt_throttling: String,
+    /// The watchdog's factor.
+    pub watchdog_factor: f64,
+    /// Per task, in spec order.
+    pub tasks: Vec<TaskRun>,
+}
+
+/// RT throttling in words (read only: tinct never switches it off).
+pub(super) fn rt_throttling() -> String {
+    match tinct_sys::system::RtThrottling::read(&tinct_sys::SysRoot::live()) {
+        Ok(t) if t.is_disabled() => {
+            "disabled (sched_rt_runtime_us = -1): only tinct's watchdog guards this run".into()
+        }
+        Ok(t) => format!(
+            "{} µs of every {} µs for real-time tasks (left as is)",
+            t.runtime_us, t.period_us
+        ),
+        Err(e) => format!("unknown ({e})"),
+    }
+}

@@ -1,0 +1,227 @@
+//! What the supervised child hands its parent: the run's result without
+//! the records (they are in the shared log), or the error that refused it.
+
+use super::result::{RunOptions, RunResult, TaskRun, WorkNote};
+use crate::RtError;
+use crate::calibrate::Rates;
+use crate::kernels::JobWork;
+use crate::memory::Placement;
+use crate::shared_log::SharedLog;
+use crate::spec::{Policy, RunSpec};
+use crate::watchdog::StopReason;
+use serde::{Deserialize, Serialize};
+
+/// A [`Placement`] with its frames (which its own serialization leaves out).
+#[derive(Serialize, Deserialize)]
+pub(super) struct WirePlacement {
+    placement: Placement,
+    frames: Vec<u64>,
+}
+
+impl WirePlacement {
+    pub(super) fn of(placement: &Placement) -> WirePlacement {
+        WirePlacement {
+            frames: match placement {
+                Placement::Colored { frames, .. } => frames.clone(),
+                _ => Vec::new(),
+            },
+            placement: placement.clone(),
+        }
+    }
+
+    pub(super) fn into_placement(self) -> Placement {
+        let mut placement = self.placement;
+        if let Placement::Colored { frames, .. } = &mut placement {
+            *frames = self.frames;
+        }
+        placement
+    }
+}
+
+/// What the child leaves for the parent.
+#[derive(Serialize, Deserialize)]
+pub(super) enum Report {
+    /// The run happened (the records are in the shared log).
+    Ran(ChildReport),
+    /// The run was refused before any release.
+    Refused(WireError),
+}
+
+/// A run's result without its records.
+#[derive(Serialize, Deserialize)]
+pub(super) struct ChildReport {
+    start_ns: u64,
+    end_ns: u64,
+    stop: StopReason,
+    memory_locked: bool,
+    rt_throttling: String,
+    tasks: Vec<ChildTask>,
+}
+
+/// One task's result without its records.
+#[derive(Serialize, Deserialize)]
+pub(super) struct ChildTask {
+    placement: WirePlacement,
+    rates: Option<Rates>,
+    work: Vec<WireNote>,
+    policy: Policy,
+    counters_unavailable: Option<String>,
+    error: Option<String>,
+}
+
+/// A [`WorkNote`] on the wire.
+#[derive(Serialize, Deserialize)]
+pub(super) struct WireNote {
+    phase: String,
+    calibrated: bool,
+    target_ns: Option<u64>,
+    work: JobWork,
+}
+
+impl ChildReport {
+    pub(super) fn of(result: &RunResult) -> ChildReport {
+        ChildReport {
+            start_ns: result.start_ns,
+            end_ns: result.end_ns,
+            stop: result.stop.clone(),
+            memory_locked: result.memory_locked,
+            rt_throttling: result.rt_throttling.clone(),
+            tasks: result
+                .tasks
+                .iter()
+                .map(|t| ChildTask {
+                    placement: WirePlacement::of(&t.placement),
+                    rates: t.rates,
+                    work: t
+                        .work
+                        .iter()
+                        .map(|n| WireNote {
+                            phase: n.phase.clone(),
+                            calibrated: n.mode == "calibrated",
+                            target_ns: n.target_ns,
+                            work: n.work,
+                        })
+                        .collect(),
+                    policy: t.policy,
+                    counters_unavailable: t.counters_unavailable.clone(),
+                    error: t.error.clone(),
+                })
+                .collect(),
+        }
+    }
+
+    pub(super) fn into_result(
+        self,
+        spec: &RunSpec,
+        options: &RunOptions,
+        log: &SharedLog,
+    ) -> RunResult {
+        let tasks = spec
+            .tasks
+            .iter()
+            .zip(self.tasks)
+            .enumerate()
+            .map(|(i, (task, wire))| TaskRun {
+                spec: task.clone(),
+                records: log.records(i),
+                placement: wire.placement.into_placement(),
+                rates: wire.rates,
+                work: wire
+                    .work
+                    .into_iter()
+                    .map(|n| WorkNote {
+                        phase: n.phase,
+                        mode: if n.calibrated { "calibrated" } else { "fixed" },
+                        target_ns: n.target_ns,
+                        work: n.work,
+                    })
+                    .collect(),
+                policy: wire.policy,
+                counters_unavailable: wire.counters_unavailable,
+                error: wire.error,
+            })
+            .collect();
+        RunResult {
+            start_ns: self.start_ns,
+            end_ns: self.end_ns,
+            stop: self.stop,
+            realtime: options.realtime,
+            memory_locked: self.memory_locked,
+            rt_throttling: self.rt_throttling,
+            watchdog_factor: options.watchdog_factor,
+            tasks,
+        }
+    }
+}
+
+/// An [`RtError`] on the wire (the kinds the caller tells apart).
+#[derive(Serialize, Deserialize)]
+pub(super) enum WireError {
+    Input {
+        file: String,
+        line: Option<usize>,
+        field: String,
+        expected: String,
+        found: String,
+    },
+    Privilege {
+        what: String,
+        fix: String,
+    },
+    Task {
+        task: String,
+        message: String,
+    },
+    Other {
+        message: String,
+    },
+}
+
+impl WireError {
+    pub(super) fn of(error: RtError) -> WireError {
+        match error {
+            RtError::Input {
+                file,
+                line,
+                field,
+                expected,
+                found,
+            } => WireError::Input {
+                file,
+                line,
+                field,
+                expected,
+                found,
+            },
+            RtError::Privilege { what, fix } => WireError::Privilege { what, fix },
+            RtError::Task { task, message } => WireError::Task { task, message },
+            other => WireError::Other {
+                message: other.to_string(),
+            },
+        }
+    }
+
+    pub(super) fn into_error(self) -> RtError {
+        match self {
+            WireError::Input {
+                file,
+                line,
+                field,
+                expected,
+                found,
+            } => RtError::Input {
+                file,
+                line,
+                field,
+                expected,
+                found,
+            },
+            WireError::Privilege { what, fix } => RtError::Privilege { what, fix },
+            WireError::Task { task, message } => RtError::Task { task, message },
+            WireError::Other { message } => RtError::Task {
+                task: "setup".into(),
+                message,
+            },
+        }
+    }
+}

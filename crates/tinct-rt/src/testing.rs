@@ -1,0 +1,171 @@
+//! Helpers for tests: a [`TaskSpec`] from a name and a period plus only
+//! what a test cares about, a [`RunSpec`] around tasks, and the child
+//! processes of a process (a supervised run's child).
+//!
+//! ```
+//! use tinct_core::model::{Kernel, Work};
+//! use tinct_rt::testing::{TaskBuilder, run_spec};
+//!
+//! let chase = TaskBuilder::periodic("chase", 10_000_000)
+//!     .cpu(0)
+//!     .fifo(80)
+//!     .kernel(Kernel::Chase, Work::Iterations(20_000))
+//!     .working_set(256 * 1024)
+//!     .build();
+//! let spec = run_spec(vec![chase], 500_000_000);
+//! assert!(spec.check_limits().is_ok());
+//! ```
+
+use crate::kernels::memory_percent;
+use crate::spec::{Bound, Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use tinct_core::model::{Kernel, Work};
+
+/// Builds a [`TaskSpec`]: one phase `main` released by an absolute timer,
+/// whose job is one kernel step. Defaults: unpinned, SCHED_OTHER, a
+/// `compute` kernel of one iteration, no working set, no partitions, the
+/// deadline of the period, unbounded loops.
+#[derive(Clone, Debug)]
+pub struct TaskBuilder {
+    spec: TaskSpec,
+}
+
+impl TaskBuilder {
+    /// A periodic task `name` with period `period_ns`.
+    pub fn periodic(name: &str, period_ns: u64) -> TaskBuilder {
+        TaskBuilder {
+            spec: TaskSpec {
+                name: name.into(),
+                cpus: None,
+                policy: Policy::Other,
+                deadline_ns: None,
+                offset_ns: 0,
+                phases: vec![Phase {
+                    name: "main".into(),
+                    loops: None,
+                    steps: vec![Step::Kernel {
+                        kernel: Kernel::Compute,
+                        memory_percent: 0,
+                        work: Work::Iterations(1),
+                    }],
+                    timer: Some(Timer {
+                        period_ns,
+                        absolute: true,
+                    }),
+                }],
+                loops: None,
+                working_set: 0,
+                partitions: Vec::new(),
+                bound: None,
+                line: None,
+            },
+        }
+    }
+
+    /// Pinned to `cpu`.
+    pub fn cpu(mut self, cpu: u32) -> TaskBuilder {
+        self.spec.cpus = Some(vec![cpu]);
+        self
+    }
+
+    /// SCHED_FIFO at `priority`.
+    pub fn fifo(mut self, priority: u8) -> TaskBuilder {
+        self.spec.policy = Policy::Fifo(priority);
+        self
+    }
+
+    /// The job is one step of `kernel` doing `work` (the kernel's default
+    /// memory share).
+    pub fn kernel(self, kernel: Kernel, work: Work) -> TaskBuilder {
+        self.steps(vec![Step::Kernel {
+            kernel,
+            memory_percent: memory_percent(kernel, None),
+            work,
+        }])
+    }
+
+    /// The job is these steps.
+    pub fn steps(mut self, steps: Vec<Step>) -> TaskBuilder {
+        self.spec.phases[0].steps = steps;
+        self
+    }
+
+    /// `bytes` of working set.
+    pub fn working_set(mut self, bytes: u64) -> TaskBuilder {
+        self.spec.working_set = bytes;
+        self
+    }
+
+    /// The working set from these cache partitions (1-based).
+    pub fn partitions(mut self, partitions: Vec<u32>) -> TaskBuilder {
+        self.spec.partitions = partitions;
+        self
+    }
+
+    /// Relative deadline `deadline_ns` instead of the period.
+    pub fn deadline(mut self, deadline_ns: u64) -> TaskBuilder {
+        self.spec.deadline_ns = Some(deadline_ns);
+        self
+    }
+
+    /// The analysis' bound shown next to what is observed.
+    pub fn bound(mut self, bound: Bound) -> TaskBuilder {
+        self.spec.bound = Some(bound);
+        self
+    }
+
+    /// First release `offset_ns` after the common release.
+    pub fn offset(mut self, offset_ns: u64) -> TaskBuilder {
+        self.spec.offset_ns = offset_ns;
+        self
+    }
+
+    /// Exactly `jobs` jobs, then the task ends.
+    pub fn jobs(mut self, jobs: u64) -> TaskBuilder {
+        self.spec.phases[0].loops = Some(jobs);
+        self.spec.loops = Some(1);
+        self
+    }
+
+    /// No timer: each job is released when the previous one ends.
+    pub fn without_timer(mut self) -> TaskBuilder {
+        self.spec.phases[0].timer = None;
+        self
+    }
+
+    /// The task.
+    pub fn build(self) -> TaskSpec {
+        self.spec
+    }
+}
+
+/// A run of `tasks` for `duration_ns`, from source `"test"`, memory locked,
+/// no platform partitions, per-task calibration.
+pub fn run_spec(tasks: Vec<TaskSpec>, duration_ns: u64) -> RunSpec {
+    RunSpec {
+        source: "test".into(),
+        tasks,
+        duration_ns,
+        lock_memory: true,
+        platform_partitions: None,
+        calibration_cpu: None,
+        compute_ns_per_iteration: None,
+    }
+}
+
+/// The process ids of the children of process `parent` (from `/proc`).
+pub fn child_processes(parent: u32) -> Vec<i32> {
+    let parent = parent.to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // pid (comm) state ppid ...: the ppid follows the last ')'.
+            let ppid = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
+            (ppid == parent).then_some(pid)
+        })
+        .collect()
+}
