@@ -45,4 +45,4 @@ pub mod usage;
 
 pub use cpulist::{format_cpu_list, parse_cpu_list};
 pub use error::{Error, Result};
-pub use root::SysRoot;
+pub use root::{MAX_FILE_BYTES, SysRoot};
