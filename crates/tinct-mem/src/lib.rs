@@ -14,6 +14,9 @@
 //!   and [`ColoredBuffer`], a safe slice over colored memory for crates
 //!   without `unsafe`.
 //!
+//! * [`ShimConfig`]: the `TINCT_*` environment contract of the LD_PRELOAD
+//!   shim, written by `tinct exec` and read by the shim.
+//!
 //! The C ABI lives in the crate `tinct-mem-ffi` (`include/tinct_mem.h`).
 
 #![warn(missing_docs)]
@@ -27,6 +30,7 @@ pub mod mapping;
 mod pool;
 mod region;
 mod shared;
+pub mod shim_config;
 mod window;
 
 pub use book::{
@@ -41,3 +45,4 @@ pub use pool::{Pool, PoolOptions};
 pub use shared::{
     Allocation, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts, UsedPage,
 };
+pub use shim_config::ShimConfig;

@@ -4,41 +4,11 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, Ordering};
+
+use std::sync::atomic::Ordering;
 
 use crate::heap::Heap;
-
-/// A copy of file descriptor 2 taken when the heap was built: programs
-/// such as coreutils close stderr in an `atexit` handler, before the exit
-/// summary is written.
-static SAVED_STDERR: AtomicI32 = AtomicI32::new(-1);
-
-/// Keeps a close-on-exec copy of stderr for [`write_stderr`] at exit.
-pub fn save_stderr() {
-    // SAFETY: F_DUPFD_CLOEXEC duplicates fd 2 (if open) into a new fd >= 100.
-    let fd = unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 100) };
-    if fd >= 0 {
-        SAVED_STDERR.store(fd, Ordering::Relaxed);
-    }
-}
-
-/// Writes `text` to stderr directly (no buffering, no locks), through the
-/// saved copy if there is one.
-pub fn write_stderr(text: &str) {
-    let fd = match SAVED_STDERR.load(Ordering::Relaxed) {
-        -1 => 2,
-        saved => saved,
-    };
-    let mut bytes = text.as_bytes();
-    while !bytes.is_empty() {
-        // SAFETY: writing our own initialised buffer to a file descriptor.
-        let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        if written <= 0 {
-            return;
-        }
-        bytes = &bytes[written as usize..];
-    }
-}
+use crate::stderr::write_stderr;
 
 /// The exit summary: colors, pages per color, fallbacks, peak.
 pub fn summary(heap: &Heap) -> String {
