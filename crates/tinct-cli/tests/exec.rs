@@ -167,25 +167,10 @@ fn the_exit_status_of_the_program_is_passed_through() {
     );
 }
 
-/// A fake resctrl mount: 2 L3 domains, 8-bit masks.
-fn fake_resctrl() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: &str| {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    write("info/L3/cbm_mask", "ff\n");
-    write("info/L3/min_cbm_bits", "1\n");
-    write("info/L3/num_closids", "8\n");
-    write("info/last_cmd_status", "ok\n");
-    write("schemata", "L3:0=ff;1=ff\n");
-    dir
-}
-
 #[test]
 fn l3_partitions_run_the_program_in_a_resctrl_group_that_is_removed_after() {
-    let resctrl = fake_resctrl();
+    let resctrl = tempfile::tempdir().unwrap();
+    tinct_sys::resctrl::fake::write_tree(resctrl.path(), 2, 8).unwrap();
     let root = resctrl.path().display().to_string();
     // The program sees its group's files while it runs.
     let script = format!("cat {root}/tinct-*/schemata; cat {root}/tinct-*/tasks; exit 5");
@@ -227,8 +212,9 @@ fn l3_partitions_run_the_program_in_a_resctrl_group_that_is_removed_after() {
 #[test]
 fn impossible_l3_partitions_are_bad_input_and_no_l3_allocation_fails() {
     // (A write the kernel rejects, with info/last_cmd_status in the error,
-    // is tested on the library: crates/tinct-sys/tests/resctrl_backend.rs.)
-    let resctrl = fake_resctrl();
+    // is tested on the library: crates/tinct-sys/tests/resctrl_groups.rs.)
+    let resctrl = tempfile::tempdir().unwrap();
+    tinct_sys::resctrl::fake::write_tree(resctrl.path(), 2, 8).unwrap();
     let root = resctrl.path().display().to_string();
     let output = tinct_exec(&[
         "--l3-partitions",
@@ -314,7 +300,9 @@ fn banks_are_passed_to_the_shim_with_their_functions() {
     assert!(output.status.success(), "{}", stderr(&output));
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(
-        text.contains("banks=1,2 functions=0x2000,0x4000\na\nb\n"),
+        // The typed contract (tinct_mem::ShimConfig) writes lists in the
+        // kernel's list syntax: banks 1 and 2 are `1-2`.
+        text.contains("banks=1-2 functions=0x2000,0x4000\na\nb\n"),
         "{text}"
     );
     let summary = stderr(&output);

@@ -10,8 +10,8 @@
 //!   governors, CPU isolation, `RLIMIT_MEMLOCK`;
 //! - [`privilege`]: root, capabilities, SCHED_FIFO and pagemap probes;
 //! - [`perf`]: which perf events open, and per-thread counter groups;
-//! - [`resctrl`]: resctrl detection;
-//! - [`resctrl_backend`]: cache reservation through resctrl groups (CAT masks, monitoring);
+//! - [`resctrl`]: resctrl detection, control groups (CAT masks, monitoring)
+//!   and one process's L3 reservation;
 //! - [`sched`]: affinity, SCHED_FIFO/SCHED_OTHER, `mlockall`, `gettid`;
 //! - [`signals`]: SIGPIPE for command-line output;
 //! - [`shared_memory`], [`supervise`]: memory shared with a forked child, fork, wait, fatal-signal notes;
@@ -32,7 +32,6 @@ pub mod pagemap;
 pub mod perf;
 pub mod privilege;
 pub mod resctrl;
-pub mod resctrl_backend;
 mod root;
 pub mod sched;
 pub mod shared_memory;
