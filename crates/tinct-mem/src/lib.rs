@@ -21,28 +21,28 @@
 
 #![warn(missing_docs)]
 
-mod book;
 mod buffer;
 mod error;
-mod lists;
+mod intrusive_lists;
 pub mod machine;
 pub mod mapping;
+mod page_book;
 mod pool;
 mod region;
-mod shared;
+mod shared_pool;
 pub mod shim_config;
-mod window;
+mod span_window;
 
-pub use book::{
-    BankCounts, BankGrant, BankRequest, ColorCursor, Counts, Modes, PageBook, PageId, PoolStats,
-    Step,
-};
 pub use buffer::ColoredBuffer;
 pub use error::MemError;
 pub use machine::machine_mapping;
 pub use mapping::{AddressMapping, PageClass, PartitionColors, XorFunctions};
+pub use page_book::{
+    BankCounts, BankGrant, BankRequest, ColorCursor, Counts, Modes, PageBook, PageId, PoolStats,
+    Step,
+};
 pub use pool::{Pool, PoolOptions};
-pub use shared::{
+pub use shared_pool::{
     Allocation, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts, UsedPage,
 };
 pub use shim_config::ShimConfig;

@@ -18,7 +18,7 @@
 //! - [`replacement`]: LRU and tree-PLRU state of one set;
 //! - [`cache`]: the cache itself and its counters;
 //! - [`color`]: page colors of a geometry;
-//! - [`memory`]: synthetic physical memory handing out colored frames;
+//! - [`synthetic_memory`]: synthetic physical memory handing out colored frames;
 //! - [`stream`]: access patterns over a working set of pages;
 //! - [`replay`]: interleaved replay of several cores and its report.
 //!
@@ -46,7 +46,7 @@ pub mod cache;
 pub mod color;
 pub mod error;
 pub mod geometry;
-pub mod memory;
+pub mod synthetic_memory;
 pub mod replacement;
 pub mod replay;
 pub mod stream;
@@ -55,7 +55,7 @@ pub use cache::{AccessOutcome, Cache, CoreCounters, Eviction, MAX_CORES};
 pub use color::PageColoring;
 pub use error::SimError;
 pub use geometry::{CacheGeometry, SliceHash};
-pub use memory::SyntheticMemory;
+pub use synthetic_memory::SyntheticMemory;
 pub use replacement::Replacement;
 pub use replay::{Interleave, ReplayConfig, ReplayReport, replay_pages, replay_streams};
 pub use stream::AccessPattern;
