@@ -311,3 +311,75 @@ fn banks_are_passed_to_the_shim_with_their_functions() {
         "{summary}"
     );
 }
+
+/// One-command install: a `tinct` binary alone in a directory (as
+/// `cargo install` leaves it) runs `exec` with the shim it embeds, written
+/// once to the user's cache and reused.
+#[test]
+fn a_tinct_binary_alone_runs_exec_with_its_embedded_shim() {
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    let alone = tempfile::tempdir().unwrap();
+    let binary = alone.path().join("tinct");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("tinct"), &binary).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        // A test thread forking at the moment of the copy can hold the new
+        // file open for writing until its exec: ETXTBSY. Try again then.
+        for _ in 0..50 {
+            let output = std::process::Command::new(&binary)
+                .arg("exec")
+                .args(args)
+                .env_remove("TINCT_PRELOAD_LIB")
+                .env_remove("XDG_CACHE_HOME")
+                .env("HOME", home.path())
+                .output()
+                .unwrap();
+            if !String::from_utf8_lossy(&output.stderr).contains("Text file busy") {
+                return output;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("the copied binary stayed busy");
+    };
+    let output = run(&["--colors", "0-15", "--pool", "16MiB", "--", "true"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let cache = home.path().join(".cache/tinct");
+    let cached: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    let name = cached[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("libtinct_preload-") && name.ends_with(".so"),
+        "{name}"
+    );
+    // The shim really serves the program's heap: its summary at exit.
+    let output = run(&[
+        "--colors",
+        "0-15",
+        "--pool",
+        "16MiB",
+        "--stats",
+        "--",
+        "sh",
+        "-c",
+        "echo preload=$LD_PRELOAD; printf 'b\\na\\n' | sort",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains(&format!("preload={}\na\nb\n", cached[0].display())),
+        "{text}"
+    );
+    assert!(
+        stderr(&output).contains("colors 0-15 of"),
+        "{}",
+        stderr(&output)
+    );
+    let after: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().collect();
+    assert_eq!(after.len(), 1, "the cached shim is reused: {after:?}");
+}

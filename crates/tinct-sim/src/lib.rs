@@ -46,16 +46,16 @@ pub mod cache;
 pub mod color;
 pub mod error;
 pub mod geometry;
-pub mod synthetic_memory;
 pub mod replacement;
 pub mod replay;
 pub mod stream;
+pub mod synthetic_memory;
 
 pub use cache::{AccessOutcome, Cache, CoreCounters, Eviction, MAX_CORES};
 pub use color::PageColoring;
 pub use error::SimError;
 pub use geometry::{CacheGeometry, SliceHash};
-pub use synthetic_memory::SyntheticMemory;
 pub use replacement::Replacement;
 pub use replay::{Interleave, ReplayConfig, ReplayReport, replay_pages, replay_streams};
 pub use stream::AccessPattern;
+pub use synthetic_memory::SyntheticMemory;

@@ -17,6 +17,7 @@
 //! - [`shared_memory`], [`supervise`]: memory shared with a forked child, fork, wait, fatal-signal notes;
 //! - [`huge_buffer`]: an owned buffer in transparent huge pages, with the backing it got;
 //! - [`usage`]: `getrusage(RUSAGE_THREAD)` context switches;
+//! - [`user_cache`]: files a binary embeds, written once to a per-user cache;
 //! - [`color_probe`]: does page coloring partition this machine's caches? (timing);
 //! - [`doctor`]: the diagnosis behind `tinct doctor`;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
@@ -41,6 +42,7 @@ pub mod system;
 pub mod testing;
 pub mod topology;
 pub mod usage;
+pub mod user_cache;
 
 pub use cpulist::{format_cpu_list, parse_cpu_list};
 pub use error::{Error, Result};
