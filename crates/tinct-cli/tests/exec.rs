@@ -352,7 +352,11 @@ fn a_tinct_binary_alone_runs_exec_with_its_embedded_shim() {
         .map(|e| e.path())
         .collect();
     assert_eq!(cached.len(), 1, "{cached:?}");
-    let name = cached[0].file_name().unwrap().to_string_lossy().into_owned();
+    let name = cached[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     assert!(
         name.starts_with("libtinct_preload-") && name.ends_with(".so"),
         "{name}"
@@ -382,4 +386,57 @@ fn a_tinct_binary_alone_runs_exec_with_its_embedded_shim() {
     );
     let after: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().collect();
     assert_eq!(after.len(), 1, "the cached shim is reused: {after:?}");
+}
+
+/// `--stats` replays the frames each process of the program was given
+/// through tinct-sim's model of this machine's LLC: 16 of its colors can
+/// occupy exactly 16 colors' worth of sets, and two processes on the same
+/// colors are named as able to evict each other.
+#[test]
+fn stats_prove_which_sets_the_heap_can_occupy() {
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    build_shim();
+    let output = tinct_exec(&[
+        "--colors",
+        "0-15",
+        "--pool",
+        "64MiB",
+        "--stats",
+        "--",
+        "sh",
+        "-c",
+        "printf 'b\\na\\n' | sort; ls / > /dev/null",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stderr(&output);
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("tinct exec: the heap in the L"))
+        .unwrap_or_else(|| panic!("no isolation report: {text}"));
+    let number_before = |line: &str, word: &str| -> u64 {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = words.iter().position(|w| w.starts_with(word)).unwrap();
+        words[at - 1].trim_start_matches('(').parse().unwrap()
+    };
+    let total_sets = number_before(header, "sets,");
+    let colors = number_before(header, "colors");
+    let processes: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(processes.len(), 2, "sort and ls: {text}");
+    for line in &processes {
+        assert!(line.contains("in colors 0-15, can occupy"), "{line}");
+        let sets: u64 = line
+            .split("can occupy ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        assert_eq!(sets, 16 * total_sets / colors, "{line}");
+        assert!(line.contains("shares sets with"), "{line}");
+    }
+    assert!(
+        processes[0].contains(processes[1].split(':').next().unwrap().trim()),
+        "each names the other: {text}"
+    );
 }

@@ -45,4 +45,4 @@ pub use pool::{Pool, PoolOptions};
 pub use shared_pool::{
     Allocation, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts, UsedPage,
 };
-pub use shim_config::ShimConfig;
+pub use shim_config::{FrameReport, ShimConfig, read_frame_reports};

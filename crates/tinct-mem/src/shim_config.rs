@@ -10,7 +10,7 @@
 //! why it has its own exact size reader ([`parse_size`]) instead of
 //! tinct-core's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::mapping::XorFunctions;
 
@@ -51,8 +51,14 @@ pub const ALLOW_UNCOLORED: &str = "TINCT_ALLOW_UNCOLORED";
 /// pool until it runs full), so their addresses stay meaningful.
 pub const PAGE_REPORT: &str = "TINCT_PAGE_REPORT";
 
+/// `TINCT_FRAME_REPORT=PATH`: at exit, write the physical frames the heap
+/// could be served from (every page of the pool in the requested colors
+/// and banks) to `PATH.<pid>` as a [`FrameReport`], and go on exiting.
+/// `tinct exec --stats` reads it to prove the program's isolation.
+pub const FRAME_REPORT: &str = "TINCT_FRAME_REPORT";
+
 /// Every variable of the contract.
-pub const VARIABLES: [&str; 11] = [
+pub const VARIABLES: [&str; 12] = [
     COLORS,
     BANKS,
     BANK_FUNCTIONS,
@@ -64,6 +70,7 @@ pub const VARIABLES: [&str; 11] = [
     STATS,
     ALLOW_UNCOLORED,
     PAGE_REPORT,
+    FRAME_REPORT,
 ];
 
 /// Default pool size: 512 MiB.
@@ -98,6 +105,8 @@ pub struct ShimConfig {
     pub allow_uncolored: bool,
     /// Where to write the page report.
     pub page_report: Option<PathBuf>,
+    /// Where to write the frame report.
+    pub frame_report: Option<PathBuf>,
 }
 
 impl ShimConfig {
@@ -115,6 +124,7 @@ impl ShimConfig {
             stats: false,
             allow_uncolored: false,
             page_report: None,
+            frame_report: None,
         }
     }
 
@@ -166,6 +176,9 @@ impl ShimConfig {
             stats: flag(&lookup, STATS)?,
             allow_uncolored: flag(&lookup, ALLOW_UNCOLORED)?,
             page_report: lookup(PAGE_REPORT)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+            frame_report: lookup(FRAME_REPORT)
                 .filter(|p| !p.is_empty())
                 .map(PathBuf::from),
         };
@@ -254,8 +267,120 @@ impl ShimConfig {
         if let Some(path) = &self.page_report {
             env.push((PAGE_REPORT, path.display().to_string()));
         }
+        if let Some(path) = &self.frame_report {
+            env.push((FRAME_REPORT, path.display().to_string()));
+        }
         env
     }
+}
+
+/// What the shim writes for [`FRAME_REPORT`]: one process's frames.
+///
+/// ```text
+/// pid 4242
+/// command sort
+/// page_size 4096
+/// uncolored 0
+/// frame 0x1a2b3
+/// ...
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameReport {
+    /// The process that wrote it.
+    pub pid: u32,
+    /// Its command name (`/proc/self/comm`).
+    pub command: String,
+    /// Page size in bytes.
+    pub page_size: u64,
+    /// True if frame numbers were unreadable (the frames are then virtual
+    /// page numbers and prove nothing).
+    pub uncolored: bool,
+    /// The physical frames the heap could be served from.
+    pub frames: Vec<u64>,
+}
+
+impl FrameReport {
+    /// The report as text (see the type's documentation).
+    pub fn to_text(&self) -> String {
+        let mut text = format!(
+            "pid {}\ncommand {}\npage_size {}\nuncolored {}\n",
+            self.pid,
+            self.command.replace('\n', " "),
+            self.page_size,
+            u8::from(self.uncolored)
+        );
+        for frame in &self.frames {
+            text.push_str(&format!("frame {frame:#x}\n"));
+        }
+        text
+    }
+
+    /// Reads a report; errors name the line and what was expected.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut report = FrameReport {
+            pid: 0,
+            command: String::new(),
+            page_size: 0,
+            uncolored: false,
+            frames: Vec::new(),
+        };
+        for (index, line) in text.lines().enumerate() {
+            let bad =
+                |expected: &str| format!("line {}: expected {expected}, found {line:?}", index + 1);
+            let (key, value) = line.split_once(' ').ok_or_else(|| bad("`key value`"))?;
+            match key {
+                "pid" => report.pid = value.parse().map_err(|_| bad("a process id"))?,
+                "command" => report.command = value.to_string(),
+                "page_size" => {
+                    report.page_size = value
+                        .parse()
+                        .ok()
+                        .filter(|p: &u64| p.is_power_of_two())
+                        .ok_or_else(|| bad("a page size in bytes"))?
+                }
+                "uncolored" => report.uncolored = value == "1",
+                "frame" => report.frames.push(
+                    value
+                        .strip_prefix("0x")
+                        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+                        .ok_or_else(|| bad("a frame number such as 0x1a2b3"))?,
+                ),
+                _ => return Err(bad("pid, command, page_size, uncolored or frame")),
+            }
+        }
+        if report.page_size == 0 {
+            return Err("no page_size line: expected `page_size 4096`".into());
+        }
+        Ok(report)
+    }
+}
+
+/// Every report the processes of one program wrote for
+/// `TINCT_FRAME_REPORT=path` (the files `path.<pid>`), sorted by pid.
+pub fn read_frame_reports(path: &Path) -> Result<Vec<FrameReport>, String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let prefix = format!(
+        "{}.",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut reports = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name
+            .strip_prefix(&prefix)
+            .is_some_and(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        {
+            let text = std::fs::read_to_string(entry.path())
+                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+            reports.push(
+                FrameReport::parse(&text)
+                    .map_err(|e| format!("{}: {e}", entry.path().display()))?,
+            );
+        }
+    }
+    reports.sort_by_key(|r| r.pid);
+    Ok(reports)
 }
 
 /// XOR masks in DRAMA format from `name` (unset or empty: none).
@@ -523,11 +648,31 @@ mod tests {
             stats: true,
             allow_uncolored: true,
             page_report: Some(PathBuf::from("/tmp/pages")),
+            frame_report: Some(PathBuf::from("/tmp/frames")),
         };
         let env = full.to_env();
         assert_eq!(env.len(), VARIABLES.len());
         assert!(env.contains(&(POOL, "1536KiB".to_string())), "{env:?}");
         assert_eq!(parse_env(&env).unwrap(), full);
+    }
+
+    #[test]
+    fn frame_reports_read_back_equal_and_bad_lines_are_named() {
+        let report = FrameReport {
+            pid: 42,
+            command: "sort".into(),
+            page_size: 4096,
+            uncolored: false,
+            frames: vec![0x1a2b3, 7],
+        };
+        assert_eq!(FrameReport::parse(&report.to_text()), Ok(report));
+        let err = FrameReport::parse("page_size 4096\nframe 12\n").unwrap_err();
+        assert!(err.contains("line 2") && err.contains("0x1a2b3"), "{err}");
+        assert!(
+            FrameReport::parse("pid 1\n")
+                .unwrap_err()
+                .contains("page_size")
+        );
     }
 
     #[test]

@@ -697,6 +697,7 @@ mod tests {
             stats: true,
             allow_uncolored: true,
             page_report: Some("/unused".into()),
+            frame_report: None,
         }
     }
 

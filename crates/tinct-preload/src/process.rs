@@ -125,13 +125,17 @@ extern "C" fn after_fork_child() {
     BUILDING.reset_in_child();
 }
 
-/// Runs at exit (from `.fini_array`): the stats summary and the page report.
+/// Runs at exit (from `.fini_array`): the stats summary, the frame report
+/// and the page report.
 pub extern "C" fn at_exit() {
     let Some(heap) = built_heap() else {
         return;
     };
     if heap.config().stats {
         write_stderr(&report::summary(heap));
+    }
+    if let Some(path) = &heap.config().frame_report {
+        report::write_frame_report(heap, path);
     }
     if let Some(path) = &heap.config().page_report {
         report::write_page_report(heap, path);

@@ -10,6 +10,49 @@ use std::sync::atomic::Ordering;
 use crate::heap::Heap;
 use crate::stderr::write_stderr;
 
+/// Writes the frames the heap could be served from (every pool page of
+/// the heap's colors that was not retired, so in the requested banks) to `PATH.<pid>` for
+/// `TINCT_FRAME_REPORT` (through a temporary file, so a reader never sees
+/// half a report), and returns.
+pub fn write_frame_report(heap: &Heap, path: &Path) {
+    let pid = std::process::id();
+    let frames = heap.locked(|| {
+        heap.pool().with_pool(|pool| {
+            (0..pool.pages() as u32)
+                .map(tinct_mem::PageId)
+                .filter(|&page| {
+                    !pool.book().is_retired(page)
+                        && heap.colors().binary_search(&pool.class(page).color).is_ok()
+                })
+                .map(|page| pool.frame(page))
+                .collect()
+        })
+    });
+    let report = tinct_mem::FrameReport {
+        pid,
+        command: std::fs::read_to_string("/proc/self/comm")
+            .map(|c| c.trim().to_string())
+            .unwrap_or_default(),
+        page_size: heap.page_size() as u64,
+        uncolored: heap.pool().is_uncolored(),
+        frames,
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let final_path = path.with_file_name(format!("{name}.{pid}"));
+    let temporary = path.with_file_name(format!(".{name}.{pid}.partial"));
+    let written = std::fs::write(&temporary, report.to_text())
+        .and_then(|()| std::fs::rename(&temporary, &final_path));
+    if let Err(e) = written {
+        write_stderr(&format!(
+            "tinct-preload: cannot write the frame report {}: {e}\n",
+            final_path.display()
+        ));
+    }
+}
+
 /// The exit summary: colors, pages per color, fallbacks, peak.
 pub fn summary(heap: &Heap) -> String {
     let config = heap.config();

@@ -73,7 +73,10 @@ pub struct Args {
     #[arg(long)]
     pub strict: bool,
     /// Print a summary on stderr when the program exits (pages per color,
-    /// fallbacks, peak).
+    /// fallbacks, peak), and the cache sets the heap of each of its
+    /// processes can occupy in tinct-sim's model of this machine's
+    /// last-level cache, with any other process that can evict its lines
+    /// (the program then runs as a child of tinct).
     #[arg(long)]
     pub stats: bool,
     /// Run even if physical frame numbers are unreadable (no placement
@@ -151,20 +154,108 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             )
         })?;
     }
-    let Some(reservation) = reservation else {
+    let frames = shim.as_ref().and_then(|s| s.frame_report.clone());
+    if reservation.is_none() && frames.is_none() {
         let error = command.exec();
         return Err(CliError::Failed(anyhow::anyhow!(
             "cannot run {}: {error}",
             Path::new(program).display()
         )));
-    };
-    // With a resctrl group, stay to remove it when the program ends.
+    }
+    // With a resctrl group to remove or frames to check, stay until the
+    // program ends.
     let status = command.status();
-    let removed = reservation.remove();
+    let removed = reservation.map(|r| r.remove());
     let status = status
         .map_err(|error| anyhow::anyhow!("cannot run {}: {error}", Path::new(program).display()))?;
-    removed.map_err(|e| anyhow::anyhow!("cannot remove the resctrl group: {e}"))?;
+    if let Some(path) = &frames {
+        eprint!("{}", isolation::report(path));
+        let _ = std::fs::remove_dir_all(path.parent().unwrap_or(path));
+    }
+    if let Some(removed) = removed {
+        removed.map_err(|e| anyhow::anyhow!("cannot remove the resctrl group: {e}"))?;
+    }
     Ok(exit_code_of(status))
+}
+
+/// `--stats`: the proof (or not) that the program's heap is isolated, from
+/// the frames its processes were given, through tinct-sim's model of this
+/// machine's last-level cache.
+mod isolation {
+    use std::fmt::Write;
+    use std::path::Path;
+    use tinct_sim::isolation::{TaskFrames, check};
+
+    /// A private directory for the frame reports, and the path prefix the
+    /// shim writes `<prefix>.<pid>` to.
+    pub fn frame_report_path() -> std::io::Result<std::path::PathBuf> {
+        use std::os::unix::fs::DirBuilderExt;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = std::env::temp_dir().join(format!("tinct-exec-{}-{nanos:x}", std::process::id()));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        Ok(dir.join("frames"))
+    }
+
+    /// The report printed after the program's own summary.
+    pub fn report(path: &Path) -> String {
+        let reports = match tinct_mem::read_frame_reports(path) {
+            Ok(reports) if !reports.is_empty() => reports,
+            Ok(_) => {
+                return "tinct exec: isolation not checked: no process of the program built a \
+                        colored heap (it never called malloc)\n"
+                    .into();
+            }
+            Err(e) => return format!("tinct exec: isolation not checked: {e}\n"),
+        };
+        if reports.iter().any(|r| r.uncolored) {
+            return "tinct exec: isolation not checked: the heap ran uncolored (frame numbers \
+                    unreadable)\n"
+                .into();
+        }
+        let Some((llc, geometry)) = super::llc_model() else {
+            return "tinct exec: isolation not checked: this machine's last-level cache geometry \
+                    is unknown\n"
+                .into();
+        };
+        let tasks: Vec<TaskFrames> = reports
+            .iter()
+            .map(|r| TaskFrames::new(format!("{}[{}]", r.command, r.pid), r.frames.clone()))
+            .collect();
+        let result = match check(&geometry, reports[0].page_size, &tasks) {
+            Ok(result) => result,
+            Err(e) => return format!("tinct exec: isolation not checked: {e}\n"),
+        };
+        let mut out = format!(
+            "tinct exec: the heap in the {llc} model ({} sets, {} colors of {} B pages):\n",
+            result.total_sets, result.colors, result.page_size
+        );
+        for task in &result.tasks {
+            let colors: Vec<u32> = task.colors.iter().map(|&c| c as u32).collect();
+            let others: Vec<String> = task
+                .evicted_by
+                .iter()
+                .map(|s| format!("{} ({} sets)", s.task, s.sets))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {}: {} pages in colors {}, can occupy {} of {} sets ({:.1} %); {}",
+                task.name,
+                task.pages,
+                tinct_sys::format_cpu_list(&colors),
+                task.sets,
+                result.total_sets,
+                100.0 * task.sets as f64 / result.total_sets as f64,
+                if others.is_empty() {
+                    "no other process of the program can evict its lines".to_string()
+                } else {
+                    format!("shares sets with {}", others.join(", "))
+                }
+            );
+        }
+        out
+    }
 }
 
 /// The shim's settings from the arguments (`None` without colors, banks
@@ -225,6 +316,12 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
             .check_colors_exist(available)
             .map_err(|e| CliError::Input(format!("--colors: {e}")))?;
     }
+    let mut config = config;
+    if args.stats {
+        config.frame_report = Some(isolation::frame_report_path().map_err(|e| {
+            anyhow::anyhow!("--stats: cannot make a directory for the frame reports: {e}")
+        })?);
+    }
     Ok(Some(config))
 }
 
@@ -251,6 +348,26 @@ fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
         (None, Some(signal)) => ExitCode::from(128u8.wrapping_add(signal as u8)),
         _ => ExitCode::FAILURE,
     }
+}
+
+/// This machine's last-level cache as tinct-sim's model ("L3 32 MiB 16-way"
+/// and its geometry), if sysfs gives size, ways and line size.
+fn llc_model() -> Option<(String, tinct_sim::CacheGeometry)> {
+    let topology = Topology::read(&SysRoot::live()).ok()?;
+    let llc = topology.last_level_caches().first().copied()?;
+    let ways = llc.ways?;
+    let geometry = tinct_sim::CacheGeometry::new(
+        llc.size_bytes,
+        ways,
+        u64::from(llc.line_bytes.unwrap_or(64)),
+    )
+    .ok()?;
+    let name = format!(
+        "{} {} {ways}-way",
+        llc.name(),
+        tinct_sys::doctor::human_bytes(llc.size_bytes)
+    );
+    Some((name, geometry))
 }
 
 /// The number of page colors of this machine's last-level cache, if its
