@@ -252,11 +252,7 @@ fn a_fifo_and_a_malformed_cache_file_in_the_root_are_findings() {
     assert!(copied.success());
     let cpuinfo = tree.path().join("proc/cpuinfo");
     std::fs::remove_file(&cpuinfo).unwrap();
-    let made = std::process::Command::new("mkfifo")
-        .arg(&cpuinfo)
-        .status()
-        .unwrap();
-    assert!(made.success());
+    tinct_sys::testing::make_fifo(&cpuinfo).unwrap();
     std::fs::write(
         tree.path()
             .join("sys/devices/system/cpu/cpu1/cache/index2/size"),

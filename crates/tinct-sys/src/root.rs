@@ -243,15 +243,7 @@ mod tests {
     #[test]
     fn fifos_and_devices_are_refused_without_blocking() {
         let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        crate::testing::make_fifo(&dir.path().join("fifo")).unwrap();
         std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero")).unwrap();
         std::fs::create_dir(dir.path().join("dir")).unwrap();
         let root = SysRoot::at(dir.path());

@@ -371,14 +371,7 @@ fn a_fifo_in_the_tree_is_a_finding_not_a_hang() {
     let tree = copy_of("kvm-epyc");
     let cpuinfo = tree.path().join("proc/cpuinfo");
     std::fs::remove_file(&cpuinfo).unwrap();
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &cpuinfo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o644),
-        0,
-    )
-    .unwrap();
+    tinct_sys::testing::make_fifo(&cpuinfo).unwrap();
     let report = diagnose(&SysRoot::at(tree.path()));
     let reading = report
         .findings
