@@ -37,9 +37,21 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// `bytes` as the file `<stem>-<hash>.<extension>` in [`cache_dir`]:
-/// written on first use, reused while its content is the same.
+/// written on first use, reused while its content is the same. If that
+/// directory is not this user's alone (e.g. `sudo` kept the invoking
+/// user's `HOME`), `/tmp/tinct-<uid>` is tried, under the same checks.
 pub fn install(stem: &str, extension: &str, bytes: &[u8]) -> Result<PathBuf> {
-    install_in(&cache_dir(), stem, extension, bytes)
+    let preferred = cache_dir();
+    let fallback = PathBuf::from(format!(
+        "/tmp/tinct-{}",
+        rustix::process::geteuid().as_raw()
+    ));
+    match install_in(&preferred, stem, extension, bytes) {
+        Err(first) if preferred != fallback => {
+            install_in(&fallback, stem, extension, bytes).map_err(|_| first)
+        }
+        result => result,
+    }
 }
 
 /// [`install`] into `dir` (created if missing, checked in any case).
