@@ -326,8 +326,9 @@ fn a_tinct_binary_alone_runs_exec_with_its_embedded_shim() {
     let home = tempfile::tempdir().unwrap();
     let run = |args: &[&str]| {
         // A test thread forking at the moment of the copy can hold the new
-        // file open for writing until its exec: ETXTBSY. Try again then.
-        for _ in 0..50 {
+        // file open for writing until its exec: ETXTBSY. Try again then
+        // (for up to 10 s: a loaded machine can be slow to exec).
+        for _ in 0..500 {
             let output = std::process::Command::new(&binary)
                 .arg("exec")
                 .args(args)

@@ -109,19 +109,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let (program, rest) = args.command.split_first().expect("clap requires CMD");
     let mut command = Command::new(program);
     command.args(rest);
-    if let Some(shim) = &shim {
-        let library = find_shim()?;
-        command.envs(shim.to_env());
-        command.env(
-            "LD_PRELOAD",
-            preload_value(&library, std::env::var_os("LD_PRELOAD")),
-        );
-        // CPython allocates small objects from its own mmap'd arenas, which
-        // no malloc shim sees; PYTHONMALLOC=malloc routes them through malloc.
-        if std::env::var_os("PYTHONMALLOC").is_none() {
-            command.env("PYTHONMALLOC", "malloc");
-        }
-    }
+    let library = match &shim {
+        Some(_) => Some(find_shim()?),
+        None => None,
+    };
     let reservation = match &l3_partitions {
         None => None,
         Some(partitions) => {
@@ -154,7 +145,26 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             )
         })?;
     }
-    let frames = shim.as_ref().and_then(|s| s.frame_report.clone());
+    let mut frames = None;
+    if let (Some(mut shim), Some(library)) = (shim, library) {
+        if args.stats {
+            let path = isolation::frame_report_path().map_err(|e| {
+                anyhow::anyhow!("--stats: cannot make a directory for the frame reports: {e}")
+            })?;
+            shim.frame_report = Some(path.clone());
+            frames = Some(path);
+        }
+        command.envs(shim.to_env());
+        command.env(
+            "LD_PRELOAD",
+            preload_value(&library, std::env::var_os("LD_PRELOAD")),
+        );
+        // CPython allocates small objects from its own mmap'd arenas, which
+        // no malloc shim sees; PYTHONMALLOC=malloc routes them through malloc.
+        if std::env::var_os("PYTHONMALLOC").is_none() {
+            command.env("PYTHONMALLOC", "malloc");
+        }
+    }
     if reservation.is_none() && frames.is_none() {
         let error = command.exec();
         return Err(CliError::Failed(anyhow::anyhow!(
@@ -315,12 +325,6 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
         config
             .check_colors_exist(available)
             .map_err(|e| CliError::Input(format!("--colors: {e}")))?;
-    }
-    let mut config = config;
-    if args.stats {
-        config.frame_report = Some(isolation::frame_report_path().map_err(|e| {
-            anyhow::anyhow!("--stats: cannot make a directory for the frame reports: {e}")
-        })?);
     }
     Ok(Some(config))
 }
