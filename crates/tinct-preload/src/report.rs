@@ -37,20 +37,30 @@ pub fn write_frame_report(heap: &Heap, path: &Path) {
         uncolored: heap.pool().is_uncolored(),
         frames,
     };
+    write_report(path, "frame", &report.to_text());
+}
+
+/// Writes `text` to `<path>.<pid>` through a temporary file renamed into
+/// place (a reader never sees half a report); true if it was written,
+/// else the failure is said on stderr.
+fn write_report(path: &Path, what: &str, text: &str) -> bool {
+    let pid = std::process::id();
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let final_path = path.with_file_name(format!("{name}.{pid}"));
     let temporary = path.with_file_name(format!(".{name}.{pid}.partial"));
-    let written = std::fs::write(&temporary, report.to_text())
+    let written = std::fs::File::create(&temporary)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
         .and_then(|()| std::fs::rename(&temporary, &final_path));
-    if let Err(e) = written {
+    if let Err(e) = &written {
         write_stderr(&format!(
-            "tinct-preload: cannot write the frame report {}: {e}\n",
+            "tinct-preload: cannot write the {what} report {}: {e}\n",
             final_path.display()
         ));
     }
+    written.is_ok()
 }
 
 /// The exit summary: colors, pages per color, fallbacks, peak.
@@ -270,24 +280,11 @@ pub fn write_page_report(heap: &Heap, path: &Path) {
     for page in heap.handed_pages() {
         let _ = writeln!(text, "page {page:#x}");
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let final_path = path.with_file_name(format!("{name}.{pid}"));
-    let temporary = path.with_file_name(format!("{name}.{pid}.partial"));
-    let written = std::fs::File::create(&temporary)
-        .and_then(|mut file| file.write_all(text.as_bytes()))
-        .and_then(|()| std::fs::rename(&temporary, &final_path));
-    match written {
+    if write_report(path, "page", &text) {
         // SAFETY: raise has no memory-safety preconditions.
-        Ok(()) => unsafe {
+        unsafe {
             libc::raise(libc::SIGSTOP);
-        },
-        Err(e) => write_stderr(&format!(
-            "tinct-preload: cannot write the page report {}: {e}\n",
-            final_path.display()
-        )),
+        }
     }
 }
 
