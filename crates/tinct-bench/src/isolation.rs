@@ -72,7 +72,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = ReservationChoice::Auto)]
     pub reservation: ReservationChoice,
     /// Where resctrl is mounted (a fake tree in tests).
-    #[arg(long, value_name = "DIR", default_value = tinct_sys::resctrl_backend::DEFAULT_MOUNT)]
+    #[arg(long, value_name = "DIR", default_value = tinct_sys::resctrl::DEFAULT_MOUNT)]
     pub resctrl_root: PathBuf,
 }
 

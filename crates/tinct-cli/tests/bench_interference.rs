@@ -567,22 +567,6 @@ fn fifo_runs_are_recorded_and_bad_priorities_rejected() {
     assert_eq!(u(&json["conditions"][0]["jobs"]["count"]), 3);
 }
 
-/// A fake resctrl mount: 2 L3 domains, 8-bit masks.
-fn fake_resctrl() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: &str| {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    write("info/L3/cbm_mask", "ff\n");
-    write("info/L3/min_cbm_bits", "1\n");
-    write("info/L3/num_closids", "8\n");
-    write("info/last_cmd_status", "ok\n");
-    write("schemata", "L3:0=ff;1=ff\n");
-    dir
-}
-
 /// Hexadecimal masks of a `L3:0=f;1=f` schemata line.
 fn schemata_masks(line: &str) -> Vec<u64> {
     line.trim()
@@ -597,7 +581,8 @@ fn schemata_masks(line: &str) -> Vec<u64> {
 fn isolation_with_resctrl_uses_two_groups_with_disjoint_masks_and_removes_them() {
     let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
-    let resctrl = fake_resctrl();
+    let resctrl = tempfile::tempdir().unwrap();
+    tinct_sys::resctrl::fake::write_tree(resctrl.path(), 2, 8).unwrap();
     // Watch the groups while the bench runs: their schemata and tasks are
     // gone once it ends.
     let root = resctrl.path().to_path_buf();
@@ -768,7 +753,7 @@ fn isolation_reservation_auto_and_resctrl_without_resctrl() {
         "isolation",
         &["--quick", "--reps", "1", "--jobs", "2"],
     );
-    let offered = tinct_sys::resctrl_backend::Resctrl::at("/sys/fs/resctrl")
+    let offered = tinct_sys::resctrl::Resctrl::at("/sys/fs/resctrl")
         .l3()
         .is_ok();
     if offered {

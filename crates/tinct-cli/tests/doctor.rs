@@ -237,3 +237,63 @@ fn an_unprivileged_user_gets_blockers_with_fixes() {
     // Without readable PFNs coloring is out; resctrl only if the machine has it.
     assert!(["none", "resctrl"].contains(&report["backend"].as_str().unwrap()));
 }
+
+/// Issue 10: `doctor --root` on a tree holding a FIFO where a file should
+/// be blocked for ever, and a malformed cache file lost the whole topology.
+/// Now both are findings naming the file, and the command finishes.
+#[test]
+fn a_fifo_and_a_malformed_cache_file_in_the_root_are_findings() {
+    let tree = tempfile::tempdir().unwrap();
+    let copied = std::process::Command::new("cp")
+        .args(["-r", &format!("{}/.", fixture("kvm-epyc"))])
+        .arg(tree.path())
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let cpuinfo = tree.path().join("proc/cpuinfo");
+    std::fs::remove_file(&cpuinfo).unwrap();
+    tinct_sys::testing::make_fifo(&cpuinfo).unwrap();
+    std::fs::write(
+        tree.path()
+            .join("sys/devices/system/cpu/cpu1/cache/index2/size"),
+        "lots\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"))
+        .args(["doctor", "--json", "--root"])
+        .arg(tree.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A hang guard, not a timing claim: the command must end by itself.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("tinct doctor --root hangs on a FIFO");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success());
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let cpuinfo = finding(&report, "reading cpuinfo");
+    assert!(
+        cpuinfo["found"].as_str().unwrap().contains("found a FIFO"),
+        "{cpuinfo}"
+    );
+    let cache = finding(&report, "reading topology file");
+    assert!(
+        cache["found"]
+            .as_str()
+            .unwrap()
+            .contains("cpu1/cache/index2/size"),
+        "{cache}"
+    );
+    // The CPUs survive, so the isolation advice names CPU 1.
+    let isolation = finding(&report, "isolcpus / nohz_full");
+    assert!(
+        isolation["fix"].as_str().unwrap().contains("managed_irq,1"),
+        "{isolation}"
+    );
+}

@@ -167,25 +167,10 @@ fn the_exit_status_of_the_program_is_passed_through() {
     );
 }
 
-/// A fake resctrl mount: 2 L3 domains, 8-bit masks.
-fn fake_resctrl() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let write = |rel: &str, text: &str| {
-        let path = dir.path().join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
-    write("info/L3/cbm_mask", "ff\n");
-    write("info/L3/min_cbm_bits", "1\n");
-    write("info/L3/num_closids", "8\n");
-    write("info/last_cmd_status", "ok\n");
-    write("schemata", "L3:0=ff;1=ff\n");
-    dir
-}
-
 #[test]
 fn l3_partitions_run_the_program_in_a_resctrl_group_that_is_removed_after() {
-    let resctrl = fake_resctrl();
+    let resctrl = tempfile::tempdir().unwrap();
+    tinct_sys::resctrl::fake::write_tree(resctrl.path(), 2, 8).unwrap();
     let root = resctrl.path().display().to_string();
     // The program sees its group's files while it runs.
     let script = format!("cat {root}/tinct-*/schemata; cat {root}/tinct-*/tasks; exit 5");
@@ -227,8 +212,9 @@ fn l3_partitions_run_the_program_in_a_resctrl_group_that_is_removed_after() {
 #[test]
 fn impossible_l3_partitions_are_bad_input_and_no_l3_allocation_fails() {
     // (A write the kernel rejects, with info/last_cmd_status in the error,
-    // is tested on the library: crates/tinct-sys/tests/resctrl_backend.rs.)
-    let resctrl = fake_resctrl();
+    // is tested on the library: crates/tinct-sys/tests/resctrl_groups.rs.)
+    let resctrl = tempfile::tempdir().unwrap();
+    tinct_sys::resctrl::fake::write_tree(resctrl.path(), 2, 8).unwrap();
     let root = resctrl.path().display().to_string();
     let output = tinct_exec(&[
         "--l3-partitions",
@@ -314,12 +300,144 @@ fn banks_are_passed_to_the_shim_with_their_functions() {
     assert!(output.status.success(), "{}", stderr(&output));
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(
-        text.contains("banks=1,2 functions=0x2000,0x4000\na\nb\n"),
+        // The typed contract (tinct_mem::ShimConfig) writes lists in the
+        // kernel's list syntax: banks 1 and 2 are `1-2`.
+        text.contains("banks=1-2 functions=0x2000,0x4000\na\nb\n"),
         "{text}"
     );
     let summary = stderr(&output);
     assert!(
         summary.contains("outside the requested banks: none"),
         "{summary}"
+    );
+}
+
+/// One-command install: a `tinct` binary alone in a directory (as
+/// `cargo install` leaves it) runs `exec` with the shim it embeds, written
+/// once to the user's cache and reused.
+#[test]
+fn a_tinct_binary_alone_runs_exec_with_its_embedded_shim() {
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    let alone = tempfile::tempdir().unwrap();
+    let binary = alone.path().join("tinct");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("tinct"), &binary).unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        // A test thread forking at the moment of the copy can hold the new
+        // file open for writing until its exec: ETXTBSY. Try again then
+        // (for up to 10 s: a loaded machine can be slow to exec).
+        for _ in 0..500 {
+            let output = std::process::Command::new(&binary)
+                .arg("exec")
+                .args(args)
+                .env_remove("TINCT_PRELOAD_LIB")
+                .env_remove("XDG_CACHE_HOME")
+                .env("HOME", home.path())
+                .output()
+                .unwrap();
+            if !String::from_utf8_lossy(&output.stderr).contains("Text file busy") {
+                return output;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        panic!("the copied binary stayed busy");
+    };
+    let output = run(&["--colors", "0-15", "--pool", "16MiB", "--", "true"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let cache = home.path().join(".cache/tinct");
+    let cached: Vec<PathBuf> = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    let name = cached[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        name.starts_with("libtinct_preload-") && name.ends_with(".so"),
+        "{name}"
+    );
+    // The shim really serves the program's heap: its summary at exit.
+    let output = run(&[
+        "--colors",
+        "0-15",
+        "--pool",
+        "16MiB",
+        "--stats",
+        "--",
+        "sh",
+        "-c",
+        "echo preload=$LD_PRELOAD; printf 'b\\na\\n' | sort",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains(&format!("preload={}\na\nb\n", cached[0].display())),
+        "{text}"
+    );
+    assert!(
+        stderr(&output).contains("colors 0-15 of"),
+        "{}",
+        stderr(&output)
+    );
+    let after: Vec<_> = std::fs::read_dir(&cache).unwrap().flatten().collect();
+    assert_eq!(after.len(), 1, "the cached shim is reused: {after:?}");
+}
+
+/// `--stats` replays the frames each process of the program was given
+/// through tinct-sim's model of this machine's LLC: 16 of its colors can
+/// occupy exactly 16 colors' worth of sets, and two processes on the same
+/// colors are named as able to evict each other.
+#[test]
+fn stats_prove_which_sets_the_heap_can_occupy() {
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    build_shim();
+    let output = tinct_exec(&[
+        "--colors",
+        "0-15",
+        "--pool",
+        "64MiB",
+        "--stats",
+        "--",
+        "sh",
+        "-c",
+        "printf 'b\\na\\n' | sort; ls / > /dev/null",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stderr(&output);
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("tinct exec: the heap in the L"))
+        .unwrap_or_else(|| panic!("no isolation report: {text}"));
+    let number_before = |line: &str, word: &str| -> u64 {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = words.iter().position(|w| w.starts_with(word)).unwrap();
+        words[at - 1].trim_start_matches('(').parse().unwrap()
+    };
+    let total_sets = number_before(header, "sets,");
+    let colors = number_before(header, "colors");
+    let processes: Vec<&str> = text.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(processes.len(), 2, "sort and ls: {text}");
+    for line in &processes {
+        assert!(line.contains("in colors 0-15, can occupy"), "{line}");
+        let sets: u64 = line
+            .split("can occupy ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        assert_eq!(sets, 16 * total_sets / colors, "{line}");
+        assert!(line.contains("shares sets with"), "{line}");
+    }
+    assert!(
+        processes[0].contains(processes[1].split(':').next().unwrap().trim()),
+        "each names the other: {text}"
     );
 }

@@ -5,9 +5,9 @@
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
-use crate::book::Modes;
 use crate::error::MemError;
-use crate::shared::{MIN_ALIGN, SharedPool, StepCounts};
+use crate::page_book::Modes;
+use crate::shared_pool::{MIN_ALIGN, SharedPool, StepCounts};
 
 /// A zero-filled, contiguous buffer allocated from a [`SharedPool`] and
 /// freed when dropped. It dereferences to `[u8]`; [`ColoredBuffer::words`]

@@ -14,30 +14,35 @@
 //!   and [`ColoredBuffer`], a safe slice over colored memory for crates
 //!   without `unsafe`.
 //!
+//! * [`ShimConfig`]: the `TINCT_*` environment contract of the LD_PRELOAD
+//!   shim, written by `tinct exec` and read by the shim.
+//!
 //! The C ABI lives in the crate `tinct-mem-ffi` (`include/tinct_mem.h`).
 
 #![warn(missing_docs)]
 
-mod book;
 mod buffer;
 mod error;
-mod lists;
+mod intrusive_lists;
 pub mod machine;
 pub mod mapping;
+mod page_book;
 mod pool;
 mod region;
-mod shared;
-mod window;
+mod shared_pool;
+pub mod shim_config;
+mod span_window;
 
-pub use book::{
-    BankCounts, BankGrant, BankRequest, ColorCursor, Counts, Modes, PageBook, PageId, PoolStats,
-    Step,
-};
 pub use buffer::ColoredBuffer;
 pub use error::MemError;
 pub use machine::machine_mapping;
 pub use mapping::{AddressMapping, PageClass, PartitionColors, XorFunctions};
+pub use page_book::{
+    BankCounts, BankGrant, BankRequest, ColorCursor, Counts, Modes, PageBook, PageId, PoolStats,
+    Step,
+};
 pub use pool::{Pool, PoolOptions};
-pub use shared::{
+pub use shared_pool::{
     Allocation, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts, UsedPage,
 };
+pub use shim_config::{FrameReport, ShimConfig, read_frame_reports};

@@ -207,38 +207,22 @@ pub struct CacheGeometry {
     pub ways: u64,
 }
 
-/// Color functions derived from an LLC geometry (kim2013 Section II-B):
-/// `colors = way_size / page_size`, bits `[log2 page_size, log2 way_size)`.
+/// Color functions derived from an LLC geometry (kim2013 Section III-C,
+/// computed by [`tinct_geometry::PageColors`], the geometry tinct-sys and
+/// tinct-sim use too): `colors = way_size / page_size`, bits
+/// `[log2 page_size, log2 way_size)`.
 pub fn color_functions_from_geometry(
     cache: CacheGeometry,
     page_size: u64,
 ) -> Result<XorFunctions, MemError> {
-    if cache.ways == 0 || cache.size == 0 {
-        return Err(MemError::Mapping(format!(
-            "cache geometry size={} ways={}: expected both non-zero",
-            cache.size, cache.ways
-        )));
-    }
-    if !page_size.is_power_of_two() {
-        return Err(MemError::Mapping(format!(
-            "page size {page_size}: expected a power of two"
-        )));
-    }
-    let way_size = cache.size / cache.ways;
-    if !way_size.is_power_of_two() || !cache.size.is_multiple_of(cache.ways) {
-        return Err(MemError::Mapping(format!(
-            "cache way size {} bytes ({} bytes / {} ways) is not a power of two: the cache is \
-             probably sliced or hashed; give the color bits explicitly (color_bits = [...] or \
-             color_functions = [...])",
-            cache.size as f64 / cache.ways as f64,
-            cache.size,
-            cache.ways
-        )));
-    }
-    let low = page_size.trailing_zeros();
-    let high = way_size.trailing_zeros();
-    let bits: Vec<u32> = (low..high.max(low)).collect();
-    XorFunctions::from_bits(&bits)
+    let colors = tinct_geometry::PageColors::of_cache(cache.size, cache.ways, page_size)
+        .map_err(|e| MemError::Mapping(e.to_string()))?;
+    let bits = colors.color_bits().map_err(|e| {
+        MemError::Mapping(format!(
+            "{e} (color_bits = [...] or color_functions = [...])"
+        ))
+    })?;
+    XorFunctions::from_bits(&bits.collect::<Vec<u32>>())
 }
 
 /// Where a physical page lies: its cache color, DRAM bank and controller.

@@ -3,9 +3,9 @@
 
 use tinct_sys::pagemap::Pagemap;
 
-use crate::book::{BankGrant, BankRequest, ColorCursor, PageBook, PageId, PoolStats};
 use crate::error::MemError;
 use crate::mapping::{AddressMapping, PageClass};
+use crate::page_book::{BankGrant, BankRequest, ColorCursor, PageBook, PageId, PoolStats};
 use crate::region::{Region, RegionOptions};
 
 /// How to build a [`Pool`].

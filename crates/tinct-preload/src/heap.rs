@@ -17,8 +17,8 @@ use tinct_mem::mapping::{FunctionSpec, LayoutSpec};
 use tinct_mem::{MemError, PageClass, PageId, Pool, PoolOptions, SharedPool};
 
 use crate::bootstrap::BOOTSTRAP;
-use crate::config::Config;
 use crate::lock::RawLock;
+use tinct_mem::ShimConfig as Config;
 
 /// Event counters, reported by `TINCT_STATS=1`.
 #[derive(Debug, Default)]
@@ -132,7 +132,7 @@ impl Heap {
                 BuildError::Other(format!("cannot restrict the pool to banks: {e}"))
             })?;
             if kept == 0 && !config.strict {
-                crate::report::write_stderr(
+                crate::stderr::write_stderr(
                     "tinct-preload: WARNING: no page of the pool lies in both the requested \
                      colors and banks: every allocation falls back to uncolored memory \
                      (counted; TINCT_STRICT=1 makes this an error)\n",
@@ -697,6 +697,7 @@ mod tests {
             stats: true,
             allow_uncolored: true,
             page_report: Some("/unused".into()),
+            frame_report: None,
         }
     }
 

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use crate::bootstrap::BOOTSTRAP;
 use crate::heap::{BuildError, Heap};
 use crate::lock::RawLock;
-use crate::{config, report};
+use crate::report;
+use crate::stderr::{save_stderr, write_stderr};
 
 static HEAP: AtomicPtr<Heap> = AtomicPtr::new(std::ptr::null_mut());
 /// Held while the heap is built; a `malloc` from the building thread (the
@@ -44,7 +45,7 @@ fn build() -> Option<&'static Heap> {
         BUILDING.unlock();
         return Some(heap);
     }
-    let config = match config::parse(|name| std::env::var(name).ok()) {
+    let config = match tinct_mem::ShimConfig::from_env() {
         Ok(config) => config,
         Err(message) => die(&message, 2),
     };
@@ -60,12 +61,12 @@ fn build() -> Option<&'static Heap> {
         .pool()
         .with_pool(|p| p.uncolored_reason().map(str::to_string))
     {
-        report::write_stderr(&format!(
+        write_stderr(&format!(
             "tinct-preload: running UNCOLORED (TINCT_ALLOW_UNCOLORED=1): {reason}\n"
         ));
     }
     if heap.config().stats {
-        report::save_stderr();
+        save_stderr();
     }
     let leaked: &'static Heap = Box::leak(Box::new(heap));
     HEAP.store(leaked as *const Heap as *mut Heap, Ordering::Release);
@@ -77,7 +78,7 @@ fn build() -> Option<&'static Heap> {
 /// Prints `message` and ends the process with `code` (no exit handlers:
 /// they could allocate).
 fn die(message: &str, code: i32) -> ! {
-    report::write_stderr(&format!("tinct-preload: {message}\n"));
+    write_stderr(&format!("tinct-preload: {message}\n"));
     // SAFETY: _exit ends the process at once; nothing is left to uphold.
     unsafe { libc::_exit(code) }
 }
@@ -124,13 +125,17 @@ extern "C" fn after_fork_child() {
     BUILDING.reset_in_child();
 }
 
-/// Runs at exit (from `.fini_array`): the stats summary and the page report.
+/// Runs at exit (from `.fini_array`): the stats summary, the frame report
+/// and the page report.
 pub extern "C" fn at_exit() {
     let Some(heap) = built_heap() else {
         return;
     };
     if heap.config().stats {
-        report::write_stderr(&report::summary(heap));
+        write_stderr(&report::summary(heap));
+    }
+    if let Some(path) = &heap.config().frame_report {
+        report::write_frame_report(heap, path);
     }
     if let Some(path) = &heap.config().page_report {
         report::write_page_report(heap, path);

@@ -4,40 +4,63 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
-use std::sync::atomic::{AtomicI32, Ordering};
+
+use std::sync::atomic::Ordering;
 
 use crate::heap::Heap;
+use crate::stderr::write_stderr;
 
-/// A copy of file descriptor 2 taken when the heap was built: programs
-/// such as coreutils close stderr in an `atexit` handler, before the exit
-/// summary is written.
-static SAVED_STDERR: AtomicI32 = AtomicI32::new(-1);
-
-/// Keeps a close-on-exec copy of stderr for [`write_stderr`] at exit.
-pub fn save_stderr() {
-    // SAFETY: F_DUPFD_CLOEXEC duplicates fd 2 (if open) into a new fd >= 100.
-    let fd = unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 100) };
-    if fd >= 0 {
-        SAVED_STDERR.store(fd, Ordering::Relaxed);
-    }
+/// Writes the frames the heap could be served from (every pool page of
+/// the heap's colors that was not retired, so in the requested banks) to `PATH.<pid>` for
+/// `TINCT_FRAME_REPORT` (through a temporary file, so a reader never sees
+/// half a report), and returns.
+pub fn write_frame_report(heap: &Heap, path: &Path) {
+    let pid = std::process::id();
+    let frames = heap.locked(|| {
+        heap.pool().with_pool(|pool| {
+            (0..pool.pages() as u32)
+                .map(tinct_mem::PageId)
+                .filter(|&page| {
+                    !pool.book().is_retired(page)
+                        && heap.colors().binary_search(&pool.class(page).color).is_ok()
+                })
+                .map(|page| pool.frame(page))
+                .collect()
+        })
+    });
+    let report = tinct_mem::FrameReport {
+        pid,
+        command: std::fs::read_to_string("/proc/self/comm")
+            .map(|c| c.trim().to_string())
+            .unwrap_or_default(),
+        page_size: heap.page_size() as u64,
+        uncolored: heap.pool().is_uncolored(),
+        frames,
+    };
+    write_report(path, "frame", &report.to_text());
 }
 
-/// Writes `text` to stderr directly (no buffering, no locks), through the
-/// saved copy if there is one.
-pub fn write_stderr(text: &str) {
-    let fd = match SAVED_STDERR.load(Ordering::Relaxed) {
-        -1 => 2,
-        saved => saved,
-    };
-    let mut bytes = text.as_bytes();
-    while !bytes.is_empty() {
-        // SAFETY: writing our own initialised buffer to a file descriptor.
-        let written = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
-        if written <= 0 {
-            return;
-        }
-        bytes = &bytes[written as usize..];
+/// Writes `text` to `<path>.<pid>` through a temporary file renamed into
+/// place (a reader never sees half a report); true if it was written,
+/// else the failure is said on stderr.
+fn write_report(path: &Path, what: &str, text: &str) -> bool {
+    let pid = std::process::id();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let final_path = path.with_file_name(format!("{name}.{pid}"));
+    let temporary = path.with_file_name(format!(".{name}.{pid}.partial"));
+    let written = std::fs::File::create(&temporary)
+        .and_then(|mut file| file.write_all(text.as_bytes()))
+        .and_then(|()| std::fs::rename(&temporary, &final_path));
+    if let Err(e) = &written {
+        write_stderr(&format!(
+            "tinct-preload: cannot write the {what} report {}: {e}\n",
+            final_path.display()
+        ));
     }
+    written.is_ok()
 }
 
 /// The exit summary: colors, pages per color, fallbacks, peak.
@@ -257,24 +280,11 @@ pub fn write_page_report(heap: &Heap, path: &Path) {
     for page in heap.handed_pages() {
         let _ = writeln!(text, "page {page:#x}");
     }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let final_path = path.with_file_name(format!("{name}.{pid}"));
-    let temporary = path.with_file_name(format!("{name}.{pid}.partial"));
-    let written = std::fs::File::create(&temporary)
-        .and_then(|mut file| file.write_all(text.as_bytes()))
-        .and_then(|()| std::fs::rename(&temporary, &final_path));
-    match written {
+    if write_report(path, "page", &text) {
         // SAFETY: raise has no memory-safety preconditions.
-        Ok(()) => unsafe {
+        unsafe {
             libc::raise(libc::SIGSTOP);
-        },
-        Err(e) => write_stderr(&format!(
-            "tinct-preload: cannot write the page report {}: {e}\n",
-            final_path.display()
-        )),
+        }
     }
 }
 

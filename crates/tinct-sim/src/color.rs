@@ -37,10 +37,14 @@ impl PageColoring {
                 format!("{page_size} B"),
             ));
         }
+        // The one page-color calculation of tinct (shared with tinct-sys and
+        // tinct-mem), over the span of one way of one slice.
+        let colors = tinct_geometry::PageColors::of_way(geometry.way_span(), page_size)
+            .map_err(|e| SimError::invalid("page_size", "a page-colored geometry", e))?;
         Ok(PageColoring {
             page_size,
             page_shift: page_size.trailing_zeros(),
-            colors: (geometry.way_span() / page_size).max(1),
+            colors: colors.colors,
             line_size: geometry.line_size(),
             way_span: geometry.way_span(),
         })

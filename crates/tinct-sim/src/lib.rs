@@ -18,9 +18,11 @@
 //! - [`replacement`]: LRU and tree-PLRU state of one set;
 //! - [`cache`]: the cache itself and its counters;
 //! - [`color`]: page colors of a geometry;
-//! - [`memory`]: synthetic physical memory handing out colored frames;
+//! - [`synthetic_memory`]: synthetic physical memory handing out colored frames;
 //! - [`stream`]: access patterns over a working set of pages;
-//! - [`replay`]: interleaved replay of several cores and its report.
+//! - [`replay`]: interleaved replay of several cores and its report;
+//! - [`isolation`]: the sets each task's frames can occupy and who can
+//!   evict whom (what `tinct exec --stats` prints for a program's heap).
 //!
 //! Checking an allocation (for instance the frames tinct-mem handed to two
 //! tasks) takes one call:
@@ -46,16 +48,18 @@ pub mod cache;
 pub mod color;
 pub mod error;
 pub mod geometry;
-pub mod memory;
+pub mod isolation;
 pub mod replacement;
 pub mod replay;
 pub mod stream;
+pub mod synthetic_memory;
 
 pub use cache::{AccessOutcome, Cache, CoreCounters, Eviction, MAX_CORES};
 pub use color::PageColoring;
 pub use error::SimError;
 pub use geometry::{CacheGeometry, SliceHash};
-pub use memory::SyntheticMemory;
+pub use isolation::{IsolationReport, TaskFrames};
 pub use replacement::Replacement;
 pub use replay::{Interleave, ReplayConfig, ReplayReport, replay_pages, replay_streams};
 pub use stream::AccessPattern;
+pub use synthetic_memory::SyntheticMemory;

@@ -322,8 +322,7 @@ fn pick_pages(
     pages: usize,
     inner: Option<&PageColors>,
 ) -> Option<(Vec<usize>, Vec<usize>)> {
-    let page_bytes = arena.page as u64;
-    let color_of = |c: &PageColors, i: usize| c.color_of(arena.frames[i] * page_bytes).unwrap_or(0);
+    let color_of = |c: &PageColors, i: usize| c.color_of_frame(arena.frames[i]).unwrap_or(0);
     let mut by_color: Vec<Vec<usize>> = vec![Vec::new(); colors.colors as usize];
     for index in 0..arena.frames.len() {
         by_color[color_of(colors, index) as usize].push(index);

@@ -14,6 +14,24 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A path under the system root is not a regular file (a FIFO, a
+    /// device, a directory): sysfs and procfs facts are regular files.
+    #[error("{path}: expected a regular file, found {found}")]
+    NotRegularFile {
+        /// The path (already joined with the root).
+        path: PathBuf,
+        /// What it is instead.
+        found: &'static str,
+    },
+    /// A file under the system root is larger than any sysfs or procfs
+    /// file doctor reads.
+    #[error("{path}: expected a sysfs or procfs file, found one larger than {limit} bytes")]
+    FileTooLarge {
+        /// The path (already joined with the root).
+        path: PathBuf,
+        /// The limit in bytes.
+        limit: u64,
+    },
     /// A file was read but its content is not what the kernel writes there.
     #[error("{path}: line {line}: expected {expected}, found {found:?}")]
     Parse {

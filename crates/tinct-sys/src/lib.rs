@@ -10,13 +10,14 @@
 //!   governors, CPU isolation, `RLIMIT_MEMLOCK`;
 //! - [`privilege`]: root, capabilities, SCHED_FIFO and pagemap probes;
 //! - [`perf`]: which perf events open, and per-thread counter groups;
-//! - [`resctrl`]: resctrl detection;
-//! - [`resctrl_backend`]: cache reservation through resctrl groups (CAT masks, monitoring);
+//! - [`resctrl`]: resctrl detection, control groups (CAT masks, monitoring)
+//!   and one process's L3 reservation;
 //! - [`sched`]: affinity, SCHED_FIFO/SCHED_OTHER, `mlockall`, `gettid`;
 //! - [`signals`]: SIGPIPE for command-line output;
 //! - [`shared_memory`], [`supervise`]: memory shared with a forked child, fork, wait, fatal-signal notes;
 //! - [`huge_buffer`]: an owned buffer in transparent huge pages, with the backing it got;
 //! - [`usage`]: `getrusage(RUSAGE_THREAD)` context switches;
+//! - [`user_cache`]: files a binary embeds, written once to a per-user cache;
 //! - [`color_probe`]: does page coloring partition this machine's caches? (timing);
 //! - [`doctor`]: the diagnosis behind `tinct doctor`;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
@@ -32,7 +33,6 @@ pub mod pagemap;
 pub mod perf;
 pub mod privilege;
 pub mod resctrl;
-pub mod resctrl_backend;
 mod root;
 pub mod sched;
 pub mod shared_memory;
@@ -42,7 +42,8 @@ pub mod system;
 pub mod testing;
 pub mod topology;
 pub mod usage;
+pub mod user_cache;
 
 pub use cpulist::{format_cpu_list, parse_cpu_list};
 pub use error::{Error, Result};
-pub use root::SysRoot;
+pub use root::{MAX_FILE_BYTES, SysRoot};

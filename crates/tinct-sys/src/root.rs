@@ -2,9 +2,16 @@
 //! a fixture tree copied from a real machine as well as against `/`.
 
 use crate::error::{Error, Result};
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Read};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+
+/// The largest file [`SysRoot::read`] accepts. sysfs files hold at most a
+/// page; the largest procfs files doctor reads (`cpuinfo` of a many-core
+/// machine, `smaps` of a fixture's process) are a few MiB. A copied tree
+/// could hold anything (`/dev/zero` behind a symlink): larger is refused.
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
 /// The root directory under which `/sys` and `/proc` are read.
 ///
@@ -54,10 +61,46 @@ impl SysRoot {
         self.path(rel).exists()
     }
 
-    /// The whole content of `rel`.
+    /// The whole content of `rel`, which must be a regular file of at most
+    /// [`MAX_FILE_BYTES`] (sysfs and procfs files are regular files).
+    ///
+    /// The file is opened non-blocking and checked with `fstat` before it is
+    /// read, so a FIFO, socket or device in a copied tree is refused at once
+    /// instead of blocking (a FIFO) or growing without end (`/dev/zero`).
     pub fn read(&self, rel: &str) -> Result<String> {
         let path = self.path(rel);
-        std::fs::read_to_string(&path).map_err(|source| Error::Io { path, source })
+        let io = |source: std::io::Error| Error::Io {
+            path: path.clone(),
+            source,
+        };
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(io)?;
+        let kind = file.metadata().map_err(io)?.file_type();
+        if !kind.is_file() {
+            return Err(Error::NotRegularFile {
+                path: path.clone(),
+                found: describe_file_type(kind),
+            });
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io)?;
+        if bytes.len() as u64 > MAX_FILE_BYTES {
+            return Err(Error::FileTooLarge {
+                path: path.clone(),
+                limit: MAX_FILE_BYTES,
+            });
+        }
+        String::from_utf8(bytes).map_err(|e| {
+            io(std::io::Error::new(
+                ErrorKind::InvalidData,
+                format!("not UTF-8 text ({e})"),
+            ))
+        })
     }
 
     /// The content of `rel`, or `None` if it does not exist (or is not
@@ -136,6 +179,24 @@ impl SysRoot {
     }
 }
 
+/// "a FIFO", "a directory", ... for [`Error::NotRegularFile`].
+fn describe_file_type(kind: std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    }
+}
+
 fn first_line(text: &str) -> String {
     text.lines().next().unwrap_or("").trim().to_string()
 }
@@ -177,6 +238,42 @@ mod tests {
         assert!(text.contains("line 1"), "{text}");
         assert!(text.contains("\"12x\""), "{text}");
         assert!(text.contains("an integer"), "{text}");
+    }
+
+    #[test]
+    fn fifos_and_devices_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::testing::make_fifo(&dir.path().join("fifo")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero")).unwrap();
+        std::fs::create_dir(dir.path().join("dir")).unwrap();
+        let root = SysRoot::at(dir.path());
+        for (rel, found) in [
+            ("/fifo", "a FIFO"),
+            ("/zero", "a character device"),
+            ("/dir", "a directory"),
+        ] {
+            let text = root.read(rel).unwrap_err().to_string();
+            assert!(
+                text.contains(&format!("expected a regular file, found {found}")),
+                "{rel}: {text}"
+            );
+            assert!(
+                root.read_optional(rel).is_err(),
+                "{rel}: an error, not None"
+            );
+        }
+    }
+
+    #[test]
+    fn files_over_the_limit_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = std::fs::File::create(dir.path().join("big")).unwrap();
+        big.set_len(MAX_FILE_BYTES + 1).unwrap();
+        std::fs::write(dir.path().join("ok"), "x\n").unwrap();
+        let root = SysRoot::at(dir.path());
+        let text = root.read("/big").unwrap_err().to_string();
+        assert!(text.contains("larger than 16777216 bytes"), "{text}");
+        assert_eq!(root.read("/ok").unwrap(), "x\n");
     }
 
     #[test]

@@ -228,35 +228,39 @@ impl ThpMode {
 /// RT throttling: real-time tasks may use `runtime_us` of every `period_us`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RtThrottling {
-    /// `/proc/sys/kernel/sched_rt_runtime_us`; -1 disables throttling.
+    /// `/proc/sys/kernel/sched_rt_runtime_us`: microseconds, or -1 (the only
+    /// value that disables throttling).
     pub runtime_us: i64,
     /// `/proc/sys/kernel/sched_rt_period_us`.
     pub period_us: u64,
 }
 
 impl RtThrottling {
-    /// Reads both sysctls.
+    /// Reads both sysctls. A runtime below -1 is not a value the kernel
+    /// accepts: an error naming the file and the value found.
     pub fn read(root: &SysRoot) -> Result<Self> {
+        let runtime_rel = "/proc/sys/kernel/sched_rt_runtime_us";
+        let expected = "-1 (unlimited) or microseconds >= 0";
+        let runtime_us: i64 = root.parse(runtime_rel, expected)?;
+        if runtime_us < -1 {
+            return Err(root.parse_error(runtime_rel, 1, expected, &runtime_us.to_string()));
+        }
         Ok(Self {
-            runtime_us: root.parse(
-                "/proc/sys/kernel/sched_rt_runtime_us",
-                "an integer (-1 or microseconds)",
-            )?,
+            runtime_us,
             period_us: root.parse("/proc/sys/kernel/sched_rt_period_us", "microseconds")?,
         })
     }
 
     /// True if real-time tasks are never throttled (`runtime_us == -1`).
     pub fn is_disabled(&self) -> bool {
-        self.runtime_us < 0
+        self.runtime_us == -1
     }
 
     /// The time RT tasks lose per period, in microseconds (0 if disabled).
     pub fn throttled_us(&self) -> u64 {
-        if self.is_disabled() {
-            0
-        } else {
-            self.period_us.saturating_sub(self.runtime_us as u64)
+        match u64::try_from(self.runtime_us) {
+            Ok(runtime) => self.period_us.saturating_sub(runtime),
+            Err(_) => 0,
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Helpers for tests that need privileges.
+//! Helpers for tests: privileged tests that must not silently skip in CI,
+//! and special files.
 
 /// The environment variable that turns a would-be skip into a failure (CI sets it).
 pub const REQUIRE_PRIVILEGED_VAR: &str = "TINCT_REQUIRE_PRIVILEGED";
@@ -25,6 +26,19 @@ pub fn capable_or_skip(what: &str, capability: crate::privilege::Capability) -> 
     let capable = crate::privilege::Privileges::read(&crate::SysRoot::live())
         .is_ok_and(|p| p.is_root() || p.has(capability));
     decide(capable, required, what)
+}
+
+/// Creates a FIFO at `path` (mode 0600), for tests of readers that must
+/// refuse one instead of blocking on it.
+pub fn make_fifo(path: &std::path::Path) -> std::io::Result<()> {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .map_err(std::io::Error::from)
 }
 
 fn decide(privileged: bool, required: bool, what: &str) -> bool {

@@ -1,16 +1,14 @@
 //! CPU topology, NUMA nodes, the cache hierarchy and page colors, read from
 //! `/sys/devices/system/{cpu,node}`.
 //!
-//! Page colors (kim2013 Section III-C, "cache reservation by page coloring"):
-//! a cache of `size` bytes with `ways` ways has a way size of `size / ways`.
-//! Physical pages whose addresses agree in the bits between the page offset
-//! and the way size map to the same cache sets; those bits select the
-//! page's *color*, and a cache has `way_size / page_size` colors.
+//! Page colors (kim2013 Section III-C) are computed by the one geometry
+//! of [`tinct_geometry`], re-exported here as [`PageColors`].
 
 use crate::cpulist::parse_cpu_list;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::root::{SysRoot, numbered_entries};
 use serde::Serialize;
+pub use tinct_geometry::PageColors;
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 const NODE_DIR: &str = "/sys/devices/system/node";
@@ -42,6 +40,19 @@ pub struct Cpu {
     pub core_id: Option<u32>,
     /// `topology/thread_siblings_list`: the hardware threads of this core, this CPU included.
     pub thread_siblings: Vec<u32>,
+}
+
+impl Cpu {
+    /// CPU `id` with nothing known about its place in the topology.
+    fn unknown(id: u32) -> Self {
+        Self {
+            id,
+            package_id: None,
+            die_id: None,
+            core_id: None,
+            thread_siblings: vec![id],
+        }
+    }
 }
 
 /// One NUMA node.
@@ -109,29 +120,6 @@ pub struct Cache {
     pub shared_cpus: Vec<u32>,
 }
 
-/// The page colors of one cache for one page size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PageColors {
-    /// Page size the colors are computed for, in bytes.
-    pub page_bytes: u64,
-    /// Way size (`size / ways`) in bytes.
-    pub way_bytes: u64,
-    /// Number of colors, `way_bytes / page_bytes` (1 if a way is not larger than a page).
-    pub colors: u64,
-    /// Physical address bits `[low, high)` that select the color, if the
-    /// geometry is a power of two; `None` for a non-power-of-two way size
-    /// (sliced or hashed caches), where the bits must be given explicitly.
-    pub address_bits: Option<(u32, u32)>,
-}
-
-impl PageColors {
-    /// The color of a physical address (`None` if the bits are unknown).
-    pub fn color_of(&self, physical_address: u64) -> Option<u64> {
-        let (low, high) = self.address_bits?;
-        Some((physical_address >> low) & ((1u64 << (high - low)) - 1))
-    }
-}
-
 impl Cache {
     /// A short name such as `L1d`, `L2`, `L3`.
     pub fn name(&self) -> String {
@@ -147,41 +135,44 @@ impl Cache {
         }
     }
 
-    /// Page colors of this cache for pages of `page_bytes` (kim2013 Section III-C):
-    /// `colors = way size / page size`, selected by the physical address bits
-    /// `[log2(page size), log2(way size))`.
+    /// Page colors of this cache for pages of `page_bytes` (kim2013 Section
+    /// III-C, computed by [`tinct_geometry`]); `None` if the associativity
+    /// is unknown or the page size is not a power of two.
     pub fn page_colors(&self, page_bytes: u64) -> Option<PageColors> {
-        let way_bytes = self.way_bytes()?;
-        if page_bytes == 0 {
-            return None;
-        }
-        let colors = (way_bytes / page_bytes).max(1);
-        let address_bits = if colors == 1 {
-            Some((page_bytes.trailing_zeros(), page_bytes.trailing_zeros()))
-        } else if way_bytes.is_power_of_two() && page_bytes.is_power_of_two() {
-            Some((page_bytes.trailing_zeros(), way_bytes.trailing_zeros()))
-        } else {
-            None
-        };
-        Some(PageColors {
-            page_bytes,
-            way_bytes,
-            colors,
-            address_bits,
-        })
+        let ways = self.ways.filter(|&w| w > 0)?;
+        PageColors::of_cache(self.size_bytes, u64::from(ways), page_bytes).ok()
     }
 }
 
 impl Topology {
-    /// Reads the topology under `root`.
+    /// Reads the topology under `root`; the first malformed file is an error.
     pub fn read(root: &SysRoot) -> Result<Self> {
+        let (topology, mut problems) = Self::read_partial(root)?;
+        match problems.is_empty() {
+            true => Ok(topology),
+            false => Err(problems.swap_remove(0)),
+        }
+    }
+
+    /// Reads the topology under `root`, keeping everything that parses.
+    ///
+    /// Only the online CPU list is essential (an error if malformed). A
+    /// malformed file of one CPU, cache or NUMA node costs only that item:
+    /// a CPU's topology fields fall back to unknown, a cache or node is
+    /// left out, and the error (naming the file) is returned beside the
+    /// topology, so that one broken cache file does not lose the CPUs.
+    pub fn read_partial(root: &SysRoot) -> Result<(Self, Vec<Error>)> {
         let online_rel = format!("{CPU_DIR}/online");
         let online_cpus = parse_list_file(root, &online_rel)?;
+        let mut problems = Vec::new();
         let mut cpus = Vec::with_capacity(online_cpus.len());
         let mut caches: Vec<Cache> = Vec::new();
         for &cpu in &online_cpus {
-            cpus.push(read_cpu(root, cpu)?);
-            for cache in read_cpu_caches(root, cpu)? {
+            cpus.push(read_cpu(root, cpu).unwrap_or_else(|e| {
+                problems.push(e);
+                Cpu::unknown(cpu)
+            }));
+            for cache in read_cpu_caches(root, cpu, &mut problems)? {
                 if !caches.iter().any(|known| same_instance(known, &cache)) {
                     caches.push(cache);
                 }
@@ -190,13 +181,14 @@ impl Topology {
         caches.sort_by(|a, b| {
             (a.level, a.kind, a.shared_cpus.first()).cmp(&(b.level, b.kind, b.shared_cpus.first()))
         });
-        let numa_nodes = read_numa_nodes(root)?;
-        Ok(Self {
+        let numa_nodes = read_numa_nodes(root, &mut problems)?;
+        let topology = Self {
             online_cpus,
             cpus,
             numa_nodes,
             caches,
-        })
+        };
+        Ok((topology, problems))
     }
 
     /// Distinct packages (sockets).
@@ -272,38 +264,48 @@ fn read_cpu(root: &SysRoot, cpu: u32) -> Result<Cpu> {
     })
 }
 
-fn read_cpu_caches(root: &SysRoot, cpu: u32) -> Result<Vec<Cache>> {
+/// The caches of `cpu`; a cache whose files are malformed is left out and
+/// its error pushed to `problems`. Only an unreadable cache directory is an
+/// error.
+fn read_cpu_caches(root: &SysRoot, cpu: u32, problems: &mut Vec<Error>) -> Result<Vec<Cache>> {
     let cache_dir = format!("{CPU_DIR}/cpu{cpu}/cache");
     let mut caches = Vec::new();
     for index in numbered_entries(&root.list_dir(&cache_dir)?, "index") {
-        let dir = format!("{cache_dir}/index{index}");
-        let type_rel = format!("{dir}/type");
-        let type_text = root.read_line(&type_rel)?;
-        let kind = CacheType::from_sysfs(&type_text).ok_or_else(|| {
-            root.parse_error(&type_rel, 1, "Data, Instruction or Unified", &type_text)
-        })?;
-        let size_rel = format!("{dir}/size");
-        let size_text = root.read_line(&size_rel)?;
-        let size_bytes = parse_cache_size(&size_text)
-            .ok_or_else(|| root.parse_error(&size_rel, 1, "a size like 32K", &size_text))?;
-        let shared_rel = format!("{dir}/shared_cpu_list");
-        let shared_cpus = if root.exists(&shared_rel) {
-            parse_list_file(root, &shared_rel)?
-        } else {
-            vec![cpu]
-        };
-        caches.push(Cache {
-            level: root.parse(&format!("{dir}/level"), "a cache level (1-4)")?,
-            kind,
-            id: root.parse_optional(&format!("{dir}/id"), "an integer")?,
-            size_bytes,
-            ways: root.parse_optional(&format!("{dir}/ways_of_associativity"), "an integer")?,
-            sets: root.parse_optional(&format!("{dir}/number_of_sets"), "an integer")?,
-            line_bytes: root.parse_optional(&format!("{dir}/coherency_line_size"), "an integer")?,
-            shared_cpus,
-        });
+        match read_cache(root, cpu, &format!("{cache_dir}/index{index}")) {
+            Ok(cache) => caches.push(cache),
+            Err(e) => problems.push(e),
+        }
     }
     Ok(caches)
+}
+
+/// One cache index directory of `cpu`.
+fn read_cache(root: &SysRoot, cpu: u32, dir: &str) -> Result<Cache> {
+    let type_rel = format!("{dir}/type");
+    let type_text = root.read_line(&type_rel)?;
+    let kind = CacheType::from_sysfs(&type_text).ok_or_else(|| {
+        root.parse_error(&type_rel, 1, "Data, Instruction or Unified", &type_text)
+    })?;
+    let size_rel = format!("{dir}/size");
+    let size_text = root.read_line(&size_rel)?;
+    let size_bytes = parse_cache_size(&size_text)
+        .ok_or_else(|| root.parse_error(&size_rel, 1, "a size like 32K", &size_text))?;
+    let shared_rel = format!("{dir}/shared_cpu_list");
+    let shared_cpus = if root.exists(&shared_rel) {
+        parse_list_file(root, &shared_rel)?
+    } else {
+        vec![cpu]
+    };
+    Ok(Cache {
+        level: root.parse(&format!("{dir}/level"), "a cache level (1-4)")?,
+        kind,
+        id: root.parse_optional(&format!("{dir}/id"), "an integer")?,
+        size_bytes,
+        ways: root.parse_optional(&format!("{dir}/ways_of_associativity"), "an integer")?,
+        sets: root.parse_optional(&format!("{dir}/number_of_sets"), "an integer")?,
+        line_bytes: root.parse_optional(&format!("{dir}/coherency_line_size"), "an integer")?,
+        shared_cpus,
+    })
 }
 
 /// Parses a sysfs cache size: `32K`, `1024K`, `2M`, or plain bytes.
@@ -317,10 +319,18 @@ fn parse_cache_size(text: &str) -> Option<u64> {
     digits.parse::<u64>().ok()?.checked_mul(multiplier)
 }
 
-fn read_numa_nodes(root: &SysRoot) -> Result<Vec<NumaNode>> {
+/// NUMA nodes; a node whose CPU list or meminfo is malformed keeps what
+/// parses, its error pushed to `problems`.
+fn read_numa_nodes(root: &SysRoot, problems: &mut Vec<Error>) -> Result<Vec<NumaNode>> {
     let online_rel = format!("{NODE_DIR}/online");
     let ids = if root.exists(&online_rel) {
-        parse_list_file(root, &online_rel)?
+        match parse_list_file(root, &online_rel) {
+            Ok(ids) => ids,
+            Err(e) => {
+                problems.push(e);
+                numbered_entries(&root.list_dir(NODE_DIR)?, "node")
+            }
+        }
     } else {
         numbered_entries(&root.list_dir(NODE_DIR)?, "node")
     };
@@ -328,11 +338,19 @@ fn read_numa_nodes(root: &SysRoot) -> Result<Vec<NumaNode>> {
     for id in ids {
         let cpus_rel = format!("{NODE_DIR}/node{id}/cpulist");
         let cpus = if root.exists(&cpus_rel) {
-            parse_list_file(root, &cpus_rel)?
+            parse_list_file(root, &cpus_rel).unwrap_or_else(|e| {
+                problems.push(e);
+                Vec::new()
+            })
         } else {
             Vec::new()
         };
-        let meminfo = root.read_optional(&format!("{NODE_DIR}/node{id}/meminfo"))?;
+        let meminfo = root
+            .read_optional(&format!("{NODE_DIR}/node{id}/meminfo"))
+            .unwrap_or_else(|e| {
+                problems.push(e);
+                None
+            });
         nodes.push(NumaNode {
             id,
             cpus,

@@ -277,3 +277,114 @@ fn the_report_serializes_with_stable_field_names() {
     assert_eq!(json["caches"][0]["type"], "data");
     assert_eq!(json["facts"]["resctrl"]["info"]["l3"]["cbm_mask"], "fffff");
 }
+
+/// A writable copy of fixture `name` in a temporary directory, for trees
+/// broken on purpose.
+fn copy_of(name: &str) -> tempfile::TempDir {
+    fn copy(from: &std::path::Path, to: &std::path::Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            let target = to.join(entry.file_name());
+            if entry.file_type().unwrap().is_dir() {
+                copy(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    copy(fixture(name).base(), dir.path());
+    dir
+}
+
+fn write(tree: &tempfile::TempDir, rel: &str, text: &str) {
+    std::fs::write(tree.path().join(rel), text).unwrap();
+}
+
+/// Issue 10: one malformed cache file cost the whole topology, and then
+/// the isolation advice said "with one CPU there is nothing to isolate"
+/// for a two-CPU machine.
+#[test]
+fn a_malformed_cache_file_costs_that_cache_only_and_is_named() {
+    let tree = copy_of("kvm-epyc");
+    let size = "sys/devices/system/cpu/cpu0/cache/index3/size";
+    write(&tree, size, "32Q\n");
+    let root = SysRoot::at(tree.path());
+    assert!(Topology::read(&root).is_err(), "the strict reader refuses");
+    let (topology, problems) = Topology::read_partial(&root).unwrap();
+    assert_eq!(topology.online_cpus, vec![0, 1]);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    // cpu1 shares the same L3: it is still known, from cpu1's files.
+    assert_eq!(topology.caches.len(), 7);
+
+    let report = diagnose(&root);
+    let cpus = report.finding(subject::CPUS).unwrap();
+    assert!(cpus.found.contains("2 online CPUs"), "{}", cpus.found);
+    let isolation = report.finding(subject::ISOLATION).unwrap();
+    let fix = isolation.fix.as_deref().unwrap();
+    assert!(fix.contains("isolcpus=domain,managed_irq,1"), "{fix}");
+    assert!(!fix.contains("one CPU"), "{fix}");
+    let malformed = report
+        .findings
+        .iter()
+        .find(|f| f.subject == format!("reading {}", tinct_sys::doctor::TOPOLOGY_FILE))
+        .expect("a finding naming the malformed file");
+    assert_eq!(malformed.level, Level::Warning);
+    assert!(
+        malformed.found.contains(size) && malformed.found.contains("\"32Q\""),
+        "{}",
+        malformed.found
+    );
+}
+
+/// Issue 10: `sched_rt_runtime_us = -5` was printed as "-1" (disabled).
+#[test]
+fn rt_runtime_is_printed_as_the_file_says_and_only_minus_one_is_unlimited() {
+    let tree = copy_of("kvm-epyc");
+    let runtime = "proc/sys/kernel/sched_rt_runtime_us";
+    write(&tree, runtime, "-5\n");
+    let report = diagnose(&SysRoot::at(tree.path()));
+    let rt = report.finding(subject::RT_THROTTLING).unwrap();
+    assert_eq!(rt.level, Level::Warning);
+    assert!(
+        rt.found.contains(runtime) && rt.found.contains("found \"-5\""),
+        "{}",
+        rt.found
+    );
+    assert!(!rt.found.contains("disabled"), "{}", rt.found);
+
+    write(&tree, runtime, "-1\n");
+    let report = diagnose(&SysRoot::at(tree.path()));
+    let rt = report.finding(subject::RT_THROTTLING).unwrap();
+    assert_eq!(rt.level, Level::Ok);
+    assert!(
+        rt.found.contains("sched_rt_runtime_us = -1"),
+        "{}",
+        rt.found
+    );
+}
+
+/// Issue 10: a FIFO in a copied tree blocked doctor for ever.
+#[test]
+fn a_fifo_in_the_tree_is_a_finding_not_a_hang() {
+    let tree = copy_of("kvm-epyc");
+    let cpuinfo = tree.path().join("proc/cpuinfo");
+    std::fs::remove_file(&cpuinfo).unwrap();
+    tinct_sys::testing::make_fifo(&cpuinfo).unwrap();
+    let report = diagnose(&SysRoot::at(tree.path()));
+    let reading = report
+        .findings
+        .iter()
+        .find(|f| f.subject == "reading cpuinfo")
+        .expect("a finding about /proc/cpuinfo");
+    assert!(
+        reading
+            .found
+            .contains("proc/cpuinfo: expected a regular file, found a FIFO"),
+        "{}",
+        reading.found
+    );
+    // Everything else was still read.
+    assert_eq!(report.caches.len(), 7);
+}

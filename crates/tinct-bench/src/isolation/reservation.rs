@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
 use serde::Serialize;
-use tinct_sys::resctrl_backend::{DomainReading, Group, L3Allocation, Resctrl};
+use tinct_sys::resctrl::{DomainReading, Group, L3Allocation, Resctrl};
 
 use crate::{Error, Result};
 
@@ -246,22 +246,6 @@ mod tests {
         }
     }
 
-    /// A fake resctrl mount: 2 L3 domains, 8-bit masks.
-    fn fake_resctrl() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let write = |rel: &str, text: &str| {
-            let path = dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        };
-        write("info/L3/cbm_mask", "ff\n");
-        write("info/L3/min_cbm_bits", "1\n");
-        write("info/L3/num_closids", "8\n");
-        write("info/last_cmd_status", "ok\n");
-        write("schemata", "L3:0=ff;1=ff\n");
-        dir
-    }
-
     #[test]
     fn masks_are_disjoint_cover_the_cbm_and_respect_min_bits() {
         assert_eq!(split_masks(&l3(8, 1), 50).unwrap(), (0x0f, 0xf0));
@@ -285,7 +269,8 @@ mod tests {
 
     #[test]
     fn auto_uses_resctrl_only_when_l3_allocation_is_offered() {
-        let fake = fake_resctrl();
+        let fake = tempfile::tempdir().unwrap();
+        tinct_sys::resctrl::fake::write_tree(fake.path(), 2, 8).unwrap();
         let empty = tempfile::tempdir().unwrap();
         match choose(ReservationChoice::Auto, fake.path()).unwrap() {
             Mechanism::Resctrl(_, l3) => assert_eq!((l3.cbm_bits, l3.domains), (8, vec![0, 1])),
@@ -308,7 +293,8 @@ mod tests {
 
     #[test]
     fn groups_get_disjoint_schemata_and_threads_and_are_removed() {
-        let fake = fake_resctrl();
+        let fake = tempfile::tempdir().unwrap();
+        tinct_sys::resctrl::fake::write_tree(fake.path(), 2, 8).unwrap();
         let Mechanism::Resctrl(resctrl, l3) =
             choose(ReservationChoice::Resctrl, fake.path()).unwrap()
         else {
@@ -360,7 +346,8 @@ mod tests {
 
     #[test]
     fn groups_are_removed_when_dropped() {
-        let fake = fake_resctrl();
+        let fake = tempfile::tempdir().unwrap();
+        tinct_sys::resctrl::fake::write_tree(fake.path(), 2, 8).unwrap();
         let Mechanism::Resctrl(resctrl, l3) = choose(ReservationChoice::Auto, fake.path()).unwrap()
         else {
             panic!("expected resctrl");

@@ -3,22 +3,28 @@
 //! with its heap in the given page colors (kim2013 Section III-A: cache
 //! reservation without changing application software).
 //!
-//! It sets `LD_PRELOAD` to `libtinct_preload.so` (found next to the `tinct`
-//! binary, or named by `TINCT_PRELOAD_LIB`) and the shim's `TINCT_*`
-//! variables, pins and prioritises itself, then replaces itself with the
-//! program (`execvp`), which inherits all of it.
+//! It sets `LD_PRELOAD` to `libtinct_preload.so` (named by
+//! `TINCT_PRELOAD_LIB`, found next to the `tinct` binary, or the copy
+//! embedded in the binary, see [`find_shim`]) and the shim's `TINCT_*`
+//! variables (`tinct_mem::ShimConfig::to_env`), pins and prioritises
+//! itself, then replaces itself with the program (`execvp`), which
+//! inherits all of it.
 //!
 //! With `--l3-partitions` it also (or instead) reserves L3 ways through
-//! resctrl: a control group `tinct-<pid>` with the partitions' capacity
-//! mask, which `tinct` joins before starting the program (children inherit
-//! the group); it then waits for the program and removes the group.
+//! resctrl (`tinct_sys::resctrl::reserve_l3_for_this_process`): a control
+//! group `tinct-<pid>` with the partitions' capacity mask, which `tinct`
+//! joins before starting the program (children inherit the group); it then
+//! waits for the program and removes the group.
 
 use crate::error::CliError;
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
+use tinct_mem::ShimConfig;
+use tinct_mem::XorFunctions;
 use tinct_sys::SysRoot;
+use tinct_sys::resctrl::reserve_l3_for_this_process;
 use tinct_sys::topology::Topology;
 
 /// The environment variable naming the shim explicitly.
@@ -67,7 +73,10 @@ pub struct Args {
     #[arg(long)]
     pub strict: bool,
     /// Print a summary on stderr when the program exits (pages per color,
-    /// fallbacks, peak).
+    /// fallbacks, peak), and the cache sets the heap of each of its
+    /// processes can occupy in tinct-sim's model of this machine's
+    /// last-level cache, with any other process that can evict its lines
+    /// (the program then runs as a child of tinct).
     #[arg(long)]
     pub stats: bool,
     /// Run even if physical frame numbers are unreadable (no placement
@@ -88,101 +97,37 @@ pub struct Args {
 /// Checks the arguments, sets up the environment, pinning and priority,
 /// and execs the program. Returns only on failure.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let colors = match &args.colors {
-        None => None,
-        Some(text) => {
-            let colors = tinct_sys::parse_cpu_list(text).map_err(|e| {
-                CliError::Input(format!(
-                    "--colors {text:?}: expected a list such as 0-15,32 ({e})"
-                ))
-            })?;
-            if colors.is_empty() {
-                return Err(CliError::Input(
-                    "--colors: expected at least one color".into(),
-                ));
-            }
-            check_colors_exist(&colors)?;
-            Some(colors)
-        }
-    };
-    let pool = tinct_core::units::parse_size(&args.pool).map_err(|e| {
-        CliError::Input(format!(
-            "--pool {:?}: expected a size such as 512MiB ({e})",
-            args.pool
-        ))
-    })?;
-    if pool.0 < 1 << 20 {
-        return Err(CliError::Input(format!(
-            "--pool {:?}: expected at least 1MiB",
-            args.pool
-        )));
-    }
+    let shim = shim_config(&args)?;
     let cpus = match &args.cpus {
         None => None,
-        Some(text) => {
-            let cpus = tinct_sys::parse_cpu_list(text)
-                .map_err(|e| CliError::Input(format!("--cpus {text:?}: {e}")))?;
-            if cpus.is_empty() {
-                return Err(CliError::Input("--cpus: expected at least one CPU".into()));
-            }
-            Some(cpus)
-        }
+        Some(text) => Some(non_empty_list("--cpus", text, "0-3,8", "CPU")?),
     };
     let l3_partitions = match &args.l3_partitions {
         None => None,
-        Some(text) => Some(
-            tinct_sys::parse_cpu_list(text)
-                .ok()
-                .filter(|p| !p.is_empty())
-                .ok_or_else(|| {
-                    CliError::Input(format!(
-                        "--l3-partitions {text:?}: expected partition numbers such as 2-3"
-                    ))
-                })?,
-        ),
+        Some(text) => Some(non_empty_list("--l3-partitions", text, "2-3", "partition")?),
     };
     let (program, rest) = args.command.split_first().expect("clap requires CMD");
     let mut command = Command::new(program);
     command.args(rest);
-    let dram = [
-        (&args.banks, "TINCT_BANKS"),
-        (&args.bank_functions, "TINCT_BANK_FUNCTIONS"),
-        (&args.controllers, "TINCT_CONTROLLERS"),
-        (&args.controller_functions, "TINCT_CONTROLLER_FUNCTIONS"),
-    ];
-    if colors.is_some() || args.banks.is_some() || args.controllers.is_some() {
-        let shim = find_shim()?;
-        if let Some(colors) = &colors {
-            command.env("TINCT_COLORS", tinct_sys::format_cpu_list(colors));
-        }
-        for (value, name) in dram {
-            if let Some(value) = value {
-                command.env(name, value);
-            }
-        }
-        command.env("TINCT_POOL", &args.pool);
-        for (flag, name) in [
-            (args.strict, "TINCT_STRICT"),
-            (args.stats, "TINCT_STATS"),
-            (args.allow_uncolored, "TINCT_ALLOW_UNCOLORED"),
-        ] {
-            if flag {
-                command.env(name, "1");
-            }
-        }
-        command.env(
-            "LD_PRELOAD",
-            preload_value(&shim, std::env::var_os("LD_PRELOAD")),
-        );
-        // CPython allocates small objects from its own mmap'd arenas, which
-        // no malloc shim sees; PYTHONMALLOC=malloc routes them through malloc.
-        if std::env::var_os("PYTHONMALLOC").is_none() {
-            command.env("PYTHONMALLOC", "malloc");
-        }
-    }
-    let group = match &l3_partitions {
-        Some(partitions) => Some(join_l3_group(&args, partitions)?),
+    let library = match &shim {
+        Some(_) => Some(find_shim()?),
         None => None,
+    };
+    let reservation = match &l3_partitions {
+        None => None,
+        Some(partitions) => {
+            let reservation = reserve_l3_for_this_process(
+                args.resctrl_root.as_deref(),
+                args.partitions,
+                partitions,
+            )
+            .map_err(|e| match e.is_bad_request() {
+                true => CliError::Input(format!("--l3-partitions: {e}")),
+                false => CliError::Failed(anyhow::anyhow!("--l3-partitions: {e}")),
+            })?;
+            eprintln!("tinct exec: {reservation}");
+            Some(reservation)
+        }
     };
     if let Some(cpus) = &cpus {
         tinct_sys::sched::set_affinity(cpus).map_err(|e| {
@@ -200,56 +145,203 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             )
         })?;
     }
-    let Some(group) = group else {
+    let mut frames = None;
+    if let (Some(mut shim), Some(library)) = (shim, library) {
+        if args.stats {
+            let path = isolation::frame_report_path().map_err(|e| {
+                anyhow::anyhow!("--stats: cannot make a directory for the frame reports: {e}")
+            })?;
+            shim.frame_report = Some(path.clone());
+            frames = Some(path);
+        }
+        command.envs(shim.to_env());
+        command.env(
+            "LD_PRELOAD",
+            preload_value(&library, std::env::var_os("LD_PRELOAD")),
+        );
+        // CPython allocates small objects from its own mmap'd arenas, which
+        // no malloc shim sees; PYTHONMALLOC=malloc routes them through malloc.
+        if std::env::var_os("PYTHONMALLOC").is_none() {
+            command.env("PYTHONMALLOC", "malloc");
+        }
+    }
+    if reservation.is_none() && frames.is_none() {
         let error = command.exec();
         return Err(CliError::Failed(anyhow::anyhow!(
             "cannot run {}: {error}",
             Path::new(program).display()
         )));
-    };
-    // With a resctrl group, stay to remove it when the program ends.
+    }
+    // With a resctrl group to remove or frames to check, stay until the
+    // program ends.
     let status = command.status();
-    let removed = group.remove();
+    let removed = reservation.map(|r| r.remove());
     let status = status
         .map_err(|error| anyhow::anyhow!("cannot run {}: {error}", Path::new(program).display()))?;
-    removed.map_err(|e| anyhow::anyhow!("cannot remove the resctrl group: {e}"))?;
+    if let Some(path) = &frames {
+        eprint!("{}", isolation::report(path));
+        let _ = std::fs::remove_dir_all(path.parent().unwrap_or(path));
+    }
+    if let Some(removed) = removed {
+        removed.map_err(|e| anyhow::anyhow!("cannot remove the resctrl group: {e}"))?;
+    }
     Ok(exit_code_of(status))
 }
 
-/// Creates the resctrl group for `partitions` (under the resctrl lock),
-/// writes its L3 mask on every domain and moves this process into it, so
-/// the program started next inherits it.
-fn join_l3_group(
-    args: &Args,
-    partitions: &[u32],
-) -> Result<tinct_sys::resctrl_backend::Group, CliError> {
-    use tinct_sys::resctrl_backend::{Resctrl, partition_mask};
-    let resctrl = match &args.resctrl_root {
-        Some(dir) => Resctrl::at(dir),
-        None => Resctrl::live().map_err(|e| anyhow::anyhow!("--l3-partitions: {e}"))?,
+/// `--stats`: the proof (or not) that the program's heap is isolated, from
+/// the frames its processes were given, through tinct-sim's model of this
+/// machine's last-level cache.
+mod isolation {
+    use std::fmt::Write;
+    use std::path::Path;
+    use tinct_sim::isolation::{TaskFrames, check};
+
+    /// A private directory for the frame reports, and the path prefix the
+    /// shim writes `<prefix>.<pid>` to.
+    pub fn frame_report_path() -> std::io::Result<std::path::PathBuf> {
+        use std::os::unix::fs::DirBuilderExt;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = std::env::temp_dir().join(format!("tinct-exec-{}-{nanos:x}", std::process::id()));
+        std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+        Ok(dir.join("frames"))
+    }
+
+    /// The report printed after the program's own summary.
+    pub fn report(path: &Path) -> String {
+        let reports = match tinct_mem::read_frame_reports(path) {
+            Ok(reports) if !reports.is_empty() => reports,
+            Ok(_) => {
+                return "tinct exec: isolation not checked: no process of the program built a \
+                        colored heap (it never called malloc)\n"
+                    .into();
+            }
+            Err(e) => return format!("tinct exec: isolation not checked: {e}\n"),
+        };
+        if reports.iter().any(|r| r.uncolored) {
+            return "tinct exec: isolation not checked: the heap ran uncolored (frame numbers \
+                    unreadable)\n"
+                .into();
+        }
+        let Some((llc, geometry)) = super::llc_model() else {
+            return "tinct exec: isolation not checked: this machine's last-level cache geometry \
+                    is unknown\n"
+                .into();
+        };
+        let tasks: Vec<TaskFrames> = reports
+            .iter()
+            .map(|r| TaskFrames::new(format!("{}[{}]", r.command, r.pid), r.frames.clone()))
+            .collect();
+        let result = match check(&geometry, reports[0].page_size, &tasks) {
+            Ok(result) => result,
+            Err(e) => return format!("tinct exec: isolation not checked: {e}\n"),
+        };
+        let mut out = format!(
+            "tinct exec: the heap in the {llc} model ({} sets, {} colors of {} B pages):\n",
+            result.total_sets, result.colors, result.page_size
+        );
+        for task in &result.tasks {
+            let colors: Vec<u32> = task.colors.iter().map(|&c| c as u32).collect();
+            let others: Vec<String> = task
+                .evicted_by
+                .iter()
+                .map(|s| format!("{} ({} sets)", s.task, s.sets))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  {}: {} pages in colors {}, can occupy {} of {} sets ({:.1} %); {}",
+                task.name,
+                task.pages,
+                tinct_sys::format_cpu_list(&colors),
+                task.sets,
+                result.total_sets,
+                100.0 * task.sets as f64 / result.total_sets as f64,
+                if others.is_empty() {
+                    "no other process of the program can evict its lines".to_string()
+                } else {
+                    format!("shares sets with {}", others.join(", "))
+                }
+            );
+        }
+        out
+    }
+}
+
+/// The shim's settings from the arguments (`None` without colors, banks
+/// or controllers: no shim), each list checked with the flag's name.
+fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
+    if args.colors.is_none() && args.banks.is_none() && args.controllers.is_none() {
+        return Ok(None);
+    }
+    let optional_list = |flag: &str, text: &Option<String>, what: &str| {
+        text.as_deref()
+            .map(|t| non_empty_list(flag, t, "0-15,32", what))
+            .transpose()
     };
-    let l3 = resctrl.l3().map_err(|e| {
-        anyhow::anyhow!("--l3-partitions: this machine offers no L3 allocation: {e}")
+    let functions = |flag: &str, text: &Option<String>| -> Result<Vec<u64>, CliError> {
+        let Some(text) = text else {
+            return Ok(Vec::new());
+        };
+        XorFunctions::parse(text)
+            .map(|f| f.masks().to_vec())
+            .map_err(|e| {
+                CliError::Input(format!(
+                    "{flag} {text:?}: expected hexadecimal address masks such as \
+                     0x2000,0x4000 ({e})"
+                ))
+            })
+    };
+    let pool_bytes = tinct_core::units::parse_size(&args.pool)
+        .map_err(|e| {
+            CliError::Input(format!(
+                "--pool {:?}: expected a size such as 512MiB ({e})",
+                args.pool
+            ))
+        })?
+        .0;
+    if pool_bytes < tinct_mem::shim_config::MIN_POOL {
+        return Err(CliError::Input(format!(
+            "--pool {:?}: expected at least 1MiB",
+            args.pool
+        )));
+    }
+    let config = ShimConfig {
+        colors: optional_list("--colors", &args.colors, "color")?.unwrap_or_default(),
+        banks: optional_list("--banks", &args.banks, "bank")?,
+        controllers: optional_list("--controllers", &args.controllers, "controller")?,
+        bank_functions: functions("--bank-functions", &args.bank_functions)?,
+        controller_functions: functions("--controller-functions", &args.controller_functions)?,
+        strict: args.strict,
+        stats: args.stats,
+        allow_uncolored: args.allow_uncolored,
+        pool_bytes,
+        ..ShimConfig::colored(Vec::new())
+    };
+    config.validate().map_err(CliError::Input)?;
+    if !config.colors.is_empty()
+        && let Some(available) = llc_color_count()
+    {
+        config
+            .check_colors_exist(available)
+            .map_err(|e| CliError::Input(format!("--colors: {e}")))?;
+    }
+    Ok(Some(config))
+}
+
+/// A list such as `0-3,8` from `flag`, with at least one entry.
+fn non_empty_list(flag: &str, text: &str, example: &str, what: &str) -> Result<Vec<u32>, CliError> {
+    let list = tinct_sys::parse_cpu_list(text).map_err(|e| {
+        CliError::Input(format!(
+            "{flag} {text:?}: expected a list such as {example} ({e})"
+        ))
     })?;
-    let n_p = args.partitions.unwrap_or(l3.cbm_bits);
-    let mask = partition_mask(&l3, n_p, partitions)
-        .map_err(|e| CliError::Input(format!("--l3-partitions: {e}")))?;
-    let _lock = resctrl.lock().map_err(anyhow::Error::from)?;
-    let group = resctrl
-        .create_group(&format!("tinct-{}", std::process::id()))
-        .map_err(anyhow::Error::from)?;
-    let masks: Vec<(u32, u64)> = l3.domains.iter().map(|&d| (d, mask)).collect();
-    group.set_l3_masks(&masks).map_err(anyhow::Error::from)?;
-    group
-        .assign_tasks(&[std::process::id() as i32])
-        .map_err(anyhow::Error::from)?;
-    eprintln!(
-        "tinct exec: L3 mask {mask:#x} (partitions {} of {n_p}) on domains {:?}, resctrl group {}",
-        tinct_sys::format_cpu_list(partitions),
-        l3.domains,
-        group.name()
-    );
-    Ok(group)
+    if list.is_empty() {
+        return Err(CliError::Input(format!(
+            "{flag}: expected at least one {what}"
+        )));
+    }
+    Ok(list)
 }
 
 /// The program's exit status as ours (128 + signal if it was killed).
@@ -262,31 +354,50 @@ fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
     }
 }
 
-/// Colors beyond the last-level cache's count are bad input (when the
-/// geometry is known).
-fn check_colors_exist(colors: &[u32]) -> Result<(), CliError> {
+/// This machine's last-level cache as tinct-sim's model ("L3 32 MiB 16-way"
+/// and its geometry), if sysfs gives size, ways and line size.
+fn llc_model() -> Option<(String, tinct_sim::CacheGeometry)> {
+    let topology = Topology::read(&SysRoot::live()).ok()?;
+    let llc = topology.last_level_caches().first().copied()?;
+    let ways = llc.ways?;
+    let geometry = tinct_sim::CacheGeometry::new(
+        llc.size_bytes,
+        ways,
+        u64::from(llc.line_bytes.unwrap_or(64)),
+    )
+    .ok()?;
+    let name = format!(
+        "{} {} {ways}-way",
+        llc.name(),
+        tinct_sys::doctor::human_bytes(llc.size_bytes)
+    );
+    Some((name, geometry))
+}
+
+/// The number of page colors of this machine's last-level cache, if its
+/// geometry is known.
+fn llc_color_count() -> Option<u64> {
     let root = SysRoot::live();
     let page = tinct_sys::system::PageSize::read(&root).map_or(4096, |p| p.bytes);
-    let available = Topology::read(&root).ok().and_then(|t| {
-        t.last_level_caches()
-            .first()
-            .and_then(|c| c.page_colors(page))
-            .map(|c| c.colors)
-    });
-    match (available, colors.last()) {
-        (Some(count), Some(&highest)) if u64::from(highest) >= count => {
-            Err(CliError::Input(format!(
-                "--colors: color {highest} does not exist: expected colors 0-{} (the last-level cache \
-             has {count} page colors)",
-                count - 1
-            )))
-        }
-        _ => Ok(()),
-    }
+    Topology::read(&root)
+        .ok()?
+        .last_level_caches()
+        .first()?
+        .page_colors(page)
+        .map(|c| c.colors)
+}
+
+/// The shim built into this binary (build.rs), if it was embedded.
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_shim.rs"));
 }
 
 /// `TINCT_PRELOAD_LIB`, else `libtinct_preload.so` next to the `tinct`
-/// binary (or in `../lib`, as installed).
+/// binary (or in `../lib`, as a package installs it), else the copy
+/// embedded in this binary, written once to the user's cache
+/// (`tinct_sys::user_cache`: `~/.cache/tinct/libtinct_preload-<hash>.so`).
+/// A shim beside the binary wins over the embedded one so that a
+/// development build (`cargo build -p tinct-preload`) is used as built.
 fn find_shim() -> Result<PathBuf, CliError> {
     if let Some(explicit) = std::env::var_os(PRELOAD_LIB_VAR) {
         let path = PathBuf::from(explicit);
@@ -303,19 +414,24 @@ fn find_shim() -> Result<PathBuf, CliError> {
         .map_err(|e| anyhow::anyhow!("cannot locate the tinct binary: {e}"))?;
     let dir = exe.parent().unwrap_or(Path::new("/"));
     let candidates = [dir.join(PRELOAD_LIB), dir.join("../lib").join(PRELOAD_LIB)];
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
-        .ok_or_else(|| {
-            CliError::Failed(anyhow::anyhow!(
-                "{PRELOAD_LIB} not found next to {} (looked in {} and {}): build it with `cargo \
-                 build -p tinct-preload` (same profile as tinct) or set {PRELOAD_LIB_VAR}",
-                exe.display(),
-                candidates[0].display(),
-                candidates[1].display()
-            ))
-        })
+    if let Some(beside) = candidates.iter().find(|p| p.is_file()) {
+        return Ok(beside.canonicalize().unwrap_or_else(|_| beside.clone()));
+    }
+    let Some(bytes) = embedded::SHIM else {
+        return Err(CliError::Failed(anyhow::anyhow!(
+            "{PRELOAD_LIB} not found next to {} (looked in {} and {}) and not embedded in this \
+             build (feature embed-shim): build it with `cargo build -p tinct-preload` (same \
+             profile as tinct) or set {PRELOAD_LIB_VAR}",
+            exe.display(),
+            candidates[0].display(),
+            candidates[1].display()
+        )));
+    };
+    tinct_sys::user_cache::install("libtinct_preload", "so", bytes).map_err(|e| {
+        CliError::Failed(anyhow::anyhow!(
+            "cannot write the embedded {PRELOAD_LIB} to the cache: {e} (or set {PRELOAD_LIB_VAR})"
+        ))
+    })
 }
 
 /// The shim first, then whatever was preloaded already.

@@ -10,6 +10,10 @@ use crate::system::{Governor, Isolation, Kernel, MemlockLimit, PageSize, RtThrot
 use crate::topology::Topology;
 use serde::Serialize;
 
+/// The `read_errors` name of a malformed file inside the topology (a cache,
+/// a CPU or a NUMA node) whose item was left out.
+pub const TOPOLOGY_FILE: &str = "topology file";
+
 /// Everything doctor read. A fact that could not be read is `None` and its
 /// error is in `read_errors`; live probes are `None` on a fixture tree.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -55,7 +59,14 @@ impl Facts {
     pub fn gather(root: &SysRoot) -> Self {
         let mut facts = Facts::default();
         let mut errors = Errors::default();
-        facts.topology = errors.keep("topology", Topology::read(root));
+        // One malformed cache or CPU file costs that item, not the topology:
+        // each is reported on its own, naming the file.
+        if let Some((topology, problems)) = errors.keep("topology", Topology::read_partial(root)) {
+            for problem in problems {
+                errors.keep::<()>(TOPOLOGY_FILE, Err(problem));
+            }
+            facts.topology = Some(topology);
+        }
         facts.page_size = errors.keep("page size", PageSize::read(root));
         facts.thp = errors.keep("transparent huge pages", ThpMode::read(root));
         facts.kernel = errors.keep("kernel", Kernel::read(root));

@@ -7,7 +7,7 @@ mod checks;
 mod facts;
 
 pub use checks::subject;
-pub use facts::Facts;
+pub use facts::{Facts, TOPOLOGY_FILE};
 
 use crate::root::SysRoot;
 use crate::topology::PageColors;

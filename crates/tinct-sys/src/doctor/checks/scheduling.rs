@@ -49,8 +49,8 @@ pub(super) fn rt_throttling(facts: &Facts) -> Finding {
             subject::RT_THROTTLING,
             Level::Ok,
             format!(
-                "disabled (sched_rt_runtime_us = -1, period {} us)",
-                rt.period_us
+                "disabled (sched_rt_runtime_us = {}, period {} us)",
+                rt.runtime_us, rt.period_us
             ),
             None,
         );
@@ -178,11 +178,18 @@ pub(super) fn isolation(facts: &Facts) -> Finding {
             None,
         );
     }
-    let online = facts
-        .topology
-        .as_ref()
-        .map(|t| t.online_cpus.clone())
-        .unwrap_or_default();
+    let Some(online) = facts.topology.as_ref().map(|t| t.online_cpus.clone()) else {
+        return finding(
+            subject::ISOLATION,
+            Level::Warning,
+            format!("no isolated CPUs; {nohz}"),
+            Some(
+                "the online CPUs are unknown (see the CPUs finding); isolate all but one CPU with \
+                 `isolcpus=domain,managed_irq,LIST nohz_full=LIST rcu_nocbs=LIST`"
+                    .into(),
+            ),
+        );
+    };
     let candidates: Vec<u32> = online.iter().copied().skip(1).collect();
     let fix = if candidates.is_empty() {
         "with one CPU there is nothing to isolate".to_string()

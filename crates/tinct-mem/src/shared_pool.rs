@@ -8,7 +8,7 @@
 //! * sizes up to one page take a whole page;
 //! * larger sizes take `n` pages round robin over the colors (kim2013
 //!   III-C) and place them side by side in the span window (see
-//!   [`crate::window`]), giving contiguous virtual memory whose every page
+//!   [`crate::span_window`]), giving contiguous virtual memory whose every page
 //!   lies in the requested colors.
 //!
 //! One mutex guards everything; the critical sections of small
@@ -19,11 +19,11 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::Serialize;
 
-use crate::book::{BankGrant, BankRequest, ColorCursor, Modes, PageId, PoolStats, Step};
 use crate::error::MemError;
 use crate::mapping::{AddressMapping, PageClass};
+use crate::page_book::{BankGrant, BankRequest, ColorCursor, Modes, PageId, PoolStats, Step};
 use crate::pool::{Pool, PoolOptions};
-use crate::window::SpanWindow;
+use crate::span_window::SpanWindow;
 
 /// Largest size served by size classes.
 pub const MAX_SMALL: usize = 2048;

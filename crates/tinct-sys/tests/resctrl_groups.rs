@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use tinct_sys::resctrl_backend::{Resctrl, partition_mask};
+use tinct_sys::resctrl::{Resctrl, partition_mask};
 
 /// A resctrl mount as the kernel lays it out (Intel, 2 L3 domains, 11-bit
 /// masks, monitoring), with the files a new group gets created by the test

@@ -22,9 +22,9 @@
 use rustix::mm::{self, MapFlags, MremapFlags, ProtFlags};
 use std::ptr::NonNull;
 
-use crate::book::PageId;
 use crate::error::MemError;
-use crate::lists::NIL;
+use crate::intrusive_lists::NIL;
+use crate::page_book::PageId;
 
 /// The reserved window and which pool page sits at each window page.
 #[derive(Debug)]

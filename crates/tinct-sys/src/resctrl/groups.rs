@@ -1,6 +1,6 @@
-//! The cache reservation backend on resctrl (Intel RDT CAT, AMD L3 QoS):
-//! the hardware counterpart of page coloring (kim2013 Section III-C
-//! reserves cache partitions by coloring; CAT reserves ways).
+//! Cache reservation through resctrl control groups (Intel RDT CAT, AMD
+//! L3 QoS): the hardware counterpart of page coloring (kim2013 Section
+//! III-C reserves cache partitions by coloring; CAT reserves ways).
 //!
 //! * [`Resctrl`]: a mounted resctrl filesystem (any directory: tests use a
 //!   fake tree in a temporary directory);
@@ -97,7 +97,7 @@ impl Resctrl {
     /// The live filesystem at its mount point from `/proc/mounts`; an error
     /// that says how to mount it if it is not mounted.
     pub fn live() -> Result<Self> {
-        let status = crate::resctrl::ResctrlStatus::read(&crate::SysRoot::live())?;
+        let status = super::ResctrlStatus::read(&crate::SysRoot::live())?;
         match status.mount_point {
             Some(mount) => Ok(Self::at(mount)),
             None => Err(Error::InvalidArgument(format!(

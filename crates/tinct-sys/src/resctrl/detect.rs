@@ -1,6 +1,7 @@
 //! resctrl detection (Intel RDT / AMD PQoS): is it mounted, mountable,
-//! advertised by the CPU, and what does `info/` offer. Detection only; the
-//! backend that writes schemata lives elsewhere.
+//! advertised by the CPU, and what does `info/` offer. Detection only,
+//! read under a [`SysRoot`] (so doctor can read another machine's tree);
+//! the groups that write schemata are in [`super::groups`].
 
 use crate::error::Result;
 use crate::root::SysRoot;

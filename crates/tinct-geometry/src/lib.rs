@@ -1,0 +1,222 @@
+//! The page-color geometry of a cache: the one calculation that
+//! tinct-sys (what doctor reports), tinct-mem (which pages the allocator
+//! hands out) and tinct-sim (the cache model that proves a coloring) share.
+//!
+//! Page colors (Kim et al. 2013, Section III-C, "cache reservation by page
+//! coloring"): a cache of `size` bytes with `ways` ways has a way size of
+//! `size / ways`. Physical pages whose addresses agree in the bits between
+//! the page offset and the way size map to the same cache sets; those bits
+//! select the page's *color*, and the cache has `way size / page size`
+//! colors (at least 1).
+//!
+//! ```
+//! use tinct_geometry::PageColors;
+//!
+//! // This machine's L3: 32 MiB, 16 ways, 4 KiB pages.
+//! let l3 = PageColors::of_cache(32 << 20, 16, 4096)?;
+//! assert_eq!(l3.colors, 512);
+//! assert_eq!(l3.color_bits()?, 12..21);
+//! assert_eq!(l3.color_of_frame(0x12345), Some(0x145));
+//! # Ok::<(), tinct_geometry::GeometryError>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use serde::Serialize;
+use std::ops::Range;
+
+/// Why page colors cannot be derived from a geometry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GeometryError {
+    /// The page size is zero or not a power of two.
+    #[error("page size {0} bytes: expected a power of two")]
+    PageSize(u64),
+    /// The cache size or associativity is zero.
+    #[error("cache of {size} bytes with {ways} ways: expected both non-zero")]
+    EmptyCache {
+        /// Size in bytes.
+        size: u64,
+        /// Associativity.
+        ways: u64,
+    },
+    /// The way size is not a power of two: the color bits are unknown.
+    #[error(
+        "cache way size {way_description} is not a power of two: the cache is probably sliced or \
+         hashed, so the color bits are not known; give them explicitly"
+    )]
+    UnknownColorBits {
+        /// The way size in words, e.g. `1572864 bytes (31457280 bytes / 20 ways)`.
+        way_description: String,
+    },
+}
+
+/// The page colors of one cache for one page size.
+///
+/// The fields are public for reports (`tinct doctor --json` prints them);
+/// build one with [`PageColors::of_cache`] or [`PageColors::of_way`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageColors {
+    /// Page size the colors are computed for, in bytes.
+    pub page_bytes: u64,
+    /// Way size (`size / ways`, rounded down) in bytes.
+    pub way_bytes: u64,
+    /// Number of colors, `way_bytes / page_bytes` (1 if a way is not larger than a page).
+    pub colors: u64,
+    /// Physical address bits `[low, high)` that select the color, if the
+    /// way size is a power of two; `None` for other way sizes (sliced or
+    /// hashed caches), where the bits must be given explicitly.
+    pub address_bits: Option<(u32, u32)>,
+    /// The cache size and ways, for error messages (`None` from [`PageColors::of_way`]).
+    #[serde(skip)]
+    cache: Option<(u64, u64)>,
+}
+
+impl PageColors {
+    /// Colors of a cache of `size_bytes` with `ways` ways, for pages of
+    /// `page_bytes`. A size that `ways` does not divide has a fractional way
+    /// size: its colors are counted from the whole bytes, its bits unknown.
+    pub fn of_cache(size_bytes: u64, ways: u64, page_bytes: u64) -> Result<Self, GeometryError> {
+        if size_bytes == 0 || ways == 0 {
+            return Err(GeometryError::EmptyCache {
+                size: size_bytes,
+                ways,
+            });
+        }
+        let mut colors = Self::of_way(size_bytes / ways, page_bytes)?;
+        if !size_bytes.is_multiple_of(ways) {
+            colors.address_bits = None;
+        }
+        colors.cache = Some((size_bytes, ways));
+        Ok(colors)
+    }
+
+    /// Colors of a cache (or of one slice of a sliced cache) whose way
+    /// spans `way_bytes` of the address space, for pages of `page_bytes`.
+    pub fn of_way(way_bytes: u64, page_bytes: u64) -> Result<Self, GeometryError> {
+        if !page_bytes.is_power_of_two() {
+            return Err(GeometryError::PageSize(page_bytes));
+        }
+        if way_bytes == 0 {
+            return Err(GeometryError::EmptyCache { size: 0, ways: 1 });
+        }
+        let colors = (way_bytes / page_bytes).max(1);
+        let page_shift = page_bytes.trailing_zeros();
+        let address_bits = if colors == 1 {
+            Some((page_shift, page_shift))
+        } else if way_bytes.is_power_of_two() {
+            Some((page_shift, way_bytes.trailing_zeros()))
+        } else {
+            None
+        };
+        Ok(Self {
+            page_bytes,
+            way_bytes,
+            colors,
+            address_bits,
+            cache: None,
+        })
+    }
+
+    /// The physical address bits that select the color (empty with one
+    /// color), or an error saying why they are unknown.
+    pub fn color_bits(&self) -> Result<Range<u32>, GeometryError> {
+        match self.address_bits {
+            Some((low, high)) => Ok(low..high),
+            None => Err(GeometryError::UnknownColorBits {
+                way_description: match self.cache {
+                    Some((size, ways)) => format!(
+                        "{} bytes ({size} bytes / {ways} ways)",
+                        size as f64 / ways as f64
+                    ),
+                    None => format!("{} bytes", self.way_bytes),
+                },
+            }),
+        }
+    }
+
+    /// The color of a physical address (`None` if the bits are unknown).
+    pub fn color_of(&self, physical_address: u64) -> Option<u64> {
+        let (low, high) = self.address_bits?;
+        Some((physical_address >> low) & low_mask(high - low))
+    }
+
+    /// The color of the page with frame number `frame` (`None` if the bits
+    /// are unknown).
+    pub fn color_of_frame(&self, frame: u64) -> Option<u64> {
+        let (low, high) = self.address_bits?;
+        let page_shift = self.page_bytes.trailing_zeros();
+        Some((frame >> (low - page_shift)) & low_mask(high - low))
+    }
+}
+
+/// A mask of the `bits` lowest bits (all ones for 64).
+fn low_mask(bits: u32) -> u64 {
+    1u64.checked_shl(bits).map_or(u64::MAX, |bit| bit - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_32mib_16_way_llc_has_512_colors_on_bits_12_to_20() {
+        let colors = PageColors::of_cache(32 << 20, 16, 4096).unwrap();
+        assert_eq!(colors.way_bytes, 2 << 20);
+        assert_eq!(colors.colors, 512);
+        assert_eq!(colors.address_bits, Some((12, 21)));
+        assert_eq!(colors.color_bits().unwrap(), 12..21);
+        assert_eq!(colors.color_of(0x1234_5000), Some(0x145));
+        assert_eq!(colors.color_of_frame(0x12345), Some(0x145));
+    }
+
+    #[test]
+    fn a_way_not_larger_than_a_page_has_one_color_and_no_bits() {
+        let l1 = PageColors::of_cache(32 << 10, 8, 4096).unwrap();
+        assert_eq!((l1.colors, l1.address_bits), (1, Some((12, 12))));
+        assert_eq!(l1.color_bits().unwrap(), 12..12);
+        assert_eq!(l1.color_of_frame(12345), Some(0));
+        let huge = PageColors::of_cache(32 << 20, 16, 2 << 20).unwrap();
+        assert_eq!((huge.colors, huge.color_bits().unwrap()), (1, 21..21));
+    }
+
+    #[test]
+    fn sliced_geometries_count_colors_but_know_no_bits() {
+        let sliced = PageColors::of_cache(30 << 20, 20, 4096).unwrap();
+        assert_eq!(sliced.colors, 384);
+        assert_eq!(sliced.address_bits, None);
+        assert_eq!(sliced.color_of(0x1000), None);
+        let err = sliced.color_bits().unwrap_err().to_string();
+        assert!(
+            err.contains("1572864 bytes (31457280 bytes / 20 ways)") && err.contains("explicitly"),
+            "{err}"
+        );
+        // 3 MiB over 7 ways is not a whole number of bytes per way.
+        let odd = PageColors::of_cache(3 << 20, 7, 4096).unwrap();
+        assert_eq!(odd.address_bits, None);
+    }
+
+    #[test]
+    fn bad_geometries_are_errors() {
+        assert_eq!(
+            PageColors::of_cache(1 << 20, 0, 4096).unwrap_err(),
+            GeometryError::EmptyCache {
+                size: 1 << 20,
+                ways: 0
+            }
+        );
+        assert_eq!(
+            PageColors::of_cache(1 << 20, 8, 3000).unwrap_err(),
+            GeometryError::PageSize(3000)
+        );
+        assert!(PageColors::of_way(0, 4096).is_err());
+    }
+
+    #[test]
+    fn frame_and_address_colors_agree() {
+        let colors = PageColors::of_cache(1 << 20, 8, 4096).unwrap();
+        for frame in [0u64, 1, 31, 32, 33, 123_457, u64::MAX >> 12] {
+            assert_eq!(colors.color_of_frame(frame), colors.color_of(frame << 12));
+        }
+    }
+}

@@ -1,0 +1,718 @@
+//! [`ShimConfig`]: the contract between whoever starts a program on
+//! colored memory (`tinct exec`, the benches, a user by hand) and the
+//! LD_PRELOAD shim (`libtinct_preload.so`) that serves its heap. The
+//! settings travel in `TINCT_*` environment variables; [`ShimConfig::to_env`]
+//! writes them, [`ShimConfig::from_env`] reads and checks them, and every
+//! error names the variable, what was expected and what was found.
+//!
+//! The shim is injected into arbitrary programs, so this module (like all
+//! of tinct-mem) pulls in no file-format or random-number crates; that is
+//! why it has its own exact size reader ([`parse_size`]) instead of
+//! tinct-core's.
+
+use std::path::{Path, PathBuf};
+
+use crate::mapping::XorFunctions;
+
+/// `TINCT_COLORS`: the page colors to serve the heap from, e.g. `0-15,32`.
+pub const COLORS: &str = "TINCT_COLORS";
+/// `TINCT_BANKS`: DRAM bank indices to serve the heap from, e.g. `0-3`
+/// (in every controller unless `TINCT_CONTROLLERS` narrows it); needs
+/// `TINCT_BANK_FUNCTIONS`.
+pub const BANKS: &str = "TINCT_BANKS";
+/// `TINCT_BANK_FUNCTIONS`: the bank XOR functions in DRAMA format, a
+/// comma-separated list of hexadecimal physical-address masks, bank index
+/// bit `i` = parity of (address & mask `i`), e.g. `0x2000,0x4000`.
+pub const BANK_FUNCTIONS: &str = "TINCT_BANK_FUNCTIONS";
+/// `TINCT_CONTROLLERS`: DRAM controller (channel) indices, e.g. `0`;
+/// needs `TINCT_CONTROLLER_FUNCTIONS`.
+pub const CONTROLLERS: &str = "TINCT_CONTROLLERS";
+/// `TINCT_CONTROLLER_FUNCTIONS`: the controller XOR functions (DRAMA
+/// format, as `TINCT_BANK_FUNCTIONS`).
+pub const CONTROLLER_FUNCTIONS: &str = "TINCT_CONTROLLER_FUNCTIONS";
+/// `TINCT_COLOR_BITS`: physical address bits that select the color, e.g.
+/// `12-20` (default: derived from the last-level cache geometry).
+pub const COLOR_BITS: &str = "TINCT_COLOR_BITS";
+/// `TINCT_POOL`: the pool size, e.g. `512MiB` (all colors are mapped, only
+/// the requested ones are kept).
+pub const POOL: &str = "TINCT_POOL";
+/// `TINCT_STRICT=1`: a full pool fails the allocation (ENOMEM) instead of
+/// falling back to uncolored memory.
+pub const STRICT: &str = "TINCT_STRICT";
+/// `TINCT_STATS=1`: print a summary on stderr at exit.
+pub const STATS: &str = "TINCT_STATS";
+/// `TINCT_ALLOW_UNCOLORED=1`: run even when frame numbers are unreadable.
+pub const ALLOW_UNCOLORED: &str = "TINCT_ALLOW_UNCOLORED";
+/// `TINCT_PAGE_REPORT=PATH`: at exit, write every heap page handed out to
+/// `PATH.<pid>` and stop (SIGSTOP) until continued, so that another process
+/// can translate the pages through `/proc/<pid>/pagemap` while they are
+/// still mapped. For tests and audits. In this mode freed multi-page blocks
+/// are kept where they were handed out (reused, but not returned to the
+/// pool until it runs full), so their addresses stay meaningful.
+pub const PAGE_REPORT: &str = "TINCT_PAGE_REPORT";
+
+/// `TINCT_FRAME_REPORT=PATH`: at exit, write the physical frames the heap
+/// could be served from (every page of the pool in the requested colors
+/// and banks) to `PATH.<pid>` as a [`FrameReport`], and go on exiting.
+/// `tinct exec --stats` reads it to prove the program's isolation.
+pub const FRAME_REPORT: &str = "TINCT_FRAME_REPORT";
+
+/// Every variable of the contract.
+pub const VARIABLES: [&str; 12] = [
+    COLORS,
+    BANKS,
+    BANK_FUNCTIONS,
+    CONTROLLERS,
+    CONTROLLER_FUNCTIONS,
+    COLOR_BITS,
+    POOL,
+    STRICT,
+    STATS,
+    ALLOW_UNCOLORED,
+    PAGE_REPORT,
+    FRAME_REPORT,
+];
+
+/// Default pool size: 512 MiB.
+pub const DEFAULT_POOL: u64 = 512 << 20;
+
+/// Smallest pool the shim accepts: 1 MiB.
+pub const MIN_POOL: u64 = 1 << 20;
+
+/// The shim's settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShimConfig {
+    /// Requested colors, sorted and unique; empty means every color (only
+    /// allowed when banks or controllers are requested).
+    pub colors: Vec<u32>,
+    /// Requested DRAM banks, sorted and unique (`None`: any bank).
+    pub banks: Option<Vec<u32>>,
+    /// Requested DRAM controllers, sorted and unique (`None`: any).
+    pub controllers: Option<Vec<u32>>,
+    /// Bank XOR masks (empty: one bank).
+    pub bank_functions: Vec<u64>,
+    /// Controller XOR masks (empty: one controller).
+    pub controller_functions: Vec<u64>,
+    /// Explicit color bits, if given.
+    pub color_bits: Option<Vec<u32>>,
+    /// Pool size in bytes.
+    pub pool_bytes: u64,
+    /// Fail instead of falling back when the colored pool is full.
+    pub strict: bool,
+    /// Print a summary at exit.
+    pub stats: bool,
+    /// Run without placement control when frame numbers are unreadable.
+    pub allow_uncolored: bool,
+    /// Where to write the page report.
+    pub page_report: Option<PathBuf>,
+    /// Where to write the frame report.
+    pub frame_report: Option<PathBuf>,
+}
+
+impl ShimConfig {
+    /// The heap in `colors`, everything else at its default.
+    pub fn colored(colors: Vec<u32>) -> Self {
+        Self {
+            colors,
+            banks: None,
+            controllers: None,
+            bank_functions: Vec::new(),
+            controller_functions: Vec::new(),
+            color_bits: None,
+            pool_bytes: DEFAULT_POOL,
+            strict: false,
+            stats: false,
+            allow_uncolored: false,
+            page_report: None,
+            frame_report: None,
+        }
+    }
+
+    /// Reads the settings from this process's environment.
+    pub fn from_env() -> Result<Self, String> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads the settings through `lookup` (the environment in the shim, a
+    /// map in tests), then [`ShimConfig::validate`]s them.
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
+        let list = |name: &str, example: &str| -> Result<Option<Vec<u32>>, String> {
+            match lookup(name).filter(|t| !t.trim().is_empty()) {
+                None => Ok(None),
+                Some(text) => tinct_sys::parse_cpu_list(&text).map(Some).map_err(|e| {
+                    format!("{name}={text:?}: expected a list such as {example} ({e})")
+                }),
+            }
+        };
+        let colors = match list(COLORS, "0-15,32")? {
+            Some(colors) => colors,
+            None if lookup(BANKS).is_some_and(|b| !b.trim().is_empty())
+                || lookup(CONTROLLERS).is_some_and(|c| !c.trim().is_empty()) =>
+            {
+                Vec::new()
+            }
+            None => {
+                return Err(format!(
+                    "{COLORS} is not set: expected the page colors to serve the heap from, e.g. \
+                     {COLORS}=0-15 (see `tinct doctor` for the number of colors; `tinct exec \
+                     --colors` sets it), or DRAM banks in {BANKS}"
+                ));
+            }
+        };
+        let pool_bytes = match lookup(POOL) {
+            None => DEFAULT_POOL,
+            Some(text) => parse_size(&text)
+                .map_err(|e| format!("{POOL}={text:?}: expected a size such as 512MiB ({e})"))?,
+        };
+        let config = Self {
+            colors,
+            banks: list(BANKS, "0-3,6")?,
+            controllers: list(CONTROLLERS, "0-3,6")?,
+            bank_functions: functions(&lookup, BANK_FUNCTIONS)?,
+            controller_functions: functions(&lookup, CONTROLLER_FUNCTIONS)?,
+            color_bits: list(COLOR_BITS, "12-20")?,
+            pool_bytes,
+            strict: flag(&lookup, STRICT)?,
+            stats: flag(&lookup, STATS)?,
+            allow_uncolored: flag(&lookup, ALLOW_UNCOLORED)?,
+            page_report: lookup(PAGE_REPORT)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+            frame_report: lookup(FRAME_REPORT)
+                .filter(|p| !p.is_empty())
+                .map(PathBuf::from),
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks what the variables cannot say alone: a pool of at least
+    /// [`MIN_POOL`], banks and controllers only with their functions and
+    /// within them, and some placement requested at all.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.colors.is_empty() && self.banks.is_none() && self.controllers.is_none() {
+            return Err(format!(
+                "{COLORS}: expected at least one color (or DRAM banks in {BANKS})"
+            ));
+        }
+        if self.pool_bytes < MIN_POOL {
+            return Err(format!(
+                "{POOL}={:?}: expected at least 1MiB",
+                format_size(self.pool_bytes)
+            ));
+        }
+        check_indices(BANKS, &self.banks, BANK_FUNCTIONS, &self.bank_functions)?;
+        check_indices(
+            CONTROLLERS,
+            &self.controllers,
+            CONTROLLER_FUNCTIONS,
+            &self.controller_functions,
+        )
+    }
+
+    /// Fails if a requested color is not below `available` (the number of
+    /// colors of this machine's last-level cache).
+    pub fn check_colors_exist(&self, available: u64) -> Result<(), String> {
+        match self.colors.last() {
+            Some(&highest) if u64::from(highest) >= available => Err(format!(
+                "color {highest} does not exist: expected colors 0-{} (the last-level cache has \
+                 {available} page colors)",
+                available.saturating_sub(1)
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The variables that carry these settings, to set in the program's
+    /// environment. Flags that are off and settings at their default are
+    /// left out, so a variable the user set by hand is not overridden.
+    pub fn to_env(&self) -> Vec<(&'static str, String)> {
+        let mut env = Vec::new();
+        let list = tinct_sys::format_cpu_list;
+        let masks = |masks: &[u64]| {
+            masks
+                .iter()
+                .map(|m| format!("{m:#x}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        if !self.colors.is_empty() {
+            env.push((COLORS, list(&self.colors)));
+        }
+        if let Some(banks) = &self.banks {
+            env.push((BANKS, list(banks)));
+        }
+        if !self.bank_functions.is_empty() {
+            env.push((BANK_FUNCTIONS, masks(&self.bank_functions)));
+        }
+        if let Some(controllers) = &self.controllers {
+            env.push((CONTROLLERS, list(controllers)));
+        }
+        if !self.controller_functions.is_empty() {
+            env.push((CONTROLLER_FUNCTIONS, masks(&self.controller_functions)));
+        }
+        if let Some(bits) = &self.color_bits {
+            env.push((COLOR_BITS, list(bits)));
+        }
+        env.push((POOL, format_size(self.pool_bytes)));
+        for (on, name) in [
+            (self.strict, STRICT),
+            (self.stats, STATS),
+            (self.allow_uncolored, ALLOW_UNCOLORED),
+        ] {
+            if on {
+                env.push((name, "1".to_string()));
+            }
+        }
+        if let Some(path) = &self.page_report {
+            env.push((PAGE_REPORT, path.display().to_string()));
+        }
+        if let Some(path) = &self.frame_report {
+            env.push((FRAME_REPORT, path.display().to_string()));
+        }
+        env
+    }
+}
+
+/// What the shim writes for [`FRAME_REPORT`]: one process's frames.
+///
+/// ```text
+/// pid 4242
+/// command sort
+/// page_size 4096
+/// uncolored 0
+/// frame 0x1a2b3
+/// ...
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameReport {
+    /// The process that wrote it.
+    pub pid: u32,
+    /// Its command name (`/proc/self/comm`).
+    pub command: String,
+    /// Page size in bytes.
+    pub page_size: u64,
+    /// True if frame numbers were unreadable (the frames are then virtual
+    /// page numbers and prove nothing).
+    pub uncolored: bool,
+    /// The physical frames the heap could be served from.
+    pub frames: Vec<u64>,
+}
+
+impl FrameReport {
+    /// The report as text (see the type's documentation).
+    pub fn to_text(&self) -> String {
+        let mut text = format!(
+            "pid {}\ncommand {}\npage_size {}\nuncolored {}\n",
+            self.pid,
+            self.command.replace('\n', " "),
+            self.page_size,
+            u8::from(self.uncolored)
+        );
+        for frame in &self.frames {
+            text.push_str(&format!("frame {frame:#x}\n"));
+        }
+        text
+    }
+
+    /// Reads a report; errors name the line and what was expected.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut report = FrameReport {
+            pid: 0,
+            command: String::new(),
+            page_size: 0,
+            uncolored: false,
+            frames: Vec::new(),
+        };
+        for (index, line) in text.lines().enumerate() {
+            let bad =
+                |expected: &str| format!("line {}: expected {expected}, found {line:?}", index + 1);
+            let (key, value) = line.split_once(' ').ok_or_else(|| bad("`key value`"))?;
+            match key {
+                "pid" => report.pid = value.parse().map_err(|_| bad("a process id"))?,
+                "command" => report.command = value.to_string(),
+                "page_size" => {
+                    report.page_size = value
+                        .parse()
+                        .ok()
+                        .filter(|p: &u64| p.is_power_of_two())
+                        .ok_or_else(|| bad("a page size in bytes"))?
+                }
+                "uncolored" => report.uncolored = value == "1",
+                "frame" => report.frames.push(
+                    value
+                        .strip_prefix("0x")
+                        .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+                        .ok_or_else(|| bad("a frame number such as 0x1a2b3"))?,
+                ),
+                _ => return Err(bad("pid, command, page_size, uncolored or frame")),
+            }
+        }
+        if report.page_size == 0 {
+            return Err("no page_size line: expected `page_size 4096`".into());
+        }
+        Ok(report)
+    }
+}
+
+/// Every report the processes of one program wrote for
+/// `TINCT_FRAME_REPORT=path` (the files `path.<pid>`), sorted by pid.
+pub fn read_frame_reports(path: &Path) -> Result<Vec<FrameReport>, String> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let prefix = format!(
+        "{}.",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    );
+    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut reports = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name
+            .strip_prefix(&prefix)
+            .is_some_and(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        {
+            let text = std::fs::read_to_string(entry.path())
+                .map_err(|e| format!("{}: {e}", entry.path().display()))?;
+            reports.push(
+                FrameReport::parse(&text)
+                    .map_err(|e| format!("{}: {e}", entry.path().display()))?,
+            );
+        }
+    }
+    reports.sort_by_key(|r| r.pid);
+    Ok(reports)
+}
+
+/// XOR masks in DRAMA format from `name` (unset or empty: none).
+fn functions(lookup: &impl Fn(&str) -> Option<String>, name: &str) -> Result<Vec<u64>, String> {
+    let Some(text) = lookup(name) else {
+        return Ok(Vec::new());
+    };
+    XorFunctions::parse(&text)
+        .map(|f| f.masks().to_vec())
+        .map_err(|e| {
+            format!(
+                "{name}={text:?}: expected hexadecimal address masks such as 0x2000,0x4000 ({e})"
+            )
+        })
+}
+
+/// A bank or controller list (`name`) needs the functions of
+/// `functions_name` to mean anything, and its indices must exist.
+fn check_indices(
+    name: &str,
+    list: &Option<Vec<u32>>,
+    functions_name: &str,
+    masks: &[u64],
+) -> Result<(), String> {
+    let Some(list) = list else {
+        return Ok(());
+    };
+    let text = tinct_sys::format_cpu_list(list);
+    if list.is_empty() {
+        return Err(format!("{name}={text:?}: expected at least one index"));
+    }
+    if masks.is_empty() {
+        return Err(format!(
+            "{name}={text:?} needs {functions_name}: this machine's DRAM address mapping is \
+             unknown; expected the XOR functions as hexadecimal masks, e.g. \
+             {functions_name}=0x2000,0x4000 (DRAMA format)"
+        ));
+    }
+    let count = 1u64 << masks.len();
+    if let Some(bad) = list.iter().find(|&&i| u64::from(i) >= count) {
+        return Err(format!(
+            "{name}={text:?}: index {bad} does not exist: expected 0-{} ({} functions in \
+             {functions_name})",
+            count - 1,
+            masks.len()
+        ));
+    }
+    Ok(())
+}
+
+fn flag(lookup: &impl Fn(&str) -> Option<String>, name: &str) -> Result<bool, String> {
+    match lookup(name).as_deref().map(str::trim) {
+        None | Some("") | Some("0") | Some("false") | Some("no") => Ok(false),
+        Some("1") | Some("true") | Some("yes") => Ok(true),
+        Some(other) => Err(format!("{name}={other:?}: expected 1 or 0")),
+    }
+}
+
+/// Binary size units, smallest first.
+const SIZE_UNITS: [(&str, u64); 5] = [
+    ("B", 1),
+    ("KiB", 1 << 10),
+    ("MiB", 1 << 20),
+    ("GiB", 1 << 30),
+    ("TiB", 1 << 40),
+];
+
+/// Reads a size such as `512MiB`, `1.5GiB` or `4096B`, exactly: a decimal
+/// number (underscores allowed) and a binary unit; a fraction must come
+/// to whole bytes; a value past 2^64 - 1 is an error. The grammar of
+/// `tinct_core::units::parse_size` (a test compares the two on random
+/// input); a copy because the shim must not link tinct-core.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: String = number.chars().filter(|&c| c != '_').collect();
+    if number.is_empty() || number == "." || number.matches('.').count() > 1 {
+        return Err("no number in front of the unit".into());
+    }
+    let unit = unit.trim();
+    let factor = SIZE_UNITS
+        .iter()
+        .find(|(name, _)| *name == unit)
+        .map(|&(_, factor)| factor)
+        .ok_or_else(|| {
+            format!("unknown or missing unit `{unit}` (expected one of B, KiB, MiB, GiB, TiB)")
+        })?;
+    let (whole, fraction) = number.split_once('.').unwrap_or((&number, ""));
+    let too_large = || "value too large".to_string();
+    let whole: u64 = match whole {
+        "" => 0,
+        digits => digits.parse().map_err(|_| too_large())?,
+    };
+    let mut bytes = whole.checked_mul(factor).ok_or_else(too_large)?;
+    let fraction = fraction.trim_end_matches('0');
+    if !fraction.is_empty() {
+        // bytes += 0.fraction × factor, exactly.
+        let digits: u128 = fraction.parse().map_err(|_| too_large())?;
+        let inexact =
+            || format!("too many decimals: {text} cannot be expressed exactly in whole bytes");
+        let scale = u32::try_from(fraction.len())
+            .ok()
+            .and_then(|len| 10u128.checked_pow(len))
+            .ok_or_else(inexact)?;
+        let scaled = digits * u128::from(factor);
+        if !scaled.is_multiple_of(scale) {
+            return Err(inexact());
+        }
+        let extra = u64::try_from(scaled / scale).map_err(|_| too_large())?;
+        bytes = bytes.checked_add(extra).ok_or_else(too_large)?;
+    }
+    Ok(bytes)
+}
+
+/// Writes a size exactly, in the largest binary unit that divides it
+/// (`512MiB`, `1536KiB`, `4097B`); [`parse_size`] reads it back.
+pub fn format_size(bytes: u64) -> String {
+    for &(unit, factor) in SIZE_UNITS.iter().rev() {
+        if bytes >= factor && bytes.is_multiple_of(factor) {
+            return format!("{}{unit}", bytes / factor);
+        }
+    }
+    format!("{bytes}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    fn parse_map(pairs: &[(&str, &str)]) -> Result<ShimConfig, String> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ShimConfig::from_lookup(|k| map.get(k).cloned())
+    }
+
+    fn parse_env(env: &[(&'static str, String)]) -> Result<ShimConfig, String> {
+        let map: HashMap<&str, String> = env.iter().cloned().collect();
+        ShimConfig::from_lookup(|k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn reads_every_setting() {
+        let config = parse_map(&[
+            (COLORS, "0-3,32"),
+            (POOL, "64MiB"),
+            (STRICT, "1"),
+            (STATS, "1"),
+            (PAGE_REPORT, "/tmp/r"),
+            (COLOR_BITS, "12-14"),
+        ])
+        .unwrap();
+        assert_eq!(config.colors, vec![0, 1, 2, 3, 32]);
+        assert_eq!(config.pool_bytes, 64 << 20);
+        assert_eq!(config.color_bits, Some(vec![12, 13, 14]));
+        assert!(config.strict && config.stats && !config.allow_uncolored);
+        assert_eq!(config.page_report, Some(PathBuf::from("/tmp/r")));
+        let defaults = parse_map(&[(COLORS, "7")]).unwrap();
+        assert_eq!(defaults, ShimConfig::colored(vec![7]));
+    }
+
+    #[test]
+    fn banks_need_functions_and_make_colors_optional() {
+        let config = parse_map(&[
+            (BANKS, "1,3"),
+            (BANK_FUNCTIONS, "0x2000, 0x4000"),
+            (CONTROLLERS, "0"),
+            (CONTROLLER_FUNCTIONS, "0x8000"),
+        ])
+        .unwrap();
+        assert!(config.colors.is_empty(), "every color");
+        assert_eq!(config.banks, Some(vec![1, 3]));
+        assert_eq!(config.controllers, Some(vec![0]));
+        assert_eq!(config.bank_functions, vec![0x2000, 0x4000]);
+        assert_eq!(config.controller_functions, vec![0x8000]);
+        let both = parse_map(&[
+            (COLORS, "0-7"),
+            (BANKS, "2"),
+            (BANK_FUNCTIONS, "0x2000,0x4000"),
+        ])
+        .unwrap();
+        assert_eq!(both.colors, (0..8).collect::<Vec<_>>());
+        assert_eq!(both.banks, Some(vec![2]));
+    }
+
+    #[test]
+    fn errors_name_the_variable_and_what_was_found() {
+        let missing = parse_map(&[]).unwrap_err();
+        assert!(missing.contains("TINCT_COLORS is not set"), "{missing}");
+        assert!(
+            missing.contains("or DRAM banks in TINCT_BANKS"),
+            "{missing}"
+        );
+        let bad = parse_map(&[(COLORS, "3-x")]).unwrap_err();
+        assert!(bad.contains("TINCT_COLORS=\"3-x\""), "{bad}");
+        let size = parse_map(&[(COLORS, "1"), (POOL, "lots")]).unwrap_err();
+        assert!(
+            size.contains("TINCT_POOL=\"lots\"") && size.contains("512MiB"),
+            "{size}"
+        );
+        let tiny = parse_map(&[(COLORS, "1"), (POOL, "4KiB")]).unwrap_err();
+        assert!(tiny.contains("at least 1MiB"), "{tiny}");
+        let flag = parse_map(&[(COLORS, "1"), (STRICT, "maybe")]).unwrap_err();
+        assert!(
+            flag.contains("TINCT_STRICT=\"maybe\": expected 1 or 0"),
+            "{flag}"
+        );
+        let banks = parse_map(&[(COLORS, "1"), (BANKS, "0-3")]).unwrap_err();
+        assert!(
+            banks.contains("TINCT_BANKS=\"0-3\" needs TINCT_BANK_FUNCTIONS"),
+            "{banks}"
+        );
+        let range = parse_map(&[(BANKS, "0-4"), (BANK_FUNCTIONS, "0x2000,0x4000")]).unwrap_err();
+        assert!(
+            range.contains("index 4 does not exist: expected 0-3"),
+            "{range}"
+        );
+        let mask = parse_map(&[(BANKS, "0"), (BANK_FUNCTIONS, "0x2000,zz")]).unwrap_err();
+        assert!(
+            mask.contains("TINCT_BANK_FUNCTIONS=\"0x2000,zz\""),
+            "{mask}"
+        );
+        let controllers = parse_map(&[(COLORS, "1"), (CONTROLLERS, "1")]).unwrap_err();
+        assert!(
+            controllers.contains("needs TINCT_CONTROLLER_FUNCTIONS"),
+            "{controllers}"
+        );
+        let none = ShimConfig::colored(Vec::new()).validate().unwrap_err();
+        assert!(none.contains("at least one color"), "{none}");
+    }
+
+    #[test]
+    fn colors_beyond_the_machine_are_refused() {
+        let config = ShimConfig::colored(vec![0, 511]);
+        assert!(config.check_colors_exist(512).is_ok());
+        let err = config.check_colors_exist(256).unwrap_err();
+        assert!(
+            err.contains("color 511 does not exist: expected colors 0-255"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn to_env_leaves_out_what_is_off_and_reads_back_equal() {
+        let simple = ShimConfig::colored(vec![0, 1, 2, 3, 9]);
+        assert_eq!(
+            simple.to_env(),
+            vec![(COLORS, "0-3,9".to_string()), (POOL, "512MiB".to_string())]
+        );
+        let full = ShimConfig {
+            colors: vec![4, 5],
+            banks: Some(vec![1, 2]),
+            controllers: Some(vec![0]),
+            bank_functions: vec![0x2000, 0x4000],
+            controller_functions: vec![0x8000],
+            color_bits: Some(vec![12, 13, 14]),
+            pool_bytes: 3 << 19,
+            strict: true,
+            stats: true,
+            allow_uncolored: true,
+            page_report: Some(PathBuf::from("/tmp/pages")),
+            frame_report: Some(PathBuf::from("/tmp/frames")),
+        };
+        let env = full.to_env();
+        assert_eq!(env.len(), VARIABLES.len());
+        assert!(env.contains(&(POOL, "1536KiB".to_string())), "{env:?}");
+        assert_eq!(parse_env(&env).unwrap(), full);
+    }
+
+    #[test]
+    fn frame_reports_read_back_equal_and_bad_lines_are_named() {
+        let report = FrameReport {
+            pid: 42,
+            command: "sort".into(),
+            page_size: 4096,
+            uncolored: false,
+            frames: vec![0x1a2b3, 7],
+        };
+        assert_eq!(FrameReport::parse(&report.to_text()), Ok(report));
+        let err = FrameReport::parse("page_size 4096\nframe 12\n").unwrap_err();
+        assert!(err.contains("line 2") && err.contains("0x1a2b3"), "{err}");
+        assert!(
+            FrameReport::parse("pid 1\n")
+                .unwrap_err()
+                .contains("page_size")
+        );
+    }
+
+    #[test]
+    fn sizes_are_exact() {
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size(" 1.5GiB "), Ok(3 << 29));
+        assert_eq!(parse_size("1_024 KiB"), Ok(1 << 20));
+        assert_eq!(parse_size(".5KiB"), Ok(512));
+        assert!(
+            parse_size("1.0001KiB")
+                .unwrap_err()
+                .contains("too many decimals")
+        );
+        assert!(
+            parse_size("16EiB")
+                .unwrap_err()
+                .contains("unknown or missing unit")
+        );
+        assert!(parse_size("MiB").unwrap_err().contains("no number"));
+        assert!(parse_size("1.2.3B").is_err());
+        assert!(parse_size("20000000TiB").unwrap_err().contains("too large"));
+        assert_eq!(parse_size(&format!("{}B", u64::MAX)), Ok(u64::MAX));
+        for bytes in [1, 4096, 4097, 3 << 19, 512 << 20, u64::MAX] {
+            assert_eq!(parse_size(&format_size(bytes)), Ok(bytes));
+        }
+    }
+
+    proptest! {
+        /// The shim's reader accepts exactly what tinct-core's does, with
+        /// the same value (so `tinct exec --pool X` and `TINCT_POOL=X` agree),
+        /// on arbitrary and on well-formed (mostly valid) sizes.
+        #[test]
+        fn the_size_reader_agrees_with_tinct_core(
+            text in prop_oneof![
+                "[0-9_.]{0,24}[ ]?(B|KiB|MiB|GiB|TiB|kB|)",
+                "[0-9]{1,14}(\\.[0-9]{1,12})?(B|KiB|MiB|GiB|TiB)",
+            ]
+        ) {
+            let core = tinct_core::units::parse_size(&text).map(|b| b.0).ok();
+            prop_assert_eq!(parse_size(&text).ok(), core, "{:?}", text);
+        }
+    }
+}
