@@ -26,8 +26,8 @@ pub mod numa;
 use crate::conditions::RunConditions;
 use crate::harness::schema::Kind;
 use crate::harness::{
-    BenchOptions, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader, Series,
-    SeriesStyle, Stats, Summary, machine::human_bytes,
+    BenchOptions, Durations, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader,
+    Series, SeriesStyle, Summary, machine::human_bytes,
 };
 use crate::paged::PagedMemory;
 use crate::together::{Job, run_together};
@@ -123,7 +123,7 @@ pub struct AllocationResult {
     /// on the intended NUMA node (empty otherwise or when frames are unreadable).
     pub on_intended_node: Vec<f64>,
     /// Execution time of a run (first thread start to last thread end).
-    pub time: Stats,
+    pub time: Durations,
     /// Aggregate bandwidth of the median run, MiB/s.
     pub bandwidth_mib_s: f64,
     /// Standard deviation of the per-run bandwidth, MiB/s.
@@ -476,7 +476,7 @@ pub fn run(args: &Args) -> Result<Report> {
                     })
                     .map(|t| t.elapsed_ns)
                 })?;
-            let default_median = samples.stats(0).map_or(0, |s| s.median_ns);
+            let default_median = samples.stats(0).map_or(0, |s| s.median);
             let mut rows = Vec::with_capacity(allocations.len());
             for (c, &allocation) in allocations.iter().enumerate() {
                 let time = samples.stats(c).ok_or_else(|| {
@@ -499,17 +499,17 @@ pub fn run(args: &Args) -> Result<Report> {
                     allocation,
                     banks,
                     on_intended_node,
-                    bandwidth_mib_s: mib_per_s(bytes_per_run, time.median_ns),
+                    bandwidth_mib_s: mib_per_s(bytes_per_run, time.median),
                     bandwidth_stddev_mib_s: stddev(&bandwidths),
-                    time_cv: if time.mean_ns == 0 {
-                        0.0
+                    time_cv: if time.mean > 0.0 {
+                        time.stddev / time.mean
                     } else {
-                        time.stddev_ns as f64 / time.mean_ns as f64
+                        0.0
                     },
                     median_over_default: if default_median == 0 {
                         0.0
                     } else {
-                        time.median_ns as f64 / default_median as f64
+                        time.median as f64 / default_median as f64
                     },
                     time,
                 });
@@ -731,11 +731,11 @@ fn write_outputs(report: &mut Report, common: &BenchOptions) -> Result<()> {
                 kernel: k.kernel.name(),
                 allocation: a.allocation.name(),
                 count: a.time.count,
-                min_ns: a.time.min_ns,
-                median_ns: a.time.median_ns,
-                p99_ns: a.time.p99_ns,
-                max_ns: a.time.max_ns,
-                stddev_ns: a.time.stddev_ns,
+                min_ns: a.time.min,
+                median_ns: a.time.median,
+                p99_ns: a.time.p99,
+                max_ns: a.time.max,
+                stddev_ns: a.time.stddev.round() as u64,
                 bandwidth_mib_s: a.bandwidth_mib_s,
                 bandwidth_stddev_mib_s: a.bandwidth_stddev_mib_s,
             })
@@ -822,9 +822,9 @@ impl Report {
                 s.row(vec![
                     k.kernel.name().into(),
                     a.allocation.name().into(),
-                    ms(a.time.median_ns),
-                    ms(a.time.max_ns),
-                    ms(a.time.stddev_ns),
+                    ms(a.time.median),
+                    ms(a.time.max),
+                    ms(a.time.stddev.round() as u64),
                     format!("{:.0}", a.bandwidth_mib_s),
                     format!("{:.0}", a.bandwidth_stddev_mib_s),
                     format!("{:.2}x", a.median_over_default),

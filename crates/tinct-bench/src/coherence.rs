@@ -25,8 +25,8 @@ pub mod placement;
 use crate::conditions::RunConditions;
 use crate::harness::schema::Kind;
 use crate::harness::{
-    BenchOptions, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader, Series,
-    SeriesStyle, Stats, Summary,
+    BenchOptions, Durations, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader,
+    Series, SeriesStyle, Summary,
 };
 use crate::together::{Job, run_together};
 use crate::{Error, Result};
@@ -83,9 +83,9 @@ pub struct ParallelResult {
     /// The two threads' CPUs (`null` when the OS chooses).
     pub cpus: Option<[u32; 2]>,
     /// Parallel version sharing both arrays.
-    pub shared: Stats,
+    pub shared: Durations,
     /// Best case: each thread with its own arrays.
-    pub private: Stats,
+    pub private: Durations,
     /// WCET(parallel-shared) / WCET(sequential): the paper's slowdown.
     pub shared_over_sequential_wcet: f64,
     /// WCET(parallel-private) / WCET(sequential) (about 0.5 expected).
@@ -108,7 +108,7 @@ pub struct SizeResult {
     /// Repetitions of the loop over the arrays in each function.
     pub repetitions: u64,
     /// Sequential version (function 1 then function 2 on one CPU).
-    pub sequential: Stats,
+    pub sequential: Durations,
     /// Parallel versions, one entry per available placement.
     pub parallel: Vec<ParallelResult>,
 }
@@ -121,9 +121,9 @@ pub struct FalseSharingResult {
     /// The two threads' CPUs (`null` when the OS chooses).
     pub cpus: Option<[u32; 2]>,
     /// Both counters on one cache line.
-    pub same_line: Stats,
+    pub same_line: Durations,
     /// Each counter on its own 128-byte block.
-    pub separate_lines: Stats,
+    pub separate_lines: Durations,
     /// Median(same line) / median(separate lines).
     pub slowdown_median: f64,
     /// WCET(same line) / WCET(separate lines).
@@ -397,10 +397,10 @@ fn measure_size(
         parallel.push(ParallelResult {
             placement: p.kind,
             cpus: p.cpus,
-            shared_over_sequential_wcet: ratio(shared.max_ns, sequential.max_ns),
-            private_over_sequential_wcet: ratio(private.max_ns, sequential.max_ns),
-            shared_over_sequential_median: ratio(shared.median_ns, sequential.median_ns),
-            private_over_sequential_median: ratio(private.median_ns, sequential.median_ns),
+            shared_over_sequential_wcet: ratio(shared.max, sequential.max),
+            private_over_sequential_wcet: ratio(private.max, sequential.max),
+            shared_over_sequential_median: ratio(shared.median, sequential.median),
+            private_over_sequential_median: ratio(private.median, sequential.median),
             shared,
             private,
         });
@@ -472,8 +472,8 @@ fn measure_false_sharing(
     Ok(FalseSharingResult {
         placement: placement.kind,
         cpus: placement.cpus,
-        slowdown_median: ratio(same_line.median_ns, separate_lines.median_ns),
-        slowdown_wcet: ratio(same_line.max_ns, separate_lines.max_ns),
+        slowdown_median: ratio(same_line.median, separate_lines.median),
+        slowdown_wcet: ratio(same_line.max, separate_lines.max),
         same_line,
         separate_lines,
     })
@@ -497,16 +497,16 @@ struct CsvRow {
 fn csv_rows(report: &Report) -> Vec<CsvRow> {
     let mut rows = Vec::new();
     for size in &report.sizes {
-        let row = |variant, placement, s: &Stats, r| CsvRow {
+        let row = |variant, placement, s: &Durations, r| CsvRow {
             rows: size.rows,
             variant,
             placement,
             count: s.count,
-            min_ns: s.min_ns,
-            median_ns: s.median_ns,
-            p99_ns: s.p99_ns,
-            wcet_ns: s.max_ns,
-            stddev_ns: s.stddev_ns,
+            min_ns: s.min,
+            median_ns: s.median,
+            p99_ns: s.p99,
+            wcet_ns: s.max,
+            stddev_ns: s.stddev.round() as u64,
             wcet_over_sequential: r,
         };
         rows.push(row("sequential", "", &size.sequential, 1.0));
@@ -543,7 +543,7 @@ fn charts(report: &Report) -> (LineChart, LineChart) {
         report
             .sizes
             .iter()
-            .map(|s| (s.rows as f64, ms(s.sequential.max_ns)))
+            .map(|s| (s.rows as f64, ms(s.sequential.max)))
             .collect(),
     ));
     let mut slowdown = LineChart::new(
@@ -571,12 +571,12 @@ fn charts(report: &Report) -> (LineChart, LineChart) {
         wcet.series.push(Series::new(
             format!("shared, {}", kind.name()),
             SeriesStyle::LineWithMarkers,
-            points(&|p| ms(p.shared.max_ns)),
+            points(&|p| ms(p.shared.max)),
         ));
         wcet.series.push(Series::new(
             format!("private, {}", kind.name()),
             SeriesStyle::Dashed,
-            points(&|p| ms(p.private.max_ns)),
+            points(&|p| ms(p.private.max)),
         ));
         slowdown.series.push(Series::new(
             kind.name(),
@@ -635,8 +635,8 @@ impl Report {
                 format!(
                     "{:.2}x (median {} vs {} ms)",
                     f.slowdown_median,
-                    ms(f.same_line.median_ns),
-                    ms(f.separate_lines.median_ns)
+                    ms(f.same_line.median),
+                    ms(f.separate_lines.median)
                 ),
             );
         }
@@ -655,9 +655,9 @@ impl Report {
                 s.row(vec![
                     format!("{}x{}", size.rows, size.cols),
                     p.placement.name().into(),
-                    ms(size.sequential.max_ns),
-                    ms(p.shared.max_ns),
-                    ms(p.private.max_ns),
+                    ms(size.sequential.max),
+                    ms(p.shared.max),
+                    ms(p.private.max),
                     format!("{:.2}", p.shared_over_sequential_wcet),
                     format!("{:.2}", p.private_over_sequential_wcet),
                     format!("{:.2}", p.shared_over_sequential_median),

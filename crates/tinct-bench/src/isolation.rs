@@ -29,8 +29,8 @@ pub mod reservation;
 use crate::conditions::{RunConditions, thread_cpu_time_ns};
 use crate::harness::schema::Kind;
 use crate::harness::{
-    BenchOptions, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader, Series,
-    SeriesStyle, Stats, Summary, machine::human_bytes, pin::PinGuard,
+    BenchOptions, Durations, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader,
+    Series, SeriesStyle, Summary, machine::human_bytes, pin::PinGuard,
 };
 use crate::paged::PagedMemory;
 use crate::together::nanos;
@@ -136,10 +136,10 @@ pub struct ConditionResult {
     /// Distribution of the recorded jobs' execution times: CPU time the
     /// victim thread consumed per job (time preempted by other processes is
     /// not in it).
-    pub jobs: Stats,
+    pub jobs: Durations,
     /// Distribution of the recorded jobs' wall-clock times (includes any
     /// time the victim was preempted).
-    pub jobs_wall: Stats,
+    pub jobs_wall: Durations,
 }
 
 /// Contended over alone, for one reservation setting.
@@ -450,8 +450,7 @@ pub fn run(args: &Args) -> Result<Report> {
     for (c, &condition) in Condition::ALL.iter().enumerate() {
         let cpu: Vec<u64> = job_times[c].iter().map(|t| t.cpu_ns).collect();
         let wall: Vec<u64> = job_times[c].iter().map(|t| t.wall_ns).collect();
-        let (Some(jobs), Some(jobs_wall)) = (Stats::from_samples(&cpu), Stats::from_samples(&wall))
-        else {
+        let (Some(jobs), Some(jobs_wall)) = (Durations::of(&cpu), Durations::of(&wall)) else {
             return Err(Error::Measurement(format!(
                 "no jobs for {}",
                 condition.name()
@@ -468,9 +467,9 @@ pub fn run(args: &Args) -> Result<Report> {
     let inflation = |contended: usize, alone: usize| {
         let (c, a) = (&conditions[contended].jobs, &conditions[alone].jobs);
         Inflation {
-            wcet: ratio(c.max_ns, a.max_ns),
-            p99: ratio(c.p99_ns, a.p99_ns),
-            median: ratio(c.median_ns, a.median_ns),
+            wcet: ratio(c.max, a.max),
+            p99: ratio(c.p99, a.p99),
+            median: ratio(c.median, a.median),
         }
     };
     let inflation_reserved = inflation(1, 0);
@@ -782,13 +781,13 @@ impl Report {
             s.row(vec![
                 c.condition.name().into(),
                 c.jobs.count.to_string(),
-                ms(c.jobs.min_ns),
-                ms(c.jobs.median_ns),
-                ms(c.jobs.p99_ns),
-                ms(c.jobs.max_ns),
-                ms(c.jobs.stddev_ns),
-                ms(c.jobs_wall.median_ns),
-                ms(c.jobs_wall.max_ns),
+                ms(c.jobs.min),
+                ms(c.jobs.median),
+                ms(c.jobs.p99),
+                ms(c.jobs.max),
+                ms(c.jobs.stddev.round() as u64),
+                ms(c.jobs_wall.median),
+                ms(c.jobs_wall.max),
             ]);
         }
         for note in &self.notes {

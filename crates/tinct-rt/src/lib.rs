@@ -14,8 +14,8 @@
 //! top-priority [`watchdog`] stops runaway runs; SIGINT and SIGTERM stop
 //! the run cleanly. The
 //! [`output`] module writes `jobs.csv`, a Chrome/Perfetto `trace.json` and
-//! `summary.json`; [`stats`] computes the verdict (max, p99, mean and
-//! ρ = μ + 2σ of demarchi Eq. (1)).
+//! `summary.json`; the verdict's statistics (max, p99, mean and
+//! ρ = μ + 2σ of demarchi Eq. (1)) are tinct-report's `Distribution`.
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -33,7 +33,6 @@ pub mod runtime;
 pub mod runtime_supervised;
 pub mod shared_log;
 pub mod spec;
-pub mod stats;
 pub mod watchdog;
 
 pub use error::{Result, RtError};

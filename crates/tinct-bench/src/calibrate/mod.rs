@@ -28,7 +28,7 @@ mod report;
 pub mod stream;
 
 use crate::harness::pin::PinGuard;
-use crate::harness::{BenchOptions, Interleaved, OutputDir, Progress, RunHeader, Stats};
+use crate::harness::{BenchOptions, Durations, Interleaved, OutputDir, Progress, RunHeader};
 use crate::{Error, Result};
 use chase::{ChaseBuffer, Layout};
 use serde::Serialize;
@@ -67,9 +67,9 @@ pub struct LatencyPoint {
     /// Loads per sample.
     pub accesses_per_sample: u64,
     /// Time per sample, random-line layout (TLB misses included).
-    pub random: Stats,
+    pub random: Durations,
     /// Time per sample, page-local layout (one TLB miss per page).
-    pub page_local: Stats,
+    pub page_local: Durations,
     /// Median ns per load, random-line layout.
     pub random_ns_per_access: f64,
     /// Median ns per load, page-local layout: the cache latency.
@@ -85,7 +85,7 @@ pub struct LatencyPoint {
     pub tlb_penalty_ns: f64,
     /// Time per sample, random-line layout within transparent huge pages
     /// (`None` when the buffer did not get huge pages).
-    pub huge_random: Option<Stats>,
+    pub huge_random: Option<Durations>,
     /// Median ns per load, random-line layout in huge pages.
     pub huge_random_ns_per_access: Option<f64>,
     /// Fastest sample's ns per load, random-line layout in huge pages.
@@ -140,9 +140,9 @@ pub struct Bandwidth {
     /// Bytes per pass.
     pub buffer_bytes: u64,
     /// Time per read pass.
-    pub read: Stats,
+    pub read: Durations,
     /// Time per write pass.
-    pub write: Stats,
+    pub write: Durations,
     /// Median read bandwidth in bytes/ns (= GB/s).
     pub read_gb_per_s: f64,
     /// Median write bandwidth in bytes/ns (= GB/s).
@@ -159,13 +159,13 @@ pub struct Refill {
     /// Partition size LLC / N_P (rounded up to whole pages).
     pub partition_bytes: u64,
     /// Refill pass after the LLC was wiped.
-    pub cold_pages: Stats,
+    pub cold_pages: Durations,
     /// Refill pass with the partition warm.
-    pub warm_pages: Stats,
+    pub warm_pages: Durations,
     /// Random chase over the partition after the LLC was wiped.
-    pub cold_chase: Stats,
+    pub cold_chase: Durations,
     /// Random chase over the partition, warm.
-    pub warm_chase: Stats,
+    pub warm_chase: Durations,
     /// Δ = median(cold pages) − median(warm pages), ns.
     pub refill_ns: u64,
     /// Latency-bound Δ = median(cold chase) − median(warm chase), ns.
@@ -423,8 +423,8 @@ fn latency_point(
     let huge_random = (buffers.len() > 2)
         .then(|| samples.stats(2).ok_or_else(no_samples))
         .transpose()?;
-    let per = |s: &Stats| s.median_ns as f64 / steps as f64;
-    let per_min = |s: &Stats| s.min_ns as f64 / steps as f64;
+    let per = |s: &Durations| s.median as f64 / steps as f64;
+    let per_min = |s: &Durations| s.min as f64 / steps as f64;
     let point = LatencyPoint {
         size_bytes: size,
         fits_in: fits_in(size, header),
@@ -514,7 +514,7 @@ pub fn measure_bandwidth(
     let read = samples.stats(0).ok_or_else(no_samples)?;
     let write = samples.stats(1).ok_or_else(no_samples)?;
     let bytes = (buffer.len() * 8) as u64;
-    let gbps = |s: &Stats| bytes as f64 / s.median_ns.max(1) as f64;
+    let gbps = |s: &Durations| bytes as f64 / s.median.max(1) as f64;
     Ok(Bandwidth {
         buffer_bytes: bytes,
         read_gb_per_s: gbps(&read),
@@ -569,18 +569,18 @@ pub fn measure_refill(setup: &RefillSetup, wipe: &[u64], progress: &Progress) ->
             _ => chase.chase(chase_steps),
         })
     })?;
-    let stats: Vec<Stats> = (0..4)
+    let stats: Vec<Durations> = (0..4)
         .map(|c| samples.stats(c).ok_or_else(no_samples))
         .collect::<Result<_>>()?;
-    let refill_ns = stats[0].median_ns.saturating_sub(stats[1].median_ns);
-    let refill_latency_bound_ns = stats[2].median_ns.saturating_sub(stats[3].median_ns);
+    let refill_ns = stats[0].median.saturating_sub(stats[1].median);
+    let refill_latency_bound_ns = stats[2].median.saturating_sub(stats[3].median);
     if refill_ns == 0 {
         return Err(Error::Measurement(format!(
             "the refill pass over {} was not slower after wiping the cache (cold median {} ns, warm median {} ns): \
              is the wipe buffer ({}) really larger than the LLC?",
             Bytes(pages.bytes() as u64),
-            stats[0].median_ns,
-            stats[1].median_ns,
+            stats[0].median,
+            stats[1].median,
             Bytes((wipe.len() * 8) as u64)
         )));
     }

@@ -20,7 +20,7 @@ pub mod theory;
 
 use crate::harness::machine::MachineCache;
 use crate::harness::pin::PinGuard;
-use crate::harness::{BenchOptions, Interleaved, OutputDir, Progress, RunHeader, Stats};
+use crate::harness::{BenchOptions, Durations, Interleaved, OutputDir, Progress, RunHeader};
 use crate::{Error, Result};
 use partner::Partner;
 use serde::Serialize;
@@ -50,10 +50,10 @@ pub struct Args {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SwitchCost {
     /// Best case: both tasks empty, the switch path warm.
-    pub best: Stats,
+    pub best: Durations,
     /// Worst case: each task reads a buffer of `wipe_bytes` before giving
     /// up the CPU, so the switch path runs from a cold cache.
-    pub worst: Stats,
+    pub worst: Durations,
     /// Size of each task's buffer in the worst case (2 × LLC).
     pub wipe_bytes: u64,
 }
@@ -66,9 +66,9 @@ pub struct CrpdPoint {
     /// The working set as a percentage of the level's capacity.
     pub percent_of_level: f64,
     /// Timed victim pass after an empty preemption.
-    pub baseline: Stats,
+    pub baseline: Durations,
     /// Timed victim pass after a preemption that wiped the level.
-    pub preempted: Stats,
+    pub preempted: Durations,
     /// CRPD = median(preempted) − median(baseline), ns (may be slightly
     /// negative where there is none, by noise).
     pub crpd_ns: i64,
@@ -316,11 +316,11 @@ fn sweep_level(
 fn analyse_sweep(
     cache: &MachineCache,
     ways: u32,
-    measured: &[(u64, f64, u64, Stats, Stats)],
+    measured: &[(u64, f64, u64, Durations, Durations)],
 ) -> LevelSweep {
     let crpd: Vec<i64> = measured
         .iter()
-        .map(|(_, _, _, base, pre)| pre.median_ns as i64 - base.median_ns as i64)
+        .map(|(_, _, _, base, pre)| pre.median as i64 - base.median as i64)
         .collect();
     let (peak, &max_crpd) = crpd
         .iter()
@@ -329,7 +329,7 @@ fn analyse_sweep(
         .unwrap_or((0, &0));
     let per_access: Vec<f64> = measured
         .iter()
-        .map(|(_, _, loads, base, _)| base.median_ns as f64 / (*loads).max(1) as f64)
+        .map(|(_, _, loads, base, _)| base.median as f64 / (*loads).max(1) as f64)
         .collect();
     let t_hit = per_access.first().copied().unwrap_or(0.0);
     let t_miss = per_access.last().copied().unwrap_or(0.0);
@@ -394,8 +394,8 @@ fn analyse_sweep(
 mod tests {
     use super::*;
 
-    fn stats(median: u64) -> Stats {
-        Stats::from_samples(&[median]).unwrap()
+    fn stats(median: u64) -> Durations {
+        Durations::of(&[median]).unwrap()
     }
 
     fn cache() -> MachineCache {

@@ -6,7 +6,7 @@
 //! 3. describes the machine with [`Machine::describe`];
 //! 4. measures conditions interleaved with [`Interleaved`] (so drift on a
 //!    shared machine hits every condition alike), reducing samples to
-//!    [`Stats`];
+//!    [`Durations`];
 //! 5. writes JSON, CSV and SVG through [`OutputDir`] and prints a
 //!    [`Summary`].
 //!
@@ -17,19 +17,17 @@ pub mod machine;
 pub mod options;
 pub mod output;
 pub mod pin;
-pub mod plot;
 pub mod progress;
 pub mod runner;
 pub mod schema;
-pub mod stats;
 pub mod summary;
 
 pub use header::RunHeader;
 pub use machine::Machine;
 pub use options::BenchOptions;
 pub use output::OutputDir;
-pub use plot::{LineChart, Series, SeriesStyle};
 pub use progress::Progress;
 pub use runner::Interleaved;
-pub use stats::Stats;
 pub use summary::Summary;
+pub use tinct_report::stats::{Counts, Durations};
+pub use tinct_report::{LineChart, Series, SeriesStyle};

@@ -7,11 +7,11 @@
 //! numbers.
 
 use super::progress::Progress;
-use super::stats::Stats;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
+use tinct_report::stats::Durations;
 
 /// A set of named conditions to repeat `reps` times, interleaved.
 #[derive(Debug, Clone)]
@@ -99,12 +99,12 @@ impl Interleaved {
 
 impl Samples {
     /// Statistics of condition `c` (`None` if it has no samples).
-    pub fn stats(&self, c: usize) -> Option<Stats> {
-        Stats::from_samples(&self.samples[c])
+    pub fn stats(&self, c: usize) -> Option<Durations> {
+        Durations::of(&self.samples[c])
     }
 
     /// Statistics of every condition, with its name.
-    pub fn all_stats(&self) -> Vec<(String, Stats)> {
+    pub fn all_stats(&self) -> Vec<(String, Durations)> {
         (0..self.conditions.len())
             .filter_map(|c| Some((self.conditions[c].clone(), self.stats(c)?)))
             .collect()
@@ -113,8 +113,7 @@ impl Samples {
     /// Median of condition `a` over the median of condition `b`
     /// (`None` if either has no samples or `b`'s median is 0).
     pub fn median_ratio(&self, a: usize, b: usize) -> Option<f64> {
-        let (a, b) = (self.stats(a)?, self.stats(b)?);
-        (b.median_ns > 0).then(|| a.median_ns as f64 / b.median_ns as f64)
+        self.stats(a)?.median_ratio(&self.stats(b)?)
     }
 }
 

@@ -81,8 +81,8 @@ pub const STATS_FIELDS: &[(&str, Kind)] = &[
     ("median_ns", Kind::Unsigned),
     ("p99_ns", Kind::Unsigned),
     ("max_ns", Kind::Unsigned),
-    ("mean_ns", Kind::Unsigned),
-    ("stddev_ns", Kind::Unsigned),
+    ("mean_ns", Kind::Number),
+    ("stddev_ns", Kind::Number),
 ];
 
 /// Checks that the [`Stats`](super::Stats) at `prefix` are present and ordered

@@ -18,7 +18,7 @@ pub mod worker;
 
 use crate::calibrate::{self, RefillSetup};
 use crate::harness::pin::PinGuard;
-use crate::harness::{BenchOptions, Interleaved, OutputDir, Progress, RunHeader, Stats};
+use crate::harness::{BenchOptions, Durations, Interleaved, OutputDir, Progress, RunHeader};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -124,7 +124,7 @@ pub struct ProfilePoint {
     /// Page colors of partitions 1..=p.
     pub colors: Vec<u32>,
     /// Execution time of every measured job at this p.
-    pub jobs: Stats,
+    pub jobs: Durations,
     /// Maximum observed execution time (kim2013's WCET estimate), ns.
     pub wcet_ns: u64,
     /// Mean execution time (ACET), ns.
@@ -448,14 +448,14 @@ pub fn measure(args: &Args, worker: &WorkerCommand) -> Result<WcetProfileResult>
                 .iter()
                 .flat_map(|r| r.job_ns.iter().copied())
                 .collect();
-            let jobs = Stats::from_samples(&samples)
+            let jobs = Durations::of(&samples)
                 .ok_or_else(|| Error::Measurement(format!("no jobs ran at p = {p}")))?;
             Ok(ProfilePoint {
                 p,
                 colors: colors.clone(),
-                wcet_ns: jobs.max_ns,
-                acet_ns: jobs.mean_ns,
-                table_ns: jobs.max_ns,
+                wcet_ns: jobs.max,
+                acet_ns: jobs.mean.round() as u64,
+                table_ns: jobs.max,
                 jobs,
                 pages_checked: reports.iter().map(|r| r.pages_checked).sum(),
                 pages_in_colors: reports.iter().map(|r| r.pages_in_colors).sum(),
