@@ -23,14 +23,14 @@
 pub mod kernels;
 pub mod numa;
 
-use crate::conditions::RunConditions;
+use crate::scheduling_and_load::RunConditions;
 use crate::harness::schema::Kind;
 use crate::harness::{
     BenchOptions, Durations, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader,
     Series, SeriesStyle, Summary, machine::human_bytes,
 };
-use crate::paged::PagedMemory;
-use crate::together::{Job, run_together};
+use crate::page_placement::PagedMemory;
+use crate::pinned_threads::{Job, run_together};
 use crate::{Error, Result};
 use kernels::{Arrays, Kernel};
 use serde::Serialize;

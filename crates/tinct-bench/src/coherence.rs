@@ -22,13 +22,13 @@
 pub mod kernels;
 pub mod placement;
 
-use crate::conditions::RunConditions;
+use crate::scheduling_and_load::RunConditions;
 use crate::harness::schema::Kind;
 use crate::harness::{
     BenchOptions, Durations, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader,
     Series, SeriesStyle, Summary,
 };
-use crate::together::{Job, run_together};
+use crate::pinned_threads::{Job, run_together};
 use crate::{Error, Result};
 use kernels::{ArrayPair, Function, Padded, SameLine};
 use placement::{Placement, PlacementKind};

@@ -26,14 +26,14 @@
 pub mod kernels;
 pub mod reservation;
 
-use crate::conditions::{RunConditions, thread_cpu_time_ns};
+use crate::scheduling_and_load::{RunConditions, thread_cpu_time_ns};
 use crate::harness::schema::Kind;
 use crate::harness::{
     BenchOptions, Durations, Interleaved, LineChart, Machine, OutputDir, Progress, RunHeader,
     Series, SeriesStyle, Summary, machine::human_bytes, pin::PinGuard,
 };
-use crate::paged::PagedMemory;
-use crate::together::nanos;
+use crate::page_placement::PagedMemory;
+use crate::pinned_threads::nanos;
 use crate::{Error, Result};
 use kernels::Chase;
 use reservation::{Mechanism, ResctrlRecord, ResctrlReservation, ReservationChoice};

@@ -11,13 +11,13 @@
 pub mod banks;
 pub mod calibrate;
 pub mod coherence;
-pub mod conditions;
 pub mod crpd;
 mod error;
 pub mod harness;
 pub mod isolation;
-pub mod paged;
-pub mod together;
+pub mod page_placement;
+pub mod pinned_threads;
+pub mod scheduling_and_load;
 pub mod wcet_profile;
 
 pub use error::{Error, Result};

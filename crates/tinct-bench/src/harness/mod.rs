@@ -13,12 +13,12 @@
 //! Tests validate the JSON with [`schema::check`].
 
 pub mod header;
+pub mod interleaved;
 pub mod machine;
 pub mod options;
 pub mod output;
 pub mod pin;
 pub mod progress;
-pub mod runner;
 pub mod schema;
 pub mod summary;
 
@@ -27,7 +27,7 @@ pub use machine::Machine;
 pub use options::BenchOptions;
 pub use output::OutputDir;
 pub use progress::Progress;
-pub use runner::Interleaved;
+pub use interleaved::Interleaved;
 pub use summary::Summary;
 pub use tinct_report::stats::{Counts, Durations};
 pub use tinct_report::{LineChart, Series, SeriesStyle};
