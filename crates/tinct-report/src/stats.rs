@@ -161,6 +161,11 @@ pub fn nearest_rank(sorted: &[u64], percent: u32) -> Option<u64> {
     sorted.get(rank.checked_sub(1)?).copied()
 }
 
+/// `a / b` as a float for reporting (0 when `b` is 0): slowdowns, inflations.
+pub fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
 impl<U: Unit> Serialize for Distribution<U> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let [count, min, median, p99, max, mean, stddev, rho] = U::FIELDS;
@@ -290,5 +295,7 @@ mod tests {
         let b = Durations::of(&[10, 10, 10]).unwrap();
         assert_eq!(a.median_ratio(&b), Some(2.0));
         assert_eq!(a.median_ratio(&Durations::of_or_zero(&[])), None);
+        assert_eq!(ratio(3, 2), 1.5);
+        assert_eq!(ratio(3, 0), 0.0);
     }
 }

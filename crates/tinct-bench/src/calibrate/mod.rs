@@ -28,7 +28,9 @@ mod report;
 pub mod stream;
 
 use crate::harness::pin::PinGuard;
-use crate::harness::{BenchOptions, Durations, Interleaved, OutputDir, Progress, RunHeader};
+use crate::harness::{
+    BenchOptions, Durations, Finished, Interleaved, OutputDir, Progress, RunHeader,
+};
 use crate::{Error, Result};
 use chase::{ChaseBuffer, Layout};
 use serde::Serialize;
@@ -42,19 +44,27 @@ const FALLBACK_L1_BYTES: u64 = 32 << 10;
 const FALLBACK_L2_BYTES: u64 = 256 << 10;
 const MAX_BUFFER_BYTES: u64 = 512 << 20;
 
-/// Options of `tinct bench calibrate`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Args {
-    /// Options shared by every bench.
-    #[command(flatten)]
+/// Parameters of `tinct bench calibrate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// Parameters shared by every bench.
     pub common: BenchOptions,
     /// N_P: the number of cache partitions; a partition is LLC size / N_P.
-    #[arg(long, default_value_t = DEFAULT_PARTITIONS)]
     pub partitions: u32,
-    /// Largest pointer-chase working set, e.g. `256MiB` (default 4 × LLC,
-    /// at least 64 MiB, at most 512 MiB; with `--quick` 2 × LLC).
-    #[arg(long, value_name = "SIZE")]
-    pub max_size: Option<String>,
+    /// Largest pointer-chase working set (default 4 × LLC, at least
+    /// 64 MiB, at most 512 MiB; quick: 2 × LLC).
+    pub max_size: Option<Bytes>,
+}
+
+impl Default for Params {
+    /// The defaults of `tinct bench calibrate`.
+    fn default() -> Self {
+        Self {
+            common: BenchOptions::default(),
+            partitions: DEFAULT_PARTITIONS,
+            max_size: None,
+        }
+    }
 }
 
 /// Latency at one working-set size.
@@ -227,35 +237,32 @@ impl Geometry {
     }
 }
 
-/// Runs `tinct bench calibrate`: measures, writes the files, prints the summary.
-pub fn run(args: &Args) -> Result<()> {
-    let result = measure(args)?;
-    let mut out = OutputDir::create(args.common.out_dir("calibrate"))?;
+/// Runs `tinct bench calibrate`: measures, writes the files and returns the
+/// result with its summary.
+pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<CalibrateResult>> {
+    let result = measure(params, progress)?;
+    let mut out = OutputDir::create(params.common.out_dir("calibrate"))?;
     report::write(&result, &mut out)?;
-    report::summary(&result, &out).print();
-    Ok(())
+    let summary = report::summary(&result, &out);
+    Ok(Finished { result, summary })
 }
 
 /// Measures everything (no files written).
-pub fn measure(args: &Args) -> Result<CalibrateResult> {
-    if args.partitions == 0 {
+pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResult> {
+    if params.partitions == 0 {
         return Err(Error::InvalidInput(
             "--partitions: expected at least 1 partition, found 0".into(),
         ));
     }
-    let options = &args.common;
+    let options = &params.common;
     let quick = options.quick;
     let reps = options.reps_or(5, 21)?;
     let cpus = options.cpus(1)?;
     let _pin = PinGuard::pin(cpus[0])?;
     let header = RunHeader::new("calibrate", options, reps, vec![cpus[0]]);
     let geometry = Geometry::of(&header);
-    let max_size = match &args.max_size {
-        Some(text) => {
-            tinct_core::units::parse_size(text)
-                .map_err(|e| Error::InvalidInput(format!("--max-size: {e}")))?
-                .0
-        }
+    let max_size = match params.max_size {
+        Some(Bytes(bytes)) => bytes,
         None if quick => (geometry.llc * 2).clamp(32 << 20, MAX_BUFFER_BYTES),
         None => (geometry.llc * 4).clamp(64 << 20, MAX_BUFFER_BYTES),
     };
@@ -268,12 +275,12 @@ pub fn measure(args: &Args) -> Result<CalibrateResult> {
     let calls = sizes.len() as u64 * u64::from(reps + 1) * 3
         + u64::from(bandwidth_reps + 1) * 2
         + u64::from(refill_reps + 1) * 4;
-    let progress = Progress::new(calls, "calibrate", !options.no_progress);
+    progress.start(calls, "calibrate");
 
     let mut latency = Vec::with_capacity(sizes.len());
     let mut huge_missing = thp_unavailable(&header);
     for (i, &size) in sizes.iter().enumerate() {
-        progress.set_message(Bytes(size).to_string());
+        progress.set_message(&Bytes(size).to_string());
         let (point, why_not_huge) = latency_point(
             size,
             &geometry,
@@ -284,7 +291,7 @@ pub fn measure(args: &Args) -> Result<CalibrateResult> {
                 seed: options.seed.wrapping_add(i as u64),
                 huge: huge_missing.is_none(),
             },
-            &progress,
+            progress,
         )?;
         latency.push(point);
         if huge_missing.is_none() {
@@ -298,26 +305,26 @@ pub fn measure(args: &Args) -> Result<CalibrateResult> {
         .clamp(16 << 20, MAX_BUFFER_BYTES)
         .max(max_size.min(MAX_BUFFER_BYTES));
     let mut big: Vec<u64> = vec![1; (wipe_bytes / 8) as usize];
-    let bandwidth = measure_bandwidth(&mut big, bandwidth_reps, options.seed, &progress)?;
+    let bandwidth = measure_bandwidth(&mut big, bandwidth_reps, options.seed, progress)?;
 
     progress.set_message("refill");
     let refill = measure_refill(
         &RefillSetup {
             llc_bytes: geometry.llc,
-            partitions: args.partitions,
+            partitions: params.partitions,
             page_bytes: geometry.page,
             reps: refill_reps,
             seed: options.seed,
         },
         &big,
-        &progress,
+        progress,
     )?;
     progress.finish();
 
     Ok(CalibrateResult {
         huge_pages: huge_pages_note(&header, &latency, huge_missing),
         header,
-        partitions: args.partitions,
+        partitions: params.partitions,
         latency,
         levels,
         bandwidth,
@@ -377,7 +384,7 @@ fn latency_point(
     geometry: &Geometry,
     header: &RunHeader,
     run: LatencyRun,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<(LatencyPoint, Option<String>)> {
     let LatencyRun {
         steps,
@@ -497,7 +504,7 @@ pub fn measure_bandwidth(
     buffer: &mut [u64],
     reps: u32,
     seed: u64,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<Bandwidth> {
     let mut value = 0u64;
     let samples = Interleaved::new(["read", "write"], reps)
@@ -541,7 +548,11 @@ pub struct RefillSetup {
 
 /// Measures Δ (see the module documentation). `wipe` must be at least twice
 /// the LLC: reading it evicts the partition.
-pub fn measure_refill(setup: &RefillSetup, wipe: &[u64], progress: &Progress) -> Result<Refill> {
+pub fn measure_refill(
+    setup: &RefillSetup,
+    wipe: &[u64],
+    progress: &dyn Progress,
+) -> Result<Refill> {
     let partition = (setup.llc_bytes / u64::from(setup.partitions.max(1))).max(setup.page_bytes);
     let pages = PartitionBuffer::new(partition as usize, setup.page_bytes as usize, setup.seed);
     let mut chase = ChaseBuffer::new(pages.bytes(), Layout::RandomLines, setup.seed ^ 0x5a5a);
@@ -685,7 +696,7 @@ mod tests {
         };
         // A 64 MiB wipe evicts a 256 KiB partition from any cache of this machine.
         let wipe = vec![1u64; 8 << 20];
-        let refill = measure_refill(&setup, &wipe, &Progress::hidden()).unwrap();
+        let refill = measure_refill(&setup, &wipe, &crate::harness::NoProgress).unwrap();
         assert_eq!(refill.partition_bytes, 256 << 10);
         assert!(refill.refill_ns > 0);
         assert!(refill.platform_line.starts_with("refill = \""));

@@ -6,6 +6,8 @@
 //! then made between statistics of the same run, never against absolute
 //! numbers.
 
+#[cfg(test)]
+use super::progress::NoProgress;
 use super::progress::Progress;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
@@ -66,7 +68,7 @@ impl Interleaved {
     /// returns its sample in ns. Each recorded call advances `progress` by one.
     pub fn run<E>(
         &self,
-        progress: &Progress,
+        progress: &dyn Progress,
         mut measure: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<Samples, E> {
         let n = self.conditions.len();
@@ -127,7 +129,7 @@ mod tests {
         assert_eq!(runner.calls(), 66);
         let mut calls = Vec::new();
         let samples = runner
-            .run::<()>(&Progress::hidden(), |c| {
+            .run::<()>(&NoProgress, |c| {
                 calls.push(c);
                 Ok(c as u64 * 10 + 1)
             })
@@ -149,7 +151,7 @@ mod tests {
     fn an_error_stops_the_run() {
         let runner = Interleaved::new(["a", "b"], 5);
         let mut n = 0;
-        let result = runner.run(&Progress::hidden(), |_| {
+        let result = runner.run(&NoProgress, |_| {
             n += 1;
             if n == 3 { Err("boom") } else { Ok(1) }
         });
@@ -160,7 +162,7 @@ mod tests {
     #[test]
     fn same_seed_same_order() {
         let a = Interleaved::new(["a", "b", "c"], 10).seed(3);
-        let run = |r: &Interleaved| r.run::<()>(&Progress::hidden(), |_| Ok(0)).unwrap().order;
+        let run = |r: &Interleaved| r.run::<()>(&NoProgress, |_| Ok(0)).unwrap().order;
         assert_eq!(run(&a), run(&a.clone()));
         assert_ne!(run(&a), run(&a.clone().seed(4)));
     }

@@ -23,11 +23,11 @@ pub mod schema;
 pub mod summary;
 
 pub use header::RunHeader;
+pub use interleaved::Interleaved;
 pub use machine::Machine;
 pub use options::BenchOptions;
 pub use output::OutputDir;
-pub use progress::Progress;
-pub use interleaved::Interleaved;
-pub use summary::Summary;
+pub use progress::{NoProgress, Progress};
+pub use summary::{Finished, Summary};
 pub use tinct_report::stats::{Counts, Durations};
 pub use tinct_report::{LineChart, Series, SeriesStyle};

@@ -18,14 +18,41 @@ use tinct_sys::resctrl_backend::{DomainReading, Group, L3Allocation, Resctrl};
 use crate::{Error, Result};
 
 /// The `--reservation` choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ReservationChoice {
     /// Reserve by page coloring.
     Coloring,
     /// Reserve by resctrl L3 cache allocation (fails if not offered).
     Resctrl,
     /// resctrl when mounted and offering L3 allocation, else coloring.
+    #[default]
     Auto,
+}
+
+impl ReservationChoice {
+    /// Every choice.
+    pub const ALL: [ReservationChoice; 3] = [
+        ReservationChoice::Coloring,
+        ReservationChoice::Resctrl,
+        ReservationChoice::Auto,
+    ];
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReservationChoice::Coloring => "coloring",
+            ReservationChoice::Resctrl => "resctrl",
+            ReservationChoice::Auto => "auto",
+        }
+    }
+
+    /// The choice called `name`.
+    pub fn parse(name: &str) -> std::result::Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| format!("expected coloring, resctrl or auto, found `{name}`"))
+    }
 }
 
 /// The mechanism chosen, and why.
