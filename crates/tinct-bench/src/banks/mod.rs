@@ -27,11 +27,10 @@ mod plan;
 mod report;
 
 use crate::Result;
-use crate::harness::schema::Kind;
 use crate::harness::{BenchOptions, Durations, Finished, Machine, Progress, RunHeader};
 use crate::scheduling_and_load::RunConditions;
 use kernels::Kernel;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tinct_core::units::Bytes;
 
 /// Parameters of `tinct bench banks`.
@@ -57,7 +56,7 @@ pub struct Params {
 }
 
 /// How the threads' memory was allocated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Allocation {
     /// The ordinary heap.
@@ -94,7 +93,7 @@ impl Allocation {
 }
 
 /// A condition that did not run here, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Skipped {
     /// What was skipped.
     pub condition: String,
@@ -103,7 +102,7 @@ pub struct Skipped {
 }
 
 /// One allocation under one kernel.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AllocationResult {
     /// The allocation.
     pub allocation: Allocation,
@@ -126,7 +125,7 @@ pub struct AllocationResult {
 }
 
 /// One kernel under every allocation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelResult {
     /// The kernel.
     pub kernel: Kernel,
@@ -139,7 +138,7 @@ pub struct KernelResult {
 }
 
 /// The parameters as run (written to `banks.json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Parameters {
     /// Threads.
     pub threads: usize,
@@ -160,7 +159,7 @@ pub struct Parameters {
 }
 
 /// The result of `tinct bench banks` (written as `banks.json`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// Bench, options, machine (the harness's common header).
     #[serde(flatten)]
@@ -185,31 +184,6 @@ pub struct Report {
     /// Files written.
     pub files: Vec<String>,
 }
-
-/// The JSON fields `banks.json` must have beyond [`crate::harness::schema::COMMON`].
-pub const SCHEMA: &[(&str, Kind)] = &[
-    ("parameters.threads", Kind::Unsigned),
-    ("parameters.bytes_per_thread", Kind::Unsigned),
-    ("parameters.banks", Kind::Unsigned),
-    ("parameters.controllers", Kind::Unsigned),
-    ("bank_placement_known", Kind::Bool),
-    ("kernels[].kernel", Kind::String),
-    ("kernels[].bytes_per_run", Kind::Unsigned),
-    ("kernels[].allocations[].allocation", Kind::String),
-    ("kernels[].allocations[].time", Kind::Object),
-    ("kernels[].allocations[].bandwidth_mib_s", Kind::Number),
-    (
-        "kernels[].allocations[].bandwidth_stddev_mib_s",
-        Kind::Number,
-    ),
-    ("kernels[].allocations[].median_over_default", Kind::Number),
-    ("kernels[].allocations[].on_intended_node", Kind::Array),
-    ("skipped", Kind::Array),
-    ("run_conditions", Kind::Object),
-    ("run_conditions.load_average_start", Kind::NumberOrNull),
-    ("notes", Kind::Array),
-    ("files", Kind::Array),
-];
 
 const WARMUP_ROUNDS: u32 = 1;
 

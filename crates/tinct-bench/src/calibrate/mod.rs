@@ -33,8 +33,9 @@ use crate::harness::{
 };
 use crate::{Error, Result};
 use chase::{ChaseBuffer, Layout};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stream::PartitionBuffer;
+use tinct_core::calibration::RefillRecord;
 use tinct_core::units::{Bytes, Nanos};
 
 /// Default N_P, the number of cache partitions (kim2013 used 32).
@@ -68,7 +69,7 @@ impl Default for Params {
 }
 
 /// Latency at one working-set size.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyPoint {
     /// Working-set size in bytes.
     pub size_bytes: u64,
@@ -106,7 +107,7 @@ pub struct LatencyPoint {
 }
 
 /// The latency of one level, read off the sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelLatency {
     /// `L1d`, `L2`, `L3`, `memory`.
     pub level: String,
@@ -130,7 +131,7 @@ pub struct LevelLatency {
 }
 
 /// What was done about huge pages.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HugePages {
     /// Transparent huge page mode of the kernel, if any.
     pub thp_mode: Option<String>,
@@ -145,7 +146,7 @@ pub struct HugePages {
 }
 
 /// Sustained sequential bandwidth.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bandwidth {
     /// Bytes per pass.
     pub buffer_bytes: u64,
@@ -159,11 +160,13 @@ pub struct Bandwidth {
     pub write_gb_per_s: f64,
 }
 
-/// Δ, the partition refill time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Δ, the partition refill time: the `refill` object of calibrate.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Refill {
-    /// N_P.
-    pub partitions: u32,
+    /// N_P and Δ = median(cold pages) − median(warm pages), ns: the fields
+    /// analysis reads, written through tinct-core's calibration type.
+    #[serde(flatten)]
+    pub delta: RefillRecord,
     /// The LLC capacity the partition is a share of.
     pub llc_bytes: u64,
     /// Partition size LLC / N_P (rounded up to whole pages).
@@ -176,8 +179,6 @@ pub struct Refill {
     pub cold_chase: Durations,
     /// Random chase over the partition, warm.
     pub warm_chase: Durations,
-    /// Δ = median(cold pages) − median(warm pages), ns.
-    pub refill_ns: u64,
     /// Latency-bound Δ = median(cold chase) − median(warm chase), ns.
     pub refill_latency_bound_ns: u64,
     /// Δ rounded up to 100 ns, as the task-set format writes it.
@@ -187,7 +188,7 @@ pub struct Refill {
 }
 
 /// Everything `tinct bench calibrate` measured (`calibrate.json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CalibrateResult {
     /// Bench, options, machine.
     #[serde(flatten)]
@@ -597,14 +598,16 @@ pub fn measure_refill(
     }
     let rounded = Nanos(refill_ns.div_ceil(100) * 100);
     Ok(Refill {
-        partitions: setup.partitions,
+        delta: RefillRecord {
+            partitions: setup.partitions,
+            refill_ns,
+        },
         llc_bytes: setup.llc_bytes,
         partition_bytes: pages.bytes() as u64,
         cold_pages: stats[0],
         warm_pages: stats[1],
         cold_chase: stats[2],
         warm_chase: stats[3],
-        refill_ns,
         refill_latency_bound_ns,
         refill: rounded.to_string(),
         platform_line: format!("refill = \"{rounded}\""),
@@ -698,9 +701,9 @@ mod tests {
         let wipe = vec![1u64; 8 << 20];
         let refill = measure_refill(&setup, &wipe, &crate::harness::NoProgress).unwrap();
         assert_eq!(refill.partition_bytes, 256 << 10);
-        assert!(refill.refill_ns > 0);
+        assert!(refill.delta.refill_ns > 0);
         assert!(refill.platform_line.starts_with("refill = \""));
         let parsed = tinct_core::units::parse_duration(&refill.refill).unwrap();
-        assert!(parsed.0 >= refill.refill_ns && parsed.0 < refill.refill_ns + 100);
+        assert!(parsed.0 >= refill.delta.refill_ns && parsed.0 < refill.delta.refill_ns + 100);
     }
 }

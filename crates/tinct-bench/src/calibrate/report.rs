@@ -99,7 +99,7 @@ pub fn write(result: &CalibrateResult, out: &mut OutputDir) -> Result<()> {
         "refill.toml",
         &format!(
             "# Δ measured by `tinct bench calibrate` ({} partitions of {}); put under [platform]:\n{}\n",
-            r.partitions,
+            r.delta.partitions,
             human_bytes(r.partition_bytes),
             r.platform_line
         ),
@@ -224,7 +224,7 @@ pub fn summary(result: &CalibrateResult, out: &OutputDir) -> Summary {
             r.refill,
             human_bytes(r.partition_bytes),
             human_bytes(r.llc_bytes),
-            r.partitions,
+            r.delta.partitions,
             r.refill_latency_bound_ns
         ),
     );

@@ -24,12 +24,11 @@ mod measure;
 pub mod placement;
 mod report;
 
-use crate::harness::schema::Kind;
 use crate::harness::{BenchOptions, Durations, Finished, Machine, Progress, RunHeader};
 use crate::scheduling_and_load::RunConditions;
 use crate::{Error, Result};
 use placement::{Placement, PlacementKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Parameters of `tinct bench coherence`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -51,7 +50,7 @@ pub struct Params {
 }
 
 /// The parameters as run (written to `coherence.json`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Parameters {
     /// Array dimensions swept (ROWS = COLS).
     pub sizes: Vec<usize>,
@@ -68,7 +67,7 @@ pub struct Parameters {
 }
 
 /// Parallel versions under one placement, for one array size.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParallelResult {
     /// Placement name.
     pub placement: PlacementKind,
@@ -89,7 +88,7 @@ pub struct ParallelResult {
 }
 
 /// Every version at one array size.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SizeResult {
     /// Rows (= columns).
     pub rows: usize,
@@ -106,7 +105,7 @@ pub struct SizeResult {
 }
 
 /// The false-sharing variant under one placement.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FalseSharingResult {
     /// Placement name.
     pub placement: PlacementKind,
@@ -123,7 +122,7 @@ pub struct FalseSharingResult {
 }
 
 /// The largest slowdown of the run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Worst {
     /// Array dimension (ROWS = COLS).
     pub rows: usize,
@@ -134,7 +133,7 @@ pub struct Worst {
 }
 
 /// The result of `tinct bench coherence` (written as `coherence.json`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// Bench, options, machine (the harness's common header).
     #[serde(flatten)]
@@ -156,40 +155,6 @@ pub struct Report {
     /// Files written.
     pub files: Vec<String>,
 }
-
-/// The JSON fields `coherence.json` must have, beyond
-/// [`crate::harness::schema::COMMON`].
-pub const SCHEMA: &[(&str, Kind)] = &[
-    ("parameters.sizes", Kind::Array),
-    ("parameters.work_per_function", Kind::Unsigned),
-    ("parameters.sequential_cpu", Kind::Unsigned),
-    ("placements[].kind", Kind::String),
-    ("placements[].allowed", Kind::Array),
-    ("placements[].skipped", Kind::StringOrNull),
-    ("sizes[].rows", Kind::Unsigned),
-    ("sizes[].bytes_per_array", Kind::Unsigned),
-    ("sizes[].repetitions", Kind::Unsigned),
-    ("sizes[].sequential", Kind::Object),
-    ("sizes[].parallel[].placement", Kind::String),
-    ("sizes[].parallel[].shared", Kind::Object),
-    ("sizes[].parallel[].private", Kind::Object),
-    (
-        "sizes[].parallel[].shared_over_sequential_wcet",
-        Kind::Number,
-    ),
-    (
-        "sizes[].parallel[].private_over_sequential_wcet",
-        Kind::Number,
-    ),
-    ("false_sharing[].placement", Kind::String),
-    ("false_sharing[].same_line", Kind::Object),
-    ("false_sharing[].separate_lines", Kind::Object),
-    ("false_sharing[].slowdown_median", Kind::Number),
-    ("run_conditions", Kind::Object),
-    ("run_conditions.load_average_start", Kind::NumberOrNull),
-    ("notes", Kind::Array),
-    ("files", Kind::Array),
-];
 
 const QUICK_SIZES: [usize; 2] = [64, 512];
 const FULL_SIZES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];

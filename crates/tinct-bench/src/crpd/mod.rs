@@ -25,7 +25,7 @@ use crate::harness::{
 };
 use crate::{Error, Result};
 use partner::Partner;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 use tinct_rt::kernels::{Kernel, KernelState};
 
@@ -46,7 +46,7 @@ pub struct Params {
 }
 
 /// Context-switch cost (Sebek 2002 Table 1).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SwitchCost {
     /// Best case: both tasks empty, the switch path warm.
     pub best: Durations,
@@ -58,7 +58,7 @@ pub struct SwitchCost {
 }
 
 /// One working-set size of a CRPD sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrpdPoint {
     /// The victim's working set in bytes.
     pub size_bytes: u64,
@@ -86,7 +86,7 @@ pub struct CrpdPoint {
 }
 
 /// A CRPD sweep over one cache level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelSweep {
     /// `L1d`, `L2`, `L3`.
     pub level: String,
@@ -116,7 +116,7 @@ pub struct LevelSweep {
 }
 
 /// Everything `tinct bench crpd` measured (`crpd.json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrpdResult {
     /// Bench, options, machine.
     #[serde(flatten)]

@@ -1,16 +1,17 @@
 //! The framework shared by every bench.
 //!
 //! A bench typically:
-//! 1. takes [`BenchOptions`] (flattened into its clap `Args`);
+//! 1. takes a parameter struct holding [`BenchOptions`] and a [`Progress`];
 //! 2. pins its measuring thread with [`pin::PinGuard`];
 //! 3. describes the machine with [`Machine::describe`];
 //! 4. measures conditions interleaved with [`Interleaved`] (so drift on a
 //!    shared machine hits every condition alike), reducing samples to
 //!    [`Durations`];
-//! 5. writes JSON, CSV and SVG through [`OutputDir`] and prints a
-//!    [`Summary`].
+//! 5. writes JSON, CSV and SVG through [`OutputDir`] and returns its result
+//!    with a [`Summary`] (data; the caller renders it) as [`Finished`].
 //!
-//! Tests validate the JSON with [`schema::check`].
+//! Every result type derives `Deserialize`: tests read a bench's JSON back
+//! into its type and write it again unchanged.
 
 pub mod header;
 pub mod interleaved;
@@ -19,7 +20,6 @@ pub mod options;
 pub mod output;
 pub mod pin;
 pub mod progress;
-pub mod schema;
 pub mod summary;
 
 pub use header::RunHeader;

@@ -29,12 +29,11 @@ mod plan;
 mod report;
 pub mod reservation;
 
-use crate::harness::schema::Kind;
 use crate::harness::{BenchOptions, Durations, Finished, Machine, Progress, RunHeader};
 use crate::scheduling_and_load::RunConditions;
 use crate::{Error, Result};
 use reservation::{ResctrlRecord, ReservationChoice};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use tinct_core::units::Bytes;
 use tinct_report::stats::ratio;
@@ -79,7 +78,7 @@ impl Default for Params {
 }
 
 /// One of the four conditions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Condition {
     /// Victim alone, reserved colors.
@@ -127,7 +126,7 @@ impl Condition {
 }
 
 /// The victim's per-job execution times under one condition.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConditionResult {
     /// The condition.
     pub condition: Condition,
@@ -145,7 +144,7 @@ pub struct ConditionResult {
 }
 
 /// Contended over alone, for one reservation setting.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Inflation {
     /// WCET(contended) / WCET(alone).
     pub wcet: f64,
@@ -156,7 +155,7 @@ pub struct Inflation {
 }
 
 /// The parameters as run (written to `isolation.json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Parameters {
     /// CPU of the victim.
     pub victim_cpu: u32,
@@ -178,7 +177,7 @@ pub struct Parameters {
 }
 
 /// The result of `tinct bench isolation` (written as `isolation.json`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// Bench, options, machine (the harness's common header).
     #[serde(flatten)]
@@ -211,31 +210,6 @@ pub struct Report {
     /// Files written.
     pub files: Vec<String>,
 }
-
-/// The JSON fields `isolation.json` must have beyond [`crate::harness::schema::COMMON`].
-pub const SCHEMA: &[(&str, Kind)] = &[
-    ("parameters.victim_cpu", Kind::Unsigned),
-    ("parameters.aggressor_cpus", Kind::Array),
-    ("parameters.victim_bytes", Kind::Unsigned),
-    ("parameters.colors", Kind::Unsigned),
-    ("parameters.victim_colors", Kind::Unsigned),
-    ("reservation", Kind::String),
-    ("reservation_reason", Kind::String),
-    ("resctrl", Kind::String),
-    ("conditions[].condition", Kind::String),
-    ("conditions[].reserved", Kind::Bool),
-    ("conditions[].contended", Kind::Bool),
-    ("conditions[].jobs", Kind::Object),
-    ("conditions[].jobs_wall", Kind::Object),
-    ("inflation_reserved.wcet", Kind::Number),
-    ("inflation_reserved.median", Kind::Number),
-    ("inflation_unreserved.wcet", Kind::Number),
-    ("inflation_unreserved.median", Kind::Number),
-    ("run_conditions", Kind::Object),
-    ("run_conditions.load_average_start", Kind::NumberOrNull),
-    ("notes", Kind::Array),
-    ("files", Kind::Array),
-];
 
 const WARMUP_ROUNDS: u32 = 1;
 

@@ -12,7 +12,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tinct_sys::resctrl_backend::{DomainReading, Group, L3Allocation, Resctrl};
 
 use crate::{Error, Result};
@@ -108,7 +108,7 @@ pub fn split_masks(l3: &L3Allocation, victim_percent: u32) -> Result<(u64, u64)>
 }
 
 /// One resctrl group of the run, as recorded in the JSON.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupRecord {
     /// The group's name (its directory under the mount).
     pub name: String,
@@ -123,7 +123,7 @@ pub struct GroupRecord {
 }
 
 /// What resctrl reserved, as recorded in the JSON.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResctrlRecord {
     /// The resctrl mount.
     pub mount: String,

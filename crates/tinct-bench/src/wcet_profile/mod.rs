@@ -26,7 +26,7 @@ use crate::harness::{
 use crate::{Error, Result};
 use launch::Launch;
 use plan::{Plan, TaskSource};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use tinct_core::units::{Bytes, Nanos};
 use worker::WorkerReport;
@@ -117,7 +117,7 @@ pub struct WorkerCommand {
 }
 
 /// The job body being profiled, resolved to fixed work.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfiledBody {
     /// Kernel name.
     pub kernel: String,
@@ -130,7 +130,7 @@ pub struct ProfiledBody {
 }
 
 /// C^p measured at one p.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfilePoint {
     /// Number of partitions.
     pub p: u32,
@@ -155,7 +155,7 @@ pub struct ProfilePoint {
 }
 
 /// How the working set was placed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
     /// True if the shim served the working set from the colors of p partitions.
     pub colored: bool,
@@ -170,7 +170,7 @@ pub struct Placement {
 }
 
 /// Everything `tinct bench wcet-profile` measured (`wcet-profile.json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WcetProfileResult {
     /// Bench, options, machine.
     #[serde(flatten)]
@@ -410,7 +410,7 @@ fn resolve_refill(
         &crate::harness::NoProgress,
     )?;
     Ok((
-        Nanos(refill.refill_ns.div_ceil(100) * 100),
+        Nanos(refill.delta.refill_ns.div_ceil(100) * 100),
         "measured here as `tinct bench calibrate` does".into(),
     ))
 }
