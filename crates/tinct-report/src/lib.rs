@@ -6,8 +6,11 @@
 //! [`LineChart`] writes a small, self-contained SVG line chart (series of
 //! (x, y) points with names and styles, axis labels, a title, an optional
 //! log2 x axis and marker lines) without any font or system dependency.
-//! Every plot of tinct (benches, experiments) goes through it. Output is deterministic: the same chart gives the same
-//! bytes, so plots can be compared and committed.
+//! Every plot of tinct (benches, experiments) goes through it. It is
+//! written here rather than on plotters' SVG backend, which cannot lay out
+//! text without a font backend and fonts (see Cargo.toml). Output is
+//! deterministic: the same chart gives the same bytes, so plots can be
+//! compared and committed.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

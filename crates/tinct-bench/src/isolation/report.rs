@@ -1,7 +1,8 @@
 //! Files and summary of `tinct bench isolation`.
 
 use super::measure::JobTime;
-use super::{Condition, Report};
+use super::reservation::GroupRecord;
+use super::{Condition, Inflation, Report};
 use crate::Result;
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
@@ -70,22 +71,7 @@ pub(super) fn summary(report: &Report) -> Summary {
     let p = &report.parameters;
     let mut s = Summary::new("tinct bench isolation (kim2013 Figure 7)");
     s.fact("machine", report.header.machine.one_line());
-    let (victim_share, aggressor_share) = match &report.resctrl_groups {
-        Some(groups) => (
-            format!(
-                "resctrl group {}, L3 mask {}",
-                groups.victim.name, groups.victim.mask
-            ),
-            format!(
-                "resctrl group {}, L3 mask {}",
-                groups.aggressors.name, groups.aggressors.mask
-            ),
-        ),
-        None => (
-            format!("colors 0..{} of {}", p.victim_colors, p.colors),
-            format!("colors {}..{}", p.victim_colors, p.colors),
-        ),
-    };
+    let (victim_share, aggressor_share) = cache_shares(report);
     s.fact(
         "victim",
         format!(
@@ -118,23 +104,10 @@ pub(super) fn summary(report: &Report) -> Summary {
         "CPU time of the victim thread per job (wall-clock times in the last columns)",
     );
     s.fact("resctrl", report.resctrl.clone());
-    s.fact(
-        "inflation, reserved",
-        format!(
-            "WCET {:.2}x, p99 {:.2}x, median {:.2}x",
-            report.inflation_reserved.wcet,
-            report.inflation_reserved.p99,
-            report.inflation_reserved.median
-        ),
-    );
+    s.fact("inflation, reserved", describe(&report.inflation_reserved));
     s.fact(
         "inflation, unreserved",
-        format!(
-            "WCET {:.2}x, p99 {:.2}x, median {:.2}x",
-            report.inflation_unreserved.wcet,
-            report.inflation_unreserved.p99,
-            report.inflation_unreserved.median
-        ),
+        describe(&report.inflation_unreserved),
     );
     s.table(&[
         "condition",
@@ -167,4 +140,26 @@ pub(super) fn summary(report: &Report) -> Summary {
         s.note(format!("files: {}", report.files.join(", ")));
     }
     s
+}
+
+/// The victim's and the aggressors' share of the cache, in words.
+fn cache_shares(report: &Report) -> (String, String) {
+    let p = &report.parameters;
+    match &report.resctrl_groups {
+        Some(groups) => {
+            let group = |g: &GroupRecord| format!("resctrl group {}, L3 mask {}", g.name, g.mask);
+            (group(&groups.victim), group(&groups.aggressors))
+        }
+        None => (
+            format!("colors 0..{} of {}", p.victim_colors, p.colors),
+            format!("colors {}..{}", p.victim_colors, p.colors),
+        ),
+    }
+}
+
+fn describe(inflation: &Inflation) -> String {
+    format!(
+        "WCET {:.2}x, p99 {:.2}x, median {:.2}x",
+        inflation.wcet, inflation.p99, inflation.median
+    )
 }
