@@ -1,9 +1,24 @@
 //! Measurement workbenches for tinct (`tinct bench ...`).
 //!
-//! [`harness`] is the shared framework every bench uses: common options,
-//! machine description, statistics, an interleaved A/B(/C) repetition
-//! runner, JSON/CSV/SVG writers, progress bar, one-screen summary, thread
-//! pinning and a JSON schema check for tests.
+//! Every bench is a module with a parameter struct (`Params`), a
+//! `run(&Params, &dyn Progress) -> Result<Finished<Report>>` that measures,
+//! writes its JSON, CSV and SVG files and returns its result with a
+//! one-screen summary, and result types that derive `Serialize` and
+//! `Deserialize`. Nothing here parses command lines or prints: the CLI does.
+//!
+//! ```no_run
+//! use tinct_bench::{calibrate, harness::NoProgress};
+//!
+//! let params = calibrate::Params { partitions: 16, ..Default::default() };
+//! let finished = calibrate::run(&params, &NoProgress)?; // writes the files
+//! println!("Δ = {} ns", finished.result.refill.delta.refill_ns);
+//! # Ok::<(), tinct_bench::Error>(())
+//! ```
+//!
+//! [`harness`] is the shared framework every bench uses: common parameters,
+//! machine description, an interleaved A/B(/C) repetition runner, JSON/CSV/SVG
+//! writers, the progress trait, the summary as data, and thread pinning.
+//! Statistics and charts are tinct-report's.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
@@ -11,13 +26,13 @@
 pub mod banks;
 pub mod calibrate;
 pub mod coherence;
-pub mod conditions;
 pub mod crpd;
 mod error;
 pub mod harness;
 pub mod isolation;
-pub mod paged;
-pub mod together;
+pub mod page_placement;
+pub mod pinned_threads;
+pub mod scheduling_and_load;
 pub mod wcet_profile;
 
 pub use error::{Error, Result};

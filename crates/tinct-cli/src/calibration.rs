@@ -11,6 +11,7 @@
 
 use crate::error::CliError;
 use std::path::{Path, PathBuf};
+use tinct_core::calibration::CalibrationFile;
 use tinct_core::format::{LoadOptions, Loaded, RefillCalibration, load_with};
 use tinct_core::units::Nanos;
 
@@ -39,7 +40,8 @@ pub fn saved_path() -> Option<PathBuf> {
     Some(state.join("tinct").join("calibrate.json"))
 }
 
-/// Reads `refill.refill_ns` and `refill.partitions` of a `calibrate.json`.
+/// Reads `refill.refill_ns` and `refill.partitions` of a `calibrate.json`
+/// (tinct-core's [`CalibrationFile`]; the rest of the file is ignored).
 pub fn read(path: &Path) -> Result<Calibration, CliError> {
     let bad = |what: String| {
         CliError::Input(format!(
@@ -49,22 +51,18 @@ pub fn read(path: &Path) -> Result<Calibration, CliError> {
     };
     let text = std::fs::read_to_string(path)
         .map_err(|e| bad(format!("found an unreadable file ({e})")))?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("found invalid JSON ({e})")))?;
-    let field = |name: &str| {
-        json.pointer(&format!("/refill/{name}"))
-            .and_then(serde_json::Value::as_u64)
-            .ok_or_else(|| bad(format!("found no whole number at refill.{name}")))
-    };
-    let refill = Nanos(field("refill_ns")?);
-    let partitions = u32::try_from(field("partitions")?)
-        .map_err(|_| bad("found refill.partitions too large".into()))?;
-    if refill == Nanos::ZERO || partitions == 0 {
+    let file: CalibrationFile = serde_json::from_str(&text).map_err(|e| {
+        bad(format!(
+            "with whole numbers at refill.refill_ns and refill.partitions, found {e}"
+        ))
+    })?;
+    let refill = RefillCalibration::from(file.refill);
+    if refill.refill == Nanos::ZERO || refill.partitions == 0 {
         return Err(bad("found a zero refill time or partition count".into()));
     }
     Ok(Calibration {
         path: path.to_path_buf(),
-        refill: RefillCalibration { refill, partitions },
+        refill,
     })
 }
 

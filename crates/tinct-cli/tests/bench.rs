@@ -1,14 +1,20 @@
 //! `tinct bench calibrate | crpd | wcet-profile` end to end: each `--quick`
-//! run works, its JSON has the fields and types the schemas below require,
-//! and its numbers are consistent with each other. Never an absolute time:
+//! run works, its JSON reads back into the bench's result type and writes
+//! out unchanged (write → read → equal), and its numbers are consistent with
+//! each other. Never an absolute time:
 //! only orderings and ratios with generous tolerances (this is a shared,
 //! noisy VM).
 
 use assert_cmd::Command;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use tinct_bench::harness::schema::{self, COMMON, Kind};
+use tinct_bench::calibrate::CalibrateResult;
+use tinct_bench::crpd::CrpdResult;
+use tinct_bench::harness::Durations;
+use tinct_bench::wcet_profile::WcetProfileResult;
 
 /// The benches pin threads and time memory: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -40,23 +46,59 @@ fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn validate(json: &Value, fields: &[(&str, Kind)], stats: &[&str]) {
-    let mut errors = Vec::new();
-    for group in [COMMON, fields] {
-        if let Err(e) = schema::check(json, group) {
-            errors.extend(e);
-        }
-    }
-    for prefix in stats {
-        if let Err(e) = schema::check_stats(json, prefix) {
-            errors.extend(e);
-        }
-    }
-    assert!(
-        errors.is_empty(),
-        "schema violations:\n{}",
-        errors.join("\n")
+/// The JSON read back into the bench's result type `T` (serde refuses a
+/// missing or mistyped field) and written again unchanged (nothing dropped
+/// or renamed); `distributions` lists the result's distributions, which must
+/// be there (non-empty) and ordered (count ≥ 1, min ≤ median ≤ p99 ≤ max).
+fn validate<T: DeserializeOwned + Serialize>(
+    json: &Value,
+    distributions: fn(&T) -> Vec<&Durations>,
+) -> T {
+    let result: T = serde_json::from_value(json.clone())
+        .unwrap_or_else(|e| panic!("the JSON does not read back into its result type: {e}"));
+    assert_eq!(
+        &serde_json::to_value(&result).unwrap(),
+        json,
+        "written again, the result differs from the file"
     );
+    let all = distributions(&result);
+    assert!(!all.is_empty(), "no distribution at all");
+    for (i, d) in all.into_iter().enumerate() {
+        assert!(d.is_ordered(), "distribution {i} is not ordered: {d:?}");
+    }
+    result
+}
+
+fn calibrate_distributions(r: &CalibrateResult) -> Vec<&Durations> {
+    assert!(!r.latency.is_empty() && !r.levels.is_empty());
+    let refill = &r.refill;
+    r.latency
+        .iter()
+        .flat_map(|p| [&p.random, &p.page_local])
+        .chain([&r.bandwidth.read, &r.bandwidth.write])
+        .chain([
+            &refill.cold_pages,
+            &refill.warm_pages,
+            &refill.cold_chase,
+            &refill.warm_chase,
+        ])
+        .collect()
+}
+
+fn crpd_distributions(r: &CrpdResult) -> Vec<&Durations> {
+    assert!(!r.levels.is_empty() && r.levels.iter().all(|l| !l.points.is_empty()));
+    let points = r
+        .levels
+        .iter()
+        .flat_map(|l| l.points.iter().flat_map(|p| [&p.baseline, &p.preempted]));
+    [&r.switch.best, &r.switch.worst]
+        .into_iter()
+        .chain(points)
+        .collect()
+}
+
+fn wcet_profile_distributions(r: &WcetProfileResult) -> Vec<&Durations> {
+    r.points.iter().map(|p| &p.jobs).collect()
 }
 
 fn assert_files(dir: &Path, names: &[&str]) {
@@ -90,36 +132,6 @@ fn u(value: &Value) -> u64 {
         .unwrap_or_else(|| panic!("not an unsigned integer: {value}"))
 }
 
-const CALIBRATE: &[(&str, Kind)] = &[
-    ("partitions", Kind::Unsigned),
-    ("latency[].size_bytes", Kind::Unsigned),
-    ("latency[].fits_in", Kind::String),
-    ("latency[].accesses_per_sample", Kind::Unsigned),
-    ("latency[].random_ns_per_access", Kind::Number),
-    ("latency[].page_local_ns_per_access", Kind::Number),
-    ("latency[].random_min_ns_per_access", Kind::Number),
-    ("latency[].page_local_min_ns_per_access", Kind::Number),
-    ("latency[].tlb_penalty_ns", Kind::Number),
-    ("levels[].level", Kind::String),
-    ("levels[].probe_bytes", Kind::Unsigned),
-    ("levels[].ns_per_access", Kind::Number),
-    ("levels[].random_ns_per_access", Kind::Number),
-    ("levels[].min_ns_per_access", Kind::Number),
-    ("levels[].random_min_ns_per_access", Kind::Number),
-    ("huge_pages.measured", Kind::Bool),
-    ("huge_pages.note", Kind::String),
-    ("bandwidth.buffer_bytes", Kind::Unsigned),
-    ("bandwidth.read_gb_per_s", Kind::Number),
-    ("bandwidth.write_gb_per_s", Kind::Number),
-    ("refill.partitions", Kind::Unsigned),
-    ("refill.partition_bytes", Kind::Unsigned),
-    ("refill.llc_bytes", Kind::Unsigned),
-    ("refill.refill_ns", Kind::Unsigned),
-    ("refill.refill_latency_bound_ns", Kind::Unsigned),
-    ("refill.refill", Kind::String),
-    ("refill.platform_line", Kind::String),
-];
-
 #[test]
 fn calibrate_quick_is_consistent() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -127,20 +139,7 @@ fn calibrate_quick_is_consistent() {
     let out = dir.path().join("cal");
     let stdout = run_ok(&["calibrate", "--quick", "--out", out.to_str().unwrap()]);
     let json = read_json(&out.join("calibrate.json"));
-    validate(
-        &json,
-        CALIBRATE,
-        &[
-            "latency[].random",
-            "latency[].page_local",
-            "bandwidth.read",
-            "bandwidth.write",
-            "refill.cold_pages",
-            "refill.warm_pages",
-            "refill.cold_chase",
-            "refill.warm_chase",
-        ],
-    );
+    validate(&json, calibrate_distributions);
     assert_eq!(json["bench"], "calibrate");
     assert_eq!(json["quick"], true);
     // The huge-page chase sits next to the 4 KiB chase, or the JSON says why not.
@@ -242,27 +241,6 @@ fn calibrate_quick_is_consistent() {
     assert!(toml.lines().any(|l| l == line));
 }
 
-const CRPD: &[(&str, Kind)] = &[
-    ("policy", Kind::String),
-    ("switch.wipe_bytes", Kind::Unsigned),
-    ("levels[].level", Kind::String),
-    ("levels[].cache_bytes", Kind::Unsigned),
-    ("levels[].ways", Kind::Unsigned),
-    ("levels[].max_crpd_ns", Kind::Integer),
-    ("levels[].max_crpd_at_bytes", Kind::Unsigned),
-    ("levels[].max_crpd_at_percent", Kind::Number),
-    ("levels[].theory_zero_percent", Kind::Number),
-    ("levels[].crpd_mean_abs_error", Kind::Number),
-    ("levels[].points[].size_bytes", Kind::Unsigned),
-    ("levels[].points[].percent_of_level", Kind::Number),
-    ("levels[].points[].crpd_ns", Kind::Integer),
-    ("levels[].points[].crpd_fraction", Kind::Number),
-    ("levels[].points[].crpd_fraction_theory", Kind::Number),
-    ("levels[].points[].baseline_ns_per_access", Kind::Number),
-    ("levels[].points[].miss_ratio_estimate", Kind::NumberOrNull),
-    ("levels[].points[].miss_ratio_theory", Kind::Number),
-];
-
 #[test]
 fn crpd_quick_is_consistent() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -270,16 +248,7 @@ fn crpd_quick_is_consistent() {
     let out = dir.path().join("crpd");
     run_ok(&["crpd", "--quick", "--out", out.to_str().unwrap()]);
     let json = read_json(&out.join("crpd.json"));
-    validate(
-        &json,
-        CRPD,
-        &[
-            "switch.best",
-            "switch.worst",
-            "levels[].points[].baseline",
-            "levels[].points[].preempted",
-        ],
-    );
+    validate(&json, crpd_distributions);
     assert_files(&out, &["crpd.csv", "switch.csv"]);
     // Root may use SCHED_FIFO, and the bench says which policy it ran under.
     let policy = json["policy"].as_str().unwrap();
@@ -358,31 +327,8 @@ fn shim() -> PathBuf {
     shim
 }
 
-const WCET_PROFILE: &[(&str, Kind)] = &[
-    ("task", Kind::String),
-    ("body.kernel", Kind::String),
-    ("body.working_set_bytes", Kind::Unsigned),
-    ("body.memory_iterations", Kind::Unsigned),
-    ("partitions", Kind::Unsigned),
-    ("jobs_per_launch", Kind::Unsigned),
-    ("placement.colored", Kind::Bool),
-    ("placement.colors", Kind::Unsigned),
-    ("placement.note", Kind::String),
-    ("points[].p", Kind::Unsigned),
-    ("points[].colors", Kind::Array),
-    ("points[].wcet_ns", Kind::Unsigned),
-    ("points[].acet_ns", Kind::Unsigned),
-    ("points[].table_ns", Kind::Unsigned),
-    ("wcet_line", Kind::String),
-    ("refill", Kind::String),
-    ("refill_source", Kind::String),
-    ("taskset", Kind::String),
-    ("counters", Kind::String),
-    ("points[].llc_misses_max", Kind::NumberOrNull),
-];
-
 fn check_profile(json: &Value, out: &Path, jobs_per_p: u64) {
-    validate(json, WCET_PROFILE, &["points[].jobs"]);
+    validate(json, wcet_profile_distributions);
     assert_files(
         out,
         &[

@@ -1,5 +1,6 @@
 //! `tinct bench coherence`, `banks` and `isolation` end to end: each
-//! `--quick` run exits 0, its JSON validates against the bench's schema, and
+//! `--quick` run exits 0, its JSON reads back into the bench's report type
+//! and writes out unchanged (write → read → equal), and
 //! its numbers are internally consistent (counts, orderings, ratios that must
 //! equal the statistics they are computed from, placements that match this
 //! machine's topology). Nothing here asserts on absolute time: the machine
@@ -7,10 +8,13 @@
 //! other.
 
 use assert_cmd::Command;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::Path;
 use std::sync::Mutex;
-use tinct_bench::harness::schema::{self, COMMON};
+use tinct_bench::harness::Durations;
+use tinct_bench::{banks, coherence, isolation};
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -44,11 +48,23 @@ fn run_bench(dir: &Path, bench: &str, args: &[&str]) -> (Value, String) {
     (serde_json::from_str(&text).unwrap(), stdout)
 }
 
-fn validate(json: &Value, specific: &[(&str, schema::Kind)], stats: &[&str]) {
-    schema::check(json, COMMON).unwrap_or_else(|e| panic!("common schema: {e:#?}"));
-    schema::check(json, specific).unwrap_or_else(|e| panic!("bench schema: {e:#?}"));
-    for prefix in stats {
-        schema::check_stats(json, prefix).unwrap_or_else(|e| panic!("stats {prefix}: {e:#?}"));
+/// The JSON read back into the bench's report type `T` (serde refuses a
+/// missing or mistyped field) and written again unchanged (nothing dropped
+/// or renamed); every distribution `distributions` lists is ordered (count
+/// ≥ 1, min ≤ median ≤ p99 ≤ max) and every listed file exists.
+fn validate<T: DeserializeOwned + Serialize>(
+    json: &Value,
+    distributions: fn(&T) -> Vec<&Durations>,
+) -> T {
+    let report: T = serde_json::from_value(json.clone())
+        .unwrap_or_else(|e| panic!("the JSON does not read back into its report type: {e}"));
+    assert_eq!(
+        &serde_json::to_value(&report).unwrap(),
+        json,
+        "written again, the report differs from the file"
+    );
+    for (i, d) in distributions(&report).into_iter().enumerate() {
+        assert!(d.is_ordered(), "distribution {i} is not ordered: {d:?}");
     }
     for file in json["files"].as_array().unwrap() {
         let path = file.as_str().unwrap();
@@ -57,6 +73,33 @@ fn validate(json: &Value, specific: &[(&str, schema::Kind)], stats: &[&str]) {
             "listed file {path} does not exist"
         );
     }
+    report
+}
+
+fn coherence_distributions(r: &coherence::Report) -> Vec<&Durations> {
+    let sizes = r.sizes.iter().flat_map(|s| {
+        std::iter::once(&s.sequential)
+            .chain(s.parallel.iter().flat_map(|p| [&p.shared, &p.private]))
+    });
+    let sharing = r
+        .false_sharing
+        .iter()
+        .flat_map(|f| [&f.same_line, &f.separate_lines]);
+    sizes.chain(sharing).collect()
+}
+
+fn banks_distributions(r: &banks::Report) -> Vec<&Durations> {
+    r.kernels
+        .iter()
+        .flat_map(|k| k.allocations.iter().map(|a| &a.time))
+        .collect()
+}
+
+fn isolation_distributions(r: &isolation::Report) -> Vec<&Durations> {
+    r.conditions
+        .iter()
+        .flat_map(|c| [&c.jobs, &c.jobs_wall])
+        .collect()
 }
 
 fn u(v: &Value) -> u64 {
@@ -94,17 +137,7 @@ fn coherence_quick_is_consistent_with_the_topology() {
     let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let (json, stdout) = run_bench(tmp.path(), "coherence", &["--quick"]);
-    validate(
-        &json,
-        tinct_bench::coherence::SCHEMA,
-        &[
-            "sizes[].sequential",
-            "sizes[].parallel[].shared",
-            "sizes[].parallel[].private",
-            "false_sharing[].same_line",
-            "false_sharing[].separate_lines",
-        ],
-    );
+    validate(&json, coherence_distributions);
     let reps = u(&json["reps"]);
     assert_eq!(json["quick"], true);
 
@@ -260,11 +293,7 @@ fn banks_quick_without_bank_functions_says_placement_is_unknown() {
     let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let (json, stdout) = run_bench(tmp.path(), "banks", &["--quick"]);
-    validate(
-        &json,
-        tinct_bench::banks::SCHEMA,
-        &["kernels[].allocations[].time"],
-    );
+    validate(&json, banks_distributions);
     assert_eq!(json["bank_placement_known"], false);
     assert!(stdout.contains("UNKNOWN"), "{stdout}");
     let skipped = json["skipped"].to_string();
@@ -325,11 +354,7 @@ fn banks_with_functions_runs_every_allocation_on_the_right_banks() {
             "0x8000",
         ],
     );
-    validate(
-        &json,
-        tinct_bench::banks::SCHEMA,
-        &["kernels[].allocations[].time"],
-    );
+    validate(&json, banks_distributions);
     assert_eq!(json["bank_placement_known"], true);
     assert_eq!(u(&json["parameters"]["banks"]), 4);
     assert_eq!(u(&json["parameters"]["controllers"]), 2);
@@ -417,11 +442,7 @@ fn isolation_quick_reports_every_condition_and_consistent_inflation() {
     let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let (json, stdout) = run_bench(tmp.path(), "isolation", &["--quick"]);
-    validate(
-        &json,
-        tinct_bench::isolation::SCHEMA,
-        &["conditions[].jobs", "conditions[].jobs_wall"],
-    );
+    validate(&json, isolation_distributions);
     let reps = u(&json["reps"]);
     let p = &json["parameters"];
     let jobs = u(&p["jobs_per_round"]);
@@ -552,11 +573,7 @@ fn fifo_runs_are_recorded_and_bad_priorities_rejected() {
         "5",
     ];
     let (json, _) = run_bench(tmp.path(), "coherence", &small);
-    validate(
-        &json,
-        tinct_bench::coherence::SCHEMA,
-        &["sizes[].sequential"],
-    );
+    validate(&json, coherence_distributions);
     assert_eq!(json["run_conditions"]["fifo_priority"], 5);
     let (json, _) = run_bench(
         tmp.path(),
@@ -627,11 +644,7 @@ fn isolation_with_resctrl_uses_two_groups_with_disjoint_masks_and_removes_them()
     );
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     let seen = watcher.join().unwrap();
-    validate(
-        &json,
-        tinct_bench::isolation::SCHEMA,
-        &["conditions[].jobs", "conditions[].jobs_wall"],
-    );
+    validate(&json, isolation_distributions);
     assert_eq!(json["reservation"], "resctrl", "{}", json["reservation"]);
     assert!(stdout.contains("resctrl group"), "{stdout}");
     let groups = &json["resctrl_groups"];

@@ -1,15 +1,25 @@
 //! Reporting helpers shared by tinct's commands.
 //!
+//! [`stats`] is the one statistics type of the workspace: [`Durations`] for
+//! nanoseconds, [`Counts`] for unit-free event counts.
+//!
 //! [`LineChart`] writes a small, self-contained SVG line chart (series of
-//! (x, y) points with names, axis labels and a title) without any font or
-//! system dependency. Output is deterministic: the same chart gives the same
-//! bytes, so plots can be compared and committed.
+//! (x, y) points with names and styles, axis labels, a title, an optional
+//! log2 x axis and marker lines) without any font or system dependency.
+//! Every plot of tinct (benches, experiments) goes through it. It is
+//! written here rather than on plotters' SVG backend, which cannot lay out
+//! text without a font backend and fonts (see Cargo.toml). Output is
+//! deterministic: the same chart gives the same bytes, so plots can be
+//! compared and committed.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod stats;
 mod svg;
 
-pub use svg::{LineChart, Series, nice_ticks};
+pub use stats::{Counts, Distribution, Durations};
+
+pub use svg::{LineChart, Series, SeriesStyle, nice_ticks};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

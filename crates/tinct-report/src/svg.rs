@@ -1,4 +1,9 @@
-//! Hand-written SVG line charts.
+//! Hand-written SVG line charts: the one chart implementation of tinct
+//! (every bench and every experiment plots through it).
+//!
+//! Axes, round ticks ([`nice_ticks`], or powers of two on a log2 x axis),
+//! a legend, solid, dashed or marker-only series and labelled vertical
+//! marker lines. No fonts are needed and the output is deterministic.
 
 use crate::ReportError;
 use std::fmt::Write;
@@ -15,13 +20,58 @@ const COLORS: [&str; 8] = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000",
 ];
 
-/// One named line.
+/// How a series is drawn.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SeriesStyle {
+    /// A solid line with a marker at every point (measurements).
+    #[default]
+    LineWithMarkers,
+    /// A solid line.
+    Line,
+    /// A dashed line (theory, bounds).
+    Dashed,
+    /// Markers only.
+    Markers,
+}
+
+impl SeriesStyle {
+    fn draws_line(self) -> bool {
+        self != SeriesStyle::Markers
+    }
+
+    fn draws_markers(self) -> bool {
+        matches!(self, SeriesStyle::Markers | SeriesStyle::LineWithMarkers)
+    }
+
+    fn dash_attribute(self) -> &'static str {
+        if self == SeriesStyle::Dashed {
+            r#" stroke-dasharray="6,4""#
+        } else {
+            ""
+        }
+    }
+}
+
+/// One named series of (x, y) points.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Series {
     /// Legend entry.
     pub name: String,
     /// Points in drawing order; non-finite values are skipped.
     pub points: Vec<(f64, f64)>,
+    /// How it is drawn.
+    pub style: SeriesStyle,
+}
+
+impl Series {
+    /// A series named `name` drawn in `style`.
+    pub fn new(name: impl Into<String>, style: SeriesStyle, points: Vec<(f64, f64)>) -> Series {
+        Series {
+            name: name.into(),
+            points,
+            style,
+        }
+    }
 }
 
 /// A line chart with a title, axis labels and any number of series.
@@ -37,8 +87,16 @@ pub struct LineChart {
     pub series: Vec<Series>,
     /// Fixed x range; by default the data's range.
     pub x_range: Option<(f64, f64)>,
-    /// Fixed y range; by default the data's range (including 0).
+    /// Fixed y range; by default the data's range (including 0 when
+    /// [`y_from_zero`](Self::y_from_zero)).
     pub y_range: Option<(f64, f64)>,
+    /// The default y range includes 0 (true unless changed).
+    pub y_from_zero: bool,
+    /// Log2 x axis (sizes), ticks at powers of two labelled `4K`, `1M`, ...;
+    /// points with x ≤ 0 are skipped.
+    pub log2_x: bool,
+    /// Labelled vertical lines at these x values (e.g. cache sizes).
+    pub x_markers: Vec<(f64, String)>,
 }
 
 impl LineChart {
@@ -55,15 +113,20 @@ impl LineChart {
             series: Vec::new(),
             x_range: None,
             y_range: None,
+            y_from_zero: true,
+            log2_x: false,
+            x_markers: Vec::new(),
         }
     }
 
-    /// Adds a series.
-    pub fn with_series(mut self, name: impl Into<String>, points: Vec<(f64, f64)>) -> LineChart {
-        self.series.push(Series {
-            name: name.into(),
-            points,
-        });
+    /// Adds a series drawn as a line with markers.
+    pub fn with_series(self, name: impl Into<String>, points: Vec<(f64, f64)>) -> LineChart {
+        self.add_series(Series::new(name, SeriesStyle::default(), points))
+    }
+
+    /// Adds `series` (any style).
+    pub fn add_series(mut self, series: Series) -> LineChart {
+        self.series.push(series);
         self
     }
 
@@ -79,12 +142,23 @@ impl LineChart {
         self
     }
 
-    fn data_range(&self, pick: impl Fn(&(f64, f64)) -> f64, include_zero: bool) -> (f64, f64) {
+    /// The point as drawn: x through the log2 axis; `None` if it cannot be
+    /// drawn (non-finite, or x ≤ 0 on a log axis).
+    fn drawable(&self, (x, y): (f64, f64)) -> Option<(f64, f64)> {
+        let x = if self.log2_x {
+            (x > 0.0).then(|| x.log2())?
+        } else {
+            x
+        };
+        (x.is_finite() && y.is_finite()).then_some((x, y))
+    }
+
+    fn data_range(&self, pick: impl Fn((f64, f64)) -> f64, include_zero: bool) -> (f64, f64) {
         let values = self
             .series
             .iter()
-            .flat_map(|s| s.points.iter().map(&pick))
-            .filter(|v| v.is_finite());
+            .flat_map(|s| s.points.iter().filter_map(|&p| self.drawable(p)))
+            .map(&pick);
         let (mut low, mut high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
             (l.min(v), h.max(v))
         });
@@ -102,12 +176,14 @@ impl LineChart {
 
     /// The chart as an SVG document.
     pub fn to_svg(&self) -> String {
-        let (x0, x1) = self
-            .x_range
-            .unwrap_or_else(|| self.data_range(|p| p.0, false));
+        let (x0, x1) = match self.x_range {
+            Some((low, high)) if self.log2_x => (low.max(f64::MIN_POSITIVE).log2(), high.log2()),
+            Some(range) => range,
+            None => self.data_range(|p| p.0, false),
+        };
         let (y0, y1) = self
             .y_range
-            .unwrap_or_else(|| self.data_range(|p| p.1, true));
+            .unwrap_or_else(|| self.data_range(|p| p.1, self.y_from_zero));
         let plot_w = WIDTH - LEFT - RIGHT;
         let plot_h = HEIGHT - TOP - BOTTOM;
         let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * plot_w;
@@ -124,14 +200,14 @@ impl LineChart {
             LEFT + plot_w / 2.0,
             escape(&self.title)
         );
-        for tick in nice_ticks(x0, x1, 8) {
+        for tick in self.x_ticks(x0, x1) {
             let x = sx(tick);
             let _ = writeln!(
                 out,
                 r##"<line x1="{x:.1}" y1="{TOP:.1}" x2="{x:.1}" y2="{:.1}" stroke="#e5e5e5"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
                 TOP + plot_h,
                 TOP + plot_h + 18.0,
-                label(tick)
+                self.x_label_of(tick)
             );
         }
         for tick in nice_ticks(y0, y1, 6) {
@@ -149,6 +225,23 @@ impl LineChart {
             out,
             r#"<rect x="{LEFT:.1}" y="{TOP:.1}" width="{plot_w:.1}" height="{plot_h:.1}" fill="none" stroke="black"/>"#
         );
+        for (x, text) in &self.x_markers {
+            let Some((x, _)) = self.drawable((*x, 0.0)) else {
+                continue;
+            };
+            let x = sx(x);
+            if !(LEFT..=LEFT + plot_w).contains(&x) {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                r##"<line x1="{x:.1}" y1="{TOP:.1}" x2="{x:.1}" y2="{:.1}" stroke="#888" stroke-dasharray="2,3"/><text x="{:.1}" y="{:.1}" font-size="10" fill="#555">{}</text>"##,
+                TOP + plot_h,
+                x + 3.0,
+                TOP + 12.0,
+                escape(text)
+            );
+        }
         let _ = writeln!(
             out,
             r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
@@ -164,24 +257,25 @@ impl LineChart {
         );
         for (k, series) in self.series.iter().enumerate() {
             let color = COLORS[k % COLORS.len()];
+            let dash = series.style.dash_attribute();
             let points: Vec<(f64, f64)> = series
                 .points
                 .iter()
-                .filter(|(x, y)| x.is_finite() && y.is_finite())
-                .map(|&(x, y)| (sx(x), sy(y)))
+                .filter_map(|&p| self.drawable(p))
+                .map(|(x, y)| (sx(x), sy(y)))
                 .collect();
-            if points.len() > 1 {
+            if series.style.draws_line() && points.len() > 1 {
                 let path: Vec<String> = points
                     .iter()
                     .map(|(x, y)| format!("{x:.1},{y:.1}"))
                     .collect();
                 let _ = writeln!(
                     out,
-                    r#"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/>"#,
+                    r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
                     path.join(" ")
                 );
             }
-            for (x, y) in &points {
+            for (x, y) in points.iter().filter(|_| series.style.draws_markers()) {
                 let _ = writeln!(
                     out,
                     r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{color}"/>"#
@@ -191,7 +285,7 @@ impl LineChart {
             let lx = LEFT + plot_w + 15.0;
             let _ = writeln!(
                 out,
-                r#"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"/><text x="{:.1}" y="{:.1}">{}</text>"#,
+                r#"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"{dash}/><text x="{:.1}" y="{:.1}">{}</text>"#,
                 lx + 20.0,
                 lx + 26.0,
                 ly + 4.0,
@@ -200,6 +294,26 @@ impl LineChart {
         }
         out.push_str("</svg>\n");
         out
+    }
+
+    /// Ticks of the x axis (in drawn coordinates): round values, or whole
+    /// powers of two (at most about 10) on a log2 axis.
+    fn x_ticks(&self, x0: f64, x1: f64) -> Vec<f64> {
+        if !self.log2_x {
+            return nice_ticks(x0, x1, 8);
+        }
+        let step = ((x1 - x0) / 10.0).ceil().max(1.0);
+        let first = x0.ceil();
+        let count = ((x1 - first) / step + 1e-9).floor().max(-1.0) as i64;
+        (0..=count).map(|i| first + step * i as f64).collect()
+    }
+
+    fn x_label_of(&self, tick: f64) -> String {
+        if self.log2_x {
+            size_label(tick.exp2())
+        } else {
+            label(tick)
+        }
     }
 
     /// Writes [`LineChart::to_svg`] to `path`.
@@ -236,6 +350,17 @@ fn label(value: f64) -> String {
         "0".to_string()
     } else {
         text.to_string()
+    }
+}
+
+/// A byte size as a short tick label: `512`, `4K`, `1M`, `2G`.
+fn size_label(bytes: f64) -> String {
+    let b = bytes.round() as u64;
+    match b {
+        _ if b >= 1 << 30 => format!("{}G", b >> 30),
+        _ if b >= 1 << 20 => format!("{}M", b >> 20),
+        _ if b >= 1 << 10 => format!("{}K", b >> 10),
+        _ => b.to_string(),
     }
 }
 
@@ -280,5 +405,46 @@ mod tests {
             "the NaN point is skipped"
         );
         assert_eq!(svg, chart.to_svg(), "deterministic");
+    }
+
+    #[test]
+    fn styles_decide_lines_markers_and_dashes() {
+        let points = vec![(1.0, 2.0), (2.0, 4.0)];
+        let chart = LineChart::new("t", "x", "y")
+            .add_series(Series::new("line", SeriesStyle::Line, points.clone()))
+            .add_series(Series::new("theory", SeriesStyle::Dashed, points.clone()))
+            .add_series(Series::new("dots", SeriesStyle::Markers, points));
+        let svg = chart.to_svg();
+        assert_eq!(svg.matches("<polyline").count(), 2);
+        assert_eq!(svg.matches("<circle").count(), 2, "only the marker series");
+        // The dashed line and its legend entry.
+        assert_eq!(svg.matches(r#"stroke-dasharray="6,4""#).count(), 2);
+    }
+
+    #[test]
+    fn log2_axis_skips_nonpositive_x_and_labels_sizes() {
+        let mut chart = LineChart::new("t", "size", "ns").add_series(Series::new(
+            "s",
+            SeriesStyle::Markers,
+            vec![(0.0, 1.0), (1024.0, 2.0), (4096.0, 3.0)],
+        ));
+        chart.log2_x = true;
+        chart.x_markers = vec![(2048.0, "L1 <".into()), (1e9, "off the axis".into())];
+        let svg = chart.to_svg();
+        assert_eq!(svg.matches("<circle").count(), 2);
+        assert!(svg.contains(">1K<") && svg.contains(">2K<") && svg.contains(">4K<"));
+        assert!(svg.contains("L1 &lt;") && !svg.contains("off the axis"));
+        assert!(!svg.contains("NaN") && !svg.contains("inf"));
+    }
+
+    #[test]
+    fn y_from_zero_can_be_turned_off() {
+        let mut chart =
+            LineChart::new("t", "x", "y").with_series("s", vec![(5.0, 100.0), (6.0, 110.0)]);
+        assert!(chart.to_svg().contains(">0<"), "the y axis starts at 0");
+        chart.y_from_zero = false;
+        let svg = chart.to_svg();
+        assert!(!svg.contains(">0<"), "the y axis starts at the data");
+        assert!(svg.contains(">102<") && svg.contains(">110<"));
     }
 }

@@ -26,9 +26,9 @@
 use std::io::Write;
 use std::process::Command;
 use tinct_core::model::{Kernel, Work};
+use tinct_report::stats::nearest_rank;
 use tinct_rt::runtime::{RunOptions, run};
 use tinct_rt::spec::RunSpec;
-use tinct_rt::stats::nearest_rank;
 use tinct_rt::testing::{TaskBuilder, run_spec};
 
 const PRIORITY: u8 = 95;
@@ -45,8 +45,8 @@ struct Row {
 fn row(mut us: Vec<u64>) -> Row {
     us.sort_unstable();
     Row {
-        p50: nearest_rank(&us, 50.0),
-        p99: nearest_rank(&us, 99.0),
+        p50: nearest_rank(&us, 50).unwrap_or(0),
+        p99: nearest_rank(&us, 99).unwrap_or(0),
         max: us.last().copied().unwrap_or(0),
         samples: us.len() as u64,
     }

@@ -16,9 +16,10 @@
 //! top-priority [`watchdog`] stops runaway runs; SIGINT and SIGTERM stop
 //! the run cleanly. The [`output`] module checks the run directory before
 //! the first release and writes `jobs.csv`, a Chrome/Perfetto `trace.json`
-//! and `summary.json`; [`stats`] computes the verdict (max, p99, mean and
-//! ρ = μ + 2σ of demarchi Eq. (1)). [`run_in_dir`] is all of it in one
-//! call, as `tinct run` does it; [`testing`] has builders for tests.
+//! and `summary.json`; the verdict's statistics (max, p99, mean and
+//! ρ = μ + 2σ of demarchi Eq. (1)) are tinct-report's `Distribution`.
+//! [`run_in_dir`] is all of it in one call, as `tinct run` does it;
+//! [`testing`] has builders for tests.
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -37,7 +38,6 @@ pub mod run_in_dir;
 pub mod runtime;
 pub mod shared_log;
 pub mod spec;
-pub mod stats;
 pub mod testing;
 pub mod watchdog;
 pub mod working_set;

@@ -7,10 +7,10 @@
 //! ran). Memory is a list of pages because bank-aware pages are scattered
 //! over the buffer.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which kernel a run executes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kernel {
     /// `c[i] = a[i]`.
@@ -34,6 +34,17 @@ impl Kernel {
         Kernel::Triad,
         Kernel::Random,
     ];
+
+    /// The kernel called `name` (as [`Kernel::name`] spells it).
+    pub fn parse(name: &str) -> Result<Kernel, String> {
+        Kernel::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
+                format!("expected one of {}, found `{name}`", names.join(", "))
+            })
+    }
 
     /// The name used in tables, JSON and CSV.
     pub fn name(self) -> &'static str {
@@ -170,6 +181,18 @@ fn random_updates(arrays: &mut Arrays<'_>, seed: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernels_parse_by_name() {
+        for kernel in Kernel::ALL {
+            assert_eq!(Kernel::parse(kernel.name()), Ok(kernel));
+        }
+        let err = Kernel::parse("spin").unwrap_err();
+        assert!(
+            err.contains("expected one of copy") && err.contains("spin"),
+            "{err}"
+        );
+    }
 
     fn buffer(pages: usize) -> Vec<u64> {
         (0..pages as u64 * 8).collect()

@@ -28,11 +28,14 @@ mod report;
 pub mod stream;
 
 use crate::harness::pin::PinGuard;
-use crate::harness::{BenchOptions, Interleaved, OutputDir, Progress, RunHeader, Stats};
+use crate::harness::{
+    BenchOptions, Durations, Finished, Interleaved, OutputDir, Progress, RunHeader,
+};
 use crate::{Error, Result};
 use chase::{ChaseBuffer, Layout};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use stream::PartitionBuffer;
+use tinct_core::calibration::RefillRecord;
 use tinct_core::units::{Bytes, Nanos};
 
 /// Default N_P, the number of cache partitions (kim2013 used 32).
@@ -42,23 +45,31 @@ const FALLBACK_L1_BYTES: u64 = 32 << 10;
 const FALLBACK_L2_BYTES: u64 = 256 << 10;
 const MAX_BUFFER_BYTES: u64 = 512 << 20;
 
-/// Options of `tinct bench calibrate`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Args {
-    /// Options shared by every bench.
-    #[command(flatten)]
+/// Parameters of `tinct bench calibrate`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// Parameters shared by every bench.
     pub common: BenchOptions,
     /// N_P: the number of cache partitions; a partition is LLC size / N_P.
-    #[arg(long, default_value_t = DEFAULT_PARTITIONS)]
     pub partitions: u32,
-    /// Largest pointer-chase working set, e.g. `256MiB` (default 4 × LLC,
-    /// at least 64 MiB, at most 512 MiB; with `--quick` 2 × LLC).
-    #[arg(long, value_name = "SIZE")]
-    pub max_size: Option<String>,
+    /// Largest pointer-chase working set (default 4 × LLC, at least
+    /// 64 MiB, at most 512 MiB; quick: 2 × LLC).
+    pub max_size: Option<Bytes>,
+}
+
+impl Default for Params {
+    /// The defaults of `tinct bench calibrate`.
+    fn default() -> Self {
+        Self {
+            common: BenchOptions::default(),
+            partitions: DEFAULT_PARTITIONS,
+            max_size: None,
+        }
+    }
 }
 
 /// Latency at one working-set size.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyPoint {
     /// Working-set size in bytes.
     pub size_bytes: u64,
@@ -67,9 +78,9 @@ pub struct LatencyPoint {
     /// Loads per sample.
     pub accesses_per_sample: u64,
     /// Time per sample, random-line layout (TLB misses included).
-    pub random: Stats,
+    pub random: Durations,
     /// Time per sample, page-local layout (one TLB miss per page).
-    pub page_local: Stats,
+    pub page_local: Durations,
     /// Median ns per load, random-line layout.
     pub random_ns_per_access: f64,
     /// Median ns per load, page-local layout: the cache latency.
@@ -85,7 +96,7 @@ pub struct LatencyPoint {
     pub tlb_penalty_ns: f64,
     /// Time per sample, random-line layout within transparent huge pages
     /// (`None` when the buffer did not get huge pages).
-    pub huge_random: Option<Stats>,
+    pub huge_random: Option<Durations>,
     /// Median ns per load, random-line layout in huge pages.
     pub huge_random_ns_per_access: Option<f64>,
     /// Fastest sample's ns per load, random-line layout in huge pages.
@@ -96,7 +107,7 @@ pub struct LatencyPoint {
 }
 
 /// The latency of one level, read off the sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelLatency {
     /// `L1d`, `L2`, `L3`, `memory`.
     pub level: String,
@@ -120,7 +131,7 @@ pub struct LevelLatency {
 }
 
 /// What was done about huge pages.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HugePages {
     /// Transparent huge page mode of the kernel, if any.
     pub thp_mode: Option<String>,
@@ -135,39 +146,39 @@ pub struct HugePages {
 }
 
 /// Sustained sequential bandwidth.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Bandwidth {
     /// Bytes per pass.
     pub buffer_bytes: u64,
     /// Time per read pass.
-    pub read: Stats,
+    pub read: Durations,
     /// Time per write pass.
-    pub write: Stats,
+    pub write: Durations,
     /// Median read bandwidth in bytes/ns (= GB/s).
     pub read_gb_per_s: f64,
     /// Median write bandwidth in bytes/ns (= GB/s).
     pub write_gb_per_s: f64,
 }
 
-/// Δ, the partition refill time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Δ, the partition refill time: the `refill` object of calibrate.json.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Refill {
-    /// N_P.
-    pub partitions: u32,
+    /// N_P and Δ = median(cold pages) − median(warm pages), ns: the fields
+    /// analysis reads, written through tinct-core's calibration type.
+    #[serde(flatten)]
+    pub delta: RefillRecord,
     /// The LLC capacity the partition is a share of.
     pub llc_bytes: u64,
     /// Partition size LLC / N_P (rounded up to whole pages).
     pub partition_bytes: u64,
     /// Refill pass after the LLC was wiped.
-    pub cold_pages: Stats,
+    pub cold_pages: Durations,
     /// Refill pass with the partition warm.
-    pub warm_pages: Stats,
+    pub warm_pages: Durations,
     /// Random chase over the partition after the LLC was wiped.
-    pub cold_chase: Stats,
+    pub cold_chase: Durations,
     /// Random chase over the partition, warm.
-    pub warm_chase: Stats,
-    /// Δ = median(cold pages) − median(warm pages), ns.
-    pub refill_ns: u64,
+    pub warm_chase: Durations,
     /// Latency-bound Δ = median(cold chase) − median(warm chase), ns.
     pub refill_latency_bound_ns: u64,
     /// Δ rounded up to 100 ns, as the task-set format writes it.
@@ -177,7 +188,7 @@ pub struct Refill {
 }
 
 /// Everything `tinct bench calibrate` measured (`calibrate.json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CalibrateResult {
     /// Bench, options, machine.
     #[serde(flatten)]
@@ -227,35 +238,32 @@ impl Geometry {
     }
 }
 
-/// Runs `tinct bench calibrate`: measures, writes the files, prints the summary.
-pub fn run(args: &Args) -> Result<()> {
-    let result = measure(args)?;
-    let mut out = OutputDir::create(args.common.out_dir("calibrate"))?;
+/// Runs `tinct bench calibrate`: measures, writes the files and returns the
+/// result with its summary.
+pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<CalibrateResult>> {
+    let result = measure(params, progress)?;
+    let mut out = OutputDir::create(params.common.out_dir("calibrate"))?;
     report::write(&result, &mut out)?;
-    report::summary(&result, &out).print();
-    Ok(())
+    let summary = report::summary(&result, &out);
+    Ok(Finished { result, summary })
 }
 
 /// Measures everything (no files written).
-pub fn measure(args: &Args) -> Result<CalibrateResult> {
-    if args.partitions == 0 {
+pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResult> {
+    if params.partitions == 0 {
         return Err(Error::InvalidInput(
             "--partitions: expected at least 1 partition, found 0".into(),
         ));
     }
-    let options = &args.common;
+    let options = &params.common;
     let quick = options.quick;
     let reps = options.reps_or(5, 21)?;
     let cpus = options.cpus(1)?;
     let _pin = PinGuard::pin(cpus[0])?;
     let header = RunHeader::new("calibrate", options, reps, vec![cpus[0]]);
     let geometry = Geometry::of(&header);
-    let max_size = match &args.max_size {
-        Some(text) => {
-            tinct_core::units::parse_size(text)
-                .map_err(|e| Error::InvalidInput(format!("--max-size: {e}")))?
-                .0
-        }
+    let max_size = match params.max_size {
+        Some(Bytes(bytes)) => bytes,
         None if quick => (geometry.llc * 2).clamp(32 << 20, MAX_BUFFER_BYTES),
         None => (geometry.llc * 4).clamp(64 << 20, MAX_BUFFER_BYTES),
     };
@@ -268,12 +276,12 @@ pub fn measure(args: &Args) -> Result<CalibrateResult> {
     let calls = sizes.len() as u64 * u64::from(reps + 1) * 3
         + u64::from(bandwidth_reps + 1) * 2
         + u64::from(refill_reps + 1) * 4;
-    let progress = Progress::new(calls, "calibrate", !options.no_progress);
+    progress.start(calls, "calibrate");
 
     let mut latency = Vec::with_capacity(sizes.len());
     let mut huge_missing = thp_unavailable(&header);
     for (i, &size) in sizes.iter().enumerate() {
-        progress.set_message(Bytes(size).to_string());
+        progress.set_message(&Bytes(size).to_string());
         let (point, why_not_huge) = latency_point(
             size,
             &geometry,
@@ -284,7 +292,7 @@ pub fn measure(args: &Args) -> Result<CalibrateResult> {
                 seed: options.seed.wrapping_add(i as u64),
                 huge: huge_missing.is_none(),
             },
-            &progress,
+            progress,
         )?;
         latency.push(point);
         if huge_missing.is_none() {
@@ -298,26 +306,26 @@ pub fn measure(args: &Args) -> Result<CalibrateResult> {
         .clamp(16 << 20, MAX_BUFFER_BYTES)
         .max(max_size.min(MAX_BUFFER_BYTES));
     let mut big: Vec<u64> = vec![1; (wipe_bytes / 8) as usize];
-    let bandwidth = measure_bandwidth(&mut big, bandwidth_reps, options.seed, &progress)?;
+    let bandwidth = measure_bandwidth(&mut big, bandwidth_reps, options.seed, progress)?;
 
     progress.set_message("refill");
     let refill = measure_refill(
         &RefillSetup {
             llc_bytes: geometry.llc,
-            partitions: args.partitions,
+            partitions: params.partitions,
             page_bytes: geometry.page,
             reps: refill_reps,
             seed: options.seed,
         },
         &big,
-        &progress,
+        progress,
     )?;
     progress.finish();
 
     Ok(CalibrateResult {
         huge_pages: huge_pages_note(&header, &latency, huge_missing),
         header,
-        partitions: args.partitions,
+        partitions: params.partitions,
         latency,
         levels,
         bandwidth,
@@ -377,7 +385,7 @@ fn latency_point(
     geometry: &Geometry,
     header: &RunHeader,
     run: LatencyRun,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<(LatencyPoint, Option<String>)> {
     let LatencyRun {
         steps,
@@ -423,8 +431,8 @@ fn latency_point(
     let huge_random = (buffers.len() > 2)
         .then(|| samples.stats(2).ok_or_else(no_samples))
         .transpose()?;
-    let per = |s: &Stats| s.median_ns as f64 / steps as f64;
-    let per_min = |s: &Stats| s.min_ns as f64 / steps as f64;
+    let per = |s: &Durations| s.median as f64 / steps as f64;
+    let per_min = |s: &Durations| s.min as f64 / steps as f64;
     let point = LatencyPoint {
         size_bytes: size,
         fits_in: fits_in(size, header),
@@ -497,7 +505,7 @@ pub fn measure_bandwidth(
     buffer: &mut [u64],
     reps: u32,
     seed: u64,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<Bandwidth> {
     let mut value = 0u64;
     let samples = Interleaved::new(["read", "write"], reps)
@@ -514,7 +522,7 @@ pub fn measure_bandwidth(
     let read = samples.stats(0).ok_or_else(no_samples)?;
     let write = samples.stats(1).ok_or_else(no_samples)?;
     let bytes = (buffer.len() * 8) as u64;
-    let gbps = |s: &Stats| bytes as f64 / s.median_ns.max(1) as f64;
+    let gbps = |s: &Durations| bytes as f64 / s.median.max(1) as f64;
     Ok(Bandwidth {
         buffer_bytes: bytes,
         read_gb_per_s: gbps(&read),
@@ -541,7 +549,11 @@ pub struct RefillSetup {
 
 /// Measures Δ (see the module documentation). `wipe` must be at least twice
 /// the LLC: reading it evicts the partition.
-pub fn measure_refill(setup: &RefillSetup, wipe: &[u64], progress: &Progress) -> Result<Refill> {
+pub fn measure_refill(
+    setup: &RefillSetup,
+    wipe: &[u64],
+    progress: &dyn Progress,
+) -> Result<Refill> {
     let partition = (setup.llc_bytes / u64::from(setup.partitions.max(1))).max(setup.page_bytes);
     let pages = PartitionBuffer::new(partition as usize, setup.page_bytes as usize, setup.seed);
     let mut chase = ChaseBuffer::new(pages.bytes(), Layout::RandomLines, setup.seed ^ 0x5a5a);
@@ -569,31 +581,33 @@ pub fn measure_refill(setup: &RefillSetup, wipe: &[u64], progress: &Progress) ->
             _ => chase.chase(chase_steps),
         })
     })?;
-    let stats: Vec<Stats> = (0..4)
+    let stats: Vec<Durations> = (0..4)
         .map(|c| samples.stats(c).ok_or_else(no_samples))
         .collect::<Result<_>>()?;
-    let refill_ns = stats[0].median_ns.saturating_sub(stats[1].median_ns);
-    let refill_latency_bound_ns = stats[2].median_ns.saturating_sub(stats[3].median_ns);
+    let refill_ns = stats[0].median.saturating_sub(stats[1].median);
+    let refill_latency_bound_ns = stats[2].median.saturating_sub(stats[3].median);
     if refill_ns == 0 {
         return Err(Error::Measurement(format!(
             "the refill pass over {} was not slower after wiping the cache (cold median {} ns, warm median {} ns): \
              is the wipe buffer ({}) really larger than the LLC?",
             Bytes(pages.bytes() as u64),
-            stats[0].median_ns,
-            stats[1].median_ns,
+            stats[0].median,
+            stats[1].median,
             Bytes((wipe.len() * 8) as u64)
         )));
     }
     let rounded = Nanos(refill_ns.div_ceil(100) * 100);
     Ok(Refill {
-        partitions: setup.partitions,
+        delta: RefillRecord {
+            partitions: setup.partitions,
+            refill_ns,
+        },
         llc_bytes: setup.llc_bytes,
         partition_bytes: pages.bytes() as u64,
         cold_pages: stats[0],
         warm_pages: stats[1],
         cold_chase: stats[2],
         warm_chase: stats[3],
-        refill_ns,
         refill_latency_bound_ns,
         refill: rounded.to_string(),
         platform_line: format!("refill = \"{rounded}\""),
@@ -685,11 +699,11 @@ mod tests {
         };
         // A 64 MiB wipe evicts a 256 KiB partition from any cache of this machine.
         let wipe = vec![1u64; 8 << 20];
-        let refill = measure_refill(&setup, &wipe, &Progress::hidden()).unwrap();
+        let refill = measure_refill(&setup, &wipe, &crate::harness::NoProgress).unwrap();
         assert_eq!(refill.partition_bytes, 256 << 10);
-        assert!(refill.refill_ns > 0);
+        assert!(refill.delta.refill_ns > 0);
         assert!(refill.platform_line.starts_with("refill = \""));
         let parsed = tinct_core::units::parse_duration(&refill.refill).unwrap();
-        assert!(parsed.0 >= refill.refill_ns && parsed.0 < refill.refill_ns + 100);
+        assert!(parsed.0 >= refill.delta.refill_ns && parsed.0 < refill.delta.refill_ns + 100);
     }
 }

@@ -3,7 +3,7 @@
 use super::CalibrateResult;
 use crate::Result;
 use crate::harness::machine::human_bytes;
-use crate::harness::{LineChart, OutputDir, Series, SeriesStyle, Stats, Summary};
+use crate::harness::{Durations, LineChart, OutputDir, Series, SeriesStyle, Summary};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -39,18 +39,18 @@ struct ConditionRow<'a> {
 }
 
 impl<'a> ConditionRow<'a> {
-    fn new(measurement: &'a str, condition: &'a str, bytes: u64, s: &Stats) -> Self {
+    fn new(measurement: &'a str, condition: &'a str, bytes: u64, s: &Durations) -> Self {
         Self {
             measurement,
             condition,
             bytes,
             count: s.count,
-            min_ns: s.min_ns,
-            median_ns: s.median_ns,
-            p99_ns: s.p99_ns,
-            max_ns: s.max_ns,
-            mean_ns: s.mean_ns,
-            stddev_ns: s.stddev_ns,
+            min_ns: s.min,
+            median_ns: s.median,
+            p99_ns: s.p99,
+            max_ns: s.max,
+            mean_ns: s.mean.round() as u64,
+            stddev_ns: s.stddev.round() as u64,
         }
     }
 }
@@ -70,10 +70,10 @@ pub fn write(result: &CalibrateResult, out: &mut OutputDir) -> Result<()> {
                 accesses_per_sample: p.accesses_per_sample,
                 random_ns_per_access: p.random_ns_per_access,
                 random_min_ns_per_access: p.random_min_ns_per_access,
-                random_p99_ns_per_access: per(p.random.p99_ns),
+                random_p99_ns_per_access: per(p.random.p99),
                 page_local_ns_per_access: p.page_local_ns_per_access,
                 page_local_min_ns_per_access: p.page_local_min_ns_per_access,
-                page_local_p99_ns_per_access: per(p.page_local.p99_ns),
+                page_local_p99_ns_per_access: per(p.page_local.p99),
                 tlb_penalty_ns: p.tlb_penalty_ns,
                 huge_random_ns_per_access: p.huge_random_ns_per_access,
                 huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
@@ -99,7 +99,7 @@ pub fn write(result: &CalibrateResult, out: &mut OutputDir) -> Result<()> {
         "refill.toml",
         &format!(
             "# Δ measured by `tinct bench calibrate` ({} partitions of {}); put under [platform]:\n{}\n",
-            r.partitions,
+            r.delta.partitions,
             human_bytes(r.partition_bytes),
             r.platform_line
         ),
@@ -120,17 +120,17 @@ fn latency_chart(result: &CalibrateResult) -> LineChart {
         "working set (bytes, log scale)",
         "ns per load",
     )
-    .with_series(Series::new(
+    .add_series(Series::new(
         "random lines, min (cache + TLB)",
         SeriesStyle::LineWithMarkers,
         points(|p| p.random_min_ns_per_access),
     ))
-    .with_series(Series::new(
+    .add_series(Series::new(
         "page-local, min (cache only)",
         SeriesStyle::LineWithMarkers,
         points(|p| p.page_local_min_ns_per_access),
     ))
-    .with_series(Series::new(
+    .add_series(Series::new(
         "random lines, median",
         SeriesStyle::Dashed,
         points(|p| p.random_ns_per_access),
@@ -141,7 +141,7 @@ fn latency_chart(result: &CalibrateResult) -> LineChart {
         .filter_map(|p| Some((p.size_bytes as f64, p.huge_random_min_ns_per_access?)))
         .collect();
     if !huge.is_empty() {
-        chart = chart.with_series(Series::new(
+        chart = chart.add_series(Series::new(
             "random lines in huge pages, min (cache, few TLB misses)",
             SeriesStyle::LineWithMarkers,
             huge,
@@ -224,7 +224,7 @@ pub fn summary(result: &CalibrateResult, out: &OutputDir) -> Summary {
             r.refill,
             human_bytes(r.partition_bytes),
             human_bytes(r.llc_bytes),
-            r.partitions,
+            r.delta.partitions,
             r.refill_latency_bound_ns
         ),
     );

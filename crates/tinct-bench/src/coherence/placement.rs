@@ -5,11 +5,11 @@
 //! A placement the machine does not have is kept in the list with the reason,
 //! so the output says what was skipped and why instead of silently omitting it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tinct_sys::topology::Topology;
 
 /// Where the two threads of a parallel run execute.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PlacementKind {
     /// Both threads pinned to the same logical CPU (time-shared, no coherence traffic).
@@ -48,7 +48,7 @@ impl PlacementKind {
 }
 
 /// A placement with the CPUs it uses, or the reason this machine lacks it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Placement {
     /// Which placement.
     pub kind: PlacementKind,

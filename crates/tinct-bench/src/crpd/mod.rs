@@ -20,10 +20,12 @@ pub mod theory;
 
 use crate::harness::machine::MachineCache;
 use crate::harness::pin::PinGuard;
-use crate::harness::{BenchOptions, Interleaved, OutputDir, Progress, RunHeader, Stats};
+use crate::harness::{
+    BenchOptions, Durations, Finished, Interleaved, OutputDir, Progress, RunHeader,
+};
 use crate::{Error, Result};
 use partner::Partner;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 use tinct_rt::kernels::{Kernel, KernelState};
 
@@ -31,44 +33,41 @@ use tinct_rt::kernels::{Kernel, KernelState};
 /// handing the CPU to each other explicitly).
 pub const DEFAULT_FIFO_PRIORITY: u8 = 10;
 
-/// Options of `tinct bench crpd`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Args {
-    /// Options shared by every bench.
-    #[command(flatten)]
+/// Parameters of `tinct bench crpd`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params {
+    /// Parameters shared by every bench.
     pub common: BenchOptions,
-    /// Cache level to sweep (1, 2, 3, ...); repeat for several. Default:
-    /// every data cache level (with `--quick`: L2, or the LLC if there is no L2).
-    #[arg(long = "level", value_name = "N")]
+    /// Cache levels to sweep (1, 2, 3, ...). Empty: every data cache level
+    /// (quick: L2, or the LLC if there is no L2).
     pub levels: Vec<u8>,
     /// Run under SCHED_OTHER even when SCHED_FIFO is allowed.
-    #[arg(long)]
     pub no_fifo: bool,
 }
 
 /// Context-switch cost (Sebek 2002 Table 1).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SwitchCost {
     /// Best case: both tasks empty, the switch path warm.
-    pub best: Stats,
+    pub best: Durations,
     /// Worst case: each task reads a buffer of `wipe_bytes` before giving
     /// up the CPU, so the switch path runs from a cold cache.
-    pub worst: Stats,
+    pub worst: Durations,
     /// Size of each task's buffer in the worst case (2 × LLC).
     pub wipe_bytes: u64,
 }
 
 /// One working-set size of a CRPD sweep.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrpdPoint {
     /// The victim's working set in bytes.
     pub size_bytes: u64,
     /// The working set as a percentage of the level's capacity.
     pub percent_of_level: f64,
     /// Timed victim pass after an empty preemption.
-    pub baseline: Stats,
+    pub baseline: Durations,
     /// Timed victim pass after a preemption that wiped the level.
-    pub preempted: Stats,
+    pub preempted: Durations,
     /// CRPD = median(preempted) − median(baseline), ns (may be slightly
     /// negative where there is none, by noise).
     pub crpd_ns: i64,
@@ -87,7 +86,7 @@ pub struct CrpdPoint {
 }
 
 /// A CRPD sweep over one cache level.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelSweep {
     /// `L1d`, `L2`, `L3`.
     pub level: String,
@@ -117,7 +116,7 @@ pub struct LevelSweep {
 }
 
 /// Everything `tinct bench crpd` measured (`crpd.json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrpdResult {
     /// Bench, options, machine.
     #[serde(flatten)]
@@ -130,13 +129,14 @@ pub struct CrpdResult {
     pub levels: Vec<LevelSweep>,
 }
 
-/// Runs `tinct bench crpd`: measures, writes the files, prints the summary.
-pub fn run(args: &Args) -> Result<()> {
-    let result = measure(args)?;
-    let mut out = OutputDir::create(args.common.out_dir("crpd"))?;
+/// Runs `tinct bench crpd`: measures, writes the files and returns the
+/// result with its summary.
+pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<CrpdResult>> {
+    let result = measure(params, progress)?;
+    let mut out = OutputDir::create(params.common.out_dir("crpd"))?;
     report::write(&result, &mut out)?;
-    report::summary(&result, &out).print();
-    Ok(())
+    let summary = report::summary(&result, &out);
+    Ok(Finished { result, summary })
 }
 
 /// Restores SCHED_OTHER on drop.
@@ -149,17 +149,17 @@ impl Drop for FifoGuard {
 }
 
 /// Measures everything (no files written).
-pub fn measure(args: &Args) -> Result<CrpdResult> {
-    let options = &args.common;
+pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CrpdResult> {
+    let options = &params.common;
     let reps = options.reps_or(5, 21)?;
     let cpus = options.cpus(1)?;
     let cpu = cpus[0];
     let _pin = PinGuard::pin(cpu)?;
     let header = RunHeader::new("crpd", options, reps, vec![cpu]);
-    let levels = chosen_levels(&header.machine.caches, &args.levels, options.quick)?;
+    let levels = chosen_levels(&header.machine.caches, &params.levels, options.quick)?;
     let llc = header.machine.llc().map_or(8 << 20, |c| c.size_bytes);
 
-    let fifo = (!args.no_fifo && tinct_sys::sched::set_fifo(DEFAULT_FIFO_PRIORITY).is_ok())
+    let fifo = (!params.no_fifo && tinct_sys::sched::set_fifo(DEFAULT_FIFO_PRIORITY).is_ok())
         .then_some(DEFAULT_FIFO_PRIORITY);
     let _fifo_guard = fifo.map(|_| FifoGuard);
     let policy = fifo.map_or("other".to_string(), |p| format!("fifo({p})"));
@@ -171,11 +171,11 @@ pub fn measure(args: &Args) -> Result<CrpdResult> {
 
     let fractions = sweep_fractions(options.quick);
     let calls = u64::from(reps + 1) * 2 * (1 + (fractions.len() * levels.len()) as u64);
-    let progress = Progress::new(calls, "crpd", !options.no_progress);
+    progress.start(calls, "crpd");
 
     progress.set_message("context switch");
     let own_wipe = vec![1u64; (switch_wipe / 8) as usize];
-    let switch = measure_switch(&partner, &own_wipe, reps, options.seed, &progress)?;
+    let switch = measure_switch(&partner, &own_wipe, reps, options.seed, progress)?;
     drop(own_wipe);
 
     let mut sweeps = Vec::with_capacity(levels.len());
@@ -187,7 +187,7 @@ pub fn measure(args: &Args) -> Result<CrpdResult> {
             &fractions,
             reps,
             options.seed,
-            &progress,
+            progress,
         )?);
     }
     progress.finish();
@@ -247,7 +247,7 @@ fn measure_switch(
     own_wipe: &[u64],
     reps: u32,
     seed: u64,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<SwitchCost> {
     let samples = Interleaved::new(["best", "worst"], reps)
         .warmup(1)
@@ -275,13 +275,13 @@ fn sweep_level(
     fractions: &[f64],
     reps: u32,
     seed: u64,
-    progress: &Progress,
+    progress: &dyn Progress,
 ) -> Result<LevelSweep> {
     let ways = cache.ways.unwrap_or(0);
     let line = u64::from(cache.line_bytes.unwrap_or(64)).max(64);
     let mut measured = Vec::with_capacity(fractions.len());
     for (i, &fraction) in fractions.iter().enumerate() {
-        progress.set_message(format!("{} {:.1}%", cache.name, fraction * 100.0));
+        progress.set_message(&format!("{} {:.1}%", cache.name, fraction * 100.0));
         let size = ((cache.size_bytes as f64 * fraction) as u64 / line).max(1) * line;
         let mut victim = KernelState::new(
             Kernel::Chase,
@@ -316,11 +316,11 @@ fn sweep_level(
 fn analyse_sweep(
     cache: &MachineCache,
     ways: u32,
-    measured: &[(u64, f64, u64, Stats, Stats)],
+    measured: &[(u64, f64, u64, Durations, Durations)],
 ) -> LevelSweep {
     let crpd: Vec<i64> = measured
         .iter()
-        .map(|(_, _, _, base, pre)| pre.median_ns as i64 - base.median_ns as i64)
+        .map(|(_, _, _, base, pre)| pre.median as i64 - base.median as i64)
         .collect();
     let (peak, &max_crpd) = crpd
         .iter()
@@ -329,7 +329,7 @@ fn analyse_sweep(
         .unwrap_or((0, &0));
     let per_access: Vec<f64> = measured
         .iter()
-        .map(|(_, _, loads, base, _)| base.median_ns as f64 / (*loads).max(1) as f64)
+        .map(|(_, _, loads, base, _)| base.median as f64 / (*loads).max(1) as f64)
         .collect();
     let t_hit = per_access.first().copied().unwrap_or(0.0);
     let t_miss = per_access.last().copied().unwrap_or(0.0);
@@ -394,8 +394,8 @@ fn analyse_sweep(
 mod tests {
     use super::*;
 
-    fn stats(median: u64) -> Stats {
-        Stats::from_samples(&[median]).unwrap()
+    fn stats(median: u64) -> Durations {
+        Durations::of(&[median]).unwrap()
     }
 
     fn cache() -> MachineCache {

@@ -3,7 +3,7 @@
 use super::CrpdResult;
 use crate::Result;
 use crate::harness::machine::human_bytes;
-use crate::harness::{LineChart, OutputDir, Series, SeriesStyle, Stats, Summary};
+use crate::harness::{Durations, LineChart, OutputDir, Series, SeriesStyle, Summary};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -35,16 +35,16 @@ struct SwitchRow<'a> {
     stddev_ns: u64,
 }
 
-fn switch_row<'a>(case: &'a str, s: &Stats) -> SwitchRow<'a> {
+fn switch_row<'a>(case: &'a str, s: &Durations) -> SwitchRow<'a> {
     SwitchRow {
         case,
         count: s.count,
-        min_ns: s.min_ns,
-        median_ns: s.median_ns,
-        p99_ns: s.p99_ns,
-        max_ns: s.max_ns,
-        mean_ns: s.mean_ns,
-        stddev_ns: s.stddev_ns,
+        min_ns: s.min,
+        median_ns: s.median,
+        p99_ns: s.p99,
+        max_ns: s.max,
+        mean_ns: s.mean.round() as u64,
+        stddev_ns: s.stddev.round() as u64,
     }
 }
 
@@ -60,10 +60,10 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
                 level: &l.level,
                 size_bytes: p.size_bytes,
                 percent_of_level: p.percent_of_level,
-                baseline_median_ns: p.baseline.median_ns,
-                baseline_p99_ns: p.baseline.p99_ns,
-                preempted_median_ns: p.preempted.median_ns,
-                preempted_p99_ns: p.preempted.p99_ns,
+                baseline_median_ns: p.baseline.median,
+                baseline_p99_ns: p.baseline.p99,
+                preempted_median_ns: p.preempted.median,
+                preempted_p99_ns: p.preempted.p99,
                 crpd_ns: p.crpd_ns,
                 crpd_fraction: p.crpd_fraction,
                 crpd_fraction_theory: p.crpd_fraction_theory,
@@ -93,7 +93,7 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
             "victim working set (% of the level)",
             "CRPD / max CRPD",
         )
-        .with_series(Series::new(
+        .add_series(Series::new(
             format!("measured (max {:.1} us)", level.max_crpd_ns as f64 / 1e3),
             SeriesStyle::LineWithMarkers,
             std::iter::once((0.0, 0.0))
@@ -105,7 +105,7 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
                 )
                 .collect(),
         ))
-        .with_series(Series::new(
+        .add_series(Series::new(
             "Sebek 2002 Fig. 7",
             SeriesStyle::Dashed,
             theory_x
@@ -119,7 +119,7 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
             "working set (% of the level)",
             "miss ratio",
         )
-        .with_series(Series::new(
+        .add_series(Series::new(
             "estimated from latency",
             SeriesStyle::LineWithMarkers,
             level
@@ -128,7 +128,7 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
                 .filter_map(|p| Some((p.percent_of_level, p.miss_ratio_estimate?)))
                 .collect(),
         ))
-        .with_series(Series::new(
+        .add_series(Series::new(
             "Sebek 2002 Fig. 5",
             SeriesStyle::Dashed,
             theory_x
@@ -164,10 +164,10 @@ pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
         "context switch",
         format!(
             "best {} us (p99 {}), worst {} us (p99 {}) with {} wiped by each task",
-            us(sw.best.median_ns),
-            us(sw.best.p99_ns),
-            us(sw.worst.median_ns),
-            us(sw.worst.p99_ns),
+            us(sw.best.median),
+            us(sw.best.p99),
+            us(sw.worst.median),
+            us(sw.worst.p99),
             human_bytes(sw.wipe_bytes)
         ),
     );

@@ -1,4 +1,4 @@
-//! The fields every bench result starts with (see [`schema::COMMON`](super::schema::COMMON)).
+//! The fields every bench result starts with.
 
 use super::machine::Machine;
 use super::options::BenchOptions;
@@ -33,5 +33,24 @@ impl RunHeader {
             cpus,
             machine: Machine::describe(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_round_trips_through_json() {
+        let options = BenchOptions {
+            quick: true,
+            seed: 7,
+            ..BenchOptions::default()
+        };
+        let header = RunHeader::new("calibrate", &options, 3, vec![0]);
+        let json = serde_json::to_string(&header).unwrap();
+        let back: RunHeader = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, header);
+        assert!(json.contains("\"machine\"") && json.contains("\"seed\":7"));
     }
 }

@@ -1,35 +1,33 @@
 //! The framework shared by every bench.
 //!
 //! A bench typically:
-//! 1. takes [`BenchOptions`] (flattened into its clap `Args`);
+//! 1. takes a parameter struct holding [`BenchOptions`] and a [`Progress`];
 //! 2. pins its measuring thread with [`pin::PinGuard`];
 //! 3. describes the machine with [`Machine::describe`];
 //! 4. measures conditions interleaved with [`Interleaved`] (so drift on a
 //!    shared machine hits every condition alike), reducing samples to
-//!    [`Stats`];
-//! 5. writes JSON, CSV and SVG through [`OutputDir`] and prints a
-//!    [`Summary`].
+//!    [`Durations`];
+//! 5. writes JSON, CSV and SVG through [`OutputDir`] and returns its result
+//!    with a [`Summary`] (data; the caller renders it) as [`Finished`].
 //!
-//! Tests validate the JSON with [`schema::check`].
+//! Every result type derives `Deserialize`: tests read a bench's JSON back
+//! into its type and write it again unchanged.
 
 pub mod header;
+pub mod interleaved;
 pub mod machine;
 pub mod options;
 pub mod output;
 pub mod pin;
-pub mod plot;
 pub mod progress;
-pub mod runner;
-pub mod schema;
-pub mod stats;
 pub mod summary;
 
 pub use header::RunHeader;
+pub use interleaved::Interleaved;
 pub use machine::Machine;
 pub use options::BenchOptions;
 pub use output::OutputDir;
-pub use plot::{LineChart, Series, SeriesStyle};
-pub use progress::Progress;
-pub use runner::Interleaved;
-pub use stats::Stats;
-pub use summary::Summary;
+pub use progress::{NoProgress, Progress};
+pub use summary::{Finished, Summary};
+pub use tinct_report::stats::{Counts, Durations};
+pub use tinct_report::{LineChart, Series, SeriesStyle};

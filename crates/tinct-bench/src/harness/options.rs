@@ -1,31 +1,36 @@
-//! Options every bench takes: `--quick`, `--out`, `--reps`, `--seed`, `--cpus`.
+//! Parameters every bench takes: quick, out, reps, seed, cpus.
 
 use crate::{Error, Result};
 use std::path::PathBuf;
 
-/// Common bench options; flatten into a subcommand's clap `Args` with
-/// `#[command(flatten)] common: BenchOptions`.
-#[derive(Debug, Clone, Default, clap::Args)]
+/// Parameters every bench takes (the CLI's `--quick`, `--out`, `--reps`,
+/// `--seed`, `--cpus`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BenchOptions {
     /// Smoke run: few sizes and repetitions, a few seconds (for CI).
-    #[arg(long)]
     pub quick: bool,
     /// Output directory for JSON, CSV and SVG (default `tinct-bench/<bench>`).
-    #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Repetitions per condition (default depends on the bench and `--quick`).
-    #[arg(long, value_name = "N")]
+    /// Repetitions per condition (default depends on the bench and `quick`).
     pub reps: Option<u32>,
     /// Seed of every random choice (permutations, condition order).
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// CPUs the bench may use, as a list like `0-1,3` (default: the first
-    /// CPUs of the current affinity).
-    #[arg(long, value_name = "LIST")]
+    /// CPUs the bench may use, as a list like `0-1,3` (default: the current
+    /// affinity).
     pub cpus: Option<String>,
-    /// No progress bar (it is hidden anyway when stderr is not a terminal).
-    #[arg(long)]
-    pub no_progress: bool,
+}
+
+impl Default for BenchOptions {
+    /// A full run, default output directory and repetitions, seed 1, every allowed CPU.
+    fn default() -> Self {
+        Self {
+            quick: false,
+            out: None,
+            reps: None,
+            seed: 1,
+            cpus: None,
+        }
+    }
 }
 
 impl BenchOptions {

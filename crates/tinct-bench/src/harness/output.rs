@@ -1,9 +1,9 @@
 //! The output directory of a bench run: JSON, CSV and SVG files.
 
-use super::plot::{BuiltinSvg, LineChart, SvgRenderer};
 use crate::{Error, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use tinct_report::LineChart;
 
 /// A directory that receives a bench's files and remembers what it wrote.
 #[derive(Debug)]
@@ -75,19 +75,9 @@ impl OutputDir {
         Ok(path)
     }
 
-    /// Writes `chart` as SVG with the built-in renderer.
+    /// Writes `chart` as SVG (tinct-report's renderer).
     pub fn write_svg(&mut self, name: &str, chart: &LineChart) -> Result<PathBuf> {
-        self.write_svg_with(name, chart, &BuiltinSvg)
-    }
-
-    /// Writes `chart` as SVG with `renderer`.
-    pub fn write_svg_with(
-        &mut self,
-        name: &str,
-        chart: &LineChart,
-        renderer: &dyn SvgRenderer,
-    ) -> Result<PathBuf> {
-        self.write_text(name, &renderer.render(chart))
+        self.write_text(name, &chart.to_svg())
     }
 
     /// Writes `text` to `name`.
@@ -105,7 +95,7 @@ impl OutputDir {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::plot::{Series, SeriesStyle};
+    use tinct_report::{Series, SeriesStyle};
 
     #[derive(Serialize)]
     struct Row {
@@ -130,7 +120,7 @@ mod tests {
             },
         ];
         let csv_path = out.write_csv("r.csv", &rows).unwrap();
-        let chart = LineChart::new("t", "x", "y").with_series(Series::new(
+        let chart = LineChart::new("t", "x", "y").add_series(Series::new(
             "s",
             SeriesStyle::Line,
             vec![(0.0, 0.0), (1.0, 1.0)],

@@ -1,15 +1,19 @@
-//! The one-screen summary a bench prints at the end.
-
-use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
-use std::fmt::Write as _;
+//! The one-screen summary a bench ends with, as data: the caller renders
+//! it (the CLI as text with a table).
 
 /// A title, a few key facts, an optional table and notes.
-#[derive(Debug)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Summary {
-    title: String,
-    facts: Vec<(String, String)>,
-    table: Option<Table>,
-    notes: Vec<String>,
+    /// First line.
+    pub title: String,
+    /// `key: value` lines, in order.
+    pub facts: Vec<(String, String)>,
+    /// Column headers of the table (empty: a header-less table).
+    pub header: Vec<String>,
+    /// Table rows.
+    pub rows: Vec<Vec<String>>,
+    /// Notes printed after the table.
+    pub notes: Vec<String>,
 }
 
 impl Summary {
@@ -17,9 +21,7 @@ impl Summary {
     pub fn new(title: impl Into<String>) -> Self {
         Self {
             title: title.into(),
-            facts: Vec::new(),
-            table: None,
-            notes: Vec::new(),
+            ..Self::default()
         }
     }
 
@@ -31,24 +33,14 @@ impl Summary {
 
     /// Starts the table with `header` (replacing any previous one).
     pub fn table(&mut self, header: &[&str]) -> &mut Self {
-        let mut table = Table::new();
-        table
-            .load_preset(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic)
-            .set_header(header.iter().copied());
-        self.table = Some(table);
+        self.header = header.iter().map(|h| h.to_string()).collect();
+        self.rows.clear();
         self
     }
 
-    /// Adds a table row (starts a header-less table if there is none).
+    /// Adds a table row.
     pub fn row(&mut self, cells: Vec<String>) -> &mut Self {
-        self.table
-            .get_or_insert_with(|| {
-                let mut t = Table::new();
-                t.load_preset(UTF8_FULL_CONDENSED);
-                t
-            })
-            .add_row(cells);
+        self.rows.push(cells);
         self
     }
 
@@ -57,28 +49,21 @@ impl Summary {
         self.notes.push(note.into());
         self
     }
+}
 
-    /// The summary as text.
-    pub fn render(&self) -> String {
-        let mut text = String::new();
-        let _ = writeln!(text, "{}", self.title);
-        let width = self.facts.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
-        for (key, value) in &self.facts {
-            let _ = writeln!(text, "  {key:<width$}  {value}");
-        }
-        if let Some(table) = &self.table {
-            let _ = writeln!(text, "{table}");
-        }
-        for note in &self.notes {
-            let _ = writeln!(text, "note: {note}");
-        }
-        text
-    }
+/// Nanoseconds as milliseconds with two decimals, for summary tables.
+pub fn ms(ns: u64) -> String {
+    format!("{:.2}", ns as f64 / 1e6)
+}
 
-    /// Prints the summary on stdout.
-    pub fn print(&self) {
-        print!("{}", self.render());
-    }
+/// What a bench run gives back: its result (also written to its files) and
+/// the one-screen summary to show.
+#[derive(Debug, Clone)]
+pub struct Finished<R> {
+    /// The result, as written to the bench's JSON.
+    pub result: R,
+    /// The summary.
+    pub summary: Summary,
 }
 
 #[cfg(test)]
@@ -86,16 +71,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn renders_facts_table_and_notes() {
+    fn ms_has_two_decimals() {
+        assert_eq!(ms(1_234_567), "1.23");
+        assert_eq!(ms(0), "0.00");
+    }
+
+    #[test]
+    fn a_new_table_replaces_the_old_one() {
         let mut s = Summary::new("calibrate");
-        s.fact("machine", "test").fact("refill", "45.3us");
+        s.fact("refill", "45.3us");
+        s.table(&["a"]).row(vec!["1".into()]);
         s.table(&["level", "ns"])
             .row(vec!["L1".into(), "1.2".into()]);
-        s.note("a VM cannot show isolation");
-        let text = s.render();
-        assert!(text.starts_with("calibrate\n"));
-        assert!(text.contains("refill   45.3us"));
-        assert!(text.contains("L1") && text.contains("1.2"));
-        assert!(text.ends_with("note: a VM cannot show isolation\n"));
+        assert_eq!(s.header, ["level", "ns"]);
+        assert_eq!(s.rows, vec![vec!["L1".to_string(), "1.2".into()]]);
+        assert_eq!(s.facts, vec![("refill".into(), "45.3us".into())]);
     }
 }

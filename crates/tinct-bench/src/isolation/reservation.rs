@@ -12,20 +12,47 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tinct_sys::resctrl::{DomainReading, Group, L3Allocation, Resctrl};
 
 use crate::{Error, Result};
 
 /// The `--reservation` choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ReservationChoice {
     /// Reserve by page coloring.
     Coloring,
     /// Reserve by resctrl L3 cache allocation (fails if not offered).
     Resctrl,
     /// resctrl when mounted and offering L3 allocation, else coloring.
+    #[default]
     Auto,
+}
+
+impl ReservationChoice {
+    /// Every choice.
+    pub const ALL: [ReservationChoice; 3] = [
+        ReservationChoice::Coloring,
+        ReservationChoice::Resctrl,
+        ReservationChoice::Auto,
+    ];
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReservationChoice::Coloring => "coloring",
+            ReservationChoice::Resctrl => "resctrl",
+            ReservationChoice::Auto => "auto",
+        }
+    }
+
+    /// The choice called `name`.
+    pub fn parse(name: &str) -> std::result::Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| format!("expected coloring, resctrl or auto, found `{name}`"))
+    }
 }
 
 /// The mechanism chosen, and why.
@@ -81,7 +108,7 @@ pub fn split_masks(l3: &L3Allocation, victim_percent: u32) -> Result<(u64, u64)>
 }
 
 /// One resctrl group of the run, as recorded in the JSON.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupRecord {
     /// The group's name (its directory under the mount).
     pub name: String,
@@ -96,7 +123,7 @@ pub struct GroupRecord {
 }
 
 /// What resctrl reserved, as recorded in the JSON.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResctrlRecord {
     /// The resctrl mount.
     pub mount: String,

@@ -12,20 +12,23 @@
 //! The result is written as a `wcet = { … }` line, as a complete task-set
 //! file that `tinct analyze` accepts unchanged, and as the Figure 6 plot.
 
+mod launch;
+mod plan;
 mod report;
 pub mod table;
 pub mod worker;
 
 use crate::calibrate::{self, RefillSetup};
 use crate::harness::pin::PinGuard;
-use crate::harness::{BenchOptions, Interleaved, OutputDir, Progress, RunHeader, Stats};
+use crate::harness::{
+    BenchOptions, Durations, Finished, Interleaved, OutputDir, Progress, RunHeader,
+};
 use crate::{Error, Result};
-use serde::Serialize;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use tinct_core::model::{Kernel, Work};
-use tinct_core::units::{Bytes, Nanos, parse_duration, parse_size};
-use tinct_rt::kernels::LINE_BYTES;
+use launch::Launch;
+use plan::{Plan, TaskSource};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use tinct_core::units::{Bytes, Nanos};
 use worker::WorkerReport;
 
 /// File name of the LD_PRELOAD shim.
@@ -33,64 +36,74 @@ pub const PRELOAD_LIB: &str = "libtinct_preload.so";
 /// Environment variable naming the shim explicitly (as `tinct exec`).
 pub const PRELOAD_LIB_VAR: &str = "TINCT_PRELOAD_LIB";
 
-/// Options of `tinct bench wcet-profile`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct Args {
-    /// Options shared by every bench.
-    #[command(flatten)]
+/// Parameters of `tinct bench wcet-profile`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// Parameters shared by every bench.
     pub common: BenchOptions,
-    /// Take the body, period and memory of a task from this task-set file.
-    #[arg(long, value_name = "FILE", requires = "task")]
+    /// Take the body, period and memory of a task from this task-set file
+    /// (with `task`).
     pub taskset: Option<PathBuf>,
     /// The task of `--taskset` to profile.
-    #[arg(long, value_name = "NAME")]
     pub task: Option<String>,
     /// Job kernel: chase, read, write, rmw, compute, mixed (without --taskset).
-    #[arg(long, default_value = "chase")]
     pub kernel: String,
-    /// Working set (without --taskset; default 4MiB, with --quick 1MiB).
-    #[arg(long)]
-    pub working_set: Option<String>,
+    /// Working set (without a task set; default 4MiB, quick 1MiB).
+    pub working_set: Option<Bytes>,
     /// Iterations per job (default: one pass over the working set, or
     /// 10^6 for `compute`).
-    #[arg(long, conflicts_with = "target")]
     pub iterations: Option<u64>,
-    /// Job length calibrated once at full cache, e.g. `5ms` (then fixed for every p).
-    #[arg(long)]
-    pub target: Option<String>,
+    /// Job length calibrated once at full cache (then fixed for every p);
+    /// overrides `iterations`.
+    pub target: Option<Nanos>,
     /// For `mixed`: percent of the job in the memory phase.
-    #[arg(long)]
     pub memory_percent: Option<u8>,
     /// Task name in the written task set (default: the task's, or `profiled`).
-    #[arg(long)]
     pub name: Option<String>,
     /// Period of the written task (default: the task's, or 10 × C^1 rounded up to 1 ms).
-    #[arg(long)]
-    pub period: Option<String>,
+    pub period: Option<Nanos>,
     /// N_P (default: the task set's, or 32).
-    #[arg(long)]
     pub partitions: Option<u32>,
     /// Partition counts to profile, a list like `1-8,16,32` (default 1..N_P;
     /// with --quick 1, N_P/4, N_P/2, N_P).
-    #[arg(long = "p", value_name = "LIST")]
     pub p_list: Option<String>,
     /// Measured jobs per worker launch (default 20, quick 5).
-    #[arg(long)]
     pub jobs: Option<u32>,
-    /// Δ for the written task set, e.g. `45.3us` (default: the task set's,
-    /// else measured here as `tinct bench calibrate` does).
-    #[arg(long)]
-    pub refill: Option<String>,
+    /// Δ for the written task set (default: the task set's, else measured
+    /// here as `tinct bench calibrate` does).
+    pub refill: Option<Nanos>,
     /// Path of libtinct_preload.so (default: $TINCT_PRELOAD_LIB, else next to tinct).
-    #[arg(long, value_name = "PATH")]
     pub preload: Option<PathBuf>,
     /// Run without the shim: the working set comes from the ordinary heap and
     /// partitions are NOT enforced (every p sees the whole cache; the output says so).
-    #[arg(long)]
     pub uncolored: bool,
     /// Run the workers under SCHED_OTHER even when SCHED_FIFO is allowed.
-    #[arg(long)]
     pub no_fifo: bool,
+}
+
+impl Default for Params {
+    /// The defaults of `tinct bench wcet-profile`: the `chase` kernel.
+    fn default() -> Self {
+        Self {
+            common: BenchOptions::default(),
+            taskset: None,
+            task: None,
+            kernel: "chase".into(),
+            working_set: None,
+            iterations: None,
+            target: None,
+            memory_percent: None,
+            name: None,
+            period: None,
+            partitions: None,
+            p_list: None,
+            jobs: None,
+            refill: None,
+            preload: None,
+            uncolored: false,
+            no_fifo: false,
+        }
+    }
 }
 
 /// How to start a worker: the `tinct` binary and the arguments that select
@@ -104,7 +117,7 @@ pub struct WorkerCommand {
 }
 
 /// The job body being profiled, resolved to fixed work.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfiledBody {
     /// Kernel name.
     pub kernel: String,
@@ -117,14 +130,14 @@ pub struct ProfiledBody {
 }
 
 /// C^p measured at one p.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfilePoint {
     /// Number of partitions.
     pub p: u32,
     /// Page colors of partitions 1..=p.
     pub colors: Vec<u32>,
     /// Execution time of every measured job at this p.
-    pub jobs: Stats,
+    pub jobs: Durations,
     /// Maximum observed execution time (kim2013's WCET estimate), ns.
     pub wcet_ns: u64,
     /// Mean execution time (ACET), ns.
@@ -142,7 +155,7 @@ pub struct ProfilePoint {
 }
 
 /// How the working set was placed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Placement {
     /// True if the shim served the working set from the colors of p partitions.
     pub colored: bool,
@@ -157,7 +170,7 @@ pub struct Placement {
 }
 
 /// Everything `tinct bench wcet-profile` measured (`wcet-profile.json`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WcetProfileResult {
     /// Bench, options, machine.
     #[serde(flatten)]
@@ -186,333 +199,54 @@ pub struct WcetProfileResult {
     pub counters: String,
 }
 
-/// Runs `tinct bench wcet-profile`: measures, writes the files, prints the summary.
-pub fn run(args: &Args, worker: &WorkerCommand) -> Result<()> {
-    let result = measure(args, worker)?;
-    let mut out = OutputDir::create(args.common.out_dir("wcet-profile"))?;
+/// Runs `tinct bench wcet-profile`: measures, writes the files and returns
+/// the result with its summary.
+pub fn run(
+    params: &Params,
+    worker: &WorkerCommand,
+    progress: &dyn Progress,
+) -> Result<Finished<WcetProfileResult>> {
+    let result = measure(params, worker, progress)?;
+    let mut out = OutputDir::create(params.common.out_dir("wcet-profile"))?;
     report::write(&result, &mut out)?;
-    report::summary(&result, &out).print();
-    Ok(())
-}
-
-/// What comes from `--taskset` / `--task`.
-struct TaskSource {
-    name: String,
-    body: Option<tinct_core::model::Body>,
-    memory: Bytes,
-    period: Nanos,
-    partitions: u32,
-    refill: Nanos,
-}
-
-fn load_task(args: &Args) -> Result<Option<TaskSource>> {
-    let (Some(path), Some(name)) = (&args.taskset, &args.task) else {
-        return Ok(None);
-    };
-    let set = tinct_core::format::load(path).map_err(|e| Error::InvalidInput(e.to_string()))?;
-    let task = set.tasks.iter().find(|t| &t.name == name).ok_or_else(|| {
-        let names: Vec<&str> = set.tasks.iter().map(|t| t.name.as_str()).collect();
-        Error::InvalidInput(format!(
-            "{}: --task: expected one of the tasks {}, found `{name}`",
-            path.display(),
-            names.join(", ")
-        ))
-    })?;
-    Ok(Some(TaskSource {
-        name: task.name.clone(),
-        body: task.body.clone(),
-        memory: task.memory,
-        period: task.period,
-        partitions: set.platform.partitions,
-        refill: set.platform.refill,
-    }))
-}
-
-fn input<T>(what: &str, result: std::result::Result<T, impl std::fmt::Display>) -> Result<T> {
-    result.map_err(|e| Error::InvalidInput(format!("{what}: {e}")))
-}
-
-/// Resolves the body to fixed iterations (a `target` is calibrated once,
-/// with the whole cache, on this thread).
-fn resolve_body(args: &Args, source: Option<&TaskSource>) -> Result<ProfiledBody> {
-    let (kernel, working_set, work, memory_percent) = match source.and_then(|s| s.body.clone()) {
-        Some(body) => (
-            body.kernel,
-            body.working_set
-                .unwrap_or(source.map_or(Bytes(0), |s| s.memory))
-                .0,
-            body.work,
-            body.memory_percent,
-        ),
-        None => {
-            let kernel = worker::kernel_by_name(&args.kernel)?;
-            let working_set = match source {
-                Some(s) => s.memory.0,
-                None => match &args.working_set {
-                    Some(text) => input("--working-set", parse_size(text))?.0,
-                    None if args.common.quick => 1 << 20,
-                    None => 4 << 20,
-                },
-            };
-            let work = match (&args.target, args.iterations) {
-                (Some(t), _) => Some(Work::Target(input("--target", parse_duration(t))?)),
-                (None, Some(n)) => Some(Work::Iterations(n)),
-                (None, None) => None,
-            };
-            (kernel, working_set, work, args.memory_percent)
-        }
-    };
-    if kernel != Kernel::Compute && working_set < LINE_BYTES as u64 {
-        return Err(Error::InvalidInput(format!(
-            "--working-set: expected at least one cache line ({LINE_BYTES} B) for kernel `{}`, found {working_set} B",
-            kernel.name()
-        )));
-    }
-    let lines = working_set / LINE_BYTES as u64;
-    let work = work.unwrap_or(Work::Iterations(if kernel == Kernel::Compute {
-        1_000_000
-    } else {
-        lines
-    }));
-    let percent = tinct_rt::calibrate::memory_percent(kernel, memory_percent);
-    let job = match work {
-        Work::Iterations(_) => tinct_rt::calibrate::job_work(work, percent, None),
-        Work::Target(_) => {
-            let mut state = tinct_rt::kernels::KernelState::new(
-                kernel,
-                vec![0u64; (working_set / 8) as usize].into(),
-                1,
-            );
-            let rates = tinct_rt::calibrate::measure(&mut state);
-            tinct_rt::calibrate::job_work(work, percent, Some(&rates))
-        }
-    };
-    Ok(ProfiledBody {
-        kernel: kernel.name().to_string(),
-        working_set_bytes: working_set,
-        memory_iterations: job.memory,
-        compute_iterations: job.compute,
-    })
-}
-
-/// The p values to profile.
-pub fn p_values(list: Option<&str>, partitions: u32, quick: bool) -> Result<Vec<u32>> {
-    let mut ps = match list {
-        Some(text) => input("--p", tinct_sys::parse_cpu_list(text))?,
-        None if quick => vec![1, partitions / 4, partitions / 2, partitions],
-        None => (1..=partitions).collect(),
-    };
-    ps.retain(|&p| p >= 1);
-    ps.sort_unstable();
-    ps.dedup();
-    if let Some(&bad) = ps.iter().find(|&&p| p > partitions) {
-        return Err(Error::InvalidInput(format!(
-            "--p: expected partition counts within 1..={partitions} (N_P), found {bad}"
-        )));
-    }
-    if ps.is_empty() {
-        return Err(Error::InvalidInput(
-            "--p: expected at least one partition count, found none".into(),
-        ));
-    }
-    Ok(ps)
-}
-
-/// The shim to use: `--preload`, `$TINCT_PRELOAD_LIB`, else next to the program.
-fn find_preload(args: &Args, worker: &WorkerCommand) -> Result<PathBuf> {
-    if let Some(path) = args
-        .preload
-        .clone()
-        .or_else(|| std::env::var_os(PRELOAD_LIB_VAR).map(PathBuf::from))
-    {
-        return if path.is_file() {
-            Ok(path)
-        } else {
-            Err(Error::InvalidInput(format!(
-                "--preload / {PRELOAD_LIB_VAR}: expected the path of {PRELOAD_LIB}, found no file at {}",
-                path.display()
-            )))
-        };
-    }
-    let dir = worker.program.parent().unwrap_or(Path::new("."));
-    let candidates = [dir.join(PRELOAD_LIB), dir.join("../lib").join(PRELOAD_LIB)];
-    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
-        Error::Measurement(format!(
-            "{PRELOAD_LIB} not found (looked in {} and {}): build it with `cargo build -p tinct-preload`, \
-             name it with --preload or {PRELOAD_LIB_VAR}, or run with --uncolored (partitions not enforced)",
-            candidates[0].display(),
-            candidates[1].display()
-        ))
-    })
-}
-
-/// Colored memory needs physical frame numbers (root or CAP_SYS_ADMIN).
-fn require_frame_numbers() -> Result<()> {
-    use tinct_sys::privilege::{Capability, Privileges};
-    let readable = Privileges::read(&tinct_sys::SysRoot::live())
-        .is_ok_and(|p| p.is_root() || p.has(Capability::SysAdmin));
-    if readable {
-        Ok(())
-    } else {
-        Err(Error::Measurement(
-            "profiling on colored memory needs physical frame numbers from /proc/self/pagemap, \
-             which only root or CAP_SYS_ADMIN may read: run as root, or with --uncolored \
-             (working set from the ordinary heap, partitions NOT enforced)"
-                .into(),
-        ))
-    }
-}
-
-/// The number of page colors of the last-level cache.
-fn llc_colors(header: &RunHeader) -> Result<u32> {
-    let llc = header.machine.llc().ok_or_else(|| {
-        Error::Measurement("the last-level cache is unknown: cannot derive page colors".into())
-    })?;
-    let ways = u64::from(llc.ways.filter(|&w| w > 0).unwrap_or(1));
-    Ok(((llc.size_bytes / ways) / header.machine.page_bytes).max(1) as u32)
+    let summary = report::summary(&result, &out);
+    Ok(Finished { result, summary })
 }
 
 /// Measures every p (no files written).
-pub fn measure(args: &Args, worker: &WorkerCommand) -> Result<WcetProfileResult> {
-    let options = &args.common;
-    let source = load_task(args)?;
+pub fn measure(
+    params: &Params,
+    worker: &WorkerCommand,
+    progress: &dyn Progress,
+) -> Result<WcetProfileResult> {
+    let options = &params.common;
     let reps = options.reps_or(2, 5)?;
-    let jobs = match args.jobs {
-        Some(0) => {
-            return Err(Error::InvalidInput(
-                "--jobs: expected at least 1, found 0".into(),
-            ));
-        }
-        Some(n) => n,
-        None if options.quick => 5,
-        None => 20,
-    };
     let cpus = options.cpus(1)?;
-    let cpu = cpus[0];
-    let _pin = PinGuard::pin(cpu)?;
-    let header = RunHeader::new("wcet-profile", options, reps, vec![cpu]);
-    let partitions = args
-        .partitions
-        .or(source.as_ref().map(|s| s.partitions))
-        .unwrap_or(calibrate::DEFAULT_PARTITIONS);
-    let colors = llc_colors(&header)?;
-    let split = tinct_mem::PartitionColors::even(colors, partitions)
-        .map_err(|e| Error::InvalidInput(format!("--partitions: {e}")))?;
-    let ps = p_values(args.p_list.as_deref(), partitions, options.quick)?;
-    let body = resolve_body(args, source.as_ref())?;
-    let preload = if args.uncolored {
-        None
-    } else {
-        require_frame_numbers()?;
-        Some(find_preload(args, worker)?)
-    };
-    let fifo = (!args.no_fifo
-        && tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live())
-            .is_ok_and(|p| p.is_root()))
-    .then_some(crate::crpd::DEFAULT_FIFO_PRIORITY);
-
-    let color_sets: Vec<Vec<u32>> = ps
-        .iter()
-        .map(|&p| split.colors_of_all(&(1..=p).collect::<Vec<_>>()))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|e| Error::InvalidInput(format!("--p: {e}")))?;
-    let runner = Interleaved::new(ps.iter().map(|p| format!("p={p}")), reps).seed(options.seed);
-    let progress = Progress::new(runner.calls(), "wcet-profile", !options.no_progress);
-    let mut reports: Vec<Vec<WorkerReport>> = vec![Vec::new(); ps.len()];
-    runner.run::<Error>(&progress, |c| {
-        progress.set_message(format!("p = {}", ps[c]));
-        let launch = Launch {
-            worker,
-            body: &body,
-            jobs,
-            seed: options.seed,
-            cpu,
-            fifo,
-            colors: &color_sets[c],
-            total_colors: colors,
-            preload: preload.as_deref(),
-        };
-        let report = launch.run_with_retry()?;
-        let max = report.job_ns.iter().copied().max().unwrap_or(0);
-        reports[c].push(report);
-        Ok(max)
-    })?;
-    progress.finish();
-
-    let mut points: Vec<ProfilePoint> = ps
-        .iter()
-        .zip(&color_sets)
-        .zip(&reports)
-        .map(|((&p, colors), reports)| {
-            let samples: Vec<u64> = reports
-                .iter()
-                .flat_map(|r| r.job_ns.iter().copied())
-                .collect();
-            let jobs = Stats::from_samples(&samples)
-                .ok_or_else(|| Error::Measurement(format!("no jobs ran at p = {p}")))?;
-            Ok(ProfilePoint {
-                p,
-                colors: colors.clone(),
-                wcet_ns: jobs.max_ns,
-                acet_ns: jobs.mean_ns,
-                table_ns: jobs.max_ns,
-                jobs,
-                pages_checked: reports.iter().map(|r| r.pages_checked).sum(),
-                pages_in_colors: reports.iter().map(|r| r.pages_in_colors).sum(),
-                llc_misses_max: reports
-                    .iter()
-                    .filter_map(|r| r.llc_misses.as_ref())
-                    .flatten()
-                    .copied()
-                    .max(),
-            })
-        })
-        .collect::<Result<_>>()?;
+    let _pin = PinGuard::pin(cpus[0])?;
+    let header = RunHeader::new("wcet-profile", options, reps, vec![cpus[0]]);
+    let plan = plan::plan(params, worker, &header)?;
+    let reports = launch_all(&plan, worker, reps, options.seed, progress)?;
+    let mut points = profile_points(&plan, &reports)?;
     table::make_non_increasing(&mut points);
-
-    let checked: u64 = points.iter().map(|p| p.pages_checked).sum();
-    let in_colors: u64 = points.iter().map(|p| p.pages_in_colors).sum();
-    let unchecked = reports
-        .iter()
-        .flatten()
-        .find_map(|r| r.unchecked_reason.clone());
-    let placement = Placement {
-        colored: preload.is_some(),
-        preload: preload.as_ref().map(|p| p.display().to_string()),
-        colors,
-        pages_in_colors_ratio: (checked > 0).then(|| in_colors as f64 / checked as f64),
-        note: match (&preload, checked, unchecked) {
-            (None, _, _) => "--uncolored: the working set came from the ordinary heap; partitions were NOT enforced, \
-                             every p saw the whole cache, so the table is NOT a safe C^p for p < N_P"
-                .into(),
-            (Some(_), 0, reason) => format!(
-                "served by the shim, but the placement could not be checked: {}",
-                reason.unwrap_or_else(|| "unknown reason".into())
-            ),
-            (Some(_), _, _) => format!(
-                "served by the shim from the colors of partitions 1..=p; {in_colors} of {checked} working-set pages \
-                 checked in those colors"
-            ),
-        },
-    };
-
+    let placement = placement(&plan, &points, &reports);
+    let source = plan.source.as_ref();
     let (refill, refill_source) =
-        resolve_refill(args, source.as_ref(), &header, partitions, options.seed)?;
-    let name = args
+        resolve_refill(params, source, &header, plan.partitions, options.seed)?;
+    let name = params
         .name
         .clone()
-        .or(source.as_ref().map(|s| s.name.clone()))
+        .or(source.map(|s| s.name.clone()))
         .unwrap_or_else(|| "profiled".into());
-    let period = match (&args.period, &source) {
-        (Some(text), _) => input("--period", parse_duration(text))?,
+    let period = match (params.period, source) {
+        (Some(period), _) => period,
         (None, Some(s)) => s.period,
         (None, None) => table::default_period(&points),
     };
     let written = table::task_set(&table::TaskSetInput {
         name: &name,
-        body: &body,
+        body: &plan.body,
         points: &points,
-        partitions,
+        partitions: plan.partitions,
         cores: header.machine.online_cpus.len().max(1) as u32,
         period,
         refill,
@@ -526,7 +260,6 @@ pub fn measure(args: &Args, worker: &WorkerCommand) -> Result<WcetProfileResult>
         format!("placement: {}", placement.note),
         format!("refill: {refill_source}"),
     ];
-    let taskset = tinct_core::format::to_toml(&written, &header_lines);
     let counters = match reports
         .iter()
         .flatten()
@@ -538,28 +271,127 @@ pub fn measure(args: &Args, worker: &WorkerCommand) -> Result<WcetProfileResult>
     Ok(WcetProfileResult {
         counters,
         wcet_line: table::wcet_line(&points),
+        taskset: tinct_core::format::to_toml(&written, &header_lines),
         header,
         task: name,
-        body,
-        partitions,
-        jobs_per_launch: jobs,
+        partitions: plan.partitions,
+        jobs_per_launch: plan.jobs,
+        body: plan.body,
         placement,
         points,
         refill: refill.to_string(),
         refill_source,
-        taskset,
     })
 }
 
+/// Every worker launch, `reps` per p, interleaved; the reports per p.
+fn launch_all(
+    plan: &Plan,
+    worker: &WorkerCommand,
+    reps: u32,
+    seed: u64,
+    progress: &dyn Progress,
+) -> Result<Vec<Vec<WorkerReport>>> {
+    let runner = Interleaved::new(plan.ps.iter().map(|p| format!("p={p}")), reps).seed(seed);
+    progress.start(runner.calls(), "wcet-profile");
+    let mut reports: Vec<Vec<WorkerReport>> = vec![Vec::new(); plan.ps.len()];
+    runner.run::<Error>(progress, |c| {
+        progress.set_message(&format!("p = {}", plan.ps[c]));
+        let launch = Launch {
+            worker,
+            body: &plan.body,
+            jobs: plan.jobs,
+            seed,
+            cpu: plan.cpu,
+            fifo: plan.fifo,
+            colors: &plan.color_sets[c],
+            total_colors: plan.colors,
+            preload: plan.preload.as_deref(),
+        };
+        let report = launch.run_with_retry()?;
+        let max = report.job_ns.iter().copied().max().unwrap_or(0);
+        reports[c].push(report);
+        Ok(max)
+    })?;
+    progress.finish();
+    Ok(reports)
+}
+
+/// C^p at each p from its workers' reports (before the table is made
+/// non-increasing).
+fn profile_points(plan: &Plan, reports: &[Vec<WorkerReport>]) -> Result<Vec<ProfilePoint>> {
+    plan.ps
+        .iter()
+        .zip(&plan.color_sets)
+        .zip(reports)
+        .map(|((&p, colors), reports)| {
+            let samples: Vec<u64> = reports
+                .iter()
+                .flat_map(|r| r.job_ns.iter().copied())
+                .collect();
+            let jobs = Durations::of(&samples)
+                .ok_or_else(|| Error::Measurement(format!("no jobs ran at p = {p}")))?;
+            Ok(ProfilePoint {
+                p,
+                colors: colors.clone(),
+                wcet_ns: jobs.max,
+                acet_ns: jobs.mean.round() as u64,
+                table_ns: jobs.max,
+                jobs,
+                pages_checked: reports.iter().map(|r| r.pages_checked).sum(),
+                pages_in_colors: reports.iter().map(|r| r.pages_in_colors).sum(),
+                llc_misses_max: reports
+                    .iter()
+                    .filter_map(|r| r.llc_misses.as_ref())
+                    .flatten()
+                    .copied()
+                    .max(),
+            })
+        })
+        .collect()
+}
+
+/// Where the working sets lay, and what that means for the table.
+fn placement(plan: &Plan, points: &[ProfilePoint], reports: &[Vec<WorkerReport>]) -> Placement {
+    let checked: u64 = points.iter().map(|p| p.pages_checked).sum();
+    let in_colors: u64 = points.iter().map(|p| p.pages_in_colors).sum();
+    let unchecked = reports
+        .iter()
+        .flatten()
+        .find_map(|r| r.unchecked_reason.clone());
+    let preload = &plan.preload;
+    Placement {
+        colored: preload.is_some(),
+        preload: preload.as_ref().map(|p| p.display().to_string()),
+        colors: plan.colors,
+        pages_in_colors_ratio: (checked > 0).then(|| in_colors as f64 / checked as f64),
+        note: match (preload, checked, unchecked) {
+            (None, _, _) => "--uncolored: the working set came from the ordinary heap; partitions were NOT enforced, \
+                             every p saw the whole cache, so the table is NOT a safe C^p for p < N_P"
+                .into(),
+            (Some(_), 0, reason) => format!(
+                "served by the shim, but the placement could not be checked: {}",
+                reason.unwrap_or_else(|| "unknown reason".into())
+            ),
+            (Some(_), _, _) => format!(
+                "served by the shim from the colors of partitions 1..=p; {in_colors} of {checked} working-set pages \
+                 checked in those colors"
+            ),
+        },
+    }
+}
+
+/// Δ for the written task set: the parameter, the input task set's, or
+/// measured here as `tinct bench calibrate` does.
 fn resolve_refill(
-    args: &Args,
+    params: &Params,
     source: Option<&TaskSource>,
     header: &RunHeader,
     partitions: u32,
     seed: u64,
 ) -> Result<(Nanos, String)> {
-    if let Some(text) = &args.refill {
-        return Ok((input("--refill", parse_duration(text))?, "--refill".into()));
+    if let Some(refill) = params.refill {
+        return Ok((refill, "--refill".into()));
     }
     if let Some(s) = source.filter(|s| s.refill.0 > 0) {
         return Ok((s.refill, "the input task set".into()));
@@ -575,120 +407,17 @@ fn resolve_refill(
             seed,
         },
         &wipe,
-        &Progress::hidden(),
+        &crate::harness::NoProgress,
     )?;
     Ok((
-        Nanos(refill.refill_ns.div_ceil(100) * 100),
+        Nanos(refill.delta.refill_ns.div_ceil(100) * 100),
         "measured here as `tinct bench calibrate` does".into(),
     ))
 }
 
-/// One worker launch.
-struct Launch<'a> {
-    worker: &'a WorkerCommand,
-    body: &'a ProfiledBody,
-    jobs: u32,
-    seed: u64,
-    cpu: u32,
-    fifo: Option<u8>,
-    colors: &'a [u32],
-    total_colors: u32,
-    preload: Option<&'a Path>,
-}
-
-impl Launch<'_> {
-    /// Runs the worker. Under the shim a launch can fail for want of
-    /// memory in the requested colors (physical frames need not spread
-    /// evenly over colors, and strict mode refuses uncolored fallbacks even
-    /// for the worker's own small allocations): it is retried with a pool
-    /// twice and then four times as large before the bench gives up.
-    fn run_with_retry(&self) -> Result<WorkerReport> {
-        let mut failures: Vec<String> = Vec::new();
-        for factor in [1, 2, 4] {
-            match self.run(factor) {
-                Ok(report) => return Ok(report),
-                Err(Error::Measurement(message))
-                    if self.preload.is_some() && message.contains("memory") =>
-                {
-                    if !failures.contains(&message) {
-                        failures.push(message);
-                    }
-                }
-                Err(other) => return Err(other),
-            }
-        }
-        Err(Error::Measurement(format!(
-            "{} (also with a pool four times as large)",
-            failures.join("; then: ")
-        )))
-    }
-
-    fn run(&self, pool_factor: u64) -> Result<WorkerReport> {
-        let mut command = Command::new(&self.worker.program);
-        command.args(&self.worker.prefix);
-        command.args([
-            "--kernel",
-            &self.body.kernel,
-            "--working-set",
-            &self.body.working_set_bytes.to_string(),
-            "--memory-iterations",
-            &self.body.memory_iterations.to_string(),
-            "--compute-iterations",
-            &self.body.compute_iterations.to_string(),
-            "--jobs",
-            &self.jobs.to_string(),
-            "--seed",
-            &self.seed.to_string(),
-            "--cpu",
-            &self.cpu.to_string(),
-        ]);
-        if let Some(priority) = self.fifo {
-            command.args(["--fifo", &priority.to_string()]);
-        }
-        let color_list = tinct_sys::format_cpu_list(self.colors);
-        if let Some(shim) = self.preload {
-            command.args(["--expect-colors", &color_list]);
-            // The pool maps every color and keeps the requested ones: it must
-            // be large enough that its share of those colors holds the working set.
-            let share = f64::from(self.total_colors) / self.colors.len().max(1) as f64;
-            let pool = ((self.body.working_set_bytes as f64 * share * 4.0) as u64 + (64 << 20))
-                * pool_factor;
-            command
-                .env("LD_PRELOAD", shim)
-                .env("TINCT_COLORS", &color_list)
-                .env("TINCT_POOL", format!("{}MiB", pool.div_ceil(1 << 20)))
-                .env("TINCT_STRICT", "1")
-                .env("RUST_BACKTRACE", "0");
-        }
-        let output = command.output().map_err(|e| {
-            Error::Measurement(format!(
-                "cannot start the worker {}: {e}",
-                self.worker.program.display()
-            ))
-        })?;
-        if !output.status.success() {
-            return Err(Error::Measurement(format!(
-                "the worker for colors {color_list} failed ({}): {}",
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim()
-            )));
-        }
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let line = stdout
-            .lines()
-            .rev()
-            .find(|l| l.starts_with('{'))
-            .unwrap_or("");
-        serde_json::from_str(line).map_err(|e| {
-            Error::Measurement(format!(
-                "the worker printed no report ({e}): stdout {stdout:?}"
-            ))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::plan::p_values;
     use super::*;
 
     #[test]

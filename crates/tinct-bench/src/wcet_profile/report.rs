@@ -36,12 +36,12 @@ pub fn write(result: &WcetProfileResult, out: &mut OutputDir) -> Result<()> {
             p: p.p,
             colors: p.colors.len(),
             jobs: p.jobs.count,
-            min_ns: p.jobs.min_ns,
-            median_ns: p.jobs.median_ns,
-            p99_ns: p.jobs.p99_ns,
-            max_ns: p.jobs.max_ns,
-            mean_ns: p.jobs.mean_ns,
-            stddev_ns: p.jobs.stddev_ns,
+            min_ns: p.jobs.min,
+            median_ns: p.jobs.median,
+            p99_ns: p.jobs.p99,
+            max_ns: p.jobs.max,
+            mean_ns: p.jobs.mean.round() as u64,
+            stddev_ns: p.jobs.stddev.round() as u64,
             table_ns: p.table_ns,
             pages_checked: p.pages_checked,
             pages_in_colors: p.pages_in_colors,
@@ -60,7 +60,7 @@ pub fn write(result: &WcetProfileResult, out: &mut OutputDir) -> Result<()> {
         "cache partitions p",
         "execution time per job (ms)",
     )
-    .with_series(Series::new(
+    .add_series(Series::new(
         "WCET (max observed)",
         SeriesStyle::LineWithMarkers,
         result
@@ -69,7 +69,7 @@ pub fn write(result: &WcetProfileResult, out: &mut OutputDir) -> Result<()> {
             .map(|p| (f64::from(p.p), ms(p.wcet_ns)))
             .collect(),
     ))
-    .with_series(Series::new(
+    .add_series(Series::new(
         "C^p written (non-increasing)",
         SeriesStyle::Markers,
         result
@@ -78,7 +78,7 @@ pub fn write(result: &WcetProfileResult, out: &mut OutputDir) -> Result<()> {
             .map(|p| (f64::from(p.p), ms(p.table_ns)))
             .collect(),
     ))
-    .with_series(Series::new(
+    .add_series(Series::new(
         "ACET (mean)",
         SeriesStyle::Dashed,
         result
@@ -99,7 +99,7 @@ pub fn write(result: &WcetProfileResult, out: &mut OutputDir) -> Result<()> {
             "cache partitions p",
             "LLC misses (max per job)",
         )
-        .with_series(Series::new(
+        .add_series(Series::new(
             "LLC-load-misses",
             SeriesStyle::LineWithMarkers,
             misses,
@@ -155,8 +155,8 @@ pub fn summary(result: &WcetProfileResult, out: &OutputDir) -> Summary {
             p.p.to_string(),
             p.colors.len().to_string(),
             p.jobs.count.to_string(),
-            Nanos(p.jobs.median_ns).to_string(),
-            Nanos(p.jobs.p99_ns).to_string(),
+            Nanos(p.jobs.median).to_string(),
+            Nanos(p.jobs.p99).to_string(),
             Nanos(p.wcet_ns).to_string(),
             Nanos(p.acet_ns).to_string(),
             Nanos(p.table_ns).to_string(),

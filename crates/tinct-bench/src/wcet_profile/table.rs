@@ -105,13 +105,13 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::harness::Stats;
+    use crate::harness::Durations;
 
     fn point(p: u32, wcet: u64) -> ProfilePoint {
         ProfilePoint {
             p,
             colors: vec![],
-            jobs: Stats::from_samples(&[wcet]).unwrap(),
+            jobs: Durations::of(&[wcet]).unwrap(),
             wcet_ns: wcet,
             acet_ns: wcet,
             table_ns: wcet,

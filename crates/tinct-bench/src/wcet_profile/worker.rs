@@ -4,7 +4,10 @@
 //! the number of cache partitions allocated to τ_i"). The job kernels are
 //! tinct-rt's, the very code `tinct run` executes.
 //!
-//! It prints one JSON [`WorkerReport`] on stdout.
+//! The parent passes one [`WorkerJob`] as a single JSON argument and reads
+//! one JSON [`WorkerReport`] line from the worker's stdout; both ends of
+//! that protocol are here ([`WorkerJob::to_arg`], [`main`],
+//! [`WorkerReport::from_line`]).
 
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -13,36 +16,27 @@ use std::time::Instant;
 use tinct_rt::kernels::{JobWork, Kernel, KernelState};
 use tinct_sys::perf::{PerfEvent, ThreadCounters};
 
-/// Options of the hidden `tinct bench wcet-worker` command.
-#[derive(Debug, Clone, clap::Args)]
-pub struct WorkerArgs {
+/// What one worker runs: the argument of the hidden `tinct bench wcet-worker`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerJob {
     /// Kernel name (`chase`, `read`, `write`, `rmw`, `compute`, `mixed`).
-    #[arg(long)]
     pub kernel: String,
     /// Working set in bytes.
-    #[arg(long)]
     pub working_set: u64,
     /// Memory iterations per job.
-    #[arg(long)]
     pub memory_iterations: u64,
     /// Compute iterations per job.
-    #[arg(long)]
     pub compute_iterations: u64,
     /// Measured jobs (one more runs first as warm-up).
-    #[arg(long)]
     pub jobs: u32,
     /// Seed of the chase permutation.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// CPU to pin to.
-    #[arg(long)]
     pub cpu: u32,
     /// SCHED_FIFO priority (none: SCHED_OTHER).
-    #[arg(long)]
     pub fifo: Option<u8>,
     /// The page colors the working set should lie in (a list like `0-15`),
     /// checked through pagemap.
-    #[arg(long)]
     pub expect_colors: Option<String>,
 }
 
@@ -79,19 +73,44 @@ pub fn kernel_by_name(name: &str) -> Result<Kernel> {
         })
 }
 
-/// Runs the worker and prints its report as one JSON line.
-pub fn main(args: &WorkerArgs) -> Result<()> {
-    let report = run(args)?;
-    let line = serde_json::to_string(&report).map_err(|source| Error::Json {
+impl WorkerJob {
+    /// The job as the worker's one command-line argument.
+    pub fn to_arg(&self) -> Result<String> {
+        serde_json::to_string(self).map_err(|source| Error::Json {
+            what: "worker job".into(),
+            source,
+        })
+    }
+
+    /// The job from the worker's command-line argument.
+    pub fn from_arg(arg: &str) -> Result<Self> {
+        serde_json::from_str(arg).map_err(|e| {
+            Error::InvalidInput(format!(
+                "wcet-worker: expected a job as JSON (internal command), found {arg:?}: {e}"
+            ))
+        })
+    }
+}
+
+impl WorkerReport {
+    /// The report from the worker's last JSON line.
+    pub fn from_line(line: &str) -> std::result::Result<Self, serde_json::Error> {
+        serde_json::from_str(line)
+    }
+}
+
+/// The worker's whole life: reads the job from its argument, runs it and
+/// returns the report line the caller prints on stdout.
+pub fn main(arg: &str) -> Result<String> {
+    let report = run(&WorkerJob::from_arg(arg)?)?;
+    serde_json::to_string(&report).map_err(|source| Error::Json {
         what: "worker report".into(),
         source,
-    })?;
-    println!("{line}");
-    Ok(())
+    })
 }
 
 /// Runs the jobs and checks the placement.
-pub fn run(args: &WorkerArgs) -> Result<WorkerReport> {
+pub fn run(args: &WorkerJob) -> Result<WorkerReport> {
     let kernel = kernel_by_name(&args.kernel)?;
     tinct_sys::sched::set_affinity(&[args.cpu])?;
     if let Some(priority) = args.fifo {
@@ -205,7 +224,7 @@ mod tests {
     #[test]
     fn a_worker_runs_its_jobs() {
         let cpu = tinct_sys::sched::current_cpu();
-        let args = WorkerArgs {
+        let args = WorkerJob {
             kernel: "read".into(),
             working_set: 64 << 10,
             memory_iterations: 2048,
@@ -216,7 +235,8 @@ mod tests {
             fifo: None,
             expect_colors: None,
         };
-        let report = run(&args).unwrap();
+        let line = main(&args.to_arg().unwrap()).unwrap();
+        let report = WorkerReport::from_line(&line).unwrap();
         assert_eq!(report.job_ns.len(), 4);
         assert!(report.job_ns.iter().all(|&ns| ns > 0));
         assert!(report.unchecked_reason.is_some());

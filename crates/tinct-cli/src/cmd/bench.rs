@@ -1,11 +1,19 @@
 //! `tinct bench <subcommand>`: the measurement workbenches of tinct-bench.
 //!
-//! Each variant's `Args` lives in its tinct-bench module (with the shared
-//! `BenchOptions` flattened in); the bench writes its JSON, CSV and SVG files
-//! and prints its one-screen summary itself.
+//! This module parses the options ([`args`]), calls the bench library with
+//! its parameter struct and a progress bar ([`progress_bar`]), and prints
+//! the summary the library returns ([`summary`]). The library writes the
+//! JSON, CSV and SVG files.
+
+mod args;
+mod common;
+mod progress_bar;
+mod summary;
 
 use crate::error::CliError;
+use progress_bar::Bar;
 use std::process::ExitCode;
+use tinct_bench::harness::Finished;
 
 /// Options of `tinct bench`.
 #[derive(clap::Args, Debug)]
@@ -18,53 +26,86 @@ pub struct Args {
 enum Bench {
     /// Load-to-use latency per cache level (pointer chase, with and without
     /// huge pages), read/write bandwidth and the partition refill time Δ.
-    Calibrate(tinct_bench::calibrate::Args),
+    Calibrate(args::Calibrate),
     /// Context-switch cost and cache-related preemption delay against the
     /// theoretical curves of Sebek 2002 (Figures 5 and 7).
-    Crpd(tinct_bench::crpd::Args),
+    Crpd(args::Crpd),
     /// C^p: the WCET of one job body for p = 1..N_P cache partitions
     /// (kim2013 Figure 6), as a task-set `wcet` line and a task-set file.
-    WcetProfile(tinct_bench::wcet_profile::Args),
+    WcetProfile(args::WcetProfile),
     /// One wcet-profile worker process (internal).
     #[command(hide = true)]
-    WcetWorker(tinct_bench::wcet_profile::worker::WorkerArgs),
+    WcetWorker(args::WcetWorker),
     /// Shared-memory contention (Gracioli et al.): sequential, parallel-shared
     /// and parallel-private versions per thread placement, and false sharing.
-    Coherence(tinct_bench::coherence::Args),
+    Coherence(args::Coherence),
     /// DRAM bank/controller contention (Chandru & Mueller): own-bank, default
     /// and shared-bank allocations under STREAM-like and random-access kernels.
-    Banks(tinct_bench::banks::Args),
+    Banks(args::Banks),
     /// Inter-core cache interference on a victim with and without cache
     /// reservation by page coloring (kim2013 Figure 7).
-    Isolation(tinct_bench::isolation::Args),
+    Isolation(args::Isolation),
 }
 
 /// Runs the chosen bench.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let result = match args.bench {
+    match args.bench {
         Bench::Calibrate(args) => {
-            tinct_bench::calibrate::run(&args).map(|()| save_calibration(&args))
+            let bar = Bar::new(!args.common.no_progress);
+            let finished = tinct_bench::calibrate::run(&args.params(), &bar);
+            show(finished).map(|()| save_calibration(&args))
         }
-        Bench::Crpd(args) => tinct_bench::crpd::run(&args),
+        Bench::Crpd(args) => {
+            let bar = Bar::new(!args.common.no_progress);
+            show(tinct_bench::crpd::run(&args.params(), &bar))
+        }
         Bench::WcetProfile(args) => {
-            worker_command().and_then(|w| tinct_bench::wcet_profile::run(&args, &w))
+            let bar = Bar::new(!args.common.no_progress);
+            let worker = worker_command().map_err(cli_error)?;
+            show(tinct_bench::wcet_profile::run(
+                &args.params(),
+                &worker,
+                &bar,
+            ))
         }
-        Bench::WcetWorker(args) => tinct_bench::wcet_profile::worker::main(&args),
-        Bench::Coherence(args) => tinct_bench::coherence::run(&args).map(|r| r.summary().print()),
-        Bench::Banks(args) => tinct_bench::banks::run(&args).map(|r| r.summary().print()),
-        Bench::Isolation(args) => tinct_bench::isolation::run(&args).map(|r| r.summary().print()),
-    };
-    result.map(|()| ExitCode::SUCCESS).map_err(cli_error)
+        Bench::WcetWorker(args) => tinct_bench::wcet_profile::worker::main(&args.job)
+            .map(|line| println!("{line}"))
+            .map_err(cli_error),
+        Bench::Coherence(args) => {
+            let bar = Bar::new(!args.common.no_progress);
+            show(tinct_bench::coherence::run(&args.params(), &bar))
+        }
+        Bench::Banks(args) => {
+            let bar = Bar::new(!args.common.no_progress);
+            show(tinct_bench::banks::run(&args.params(), &bar))
+        }
+        Bench::Isolation(args) => {
+            let bar = Bar::new(!args.common.no_progress);
+            show(tinct_bench::isolation::run(&args.params(), &bar))
+        }
+    }
+    .map(|()| ExitCode::SUCCESS)
+}
+
+/// Prints the summary of a finished bench.
+fn show<R>(finished: tinct_bench::Result<Finished<R>>) -> Result<(), CliError> {
+    let finished = finished.map_err(cli_error)?;
+    print!("{}", summary::render(&finished.summary));
+    Ok(())
 }
 
 /// A full calibration becomes this machine's default Δ for task sets
 /// without `refill` (a `--quick` smoke run never does).
-fn save_calibration(args: &tinct_bench::calibrate::Args) {
+fn save_calibration(args: &args::Calibrate) {
     if args.common.quick {
         println!("(--quick: not saved as this machine's calibration)");
         return;
     }
-    let written = args.common.out_dir("calibrate").join("calibrate.json");
+    let written = args
+        .common
+        .options()
+        .out_dir("calibrate")
+        .join("calibrate.json");
     match crate::calibration::save(&written) {
         Ok(path) => println!(
             "saved as this machine's calibration: {} (tinct analyze/plan/run use its Δ for task sets without `refill`)",

@@ -213,9 +213,9 @@ fn print_comparison(planned: &TaskSet, summary: &Summary) {
             bound.map_or("-".into(), |b| ms(b.wcet_ns)),
             opt(bound.and_then(|b| b.wcrt_nocint_ns)),
             opt(bound.and_then(|b| b.wcrt_ns)),
-            ms(verdict.response.max_ns),
-            ms(verdict.response.p99_ns),
-            format!("{:.2}", verdict.response.rho_ns / 1e6),
+            ms(verdict.response.max),
+            ms(verdict.response.p99),
+            format!("{:.2}", verdict.response.rho / 1e6),
             verdict.jobs.missed.to_string(),
             word.into(),
         ]);

@@ -253,10 +253,10 @@ pub fn print_verdict(summary: &Summary) {
             t.jobs.completed.to_string(),
             t.jobs.missed.to_string(),
             t.jobs.aborted.to_string(),
-            ms(r.max_ns),
-            ms(r.p99_ns),
-            format!("{:.2}", r.mean_ns / 1e6),
-            format!("{:.2}", r.rho_ns / 1e6),
+            ms(r.max),
+            ms(r.p99),
+            format!("{:.2}", r.mean / 1e6),
+            format!("{:.2}", r.rho / 1e6),
             opt_ms(t.bound.and_then(|b| b.wcrt_ns)),
             opt_ms(t.bound.and_then(|b| b.wcrt_nocint_ns)),
             verdict.into(),
@@ -295,12 +295,12 @@ pub fn print_verdict(summary: &Summary) {
         exec.add_row(vec![
             t.name.clone(),
             if work.is_empty() { "—".into() } else { work },
-            ms(c.max_ns),
-            ms(c.p99_ns),
-            format!("{:.2}", c.mean_ns / 1e6),
-            format!("{:.2}", c.rho_ns / 1e6),
+            ms(c.max),
+            ms(c.p99),
+            format!("{:.2}", c.mean / 1e6),
+            format!("{:.2}", c.rho / 1e6),
             opt_ms(t.bound.map(|b| b.wcet_ns)),
-            format!("{}/{}/{}", us(l.p50_ns), us(l.p99_ns), us(l.max_ns)),
+            format!("{}/{}/{}", us(l.median), us(l.p99), us(l.max)),
             t.preemptions.to_string(),
             t.migrations.to_string(),
             t.placement.describe(),
@@ -314,7 +314,7 @@ pub fn print_verdict(summary: &Summary) {
         let message = format!(
             "!!! task '{}': observed response time {} ms EXCEEDS the analysis bound (WCRT with cache interference) {} ms",
             t.name,
-            ms(t.response.max_ns),
+            ms(t.response.max),
             ms(bound)
         );
         let message = if summary.realtime {
@@ -356,12 +356,11 @@ fn print_counters(summary: &Summary) {
             "instructions/job mean",
         ]);
         for task in &summary.tasks {
-            let mean = |d: Option<tinct_rt::stats::Distribution>| {
-                d.map_or("—".into(), |d| format!("{:.0}", d.mean_ns))
+            let mean = |d: Option<tinct_report::Counts>| {
+                d.map_or("—".into(), |d| format!("{:.0}", d.mean))
             };
-            let max = |d: Option<tinct_rt::stats::Distribution>| {
-                d.map_or("—".into(), |d| d.max_ns.to_string())
-            };
+            let max =
+                |d: Option<tinct_report::Counts>| d.map_or("—".into(), |d| d.max.to_string());
             t.add_row(vec![
                 task.name.clone(),
                 mean(task.llc_misses),

@@ -6,9 +6,9 @@ use crate::memory::Placement;
 use crate::record::{Accounting, JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun, WorkNote};
 use crate::spec::{Bound, Policy};
-use crate::stats::Distribution;
 use crate::watchdog::StopReason;
 use serde::Serialize;
+use tinct_report::stats::{Counts, Durations};
 
 /// Says how the run was scheduled, in every output.
 pub fn scheduling_note(realtime: bool) -> &'static str {
@@ -35,11 +35,11 @@ pub struct TaskVerdict {
     /// True if the counts balance.
     pub balanced: bool,
     /// Response time (finish − planned release) of finished jobs.
-    pub response: Distribution,
+    pub response: Durations,
     /// Execution time (thread CPU time) of finished jobs.
-    pub exec: Distribution,
+    pub exec: Durations,
     /// Release latency (start − planned release) of started jobs.
-    pub latency: Distribution,
+    pub latency: Durations,
     /// Preemptions (involuntary context switches) over all jobs.
     pub preemptions: u64,
     /// Jobs that ended on another CPU than they started on.
@@ -53,9 +53,9 @@ pub struct TaskVerdict {
     /// Where the working set lived.
     pub placement: Placement,
     /// LLC read misses per finished job, when hardware counters are available.
-    pub llc_misses: Option<Distribution>,
+    pub llc_misses: Option<Counts>,
     /// Instructions per finished job, when hardware counters are available.
-    pub instructions: Option<Distribution>,
+    pub instructions: Option<Counts>,
     /// Why hardware counters are missing, if they are.
     pub counters_unavailable: Option<String>,
     /// How each job's work was decided.
@@ -114,8 +114,8 @@ fn verdict(task: &TaskRun) -> TaskVerdict {
     let exec: Vec<u64> = finished.iter().map(|r| r.exec_ns).collect();
     let latency: Vec<u64> = task.records.iter().filter_map(|r| r.latency_ns()).collect();
     let jobs = Accounting::of(&task.records);
-    let response = Distribution::of(&response);
-    let over = |b: Option<u64>| b.is_some_and(|b| response.count > 0 && response.max_ns > b);
+    let response = Durations::of_or_zero(&response);
+    let over = |b: Option<u64>| b.is_some_and(|b| response.count > 0 && response.max > b);
     TaskVerdict {
         name: task.spec.name.clone(),
         cpus: task.spec.cpus.clone(),
@@ -127,8 +127,8 @@ fn verdict(task: &TaskRun) -> TaskVerdict {
             .and_then(|p| task.spec.deadline_of(p)),
         jobs,
         balanced: jobs.balances(),
-        exec: Distribution::of(&exec),
-        latency: Distribution::of(&latency),
+        exec: Durations::of_or_zero(&exec),
+        latency: Durations::of_or_zero(&latency),
         preemptions: task.records.iter().map(|r| u64::from(r.preemptions)).sum(),
         migrations: task.records.iter().map(|r| u64::from(r.migrations())).sum(),
         bound: task.spec.bound,
@@ -147,11 +147,9 @@ fn verdict(task: &TaskRun) -> TaskVerdict {
 fn counter_distribution(
     jobs: &[&JobRecord],
     value: impl Fn(&JobRecord) -> Option<u64>,
-) -> Option<Distribution> {
+) -> Option<Counts> {
     let values: Option<Vec<u64>> = jobs.iter().map(|r| value(r)).collect();
-    values
-        .filter(|v| !v.is_empty())
-        .map(|v| Distribution::of(&v))
+    values.and_then(|v| Counts::of(&v))
 }
 
 /// Computes the verdict of a run.
@@ -205,7 +203,7 @@ mod tests {
             (4, 2, 1, 1)
         );
         assert!(s.balanced);
-        assert_eq!(t.response.max_ns, 150);
+        assert_eq!(t.response.max, 150);
         assert!(t.exceeds_bound && t.exceeds_bound_nocint);
         assert_eq!(s.bound_exceeded, vec!["a".to_string()]);
         assert_eq!(s.misses, 1);

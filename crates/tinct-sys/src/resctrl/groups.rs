@@ -22,7 +22,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
@@ -36,7 +36,7 @@ pub struct Resctrl {
 }
 
 /// What `info/L3` says about L3 cache allocation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct L3Allocation {
     /// Bits in the full capacity bit mask (`cbm_mask`).
     pub cbm_bits: u32,
@@ -58,7 +58,7 @@ pub struct ResctrlLock {
 }
 
 /// One monitoring reading of one L3 domain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DomainReading {
     /// The L3 domain (cache instance) id.
     pub domain: u32,

@@ -10,11 +10,11 @@
 //! machine was oversubscribed.
 
 use crate::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tinct_sys::SysRoot;
 
 /// Scheduling and load during a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunConditions {
     /// SCHED_FIFO priority of the measuring threads (`null`: SCHED_OTHER).
     pub fifo_priority: Option<u8>,

@@ -6,12 +6,14 @@
 //! then made between statistics of the same run, never against absolute
 //! numbers.
 
+#[cfg(test)]
+use super::progress::NoProgress;
 use super::progress::Progress;
-use super::stats::Stats;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
+use tinct_report::stats::Durations;
 
 /// A set of named conditions to repeat `reps` times, interleaved.
 #[derive(Debug, Clone)]
@@ -66,7 +68,7 @@ impl Interleaved {
     /// returns its sample in ns. Each recorded call advances `progress` by one.
     pub fn run<E>(
         &self,
-        progress: &Progress,
+        progress: &dyn Progress,
         mut measure: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<Samples, E> {
         let n = self.conditions.len();
@@ -99,12 +101,12 @@ impl Interleaved {
 
 impl Samples {
     /// Statistics of condition `c` (`None` if it has no samples).
-    pub fn stats(&self, c: usize) -> Option<Stats> {
-        Stats::from_samples(&self.samples[c])
+    pub fn stats(&self, c: usize) -> Option<Durations> {
+        Durations::of(&self.samples[c])
     }
 
     /// Statistics of every condition, with its name.
-    pub fn all_stats(&self) -> Vec<(String, Stats)> {
+    pub fn all_stats(&self) -> Vec<(String, Durations)> {
         (0..self.conditions.len())
             .filter_map(|c| Some((self.conditions[c].clone(), self.stats(c)?)))
             .collect()
@@ -113,8 +115,7 @@ impl Samples {
     /// Median of condition `a` over the median of condition `b`
     /// (`None` if either has no samples or `b`'s median is 0).
     pub fn median_ratio(&self, a: usize, b: usize) -> Option<f64> {
-        let (a, b) = (self.stats(a)?, self.stats(b)?);
-        (b.median_ns > 0).then(|| a.median_ns as f64 / b.median_ns as f64)
+        self.stats(a)?.median_ratio(&self.stats(b)?)
     }
 }
 
@@ -128,7 +129,7 @@ mod tests {
         assert_eq!(runner.calls(), 66);
         let mut calls = Vec::new();
         let samples = runner
-            .run::<()>(&Progress::hidden(), |c| {
+            .run::<()>(&NoProgress, |c| {
                 calls.push(c);
                 Ok(c as u64 * 10 + 1)
             })
@@ -150,7 +151,7 @@ mod tests {
     fn an_error_stops_the_run() {
         let runner = Interleaved::new(["a", "b"], 5);
         let mut n = 0;
-        let result = runner.run(&Progress::hidden(), |_| {
+        let result = runner.run(&NoProgress, |_| {
             n += 1;
             if n == 3 { Err("boom") } else { Ok(1) }
         });
@@ -161,7 +162,7 @@ mod tests {
     #[test]
     fn same_seed_same_order() {
         let a = Interleaved::new(["a", "b", "c"], 10).seed(3);
-        let run = |r: &Interleaved| r.run::<()>(&Progress::hidden(), |_| Ok(0)).unwrap().order;
+        let run = |r: &Interleaved| r.run::<()>(&NoProgress, |_| Ok(0)).unwrap().order;
         assert_eq!(run(&a), run(&a.clone()));
         assert_ne!(run(&a), run(&a.clone().seed(4)));
     }

@@ -1,0 +1,258 @@
+//! Measuring `tinct bench banks`: every allocation's memory is set up once,
+//! then each kernel runs on all threads at once under every allocation,
+//! interleaved round by round.
+
+use super::kernels::{self, Arrays, Kernel};
+use super::plan::{self, Pages, Plan};
+use super::{Allocation, AllocationResult, KernelResult, WARMUP_ROUNDS, numa};
+use crate::harness::{Interleaved, Progress};
+use crate::page_placement::PagedMemory;
+use crate::pinned_threads::{Job, run_together};
+use crate::scheduling_and_load::RunConditions;
+use crate::{Error, Result};
+use tinct_mem::PageId;
+
+/// What [`measure`] found.
+pub(super) struct Measured {
+    pub kernels: Vec<KernelResult>,
+    pub run_conditions: RunConditions,
+    /// Why frames are unreadable (bank placement not controlled), if so.
+    pub frames_unreadable: Option<String>,
+    /// Arena pages whose frame changed during the run.
+    pub moved_pages: Option<usize>,
+}
+
+/// Controller-local and -remote memory, placed by first touch, and the
+/// share of each thread's pages found on the intended node.
+#[derive(Default)]
+struct NodeMemory {
+    /// Per thread: memory on its own node, and on another node.
+    heaps: [Vec<Vec<u64>>; 2],
+    shares: NodeShares,
+}
+
+/// Per thread, the share of its local / remote pages on the intended node
+/// (empty when frames or the node map are unreadable).
+#[derive(Default)]
+struct NodeShares {
+    local: Vec<f64>,
+    remote: Vec<f64>,
+}
+
+/// Sets up the memory of every allocation and measures every kernel.
+pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> {
+    let mut arena = plan::arena(plan)?;
+    let mut pages = Vec::new();
+    if let Some(arena) = arena.as_mut() {
+        for &allocation in &plan.arena_allocations {
+            pages.push(plan::choose_pages(
+                arena,
+                allocation,
+                plan.threads(),
+                plan.pages_per_thread,
+            )?);
+        }
+    }
+    let words_per_thread = plan.pages_per_thread * (plan.page_bytes as usize / 8);
+    let mut heap: Vec<Vec<u64>> = (0..plan.threads())
+        .map(|_| vec![1u64; words_per_thread])
+        .collect();
+    let mut nodes = node_memory(plan, words_per_thread)?;
+    let frames_unreadable = arena
+        .as_ref()
+        .and_then(|a| a.placement_unknown().map(str::to_string));
+
+    let total = plan.kernels.len() as u64
+        * u64::from(plan.reps + WARMUP_ROUNDS)
+        * plan.allocations.len() as u64;
+    progress.start(total, "banks");
+    let mut run_conditions = RunConditions::start(plan.fifo)?;
+    let mut results = Vec::with_capacity(plan.kernels.len());
+    {
+        let mut arrays = thread_arrays(plan, &mut heap, arena.as_mut(), &pages, &mut nodes.heaps)?;
+        for (k, &kernel) in plan.kernels.iter().enumerate() {
+            progress.set_message(kernel.name());
+            let seed = plan.seed.wrapping_add(k as u64);
+            results.push(measure_kernel(
+                plan,
+                kernel,
+                seed,
+                &mut arrays,
+                &pages,
+                &nodes.shares,
+                progress,
+            )?);
+        }
+    }
+    progress.finish();
+    run_conditions.finish();
+    Ok(Measured {
+        kernels: results,
+        run_conditions,
+        frames_unreadable,
+        moved_pages: arena.as_ref().and_then(PagedMemory::moved_pages),
+    })
+}
+
+/// Controller-local and -remote memory by first touch, and where it landed
+/// (empty when there is only one NUMA node).
+fn node_memory(plan: &Plan, words_per_thread: usize) -> Result<NodeMemory> {
+    let mut nodes = NodeMemory::default();
+    let Some(remote) = &plan.remote else {
+        return Ok(nodes);
+    };
+    let map = numa::NodeMap::read(&tinct_sys::SysRoot::live())?;
+    for (&cpu, &(remote_cpu, remote_node)) in plan.thread_cpus.iter().zip(remote) {
+        let local = numa::first_touch(cpu, words_per_thread)?;
+        let far = numa::first_touch(remote_cpu, words_per_thread)?;
+        let node = plan::node_of_cpu(&plan.topology, cpu).unwrap_or(0);
+        if let Some(map) = &map {
+            nodes
+                .shares
+                .local
+                .extend(numa::share_on_node(&local, node, map));
+            nodes
+                .shares
+                .remote
+                .extend(numa::share_on_node(&far, remote_node, map));
+        }
+        nodes.heaps[0].push(local);
+        nodes.heaps[1].push(far);
+    }
+    Ok(nodes)
+}
+
+/// Every allocation's per-thread arrays, in the order of `plan.allocations`.
+fn thread_arrays<'a>(
+    plan: &Plan,
+    heap: &'a mut [Vec<u64>],
+    arena: Option<&'a mut PagedMemory>,
+    pages: &[Pages],
+    node_heaps: &'a mut [Vec<Vec<u64>>; 2],
+) -> Result<Vec<Vec<Arrays<'a>>>> {
+    let page_words = plan.page_bytes as usize / 8;
+    let from_heap = |heap: &'a mut [Vec<u64>]| -> Vec<Arrays<'a>> {
+        heap.iter_mut()
+            .map(|words| Arrays::from_pages(words.chunks_exact_mut(page_words).collect()))
+            .collect()
+    };
+    let mut per_allocation = vec![from_heap(heap)];
+    if let Some(arena) = arena {
+        let groups: Vec<Vec<PageId>> = pages
+            .iter()
+            .flat_map(|p| p.groups.iter().cloned())
+            .collect();
+        let mut split = arena.split(&groups)?.into_iter();
+        for _ in pages {
+            per_allocation.push(
+                (0..plan.threads())
+                    .map(|_| Arrays::from_pages(split.next().unwrap_or_default()))
+                    .collect(),
+            );
+        }
+    }
+    for heap in node_heaps {
+        if !heap.is_empty() {
+            per_allocation.push(from_heap(heap));
+        }
+    }
+    Ok(per_allocation)
+}
+
+/// One kernel under every allocation, interleaved.
+fn measure_kernel(
+    plan: &Plan,
+    kernel: Kernel,
+    seed: u64,
+    arrays: &mut [Vec<Arrays<'_>>],
+    pages: &[Pages],
+    nodes: &NodeShares,
+    progress: &dyn Progress,
+) -> Result<KernelResult> {
+    let elements = arrays[0][0].elements_of(kernel);
+    let target = if plan.quick {
+        24u64 << 20
+    } else {
+        192u64 << 20
+    };
+    let passes = (target / (elements * kernel.bytes_per_element())).max(1);
+    let bytes_per_run = elements * kernel.bytes_per_element() * passes * plan.threads() as u64;
+    let names: Vec<&str> = plan.allocations.iter().map(|a| a.name()).collect();
+    let samples = Interleaved::new(names, plan.reps)
+        .warmup(WARMUP_ROUNDS)
+        .seed(seed)
+        .run(progress, |c| {
+            let jobs = arrays[c]
+                .iter_mut()
+                .zip(&plan.thread_cpus)
+                .map(|(arrays, &cpu)| Job {
+                    cpus: vec![cpu],
+                    input: arrays,
+                })
+                .collect();
+            run_together(jobs, plan.fifo, |i, arrays| {
+                kernels::run(kernel, arrays, passes, plan.seed.wrapping_add(i as u64))
+            })
+            .map(|t| t.elapsed_ns)
+        })?;
+    let default_median = samples.stats(0).map_or(0, |s| s.median);
+    let mut rows = Vec::with_capacity(plan.allocations.len());
+    for (c, &allocation) in plan.allocations.iter().enumerate() {
+        let time = samples
+            .stats(c)
+            .ok_or_else(|| Error::Measurement(format!("no samples for {}", allocation.name())))?;
+        let bandwidths: Vec<f64> = samples.samples[c]
+            .iter()
+            .map(|&ns| mib_per_s(bytes_per_run, ns))
+            .collect();
+        let banks = match c.checked_sub(1).and_then(|i| pages.get(i)) {
+            Some(pages) => pages.banks.clone(),
+            None => Vec::new(),
+        };
+        let on_intended_node = match allocation {
+            Allocation::NodeLocal => nodes.local.clone(),
+            Allocation::NodeRemote => nodes.remote.clone(),
+            _ => Vec::new(),
+        };
+        rows.push(AllocationResult {
+            allocation,
+            banks,
+            on_intended_node,
+            bandwidth_mib_s: mib_per_s(bytes_per_run, time.median),
+            bandwidth_stddev_mib_s: stddev(&bandwidths),
+            time_cv: if time.mean > 0.0 {
+                time.stddev / time.mean
+            } else {
+                0.0
+            },
+            median_over_default: if default_median == 0 {
+                0.0
+            } else {
+                time.median as f64 / default_median as f64
+            },
+            time,
+        });
+    }
+    Ok(KernelResult {
+        kernel,
+        passes,
+        bytes_per_run,
+        allocations: rows,
+    })
+}
+
+fn mib_per_s(bytes: u64, ns: u64) -> f64 {
+    if ns == 0 {
+        0.0
+    } else {
+        bytes as f64 / (1u64 << 20) as f64 / (ns as f64 / 1e9)
+    }
+}
+
+fn stddev(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    (values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / values.len() as f64).sqrt()
+}

@@ -1,0 +1,207 @@
+//! Measuring `tinct bench coherence`: the versions of each array size and
+//! the false-sharing variant, interleaved.
+
+use super::kernels::{self, ArrayPair, Function, Padded, SameLine};
+use super::placement::Placement;
+use super::{FalseSharingResult, ParallelResult, Plan, SizeResult, WARMUP_ROUNDS};
+use crate::harness::{Interleaved, Progress};
+use crate::pinned_threads::{Job, run_together};
+use crate::scheduling_and_load::RunConditions;
+use crate::{Error, Result};
+use tinct_report::stats::ratio;
+
+/// What [`measure`] found.
+pub(super) struct Measured {
+    pub sizes: Vec<SizeResult>,
+    pub false_sharing: Vec<FalseSharingResult>,
+    pub run_conditions: RunConditions,
+}
+
+/// Every size, then the false-sharing variant, under every available placement.
+pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> {
+    let available: Vec<&Placement> = plan.placements.iter().filter(|p| p.available()).collect();
+    let conditions_per_size = 1 + 2 * available.len() as u64;
+    let total = u64::from(plan.reps + WARMUP_ROUNDS)
+        * (conditions_per_size * plan.sizes.len() as u64 + 2 * available.len() as u64);
+    progress.start(total, "coherence");
+    let mut run_conditions = RunConditions::start(plan.fifo)?;
+    let setup = Setup {
+        reps: plan.reps,
+        work: plan.work,
+        increments: plan.increments,
+        sequential_cpu: plan.cpus[0],
+        fifo: plan.fifo,
+        progress,
+    };
+    let mut sizes = Vec::with_capacity(plan.sizes.len());
+    for (index, &rows) in plan.sizes.iter().enumerate() {
+        progress.set_message(&format!("{rows}x{rows}"));
+        let seed = plan.seed.wrapping_add(index as u64);
+        sizes.push(measure_size(rows, seed, &available, &setup)?);
+    }
+    progress.set_message("false sharing");
+    let mut false_sharing = Vec::with_capacity(available.len());
+    for (index, placement) in available.iter().enumerate() {
+        let seed = plan.seed.wrapping_add(1000 + index as u64);
+        false_sharing.push(measure_false_sharing(placement, seed, &setup)?);
+    }
+    progress.finish();
+    run_conditions.finish();
+    Ok(Measured {
+        sizes,
+        false_sharing,
+        run_conditions,
+    })
+}
+
+/// What every measurement of a run shares.
+struct Setup<'a> {
+    reps: u32,
+    work: u64,
+    increments: u64,
+    sequential_cpu: u32,
+    fifo: Option<u8>,
+    progress: &'a dyn Progress,
+}
+
+/// The conditions of one size: sequential, then shared and private per placement.
+#[derive(Debug, Clone, Copy)]
+enum Condition {
+    Sequential,
+    Shared(usize),
+    Private(usize),
+}
+
+fn measure_size(
+    rows: usize,
+    seed: u64,
+    placements: &[&Placement],
+    setup: &Setup<'_>,
+) -> Result<SizeResult> {
+    let elements = rows * rows;
+    let repetitions = (setup.work / elements as u64).max(1);
+    let fifo = setup.fifo;
+    let shared = ArrayPair::zeroed(elements);
+    let private = [ArrayPair::zeroed(elements), ArrayPair::zeroed(elements)];
+    let mut conditions = vec![Condition::Sequential];
+    let mut names = vec!["sequential".to_string()];
+    for (i, p) in placements.iter().enumerate() {
+        conditions.push(Condition::Shared(i));
+        names.push(format!("parallel-shared/{}", p.kind.name()));
+        conditions.push(Condition::Private(i));
+        names.push(format!("parallel-private/{}", p.kind.name()));
+    }
+    let samples = Interleaved::new(names, setup.reps)
+        .warmup(WARMUP_ROUNDS)
+        .seed(seed)
+        .run(setup.progress, |c| match conditions[c] {
+            Condition::Sequential => run_together(
+                vec![Job {
+                    cpus: vec![setup.sequential_cpu],
+                    input: (),
+                }],
+                fifo,
+                |_, ()| {
+                    kernels::run_function(&shared, Function::First, repetitions);
+                    kernels::run_function(&shared, Function::Second, repetitions);
+                },
+            )
+            .map(|t| t.elapsed_ns),
+            Condition::Shared(p) => run_pair(placements[p], [&shared, &shared], repetitions, fifo),
+            Condition::Private(p) => {
+                run_pair(placements[p], [&private[0], &private[1]], repetitions, fifo)
+            }
+        })?;
+    let stats = |c: usize| {
+        samples
+            .stats(c)
+            .ok_or_else(|| Error::Measurement(format!("no samples for {}", samples.conditions[c])))
+    };
+    let sequential = stats(0)?;
+    let mut parallel = Vec::with_capacity(placements.len());
+    for (i, p) in placements.iter().enumerate() {
+        let (shared, private) = (stats(1 + 2 * i)?, stats(2 + 2 * i)?);
+        parallel.push(ParallelResult {
+            placement: p.kind,
+            cpus: p.cpus,
+            shared_over_sequential_wcet: ratio(shared.max, sequential.max),
+            private_over_sequential_wcet: ratio(private.max, sequential.max),
+            shared_over_sequential_median: ratio(shared.median, sequential.median),
+            private_over_sequential_median: ratio(private.median, sequential.median),
+            shared,
+            private,
+        });
+    }
+    Ok(SizeResult {
+        rows,
+        cols: rows,
+        bytes_per_array: elements as u64 * 8,
+        repetitions,
+        sequential,
+        parallel,
+    })
+}
+
+/// Function 1 on thread 0 with `arrays[0]`, function 2 on thread 1 with
+/// `arrays[1]`, placed by `placement`; the time from first start to last end.
+fn run_pair(
+    placement: &Placement,
+    arrays: [&ArrayPair; 2],
+    repetitions: u64,
+    fifo: Option<u8>,
+) -> Result<u64> {
+    let jobs = vec![
+        Job {
+            cpus: placement.cpus_of(0),
+            input: (arrays[0], Function::First),
+        },
+        Job {
+            cpus: placement.cpus_of(1),
+            input: (arrays[1], Function::Second),
+        },
+    ];
+    run_together(jobs, fifo, |_, (arrays, function)| {
+        kernels::run_function(arrays, function, repetitions)
+    })
+    .map(|t| t.elapsed_ns)
+}
+
+fn measure_false_sharing(
+    placement: &Placement,
+    seed: u64,
+    setup: &Setup<'_>,
+) -> Result<FalseSharingResult> {
+    let (increments, fifo) = (setup.increments, setup.fifo);
+    let line = SameLine::default();
+    let padded = [Padded::default(), Padded::default()];
+    let samples = Interleaved::new(["same-line", "separate-lines"], setup.reps)
+        .warmup(WARMUP_ROUNDS)
+        .seed(seed)
+        .run(setup.progress, |c| {
+            let counters = if c == 0 {
+                [&line.counters[0], &line.counters[1]]
+            } else {
+                [&padded[0].counter, &padded[1].counter]
+            };
+            let jobs = (0..2)
+                .map(|i| Job {
+                    cpus: placement.cpus_of(i),
+                    input: counters[i],
+                })
+                .collect();
+            run_together(jobs, fifo, |_, counter| kernels::count(counter, increments))
+                .map(|t| t.elapsed_ns)
+        })?;
+    let (same_line, separate_lines) = match (samples.stats(0), samples.stats(1)) {
+        (Some(a), Some(b)) => (a, b),
+        _ => return Err(Error::Measurement("false sharing: no samples".into())),
+    };
+    Ok(FalseSharingResult {
+        placement: placement.kind,
+        cpus: placement.cpus,
+        slowdown_median: ratio(same_line.median, separate_lines.median),
+        slowdown_wcet: ratio(same_line.max, separate_lines.max),
+        same_line,
+        separate_lines,
+    })
+}

@@ -1,0 +1,149 @@
+//! Starting the worker processes of `tinct bench wcet-profile`: finding
+//! the shim, and one launch per p with its colours.
+
+use super::worker::{WorkerJob, WorkerReport};
+use super::{PRELOAD_LIB, PRELOAD_LIB_VAR, Params, ProfiledBody, WorkerCommand};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The shim to use: `--preload`, `$TINCT_PRELOAD_LIB`, else next to the program.
+pub(super) fn find_preload(params: &Params, worker: &WorkerCommand) -> Result<PathBuf> {
+    if let Some(path) = params
+        .preload
+        .clone()
+        .or_else(|| std::env::var_os(PRELOAD_LIB_VAR).map(PathBuf::from))
+    {
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(Error::InvalidInput(format!(
+                "--preload / {PRELOAD_LIB_VAR}: expected the path of {PRELOAD_LIB}, found no file at {}",
+                path.display()
+            )))
+        };
+    }
+    let dir = worker.program.parent().unwrap_or(Path::new("."));
+    let candidates = [dir.join(PRELOAD_LIB), dir.join("../lib").join(PRELOAD_LIB)];
+    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
+        Error::Measurement(format!(
+            "{PRELOAD_LIB} not found (looked in {} and {}): build it with `cargo build -p tinct-preload`, \
+             name it with --preload or {PRELOAD_LIB_VAR}, or run with --uncolored (partitions not enforced)",
+            candidates[0].display(),
+            candidates[1].display()
+        ))
+    })
+}
+
+/// Colored memory needs physical frame numbers (root or CAP_SYS_ADMIN).
+pub(super) fn require_frame_numbers() -> Result<()> {
+    use tinct_sys::privilege::{Capability, Privileges};
+    let readable = Privileges::read(&tinct_sys::SysRoot::live())
+        .is_ok_and(|p| p.is_root() || p.has(Capability::SysAdmin));
+    if readable {
+        Ok(())
+    } else {
+        Err(Error::Measurement(
+            "profiling on colored memory needs physical frame numbers from /proc/self/pagemap, \
+             which only root or CAP_SYS_ADMIN may read: run as root, or with --uncolored \
+             (working set from the ordinary heap, partitions NOT enforced)"
+                .into(),
+        ))
+    }
+}
+
+/// One worker launch.
+pub(super) struct Launch<'a> {
+    pub worker: &'a WorkerCommand,
+    pub body: &'a ProfiledBody,
+    pub jobs: u32,
+    pub seed: u64,
+    pub cpu: u32,
+    pub fifo: Option<u8>,
+    pub colors: &'a [u32],
+    pub total_colors: u32,
+    pub preload: Option<&'a Path>,
+}
+
+impl Launch<'_> {
+    /// Runs the worker. Under the shim a launch can fail for want of
+    /// memory in the requested colors (physical frames need not spread
+    /// evenly over colors, and strict mode refuses uncolored fallbacks even
+    /// for the worker's own small allocations): it is retried with a pool
+    /// twice and then four times as large before the bench gives up.
+    pub fn run_with_retry(&self) -> Result<WorkerReport> {
+        let mut failures: Vec<String> = Vec::new();
+        for factor in [1, 2, 4] {
+            match self.run(factor) {
+                Ok(report) => return Ok(report),
+                Err(Error::Measurement(message))
+                    if self.preload.is_some() && message.contains("memory") =>
+                {
+                    if !failures.contains(&message) {
+                        failures.push(message);
+                    }
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        Err(Error::Measurement(format!(
+            "{} (also with a pool four times as large)",
+            failures.join("; then: ")
+        )))
+    }
+
+    fn run(&self, pool_factor: u64) -> Result<WorkerReport> {
+        let mut command = Command::new(&self.worker.program);
+        command.args(&self.worker.prefix);
+        let color_list = tinct_sys::format_cpu_list(self.colors);
+        let job = WorkerJob {
+            kernel: self.body.kernel.clone(),
+            working_set: self.body.working_set_bytes,
+            memory_iterations: self.body.memory_iterations,
+            compute_iterations: self.body.compute_iterations,
+            jobs: self.jobs,
+            seed: self.seed,
+            cpu: self.cpu,
+            fifo: self.fifo,
+            expect_colors: self.preload.map(|_| color_list.clone()),
+        };
+        command.arg(job.to_arg()?);
+        if let Some(shim) = self.preload {
+            // The pool maps every color and keeps the requested ones: it must
+            // be large enough that its share of those colors holds the working set.
+            let share = f64::from(self.total_colors) / self.colors.len().max(1) as f64;
+            let pool = ((self.body.working_set_bytes as f64 * share * 4.0) as u64 + (64 << 20))
+                * pool_factor;
+            command
+                .env("LD_PRELOAD", shim)
+                .env("TINCT_COLORS", &color_list)
+                .env("TINCT_POOL", format!("{}MiB", pool.div_ceil(1 << 20)))
+                .env("TINCT_STRICT", "1")
+                .env("RUST_BACKTRACE", "0");
+        }
+        let output = command.output().map_err(|e| {
+            Error::Measurement(format!(
+                "cannot start the worker {}: {e}",
+                self.worker.program.display()
+            ))
+        })?;
+        if !output.status.success() {
+            return Err(Error::Measurement(format!(
+                "the worker for colors {color_list} failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr).trim()
+            )));
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let line = stdout
+            .lines()
+            .rev()
+            .find(|l| l.starts_with('{'))
+            .unwrap_or("");
+        WorkerReport::from_line(line).map_err(|e| {
+            Error::Measurement(format!(
+                "the worker printed no report ({e}): stdout {stdout:?}"
+            ))
+        })
+    }
+}

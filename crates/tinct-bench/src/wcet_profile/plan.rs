@@ -1,0 +1,220 @@
+//! Planning `tinct bench wcet-profile`: the task and its body, the p values
+//! and their colours, the shim, and the scheduling of the workers.
+
+use super::launch;
+use super::{Params, ProfiledBody, WorkerCommand, worker};
+use crate::calibrate;
+use crate::harness::RunHeader;
+use crate::{Error, Result};
+use std::path::PathBuf;
+use tinct_core::model::{Kernel, Work};
+use tinct_core::units::{Bytes, Nanos};
+use tinct_rt::kernels::LINE_BYTES;
+
+/// What a run measures.
+pub(super) struct Plan {
+    pub source: Option<TaskSource>,
+    /// Measured jobs per worker launch.
+    pub jobs: u32,
+    /// The CPU every worker runs on.
+    pub cpu: u32,
+    /// N_P.
+    pub partitions: u32,
+    /// Page colours of the LLC.
+    pub colors: u32,
+    /// The p values, ascending, and the colours of partitions 1..=p for each.
+    pub ps: Vec<u32>,
+    pub color_sets: Vec<Vec<u32>>,
+    pub body: ProfiledBody,
+    /// The shim (`None`: uncoloured).
+    pub preload: Option<PathBuf>,
+    /// SCHED_FIFO priority of the workers, when allowed.
+    pub fifo: Option<u8>,
+}
+
+/// Checks the parameters and resolves the body, the p values and the shim.
+pub(super) fn plan(params: &Params, worker: &WorkerCommand, header: &RunHeader) -> Result<Plan> {
+    let options = &params.common;
+    let source = load_task(params)?;
+    let jobs = match params.jobs {
+        Some(0) => {
+            return Err(Error::InvalidInput(
+                "--jobs: expected at least 1, found 0".into(),
+            ));
+        }
+        Some(n) => n,
+        None if options.quick => 5,
+        None => 20,
+    };
+    let partitions = params
+        .partitions
+        .or(source.as_ref().map(|s| s.partitions))
+        .unwrap_or(calibrate::DEFAULT_PARTITIONS);
+    let colors = llc_colors(header)?;
+    let split = tinct_mem::PartitionColors::even(colors, partitions)
+        .map_err(|e| Error::InvalidInput(format!("--partitions: {e}")))?;
+    let ps = p_values(params.p_list.as_deref(), partitions, options.quick)?;
+    let body = resolve_body(params, source.as_ref())?;
+    let preload = if params.uncolored {
+        None
+    } else {
+        launch::require_frame_numbers()?;
+        Some(launch::find_preload(params, worker)?)
+    };
+    let fifo = (!params.no_fifo
+        && tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live())
+            .is_ok_and(|p| p.is_root()))
+    .then_some(crate::crpd::DEFAULT_FIFO_PRIORITY);
+    let color_sets: Vec<Vec<u32>> = ps
+        .iter()
+        .map(|&p| split.colors_of_all(&(1..=p).collect::<Vec<_>>()))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| Error::InvalidInput(format!("--p: {e}")))?;
+    Ok(Plan {
+        source,
+        jobs,
+        cpu: header.cpus[0],
+        partitions,
+        colors,
+        ps,
+        color_sets,
+        body,
+        preload,
+        fifo,
+    })
+}
+
+/// What comes from `--taskset` / `--task`.
+pub(super) struct TaskSource {
+    pub name: String,
+    pub body: Option<tinct_core::model::Body>,
+    pub memory: Bytes,
+    pub period: Nanos,
+    pub partitions: u32,
+    pub refill: Nanos,
+}
+
+fn load_task(params: &Params) -> Result<Option<TaskSource>> {
+    let (Some(path), Some(name)) = (&params.taskset, &params.task) else {
+        return Ok(None);
+    };
+    let set = tinct_core::format::load(path).map_err(|e| Error::InvalidInput(e.to_string()))?;
+    let task = set.tasks.iter().find(|t| &t.name == name).ok_or_else(|| {
+        let names: Vec<&str> = set.tasks.iter().map(|t| t.name.as_str()).collect();
+        Error::InvalidInput(format!(
+            "{}: --task: expected one of the tasks {}, found `{name}`",
+            path.display(),
+            names.join(", ")
+        ))
+    })?;
+    Ok(Some(TaskSource {
+        name: task.name.clone(),
+        body: task.body.clone(),
+        memory: task.memory,
+        period: task.period,
+        partitions: set.platform.partitions,
+        refill: set.platform.refill,
+    }))
+}
+
+pub(super) fn input<T>(
+    what: &str,
+    result: std::result::Result<T, impl std::fmt::Display>,
+) -> Result<T> {
+    result.map_err(|e| Error::InvalidInput(format!("{what}: {e}")))
+}
+
+/// Resolves the body to fixed iterations (a `target` is calibrated once,
+/// with the whole cache, on this thread).
+pub(super) fn resolve_body(params: &Params, source: Option<&TaskSource>) -> Result<ProfiledBody> {
+    let (kernel, working_set, work, memory_percent) = match source.and_then(|s| s.body.clone()) {
+        Some(body) => (
+            body.kernel,
+            body.working_set
+                .unwrap_or(source.map_or(Bytes(0), |s| s.memory))
+                .0,
+            body.work,
+            body.memory_percent,
+        ),
+        None => {
+            let kernel = worker::kernel_by_name(&params.kernel)?;
+            let working_set = match source {
+                Some(s) => s.memory.0,
+                None => match params.working_set {
+                    Some(size) => size.0,
+                    None if params.common.quick => 1 << 20,
+                    None => 4 << 20,
+                },
+            };
+            let work = match (params.target, params.iterations) {
+                (Some(target), _) => Some(Work::Target(target)),
+                (None, Some(n)) => Some(Work::Iterations(n)),
+                (None, None) => None,
+            };
+            (kernel, working_set, work, params.memory_percent)
+        }
+    };
+    if kernel != Kernel::Compute && working_set < LINE_BYTES as u64 {
+        return Err(Error::InvalidInput(format!(
+            "--working-set: expected at least one cache line ({LINE_BYTES} B) for kernel `{}`, found {working_set} B",
+            kernel.name()
+        )));
+    }
+    let lines = working_set / LINE_BYTES as u64;
+    let work = work.unwrap_or(Work::Iterations(if kernel == Kernel::Compute {
+        1_000_000
+    } else {
+        lines
+    }));
+    let percent = tinct_rt::calibrate::memory_percent(kernel, memory_percent);
+    let job = match work {
+        Work::Iterations(_) => tinct_rt::calibrate::job_work(work, percent, None),
+        Work::Target(_) => {
+            let mut state = tinct_rt::kernels::KernelState::new(
+                kernel,
+                vec![0u64; (working_set / 8) as usize].into(),
+                1,
+            );
+            let rates = tinct_rt::calibrate::measure(&mut state);
+            tinct_rt::calibrate::job_work(work, percent, Some(&rates))
+        }
+    };
+    Ok(ProfiledBody {
+        kernel: kernel.name().to_string(),
+        working_set_bytes: working_set,
+        memory_iterations: job.memory,
+        compute_iterations: job.compute,
+    })
+}
+
+/// The p values to profile.
+pub fn p_values(list: Option<&str>, partitions: u32, quick: bool) -> Result<Vec<u32>> {
+    let mut ps = match list {
+        Some(text) => input("--p", tinct_sys::parse_cpu_list(text))?,
+        None if quick => vec![1, partitions / 4, partitions / 2, partitions],
+        None => (1..=partitions).collect(),
+    };
+    ps.retain(|&p| p >= 1);
+    ps.sort_unstable();
+    ps.dedup();
+    if let Some(&bad) = ps.iter().find(|&&p| p > partitions) {
+        return Err(Error::InvalidInput(format!(
+            "--p: expected partition counts within 1..={partitions} (N_P), found {bad}"
+        )));
+    }
+    if ps.is_empty() {
+        return Err(Error::InvalidInput(
+            "--p: expected at least one partition count, found none".into(),
+        ));
+    }
+    Ok(ps)
+}
+
+/// The number of page colors of the last-level cache.
+pub(super) fn llc_colors(header: &RunHeader) -> Result<u32> {
+    let llc = header.machine.llc().ok_or_else(|| {
+        Error::Measurement("the last-level cache is unknown: cannot derive page colors".into())
+    })?;
+    let ways = u64::from(llc.ways.filter(|&w| w > 0).unwrap_or(1));
+    Ok(((llc.size_bytes / ways) / header.machine.page_bytes).max(1) as u32)
+}

@@ -1,0 +1,277 @@
+//! The options of each `tinct bench` subcommand, turned into the bench
+//! library's parameter structs.
+
+use super::common::{CommonArgs, duration, size};
+use std::path::PathBuf;
+use tinct_bench::banks::kernels::Kernel as BankKernel;
+use tinct_bench::isolation::reservation::ReservationChoice;
+use tinct_bench::{banks, calibrate, coherence, crpd, isolation, wcet_profile};
+use tinct_core::units::{Bytes, Nanos};
+
+/// Options of `tinct bench calibrate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Calibrate {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// N_P: the number of cache partitions; a partition is LLC size / N_P.
+    #[arg(long, default_value_t = calibrate::DEFAULT_PARTITIONS)]
+    pub partitions: u32,
+    /// Largest pointer-chase working set, e.g. `256MiB` (default 4 × LLC,
+    /// at least 64 MiB, at most 512 MiB; with `--quick` 2 × LLC).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub max_size: Option<Bytes>,
+}
+
+impl Calibrate {
+    /// The library's parameters.
+    pub fn params(&self) -> calibrate::Params {
+        calibrate::Params {
+            common: self.common.options(),
+            partitions: self.partitions,
+            max_size: self.max_size,
+        }
+    }
+}
+
+/// Options of `tinct bench crpd`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Crpd {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Cache level to sweep (1, 2, 3, ...); repeat for several. Default:
+    /// every data cache level (with `--quick`: L2, or the LLC if there is no L2).
+    #[arg(long = "level", value_name = "N")]
+    pub levels: Vec<u8>,
+    /// Run under SCHED_OTHER even when SCHED_FIFO is allowed.
+    #[arg(long)]
+    pub no_fifo: bool,
+}
+
+impl Crpd {
+    /// The library's parameters.
+    pub fn params(&self) -> crpd::Params {
+        crpd::Params {
+            common: self.common.options(),
+            levels: self.levels.clone(),
+            no_fifo: self.no_fifo,
+        }
+    }
+}
+
+/// Options of `tinct bench wcet-profile`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WcetProfile {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Take the body, period and memory of a task from this task-set file.
+    #[arg(long, value_name = "FILE", requires = "task")]
+    pub taskset: Option<PathBuf>,
+    /// The task of `--taskset` to profile.
+    #[arg(long, value_name = "NAME")]
+    pub task: Option<String>,
+    /// Job kernel: chase, read, write, rmw, compute, mixed (without --taskset).
+    #[arg(long, default_value = "chase")]
+    pub kernel: String,
+    /// Working set (without --taskset; default 4MiB, with --quick 1MiB).
+    #[arg(long, value_parser = size)]
+    pub working_set: Option<Bytes>,
+    /// Iterations per job (default: one pass over the working set, or
+    /// 10^6 for `compute`).
+    #[arg(long, conflicts_with = "target")]
+    pub iterations: Option<u64>,
+    /// Job length calibrated once at full cache, e.g. `5ms` (then fixed for every p).
+    #[arg(long, value_parser = duration)]
+    pub target: Option<Nanos>,
+    /// For `mixed`: percent of the job in the memory phase.
+    #[arg(long)]
+    pub memory_percent: Option<u8>,
+    /// Task name in the written task set (default: the task's, or `profiled`).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Period of the written task (default: the task's, or 10 × C^1 rounded up to 1 ms).
+    #[arg(long, value_parser = duration)]
+    pub period: Option<Nanos>,
+    /// N_P (default: the task set's, or 32).
+    #[arg(long)]
+    pub partitions: Option<u32>,
+    /// Partition counts to profile, a list like `1-8,16,32` (default 1..N_P;
+    /// with --quick 1, N_P/4, N_P/2, N_P).
+    #[arg(long = "p", value_name = "LIST")]
+    pub p_list: Option<String>,
+    /// Measured jobs per worker launch (default 20, quick 5).
+    #[arg(long)]
+    pub jobs: Option<u32>,
+    /// Δ for the written task set, e.g. `45.3us` (default: the task set's,
+    /// else measured here as `tinct bench calibrate` does).
+    #[arg(long, value_parser = duration)]
+    pub refill: Option<Nanos>,
+    /// Path of libtinct_preload.so (default: $TINCT_PRELOAD_LIB, else next to tinct).
+    #[arg(long, value_name = "PATH")]
+    pub preload: Option<PathBuf>,
+    /// Run without the shim: the working set comes from the ordinary heap and
+    /// partitions are NOT enforced (every p sees the whole cache; the output says so).
+    #[arg(long)]
+    pub uncolored: bool,
+    /// Run the workers under SCHED_OTHER even when SCHED_FIFO is allowed.
+    #[arg(long)]
+    pub no_fifo: bool,
+}
+
+impl WcetProfile {
+    /// The library's parameters.
+    pub fn params(&self) -> wcet_profile::Params {
+        wcet_profile::Params {
+            common: self.common.options(),
+            taskset: self.taskset.clone(),
+            task: self.task.clone(),
+            kernel: self.kernel.clone(),
+            working_set: self.working_set,
+            iterations: self.iterations,
+            target: self.target,
+            memory_percent: self.memory_percent,
+            name: self.name.clone(),
+            period: self.period,
+            partitions: self.partitions,
+            p_list: self.p_list.clone(),
+            jobs: self.jobs,
+            refill: self.refill,
+            preload: self.preload.clone(),
+            uncolored: self.uncolored,
+            no_fifo: self.no_fifo,
+        }
+    }
+}
+
+/// The hidden `tinct bench wcet-worker`: one profiling launch.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WcetWorker {
+    /// The job, as JSON (written by `tinct bench wcet-profile`).
+    pub job: String,
+}
+
+/// Options of `tinct bench coherence`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Coherence {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Array dimensions to sweep (ROWS = COLS), e.g. `64,256,1024`
+    /// (default 64..2048 as in the paper; `--quick`: 64,512).
+    #[arg(long, value_delimiter = ',', value_name = "N,...")]
+    pub sizes: Option<Vec<usize>>,
+    /// Element updates per function per run; the repetition loop count of a
+    /// size is this divided by ROWS x COLS (default 2^24; `--quick`: 2^19).
+    #[arg(long, value_name = "N")]
+    pub work: Option<u64>,
+    /// Run the measuring threads under SCHED_FIFO with this priority
+    /// (1-99; needs root or CAP_SYS_NICE). Recommended on a busy machine.
+    #[arg(long, value_name = "PRIORITY")]
+    pub fifo: Option<u8>,
+    /// Increments per thread in the false-sharing variant
+    /// (default 2^25; `--quick`: 2^20).
+    #[arg(long, value_name = "N")]
+    pub increments: Option<u64>,
+}
+
+impl Coherence {
+    /// The library's parameters.
+    pub fn params(&self) -> coherence::Params {
+        coherence::Params {
+            common: self.common.options(),
+            sizes: self.sizes.clone(),
+            work: self.work,
+            fifo: self.fifo,
+            increments: self.increments,
+        }
+    }
+}
+
+/// Options of `tinct bench banks`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Banks {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Threads, one per CPU of `--cpus` (default: every allowed CPU).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Memory per thread, split into the three STREAM arrays
+    /// (default 48MiB; `--quick`: 3MiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub size: Option<Bytes>,
+    /// DRAM bank functions as XOR masks, DRAMA style (`0x2000,0x44000`);
+    /// every mask must read only bits at or above the page size.
+    #[arg(long, value_name = "MASKS")]
+    pub bank_functions: Option<String>,
+    /// DRAM controller (channel) functions as XOR masks.
+    #[arg(long, value_name = "MASKS")]
+    pub controller_functions: Option<String>,
+    /// Kernels to run: copy, scale, add, triad, random (default: all).
+    #[arg(long, value_delimiter = ',', value_parser = BankKernel::parse)]
+    pub kernels: Option<Vec<BankKernel>>,
+    /// Run the measuring threads under SCHED_FIFO with this priority
+    /// (1-99; needs root or CAP_SYS_NICE). Recommended on a busy machine.
+    #[arg(long, value_name = "PRIORITY")]
+    pub fifo: Option<u8>,
+}
+
+impl Banks {
+    /// The library's parameters.
+    pub fn params(&self) -> banks::Params {
+        banks::Params {
+            common: self.common.options(),
+            threads: self.threads,
+            size: self.size,
+            bank_functions: self.bank_functions.clone(),
+            controller_functions: self.controller_functions.clone(),
+            kernels: self.kernels.clone(),
+            fifo: self.fifo,
+        }
+    }
+}
+
+/// Options of `tinct bench isolation`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Isolation {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Victim working set (default: a quarter of the LLC; `--quick`: 2MiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub victim_size: Option<Bytes>,
+    /// Working set of each aggressor (default: twice the LLC; `--quick`: 8MiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub aggressor_size: Option<Bytes>,
+    /// Recorded jobs per condition and round (default 50; `--quick`: 10).
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<u32>,
+    /// Percentage of the page colors reserved for the victim (the
+    /// aggressors get the rest).
+    #[arg(long, value_name = "PERCENT", default_value_t = 50)]
+    pub victim_colors: u32,
+    /// Run the victim and the aggressors under SCHED_FIFO with this
+    /// priority (1-99; needs root or CAP_SYS_NICE), as kim2013 ran its tasks.
+    #[arg(long, value_name = "PRIORITY")]
+    pub fifo: Option<u8>,
+    /// How the reserved conditions reserve the cache: coloring (page
+    /// coloring), resctrl (L3 cache allocation), or auto (resctrl when
+    /// mounted and offering L3 allocation, else coloring).
+    #[arg(long, default_value = "auto", value_parser = ReservationChoice::parse)]
+    pub reservation: ReservationChoice,
+    /// Where resctrl is mounted (a fake tree in tests).
+    #[arg(long, value_name = "DIR", default_value = tinct_sys::resctrl::DEFAULT_MOUNT)]
+    pub resctrl_root: PathBuf,
+}
+
+impl Isolation {
+    /// The library's parameters.
+    pub fn params(&self) -> isolation::Params {
+        isolation::Params {
+            common: self.common.options(),
+            victim_size: self.victim_size,
+            aggressor_size: self.aggressor_size,
+            jobs: self.jobs,
+            victim_colors: self.victim_colors,
+            fifo: self.fifo,
+            reservation: self.reservation,
+            resctrl_root: self.resctrl_root.clone(),
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! What every `tinct bench` subcommand takes, and the parsers of typed values.
+
+use std::path::PathBuf;
+use tinct_bench::harness::BenchOptions;
+use tinct_core::units::{Bytes, Nanos};
+
+/// `--quick`, `--out`, `--reps`, `--seed`, `--cpus` and `--no-progress`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CommonArgs {
+    /// Smoke run: few sizes and repetitions, a few seconds (for CI).
+    #[arg(long)]
+    pub quick: bool,
+    /// Output directory for JSON, CSV and SVG (default `tinct-bench/<bench>`).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Repetitions per condition (default depends on the bench and `--quick`).
+    #[arg(long, value_name = "N")]
+    pub reps: Option<u32>,
+    /// Seed of every random choice (permutations, condition order).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// CPUs the bench may use, as a list like `0-1,3` (default: the first
+    /// CPUs of the current affinity).
+    #[arg(long, value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// No progress bar (it is hidden anyway when stderr is not a terminal).
+    #[arg(long)]
+    pub no_progress: bool,
+}
+
+impl CommonArgs {
+    /// The library's parameters.
+    pub fn options(&self) -> BenchOptions {
+        BenchOptions {
+            quick: self.quick,
+            out: self.out.clone(),
+            reps: self.reps,
+            seed: self.seed,
+            cpus: self.cpus.clone(),
+        }
+    }
+}
+
+/// A size such as `4MiB` (clap value parser).
+pub fn size(text: &str) -> Result<Bytes, String> {
+    tinct_core::units::parse_size(text).map_err(|e| e.to_string())
+}
+
+/// A duration such as `45.3us` (clap value parser).
+pub fn duration(text: &str) -> Result<Nanos, String> {
+    tinct_core::units::parse_duration(text).map_err(|e| e.to_string())
+}

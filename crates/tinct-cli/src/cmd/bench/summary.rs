@@ -1,0 +1,62 @@
+//! The one-screen summary of a bench, as text with a table.
+
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use std::fmt::Write as _;
+use tinct_bench::harness::Summary;
+
+/// The summary as text: title, aligned facts, the table, notes.
+pub fn render(summary: &Summary) -> String {
+    let mut text = String::new();
+    let _ = writeln!(text, "{}", summary.title);
+    let width = summary
+        .facts
+        .iter()
+        .map(|(k, _)| k.len())
+        .max()
+        .unwrap_or(0);
+    for (key, value) in &summary.facts {
+        let _ = writeln!(text, "  {key:<width$}  {value}");
+    }
+    if !summary.header.is_empty() || !summary.rows.is_empty() {
+        let mut table = Table::new();
+        table.load_preset(UTF8_FULL_CONDENSED);
+        if !summary.header.is_empty() {
+            table
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_header(&summary.header);
+        }
+        for row in &summary.rows {
+            table.add_row(row);
+        }
+        let _ = writeln!(text, "{table}");
+    }
+    for note in &summary.notes {
+        let _ = writeln!(text, "note: {note}");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_facts_table_and_notes() {
+        let mut s = Summary::new("calibrate");
+        s.fact("machine", "test").fact("refill", "45.3us");
+        s.table(&["level", "ns"])
+            .row(vec!["L1".into(), "1.2".into()]);
+        s.note("a VM cannot show isolation");
+        let text = render(&s);
+        assert!(text.starts_with("calibrate\n"));
+        assert!(text.contains("refill   45.3us"));
+        assert!(text.contains("L1") && text.contains("1.2") && text.contains("level"));
+        assert!(text.ends_with("note: a VM cannot show isolation\n"));
+    }
+
+    #[test]
+    fn no_table_without_rows_or_header() {
+        let text = render(&Summary::new("t"));
+        assert_eq!(text, "t\n");
+    }
+}

@@ -1,0 +1,301 @@
+//! Order statistics of integer samples: the one statistics type of tinct.
+//!
+//! A [`Distribution`] summarizes samples by count, min, median, p99, max
+//! (nearest rank, so each is an actual sample), mean, standard deviation
+//! and ρ = μ + 2σ, the real-time metric of demarchi et al. Eq. (1) (the
+//! paper calls σ "the corresponding variance" but adds it to a time, so it
+//! is the standard deviation, as used here).
+//!
+//! The unit is part of the type: [`Durations`] (nanoseconds) serialize their
+//! fields as `min_ns`, `median_ns`, ...; [`Counts`] (events such as LLC
+//! misses or instructions, which have no unit) as `min`, `median`, ...
+//! Mean, σ and ρ are floats because they are only reported.
+
+use serde::de::{Deserialize, Deserializer};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+use std::marker::PhantomData;
+
+/// The unit of a [`Distribution`]: it names the serialized fields.
+pub trait Unit {
+    /// Field names, in order: count, min, median, p99, max, mean, stddev, rho.
+    const FIELDS: [&'static str; 8];
+}
+
+/// Nanoseconds: fields end in `_ns`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Ns;
+
+impl Unit for Ns {
+    const FIELDS: [&'static str; 8] = [
+        "count",
+        "min_ns",
+        "median_ns",
+        "p99_ns",
+        "max_ns",
+        "mean_ns",
+        "stddev_ns",
+        "rho_ns",
+    ];
+}
+
+/// Counts of events (no unit): fields carry no suffix.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Count;
+
+impl Unit for Count {
+    const FIELDS: [&'static str; 8] = [
+        "count", "min", "median", "p99", "max", "mean", "stddev", "rho",
+    ];
+}
+
+/// Distribution of a duration in nanoseconds.
+pub type Durations = Distribution<Ns>;
+
+/// Distribution of a count of events (unit-free).
+pub type Counts = Distribution<Count>;
+
+/// count / min / median / p99 / max / mean / σ / ρ of samples in unit `U`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Distribution<U> {
+    /// Number of samples.
+    pub count: u64,
+    /// Smallest sample.
+    pub min: u64,
+    /// Median (nearest rank 50 %).
+    pub median: u64,
+    /// 99th percentile (nearest rank).
+    pub p99: u64,
+    /// Largest sample.
+    pub max: u64,
+    /// μ, the arithmetic mean.
+    pub mean: f64,
+    /// σ, the population standard deviation.
+    pub stddev: f64,
+    /// ρ = μ + 2σ, demarchi Eq. (1).
+    pub rho: f64,
+    unit: PhantomData<U>,
+}
+
+impl<U> Default for Distribution<U> {
+    /// The distribution of no samples: every field zero.
+    fn default() -> Self {
+        Self::from_sorted(&[])
+    }
+}
+
+impl<U> Distribution<U> {
+    /// The distribution of `samples`; `None` if there are none.
+    pub fn of(samples: &[u64]) -> Option<Self> {
+        (!samples.is_empty()).then(|| Self::of_or_zero(samples))
+    }
+
+    /// The distribution of `samples`, every field zero when there are none.
+    pub fn of_or_zero(samples: &[u64]) -> Self {
+        let mut sorted = samples.to_vec();
+        sorted.sort_unstable();
+        Self::from_sorted(&sorted)
+    }
+
+    fn from_sorted(sorted: &[u64]) -> Self {
+        let (Some(&min), Some(&max)) = (sorted.first(), sorted.last()) else {
+            return Self::from_parts([0; 5], 0.0, 0.0);
+        };
+        let n = sorted.len() as f64;
+        // The exact sum (u128 cannot overflow for any slice of u64), then floats for reporting.
+        let sum: u128 = sorted.iter().map(|&s| u128::from(s)).sum();
+        let mean = sum as f64 / n;
+        let variance = sorted
+            .iter()
+            .map(|&s| (s as f64 - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        let median = nearest_rank(sorted, 50).unwrap_or(min);
+        let p99 = nearest_rank(sorted, 99).unwrap_or(max);
+        Self::from_parts(
+            [sorted.len() as u64, min, median, p99, max],
+            mean,
+            variance.sqrt(),
+        )
+    }
+
+    fn from_parts([count, min, median, p99, max]: [u64; 5], mean: f64, stddev: f64) -> Self {
+        Self {
+            count,
+            min,
+            median,
+            p99,
+            max,
+            mean,
+            stddev,
+            rho: mean + 2.0 * stddev,
+            unit: PhantomData,
+        }
+    }
+
+    /// True if count ≥ 1, min ≤ median ≤ p99 ≤ max and min ≤ mean ≤ max:
+    /// what every distribution of real samples satisfies.
+    pub fn is_ordered(&self) -> bool {
+        self.count >= 1
+            && self.min <= self.median
+            && self.median <= self.p99
+            && self.p99 <= self.max
+            && (self.min as f64..=self.max as f64).contains(&self.mean)
+    }
+
+    /// Median of `self` over the median of `other` (`None` if `other`'s is 0).
+    pub fn median_ratio(&self, other: &Self) -> Option<f64> {
+        (other.median > 0).then(|| self.median as f64 / other.median as f64)
+    }
+}
+
+/// The nearest-rank `percent`-th percentile (1 ≤ percent ≤ 100) of sorted
+/// samples: the smallest sample with at least `percent` % of the samples at
+/// or below it. `None` for no samples.
+pub fn nearest_rank(sorted: &[u64], percent: u32) -> Option<u64> {
+    let n = sorted.len();
+    // percent ≤ 100 and n fits u64: the product fits u128.
+    let rank = (u128::from(percent.min(100)) * n as u128)
+        .div_ceil(100)
+        .max(1);
+    let rank = usize::try_from(rank).unwrap_or(n).min(n);
+    sorted.get(rank.checked_sub(1)?).copied()
+}
+
+/// `a / b` as a float for reporting (0 when `b` is 0): slowdowns, inflations.
+pub fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+impl<U: Unit> Serialize for Distribution<U> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let [count, min, median, p99, max, mean, stddev, rho] = U::FIELDS;
+        let mut s = serializer.serialize_struct("Distribution", 8)?;
+        s.serialize_field(count, &self.count)?;
+        s.serialize_field(min, &self.min)?;
+        s.serialize_field(median, &self.median)?;
+        s.serialize_field(p99, &self.p99)?;
+        s.serialize_field(max, &self.max)?;
+        s.serialize_field(mean, &self.mean)?;
+        s.serialize_field(stddev, &self.stddev)?;
+        s.serialize_field(rho, &self.rho)?;
+        s.end()
+    }
+}
+
+/// The serialized form of either unit (a reader accepts both namings).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fields {
+    count: u64,
+    #[serde(alias = "min_ns")]
+    min: u64,
+    #[serde(alias = "median_ns")]
+    median: u64,
+    #[serde(alias = "p99_ns")]
+    p99: u64,
+    #[serde(alias = "max_ns")]
+    max: u64,
+    #[serde(alias = "mean_ns")]
+    mean: f64,
+    #[serde(alias = "stddev_ns")]
+    stddev: f64,
+    #[serde(alias = "rho_ns")]
+    rho: f64,
+}
+
+impl<'de, U: Unit> Deserialize<'de> for Distribution<U> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let f = Fields::deserialize(deserializer)?;
+        Ok(Self {
+            count: f.count,
+            min: f.min,
+            median: f.median,
+            p99: f.p99,
+            max: f.max,
+            mean: f.mean,
+            stddev: f.stddev,
+            rho: f.rho,
+            unit: PhantomData,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_to_hundred() {
+        let samples: Vec<u64> = (1..=100).rev().collect();
+        let d = Durations::of(&samples).unwrap();
+        assert_eq!(d.count, 100);
+        assert_eq!((d.min, d.median, d.p99, d.max), (1, 50, 99, 100));
+        assert_eq!(d.mean, 50.5);
+        assert!((d.stddev - 28.866).abs() < 1e-3, "{}", d.stddev); // sqrt((100^2-1)/12)
+        assert!(d.is_ordered());
+    }
+
+    #[test]
+    fn rho_is_mean_plus_two_standard_deviations() {
+        let d = Durations::of(&[2, 4, 4, 4, 5, 5, 7, 9]).unwrap();
+        assert_eq!((d.mean, d.stddev, d.rho), (5.0, 2.0, 9.0));
+        assert_eq!((d.min, d.max, d.count), (2, 9, 8));
+    }
+
+    #[test]
+    fn single_sample_empty_and_outlier() {
+        let d = Counts::of(&[7]).unwrap();
+        assert_eq!((d.min, d.median, d.p99, d.max, d.stddev), (7, 7, 7, 7, 0.0));
+        assert!(Durations::of(&[]).is_none());
+        let zero = Durations::of_or_zero(&[]);
+        assert_eq!((zero.count, zero.max, zero.mean), (0, 0, 0.0));
+        assert!(!zero.is_ordered(), "no samples is not a distribution");
+        let mut samples = vec![10u64; 999];
+        samples.push(10_000);
+        let d = Durations::of(&samples).unwrap();
+        assert_eq!((d.median, d.p99, d.max), (10, 10, 10_000));
+    }
+
+    #[test]
+    fn nearest_rank_is_an_actual_sample() {
+        assert_eq!(nearest_rank(&[7], 99), Some(7));
+        assert_eq!(nearest_rank(&[1, 2, 3, 4], 50), Some(2));
+        assert_eq!(nearest_rank(&[1, 2, 3, 4], 51), Some(3));
+        assert_eq!(nearest_rank(&[1, 2, 3, 4], 100), Some(4));
+        assert_eq!(nearest_rank(&[], 50), None);
+        assert_eq!(nearest_rank(&[u64::MAX; 3], 99), Some(u64::MAX));
+    }
+
+    #[test]
+    fn the_unit_names_the_json_fields_and_both_round_trip() {
+        let samples = [3, 1, 4, 1, 5, 9, 2, 6];
+        let ns = Durations::of(&samples).unwrap();
+        let json = serde_json::to_value(ns).unwrap();
+        assert_eq!(json["median_ns"], 3);
+        assert!(json.get("median").is_none());
+        let back: Durations = serde_json::from_value(json).unwrap();
+        assert_eq!(back, ns);
+
+        let counts = Counts::of(&samples).unwrap();
+        let json = serde_json::to_value(counts).unwrap();
+        assert_eq!(json["max"], 9);
+        assert!(
+            json.as_object()
+                .unwrap()
+                .keys()
+                .all(|k| !k.ends_with("_ns"))
+        );
+        let back: Counts = serde_json::from_value(json).unwrap();
+        assert_eq!(back, counts);
+    }
+
+    #[test]
+    fn median_ratio() {
+        let a = Durations::of(&[20, 20, 20]).unwrap();
+        let b = Durations::of(&[10, 10, 10]).unwrap();
+        assert_eq!(a.median_ratio(&b), Some(2.0));
+        assert_eq!(a.median_ratio(&Durations::of_or_zero(&[])), None);
+        assert_eq!(ratio(3, 2), 1.5);
+        assert_eq!(ratio(3, 0), 0.0);
+    }
+}
