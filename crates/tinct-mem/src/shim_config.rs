@@ -14,6 +14,42 @@ use std::path::{Path, PathBuf};
 
 use crate::mapping::XorFunctions;
 
+/// The shim's file name.
+pub const PRELOAD_LIB: &str = "libtinct_preload.so";
+/// `TINCT_PRELOAD_LIB`: the path of the shim, when it is not beside the
+/// program that starts it.
+pub const PRELOAD_LIB_VAR: &str = "TINCT_PRELOAD_LIB";
+
+/// Finds the shim a program in `program_dir` should preload: the file
+/// `$TINCT_PRELOAD_LIB` names (an error if there is none), else
+/// `libtinct_preload.so` beside the program or in `../lib`; `Ok(None)`
+/// when neither exists (a caller with an embedded copy uses that).
+pub fn locate_shim(program_dir: &Path) -> Result<Option<PathBuf>, String> {
+    if let Some(explicit) = std::env::var_os(PRELOAD_LIB_VAR) {
+        let path = PathBuf::from(explicit);
+        return if path.is_file() {
+            Ok(Some(path))
+        } else {
+            Err(format!(
+                "{PRELOAD_LIB_VAR}={}: expected the path of {PRELOAD_LIB}, found no such file",
+                path.display()
+            ))
+        };
+    }
+    Ok(shim_candidates(program_dir)
+        .into_iter()
+        .find(|p| p.is_file())
+        .map(|beside| beside.canonicalize().unwrap_or(beside)))
+}
+
+/// Where [`locate_shim`] looks beside a program: its directory and `../lib`.
+pub fn shim_candidates(program_dir: &Path) -> [PathBuf; 2] {
+    [
+        program_dir.join(PRELOAD_LIB),
+        program_dir.join("../lib").join(PRELOAD_LIB),
+    ]
+}
+
 /// `TINCT_COLORS`: the page colors to serve the heap from, e.g. `0-15,32`.
 pub const COLORS: &str = "TINCT_COLORS";
 /// `TINCT_BANKS`: DRAM bank indices to serve the heap from, e.g. `0-3`

@@ -2,35 +2,34 @@
 //! the shim, and one launch per p with its colours.
 
 use super::worker::{WorkerJob, WorkerReport};
-use super::{PRELOAD_LIB, PRELOAD_LIB_VAR, Params, ProfiledBody, WorkerCommand};
+use super::{Params, ProfiledBody, WorkerCommand};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use tinct_mem::ShimConfig;
+use tinct_mem::shim_config::{PRELOAD_LIB, PRELOAD_LIB_VAR, locate_shim, shim_candidates};
 
-/// The shim to use: `--preload`, `$TINCT_PRELOAD_LIB`, else next to the program.
+/// The shim to use: `--preload`, else `$TINCT_PRELOAD_LIB`, else beside the
+/// program (`tinct bench` passes the shim it found, embedded copy included).
 pub(super) fn find_preload(params: &Params, worker: &WorkerCommand) -> Result<PathBuf> {
-    if let Some(path) = params
-        .preload
-        .clone()
-        .or_else(|| std::env::var_os(PRELOAD_LIB_VAR).map(PathBuf::from))
-    {
+    if let Some(path) = params.preload.clone() {
         return if path.is_file() {
             Ok(path)
         } else {
             Err(Error::InvalidInput(format!(
-                "--preload / {PRELOAD_LIB_VAR}: expected the path of {PRELOAD_LIB}, found no file at {}",
+                "--preload: expected the path of {PRELOAD_LIB}, found no file at {}",
                 path.display()
             )))
         };
     }
     let dir = worker.program.parent().unwrap_or(Path::new("."));
-    let candidates = [dir.join(PRELOAD_LIB), dir.join("../lib").join(PRELOAD_LIB)];
-    candidates.iter().find(|p| p.is_file()).cloned().ok_or_else(|| {
+    locate_shim(dir).map_err(Error::InvalidInput)?.ok_or_else(|| {
+        let [beside, lib] = shim_candidates(dir);
         Error::Measurement(format!(
             "{PRELOAD_LIB} not found (looked in {} and {}): build it with `cargo build -p tinct-preload`, \
              name it with --preload or {PRELOAD_LIB_VAR}, or run with --uncolored (partitions not enforced)",
-            candidates[0].display(),
-            candidates[1].display()
+            beside.display(),
+            lib.display()
         ))
     })
 }
@@ -114,11 +113,12 @@ impl Launch<'_> {
             let share = f64::from(self.total_colors) / self.colors.len().max(1) as f64;
             let pool = ((self.body.working_set_bytes as f64 * share * 4.0) as u64 + (64 << 20))
                 * pool_factor;
+            let mut shim_config = ShimConfig::colored(self.colors.to_vec());
+            shim_config.pool_bytes = pool.div_ceil(1 << 20).saturating_mul(1 << 20);
+            shim_config.strict = true;
             command
+                .envs(shim_config.to_env())
                 .env("LD_PRELOAD", shim)
-                .env("TINCT_COLORS", &color_list)
-                .env("TINCT_POOL", format!("{}MiB", pool.div_ceil(1 << 20)))
-                .env("TINCT_STRICT", "1")
                 .env("RUST_BACKTRACE", "0");
         }
         let output = command.output().map_err(|e| {

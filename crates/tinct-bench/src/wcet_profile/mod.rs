@@ -5,7 +5,7 @@
 //!
 //! For each p, worker processes (`tinct bench wcet-worker`, see [`worker`])
 //! run the body under the LD_PRELOAD shim (tinct-preload) with
-//! `TINCT_COLORS` = the page colors of partitions 1..=p, so the working set
+//! the shim's colors (`tinct_mem::ShimConfig`) = the page colors of partitions 1..=p, so the working set
 //! lies in those colors only; each worker checks its pages through pagemap.
 //! Launches for different p are interleaved in a seeded random order.
 //!
@@ -30,11 +30,6 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use tinct_core::units::{Bytes, Nanos};
 use worker::WorkerReport;
-
-/// File name of the LD_PRELOAD shim.
-pub const PRELOAD_LIB: &str = "libtinct_preload.so";
-/// Environment variable naming the shim explicitly (as `tinct exec`).
-pub const PRELOAD_LIB_VAR: &str = "TINCT_PRELOAD_LIB";
 
 /// Parameters of `tinct bench wcet-profile`.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +67,8 @@ pub struct Params {
     /// Δ for the written task set (default: the task set's, else measured
     /// here as `tinct bench calibrate` does).
     pub refill: Option<Nanos>,
-    /// Path of libtinct_preload.so (default: $TINCT_PRELOAD_LIB, else next to tinct).
+    /// Path of libtinct_preload.so (default: $TINCT_PRELOAD_LIB, else next to
+    /// tinct, else the copy embedded in tinct, as `tinct exec` finds it).
     pub preload: Option<PathBuf>,
     /// Run without the shim: the working set comes from the ordinary heap and
     /// partitions are NOT enforced (every p sees the whole cache; the output says so).

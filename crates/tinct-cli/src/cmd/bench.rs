@@ -62,11 +62,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Bench::WcetProfile(args) => {
             let bar = Bar::new(!args.common.no_progress);
             let worker = worker_command().map_err(cli_error)?;
-            show(tinct_bench::wcet_profile::run(
-                &args.params(),
-                &worker,
-                &bar,
-            ))
+            let mut params = args.params();
+            // The same shim as `tinct exec` (embedded copy included), unless
+            // one is named or the run is uncolored.
+            if params.preload.is_none() && !params.uncolored {
+                params.preload = Some(super::shim::find_shim()?);
+            }
+            show(tinct_bench::wcet_profile::run(&params, &worker, &bar))
         }
         Bench::WcetWorker(args) => tinct_bench::wcet_profile::worker::main(&args.job)
             .map(|line| println!("{line}"))

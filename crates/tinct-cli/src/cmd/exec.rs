@@ -5,7 +5,7 @@
 //!
 //! It sets `LD_PRELOAD` to `libtinct_preload.so` (named by
 //! `TINCT_PRELOAD_LIB`, found next to the `tinct` binary, or the copy
-//! embedded in the binary, see [`find_shim`]) and the shim's `TINCT_*`
+//! embedded in the binary, see [`super::shim::find_shim`]) and the shim's `TINCT_*`
 //! variables (`tinct_mem::ShimConfig::to_env`), pins and prioritises
 //! itself, then replaces itself with the program (`execvp`), which
 //! inherits all of it.
@@ -26,11 +26,6 @@ use tinct_mem::XorFunctions;
 use tinct_sys::SysRoot;
 use tinct_sys::resctrl::reserve_l3_for_this_process;
 use tinct_sys::topology::Topology;
-
-/// The environment variable naming the shim explicitly.
-pub const PRELOAD_LIB_VAR: &str = "TINCT_PRELOAD_LIB";
-/// The shim's file name.
-pub const PRELOAD_LIB: &str = "libtinct_preload.so";
 
 /// Arguments of `tinct exec`.
 #[derive(clap::Args, Debug)]
@@ -110,7 +105,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut command = Command::new(program);
     command.args(rest);
     let library = match &shim {
-        Some(_) => Some(find_shim()?),
+        Some(_) => Some(super::shim::find_shim()?),
         None => None,
     };
     let reservation = match &l3_partitions {
@@ -385,53 +380,6 @@ fn llc_color_count() -> Option<u64> {
         .first()?
         .page_colors(page)
         .map(|c| c.colors)
-}
-
-/// The shim built into this binary (build.rs), if it was embedded.
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded_shim.rs"));
-}
-
-/// `TINCT_PRELOAD_LIB`, else `libtinct_preload.so` next to the `tinct`
-/// binary (or in `../lib`, as a package installs it), else the copy
-/// embedded in this binary, written once to the user's cache
-/// (`tinct_sys::user_cache`: `~/.cache/tinct/libtinct_preload-<hash>.so`).
-/// A shim beside the binary wins over the embedded one so that a
-/// development build (`cargo build -p tinct-preload`) is used as built.
-fn find_shim() -> Result<PathBuf, CliError> {
-    if let Some(explicit) = std::env::var_os(PRELOAD_LIB_VAR) {
-        let path = PathBuf::from(explicit);
-        return if path.is_file() {
-            Ok(path)
-        } else {
-            Err(CliError::Input(format!(
-                "{PRELOAD_LIB_VAR}={}: expected the path of {PRELOAD_LIB}, found no such file",
-                path.display()
-            )))
-        };
-    }
-    let exe = std::env::current_exe()
-        .map_err(|e| anyhow::anyhow!("cannot locate the tinct binary: {e}"))?;
-    let dir = exe.parent().unwrap_or(Path::new("/"));
-    let candidates = [dir.join(PRELOAD_LIB), dir.join("../lib").join(PRELOAD_LIB)];
-    if let Some(beside) = candidates.iter().find(|p| p.is_file()) {
-        return Ok(beside.canonicalize().unwrap_or_else(|_| beside.clone()));
-    }
-    let Some(bytes) = embedded::SHIM else {
-        return Err(CliError::Failed(anyhow::anyhow!(
-            "{PRELOAD_LIB} not found next to {} (looked in {} and {}) and not embedded in this \
-             build (feature embed-shim): build it with `cargo build -p tinct-preload` (same \
-             profile as tinct) or set {PRELOAD_LIB_VAR}",
-            exe.display(),
-            candidates[0].display(),
-            candidates[1].display()
-        )));
-    };
-    tinct_sys::user_cache::install("libtinct_preload", "so", bytes).map_err(|e| {
-        CliError::Failed(anyhow::anyhow!(
-            "cannot write the embedded {PRELOAD_LIB} to the cache: {e} (or set {PRELOAD_LIB_VAR})"
-        ))
-    })
 }
 
 /// The shim first, then whatever was preloaded already.

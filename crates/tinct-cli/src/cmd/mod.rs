@@ -9,3 +9,4 @@ pub mod exec;
 pub mod experiment;
 pub mod plan;
 pub mod run;
+pub mod shim;

@@ -105,7 +105,8 @@ pub struct WcetProfile {
     /// else measured here as `tinct bench calibrate` does).
     #[arg(long, value_parser = duration)]
     pub refill: Option<Nanos>,
-    /// Path of libtinct_preload.so (default: $TINCT_PRELOAD_LIB, else next to tinct).
+    /// Path of libtinct_preload.so (default: $TINCT_PRELOAD_LIB, else next to
+    /// tinct, else the copy embedded in tinct, as `tinct exec` finds it).
     #[arg(long, value_name = "PATH")]
     pub preload: Option<PathBuf>,
     /// Run without the shim: the working set comes from the ordinary heap and
