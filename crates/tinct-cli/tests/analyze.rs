@@ -253,3 +253,87 @@ fn refill_defaults_to_the_machines_calibration() {
             .contains("refill.refill_ns")
     );
 }
+
+fn write_set(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+    let file = dir.join(name);
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+/// Issue 10: a huge C, or a huge Δ with every partition shared, used to wrap
+/// and print SCHEDULABLE. Now the iterate passes D (exit 0, NOT
+/// SCHEDULABLE) or, when a term of Eq. (1)-(2) itself exceeds 2^64 ns, the
+/// file is refused naming the task (exit 2).
+#[test]
+fn huge_values_are_never_schedulable() {
+    let dir = tempfile::tempdir().unwrap();
+    let platform = "[platform]\ncores = 1\npartitions = 256\nmemory = \"256GiB\"\n";
+    // Huge C, no shared partitions: the sum passes D.
+    let huge_c = write_set(
+        dir.path(),
+        "huge-c.toml",
+        &format!(
+            "{platform}refill = \"1us\"\n\n[[task]]\nname = \"small\"\nperiod = \"1s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = [1]\n\n[[task]]\nname = \"huge\"\nperiod = \"18446744073.709551615s\"\nmemory = \"1MiB\"\nwcet = \"18446744073.7s\"\npartitions = [2]\n"
+        ),
+    );
+    let out = tinct()
+        .args(["analyze", "--json"])
+        .arg(&huge_c)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schedulable"], Value::Bool(false), "{json}");
+    assert_eq!(json["tasks"][1]["wcrt_ns"], Value::Null);
+
+    // Δ = 72057594 s with all 256 partitions shared: ω + γ exceeds 2^64 ns.
+    let huge_refill = write_set(
+        dir.path(),
+        "huge-refill.toml",
+        &format!(
+            "{platform}refill = \"72057594s\"\n\n[[task]]\nname = \"a\"\nperiod = \"18000000000s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = \"1-256\"\n\n[[task]]\nname = \"b\"\nperiod = \"18000000000s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = \"1-256\"\n"
+        ),
+    );
+    for file in [&huge_refill] {
+        let out = tinct().arg("analyze").arg(file).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stdout.contains("verdict: SCHEDULABLE"), "{stdout}");
+        assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+        assert!(
+            stderr.contains("huge-refill.toml:7: task 'a': C + ω + γ")
+                && stderr.contains("exceeds 2^64 ns"),
+            "{stderr}"
+        );
+    }
+    // The same Δ through --refill on a set that shares partitions.
+    let out = tinct()
+        .args(["analyze", "--refill", "72057594s"])
+        .arg(example("kim2013-table2.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("verdict: SCHEDULABLE"), "{stdout}");
+    assert!(matches!(out.status.code(), Some(0 | 2)));
+}
+
+/// The ceiling ⌈R/T⌉ is one division when R/T is large: a refill time of
+/// 1 000 000 s (R/T around 10^7 for the 40 ms task) used to step one
+/// period at a time. The verdict is the right one.
+#[test]
+fn a_large_refill_time_is_analyzed_not_stepped() {
+    let out = tinct()
+        .args(["analyze", "--json", "--refill", "1000000s"])
+        .arg(example("kim2013-table2.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schedulable"], Value::Bool(false));
+    assert_eq!(json["refill_ns"], 1_000_000_000_000_000u64);
+}

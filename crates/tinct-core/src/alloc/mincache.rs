@@ -367,8 +367,10 @@ struct Class {
     /// Members as bits of the core's priority order (bit 0 the highest).
     members: u64,
     count: u32,
-    /// Σ M_i/|S(i)| over the members: Eq. (3)'s left-hand side, exact.
-    load: Fraction,
+    /// Σ M_i/|S(i)| over the members: Eq. (3)'s left-hand side, exact
+    /// (`None` once it needs more than 128 bits: the class then takes no
+    /// further member, which can only reject a feasible allocation).
+    load: Option<Fraction>,
     /// The same in floating point, to decide clear cases without u128 divisions.
     approx: f64,
 }
@@ -665,7 +667,7 @@ impl<'a> Search<'a> {
             self.classes.push(Class {
                 members: class.members | bit,
                 count: x,
-                load: class.load + share,
+                load: class.load.and_then(|l| l.checked_add(share)),
                 approx: class.approx + share_approx,
             });
         }
@@ -673,7 +675,7 @@ impl<'a> Search<'a> {
             self.classes.push(Class {
                 members: bit,
                 count: from_free,
-                load: share,
+                load: Some(share),
                 approx: share_approx,
             });
         }
@@ -759,11 +761,11 @@ impl<'a> Search<'a> {
         } else if load > capacity * (1.0 + 1e-9) {
             false
         } else {
-            fits(
-                class.load + share,
-                self.inst.total_memory,
-                self.inst.partitions,
-            )
+            class
+                .load
+                .and_then(|l| l.checked_add(share))
+                .and_then(|l| fits(l, self.inst.total_memory, self.inst.partitions))
+                .unwrap_or(false)
         }
     }
 
