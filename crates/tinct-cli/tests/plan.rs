@@ -180,3 +180,107 @@ fn bad_input_exits_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `n` identical light tasks on one core.
+fn many_tasks(n: usize, partitions: u32, refill: &str) -> String {
+    let mut text = format!(
+        "[platform]\ncores = 1\npartitions = {partitions}\nmemory = \"1GiB\"\nrefill = \"{refill}\"\n"
+    );
+    for i in 0..n {
+        text.push_str(&format!(
+            "\n[[task]]\nname = \"t{i}\"\nperiod = \"100ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n"
+        ));
+    }
+    text
+}
+
+/// Issue 10: CATA refused a 65th task on one core (a 64-bit membership
+/// mask) and blamed memory. 70 tasks that fit on one core are planned by
+/// every algorithm, and the plans re-verify.
+#[test]
+fn seventy_tasks_on_one_core_are_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    for (algorithm, partitions, refill) in
+        [("cata", 8, "0ns"), ("bfd", 128, "1us"), ("wfd", 128, "1us")]
+    {
+        let file = dir.path().join(format!("many-{algorithm}.toml"));
+        std::fs::write(&file, many_tasks(70, partitions, refill)).unwrap();
+        let plan = dir.path().join(format!("plan-{algorithm}.toml"));
+        let out = tinct()
+            .args(["plan", "--algorithm", algorithm, "-o"])
+            .arg(&plan)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{algorithm}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let analysis = analyze_json(&plan);
+        assert_eq!(analysis["schedulable"], Value::Bool(true), "{algorithm}");
+        assert_eq!(analysis["tasks"].as_array().unwrap().len(), 70);
+    }
+}
+
+/// A search cut by its node budget says so: the budget, not memory (the
+/// private split it needs exists, sharing everything misses deadlines).
+#[test]
+fn a_budget_limited_search_reports_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("three.toml");
+    let mut text =
+        "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"1ms\"\n".to_string();
+    for name in ["a", "b", "c"] {
+        text.push_str(&format!(
+            "\n[[task]]\nname = \"{name}\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"2ms\"\n"
+        ));
+    }
+    std::fs::write(&file, text).unwrap();
+    let out = tinct()
+        .args(["plan", "--json", "--node-budget", "1"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("search budget exhausted (1 nodes)") && !stderr.contains("memory"),
+        "{stderr}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let unplaced = report["unplaced"].as_array().unwrap();
+    assert!(unplaced.iter().all(|u| u["reason"] == "budget"), "{report}");
+    // With the default budget the same set is planned.
+    let out = tinct().arg("plan").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+/// A time failure names the task whose deadline fails and the core.
+#[test]
+fn a_time_failure_names_the_task_and_the_core() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("heavy.toml");
+    std::fs::write(
+        &file,
+        "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"6ms\"\n\n[[task]]\nname = \"b\"\nperiod = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"9ms\"\n",
+    )
+    .unwrap();
+    for algorithm in ["cata", "bfd"] {
+        let out = tinct()
+            .args(["plan", "--algorithm", algorithm])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(
+                "'b' could not be placed: time — core 0: Eq. (2): task 'b' misses its deadline"
+            ),
+            "{algorithm}: {stderr}"
+        );
+    }
+}

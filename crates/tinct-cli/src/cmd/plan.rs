@@ -228,17 +228,12 @@ fn report(
         .iter()
         .map(|u| {
             let task = &set.tasks[u.task];
-            let message = match u.reason {
-                Reason::Time => format!(
-                    "task '{}' could not be placed: time — no core meets its deadlines (Eq. 2) with Eq. (1) ≤ 1, even with every partition left",
-                    task.name
-                ),
-                Reason::Memory => format!(
-                    "task '{}' could not be placed: memory — its {} do not fit the memory partitions any core can have (Eq. 3)",
-                    task.name, task.memory
-                ),
-            };
-            UnplacedTask { name: task.name.clone(), reason: u.reason, message }
+            let message = u.describe(set);
+            UnplacedTask {
+                name: task.name.clone(),
+                reason: u.reason,
+                message,
+            }
         })
         .collect();
     let analysis = assignment

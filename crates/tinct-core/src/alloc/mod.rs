@@ -17,11 +17,13 @@
 pub mod assignment;
 pub mod binpack;
 pub mod cata;
+mod diagnose;
 pub mod instance;
 pub mod mincache;
+mod private;
 mod solver;
 
-pub use assignment::{Algorithm, Assignment, Reason, Unplaced};
+pub use assignment::{Algorithm, Assignment, CoreRefusal, Reason, Unplaced};
 pub use instance::{AllocTask, Instance};
 pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_alloc};
 
