@@ -199,3 +199,48 @@ fn refill_may_come_from_a_calibration_scaled_by_partition_size() {
     assert_eq!(loaded.set.platform.refill, tinct_core::Nanos(7_000));
     assert!(!loaded.refill_from_calibration);
 }
+
+/// Issue 10: `wcet = { 1 = "2ms", 01 = "9ms" }` kept one of the two values
+/// silently. The same p twice is refused, naming line and field, in TOML
+/// and in JSON.
+#[test]
+fn the_same_p_twice_is_refused() {
+    let toml_text = doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"2ms\", 01 = \"9ms\" }",
+    );
+    let err = parse(&toml_text, "dup.toml", Syntax::Toml).unwrap_err();
+    let text = err.to_string();
+    // The toml reader hands the keys over in its own order: either is named.
+    assert!(text.contains("task 'a' field `wcet` (C^"), "{text}");
+    assert!(
+        text.contains("expected each p listed once (key '")
+            && text.contains("already gives C^1), found key '")
+            && text.contains("C^1 again"),
+        "{text}"
+    );
+    assert_eq!(err.line, Some(toml_text.lines().position(|l| l.starts_with("wcet")).unwrap() + 1));
+    let json_text = r#"{"platform": {"cores": 1, "partitions": 8, "memory": "256MiB", "refill": "10us"},
+      "task": [{"name": "a", "period": "10ms", "memory": "1MiB",
+                "wcet": {"1": "2ms", "1": "9ms"}}]}"#;
+    let err = parse(json_text, "dup.json", Syntax::Json).unwrap_err();
+    assert!(err.to_string().contains("each p listed once"), "{err}");
+    assert_eq!(err.line, Some(3));
+}
+
+/// TOML and JSON are written by serde from the reader's own structs: both
+/// re-read equal, with bodies, partitions and explicit priorities.
+#[test]
+fn toml_and_json_writers_round_trip() {
+    let toml_text = doc(
+        "name = \"a \\\"quoted\\\" name\"\nperiod = \"10ms\"\ndeadline = \"9ms\"\nmemory = \"40MiB\"\nwcet = { 2 = \"3ms\", 5 = \"2.5ms\", 8 = \"2.4ms\" }\ncore = 1\npriority = 3\npartitions = \"1-2,5\"\nbody = { kernel = \"chase\", working_set = \"4MiB\", iterations = 1000 }",
+    );
+    let set = parse(&toml_text, "a.toml", Syntax::Toml).unwrap();
+    for (text, syntax) in [
+        (tinct_core::format::to_toml(&set, &["header".into()]), Syntax::Toml),
+        (tinct_core::format::to_json(&set), Syntax::Json),
+    ] {
+        let back = parse(&text, "back", syntax).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back.platform, set.platform, "{text}");
+        assert_eq!(back.tasks, set.tasks, "{text}");
+    }
+}

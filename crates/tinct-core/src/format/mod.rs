@@ -31,7 +31,7 @@ use std::fmt;
 use std::path::Path;
 
 pub use locate::{Seg, SourceIndex};
-pub use write::to_toml;
+pub use write::{to_json, to_text, to_toml};
 
 /// A task-set file that could not be read, parsed or validated.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -307,6 +307,7 @@ fn validate_wcet(
                 );
             }
             let mut table = BTreeMap::new();
+            let mut keys: HashMap<u32, &str> = HashMap::new();
             for (key, value) in entries {
                 let f = field(Some(key));
                 let p: u32 = key
@@ -322,6 +323,12 @@ fn validate_wcet(
                             format!("key '{key}'"),
                         )
                     })?;
+                if let Some(first) = keys.insert(p, key) {
+                    return Err(f.fail(
+                        format!("each p listed once (key '{first}' already gives C^{p})"),
+                        format!("key '{key}', C^{p} again"),
+                    ));
+                }
                 let c = f.duration(value)?;
                 if c == Nanos::ZERO {
                     return Err(f.fail("a WCET above zero", "0"));
