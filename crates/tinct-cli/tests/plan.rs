@@ -284,3 +284,80 @@ fn a_time_failure_names_the_task_and_the_core() {
         );
     }
 }
+
+/// `--timeout` stops a long search cleanly: the partial plan is reported,
+/// marked as stopped, the tasks not reached say so, and the exit status is 1.
+#[test]
+fn a_timeout_stops_with_the_plan_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("slow.toml");
+    // 70 tasks sharing 128 partitions with a tiny Δ: an enormous search.
+    std::fs::write(&file, many_tasks(70, 128, "1ns")).unwrap();
+    let plan = dir.path().join("plan.toml");
+    let out = tinct()
+        .args(["plan", "--json", "--timeout", "1s", "-o"])
+        .arg(&plan)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("stopped by --timeout with a partial plan"),
+        "{stderr}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["stopped"], Value::Bool(true));
+    assert_eq!(report["schedulable"], Value::Bool(false));
+    let unplaced = report["unplaced"].as_array().unwrap();
+    assert!(!unplaced.is_empty());
+    assert!(
+        unplaced.iter().all(|u| u["reason"] == "timeout"),
+        "{report}"
+    );
+    let placed: usize = report["cores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tasks"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(placed + unplaced.len(), 70);
+    assert!(!plan.exists(), "a partial plan is not written");
+}
+
+/// What `tinct plan -o` writes (TOML or JSON, by serde) re-reads equal:
+/// `tinct analyze` of the written file gives exactly the plan's figures.
+#[test]
+fn written_plans_round_trip_through_analyze() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut analyses = Vec::new();
+    for name in ["plan.toml", "plan.json"] {
+        let plan = dir.path().join(name);
+        let out = tinct()
+            .args(["plan", "--json", "-o"])
+            .arg(&plan)
+            .arg(example("kim2013.toml"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let analysis = analyze_json(&plan);
+        for core in report["cores"].as_array().unwrap() {
+            for task in core["tasks"].as_array().unwrap() {
+                let index = task["task"].as_u64().unwrap() as usize;
+                let analyzed = &analysis["tasks"][index];
+                assert_eq!(analyzed["name"], task["name"]);
+                assert_eq!(analyzed["wcrt_ns"], task["wcrt_ns"]);
+                assert_eq!(analyzed["partitions"], task["partitions"]);
+                assert_eq!(analyzed["priority"], task["priority"]);
+                assert_eq!(analyzed["core"], core["core"]);
+            }
+        }
+        analyses.push(analysis);
+    }
+    assert_eq!(analyses[0]["tasks"], analyses[1]["tasks"]);
+    // The TOML plan carries its header as comments and states Δ.
+    let text = std::fs::read_to_string(dir.path().join("plan.toml")).unwrap();
+    assert!(text.starts_with("# Plan written by `tinct plan"), "{text}");
+    assert!(text.contains("refill = \"45.3us\""), "{text}");
+}

@@ -218,7 +218,16 @@ fn the_same_p_twice_is_refused() {
             && text.contains("C^1 again"),
         "{text}"
     );
-    assert_eq!(err.line, Some(toml_text.lines().position(|l| l.starts_with("wcet")).unwrap() + 1));
+    assert_eq!(
+        err.line,
+        Some(
+            toml_text
+                .lines()
+                .position(|l| l.starts_with("wcet"))
+                .unwrap()
+                + 1
+        )
+    );
     let json_text = r#"{"platform": {"cores": 1, "partitions": 8, "memory": "256MiB", "refill": "10us"},
       "task": [{"name": "a", "period": "10ms", "memory": "1MiB",
                 "wcet": {"1": "2ms", "1": "9ms"}}]}"#;
@@ -236,7 +245,10 @@ fn toml_and_json_writers_round_trip() {
     );
     let set = parse(&toml_text, "a.toml", Syntax::Toml).unwrap();
     for (text, syntax) in [
-        (tinct_core::format::to_toml(&set, &["header".into()]), Syntax::Toml),
+        (
+            tinct_core::format::to_toml(&set, &["header".into()]),
+            Syntax::Toml,
+        ),
         (tinct_core::format::to_json(&set), Syntax::Json),
     ] {
         let back = parse(&text, "back", syntax).unwrap_or_else(|e| panic!("{e}\n{text}"));

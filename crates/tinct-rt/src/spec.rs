@@ -194,7 +194,7 @@ impl RunSpec {
         duration_ns: u64,
         bounds: Option<Vec<Bound>>,
     ) -> RunSpec {
-        let ranks = set.priorities();
+        let ranks = set.ranks();
         let tasks = set
             .tasks
             .iter()

@@ -192,7 +192,8 @@ pub fn min_cache_alloc_until(
     }
     if let Some(budget) = options.node_budget {
         // Anytime mode: polish the seed before the budgeted search.
-        best = best.map(|a| local_search(inst, a, options.check_time, budget / 4, &mut nodes));
+        best =
+            best.map(|a| local_search(inst, a, options.check_time, budget / 4, &mut nodes, stop));
     }
     let mut outcome = Search::new(inst, &order, partitions, options, best)
         .until(stop)
@@ -206,6 +207,7 @@ pub fn min_cache_alloc_until(
             options.check_time,
             budget / 4,
             &mut nodes,
+            stop,
         ));
     }
     MinCacheOutcome {
@@ -224,6 +226,7 @@ fn local_search(
     check_time: bool,
     evaluations: u64,
     nodes: &mut u64,
+    stop: Option<&AtomicBool>,
 ) -> CoreAllocation {
     let mut current = start;
     let mut left = evaluations;
@@ -231,7 +234,8 @@ fn local_search(
         let mut improved = false;
         for k in 0..current.tasks.len() {
             for p in 1..=current.partitions {
-                if left == 0 {
+                let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
+                if left == 0 || (left.is_multiple_of(256) && stopped()) {
                     return current;
                 }
                 left -= 1;

@@ -202,12 +202,13 @@ fn check_terms(
     Ok(())
 }
 
-/// The tasks of one core in priority order (highest first), as file indices.
-pub fn core_members(set: &TaskSet, core: u32, priorities: &[u32]) -> Vec<usize> {
+/// The tasks of one core in priority order (highest first), as file
+/// indices; `ranks` are [`TaskSet::ranks`].
+pub fn core_members(set: &TaskSet, core: u32, ranks: &[u32]) -> Vec<usize> {
     let mut members: Vec<usize> = (0..set.tasks.len())
         .filter(|&i| set.tasks[i].core.unwrap_or(0) == core)
         .collect();
-    members.sort_by_key(|&i| (priorities[i], i));
+    members.sort_by_key(|&i| ranks[i]);
     members
 }
 
@@ -226,6 +227,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
     }
     let refill = platform.refill.0;
     let priorities = set.priorities();
+    let ranks = set.ranks();
     let mut task_reports: Vec<Option<TaskReport>> = vec![None; set.tasks.len()];
     let mut cores = Vec::new();
     let demands: Vec<MemoryDemand> = set
@@ -238,7 +240,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
         .collect();
 
     for core in 0..platform.cores {
-        let members = core_members(set, core, &priorities);
+        let members = core_members(set, core, &ranks);
         let core_tasks: Vec<CoreTask> = members
             .iter()
             .map(|&i| {
