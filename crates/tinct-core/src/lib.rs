@@ -10,6 +10,7 @@
 
 pub mod alloc;
 pub mod analysis;
+pub mod experiment;
 pub mod format;
 pub mod generate;
 pub mod model;

@@ -3,10 +3,12 @@
 //! [`LineChart`] writes a small, self-contained SVG line chart (series of
 //! (x, y) points with names, axis labels and a title) without any font or
 //! system dependency. Output is deterministic: the same chart gives the same
-//! bytes, so plots can be compared and committed.
+//! bytes, so plots can be compared and committed. [`schedulability`] writes
+//! the files of tinct-core's random study (CSV, SVG, JSON).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod schedulability;
 mod svg;
 
 pub use svg::{LineChart, Series, nice_ticks};
