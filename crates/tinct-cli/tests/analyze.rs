@@ -335,3 +335,16 @@ fn a_large_refill_time_is_analyzed_not_stepped() {
     assert_eq!(json["schedulable"], Value::Bool(false));
     assert_eq!(json["refill_ns"], 1_000_000_000_000_000u64);
 }
+
+/// Issue 10: `tinct analyze /dev/zero` grew to 2.7 GB. Input is read up to
+/// the documented 16 MiB and refused past it (exit 2).
+#[test]
+fn an_endless_file_is_refused_at_the_limit() {
+    let out = tinct().args(["analyze", "/dev/zero"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/dev/zero: file: expected a task-set file of at most 16777216 bytes"),
+        "{stderr}"
+    );
+}

@@ -256,3 +256,67 @@ fn toml_and_json_writers_round_trip() {
         assert_eq!(back.tasks, set.tasks, "{text}");
     }
 }
+
+/// Issue 10: a 50 MB task name hung the table output (a file that large is
+/// now refused whole; a 1 MiB name shows the rule). Names are at most
+/// 256 bytes and printable; the message names the task by position.
+#[test]
+fn names_are_short_and_printable() {
+    let long = "x".repeat(1 << 20);
+    let err = error(&doc(&format!(
+        "name = \"{long}\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\""
+    )));
+    assert_names(&err, 8, "task #1 field `name`", "a name of 1048576 bytes");
+    assert!(
+        err.to_string().len() < 400,
+        "the message does not repeat the name"
+    );
+    let err = error(&doc(
+        "name = \"a\\nb\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"",
+    ));
+    assert_names(&err, 8, "task #1 field `name`", "'\\n'");
+}
+
+/// More tasks than the documented limit are refused before validation.
+#[test]
+fn too_many_tasks_are_refused() {
+    let mut text = PLATFORM.to_string();
+    for i in 0..=tinct_core::format::MAX_TASKS {
+        text.push_str(&format!(
+            "\n[[task]]\nname = \"t{i}\"\nperiod = \"1s\"\nmemory = \"1MiB\"\nwcet = \"1us\"\n"
+        ));
+    }
+    let err = error(&text);
+    assert!(
+        err.to_string()
+            .contains("expected at most 10000 tasks, found 10001 tasks"),
+        "{err}"
+    );
+}
+
+/// Files are read up to the documented limit and no further: an endless
+/// device is refused instead of growing without bound; a pipe or a small
+/// file is read normally.
+#[test]
+fn files_are_read_up_to_the_limit() {
+    let err = tinct_core::format::load(std::path::Path::new("/dev/zero")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("expected a task-set file of at most 16777216 bytes"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("tinct-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.toml");
+    std::fs::write(&big, vec![b'#'; (16 << 20) + 1]).unwrap();
+    let err = tinct_core::format::load(&big).unwrap_err();
+    assert!(err.to_string().contains("at most 16777216 bytes"), "{err}");
+    let small = dir.join("small.toml");
+    std::fs::write(
+        &small,
+        doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\""),
+    )
+    .unwrap();
+    assert_eq!(tinct_core::format::load(&small).unwrap().tasks.len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
