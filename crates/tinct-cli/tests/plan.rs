@@ -361,3 +361,77 @@ fn written_plans_round_trip_through_analyze() {
     assert!(text.starts_with("# Plan written by `tinct plan"), "{text}");
     assert!(text.contains("refill = \"45.3us\""), "{text}");
 }
+
+/// Issue 10, `plan` too: with a huge C the set is not schedulable (exit 1,
+/// a time failure), and with Δ = 72057594 s the plan's verdict is the
+/// exact one, which `tinct analyze` confirms term by term.
+#[test]
+fn huge_values_never_give_a_wrong_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let platform = "[platform]\ncores = 1\npartitions = 256\nmemory = \"256GiB\"\n";
+    let huge_c = dir.path().join("huge-c.toml");
+    std::fs::write(
+        &huge_c,
+        format!(
+            "{platform}refill = \"1us\"\n\n[[task]]\nname = \"small\"\nperiod = \"1s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n\n[[task]]\nname = \"huge\"\nperiod = \"18446744073.709551615s\"\nmemory = \"1MiB\"\nwcet = \"18446744073.7s\"\n"
+        ),
+    )
+    .unwrap();
+    for algorithm in ["cata", "bfd", "wfd"] {
+        let out = tinct()
+            .args(["plan", "--algorithm", algorithm])
+            .arg(&huge_c)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{algorithm}: {stdout}");
+        assert!(!stdout.contains("verdict: SCHEDULABLE"), "{stdout}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("could not be placed: time"), "{stderr}");
+    }
+
+    let huge_refill = dir.path().join("huge-refill.toml");
+    std::fs::write(
+        &huge_refill,
+        format!(
+            "{platform}refill = \"72057594s\"\n\n[[task]]\nname = \"a\"\nperiod = \"18000000000s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n\n[[task]]\nname = \"b\"\nperiod = \"18000000000s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n"
+        ),
+    )
+    .unwrap();
+    let plan = dir.path().join("plan.toml");
+    let out = tinct()
+        .args(["plan", "--keep-free", "-o"])
+        .arg(&plan)
+        .arg(&huge_refill)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let analysis = analyze_json(&plan);
+    assert_eq!(analysis["schedulable"], Value::Bool(true));
+    let sets: Vec<Vec<u64>> = analysis["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["partitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_u64().unwrap())
+                .collect()
+        })
+        .collect();
+    // The plan's verdict is the exact one: R_a = C_a + ω_{a,n} = 1 ms +
+    // |S(a) ∩ S(b)| · Δ, computed here in u128.
+    let shared = sets[0].iter().filter(|p| sets[1].contains(p)).count() as u128;
+    let expected = 1_000_000u128 + shared * 72_057_594_000_000_000u128;
+    assert_eq!(
+        u128::from(analysis["tasks"][0]["wcrt_ns"].as_u64().unwrap()),
+        expected
+    );
+}

@@ -329,11 +329,12 @@ impl Assignment {
     /// kim2013 IV-E's memory space efficiency: (Σ M_i) / ((M_total/N_P) ·
     /// reserved memory partitions), over the placed tasks.
     pub fn memory_efficiency(&self, inst: &Instance) -> f64 {
-        let used: u64 = self
+        // Summed exactly: up to 10 000 memories of up to 2^64 − 1 bytes.
+        let used: u128 = self
             .cores
             .iter()
             .flat_map(|c| &c.tasks)
-            .map(|&i| inst.tasks[i].memory)
+            .map(|&i| u128::from(inst.tasks[i].memory))
             .sum();
         let reserved = inst.total_memory as f64 / f64::from(inst.partitions)
             * f64::from(self.partitions_used());
