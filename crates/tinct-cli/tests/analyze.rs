@@ -254,10 +254,10 @@ fn refill_defaults_to_the_machines_calibration() {
     );
 }
 
-fn write_set(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
-    let file = dir.join(name);
-    std::fs::write(&file, text).unwrap();
-    file
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
 }
 
 /// Issue 10: a huge C, or a huge Δ with every partition shared, used to wrap
@@ -266,19 +266,10 @@ fn write_set(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
 /// file is refused naming the task (exit 2).
 #[test]
 fn huge_values_are_never_schedulable() {
-    let dir = tempfile::tempdir().unwrap();
-    let platform = "[platform]\ncores = 1\npartitions = 256\nmemory = \"256GiB\"\n";
     // Huge C, no shared partitions: the sum passes D.
-    let huge_c = write_set(
-        dir.path(),
-        "huge-c.toml",
-        &format!(
-            "{platform}refill = \"1us\"\n\n[[task]]\nname = \"small\"\nperiod = \"1s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = [1]\n\n[[task]]\nname = \"huge\"\nperiod = \"18446744073.709551615s\"\nmemory = \"1MiB\"\nwcet = \"18446744073.7s\"\npartitions = [2]\n"
-        ),
-    );
     let out = tinct()
         .args(["analyze", "--json"])
-        .arg(&huge_c)
+        .arg(fixture("huge-c.toml"))
         .output()
         .unwrap();
     assert_eq!(
@@ -292,20 +283,17 @@ fn huge_values_are_never_schedulable() {
     assert_eq!(json["tasks"][1]["wcrt_ns"], Value::Null);
 
     // Δ = 72057594 s with all 256 partitions shared: ω + γ exceeds 2^64 ns.
-    let huge_refill = write_set(
-        dir.path(),
-        "huge-refill.toml",
-        &format!(
-            "{platform}refill = \"72057594s\"\n\n[[task]]\nname = \"a\"\nperiod = \"18000000000s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = \"1-256\"\n\n[[task]]\nname = \"b\"\nperiod = \"18000000000s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = \"1-256\"\n"
-        ),
-    );
-    let out = tinct().arg("analyze").arg(&huge_refill).output().unwrap();
+    let out = tinct()
+        .arg("analyze")
+        .arg(fixture("huge-refill.toml"))
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stdout.contains("verdict: SCHEDULABLE"), "{stdout}");
     assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
     assert!(
-        stderr.contains("huge-refill.toml:7: task 'a': C + ω + γ")
+        stderr.contains("huge-refill.toml:8: task 'a': C + ω + γ")
             && stderr.contains("exceeds 2^64 ns"),
         "{stderr}"
     );

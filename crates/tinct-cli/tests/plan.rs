@@ -368,19 +368,11 @@ fn written_plans_round_trip_through_analyze() {
 #[test]
 fn huge_values_never_give_a_wrong_plan() {
     let dir = tempfile::tempdir().unwrap();
-    let platform = "[platform]\ncores = 1\npartitions = 256\nmemory = \"256GiB\"\n";
-    let huge_c = dir.path().join("huge-c.toml");
-    std::fs::write(
-        &huge_c,
-        format!(
-            "{platform}refill = \"1us\"\n\n[[task]]\nname = \"small\"\nperiod = \"1s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n\n[[task]]\nname = \"huge\"\nperiod = \"18446744073.709551615s\"\nmemory = \"1MiB\"\nwcet = \"18446744073.7s\"\n"
-        ),
-    )
-    .unwrap();
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     for algorithm in ["cata", "bfd", "wfd"] {
         let out = tinct()
             .args(["plan", "--algorithm", algorithm])
-            .arg(&huge_c)
+            .arg(fixtures.join("huge-c.toml"))
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -389,15 +381,7 @@ fn huge_values_never_give_a_wrong_plan() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("could not be placed: time"), "{stderr}");
     }
-
-    let huge_refill = dir.path().join("huge-refill.toml");
-    std::fs::write(
-        &huge_refill,
-        format!(
-            "{platform}refill = \"72057594s\"\n\n[[task]]\nname = \"a\"\nperiod = \"18000000000s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n\n[[task]]\nname = \"b\"\nperiod = \"18000000000s\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n"
-        ),
-    )
-    .unwrap();
+    let huge_refill = fixtures.join("huge-refill.toml");
     let plan = dir.path().join("plan.toml");
     let out = tinct()
         .args(["plan", "--keep-free", "-o"])

@@ -16,12 +16,7 @@ fn bench(c: &mut Criterion) {
         cores: 64,
         partitions: 256,
         total_memory: 64 << 30,
-        refill_ns: 45_300,
-        period_min_ns: 10_000_000,
-        period_max_ns: 1_000_000_000,
-        memory_min: 1 << 20,
-        memory_max: 64 << 20,
-        sensitivity_max: 0.5,
+        ..RandomParams::default()
     };
     let set = random_task_set(&params, 32.0, &mut rng_for(1, 0)).expect("UUniFast draws");
     let mut group = c.benchmark_group("binpack-2000-tasks-64-cores");

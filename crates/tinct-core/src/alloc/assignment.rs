@@ -57,20 +57,26 @@ pub enum Reason {
 /// Why one core cannot take a task (kim2013 Algorithm 2 found no feasible
 /// allocation there), as precisely as it is known.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreRefusal {
+    /// The core (as numbered in the final assignment).
+    pub core: u32,
+    /// What failed there.
+    #[serde(flatten)]
+    pub refusal: Refusal,
+}
+
+/// What failed on a core.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum CoreRefusal {
+pub enum Refusal {
     /// Eq. (3) cannot hold on the core with the task, with `partitions`
     /// partitions and any S(i).
     Memory {
-        /// The core (as numbered in the final assignment).
-        core: u32,
         /// The most partitions the core could have had.
         partitions: u32,
     },
     /// The core can have fewer partitions than the task's C^p table needs.
     Partitions {
-        /// The core.
-        core: u32,
         /// The least p of the task's C^p table.
         needed: u32,
         /// The most partitions the core could have had.
@@ -80,8 +86,6 @@ pub enum CoreRefusal {
     /// one need at least `needed` partitions of their own, the core has
     /// `available`.
     Full {
-        /// The core.
-        core: u32,
         /// Σ of the least |S(i)| of the core's tasks and this one.
         needed: u32,
         /// N_P^j.
@@ -93,8 +97,6 @@ pub enum CoreRefusal {
     /// at its least C and no cache interference (or, for BFD/WFD, with the
     /// private split of least Eq. (1) utilization).
     Deadline {
-        /// The core.
-        core: u32,
         /// The task (index in the task set) whose response time passes D.
         task: usize,
         /// The most partitions the core could have had.
@@ -102,8 +104,6 @@ pub enum CoreRefusal {
     },
     /// Eq. (1) > 1 even with every task at its least C and no cache terms.
     Utilization {
-        /// The core.
-        core: u32,
         /// The most partitions the core could have had.
         partitions: u32,
     },
@@ -111,59 +111,35 @@ pub enum CoreRefusal {
     /// the exhaustive search proved that no sharing of the partitions meets
     /// Eq. (2) with Eq. (1) ≤ 1: the warm-up and preemption delays ω and γ.
     Interference {
-        /// The core.
-        core: u32,
         /// The most partitions the core could have had.
         partitions: u32,
     },
     /// The search was cut by its node budget before finding an allocation.
     Budget {
-        /// The core.
-        core: u32,
         /// The node budget of one MinCacheAlloc call.
         nodes: u64,
     },
 }
 
 impl CoreRefusal {
-    /// The core.
-    pub fn core(&self) -> u32 {
-        match *self {
-            CoreRefusal::Memory { core, .. }
-            | CoreRefusal::Partitions { core, .. }
-            | CoreRefusal::Full { core, .. }
-            | CoreRefusal::Deadline { core, .. }
-            | CoreRefusal::Utilization { core, .. }
-            | CoreRefusal::Interference { core, .. }
-            | CoreRefusal::Budget { core, .. } => core,
-        }
-    }
-
-    fn set_core(&mut self, to: u32) {
-        match self {
-            CoreRefusal::Memory { core, .. }
-            | CoreRefusal::Partitions { core, .. }
-            | CoreRefusal::Full { core, .. }
-            | CoreRefusal::Deadline { core, .. }
-            | CoreRefusal::Utilization { core, .. }
-            | CoreRefusal::Interference { core, .. }
-            | CoreRefusal::Budget { core, .. } => *core = to,
-        }
+    /// `refusal` on core `core`.
+    pub fn on(core: u32, refusal: Refusal) -> CoreRefusal {
+        CoreRefusal { core, refusal }
     }
 
     /// What failed, in words, without the core number.
     pub fn describe(&self, set: &TaskSet) -> String {
         let name = |i: usize| set.tasks.get(i).map_or("?", |t| t.name.as_str());
-        match *self {
-            CoreRefusal::Memory { partitions, .. } => {
+        match self.refusal {
+            Refusal::Memory { partitions, .. } => {
                 format!("memory: Eq. (3) fails with {partitions} partition(s) whatever S(i)")
             }
-            CoreRefusal::Partitions {
+            Refusal::Partitions {
                 needed, available, ..
             } => format!(
                 "partitions: its C^p table starts at p = {needed}, the core can have {available}"
             ),
-            CoreRefusal::Full {
+            Refusal::Full {
                 needed,
                 available,
                 memory,
@@ -177,19 +153,19 @@ impl CoreRefusal {
                     ""
                 }
             ),
-            CoreRefusal::Deadline {
+            Refusal::Deadline {
                 task, partitions, ..
             } => format!(
                 "Eq. (2): task '{}' misses its deadline with {partitions} partition(s) even without cache interference",
                 name(task)
             ),
-            CoreRefusal::Utilization { partitions, .. } => format!(
+            Refusal::Utilization { partitions, .. } => format!(
                 "Eq. (1) > 1 with {partitions} partition(s) even without cache interference"
             ),
-            CoreRefusal::Interference { partitions, .. } => format!(
+            Refusal::Interference { partitions, .. } => format!(
                 "Eq. (2)/(1): no sharing of {partitions} partition(s) meets every deadline with utilization ≤ 1 (cache warm-up and preemption delays)"
             ),
-            CoreRefusal::Budget { nodes, .. } => {
+            Refusal::Budget { nodes, .. } => {
                 format!("search budget exhausted ({nodes} nodes) before an allocation was found")
             }
         }
@@ -216,22 +192,20 @@ impl Unplaced {
         let all = |f: fn(&CoreRefusal) -> bool| !refusals.is_empty() && refusals.iter().all(f);
         let reason = if refusals
             .iter()
-            .any(|r| matches!(r, CoreRefusal::Budget { .. }))
+            .any(|r| matches!(r.refusal, Refusal::Budget { .. }))
         {
             Reason::Budget
         } else if all(|r| {
             matches!(
-                r,
-                CoreRefusal::Memory { .. } | CoreRefusal::Full { memory: true, .. }
+                r.refusal,
+                Refusal::Memory { .. } | Refusal::Full { memory: true, .. }
             )
         }) {
             Reason::Memory
         } else if all(|r| {
             matches!(
-                r,
-                CoreRefusal::Memory { .. }
-                    | CoreRefusal::Partitions { .. }
-                    | CoreRefusal::Full { .. }
+                r.refusal,
+                Refusal::Memory { .. } | Refusal::Partitions { .. } | Refusal::Full { .. }
             )
         }) {
             Reason::Partitions
@@ -274,8 +248,8 @@ impl Unplaced {
         for refusal in &self.refusals {
             let text = refusal.describe(set);
             match groups.iter_mut().find(|(t, _)| *t == text) {
-                Some((_, cores)) => cores.push(refusal.core()),
-                None => groups.push((text, vec![refusal.core()])),
+                Some((_, cores)) => cores.push(refusal.core),
+                None => groups.push((text, vec![refusal.core])),
             }
         }
         let parts: Vec<String> = groups
@@ -365,8 +339,8 @@ impl Assignment {
         }
         self.cores = order.iter().map(|&j| self.cores[j].clone()).collect();
         for refusal in self.unplaced.iter_mut().flat_map(|u| &mut u.refusals) {
-            if let Some(&to) = new_number.get(refusal.core() as usize) {
-                refusal.set_core(to);
+            if let Some(&to) = new_number.get(refusal.core as usize) {
+                refusal.core = to;
             }
         }
     }

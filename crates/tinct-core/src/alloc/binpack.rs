@@ -5,7 +5,7 @@
 //! its tasks private partitions (no sharing), sized by MinCacheAlloc without
 //! sharing so that the core's Eq. (1) utilization is least.
 
-use super::assignment::{Algorithm, Assignment, CoreRefusal, Unplaced};
+use super::assignment::{Algorithm, Assignment, CoreRefusal, Refusal, Unplaced};
 use super::diagnose::{best_case, too_few_partitions};
 use super::instance::{INFEASIBLE, Instance};
 use super::mincache::SearchOptions;
@@ -126,12 +126,14 @@ fn refusal(inst: &Instance, core: &PrivateCore, j: u32, task: usize) -> CoreRefu
                 u32::try_from(m.div_ceil(u128::from(inst.total_memory.max(1)))).unwrap_or(u32::MAX)
             })
             .fold(0u32, u32::saturating_add);
-        return CoreRefusal::Full {
-            core: j,
-            needed,
-            available: core.partitions,
-            memory: memory > core.partitions,
-        };
+        return CoreRefusal::on(
+            j,
+            Refusal::Full {
+                needed,
+                available: core.partitions,
+                memory: memory > core.partitions,
+            },
+        );
     }
     // The least-utilization split failed Eq. (2) or Eq. (1): say which.
     let sizes: Vec<(usize, u32)> = match core.with_task(inst, task) {
@@ -151,8 +153,10 @@ fn refusal(inst: &Instance, core: &PrivateCore, j: u32, task: usize) -> CoreRefu
     best_case(inst, &order, j, core.partitions, |i| {
         inst.tasks[i].wcet_at(size_of(i))
     })
-    .unwrap_or(CoreRefusal::Utilization {
-        core: j,
-        partitions: core.partitions,
-    })
+    .unwrap_or(CoreRefusal::on(
+        j,
+        Refusal::Utilization {
+            partitions: core.partitions,
+        },
+    ))
 }

@@ -2,7 +2,7 @@
 //! questions first (kim2013 Algorithm 2 only says "no core can schedule
 //! τ_i"; `tinct plan` says which test failed, for which task, on which core).
 
-use super::assignment::CoreRefusal;
+use super::assignment::{CoreRefusal, Refusal};
 use super::instance::{INFEASIBLE, Instance};
 use super::mincache::SearchOptions;
 use super::solver::{Solved, Solver};
@@ -38,13 +38,15 @@ pub(crate) fn too_few_partitions(
         .find(|&&i| inst.tasks[i].min_partitions > partitions)
         .map(|&i| {
             if memory_minimum(inst, i) > partitions {
-                CoreRefusal::Memory { core, partitions }
+                CoreRefusal::on(core, Refusal::Memory { partitions })
             } else {
-                CoreRefusal::Partitions {
+                CoreRefusal::on(
                     core,
-                    needed: first_listed_p(inst, i),
-                    available: partitions,
-                }
+                    Refusal::Partitions {
+                        needed: first_listed_p(inst, i),
+                        available: partitions,
+                    },
+                )
             }
         })
 }
@@ -71,13 +73,16 @@ pub(crate) fn best_case(
         .iter()
         .position(|r| r.wcrt_ns.is_none())
     {
-        return Some(CoreRefusal::Deadline {
+        return Some(CoreRefusal::on(
             core,
-            task: order[k],
-            partitions,
-        });
+            Refusal::Deadline {
+                task: order[k],
+                partitions,
+            },
+        ));
     }
-    (core_utilization(&tasks, 0) > 1.0).then_some(CoreRefusal::Utilization { core, partitions })
+    (core_utilization(&tasks, 0) > 1.0)
+        .then(|| CoreRefusal::on(core, Refusal::Utilization { partitions }))
 }
 
 /// Why MinCacheAlloc (with the solver's options) found no allocation of
@@ -104,7 +109,7 @@ pub(crate) fn refusal(
     };
     let memory = solver.solve_with(&order, partitions, memory_only);
     if memory.allocation.is_none() && memory.exact {
-        return CoreRefusal::Memory { core, partitions };
+        return CoreRefusal::on(core, Refusal::Memory { partitions });
     }
     if let Some(refusal) = best_case(inst, &order, core, partitions, |i| {
         inst.tasks[i].wcet_at(partitions)
@@ -112,10 +117,8 @@ pub(crate) fn refusal(
         return refusal;
     }
     if !answer.exact || !memory.exact {
-        return CoreRefusal::Budget {
-            core,
-            nodes: solver.options.node_budget.unwrap_or(0),
-        };
+        let nodes = solver.options.node_budget.unwrap_or(0);
+        return CoreRefusal::on(core, Refusal::Budget { nodes });
     }
-    CoreRefusal::Interference { core, partitions }
+    CoreRefusal::on(core, Refusal::Interference { partitions })
 }

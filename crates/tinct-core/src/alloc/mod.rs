@@ -26,7 +26,7 @@ pub mod plan;
 mod private;
 mod solver;
 
-pub use assignment::{Algorithm, Assignment, CoreRefusal, Reason, Unplaced};
+pub use assignment::{Algorithm, Assignment, CoreRefusal, Reason, Refusal, Unplaced};
 pub use instance::{AllocTask, Instance};
 pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_alloc};
 pub use plan::{Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, plan};
