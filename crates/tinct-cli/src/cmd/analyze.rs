@@ -133,10 +133,11 @@ fn print_human(analysis: &Analysis, refill_source: &str) {
             "iter",
             "verdict",
         ]);
-        for name in &core.tasks {
-            let Some(task) = analysis.tasks.iter().find(|t| &t.name == name) else {
-                continue;
-            };
+        for task in core
+            .task_indices
+            .iter()
+            .filter_map(|&i| analysis.tasks.get(i))
+        {
             let verdict = match (task.schedulable, task.schedulable_nocint) {
                 (true, _) => "ok",
                 (false, true) => "MISS (cache)",

@@ -87,6 +87,8 @@ pub struct CoreReport {
     pub core: u32,
     /// Tasks on the core, highest priority first.
     pub tasks: Vec<String>,
+    /// The same tasks as indices into [`Analysis::tasks`] (file order).
+    pub task_indices: Vec<usize>,
     /// Partitions used on this core.
     pub partitions: Vec<u32>,
     /// Eq. (1): Σ (C_i + ω_{i,n} + γ_{i,n}) / T_i.
@@ -123,7 +125,7 @@ pub struct Analysis {
     pub schedulable: bool,
     /// Δ used, ns.
     pub refill_ns: u64,
-    /// Per task, in file order.
+    /// Per task, in file order (index i is task i of the set).
     pub tasks: Vec<TaskReport>,
     /// Per core, 0..N_C.
     pub cores: Vec<CoreReport>,
@@ -317,6 +319,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
         cores.push(CoreReport {
             core,
             tasks: members.iter().map(|&i| set.tasks[i].name.clone()).collect(),
+            task_indices: members.clone(),
             partitions: used.to_vec(),
             utilization: u,
             utilization_nocint: utilization::core_utilization(&core_tasks, 0),

@@ -6,6 +6,10 @@ use crate::error::CliError;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tinct_core::experiment::random::{MergeError, ShardFile, merge};
+use tinct_core::format::read_text;
+
+/// Shard files hold counts per utilization point: far below this.
+const MAX_SHARD_BYTES: u64 = 64 << 20;
 use tinct_report::schedulability;
 
 /// Arguments of `tinct experiment merge`.
@@ -24,12 +28,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut files: Vec<ShardFile> = Vec::new();
     for path in &args.shards {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            CliError::Input(format!(
-                "{}: expected a readable shard file, found {e}",
-                path.display()
-            ))
-        })?;
+        let text = read_text(path, MAX_SHARD_BYTES, "shard file")?;
         let file: ShardFile = serde_json::from_str(&text).map_err(|e| {
             CliError::Input(format!(
                 "{}:{}: expected a shard file of `tinct experiment random --shard`, found {e}",
