@@ -75,6 +75,9 @@ pub enum Refusal {
         /// The most partitions the core could have had.
         partitions: u32,
     },
+    /// Every partition of the budget is reserved for other cores: this one
+    /// can have none.
+    NoPartitionLeft,
     /// The core can have fewer partitions than the task's C^p table needs.
     Partitions {
         /// The least p of the task's C^p table.
@@ -133,6 +136,10 @@ impl CoreRefusal {
         match self.refusal {
             Refusal::Memory { partitions, .. } => {
                 format!("memory: Eq. (3) fails with {partitions} partition(s) whatever S(i)")
+            }
+            Refusal::NoPartitionLeft => {
+                "partitions: none left (every partition of the budget is reserved for other cores)"
+                    .to_string()
             }
             Refusal::Partitions {
                 needed, available, ..
@@ -205,7 +212,10 @@ impl Unplaced {
         } else if all(|r| {
             matches!(
                 r.refusal,
-                Refusal::Memory { .. } | Refusal::Partitions { .. } | Refusal::Full { .. }
+                Refusal::Memory { .. }
+                    | Refusal::NoPartitionLeft
+                    | Refusal::Partitions { .. }
+                    | Refusal::Full { .. }
             )
         }) {
             Reason::Partitions

@@ -33,6 +33,9 @@ pub(crate) fn too_few_partitions(
     core: u32,
     partitions: u32,
 ) -> Option<CoreRefusal> {
+    if partitions == 0 && !tasks.is_empty() {
+        return Some(CoreRefusal::on(core, Refusal::NoPartitionLeft));
+    }
     tasks
         .iter()
         .find(|&&i| inst.tasks[i].min_partitions > partitions)

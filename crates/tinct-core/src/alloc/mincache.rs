@@ -57,6 +57,13 @@ pub struct SearchOptions {
     pub node_budget: Option<u64>,
 }
 
+impl Default for SearchOptions {
+    /// [`SearchOptions::EXACT`].
+    fn default() -> SearchOptions {
+        SearchOptions::EXACT
+    }
+}
+
 impl SearchOptions {
     /// Exhaustive search with sharing: the exact MinCacheAlloc.
     pub const EXACT: SearchOptions = SearchOptions {

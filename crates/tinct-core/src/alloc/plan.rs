@@ -29,12 +29,6 @@ pub struct PlanOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
 }
 
-impl Default for SearchOptions {
-    fn default() -> SearchOptions {
-        SearchOptions::EXACT
-    }
-}
-
 /// One task of a plan.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlannedTask {

@@ -86,7 +86,34 @@ pub fn to_toml(set: &TaskSet, header: &[String]) -> String {
     }
     // The raw structs hold only strings, integers, lists and tables, which
     // TOML always represents.
-    out.push_str(&toml::to_string(&RawTaskSet::from(set)).unwrap_or_default());
+    let text = toml::to_string(&RawTaskSet::from(set)).unwrap_or_default();
+    let Ok(mut document) = text.parse::<toml_edit::DocumentMut>() else {
+        out.push_str(&text);
+        return out;
+    };
+    // `wcet = { 1 = "22.76ms", 8 = "11.94ms" }` and `body = { ... }` on one
+    // line each, as in docs/FORMAT.md, instead of `[task.wcet]` sections.
+    if let Some(tasks) = document
+        .get_mut("task")
+        .and_then(toml_edit::Item::as_array_of_tables_mut)
+    {
+        for task in tasks.iter_mut() {
+            let mut rebuilt = toml_edit::Table::new();
+            for (key, item) in task.iter() {
+                let item = match item.as_table() {
+                    Some(table) if key == "wcet" || key == "body" => {
+                        let mut inline = table.clone().into_inline_table();
+                        inline.fmt();
+                        toml_edit::value(inline)
+                    }
+                    _ => item.clone(),
+                };
+                rebuilt.insert(key, item);
+            }
+            *task = rebuilt;
+        }
+    }
+    out.push_str(&document.to_string());
     out
 }
 
