@@ -135,7 +135,9 @@ fn random_task(
         params.period_max_ns.max(1000) as f64,
     );
     let period_us = (lo.ln() + rng.random::<f64>() * (hi.ln() - lo.ln())).exp() / 1000.0;
-    let period = (period_us.round() as u64).max(1) * 1000;
+    // Whole microseconds, at most the largest that fits in u64 ns (the
+    // float-to-int cast saturates; the product then cannot wrap).
+    let period = (period_us.round() as u64).clamp(1, u64::MAX / 1000) * 1000;
     let memory_max = params
         .memory_max
         .min(params.total_memory)

@@ -189,7 +189,11 @@ fn task_set(tasks: &[CoreTask], refill: u64) -> TaskSet {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        cases: 4000,
+        max_global_rejects: 4000,
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn eq2_equals_the_arbitrary_precision_reference(
@@ -197,9 +201,11 @@ proptest! {
         refill in refill(),
     ) {
         let tasks = core_tasks(&draws);
-        // Sets whose recurrence needs more than 100 000 iterations (hp(i)
-        // utilization within 10^-5 of 1) would only make the test slow.
-        prop_assume!((0..tasks.len()).all(|i| reference_within(&tasks, i, refill, 100_000).is_ok()));
+        // Sets whose recurrence needs more than 2 000 iterations (hp(i)
+        // utilization very close to 1, so R creeps up geometrically) only
+        // make the test slow; `iterations_do_not_grow_with_r_over_t` and the
+        // huge-value cases below keep the long iterations covered.
+        prop_assume!((0..tasks.len()).all(|i| reference_within(&tasks, i, refill, 2_000).is_ok()));
         let got = response_times(&tasks, refill);
         for (i, result) in got.iter().enumerate() {
             prop_assert_eq!(result.wcrt_ns, reference(&tasks, i, refill), "task {}", i);
