@@ -89,9 +89,8 @@ proptest! {
 }
 
 /// Issue 10: BFD and WFD were exponential in the tasks per core (30 tasks
-/// > 15 s). With the per-core dynamic program, 300 tasks on 8 cores plan
-/// at once, every core's split uses its partitions, and the plan
-/// re-verifies.
+/// took over 15 s). With the per-core dynamic program, 300 tasks on 8
+/// cores plan at once, and the plan re-verifies.
 #[test]
 fn bin_packing_many_tasks_is_polynomial() {
     let p = RandomParams {
