@@ -253,3 +253,86 @@ fn refill_defaults_to_the_machines_calibration() {
             .contains("refill.refill_ns")
     );
 }
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// Issue 10: a huge C, or a huge Δ with every partition shared, used to wrap
+/// and print SCHEDULABLE. Now the iterate passes D (exit 0, NOT
+/// SCHEDULABLE) or, when a term of Eq. (1)-(2) itself exceeds 2^64 ns, the
+/// file is refused naming the task (exit 2).
+#[test]
+fn huge_values_are_never_schedulable() {
+    // Huge C, no shared partitions: the sum passes D.
+    let out = tinct()
+        .args(["analyze", "--json"])
+        .arg(fixture("huge-c.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schedulable"], Value::Bool(false), "{json}");
+    assert_eq!(json["tasks"][1]["wcrt_ns"], Value::Null);
+
+    // Δ = 72057594 s with all 256 partitions shared: ω + γ exceeds 2^64 ns.
+    let out = tinct()
+        .arg("analyze")
+        .arg(fixture("huge-refill.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stdout.contains("verdict: SCHEDULABLE"), "{stdout}");
+    assert_eq!(out.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(
+        stderr.contains("huge-refill.toml:8: task 'a': C + ω + γ")
+            && stderr.contains("exceeds 2^64 ns"),
+        "{stderr}"
+    );
+    // The same Δ through --refill on a set that shares partitions.
+    let out = tinct()
+        .args(["analyze", "--refill", "72057594s"])
+        .arg(example("kim2013-table2.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("verdict: SCHEDULABLE"), "{stdout}");
+    assert!(matches!(out.status.code(), Some(0 | 2)));
+}
+
+/// The ceiling ⌈R/T⌉ is one division when R/T is large: a refill time of
+/// 1 000 000 s (R/T around 10^7 for the 40 ms task) used to step one
+/// period at a time. The verdict is the right one.
+#[test]
+fn a_large_refill_time_is_analyzed_not_stepped() {
+    let out = tinct()
+        .args(["analyze", "--json", "--refill", "1000000s"])
+        .arg(example("kim2013-table2.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schedulable"], Value::Bool(false));
+    assert_eq!(json["refill_ns"], 1_000_000_000_000_000u64);
+}
+
+/// Issue 10: `tinct analyze /dev/zero` grew to 2.7 GB. Input is read up to
+/// the documented 16 MiB and refused past it (exit 2).
+#[test]
+fn an_endless_file_is_refused_at_the_limit() {
+    let out = tinct().args(["analyze", "/dev/zero"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("/dev/zero: file: expected a task-set file of at most 16777216 bytes"),
+        "{stderr}"
+    );
+}

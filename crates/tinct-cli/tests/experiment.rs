@@ -176,3 +176,35 @@ fn bad_shard_argument_exits_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `--timeout` stops a study cleanly: the files are written with the sets
+/// done so far, the `sets` column counts them, and the exit status is 1.
+#[test]
+fn a_timeout_keeps_the_sets_done() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("partial");
+    let result = tinct()
+        .args([
+            "experiment",
+            "random",
+            "--sets",
+            "1000000",
+            "--timeout",
+            "1s",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(result.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(stderr.contains("stopped by --timeout after"), "{stderr}");
+    let csv = read(&out.join("results.csv"));
+    let done: u64 = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(done < 13 * 1_000_000, "{csv}");
+    assert!(out.join("schedulability.svg").exists());
+}

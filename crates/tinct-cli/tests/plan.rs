@@ -180,3 +180,242 @@ fn bad_input_exits_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// `n` identical light tasks on one core.
+fn many_tasks(n: usize, partitions: u32, refill: &str) -> String {
+    let mut text = format!(
+        "[platform]\ncores = 1\npartitions = {partitions}\nmemory = \"1GiB\"\nrefill = \"{refill}\"\n"
+    );
+    for i in 0..n {
+        text.push_str(&format!(
+            "\n[[task]]\nname = \"t{i}\"\nperiod = \"100ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n"
+        ));
+    }
+    text
+}
+
+/// Issue 10: CATA refused a 65th task on one core (a 64-bit membership
+/// mask) and blamed memory. 70 tasks that fit on one core are planned by
+/// every algorithm, and the plans re-verify.
+#[test]
+fn seventy_tasks_on_one_core_are_planned() {
+    let dir = tempfile::tempdir().unwrap();
+    for (algorithm, partitions, refill) in
+        [("cata", 8, "0ns"), ("bfd", 128, "1us"), ("wfd", 128, "1us")]
+    {
+        let file = dir.path().join(format!("many-{algorithm}.toml"));
+        std::fs::write(&file, many_tasks(70, partitions, refill)).unwrap();
+        let plan = dir.path().join(format!("plan-{algorithm}.toml"));
+        let out = tinct()
+            .args(["plan", "--algorithm", algorithm, "-o"])
+            .arg(&plan)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{algorithm}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let analysis = analyze_json(&plan);
+        assert_eq!(analysis["schedulable"], Value::Bool(true), "{algorithm}");
+        assert_eq!(analysis["tasks"].as_array().unwrap().len(), 70);
+    }
+}
+
+/// A search cut by its node budget says so: the budget, not memory (the
+/// private split it needs exists, sharing everything misses deadlines).
+#[test]
+fn a_budget_limited_search_reports_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("three.toml");
+    let mut text =
+        "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"1ms\"\n".to_string();
+    for name in ["a", "b", "c"] {
+        text.push_str(&format!(
+            "\n[[task]]\nname = \"{name}\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"2ms\"\n"
+        ));
+    }
+    std::fs::write(&file, text).unwrap();
+    let out = tinct()
+        .args(["plan", "--json", "--node-budget", "1"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("search budget exhausted (1 nodes)") && !stderr.contains("memory"),
+        "{stderr}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let unplaced = report["unplaced"].as_array().unwrap();
+    assert!(unplaced.iter().all(|u| u["reason"] == "budget"), "{report}");
+    // With the default budget the same set is planned.
+    let out = tinct().arg("plan").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+}
+
+/// A time failure names the task whose deadline fails and the core.
+#[test]
+fn a_time_failure_names_the_task_and_the_core() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("heavy.toml");
+    std::fs::write(
+        &file,
+        "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"6ms\"\n\n[[task]]\nname = \"b\"\nperiod = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"9ms\"\n",
+    )
+    .unwrap();
+    for algorithm in ["cata", "bfd"] {
+        let out = tinct()
+            .args(["plan", "--algorithm", algorithm])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(
+                "'b' could not be placed: time — core 0: Eq. (2): task 'b' misses its deadline"
+            ),
+            "{algorithm}: {stderr}"
+        );
+    }
+}
+
+/// `--timeout` stops a long search cleanly: the partial plan is reported,
+/// marked as stopped, the tasks not reached say so, and the exit status is 1.
+#[test]
+fn a_timeout_stops_with_the_plan_so_far() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("slow.toml");
+    // 70 tasks sharing 128 partitions with a tiny Δ: an enormous search.
+    std::fs::write(&file, many_tasks(70, 128, "1ns")).unwrap();
+    let plan = dir.path().join("plan.toml");
+    let out = tinct()
+        .args(["plan", "--json", "--timeout", "1s", "-o"])
+        .arg(&plan)
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("stopped by --timeout with a partial plan"),
+        "{stderr}"
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["stopped"], Value::Bool(true));
+    assert_eq!(report["schedulable"], Value::Bool(false));
+    let unplaced = report["unplaced"].as_array().unwrap();
+    assert!(!unplaced.is_empty());
+    assert!(
+        unplaced.iter().all(|u| u["reason"] == "timeout"),
+        "{report}"
+    );
+    let placed: usize = report["cores"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tasks"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(placed + unplaced.len(), 70);
+    assert!(!plan.exists(), "a partial plan is not written");
+}
+
+/// What `tinct plan -o` writes (TOML or JSON, by serde) re-reads equal:
+/// `tinct analyze` of the written file gives exactly the plan's figures.
+#[test]
+fn written_plans_round_trip_through_analyze() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut analyses = Vec::new();
+    for name in ["plan.toml", "plan.json"] {
+        let plan = dir.path().join(name);
+        let out = tinct()
+            .args(["plan", "--json", "-o"])
+            .arg(&plan)
+            .arg(example("kim2013.toml"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let analysis = analyze_json(&plan);
+        for core in report["cores"].as_array().unwrap() {
+            for task in core["tasks"].as_array().unwrap() {
+                let index = task["task"].as_u64().unwrap() as usize;
+                let analyzed = &analysis["tasks"][index];
+                assert_eq!(analyzed["name"], task["name"]);
+                assert_eq!(analyzed["wcrt_ns"], task["wcrt_ns"]);
+                assert_eq!(analyzed["partitions"], task["partitions"]);
+                assert_eq!(analyzed["priority"], task["priority"]);
+                assert_eq!(analyzed["core"], core["core"]);
+            }
+        }
+        analyses.push(analysis);
+    }
+    assert_eq!(analyses[0]["tasks"], analyses[1]["tasks"]);
+    // The TOML plan carries its header as comments and states Δ.
+    let text = std::fs::read_to_string(dir.path().join("plan.toml")).unwrap();
+    assert!(text.starts_with("# Plan written by `tinct plan"), "{text}");
+    assert!(text.contains("refill = \"45.3us\""), "{text}");
+}
+
+/// Issue 10, `plan` too: with a huge C the set is not schedulable (exit 1,
+/// a time failure), and with Δ = 72057594 s the plan's verdict is the
+/// exact one, which `tinct analyze` confirms term by term.
+#[test]
+fn huge_values_never_give_a_wrong_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for algorithm in ["cata", "bfd", "wfd"] {
+        let out = tinct()
+            .args(["plan", "--algorithm", algorithm])
+            .arg(fixtures.join("huge-c.toml"))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{algorithm}: {stdout}");
+        assert!(!stdout.contains("verdict: SCHEDULABLE"), "{stdout}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("could not be placed: time"), "{stderr}");
+    }
+    let huge_refill = fixtures.join("huge-refill.toml");
+    let plan = dir.path().join("plan.toml");
+    let out = tinct()
+        .args(["plan", "--keep-free", "-o"])
+        .arg(&plan)
+        .arg(&huge_refill)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let analysis = analyze_json(&plan);
+    assert_eq!(analysis["schedulable"], Value::Bool(true));
+    let sets: Vec<Vec<u64>> = analysis["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            t["partitions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p.as_u64().unwrap())
+                .collect()
+        })
+        .collect();
+    // The plan's verdict is the exact one: R_a = C_a + ω_{a,n} = 1 ms +
+    // |S(a) ∩ S(b)| · Δ, computed here in u128.
+    let shared = sets[0].iter().filter(|p| sets[1].contains(p)).count() as u128;
+    let expected = 1_000_000u128 + shared * 72_057_594_000_000_000u128;
+    assert_eq!(
+        u128::from(analysis["tasks"][0]["wcrt_ns"].as_u64().unwrap()),
+        expected
+    );
+}

@@ -124,18 +124,7 @@ fn bench(c: &mut Criterion) {
         })
     });
 
-    let params = RandomParams {
-        tasks: 8,
-        cores: 4,
-        partitions: 32,
-        total_memory: 1 << 30,
-        refill_ns: 45_300,
-        period_min_ns: 10_000_000,
-        period_max_ns: 1_000_000_000,
-        memory_min: 1 << 20,
-        memory_max: 64 << 20,
-        sensitivity_max: 0.5,
-    };
+    let params = RandomParams::default();
     let options = SearchOptions::budget(20_000);
     let mut group = c.benchmark_group("random-set");
     group.sample_size(10);

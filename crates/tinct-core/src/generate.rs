@@ -48,6 +48,26 @@ pub struct RandomParams {
     pub sensitivity_max: f64,
 }
 
+impl Default for RandomParams {
+    /// The study of `tinct experiment random` by default: n = 8, N_C = 4,
+    /// N_P = 32, M_total = 1 GiB, Δ = 45.3 µs (kim2013's platform), periods
+    /// 10 ms to 1 s, task memory 1 to 64 MiB, σ_max = 0.5.
+    fn default() -> RandomParams {
+        RandomParams {
+            tasks: 8,
+            cores: 4,
+            partitions: 32,
+            total_memory: 1 << 30,
+            refill_ns: 45_300,
+            period_min_ns: 10_000_000,
+            period_max_ns: 1_000_000_000,
+            memory_min: 1 << 20,
+            memory_max: 64 << 20,
+            sensitivity_max: 0.5,
+        }
+    }
+}
+
 /// n utilizations summing to `total`, each at most 1 (UUniFast-Discard);
 /// `None` after 1000 discarded draws (e.g. `total` > n).
 pub fn uunifast_discard(rng: &mut impl Rng, n: usize, total: f64) -> Option<Vec<f64>> {
@@ -115,7 +135,9 @@ fn random_task(
         params.period_max_ns.max(1000) as f64,
     );
     let period_us = (lo.ln() + rng.random::<f64>() * (hi.ln() - lo.ln())).exp() / 1000.0;
-    let period = (period_us.round() as u64).max(1) * 1000;
+    // Whole microseconds, at most the largest that fits in u64 ns (the
+    // float-to-int cast saturates; the product then cannot wrap).
+    let period = (period_us.round() as u64).clamp(1, u64::MAX / 1000) * 1000;
     let memory_max = params
         .memory_max
         .min(params.total_memory)
@@ -186,16 +208,8 @@ mod tests {
 
     fn params() -> RandomParams {
         RandomParams {
-            tasks: 8,
-            cores: 4,
-            partitions: 32,
-            total_memory: 1 << 30,
-            refill_ns: 45_300,
-            period_min_ns: 10_000_000,
-            period_max_ns: 1_000_000_000,
-            memory_min: 1 << 20,
-            memory_max: 64 << 20,
             sensitivity_max: 0.4,
+            ..RandomParams::default()
         }
     }
 

@@ -208,14 +208,31 @@ impl TaskSet {
         if self.tasks.iter().all(|t| t.priority.is_some()) {
             return self.tasks.iter().map(|t| t.priority.unwrap_or(0)).collect();
         }
-        let mut order: Vec<usize> = (0..self.tasks.len()).collect();
-        order.sort_by_key(|&i| (self.tasks[i].deadline, i));
-        let mut ranks = vec![0; self.tasks.len()];
-        for (rank, &i) in order.iter().enumerate() {
-            ranks[i] = rank as u32 + 1;
-        }
-        ranks
+        let deadlines: Vec<Nanos> = self.tasks.iter().map(|t| t.deadline).collect();
+        dense_ranks(&deadlines)
     }
+
+    /// Unique priority ranks 1..=n (1 the highest), in file order: the
+    /// effective priorities of [`TaskSet::priorities`] with ties (explicit
+    /// priorities may repeat across cores) broken by file order. The one
+    /// total order every stage uses: the analysis orders each core by it,
+    /// the allocators place tasks by it and a plan writes it, and `tinct run`
+    /// maps it onto SCHED_FIFO priorities.
+    pub fn ranks(&self) -> Vec<u32> {
+        dense_ranks(&self.priorities())
+    }
+}
+
+/// The rank (1-based) of every key in increasing order, ties broken by
+/// position.
+fn dense_ranks<K: Ord + Copy>(keys: &[K]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_by_key(|&i| (keys[i], i));
+    let mut ranks = vec![0; keys.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        ranks[i] = u32::try_from(rank + 1).unwrap_or(u32::MAX);
+    }
+    ranks
 }
 
 impl fmt::Display for Kernel {

@@ -217,3 +217,46 @@ fn table_ii_is_an_optimum() {
     let sizes: Vec<u32> = found.sets.iter().map(|s| s.len()).collect();
     assert_eq!(sizes, vec![8, 3, 8, 5]);
 }
+
+/// BFD/WFD split a core's private partitions by dynamic programming; on
+/// every core they fill, the exhaustive private search (MinCacheAlloc
+/// without sharing) finds exactly the same least Eq. (1) utilization.
+fn check_private_split(draws: &[Draw], partitions: u32) -> Result<(), TestCaseError> {
+    let mut set = task_set(draws, partitions);
+    set.platform.cores = 2;
+    let inst = Instance::new(&set);
+    for algorithm in [
+        tinct_core::alloc::Algorithm::Bfd,
+        tinct_core::alloc::Algorithm::Wfd,
+    ] {
+        let assignment =
+            tinct_core::alloc::allocate(&inst, algorithm, partitions, &SearchOptions::EXACT);
+        for core in assignment.cores.iter().filter(|c| !c.tasks.is_empty()) {
+            let exhaustive = min_cache_alloc(
+                &inst,
+                &core.tasks,
+                core.partitions,
+                &SearchOptions::EXACT.without_sharing(),
+            );
+            let best = exhaustive
+                .allocation
+                .expect("the DP's split is feasible, so the search finds one");
+            prop_assert!(
+                (best.utilization - core.utilization).abs() < 1e-9,
+                "{algorithm:?}: search {} vs DP {}",
+                best.utilization,
+                core.utilization
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn private_split_is_the_least_utilization(draws in prop::collection::vec(draw(), 1..=5)) {
+        check_private_split(&draws, 6)?;
+    }
+}

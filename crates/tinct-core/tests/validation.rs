@@ -199,3 +199,132 @@ fn refill_may_come_from_a_calibration_scaled_by_partition_size() {
     assert_eq!(loaded.set.platform.refill, tinct_core::Nanos(7_000));
     assert!(!loaded.refill_from_calibration);
 }
+
+/// Issue 10: `wcet = { 1 = "2ms", 01 = "9ms" }` kept one of the two values
+/// silently. The same p twice is refused, naming line and field, in TOML
+/// and in JSON.
+#[test]
+fn the_same_p_twice_is_refused() {
+    let toml_text = doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"2ms\", 01 = \"9ms\" }",
+    );
+    let err = parse(&toml_text, "dup.toml", Syntax::Toml).unwrap_err();
+    let text = err.to_string();
+    // The toml reader hands the keys over in its own order: either is named.
+    assert!(text.contains("task 'a' field `wcet` (C^"), "{text}");
+    assert!(
+        text.contains("expected each p listed once (key '")
+            && text.contains("already gives C^1), found key '")
+            && text.contains("C^1 again"),
+        "{text}"
+    );
+    assert_eq!(
+        err.line,
+        Some(
+            toml_text
+                .lines()
+                .position(|l| l.starts_with("wcet"))
+                .unwrap()
+                + 1
+        )
+    );
+    let json_text = r#"{"platform": {"cores": 1, "partitions": 8, "memory": "256MiB", "refill": "10us"},
+      "task": [{"name": "a", "period": "10ms", "memory": "1MiB",
+                "wcet": {"1": "2ms", "1": "9ms"}}]}"#;
+    let err = parse(json_text, "dup.json", Syntax::Json).unwrap_err();
+    assert!(err.to_string().contains("each p listed once"), "{err}");
+    assert_eq!(err.line, Some(3));
+}
+
+/// TOML and JSON are written by serde from the reader's own structs: both
+/// re-read equal, with bodies, partitions and explicit priorities.
+#[test]
+fn toml_and_json_writers_round_trip() {
+    let toml_text = doc(
+        "name = \"a \\\"quoted\\\" name\"\nperiod = \"10ms\"\ndeadline = \"9ms\"\nmemory = \"40MiB\"\nwcet = { 2 = \"3ms\", 5 = \"2.5ms\", 8 = \"2.4ms\" }\ncore = 1\npriority = 3\npartitions = \"1-2,5\"\nbody = { kernel = \"chase\", working_set = \"4MiB\", iterations = 1000 }",
+    );
+    let set = parse(&toml_text, "a.toml", Syntax::Toml).unwrap();
+    for (text, syntax) in [
+        (
+            tinct_core::format::to_toml(&set, &["header".into()]),
+            Syntax::Toml,
+        ),
+        (tinct_core::format::to_json(&set), Syntax::Json),
+    ] {
+        let back = parse(&text, "back", syntax).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        if syntax == Syntax::Toml {
+            // Small tables stay on one line, as people write them.
+            assert!(
+                text.contains("wcet = { 2 = \"3ms\", 5 = \"2.5ms\", 8 = \"2.4ms\" }")
+                    && text.contains("body = { kernel = \"chase\""),
+                "{text}"
+            );
+        }
+        assert_eq!(back.platform, set.platform, "{text}");
+        assert_eq!(back.tasks, set.tasks, "{text}");
+    }
+}
+
+/// Issue 10: a 50 MB task name hung the table output (a file that large is
+/// now refused whole; a 1 MiB name shows the rule). Names are at most
+/// 256 bytes and printable; the message names the task by position.
+#[test]
+fn names_are_short_and_printable() {
+    let long = "x".repeat(1 << 20);
+    let err = error(&doc(&format!(
+        "name = \"{long}\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\""
+    )));
+    assert_names(&err, 8, "task #1 field `name`", "a name of 1048576 bytes");
+    assert!(
+        err.to_string().len() < 400,
+        "the message does not repeat the name"
+    );
+    let err = error(&doc(
+        "name = \"a\\nb\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"",
+    ));
+    assert_names(&err, 8, "task #1 field `name`", "'\\n'");
+}
+
+/// More tasks than the documented limit are refused before validation.
+#[test]
+fn too_many_tasks_are_refused() {
+    let mut text = PLATFORM.to_string();
+    for i in 0..=tinct_core::format::MAX_TASKS {
+        text.push_str(&format!(
+            "\n[[task]]\nname = \"t{i}\"\nperiod = \"1s\"\nmemory = \"1MiB\"\nwcet = \"1us\"\n"
+        ));
+    }
+    let err = error(&text);
+    assert!(
+        err.to_string()
+            .contains("expected at most 10000 tasks, found 10001 tasks"),
+        "{err}"
+    );
+}
+
+/// Files are read up to the documented limit and no further: an endless
+/// device is refused instead of growing without bound; a pipe or a small
+/// file is read normally.
+#[test]
+fn files_are_read_up_to_the_limit() {
+    let err = tinct_core::format::load(std::path::Path::new("/dev/zero")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("expected a task-set file of at most 16777216 bytes"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("tinct-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.toml");
+    std::fs::write(&big, vec![b'#'; (16 << 20) + 1]).unwrap();
+    let err = tinct_core::format::load(&big).unwrap_err();
+    assert!(err.to_string().contains("at most 16777216 bytes"), "{err}");
+    let small = dir.join("small.toml");
+    std::fs::write(
+        &small,
+        doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\""),
+    )
+    .unwrap();
+    assert_eq!(tinct_core::format::load(&small).unwrap().tasks.len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

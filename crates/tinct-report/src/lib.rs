@@ -10,10 +10,12 @@
 //! written here rather than on plotters' SVG backend, which cannot lay out
 //! text without a font backend and fonts (see Cargo.toml). Output is
 //! deterministic: the same chart gives the same bytes, so plots can be
-//! compared and committed.
+//! compared and committed. [`schedulability`] writes the files of
+//! tinct-core's random study (CSV, SVG, JSON).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod schedulability;
 pub mod stats;
 mod svg;
 

@@ -31,7 +31,7 @@ impl RunSpec {
         source: &str,
         duration_ns: u64,
     ) -> Result<RunSpec> {
-        let ranks = set.priorities();
+        let ranks = set.ranks();
         let mut tasks = Vec::with_capacity(set.tasks.len());
         for (i, task) in set.tasks.iter().enumerate() {
             let line = set.task_lines.get(i).copied();

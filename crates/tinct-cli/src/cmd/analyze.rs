@@ -46,7 +46,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         set.platform.refill = refill;
         refill_source = "from --refill".to_string();
     }
-    let analysis = analyze(&set).map_err(|e| unassigned_error(&args.file, &set, e))?;
+    let analysis = analyze(&set).map_err(|e| analysis_input_error(&args.file, &set, e))?;
     if args.json {
         let mut json = serde_json::to_value(&analysis).map_err(anyhow::Error::from)?;
         json["refill_source"] = serde_json::Value::String(refill_source);
@@ -57,22 +57,48 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// An unassigned task is bad input for `analyze`: name its line.
-fn unassigned_error(
+/// A task set the analysis refuses is bad input for `analyze`: name the
+/// file, the task's line and the field.
+pub fn analysis_input_error(
     file: &std::path::Path,
     set: &tinct_core::TaskSet,
     e: AnalysisError,
 ) -> CliError {
-    let AnalysisError::Unassigned { index, .. } = e;
+    let (index, field, expected, found) = match &e {
+        AnalysisError::Unassigned { index, task, .. } => (
+            *index,
+            format!("task '{task}' field `core`"),
+            format!(
+                "a core from 0 to {}: the analysis needs every task on a core (`tinct plan` assigns cores and partitions)",
+                set.platform.cores - 1
+            ),
+            "no core".to_string(),
+        ),
+        AnalysisError::TermTooLarge {
+            index,
+            task,
+            quantity,
+            value,
+            hint,
+        } => (
+            *index,
+            format!("task '{task}': {quantity}"),
+            format!("a value below 2^64 ns ({hint})"),
+            format!("{quantity} of task '{task}' = {value} ns, which exceeds 2^64 ns"),
+        ),
+        AnalysisError::MemoryLoadTooLarge { first_task, .. } => (
+            *first_task,
+            format!("task '{}' field `partitions`", set.tasks[*first_task].name),
+            "an Eq. (3) load tinct can decide exactly".to_string(),
+            e.to_string(),
+        ),
+    };
     CliError::from(InputError {
         file: file.display().to_string(),
         line: set.task_lines.get(index).copied(),
-        field: format!("task '{}' field `core`", set.tasks[index].name),
-        expected: format!(
-            "a core from 0 to {}: the analysis needs every task on a core (`tinct plan` assigns cores and partitions)",
-            set.platform.cores - 1
-        ),
-        found: "no core".into(),
+        field,
+        expected,
+        found,
     })
 }
 
@@ -107,10 +133,11 @@ fn print_human(analysis: &Analysis, refill_source: &str) {
             "iter",
             "verdict",
         ]);
-        for name in &core.tasks {
-            let Some(task) = analysis.tasks.iter().find(|t| &t.name == name) else {
-                continue;
-            };
+        for task in core
+            .task_indices
+            .iter()
+            .filter_map(|&i| analysis.tasks.get(i))
+        {
             let verdict = match (task.schedulable, task.schedulable_nocint) {
                 (true, _) => "ok",
                 (false, true) => "MISS (cache)",

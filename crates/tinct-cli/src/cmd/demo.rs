@@ -8,7 +8,7 @@ use crate::error::CliError;
 use crate::output::{ms, table};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_core::alloc::{self, Algorithm, Instance, SearchOptions};
+use tinct_core::alloc::{self, Algorithm, SearchOptions};
 use tinct_core::model::{Body, Kernel, TaskSet, WcetTable, Work};
 use tinct_core::units::{Bytes, Nanos, parse_duration};
 use tinct_rt::output::Summary;
@@ -96,14 +96,12 @@ fn set_targets(set: &mut TaskSet, share: f64) {
 /// Plans with CATA (kim2013 Algorithm 3 and its leftover step); `None` if
 /// it cannot place every task.
 fn plan(set: &TaskSet) -> Option<TaskSet> {
-    let inst = Instance::new(set);
-    let options = SearchOptions::budget(200_000);
-    let mut assignment = alloc::allocate(&inst, Algorithm::Cata, inst.partitions, &options);
-    if !assignment.schedulable() {
-        return None;
-    }
-    alloc::cata::spend_leftover(&inst, &mut assignment, &options);
-    Some(assignment.apply(set, &inst))
+    let options = alloc::PlanOptions {
+        search: SearchOptions::budget(200_000),
+        ..alloc::PlanOptions::default()
+    };
+    let plan = alloc::plan(set, Algorithm::Cata, &options);
+    plan.unplaced.is_empty().then_some(plan.planned).flatten()
 }
 
 /// Runs the demo. Exit status 0 when the run completed, 1 when it was stopped.

@@ -9,12 +9,12 @@ use anyhow::anyhow;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 use tinct_core::TaskSet;
-use tinct_core::alloc::{
-    Algorithm, Assignment, Instance, Reason, SearchOptions, allocate, cata::spend_leftover,
-};
-use tinct_core::analysis::analyze;
-use tinct_core::format::{Syntax, to_toml};
+use tinct_core::alloc::{Algorithm, Plan, PlanOptions, SearchOptions, plan};
+use tinct_core::format::{Syntax, to_text};
 use tinct_core::units::Nanos;
 
 /// The allocation algorithm, as named on the command line.
@@ -73,78 +73,47 @@ pub struct Args {
     /// (default: $TINCT_CALIBRATION, else the one `tinct bench calibrate` saved).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
+    /// Stop after this long (e.g. "30s") with the tasks placed so far; the
+    /// report says so, and the exit status is 1 unless every task was placed.
+    #[arg(long, value_parser = parse_timeout, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
 }
 
 fn parse_refill(text: &str) -> Result<Nanos, String> {
     tinct_core::units::parse_duration(text).map_err(|e| e.to_string())
 }
 
-/// One task of the plan.
-#[derive(Debug, Serialize)]
-pub struct PlannedTask {
-    /// Name.
-    pub name: String,
-    /// Priority rank, 1 the highest.
-    pub priority: u32,
-    /// S(i), global partition numbers.
-    pub partitions: Vec<u32>,
-    /// C^{|S(i)|}, ns.
-    pub wcet_ns: u64,
-    /// Eq. (2) worst-case response time, ns.
-    pub wcrt_ns: Option<u64>,
-    /// D, ns.
-    pub deadline_ns: u64,
+/// Parses `--timeout`: a duration such as "30s" or "500ms".
+pub fn parse_timeout(text: &str) -> Result<Duration, String> {
+    match tinct_core::units::parse_duration(text) {
+        Ok(Nanos(0)) => Err("expected a duration above zero".to_string()),
+        Ok(d) => Ok(Duration::from_nanos(d.0)),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
-/// One core of the plan.
-#[derive(Debug, Serialize)]
-pub struct PlannedCore {
-    /// Core number.
-    pub core: u32,
-    /// Partitions reserved for the core.
-    pub partitions: Vec<u32>,
-    /// Eq. (1) utilization.
-    pub utilization: f64,
-    /// Tasks, highest priority first.
-    pub tasks: Vec<PlannedTask>,
+/// A flag that a timer thread sets after `timeout` (never without one):
+/// the libraries poll it and stop cleanly with what they have.
+pub fn arm_timeout(timeout: Option<Duration>) -> Arc<AtomicBool> {
+    let flag = Arc::new(AtomicBool::new(false));
+    if let Some(timeout) = timeout {
+        let setter = Arc::clone(&flag);
+        std::thread::spawn(move || {
+            std::thread::sleep(timeout);
+            setter.store(true, Ordering::Relaxed);
+        });
+    }
+    flag
 }
 
-/// A task the algorithm could not place.
+/// What `tinct plan` prints: the library's plan and where it came from.
 #[derive(Debug, Serialize)]
-pub struct UnplacedTask {
-    /// Name.
-    pub name: String,
-    /// `time` or `memory`.
-    pub reason: Reason,
-    /// In words.
-    pub message: String,
-}
-
-/// What `tinct plan` prints (tables and `--json` come from this).
-#[derive(Debug, Serialize)]
-pub struct PlanReport {
+pub struct PlanReport<'a> {
     /// Input file.
     pub file: String,
-    /// `cata`, `bfd` or `wfd`.
-    pub algorithm: Algorithm,
-    /// Every task placed and the written plan re-analyzes as schedulable.
-    pub schedulable: bool,
-    /// Partitions the algorithm could use.
-    pub budget: u32,
-    /// Partitions reserved for cores.
-    pub partitions_used: u32,
-    /// Partitions CATA needed before spending leftovers.
-    pub partitions_needed: u32,
-    /// (Σ M_i) / ((M_total/N_P) · partitions used), kim2013 IV-E.
-    pub memory_efficiency: f64,
-    /// Σ over cores of Eq. (1).
-    pub total_utilization: f64,
-    /// Every MinCacheAlloc call was proven optimal.
-    pub exact: bool,
-    /// Per core.
-    pub cores: Vec<PlannedCore>,
-    /// Tasks that found no core.
-    pub unplaced: Vec<UnplacedTask>,
+    /// The plan.
+    #[serde(flatten)]
+    pub plan: &'a Plan,
     /// Where the plan was written.
     pub output: Option<String>,
     /// Where Δ came from (the file, a calibration, or --refill).
@@ -175,24 +144,27 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             args.file.display()
         )));
     }
-    let options = SearchOptions {
-        node_budget: (!args.exact).then_some(args.node_budget),
-        ..SearchOptions::EXACT
+    let stop = arm_timeout(args.timeout);
+    let options = PlanOptions {
+        partitions: Some(budget),
+        search: SearchOptions {
+            node_budget: (!args.exact).then_some(args.node_budget),
+            ..SearchOptions::EXACT
+        },
+        keep_free: args.keep_free,
+        stop: Some(&stop),
     };
-    let inst = Instance::new(&set);
-    let algorithm = Algorithm::from(args.algorithm);
-    let mut assignment = allocate(&inst, algorithm, budget, &options);
-    let needed = assignment.partitions_used();
-    if algorithm == Algorithm::Cata && assignment.schedulable() && !args.keep_free {
-        spend_leftover(&inst, &mut assignment, &options);
-    }
-    let planned = assignment.apply(&set, &inst);
-    let mut report = report(&args.file, &set, &planned, &assignment, &inst, needed);
-    report.refill_source = refill_source;
-    if report.schedulable
-        && let Some(out) = &args.output
+    let plan = plan(&set, Algorithm::from(args.algorithm), &options);
+    let mut report = PlanReport {
+        file: args.file.display().to_string(),
+        plan: &plan,
+        output: None,
+        refill_source,
+    };
+    if plan.schedulable
+        && let (Some(out), Some(planned)) = (&args.output, &plan.planned)
     {
-        write_plan(out, &planned, &report)?;
+        write_plan(out, planned, &report)?;
         report.output = Some(out.display().to_string());
     }
     if args.json {
@@ -200,120 +172,50 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     } else {
         print_human(&report);
     }
-    if !report.unplaced.is_empty() {
-        let reasons: Vec<String> = report.unplaced.iter().map(|u| u.message.clone()).collect();
+    if plan.stopped && !plan.unplaced.is_empty() {
+        let placed: usize = plan.cores.iter().map(|c| c.tasks.len()).sum();
+        return Err(CliError::Failed(anyhow!(
+            "stopped by --timeout with a partial plan: {placed} of {} tasks placed (the report lists the others)",
+            set.tasks.len()
+        )));
+    }
+    if !plan.unplaced.is_empty() {
+        let reasons: Vec<&str> = plan.unplaced.iter().map(|u| u.message.as_str()).collect();
         return Err(CliError::Failed(anyhow!(
             "no allocation found: {}",
             reasons.join("; ")
         )));
     }
-    if !report.schedulable {
+    if !plan.schedulable {
         return Err(CliError::Failed(anyhow!(
-            "the allocation does not re-verify with `tinct analyze` (this is a bug in tinct)"
+            "the allocation does not re-verify with `tinct analyze` (this is a bug in tinct){}",
+            plan.analysis_error
+                .as_ref()
+                .map_or(String::new(), |e| format!(": {e}"))
         )));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn report(
-    file: &Path,
-    set: &TaskSet,
-    planned: &TaskSet,
-    assignment: &Assignment,
-    inst: &Instance,
-    needed: u32,
-) -> PlanReport {
-    let unplaced: Vec<UnplacedTask> = assignment
-        .unplaced
-        .iter()
-        .map(|u| {
-            let task = &set.tasks[u.task];
-            let message = match u.reason {
-                Reason::Time => format!(
-                    "task '{}' could not be placed: time — no core meets its deadlines (Eq. 2) with Eq. (1) ≤ 1, even with every partition left",
-                    task.name
-                ),
-                Reason::Memory => format!(
-                    "task '{}' could not be placed: memory — its {} do not fit the memory partitions any core can have (Eq. 3)",
-                    task.name, task.memory
-                ),
-            };
-            UnplacedTask { name: task.name.clone(), reason: u.reason, message }
-        })
-        .collect();
-    let analysis = assignment
-        .schedulable()
-        .then(|| analyze(planned).ok())
-        .flatten();
-    let mut offset = 0;
-    let cores = assignment
-        .cores
-        .iter()
-        .enumerate()
-        .map(|(j, core)| {
-            let partitions: Vec<u32> = (offset + 1..=offset + core.partitions).collect();
-            offset += core.partitions;
-            let tasks = core
-                .tasks
-                .iter()
-                .map(|&i| {
-                    let t = &planned.tasks[i];
-                    let analyzed = analysis
-                        .as_ref()
-                        .and_then(|a| a.tasks.iter().find(|r| r.name == t.name));
-                    PlannedTask {
-                        name: t.name.clone(),
-                        priority: t.priority.unwrap_or(0),
-                        partitions: t.partitions.map(|s| s.to_vec()).unwrap_or_default(),
-                        wcet_ns: t.effective_wcet().map_or(0, |c| c.0),
-                        wcrt_ns: analyzed.and_then(|r| r.wcrt_ns),
-                        deadline_ns: t.deadline.0,
-                    }
-                })
-                .collect();
-            PlannedCore {
-                core: j as u32,
-                partitions,
-                utilization: core.utilization,
-                tasks,
-            }
-        })
-        .collect();
-    PlanReport {
-        file: file.display().to_string(),
-        algorithm: assignment.algorithm,
-        schedulable: analysis.as_ref().is_some_and(|a| a.schedulable),
-        budget: assignment.budget,
-        partitions_used: assignment.partitions_used(),
-        partitions_needed: needed,
-        memory_efficiency: assignment.memory_efficiency(inst),
-        total_utilization: assignment.total_utilization(),
-        exact: assignment.exact,
-        cores,
-        unplaced,
-        output: None,
-        refill_source: String::new(),
-    }
-}
-
 fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), CliError> {
+    let plan = report.plan;
     let header = vec![
         format!(
             "Plan written by `tinct plan --algorithm {}` from {}.",
-            report.algorithm.name(),
+            plan.algorithm.name(),
             report.file
         ),
         format!(
-            "Partitions used {} of {} (CATA needed {}), memory efficiency {:.1} %, total utilization {:.4}{}.",
-            report.partitions_used,
-            report.budget,
-            report.partitions_needed,
-            100.0 * report.memory_efficiency,
-            report.total_utilization,
-            if report.exact {
+            "Partitions used {} of {} (needed {}), memory efficiency {:.1} %, total utilization {:.4}{}.",
+            plan.partitions_used,
+            plan.budget,
+            plan.partitions_needed,
+            100.0 * plan.memory_efficiency,
+            plan.total_utilization,
+            if plan.exact {
                 ""
             } else {
-                " (search budget hit: not proven optimal)"
+                " (search budget or timeout hit: not proven optimal)"
             }
         ),
         format!(
@@ -321,28 +223,21 @@ fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), 
             report.refill_source
         ),
     ];
-    let text = to_toml(planned, &header);
-    let text = match Syntax::from_path(out) {
-        Syntax::Toml => text,
-        Syntax::Json => {
-            let value: toml::Value =
-                toml::from_str(&text).map_err(|e| CliError::Failed(e.into()))?;
-            serde_json::to_string_pretty(&value).map_err(|e| CliError::Failed(e.into()))? + "\n"
-        }
-    };
+    let text = to_text(planned, Syntax::from_path(out), &header);
     std::fs::write(out, text)
         .map_err(|e| CliError::Failed(anyhow!("cannot write {}: {e}", out.display())))
 }
 
 fn print_human(report: &PlanReport) {
+    let plan = report.plan;
     println!(
         "plan of {} with {} ({} partitions available, {})",
         report.file,
-        report.algorithm.name(),
-        report.budget,
+        plan.algorithm.name(),
+        plan.budget,
         report.refill_source
     );
-    for core in report
+    for core in plan
         .cores
         .iter()
         .filter(|c| !c.tasks.is_empty() || !c.partitions.is_empty())
@@ -379,23 +274,27 @@ fn print_human(report: &PlanReport) {
     println!();
     println!(
         "partitions used: {} of {} (needed {}), memory efficiency {:.1} %, total utilization {:.4}",
-        report.partitions_used,
-        report.budget,
-        report.partitions_needed,
-        100.0 * report.memory_efficiency,
-        report.total_utilization
+        plan.partitions_used,
+        plan.budget,
+        plan.partitions_needed,
+        100.0 * plan.memory_efficiency,
+        plan.total_utilization
     );
-    if !report.exact {
+    if plan.stopped {
+        println!(
+            "note: stopped by --timeout: this is the best plan found so far (tasks not reached are listed below)"
+        );
+    } else if !plan.exact {
         println!(
             "note: a MinCacheAlloc search hit its node budget: the plan is feasible but not proven optimal (--exact)"
         );
     }
-    for u in &report.unplaced {
+    for u in &plan.unplaced {
         println!("✗ {}", u.message);
     }
     match &report.output {
         Some(out) => println!("plan written to {out} (check it with `tinct analyze {out}`)"),
-        None if report.schedulable => {
+        None if plan.schedulable => {
             println!("verdict: SCHEDULABLE (write the plan with -o FILE)")
         }
         None => println!("verdict: NOT SCHEDULABLE"),

@@ -2,10 +2,12 @@
 //! (CATA), as written, and the final step of Section III-D that hands each
 //! remaining partition to the core with the largest utilization saving.
 
-use super::assignment::{Algorithm, Assignment, Reason, Unplaced};
+use super::assignment::{Algorithm, Assignment, Unplaced};
+use super::diagnose::refusal;
 use super::instance::Instance;
 use super::mincache::{CoreAllocation, SearchOptions, extend_by_one};
 use super::solver::Solver;
+use std::sync::atomic::AtomicBool;
 
 /// Algorithm 2: the best-fit core for task `task`, i.e. the core that can
 /// schedule it (MinCacheAlloc finds a feasible allocation) and has the least
@@ -38,8 +40,19 @@ fn find_best_fit(
 /// only the chosen core keeps its k. Tasks that fit nowhere are reported and
 /// the algorithm goes on with the rest.
 pub fn cata(inst: &Instance, budget: u32, options: &SearchOptions) -> Assignment {
+    cata_until(inst, budget, options, None)
+}
+
+/// [`cata`] that stops cleanly when `stop` is set (a timeout): tasks placed
+/// so far keep their cores, the others are reported as not reached.
+pub fn cata_until(
+    inst: &Instance,
+    budget: u32,
+    options: &SearchOptions,
+    stop: Option<&AtomicBool>,
+) -> Assignment {
     let cores = inst.cores as usize;
-    let mut solver = Solver::new(inst, *options);
+    let mut solver = Solver::new(inst, *options, stop);
     let mut order: Vec<usize> = (0..inst.tasks.len()).collect();
     let average: Vec<f64> = inst.tasks.iter().map(|t| t.average_utilization()).collect();
     order.sort_by(|&a, &b| average[b].total_cmp(&average[a]));
@@ -52,6 +65,10 @@ pub fn cata(inst: &Instance, budget: u32, options: &SearchOptions) -> Assignment
     let mut unplaced = Vec::new();
 
     for &task in &order {
+        if solver.stopped() {
+            unplaced.push(Unplaced::stopped(task));
+            continue;
+        }
         if let Some((j, allocation)) = find_best_fit(&mut solver, task, &tasks, &partitions) {
             tasks[j].push(task);
             allocations[j] = allocation;
@@ -68,9 +85,17 @@ pub fn cata(inst: &Instance, budget: u32, options: &SearchOptions) -> Assignment
             allocations[j] = allocation;
             remaining -= k;
             partitions[j] += k;
+        } else if solver.stopped() {
+            unplaced.push(Unplaced::stopped(task));
         } else {
-            let reason = diagnose(&mut solver, task, &tasks, &partitions, remaining, true);
-            unplaced.push(Unplaced { task, reason });
+            let refusals = (0..cores)
+                .map(|j| {
+                    let offered = partitions[j] + remaining;
+                    let answer = solver.solve_outcome(&with(&tasks[j], task), offered, None);
+                    refusal(&mut solver, task, &tasks[j], j as u32, offered, &answer)
+                })
+                .collect();
+            unplaced.push(Unplaced::refused(task, refusals));
         }
     }
     let mut assignment = Assignment {
@@ -85,33 +110,11 @@ pub fn cata(inst: &Instance, budget: u32, options: &SearchOptions) -> Assignment
     assignment
 }
 
-/// Time or memory: could any core hold the task's memory (Eq. 3) with all
-/// the partitions that are left, ignoring time?
-pub(crate) fn diagnose(
-    solver: &mut Solver,
-    task: usize,
-    tasks: &[Vec<usize>],
-    partitions: &[u32],
-    extra: u32,
-    sharing: bool,
-) -> Reason {
-    let options = SearchOptions {
-        sharing,
-        check_time: false,
-        ..solver.options
-    };
-    let fits_somewhere = tasks.iter().zip(partitions).any(|(members, &count)| {
-        let mut with_task = members.clone();
-        with_task.push(task);
-        solver
-            .solve_with(&with_task, count + extra, options)
-            .is_some()
-    });
-    if fits_somewhere {
-        Reason::Time
-    } else {
-        Reason::Memory
-    }
+/// `members` with `task` appended.
+fn with(members: &[usize], task: usize) -> Vec<usize> {
+    let mut all = members.to_vec();
+    all.push(task);
+    all
 }
 
 /// The final step of kim2013 III-D: each partition CATA left over goes to
@@ -123,14 +126,24 @@ pub fn spend_leftover(
     assignment: &mut Assignment,
     options: &SearchOptions,
 ) -> u32 {
-    let mut solver = Solver::new(inst, *options);
+    spend_leftover_until(inst, assignment, options, None)
+}
+
+/// [`spend_leftover`] that stops handing out partitions when `stop` is set.
+pub fn spend_leftover_until(
+    inst: &Instance,
+    assignment: &mut Assignment,
+    options: &SearchOptions,
+    stop: Option<&AtomicBool>,
+) -> u32 {
+    let mut solver = Solver::new(inst, *options, stop);
     let mut left = assignment
         .budget
         .min(inst.partitions)
         .saturating_sub(assignment.partitions_used());
     let mut offers: Vec<Option<CoreAllocation>> = vec![None; assignment.cores.len()];
     let mut spent = 0;
-    while left > 0 {
+    while left > 0 && !solver.stopped() {
         for (j, core) in assignment.cores.iter().enumerate() {
             if offers[j].is_none() && !core.tasks.is_empty() {
                 let seed = extend_by_one(inst, core, options.check_time);

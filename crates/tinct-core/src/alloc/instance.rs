@@ -64,7 +64,7 @@ impl Instance {
     /// Prepares `set`; existing `core` and `partitions` fields are ignored.
     pub fn new(set: &TaskSet) -> Instance {
         let platform = &set.platform;
-        let ranks = unique_ranks(&set.priorities());
+        let ranks = set.ranks();
         let tasks = set
             .tasks
             .iter()
@@ -105,16 +105,4 @@ impl Instance {
         sorted.sort_by_key(|&i| (self.tasks[i].rank, i));
         sorted
     }
-}
-
-/// Explicit priorities may repeat; the analysis breaks ties by file order,
-/// so do the same and make the ranks unique (1..=n).
-fn unique_ranks(priorities: &[u32]) -> Vec<u32> {
-    let mut order: Vec<usize> = (0..priorities.len()).collect();
-    order.sort_by_key(|&i| (priorities[i], i));
-    let mut ranks = vec![0; priorities.len()];
-    for (rank, &i) in order.iter().enumerate() {
-        ranks[i] = rank as u32 + 1;
-    }
-    ranks
 }

@@ -38,6 +38,7 @@ use crate::analysis::rta::{CoreTask, core_schedulable};
 use crate::analysis::utilization::core_utilization;
 use crate::partitions::PartitionSet;
 use serde::Serialize;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Slack for comparing utilizations summed in different orders.
 const EPS: f64 = 1e-12;
@@ -54,6 +55,13 @@ pub struct SearchOptions {
     /// Stop after this many search nodes and return the best allocation
     /// found (not proven optimal); `None` searches exhaustively.
     pub node_budget: Option<u64>,
+}
+
+impl Default for SearchOptions {
+    /// [`SearchOptions::EXACT`].
+    fn default() -> SearchOptions {
+        SearchOptions::EXACT
+    }
 }
 
 impl SearchOptions {
@@ -116,6 +124,8 @@ pub struct MinCacheOutcome {
     pub exact: bool,
     /// Search nodes visited.
     pub nodes: u64,
+    /// The search was stopped from outside (a timeout) before it finished.
+    pub stopped: bool,
 }
 
 /// Algorithm 1: the feasible allocation of `partitions` partitions to
@@ -140,33 +150,45 @@ pub fn min_cache_alloc_from(
     options: &SearchOptions,
     incumbent: Option<CoreAllocation>,
 ) -> MinCacheOutcome {
+    min_cache_alloc_until(inst, tasks, partitions, options, incumbent, None)
+}
+
+/// [`min_cache_alloc_from`] that also ends, like a cut search (anytime:
+/// the best allocation found so far, not proven optimal), as soon as `stop`
+/// is set (by a timeout, from another thread).
+pub fn min_cache_alloc_until(
+    inst: &Instance,
+    tasks: &[usize],
+    partitions: u32,
+    options: &SearchOptions,
+    incumbent: Option<CoreAllocation>,
+    stop: Option<&AtomicBool>,
+) -> MinCacheOutcome {
     let order = inst.by_priority(tasks);
+    let answer = |allocation, exact| MinCacheOutcome {
+        allocation,
+        exact,
+        nodes: 0,
+        stopped: false,
+    };
     if order.is_empty() {
-        return MinCacheOutcome {
-            allocation: Some(CoreAllocation::empty(partitions)),
-            exact: true,
-            nodes: 0,
-        };
+        return answer(Some(CoreAllocation::empty(partitions)), true);
     }
-    if order.len() > 64 || partitions > crate::partitions::MAX_PARTITIONS {
-        return MinCacheOutcome {
-            allocation: None,
-            exact: false,
-            nodes: 0,
-        };
+    if partitions > crate::partitions::MAX_PARTITIONS {
+        // Not a limit of the search: a core cannot have more partitions than
+        // a platform (validation keeps N_P ≤ 256).
+        return answer(None, true);
     }
     if !may_fit(inst, &order, partitions, options) {
-        return MinCacheOutcome {
-            allocation: None,
-            exact: true,
-            nodes: 0,
-        };
+        return answer(None, true);
     }
     let mut nodes = 0;
     let mut best = incumbent.filter(|a| a.tasks == order && a.partitions == partitions);
     if options.sharing {
         // Seed: the best private allocation, and everybody sharing everything.
-        let private = Search::new(inst, &order, partitions, &options.without_sharing(), None).run();
+        let private = Search::new(inst, &order, partitions, &options.without_sharing(), None)
+            .until(stop)
+            .run();
         nodes += private.nodes;
         best = better(best, private.allocation);
         let all = vec![PartitionSet::range(1, partitions); order.len()];
@@ -177,9 +199,12 @@ pub fn min_cache_alloc_from(
     }
     if let Some(budget) = options.node_budget {
         // Anytime mode: polish the seed before the budgeted search.
-        best = best.map(|a| local_search(inst, a, options.check_time, budget / 4, &mut nodes));
+        best =
+            best.map(|a| local_search(inst, a, options.check_time, budget / 4, &mut nodes, stop));
     }
-    let mut outcome = Search::new(inst, &order, partitions, options, best).run();
+    let mut outcome = Search::new(inst, &order, partitions, options, best)
+        .until(stop)
+        .run();
     if !outcome.exact
         && let (Some(budget), Some(found)) = (options.node_budget, outcome.allocation.take())
     {
@@ -189,10 +214,12 @@ pub fn min_cache_alloc_from(
             options.check_time,
             budget / 4,
             &mut nodes,
+            stop,
         ));
     }
     MinCacheOutcome {
         nodes: nodes + outcome.nodes,
+        stopped: outcome.stopped || stop.is_some_and(|s| s.load(Ordering::Relaxed)),
         ..outcome
     }
 }
@@ -206,6 +233,7 @@ fn local_search(
     check_time: bool,
     evaluations: u64,
     nodes: &mut u64,
+    stop: Option<&AtomicBool>,
 ) -> CoreAllocation {
     let mut current = start;
     let mut left = evaluations;
@@ -213,7 +241,8 @@ fn local_search(
         let mut improved = false;
         for k in 0..current.tasks.len() {
             for p in 1..=current.partitions {
-                if left == 0 {
+                let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
+                if left == 0 || (left.is_multiple_of(256) && stopped()) {
                     return current;
                 }
                 left -= 1;
@@ -361,14 +390,30 @@ struct Eligible {
     cheapest: Vec<f64>,
 }
 
+/// No class: the end of a membership chain.
+const NO_CLASS: u32 = u32::MAX;
+
 /// A group of partitions with the same sharing pattern.
+///
+/// Members are a chain: the class was split off `parent` when task `newest`
+/// joined it (or made from free partitions, without a parent). Tasks join
+/// in priority order, so `newest` is the lowest-priority member, and a
+/// parent always sits at a smaller index of the class stack than its
+/// children, which are removed first. No bitmask, so no limit on the
+/// number of tasks of a core.
 #[derive(Copy, Clone, Debug)]
 struct Class {
-    /// Members as bits of the core's priority order (bit 0 the highest).
-    members: u64,
+    /// The class this one was split from, or [`NO_CLASS`].
+    parent: u32,
+    /// The lowest-priority member (position in the core's priority order).
+    newest: u32,
+    /// Number of members.
+    size: u32,
     count: u32,
-    /// Σ M_i/|S(i)| over the members: Eq. (3)'s left-hand side, exact.
-    load: Fraction,
+    /// Σ M_i/|S(i)| over the members: Eq. (3)'s left-hand side, exact
+    /// (`None` once it needs more than 128 bits: the class then takes no
+    /// further member, which can only reject a feasible allocation).
+    load: Option<Fraction>,
     /// The same in floating point, to decide clear cases without u128 divisions.
     approx: f64,
 }
@@ -388,9 +433,12 @@ struct Search<'a> {
     limit: f64,
     accept_equal: bool,
     best: Option<CoreAllocation>,
-    best_classes: Option<(Vec<Class>, Vec<u32>)>,
+    /// S(i) of the best allocation found by this search (priority order).
+    best_sets: Option<Vec<PartitionSet>>,
     nodes: u64,
     cut: bool,
+    stop: Option<&'a AtomicBool>,
+    stopped: bool,
     sets: Vec<PartitionSet>,
     core_tasks: Vec<CoreTask>,
 }
@@ -452,21 +500,25 @@ impl<'a> Search<'a> {
             limit,
             accept_equal,
             best: incumbent,
-            best_classes: None,
+            best_sets: None,
             nodes: 0,
             cut: false,
+            stop: None,
+            stopped: false,
             sets: vec![PartitionSet::EMPTY; m],
             core_tasks: Vec::with_capacity(m),
         }
     }
 
+    /// Ends the search when `stop` is set.
+    fn until(mut self, stop: Option<&'a AtomicBool>) -> Self {
+        self.stop = stop;
+        self
+    }
+
     fn run(mut self) -> MinCacheOutcome {
         self.place(0, 0.0);
-        if let Some((classes, sizes)) = self.best_classes.take() {
-            self.classes = classes;
-            self.sizes = sizes;
-            self.materialize(self.order.len());
-            let sets = self.sets.clone();
+        if let Some(sets) = self.best_sets.take() {
             // Re-evaluated with the analysis itself: the search's own
             // bookkeeping must agree with it (it can only differ in the last
             // bits of a float sum at Eq. (1) = 1; then the incumbent stays).
@@ -489,6 +541,7 @@ impl<'a> Search<'a> {
             allocation: self.best,
             exact: !self.cut,
             nodes: self.nodes,
+            stopped: self.stopped,
         }
     }
 
@@ -641,6 +694,11 @@ impl<'a> Search<'a> {
         if self.options.node_budget.is_some_and(|b| self.nodes > b) {
             self.cut = true;
         }
+        // An atomic load every 1024 nodes costs nothing measurable.
+        if self.nodes.is_multiple_of(1024) && self.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            self.cut = true;
+            self.stopped = true;
+        }
         !self.cut
     }
 
@@ -658,22 +716,26 @@ impl<'a> Search<'a> {
             return;
         }
         let before = self.classes.len();
-        let bit = 1u64 << k;
+        let newest = k as u32;
         for &(c, x) in takes {
             let class = self.classes[c];
             self.classes[c].count -= x;
             self.classes.push(Class {
-                members: class.members | bit,
+                parent: c as u32,
+                newest,
+                size: class.size + 1,
                 count: x,
-                load: class.load + share,
+                load: class.load.and_then(|l| l.checked_add(share)),
                 approx: class.approx + share_approx,
             });
         }
         if from_free > 0 {
             self.classes.push(Class {
-                members: bit,
+                parent: NO_CLASS,
+                newest,
+                size: 1,
                 count: from_free,
-                load: share,
+                load: Some(share),
                 approx: share_approx,
             });
         }
@@ -701,13 +763,9 @@ impl<'a> Search<'a> {
         if better {
             self.limit = util;
             self.accept_equal = false;
-            let live: Vec<Class> = self
-                .classes
-                .iter()
-                .copied()
-                .filter(|c| c.count > 0)
-                .collect();
-            self.best_classes = Some((live, self.sizes.clone()));
+            let placed = self.order.len();
+            self.materialize(placed);
+            self.best_sets = Some(self.sets.clone());
         }
     }
 
@@ -721,12 +779,8 @@ impl<'a> Search<'a> {
             })
             .map(|c| {
                 let class = &self.classes[c];
-                let low = 63 - class.members.leading_zeros() as usize;
-                let partner = if class.members.count_ones() == 1 {
-                    2.0
-                } else {
-                    1.0
-                };
+                let low = class.newest as usize;
+                let partner = if class.size == 1 { 2.0 } else { 1.0 };
                 (
                     c,
                     class.count,
@@ -759,11 +813,11 @@ impl<'a> Search<'a> {
         } else if load > capacity * (1.0 + 1e-9) {
             false
         } else {
-            fits(
-                class.load + share,
-                self.inst.total_memory,
-                self.inst.partitions,
-            )
+            class
+                .load
+                .and_then(|l| l.checked_add(share))
+                .and_then(|l| fits(l, self.inst.total_memory, self.inst.partitions))
+                .unwrap_or(false)
         }
     }
 
@@ -776,13 +830,13 @@ impl<'a> Search<'a> {
         for class in self.classes.iter().filter(|c| c.count > 0) {
             let range = PartitionSet::range(next, next + class.count - 1);
             next += class.count;
-            let mut members = class.members;
-            while members != 0 {
-                let b = members.trailing_zeros() as usize;
-                members &= members - 1;
+            let mut member = Some(*class);
+            while let Some(m) = member {
+                let b = m.newest as usize;
                 if b < placed {
                     self.sets[b] = self.sets[b].union(&range);
                 }
+                member = (m.parent != NO_CLASS).then(|| self.classes[m.parent as usize]);
             }
         }
     }

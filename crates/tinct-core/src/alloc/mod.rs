@@ -8,6 +8,8 @@
 //!   saves the most utilization;
 //! - [`binpack`]: the paper's baselines, best-fit and worst-fit decreasing
 //!   with partitions split evenly over cores and no sharing;
+//! - [`plan()`]: one call from a task set to a plan with its report
+//!   (allocation, leftover step, the planned set and its analysis);
 //! - [`least_partitions`]: the least number of partitions each algorithm
 //!   schedules a set with (the quantity of the paper's Figure 11).
 //!
@@ -17,13 +19,17 @@
 pub mod assignment;
 pub mod binpack;
 pub mod cata;
+mod diagnose;
 pub mod instance;
 pub mod mincache;
+pub mod plan;
+mod private;
 mod solver;
 
-pub use assignment::{Algorithm, Assignment, Reason, Unplaced};
+pub use assignment::{Algorithm, Assignment, CoreRefusal, Reason, Refusal, Unplaced};
 pub use instance::{AllocTask, Instance};
 pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_alloc};
+pub use plan::{Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, plan};
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no
 /// leftover partitions here: see [`cata::spend_leftover`].

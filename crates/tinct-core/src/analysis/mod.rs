@@ -87,6 +87,8 @@ pub struct CoreReport {
     pub core: u32,
     /// Tasks on the core, highest priority first.
     pub tasks: Vec<String>,
+    /// The same tasks as indices into [`Analysis::tasks`] (file order).
+    pub task_indices: Vec<usize>,
     /// Partitions used on this core.
     pub partitions: Vec<u32>,
     /// Eq. (1): Σ (C_i + ω_{i,n} + γ_{i,n}) / T_i.
@@ -123,7 +125,7 @@ pub struct Analysis {
     pub schedulable: bool,
     /// Δ used, ns.
     pub refill_ns: u64,
-    /// Per task, in file order.
+    /// Per task, in file order (index i is task i of the set).
     pub tasks: Vec<TaskReport>,
     /// Per core, 0..N_C.
     pub cores: Vec<CoreReport>,
@@ -148,14 +150,67 @@ pub enum AnalysisError {
         /// N_C.
         cores: u32,
     },
+    /// A term of Eq. (1)-(2) of a task cannot be represented in 64-bit
+    /// nanoseconds: the file asks for more than the analysis can decide
+    /// exactly, so it is refused rather than wrapped.
+    #[error("{quantity} of task '{task}' exceeds 2^64 ns ({value} ns): {hint}")]
+    TermTooLarge {
+        /// Index of the task in file order.
+        index: usize,
+        /// Its name.
+        task: String,
+        /// The term, e.g. "C + ω + γ".
+        quantity: &'static str,
+        /// Its exact value in ns.
+        value: u128,
+        /// What to change.
+        hint: &'static str,
+    },
+    /// Eq. (3) of a partition cannot be decided exactly in 128 bits (many
+    /// tasks with different |S(i)| share it).
+    #[error(
+        "partition {partition}: the exact sum Σ M_i/|S(i)| of Eq. (3) over its {tasks} tasks needs more than 128 bits (too many different |S(i)| share it); give fewer distinct partition counts"
+    )]
+    MemoryLoadTooLarge {
+        /// ρ.
+        partition: u32,
+        /// Tasks using ρ.
+        tasks: usize,
+        /// Index of the first of them in file order.
+        first_task: usize,
+    },
 }
 
-/// The tasks of one core in priority order (highest first), as file indices.
-pub fn core_members(set: &TaskSet, core: u32, priorities: &[u32]) -> Vec<usize> {
+/// Refuses a core whose Eq. (1) numerators C_i + ω_{i,n} + γ_{i,n} do not
+/// fit in 64-bit nanoseconds (each of ω and γ is at most that sum).
+fn check_terms(
+    set: &TaskSet,
+    members: &[usize],
+    core_tasks: &[CoreTask],
+    refill: u64,
+) -> Result<(), AnalysisError> {
+    let numerators = rta::utilization_numerators(core_tasks, refill);
+    for (&i, &value) in members.iter().zip(&numerators) {
+        if value > u128::from(u64::MAX) {
+            return Err(AnalysisError::TermTooLarge {
+                index: i,
+                task: set.tasks[i].name.clone(),
+                quantity: "C + ω + γ",
+                value,
+                hint: "the refill time Δ times the partitions shared, plus C, must stay below about 584 years",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The tasks of one core in priority order (highest first), as file
+/// indices; `ranks` are [`TaskSet::ranks`].
+pub fn core_members(set: &TaskSet, core: u32, ranks: &[u32]) -> Vec<usize> {
     let mut members: Vec<usize> = (0..set.tasks.len())
         .filter(|&i| set.tasks[i].core.unwrap_or(0) == core)
         .collect();
-    members.sort_by_key(|&i| (priorities[i], i));
+    members.sort_by_key(|&i| ranks[i]);
     members
 }
 
@@ -174,6 +229,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
     }
     let refill = platform.refill.0;
     let priorities = set.priorities();
+    let ranks = set.ranks();
     let mut task_reports: Vec<Option<TaskReport>> = vec![None; set.tasks.len()];
     let mut cores = Vec::new();
     let demands: Vec<MemoryDemand> = set
@@ -186,7 +242,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
         .collect();
 
     for core in 0..platform.cores {
-        let members = core_members(set, core, &priorities);
+        let members = core_members(set, core, &ranks);
         let core_tasks: Vec<CoreTask> = members
             .iter()
             .map(|&i| {
@@ -199,9 +255,14 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
                 }
             })
             .collect();
+        check_terms(set, &members, &core_tasks, refill)?;
         let cint = rta::response_times(&core_tasks, refill);
         let nocint = rta::response_times(&core_tasks, 0);
-        let crpd = rta::crpd_caused(&core_tasks, refill);
+        // Each γ_{i,n} ≤ C + ω + γ < 2^64, checked just above.
+        let crpd: Vec<u64> = rta::crpd_caused(&core_tasks, refill)
+            .into_iter()
+            .map(|g| u64::try_from(g).unwrap_or(u64::MAX))
+            .collect();
         let mut reasons = Vec::new();
         for (k, &i) in members.iter().enumerate() {
             let t = &set.tasks[i];
@@ -242,22 +303,10 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
             .iter()
             .filter_map(|&i| set.tasks[i].partitions)
             .fold(PartitionSet::EMPTY, |acc, s| acc.union(&s));
-        let memory: Vec<PartitionUse> = used
+        let memory = used
             .iter()
-            .map(|rho| {
-                let load = memory::partition_load(rho, &demands);
-                PartitionUse {
-                    partition: rho,
-                    used_bytes: load.as_f64(),
-                    capacity_bytes: platform.memory.0 as f64 / f64::from(platform.partitions),
-                    tasks: (0..set.tasks.len())
-                        .filter(|&i| demands[i].partitions.contains(rho))
-                        .map(|i| set.tasks[i].name.clone())
-                        .collect(),
-                    feasible: memory::fits(load, platform.memory.0, platform.partitions),
-                }
-            })
-            .collect();
+            .map(|rho| partition_use(set, &demands, rho))
+            .collect::<Result<Vec<PartitionUse>, AnalysisError>>()?;
         for use_ in memory.iter().filter(|u| !u.feasible) {
             reasons.push(format!(
                 "partition {} holds {:.0} B of task memory but a memory partition has {:.0} B (Eq. 3)",
@@ -270,6 +319,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
         cores.push(CoreReport {
             core,
             tasks: members.iter().map(|&i| set.tasks[i].name.clone()).collect(),
+            task_indices: members.clone(),
             partitions: used.to_vec(),
             utilization: u,
             utilization_nocint: utilization::core_utilization(&core_tasks, 0),
@@ -301,6 +351,33 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
         cores,
         shared_across_cores,
         reasons,
+    })
+}
+
+/// Eq. (3) for partition `rho`, decided exactly or refused.
+fn partition_use(
+    set: &TaskSet,
+    demands: &[MemoryDemand],
+    rho: u32,
+) -> Result<PartitionUse, AnalysisError> {
+    let platform = &set.platform;
+    let users: Vec<usize> = (0..set.tasks.len())
+        .filter(|&i| demands[i].partitions.contains(rho))
+        .collect();
+    let too_large = || AnalysisError::MemoryLoadTooLarge {
+        partition: rho,
+        tasks: users.len(),
+        first_task: users.first().copied().unwrap_or(0),
+    };
+    let load = memory::partition_load(rho, demands).ok_or_else(too_large)?;
+    let feasible =
+        memory::fits(load, platform.memory.0, platform.partitions).ok_or_else(too_large)?;
+    Ok(PartitionUse {
+        partition: rho,
+        used_bytes: load.as_f64(),
+        capacity_bytes: platform.memory.0 as f64 / f64::from(platform.partitions),
+        tasks: users.iter().map(|&i| set.tasks[i].name.clone()).collect(),
+        feasible,
     })
 }
 

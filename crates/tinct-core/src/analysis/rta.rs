@@ -49,7 +49,9 @@ struct HpTerms {
     crpd: u64,
     /// ⌈R/T_j⌉ at the current iterate.
     releases: u64,
-    /// releases · T_j: the iterate may grow up to here before j releases again.
+    /// releases · T_j: the iterate may grow up to here before j releases
+    /// again. Saturates at `u64::MAX`, exactly: a true horizon above that
+    /// is above every representable iterate too.
     horizon: u64,
 }
 
@@ -57,9 +59,14 @@ struct HpTerms {
 const STACK_TASKS: usize = 16;
 
 /// The result of Eq. (2) for one task, with its breakdown at the fixed point.
+///
+/// The breakdown terms are exact whenever the task meets its deadline (they
+/// add up to `wcrt_ns`). When the iteration passed D, they are those of the
+/// last iterate and saturate at `u64::MAX` where the true value is larger.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ResponseTime {
-    /// The worst-case response time, or `None` once an iterate exceeds D.
+    /// The worst-case response time, or `None` once an iterate exceeds D
+    /// (including an iterate above 2^64 − 1 ns, which exceeds every D).
     pub wcrt_ns: Option<u64>,
     /// Iterations of the recurrence until it converged or passed D.
     pub iterations: u32,
@@ -75,6 +82,11 @@ pub struct ResponseTime {
     pub crpd_ns: u64,
 }
 
+/// A cache delay |set| · Δ (ω or γ), exactly: `None` if it exceeds 2^64 − 1 ns.
+pub fn cache_delay(partitions: u32, refill: u64) -> Option<u64> {
+    u64::from(partitions).checked_mul(refill)
+}
+
 /// Unions of S(k) over prefixes: `prefix[j]` = ⋃_{k<j} S(k).
 fn prefix_unions(tasks: &[CoreTask], prefix: &mut [PartitionSet]) {
     let mut acc = PartitionSet::EMPTY;
@@ -84,70 +96,142 @@ fn prefix_unions(tasks: &[CoreTask], prefix: &mut [PartitionSet]) {
     }
 }
 
-/// ω_{j,n} for every j: warm-up against all other tasks of the core.
-fn warmups_against_all(tasks: &[CoreTask], prefix: &[PartitionSet], refill: u64, out: &mut [u64]) {
+/// ω_{j,n} for every j: warm-up against all other tasks of the core
+/// (`None` where |S ∩ others| · Δ exceeds 2^64 − 1 ns).
+fn warmups_against_all(
+    tasks: &[CoreTask],
+    prefix: &[PartitionSet],
+    refill: u64,
+    out: &mut [Option<u64>],
+) {
     let mut suffix = PartitionSet::EMPTY;
     for j in (0..tasks.len()).rev() {
         let others = prefix[j].union(&suffix);
-        out[j] = u64::from(tasks[j].partitions.intersection_len(&others)) * refill;
+        out[j] = cache_delay(tasks[j].partitions.intersection_len(&others), refill);
         suffix = suffix.union(&tasks[j].partitions);
     }
 }
 
-/// Fills the terms of every j ∈ hp(i) for task `i`.
+/// Fills the terms of every j ∈ hp(i) for task `i`. Returns `false` if some
+/// term exceeds 2^64 − 1 ns: every such term is paid at least once by the
+/// first release of j, so task i then certainly misses its deadline.
 fn hp_terms(
     tasks: &[CoreTask],
     i: usize,
     prefix: &[PartitionSet],
-    warmup_n: &[u64],
+    warmup_n: &[Option<u64>],
     refill: u64,
     out: &mut [HpTerms],
-) {
+) -> bool {
     // `after` = ⋃_{k=j+1..=i} S(k) = ⋃ int(j, i).
     let mut after = PartitionSet::EMPTY;
     for j in (0..i).rev() {
         after = after.union(&tasks[j + 1].partitions);
         let own = &tasks[j].partitions;
-        let warmup_i = u64::from(own.intersection_len(&prefix[j].union(&after))) * refill;
-        let crpd = u64::from(own.intersection_len(&after)) * refill;
-        out[j] = HpTerms {
-            period: tasks[j].period,
-            per_release: tasks[j].wcet + warmup_i + crpd,
-            first_extra: warmup_n[j] - warmup_i,
-            wcet: tasks[j].wcet,
-            warmup_i,
-            warmup_n: warmup_n[j],
-            crpd,
-            releases: 0,
-            horizon: 0,
+        let terms = (|| {
+            let warmup_n = warmup_n[j]?;
+            let warmup_i = cache_delay(own.intersection_len(&prefix[j].union(&after)), refill)?;
+            let crpd = cache_delay(own.intersection_len(&after), refill)?;
+            let per_release = tasks[j].wcet.checked_add(warmup_i)?.checked_add(crpd)?;
+            // ω_{j,i} ≤ ω_{j,n}: hep(i) is a subset of the whole core.
+            let first_extra = warmup_n - warmup_i;
+            // The first release pays C_j + ω_{j,n} + γ_{j,i}.
+            per_release.checked_add(first_extra)?;
+            Some(HpTerms {
+                period: tasks[j].period,
+                per_release,
+                first_extra,
+                wcet: tasks[j].wcet,
+                warmup_i,
+                warmup_n,
+                crpd,
+                releases: 0,
+                horizon: 0,
+            })
+        })();
+        match terms {
+            Some(terms) => out[j] = terms,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The result for a task whose demand exceeds 2^64 − 1 ns before the first
+/// iterate: it misses its deadline.
+fn unrepresentable(task: &CoreTask, own_warmup: Option<u64>) -> ResponseTime {
+    ResponseTime {
+        wcrt_ns: None,
+        iterations: 1,
+        wcet_ns: task.wcet,
+        warmup_ns: own_warmup.unwrap_or(u64::MAX),
+        ..ResponseTime::default()
+    }
+}
+
+impl HpTerms {
+    /// Brings ⌈r/T_j⌉ up to `r` and returns how many releases were added.
+    /// One period ahead is the common case (a compare and an add); a larger
+    /// gap is closed with one division, so the work per iteration does not
+    /// grow with R/T.
+    fn catch_up(&mut self, r: u64) -> u64 {
+        if r <= self.horizon {
+            return 0;
+        }
+        let releases = if r - self.horizon <= self.period {
+            self.releases + 1
+        } else {
+            r.div_ceil(self.period)
         };
+        let added = releases - self.releases;
+        self.releases = releases;
+        self.horizon = releases.saturating_mul(self.period);
+        added
     }
 }
 
 /// Iterates Eq. (2) for task `i` given its hp terms; stops once R > D.
 ///
 /// The iterate only grows, so ⌈R/T_j⌉ is tracked incrementally: each j keeps
-/// its release count and the horizon count·T_j, and a step only compares
-/// and adds (no division), which is what makes millions of analyses per
-/// second possible inside allocation searches.
-fn iterate(task: &CoreTask, own_warmup: u64, hp: &mut [HpTerms]) -> ResponseTime {
-    let mut demand = task.wcet + own_warmup;
+/// its release count and the horizon count·T_j, and a step usually only
+/// compares and adds (no division), which is what makes millions of
+/// analyses per second possible inside allocation searches. Every sum is
+/// checked: a demand above 2^64 − 1 ns is above every deadline, so the
+/// iteration stops there with R > D (exactly, never by wrapping).
+fn iterate(task: &CoreTask, own_warmup: Option<u64>, hp: &mut [HpTerms]) -> ResponseTime {
+    let Some(own_warmup_ns) = own_warmup else {
+        return unrepresentable(task, own_warmup);
+    };
+    let mut demand = task.wcet.checked_add(own_warmup_ns);
     for h in hp.iter_mut() {
         // ⌈R/T_j⌉ ≥ 1 for any R > 0: every j is released once at the critical instant.
         h.releases = 1;
         h.horizon = h.period;
         demand = demand
-            .saturating_add(h.first_extra)
-            .saturating_add(h.per_release);
+            .and_then(|d| d.checked_add(h.first_extra))
+            .and_then(|d| d.checked_add(h.per_release));
     }
+    let Some(mut demand) = demand else {
+        return unrepresentable(task, own_warmup);
+    };
     let mut r = demand;
     let mut iterations = 1;
-    while r <= task.deadline {
+    let mut overflowed = false;
+    'iterate: while r <= task.deadline {
         for h in hp.iter_mut() {
-            while r > h.horizon {
-                h.releases += 1;
-                h.horizon = h.horizon.saturating_add(h.period);
-                demand = demand.saturating_add(h.per_release);
+            let added = h.catch_up(r);
+            if added == 0 {
+                continue;
+            }
+            match added
+                .checked_mul(h.per_release)
+                .and_then(|extra| demand.checked_add(extra))
+            {
+                Some(next) => demand = next,
+                None => {
+                    overflowed = true;
+                    break 'iterate;
+                }
             }
         }
         if demand == r {
@@ -157,39 +241,42 @@ fn iterate(task: &CoreTask, own_warmup: u64, hp: &mut [HpTerms]) -> ResponseTime
         iterations += 1;
     }
     let mut result = ResponseTime {
-        wcrt_ns: (r <= task.deadline).then_some(r),
+        wcrt_ns: (!overflowed && r <= task.deadline).then_some(r),
         iterations,
         wcet_ns: task.wcet,
-        warmup_ns: own_warmup,
+        warmup_ns: own_warmup_ns,
         ..ResponseTime::default()
     };
+    let (mut interference, mut hp_warmup, mut crpd) = (0u128, 0u128, 0u128);
     for h in hp.iter_mut() {
         // Bring ⌈r/T_j⌉ up to the last iterate (a no-op at a fixed point).
-        while r > h.horizon {
-            h.releases += 1;
-            h.horizon = h.horizon.saturating_add(h.period);
-        }
-        let releases = h.releases;
-        result.interference_ns += releases * h.wcet;
-        result.hp_warmup_ns += h.warmup_n + (releases - 1) * h.warmup_i;
-        result.crpd_ns += releases * h.crpd;
+        h.catch_up(r);
+        let releases = u128::from(h.releases);
+        interference += releases * u128::from(h.wcet);
+        hp_warmup += u128::from(h.warmup_n) + (releases - 1) * u128::from(h.warmup_i);
+        crpd += releases * u128::from(h.crpd);
     }
+    // Exact when R ≤ D (the terms add up to R); saturated only past D.
+    let report = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+    result.interference_ns = report(interference);
+    result.hp_warmup_ns = report(hp_warmup);
+    result.crpd_ns = report(crpd);
     result
 }
 
 /// Runs `f` with scratch buffers sized for `n` tasks, on the stack when small.
 fn with_scratch<R>(
     n: usize,
-    f: impl FnOnce(&mut [PartitionSet], &mut [u64], &mut [HpTerms]) -> R,
+    f: impl FnOnce(&mut [PartitionSet], &mut [Option<u64>], &mut [HpTerms]) -> R,
 ) -> R {
     if n <= STACK_TASKS {
         let mut prefix = [PartitionSet::EMPTY; STACK_TASKS];
-        let mut warmup = [0u64; STACK_TASKS];
+        let mut warmup = [None; STACK_TASKS];
         let mut hp = [HpTerms::default(); STACK_TASKS];
         f(&mut prefix[..n], &mut warmup[..n], &mut hp[..n])
     } else {
         let mut prefix = vec![PartitionSet::EMPTY; n];
-        let mut warmup = vec![0u64; n];
+        let mut warmup = vec![None; n];
         let mut hp = vec![HpTerms::default(); n];
         f(&mut prefix, &mut warmup, &mut hp)
     }
@@ -204,8 +291,11 @@ pub fn response_times(tasks: &[CoreTask], refill: u64) -> Vec<ResponseTime> {
         warmups_against_all(tasks, prefix, refill, warmup);
         (0..tasks.len())
             .map(|i| {
-                hp_terms(tasks, i, prefix, warmup, refill, hp);
-                iterate(&tasks[i], warmup[i], &mut hp[..i])
+                if hp_terms(tasks, i, prefix, warmup, refill, hp) {
+                    iterate(&tasks[i], warmup[i], &mut hp[..i])
+                } else {
+                    unrepresentable(&tasks[i], warmup[i])
+                }
             })
             .collect()
     })
@@ -219,31 +309,50 @@ pub fn core_schedulable(tasks: &[CoreTask], refill: u64) -> bool {
         prefix_unions(tasks, prefix);
         warmups_against_all(tasks, prefix, refill, warmup);
         (0..tasks.len()).all(|i| {
-            hp_terms(tasks, i, prefix, warmup, refill, hp);
-            iterate(&tasks[i], warmup[i], &mut hp[..i])
-                .wcrt_ns
-                .is_some()
+            hp_terms(tasks, i, prefix, warmup, refill, hp)
+                && iterate(&tasks[i], warmup[i], &mut hp[..i])
+                    .wcrt_ns
+                    .is_some()
         })
     })
 }
 
 /// γ_{i,n} for every task: the preemption delay each task can cause to all
-/// lower-priority tasks of the core (used by Eq. (1)).
-pub fn crpd_caused(tasks: &[CoreTask], refill: u64) -> Vec<u64> {
+/// lower-priority tasks of the core (used by Eq. (1)). Exact in u128 (at
+/// most N_P · Δ).
+pub fn crpd_caused(tasks: &[CoreTask], refill: u64) -> Vec<u128> {
     let mut below = PartitionSet::EMPTY;
     let mut out = vec![0; tasks.len()];
     for i in (0..tasks.len()).rev() {
-        out[i] = u64::from(tasks[i].partitions.intersection_len(&below)) * refill;
+        out[i] = u128::from(tasks[i].partitions.intersection_len(&below)) * u128::from(refill);
         below = below.union(&tasks[i].partitions);
     }
     out
 }
 
 /// ω_{i,n} for every task: warm-up against all other tasks of the core.
-pub fn warmup_delays(tasks: &[CoreTask], refill: u64) -> Vec<u64> {
-    with_scratch(tasks.len(), |prefix, warmup, _| {
-        prefix_unions(tasks, prefix);
-        warmups_against_all(tasks, prefix, refill, warmup);
-        warmup.to_vec()
-    })
+/// Exact in u128 (at most N_P · Δ).
+pub fn warmup_delays(tasks: &[CoreTask], refill: u64) -> Vec<u128> {
+    let mut prefix = vec![PartitionSet::EMPTY; tasks.len()];
+    prefix_unions(tasks, &mut prefix);
+    let mut suffix = PartitionSet::EMPTY;
+    let mut out = vec![0; tasks.len()];
+    for j in (0..tasks.len()).rev() {
+        let others = prefix[j].union(&suffix);
+        out[j] = u128::from(tasks[j].partitions.intersection_len(&others)) * u128::from(refill);
+        suffix = suffix.union(&tasks[j].partitions);
+    }
+    out
+}
+
+/// C_i + ω_{i,n} + γ_{i,n} for every task, the numerator of its Eq. (1)
+/// term, exactly (u128: C < 2^64 and each delay ≤ N_P · Δ).
+pub fn utilization_numerators(tasks: &[CoreTask], refill: u64) -> Vec<u128> {
+    let warmup = warmup_delays(tasks, refill);
+    let crpd = crpd_caused(tasks, refill);
+    tasks
+        .iter()
+        .zip(warmup.iter().zip(&crpd))
+        .map(|(t, (w, g))| u128::from(t.wcet) + w + g)
+        .collect()
 }

@@ -5,18 +5,19 @@
 //! preemption delay γ_{i,n} to lower-priority tasks once (the technique of
 //! Basumallick and Nilsen, with the warm-up delay made explicit).
 
-use super::rta::{CoreTask, crpd_caused, warmup_delays};
+use super::rta::{CoreTask, utilization_numerators};
 
 /// Eq. (1)'s left-hand side for one core (tasks in priority order). A float,
 /// for reporting and for comparing allocations; schedulability verdicts come
 /// from the integer response-time test.
+///
+/// Each numerator C_i + ω_{i,n} + γ_{i,n} is summed exactly (u128) before
+/// the division, so no term can wrap.
 pub fn core_utilization(tasks: &[CoreTask], refill: u64) -> f64 {
-    let warmup = warmup_delays(tasks, refill);
-    let crpd = crpd_caused(tasks, refill);
-    tasks
+    utilization_numerators(tasks, refill)
         .iter()
-        .enumerate()
-        .map(|(i, t)| (t.wcet + warmup[i] + crpd[i]) as f64 / t.period as f64)
+        .zip(tasks)
+        .map(|(&numerator, t)| numerator as f64 / t.period as f64)
         .sum()
 }
 

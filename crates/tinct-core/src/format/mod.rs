@@ -31,7 +31,7 @@ use std::fmt;
 use std::path::Path;
 
 pub use locate::{Seg, SourceIndex};
-pub use write::to_toml;
+pub use write::{to_json, to_text, to_toml};
 
 /// A task-set file that could not be read, parsed or validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -127,17 +127,56 @@ pub fn load(path: &Path) -> Result<TaskSet, InputError> {
     load_with(path, &LoadOptions::default()).map(|loaded| loaded.set)
 }
 
-/// Reads, parses and validates a task-set file, with defaults for the keys
-/// it may leave out.
-pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Loaded, InputError> {
+/// The largest task-set file tinct reads: 16 MiB (about 100 000 tasks of
+/// typical size; a larger file is refused before it is read whole).
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+/// The most tasks in one task set (the analysis is quadratic in the tasks
+/// of a core).
+pub const MAX_TASKS: usize = 10_000;
+
+/// The longest task name, in bytes (names are printed in tables).
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// Reads at most `limit` bytes of UTF-8 text from `path`, refusing a longer
+/// file (regular or not: a pipe, or a device such as /dev/zero, is read up
+/// to the limit and no further). `what` names the file kind in messages.
+pub fn read_text(path: &Path, limit: u64, what: &str) -> Result<String, InputError> {
+    use std::io::Read;
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| InputError {
+    let error = |expected: String, found: String| InputError {
         file: file.clone(),
         line: None,
         field: "file".into(),
-        expected: "a readable task-set file".into(),
-        found: e.to_string(),
-    })?;
+        expected,
+        found,
+    };
+    let readable = || format!("a readable {what}");
+    let handle = std::fs::File::open(path).map_err(|e| error(readable(), e.to_string()))?;
+    let mut bytes = Vec::new();
+    handle
+        .take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| error(readable(), e.to_string()))?;
+    if bytes.len() as u64 > limit {
+        return Err(error(
+            format!("a {what} of at most {limit} bytes"),
+            "a larger file (or an endless one, such as a device)".into(),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        error(
+            format!("a {what} in UTF-8"),
+            format!("invalid UTF-8 at byte {}", e.utf8_error().valid_up_to()),
+        )
+    })
+}
+
+/// Reads, parses and validates a task-set file, with defaults for the keys
+/// it may leave out. Files above [`MAX_FILE_BYTES`] are refused.
+pub fn load_with(path: &Path, options: &LoadOptions) -> Result<Loaded, InputError> {
+    let file = path.display().to_string();
+    let text = read_text(path, MAX_FILE_BYTES, "task-set file")?;
     parse_with(&text, &file, Syntax::from_path(path), options)
 }
 
@@ -146,13 +185,23 @@ pub fn parse(text: &str, file: &str, syntax: Syntax) -> Result<TaskSet, InputErr
     parse_with(text, file, syntax, &LoadOptions::default()).map(|loaded| loaded.set)
 }
 
-/// [`parse`] with defaults for the keys a file may leave out.
+/// [`parse`] with defaults for the keys a file may leave out. Text above
+/// [`MAX_FILE_BYTES`] is refused before parsing.
 pub fn parse_with(
     text: &str,
     file: &str,
     syntax: Syntax,
     options: &LoadOptions,
 ) -> Result<Loaded, InputError> {
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(InputError {
+            file: file.into(),
+            line: None,
+            field: "file".into(),
+            expected: format!("a task-set file of at most {MAX_FILE_BYTES} bytes"),
+            found: format!("{} bytes", text.len()),
+        });
+    }
     let (raw, index) = match syntax {
         Syntax::Toml => {
             let raw = toml::from_str::<raw::RawTaskSet>(text).map_err(|e| {

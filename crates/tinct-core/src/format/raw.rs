@@ -4,9 +4,9 @@
 //! is an error, never silently ignored. Durations and sizes are kept as the
 //! scalar the user wrote, so validation can say exactly what it found.
 
-use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
-use std::collections::BTreeMap;
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A scalar as written: a string, an integer or a float.
@@ -54,6 +54,16 @@ impl Visitor<'_> for ScalarVisitor {
     }
 }
 
+impl Serialize for Scalar {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Scalar::Text(text) => s.serialize_str(text),
+            Scalar::Int(i) => s.serialize_i64(*i),
+            Scalar::Float(x) => s.serialize_f64(*x),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Scalar {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(ScalarVisitor)
@@ -65,8 +75,24 @@ impl<'de> Deserialize<'de> for Scalar {
 pub enum RawWcet {
     /// One value for every p.
     Single(Scalar),
-    /// C^p listed sparsely by p.
-    Table(BTreeMap<String, Scalar>),
+    /// C^p listed sparsely by p, in file order; keys as written, so that
+    /// `1` and `01` (the same p) can be told apart and refused.
+    Table(Vec<(String, Scalar)>),
+}
+
+impl Serialize for RawWcet {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RawWcet::Single(value) => value.serialize(s),
+            RawWcet::Table(entries) => {
+                let mut map = s.serialize_map(Some(entries.len()))?;
+                for (p, c) in entries {
+                    map.serialize_entry(p, c)?;
+                }
+                map.end()
+            }
+        }
+    }
 }
 
 struct WcetVisitor;
@@ -90,9 +116,9 @@ impl<'de> Visitor<'de> for WcetVisitor {
         Ok(RawWcet::Single(Scalar::Float(v)))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawWcet, A::Error> {
-        let mut table = BTreeMap::new();
+        let mut table = Vec::new();
         while let Some((k, v)) = map.next_entry::<String, Scalar>()? {
-            table.insert(k, v);
+            table.push((k, v));
         }
         Ok(RawWcet::Table(table))
     }
@@ -105,7 +131,7 @@ impl<'de> Deserialize<'de> for RawWcet {
 }
 
 /// `partitions = [1, 2, 3]` or `partitions = "1-3,8"`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(
     untagged,
     expecting = "a list of partition numbers or a range string such as \"1-8,12\""
@@ -118,7 +144,7 @@ pub enum RawPartitions {
 }
 
 /// The whole file.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTaskSet {
     /// `[platform]`.
@@ -129,7 +155,7 @@ pub struct RawTaskSet {
 }
 
 /// `[platform]`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawPlatform {
     /// N_C.
@@ -139,11 +165,12 @@ pub struct RawPlatform {
     /// M_total.
     pub memory: Scalar,
     /// Δ; may be left to a calibration (see `LoadOptions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub refill: Option<Scalar>,
 }
 
 /// `[[task]]`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawTask {
     /// Unique name.
@@ -151,33 +178,42 @@ pub struct RawTask {
     /// T_i.
     pub period: Scalar,
     /// D_i.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline: Option<Scalar>,
     /// M_i.
     pub memory: Scalar,
     /// C_i^p.
     pub wcet: RawWcet,
     /// 1 is the highest.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<Scalar>,
     /// From 0.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub core: Option<Scalar>,
     /// S(i).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub partitions: Option<RawPartitions>,
     /// Job body for `tinct run`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<RawBody>,
 }
 
 /// `body = { kernel = "chase", working_set = "4MiB", target = "2ms" }`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawBody {
     /// chase | read | write | rmw | compute | mixed.
     pub kernel: String,
     /// Bytes touched per job.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub working_set: Option<Scalar>,
     /// Calibrated target execution time per job.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<Scalar>,
     /// Fixed work per job.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub iterations: Option<Scalar>,
     /// Memory share of a mixed job, percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_percent: Option<Scalar>,
 }

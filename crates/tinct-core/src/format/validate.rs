@@ -108,9 +108,18 @@ pub(super) fn validate(
             "none",
         ));
     }
+    if raw.task.len() > super::MAX_TASKS {
+        return Err(reporter.error(
+            &path(&["task"]),
+            "task list".into(),
+            format!("at most {} tasks", super::MAX_TASKS),
+            format!("{} tasks", raw.task.len()),
+        ));
+    }
     let mut names: HashMap<&str, usize> = HashMap::new();
     let mut tasks = Vec::with_capacity(raw.task.len());
     for (i, raw_task) in raw.task.iter().enumerate() {
+        check_name(&raw_task.name, i, &reporter)?;
         if let Some(first) = names.insert(raw_task.name.as_str(), i) {
             return Err(reporter.error(
                 &[
@@ -134,6 +143,35 @@ pub(super) fn validate(
         tasks,
         task_lines,
     })
+}
+
+/// A name short enough and printable: it goes into every table, message
+/// and trace (messages name the task by its position until it passes).
+fn check_name(name: &str, i: usize, reporter: &Reporter<'_>) -> Result<(), InputError> {
+    let at = [
+        Seg::Key("task".into()),
+        Seg::Index(i),
+        Seg::Key("name".into()),
+    ];
+    let field = format!("task #{} field `name`", i + 1);
+    if name.len() > super::MAX_NAME_BYTES {
+        let shown: String = name.chars().take(32).collect();
+        return Err(reporter.error(
+            &at,
+            field,
+            format!("a task name of at most {} bytes", super::MAX_NAME_BYTES),
+            format!("a name of {} bytes starting {shown:?}", name.len()),
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(reporter.error(
+            &at,
+            field,
+            "a task name without control characters (it is printed in tables and traces)",
+            format!("{c:?} in {:?}", name.chars().take(32).collect::<String>()),
+        ));
+    }
+    Ok(())
 }
 
 fn validate_platform(
@@ -307,6 +345,7 @@ fn validate_wcet(
                 );
             }
             let mut table = BTreeMap::new();
+            let mut keys: HashMap<u32, &str> = HashMap::new();
             for (key, value) in entries {
                 let f = field(Some(key));
                 let p: u32 = key
@@ -322,6 +361,12 @@ fn validate_wcet(
                             format!("key '{key}'"),
                         )
                     })?;
+                if let Some(first) = keys.insert(p, key) {
+                    return Err(f.fail(
+                        format!("each p listed once (key '{first}' already gives C^{p})"),
+                        format!("key '{key}', C^{p} again"),
+                    ));
+                }
                 let c = f.duration(value)?;
                 if c == Nanos::ZERO {
                     return Err(f.fail("a WCET above zero", "0"));

@@ -1,12 +1,75 @@
-//! Writing a task set back as TOML, in the same schema it is read with, so
-//! that a plan is itself a task-set file that `tinct analyze` re-checks.
+//! Writing a task set back in the schema it is read with, so that a plan is
+//! itself a task-set file that `tinct analyze` re-checks.
+//!
+//! The written form is the reader's own raw structs ([`super::raw`]),
+//! serialized by serde: TOML through `toml`, JSON through `serde_json`.
+//! Durations and sizes are written with [`Nanos`] and [`Bytes`]' exact
+//! `Display`, so every value re-reads to the same integer.
 
-use crate::model::{TaskSet, Work};
-use std::fmt::Write;
+use super::Syntax;
+use super::raw::{RawBody, RawPartitions, RawPlatform, RawTask, RawTaskSet, RawWcet, Scalar};
+use crate::model::{Body, Task, TaskSet, Work};
+use crate::units::{Bytes, Nanos};
 
-/// A TOML string literal, escaped.
-fn quoted(text: &str) -> String {
-    toml::Value::String(text.to_string()).to_string()
+fn duration(value: Nanos) -> Scalar {
+    Scalar::Text(value.to_string())
+}
+
+fn size(value: Bytes) -> Scalar {
+    Scalar::Text(value.to_string())
+}
+
+fn body(body: &Body) -> RawBody {
+    RawBody {
+        kernel: body.kernel.name().to_string(),
+        working_set: body.working_set.map(size),
+        target: match body.work {
+            Some(Work::Target(t)) => Some(duration(t)),
+            _ => None,
+        },
+        iterations: match body.work {
+            Some(Work::Iterations(n)) => Some(Scalar::Int(i64::try_from(n).unwrap_or(i64::MAX))),
+            _ => None,
+        },
+        memory_percent: body.memory_percent.map(|m| Scalar::Int(i64::from(m))),
+    }
+}
+
+fn task(task: &Task) -> RawTask {
+    RawTask {
+        name: task.name.clone(),
+        period: duration(task.period),
+        deadline: Some(duration(task.deadline)),
+        memory: size(task.memory),
+        wcet: RawWcet::Table(
+            task.wcet
+                .listed()
+                .iter()
+                .map(|(p, &c)| (p.to_string(), duration(c)))
+                .collect(),
+        ),
+        priority: task.priority.map(|p| Scalar::Int(i64::from(p))),
+        core: task.core.map(|c| Scalar::Int(i64::from(c))),
+        partitions: task
+            .partitions
+            .map(|s| RawPartitions::List(s.iter().map(i64::from).collect())),
+        body: task.body.as_ref().map(body),
+    }
+}
+
+impl From<&TaskSet> for RawTaskSet {
+    fn from(set: &TaskSet) -> RawTaskSet {
+        let p = &set.platform;
+        RawTaskSet {
+            platform: RawPlatform {
+                cores: Scalar::Int(i64::from(p.cores)),
+                partitions: Scalar::Int(i64::from(p.partitions)),
+                memory: size(p.memory),
+                refill: Some(duration(p.refill)),
+            },
+            task: set.tasks.iter().map(task).collect(),
+        }
+    }
 }
 
 /// Renders `set` as a task-set TOML file. `header` lines are written first as
@@ -14,55 +77,56 @@ fn quoted(text: &str) -> String {
 pub fn to_toml(set: &TaskSet, header: &[String]) -> String {
     let mut out = String::new();
     for line in header {
-        let _ = writeln!(out, "# {line}");
+        out.push_str("# ");
+        out.push_str(line);
+        out.push('\n');
     }
     if !header.is_empty() {
         out.push('\n');
     }
-    let p = &set.platform;
-    let _ = writeln!(out, "[platform]");
-    let _ = writeln!(out, "cores = {}", p.cores);
-    let _ = writeln!(out, "partitions = {}", p.partitions);
-    let _ = writeln!(out, "memory = \"{}\"", p.memory);
-    let _ = writeln!(out, "refill = \"{}\"", p.refill);
-    for task in &set.tasks {
-        let _ = writeln!(out, "\n[[task]]");
-        let _ = writeln!(out, "name = {}", quoted(&task.name));
-        let _ = writeln!(out, "period = \"{}\"", task.period);
-        let _ = writeln!(out, "deadline = \"{}\"", task.deadline);
-        let _ = writeln!(out, "memory = \"{}\"", task.memory);
-        let points: Vec<String> = task
-            .wcet
-            .listed()
-            .iter()
-            .map(|(p, c)| format!("{p} = \"{c}\""))
-            .collect();
-        let _ = writeln!(out, "wcet = {{ {} }}", points.join(", "));
-        if let Some(priority) = task.priority {
-            let _ = writeln!(out, "priority = {priority}");
-        }
-        if let Some(core) = task.core {
-            let _ = writeln!(out, "core = {core}");
-        }
-        if let Some(parts) = &task.partitions {
-            let list: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
-            let _ = writeln!(out, "partitions = [{}]", list.join(", "));
-        }
-        if let Some(body) = &task.body {
-            let mut items = vec![format!("kernel = \"{}\"", body.kernel)];
-            if let Some(ws) = body.working_set {
-                items.push(format!("working_set = \"{ws}\""));
+    // The raw structs hold only strings, integers, lists and tables, which
+    // TOML always represents.
+    let text = toml::to_string(&RawTaskSet::from(set)).unwrap_or_default();
+    let Ok(mut document) = text.parse::<toml_edit::DocumentMut>() else {
+        out.push_str(&text);
+        return out;
+    };
+    // `wcet = { 1 = "22.76ms", 8 = "11.94ms" }` and `body = { ... }` on one
+    // line each, as in docs/FORMAT.md, instead of `[task.wcet]` sections.
+    if let Some(tasks) = document
+        .get_mut("task")
+        .and_then(toml_edit::Item::as_array_of_tables_mut)
+    {
+        for task in tasks.iter_mut() {
+            let mut rebuilt = toml_edit::Table::new();
+            for (key, item) in task.iter() {
+                let item = match item.as_table() {
+                    Some(table) if key == "wcet" || key == "body" => {
+                        let mut inline = table.clone().into_inline_table();
+                        inline.fmt();
+                        toml_edit::value(inline)
+                    }
+                    _ => item.clone(),
+                };
+                rebuilt.insert(key, item);
             }
-            match body.work {
-                Some(Work::Target(t)) => items.push(format!("target = \"{t}\"")),
-                Some(Work::Iterations(n)) => items.push(format!("iterations = {n}")),
-                None => {}
-            }
-            if let Some(m) = body.memory_percent {
-                items.push(format!("memory_percent = {m}"));
-            }
-            let _ = writeln!(out, "body = {{ {} }}", items.join(", "));
+            *task = rebuilt;
         }
     }
+    out.push_str(&document.to_string());
     out
+}
+
+/// Renders `set` as a task-set JSON file (JSON has no comments: no header).
+pub fn to_json(set: &TaskSet) -> String {
+    // Strings, integers, lists and maps with string keys: always JSON.
+    serde_json::to_string_pretty(&RawTaskSet::from(set)).unwrap_or_default() + "\n"
+}
+
+/// Renders `set` in `syntax`; `header` becomes TOML comments.
+pub fn to_text(set: &TaskSet, syntax: Syntax, header: &[String]) -> String {
+    match syntax {
+        Syntax::Toml => to_toml(set, header),
+        Syntax::Json => to_json(set),
+    }
 }

@@ -9,19 +9,19 @@
 //! `shard-I-of-N.json`; `tinct experiment merge` sums the shards and writes
 //! the same files as one unsharded run.
 
+use crate::cmd::plan::{arm_timeout, parse_timeout};
 use crate::error::CliError;
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
-use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
-use tinct_core::alloc::{Algorithm, Instance, SearchOptions, allocate};
-use tinct_core::generate::{RandomParams, random_task_set, rng_for};
+use std::time::{Duration, Instant};
+use tinct_core::alloc::Algorithm;
+use tinct_core::experiment::random::{Params, Shard, ShardFile, work_items};
+use tinct_core::experiment::{Hooks, parallel};
+use tinct_core::generate::RandomParams;
 use tinct_core::units::{parse_duration, parse_size};
-use tinct_report::LineChart;
+use tinct_report::schedulability;
 
 /// Arguments of `tinct experiment random`.
 #[derive(clap::Args, Debug)]
@@ -84,6 +84,10 @@ pub struct Args {
     /// Output directory (created).
     #[arg(short, long, default_value = "experiment-random")]
     pub out: PathBuf,
+    /// Stop after this long (e.g. "10m"): the files are written with the
+    /// sets done so far, and the exit status is 1.
+    #[arg(long, value_parser = parse_timeout, value_name = "DURATION")]
+    pub timeout: Option<Duration>,
 }
 
 fn size(text: &str) -> Result<u64, String> {
@@ -107,54 +111,6 @@ fn shard(text: &str) -> Result<(u64, u64), String> {
     Ok((i, n))
 }
 
-/// Everything that determines the results; echoed in `params.json` and in
-/// every shard file (merge refuses shards of different experiments).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Params {
-    /// The generator's parameters.
-    pub generator: RandomParams,
-    /// Utilization points.
-    pub utilizations: Vec<f64>,
-    /// Task sets per point.
-    pub sets_per_point: u64,
-    /// Seed.
-    pub seed: u64,
-    /// MinCacheAlloc node budget (`None`: exhaustive).
-    pub node_budget: Option<u64>,
-    /// Algorithms, in column order.
-    pub algorithms: Vec<String>,
-    /// tinct version that produced the numbers.
-    pub tinct_version: String,
-}
-
-/// Counts at one utilization point.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Point {
-    /// Total utilization.
-    pub utilization: f64,
-    /// Task sets tried.
-    pub sets: u64,
-    /// Sets UUniFast-Discard could not draw (counted as unschedulable).
-    pub not_generated: u64,
-    /// Schedulable sets per algorithm.
-    pub schedulable: BTreeMap<String, u64>,
-    /// Sets where some MinCacheAlloc search hit its node budget.
-    pub budget_hit: u64,
-}
-
-/// What a shard writes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ShardFile {
-    /// The experiment.
-    pub params: Params,
-    /// I (1-based).
-    pub shard: u64,
-    /// N.
-    pub shards: u64,
-    /// Counts of this shard's work items.
-    pub points: Vec<Point>,
-}
-
 /// Runs the study (or one shard of it).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let params = params(&args)?;
@@ -163,40 +119,59 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         serde_json::to_string(&params).map_err(|e| CliError::Failed(e.into()))?
     );
     let (index, count) = args.shard.unwrap_or((1, 1));
+    let shard = Shard { index, count };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))
         .build()
         .map_err(|e| CliError::Failed(e.into()))?;
+    let bar = ProgressBar::new(work_items(&params, shard).len() as u64);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} task sets, {per_sec}, eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let stop = arm_timeout(args.timeout);
+    let progress = || bar.inc(1);
+    let hooks = Hooks {
+        progress: Some(&progress),
+        stop: Some(&stop),
+    };
     let started = Instant::now();
-    let points = pool.install(|| compute(&params, index, count));
+    let computed = pool.install(|| parallel::compute(&params, shard, hooks));
+    bar.finish_and_clear();
     let elapsed = started.elapsed().as_secs_f64();
-    let done: u64 = points.iter().map(|p| p.sets).sum();
     let threads = pool.current_num_threads();
     eprintln!(
-        "{done} task sets × {} algorithms in {elapsed:.2} s on {threads} thread(s): {:.1} task sets/s/core",
+        "{} task sets × {} algorithms in {elapsed:.2} s on {threads} thread(s): {:.1} task sets/s/core",
+        computed.done,
         params.algorithms.len(),
-        done as f64 / elapsed.max(1e-9) / threads as f64
+        computed.done as f64 / elapsed.max(1e-9) / threads as f64
     );
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let fail = |e: tinct_report::ReportError| CliError::Failed(e.into());
     if args.shard.is_some() {
         let file = ShardFile {
             params,
             shard: index,
             shards: count,
-            points,
+            points: computed.points.clone(),
         };
-        let path = args.out.join(format!("shard-{index}-of-{count}.json"));
-        write(
-            &path,
-            &(serde_json::to_string_pretty(&file).map_err(|e| CliError::Failed(e.into()))? + "\n"),
-        )?;
+        let path = schedulability::write_shard(&args.out, &file).map_err(fail)?;
         println!(
             "shard {index}/{count} written to {} (join the shards with `tinct experiment merge`)",
             path.display()
         );
     } else {
-        write_results(&args.out, &params, &points)?;
+        schedulability::write_results(&args.out, &params, &computed.points).map_err(fail)?;
+        println!(
+            "results written to {} (results.csv, schedulability.svg, params.json)",
+            args.out.display()
+        );
+    }
+    if !computed.complete() {
+        return Err(CliError::Failed(anyhow!(
+            "stopped by --timeout after {} of {} task sets: the files hold the sets done (the `sets` column counts them)",
+            computed.done,
+            computed.total
+        )));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -261,171 +236,4 @@ fn params(args: &Args) -> Result<Params, CliError> {
             .collect(),
         tinct_version: env!("CARGO_PKG_VERSION").to_string(),
     })
-}
-
-/// The outcome of one task set.
-struct Outcome {
-    point: usize,
-    generated: bool,
-    schedulable: Vec<bool>,
-    budget_hit: bool,
-}
-
-/// Runs work items I−1, I−1+N, ... in parallel; counts per point, in order.
-fn compute(params: &Params, index: u64, count: u64) -> Vec<Point> {
-    let sets = params.sets_per_point;
-    let total = params.utilizations.len() as u64 * sets;
-    let items: Vec<u64> = (index - 1..total).step_by(count as usize).collect();
-    let bar = ProgressBar::new(items.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} task sets, {per_sec}, eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let options = SearchOptions {
-        node_budget: params.node_budget,
-        ..SearchOptions::EXACT
-    };
-    let outcomes: Vec<Outcome> = items
-        .par_iter()
-        .map(|&item| {
-            let outcome = one_set(params, item, &options);
-            bar.inc(1);
-            outcome
-        })
-        .collect();
-    bar.finish_and_clear();
-    let mut points: Vec<Point> = params
-        .utilizations
-        .iter()
-        .map(|&u| Point {
-            utilization: u,
-            sets: 0,
-            not_generated: 0,
-            schedulable: params.algorithms.iter().map(|a| (a.clone(), 0)).collect(),
-            budget_hit: 0,
-        })
-        .collect();
-    for o in outcomes {
-        let point = &mut points[o.point];
-        point.sets += 1;
-        point.not_generated += u64::from(!o.generated);
-        point.budget_hit += u64::from(o.budget_hit);
-        for (name, &ok) in params.algorithms.iter().zip(&o.schedulable) {
-            *point.schedulable.entry(name.clone()).or_default() += u64::from(ok);
-        }
-    }
-    points
-}
-
-fn one_set(params: &Params, item: u64, options: &SearchOptions) -> Outcome {
-    let point = (item / params.sets_per_point) as usize;
-    let mut rng = rng_for(params.seed, item);
-    let Some(set) = random_task_set(&params.generator, params.utilizations[point], &mut rng) else {
-        return Outcome {
-            point,
-            generated: false,
-            schedulable: vec![false; params.algorithms.len()],
-            budget_hit: false,
-        };
-    };
-    let inst = Instance::new(&set);
-    let mut budget_hit = false;
-    let schedulable = Algorithm::ALL
-        .iter()
-        .map(|&algorithm| {
-            let assignment = allocate(&inst, algorithm, inst.partitions, options);
-            budget_hit |= !assignment.exact;
-            assignment.schedulable()
-        })
-        .collect();
-    Outcome {
-        point,
-        generated: true,
-        schedulable,
-        budget_hit,
-    }
-}
-
-fn write(path: &Path, text: &str) -> Result<(), CliError> {
-    std::fs::write(path, text)
-        .map_err(|e| CliError::Failed(anyhow!("cannot write {}: {e}", path.display())))
-}
-
-/// Writes `params.json`, `results.csv` and `schedulability.svg` into `out`:
-/// the same bytes whether the points come from one run or merged shards.
-pub fn write_results(out: &Path, params: &Params, points: &[Point]) -> Result<(), CliError> {
-    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-    write(
-        &out.join("params.json"),
-        &(serde_json::to_string_pretty(params).map_err(|e| CliError::Failed(e.into()))? + "\n"),
-    )?;
-    let mut csv = csv::Writer::from_writer(Vec::new());
-    let mut header = vec![
-        "utilization".to_string(),
-        "sets".to_string(),
-        "not_generated".to_string(),
-    ];
-    header.extend(params.algorithms.iter().cloned());
-    header.extend(params.algorithms.iter().map(|a| format!("{a}_ratio")));
-    header.push("budget_hit".to_string());
-    let fail = |e: csv::Error| CliError::Failed(e.into());
-    csv.write_record(&header).map_err(fail)?;
-    for p in points {
-        let mut record = vec![
-            format!("{}", p.utilization),
-            p.sets.to_string(),
-            p.not_generated.to_string(),
-        ];
-        let counts: Vec<u64> = params
-            .algorithms
-            .iter()
-            .map(|a| p.schedulable.get(a).copied().unwrap_or(0))
-            .collect();
-        record.extend(counts.iter().map(|c| c.to_string()));
-        record.extend(counts.iter().map(|&c| format!("{:.4}", ratio(c, p.sets))));
-        record.push(p.budget_hit.to_string());
-        csv.write_record(&record).map_err(fail)?;
-    }
-    let bytes = csv
-        .into_inner()
-        .map_err(|e| CliError::Failed(anyhow!("{e}")))?;
-    write(&out.join("results.csv"), &String::from_utf8_lossy(&bytes))?;
-    let g = &params.generator;
-    let mut chart = LineChart::new(
-        format!(
-            "Schedulable task sets: n = {}, N_C = {}, N_P = {}, {} sets/point, seed {}",
-            g.tasks, g.cores, g.partitions, params.sets_per_point, params.seed
-        ),
-        "total utilization Σ C(p_min)/T",
-        "fraction schedulable",
-    )
-    .with_y_range(0.0, 1.0);
-    for a in &params.algorithms {
-        let series = points
-            .iter()
-            .map(|p| {
-                (
-                    p.utilization,
-                    ratio(p.schedulable.get(a).copied().unwrap_or(0), p.sets),
-                )
-            })
-            .collect();
-        chart = chart.with_series(a.to_uppercase(), series);
-    }
-    chart
-        .write(&out.join("schedulability.svg"))
-        .map_err(|e| CliError::Failed(e.into()))?;
-    println!(
-        "results written to {} (results.csv, schedulability.svg, params.json)",
-        out.display()
-    );
-    Ok(())
-}
-
-fn ratio(count: u64, sets: u64) -> f64 {
-    if sets == 0 {
-        0.0
-    } else {
-        count as f64 / sets as f64
-    }
 }

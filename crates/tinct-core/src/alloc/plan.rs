@@ -1,0 +1,223 @@
+//! One call from a task set to a plan: allocation (kim2013 Algorithm 3 or
+//! the BFD/WFD baselines), CATA's final step that spends the leftover
+//! partitions (end of Section III-D), the planned task set, its analysis
+//! (Eq. 1-3, so a plan is never reported schedulable unless the analysis
+//! agrees) and the report every front end prints.
+
+use super::assignment::{Algorithm, Assignment, CoreRefusal, Reason};
+use super::binpack::{Fit, bin_pack_until};
+use super::cata::{cata_until, spend_leftover_until};
+use super::instance::Instance;
+use super::mincache::SearchOptions;
+use crate::analysis::{Analysis, analyze};
+use crate::model::TaskSet;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::AtomicBool;
+
+/// How to plan.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct PlanOptions<'a> {
+    /// Partitions the plan may use (at most N_P; `None`: all N_P).
+    pub partitions: Option<u32>,
+    /// MinCacheAlloc's search options (CATA; BFD/WFD do not search).
+    pub search: SearchOptions,
+    /// CATA only: keep partitions the allocation did not need free instead
+    /// of giving each to the core whose utilization it lowers most.
+    pub keep_free: bool,
+    /// Set from elsewhere (a timeout) to stop cleanly: the plan then holds
+    /// the tasks placed so far and says it was stopped.
+    pub stop: Option<&'a AtomicBool>,
+}
+
+/// One task of a plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedTask {
+    /// Index of the task in the task set.
+    pub task: usize,
+    /// Name.
+    pub name: String,
+    /// Priority rank, 1 the highest.
+    pub priority: u32,
+    /// S(i), global partition numbers.
+    pub partitions: Vec<u32>,
+    /// C^{|S(i)|}, ns.
+    pub wcet_ns: u64,
+    /// Eq. (2) worst-case response time, ns (`None` past D or not analyzed).
+    pub wcrt_ns: Option<u64>,
+    /// D, ns.
+    pub deadline_ns: u64,
+}
+
+/// One core of a plan.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedCore {
+    /// Core number.
+    pub core: u32,
+    /// Partitions reserved for the core (global numbers).
+    pub partitions: Vec<u32>,
+    /// Eq. (1) utilization.
+    pub utilization: f64,
+    /// Tasks, highest priority first.
+    pub tasks: Vec<PlannedTask>,
+}
+
+/// A task the algorithm could not place.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnplacedTask {
+    /// Index of the task in the task set.
+    pub task: usize,
+    /// Name.
+    pub name: String,
+    /// Why, in one word.
+    pub reason: Reason,
+    /// Why each core refused it.
+    pub refusals: Vec<CoreRefusal>,
+    /// In words.
+    pub message: String,
+}
+
+/// A plan and its report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// The algorithm.
+    pub algorithm: Algorithm,
+    /// Every task placed and the planned set analyzes as schedulable.
+    pub schedulable: bool,
+    /// Partitions the algorithm could use.
+    pub budget: u32,
+    /// Partitions reserved for cores.
+    pub partitions_used: u32,
+    /// Partitions the allocation needed before the leftover step.
+    pub partitions_needed: u32,
+    /// (Σ M_i) / ((M_total/N_P) · partitions used), kim2013 IV-E.
+    pub memory_efficiency: f64,
+    /// Σ over cores of Eq. (1).
+    pub total_utilization: f64,
+    /// Every MinCacheAlloc call was proven optimal.
+    pub exact: bool,
+    /// MinCacheAlloc search nodes, summed over all calls.
+    pub nodes: u64,
+    /// The plan was stopped before it finished (a timeout): it holds the
+    /// tasks placed so far.
+    pub stopped: bool,
+    /// Per core.
+    pub cores: Vec<PlannedCore>,
+    /// Tasks that found no core.
+    pub unplaced: Vec<UnplacedTask>,
+    /// Why the placed plan does not analyze as schedulable (only if the
+    /// analysis disagrees with the allocation, which is a bug).
+    pub analysis_error: Option<String>,
+    /// The task set with `core`, `priority` and `partitions` filled in
+    /// (unplaced tasks keep none).
+    #[serde(skip)]
+    pub planned: Option<TaskSet>,
+    /// The analysis of the planned set, when every task was placed.
+    #[serde(skip)]
+    pub analysis: Option<Analysis>,
+}
+
+/// Allocates `set` with `algorithm`, spends CATA's leftover partitions
+/// (unless `keep_free`), writes the cores, priorities and partitions into a
+/// copy of the set and analyzes it.
+pub fn plan(set: &TaskSet, algorithm: Algorithm, options: &PlanOptions) -> Plan {
+    let inst = Instance::new(set);
+    let budget = options
+        .partitions
+        .unwrap_or(inst.partitions)
+        .min(inst.partitions);
+    let mut assignment = match algorithm {
+        Algorithm::Cata => cata_until(&inst, budget, &options.search, options.stop),
+        Algorithm::Bfd => bin_pack_until(&inst, Fit::Best, budget, &options.search, options.stop),
+        Algorithm::Wfd => bin_pack_until(&inst, Fit::Worst, budget, &options.search, options.stop),
+    };
+    let needed = assignment.partitions_used();
+    if algorithm == Algorithm::Cata && assignment.schedulable() && !options.keep_free {
+        spend_leftover_until(&inst, &mut assignment, &options.search, options.stop);
+    }
+    report(set, &inst, &assignment, needed, options)
+}
+
+fn report(
+    set: &TaskSet,
+    inst: &Instance,
+    assignment: &Assignment,
+    needed: u32,
+    options: &PlanOptions,
+) -> Plan {
+    let planned = assignment.apply(set, inst);
+    let (analysis, analysis_error) = if assignment.schedulable() {
+        match analyze(&planned) {
+            Ok(analysis) => (Some(analysis), None),
+            Err(e) => (None, Some(e.to_string())),
+        }
+    } else {
+        (None, None)
+    };
+    let mut offset = 0;
+    let cores = assignment
+        .cores
+        .iter()
+        .enumerate()
+        .map(|(j, core)| {
+            let partitions: Vec<u32> = (offset + 1..=offset + core.partitions).collect();
+            offset += core.partitions;
+            let tasks = core
+                .tasks
+                .iter()
+                .map(|&i| {
+                    let t = &planned.tasks[i];
+                    PlannedTask {
+                        task: i,
+                        name: t.name.clone(),
+                        priority: t.priority.unwrap_or(0),
+                        partitions: t.partitions.map(|s| s.to_vec()).unwrap_or_default(),
+                        wcet_ns: t.effective_wcet().map_or(0, |c| c.0),
+                        // The analysis lists tasks in file order.
+                        wcrt_ns: analysis
+                            .as_ref()
+                            .and_then(|a| a.tasks.get(i))
+                            .and_then(|r| r.wcrt_ns),
+                        deadline_ns: t.deadline.0,
+                    }
+                })
+                .collect();
+            PlannedCore {
+                core: j as u32,
+                partitions,
+                utilization: core.utilization,
+                tasks,
+            }
+        })
+        .collect();
+    let unplaced = assignment
+        .unplaced
+        .iter()
+        .map(|u| UnplacedTask {
+            task: u.task,
+            name: set.tasks[u.task].name.clone(),
+            reason: u.reason,
+            refusals: u.refusals.clone(),
+            message: u.describe(set),
+        })
+        .collect();
+    let stopped = options
+        .stop
+        .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+    Plan {
+        algorithm: assignment.algorithm,
+        schedulable: analysis.as_ref().is_some_and(|a| a.schedulable),
+        budget: assignment.budget,
+        partitions_used: assignment.partitions_used(),
+        partitions_needed: needed,
+        memory_efficiency: assignment.memory_efficiency(inst),
+        total_utilization: assignment.total_utilization(),
+        exact: assignment.exact && !stopped,
+        nodes: assignment.nodes,
+        stopped,
+        cores,
+        unplaced,
+        analysis_error,
+        planned: Some(planned),
+        analysis,
+    }
+}
