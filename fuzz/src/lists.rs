@@ -4,10 +4,11 @@
 //! the DRAMA `0x2040,0x44000` syntax of `--bank-functions`).
 
 use tinct_mem::XorFunctions;
-use tinct_sys::{format_cpu_list, parse_cpu_list};
+use tinct_sys::{MAX_LIST_LEN, format_cpu_list, parse_cpu_list};
 
-/// The CPU-list target: an accepted list is sorted and unique, and its
-/// compact form (`format_cpu_list`) parses back to it.
+/// The CPU-list target: an accepted list is sorted and unique, holds at
+/// most [`MAX_LIST_LEN`] numbers, and its compact form
+/// (`format_cpu_list`) parses back to it.
 pub fn check_cpu_list(data: &[u8]) {
     let Some(text) = crate::text(data) else {
         return;
@@ -18,6 +19,11 @@ pub fn check_cpu_list(data: &[u8]) {
     assert!(
         list.windows(2).all(|w| w[0] < w[1]),
         "{text:?} gave an unsorted list"
+    );
+    assert!(
+        list.len() <= MAX_LIST_LEN,
+        "{text:?}: {} numbers",
+        list.len()
     );
     let compact = format_cpu_list(&list);
     assert_eq!(

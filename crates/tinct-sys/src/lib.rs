@@ -43,6 +43,6 @@ pub mod testing;
 pub mod topology;
 pub mod usage;
 
-pub use cpulist::{format_cpu_list, parse_cpu_list};
+pub use cpulist::{MAX_LIST_LEN, format_cpu_list, parse_cpu_list};
 pub use error::{Error, Result};
 pub use root::SysRoot;
