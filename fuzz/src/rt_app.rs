@@ -4,8 +4,9 @@
 //! seconds (`global.duration`), so in an accepted file every duration in
 //! nanoseconds is a multiple of 1 000 (of 10^9 for the run's duration): a
 //! wrapped conversion is not (2^64 is neither), which is how a period of
-//! 18446744073709552 µs turning into 384 ns shows up here. A refusal names
-//! the file, a field and what was expected.
+//! 18446744073709552 µs turning into 384 ns shows up here. A file starts
+//! at most `MAX_THREADS` threads. A refusal names the file, a field and
+//! what was expected.
 
 use tinct_core::model::Work;
 use tinct_rt::RtError;
@@ -38,6 +39,11 @@ pub fn check(data: &[u8]) {
     };
     let spec = &file.spec;
     assert!(!spec.tasks.is_empty(), "a run without tasks");
+    assert!(
+        spec.tasks.len() as i64 <= rtapp::MAX_THREADS,
+        "{} threads",
+        spec.tasks.len()
+    );
     if file.duration_from_file {
         assert!(
             spec.duration_ns > 0 && spec.duration_ns.is_multiple_of(1_000_000_000),

@@ -40,6 +40,10 @@ const EVENTS: [&str; 4] = ["run", "runtime", "sleep", "timer"];
 const TIMER_KEYS: [&str; 3] = ["ref", "period", "mode"];
 /// The SCHED_FIFO priority rt-app gives a real-time thread without `priority`.
 pub const DEFAULT_RT_PRIORITY: u8 = 10;
+/// The most threads one file may start (the sum of its tasks' `instance`):
+/// each is a pinned thread with its own job log, so a typo such as
+/// `"instance": 224294967295` must not try to build them.
+pub const MAX_THREADS: i64 = 1024;
 
 /// An rt-app file turned into a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -113,6 +117,44 @@ impl Ctx<'_> {
                 ))
             }
         }
+    }
+
+    /// An integer ≥ `min` in units of `unit_ns` nanoseconds (rt-app's µs
+    /// and s), as nanoseconds; a time beyond 2^64 ns is refused, not wrapped.
+    fn nanos(
+        &self,
+        path: &[&str],
+        key: &str,
+        value: &OrderedValue,
+        min: i64,
+        (unit_ns, unit): (u64, &str),
+    ) -> Result<u64> {
+        let count = self.int(path, key, value, min)?;
+        u64::try_from(count)
+            .ok()
+            .and_then(|c| c.checked_mul(unit_ns))
+            .ok_or_else(|| {
+                let mut full = path.to_vec();
+                full.push(key);
+                self.error(
+                    &full,
+                    format!("`{key}` in {}", where_(path)),
+                    format!(
+                        "at most {} {unit} (2^64 ns, the longest time tinct represents)",
+                        u64::MAX / unit_ns
+                    ),
+                    count.to_string(),
+                )
+            })
+    }
+
+    fn too_many_threads(&self, task: &str, found: String) -> RtError {
+        self.error(
+            &["tasks", task, "instance"],
+            format!("`instance` in tasks.{task}"),
+            format!("at most {MAX_THREADS} threads in one file"),
+            found,
+        )
     }
 
     fn string<'v>(&self, path: &[&str], key: &str, value: &'v OrderedValue) -> Result<&'v str> {
@@ -223,6 +265,11 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
     let mut tasks = Vec::new();
     for (name, value) in ctx.object(&[], "tasks", tasks_value)? {
         tasks.extend(parse_task(&ctx, name, value, &global)?);
+        if tasks.len() as i64 > MAX_THREADS {
+            return Err(
+                ctx.too_many_threads(name, format!("{} threads up to this task", tasks.len()))
+            );
+        }
     }
     if tasks.is_empty() {
         return Err(ctx.error(
@@ -232,7 +279,7 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
             "none",
         ));
     }
-    let duration_from_file = global.duration_s.is_some();
+    let duration_from_file = global.duration_ns.is_some();
     let log_dir = match (&global.logdir, &global.log_basename) {
         (None, None) => None,
         (dir, base) => Some(
@@ -246,9 +293,7 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
         spec: RunSpec {
             source: file.to_string(),
             tasks,
-            duration_ns: global
-                .duration_s
-                .map_or(default_duration_ns, |s| s * 1_000_000_000),
+            duration_ns: global.duration_ns.unwrap_or(default_duration_ns),
             lock_memory: global.lock_pages,
             platform_partitions: None,
             calibration_cpu: global.calibration_cpu,
@@ -261,7 +306,7 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
 
 #[derive(Debug)]
 struct Global {
-    duration_s: Option<u64>,
+    duration_ns: Option<u64>,
     default_policy: PolicyName,
     calibration_cpu: Option<u32>,
     ns_per_loop: Option<f64>,
@@ -273,7 +318,7 @@ struct Global {
 impl Default for Global {
     fn default() -> Self {
         Global {
-            duration_s: None,
+            duration_ns: None,
             default_policy: PolicyName::Other,
             calibration_cpu: None,
             ns_per_loop: None,
@@ -327,7 +372,10 @@ fn parse_global(ctx: &Ctx<'_>, value: &OrderedValue) -> Result<Global> {
                         "0",
                     ));
                 }
-                g.duration_s = (d > 0).then_some(d as u64);
+                g.duration_ns = match d {
+                    -1 => None,
+                    _ => Some(ctx.nanos(&path, key, v, 1, (1_000_000_000, "s"))?),
+                };
             }
             "default_policy" => g.default_policy = parse_policy(ctx, &path, key, v)?,
             "calibration" => match v {
@@ -382,7 +430,12 @@ fn parse_task(
     let mut events: Vec<(&str, &OrderedValue)> = Vec::new();
     for (key, v) in ctx.object(&["tasks"], name, value)? {
         match key.as_str() {
-            "instance" => instance = ctx.int(&path, key, v, 0)?,
+            "instance" => {
+                instance = ctx.int(&path, key, v, 0)?;
+                if instance > MAX_THREADS {
+                    return Err(ctx.too_many_threads(name, instance.to_string()));
+                }
+            }
             "loop" => task_loop = ctx.int(&path, key, v, -1)?,
             "cpus" => cpus = Some(parse_cpus(ctx, &path, v)?),
             "policy" => policy = parse_policy(ctx, &path, key, v)?,
@@ -515,7 +568,7 @@ fn parse_events(
     let mut steps = Vec::new();
     let mut timer = None;
     for (i, (key, value)) in events.iter().enumerate() {
-        let us = |v: &OrderedValue| -> Result<u64> { Ok(ctx.int(path, key, v, 0)? as u64 * 1000) };
+        let us = |v: &OrderedValue| ctx.nanos(path, key, v, 0, (1_000, "µs"));
         match event_name(key) {
             Some("run") => steps.push(Step::Kernel {
                 kernel: Kernel::Compute,
@@ -562,7 +615,7 @@ fn parse_timer(ctx: &Ctx<'_>, path: &[&str], key: &str, value: &OrderedValue) ->
             "ref" => {
                 ctx.string(&tpath, k, v)?;
             }
-            "period" => period = Some(ctx.int(&tpath, k, v, 1)? as u64 * 1000),
+            "period" => period = Some(ctx.nanos(&tpath, k, v, 1, (1_000, "µs"))?),
             "mode" => {
                 absolute = match ctx.string(&tpath, k, v)? {
                     "absolute" => true,
