@@ -66,17 +66,22 @@ for target in "${targets[@]}"; do
   # allocate GBs is a defect too. The corpus comes first: libFuzzer adds
   # what it finds there, never to the seeds.
   status=ok
+  started=$SECONDS
   if ! "${fuzz[@]}" run "${build_options[@]}" "$target" "$corpus" "fuzz/seeds/$target" -- \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     "${dict[@]}" >"$log" 2>&1; then
     status=FAILED
     failed=1
     grep -E "^==[0-9]+==|panicked at|Test unit written to|^SUMMARY" "$log" | head -n 20 >&2 || true
+    # The input itself, so that a CI log is enough to reproduce it.
+    artifact=$(sed -n 's/.*Test unit written to //p' "$log" | tail -n 1)
+    [ -n "$artifact" ] && [ -f "$artifact" ] && od -A d -c "$artifact" | head -n 40 >&2
   fi
+  ran=$((SECONDS - started))
   executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   per_second=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
   corpus_size=$(find "$corpus" -type f | wc -l)
-  summary+=("$(printf '%-18s %8s %12s %10s %8s  %s' "$target" "$seconds" \
+  summary+=("$(printf '%-18s %8s %12s %10s %8s  %s' "$target" "$ran" \
     "${executions:-?}" "${per_second:-?}" "$corpus_size" "$status")")
 done
 
