@@ -28,40 +28,52 @@ pub const SIZE_UNITS: &[(&str, u64)] = &[
     ("TiB", 1 << 40),
 ];
 
+/// One kind of unit string: its units, its parser and its printer, in the
+/// smallest unit (ns, bytes).
+struct Kind {
+    name: &'static str,
+    units: &'static [(&'static str, u64)],
+    parse: fn(&str) -> Option<u64>,
+    print: fn(u64) -> String,
+}
+
+const KINDS: [Kind; 2] = [
+    Kind {
+        name: "duration",
+        units: DURATION_UNITS,
+        parse: |text| units::parse_duration(text).ok().map(|n| n.0),
+        print: |ns| Nanos(ns).to_string(),
+    },
+    Kind {
+        name: "size",
+        units: SIZE_UNITS,
+        parse: |text| units::parse_size(text).ok().map(|b| b.0),
+        print: |bytes| Bytes(bytes).to_string(),
+    },
+];
+
 /// The target.
 pub fn check(data: &[u8]) {
     let Some(text) = crate::text(data) else {
         return;
     };
-    let duration = units::parse_duration(text).ok().map(|n| n.0);
-    assert_eq!(
-        duration,
-        reference(text, DURATION_UNITS),
-        "duration {text:?}: {:?}",
-        units::parse_duration(text)
-    );
-    if let Some(ns) = duration {
-        let printed = Nanos(ns).to_string();
+    for kind in &KINDS {
+        let value = (kind.parse)(text);
         assert_eq!(
-            units::parse_duration(&printed),
-            Ok(Nanos(ns)),
-            "{text:?} = {ns} ns prints as {printed:?}"
+            value,
+            reference(text, kind.units),
+            "{} {text:?}: parsed or refused unlike the exact reading",
+            kind.name
         );
-    }
-    let size = units::parse_size(text).ok().map(|b| b.0);
-    assert_eq!(
-        size,
-        reference(text, SIZE_UNITS),
-        "size {text:?}: {:?}",
-        units::parse_size(text)
-    );
-    if let Some(bytes) = size {
-        let printed = Bytes(bytes).to_string();
-        assert_eq!(
-            units::parse_size(&printed),
-            Ok(Bytes(bytes)),
-            "{text:?} = {bytes} B prints as {printed:?}"
-        );
+        if let Some(value) = value {
+            let printed = (kind.print)(value);
+            assert_eq!(
+                (kind.parse)(&printed),
+                Some(value),
+                "{} {text:?} = {value} prints as {printed:?}",
+                kind.name
+            );
+        }
     }
 }
 
