@@ -7,6 +7,8 @@ set -euo pipefail
 need_apt=()
 command -v cc >/dev/null 2>&1 || need_apt+=(gcc)
 command -v make >/dev/null 2>&1 || need_apt+=(make)
+# libFuzzer (cargo-fuzz's libfuzzer-sys) is C++.
+command -v c++ >/dev/null 2>&1 || need_apt+=(g++)
 # Real programs the LD_PRELOAD shim is tested with, and setpriv/runuser for
 # the unprivileged-user tests.
 command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
@@ -32,3 +34,14 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 rustup component list --installed 2>/dev/null | grep -q rustfmt || rustup component add rustfmt clippy
+
+# Fuzzing (scripts/fuzz.sh): cargo-fuzz and the nightly toolchain it builds
+# with (sanitizer flags are nightly-only).
+if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  echo "setup: installing the nightly toolchain (for cargo-fuzz)"
+  rustup toolchain install nightly --profile minimal
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "setup: installing cargo-fuzz"
+  cargo install cargo-fuzz --locked --version '^0.13'
+fi

@@ -122,22 +122,52 @@ fn parse_scaled(text: &str, units: &[(&str, u64)], names: &'static str) -> Resul
     let mut value = int.checked_mul(factor).ok_or(UnitError::Overflow)?;
     let frac_digits = frac_part.trim_end_matches('0');
     if !frac_digits.is_empty() {
-        // value += 0.digits × factor, exactly: digits × factor must divide by 10^k.
-        let digits: u128 = frac_digits.parse().map_err(|_| UnitError::Overflow)?;
-        let scale = 10u128
-            .checked_pow(frac_digits.len() as u32)
+        let extra = fraction_times(frac_digits, factor)
             .ok_or_else(|| UnitError::TooPrecise(text.to_string(), names_smallest(units)))?;
-        let scaled = digits * u128::from(factor);
-        if !scaled.is_multiple_of(scale) {
-            return Err(UnitError::TooPrecise(
-                text.to_string(),
-                names_smallest(units),
-            ));
-        }
-        let extra = u64::try_from(scaled / scale).map_err(|_| UnitError::Overflow)?;
         value = value.checked_add(extra).ok_or(UnitError::Overflow)?;
     }
     Ok(value)
+}
+
+/// `0.decimals × factor` exactly, or `None` when that is not a whole number.
+///
+/// With k decimals forming the number n, the value is n · factor / 10^k.
+/// Cancelling gcd(10^k, factor) leaves n · f / d: whole exactly when d
+/// divides n, and then (n / d) · f < factor. n itself can exceed any
+/// integer type, so n / d and n mod d are built digit by digit.
+///
+/// `decimals` has no trailing zero, so n is not a multiple of 10 and d can
+/// only divide it when d is a power of 2 alone or of 5 alone. Every unit
+/// factor is 2^a · 5^b with a, b ≤ 40, and d = 2^(k−a)⁺ · 5^(k−b)⁺, so that
+/// needs k ≤ 40 and d ≤ 5^40 < 10^28: a larger d never divides n, and
+/// stopping there keeps every step below 2^128.
+fn fraction_times(decimals: &str, factor: u64) -> Option<u64> {
+    const NEVER_DIVIDES: u128 = 10u128.pow(28);
+    let (mut f, mut d) = (u128::from(factor), 1u128);
+    for _ in decimals.bytes() {
+        // gcd(10, f)
+        let common = if f.is_multiple_of(10) {
+            10
+        } else if f.is_multiple_of(5) {
+            5
+        } else if f.is_multiple_of(2) {
+            2
+        } else {
+            1
+        };
+        f /= common;
+        d *= 10 / common;
+        if d >= NEVER_DIVIDES {
+            return None;
+        }
+    }
+    let (mut quotient, mut remainder) = (0u128, 0u128);
+    for digit in decimals.bytes() {
+        let partial = remainder * 10 + u128::from(digit - b'0');
+        quotient = quotient * 10 + partial / d;
+        remainder = partial % d;
+    }
+    (remainder == 0).then(|| u64::try_from(quotient * f).ok())?
 }
 
 fn names_smallest(units: &[(&str, u64)]) -> &'static str {

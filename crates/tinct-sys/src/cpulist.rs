@@ -3,10 +3,18 @@
 
 use crate::error::{Error, Result};
 
+/// The most numbers a list may hold: every page color, DRAM bank or
+/// controller index of at most 16 address functions (2^16), and far more
+/// CPUs than Linux supports (`NR_CPUS` ≤ 8192). The limit keeps a typo such
+/// as `0-900000016` from expanding into gigabytes; single large numbers
+/// are left to the caller, which knows what exists.
+pub const MAX_LIST_LEN: usize = 1 << 16;
+
 /// Parses a kernel CPU list such as `"0-3,8,10-11"` into sorted, unique CPU numbers.
 ///
 /// An empty (or all-whitespace) string is the empty list. Stride syntax
 /// (`0-7:2`, used by `isolcpus=`) is accepted: `a-b:s` takes every `s`-th CPU.
+/// Lists naming more than [`MAX_LIST_LEN`] numbers (repeats counted) are refused.
 pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>> {
     let trimmed = text.trim();
     let mut cpus = Vec::new();
@@ -45,6 +53,12 @@ pub fn parse_cpu_list(text: &str) -> Result<Vec<u32>> {
         };
         if last < first {
             return Err(invalid(format!("range {range:?} runs backwards")));
+        }
+        let count = u64::from(last - first) / u64::from(stride) + 1;
+        if cpus.len() as u64 + count > MAX_LIST_LEN as u64 {
+            return Err(invalid(format!(
+                "{item:?} makes the list longer than {MAX_LIST_LEN} numbers, the most a list may hold"
+            )));
         }
         cpus.extend((first..=last).step_by(stride as usize));
     }

@@ -44,6 +44,6 @@ pub mod topology;
 pub mod usage;
 pub mod user_cache;
 
-pub use cpulist::{format_cpu_list, parse_cpu_list};
+pub use cpulist::{MAX_LIST_LEN, format_cpu_list, parse_cpu_list};
 pub use error::{Error, Result};
 pub use root::{MAX_FILE_BYTES, SysRoot};
