@@ -164,6 +164,24 @@ impl<'a> KernelState<'a> {
         }
     }
 
+    /// Writes `bytes` bytes over the working set from its start, wrapping
+    /// around when it is shorter (rt-app `mem`: a memset of the thread's
+    /// buffer, in buffer-sized pieces). Without a working set, nothing.
+    pub fn write_bytes(&mut self, bytes: u64) {
+        let len = self.words.len();
+        if len == 0 {
+            return;
+        }
+        let mut words = bytes.div_ceil(8);
+        let value = self.accumulator;
+        while words > 0 {
+            let n = usize::try_from(words).unwrap_or(usize::MAX).min(len);
+            self.words[..n].fill(value);
+            words -= n as u64;
+        }
+        std::hint::black_box(&*self.words);
+    }
+
     /// `n` iterations of register-only computation (multiply and xorshift).
     pub fn compute_steps(&mut self, n: u64) {
         let mut x = self.accumulator;
@@ -199,7 +217,8 @@ pub fn sattolo_cycle(n: usize, seed: u64) -> Vec<usize> {
     next
 }
 
-fn splitmix64(state: &mut u64) -> u64 {
+/// One step of the SplitMix64 generator (Steele, Lea and Flood 2014).
+pub(crate) fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

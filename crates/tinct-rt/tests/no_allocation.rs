@@ -113,7 +113,13 @@ fn task_threads_do_not_allocate_while_they_run() {
     let window_end = result
         .tasks
         .iter()
-        .map(|t| t.records.last().expect("jobs ran").finish_ns)
+        .map(|t| {
+            t.records
+                .last()
+                .expect("jobs ran")
+                .finish_ns
+                .expect("the last job finished")
+        })
         .min()
         .unwrap();
     let jobs: usize = result.tasks.iter().map(|t| t.records.len()).sum();
