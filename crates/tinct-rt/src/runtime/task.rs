@@ -186,7 +186,19 @@ fn set_scheduling(scheduling: &Scheduling, all_cpus: &[u32]) -> Result<(), Strin
         tinct_sys::sched::set_affinity(all_cpus).map_err(|e| e.to_string())?;
     }
     if *scheduling != Scheduling::other() {
-        tinct_sys::sched::set_scheduling(scheduling).map_err(|e| e.to_string())?;
+        tinct_sys::sched::set_scheduling(scheduling).map_err(|e| {
+            let busy = matches!(&e, tinct_sys::Error::Syscall { source, .. }
+                if source.raw_os_error() == Some(libc::EBUSY));
+            if busy && scheduling.policy == Policy::Deadline {
+                format!(
+                    "{e}: the kernel's admission control refused the reservation (the run's \
+                     deadline reservations exceed the real-time bandwidth, \
+                     sched_rt_runtime_us / sched_rt_period_us of every CPU)"
+                )
+            } else {
+                e.to_string()
+            }
+        })?;
     }
     Ok(())
 }
