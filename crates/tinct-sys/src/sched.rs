@@ -433,7 +433,13 @@ pub fn scheduling() -> Result<Scheduling> {
     let clamps = attr.sched_flags & (SCHED_FLAG_UTIL_CLAMP_MIN | SCHED_FLAG_UTIL_CLAMP_MAX) != 0;
     Ok(Scheduling {
         policy,
-        nice: i8::try_from(attr.sched_nice).unwrap_or(0),
+        // The kernel keeps a thread's nice value under the other policies,
+        // where it does not apply: reported only where it does.
+        nice: if fair {
+            i8::try_from(attr.sched_nice).unwrap_or(0)
+        } else {
+            0
+        },
         deadline: (policy == Policy::Deadline).then_some(DeadlineParams {
             runtime_ns: attr.sched_runtime,
             deadline_ns: attr.sched_deadline,
