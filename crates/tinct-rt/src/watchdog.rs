@@ -180,6 +180,9 @@ pub struct Limits {
     pub poll_ns: u64,
 }
 
+/// How often the watchdog looks while the threads wind down after a stop.
+pub const STOPPING_POLL_NS: u64 = 1_000_000;
+
 /// One look: the reason to stop now, if any.
 pub fn check(shared: &Shared, limits: &Limits, now: u64) -> Option<StopReason> {
     if shared.signaled.load(Ordering::Relaxed) {
@@ -250,8 +253,15 @@ pub fn watch(shared: &Shared, limits: Limits, alive: &dyn Fn(u64)) {
         if let Some(reason) = check(shared, &limits, now) {
             shared.stop_for(reason);
         }
-        if shared.stopping() && shared.finished.load(Ordering::SeqCst) == shared.monitors.len() {
-            return;
+        if shared.stopping() {
+            if shared.finished.load(Ordering::SeqCst) == shared.monitors.len() {
+                return;
+            }
+            // The stop is asked for: the jobs still running may be overdue,
+            // and a watchdog above them must not spin waiting for them (on
+            // their CPU it would keep them from ever seeing the stop).
+            crate::clock::sleep_until(now.saturating_add(STOPPING_POLL_NS));
+            continue;
         }
         crate::clock::sleep_until(next_look(shared, &limits, now));
     }
