@@ -167,16 +167,23 @@ impl<'a> KernelState<'a> {
     /// Writes `bytes` bytes over the working set from its start, wrapping
     /// around when it is shorter (rt-app `mem`: a memset of the thread's
     /// buffer, in buffer-sized pieces). Without a working set, nothing.
+    /// The first word of each line, the successor of a pointer chase, is
+    /// left alone so that the kernel keeps its cycle.
     pub fn write_bytes(&mut self, bytes: u64) {
         let len = self.words.len();
         if len == 0 {
             return;
         }
+        let keep_links = matches!(self.kernel, Kernel::Chase | Kernel::Mixed);
         let mut words = bytes.div_ceil(8);
         let value = self.accumulator;
         while words > 0 {
             let n = usize::try_from(words).unwrap_or(usize::MAX).min(len);
-            self.words[..n].fill(value);
+            for (i, word) in self.words[..n].iter_mut().enumerate() {
+                if !(keep_links && i % WORDS_PER_LINE == 0) {
+                    *word = value;
+                }
+            }
             words -= n as u64;
         }
         std::hint::black_box(&*self.words);
@@ -276,6 +283,25 @@ mod tests {
             s.run(work, &stop);
             assert_ne!(s.words.to_vec(), before, "{kernel}");
         }
+    }
+
+    #[test]
+    fn mem_writes_keep_the_chase_cycle() {
+        let lines = 32;
+        let mut state = KernelState::new(Kernel::Chase, vec![0; lines * WORDS_PER_LINE].into(), 3);
+        let links: Vec<u64> = (0..lines)
+            .map(|l| state.words[l * WORDS_PER_LINE])
+            .collect();
+        state.write_bytes(10 * (lines * LINE_BYTES) as u64);
+        let after: Vec<u64> = (0..lines)
+            .map(|l| state.words[l * WORDS_PER_LINE])
+            .collect();
+        assert_eq!(links, after);
+        assert!(state.words[1] != 1, "the other words were written");
+        state.memory_steps(1000); // follows the intact cycle
+        let mut flat = KernelState::new(Kernel::Compute, vec![0; 16].into(), 3);
+        flat.write_bytes(64);
+        assert!(flat.words.iter().all(|&w| w == flat.accumulator));
     }
 
     #[test]

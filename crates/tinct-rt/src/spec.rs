@@ -473,6 +473,22 @@ impl RunSpec {
         self
     }
 
+    /// Removes every utilization clamp (for a kernel without them); true
+    /// if there were any.
+    pub fn without_util_clamps(&mut self) -> bool {
+        let mut removed = false;
+        for task in &mut self.tasks {
+            let all = std::iter::once(&mut task.scheduling)
+                .chain(task.phases.iter_mut().filter_map(|p| p.scheduling.as_mut()));
+            for s in all {
+                removed |= s.util_min.is_some() || s.util_max.is_some();
+                s.util_min = None;
+                s.util_max = None;
+            }
+        }
+        removed
+    }
+
     /// True if some task asks for a real-time policy or a negative nice.
     pub fn needs_rt(&self) -> bool {
         self.tasks.iter().any(TaskSpec::needs_rt)

@@ -452,6 +452,13 @@ pub fn scheduling() -> Result<Scheduling> {
     })
 }
 
+/// True if the kernel clamps utilization (CONFIG_UCLAMP_TASK: it then has
+/// `/proc/sys/kernel/sched_util_clamp_min`); without it, `sched_setattr`
+/// with clamps fails with EOPNOTSUPP.
+pub fn util_clamp_supported() -> bool {
+    std::path::Path::new("/proc/sys/kernel/sched_util_clamp_min").exists()
+}
+
 /// Gives up the CPU (`sched_yield`); for a SCHED_DEADLINE thread, gives up
 /// the rest of its budget until its next period.
 pub fn yield_now() {

@@ -39,7 +39,7 @@ use context::Ctx;
 use events::Registry;
 pub use events::{EVENTS, event_of};
 use ordered_json::{OrderedValue, strip_trailing_commas};
-pub use tasks::{DEFAULT_RT_PRIORITY, UNBOUNDED_FORK_SLOTS};
+pub use tasks::{DEFAULT_RT_PRIORITY, PHASE_KEYS, SCHED_KEYS, TASK_KEYS, UNBOUNDED_FORK_SLOTS};
 use tasks::{PolicyName, TaskDefaults, give_unique_timers, parse_policy, parse_task};
 
 use crate::limits::{MAX_TASKS, MAX_TIME_NS};
@@ -47,8 +47,10 @@ use crate::spec::{Protocol, RunSpec, Step, TaskSpec};
 use crate::{Result, RtError};
 use std::path::Path;
 
-const TOP_KEYS: [&str; 4] = ["tasks", "global", "resources", "tinct"];
-const GLOBAL_KEYS: [&str; 14] = [
+/// Keys of the top level.
+pub const TOP_KEYS: [&str; 4] = ["tasks", "global", "resources", "tinct"];
+/// Keys of `global`.
+pub const GLOBAL_KEYS: [&str; 14] = [
     "duration",
     "default_policy",
     "calibration",

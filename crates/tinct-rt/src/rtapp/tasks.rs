@@ -15,7 +15,7 @@ use tinct_core::model::Kernel;
 use tinct_core::units::parse_size;
 
 /// Keys of a task besides events and the scheduling keys.
-const TASK_KEYS: [&str; 9] = [
+pub const TASK_KEYS: [&str; 9] = [
     "instance",
     "loop",
     "cpus",
@@ -27,7 +27,7 @@ const TASK_KEYS: [&str; 9] = [
     "tinct",
 ];
 /// Keys of a phase besides events and the scheduling keys.
-const PHASE_KEYS: [&str; 5] = [
+pub const PHASE_KEYS: [&str; 5] = [
     "loop",
     "cpus",
     "taskgroup",
@@ -35,7 +35,7 @@ const PHASE_KEYS: [&str; 5] = [
     "membind_nodes",
 ];
 /// Scheduling keys, at task and phase level.
-const SCHED_KEYS: [&str; 8] = [
+pub const SCHED_KEYS: [&str; 8] = [
     "policy",
     "priority",
     "dl-runtime",

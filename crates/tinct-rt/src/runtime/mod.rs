@@ -104,12 +104,22 @@ pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
     if let (Some(cpu), None) = (spec.calibration_cpu, spec.compute_ns_per_iteration) {
         spec.compute_ns_per_iteration = Some(compute_rate_on(cpu, &spec.source)?);
     }
+    let no_clamps = !tinct_sys::sched::util_clamp_supported() && spec.without_util_clamps();
     let log = SharedLog::new(&spec.log_capacities())?;
-    if options.supervise {
+    let mut result = if options.supervise {
         supervised::run(&spec, &options, &log)
     } else {
         threads::run_here(&spec, &options, &log, &|_| {})
+    }?;
+    if no_clamps {
+        result.notes.push(
+            "util_min/util_max: this kernel has no utilization clamping (CONFIG_UCLAMP_TASK); \
+             the clamps were not applied (they steer CPU frequency and placement, not the \
+             scheduling of a thread)"
+                .into(),
+        );
     }
+    Ok(result)
 }
 
 /// Nanoseconds per compute iteration measured on `cpu` (rt-app
