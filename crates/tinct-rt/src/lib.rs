@@ -19,12 +19,16 @@
 //! and `summary.json`; [`stats`] computes the verdict (max, p99, mean and
 //! ρ = μ + 2σ of demarchi Eq. (1)). [`run_in_dir`] is all of it in one
 //! call, as `tinct run` does it; [`testing`] has builders for tests.
+//! [`critical_sections`] runs a task set's shared resources (pcp, pip) and
+//! release jitter; [`rtapp`] reads rt-app's whole grammar into the same
+//! event engine ([`spec::Step`]).
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod calibrate;
 pub mod clock;
 pub mod counters;
+pub mod critical_sections;
 mod error;
 pub mod kernels;
 pub mod limits;
