@@ -301,7 +301,17 @@ mod tests {
         state.memory_steps(1000); // follows the intact cycle
         let mut flat = KernelState::new(Kernel::Compute, vec![0; 16].into(), 3);
         flat.write_bytes(64);
-        assert!(flat.words.iter().all(|&w| w == flat.accumulator));
+        assert!(
+            flat.words[..8].iter().all(|&w| w == flat.accumulator),
+            "64 bytes: 8 words"
+        );
+        assert!(
+            flat.words[8..]
+                .iter()
+                .enumerate()
+                .all(|(i, &w)| w == (i + 8) as u64),
+            "the rest untouched"
+        );
     }
 
     #[test]
