@@ -332,14 +332,7 @@ mod tests {
         let spec = set()
             .with_synchronization(&sync(ResourceProtocol::Pcp, MS / 2))
             .unwrap();
-        let result = crate::runtime::run(
-            &spec,
-            crate::runtime::RunOptions {
-                handle_signals: false,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let result = crate::runtime::run(&spec, crate::testing::test_options()).unwrap();
         assert!(result.stop.is_completed(), "{}", result.stop.describe());
         for task in &result.tasks {
             let a = crate::record::Accounting::of(&task.records);

@@ -5,9 +5,7 @@
 
 use crate::kernels::memory_percent;
 use crate::limits::MIN_WORKING_SET_BYTES;
-use crate::spec::{
-    Bound, OWN_TIMER, Phase, Policy, RunSpec, Scheduling, Step, TOP_TASK_PRIORITY, TaskSpec,
-};
+use crate::spec::{Bound, Phase, Policy, RunSpec, Scheduling, TOP_TASK_PRIORITY, TaskSpec};
 use crate::{Result, RtError};
 use std::path::Path;
 use tinct_core::analysis::Analysis;
@@ -77,20 +75,11 @@ impl RunSpec {
                 deadline_ns: Some(task.deadline.0),
                 offset_ns: 0,
                 jitter_ns: 0,
-                phases: vec![Phase::new(
-                    "main",
-                    None,
-                    vec![
-                        Step::Kernel {
-                            kernel: body.kernel,
-                            memory_percent: body.memory_percent,
-                            work: body.work,
-                        },
-                        Step::Timer {
-                            timer: OWN_TIMER,
-                            period_ns: task.period.0,
-                        },
-                    ],
+                phases: vec![Phase::periodic(
+                    body.kernel,
+                    body.memory_percent,
+                    body.work,
+                    task.period.0,
                 )],
                 loops: None,
                 working_set: if body.kernel == Kernel::Compute {
@@ -195,7 +184,7 @@ pub fn load_plan(path: &Path, duration_ns: u64) -> Result<RunSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::TOP_TASK_PRIORITY;
+    use crate::spec::{Step, TOP_TASK_PRIORITY};
     use tinct_core::units::Nanos;
 
     const SET: &str = r#"

@@ -197,6 +197,26 @@ impl Phase {
         }
     }
 
+    /// Phase `main` repeating forever one kernel step, released every
+    /// `period_ns` by a timer of the task's own ([`OWN_TIMER`]).
+    pub fn periodic(kernel: Kernel, memory_percent: u8, work: Work, period_ns: u64) -> Phase {
+        Phase::new(
+            "main",
+            None,
+            vec![
+                Step::Kernel {
+                    kernel,
+                    memory_percent,
+                    work,
+                },
+                Step::Timer {
+                    timer: OWN_TIMER,
+                    period_ns,
+                },
+            ],
+        )
+    }
+
     /// The steps of a job: all but a final timer.
     pub fn body(&self) -> &[Step] {
         match self.steps.last() {

@@ -40,20 +40,11 @@ impl TaskBuilder {
                 deadline_ns: None,
                 offset_ns: 0,
                 jitter_ns: 0,
-                phases: vec![Phase::new(
-                    "main",
-                    None,
-                    vec![
-                        Step::Kernel {
-                            kernel: Kernel::Compute,
-                            memory_percent: 0,
-                            work: Work::Iterations(1),
-                        },
-                        Step::Timer {
-                            timer: OWN_TIMER,
-                            period_ns,
-                        },
-                    ],
+                phases: vec![Phase::periodic(
+                    Kernel::Compute,
+                    0,
+                    Work::Iterations(1),
+                    period_ns,
                 )],
                 loops: None,
                 working_set: 0,
@@ -163,6 +154,15 @@ impl TaskBuilder {
     /// The task.
     pub fn build(self) -> TaskSpec {
         self.spec
+    }
+}
+
+/// Run options for tests: the defaults, without taking over SIGINT and
+/// SIGTERM (the test harness keeps them).
+pub fn test_options() -> crate::runtime::RunOptions {
+    crate::runtime::RunOptions {
+        handle_signals: false,
+        ..crate::runtime::RunOptions::default()
     }
 }
 

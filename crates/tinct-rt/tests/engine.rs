@@ -10,6 +10,7 @@
 use tinct_rt::record::{Accounting, JobRecord, Outcome};
 use tinct_rt::runtime::{RunOptions, RunResult, run};
 use tinct_rt::spec::{Policy, WatchdogMode};
+use tinct_rt::testing::test_options;
 use tinct_rt::watchdog::StopReason;
 
 const MS: u64 = 1_000_000;
@@ -22,14 +23,7 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 fn run_rtapp(text: &str, duration_ns: u64) -> RunResult {
     let file = tinct_rt::rtapp::parse(text, "inline.json", duration_ns).unwrap();
-    let result = run(
-        &file.spec,
-        RunOptions {
-            handle_signals: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap();
+    let result = run(&file.spec, test_options()).unwrap();
     for task in &result.tasks {
         let a = Accounting::of(&task.records);
         assert!(a.balances(), "{}: {a:?}", task.spec.name);
@@ -225,14 +219,7 @@ fn release_jitter_is_seeded_bounded_and_recorded() {
         .jobs(40)
         .build();
     let spec = run_spec(vec![task], 400 * MS);
-    let result = run(
-        &spec,
-        RunOptions {
-            handle_signals: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap();
+    let result = run(&spec, test_options()).unwrap();
     let r = &result.tasks[0].records;
     assert_eq!(r.len(), 40);
     assert!(r.iter().all(|j| j.jitter_ns <= 2 * MS));
@@ -240,14 +227,7 @@ fn release_jitter_is_seeded_bounded_and_recorded() {
     let distinct: std::collections::BTreeSet<u64> = r.iter().map(|j| j.jitter_ns).collect();
     assert!(distinct.len() > 20, "random offsets: {distinct:?}");
     // The same seed gives the same offsets.
-    let again = run(
-        &spec,
-        RunOptions {
-            handle_signals: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap();
+    let again = run(&spec, test_options()).unwrap();
     let offsets = |r: &[JobRecord]| r.iter().map(|j| j.jitter_ns).collect::<Vec<_>>();
     assert_eq!(offsets(r), offsets(&again.tasks[0].records));
 }
