@@ -136,3 +136,47 @@ fn tincts_own_workloads_run_unchanged_and_balance() {
     let (periodic, _, _) = run("periodic.json", "500ms");
     assert!(released(&periodic, "video") > 0);
 }
+
+#[test]
+fn the_watchdog_flag_takes_off_rt_or_all_and_refuses_anything_else() {
+    let bad = Command::cargo_bin("tinct")
+        .unwrap()
+        .args(["run", "--rt-app"])
+        .arg(workload("periodic.json"))
+        .args(["--watchdog", "sometimes"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+    assert!(stderr.contains("expected off, rt or all"), "{stderr}");
+    if !tinct_sys::testing::privileged_or_skip("an overloaded SCHED_FIFO rt-app run") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("overloaded.json");
+    std::fs::write(
+        &file,
+        r#"{ "tasks": { "hog": { "policy": "SCHED_FIFO", "priority": 10, "loop": 2,
+            "runtime": 40000, "timer": { "ref": "t", "period": 10000 } } } }"#,
+    )
+    .unwrap();
+    let run = |watchdog: &str| {
+        Command::cargo_bin("tinct")
+            .unwrap()
+            .args(["run", "--rt-app"])
+            .arg(&file)
+            .args(["--duration", "300ms", "--watchdog", watchdog, "--out"])
+            .arg(dir.path().join(watchdog))
+            .output()
+            .unwrap()
+    };
+    let guarded = run("rt");
+    assert_eq!(guarded.status.code(), Some(1), "stopped by the watchdog");
+    assert!(String::from_utf8_lossy(&guarded.stderr).contains("WATCHDOG"));
+    let off = run("off");
+    assert_eq!(
+        off.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&off.stderr)
+    );
+}
