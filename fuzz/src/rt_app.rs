@@ -55,25 +55,22 @@ pub fn check(data: &[u8]) {
     }
     for task in &spec.tasks {
         for phase in &task.phases {
-            if let Some(timer) = phase.timer {
-                assert!(
-                    timer.period_ns >= 1_000 && whole_us(timer.period_ns),
-                    "task {}: timer period {} ns is not whole µs ≥ 1",
-                    task.name,
-                    timer.period_ns
-                );
-            }
             for step in &phase.steps {
                 let ns = match *step {
+                    Step::Timer { period_ns, .. } => {
+                        assert!(
+                            period_ns >= 1_000,
+                            "task {}: timer period {period_ns} ns is below 1 µs",
+                            task.name
+                        );
+                        period_ns
+                    }
                     Step::Busy { duration_ns } | Step::Sleep { duration_ns } => duration_ns,
                     Step::Kernel {
                         work: Work::Target(target),
                         ..
                     } => target.0,
-                    Step::Kernel {
-                        work: Work::Iterations(_),
-                        ..
-                    } => continue,
+                    _ => continue,
                 };
                 assert!(whole_us(ns), "task {}: {step:?} is not whole µs", task.name);
             }

@@ -359,19 +359,19 @@ fn no_rt_runs_under_sched_other_and_says_so_everywhere() {
 }
 
 #[test]
-fn rt_app_files_run_and_keys_outside_the_subset_are_named() {
+fn rt_app_files_run_and_keys_tinct_cannot_run_are_named() {
     let _guard = serial();
     let assert = tinct()
         .args([
             "run",
             "--rt-app",
-            example("rt-app/outside-subset.json").to_str().unwrap(),
+            example("rt-app/refused.json").to_str().unwrap(),
         ])
         .assert()
         .code(2);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
     assert!(
-        stderr.contains("key `lock`") && stderr.contains("outside-subset.json:7"),
+        stderr.contains("`exec`") && stderr.contains("refused.json:7"),
         "{stderr}"
     );
 

@@ -112,7 +112,7 @@ fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool) -> Latencies {
             if r.release_ns >= previous_finish {
                 woke.push(latency / 1000);
             }
-            previous_finish = r.finish_ns;
+            previous_finish = r.finish_ns.unwrap_or(u64::MAX);
         }
     }
     Latencies { woke, all }

@@ -164,6 +164,31 @@ impl<'a> KernelState<'a> {
         }
     }
 
+    /// Writes `bytes` bytes over the working set from its start, wrapping
+    /// around when it is shorter (rt-app `mem`: a memset of the thread's
+    /// buffer, in buffer-sized pieces). Without a working set, nothing.
+    /// The first word of each line, the successor of a pointer chase, is
+    /// left alone so that the kernel keeps its cycle.
+    pub fn write_bytes(&mut self, bytes: u64) {
+        let len = self.words.len();
+        if len == 0 {
+            return;
+        }
+        let keep_links = matches!(self.kernel, Kernel::Chase | Kernel::Mixed);
+        let mut words = bytes.div_ceil(8);
+        let value = self.accumulator;
+        while words > 0 {
+            let n = usize::try_from(words).unwrap_or(usize::MAX).min(len);
+            for (i, word) in self.words[..n].iter_mut().enumerate() {
+                if !(keep_links && i % WORDS_PER_LINE == 0) {
+                    *word = value;
+                }
+            }
+            words -= n as u64;
+        }
+        std::hint::black_box(&*self.words);
+    }
+
     /// `n` iterations of register-only computation (multiply and xorshift).
     pub fn compute_steps(&mut self, n: u64) {
         let mut x = self.accumulator;
@@ -199,7 +224,8 @@ pub fn sattolo_cycle(n: usize, seed: u64) -> Vec<usize> {
     next
 }
 
-fn splitmix64(state: &mut u64) -> u64 {
+/// One step of the SplitMix64 generator (Steele, Lea and Flood 2014).
+pub(crate) fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -257,6 +283,35 @@ mod tests {
             s.run(work, &stop);
             assert_ne!(s.words.to_vec(), before, "{kernel}");
         }
+    }
+
+    #[test]
+    fn mem_writes_keep_the_chase_cycle() {
+        let lines = 32;
+        let mut state = KernelState::new(Kernel::Chase, vec![0; lines * WORDS_PER_LINE].into(), 3);
+        let links: Vec<u64> = (0..lines)
+            .map(|l| state.words[l * WORDS_PER_LINE])
+            .collect();
+        state.write_bytes(10 * (lines * LINE_BYTES) as u64);
+        let after: Vec<u64> = (0..lines)
+            .map(|l| state.words[l * WORDS_PER_LINE])
+            .collect();
+        assert_eq!(links, after);
+        assert!(state.words[1] != 1, "the other words were written");
+        state.memory_steps(1000); // follows the intact cycle
+        let mut flat = KernelState::new(Kernel::Compute, vec![0; 16].into(), 3);
+        flat.write_bytes(64);
+        assert!(
+            flat.words[..8].iter().all(|&w| w == flat.accumulator),
+            "64 bytes: 8 words"
+        );
+        assert!(
+            flat.words[8..]
+                .iter()
+                .enumerate()
+                .all(|(i, &w)| w == (i + 8) as u64),
+            "the rest untouched"
+        );
     }
 
     #[test]

@@ -20,12 +20,16 @@
 //! ρ = μ + 2σ of demarchi Eq. (1)) are tinct-report's `Distribution`.
 //! [`run_in_dir`] is all of it in one call, as `tinct run` does it;
 //! [`testing`] has builders for tests.
+//! [`critical_sections`] runs a task set's shared resources (pcp, pip) and
+//! release jitter; [`rtapp`] reads rt-app's whole grammar into the same
+//! event engine ([`spec::Step`]).
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod calibrate;
 pub mod clock;
 pub mod counters;
+pub mod critical_sections;
 mod error;
 pub mod kernels;
 pub mod limits;

@@ -34,6 +34,9 @@ pub const MAX_LOG_BYTES: u64 = 1 << 30;
 /// stops the run cleanly ([`crate::watchdog::StopReason::LogFull`]).
 pub const MAX_JOBS_PER_TASK: u64 = 2_000_000;
 
+/// The most bytes one `mem` or `iorun` event may write (1 TiB).
+pub const MAX_EVENT_BYTES: u64 = 1 << 40;
+
 /// A job without a timer or known step time is assumed to take at least
 /// this long when its log is sized.
 pub const MIN_JOB_NS: u64 = 50_000;
@@ -154,15 +157,15 @@ fn phase_limit_broken(
     phase: &Phase,
     too_long: &TooLong<'_>,
 ) -> Option<(String, String, String)> {
-    if let Some(timer) = phase.timer {
-        if timer.period_ns == 0 {
+    for period_ns in phase.steps.iter().filter_map(Step::timer_period) {
+        if period_ns == 0 {
             return Some((
                 format!("phase '{}' timer period", phase.name),
                 "a period longer than 0".into(),
                 "0".into(),
             ));
         }
-        if let Some(broken) = too_long(&format!("phase '{}' period", phase.name), timer.period_ns) {
+        if let Some(broken) = too_long(&format!("phase '{}' period", phase.name), period_ns) {
             return Some(broken);
         }
     }
@@ -174,6 +177,11 @@ fn phase_limit_broken(
             Step::Sleep { duration_ns } => {
                 too_long(&format!("phase '{}' sleep", phase.name), *duration_ns)
             }
+            Step::Mem { bytes } | Step::IoRun { bytes } if *bytes > MAX_EVENT_BYTES => Some((
+                format!("phase '{}' mem/iorun", phase.name),
+                format!("at most {} per event", Bytes(MAX_EVENT_BYTES)),
+                Bytes(*bytes).to_string(),
+            )),
             Step::Kernel { kernel, work, .. } => {
                 let target = match work {
                     Work::Target(t) => too_long(&format!("phase '{}' target", phase.name), t.0),
@@ -195,6 +203,7 @@ fn phase_limit_broken(
                         })
                 })
             }
+            _ => None,
         };
         if broken.is_some() {
             return broken;

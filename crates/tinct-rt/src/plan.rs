@@ -5,7 +5,7 @@
 
 use crate::kernels::memory_percent;
 use crate::limits::MIN_WORKING_SET_BYTES;
-use crate::spec::{Bound, Phase, Policy, RunSpec, Step, TOP_TASK_PRIORITY, TaskSpec, Timer};
+use crate::spec::{Bound, Phase, Policy, RunSpec, Scheduling, TOP_TASK_PRIORITY, TaskSpec};
 use crate::{Result, RtError};
 use std::path::Path;
 use tinct_core::analysis::Analysis;
@@ -69,22 +69,18 @@ impl RunSpec {
                 name: task.name.clone(),
                 cpus: Some(vec![core]),
                 // At most TOP_TASK_PRIORITY, so it fits a u8.
-                policy: Policy::Fifo(u8::try_from(fifo).unwrap_or(TOP_TASK_PRIORITY)),
+                scheduling: Scheduling::of(Policy::Fifo(
+                    u8::try_from(fifo).unwrap_or(TOP_TASK_PRIORITY),
+                )),
                 deadline_ns: Some(task.deadline.0),
                 offset_ns: 0,
-                phases: vec![Phase {
-                    name: "main".into(),
-                    loops: None,
-                    steps: vec![Step::Kernel {
-                        kernel: body.kernel,
-                        memory_percent: body.memory_percent,
-                        work: body.work,
-                    }],
-                    timer: Some(Timer {
-                        period_ns: task.period.0,
-                        absolute: true,
-                    }),
-                }],
+                jitter_ns: 0,
+                phases: vec![Phase::periodic(
+                    body.kernel,
+                    body.memory_percent,
+                    body.work,
+                    task.period.0,
+                )],
                 loops: None,
                 working_set: if body.kernel == Kernel::Compute {
                     0
@@ -92,6 +88,8 @@ impl RunSpec {
                     body.working_set
                 },
                 partitions: task.partitions.map(|s| s.to_vec()).unwrap_or_default(),
+                taskgroup: None,
+                forked_by: None,
                 bound: analysis.and_then(|a| a.tasks.get(i)).map(|t| Bound {
                     wcet_ns: t.wcet_ns,
                     wcrt_ns: t.wcrt_ns,
@@ -101,13 +99,8 @@ impl RunSpec {
             });
         }
         let spec = RunSpec {
-            source: source.to_string(),
-            tasks,
-            duration_ns,
-            lock_memory: true,
             platform_partitions: Some(set.platform.partitions),
-            calibration_cpu: None,
-            compute_ns_per_iteration: None,
+            ..RunSpec::new(source, tasks, duration_ns)
         };
         spec.check_limits()?;
         Ok(spec)
@@ -191,7 +184,7 @@ pub fn load_plan(path: &Path, duration_ns: u64) -> Result<RunSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::TOP_TASK_PRIORITY;
+    use crate::spec::{Step, TOP_TASK_PRIORITY};
     use tinct_core::units::Nanos;
 
     const SET: &str = r#"
@@ -242,8 +235,18 @@ partitions = [2, 3]
         let spec = plan(SET).unwrap();
         let fast = &spec.tasks[0];
         let slow = &spec.tasks[1];
-        assert_eq!(fast.policy, Policy::Fifo(TOP_TASK_PRIORITY));
-        assert_eq!(slow.policy, Policy::Fifo(TOP_TASK_PRIORITY - 1));
+        assert_eq!(fast.scheduling.policy, Policy::Fifo(TOP_TASK_PRIORITY));
+        assert_eq!(slow.scheduling.policy, Policy::Fifo(TOP_TASK_PRIORITY - 1));
+        assert_eq!(
+            spec.resources.timers.len(),
+            2,
+            "each task releases on a timer of its own"
+        );
+        assert_eq!(
+            slow.phases[0].release_timer(),
+            Some((1, 200_000_000)),
+            "the period is the timer's"
+        );
         assert_eq!(fast.cpus, Some(vec![0]));
         assert_eq!(slow.cpus, Some(vec![1]));
         assert_eq!(fast.working_set, 256 * 1024);

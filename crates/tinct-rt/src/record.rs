@@ -4,6 +4,7 @@
 
 use crate::counters::CounterSample;
 use serde::Serialize;
+use tinct_sys::sched::Policy;
 
 /// How a released job ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
@@ -18,7 +19,10 @@ pub enum Outcome {
     Aborted,
 }
 
-/// One job, times in CLOCK_MONOTONIC nanoseconds.
+/// One job, times in CLOCK_MONOTONIC nanoseconds: plain data, the per-job
+/// record every output (jobs.csv, traces, summaries, rt-app logs) is made
+/// from. The task and thread are those of the [`crate::runtime::TaskRun`]
+/// holding it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct JobRecord {
     /// Job number within its task, from 0.
@@ -27,21 +31,33 @@ pub struct JobRecord {
     pub phase: u32,
     /// Planned release.
     pub release_ns: u64,
+    /// Release jitter of this job: it was let start this long after its
+    /// release (0 without `jitter`).
+    pub jitter_ns: u64,
     /// Absolute deadline (`u64::MAX` for a task without deadline).
     pub deadline_ns: u64,
     /// Actual start (0 if the job never started).
     pub start_ns: u64,
-    /// Finish (or the instant it was aborted; 0 if it never started).
-    pub finish_ns: u64,
+    /// Finish; `None` for a job that did not finish (aborted).
+    pub finish_ns: Option<u64>,
     /// Thread CPU time of the job.
     pub exec_ns: u64,
+    /// Wall-clock time spent in `run` and `runtime` steps.
+    pub run_ns: u64,
+    /// Time left before the next tick when the job's last timer was reached
+    /// (negative: late), rt-app's slack; 0 without a timer.
+    pub slack_ns: i64,
     /// CPU at the start.
     pub cpu: u32,
-    /// CPU at the finish.
+    /// CPU at the finish (or where it was stopped).
     pub cpu_end: u32,
+    /// The policy in force at the job's start, as the kernel reported it.
+    pub policy: Policy,
+    /// The nice value in force (SCHED_OTHER, SCHED_BATCH).
+    pub nice: i8,
     /// Involuntary context switches during the job (preemptions).
     pub preemptions: u32,
-    /// Voluntary context switches during the job (sleeps of rt-app `sleep` events).
+    /// Voluntary context switches during the job (sleeps, waits).
     pub voluntary_switches: u32,
     /// Hardware counter differences over the job, where available.
     pub counters: CounterSample,
@@ -56,12 +72,17 @@ impl JobRecord {
             job,
             phase,
             release_ns,
+            jitter_ns: 0,
             deadline_ns,
             start_ns: 0,
-            finish_ns: 0,
+            finish_ns: None,
             exec_ns: 0,
+            run_ns: 0,
+            slack_ns: 0,
             cpu: 0,
             cpu_end: 0,
+            policy: Policy::Other,
+            nice: 0,
             preemptions: 0,
             voluntary_switches: 0,
             counters: CounterSample::default(),
@@ -76,7 +97,10 @@ impl JobRecord {
 
     /// Response time: finish − release (only for finished jobs).
     pub fn response_ns(&self) -> Option<u64> {
-        (self.outcome != Outcome::Aborted).then(|| self.finish_ns.saturating_sub(self.release_ns))
+        if self.outcome == Outcome::Aborted {
+            return None;
+        }
+        self.finish_ns.map(|f| f.saturating_sub(self.release_ns))
     }
 
     /// Release latency: start − planned release (for started jobs).
@@ -88,6 +112,21 @@ impl JobRecord {
     /// 1 if the job ended on another CPU than it started on.
     pub fn migrations(&self) -> u32 {
         u32::from(self.started() && self.cpu != self.cpu_end)
+    }
+
+    /// The policy in force, in words (`SCHED_FIFO 20`, `SCHED_OTHER nice -5`).
+    pub fn policy_text(&self) -> String {
+        tinct_sys::sched::Scheduling {
+            nice: self.nice,
+            ..tinct_sys::sched::Scheduling::of(self.policy)
+        }
+        .describe()
+    }
+
+    /// The last instant the job was seen alive: its finish, else its start,
+    /// else its release.
+    pub fn last_seen_ns(&self) -> u64 {
+        self.finish_ns.unwrap_or(self.start_ns).max(self.release_ns)
     }
 }
 
@@ -135,10 +174,10 @@ mod tests {
     fn accounting_counts_each_outcome() {
         let mut late = JobRecord::never_started(1, 0, 10, 20);
         late.start_ns = 11;
-        late.finish_ns = 25;
+        late.finish_ns = Some(25);
         late.outcome = Outcome::Missed;
         let mut ok = late;
-        ok.finish_ns = 15;
+        ok.finish_ns = Some(15);
         ok.outcome = Outcome::Completed;
         let records = [ok, late, JobRecord::never_started(2, 0, 30, 40)];
         let a = Accounting::of(&records);

@@ -24,6 +24,7 @@ use crate::counters::CounterSample;
 use crate::record::{JobRecord, Outcome};
 use crate::{Result, RtError};
 use std::sync::atomic::{AtomicU64, Ordering};
+use tinct_sys::sched::Policy;
 use tinct_sys::shared_memory::SharedWords;
 use tinct_sys::supervise::FatalSignal;
 
@@ -45,7 +46,7 @@ const FLIGHT_START: usize = 6;
 const TASK_HEADER_WORDS: usize = 8;
 
 /// Words of one encoded [`JobRecord`].
-pub const RECORD_WORDS: usize = 14;
+pub const RECORD_WORDS: usize = 18;
 
 /// The job a task was running, as last published.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -220,7 +221,7 @@ impl TaskLog<'_> {
         self.header[COUNT].store(self.len as u64, Ordering::Release);
         // A job is recorded once it finished (or, never started, once its
         // release came): the run was alive then.
-        let alive = record.finish_ns.max(record.release_ns);
+        let alive = record.last_seen_ns();
         self.heartbeat.fetch_max(alive, Ordering::Release);
         true
     }
@@ -243,6 +244,33 @@ impl TaskLog<'_> {
 
 const OUTCOME_BITS: u64 = 0xff;
 
+/// A policy in 16 bits: its number and its priority.
+fn encode_policy(policy: Policy) -> u64 {
+    let (number, priority): (u64, u8) = match policy {
+        Policy::Other => (0, 0),
+        Policy::Fifo(p) => (1, p),
+        Policy::RoundRobin(p) => (2, p),
+        Policy::Batch => (3, 0),
+        Policy::Idle => (5, 0),
+        Policy::Deadline => (6, 0),
+        Policy::Unknown(_) => (0xff, 0),
+    };
+    number | u64::from(priority) << 8
+}
+
+fn decode_policy(bits: u64) -> Policy {
+    let priority = (bits >> 8) as u8;
+    match bits & 0xff {
+        0 => Policy::Other,
+        1 => Policy::Fifo(priority),
+        2 => Policy::RoundRobin(priority),
+        3 => Policy::Batch,
+        5 => Policy::Idle,
+        6 => Policy::Deadline,
+        other => Policy::Unknown(other as i32),
+    }
+}
+
 fn encode(r: &JobRecord) -> [u64; RECORD_WORDS] {
     let c = &r.counters;
     let present = [c.cycles, c.instructions, c.llc_references, c.llc_misses]
@@ -260,7 +288,8 @@ fn encode(r: &JobRecord) -> [u64; RECORD_WORDS] {
         r.release_ns,
         r.deadline_ns,
         r.start_ns,
-        r.finish_ns,
+        // 0 is no finish: a finish is a CLOCK_MONOTONIC reading, never 0.
+        r.finish_ns.unwrap_or(0),
         r.exec_ns,
         u64::from(r.cpu) | u64::from(r.cpu_end) << 32,
         u64::from(r.preemptions) | u64::from(r.voluntary_switches) << 32,
@@ -268,7 +297,11 @@ fn encode(r: &JobRecord) -> [u64; RECORD_WORDS] {
         c.instructions.unwrap_or(0),
         c.llc_references.unwrap_or(0),
         c.llc_misses.unwrap_or(0),
-        outcome | present << 8,
+        outcome | present << 8 | encode_policy(r.policy) << 16 | u64::from(r.nice as u8) << 32,
+        r.jitter_ns,
+        r.run_ns,
+        r.slack_ns as u64,
+        0,
     ]
 }
 
@@ -280,12 +313,17 @@ fn decode(words: &[AtomicU64]) -> JobRecord {
         job: w(0),
         phase: w(1) as u32,
         release_ns: w(2),
+        jitter_ns: w(14),
         deadline_ns: w(3),
         start_ns: w(4),
-        finish_ns: w(5),
+        finish_ns: Some(w(5)).filter(|&f| f != 0),
         exec_ns: w(6),
+        run_ns: w(15),
+        slack_ns: w(16) as i64,
         cpu: w(7) as u32,
         cpu_end: (w(7) >> 32) as u32,
+        policy: decode_policy(flags >> 16 & 0xffff),
+        nice: (flags >> 32) as u8 as i8,
         preemptions: w(8) as u32,
         voluntary_switches: (w(8) >> 32) as u32,
         counters: CounterSample {
@@ -311,12 +349,21 @@ mod tests {
             job,
             phase: 2,
             release_ns: 10 + job,
+            jitter_ns: 4,
             deadline_ns: u64::MAX,
             start_ns: 11,
-            finish_ns: 15,
+            finish_ns: (outcome != Outcome::Aborted).then_some(15),
             exec_ns: 3,
+            run_ns: 2,
+            slack_ns: -7,
             cpu: 1,
             cpu_end: 7,
+            policy: if job.is_multiple_of(2) {
+                Policy::RoundRobin(42)
+            } else {
+                Policy::Other
+            },
+            nice: -19,
             preemptions: 4,
             voluntary_switches: u32::MAX,
             counters: CounterSample {

@@ -1,14 +1,30 @@
 //! What a run executes, independent of where it was described (a planned
-//! task-set file or an rt-app workload file).
+//! task-set file or an rt-app workload file): the one event engine both
+//! front ends compile into.
 //!
 //! A task runs its [`Phase`]s in order (the whole sequence `loops` times, or
 //! until the run ends). A phase runs its job `loops` times; a *job* is one
-//! pass over the phase's [`Step`]s. With a [`Timer`], jobs are released
-//! periodically: `absolute` timers release job k at `phase start + k·T`
-//! (no drift; a late job does not shift later releases), `relative` timers
-//! at `previous release + T`, restarting from the end of a job that missed
-//! its tick (rt-app's two timer modes). Without a timer a job is released when
-//! the previous one ends.
+//! pass over the phase's [`Step`]s (rt-app: one loop of the phase's events).
+//! Steps are rt-app's events: work (`run`, `runtime`, `mem`, `iorun`),
+//! waits (`sleep`, `timer`), synchronisation between threads (`lock`,
+//! `unlock`, `wait`, `signal`, `broad`, `sync`, `suspend`, `resume`,
+//! `barrier`), `yield` and `fork`. Named objects — mutexes, condition
+//! variables, barriers, timers, fork gates — are [`Resources`] of the run,
+//! shared by every thread that names them.
+//!
+//! Releases follow rt-app's timers: a timer keeps `t_next`, initialised to
+//! the first user's start instant, and each use adds its period (`t_next +=
+//! period`, across phases and re-entered phases, and across the threads
+//! that share the timer); an `absolute` timer keeps that grid even when a
+//! job is late, a `relative` one restarts from now when it is already past.
+//! A phase whose last step is a timer releases its next job at that
+//! timer's `t_next`: the job is the steps before it, the timer is the wait
+//! between jobs. Otherwise a job is released when the previous one ends.
+//! The relative deadline of a job is the task's, else the sum of the
+//! periods of its phase's timers.
+
+pub use tinct_sys::sched::{DeadlineParams, Policy, Scheduling};
+pub use tinct_sys::sync::Protocol;
 
 use serde::Serialize;
 use tinct_core::model::{Kernel, Work};
@@ -18,30 +34,17 @@ pub const WATCHDOG_PRIORITY: u8 = 99;
 /// The SCHED_FIFO priority of rank 1 (the highest task priority of a plan).
 pub const TOP_TASK_PRIORITY: u8 = 90;
 
-/// Scheduling policy of one task.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(tag = "policy", content = "priority", rename_all = "snake_case")]
-pub enum Policy {
-    /// SCHED_FIFO with a priority 1..=98 (99 is the watchdog's).
-    Fifo(u8),
-    /// SCHED_OTHER (no real-time guarantee).
-    Other,
-}
+/// A [`Step::Timer`] index standing for "a timer of the task's own": tasks
+/// built in code (plans, tests) use it and [`RunSpec::new`] gives each such
+/// task one absolute timer.
+pub const OWN_TIMER: usize = usize::MAX;
 
-/// Periodic releases.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Timer {
-    /// Period in nanoseconds.
-    pub period_ns: u64,
-    /// Absolute (`start + k·T`) or relative (`previous release + T`, restarted after a miss).
-    pub absolute: bool,
-}
-
-/// One step of a job.
+/// One step (event) of a job. Resource fields are indexes into the run's
+/// [`Resources`].
 #[derive(Copy, Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "step", rename_all = "snake_case")]
 pub enum Step {
-    /// Run a kernel over the task's working set.
+    /// Run a kernel over the task's working set (rt-app `run`: calibrated work).
     Kernel {
         /// The kernel.
         kernel: Kernel,
@@ -60,6 +63,107 @@ pub enum Step {
         /// Nanoseconds.
         duration_ns: u64,
     },
+    /// Wait for the timer's next tick, `t_next += period` (rt-app `timer`).
+    Timer {
+        /// Index in [`Resources::timers`].
+        timer: usize,
+        /// Period of this use, nanoseconds.
+        period_ns: u64,
+    },
+    /// Lock a mutex (rt-app `lock`).
+    Lock {
+        /// Index in [`Resources::mutexes`].
+        mutex: usize,
+    },
+    /// Unlock a mutex held by this thread (rt-app `unlock`).
+    Unlock {
+        /// Index in [`Resources::mutexes`].
+        mutex: usize,
+    },
+    /// Wait on a condition variable with `mutex` held (rt-app `wait`).
+    Wait {
+        /// Index in [`Resources::conds`].
+        cond: usize,
+        /// Index in [`Resources::mutexes`].
+        mutex: usize,
+    },
+    /// Wake one waiter of a condition variable (rt-app `signal`).
+    Signal {
+        /// Index in [`Resources::conds`].
+        cond: usize,
+    },
+    /// Wake every waiter (rt-app `broad`).
+    Broadcast {
+        /// Index in [`Resources::conds`].
+        cond: usize,
+    },
+    /// Wake one waiter, then wait on the same condition (rt-app `sync`).
+    SignalWait {
+        /// Index in [`Resources::conds`].
+        cond: usize,
+        /// Index in [`Resources::mutexes`].
+        mutex: usize,
+    },
+    /// Lock, wait, unlock: block until a `resume` (rt-app `suspend`).
+    Suspend {
+        /// Index in [`Resources::conds`].
+        cond: usize,
+        /// Index in [`Resources::mutexes`].
+        mutex: usize,
+    },
+    /// Lock, broadcast, unlock (rt-app `resume`).
+    Resume {
+        /// Index in [`Resources::conds`].
+        cond: usize,
+        /// Index in [`Resources::mutexes`].
+        mutex: usize,
+    },
+    /// Wait until every party arrived (rt-app `barrier`).
+    Barrier {
+        /// Index in [`Resources::barriers`].
+        barrier: usize,
+    },
+    /// Give up the CPU (rt-app `yield`).
+    Yield,
+    /// Start one more thread of a task (rt-app `fork`).
+    Fork {
+        /// Index in [`Resources::forks`].
+        fork: usize,
+    },
+    /// Write this many bytes of the task's buffer (rt-app `mem`).
+    Mem {
+        /// Bytes.
+        bytes: u64,
+    },
+    /// Write this many bytes to the run's I/O device (rt-app `iorun`).
+    IoRun {
+        /// Bytes.
+        bytes: u64,
+    },
+}
+
+impl Step {
+    /// The timer period of a [`Step::Timer`].
+    pub fn timer_period(&self) -> Option<u64> {
+        match self {
+            Step::Timer { period_ns, .. } => Some(*period_ns),
+            _ => None,
+        }
+    }
+
+    /// True for steps that may block on another thread (they end when the
+    /// run ends, not only when it is stopped).
+    pub fn blocks_on_others(&self) -> bool {
+        matches!(
+            self,
+            Step::Lock { .. }
+                | Step::Wait { .. }
+                | Step::SignalWait { .. }
+                | Step::Suspend { .. }
+                | Step::Resume { .. }
+                | Step::Barrier { .. }
+        )
+    }
 }
 
 /// A sequence of jobs with the same steps.
@@ -69,10 +173,126 @@ pub struct Phase {
     pub name: String,
     /// Jobs in the phase; `None` repeats until the run ends.
     pub loops: Option<u64>,
-    /// The steps of one job.
+    /// The steps of one job, in order (a final [`Step::Timer`] is the wait
+    /// for the next release, see the module docs).
     pub steps: Vec<Step>,
-    /// Periodic releases, if any.
-    pub timer: Option<Timer>,
+    /// Scheduling set when the phase starts; `None` keeps what is in force.
+    pub scheduling: Option<Scheduling>,
+    /// CPUs for this phase; `None`: the task's.
+    pub cpus: Option<Vec<u32>>,
+    /// Task group (cgroup) for this phase; `None` keeps the current one.
+    pub taskgroup: Option<String>,
+}
+
+impl Phase {
+    /// A phase `name` of `steps`, with no settings of its own.
+    pub fn new(name: &str, loops: Option<u64>, steps: Vec<Step>) -> Phase {
+        Phase {
+            name: name.into(),
+            loops,
+            steps,
+            scheduling: None,
+            cpus: None,
+            taskgroup: None,
+        }
+    }
+
+    /// Phase `main` repeating forever one kernel step, released every
+    /// `period_ns` by a timer of the task's own ([`OWN_TIMER`]).
+    pub fn periodic(kernel: Kernel, memory_percent: u8, work: Work, period_ns: u64) -> Phase {
+        Phase::new(
+            "main",
+            None,
+            vec![
+                Step::Kernel {
+                    kernel,
+                    memory_percent,
+                    work,
+                },
+                Step::Timer {
+                    timer: OWN_TIMER,
+                    period_ns,
+                },
+            ],
+        )
+    }
+
+    /// The steps of a job: all but a final timer.
+    pub fn body(&self) -> &[Step] {
+        match self.steps.last() {
+            Some(Step::Timer { .. }) => &self.steps[..self.steps.len() - 1],
+            _ => &self.steps,
+        }
+    }
+
+    /// The final timer, the release of the next job.
+    pub fn release_timer(&self) -> Option<(usize, u64)> {
+        match self.steps.last() {
+            Some(Step::Timer { timer, period_ns }) => Some((*timer, *period_ns)),
+            _ => None,
+        }
+    }
+
+    /// Sum of the periods of the phase's timers (rt-app's `c_period`), if
+    /// it has any; saturating (limits keep each period far below 2^64).
+    pub fn timer_periods_ns(&self) -> Option<u64> {
+        let periods: Vec<u64> = self.steps.iter().filter_map(Step::timer_period).collect();
+        (!periods.is_empty()).then(|| periods.iter().fold(0u64, |a, p| a.saturating_add(*p)))
+    }
+}
+
+/// A named mutex.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MutexSpec {
+    /// Name in the source file.
+    pub name: String,
+    /// Priority protocol.
+    pub protocol: Protocol,
+}
+
+/// A named barrier.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BarrierSpec {
+    /// Name in the source file.
+    pub name: String,
+    /// Arrivals that release it.
+    pub parties: u64,
+}
+
+/// A named timer.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TimerSpec {
+    /// Name (a `unique` timer gets one per thread).
+    pub name: String,
+    /// Absolute mode: keep the grid when late; relative: restart from now.
+    pub absolute: bool,
+    /// Threads using it (one: the grid is the thread's own).
+    pub users: u32,
+}
+
+/// Threads a `fork` event can start: tasks prepared before the release
+/// that wait for it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ForkSpec {
+    /// The task forked.
+    pub task: String,
+    /// The tasks (indexes into [`RunSpec::tasks`]) waiting to be forked, in order.
+    pub slots: Vec<usize>,
+}
+
+/// Named objects shared by the threads of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Resources {
+    /// Mutexes.
+    pub mutexes: Vec<MutexSpec>,
+    /// Condition variables (names).
+    pub conds: Vec<String>,
+    /// Barriers.
+    pub barriers: Vec<BarrierSpec>,
+    /// Timers.
+    pub timers: Vec<TimerSpec>,
+    /// Fork gates.
+    pub forks: Vec<ForkSpec>,
 }
 
 /// The analysis' prediction for a task, shown next to what was observed.
@@ -86,28 +306,35 @@ pub struct Bound {
     pub wcrt_nocint_ns: Option<u64>,
 }
 
-/// One periodic thread.
+/// One thread.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct TaskSpec {
     /// Unique name.
     pub name: String,
     /// CPUs the thread is pinned to (`None`: not pinned).
     pub cpus: Option<Vec<u32>>,
-    /// Policy and priority.
-    pub policy: Policy,
-    /// Relative deadline of each job (`None`: the timer period, or no deadline).
+    /// Policy, priority or nice, deadline reservation, clamps.
+    pub scheduling: Scheduling,
+    /// Relative deadline of each job (`None`: the timer periods, or no deadline).
     pub deadline_ns: Option<u64>,
-    /// First release after the common release instant (0 for plans, which
-    /// release every task together as kim2013 Section IV does).
+    /// First release after the common release (rt-app `delay`; 0 for
+    /// plans, which release every task together as kim2013 Section IV does).
     pub offset_ns: u64,
+    /// Release jitter: each job starts a seeded random offset in
+    /// `[0, jitter_ns]` after its release (recorded per job).
+    pub jitter_ns: u64,
     /// The phases, run in order.
     pub phases: Vec<Phase>,
     /// Passes over the phase sequence; `None` repeats until the run ends.
     pub loops: Option<u64>,
-    /// Bytes of memory the kernels touch.
+    /// Bytes of memory the kernels (and `mem`/`iorun`) touch.
     pub working_set: u64,
     /// Cache partitions S(i) the working set should come from (1-based).
     pub partitions: Vec<u32>,
+    /// Task group (cgroup) from the start.
+    pub taskgroup: Option<String>,
+    /// Set for a thread that starts only when fork gate `n` forks it.
+    pub forked_by: Option<usize>,
     /// The analysis' bound, when the spec came from an analysed task set.
     pub bound: Option<Bound>,
     /// The task's line in its source file, when known (for messages).
@@ -116,9 +343,10 @@ pub struct TaskSpec {
 }
 
 impl TaskSpec {
-    /// Relative deadline of jobs of `phase`: the task's, else the timer period.
+    /// Relative deadline of jobs of `phase`: the task's, else the sum of
+    /// the phase's timer periods.
     pub fn deadline_of(&self, phase: &Phase) -> Option<u64> {
-        self.deadline_ns.or(phase.timer.map(|t| t.period_ns))
+        self.deadline_ns.or(phase.timer_periods_ns())
     }
 
     /// The kernel of the first kernel step (what the working set is prepared for).
@@ -132,6 +360,17 @@ impl TaskSpec {
             })
     }
 
+    /// True if any phase of the task (or the task) uses a real-time policy.
+    pub fn needs_rt(&self) -> bool {
+        self.scheduling.policy.is_realtime()
+            || self
+                .phases
+                .iter()
+                .filter_map(|p| p.scheduling)
+                .any(|s| s.policy.is_realtime() || s.nice < 0)
+            || self.scheduling.nice < 0
+    }
+
     /// An upper estimate of the jobs the task can release in `duration_ns`,
     /// used to size its log (each job takes at least `min_job_ns`).
     pub fn max_jobs(&self, duration_ns: u64, min_job_ns: u64) -> u64 {
@@ -142,18 +381,15 @@ impl TaskSpec {
                 .iter()
                 .map(|s| match s {
                     Step::Busy { duration_ns } | Step::Sleep { duration_ns } => *duration_ns,
-                    Step::Kernel { .. } => 0,
+                    Step::Timer { period_ns, .. } => *period_ns,
+                    _ => 0,
                 })
                 // Saturating: a longer job only makes the estimate smaller.
                 .fold(0u64, u64::saturating_add);
-            let per_job = phase
-                .timer
-                .map_or(0, |t| t.period_ns)
-                .max(step_time)
-                .max(min_job_ns)
-                .max(1);
-            // A relative timer restarts a late job at once, so count one
-            // extra release per period as a margin.
+            let per_job = step_time.max(min_job_ns).max(1);
+            // A relative timer restarts a late job at once, and a shared
+            // timer's other users take ticks: count one extra release per
+            // period as a margin.
             let by_time = (duration_ns / per_job).saturating_mul(2).saturating_add(2);
             let by_loops = match (phase.loops, self.loops) {
                 (Some(jobs), Some(passes)) => Some(jobs.saturating_mul(passes)),
@@ -165,6 +401,20 @@ impl TaskSpec {
     }
 }
 
+/// Which jobs the watchdog stops when they overrun.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WatchdogMode {
+    /// No overrun stops (the run still ends at its duration).
+    Off,
+    /// Jobs running under a real-time policy (FIFO, RR, DEADLINE): the
+    /// ones that can starve a CPU.
+    #[default]
+    Realtime,
+    /// Every job.
+    All,
+}
+
 /// Global settings of a run.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RunSpec {
@@ -172,6 +422,8 @@ pub struct RunSpec {
     pub source: String,
     /// The threads.
     pub tasks: Vec<TaskSpec>,
+    /// Named objects shared by the threads.
+    pub resources: Resources,
     /// Run length: no job is released at or after `start + duration`.
     pub duration_ns: u64,
     /// `mlockall` the process.
@@ -183,21 +435,99 @@ pub struct RunSpec {
     pub calibration_cpu: Option<u32>,
     /// Fixed nanoseconds per compute iteration (rt-app integer `calibration`).
     pub compute_ns_per_iteration: Option<f64>,
+    /// File `iorun` writes to (rt-app `io_device`).
+    pub io_device: String,
+    /// Seed of the release jitter.
+    pub seed: u64,
+    /// Write rt-app-style per-thread logs `<basename>-<thread>.log` in the
+    /// run directory (rt-app `log_basename`).
+    pub rtapp_log: Option<String>,
 }
 
 impl RunSpec {
-    /// The same spec with every task under SCHED_OTHER (`--no-rt`).
+    /// A spec of `tasks` from `source` with every other setting at its
+    /// default (memory locked, `/dev/null` for I/O, seed 0); every
+    /// [`OWN_TIMER`] becomes an absolute timer of its task's own.
+    pub fn new(source: &str, mut tasks: Vec<TaskSpec>, duration_ns: u64) -> RunSpec {
+        let mut resources = Resources::default();
+        for task in &mut tasks {
+            let mut own = None;
+            for step in task.phases.iter_mut().flat_map(|p| &mut p.steps) {
+                if let Step::Timer { timer, .. } = step
+                    && *timer == OWN_TIMER
+                {
+                    *timer = *own.get_or_insert_with(|| {
+                        resources.timers.push(TimerSpec {
+                            name: format!("{}.timer", task.name),
+                            absolute: true,
+                            users: 1,
+                        });
+                        resources.timers.len() - 1
+                    });
+                }
+            }
+        }
+        RunSpec {
+            source: source.into(),
+            tasks,
+            resources,
+            duration_ns,
+            lock_memory: true,
+            platform_partitions: None,
+            calibration_cpu: None,
+            compute_ns_per_iteration: None,
+            io_device: "/dev/null".into(),
+            seed: 0,
+            rtapp_log: None,
+        }
+    }
+
+    /// The same spec with every task and phase under SCHED_OTHER (`--no-rt`).
     pub fn without_rt(mut self) -> RunSpec {
         for t in &mut self.tasks {
-            t.policy = Policy::Other;
+            t.scheduling = Scheduling::other();
+            for p in &mut t.phases {
+                p.scheduling = None;
+            }
         }
         self
     }
 
-    /// True if some task asks for SCHED_FIFO.
+    /// Removes every utilization clamp (for a kernel without them); true
+    /// if there were any.
+    pub fn without_util_clamps(&mut self) -> bool {
+        let mut removed = false;
+        for task in &mut self.tasks {
+            let all = std::iter::once(&mut task.scheduling)
+                .chain(task.phases.iter_mut().filter_map(|p| p.scheduling.as_mut()));
+            for s in all {
+                removed |= s.util_min.is_some() || s.util_max.is_some();
+                s.util_min = None;
+                s.util_max = None;
+            }
+        }
+        removed
+    }
+
+    /// True if some task asks for a real-time policy or a negative nice.
     pub fn needs_rt(&self) -> bool {
-        self.tasks
+        self.tasks.iter().any(TaskSpec::needs_rt)
+    }
+
+    /// Every task group named by a task or phase, sorted, without repeats.
+    pub fn taskgroups(&self) -> Vec<String> {
+        let mut groups: Vec<String> = self
+            .tasks
             .iter()
-            .any(|t| matches!(t.policy, Policy::Fifo(_)))
+            .flat_map(|t| {
+                t.taskgroup
+                    .iter()
+                    .chain(t.phases.iter().filter_map(|p| p.taskgroup.as_ref()))
+            })
+            .cloned()
+            .collect();
+        groups.sort();
+        groups.dedup();
+        groups
     }
 }

@@ -17,7 +17,7 @@
 //! ```
 
 use crate::kernels::memory_percent;
-use crate::spec::{Bound, Phase, Policy, RunSpec, Step, TaskSpec, Timer};
+use crate::spec::{Bound, OWN_TIMER, Phase, Policy, RunSpec, Scheduling, Step, TaskSpec};
 use tinct_core::model::{Kernel, Work};
 
 /// Builds a [`TaskSpec`]: one phase `main` released by an absolute timer,
@@ -36,25 +36,21 @@ impl TaskBuilder {
             spec: TaskSpec {
                 name: name.into(),
                 cpus: None,
-                policy: Policy::Other,
+                scheduling: Scheduling::other(),
                 deadline_ns: None,
                 offset_ns: 0,
-                phases: vec![Phase {
-                    name: "main".into(),
-                    loops: None,
-                    steps: vec![Step::Kernel {
-                        kernel: Kernel::Compute,
-                        memory_percent: 0,
-                        work: Work::Iterations(1),
-                    }],
-                    timer: Some(Timer {
-                        period_ns,
-                        absolute: true,
-                    }),
-                }],
+                jitter_ns: 0,
+                phases: vec![Phase::periodic(
+                    Kernel::Compute,
+                    0,
+                    Work::Iterations(1),
+                    period_ns,
+                )],
                 loops: None,
                 working_set: 0,
                 partitions: Vec::new(),
+                taskgroup: None,
+                forked_by: None,
                 bound: None,
                 line: None,
             },
@@ -69,7 +65,7 @@ impl TaskBuilder {
 
     /// SCHED_FIFO at `priority`.
     pub fn fifo(mut self, priority: u8) -> TaskBuilder {
-        self.spec.policy = Policy::Fifo(priority);
+        self.spec.scheduling = Scheduling::of(Policy::Fifo(priority));
         self
     }
 
@@ -83,9 +79,30 @@ impl TaskBuilder {
         }])
     }
 
-    /// The job is these steps.
-    pub fn steps(mut self, steps: Vec<Step>) -> TaskBuilder {
+    /// Any scheduling (policy, nice, deadline reservation, clamps).
+    pub fn scheduling(mut self, scheduling: Scheduling) -> TaskBuilder {
+        self.spec.scheduling = scheduling;
+        self
+    }
+
+    /// The job is these steps (the task's own timer still releases it).
+    pub fn steps(mut self, mut steps: Vec<Step>) -> TaskBuilder {
+        if let Some(timer) = self.spec.phases[0]
+            .release_timer()
+            .map(|(_, period_ns)| Step::Timer {
+                timer: OWN_TIMER,
+                period_ns,
+            })
+        {
+            steps.push(timer);
+        }
         self.spec.phases[0].steps = steps;
+        self
+    }
+
+    /// Release jitter: each job starts up to `jitter_ns` after its release.
+    pub fn jitter(mut self, jitter_ns: u64) -> TaskBuilder {
+        self.spec.jitter_ns = jitter_ns;
         self
     }
 
@@ -128,7 +145,9 @@ impl TaskBuilder {
 
     /// No timer: each job is released when the previous one ends.
     pub fn without_timer(mut self) -> TaskBuilder {
-        self.spec.phases[0].timer = None;
+        self.spec.phases[0]
+            .steps
+            .retain(|s| !matches!(s, Step::Timer { .. }));
         self
     }
 
@@ -138,18 +157,19 @@ impl TaskBuilder {
     }
 }
 
+/// Run options for tests: the defaults, without taking over SIGINT and
+/// SIGTERM (the test harness keeps them).
+pub fn test_options() -> crate::runtime::RunOptions {
+    crate::runtime::RunOptions {
+        handle_signals: false,
+        ..crate::runtime::RunOptions::default()
+    }
+}
+
 /// A run of `tasks` for `duration_ns`, from source `"test"`, memory locked,
 /// no platform partitions, per-task calibration.
 pub fn run_spec(tasks: Vec<TaskSpec>, duration_ns: u64) -> RunSpec {
-    RunSpec {
-        source: "test".into(),
-        tasks,
-        duration_ns,
-        lock_memory: true,
-        platform_partitions: None,
-        calibration_cpu: None,
-        compute_ns_per_iteration: None,
-    }
+    RunSpec::new("test", tasks, duration_ns)
 }
 
 /// The process ids of the children of process `parent` (from `/proc`).

@@ -113,6 +113,10 @@ pub struct Shared {
     pub stop: Arc<AtomicBool>,
     /// Set by SIGINT/SIGTERM.
     pub signaled: Arc<AtomicBool>,
+    /// Set when the run reaches its end: threads blocked on each other
+    /// (locks, conditions, barriers) give up then, as rt-app's shutdown
+    /// wakes every waiter; running jobs finish.
+    pub ending: AtomicBool,
     /// One per task.
     pub monitors: Vec<Monitor>,
     /// Task names, for reasons.
@@ -128,6 +132,7 @@ impl Shared {
         Shared {
             stop: Arc::new(AtomicBool::new(false)),
             signaled: Arc::new(AtomicBool::new(false)),
+            ending: AtomicBool::new(false),
             monitors: names.iter().map(|_| Monitor::default()).collect(),
             names,
             finished: AtomicUsize::new(0),
@@ -164,13 +169,19 @@ impl Shared {
 pub struct Limits {
     /// A job may run until `release + factor × deadline`.
     pub overrun_factor: f64,
-    /// Absolute CLOCK_MONOTONIC instant past which the run is stopped.
+    /// Absolute CLOCK_MONOTONIC instant past which the run is stopped
+    /// (`u64::MAX`: never, the watchdog is off).
     pub hard_limit_ns: u64,
+    /// The end of the run, when blocked threads are let go.
+    pub end_ns: u64,
     /// The common release, to report limits relative to it.
     pub start_ns: u64,
     /// How often to look.
     pub poll_ns: u64,
 }
+
+/// How often the watchdog looks while the threads wind down after a stop.
+pub const STOPPING_POLL_NS: u64 = 1_000_000;
 
 /// One look: the reason to stop now, if any.
 pub fn check(shared: &Shared, limits: &Limits, now: u64) -> Option<StopReason> {
@@ -209,6 +220,9 @@ pub fn next_look(shared: &Shared, limits: &Limits, now: u64) -> u64 {
     let mut wake = now
         .saturating_add(limits.poll_ns)
         .min(limits.hard_limit_ns.saturating_add(1));
+    if now < limits.end_ns {
+        wake = wake.min(limits.end_ns);
+    }
     for monitor in &shared.monitors {
         let release = monitor.release_ns.load(Ordering::Acquire);
         let deadline = monitor.deadline_ns.load(Ordering::Relaxed);
@@ -233,11 +247,21 @@ pub fn watch(shared: &Shared, limits: Limits, alive: &dyn Fn(u64)) {
         }
         let now = now_ns();
         alive(now);
+        if now >= limits.end_ns {
+            shared.ending.store(true, Ordering::SeqCst);
+        }
         if let Some(reason) = check(shared, &limits, now) {
             shared.stop_for(reason);
         }
-        if shared.stopping() && shared.finished.load(Ordering::SeqCst) == shared.monitors.len() {
-            return;
+        if shared.stopping() {
+            if shared.finished.load(Ordering::SeqCst) == shared.monitors.len() {
+                return;
+            }
+            // The stop is asked for: the jobs still running may be overdue,
+            // and a watchdog above them must not spin waiting for them (on
+            // their CPU it would keep them from ever seeing the stop).
+            crate::clock::sleep_until(now.saturating_add(STOPPING_POLL_NS));
+            continue;
         }
         crate::clock::sleep_until(next_look(shared, &limits, now));
     }
@@ -251,6 +275,7 @@ mod tests {
         Limits {
             overrun_factor: 2.0,
             hard_limit_ns: 10_000,
+            end_ns: 9_000,
             start_ns: 1_000,
             poll_ns: 1,
         }
@@ -293,6 +318,7 @@ mod tests {
         let l = Limits {
             overrun_factor: 2.0,
             hard_limit_ns: 1_000_000,
+            end_ns: 2_000_000,
             start_ns: 0,
             poll_ns: 5_000,
         };

@@ -56,6 +56,13 @@ unsafe impl GlobalAlloc for Recording {
 #[global_allocator]
 static ALLOCATOR: Recording = Recording;
 
+/// One run at a time: the allocator's record is global, and a concurrent
+/// run's setup would land in the other's window.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn task(name: &str, cpu: u32, kernel: Kernel, period_ms: u64) -> TaskSpec {
     TaskBuilder::periodic(name, period_ms * 1_000_000)
         .cpu(cpu)
@@ -76,6 +83,7 @@ fn task(name: &str, cpu: u32, kernel: Kernel, period_ms: u64) -> TaskSpec {
 
 #[test]
 fn task_threads_do_not_allocate_while_they_run() {
+    let _serial = serial();
     if !tinct_sys::testing::privileged_or_skip("a SCHED_FIFO run") {
         return;
     }
@@ -113,20 +121,89 @@ fn task_threads_do_not_allocate_while_they_run() {
     let window_end = result
         .tasks
         .iter()
-        .map(|t| t.records.last().expect("jobs ran").finish_ns)
+        .map(|t| {
+            t.records
+                .last()
+                .expect("jobs ran")
+                .finish_ns
+                .expect("the last job finished")
+        })
         .min()
         .unwrap();
     let jobs: usize = result.tasks.iter().map(|t| t.records.len()).sum();
     assert!(jobs > 100, "{jobs} jobs");
-    let during: Vec<u64> = (0..recorded)
+    assert_none_between(0..recorded, result.start_ns, window_end, "while tasks ran");
+}
+
+/// Fails naming the allocations of `slots` recorded from `start_ns` to
+/// `end_ns` (as ns after `start_ns`).
+fn assert_none_between(slots: std::ops::Range<usize>, start_ns: u64, end_ns: u64, what: &str) {
+    let during: Vec<u64> = slots
         .map(|i| TIMES[i].load(Ordering::Relaxed))
-        .filter(|&t| t >= result.start_ns && t <= window_end)
-        .map(|t| t - result.start_ns)
+        .filter(|&t| t >= start_ns && t <= end_ns)
+        .map(|t| t - start_ns)
         .collect();
     assert!(
         during.is_empty(),
-        "{} allocation(s) while tasks ran, at ns after release: {:?}",
+        "{} allocation(s) {what}, at ns after release: {:?}",
         during.len(),
         &during[..during.len().min(10)]
+    );
+}
+
+#[test]
+fn the_events_between_threads_do_not_allocate_either() {
+    let _serial = serial();
+    if !tinct_sys::testing::privileged_or_skip("a SCHED_FIFO run") {
+        return;
+    }
+    // Every event but iorun (the workload's own I/O) and fork.
+    let file = tinct_rt::rtapp::parse(
+        r#"{ "global": { "pi_enabled": true }, "tasks": {
+          "producer": { "policy": "SCHED_FIFO", "priority": 30, "cpus": [0],
+            "run": 200, "lock": "m", "signal": "data", "broad": "all", "unlock": "m",
+            "mem": 8192, "resume": "consumer", "yield": "",
+            "timer": { "ref": "tick", "period": 4000 } },
+          "consumer": { "policy": "SCHED_RR", "priority": 20, "cpus": [1],
+            "lock": "m", "wait": { "ref": "data", "mutex": "m" }, "unlock": "m",
+            "runtime": 100, "sleep": 100,
+            "timer": { "ref": "tick", "period": 4000 } },
+          "left": { "runtime": 300, "barrier": "B", "sleep": 2000 },
+          "right": { "runtime": 600, "barrier": "B", "sleep": 2000 },
+          "sleeper": { "priority": -5, "suspend": "consumer", "runtime": 50 } } }"#,
+        "events.json",
+        400_000_000,
+    )
+    .unwrap();
+    RECORDING.store(true, Ordering::SeqCst);
+    let start_slot = NEXT.load(Ordering::SeqCst);
+    let result = run(
+        &file.spec,
+        RunOptions {
+            handle_signals: false,
+            // Waits inside jobs make them late by design: let it run.
+            watchdog: tinct_rt::spec::WatchdogMode::Off,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap();
+    RECORDING.store(false, Ordering::SeqCst);
+    let recorded = NEXT.load(Ordering::SeqCst);
+    assert!(recorded < SLOTS, "more allocations than slots");
+    assert_eq!(result.stop, StopReason::Completed);
+    // The producer never waits on another thread: its jobs keep coming.
+    let jobs: usize = result.tasks.iter().map(|t| t.records.len()).sum();
+    assert!(result.tasks[0].records.len() > 20, "{jobs} jobs");
+    // From the release to the first moment a thread left its job loop.
+    let window_end = result.tasks[..4]
+        .iter()
+        .filter_map(|t| t.records.iter().filter_map(|r| r.finish_ns).max())
+        .min()
+        .expect("jobs finished");
+    assert_none_between(
+        start_slot..recorded,
+        result.start_ns,
+        window_end,
+        "while the threads exchanged events",
     );
 }

@@ -78,17 +78,21 @@ fn a_light_set_meets_every_deadline_and_accounts_for_every_job() {
         assert!(a.balances(), "{}: {a:?}", t.spec.name);
         assert_eq!(a.missed + a.aborted, 0, "{}: {a:?}", t.spec.name);
         assert!(t.error.is_none(), "{:?}", t.error);
-        assert_eq!(t.policy, t.spec.policy);
+        assert_eq!(t.scheduling, t.spec.scheduling);
         // Releases at 0, T, 2T, ... before 600 ms.
-        let expected = 600u64.div_ceil(t.spec.phases[0].timer.unwrap().period_ns / 1_000_000);
+        let expected = 600u64.div_ceil(t.spec.phases[0].release_timer().unwrap().1 / 1_000_000);
         assert_eq!(a.released, expected, "{}", t.spec.name);
         for r in &t.records {
             assert!(
                 r.start_ns >= r.release_ns,
                 "a job started before its release"
             );
-            assert!(r.finish_ns >= r.start_ns);
+            assert!(r.finish_ns.is_some_and(|f| f >= r.start_ns));
             assert_eq!(r.cpu, t.spec.cpus.as_ref().unwrap()[0], "pinned");
+            assert_eq!(
+                r.policy, t.spec.scheduling.policy,
+                "the policy read back from the kernel at the job"
+            );
         }
     }
     let chase = &result.tasks[0];
@@ -155,7 +159,14 @@ fn without_rt_tasks_run_under_sched_other_and_say_so() {
     };
     let result = run(&s, options).unwrap();
     assert!(!result.realtime);
-    assert_eq!(result.tasks[0].policy, Policy::Other);
+    assert_eq!(result.tasks[0].scheduling.policy, Policy::Other);
+    assert!(
+        result.tasks[0]
+            .records
+            .iter()
+            .all(|r| r.policy == Policy::Other),
+        "read back per job"
+    );
     let a = Accounting::of(&result.tasks[0].records);
     assert_eq!(
         (a.released, a.completed),

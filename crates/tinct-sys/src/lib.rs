@@ -12,7 +12,9 @@
 //! - [`perf`]: which perf events open, and per-thread counter groups;
 //! - [`resctrl`]: resctrl detection, control groups (CAT masks, monitoring)
 //!   and one process's L3 reservation;
-//! - [`sched`]: affinity, SCHED_FIFO/SCHED_OTHER, `mlockall`, `gettid`;
+//! - [`sched`]: affinity, every scheduling policy (`sched_setattr`, read back), `mlockall`, `gettid`;
+//! - [`sync`]: mutexes with priority inheritance or ceiling, condition variables;
+//! - [`cgroup`]: cgroup v2 task groups created and removed by a run;
 //! - [`signals`]: SIGPIPE for command-line output;
 //! - [`shared_memory`], [`supervise`]: memory shared with a forked child, fork, wait, fatal-signal notes;
 //! - [`huge_buffer`]: an owned buffer in transparent huge pages, with the backing it got;
@@ -24,6 +26,7 @@
 
 #![warn(missing_docs)]
 
+pub mod cgroup;
 pub mod color_probe;
 pub mod cpulist;
 pub mod doctor;
@@ -38,6 +41,7 @@ pub mod sched;
 pub mod shared_memory;
 pub mod signals;
 pub mod supervise;
+pub mod sync;
 pub mod system;
 pub mod testing;
 pub mod topology;

@@ -1,8 +1,18 @@
-//! Small safe wrappers for scheduling: CPU affinity, SCHED_FIFO / SCHED_OTHER
-//! for the calling thread, `mlockall`, `gettid`.
+//! Small safe wrappers for scheduling: CPU affinity, every Linux policy of
+//! the calling thread (SCHED_OTHER with nice and custom slice, FIFO, RR,
+//! BATCH, IDLE, DEADLINE; utilization clamps), read back with
+//! `sched_getattr`, `sched_yield`, `mlockall`, `gettid`.
 //!
 //! rustix covers affinity, `mlockall` and `gettid`; it deliberately has no
-//! `sched_setscheduler`, so that one goes through `libc`.
+//! `sched_setscheduler` nor `sched_setattr`, so those go through `libc`
+//! (`sched_setattr`/`sched_getattr` as raw syscalls: glibc has no wrapper).
+//!
+//! Platform facts a caller must know about SCHED_DEADLINE: the kernel's
+//! admission control refuses (EBUSY) a reservation that does not fit the
+//! free real-time bandwidth; a deadline thread whose CPU affinity is not
+//! its whole root domain is refused (EPERM), so it cannot be pinned to one
+//! CPU on a stock system; and a deadline thread cannot create threads
+//! (EAGAIN from `clone`): create every thread before switching.
 
 use crate::error::{Error, Result};
 use serde::Serialize;
@@ -56,7 +66,7 @@ pub fn current_cpu() -> u32 {
 }
 
 /// A scheduling policy with its priority where it has one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "policy", content = "priority", rename_all = "snake_case")]
 pub enum Policy {
     /// `SCHED_OTHER` (CFS/EEVDF).
@@ -146,6 +156,318 @@ pub fn policy() -> Result<Policy> {
     })
 }
 
+/// The kernel's number of SCHED_DEADLINE (not in every libc).
+const SCHED_DEADLINE: u32 = 6;
+/// `sched_attr.sched_flags` bits (include/uapi/linux/sched.h).
+const SCHED_FLAG_RECLAIM: u64 = 0x02;
+const SCHED_FLAG_UTIL_CLAMP_MIN: u64 = 0x20;
+const SCHED_FLAG_UTIL_CLAMP_MAX: u64 = 0x40;
+/// The largest utilization clamp (the kernel's SCHED_CAPACITY_SCALE).
+pub const UTIL_CLAMP_MAX: u32 = 1024;
+
+impl Policy {
+    /// True for the real-time policies (FIFO, RR, DEADLINE), the ones a
+    /// runaway thread can starve a CPU with.
+    pub fn is_realtime(&self) -> bool {
+        matches!(
+            self,
+            Policy::Fifo(_) | Policy::RoundRobin(_) | Policy::Deadline
+        )
+    }
+
+    /// The kernel's name of the policy (`SCHED_FIFO`, ...).
+    pub fn kernel_name(&self) -> String {
+        match self {
+            Policy::Other => "SCHED_OTHER".into(),
+            Policy::Fifo(_) => "SCHED_FIFO".into(),
+            Policy::RoundRobin(_) => "SCHED_RR".into(),
+            Policy::Batch => "SCHED_BATCH".into(),
+            Policy::Idle => "SCHED_IDLE".into(),
+            Policy::Deadline => "SCHED_DEADLINE".into(),
+            Policy::Unknown(n) => format!("policy {n}"),
+        }
+    }
+
+    fn number(&self) -> Option<u32> {
+        Some(match self {
+            Policy::Other => libc::SCHED_OTHER as u32,
+            Policy::Fifo(_) => libc::SCHED_FIFO as u32,
+            Policy::RoundRobin(_) => libc::SCHED_RR as u32,
+            Policy::Batch => libc::SCHED_BATCH as u32,
+            Policy::Idle => libc::SCHED_IDLE as u32,
+            Policy::Deadline => SCHED_DEADLINE,
+            Policy::Unknown(_) => return None,
+        })
+    }
+
+    fn rt_priority(&self) -> u32 {
+        match self {
+            Policy::Fifo(p) | Policy::RoundRobin(p) => u32::from(*p),
+            _ => 0,
+        }
+    }
+
+    fn from_number(number: u32, priority: u32) -> Policy {
+        let priority = u8::try_from(priority).unwrap_or(0);
+        match number {
+            n if n == libc::SCHED_OTHER as u32 => Policy::Other,
+            n if n == libc::SCHED_FIFO as u32 => Policy::Fifo(priority),
+            n if n == libc::SCHED_RR as u32 => Policy::RoundRobin(priority),
+            n if n == libc::SCHED_BATCH as u32 => Policy::Batch,
+            n if n == libc::SCHED_IDLE as u32 => Policy::Idle,
+            SCHED_DEADLINE => Policy::Deadline,
+            other => Policy::Unknown(i32::try_from(other).unwrap_or(-1)),
+        }
+    }
+}
+
+/// The reservation of a SCHED_DEADLINE thread, in nanoseconds
+/// (runtime ≤ deadline ≤ period, as the kernel requires).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct DeadlineParams {
+    /// Budget per period.
+    pub runtime_ns: u64,
+    /// Relative deadline.
+    pub deadline_ns: u64,
+    /// Period.
+    pub period_ns: u64,
+}
+
+/// Everything `sched_setattr` sets for a thread, and what `sched_getattr`
+/// reads back: the policy, the nice value (SCHED_OTHER, SCHED_BATCH), the
+/// deadline reservation, GRUB reclaiming, utilization clamps (0..=1024,
+/// kernels with CONFIG_UCLAMP_TASK) and the custom slice of a fair thread
+/// (EEVDF's `sched_runtime`, kernels from 6.12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Scheduling {
+    /// Policy and real-time priority.
+    pub policy: Policy,
+    /// Nice value, -20..=19 (SCHED_OTHER and SCHED_BATCH; 0 otherwise).
+    pub nice: i8,
+    /// The reservation, for [`Policy::Deadline`].
+    pub deadline: Option<DeadlineParams>,
+    /// SCHED_FLAG_RECLAIM (GRUB) for a deadline thread.
+    pub reclaim: bool,
+    /// Minimum utilization clamp.
+    pub util_min: Option<u32>,
+    /// Maximum utilization clamp.
+    pub util_max: Option<u32>,
+    /// Custom slice of a fair (SCHED_OTHER/BATCH) thread, in nanoseconds.
+    pub slice_ns: Option<u64>,
+}
+
+impl Scheduling {
+    /// `policy` with every other field at its default.
+    pub fn of(policy: Policy) -> Scheduling {
+        Scheduling {
+            policy,
+            nice: 0,
+            deadline: None,
+            reclaim: false,
+            util_min: None,
+            util_max: None,
+            slice_ns: None,
+        }
+    }
+
+    /// SCHED_OTHER at nice 0, the default of every thread.
+    pub fn other() -> Scheduling {
+        Scheduling::of(Policy::Other)
+    }
+
+    /// The policy in words: `SCHED_FIFO 20`, `SCHED_OTHER nice -5`,
+    /// `SCHED_DEADLINE 10ms/30ms/30ms` (runtime/deadline/period).
+    pub fn describe(&self) -> String {
+        let mut text = self.policy.kernel_name();
+        match self.policy {
+            Policy::Fifo(p) | Policy::RoundRobin(p) => text.push_str(&format!(" {p}")),
+            Policy::Other | Policy::Batch if self.nice != 0 => {
+                text.push_str(&format!(" nice {}", self.nice))
+            }
+            Policy::Deadline => {
+                if let Some(d) = self.deadline {
+                    text.push_str(&format!(
+                        " {}us/{}us/{}us",
+                        d.runtime_ns / 1000,
+                        d.deadline_ns / 1000,
+                        d.period_ns / 1000
+                    ));
+                }
+            }
+            _ => {}
+        }
+        text
+    }
+
+    fn to_attr(self) -> Result<SchedAttr> {
+        let policy = self.policy.number().ok_or_else(|| {
+            Error::InvalidArgument(format!("cannot set {}", self.policy.kernel_name()))
+        })?;
+        if let Policy::Fifo(p) | Policy::RoundRobin(p) = self.policy
+            && !(1..=99).contains(&p)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "{} priority must be 1..=99, got {p}",
+                self.policy.kernel_name()
+            )));
+        }
+        if !(-20..=19).contains(&self.nice) {
+            return Err(Error::InvalidArgument(format!(
+                "nice must be -20..=19, got {}",
+                self.nice
+            )));
+        }
+        let mut flags = 0u64;
+        let (mut runtime, mut deadline, mut period) = (0, 0, 0);
+        if self.policy == Policy::Deadline {
+            let d = self.deadline.ok_or_else(|| {
+                Error::InvalidArgument("SCHED_DEADLINE needs runtime, deadline and period".into())
+            })?;
+            (runtime, deadline, period) = (d.runtime_ns, d.deadline_ns, d.period_ns);
+            if self.reclaim {
+                flags |= SCHED_FLAG_RECLAIM;
+            }
+        } else if let Some(slice) = self.slice_ns {
+            runtime = slice;
+        }
+        let mut util = [0u32; 2];
+        for (i, (clamp, flag)) in [
+            (self.util_min, SCHED_FLAG_UTIL_CLAMP_MIN),
+            (self.util_max, SCHED_FLAG_UTIL_CLAMP_MAX),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            if let Some(value) = clamp {
+                if value > UTIL_CLAMP_MAX {
+                    return Err(Error::InvalidArgument(format!(
+                        "utilization clamps are 0..={UTIL_CLAMP_MAX}, got {value}"
+                    )));
+                }
+                util[i] = value;
+                flags |= flag;
+            }
+        }
+        Ok(SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            sched_policy: policy,
+            sched_flags: flags,
+            sched_nice: i32::from(self.nice),
+            sched_priority: self.policy.rt_priority(),
+            sched_runtime: runtime,
+            sched_deadline: deadline,
+            sched_period: period,
+            sched_util_min: util[0],
+            sched_util_max: util[1],
+        })
+    }
+}
+
+/// The kernel's `struct sched_attr` (SCHED_ATTR_SIZE_VER1, 56 bytes).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+struct SchedAttr {
+    size: u32,
+    sched_policy: u32,
+    sched_flags: u64,
+    sched_nice: i32,
+    sched_priority: u32,
+    sched_runtime: u64,
+    sched_deadline: u64,
+    sched_period: u64,
+    sched_util_min: u32,
+    sched_util_max: u32,
+}
+
+/// Applies `scheduling` to the calling thread with `sched_setattr`.
+/// Errors name the call and the kernel's reason (EPERM without privileges
+/// or for a pinned deadline thread, EBUSY when admission control refuses a
+/// reservation, EOPNOTSUPP for clamps on a kernel without them).
+pub fn set_scheduling(scheduling: &Scheduling) -> Result<()> {
+    let attr = scheduling.to_attr()?;
+    // SAFETY: `attr` is a valid, initialized `struct sched_attr` whose `size`
+    // field says how many bytes the kernel may read; it outlives the call and
+    // the kernel does not keep the pointer; pid 0 names the calling thread.
+    let status = unsafe {
+        libc::syscall(
+            libc::SYS_sched_setattr,
+            0 as libc::pid_t,
+            &attr as *const SchedAttr,
+            0 as libc::c_uint,
+        )
+    };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(Error::syscall(
+            format!("sched_setattr({})", scheduling.describe()),
+            std::io::Error::last_os_error(),
+        ))
+    }
+}
+
+/// The calling thread's scheduling as the kernel reports it
+/// (`sched_getattr`): what is in force, not what was asked for.
+pub fn scheduling() -> Result<Scheduling> {
+    let mut attr = SchedAttr::default();
+    // SAFETY: `attr` is a valid, writable `struct sched_attr` of the size
+    // passed, which outlives the call; pid 0 names the calling thread; flags
+    // must be 0.
+    let status = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getattr,
+            0 as libc::pid_t,
+            &mut attr as *mut SchedAttr,
+            std::mem::size_of::<SchedAttr>() as libc::c_uint,
+            0 as libc::c_uint,
+        )
+    };
+    if status != 0 {
+        return Err(Error::syscall(
+            "sched_getattr",
+            std::io::Error::last_os_error(),
+        ));
+    }
+    let policy = Policy::from_number(attr.sched_policy, attr.sched_priority);
+    let fair = matches!(policy, Policy::Other | Policy::Batch);
+    let clamps = attr.sched_flags & (SCHED_FLAG_UTIL_CLAMP_MIN | SCHED_FLAG_UTIL_CLAMP_MAX) != 0;
+    Ok(Scheduling {
+        policy,
+        // The kernel keeps a thread's nice value under the other policies,
+        // where it does not apply: reported only where it does.
+        nice: if fair {
+            i8::try_from(attr.sched_nice).unwrap_or(0)
+        } else {
+            0
+        },
+        deadline: (policy == Policy::Deadline).then_some(DeadlineParams {
+            runtime_ns: attr.sched_runtime,
+            deadline_ns: attr.sched_deadline,
+            period_ns: attr.sched_period,
+        }),
+        reclaim: attr.sched_flags & SCHED_FLAG_RECLAIM != 0,
+        util_min: clamps.then_some(attr.sched_util_min),
+        util_max: clamps.then_some(attr.sched_util_max),
+        slice_ns: (fair && attr.sched_runtime != 0).then_some(attr.sched_runtime),
+    })
+}
+
+/// True if the kernel clamps utilization (CONFIG_UCLAMP_TASK: it then has
+/// `/proc/sys/kernel/sched_util_clamp_min`); without it, `sched_setattr`
+/// with clamps fails with EOPNOTSUPP.
+pub fn util_clamp_supported() -> bool {
+    std::path::Path::new("/proc/sys/kernel/sched_util_clamp_min").exists()
+}
+
+/// Gives up the CPU (`sched_yield`); for a SCHED_DEADLINE thread, gives up
+/// the rest of its budget until its next period.
+pub fn yield_now() {
+    // SAFETY: sched_yield takes no arguments and touches no memory.
+    unsafe {
+        libc::sched_yield();
+    }
+}
+
 /// Locks all current (and, with `future`, all future) pages of the process
 /// in RAM. Needs `CAP_IPC_LOCK` or a large enough `RLIMIT_MEMLOCK`.
 pub fn mlockall(future: bool) -> Result<()> {
@@ -196,5 +518,97 @@ mod tests {
         let other = std::thread::spawn(gettid).join().unwrap();
         assert!(main > 0 && other > 0);
         assert_ne!(main, other);
+    }
+
+    /// Sets `scheduling` on a fresh thread and returns what the kernel
+    /// reports back.
+    fn round_trip(asked: Scheduling) -> Result<Scheduling> {
+        std::thread::spawn(move || {
+            set_scheduling(&asked)?;
+            scheduling()
+        })
+        .join()
+        .unwrap()
+    }
+
+    #[test]
+    fn every_policy_reads_back_as_set() {
+        if !crate::testing::privileged_or_skip("setting real-time and deadline policies") {
+            return;
+        }
+        let mut nice = Scheduling::other();
+        nice.nice = -5;
+        let cases = [
+            nice,
+            Scheduling::of(Policy::Batch),
+            Scheduling::of(Policy::Idle),
+            Scheduling::of(Policy::Fifo(7)),
+            Scheduling::of(Policy::RoundRobin(9)),
+        ];
+        for asked in cases {
+            let got = round_trip(asked).unwrap();
+            assert_eq!(got.policy, asked.policy, "{}", asked.describe());
+            assert_eq!(got.nice, asked.nice, "{}", asked.describe());
+        }
+        let deadline = Scheduling {
+            deadline: Some(DeadlineParams {
+                runtime_ns: 1_000_000,
+                deadline_ns: 10_000_000,
+                period_ns: 10_000_000,
+            }),
+            reclaim: true,
+            ..Scheduling::of(Policy::Deadline)
+        };
+        let got = round_trip(deadline).unwrap();
+        assert_eq!(got.policy, Policy::Deadline);
+        assert_eq!(got.deadline, deadline.deadline);
+        assert!(got.reclaim);
+        assert_eq!(got.describe(), "SCHED_DEADLINE 1000us/10000us/10000us");
+    }
+
+    #[test]
+    fn a_pinned_deadline_thread_is_refused_by_the_kernel() {
+        if !crate::testing::privileged_or_skip("setting SCHED_DEADLINE") {
+            return;
+        }
+        let cpus = affinity().unwrap();
+        if cpus.len() < 2 {
+            return; // one CPU: pinning is the whole root domain
+        }
+        let refused = std::thread::spawn(move || {
+            set_affinity(&cpus[..1]).unwrap();
+            set_scheduling(&Scheduling {
+                deadline: Some(DeadlineParams {
+                    runtime_ns: 1_000_000,
+                    deadline_ns: 10_000_000,
+                    period_ns: 10_000_000,
+                }),
+                ..Scheduling::of(Policy::Deadline)
+            })
+        })
+        .join()
+        .unwrap();
+        let message = refused
+            .expect_err("the kernel refuses a pinned deadline thread")
+            .to_string();
+        assert!(
+            message.contains("sched_setattr(SCHED_DEADLINE"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn bad_settings_are_refused_before_the_syscall() {
+        let mut s = Scheduling::of(Policy::Fifo(0));
+        assert!(matches!(set_scheduling(&s), Err(Error::InvalidArgument(_))));
+        s = Scheduling::other();
+        s.nice = 20;
+        assert!(matches!(set_scheduling(&s), Err(Error::InvalidArgument(_))));
+        s = Scheduling::of(Policy::Deadline);
+        assert!(matches!(set_scheduling(&s), Err(Error::InvalidArgument(_))));
+        s = Scheduling::other();
+        s.util_max = Some(2000);
+        assert!(matches!(set_scheduling(&s), Err(Error::InvalidArgument(_))));
+        assert!(Policy::RoundRobin(3).is_realtime() && !Policy::Batch.is_realtime());
     }
 }

@@ -13,7 +13,7 @@ use tinct_rt::limits::MAX_TIME_NS;
 use tinct_rt::output::Summary;
 use tinct_rt::run_in_dir::{Recorded, run_in_dir};
 use tinct_rt::runtime::RunOptions;
-use tinct_rt::spec::{Policy, RunSpec};
+use tinct_rt::spec::{RunSpec, WatchdogMode};
 
 /// Arguments of `tinct run`.
 #[derive(clap::Args, Debug)]
@@ -21,18 +21,18 @@ pub struct Args {
     /// Planned task-set file (cores and partitions assigned, as `tinct plan` writes).
     #[arg(required_unless_present = "rt_app", conflicts_with = "rt_app")]
     pub plan: Option<PathBuf>,
-    /// Run an rt-app workload file instead (JSON with comments; tinct's subset).
+    /// Run an rt-app workload file instead (rt-app's whole grammar, as json-c reads it).
     #[arg(
         long = "rt-app",
         value_name = "FILE.json",
-        long_help = "Run an rt-app workload file instead: rt-app's JSON dialect, comments included, \
-for the subset that maps onto tinct. global: duration (s, -1 = until --duration), default_policy \
-(SCHED_OTHER, SCHED_FIFO), calibration (\"CPUn\" or ns per loop), lock_pages, logdir, log_basename. \
-tasks.<name>: instance, loop, cpus, policy, priority (1-98 for SCHED_FIFO), phases, and the events \
-run (µs of calibrated work), runtime (µs of spinning), sleep (µs) and timer {ref, period (µs), mode \
-absolute|relative}; phases.<name>: loop and events. Event keys may end in digits (run0, sleep1). A \
-job is one pass over a phase's events; the timer must be the last event and its period is the \
-job's deadline. Any other key is rejected by name, never ignored."
+        long_help = "Run an rt-app workload file instead: rt-app's grammar as json-c reads it \
+(comments, trailing commas, repeated keys in order). Every event (run, runtime, sleep, timer, mem, \
+iorun, lock, unlock, wait, signal, broad, sync, suspend, resume, barrier, yield, fork), every \
+policy (SCHED_OTHER with nice, FIFO, RR, BATCH, IDLE, DEADLINE), per-phase policy, priority and \
+cpus, util clamps, task groups (cgroup v2) and delays. A job is one pass over a phase's events; a \
+final timer releases the next one. Keys that change no timing (ftrace, gnuplot, log_size, frag) \
+are accepted with a note; a key tinct does not know is refused by name. A task's `tinct` key gives \
+it cache partitions and a memory kernel without breaking the file for rt-app. See docs/RT-APP.md."
     )]
     pub rt_app: Option<PathBuf>,
     /// How long to release jobs (e.g. "10s", "500ms"). Default: 10 s, or the
@@ -53,6 +53,10 @@ job's deadline. Any other key is rejected by name, never ignored."
     /// The watchdog stops the run when a job runs past this many times its deadline.
     #[arg(long, default_value_t = 3.0, value_parser = parse_factor)]
     pub watchdog_factor: f64,
+    /// Which jobs the watchdog guards: `rt` (default) the real-time ones
+    /// (SCHED_FIFO, RR, DEADLINE), `all`, or `off`.
+    #[arg(long, default_value = "rt", value_parser = parse_watchdog)]
+    pub watchdog: WatchdogMode,
     /// Print the summary as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -82,6 +86,15 @@ fn parse_factor(text: &str) -> Result<f64, String> {
     }
 }
 
+fn parse_watchdog(text: &str) -> Result<WatchdogMode, String> {
+    match text {
+        "off" => Ok(WatchdogMode::Off),
+        "rt" | "realtime" => Ok(WatchdogMode::Realtime),
+        "all" => Ok(WatchdogMode::All),
+        other => Err(format!("expected off, rt or all, found {other:?}")),
+    }
+}
+
 /// Runs the plan or rt-app file. Exit status 0 when the run completed
 /// (misses and exceeded bounds are results, printed loudly), 1 when it was
 /// stopped (watchdog, signal, failed task), could not start, or its files
@@ -91,6 +104,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let options = RunOptions {
         realtime: !args.no_rt,
         watchdog_factor: args.watchdog_factor,
+        watchdog: args.watchdog,
         uncolored: args.uncolored,
         // The tasks run in a forked child: a crash in one still leaves
         // the run directory and a report.
@@ -100,6 +114,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let (spec, out) = match (&args.plan, &args.rt_app) {
         (_, Some(file)) => {
             let loaded = tinct_rt::rtapp::load(file, DEFAULT_DURATION_NS).map_err(rt_error)?;
+            if !args.json {
+                for note in &loaded.notes {
+                    println!("note: {note}");
+                }
+            }
             let mut spec = loaded.spec;
             if let Some(d) = args.duration {
                 spec.duration_ns = d.0;
@@ -151,13 +170,20 @@ pub fn execute(
 ) -> Result<Recorded, CliError> {
     let scheduling = tinct_rt::output::scheduling_note(options.realtime);
     if !json {
+        let watchdog = match options.watchdog {
+            WatchdogMode::Off => "watchdog off".to_string(),
+            WatchdogMode::Realtime => format!(
+                "watchdog at {} × D for real-time jobs",
+                options.watchdog_factor
+            ),
+            WatchdogMode::All => format!("watchdog at {} × D", options.watchdog_factor),
+        };
         println!(
-            "tinct run {}: {} task(s), {}, {:.3} s, watchdog at {} × D, run directory {}",
+            "tinct run {}: {} thread(s), {}, {:.3} s, {watchdog}, run directory {}",
             spec.source,
             spec.tasks.len(),
             scheduling,
             spec.duration_ns as f64 / 1e9,
-            options.watchdog_factor,
             out.display()
         );
     }
@@ -208,6 +234,9 @@ pub fn print_verdict(summary: &Summary) {
     println!("\nscheduling: {}", summary.scheduling);
     println!("RT throttling: {}", summary.rt_throttling);
     println!("run: {}", summary.stop_description);
+    for note in &summary.notes {
+        println!("note: {note}");
+    }
     let mut jobs = table(&[
         "task",
         "CPU",
@@ -225,9 +254,10 @@ pub fn print_verdict(summary: &Summary) {
         "verdict",
     ]);
     for t in &summary.tasks {
-        let policy = match t.policy {
-            Policy::Fifo(p) => format!("FIFO {p}"),
-            Policy::Other => "OTHER".into(),
+        let policy = if t.scheduling.is_empty() {
+            t.policy.kernel_name()
+        } else {
+            t.scheduling.join(", ")
         };
         let cpus = t
             .cpus

@@ -14,6 +14,7 @@ struct CsvRow<'a> {
     job: u64,
     phase: u32,
     release_ns: u64,
+    jitter_ns: u64,
     deadline_ns: Option<u64>,
     start_ns: Option<u64>,
     finish_ns: Option<u64>,
@@ -30,17 +31,18 @@ struct CsvRow<'a> {
     llc_references: Option<u64>,
     llc_misses: Option<u64>,
     outcome: Outcome,
-    scheduling: &'static str,
+    scheduling: String,
 }
 
 /// The columns of `jobs.csv`, in order: the field names of its rows
 /// (a test keeps the two equal). Written first, so even a run that
 /// released no job leaves a file with its header.
-pub const COLUMNS: [&str; 21] = [
+pub const COLUMNS: [&str; 22] = [
     "task",
     "job",
     "phase",
     "release_ns",
+    "jitter_ns",
     "deadline_ns",
     "start_ns",
     "finish_ns",
@@ -68,11 +70,6 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
         .from_writer(out);
     writer.write_record(COLUMNS)?;
     let t0 = result.start_ns;
-    let scheduling = if result.realtime {
-        "SCHED_FIFO"
-    } else {
-        "SCHED_OTHER"
-    };
     for task in &result.tasks {
         for r in &task.records {
             let started = r.started();
@@ -81,9 +78,10 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
                 job: r.job,
                 phase: r.phase,
                 release_ns: relative(r.release_ns, t0),
+                jitter_ns: r.jitter_ns,
                 deadline_ns: (r.deadline_ns != u64::MAX).then(|| relative(r.deadline_ns, t0)),
                 start_ns: started.then(|| relative(r.start_ns, t0)),
-                finish_ns: started.then(|| relative(r.finish_ns, t0)),
+                finish_ns: r.finish_ns.map(|f| relative(f, t0)),
                 response_ns: r.response_ns(),
                 exec_ns: r.exec_ns,
                 latency_ns: r.latency_ns(),
@@ -97,7 +95,13 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
                 llc_references: r.counters.llc_references,
                 llc_misses: r.counters.llc_misses,
                 outcome: r.outcome,
-                scheduling,
+                // The policy the kernel reported in force; a job that never
+                // started has none.
+                scheduling: if started {
+                    r.policy_text()
+                } else {
+                    String::new()
+                },
             })?;
         }
     }
@@ -122,6 +126,7 @@ mod tests {
                 job: record.job,
                 phase: 0,
                 release_ns: 0,
+                jitter_ns: 0,
                 deadline_ns: None,
                 start_ns: None,
                 finish_ns: None,
@@ -138,7 +143,7 @@ mod tests {
                 llc_references: None,
                 llc_misses: None,
                 outcome: Outcome::Completed,
-                scheduling: "SCHED_FIFO",
+                scheduling: "SCHED_FIFO 90".into(),
             })
             .unwrap();
         let text = String::from_utf8(with_header.into_inner().unwrap()).unwrap();
@@ -154,6 +159,15 @@ mod tests {
         write_jobs_csv(&mut out, &r).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.lines().count(), 5, "{text}");
-        assert!(text.lines().nth(4).unwrap().contains("aborted"));
+        let aborted = text.lines().nth(4).unwrap();
+        assert!(aborted.contains("aborted"), "{aborted}");
+        assert!(
+            text.lines().nth(1).unwrap().contains("SCHED_FIFO 90"),
+            "the policy in force: {text}"
+        );
+        assert!(
+            text.lines().nth(2).unwrap().contains("SCHED_OTHER nice -3"),
+            "read back per job, not assumed: {text}"
+        );
     }
 }

@@ -7,11 +7,13 @@
 //! common release (the trace uses microseconds, as its format requires).
 
 //!
-//! Modules: [`summary`] (the verdict), [`jobs_csv`], [`trace`], and
+//! Modules: [`summary`] (the verdict), [`jobs_csv`], [`trace`],
+//! [`rtapp_log`] (rt-app-style per-thread logs when `log_basename` is given), and
 //! [`run_dir`] (the directory: checked before the first release, written
 //! atomically, with a fallback).
 
 pub mod jobs_csv;
+pub mod rtapp_log;
 pub mod run_dir;
 pub mod summary;
 pub mod trace;
@@ -32,7 +34,7 @@ pub(crate) mod fixture {
     use crate::memory::Placement;
     use crate::record::{JobRecord, Outcome};
     use crate::runtime::{RunResult, TaskRun};
-    use crate::spec::{Bound, Policy};
+    use crate::spec::{Bound, Policy, Scheduling, WatchdogMode};
     use crate::testing::TaskBuilder;
     use crate::watchdog::StopReason;
 
@@ -48,12 +50,17 @@ pub(crate) mod fixture {
             job,
             phase: 0,
             release_ns: release,
+            jitter_ns: 0,
             deadline_ns: deadline,
             start_ns: start,
-            finish_ns: finish,
+            finish_ns: Some(finish),
             exec_ns: finish - start,
+            run_ns: finish - start,
+            slack_ns: 0,
             cpu: 1,
             cpu_end: 1,
+            policy: Policy::Fifo(90),
+            nice: 0,
             preemptions: 0,
             voluntary_switches: 0,
             counters: Default::default(),
@@ -81,18 +88,26 @@ pub(crate) mod fixture {
             memory_locked: true,
             rt_throttling: "950000 µs per 1000000 µs".into(),
             watchdog_factor: 3.0,
+            watchdog: WatchdogMode::Realtime,
+            rtapp_log: None,
+            notes: vec![],
             tasks: vec![TaskRun {
                 spec,
+                tid: 4242,
                 records: vec![
                     record(0, 1000, 1002, 1012, 1100, Outcome::Completed),
-                    record(1, 1100, 1101, 1125, 1200, Outcome::Completed),
+                    JobRecord {
+                        policy: Policy::Other,
+                        nice: -3,
+                        ..record(1, 1100, 1101, 1125, 1200, Outcome::Completed)
+                    },
                     record(2, 1200, 1201, 1350, 1300, Outcome::Missed),
                     JobRecord::never_started(3, 0, 1300, 1400),
                 ],
                 placement: Placement::None,
                 rates: None,
                 work: vec![],
-                policy: Policy::Fifo(90),
+                scheduling: Scheduling::of(Policy::Fifo(90)),
                 counters_unavailable: None,
                 error: None,
             }],

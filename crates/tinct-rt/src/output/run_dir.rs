@@ -13,6 +13,7 @@
 //!   temporary directory, and [`Written`] says where and why.
 
 use super::jobs_csv::write_jobs_csv;
+use super::rtapp_log;
 use super::summary::Summary;
 use super::trace::trace_events;
 use crate::runtime::RunResult;
@@ -132,7 +133,16 @@ fn write_files(dir: &Path, summary: &Summary, result: &RunResult) -> Result<()> 
     })?;
     atomically(&dir.join("trace.json"), |out| {
         serde_json::to_writer(out, &trace_events(&summary.source, result)).map_err(Into::into)
-    })
+    })?;
+    if let Some(basename) = &result.rtapp_log {
+        for (index, task) in result.tasks.iter().enumerate() {
+            atomically(
+                &dir.join(rtapp_log::log_name(basename, &task.spec.name)),
+                |out| rtapp_log::write_thread_log(out, result, index),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes `path` through a temporary file in the same directory that

@@ -5,7 +5,7 @@
 use crate::memory::Placement;
 use crate::record::{Accounting, JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun, WorkNote};
-use crate::spec::{Bound, Policy};
+use crate::spec::{Bound, Policy, WatchdogMode};
 use crate::watchdog::StopReason;
 use serde::Serialize;
 use tinct_report::stats::{Counts, Durations};
@@ -13,7 +13,7 @@ use tinct_report::stats::{Counts, Durations};
 /// Says how the run was scheduled, in every output.
 pub fn scheduling_note(realtime: bool) -> &'static str {
     if realtime {
-        "SCHED_FIFO (real time)"
+        "the policies the workload asks for (real time where it asks for it)"
     } else {
         "SCHED_OTHER (--no-rt: no real-time guarantee; observed times are not evidence for the bounds)"
     }
@@ -26,10 +26,13 @@ pub struct TaskVerdict {
     pub name: String,
     /// CPUs it was pinned to.
     pub cpus: Option<Vec<u32>>,
-    /// The policy it ran under.
+    /// The policy in force at its first started job, as the kernel
+    /// reported it (the requested one if no job started).
     pub policy: Policy,
-    /// Relative deadline of its first phase, if any.
-    pub deadline_ns: Option<u64>,
+    /// Every policy its jobs ran under, in words, in order of first use.
+    pub scheduling: Vec<String>,
+    /// Per phase: its relative deadline and its job counts.
+    pub phases: Vec<PhaseVerdict>,
     /// Job counts (`released = completed + missed + aborted`).
     pub jobs: Accounting,
     /// True if the counts balance.
@@ -64,6 +67,17 @@ pub struct TaskVerdict {
     pub error: Option<String>,
 }
 
+/// One phase of a task in the verdict.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseVerdict {
+    /// Phase name.
+    pub name: String,
+    /// Relative deadline of its jobs, if any.
+    pub deadline_ns: Option<u64>,
+    /// Its job counts.
+    pub jobs: Accounting,
+}
+
 /// The whole verdict, written as `summary.json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -87,6 +101,10 @@ pub struct Summary {
     pub rt_throttling: String,
     /// Watchdog overrun factor.
     pub watchdog_factor: f64,
+    /// Which jobs the watchdog guarded.
+    pub watchdog: WatchdogMode,
+    /// Notes on how the run was set up.
+    pub notes: Vec<String>,
     /// Per task.
     pub tasks: Vec<TaskVerdict>,
     /// Tasks whose observed response time exceeded their bound.
@@ -119,12 +137,44 @@ fn verdict(task: &TaskRun) -> TaskVerdict {
     TaskVerdict {
         name: task.spec.name.clone(),
         cpus: task.spec.cpus.clone(),
-        policy: task.policy,
-        deadline_ns: task
+        policy: task
+            .records
+            .iter()
+            .find(|r| r.started())
+            .map_or(task.scheduling.policy, |r| r.policy),
+        scheduling: {
+            let mut seen: Vec<String> = Vec::new();
+            for text in task
+                .records
+                .iter()
+                .filter(|r| r.started())
+                .map(JobRecord::policy_text)
+            {
+                if !seen.contains(&text) {
+                    seen.push(text);
+                }
+            }
+            seen
+        },
+        phases: task
             .spec
             .phases
-            .first()
-            .and_then(|p| task.spec.deadline_of(p)),
+            .iter()
+            .enumerate()
+            .map(|(i, phase)| {
+                let records: Vec<JobRecord> = task
+                    .records
+                    .iter()
+                    .filter(|r| r.phase as usize == i)
+                    .copied()
+                    .collect();
+                PhaseVerdict {
+                    name: phase.name.clone(),
+                    deadline_ns: task.spec.deadline_of(phase),
+                    jobs: Accounting::of(&records),
+                }
+            })
+            .collect(),
         jobs,
         balanced: jobs.balances(),
         exec: Durations::of_or_zero(&exec),
@@ -159,7 +209,7 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
         .tasks
         .iter()
         .flat_map(|t| &t.records)
-        .map(|r| r.finish_ns.max(r.release_ns))
+        .map(JobRecord::last_seen_ns)
         .max()
         .unwrap_or(result.start_ns);
     Summary {
@@ -173,6 +223,8 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
         memory_locked: result.memory_locked,
         rt_throttling: result.rt_throttling.clone(),
         watchdog_factor: result.watchdog_factor,
+        watchdog: result.watchdog,
+        notes: result.notes.clone(),
         bound_exceeded: tasks
             .iter()
             .filter(|t| t.exceeds_bound)
@@ -209,5 +261,9 @@ mod tests {
         assert_eq!(s.misses, 1);
         assert!(!s.clean());
         assert_eq!(t.latency.count, 3);
+        assert_eq!(t.phases.len(), 1);
+        assert_eq!(t.phases[0].deadline_ns, Some(100));
+        assert_eq!(t.phases[0].jobs, t.jobs);
+        assert_eq!(t.scheduling, ["SCHED_FIFO 90", "SCHED_OTHER nice -3"]);
     }
 }

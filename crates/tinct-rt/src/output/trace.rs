@@ -57,15 +57,16 @@ pub fn trace_events(source: &str, result: &RunResult) -> Value {
                     "args": { "task": task.spec.name, "job": r.job }
                 }));
             }
-            if r.started() {
+            if let (true, Some(finish)) = (r.started(), r.finish_ns) {
                 events.push(json!({
                     "name": task.spec.name, "cat": "job", "ph": "X",
                     "ts": us(relative(r.start_ns, t0)),
-                    "dur": us(r.finish_ns.saturating_sub(r.start_ns)),
+                    "dur": us(finish.saturating_sub(r.start_ns)),
                     "pid": 1, "tid": track,
                     "args": {
                         "job": r.job, "outcome": r.outcome, "response_ns": r.response_ns(),
                         "exec_ns": r.exec_ns, "preemptions": r.preemptions, "cpu_end": r.cpu_end,
+                        "policy": r.policy_text(),
                         "llc_misses": r.counters.llc_misses, "instructions": r.counters.instructions
                     }
                 }));

@@ -46,7 +46,8 @@ impl Ctx<'_> {
             &full,
             format!("key `{key}` in {}", where_(path)),
             format!(
-                "one of tinct's rt-app subset: {} (other keys are rejected, never ignored)",
+                "one of the rt-app keys valid here: {} (a key tinct does not know is refused, \
+                 never ignored: see docs/RT-APP.md)",
                 allowed.join(", ")
             ),
             format!("`{key}`"),
@@ -105,6 +106,34 @@ impl Ctx<'_> {
                     Nanos(MAX_TIME_NS)
                 ),
                 us.to_string(),
+            )),
+        }
+    }
+
+    /// `true` or `false`.
+    pub(super) fn boolean(&self, path: &[&str], key: &str, value: &OrderedValue) -> Result<bool> {
+        match value {
+            OrderedValue::Bool(b) => Ok(*b),
+            other => Err(self.key_error(path, key, "true or false", other.kind())),
+        }
+    }
+
+    /// An integer in `range`.
+    pub(super) fn int_in(
+        &self,
+        path: &[&str],
+        key: &str,
+        value: &OrderedValue,
+        range: std::ops::RangeInclusive<i64>,
+        what: &str,
+    ) -> Result<i64> {
+        match value {
+            OrderedValue::Int(i) if range.contains(i) => Ok(*i),
+            other => Err(self.key_error(
+                path,
+                key,
+                format!("{what} ({}..={})", range.start(), range.end()),
+                other.kind(),
             )),
         }
     }

@@ -41,6 +41,40 @@ impl OrderedValue {
     }
 }
 
+/// `text` with every trailing comma (a `,` followed, past whitespace, by
+/// `}` or `]`) replaced by a space, outside strings: json-c, rt-app's
+/// parser, accepts them; serde_json does not. Lines and columns stay put.
+/// Comments must be stripped first.
+pub(crate) fn strip_trailing_commas(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut in_string = false;
+    let mut escaped = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b',' => {
+                let next = bytes[i + 1..].iter().find(|c| !c.is_ascii_whitespace());
+                if matches!(next, Some(b'}' | b']')) {
+                    out[i] = b' ';
+                }
+            }
+            _ => {}
+        }
+    }
+    // Only ASCII commas were replaced by ASCII spaces: still UTF-8.
+    String::from_utf8(out).unwrap_or_else(|_| text.to_string())
+}
+
 struct OrderedVisitor;
 
 impl<'de> Visitor<'de> for OrderedVisitor {
@@ -95,6 +129,24 @@ impl<'de> Deserialize<'de> for OrderedValue {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trailing_commas_go_and_commas_in_strings_stay() {
+        let text = "{ \"a\": [1, 2, ],\n \"b,}\": { \"c\": 1,\n },\n}";
+        let stripped = strip_trailing_commas(text);
+        assert_eq!(stripped.len(), text.len());
+        assert_eq!(stripped.lines().count(), text.lines().count());
+        let v: OrderedValue = serde_json::from_str(&stripped).unwrap();
+        let OrderedValue::Object(entries) = v else {
+            panic!("not an object")
+        };
+        assert_eq!(entries[1].0, "b,}", "a comma inside a string is kept");
+        assert!(serde_json::from_str::<OrderedValue>("[1,,]").is_err());
+        assert!(
+            serde_json::from_str::<OrderedValue>(&strip_trailing_commas("[1,,]")).is_err(),
+            "only a trailing comma goes, not a missing value"
+        );
+    }
 
     #[test]
     fn objects_keep_file_order_and_duplicates() {

@@ -1,15 +1,20 @@
-//! The job loop of one task: releases on its timer, runs each job's
-//! steps, records every job, and on a stop records the releases already
-//! due as aborted (see [`crate::spec`] for the release rules).
+//! The job loop of one thread: enters each phase (its CPUs, scheduling and
+//! task group), releases jobs on the phase's timer, runs each job's steps
+//! (the event engine: work, waits, synchronisation with other threads),
+//! records every job with the policy read back from the kernel, and on a
+//! stop records the releases already due as aborted (see [`crate::spec`]
+//! for the release rules). Nothing here allocates or does I/O, except the
+//! `iorun` step the workload asks for, and failure paths that end the run.
 
+use super::objects::{Blocked, Objects, Until};
 use super::result::WorkNote;
 use crate::calibrate::Rates;
 use crate::clock::{self, now_ns, thread_cpu_ns, thread_switches};
 use crate::counters::JobCounters;
-use crate::kernels::{JobWork, KernelState, Ran};
+use crate::kernels::{JobWork, KernelState, Ran, splitmix64};
 use crate::record::{JobRecord, Outcome};
 use crate::shared_log::{InFlight, TaskLog};
-use crate::spec::{Phase, Step, TaskSpec};
+use crate::spec::{Phase, Scheduling, Step, TaskSpec, WatchdogMode};
 use crate::watchdog::{Shared, StopReason};
 use std::sync::atomic::Ordering;
 
@@ -23,56 +28,117 @@ pub(super) struct Prepared<'a> {
     pub(super) counters: JobCounters,
     /// The job that raises SIGSEGV (`TINCT_TEST_CRASH` test hook).
     pub(super) crash_at: Option<u64>,
+    /// The buffer `iorun` writes from (empty without `iorun`).
+    pub(super) io_buffer: Vec<u8>,
+    /// Mutexes this thread holds, in locking order (capacity: all of them).
+    pub(super) held: Vec<usize>,
+    /// Every CPU the process may use (a phase without CPUs returns to it).
+    pub(super) all_cpus: Vec<u32>,
+    /// Open `cgroup.threads` files of the run's task groups, by name.
+    pub(super) groups: &'a [(String, std::fs::File)],
+    /// State of the release-jitter generator.
+    pub(super) jitter_state: u64,
 }
 
-/// The job loop of one task (see the module and [`crate::spec`] docs).
-pub(super) fn release_jobs(
-    index: usize,
-    task: &TaskSpec,
-    p: &mut Prepared,
-    t0: u64,
-    end: u64,
-    shared: &Shared,
-) {
-    let monitor = &shared.monitors[index];
-    let stop = &*shared.stop;
+/// What the job loop of one thread needs to know about the run.
+pub(super) struct Context<'a> {
+    pub(super) index: usize,
+    pub(super) task: &'a TaskSpec,
+    pub(super) shared: &'a Shared,
+    pub(super) objects: &'a Objects,
+    pub(super) watchdog: WatchdogMode,
+    /// Timers used by this thread only (their grid is the thread's own).
+    pub(super) own_timers: &'a [bool],
+    pub(super) end: u64,
+}
+
+impl Context<'_> {
+    fn until(&self) -> Until<'_> {
+        Until {
+            stop: &self.shared.stop,
+            ending: &self.shared.ending,
+        }
+    }
+
+    fn fail(&self, message: &str) {
+        self.shared.stop_for(StopReason::TaskFailed {
+            task: self.task.name.clone(),
+            message: message.to_string(),
+        });
+    }
+}
+
+/// What a job measured besides its times.
+#[derive(Default)]
+struct JobStats {
+    run_ns: u64,
+    slack_ns: i64,
+}
+
+/// The job loop of one thread, from its first release `first` (see the
+/// module and [`crate::spec`] docs).
+pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
+    let task = cx.task;
+    let monitor = &cx.shared.monitors[cx.index];
+    let stop = &*cx.shared.stop;
     // Instants are sums of t0 (a CLOCK_MONOTONIC reading) and times within
     // crate::limits, far below u64::MAX; saturating keeps a wrapped sum from
     // ever landing before the end of the run.
-    let mut release = t0.saturating_add(task.offset_ns);
+    let mut release = first;
     let mut job = 0u64;
     let mut pass = 0u64;
+    let mut cpus_now: Option<&[u32]> = task.cpus.as_deref();
+    let mut in_force = tinct_sys::sched::scheduling().unwrap_or(task.scheduling);
     while task.loops.is_none_or(|l| pass < l) {
         for (phase_index, phase) in task.phases.iter().enumerate() {
+            if !enter_phase(cx, p, phase, &mut cpus_now) {
+                return;
+            }
             let deadline = task.deadline_of(phase);
-            let phase_start = release;
+            let grid = phase
+                .release_timer()
+                .filter(|(t, _)| cx.own_timers[*t] && cx.objects.timer_is_absolute(*t))
+                .map(|(_, period)| period);
             let backlog = Backlog {
                 phase,
                 phase_index,
-                phase_start,
+                grid,
                 deadline,
-                end,
+                end: cx.end,
             };
             let mut k = 0u64;
             while phase.loops.is_none_or(|l| k < l) {
-                if release >= end {
+                if release >= cx.end {
                     return;
                 }
                 if p.log.is_full() {
                     // Stop before releasing a job that could not be recorded.
-                    shared.stop_for(StopReason::LogFull {
+                    cx.shared.stop_for(StopReason::LogFull {
                         task: task.name.clone(),
                     });
                     return;
                 }
-                if !clock::sleep_until_or_stop(release, stop) {
+                let jitter = if task.jitter_ns > 0 {
+                    splitmix64(&mut p.jitter_state) % task.jitter_ns.saturating_add(1)
+                } else {
+                    0
+                };
+                if !clock::sleep_until_or_stop(release.saturating_add(jitter), stop) {
                     // Stopped while waiting: a release already due (a
                     // backlog after a late job) was released all the same.
                     backlog.record(&mut p.log, job, k, release, true);
                     return;
                 }
+                if let Ok(now) = tinct_sys::sched::scheduling() {
+                    in_force = now;
+                }
                 let absolute_deadline = deadline.map_or(u64::MAX, |d| release.saturating_add(d));
-                monitor.begin(job, release, deadline.unwrap_or(0));
+                let guarded = match cx.watchdog {
+                    WatchdogMode::Off => None,
+                    WatchdogMode::Realtime if !in_force.policy.is_realtime() => None,
+                    _ => deadline,
+                };
+                monitor.begin(job, release, guarded.unwrap_or(0));
                 let start = now_ns();
                 p.log.begin_job(&InFlight {
                     job,
@@ -88,7 +154,8 @@ pub(super) fn release_jobs(
                 let cpu0 = thread_cpu_ns();
                 let switches0 = thread_switches();
                 let counters0 = p.counters.read();
-                let ran = run_steps(phase, &p.work[phase_index], &mut p.state, stop);
+                let mut stats = JobStats::default();
+                let ran = run_steps(cx, p, phase_index, phase.body(), first, &mut stats);
                 let finish = now_ns();
                 // Thread CPU time and switch counts only grow; saturating
                 // turns an impossible step back into 0, never a wrap.
@@ -96,6 +163,16 @@ pub(super) fn release_jobs(
                 let switches1 = thread_switches();
                 let counters = p.counters.read().since(&counters0);
                 monitor.end();
+                let next = if ran == Ran::Done {
+                    phase.release_timer().map(|(timer, period)| {
+                        let (tick, slack) = cx.objects.tick(timer, period, first);
+                        stats.slack_ns = slack;
+                        tick
+                    })
+                } else {
+                    release_held(cx, p);
+                    None
+                };
                 let outcome = match ran {
                     Ran::Stopped => Outcome::Aborted,
                     Ran::Done if finish > absolute_deadline => Outcome::Missed,
@@ -105,12 +182,17 @@ pub(super) fn release_jobs(
                     job,
                     phase: phase_index as u32,
                     release_ns: release,
+                    jitter_ns: jitter,
                     deadline_ns: absolute_deadline,
                     start_ns: start,
-                    finish_ns: finish,
+                    finish_ns: (ran == Ran::Done).then_some(finish),
                     exec_ns: exec,
+                    run_ns: stats.run_ns,
+                    slack_ns: stats.slack_ns,
                     cpu,
                     cpu_end: clock::current_cpu(),
+                    policy: in_force.policy,
+                    nice: in_force.nice,
                     preemptions: count_u32(
                         switches1.involuntary.saturating_sub(switches0.involuntary),
                     ),
@@ -124,7 +206,7 @@ pub(super) fn release_jobs(
                 p.log.end_job();
                 job += 1;
                 k += 1;
-                release = next_release(phase, phase_start, k, release, finish);
+                release = next.unwrap_or(finish);
                 if ran == Ran::Stopped {
                     // Releases that came while the stopped job ran were
                     // released too (only a timer releases during a job).
@@ -137,11 +219,246 @@ pub(super) fn release_jobs(
     }
 }
 
+/// Applies a phase's CPUs, scheduling and task group (rt-app changes them
+/// at the start of the phase, and only what the phase sets). False when
+/// the kernel refused (the run is stopped with the reason).
+fn enter_phase<'t>(
+    cx: &Context<'t>,
+    p: &Prepared,
+    phase: &'t Phase,
+    cpus_now: &mut Option<&'t [u32]>,
+) -> bool {
+    let wanted = phase.cpus.as_deref().or(cx.task.cpus.as_deref());
+    if wanted != *cpus_now {
+        let target = wanted.unwrap_or(&p.all_cpus);
+        if tinct_sys::sched::set_affinity(target).is_err() {
+            cx.fail("sched_setaffinity refused the phase's cpus");
+            return false;
+        }
+        *cpus_now = wanted;
+    }
+    if let Some(scheduling) = &phase.scheduling
+        && !apply_scheduling(cx, p, scheduling)
+    {
+        return false;
+    }
+    if let Some(group) = &phase.taskgroup
+        && !join_group(p.groups, group)
+    {
+        cx.fail("moving the thread to its phase's task group failed");
+        return false;
+    }
+    true
+}
+
+/// Sets `scheduling` on the calling thread (a deadline thread first gets
+/// every CPU back: the kernel refuses a pinned one).
+pub(super) fn apply_scheduling(cx: &Context<'_>, p: &Prepared, scheduling: &Scheduling) -> bool {
+    if scheduling.policy == tinct_sys::sched::Policy::Deadline
+        && tinct_sys::sched::set_affinity(&p.all_cpus).is_err()
+    {
+        cx.fail("a SCHED_DEADLINE thread needs every CPU of its root domain");
+        return false;
+    }
+    match tinct_sys::sched::set_scheduling(scheduling) {
+        Ok(()) => true,
+        Err(e) => {
+            cx.fail(&e.to_string());
+            false
+        }
+    }
+}
+
+/// Moves the calling thread into task group `group` through its open
+/// `cgroup.threads` (the thread id written from a stack buffer).
+pub(super) fn join_group(groups: &[(String, std::fs::File)], group: &str) -> bool {
+    use std::io::Write;
+    let Some((_, file)) = groups.iter().find(|(name, _)| name == group) else {
+        return false;
+    };
+    let mut file: &std::fs::File = file;
+    let mut digits = [0u8; 12];
+    let mut tid = tinct_sys::sched::gettid().unsigned_abs();
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (tid % 10) as u8;
+        tid /= 10;
+        if tid == 0 {
+            break;
+        }
+    }
+    file.write(&digits[at..]).is_ok()
+}
+
+/// Unlocks, newest first, every mutex a stopped job still held (rt-app
+/// runs the unlocks of an interrupted loop for the same reason).
+fn release_held(cx: &Context<'_>, p: &mut Prepared) {
+    while let Some(m) = p.held.pop() {
+        let _ = cx.objects.unlock(m);
+    }
+}
+
+/// Runs one job's steps. `first` is the thread's first release (a timer's
+/// starting point at its first use).
+fn run_steps(
+    cx: &Context<'_>,
+    p: &mut Prepared,
+    phase_index: usize,
+    steps: &[Step],
+    first: u64,
+    stats: &mut JobStats,
+) -> Ran {
+    let stop = &*cx.shared.stop;
+    let until = cx.until();
+    for (i, step) in steps.iter().enumerate() {
+        let outcome = match *step {
+            Step::Kernel { .. } => {
+                let t = now_ns();
+                let ran = p.state.run(p.work[phase_index][i], stop);
+                stats.run_ns = stats.run_ns.saturating_add(now_ns().saturating_sub(t));
+                ran.into()
+            }
+            Step::Busy { duration_ns } => {
+                let t = now_ns();
+                let until_ns = t.saturating_add(duration_ns);
+                let mut ran = Blocked::Done;
+                while now_ns() < until_ns {
+                    if stop.load(Ordering::Relaxed) {
+                        ran = Blocked::GaveUp;
+                        break;
+                    }
+                    p.state.compute_steps(64);
+                }
+                stats.run_ns = stats.run_ns.saturating_add(now_ns().saturating_sub(t));
+                ran
+            }
+            Step::Sleep { duration_ns } => {
+                if clock::sleep_until_or_stop(now_ns().saturating_add(duration_ns), stop) {
+                    Blocked::Done
+                } else {
+                    Blocked::GaveUp
+                }
+            }
+            Step::Timer { timer, period_ns } => {
+                let (tick, slack) = cx.objects.tick(timer, period_ns, first);
+                stats.slack_ns = slack;
+                sleep_until_or(tick, until)
+            }
+            Step::Lock { mutex } => {
+                let locked = cx.objects.lock(mutex, until);
+                if locked == Blocked::Done && p.held.len() < p.held.capacity() {
+                    p.held.push(mutex);
+                }
+                locked
+            }
+            Step::Unlock { mutex } => {
+                let unlocked = cx.objects.unlock(mutex);
+                if let Some(at) = p.held.iter().rposition(|&m| m == mutex) {
+                    p.held.remove(at); // no allocation: shifts in place
+                }
+                unlocked
+            }
+            Step::Wait { cond, mutex } => cx.objects.wait(cond, mutex, until),
+            Step::Signal { cond } => {
+                cx.objects.signal(cond);
+                Blocked::Done
+            }
+            Step::Broadcast { cond } => {
+                cx.objects.broadcast(cond);
+                Blocked::Done
+            }
+            Step::SignalWait { cond, mutex } => {
+                cx.objects.signal(cond);
+                cx.objects.wait(cond, mutex, until)
+            }
+            Step::Suspend { cond, mutex } => {
+                locked(cx, p, mutex, until, |o| o.wait(cond, mutex, until))
+            }
+            Step::Resume { cond, mutex } => locked(cx, p, mutex, until, |o| {
+                o.broadcast(cond);
+                Blocked::Done
+            }),
+            Step::Barrier { barrier } => cx.objects.barrier(barrier, until),
+            Step::Yield => {
+                tinct_sys::sched::yield_now();
+                Blocked::Done
+            }
+            Step::Fork { fork } => {
+                if cx.objects.fork(fork) {
+                    Blocked::Done
+                } else {
+                    Blocked::Failed("fork: every prepared thread of the forked task already runs")
+                }
+            }
+            Step::Mem { bytes } => {
+                p.state.write_bytes(bytes);
+                Blocked::Done
+            }
+            Step::IoRun { bytes } => cx.objects.io_write(&p.io_buffer, bytes),
+        };
+        match outcome {
+            Blocked::Done => {}
+            Blocked::GaveUp => return Ran::Stopped,
+            Blocked::Failed(message) => {
+                cx.fail(message);
+                return Ran::Stopped;
+            }
+        }
+    }
+    Ran::Done
+}
+
+/// Lock `mutex`, do `inside`, unlock (rt-app `suspend` and `resume`).
+fn locked(
+    cx: &Context<'_>,
+    p: &mut Prepared,
+    mutex: usize,
+    until: Until<'_>,
+    inside: impl FnOnce(&Objects) -> Blocked,
+) -> Blocked {
+    match cx.objects.lock(mutex, until) {
+        Blocked::Done => {}
+        other => return other,
+    }
+    p.held.push(mutex);
+    let outcome = inside(cx.objects);
+    p.held.pop();
+    match cx.objects.unlock(mutex) {
+        Blocked::Done => outcome,
+        failed => failed,
+    }
+}
+
+fn sleep_until_or(instant: u64, until: Until<'_>) -> Blocked {
+    loop {
+        if until.reached() {
+            return Blocked::GaveUp;
+        }
+        let now = now_ns();
+        if now >= instant {
+            return Blocked::Done;
+        }
+        clock::sleep_until(instant.min(now.saturating_add(clock::STOP_POLL_NS)));
+    }
+}
+
+impl From<Ran> for Blocked {
+    fn from(ran: Ran) -> Blocked {
+        match ran {
+            Ran::Done => Blocked::Done,
+            Ran::Stopped => Blocked::GaveUp,
+        }
+    }
+}
+
 /// Where a phase stood when the run stopped.
 struct Backlog<'a> {
     phase: &'a Phase,
     phase_index: usize,
-    phase_start: u64,
+    /// The period of the phase's release timer when it keeps this
+    /// thread's own absolute grid (releases continue while a job runs late).
+    grid: Option<u64>,
     deadline: Option<u64>,
     end: u64,
 }
@@ -161,8 +478,7 @@ impl Backlog<'_> {
         first_is_due: bool,
     ) {
         let stopped_at = now_ns().min(self.end.saturating_sub(1));
-        let absolute = self.phase.timer.filter(|t| t.absolute);
-        if !first_is_due && absolute.is_none() {
+        if !first_is_due && self.grid.is_none() {
             return;
         }
         while self.phase.loops.is_none_or(|l| k < l) && release <= stopped_at {
@@ -177,30 +493,11 @@ impl Backlog<'_> {
             )) {
                 return;
             }
-            let Some(timer) = absolute else { return };
+            let Some(period) = self.grid else { return };
             job += 1;
             k += 1;
-            release = grid_release(self.phase_start, k, timer.period_ns);
+            release = release.saturating_add(period);
         }
-    }
-}
-
-/// The release of the next job of `phase` after `jobs_done` jobs, the last
-/// released at `previous` and finished at `finish` (rt-app semantics):
-/// absolute timers keep the grid `phase_start + k·T`; relative timers add T
-/// to the previous release but restart from `finish` after a missed tick;
-/// without a timer the next job is released when the previous one ends.
-fn next_release(
-    phase: &Phase,
-    phase_start: u64,
-    jobs_done: u64,
-    previous: u64,
-    finish: u64,
-) -> u64 {
-    match phase.timer {
-        Some(t) if t.absolute => grid_release(phase_start, jobs_done, t.period_ns),
-        Some(t) => previous.saturating_add(t.period_ns).max(finish),
-        None => finish,
     }
 }
 
@@ -211,69 +508,22 @@ fn count_u32(count: impl TryInto<u32>) -> u32 {
     count.try_into().unwrap_or(u32::MAX)
 }
 
-/// Release `k` of an absolute timer's grid: `phase_start + k·T`, saturating
-/// (an instant past the end of any run ends the task instead of wrapping).
-fn grid_release(phase_start: u64, k: u64, period_ns: u64) -> u64 {
-    phase_start.saturating_add(k.saturating_mul(period_ns))
-}
-
-fn run_steps(
-    phase: &Phase,
-    work: &[JobWork],
-    state: &mut KernelState,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Ran {
-    for (step, w) in phase.steps.iter().zip(work) {
-        let ran = match step {
-            Step::Kernel { .. } => state.run(*w, stop),
-            Step::Busy { duration_ns } => {
-                let until = now_ns().saturating_add(*duration_ns);
-                let mut ran = Ran::Done;
-                while now_ns() < until {
-                    if stop.load(Ordering::Relaxed) {
-                        ran = Ran::Stopped;
-                        break;
-                    }
-                    state.compute_steps(64);
-                }
-                ran
-            }
-            Step::Sleep { duration_ns } => {
-                if clock::sleep_until_or_stop(now_ns().saturating_add(*duration_ns), stop) {
-                    Ran::Done
-                } else {
-                    Ran::Stopped
-                }
-            }
-        };
-        if ran == Ran::Stopped {
-            return Ran::Stopped;
-        }
-    }
-    Ran::Done
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::shared_log::SharedLog;
-    use crate::spec::Timer;
 
-    fn phase(timer: Option<Timer>) -> Phase {
-        Phase {
-            name: "p".into(),
-            loops: None,
-            steps: vec![],
-            timer,
-        }
+    fn phase() -> Phase {
+        Phase::new("p", None, vec![])
     }
 
-    fn recorded(phase: &Phase, release_ago_ns: u64, first_is_due: bool) -> Vec<JobRecord> {
+    fn recorded(grid: Option<u64>, release_ago_ns: u64, first_is_due: bool) -> Vec<JobRecord> {
         let now = now_ns();
+        let p = phase();
         let backlog = Backlog {
-            phase,
+            phase: &p,
             phase_index: 0,
-            phase_start: now - 100_000_000,
+            grid,
             deadline: Some(1_000_000),
             end: now + 1_000_000_000,
         };
@@ -284,48 +534,31 @@ mod tests {
 
     #[test]
     fn an_absolute_timer_keeps_releasing_while_a_job_runs_late() {
-        let absolute = phase(Some(Timer {
-            period_ns: 10_000_000,
-            absolute: true,
-        }));
-        // Phase started 100 ms ago with T = 10 ms; job 3 was due 70 ms ago:
-        // releases at 30, 40, ..., 100 ms into the phase have all come.
-        let r = recorded(&absolute, 70_000_000, false);
+        // T = 10 ms; job 3 was due 70 ms ago: releases at 0, 10, ..., 70 ms
+        // ago have all come.
+        let r = recorded(Some(10_000_000), 70_000_000, false);
         assert_eq!(r.len(), 8, "{r:?}");
         assert!(
             r.iter()
-                .all(|j| j.outcome == Outcome::Aborted && !j.started())
+                .all(|j| j.outcome == Outcome::Aborted && !j.started() && j.finish_ns.is_none())
         );
         assert_eq!((r[0].job, r[7].job), (5, 12));
         assert_eq!(r[1].release_ns - r[0].release_ns, 10_000_000);
     }
 
     #[test]
-    fn without_an_absolute_timer_only_a_due_release_counts() {
-        for timer in [
-            None,
-            Some(Timer {
-                period_ns: 10_000_000,
-                absolute: false,
-            }),
-        ] {
-            let p = phase(timer);
-            assert_eq!(
-                recorded(&p, 5_000_000, true).len(),
-                1,
-                "{timer:?}: the due release"
-            );
-            assert!(
-                recorded(&p, 5_000_000, false).is_empty(),
-                "{timer:?}: nothing releases during a job"
-            );
-        }
-        let future = phase(None);
+    fn without_an_own_absolute_grid_only_a_due_release_counts() {
+        assert_eq!(recorded(None, 5_000_000, true).len(), 1, "the due release");
+        assert!(
+            recorded(None, 5_000_000, false).is_empty(),
+            "nothing releases during a job"
+        );
+        let future = phase();
         let now = now_ns();
         let backlog = Backlog {
             phase: &future,
             phase_index: 0,
-            phase_start: now,
+            grid: None,
             deadline: None,
             end: now + 1_000_000_000,
         };

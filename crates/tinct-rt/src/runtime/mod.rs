@@ -24,12 +24,15 @@
 
 //!
 //! Private modules, each with one job: `result` (options and results),
-//! `threads` (an in-process run: the task threads, the watchdog, signals),
-//! `task` (one task thread's setup), `jobs` (its job loop), `supervised`
+//! `threads` (an in-process run: the task threads, the watchdog, signals,
+//! task groups), `task` (one task thread's setup), `jobs` (its job loop:
+//! the event engine), `objects` (the run's mutexes, condition variables,
+//! barriers, timers and fork gates while it runs), `supervised`
 //! (the forked child and its supervisor) and `wire` (what the child hands
 //! its parent).
 
 mod jobs;
+mod objects;
 mod result;
 mod supervised;
 mod task;
@@ -57,7 +60,10 @@ pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
             tinct_sys::privilege::probe_sched_fifo()
     {
         return Err(RtError::Privilege {
-            what: format!("SCHED_FIFO is not allowed for this process ({message})"),
+            what: format!(
+                "SCHED_FIFO is not allowed for this process ({message}); the workload asks for \
+                 real-time scheduling or a negative nice"
+            ),
             fix: "run as root, or give the binary CAP_SYS_NICE and CAP_IPC_LOCK \
                   (sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v tinct)), \
                   or raise RLIMIT_RTPRIO (ulimit -r 99); or pass --no-rt to run under \
@@ -90,16 +96,30 @@ pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
 /// run with a [`crate::watchdog::StopReason`] and keep the records.
 pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
     check_can_run(spec, &options)?;
-    let mut spec = spec.clone();
+    let mut spec = if options.realtime {
+        spec.clone()
+    } else {
+        spec.clone().without_rt()
+    };
     if let (Some(cpu), None) = (spec.calibration_cpu, spec.compute_ns_per_iteration) {
         spec.compute_ns_per_iteration = Some(compute_rate_on(cpu, &spec.source)?);
     }
+    let no_clamps = !tinct_sys::sched::util_clamp_supported() && spec.without_util_clamps();
     let log = SharedLog::new(&spec.log_capacities())?;
-    if options.supervise {
+    let mut result = if options.supervise {
         supervised::run(&spec, &options, &log)
     } else {
         threads::run_here(&spec, &options, &log, &|_| {})
+    }?;
+    if no_clamps {
+        result.notes.push(
+            "util_min/util_max: this kernel has no utilization clamping (CONFIG_UCLAMP_TASK); \
+             the clamps were not applied (they steer CPU frequency and placement, not the \
+             scheduling of a thread)"
+                .into(),
+        );
     }
+    Ok(result)
 }
 
 /// Nanoseconds per compute iteration measured on `cpu` (rt-app

@@ -4,7 +4,7 @@ use crate::calibrate::Rates;
 use crate::kernels::JobWork;
 use crate::memory::Placement;
 use crate::record::JobRecord;
-use crate::spec::{Policy, TaskSpec};
+use crate::spec::{Scheduling, TaskSpec, WatchdogMode};
 use crate::watchdog::StopReason;
 use serde::Serialize;
 
@@ -16,6 +16,8 @@ pub struct RunOptions {
     pub realtime: bool,
     /// The watchdog stops a job at `release + factor × deadline`.
     pub watchdog_factor: f64,
+    /// Which jobs the watchdog guards (default: real-time ones).
+    pub watchdog: WatchdogMode,
     /// Stop cleanly on SIGINT and SIGTERM (a second signal kills at once).
     pub handle_signals: bool,
     /// Delay between the end of setup and the common release.
@@ -36,6 +38,7 @@ impl Default for RunOptions {
         RunOptions {
             realtime: true,
             watchdog_factor: 3.0,
+            watchdog: WatchdogMode::Realtime,
             handle_signals: true,
             release_margin_ns: 20_000_000,
             uncolored: false,
@@ -62,6 +65,8 @@ pub struct WorkNote {
 pub struct TaskRun {
     /// The task as specified.
     pub spec: TaskSpec,
+    /// Its thread's kernel id (0 if it never started).
+    pub tid: i32,
     /// Its jobs, in order.
     pub records: Vec<JobRecord>,
     /// Where its working set lived.
@@ -70,8 +75,9 @@ pub struct TaskRun {
     pub rates: Option<Rates>,
     /// The work per job of each kernel step.
     pub work: Vec<WorkNote>,
-    /// The policy it actually ran under.
-    pub policy: Policy,
+    /// The scheduling it was started with (each job records the policy the
+    /// kernel reported in force).
+    pub scheduling: Scheduling,
     /// Why hardware counters are missing from the records, if they are.
     pub counters_unavailable: Option<String>,
     /// Setup error or panic message, if any.
@@ -95,6 +101,13 @@ pub struct RunResult {
     pub rt_throttling: String,
     /// The watchdog's factor.
     pub watchdog_factor: f64,
+    /// Which jobs the watchdog guarded.
+    pub watchdog: WatchdogMode,
+    /// Write rt-app-style per-thread logs with this basename.
+    pub rtapp_log: Option<String>,
+    /// Notes on how the run was set up (task groups without a CPU
+    /// controller, ...), for every output.
+    pub notes: Vec<String>,
     /// Per task, in spec order.
     pub tasks: Vec<TaskRun>,
 }

@@ -36,7 +36,7 @@ use crate::clock::now_ns;
 use crate::memory::Placement;
 use crate::record::JobRecord;
 use crate::shared_log::{FATAL_WORD, SharedLog};
-use crate::spec::{Policy, RunSpec};
+use crate::spec::{RunSpec, Scheduling};
 use crate::watchdog::StopReason;
 use std::path::Path;
 use std::sync::Arc;
@@ -141,6 +141,8 @@ fn supervise(
     for id in signal_ids {
         signal_hook::low_level::unregister(id);
     }
+    // Task groups a dead child could not remove (a clean child removed its own).
+    let _ = tinct_sys::cgroup::remove_leftovers(child.pid() as u32);
     let report = std::fs::read(report_path)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Report>(&bytes).ok());
@@ -234,18 +236,19 @@ fn recover(
             if start_ns != 0 {
                 // The last sign of life, not the moment the death was noticed.
                 let alive_until = log.heartbeat().unwrap_or(start_ns).min(end_ns);
-                abort_unfinished(task, log, i, &mut records, alive_until);
+                abort_unfinished(spec, log, i, &mut records, alive_until);
             }
             TaskRun {
                 spec: task.clone(),
+                tid: log.tid(i),
                 records,
                 placement: placements.get(i).cloned().unwrap_or(Placement::None),
                 rates: None,
                 work: Vec::new(),
-                policy: if options.realtime {
-                    task.policy
+                scheduling: if options.realtime {
+                    task.scheduling
                 } else {
-                    Policy::Other
+                    Scheduling::other()
                 },
                 counters_unavailable: None,
                 error: (crashed == Some(i)).then(|| message.clone()),
@@ -260,6 +263,9 @@ fn recover(
         memory_locked: spec.lock_memory,
         rt_throttling: rt_throttling(),
         watchdog_factor: options.watchdog_factor,
+        watchdog: options.watchdog,
+        rtapp_log: spec.rtapp_log.clone(),
+        notes: Vec::new(),
         tasks,
     }
 }
@@ -268,7 +274,7 @@ fn recover(
 /// died and, on an absolute timer, the releases that came after it until
 /// `until` (they were released, never started).
 fn abort_unfinished(
-    task: &crate::spec::TaskSpec,
+    spec: &RunSpec,
     log: &SharedLog,
     index: usize,
     records: &mut Vec<JobRecord>,
@@ -286,18 +292,24 @@ fn abort_unfinished(
         flight.release_ns,
         flight.deadline_ns,
     );
+    // Started, never finished: no finish time.
     aborted.start_ns = flight.start_ns;
-    aborted.finish_ns = until.max(flight.start_ns);
     records.push(aborted);
-    let timer = task
+    let grid = spec.tasks[index]
         .phases
         .get(flight.phase as usize)
-        .and_then(|p| p.timer)
-        .filter(|t| t.absolute);
-    if let Some(timer) = timer {
+        .and_then(|p| p.release_timer())
+        .filter(|(t, _)| {
+            spec.resources
+                .timers
+                .get(*t)
+                .is_some_and(|timer| timer.absolute && timer.users <= 1)
+        })
+        .map(|(_, period)| period);
+    if let Some(period_ns) = grid {
         let relative_deadline = flight.deadline_ns.saturating_sub(flight.release_ns);
         let mut job = flight.job + 1;
-        let mut release = flight.release_ns.saturating_add(timer.period_ns);
+        let mut release = flight.release_ns.saturating_add(period_ns);
         while release <= until {
             records.push(JobRecord::never_started(
                 job,
@@ -307,7 +319,7 @@ fn abort_unfinished(
             ));
             job += 1;
             // Saturating: past u64::MAX it is past `until` and ends the loop.
-            release = release.saturating_add(timer.period_ns);
+            release = release.saturating_add(period_ns);
         }
     }
 }

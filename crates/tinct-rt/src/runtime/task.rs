@@ -1,15 +1,18 @@
 //! One task thread: pin, prepare the working set and the work per job
-//! (calibrating a target time), switch to its policy, wait for the common
-//! release, then run the job loop ([`super::jobs`]).
+//! (calibrating a target time), join its task group, switch to its
+//! scheduling, wait for the common release (a forked thread: for its
+//! fork), then run the job loop ([`super::jobs`]).
 
-use super::jobs::{Prepared, release_jobs};
+use super::jobs::{Context, Prepared, join_group, release_jobs};
+use super::objects::Objects;
 use super::result::{TaskRun, WorkNote};
 use crate::calibrate;
+use crate::clock::now_ns;
 use crate::counters::JobCounters;
 use crate::kernels::{JobWork, Kernel, KernelState};
 use crate::memory::Placement;
 use crate::shared_log::TaskLog;
-use crate::spec::{Policy, Step, TaskSpec};
+use crate::spec::{Policy, Scheduling, Step, TaskSpec, WatchdogMode};
 use crate::watchdog::{Shared, StopReason};
 use crate::working_set::WorkingSet;
 use std::sync::Barrier;
@@ -42,9 +45,20 @@ pub(super) struct TaskSetup<'a> {
     pub(super) task: &'a TaskSpec,
     pub(super) duration_ns: u64,
     pub(super) realtime: bool,
+    pub(super) watchdog: WatchdogMode,
     pub(super) compute_ns: Option<f64>,
     pub(super) words: WorkingSet<'a>,
     pub(super) log: TaskLog<'a>,
+    pub(super) objects: &'a Objects,
+    pub(super) groups: &'a [(String, std::fs::File)],
+    /// Per timer of the run: used by this thread only.
+    pub(super) own_timers: Vec<bool>,
+    /// Mutexes of the run (the most this thread can hold).
+    pub(super) mutexes: usize,
+    pub(super) all_cpus: Vec<u32>,
+    pub(super) seed: u64,
+    /// For a forked thread: its gate and slot.
+    pub(super) fork_slot: Option<(usize, usize)>,
 }
 
 pub(super) fn task_thread(
@@ -58,24 +72,46 @@ pub(super) fn task_thread(
         task,
         duration_ns,
         realtime,
+        watchdog,
         compute_ns,
         words,
         log,
+        objects,
+        groups,
+        own_timers,
+        mutexes,
+        all_cpus,
+        seed,
+        fork_slot,
     } = setup;
-    log.set_thread(tinct_sys::sched::gettid());
+    let tid = tinct_sys::sched::gettid();
+    log.set_thread(tid);
+    let scheduling = if realtime {
+        task.scheduling
+    } else {
+        Scheduling::other()
+    };
     // A panic during setup must still reach the barriers, or the run hangs.
     let prepared = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        prepare(task, words, log, compute_ns)
+        prepare(
+            task,
+            words,
+            log,
+            compute_ns,
+            groups,
+            mutexes,
+            &all_cpus,
+            seed ^ index as u64,
+        )
     }))
     .unwrap_or_else(|panic| Err(panic_message(&panic)));
-    let policy = if realtime { task.policy } else { Policy::Other };
     let prepared = prepared.and_then(|p| {
-        match policy {
-            Policy::Fifo(priority) => {
-                tinct_sys::sched::set_fifo(priority).map_err(|e| e.to_string())?
-            }
-            Policy::Other => {}
+        if let Some(group) = &task.taskgroup
+            && !join_group(groups, group)
+        {
+            return Err(format!("could not move the thread into task group {group}"));
         }
+        set_scheduling(&scheduling, &all_cpus)?;
         Ok(p)
     });
     if let Err(message) = &prepared {
@@ -87,36 +123,50 @@ pub(super) fn task_thread(
     barrier.wait();
     barrier.wait();
     let t0 = start.load(Ordering::SeqCst);
+    let end = t0.saturating_add(duration_ns);
     let mut run = TaskRun {
         spec: task.clone(),
+        tid,
         records: Vec::new(),
         placement: Placement::None,
         rates: None,
         work: Vec::new(),
-        policy,
+        scheduling,
         counters_unavailable: None,
         error: None,
     };
     match prepared {
         Err(message) => run.error = Some(message),
         Ok(mut p) => {
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                release_jobs(
-                    index,
-                    task,
-                    &mut p,
-                    t0,
-                    t0.saturating_add(duration_ns),
-                    shared,
-                )
-            }));
-            if let Err(panic) = outcome {
-                let message = panic_message(&panic);
-                shared.stop_for(StopReason::TaskFailed {
-                    task: task.name.clone(),
-                    message: message.clone(),
-                });
-                run.error = Some(message);
+            let cx = Context {
+                index,
+                task,
+                shared,
+                objects,
+                watchdog: if realtime {
+                    watchdog
+                } else {
+                    WatchdogMode::Off
+                },
+                own_timers: &own_timers,
+                end,
+            };
+            let first = match fork_slot {
+                None => Some(t0.saturating_add(task.offset_ns)),
+                Some((gate, slot)) => wait_for_fork(objects, shared, gate, slot),
+            };
+            if let Some(first) = first {
+                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    release_jobs(&cx, &mut p, first)
+                }));
+                if let Err(panic) = outcome {
+                    let message = panic_message(&panic);
+                    shared.stop_for(StopReason::TaskFailed {
+                        task: task.name.clone(),
+                        message: message.clone(),
+                    });
+                    run.error = Some(message);
+                }
             }
             p.log.end_job();
             run.rates = p.rates;
@@ -124,22 +174,74 @@ pub(super) fn task_thread(
             run.counters_unavailable = p.counters.unavailable().map(str::to_string);
         }
     }
-    let _ = tinct_sys::sched::set_other();
+    let _ = tinct_sys::sched::set_scheduling(&Scheduling::other());
     shared.finished.fetch_add(1, Ordering::SeqCst);
     run
 }
 
+/// Sets the thread's scheduling before the release; a deadline thread gets
+/// every CPU first (the kernel refuses a pinned one).
+fn set_scheduling(scheduling: &Scheduling, all_cpus: &[u32]) -> Result<(), String> {
+    if scheduling.policy == Policy::Deadline {
+        tinct_sys::sched::set_affinity(all_cpus).map_err(|e| e.to_string())?;
+    }
+    if *scheduling != Scheduling::other() {
+        tinct_sys::sched::set_scheduling(scheduling).map_err(|e| {
+            let busy = matches!(&e, tinct_sys::Error::Syscall { source, .. }
+                if source.raw_os_error() == Some(libc::EBUSY));
+            if busy && scheduling.policy == Policy::Deadline {
+                format!(
+                    "{e}: the kernel's admission control refused the reservation (the run's \
+                     deadline reservations exceed the real-time bandwidth, \
+                     sched_rt_runtime_us / sched_rt_period_us of every CPU)"
+                )
+            } else {
+                e.to_string()
+            }
+        })?;
+    }
+    Ok(())
+}
+
+/// A forked thread waits (polling every millisecond) until a `fork` event
+/// gives it its slot; its first release is that instant. `None` if the
+/// run ends first.
+fn wait_for_fork(objects: &Objects, shared: &Shared, gate: usize, slot: usize) -> Option<u64> {
+    let forked_at = &objects.forks[gate].forked_at[slot];
+    loop {
+        let at = forked_at.load(Ordering::Acquire);
+        if at != 0 {
+            return Some(at);
+        }
+        if shared.stopping() || shared.ending.load(Ordering::Relaxed) {
+            return None;
+        }
+        crate::clock::sleep_until(now_ns().saturating_add(1_000_000));
+    }
+}
+
 /// Everything a task needs before the common release.
+#[allow(clippy::too_many_arguments)]
 fn prepare<'a>(
     task: &TaskSpec,
     words: WorkingSet<'a>,
     log: TaskLog<'a>,
     compute_ns: Option<f64>,
+    groups: &'a [(String, std::fs::File)],
+    mutexes: usize,
+    all_cpus: &[u32],
+    seed: u64,
 ) -> std::result::Result<Prepared<'a>, String> {
     if let Some(cpus) = &task.cpus {
         tinct_sys::sched::set_affinity(cpus).map_err(|e| e.to_string())?;
     }
     let kernel = task.kernel().unwrap_or(Kernel::Compute);
+    let io_bytes = task
+        .phases
+        .iter()
+        .flat_map(|p| &p.steps)
+        .any(|s| matches!(s, Step::IoRun { .. }))
+        .then(|| usize::try_from(task.working_set.max(4096)).unwrap_or(4096));
     let mut state = KernelState::new(kernel, words, 0x7164_u64 ^ task.name.len() as u64);
     let needs_calibration = task.phases.iter().flat_map(|p| &p.steps).any(|s| {
         matches!(
@@ -198,5 +300,10 @@ fn prepare<'a>(
         log,
         counters: JobCounters::open(),
         crash_at: test_crash_job(&task.name),
+        io_buffer: io_bytes.map_or_else(Vec::new, |n| vec![0x5a; n]),
+        held: Vec::with_capacity(mutexes),
+        all_cpus: all_cpus.to_vec(),
+        groups,
+        jitter_state: seed ^ 0x6a09_e667_f3bc_c909,
     })
 }

@@ -1,12 +1,13 @@
 //! An in-process run: one thread per task, the common release, the
 //! watchdog thread and the stop signals (see [`super`] for the order).
 
+use super::objects::Objects;
 use super::result::{RunOptions, RunResult, TaskRun, rt_throttling};
 use super::task::{TaskSetup, panic_message, task_thread};
 use crate::clock::now_ns;
 use crate::memory::{Backing, ColoredMemory, Placement};
 use crate::shared_log::SharedLog;
-use crate::spec::{Policy, RunSpec, WATCHDOG_PRIORITY};
+use crate::spec::{RunSpec, Scheduling, WATCHDOG_PRIORITY, WatchdogMode};
 use crate::watchdog::{self, Limits, Shared, StopReason};
 use crate::working_set::WorkingSet;
 use crate::{Result, RtError};
@@ -56,6 +57,22 @@ pub(super) fn run_here(
         .map(|b| b.verify(colored.as_ref()))
         .collect();
     on_setup(&placements);
+    let objects = match Objects::new(spec) {
+        Ok(objects) => objects,
+        Err(e) => {
+            drop(backings);
+            unlock();
+            return Err(e);
+        }
+    };
+    let (mut run_groups, groups, mut notes) = match task_groups(spec) {
+        Ok(groups) => groups,
+        Err(e) => {
+            drop(backings);
+            unlock();
+            return Err(e);
+        }
+    };
     let shared = Arc::new(Shared::new(
         spec.tasks.iter().map(|t| t.name.clone()).collect(),
     ));
@@ -74,8 +91,17 @@ pub(super) fn run_here(
             memory_locked,
             working_sets,
             log,
+            &objects,
+            &groups,
         )
     });
+    drop(groups);
+    if let Some(run_groups) = run_groups.as_mut()
+        && let Err(e) = run_groups.remove()
+    {
+        notes.push(format!("removing the run's task groups failed: {e}"));
+    }
+    result.notes.extend(notes);
     for (task, backing) in result.tasks.iter_mut().zip(&backings) {
         task.placement = backing.verify(colored.as_ref());
     }
@@ -86,6 +112,60 @@ pub(super) fn run_here(
     drop(colored);
     unlock();
     Ok(result)
+}
+
+/// The run's cgroup v2 task groups (rt-app `taskgroup`), created before
+/// the release, and the open `cgroup.threads` file of each; plus notes.
+#[allow(clippy::type_complexity)]
+fn task_groups(
+    spec: &RunSpec,
+) -> Result<(
+    Option<tinct_sys::cgroup::RunGroups>,
+    Vec<(String, std::fs::File)>,
+    Vec<String>,
+)> {
+    let names = spec.taskgroups();
+    if names.is_empty() {
+        return Ok((None, Vec::new(), Vec::new()));
+    }
+    let refused = |e: tinct_sys::Error| RtError::Privilege {
+        what: format!(
+            "the task groups {} need a writable cgroup v2 hierarchy: {e}",
+            names.join(", ")
+        ),
+        fix: "run as root on a system with cgroup v2 mounted (mount -t cgroup2 none \
+              /sys/fs/cgroup), or remove `taskgroup` from the file"
+            .into(),
+    };
+    let groups = tinct_sys::cgroup::RunGroups::create(&names).map_err(refused)?;
+    let mut files = Vec::with_capacity(names.len());
+    for name in &names {
+        let path = groups.dir_of(name).join("cgroup.threads");
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(|e| {
+                refused(tinct_sys::Error::Io {
+                    path: path.clone(),
+                    source: e,
+                })
+            })?;
+        files.push((name.clone(), file));
+    }
+    let mut notes = vec![format!(
+        "task groups {} created as cgroup v2 groups under {} (removed after the run)",
+        names.join(", "),
+        groups.root().display()
+    )];
+    if !groups.cpu_controller() {
+        notes.push(
+            "the cgroup v2 CPU controller is not available here (it is bound to a cgroup v1 \
+             hierarchy or disabled): the task groups hold their threads but do not change \
+             CPU shares"
+                .into(),
+        );
+    }
+    Ok((Some(groups), files, notes))
 }
 
 fn register_signals(shared: &Shared) -> Vec<signal_hook::SigId> {
@@ -107,6 +187,7 @@ fn register_signals(shared: &Shared) -> Vec<signal_hook::SigId> {
     ids
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_threads<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     spec: &'env RunSpec,
@@ -115,10 +196,13 @@ fn run_threads<'scope, 'env>(
     memory_locked: bool,
     working_sets: Vec<WorkingSet<'env>>,
     log: &'env SharedLog,
+    objects: &'env Objects,
+    groups: &'env [(String, std::fs::File)],
 ) -> RunResult {
     let n = spec.tasks.len();
     let barrier = Arc::new(Barrier::new(n + 1));
     let start = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let all_cpus = tinct_sys::sched::affinity().unwrap_or_default();
     let handles: Vec<_> = spec
         .tasks
         .iter()
@@ -133,9 +217,17 @@ fn run_threads<'scope, 'env>(
                 task,
                 duration_ns: duration,
                 realtime,
+                watchdog: options.watchdog,
                 compute_ns,
                 words,
                 log: log.writer(index),
+                objects,
+                groups,
+                own_timers: own_timers(spec, index),
+                mutexes: spec.resources.mutexes.len(),
+                all_cpus: all_cpus.clone(),
+                seed: spec.seed,
+                fork_slot: fork_slot(spec, index),
             };
             std::thread::Builder::new()
                 .name(format!("tinct-{}", task.name))
@@ -183,7 +275,12 @@ fn run_threads<'scope, 'env>(
         .unwrap_or(100_000_000);
     let limits = Limits {
         overrun_factor: options.watchdog_factor,
-        hard_limit_ns: end.saturating_add(grace),
+        hard_limit_ns: if options.watchdog == WatchdogMode::Off {
+            u64::MAX
+        } else {
+            end.saturating_add(grace)
+        },
+        end_ns: end,
         start_ns: t0,
         // Idle looks are rare (at least 10 ms apart) so the top-priority
         // watchdog barely disturbs the tasks; a running job is looked at
@@ -197,7 +294,11 @@ fn run_threads<'scope, 'env>(
         std::thread::Builder::new()
             .name("tinct-watchdog".into())
             .spawn_scoped(scope, move || {
-                if realtime && let Err(e) = tinct_sys::sched::set_fifo(WATCHDOG_PRIORITY) {
+                if realtime
+                    && let Err(e) = tinct_sys::sched::set_scheduling(&Scheduling::of(
+                        tinct_sys::sched::Policy::Fifo(WATCHDOG_PRIORITY),
+                    ))
+                {
                     // A watchdog below the tasks cannot guard them.
                     shared.stop_for(StopReason::TaskFailed {
                         task: "watchdog".into(),
@@ -230,11 +331,12 @@ fn run_threads<'scope, 'env>(
                 });
                 TaskRun {
                     spec: spec.tasks[i].clone(),
+                    tid: 0,
                     records: Vec::new(),
                     placement: Placement::None,
                     rates: None,
                     work: Vec::new(),
-                    policy: Policy::Other,
+                    scheduling: Scheduling::other(),
                     counters_unavailable: None,
                     error: Some(message),
                 }
@@ -256,6 +358,41 @@ fn run_threads<'scope, 'env>(
         memory_locked,
         rt_throttling: rt_throttling(),
         watchdog_factor: options.watchdog_factor,
+        watchdog: options.watchdog,
+        rtapp_log: spec.rtapp_log.clone(),
+        notes: Vec::new(),
         tasks,
     }
+}
+
+/// Per timer of the run: true if task `index` is its only user (then its
+/// releases form the thread's own grid).
+fn own_timers(spec: &RunSpec, index: usize) -> Vec<bool> {
+    let task = &spec.tasks[index];
+    spec.resources
+        .timers
+        .iter()
+        .enumerate()
+        .map(|(t, timer)| {
+            timer.users <= 1
+                && task
+                    .phases
+                    .iter()
+                    .flat_map(|p| &p.steps)
+                    .any(|s| matches!(s, crate::spec::Step::Timer { timer, .. } if *timer == t))
+        })
+        .collect()
+}
+
+/// The fork gate and slot of task `index`, if a `fork` starts it.
+fn fork_slot(spec: &RunSpec, index: usize) -> Option<(usize, usize)> {
+    let gate = spec.tasks[index].forked_by?;
+    let slot = spec
+        .resources
+        .forks
+        .get(gate)?
+        .slots
+        .iter()
+        .position(|&t| t == index)?;
+    Some((gate, slot))
 }

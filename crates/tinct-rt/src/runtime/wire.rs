@@ -7,7 +7,7 @@ use crate::calibrate::Rates;
 use crate::kernels::JobWork;
 use crate::memory::Placement;
 use crate::shared_log::SharedLog;
-use crate::spec::{Policy, RunSpec};
+use crate::spec::{RunSpec, Scheduling};
 use crate::watchdog::StopReason;
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +55,7 @@ pub(super) struct ChildReport {
     stop: StopReason,
     memory_locked: bool,
     rt_throttling: String,
+    notes: Vec<String>,
     tasks: Vec<ChildTask>,
 }
 
@@ -64,7 +65,7 @@ pub(super) struct ChildTask {
     placement: WirePlacement,
     rates: Option<Rates>,
     work: Vec<WireNote>,
-    policy: Policy,
+    scheduling: Scheduling,
     counters_unavailable: Option<String>,
     error: Option<String>,
 }
@@ -86,6 +87,7 @@ impl ChildReport {
             stop: result.stop.clone(),
             memory_locked: result.memory_locked,
             rt_throttling: result.rt_throttling.clone(),
+            notes: result.notes.clone(),
             tasks: result
                 .tasks
                 .iter()
@@ -102,7 +104,7 @@ impl ChildReport {
                             work: n.work,
                         })
                         .collect(),
-                    policy: t.policy,
+                    scheduling: t.scheduling,
                     counters_unavailable: t.counters_unavailable.clone(),
                     error: t.error.clone(),
                 })
@@ -123,6 +125,7 @@ impl ChildReport {
             .enumerate()
             .map(|(i, (task, wire))| TaskRun {
                 spec: task.clone(),
+                tid: log.tid(i),
                 records: log.records(i),
                 placement: wire.placement.into_placement(),
                 rates: wire.rates,
@@ -136,7 +139,7 @@ impl ChildReport {
                         work: n.work,
                     })
                     .collect(),
-                policy: wire.policy,
+                scheduling: wire.scheduling,
                 counters_unavailable: wire.counters_unavailable,
                 error: wire.error,
             })
@@ -149,6 +152,9 @@ impl ChildReport {
             memory_locked: self.memory_locked,
             rt_throttling: self.rt_throttling,
             watchdog_factor: options.watchdog_factor,
+            watchdog: options.watchdog,
+            rtapp_log: spec.rtapp_log.clone(),
+            notes: self.notes,
             tasks,
         }
     }

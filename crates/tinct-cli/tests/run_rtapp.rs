@@ -1,0 +1,182 @@
+//! `tinct run --rt-app` on tinct's own workloads (examples/rt-app/, which
+//! together use every key and event of rt-app's grammar): each runs
+//! unchanged, exits 0, and every thread's jobs balance (released =
+//! completed + missed + aborted). They need root (real-time policies,
+//! SCHED_DEADLINE, task groups); without it they skip, unless
+//! TINCT_REQUIRE_PRIVILEGED=1 makes them fail.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn workload(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/rt-app")
+        .join(name)
+}
+
+/// Runs `name` for `duration` into a fresh directory; returns its
+/// summary, stdout and the directory.
+fn run(name: &str, duration: &str) -> (Value, String, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let assert = Command::cargo_bin("tinct")
+        .unwrap()
+        .args(["run", "--rt-app"])
+        .arg(workload(name))
+        .args(["--duration", duration, "--out"])
+        .arg(&out)
+        .assert();
+    let output = assert.get_output();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{name}: {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    for task in summary["tasks"].as_array().unwrap() {
+        let jobs = &task["jobs"];
+        let count = |k: &str| jobs[k].as_u64().unwrap();
+        assert_eq!(
+            count("released"),
+            count("completed") + count("missed") + count("aborted"),
+            "{name}: {task}"
+        );
+    }
+    assert_eq!(summary["balanced"], true);
+    (summary, stdout, dir)
+}
+
+fn task<'a>(summary: &'a Value, name: &str) -> &'a Value {
+    summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == name)
+        .unwrap_or_else(|| panic!("no task {name}: {summary}"))
+}
+
+fn released(summary: &Value, name: &str) -> u64 {
+    task(summary, name)["jobs"]["released"].as_u64().unwrap()
+}
+
+#[test]
+fn tincts_own_workloads_run_unchanged_and_balance() {
+    if !tinct_sys::testing::privileged_or_skip("rt-app workloads with real-time policies") {
+        return;
+    }
+    // Synchronisation: every thread made progress through its events.
+    let (sync, _, _) = run("sync.json", "600ms");
+    for name in [
+        "producer",
+        "consumer",
+        "dispatcher",
+        "stage1",
+        "stage2",
+        "server",
+    ] {
+        assert!(released(&sync, name) > 0, "{name}: {sync}");
+    }
+    assert_eq!(
+        released(&sync, "stage1"),
+        released(&sync, "stage2"),
+        "barrier partners pass together"
+    );
+
+    // Policies: each as asked, read back from the kernel.
+    let (policies, stdout, _) = run("policies.json", "600ms");
+    assert!(stdout.contains("note: task groups"), "{stdout}");
+    let schedule = |name: &str| task(&policies, name)["scheduling"].to_string();
+    assert!(
+        schedule("nice").contains("SCHED_OTHER nice -5"),
+        "{policies}"
+    );
+    assert!(schedule("batch").contains("SCHED_BATCH nice 5"));
+    assert!(schedule("idle").contains("SCHED_IDLE"));
+    assert!(schedule("deadline").contains("SCHED_DEADLINE"));
+    for policy in [
+        "SCHED_FIFO 20",
+        "SCHED_FIFO 30",
+        "SCHED_RR 25",
+        "SCHED_OTHER",
+    ] {
+        assert!(
+            schedule("shifting").contains(policy),
+            "{policy}: {}",
+            schedule("shifting")
+        );
+    }
+
+    // Memory: the colored task's pages all came from its partitions' colors.
+    let (memory, _, _) = run("memory.json", "600ms");
+    let placement = &task(&memory, "colored")["placement"];
+    assert_eq!(placement["placement"], "colored", "{placement}");
+    assert_eq!(placement["pages_outside_colors"], 0, "{placement}");
+    assert_eq!(
+        released(&memory, "helper-fork-0"),
+        5,
+        "forked, then its 5 loops"
+    );
+
+    // Housekeeping: rt-app-style logs beside tinct's files.
+    let (housekeeping, stdout, dir) = run("housekeeping.json", "500ms");
+    assert!(stdout.contains("note: `ftrace`"), "{stdout}");
+    let log = std::fs::read_to_string(dir.path().join("run/housekeeping-repeated.log")).unwrap();
+    let rows: Vec<&str> = log.lines().filter(|l| !l.starts_with('#')).collect();
+    assert!(!rows.is_empty(), "{log}");
+    assert!(
+        rows.iter().all(|r| r.split_whitespace().count() == 11),
+        "{log}"
+    );
+    assert!(released(&housekeeping, "numbered-1") > 0);
+
+    let (periodic, _, _) = run("periodic.json", "500ms");
+    assert!(released(&periodic, "video") > 0);
+}
+
+#[test]
+fn the_watchdog_flag_takes_off_rt_or_all_and_refuses_anything_else() {
+    let bad = Command::cargo_bin("tinct")
+        .unwrap()
+        .args(["run", "--rt-app"])
+        .arg(workload("periodic.json"))
+        .args(["--watchdog", "sometimes"])
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+    assert!(stderr.contains("expected off, rt or all"), "{stderr}");
+    if !tinct_sys::testing::privileged_or_skip("an overloaded SCHED_FIFO rt-app run") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("overloaded.json");
+    std::fs::write(
+        &file,
+        r#"{ "tasks": { "hog": { "policy": "SCHED_FIFO", "priority": 10, "loop": 2,
+            "runtime": 40000, "timer": { "ref": "t", "period": 10000 } } } }"#,
+    )
+    .unwrap();
+    let run = |watchdog: &str| {
+        Command::cargo_bin("tinct")
+            .unwrap()
+            .args(["run", "--rt-app"])
+            .arg(&file)
+            .args(["--duration", "300ms", "--watchdog", watchdog, "--out"])
+            .arg(dir.path().join(watchdog))
+            .output()
+            .unwrap()
+    };
+    let guarded = run("rt");
+    assert_eq!(guarded.status.code(), Some(1), "stopped by the watchdog");
+    assert!(String::from_utf8_lossy(&guarded.stderr).contains("WATCHDOG"));
+    let off = run("off");
+    assert_eq!(
+        off.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&off.stderr)
+    );
+}

@@ -1,0 +1,320 @@
+//! The run's named objects while it runs (built from
+//! [`crate::spec::Resources`] before the release): mutexes with their
+//! protocol, condition variables, barriers, timers, fork gates and the I/O
+//! device. Every wait here is bounded so that a waiter notices the end of
+//! the run ([`Until`]); nothing here allocates after construction.
+
+use crate::clock::{STOP_POLL_NS, now_ns};
+use crate::spec::{Protocol, Resources, RunSpec};
+use crate::{Result, RtError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use tinct_sys::sync::{CondVar, RtMutex, Waited};
+
+/// When a blocking step gives up: the run was stopped, or it reached its
+/// end (threads blocked on each other are released then, as rt-app's
+/// shutdown wakes every waiter).
+#[derive(Copy, Clone)]
+pub(super) struct Until<'a> {
+    pub(super) stop: &'a AtomicBool,
+    pub(super) ending: &'a AtomicBool,
+}
+
+impl Until<'_> {
+    pub(super) fn reached(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.ending.load(Ordering::Relaxed)
+    }
+
+    fn next_look() -> u64 {
+        now_ns().saturating_add(STOP_POLL_NS)
+    }
+}
+
+/// How a blocking step ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) enum Blocked {
+    /// It got what it waited for.
+    Done,
+    /// The run stopped or ended first.
+    GaveUp,
+    /// The system refused (a workload error, e.g. unlocking a mutex not held).
+    Failed(&'static str),
+}
+
+/// A barrier: `parties` arrivals release everyone (rt-app `barrier`).
+struct Barrier {
+    mutex: RtMutex,
+    cond: CondVar,
+    parties: u64,
+    arrived: AtomicU64,
+    generation: AtomicU64,
+}
+
+/// A timer's next tick (0: not started yet).
+struct Timer {
+    next_ns: AtomicU64,
+    absolute: bool,
+}
+
+/// Threads waiting to be forked: `granted` of them may start.
+pub(super) struct ForkGate {
+    pub(super) granted: AtomicU64,
+    pub(super) slots: u64,
+    /// When each slot was forked (0: not yet), in slot order.
+    pub(super) forked_at: Vec<AtomicU64>,
+}
+
+/// Every named object of a run.
+pub(super) struct Objects {
+    mutexes: Vec<RtMutex>,
+    conds: Vec<CondVar>,
+    barriers: Vec<Barrier>,
+    timers: Vec<Timer>,
+    pub(super) forks: Vec<ForkGate>,
+    io: Option<std::fs::File>,
+}
+
+fn sys_error(what: &str, e: tinct_sys::Error) -> RtError {
+    RtError::Task {
+        task: what.into(),
+        message: e.to_string(),
+    }
+}
+
+impl Objects {
+    /// Creates every object of `spec` (and opens the I/O device if a task
+    /// writes to it).
+    pub(super) fn new(spec: &RunSpec) -> Result<Objects> {
+        let r: &Resources = &spec.resources;
+        let mutexes = r
+            .mutexes
+            .iter()
+            .map(|m| {
+                RtMutex::new(m.protocol).map_err(|e| sys_error(&format!("mutex '{}'", m.name), e))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let conds = r
+            .conds
+            .iter()
+            .map(|c| CondVar::new().map_err(|e| sys_error(&format!("condition '{c}'"), e)))
+            .collect::<Result<Vec<_>>>()?;
+        let barriers = r
+            .barriers
+            .iter()
+            .map(|b| {
+                let what = format!("barrier '{}'", b.name);
+                Ok(Barrier {
+                    mutex: RtMutex::new(Protocol::None).map_err(|e| sys_error(&what, e))?,
+                    cond: CondVar::new().map_err(|e| sys_error(&what, e))?,
+                    parties: b.parties.max(1),
+                    arrived: AtomicU64::new(0),
+                    generation: AtomicU64::new(0),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let timers = r
+            .timers
+            .iter()
+            .map(|t| Timer {
+                next_ns: AtomicU64::new(0),
+                absolute: t.absolute,
+            })
+            .collect();
+        let forks = r
+            .forks
+            .iter()
+            .map(|f| ForkGate {
+                granted: AtomicU64::new(0),
+                slots: f.slots.len() as u64,
+                forked_at: f.slots.iter().map(|_| AtomicU64::new(0)).collect(),
+            })
+            .collect();
+        let writes_io = spec.tasks.iter().any(|t| {
+            t.phases
+                .iter()
+                .flat_map(|p| &p.steps)
+                .any(|s| matches!(s, crate::spec::Step::IoRun { .. }))
+        });
+        let io = if writes_io {
+            Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .write(true)
+                    .truncate(false)
+                    .open(&spec.io_device)
+                    .map_err(|e| RtError::Input {
+                        file: spec.source.clone(),
+                        line: None,
+                        field: "global.io_device".into(),
+                        expected: "a file tinct can open for writing (iorun writes to it)".into(),
+                        found: format!("{}: {e}", spec.io_device),
+                    })?,
+            )
+        } else {
+            None
+        };
+        Ok(Objects {
+            mutexes,
+            conds,
+            barriers,
+            timers,
+            forks,
+            io,
+        })
+    }
+
+    /// Locks mutex `m`, giving up when the run ends.
+    pub(super) fn lock(&self, m: usize, until: Until<'_>) -> Blocked {
+        loop {
+            match self.mutexes[m].lock_until(Until::next_look()) {
+                Ok(Waited::Done) => return Blocked::Done,
+                Ok(Waited::TimedOut) if until.reached() => return Blocked::GaveUp,
+                Ok(Waited::TimedOut) => {}
+                Err(_) => {
+                    return Blocked::Failed(
+                        "lock refused (already held, or a priority above the ceiling)",
+                    );
+                }
+            }
+        }
+    }
+
+    /// Unlocks mutex `m`.
+    pub(super) fn unlock(&self, m: usize) -> Blocked {
+        match self.mutexes[m].unlock() {
+            Ok(()) => Blocked::Done,
+            Err(_) => Blocked::Failed("unlock of a mutex this thread does not hold"),
+        }
+    }
+
+    /// Waits on condition `c` with mutex `m` held, until a signal or the end.
+    pub(super) fn wait(&self, c: usize, m: usize, until: Until<'_>) -> Blocked {
+        loop {
+            match self.conds[c].wait_until(&self.mutexes[m], Until::next_look()) {
+                Ok(Waited::Done) => return Blocked::Done,
+                Ok(Waited::TimedOut) if until.reached() => return Blocked::GaveUp,
+                Ok(Waited::TimedOut) => {}
+                Err(_) => return Blocked::Failed("wait without holding its mutex"),
+            }
+        }
+    }
+
+    /// Wakes one waiter of condition `c`.
+    pub(super) fn signal(&self, c: usize) {
+        self.conds[c].signal();
+    }
+
+    /// Wakes every waiter of condition `c`.
+    pub(super) fn broadcast(&self, c: usize) {
+        self.conds[c].broadcast();
+    }
+
+    /// Arrives at barrier `b` and waits until every party did.
+    pub(super) fn barrier(&self, b: usize, until: Until<'_>) -> Blocked {
+        let barrier = &self.barriers[b];
+        loop {
+            match barrier.mutex.lock_until(Until::next_look()) {
+                Ok(Waited::Done) => break,
+                Ok(Waited::TimedOut) if until.reached() => return Blocked::GaveUp,
+                Ok(Waited::TimedOut) => {}
+                Err(_) => return Blocked::Failed("barrier lock refused"),
+            }
+        }
+        // Under the barrier's mutex: the counters change only here.
+        let generation = barrier.generation.load(Ordering::Relaxed);
+        let arrived = barrier.arrived.load(Ordering::Relaxed) + 1;
+        let mut outcome = Blocked::Done;
+        if arrived >= barrier.parties {
+            barrier.arrived.store(0, Ordering::Relaxed);
+            barrier.generation.store(generation + 1, Ordering::Relaxed);
+            barrier.cond.broadcast();
+        } else {
+            barrier.arrived.store(arrived, Ordering::Relaxed);
+            while barrier.generation.load(Ordering::Relaxed) == generation {
+                if until.reached() {
+                    // Leave: the others no longer count on this arrival.
+                    let now = barrier.arrived.load(Ordering::Relaxed);
+                    barrier
+                        .arrived
+                        .store(now.saturating_sub(1), Ordering::Relaxed);
+                    outcome = Blocked::GaveUp;
+                    break;
+                }
+                if barrier
+                    .cond
+                    .wait_until(&barrier.mutex, Until::next_look())
+                    .is_err()
+                {
+                    outcome = Blocked::Failed("barrier wait refused");
+                    break;
+                }
+            }
+        }
+        let _ = barrier.mutex.unlock();
+        outcome
+    }
+
+    /// Uses timer `t` once: `t_next += period` (starting from `first_ns`
+    /// at its first use); a relative timer already past restarts from now.
+    /// Returns the tick to wait for and the slack (tick − now, negative
+    /// when late), as rt-app computes them.
+    pub(super) fn tick(&self, t: usize, period_ns: u64, first_ns: u64) -> (u64, i64) {
+        let timer = &self.timers[t];
+        let _ = timer
+            .next_ns
+            .compare_exchange(0, first_ns, Ordering::AcqRel, Ordering::Acquire);
+        // Times within crate::limits: the sum cannot wrap; saturating all the same.
+        let previous = timer
+            .next_ns
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                Some(n.saturating_add(period_ns))
+            })
+            .unwrap_or(first_ns);
+        let mut next = previous.saturating_add(period_ns);
+        let now = now_ns();
+        let slack = i64::try_from(next as i128 - now as i128).unwrap_or(i64::MIN);
+        if now >= next && !timer.absolute {
+            // Relative mode: the reference becomes now (the next use adds
+            // its period to this instant).
+            let _ = timer
+                .next_ns
+                .compare_exchange(next, now, Ordering::AcqRel, Ordering::Acquire);
+            next = now;
+        }
+        (next, slack)
+    }
+
+    /// True if timer `t` keeps an absolute grid.
+    pub(super) fn timer_is_absolute(&self, t: usize) -> bool {
+        self.timers[t].absolute
+    }
+
+    /// Forks one waiting thread of gate `f`; false when none is left.
+    pub(super) fn fork(&self, f: usize) -> bool {
+        let gate = &self.forks[f];
+        let slot = gate.granted.fetch_add(1, Ordering::AcqRel);
+        if slot >= gate.slots {
+            return false;
+        }
+        gate.forked_at[slot as usize].store(now_ns(), Ordering::Release);
+        true
+    }
+
+    /// Writes `bytes` of `buffer` to the I/O device, in buffer-sized chunks
+    /// (rt-app `iorun`). The one step that does I/O: the workload asks for it.
+    pub(super) fn io_write(&self, buffer: &[u8], mut bytes: u64) -> Blocked {
+        use std::io::Write;
+        let (Some(mut file), false) = (self.io.as_ref(), buffer.is_empty()) else {
+            return Blocked::Failed("iorun without an I/O device or a buffer");
+        };
+        while bytes > 0 {
+            let chunk = usize::try_from(bytes)
+                .unwrap_or(usize::MAX)
+                .min(buffer.len());
+            match file.write(&buffer[..chunk]) {
+                Ok(0) | Err(_) => return Blocked::Failed("write to the I/O device failed"),
+                Ok(n) => bytes = bytes.saturating_sub(n as u64),
+            }
+        }
+        Blocked::Done
+    }
+}

@@ -1,0 +1,381 @@
+//! The event engine's semantics, checked from the per-job records of real
+//! runs (rt-app workloads written inline): signals order producers and
+//! consumers, priority inheritance bounds blocking, barriers release all
+//! parties together, a shared timer alternates its threads, re-entered
+//! phases keep `t_next += period`, release jitter stays in its bounds, and
+//! the policy in force is read back per job. Orderings and counts only:
+//! never absolute times (a noisy shared VM), except bounds with a margin
+//! that a broken mechanism exceeds many times over.
+
+use tinct_rt::record::{Accounting, JobRecord, Outcome};
+use tinct_rt::runtime::{RunOptions, RunResult, run};
+use tinct_rt::spec::{Policy, WatchdogMode};
+use tinct_rt::testing::test_options;
+use tinct_rt::watchdog::StopReason;
+
+const MS: u64 = 1_000_000;
+
+/// The runs of this file one at a time: they time each other otherwise.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn run_rtapp(text: &str, duration_ns: u64) -> RunResult {
+    let file = tinct_rt::rtapp::parse(text, "inline.json", duration_ns).unwrap();
+    let result = run(&file.spec, test_options()).unwrap();
+    for task in &result.tasks {
+        let a = Accounting::of(&task.records);
+        assert!(a.balances(), "{}: {a:?}", task.spec.name);
+    }
+    result
+}
+
+fn records<'a>(result: &'a RunResult, name: &str) -> &'a [JobRecord] {
+    &result
+        .tasks
+        .iter()
+        .find(|t| t.spec.name == name)
+        .unwrap_or_else(|| panic!("no task {name}"))
+        .records
+}
+
+fn finished(records: &[JobRecord]) -> Vec<JobRecord> {
+    records
+        .iter()
+        .filter(|r| r.finish_ns.is_some() && r.outcome != Outcome::Aborted)
+        .copied()
+        .collect()
+}
+
+#[test]
+fn a_consumer_never_runs_before_its_producers_signal() {
+    let _serial = serial();
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO threads") {
+        return;
+    }
+    let result = run_rtapp(
+        r#"{ "tasks": {
+          "producer": { "policy": "SCHED_FIFO", "priority": 20, "cpus": [0],
+                        "runtime": 2000, "signal": "ready",
+                        "timer": { "ref": "p", "period": 10000 } },
+          "consumer": { "policy": "SCHED_FIFO", "priority": 30, "cpus": [1],
+                        "lock": "m", "wait": { "ref": "ready", "mutex": "m" },
+                        "unlock": "m", "runtime": 1000 } } }"#,
+        400 * MS,
+    );
+    let producer = finished(records(&result, "producer"));
+    let consumer = finished(records(&result, "consumer"));
+    assert!(producer.len() >= 10, "{}", producer.len());
+    assert!(
+        consumer.len() >= 5,
+        "the consumer woke on signals: {}",
+        consumer.len()
+    );
+    assert!(
+        consumer.len() <= producer.len(),
+        "one wake-up per signal at most"
+    );
+    for (i, c) in consumer.iter().enumerate() {
+        // The producer's signal comes after its runtime step: no earlier
+        // than its start plus its run time. The consumer's work (its
+        // runtime step) starts no later than its finish minus its run time.
+        let signal_not_before = producer[i].start_ns + producer[i].run_ns;
+        let work_started_by = c.finish_ns.unwrap() - c.run_ns;
+        assert!(
+            work_started_by >= signal_not_before,
+            "consumer job {i} ran {} µs before the producer's signal",
+            (signal_not_before - work_started_by) / 1000
+        );
+    }
+}
+
+/// Runs the priority-inversion scenario on one CPU: `low` holds the mutex
+/// 20 ms, `high` wants it 2 ms later, `medium` (no lock) runs 60 ms from
+/// 4 ms. Returns high's response time.
+fn inversion(pi: bool) -> u64 {
+    let result = run_rtapp(
+        &format!(
+            r#"{{ "global": {{ "pi_enabled": {pi} }}, "tasks": {{
+              "low":    {{ "policy": "SCHED_FIFO", "priority": 10, "cpus": [0], "loop": 1,
+                          "lock": "m", "runtime": 20000, "unlock": "m" }},
+              "high":   {{ "policy": "SCHED_FIFO", "priority": 30, "cpus": [0], "loop": 1, "delay": 2000,
+                          "lock": "m", "runtime": 1000, "unlock": "m" }},
+              "medium": {{ "policy": "SCHED_FIFO", "priority": 20, "cpus": [0], "loop": 1, "delay": 4000,
+                          "runtime": 60000 }} }} }}"#
+        ),
+        500 * MS,
+    );
+    let high = finished(records(&result, "high"));
+    assert_eq!(high.len(), 1, "{:?}", records(&result, "high"));
+    high[0].response_ns().unwrap()
+}
+
+#[test]
+fn priority_inheritance_bounds_blocking_by_the_critical_section() {
+    let _serial = serial();
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO threads") {
+        return;
+    }
+    let with_pi = inversion(true);
+    // Blocking at most the rest of low's 20 ms section, then high's own
+    // 1 ms; 10 ms of margin for a noisy VM (without PI it is 60 ms more).
+    assert!(
+        with_pi <= 31 * MS,
+        "under PI, high waited {} ms",
+        with_pi / MS
+    );
+    let without = inversion(false);
+    assert!(
+        without >= with_pi + 30 * MS,
+        "without PI the medium task must delay high (unbounded inversion): {} ms vs {} ms",
+        without / MS,
+        with_pi / MS
+    );
+}
+
+#[test]
+fn a_barrier_releases_all_parties_together() {
+    let _serial = serial();
+    let result = run_rtapp(
+        r#"{ "tasks": {
+          "quick": { "loop": 20, "runtime": 1000, "barrier": "B" },
+          "slow":  { "loop": 20, "runtime": 5000, "barrier": "B" } } }"#,
+        2_000 * MS,
+    );
+    let quick = finished(records(&result, "quick"));
+    let slow = finished(records(&result, "slow"));
+    assert_eq!((quick.len(), slow.len()), (20, 20));
+    for (q, s) in quick.iter().zip(&slow) {
+        // Each leaves the barrier only once the other arrived.
+        let slow_arrived = s.start_ns + s.run_ns;
+        let quick_arrived = q.start_ns + q.run_ns;
+        assert!(q.finish_ns.unwrap() >= slow_arrived, "job {}", q.job);
+        assert!(s.finish_ns.unwrap() >= quick_arrived, "job {}", s.job);
+    }
+}
+
+#[test]
+fn a_shared_timer_alternates_its_threads() {
+    let _serial = serial();
+    let result = run_rtapp(
+        r#"{ "tasks": {
+          "a": { "runtime": 500, "timer": { "ref": "t", "period": 50000, "mode": "absolute" } },
+          "b": { "runtime": 500, "timer": { "ref": "t", "period": 50000, "mode": "absolute" } } } }"#,
+        800 * MS,
+    );
+    // After the common first release, every tick of the one timer releases
+    // the thread that used it: 50 ms apart, a and b in turn.
+    let mut ticks: Vec<(u64, &str)> = Vec::new();
+    for name in ["a", "b"] {
+        for r in records(&result, name).iter().skip(1) {
+            ticks.push((r.release_ns, name));
+        }
+    }
+    ticks.sort();
+    assert!(ticks.len() >= 10, "{}", ticks.len());
+    for pair in ticks.windows(2) {
+        assert_eq!(pair[1].0 - pair[0].0, 50 * MS, "{pair:?}");
+        assert_ne!(pair[0].1, pair[1].1, "the same thread twice: {pair:?}");
+    }
+    let a = records(&result, "a");
+    assert_eq!(
+        a[2].release_ns - a[1].release_ns,
+        100 * MS,
+        "each thread: 2 periods"
+    );
+}
+
+#[test]
+fn re_entered_phases_keep_t_next_plus_period() {
+    let _serial = serial();
+    let result = run_rtapp(
+        r#"{ "tasks": { "p": { "loop": 3, "phases": {
+          "one": { "loop": 2, "runtime": 1000, "timer": { "ref": "t", "period": 10000 } },
+          "two": { "loop": 1, "runtime": 2000, "timer": { "ref": "t", "period": 10000 } } } } } }"#,
+        500 * MS,
+    );
+    let r = records(&result, "p");
+    assert_eq!(r.len(), 9, "3 passes of 2 + 1 jobs");
+    let first = r[0].release_ns;
+    for (k, job) in r.iter().enumerate() {
+        assert_eq!(
+            job.release_ns - first,
+            k as u64 * 10 * MS,
+            "job {k} (phase {}): one grid across phases and passes",
+            job.phase
+        );
+    }
+    let phases: Vec<u32> = r.iter().map(|j| j.phase).collect();
+    assert_eq!(phases, [0, 0, 1, 0, 0, 1, 0, 0, 1]);
+}
+
+#[test]
+fn release_jitter_is_seeded_bounded_and_recorded() {
+    let _serial = serial();
+    use tinct_rt::testing::{TaskBuilder, run_spec};
+    let task = TaskBuilder::periodic("j", 5 * MS)
+        .jitter(2 * MS)
+        .jobs(40)
+        .build();
+    let spec = run_spec(vec![task], 400 * MS);
+    let result = run(&spec, test_options()).unwrap();
+    let r = &result.tasks[0].records;
+    assert_eq!(r.len(), 40);
+    assert!(r.iter().all(|j| j.jitter_ns <= 2 * MS));
+    assert!(r.iter().all(|j| j.start_ns >= j.release_ns + j.jitter_ns));
+    let distinct: std::collections::BTreeSet<u64> = r.iter().map(|j| j.jitter_ns).collect();
+    assert!(distinct.len() > 20, "random offsets: {distinct:?}");
+    // The same seed gives the same offsets.
+    let again = run(&spec, test_options()).unwrap();
+    let offsets = |r: &[JobRecord]| r.iter().map(|j| j.jitter_ns).collect::<Vec<_>>();
+    assert_eq!(offsets(r), offsets(&again.tasks[0].records));
+}
+
+#[test]
+fn the_policy_in_force_is_read_back_per_job_and_phase() {
+    let _serial = serial();
+    if !tinct_sys::testing::privileged_or_skip("real-time and nice policies") {
+        return;
+    }
+    let result = run_rtapp(
+        r#"{ "tasks": { "t": { "loop": 1, "phases": {
+          "nice":  { "loop": 2, "priority": 5, "runtime": 200 },
+          "fifo":  { "loop": 2, "policy": "SCHED_FIFO", "priority": 21, "runtime": 200 },
+          "rr":    { "loop": 2, "policy": "SCHED_RR", "priority": 22, "runtime": 200 },
+          "batch": { "loop": 2, "policy": "SCHED_BATCH", "priority": -3, "runtime": 200 },
+          "idle":  { "loop": 2, "policy": "SCHED_IDLE", "runtime": 200 } } } } }"#,
+        1_000 * MS,
+    );
+    let seen: Vec<(Policy, i8)> = records(&result, "t")
+        .iter()
+        .map(|r| (r.policy, r.nice))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (Policy::Other, 5),
+            (Policy::Other, 5),
+            (Policy::Fifo(21), 0),
+            (Policy::Fifo(21), 0),
+            (Policy::RoundRobin(22), 0),
+            (Policy::RoundRobin(22), 0),
+            (Policy::Batch, -3),
+            (Policy::Batch, -3),
+            (Policy::Idle, 0),
+            (Policy::Idle, 0),
+        ]
+    );
+}
+
+#[test]
+fn a_deadline_thread_runs_under_its_reservation() {
+    let _serial = serial();
+    if !tinct_sys::testing::privileged_or_skip("SCHED_DEADLINE") {
+        return;
+    }
+    let result = run_rtapp(
+        r#"{ "tasks": { "dl": { "policy": "SCHED_DEADLINE", "dl-runtime": 3000,
+          "dl-period": 20000, "runtime": 1000, "timer": { "ref": "t", "period": 20000 } } } }"#,
+        200 * MS,
+    );
+    let r = records(&result, "dl");
+    assert!(r.len() >= 5);
+    assert!(
+        r.iter()
+            .filter(|j| j.started())
+            .all(|j| j.policy == Policy::Deadline)
+    );
+}
+
+#[test]
+fn the_watchdog_guards_real_time_jobs_only_by_default_and_can_be_off() {
+    let _serial = serial();
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO threads") {
+        return;
+    }
+    // A job of 60 ms against a 10 ms period: 6 × its deadline.
+    let overloaded = |policy: &str| {
+        format!(
+            r#"{{ "tasks": {{ "t": {{ "policy": "{policy}", "loop": 2, "runtime": 60000,
+                "timer": {{ "ref": "t", "period": 10000 }} }} }} }}"#
+        )
+    };
+    let with = |text: &str, watchdog: WatchdogMode| {
+        let file = tinct_rt::rtapp::parse(text, "inline.json", 300 * MS).unwrap();
+        run(
+            &file.spec,
+            RunOptions {
+                handle_signals: false,
+                watchdog,
+                ..RunOptions::default()
+            },
+        )
+        .unwrap()
+        .stop
+    };
+    assert!(matches!(
+        with(&overloaded("SCHED_FIFO"), WatchdogMode::Realtime),
+        StopReason::Overrun { .. }
+    ));
+    assert_eq!(
+        with(&overloaded("SCHED_OTHER"), WatchdogMode::Realtime),
+        StopReason::Completed,
+        "a SCHED_OTHER job is not guarded by default"
+    );
+    assert!(matches!(
+        with(&overloaded("SCHED_OTHER"), WatchdogMode::All),
+        StopReason::Overrun { .. }
+    ));
+    assert_eq!(
+        with(&overloaded("SCHED_FIFO"), WatchdogMode::Off),
+        StopReason::Completed
+    );
+}
+
+#[test]
+fn threads_blocked_at_the_end_are_let_go_and_their_jobs_aborted() {
+    let _serial = serial();
+    let result = run_rtapp(
+        r#"{ "tasks": { "waiter": { "suspend": "nobody-resumes-me", "runtime": 100 } } }"#,
+        200 * MS,
+    );
+    assert_eq!(result.stop, StopReason::Completed);
+    let r = records(&result, "waiter");
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].outcome, Outcome::Aborted);
+    assert_eq!(r[0].finish_ns, None, "no finish for an aborted job");
+}
+
+#[test]
+fn task_groups_hold_their_threads_and_are_removed() {
+    let _serial = serial();
+    if !tinct_sys::testing::privileged_or_skip("cgroup v2 task groups") {
+        return;
+    }
+    let result = run_rtapp(
+        r#"{ "tasks": { "g": { "taskgroup": "/tg1", "phases": {
+          "in":  { "loop": 2, "runtime": 500, "sleep": 1000 },
+          "sub": { "loop": 2, "taskgroup": "/tg1/tg11", "runtime": 500, "sleep": 1000 } } } } }"#,
+        100 * MS,
+    );
+    assert!(
+        result
+            .notes
+            .iter()
+            .any(|n| n.contains("/tg1") && n.contains("created")),
+        "{:?}",
+        result.notes
+    );
+    let a = Accounting::of(records(&result, "g"));
+    assert!(a.completed >= 4, "{a:?}");
+    let root = tinct_sys::cgroup::mount_point()
+        .unwrap()
+        .join(
+            tinct_sys::cgroup::own_group()
+                .unwrap()
+                .trim_start_matches('/'),
+        )
+        .join(format!("tinct-run-{}", std::process::id()));
+    assert!(!root.exists(), "the run's groups were removed");
+}
