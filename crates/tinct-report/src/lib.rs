@@ -3,10 +3,11 @@
 //! [`stats`] is the one statistics type of the workspace: [`Durations`] for
 //! nanoseconds, [`Counts`] for unit-free event counts.
 //!
-//! [`LineChart`] writes a small, self-contained SVG line chart (series of
-//! (x, y) points with names and styles, axis labels, a title, an optional
-//! log2 x axis and marker lines) without any font or system dependency.
-//! Every plot of tinct (benches, experiments) goes through it. It is
+//! [`chart`] is the one chart implementation: [`LineChart`] writes a small,
+//! self-contained SVG line chart (series of (x, y) points with names and
+//! styles, axis labels, a title, an optional log2 x axis and marker lines)
+//! and [`BarChart`] grouped bars, without any font or system dependency.
+//! Every plot of tinct (benches, experiments, run figures) goes through it. It is
 //! written here rather than on plotters' SVG backend, which cannot lay out
 //! text without a font backend and fonts (see Cargo.toml). Output is
 //! deterministic: the same chart gives the same bytes, so plots can be
@@ -14,12 +15,12 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod chart;
 pub mod stats;
-mod svg;
 
 pub use stats::{Counts, Distribution, Durations};
 
-pub use svg::{LineChart, Series, SeriesStyle, nice_ticks};
+pub use chart::{BarChart, BarSeries, LineChart, Series, SeriesStyle, nice_ticks};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
