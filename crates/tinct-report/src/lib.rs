@@ -1,5 +1,8 @@
 //! Reporting helpers shared by tinct's commands.
 //!
+//! [`trace`] writes a run's job records as traces a person can read: one
+//! track per thread in Perfetto's protobuf format and in Chrome JSON.
+//!
 //! [`stats`] is the one statistics type of the workspace: [`Durations`] for
 //! nanoseconds, [`Counts`] for unit-free event counts.
 //!
@@ -17,6 +20,7 @@
 
 pub mod chart;
 pub mod stats;
+pub mod trace;
 
 pub use stats::{Counts, Distribution, Durations};
 

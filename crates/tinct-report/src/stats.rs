@@ -231,8 +231,7 @@ impl Histogram {
     /// Lower edge of bin `k` (saturating at the top of u64: only an upper
     /// edge past the largest sample can reach it).
     fn edge(&self, k: usize) -> u64 {
-        self.low
-            .saturating_add(self.width.saturating_mul(k as u64))
+        self.low.saturating_add(self.width.saturating_mul(k as u64))
     }
 }
 

@@ -4,8 +4,8 @@
 //! the Liu-Layland bound).
 
 use super::{
-    LEFT, PLOT_H, PLOT_W, TOP, YAxis, border_and_axis_labels, color, escape, hover,
-    legend_entry, open, write_svg, y_grid,
+    LEFT, PLOT_H, PLOT_W, TOP, YAxis, border_and_axis_labels, color, escape, hover, legend_entry,
+    open, write_svg, y_grid,
 };
 use crate::ReportError;
 use std::fmt::Write;
@@ -145,7 +145,10 @@ impl BarChart {
                     r##"<line x1="{:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#000" stroke-width="2" stroke-dasharray="6,4">{}</line>"##,
                     gx + group_w * 0.05,
                     gx + group_w * 0.95,
-                    hover(Some(&format!("{category}, {}: {limit:.4}", self.limit_name)))
+                    hover(Some(&format!(
+                        "{category}, {}: {limit:.4}",
+                        self.limit_name
+                    )))
                 );
             }
         }
@@ -196,10 +199,17 @@ mod tests {
         let svg = chart().to_svg();
         // Background, border, 3 bars, 2 legend squares.
         assert_eq!(svg.matches("<rect").count(), 2 + 3 + 2, "{svg}");
-        assert_eq!(svg.matches(r#"stroke-dasharray="6,4""#).count(), 2, "limit and legend");
+        assert_eq!(
+            svg.matches(r#"stroke-dasharray="6,4""#).count(),
+            2,
+            "limit and legend"
+        );
         assert!(svg.contains("<title>core 0, predicted: 0.5000</title>"));
         assert!(svg.contains("<title>core 0, bound: 0.7500</title>"));
-        assert!(!svg.contains("core 1, observed"), "no bar for a missing value");
+        assert!(
+            !svg.contains("core 1, observed"),
+            "no bar for a missing value"
+        );
         assert_eq!(svg, chart().to_svg(), "deterministic");
     }
 
@@ -215,6 +225,9 @@ mod tests {
             })
             .collect();
         assert_eq!(heights.len(), 2);
-        assert!((heights[0] / heights[1] - 0.5 / 0.4).abs() < 0.01, "{heights:?}");
+        assert!(
+            (heights[0] / heights[1] - 0.5 / 0.4).abs() < 0.01,
+            "{heights:?}"
+        );
     }
 }

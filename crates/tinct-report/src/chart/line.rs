@@ -227,7 +227,11 @@ impl LineChart {
                 .enumerate()
                 .filter_map(|(i, &p)| {
                     let (x, y) = self.drawable(p)?;
-                    Some((sx(x), axis.to_px(y), series.labels.get(i).map(String::as_str)))
+                    Some((
+                        sx(x),
+                        axis.to_px(y),
+                        series.labels.get(i).map(String::as_str),
+                    ))
                 })
                 .collect();
             if series.style.draws_line() && points.len() > 1 {
@@ -387,6 +391,8 @@ mod tests {
                 .with_labels(vec!["job 0".into(), "job <1>".into()]),
         );
         let svg = labelled.to_svg();
-        assert!(svg.contains("<title>job 0</title>") && svg.contains("<title>job &lt;1&gt;</title>"));
+        assert!(
+            svg.contains("<title>job 0</title>") && svg.contains("<title>job &lt;1&gt;</title>")
+        );
     }
 }
