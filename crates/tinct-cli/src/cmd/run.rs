@@ -169,7 +169,7 @@ pub fn execute(
     } else {
         print_verdict(summary);
         println!(
-            "wrote {dir}/{{summary.json, jobs.csv, trace.json}} (open trace.json in ui.perfetto.dev)"
+            "wrote {dir}/{{summary.json, jobs.csv, trace.perfetto-trace, trace.json}} (open trace.perfetto-trace in ui.perfetto.dev)"
         );
     }
     if let Some(why) = &recorded.written.fallback_because {

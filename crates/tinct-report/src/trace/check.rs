@@ -18,6 +18,8 @@ pub struct TrackSlice {
     pub end_ns: u64,
     /// Title.
     pub name: String,
+    /// Category (`job`, `preemption`).
+    pub category: String,
 }
 
 /// Every pair of slices of one track that partially overlap
@@ -70,6 +72,7 @@ pub fn chrome_json_slices(doc: &serde_json::Value) -> Result<Vec<TrackSlice>, St
                 start_ns: start,
                 end_ns: start + dur,
                 name: e["name"].as_str().unwrap_or_default().to_string(),
+                category: e["cat"].as_str().unwrap_or_default().to_string(),
             })
         })
         .collect()
@@ -150,7 +153,7 @@ pub fn decode_perfetto(bytes: &[u8]) -> Result<DecodedPerfetto, String> {
     }
     // Perfetto sorts packets by timestamp; ties keep their order.
     events.sort_by_key(|(ts, _)| *ts);
-    let mut open: HashMap<u64, Vec<(u64, String)>> = HashMap::new();
+    let mut open: HashMap<u64, Vec<(u64, String, String)>> = HashMap::new();
     for (ts, e) in events {
         let uuid = e.track_uuid.unwrap_or(0);
         let track = names
@@ -162,9 +165,12 @@ pub fn decode_perfetto(bytes: &[u8]) -> Result<DecodedPerfetto, String> {
             None => String::new(),
         };
         match e.r#type() {
-            Type::SliceBegin => open.entry(uuid).or_default().push((ts, name)),
+            Type::SliceBegin => {
+                let category = e.categories.first().cloned().unwrap_or_default();
+                open.entry(uuid).or_default().push((ts, name, category))
+            }
             Type::SliceEnd => {
-                let (start, name) = open
+                let (start, name, category) = open
                     .get_mut(&uuid)
                     .and_then(Vec::pop)
                     .ok_or_else(|| format!("an end at {ts} on '{track}' without a begin"))?;
@@ -173,6 +179,7 @@ pub fn decode_perfetto(bytes: &[u8]) -> Result<DecodedPerfetto, String> {
                     start_ns: start,
                     end_ns: ts,
                     name,
+                    category,
                 });
             }
             Type::Instant => out.instants.push((track, ts, name)),
@@ -206,6 +213,7 @@ mod tests {
             start_ns: start,
             end_ns: end,
             name: String::new(),
+            category: String::new(),
         }
     }
 

@@ -74,7 +74,8 @@ pub fn chrome_json(run: &TraceRun) -> Value {
                 let mut values = Map::new();
                 values.insert(c.name.clone(), json!(value));
                 events.push(json!({
-                    "name": name, "ph": "C", "pid": 1, "ts": us(ts), "args": values
+                    "name": name, "ph": "C", "pid": 1, "tid": own_tid, "ts": us(ts),
+                    "args": values
                 }));
             }
         }

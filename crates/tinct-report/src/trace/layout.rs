@@ -352,6 +352,7 @@ mod tests {
                     start_ns: s.start_ns,
                     end_ns: s.end_ns,
                     name: s.name.clone(),
+                    category: s.category.to_string(),
                 })
             })
             .collect();

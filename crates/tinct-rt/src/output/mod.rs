@@ -1,13 +1,15 @@
-//! The verdict of a run and the run directory: `summary.json`, `jobs.csv`
-//! and a Chrome / Perfetto trace-event `trace.json`.
+//! The verdict of a run and the run directory: `summary.json`, `jobs.csv`,
+//! and the traces `trace.perfetto-trace` (Perfetto's protobuf) and
+//! `trace.json` (Chrome trace events), one track per task.
 //!
 //! All three are written after the threads have been joined (at the end of
 //! the run, after a watchdog stop, or after SIGINT/SIGTERM), from the
 //! records in memory. Times in the files are nanoseconds relative to the
-//! common release (the trace uses microseconds, as its format requires).
+//! common release (`trace.json` uses microseconds, as its format requires).
 
 //!
-//! Modules: [`summary`] (the verdict), [`jobs_csv`], [`trace`], and
+//! Modules: [`summary`] (the verdict), [`jobs_csv`], [`trace`] (the
+//! records handed to tinct-report's trace writers), and
 //! [`run_dir`] (the directory: checked before the first release, written
 //! atomically, with a fallback).
 
@@ -19,7 +21,7 @@ pub mod trace;
 pub use jobs_csv::write_jobs_csv;
 pub use run_dir::{RunDir, Written};
 pub use summary::{Summary, TaskVerdict, scheduling_note, summarize};
-pub use trace::trace_events;
+pub use trace::trace_run;
 
 /// `t − t0`, or 0 before `t0` (a job never started has no instants).
 fn relative(t: u64, t0: u64) -> u64 {

@@ -1,4 +1,5 @@
-//! The run directory: `summary.json`, `jobs.csv` and `trace.json`.
+//! The run directory: `summary.json`, `jobs.csv`, `trace.perfetto-trace`
+//! and `trace.json`.
 //!
 //! Nothing a run recorded may be lost (issue 10 item 4):
 //!
@@ -14,14 +15,19 @@
 
 use super::jobs_csv::write_jobs_csv;
 use super::summary::Summary;
-use super::trace::trace_events;
+use super::trace::trace_run;
 use crate::runtime::RunResult;
 use crate::{Result, RtError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The files of a run directory.
-pub const FILES: [&str; 3] = ["summary.json", "jobs.csv", "trace.json"];
+pub const FILES: [&str; 4] = [
+    "summary.json",
+    "jobs.csv",
+    "trace.perfetto-trace",
+    "trace.json",
+];
 
 /// A run directory that was created and written to before the run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,7 +127,7 @@ fn write_error(path: &Path, source: std::io::Error) -> RtError {
     }
 }
 
-/// The three files into `dir`, each atomically.
+/// The files into `dir`, each atomically.
 fn write_files(dir: &Path, summary: &Summary, result: &RunResult) -> Result<()> {
     atomically(&dir.join("summary.json"), |out| {
         serde_json::to_writer_pretty(&mut *out, summary)?;
@@ -130,8 +136,13 @@ fn write_files(dir: &Path, summary: &Summary, result: &RunResult) -> Result<()> 
     atomically(&dir.join("jobs.csv"), |out| {
         write_jobs_csv(out, result).map_err(std::io::Error::from)
     })?;
+    let trace = trace_run(&summary.source, result);
     atomically(&dir.join("trace.json"), |out| {
-        serde_json::to_writer(out, &trace_events(&summary.source, result)).map_err(Into::into)
+        serde_json::to_writer(out, &tinct_report::trace::chrome_json(&trace)).map_err(Into::into)
+    })?;
+    atomically(&dir.join("trace.perfetto-trace"), |out| {
+        let bytes = tinct_report::trace::perfetto_trace(&trace).map_err(std::io::Error::other)?;
+        out.write_all(&bytes)
     })
 }
 
@@ -175,7 +186,7 @@ mod tests {
     }
 
     #[test]
-    fn the_run_directory_has_all_three_files_and_nothing_else() {
+    fn the_run_directory_has_all_its_files_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
         let run_dir = RunDir::prepare(&dir.path().join("a/b")).unwrap();
         assert!(entries(run_dir.path()).is_empty(), "the probe is gone");
@@ -186,7 +197,12 @@ mod tests {
         assert_eq!(written.fallback_because, None);
         assert_eq!(
             entries(run_dir.path()),
-            ["jobs.csv", "summary.json", "trace.json"],
+            [
+                "jobs.csv",
+                "summary.json",
+                "trace.json",
+                "trace.perfetto-trace"
+            ],
             "no temporary file is left"
         );
         let csv = std::fs::read_to_string(run_dir.path().join("jobs.csv")).unwrap();
@@ -200,6 +216,9 @@ mod tests {
             &std::fs::read_to_string(run_dir.path().join("trace.json")).unwrap(),
         )
         .unwrap();
+        let perfetto = std::fs::read(run_dir.path().join("trace.perfetto-trace")).unwrap();
+        let decoded = tinct_report::trace::check::decode_perfetto(&perfetto).unwrap();
+        assert_eq!(decoded.slices.len(), 3, "a slice per started job");
     }
 
     #[test]
@@ -233,7 +252,12 @@ mod tests {
         assert!(written.fallback_because.is_some());
         assert_eq!(
             entries(&written.dir),
-            ["jobs.csv", "summary.json", "trace.json"]
+            [
+                "jobs.csv",
+                "summary.json",
+                "trace.json",
+                "trace.perfetto-trace"
+            ]
         );
         std::fs::remove_dir_all(&written.dir).unwrap();
     }
