@@ -3,10 +3,10 @@
 //! a task ([`Accounting`]: released = completed + missed + aborted).
 
 use crate::counters::CounterSample;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a released job ended.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// Finished by its deadline.

@@ -2,9 +2,9 @@
 //! every run directory (`machine.json`) so numbers are never read without
 //! their context (a VM cannot show real cache isolation).
 
-use serde::{Deserialize, Serialize};
 use crate::SysRoot;
 use crate::topology::Topology;
+use serde::{Deserialize, Serialize};
 
 /// One cache as the results record it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

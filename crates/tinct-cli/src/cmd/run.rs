@@ -7,6 +7,7 @@ use crate::error::CliError;
 use crate::output::{ms, print_json, table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tinct_core::analysis::Analysis;
 use tinct_core::units::{Nanos, parse_duration};
 use tinct_rt::RtError;
 use tinct_rt::limits::MAX_TIME_NS;
@@ -97,7 +98,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         supervise: true,
         ..RunOptions::default()
     };
-    let (spec, out) = match (&args.plan, &args.rt_app) {
+    let (spec, analysis, out) = match (&args.plan, &args.rt_app) {
         (_, Some(file)) => {
             let loaded = tinct_rt::rtapp::load(file, DEFAULT_DURATION_NS).map_err(rt_error)?;
             let mut spec = loaded.spec;
@@ -109,14 +110,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 .clone()
                 .or(loaded.log_dir.map(PathBuf::from))
                 .unwrap_or_else(|| default_out(file));
-            (spec, out)
+            (spec, None, out)
         }
         (Some(plan), None) => {
             let duration = args.duration.map_or(DEFAULT_DURATION_NS, |d| d.0);
-            (
-                tinct_rt::plan::load_plan(plan, duration).map_err(rt_error)?,
-                args.out.clone().unwrap_or_else(|| default_out(plan)),
-            )
+            let (spec, analysis) =
+                tinct_rt::plan::load_analysed_plan(plan, duration).map_err(rt_error)?;
+            let out = args.out.clone().unwrap_or_else(|| default_out(plan));
+            (spec, analysis, out)
         }
         (None, None) => {
             return Err(CliError::Input(
@@ -124,7 +125,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             ));
         }
     };
-    let recorded = execute(&spec, options, &out, args.json)?;
+    let recorded = execute(&spec, analysis.as_ref(), options, &out, args.json)?;
     Ok(exit_code(&recorded))
 }
 
@@ -142,9 +143,11 @@ pub fn rt_error(e: RtError) -> CliError {
     }
 }
 
-/// Runs `spec`, writes the run directory and prints the verdict.
+/// Runs `spec`, writes the run directory (with `analysis`, that of the plan
+/// `spec` came from, if any) and prints the verdict.
 pub fn execute(
     spec: &RunSpec,
+    analysis: Option<&Analysis>,
     options: RunOptions,
     out: &Path,
     json: bool,
@@ -161,7 +164,7 @@ pub fn execute(
             out.display()
         );
     }
-    let recorded = run_in_dir(spec, options, out).map_err(rt_error)?;
+    let recorded = run_in_dir(spec, analysis, options, out).map_err(rt_error)?;
     let summary = &recorded.summary;
     let dir = recorded.written.dir.display();
     if json {
@@ -169,7 +172,8 @@ pub fn execute(
     } else {
         print_verdict(summary);
         println!(
-            "wrote {dir}/{{summary.json, jobs.csv, trace.perfetto-trace, trace.json}} (open trace.perfetto-trace in ui.perfetto.dev)"
+            "wrote {dir}: summary.json, jobs.csv, trace.perfetto-trace (open it in ui.perfetto.dev), \
+             trace.json, figures; `tinct report {dir}` makes a page of it"
         );
     }
     if let Some(why) = &recorded.written.fallback_because {

@@ -9,17 +9,22 @@
 
 //!
 //! Modules: [`summary`] (the verdict), [`jobs_csv`], [`trace`] (the
-//! records handed to tinct-report's trace writers), and
-//! [`run_dir`] (the directory: checked before the first release, written
-//! atomically, with a fallback).
+//! records handed to tinct-report's trace writers), [`run_dir`] (the
+//! directory: checked before the first release, written atomically, with a
+//! fallback), [`read`] (a run directory read back), [`figures`] (kim2013
+//! Fig. 8 and 10 and the distributions, drawn from the files) and
+//! [`page`] (the HTML report of a run directory).
 
+pub mod figures;
 pub mod jobs_csv;
+pub mod read;
 pub mod run_dir;
 pub mod summary;
 pub mod trace;
 
-pub use jobs_csv::write_jobs_csv;
-pub use run_dir::{RunDir, Written};
+pub use jobs_csv::{JobRow, write_jobs_csv};
+pub use read::RunFiles;
+pub use run_dir::{RunContext, RunDir, Written};
 pub use summary::{Summary, TaskVerdict, scheduling_note, summarize};
 pub use trace::trace_run;
 
@@ -60,6 +65,42 @@ pub(crate) mod fixture {
             voluntary_switches: 0,
             counters: Default::default(),
             outcome,
+        }
+    }
+
+    /// The analysis of a plan with the fixture's task `a` (T = 100 ns,
+    /// C = 10 ns, core 1).
+    pub(crate) fn analysis() -> tinct_core::analysis::Analysis {
+        let set = tinct_core::format::parse(
+            r#"
+[platform]
+cores = 2
+partitions = 4
+memory = "64MiB"
+refill = "1ns"
+
+[[task]]
+name = "a"
+period = "100ns"
+memory = "1MiB"
+wcet = { 1 = "10ns" }
+core = 1
+partitions = [1]
+"#,
+            "fixture.toml",
+            tinct_core::format::Syntax::Toml,
+        )
+        .unwrap();
+        tinct_core::analysis::analyze(&set).unwrap()
+    }
+
+    /// What the fixture's run directory records beside the jobs.
+    pub(crate) fn context(
+        analysis: Option<&tinct_core::analysis::Analysis>,
+    ) -> crate::output::RunContext<'_> {
+        crate::output::RunContext {
+            analysis,
+            machine: tinct_sys::machine::Machine::describe(),
         }
     }
 

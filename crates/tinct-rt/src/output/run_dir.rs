@@ -1,5 +1,8 @@
-//! The run directory: `summary.json`, `jobs.csv`, `trace.perfetto-trace`
-//! and `trace.json`.
+//! The run directory: `summary.json`, `jobs.csv`, `trace.perfetto-trace`,
+//! `trace.json`, `machine.json`, `analysis.json` (a run of an analysed
+//! plan) and the figures of kim2013 (`fig8-response-<task>.svg` per task
+//! with a bound, `fig10-utilization.svg`), drawn from the files just
+//! written ([`super::figures`]) so they equal what `tinct report` draws.
 //!
 //! Nothing a run recorded may be lost (issue 10 item 4):
 //!
@@ -13,21 +16,36 @@
 //!   went away), the files go to a fallback directory under the system's
 //!   temporary directory, and [`Written`] says where and why.
 
+use super::figures::run_dir_figures;
 use super::jobs_csv::write_jobs_csv;
+use super::read::RunFiles;
 use super::summary::Summary;
 use super::trace::trace_run;
 use crate::runtime::RunResult;
 use crate::{Result, RtError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use tinct_core::analysis::Analysis;
+use tinct_sys::machine::Machine;
 
-/// The files of a run directory.
-pub const FILES: [&str; 4] = [
+/// The files every run directory has (plus `analysis.json` and the
+/// figures, see the module documentation).
+pub const FILES: [&str; 5] = [
     "summary.json",
     "jobs.csv",
     "trace.perfetto-trace",
     "trace.json",
+    "machine.json",
 ];
+
+/// What the run directory records beside the jobs.
+#[derive(Clone, Debug)]
+pub struct RunContext<'a> {
+    /// The analysis of the plan the run came from, if any (`analysis.json`).
+    pub analysis: Option<&'a Analysis>,
+    /// The machine it ran on (`machine.json`).
+    pub machine: Machine,
+}
 
 /// A run directory that was created and written to before the run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,8 +97,13 @@ impl RunDir {
 
     /// Writes the run's files here or, failing that, to a fallback
     /// directory (`<temp>/tinct-run-<pid>-<name>`). An error only if both fail.
-    pub fn write(&self, summary: &Summary, result: &RunResult) -> Result<Written> {
-        let first = match write_files(&self.path, summary, result) {
+    pub fn write(
+        &self,
+        summary: &Summary,
+        result: &RunResult,
+        context: &RunContext,
+    ) -> Result<Written> {
+        let first = match write_files(&self.path, summary, result, context) {
             Ok(()) => {
                 return Ok(Written {
                     dir: self.path.clone(),
@@ -93,7 +116,7 @@ impl RunDir {
         let because = first.to_string();
         std::fs::create_dir_all(&fallback)
             .map_err(|e| write_error(&fallback, e))
-            .and_then(|()| write_files(&fallback, summary, result))
+            .and_then(|()| write_files(&fallback, summary, result, context))
             .map_err(|second| RtError::Task {
                 task: "run directory".into(),
                 message: format!(
@@ -128,7 +151,12 @@ fn write_error(path: &Path, source: std::io::Error) -> RtError {
 }
 
 /// The files into `dir`, each atomically.
-fn write_files(dir: &Path, summary: &Summary, result: &RunResult) -> Result<()> {
+fn write_files(
+    dir: &Path,
+    summary: &Summary,
+    result: &RunResult,
+    context: &RunContext,
+) -> Result<()> {
     atomically(&dir.join("summary.json"), |out| {
         serde_json::to_writer_pretty(&mut *out, summary)?;
         out.write_all(b"\n")
@@ -143,7 +171,22 @@ fn write_files(dir: &Path, summary: &Summary, result: &RunResult) -> Result<()> 
     atomically(&dir.join("trace.perfetto-trace"), |out| {
         let bytes = tinct_report::trace::perfetto_trace(&trace).map_err(std::io::Error::other)?;
         out.write_all(&bytes)
-    })
+    })?;
+    atomically(&dir.join("machine.json"), |out| {
+        serde_json::to_writer_pretty(&mut *out, &context.machine)?;
+        out.write_all(b"\n")
+    })?;
+    if let Some(analysis) = context.analysis {
+        atomically(&dir.join("analysis.json"), |out| {
+            serde_json::to_writer_pretty(&mut *out, analysis)?;
+            out.write_all(b"\n")
+        })?;
+    }
+    let files = RunFiles::read(dir)?;
+    for (name, svg) in run_dir_figures(&files) {
+        atomically(&dir.join(name), |out| out.write_all(svg.as_bytes()))?;
+    }
+    Ok(())
 }
 
 /// Writes `path` through a temporary file in the same directory that
@@ -172,7 +215,7 @@ fn atomically(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::fixture::result;
+    use crate::output::fixture::{analysis, context, result};
     use crate::output::summarize;
     use serde_json::Value;
 
@@ -192,13 +235,18 @@ mod tests {
         assert!(entries(run_dir.path()).is_empty(), "the probe is gone");
         let r = result();
         let s = summarize("x.toml", 400, &r);
-        let written = run_dir.write(&s, &r).unwrap();
+        let a = analysis();
+        let written = run_dir.write(&s, &r, &context(Some(&a))).unwrap();
         assert_eq!(written.dir, run_dir.path());
         assert_eq!(written.fallback_because, None);
         assert_eq!(
             entries(run_dir.path()),
             [
+                "analysis.json",
+                "fig10-utilization.svg",
+                "fig8-response-a.svg",
                 "jobs.csv",
+                "machine.json",
                 "summary.json",
                 "trace.json",
                 "trace.perfetto-trace"
@@ -246,14 +294,18 @@ mod tests {
         std::fs::remove_dir(&path).unwrap();
         std::fs::write(&path, "in the way").unwrap();
         let r = result();
-        let written = run_dir.write(&summarize("x.toml", 400, &r), &r).unwrap();
+        let written = run_dir
+            .write(&summarize("x.toml", 400, &r), &r, &context(None))
+            .unwrap();
         assert_ne!(written.dir, path);
         assert!(written.dir.starts_with(std::env::temp_dir()));
         assert!(written.fallback_because.is_some());
         assert_eq!(
             entries(&written.dir),
             [
+                "fig8-response-a.svg",
                 "jobs.csv",
+                "machine.json",
                 "summary.json",
                 "trace.json",
                 "trace.perfetto-trace"
