@@ -2,6 +2,8 @@
 //!
 //! [`trace`] writes a run's job records as traces a person can read: one
 //! track per thread in Perfetto's protobuf format and in Chrome JSON.
+//! [`html`] makes self-contained pages (no network: style, script and
+//! charts inline), [`bench_page`] the page of a bench directory.
 //!
 //! [`stats`] is the one statistics type of the workspace: [`Durations`] for
 //! nanoseconds, [`Counts`] for unit-free event counts.
@@ -18,7 +20,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod bench_page;
 pub mod chart;
+pub mod html;
 pub mod stats;
 pub mod trace;
 
@@ -29,6 +33,25 @@ pub use chart::{BarChart, BarSeries, LineChart, Series, SeriesStyle, nice_ticks}
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
+    /// A file or directory could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A directory that is not what a report is made from: bad input.
+    #[error("{path}: expected {expected}, found {found}")]
+    Input {
+        /// The directory.
+        path: String,
+        /// What was expected.
+        expected: String,
+        /// What was found.
+        found: String,
+    },
     /// A file could not be written.
     #[error("cannot write {path}: {source}")]
     Write {
