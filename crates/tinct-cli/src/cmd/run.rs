@@ -237,17 +237,12 @@ pub fn print_verdict(summary: &Summary) {
             .cpus
             .as_ref()
             .map_or("any".into(), |c| tinct_sys::format_cpu_list(c));
-        let verdict = if t.exceeds_bound {
-            "EXCEEDS BOUND"
-        } else if t.jobs.missed > 0 {
-            "MISSED"
-        } else if t.error.is_some() {
-            "FAILED"
-        } else if t.bound.is_some_and(|b| b.wcrt_ns.is_some()) {
-            "within bound"
-        } else {
-            "ok"
-        };
+        let verdict = tinct_rt::output::verdict_word(
+            t.exceeds_bound,
+            t.jobs.missed,
+            t.error.is_some(),
+            t.bound.is_some_and(|b| b.wcrt_ns.is_some()),
+        );
         let r = &t.response;
         jobs.add_row(vec![
             t.name.clone(),

@@ -17,6 +17,7 @@
 
 pub mod figures;
 pub mod jobs_csv;
+pub mod page;
 pub mod read;
 pub mod run_dir;
 pub mod summary;
@@ -25,7 +26,7 @@ pub mod trace;
 pub use jobs_csv::{JobRow, write_jobs_csv};
 pub use read::RunFiles;
 pub use run_dir::{RunContext, RunDir, Written};
-pub use summary::{Summary, TaskVerdict, scheduling_note, summarize};
+pub use summary::{Summary, TaskVerdict, scheduling_note, summarize, verdict_word};
 pub use trace::trace_run;
 
 /// `t − t0`, or 0 before `t0` (a job never started has no instants).
