@@ -230,7 +230,7 @@ fn plan(files: &RunFiles) -> Section {
     section
 }
 
-fn charted<'a>(files: &'a RunFiles) -> (Vec<&'a TaskFile>, Option<Block>) {
+fn charted(files: &RunFiles) -> (Vec<&TaskFile>, Option<Block>) {
     let tasks: Vec<&TaskFile> = files.summary.tasks.iter().take(MAX_TASK_CHARTS).collect();
     let note = (files.summary.tasks.len() > MAX_TASK_CHARTS).then(|| {
         Block::Text(format!(
