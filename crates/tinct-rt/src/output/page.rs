@@ -22,6 +22,11 @@ fn ms(ns: u64) -> String {
     format!("{:.3}", ns as f64 / 1e6)
 }
 
+/// Four decimals, and never `-0.0000` (an empty core's sum can be −0).
+fn fixed4(x: f64) -> String {
+    format!("{:.4}", x + 0.0)
+}
+
 fn opt_ms(ns: Option<u64>) -> String {
     ns.map_or_else(|| "—".into(), ms)
 }
@@ -207,9 +212,9 @@ fn plan(files: &RunFiles) -> Section {
                     Cell::new(c.core.to_string()),
                     Cell::new(c.tasks.join(", ")),
                     Cell::new(partitions(&c.partitions)),
-                    Cell::new(format!("{:.4}", c.utilization_nocint)),
-                    Cell::new(format!("{:.4}", c.utilization)),
-                    Cell::new(format!("{:.4}", c.utilization_bound)),
+                    Cell::new(fixed4(c.utilization_nocint)),
+                    Cell::new(fixed4(c.utilization)),
+                    Cell::new(fixed4(c.utilization_bound)),
                     if c.schedulable {
                         Cell::toned("schedulable", Tone::Good)
                     } else {
