@@ -1,6 +1,6 @@
 //! `tinct run PLAN` / `tinct run --rt-app FILE.json`: runs a planned task set
 //! (or an rt-app workload) for real, writes the run directory (`jobs.csv`,
-//! `trace.json`, `summary.json`) and prints the verdict: observed response
+//! `trace.perfetto-trace`, `trace.json`, `summary.json`, figures) and prints the verdict: observed response
 //! and execution times next to the analysis' bounds (kim2013 Section IV).
 
 use crate::error::CliError;
