@@ -224,24 +224,7 @@ pub fn run_dir_figures(files: &RunFiles) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::fixture::{analysis, context, result};
-    use crate::output::{RunDir, summarize};
-
-    fn files(with_analysis: bool) -> (tempfile::TempDir, RunFiles) {
-        let dir = tempfile::tempdir().unwrap();
-        let r = result();
-        let a = analysis();
-        RunDir::prepare(dir.path())
-            .unwrap()
-            .write(
-                &summarize("x.toml", 400, &r),
-                &r,
-                &context(with_analysis.then_some(&a)),
-            )
-            .unwrap();
-        let files = RunFiles::read(dir.path()).unwrap();
-        (dir, files)
-    }
+    use crate::output::fixture::{analysis, written as files};
 
     #[test]
     fn fig8_has_every_finished_job_and_both_bounds() {

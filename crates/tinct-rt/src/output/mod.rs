@@ -105,6 +105,23 @@ partitions = [1]
         }
     }
 
+    /// The fixture's run directory, written and read back.
+    pub(crate) fn written(with_analysis: bool) -> (tempfile::TempDir, crate::output::RunFiles) {
+        let dir = tempfile::tempdir().unwrap();
+        let r = result();
+        let a = analysis();
+        crate::output::RunDir::prepare(dir.path())
+            .unwrap()
+            .write(
+                &crate::output::summarize("x.toml", 400, &r),
+                &r,
+                &context(with_analysis.then_some(&a)),
+            )
+            .unwrap();
+        let files = crate::output::RunFiles::read(dir.path()).unwrap();
+        (dir, files)
+    }
+
     pub(crate) fn result() -> RunResult {
         let spec = TaskBuilder::periodic("a", 100)
             .cpu(1)

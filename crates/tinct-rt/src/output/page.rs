@@ -447,22 +447,11 @@ pub fn run_page(files: &RunFiles) -> Page {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::fixture::{analysis, context, result};
-    use crate::output::{RunDir, summarize};
+    use crate::output::fixture::written;
 
     fn page(with_analysis: bool) -> String {
-        let dir = tempfile::tempdir().unwrap();
-        let r = result();
-        let a = analysis();
-        RunDir::prepare(dir.path())
-            .unwrap()
-            .write(
-                &summarize("x.toml", 400, &r),
-                &r,
-                &context(with_analysis.then_some(&a)),
-            )
-            .unwrap();
-        run_page(&RunFiles::read(dir.path()).unwrap()).to_html()
+        let (_dir, files) = written(with_analysis);
+        run_page(&files).to_html()
     }
 
     #[test]

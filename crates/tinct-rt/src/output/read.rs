@@ -281,19 +281,11 @@ impl RunFiles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::fixture::{analysis, context, result};
-    use crate::output::{RunDir, summarize};
+    use crate::output::fixture::{analysis, result};
+    use crate::output::summarize;
 
     fn written() -> (tempfile::TempDir, RunFiles) {
-        let dir = tempfile::tempdir().unwrap();
-        let run_dir = RunDir::prepare(dir.path()).unwrap();
-        let r = result();
-        let a = analysis();
-        run_dir
-            .write(&summarize("x.toml", 400, &r), &r, &context(Some(&a)))
-            .unwrap();
-        let files = RunFiles::read(dir.path()).unwrap();
-        (dir, files)
+        crate::output::fixture::written(true)
     }
 
     #[test]
