@@ -16,6 +16,9 @@ command -v xz >/dev/null 2>&1 || need_apt+=(xz-utils)
 command -v sort >/dev/null 2>&1 || need_apt+=(coreutils)
 command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
 command -v runuser >/dev/null 2>&1 || need_apt+=(util-linux)
+# Headless browser for the test of `tinct report`'s page (Debian's
+# chromium; the test fails without it when TINCT_REQUIRE_BROWSER=1 or CI).
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 # Peers measured side by side with tinct in benchmarks (cyclictest).
 if [ "${TINCT_SETUP_PEERS:-0}" = 1 ]; then
   command -v cyclictest >/dev/null 2>&1 || need_apt+=(rt-tests)

@@ -44,6 +44,10 @@ enum Command {
     /// Assign tasks to cores and cache partitions to tasks (kim2013 CATA, or
     /// the BFD/WFD baselines); writes a task-set file `tinct analyze` re-checks.
     Plan(cmd::plan::Args),
+    /// One self-contained HTML page (no network) from a run directory or a
+    /// bench directory: verdict, plan, kim2013 Fig. 8 and 10, distributions,
+    /// migrations, counters, machine.
+    Report(cmd::report::Args),
     /// Allocation studies: the kim2013 Figures 11-13 setting, random
     /// schedulability experiments (shardable), and merging shards.
     Experiment(cmd::experiment::Args),
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::Exec(args) => cmd::exec::run(args),
         Command::Plan(args) => cmd::plan::run(args),
         Command::Experiment(args) => cmd::experiment::run(args),
+        Command::Report(args) => cmd::report::run(args),
     };
     error::finish(result)
 }

@@ -73,7 +73,19 @@ fn check_trace_schema(trace: &Value) -> Result<usize, String> {
                 {
                     return fail("a complete event needs ts ≥ 0 and dur ≥ 0");
                 }
-                slices += 1;
+                if obj.get("cat").and_then(Value::as_str) == Some("job") {
+                    slices += 1;
+                }
+            }
+            "C" => {
+                if !ts_ok
+                    || !obj
+                        .get("args")
+                        .and_then(Value::as_object)
+                        .is_some_and(|a| !a.is_empty() && a.values().all(Value::is_number))
+                {
+                    return fail("a counter event needs ts ≥ 0 and numeric args");
+                }
             }
             "i" | "I" => {
                 if !ts_ok || !matches!(obj.get("s").and_then(Value::as_str), Some("g" | "p" | "t"))
@@ -101,7 +113,7 @@ fn check_trace_schema(trace: &Value) -> Result<usize, String> {
                     return fail("metadata needs args.name");
                 }
             }
-            _ => return fail("`ph` must be X, i, I or M"),
+            _ => return fail("`ph` must be X, i, I, C or M"),
         }
         if let Some(args) = obj.get("args")
             && !args.is_object()
@@ -110,6 +122,35 @@ fn check_trace_schema(trace: &Value) -> Result<usize, String> {
         }
     }
     Ok(slices)
+}
+
+/// Both traces of a run directory: no two slices of a track partially
+/// overlap, in trace.json and in trace.perfetto-trace, and both hold the
+/// same job slices. Returns the number of job slices.
+fn check_traces(dir: &Path) -> usize {
+    use tinct_report::trace::check::{chrome_json_slices, decode_perfetto, partial_overlaps};
+    let json = read_json(&dir.join("trace.json"));
+    let jobs = check_trace_schema(&json).unwrap();
+    let json_slices = chrome_json_slices(&json).unwrap();
+    assert_eq!(partial_overlaps(&json_slices), [], "trace.json");
+    let bytes = std::fs::read(dir.join("trace.perfetto-trace")).unwrap();
+    let perfetto = decode_perfetto(&bytes).unwrap();
+    assert_eq!(
+        partial_overlaps(&perfetto.slices),
+        [],
+        "trace.perfetto-trace"
+    );
+    let job_slices = |slices: &[tinct_report::trace::check::TrackSlice]| {
+        let mut v: Vec<(u64, u64, String)> = slices
+            .iter()
+            .filter(|s| s.category == "job")
+            .map(|s| (s.start_ns, s.end_ns, s.name.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(job_slices(&json_slices), job_slices(&perfetto.slices));
+    jobs
 }
 
 /// Per task (released, completed, missed, aborted) counted from jobs.csv.
@@ -201,7 +242,7 @@ fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
             "the analysis bound sits next to the observation"
         );
     }
-    let slices = check_trace_schema(&read_json(&out.join("trace.json"))).unwrap();
+    let slices = check_traces(&out);
     assert_eq!(slices as u64, released, "one slice per started job");
 }
 
@@ -264,7 +305,7 @@ fn sigint_stops_the_run_and_still_writes_every_released_job() {
         .map(|t| t["jobs"]["released"].as_u64().unwrap())
         .sum();
     assert!(released > 0, "jobs were recorded before the signal");
-    check_trace_schema(&read_json(&out.join("trace.json"))).unwrap();
+    check_traces(&out);
 }
 
 #[test]
@@ -446,11 +487,15 @@ fn the_trace_schema_check_rejects_malformed_events() {
     assert!(check_trace_schema(&serde_json::json!({"traceEvents": [{"name": "a", "ph": "i", "ts": 1.0, "pid": 1, "tid": 1}]})).is_err());
     assert!(check_trace_schema(&serde_json::json!({"events": []})).is_err());
     assert_eq!(
-        check_trace_schema(
-            &serde_json::json!({"traceEvents": [{"name": "a", "ph": "X", "ts": 1.0, "dur": 2.0, "pid": 1, "tid": 1}]})
-        ),
-        Ok(1)
+        check_trace_schema(&serde_json::json!({"traceEvents": [
+            {"name": "a", "cat": "job", "ph": "X", "ts": 1.0, "dur": 2.0, "pid": 1, "tid": 1},
+            {"name": "p", "cat": "preemption", "ph": "X", "ts": 1.5, "dur": 0.5, "pid": 1, "tid": 1},
+            {"name": "c", "ph": "C", "ts": 1.0, "pid": 1, "tid": 1, "args": {"v": 3}}
+        ]})),
+        Ok(1),
+        "job slices are counted"
     );
+    assert!(check_trace_schema(&serde_json::json!({"traceEvents": [{"name": "c", "ph": "C", "ts": 1.0, "pid": 1, "tid": 1, "args": {"v": "x"}}]})).is_err());
 }
 
 #[test]
@@ -478,7 +523,7 @@ fn the_demo_plans_runs_and_compares() {
             .iter()
             .all(|t| t.core.is_some() && t.partitions.is_some() && t.body.is_some())
     );
-    check_trace_schema(&read_json(&out.join("trace.json"))).unwrap();
+    check_traces(&out);
 }
 
 #[test]
@@ -606,5 +651,5 @@ fn one_sigint_ends_a_run_whose_child_is_stopped_and_writes_what_was_recorded() {
         .map(|t| t["jobs"]["released"].as_u64().unwrap())
         .sum();
     assert!(released > 0, "jobs were recorded before the stop");
-    check_trace_schema(&read_json(&out.join("trace.json"))).unwrap();
+    check_traces(&out);
 }

@@ -166,6 +166,75 @@ pub fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }
 }
 
+/// The empirical CDF of `samples`: each distinct value with the fraction of
+/// samples at or below it, in increasing order (for a step plot).
+pub fn empirical_cdf(samples: &[u64]) -> Vec<(u64, f64)> {
+    let mut sorted = samples.to_vec();
+    sorted.sort_unstable();
+    let n = sorted.len() as f64;
+    let mut points: Vec<(u64, f64)> = Vec::new();
+    for (i, &value) in sorted.iter().enumerate() {
+        let fraction = (i + 1) as f64 / n;
+        match points.last_mut() {
+            Some(last) if last.0 == value => last.1 = fraction,
+            _ => points.push((value, fraction)),
+        }
+    }
+    points
+}
+
+/// Counts of samples in equal integer bins `[low + k·width, low + (k+1)·width)`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Histogram {
+    /// Lower edge of the first bin (the smallest sample).
+    pub low: u64,
+    /// Width of every bin (≥ 1).
+    pub width: u64,
+    /// Samples per bin.
+    pub counts: Vec<u64>,
+}
+
+impl Histogram {
+    /// At most `bins` bins (at least one) covering every sample; `None` for
+    /// no samples. Exact: integer edges, every sample in exactly one bin.
+    pub fn of(samples: &[u64], bins: u64) -> Option<Histogram> {
+        let low = *samples.iter().min()?;
+        let high = *samples.iter().max()?;
+        // high − low + 1 ≤ 2^64: u128 holds it.
+        let span = u128::from(high - low) + 1;
+        let width = span.div_ceil(u128::from(bins.max(1)));
+        let width = u64::try_from(width).unwrap_or(u64::MAX);
+        let count = usize::try_from(span.div_ceil(u128::from(width))).unwrap_or(1);
+        let mut counts = vec![0u64; count];
+        for &s in samples {
+            let bin = usize::try_from((s - low) / width).unwrap_or(count - 1);
+            counts[bin.min(count - 1)] += 1;
+        }
+        Some(Histogram { low, width, counts })
+    }
+
+    /// `(lower edge, count)` of every bin, then the upper edge of the last
+    /// bin with the last count again, so a step plot closes the last bin.
+    pub fn step_points(&self) -> Vec<(u64, u64)> {
+        let mut points: Vec<(u64, u64)> = self
+            .counts
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| (self.edge(k), c))
+            .collect();
+        if let Some(&last) = self.counts.last() {
+            points.push((self.edge(self.counts.len()), last));
+        }
+        points
+    }
+
+    /// Lower edge of bin `k` (saturating at the top of u64: only an upper
+    /// edge past the largest sample can reach it).
+    fn edge(&self, k: usize) -> u64 {
+        self.low.saturating_add(self.width.saturating_mul(k as u64))
+    }
+}
+
 impl<U: Unit> Serialize for Distribution<U> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let [count, min, median, p99, max, mean, stddev, rho] = U::FIELDS;
@@ -297,5 +366,28 @@ mod tests {
         assert_eq!(a.median_ratio(&Durations::of_or_zero(&[])), None);
         assert_eq!(ratio(3, 2), 1.5);
         assert_eq!(ratio(3, 0), 0.0);
+    }
+
+    #[test]
+    fn the_empirical_cdf_steps_to_one_at_the_largest_sample() {
+        assert_eq!(
+            empirical_cdf(&[3, 1, 2, 2]),
+            vec![(1, 0.25), (2, 0.75), (3, 1.0)]
+        );
+        assert!(empirical_cdf(&[]).is_empty());
+    }
+
+    #[test]
+    fn histogram_bins_hold_every_sample_once() {
+        let h = Histogram::of(&[10, 11, 19, 20, 29], 2).unwrap();
+        assert_eq!((h.low, h.width), (10, 10));
+        assert_eq!(h.counts, vec![3, 2]);
+        assert_eq!(h.step_points(), vec![(10, 3), (20, 2), (30, 2)]);
+        let one = Histogram::of(&[5, 5], 8).unwrap();
+        assert_eq!((one.width, one.counts.clone()), (1, vec![2]));
+        let wide = Histogram::of(&[0, u64::MAX], 4).unwrap();
+        assert_eq!(wide.counts.iter().sum::<u64>(), 2);
+        assert_eq!(wide.counts.len(), 4);
+        assert!(Histogram::of(&[], 4).is_none());
     }
 }

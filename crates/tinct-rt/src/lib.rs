@@ -15,8 +15,10 @@
 //! in a forked child, so a crash in one still leaves every recorded job. A
 //! top-priority [`watchdog`] stops runaway runs; SIGINT and SIGTERM stop
 //! the run cleanly. The [`output`] module checks the run directory before
-//! the first release and writes `jobs.csv`, a Chrome/Perfetto `trace.json`
-//! and `summary.json`; the verdict's statistics (max, p99, mean and
+//! the first release and writes `jobs.csv`, the traces
+//! `trace.perfetto-trace` and `trace.json` (tinct-report's writers),
+//! `summary.json`, `machine.json`, `analysis.json` and kim2013 Fig. 8 and
+//! 10, reads a run directory back and makes its HTML report; the verdict's statistics (max, p99, mean and
 //! ρ = μ + 2σ of demarchi Eq. (1)) are tinct-report's `Distribution`.
 //! [`run_in_dir`] is all of it in one call, as `tinct run` does it;
 //! [`testing`] has builders for tests.

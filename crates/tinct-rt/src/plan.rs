@@ -150,6 +150,12 @@ impl Body {
 /// core this process may not run on (a plan for another machine). A set the
 /// analysis cannot take runs without bounds.
 pub fn load_plan(path: &Path, duration_ns: u64) -> Result<RunSpec> {
+    load_analysed_plan(path, duration_ns).map(|(spec, _)| spec)
+}
+
+/// [`load_plan`], and the analysis the bounds came from (`None` for a set
+/// the analysis cannot take), for the run directory's `analysis.json`.
+pub fn load_analysed_plan(path: &Path, duration_ns: u64) -> Result<(RunSpec, Option<Analysis>)> {
     let set = tinct_core::format::load(path)?;
     let analysis = tinct_core::analysis::analyze(&set).ok();
     let source = path.display().to_string();
@@ -178,7 +184,7 @@ pub fn load_plan(path: &Path, duration_ns: u64) -> Result<RunSpec> {
             ),
         });
     }
-    Ok(spec)
+    Ok((spec, analysis))
 }
 
 #[cfg(test)]

@@ -3,11 +3,11 @@
 //! a task ([`Accounting`]: released = completed + missed + aborted).
 
 use crate::counters::CounterSample;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tinct_sys::sched::Policy;
 
 /// How a released job ended.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// Finished by its deadline.

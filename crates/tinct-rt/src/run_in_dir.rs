@@ -4,10 +4,11 @@
 //! write every file ([`RunDir::write`], with its fallback).
 
 use crate::Result;
-use crate::output::{RunDir, Summary, Written, summarize};
+use crate::output::{RunContext, RunDir, Summary, Written, summarize};
 use crate::runtime::{RunOptions, RunResult, check_can_run};
 use crate::spec::RunSpec;
 use std::path::Path;
+use tinct_core::analysis::Analysis;
 
 /// What a run in a directory gives back.
 #[derive(Clone, Debug)]
@@ -20,15 +21,24 @@ pub struct Recorded {
     pub written: Written,
 }
 
-/// Runs `spec` and writes its directory `out`. Errors before the first
-/// release (bad input, privileges, a directory that cannot be written)
-/// leave no run; once the run started, what it recorded is written.
-pub fn run_in_dir(spec: &RunSpec, options: RunOptions, out: &Path) -> Result<Recorded> {
+/// Runs `spec` and writes its directory `out`, with `analysis` (that of the
+/// plan `spec` came from, if any) as `analysis.json` and the machine's
+/// description. Errors before the first release (bad input, privileges, a
+/// directory that cannot be written) leave no run; once the run started,
+/// what it recorded is written.
+pub fn run_in_dir(
+    spec: &RunSpec,
+    analysis: Option<&Analysis>,
+    options: RunOptions,
+    out: &Path,
+) -> Result<Recorded> {
     check_can_run(spec, &options)?;
     let dir = RunDir::prepare(out)?;
+    let machine = tinct_sys::machine::Machine::describe();
     let result = crate::runtime::run(spec, options)?;
     let summary = summarize(&spec.source, spec.duration_ns, &result);
-    let written = dir.write(&summary, &result)?;
+    let context = RunContext { analysis, machine };
+    let written = dir.write(&summary, &result, &context)?;
     Ok(Recorded {
         summary,
         result,

@@ -18,6 +18,7 @@
 //! - [`signals`]: SIGPIPE for command-line output;
 //! - [`shared_memory`], [`supervise`]: memory shared with a forked child, fork, wait, fatal-signal notes;
 //! - [`huge_buffer`]: an owned buffer in transparent huge pages, with the backing it got;
+//! - [`machine`]: a one-record description of the machine (CPU, kernel, caches) for results;
 //! - [`usage`]: `getrusage(RUSAGE_THREAD)` context switches;
 //! - [`user_cache`]: files a binary embeds, written once to a per-user cache;
 //! - [`color_probe`]: does page coloring partition this machine's caches? (timing);
@@ -32,6 +33,7 @@ pub mod cpulist;
 pub mod doctor;
 mod error;
 pub mod huge_buffer;
+pub mod machine;
 pub mod pagemap;
 pub mod perf;
 pub mod privilege;

@@ -171,7 +171,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         supervise: true,
         ..RunOptions::default()
     };
-    let recorded = execute(&spec, options, &args.out, false)?;
+    let recorded = execute(&spec, analysis.as_ref(), options, &args.out, false)?;
     print_comparison(&planned, &recorded.summary);
     Ok(exit_code(&recorded))
 }

@@ -8,5 +8,6 @@ pub mod doctor;
 pub mod exec;
 pub mod experiment;
 pub mod plan;
+pub mod report;
 pub mod run;
 pub mod shim;

@@ -1,12 +1,13 @@
 //! `tinct run PLAN` / `tinct run --rt-app FILE.json`: runs a planned task set
 //! (or an rt-app workload) for real, writes the run directory (`jobs.csv`,
-//! `trace.json`, `summary.json`) and prints the verdict: observed response
+//! `trace.perfetto-trace`, `trace.json`, `summary.json`, figures) and prints the verdict: observed response
 //! and execution times next to the analysis' bounds (kim2013 Section IV).
 
 use crate::error::CliError;
 use crate::output::{ms, print_json, table};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tinct_core::analysis::Analysis;
 use tinct_core::units::{Nanos, parse_duration};
 use tinct_rt::RtError;
 use tinct_rt::limits::MAX_TIME_NS;
@@ -111,7 +112,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         supervise: true,
         ..RunOptions::default()
     };
-    let (spec, out) = match (&args.plan, &args.rt_app) {
+    let (spec, analysis, out) = match (&args.plan, &args.rt_app) {
         (_, Some(file)) => {
             let loaded = tinct_rt::rtapp::load(file, DEFAULT_DURATION_NS).map_err(rt_error)?;
             if !args.json {
@@ -128,14 +129,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 .clone()
                 .or(loaded.log_dir.map(PathBuf::from))
                 .unwrap_or_else(|| default_out(file));
-            (spec, out)
+            (spec, None, out)
         }
         (Some(plan), None) => {
             let duration = args.duration.map_or(DEFAULT_DURATION_NS, |d| d.0);
-            (
-                tinct_rt::plan::load_plan(plan, duration).map_err(rt_error)?,
-                args.out.clone().unwrap_or_else(|| default_out(plan)),
-            )
+            let (spec, analysis) =
+                tinct_rt::plan::load_analysed_plan(plan, duration).map_err(rt_error)?;
+            let out = args.out.clone().unwrap_or_else(|| default_out(plan));
+            (spec, analysis, out)
         }
         (None, None) => {
             return Err(CliError::Input(
@@ -143,7 +144,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             ));
         }
     };
-    let recorded = execute(&spec, options, &out, args.json)?;
+    let recorded = execute(&spec, analysis.as_ref(), options, &out, args.json)?;
     Ok(exit_code(&recorded))
 }
 
@@ -161,9 +162,11 @@ pub fn rt_error(e: RtError) -> CliError {
     }
 }
 
-/// Runs `spec`, writes the run directory and prints the verdict.
+/// Runs `spec`, writes the run directory (with `analysis`, that of the plan
+/// `spec` came from, if any) and prints the verdict.
 pub fn execute(
     spec: &RunSpec,
+    analysis: Option<&Analysis>,
     options: RunOptions,
     out: &Path,
     json: bool,
@@ -187,7 +190,7 @@ pub fn execute(
             out.display()
         );
     }
-    let recorded = run_in_dir(spec, options, out).map_err(rt_error)?;
+    let recorded = run_in_dir(spec, analysis, options, out).map_err(rt_error)?;
     let summary = &recorded.summary;
     let dir = recorded.written.dir.display();
     if json {
@@ -195,7 +198,8 @@ pub fn execute(
     } else {
         print_verdict(summary);
         println!(
-            "wrote {dir}/{{summary.json, jobs.csv, trace.json}} (open trace.json in ui.perfetto.dev)"
+            "wrote {dir}: summary.json, jobs.csv, trace.perfetto-trace (open it in ui.perfetto.dev), \
+             trace.json, figures; `tinct report {dir}` makes a page of it"
         );
     }
     if let Some(why) = &recorded.written.fallback_because {
@@ -263,17 +267,12 @@ pub fn print_verdict(summary: &Summary) {
             .cpus
             .as_ref()
             .map_or("any".into(), |c| tinct_sys::format_cpu_list(c));
-        let verdict = if t.exceeds_bound {
-            "EXCEEDS BOUND"
-        } else if t.jobs.missed > 0 {
-            "MISSED"
-        } else if t.error.is_some() {
-            "FAILED"
-        } else if t.bound.is_some_and(|b| b.wcrt_ns.is_some()) {
-            "within bound"
-        } else {
-            "ok"
-        };
+        let verdict = tinct_rt::output::verdict_word(
+            t.exceeds_bound,
+            t.jobs.missed,
+            t.error.is_some(),
+            t.bound.is_some_and(|b| b.wcrt_ns.is_some()),
+        );
         let r = &t.response;
         jobs.add_row(vec![
             t.name.clone(),

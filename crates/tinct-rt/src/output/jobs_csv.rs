@@ -4,34 +4,58 @@
 use super::relative;
 use crate::record::Outcome;
 use crate::runtime::RunResult;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::io::Write;
 
-/// One line of `jobs.csv`.
-#[derive(Serialize)]
-struct CsvRow<'a> {
-    task: &'a str,
-    job: u64,
-    phase: u32,
-    release_ns: u64,
-    jitter_ns: u64,
-    deadline_ns: Option<u64>,
-    start_ns: Option<u64>,
-    finish_ns: Option<u64>,
-    response_ns: Option<u64>,
-    exec_ns: u64,
-    latency_ns: Option<u64>,
-    cpu: Option<u32>,
-    cpu_end: Option<u32>,
-    migrations: u32,
-    preemptions: u32,
-    voluntary_switches: u32,
-    cycles: Option<u64>,
-    instructions: Option<u64>,
-    llc_references: Option<u64>,
-    llc_misses: Option<u64>,
-    outcome: Outcome,
-    scheduling: String,
+/// One line of `jobs.csv`, as written and as read back
+/// ([`crate::output::read`]). Times are ns from the common release.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobRow {
+    /// Task (thread) name.
+    pub task: String,
+    /// Job number within the task.
+    pub job: u64,
+    /// Phase index.
+    pub phase: u32,
+    /// Planned release.
+    pub release_ns: u64,
+    /// The release jitter drawn for the job (task-set `jitter`), ns.
+    pub jitter_ns: u64,
+    /// Absolute deadline, if any.
+    pub deadline_ns: Option<u64>,
+    /// Start, if it started.
+    pub start_ns: Option<u64>,
+    /// Finish, if it finished (an aborted job has none).
+    pub finish_ns: Option<u64>,
+    /// Finish − release, for finished jobs.
+    pub response_ns: Option<u64>,
+    /// Thread CPU time.
+    pub exec_ns: u64,
+    /// Start − release.
+    pub latency_ns: Option<u64>,
+    /// CPU at the start.
+    pub cpu: Option<u32>,
+    /// CPU at the end.
+    pub cpu_end: Option<u32>,
+    /// 1 if it ended on another CPU.
+    pub migrations: u32,
+    /// Involuntary context switches.
+    pub preemptions: u32,
+    /// Voluntary context switches.
+    pub voluntary_switches: u32,
+    /// Core cycles, when counted.
+    pub cycles: Option<u64>,
+    /// Instructions, when counted.
+    pub instructions: Option<u64>,
+    /// LLC read accesses, when counted.
+    pub llc_references: Option<u64>,
+    /// LLC read misses, when counted.
+    pub llc_misses: Option<u64>,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The policy the kernel reported in force at the job's start (empty
+    /// for a job that never started).
+    pub scheduling: String,
 }
 
 /// The columns of `jobs.csv`, in order: the field names of its rows
@@ -73,8 +97,8 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
     for task in &result.tasks {
         for r in &task.records {
             let started = r.started();
-            writer.serialize(CsvRow {
-                task: &task.spec.name,
+            writer.serialize(JobRow {
+                task: task.spec.name.clone(),
                 job: r.job,
                 phase: r.phase,
                 release_ns: relative(r.release_ns, t0),
@@ -121,8 +145,8 @@ mod tests {
         let r = result();
         let record = &r.tasks[0].records[0];
         with_header
-            .serialize(CsvRow {
-                task: "a",
+            .serialize(JobRow {
+                task: "a".into(),
                 job: record.job,
                 phase: 0,
                 release_ns: 0,

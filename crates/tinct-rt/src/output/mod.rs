@@ -1,27 +1,35 @@
-//! The verdict of a run and the run directory: `summary.json`, `jobs.csv`
-//! and a Chrome / Perfetto trace-event `trace.json`.
+//! The verdict of a run and the run directory: `summary.json`, `jobs.csv`,
+//! and the traces `trace.perfetto-trace` (Perfetto's protobuf) and
+//! `trace.json` (Chrome trace events), one track per task.
 //!
 //! All three are written after the threads have been joined (at the end of
 //! the run, after a watchdog stop, or after SIGINT/SIGTERM), from the
 //! records in memory. Times in the files are nanoseconds relative to the
-//! common release (the trace uses microseconds, as its format requires).
+//! common release (`trace.json` uses microseconds, as its format requires).
 
 //!
-//! Modules: [`summary`] (the verdict), [`jobs_csv`], [`trace`],
-//! [`rtapp_log`] (rt-app-style per-thread logs when `log_basename` is given), and
+//! Modules: [`summary`] (the verdict), [`jobs_csv`], [`trace`] (the
+//! records handed to tinct-report's trace writers), [`rtapp_log`]
+//! (rt-app-style per-thread logs when `log_basename` is given),
 //! [`run_dir`] (the directory: checked before the first release, written
-//! atomically, with a fallback).
+//! atomically, with a fallback), [`read`] (a run directory read back),
+//! [`figures`] (kim2013 Fig. 8 and 10 and the distributions, drawn from
+//! the files) and [`page`] (the HTML report of a run directory).
 
+pub mod figures;
 pub mod jobs_csv;
+pub mod page;
+pub mod read;
 pub mod rtapp_log;
 pub mod run_dir;
 pub mod summary;
 pub mod trace;
 
-pub use jobs_csv::write_jobs_csv;
-pub use run_dir::{RunDir, Written};
-pub use summary::{Summary, TaskVerdict, scheduling_note, summarize};
-pub use trace::trace_events;
+pub use jobs_csv::{JobRow, write_jobs_csv};
+pub use read::RunFiles;
+pub use run_dir::{RunContext, RunDir, Written};
+pub use summary::{Summary, TaskVerdict, scheduling_note, summarize, verdict_word};
+pub use trace::trace_run;
 
 /// `t − t0`, or 0 before `t0` (a job never started has no instants).
 fn relative(t: u64, t0: u64) -> u64 {
@@ -66,6 +74,59 @@ pub(crate) mod fixture {
             counters: Default::default(),
             outcome,
         }
+    }
+
+    /// The analysis of a plan with the fixture's task `a` (T = 100 ns,
+    /// C = 10 ns, core 1).
+    pub(crate) fn analysis() -> tinct_core::analysis::Analysis {
+        let set = tinct_core::format::parse(
+            r#"
+[platform]
+cores = 2
+partitions = 4
+memory = "64MiB"
+refill = "1ns"
+
+[[task]]
+name = "a"
+period = "100ns"
+memory = "1MiB"
+wcet = { 1 = "10ns" }
+core = 1
+partitions = [1]
+"#,
+            "fixture.toml",
+            tinct_core::format::Syntax::Toml,
+        )
+        .unwrap();
+        tinct_core::analysis::analyze(&set).unwrap()
+    }
+
+    /// What the fixture's run directory records beside the jobs.
+    pub(crate) fn context(
+        analysis: Option<&tinct_core::analysis::Analysis>,
+    ) -> crate::output::RunContext<'_> {
+        crate::output::RunContext {
+            analysis,
+            machine: tinct_sys::machine::Machine::describe(),
+        }
+    }
+
+    /// The fixture's run directory, written and read back.
+    pub(crate) fn written(with_analysis: bool) -> (tempfile::TempDir, crate::output::RunFiles) {
+        let dir = tempfile::tempdir().unwrap();
+        let r = result();
+        let a = analysis();
+        crate::output::RunDir::prepare(dir.path())
+            .unwrap()
+            .write(
+                &crate::output::summarize("x.toml", 400, &r),
+                &r,
+                &context(with_analysis.then_some(&a)),
+            )
+            .unwrap();
+        let files = crate::output::RunFiles::read(dir.path()).unwrap();
+        (dir, files)
     }
 
     pub(crate) fn result() -> RunResult {

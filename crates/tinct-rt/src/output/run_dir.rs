@@ -1,4 +1,8 @@
-//! The run directory: `summary.json`, `jobs.csv` and `trace.json`.
+//! The run directory: `summary.json`, `jobs.csv`, `trace.perfetto-trace`,
+//! `trace.json`, `machine.json`, `analysis.json` (a run of an analysed
+//! plan) and the figures of kim2013 (`fig8-response-<task>.svg` per task
+//! with a bound, `fig10-utilization.svg`), drawn from the files just
+//! written ([`super::figures`]) so they equal what `tinct report` draws.
 //!
 //! Nothing a run recorded may be lost (issue 10 item 4):
 //!
@@ -12,17 +16,37 @@
 //!   went away), the files go to a fallback directory under the system's
 //!   temporary directory, and [`Written`] says where and why.
 
+use super::figures::run_dir_figures;
 use super::jobs_csv::write_jobs_csv;
+use super::read::RunFiles;
 use super::rtapp_log;
 use super::summary::Summary;
-use super::trace::trace_events;
+use super::trace::trace_run;
 use crate::runtime::RunResult;
 use crate::{Result, RtError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use tinct_core::analysis::Analysis;
+use tinct_sys::machine::Machine;
 
-/// The files of a run directory.
-pub const FILES: [&str; 3] = ["summary.json", "jobs.csv", "trace.json"];
+/// The files every run directory has (plus `analysis.json` and the
+/// figures, see the module documentation).
+pub const FILES: [&str; 5] = [
+    "summary.json",
+    "jobs.csv",
+    "trace.perfetto-trace",
+    "trace.json",
+    "machine.json",
+];
+
+/// What the run directory records beside the jobs.
+#[derive(Clone, Debug)]
+pub struct RunContext<'a> {
+    /// The analysis of the plan the run came from, if any (`analysis.json`).
+    pub analysis: Option<&'a Analysis>,
+    /// The machine it ran on (`machine.json`).
+    pub machine: Machine,
+}
 
 /// A run directory that was created and written to before the run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,8 +98,13 @@ impl RunDir {
 
     /// Writes the run's files here or, failing that, to a fallback
     /// directory (`<temp>/tinct-run-<pid>-<name>`). An error only if both fail.
-    pub fn write(&self, summary: &Summary, result: &RunResult) -> Result<Written> {
-        let first = match write_files(&self.path, summary, result) {
+    pub fn write(
+        &self,
+        summary: &Summary,
+        result: &RunResult,
+        context: &RunContext,
+    ) -> Result<Written> {
+        let first = match write_files(&self.path, summary, result, context) {
             Ok(()) => {
                 return Ok(Written {
                     dir: self.path.clone(),
@@ -88,7 +117,7 @@ impl RunDir {
         let because = first.to_string();
         std::fs::create_dir_all(&fallback)
             .map_err(|e| write_error(&fallback, e))
-            .and_then(|()| write_files(&fallback, summary, result))
+            .and_then(|()| write_files(&fallback, summary, result, context))
             .map_err(|second| RtError::Task {
                 task: "run directory".into(),
                 message: format!(
@@ -122,8 +151,13 @@ fn write_error(path: &Path, source: std::io::Error) -> RtError {
     }
 }
 
-/// The three files into `dir`, each atomically.
-fn write_files(dir: &Path, summary: &Summary, result: &RunResult) -> Result<()> {
+/// The files into `dir`, each atomically.
+fn write_files(
+    dir: &Path,
+    summary: &Summary,
+    result: &RunResult,
+    context: &RunContext,
+) -> Result<()> {
     atomically(&dir.join("summary.json"), |out| {
         serde_json::to_writer_pretty(&mut *out, summary)?;
         out.write_all(b"\n")
@@ -131,9 +165,28 @@ fn write_files(dir: &Path, summary: &Summary, result: &RunResult) -> Result<()> 
     atomically(&dir.join("jobs.csv"), |out| {
         write_jobs_csv(out, result).map_err(std::io::Error::from)
     })?;
+    let trace = trace_run(&summary.source, result);
     atomically(&dir.join("trace.json"), |out| {
-        serde_json::to_writer(out, &trace_events(&summary.source, result)).map_err(Into::into)
+        serde_json::to_writer(out, &tinct_report::trace::chrome_json(&trace)).map_err(Into::into)
     })?;
+    atomically(&dir.join("trace.perfetto-trace"), |out| {
+        let bytes = tinct_report::trace::perfetto_trace(&trace).map_err(std::io::Error::other)?;
+        out.write_all(&bytes)
+    })?;
+    atomically(&dir.join("machine.json"), |out| {
+        serde_json::to_writer_pretty(&mut *out, &context.machine)?;
+        out.write_all(b"\n")
+    })?;
+    if let Some(analysis) = context.analysis {
+        atomically(&dir.join("analysis.json"), |out| {
+            serde_json::to_writer_pretty(&mut *out, analysis)?;
+            out.write_all(b"\n")
+        })?;
+    }
+    let files = RunFiles::read(dir)?;
+    for (name, svg) in run_dir_figures(&files) {
+        atomically(&dir.join(name), |out| out.write_all(svg.as_bytes()))?;
+    }
     if let Some(basename) = &result.rtapp_log {
         for (index, task) in result.tasks.iter().enumerate() {
             atomically(
@@ -171,7 +224,7 @@ fn atomically(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::output::fixture::result;
+    use crate::output::fixture::{analysis, context, result};
     use crate::output::summarize;
     use serde_json::Value;
 
@@ -185,18 +238,28 @@ mod tests {
     }
 
     #[test]
-    fn the_run_directory_has_all_three_files_and_nothing_else() {
+    fn the_run_directory_has_all_its_files_and_nothing_else() {
         let dir = tempfile::tempdir().unwrap();
         let run_dir = RunDir::prepare(&dir.path().join("a/b")).unwrap();
         assert!(entries(run_dir.path()).is_empty(), "the probe is gone");
         let r = result();
         let s = summarize("x.toml", 400, &r);
-        let written = run_dir.write(&s, &r).unwrap();
+        let a = analysis();
+        let written = run_dir.write(&s, &r, &context(Some(&a))).unwrap();
         assert_eq!(written.dir, run_dir.path());
         assert_eq!(written.fallback_because, None);
         assert_eq!(
             entries(run_dir.path()),
-            ["jobs.csv", "summary.json", "trace.json"],
+            [
+                "analysis.json",
+                "fig10-utilization.svg",
+                "fig8-response-a.svg",
+                "jobs.csv",
+                "machine.json",
+                "summary.json",
+                "trace.json",
+                "trace.perfetto-trace"
+            ],
             "no temporary file is left"
         );
         let csv = std::fs::read_to_string(run_dir.path().join("jobs.csv")).unwrap();
@@ -210,6 +273,9 @@ mod tests {
             &std::fs::read_to_string(run_dir.path().join("trace.json")).unwrap(),
         )
         .unwrap();
+        let perfetto = std::fs::read(run_dir.path().join("trace.perfetto-trace")).unwrap();
+        let decoded = tinct_report::trace::check::decode_perfetto(&perfetto).unwrap();
+        assert_eq!(decoded.slices.len(), 3, "a slice per started job");
     }
 
     #[test]
@@ -237,13 +303,22 @@ mod tests {
         std::fs::remove_dir(&path).unwrap();
         std::fs::write(&path, "in the way").unwrap();
         let r = result();
-        let written = run_dir.write(&summarize("x.toml", 400, &r), &r).unwrap();
+        let written = run_dir
+            .write(&summarize("x.toml", 400, &r), &r, &context(None))
+            .unwrap();
         assert_ne!(written.dir, path);
         assert!(written.dir.starts_with(std::env::temp_dir()));
         assert!(written.fallback_because.is_some());
         assert_eq!(
             entries(&written.dir),
-            ["jobs.csv", "summary.json", "trace.json"]
+            [
+                "fig8-response-a.svg",
+                "jobs.csv",
+                "machine.json",
+                "summary.json",
+                "trace.json",
+                "trace.perfetto-trace"
+            ]
         );
         std::fs::remove_dir_all(&written.dir).unwrap();
     }

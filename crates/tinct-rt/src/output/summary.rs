@@ -19,6 +19,28 @@ pub fn scheduling_note(realtime: bool) -> &'static str {
     }
 }
 
+/// The verdict on one task, in a word: `EXCEEDS BOUND` (its observed
+/// response time passed the analysis' WCRT), `MISSED` (a deadline miss),
+/// `FAILED` (setup error or panic), `within bound` or `ok`.
+pub fn verdict_word(
+    exceeds_bound: bool,
+    missed: u64,
+    failed: bool,
+    has_bound: bool,
+) -> &'static str {
+    if exceeds_bound {
+        "EXCEEDS BOUND"
+    } else if missed > 0 {
+        "MISSED"
+    } else if failed {
+        "FAILED"
+    } else if has_bound {
+        "within bound"
+    } else {
+        "ok"
+    }
+}
+
 /// Observed versus predicted, for one task.
 #[derive(Clone, Debug, Serialize)]
 pub struct TaskVerdict {

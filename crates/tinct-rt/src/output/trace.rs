@@ -1,105 +1,133 @@
-//! `trace.json`: the run as Chrome / Perfetto trace events.
+//! The run's traces, `trace.perfetto-trace` (Perfetto's protobuf) and
+//! `trace.json` (Chrome trace events): the job records handed to
+//! tinct-report's trace writers ([`tinct_report::trace`]), which draw one
+//! track per task with its jobs as slices that never partially overlap.
 
 use super::relative;
 use super::summary::scheduling_note;
+use crate::record::{JobRecord, Outcome};
 use crate::runtime::RunResult;
-use serde_json::{Value, json};
+use tinct_report::trace::{JobOutcome, JobValue, TraceJob, TraceRun, TraceThread, ValueUnit};
 
-fn us(ns: u64) -> f64 {
-    ns as f64 / 1000.0
+/// The per-job values drawn as counter tracks: response, execution and
+/// release latency, the CPU at the start, preemptions, and every hardware
+/// counter that was read.
+fn values(r: &JobRecord) -> Vec<JobValue> {
+    let ns = |name: &str, v: Option<u64>| v.map(|v| JobValue::new(name, ValueUnit::Nanoseconds, v));
+    let count = |name: &str, v: Option<u64>| v.map(|v| JobValue::new(name, ValueUnit::Count, v));
+    let started = r.started();
+    [
+        ns("response time", r.response_ns()),
+        ns("execution time", started.then_some(r.exec_ns)),
+        ns("release latency", r.latency_ns()),
+        count("CPU", started.then_some(u64::from(r.cpu))),
+        count("preemptions", started.then_some(u64::from(r.preemptions))),
+        count("cycles", r.counters.cycles),
+        count("instructions", r.counters.instructions),
+        count("LLC references", r.counters.llc_references),
+        count("LLC misses", r.counters.llc_misses),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
-/// The trace-event document: one track per CPU (`tid` = CPU + 1), one
-/// complete (`X`) slice per started job on the CPU it started on, and
-/// instant (`i`) events for releases and deadlines on the task's CPU.
-pub fn trace_events(source: &str, result: &RunResult) -> Value {
+fn job(r: &JobRecord, t0: u64) -> TraceJob {
+    let started = r.started();
+    TraceJob {
+        job: r.job,
+        phase: r.phase,
+        release_ns: relative(r.release_ns, t0),
+        deadline_ns: (r.deadline_ns != u64::MAX).then(|| relative(r.deadline_ns, t0)),
+        start_ns: started.then(|| relative(r.start_ns, t0)),
+        // An aborted job has no finish.
+        finish_ns: r.finish_ns.filter(|_| started).map(|f| relative(f, t0)),
+        cpu_start: started.then_some(r.cpu),
+        cpu_end: started.then_some(r.cpu_end),
+        outcome: match r.outcome {
+            Outcome::Completed => JobOutcome::Completed,
+            Outcome::Missed => JobOutcome::Missed,
+            Outcome::Aborted => JobOutcome::Aborted,
+        },
+        preemptions: r.preemptions,
+        values: values(r),
+    }
+}
+
+/// The run as tinct-report's trace writers take it: times from the common
+/// release, one thread per task (pinned when its affinity is one CPU).
+pub fn trace_run(source: &str, result: &RunResult) -> TraceRun {
     let t0 = result.start_ns;
-    let mut events = vec![json!({
-        "name": "process_name", "ph": "M", "pid": 1, "tid": 0,
-        "args": { "name": format!("tinct run {source} [{}]", scheduling_note(result.realtime)) }
-    })];
-    let mut cpus: Vec<u32> = result
+    let last = result
         .tasks
         .iter()
-        .flat_map(|t| t.records.iter().filter(|r| r.started()).map(|r| r.cpu))
-        .collect();
-    cpus.extend(
-        result
+        .flat_map(|t| &t.records)
+        .map(|r| r.finish_ns.unwrap_or(0).max(r.release_ns))
+        .fold(result.end_ns, u64::max);
+    TraceRun {
+        process_name: format!("tinct run {source} [{}]", scheduling_note(result.realtime)),
+        metadata: vec![
+            ("source".into(), source.to_string()),
+            ("scheduling".into(), scheduling_note(result.realtime).into()),
+            ("stop".into(), result.stop.describe()),
+        ],
+        end_ns: relative(last, t0),
+        threads: result
             .tasks
             .iter()
-            .filter_map(|t| t.spec.cpus.as_ref().and_then(|c| c.first().copied())),
-    );
-    cpus.sort_unstable();
-    cpus.dedup();
-    for cpu in &cpus {
-        events.push(json!({
-            "name": "thread_name", "ph": "M", "pid": 1, "tid": cpu + 1,
-            "args": { "name": format!("CPU {cpu}") }
-        }));
+            .map(|task| TraceThread {
+                name: task.spec.name.clone(),
+                pinned_cpu: match task.spec.cpus.as_deref() {
+                    Some([cpu]) => Some(*cpu),
+                    _ => None,
+                },
+                jobs: task.records.iter().map(|r| job(r, t0)).collect(),
+            })
+            .collect(),
     }
-    for task in &result.tasks {
-        let home = task.spec.cpus.as_ref().and_then(|c| c.first().copied());
-        for r in &task.records {
-            let track = if r.started() {
-                r.cpu
-            } else {
-                home.unwrap_or(0)
-            } + 1;
-            events.push(json!({
-                "name": format!("release {}", task.spec.name), "cat": "release", "ph": "i", "s": "t",
-                "ts": us(relative(r.release_ns, t0)), "pid": 1, "tid": track,
-                "args": { "task": task.spec.name, "job": r.job }
-            }));
-            if r.deadline_ns != u64::MAX {
-                events.push(json!({
-                    "name": format!("deadline {}", task.spec.name), "cat": "deadline", "ph": "i", "s": "t",
-                    "ts": us(relative(r.deadline_ns, t0)), "pid": 1, "tid": track,
-                    "args": { "task": task.spec.name, "job": r.job }
-                }));
-            }
-            if let (true, Some(finish)) = (r.started(), r.finish_ns) {
-                events.push(json!({
-                    "name": task.spec.name, "cat": "job", "ph": "X",
-                    "ts": us(relative(r.start_ns, t0)),
-                    "dur": us(finish.saturating_sub(r.start_ns)),
-                    "pid": 1, "tid": track,
-                    "args": {
-                        "job": r.job, "outcome": r.outcome, "response_ns": r.response_ns(),
-                        "exec_ns": r.exec_ns, "preemptions": r.preemptions, "cpu_end": r.cpu_end,
-                        "policy": r.policy_text(),
-                        "llc_misses": r.counters.llc_misses, "instructions": r.counters.instructions
-                    }
-                }));
-            }
-        }
-    }
-    json!({
-        "traceEvents": events,
-        "displayTimeUnit": "ms",
-        "otherData": { "source": source, "scheduling": scheduling_note(result.realtime), "stop": result.stop.describe() }
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::output::fixture::result;
+    use tinct_report::trace::check::{chrome_json_slices, decode_perfetto, partial_overlaps};
+    use tinct_report::trace::{chrome_json, perfetto_trace};
 
     #[test]
-    fn the_trace_has_a_slice_per_started_job_and_instants_for_releases() {
-        let trace = trace_events("x.toml", &result());
-        let events = trace["traceEvents"].as_array().unwrap();
-        let count = |ph: &str, cat: &str| {
-            events
-                .iter()
-                .filter(|e| e["ph"] == ph && (cat.is_empty() || e["cat"] == cat))
-                .count()
-        };
-        assert_eq!(count("X", "job"), 3);
-        assert_eq!(count("i", "release"), 4);
-        assert_eq!(count("i", "deadline"), 4);
-        let first = events.iter().find(|e| e["ph"] == "X").unwrap();
-        assert_eq!(first["ts"], 0.002);
-        assert_eq!(first["tid"], 2, "CPU 1 is track 2");
+    fn each_task_is_a_thread_track_with_a_slice_per_started_job() {
+        let run = trace_run("x.toml", &result());
+        assert_eq!(run.threads.len(), 1);
+        assert_eq!(run.threads[0].pinned_cpu, Some(1));
+        let jobs = &run.threads[0].jobs;
+        assert_eq!(jobs[0].start_ns, Some(2));
+        assert_eq!(jobs[3].start_ns, None, "never started");
+        assert_eq!(jobs[2].outcome, JobOutcome::Missed);
+
+        let json = chrome_json(&run);
+        let slices = chrome_json_slices(&json).unwrap();
+        assert_eq!(slices.len(), 3);
+        assert!(
+            slices.iter().all(|s| s.track == "1/1"),
+            "one track for the task"
+        );
+        assert!(partial_overlaps(&slices).is_empty());
+
+        let decoded = decode_perfetto(&perfetto_trace(&run).unwrap()).unwrap();
+        assert_eq!(decoded.slices.len(), 3);
+        assert!(decoded.slices.iter().all(|s| s.track == "a"));
+        let misses = decoded
+            .instants
+            .iter()
+            .filter(|i| i.2.starts_with("deadline miss"))
+            .count();
+        assert_eq!(misses, 1);
+        let response: Vec<i64> = decoded
+            .counters
+            .iter()
+            .filter(|c| c.0 == "response time")
+            .map(|c| c.2)
+            .collect();
+        assert_eq!(response, [12, 25, 150]);
     }
 }

@@ -1,24 +1,13 @@
-//! Hand-written SVG line charts: the one chart implementation of tinct
-//! (every bench and every experiment plots through it).
-//!
-//! Axes, round ticks ([`nice_ticks`], or powers of two on a log2 x axis),
-//! a legend, solid, dashed or marker-only series and labelled vertical
-//! marker lines. No fonts are needed and the output is deterministic.
+//! [`LineChart`]: series of (x, y) points drawn as lines, markers or
+//! steps, with an optional log2 x axis and labelled vertical marker lines.
 
+use super::{
+    LEFT, PLOT_H, PLOT_W, TOP, YAxis, border_and_axis_labels, color, escape, hover, label,
+    legend_entry, nice_ticks, open, write_svg, y_grid,
+};
 use crate::ReportError;
 use std::fmt::Write;
 use std::path::Path;
-
-const WIDTH: f64 = 720.0;
-const HEIGHT: f64 = 450.0;
-const LEFT: f64 = 70.0;
-const RIGHT: f64 = 170.0;
-const TOP: f64 = 45.0;
-const BOTTOM: f64 = 60.0;
-/// Colour-blind-safe palette (Okabe-Ito), cycled.
-const COLORS: [&str; 8] = [
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000",
-];
 
 /// How a series is drawn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,6 +21,9 @@ pub enum SeriesStyle {
     Dashed,
     /// Markers only.
     Markers,
+    /// A step function: each point's y holds until the next point's x
+    /// (empirical CDFs, histogram outlines).
+    Steps,
 }
 
 impl SeriesStyle {
@@ -61,6 +53,8 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     /// How it is drawn.
     pub style: SeriesStyle,
+    /// Hover labels of the markers, one per point (empty: none).
+    pub labels: Vec<String>,
 }
 
 impl Series {
@@ -70,7 +64,14 @@ impl Series {
             name: name.into(),
             points,
             style,
+            labels: Vec::new(),
         }
+    }
+
+    /// The same series with a hover label per point (shown on the markers).
+    pub fn with_labels(mut self, labels: Vec<String>) -> Series {
+        self.labels = labels;
+        self
     }
 }
 
@@ -184,113 +185,78 @@ impl LineChart {
         let (y0, y1) = self
             .y_range
             .unwrap_or_else(|| self.data_range(|p| p.1, self.y_from_zero));
-        let plot_w = WIDTH - LEFT - RIGHT;
-        let plot_h = HEIGHT - TOP - BOTTOM;
-        let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * plot_w;
-        let sy = |y: f64| TOP + plot_h - (y - y0) / (y1 - y0) * plot_h;
+        let axis = YAxis { y0, y1 };
+        let sx = |x: f64| LEFT + (x - x0) / (x1 - x0) * PLOT_W;
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">"#
-        );
-        let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="25" text-anchor="middle" font-size="15">{}</text>"#,
-            LEFT + plot_w / 2.0,
-            escape(&self.title)
-        );
+        open(&mut out, &self.title);
         for tick in self.x_ticks(x0, x1) {
             let x = sx(tick);
             let _ = writeln!(
                 out,
                 r##"<line x1="{x:.1}" y1="{TOP:.1}" x2="{x:.1}" y2="{:.1}" stroke="#e5e5e5"/><text x="{x:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
-                TOP + plot_h,
-                TOP + plot_h + 18.0,
+                TOP + PLOT_H,
+                TOP + PLOT_H + 18.0,
                 self.x_label_of(tick)
             );
         }
-        for tick in nice_ticks(y0, y1, 6) {
-            let y = sy(tick);
-            let _ = writeln!(
-                out,
-                r##"<line x1="{LEFT:.1}" y1="{y:.1}" x2="{:.1}" y2="{y:.1}" stroke="#e5e5e5"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
-                LEFT + plot_w,
-                LEFT - 6.0,
-                y + 4.0,
-                label(tick)
-            );
-        }
-        let _ = writeln!(
-            out,
-            r#"<rect x="{LEFT:.1}" y="{TOP:.1}" width="{plot_w:.1}" height="{plot_h:.1}" fill="none" stroke="black"/>"#
-        );
+        y_grid(&mut out, axis);
+        border_and_axis_labels(&mut out, &self.x_label, &self.y_label);
         for (x, text) in &self.x_markers {
             let Some((x, _)) = self.drawable((*x, 0.0)) else {
                 continue;
             };
             let x = sx(x);
-            if !(LEFT..=LEFT + plot_w).contains(&x) {
+            if !(LEFT..=LEFT + PLOT_W).contains(&x) {
                 continue;
             }
             let _ = writeln!(
                 out,
                 r##"<line x1="{x:.1}" y1="{TOP:.1}" x2="{x:.1}" y2="{:.1}" stroke="#888" stroke-dasharray="2,3"/><text x="{:.1}" y="{:.1}" font-size="10" fill="#555">{}</text>"##,
-                TOP + plot_h,
+                TOP + PLOT_H,
                 x + 3.0,
                 TOP + 12.0,
                 escape(text)
             );
         }
-        let _ = writeln!(
-            out,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            LEFT + plot_w / 2.0,
-            HEIGHT - 15.0,
-            escape(&self.x_label)
-        );
-        let _ = writeln!(
-            out,
-            r#"<text transform="translate(18 {:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
-            TOP + plot_h / 2.0,
-            escape(&self.y_label)
-        );
         for (k, series) in self.series.iter().enumerate() {
-            let color = COLORS[k % COLORS.len()];
+            let color = color(k);
             let dash = series.style.dash_attribute();
-            let points: Vec<(f64, f64)> = series
+            let points: Vec<(f64, f64, Option<&str>)> = series
                 .points
                 .iter()
-                .filter_map(|&p| self.drawable(p))
-                .map(|(x, y)| (sx(x), sy(y)))
+                .enumerate()
+                .filter_map(|(i, &p)| {
+                    let (x, y) = self.drawable(p)?;
+                    Some((
+                        sx(x),
+                        axis.to_px(y),
+                        series.labels.get(i).map(String::as_str),
+                    ))
+                })
                 .collect();
             if series.style.draws_line() && points.len() > 1 {
-                let path: Vec<String> = points
-                    .iter()
-                    .map(|(x, y)| format!("{x:.1},{y:.1}"))
-                    .collect();
+                let mut path: Vec<String> = Vec::with_capacity(points.len() * 2);
+                for (i, (x, y, _)) in points.iter().enumerate() {
+                    if series.style == SeriesStyle::Steps && i > 0 {
+                        // Hold the previous y until this x, then rise or fall.
+                        path.push(format!("{x:.1},{:.1}", points[i - 1].1));
+                    }
+                    path.push(format!("{x:.1},{y:.1}"));
+                }
                 let _ = writeln!(
                     out,
                     r#"<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="{}"/>"#,
                     path.join(" ")
                 );
             }
-            for (x, y) in points.iter().filter(|_| series.style.draws_markers()) {
+            for (x, y, text) in points.iter().filter(|_| series.style.draws_markers()) {
                 let _ = writeln!(
                     out,
-                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{color}"/>"#
+                    r#"<circle cx="{x:.1}" cy="{y:.1}" r="3" fill="{color}">{}</circle>"#,
+                    hover(*text)
                 );
             }
-            let ly = TOP + 10.0 + 20.0 * k as f64;
-            let lx = LEFT + plot_w + 15.0;
-            let _ = writeln!(
-                out,
-                r#"<line x1="{lx:.1}" y1="{ly:.1}" x2="{:.1}" y2="{ly:.1}" stroke="{color}" stroke-width="2"{dash}/><text x="{:.1}" y="{:.1}">{}</text>"#,
-                lx + 20.0,
-                lx + 26.0,
-                ly + 4.0,
-                escape(&series.name)
-            );
+            legend_entry(&mut out, k, &series.name, dash, false);
         }
         out.push_str("</svg>\n");
         out
@@ -318,38 +284,7 @@ impl LineChart {
 
     /// Writes [`LineChart::to_svg`] to `path`.
     pub fn write(&self, path: &Path) -> Result<(), ReportError> {
-        std::fs::write(path, self.to_svg()).map_err(|source| ReportError::Write {
-            path: path.display().to_string(),
-            source,
-        })
-    }
-}
-
-/// Round tick values (steps of 1, 2 or 5 times a power of ten) covering
-/// [low, high] with at most about `target` ticks.
-pub fn nice_ticks(low: f64, high: f64, target: usize) -> Vec<f64> {
-    if !(low.is_finite() && high.is_finite()) || high <= low || target == 0 {
-        return Vec::new();
-    }
-    let raw = (high - low) / target as f64;
-    let magnitude = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * magnitude)
-        .find(|s| *s >= raw)
-        .unwrap_or(10.0 * magnitude);
-    let first = (low / step).ceil() as i64;
-    let last = (high / step + 1e-9).floor() as i64;
-    (first..=last).map(|i| i as f64 * step).collect()
-}
-
-fn label(value: f64) -> String {
-    let text = format!("{:.3}", value);
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text == "-0" {
-        "0".to_string()
-    } else {
-        text.to_string()
+        write_svg(path, &self.to_svg())
     }
 }
 
@@ -364,26 +299,9 @@ fn size_label(bytes: f64) -> String {
     }
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ticks_are_round_and_cover_the_range() {
-        assert_eq!(
-            nice_ticks(0.0, 1.0, 5),
-            vec![0.0, 0.2, 0.4, 0.6000000000000001, 0.8, 1.0]
-        );
-        assert_eq!(nice_ticks(0.0, 100.0, 4), vec![0.0, 50.0, 100.0]);
-        assert!(nice_ticks(1.0, 1.0, 4).is_empty());
-    }
 
     #[test]
     fn svg_has_every_series_and_label_escaped() {
@@ -446,5 +364,35 @@ mod tests {
         let svg = chart.to_svg();
         assert!(!svg.contains(">0<"), "the y axis starts at the data");
         assert!(svg.contains(">102<") && svg.contains(">110<"));
+    }
+
+    #[test]
+    fn steps_hold_each_value_until_the_next_x_and_labels_become_tooltips() {
+        let chart = LineChart::new("cdf", "x", "F").add_series(
+            Series::new(
+                "s",
+                SeriesStyle::Steps,
+                vec![(0.0, 0.0), (1.0, 0.5), (2.0, 1.0)],
+            )
+            .with_labels(vec!["a".into(), "b<".into(), "c".into()]),
+        );
+        let svg = chart.to_svg();
+        let points = svg
+            .split(r#"points=""#)
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap();
+        // Three points, two of them preceded by the corner that holds the previous y.
+        assert_eq!(points.split(' ').count(), 5, "{points}");
+        assert_eq!(svg.matches("<circle").count(), 0, "steps draw no markers");
+
+        let labelled = LineChart::new("t", "x", "y").add_series(
+            Series::new("m", SeriesStyle::Markers, vec![(0.0, 1.0), (1.0, 2.0)])
+                .with_labels(vec!["job 0".into(), "job <1>".into()]),
+        );
+        let svg = labelled.to_svg();
+        assert!(
+            svg.contains("<title>job 0</title>") && svg.contains("<title>job &lt;1&gt;</title>")
+        );
     }
 }

@@ -1,0 +1,203 @@
+//! The HTML page of a bench directory (`tinct bench ... --out DIR`): what
+//! every bench writes, read without knowing the bench — its result JSON
+//! (the header with the bench's name, options and machine, then the
+//! results), its charts (SVG) and its tables (CSV).
+
+use crate::ReportError;
+use crate::html::{Block, Cell, Page, Section, Table, json_table};
+use std::path::{Path, PathBuf};
+
+/// At most this many rows of a CSV file are shown (the file has them all).
+const CSV_ROWS: usize = 200;
+
+fn read(path: &Path) -> Result<String, ReportError> {
+    std::fs::read_to_string(path).map_err(|source| ReportError::Read {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// The files of `dir` ending in `.ext`, sorted by name.
+fn files(dir: &Path, ext: &str) -> Result<Vec<PathBuf>, ReportError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| ReportError::Read {
+        path: dir.display().to_string(),
+        source,
+    })?;
+    let mut found: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == ext))
+        .collect();
+    found.sort();
+    Ok(found)
+}
+
+/// A bench result: a JSON object with the bench header's `bench` and
+/// `machine` fields.
+fn bench_result(text: &str) -> Option<serde_json::Value> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    (value["bench"].is_string() && value["machine"].is_object()).then_some(value)
+}
+
+/// True if `dir` holds at least one bench result.
+pub fn is_bench_dir(dir: &Path) -> bool {
+    files(dir, "json").is_ok_and(|jsons| {
+        jsons
+            .iter()
+            .any(|p| read(p).ok().and_then(|t| bench_result(&t)).is_some())
+    })
+}
+
+/// An SVG that is one of tinct's charts: a document with no script or
+/// foreign content (the page inlines it as is).
+fn safe_svg(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    lower.trim_start().starts_with("<svg")
+        && !["<script", "javascript:", "<foreignobject", " on"]
+            .iter()
+            .any(|bad| lower.contains(bad))
+}
+
+fn csv_table(text: &str) -> Table {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+    let mut table = Table::new(&header);
+    for line in lines.take(CSV_ROWS) {
+        table.row(line.split(',').map(Cell::new).collect());
+    }
+    table
+}
+
+/// The page of the bench directory `dir`. Bad input: a directory that
+/// cannot be read or holds no bench result.
+pub fn bench_page(dir: &Path) -> Result<Page, ReportError> {
+    let mut results = Vec::new();
+    for path in files(dir, "json")? {
+        if let Some(value) = bench_result(&read(&path)?) {
+            results.push((path, value));
+        }
+    }
+    if results.is_empty() {
+        return Err(ReportError::Input {
+            path: dir.display().to_string(),
+            expected: "a run directory (summary.json and jobs.csv) or a bench directory \
+                       (a result JSON with `bench` and `machine`)"
+                .into(),
+            found: "neither".into(),
+        });
+    }
+    let names: Vec<&str> = results
+        .iter()
+        .filter_map(|(_, v)| v["bench"].as_str())
+        .collect();
+    let mut page = Page {
+        title: format!("tinct bench {}", names.join(", ")),
+        subtitle: format!("bench directory {}", dir.display()),
+        sections: Vec::new(),
+    };
+    let mut charts = Section::new("Charts");
+    let mut svgs = Vec::new();
+    let mut skipped = Vec::new();
+    for path in files(dir, "svg")? {
+        let text = read(&path)?;
+        if safe_svg(&text) {
+            svgs.push(text);
+        } else {
+            skipped.push(path.display().to_string());
+        }
+    }
+    if svgs.is_empty() {
+        charts.push(Block::Text("This directory has no chart.".into()));
+    } else {
+        charts.push(Block::Charts(svgs));
+    }
+    if !skipped.is_empty() {
+        charts.push(Block::Text(format!(
+            "Not shown (not a plain chart): {}",
+            skipped.join(", ")
+        )));
+    }
+    page.sections.push(charts);
+    for (path, value) in &results {
+        let mut s = Section::new(format!(
+            "{} ({})",
+            value["bench"].as_str().unwrap_or("bench"),
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default()
+        ));
+        if value["quick"] == true {
+            s.push(Block::Line(
+                "a --quick smoke run: too few samples to conclude".into(),
+                crate::html::Tone::Bad,
+            ));
+        }
+        s.push(Block::Details(
+            "options".into(),
+            vec![Block::Table(json_table(&value["options"]))],
+        ));
+        let pretty = serde_json::to_string_pretty(value).unwrap_or_default();
+        s.push(Block::Details(
+            "the whole result".into(),
+            vec![Block::Pre(pretty)],
+        ));
+        page.sections.push(s);
+    }
+    let mut tables = Section::new("Tables");
+    for path in files(dir, "csv")? {
+        let name = path.display().to_string();
+        tables.push(Block::Details(
+            name,
+            vec![Block::Table(csv_table(&read(&path)?))],
+        ));
+    }
+    if !tables.blocks.is_empty() {
+        page.sections.push(tables);
+    }
+    let mut machine = Section::new("Machine");
+    machine.push(Block::Table(json_table(&results[0].1["machine"])));
+    page.sections.push(machine);
+    Ok(page)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LineChart;
+
+    #[test]
+    fn a_bench_directory_shows_its_charts_tables_results_and_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let result = serde_json::json!({
+            "bench": "crpd", "quick": true, "options": {"reps": 3},
+            "machine": {"cpu_model": "Test CPU", "online_cpus": [0, 1]},
+            "points": [1, 2]
+        });
+        std::fs::write(dir.path().join("crpd.json"), result.to_string()).unwrap();
+        std::fs::write(dir.path().join("other.json"), "{\"not\": \"a bench\"}").unwrap();
+        let chart = LineChart::new("crpd", "x", "y").with_series("s", vec![(0.0, 1.0)]);
+        std::fs::write(dir.path().join("crpd.svg"), chart.to_svg()).unwrap();
+        std::fs::write(dir.path().join("evil.svg"), "<svg onload=\"x()\"></svg>").unwrap();
+        std::fs::write(dir.path().join("crpd.csv"), "size,ns\n1,2\n").unwrap();
+        assert!(is_bench_dir(dir.path()));
+        let html = bench_page(dir.path()).unwrap().to_html();
+        assert!(html.contains("<title>tinct bench crpd</title>"));
+        assert_eq!(
+            html.matches("<svg").count(),
+            1,
+            "the unsafe SVG is not inlined"
+        );
+        assert!(html.contains("evil.svg"));
+        assert!(html.contains("Test CPU") && html.contains("<td>0, 1</td>"));
+        assert!(html.contains("<th>size</th>") && html.contains("--quick"));
+    }
+
+    #[test]
+    fn a_directory_without_a_result_is_bad_input() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!is_bench_dir(dir.path()));
+        assert!(matches!(
+            bench_page(dir.path()),
+            Err(ReportError::Input { .. })
+        ));
+    }
+}
