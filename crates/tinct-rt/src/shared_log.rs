@@ -45,7 +45,7 @@ const FLIGHT_START: usize = 6;
 const TASK_HEADER_WORDS: usize = 8;
 
 /// Words of one encoded [`JobRecord`].
-pub const RECORD_WORDS: usize = 14;
+pub const RECORD_WORDS: usize = 16;
 
 /// The job a task was running, as last published.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -245,7 +245,15 @@ const OUTCOME_BITS: u64 = 0xff;
 
 fn encode(r: &JobRecord) -> [u64; RECORD_WORDS] {
     let c = &r.counters;
-    let present = [c.cycles, c.instructions, c.llc_references, c.llc_misses]
+    let counters = [
+        c.cycles,
+        c.instructions,
+        c.llc_references,
+        c.llc_misses,
+        c.context_switches,
+        c.cpu_migrations,
+    ];
+    let present = counters
         .iter()
         .enumerate()
         .fold(0u64, |mask, (i, v)| mask | (u64::from(v.is_some()) << i));
@@ -264,17 +272,20 @@ fn encode(r: &JobRecord) -> [u64; RECORD_WORDS] {
         r.exec_ns,
         u64::from(r.cpu) | u64::from(r.cpu_end) << 32,
         u64::from(r.preemptions) | u64::from(r.voluntary_switches) << 32,
-        c.cycles.unwrap_or(0),
-        c.instructions.unwrap_or(0),
-        c.llc_references.unwrap_or(0),
-        c.llc_misses.unwrap_or(0),
+        // An absent counter's word is unused: its bit in `present` is 0.
+        counters[0].unwrap_or(0),
+        counters[1].unwrap_or(0),
+        counters[2].unwrap_or(0),
+        counters[3].unwrap_or(0),
+        counters[4].unwrap_or(0),
+        counters[5].unwrap_or(0),
         outcome | present << 8,
     ]
 }
 
 fn decode(words: &[AtomicU64]) -> JobRecord {
     let w = |i: usize| words[i].load(Ordering::Relaxed);
-    let flags = w(13);
+    let flags = w(15);
     let counter = |i: usize| (flags >> (8 + i) & 1 == 1).then(|| w(9 + i));
     JobRecord {
         job: w(0),
@@ -293,6 +304,8 @@ fn decode(words: &[AtomicU64]) -> JobRecord {
             instructions: counter(1),
             llc_references: counter(2),
             llc_misses: counter(3),
+            context_switches: counter(4),
+            cpu_migrations: counter(5),
         },
         outcome: match flags & OUTCOME_BITS {
             0 => Outcome::Completed,
@@ -324,6 +337,8 @@ mod tests {
                 instructions: None,
                 llc_references: Some(0),
                 llc_misses: None,
+                context_switches: Some(u64::MAX),
+                cpu_migrations: None,
             },
             outcome,
         }

@@ -29,6 +29,8 @@ struct CsvRow<'a> {
     instructions: Option<u64>,
     llc_references: Option<u64>,
     llc_misses: Option<u64>,
+    context_switches: Option<u64>,
+    cpu_migrations: Option<u64>,
     outcome: Outcome,
     scheduling: &'static str,
 }
@@ -36,7 +38,7 @@ struct CsvRow<'a> {
 /// The columns of `jobs.csv`, in order: the field names of its rows
 /// (a test keeps the two equal). Written first, so even a run that
 /// released no job leaves a file with its header.
-pub const COLUMNS: [&str; 21] = [
+pub const COLUMNS: [&str; 23] = [
     "task",
     "job",
     "phase",
@@ -56,6 +58,8 @@ pub const COLUMNS: [&str; 21] = [
     "instructions",
     "llc_references",
     "llc_misses",
+    "context_switches",
+    "cpu_migrations",
     "outcome",
     "scheduling",
 ];
@@ -96,6 +100,8 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
                 instructions: r.counters.instructions,
                 llc_references: r.counters.llc_references,
                 llc_misses: r.counters.llc_misses,
+                context_switches: r.counters.context_switches,
+                cpu_migrations: r.counters.cpu_migrations,
                 outcome: r.outcome,
                 scheduling,
             })?;
@@ -137,6 +143,8 @@ mod tests {
                 instructions: None,
                 llc_references: None,
                 llc_misses: None,
+                context_switches: None,
+                cpu_migrations: None,
                 outcome: Outcome::Completed,
                 scheduling: "SCHED_FIFO",
             })

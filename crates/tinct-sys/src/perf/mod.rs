@@ -1,94 +1,46 @@
-//! Performance counters (`perf_event_open`) through the `perf-event2` crate,
-//! the one wrapper of the workspace: which events open on this machine
-//! ([`probe_events`]), a per-thread counter group read at one instant
-//! ([`ThreadCounters`]; the continuous miss counting of sebek2002 and the
-//! counter use of gracioli), and per-thread counters opened event by event
-//! and read without allocating ([`EventCounters`]; tinct-rt's per-job
-//! counts). An event that does not open is reported with the kernel's
-//! reason, never as a count of zero.
+//! The counter layer of tinct: performance counters through
+//! `perf_event_open` (via the `perf-event2` crate), the one wrapper of the
+//! workspace.
+//!
+//! - [`events`]: what to count — the generic events of the perf ABI by
+//!   name ([`PerfEvent`]: cycles, instructions, cache references and
+//!   misses, LLC loads and misses, L1D and dTLB misses, branch misses,
+//!   task-clock, context switches, CPU migrations, page faults) and any
+//!   event as its [`Encoding`];
+//! - [`pmu`] and [`syntax`]: the kernel's named events and format files in
+//!   sysfs, so `cpu/cache-misses/`, `cpu/event=0xd2,umask=0x4/` or `r412e`
+//!   are encoded exactly ([`parse_event`]);
+//! - [`counters`]: a thread's events opened as groups, one per PMU, read
+//!   atomically and without allocating ([`Counters`]);
+//! - [`count`]: a value with its enabled and running times, scaled when the
+//!   kernel multiplexed it ([`Count::scaled`]);
+//! - [`reason`]: why an event does not count, in the kernel's words
+//!   ([`Availability`]): a report says `unavailable: <reason>`, never 0;
+//! - [`coherence`]: the coherence events of gracioli Fig. 9 for current
+//!   Intel and AMD cores;
+//!
+//! [`probe_events`] says which generic events open here (`tinct doctor`);
+//! [`ThreadCounters`] is the calling thread's counters, all-or-nothing.
+
+pub mod coherence;
+pub mod count;
+pub mod counters;
+pub mod events;
+pub mod pmu;
+pub mod reason;
+pub mod syntax;
+
+pub use count::{Count, Scaled};
+pub use counters::{Counters, Target};
+pub use events::{CounterEvent, Encoding, PerfEvent};
+pub use pmu::Pmu;
+pub use reason::{Availability, describe_error, errno_name};
+pub use syntax::parse_event;
 
 use crate::error::{Error, Result};
 use crate::privilege::Probe;
 use crate::root::SysRoot;
-use perf_event::events::{Cache, CacheId, CacheOp, CacheResult, Hardware, Software};
-use perf_event::{Builder, Counter, Group};
 use serde::Serialize;
-
-/// The events tinct uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PerfEvent {
-    /// Core cycles (hardware).
-    Cycles,
-    /// Retired instructions (hardware).
-    Instructions,
-    /// Last-level cache read misses (hardware cache event LL/read/miss).
-    LlcMisses,
-    /// Last-level cache read accesses (hardware cache event LL/read/access).
-    LlcReferences,
-    /// Time the task ran, in ns (software).
-    TaskClock,
-    /// Context switches (software).
-    ContextSwitches,
-    /// Migrations to another CPU (software).
-    CpuMigrations,
-    /// Page faults (software).
-    PageFaults,
-}
-
-impl PerfEvent {
-    /// Every event, hardware first.
-    pub const ALL: [PerfEvent; 8] = [
-        Self::Cycles,
-        Self::Instructions,
-        Self::LlcMisses,
-        Self::LlcReferences,
-        Self::TaskClock,
-        Self::ContextSwitches,
-        Self::CpuMigrations,
-        Self::PageFaults,
-    ];
-
-    /// The name `perf stat -e` uses.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Cycles => "cycles",
-            Self::Instructions => "instructions",
-            Self::LlcMisses => "LLC-load-misses",
-            Self::LlcReferences => "LLC-loads",
-            Self::TaskClock => "task-clock",
-            Self::ContextSwitches => "context-switches",
-            Self::CpuMigrations => "cpu-migrations",
-            Self::PageFaults => "page-faults",
-        }
-    }
-
-    /// True for events counted by the CPU's PMU (absent in most VMs).
-    pub fn is_hardware(self) -> bool {
-        matches!(
-            self,
-            Self::Cycles | Self::Instructions | Self::LlcMisses | Self::LlcReferences
-        )
-    }
-
-    fn builder(self) -> Builder<'static> {
-        let llc = |result| Cache {
-            which: CacheId::LL,
-            operation: CacheOp::READ,
-            result,
-        };
-        match self {
-            Self::Cycles => Builder::new(Hardware::CPU_CYCLES),
-            Self::Instructions => Builder::new(Hardware::INSTRUCTIONS),
-            Self::LlcMisses => Builder::new(llc(CacheResult::MISS)),
-            Self::LlcReferences => Builder::new(llc(CacheResult::ACCESS)),
-            Self::TaskClock => Builder::new(Software::TASK_CLOCK),
-            Self::ContextSwitches => Builder::new(Software::CONTEXT_SWITCHES),
-            Self::CpuMigrations => Builder::new(Software::CPU_MIGRATIONS),
-            Self::PageFaults => Builder::new(Software::PAGE_FAULTS),
-        }
-    }
-}
 
 /// Whether one event opened for the calling thread.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -102,15 +54,16 @@ pub struct EventProbe {
 }
 
 /// Tries to open every event of [`PerfEvent::ALL`] on the calling thread
-/// (user space only, as an unprivileged tool would) and closes it again.
+/// (hardware events in user space only, software events in user and
+/// kernel space, as [`Counters`] opens them) and closes it again.
 pub fn probe_events() -> Vec<EventProbe> {
     PerfEvent::ALL
         .iter()
         .map(|&event| EventProbe {
             event,
             hardware: event.is_hardware(),
-            probe: match event.builder().build() {
-                Ok(_counter) => Probe::Ok,
+            probe: match counters::try_open(&event.into()) {
+                Ok(()) => Probe::Ok,
                 Err(e) => Probe::from_io(&e),
             },
         })
@@ -149,11 +102,12 @@ fn is_cpu_pmu(name: &str) -> bool {
         || name.starts_with("riscv-pmu")
 }
 
-/// A group of counters on the calling thread, enabled, disabled and read
-/// together (one `read()` returns all values from the same instant).
+/// The calling thread's counters, all or nothing: [`ThreadCounters::open`]
+/// fails unless every event opens (for callers that cannot use a partial
+/// set; [`Counters`] keeps the events that open).
 pub struct ThreadCounters {
-    group: Group,
-    counters: Vec<(PerfEvent, Counter)>,
+    counters: Counters,
+    events: Vec<PerfEvent>,
 }
 
 /// One reading of a [`ThreadCounters`] group.
@@ -179,147 +133,54 @@ impl CounterValues {
 }
 
 impl ThreadCounters {
-    /// Opens `events` as one group on the calling thread, disabled.
-    /// Fails with the errno of the first event that does not open
-    /// (hardware events return ENOENT without a PMU).
+    /// Opens `events` on the calling thread, disabled. Fails with the
+    /// kernel's reason for the first event that does not open (hardware
+    /// events return ENOENT without a PMU).
     pub fn open(events: &[PerfEvent]) -> Result<Self> {
-        let mut group = Group::new().map_err(|e| Error::syscall("perf_event_open(group)", e))?;
-        let mut counters = Vec::with_capacity(events.len());
-        for &event in events {
-            let counter = group
-                .add(&event.builder())
-                .map_err(|e| Error::syscall(format!("perf_event_open({})", event.name()), e))?;
-            counters.push((event, counter));
+        let wanted: Vec<CounterEvent> = events.iter().map(|&e| e.into()).collect();
+        let counters = Counters::open(&wanted, Target::CallingThread);
+        if let Some((event, why)) = counters.unavailable().first() {
+            return Err(Error::syscall(
+                format!("perf_event_open({})", event.name),
+                std::io::Error::other(why.to_string()),
+            ));
         }
-        Ok(Self { group, counters })
+        Ok(Self {
+            counters,
+            events: events.to_vec(),
+        })
     }
 
     /// Starts counting (all members at once).
     pub fn enable(&mut self) -> Result<()> {
-        self.group
-            .enable()
-            .map_err(|e| Error::syscall("PERF_EVENT_IOC_ENABLE", e))
+        self.counters.enable()
     }
 
     /// Stops counting.
     pub fn disable(&mut self) -> Result<()> {
-        self.group
-            .disable()
-            .map_err(|e| Error::syscall("PERF_EVENT_IOC_DISABLE", e))
+        self.counters.disable()
     }
 
     /// Sets all counts to zero.
     pub fn reset(&mut self) -> Result<()> {
-        self.group
-            .reset()
-            .map_err(|e| Error::syscall("PERF_EVENT_IOC_RESET", e))
+        self.counters.reset()
     }
 
-    /// Reads all counts.
+    /// Reads all counts (the raw values; `time_*` are those of the first
+    /// event's group).
     pub fn read(&mut self) -> Result<CounterValues> {
-        let data = self
-            .group
-            .read()
-            .map_err(|e| Error::syscall("read(perf group)", e))?;
-        // A member missing from the reading is left out (`get` answers
-        // `None`), never reported as a count of 0.
-        let values = self
-            .counters
-            .iter()
-            .filter_map(|(event, counter)| Some((*event, data.get(counter)?.value())))
-            .collect();
-        let nanos = |d: Option<std::time::Duration>| d.map_or(0, |d| d.as_nanos() as u64);
+        let counts = self.counters.read()?;
+        let first = counts.iter().flatten().next();
         Ok(CounterValues {
-            values,
-            time_enabled_ns: nanos(data.time_enabled()),
-            time_running_ns: nanos(data.time_running()),
-        })
-    }
-}
-
-/// Counters of the calling thread, each event opened on its own, so that
-/// an event the machine lacks leaves the others counting. Reading them
-/// allocates nothing (one `read()` per counter into a fixed buffer), so it
-/// may run between the jobs of a real-time task.
-pub struct EventCounters {
-    events: Vec<PerfEvent>,
-    slots: Vec<Slot>,
-}
-
-/// One event of [`EventCounters`].
-enum Slot {
-    Counting(Counter),
-    /// The kernel's reason (`perf_event_open` or enable failed).
-    Unavailable(String),
-}
-
-impl EventCounters {
-    /// Opens and enables `events` on the calling thread, each on its own.
-    pub fn open(events: &[PerfEvent]) -> EventCounters {
-        let slots = events
-            .iter()
-            .map(|event| {
-                match event
-                    .builder()
-                    .build()
-                    .and_then(|mut c| c.enable().map(|()| c))
-                {
-                    Ok(counter) => Slot::Counting(counter),
-                    Err(e) => Slot::Unavailable(e.to_string()),
-                }
-            })
-            .collect();
-        EventCounters {
-            events: events.to_vec(),
-            slots,
-        }
-    }
-
-    /// The events, in the order they were asked for.
-    pub fn events(&self) -> &[PerfEvent] {
-        &self.events
-    }
-
-    /// True if at least one event is counting.
-    pub fn any(&self) -> bool {
-        self.slots.iter().any(|s| matches!(s, Slot::Counting(_)))
-    }
-
-    /// The events that do not count, each with the kernel's reason.
-    pub fn unavailable(&self) -> Vec<(PerfEvent, &str)> {
-        self.events
-            .iter()
-            .zip(&self.slots)
-            .filter_map(|(&event, slot)| match slot {
-                Slot::Unavailable(why) => Some((event, why.as_str())),
-                Slot::Counting(_) => None,
-            })
-            .collect()
-    }
-
-    /// The events that do not count, in one line (`cycles: <reason>; ...`),
-    /// or `None` when all count.
-    pub fn unavailable_reason(&self) -> Option<String> {
-        let missing = self.unavailable();
-        (!missing.is_empty()).then(|| {
-            missing
+            values: self
+                .events
                 .iter()
-                .map(|(event, why)| format!("{}: {why}", event.name()))
-                .collect::<Vec<_>>()
-                .join("; ")
+                .zip(&counts)
+                .filter_map(|(&event, count)| Some((event, count.as_ref()?.value)))
+                .collect(),
+            time_enabled_ns: first.map_or(0, |c| c.time_enabled_ns),
+            time_running_ns: first.map_or(0, |c| c.time_running_ns),
         })
-    }
-
-    /// Reads every event into `values` (the same order as [`Self::events`];
-    /// extra slots are left as they are): the count, or `None` for an event
-    /// that is unavailable or whose read failed. Allocates nothing.
-    pub fn read_into(&mut self, values: &mut [Option<u64>]) {
-        for (slot, value) in self.slots.iter_mut().zip(values) {
-            *value = match slot {
-                Slot::Counting(counter) => counter.read().ok(),
-                Slot::Unavailable(_) => None,
-            };
-        }
     }
 }
 
@@ -345,41 +206,37 @@ mod tests {
     }
 
     #[test]
-    fn every_event_has_a_distinct_name() {
-        let mut names: Vec<&str> = PerfEvent::ALL.iter().map(|e| e.name()).collect();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), PerfEvent::ALL.len());
-    }
-
-    #[test]
-    fn event_counters_count_or_give_the_kernels_reason_never_a_zero() {
-        let events = [PerfEvent::TaskClock, PerfEvent::Instructions];
-        let mut counters = EventCounters::open(&events);
+    fn counters_count_or_give_the_kernels_reason_never_a_zero() {
+        let events: Vec<CounterEvent> =
+            vec![PerfEvent::TaskClock.into(), PerfEvent::Instructions.into()];
+        let mut counters = Counters::open(&events, Target::CallingThread);
         assert_eq!(counters.events(), events);
-        let mut before = [None; 2];
-        counters.read_into(&mut before);
+        counters.enable().unwrap();
+        let before = counters.read().unwrap();
         let mut x = 1u64;
         for i in 0..1_000_000u64 {
             x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
         }
-        let mut after = [None; 2];
-        counters.read_into(&mut after);
+        let after = counters.read().unwrap();
         // Software events open everywhere tinct runs.
         let (Some(t0), Some(t1)) = (before[0], after[0]) else {
             panic!("task-clock must count: {:?}", counters.unavailable_reason());
         };
-        assert!(t1 > t0, "{t0} -> {t1}");
-        let unavailable = counters.unavailable();
-        match (after[1], unavailable.as_slice()) {
-            (Some(instructions), []) => assert!(instructions > 0),
-            (None, [(PerfEvent::Instructions, why)]) => {
+        assert!(t1.value > t0.value, "{t0:?} -> {t1:?}");
+        match (after[1], counters.unavailable().as_slice()) {
+            (Some(instructions), []) => assert!(instructions.value > 0),
+            (None, [(event, why)]) => {
+                assert_eq!(event.name, "instructions");
                 assert!(!why.is_empty());
                 assert!(
                     counters
                         .unavailable_reason()
                         .unwrap()
                         .starts_with("instructions: ")
+                );
+                assert_eq!(
+                    counters.availability()[1].to_string(),
+                    format!("unavailable: {why}")
                 );
             }
             other => panic!("a count or a reason, not both nor neither: {other:?}"),
