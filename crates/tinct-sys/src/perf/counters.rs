@@ -1,16 +1,21 @@
 //! Counters of one thread (or of the calling thread and the threads it
 //! creates), opened as event groups and read atomically.
 //!
-//! Events are grouped by the PMU that counts them: all software events in
-//! one group, the CPU's events (generic hardware, cache and raw) in
-//! another, each other PMU in its own. One `read()` of a group leader with
-//! `PERF_FORMAT_GROUP | PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
+//! Events are grouped by the PMU that counts them: the CPU's events
+//! (generic hardware, cache and raw) in one group, each other hardware PMU
+//! in its own. One `read()` of a group leader with `PERF_FORMAT_GROUP |
+//! PERF_FORMAT_ID | PERF_FORMAT_TOTAL_TIME_ENABLED |
 //! PERF_FORMAT_TOTAL_TIME_RUNNING` returns every member's value from the
 //! same instant with the group's enabled and running times, so ratios such
 //! as IPC or a miss ratio compare counts of one interval, and a multiplexed
-//! group is scaled as a whole ([`Count::scaled`]). Keeping software events
-//! apart means a hardware group the PMU cannot schedule never takes the
-//! software counts down with it.
+//! group is scaled as a whole ([`Count::scaled`]).
+//!
+//! Each software event is a group of its own. They are never multiplexed,
+//! a hardware group the PMU cannot schedule cannot take them down with it,
+//! and the kernel does not keep mixed software groups straight: on Linux
+//! 6.18 a task-clock member under a page-fault leader reads 0, page faults
+//! under a task-clock leader read 0, and a disabled group of them reads 0
+//! (tests/perf_live.rs keeps the separate groups honest).
 //!
 //! Reading allocates nothing: each group owns a buffer sized when it was
 //! opened, and [`Counters::read_into`] fills a caller's slice, so it may run
@@ -50,10 +55,11 @@ pub enum Target {
     CallingThreadAndChildren,
 }
 
-/// Which group an event belongs to: events of one PMU share a group.
+/// Which group an event belongs to: events of one hardware PMU share a
+/// group; each software event is a group of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum GroupKey {
-    Software,
+    Software(u64),
     Cpu,
     Pmu(u32),
 }
@@ -61,7 +67,7 @@ enum GroupKey {
 impl GroupKey {
     fn of(event: &CounterEvent) -> GroupKey {
         match event.encoding.pmu_type {
-            TYPE_SOFTWARE => GroupKey::Software,
+            TYPE_SOFTWARE => GroupKey::Software(event.encoding.config),
             TYPE_HARDWARE | TYPE_HW_CACHE | TYPE_RAW => GroupKey::Cpu,
             other => GroupKey::Pmu(other),
         }
@@ -116,14 +122,9 @@ impl Counters {
             let mut members = Vec::new();
             let mut ids = Vec::new();
             let mut indices = Vec::new();
-            let mut order: Vec<usize> = (0..events.len())
+            let order: Vec<usize> = (0..events.len())
                 .filter(|&i| GroupKey::of(&events[i]) == key)
                 .collect();
-            // A clock event never leads a group that has other members: the
-            // kernel's software events under a task-clock leader stay at 0
-            // (observed on Linux 6.18: 0 page faults for 1024 fresh pages),
-            // while a task-clock under a page-fault leader counts.
-            order.sort_by_key(|&i| is_clock(&events[i]));
             for index in order {
                 let event = &events[index];
                 match open_one(event, target, leader.as_mut()) {
@@ -330,11 +331,6 @@ fn open_one(
     })
 }
 
-/// cpu-clock and task-clock (software events 0 and 1).
-fn is_clock(event: &CounterEvent) -> bool {
-    event.encoding.pmu_type == TYPE_SOFTWARE && event.encoding.config <= 1
-}
-
 /// Context switches and migrations: a user-space-only count of them is 0.
 fn counts_in_kernel_only(event: &CounterEvent) -> bool {
     event.encoding == PerfEvent::ContextSwitches.encoding()
@@ -433,7 +429,7 @@ mod tests {
         let hw = CounterEvent::from(PerfEvent::Cycles);
         let cache = CounterEvent::from(PerfEvent::LlcMisses);
         let msr = CounterEvent::new("msr/tsc/", super::super::Encoding::new(9, 0));
-        assert_eq!(GroupKey::of(&sw), GroupKey::Software);
+        assert_eq!(GroupKey::of(&sw), GroupKey::Software(1));
         assert_eq!(GroupKey::of(&hw), GroupKey::of(&cache));
         assert_eq!(GroupKey::of(&msr), GroupKey::Pmu(9));
     }

@@ -10,8 +10,8 @@
 //! - [`pmu`] and [`syntax`]: the kernel's named events and format files in
 //!   sysfs, so `cpu/cache-misses/`, `cpu/event=0xd2,umask=0x4/` or `r412e`
 //!   are encoded exactly ([`parse_event`]);
-//! - [`counters`]: a thread's events opened as groups, one per PMU, read
-//!   atomically and without allocating ([`Counters`]);
+//! - [`counters`]: a thread's events opened as groups, one per hardware
+//!   PMU, read atomically and without allocating ([`Counters`]);
 //! - [`count`]: a value with its enabled and running times, scaled when the
 //!   kernel multiplexed it ([`Count::scaled`]);
 //! - [`reason`]: why an event does not count, in the kernel's words
