@@ -1,5 +1,7 @@
 //! The fields every bench result starts with.
 
+use super::counters::{ConditionCounters, prefixed};
+use super::interleaved::Samples;
 use super::machine::Machine;
 use super::options::BenchOptions;
 use serde::{Deserialize, Serialize};
@@ -20,6 +22,10 @@ pub struct RunHeader {
     pub cpus: Vec<u32>,
     /// The machine.
     pub machine: Machine,
+    /// Performance counter totals of every measured condition (see
+    /// [`super::counters`]).
+    #[serde(default)]
+    pub counters: Vec<ConditionCounters>,
 }
 
 impl RunHeader {
@@ -32,7 +38,14 @@ impl RunHeader {
             seed: options.seed,
             cpus,
             machine: Machine::describe(),
+            counters: Vec::new(),
         }
+    }
+
+    /// Adds the counter totals of `samples`, each condition named
+    /// `prefix` + its name (see [`prefixed`]).
+    pub fn add_counters(&mut self, prefix: &str, samples: &Samples) {
+        self.counters.extend(prefixed(prefix, &samples.counters));
     }
 }
 

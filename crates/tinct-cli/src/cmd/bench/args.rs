@@ -160,9 +160,13 @@ pub struct Coherence {
     #[arg(long, value_delimiter = ',', value_name = "N,...")]
     pub sizes: Option<Vec<usize>>,
     /// Element updates per function per run; the repetition loop count of a
-    /// size is this divided by ROWS x COLS (default 2^24; `--quick`: 2^19).
-    #[arg(long, value_name = "N")]
+    /// size is this divided by ROWS x COLS (default 2^24; `--quick`: 2^21).
+    #[arg(long, value_name = "N", conflicts_with = "repetitions")]
     pub work: Option<u64>,
+    /// The paper's loop instead: this many repetitions at every size
+    /// (Gracioli et al. ran 10000).
+    #[arg(long, value_name = "N")]
+    pub repetitions: Option<u64>,
     /// Run the measuring threads under SCHED_FIFO with this priority
     /// (1-99; needs root or CAP_SYS_NICE). Recommended on a busy machine.
     #[arg(long, value_name = "PRIORITY")]
@@ -180,6 +184,7 @@ impl Coherence {
             common: self.common.options(),
             sizes: self.sizes.clone(),
             work: self.work,
+            repetitions: self.repetitions,
             fifo: self.fifo,
             increments: self.increments,
         }
