@@ -184,3 +184,86 @@ fn coherence_refuses_both_loop_modes_and_a_zero_loop() {
         assert!(stderr.contains("--repetitions"), "{stderr}");
     }
 }
+
+#[test]
+fn crpd_splits_the_switch_and_measures_the_instruction_cache() {
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let args = [
+        "--quick",
+        "--cache",
+        "instruction",
+        "--words-per-line",
+        "1,2",
+        "--reps",
+        "3",
+    ];
+    let (json, stdout) = run_bench(tmp.path(), "crpd", &args);
+    let result: tinct_bench::crpd::CrpdResult = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&result).unwrap(), json, "round trip");
+    // Table 1: interrupt + resume of every preemption make its total.
+    let sw = &result.switch;
+    for row in [&sw.best, &sw.worst]
+        .into_iter()
+        .chain(sw.no_cache.measured.as_ref())
+    {
+        assert_eq!(row.total.count, 3);
+        assert!(
+            row.total.min >= row.interrupt.min + row.resume.min,
+            "{row:?}"
+        );
+        assert!(
+            row.total.max <= row.interrupt.max + row.resume.max,
+            "{row:?}"
+        );
+    }
+    assert!(sw.no_cache.name.contains("no cache (approximation"));
+    assert!(stdout.contains("preemption, no cache"), "{stdout}");
+    // The instruction-cache sweep: the code's miss ratio is 2 lines in 3
+    // instructions, and the bound is never below the median difference.
+    let level = &result.levels[0];
+    assert_eq!(level.cache, tinct_bench::crpd::CacheKind::Instruction);
+    assert_eq!(level.words_per_line.as_deref(), Some(&[1, 2][..]));
+    assert!((level.code_miss_ratio.unwrap() - 2.0 / 3.0).abs() < 1e-12);
+    assert!(
+        level.level == "L1i" || level.level.starts_with('L'),
+        "{}",
+        level.level
+    );
+    for p in &level.points {
+        assert!(p.crpd_bound_ns >= p.crpd_ns, "{p:?}");
+    }
+    assert!(level.max_crpd_bound_ns >= level.max_crpd_ns);
+    assert!(stdout.contains("code, miss ratio 0.67"), "{stdout}");
+    // Counters per condition: the switch cases and every sweep point.
+    let names = assert_counters(&json, 3);
+    assert!(names.iter().any(|n| n == "switch/best"), "{names:?}");
+    assert!(names.iter().any(|n| n.ends_with("/preempted")), "{names:?}");
+    let csv = std::fs::read_to_string(tmp.path().join("switch.csv")).unwrap();
+    assert!(
+        csv.lines().next().unwrap().starts_with("case,part,"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("worst,interrupt") && csv.contains("worst,resume"),
+        "{csv}"
+    );
+}
+
+#[test]
+fn crpd_refuses_words_per_line_it_cannot_generate() {
+    for args in [
+        vec!["--words-per-line", "2"],
+        vec!["--cache", "instruction", "--words-per-line", "16"],
+        vec!["--cache", "instruction", "--words-per-line", "0"],
+    ] {
+        let output = tinct()
+            .args(["bench", "crpd", "--quick", "--no-progress"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("--words-per-line"), "{stderr}");
+    }
+}

@@ -7,6 +7,13 @@
 //! word"; alternating `k` per line gives the ratios in between, e.g. 1, 2
 //! for 2 misses in 3 instructions).
 //!
+//! "The next line" is the next in a visiting order: in address order as on
+//! Sebek's MPC750, or in a shuffled order. A current x86-64 core fetches
+//! sequential code ahead of execution, which hides the misses of the
+//! address-ordered chain; a shuffled order leaves only the branch target
+//! buffer to predict the next line, and a preemption that evicts both
+//! shows its full cost.
+//!
 //! The code is built here, byte by byte, and mapped read-and-execute in a
 //! mapping of its own (never writable and executable at once), so running
 //! it is safe: it only jumps within itself, touches no memory and returns.
@@ -15,7 +22,7 @@
 //! Layout of `lines` chain lines of `line_bytes` each, then one tail line:
 //!
 //! ```text
-//! line i:   [nop4] x (k_i - 1) | jmp rel8 -> line i+1 | int3 padding
+//! line i:   [nop4] x (k_i - 1) | jmp rel32 -> next line | int3 padding
 //! tail:     dec rdi | jnz rel32 -> line 0 | ret | int3 padding
 //! ```
 //!
@@ -27,8 +34,8 @@ use std::ptr::NonNull;
 /// `nop dword ptr [rax + 0]`: one four-byte instruction that does nothing
 /// (Sebek's `r1 = r1 + 0`).
 pub const NOP4: [u8; 4] = [0x0f, 0x1f, 0x40, 0x00];
-/// `jmp rel8`.
-pub const JMP_REL8: u8 = 0xeb;
+/// `jmp rel32` (the opcode; four bytes of displacement follow).
+pub const JMP_REL32: u8 = 0xe9;
 /// `int3`: padding that traps if it were ever executed.
 pub const INT3: u8 = 0xcc;
 /// `dec rdi`.
@@ -45,21 +52,34 @@ pub struct Layout {
     pub lines: usize,
     /// Bytes per cache line (a power of two, 32 to 256).
     pub line_bytes: usize,
-    /// Instructions executed per line, cycling over the lines: `[1]` is
-    /// Sebek's 100 % miss code, `[2]` 50 %, `[1, 2]` 2 misses in 3.
+    /// Instructions executed per line, cycling over the lines in visiting
+    /// order: `[1]` is Sebek's 100 % miss code, `[2]` 50 %, `[1, 2]` 2
+    /// misses in 3.
     pub words_per_line: Vec<u32>,
+    /// The order the lines are visited in: a permutation of `0..lines`
+    /// starting at 0; empty for address order.
+    pub order: Vec<u32>,
 }
 
 impl Layout {
     /// The most instructions a line can execute: its no-ops and the
-    /// two-byte jump must fit the line.
+    /// five-byte jump must fit the line.
     pub fn max_words(line_bytes: usize) -> u32 {
-        ((line_bytes - 2) / 4 + 1) as u32
+        ((line_bytes - 5) / 4 + 1) as u32
     }
 
-    /// Instructions executed in line `i`.
-    pub fn words(&self, i: usize) -> u32 {
-        self.words_per_line[i % self.words_per_line.len()]
+    /// Instructions executed in the `j`-th line visited.
+    pub fn words(&self, j: usize) -> u32 {
+        self.words_per_line[j % self.words_per_line.len()]
+    }
+
+    /// The line visited `j`-th.
+    pub fn visited(&self, j: usize) -> usize {
+        if self.order.is_empty() {
+            j
+        } else {
+            self.order[j] as usize
+        }
     }
 
     /// Cache-line fetches per instruction once the chain does not fit the
@@ -89,6 +109,24 @@ impl Layout {
                 self.line_bytes, self.words_per_line
             ));
         }
+        if !self.order.is_empty() {
+            let mut seen = vec![false; self.lines];
+            let permutation = self.order.len() == self.lines
+                && self.order[0] == 0
+                && self.order.iter().all(|&l| {
+                    let fresh = (l as usize) < self.lines && !seen[l as usize];
+                    if fresh {
+                        seen[l as usize] = true;
+                    }
+                    fresh
+                });
+            if !permutation {
+                return bad(format!(
+                    "visiting order: expected a permutation of 0..{} starting at 0",
+                    self.lines
+                ));
+            }
+        }
         let total = self
             .lines
             .checked_add(1)
@@ -98,18 +136,26 @@ impl Layout {
                 Error::InvalidArgument(format!("a chain of {} lines is over 1 GiB", self.lines))
             })?;
         let mut code = vec![INT3; total];
-        for i in 0..self.lines {
-            let line = &mut code[i * self.line_bytes..(i + 1) * self.line_bytes];
-            let nops = (self.words(i) - 1) as usize;
+        let tail_start = self.lines * self.line_bytes;
+        for j in 0..self.lines {
+            let start = self.visited(j) * self.line_bytes;
+            let next = if j + 1 < self.lines {
+                self.visited(j + 1) * self.line_bytes
+            } else {
+                tail_start
+            };
+            let line = &mut code[start..start + self.line_bytes];
+            let nops = (self.words(j) - 1) as usize;
             for n in 0..nops {
                 line[4 * n..4 * n + 4].copy_from_slice(&NOP4);
             }
             let at = 4 * nops;
-            line[at] = JMP_REL8;
-            // From the end of the two-byte jump to the start of the next line.
-            line[at + 1] = (self.line_bytes - (at + 2)) as u8;
+            line[at] = JMP_REL32;
+            // From the end of the five-byte jump to the start of the next line.
+            let displacement = next as i64 - (start + at + 5) as i64;
+            let displacement = i32::try_from(displacement).expect("chains are at most 1 GiB");
+            line[at + 1..at + 5].copy_from_slice(&displacement.to_le_bytes());
         }
-        let tail_start = self.lines * self.line_bytes;
         let tail = &mut code[tail_start..];
         tail[..3].copy_from_slice(&DEC_RDI);
         tail[3..5].copy_from_slice(&JNZ_REL32);
@@ -239,41 +285,70 @@ mod tests {
             lines,
             line_bytes: 64,
             words_per_line: words,
+            order: Vec::new(),
         }
     }
 
     /// Where line `i`'s jump is and where it lands, read from the bytes.
     fn jump_of(code: &[u8], i: usize) -> (usize, usize) {
         let line = &code[i * 64..(i + 1) * 64];
-        let at = line.iter().position(|&b| b == JMP_REL8).expect("a jump");
-        (at, i * 64 + at + 2 + line[at + 1] as usize)
+        let at = (0..60)
+            .step_by(4)
+            .find(|&at| line[at] == JMP_REL32)
+            .expect("a jump at an instruction boundary");
+        let displacement = i32::from_le_bytes(line[at + 1..at + 5].try_into().unwrap());
+        (
+            at,
+            ((i * 64 + at + 5) as i64 + i64::from(displacement)) as usize,
+        )
+    }
+
+    /// Checks every line of `l`'s code: `k - 1` no-ops, one jump to the
+    /// next line visited, padding after it.
+    fn check(l: &Layout) {
+        let code = l.generate().unwrap();
+        assert_eq!(code.len(), (l.lines + 1) * 64, "lines and the tail");
+        for j in 0..l.lines {
+            let i = l.visited(j);
+            let k = l.words(j) as usize;
+            let (at, target) = jump_of(&code, i);
+            assert_eq!(at, 4 * (k - 1), "line {i}: {k} instructions");
+            let next = if j + 1 < l.lines {
+                l.visited(j + 1) * 64
+            } else {
+                l.lines * 64
+            };
+            assert_eq!(target, next, "line {i} jumps to the next line visited");
+            for n in 0..k - 1 {
+                assert_eq!(code[i * 64 + 4 * n..i * 64 + 4 * n + 4], NOP4);
+            }
+            let after = &code[i * 64 + at + 5..(i + 1) * 64];
+            assert!(
+                after.iter().all(|&b| b == INT3),
+                "line {i}: padding after the jump"
+            );
+        }
     }
 
     #[test]
     fn every_line_has_one_jump_at_the_requested_word_to_the_next_line() {
-        for words in [vec![1], vec![2], vec![16], vec![1, 2], vec![3, 1, 4]] {
-            let l = layout(40, words.clone());
-            let code = l.generate().unwrap();
-            assert_eq!(code.len(), 41 * 64, "40 lines and the tail");
-            for i in 0..40 {
-                let k = words[i % words.len()] as usize;
-                let (at, target) = jump_of(&code, i);
-                assert_eq!(at, 4 * (k - 1), "line {i} of {words:?}");
-                assert_eq!(target, (i + 1) * 64, "line {i} jumps to the next line");
-                for n in 0..k - 1 {
-                    assert_eq!(code[i * 64 + 4 * n..i * 64 + 4 * n + 4], NOP4);
-                }
-                let after = &code[i * 64 + at + 2..(i + 1) * 64];
-                assert!(
-                    after.iter().all(|&b| b == INT3),
-                    "line {i}: only padding after the jump"
-                );
-                // Exactly one jump opcode at an instruction boundary per line.
-                let jumps = (0..k - 1)
-                    .filter(|n| code[i * 64 + 4 * n] == JMP_REL8)
-                    .count();
-                assert_eq!(jumps, 0);
-            }
+        for words in [vec![1], vec![2], vec![15], vec![1, 2], vec![3, 1, 4]] {
+            check(&layout(40, words));
+        }
+    }
+
+    #[test]
+    fn a_shuffled_chain_visits_every_line_once_in_its_order() {
+        let mut l = layout(8, vec![1, 2]);
+        l.order = vec![0, 5, 2, 7, 1, 3, 6, 4];
+        check(&l);
+        for bad in [
+            vec![1, 0, 2, 3, 4, 5, 6, 7],
+            vec![0, 1, 1, 3, 4, 5, 6, 7],
+            vec![0, 1],
+        ] {
+            l.order = bad;
+            assert!(l.generate().is_err(), "{:?}", l.order);
         }
     }
 
@@ -296,17 +371,15 @@ mod tests {
 
     #[test]
     fn impossible_layouts_are_refused() {
-        assert_eq!(Layout::max_words(64), 16);
+        assert_eq!(Layout::max_words(64), 15);
+        let mut odd = layout(4, vec![1]);
+        odd.line_bytes = 48;
         for bad in [
             layout(0, vec![1]),
             layout(4, vec![]),
             layout(4, vec![0]),
-            layout(4, vec![17]),
-            Layout {
-                lines: 4,
-                line_bytes: 48,
-                words_per_line: vec![1],
-            },
+            layout(4, vec![16]),
+            odd,
         ] {
             assert!(bad.generate().is_err(), "{bad:?}");
         }
@@ -315,7 +388,8 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn a_mapped_chain_runs_and_is_what_was_generated() {
-        let l = layout(512, vec![1, 2]);
+        let mut l = layout(512, vec![1, 2]);
+        l.order = (0..512u32).map(|i| (i * 301) % 512).collect();
         let chain = JumpChain::new(l.clone()).unwrap();
         assert_eq!(chain.bytes(), l.generate().unwrap());
         assert_eq!(chain.bytes().as_ptr() as usize % 4096, 0, "page-aligned");
