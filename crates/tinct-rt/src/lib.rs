@@ -19,7 +19,8 @@
 //! and `summary.json`; the verdict's statistics (max, p99, mean and
 //! ρ = μ + 2σ of demarchi Eq. (1)) are tinct-report's `Distribution`.
 //! [`run_in_dir`] is all of it in one call, as `tinct run` does it;
-//! [`testing`] has builders for tests.
+//! [`testing`] has builders for tests. [`monitor`] samples the counters of
+//! any process over time (`tinct monitor`).
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -30,6 +31,7 @@ mod error;
 pub mod kernels;
 pub mod limits;
 pub mod memory;
+pub mod monitor;
 pub mod output;
 pub mod plan;
 pub mod record;

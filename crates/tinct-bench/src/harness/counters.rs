@@ -13,19 +13,10 @@
 use serde::{Deserialize, Serialize};
 use tinct_sys::perf::{Count, CounterEvent, Counters, PerfEvent, Target};
 
-/// The events every bench counts unless told otherwise: cycles and
-/// instructions (IPC), LLC reads and read misses (miss ratio), and the
-/// kernel's software events.
-pub const DEFAULT_EVENTS: [PerfEvent; 8] = [
-    PerfEvent::Cycles,
-    PerfEvent::Instructions,
-    PerfEvent::LlcReferences,
-    PerfEvent::LlcMisses,
-    PerfEvent::TaskClock,
-    PerfEvent::ContextSwitches,
-    PerfEvent::CpuMigrations,
-    PerfEvent::PageFaults,
-];
+/// The events every bench counts unless told otherwise: tinct-sys's
+/// monitoring set — cycles and instructions (IPC), LLC reads and read
+/// misses (miss ratio), and the kernel's software events.
+pub const DEFAULT_EVENTS: [PerfEvent; 8] = PerfEvent::MONITORING;
 
 /// The default events as counter events.
 pub fn default_events() -> Vec<CounterEvent> {

@@ -144,6 +144,20 @@ impl PerfEvent {
         Self::PageFaults,
     ];
 
+    /// What tinct watches by default (benches' per-condition totals,
+    /// `tinct monitor`): cycles and instructions (IPC), LLC reads and read
+    /// misses (the miss ratio of sebek2002 Fig. 6), and the software events.
+    pub const MONITORING: [PerfEvent; 8] = [
+        Self::Cycles,
+        Self::Instructions,
+        Self::LlcReferences,
+        Self::LlcMisses,
+        Self::TaskClock,
+        Self::ContextSwitches,
+        Self::CpuMigrations,
+        Self::PageFaults,
+    ];
+
     /// The software events: they count on every machine, PMU or not.
     pub const SOFTWARE: [PerfEvent; 4] = [
         Self::TaskClock,
