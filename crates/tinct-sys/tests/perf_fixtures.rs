@@ -157,3 +157,26 @@ fn a_cpu_outside_the_table_gets_a_reason_per_event() {
         );
     }
 }
+
+#[test]
+fn precise_memory_sampling_is_found_where_the_cpu_has_it() {
+    use tinct_sys::perf::memory_sampling::{Mechanism, detect};
+    let intel = detect(&fixture("pmu-intel-icx")).unwrap();
+    match intel.mechanism {
+        Some(Mechanism::IntelLoadLatency { loads, stores }) => {
+            assert_eq!(loads.encoding, raw(0x01cd, 30), "mem-loads with ldlat=30");
+            assert_eq!(stores.unwrap().encoding, raw(0x82d0, 0));
+        }
+        other => panic!("Ice Lake has PEBS load latency: {other:?}"),
+    }
+    let amd = detect(&fixture("pmu-amd-zen4")).unwrap();
+    match amd.mechanism {
+        Some(Mechanism::AmdIbsOp { op }) => {
+            assert_eq!((op.encoding.pmu_type, op.encoding.config), (11, 1 << 19));
+        }
+        other => panic!("Zen 4 has IBS: {other:?}"),
+    }
+    let none = detect(&fixture("intel-2node")).unwrap();
+    assert_eq!(none.mechanism, None);
+    assert!(none.missing.unwrap().contains("ibs_op"));
+}

@@ -228,3 +228,18 @@ fn every_software_event_of_one_group_counts() {
     assert!(delta(PerfEvent::ContextSwitches) >= 1, "slept once");
     assert!(delta(PerfEvent::TaskClock) > 0);
 }
+
+#[test]
+fn precise_memory_sampling_opens_or_says_why_not() {
+    use tinct_sys::perf::memory_sampling::{detect, probe};
+    let support = detect(&SysRoot::live()).unwrap();
+    match probe(&support) {
+        Ok(()) => assert!(support.mechanism.is_some()),
+        Err(why) => {
+            assert!(!why.is_empty());
+            if no_cpu_pmu() && !SysRoot::live().exists("/sys/bus/event_source/devices/ibs_op") {
+                assert!(why.contains("no precise memory sampling"), "{why}");
+            }
+        }
+    }
+}

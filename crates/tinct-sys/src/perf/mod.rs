@@ -18,6 +18,9 @@
 //!   ([`Availability`]): a report says `unavailable: <reason>`, never 0;
 //! - [`coherence`]: the coherence events of gracioli Fig. 9 for current
 //!   Intel and AMD cores;
+//! - [`memory_sampling`]: precise memory sampling (Intel PEBS load latency
+//!   with its HITM snoop result, AMD IBS op) to find threads that hit each
+//!   other's modified lines (gracioli Section IV), where the CPU has it;
 //!
 //! [`probe_events`] says which generic events open here (`tinct doctor`);
 //! [`ThreadCounters`] is the calling thread's counters, all-or-nothing.
@@ -26,6 +29,7 @@ pub mod coherence;
 pub mod count;
 pub mod counters;
 pub mod events;
+pub mod memory_sampling;
 pub mod pmu;
 pub mod reason;
 pub mod syntax;
