@@ -222,3 +222,83 @@ fn bad_options_are_bad_input() {
         );
     }
 }
+
+#[test]
+fn sharing_says_why_the_cpu_cannot_sample_and_still_monitors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tinct()
+        .args(["monitor", "--sharing", "--no-overhead", "--quiet", "--out"])
+        .arg(dir.path())
+        .args(["--", "sleep", "0.1"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let sharing: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("sharing.json")).unwrap())
+            .unwrap();
+    let support = tinct_sys::perf::memory_sampling::detect(&tinct_sys::SysRoot::live()).unwrap();
+    match tinct_sys::perf::memory_sampling::probe(&support) {
+        Err(why) => {
+            assert_eq!(sharing["unavailable"], why.as_str());
+            assert!(
+                stdout.contains("sharing detection by the CPU: unavailable"),
+                "{stdout}"
+            );
+            assert!(
+                stdout.contains("--plan"),
+                "points to what works here: {stdout}"
+            );
+        }
+        Ok(()) => assert!(sharing["report"].is_object(), "{sharing}"),
+    }
+    assert!(
+        dir.path().join("monitor.csv").exists(),
+        "monitoring ran all the same"
+    );
+}
+
+#[test]
+fn a_plans_tasks_are_checked_for_shared_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kim2013-table2.toml");
+    let out = tinct()
+        .args(["monitor", "--plan"])
+        .arg(&plan)
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let check: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("sharing.json")).unwrap())
+            .unwrap();
+    let lines = check["lines"].as_array().unwrap();
+    // Every task writes the job log's heartbeat: one truly shared line.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["region"] == "job log" && l["kind"] == "true"),
+        "{lines:?}"
+    );
+    // The working sets are the tasks' own memory.
+    assert!(
+        lines
+            .iter()
+            .all(|l| !l["region"].as_str().unwrap().starts_with("working set"))
+    );
+    assert!(
+        stdout.contains("working sets: 0 shared line(s)"),
+        "{stdout}"
+    );
+    let bad = tinct()
+        .args(["monitor", "--plan", "/nonexistent.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+}

@@ -173,6 +173,29 @@ impl SharedLog {
         })
     }
 
+    /// The memory the runtime writes for job `job` of task `task`, as
+    /// (address, bytes): the in-flight words ([`TaskLog::begin_job`],
+    /// [`TaskLog::end_job`]), the record slot and the count
+    /// ([`TaskLog::push`]), and the common heartbeat every task updates.
+    /// The model the sharing check replays (tinct-sim's `sharing`).
+    pub fn job_writes(&self, task: usize, job: usize) -> Vec<(usize, usize)> {
+        let (header, records, capacity) = self.block(task);
+        let address = |word: &AtomicU64| word.as_ptr() as usize;
+        let mut writes = vec![
+            (address(&self.words.words()[HEARTBEAT_WORD]), 8),
+            (
+                address(&header[FLIGHT_JOB]),
+                8 * (FLIGHT_START - FLIGHT_JOB + 1),
+            ),
+            (address(&header[COUNT]), 8),
+        ];
+        if capacity > 0 {
+            let slot = job.min(capacity - 1) * RECORD_WORDS;
+            writes.push((address(&records[slot]), 8 * RECORD_WORDS));
+        }
+        writes
+    }
+
     /// The thread id task `task` ran in (0 before it started).
     pub fn tid(&self, task: usize) -> i32 {
         self.block(task).0[TID].load(Ordering::Relaxed) as i32
@@ -387,6 +410,26 @@ mod tests {
         writer.set_thread(1234);
         assert_eq!(log.tid(0), 1234);
         assert_eq!(log.fatal_signal(), None);
+    }
+
+    #[test]
+    fn job_writes_lie_in_the_log_and_only_the_heartbeat_is_common() {
+        let log = SharedLog::new(&[3, 3]).unwrap();
+        let words = log.shared_words().words();
+        let (start, end) = (
+            words.as_ptr() as usize,
+            words.as_ptr() as usize + words.len() * 8,
+        );
+        let a = log.job_writes(0, 1);
+        let b = log.job_writes(1, 1);
+        for &(address, bytes) in a.iter().chain(&b) {
+            assert!(address >= start && address + bytes <= end);
+        }
+        assert_eq!(a[0], b[0], "the heartbeat word");
+        let overlap = |x: &(usize, usize), y: &(usize, usize)| x.0 < y.0 + y.1 && y.0 < x.0 + x.1;
+        for x in &a[1..] {
+            assert!(b[1..].iter().all(|y| !overlap(x, y)), "{x:?} vs {b:?}");
+        }
     }
 
     #[test]

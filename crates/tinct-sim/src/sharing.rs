@@ -416,7 +416,7 @@ mod tests {
                 task(
                     &t.to_string(),
                     (0..100)
-                        .map(|i| Access::write(t << 20 | i * 8, 8))
+                        .map(|i| Access::write((t << 20) | (i * 8), 8))
                         .collect(),
                 )
             })

@@ -2,6 +2,12 @@
 //! `monitor`), live on stderr while it runs, then write `monitor.csv`,
 //! `monitor.json` and `monitor.svg` and print what was measured, what is
 //! missing on this machine, and the overhead of the sampling.
+//!
+//! Sharing detection (gracioli Section IV): `--sharing` adds the CPU's
+//! precise memory sampling (Intel HITM, AMD IBS) where it exists and says
+//! why not where it does not; `--plan FILE` checks a tinct task set
+//! instead, by replaying its tasks' per-job streams through tinct-sim.
+//! Both write `sharing.json`.
 
 use super::bench::common::duration;
 use super::run::rt_error;
@@ -20,6 +26,15 @@ pub struct Args {
     /// Attach to this running process instead of starting a command.
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pub pid: Option<i32>,
+    /// Find threads that share cache lines with the CPU's precise memory
+    /// sampling (Intel PEBS HITM, AMD IBS), where it has it.
+    #[arg(long)]
+    pub sharing: bool,
+    /// Instead of monitoring: which tasks of this planned task set share
+    /// cache lines, from their per-job address streams replayed through
+    /// the cache model (works on any machine).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["pid", "command", "sharing"])]
+    pub plan: Option<PathBuf>,
     /// One row per thread and sample (default: one row per sample, summed
     /// over the threads).
     #[arg(long)]
@@ -51,6 +66,9 @@ pub struct Args {
 
 /// Runs `tinct monitor`.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    if let Some(plan) = &args.plan {
+        return sharing_of_plan(plan, &args);
+    }
     let target = match (args.pid, args.command.is_empty()) {
         (Some(pid), true) => Target::Pid(pid),
         (None, false) => Target::Command(args.command.clone()),
@@ -69,6 +87,15 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             .map_err(|e| CliError::Input(format!("--event: {e}")))?;
         params.events.push(event);
     }
+    let mut sharing_unavailable = None;
+    if args.sharing {
+        let support = tinct_sys::perf::memory_sampling::detect(&root)
+            .map_err(|e| CliError::Failed(e.into()))?;
+        match tinct_sys::perf::memory_sampling::probe(&support) {
+            Ok(()) => params.memory_sampling = support.mechanism,
+            Err(why) => sharing_unavailable = Some(why),
+        }
+    }
     let stop = monitor::stop_on_signals();
     let mut live = Live::new(!args.quiet, &params);
     let recording =
@@ -83,9 +110,139 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         );
         Some(monitor::overhead::measure(args.rate, &params.events).map_err(rt_error)?)
     };
-    let files =
+    let mut files =
         monitor::output::write(&args.out, &recording, overhead.as_ref()).map_err(rt_error)?;
+    if args.sharing {
+        files.push(report_sampled_sharing(
+            &args,
+            &params,
+            &recording,
+            sharing_unavailable,
+        )?);
+    }
     print_summary(&recording, overhead.as_ref(), &files);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `sharing.json` of a monitored process: the pairs and HITM lines the
+/// CPU's samples show, or why the CPU cannot sample.
+#[derive(serde::Serialize)]
+struct SampledSharing {
+    mechanism: Option<String>,
+    unavailable: Option<String>,
+    samples: usize,
+    report: Option<tinct_sim::sharing::SharingReport>,
+    hitm_lines: Vec<tinct_sim::sharing::HitmLine>,
+}
+
+fn report_sampled_sharing(
+    args: &Args,
+    params: &Params,
+    recording: &Recording,
+    unavailable: Option<String>,
+) -> Result<PathBuf, CliError> {
+    let unavailable = unavailable.or_else(|| recording.memory_sampling_failed.clone());
+    let mut out = SampledSharing {
+        mechanism: params
+            .memory_sampling
+            .as_ref()
+            .map(|m| m.name().to_string()),
+        unavailable: unavailable.clone(),
+        samples: recording.memory_samples.len(),
+        report: None,
+        hitm_lines: Vec::new(),
+    };
+    match (&params.memory_sampling, &unavailable) {
+        (Some(_), None) => {
+            let (report, hitm) =
+                tinct_sim::sharing::from_memory_samples(&recording.memory_samples, 64)
+                    .map_err(|e| CliError::Failed(e.into()))?;
+            println!(
+                "tinct monitor: sharing ({}): {} samples",
+                out.mechanism.as_deref().unwrap_or("-"),
+                out.samples
+            );
+            for pair in report.contended_pairs() {
+                println!(
+                    "  {} and {} share {} written line(s) (true {}, false {}), e.g. {}",
+                    pair.a,
+                    pair.b,
+                    pair.true_sharing + pair.false_sharing,
+                    pair.true_sharing,
+                    pair.false_sharing,
+                    hex_list(&pair.example_lines)
+                );
+            }
+            for line in hitm.iter().take(10) {
+                println!(
+                    "  {:#x}: {} loads of {} hit another core's modified copy (HITM)",
+                    line.line, line.samples, line.thread
+                );
+            }
+            out.report = Some(report);
+            out.hitm_lines = hitm;
+        }
+        _ => println!(
+            "tinct monitor: sharing detection by the CPU: unavailable: {}; for a tinct task \
+             set, `tinct monitor --plan FILE` replays its tasks' memory through the cache model",
+            unavailable.as_deref().unwrap_or("no mechanism")
+        ),
+    }
+    monitor::output::write_sharing(&args.out, &out).map_err(rt_error)
+}
+
+fn hex_list(lines: &[u64]) -> String {
+    let shown: Vec<String> = lines.iter().take(3).map(|l| format!("{l:#x}")).collect();
+    shown.join(", ")
+}
+
+/// `tinct monitor --plan FILE`: the sharing check of a tinct task set.
+fn sharing_of_plan(plan: &std::path::Path, args: &Args) -> Result<ExitCode, CliError> {
+    // The run's length sizes the job logs, whose layout the check models.
+    let duration = args.duration.map_or(10_000_000_000, |d| d.0);
+    let spec = tinct_rt::plan::load_plan(plan, duration).map_err(rt_error)?;
+    let check = monitor::sharing::check(&spec).map_err(rt_error)?;
+    println!(
+        "tinct monitor --plan {}: cache lines shared by the tasks' per-job streams \
+         (job kernels, runtime bookkeeping), replayed through tinct-sim",
+        plan.display()
+    );
+    if check.cross_cpu_pairs.is_empty() {
+        println!("  no two tasks on different CPUs share a written line");
+    }
+    for (a, b) in &check.cross_cpu_pairs {
+        let pair = check
+            .report
+            .pairs
+            .iter()
+            .find(|p| &p.a == a && &p.b == b)
+            .expect("a reported pair");
+        println!(
+            "  {a} and {b} (different CPUs): {} line(s) of true sharing, {} of false sharing",
+            pair.true_sharing, pair.false_sharing
+        );
+    }
+    for line in check
+        .lines
+        .iter()
+        .filter(|l| l.kind != tinct_sim::sharing::SharingKind::ReadOnly)
+    {
+        println!(
+            "  {:#x} in {}: {:?} sharing by {}",
+            line.line,
+            line.region,
+            line.kind,
+            line.tasks.join(", ")
+        );
+    }
+    let in_working_sets = check
+        .lines
+        .iter()
+        .filter(|l| l.region.starts_with("working set"))
+        .count();
+    println!("  working sets: {in_working_sets} shared line(s)");
+    let path = monitor::output::write_sharing(&args.out, &check).map_err(rt_error)?;
+    println!("  file: {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -16,12 +16,15 @@
 //!   and return everything recorded;
 //! - [`sampler`], [`threads`], [`sample`]: the sampling itself;
 //! - [`overhead`]: the cost of sampling;
-//! - [`output`]: the files.
+//! - [`output`]: the files;
+//! - [`sharing`]: which tasks of a tinct run share cache lines, from their
+//!   per-job address streams replayed through tinct-sim (any machine).
 
 pub mod output;
 pub mod overhead;
 pub mod sample;
 pub mod sampler;
+pub mod sharing;
 pub mod threads;
 
 use crate::{Result, RtError};
@@ -30,6 +33,8 @@ use sampler::Sampler;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use tinct_sim::sharing::MemorySample;
+use tinct_sys::perf::memory_sampling::{Mechanism, Sampling};
 use tinct_sys::perf::{Availability, CounterEvent, Counters};
 
 pub use overhead::Overhead;
@@ -60,6 +65,9 @@ pub struct Params {
     pub duration_ns: Option<u64>,
     /// The events: [`PerfEvent::MONITORING`] and any more asked for.
     pub events: Vec<CounterEvent>,
+    /// Precise memory sampling to run on every thread as well (sharing
+    /// detection), where the CPU has it.
+    pub memory_sampling: Option<Mechanism>,
 }
 
 impl Params {
@@ -71,6 +79,7 @@ impl Params {
             rate_hz,
             duration_ns: None,
             events: PerfEvent::MONITORING.iter().map(|&e| e.into()).collect(),
+            memory_sampling: None,
         }
     }
 }
@@ -124,6 +133,11 @@ pub struct Recording {
     pub threads_seen: usize,
     /// The samples, in time order.
     pub samples: Vec<Sample>,
+    /// Precise memory samples, when memory sampling ran.
+    pub memory_samples: Vec<MemorySample>,
+    /// Why memory sampling asked for did not run on some thread (the
+    /// kernel's reason), if so.
+    pub memory_sampling_failed: Option<String>,
 }
 
 impl Recording {
@@ -200,8 +214,10 @@ pub fn record(
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let mut sampler = Sampler::new(pid, params.per_thread, params.events.clone());
+    let mut memory = MemoryWatch::new(params.memory_sampling.clone());
     let start = Instant::now();
-    sampler.discover();
+    let new = sampler.discover();
+    memory.watch(&sampler, new);
     let period = Duration::from_nanos(1_000_000_000 / u64::from(params.rate_hz));
     let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
     let mut samples = Vec::new();
@@ -225,6 +241,7 @@ pub fn record(
         if elapsed >= next || stopped || exited.is_some() || over {
             let t = ns(elapsed);
             let rows = sampler.sample(t, t - last_t);
+            memory.drain();
             last_t = t;
             live(&rows);
             samples.extend(rows);
@@ -237,7 +254,8 @@ pub fn record(
             if over {
                 break Ended::Duration;
             }
-            sampler.discover();
+            let new = sampler.discover();
+            memory.watch(&sampler, new);
             next += period;
             if next < elapsed {
                 // Behind (a stalled host): the next tick is one period from now.
@@ -285,7 +303,66 @@ pub fn record(
             .collect(),
         threads_seen: sampler.threads_seen(),
         samples,
+        memory_samples: memory.samples,
+        memory_sampling_failed: memory.failed,
     })
+}
+
+/// Precise memory sampling on the threads as they are discovered.
+struct MemoryWatch {
+    mechanism: Option<Mechanism>,
+    sampling: Vec<Sampling>,
+    raw: Vec<tinct_sys::perf::memory_sampling::RawSample>,
+    names: std::collections::BTreeMap<u32, String>,
+    samples: Vec<MemorySample>,
+    failed: Option<String>,
+}
+
+impl MemoryWatch {
+    fn new(mechanism: Option<Mechanism>) -> MemoryWatch {
+        MemoryWatch {
+            mechanism,
+            sampling: Vec::new(),
+            raw: Vec::new(),
+            names: Default::default(),
+            samples: Vec::new(),
+            failed: None,
+        }
+    }
+
+    fn watch(&mut self, sampler: &Sampler, tids: Vec<i32>) {
+        let Some(mechanism) = &self.mechanism else {
+            return;
+        };
+        for tid in tids {
+            self.names
+                .insert(tid as u32, format!("{} [{tid}]", sampler.name_of(tid)));
+            match Sampling::open(mechanism, &[tid]) {
+                Ok(sampling) => self.sampling.push(sampling),
+                Err(why) => {
+                    self.failed.get_or_insert(why);
+                }
+            }
+        }
+    }
+
+    fn drain(&mut self) {
+        for sampling in &mut self.sampling {
+            sampling.drain(&mut self.raw);
+        }
+        for raw in self.raw.drain(..) {
+            self.samples.push(MemorySample {
+                thread: self
+                    .names
+                    .get(&raw.tid)
+                    .cloned()
+                    .unwrap_or_else(|| raw.tid.to_string()),
+                address: raw.address,
+                store: raw.store,
+                hitm: raw.hitm,
+            });
+        }
+    }
 }
 
 /// Raises the returned flag on SIGINT or SIGTERM (the first Ctrl-C stops

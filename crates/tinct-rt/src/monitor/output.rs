@@ -54,6 +54,16 @@ fn write_error(path: &Path, source: std::io::Error) -> RtError {
     }
 }
 
+/// Writes `value` as `sharing.json` into `dir` (created if needed).
+pub fn write_sharing<T: Serialize>(dir: &Path, value: &T) -> Result<PathBuf> {
+    std::fs::create_dir_all(dir).map_err(|source| write_error(dir, source))?;
+    let path = dir.join("sharing.json");
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| write_error(&path, std::io::Error::other(e)))?;
+    std::fs::write(&path, text + "\n").map_err(|source| write_error(&path, source))?;
+    Ok(path)
+}
+
 /// The derived columns, after the events'.
 const DERIVED: [&str; 6] = [
     "ipc",
@@ -200,6 +210,8 @@ mod tests {
             events,
             threads_seen: 1,
             samples,
+            memory_samples: Vec::new(),
+            memory_sampling_failed: None,
         }
     }
 

@@ -126,6 +126,7 @@ fn run_workload(
             Some(()) => {
                 let mut sampler = Sampler::new(std::process::id() as i32, true, events.to_vec());
                 sampler.watch(tid);
+
                 let period = Duration::from_nanos(1_000_000_000 / u64::from(rate_hz.max(1)));
                 let _ = go_tx.send(());
                 let start = Instant::now();

@@ -56,29 +56,43 @@ impl Sampler {
         self.availability.as_deref()
     }
 
+    /// The name of a watched thread (`tid` as text if it is not watched).
+    pub fn name_of(&self, tid: i32) -> String {
+        self.watched
+            .iter()
+            .find(|w| w.tid == tid)
+            .map_or_else(|| tid.to_string(), |w| w.name.clone())
+    }
+
     /// Threads seen so far.
     pub fn threads_seen(&self) -> usize {
         self.threads_seen
     }
 
-    /// Opens counters on threads that appeared since the last call.
-    pub fn discover(&mut self) {
+    /// Opens counters on threads that appeared since the last call; the
+    /// thread ids it started watching.
+    pub fn discover(&mut self) -> Vec<i32> {
+        let mut new = Vec::new();
         for tid in threads::threads_of(self.pid) {
             if self.watched.iter().any(|w| w.tid == tid) {
                 continue;
             }
-            self.watch(tid);
+            if self.watch(tid) {
+                new.push(tid);
+            }
         }
+        new
     }
 
-    /// Opens counters on thread `tid` of the process (if not watched yet).
-    pub fn watch(&mut self, tid: i32) {
+    /// Opens counters on thread `tid` of the process (if not watched yet);
+    /// false if it was watched already or is gone.
+    pub fn watch(&mut self, tid: i32) -> bool {
         if self.watched.iter().any(|w| w.tid == tid) {
-            return;
+            return false;
         }
         let mut counters = Counters::open(&self.events, Target::Thread(tid));
         if !counters.any() && !threads::threads_of(self.pid).contains(&tid) {
-            return; // gone before it could be watched
+            return false; // gone before it could be watched
         }
         // A thread that exits between open and enable reads as no count.
         let _ = counters.enable();
@@ -102,6 +116,7 @@ impl Sampler {
             last,
             now: vec![None; self.events.len()],
         });
+        true
     }
 
     /// Reads every watched thread and returns the rows of the interval that
