@@ -9,6 +9,13 @@
 //! condition's total. Threads started before the run (a bench's long-lived
 //! partner) are not counted. An event that does not open has no total and
 //! carries the kernel's reason instead: never a zero.
+//!
+//! A bench puts the totals into its header with
+//! [`RunHeader::add_counters`](super::RunHeader::add_counters), naming each
+//! condition; or, without naming them, takes every interleaved run of the
+//! measuring thread since its header was made with
+//! [`RunHeader::add_logged_counters`](super::RunHeader::add_logged_counters)
+//! (conditions then named `run K/condition`, K counting the interleaved runs).
 
 use serde::{Deserialize, Serialize};
 use tinct_sys::perf::{Count, CounterEvent, Counters, PerfEvent, Target};
@@ -80,6 +87,35 @@ pub fn prefixed(prefix: &str, totals: &[ConditionCounters]) -> Vec<ConditionCoun
             ..c.clone()
         })
         .collect()
+}
+
+thread_local! {
+    /// The totals of every interleaved run of this thread since the last
+    /// [`start_log`], each with its run number.
+    static LOG: std::cell::RefCell<Vec<Vec<ConditionCounters>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Forgets the totals logged so far on this thread (a bench starts).
+pub fn start_log() {
+    LOG.with(|log| log.borrow_mut().clear());
+}
+
+/// Logs the totals of one interleaved run of this thread.
+pub(super) fn log_run(totals: &[ConditionCounters]) {
+    LOG.with(|log| log.borrow_mut().push(totals.to_vec()));
+}
+
+/// The totals logged on this thread since [`start_log`], conditions named
+/// `run K/condition` (K from 1), and the log emptied.
+pub fn take_log() -> Vec<ConditionCounters> {
+    LOG.with(|log| {
+        log.borrow_mut()
+            .drain(..)
+            .enumerate()
+            .flat_map(|(k, run)| prefixed(&format!("run {}/", k + 1), &run))
+            .collect()
+    })
 }
 
 /// Accumulates per-condition totals while an interleaved run goes on.

@@ -6,7 +6,7 @@
 //! then made between statistics of the same run, never against absolute
 //! numbers.
 
-use super::counters::{Accumulator, ConditionCounters, default_events};
+use super::counters::{Accumulator, ConditionCounters, default_events, log_run};
 #[cfg(test)]
 use super::progress::NoProgress;
 use super::progress::Progress;
@@ -109,11 +109,13 @@ impl Interleaved {
             }
             orders.push(order.clone());
         }
+        let counters = counters.finish(&self.conditions);
+        log_run(&counters);
         Ok(Samples {
             conditions: self.conditions.clone(),
             samples,
             order: orders,
-            counters: counters.finish(&self.conditions),
+            counters,
         })
     }
 }
