@@ -16,6 +16,17 @@ fn read_json(dir: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("monitor.json")).unwrap()).unwrap()
 }
 
+/// The stdout of a run that must have succeeded (else both streams shown).
+fn succeeded(out: &std::process::Output) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 fn no_cpu_pmu() -> bool {
     tinct_sys::perf::EventSources::read(&tinct_sys::SysRoot::live())
         .unwrap()
@@ -51,12 +62,7 @@ fn a_short_command_gives_a_series_a_plot_and_the_overhead() {
         ])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&out);
     assert!(
         stdout.contains("overhead of sampling at 200 Hz"),
         "{stdout}"
@@ -269,12 +275,7 @@ fn a_plans_tasks_are_checked_for_shared_lines() {
         .arg(dir.path())
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = succeeded(&out);
     let check: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("sharing.json")).unwrap())
             .unwrap();

@@ -11,6 +11,29 @@ use tinct_sys::perf::{
 use tinct_sys::sched;
 use tinct_sys::testing::privileged_or_skip;
 
+/// `events` opened on the calling thread, every one counting, enabled,
+/// with a first reading.
+fn counting(events: &[CounterEvent]) -> (Counters, Vec<Option<tinct_sys::perf::Count>>) {
+    let mut counters = Counters::open(events, Target::CallingThread);
+    assert!(
+        counters.unavailable().is_empty(),
+        "{:?}",
+        counters.unavailable_reason()
+    );
+    counters.enable().unwrap();
+    let first = counters.read().unwrap();
+    (counters, first)
+}
+
+/// Touches one byte of each of `pages` freshly allocated pages.
+fn touch_fresh_pages(pages: usize) {
+    let mut buffer = vec![0u8; pages * 4096];
+    for i in 0..pages {
+        buffer[i * 4096] = 1;
+    }
+    std::hint::black_box(&buffer);
+}
+
 fn no_cpu_pmu() -> bool {
     EventSources::read(&SysRoot::live())
         .unwrap()
@@ -133,14 +156,7 @@ fn context_switches_of_a_ping_pong_equal_the_hand_overs() {
         PerfEvent::CpuMigrations.into(),
         PerfEvent::TaskClock.into(),
     ];
-    let mut counters = Counters::open(&events, Target::CallingThread);
-    assert!(
-        counters.unavailable().is_empty(),
-        "{:?}",
-        counters.unavailable_reason()
-    );
-    counters.enable().unwrap();
-    let before = counters.read().unwrap();
+    let (mut counters, before) = counting(&events);
     for round in 0..rounds {
         to_partner.send(round).unwrap();
         assert_eq!(i_get.recv().unwrap(), round + 1);
@@ -175,11 +191,7 @@ fn inherited_counters_include_the_threads_created_after_opening() {
     let before = counters.read().unwrap()[0].unwrap().value;
     let pages = 512;
     std::thread::spawn(move || {
-        let mut buffer = vec![0u8; pages * 4096];
-        for i in 0..pages {
-            buffer[i * 4096] = 1;
-        }
-        std::hint::black_box(&buffer);
+        touch_fresh_pages(pages);
     })
     .join()
     .unwrap();
@@ -195,22 +207,11 @@ fn every_software_event_of_one_group_counts() {
     if !privileged_or_skip("software events with kernel counting") {
         return;
     }
-    // task-clock first: it must not end up leading the group (see Counters).
+    // All four at once: each must count (see Counters on software groups).
     let events: Vec<CounterEvent> = PerfEvent::SOFTWARE.iter().map(|&e| e.into()).collect();
-    let mut counters = Counters::open(&events, Target::CallingThread);
-    assert!(
-        counters.unavailable().is_empty(),
-        "{:?}",
-        counters.unavailable_reason()
-    );
-    counters.enable().unwrap();
-    let before = counters.read().unwrap();
+    let (mut counters, before) = counting(&events);
     let pages = 1024;
-    let mut buffer = vec![0u8; pages * 4096];
-    for i in 0..pages {
-        buffer[i * 4096] = 1;
-    }
-    std::hint::black_box(&buffer);
+    touch_fresh_pages(pages);
     std::thread::sleep(std::time::Duration::from_millis(1));
     let after = counters.read().unwrap();
     let delta = |event: PerfEvent| {

@@ -390,19 +390,25 @@ pub fn sweep_fractions(quick: bool) -> Vec<f64> {
     }
 }
 
+/// A 1 MiB 8-way L2 with 64-byte lines, for the tests of this bench.
+#[cfg(test)]
+fn test_l2() -> MachineCache {
+    MachineCache {
+        name: "L2".into(),
+        level: 2,
+        size_bytes: 1 << 20,
+        ways: Some(8),
+        line_bytes: Some(64),
+        shared_cpus: vec![0],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn cache() -> MachineCache {
-        MachineCache {
-            name: "L2".into(),
-            level: 2,
-            size_bytes: 1 << 20,
-            ways: Some(8),
-            line_bytes: Some(64),
-            shared_cpus: vec![0],
-        }
+        test_l2()
     }
 
     #[test]

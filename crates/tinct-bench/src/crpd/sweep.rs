@@ -245,19 +245,8 @@ pub(super) fn analyse_sweep(cache: &MachineCache, ways: u32, measured: &[Measure
 
 #[cfg(test)]
 mod tests {
-    use super::super::sweep_fractions;
+    use super::super::{sweep_fractions, test_l2 as cache};
     use super::*;
-
-    fn cache() -> MachineCache {
-        MachineCache {
-            name: "L2".into(),
-            level: 2,
-            size_bytes: 1 << 20,
-            ways: Some(8),
-            line_bytes: Some(64),
-            shared_cpus: vec![0],
-        }
-    }
 
     #[test]
     fn a_sweep_that_follows_figure7_is_analysed_as_such() {
