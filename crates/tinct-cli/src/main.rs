@@ -51,6 +51,10 @@ enum Command {
     /// Allocation studies: the kim2013 Figures 11-13 setting, random
     /// schedulability experiments (shardable), and merging shards.
     Experiment(cmd::experiment::Args),
+    /// Sample a command's or a process's counters over time (miss ratio,
+    /// IPC, context switches, migrations, page faults per thread), live,
+    /// into CSV, JSON and an SVG plot, with the overhead of the sampling.
+    Monitor(cmd::monitor::Args),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +70,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => cmd::plan::run(args),
         Command::Experiment(args) => cmd::experiment::run(args),
         Command::Report(args) => cmd::report::run(args),
+        Command::Monitor(args) => cmd::monitor::run(args),
     };
     error::finish(result)
 }

@@ -25,6 +25,7 @@
 //! [`critical_sections`] runs a task set's shared resources (pcp, pip) and
 //! release jitter; [`rtapp`] reads rt-app's whole grammar into the same
 //! event engine ([`spec::Step`]).
+//! [`monitor`] samples the counters of any process over time (`tinct monitor`).
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -36,6 +37,7 @@ mod error;
 pub mod kernels;
 pub mod limits;
 pub mod memory;
+pub mod monitor;
 pub mod output;
 pub mod plan;
 pub mod record;

@@ -59,7 +59,8 @@ pub struct JobRecord {
     pub preemptions: u32,
     /// Voluntary context switches during the job (sleeps, waits).
     pub voluntary_switches: u32,
-    /// Hardware counter differences over the job, where available.
+    /// Counter differences over the job (hardware where available, the
+    /// kernel's context switches and migrations everywhere).
     pub counters: CounterSample,
     /// How it ended.
     pub outcome: Outcome,

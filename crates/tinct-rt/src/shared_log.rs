@@ -46,7 +46,7 @@ const FLIGHT_START: usize = 6;
 const TASK_HEADER_WORDS: usize = 8;
 
 /// Words of one encoded [`JobRecord`].
-pub const RECORD_WORDS: usize = 18;
+pub const RECORD_WORDS: usize = 19;
 
 /// The job a task was running, as last published.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -174,6 +174,29 @@ impl SharedLog {
         })
     }
 
+    /// The memory the runtime writes for job `job` of task `task`, as
+    /// (address, bytes): the in-flight words ([`TaskLog::begin_job`],
+    /// [`TaskLog::end_job`]), the record slot and the count
+    /// ([`TaskLog::push`]), and the common heartbeat every task updates.
+    /// The model the sharing check replays (tinct-sim's `sharing`).
+    pub fn job_writes(&self, task: usize, job: usize) -> Vec<(usize, usize)> {
+        let (header, records, capacity) = self.block(task);
+        let address = |word: &AtomicU64| word.as_ptr() as usize;
+        let mut writes = vec![
+            (address(&self.words.words()[HEARTBEAT_WORD]), 8),
+            (
+                address(&header[FLIGHT_JOB]),
+                8 * (FLIGHT_START - FLIGHT_JOB + 1),
+            ),
+            (address(&header[COUNT]), 8),
+        ];
+        if capacity > 0 {
+            let slot = job.min(capacity - 1) * RECORD_WORDS;
+            writes.push((address(&records[slot]), 8 * RECORD_WORDS));
+        }
+        writes
+    }
+
     /// The thread id task `task` ran in (0 before it started).
     pub fn tid(&self, task: usize) -> i32 {
         self.block(task).0[TID].load(Ordering::Relaxed) as i32
@@ -273,7 +296,15 @@ fn decode_policy(bits: u64) -> Policy {
 
 fn encode(r: &JobRecord) -> [u64; RECORD_WORDS] {
     let c = &r.counters;
-    let present = [c.cycles, c.instructions, c.llc_references, c.llc_misses]
+    let counters = [
+        c.cycles,
+        c.instructions,
+        c.llc_references,
+        c.llc_misses,
+        c.context_switches,
+        c.cpu_migrations,
+    ];
+    let present = counters
         .iter()
         .enumerate()
         .fold(0u64, |mask, (i, v)| mask | (u64::from(v.is_some()) << i));
@@ -293,33 +324,36 @@ fn encode(r: &JobRecord) -> [u64; RECORD_WORDS] {
         r.exec_ns,
         u64::from(r.cpu) | u64::from(r.cpu_end) << 32,
         u64::from(r.preemptions) | u64::from(r.voluntary_switches) << 32,
-        c.cycles.unwrap_or(0),
-        c.instructions.unwrap_or(0),
-        c.llc_references.unwrap_or(0),
-        c.llc_misses.unwrap_or(0),
+        // An absent counter's word is unused: its bit in `present` is 0.
+        counters[0].unwrap_or(0),
+        counters[1].unwrap_or(0),
+        counters[2].unwrap_or(0),
+        counters[3].unwrap_or(0),
+        counters[4].unwrap_or(0),
+        counters[5].unwrap_or(0),
+        // Bits 0-7 outcome, 8-13 counters present, 16-31 policy, 32-39 nice.
         outcome | present << 8 | encode_policy(r.policy) << 16 | u64::from(r.nice as u8) << 32,
         r.jitter_ns,
         r.run_ns,
         r.slack_ns as u64,
-        0,
     ]
 }
 
 fn decode(words: &[AtomicU64]) -> JobRecord {
     let w = |i: usize| words[i].load(Ordering::Relaxed);
-    let flags = w(13);
+    let flags = w(15);
     let counter = |i: usize| (flags >> (8 + i) & 1 == 1).then(|| w(9 + i));
     JobRecord {
         job: w(0),
         phase: w(1) as u32,
         release_ns: w(2),
-        jitter_ns: w(14),
+        jitter_ns: w(16),
         deadline_ns: w(3),
         start_ns: w(4),
         finish_ns: Some(w(5)).filter(|&f| f != 0),
         exec_ns: w(6),
-        run_ns: w(15),
-        slack_ns: w(16) as i64,
+        run_ns: w(17),
+        slack_ns: w(18) as i64,
         cpu: w(7) as u32,
         cpu_end: (w(7) >> 32) as u32,
         policy: decode_policy(flags >> 16 & 0xffff),
@@ -331,6 +365,8 @@ fn decode(words: &[AtomicU64]) -> JobRecord {
             instructions: counter(1),
             llc_references: counter(2),
             llc_misses: counter(3),
+            context_switches: counter(4),
+            cpu_migrations: counter(5),
         },
         outcome: match flags & OUTCOME_BITS {
             0 => Outcome::Completed,
@@ -371,6 +407,8 @@ mod tests {
                 instructions: None,
                 llc_references: Some(0),
                 llc_misses: None,
+                context_switches: Some(u64::MAX),
+                cpu_migrations: None,
             },
             outcome,
         }
@@ -419,6 +457,26 @@ mod tests {
         writer.set_thread(1234);
         assert_eq!(log.tid(0), 1234);
         assert_eq!(log.fatal_signal(), None);
+    }
+
+    #[test]
+    fn job_writes_lie_in_the_log_and_only_the_heartbeat_is_common() {
+        let log = SharedLog::new(&[3, 3]).unwrap();
+        let words = log.shared_words().words();
+        let (start, end) = (
+            words.as_ptr() as usize,
+            words.as_ptr() as usize + words.len() * 8,
+        );
+        let a = log.job_writes(0, 1);
+        let b = log.job_writes(1, 1);
+        for &(address, bytes) in a.iter().chain(&b) {
+            assert!(address >= start && address + bytes <= end);
+        }
+        assert_eq!(a[0], b[0], "the heartbeat word");
+        let overlap = |x: &(usize, usize), y: &(usize, usize)| x.0 < y.0 + y.1 && y.0 < x.0 + x.1;
+        for x in &a[1..] {
+            assert!(b[1..].iter().all(|y| !overlap(x, y)), "{x:?} vs {b:?}");
+        }
     }
 
     #[test]

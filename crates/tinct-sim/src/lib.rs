@@ -22,7 +22,9 @@
 //! - [`stream`]: access patterns over a working set of pages;
 //! - [`replay`]: interleaved replay of several cores and its report;
 //! - [`isolation`]: the sets each task's frames can occupy and who can
-//!   evict whom (what `tinct exec --stats` prints for a program's heap).
+//!   evict whom (what `tinct exec --stats` prints for a program's heap);
+//! - [`sharing`]: which tasks share cache lines, true or false sharing,
+//!   from address streams or CPU memory samples (gracioli Section IV).
 //!
 //! Checking an allocation (for instance the frames tinct-mem handed to two
 //! tasks) takes one call:
@@ -51,6 +53,7 @@ pub mod geometry;
 pub mod isolation;
 pub mod replacement;
 pub mod replay;
+pub mod sharing;
 pub mod stream;
 pub mod synthetic_memory;
 

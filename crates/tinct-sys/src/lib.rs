@@ -9,7 +9,7 @@
 //! - [`system`]: kernel and preemption model, page size, THP, RT throttling,
 //!   governors, CPU isolation, `RLIMIT_MEMLOCK`;
 //! - [`privilege`]: root, capabilities, SCHED_FIFO and pagemap probes;
-//! - [`perf`]: which perf events open, and per-thread counter groups;
+//! - [`perf`]: the counter layer: events by name, sysfs or raw encoding, per-thread groups, scaling, gracioli Fig. 9;
 //! - [`resctrl`]: resctrl detection, control groups (CAT masks, monitoring)
 //!   and one process's L3 reservation;
 //! - [`sched`]: affinity, every scheduling policy (`sched_setattr`, read back), `mlockall`, `gettid`;
@@ -19,6 +19,7 @@
 //! - [`shared_memory`], [`supervise`]: memory shared with a forked child, fork, wait, fatal-signal notes;
 //! - [`huge_buffer`]: an owned buffer in transparent huge pages, with the backing it got;
 //! - [`machine`]: a one-record description of the machine (CPU, kernel, caches) for results;
+//! - [`jump_chain`]: generated x86-64 code with a fixed instruction-cache miss ratio (sebek2002);
 //! - [`usage`]: `getrusage(RUSAGE_THREAD)` context switches;
 //! - [`user_cache`]: files a binary embeds, written once to a per-user cache;
 //! - [`color_probe`]: does page coloring partition this machine's caches? (timing);
@@ -33,6 +34,7 @@ pub mod cpulist;
 pub mod doctor;
 mod error;
 pub mod huge_buffer;
+pub mod jump_chain;
 pub mod machine;
 pub mod pagemap;
 pub mod perf;

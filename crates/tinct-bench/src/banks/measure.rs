@@ -5,7 +5,8 @@
 use super::kernels::{self, Arrays, Kernel};
 use super::plan::{self, Pages, Plan};
 use super::{Allocation, AllocationResult, KernelResult, WARMUP_ROUNDS, numa};
-use crate::harness::{Interleaved, Progress};
+use crate::harness::counters::prefixed;
+use crate::harness::{ConditionCounters, Interleaved, Progress};
 use crate::page_placement::PagedMemory;
 use crate::pinned_threads::{Job, run_together};
 use crate::scheduling_and_load::RunConditions;
@@ -15,6 +16,8 @@ use tinct_mem::PageId;
 /// What [`measure`] found.
 pub(super) struct Measured {
     pub kernels: Vec<KernelResult>,
+    /// Counter totals per kernel and allocation (`kernel/allocation`).
+    pub counters: Vec<ConditionCounters>,
     pub run_conditions: RunConditions,
     /// Why frames are unreadable (bank placement not controlled), if so.
     pub frames_unreadable: Option<String>,
@@ -68,12 +71,13 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
     progress.start(total, "banks");
     let mut run_conditions = RunConditions::start(plan.fifo)?;
     let mut results = Vec::with_capacity(plan.kernels.len());
+    let mut counters = Vec::new();
     {
         let mut arrays = thread_arrays(plan, &mut heap, arena.as_mut(), &pages, &mut nodes.heaps)?;
         for (k, &kernel) in plan.kernels.iter().enumerate() {
             progress.set_message(kernel.name());
             let seed = plan.seed.wrapping_add(k as u64);
-            results.push(measure_kernel(
+            let (result, totals) = measure_kernel(
                 plan,
                 kernel,
                 seed,
@@ -81,13 +85,16 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
                 &pages,
                 &nodes.shares,
                 progress,
-            )?);
+            )?;
+            results.push(result);
+            counters.extend(totals);
         }
     }
     progress.finish();
     run_conditions.finish();
     Ok(Measured {
         kernels: results,
+        counters,
         run_conditions,
         frames_unreadable,
         moved_pages: arena.as_ref().and_then(PagedMemory::moved_pages),
@@ -168,7 +175,7 @@ fn measure_kernel(
     pages: &[Pages],
     nodes: &NodeShares,
     progress: &dyn Progress,
-) -> Result<KernelResult> {
+) -> Result<(KernelResult, Vec<ConditionCounters>)> {
     let elements = arrays[0][0].elements_of(kernel);
     let target = if plan.quick {
         24u64 << 20
@@ -233,12 +240,14 @@ fn measure_kernel(
             time,
         });
     }
-    Ok(KernelResult {
+    let counters = prefixed(&format!("{}/", kernel.name()), &samples.counters);
+    let result = KernelResult {
         kernel,
         passes,
         bytes_per_run,
         allocations: rows,
-    })
+    };
+    Ok((result, counters))
 }
 
 fn mib_per_s(bytes: u64, ns: u64) -> f64 {

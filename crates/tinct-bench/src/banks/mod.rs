@@ -213,6 +213,7 @@ fn assemble(plan: plan::Plan, measured: measure::Measured, machine: Machine) -> 
             seed: plan.seed,
             cpus: plan.cpus,
             machine,
+            counters: measured.counters.clone(),
         },
         parameters: Parameters {
             threads: plan.thread_cpus.len(),

@@ -260,7 +260,7 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResu
     let reps = options.reps_or(5, 21)?;
     let cpus = options.cpus(1)?;
     let _pin = PinGuard::pin(cpus[0])?;
-    let header = RunHeader::new("calibrate", options, reps, vec![cpus[0]]);
+    let mut header = RunHeader::new("calibrate", options, reps, vec![cpus[0]]);
     let geometry = Geometry::of(&header);
     let max_size = match params.max_size {
         Some(Bytes(bytes)) => bytes,
@@ -321,6 +321,7 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResu
         progress,
     )?;
     progress.finish();
+    header.add_logged_counters();
 
     Ok(CalibrateResult {
         huge_pages: huge_pages_note(&header, &latency, huge_missing),

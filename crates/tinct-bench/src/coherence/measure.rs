@@ -3,18 +3,23 @@
 
 use super::kernels::{self, ArrayPair, Function, Padded, SameLine};
 use super::placement::Placement;
-use super::{FalseSharingResult, ParallelResult, Plan, SizeResult, WARMUP_ROUNDS};
-use crate::harness::{Interleaved, Progress};
+use super::{FalseSharingResult, Loops, ParallelResult, Plan, SizeResult, WARMUP_ROUNDS};
+use crate::harness::counters::{default_events, prefixed};
+use crate::harness::{ConditionCounters, Interleaved, Progress};
 use crate::pinned_threads::{Job, run_together};
 use crate::scheduling_and_load::RunConditions;
 use crate::{Error, Result};
 use tinct_report::stats::ratio;
+use tinct_sys::perf::CounterEvent;
 
 /// What [`measure`] found.
 pub(super) struct Measured {
     pub sizes: Vec<SizeResult>,
     pub false_sharing: Vec<FalseSharingResult>,
     pub run_conditions: RunConditions,
+    /// Counter totals per condition (`ROWSxCOLS/condition`,
+    /// `false-sharing/placement/layout`).
+    pub counters: Vec<ConditionCounters>,
 }
 
 /// Every size, then the false-sharing variant, under every available placement.
@@ -25,25 +30,34 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
         * (conditions_per_size * plan.sizes.len() as u64 + 2 * available.len() as u64);
     progress.start(total, "coherence");
     let mut run_conditions = RunConditions::start(plan.fifo)?;
+    let mut events = default_events();
+    events.extend(plan.fig9.counters());
     let setup = Setup {
         reps: plan.reps,
-        work: plan.work,
+        loops: plan.loops,
+        events,
         increments: plan.increments,
         sequential_cpu: plan.cpus[0],
         fifo: plan.fifo,
         progress,
     };
     let mut sizes = Vec::with_capacity(plan.sizes.len());
+    let mut counters = Vec::new();
     for (index, &rows) in plan.sizes.iter().enumerate() {
         progress.set_message(&format!("{rows}x{rows}"));
         let seed = plan.seed.wrapping_add(index as u64);
-        sizes.push(measure_size(rows, seed, &available, &setup)?);
+        let (size, totals) = measure_size(rows, seed, &available, &setup)?;
+        sizes.push(size);
+        counters.extend(prefixed(&format!("{rows}x{rows}/"), &totals));
     }
     progress.set_message("false sharing");
     let mut false_sharing = Vec::with_capacity(available.len());
     for (index, placement) in available.iter().enumerate() {
         let seed = plan.seed.wrapping_add(1000 + index as u64);
-        false_sharing.push(measure_false_sharing(placement, seed, &setup)?);
+        let (result, totals) = measure_false_sharing(placement, seed, &setup)?;
+        false_sharing.push(result);
+        let prefix = format!("false-sharing/{}/", placement.kind.name());
+        counters.extend(prefixed(&prefix, &totals));
     }
     progress.finish();
     run_conditions.finish();
@@ -51,13 +65,16 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
         sizes,
         false_sharing,
         run_conditions,
+        counters,
     })
 }
 
 /// What every measurement of a run shares.
 struct Setup<'a> {
     reps: u32,
-    work: u64,
+    loops: Loops,
+    /// Counted per condition: the harness's default events and Fig. 9's.
+    events: Vec<CounterEvent>,
     increments: u64,
     sequential_cpu: u32,
     fifo: Option<u8>,
@@ -77,9 +94,9 @@ fn measure_size(
     seed: u64,
     placements: &[&Placement],
     setup: &Setup<'_>,
-) -> Result<SizeResult> {
+) -> Result<(SizeResult, Vec<ConditionCounters>)> {
     let elements = rows * rows;
-    let repetitions = (setup.work / elements as u64).max(1);
+    let repetitions = setup.loops.repetitions(elements);
     let fifo = setup.fifo;
     let shared = ArrayPair::zeroed(elements);
     let private = [ArrayPair::zeroed(elements), ArrayPair::zeroed(elements)];
@@ -94,6 +111,7 @@ fn measure_size(
     let samples = Interleaved::new(names, setup.reps)
         .warmup(WARMUP_ROUNDS)
         .seed(seed)
+        .counting(setup.events.clone())
         .run(setup.progress, |c| match conditions[c] {
             Condition::Sequential => run_together(
                 vec![Job {
@@ -132,14 +150,15 @@ fn measure_size(
             private,
         });
     }
-    Ok(SizeResult {
+    let result = SizeResult {
         rows,
         cols: rows,
         bytes_per_array: elements as u64 * 8,
         repetitions,
         sequential,
         parallel,
-    })
+    };
+    Ok((result, samples.counters))
 }
 
 /// Function 1 on thread 0 with `arrays[0]`, function 2 on thread 1 with
@@ -170,13 +189,14 @@ fn measure_false_sharing(
     placement: &Placement,
     seed: u64,
     setup: &Setup<'_>,
-) -> Result<FalseSharingResult> {
+) -> Result<(FalseSharingResult, Vec<ConditionCounters>)> {
     let (increments, fifo) = (setup.increments, setup.fifo);
     let line = SameLine::default();
     let padded = [Padded::default(), Padded::default()];
     let samples = Interleaved::new(["same-line", "separate-lines"], setup.reps)
         .warmup(WARMUP_ROUNDS)
         .seed(seed)
+        .counting(setup.events.clone())
         .run(setup.progress, |c| {
             let counters = if c == 0 {
                 [&line.counters[0], &line.counters[1]]
@@ -196,12 +216,13 @@ fn measure_false_sharing(
         (Some(a), Some(b)) => (a, b),
         _ => return Err(Error::Measurement("false sharing: no samples".into())),
     };
-    Ok(FalseSharingResult {
+    let result = FalseSharingResult {
         placement: placement.kind,
         cpus: placement.cpus,
         slowdown_median: ratio(same_line.median, separate_lines.median),
         slowdown_wcet: ratio(same_line.max, separate_lines.max),
         same_line,
         separate_lines,
-    })
+    };
+    Ok((result, samples.counters))
 }

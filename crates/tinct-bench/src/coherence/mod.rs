@@ -18,6 +18,18 @@
 //! slowdown is parallel WCET / sequential WCET (the paper's "up to 3.8x").
 //! A false-sharing variant times two threads incrementing their own
 //! counters when the counters share one cache line and when they do not.
+//!
+//! Two loop modes: by default the work per run is the same at every size
+//! (the repetition count is `work / (ROWS x COLS)`), so sizes compare at
+//! equal work; with `repetitions` each size runs the paper's fixed loop
+//! (`--repetitions 10000` is gracioli's, so large arrays take long).
+//!
+//! Every condition is also counted with the coherence events of the
+//! paper's Fig. 9 (L2 requests in the I and S states, LLC misses, snoop
+//! hit, invalidate, share, share-and-invalidate: tinct-sys's
+//! [`tinct_sys::perf::coherence`] table for this CPU) besides the harness's
+//! default counters; where the machine has no PMU each is reported
+//! unavailable with the kernel's reason.
 
 pub mod kernels;
 mod measure;
@@ -39,8 +51,11 @@ pub struct Params {
     /// (default 64..2048 as in the paper; quick: 64 and 512).
     pub sizes: Option<Vec<usize>>,
     /// Element updates per function per run; the repetition loop count of a
-    /// size is this divided by ROWS x COLS (default 2^24; quick: 2^19).
+    /// size is this divided by ROWS x COLS (default 2^24; quick: 2^21).
     pub work: Option<u64>,
+    /// The paper's mode: this many repetitions of the loop at every size
+    /// (gracioli: 10 000), instead of the same work at every size.
+    pub repetitions: Option<u64>,
     /// SCHED_FIFO priority of the measuring threads (1-99; needs root or
     /// CAP_SYS_NICE). Recommended on a busy machine.
     pub fifo: Option<u8>,
@@ -54,8 +69,12 @@ pub struct Params {
 pub struct Parameters {
     /// Array dimensions swept (ROWS = COLS).
     pub sizes: Vec<usize>,
-    /// Element updates per function per run.
-    pub work_per_function: u64,
+    /// Element updates per function per run, in the equal-work mode
+    /// (`null` in the fixed-repetitions mode).
+    pub work_per_function: Option<u64>,
+    /// Loop repetitions at every size, in the paper's fixed-repetitions
+    /// mode (`null` in the equal-work mode).
+    pub fixed_repetitions: Option<u64>,
     /// Bytes of one array element.
     pub element_bytes: u64,
     /// Increments per thread in the false-sharing variant.
@@ -132,6 +151,35 @@ pub struct Worst {
     pub shared_over_sequential_wcet: f64,
 }
 
+/// One counter of gracioli Fig. 9 as this run counted it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fig9Counter {
+    /// `l2-request-i`, ...
+    pub key: String,
+    /// The figure's label.
+    pub label: String,
+    /// The vendor's event on this CPU (empty if the CPU is not in the table).
+    pub vendor_name: String,
+    /// The event's name in `counters` of the header, if it has an encoding.
+    pub counter: Option<String>,
+    /// Why it has no encoding here, if it has none.
+    pub unresolved: Option<String>,
+}
+
+/// Every ordering the report states, measured on medians, and whether it held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ordering {
+    /// Array dimension.
+    pub rows: usize,
+    /// Placement.
+    pub placement: PlacementKind,
+    /// `parallel-shared > parallel-private` (the cost of coherence).
+    pub shared_slower_than_private: bool,
+    /// `parallel-private < sequential` (two CPUs beat one; not expected
+    /// on one CPU).
+    pub private_faster_than_sequential: bool,
+}
+
 /// The result of `tinct bench coherence` (written as `coherence.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -150,6 +198,13 @@ pub struct Report {
     pub false_sharing: Vec<FalseSharingResult>,
     /// The largest parallel-shared slowdown over all sizes and placements.
     pub worst: Option<Worst>,
+    /// The orderings of the medians at each size and placement.
+    pub orderings: Vec<Ordering>,
+    /// The machine (from `/proc/cpuinfo`) and how the Fig. 9 events were encoded.
+    pub fig9_machine: String,
+    /// The counters of gracioli Fig. 9, counted per condition (their
+    /// totals are in `counters`).
+    pub fig9: Vec<Fig9Counter>,
     /// Caveats for the reader.
     pub notes: Vec<String>,
     /// Files written.
@@ -159,6 +214,12 @@ pub struct Report {
 const QUICK_SIZES: [usize; 2] = [64, 512];
 const FULL_SIZES: [usize; 6] = [64, 128, 256, 512, 1024, 2048];
 const WARMUP_ROUNDS: u32 = 1;
+/// Element updates per function per run of the quick mode: long enough
+/// (a few ms) that thread start-up and wake-up skew do not decide the
+/// orderings (see the README for how this was checked).
+const QUICK_WORK: u64 = 1 << 21;
+/// Repetitions of the quick mode.
+const QUICK_REPS: u32 = 5;
 
 /// The validated parameters and the machine's placements: what to measure.
 struct Plan {
@@ -166,11 +227,31 @@ struct Plan {
     reps: u32,
     seed: u64,
     sizes: Vec<usize>,
-    work: u64,
+    loops: Loops,
     increments: u64,
     fifo: Option<u8>,
     cpus: Vec<u32>,
     placements: Vec<Placement>,
+    fig9: tinct_sys::perf::coherence::Fig9Events,
+}
+
+/// How many times a run goes over the arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Loops {
+    /// The same element updates per function at every size.
+    EqualWork(u64),
+    /// The paper's fixed repetition count.
+    Fixed(u64),
+}
+
+impl Loops {
+    /// Repetitions of the loop over `elements` elements.
+    fn repetitions(self, elements: usize) -> u64 {
+        match self {
+            Loops::EqualWork(work) => (work / elements as u64).max(1),
+            Loops::Fixed(repetitions) => repetitions,
+        }
+    }
 }
 
 /// Runs the bench, writes `coherence.json`, `coherence.csv` and two SVG
@@ -190,7 +271,7 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
 fn plan(params: &Params) -> Result<Plan> {
     let common = &params.common;
     let quick = common.quick;
-    let reps = common.reps_or(3, 10)?;
+    let reps = common.reps_or(QUICK_REPS, 10)?;
     let sizes = match &params.sizes {
         Some(sizes) => sizes.clone(),
         None if quick => QUICK_SIZES.to_vec(),
@@ -201,11 +282,25 @@ fn plan(params: &Params) -> Result<Plan> {
             "--sizes: expected array dimensions in 1..=16384, found {bad}"
         )));
     }
-    let work = params.work.unwrap_or(if quick { 1 << 19 } else { 1 << 24 });
+    let loops = match (params.work, params.repetitions) {
+        (Some(_), Some(_)) => {
+            return Err(Error::InvalidInput(
+                "--work and --repetitions: expected one of them, found both".into(),
+            ));
+        }
+        (_, Some(0)) => {
+            return Err(Error::InvalidInput(
+                "--repetitions: expected at least 1, found 0".into(),
+            ));
+        }
+        (_, Some(repetitions)) => Loops::Fixed(repetitions),
+        (Some(work), None) => Loops::EqualWork(work),
+        (None, None) => Loops::EqualWork(if quick { QUICK_WORK } else { 1 << 24 }),
+    };
     let increments = params
         .increments
         .unwrap_or(if quick { 1 << 20 } else { 1 << 25 });
-    if work == 0 || increments == 0 {
+    if loops == Loops::EqualWork(0) || increments == 0 {
         return Err(Error::InvalidInput(
             "--work and --increments: expected at least 1, found 0".into(),
         ));
@@ -213,16 +308,18 @@ fn plan(params: &Params) -> Result<Plan> {
     let cpus = common.cpus(1)?;
     let topology = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live())?;
     let placements = placement::placements(&topology, &cpus);
+    let fig9 = tinct_sys::perf::coherence::resolve(&tinct_sys::SysRoot::live())?;
     Ok(Plan {
         quick,
         reps,
         seed: common.seed,
         sizes,
-        work,
+        loops,
         increments,
         fifo: params.fifo,
         cpus,
         placements,
+        fig9,
     })
 }
 
@@ -262,10 +359,47 @@ fn assemble(plan: Plan, measured: measure::Measured) -> Report {
         notes.push("one CPU: the parallel versions cannot run in parallel".into());
     }
     notes.extend(measured.run_conditions.notes(machine.online_cpus.len()));
+    let orderings = measured
+        .sizes
+        .iter()
+        .flat_map(|s| {
+            s.parallel.iter().map(|p| Ordering {
+                rows: s.rows,
+                placement: p.placement,
+                shared_slower_than_private: p.shared.median > p.private.median,
+                private_faster_than_sequential: p.private.median < s.sequential.median,
+            })
+        })
+        .collect();
+    let fig9 = plan
+        .fig9
+        .events
+        .iter()
+        .map(|r| Fig9Counter {
+            key: r.event.key().into(),
+            label: r.event.label().into(),
+            vendor_name: r.vendor_name.clone(),
+            counter: r.counter.as_ref().ok().map(|c| c.name.clone()),
+            unresolved: r.counter.as_ref().err().cloned(),
+        })
+        .collect();
+    let fig9_machine = format!(
+        "{}; encoded with {}",
+        plan.fig9
+            .microarchitecture
+            .clone()
+            .unwrap_or_else(|| "a CPU outside the Fig. 9 table".into()),
+        plan.fig9.encoded_with
+    );
+    let (work_per_function, fixed_repetitions) = match plan.loops {
+        Loops::EqualWork(work) => (Some(work), None),
+        Loops::Fixed(repetitions) => (None, Some(repetitions)),
+    };
     Report {
         parameters: Parameters {
             sizes: plan.sizes,
-            work_per_function: plan.work,
+            work_per_function,
+            fixed_repetitions,
             element_bytes: 8,
             false_sharing_increments: plan.increments,
             warmup_rounds: WARMUP_ROUNDS,
@@ -278,12 +412,16 @@ fn assemble(plan: Plan, measured: measure::Measured) -> Report {
             seed: plan.seed,
             cpus: plan.cpus,
             machine,
+            counters: measured.counters,
         },
         run_conditions: measured.run_conditions,
         placements: plan.placements,
         sizes: measured.sizes,
         false_sharing: measured.false_sharing,
         worst,
+        orderings,
+        fig9_machine,
+        fig9,
         notes,
         files: Vec::new(),
     }

@@ -126,12 +126,62 @@ fn charts(report: &Report) -> (LineChart, LineChart) {
 pub(super) fn write(report: &mut Report, common: &BenchOptions) -> Result<()> {
     let mut out = OutputDir::create(common.out_dir("coherence"))?;
     out.write_csv("coherence.csv", &csv_rows(report))?;
+    out.write_counters_csv("coherence-counters.csv", &report.header.counters)?;
     let (wcet, slowdown) = charts(report);
     out.write_svg("coherence-wcet.svg", &wcet)?;
     out.write_svg("coherence-slowdown.svg", &slowdown)?;
     report.files = out.files_with("coherence.json");
     out.write_json("coherence.json", report)?;
     Ok(())
+}
+
+/// The Fig. 9 counters in one line: per event its total over every
+/// parallel-shared condition, or why there is none.
+fn fig9_line(report: &Report) -> String {
+    let shared = |name: &str| -> Option<u64> {
+        report
+            .header
+            .counters
+            .iter()
+            .filter(|c| c.condition.contains("/parallel-shared/"))
+            .try_fold(0u64, |sum, c| sum.checked_add(c.total(name)?))
+    };
+    let mut reasons: Vec<String> = Vec::new();
+    let mut counts: Vec<String> = Vec::new();
+    for f in &report.fig9 {
+        match (&f.counter, &f.unresolved) {
+            (Some(name), _) => match shared(name) {
+                Some(total) => counts.push(format!("{} {total}", f.label)),
+                None => {
+                    let why = report
+                        .header
+                        .counters
+                        .iter()
+                        .flat_map(|c| &c.events)
+                        .find(|e| &e.event == name)
+                        .and_then(|e| e.unavailable.clone())
+                        .unwrap_or_else(|| "no count".into());
+                    if !reasons.contains(&why) {
+                        reasons.push(why);
+                    }
+                }
+            },
+            (None, Some(why)) => {
+                if !reasons.contains(why) {
+                    reasons.push(why.clone());
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    let mut parts = vec![report.fig9_machine.clone()];
+    if !counts.is_empty() {
+        parts.push(format!("parallel-shared totals: {}", counts.join(", ")));
+    }
+    if !reasons.is_empty() {
+        parts.push(format!("unavailable: {}", reasons.join("; ")));
+    }
+    parts.join("; ")
 }
 
 /// The one-screen summary.
@@ -145,6 +195,38 @@ pub(super) fn summary(report: &Report) -> Summary {
             report.header.reps, report.parameters.warmup_rounds
         ),
     );
+    s.fact(
+        "loop",
+        match (
+            report.parameters.fixed_repetitions,
+            report.parameters.work_per_function,
+        ) {
+            (Some(r), _) => format!("{r} repetitions at every size (the paper's fixed loop)"),
+            (None, Some(w)) => format!("{w} element updates per function at every size"),
+            (None, None) => "unknown".into(),
+        },
+    );
+    let held = |f: fn(&super::Ordering) -> bool| {
+        let pairs: Vec<_> = report
+            .orderings
+            .iter()
+            .filter(|o| o.placement != PlacementKind::SameCpu)
+            .collect();
+        format!(
+            "{} of {}",
+            pairs.iter().filter(|o| f(o)).count(),
+            pairs.len()
+        )
+    };
+    s.fact(
+        "orderings (medians, two-CPU placements)",
+        format!(
+            "shared > private at {}; private < sequential at {}",
+            held(|o| o.shared_slower_than_private),
+            held(|o| o.private_faster_than_sequential)
+        ),
+    );
+    s.fact("Fig. 9 counters", fig9_line(report));
     if let Some(w) = &report.worst {
         s.fact(
             "worst slowdown",

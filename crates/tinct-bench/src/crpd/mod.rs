@@ -1,37 +1,74 @@
-//! `tinct bench crpd` (Sebek 2002): context-switch cost, best case (an
-//! empty task preempting an idle one) and worst case (both tasks larger
-//! than the cache, so the switch path itself is evicted); and the
-//! cache-related preemption delay (CRPD) of a victim whose working set
-//! sweeps 0-200 % of a cache level while a preempting task wipes that
-//! level, against the theoretical curves of Sebek's Figures 5 and 7
-//! ([`theory`]).
+//! `tinct bench crpd` (Sebek 2002): the cost of a preemption, split into
+//! its interrupt and resume context switches, best case (an empty task
+//! preempting an idle one), worst case (both tasks larger than the cache,
+//! so the switch path itself is evicted) and the platform's stand-in for
+//! the paper's "no cache" row ([`switch`], Table 1); and the cache-related
+//! preemption delay (CRPD) of a victim whose size sweeps 0-200 % of a cache
+//! level while a preempting task wipes that level, against the theoretical
+//! curves of Sebek's Figures 5 and 7 ([`theory`]).
+//!
+//! Two victims ([`CacheKind`]):
+//! - `data` (default): a pointer chase over the working set (the tinct-rt
+//!   `chase` job kernel), the preempter reading a buffer twice the level;
+//! - `instruction`, as the paper measured it: generated code of a fixed
+//!   miss ratio, every cache line starting with a jump to the next
+//!   ([`tinct_sys::jump_chain`], Section 3.3), the preempter executing its
+//!   own chain twice the level (x86-64 only). The lines are visited in a
+//!   shuffled order by default ([`CodeOrder`]): a current core fetches
+//!   address-ordered code ahead and hides the misses the MPC750 showed.
 //!
 //! CRPD is measured as in Sebek's Figure 9, with a baseline taken in the
-//! same run: the victim (a pointer chase over its working set, the
-//! tinct-rt `chase` job kernel) makes one warm pass, is preempted, and its
-//! next pass is timed. The preempter either wipes the level (reads a
-//! buffer twice the level's size) or does nothing; both conditions pay the
-//! same two context switches, so the difference of the medians is the
-//! cache-related part alone.
+//! same run: the victim makes one warm pass, is preempted, and its next
+//! pass is timed. The preempter either wipes the level or does nothing;
+//! both conditions pay the same two context switches, so the difference is
+//! the cache-related part alone: the difference of the medians (typical)
+//! and, as a safe bound, the slowest preempted pass minus the fastest
+//! baseline pass.
 
 mod partner;
 mod report;
+mod sweep;
+pub mod switch;
 pub mod theory;
 
 use crate::harness::machine::MachineCache;
 use crate::harness::pin::PinGuard;
-use crate::harness::{
-    BenchOptions, Durations, Finished, Interleaved, OutputDir, Progress, RunHeader,
-};
+use crate::harness::{BenchOptions, Durations, Finished, OutputDir, Progress, RunHeader};
 use crate::{Error, Result};
-use partner::Partner;
+use partner::{Partner, Wipers};
 use serde::{Deserialize, Serialize};
-use std::time::Instant;
-use tinct_rt::kernels::{Kernel, KernelState};
+pub use switch::{NoCacheRow, SwitchCost, SwitchRow};
+use tinct_sys::jump_chain::Layout;
+use tinct_sys::topology::{CacheType, Topology};
 
 /// SCHED_FIFO priority of the victim and the preempter (both on one CPU,
 /// handing the CPU to each other explicitly).
 pub const DEFAULT_FIFO_PRIORITY: u8 = 10;
+
+/// Which cache the victim's CRPD is measured in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CacheKind {
+    /// A pointer chase over data (data and unified caches).
+    #[default]
+    Data,
+    /// Generated code of a fixed miss ratio (instruction and unified
+    /// caches), as sebek2002 measured.
+    Instruction,
+}
+
+/// The order the victim's code lines are visited in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CodeOrder {
+    /// A seeded random order: only the branch target buffer predicts the
+    /// next line, and a wiping preemption evicts it with the lines.
+    #[default]
+    Shuffled,
+    /// Address order, as on Sebek's MPC750 (the fetch unit of a current
+    /// core streams it ahead and hides most misses).
+    Sequential,
+}
 
 /// Parameters of `tinct bench crpd`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -39,28 +76,24 @@ pub struct Params {
     /// Parameters shared by every bench.
     pub common: BenchOptions,
     /// Cache levels to sweep (1, 2, 3, ...). Empty: every data cache level
-    /// (quick: L2, or the LLC if there is no L2).
+    /// (quick: L2, or the LLC if there is no L2); in instruction mode the
+    /// L1 instruction cache.
     pub levels: Vec<u8>,
     /// Run under SCHED_OTHER even when SCHED_FIFO is allowed.
     pub no_fifo: bool,
-}
-
-/// Context-switch cost (Sebek 2002 Table 1).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SwitchCost {
-    /// Best case: both tasks empty, the switch path warm.
-    pub best: Durations,
-    /// Worst case: each task reads a buffer of `wipe_bytes` before giving
-    /// up the CPU, so the switch path runs from a cold cache.
-    pub worst: Durations,
-    /// Size of each task's buffer in the worst case (2 × LLC).
-    pub wipe_bytes: u64,
+    /// The victim: data (a pointer chase) or instruction (generated code).
+    pub cache: CacheKind,
+    /// Instruction mode: instructions executed per cache line, cycling over
+    /// the lines (`[1]`, Sebek's 100 % miss code, when empty).
+    pub words_per_line: Vec<u32>,
+    /// Instruction mode: the order the code's lines are visited in.
+    pub code_order: CodeOrder,
 }
 
 /// One working-set size of a CRPD sweep.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrpdPoint {
-    /// The victim's working set in bytes.
+    /// The victim's working set (data) or code (instruction) in bytes.
     pub size_bytes: u64,
     /// The working set as a percentage of the level's capacity.
     pub percent_of_level: f64,
@@ -71,11 +104,14 @@ pub struct CrpdPoint {
     /// CRPD = median(preempted) − median(baseline), ns (may be slightly
     /// negative where there is none, by noise).
     pub crpd_ns: i64,
+    /// Safe bound: max(preempted) − min(baseline), ns.
+    pub crpd_bound_ns: i64,
     /// CRPD / the sweep's maximum CRPD.
     pub crpd_fraction: f64,
     /// Sebek Figure 7 at this size.
     pub crpd_fraction_theory: f64,
-    /// Median ns per load of the baseline pass.
+    /// Median ns per load (data) or per cache line executed (instruction)
+    /// of the baseline pass.
     pub baseline_ns_per_access: f64,
     /// Miss ratio estimated from the baseline latency, (t − t_hit) /
     /// (t_miss − t_hit), with t_hit the smallest size's and t_miss the
@@ -88,19 +124,29 @@ pub struct CrpdPoint {
 /// A CRPD sweep over one cache level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LevelSweep {
-    /// `L1d`, `L2`, `L3`.
+    /// `L1d`, `L1i`, `L2`, `L3`.
     pub level: String,
+    /// Data (chase) or instruction (generated code) victim.
+    pub cache: CacheKind,
     /// Capacity in bytes.
     pub cache_bytes: u64,
     /// Associativity used for the theoretical curves (0 = fully associative).
     pub ways: u32,
-    /// Bytes the preempter reads to wipe the level (2 × capacity).
+    /// Bytes the preempter reads or executes to wipe the level (2 × capacity).
     pub wipe_bytes: u64,
+    /// Instruction mode: instructions per cache line of the generated code.
+    pub words_per_line: Option<Vec<u32>>,
+    /// Instruction mode: the code's miss ratio once it outgrows the cache.
+    pub code_miss_ratio: Option<f64>,
+    /// Instruction mode: the order its lines are visited in.
+    pub code_order: Option<CodeOrder>,
     /// The sweep.
     pub points: Vec<CrpdPoint>,
-    /// The largest CRPD measured, ns.
+    /// The largest CRPD measured (medians), ns.
     pub max_crpd_ns: i64,
-    /// Where it was measured, in bytes.
+    /// The largest safe bound, ns.
+    pub max_crpd_bound_ns: i64,
+    /// Where the largest CRPD was measured, in bytes.
     pub max_crpd_at_bytes: u64,
     /// Where it was measured, in percent of the level.
     pub max_crpd_at_percent: f64,
@@ -118,7 +164,7 @@ pub struct LevelSweep {
 /// Everything `tinct bench crpd` measured (`crpd.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CrpdResult {
-    /// Bench, options, machine.
+    /// Bench, options, machine, counter totals per condition.
     #[serde(flatten)]
     pub header: RunHeader,
     /// Scheduling policy of both tasks (`fifo(10)` or `other`).
@@ -154,9 +200,34 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CrpdResult> {
     let reps = options.reps_or(5, 21)?;
     let cpus = options.cpus(1)?;
     let cpu = cpus[0];
+    let words_per_line = if params.words_per_line.is_empty() {
+        vec![1]
+    } else {
+        params.words_per_line.clone()
+    };
+    if params.cache == CacheKind::Data && !params.words_per_line.is_empty() {
+        return Err(Error::InvalidInput(
+            "--words-per-line: expected only with --cache instruction".into(),
+        ));
+    }
+    let max_words = Layout::max_words(64);
+    if let Some(bad) = words_per_line.iter().find(|&&k| k == 0 || k > max_words) {
+        return Err(Error::InvalidInput(format!(
+            "--words-per-line: expected 1 to {max_words} instructions per 64-byte line, found {bad}"
+        )));
+    }
+    if params.cache == CacheKind::Instruction && !cfg!(target_arch = "x86_64") {
+        return Err(Error::InvalidInput(format!(
+            "--cache instruction: generates x86-64 machine code; this machine is {}",
+            std::env::consts::ARCH
+        )));
+    }
     let _pin = PinGuard::pin(cpu)?;
-    let header = RunHeader::new("crpd", options, reps, vec![cpu]);
-    let levels = chosen_levels(&header.machine.caches, &params.levels, options.quick)?;
+    let mut header = RunHeader::new("crpd", options, reps, vec![cpu]);
+    let levels = match params.cache {
+        CacheKind::Data => chosen_levels(&header.machine.caches, &params.levels, options.quick)?,
+        CacheKind::Instruction => instruction_levels(&header.machine.caches, &params.levels)?,
+    };
     let llc = header.machine.llc().map_or(8 << 20, |c| c.size_bytes);
 
     let fifo = (!params.no_fifo && tinct_sys::sched::set_fifo(DEFAULT_FIFO_PRIORITY).is_ok())
@@ -164,31 +235,70 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CrpdResult> {
     let _fifo_guard = fifo.map(|_| FifoGuard);
     let policy = fifo.map_or("other".to_string(), |p| format!("fifo({p})"));
 
-    let switch_wipe = (llc * 2).max(4 << 20);
-    let mut wipe_sizes = vec![switch_wipe];
-    wipe_sizes.extend(levels.iter().map(|c| c.size_bytes * 2));
-    let partner = Partner::start(cpu, &wipe_sizes, fifo)?;
-
     let fractions = sweep_fractions(options.quick);
-    let calls = u64::from(reps + 1) * 2 * (1 + (fractions.len() * levels.len()) as u64);
+    let other_cpu = cpus.get(1).copied();
+    let calls = u64::from(reps + 1)
+        * (2 + u64::from(other_cpu.is_some()) + 2 * (fractions.len() * levels.len()) as u64);
     progress.start(calls, "crpd");
 
     progress.set_message("context switch");
-    let own_wipe = vec![1u64; (switch_wipe / 8) as usize];
-    let switch = measure_switch(&partner, &own_wipe, reps, options.seed, progress)?;
-    drop(own_wipe);
+    let (switch, switch_counters) = switch::measure(
+        &switch::Setup {
+            cpu,
+            other_cpu,
+            fifo,
+            reps,
+            seed: options.seed,
+            wipe_bytes: (llc * 2).max(4 << 20),
+        },
+        progress,
+    )?;
+    header.counters.extend(switch_counters);
 
+    // The sweeps' preempter wipes each level: a data buffer or a chain of
+    // code twice its size.
+    let line = |c: &MachineCache| u64::from(c.line_bytes.unwrap_or(64)).max(64);
+    let wipers = match params.cache {
+        CacheKind::Data => Wipers {
+            data_bytes: levels.iter().map(|c| c.size_bytes * 2).collect(),
+            chains: Vec::new(),
+        },
+        CacheKind::Instruction => Wipers {
+            data_bytes: Vec::new(),
+            chains: levels
+                .iter()
+                .map(|c| {
+                    let lines = (c.size_bytes * 2 / line(c)) as usize;
+                    Layout {
+                        lines,
+                        line_bytes: line(c) as usize,
+                        words_per_line: vec![1],
+                        order: sweep::visiting_order(
+                            lines,
+                            CodeOrder::Shuffled,
+                            options.seed ^ 0x5eb,
+                        ),
+                    }
+                })
+                .collect(),
+        },
+    };
+    let partner = Partner::start(cpu, &wipers, fifo)?;
     let mut sweeps = Vec::with_capacity(levels.len());
     for (i, cache) in levels.iter().enumerate() {
-        sweeps.push(sweep_level(
-            &partner,
+        let setup = sweep::Setup {
             cache,
-            i + 1,
-            &fractions,
+            kind: params.cache,
+            wipe_index: i,
+            fractions: &fractions,
+            words_per_line: &words_per_line,
+            code_order: params.code_order,
             reps,
-            options.seed,
-            progress,
-        )?);
+            seed: options.seed,
+        };
+        let (sweep, counters) = sweep::sweep_level(&partner, &setup, progress)?;
+        sweeps.push(sweep);
+        header.counters.extend(counters);
     }
     progress.finish();
     drop(partner);
@@ -232,6 +342,44 @@ fn chosen_levels(caches: &[MachineCache], asked: &[u8], quick: bool) -> Result<V
     Ok(caches.to_vec())
 }
 
+/// The levels an instruction victim is swept over: the L1 instruction
+/// cache by default; `--level 1` is the L1i, higher levels the unified ones.
+fn instruction_levels(caches: &[MachineCache], asked: &[u8]) -> Result<Vec<MachineCache>> {
+    let topology = Topology::read(&tinct_sys::SysRoot::live())?;
+    let l1i = topology
+        .caches
+        .iter()
+        .find(|c| c.kind == CacheType::Instruction && c.level == 1)
+        .map(|c| MachineCache {
+            name: "L1i".into(),
+            level: 1,
+            size_bytes: c.size_bytes,
+            ways: c.ways,
+            line_bytes: c.line_bytes,
+            shared_cpus: c.shared_cpus.clone(),
+        });
+    let asked = if asked.is_empty() { &[1][..] } else { asked };
+    asked
+        .iter()
+        .map(|&level| match level {
+            1 => l1i.clone().ok_or_else(|| {
+                Error::Measurement(
+                    "the kernel reports no L1 instruction cache: nothing to sweep".into(),
+                )
+            }),
+            _ => caches
+                .iter()
+                .find(|c| c.level == level && c.level > 1)
+                .cloned()
+                .ok_or_else(|| {
+                    Error::InvalidInput(format!(
+                        "--level: expected 1 (the L1i) or a unified level of this machine, found {level}"
+                    ))
+                }),
+        })
+        .collect()
+}
+
 /// Working-set sizes as fractions of the level: 12.5 % steps up to 200 %
 /// (quick: 25, 50, 100, 150, 200 %).
 pub fn sweep_fractions(quick: bool) -> Vec<f64> {
@@ -242,151 +390,16 @@ pub fn sweep_fractions(quick: bool) -> Vec<f64> {
     }
 }
 
-fn measure_switch(
-    partner: &Partner,
-    own_wipe: &[u64],
-    reps: u32,
-    seed: u64,
-    progress: &dyn Progress,
-) -> Result<SwitchCost> {
-    let samples = Interleaved::new(["best", "worst"], reps)
-        .warmup(1)
-        .seed(seed)
-        .run::<Error>(progress, |c| {
-            if c == 0 {
-                partner.switch(None)
-            } else {
-                crate::calibrate::stream::read_pass(own_wipe);
-                partner.switch(Some(0))
-            }
-        })?;
-    let none = || Error::Measurement("no context-switch samples".into());
-    Ok(SwitchCost {
-        best: samples.stats(0).ok_or_else(none)?,
-        worst: samples.stats(1).ok_or_else(none)?,
-        wipe_bytes: (own_wipe.len() * 8) as u64,
-    })
-}
-
-fn sweep_level(
-    partner: &Partner,
-    cache: &MachineCache,
-    wipe_index: usize,
-    fractions: &[f64],
-    reps: u32,
-    seed: u64,
-    progress: &dyn Progress,
-) -> Result<LevelSweep> {
-    let ways = cache.ways.unwrap_or(0);
-    let line = u64::from(cache.line_bytes.unwrap_or(64)).max(64);
-    let mut measured = Vec::with_capacity(fractions.len());
-    for (i, &fraction) in fractions.iter().enumerate() {
-        progress.set_message(&format!("{} {:.1}%", cache.name, fraction * 100.0));
-        let size = ((cache.size_bytes as f64 * fraction) as u64 / line).max(1) * line;
-        let mut victim = KernelState::new(
-            Kernel::Chase,
-            vec![0u64; (size / 8) as usize].into(),
-            seed.wrapping_add(i as u64),
-        );
-        let lines = victim.lines() as u64;
-        let samples = Interleaved::new(["baseline", "preempted"], reps)
-            .warmup(1)
-            .seed(seed.wrapping_add(i as u64))
-            .run::<Error>(progress, |c| {
-                victim.memory_steps(lines);
-                partner.preempt((c == 1).then_some(wipe_index))?;
-                let start = Instant::now();
-                victim.memory_steps(lines);
-                Ok(start.elapsed().as_nanos() as u64)
-            })?;
-        let none = || Error::Measurement("no CRPD samples".into());
-        measured.push((
-            size,
-            fraction,
-            lines,
-            samples.stats(0).ok_or_else(none)?,
-            samples.stats(1).ok_or_else(none)?,
-        ));
-    }
-    Ok(analyse_sweep(cache, ways, &measured))
-}
-
-/// Turns the measured (size, fraction, loads, baseline, preempted) points
-/// into a [`LevelSweep`] with the theoretical curves beside them.
-fn analyse_sweep(
-    cache: &MachineCache,
-    ways: u32,
-    measured: &[(u64, f64, u64, Durations, Durations)],
-) -> LevelSweep {
-    let crpd: Vec<i64> = measured
-        .iter()
-        .map(|(_, _, _, base, pre)| pre.median as i64 - base.median as i64)
-        .collect();
-    let (peak, &max_crpd) = crpd
-        .iter()
-        .enumerate()
-        .max_by_key(|(_, c)| **c)
-        .unwrap_or((0, &0));
-    let per_access: Vec<f64> = measured
-        .iter()
-        .map(|(_, _, loads, base, _)| base.median as f64 / (*loads).max(1) as f64)
-        .collect();
-    let t_hit = per_access.first().copied().unwrap_or(0.0);
-    let t_miss = per_access.last().copied().unwrap_or(0.0);
-    let points: Vec<CrpdPoint> = measured
-        .iter()
-        .zip(&crpd)
-        .zip(&per_access)
-        .map(|(((size, fraction, _, base, pre), &c), &t)| CrpdPoint {
-            size_bytes: *size,
-            percent_of_level: fraction * 100.0,
-            baseline: *base,
-            preempted: *pre,
-            crpd_ns: c,
-            crpd_fraction: if max_crpd > 0 {
-                c as f64 / max_crpd as f64
-            } else {
-                0.0
-            },
-            crpd_fraction_theory: theory::crpd_fraction(*fraction, ways),
-            baseline_ns_per_access: t,
-            miss_ratio_estimate: (t_miss > t_hit)
-                .then(|| ((t - t_hit) / (t_miss - t_hit)).clamp(0.0, 1.0)),
-            miss_ratio_theory: theory::miss_ratio(*fraction, ways),
-        })
-        .collect();
-    let measured_below_10_percent_at = points
-        .iter()
-        .skip(peak + 1)
-        .find(|p| p.crpd_fraction < 0.1)
-        .map(|p| p.percent_of_level);
-    let n = points.len().max(1) as f64;
-    let crpd_mean_abs_error = points
-        .iter()
-        .map(|p| (p.crpd_fraction - p.crpd_fraction_theory).abs())
-        .sum::<f64>()
-        / n;
-    let estimates: Vec<f64> = points
-        .iter()
-        .filter_map(|p| {
-            p.miss_ratio_estimate
-                .map(|e| (e - p.miss_ratio_theory).abs())
-        })
-        .collect();
-    LevelSweep {
-        level: cache.name.clone(),
-        cache_bytes: cache.size_bytes,
-        ways,
-        wipe_bytes: cache.size_bytes * 2,
-        max_crpd_ns: max_crpd,
-        max_crpd_at_bytes: points.get(peak).map_or(0, |p| p.size_bytes),
-        max_crpd_at_percent: points.get(peak).map_or(0.0, |p| p.percent_of_level),
-        theory_zero_percent: theory::crpd_zero_crossing(ways) * 100.0,
-        measured_below_10_percent_at,
-        crpd_mean_abs_error,
-        miss_ratio_mean_abs_error: (!estimates.is_empty())
-            .then(|| estimates.iter().sum::<f64>() / estimates.len() as f64),
-        points,
+/// A 1 MiB 8-way L2 with 64-byte lines, for the tests of this bench.
+#[cfg(test)]
+fn test_l2() -> MachineCache {
+    MachineCache {
+        name: "L2".into(),
+        level: 2,
+        size_bytes: 1 << 20,
+        ways: Some(8),
+        line_bytes: Some(64),
+        shared_cpus: vec![0],
     }
 }
 
@@ -394,57 +407,8 @@ fn analyse_sweep(
 mod tests {
     use super::*;
 
-    fn stats(median: u64) -> Durations {
-        Durations::of(&[median]).unwrap()
-    }
-
     fn cache() -> MachineCache {
-        MachineCache {
-            name: "L2".into(),
-            level: 2,
-            size_bytes: 1 << 20,
-            ways: Some(8),
-            line_bytes: Some(64),
-            shared_cpus: vec![0],
-        }
-    }
-
-    #[test]
-    fn a_sweep_that_follows_figure7_is_analysed_as_such() {
-        // Baseline 1 ns/load inside the cache, 10 ns/load beyond 112.5 %;
-        // CRPD proportional to Figure 7 with a maximum of 90 us.
-        let fractions = sweep_fractions(false);
-        let measured: Vec<_> = fractions
-            .iter()
-            .map(|&f| {
-                let loads = (f * 16384.0) as u64;
-                let per = if f <= 1.0 {
-                    1.0
-                } else {
-                    1.0 + 9.0 * theory::miss_ratio(f, 8)
-                };
-                let base = (per * loads as f64) as u64;
-                let crpd = (theory::crpd_fraction(f, 8) * 90_000.0) as u64;
-                (
-                    (f * 1048576.0) as u64,
-                    f,
-                    loads,
-                    stats(base),
-                    stats(base + crpd),
-                )
-            })
-            .collect();
-        let sweep = analyse_sweep(&cache(), 8, &measured);
-        assert_eq!(sweep.max_crpd_ns, 90_000);
-        assert_eq!(sweep.max_crpd_at_percent, 100.0);
-        assert_eq!(sweep.theory_zero_percent, 112.5);
-        assert_eq!(sweep.measured_below_10_percent_at, Some(112.5));
-        assert!(
-            sweep.crpd_mean_abs_error < 1e-3,
-            "{}",
-            sweep.crpd_mean_abs_error
-        );
-        assert!(sweep.miss_ratio_mean_abs_error.unwrap() < 0.01);
+        test_l2()
     }
 
     #[test]
@@ -455,5 +419,18 @@ mod tests {
         let err = chosen_levels(&caches, &[7], false).unwrap_err();
         assert!(matches!(err, Error::InvalidInput(_)));
         assert!(err.to_string().contains("found 7"));
+        let err = instruction_levels(&caches, &[3]).unwrap_err();
+        assert!(err.to_string().contains("found 3"), "{err}");
+        assert_eq!(instruction_levels(&caches, &[2]).unwrap()[0].name, "L2");
+    }
+
+    #[test]
+    fn words_per_line_need_the_instruction_cache() {
+        let params = Params {
+            words_per_line: vec![2],
+            ..Params::default()
+        };
+        let err = measure(&params, &crate::harness::NoProgress).unwrap_err();
+        assert!(err.to_string().contains("--words-per-line"), "{err}");
     }
 }

@@ -1,6 +1,6 @@
 //! Files and summary of `tinct bench crpd`.
 
-use super::CrpdResult;
+use super::{CacheKind, CrpdResult, SwitchRow};
 use crate::Result;
 use crate::harness::machine::human_bytes;
 use crate::harness::{Durations, LineChart, OutputDir, Series, SeriesStyle, Summary};
@@ -9,13 +9,17 @@ use serde::Serialize;
 #[derive(Serialize)]
 struct PointRow<'a> {
     level: &'a str,
+    cache: CacheKind,
     size_bytes: u64,
     percent_of_level: f64,
     baseline_median_ns: u64,
     baseline_p99_ns: u64,
     preempted_median_ns: u64,
     preempted_p99_ns: u64,
+    baseline_min_ns: u64,
+    preempted_max_ns: u64,
     crpd_ns: i64,
+    crpd_bound_ns: i64,
     crpd_fraction: f64,
     crpd_fraction_theory: f64,
     baseline_ns_per_access: f64,
@@ -24,8 +28,9 @@ struct PointRow<'a> {
 }
 
 #[derive(Serialize)]
-struct SwitchRow<'a> {
+struct SwitchCsvRow<'a> {
     case: &'a str,
+    part: &'a str,
     count: u64,
     min_ns: u64,
     median_ns: u64,
@@ -35,9 +40,10 @@ struct SwitchRow<'a> {
     stddev_ns: u64,
 }
 
-fn switch_row<'a>(case: &'a str, s: &Durations) -> SwitchRow<'a> {
-    SwitchRow {
+fn switch_row<'a>(case: &'a str, part: &'a str, s: &Durations) -> SwitchCsvRow<'a> {
+    SwitchCsvRow {
         case,
+        part,
         count: s.count,
         min_ns: s.min,
         median_ns: s.median,
@@ -48,8 +54,18 @@ fn switch_row<'a>(case: &'a str, s: &Durations) -> SwitchRow<'a> {
     }
 }
 
-/// Writes `crpd.json`, `crpd.csv`, `switch.csv`, and per level
-/// `crpd-<level>.svg` (Figure 7) and `miss-ratio-<level>.svg` (Figure 5).
+/// The three lines of one Table 1 row.
+fn switch_rows<'a>(case: &'a str, row: &'a SwitchRow) -> [SwitchCsvRow<'a>; 3] {
+    [
+        switch_row(case, "interrupt", &row.interrupt),
+        switch_row(case, "resume", &row.resume),
+        switch_row(case, "total", &row.total),
+    ]
+}
+
+/// Writes `crpd.json`, `crpd.csv`, `switch.csv` (Table 1),
+/// `crpd-counters.csv`, and per level `crpd-<level>.svg` (Figure 7) and
+/// `miss-ratio-<level>.svg` (Figure 5).
 pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
     out.write_json("crpd.json", result)?;
     let rows: Vec<PointRow> = result
@@ -58,13 +74,17 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
         .flat_map(|l| {
             l.points.iter().map(move |p| PointRow {
                 level: &l.level,
+                cache: l.cache,
                 size_bytes: p.size_bytes,
                 percent_of_level: p.percent_of_level,
                 baseline_median_ns: p.baseline.median,
                 baseline_p99_ns: p.baseline.p99,
                 preempted_median_ns: p.preempted.median,
                 preempted_p99_ns: p.preempted.p99,
+                baseline_min_ns: p.baseline.min,
+                preempted_max_ns: p.preempted.max,
                 crpd_ns: p.crpd_ns,
+                crpd_bound_ns: p.crpd_bound_ns,
                 crpd_fraction: p.crpd_fraction,
                 crpd_fraction_theory: p.crpd_fraction_theory,
                 baseline_ns_per_access: p.baseline_ns_per_access,
@@ -74,13 +94,15 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
         })
         .collect();
     out.write_csv("crpd.csv", &rows)?;
-    out.write_csv(
-        "switch.csv",
-        &[
-            switch_row("best", &result.switch.best),
-            switch_row("worst", &result.switch.worst),
-        ],
-    )?;
+    let sw = &result.switch;
+    let mut switch_csv: Vec<SwitchCsvRow> = Vec::new();
+    switch_csv.extend(switch_rows("best", &sw.best));
+    switch_csv.extend(switch_rows("worst", &sw.worst));
+    if let Some(row) = &sw.no_cache.measured {
+        switch_csv.extend(switch_rows("no-cache-approximation", row));
+    }
+    out.write_csv("switch.csv", &switch_csv)?;
+    out.write_counters_csv("crpd-counters.csv", &result.header.counters)?;
     for level in &result.levels {
         let theory_x: Vec<f64> = (0..=64).map(|i| f64::from(i) * 200.0 / 64.0).collect();
         let crpd = LineChart::new(
@@ -94,7 +116,11 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
             "CRPD / max CRPD",
         )
         .add_series(Series::new(
-            format!("measured (max {:.1} us)", level.max_crpd_ns as f64 / 1e3),
+            format!(
+                "measured, medians (max {:.1} us; bound {:.1} us)",
+                level.max_crpd_ns as f64 / 1e3,
+                level.max_crpd_bound_ns as f64 / 1e3
+            ),
             SeriesStyle::LineWithMarkers,
             std::iter::once((0.0, 0.0))
                 .chain(
@@ -160,21 +186,37 @@ pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
         ),
     );
     let sw = &result.switch;
-    s.fact(
-        "context switch",
+    let table1 = |row: &SwitchRow| {
         format!(
-            "best {} us (p99 {}), worst {} us (p99 {}) with {} wiped by each task",
-            us(sw.best.median),
-            us(sw.best.p99),
-            us(sw.worst.median),
-            us(sw.worst.p99),
+            "interrupt {} + resume {} = {} us median, max {} us",
+            us(row.interrupt.median),
+            us(row.resume.median),
+            us(row.total.median),
+            us(row.total.max)
+        )
+    };
+    s.fact("preemption, best case", table1(&sw.best));
+    s.fact(
+        "preemption, worst case",
+        format!(
+            "{} ({} wiped by each task)",
+            table1(&sw.worst),
             human_bytes(sw.wipe_bytes)
         ),
     );
+    s.fact(
+        "preemption, no cache",
+        match &sw.no_cache.measured {
+            Some(row) => format!("{} — {}", table1(row), sw.no_cache.name),
+            None => sw.no_cache.note.clone(),
+        },
+    );
     s.table(&[
         "level",
+        "victim",
         "ways",
         "max CRPD us",
+        "bound us",
         "at",
         "<10% of max at",
         "theory zero",
@@ -182,10 +224,17 @@ pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
         "|Fig5 err|",
     ]);
     for l in &result.levels {
+        let victim = match (l.cache, l.code_miss_ratio) {
+            (CacheKind::Instruction, Some(ratio)) => format!("code, miss ratio {ratio:.2}"),
+            (CacheKind::Instruction, None) => "code".into(),
+            (CacheKind::Data, _) => "data (chase)".into(),
+        };
         s.row(vec![
             format!("{} {}", l.level, human_bytes(l.cache_bytes)),
+            victim,
             l.ways.to_string(),
             format!("{:.1}", l.max_crpd_ns as f64 / 1e3),
+            format!("{:.1}", l.max_crpd_bound_ns as f64 / 1e3),
             format!(
                 "{:.1}% ({})",
                 l.max_crpd_at_percent,
@@ -200,7 +249,11 @@ pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
         ]);
     }
     s.fact("output", out.path().display().to_string());
-    s.note("CRPD = median victim pass after a wiping preemption − after an empty one (same two context switches)");
+    s.note("CRPD = median victim pass after a wiping preemption − after an empty one (same two context switches); bound = slowest pass after a wiping preemption − fastest after an empty one");
+    s.note(sw.preemption.clone());
+    if sw.no_cache.measured.is_some() {
+        s.note(sw.no_cache.note.clone());
+    }
     if result.header.machine.virtualized == Some(true) {
         s.note("virtual machine: the host and other guests share the caches; real replacement is not LRU, so the curves are indicative");
     }

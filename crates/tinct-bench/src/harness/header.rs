@@ -1,5 +1,7 @@
 //! The fields every bench result starts with.
 
+use super::counters::{ConditionCounters, prefixed, start_log, take_log};
+use super::interleaved::Samples;
 use super::machine::Machine;
 use super::options::BenchOptions;
 use serde::{Deserialize, Serialize};
@@ -20,11 +22,17 @@ pub struct RunHeader {
     pub cpus: Vec<u32>,
     /// The machine.
     pub machine: Machine,
+    /// Performance counter totals of every measured condition (see
+    /// [`super::counters`]).
+    #[serde(default)]
+    pub counters: Vec<ConditionCounters>,
 }
 
 impl RunHeader {
-    /// The header for `bench` run with `options`, `reps` and on `cpus`.
+    /// The header for `bench` run with `options`, `reps` and on `cpus`
+    /// (it also starts this thread's log of counter totals).
     pub fn new(bench: &str, options: &BenchOptions, reps: u32, cpus: Vec<u32>) -> Self {
+        start_log();
         Self {
             bench: bench.to_string(),
             quick: options.quick,
@@ -32,7 +40,20 @@ impl RunHeader {
             seed: options.seed,
             cpus,
             machine: Machine::describe(),
+            counters: Vec::new(),
         }
+    }
+
+    /// Adds the counter totals of `samples`, each condition named
+    /// `prefix` + its name (see [`prefixed`]).
+    pub fn add_counters(&mut self, prefix: &str, samples: &Samples) {
+        self.counters.extend(prefixed(prefix, &samples.counters));
+    }
+
+    /// Adds the counter totals of every interleaved run of this thread
+    /// since the header was made, named `run K/condition`.
+    pub fn add_logged_counters(&mut self) {
+        self.counters.extend(take_log());
     }
 }
 
@@ -52,5 +73,29 @@ mod tests {
         let back: RunHeader = serde_json::from_str(&json).unwrap();
         assert_eq!(back, header);
         assert!(json.contains("\"machine\"") && json.contains("\"seed\":7"));
+    }
+
+    #[test]
+    fn logged_counters_are_the_runs_since_the_header_was_made() {
+        use crate::harness::{Interleaved, NoProgress};
+        let run = |names: &[&str]| {
+            Interleaved::new(names.to_vec(), 2)
+                .run::<()>(&NoProgress, |_| Ok(1))
+                .unwrap()
+        };
+        run(&["before"]);
+        let mut header = RunHeader::new("t", &BenchOptions::default(), 2, vec![0]);
+        run(&["a", "b"]);
+        run(&["a"]);
+        header.add_logged_counters();
+        let names: Vec<&str> = header
+            .counters
+            .iter()
+            .map(|c| c.condition.as_str())
+            .collect();
+        assert_eq!(names, ["run 1/a", "run 1/b", "run 2/a"]);
+        assert!(header.counters.iter().all(|c| c.runs == 2));
+        header.add_logged_counters();
+        assert_eq!(header.counters.len(), 3, "taken once");
     }
 }

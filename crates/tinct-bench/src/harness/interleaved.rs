@@ -6,6 +6,7 @@
 //! then made between statistics of the same run, never against absolute
 //! numbers.
 
+use super::counters::{Accumulator, ConditionCounters, default_events, log_run};
 #[cfg(test)]
 use super::progress::NoProgress;
 use super::progress::Progress;
@@ -14,6 +15,7 @@ use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use tinct_report::stats::Durations;
+use tinct_sys::perf::CounterEvent;
 
 /// A set of named conditions to repeat `reps` times, interleaved.
 #[derive(Debug, Clone)]
@@ -22,6 +24,7 @@ pub struct Interleaved {
     reps: u32,
     warmup: u32,
     seed: u64,
+    events: Vec<CounterEvent>,
 }
 
 /// The samples of each condition, in the order the conditions were given.
@@ -33,6 +36,9 @@ pub struct Samples {
     pub samples: Vec<Vec<u64>>,
     /// The order conditions ran in, round by round (indices into `conditions`).
     pub order: Vec<Vec<usize>>,
+    /// Counter totals of each condition's recorded measurements, in the
+    /// order of `conditions`.
+    pub counters: Vec<ConditionCounters>,
 }
 
 impl Interleaved {
@@ -43,12 +49,20 @@ impl Interleaved {
             reps,
             warmup: 0,
             seed: 1,
+            events: default_events(),
         }
     }
 
     /// Unrecorded warm-up rounds run before the measured ones.
     pub fn warmup(mut self, rounds: u32) -> Self {
         self.warmup = rounds;
+        self
+    }
+
+    /// The events counted per condition (default:
+    /// [`super::counters::DEFAULT_EVENTS`]).
+    pub fn counting(mut self, events: Vec<CounterEvent>) -> Self {
+        self.events = events;
         self
     }
 
@@ -83,18 +97,25 @@ impl Interleaved {
         }
         let mut samples = vec![Vec::with_capacity(self.reps as usize); n];
         let mut orders = Vec::with_capacity(self.reps as usize);
+        let mut counters = Accumulator::open(&self.events, n);
         for _ in 0..self.reps {
             order.shuffle(&mut rng);
             for &c in &order {
-                samples[c].push(measure(c)?);
+                counters.start();
+                let sample = measure(c)?;
+                counters.stop(c);
+                samples[c].push(sample);
                 progress.inc(1);
             }
             orders.push(order.clone());
         }
+        let counters = counters.finish(&self.conditions);
+        log_run(&counters);
         Ok(Samples {
             conditions: self.conditions.clone(),
             samples,
             order: orders,
+            counters,
         })
     }
 }
@@ -145,6 +166,21 @@ mod tests {
         let distinct: std::collections::HashSet<_> = samples.order.iter().collect();
         assert!(distinct.len() > 1, "the order must vary between rounds");
         assert_eq!(samples.median_ratio(2, 0), Some(21.0));
+        // Every condition has its counter totals, over its recorded runs.
+        assert_eq!(samples.counters.len(), 3);
+        for (totals, name) in samples.counters.iter().zip(["a", "b", "c"]) {
+            assert_eq!((totals.condition.as_str(), totals.runs), (name, 20));
+            assert_eq!(
+                totals.events.len(),
+                super::super::counters::DEFAULT_EVENTS.len()
+            );
+            for event in &totals.events {
+                assert!(
+                    event.total.is_some() != event.unavailable.is_some(),
+                    "{event:?}"
+                );
+            }
+        }
     }
 
     #[test]

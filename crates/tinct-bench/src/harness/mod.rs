@@ -6,13 +6,15 @@
 //! 3. describes the machine with [`Machine::describe`];
 //! 4. measures conditions interleaved with [`Interleaved`] (so drift on a
 //!    shared machine hits every condition alike), reducing samples to
-//!    [`Durations`];
+//!    [`Durations`], with performance counter totals per condition
+//!    ([`counters`]) that go into the header with [`RunHeader::add_counters`];
 //! 5. writes JSON, CSV and SVG through [`OutputDir`] and returns its result
 //!    with a [`Summary`] (data; the caller renders it) as [`Finished`].
 //!
 //! Every result type derives `Deserialize`: tests read a bench's JSON back
 //! into its type and write it again unchanged.
 
+pub mod counters;
 pub mod header;
 pub mod interleaved;
 pub mod machine;
@@ -22,6 +24,7 @@ pub mod pin;
 pub mod progress;
 pub mod summary;
 
+pub use counters::{ConditionCounters, EventTotal};
 pub use header::RunHeader;
 pub use interleaved::Interleaved;
 pub use machine::Machine;

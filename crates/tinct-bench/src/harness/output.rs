@@ -1,5 +1,6 @@
 //! The output directory of a bench run: JSON, CSV and SVG files.
 
+use super::counters::ConditionCounters;
 use crate::{Error, Result};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -73,6 +74,39 @@ impl OutputDir {
         })?;
         self.written.push(path.clone());
         Ok(path)
+    }
+
+    /// Writes per-condition counter totals as CSV: one row per condition
+    /// and event (`total` empty and `unavailable` giving the kernel's
+    /// reason where there is no count).
+    pub fn write_counters_csv(
+        &mut self,
+        name: &str,
+        counters: &[ConditionCounters],
+    ) -> Result<PathBuf> {
+        #[derive(Serialize)]
+        struct Row<'a> {
+            condition: &'a str,
+            runs: u64,
+            event: &'a str,
+            total: Option<u64>,
+            estimated: bool,
+            unavailable: Option<&'a str>,
+        }
+        let rows: Vec<Row<'_>> = counters
+            .iter()
+            .flat_map(|c| {
+                c.events.iter().map(|e| Row {
+                    condition: &c.condition,
+                    runs: c.runs,
+                    event: &e.event,
+                    total: e.total,
+                    estimated: e.estimated,
+                    unavailable: e.unavailable.as_deref(),
+                })
+            })
+            .collect();
+        self.write_csv(name, &rows)
     }
 
     /// Writes `chart` as SVG (tinct-report's renderer).

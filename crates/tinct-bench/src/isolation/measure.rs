@@ -7,7 +7,7 @@ use super::plan::{self, Plan};
 use super::reservation::{Mechanism, ResctrlRecord, ResctrlReservation};
 use super::{Condition, WARMUP_ROUNDS};
 use crate::harness::pin::PinGuard;
-use crate::harness::{Interleaved, Progress};
+use crate::harness::{ConditionCounters, Interleaved, Progress};
 use crate::page_placement::PagedMemory;
 use crate::pinned_threads::nanos;
 use crate::scheduling_and_load::{RunConditions, thread_cpu_time_ns};
@@ -21,6 +21,8 @@ use tinct_mem::PageId;
 pub(super) struct Measured {
     /// Per condition (in [`Condition::ALL`] order), every recorded job.
     pub job_times: Vec<Vec<JobTime>>,
+    /// Counter totals per condition.
+    pub counters: Vec<ConditionCounters>,
     pub run_conditions: RunConditions,
     /// Why this reservation mechanism was chosen.
     pub reservation_reason: String,
@@ -102,7 +104,7 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
     let total = u64::from(plan.reps + WARMUP_ROUNDS) * Condition::ALL.len() as u64;
     progress.start(total, "isolation");
     let mut run_conditions = RunConditions::start(plan.fifo)?;
-    let measured = (|| -> Result<()> {
+    let measured = (|| -> Result<Vec<ConditionCounters>> {
         let mut memories = memories(plan, colored.as_mut(), &mut heaps)?;
         let _pin = PinGuard::pin(plan.cpus[0])?;
         run_conditions.apply_to_current_thread()?;
@@ -118,7 +120,7 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
         // Back to SCHED_OTHER before anything else runs on this thread.
         tinct_sys::sched::set_other()?;
     }
-    measured?;
+    let counters = measured?;
     // Reads the groups' counters and removes them (dropping removes them
     // on every earlier error return).
     let resctrl_groups = resctrl_reservation
@@ -128,6 +130,7 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
     run_conditions.finish();
     Ok(Measured {
         job_times,
+        counters,
         run_conditions,
         reservation_reason,
         resctrl_groups,
@@ -184,10 +187,10 @@ fn run_rounds(
     resctrl: Option<&ResctrlReservation>,
     job_times: &mut [Vec<JobTime>],
     progress: &dyn Progress,
-) -> Result<()> {
+) -> Result<Vec<ConditionCounters>> {
     let names = Condition::ALL.map(Condition::name);
     let mut round = 0u32;
-    Interleaved::new(names, plan.reps)
+    let samples = Interleaved::new(names, plan.reps)
         .warmup(WARMUP_ROUNDS)
         .seed(plan.seed)
         .run(progress, |c| {
@@ -208,7 +211,7 @@ fn run_rounds(
             }
             Ok::<u64, Error>(times.iter().map(|t| t.cpu_ns).max().unwrap_or(0))
         })?;
-    Ok(())
+    Ok(samples.counters)
 }
 
 /// One block: aggressors (if contended) start on their CPUs, the victim (on

@@ -267,6 +267,7 @@ fn assemble(plan: &plan::Plan, measured: &measure::Measured, machine: Machine) -
             seed: plan.seed,
             cpus: plan.cpus.clone(),
             machine,
+            counters: measured.counters.clone(),
         },
         run_conditions: measured.run_conditions.clone(),
         parameters: Parameters {

@@ -219,7 +219,7 @@ pub fn measure(
     let reps = options.reps_or(2, 5)?;
     let cpus = options.cpus(1)?;
     let _pin = PinGuard::pin(cpus[0])?;
-    let header = RunHeader::new("wcet-profile", options, reps, vec![cpus[0]]);
+    let mut header = RunHeader::new("wcet-profile", options, reps, vec![cpus[0]]);
     let plan = plan::plan(params, worker, &header)?;
     let reports = launch_all(&plan, worker, reps, options.seed, progress)?;
     let mut points = profile_points(&plan, &reports)?;
@@ -264,6 +264,7 @@ pub fn measure(
         Some(note) => note,
         None => "LLC misses counted per job (hardware counter LLC-load-misses)".into(),
     };
+    header.add_logged_counters();
     Ok(WcetProfileResult {
         counters,
         wcet_line: table::wcet_line(&points),

@@ -6,7 +6,7 @@
 //! JSON, CSV and SVG files.
 
 mod args;
-mod common;
+pub(crate) mod common;
 mod progress_bar;
 mod summary;
 

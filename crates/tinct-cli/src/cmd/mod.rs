@@ -7,6 +7,7 @@ pub mod demo;
 pub mod doctor;
 pub mod exec;
 pub mod experiment;
+pub mod monitor;
 pub mod plan;
 pub mod report;
 pub mod run;

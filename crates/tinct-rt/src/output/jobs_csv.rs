@@ -51,6 +51,10 @@ pub struct JobRow {
     pub llc_references: Option<u64>,
     /// LLC read misses, when counted.
     pub llc_misses: Option<u64>,
+    /// Context switches during the job (software event), when counted.
+    pub context_switches: Option<u64>,
+    /// CPU migrations during the job (software event), when counted.
+    pub cpu_migrations: Option<u64>,
     /// How it ended.
     pub outcome: Outcome,
     /// The policy the kernel reported in force at the job's start (empty
@@ -61,7 +65,7 @@ pub struct JobRow {
 /// The columns of `jobs.csv`, in order: the field names of its rows
 /// (a test keeps the two equal). Written first, so even a run that
 /// released no job leaves a file with its header.
-pub const COLUMNS: [&str; 22] = [
+pub const COLUMNS: [&str; 24] = [
     "task",
     "job",
     "phase",
@@ -82,6 +86,8 @@ pub const COLUMNS: [&str; 22] = [
     "instructions",
     "llc_references",
     "llc_misses",
+    "context_switches",
+    "cpu_migrations",
     "outcome",
     "scheduling",
 ];
@@ -118,6 +124,8 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
                 instructions: r.counters.instructions,
                 llc_references: r.counters.llc_references,
                 llc_misses: r.counters.llc_misses,
+                context_switches: r.counters.context_switches,
+                cpu_migrations: r.counters.cpu_migrations,
                 outcome: r.outcome,
                 // The policy the kernel reported in force; a job that never
                 // started has none.
@@ -166,6 +174,8 @@ mod tests {
                 instructions: None,
                 llc_references: None,
                 llc_misses: None,
+                context_switches: None,
+                cpu_migrations: None,
                 outcome: Outcome::Completed,
                 scheduling: "SCHED_FIFO 90".into(),
             })

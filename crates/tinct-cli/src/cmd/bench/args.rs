@@ -45,6 +45,39 @@ pub struct Crpd {
     /// Run under SCHED_OTHER even when SCHED_FIFO is allowed.
     #[arg(long)]
     pub no_fifo: bool,
+    /// The victim's cache: `data` (a pointer chase) or `instruction`
+    /// (generated code with a jump per cache line, as Sebek measured;
+    /// x86-64 only). Instruction mode sweeps the L1i unless `--level` says.
+    #[arg(long, value_enum, default_value = "data")]
+    pub cache: CrpdCache,
+    /// With `--cache instruction`: instructions executed per cache line,
+    /// cycling over the lines (1 = every instruction a new line: 100 %
+    /// misses; 2 = 50 %; `1,2` = 2 misses in 3). Default 1.
+    #[arg(long, value_delimiter = ',', value_name = "K,...")]
+    pub words_per_line: Vec<u32>,
+    /// With `--cache instruction`: visit the code's lines in a shuffled
+    /// order (default; a current core fetches address-ordered code ahead)
+    /// or in address order, as on Sebek's MPC750.
+    #[arg(long, value_enum, default_value = "shuffled")]
+    pub code_order: CrpdCodeOrder,
+}
+
+/// `--code-order` of `tinct bench crpd`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CrpdCodeOrder {
+    /// A seeded random order.
+    Shuffled,
+    /// Address order.
+    Sequential,
+}
+
+/// `--cache` of `tinct bench crpd`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CrpdCache {
+    /// A pointer chase over data.
+    Data,
+    /// Generated code with a jump per cache line.
+    Instruction,
 }
 
 impl Crpd {
@@ -54,6 +87,15 @@ impl Crpd {
             common: self.common.options(),
             levels: self.levels.clone(),
             no_fifo: self.no_fifo,
+            cache: match self.cache {
+                CrpdCache::Data => crpd::CacheKind::Data,
+                CrpdCache::Instruction => crpd::CacheKind::Instruction,
+            },
+            words_per_line: self.words_per_line.clone(),
+            code_order: match self.code_order {
+                CrpdCodeOrder::Shuffled => crpd::CodeOrder::Shuffled,
+                CrpdCodeOrder::Sequential => crpd::CodeOrder::Sequential,
+            },
         }
     }
 }
@@ -160,9 +202,13 @@ pub struct Coherence {
     #[arg(long, value_delimiter = ',', value_name = "N,...")]
     pub sizes: Option<Vec<usize>>,
     /// Element updates per function per run; the repetition loop count of a
-    /// size is this divided by ROWS x COLS (default 2^24; `--quick`: 2^19).
-    #[arg(long, value_name = "N")]
+    /// size is this divided by ROWS x COLS (default 2^24; `--quick`: 2^21).
+    #[arg(long, value_name = "N", conflicts_with = "repetitions")]
     pub work: Option<u64>,
+    /// The paper's loop instead: this many repetitions at every size
+    /// (Gracioli et al. ran 10000).
+    #[arg(long, value_name = "N")]
+    pub repetitions: Option<u64>,
     /// Run the measuring threads under SCHED_FIFO with this priority
     /// (1-99; needs root or CAP_SYS_NICE). Recommended on a busy machine.
     #[arg(long, value_name = "PRIORITY")]
@@ -180,6 +226,7 @@ impl Coherence {
             common: self.common.options(),
             sizes: self.sizes.clone(),
             work: self.work,
+            repetitions: self.repetitions,
             fifo: self.fifo,
             increments: self.increments,
         }

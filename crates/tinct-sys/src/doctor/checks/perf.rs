@@ -2,7 +2,7 @@
 
 use super::{finding, subject, unreadable};
 use crate::doctor::{Facts, Finding, Level};
-use crate::perf::EventProbe;
+use crate::perf::{EventProbe, errno_name};
 use crate::privilege::Probe;
 
 pub(super) const VPMU_FIX: &str = "run on bare metal or enable vPMU (KVM/QEMU: `-cpu host,pmu=on`; libvirt: \
@@ -113,18 +113,4 @@ pub(super) fn describe(probes: &[&EventProbe]) -> (String, String) {
         .map(|(reason, names)| format!("{} ({reason})", names.join(", ")))
         .collect();
     (opened.join(", "), failed.join("; "))
-}
-
-/// Symbolic names of the errnos `perf_event_open` returns.
-pub(super) fn errno_name(errno: i32) -> Option<&'static str> {
-    Some(match errno {
-        libc::ENOENT => "ENOENT: no such event on this machine",
-        libc::EACCES => "EACCES: not allowed by perf_event_paranoid",
-        libc::EPERM => "EPERM: not permitted",
-        libc::EOPNOTSUPP => "EOPNOTSUPP: not supported",
-        libc::ENODEV => "ENODEV: no such PMU",
-        libc::EINVAL => "EINVAL: invalid event",
-        libc::EMFILE => "EMFILE: too many open files",
-        _ => return None,
-    })
 }
