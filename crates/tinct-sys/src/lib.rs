@@ -18,12 +18,14 @@
 //! - [`huge_buffer`]: an owned buffer in transparent huge pages, with the backing it got;
 //! - [`usage`]: `getrusage(RUSAGE_THREAD)` context switches;
 //! - [`user_cache`]: files a binary embeds, written once to a per-user cache;
+//! - [`cache_flush`]: a buffer's lines flushed from every cache level (CLFLUSH);
 //! - [`color_probe`]: does page coloring partition this machine's caches? (timing);
 //! - [`doctor`]: the diagnosis behind `tinct doctor`;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
 
 #![warn(missing_docs)]
 
+pub mod cache_flush;
 pub mod color_probe;
 pub mod cpulist;
 pub mod doctor;
