@@ -98,7 +98,10 @@ fn crpd_distributions(r: &CrpdResult) -> Vec<&Durations> {
 }
 
 fn wcet_profile_distributions(r: &WcetProfileResult) -> Vec<&Durations> {
-    r.points.iter().map(|p| &p.jobs).collect()
+    r.points
+        .iter()
+        .flat_map(|p| p.conditions.iter().map(|c| &c.jobs))
+        .collect()
 }
 
 fn assert_files(dir: &Path, names: &[&str]) {
@@ -327,7 +330,9 @@ fn shim() -> PathBuf {
     shim
 }
 
-fn check_profile(json: &Value, out: &Path, jobs_per_p: u64) {
+/// Checks a profile made with `--use max` and `conditions` conditions of
+/// `jobs` jobs each at every p.
+fn check_profile(json: &Value, out: &Path, jobs: u64, conditions: usize) {
     validate(json, wcet_profile_distributions);
     assert_files(
         out,
@@ -338,16 +343,35 @@ fn check_profile(json: &Value, out: &Path, jobs_per_p: u64) {
             "taskset.toml",
         ],
     );
+    assert_eq!(json["statistic"], "max");
     let points = json["points"].as_array().unwrap();
     let mut previous_table = u64::MAX;
     let mut previous_colors = 0;
     for p in points {
-        assert_eq!(u(&p["jobs"]["count"]), jobs_per_p);
-        // WCET is the maximum observed time; ACET the mean; the table value
-        // is at least the WCET and never increases with p.
-        assert_eq!(u(&p["wcet_ns"]), u(&p["jobs"]["max_ns"]));
-        assert!(u(&p["acet_ns"]) <= u(&p["wcet_ns"]));
-        assert!(u(&p["table_ns"]) >= u(&p["wcet_ns"]));
+        let measured = p["conditions"].as_array().unwrap();
+        assert_eq!(measured.len(), conditions);
+        for c in measured {
+            assert_eq!(u(&c["jobs"]["count"]), jobs);
+            assert_eq!(c["job_ns"].as_array().unwrap().len() as u64, jobs);
+            // With --use max the statistic is the largest job; the 99.9th
+            // percentile lies between the p99 and the max.
+            assert_eq!(u(&c["statistic_ns"]), u(&c["jobs"]["max_ns"]));
+            assert!(u(&c["jobs"]["p99_ns"]) <= u(&c["p999_ns"]));
+            assert!(u(&c["p999_ns"]) <= u(&c["jobs"]["max_ns"]));
+            // Every condition is fitted or says why not.
+            let evt = &c["evt"];
+            assert_eq!(u(&evt["jobs"]), jobs);
+            assert!(evt["supported"] == true || !evt["problems"].as_array().unwrap().is_empty());
+        }
+        // The point's statistic is its worst condition's; the table value
+        // is at least that and never increases with p.
+        let worst = measured
+            .iter()
+            .map(|c| u(&c["statistic_ns"]))
+            .max()
+            .unwrap();
+        assert_eq!(u(&p["statistic_ns"]), worst);
+        assert!(u(&p["table_ns"]) >= worst);
         assert!(u(&p["table_ns"]) <= previous_table);
         previous_table = u(&p["table_ns"]);
         // More partitions, more colors.
@@ -366,10 +390,14 @@ fn check_profile(json: &Value, out: &Path, jobs_per_p: u64) {
     let taskset = out.join("taskset.toml");
     let text = std::fs::read_to_string(&taskset).unwrap();
     assert!(text.contains(line), "taskset.toml lacks {line}");
+    analyze_ok(&taskset);
+}
+
+fn analyze_ok(taskset: &Path) {
     let analyze = Command::cargo_bin("tinct")
         .unwrap()
         .arg("analyze")
-        .arg(&taskset)
+        .arg(taskset)
         .output()
         .unwrap();
     assert!(
@@ -404,7 +432,12 @@ fn wcet_profile_quick_on_colored_memory_is_accepted_by_analyze() {
         out.to_str().unwrap(),
     ]);
     let json = read_json(&out.join("wcet-profile.json"));
-    check_profile(&json, &out, 2 * 5);
+    // The default conditions: alone, cold, co-run.
+    check_profile(&json, &out, 2 * 5, 3);
+    assert_eq!(
+        json["conditions"],
+        serde_json::json!(["alone", "cold", "co-run"])
+    );
     assert!(stdout.contains(json["wcet_line"].as_str().unwrap()));
     let ps: Vec<u64> = json["points"]
         .as_array()
@@ -423,9 +456,28 @@ fn wcet_profile_quick_on_colored_memory_is_accepted_by_analyze() {
         json["placement"]["note"]
     );
     for p in json["points"].as_array().unwrap() {
-        assert!(u(&p["pages_checked"]) > 0);
-        assert_eq!(p["pages_checked"], p["pages_in_colors"]);
+        let [alone, cold, co_run] = [0, 1, 2].map(|i| &p["conditions"][i]);
+        for c in [alone, cold, co_run] {
+            assert!(u(&c["pages_checked"]) > 0);
+            assert_eq!(c["pages_checked"], c["pages_in_colors"]);
+        }
+        // A working set flushed from every cache before each job is slower
+        // than a warm one (an ordering of medians in one run).
+        assert!(
+            u(&cold["jobs"]["median_ns"]) > u(&alone["jobs"]["median_ns"]),
+            "p = {}: cold {} vs alone {}",
+            p["p"],
+            cold["jobs"]["median_ns"],
+            alone["jobs"]["median_ns"]
+        );
+        // The co-runners ran during the co-run launches only.
+        assert!(u(&co_run["co_runners"]["sweeps"]) > 0);
+        assert!(alone["co_runners"].is_null() && cold["co_runners"].is_null());
     }
+    // The colour probe decided whether they were coloured, and said why.
+    let co = &json["co_runners"];
+    assert!(!co["reason"].as_str().unwrap().is_empty());
+    assert!(co["cpus"].as_array().is_some_and(|c| !c.is_empty()));
 }
 
 #[test]
@@ -464,11 +516,13 @@ body = { kernel = "read", working_set = "128KiB", iterations = 4096 }
         "1,4,8",
         "--jobs",
         "3",
+        "--conditions",
+        "alone",
         "--out",
         out.to_str().unwrap(),
     ]);
     let json = read_json(&out.join("wcet-profile.json"));
-    check_profile(&json, &out, 2 * 3);
+    check_profile(&json, &out, 2 * 3, 1);
     assert_eq!(json["task"], "sensor");
     assert_eq!(json["partitions"], 8);
     assert_eq!(json["body"]["kernel"], "read");
@@ -489,6 +543,217 @@ body = { kernel = "read", working_set = "128KiB", iterations = 4096 }
         taskset.tasks[0].period,
         tinct_core::units::Nanos(50_000_000)
     );
+}
+
+const SENSOR_SET: &str = r#"# sensors of the demo
+[platform]
+cores = 2
+partitions = 8
+memory = "256MiB"
+refill = "20us"
+
+[[task]]
+name = "sensor"   # profiled below
+period = "50ms"
+memory = "512KiB"
+wcet = { 1 = "5ms" }
+body = { kernel = "read", working_set = "128KiB", iterations = 4096 }
+core = 0
+partitions = [1, 2, 3, 4, 5, 6, 7, 8]
+
+[[task]]
+name = "logger"
+period = "100ms"
+memory = "1MiB"
+wcet = { 1 = "7ms" }
+core = 1
+partitions = [1]
+"#;
+
+/// The table goes straight into the task's `wcet`; comments and the other
+/// task stay, `tinct analyze` reads the file; a missing file is created.
+#[test]
+fn wcet_profile_writes_its_table_into_a_task_set_file() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.toml");
+    std::fs::write(&set, SENSOR_SET).unwrap();
+    let out = dir.path().join("wp");
+    let stdout = run_ok(&[
+        "wcet-profile",
+        "--quick",
+        "--uncolored",
+        "--taskset",
+        set.to_str().unwrap(),
+        "--task",
+        "sensor",
+        "--p",
+        "1,4,8",
+        "--jobs",
+        "3",
+        "--conditions",
+        "alone,cold",
+        "--use",
+        "p99.9",
+        "--write-taskset",
+        set.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let json = read_json(&out.join("wcet-profile.json"));
+    assert_eq!(json["statistic"], "p99.9");
+    assert_eq!(json["written_taskset"]["action"], "updated");
+    assert!(stdout.contains("updated"), "{stdout}");
+    let text = std::fs::read_to_string(&set).unwrap();
+    let line = json["wcet_line"].as_str().unwrap();
+    assert!(text.contains(line), "{text}");
+    assert!(text.contains("# sensors of the demo") && text.contains("# profiled below"));
+    assert!(
+        text.contains(r#"wcet = { 1 = "7ms" }"#),
+        "logger untouched: {text}"
+    );
+    // The value written at each p is the largest p99.9 over the conditions.
+    for p in json["points"].as_array().unwrap() {
+        let worst = p["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| u(&c["p999_ns"]))
+            .max()
+            .unwrap();
+        assert_eq!(u(&p["statistic_ns"]), worst);
+    }
+    analyze_ok(&set);
+
+    let fresh = dir.path().join("fresh.toml");
+    run_ok(&[
+        "wcet-profile",
+        "--quick",
+        "--uncolored",
+        "--working-set",
+        "64KiB",
+        "--p",
+        "1,32",
+        "--jobs",
+        "2",
+        "--conditions",
+        "alone",
+        "--refill",
+        "45.3us",
+        "--task",
+        "fresh",
+        "--write-taskset",
+        fresh.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let json = read_json(&out.join("wcet-profile.json"));
+    assert_eq!(json["written_taskset"]["action"], "created");
+    let created = tinct_core::format::load(&fresh).unwrap();
+    assert_eq!(created.tasks[0].name, "fresh");
+    analyze_ok(&fresh);
+}
+
+/// `--use pwcet:P` where the data cannot support a fit: exit 1 with the
+/// reason, every file of the run still written, the task set untouched.
+#[test]
+fn wcet_profile_refuses_a_pwcet_the_data_do_not_support() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let set = dir.path().join("set.toml");
+    std::fs::write(&set, SENSOR_SET).unwrap();
+    let out = dir.path().join("wp");
+    let output = bench(&[
+        "wcet-profile",
+        "--quick",
+        "--uncolored",
+        "--taskset",
+        set.to_str().unwrap(),
+        "--task",
+        "sensor",
+        "--p",
+        "1,8",
+        "--jobs",
+        "3",
+        "--conditions",
+        "alone",
+        "--use",
+        "pwcet:1e-9",
+        "--write-taskset",
+        set.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("do not support") && stderr.contains("too few blocks"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&set).unwrap(), SENSOR_SET);
+    let json = read_json(&out.join("wcet-profile.json"));
+    assert!(json["wcet_line"].is_null() && json["taskset"].is_null());
+    assert!(
+        json["table_missing"]
+            .as_str()
+            .unwrap()
+            .contains("too few blocks")
+    );
+    assert!(!out.join("taskset.toml").exists());
+}
+
+/// Enough jobs for the EVT fit: blocks, both fits, the model, the tests and
+/// the pWCET at each requested exceedance are in the JSON and the CSV.
+#[test]
+fn wcet_profile_fits_extreme_values_when_there_are_enough_blocks() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("wp");
+    run_ok(&[
+        "wcet-profile",
+        "--quick",
+        "--uncolored",
+        "--working-set",
+        "64KiB",
+        "--p",
+        "32",
+        "--conditions",
+        "alone",
+        "--jobs",
+        "100",
+        "--reps",
+        "4",
+        "--block-size",
+        "10",
+        "--exceedance",
+        "1e-9,1e-6",
+        "--refill",
+        "45.3us",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let json = read_json(&out.join("wcet-profile.json"));
+    let evt = &json["points"][0]["conditions"][0]["evt"];
+    assert_eq!((u(&evt["jobs"]), u(&evt["blocks"])), (400, 40));
+    assert!(evt["gumbel"].is_object() && evt["gev"].is_object(), "{evt}");
+    assert!(evt["model"] == "gumbel" || evt["model"] == "gev");
+    for test in ["runs_test", "ljung_box", "two_halves_ks"] {
+        let p = f(&evt[test]["p_value"]);
+        assert!((0.0..=1.0).contains(&p), "{test}: {p}");
+    }
+    let gof = &evt["goodness_of_fit"];
+    assert!((0.0..=1.0).contains(&f(&gof["p_value"])));
+    let pwcet = evt["pwcet"].as_array().unwrap();
+    assert_eq!(pwcet.len(), 2);
+    let observed = u(&evt["observed_max_ns"]);
+    let at = |i: usize| u(&pwcet[i]["ns"]);
+    assert!(
+        at(0) >= observed && at(1) >= observed,
+        "a pWCET is never below the largest job"
+    );
+    assert!(at(0) >= at(1), "rarer exceedance, larger pWCET");
+    let csv = std::fs::read_to_string(out.join("wcet-profile.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains("pwcet_ns"));
 }
 
 #[test]
@@ -520,6 +785,52 @@ fn bad_options_exit_2_and_say_what_was_expected() {
                 "a",
             ],
             "nonexistent",
+        ),
+        (
+            &["wcet-profile", "--quick", "--uncolored", "--use", "p101"],
+            "--use",
+        ),
+        (
+            &[
+                "wcet-profile",
+                "--quick",
+                "--uncolored",
+                "--conditions",
+                "hot",
+            ],
+            "--conditions",
+        ),
+        (
+            &[
+                "wcet-profile",
+                "--quick",
+                "--uncolored",
+                "--block-size",
+                "0",
+            ],
+            "--block-size",
+        ),
+        (
+            &[
+                "wcet-profile",
+                "--quick",
+                "--uncolored",
+                "--exceedance",
+                "2",
+            ],
+            "--exceedance",
+        ),
+        (
+            &[
+                "wcet-profile",
+                "--quick",
+                "--uncolored",
+                "--cpus",
+                "0",
+                "--conditions",
+                "co-run",
+            ],
+            "co-run",
         ),
     ];
     for (args, needle) in cases {

@@ -31,11 +31,15 @@ enum Bench {
     /// theoretical curves of Sebek 2002 (Figures 5 and 7).
     Crpd(args::Crpd),
     /// C^p: the WCET of one job body for p = 1..N_P cache partitions
-    /// (kim2013 Figure 6), as a task-set `wcet` line and a task-set file.
-    WcetProfile(args::WcetProfile),
+    /// (kim2013 Figure 6) alone, cold and with co-runners, with percentiles
+    /// and an EVT pWCET, as a task-set `wcet` line and a task-set file.
+    WcetProfile(Box<args::WcetProfile>),
     /// One wcet-profile worker process (internal).
     #[command(hide = true)]
     WcetWorker(args::WcetWorker),
+    /// The co-runners of one wcet-profile launch (internal).
+    #[command(hide = true)]
+    WcetCorunner(args::WcetCorunner),
     /// Shared-memory contention (Gracioli et al.): sequential, parallel-shared
     /// and parallel-private versions per thread placement, and false sharing.
     Coherence(args::Coherence),
@@ -73,6 +77,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Bench::WcetWorker(args) => tinct_bench::wcet_profile::worker::main(&args.job)
             .map(|line| println!("{line}"))
             .map_err(cli_error),
+        Bench::WcetCorunner(args) => tinct_bench::wcet_profile::co_runners::main(
+            &args.job,
+            &mut std::io::stdout(),
+            &mut std::io::stdin(),
+        )
+        .map(|line| println!("{line}"))
+        .map_err(cli_error),
         Bench::Coherence(args) => {
             let bar = Bar::new(!args.common.no_progress);
             show(tinct_bench::coherence::run(&args.params(), &bar))
@@ -125,6 +136,7 @@ fn worker_command() -> tinct_bench::Result<tinct_bench::wcet_profile::WorkerComm
     Ok(tinct_bench::wcet_profile::WorkerCommand {
         program,
         prefix: vec!["bench".into(), "wcet-worker".into()],
+        co_runner_prefix: vec!["bench".into(), "wcet-corunner".into()],
     })
 }
 

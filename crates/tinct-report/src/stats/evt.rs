@@ -222,7 +222,7 @@ pub fn fit(jobs: &[u64], options: &EvtOptions) -> Result<EvtReport, EvtError> {
     };
     if report.blocks < options.min_blocks.max(3) {
         report.problems.push(format!(
-            "too few blocks: {} of {} jobs, at least {} needed ({} jobs or more)",
+            "too few blocks: {} block(s) of {} jobs, at least {} needed ({} jobs or more)",
             report.blocks,
             options.block_size,
             options.min_blocks.max(3),

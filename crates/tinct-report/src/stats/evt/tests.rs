@@ -254,7 +254,10 @@ fn too_few_blocks_are_refused_with_the_numbers() {
     assert!(!r.supported && r.model.is_none() && r.pwcet.is_empty());
     assert_eq!(
         r.problems,
-        vec!["too few blocks: 14 of 20 jobs, at least 30 needed (600 jobs or more)".to_string()]
+        vec![
+            "too few blocks: 14 block(s) of 20 jobs, at least 30 needed (600 jobs or more)"
+                .to_string()
+        ]
     );
 }
 
