@@ -33,6 +33,7 @@ pub mod memory;
 pub mod output;
 pub mod plan;
 pub mod record;
+pub mod release_latency;
 pub mod rtapp;
 pub mod run_in_dir;
 pub mod runtime;
