@@ -1,4 +1,4 @@
-//! `tinct bench calibrate | crpd | wcet-profile` end to end: each `--quick`
+//! `tinct bench calibrate | overheads | crpd | wcet-profile` end to end: each `--quick`
 //! run works, its JSON reads back into the bench's result type and writes
 //! out unchanged (write → read → equal), and its numbers are consistent with
 //! each other. Never an absolute time:
@@ -173,6 +173,10 @@ fn calibrate_quick_is_consistent() {
             "refill.toml",
         ],
     );
+    // The platform overheads are in the same file, as analysis reads them.
+    let file: tinct_core::calibration::CalibrationFile =
+        serde_json::from_value(json.clone()).unwrap();
+    check_overheads(&file.overheads.expect("calibrate.json has no overheads"));
 
     // Latency grows with the working set across levels: each level at least
     // half the one below (noise), and memory clearly slower than L1. The
@@ -307,6 +311,94 @@ fn crpd_quick_is_consistent() {
             "{name}: 200 % of the level is faster per load than 25 %: {per_load:?}"
         );
     }
+}
+
+/// Every overhead is measured or says why not (never a zero); each stored
+/// `*_ns` is its record's maximum; the records are ordered.
+fn check_overheads(o: &tinct_core::calibration::Overheads) {
+    assert!(o.is_consistent(), "{o:?}");
+    let root = rustix::process::geteuid().is_root();
+    let records = [
+        ("context_switch", o.context_switch.as_ref()),
+        ("release_latency", o.release_latency.as_ref()),
+        ("tick", o.tick.as_ref().map(|t| &t.cost)),
+    ];
+    for (name, record) in records {
+        match record {
+            Some(r) => {
+                assert!(r.samples > 0 && r.max_ns > 0, "{name}: {r:?}");
+                assert!(
+                    r.min_ns <= r.median_ns && r.median_ns <= r.p99_ns && r.p99_ns <= r.max_ns,
+                    "{name}: {r:?}"
+                );
+                assert!(!r.measured_by.is_empty());
+                assert!(!o.unmeasured.contains_key(name));
+            }
+            None => assert!(
+                o.unmeasured.get(name).is_some_and(|why| !why.is_empty()),
+                "{name} is neither measured nor explained: {o:?}"
+            ),
+        }
+    }
+    // As root, δ and the release latency are measured (SCHED_FIFO works).
+    if root {
+        assert!(
+            o.context_switch_ns.is_some() && o.release_latency_ns.is_some(),
+            "{o:?}"
+        );
+    }
+    if let Some(period) = o.tick_period_ns {
+        assert!(
+            [1_000_000, 3_333_333, 4_000_000, 10_000_000].contains(&period),
+            "{period}"
+        );
+    }
+}
+
+#[test]
+fn overheads_quick_are_stored_in_the_calibration() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let calibration = dir.path().join("calibrate.json");
+    let before = r#"{"bench": "calibrate", "note": "kept", "refill": {"partitions": 32, "refill_ns": 45300}}"#;
+    std::fs::write(&calibration, before).unwrap();
+    let out = dir.path().join("oh");
+    let stdout = run_ok(&[
+        "overheads",
+        "--quick",
+        "--calibration",
+        calibration.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("stored in"), "{stdout}");
+    let json = read_json(&out.join("overheads.json"));
+    let result: tinct_bench::overheads::OverheadsResult =
+        serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&result).unwrap(), json, "round trip");
+    check_overheads(&result.measured.overheads);
+    assert_files(&out, &["overheads.csv"]);
+    // The calibration keeps what it had and gains the same overheads.
+    let stored = read_json(&calibration);
+    assert_eq!(stored["note"], "kept");
+    assert_eq!(stored["refill"]["refill_ns"], 45300);
+    let file: tinct_core::calibration::CalibrationFile = serde_json::from_value(stored).unwrap();
+    assert_eq!(file.overheads.as_ref(), Some(&result.measured.overheads));
+
+    // Not a calibration file: refused as bad input, the file untouched.
+    std::fs::write(&calibration, "{}").unwrap();
+    let output = bench(&[
+        "overheads",
+        "--quick",
+        "--calibration",
+        calibration.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("expected a calibrate.json"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&calibration).unwrap(), "{}");
 }
 
 /// libtinct_preload.so next to the tinct binary, built if missing.

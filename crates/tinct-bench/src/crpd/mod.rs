@@ -268,6 +268,30 @@ fn measure_switch(
     })
 }
 
+/// The context-switch cost alone (Sebek 2002 Table 1), measured as
+/// [`measure`] does: for callers that need δ without the CRPD sweeps (the
+/// machine calibration's overheads). Pins the calling thread to `cpu` and,
+/// with `fifo`, runs both threads under SCHED_FIFO (restored on return);
+/// returns the cost and the SCHED_FIFO priority it ran at (`None`: the
+/// policy could not be set, SCHED_OTHER).
+pub fn context_switch(
+    cpu: u32,
+    llc_bytes: u64,
+    reps: u32,
+    seed: u64,
+    fifo: Option<u8>,
+    progress: &dyn Progress,
+) -> Result<(SwitchCost, Option<u8>)> {
+    let _pin = PinGuard::pin(cpu)?;
+    let fifo = fifo.filter(|&p| tinct_sys::sched::set_fifo(p).is_ok());
+    let _fifo_guard = fifo.map(|_| FifoGuard);
+    let switch_wipe = (llc_bytes * 2).max(4 << 20);
+    let partner = Partner::start(cpu, &[switch_wipe], fifo)?;
+    let own_wipe = vec![1u64; (switch_wipe / 8) as usize];
+    let cost = measure_switch(&partner, &own_wipe, reps, seed, progress)?;
+    Ok((cost, fifo))
+}
+
 fn sweep_level(
     partner: &Partner,
     cache: &MachineCache,

@@ -27,6 +27,9 @@ enum Bench {
     /// Load-to-use latency per cache level (pointer chase, with and without
     /// huge pages), read/write bandwidth and the partition refill time Δ.
     Calibrate(args::Calibrate),
+    /// The platform overheads an analysis charges: context-switch cost δ,
+    /// release latency and jitter, timer tick; stored in the calibration.
+    Overheads(args::Overheads),
     /// Context-switch cost and cache-related preemption delay against the
     /// theoretical curves of Sebek 2002 (Figures 5 and 7).
     Crpd(args::Crpd),
@@ -58,6 +61,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             let bar = Bar::new(!args.common.no_progress);
             let finished = tinct_bench::calibrate::run(&args.params(), &bar);
             show(finished).map(|()| save_calibration(&args))
+        }
+        Bench::Overheads(args) => {
+            let bar = Bar::new(!args.common.no_progress);
+            let target = overheads_target(&args);
+            show(tinct_bench::overheads::run(&args.params(target), &bar))
         }
         Bench::Crpd(args) => {
             let bar = Bar::new(!args.common.no_progress);
@@ -125,6 +133,28 @@ fn save_calibration(args: &args::Calibrate) {
             path.display()
         ),
         Err(e) => eprintln!("tinct: warning: could not save the calibration: {e}"),
+    }
+}
+
+/// Where `tinct bench overheads` stores what it measured: `--calibration
+/// FILE`, else this machine's saved calibration if a full run finds one.
+fn overheads_target(args: &args::Overheads) -> Option<std::path::PathBuf> {
+    if let Some(path) = &args.calibration {
+        return Some(path.clone());
+    }
+    let saved = crate::calibration::saved_path().filter(|p| p.is_file());
+    match (&saved, args.common.quick) {
+        (Some(_), false) => saved,
+        (Some(_), true) => {
+            println!("(--quick: not stored in this machine's calibration)");
+            None
+        }
+        (None, _) => {
+            println!(
+                "(no saved calibration of this machine: run `tinct bench calibrate`, which measures the overheads too, or give --calibration FILE)"
+            );
+            None
+        }
     }
 }
 

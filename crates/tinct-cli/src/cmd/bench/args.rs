@@ -7,7 +7,7 @@ use tinct_bench::banks::kernels::Kernel as BankKernel;
 use tinct_bench::isolation::reservation::ReservationChoice;
 use tinct_bench::wcet_profile::condition::Condition;
 use tinct_bench::wcet_profile::statistic::Statistic;
-use tinct_bench::{banks, calibrate, coherence, crpd, isolation, wcet_profile};
+use tinct_bench::{banks, calibrate, coherence, crpd, isolation, overheads, wcet_profile};
 use tinct_core::units::{Bytes, Nanos};
 
 /// Options of `tinct bench calibrate`.
@@ -31,6 +31,33 @@ impl Calibrate {
             common: self.common.options(),
             partitions: self.partitions,
             max_size: self.max_size,
+        }
+    }
+}
+
+/// Options of `tinct bench overheads`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Overheads {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Seconds of release-latency measurement and of the busy loop each
+    /// (default 10; `--quick`: 1).
+    #[arg(long, value_name = "N")]
+    pub seconds: Option<u64>,
+    /// Store the overheads in this calibration file (default: this
+    /// machine's saved calibration, when it exists and the run is not
+    /// `--quick`).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+}
+
+impl Overheads {
+    /// The library's parameters, storing into `calibration`.
+    pub fn params(&self, calibration: Option<PathBuf>) -> overheads::Params {
+        overheads::Params {
+            common: self.common.options(),
+            seconds: self.seconds,
+            calibration,
         }
     }
 }
