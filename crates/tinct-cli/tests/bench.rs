@@ -662,36 +662,53 @@ core = 1
 partitions = [1]
 "#;
 
-/// The table goes straight into the task's `wcet`; comments and the other
-/// task stay, `tinct analyze` reads the file; a missing file is created.
-#[test]
-fn wcet_profile_writes_its_table_into_a_task_set_file() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let set = dir.path().join("set.toml");
+/// `tinct bench wcet-profile --quick --uncolored` of task `sensor` of
+/// [`SENSOR_SET`] (written to DIR/set.toml, and the table written back into
+/// it) at p = 1, 4, 8 with 3 jobs per launch, plus `extra`; returns the
+/// set, the output directory and the command's output.
+fn profile_sensor(dir: &Path, extra: &[&str]) -> (PathBuf, PathBuf, std::process::Output) {
+    let set = dir.join("set.toml");
     std::fs::write(&set, SENSOR_SET).unwrap();
-    let out = dir.path().join("wp");
-    let stdout = run_ok(&[
+    let out = dir.join("wp");
+    let (set_arg, out_arg) = (set.to_str().unwrap(), out.to_str().unwrap());
+    let mut args = vec![
         "wcet-profile",
         "--quick",
         "--uncolored",
         "--taskset",
-        set.to_str().unwrap(),
+        set_arg,
         "--task",
         "sensor",
         "--p",
         "1,4,8",
         "--jobs",
         "3",
-        "--conditions",
-        "alone,cold",
-        "--use",
-        "p99.9",
         "--write-taskset",
-        set.to_str().unwrap(),
+        set_arg,
         "--out",
-        out.to_str().unwrap(),
-    ]);
+        out_arg,
+    ];
+    args.extend_from_slice(extra);
+    let output = bench(&args);
+    (set, out, output)
+}
+
+/// The table goes straight into the task's `wcet`; comments and the other
+/// task stay, `tinct analyze` reads the file; a missing file is created.
+#[test]
+fn wcet_profile_writes_its_table_into_a_task_set_file() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (set, out, output) = profile_sensor(
+        dir.path(),
+        &["--conditions", "alone,cold", "--use", "p99.9"],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let json = read_json(&out.join("wcet-profile.json"));
     assert_eq!(json["statistic"], "p99.9");
     assert_eq!(json["written_taskset"]["action"], "updated");
@@ -752,30 +769,10 @@ fn wcet_profile_writes_its_table_into_a_task_set_file() {
 fn wcet_profile_refuses_a_pwcet_the_data_do_not_support() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
-    let set = dir.path().join("set.toml");
-    std::fs::write(&set, SENSOR_SET).unwrap();
-    let out = dir.path().join("wp");
-    let output = bench(&[
-        "wcet-profile",
-        "--quick",
-        "--uncolored",
-        "--taskset",
-        set.to_str().unwrap(),
-        "--task",
-        "sensor",
-        "--p",
-        "1,8",
-        "--jobs",
-        "3",
-        "--conditions",
-        "alone",
-        "--use",
-        "pwcet:1e-9",
-        "--write-taskset",
-        set.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (set, out, output) = profile_sensor(
+        dir.path(),
+        &["--conditions", "alone", "--use", "pwcet:1e-9"],
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
     assert!(
