@@ -30,6 +30,7 @@ pub mod crpd;
 mod error;
 pub mod harness;
 pub mod isolation;
+pub mod overheads;
 pub mod page_placement;
 pub mod pinned_threads;
 pub mod scheduling_and_load;

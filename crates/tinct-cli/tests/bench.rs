@@ -1,4 +1,4 @@
-//! `tinct bench calibrate | crpd | wcet-profile` end to end: each `--quick`
+//! `tinct bench calibrate | overheads | crpd | wcet-profile` end to end: each `--quick`
 //! run works, its JSON reads back into the bench's result type and writes
 //! out unchanged (write → read → equal), and its numbers are consistent with
 //! each other. Never an absolute time:
@@ -101,7 +101,10 @@ fn crpd_distributions(r: &CrpdResult) -> Vec<&Durations> {
 }
 
 fn wcet_profile_distributions(r: &WcetProfileResult) -> Vec<&Durations> {
-    r.points.iter().map(|p| &p.jobs).collect()
+    r.points
+        .iter()
+        .flat_map(|p| p.conditions.iter().map(|c| &c.jobs))
+        .collect()
 }
 
 fn assert_files(dir: &Path, names: &[&str]) {
@@ -173,6 +176,10 @@ fn calibrate_quick_is_consistent() {
             "refill.toml",
         ],
     );
+    // The platform overheads are in the same file, as analysis reads them.
+    let file: tinct_core::calibration::CalibrationFile =
+        serde_json::from_value(json.clone()).unwrap();
+    check_overheads(&file.overheads.expect("calibrate.json has no overheads"));
 
     // Latency grows with the working set across levels: each level at least
     // half the one below (noise), and memory clearly slower than L1. The
@@ -310,6 +317,94 @@ fn crpd_quick_is_consistent() {
     }
 }
 
+/// Every overhead is measured or says why not (never a zero); each stored
+/// `*_ns` is its record's maximum; the records are ordered.
+fn check_overheads(o: &tinct_core::calibration::Overheads) {
+    assert!(o.is_consistent(), "{o:?}");
+    let root = rustix::process::geteuid().is_root();
+    let records = [
+        ("context_switch", o.context_switch.as_ref()),
+        ("release_latency", o.release_latency.as_ref()),
+        ("tick", o.tick.as_ref().map(|t| &t.cost)),
+    ];
+    for (name, record) in records {
+        match record {
+            Some(r) => {
+                assert!(r.samples > 0 && r.max_ns > 0, "{name}: {r:?}");
+                assert!(
+                    r.min_ns <= r.median_ns && r.median_ns <= r.p99_ns && r.p99_ns <= r.max_ns,
+                    "{name}: {r:?}"
+                );
+                assert!(!r.measured_by.is_empty());
+                assert!(!o.unmeasured.contains_key(name));
+            }
+            None => assert!(
+                o.unmeasured.get(name).is_some_and(|why| !why.is_empty()),
+                "{name} is neither measured nor explained: {o:?}"
+            ),
+        }
+    }
+    // As root, δ and the release latency are measured (SCHED_FIFO works).
+    if root {
+        assert!(
+            o.context_switch_ns.is_some() && o.release_latency_ns.is_some(),
+            "{o:?}"
+        );
+    }
+    if let Some(period) = o.tick_period_ns {
+        assert!(
+            [1_000_000, 3_333_333, 4_000_000, 10_000_000].contains(&period),
+            "{period}"
+        );
+    }
+}
+
+#[test]
+fn overheads_quick_are_stored_in_the_calibration() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let calibration = dir.path().join("calibrate.json");
+    let before = r#"{"bench": "calibrate", "note": "kept", "refill": {"partitions": 32, "refill_ns": 45300}}"#;
+    std::fs::write(&calibration, before).unwrap();
+    let out = dir.path().join("oh");
+    let stdout = run_ok(&[
+        "overheads",
+        "--quick",
+        "--calibration",
+        calibration.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(stdout.contains("stored in"), "{stdout}");
+    let json = read_json(&out.join("overheads.json"));
+    let result: tinct_bench::overheads::OverheadsResult =
+        serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&result).unwrap(), json, "round trip");
+    check_overheads(&result.measured.overheads);
+    assert_files(&out, &["overheads.csv"]);
+    // The calibration keeps what it had and gains the same overheads.
+    let stored = read_json(&calibration);
+    assert_eq!(stored["note"], "kept");
+    assert_eq!(stored["refill"]["refill_ns"], 45300);
+    let file: tinct_core::calibration::CalibrationFile = serde_json::from_value(stored).unwrap();
+    assert_eq!(file.overheads.as_ref(), Some(&result.measured.overheads));
+
+    // Not a calibration file: refused as bad input, the file untouched.
+    std::fs::write(&calibration, "{}").unwrap();
+    let output = bench(&[
+        "overheads",
+        "--quick",
+        "--calibration",
+        calibration.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("expected a calibrate.json"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&calibration).unwrap(), "{}");
+}
+
 /// libtinct_preload.so next to the tinct binary, built if missing.
 fn shim() -> PathBuf {
     let tinct = PathBuf::from(env!("CARGO_BIN_EXE_tinct"));
@@ -331,7 +426,9 @@ fn shim() -> PathBuf {
     shim
 }
 
-fn check_profile(json: &Value, out: &Path, jobs_per_p: u64) {
+/// Checks a profile made with `--use max` and `conditions` conditions of
+/// `jobs` jobs each at every p.
+fn check_profile(json: &Value, out: &Path, jobs: u64, conditions: usize) {
     validate(json, wcet_profile_distributions);
     assert_files(
         out,
@@ -342,16 +439,35 @@ fn check_profile(json: &Value, out: &Path, jobs_per_p: u64) {
             "taskset.toml",
         ],
     );
+    assert_eq!(json["statistic"], "max");
     let points = json["points"].as_array().unwrap();
     let mut previous_table = u64::MAX;
     let mut previous_colors = 0;
     for p in points {
-        assert_eq!(u(&p["jobs"]["count"]), jobs_per_p);
-        // WCET is the maximum observed time; ACET the mean; the table value
-        // is at least the WCET and never increases with p.
-        assert_eq!(u(&p["wcet_ns"]), u(&p["jobs"]["max_ns"]));
-        assert!(u(&p["acet_ns"]) <= u(&p["wcet_ns"]));
-        assert!(u(&p["table_ns"]) >= u(&p["wcet_ns"]));
+        let measured = p["conditions"].as_array().unwrap();
+        assert_eq!(measured.len(), conditions);
+        for c in measured {
+            assert_eq!(u(&c["jobs"]["count"]), jobs);
+            assert_eq!(c["job_ns"].as_array().unwrap().len() as u64, jobs);
+            // With --use max the statistic is the largest job; the 99.9th
+            // percentile lies between the p99 and the max.
+            assert_eq!(u(&c["statistic_ns"]), u(&c["jobs"]["max_ns"]));
+            assert!(u(&c["jobs"]["p99_ns"]) <= u(&c["p999_ns"]));
+            assert!(u(&c["p999_ns"]) <= u(&c["jobs"]["max_ns"]));
+            // Every condition is fitted or says why not.
+            let evt = &c["evt"];
+            assert_eq!(u(&evt["jobs"]), jobs);
+            assert!(evt["supported"] == true || !evt["problems"].as_array().unwrap().is_empty());
+        }
+        // The point's statistic is its worst condition's; the table value
+        // is at least that and never increases with p.
+        let worst = measured
+            .iter()
+            .map(|c| u(&c["statistic_ns"]))
+            .max()
+            .unwrap();
+        assert_eq!(u(&p["statistic_ns"]), worst);
+        assert!(u(&p["table_ns"]) >= worst);
         assert!(u(&p["table_ns"]) <= previous_table);
         previous_table = u(&p["table_ns"]);
         // More partitions, more colors.
@@ -370,10 +486,14 @@ fn check_profile(json: &Value, out: &Path, jobs_per_p: u64) {
     let taskset = out.join("taskset.toml");
     let text = std::fs::read_to_string(&taskset).unwrap();
     assert!(text.contains(line), "taskset.toml lacks {line}");
+    analyze_ok(&taskset);
+}
+
+fn analyze_ok(taskset: &Path) {
     let analyze = Command::cargo_bin("tinct")
         .unwrap()
         .arg("analyze")
-        .arg(&taskset)
+        .arg(taskset)
         .output()
         .unwrap();
     assert!(
@@ -408,7 +528,12 @@ fn wcet_profile_quick_on_colored_memory_is_accepted_by_analyze() {
         out.to_str().unwrap(),
     ]);
     let json = read_json(&out.join("wcet-profile.json"));
-    check_profile(&json, &out, 2 * 5);
+    // The default conditions: alone, cold, co-run.
+    check_profile(&json, &out, 2 * 5, 3);
+    assert_eq!(
+        json["conditions"],
+        serde_json::json!(["alone", "cold", "co-run"])
+    );
     assert!(stdout.contains(json["wcet_line"].as_str().unwrap()));
     let ps: Vec<u64> = json["points"]
         .as_array()
@@ -427,9 +552,28 @@ fn wcet_profile_quick_on_colored_memory_is_accepted_by_analyze() {
         json["placement"]["note"]
     );
     for p in json["points"].as_array().unwrap() {
-        assert!(u(&p["pages_checked"]) > 0);
-        assert_eq!(p["pages_checked"], p["pages_in_colors"]);
+        let [alone, cold, co_run] = [0, 1, 2].map(|i| &p["conditions"][i]);
+        for c in [alone, cold, co_run] {
+            assert!(u(&c["pages_checked"]) > 0);
+            assert_eq!(c["pages_checked"], c["pages_in_colors"]);
+        }
+        // A working set flushed from every cache before each job is slower
+        // than a warm one (an ordering of medians in one run).
+        assert!(
+            u(&cold["jobs"]["median_ns"]) > u(&alone["jobs"]["median_ns"]),
+            "p = {}: cold {} vs alone {}",
+            p["p"],
+            cold["jobs"]["median_ns"],
+            alone["jobs"]["median_ns"]
+        );
+        // The co-runners ran during the co-run launches only.
+        assert!(u(&co_run["co_runners"]["sweeps"]) > 0);
+        assert!(alone["co_runners"].is_null() && cold["co_runners"].is_null());
     }
+    // The colour probe decided whether they were coloured, and said why.
+    let co = &json["co_runners"];
+    assert!(!co["reason"].as_str().unwrap().is_empty());
+    assert!(co["cpus"].as_array().is_some_and(|c| !c.is_empty()));
 }
 
 #[test]
@@ -468,11 +612,13 @@ body = { kernel = "read", working_set = "128KiB", iterations = 4096 }
         "1,4,8",
         "--jobs",
         "3",
+        "--conditions",
+        "alone",
         "--out",
         out.to_str().unwrap(),
     ]);
     let json = read_json(&out.join("wcet-profile.json"));
-    check_profile(&json, &out, 2 * 3);
+    check_profile(&json, &out, 2 * 3, 1);
     assert_eq!(json["task"], "sensor");
     assert_eq!(json["partitions"], 8);
     assert_eq!(json["body"]["kernel"], "read");
@@ -493,6 +639,214 @@ body = { kernel = "read", working_set = "128KiB", iterations = 4096 }
         taskset.tasks[0].period,
         tinct_core::units::Nanos(50_000_000)
     );
+}
+
+const SENSOR_SET: &str = r#"# sensors of the demo
+[platform]
+cores = 2
+partitions = 8
+memory = "256MiB"
+refill = "20us"
+
+[[task]]
+name = "sensor"   # profiled below
+period = "50ms"
+memory = "512KiB"
+wcet = { 1 = "5ms" }
+body = { kernel = "read", working_set = "128KiB", iterations = 4096 }
+core = 0
+partitions = [1, 2, 3, 4, 5, 6, 7, 8]
+
+[[task]]
+name = "logger"
+period = "100ms"
+memory = "1MiB"
+wcet = { 1 = "7ms" }
+core = 1
+partitions = [1]
+"#;
+
+/// `tinct bench wcet-profile --quick --uncolored` of task `sensor` of
+/// [`SENSOR_SET`] (written to DIR/set.toml, and the table written back into
+/// it) at p = 1, 4, 8 with 3 jobs per launch, plus `extra`; returns the
+/// set, the output directory and the command's output.
+fn profile_sensor(dir: &Path, extra: &[&str]) -> (PathBuf, PathBuf, std::process::Output) {
+    let set = dir.join("set.toml");
+    std::fs::write(&set, SENSOR_SET).unwrap();
+    let out = dir.join("wp");
+    let (set_arg, out_arg) = (set.to_str().unwrap(), out.to_str().unwrap());
+    let mut args = vec![
+        "wcet-profile",
+        "--quick",
+        "--uncolored",
+        "--taskset",
+        set_arg,
+        "--task",
+        "sensor",
+        "--p",
+        "1,4,8",
+        "--jobs",
+        "3",
+        "--write-taskset",
+        set_arg,
+        "--out",
+        out_arg,
+    ];
+    args.extend_from_slice(extra);
+    let output = bench(&args);
+    (set, out, output)
+}
+
+/// The table goes straight into the task's `wcet`; comments and the other
+/// task stay, `tinct analyze` reads the file; a missing file is created.
+#[test]
+fn wcet_profile_writes_its_table_into_a_task_set_file() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (set, out, output) = profile_sensor(
+        dir.path(),
+        &["--conditions", "alone,cold", "--use", "p99.9"],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let json = read_json(&out.join("wcet-profile.json"));
+    assert_eq!(json["statistic"], "p99.9");
+    assert_eq!(json["written_taskset"]["action"], "updated");
+    assert!(stdout.contains("updated"), "{stdout}");
+    let text = std::fs::read_to_string(&set).unwrap();
+    let line = json["wcet_line"].as_str().unwrap();
+    assert!(text.contains(line), "{text}");
+    assert!(text.contains("# sensors of the demo") && text.contains("# profiled below"));
+    assert!(
+        text.contains(r#"wcet = { 1 = "7ms" }"#),
+        "logger untouched: {text}"
+    );
+    // The value written at each p is the largest p99.9 over the conditions.
+    for p in json["points"].as_array().unwrap() {
+        let worst = p["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| u(&c["p999_ns"]))
+            .max()
+            .unwrap();
+        assert_eq!(u(&p["statistic_ns"]), worst);
+    }
+    analyze_ok(&set);
+
+    let fresh = dir.path().join("fresh.toml");
+    run_ok(&[
+        "wcet-profile",
+        "--quick",
+        "--uncolored",
+        "--working-set",
+        "64KiB",
+        "--p",
+        "1,32",
+        "--jobs",
+        "2",
+        "--conditions",
+        "alone",
+        "--refill",
+        "45.3us",
+        "--task",
+        "fresh",
+        "--write-taskset",
+        fresh.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let json = read_json(&out.join("wcet-profile.json"));
+    assert_eq!(json["written_taskset"]["action"], "created");
+    let created = tinct_core::format::load(&fresh).unwrap();
+    assert_eq!(created.tasks[0].name, "fresh");
+    analyze_ok(&fresh);
+}
+
+/// `--use pwcet:P` where the data cannot support a fit: exit 1 with the
+/// reason, every file of the run still written, the task set untouched.
+#[test]
+fn wcet_profile_refuses_a_pwcet_the_data_do_not_support() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let (set, out, output) = profile_sensor(
+        dir.path(),
+        &["--conditions", "alone", "--use", "pwcet:1e-9"],
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("do not support") && stderr.contains("too few blocks"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&set).unwrap(), SENSOR_SET);
+    let json = read_json(&out.join("wcet-profile.json"));
+    assert!(json["wcet_line"].is_null() && json["taskset"].is_null());
+    assert!(
+        json["table_missing"]
+            .as_str()
+            .unwrap()
+            .contains("too few blocks")
+    );
+    assert!(!out.join("taskset.toml").exists());
+}
+
+/// Enough jobs for the EVT fit: blocks, both fits, the model, the tests and
+/// the pWCET at each requested exceedance are in the JSON and the CSV.
+#[test]
+fn wcet_profile_fits_extreme_values_when_there_are_enough_blocks() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("wp");
+    run_ok(&[
+        "wcet-profile",
+        "--quick",
+        "--uncolored",
+        "--working-set",
+        "64KiB",
+        "--p",
+        "32",
+        "--conditions",
+        "alone",
+        "--jobs",
+        "100",
+        "--reps",
+        "4",
+        "--block-size",
+        "10",
+        "--exceedance",
+        "1e-9,1e-6",
+        "--refill",
+        "45.3us",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let json = read_json(&out.join("wcet-profile.json"));
+    let evt = &json["points"][0]["conditions"][0]["evt"];
+    assert_eq!((u(&evt["jobs"]), u(&evt["blocks"])), (400, 40));
+    assert!(evt["gumbel"].is_object() && evt["gev"].is_object(), "{evt}");
+    assert!(evt["model"] == "gumbel" || evt["model"] == "gev");
+    for test in ["runs_test", "ljung_box", "two_halves_ks"] {
+        let p = f(&evt[test]["p_value"]);
+        assert!((0.0..=1.0).contains(&p), "{test}: {p}");
+    }
+    let gof = &evt["goodness_of_fit"];
+    assert!((0.0..=1.0).contains(&f(&gof["p_value"])));
+    let pwcet = evt["pwcet"].as_array().unwrap();
+    assert_eq!(pwcet.len(), 2);
+    let observed = u(&evt["observed_max_ns"]);
+    let at = |i: usize| u(&pwcet[i]["ns"]);
+    assert!(
+        at(0) >= observed && at(1) >= observed,
+        "a pWCET is never below the largest job"
+    );
+    assert!(at(0) >= at(1), "rarer exceedance, larger pWCET");
+    let csv = std::fs::read_to_string(out.join("wcet-profile.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains("pwcet_ns"));
 }
 
 #[test]
@@ -524,6 +878,52 @@ fn bad_options_exit_2_and_say_what_was_expected() {
                 "a",
             ],
             "nonexistent",
+        ),
+        (
+            &["wcet-profile", "--quick", "--uncolored", "--use", "p101"],
+            "--use",
+        ),
+        (
+            &[
+                "wcet-profile",
+                "--quick",
+                "--uncolored",
+                "--conditions",
+                "hot",
+            ],
+            "--conditions",
+        ),
+        (
+            &[
+                "wcet-profile",
+                "--quick",
+                "--uncolored",
+                "--block-size",
+                "0",
+            ],
+            "--block-size",
+        ),
+        (
+            &[
+                "wcet-profile",
+                "--quick",
+                "--uncolored",
+                "--exceedance",
+                "2",
+            ],
+            "--exceedance",
+        ),
+        (
+            &[
+                "wcet-profile",
+                "--quick",
+                "--uncolored",
+                "--cpus",
+                "0",
+                "--conditions",
+                "co-run",
+            ],
+            "co-run",
         ),
     ];
     for (args, needle) in cases {

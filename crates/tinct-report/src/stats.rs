@@ -10,10 +10,15 @@
 //! fields as `min_ns`, `median_ns`, ...; [`Counts`] (events such as LLC
 //! misses or instructions, which have no unit) as `min`, `median`, ...
 //! Mean, σ and ρ are floats because they are only reported.
+//!
+//! [`evt`] fits extreme-value distributions to block maxima of execution
+//! times: the probabilistic WCET of `tinct bench wcet-profile`.
 
 use serde::de::{Deserialize, Deserializer};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 use std::marker::PhantomData;
+
+pub mod evt;
 
 /// The unit of a [`Distribution`]: it names the serialized fields.
 pub trait Unit {
@@ -152,10 +157,18 @@ impl<U> Distribution<U> {
 /// samples: the smallest sample with at least `percent` % of the samples at
 /// or below it. `None` for no samples.
 pub fn nearest_rank(sorted: &[u64], percent: u32) -> Option<u64> {
+    nearest_rank_ppm(sorted, percent.min(100) * 10_000)
+}
+
+/// The nearest-rank percentile at `ppm` parts per million (999 000 is the
+/// 99.9th percentile; values above 10⁶ count as 10⁶): the smallest sample
+/// with at least ppm / 10⁶ of the samples at or below it. `None` for no
+/// samples.
+pub fn nearest_rank_ppm(sorted: &[u64], ppm: u32) -> Option<u64> {
     let n = sorted.len();
-    // percent ≤ 100 and n fits u64: the product fits u128.
-    let rank = (u128::from(percent.min(100)) * n as u128)
-        .div_ceil(100)
+    // ppm ≤ 10⁶ and n fits u64: the product fits u128.
+    let rank = (u128::from(ppm.min(1_000_000)) * n as u128)
+        .div_ceil(1_000_000)
         .max(1);
     let rank = usize::try_from(rank).unwrap_or(n).min(n);
     sorted.get(rank.checked_sub(1)?).copied()
@@ -333,6 +346,15 @@ mod tests {
         assert_eq!(nearest_rank(&[1, 2, 3, 4], 100), Some(4));
         assert_eq!(nearest_rank(&[], 50), None);
         assert_eq!(nearest_rank(&[u64::MAX; 3], 99), Some(u64::MAX));
+        let thousand: Vec<u64> = (1..=1000).collect();
+        assert_eq!(nearest_rank_ppm(&thousand, 999_000), Some(999));
+        assert_eq!(nearest_rank_ppm(&thousand, 999_500), Some(1000));
+        assert_eq!(
+            nearest_rank_ppm(&thousand, 990_000),
+            nearest_rank(&thousand, 99)
+        );
+        assert_eq!(nearest_rank_ppm(&thousand, 2_000_000), Some(1000));
+        assert_eq!(nearest_rank_ppm(&[], 999_000), None);
     }
 
     #[test]

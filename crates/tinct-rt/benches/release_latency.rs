@@ -23,13 +23,9 @@
 //! threads are offset by their start times) — and each series' samples are
 //! pooled, so slow drifts of the shared machine favour none of them.
 
-use std::io::Write;
 use std::process::Command;
-use tinct_core::model::{Kernel, Work};
 use tinct_report::stats::nearest_rank;
-use tinct_rt::runtime::{RunOptions, run};
-use tinct_rt::spec::RunSpec;
-use tinct_rt::testing::{TaskBuilder, run_spec};
+use tinct_rt::release_latency::{self, LatencyRun};
 
 const PRIORITY: u8 = 95;
 const INTERVAL_US: u64 = 1000;
@@ -52,70 +48,21 @@ fn row(mut us: Vec<u64>) -> Row {
     }
 }
 
-/// Holds /dev/cpu_dma_latency at 0 µs while alive (what cyclictest does).
-fn hold_dma_latency() -> Option<std::fs::File> {
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/cpu_dma_latency")
-        .ok()?;
-    f.write_all(&0i32.to_ne_bytes()).ok()?;
-    Some(f)
-}
-
+/// tinct's release latencies (tinct-rt's one measurement), in µs.
 fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool) -> Latencies {
-    let tasks = cpus
-        .iter()
-        .enumerate()
-        .map(|(i, &cpu)| {
-            let offset = if staggered {
-                i as u64 * INTERVAL_US * 1000 / cpus.len() as u64
-            } else {
-                0
-            };
-            TaskBuilder::periodic(&format!("latency-{cpu}"), INTERVAL_US * 1000)
-                .cpu(cpu)
-                .fifo(PRIORITY)
-                .offset(offset)
-                .kernel(Kernel::Compute, Work::Iterations(0))
-                .jobs(seconds * 1_000_000 / INTERVAL_US)
-                .build()
-        })
-        .collect();
-    let spec = RunSpec {
-        source: "release-latency bench".into(),
-        ..run_spec(tasks, seconds * 1_000_000_000 + 1_000_000)
-    };
-    let _dma = hold_dma_latency();
-    let result = run(
-        &spec,
-        RunOptions {
-            handle_signals: false,
-            // A latency benchmark reports overruns in its maximum; it must
-            // not be stopped by the watchdog on a noisy machine.
-            watchdog_factor: 1000.0,
-            ..RunOptions::default()
-        },
-    )
+    let measured = release_latency::measure(&LatencyRun {
+        cpus: cpus.to_vec(),
+        priority: PRIORITY,
+        period_ns: INTERVAL_US * 1000,
+        jobs: seconds * 1_000_000 / INTERVAL_US,
+        staggered,
+    })
     .expect("tinct run");
-    assert!(result.stop.is_completed(), "{}", result.stop.describe());
-    let mut all = Vec::new();
-    let mut woke = Vec::new();
-    for task in &result.tasks {
-        let mut previous_finish = 0;
-        for r in &task.records {
-            let Some(latency) = r.latency_ns() else {
-                continue;
-            };
-            all.push(latency / 1000);
-            // cyclictest skips periods it overslept; count only jobs whose
-            // thread actually slept until the release, as it does.
-            if r.release_ns >= previous_finish {
-                woke.push(latency / 1000);
-            }
-            previous_finish = r.finish_ns.unwrap_or(u64::MAX);
-        }
+    let us = |ns: Vec<u64>| ns.into_iter().map(|n| n / 1000).collect();
+    Latencies {
+        woke: us(measured.woke),
+        all: us(measured.all),
     }
-    Latencies { woke, all }
 }
 
 /// Release latencies of a tinct run, in µs.

@@ -99,6 +99,11 @@ impl<'a> KernelState<'a> {
         self.lines
     }
 
+    /// The working set (to flush it from the caches before a cold job).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
     /// Runs one job's work, looking at `stop` every [`CHUNK`] iterations.
     pub fn run(&mut self, work: JobWork, stop: &AtomicBool) -> Ran {
         let mut left = work.memory;

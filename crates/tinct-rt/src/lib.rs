@@ -41,6 +41,7 @@ pub mod monitor;
 pub mod output;
 pub mod plan;
 pub mod record;
+pub mod release_latency;
 pub mod rtapp;
 pub mod run_in_dir;
 pub mod runtime;

@@ -22,12 +22,14 @@
 //! - [`jump_chain`]: generated x86-64 code with a fixed instruction-cache miss ratio (sebek2002);
 //! - [`usage`]: `getrusage(RUSAGE_THREAD)` context switches;
 //! - [`user_cache`]: files a binary embeds, written once to a per-user cache;
+//! - [`cache_flush`]: a buffer's lines flushed from every cache level (CLFLUSH);
 //! - [`color_probe`]: does page coloring partition this machine's caches? (timing);
 //! - [`doctor`]: the diagnosis behind `tinct doctor`;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
 
 #![warn(missing_docs)]
 
+pub mod cache_flush;
 pub mod cgroup;
 pub mod color_probe;
 pub mod cpulist;

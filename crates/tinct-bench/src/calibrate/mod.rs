@@ -205,6 +205,9 @@ pub struct CalibrateResult {
     pub bandwidth: Bandwidth,
     /// Δ.
     pub refill: Refill,
+    /// The platform overheads (context switch, release latency, tick),
+    /// measured as `tinct bench overheads` does.
+    pub overheads: tinct_core::calibration::Overheads,
 }
 
 /// Cache sizes the bench works with (from the machine, or fallbacks).
@@ -259,7 +262,7 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResu
     let quick = options.quick;
     let reps = options.reps_or(5, 21)?;
     let cpus = options.cpus(1)?;
-    let _pin = PinGuard::pin(cpus[0])?;
+    let pin = PinGuard::pin(cpus[0])?;
     let mut header = RunHeader::new("calibrate", options, reps, vec![cpus[0]]);
     let geometry = Geometry::of(&header);
     let max_size = match params.max_size {
@@ -275,7 +278,8 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResu
 
     let calls = sizes.len() as u64 * u64::from(reps + 1) * 3
         + u64::from(bandwidth_reps + 1) * 2
-        + u64::from(refill_reps + 1) * 4;
+        + u64::from(refill_reps + 1) * 4
+        + u64::from(options.reps_or(30, 200)? + 1) * 2;
     progress.start(calls, "calibrate");
 
     let mut latency = Vec::with_capacity(sizes.len());
@@ -320,10 +324,19 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResu
         &big,
         progress,
     )?;
+    drop(big);
+    // Unpinned: the release latency runs a thread on every CPU of --cpus.
+    drop(pin);
+    // The overheads pin and time threads themselves: the context switch and
+    // the tick on the run's CPU, the release latency on every CPU of --cpus.
+    let mut setup = crate::overheads::Setup::of(options, &header, 5)?;
+    setup.cpus = cpus.clone();
+    let overheads = crate::overheads::measure(&setup, progress)?.overheads;
     progress.finish();
     header.add_logged_counters();
 
     Ok(CalibrateResult {
+        overheads,
         huge_pages: huge_pages_note(&header, &latency, huge_missing),
         header,
         partitions: params.partitions,

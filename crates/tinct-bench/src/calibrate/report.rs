@@ -229,6 +229,7 @@ pub fn summary(result: &CalibrateResult, out: &OutputDir) -> Summary {
         ),
     );
     s.fact("[platform]", r.platform_line.clone());
+    crate::overheads::summary_facts(&mut s, &result.overheads);
     s.fact("output", out.path().display().to_string());
     s.note(result.huge_pages.note.clone());
     if result.header.machine.virtualized == Some(true) {

@@ -390,6 +390,35 @@ pub fn sweep_fractions(quick: bool) -> Vec<f64> {
     }
 }
 
+/// The context-switch cost alone (Sebek 2002 Table 1), measured as
+/// [`measure`] does: for callers that need δ without the CRPD sweeps (the
+/// machine calibration's overheads). Pins the calling thread to `cpu` and,
+/// with `fifo`, runs it under SCHED_FIFO (restored on return) with the
+/// preempting task one level above; returns the cost and the SCHED_FIFO
+/// priority it ran at (`None`: the policy could not be set, SCHED_OTHER).
+pub fn context_switch(
+    cpu: u32,
+    llc_bytes: u64,
+    reps: u32,
+    seed: u64,
+    fifo: Option<u8>,
+    progress: &dyn Progress,
+) -> Result<(SwitchCost, Option<u8>)> {
+    let _pin = PinGuard::pin(cpu)?;
+    let fifo = fifo.filter(|&p| tinct_sys::sched::set_fifo(p).is_ok());
+    let _fifo_guard = fifo.map(|_| FifoGuard);
+    let setup = switch::Setup {
+        cpu,
+        other_cpu: None,
+        fifo,
+        reps,
+        seed,
+        wipe_bytes: llc_bytes.saturating_mul(2).max(4 << 20),
+    };
+    let (cost, _counters) = switch::measure(&setup, progress)?;
+    Ok((cost, fifo))
+}
+
 /// A 1 MiB 8-way L2 with 64-byte lines, for the tests of this bench.
 #[cfg(test)]
 fn test_l2() -> MachineCache {

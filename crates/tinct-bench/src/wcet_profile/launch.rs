@@ -62,6 +62,27 @@ pub(super) struct Launch<'a> {
     pub colors: &'a [u32],
     pub total_colors: u32,
     pub preload: Option<&'a Path>,
+    /// Flush the working set before each job.
+    pub cold: bool,
+}
+
+/// The shim's configuration for a process whose heap must hold `bytes` in
+/// `colors` (of `total_colors`): strict, with a pool large enough that its
+/// share of those colours holds the bytes, times `pool_factor`.
+pub(super) fn shim_config(
+    colors: &[u32],
+    total_colors: u32,
+    bytes: u64,
+    pool_factor: u64,
+) -> ShimConfig {
+    // The pool maps every color and keeps the requested ones: it must
+    // be large enough that its share of those colors holds the working set.
+    let share = f64::from(total_colors) / colors.len().max(1) as f64;
+    let pool = ((bytes as f64 * share * 4.0) as u64 + (64 << 20)).saturating_mul(pool_factor);
+    let mut config = ShimConfig::colored(colors.to_vec());
+    config.pool_bytes = pool.div_ceil(1 << 20).saturating_mul(1 << 20);
+    config.strict = true;
+    config
 }
 
 impl Launch<'_> {
@@ -105,17 +126,16 @@ impl Launch<'_> {
             cpu: self.cpu,
             fifo: self.fifo,
             expect_colors: self.preload.map(|_| color_list.clone()),
+            cold: self.cold,
         };
         command.arg(job.to_arg()?);
         if let Some(shim) = self.preload {
-            // The pool maps every color and keeps the requested ones: it must
-            // be large enough that its share of those colors holds the working set.
-            let share = f64::from(self.total_colors) / self.colors.len().max(1) as f64;
-            let pool = ((self.body.working_set_bytes as f64 * share * 4.0) as u64 + (64 << 20))
-                * pool_factor;
-            let mut shim_config = ShimConfig::colored(self.colors.to_vec());
-            shim_config.pool_bytes = pool.div_ceil(1 << 20).saturating_mul(1 << 20);
-            shim_config.strict = true;
+            let shim_config = shim_config(
+                self.colors,
+                self.total_colors,
+                self.body.working_set_bytes,
+                pool_factor,
+            );
             command
                 .envs(shim_config.to_env())
                 .env("LD_PRELOAD", shim)

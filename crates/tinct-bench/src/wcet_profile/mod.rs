@@ -1,35 +1,45 @@
 //! `tinct bench wcet-profile`: C_i^p, the WCET of one job body as a
 //! function of the number of cache partitions p (kim2013 Section IV-B and
 //! Figure 6: measured alone, the maximum observed execution time is the
-//! WCET estimate, the mean the ACET).
+//! WCET estimate, the mean the ACET), under declared conditions
+//! ([`condition`]: alone as kim2013, cold, with co-runners), with high
+//! percentiles and a probabilistic WCET from extreme value theory
+//! (tinct-report `stats::evt`) beside the maximum.
 //!
 //! For each p, worker processes (`tinct bench wcet-worker`, see [`worker`])
 //! run the body under the LD_PRELOAD shim (tinct-preload) with
 //! the shim's colors (`tinct_mem::ShimConfig`) = the page colors of partitions 1..=p, so the working set
 //! lies in those colors only; each worker checks its pages through pagemap.
-//! Launches for different p are interleaved in a seeded random order.
+//! Launches for every (p, condition) are interleaved in a seeded random order.
 //!
-//! The result is written as a `wcet = { … }` line, as a complete task-set
-//! file that `tinct analyze` accepts unchanged, and as the Figure 6 plot.
+//! The chosen statistic (`--use`: max, a percentile, or the pWCET) of the
+//! worst condition becomes C^p; the table is written as a `wcet = { … }`
+//! line, as a complete task-set file that `tinct analyze` accepts
+//! unchanged, as the Figure 6 plot, and on request straight into a
+//! task-set file of the user's ([`taskset_file`]).
 
+pub mod co_runners;
+pub mod condition;
 mod launch;
+mod measure;
 mod plan;
 mod report;
+pub mod statistic;
 pub mod table;
+mod taskset_file;
 pub mod worker;
 
 use crate::calibrate::{self, RefillSetup};
 use crate::harness::pin::PinGuard;
-use crate::harness::{
-    BenchOptions, Durations, Finished, Interleaved, OutputDir, Progress, RunHeader,
-};
+use crate::harness::{BenchOptions, Durations, Finished, OutputDir, Progress, RunHeader};
 use crate::{Error, Result};
-use launch::Launch;
-use plan::{Plan, TaskSource};
+use condition::Condition;
+use plan::TaskSource;
 use serde::{Deserialize, Serialize};
+use statistic::Statistic;
 use std::path::PathBuf;
 use tinct_core::units::{Bytes, Nanos};
-use worker::WorkerReport;
+use tinct_report::stats::evt::{self, EvtOptions, EvtReport};
 
 /// Parameters of `tinct bench wcet-profile`.
 #[derive(Debug, Clone, PartialEq)]
@@ -39,7 +49,8 @@ pub struct Params {
     /// Take the body, period and memory of a task from this task-set file
     /// (with `task`).
     pub taskset: Option<PathBuf>,
-    /// The task of `--taskset` to profile.
+    /// The task of `--taskset` to profile, and the task whose `wcet` table
+    /// `write_taskset` replaces.
     pub task: Option<String>,
     /// Job kernel: chase, read, write, rmw, compute, mixed (without --taskset).
     pub kernel: String,
@@ -53,7 +64,7 @@ pub struct Params {
     pub target: Option<Nanos>,
     /// For `mixed`: percent of the job in the memory phase.
     pub memory_percent: Option<u8>,
-    /// Task name in the written task set (default: the task's, or `profiled`).
+    /// Task name in the written task set (default: `task`, the task's, or `profiled`).
     pub name: Option<String>,
     /// Period of the written task (default: the task's, or 10 × C^1 rounded up to 1 ms).
     pub period: Option<Nanos>,
@@ -62,7 +73,7 @@ pub struct Params {
     /// Partition counts to profile, a list like `1-8,16,32` (default 1..N_P;
     /// with --quick 1, N_P/4, N_P/2, N_P).
     pub p_list: Option<String>,
-    /// Measured jobs per worker launch (default 20, quick 5).
+    /// Measured jobs per worker launch (default 100, quick 5).
     pub jobs: Option<u32>,
     /// Δ for the written task set (default: the task set's, else measured
     /// here as `tinct bench calibrate` does).
@@ -75,6 +86,19 @@ pub struct Params {
     pub uncolored: bool,
     /// Run the workers under SCHED_OTHER even when SCHED_FIFO is allowed.
     pub no_fifo: bool,
+    /// The conditions to profile under (empty: alone, cold, co-run).
+    pub conditions: Vec<Condition>,
+    /// Whether the co-runners are coloured.
+    pub co_runners: CoRunnerChoice,
+    /// Jobs per block of the EVT fit (default 10).
+    pub block_size: Option<u64>,
+    /// Per-job exceedance probabilities to state the pWCET at (empty: 10⁻⁹).
+    pub exceedances: Vec<f64>,
+    /// The statistic that becomes C^p (default: the maximum).
+    pub statistic: Statistic,
+    /// Write the C^p table into this task-set file: replace the `wcet` of
+    /// task `task` if the file exists, else create it.
+    pub write_taskset: Option<PathBuf>,
 }
 
 impl Default for Params {
@@ -98,18 +122,100 @@ impl Default for Params {
             preload: None,
             uncolored: false,
             no_fifo: false,
+            conditions: Vec::new(),
+            co_runners: CoRunnerChoice::Auto,
+            block_size: None,
+            exceedances: Vec::new(),
+            statistic: Statistic::Max,
+            write_taskset: None,
         }
     }
 }
 
-/// How to start a worker: the `tinct` binary and the arguments that select
-/// `bench wcet-worker` (the CLI knows them, the library does not).
+impl Params {
+    /// The conditions to profile under, defaults applied.
+    pub fn conditions(&self) -> Vec<Condition> {
+        if self.conditions.is_empty() {
+            Condition::DEFAULT.to_vec()
+        } else {
+            self.conditions.clone()
+        }
+    }
+
+    /// The EVT options: the block size, the exceedances (with the one
+    /// `--use pwcet:P` needs), the run's seed for the bootstrap.
+    pub fn evt_options(&self) -> Result<EvtOptions> {
+        let mut exceedances = if self.exceedances.is_empty() {
+            vec![evt::DEFAULT_EXCEEDANCE]
+        } else {
+            self.exceedances.clone()
+        };
+        if let Some(p) = self.statistic.exceedance()
+            && !exceedances.contains(&p)
+        {
+            exceedances.push(p);
+        }
+        if let Some(bad) = exceedances.iter().find(|p| !(**p > 0.0 && **p < 1.0)) {
+            return Err(Error::InvalidInput(format!(
+                "--exceedance: expected probabilities strictly between 0 and 1, found {bad}"
+            )));
+        }
+        let block_size = match self.block_size {
+            Some(0) => {
+                return Err(Error::InvalidInput(
+                    "--block-size: expected at least 1 job per block, found 0".into(),
+                ));
+            }
+            Some(n) => n,
+            None => evt::DEFAULT_BLOCK_SIZE,
+        };
+        Ok(EvtOptions {
+            block_size,
+            exceedances,
+            seed: self.common.seed,
+            ..EvtOptions::default()
+        })
+    }
+}
+
+/// Whether co-runners run on coloured memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CoRunnerChoice {
+    /// Coloured when the task is and the colour probe finds colouring
+    /// effective; uncoloured otherwise.
+    #[default]
+    Auto,
+    /// Always in the partitions the task does not use (when the task is coloured).
+    Colored,
+    /// Always on the ordinary heap.
+    Uncolored,
+}
+
+impl CoRunnerChoice {
+    /// `auto`, `colored` or `uncolored`.
+    pub fn parse(text: &str) -> Result<Self> {
+        match text {
+            "auto" => Ok(Self::Auto),
+            "colored" => Ok(Self::Colored),
+            "uncolored" => Ok(Self::Uncolored),
+            other => Err(Error::InvalidInput(format!(
+                "--co-runners: expected auto, colored or uncolored, found `{other}`"
+            ))),
+        }
+    }
+}
+
+/// How to start a worker and a co-runner: the `tinct` binary and the
+/// arguments that select `bench wcet-worker` and `bench wcet-corunner`
+/// (the CLI knows them, the library does not).
 #[derive(Debug, Clone)]
 pub struct WorkerCommand {
     /// The program.
     pub program: PathBuf,
-    /// Arguments before the worker options.
+    /// Arguments before the worker's job.
     pub prefix: Vec<String>,
+    /// Arguments before a co-runner's job.
+    pub co_runner_prefix: Vec<String>,
 }
 
 /// The job body being profiled, resolved to fixed work.
@@ -125,6 +231,49 @@ pub struct ProfiledBody {
     pub compute_iterations: u64,
 }
 
+/// What the co-runners of one condition at one p did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoRunnerTotals {
+    /// True if they ran in the colours of the partitions the task does not use.
+    pub colored: bool,
+    /// Bytes each aggressor swept.
+    pub bytes_per_cpu: u64,
+    /// Sweeps over all launches and aggressors.
+    pub sweeps: u64,
+    /// Pages of their buffers checked through pagemap, and of those in the
+    /// expected colours (0 and 0 when uncoloured).
+    pub pages_checked: u64,
+    /// Of `pages_checked`, pages in the expected colours.
+    pub pages_in_colors: u64,
+}
+
+/// The jobs of one condition at one p.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConditionPoint {
+    /// The condition.
+    pub condition: Condition,
+    /// Order statistics of the jobs.
+    pub jobs: Durations,
+    /// The nearest-rank 99.9th percentile, ns.
+    pub p999_ns: u64,
+    /// The EVT fit of the jobs (pWCET, or why the data do not support one).
+    pub evt: EvtReport,
+    /// The chosen statistic (`--use`) of these jobs, ns.
+    pub statistic_ns: Option<u64>,
+    /// Why there is no statistic, if there is none.
+    pub statistic_missing: Option<String>,
+    /// The most LLC misses of one job (`None` without counters).
+    pub llc_misses_max: Option<u64>,
+    /// Pages of the working sets whose frames were checked.
+    pub pages_checked: u64,
+    /// Of those, pages in the partition's colors.
+    pub pages_in_colors: u64,
+    /// The co-runners (co-run conditions only).
+    pub co_runners: Option<CoRunnerTotals>,
+    /// Every measured job, ns, in the order they ran (launch after launch).
+    pub job_ns: Vec<u64>,
+}
+
 /// C^p measured at one p.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfilePoint {
@@ -132,22 +281,18 @@ pub struct ProfilePoint {
     pub p: u32,
     /// Page colors of partitions 1..=p.
     pub colors: Vec<u32>,
-    /// Execution time of every measured job at this p.
-    pub jobs: Durations,
-    /// Maximum observed execution time (kim2013's WCET estimate), ns.
-    pub wcet_ns: u64,
-    /// Mean execution time (ACET), ns.
-    pub acet_ns: u64,
-    /// The value written to the table: the maximum over this and every
-    /// larger p, so the table never increases with p (the format requires
-    /// it; measurement noise can break it).
-    pub table_ns: u64,
-    /// Pages of the working sets whose frames were checked.
-    pub pages_checked: u64,
-    /// Of those, pages in the partition's colors.
-    pub pages_in_colors: u64,
-    /// The most LLC misses of one job at this p (`None` without counters).
-    pub llc_misses_max: Option<u64>,
+    /// One entry per condition, in the order asked.
+    pub conditions: Vec<ConditionPoint>,
+    /// The largest statistic over the conditions, ns (`None` if a
+    /// condition has none).
+    pub statistic_ns: Option<u64>,
+    /// The condition it came from.
+    pub worst_condition: Option<Condition>,
+    /// The value written to the table: the largest statistic over this and
+    /// every larger p, rounded up to a microsecond, so the table never
+    /// increases with p (the format requires it; measurement noise can
+    /// break it). `None` without a statistic.
+    pub table_ns: Option<u64>,
 }
 
 /// How the working set was placed.
@@ -163,6 +308,34 @@ pub struct Placement {
     pub pages_in_colors_ratio: Option<f64>,
     /// What this means.
     pub note: String,
+}
+
+/// Where the co-runners of the co-run conditions run, and on what memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoRunnerSetup {
+    /// One aggressor on each of these CPUs.
+    pub cpus: Vec<u32>,
+    /// True if they run in the partitions the task does not use.
+    pub colored: bool,
+    /// Why coloured or not.
+    pub reason: String,
+    /// The colour probe's finding on the last-level cache, when it ran.
+    pub color_probe: Option<String>,
+    /// Bytes each uncoloured aggressor sweeps (twice the LLC, at least 16 MiB).
+    pub uncolored_bytes_per_cpu: u64,
+    /// The last-level cache's size.
+    pub llc_bytes: u64,
+}
+
+/// Where the table went with `--write-taskset`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WrittenTaskSet {
+    /// The file.
+    pub path: String,
+    /// `created` (a new task-set file) or `updated` (the task's `wcet` replaced).
+    pub action: String,
+    /// The task whose table was written.
+    pub task: String,
 }
 
 /// Everything `tinct bench wcet-profile` measured (`wcet-profile.json`).
@@ -181,35 +354,62 @@ pub struct WcetProfileResult {
     pub jobs_per_launch: u32,
     /// Placement.
     pub placement: Placement,
+    /// The conditions, in the order asked.
+    pub conditions: Vec<Condition>,
+    /// The co-runners (with a co-run condition).
+    pub co_runners: Option<CoRunnerSetup>,
+    /// The statistic that became C^p (`max`, `p99.9`, `pwcet:1e-9`).
+    pub statistic: String,
+    /// How the EVT fits were made.
+    pub evt: EvtOptions,
     /// One point per profiled p, ascending.
     pub points: Vec<ProfilePoint>,
-    /// The `wcet = { … }` line (table values).
-    pub wcet_line: String,
+    /// The `wcet = { … }` line (table values), when every point has the statistic.
+    pub wcet_line: Option<String>,
+    /// Why there is no table, if there is none.
+    pub table_missing: Option<String>,
     /// Δ written to the task set.
     pub refill: String,
     /// Where Δ came from.
     pub refill_source: String,
-    /// The complete task-set file written (`taskset.toml`).
-    pub taskset: String,
+    /// The complete task-set file written (`taskset.toml`), when there is a table.
+    pub taskset: Option<String>,
+    /// The task-set file the table was written into (`--write-taskset`).
+    pub written_taskset: Option<WrittenTaskSet>,
     /// Whether LLC misses were counted, and if not why.
     pub counters: String,
 }
 
-/// Runs `tinct bench wcet-profile`: measures, writes the files and returns
-/// the result with its summary.
+/// Runs `tinct bench wcet-profile`: measures, writes the table into
+/// `--write-taskset` if asked, writes the files and returns the result with
+/// its summary. A table that cannot be written (no statistic, or the file
+/// refuses it) fails the run after the files are written.
 pub fn run(
     params: &Params,
     worker: &WorkerCommand,
     progress: &dyn Progress,
 ) -> Result<Finished<WcetProfileResult>> {
-    let result = measure(params, worker, progress)?;
+    let mut result = measure(params, worker, progress)?;
+    let mut failure = None;
+    match params
+        .write_taskset
+        .as_ref()
+        .map(|path| taskset_file::write(path, params, &result))
+    {
+        Some(Ok(record)) => result.written_taskset = Some(record),
+        Some(Err(e)) => failure = Some(e),
+        None => {}
+    }
     let mut out = OutputDir::create(params.common.out_dir("wcet-profile"))?;
     report::write(&result, &mut out)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
     let summary = report::summary(&result, &out);
     Ok(Finished { result, summary })
 }
 
-/// Measures every p (no files written).
+/// Measures every p under every condition (no files written).
 pub fn measure(
     params: &Params,
     worker: &WorkerCommand,
@@ -217,165 +417,103 @@ pub fn measure(
 ) -> Result<WcetProfileResult> {
     let options = &params.common;
     let reps = options.reps_or(2, 5)?;
+    let evt_options = params.evt_options()?;
+    let conditions = params.conditions();
+    let with_co_runners = conditions.iter().any(|c| c.co_runners());
     let cpus = options.cpus(1)?;
+    if with_co_runners && cpus.len() < 2 {
+        return Err(Error::InvalidInput(format!(
+            "--cpus: the co-run conditions need a CPU besides the task's for the co-runners, \
+             expected at least 2 CPUs, found {} (or leave co-run out of --conditions)",
+            tinct_sys::format_cpu_list(&cpus)
+        )));
+    }
     let _pin = PinGuard::pin(cpus[0])?;
-    let mut header = RunHeader::new("wcet-profile", options, reps, vec![cpus[0]]);
+    let used = if with_co_runners {
+        cpus.clone()
+    } else {
+        vec![cpus[0]]
+    };
+    let mut header = RunHeader::new("wcet-profile", options, reps, used);
     let plan = plan::plan(params, worker, &header)?;
-    let reports = launch_all(&plan, worker, reps, options.seed, progress)?;
-    let mut points = profile_points(&plan, &reports)?;
-    table::make_non_increasing(&mut points);
-    let placement = placement(&plan, &points, &reports);
+    let launches = measure::launch_all(&plan, worker, reps, options.seed, progress)?;
+    let mut points = measure::profile_points(&plan, &launches, &evt_options, &params.statistic)?;
+    let table_missing = table::make_non_increasing(&mut points);
+    let placement = measure::placement(&plan, &points, &launches);
     let source = plan.source.as_ref();
     let (refill, refill_source) =
         resolve_refill(params, source, &header, plan.partitions, options.seed)?;
     let name = params
         .name
         .clone()
+        .or(params.task.clone())
         .or(source.map(|s| s.name.clone()))
         .unwrap_or_else(|| "profiled".into());
-    let period = match (params.period, source) {
-        (Some(period), _) => period,
-        (None, Some(s)) => s.period,
-        (None, None) => table::default_period(&points),
+    let (wcet_line, taskset) = match &table_missing {
+        Some(_) => (None, None),
+        None => {
+            let period = match (params.period, source) {
+                (Some(period), _) => period,
+                (None, Some(s)) => s.period,
+                (None, None) => table::default_period(&points),
+            };
+            let written = table::task_set(&table::TaskSetInput {
+                name: &name,
+                body: &plan.body,
+                points: &points,
+                partitions: plan.partitions,
+                cores: header.machine.online_cpus.len().max(1) as u32,
+                period,
+                refill,
+            })
+            .map_err(|e| {
+                Error::Measurement(format!("the written task set does not validate: {e}"))
+            })?;
+            let header_lines = vec![
+                format!(
+                    "C^p ({} over {}) measured by `tinct bench wcet-profile` on {}",
+                    params.statistic,
+                    conditions
+                        .iter()
+                        .map(|c| c.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    header.machine.one_line()
+                ),
+                format!("placement: {}", placement.note),
+                format!("refill: {refill_source}"),
+            ];
+            (
+                Some(table::wcet_line(&points)),
+                Some(tinct_core::format::to_toml(&written, &header_lines)),
+            )
+        }
     };
-    let written = table::task_set(&table::TaskSetInput {
-        name: &name,
-        body: &plan.body,
-        points: &points,
-        partitions: plan.partitions,
-        cores: header.machine.online_cpus.len().max(1) as u32,
-        period,
-        refill,
-    })
-    .map_err(|e| Error::Measurement(format!("the written task set does not validate: {e}")))?;
-    let header_lines = vec![
-        format!(
-            "C^p measured by `tinct bench wcet-profile` on {}",
-            header.machine.one_line()
-        ),
-        format!("placement: {}", placement.note),
-        format!("refill: {refill_source}"),
-    ];
-    let counters = match reports
-        .iter()
-        .flatten()
+    let counters = launches
+        .reports()
         .find_map(|r| r.counters_note.clone())
-    {
-        Some(note) => note,
-        None => "LLC misses counted per job (hardware counter LLC-load-misses)".into(),
-    };
+        .unwrap_or_else(|| "LLC misses counted per job (hardware counter LLC-load-misses)".into());
     header.add_logged_counters();
     Ok(WcetProfileResult {
         counters,
-        wcet_line: table::wcet_line(&points),
-        taskset: tinct_core::format::to_toml(&written, &header_lines),
+        wcet_line,
+        table_missing,
+        taskset,
+        written_taskset: None,
         header,
         task: name,
         partitions: plan.partitions,
         jobs_per_launch: plan.jobs,
         body: plan.body,
         placement,
+        conditions: plan.conditions,
+        co_runners: plan.co_runners,
+        statistic: params.statistic.to_string(),
+        evt: evt_options,
         points,
         refill: refill.to_string(),
         refill_source,
     })
-}
-
-/// Every worker launch, `reps` per p, interleaved; the reports per p.
-fn launch_all(
-    plan: &Plan,
-    worker: &WorkerCommand,
-    reps: u32,
-    seed: u64,
-    progress: &dyn Progress,
-) -> Result<Vec<Vec<WorkerReport>>> {
-    let runner = Interleaved::new(plan.ps.iter().map(|p| format!("p={p}")), reps).seed(seed);
-    progress.start(runner.calls(), "wcet-profile");
-    let mut reports: Vec<Vec<WorkerReport>> = vec![Vec::new(); plan.ps.len()];
-    runner.run::<Error>(progress, |c| {
-        progress.set_message(&format!("p = {}", plan.ps[c]));
-        let launch = Launch {
-            worker,
-            body: &plan.body,
-            jobs: plan.jobs,
-            seed,
-            cpu: plan.cpu,
-            fifo: plan.fifo,
-            colors: &plan.color_sets[c],
-            total_colors: plan.colors,
-            preload: plan.preload.as_deref(),
-        };
-        let report = launch.run_with_retry()?;
-        let max = report.job_ns.iter().copied().max().unwrap_or(0);
-        reports[c].push(report);
-        Ok(max)
-    })?;
-    progress.finish();
-    Ok(reports)
-}
-
-/// C^p at each p from its workers' reports (before the table is made
-/// non-increasing).
-fn profile_points(plan: &Plan, reports: &[Vec<WorkerReport>]) -> Result<Vec<ProfilePoint>> {
-    plan.ps
-        .iter()
-        .zip(&plan.color_sets)
-        .zip(reports)
-        .map(|((&p, colors), reports)| {
-            let samples: Vec<u64> = reports
-                .iter()
-                .flat_map(|r| r.job_ns.iter().copied())
-                .collect();
-            let jobs = Durations::of(&samples)
-                .ok_or_else(|| Error::Measurement(format!("no jobs ran at p = {p}")))?;
-            Ok(ProfilePoint {
-                p,
-                colors: colors.clone(),
-                wcet_ns: jobs.max,
-                acet_ns: jobs.mean.round() as u64,
-                table_ns: jobs.max,
-                jobs,
-                pages_checked: reports.iter().map(|r| r.pages_checked).sum(),
-                pages_in_colors: reports.iter().map(|r| r.pages_in_colors).sum(),
-                llc_misses_max: reports
-                    .iter()
-                    .filter_map(|r| r.llc_misses.as_ref())
-                    .flatten()
-                    .copied()
-                    .max(),
-            })
-        })
-        .collect()
-}
-
-/// Where the working sets lay, and what that means for the table.
-fn placement(plan: &Plan, points: &[ProfilePoint], reports: &[Vec<WorkerReport>]) -> Placement {
-    let checked: u64 = points.iter().map(|p| p.pages_checked).sum();
-    let in_colors: u64 = points.iter().map(|p| p.pages_in_colors).sum();
-    let unchecked = reports
-        .iter()
-        .flatten()
-        .find_map(|r| r.unchecked_reason.clone());
-    let preload = &plan.preload;
-    Placement {
-        colored: preload.is_some(),
-        preload: preload.as_ref().map(|p| p.display().to_string()),
-        colors: plan.colors,
-        pages_in_colors_ratio: (checked > 0).then(|| in_colors as f64 / checked as f64),
-        note: match (preload, checked, unchecked) {
-            (None, _, _) => "--uncolored: the working set came from the ordinary heap; partitions were NOT enforced, \
-                             every p saw the whole cache, so the table is NOT a safe C^p for p < N_P"
-                .into(),
-            (Some(_), 0, reason) => format!(
-                "served by the shim, but the placement could not be checked: {}",
-                reason.unwrap_or_else(|| "unknown reason".into())
-            ),
-            (Some(_), _, _) => format!(
-                "served by the shim from the colors of partitions 1..=p; {in_colors} of {checked} working-set pages \
-                 checked in those colors"
-            ),
-        },
-    }
 }
 
 /// Δ for the written task set: the parameter, the input task set's, or

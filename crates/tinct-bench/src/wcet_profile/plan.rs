@@ -1,8 +1,9 @@
 //! Planning `tinct bench wcet-profile`: the task and its body, the p values
 //! and their colours, the shim, and the scheduling of the workers.
 
+use super::condition::Condition;
 use super::launch;
-use super::{Params, ProfiledBody, WorkerCommand, worker};
+use super::{CoRunnerChoice, CoRunnerSetup, Params, ProfiledBody, WorkerCommand, worker};
 use crate::calibrate;
 use crate::harness::RunHeader;
 use crate::{Error, Result};
@@ -25,6 +26,13 @@ pub(super) struct Plan {
     /// The p values, ascending, and the colours of partitions 1..=p for each.
     pub ps: Vec<u32>,
     pub color_sets: Vec<Vec<u32>>,
+    /// For each p, the colours of the partitions the task does not use
+    /// (p + 1..=N_P): where coloured co-runners live.
+    pub other_color_sets: Vec<Vec<u32>>,
+    /// The conditions, in the order asked.
+    pub conditions: Vec<Condition>,
+    /// The co-runners of the `co-run` conditions (`None` without them).
+    pub co_runners: Option<CoRunnerSetup>,
     pub body: ProfiledBody,
     /// The shim (`None`: uncoloured).
     pub preload: Option<PathBuf>,
@@ -44,7 +52,12 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, header: &RunHeader) 
         }
         Some(n) => n,
         None if options.quick => 5,
-        None => 20,
+        None => 100,
+    };
+    let conditions = if params.conditions.is_empty() {
+        Condition::DEFAULT.to_vec()
+    } else {
+        params.conditions.clone()
     };
     let partitions = params
         .partitions
@@ -65,11 +78,24 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, header: &RunHeader) 
         && tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live())
             .is_ok_and(|p| p.is_root()))
     .then_some(crate::crpd::DEFAULT_FIFO_PRIORITY);
+    let colors_of = |partitions: std::ops::RangeInclusive<u32>| {
+        split
+            .colors_of_all(&partitions.collect::<Vec<_>>())
+            .map_err(|e| Error::InvalidInput(format!("--p: {e}")))
+    };
     let color_sets: Vec<Vec<u32>> = ps
         .iter()
-        .map(|&p| split.colors_of_all(&(1..=p).collect::<Vec<_>>()))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|e| Error::InvalidInput(format!("--p: {e}")))?;
+        .map(|&p| colors_of(1..=p))
+        .collect::<Result<_>>()?;
+    let other_color_sets: Vec<Vec<u32>> = ps
+        .iter()
+        .map(|&p| colors_of(p + 1..=partitions))
+        .collect::<Result<_>>()?;
+    let co_runners = if conditions.iter().any(|c| c.co_runners()) {
+        Some(co_runner_setup(params, header, preload.is_some())?)
+    } else {
+        None
+    };
     Ok(Plan {
         source,
         jobs,
@@ -78,6 +104,9 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, header: &RunHeader) 
         colors,
         ps,
         color_sets,
+        other_color_sets,
+        conditions,
+        co_runners,
         body,
         preload,
         fifo,
@@ -217,4 +246,82 @@ pub(super) fn llc_colors(header: &RunHeader) -> Result<u32> {
     })?;
     let ways = u64::from(llc.ways.filter(|&w| w > 0).unwrap_or(1));
     Ok(((llc.size_bytes / ways) / header.machine.page_bytes).max(1) as u32)
+}
+
+/// Where the co-runners run and whether they are coloured: coloured only
+/// when the task is, and the colour probe (or `--co-runners colored`) says
+/// colouring partitions the last-level cache.
+fn co_runner_setup(
+    params: &Params,
+    header: &RunHeader,
+    task_colored: bool,
+) -> Result<CoRunnerSetup> {
+    // `measure` made sure there is at least one CPU besides the task's.
+    let cpus: Vec<u32> = header.cpus.iter().skip(1).copied().collect();
+    let llc_bytes = header.machine.llc().map_or(8 << 20, |c| c.size_bytes);
+    let (colored, reason, probe) = match (params.co_runners, task_colored) {
+        (_, false) => (
+            false,
+            "uncoloured: the task itself is uncoloured (--uncolored)".to_string(),
+            None,
+        ),
+        (CoRunnerChoice::Uncolored, true) => (
+            false,
+            "uncoloured (--co-runners uncolored)".to_string(),
+            None,
+        ),
+        (CoRunnerChoice::Colored, true) => (
+            true,
+            "coloured into the partitions the task does not use (--co-runners colored)".to_string(),
+            None,
+        ),
+        (CoRunnerChoice::Auto, true) => probe_colouring(params.common.quick),
+    };
+    Ok(CoRunnerSetup {
+        cpus,
+        colored,
+        reason,
+        color_probe: probe,
+        uncolored_bytes_per_cpu: (llc_bytes * 2).max(16 << 20),
+        llc_bytes,
+    })
+}
+
+/// Runs the colour probe of tinct-sys on the last-level cache.
+fn probe_colouring(quick: bool) -> (bool, String, Option<String>) {
+    let options = tinct_sys::color_probe::ProbeOptions {
+        rounds: if quick { 5 } else { 11 },
+        ..Default::default()
+    };
+    match tinct_sys::color_probe::probe_colors(options) {
+        Ok(report) => match report.last_level() {
+            Some(level) if level.verdict == tinct_sys::color_probe::Verdict::Effective => (
+                true,
+                format!(
+                    "coloured into the partitions the task does not use: the colour probe finds colouring effective ({})",
+                    level.explanation
+                ),
+                Some(level.explanation.clone()),
+            ),
+            Some(level) => (
+                false,
+                format!(
+                    "uncoloured: the colour probe finds colouring {} here, so colours would not keep them out of the task's cache ({})",
+                    level.verdict.label(),
+                    level.explanation
+                ),
+                Some(level.explanation.clone()),
+            ),
+            None => (
+                false,
+                "uncoloured: the colour probe found no colourable last-level cache".into(),
+                None,
+            ),
+        },
+        Err(e) => (
+            false,
+            format!("uncoloured: the colour probe failed ({e})"),
+            None,
+        ),
+    }
 }

@@ -8,31 +8,68 @@ use tinct_core::format::{InputError, Syntax};
 use tinct_core::model::{Body, Platform, Task, TaskSet, WcetTable, Work};
 use tinct_core::units::{Bytes, Nanos};
 
-/// Sets each point's `table_ns` to the maximum measured WCET over this and
+/// Sets each point's `table_ns` to the largest statistic over this and
 /// every larger p (points sorted by p), rounded up to a whole microsecond:
 /// C^p must not increase with p (kim2013 Section II-C), and raising a value
-/// to a neighbour's measured maximum (or rounding it up) keeps it safe.
-pub fn make_non_increasing(points: &mut [ProfilePoint]) {
+/// to a neighbour's measured one (or rounding it up) keeps it safe.
+/// If a point has no statistic, no point gets a table value and the reason
+/// is returned (naming the p and the condition).
+pub fn make_non_increasing(points: &mut [ProfilePoint]) -> Option<String> {
+    let missing = points.iter().find_map(|point| {
+        point.conditions.iter().find_map(|c| {
+            c.statistic_missing
+                .as_ref()
+                .map(|why| format!("p = {} ({}): {why}", point.p, c.condition))
+        })
+    });
+    if missing.is_some() || points.iter().any(|p| p.statistic_ns.is_none()) {
+        for point in points.iter_mut() {
+            point.table_ns = None;
+        }
+        return Some(missing.unwrap_or_else(|| "a point has no statistic".into()));
+    }
     let mut running = 0u64;
     for point in points.iter_mut().rev() {
-        running = running.max(point.wcet_ns.div_ceil(1000) * 1000);
-        point.table_ns = running;
+        let value = point.statistic_ns.unwrap_or(0);
+        running = running.max(value.div_ceil(1000).saturating_mul(1000));
+        point.table_ns = Some(running);
     }
+    None
+}
+
+/// The table value of a point (0 before [`make_non_increasing`] set it).
+fn table_value(point: &ProfilePoint) -> Nanos {
+    Nanos(point.table_ns.unwrap_or(0))
+}
+
+/// The `{ p = "C", … }` table (task-set syntax) as (p, C) pairs.
+pub fn table(points: &[ProfilePoint]) -> BTreeMap<u32, Nanos> {
+    points.iter().map(|p| (p.p, table_value(p))).collect()
 }
 
 /// The `wcet = { p = "C", … }` line (task-set syntax, ready to paste).
 pub fn wcet_line(points: &[ProfilePoint]) -> String {
     let items: Vec<String> = points
         .iter()
-        .map(|p| format!("{} = \"{}\"", p.p, Nanos(p.table_ns)))
+        .map(|p| format!("{} = \"{}\"", p.p, table_value(p)))
         .collect();
     format!("wcet = {{ {} }}", items.join(", "))
 }
 
 /// 10 × the largest table value, rounded up to a whole millisecond.
 pub fn default_period(points: &[ProfilePoint]) -> Nanos {
-    let worst = points.iter().map(|p| p.table_ns).max().unwrap_or(0).max(1);
-    Nanos((worst * 10).div_ceil(1_000_000) * 1_000_000)
+    let worst = points
+        .iter()
+        .map(|p| table_value(p).0)
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    Nanos(
+        worst
+            .saturating_mul(10)
+            .div_ceil(1_000_000)
+            .saturating_mul(1_000_000),
+    )
 }
 
 /// What the written task set is made of.
@@ -63,11 +100,7 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
         .max(1 << 30)
         .div_ceil(1 << 20)
         * (1 << 20);
-    let listed: BTreeMap<u32, Nanos> = input
-        .points
-        .iter()
-        .map(|p| (p.p, Nanos(p.table_ns)))
-        .collect();
+    let listed = table(input.points);
     let total = input.body.memory_iterations + input.body.compute_iterations;
     let kernel = super::worker::kernel_by_name(&input.body.kernel)
         .unwrap_or(tinct_core::model::Kernel::Chase);
@@ -103,21 +136,38 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::harness::Durations;
+    use crate::wcet_profile::ConditionPoint;
+    use crate::wcet_profile::condition::Condition;
+    use tinct_report::Durations;
+    use tinct_report::stats::evt::{EvtOptions, fit};
 
-    fn point(p: u32, wcet: u64) -> ProfilePoint {
+    fn condition(condition: Condition, ns: Option<u64>) -> ConditionPoint {
+        let jobs = [ns.unwrap_or(1)];
+        ConditionPoint {
+            condition,
+            jobs: Durations::of(&jobs).unwrap(),
+            p999_ns: jobs[0],
+            evt: fit(&jobs, &EvtOptions::default()).unwrap(),
+            statistic_ns: ns,
+            statistic_missing: ns.is_none().then(|| "too few blocks".into()),
+            llc_misses_max: None,
+            pages_checked: 0,
+            pages_in_colors: 0,
+            co_runners: None,
+            job_ns: jobs.to_vec(),
+        }
+    }
+
+    pub(crate) fn point(p: u32, statistic: u64) -> ProfilePoint {
         ProfilePoint {
             p,
             colors: vec![],
-            jobs: Durations::of(&[wcet]).unwrap(),
-            wcet_ns: wcet,
-            acet_ns: wcet,
-            table_ns: wcet,
-            pages_checked: 0,
-            pages_in_colors: 0,
-            llc_misses_max: None,
+            conditions: vec![condition(Condition::Alone, Some(statistic))],
+            statistic_ns: Some(statistic),
+            worst_condition: Some(Condition::Alone),
+            table_ns: None,
         }
     }
 
@@ -129,10 +179,23 @@ mod tests {
             point(4, 750_000),
             point(8, 499_001),
         ];
-        make_non_increasing(&mut points);
-        let table: Vec<u64> = points.iter().map(|p| p.table_ns).collect();
-        assert_eq!(table, vec![900_000, 750_000, 750_000, 500_000]);
-        assert!(points.iter().all(|p| p.table_ns >= p.wcet_ns));
+        assert_eq!(make_non_increasing(&mut points), None);
+        let table: Vec<Option<u64>> = points.iter().map(|p| p.table_ns).collect();
+        assert_eq!(
+            table,
+            vec![Some(900_000), Some(750_000), Some(750_000), Some(500_000)]
+        );
+        assert!(points.iter().all(|p| p.table_ns >= p.statistic_ns));
+    }
+
+    #[test]
+    fn a_missing_statistic_leaves_no_table_and_says_where() {
+        let mut points = vec![point(1, 900_000), point(2, 700_000)];
+        points[1].conditions.push(condition(Condition::Cold, None));
+        points[1].statistic_ns = None;
+        let why = make_non_increasing(&mut points).unwrap();
+        assert_eq!(why, "p = 2 (cold): too few blocks");
+        assert!(points.iter().all(|p| p.table_ns.is_none()));
     }
 
     #[test]
@@ -142,7 +205,7 @@ mod tests {
             point(8, 11_940_000),
             point(12, 10_300_000),
         ];
-        make_non_increasing(&mut points);
+        assert_eq!(make_non_increasing(&mut points), None);
         assert_eq!(
             wcet_line(&points),
             r#"wcet = { 1 = "22.76ms", 8 = "11.94ms", 12 = "10.3ms" }"#
@@ -171,7 +234,8 @@ mod tests {
 
     #[test]
     fn a_period_below_the_wcet_is_refused() {
-        let points = vec![point(1, 5_000_000)];
+        let mut points = vec![point(1, 5_000_000)];
+        make_non_increasing(&mut points);
         let body = ProfiledBody {
             kernel: "read".into(),
             working_set_bytes: 1 << 20,

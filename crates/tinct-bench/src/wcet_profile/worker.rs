@@ -38,6 +38,10 @@ pub struct WorkerJob {
     /// The page colors the working set should lie in (a list like `0-15`),
     /// checked through pagemap.
     pub expect_colors: Option<String>,
+    /// Flush the working set from every cache level before each measured
+    /// job (the `cold` conditions).
+    #[serde(default)]
+    pub cold: bool,
 }
 
 /// What a worker measured.
@@ -138,6 +142,9 @@ pub fn run(args: &WorkerJob) -> Result<WorkerReport> {
     let mut job_ns = Vec::with_capacity(args.jobs as usize);
     let mut misses = Vec::with_capacity(args.jobs as usize);
     for _ in 0..args.jobs {
+        if args.cold {
+            tinct_sys::cache_flush::flush_from_caches(state.words())?;
+        }
         if let Some(c) = counters.as_mut() {
             c.reset()?;
             c.enable()?;
@@ -162,7 +169,11 @@ pub fn run(args: &WorkerJob) -> Result<WorkerReport> {
 
 /// Counts the whole pages of `[start, start + bytes)` whose physical frame
 /// lies in `colors` of the last-level cache.
-fn check_colors(start: usize, bytes: usize, colors: &str) -> Result<(u64, u64, Option<String>)> {
+pub(super) fn check_colors(
+    start: usize,
+    bytes: usize,
+    colors: &str,
+) -> Result<(u64, u64, Option<String>)> {
     let wanted = tinct_sys::parse_cpu_list(colors)
         .map_err(|e| Error::InvalidInput(format!("--expect-colors: {e}")))?;
     let root = tinct_sys::SysRoot::live();
@@ -234,11 +245,37 @@ mod tests {
             cpu,
             fifo: None,
             expect_colors: None,
+            cold: false,
         };
         let line = main(&args.to_arg().unwrap()).unwrap();
         let report = WorkerReport::from_line(&line).unwrap();
         assert_eq!(report.job_ns.len(), 4);
         assert!(report.job_ns.iter().all(|&ns| ns > 0));
         assert!(report.unchecked_reason.is_some());
+    }
+
+    /// Cold jobs (working set flushed first) take longer than warm ones:
+    /// the fastest of each, from one worker each, side by side.
+    #[test]
+    fn cold_jobs_start_from_memory() {
+        let cpu = tinct_sys::sched::current_cpu();
+        let fastest = |cold: bool| {
+            let args = WorkerJob {
+                kernel: "chase".into(),
+                working_set: 256 << 10,
+                memory_iterations: 4096,
+                compute_iterations: 0,
+                jobs: 15,
+                seed: 2,
+                cpu,
+                fifo: None,
+                expect_colors: None,
+                cold,
+            };
+            let report = run(&args).unwrap();
+            report.job_ns.into_iter().min().unwrap()
+        };
+        let (warm, cold) = (fastest(false), fastest(true));
+        assert!(cold > warm, "cold {cold} ns vs warm {warm} ns");
     }
 }

@@ -27,15 +27,22 @@ enum Bench {
     /// Load-to-use latency per cache level (pointer chase, with and without
     /// huge pages), read/write bandwidth and the partition refill time Δ.
     Calibrate(args::Calibrate),
+    /// The platform overheads an analysis charges: context-switch cost δ,
+    /// release latency and jitter, timer tick; stored in the calibration.
+    Overheads(args::Overheads),
     /// Context-switch cost and cache-related preemption delay against the
     /// theoretical curves of Sebek 2002 (Figures 5 and 7).
     Crpd(args::Crpd),
     /// C^p: the WCET of one job body for p = 1..N_P cache partitions
-    /// (kim2013 Figure 6), as a task-set `wcet` line and a task-set file.
-    WcetProfile(args::WcetProfile),
+    /// (kim2013 Figure 6) alone, cold and with co-runners, with percentiles
+    /// and an EVT pWCET, as a task-set `wcet` line and a task-set file.
+    WcetProfile(Box<args::WcetProfile>),
     /// One wcet-profile worker process (internal).
     #[command(hide = true)]
     WcetWorker(args::WcetWorker),
+    /// The co-runners of one wcet-profile launch (internal).
+    #[command(hide = true)]
+    WcetCorunner(args::WcetCorunner),
     /// Shared-memory contention (Gracioli et al.): sequential, parallel-shared
     /// and parallel-private versions per thread placement, and false sharing.
     Coherence(args::Coherence),
@@ -55,6 +62,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             let finished = tinct_bench::calibrate::run(&args.params(), &bar);
             show(finished).map(|()| save_calibration(&args))
         }
+        Bench::Overheads(args) => {
+            let bar = Bar::new(!args.common.no_progress);
+            let target = overheads_target(&args);
+            show(tinct_bench::overheads::run(&args.params(target), &bar))
+        }
         Bench::Crpd(args) => {
             let bar = Bar::new(!args.common.no_progress);
             show(tinct_bench::crpd::run(&args.params(), &bar))
@@ -73,6 +85,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Bench::WcetWorker(args) => tinct_bench::wcet_profile::worker::main(&args.job)
             .map(|line| println!("{line}"))
             .map_err(cli_error),
+        Bench::WcetCorunner(args) => tinct_bench::wcet_profile::co_runners::main(
+            &args.job,
+            &mut std::io::stdout(),
+            &mut std::io::stdin(),
+        )
+        .map(|line| println!("{line}"))
+        .map_err(cli_error),
         Bench::Coherence(args) => {
             let bar = Bar::new(!args.common.no_progress);
             show(tinct_bench::coherence::run(&args.params(), &bar))
@@ -117,6 +136,28 @@ fn save_calibration(args: &args::Calibrate) {
     }
 }
 
+/// Where `tinct bench overheads` stores what it measured: `--calibration
+/// FILE`, else this machine's saved calibration if a full run finds one.
+fn overheads_target(args: &args::Overheads) -> Option<std::path::PathBuf> {
+    if let Some(path) = &args.calibration {
+        return Some(path.clone());
+    }
+    let saved = crate::calibration::saved_path().filter(|p| p.is_file());
+    match (&saved, args.common.quick) {
+        (Some(_), false) => saved,
+        (Some(_), true) => {
+            println!("(--quick: not stored in this machine's calibration)");
+            None
+        }
+        (None, _) => {
+            println!(
+                "(no saved calibration of this machine: run `tinct bench calibrate`, which measures the overheads too, or give --calibration FILE)"
+            );
+            None
+        }
+    }
+}
+
 /// This binary, re-run as `tinct bench wcet-worker` for each profiling launch.
 fn worker_command() -> tinct_bench::Result<tinct_bench::wcet_profile::WorkerCommand> {
     let program = std::env::current_exe().map_err(|e| {
@@ -125,6 +166,7 @@ fn worker_command() -> tinct_bench::Result<tinct_bench::wcet_profile::WorkerComm
     Ok(tinct_bench::wcet_profile::WorkerCommand {
         program,
         prefix: vec!["bench".into(), "wcet-worker".into()],
+        co_runner_prefix: vec!["bench".into(), "wcet-corunner".into()],
     })
 }
 

@@ -5,7 +5,9 @@ use super::common::{CommonArgs, duration, size};
 use std::path::PathBuf;
 use tinct_bench::banks::kernels::Kernel as BankKernel;
 use tinct_bench::isolation::reservation::ReservationChoice;
-use tinct_bench::{banks, calibrate, coherence, crpd, isolation, wcet_profile};
+use tinct_bench::wcet_profile::condition::Condition;
+use tinct_bench::wcet_profile::statistic::Statistic;
+use tinct_bench::{banks, calibrate, coherence, crpd, isolation, overheads, wcet_profile};
 use tinct_core::units::{Bytes, Nanos};
 
 /// Options of `tinct bench calibrate`.
@@ -29,6 +31,33 @@ impl Calibrate {
             common: self.common.options(),
             partitions: self.partitions,
             max_size: self.max_size,
+        }
+    }
+}
+
+/// Options of `tinct bench overheads`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Overheads {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Seconds of release-latency measurement and of the busy loop each
+    /// (default 10; `--quick`: 1).
+    #[arg(long, value_name = "N")]
+    pub seconds: Option<u64>,
+    /// Store the overheads in this calibration file (default: this
+    /// machine's saved calibration, when it exists and the run is not
+    /// `--quick`).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+}
+
+impl Overheads {
+    /// The library's parameters, storing into `calibration`.
+    pub fn params(&self, calibration: Option<PathBuf>) -> overheads::Params {
+        overheads::Params {
+            common: self.common.options(),
+            seconds: self.seconds,
+            calibration,
         }
     }
 }
@@ -108,7 +137,8 @@ pub struct WcetProfile {
     /// Take the body, period and memory of a task from this task-set file.
     #[arg(long, value_name = "FILE", requires = "task")]
     pub taskset: Option<PathBuf>,
-    /// The task of `--taskset` to profile.
+    /// The task of `--taskset` to profile, and the task whose `wcet` table
+    /// `--write-taskset` replaces.
     #[arg(long, value_name = "NAME")]
     pub task: Option<String>,
     /// Job kernel: chase, read, write, rmw, compute, mixed (without --taskset).
@@ -140,7 +170,7 @@ pub struct WcetProfile {
     /// with --quick 1, N_P/4, N_P/2, N_P).
     #[arg(long = "p", value_name = "LIST")]
     pub p_list: Option<String>,
-    /// Measured jobs per worker launch (default 20, quick 5).
+    /// Measured jobs per worker launch (default 100, quick 5).
     #[arg(long)]
     pub jobs: Option<u32>,
     /// Δ for the written task set, e.g. `45.3us` (default: the task set's,
@@ -158,6 +188,51 @@ pub struct WcetProfile {
     /// Run the workers under SCHED_OTHER even when SCHED_FIFO is allowed.
     #[arg(long)]
     pub no_fifo: bool,
+    /// Conditions to profile under, a list of alone (kim2013's setting),
+    /// cold (working set flushed from every cache before each job), co-run
+    /// (aggressors on the other CPUs of --cpus), cold-co-run.
+    #[arg(long, value_name = "LIST", default_value = "alone,cold,co-run", value_parser = conditions)]
+    pub conditions: ConditionList,
+    /// Memory of the co-runners: colored (the partitions the task does not
+    /// use), uncolored, or auto (colored when the colour probe finds
+    /// colouring effective here).
+    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = co_runners)]
+    pub co_runners: wcet_profile::CoRunnerChoice,
+    /// Jobs per block of the EVT fit (block maxima; default 10).
+    #[arg(long, value_name = "N")]
+    pub block_size: Option<u64>,
+    /// Per-job exceedance probabilities to state the pWCET at, e.g.
+    /// `1e-9,1e-12` (default 1e-9).
+    #[arg(long, value_name = "P,...", value_delimiter = ',')]
+    pub exceedance: Vec<f64>,
+    /// The statistic written as C^p: max (kim2013), a percentile such as
+    /// p99.9, or pwcet:PROBABILITY such as pwcet:1e-9 (refused where the
+    /// data do not support an EVT fit).
+    #[arg(long = "use", value_name = "STATISTIC", default_value = "max", value_parser = statistic)]
+    pub statistic: Statistic,
+    /// Write the C^p table into this task-set file: the `wcet` of task
+    /// `--task` is replaced (everything else kept), or the file is created.
+    #[arg(long, value_name = "FILE", requires = "task")]
+    pub write_taskset: Option<PathBuf>,
+}
+
+/// `--conditions`: one value holding the list (clap would read a `Vec` as
+/// repeated options).
+#[derive(Debug, Clone)]
+pub struct ConditionList(pub Vec<Condition>);
+
+fn conditions(text: &str) -> Result<ConditionList, String> {
+    Condition::parse_list(text)
+        .map(ConditionList)
+        .map_err(|e| e.to_string())
+}
+
+fn co_runners(text: &str) -> Result<wcet_profile::CoRunnerChoice, String> {
+    wcet_profile::CoRunnerChoice::parse(text).map_err(|e| e.to_string())
+}
+
+fn statistic(text: &str) -> Result<Statistic, String> {
+    Statistic::parse(text).map_err(|e| e.to_string())
 }
 
 impl WcetProfile {
@@ -181,8 +256,21 @@ impl WcetProfile {
             preload: self.preload.clone(),
             uncolored: self.uncolored,
             no_fifo: self.no_fifo,
+            conditions: self.conditions.0.clone(),
+            co_runners: self.co_runners,
+            block_size: self.block_size,
+            exceedances: self.exceedance.clone(),
+            statistic: self.statistic,
+            write_taskset: self.write_taskset.clone(),
         }
     }
+}
+
+/// The hidden `tinct bench wcet-corunner`: the co-runners of one launch.
+#[derive(Debug, Clone, clap::Args)]
+pub struct WcetCorunner {
+    /// The job, as JSON (written by `tinct bench wcet-profile`).
+    pub job: String,
 }
 
 /// The hidden `tinct bench wcet-worker`: one profiling launch.

@@ -1,0 +1,537 @@
+//! `tinct bench overheads` (and the overheads part of `tinct bench
+//! calibrate`): the platform overheads an analysis charges, each measured
+//! by the code that owns the mechanism and stored in the machine
+//! calibration (`tinct_core::calibration::Overheads`):
+//!
+//! - δ, the context-switch cost: `tinct bench crpd`'s measurement
+//!   ([`crate::crpd::context_switch`], Sebek 2002 Table 1), worst case (the
+//!   switch path cold after each task read twice the LLC), one switch
+//!   between two threads on one CPU;
+//! - the release latency and jitter: tinct-rt's
+//!   ([`tinct_rt::release_latency::measure`]), one SCHED_FIFO thread per
+//!   CPU with jobs of no work at a 1 ms period, the jobs whose thread slept
+//!   until the release (as cyclictest counts);
+//! - the timer tick: [`tick`], the time a busy thread loses to each tick,
+//!   picked out of all its interruptions by the tick's period.
+//!
+//! The value each `*_ns` key holds is the largest observed: on a virtual
+//! machine that includes host stalls of tens of milliseconds, which the
+//! records' 99th percentiles and medians show apart. An overhead that could
+//! not be measured is absent, with the reason in `unmeasured`.
+
+pub mod tick;
+
+use crate::crpd::{self, SwitchCost};
+use crate::harness::{BenchOptions, Durations, Finished, OutputDir, Progress, RunHeader, Summary};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tinct_core::calibration::{CalibrationFile, OverheadRecord, Overheads, TickRecord};
+use tinct_core::units::Nanos;
+use tinct_rt::release_latency::{self, LatencyRun};
+
+/// SCHED_FIFO priority of the context-switch pair and the busy loop.
+const FIFO_PRIORITY: u8 = crpd::DEFAULT_FIFO_PRIORITY;
+/// SCHED_FIFO priority of the release-latency threads (cyclictest's usual).
+const LATENCY_PRIORITY: u8 = 95;
+/// Period of the release-latency threads.
+const LATENCY_PERIOD_NS: u64 = 1_000_000;
+
+/// Parameters of `tinct bench overheads`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Params {
+    /// Parameters shared by every bench (`--reps`: context-switch samples).
+    pub common: BenchOptions,
+    /// Seconds of release-latency measurement and of the busy loop each
+    /// (default 10; quick: 1 whatever is given).
+    pub seconds: Option<u64>,
+    /// The calibration file to store the overheads in (its `overheads`
+    /// object is replaced, everything else kept); `None`: not stored.
+    pub calibration: Option<PathBuf>,
+}
+
+/// The release-latency measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseLatency {
+    /// One thread on each of these CPUs.
+    pub cpus: Vec<u32>,
+    /// Their period, ns.
+    pub period_ns: u64,
+    /// Jobs whose thread slept until the release (what is stored).
+    pub woke: Durations,
+    /// Every job, backlogged ones after a stall included.
+    pub all: Durations,
+}
+
+/// What the busy loop of the tick measurement saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusyLoop {
+    /// The CPU.
+    pub cpu: u32,
+    /// SCHED_FIFO priority (`None`: SCHED_OTHER, other threads' time counts too).
+    pub fifo: Option<u8>,
+    /// Busy time, ns.
+    pub busy_ns: u64,
+    /// The loop's fastest iteration, ns.
+    pub loop_ns: u64,
+    /// Reads further apart than this were an interruption, ns.
+    pub threshold_ns: u64,
+    /// Every interruption's lost time (`None`: there was none).
+    pub interruptions: Option<Durations>,
+    /// Share of the busy time lost to interruptions.
+    pub lost_fraction: f64,
+    /// The tick's period, when found.
+    pub tick_period_ns: Option<u64>,
+    /// The tick's interruptions.
+    pub tick: Option<Durations>,
+    /// True if the recording stopped early (too many interruptions).
+    pub truncated: bool,
+}
+
+/// Everything the overhead measurements found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// What the calibration stores.
+    pub overheads: Overheads,
+    /// The context-switch cost, best and worst case.
+    pub context_switch: Option<SwitchCost>,
+    /// The release latency.
+    pub release_latency: Option<ReleaseLatency>,
+    /// The busy loop behind the tick.
+    pub busy_loop: Option<BusyLoop>,
+}
+
+/// Everything `tinct bench overheads` measured (`overheads.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OverheadsResult {
+    /// Bench, options, machine.
+    #[serde(flatten)]
+    pub header: RunHeader,
+    /// The measurements.
+    #[serde(flatten)]
+    pub measured: Measured,
+    /// The calibration file the overheads were stored in.
+    pub stored_in: Option<String>,
+}
+
+/// How to measure (shared by `overheads` and `calibrate`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setup {
+    /// The CPUs: the first one for the context switch and the busy loop,
+    /// all of them for the release latency.
+    pub cpus: Vec<u32>,
+    /// Context-switch samples per case.
+    pub switch_reps: u32,
+    /// Release-latency and busy-loop duration each, seconds.
+    pub seconds: u64,
+    /// Seed of the context-switch order.
+    pub seed: u64,
+    /// The last-level cache, bytes (the worst-case switch reads twice it).
+    pub llc_bytes: u64,
+}
+
+impl Setup {
+    /// The setup for `options` on the CPUs and cache of `header` (quick:
+    /// 30 switches and 1 s; full: 200 switches and `seconds`).
+    pub fn of(options: &BenchOptions, header: &RunHeader, seconds: u64) -> Result<Self> {
+        if seconds == 0 {
+            return Err(Error::InvalidInput(
+                "--seconds: expected at least 1 second, found 0".into(),
+            ));
+        }
+        Ok(Self {
+            cpus: header.cpus.clone(),
+            switch_reps: options.reps_or(30, 200)?,
+            seconds: if options.quick { 1 } else { seconds },
+            seed: options.seed,
+            llc_bytes: header.machine.llc().map_or(8 << 20, |c| c.size_bytes),
+        })
+    }
+}
+
+/// Runs `tinct bench overheads`: measures, stores the overheads in
+/// `params.calibration` if given, writes `overheads.json` and
+/// `overheads.csv`, and returns the result with its summary.
+pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<OverheadsResult>> {
+    let options = &params.common;
+    let cpus = options.cpus(1)?;
+    let header = RunHeader::new("overheads", options, options.reps_or(30, 200)?, cpus);
+    let setup = Setup::of(options, &header, params.seconds.unwrap_or(10))?;
+    // A file that cannot take the result is refused before the measurement.
+    if let Some(path) = &params.calibration {
+        read_calibration(path)?;
+    }
+    let measured = measure(&setup, progress)?;
+    let stored = params
+        .calibration
+        .as_ref()
+        .map(|path| store(path, &measured.overheads));
+    let mut result = OverheadsResult {
+        header,
+        measured,
+        stored_in: None,
+    };
+    let mut failure = None;
+    match stored {
+        Some(Ok(path)) => result.stored_in = Some(path),
+        Some(Err(e)) => failure = Some(e),
+        None => {}
+    }
+    let mut out = OutputDir::create(options.out_dir("overheads"))?;
+    write(&result, &mut out)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let summary = summary(&result, &out);
+    Ok(Finished { result, summary })
+}
+
+fn privileged() -> bool {
+    tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live()).is_ok_and(|p| p.is_root())
+}
+
+/// Measures the three overheads; one that fails is `unmeasured`, with why.
+pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
+    let cpu = *setup.cpus.first().ok_or_else(|| {
+        Error::InvalidInput("--cpus: expected at least one CPU, found none".into())
+    })?;
+    let root = privileged();
+    let mut overheads = Overheads::default();
+    progress.set_message("context switch");
+    let fifo = root.then_some(FIFO_PRIORITY);
+    let context_switch = match crpd::context_switch(
+        cpu,
+        setup.llc_bytes,
+        setup.switch_reps,
+        setup.seed,
+        fifo,
+        progress,
+    ) {
+        Ok((cost, policy)) => {
+            // δ is one switch: the slower of a preemption's two (Sebek's
+            // interrupt and resume), in the worst case.
+            let one_switch = if cost.worst.interrupt.max >= cost.worst.resume.max {
+                &cost.worst.interrupt
+            } else {
+                &cost.worst.resume
+            };
+            overheads.set_context_switch(record(
+                one_switch,
+                format!(
+                    "tinct bench crpd's context switch, worst case (each thread read {} before handing over, so the switch path ran cold), \
+                     the slower of a preemption's interrupt and resume switches between two threads on CPU {cpu} under {}",
+                    tinct_core::units::Bytes(cost.wipe_bytes),
+                    policy_name(policy)
+                ),
+            ));
+            Some(cost)
+        }
+        Err(e) => {
+            overheads.set_unmeasured("context_switch", e.to_string());
+            None
+        }
+    };
+    progress.set_message("release latency");
+    let release_latency = if root {
+        match measure_release_latency(setup) {
+            Ok(measured) => {
+                overheads.set_release_latency(record(
+                    &measured.woke,
+                    format!(
+                        "tinct-rt's release latency: one SCHED_FIFO {LATENCY_PRIORITY} thread on each of CPU {}, jobs of no work every {}, {} s; \
+                         jobs whose thread slept until the release, as cyclictest counts",
+                        tinct_sys::format_cpu_list(&measured.cpus),
+                        Nanos(measured.period_ns),
+                        setup.seconds
+                    ),
+                ));
+                Some(measured)
+            }
+            Err(e) => {
+                overheads.set_unmeasured("release_latency", e.to_string());
+                None
+            }
+        }
+    } else {
+        overheads.set_unmeasured(
+            "release_latency",
+            "needs SCHED_FIFO and mlockall: run as root",
+        );
+        None
+    };
+    progress.set_message("timer tick");
+    let busy_loop = match tick::record(cpu, setup.seconds.saturating_mul(1_000_000_000), fifo) {
+        Ok(seen) => {
+            let busy = busy_loop(&seen, fifo);
+            match (&busy.tick, busy.tick_period_ns) {
+                (Some(costs), Some(period_ns)) => overheads.set_tick(TickRecord {
+                    cost: record(
+                        costs,
+                        format!(
+                            "a busy loop on CPU {cpu} under {} for {} s: {} of its {} interruptions at the phase of a {} tick \
+                             (HZ {}); their lost time",
+                            policy_name(fifo),
+                            setup.seconds,
+                            costs.count,
+                            seen.gaps.len(),
+                            Nanos(period_ns),
+                            1_000_000_000 / period_ns
+                        ),
+                    ),
+                    period_ns,
+                }),
+                _ => overheads.set_unmeasured(
+                    "tick",
+                    format!(
+                        "no periodic interruption at a tick period of HZ 1000, 300, 250 or 100 among the busy loop's {} \
+                         interruptions on CPU {cpu} (nohz_full CPU, or a window too short)",
+                        seen.gaps.len()
+                    ),
+                ),
+            }
+            Some(busy)
+        }
+        Err(e) => {
+            overheads.set_unmeasured("tick", e.to_string());
+            None
+        }
+    };
+    Ok(Measured {
+        overheads,
+        context_switch,
+        release_latency,
+        busy_loop,
+    })
+}
+
+fn policy_name(fifo: Option<u8>) -> String {
+    fifo.map_or("SCHED_OTHER".into(), |p| format!("SCHED_FIFO {p}"))
+}
+
+/// An overhead record from a distribution.
+fn record(d: &Durations, measured_by: String) -> OverheadRecord {
+    OverheadRecord {
+        max_ns: d.max,
+        p99_ns: d.p99,
+        median_ns: d.median,
+        min_ns: d.min,
+        samples: d.count,
+        measured_by,
+    }
+}
+
+fn measure_release_latency(setup: &Setup) -> Result<ReleaseLatency> {
+    let run = LatencyRun {
+        cpus: setup.cpus.clone(),
+        priority: LATENCY_PRIORITY,
+        period_ns: LATENCY_PERIOD_NS,
+        jobs: setup.seconds.saturating_mul(1_000_000_000) / LATENCY_PERIOD_NS,
+        staggered: false,
+    };
+    let latencies = release_latency::measure(&run)
+        .map_err(|e| Error::Measurement(format!("release latency: {e}")))?;
+    let none = || Error::Measurement("release latency: no job was released".into());
+    Ok(ReleaseLatency {
+        cpus: run.cpus,
+        period_ns: run.period_ns,
+        woke: Durations::of(&latencies.woke).ok_or_else(none)?,
+        all: Durations::of(&latencies.all).ok_or_else(none)?,
+    })
+}
+
+fn busy_loop(seen: &tick::Interruptions, fifo: Option<u8>) -> BusyLoop {
+    let lost: Vec<u64> = seen.gaps.iter().map(|g| g.lost_ns).collect();
+    let total: u128 = lost.iter().map(|&l| u128::from(l)).sum();
+    let found = tick::find_tick(seen);
+    BusyLoop {
+        cpu: seen.cpu,
+        fifo,
+        busy_ns: seen.busy_ns,
+        loop_ns: seen.loop_ns,
+        threshold_ns: seen.threshold_ns,
+        interruptions: Durations::of(&lost),
+        lost_fraction: total as f64 / seen.busy_ns.max(1) as f64,
+        tick_period_ns: found.as_ref().map(|t| t.period_ns),
+        tick: found.as_ref().and_then(|t| Durations::of(&t.costs)),
+        truncated: seen.truncated,
+    }
+}
+
+/// Replaces the `overheads` object of the calibration file at `path` (which
+/// must be one: `refill` is checked), keeping everything else, atomically.
+/// Returns the path as shown.
+pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
+    let shown = path.display().to_string();
+    let mut value = read_calibration(path)?;
+    let object = value.as_object_mut().ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "{shown}: expected a JSON object, found another value"
+        ))
+    })?;
+    let written = serde_json::to_value(overheads).map_err(|source| Error::Json {
+        what: "overheads".into(),
+        source,
+    })?;
+    object.insert("overheads".into(), written);
+    let text = serde_json::to_string_pretty(&value).map_err(|source| Error::Json {
+        what: "calibration".into(),
+        source,
+    })?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let failed = |source: std::io::Error| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
+    file.write_all(format!("{text}\n").as_bytes())
+        .map_err(failed)?;
+    file.persist(path).map_err(|e| failed(e.error))?;
+    Ok(shown)
+}
+
+/// The calibration file at `path` as JSON, checked to be one (its
+/// `refill` reads as tinct-core's calibration type).
+fn read_calibration(path: &Path) -> Result<serde_json::Value> {
+    let bad = |what: String| {
+        Error::InvalidInput(format!(
+            "{}: expected a calibrate.json written by `tinct bench calibrate`, {what}",
+            path.display()
+        ))
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| bad(format!("found an unreadable file ({e})")))?;
+    serde_json::from_str::<CalibrationFile>(&text).map_err(|e| {
+        bad(format!(
+            "with whole numbers at refill.refill_ns and refill.partitions, found {e}"
+        ))
+    })?;
+    serde_json::from_str(&text).map_err(|e| bad(format!("found {e}")))
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    overhead: &'a str,
+    max_ns: u64,
+    p99_ns: u64,
+    median_ns: u64,
+    min_ns: u64,
+    samples: u64,
+    measured_by: &'a str,
+}
+
+/// The stored records as CSV rows.
+fn rows(o: &Overheads) -> Vec<Row<'_>> {
+    [
+        ("context_switch", o.context_switch.as_ref()),
+        ("release_latency", o.release_latency.as_ref()),
+        ("tick", o.tick.as_ref().map(|t| &t.cost)),
+    ]
+    .into_iter()
+    .filter_map(|(name, r)| {
+        r.map(|r| Row {
+            overhead: name,
+            max_ns: r.max_ns,
+            p99_ns: r.p99_ns,
+            median_ns: r.median_ns,
+            min_ns: r.min_ns,
+            samples: r.samples,
+            measured_by: &r.measured_by,
+        })
+    })
+    .collect()
+}
+
+fn write(result: &OverheadsResult, out: &mut OutputDir) -> Result<()> {
+    out.write_json("overheads.json", result)?;
+    out.write_csv("overheads.csv", &rows(&result.measured.overheads))?;
+    Ok(())
+}
+
+/// The overheads as summary facts, one line each (`calibrate` prints them
+/// beside its own table).
+pub fn summary_facts(s: &mut Summary, o: &Overheads) {
+    for row in rows(o) {
+        s.fact(
+            row.overhead,
+            format!(
+                "{} stored (max), p99 {}, median {}, {} samples",
+                Nanos(row.max_ns),
+                Nanos(row.p99_ns),
+                Nanos(row.median_ns),
+                row.samples
+            ),
+        );
+    }
+    summary_notes(s, o);
+}
+
+/// The overheads as a summary table (`overheads` prints it).
+fn summary_rows(s: &mut Summary, o: &Overheads) {
+    s.table(&["overhead", "stored (max)", "p99", "median", "samples"]);
+    for row in rows(o) {
+        s.row(vec![
+            row.overhead.to_string(),
+            Nanos(row.max_ns).to_string(),
+            Nanos(row.p99_ns).to_string(),
+            Nanos(row.median_ns).to_string(),
+            row.samples.to_string(),
+        ]);
+    }
+    summary_notes(s, o);
+}
+
+fn summary_notes(s: &mut Summary, o: &Overheads) {
+    for (name, why) in &o.unmeasured {
+        s.note(format!(
+            "{name} not measured (absent from the calibration): {why}"
+        ));
+    }
+    if let Some(period) = o.tick_period_ns {
+        s.fact(
+            "tick period",
+            format!("{} (HZ {})", Nanos(period), 1_000_000_000 / period.max(1)),
+        );
+    }
+    if let Some(jitter) = o.release_jitter_ns {
+        s.fact(
+            "release jitter",
+            format!("{} (max − min release latency)", Nanos(jitter)),
+        );
+    }
+}
+
+fn summary(result: &OverheadsResult, out: &OutputDir) -> Summary {
+    let mut s = Summary::new(format!(
+        "tinct bench overheads{}",
+        if result.header.quick { " (quick)" } else { "" }
+    ));
+    s.fact("machine", result.header.machine.one_line());
+    summary_rows(&mut s, &result.measured.overheads);
+    if let Some(busy) = &result.measured.busy_loop {
+        s.fact(
+            "busy loop",
+            format!(
+                "CPU {}: {:.3} % of {} lost to {} interruptions (largest {})",
+                busy.cpu,
+                busy.lost_fraction * 100.0,
+                Nanos(busy.busy_ns),
+                busy.interruptions.map_or(0, |d| d.count),
+                Nanos(busy.interruptions.map_or(0, |d| d.max))
+            ),
+        );
+    }
+    s.fact("output", out.path().display().to_string());
+    match &result.stored_in {
+        Some(path) => s.fact("stored in", path.clone()),
+        None => s.fact("stored in", "nowhere (no calibration file given)"),
+    };
+    s.note("stored value = the largest observed (a bound covers the worst case seen); p99 and median show what is typical");
+    if result.header.machine.virtualized == Some(true) {
+        s.note("virtual machine: the maxima include host stalls (the hypervisor taking the vCPU away), which no guest setting removes");
+    }
+    s
+}

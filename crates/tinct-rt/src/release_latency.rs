@@ -1,0 +1,158 @@
+//! The release latency of tinct's periodic threads on this machine: actual
+//! start − planned release of every job of a run with one SCHED_FIFO thread
+//! per CPU, pinned, memory locked, jobs of no work at a fixed period,
+//! /dev/cpu_dma_latency held at 0 µs (as cyclictest does).
+//!
+//! Both the release-latency benchmark (`benches/release_latency.rs`, beside
+//! cyclictest) and the machine calibration (`tinct bench calibrate` and
+//! `tinct bench overheads`, which store it as the release jitter the
+//! analysis charges) measure through [`measure`].
+
+use crate::error::{Result, RtError};
+use crate::runtime::{RunOptions, run};
+use crate::spec::RunSpec;
+use crate::testing::{TaskBuilder, run_spec};
+use std::io::Write;
+use tinct_core::model::{Kernel, Work};
+
+/// How to measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LatencyRun {
+    /// One thread pinned to each of these CPUs.
+    pub cpus: Vec<u32>,
+    /// SCHED_FIFO priority of the threads.
+    pub priority: u8,
+    /// The period of every thread, ns.
+    pub period_ns: u64,
+    /// Jobs per thread.
+    pub jobs: u64,
+    /// Release thread i at i·T/n instead of all at the same instant
+    /// (cyclictest's threads are offset by their start times).
+    pub staggered: bool,
+}
+
+/// Release latencies of one run, ns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Latencies {
+    /// Jobs whose thread slept until the release: the platform's wake-up
+    /// latency (what cyclictest counts).
+    pub woke: Vec<u64>,
+    /// Every job, including those released while the task's previous job
+    /// still ran (after a stall), as `tinct run` reports them.
+    pub all: Vec<u64>,
+}
+
+/// Holds /dev/cpu_dma_latency at 0 µs while alive (what cyclictest does):
+/// no deep C-state adds its exit time to a wake-up.
+pub fn hold_dma_latency() -> Option<std::fs::File> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .ok()?;
+    f.write_all(&0i32.to_ne_bytes()).ok()?;
+    Some(f)
+}
+
+/// Runs the threads and returns their release latencies. Needs SCHED_FIFO
+/// and mlockall (root or CAP_SYS_NICE and CAP_IPC_LOCK). A run that does not
+/// complete (stopped, a thread failed) is an error.
+pub fn measure(setup: &LatencyRun) -> Result<Latencies> {
+    let n = setup.cpus.len().max(1) as u64;
+    let tasks = setup
+        .cpus
+        .iter()
+        .enumerate()
+        .map(|(i, &cpu)| {
+            let offset = if setup.staggered {
+                i as u64 * setup.period_ns / n
+            } else {
+                0
+            };
+            TaskBuilder::periodic(&format!("latency-{cpu}"), setup.period_ns)
+                .cpu(cpu)
+                .fifo(setup.priority)
+                .offset(offset)
+                .kernel(Kernel::Compute, Work::Iterations(0))
+                .jobs(setup.jobs)
+                .build()
+        })
+        .collect();
+    let duration = setup
+        .period_ns
+        .checked_mul(setup.jobs)
+        .and_then(|d| d.checked_add(setup.period_ns))
+        .ok_or_else(|| RtError::Task {
+            task: "release-latency".into(),
+            message: format!(
+                "{} jobs of {} ns do not fit in a u64 of nanoseconds",
+                setup.jobs, setup.period_ns
+            ),
+        })?;
+    let spec = RunSpec {
+        source: "release-latency measurement".into(),
+        ..run_spec(tasks, duration)
+    };
+    let _dma = hold_dma_latency();
+    let result = run(
+        &spec,
+        RunOptions {
+            handle_signals: false,
+            // A latency measurement reports overruns in its maximum; it must
+            // not be stopped by the watchdog on a noisy machine.
+            watchdog_factor: 1000.0,
+            ..RunOptions::default()
+        },
+    )?;
+    if !result.stop.is_completed() {
+        return Err(RtError::Task {
+            task: "release-latency".into(),
+            message: result.stop.describe(),
+        });
+    }
+    let mut latencies = Latencies::default();
+    for task in &result.tasks {
+        let mut previous_finish = 0;
+        for r in &task.records {
+            let Some(latency) = r.latency_ns() else {
+                continue;
+            };
+            latencies.all.push(latency);
+            // cyclictest skips periods it overslept; count only jobs whose
+            // thread actually slept until the release, as it does.
+            if r.release_ns >= previous_finish {
+                latencies.woke.push(latency);
+            }
+            previous_finish = r.finish_ns.unwrap_or(u64::MAX);
+        }
+    }
+    Ok(latencies)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_release_is_measured_once() {
+        if !tinct_sys::testing::privileged_or_skip("release latency (SCHED_FIFO, mlockall)") {
+            return;
+        }
+        let cpus = tinct_sys::sched::affinity().unwrap();
+        let setup = LatencyRun {
+            cpus: cpus.clone(),
+            priority: 90,
+            period_ns: 1_000_000,
+            jobs: 50,
+            staggered: true,
+        };
+        let latencies = measure(&setup).unwrap();
+        assert_eq!(latencies.all.len() as u64, 50 * cpus.len() as u64);
+        assert!(latencies.woke.len() <= latencies.all.len());
+        assert!(!latencies.woke.is_empty());
+        let overflow = LatencyRun {
+            jobs: u64::MAX,
+            ..setup
+        };
+        assert!(measure(&overflow).is_err());
+    }
+}
