@@ -17,7 +17,7 @@ True
 
 from __future__ import annotations
 
-from . import errors, experiment
+from . import errors, experiment, reports
 from ._tinct import Plan, TaskSet, __version__
 from ._tinct import parse_duration_ns as parse_duration
 from ._tinct import parse_size_bytes as parse_size
@@ -33,6 +33,7 @@ __all__ = [
     "parse_size",
     "experiment",
     "errors",
+    "reports",
     "TinctError",
     "BadInput",
     "Failed",

@@ -20,6 +20,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _tinct
 from ._tinct import TaskSet
+from .reports import Kim2013Report, Params, ShardFile, StudyResult
 
 __all__ = [
     "random_params",
@@ -56,7 +57,7 @@ def random_params(
     sets: int = 100,
     seed: int = 1,
     node_budget: int = 20_000,
-) -> Dict[str, Any]:
+) -> Params:
     """The parameters of a random study, checked (what ``params.json`` holds).
 
     Every argument is the option of ``tinct experiment random`` of the same
@@ -89,12 +90,12 @@ def random_params(
 
 
 def random_shard(
-    params: Dict[str, Any],
+    params: Params,
     shard: Tuple[int, int] = (1, 1),
     *,
     threads: Optional[int] = None,
     timeout: Optional[float] = None,
-) -> Dict[str, Any]:
+) -> ShardFile:
     """Computes shard ``I/N`` of the random study (its work items I−1 modulo N).
 
     Returns the shard file ``tinct experiment random --shard I/N`` writes,
@@ -110,17 +111,17 @@ def random_shard(
 
 
 def random_study(
-    params: Dict[str, Any],
+    params: Params,
     *,
     threads: Optional[int] = None,
     timeout: Optional[float] = None,
-) -> Dict[str, Any]:
+) -> StudyResult:
     """The whole random study in this process: ``{"params", "points"}``."""
     whole = random_shard(params, (1, 1), threads=threads, timeout=timeout)
     return {"params": whole["params"], "points": whole["points"]}
 
 
-def merge(shards: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
+def merge(shards: Sequence[ShardFile]) -> StudyResult:
     """Sums shard dicts (from :func:`random_shard` or shard files) into
     ``{"params", "points"}``: exactly what one unsharded run computes.
 
@@ -131,14 +132,14 @@ def merge(shards: Sequence[Dict[str, Any]]) -> Dict[str, Any]:
     return _tinct.merge_shards(list(shards))
 
 
-def write_results(out: Union[str, "os.PathLike[str]"], result: Dict[str, Any]) -> None:
+def write_results(out: Union[str, "os.PathLike[str]"], result: StudyResult) -> None:
     """Writes ``params.json``, ``results.csv`` and ``schedulability.svg`` of a
     study result (``{"params", "points"}``) into ``out`` (created): the bytes
     ``tinct experiment random`` writes."""
     _tinct.write_results(os.fspath(out), result["params"], result["points"])
 
 
-def write_shard(out: Union[str, "os.PathLike[str]"], shard: Dict[str, Any]) -> Path:
+def write_shard(out: Union[str, "os.PathLike[str]"], shard: ShardFile) -> Path:
     """Writes ``shard-I-of-N.json`` into ``out`` (created) and returns its path."""
     return Path(_tinct.write_shard(os.fspath(out), shard))
 
@@ -148,7 +149,7 @@ def kim2013(
     *,
     node_budget: Optional[int] = None,
     timeout: Optional[float] = None,
-) -> Dict[str, Any]:
+) -> Kim2013Report:
     """kim2013 Section IV-E, Figures 11-13.
 
     Table I (``base``, default the shipped examples/kim2013.toml) duplicated
