@@ -9,6 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod batch;
+mod chart;
 mod errors;
 mod experiment;
 mod json;
@@ -33,6 +34,7 @@ fn _tinct(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(experiment::write_shard, m)?)?;
     m.add_function(wrap_pyfunction!(experiment::kim2013_study, m)?)?;
     m.add_function(wrap_pyfunction!(experiment::random_task_set_for, m)?)?;
+    m.add_function(wrap_pyfunction!(chart::line_chart_svg, m)?)?;
     m.add_function(wrap_pyfunction!(units::parse_duration_ns, m)?)?;
     m.add_function(wrap_pyfunction!(units::parse_size_bytes, m)?)?;
     Ok(())

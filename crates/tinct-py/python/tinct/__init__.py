@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 from . import errors, experiment, reports
-from ._tinct import Plan, TaskSet, __version__
+from ._tinct import Plan, TaskSet, __version__, line_chart_svg
 from ._tinct import parse_duration_ns as parse_duration
 from ._tinct import parse_size_bytes as parse_size
 from .batch import BatchResult, analyze_batch
@@ -31,6 +31,7 @@ __all__ = [
     "BatchResult",
     "parse_duration",
     "parse_size",
+    "line_chart_svg",
     "experiment",
     "errors",
     "reports",

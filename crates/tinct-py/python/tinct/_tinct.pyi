@@ -132,3 +132,12 @@ def random_task_set_for(
 ) -> Optional[TaskSet]: ...
 def parse_duration_ns(value: Union[str, int]) -> int: ...
 def parse_size_bytes(value: Union[str, int]) -> int: ...
+def line_chart_svg(
+    title: str,
+    x_label: str,
+    y_label: str,
+    series: Sequence[Tuple[str, Sequence[Tuple[float, float]]]],
+    x_range: Optional[Tuple[float, float]] = None,
+    y_range: Optional[Tuple[float, float]] = None,
+) -> str:
+    """tinct's own SVG line chart (the renderer of every tinct plot)."""
