@@ -167,16 +167,10 @@ pub fn analyze_batch_arrays<'py>(
             .map(|p| slice(p, "priority"))
             .transpose()?,
     };
-    let pool = threads
-        .map(|n| rayon::ThreadPoolBuilder::new().num_threads(n).build())
-        .transpose()
-        .map_err(|e| bad_argument("threads", format!("threads: {e}")))?;
+    let pool = crate::pools::pool(threads)?;
     let outcome = py.detach(|| {
         batch.check()?;
-        Ok(match &pool {
-            Some(pool) => pool.install(|| batch.run(shape[0])),
-            None => batch.run(shape[0]),
-        })
+        Ok(crate::pools::install(&pool, || batch.run(shape[0])))
     });
     let (schedulable, response) = outcome.map_err(|(field, s, i, expected, found): Refusal| {
         bad_argument(

@@ -103,13 +103,6 @@ pub fn random_params<'py>(
     to_python(py, &params)
 }
 
-fn rayon_pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|e| bad_argument("threads", format!("threads: {e}")))
-}
-
 /// Shard `index` of `count` of the random study (work items index−1
 /// modulo count), on `threads` threads (default: every core), with the GIL
 /// released: the shard file `tinct experiment random --shard I/N` writes,
@@ -132,14 +125,15 @@ pub fn random_shard<'py>(
             format!("shard: expected I/N with 1 ≤ I ≤ N, found {index}/{count}"),
         ));
     }
-    let pool = rayon_pool(threads)?;
+    let pool = crate::pools::pool(threads)?;
     let stop = stop_after(timeout)?;
     let shard = Shard { index, count };
     let hooks = Hooks {
         progress: None,
         stop: Some(&stop),
     };
-    let computed = py.detach(|| pool.install(|| parallel::compute(&params, shard, hooks)));
+    let computed =
+        py.detach(|| crate::pools::install(&pool, || parallel::compute(&params, shard, hooks)));
     let file = ShardFile {
         params,
         shard: index,

@@ -14,6 +14,7 @@ mod errors;
 mod experiment;
 mod json;
 mod plan;
+mod pools;
 mod stop;
 mod taskset;
 mod units;

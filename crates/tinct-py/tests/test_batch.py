@@ -90,6 +90,8 @@ def test_thread_counts_give_identical_results():
     wcet, period, deadline = random_arrays(5, 300, 12)
     one = tinct.analyze_batch(wcet, period, deadline, threads=1)
     many = tinct.analyze_batch(wcet, period, deadline, threads=4)
+    with pytest.raises(tinct.BadInput):
+        tinct.analyze_batch(wcet, period, deadline, threads=0)
     assert np.array_equal(one.schedulable, many.schedulable)
     assert np.array_equal(one.response_time, many.response_time)
 
