@@ -17,46 +17,19 @@ use tinct_core::format::{Syntax, parse};
 use tinct_core::generate::{RandomParams, random_task_set, rng_for};
 use tinct_report::schedulability;
 
-/// The generator's parameters from keyword arguments; `None` keeps
-/// tinct-core's default (the defaults of `tinct experiment random`).
-#[allow(clippy::too_many_arguments)]
-fn generator(
-    tasks: Option<usize>,
-    cores: Option<u32>,
-    partitions: Option<u32>,
-    memory: Option<&Bound<'_, PyAny>>,
-    refill: Option<&Bound<'_, PyAny>>,
-    period_min: Option<&Bound<'_, PyAny>>,
-    period_max: Option<&Bound<'_, PyAny>>,
-    task_memory_min: Option<&Bound<'_, PyAny>>,
-    task_memory_max: Option<&Bound<'_, PyAny>>,
-    sensitivity_max: Option<f64>,
-) -> PyResult<RandomParams> {
-    let d = RandomParams::default();
-    let or = |value: Option<&Bound<'_, PyAny>>,
-              default: u64,
-              read: fn(&Bound<'_, PyAny>, &str) -> PyResult<u64>,
-              name: &str| { value.map_or(Ok(default), |v| read(v, name)) };
-    Ok(RandomParams {
-        tasks: tasks.unwrap_or(d.tasks),
-        cores: cores.unwrap_or(d.cores),
-        partitions: partitions.unwrap_or(d.partitions),
-        total_memory: or(memory, d.total_memory, size, "memory")?,
-        refill_ns: or(refill, d.refill_ns, duration, "refill")?,
-        period_min_ns: or(period_min, d.period_min_ns, duration, "period_min")?,
-        period_max_ns: or(period_max, d.period_max_ns, duration, "period_max")?,
-        memory_min: or(task_memory_min, d.memory_min, size, "task_memory_min")?,
-        memory_max: or(task_memory_max, d.memory_max, size, "task_memory_max")?,
-        sensitivity_max: sensitivity_max.unwrap_or(d.sensitivity_max),
-    })
-}
-
-/// The parameters of a random study (what `params.json` holds), checked.
-/// Defaults are those of `tinct experiment random`; durations and sizes
-/// are strings with units or whole ns / bytes; `node_budget=0` searches
-/// exhaustively.
+/// The parameters of a random study, checked (what `params.json` holds).
+///
+/// Every argument is the option of `tinct experiment random` of the same
+/// name, with the same default: n = 8 tasks, N_C = 4 cores, N_P = 32
+/// partitions, M_total = 1 GiB, Δ = 45.3 µs, periods 10 ms to 1 s, task
+/// memory 1 to 64 MiB, σ_max = 0.5 (the generator's defaults, tinct-core's
+/// `RandomParams::default`), utilization 2.0 to 5.0 by 0.25, 100 sets per
+/// point, seed 1, 20 000 search nodes per MinCacheAlloc call
+/// (`node_budget=0` searches exhaustively). Durations and sizes are
+/// strings with units ("10ms", "64MiB") or whole ns / bytes. Raises
+/// `BadInput` for a study tinct refuses, with the values found.
 #[pyfunction]
-#[pyo3(signature = (tasks = None, cores = None, partitions = None, memory = None, refill = None, period_min = None, period_max = None, task_memory_min = None, task_memory_max = None, sensitivity_max = None, util_min = 2.0, util_max = 5.0, util_step = 0.25, sets = 100, seed = 1, node_budget = 20_000))]
+#[pyo3(signature = (*, tasks = None, cores = None, partitions = None, memory = None, refill = None, period_min = None, period_max = None, task_memory_min = None, task_memory_max = None, sensitivity_max = None, util_min = 2.0, util_max = 5.0, util_step = 0.25, sets = 100, seed = 1, node_budget = 20_000))]
 #[allow(clippy::too_many_arguments)]
 pub fn random_params<'py>(
     py: Python<'py>,
@@ -77,19 +50,24 @@ pub fn random_params<'py>(
     seed: u64,
     node_budget: u64,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let d = RandomParams::default();
+    type Read = fn(&Bound<'_, PyAny>, &str) -> PyResult<u64>;
+    let or = |value: Option<&Bound<'py, PyAny>>, default: u64, read: Read, name: &str| {
+        value.map_or(Ok(default), |v| read(v, name))
+    };
     let study = RandomStudy {
-        generator: generator(
-            tasks,
-            cores,
-            partitions,
-            memory,
-            refill,
-            period_min,
-            period_max,
-            task_memory_min,
-            task_memory_max,
-            sensitivity_max,
-        )?,
+        generator: RandomParams {
+            tasks: tasks.unwrap_or(d.tasks),
+            cores: cores.unwrap_or(d.cores),
+            partitions: partitions.unwrap_or(d.partitions),
+            total_memory: or(memory, d.total_memory, size, "memory")?,
+            refill_ns: or(refill, d.refill_ns, duration, "refill")?,
+            period_min_ns: or(period_min, d.period_min_ns, duration, "period_min")?,
+            period_max_ns: or(period_max, d.period_max_ns, duration, "period_max")?,
+            memory_min: or(task_memory_min, d.memory_min, size, "task_memory_min")?,
+            memory_max: or(task_memory_max, d.memory_max, size, "task_memory_max")?,
+            sensitivity_max: sensitivity_max.unwrap_or(d.sensitivity_max),
+        },
         util_min,
         util_max,
         util_step,

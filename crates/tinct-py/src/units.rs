@@ -6,7 +6,7 @@
 use crate::errors::bad_argument;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyInt, PyString};
-use tinct_core::units::{parse_duration, parse_size};
+use tinct_core::units::{UnitError, parse_duration, parse_size};
 
 /// A whole number in 0..=2^64 − 1, or `None` if `value` is not an int.
 fn whole(value: &Bound<'_, PyAny>, field: &str, unit: &str) -> PyResult<Option<u64>> {
@@ -27,52 +27,52 @@ fn whole(value: &Bound<'_, PyAny>, field: &str, unit: &str) -> PyResult<Option<u
     })
 }
 
-/// A duration in nanoseconds from `"10ms"` or an int of nanoseconds.
-pub fn duration(value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
-    if let Some(ns) = whole(value, field, "nanoseconds")? {
-        return Ok(ns);
+/// A quantity from a string with a unit (read by `parse`) or an int.
+fn quantity(
+    value: &Bound<'_, PyAny>,
+    field: &str,
+    unit: &str,
+    expected: &str,
+    parse: fn(&str) -> Result<u64, UnitError>,
+) -> PyResult<u64> {
+    if let Some(whole) = whole(value, field, unit)? {
+        return Ok(whole);
     }
-    let expected = "a duration such as \"10ms\" or \"45.3us\" (ns, us, ms, s) or whole nanoseconds";
-    match value.cast::<PyString>() {
-        Ok(text) => {
-            let text = text.to_cow()?;
-            let text = text.as_ref();
-            parse_duration(text).map(|d| d.0).map_err(|e| {
-                bad_argument(
-                    field,
-                    format!("{field}: expected {expected}, found \"{text}\" ({e})"),
-                )
-            })
-        }
-        Err(_) => Err(bad_argument(
+    let Ok(text) = value.cast::<PyString>() else {
+        return Err(bad_argument(
             field,
             format!("{field}: expected {expected}, found {}", value.repr()?),
-        )),
-    }
+        ));
+    };
+    let text = text.to_cow()?;
+    parse(&text).map_err(|e| {
+        bad_argument(
+            field,
+            format!("{field}: expected {expected}, found \"{text}\" ({e})"),
+        )
+    })
+}
+
+/// A duration in nanoseconds from `"10ms"` or an int of nanoseconds.
+pub fn duration(value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+    quantity(
+        value,
+        field,
+        "nanoseconds",
+        "a duration such as \"10ms\" or \"45.3us\" (ns, us, ms, s) or whole nanoseconds",
+        |text| parse_duration(text).map(|d| d.0),
+    )
 }
 
 /// A size in bytes from `"18MiB"` or an int of bytes.
 pub fn size(value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
-    if let Some(bytes) = whole(value, field, "bytes")? {
-        return Ok(bytes);
-    }
-    let expected = "a size such as \"18MiB\" (B, KiB, MiB, GiB) or whole bytes";
-    match value.cast::<PyString>() {
-        Ok(text) => {
-            let text = text.to_cow()?;
-            let text = text.as_ref();
-            parse_size(text).map(|b| b.0).map_err(|e| {
-                bad_argument(
-                    field,
-                    format!("{field}: expected {expected}, found \"{text}\" ({e})"),
-                )
-            })
-        }
-        Err(_) => Err(bad_argument(
-            field,
-            format!("{field}: expected {expected}, found {}", value.repr()?),
-        )),
-    }
+    quantity(
+        value,
+        field,
+        "bytes",
+        "a size such as \"18MiB\" (B, KiB, MiB, GiB) or whole bytes",
+        |text| parse_size(text).map(|b| b.0),
+    )
 }
 
 /// `parse_duration` for Python: `"45.3us"` → 45300.

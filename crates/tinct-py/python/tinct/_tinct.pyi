@@ -92,6 +92,7 @@ def analyze_batch_arrays(
     """Low-level batch RTA; use ``tinct.analyze_batch``."""
 
 def random_params(
+    *,
     tasks: Optional[int] = None,
     cores: Optional[int] = None,
     partitions: Optional[int] = None,
@@ -108,7 +109,9 @@ def random_params(
     sets: int = 100,
     seed: int = 1,
     node_budget: int = 20_000,
-) -> Params: ...
+) -> Params:
+    """The parameters of a random study, checked: the options and defaults
+    of ``tinct experiment random``."""
 def random_shard(
     params: Params,
     index: int = 1,

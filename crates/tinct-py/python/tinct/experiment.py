@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _tinct
-from ._tinct import TaskSet
+from ._tinct import TaskSet, random_params
 from .reports import Kim2013Report, Params, ShardFile, StudyResult
 
 __all__ = [
@@ -32,62 +32,6 @@ __all__ = [
     "kim2013",
     "random_task_set",
 ]
-
-Duration = Union[str, int]
-"""A duration: a string with a unit ("10ms", "45.3us") or whole nanoseconds."""
-Size = Union[str, int]
-"""A size: a string with a unit ("64MiB") or whole bytes."""
-
-
-def random_params(
-    *,
-    tasks: Optional[int] = None,
-    cores: Optional[int] = None,
-    partitions: Optional[int] = None,
-    memory: Optional[Size] = None,
-    refill: Optional[Duration] = None,
-    period_min: Optional[Duration] = None,
-    period_max: Optional[Duration] = None,
-    task_memory_min: Optional[Size] = None,
-    task_memory_max: Optional[Size] = None,
-    sensitivity_max: Optional[float] = None,
-    util_min: float = 2.0,
-    util_max: float = 5.0,
-    util_step: float = 0.25,
-    sets: int = 100,
-    seed: int = 1,
-    node_budget: int = 20_000,
-) -> Params:
-    """The parameters of a random study, checked (what ``params.json`` holds).
-
-    Every argument is the option of ``tinct experiment random`` of the same
-    name, with the same default (n = 8, N_C = 4, N_P = 32, M_total = 1 GiB,
-    Δ = 45.3 µs, periods 10 ms to 1 s, task memory 1 to 64 MiB, σ_max = 0.5,
-    utilization 2.0 to 5.0 by 0.25, 100 sets per point, seed 1, 20 000
-    search nodes per MinCacheAlloc call; ``node_budget=0`` is exhaustive).
-
-    Raises:
-        BadInput: a study tinct refuses, with the values found.
-    """
-    return _tinct.random_params(
-        tasks,
-        cores,
-        partitions,
-        memory,
-        refill,
-        period_min,
-        period_max,
-        task_memory_min,
-        task_memory_max,
-        sensitivity_max,
-        util_min,
-        util_max,
-        util_step,
-        sets,
-        seed,
-        node_budget,
-    )
-
 
 def random_shard(
     params: Params,
