@@ -148,3 +148,29 @@ def test_huge_values_stay_exact():
     assert r.response_time.tolist() == [[big // 2, 2 * (big // 2)]]
     r = tinct.analyze_batch(np.array([[big - 1, 2]], np.uint64), np.array([[big, big]], np.uint64))
     assert r.schedulable.tolist() == [False] and r.response_time.tolist() == [[big - 1, 0]]
+
+
+def test_the_gil_is_released_during_a_batch():
+    # One long batch in a thread; meanwhile this thread keeps running Python.
+    # Holding the GIL would stall it for the whole call: the longest gap
+    # between two of its steps would be about the call's duration.
+    import threading
+    import time
+
+    wcet, period = throughput.random_sets(np.random.default_rng(2), 300, 100)
+    wcet, period = np.tile(wcet, (30, 1)), np.tile(period, (30, 1))
+    call = {}
+
+    def analyze():
+        start = time.perf_counter()
+        tinct.analyze_batch(wcet, period, threads=1)
+        call["seconds"] = time.perf_counter() - start
+
+    worker = threading.Thread(target=analyze)
+    steps = [time.perf_counter()]
+    worker.start()
+    while worker.is_alive():
+        steps.append(time.perf_counter())
+    worker.join()
+    longest_gap = max(b - a for a, b in zip(steps, steps[1:]))
+    assert longest_gap < 0.5 * call["seconds"], (longest_gap, call["seconds"], len(steps))
