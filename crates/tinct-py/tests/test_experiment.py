@@ -112,3 +112,11 @@ def test_random_task_sets_are_reproducible():
     assert a == b and a != c
     assert len(a) == 8
     assert tinct.experiment.random_task_set(9.0) is None  # utilization above n
+
+
+def test_a_stopped_kim2013_keeps_its_rows():
+    with pytest.raises(tinct.Stopped) as caught:
+        tinct.experiment.kim2013(timeout=0.001)
+    partial = caught.value.partial
+    assert partial["complete"] is False
+    assert len(partial["rows"]) < 18
