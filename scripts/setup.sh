@@ -15,6 +15,8 @@ command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
 command -v xz >/dev/null 2>&1 || need_apt+=(xz-utils)
 command -v sort >/dev/null 2>&1 || need_apt+=(coreutils)
 command -v setpriv >/dev/null 2>&1 || need_apt+=(util-linux)
+# The Python package (crates/tinct-py) is built and tested in a venv.
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
 command -v runuser >/dev/null 2>&1 || need_apt+=(util-linux)
 # Headless browser for the test of `tinct report`'s page (Debian's
 # chromium; the test fails without it when TINCT_REQUIRE_BROWSER=1 or CI).
@@ -48,3 +50,14 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   echo "setup: installing cargo-fuzz"
   cargo install cargo-fuzz --locked --version '^0.13'
 fi
+
+# The Python package's build and test tools, in a project-local venv (.venv,
+# never the system's Python): maturin, numpy, pytest, dask[distributed], at
+# the versions of crates/tinct-py/requirements-dev.txt. pip returns at once
+# when they are already there.
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/python ]; then
+  echo "setup: creating .venv for the Python package"
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -r crates/tinct-py/requirements-dev.txt

@@ -5,7 +5,6 @@ use crate::output::{ms, print_json, table};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tinct_core::analysis::{Analysis, AnalysisError, analyze};
-use tinct_core::format::InputError;
 use tinct_core::units::Nanos;
 
 /// Arguments of `tinct analyze`.
@@ -58,48 +57,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// A task set the analysis refuses is bad input for `analyze`: name the
-/// file, the task's line and the field.
+/// file, the task's line and the field (tinct-core words it).
 pub fn analysis_input_error(
     file: &std::path::Path,
     set: &tinct_core::TaskSet,
     e: AnalysisError,
 ) -> CliError {
-    let (index, field, expected, found) = match &e {
-        AnalysisError::Unassigned { index, task, .. } => (
-            *index,
-            format!("task '{task}' field `core`"),
-            format!(
-                "a core from 0 to {}: the analysis needs every task on a core (`tinct plan` assigns cores and partitions)",
-                set.platform.cores - 1
-            ),
-            "no core".to_string(),
-        ),
-        AnalysisError::TermTooLarge {
-            index,
-            task,
-            quantity,
-            value,
-            hint,
-        } => (
-            *index,
-            format!("task '{task}': {quantity}"),
-            format!("a value below 2^64 ns ({hint})"),
-            format!("{quantity} of task '{task}' = {value} ns, which exceeds 2^64 ns"),
-        ),
-        AnalysisError::MemoryLoadTooLarge { first_task, .. } => (
-            *first_task,
-            format!("task '{}' field `partitions`", set.tasks[*first_task].name),
-            "an Eq. (3) load tinct can decide exactly".to_string(),
-            e.to_string(),
-        ),
-    };
-    CliError::from(InputError {
-        file: file.display().to_string(),
-        line: set.task_lines.get(index).copied(),
-        field,
-        expected,
-        found,
-    })
+    CliError::from(e.input_error(&file.display().to_string(), set))
 }
 
 fn opt_ms(ns: Option<u64>) -> String {

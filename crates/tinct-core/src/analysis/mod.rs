@@ -14,6 +14,7 @@
 //! gives each core its own partitions; sharing across cores is not bounded
 //! by this analysis).
 
+mod input_error;
 pub mod memory;
 pub mod rta;
 pub mod utilization;

@@ -5,6 +5,8 @@
 //! - [`kim2013`]: the setting of kim2013 Figures 11-13 (Table I duplicated
 //!   to n = 8, 12, 16, N_C = 4, N_P = 32, M_total = 1 and 2 GiB), BFD, WFD
 //!   and CATA side by side with the paper's published comparisons;
+//! - [`study`]: a random study as a person describes it, checked into
+//!   [`random::Params`] for every front end;
 //! - `parallel` (feature `parallel`): the random study over every core.
 //!
 //! Both report progress through a callback and stop cleanly through a flag
@@ -14,6 +16,7 @@ pub mod kim2013;
 #[cfg(feature = "parallel")]
 pub mod parallel;
 pub mod random;
+pub mod study;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

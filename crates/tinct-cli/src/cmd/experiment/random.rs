@@ -16,8 +16,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use tinct_core::alloc::Algorithm;
 use tinct_core::experiment::random::{Params, Shard, ShardFile, work_items};
+use tinct_core::experiment::study::{RandomStudy, StudyError};
 use tinct_core::experiment::{Hooks, parallel};
 use tinct_core::generate::RandomParams;
 use tinct_core::units::{parse_duration, parse_size};
@@ -177,43 +177,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 fn params(args: &Args) -> Result<Params, CliError> {
-    let bad = |m: String| Err(CliError::Input(m));
-    if args.tasks == 0
-        || args.cores == 0
-        || args.partitions == 0
-        || args.partitions > tinct_core::partitions::MAX_PARTITIONS
-    {
-        return bad(format!(
-            "--tasks, --cores and --partitions: expected positive values (partitions at most {}), found {}, {}, {}",
-            tinct_core::partitions::MAX_PARTITIONS,
-            args.tasks,
-            args.cores,
-            args.partitions
-        ));
-    }
-    if args.util_step <= 0.0 || args.util_min <= 0.0 || args.util_max < args.util_min {
-        return bad(format!(
-            "--util-min/--util-max/--util-step: expected 0 < min ≤ max and step > 0, found {}, {}, {}",
-            args.util_min, args.util_max, args.util_step
-        ));
-    }
-    if args.period_min == 0
-        || args.period_max < args.period_min
-        || args.task_memory_max < args.task_memory_min
-    {
-        return bad("--period-min/--period-max and --task-memory-min/--task-memory-max: expected 0 < min ≤ max".into());
-    }
-    if !(0.0..=1.0).contains(&args.sensitivity_max) {
-        return bad(format!(
-            "--sensitivity-max: expected a fraction in 0..1, found {}",
-            args.sensitivity_max
-        ));
-    }
-    let steps = ((args.util_max - args.util_min) / args.util_step + 1e-9).floor() as u64;
-    let utilizations = (0..=steps)
-        .map(|k| ((args.util_min + k as f64 * args.util_step) * 1e6).round() / 1e6)
-        .collect();
-    Ok(Params {
+    let study = RandomStudy {
         generator: RandomParams {
             tasks: args.tasks,
             cores: args.cores,
@@ -226,14 +190,39 @@ fn params(args: &Args) -> Result<Params, CliError> {
             memory_max: args.task_memory_max,
             sensitivity_max: args.sensitivity_max,
         },
-        utilizations,
+        util_min: args.util_min,
+        util_max: args.util_max,
+        util_step: args.util_step,
         sets_per_point: args.sets,
         seed: args.seed,
         node_budget: (args.node_budget > 0).then_some(args.node_budget),
-        algorithms: Algorithm::ALL
-            .iter()
-            .map(|a| a.name().to_string())
-            .collect(),
-        tinct_version: env!("CARGO_PKG_VERSION").to_string(),
-    })
+    };
+    study
+        .params()
+        .map_err(|e| CliError::Input(flag_message(&e)))
+}
+
+/// tinct-core's message with the fields named by their flags.
+fn flag_message(e: &StudyError) -> String {
+    match e {
+        StudyError::Counts {
+            tasks,
+            cores,
+            partitions,
+        } => format!(
+            "--tasks, --cores and --partitions: expected positive values (partitions at most {}), found {tasks}, {cores}, {partitions}",
+            tinct_core::partitions::MAX_PARTITIONS,
+        ),
+        StudyError::Utilization { min, max, step } => format!(
+            "--util-min/--util-max/--util-step: expected 0 < min ≤ max and step > 0, found {min}, {max}, {step}"
+        ),
+        StudyError::TooManyPoints { points } => format!(
+            "--util-min/--util-max/--util-step: expected at most {} utilization points, found {points}",
+            tinct_core::experiment::study::MAX_POINTS
+        ),
+        StudyError::Ranges { .. } => "--period-min/--period-max and --task-memory-min/--task-memory-max: expected 0 < min ≤ max".into(),
+        StudyError::Sensitivity(value) => {
+            format!("--sensitivity-max: expected a fraction in 0..1, found {value}")
+        }
+    }
 }

@@ -1,0 +1,53 @@
+//! A task set the analysis refuses is bad input: [`AnalysisError::input_error`]
+//! names the file, the task's line and the field, as every other input
+//! error does (one wording for the CLI and the Python binding).
+
+use super::AnalysisError;
+use crate::format::InputError;
+use crate::model::TaskSet;
+
+impl AnalysisError {
+    /// This refusal as an [`InputError`] on `file`, from which `set` was read
+    /// (its `task_lines` give the line).
+    pub fn input_error(&self, file: &str, set: &TaskSet) -> InputError {
+        let (index, field, expected, found) = match self {
+            AnalysisError::Unassigned { index, task, .. } => (
+                *index,
+                format!("task '{task}' field `core`"),
+                format!(
+                    "a core from 0 to {}: the analysis needs every task on a core (`tinct plan` assigns cores and partitions)",
+                    set.platform.cores.saturating_sub(1)
+                ),
+                "no core".to_string(),
+            ),
+            AnalysisError::TermTooLarge {
+                index,
+                task,
+                quantity,
+                value,
+                hint,
+            } => (
+                *index,
+                format!("task '{task}': {quantity}"),
+                format!("a value below 2^64 ns ({hint})"),
+                format!("{quantity} of task '{task}' = {value} ns, which exceeds 2^64 ns"),
+            ),
+            AnalysisError::MemoryLoadTooLarge { first_task, .. } => (
+                *first_task,
+                format!(
+                    "task '{}' field `partitions`",
+                    set.tasks.get(*first_task).map_or("?", |t| t.name.as_str())
+                ),
+                "an Eq. (3) load tinct can decide exactly".to_string(),
+                self.to_string(),
+            ),
+        };
+        InputError {
+            file: file.to_string(),
+            line: set.task_lines.get(index).copied(),
+            field,
+            expected,
+            found,
+        }
+    }
+}

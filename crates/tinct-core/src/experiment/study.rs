@@ -1,0 +1,191 @@
+//! A random study as a person describes it (the options of
+//! `tinct experiment random`, the arguments of the Python binding): the
+//! generator, a utilization range and counts. [`RandomStudy::params`]
+//! checks it and turns it into the [`Params`] that determine the results,
+//! so every front end accepts the same studies and computes the same
+//! utilization points.
+
+use super::random::Params;
+use crate::alloc::Algorithm;
+use crate::generate::RandomParams;
+use crate::partitions::MAX_PARTITIONS;
+
+/// The most utilization points one study may have (each point is
+/// `sets_per_point` task sets; far more than any figure plots).
+pub const MAX_POINTS: u64 = 100_000;
+
+/// A random study before it is checked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RandomStudy {
+    /// The generator's parameters.
+    pub generator: RandomParams,
+    /// First utilization point.
+    pub util_min: f64,
+    /// Last utilization point (included when the steps reach it).
+    pub util_max: f64,
+    /// Step between points.
+    pub util_step: f64,
+    /// Task sets per point.
+    pub sets_per_point: u64,
+    /// Seed.
+    pub seed: u64,
+    /// MinCacheAlloc node budget (`None`: exhaustive).
+    pub node_budget: Option<u64>,
+}
+
+/// Why a study cannot run; each variant names the values it found. Front
+/// ends word the names of the fields their own way (command-line flags,
+/// keyword arguments).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum StudyError {
+    /// tasks, cores or partitions zero, or partitions above [`MAX_PARTITIONS`].
+    #[error(
+        "tasks, cores and partitions: expected positive values (partitions at most {MAX_PARTITIONS}), found {tasks}, {cores}, {partitions}"
+    )]
+    Counts {
+        /// n.
+        tasks: usize,
+        /// N_C.
+        cores: u32,
+        /// N_P.
+        partitions: u32,
+    },
+    /// Not 0 < min ≤ max with step > 0 (or not finite).
+    #[error(
+        "util_min/util_max/util_step: expected finite values with 0 < min ≤ max and step > 0, found {min}, {max}, {step}"
+    )]
+    Utilization {
+        /// First point.
+        min: f64,
+        /// Last point.
+        max: f64,
+        /// Step.
+        step: f64,
+    },
+    /// More than [`MAX_POINTS`] utilization points.
+    #[error(
+        "util_min/util_max/util_step: expected at most {MAX_POINTS} utilization points, found {points}"
+    )]
+    TooManyPoints {
+        /// Points the range and step give.
+        points: f64,
+    },
+    /// A period or task-memory range that is empty or starts at zero.
+    #[error(
+        "period_min/period_max and task_memory_min/task_memory_max: expected 0 < min ≤ max, found periods {period_min}..{period_max} ns and memory {memory_min}..{memory_max} B"
+    )]
+    Ranges {
+        /// Least period, ns.
+        period_min: u64,
+        /// Greatest period, ns.
+        period_max: u64,
+        /// Least task memory, bytes.
+        memory_min: u64,
+        /// Greatest task memory, bytes.
+        memory_max: u64,
+    },
+    /// σ_max outside 0..=1.
+    #[error("sensitivity_max: expected a fraction in 0..1, found {0}")]
+    Sensitivity(f64),
+}
+
+impl RandomStudy {
+    /// Checks the study and computes its utilization points: util_min,
+    /// util_min + step, … up to util_max, each rounded to 6 decimals (so
+    /// that 0.1 steps print as 0.1, not 0.30000000000000004). Every
+    /// algorithm is run, in [`Algorithm::ALL`] order.
+    pub fn params(&self) -> Result<Params, StudyError> {
+        let g = &self.generator;
+        if g.tasks == 0 || g.cores == 0 || g.partitions == 0 || g.partitions > MAX_PARTITIONS {
+            return Err(StudyError::Counts {
+                tasks: g.tasks,
+                cores: g.cores,
+                partitions: g.partitions,
+            });
+        }
+        let (min, max, step) = (self.util_min, self.util_max, self.util_step);
+        let finite = min.is_finite() && max.is_finite() && step.is_finite();
+        if !finite || step <= 0.0 || min <= 0.0 || max < min {
+            return Err(StudyError::Utilization { min, max, step });
+        }
+        let steps = ((max - min) / step + 1e-9).floor();
+        if steps + 1.0 > MAX_POINTS as f64 {
+            return Err(StudyError::TooManyPoints {
+                points: steps + 1.0,
+            });
+        }
+        if g.period_min_ns == 0 || g.period_max_ns < g.period_min_ns || g.memory_max < g.memory_min
+        {
+            return Err(StudyError::Ranges {
+                period_min: g.period_min_ns,
+                period_max: g.period_max_ns,
+                memory_min: g.memory_min,
+                memory_max: g.memory_max,
+            });
+        }
+        if !(0.0..=1.0).contains(&g.sensitivity_max) {
+            return Err(StudyError::Sensitivity(g.sensitivity_max));
+        }
+        // Below MAX_POINTS, checked above.
+        let utilizations = (0..=steps as u64)
+            .map(|k| ((min + k as f64 * step) * 1e6).round() / 1e6)
+            .collect();
+        Ok(Params {
+            generator: g.clone(),
+            utilizations,
+            sets_per_point: self.sets_per_point,
+            seed: self.seed,
+            node_budget: self.node_budget,
+            algorithms: Algorithm::ALL
+                .iter()
+                .map(|a| a.name().to_string())
+                .collect(),
+            tinct_version: env!("CARGO_PKG_VERSION").to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn study() -> RandomStudy {
+        RandomStudy {
+            generator: RandomParams::default(),
+            util_min: 0.1,
+            util_max: 0.5,
+            util_step: 0.1,
+            sets_per_point: 3,
+            seed: 7,
+            node_budget: Some(100),
+        }
+    }
+
+    #[test]
+    fn points_are_rounded_and_reach_the_maximum() {
+        let params = study().params().unwrap();
+        assert_eq!(params.utilizations, vec![0.1, 0.2, 0.3, 0.4, 0.5]);
+        assert_eq!(params.algorithms, vec!["bfd", "wfd", "cata"]);
+        assert_eq!(params.sets_per_point, 3);
+    }
+
+    #[test]
+    fn bad_studies_are_refused_with_what_was_found() {
+        let mut s = study();
+        s.util_step = f64::NAN;
+        assert!(matches!(s.params(), Err(StudyError::Utilization { .. })));
+        let mut s = study();
+        s.util_step = 1e-9;
+        s.util_max = 1.0;
+        assert!(matches!(s.params(), Err(StudyError::TooManyPoints { .. })));
+        let mut s = study();
+        s.generator.partitions = MAX_PARTITIONS + 1;
+        assert!(matches!(s.params(), Err(StudyError::Counts { .. })));
+        let mut s = study();
+        s.generator.period_min_ns = 0;
+        assert!(matches!(s.params(), Err(StudyError::Ranges { .. })));
+        let mut s = study();
+        s.generator.sensitivity_max = 1.5;
+        assert_eq!(s.params(), Err(StudyError::Sensitivity(1.5)));
+    }
+}

@@ -1,0 +1,146 @@
+"""Type stubs of the extension module ``tinct._tinct`` (the engine under the
+``tinct`` package; use the package's names)."""
+
+from os import PathLike
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+from .reports import Analysis, Kim2013Report, Params, PlanReport, ShardFile, StudyResult
+
+__version__: str
+
+_Path = Union[str, PathLike[str]]
+
+class TaskSet:
+    """A validated task set: the platform {N_C, N_P, M_total, Δ} and its tasks
+    {C^p, T, D, M, priority, core, S(i)} in file order. Equal when platforms
+    and tasks are equal."""
+
+    @staticmethod
+    def load(path: _Path) -> TaskSet:
+        """Reads, parses and validates a task-set file (TOML, or JSON by
+        extension). Raises BadInput naming file, line and field."""
+    @staticmethod
+    def parse(text: str, syntax: str = "toml", file: str = "<string>") -> TaskSet:
+        """Parses and validates task-set text ("toml" or "json")."""
+    @staticmethod
+    def from_dict(value: Dict[str, Any]) -> TaskSet:
+        """A task set from a dict in the file schema (docs/FORMAT.md)."""
+    def to_toml(self, header: Optional[Sequence[str]] = None) -> str:
+        """The set as a TOML task-set file; ``header`` lines become comments."""
+    def to_json(self) -> str:
+        """The set as a JSON task-set file."""
+    def to_dict(self) -> Dict[str, Any]:
+        """The set as a dict in the file schema (``from_dict`` reads it back)."""
+    def save(self, path: _Path, header: Optional[Sequence[str]] = None) -> None:
+        """Writes the set (JSON if the name ends in .json, else TOML)."""
+    @property
+    def file(self) -> str:
+        """Where the set was read from ("<string>", "<dict>" or a path)."""
+    @property
+    def platform(self) -> Dict[str, int]:
+        """cores, partitions, memory (bytes), refill (Δ, ns)."""
+    @property
+    def tasks(self) -> List[Dict[str, Any]]:
+        """The tasks as the model holds them (ns, bytes, wcet as {p: C^p})."""
+    @property
+    def names(self) -> List[str]:
+        """Task names in file order."""
+    def ranks(self) -> List[int]:
+        """Unique priority ranks 1..=n (1 the highest) in file order."""
+    def replicate(self, copies: int) -> TaskSet:
+        """``copies`` copies of every task, cores and partitions dropped."""
+    def analyze(self) -> Analysis:
+        """kim2013 Eq. (1)-(3) and classic RTA: ``tinct analyze --json``."""
+    def plan(
+        self,
+        algorithm: str = "cata",
+        partitions: Optional[int] = None,
+        node_budget: int = 2_000_000,
+        exact: bool = False,
+        keep_free: bool = False,
+        timeout: Optional[float] = None,
+    ) -> Plan:
+        """Cores, priorities and partitions by CATA, BFD or WFD, analyzed."""
+    def __len__(self) -> int: ...
+
+class Plan:
+    """A plan: the allocation, the planned task set and its analysis."""
+
+    @property
+    def report(self) -> PlanReport:
+        """What ``tinct plan --json`` prints about the plan."""
+    @property
+    def schedulable(self) -> bool:
+        """Every task placed and the planned set analyzes as schedulable."""
+    @property
+    def planned(self) -> Optional[TaskSet]:
+        """The task set with core, priority and partitions filled in."""
+    @property
+    def analysis(self) -> Optional[Analysis]:
+        """The analysis of the planned set when every task was placed."""
+
+def analyze_batch_arrays(
+    wcet: npt.NDArray[np.uint64],
+    period: npt.NDArray[np.uint64],
+    deadline: npt.NDArray[np.uint64],
+    priority: Optional[npt.NDArray[np.uint64]] = None,
+    threads: Optional[int] = None,
+) -> Tuple[npt.NDArray[np.bool_], npt.NDArray[np.uint64]]:
+    """Low-level batch RTA; use ``tinct.analyze_batch``."""
+
+def random_params(
+    *,
+    tasks: Optional[int] = None,
+    cores: Optional[int] = None,
+    partitions: Optional[int] = None,
+    memory: Union[str, int, None] = None,
+    refill: Union[str, int, None] = None,
+    period_min: Union[str, int, None] = None,
+    period_max: Union[str, int, None] = None,
+    task_memory_min: Union[str, int, None] = None,
+    task_memory_max: Union[str, int, None] = None,
+    sensitivity_max: Optional[float] = None,
+    util_min: float = 2.0,
+    util_max: float = 5.0,
+    util_step: float = 0.25,
+    sets: int = 100,
+    seed: int = 1,
+    node_budget: int = 20_000,
+) -> Params:
+    """The parameters of a random study, checked: the options and defaults
+    of ``tinct experiment random``."""
+def random_shard(
+    params: Params,
+    index: int = 1,
+    count: int = 1,
+    threads: Optional[int] = None,
+    timeout: Optional[float] = None,
+) -> ShardFile: ...
+def merge_shards(shards: Sequence[ShardFile]) -> StudyResult: ...
+def write_results(out: _Path, params: Params, points: Sequence[Any]) -> None: ...
+def write_shard(out: _Path, shard: ShardFile) -> str: ...
+def kim2013_study(
+    base: Optional[TaskSet] = None,
+    node_budget: Optional[int] = None,
+    timeout: Optional[float] = None,
+) -> Kim2013Report: ...
+def random_task_set_for(
+    utilization: float,
+    seed: int = 1,
+    stream: int = 0,
+    generator: Optional[Dict[str, Any]] = None,
+) -> Optional[TaskSet]: ...
+def parse_duration_ns(value: Union[str, int]) -> int: ...
+def parse_size_bytes(value: Union[str, int]) -> int: ...
+def line_chart_svg(
+    title: str,
+    x_label: str,
+    y_label: str,
+    series: Sequence[Tuple[str, Sequence[Tuple[float, float]]]],
+    x_range: Optional[Tuple[float, float]] = None,
+    y_range: Optional[Tuple[float, float]] = None,
+) -> str:
+    """tinct's own SVG line chart (the renderer of every tinct plot)."""

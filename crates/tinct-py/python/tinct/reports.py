@@ -1,0 +1,189 @@
+"""The shapes of the dicts tinct returns, for type checkers.
+
+They are the JSON the ``tinct`` command prints (``analyze --json``,
+``plan --json``, ``experiment``), parsed by Python's ``json`` module: times
+in integer nanoseconds (``*_ns``), sizes in bytes. Fields the Rust core adds
+later appear in the dicts at once; these declarations list the fields known
+to this version.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple, TypedDict
+
+__all__ = [
+    "ResponseTime",
+    "TaskReport",
+    "PartitionUse",
+    "CoreReport",
+    "CrossCoreShare",
+    "Analysis",
+    "PlanReport",
+    "Point",
+    "Params",
+    "ShardFile",
+    "StudyResult",
+    "Kim2013Row",
+    "Kim2013Report",
+]
+
+
+class ResponseTime(TypedDict):
+    """Eq. (2) of one task at its last iterate, term by term."""
+
+    wcrt_ns: Optional[int]
+    iterations: int
+    wcet_ns: int
+    warmup_ns: int
+    interference_ns: int
+    hp_warmup_ns: int
+    crpd_ns: int
+
+
+class TaskReport(TypedDict):
+    """The analysis of one task (``analysis["tasks"][i]`` is task i of the file)."""
+
+    name: str
+    core: int
+    priority: int
+    partitions: List[int]
+    partition_count: int
+    period_ns: int
+    deadline_ns: int
+    wcet_ns: int
+    warmup_ns: int
+    crpd_caused_ns: int
+    wcrt_ns: Optional[int]
+    wcrt_nocint_ns: Optional[int]
+    breakdown: ResponseTime
+    iterations_nocint: int
+    schedulable: bool
+    schedulable_nocint: bool
+    notes: List[str]
+
+
+class PartitionUse(TypedDict):
+    """Eq. (3) for one partition."""
+
+    partition: int
+    used_bytes: float
+    capacity_bytes: float
+    tasks: List[str]
+    feasible: bool
+
+
+class CoreReport(TypedDict):
+    """The analysis of one core: Eq. (1), Eq. (3), the verdict."""
+
+    core: int
+    tasks: List[str]
+    task_indices: List[int]
+    partitions: List[int]
+    utilization: float
+    utilization_nocint: float
+    utilization_bound: float
+    utilization_test: bool
+    memory_feasible: bool
+    memory: List[PartitionUse]
+    schedulable: bool
+    reasons: List[str]
+
+
+class CrossCoreShare(TypedDict):
+    """A partition used on several cores."""
+
+    partition: int
+    cores: List[int]
+
+
+class Analysis(TypedDict):
+    """``TaskSet.analyze()``: what ``tinct analyze --json`` prints (without
+    the CLI's ``refill_source``)."""
+
+    schedulable: bool
+    refill_ns: int
+    tasks: List[TaskReport]
+    cores: List[CoreReport]
+    shared_across_cores: List[CrossCoreShare]
+    reasons: List[str]
+
+
+class PlanReport(TypedDict):
+    """``Plan.report``: what ``tinct plan --json`` prints about the plan
+    (without the CLI's ``file``, ``output`` and ``refill_source``)."""
+
+    algorithm: str
+    schedulable: bool
+    budget: int
+    partitions_used: int
+    partitions_needed: int
+    memory_efficiency: float
+    total_utilization: float
+    exact: bool
+    nodes: int
+    stopped: bool
+    cores: List[Dict[str, object]]
+    unplaced: List[Dict[str, object]]
+    analysis_error: Optional[str]
+
+
+class Point(TypedDict):
+    """Counts at one utilization point of a random study."""
+
+    utilization: float
+    sets: int
+    not_generated: int
+    schedulable: Dict[str, int]
+    budget_hit: int
+
+
+class Params(TypedDict):
+    """A random study's parameters (``params.json``)."""
+
+    generator: Dict[str, object]
+    utilizations: List[float]
+    sets_per_point: int
+    seed: int
+    node_budget: Optional[int]
+    algorithms: List[str]
+    tinct_version: str
+
+
+class ShardFile(TypedDict):
+    """One shard's counts (``shard-I-of-N.json``)."""
+
+    params: Params
+    shard: int
+    shards: int
+    points: List[Point]
+
+
+class StudyResult(TypedDict):
+    """A whole random study: merged shards or one run."""
+
+    params: Params
+    points: List[Point]
+
+
+class Kim2013Row(TypedDict):
+    """One algorithm in one setting of kim2013 Figures 11-13."""
+
+    tasks: int
+    memory_mib: int
+    algorithm: str
+    partitions_needed: Optional[int]
+    partitions_percent: Optional[float]
+    memory_efficiency_percent: Optional[float]
+    utilization_percent: Optional[float]
+    exact: bool
+
+
+class Kim2013Report(TypedDict):
+    """``tinct.experiment.kim2013()``: ``tinct experiment kim2013 --json``."""
+
+    cores: int
+    partitions: int
+    rows: List[Kim2013Row]
+    comparisons: List[Dict[str, object]]
+    facts: List[Tuple[str, str]]
+    complete: bool

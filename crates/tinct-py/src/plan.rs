@@ -1,0 +1,132 @@
+//! `TaskSet.plan(...)`: tinct-core's plan API (kim2013 Algorithm 3 with its
+//! leftover step, or BFD/WFD), and `tinct.Plan`, its result.
+
+use crate::errors::bad_argument;
+use crate::json::to_python;
+use crate::stop::stop_after;
+use crate::taskset::PyTaskSet;
+use pyo3::prelude::*;
+use tinct_core::alloc::{self, Algorithm, Plan, PlanOptions, SearchOptions};
+
+/// How to plan, as `TaskSet.plan` received it.
+pub struct PlanArgs<'a> {
+    /// "cata", "bfd" or "wfd".
+    pub algorithm: &'a str,
+    /// Partitions the plan may use (`None`: all N_P).
+    pub partitions: Option<u32>,
+    /// MinCacheAlloc's node budget (`None`: exhaustive).
+    pub node_budget: Option<u64>,
+    /// CATA: keep unneeded partitions free.
+    pub keep_free: bool,
+    /// Seconds before stopping with the tasks placed so far.
+    pub timeout: Option<f64>,
+}
+
+/// An algorithm by the name the CLI and the files use.
+pub fn algorithm(name: &str) -> PyResult<Algorithm> {
+    Algorithm::ALL
+        .into_iter()
+        .find(|a| a.name() == name.to_ascii_lowercase())
+        .ok_or_else(|| {
+            bad_argument(
+                "algorithm",
+                format!("algorithm: expected \"cata\", \"bfd\" or \"wfd\", found \"{name}\""),
+            )
+        })
+}
+
+/// Plans `set` with the GIL released.
+pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs) -> PyResult<PyPlan> {
+    let algorithm = algorithm(args.algorithm)?;
+    let n_p = set.set.platform.partitions;
+    let budget = args.partitions.unwrap_or(n_p);
+    if budget == 0 || budget > n_p {
+        return Err(bad_argument(
+            "partitions",
+            format!(
+                "partitions: expected 1 to {n_p} (the platform's N_P in {}), found {budget}",
+                set.file
+            ),
+        ));
+    }
+    let stop = stop_after(args.timeout)?;
+    let options = PlanOptions {
+        partitions: Some(budget),
+        search: SearchOptions {
+            node_budget: args.node_budget,
+            ..SearchOptions::EXACT
+        },
+        keep_free: args.keep_free,
+        stop: Some(&stop),
+    };
+    let inner = &set.set;
+    let plan = py.detach(|| alloc::plan(inner, algorithm, &options));
+    Ok(PyPlan {
+        file: set.file.clone(),
+        plan,
+    })
+}
+
+/// A plan: where every task goes (core, priority, partitions S(i)), the
+/// planned task set and its analysis.
+#[pyclass(name = "Plan", module = "tinct", frozen)]
+pub struct PyPlan {
+    file: String,
+    plan: Plan,
+}
+
+#[pymethods]
+impl PyPlan {
+    /// What `tinct plan --json` prints about the plan, as a dict:
+    /// algorithm, schedulable, budget, partitions used and needed, memory
+    /// efficiency, total utilization, exact, nodes, stopped, cores (with
+    /// their tasks), unplaced tasks with the reasons each core refused them.
+    #[getter]
+    fn report<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, &self.plan)
+    }
+
+    /// Every task placed and the planned set analyzes as schedulable.
+    #[getter]
+    fn schedulable(&self) -> bool {
+        self.plan.schedulable
+    }
+
+    /// The task set with `core`, `priority` and `partitions` filled in
+    /// (unplaced tasks keep none); `save` it to get what `tinct plan -o`
+    /// writes, `analyze` it to re-check.
+    #[getter]
+    fn planned(&self) -> Option<PyTaskSet> {
+        self.plan
+            .planned
+            .clone()
+            .map(|set| PyTaskSet::new(set, format!("plan of {}", self.file)))
+    }
+
+    /// The analysis of the planned set (as `TaskSet.analyze` gives it),
+    /// when every task was placed; else `None`.
+    #[getter]
+    fn analysis<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.plan
+            .analysis
+            .as_ref()
+            .map(|a| to_python(py, a))
+            .transpose()
+    }
+
+    fn __repr__(&self) -> String {
+        let p = &self.plan;
+        format!(
+            "Plan({}, {}, {} of {} partitions used, {} unplaced)",
+            p.algorithm.name(),
+            if p.schedulable {
+                "schedulable"
+            } else {
+                "NOT schedulable"
+            },
+            p.partitions_used,
+            p.budget,
+            p.unplaced.len()
+        )
+    }
+}

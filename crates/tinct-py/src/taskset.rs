@@ -1,0 +1,224 @@
+//! `tinct.TaskSet`: a validated task set (kim2013 Section II-C), read from
+//! a file, a string or a dict in the file schema (docs/FORMAT.md), written
+//! back the same way, analyzed and planned.
+
+use crate::errors::{bad_argument, bad_input, failed};
+use crate::json::{json_text, to_python};
+use crate::plan::{PlanArgs, PyPlan};
+use pyo3::prelude::*;
+use std::path::PathBuf;
+use tinct_core::TaskSet;
+use tinct_core::analysis::analyze;
+use tinct_core::format::{self, Syntax};
+use tinct_core::generate::replicate;
+
+/// A validated task set: the platform {N_C, N_P, M_total, Δ} and its tasks
+/// {C^p, T, D, M, priority, core, S(i)} in file order.
+///
+/// Build one with `TaskSet.load(path)`, `TaskSet.parse(text)` or
+/// `TaskSet.from_dict(d)` (the file schema of docs/FORMAT.md: durations as
+/// strings with units, e.g. "40ms"); every rule is checked and a violation
+/// raises `BadInput` naming the file, line and field, as `tinct` does.
+#[pyclass(name = "TaskSet", module = "tinct", frozen, eq)]
+#[derive(Clone)]
+pub struct PyTaskSet {
+    /// The set.
+    pub set: TaskSet,
+    /// Where it came from, for messages: a path, "<string>" or "<dict>".
+    pub file: String,
+}
+
+/// Equal platforms and tasks (where the sets were read from, and the
+/// lines of their tasks there, do not count).
+impl PartialEq for PyTaskSet {
+    fn eq(&self, other: &PyTaskSet) -> bool {
+        self.set.platform == other.set.platform && self.set.tasks == other.set.tasks
+    }
+}
+
+impl PyTaskSet {
+    /// Wraps a set built in Rust (a generator, a plan).
+    pub fn new(set: TaskSet, file: impl Into<String>) -> PyTaskSet {
+        PyTaskSet {
+            set,
+            file: file.into(),
+        }
+    }
+}
+
+fn syntax(name: &str) -> PyResult<Syntax> {
+    match name.to_ascii_lowercase().as_str() {
+        "toml" => Ok(Syntax::Toml),
+        "json" => Ok(Syntax::Json),
+        _ => Err(bad_argument(
+            "syntax",
+            format!("syntax: expected \"toml\" or \"json\", found \"{name}\""),
+        )),
+    }
+}
+
+#[pymethods]
+impl PyTaskSet {
+    /// Reads, parses and validates a task-set file (TOML, or JSON when the
+    /// name ends in .json). The file must give `refill` (Δ).
+    #[staticmethod]
+    fn load(path: PathBuf) -> PyResult<PyTaskSet> {
+        let set = format::load(&path).map_err(|e| bad_input(&e))?;
+        Ok(PyTaskSet::new(set, path.display().to_string()))
+    }
+
+    /// Parses and validates task-set text; `file` names it in messages.
+    #[staticmethod]
+    #[pyo3(signature = (text, syntax = "toml", file = "<string>"))]
+    fn parse(text: &str, syntax: &str, file: &str) -> PyResult<PyTaskSet> {
+        let set = format::parse(text, file, self::syntax(syntax)?).map_err(|e| bad_input(&e))?;
+        Ok(PyTaskSet::new(set, file))
+    }
+
+    /// A task set from a dict in the file schema, e.g.
+    /// `{"platform": {"cores": 1, "partitions": 8, "memory": "64MiB",
+    /// "refill": "45.3us"}, "task": [{"name": "a", "period": "10ms",
+    /// "memory": "1MiB", "wcet": "2ms"}]}`. Messages name the file
+    /// "<dict>" and the line of the key in `json.dumps(d, indent=2)`.
+    #[staticmethod]
+    fn from_dict(value: &Bound<'_, PyAny>) -> PyResult<PyTaskSet> {
+        let text = json_text(value)?;
+        PyTaskSet::parse(&text, "json", "<dict>")
+    }
+
+    /// The set as a TOML task-set file; `header` lines become comments.
+    #[pyo3(signature = (header = None))]
+    fn to_toml(&self, header: Option<Vec<String>>) -> String {
+        format::to_toml(&self.set, &header.unwrap_or_default())
+    }
+
+    /// The set as a JSON task-set file.
+    fn to_json(&self) -> String {
+        format::to_json(&self.set)
+    }
+
+    /// The set as a dict in the file schema (what `from_dict` reads back
+    /// into an equal set).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("json")?.call_method1("loads", (self.to_json(),))
+    }
+
+    /// Writes the set to `path` (JSON if the name ends in .json, else TOML
+    /// with `header` as comments). Reading it back gives an equal set.
+    #[pyo3(signature = (path, header = None))]
+    fn save(&self, path: PathBuf, header: Option<Vec<String>>) -> PyResult<()> {
+        let text = format::to_text(
+            &self.set,
+            Syntax::from_path(&path),
+            &header.unwrap_or_default(),
+        );
+        std::fs::write(&path, text)
+            .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))
+    }
+
+    /// Where the set was read from ("<string>", "<dict>" or a path).
+    #[getter]
+    fn file(&self) -> &str {
+        &self.file
+    }
+
+    /// The platform as the analysis sees it: cores, partitions, memory
+    /// (bytes) and refill (Δ, ns).
+    #[getter]
+    fn platform<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, &self.set.platform)
+    }
+
+    /// The tasks in file order, as the model holds them (times in ns,
+    /// sizes in bytes, `wcet` as {p: C^p}).
+    #[getter]
+    fn tasks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, &self.set.tasks)
+    }
+
+    /// Task names in file order.
+    #[getter]
+    fn names(&self) -> Vec<String> {
+        self.set.tasks.iter().map(|t| t.name.clone()).collect()
+    }
+
+    /// Unique priority ranks 1..=n (1 the highest) in file order: the one
+    /// order the analysis, the allocators and `tinct run` use.
+    fn ranks(&self) -> Vec<u32> {
+        self.set.ranks()
+    }
+
+    /// `copies` copies of every task (kim2013 IV-E duplicates Table I),
+    /// names suffixed, cores and partitions dropped.
+    fn replicate(&self, copies: usize) -> PyResult<PyTaskSet> {
+        if copies == 0 {
+            return Err(bad_argument(
+                "copies",
+                "copies: expected at least 1, found 0",
+            ));
+        }
+        Ok(PyTaskSet::new(
+            replicate(&self.set, copies),
+            self.file.clone(),
+        ))
+    }
+
+    /// The analysis of `tinct analyze --json` as a dict: per task (file
+    /// order) core, priority, S(i), C, ω, γ, WCRT with (Eq. 2) and without
+    /// cache interference (`None` past the deadline) and the term-by-term
+    /// breakdown; per core Eq. (1) and Eq. (3); the verdict and reasons.
+    /// Every task needs a core (`plan` assigns them); a term that does not
+    /// fit in 64-bit nanoseconds raises `BadInput`, as `tinct analyze`
+    /// exits 2.
+    fn analyze<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let set = &self.set;
+        let analysis = py
+            .detach(|| analyze(set))
+            .map_err(|e| bad_input(&e.input_error(&self.file, set)))?;
+        to_python(py, &analysis)
+    }
+
+    /// Assigns cores, priorities and cache partitions (kim2013 CATA,
+    /// Algorithms 1-3, or the BFD/WFD baselines) and analyzes the result.
+    /// Defaults are `tinct plan`'s: CATA, all N_P partitions, a node budget
+    /// of 2 000 000 per MinCacheAlloc call (`exact=True` searches
+    /// exhaustively), leftover partitions spent unless `keep_free`.
+    /// `timeout` (seconds) stops with the tasks placed so far.
+    #[pyo3(signature = (algorithm = "cata", partitions = None, node_budget = 2_000_000, exact = false, keep_free = false, timeout = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn plan(
+        &self,
+        py: Python<'_>,
+        algorithm: &str,
+        partitions: Option<u32>,
+        node_budget: u64,
+        exact: bool,
+        keep_free: bool,
+        timeout: Option<f64>,
+    ) -> PyResult<PyPlan> {
+        let args = PlanArgs {
+            algorithm,
+            partitions,
+            node_budget: (!exact).then_some(node_budget),
+            keep_free,
+            timeout,
+        };
+        crate::plan::plan(py, self, &args)
+    }
+
+    fn __len__(&self) -> usize {
+        self.set.tasks.len()
+    }
+
+    fn __repr__(&self) -> String {
+        let p = &self.set.platform;
+        format!(
+            "TaskSet({} tasks, {} cores, {} partitions, Δ = {}, from {})",
+            self.set.tasks.len(),
+            p.cores,
+            p.partitions,
+            p.refill,
+            self.file
+        )
+    }
+}

@@ -1,0 +1,87 @@
+"""Python's analysis is the CLI's `tinct analyze --json`, field by field, on
+the shipped examples and on random planned sets; refusals carry the CLI's
+message."""
+
+from __future__ import annotations
+
+import pytest
+
+import tinct
+from conftest import EXAMPLES, REPO, assert_identical, cli_json, run_cli
+
+
+def test_every_example_is_covered():
+    names = {p.name for p in EXAMPLES}
+    assert {"kim2013-table2.toml", "kim2013.toml", "light.toml"} <= names
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_examples_match_the_cli(example):
+    done = run_cli("analyze", "--json", str(example), check=False)
+    try:
+        ours = tinct.TaskSet.load(str(example)).analyze()
+    except tinct.BadInput as error:
+        # The CLI refused the same file (exit 2) with the same message.
+        assert done.returncode == 2, done.stdout
+        assert done.stderr.strip() == f"tinct: error: {error}"
+        assert error.file == str(example) and error.line is not None and error.field
+        return
+    assert done.returncode == 0, done.stderr
+    theirs = cli_json("analyze", "--json", str(example))
+    # The CLI adds where Δ came from; the analysis itself must be identical.
+    assert theirs.pop("refill_source") == "from the file"
+    assert_identical(ours, theirs)
+
+
+def test_an_unassigned_example_is_refused_like_the_cli():
+    # kim2013.toml has no cores: both refuse it, naming the task's line.
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.load(str(REPO / "examples" / "kim2013.toml")).analyze()
+    assert "field `core`" in str(caught.value)
+    assert caught.value.line == 39
+
+
+@pytest.mark.parametrize("algorithm", ["bfd", "wfd", "cata"])
+@pytest.mark.parametrize("stream", range(4))
+def test_random_planned_sets_match_the_cli(tmp_path, algorithm, stream):
+    generator = tinct.experiment.random_params(tasks=6, cores=2, partitions=12)["generator"]
+    compared = 0
+    for utilization in (0.8, 1.2, 1.6):
+        s = tinct.experiment.random_task_set(utilization, seed=11, stream=stream, generator=generator)
+        assert s is not None
+        plan = s.plan(algorithm=algorithm, node_budget=20_000)
+        if plan.planned is None or not plan.report["unplaced"] == []:
+            continue
+        path = tmp_path / f"{algorithm}-{stream}-{utilization}.toml"
+        plan.planned.save(path)
+        theirs = cli_json("analyze", "--json", str(path))
+        theirs.pop("refill_source")
+        assert_identical(tinct.TaskSet.load(path).analyze(), theirs)
+        # The set in memory analyzes as the file read back does.
+        assert_identical(plan.planned.analyze(), theirs)
+        assert_identical(plan.analysis, theirs)
+        compared += 1
+    assert compared >= 1, "no random set was placed: the comparison compared nothing"
+
+
+def test_random_sets_with_misses_match_the_cli(tmp_path):
+    # Every task on core 0 of a one-core platform, high utilization: some
+    # tasks miss their deadlines (wcrt null), and both must say so alike.
+    generator = tinct.experiment.random_params(tasks=8, cores=1, partitions=16)["generator"]
+    misses = 0
+    for stream in range(6):
+        s = tinct.experiment.random_task_set(0.97, seed=5, stream=stream, generator=generator)
+        assert s is not None
+        d = s.to_dict()
+        for i, task in enumerate(d["task"]):
+            task["core"] = 0
+            first_p = min(int(p) for p in task["wcet"])
+            task["partitions"] = list(range(1, first_p + 1))
+        path = tmp_path / f"one-core-{stream}.json"
+        tinct.TaskSet.from_dict(d).save(path)
+        theirs = cli_json("analyze", "--json", str(path))
+        theirs.pop("refill_source")
+        ours = tinct.TaskSet.load(path).analyze()
+        assert_identical(ours, theirs)
+        misses += sum(t["wcrt_ns"] is None for t in ours["tasks"])
+    assert misses > 0, "no deadline miss: the null case was not compared"

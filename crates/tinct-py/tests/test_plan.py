@@ -1,0 +1,62 @@
+"""Plans from Python are the CLI's `tinct plan --json` and `-o` file."""
+
+from __future__ import annotations
+
+import pytest
+
+import tinct
+from conftest import REPO, assert_identical, cli_json, run_cli
+
+KIM2013 = REPO / "examples" / "kim2013.toml"
+
+
+@pytest.mark.parametrize("algorithm", ["cata", "bfd", "wfd"])
+@pytest.mark.parametrize("partitions", [None, 12])
+def test_plans_match_the_cli(tmp_path, algorithm, partitions):
+    out = tmp_path / "plan.toml"
+    args = ["plan", "--json", "--algorithm", algorithm, "-o", str(out), str(KIM2013)]
+    if partitions:
+        args += ["--partitions", str(partitions)]
+    done = run_cli(*args, check=False)
+    theirs = __import__("json").loads(done.stdout)
+    for key in ("file", "output", "refill_source"):
+        theirs.pop(key)
+    plan = tinct.TaskSet.load(KIM2013).plan(algorithm=algorithm, partitions=partitions)
+    assert_identical(plan.report, theirs)
+    assert plan.schedulable == theirs["schedulable"]
+    assert done.returncode == (0 if plan.schedulable else 1)
+    if plan.schedulable:
+        assert tinct.TaskSet.load(out) == plan.planned
+        assert_identical(plan.analysis, tinct.TaskSet.load(out).analyze())
+    else:
+        assert plan.analysis is None
+
+
+def test_an_impossible_budget_is_explained():
+    plan = tinct.TaskSet.load(KIM2013).plan(algorithm="bfd", partitions=4)
+    assert not plan.schedulable
+    assert plan.report["unplaced"], "BFD cannot place 8 tasks in 4 partitions"
+    assert all(u["message"] for u in plan.report["unplaced"])
+
+
+def test_bad_plan_arguments():
+    s = tinct.TaskSet.load(KIM2013)
+    with pytest.raises(tinct.BadInput):
+        s.plan(algorithm="edf")
+    with pytest.raises(tinct.BadInput):
+        s.plan(partitions=0)
+    with pytest.raises(tinct.BadInput):
+        s.plan(partitions=33)
+    with pytest.raises(tinct.BadInput):
+        s.plan(timeout=-1)
+
+
+def test_a_timeout_stops_with_the_plan_so_far():
+    s = tinct.TaskSet.load(KIM2013).replicate(4)
+    plan = s.plan(algorithm="cata", exact=True, timeout=0.001)
+    # A stopped plan says so; every task is either placed or unplaced.
+    placed = sum(len(c["tasks"]) for c in plan.report["cores"])
+    assert placed + len(plan.report["unplaced"]) == len(s)
+    # Exhaustive CATA of 32 tasks takes far longer than 1 ms.
+    assert plan.report["stopped"] and not plan.report["exact"]
+    assert not plan.schedulable

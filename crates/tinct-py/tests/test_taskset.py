@@ -1,0 +1,118 @@
+"""The task model from Python: reading, writing, building from dicts, and
+errors that name file, line and field as the CLI does."""
+
+from __future__ import annotations
+
+import pytest
+
+import tinct
+from conftest import EXAMPLES, REPO, run_cli
+
+TABLE2 = REPO / "examples" / "kim2013-table2.toml"
+
+SMALL = {
+    "platform": {"cores": 1, "partitions": 8, "memory": "64MiB", "refill": "45.3us"},
+    "task": [
+        {"name": "a", "period": "10ms", "memory": "1MiB", "wcet": "2ms"},
+        {"name": "b", "period": "20ms", "deadline": "15ms", "memory": "2MiB",
+         "wcet": {"1": "5ms", "4": "4ms"}},
+    ],
+}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_files_round_trip(tmp_path, example, suffix):
+    original = tinct.TaskSet.load(example)
+    path = tmp_path / ("copy" + suffix)
+    original.save(path, header=["written by a test"])
+    again = tinct.TaskSet.load(path)
+    assert again == original
+    assert tinct.TaskSet.from_dict(original.to_dict()) == original
+    assert tinct.TaskSet.parse(original.to_json(), syntax="json") == original
+    assert tinct.TaskSet.parse(original.to_toml()) == original
+
+
+def test_a_set_built_from_a_dict():
+    s = tinct.TaskSet.from_dict(SMALL)
+    assert len(s) == 2 and s.names == ["a", "b"]
+    assert s.file == "<dict>"
+    assert s.platform == {"cores": 1, "partitions": 8, "memory": 64 << 20, "refill": 45_300}
+    assert s.tasks[1]["deadline"] == 15_000_000
+    assert s.tasks[1]["wcet"] == {"listed": {"1": 5_000_000, "4": 4_000_000}}
+    # Deadline-monotonic without priorities: a (D = 10 ms) before b (D = 15 ms).
+    assert s.ranks() == [1, 2]
+    a = s.analyze()
+    assert a["schedulable"] is True
+    assert [t["wcrt_ns"] for t in a["tasks"]] == [2_000_000, 7_000_000]
+    assert s != tinct.TaskSet.load(TABLE2)
+
+
+def test_replicate_copies_every_task():
+    s = tinct.TaskSet.from_dict(SMALL).replicate(3)
+    assert len(s) == 6
+    assert len(set(s.names)) == 6
+    with pytest.raises(tinct.BadInput):
+        tinct.TaskSet.from_dict(SMALL).replicate(0)
+
+
+def test_bad_files_raise_bad_input_with_the_clis_message(tmp_path):
+    text = TABLE2.read_text().replace('period = "40ms"', 'period = "-40ms"', 1)
+    assert text != TABLE2.read_text()
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.load(path)
+    error = caught.value
+    done = run_cli("analyze", str(path), check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"tinct: error: {error}"
+    assert error.file == str(path)
+    assert error.line is not None and text.splitlines()[error.line - 1].startswith("period")
+    assert "period" in error.field and error.expected and error.found
+    assert isinstance(error, tinct.TinctError) and isinstance(error, ValueError)
+
+
+def test_bad_dicts_name_the_field():
+    broken = {"platform": dict(SMALL["platform"]), "task": [dict(SMALL["task"][0], deadline="20ms")]}
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.from_dict(broken)
+    assert caught.value.file == "<dict>"
+    assert caught.value.field == "task 'a' field `deadline`"
+    assert "at most the period" in caught.value.expected
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.from_dict({"platform": SMALL["platform"], "task": [dict(SMALL["task"][0], colour=3)]})
+    assert "colour" in str(caught.value)
+    with pytest.raises(tinct.BadInput):
+        tinct.TaskSet.parse("not toml [", syntax="toml")
+    with pytest.raises(tinct.BadInput):
+        tinct.TaskSet.parse("{}", syntax="yaml")
+
+
+def test_a_missing_file_is_bad_input():
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.load("/nonexistent/set.toml")
+    assert caught.value.file == "/nonexistent/set.toml"
+
+
+def test_writing_where_nothing_can_be_written_fails():
+    with pytest.raises(tinct.Failed):
+        tinct.TaskSet.from_dict(SMALL).save("/nonexistent/dir/set.toml")
+
+
+def test_units():
+    assert tinct.parse_duration("45.3us") == 45_300
+    assert tinct.parse_duration(7) == 7
+    assert tinct.parse_size("18MiB") == 18 << 20
+    for bad in ("1 parsec", -1, 1.5, True, 2**64):
+        with pytest.raises(tinct.BadInput):
+            tinct.parse_duration(bad)
+
+
+def test_analysis_refusals_are_bad_input_naming_the_task():
+    d = tinct.TaskSet.from_dict(SMALL).to_dict()
+    d["platform"]["cores"] = 2
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.from_dict(d).analyze()
+    assert caught.value.field == "task 'a' field `core`"
+    assert caught.value.line is not None
