@@ -90,6 +90,7 @@ pub fn random_task_set(
         partitions: params.partitions,
         memory: Bytes(params.total_memory),
         refill: Nanos(params.refill_ns),
+        color_bits: None,
     };
     let tasks = utils
         .iter()

@@ -24,6 +24,10 @@ pub struct Platform {
     pub memory: Bytes,
     /// Δ: time to refill one cache partition.
     pub refill: Nanos,
+    /// Physical address bits of the page colour (lowest first), when the
+    /// file overrides the machine's rule (`[platform] color_bits`): 2^bits
+    /// colours, split over the N_P partitions.
+    pub color_bits: Option<Vec<u32>>,
 }
 
 impl Platform {

@@ -35,7 +35,7 @@ mod span_window;
 
 pub use buffer::ColoredBuffer;
 pub use error::MemError;
-pub use machine::machine_mapping;
+pub use machine::{machine_color_geometry, machine_mapping};
 pub use mapping::{AddressMapping, PageClass, PartitionColors, XorFunctions};
 pub use page_book::{
     BankCounts, BankGrant, BankRequest, ColorCursor, Counts, Modes, PageBook, PageId, PoolStats,

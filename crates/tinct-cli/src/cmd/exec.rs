@@ -45,6 +45,10 @@ pub struct Args {
     /// resctrl mount point (default: from /proc/mounts); for tests.
     #[arg(long, value_name = "DIR", hide = true, requires = "l3_partitions")]
     pub resctrl_root: Option<PathBuf>,
+    /// Physical address bits of the page colour, e.g. `12-16`, instead of
+    /// the last-level cache's rule (`tinct doctor` shows it and why).
+    #[arg(long, value_name = "LIST")]
+    pub color_bits: Option<String>,
     /// DRAM banks to serve the heap from, e.g. `1,2` (in every controller;
     /// with `--colors`, pages must be in both). Needs `--bank-functions`.
     #[arg(long, value_name = "LIST", requires = "bank_functions")]
@@ -301,8 +305,17 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
             args.pool
         )));
     }
+    let color_bits = optional_list("--color-bits", &args.color_bits, "bit")?;
+    let page = tinct_sys::system::PageSize::read(&SysRoot::live()).map_or(4096, |p| p.bytes);
+    let geometry = match &color_bits {
+        Some(bits) => tinct_sys::cache_slices::explicit_color_geometry(bits, page, "--color-bits")
+            .map(Some)
+            .map_err(|e| CliError::Input(format!("--color-bits: {e}")))?,
+        None => tinct_mem::machine_color_geometry(page).ok(),
+    };
     let config = ShimConfig {
         colors: optional_list("--colors", &args.colors, "color")?.unwrap_or_default(),
+        color_bits,
         banks: optional_list("--banks", &args.banks, "bank")?,
         controllers: optional_list("--controllers", &args.controllers, "controller")?,
         bank_functions: functions("--bank-functions", &args.bank_functions)?,
@@ -315,11 +328,11 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
     };
     config.validate().map_err(CliError::Input)?;
     if !config.colors.is_empty()
-        && let Some(available) = llc_color_count()
+        && let Some(geometry) = &geometry
     {
         config
-            .check_colors_exist(available)
-            .map_err(|e| CliError::Input(format!("--colors: {e}")))?;
+            .check_colors_exist(geometry.colors.colors)
+            .map_err(|e| CliError::Input(format!("--colors: {e} ({})", geometry.rule)))?;
     }
     Ok(Some(config))
 }
@@ -350,36 +363,35 @@ fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
 }
 
 /// This machine's last-level cache as tinct-sim's model ("L3 32 MiB 16-way"
-/// and its geometry), if sysfs gives size, ways and line size.
+/// and its geometry), if sysfs gives size, ways and line size. A sliced
+/// cache (`tinct_sys::cache_slices`) whose hash is unknown is modelled as
+/// one slice: lines of every slice with the same set index count as
+/// rivals, which can only overstate sharing, never hide it.
 fn llc_model() -> Option<(String, tinct_sim::CacheGeometry)> {
     let topology = Topology::read(&SysRoot::live()).ok()?;
     let llc = topology.last_level_caches().first().copied()?;
     let ways = llc.ways?;
+    let slices = match tinct_mem::machine_color_geometry(4096).ok()?.rule {
+        tinct_sys::topology::ColorRule::Sliced { slices } => slices,
+        _ => 1,
+    };
     let geometry = tinct_sim::CacheGeometry::new(
-        llc.size_bytes,
+        llc.size_bytes / slices,
         ways,
         u64::from(llc.line_bytes.unwrap_or(64)),
     )
     .ok()?;
-    let name = format!(
+    let mut name = format!(
         "{} {} {ways}-way",
         llc.name(),
         tinct_sys::doctor::human_bytes(llc.size_bytes)
     );
+    if slices > 1 {
+        name.push_str(&format!(
+            ", one of its {slices} slices (the slice hash is unknown: all slices as one)"
+        ));
+    }
     Some((name, geometry))
-}
-
-/// The number of page colors of this machine's last-level cache, if its
-/// geometry is known.
-fn llc_color_count() -> Option<u64> {
-    let root = SysRoot::live();
-    let page = tinct_sys::system::PageSize::read(&root).map_or(4096, |p| p.bytes);
-    Topology::read(&root)
-        .ok()?
-        .last_level_caches()
-        .first()?
-        .page_colors(page)
-        .map(|c| c.colors)
 }
 
 /// The shim first, then whatever was preloaded already.

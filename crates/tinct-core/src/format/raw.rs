@@ -140,6 +140,9 @@ pub struct RawPlatform {
     pub memory: Scalar,
     /// Δ; may be left to a calibration (see `LoadOptions`).
     pub refill: Option<Scalar>,
+    /// Physical address bits of the page colour, overriding the machine's
+    /// LLC rule (sliced caches: `tinct doctor` suggests them).
+    pub color_bits: Option<Vec<Scalar>>,
 }
 
 /// `[[task]]`.
