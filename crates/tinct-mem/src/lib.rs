@@ -38,11 +38,12 @@ pub use error::MemError;
 pub use machine::{machine_color_geometry, machine_mapping};
 pub use mapping::{AddressMapping, PageClass, PartitionColors, XorFunctions};
 pub use page_book::{
-    BankCounts, BankGrant, BankRequest, ColorCursor, Counts, Modes, PageBook, PageId, PoolStats,
-    Step,
+    BankCounts, BankGrant, BankRequest, ColorCursor, Counts, DEFAULT_CHUNK_BYTES, Modes, PageBook,
+    PageId, PoolStats, Step,
 };
-pub use pool::{Pool, PoolOptions};
+pub use pool::{BankOptions, Pool, PoolOptions};
 pub use shared_pool::{
-    Allocation, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts, UsedPage,
+    Allocation, BankPages, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts,
+    UsedPage,
 };
 pub use shim_config::{FrameReport, ShimConfig, read_frame_reports};

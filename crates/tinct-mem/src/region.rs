@@ -9,11 +9,58 @@ use std::ptr::NonNull;
 use crate::error::MemError;
 
 /// How to set a region up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegionOptions {
     /// `mlock` the region (keeps frames resident; needs RLIMIT_MEMLOCK or
     /// CAP_IPC_LOCK).
     pub lock: bool,
+    /// Populate interleaved over these NUMA nodes (`mbind(MPOL_INTERLEAVE)`),
+    /// when there are two or more.
+    pub interleave_nodes: Vec<u32>,
+}
+
+/// NUMA nodes with memory (`/sys/devices/system/node/has_memory`), empty
+/// when the kernel has no NUMA.
+pub fn memory_nodes() -> Vec<u32> {
+    std::fs::read_to_string("/sys/devices/system/node/has_memory")
+        .ok()
+        .and_then(|text| tinct_sys::parse_cpu_list(text.trim()).ok())
+        .unwrap_or_default()
+}
+
+/// `MPOL_INTERLEAVE` of `<linux/mempolicy.h>`.
+const MPOL_INTERLEAVE: libc::c_int = 3;
+
+/// Binds `len` bytes at `start` to be populated round robin over `nodes`.
+fn interleave(start: *mut c_void, len: usize, nodes: &[u32]) -> Result<(), MemError> {
+    let highest = nodes.iter().copied().max().unwrap_or(0) as usize;
+    let mut mask = vec![0u64; highest / 64 + 1];
+    for &node in nodes {
+        mask[node as usize / 64] |= 1 << (node % 64);
+    }
+    // SAFETY: mbind reads `mask` (maxnode bits) and changes only the
+    // policy of our own fresh mapping; no memory is touched.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_mbind,
+            start,
+            len,
+            MPOL_INTERLEAVE,
+            mask.as_ptr(),
+            (highest + 1) as libc::c_ulong,
+            0 as libc::c_uint,
+        )
+    };
+    if result != 0 {
+        return Err(MemError::Os {
+            call: format!(
+                "mbind(MPOL_INTERLEAVE over nodes {}, {len} bytes)",
+                tinct_sys::format_cpu_list(nodes)
+            ),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
 }
 
 /// An anonymous mapping owned by the pool, unmapped on drop.
@@ -45,6 +92,10 @@ impl Region {
     /// mapping would put 512 consecutive frames, i.e. every color, behind
     /// one entry), and locks the region if asked.
     pub fn new(len: usize, options: RegionOptions) -> Result<Self, MemError> {
+        let RegionOptions {
+            lock,
+            interleave_nodes,
+        } = options;
         let page = rustix::param::page_size();
         if len == 0 || !len.is_multiple_of(page) {
             return Err(MemError::Request(format!(
@@ -73,6 +124,9 @@ impl Region {
         // just means 4 KiB pages in whatever order the kernel hands out.
         // SAFETY: advice on exactly the mapping created above.
         let huge = unsafe { mm::madvise(raw, len, Advice::LinuxHugepage) }.is_ok();
+        if interleave_nodes.len() > 1 {
+            interleave(raw, len, &interleave_nodes)?;
+        }
         region.populate()?;
         // From now on no huge page: khugepaged never collapses (migrates)
         // pool pages, and each 4 KiB page is mapped by its own page-table
@@ -83,7 +137,7 @@ impl Region {
         if huge {
             region.split_huge_mappings()?;
         }
-        if options.lock {
+        if lock {
             // SAFETY: locking our own mapping does not change its contents.
             unsafe { mm::mlock(raw, len) }.map_err(|errno| MemError::Os {
                 call: format!(
