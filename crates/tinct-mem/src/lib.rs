@@ -14,6 +14,10 @@
 //!   and [`ColoredBuffer`], a safe slice over colored memory for crates
 //!   without `unsafe`.
 //!
+//! * [`ColoredArea`]: one contiguous range whose every page is of the
+//!   requested colours (and banks), grown on demand with pages moved in by
+//!   [`page_mover`] (`UFFDIO_MOVE`): the LD_PRELOAD shim's memory.
+//!
 //! * [`ShimConfig`]: the `TINCT_*` environment contract of the LD_PRELOAD
 //!   shim, written by `tinct exec` and read by the shim.
 //!
@@ -22,11 +26,13 @@
 #![warn(missing_docs)]
 
 mod buffer;
+pub mod colored_area;
 mod error;
 mod intrusive_lists;
 pub mod machine;
 pub mod mapping;
 mod page_book;
+pub mod page_mover;
 mod pool;
 mod region;
 mod shared_pool;
@@ -34,6 +40,7 @@ pub mod shim_config;
 mod span_window;
 
 pub use buffer::ColoredBuffer;
+pub use colored_area::{AreaSpec, ColoredArea, GrowthStats};
 pub use error::MemError;
 pub use machine::{machine_color_geometry, machine_mapping};
 pub use mapping::{AddressMapping, PageClass, PartitionColors, XorFunctions};
