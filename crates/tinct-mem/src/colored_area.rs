@@ -18,8 +18,10 @@
 //! `rotation[k % n]`, so any run of area pages takes the colours round
 //! robin, each the same number of times (±1). Pages of a colour that runs
 //! ahead wait as *spares* until every colour can give one. A colour that
-//! never shows up (bank functions that read colour bits) leaves the
-//! rotation, and [`ColoredArea::dropped_colors`] says so.
+//! can never have a page in the requested banks (bank functions that read
+//! colour bits, found exactly by [`AddressMapping::colors_reaching`]) is
+//! left out of the rotation from the start, and
+//! [`ColoredArea::dropped_colors`] says so.
 //!
 //! *Banks (chandru-mueller).* With banks requested, only pages of the
 //! requested (controller, bank) classes enter the rotation. Pages of the
@@ -129,6 +131,11 @@ pub struct ColoredArea {
     mover: PageMover,
     stats: GrowthStats,
     uncolored: Option<String>,
+    /// Pages of other colours populated during the current growth.
+    unwanted: Vec<usize>,
+    /// Every segment populated (start, bytes): their pages of other
+    /// colours stay mapped, lazily freed (see `release_pages`).
+    segments: Vec<(usize, usize)>,
 }
 
 // SAFETY: the area is address space owned by this value; its pages are
@@ -213,9 +220,14 @@ impl ColoredArea {
             })
         })
         .transpose()?;
+        let reaching = spec
+            .mapping
+            .colors_reaching(spec.banks.as_deref(), spec.controllers.as_deref());
+        let (rotation, dropped): (Vec<u32>, Vec<u32>) =
+            spec.colors.iter().partition(|&&c| reaching[c as usize]);
         Ok(Self {
-            rotation: spec.colors.clone(),
-            dropped: Vec::new(),
+            rotation,
+            dropped,
             spares: vec![VecDeque::new(); colors as usize],
             reserve,
             next_class: 0,
@@ -228,6 +240,8 @@ impl ColoredArea {
             mover: PageMover::new(),
             stats: GrowthStats::default(),
             uncolored: None,
+            unwanted: Vec::new(),
+            segments: Vec::new(),
         })
     }
 
@@ -300,8 +314,8 @@ impl ColoredArea {
         &self.rotation
     }
 
-    /// Requested colours that left the rotation: no page of the requested
-    /// banks in them.
+    /// Requested colours left out of the rotation: no address of theirs
+    /// lies in the requested banks.
     pub fn dropped_colors(&self) -> &[u32] {
         &self.dropped
     }
@@ -348,22 +362,33 @@ impl ColoredArea {
         let started = Instant::now();
         let before = self.pages();
         self.mover.for_this_process();
-        while self.pages() - before < pages && self.pages() < self.max_pages {
-            if !self.budget_spent() {
-                let wanted = pages - (self.pages() - before);
-                self.populate_segment(wanted)?;
-                continue;
-            }
-            if !self.take_from_reserve()? {
-                break;
-            }
-        }
+        let result = self.grow_until(before + pages);
+        let unwanted = std::mem::take(&mut self.unwanted);
+        // SAFETY: the unwanted pages are ours and referenced by nothing.
+        unsafe { self.release_pages(&unwanted) };
         let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
         if self.stats.grow_ns == 0 && self.stats.segments > 0 {
             self.stats.first_grow_ns = ns;
         }
         self.stats.grow_ns = self.stats.grow_ns.saturating_add(ns);
-        Ok(self.pages() - before)
+        result.map(|()| self.pages() - before)
+    }
+
+    /// Segments, then reserve pages, until the area has `target` pages or
+    /// nothing more can come.
+    fn grow_until(&mut self, target: usize) -> Result<(), MemError> {
+        if self.rotation.is_empty() && self.reserve.is_none() {
+            // No colour can have a page in the requested banks.
+            return Ok(());
+        }
+        while self.pages() < target && self.pages() < self.max_pages {
+            if !self.budget_spent() {
+                self.populate_segment(target - self.pages())?;
+            } else if !self.take_from_reserve()? {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Bytes to populate for `pages` more area pages: enough for the
@@ -410,11 +435,13 @@ impl ColoredArea {
             return Ok(());
         }
         let segment = Segment::populate(len)?;
+        self.segments.push((segment.start, len));
         self.stats.segments += 1;
         self.stats.populated_bytes = self.stats.populated_bytes.saturating_add(len as u64);
         let frames = match self.read_frames(segment.start, len / self.page_size) {
             Ok(frames) => frames,
             Err(error) => {
+                self.segments.pop();
                 // SAFETY: the segment is ours and nothing references it yet.
                 unsafe { unmap(segment.start, len) };
                 return Err(error);
@@ -439,9 +466,8 @@ impl ColoredArea {
                 unwanted.push(address);
             }
         }
-        // SAFETY: the unwanted pages are ours and referenced by nothing.
-        unsafe { self.unmap_pages(&unwanted) };
-        self.drop_absent_colors();
+        // Released when this growth ends (see `release_pages`).
+        self.unwanted.extend(unwanted);
         self.move_rows()
     }
 
@@ -487,29 +513,6 @@ impl ColoredArea {
                 .controllers
                 .as_ref()
                 .is_none_or(|c| c.contains(&class.controller))
-    }
-
-    /// Colours with no spare while others have two rows' worth leave the
-    /// rotation: bank functions that read colour bits give them no page of
-    /// the requested banks, and waiting for them would stop the area.
-    fn drop_absent_colors(&mut self) {
-        let present = self
-            .rotation
-            .iter()
-            .filter(|&&c| !self.spares[c as usize].is_empty())
-            .count();
-        let waiting: usize = self.spares.iter().map(VecDeque::len).sum();
-        if present == 0 || present == self.rotation.len() || waiting < 2 * self.rotation.len() {
-            return;
-        }
-        let spares = &self.spares;
-        let (kept, absent): (Vec<u32>, Vec<u32>) = self
-            .rotation
-            .iter()
-            .partition(|&&c| !spares[c as usize].is_empty());
-        self.rotation = kept;
-        self.dropped.extend(absent);
-        self.dropped.sort_unstable();
     }
 
     /// Moves complete rows (one spare of every rotation colour, in colour
@@ -611,12 +614,18 @@ impl ColoredArea {
         Ok(())
     }
 
-    /// Unmaps single pages, merging neighbours into one call per run.
+    /// Gives pages of other colours back to the kernel *lazily*
+    /// (`MADV_FREE`, one call per run of neighbours): unmapped at once,
+    /// their frames would be the first the kernel hands out again, so the
+    /// next segment would bring the same useless colours back (measured:
+    /// half of a 256 MiB budget wasted for half of the colours). Lazily
+    /// freed pages stay ours, so they are not handed out again, until
+    /// memory runs short, when the kernel takes them without asking.
     ///
     /// # Safety
     /// Every page must belong to one of our segments and be referenced by
     /// nothing.
-    unsafe fn unmap_pages(&self, pages: &[usize]) {
+    unsafe fn release_pages(&self, pages: &[usize]) {
         let mut index = 0;
         while index < pages.len() {
             let start = pages[index];
@@ -626,8 +635,36 @@ impl ColoredArea {
                 end += self.page_size;
                 index += 1;
             }
-            // SAFETY: forwarded caller contract.
-            unsafe { unmap(start, end - start) };
+            // SAFETY: forwarded caller contract; MADV_FREE only drops
+            // contents nobody needs.
+            let _ = unsafe {
+                mm::madvise(
+                    start as *mut std::ffi::c_void,
+                    end - start,
+                    Advice::LinuxFree,
+                )
+            };
+        }
+    }
+
+    /// Unmaps every page waiting outside the area (spares and free reserve
+    /// pages) and forgets them: the child of `fork` drops its references,
+    /// so the parent's pages are its own again (the parent keeps their
+    /// frames when it writes them).
+    pub fn release_outside_pages(&mut self) {
+        for spares in &mut self.spares {
+            for page in spares.drain(..) {
+                // SAFETY: spare pages are ours and referenced by nothing.
+                unsafe { unmap(page.address, self.page_size) };
+            }
+        }
+        if let Some(reserve) = self.reserve.take() {
+            for (index, &address) in reserve.addresses.iter().enumerate() {
+                if !reserve.book.is_used(PageId(index as u32)) {
+                    // SAFETY: free reserve pages are ours and unused.
+                    unsafe { unmap(address, self.page_size) };
+                }
+            }
         }
     }
 
@@ -674,9 +711,12 @@ impl Segment {
             }
         }
         let pointer = start as *mut std::ffi::c_void;
-        // Huge pages where the kernel gives them: 2 MiB of contiguous frames.
-        // SAFETY: advice on our own fresh range.
-        let _ = unsafe { mm::madvise(pointer, len, Advice::LinuxHugepage) };
+        // No MADV_HUGEPAGE: huge pages would give 2 MiB of contiguous
+        // frames (every colour once, in order), but with the kernel's
+        // default `defrag=madvise` asking for them compacts memory
+        // synchronously, which on a fragmented machine made populating 4-6
+        // times slower than 4 KiB pages (measured here: 160 MiB in 624-934
+        // ms against 147 ms). The system's THP policy still applies.
         // SAFETY: populating our own range writes zeros only.
         let populated = unsafe { mm::madvise(pointer, len, Advice::LinuxPopulateWrite) };
         match populated {
@@ -709,21 +749,14 @@ impl Segment {
 
 impl Drop for ColoredArea {
     fn drop(&mut self) {
-        // SAFETY: the reservation is ours; pages handed out from it must
-        // not be used after the area is dropped (the owner's contract).
-        unsafe { unmap(self.base, self.max_pages * self.page_size) };
-        for spares in &self.spares {
-            for page in spares {
-                // SAFETY: spare pages are ours and referenced by nothing.
-                unsafe { unmap(page.address, self.page_size) };
-            }
-        }
-        if let Some(reserve) = &self.reserve {
-            for (index, &address) in reserve.addresses.iter().enumerate() {
-                if !reserve.book.is_used(PageId(index as u32)) {
-                    // SAFETY: free reserve pages are ours and unused.
-                    unsafe { unmap(address, self.page_size) };
-                }
+        // SAFETY: the reservation and the segments are ours; pages handed
+        // out from the area must not be used after it is dropped (the
+        // owner's contract), and spare or reserve pages were never handed
+        // out.
+        unsafe {
+            unmap(self.base, self.max_pages * self.page_size);
+            for &(start, len) in &self.segments {
+                unmap(start, len);
             }
         }
     }

@@ -51,6 +51,6 @@ pub use page_book::{
 pub use pool::{BankOptions, Pool, PoolOptions};
 pub use shared_pool::{
     Allocation, BankPages, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts,
-    UsedPage,
+    UsedPage, size_class,
 };
 pub use shim_config::{FrameReport, ShimConfig, read_frame_reports};

@@ -313,6 +313,88 @@ impl AddressMapping {
     pub fn classify_frame(&self, frame: u64) -> PageClass {
         self.classify(frame.wrapping_mul(self.page_size))
     }
+
+    /// For each colour, whether any address of that colour can lie in one
+    /// of the `wanted` (controller, bank) classes (`None`: every bank, or
+    /// every controller). Bank or controller functions that read colour
+    /// bits tie some banks to some colours (bank bits 13-14 with colour
+    /// bits 12-20: colour `c` is always bank `(c >> 1) & 3`); this finds
+    /// every such tie exactly, by the linear dependencies over GF(2)
+    /// between the colour, bank and controller masks.
+    pub fn colors_reaching(&self, banks: Option<&[u32]>, controllers: Option<&[u32]>) -> Vec<bool> {
+        let masks: Vec<u64> = self
+            .color
+            .masks()
+            .iter()
+            .chain(self.bank.masks())
+            .chain(self.controller.masks())
+            .copied()
+            .collect();
+        let (nc, nb) = (self.color.masks().len(), self.bank.masks().len());
+        // Each dependency: a set of functions whose masks XOR to zero, so
+        // their index bits XOR to zero for every address.
+        let dependencies = null_space(&masks);
+        let constraint = |colour: u32, bank: u32, controller: u32| {
+            let bits =
+                u64::from(colour) | u64::from(bank) << nc | u64::from(controller) << (nc + nb);
+            dependencies
+                .iter()
+                .all(|d| (d & bits).count_ones() % 2 == 0)
+        };
+        let bank_list: Vec<u32> =
+            banks.map_or_else(|| (0..self.banks()).collect(), <[u32]>::to_vec);
+        let controller_list: Vec<u32> =
+            controllers.map_or_else(|| (0..self.controllers()).collect(), <[u32]>::to_vec);
+        (0..self.colors())
+            .map(|colour| {
+                controller_list
+                    .iter()
+                    .any(|&k| bank_list.iter().any(|&b| constraint(colour, b, k)))
+            })
+            .collect()
+    }
+}
+
+/// A basis of the linear dependencies among `vectors` over GF(2): each
+/// result has bit `i` set for every vector `i` of a combination that XORs
+/// to zero (Gaussian elimination; at most 64 vectors).
+fn null_space(vectors: &[u64]) -> Vec<u64> {
+    // Rows: (reduced vector, which originals it combines).
+    let mut pivots: Vec<(u64, u64)> = Vec::new();
+    let mut dependencies = Vec::new();
+    for (i, &vector) in vectors.iter().enumerate() {
+        let (mut value, mut combination) = (vector, 1u64 << i);
+        for &(pivot, pivot_combination) in &pivots {
+            let top = 63 - pivot.leading_zeros();
+            if value >> top & 1 == 1 {
+                value ^= pivot;
+                combination ^= pivot_combination;
+            }
+        }
+        if value == 0 {
+            dependencies.push(combination);
+        } else {
+            pivots.push((value, combination));
+            // Keep pivots with distinct leading bits, highest first.
+            pivots.sort_by_key(|&(v, _)| std::cmp::Reverse(63 - v.leading_zeros()));
+            reduce(&mut pivots);
+        }
+    }
+    dependencies
+}
+
+/// Makes every pivot's leading bit absent from the others (reduced row
+/// echelon form), so one pass of eliminations above is complete.
+fn reduce(pivots: &mut [(u64, u64)]) {
+    for i in 0..pivots.len() {
+        let top = 63 - pivots[i].0.leading_zeros();
+        for j in 0..pivots.len() {
+            if j != i && pivots[j].0 >> top & 1 == 1 {
+                pivots[j].0 ^= pivots[i].0;
+                pivots[j].1 ^= pivots[i].1;
+            }
+        }
+    }
 }
 
 /// Mapping from the analysis' `N_P` cache partitions (numbered `1..=N_P`,
@@ -562,6 +644,57 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("bit 6"), "{err}");
+    }
+
+    #[test]
+    fn bank_functions_on_colour_bits_tie_colours_to_banks() {
+        // Colours by bits 12-20, banks by bits 13 and 14: colour c is bank
+        // (c >> 1) & 3 always.
+        let mapping = AddressMapping::new(
+            4096,
+            XorFunctions::from_bits(&(12..21).collect::<Vec<_>>()).unwrap(),
+            XorFunctions::parse("0x2000,0x4000").unwrap(),
+            XorFunctions::none(),
+        )
+        .unwrap();
+        let reach = mapping.colors_reaching(Some(&[1, 2]), None);
+        for colour in 0..512u32 {
+            let bank = (colour >> 1) & 3;
+            assert_eq!(
+                reach[colour as usize],
+                bank == 1 || bank == 2,
+                "colour {colour}"
+            );
+        }
+        // XOR masks mixing colour and other bits tie nothing.
+        let hashed = AddressMapping::new(
+            4096,
+            XorFunctions::from_bits(&[12, 13]).unwrap(),
+            XorFunctions::parse("0x22000").unwrap(),
+            XorFunctions::parse("0x101000").unwrap(),
+        )
+        .unwrap();
+        assert!(
+            hashed
+                .colors_reaching(Some(&[0]), Some(&[1]))
+                .iter()
+                .all(|&r| r)
+        );
+        // Bank functions that are combinations of colour bits: bank bit 0
+        // = a12 ^ a13, bank bit 1 = a13, so bank 1 (bits 1, 0) means a13 =
+        // 0 and a12 = 1: colour 1 only.
+        let tied = AddressMapping::new(
+            4096,
+            XorFunctions::from_bits(&[12, 13]).unwrap(),
+            XorFunctions::parse("0x3000,0x2000").unwrap(),
+            XorFunctions::none(),
+        )
+        .unwrap();
+        assert_eq!(
+            tied.colors_reaching(Some(&[1]), None),
+            vec![false, true, false, false]
+        );
+        assert_eq!(tied.colors_reaching(None, None), vec![true; 4]);
     }
 
     #[test]

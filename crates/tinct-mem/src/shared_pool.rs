@@ -55,6 +55,21 @@ const fn class_table() -> [u8; MAX_SMALL / 16 + 1] {
 }
 const CLASS_OF_UNITS: [u8; MAX_SMALL / 16 + 1] = class_table();
 
+/// The index into [`SIZE_CLASSES`] of the smallest class that holds `size`
+/// bytes at an alignment of `align` (a power of two); `None` when the
+/// request needs whole pages (above [`MAX_SMALL`]).
+#[inline]
+pub fn size_class(size: usize, align: usize) -> Option<usize> {
+    if size > MAX_SMALL || align > MAX_SMALL {
+        return None;
+    }
+    let mut class = usize::from(CLASS_OF_UNITS[size.max(1).div_ceil(16)]);
+    while !SIZE_CLASSES[class].is_multiple_of(align.max(MIN_ALIGN)) {
+        class += 1;
+    }
+    Some(class)
+}
+
 /// Arena tag of spans built by [`SharedPool::alloc_bank_span`] (no colors).
 const BANK_SPAN: u16 = u16::MAX;
 
@@ -605,11 +620,7 @@ impl State {
         let align = align.max(MIN_ALIGN);
         let size = size.max(1);
         let tag = arena as u16;
-        if size <= MAX_SMALL && align <= MAX_SMALL {
-            let mut class = usize::from(CLASS_OF_UNITS[size.div_ceil(16)]);
-            while !SIZE_CLASSES[class].is_multiple_of(align) {
-                class += 1;
-            }
+        if let Some(class) = size_class(size, align) {
             return self.alloc_small(arena, class, page_size);
         }
         if size <= page_size && align <= page_size {

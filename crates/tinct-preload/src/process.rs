@@ -1,5 +1,5 @@
-//! The process-wide heap: built on the first allocation, fork handlers,
-//! and what happens at exit (`TINCT_STATS`, `TINCT_PAGE_REPORT`).
+//! The process-wide heap: built on the first allocation, `fork` handlers,
+//! thread exits, and what happens at exit (`TINCT_STATS`, the reports).
 
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
@@ -19,6 +19,7 @@ static FORK_HANDLERS: AtomicBool = AtomicBool::new(false);
 /// The heap, built on first use; `None` while it is being built by the
 /// calling thread (the caller then serves the request from the bootstrap
 /// arena).
+#[inline]
 pub fn heap() -> Option<&'static Heap> {
     let ptr = HEAP.load(Ordering::Acquire);
     if !ptr.is_null() {
@@ -29,6 +30,7 @@ pub fn heap() -> Option<&'static Heap> {
 }
 
 /// The heap if it has been built (never builds it).
+#[inline]
 pub fn built_heap() -> Option<&'static Heap> {
     let ptr = HEAP.load(Ordering::Acquire);
     // SAFETY: as in `heap`.
@@ -57,10 +59,7 @@ fn build() -> Option<&'static Heap> {
         ),
         Err(BuildError::Other(message)) => die(&message, 1),
     };
-    if let Some(reason) = heap
-        .pool()
-        .with_pool(|p| p.uncolored_reason().map(str::to_string))
-    {
+    if let Some(reason) = heap.with_area(|a| a.uncolored_reason().map(str::to_string)) {
         write_stderr(&format!(
             "tinct-preload: running UNCOLORED (TINCT_ALLOW_UNCOLORED=1): {reason}\n"
         ));
@@ -103,7 +102,7 @@ fn install_fork_handlers() {
 extern "C" fn before_fork() {
     BUILDING.lock();
     if let Some(heap) = built_heap() {
-        heap.lock().lock();
+        heap.lock_all();
     }
     BOOTSTRAP.before_fork();
 }
@@ -112,7 +111,7 @@ extern "C" fn after_fork_parent() {
     BOOTSTRAP.after_fork_in_parent();
     if let Some(heap) = built_heap() {
         heap.counters.forks.fetch_add(1, Ordering::Relaxed);
-        heap.lock().unlock();
+        heap.unlock_all();
     }
     BUILDING.unlock();
 }
@@ -120,9 +119,23 @@ extern "C" fn after_fork_parent() {
 extern "C" fn after_fork_child() {
     BOOTSTRAP.after_fork_in_child();
     if let Some(heap) = built_heap() {
-        heap.lock().reset_in_child();
+        heap.reset_locks_in_child();
+        if heap.config().fork_keep {
+            crate::fork_keep::take_the_copies(heap);
+        }
     }
     BUILDING.reset_in_child();
+}
+
+/// The `pthread_key_create` destructor: a thread ends, its cache goes back.
+pub extern "C" fn thread_ended(cache: *mut libc::c_void) {
+    if let Some(heap) = built_heap()
+        && !cache.is_null()
+    {
+        // SAFETY: the key's value is this thread's cache, set by
+        // `Heap::create_cache`; the thread is ending and uses it no more.
+        unsafe { heap.retire_cache(cache.cast()) };
+    }
 }
 
 /// Runs at exit (from `.fini_array`): the stats summary, the frame report
