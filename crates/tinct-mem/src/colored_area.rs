@@ -51,6 +51,10 @@ use crate::page_mover::PageMover;
 /// 2 MiB: the transparent huge page, and the smallest segment.
 const SEGMENT_ALIGN: usize = 2 << 20;
 
+/// Segments up to this size are populated from transparent huge pages
+/// (see [`Segment::populate`]).
+const HUGE_SEGMENT_LIMIT: usize = 16 << 20;
+
 /// The first byte of every page that enters the area (so no page is all
 /// zeros while it moves, see [`Segment::populate`]). Area memory is
 /// therefore not zero-filled: whoever promises zeros (calloc, anonymous
@@ -711,12 +715,18 @@ impl Segment {
             }
         }
         let pointer = start as *mut std::ffi::c_void;
-        // No MADV_HUGEPAGE: huge pages would give 2 MiB of contiguous
-        // frames (every colour once, in order), but with the kernel's
-        // default `defrag=madvise` asking for them compacts memory
-        // synchronously, which on a fragmented machine made populating 4-6
-        // times slower than 4 KiB pages (measured here: 160 MiB in 624-934
-        // ms against 147 ms). The system's THP policy still applies.
+        // Huge pages give 2 MiB of contiguous frames: every colour once, in
+        // order, so one segment completes rows at once (with 4 KiB frames
+        // in the kernel's order, every colour of 256 shows up only after
+        // about 12 MiB: a slow start). But with the kernel's default
+        // `defrag=madvise` asking for many of them compacts memory
+        // synchronously: 160 MiB took 624-934 ms here against 147 ms in
+        // 4 KiB pages. So small segments (the start-up and most growth)
+        // ask for huge pages, large ones do not.
+        if len <= HUGE_SEGMENT_LIMIT {
+            // SAFETY: advice on our own fresh range.
+            let _ = unsafe { mm::madvise(pointer, len, Advice::LinuxHugepage) };
+        }
         // SAFETY: populating our own range writes zeros only.
         let populated = unsafe { mm::madvise(pointer, len, Advice::LinuxPopulateWrite) };
         match populated {

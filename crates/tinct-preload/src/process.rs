@@ -1,7 +1,7 @@
 //! The process-wide heap: built on the first allocation, `fork` handlers,
 //! thread exits, and what happens at exit (`TINCT_STATS`, the reports).
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 
 use crate::bootstrap::BOOTSTRAP;
 use crate::heap::{BuildError, Heap};
@@ -15,6 +15,9 @@ static HEAP: AtomicPtr<Heap> = AtomicPtr::new(std::ptr::null_mut());
 /// arena.
 static BUILDING: RawLock = RawLock::new();
 static FORK_HANDLERS: AtomicBool = AtomicBool::new(false);
+/// With `TINCT_FORK_KEEP`: the pipe (read end, write end) on which the
+/// child says it has taken the copies; the parent waits for it.
+static FORK_PIPE: [AtomicI32; 2] = [AtomicI32::new(-1), AtomicI32::new(-1)];
 
 /// The heap, built on first use; `None` while it is being built by the
 /// calling thread (the caller then serves the request from the bootstrap
@@ -102,6 +105,14 @@ fn install_fork_handlers() {
 extern "C" fn before_fork() {
     BUILDING.lock();
     if let Some(heap) = built_heap() {
+        if heap.config().fork_keep {
+            let mut ends = [-1; 2];
+            // SAFETY: pipe2 writes two descriptors into `ends`.
+            if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } == 0 {
+                FORK_PIPE[0].store(ends[0], Ordering::Relaxed);
+                FORK_PIPE[1].store(ends[1], Ordering::Relaxed);
+            }
+        }
         heap.lock_all();
     }
     BOOTSTRAP.before_fork();
@@ -114,10 +125,25 @@ extern "C" fn after_fork_parent() {
         heap.unlock_all();
     }
     BUILDING.unlock();
+    let (read, write) = take_fork_pipe();
+    if read >= 0 {
+        // Wait until the child has taken the copies (or has died: end of
+        // file), so no page of ours is written while it is still shared.
+        let mut byte = 0u8;
+        // SAFETY: our own pipe's descriptors; `byte` is writable.
+        unsafe {
+            libc::close(write);
+            while libc::read(read, (&mut byte as *mut u8).cast(), 1) < 0
+                && *libc::__errno_location() == libc::EINTR
+            {}
+            libc::close(read);
+        }
+    }
 }
 
 extern "C" fn after_fork_child() {
     BOOTSTRAP.after_fork_in_child();
+    let (read, write) = take_fork_pipe();
     if let Some(heap) = built_heap() {
         heap.reset_locks_in_child();
         if heap.config().fork_keep {
@@ -125,6 +151,22 @@ extern "C" fn after_fork_child() {
         }
     }
     BUILDING.reset_in_child();
+    if write >= 0 {
+        // SAFETY: our own pipe's descriptors.
+        unsafe {
+            libc::close(read);
+            libc::write(write, [1u8].as_ptr().cast(), 1);
+            libc::close(write);
+        }
+    }
+}
+
+/// The fork pipe's ends, forgotten (-1, -1 if there is none).
+fn take_fork_pipe() -> (i32, i32) {
+    (
+        FORK_PIPE[0].swap(-1, Ordering::Relaxed),
+        FORK_PIPE[1].swap(-1, Ordering::Relaxed),
+    )
 }
 
 /// The `pthread_key_create` destructor: a thread ends, its cache goes back.

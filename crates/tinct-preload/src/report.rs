@@ -326,7 +326,7 @@ fn bank_lines(pid: u32, heap: &Heap, pages: &[PageNow]) -> String {
     out
 }
 
-/// Writes every filled area page (`page 0x...`, and `mapped 0x...` for
+/// Writes every filled area page (`page 0x...`, and `mapped_page 0x...` for
 /// pages the shim's `mmap` handed out) to `PATH.<pid>` (atomically, by
 /// rename), then stops the process with SIGSTOP so a checker can read
 /// `/proc/<pid>/pagemap` while the pages are still mapped; the checker
@@ -363,7 +363,7 @@ pub fn write_page_report(heap: &Heap, path: &Path) {
         if let Some((_, _, flags)) = heap.kinds().run_of(index)
             && flags & MAPPED != 0
         {
-            let _ = writeln!(text, "mapped {address:#x}");
+            let _ = writeln!(text, "mapped_page {address:#x}");
         }
     }
     if write_report(path, "page", &text) {

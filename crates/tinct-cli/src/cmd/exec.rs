@@ -57,14 +57,34 @@ pub struct Args {
     /// e.g. `0x2040,0x44000` (bank bit i = parity of address & mask i).
     #[arg(long, value_name = "MASKS")]
     pub bank_functions: Option<String>,
+    /// chandru-mueller Algorithm 1's fallbacks once the requested banks are
+    /// spent, comma-separated: `exact` (none: the allocation falls back to
+    /// uncoloured memory, or fails with --strict), `restricted` (the
+    /// requested controllers' fullest other bank), `unrestricted` (the
+    /// fullest controller and bank), `split` (any page of the colours).
+    /// The summary (--stats) says how many requests and pages each step
+    /// served.
+    #[arg(long, value_name = "MODES", default_value = "exact")]
+    pub bank_mode: String,
+    /// Serve the program's own anonymous mmap (private, read-write) from
+    /// coloured pages too, not only its heap.
+    #[arg(long)]
+    pub mmap: bool,
+    /// After fork, let the child take the copy-on-write copies of the heap,
+    /// so the parent keeps its pages' colours when it writes them (the
+    /// child's heap is then uncoloured, and it pays one page copy per
+    /// heap page).
+    #[arg(long)]
+    pub fork_keep: bool,
     /// DRAM controllers to serve the heap from. Needs `--controller-functions`.
     #[arg(long, value_name = "LIST", requires = "controller_functions")]
     pub controllers: Option<String>,
     /// The DRAM controller functions as XOR masks, like `--bank-functions`.
     #[arg(long, value_name = "MASKS")]
     pub controller_functions: Option<String>,
-    /// Pool size: all colors are mapped and translated, the requested ones
-    /// are kept (so the heap can grow to about SIZE × requested / all colors).
+    /// The most memory the shim populates: it starts with 2 MiB and grows
+    /// on demand, keeping pages of the requested colours (so the heap can
+    /// grow to about SIZE × requested / all colors).
     #[arg(long, value_name = "SIZE", default_value = "512MiB")]
     pub pool: String,
     /// When the colored pool is full, fail the allocation (ENOMEM) instead
@@ -313,9 +333,20 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
             .map_err(|e| CliError::Input(format!("--color-bits: {e}")))?,
         None => tinct_mem::machine_color_geometry(page).ok(),
     };
+    let bank_mode = tinct_mem::Modes::parse(&args.bank_mode)
+        .map_err(|e| CliError::Input(format!("--bank-mode {:?}: {e}", args.bank_mode)))?;
+    if bank_mode != tinct_mem::Modes::EXACT && args.banks.is_none() && args.controllers.is_none() {
+        return Err(CliError::Input(format!(
+            "--bank-mode {}: expected --banks or --controllers to fall back from",
+            bank_mode.names()
+        )));
+    }
     let config = ShimConfig {
         colors: optional_list("--colors", &args.colors, "color")?.unwrap_or_default(),
         color_bits,
+        bank_mode,
+        mmap: args.mmap,
+        fork_keep: args.fork_keep,
         banks: optional_list("--banks", &args.banks, "bank")?,
         controllers: optional_list("--controllers", &args.controllers, "controller")?,
         bank_functions: functions("--bank-functions", &args.bank_functions)?,

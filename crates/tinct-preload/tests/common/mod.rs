@@ -121,8 +121,13 @@ pub struct Checked {
     pub stderr: String,
     /// Heap pages translated and found in the requested colors.
     pub pages_in_colors: usize,
-    /// Heap pages not mapped at exit (span window slots freed since).
+    /// Area pages not present at exit.
     pub pages_absent: usize,
+    /// Pages of the program's own mappings (`mapped_page` lines) translated and
+    /// found in the requested colors.
+    pub mapped_in_colors: usize,
+    /// Area pages found outside the colors: (address, frame, color).
+    pub outside: Vec<(usize, u64, u64)>,
     /// The report's counters (`fallbacks`, `failures`, ...).
     pub counters: Vec<(String, u64)>,
     /// Physical frame number of every translated heap page.
@@ -146,10 +151,36 @@ impl Checked {
 /// resumes it and collects its output. Panics if a page lies outside
 /// `colors` or the program fails.
 pub fn run_under_shim(
+    command: Command,
+    stdin: Option<&Path>,
+    colors: &(String, Vec<u64>),
+    pool: &str,
+) -> Checked {
+    let checked = run_with_page_report(command, stdin, colors, pool, &[]);
+    assert!(
+        checked.outside.is_empty(),
+        "{} heap pages outside the colors (address, frame, color): {:?}",
+        checked.outside.len(),
+        &checked.outside[..checked.outside.len().min(10)]
+    );
+    assert!(
+        checked
+            .stderr
+            .contains("pages in use outside the requested colors: none"),
+        "the shim's own summary disagrees:\n{}",
+        checked.stderr
+    );
+    checked
+}
+
+/// [`run_under_shim`] with `env` added, returning the pages found outside
+/// the colors instead of failing on them (the program must still succeed).
+pub fn run_with_page_report(
     mut command: Command,
     stdin: Option<&Path>,
     colors: &(String, Vec<u64>),
     pool: &str,
+    env: &[(&str, &str)],
 ) -> Checked {
     let scratch = tempfile::tempdir().unwrap();
     let report = scratch.path().join("pages");
@@ -163,6 +194,7 @@ pub fn run_under_shim(
         .env("TINCT_STATS", "1")
         .env("TINCT_PAGE_REPORT", &report)
         .env("PYTHONMALLOC", "malloc")
+        .envs(env.iter().copied())
         .stdout(std::fs::File::create(&stdout_path).unwrap())
         .stderr(std::fs::File::create(&stderr_path).unwrap())
         .stdin(match stdin {
@@ -200,10 +232,6 @@ pub fn run_under_shim(
         status.success(),
         "{command:?} failed ({status}); stderr:\n{stderr}"
     );
-    assert!(
-        stderr.contains("pages in use outside the requested colors: none"),
-        "the shim's own summary disagrees:\n{stderr}"
-    );
     Checked {
         stdout,
         stderr,
@@ -211,47 +239,49 @@ pub fn run_under_shim(
     }
 }
 
-/// Translates every `page 0x...` of a report through /proc/<pid>/pagemap.
+/// Translates every `page 0x...` (and `mapped_page 0x...`) of a report through
+/// /proc/<pid>/pagemap.
 fn check_report(pid: u32, report: &str, colors: &[u64]) -> Checked {
     let geometry = llc_colors();
     let pagemap = Pagemap::open(&format!("/proc/{pid}/pagemap")).unwrap();
     let mut counters = Vec::new();
-    let (mut inside, mut absent) = (0, 0);
+    let (mut inside, mut absent, mut mapped_inside) = (0, 0, 0);
     let mut outside = Vec::new();
     let mut frames = Vec::new();
     for line in report.lines() {
         let (key, value) = line.split_once(' ').unwrap();
-        if key == "page" {
+        if key == "page" || key == "mapped_page" {
             let address = usize::from_str_radix(value.trim_start_matches("0x"), 16).unwrap();
             let entry = pagemap.entries(address, 1).unwrap()[0];
             match entry.frame() {
                 Some(0) => panic!("PFN 0 at {address:#x}: frame numbers hidden (not root?)"),
                 Some(frame) => {
-                    frames.push(frame);
                     let color = geometry.color_of(frame * geometry.page_bytes).unwrap();
-                    if colors.contains(&color) {
+                    let in_colors = colors.contains(&color);
+                    if key == "mapped_page" {
+                        mapped_inside += usize::from(in_colors);
+                        continue;
+                    }
+                    frames.push(frame);
+                    if in_colors {
                         inside += 1;
                     } else {
                         outside.push((address, frame, color));
                     }
                 }
-                None => absent += 1,
+                None => absent += usize::from(key == "page"),
             }
         } else if let Ok(number) = value.parse::<u64>() {
             counters.push((key.to_string(), number));
         }
     }
-    assert!(
-        outside.is_empty(),
-        "{} heap pages outside the colors (address, frame, color): {:?}",
-        outside.len(),
-        &outside[..outside.len().min(10)]
-    );
     let checked = Checked {
         stdout: Vec::new(),
         stderr: String::new(),
         pages_in_colors: inside,
         pages_absent: absent,
+        mapped_in_colors: mapped_inside,
+        outside,
         counters,
         frames,
     };
