@@ -214,7 +214,7 @@ impl Heap {
             page_size: area.page_size(),
             page_shift: area.page_size().trailing_zeros(),
             kinds: PageKinds::new(max_pages),
-            steps: (0..max_pages).map(|_| AtomicU8::new(0)).collect(),
+            steps: crate::page_kinds::zeroed_atomics::<AtomicU8>(max_pages),
             filled: AtomicUsize::new(0),
             grow: RawLock::new(),
             central: RawLock::new(),

@@ -60,6 +60,20 @@ pub enum Kind {
     },
 }
 
+/// Atomic integers: all-zero bytes are a valid value (0).
+pub trait ZeroIsValid {}
+impl ZeroIsValid for AtomicU32 {}
+impl ZeroIsValid for std::sync::atomic::AtomicU8 {}
+
+/// `len` atomics at zero, from zeroed memory (the shim's allocator does
+/// not write fresh memory: a table for a large budget costs nothing until
+/// its pages are touched).
+pub fn zeroed_atomics<T: ZeroIsValid>(len: usize) -> Box<[T]> {
+    // SAFETY: `T` is an atomic integer (`ZeroIsValid`), for which all-zero
+    // bytes are the value 0.
+    unsafe { Box::<[T]>::new_zeroed_slice(len).assume_init() }
+}
+
 /// The kinds of every page of an area.
 #[derive(Debug)]
 pub struct PageKinds {
@@ -70,7 +84,7 @@ impl PageKinds {
     /// All free, for `pages` pages.
     pub fn new(pages: usize) -> Self {
         Self {
-            words: (0..pages).map(|_| AtomicU32::new(0)).collect(),
+            words: zeroed_atomics(pages),
         }
     }
 

@@ -45,7 +45,7 @@ fn python_builds_and_sorts_lists_and_dicts_identically_in_colored_memory() {
     };
     let plain = run_plain(command(), None);
     let colors = half_of_the_colors();
-    let shimmed = run_under_shim(command(), None, &colors, "256MiB");
+    let shimmed = run_under_shim(command(), None, &colors, "512MiB");
     assert_eq!(
         String::from_utf8_lossy(&shimmed.stdout),
         String::from_utf8_lossy(&plain.stdout)
@@ -202,7 +202,7 @@ fn output_is_identical_under_every_shim_option() {
         py(),
         None,
         &colors,
-        "256MiB",
+        "512MiB",
         &[("TINCT_MMAP", "1"), ("PYTHONMALLOC", "pymalloc")],
     );
     assert_eq!(

@@ -358,6 +358,14 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
         ..ShimConfig::colored(Vec::new())
     };
     config.validate().map_err(CliError::Input)?;
+    // The shim of every process of the program would otherwise read the
+    // cache topology from sysfs again: give it the bits (start-up cost).
+    let mut config = config;
+    if config.color_bits.is_none()
+        && let Some(bits) = geometry.as_ref().and_then(|g| g.colors.color_bits().ok())
+    {
+        config.color_bits = Some(bits.collect());
+    }
     if !config.colors.is_empty()
         && let Some(geometry) = &geometry
     {
