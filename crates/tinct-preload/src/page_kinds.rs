@@ -69,9 +69,20 @@ impl ZeroIsValid for std::sync::atomic::AtomicU8 {}
 /// not write fresh memory: a table for a large budget costs nothing until
 /// its pages are touched).
 pub fn zeroed_atomics<T: ZeroIsValid>(len: usize) -> Box<[T]> {
-    // SAFETY: `T` is an atomic integer (`ZeroIsValid`), for which all-zero
-    // bytes are the value 0.
-    unsafe { Box::<[T]>::new_zeroed_slice(len).assume_init() }
+    let layout = std::alloc::Layout::array::<T>(len).expect("a table that fits in memory");
+    if layout.size() == 0 {
+        return Box::new([]);
+    }
+    // SAFETY: a non-zero layout; the memory is zeroed, and all-zero bytes
+    // are a valid `T` (an atomic integer, `ZeroIsValid`); the box owns the
+    // allocation with exactly this layout (a `[T]` of `len`).
+    unsafe {
+        let memory = std::alloc::alloc_zeroed(layout).cast::<T>();
+        if memory.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(memory, len))
+    }
 }
 
 /// The kinds of every page of an area.
