@@ -543,3 +543,67 @@ fn every_bank_mode_reaches_the_shim_and_falls_back_by_its_step() {
         stderr(&bad)
     );
 }
+
+/// Issue 16.2: the file `tinct bench dram-map` writes gives exec its bank
+/// functions; functions that read bits inside a page are reduced to their
+/// page-granular part (said), and a bad file is bad input naming its line.
+#[test]
+fn a_dram_map_file_gives_the_shim_its_bank_functions() {
+    if !privileged_or_skip("frame numbers for bank placement") {
+        return;
+    }
+    build_shim();
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("dram-map.toml");
+    // Bits 13 and 14, plus two sub-page functions whose XOR is bit 17.
+    std::fs::write(
+        &map,
+        "bank_functions = [\"0x2000\", \"0x4000\", \"0x2040\", \"0x22040\"]\n\
+         controller_functions = []\nconfidence = []\nphysical = \"host\"\nmachine = \"test\"\n",
+    )
+    .unwrap();
+    let input = dir.path().join("input");
+    std::fs::write(&input, "b\na\nc\n").unwrap();
+    let map_arg = map.to_str().unwrap();
+    let output = tinct_exec(&[
+        "--dram-map",
+        map_arg,
+        "--banks",
+        "1",
+        "--stats",
+        "--",
+        "sort",
+        input.to_str().unwrap(),
+    ]);
+    let text = stderr(&output);
+    assert!(output.status.success(), "{text}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "a\nb\nc\n");
+    assert!(
+        text.contains("1 of the bank bits read address bits inside a page")
+            && text.contains("using the 3 page-granular functions"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pages in use outside the requested banks: none"),
+        "{text}"
+    );
+    std::fs::write(
+        &map,
+        "bank_functions = [\"0x2000\", \"12\"]\nphysical = \"host\"\n",
+    )
+    .unwrap();
+    let bad = tinct_exec(&["--dram-map", map_arg, "--banks", "1", "--", "true"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("dram-map.toml:1: bank_functions") && stderr(&bad).contains("\"12\""),
+        "{}",
+        stderr(&bad)
+    );
+    let missing = tinct_exec(&["--colors", "0", "--banks", "1", "--", "true"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("--dram-map FILE"),
+        "{}",
+        stderr(&missing)
+    );
+}

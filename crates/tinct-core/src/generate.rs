@@ -91,6 +91,7 @@ pub fn random_task_set(
         memory: Bytes(params.total_memory),
         refill: Nanos(params.refill_ns),
         color_bits: None,
+        dram_map: None,
     };
     let tasks = utils
         .iter()

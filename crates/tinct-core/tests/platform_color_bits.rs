@@ -67,3 +67,44 @@ fn bad_colour_bits_name_the_line_and_what_was_found() {
         "{err}"
     );
 }
+
+/// `[platform] dram_map = "FILE"` reads the file `tinct bench dram-map`
+/// writes, relative to the task set; a bad file is named with its line,
+/// inside an error naming the task set's line.
+#[test]
+fn a_task_set_reads_its_dram_mapping_file() {
+    let dir = std::env::temp_dir().join(format!("tinct-core-dram-map-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let map = tinct_core::dram_map::DramMap {
+        bank_functions: vec![0x44000, 0x88000],
+        controller_functions: Vec::new(),
+        confidence: vec![0.99, 0.97],
+        physical: tinct_core::dram_map::AddressKind::Host,
+        machine: "test".into(),
+    };
+    std::fs::write(dir.join("dram-map.toml"), map.to_toml(&[])).unwrap();
+    let set = set("[12, 13, 14]").replace(
+        "color_bits = [12, 13, 14]\n",
+        "color_bits = [12, 13, 14]\ndram_map = \"dram-map.toml\"\n",
+    );
+    let path = dir.join("set.toml");
+    std::fs::write(&path, &set).unwrap();
+    let loaded = tinct_core::format::load(&path).unwrap();
+    let dram = loaded.platform.dram_map.as_ref().unwrap();
+    assert_eq!((dram.path.as_str(), &dram.map), ("dram-map.toml", &map));
+    let again = dir.join("again.toml");
+    std::fs::write(&again, to_toml(&loaded, &[])).unwrap();
+    assert_eq!(tinct_core::format::load(&again).unwrap(), loaded);
+    std::fs::write(
+        dir.join("dram-map.toml"),
+        "bank_functions = [\"4\"]\nphysical = \"host\"\n",
+    )
+    .unwrap();
+    let err = tinct_core::format::load(&path).unwrap_err();
+    assert_eq!(err.line, Some(7), "{err}");
+    assert!(
+        err.field.contains("dram_map") && err.found.contains("dram-map.toml:1"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -66,7 +66,8 @@ impl Basis {
             }
         }
         self.vectors.push(reduced);
-        self.vectors.sort_unstable_by_key(|&v| std::cmp::Reverse(leading_bit(v)));
+        self.vectors
+            .sort_unstable_by_key(|&v| std::cmp::Reverse(leading_bit(v)));
         true
     }
 
@@ -102,7 +103,10 @@ impl Basis {
     /// optimal), lowest weight first. Spaces up to dimension 20.
     pub fn lightest(&self) -> Vec<u64> {
         let rank = self.rank();
-        assert!(rank <= 20, "dimension {rank}: too many vectors to enumerate");
+        assert!(
+            rank <= 20,
+            "dimension {rank}: too many vectors to enumerate"
+        );
         let mut all: Vec<u64> = (1u64..1 << rank)
             .map(|selection| {
                 (0..rank)
@@ -131,7 +135,8 @@ impl Basis {
         // Eliminate the excluded coordinates first: order the pivots so
         // that excluded bits are the highest (swap them above by a
         // permutation), then keep the rows with no excluded bit.
-        let permute = |v: u64| -> u128 { u128::from(v & !excluded) | u128::from(v & excluded) << 64 };
+        let permute =
+            |v: u64| -> u128 { u128::from(v & !excluded) | u128::from(v & excluded) << 64 };
         let mut rows: Vec<u128> = Vec::new();
         for &vector in &self.vectors {
             let mut value = permute(vector);

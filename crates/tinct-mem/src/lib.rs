@@ -28,6 +28,7 @@
 mod buffer;
 pub mod colored_area;
 mod error;
+pub mod gf2;
 mod intrusive_lists;
 pub mod machine;
 pub mod mapping;
@@ -35,6 +36,7 @@ mod page_book;
 pub mod page_mover;
 mod pool;
 mod region;
+pub mod row_conflict;
 mod shared_pool;
 pub mod shim_config;
 mod span_window;

@@ -122,6 +122,24 @@ impl XorFunctions {
         self.masks.iter().map(|m| m.trailing_zeros()).min()
     }
 
+    /// The part of these functions a page allocator can control: the
+    /// functions of their span that read no bit inside a page of
+    /// `page_size` bytes (lightest first), and how many index bits that
+    /// loses. DRAM mappings often mix sub-page bits into a function
+    /// (Skylake: bits 8, 9, 12, 13, 14, 15); two such functions can still
+    /// XOR to a page-granular one.
+    pub fn page_granular(&self, page_size: u64) -> (XorFunctions, usize) {
+        let space = crate::gf2::Basis::spanning(self.masks.iter().copied());
+        let kept = space.without_bits(page_size - 1);
+        let lost = space.rank() - kept.rank();
+        (
+            XorFunctions {
+                masks: kept.lightest(),
+            },
+            lost,
+        )
+    }
+
     /// Errors when a function reads bits inside a page of `page_size`
     /// bytes: such a function varies within one page, so no page allocator
     /// can control it.
@@ -333,7 +351,7 @@ impl AddressMapping {
         let (nc, nb) = (self.color.masks().len(), self.bank.masks().len());
         // Each dependency: a set of functions whose masks XOR to zero, so
         // their index bits XOR to zero for every address.
-        let dependencies = null_space(&masks);
+        let dependencies = crate::gf2::dependencies(&masks);
         let constraint = |colour: u32, bank: u32, controller: u32| {
             let bits =
                 u64::from(colour) | u64::from(bank) << nc | u64::from(controller) << (nc + nb);
@@ -352,48 +370,6 @@ impl AddressMapping {
                     .any(|&k| bank_list.iter().any(|&b| constraint(colour, b, k)))
             })
             .collect()
-    }
-}
-
-/// A basis of the linear dependencies among `vectors` over GF(2): each
-/// result has bit `i` set for every vector `i` of a combination that XORs
-/// to zero (Gaussian elimination; at most 64 vectors).
-fn null_space(vectors: &[u64]) -> Vec<u64> {
-    // Rows: (reduced vector, which originals it combines).
-    let mut pivots: Vec<(u64, u64)> = Vec::new();
-    let mut dependencies = Vec::new();
-    for (i, &vector) in vectors.iter().enumerate() {
-        let (mut value, mut combination) = (vector, 1u64 << i);
-        for &(pivot, pivot_combination) in &pivots {
-            let top = 63 - pivot.leading_zeros();
-            if value >> top & 1 == 1 {
-                value ^= pivot;
-                combination ^= pivot_combination;
-            }
-        }
-        if value == 0 {
-            dependencies.push(combination);
-        } else {
-            pivots.push((value, combination));
-            // Keep pivots with distinct leading bits, highest first.
-            pivots.sort_by_key(|&(v, _)| std::cmp::Reverse(63 - v.leading_zeros()));
-            reduce(&mut pivots);
-        }
-    }
-    dependencies
-}
-
-/// Makes every pivot's leading bit absent from the others (reduced row
-/// echelon form), so one pass of eliminations above is complete.
-fn reduce(pivots: &mut [(u64, u64)]) {
-    for i in 0..pivots.len() {
-        let top = 63 - pivots[i].0.leading_zeros();
-        for j in 0..pivots.len() {
-            if j != i && pivots[j].0 >> top & 1 == 1 {
-                pivots[j].0 ^= pivots[i].0;
-                pivots[j].1 ^= pivots[i].1;
-            }
-        }
     }
 }
 
@@ -635,6 +611,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("color_bits"), "{err}");
+    }
+
+    #[test]
+    fn the_page_granular_part_keeps_what_pages_can_control() {
+        // Skylake i5-6200U (heechul/drama): the last function reads bits 8
+        // and 9; no combination of it with the others avoids them.
+        let skylake = XorFunctions::parse("0x44000,0x88000,0x110000,0x220000,0xf300").unwrap();
+        let (pages, lost) = skylake.page_granular(4096);
+        assert_eq!(lost, 1);
+        assert_eq!(pages.count(), 16);
+        assert!(pages.masks().iter().all(|m| m & 0xfff == 0));
+        // Two sub-page functions whose XOR is page-granular.
+        let mixed = XorFunctions::parse("0x2040,0x20040").unwrap();
+        let (pages, lost) = mixed.page_granular(4096);
+        assert_eq!((pages.masks(), lost), (&[0x22000u64][..], 1));
     }
 
     #[test]

@@ -282,7 +282,11 @@ mod tests {
         assert!(!solution.found);
         assert!(solution.functions.is_empty());
         assert!(
-            solution.refusal.as_deref().unwrap().contains("no row-conflict timing signal"),
+            solution
+                .refusal
+                .as_deref()
+                .unwrap()
+                .contains("no row-conflict timing signal"),
             "{:?}",
             solution.refusal
         );
@@ -310,11 +314,14 @@ mod tests {
     /// More jitter and outliers: still exact, or refused — never wrong.
     #[test]
     fn noisier_timing_is_recovered_or_refused_never_wrong() {
-        for (seed, jitter) in [(20u64, 25.0), (21, 35.0), (22, 45.0)] {
+        let mut found = 0;
+        for (seed, jitter) in [(20u64, 25.0), (21, 35.0), (22, 60.0), (23, 90.0)] {
             let truth = PUBLISHED[2].masks();
-            let mut dram = SimulatedDram::new(truth.clone(), 34, 2048, seed).with_noise(jitter, 0.05);
+            let mut dram =
+                SimulatedDram::new(truth.clone(), 34, 2048, seed).with_noise(jitter, 0.05);
             let addresses = dram.addresses.clone();
             let solution = solve(&addresses, &mut dram, &SolverOptions::default());
+            found += usize::from(solution.found);
             if solution.found {
                 assert_eq!(
                     Basis::spanning(solution.masks()),
@@ -323,5 +330,9 @@ mod tests {
                 );
             }
         }
+        assert!(
+            found >= 1,
+            "even moderate jitter with 5 % outliers was refused"
+        );
     }
 }

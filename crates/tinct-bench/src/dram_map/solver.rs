@@ -31,7 +31,7 @@
 //!    of pairs predicted in one bank); pairs predicted in one bank must be
 //!    slow (else a function is missing). Below `min_confidence`: refused.
 
-use rand::seq::SliceRandom;
+use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -82,14 +82,17 @@ impl Default for SolverOptions {
     }
 }
 
-/// One latency cluster.
+/// One latency cluster, in robust statistics (interrupts and other
+/// tenants add rare, very long latencies that a mean and a standard
+/// deviation would follow).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Cluster {
     /// Samples.
     pub count: usize,
-    /// Mean latency.
+    /// Median latency.
     pub mean: f64,
-    /// Standard deviation.
+    /// Median absolute deviation × 1.4826 (the standard deviation of a
+    /// normal distribution with the same spread).
     pub stddev: f64,
 }
 
@@ -208,14 +211,12 @@ pub fn solve(
         })
         .collect();
     let (threshold, fast, slow) = split_clusters(&latencies);
-    let pooled = ((fast.stddev.powi(2) + slow.stddev.powi(2)) / 2.0).sqrt();
-    let separation = if pooled > 0.0 {
-        (slow.mean - fast.mean) / pooled
-    } else if slow.mean > fast.mean {
-        f64::INFINITY
-    } else {
-        0.0
-    };
+    // One unit (a cycle) at least: timings can be so quantized that
+    // their spread reads as zero.
+    let pooled = ((fast.stddev.powi(2) + slow.stddev.powi(2)) / 2.0)
+        .sqrt()
+        .max(1.0);
+    let separation = (slow.mean - fast.mean) / pooled;
     solution.threshold = threshold;
     solution.fast = fast;
     solution.slow = slow;
@@ -244,8 +245,11 @@ pub fn solve(
             break;
         };
         classified[base] = true;
-        let members: Vec<usize> = (0..addresses.len())
+        let candidates: Vec<usize> = (0..addresses.len())
             .filter(|&i| i != base && is_slow(timer.latency(base, i)))
+            .collect();
+        let members: Vec<usize> = candidates
+            .into_iter()
             .filter(|&i| is_slow(timer.latency(i, base)))
             .collect();
         for &m in &members {
@@ -294,9 +298,9 @@ pub fn solve(
         }
         let consistency = agree(&space);
         let better = consistency >= options.min_consistency
-            && best
-                .as_ref()
-                .is_none_or(|(b, c)| space.rank() > b.rank() || (space.rank() == b.rank() && consistency > *c));
+            && best.as_ref().is_none_or(|(b, c)| {
+                space.rank() > b.rank() || (space.rank() == b.rank() && consistency > *c)
+            });
         if better {
             best = Some((space, consistency));
         }
@@ -377,10 +381,11 @@ pub fn solve(
         .iter()
         .find(|f| f.confidence < options.min_confidence || f.pairs < wanted / 2)
     {
-        return solution.refused(format!(
+        let reason = format!(
             "function {:#x} has confidence {:.2} on {} pairs: expected at least {:.2}",
             weak.mask, weak.confidence, weak.pairs, options.min_confidence
-        ));
+        );
+        return solution.refused(reason);
     }
     solution.found = true;
     solution
@@ -396,20 +401,28 @@ fn random_pair(rng: &mut ChaCha8Rng, n: usize) -> (usize, usize) {
 }
 
 /// Otsu's split of `latencies` into two clusters: the threshold (the
-/// largest latency of the fast cluster) and both clusters' statistics.
+/// largest latency of the fast cluster) and both clusters' robust
+/// statistics. The slowest 0.1 % are clamped to the 99.9th percentile
+/// first, so a few huge outliers cannot become a cluster of their own.
 pub fn split_clusters(latencies: &[u32]) -> (u32, Cluster, Cluster) {
     let mut sorted = latencies.to_vec();
     sorted.sort_unstable();
     let n = sorted.len();
     if n < 2 {
-        return (sorted.first().copied().unwrap_or(0), stats(&sorted), Cluster::default());
+        return (
+            sorted.first().copied().unwrap_or(0),
+            robust(&sorted),
+            Cluster::default(),
+        );
     }
-    let total: f64 = sorted.iter().map(|&x| f64::from(x)).sum();
+    let cap = sorted[(n - 1) * 999 / 1000];
+    let clamped: Vec<u32> = sorted.iter().map(|&x| x.min(cap)).collect();
+    let total: f64 = clamped.iter().map(|&x| f64::from(x)).sum();
     let mut left = 0.0;
     let (mut best, mut best_split) = (-1.0, 1);
     for split in 1..n {
-        left += f64::from(sorted[split - 1]);
-        if sorted[split] == sorted[split - 1] {
+        left += f64::from(clamped[split - 1]);
+        if clamped[split] == clamped[split - 1] {
             continue;
         }
         let (w0, w1) = (split as f64, (n - split) as f64);
@@ -422,21 +435,31 @@ pub fn split_clusters(latencies: &[u32]) -> (u32, Cluster, Cluster) {
     }
     (
         sorted[best_split - 1],
-        stats(&sorted[..best_split]),
-        stats(&sorted[best_split..]),
+        robust(&sorted[..best_split]),
+        robust(&sorted[best_split..]),
     )
 }
 
-fn stats(values: &[u32]) -> Cluster {
+/// Median and scaled median absolute deviation of sorted `values`.
+fn robust(values: &[u32]) -> Cluster {
     if values.is_empty() {
         return Cluster::default();
     }
-    let n = values.len() as f64;
-    let mean = values.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
-    let variance = values.iter().map(|&v| (f64::from(v) - mean).powi(2)).sum::<f64>() / n;
+    let median = |v: &[f64]| {
+        let mid = v.len() / 2;
+        if v.len() % 2 == 1 {
+            v[mid]
+        } else {
+            (v[mid - 1] + v[mid]) / 2.0
+        }
+    };
+    let as_float: Vec<f64> = values.iter().map(|&v| f64::from(v)).collect();
+    let center = median(&as_float);
+    let mut deviations: Vec<f64> = as_float.iter().map(|v| (v - center).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
     Cluster {
         count: values.len(),
-        mean,
-        stddev: variance.sqrt(),
+        mean: center,
+        stddev: 1.4826 * median(&deviations),
     }
 }

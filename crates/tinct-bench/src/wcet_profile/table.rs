@@ -80,6 +80,7 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
             memory: Bytes(memory),
             refill: input.refill,
             color_bits: None,
+            dram_map: None,
         },
         tasks: vec![Task {
             name: input.name.to_string(),

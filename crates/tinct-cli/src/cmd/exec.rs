@@ -50,13 +50,19 @@ pub struct Args {
     #[arg(long, value_name = "LIST")]
     pub color_bits: Option<String>,
     /// DRAM banks to serve the heap from, e.g. `1,2` (in every controller;
-    /// with `--colors`, pages must be in both). Needs `--bank-functions`.
-    #[arg(long, value_name = "LIST", requires = "bank_functions")]
+    /// with `--colors`, pages must be in both). Needs `--bank-functions`
+    /// or `--dram-map`.
+    #[arg(long, value_name = "LIST")]
     pub banks: Option<String>,
     /// The DRAM bank functions of this machine as XOR masks in DRAMA format,
     /// e.g. `0x2040,0x44000` (bank bit i = parity of address & mask i).
-    #[arg(long, value_name = "MASKS")]
+    #[arg(long, value_name = "MASKS", conflicts_with = "dram_map")]
     pub bank_functions: Option<String>,
+    /// The DRAM mapping file `tinct bench dram-map` wrote (its bank and
+    /// controller functions; those that read bits inside a page cannot be
+    /// controlled by a page allocator and are left out, as the shim says).
+    #[arg(long, value_name = "FILE")]
+    pub dram_map: Option<PathBuf>,
     /// chandru-mueller Algorithm 1's fallbacks once the requested banks are
     /// spent, comma-separated: `exact` (none: the allocation falls back to
     /// uncoloured memory, or fails with --strict), `restricted` (the
@@ -76,11 +82,12 @@ pub struct Args {
     /// heap page).
     #[arg(long)]
     pub fork_keep: bool,
-    /// DRAM controllers to serve the heap from. Needs `--controller-functions`.
-    #[arg(long, value_name = "LIST", requires = "controller_functions")]
+    /// DRAM controllers to serve the heap from. Needs
+    /// `--controller-functions` (or a `--dram-map` that has them).
+    #[arg(long, value_name = "LIST")]
     pub controllers: Option<String>,
     /// The DRAM controller functions as XOR masks, like `--bank-functions`.
-    #[arg(long, value_name = "MASKS")]
+    #[arg(long, value_name = "MASKS", conflicts_with = "dram_map")]
     pub controller_functions: Option<String>,
     /// The most memory the shim populates: it starts with 2 MiB and grows
     /// on demand, keeping pages of the requested colours (so the heap can
@@ -341,6 +348,34 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
             bank_mode.names()
         )));
     }
+    let (bank_functions, controller_functions) = match &args.dram_map {
+        None => (
+            functions("--bank-functions", &args.bank_functions)?,
+            functions("--controller-functions", &args.controller_functions)?,
+        ),
+        Some(path) => dram_map_functions(path, page)?,
+    };
+    for (flag, given, masks, source) in [
+        (
+            "--banks",
+            args.banks.is_some(),
+            &bank_functions,
+            "--bank-functions",
+        ),
+        (
+            "--controllers",
+            args.controllers.is_some(),
+            &controller_functions,
+            "--controller-functions",
+        ),
+    ] {
+        if given && masks.is_empty() {
+            return Err(CliError::Input(format!(
+                "{flag}: expected the DRAM functions too: {source} 0x...,0x... or --dram-map FILE \
+                 (from `tinct bench dram-map`)"
+            )));
+        }
+    }
     let config = ShimConfig {
         colors: optional_list("--colors", &args.colors, "color")?.unwrap_or_default(),
         color_bits,
@@ -349,8 +384,8 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
         fork_keep: args.fork_keep,
         banks: optional_list("--banks", &args.banks, "bank")?,
         controllers: optional_list("--controllers", &args.controllers, "controller")?,
-        bank_functions: functions("--bank-functions", &args.bank_functions)?,
-        controller_functions: functions("--controller-functions", &args.controller_functions)?,
+        bank_functions,
+        controller_functions,
         strict: args.strict,
         stats: args.stats,
         allow_uncolored: args.allow_uncolored,
@@ -374,6 +409,39 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
             .map_err(|e| CliError::Input(format!("--colors: {e} ({})", geometry.rule)))?;
     }
     Ok(Some(config))
+}
+
+/// The bank and controller functions of a `tinct bench dram-map` file,
+/// each reduced to the part a page allocator controls (functions that read
+/// bits inside a page vary within a page), with what was left out said.
+fn dram_map_functions(path: &Path, page: u64) -> Result<(Vec<u64>, Vec<u64>), CliError> {
+    let map =
+        tinct_core::dram_map::DramMap::load(path).map_err(|e| CliError::Input(e.to_string()))?;
+    if map.physical == tinct_core::dram_map::AddressKind::Guest {
+        eprintln!(
+            "tinct exec: {}: measured on a virtual machine (guest-physical addresses): its \
+             banks are not the host's",
+            path.display()
+        );
+    }
+    let reduce = |what: &str, masks: &[u64]| -> Result<Vec<u64>, CliError> {
+        let functions = XorFunctions::from_masks(masks.to_vec())
+            .map_err(|e| CliError::Input(format!("--dram-map {}: {what}: {e}", path.display())))?;
+        let (kept, lost) = functions.page_granular(page);
+        if lost > 0 {
+            eprintln!(
+                "tinct exec: {}: {lost} of the {what} bits read address bits inside a page and \
+                 cannot be chosen by page; using the {} page-granular functions",
+                path.display(),
+                kept.masks().len()
+            );
+        }
+        Ok(kept.masks().to_vec())
+    };
+    Ok((
+        reduce("bank", &map.bank_functions)?,
+        reduce("controller", &map.controller_functions)?,
+    ))
 }
 
 /// A list such as `0-3,8` from `flag`, with at least one entry.

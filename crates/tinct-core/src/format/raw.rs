@@ -143,6 +143,8 @@ pub struct RawPlatform {
     /// Physical address bits of the page colour, overriding the machine's
     /// LLC rule (sliced caches: `tinct doctor` suggests them).
     pub color_bits: Option<Vec<Scalar>>,
+    /// A DRAM mapping file (`tinct bench dram-map`), relative to this file.
+    pub dram_map: Option<String>,
 }
 
 /// `[[task]]`.

@@ -177,12 +177,35 @@ fn validate_platform(
         .as_ref()
         .map(|bits| validate_color_bits(bits, partitions, reporter))
         .transpose()?;
+    let dram_map = raw
+        .dram_map
+        .as_ref()
+        .map(|path| {
+            let relative = std::path::Path::new(reporter.file)
+                .parent()
+                .unwrap_or(std::path::Path::new(""))
+                .join(path);
+            crate::dram_map::DramMap::load(&relative)
+                .map(|map| crate::model::PlatformDramMap {
+                    path: path.clone(),
+                    map,
+                })
+                .map_err(|e| {
+                    field("dram_map").fail(
+                        "a DRAM mapping file written by `tinct bench dram-map` (relative to \
+                         this task set)",
+                        e.to_string(),
+                    )
+                })
+        })
+        .transpose()?;
     Ok(Platform {
         cores,
         partitions,
         memory,
         refill,
         color_bits,
+        dram_map,
     })
 }
 

@@ -25,6 +25,9 @@ pub fn to_toml(set: &TaskSet, header: &[String]) -> String {
     let _ = writeln!(out, "partitions = {}", p.partitions);
     let _ = writeln!(out, "memory = \"{}\"", p.memory);
     let _ = writeln!(out, "refill = \"{}\"", p.refill);
+    if let Some(dram) = &p.dram_map {
+        let _ = writeln!(out, "dram_map = {}", quoted(&dram.path));
+    }
     if let Some(bits) = &p.color_bits {
         let list: Vec<String> = bits.iter().map(u32::to_string).collect();
         let _ = writeln!(out, "color_bits = [{}]", list.join(", "));

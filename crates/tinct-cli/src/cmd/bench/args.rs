@@ -5,7 +5,7 @@ use super::common::{CommonArgs, duration, size};
 use std::path::PathBuf;
 use tinct_bench::banks::kernels::Kernel as BankKernel;
 use tinct_bench::isolation::reservation::ReservationChoice;
-use tinct_bench::{banks, calibrate, coherence, crpd, isolation, wcet_profile};
+use tinct_bench::{banks, calibrate, coherence, crpd, dram_map, isolation, wcet_profile};
 use tinct_core::units::{Bytes, Nanos};
 
 /// Options of `tinct bench calibrate`.
@@ -225,6 +225,36 @@ impl Banks {
             controller_functions: self.controller_functions.clone(),
             kernels: self.kernels.clone(),
             fifo: self.fifo,
+        }
+    }
+}
+
+/// Options of `tinct bench dram-map`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DramMap {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Memory to sample addresses from; it must span the address bits the
+    /// functions read (default 1GiB; `--quick`: 64MiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub buffer: Option<Bytes>,
+    /// Addresses sampled (default 2048; `--quick`: 512).
+    #[arg(long, value_name = "N")]
+    pub samples: Option<usize>,
+    /// Timed repetitions per measurement, of which the median counts
+    /// (default 32; `--quick`: 8).
+    #[arg(long, value_name = "N")]
+    pub rounds: Option<usize>,
+}
+
+impl DramMap {
+    /// The library's parameters.
+    pub fn params(&self) -> dram_map::Params {
+        dram_map::Params {
+            common: self.common.options(),
+            buffer: self.buffer,
+            samples: self.samples,
+            rounds: self.rounds,
         }
     }
 }
