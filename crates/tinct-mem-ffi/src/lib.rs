@@ -337,19 +337,15 @@ pub unsafe extern "C" fn tinct_alloc_bank(
     modes: u32,
     fallback_pages: *mut usize,
 ) -> *mut c_void {
-    // SAFETY: forwarded caller contract.
-    let result = unsafe { pool_ref(pool) }
-        .and_then(|pool| pool.alloc_bank_span(controller, bank, size, Modes(modes)));
-    match result {
-        Ok(span) => {
-            if !fallback_pages.is_null() {
-                // SAFETY: non-null and writable by the caller's contract.
-                unsafe { fallback_pages.write(span.pages - span.steps.exact) };
-            }
-            span.ptr.as_ptr().cast()
-        }
-        Err(error) => fail(error, ptr::null_mut()),
+    let mut steps = TinctBankSteps::default();
+    // SAFETY: forwarded caller contract; `steps` is a local.
+    let span = unsafe { tinct_alloc_bank_steps(pool, controller, bank, size, modes, &mut steps) };
+    if !span.is_null() && !fallback_pages.is_null() {
+        let fallback = steps.controller_restricted + steps.controller_unrestricted + steps.split;
+        // SAFETY: non-null and writable by the caller's contract.
+        unsafe { fallback_pages.write(fallback as usize) };
     }
+    span
 }
 
 /// As [`tinct_alloc_bank`], reporting in `steps` (if not NULL) how many

@@ -40,13 +40,14 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use rustix::mm::{self, Advice, MapFlags, ProtFlags};
+use rustix::mm::{self, Advice};
 use tinct_sys::pagemap::Pagemap;
 
 use crate::error::MemError;
 use crate::mapping::{AddressMapping, PageClass};
 use crate::page_book::{BankRequest, Modes, PageBook, PageId, Step};
 use crate::page_mover::PageMover;
+use crate::region::{map_private, os_error};
 
 /// 2 MiB: the transparent huge page, and the smallest segment.
 const SEGMENT_ALIGN: usize = 2 << 20;
@@ -146,13 +147,6 @@ pub struct ColoredArea {
 // handed out as raw addresses and the caller coordinates access to them.
 unsafe impl Send for ColoredArea {}
 
-fn os_error(call: String) -> impl FnOnce(rustix::io::Errno) -> MemError {
-    move |errno| MemError::Os {
-        call,
-        source: errno.into(),
-    }
-}
-
 /// Unmaps `len` bytes at `address`.
 ///
 /// # Safety
@@ -198,17 +192,8 @@ impl ColoredArea {
         let len = max_pages
             .checked_mul(page_size)
             .ok_or_else(|| MemError::Request("area too large".into()))?;
-        // SAFETY: a fresh private anonymous mapping at a kernel-chosen
-        // address aliases nothing; NORESERVE: only moved-in pages use memory.
-        let raw = unsafe {
-            mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE | MapFlags::NORESERVE,
-            )
-        }
-        .map_err(os_error(format!("mmap(area reservation, {len} bytes)")))?;
+        // NORESERVE: only moved-in pages use memory.
+        let raw = map_private(len, true, "area reservation")?;
         // khugepaged must never collapse area pages into a new huge page:
         // that would copy them to other frames, of other colours.
         // SAFETY: advice on exactly the mapping created above.
@@ -691,16 +676,7 @@ struct Segment {
 impl Segment {
     fn populate(len: usize) -> Result<Self, MemError> {
         let over = len + SEGMENT_ALIGN;
-        // SAFETY: a fresh private anonymous mapping aliases nothing.
-        let raw = unsafe {
-            mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                over,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE,
-            )
-        }
-        .map_err(os_error(format!("mmap(segment, {over} bytes)")))?;
+        let raw = map_private(over, false, "segment")?;
         let raw = raw as usize;
         let start = raw.next_multiple_of(SEGMENT_ALIGN);
         // SAFETY: the head and tail around the aligned range are ours and

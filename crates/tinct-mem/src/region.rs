@@ -76,11 +76,38 @@ unsafe impl Send for Region {}
 // SAFETY: as above; `Region` itself offers no interior mutability.
 unsafe impl Sync for Region {}
 
-fn os_error(call: String) -> impl FnOnce(rustix::io::Errno) -> MemError {
+/// The error of the system call `call` (e.g. `mmap(anonymous, 4096 bytes)`).
+pub(crate) fn os_error(call: String) -> impl FnOnce(rustix::io::Errno) -> MemError {
     move |errno| MemError::Os {
         call,
         source: errno.into(),
     }
+}
+
+/// A fresh private anonymous read-write mapping of `len` bytes at an
+/// address the kernel chooses (`NORESERVE`: no swap reserved, for ranges
+/// only partly backed); `what` names it in the error.
+pub(crate) fn map_private(
+    len: usize,
+    no_reserve: bool,
+    what: &str,
+) -> Result<*mut c_void, MemError> {
+    let flags = if no_reserve {
+        MapFlags::PRIVATE | MapFlags::NORESERVE
+    } else {
+        MapFlags::PRIVATE
+    };
+    // SAFETY: a fresh anonymous private mapping at an address the kernel
+    // chooses cannot alias any existing Rust object.
+    unsafe {
+        mm::mmap_anonymous(
+            std::ptr::null_mut(),
+            len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            flags,
+        )
+    }
+    .map_err(os_error(format!("mmap({what}, {len} bytes)")))
 }
 
 impl Region {
@@ -102,17 +129,7 @@ impl Region {
                 "pool size {len} bytes: expected a non-zero multiple of the page size {page}"
             )));
         }
-        // SAFETY: a fresh anonymous private mapping at an address the
-        // kernel chooses cannot alias any existing Rust object.
-        let raw = unsafe {
-            mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE,
-            )
-        }
-        .map_err(os_error(format!("mmap(anonymous, {len} bytes)")))?;
+        let raw = map_private(len, false, "anonymous")?;
         let region = Region {
             start: NonNull::new(raw.cast::<u8>()).expect("mmap never returns null on success"),
             len,

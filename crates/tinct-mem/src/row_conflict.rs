@@ -11,7 +11,7 @@
 //! flushed read of each line, timed with `rdtscp`. x86-64 only (`clflush`,
 //! `rdtscp`); elsewhere [`RowConflictProbe::new`] says so.
 
-use rustix::mm::{self, Advice, MapFlags, ProtFlags};
+use rustix::mm::{self, Advice};
 use tinct_sys::pagemap::Pagemap;
 
 use crate::error::MemError;
@@ -58,19 +58,7 @@ impl RowConflictProbe {
                  and samples and one round"
             )));
         }
-        // SAFETY: a fresh private anonymous mapping aliases nothing.
-        let raw = unsafe {
-            mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE,
-            )
-        }
-        .map_err(|errno| MemError::Os {
-            call: format!("mmap({len} bytes)"),
-            source: errno.into(),
-        })?;
+        let raw = crate::region::map_private(len, false, "probe buffer")?;
         let probe = Self {
             base: raw as usize,
             len,

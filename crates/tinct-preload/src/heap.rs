@@ -184,14 +184,8 @@ impl Heap {
                  bits as the colors, or raise TINCT_POOL)",
                 config.pool_bytes >> 20,
                 tinct_sys::format_cpu_list(&colors),
-                config
-                    .banks
-                    .as_ref()
-                    .map_or("any".into(), |b| tinct_sys::format_cpu_list(b)),
-                config
-                    .controllers
-                    .as_ref()
-                    .map_or("any".into(), |c| tinct_sys::format_cpu_list(c)),
+                crate::report::list_or_any(config.banks.as_deref()),
+                crate::report::list_or_any(config.controllers.as_deref()),
             )));
         }
         if first == 0 {

@@ -83,6 +83,11 @@ fn write_report(path: &Path, what: &str, text: &str) -> bool {
     written.is_ok()
 }
 
+/// A list of banks or controllers as `0-3,6`, or `any` when none was asked.
+pub fn list_or_any(list: Option<&[u32]>) -> String {
+    list.map_or("any".into(), tinct_sys::format_cpu_list)
+}
+
 fn mib(bytes: u64) -> String {
     format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
 }
@@ -285,14 +290,8 @@ fn bank_lines(pid: u32, heap: &Heap, pages: &[PageNow]) -> String {
         out,
         "tinct-preload[{pid}]: banks {} controllers {} (bank mode {}): requests by Algorithm 1 \
          step: {}; pages in use by step: {}",
-        config
-            .banks
-            .as_ref()
-            .map_or("any".into(), |b| tinct_sys::format_cpu_list(b)),
-        config
-            .controllers
-            .as_ref()
-            .map_or("any".into(), |b| tinct_sys::format_cpu_list(b)),
+        list_or_any(config.banks.as_deref()),
+        list_or_any(config.controllers.as_deref()),
         config.bank_mode.names(),
         requests.join(", "),
         names
