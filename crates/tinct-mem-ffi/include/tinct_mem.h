@@ -71,8 +71,10 @@ typedef struct tinct_counts {
 
 /*
  * Creates a pool of `size` bytes (rounded up to pages). Colors come from
- * this machine's last-level cache: colors = way size / page size, selected
- * by physical address bits [12, log2(way size)). Returns NULL on error.
+ * this machine's last-level cache under the rule `tinct doctor` prints:
+ * colors = way size / page size, selected by physical address bits
+ * [12, log2(way size)), or for a sliced cache only the bits below the
+ * slice hash (one slice's way). Returns NULL on error.
  */
 tinct_pool *tinct_pool_create(size_t size, uint32_t flags);
 
