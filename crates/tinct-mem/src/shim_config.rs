@@ -92,12 +92,13 @@ pub const STRICT: &str = "TINCT_STRICT";
 pub const STATS: &str = "TINCT_STATS";
 /// `TINCT_ALLOW_UNCOLORED=1`: run even when frame numbers are unreadable.
 pub const ALLOW_UNCOLORED: &str = "TINCT_ALLOW_UNCOLORED";
-/// `TINCT_PAGE_REPORT=PATH`: at exit, write every heap page handed out to
-/// `PATH.<pid>` and stop (SIGSTOP) until continued, so that another process
+/// `TINCT_PAGE_REPORT=PATH`: at exit, write every page in use to
+/// `PATH.<pid>` (`page ADDRESS FRAME`, the frame the page had when it
+/// entered the coloured area; `mapped_page ADDRESS` for the program's own
+/// mappings) and stop (SIGSTOP) until continued, so that another process
 /// can translate the pages through `/proc/<pid>/pagemap` while they are
-/// still mapped. For tests and audits. In this mode freed multi-page blocks
-/// are kept where they were handed out (reused, but not returned to the
-/// pool until it runs full), so their addresses stay meaningful.
+/// still mapped, and tell a page placed wrongly from one the kernel moved
+/// later. For tests and audits.
 pub const PAGE_REPORT: &str = "TINCT_PAGE_REPORT";
 
 /// `TINCT_FRAME_REPORT=PATH`: at exit, write the physical frames the heap

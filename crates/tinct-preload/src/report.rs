@@ -356,9 +356,20 @@ pub fn write_page_report(heap: &Heap, path: &Path) {
     let small = heap.small_counts().small;
     let _ = writeln!(text, "small {small}");
     let _ = writeln!(text, "colored {}", small + c.runs.load(Ordering::Relaxed));
+    // Each page with the frame it had when it entered the area, so a
+    // checker can tell a page the shim placed wrongly from one the kernel
+    // moved later (compaction, copy on write).
+    let entry_frames: Vec<u64> = heap.with_area(|a| a.frames().to_vec());
     for index in 0..heap.filled_pages() {
         let address = heap.page_address(index);
-        let _ = writeln!(text, "page {address:#x}");
+        match entry_frames.get(index) {
+            Some(frame) => {
+                let _ = writeln!(text, "page {address:#x} {frame:#x}");
+            }
+            None => {
+                let _ = writeln!(text, "page {address:#x}");
+            }
+        }
         if let Some((_, _, flags)) = heap.kinds().run_of(index)
             && flags & MAPPED != 0
         {

@@ -401,7 +401,7 @@ mod tests {
 
     #[test]
     fn bubblesort_sorts_across_pages() {
-        let mut words = vec![0u64; 24];
+        let mut words = [0u64; 24];
         let mut pages: Vec<&mut [u64]> = words.chunks_exact_mut(8).collect();
         bubblesort(&mut pages, 2);
         let flat: Vec<u64> = pages.iter().flat_map(|p| p.iter().copied()).collect();
