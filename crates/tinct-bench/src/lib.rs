@@ -27,6 +27,7 @@ pub mod banks;
 pub mod calibrate;
 pub mod coherence;
 pub mod crpd;
+pub mod dram_map;
 mod error;
 pub mod harness;
 pub mod isolation;

@@ -175,6 +175,38 @@ impl PagedMemory {
             .collect()
     }
 
+    /// `count` pages for (`controller`, `bank`) by chandru-mueller Algorithm
+    /// 1 under `modes`, one request per page (the bench's chunk is one
+    /// page: its buffer is ordinary heap memory, whose frames are not
+    /// contiguous), and how many pages each step served.
+    pub fn take_bank_aware(
+        &mut self,
+        controller: u32,
+        bank: u32,
+        count: usize,
+        modes: Modes,
+    ) -> Result<(Vec<PageId>, tinct_mem::StepCounts)> {
+        let request = BankRequest {
+            controller,
+            bank,
+            size: self.book.mapping().page_size,
+            modes,
+        };
+        let mut pages = Vec::with_capacity(count);
+        let mut steps = tinct_mem::StepCounts::default();
+        for _ in 0..count {
+            let grant = self.book.alloc_bank_aware(request).map_err(|e| {
+                Error::Measurement(format!(
+                    "controller {controller} bank {bank}: {e} (use a smaller --size, or \
+                     --bank-mode restricted,unrestricted,split to fall back)"
+                ))
+            })?;
+            steps.count(grant.step, grant.pages as usize);
+            pages.extend((grant.first.0..grant.first.0 + grant.pages).map(PageId));
+        }
+        Ok((pages, steps))
+    }
+
     /// Hands out the pages of each group as mutable page-sized slices, in
     /// the order the group lists them. A page may appear in one group only.
     pub fn split(&mut self, groups: &[Vec<PageId>]) -> Result<Vec<Vec<&mut [u64]>>> {

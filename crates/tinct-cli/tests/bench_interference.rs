@@ -102,9 +102,14 @@ fn coherence_distributions(r: &coherence::Report) -> Vec<&Durations> {
 }
 
 fn banks_distributions(r: &banks::Report) -> Vec<&Durations> {
+    let composite = r
+        .composite
+        .iter()
+        .flat_map(|run| run.conditions.iter().map(|c| &c.time));
     r.kernels
         .iter()
         .flat_map(|k| k.allocations.iter().map(|a| &a.time))
+        .chain(composite)
         .collect()
 }
 
@@ -320,7 +325,27 @@ fn banks_quick_without_bank_functions_says_placement_is_unknown() {
         .iter()
         .map(|k| k["kernel"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["copy", "scale", "add", "triad", "random"]);
+    assert_eq!(
+        names,
+        ["copy", "scale", "add", "triad", "random", "integer-sort"]
+    );
+    for condition in ["2banks", "4banks", "8banks", "ctrl-local", "circular-alloc"] {
+        assert!(skipped.contains(condition), "{condition}: {skipped}");
+    }
+    // The paper's tables are there, with empty cells for what did not run.
+    let table1 = &json["table1"];
+    assert_eq!(table1["rows"].as_array().unwrap().len(), 2);
+    assert!(
+        table1["rows"][0]["cells"].as_array().unwrap()[..2]
+            .iter()
+            .all(Value::is_null)
+    );
+    let composite = json["composite"].as_array().unwrap();
+    assert_eq!(composite.len(), 2);
+    for run in composite {
+        assert_eq!(run["conditions"].as_array().unwrap().len(), 1);
+        assert_eq!(run["conditions"][0]["allocation"], "default");
+    }
     let threads = u(&json["parameters"]["threads"]);
     for k in kernels {
         let allocations = k["allocations"].as_array().unwrap();
@@ -386,9 +411,36 @@ fn banks_with_functions_runs_every_allocation_on_the_right_banks() {
                 "own-bank",
                 "shared-bank",
                 "own-controller",
-                "shared-controller"
+                "shared-controller",
+                "2banks",
+                "4banks",
+                "ctrl-local",
+                "opposite-ctrl",
+                "circular-alloc"
             ]
         );
+        // Exact mode (the default): no page from a fallback step.
+        for a in &allocations[1..] {
+            let fallback = a["fallback_pages"].as_array().unwrap();
+            assert!(fallback.iter().all(|p| u(p) == 0), "{a}");
+        }
+        // 2banks / 4banks: every bank a thread got is on its own group's
+        // controller (threads split evenly over the two controllers).
+        for i in [5, 6] {
+            for (t, banks) in allocations[i]["banks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .enumerate()
+            {
+                let group = (t * 2 / threads) as u64;
+                for bank in banks.as_array().unwrap() {
+                    assert_eq!(u(&bank[0]), group, "{}: thread {t}", names[i]);
+                    let wanted = if i == 5 { 2 } else { 4 };
+                    assert!(u(&bank[1]) < wanted, "{}: thread {t}", names[i]);
+                }
+            }
+        }
         check_bandwidth(k, threads as u64);
         let banks_of =
             |i: usize| -> Vec<Value> { allocations[i]["banks"].as_array().unwrap().clone() };
@@ -414,6 +466,47 @@ fn banks_with_functions_runs_every_allocation_on_the_right_banks() {
             );
         }
     }
+    let skipped = json["skipped"].to_string();
+    assert!(
+        skipped.contains("8 banks per controller asked, the functions give 4"),
+        "{skipped}"
+    );
+    // The composite ran every Table 2 condition that runs here, and Table 2
+    // has a row per configuration.
+    for run in json["composite"].as_array().unwrap() {
+        let conditions: Vec<&str> = run["conditions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["allocation"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            conditions,
+            [
+                "default",
+                "2banks",
+                "4banks",
+                "ctrl-local",
+                "opposite-ctrl",
+                "circular-alloc"
+            ]
+        );
+    }
+    let table2 = &json["table2"];
+    assert_eq!(table2["rows"].as_array().unwrap().len(), 2);
+    assert!(table2["rows"][0]["cells"][0].is_f64());
+    assert!(
+        table2["rows"][0]["cells"][2].is_null(),
+        "8banks did not run"
+    );
+    assert!(stdout.contains("Table 2"), "{stdout}");
+    for file in [
+        "banks-composite.csv",
+        "banks-table1.csv",
+        "banks-table2.csv",
+    ] {
+        assert!(tmp.path().join(file).is_file(), "{file}");
+    }
     if tinct_sys::testing::privileged_or_skip("bank placement from physical frames") {
         assert!(
             json["frames_unreadable"].is_null(),
@@ -422,6 +515,72 @@ fn banks_with_functions_runs_every_allocation_on_the_right_banks() {
         );
         assert!(json["moved_pages"].is_u64());
     }
+}
+
+#[test]
+fn banks_reads_a_dram_map_and_uses_algorithm_1_fallbacks() {
+    let _serial = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let map = tmp.path().join("dram-map.toml");
+    // Two page-granular bank functions, one sub-page one (left out).
+    std::fs::write(
+        &map,
+        "bank_functions = [\"0x2000\", \"0x4000\", \"0x40\"]\n\
+         controller_functions = []\nconfidence = []\nphysical = \"host\"\nmachine = \"test\"\n",
+    )
+    .unwrap();
+    let (json, stdout) = run_bench(
+        tmp.path(),
+        "banks",
+        &[
+            "--quick",
+            "--kernels",
+            "add",
+            "--composite",
+            "none",
+            "--dram-map",
+            map.to_str().unwrap(),
+            "--bank-mode",
+            "restricted,unrestricted",
+        ],
+    );
+    validate(&json, banks_distributions);
+    assert_eq!(u(&json["parameters"]["banks"]), 4);
+    assert_eq!(json["parameters"]["bank_mode"], "restricted,unrestricted");
+    assert!(
+        json["parameters"]["functions_from"]
+            .as_str()
+            .unwrap()
+            .ends_with("dram-map.toml"),
+        "{}",
+        json["parameters"]["functions_from"]
+    );
+    let skipped = json["skipped"].to_string();
+    assert!(skipped.contains("1 bank bits of --dram-map"), "{skipped}");
+    assert!(json["composite"].as_array().unwrap().is_empty());
+    assert!(stdout.contains("read from"), "{stdout}");
+    let (code, stderr) = exit_code_and_stderr(&[
+        "bench",
+        "banks",
+        "--quick",
+        "--no-progress",
+        "--dram-map",
+        map.to_str().unwrap(),
+        "--bank-functions",
+        "0x2000",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--dram-map"), "{stderr}");
+    let (code, stderr) = exit_code_and_stderr(&[
+        "bench",
+        "banks",
+        "--quick",
+        "--no-progress",
+        "--composite",
+        "4/0",
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("THREADS/PAGES"), "{stderr}");
 }
 
 #[test]

@@ -448,3 +448,162 @@ fn stats_prove_which_sets_the_heap_can_occupy() {
         "each names the other: {text}"
     );
 }
+
+/// Issue 16.1, end to end: `--bank-mode` reaches the shim, and once the
+/// requested bank (controller 0, bank 1 of synthetic functions on address
+/// bits 13-15) is spent, each mode serves the rest by its own step of
+/// chandru-mueller Algorithm 1, as the shim's summary reports; `exact`
+/// serves nothing else (strict: the program's allocation fails).
+#[test]
+fn every_bank_mode_reaches_the_shim_and_falls_back_by_its_step() {
+    if !privileged_or_skip("frame numbers for bank placement") {
+        return;
+    }
+    build_shim();
+    let dir = tempfile::tempdir().unwrap();
+    let program = dir.path().join("threads");
+    let source =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tinct-preload/tests/c/threads.c");
+    let status = std::process::Command::new("cc")
+        .args(["-std=gnu11", "-O1", "-pthread", "-o"])
+        .arg(&program)
+        .arg(&source)
+        .status()
+        .expect("a C compiler `cc`");
+    assert!(status.success());
+    let program = program.to_str().unwrap();
+    let args = ["4", "3000", "2", "17"];
+    let plain = std::process::Command::new(program)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(plain.status.success());
+    let run = |mode: &str| {
+        let mut all = vec![
+            "--colors",
+            "0-511",
+            "--banks",
+            "1",
+            "--bank-functions",
+            "0x2000,0x4000",
+            "--controllers",
+            "0",
+            "--controller-functions",
+            "0x8000",
+            "--bank-mode",
+            mode,
+            "--pool",
+            "64MiB",
+            "--strict",
+            "--stats",
+            "--",
+            program,
+        ];
+        all.extend(args);
+        tinct_exec(&all)
+    };
+    let served = |text: &str, step: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.contains("requests by Algorithm 1 step"))
+            .unwrap_or_else(|| panic!("no step line:\n{text}"));
+        let after = line.split(&format!("{step} ")).nth(1).unwrap();
+        after
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    for mode in ["restricted", "unrestricted", "split"] {
+        let output = run(mode);
+        let text = stderr(&output);
+        assert!(output.status.success(), "{mode}: {text}");
+        assert_eq!(output.stdout, plain.stdout, "{mode}: results differ");
+        assert!(served(&text, "exact") > 0, "{mode}: {text}");
+        assert!(
+            served(&text, mode) > 0,
+            "{mode}: nothing fell back:\n{text}"
+        );
+        assert!(text.contains(&format!("bank mode {mode}")), "{text}");
+    }
+    let exact = run("exact");
+    let text = stderr(&exact);
+    assert!(!exact.status.success(), "exact must run out: {text}");
+    assert_eq!(
+        served(&text, "restricted") + served(&text, "split"),
+        0,
+        "{text}"
+    );
+    let bad = tinct_exec(&["--colors", "0", "--bank-mode", "split", "--", "true"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("--bank-mode split: expected --banks or --controllers"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+/// Issue 16.2: the file `tinct bench dram-map` writes gives exec its bank
+/// functions; functions that read bits inside a page are reduced to their
+/// page-granular part (said), and a bad file is bad input naming its line.
+#[test]
+fn a_dram_map_file_gives_the_shim_its_bank_functions() {
+    if !privileged_or_skip("frame numbers for bank placement") {
+        return;
+    }
+    build_shim();
+    let dir = tempfile::tempdir().unwrap();
+    let map = dir.path().join("dram-map.toml");
+    // Bits 13 and 14, plus two sub-page functions whose XOR is bit 17.
+    std::fs::write(
+        &map,
+        "bank_functions = [\"0x2000\", \"0x4000\", \"0x2040\", \"0x22040\"]\n\
+         controller_functions = []\nconfidence = []\nphysical = \"host\"\nmachine = \"test\"\n",
+    )
+    .unwrap();
+    let input = dir.path().join("input");
+    std::fs::write(&input, "b\na\nc\n").unwrap();
+    let map_arg = map.to_str().unwrap();
+    let output = tinct_exec(&[
+        "--dram-map",
+        map_arg,
+        "--banks",
+        "1",
+        "--stats",
+        "--",
+        "sort",
+        input.to_str().unwrap(),
+    ]);
+    let text = stderr(&output);
+    assert!(output.status.success(), "{text}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "a\nb\nc\n");
+    assert!(
+        text.contains("1 of the bank bits read address bits inside a page")
+            && text.contains("using the 3 page-granular functions"),
+        "{text}"
+    );
+    assert!(
+        text.contains("pages in use outside the requested banks: none"),
+        "{text}"
+    );
+    std::fs::write(
+        &map,
+        "bank_functions = [\"0x2000\", \"12\"]\nphysical = \"host\"\n",
+    )
+    .unwrap();
+    let bad = tinct_exec(&["--dram-map", map_arg, "--banks", "1", "--", "true"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+    assert!(
+        stderr(&bad).contains("dram-map.toml:1: bank_functions") && stderr(&bad).contains("\"12\""),
+        "{}",
+        stderr(&bad)
+    );
+    let missing = tinct_exec(&["--colors", "0", "--banks", "1", "--", "true"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(
+        stderr(&missing).contains("--dram-map FILE"),
+        "{}",
+        stderr(&missing)
+    );
+}

@@ -110,6 +110,8 @@ pub fn random_task_set(
         partitions: params.partitions,
         memory: Bytes(params.total_memory),
         refill: Nanos(params.refill_ns),
+        color_bits: None,
+        dram_map: None,
     };
     let tasks = utils
         .iter()

@@ -11,6 +11,7 @@
 pub mod alloc;
 pub mod analysis;
 pub mod calibration;
+pub mod dram_map;
 pub mod experiment;
 pub mod format;
 pub mod generate;

@@ -24,6 +24,23 @@ pub struct Platform {
     pub memory: Bytes,
     /// Δ: time to refill one cache partition.
     pub refill: Nanos,
+    /// Physical address bits of the page colour (lowest first), when the
+    /// file overrides the machine's rule (`[platform] color_bits`): 2^bits
+    /// colours, split over the N_P partitions.
+    pub color_bits: Option<Vec<u32>>,
+    /// The DRAM mapping file named by `[platform] dram_map`, and what it says.
+    pub dram_map: Option<PlatformDramMap>,
+}
+
+/// `[platform] dram_map = "FILE"`: the file as written (relative to the
+/// task set) and the mapping read from it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PlatformDramMap {
+    /// The path as the task set wrote it.
+    pub path: String,
+    /// The mapping.
+    #[serde(skip)]
+    pub map: crate::dram_map::DramMap,
 }
 
 impl Platform {

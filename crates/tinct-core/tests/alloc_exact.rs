@@ -72,6 +72,8 @@ fn task_set(draws: &[Draw], partitions: u32) -> TaskSet {
             partitions,
             memory: Bytes(u64::from(partitions) << 20),
             refill: Nanos(300_000),
+            color_bits: None,
+            dram_map: None,
         },
         tasks,
         task_lines: Vec::new(),

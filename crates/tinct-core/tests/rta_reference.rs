@@ -168,6 +168,8 @@ fn task_set(tasks: &[CoreTask], refill: u64) -> TaskSet {
             partitions: 256,
             memory: Bytes(256 << 30),
             refill: Nanos(refill),
+            color_bits: None,
+            dram_map: None,
         },
         tasks: tasks
             .iter()

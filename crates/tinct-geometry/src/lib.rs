@@ -9,6 +9,17 @@
 //! select the page's *color*, and the cache has `way size / page size`
 //! colors (at least 1).
 //!
+//! *Sliced caches.* A last-level cache split into slices by an address
+//! hash (Intel since Sandy Bridge, AMD Zen core complexes) indexes its sets
+//! *within a slice*: the set index of a slice covers `size / slices / ways`
+//! bytes of address space, and the slice hash reads bits above it. Only the
+//! bits below the slice hash are colour bits, so the cache has
+//! `size / slices / ways / page size` colours. kim2013 (Section IV-A, Figure
+//! 5): the i7-2600's 8 MiB, 16-way L3 has four 2 MiB slices of 2048 sets,
+//! so `2^(11+6-12) = 32` colours where the way-size rule gives 128.
+//! [`PageColors::of_sliced_cache`] computes that, and [`ColorRule`] records
+//! which rule a geometry came from.
+//!
 //! ```
 //! use tinct_geometry::PageColors;
 //!
@@ -24,6 +35,7 @@
 #![warn(missing_docs)]
 
 use serde::Serialize;
+use std::fmt;
 use std::ops::Range;
 
 /// Why page colors cannot be derived from a geometry.
@@ -49,6 +61,69 @@ pub enum GeometryError {
         /// The way size in words, e.g. `1572864 bytes (31457280 bytes / 20 ways)`.
         way_description: String,
     },
+    /// The slice count is zero or does not divide the cache.
+    #[error(
+        "{size} bytes in {slices} slices: expected a non-zero slice count that divides the size"
+    )]
+    Slices {
+        /// Size in bytes.
+        size: u64,
+        /// Number of slices.
+        slices: u64,
+    },
+    /// Explicit colour bits that are not a run of consecutive bits at or
+    /// above the page offset.
+    #[error(
+        "colour bits {bits:?}: expected consecutive address bits starting at the page offset \
+         bit {page_shift} (e.g. 12-16), each below 64"
+    )]
+    ExplicitBits {
+        /// The bits given.
+        bits: Vec<u32>,
+        /// log2 of the page size.
+        page_shift: u32,
+    },
+}
+
+/// Which rule gave a cache's page colours (`tinct doctor` prints it with
+/// the reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "rule")]
+pub enum ColorRule {
+    /// kim2013 Section II-B: colours = way size / page size, the set index
+    /// of an unsliced cache (or of a cache whose slices are not known).
+    WaySize,
+    /// A sliced cache: the colour bits lie below the slice hash, colours =
+    /// size / slices / ways / page size (kim2013 Section IV-A).
+    Sliced {
+        /// Number of slices.
+        slices: u64,
+    },
+    /// Colour bits given explicitly (a task set's `[platform] color_bits`,
+    /// `--color-bits`, `TINCT_COLOR_BITS`).
+    Explicit,
+}
+
+impl fmt::Display for ColorRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::WaySize => f.write_str("way-size rule"),
+            Self::Sliced { slices } => write!(f, "sliced-cache rule, {slices} slices"),
+            Self::Explicit => f.write_str("explicit colour bits"),
+        }
+    }
+}
+
+/// The page colours of a last-level cache, the rule that gave them and why
+/// that rule applies (evidence in words, for `tinct doctor`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ColorGeometry {
+    /// The colours.
+    pub colors: PageColors,
+    /// The rule.
+    pub rule: ColorRule,
+    /// Why this rule, e.g. `4 slices counted from the uncore PMUs uncore_cbox_0-3`.
+    pub reason: String,
 }
 
 /// The page colors of one cache for one page size.
@@ -89,6 +164,54 @@ impl PageColors {
         }
         colors.cache = Some((size_bytes, ways));
         Ok(colors)
+    }
+
+    /// Colors of a cache of `size_bytes` split into `slices` slices by an
+    /// address hash, each slice with `ways` ways: the colour bits lie below
+    /// the slice hash, so one way of one slice (`size / slices / ways`)
+    /// decides (kim2013 Section IV-A: 8 MiB, 16 ways, 4 slices, 4 KiB
+    /// pages: 32 colours). One slice is [`PageColors::of_cache`].
+    pub fn of_sliced_cache(
+        size_bytes: u64,
+        ways: u64,
+        slices: u64,
+        page_bytes: u64,
+    ) -> Result<Self, GeometryError> {
+        if slices == 0 || !size_bytes.is_multiple_of(slices) {
+            return Err(GeometryError::Slices {
+                size: size_bytes,
+                slices,
+            });
+        }
+        Self::of_cache(size_bytes / slices, ways, page_bytes)
+    }
+
+    /// Colours selected by explicit physical address `bits` (consecutive,
+    /// starting at the page offset bit, e.g. `[12, 13, 14, 15, 16]` for 32
+    /// colours of 4 KiB pages); an empty list is one colour.
+    pub fn of_bits(bits: &[u32], page_bytes: u64) -> Result<Self, GeometryError> {
+        if !page_bytes.is_power_of_two() {
+            return Err(GeometryError::PageSize(page_bytes));
+        }
+        let page_shift = page_bytes.trailing_zeros();
+        let consecutive = bits
+            .iter()
+            .enumerate()
+            .all(|(i, &bit)| u32::try_from(i).is_ok_and(|i| bit == page_shift + i) && bit < 64);
+        if !consecutive {
+            return Err(GeometryError::ExplicitBits {
+                bits: bits.to_vec(),
+                page_shift,
+            });
+        }
+        let high = page_shift + bits.len() as u32;
+        Ok(Self {
+            page_bytes,
+            way_bytes: 1u64.checked_shl(high).unwrap_or(u64::MAX),
+            colors: 1u64.checked_shl(bits.len() as u32).unwrap_or(u64::MAX),
+            address_bits: Some((page_shift, high)),
+            cache: None,
+        })
     }
 
     /// Colors of a cache (or of one slice of a sliced cache) whose way
@@ -210,6 +333,46 @@ mod tests {
             GeometryError::PageSize(3000)
         );
         assert!(PageColors::of_way(0, 4096).is_err());
+    }
+
+    #[test]
+    fn kim2013s_i7_2600_has_32_colours_below_its_slice_hash() {
+        // Section IV-A: 8 MiB, 16 ways, four 2 MiB slices of 2048 sets.
+        let way_rule = PageColors::of_cache(8 << 20, 16, 4096).unwrap();
+        assert_eq!(way_rule.colors, 128, "the way-size rule overcounts");
+        let sliced = PageColors::of_sliced_cache(8 << 20, 16, 4, 4096).unwrap();
+        assert_eq!(sliced.colors, 32);
+        assert_eq!(sliced.color_bits().unwrap(), 12..17);
+        assert_eq!(sliced.way_bytes, 128 << 10);
+        assert_eq!(
+            PageColors::of_sliced_cache(8 << 20, 16, 1, 4096)
+                .unwrap()
+                .colors,
+            128,
+            "one slice is the way-size rule"
+        );
+        assert!(PageColors::of_sliced_cache(8 << 20, 16, 0, 4096).is_err());
+        assert!(PageColors::of_sliced_cache(8 << 20, 16, 3, 4096).is_err());
+        // 6 slices of a 12 MiB 16-way cache: 2 MiB each, 128 KiB ways.
+        let six = PageColors::of_sliced_cache(12 << 20, 16, 6, 4096).unwrap();
+        assert_eq!((six.colors, six.color_bits().unwrap()), (32, 12..17));
+    }
+
+    #[test]
+    fn explicit_bits_must_start_at_the_page_offset_and_be_consecutive() {
+        let five = PageColors::of_bits(&[12, 13, 14, 15, 16], 4096).unwrap();
+        assert_eq!((five.colors, five.color_bits().unwrap()), (32, 12..17));
+        assert_eq!(five.color_of_frame(0x25), Some(5));
+        let none = PageColors::of_bits(&[], 4096).unwrap();
+        assert_eq!(none.colors, 1);
+        for bad in [&[13, 14][..], &[12, 14], &[12, 12]] {
+            let err = PageColors::of_bits(bad, 4096).unwrap_err().to_string();
+            assert!(err.contains("consecutive") && err.contains("12"), "{err}");
+        }
+        assert_eq!(
+            ColorRule::Sliced { slices: 4 }.to_string(),
+            "sliced-cache rule, 4 slices"
+        );
     }
 
     #[test]

@@ -34,11 +34,22 @@ typedef struct tinct_pool tinct_pool;
 /* tinct_pool_create flags. */
 #define TINCT_POOL_LOCK      1u /* mlock the pool (needs RLIMIT_MEMLOCK or CAP_IPC_LOCK) */
 #define TINCT_POOL_UNCOLORED 2u /* run even without frame numbers: no placement control */
+#define TINCT_POOL_INTERLEAVE 4u /* tinct_pool_create_banked: controller-interleaved pool */
 
-/* Fallback modes of the bank-aware allocator (Chandru & Mueller, Alg. 1). */
-#define TINCT_CONTROLLER_RESTRICTED   1u /* another bank of the controller, fullest first */
-#define TINCT_CONTROLLER_UNRESTRICTED 2u /* fullest controller, then its fullest bank */
-#define TINCT_SPLIT                   4u /* any free page */
+/* Fallback modes of the bank-aware allocator (Chandru & Mueller, Alg. 1);
+ * 0 is EXACT: the requested bank or nothing. */
+#define TINCT_CONTROLLER_RESTRICTED   1u /* the controller's bank with the most free chunks */
+#define TINCT_CONTROLLER_UNRESTRICTED 2u /* the fullest controller, then its fullest bank */
+#define TINCT_SPLIT                   4u /* the first run of free pages, any bank */
+
+/* What one bank-aware request got: pages per step of Algorithm 1. */
+typedef struct tinct_bank_steps {
+    uint64_t exact;                   /* from the requested controller and bank */
+    uint64_t controller_restricted;   /* from another bank of that controller */
+    uint64_t controller_unrestricted; /* from another controller */
+    uint64_t split;                   /* from the SPLIT fallback */
+    uint32_t furthest;                /* 0 exact, 1 restricted, 2 unrestricted, 3 split */
+} tinct_bank_steps;
 
 /* Pool totals. */
 typedef struct tinct_stats {
@@ -60,8 +71,10 @@ typedef struct tinct_counts {
 
 /*
  * Creates a pool of `size` bytes (rounded up to pages). Colors come from
- * this machine's last-level cache: colors = way size / page size, selected
- * by physical address bits [12, log2(way size)). Returns NULL on error.
+ * this machine's last-level cache under the rule `tinct doctor` prints:
+ * colors = way size / page size, selected by physical address bits
+ * [12, log2(way size)), or for a sliced cache only the bits below the
+ * slice hash (one slice's way). Returns NULL on error.
  */
 tinct_pool *tinct_pool_create(size_t size, uint32_t flags);
 
@@ -76,6 +89,25 @@ tinct_pool *tinct_pool_create_with(size_t size, uint32_t flags,
                                    const uint64_t *color_masks, size_t ncolor_masks,
                                    const uint64_t *bank_masks, size_t nbank_masks,
                                    const uint64_t *controller_masks, size_t ncontroller_masks);
+
+/*
+ * A pool for the bank-aware allocator (Chandru & Mueller, Algorithm 1):
+ * address functions as in tinct_pool_create_with, chunks of `chunk_size`
+ * bytes (0: the paper's 8 KiB; a power of two of at least a page; no bank
+ * or controller function may read a bit inside a chunk), and with
+ * TINCT_POOL_INTERLEAVE in `flags` the paper's controller-interleaved pool
+ * (populated over all NUMA nodes; every controller keeps the same number
+ * of free chunks).
+ */
+tinct_pool *tinct_pool_create_banked(size_t size, uint32_t flags,
+                                     const uint64_t *color_masks, size_t ncolor_masks,
+                                     const uint64_t *bank_masks, size_t nbank_masks,
+                                     const uint64_t *controller_masks, size_t ncontroller_masks,
+                                     size_t chunk_size);
+
+/* The mode mask of comma-separated names: "exact", "restricted",
+ * "unrestricted", "split", "all" (e.g. "restricted,split"); -1 on error. */
+int64_t tinct_bank_modes(const char *names);
 
 /* Destroys a pool; every pointer from it becomes invalid. NULL is a no-op. */
 void tinct_pool_destroy(tinct_pool *pool);
@@ -95,15 +127,21 @@ void *tinct_alloc_colored_aligned(tinct_pool *pool, const uint32_t *colors, size
 
 /*
  * A contiguous, page-aligned buffer of `size` bytes (whole pages) whose
- * pages are chosen one by one for DRAM `controller` and `bank` (of the
+ * pages are chosen chunk by chunk for DRAM `controller` and `bank` (of the
  * pool's bank/controller functions): first the requested bank; then, as
  * `modes` allow, the controller's other banks and the other controllers in
- * descending order of free memory, then any free page. All or nothing. If
- * `fallback_pages` is not NULL it receives the number of pages not taken
- * from the requested bank. Free with tinct_free; tinct_realloc refuses it.
+ * descending order of free chunks, then the first free pages. All or
+ * nothing. If `fallback_pages` is not NULL it receives the number of pages
+ * not taken from the requested bank. Free with tinct_free; tinct_realloc
+ * refuses it.
  */
 void *tinct_alloc_bank(tinct_pool *pool, uint32_t controller, uint32_t bank, size_t size,
                        uint32_t modes, size_t *fallback_pages);
+
+/* As tinct_alloc_bank; `steps` (if not NULL) receives the pages each step
+ * of Algorithm 1 served. */
+void *tinct_alloc_bank_steps(tinct_pool *pool, uint32_t controller, uint32_t bank, size_t size,
+                             uint32_t modes, tinct_bank_steps *steps);
 
 /*
  * Resizes an allocation keeping its colors and contents (up to the smaller

@@ -16,14 +16,17 @@ use tinct_sys::pagemap::Pagemap;
 
 use tinct_mem::mapping::LayoutSpec;
 use tinct_mem::{
-    AddressMapping, Counts, MIN_ALIGN, MemError, Modes, PoolOptions, SharedPool, XorFunctions,
-    machine_mapping,
+    AddressMapping, BankOptions, Counts, MIN_ALIGN, MemError, Modes, PoolOptions, SharedPool, Step,
+    XorFunctions, machine_mapping,
 };
 
 /// `tinct_pool_create` flag: `mlock` the pool.
 pub const TINCT_POOL_LOCK: u32 = 1;
 /// `tinct_pool_create` flag: run without readable frame numbers.
 pub const TINCT_POOL_UNCOLORED: u32 = 2;
+/// `tinct_pool_create_banked` flag: chandru-mueller's controller-interleaved
+/// pool (populated over all NUMA nodes, the same free chunks per controller).
+pub const TINCT_POOL_INTERLEAVE: u32 = 4;
 
 /// Algorithm 1 mode: fall back to the requested controller's fullest bank.
 pub const TINCT_CONTROLLER_RESTRICTED: u32 = 1;
@@ -52,6 +55,23 @@ pub struct TinctStats {
     pub controllers: u32,
     /// 1 if the pool runs uncolored (no placement control).
     pub uncolored: u32,
+}
+
+/// What one bank-aware request got (`struct tinct_bank_steps`): pages per
+/// step of chandru-mueller Algorithm 1.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TinctBankSteps {
+    /// Pages from the requested controller and bank.
+    pub exact: u64,
+    /// Pages from another bank of the requested controller.
+    pub controller_restricted: u64,
+    /// Pages from another controller.
+    pub controller_unrestricted: u64,
+    /// Pages from the SPLIT fallback.
+    pub split: u64,
+    /// The furthest step used: 0 exact, 1 restricted, 2 unrestricted, 3 split.
+    pub furthest: u32,
 }
 
 /// Free and used pages of one color/bank/controller (`struct tinct_counts`).
@@ -88,7 +108,8 @@ pub extern "C" fn tinct_last_error() -> *const c_char {
 fn options(size: usize, flags: u32) -> Result<PoolOptions, MemError> {
     if flags & !(TINCT_POOL_LOCK | TINCT_POOL_UNCOLORED) != 0 {
         return Err(MemError::Request(format!(
-            "flags {flags:#x}: expected TINCT_POOL_LOCK (1) | TINCT_POOL_UNCOLORED (2)"
+            "flags {flags:#x}: expected TINCT_POOL_LOCK (1) | TINCT_POOL_UNCOLORED (2) \
+             (TINCT_POOL_INTERLEAVE (4) with tinct_pool_create_banked)"
         )));
     }
     Ok(PoolOptions {
@@ -148,21 +169,100 @@ pub unsafe extern "C" fn tinct_pool_create_with(
     into_handle((|| {
         let options = options(size, flags)?;
         // SAFETY: forwarded caller contract.
-        let (colors, banks, controllers) = unsafe {
-            (
-                slice(color_masks, ncolor_masks)?,
-                slice(bank_masks, nbank_masks)?,
-                slice(controller_masks, ncontroller_masks)?,
-            )
+        let mapping = unsafe {
+            mapping_of(
+                (color_masks, ncolor_masks),
+                (bank_masks, nbank_masks),
+                (controller_masks, ncontroller_masks),
+            )?
         };
-        let mapping = AddressMapping::new(
-            rustix::param::page_size() as u64,
-            XorFunctions::from_masks(colors.to_vec())?,
-            XorFunctions::from_masks(banks.to_vec())?,
-            XorFunctions::from_masks(controllers.to_vec())?,
-        )?;
         SharedPool::new(mapping, options)
     })())
+}
+
+/// Creates a pool for chandru-mueller's bank-aware allocator: explicit
+/// address functions as in [`tinct_pool_create_with`], chunks of
+/// `chunk_size` bytes (0: the paper's 8 KiB), and with
+/// `TINCT_POOL_INTERLEAVE` in `flags` the controller-interleaved layout.
+///
+/// # Safety
+/// As [`tinct_pool_create_with`].
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn tinct_pool_create_banked(
+    size: usize,
+    flags: u32,
+    color_masks: *const u64,
+    ncolor_masks: usize,
+    bank_masks: *const u64,
+    nbank_masks: usize,
+    controller_masks: *const u64,
+    ncontroller_masks: usize,
+    chunk_size: usize,
+) -> *mut SharedPool {
+    into_handle((|| {
+        let options = options(size, flags & !TINCT_POOL_INTERLEAVE)?;
+        // SAFETY: forwarded caller contract.
+        let mapping = unsafe {
+            mapping_of(
+                (color_masks, ncolor_masks),
+                (bank_masks, nbank_masks),
+                (controller_masks, ncontroller_masks),
+            )?
+        };
+        let banks = BankOptions {
+            chunk_bytes: match chunk_size {
+                0 => BankOptions::default().chunk_bytes,
+                bytes => bytes as u64,
+            },
+            interleave_controllers: flags & TINCT_POOL_INTERLEAVE != 0,
+        };
+        SharedPool::with_bank_options(mapping, options, banks)
+    })())
+}
+
+/// The mapping of three (pointer, length) mask arrays.
+///
+/// # Safety
+/// Each pointer must be NULL (with length 0) or point to that many values.
+unsafe fn mapping_of(
+    colors: (*const u64, usize),
+    banks: (*const u64, usize),
+    controllers: (*const u64, usize),
+) -> Result<AddressMapping, MemError> {
+    // SAFETY: forwarded caller contract.
+    let (colors, banks, controllers) = unsafe {
+        (
+            slice(colors.0, colors.1)?,
+            slice(banks.0, banks.1)?,
+            slice(controllers.0, controllers.1)?,
+        )
+    };
+    AddressMapping::new(
+        rustix::param::page_size() as u64,
+        XorFunctions::from_masks(colors.to_vec())?,
+        XorFunctions::from_masks(banks.to_vec())?,
+        XorFunctions::from_masks(controllers.to_vec())?,
+    )
+}
+
+/// The mode mask of comma-separated names (`exact`, `restricted`,
+/// `unrestricted`, `split`, `all`), e.g. `"restricted,split"`; -1 (with a
+/// message) for an unknown name or NULL.
+///
+/// # Safety
+/// `names` must be NULL or a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tinct_bank_modes(names: *const c_char) -> i64 {
+    if names.is_null() {
+        return fail(MemError::Request("NULL mode names".into()), -1);
+    }
+    // SAFETY: the caller promises a NUL-terminated string.
+    let text = unsafe { std::ffi::CStr::from_ptr(names) }.to_string_lossy();
+    match Modes::parse(&text) {
+        Ok(modes) => i64::from(modes.0),
+        Err(error) => fail(error, -1),
+    }
 }
 
 /// # Safety
@@ -237,14 +337,52 @@ pub unsafe extern "C" fn tinct_alloc_bank(
     modes: u32,
     fallback_pages: *mut usize,
 ) -> *mut c_void {
+    let mut steps = TinctBankSteps::default();
+    // SAFETY: forwarded caller contract; `steps` is a local.
+    let span = unsafe { tinct_alloc_bank_steps(pool, controller, bank, size, modes, &mut steps) };
+    if !span.is_null() && !fallback_pages.is_null() {
+        let fallback = steps.controller_restricted + steps.controller_unrestricted + steps.split;
+        // SAFETY: non-null and writable by the caller's contract.
+        unsafe { fallback_pages.write(fallback as usize) };
+    }
+    span
+}
+
+/// As [`tinct_alloc_bank`], reporting in `steps` (if not NULL) how many
+/// pages each step of Algorithm 1 served and the furthest step used.
+///
+/// # Safety
+/// `pool` must be a live handle; `steps` NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn tinct_alloc_bank_steps(
+    pool: *const SharedPool,
+    controller: u32,
+    bank: u32,
+    size: usize,
+    modes: u32,
+    steps: *mut TinctBankSteps,
+) -> *mut c_void {
     // SAFETY: forwarded caller contract.
     let result = unsafe { pool_ref(pool) }
         .and_then(|pool| pool.alloc_bank_span(controller, bank, size, Modes(modes)));
     match result {
         Ok(span) => {
-            if !fallback_pages.is_null() {
+            if !steps.is_null() {
+                let counted = span.steps;
+                let report = TinctBankSteps {
+                    exact: counted.exact as u64,
+                    controller_restricted: counted.controller_restricted as u64,
+                    controller_unrestricted: counted.controller_unrestricted as u64,
+                    split: counted.split as u64,
+                    furthest: match counted.furthest() {
+                        Some(Step::Exact) | None => 0,
+                        Some(Step::ControllerRestricted) => 1,
+                        Some(Step::ControllerUnrestricted) => 2,
+                        Some(Step::Split) => 3,
+                    },
+                };
                 // SAFETY: non-null and writable by the caller's contract.
-                unsafe { fallback_pages.write(span.pages - span.steps.exact) };
+                unsafe { steps.write(report) };
             }
             span.ptr.as_ptr().cast()
         }

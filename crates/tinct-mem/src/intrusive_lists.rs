@@ -31,6 +31,15 @@ impl ListFamily {
         }
     }
 
+    /// Makes room for members numbered up to `members - 1` (new members
+    /// are in no list).
+    pub(crate) fn grow_to(&mut self, members: usize) {
+        if members > self.next.len() {
+            self.next.resize(members, NIL);
+            self.prev.resize(members, NIL);
+        }
+    }
+
     /// Number of pages in list `list`.
     #[inline]
     pub(crate) fn len(&self, list: usize) -> u32 {

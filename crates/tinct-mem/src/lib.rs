@@ -14,6 +14,10 @@
 //!   and [`ColoredBuffer`], a safe slice over colored memory for crates
 //!   without `unsafe`.
 //!
+//! * [`ColoredArea`]: one contiguous range whose every page is of the
+//!   requested colours (and banks), grown on demand with pages moved in by
+//!   [`page_mover`] (`UFFDIO_MOVE`): the LD_PRELOAD shim's memory.
+//!
 //! * [`ShimConfig`]: the `TINCT_*` environment contract of the LD_PRELOAD
 //!   shim, written by `tinct exec` and read by the shim.
 //!
@@ -22,27 +26,33 @@
 #![warn(missing_docs)]
 
 mod buffer;
+pub mod colored_area;
 mod error;
+pub mod gf2;
 mod intrusive_lists;
 pub mod machine;
 pub mod mapping;
 mod page_book;
+pub mod page_mover;
 mod pool;
 mod region;
+pub mod row_conflict;
 mod shared_pool;
 pub mod shim_config;
 mod span_window;
 
 pub use buffer::ColoredBuffer;
+pub use colored_area::{AreaSpec, ColoredArea, GrowthStats};
 pub use error::MemError;
-pub use machine::machine_mapping;
+pub use machine::{machine_color_geometry, machine_mapping};
 pub use mapping::{AddressMapping, PageClass, PartitionColors, XorFunctions};
 pub use page_book::{
-    BankCounts, BankGrant, BankRequest, ColorCursor, Counts, Modes, PageBook, PageId, PoolStats,
-    Step,
+    BankCounts, BankGrant, BankRequest, ColorCursor, Counts, DEFAULT_CHUNK_BYTES, Modes, PageBook,
+    PageId, PoolStats, Step,
 };
-pub use pool::{Pool, PoolOptions};
+pub use pool::{BankOptions, Pool, PoolOptions};
 pub use shared_pool::{
-    Allocation, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts, UsedPage,
+    Allocation, BankPages, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts,
+    UsedPage, size_class,
 };
 pub use shim_config::{FrameReport, ShimConfig, read_frame_reports};

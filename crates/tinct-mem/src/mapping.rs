@@ -122,6 +122,24 @@ impl XorFunctions {
         self.masks.iter().map(|m| m.trailing_zeros()).min()
     }
 
+    /// The part of these functions a page allocator can control: the
+    /// functions of their span that read no bit inside a page of
+    /// `page_size` bytes (lightest first), and how many index bits that
+    /// loses. DRAM mappings often mix sub-page bits into a function
+    /// (Skylake: bits 8, 9, 12, 13, 14, 15); two such functions can still
+    /// XOR to a page-granular one.
+    pub fn page_granular(&self, page_size: u64) -> (XorFunctions, usize) {
+        let space = crate::gf2::Basis::spanning(self.masks.iter().copied());
+        let kept = space.without_bits(page_size - 1);
+        let lost = space.rank() - kept.rank();
+        (
+            XorFunctions {
+                masks: kept.lightest(),
+            },
+            lost,
+        )
+    }
+
     /// Errors when a function reads bits inside a page of `page_size`
     /// bytes: such a function varies within one page, so no page allocator
     /// can control it.
@@ -312,6 +330,46 @@ impl AddressMapping {
     #[inline]
     pub fn classify_frame(&self, frame: u64) -> PageClass {
         self.classify(frame.wrapping_mul(self.page_size))
+    }
+
+    /// For each colour, whether any address of that colour can lie in one
+    /// of the `wanted` (controller, bank) classes (`None`: every bank, or
+    /// every controller). Bank or controller functions that read colour
+    /// bits tie some banks to some colours (bank bits 13-14 with colour
+    /// bits 12-20: colour `c` is always bank `(c >> 1) & 3`); this finds
+    /// every such tie exactly, by the linear dependencies over GF(2)
+    /// between the colour, bank and controller masks.
+    pub fn colors_reaching(&self, banks: Option<&[u32]>, controllers: Option<&[u32]>) -> Vec<bool> {
+        let masks: Vec<u64> = self
+            .color
+            .masks()
+            .iter()
+            .chain(self.bank.masks())
+            .chain(self.controller.masks())
+            .copied()
+            .collect();
+        let (nc, nb) = (self.color.masks().len(), self.bank.masks().len());
+        // Each dependency: a set of functions whose masks XOR to zero, so
+        // their index bits XOR to zero for every address.
+        let dependencies = crate::gf2::dependencies(&masks);
+        let constraint = |colour: u32, bank: u32, controller: u32| {
+            let bits =
+                u64::from(colour) | u64::from(bank) << nc | u64::from(controller) << (nc + nb);
+            dependencies
+                .iter()
+                .all(|d| (d & bits).count_ones() % 2 == 0)
+        };
+        let bank_list: Vec<u32> =
+            banks.map_or_else(|| (0..self.banks()).collect(), <[u32]>::to_vec);
+        let controller_list: Vec<u32> =
+            controllers.map_or_else(|| (0..self.controllers()).collect(), <[u32]>::to_vec);
+        (0..self.colors())
+            .map(|colour| {
+                controller_list
+                    .iter()
+                    .any(|&k| bank_list.iter().any(|&b| constraint(colour, b, k)))
+            })
+            .collect()
     }
 }
 
@@ -556,12 +614,78 @@ mod tests {
     }
 
     #[test]
+    fn the_page_granular_part_keeps_what_pages_can_control() {
+        // Skylake i5-6200U (heechul/drama): the last function reads bits 8
+        // and 9; no combination of it with the others avoids them.
+        let skylake = XorFunctions::parse("0x44000,0x88000,0x110000,0x220000,0xf300").unwrap();
+        let (pages, lost) = skylake.page_granular(4096);
+        assert_eq!(lost, 1);
+        assert_eq!(pages.count(), 16);
+        assert!(pages.masks().iter().all(|m| m & 0xfff == 0));
+        // Two sub-page functions whose XOR is page-granular.
+        let mixed = XorFunctions::parse("0x2040,0x20040").unwrap();
+        let (pages, lost) = mixed.page_granular(4096);
+        assert_eq!((pages.masks(), lost), (&[0x22000u64][..], 1));
+    }
+
+    #[test]
     fn sub_page_functions_are_rejected() {
         let bank = XorFunctions::parse("0x2040").unwrap();
         let err = AddressMapping::new(4096, XorFunctions::none(), bank, XorFunctions::none())
             .unwrap_err()
             .to_string();
         assert!(err.contains("bit 6"), "{err}");
+    }
+
+    #[test]
+    fn bank_functions_on_colour_bits_tie_colours_to_banks() {
+        // Colours by bits 12-20, banks by bits 13 and 14: colour c is bank
+        // (c >> 1) & 3 always.
+        let mapping = AddressMapping::new(
+            4096,
+            XorFunctions::from_bits(&(12..21).collect::<Vec<_>>()).unwrap(),
+            XorFunctions::parse("0x2000,0x4000").unwrap(),
+            XorFunctions::none(),
+        )
+        .unwrap();
+        let reach = mapping.colors_reaching(Some(&[1, 2]), None);
+        for colour in 0..512u32 {
+            let bank = (colour >> 1) & 3;
+            assert_eq!(
+                reach[colour as usize],
+                bank == 1 || bank == 2,
+                "colour {colour}"
+            );
+        }
+        // XOR masks mixing colour and other bits tie nothing.
+        let hashed = AddressMapping::new(
+            4096,
+            XorFunctions::from_bits(&[12, 13]).unwrap(),
+            XorFunctions::parse("0x22000").unwrap(),
+            XorFunctions::parse("0x101000").unwrap(),
+        )
+        .unwrap();
+        assert!(
+            hashed
+                .colors_reaching(Some(&[0]), Some(&[1]))
+                .iter()
+                .all(|&r| r)
+        );
+        // Bank functions that are combinations of colour bits: bank bit 0
+        // = a12 ^ a13, bank bit 1 = a13, so bank 1 (bits 1, 0) means a13 =
+        // 0 and a12 = 1: colour 1 only.
+        let tied = AddressMapping::new(
+            4096,
+            XorFunctions::from_bits(&[12, 13]).unwrap(),
+            XorFunctions::parse("0x3000,0x2000").unwrap(),
+            XorFunctions::none(),
+        )
+        .unwrap();
+        assert_eq!(
+            tied.colors_reaching(Some(&[1]), None),
+            vec![false, true, false, false]
+        );
+        assert_eq!(tied.colors_reaching(None, None), vec![true; 4]);
     }
 
     #[test]

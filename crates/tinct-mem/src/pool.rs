@@ -5,7 +5,9 @@ use tinct_sys::pagemap::Pagemap;
 
 use crate::error::MemError;
 use crate::mapping::{AddressMapping, PageClass};
-use crate::page_book::{BankGrant, BankRequest, ColorCursor, PageBook, PageId, PoolStats};
+use crate::page_book::{
+    BankGrant, BankRequest, ColorCursor, DEFAULT_CHUNK_BYTES, PageBook, PageId, PoolStats,
+};
 use crate::region::{Region, RegionOptions};
 
 /// How to build a [`Pool`].
@@ -32,6 +34,31 @@ impl PoolOptions {
     }
 }
 
+/// How a pool serves chandru-mueller's bank-aware allocator (Algorithm 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BankOptions {
+    /// Bytes of a chunk, the unit Algorithm 1 hands out from a bank (a
+    /// power of two, at least a page; default 8 KiB, the paper's). Bank
+    /// and controller functions must not read bits inside a chunk.
+    pub chunk_bytes: u64,
+    /// chandru-mueller's controller-interleaved pool (Section 2: "it
+    /// ensures that an equal amount of memory per controller is available
+    /// for allocation"): populate the pool interleaved over the NUMA nodes
+    /// with memory (each node is a memory controller), and keep the same
+    /// number of whole free chunks in every controller of the mapping,
+    /// retiring the surplus.
+    pub interleave_controllers: bool,
+}
+
+impl Default for BankOptions {
+    fn default() -> Self {
+        Self {
+            chunk_bytes: DEFAULT_CHUNK_BYTES,
+            interleave_controllers: false,
+        }
+    }
+}
+
 /// A page pool backed by real memory.
 ///
 /// Pages keep their virtual address for the pool's lifetime; a
@@ -52,7 +79,17 @@ impl Pool {
     /// Errors with [`MemError::FramesUnreadable`] when frame numbers cannot
     /// be read and `options.uncolored` is false.
     pub fn new(mapping: AddressMapping, options: PoolOptions) -> Result<Self, MemError> {
-        Self::build(mapping, options, true)
+        Self::build(mapping, options, BankOptions::default(), true)
+    }
+
+    /// [`Pool::new`] with the bank-aware allocator's chunk size and the
+    /// controller-interleaved layout chosen.
+    pub fn with_bank_options(
+        mapping: AddressMapping,
+        options: PoolOptions,
+        banks: BankOptions,
+    ) -> Result<Self, MemError> {
+        Self::build(mapping, options, banks, true)
     }
 
     /// A pool whose pages are filed by *virtual* page number, as in
@@ -64,12 +101,13 @@ impl Pool {
         mapping: AddressMapping,
         options: PoolOptions,
     ) -> Result<Self, MemError> {
-        Self::build(mapping, options, false)
+        Self::build(mapping, options, BankOptions::default(), false)
     }
 
     fn build(
         mapping: AddressMapping,
         options: PoolOptions,
+        banks: BankOptions,
         read_frames_now: bool,
     ) -> Result<Self, MemError> {
         let page_size = rustix::param::page_size();
@@ -79,8 +117,30 @@ impl Pool {
                 mapping.page_size
             )));
         }
+        let chunk_pages = banks.chunk_bytes / page_size as u64;
+        if !banks.chunk_bytes.is_power_of_two() || chunk_pages == 0 {
+            return Err(MemError::Request(format!(
+                "chunk of {} bytes: expected a power of two of at least one page ({page_size} \
+                 bytes)",
+                banks.chunk_bytes
+            )));
+        }
+        let chunk_pages = u32::try_from(chunk_pages).map_err(|_| {
+            MemError::Request(format!("chunk of {} bytes: too large", banks.chunk_bytes))
+        })?;
         let len = options.size.div_ceil(page_size) * page_size;
-        let region = Region::new(len, RegionOptions { lock: options.lock })?;
+        let nodes = if banks.interleave_controllers {
+            crate::region::memory_nodes()
+        } else {
+            Vec::new()
+        };
+        let region = Region::new(
+            len,
+            RegionOptions {
+                lock: options.lock,
+                interleave_nodes: nodes,
+            },
+        )?;
         let pages = len / page_size;
         let start = region.start() as usize;
         let translated = if read_frames_now {
@@ -96,11 +156,19 @@ impl Pool {
             }
             Err(reason) => return Err(MemError::FramesUnreadable { reason }),
         };
-        Ok(Self {
-            book: PageBook::new(mapping, frames)?,
+        let mut book = PageBook::with_chunk(mapping, frames, chunk_pages)?;
+        if banks.interleave_controllers {
+            book.balance_controllers()?;
+        }
+        let pool = Self {
+            book,
             region,
             uncolored,
-        })
+        };
+        if banks.interleave_controllers {
+            pool.discard_retired()?;
+        }
+        Ok(pool)
     }
 
     /// The bookkeeping (free lists, classes, frames).
@@ -227,6 +295,12 @@ impl Pool {
                 retired += 1;
             }
         }
+        self.discard_retired()?;
+        Ok(retired)
+    }
+
+    /// Gives the memory of every retired page back to the kernel.
+    fn discard_retired(&self) -> Result<(), MemError> {
         let page_size = self.page_size();
         let mut index = 0;
         while index < self.pages() {
@@ -238,7 +312,7 @@ impl Pool {
             }
             index += run.max(1);
         }
-        Ok(retired)
+        Ok(())
     }
 
     /// Re-translates the pool now and returns the pages whose frame

@@ -9,11 +9,58 @@ use std::ptr::NonNull;
 use crate::error::MemError;
 
 /// How to set a region up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegionOptions {
     /// `mlock` the region (keeps frames resident; needs RLIMIT_MEMLOCK or
     /// CAP_IPC_LOCK).
     pub lock: bool,
+    /// Populate interleaved over these NUMA nodes (`mbind(MPOL_INTERLEAVE)`),
+    /// when there are two or more.
+    pub interleave_nodes: Vec<u32>,
+}
+
+/// NUMA nodes with memory (`/sys/devices/system/node/has_memory`), empty
+/// when the kernel has no NUMA.
+pub fn memory_nodes() -> Vec<u32> {
+    std::fs::read_to_string("/sys/devices/system/node/has_memory")
+        .ok()
+        .and_then(|text| tinct_sys::parse_cpu_list(text.trim()).ok())
+        .unwrap_or_default()
+}
+
+/// `MPOL_INTERLEAVE` of `<linux/mempolicy.h>`.
+const MPOL_INTERLEAVE: libc::c_int = 3;
+
+/// Binds `len` bytes at `start` to be populated round robin over `nodes`.
+fn interleave(start: *mut c_void, len: usize, nodes: &[u32]) -> Result<(), MemError> {
+    let highest = nodes.iter().copied().max().unwrap_or(0) as usize;
+    let mut mask = vec![0u64; highest / 64 + 1];
+    for &node in nodes {
+        mask[node as usize / 64] |= 1 << (node % 64);
+    }
+    // SAFETY: mbind reads `mask` (maxnode bits) and changes only the
+    // policy of our own fresh mapping; no memory is touched.
+    let result = unsafe {
+        libc::syscall(
+            libc::SYS_mbind,
+            start,
+            len,
+            MPOL_INTERLEAVE,
+            mask.as_ptr(),
+            (highest + 1) as libc::c_ulong,
+            0 as libc::c_uint,
+        )
+    };
+    if result != 0 {
+        return Err(MemError::Os {
+            call: format!(
+                "mbind(MPOL_INTERLEAVE over nodes {}, {len} bytes)",
+                tinct_sys::format_cpu_list(nodes)
+            ),
+            source: std::io::Error::last_os_error(),
+        });
+    }
+    Ok(())
 }
 
 /// An anonymous mapping owned by the pool, unmapped on drop.
@@ -29,11 +76,38 @@ unsafe impl Send for Region {}
 // SAFETY: as above; `Region` itself offers no interior mutability.
 unsafe impl Sync for Region {}
 
-fn os_error(call: String) -> impl FnOnce(rustix::io::Errno) -> MemError {
+/// The error of the system call `call` (e.g. `mmap(anonymous, 4096 bytes)`).
+pub(crate) fn os_error(call: String) -> impl FnOnce(rustix::io::Errno) -> MemError {
     move |errno| MemError::Os {
         call,
         source: errno.into(),
     }
+}
+
+/// A fresh private anonymous read-write mapping of `len` bytes at an
+/// address the kernel chooses (`NORESERVE`: no swap reserved, for ranges
+/// only partly backed); `what` names it in the error.
+pub(crate) fn map_private(
+    len: usize,
+    no_reserve: bool,
+    what: &str,
+) -> Result<*mut c_void, MemError> {
+    let flags = if no_reserve {
+        MapFlags::PRIVATE | MapFlags::NORESERVE
+    } else {
+        MapFlags::PRIVATE
+    };
+    // SAFETY: a fresh anonymous private mapping at an address the kernel
+    // chooses cannot alias any existing Rust object.
+    unsafe {
+        mm::mmap_anonymous(
+            std::ptr::null_mut(),
+            len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            flags,
+        )
+    }
+    .map_err(os_error(format!("mmap({what}, {len} bytes)")))
 }
 
 impl Region {
@@ -45,23 +119,17 @@ impl Region {
     /// mapping would put 512 consecutive frames, i.e. every color, behind
     /// one entry), and locks the region if asked.
     pub fn new(len: usize, options: RegionOptions) -> Result<Self, MemError> {
+        let RegionOptions {
+            lock,
+            interleave_nodes,
+        } = options;
         let page = rustix::param::page_size();
         if len == 0 || !len.is_multiple_of(page) {
             return Err(MemError::Request(format!(
                 "pool size {len} bytes: expected a non-zero multiple of the page size {page}"
             )));
         }
-        // SAFETY: a fresh anonymous private mapping at an address the
-        // kernel chooses cannot alias any existing Rust object.
-        let raw = unsafe {
-            mm::mmap_anonymous(
-                std::ptr::null_mut(),
-                len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE,
-            )
-        }
-        .map_err(os_error(format!("mmap(anonymous, {len} bytes)")))?;
+        let raw = map_private(len, false, "anonymous")?;
         let region = Region {
             start: NonNull::new(raw.cast::<u8>()).expect("mmap never returns null on success"),
             len,
@@ -73,6 +141,9 @@ impl Region {
         // just means 4 KiB pages in whatever order the kernel hands out.
         // SAFETY: advice on exactly the mapping created above.
         let huge = unsafe { mm::madvise(raw, len, Advice::LinuxHugepage) }.is_ok();
+        if interleave_nodes.len() > 1 {
+            interleave(raw, len, &interleave_nodes)?;
+        }
         region.populate()?;
         // From now on no huge page: khugepaged never collapses (migrates)
         // pool pages, and each 4 KiB page is mapped by its own page-table
@@ -83,7 +154,7 @@ impl Region {
         if huge {
             region.split_huge_mappings()?;
         }
-        if options.lock {
+        if lock {
             // SAFETY: locking our own mapping does not change its contents.
             unsafe { mm::mlock(raw, len) }.map_err(|errno| MemError::Os {
                 call: format!(

@@ -22,7 +22,7 @@ use serde::Serialize;
 use crate::error::MemError;
 use crate::mapping::{AddressMapping, PageClass};
 use crate::page_book::{BankGrant, BankRequest, ColorCursor, Modes, PageId, PoolStats, Step};
-use crate::pool::{Pool, PoolOptions};
+use crate::pool::{BankOptions, Pool, PoolOptions};
 use crate::span_window::SpanWindow;
 
 /// Largest size served by size classes.
@@ -55,6 +55,21 @@ const fn class_table() -> [u8; MAX_SMALL / 16 + 1] {
 }
 const CLASS_OF_UNITS: [u8; MAX_SMALL / 16 + 1] = class_table();
 
+/// The index into [`SIZE_CLASSES`] of the smallest class that holds `size`
+/// bytes at an alignment of `align` (a power of two); `None` when the
+/// request needs whole pages (above [`MAX_SMALL`]).
+#[inline]
+pub fn size_class(size: usize, align: usize) -> Option<usize> {
+    if size > MAX_SMALL || align > MAX_SMALL {
+        return None;
+    }
+    let mut class = usize::from(CLASS_OF_UNITS[size.max(1).div_ceil(16)]);
+    while !SIZE_CLASSES[class].is_multiple_of(align.max(MIN_ALIGN)) {
+        class += 1;
+    }
+    Some(class)
+}
+
 /// Arena tag of spans built by [`SharedPool::alloc_bank_span`] (no colors).
 const BANK_SPAN: u16 = u16::MAX;
 
@@ -72,19 +87,49 @@ pub struct StepCounts {
 }
 
 impl StepCounts {
-    fn count(&mut self, step: Step) {
+    /// Adds `pages` pages served by `step`.
+    pub fn count(&mut self, step: Step, pages: usize) {
         match step {
-            Step::Exact => self.exact += 1,
-            Step::ControllerRestricted => self.controller_restricted += 1,
-            Step::ControllerUnrestricted => self.controller_unrestricted += 1,
-            Step::Split => self.split += 1,
+            Step::Exact => self.exact += pages,
+            Step::ControllerRestricted => self.controller_restricted += pages,
+            Step::ControllerUnrestricted => self.controller_unrestricted += pages,
+            Step::Split => self.split += pages,
         }
     }
+
+    /// All pages counted.
+    pub fn total(&self) -> usize {
+        self.exact + self.controller_restricted + self.controller_unrestricted + self.split
+    }
+
+    /// The furthest fallback that served any page (`None` if none was counted).
+    pub fn furthest(&self) -> Option<Step> {
+        [
+            (self.split, Step::Split),
+            (self.controller_unrestricted, Step::ControllerUnrestricted),
+            (self.controller_restricted, Step::ControllerRestricted),
+            (self.exact, Step::Exact),
+        ]
+        .into_iter()
+        .find(|&(pages, _)| pages > 0)
+        .map(|(_, step)| step)
+    }
+}
+
+/// Pages of one (controller, bank) in a bank-aware span.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BankPages {
+    /// Controller.
+    pub controller: u32,
+    /// Bank within the controller.
+    pub bank: u32,
+    /// Pages.
+    pub pages: usize,
 }
 
 /// A contiguous buffer whose pages were chosen one by one with
 /// chandru-mueller Algorithm 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BankSpan {
     /// First byte (page aligned).
     pub ptr: NonNull<u8>,
@@ -92,6 +137,8 @@ pub struct BankSpan {
     pub pages: usize,
     /// How many pages each step served.
     pub steps: StepCounts,
+    /// Where the pages are: pages per (controller, bank), in that order.
+    pub banks: Vec<BankPages>,
 }
 
 /// A page in use, at its current address (see [`SharedPool::used_pages`]).
@@ -178,6 +225,16 @@ impl SharedPool {
     /// twice its size (address space only).
     pub fn new(mapping: AddressMapping, options: PoolOptions) -> Result<Self, MemError> {
         Self::from_pool(Pool::new(mapping, options)?)
+    }
+
+    /// [`SharedPool::new`] with the bank-aware allocator's chunk size and
+    /// the controller-interleaved layout chosen ([`BankOptions`]).
+    pub fn with_bank_options(
+        mapping: AddressMapping,
+        options: PoolOptions,
+        banks: BankOptions,
+    ) -> Result<Self, MemError> {
+        Self::from_pool(Pool::with_bank_options(mapping, options, banks)?)
     }
 
     /// Wraps an existing pool.
@@ -373,6 +430,7 @@ impl SharedPool {
 
     /// chandru-mueller Algorithm 1 on the shared pool (raw pages).
     pub fn alloc_bank_aware(&self, request: BankRequest) -> Result<BankGrant, MemError> {
+        // (A grant is a whole chunk, or a SPLIT run.)
         let mut state = self.lock();
         let grant = state.pool.alloc_bank_aware(request)?;
         for page in grant.first.0..grant.first.0 + grant.pages {
@@ -382,10 +440,11 @@ impl SharedPool {
     }
 
     /// A contiguous buffer of `size` bytes (whole pages) whose pages are
-    /// taken one by one with chandru-mueller Algorithm 1 for `controller`
-    /// and `bank` under `modes`, then placed side by side in the span
-    /// window. All or nothing. Free it with [`SharedPool::free`];
-    /// `realloc` is refused (a new request must say where to go).
+    /// taken chunk by chunk with chandru-mueller Algorithm 1 for
+    /// `controller` and `bank` under `modes` (the last chunk's surplus
+    /// pages go back), then placed side by side in the span window. All
+    /// or nothing. Free it with [`SharedPool::free`]; `realloc` is refused
+    /// (a new request must say where to go).
     pub fn alloc_bank_span(
         &self,
         controller: u32,
@@ -417,12 +476,20 @@ impl SharedPool {
                 pool.free(page).expect("pages taken above are in use");
             }
         };
-        for _ in 0..pages {
+        while scratch.len() < pages {
             match pool.alloc_bank_aware(request) {
                 Ok(grant) => {
-                    steps.count(grant.step);
-                    uses[grant.first.index()] = PageUse::Span { arena: BANK_SPAN };
-                    scratch.push(grant.first);
+                    let wanted = (pages - scratch.len()).min(grant.pages as usize);
+                    for page in grant.first.0..grant.first.0 + grant.pages {
+                        let page = PageId(page);
+                        if scratch.len() < pages {
+                            uses[page.index()] = PageUse::Span { arena: BANK_SPAN };
+                            scratch.push(page);
+                        } else {
+                            pool.free(page).expect("a page granted just now is in use");
+                        }
+                    }
+                    steps.count(grant.step, wanted);
                 }
                 Err(error) => {
                     give_back(pool, uses, scratch);
@@ -430,8 +497,29 @@ impl SharedPool {
                 }
             }
         }
+        let mut banks: Vec<BankPages> = Vec::new();
+        for &page in scratch.iter() {
+            let class = pool.class(page);
+            match banks
+                .iter_mut()
+                .find(|b| (b.controller, b.bank) == (class.controller, class.bank))
+            {
+                Some(entry) => entry.pages += 1,
+                None => banks.push(BankPages {
+                    controller: class.controller,
+                    bank: class.bank,
+                    pages: 1,
+                }),
+            }
+        }
+        banks.sort_by_key(|b| (b.controller, b.bank));
         match window.place(scratch, |page| pool.page_address(page), page_size) {
-            Ok(ptr) => Ok(BankSpan { ptr, pages, steps }),
+            Ok(ptr) => Ok(BankSpan {
+                ptr,
+                pages,
+                steps,
+                banks,
+            }),
             Err(error) => {
                 give_back(pool, uses, scratch);
                 Err(error)
@@ -532,11 +620,7 @@ impl State {
         let align = align.max(MIN_ALIGN);
         let size = size.max(1);
         let tag = arena as u16;
-        if size <= MAX_SMALL && align <= MAX_SMALL {
-            let mut class = usize::from(CLASS_OF_UNITS[size.div_ceil(16)]);
-            while !SIZE_CLASSES[class].is_multiple_of(align) {
-                class += 1;
-            }
+        if let Some(class) = size_class(size, align) {
             return self.alloc_small(arena, class, page_size);
         }
         if size <= page_size && align <= page_size {

@@ -69,9 +69,22 @@ pub const CONTROLLER_FUNCTIONS: &str = "TINCT_CONTROLLER_FUNCTIONS";
 /// `TINCT_COLOR_BITS`: physical address bits that select the color, e.g.
 /// `12-20` (default: derived from the last-level cache geometry).
 pub const COLOR_BITS: &str = "TINCT_COLOR_BITS";
-/// `TINCT_POOL`: the pool size, e.g. `512MiB` (all colors are mapped, only
-/// the requested ones are kept).
+/// `TINCT_POOL`: the most memory the shim populates, e.g. `512MiB` (it
+/// starts small and grows on demand; pages of other colours are given back
+/// at once, so about `pool × requested / all colours` can be heap).
 pub const POOL: &str = "TINCT_POOL";
+/// `TINCT_BANK_MODE`: chandru-mueller Algorithm 1's fallbacks once the
+/// requested banks are spent: `exact` (none, the default), `restricted`,
+/// `unrestricted`, `split`, comma-separated (`tinct_mem::Modes::parse`).
+pub const BANK_MODE: &str = "TINCT_BANK_MODE";
+/// `TINCT_MMAP=1`: the program's own anonymous `mmap` (private,
+/// read-write, not fixed) is served from coloured pages too, with `munmap`,
+/// `mremap`, `madvise` and `mprotect` of such memory.
+pub const MMAP: &str = "TINCT_MMAP";
+/// `TINCT_FORK_KEEP=1`: after `fork`, the child copies every heap page it
+/// inherited at once, so the parent keeps its pages' frames (and colours)
+/// when it writes them later; the child's copies are uncoloured.
+pub const FORK_KEEP: &str = "TINCT_FORK_KEEP";
 /// `TINCT_STRICT=1`: a full pool fails the allocation (ENOMEM) instead of
 /// falling back to uncolored memory.
 pub const STRICT: &str = "TINCT_STRICT";
@@ -79,12 +92,13 @@ pub const STRICT: &str = "TINCT_STRICT";
 pub const STATS: &str = "TINCT_STATS";
 /// `TINCT_ALLOW_UNCOLORED=1`: run even when frame numbers are unreadable.
 pub const ALLOW_UNCOLORED: &str = "TINCT_ALLOW_UNCOLORED";
-/// `TINCT_PAGE_REPORT=PATH`: at exit, write every heap page handed out to
-/// `PATH.<pid>` and stop (SIGSTOP) until continued, so that another process
+/// `TINCT_PAGE_REPORT=PATH`: at exit, write every page in use to
+/// `PATH.<pid>` (`page ADDRESS FRAME`, the frame the page had when it
+/// entered the coloured area; `mapped_page ADDRESS` for the program's own
+/// mappings) and stop (SIGSTOP) until continued, so that another process
 /// can translate the pages through `/proc/<pid>/pagemap` while they are
-/// still mapped. For tests and audits. In this mode freed multi-page blocks
-/// are kept where they were handed out (reused, but not returned to the
-/// pool until it runs full), so their addresses stay meaningful.
+/// still mapped, and tell a page placed wrongly from one the kernel moved
+/// later. For tests and audits.
 pub const PAGE_REPORT: &str = "TINCT_PAGE_REPORT";
 
 /// `TINCT_FRAME_REPORT=PATH`: at exit, write the physical frames the heap
@@ -94,7 +108,7 @@ pub const PAGE_REPORT: &str = "TINCT_PAGE_REPORT";
 pub const FRAME_REPORT: &str = "TINCT_FRAME_REPORT";
 
 /// Every variable of the contract.
-pub const VARIABLES: [&str; 12] = [
+pub const VARIABLES: [&str; 15] = [
     COLORS,
     BANKS,
     BANK_FUNCTIONS,
@@ -102,6 +116,9 @@ pub const VARIABLES: [&str; 12] = [
     CONTROLLER_FUNCTIONS,
     COLOR_BITS,
     POOL,
+    BANK_MODE,
+    MMAP,
+    FORK_KEEP,
     STRICT,
     STATS,
     ALLOW_UNCOLORED,
@@ -131,8 +148,14 @@ pub struct ShimConfig {
     pub controller_functions: Vec<u64>,
     /// Explicit color bits, if given.
     pub color_bits: Option<Vec<u32>>,
-    /// Pool size in bytes.
+    /// The most memory to populate, in bytes.
     pub pool_bytes: u64,
+    /// Algorithm 1's fallbacks once the requested banks are spent.
+    pub bank_mode: crate::Modes,
+    /// Serve the program's anonymous `mmap` from coloured pages too.
+    pub mmap: bool,
+    /// After `fork`, the child takes the copies so the parent keeps its colours.
+    pub fork_keep: bool,
     /// Fail instead of falling back when the colored pool is full.
     pub strict: bool,
     /// Print a summary at exit.
@@ -156,6 +179,9 @@ impl ShimConfig {
             controller_functions: Vec::new(),
             color_bits: None,
             pool_bytes: DEFAULT_POOL,
+            bank_mode: crate::Modes::EXACT,
+            mmap: false,
+            fork_keep: false,
             strict: false,
             stats: false,
             allow_uncolored: false,
@@ -208,6 +234,14 @@ impl ShimConfig {
             controller_functions: functions(&lookup, CONTROLLER_FUNCTIONS)?,
             color_bits: list(COLOR_BITS, "12-20")?,
             pool_bytes,
+            bank_mode: match lookup(BANK_MODE).filter(|m| !m.trim().is_empty()) {
+                None => crate::Modes::EXACT,
+                Some(text) => {
+                    crate::Modes::parse(&text).map_err(|e| format!("{BANK_MODE}={text:?}: {e}"))?
+                }
+            },
+            mmap: flag(&lookup, MMAP)?,
+            fork_keep: flag(&lookup, FORK_KEEP)?,
             strict: flag(&lookup, STRICT)?,
             stats: flag(&lookup, STATS)?,
             allow_uncolored: flag(&lookup, ALLOW_UNCOLORED)?,
@@ -235,6 +269,16 @@ impl ShimConfig {
             return Err(format!(
                 "{POOL}={:?}: expected at least 1MiB",
                 format_size(self.pool_bytes)
+            ));
+        }
+        if self.bank_mode != crate::Modes::EXACT
+            && self.banks.is_none()
+            && self.controllers.is_none()
+        {
+            return Err(format!(
+                "{BANK_MODE}={}: a fallback needs requested DRAM banks ({BANKS}) or \
+                 controllers ({CONTROLLERS}) to fall back from",
+                self.bank_mode.names()
             ));
         }
         check_indices(BANKS, &self.banks, BANK_FUNCTIONS, &self.bank_functions)?;
@@ -291,7 +335,12 @@ impl ShimConfig {
             env.push((COLOR_BITS, list(bits)));
         }
         env.push((POOL, format_size(self.pool_bytes)));
+        if self.bank_mode != crate::Modes::EXACT {
+            env.push((BANK_MODE, self.bank_mode.names()));
+        }
         for (on, name) in [
+            (self.mmap, MMAP),
+            (self.fork_keep, FORK_KEEP),
             (self.strict, STRICT),
             (self.stats, STATS),
             (self.allow_uncolored, ALLOW_UNCOLORED),
@@ -645,6 +694,14 @@ mod tests {
             mask.contains("TINCT_BANK_FUNCTIONS=\"0x2000,zz\""),
             "{mask}"
         );
+        let mode = parse_map(&[(COLORS, "1"), (BANK_MODE, "restricted")]).unwrap_err();
+        assert!(
+            mode.contains("TINCT_BANK_MODE=restricted") && mode.contains("TINCT_BANKS"),
+            "{mode}"
+        );
+        let name =
+            parse_map(&[(BANKS, "0"), (BANK_FUNCTIONS, "0x2000"), (BANK_MODE, "up")]).unwrap_err();
+        assert!(name.contains("TINCT_BANK_MODE=\"up\""), "{name}");
         let controllers = parse_map(&[(COLORS, "1"), (CONTROLLERS, "1")]).unwrap_err();
         assert!(
             controllers.contains("needs TINCT_CONTROLLER_FUNCTIONS"),
@@ -680,6 +737,9 @@ mod tests {
             controller_functions: vec![0x8000],
             color_bits: Some(vec![12, 13, 14]),
             pool_bytes: 3 << 19,
+            bank_mode: crate::Modes::parse("restricted,split").unwrap(),
+            mmap: true,
+            fork_keep: true,
             strict: true,
             stats: true,
             allow_uncolored: true,

@@ -9,8 +9,8 @@ use std::process::Command;
 
 use tinct_mem::mapping::LayoutSpec;
 use tinct_mem::{
-    AddressMapping, BankRequest, ColorCursor, MemError, Modes, PageId, Pool, PoolOptions,
-    XorFunctions, machine_mapping,
+    AddressMapping, BankOptions, BankRequest, ColorCursor, MemError, Modes, PageId, Pool,
+    PoolOptions, XorFunctions, machine_mapping,
 };
 use tinct_sys::pagemap::Pagemap;
 use tinct_sys::testing::privileged_or_skip;
@@ -130,21 +130,66 @@ fn bank_aware_pages_lie_in_their_bank_and_controller() {
                     modes: Modes::EXACT,
                 };
                 let grant = pool.alloc_bank_aware(request).unwrap();
-                assert_eq!(grant.pages, 1);
-                assert!(seen.insert(grant.first), "page handed out twice");
-                let class = mapping.classify(physical(&pagemap, pool.page_address(grant.first)));
-                assert_eq!((class.controller, class.bank), (controller, bank));
+                // The paper's 8 KiB chunk: two pages, both in the bank.
+                assert_eq!(grant.pages, 2);
+                for page in grant.first.0..grant.first.0 + grant.pages {
+                    assert!(seen.insert(page), "page handed out twice");
+                    let class =
+                        mapping.classify(physical(&pagemap, pool.page_address(PageId(page))));
+                    assert_eq!((class.controller, class.bank), (controller, bank));
+                }
             }
         }
     }
     let stats = pool.stats();
-    assert!(stats.banks.iter().all(|b| b.used == 4), "{:?}", stats.banks);
+    assert!(stats.banks.iter().all(|b| b.used == 8), "{:?}", stats.banks);
     assert!(
         stats
             .controllers
             .iter()
-            .all(|c| c.used == 4 * u64::from(mapping.banks()))
+            .all(|c| c.used == 8 * u64::from(mapping.banks()))
     );
+}
+
+/// chandru-mueller's controller-interleaved pool: every controller keeps
+/// the same number of whole free chunks, and one-page chunks serve
+/// functions that read bit 12.
+#[test]
+fn an_interleaved_pool_offers_every_controller_the_same_memory() {
+    if !privileged_or_skip("filing a real pool by DRAM controller") {
+        return;
+    }
+    let mapping = AddressMapping::new(
+        page_size(),
+        XorFunctions::none(),
+        XorFunctions::parse("0x22000").unwrap(),
+        XorFunctions::parse("0x108000").unwrap(),
+    )
+    .unwrap();
+    let banks = BankOptions {
+        interleave_controllers: true,
+        ..BankOptions::default()
+    };
+    let pool = Pool::with_bank_options(mapping.clone(), PoolOptions::new(16 * MIB), banks).unwrap();
+    let book = pool.book();
+    let chunks: Vec<usize> = (0..2).map(|c| book.free_chunks_in_controller(c)).collect();
+    assert_eq!(chunks[0], chunks[1], "{chunks:?}");
+    assert!(chunks[0] > 0);
+    // Functions reading bit 12 need one-page chunks.
+    let bit12 = AddressMapping::new(
+        page_size(),
+        XorFunctions::none(),
+        XorFunctions::parse("0x1000").unwrap(),
+        XorFunctions::none(),
+    )
+    .unwrap();
+    let err = Pool::new(bit12.clone(), PoolOptions::new(MIB)).unwrap_err();
+    assert!(err.to_string().contains("bit 12"), "{err}");
+    let one_page = BankOptions {
+        chunk_bytes: page_size(),
+        ..BankOptions::default()
+    };
+    assert!(Pool::with_bank_options(bit12, PoolOptions::new(MIB), one_page).is_ok());
 }
 
 #[test]

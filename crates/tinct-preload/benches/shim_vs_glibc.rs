@@ -1,31 +1,43 @@
-//! Benchmark (issue 5): programs under the shim vs glibc malloc, measured
-//! alternately in the same run, as medians and ratios.
+//! Benchmark (issues 5 and 16): programs under the shim vs glibc malloc,
+//! measured alternately in the same run, as medians and ratios.
 //!
 //! ```text
 //! cargo bench -p tinct-preload --bench shim_vs_glibc     # as root
 //! TINCT_BENCH_RUNS=9 cargo bench -p tinct-preload --bench shim_vs_glibc
 //! ```
 //!
-//! Workloads: a malloc-heavy C program (1 and 2 threads, the whole malloc
-//! family, random sizes up to 512 KiB), `sort` (on half of the colors,
-//! consecutive, and again on every other color: the worst case for
-//! multi-page blocks) and `xz -1` on an 8 MB text,
-//! and a Python script building and sorting lists and dicts (under the shim
-//! with PYTHONMALLOC=malloc, as `tinct exec` runs it; glibc with Python's
-//! own allocator, as it normally runs). "startup" is a program that
-//! allocates once: the fixed cost of building the pool (mapping,
-//! populating and translating TINCT_POOL bytes), which every other row
-//! includes.
+//! Workloads (issue 16's list): the start-up cost (a program that
+//! allocates once), a 4-thread allocation stress (the whole malloc family,
+//! random sizes up to 512 KiB) on half of the colours and on one colour,
+//! `sort` of an 8 MB text on half of the colours, consecutive (`0-255` of
+//! 512) and every other colour, `xz -1`, Python building and sorting lists
+//! and dicts (with `PYTHONMALLOC=malloc` on both sides, as `tinct exec`
+//! runs it; and with Python's own allocator on both sides, the shim
+//! colouring its arenas through `TINCT_MMAP=1`), and a shell script that
+//! forks 200 short processes. Every shim row uses `TINCT_POOL=512MiB` (the
+//! default: the most the shim populates; it starts with 2 MiB) and the
+//! colour bits in `TINCT_COLOR_BITS`, as `tinct exec` sets them.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-const POOL: &str = "256MiB";
+const POOL: &str = "512MiB";
+/// The ratio issue 16 aims for.
+const AIM: f64 = 1.2;
+
+/// One row: its name, the shim's colours, extra shim variables, and the
+/// command (`true` for the shim side).
+struct Workload {
+    name: &'static str,
+    colors: String,
+    shim_env: Vec<(&'static str, &'static str)>,
+    command: Box<dyn Fn(bool) -> Command>,
+}
 
 fn main() {
-    if !rustix_is_root() {
-        eprintln!("shim_vs_glibc: needs root (the pool reads frame numbers); nothing measured");
+    if !is_root() {
+        eprintln!("shim_vs_glibc: needs root (the shim reads frame numbers); nothing measured");
         if std::env::var("TINCT_REQUIRE_PRIVILEGED").is_ok_and(|v| v == "1") {
             std::process::exit(1);
         }
@@ -49,10 +61,95 @@ fn main() {
     write_text(&text, 8 << 20);
     let script = scratch.path().join("work.py");
     std::fs::write(&script, PYTHON).unwrap();
-    let python = &python();
-    let (colors, every_other) = half_of_the_colors();
-    type Make = Box<dyn Fn(bool) -> Command>;
-    let plain = |program: PathBuf, args: Vec<String>| -> Make {
+    let python = python();
+    let (half, every_other) = half_of_the_colors();
+    // As `tinct exec` sets it: no process reads the cache topology again.
+    let geometry = tinct_mem::machine_color_geometry(4096).unwrap();
+    let bits: Vec<u32> = geometry.colors.color_bits().unwrap().collect();
+    let color_bits = tinct_sys::format_cpu_list(&bits);
+    let workloads = workloads(
+        &threads,
+        &text,
+        &python,
+        &script,
+        &half,
+        &every_other,
+        smoke,
+    );
+    println!(
+        "shim vs glibc malloc, {runs} alternating runs each, medians; TINCT_POOL={POOL}; \
+         colours {half} (half, consecutive), {every_other} (every other), 0 (one); load \
+         average {}",
+        load_average()
+    );
+    println!("| workload | colours | glibc (ms) | shim (ms) | ratio | within {AIM}x |");
+    println!("|---|---|---|---|---|---|");
+    let measured = if smoke { 2 } else { workloads.len() };
+    for workload in &workloads[..measured] {
+        let (mut glibc, mut shimmed) = (Vec::new(), Vec::new());
+        for run in 0..runs {
+            // Alternate the order so drift favours neither side.
+            let order = if run % 2 == 0 {
+                [false, true]
+            } else {
+                [true, false]
+            };
+            for side in order {
+                let mut command = (workload.command)(side);
+                command
+                    .env("LC_ALL", "C")
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null());
+                if side {
+                    command
+                        .env("LD_PRELOAD", &shim)
+                        .env("TINCT_COLORS", &workload.colors)
+                        .env("TINCT_POOL", POOL)
+                        .env("TINCT_COLOR_BITS", &color_bits)
+                        .envs(workload.shim_env.iter().copied());
+                }
+                let started = Instant::now();
+                let status = command.status().unwrap();
+                let ms = started.elapsed().as_secs_f64() * 1e3;
+                assert!(
+                    status.success(),
+                    "{} failed ({}): {status}",
+                    workload.name,
+                    if side { "shim" } else { "glibc" }
+                );
+                if side {
+                    shimmed.push(ms);
+                } else {
+                    glibc.push(ms);
+                }
+            }
+        }
+        let (g, t) = (median(glibc), median(shimmed));
+        println!(
+            "| {} | {} | {g:.1} | {t:.1} | {:.2} | {} |",
+            workload.name,
+            if workload.colors.len() > 12 {
+                "every other"
+            } else {
+                &workload.colors
+            },
+            t / g,
+            if t / g <= AIM { "yes" } else { "no" }
+        );
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn workloads(
+    threads: &Path,
+    text: &Path,
+    python: &Path,
+    script: &Path,
+    half: &str,
+    every_other: &str,
+    smoke: bool,
+) -> Vec<Workload> {
+    let plain = |program: PathBuf, args: Vec<String>| -> Box<dyn Fn(bool) -> Command> {
         Box::new(move |_| {
             let mut c = Command::new(&program);
             c.args(&args);
@@ -60,133 +157,78 @@ fn main() {
         })
     };
     let s = |x: &str| x.to_string();
-    let workloads: Vec<(&str, Make)> = vec![
-        (
-            "startup (one malloc)",
-            plain(threads.clone(), vec![s("1"), s("0"), s("1"), s("1")]),
-        ),
-        (
-            "malloc-heavy C, 1 thread",
-            plain(
-                threads.clone(),
+    let text = text.display().to_string();
+    let stress_ops = if smoke { "2000" } else { "20000" };
+    let python_with = |malloc: &'static str| -> Box<dyn Fn(bool) -> Command> {
+        let (python, script) = (python.to_path_buf(), script.to_path_buf());
+        Box::new(move |_| {
+            let mut c = Command::new(&python);
+            c.arg(&script).env("PYTHONMALLOC", malloc);
+            c
+        })
+    };
+    vec![
+        Workload {
+            name: "start-up (one malloc)",
+            colors: half.into(),
+            shim_env: Vec::new(),
+            command: plain(threads.into(), vec![s("1"), s("0"), s("1"), s("1")]),
+        },
+        Workload {
+            name: "4-thread allocation stress",
+            colors: half.into(),
+            shim_env: Vec::new(),
+            command: plain(threads.into(), vec![s("4"), s(stress_ops), s("1"), s("3")]),
+        },
+        Workload {
+            name: "4-thread allocation stress, one colour",
+            colors: "0".into(),
+            shim_env: Vec::new(),
+            command: plain(threads.into(), vec![s("4"), s(stress_ops), s("1"), s("3")]),
+        },
+        Workload {
+            name: "sort 8 MB (-S 64M)",
+            colors: half.into(),
+            shim_env: Vec::new(),
+            command: plain("sort".into(), vec![s("-S"), s("64M"), text.clone()]),
+        },
+        Workload {
+            name: "sort 8 MB (-S 64M), every other colour",
+            colors: every_other.into(),
+            shim_env: Vec::new(),
+            command: plain("sort".into(), vec![s("-S"), s("64M"), text.clone()]),
+        },
+        Workload {
+            name: "xz -1 8 MB",
+            colors: half.into(),
+            shim_env: Vec::new(),
+            command: plain("xz".into(), vec![s("-1"), s("-T1"), s("-c"), text.clone()]),
+        },
+        Workload {
+            name: "python lists+dicts (PYTHONMALLOC=malloc)",
+            colors: half.into(),
+            shim_env: Vec::new(),
+            command: python_with("malloc"),
+        },
+        Workload {
+            name: "python lists+dicts (pymalloc; shim: TINCT_MMAP=1)",
+            colors: half.into(),
+            shim_env: vec![("TINCT_MMAP", "1")],
+            command: python_with("pymalloc"),
+        },
+        Workload {
+            name: "shell script forking 200 processes",
+            colors: half.into(),
+            shim_env: Vec::new(),
+            command: plain(
+                "sh".into(),
                 vec![
-                    s("1"),
-                    s(if smoke { "3000" } else { "300000" }),
-                    s("1"),
-                    s("3"),
+                    s("-c"),
+                    s("for i in $(seq 200); do echo \"$i\" | sed s/1/x/ >/dev/null; done"),
                 ],
             ),
-        ),
-        (
-            "malloc-heavy C, 2 threads",
-            plain(threads.clone(), vec![s("2"), s("150000"), s("1"), s("3")]),
-        ),
-        (
-            "sort 8 MB",
-            plain(
-                PathBuf::from("sort"),
-                vec![s("-S"), s("64M"), text.display().to_string()],
-            ),
-        ),
-        (
-            "sort 8 MB, every other color",
-            plain(
-                PathBuf::from("sort"),
-                vec![s("-S"), s("64M"), text.display().to_string()],
-            ),
-        ),
-        (
-            "xz -1 8 MB",
-            plain(
-                PathBuf::from("xz"),
-                vec![s("-1"), s("-T1"), s("-c"), text.display().to_string()],
-            ),
-        ),
-        (
-            "python lists+dicts (glibc: pymalloc)",
-            python_run(python, &script, false),
-        ),
-        (
-            "python lists+dicts (both PYTHONMALLOC=malloc)",
-            python_run(python, &script, true),
-        ),
-    ];
-    println!(
-        "shim vs glibc malloc, {runs} alternating runs each, medians; pool {POOL}, colors \
-         {colors} (\"every other color\": {every_other})"
-    );
-    println!(
-        "| workload | glibc (ms) | shim (ms) | ratio | shim − startup (ms) | ratio without startup |"
-    );
-    println!("|---|---|---|---|---|---|");
-    let mut startup = 0.0;
-    let measured = if smoke { 2 } else { workloads.len() };
-    for (name, make) in &workloads[..measured] {
-        let mut glibc = Vec::new();
-        let mut shimmed = Vec::new();
-        for run in 0..runs {
-            // Alternate the order so drift favours neither side.
-            for side in if run % 2 == 0 {
-                [false, true]
-            } else {
-                [true, false]
-            } {
-                let mut command = make(side);
-                command
-                    .env("LC_ALL", "C")
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null());
-                if side {
-                    let colors = if name.contains("every other color") {
-                        &every_other
-                    } else {
-                        &colors
-                    };
-                    command
-                        .env("LD_PRELOAD", &shim)
-                        .env("TINCT_COLORS", colors)
-                        .env("TINCT_POOL", POOL);
-                }
-                let started = Instant::now();
-                let status = command.status().unwrap();
-                let ms = started.elapsed().as_secs_f64() * 1e3;
-                assert!(
-                    status.success(),
-                    "{name} failed ({}): {status}",
-                    if side { "shim" } else { "glibc" }
-                );
-                if side {
-                    shimmed.push(ms)
-                } else {
-                    glibc.push(ms)
-                }
-            }
-        }
-        let (g, t) = (median(glibc), median(shimmed));
-        if startup == 0.0 {
-            startup = t - g;
-        }
-        let steady = (t - startup).max(0.0);
-        println!(
-            "| {name} | {g:.1} | {t:.1} | {:.2} | {steady:.1} | {:.2} |",
-            t / g,
-            steady / g
-        );
-    }
-}
-
-/// The Python script; under the shim always with PYTHONMALLOC=malloc (as
-/// `tinct exec` runs it), with glibc too if `malloc_on_both`.
-fn python_run(python: &Path, script: &Path, malloc_on_both: bool) -> Box<dyn Fn(bool) -> Command> {
-    let (python, script) = (python.to_path_buf(), script.to_path_buf());
-    Box::new(move |shimmed| {
-        let mut c = Command::new(&python);
-        c.arg(&script);
-        if shimmed || malloc_on_both {
-            c.env("PYTHONMALLOC", "malloc");
-        }
-        c
-    })
+        },
+    ]
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -194,7 +236,7 @@ fn median(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
-fn rustix_is_root() -> bool {
+fn is_root() -> bool {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
         .lines()
@@ -203,18 +245,27 @@ fn rustix_is_root() -> bool {
         .unwrap_or(false)
 }
 
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .unwrap_or_default()
+        .split_whitespace()
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// libtinct_preload.so of this (release) profile, built if missing.
 fn shim() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().unwrap().parent().unwrap();
     let path = dir.join("libtinct_preload.so");
-    if !path.is_file() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "tinct-preload"])
-            .status()
-            .unwrap();
-        assert!(status.success());
+    let release = dir.file_name().is_some_and(|n| n == "release");
+    let mut cargo = Command::new(env!("CARGO"));
+    cargo.args(["build", "--quiet", "-p", "tinct-preload"]);
+    if release {
+        cargo.arg("--release");
     }
+    assert!(cargo.status().unwrap().success());
     path
 }
 
@@ -241,15 +292,11 @@ fn python() -> PathBuf {
 
 /// Half of the LLC colors two ways: consecutive (`0-255` of 512: one
 /// contiguous partition, as kim2013's partitions and
-/// `PartitionColors::even` are; pages of consecutive colors are mostly
-/// virtually adjacent in the pool, so multi-page blocks move in long runs)
-/// and every other color (`0-510:2`: no two pages of a block adjacent,
-/// the worst case, one mremap per page).
+/// `PartitionColors::even` are) and every other color (`0-510:2`).
 fn half_of_the_colors() -> (String, String) {
-    let topology = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live()).unwrap();
-    let colors = topology.last_level_caches()[0]
-        .page_colors(4096)
+    let colors = tinct_mem::machine_color_geometry(4096)
         .unwrap()
+        .colors
         .colors;
     (
         format!("0-{}", colors / 2 - 1),

@@ -219,6 +219,89 @@ pub unsafe extern "C" fn malloc_usable_size(ptr: *mut c_void) -> usize {
     }
 }
 
+/// C `mmap` (see [`crate::anonymous_memory`]: coloured with
+/// `TINCT_MMAP=1`, the kernel's otherwise).
+///
+/// # Safety
+/// As `mmap(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mmap(
+    address: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    offset: libc::off_t,
+) -> *mut c_void {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::anonymous_memory::mmap(address, len, prot, flags, fd, offset) }
+}
+
+/// `mmap64` (the same as `mmap` on 64-bit Linux).
+///
+/// # Safety
+/// As `mmap(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mmap64(
+    address: *mut c_void,
+    len: usize,
+    prot: c_int,
+    flags: c_int,
+    fd: c_int,
+    offset: libc::off_t,
+) -> *mut c_void {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::anonymous_memory::mmap(address, len, prot, flags, fd, offset) }
+}
+
+/// C `munmap`.
+///
+/// # Safety
+/// As `munmap(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn munmap(address: *mut c_void, len: usize) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::anonymous_memory::munmap(address, len) }
+}
+
+/// C `mremap`. Declared variadic in C; on x86-64 and arm64 Linux the
+/// optional fifth argument arrives in the fifth integer register either
+/// way, and it is read only with `MREMAP_FIXED`.
+///
+/// # Safety
+/// As `mremap(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mremap(
+    old: *mut c_void,
+    old_len: usize,
+    new_len: usize,
+    flags: c_int,
+    new_address: *mut c_void,
+) -> *mut c_void {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::anonymous_memory::mremap(old, old_len, new_len, flags, new_address) }
+}
+
+/// C `madvise`.
+///
+/// # Safety
+/// As `madvise(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn madvise(address: *mut c_void, len: usize, advice: c_int) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::anonymous_memory::madvise(address, len, advice) }
+}
+
+/// C `mprotect`.
+///
+/// # Safety
+/// As `mprotect(2)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn mprotect(address: *mut c_void, len: usize, prot: c_int) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::anonymous_memory::mprotect(address, len, prot) }
+}
+
 /// `.fini_array` entry: the exit summary and page report run when the
 /// process exits normally (after `atexit` handlers).
 #[used]

@@ -1,72 +1,118 @@
-//! [`Heap`]: the malloc family on a colored [`SharedPool`].
+//! [`Heap`]: the malloc family on a [`ColoredArea`].
 //!
-//! Every request takes the heap's [`RawLock`] first (so `fork` can hold it
-//! across the call, see [`crate::process`]) and then goes to the pool, which
-//! serves it from pages of the requested colors only (kim2013 Section
-//! III-C: round robin over the colors, freed pages first). With
-//! `TINCT_BANKS` the pool keeps only the pages whose DRAM (controller,
-//! bank) class, from the XOR functions, was requested (`retain_banks`).
-//! When the pool is full, strict mode fails the request with ENOMEM; otherwise it is served
-//! from the uncolored [`crate::bootstrap`] arena and counted as a fallback.
+//! Every byte comes from the area, whose pages are all of the requested
+//! colours (and banks), in colour rotation (kim2013 Section III-C: round
+//! robin, so any block takes each colour equally; freed pages first). The
+//! area starts with one segment and grows on demand ([`ColoredArea::grow`]).
+//!
+//! * Sizes up to `MAX_SMALL` (2 KiB) are objects of a size class carved
+//!   from single area pages, served from a per-thread cache
+//!   ([`crate::thread_cache`]) that refills from central lists a batch at
+//!   a time.
+//! * Larger sizes take a run of whole area pages ([`PageRuns`]: best fit
+//!   among freed runs, else never-used pages). A block is contiguous in
+//!   the area already: allocating, freeing or growing it in place moves no
+//!   page and makes no system call.
+//!
+//! Three locks, never held across a system call except `grow`: `central`
+//! (the runs and the central object lists), `grow` (the area while it
+//! grows: other threads keep allocating from what is there), and the
+//! bootstrap arena's own. When the budget is spent, strict mode fails the
+//! request (ENOMEM); otherwise it is served from the uncoloured bootstrap
+//! arena and counted as a fallback.
 
-use std::collections::HashSet;
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::cell::UnsafeCell;
+use std::ptr::null_mut;
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
+use tinct_mem::colored_area::{AreaSpec, ColoredArea};
 use tinct_mem::mapping::{FunctionSpec, LayoutSpec};
-use tinct_mem::{MemError, PageClass, PageId, Pool, PoolOptions, SharedPool};
+use tinct_mem::{MIN_ALIGN, MemError, SIZE_CLASSES, ShimConfig as Config, Step, size_class};
 
 use crate::bootstrap::BOOTSTRAP;
 use crate::lock::RawLock;
-use tinct_mem::ShimConfig as Config;
+use crate::page_kinds::{Kind, MAPPED, MAX_RUN_PAGES, PROTECTED, PageKinds};
+use crate::page_runs::PageRuns;
+use crate::thread_cache::{self, CLASSES, DEAD, LocalCounters, ObjectList, ThreadCache, batch};
 
 /// Event counters, reported by `TINCT_STATS=1`.
 #[derive(Debug, Default)]
 pub struct Counters {
-    /// Successful allocations from colored memory.
-    pub colored: AtomicU64,
-    /// Allocations served uncolored because the pool was full.
+    /// Blocks of whole pages handed out.
+    pub runs: AtomicU64,
+    /// Blocks of whole pages freed.
+    pub run_frees: AtomicU64,
+    /// Allocations served uncoloured because the budget was spent.
     pub fallbacks: AtomicU64,
     /// Bytes requested by those fallbacks.
     pub fallback_bytes: AtomicU64,
     /// Allocations refused (strict mode, or impossible sizes).
     pub failures: AtomicU64,
-    /// Calls made from inside the allocator or while the pool was built,
-    /// served by the bootstrap arena.
+    /// Calls made from inside the allocator, served by the bootstrap arena.
     pub internal: AtomicU64,
     /// Frees of pointers this shim never handed out (ignored).
     pub foreign_frees: AtomicU64,
-    /// Successful frees.
-    pub frees: AtomicU64,
-    /// `fork` calls seen (children share pages copy-on-write).
+    /// `fork` calls seen.
     pub forks: AtomicU64,
-    /// Usable bytes currently handed out from the pool (with stats only).
+    /// Anonymous mappings served from the area (`TINCT_MMAP=1`).
+    pub mapped: AtomicU64,
+    /// Anonymous mappings passed to the kernel uncoloured (budget spent,
+    /// or a kind the shim does not colour).
+    pub mapped_uncolored: AtomicU64,
+    /// Area pages the program gave to the kernel (`mremap` with a fixed
+    /// destination, `mmap` over them): never reused.
+    pub lost_pages: AtomicU64,
+    /// Requests served, by the furthest Algorithm 1 step among their
+    /// pages (with `TINCT_STATS`): exact, restricted, unrestricted, split.
+    pub requests_by_step: [AtomicU64; 4],
+    /// Usable bytes handed out now (with `TINCT_STATS`).
     pub live_bytes: AtomicUsize,
-    /// Largest `live_bytes` seen (with stats only).
+    /// Largest `live_bytes` seen.
     pub peak_bytes: AtomicUsize,
 }
 
-/// The colored heap of the process.
+/// What only the `central` lock guards.
+#[derive(Debug)]
+struct Central {
+    runs: PageRuns,
+    classes: [ObjectList; CLASSES],
+    /// Every live thread cache (linked through `ThreadCache::next`).
+    caches: *mut ThreadCache,
+    /// Counts of threads that ended.
+    ended: LocalCounters,
+}
+
+/// The coloured heap of the process.
 #[derive(Debug)]
 pub struct Heap {
-    pool: SharedPool,
-    colors: Vec<u32>,
     config: Config,
-    lock: RawLock,
-    /// Every page (virtual address) handed out, when a page report was asked for.
-    handed_pages: Option<std::cell::UnsafeCell<HashSet<usize>>>,
+    colors: Vec<u32>,
+    area: UnsafeCell<ColoredArea>,
+    grow: RawLock,
+    central: RawLock,
+    state: UnsafeCell<Central>,
+    kinds: PageKinds,
+    /// Algorithm 1 step of each filled area page (0 exact .. 3 split).
+    steps: Box<[AtomicU8]>,
+    /// Area pages filled so far (published after each growth).
+    filled: AtomicUsize,
+    base: usize,
     page_size: usize,
-    /// Pages of the requested colors in the pool.
-    colored_pages: usize,
-    /// Freed spans kept for reuse (guarded by `lock`).
-    span_cache: std::cell::UnsafeCell<SpanCache>,
+    page_shift: u32,
+    thread_key: libc::pthread_key_t,
+    /// The last growth error, for the summary.
+    grow_error: UnsafeCell<Option<String>>,
     /// The counters.
     pub counters: Counters,
 }
 
-// SAFETY: `handed_pages` and `span_cache` are only touched with `lock` held; everything else
-// is `Sync` on its own.
+// SAFETY: `area` and `grow_error` are only touched with `grow` held (or
+// read-only fields of the area that never change), `state` only with
+// `central` held; everything else is atomic or immutable.
 unsafe impl Sync for Heap {}
+// SAFETY: the raw pointers in `state` are thread caches in the bootstrap
+// arena, reachable from any thread under the central lock.
+unsafe impl Send for Heap {}
 
 /// Why the heap could not be built.
 #[derive(Debug)]
@@ -77,10 +123,18 @@ pub enum BuildError {
     Other(String),
 }
 
+fn step_index(step: Step) -> u8 {
+    match step {
+        Step::Exact => 0,
+        Step::ControllerRestricted => 1,
+        Step::ControllerUnrestricted => 2,
+        Step::Split => 3,
+    }
+}
+
 impl Heap {
-    /// Builds the pool for `config`: maps `pool_bytes`, translates it, keeps
-    /// the pages of the requested colors and gives the others back to the
-    /// kernel.
+    /// Builds the heap for `config`: the mapping, an empty area reserving
+    /// address space for the budget, and its first segment.
     pub fn new(config: Config) -> Result<Self, BuildError> {
         let functions = |masks: &[u64]| {
             (!masks.is_empty()).then(|| masks.iter().copied().map(FunctionSpec).collect())
@@ -107,94 +161,72 @@ impl Heap {
                 limit - 1
             )));
         }
-        let options = PoolOptions {
-            size: config.pool_bytes as usize,
-            lock: false,
-            uncolored: config.allow_uncolored,
+        let area_spec = AreaSpec {
+            mapping,
+            colors: colors.clone(),
+            banks: config.banks.clone(),
+            controllers: config.controllers.clone(),
+            modes: config.bank_mode,
+            budget_bytes: config.pool_bytes,
+            allow_uncolored: config.allow_uncolored,
         };
-        let mut pool = Pool::new(mapping, options).map_err(|e| match e {
+        let mut area = ColoredArea::new(area_spec).map_err(|e| BuildError::Other(e.to_string()))?;
+        let max_pages = area.max_pages().min(MAX_RUN_PAGES);
+        let first = area.grow(1).map_err(|e| match e {
             MemError::FramesUnreadable { .. } => BuildError::FramesUnreadable(e.to_string()),
-            other => BuildError::Other(other.to_string()),
+            other => BuildError::Other(format!("cannot build the coloured heap: {other}")),
         })?;
-        let mut colors = colors;
-        let colored_pages = if config.banks.is_some() || config.controllers.is_some() {
-            let wanted = |class: PageClass| {
-                config
-                    .banks
-                    .as_ref()
-                    .is_none_or(|b| b.contains(&class.bank))
-                    && config
-                        .controllers
-                        .as_ref()
-                        .is_none_or(|c| c.contains(&class.controller))
-            };
-            let kept = retain_banks(&mut pool, &colors, wanted).map_err(|e| {
-                BuildError::Other(format!("cannot restrict the pool to banks: {e}"))
-            })?;
-            if kept == 0 && !config.strict {
-                crate::stderr::write_stderr(
-                    "tinct-preload: WARNING: no page of the pool lies in both the requested \
-                     colors and banks: every allocation falls back to uncolored memory \
-                     (counted; TINCT_STRICT=1 makes this an error)\n",
-                );
-            }
-            if kept == 0 && config.strict {
-                return Err(BuildError::Other(format!(
-                    "TINCT_STRICT=1: no page of the {} MiB pool lies in both the requested colors \
-                     ({}) and banks (TINCT_BANKS={}, TINCT_CONTROLLERS={}): expected a request \
-                     the pool can serve (check that the bank functions do not read the same \
-                     address bits as the colors, or raise TINCT_POOL)",
-                    config.pool_bytes >> 20,
-                    tinct_sys::format_cpu_list(&colors),
-                    config
-                        .banks
-                        .as_ref()
-                        .map_or("any".into(), |b| tinct_sys::format_cpu_list(b)),
-                    config
-                        .controllers
-                        .as_ref()
-                        .map_or("any".into(), |c| tinct_sys::format_cpu_list(c)),
-                )));
-            }
-            // Bank functions may read color bits: a color without a page
-            // in the requested banks would stop kim2013's round robin
-            // (equal shares of every color), so it is dropped.
-            let served: Vec<u32> = colors
-                .iter()
-                .copied()
-                .filter(|&color| pool.book().free_in_color(color) > 0)
-                .collect();
-            if !served.is_empty() {
-                colors = served;
-            }
-            kept
-        } else {
-            release_other_colors(&pool, &colors)
-        };
-        let page_size = pool.page_size();
-        let pool = SharedPool::from_pool(pool).map_err(|e| BuildError::Other(e.to_string()))?;
-        let span_cache = if config.page_report.is_some() {
-            // With a page report, freed spans stay where they were handed
-            // out (until the pool runs full), so the report's window
-            // addresses still hold those pages at exit.
-            SpanCache::new(usize::MAX, usize::MAX)
-        } else {
-            SpanCache::new(colored_pages / 4, MAX_CACHED_SPAN_PAGES)
-        };
-        Ok(Self {
-            pool,
-            colors,
-            handed_pages: config
-                .page_report
-                .as_ref()
-                .map(|_| std::cell::UnsafeCell::new(HashSet::new())),
-            config,
-            lock: RawLock::new(),
-            page_size,
-            colored_pages,
-            span_cache: std::cell::UnsafeCell::new(span_cache),
+        if first == 0 && config.strict {
+            return Err(BuildError::Other(format!(
+                "TINCT_STRICT=1: no page of the {} MiB pool lies in both the requested colors \
+                 ({}) and banks (TINCT_BANKS={}, TINCT_CONTROLLERS={}): expected a request the \
+                 pool can serve (check that the bank functions do not read the same address \
+                 bits as the colors, or raise TINCT_POOL)",
+                config.pool_bytes >> 20,
+                tinct_sys::format_cpu_list(&colors),
+                crate::report::list_or_any(config.banks.as_deref()),
+                crate::report::list_or_any(config.controllers.as_deref()),
+            )));
+        }
+        if first == 0 {
+            crate::stderr::write_stderr(
+                "tinct-preload: WARNING: no page of the pool lies in both the requested colors \
+                 and banks: every allocation falls back to uncolored memory (counted; \
+                 TINCT_STRICT=1 makes this an error)\n",
+            );
+        }
+        let mut key: libc::pthread_key_t = 0;
+        // SAFETY: `key` is writable; the destructor is a plain function that
+        // lives as long as the process (the shim is never unloaded).
+        if unsafe { libc::pthread_key_create(&mut key, Some(crate::process::thread_ended)) } != 0 {
+            return Err(BuildError::Other(
+                "pthread_key_create failed: no thread caches".into(),
+            ));
+        }
+        let heap = Self {
+            base: area.base(),
+            page_size: area.page_size(),
+            page_shift: area.page_size().trailing_zeros(),
+            kinds: PageKinds::new(max_pages),
+            steps: crate::page_kinds::zeroed_atomics::<AtomicU8>(max_pages),
+            filled: AtomicUsize::new(0),
+            grow: RawLock::new(),
+            central: RawLock::new(),
+            state: UnsafeCell::new(Central {
+                runs: PageRuns::new(),
+                classes: [ObjectList::default(); CLASSES],
+                caches: null_mut(),
+                ended: LocalCounters::default(),
+            }),
+            thread_key: key,
+            grow_error: UnsafeCell::new(None),
             counters: Counters::default(),
-        })
+            area: UnsafeCell::new(area),
+            colors,
+            config,
+        };
+        heap.publish_growth();
+        Ok(heap)
     }
 
     /// The settings.
@@ -202,20 +234,9 @@ impl Heap {
         &self.config
     }
 
-    /// The pool (for statistics).
-    pub fn pool(&self) -> &SharedPool {
-        &self.pool
-    }
-
-    /// The colors the heap is served from (every color when
-    /// `TINCT_COLORS` was not given), sorted.
+    /// The requested colors, sorted.
     pub fn colors(&self) -> &[u32] {
         &self.colors
-    }
-
-    /// Pages of the requested colors (and banks, if any) in the pool.
-    pub fn colored_pages(&self) -> usize {
-        self.colored_pages
     }
 
     /// Page size in bytes.
@@ -223,125 +244,231 @@ impl Heap {
         self.page_size
     }
 
-    /// The heap lock (for `fork`).
-    pub fn lock(&self) -> &RawLock {
-        &self.lock
+    /// Area pages filled so far.
+    pub fn filled_pages(&self) -> usize {
+        self.filled.load(Ordering::Acquire)
     }
 
-    /// Runs `f` with the heap locked.
-    pub fn locked<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.lock.with(f)
+    /// Address of area page `index`.
+    pub fn page_address(&self, index: usize) -> usize {
+        self.base + (index << self.page_shift)
     }
 
-    /// Pages held in the cache of freed multi-page blocks.
-    pub fn cached_span_pages(&self) -> usize {
-        self.locked(|| self.spans().cached_pages)
+    /// The kinds of the area's pages.
+    pub fn kinds(&self) -> &PageKinds {
+        &self.kinds
     }
 
-    /// Every page handed out so far, sorted (empty without a page report).
-    pub fn handed_pages(&self) -> Vec<usize> {
-        self.locked(|| {
-            let mut pages: Vec<usize> = match &self.handed_pages {
-                // SAFETY: the heap lock is held.
-                Some(set) => unsafe { &*set.get() }.iter().copied().collect(),
-                None => Vec::new(),
-            };
-            pages.sort_unstable();
-            pages
-        })
+    /// The area page holding `address`, if it is a filled page.
+    #[inline]
+    pub fn area_page(&self, address: usize) -> Option<usize> {
+        let offset = address.wrapping_sub(self.base);
+        let index = offset >> self.page_shift;
+        (address >= self.base && index < self.filled_pages()).then_some(index)
+    }
+
+    /// Runs `f` with the area, holding the growth lock (for reports).
+    pub fn with_area<R>(&self, f: impl FnOnce(&ColoredArea) -> R) -> R {
+        self.grow.lock();
+        // SAFETY: the growth lock is held: nothing mutates the area.
+        let result = f(unsafe { &*self.area.get() });
+        self.grow.unlock();
+        result
+    }
+
+    /// Runs `f` with the area mutable, holding the growth lock.
+    pub fn with_area_mut<R>(&self, f: impl FnOnce(&mut ColoredArea) -> R) -> R {
+        self.grow.lock();
+        // SAFETY: the growth lock is held: no other reference to the area.
+        let result = f(unsafe { &mut *self.area.get() });
+        self.grow.unlock();
+        result
+    }
+
+    /// The last growth error, if any (with the growth lock).
+    pub fn grow_error(&self) -> Option<String> {
+        self.grow.lock();
+        // SAFETY: the growth lock is held.
+        let error = unsafe { (*self.grow_error.get()).clone() };
+        self.grow.unlock();
+        error
+    }
+
+    /// Locks (for `fork`): growth, then central.
+    pub fn lock_all(&self) {
+        self.grow.lock();
+        self.central.lock();
+    }
+
+    /// Unlocks after [`Heap::lock_all`] in the parent.
+    pub fn unlock_all(&self) {
+        self.central.unlock();
+        self.grow.unlock();
+    }
+
+    /// Resets the locks in the child of `fork` (its only thread held them).
+    pub fn reset_locks_in_child(&self) {
+        self.central.reset_in_child();
+        self.grow.reset_in_child();
+    }
+
+    /// Runs `f` on the central state (lock held).
+    fn central<R>(&self, f: impl FnOnce(&mut Central) -> R) -> R {
+        self.central.lock();
+        // SAFETY: the central lock is held; no other reference lives.
+        let result = f(unsafe { &mut *self.state.get() });
+        self.central.unlock();
+        result
+    }
+
+    /// Makes the area's new pages allocatable (growth lock held by the
+    /// caller, or the heap not shared yet).
+    fn publish_growth(&self) {
+        // SAFETY: the caller holds the growth lock (or owns the heap).
+        let area = unsafe { &*self.area.get() };
+        let filled = area.pages().min(self.kinds.len_pages());
+        for index in self.filled_pages()..filled {
+            self.steps[index].store(step_index(area.step(index)), Ordering::Relaxed);
+        }
+        self.central(|central| central.runs.grow_to(filled));
+        self.filled.store(filled, Ordering::Release);
+    }
+
+    /// `pages` consecutive area pages aligned to `align` pages, growing the
+    /// area if needed; `None` when the budget and reserve are spent.
+    fn take_run(&self, pages: usize, align: usize) -> Option<usize> {
+        if let Some(start) = self.central(|c| c.runs.alloc_aligned(pages, align)) {
+            return Some(start);
+        }
+        if self.grow.held_by_caller() || pages > MAX_RUN_PAGES {
+            return None;
+        }
+        self.grow.lock();
+        let mut taken = self.central(|c| c.runs.alloc_aligned(pages, align));
+        if taken.is_none() {
+            // SAFETY: the growth lock is held: this thread alone mutates the area.
+            let area = unsafe { &mut *self.area.get() };
+            if let Err(error) = area.grow(pages + align - 1) {
+                // SAFETY: the growth lock is held.
+                unsafe { *self.grow_error.get() = Some(error.to_string()) };
+            }
+            self.publish_growth();
+            taken = self.central(|c| c.runs.alloc_aligned(pages, align));
+        }
+        self.grow.unlock();
+        taken
     }
 
     /// `size` bytes aligned to `align` (a power of two), or null.
     pub fn alloc(&self, size: usize, align: usize) -> *mut u8 {
-        if self.lock.held_by_caller() {
-            return self.internal(size, align);
+        if self.central.held_by_caller() || self.grow.held_by_caller() {
+            self.counters.internal.fetch_add(1, Ordering::Relaxed);
+            return BOOTSTRAP.alloc(size, align);
         }
-        self.lock.lock();
-        let result = self.alloc_locked(size, align);
-        self.lock.unlock();
-        match result {
-            Ok(ptr) => ptr.as_ptr(),
-            Err(error) => self.fall_back(size, align, &error),
-        }
-    }
-
-    /// The cache of freed spans (lock held by the caller).
-    #[allow(clippy::mut_from_ref)]
-    fn spans(&self) -> &mut SpanCache {
-        // SAFETY: only called with the heap lock held, and no other
-        // reference to the cache lives across calls.
-        unsafe { &mut *self.span_cache.get() }
-    }
-
-    /// Allocation with the lock held: a cached span of the right page
-    /// count, else the pool; when the pool is full, the span cache is
-    /// given back to it and the request retried once.
-    fn alloc_locked(&self, size: usize, align: usize) -> Result<NonNull<u8>, MemError> {
-        let page = self.page_size;
-        // Spans are rounded up to a span class so that freed ones fit
-        // later requests of similar size.
-        let (request, cached) = if size > page && align <= page {
-            let pages = self.spans().class_of(size.div_ceil(page));
-            (pages * page, self.spans().take(pages))
-        } else {
-            (size, None)
+        let ptr = match size_class(size, align) {
+            Some(class) => self.alloc_small(class),
+            None => self.alloc_pages(size, align, 0),
         };
-        let ptr = match cached {
-            Some(ptr) => ptr,
-            None => match self.pool.alloc(&self.colors, request, align) {
-                Ok(ptr) => ptr,
-                Err(MemError::Exhausted(_) | MemError::Os { .. })
-                    if self.spans().cached_pages > 0 =>
-                {
-                    self.flush_spans();
-                    self.pool.alloc(&self.colors, request, align)?
-                }
-                Err(error) => return Err(error),
-            },
-        };
-        self.counters.colored.fetch_add(1, Ordering::Relaxed);
-        self.note_handed_out(ptr, size);
-        Ok(ptr)
-    }
-
-    /// Returns every cached span to the pool (lock held).
-    fn flush_spans(&self) {
-        let mut pointers = Vec::new();
-        self.spans().drain(&mut pointers);
-        for ptr in pointers {
-            let _ = self.pool.free(ptr);
+        if ptr.is_null() {
+            return self.fall_back(size, align);
         }
-    }
-
-    /// Free with the lock held: spans go to the cache (bounded), the rest
-    /// to the pool.
-    fn free_locked(&self, ptr: NonNull<u8>) -> Result<(), MemError> {
-        let usable = self.pool.usable_size(ptr)?;
         if self.config.stats {
-            self.counters
-                .live_bytes
-                .fetch_sub(usable, Ordering::Relaxed);
+            self.note_live(ptr as usize, true);
         }
-        self.counters.frees.fetch_add(1, Ordering::Relaxed);
-        if usable > self.page_size && self.spans().keep(ptr, usable / self.page_size) {
-            return Ok(());
-        }
-        self.pool.free(ptr)
+        ptr
     }
 
-    fn internal(&self, size: usize, align: usize) -> *mut u8 {
-        self.counters.internal.fetch_add(1, Ordering::Relaxed);
-        BOOTSTRAP.alloc(size, align)
+    /// An object of size class `class` from the calling thread's cache.
+    fn alloc_small(&self, class: usize) -> *mut u8 {
+        let mut cache = thread_cache::current();
+        if cache.is_null() {
+            cache = self.create_cache();
+        }
+        if cache.is_null() || cache == DEAD {
+            // No cache: through the central list, one object at a time.
+            let mut one = ObjectList::default();
+            if !self.refill(&mut one, class) {
+                return null_mut();
+            }
+            let object = one.pop().expect("refilled");
+            self.central(|c| one.move_to(&mut c.classes[class], u32::MAX));
+            return object as *mut u8;
+        }
+        // SAFETY: the cache belongs to this thread and lives until its
+        // destructor, which runs on this thread after its last use here.
+        let cache = unsafe { &mut *cache };
+        let list = &mut cache.lists[class];
+        if list.head == 0 && !self.refill(list, class) {
+            return null_mut();
+        }
+        cache.counters.small += 1;
+        list.pop().map_or(null_mut(), |o| o as *mut u8)
     }
 
-    fn fall_back(&self, size: usize, align: usize, error: &MemError) -> *mut u8 {
-        let full = matches!(error, MemError::Exhausted(_) | MemError::Os { .. });
-        if !full || self.config.strict {
+    /// Fills `list` with objects of `class`: a batch from the central
+    /// list, else a fresh page carved into objects. False if no page is
+    /// left.
+    fn refill(&self, list: &mut ObjectList, class: usize) -> bool {
+        self.central(|c| c.classes[class].move_to(list, batch(class)));
+        if list.count > 0 {
+            return true;
+        }
+        let Some(page) = self.take_run(1, 1) else {
+            return false;
+        };
+        self.kinds.set_small(page, class);
+        let size = SIZE_CLASSES[class];
+        let start = self.page_address(page);
+        let objects = self.page_size / size;
+        // Push in reverse, so objects are handed out in address order.
+        for index in (0..objects).rev() {
+            // SAFETY: the page is ours alone (just taken); each object
+            // slot is inside it, 16-aligned, at least 16 bytes.
+            unsafe { list.push(start + index * size) };
+        }
+        self.count_request(page, 1);
+        true
+    }
+
+    /// A run of whole pages for `size` bytes aligned to `align`, marked
+    /// with `flags` ([`MAPPED`] for the shim's `mmap`).
+    pub fn alloc_pages(&self, size: usize, align: usize, flags: u32) -> *mut u8 {
+        let Some(pages) = size.max(1).checked_next_multiple_of(self.page_size) else {
+            return null_mut();
+        };
+        let pages = pages >> self.page_shift;
+        let align_pages = (align >> self.page_shift).max(1);
+        let Some(start) = self.take_run(pages, align_pages) else {
+            return null_mut();
+        };
+        self.kinds.set_run(start, pages, flags);
+        self.counters.runs.fetch_add(1, Ordering::Relaxed);
+        self.count_request(start, pages);
+        self.page_address(start) as *mut u8
+    }
+
+    /// With `TINCT_STATS` and bank modes: counts a request under the
+    /// furthest Algorithm 1 step among its pages.
+    fn count_request(&self, start: usize, pages: usize) {
+        if !self.config.stats {
+            return;
+        }
+        let furthest = (start..start + pages)
+            .map(|p| self.steps[p].load(Ordering::Relaxed))
+            .max()
+            .unwrap_or(0);
+        self.counters.requests_by_step[furthest as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn fall_back(&self, size: usize, align: usize) -> *mut u8 {
+        if self.config.strict {
             self.counters.failures.fetch_add(1, Ordering::Relaxed);
-            return std::ptr::null_mut();
+            return null_mut();
         }
         let ptr = BOOTSTRAP.alloc(size, align);
-        if !ptr.is_null() {
+        if ptr.is_null() {
+            self.counters.failures.fetch_add(1, Ordering::Relaxed);
+        } else {
             self.counters.fallbacks.fetch_add(1, Ordering::Relaxed);
             self.counters
                 .fallback_bytes
@@ -350,24 +477,20 @@ impl Heap {
         ptr
     }
 
-    /// Records the pages of a fresh allocation (page report) and the live
-    /// bytes (stats). Called with the lock held.
-    fn note_handed_out(&self, ptr: NonNull<u8>, size: usize) {
-        if let Some(set) = &self.handed_pages {
-            // SAFETY: the heap lock is held by the caller.
-            let set = unsafe { &mut *set.get() };
-            let first = ptr.as_ptr() as usize / self.page_size;
-            let last = (ptr.as_ptr() as usize + size.max(1) - 1) / self.page_size;
-            set.extend((first..=last).map(|p| p * self.page_size));
-        }
-        if self.config.stats {
-            let usable = self.pool.usable_size(ptr).unwrap_or(size);
+    /// Adds (or removes) the usable size at `ptr` to the live bytes.
+    fn note_live(&self, ptr: usize, allocated: bool) {
+        let usable = self.usable_size(ptr as *mut u8);
+        if allocated {
             let live = self
                 .counters
                 .live_bytes
                 .fetch_add(usable, Ordering::Relaxed)
                 + usable;
             self.counters.peak_bytes.fetch_max(live, Ordering::Relaxed);
+        } else {
+            self.counters
+                .live_bytes
+                .fetch_sub(usable, Ordering::Relaxed);
         }
     }
 
@@ -377,307 +500,327 @@ impl Heap {
     /// # Safety
     /// `ptr` must be null or a live pointer from this heap.
     pub unsafe fn free(&self, ptr: *mut u8) {
-        let Some(ptr) = NonNull::new(ptr) else {
+        if ptr.is_null() {
+            return;
+        }
+        let address = ptr as usize;
+        let Some(page) = self.area_page(address) else {
+            if BOOTSTRAP.contains(ptr) {
+                // SAFETY: the arena handed it out; the caller says it is live.
+                unsafe { BOOTSTRAP.free(ptr) };
+            } else {
+                self.counters.foreign_frees.fetch_add(1, Ordering::Relaxed);
+            }
             return;
         };
-        if BOOTSTRAP.contains(ptr.as_ptr()) {
-            // SAFETY: the arena handed it out (range test) and the caller
-            // says it is live.
-            unsafe { BOOTSTRAP.free(ptr.as_ptr()) };
-            return;
+        if self.config.stats {
+            self.note_live(address, false);
         }
-        if self.lock.held_by_caller() {
-            // From inside the allocator: only bootstrap blocks can be
-            // freed there; taking the lock again would dead-lock.
-            self.counters.foreign_frees.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        self.lock.lock();
-        let result = self.free_locked(ptr);
-        self.lock.unlock();
-        if result.is_err() {
-            self.counters.foreign_frees.fetch_add(1, Ordering::Relaxed);
+        match self.kinds.get(page) {
+            Kind::Small { class }
+                if (address - self.page_address(page)).is_multiple_of(SIZE_CLASSES[class]) =>
+            {
+                // SAFETY: a live object of `class` (the caller's contract).
+                unsafe { self.free_small(address, class) }
+            }
+            Kind::RunStart { pages, flags }
+                if flags & MAPPED == 0 && address == self.page_address(page) =>
+            {
+                self.free_run(page, pages, flags);
+            }
+            _ => {
+                self.counters.foreign_frees.fetch_add(1, Ordering::Relaxed);
+            }
         }
     }
 
-    /// Bytes usable at `ptr` (0 for null or foreign pointers).
+    /// Returns an object to the calling thread's cache (or the central
+    /// list), giving a batch back when the cache holds too many.
+    ///
+    /// # Safety
+    /// `object` must be a live object of `class` from this heap.
+    unsafe fn free_small(&self, object: usize, class: usize) {
+        let cache = thread_cache::current();
+        if cache.is_null() || cache == DEAD {
+            // SAFETY: the object is free now (caller's contract).
+            self.central(|c| unsafe { c.classes[class].push(object) });
+            return;
+        }
+        // SAFETY: this thread's own cache, see `alloc_small`.
+        let cache = unsafe { &mut *cache };
+        let list = &mut cache.lists[class];
+        // SAFETY: forwarded caller contract.
+        unsafe { list.push(object) };
+        cache.counters.small_frees += 1;
+        if list.count > 2 * batch(class) {
+            self.central(|c| list.move_to(&mut c.classes[class], batch(class)));
+        }
+    }
+
+    /// Returns a run, restoring its protection if the program changed it.
+    fn free_run(&self, start: usize, pages: usize, flags: u32) {
+        if flags & PROTECTED != 0 {
+            self.restore_protection(start, pages);
+        }
+        self.kinds.set_free(start, pages);
+        self.counters.run_frees.fetch_add(1, Ordering::Relaxed);
+        self.central(|c| c.runs.free(start, pages));
+    }
+
+    /// Read-write again for pages the program had `mprotect`ed.
+    fn restore_protection(&self, start: usize, pages: usize) {
+        // SAFETY: area pages, ours again; read-write is how the area was made.
+        let _ = unsafe {
+            rustix::mm::mprotect(
+                self.page_address(start) as *mut std::ffi::c_void,
+                pages << self.page_shift,
+                rustix::mm::MprotectFlags::READ | rustix::mm::MprotectFlags::WRITE,
+            )
+        };
+    }
+
+    /// Bytes usable at `ptr` (0 for pointers not from this heap).
     pub fn usable_size(&self, ptr: *mut u8) -> usize {
-        let Some(ptr) = NonNull::new(ptr) else {
-            return 0;
-        };
-        if BOOTSTRAP.contains(ptr.as_ptr()) {
-            return BOOTSTRAP.usable_size(ptr.as_ptr());
+        let address = ptr as usize;
+        match self.area_page(address) {
+            Some(page) => match self.kinds.get(page) {
+                Kind::Small { class } => SIZE_CLASSES[class],
+                Kind::RunStart { pages, .. } => pages << self.page_shift,
+                _ => 0,
+            },
+            None if BOOTSTRAP.contains(ptr) => BOOTSTRAP.usable_size(ptr),
+            None => 0,
         }
-        if self.lock.held_by_caller() {
-            return 0;
-        }
-        self.locked(|| self.pool.usable_size(ptr).unwrap_or(0))
     }
 
-    /// C `realloc`: null `ptr` allocates, size 0 frees and returns null,
-    /// otherwise the contents move to a block of `size` bytes in the same
-    /// colors (the old block stays valid if that fails). A block that
-    /// already fits (and is not more than twice too large) stays put.
+    /// C `realloc`: same pointer when the block still fits (runs shrink and
+    /// grow in place where the next pages are free), else allocate, copy
+    /// and free. `realloc(p, 0)` frees `p` and returns null, as glibc.
     ///
     /// # Safety
     /// `ptr` must be null or a live pointer from this heap.
     pub unsafe fn realloc(&self, ptr: *mut u8, size: usize) -> *mut u8 {
-        let Some(old) = NonNull::new(ptr) else {
-            return self.alloc(size, 1);
-        };
+        if ptr.is_null() {
+            return self.alloc(size, MIN_ALIGN);
+        }
         if size == 0 {
             // SAFETY: forwarded caller contract.
             unsafe { self.free(ptr) };
-            return std::ptr::null_mut();
+            return null_mut();
         }
-        if BOOTSTRAP.contains(ptr) {
-            // SAFETY: forwarded caller contract.
-            return unsafe { self.move_to_new(ptr, BOOTSTRAP.usable_size(ptr), size) };
-        }
-        if self.lock.held_by_caller() {
+        let address = ptr as usize;
+        let old = self.usable_size(ptr);
+        if old == 0 {
             self.counters.foreign_frees.fetch_add(1, Ordering::Relaxed);
-            return std::ptr::null_mut();
+            return null_mut();
         }
-        self.lock.lock();
-        let Ok(usable) = self.pool.usable_size(old) else {
-            self.lock.unlock();
-            self.counters.foreign_frees.fetch_add(1, Ordering::Relaxed);
-            return std::ptr::null_mut();
-        };
-        if size <= usable && size > usable / 2 {
-            self.lock.unlock();
-            return ptr;
-        }
-        if let Some(resized) = self.resize_span_locked(old, usable, size) {
-            self.lock.unlock();
-            return resized.as_ptr();
-        }
-        match self.alloc_locked(size, 1) {
-            Ok(fresh) => {
-                // SAFETY: `old` is live with `usable` bytes, `fresh` is a
-                // distinct new block of at least `size` bytes.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(ptr, fresh.as_ptr(), usable.min(size));
+        let run = self
+            .area_page(address)
+            .and_then(|page| match self.kinds.get(page) {
+                Kind::RunStart { pages, flags } if flags & MAPPED == 0 => {
+                    Some((page, pages, flags))
                 }
-                let _ = self.free_locked(old);
-                self.lock.unlock();
-                fresh.as_ptr()
+                _ => None,
+            });
+        match run {
+            // A run stays a run: shrink or grow in place where possible.
+            Some((page, pages, flags)) if size_class(size, MIN_ALIGN).is_none() => {
+                if let Some(resized) = self.resize_run(page, pages, flags, size) {
+                    return resized;
+                }
             }
-            Err(_) => {
-                self.lock.unlock();
-                // The pool is full: move to whatever `alloc` can give
-                // (the fallback, or null in strict mode).
-                // SAFETY: forwarded caller contract; `usable` is the old size.
-                unsafe { self.move_to_new(ptr, usable, size) }
+            // A run shrinking to a small size moves, to give its pages back.
+            Some(_) => {}
+            None if size <= old => return ptr,
+            None => {}
+        }
+        let fresh = self.alloc(size, MIN_ALIGN);
+        if !fresh.is_null() {
+            // SAFETY: both blocks are live and distinct; the copy stays
+            // within both.
+            unsafe {
+                std::ptr::copy_nonoverlapping(ptr, fresh, old.min(size));
+                self.free(ptr);
             }
-        }
-    }
-
-    /// realloc of a large multi-page block (longer than the span cache
-    /// keeps, before or after) through the pool, without copying:
-    /// tinct-mem shrinks the span in place, grows it in place, or moves its
-    /// pages (one mremap per run) to a place with room. `None` (block
-    /// untouched) when either size is a page or less, when both fit the
-    /// span cache, when a page report needs blocks to stay where they were
-    /// handed out, or when the pool cannot serve it (the caller then
-    /// copies, after giving the span cache back if needed). Lock held.
-    fn resize_span_locked(
-        &self,
-        old: NonNull<u8>,
-        usable: usize,
-        size: usize,
-    ) -> Option<NonNull<u8>> {
-        let page = self.page_size;
-        if usable <= page || size <= page || self.handed_pages.is_some() {
-            return None;
-        }
-        let (old_pages, pages) = (usable / page, self.spans().class_of(size.div_ceil(page)));
-        if old_pages.max(pages) <= self.spans().longest_span {
-            // Both fit the span cache: a cached block plus a copy of at
-            // most `longest_span` pages costs no system call, which beats
-            // moving pages.
-            return None;
-        }
-        let request = pages * page;
-        let fresh = self.pool.realloc(old, request).ok()?;
-        if self.config.stats {
-            self.counters
-                .live_bytes
-                .fetch_sub(usable, Ordering::Relaxed);
-        }
-        self.counters.colored.fetch_add(1, Ordering::Relaxed);
-        self.counters.frees.fetch_add(1, Ordering::Relaxed);
-        self.note_handed_out(fresh, size);
-        Some(fresh)
-    }
-
-    /// Allocates `size` bytes, copies `min(old_usable, size)` from `ptr`
-    /// and frees `ptr`; null (and `ptr` untouched) if allocation fails.
-    unsafe fn move_to_new(&self, ptr: *mut u8, old_usable: usize, size: usize) -> *mut u8 {
-        let fresh = self.alloc(size, 1);
-        if fresh.is_null() {
-            return fresh;
-        }
-        // SAFETY: both blocks are live and distinct; the copy stays within
-        // both of them.
-        unsafe {
-            std::ptr::copy_nonoverlapping(ptr, fresh, old_usable.min(size));
-            self.free(ptr);
         }
         fresh
     }
-}
 
-/// Freed multi-page blocks kept whole for reuse by a request of the same
-/// page count: building a span moves each of its pages into the span
-/// window and back with two system calls per page each way (tinct-mem's
-/// `window`), which dominates programs that allocate and free large blocks
-/// repeatedly. The cache is bounded and given back to the pool when the
-/// pool runs out.
-#[derive(Debug, Default)]
-struct SpanCache {
-    /// `buckets[n]`: freed spans of `n` pages.
-    buckets: Vec<Vec<NonNull<u8>>>,
-    cached_pages: usize,
-    limit_pages: usize,
-    longest_span: usize,
-}
-
-/// The page count a span of `pages` pages is rounded up to: exact up to 8
-/// pages, then four classes per doubling (at most 25 % more pages).
-fn span_class(pages: usize) -> usize {
-    if pages <= 8 {
-        return pages;
-    }
-    let step = 1usize << (usize::BITS - 1 - pages.leading_zeros() - 2);
-    pages.next_multiple_of(step)
-}
-
-/// Spans longer than this many pages are not cached.
-const MAX_CACHED_SPAN_PAGES: usize = 512;
-
-impl SpanCache {
-    fn new(limit_pages: usize, longest_span: usize) -> Self {
-        Self {
-            buckets: Vec::new(),
-            cached_pages: 0,
-            limit_pages,
-            longest_span,
+    /// Shrinks the run at `start` in place, or grows it into the free
+    /// pages right after it; `None` if it cannot grow in place.
+    fn resize_run(&self, start: usize, pages: usize, flags: u32, size: usize) -> Option<*mut u8> {
+        let wanted = size.checked_next_multiple_of(self.page_size)? >> self.page_shift;
+        if self.config.stats {
+            self.note_live(self.page_address(start), false);
         }
-    }
-
-    /// The page count a request of `pages` pages asks the pool for:
-    /// rounded up to its span class when such a span could be cached,
-    /// exact otherwise (no point wasting up to 25 % of a block that is
-    /// never cached).
-    fn class_of(&self, pages: usize) -> usize {
-        let class = span_class(pages);
-        if class <= self.longest_span {
-            class
+        let resized = if wanted <= pages {
+            if wanted < pages {
+                if flags & PROTECTED != 0 {
+                    self.restore_protection(start + wanted, pages - wanted);
+                }
+                self.kinds.set_run(start, wanted, flags);
+                self.kinds.set_free(start + wanted, pages - wanted);
+                self.central(|c| c.runs.free(start + wanted, pages - wanted));
+            }
+            true
+        } else if self.central(|c| c.runs.take_exact(start + pages, wanted - pages)) {
+            self.kinds.set_run(start, wanted, flags);
+            true
         } else {
-            pages
+            false
+        };
+        if self.config.stats {
+            self.note_live(self.page_address(start), true);
+        }
+        resized.then(|| self.page_address(start) as *mut u8)
+    }
+
+    /// Creates the calling thread's cache (null if the bootstrap arena is
+    /// exhausted).
+    fn create_cache(&self) -> *mut ThreadCache {
+        let memory = BOOTSTRAP
+            .alloc(size_of::<ThreadCache>(), align_of::<ThreadCache>())
+            .cast::<ThreadCache>();
+        if memory.is_null() {
+            return memory;
+        }
+        // SAFETY: fresh, aligned, large enough, ours.
+        unsafe {
+            memory.write(ThreadCache {
+                lists: [ObjectList::default(); CLASSES],
+                counters: LocalCounters::default(),
+                next: null_mut(),
+            });
+        }
+        self.central(|c| {
+            // SAFETY: the cache is live; the registry is guarded by `central`.
+            unsafe { (*memory).next = c.caches };
+            c.caches = memory;
+        });
+        // SAFETY: our key; the value is a pointer the destructor takes back.
+        unsafe { libc::pthread_setspecific(self.thread_key, memory.cast()) };
+        thread_cache::set_current(memory);
+        memory
+    }
+
+    /// Gives a thread's cache back (its thread is ending): its objects to
+    /// the central lists, its counts to the totals, its memory to the
+    /// bootstrap arena.
+    ///
+    /// # Safety
+    /// `cache` must be a cache of this heap whose thread uses it no more.
+    pub unsafe fn retire_cache(&self, cache: *mut ThreadCache) {
+        self.central(|c| {
+            let mut link: *mut *mut ThreadCache = &mut c.caches;
+            // SAFETY: the registry holds live caches, guarded by `central`.
+            unsafe {
+                while !(*link).is_null() && *link != cache {
+                    link = &mut (**link).next;
+                }
+                if *link == cache {
+                    *link = (*cache).next;
+                }
+                for class in 0..CLASSES {
+                    (*cache).lists[class].move_to(&mut c.classes[class], u32::MAX);
+                }
+                c.ended.small += (*cache).counters.small;
+                c.ended.small_frees += (*cache).counters.small_frees;
+            }
+        });
+        thread_cache::set_current(DEAD);
+        // SAFETY: allocated by `create_cache` from the bootstrap arena.
+        unsafe { BOOTSTRAP.free(cache.cast()) };
+    }
+
+    /// Small objects handed out and freed by every thread so far.
+    pub fn small_counts(&self) -> LocalCounters {
+        self.central(|c| {
+            let mut total = c.ended;
+            let mut cache = c.caches;
+            while !cache.is_null() {
+                // SAFETY: registered caches are live (guarded by `central`).
+                unsafe {
+                    total.small += (*cache).counters.small;
+                    total.small_frees += (*cache).counters.small_frees;
+                    cache = (*cache).next;
+                }
+            }
+            total
+        })
+    }
+
+    /// Free pages of the area (freed runs and never used).
+    pub fn free_pages(&self) -> usize {
+        self.central(|c| c.runs.free_pages())
+    }
+
+    /// Marks the runs overlapping `[start, start + pages)` as lost: the
+    /// program handed them to the kernel, so they never come back.
+    pub fn lose_pages(&self, start: usize, pages: usize) {
+        for page in start..start + pages {
+            if matches!(self.kinds.get(page), Kind::Free | Kind::Lost) {
+                continue;
+            }
+            self.kinds.set_lost(page);
+            self.counters.lost_pages.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    fn take(&mut self, pages: usize) -> Option<NonNull<u8>> {
-        let ptr = self.buckets.get_mut(pages)?.pop()?;
-        self.cached_pages -= pages;
-        Some(ptr)
+    /// Sets `flag` on every run overlapping `[start, start + pages)`.
+    pub fn flag_runs(&self, start: usize, pages: usize, flag: u32) {
+        let mut page = start;
+        while page < start + pages {
+            match self.kinds.run_of(page) {
+                Some((first, length, _)) => {
+                    self.kinds.flag_run(first, length, flag);
+                    page = first + length;
+                }
+                None => page += 1,
+            }
+        }
     }
 
-    /// Keeps a freed span; false if it is too long or the cache is full.
-    fn keep(&mut self, ptr: NonNull<u8>, pages: usize) -> bool {
-        if pages > self.longest_span || self.cached_pages.saturating_add(pages) > self.limit_pages {
+    /// Frees the pages `[start, start + pages)` of mapped runs (the
+    /// program's `munmap`), splitting runs that extend beyond the range.
+    pub fn unmap_pages(&self, start: usize, pages: usize) {
+        let end = start + pages;
+        let mut page = start;
+        while page < end {
+            let Some((first, length, flags)) = self.kinds.run_of(page) else {
+                page += 1;
+                continue;
+            };
+            let run_end = first + length;
+            if flags & MAPPED == 0 {
+                page = run_end;
+                continue;
+            }
+            let (cut_start, cut_end) = (page.max(first), end.min(run_end));
+            if cut_start > first {
+                self.kinds.set_run(first, cut_start - first, flags);
+            }
+            if run_end > cut_end {
+                self.kinds.set_run(cut_end, run_end - cut_end, flags);
+            }
+            self.free_run(cut_start, cut_end - cut_start, flags);
+            self.counters.run_frees.fetch_sub(1, Ordering::Relaxed);
+            page = cut_end;
+        }
+    }
+
+    /// Grows the mapped run at `start` (of `pages`) to `wanted` pages in
+    /// place if the pages after it are free.
+    pub fn extend_mapped(&self, start: usize, pages: usize, wanted: usize) -> bool {
+        let flags = match self.kinds.get(start) {
+            Kind::RunStart { flags, .. } => flags,
+            _ => return false,
+        };
+        if !self.central(|c| c.runs.take_exact(start + pages, wanted - pages)) {
             return false;
         }
-        if self.buckets.len() <= pages {
-            self.buckets.resize_with(pages + 1, Vec::new);
-        }
-        self.buckets[pages].push(ptr);
-        self.cached_pages += pages;
+        self.kinds.set_run(start, wanted, flags);
         true
     }
-
-    fn drain(&mut self, out: &mut Vec<NonNull<u8>>) {
-        for bucket in &mut self.buckets {
-            out.append(bucket);
-        }
-        self.cached_pages = 0;
-    }
-}
-
-/// Gives the pages of every color not in `colors` back to the kernel
-/// (`MADV_DONTNEED`): the shim never hands them out, and keeping them would
-/// cost the whole pool in resident memory. Returns the number of pages
-/// kept.
-fn release_other_colors(pool: &Pool, colors: &[u32]) -> usize {
-    let page = pool.page_size();
-    let mut release = vec![false; pool.pages()];
-    let mut kept = 0;
-    for color in 0..pool.mapping().colors() {
-        let list = pool.book().free_list_of_color(color);
-        if colors.binary_search(&color).is_ok() {
-            kept += list.len();
-        } else {
-            for id in list {
-                release[id.index()] = true;
-            }
-        }
-    }
-    let start = pool.start() as usize;
-    let mut index = 0;
-    while index < release.len() {
-        if !release[index] {
-            index += 1;
-            continue;
-        }
-        let run = release[index..].iter().take_while(|&&r| r).count();
-        // SAFETY: the run lies inside the pool's own mapping; its pages are
-        // in colors this process never asks for, so nothing references them.
-        unsafe {
-            libc::madvise(
-                (start + index * page) as *mut libc::c_void,
-                run * page,
-                libc::MADV_DONTNEED,
-            )
-        };
-        index += run;
-    }
-    kept
-}
-
-/// Keeps only the pages of `colors` whose class is `wanted` (DRAM bank and
-/// controller, chandru-mueller's (controller, bank) classes from the XOR
-/// functions), retiring every other page and giving its memory back to
-/// the kernel. Returns the number of pages kept.
-///
-/// The pool can retire free pages only by color, so the wanted pages are
-/// held (allocated) while every other free page is retired, then freed
-/// again in reverse order, which restores their order in the free lists.
-fn retain_banks(
-    pool: &mut Pool,
-    colors: &[u32],
-    wanted: impl Fn(PageClass) -> bool,
-) -> Result<usize, MemError> {
-    let mut keep: Vec<PageId> = Vec::new();
-    let mut drop: Vec<PageId> = Vec::new();
-    for &color in colors {
-        while let Ok(page) = pool.alloc_page(color) {
-            if wanted(pool.class(page)) {
-                keep.push(page);
-            } else {
-                drop.push(page);
-            }
-        }
-    }
-    for page in drop {
-        pool.free(page)?;
-    }
-    pool.retain_colors(&[])?;
-    for &page in keep.iter().rev() {
-        pool.free(page)?;
-    }
-    Ok(keep.len())
 }
 
 #[cfg(test)]
@@ -687,31 +830,23 @@ mod tests {
     fn config(pool_mib: u64, strict: bool) -> Config {
         Config {
             colors: vec![0, 1],
-            banks: None,
-            controllers: None,
-            bank_functions: Vec::new(),
-            controller_functions: Vec::new(),
             color_bits: Some(vec![12, 13, 14]),
             pool_bytes: pool_mib << 20,
             strict,
             stats: true,
             allow_uncolored: true,
-            page_report: Some("/unused".into()),
-            frame_report: None,
+            ..Config::colored(Vec::new())
         }
+    }
+
+    fn heap(config: Config) -> Heap {
+        Heap::new(config).unwrap_or_else(|e| panic!("heap: {e:?}"))
     }
 
     #[test]
     fn serves_the_malloc_family_from_the_requested_colors() {
-        let heap = Heap::new(config(16, true)).unwrap_or_else(|_| panic!("heap"));
-        // 8 colors by bits 12-14; 2 requested: about a quarter of 4096
-        // pages (physical frames are not spread evenly over colors).
-        let stats = heap.pool().stats();
-        assert_eq!(stats.colors.len(), 8);
-        let in_colors = (stats.colors[0].free + stats.colors[1].free) as usize;
-        assert_eq!(heap.colored_pages(), in_colors);
-        assert!(in_colors > 0 && in_colors < 4096, "{in_colors}");
-        let sizes = [1usize, 24, 700, 4000, 4096, 5000, 70_000];
+        let heap = heap(config(16, true));
+        let sizes = [1usize, 24, 700, 2048, 2049, 4096, 5000, 70_000];
         let mut live = Vec::new();
         for (i, &size) in sizes.iter().enumerate() {
             let ptr = heap.alloc(size, 16);
@@ -721,10 +856,14 @@ mod tests {
             unsafe { std::ptr::write_bytes(ptr, i as u8 + 1, size) };
             live.push((ptr, size));
         }
-        for &(ptr, _) in &live {
-            let class = heap.pool().class_of_address(ptr as usize).unwrap();
-            assert!(class.color < 2, "color {}", class.color);
-        }
+        heap.with_area(|area| {
+            for &(ptr, size) in &live {
+                for offset in (0..size).step_by(heap.page_size()) {
+                    let page = heap.area_page(ptr as usize + offset).expect("an area page");
+                    assert!(area.class(page).color < 2, "color of page {page}");
+                }
+            }
+        });
         // realloc keeps the contents, grows across the page boundary.
         let (ptr, size) = live[2];
         // SAFETY: live pointer from this heap.
@@ -734,10 +873,9 @@ mod tests {
         let bytes = unsafe { std::slice::from_raw_parts(grown, size) };
         assert!(bytes.iter().all(|&b| b == 3));
         live[2] = (grown, 20_000);
-        let aligned = heap.alloc(100, 4096);
-        assert_eq!(aligned as usize % 4096, 0);
+        let aligned = heap.alloc(100, 8192);
+        assert_eq!(aligned as usize % 8192, 0);
         live.push((aligned, 100));
-        assert!(heap.handed_pages().len() >= 10);
         assert!(heap.counters.peak_bytes.load(Ordering::Relaxed) >= 70_000);
         for (ptr, _) in live {
             // SAFETY: each pointer is live and freed once.
@@ -752,51 +890,43 @@ mod tests {
     }
 
     #[test]
-    fn realloc_of_large_blocks_keeps_contents_and_colors_without_a_page_report() {
-        let mut settings = config(64, true);
-        settings.page_report = None;
-        let heap = Heap::new(settings).unwrap_or_else(|_| panic!("heap"));
-        let check = |ptr: *mut u8, len: usize, seed: u8| {
-            // SAFETY: `ptr` has at least `len` bytes.
-            let bytes = unsafe { std::slice::from_raw_parts(ptr, len) };
-            assert!(bytes.iter().all(|&b| b == seed));
-            for offset in (0..len).step_by(heap.page_size()) {
-                let class = heap.pool().class_of_address(ptr as usize + offset).unwrap();
-                assert!(class.color < 2, "color {} at {offset}", class.color);
-            }
-        };
-        // 600 pages: above the cached span lengths, so exact page counts.
-        let first = heap.alloc(600 << 12, 16);
-        assert!(!first.is_null());
-        assert_eq!(heap.usable_size(first), 600 << 12);
-        // SAFETY: `first` has 600 pages.
-        unsafe { std::ptr::write_bytes(first, 5, 600 << 12) };
+    fn runs_grow_and_shrink_in_place_and_freed_runs_come_first() {
+        let heap = heap(config(64, true));
+        let page = heap.page_size();
+        let first = heap.alloc(10 * page, 16);
+        // SAFETY: 10 pages.
+        unsafe { std::ptr::write_bytes(first, 5, 10 * page) };
+        // Nothing after it yet: grows in place.
         // SAFETY: live pointer from this heap.
-        let grown = unsafe { heap.realloc(first, 1500 << 12) };
-        assert!(!grown.is_null());
-        assert_eq!(heap.usable_size(grown), 1500 << 12);
-        check(grown, 600 << 12, 5);
-        // SAFETY: `grown` has 1500 pages.
-        unsafe { std::ptr::write_bytes(grown, 6, 1500 << 12) };
-        // SAFETY: live pointer from this heap.
-        let shrunk = unsafe { heap.realloc(grown, 100 << 12) };
-        assert_eq!(shrunk, grown, "shrinking keeps the block");
-        check(shrunk, 100 << 12, 6);
-        // SAFETY: live, freed once.
-        unsafe { heap.free(shrunk) };
-        assert_eq!(heap.counters.live_bytes.load(Ordering::Relaxed), 0);
-        assert_eq!(heap.counters.foreign_frees.load(Ordering::Relaxed), 0);
-        // The shrunk block (100 pages, span class 112) is cached for reuse.
-        assert_eq!(heap.cached_span_pages(), 112);
-        assert_eq!(heap.pool().stats().total.used, 112);
+        let grown = unsafe { heap.realloc(first, 30 * page) };
+        assert_eq!(grown, first, "grown in place");
+        assert_eq!(heap.usable_size(grown), 30 * page);
+        // SAFETY: the first 10 pages kept their contents.
+        assert!(
+            unsafe { std::slice::from_raw_parts(grown, 10 * page) }
+                .iter()
+                .all(|&b| b == 5)
+        );
+        // SAFETY: live.
+        let shrunk = unsafe { heap.realloc(grown, 4 * page + 1) };
+        assert_eq!(shrunk, first, "shrunk in place");
+        assert_eq!(heap.usable_size(shrunk), 5 * page);
+        // The 25 freed pages after it are reused first.
+        let next = heap.alloc(20 * page, 16);
+        assert_eq!(next as usize, first as usize + 5 * page);
+        // SAFETY: live pointers, freed once.
+        unsafe {
+            heap.free(next);
+            heap.free(shrunk);
+        }
     }
 
     #[test]
-    fn a_full_pool_fails_in_strict_mode_and_falls_back_otherwise() {
+    fn a_spent_budget_fails_in_strict_mode_and_falls_back_otherwise() {
         for strict in [true, false] {
-            let heap = Heap::new(config(1, strict)).unwrap_or_else(|_| panic!("heap"));
-            // 64 pages of the two colors: a 1 MiB request cannot fit.
-            let ptr = heap.alloc(1 << 20, 16);
+            let heap = heap(config(2, strict));
+            // 2 MiB of 8 colours, 2 requested: about 512 KiB of area.
+            let ptr = heap.alloc(4 << 20, 16);
             if strict {
                 assert!(ptr.is_null());
                 assert_eq!(heap.counters.failures.load(Ordering::Relaxed), 1);
@@ -810,62 +940,46 @@ mod tests {
     }
 
     #[test]
-    fn banks_restrict_the_pool_and_drop_colors_without_such_pages() {
-        let mut settings = config(16, true);
-        // Colors by bits 12-14, banks by bits 13-14: bank 3 lies in colors
-        // 6 and 7 only, so colors 0-5 leave the round robin.
-        settings.colors = (0..8).collect();
-        settings.bank_functions = vec![0x2000, 0x4000];
-        settings.banks = Some(vec![3]);
-        let heap = Heap::new(settings).unwrap_or_else(|_| panic!("heap"));
-        assert_eq!(heap.colors(), &[6, 7]);
-        let stats = heap.pool().stats();
-        let free: u64 = stats.banks.iter().map(|b| b.free).sum();
-        let in_bank_3: u64 = stats
-            .banks
-            .iter()
-            .filter(|b| b.bank == 3)
-            .map(|b| b.free)
-            .sum();
-        assert_eq!(free, in_bank_3, "every other bank's page is retired");
-        assert_eq!(heap.colored_pages() as u64, free);
-        assert!(free > 0 && free < 4096, "{free}");
-        let ptr = heap.alloc(40_000, 16);
-        assert!(!ptr.is_null());
-        for offset in (0..40_000).step_by(heap.page_size()) {
-            let class = heap.pool().class_of_address(ptr as usize + offset).unwrap();
-            assert_eq!(class.bank, 3, "at {offset}");
+    fn threads_allocate_from_their_caches_and_counts_add_up() {
+        let heap = std::sync::Arc::new(heap(config(128, true)));
+        let workers: Vec<_> = (0..4)
+            .map(|t| {
+                let heap = std::sync::Arc::clone(&heap);
+                std::thread::spawn(move || {
+                    let mut blocks = Vec::new();
+                    for i in 0..2000 {
+                        let size = 16 + (i * 37 + t * 11) % 2000;
+                        let ptr = heap.alloc(size, 16);
+                        assert!(!ptr.is_null());
+                        // SAFETY: `size` bytes.
+                        unsafe { std::ptr::write_bytes(ptr, t as u8, size) };
+                        blocks.push((ptr as usize, size));
+                        if i % 3 == 0 {
+                            let (old, len) = blocks.swap_remove(i % blocks.len());
+                            // SAFETY: filled with this thread's byte above.
+                            let bytes =
+                                unsafe { std::slice::from_raw_parts(old as *const u8, len) };
+                            assert!(bytes.iter().all(|&b| b == t as u8), "overlap");
+                            // SAFETY: live, freed once.
+                            unsafe { heap.free(old as *mut u8) };
+                        }
+                    }
+                    for (ptr, _) in blocks {
+                        // SAFETY: live, freed once.
+                        unsafe { heap.free(ptr as *mut u8) };
+                    }
+                    let cache = thread_cache::current();
+                    // SAFETY: this thread's cache, used no more.
+                    unsafe { heap.retire_cache(cache) };
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().unwrap();
         }
-        // SAFETY: live, freed once.
-        unsafe { heap.free(ptr) };
-    }
-
-    #[test]
-    fn span_classes_round_up_by_at_most_a_quarter() {
-        assert_eq!(span_class(1), 1);
-        assert_eq!(span_class(8), 8);
-        assert_eq!(span_class(9), 10);
-        assert_eq!(span_class(17), 20);
-        assert_eq!(span_class(100), 112);
-        for pages in 1..5000 {
-            let class = span_class(pages);
-            assert!(
-                class >= pages && class * 4 <= pages * 5 + 4,
-                "{pages} -> {class}"
-            );
-        }
-    }
-
-    #[test]
-    fn unknown_colors_are_refused_with_the_range() {
-        let mut bad = config(1, true);
-        bad.colors = vec![9];
-        match Heap::new(bad) {
-            Err(BuildError::Other(message)) => {
-                assert!(message.contains("color 9 does not exist"), "{message}");
-                assert!(message.contains("0-7"), "{message}");
-            }
-            other => panic!("expected an error, got {other:?}"),
-        }
+        let counts = heap.small_counts();
+        assert_eq!(counts.small, 4 * 2000);
+        assert_eq!(counts.small, counts.small_frees);
+        assert_eq!(heap.counters.live_bytes.load(Ordering::Relaxed), 0);
     }
 }

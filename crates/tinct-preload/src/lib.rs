@@ -8,25 +8,35 @@
 //! tinct exec --colors 0-15 -- program args...      # the same, set up for you
 //! ```
 //!
-//! The malloc family ([`exports`]) is served by a colored tinct-mem pool
-//! ([`heap`]) built on the first allocation from the settings in the
-//! environment (`tinct_mem::ShimConfig`, the contract `tinct exec` writes): colors, and optionally DRAM banks and
-//! controllers (`TINCT_BANKS`: pages in both a requested color and a
-//! requested bank). The shim's own data lives in the uncolored
-//! [`bootstrap`] arena, so building the pool never recurses into `malloc`.
-//! [`process`] holds the process-wide heap, the `fork` handlers and the
-//! exit report ([`report`]); [`stderr`] writes from inside the allocator.
+//! The malloc family ([`exports`]) is served by [`heap`]: a
+//! `tinct_mem::ColoredArea` (every page of the requested colours, and
+//! optionally DRAM banks, in colour rotation; grown on demand) with
+//! per-thread caches of small objects ([`thread_cache`], [`page_kinds`])
+//! and runs of whole pages ([`page_runs`]). The settings come from the
+//! environment (`tinct_mem::ShimConfig`, the contract `tinct exec`
+//! writes). [`anonymous_memory`] colours the program's own anonymous
+//! `mmap` (`TINCT_MMAP=1`) and keeps `madvise`/`mprotect`/`munmap` from
+//! breaking area pages; [`fork_keep`] lets a child take the copy-on-write
+//! copies. The shim's own data lives in the uncolored [`bootstrap`] arena,
+//! so building the heap never recurses into `malloc`. [`process`] holds
+//! the process-wide heap, the `fork` handlers and the exit report
+//! ([`report`]); [`stderr`] writes from inside the allocator.
 
 #![warn(missing_docs)]
 
+pub mod anonymous_memory;
 pub mod bootstrap;
 #[cfg(not(test))]
 pub mod exports;
+pub mod fork_keep;
 pub mod heap;
 pub mod lock;
+pub mod page_kinds;
+pub mod page_runs;
 pub mod process;
 pub mod report;
 pub mod stderr;
+pub mod thread_cache;
 
 /// The shim's own Rust allocations never go through the `malloc` it replaces.
 #[cfg(not(test))]

@@ -1,7 +1,7 @@
-//! The process-wide heap: built on the first allocation, fork handlers,
-//! and what happens at exit (`TINCT_STATS`, `TINCT_PAGE_REPORT`).
+//! The process-wide heap: built on the first allocation, `fork` handlers,
+//! thread exits, and what happens at exit (`TINCT_STATS`, the reports).
 
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 
 use crate::bootstrap::BOOTSTRAP;
 use crate::heap::{BuildError, Heap};
@@ -15,10 +15,14 @@ static HEAP: AtomicPtr<Heap> = AtomicPtr::new(std::ptr::null_mut());
 /// arena.
 static BUILDING: RawLock = RawLock::new();
 static FORK_HANDLERS: AtomicBool = AtomicBool::new(false);
+/// With `TINCT_FORK_KEEP`: the pipe (read end, write end) on which the
+/// child says it has taken the copies; the parent waits for it.
+static FORK_PIPE: [AtomicI32; 2] = [AtomicI32::new(-1), AtomicI32::new(-1)];
 
 /// The heap, built on first use; `None` while it is being built by the
 /// calling thread (the caller then serves the request from the bootstrap
 /// arena).
+#[inline]
 pub fn heap() -> Option<&'static Heap> {
     let ptr = HEAP.load(Ordering::Acquire);
     if !ptr.is_null() {
@@ -29,6 +33,7 @@ pub fn heap() -> Option<&'static Heap> {
 }
 
 /// The heap if it has been built (never builds it).
+#[inline]
 pub fn built_heap() -> Option<&'static Heap> {
     let ptr = HEAP.load(Ordering::Acquire);
     // SAFETY: as in `heap`.
@@ -57,10 +62,7 @@ fn build() -> Option<&'static Heap> {
         ),
         Err(BuildError::Other(message)) => die(&message, 1),
     };
-    if let Some(reason) = heap
-        .pool()
-        .with_pool(|p| p.uncolored_reason().map(str::to_string))
-    {
+    if let Some(reason) = heap.with_area(|a| a.uncolored_reason().map(str::to_string)) {
         write_stderr(&format!(
             "tinct-preload: running UNCOLORED (TINCT_ALLOW_UNCOLORED=1): {reason}\n"
         ));
@@ -103,7 +105,15 @@ fn install_fork_handlers() {
 extern "C" fn before_fork() {
     BUILDING.lock();
     if let Some(heap) = built_heap() {
-        heap.lock().lock();
+        if heap.config().fork_keep {
+            let mut ends = [-1; 2];
+            // SAFETY: pipe2 writes two descriptors into `ends`.
+            if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } == 0 {
+                FORK_PIPE[0].store(ends[0], Ordering::Relaxed);
+                FORK_PIPE[1].store(ends[1], Ordering::Relaxed);
+            }
+        }
+        heap.lock_all();
     }
     BOOTSTRAP.before_fork();
 }
@@ -112,17 +122,62 @@ extern "C" fn after_fork_parent() {
     BOOTSTRAP.after_fork_in_parent();
     if let Some(heap) = built_heap() {
         heap.counters.forks.fetch_add(1, Ordering::Relaxed);
-        heap.lock().unlock();
+        heap.unlock_all();
     }
     BUILDING.unlock();
+    let (read, write) = take_fork_pipe();
+    if read >= 0 {
+        // Wait until the child has taken the copies (or has died: end of
+        // file), so no page of ours is written while it is still shared.
+        let mut byte = 0u8;
+        // SAFETY: our own pipe's descriptors; `byte` is writable.
+        unsafe {
+            libc::close(write);
+            while libc::read(read, (&mut byte as *mut u8).cast(), 1) < 0
+                && *libc::__errno_location() == libc::EINTR
+            {}
+            libc::close(read);
+        }
+    }
 }
 
 extern "C" fn after_fork_child() {
     BOOTSTRAP.after_fork_in_child();
+    let (read, write) = take_fork_pipe();
     if let Some(heap) = built_heap() {
-        heap.lock().reset_in_child();
+        heap.reset_locks_in_child();
+        if heap.config().fork_keep {
+            crate::fork_keep::take_the_copies(heap);
+        }
     }
     BUILDING.reset_in_child();
+    if write >= 0 {
+        // SAFETY: our own pipe's descriptors.
+        unsafe {
+            libc::close(read);
+            libc::write(write, [1u8].as_ptr().cast(), 1);
+            libc::close(write);
+        }
+    }
+}
+
+/// The fork pipe's ends, forgotten (-1, -1 if there is none).
+fn take_fork_pipe() -> (i32, i32) {
+    (
+        FORK_PIPE[0].swap(-1, Ordering::Relaxed),
+        FORK_PIPE[1].swap(-1, Ordering::Relaxed),
+    )
+}
+
+/// The `pthread_key_create` destructor: a thread ends, its cache goes back.
+pub extern "C" fn thread_ended(cache: *mut libc::c_void) {
+    if let Some(heap) = built_heap()
+        && !cache.is_null()
+    {
+        // SAFETY: the key's value is this thread's cache, set by
+        // `Heap::create_cache`; the thread is ending and uses it no more.
+        unsafe { heap.retire_cache(cache.cast()) };
+    }
 }
 
 /// Runs at exit (from `.fini_array`): the stats summary, the frame report

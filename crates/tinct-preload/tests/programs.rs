@@ -45,7 +45,7 @@ fn python_builds_and_sorts_lists_and_dicts_identically_in_colored_memory() {
     };
     let plain = run_plain(command(), None);
     let colors = half_of_the_colors();
-    let shimmed = run_under_shim(command(), None, &colors, "256MiB");
+    let shimmed = run_under_shim(command(), None, &colors, "512MiB");
     assert_eq!(
         String::from_utf8_lossy(&shimmed.stdout),
         String::from_utf8_lossy(&plain.stdout)
@@ -148,4 +148,69 @@ fn a_multi_threaded_program_mixing_the_whole_malloc_family_is_identical() {
     );
     assert!(String::from_utf8_lossy(&plain.stdout).ends_with("ok\n"));
     assert!(shimmed.pages_in_colors > 500, "{}", shimmed.pages_in_colors);
+}
+
+/// Issue 16.5: byte-identical output under every shim option. The
+/// multi-threaded C program and Python run under each option (coloured
+/// anonymous mappings, Python with its own arena allocator on them, the
+/// child taking fork copies, banks with a fallback mode), every heap and
+/// mapped page checked through pagemap.
+#[test]
+fn output_is_identical_under_every_shim_option() {
+    if !privileged_or_skip("checking heap pages through pagemap") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let threads = compile_c("threads", dir.path());
+    let script = dir.path().join("work.py");
+    std::fs::write(&script, PYTHON_SCRIPT).unwrap();
+    let python = python();
+    let colors = half_of_the_colors();
+    let c_program = || {
+        let mut c = Command::new(&threads);
+        c.args(["4", "2000", "2", "5"]);
+        c
+    };
+    let plain_c = run_plain(c_program(), None);
+    let options: [&[(&str, &str)]; 4] = [
+        &[("TINCT_MMAP", "1")],
+        &[("TINCT_FORK_KEEP", "1")],
+        &[("TINCT_MMAP", "1"), ("TINCT_FORK_KEEP", "1")],
+        &[
+            ("TINCT_BANKS", "0,1"),
+            ("TINCT_BANK_FUNCTIONS", "0x200000"),
+            ("TINCT_BANK_MODE", "restricted,split"),
+        ],
+    ];
+    for env in options {
+        let checked = common::run_with_page_report(c_program(), None, &colors, "256MiB", env);
+        assert_eq!(checked.stdout, plain_c.stdout, "{env:?}: results differ");
+        checked.assert_in_colors(&format!("{env:?}"));
+    }
+    // Python with its own small-object allocator (pymalloc), whose arenas
+    // come from mmap: coloured only with TINCT_MMAP.
+    let py = || {
+        let mut c = Command::new(&python);
+        c.arg(&script);
+        c
+    };
+    let plain_py = run_plain(py(), None);
+    let checked = common::run_with_page_report(
+        py(),
+        None,
+        &colors,
+        "512MiB",
+        &[("TINCT_MMAP", "1"), ("PYTHONMALLOC", "pymalloc")],
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&plain_py.stdout)
+    );
+    checked.assert_in_colors("pymalloc, TINCT_MMAP=1");
+    assert!(checked.counter("mapped") > 10, "{:?}", checked.counters);
+    assert!(
+        checked.mapped_in_colors > 100,
+        "{} of Python's arena pages checked in the colours",
+        checked.mapped_in_colors
+    );
 }

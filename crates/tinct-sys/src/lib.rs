@@ -6,6 +6,8 @@
 //! run on the live system.
 //!
 //! - [`topology`]: CPUs, SMT siblings, NUMA nodes, caches and page colors;
+//! - [`cache_slices`]: how many slices the LLC has, from what evidence, and
+//!   the page-colour rule that follows (way size, sliced, explicit);
 //! - [`system`]: kernel and preemption model, page size, THP, RT throttling,
 //!   governors, CPU isolation, `RLIMIT_MEMLOCK`;
 //! - [`privilege`]: root, capabilities, SCHED_FIFO and pagemap probes;
@@ -30,6 +32,7 @@
 #![warn(missing_docs)]
 
 pub mod cache_flush;
+pub mod cache_slices;
 pub mod cgroup;
 pub mod color_probe;
 pub mod cpulist;

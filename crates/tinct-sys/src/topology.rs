@@ -2,13 +2,16 @@
 //! `/sys/devices/system/{cpu,node}`.
 //!
 //! Page colors (kim2013 Section III-C) are computed by the one geometry
-//! of [`tinct_geometry`], re-exported here as [`PageColors`].
+//! of [`tinct_geometry`], re-exported here as [`PageColors`];
+//! [`Cache::page_colors`] is the way-size rule of one cache, and
+//! [`crate::cache_slices`] chooses the rule for the last-level cache
+//! (sliced caches have fewer colours).
 
 use crate::cpulist::parse_cpu_list;
 use crate::error::{Error, Result};
 use crate::root::{SysRoot, numbered_entries};
 use serde::Serialize;
-pub use tinct_geometry::PageColors;
+pub use tinct_geometry::{ColorGeometry, ColorRule, PageColors};
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 const NODE_DIR: &str = "/sys/devices/system/node";

@@ -388,3 +388,63 @@ fn a_fifo_in_the_tree_is_a_finding_not_a_hang() {
     // Everything else was still read.
     assert_eq!(report.caches.len(), 7);
 }
+
+/// Issue 16: colours of a sliced LLC lie below the slice hash. The doctor
+/// says which rule it used and why: the way-size rule on the VM (the host's
+/// slices are invisible), one slice per core on a known Intel, counted
+/// slices from the uncore PMUs, and unknown bits when a slice's way is not
+/// a power of two.
+#[test]
+fn doctor_says_which_colour_rule_it_used_and_why() {
+    let kvm = diagnose(&fixture("kvm-epyc"));
+    let rule = kvm.llc_colors.as_ref().unwrap();
+    assert_eq!(rule.rule, tinct_sys::topology::ColorRule::WaySize);
+    let found = &kvm.finding(subject::COLORS).unwrap().found;
+    assert!(
+        found.contains("way-size rule") && found.contains("virtual machine"),
+        "{found}"
+    );
+
+    // The Intel box as a Skylake-SP (family 6, model 0x55): 4 cores share
+    // each 20 MiB 20-way L3, so 4 slices of 5 MiB: 64 colours, not 256.
+    let tree = copy_of("intel-2node");
+    let cpuinfo = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\n\
+                   flags\t\t: fpu ht cat_l3\n";
+    write(&tree, "proc/cpuinfo", cpuinfo);
+    let report = diagnose(&SysRoot::at(tree.path()));
+    let colors = report.finding(subject::COLORS).unwrap();
+    assert_eq!(colors.level, Level::Ok, "{}", colors.found);
+    assert!(
+        colors.found.contains("64 colors")
+            && colors.found.contains("sliced-cache rule, 4 slices")
+            && colors.found.contains("4 physical cores")
+            && colors.found.contains("bits 12-17"),
+        "{}",
+        colors.found
+    );
+    let l3 = report.caches.iter().find(|c| c.name == "L3").unwrap();
+    assert_eq!(l3.colors.as_ref().unwrap().colors, 64);
+
+    // Ten CHA PMUs: 10 slices of 2 MiB, 20 ways: a way of 104857.6 bytes,
+    // so the bits are not known and the doctor asks for them.
+    for n in 0..10 {
+        let dir = tree
+            .path()
+            .join(format!("sys/bus/event_source/devices/uncore_cha_{n}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("type"), "30\n").unwrap();
+    }
+    let report = diagnose(&SysRoot::at(tree.path()));
+    let colors = report.finding(subject::COLORS).unwrap();
+    assert_eq!(colors.level, Level::Warning, "{}", colors.found);
+    assert!(
+        colors.found.contains("uncore_cha_0") && colors.found.contains("not known"),
+        "{}",
+        colors.found
+    );
+    assert!(
+        colors.fix.as_deref().unwrap().contains("color_bits"),
+        "{:?}",
+        colors.fix
+    );
+}

@@ -1,11 +1,23 @@
 //! Memory kernels of the banks bench, over memory given as page-sized chunks.
 //!
 //! STREAM-like kernels (McCalpin's copy, scale, add, triad, as used by
-//! chandru-mueller Section 5 and Figure 5) on 64-bit integers, and a
-//! random-access kernel (read-modify-write of random words, the access
-//! pattern of the NAS IS benchmark's scatter phase that chandru-mueller also
-//! ran). Memory is a list of pages because bank-aware pages are scattered
-//! over the buffer.
+//! chandru-mueller Section 5 and Figure 5) on 64-bit integers, a
+//! random-access kernel (read-modify-write of random words), an integer
+//! sort after the NAS IS description (chandru-mueller Figure 4 and Table
+//! 1), and the bubblesort of their composite benchmark (Mälardalen
+//! `bsort`, Figures 6-9 and Table 2). Memory is a list of pages because
+//! bank-aware pages are scattered over the buffer.
+//!
+//! *Integer sort.* Written from the NAS Parallel Benchmarks' description
+//! of IS (Bailey et al., NAS RNR-91-002, and the NPB 2 report): keys
+//! drawn as the mean of four uniform random numbers scaled to `[0, Bmax)`
+//! (so their distribution is about Gaussian), then, per iteration, two
+//! keys changed (`key[i] = i`, `key[i + 10] = Bmax - i`), every key
+//! counted into a bucket array of `Bmax` counters, the counts prefix-summed
+//! into ranks, and the ranks of a few keys read back (partial
+//! verification). The keys live in arrays `a` and `b`, the counters in
+//! `c`: a sequential read of the keys and scattered increments of the
+//! counters, the memory-bound pattern IS is known for.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,16 +35,19 @@ pub enum Kernel {
     Triad,
     /// `t[r] ^= r` for pseudo-random word indices `r`.
     Random,
+    /// NAS IS-style ranking of integer keys (see the module documentation).
+    IntegerSort,
 }
 
 impl Kernel {
     /// Every kernel, in output order.
-    pub const ALL: [Kernel; 5] = [
+    pub const ALL: [Kernel; 6] = [
         Kernel::Copy,
         Kernel::Scale,
         Kernel::Add,
         Kernel::Triad,
         Kernel::Random,
+        Kernel::IntegerSort,
     ];
 
     /// The kernel called `name` (as [`Kernel::name`] spells it).
@@ -54,6 +69,7 @@ impl Kernel {
             Kernel::Add => "add",
             Kernel::Triad => "triad",
             Kernel::Random => "random",
+            Kernel::IntegerSort => "integer-sort",
         }
     }
 
@@ -63,6 +79,8 @@ impl Kernel {
         match self {
             Kernel::Copy | Kernel::Scale | Kernel::Random => 16,
             Kernel::Add | Kernel::Triad => 24,
+            // Each key read once, its counter read and written once.
+            Kernel::IntegerSort => 24,
         }
     }
 }
@@ -96,10 +114,12 @@ impl<'a> Arrays<'a> {
         self.a.iter().map(|p| p.len() as u64).sum()
     }
 
-    /// Elements touched by one pass of `kernel` (all pages for random access).
+    /// Elements touched by one pass of `kernel` (all pages for random
+    /// access, the keys in `a` and `b` for the integer sort).
     pub fn elements_of(&self, kernel: Kernel) -> u64 {
         match kernel {
             Kernel::Random => 3 * self.elements(),
+            Kernel::IntegerSort => 2 * self.elements(),
             _ => self.elements(),
         }
     }
@@ -141,6 +161,12 @@ pub fn run(kernel: Kernel, arrays: &mut Arrays<'_>, passes: u64, seed: u64) -> u
             Kernel::Random => {
                 check ^= random_updates(arrays, seed.wrapping_add(pass));
             }
+            Kernel::IntegerSort => {
+                if pass == 0 {
+                    generate_keys(arrays, seed);
+                }
+                check ^= rank_keys(arrays, pass);
+            }
         }
         check = check.wrapping_add(arrays.a.first().map_or(0, |p| p[0]));
     }
@@ -176,6 +202,115 @@ fn random_updates(arrays: &mut Arrays<'_>, seed: u64) -> u64 {
         last = *slot;
     }
     last
+}
+
+/// xorshift64*, the kernels' deterministic generator.
+fn next_random(state: &mut u64) -> u64 {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    state.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
+/// Bmax of the integer sort: one counter per word of array `c`.
+fn key_range(arrays: &Arrays<'_>) -> u64 {
+    arrays.c.iter().map(|p| p.len() as u64).sum::<u64>().max(1)
+}
+
+/// NAS IS key generation: the mean of four uniform numbers in `[0, Bmax)`.
+fn generate_keys(arrays: &mut Arrays<'_>, seed: u64) {
+    let range = key_range(arrays);
+    let mut state = seed | 1;
+    for page in arrays.a.iter_mut().chain(arrays.b.iter_mut()) {
+        for key in page.iter_mut() {
+            let sum: u64 = (0..4).map(|_| next_random(&mut state) % range).sum();
+            *key = sum / 4;
+        }
+    }
+}
+
+/// One NAS IS iteration: change two keys, count every key into its bucket,
+/// prefix-sum the counts into ranks, and return the ranks of five test keys
+/// (NAS's partial verification reads the ranks of a few keys).
+fn rank_keys(arrays: &mut Arrays<'_>, iteration: u64) -> u64 {
+    let range = key_range(arrays);
+    let page_words = arrays.a.first().map_or(1, |p| p.len());
+    // key[i] = i and key[i + 10] = Bmax - i, as NAS IS does per iteration.
+    let set_key = |arrays: &mut Arrays<'_>, index: usize, value: u64| {
+        if let Some(page) = arrays.a.get_mut(index / page_words) {
+            page[index % page_words] = value;
+        }
+    };
+    set_key(arrays, iteration as usize, iteration % range);
+    set_key(
+        arrays,
+        iteration as usize + 10,
+        range - 1 - iteration % range,
+    );
+    for page in arrays.c.iter_mut() {
+        page.fill(0);
+    }
+    let counts = &mut arrays.c;
+    for page in arrays.a.iter().chain(arrays.b.iter()) {
+        for &key in page.iter() {
+            let key = key % range;
+            let slot =
+                &mut counts[(key / page_words as u64) as usize][(key % page_words as u64) as usize];
+            *slot += 1;
+        }
+    }
+    let mut running = 0u64;
+    for page in counts.iter_mut() {
+        for count in page.iter_mut() {
+            running += *count;
+            *count = running;
+        }
+    }
+    let rank = |key: u64| {
+        let key = key % range;
+        counts[(key / page_words as u64) as usize][(key % page_words as u64) as usize]
+    };
+    [range / 7, range / 3, range / 2, 2 * range / 3, range - 1]
+        .iter()
+        .fold(0, |acc, &key| acc.wrapping_mul(31).wrapping_add(rank(key)))
+}
+
+/// The composite benchmark's body (chandru-mueller Section 5, Figures
+/// 6-9): Mälardalen's bubblesort over the words of `pages` as one array,
+/// filled in descending order and sorted ascending, `iterations` times.
+/// Returns a checksum of the sorted array.
+pub fn bubblesort(pages: &mut [&mut [u64]], iterations: u32) -> u64 {
+    let page_words = pages.first().map_or(0, |p| p.len());
+    let n = page_words * pages.len();
+    if n == 0 {
+        return 0;
+    }
+    let mut check = 0u64;
+    for iteration in 0..iterations {
+        for (index, word) in pages.iter_mut().flat_map(|p| p.iter_mut()).enumerate() {
+            *word = (n - index) as u64 + u64::from(iteration);
+        }
+        for end in (1..n).rev() {
+            let mut swapped = false;
+            for i in 0..end {
+                let (pi, oi) = (i / page_words, i % page_words);
+                let (pj, oj) = ((i + 1) / page_words, (i + 1) % page_words);
+                let (x, y) = (pages[pi][oi], pages[pj][oj]);
+                if x > y {
+                    pages[pi][oi] = y;
+                    pages[pj][oj] = x;
+                    swapped = true;
+                }
+            }
+            if !swapped {
+                break;
+            }
+        }
+        check = check
+            .wrapping_add(pages[0][0])
+            .wrapping_add(pages[pages.len() - 1][page_words - 1]);
+    }
+    check
 }
 
 #[cfg(test)]
@@ -235,6 +370,42 @@ mod tests {
                 "array {third} untouched"
             );
         }
+    }
+
+    #[test]
+    fn the_integer_sort_ranks_every_key() {
+        let mut words = buffer(12);
+        let mut arrays = Arrays::from_pages(words.chunks_exact_mut(8).collect());
+        assert_eq!(Kernel::parse("integer-sort"), Ok(Kernel::IntegerSort));
+        let first = run(Kernel::IntegerSort, &mut arrays, 3, 5);
+        // After ranking, the last counter is the number of keys (a and b).
+        let keys = 2 * arrays.elements();
+        assert_eq!(*arrays.c.last().unwrap().last().unwrap(), keys);
+        // Ranks are non-decreasing.
+        let ranks: Vec<u64> = arrays.c.iter().flat_map(|p| p.iter().copied()).collect();
+        assert!(ranks.windows(2).all(|w| w[0] <= w[1]));
+        // Keys stay in [0, Bmax) and the result repeats.
+        let range = key_range(&arrays);
+        assert!(
+            arrays
+                .a
+                .iter()
+                .chain(&arrays.b)
+                .flat_map(|p| p.iter())
+                .all(|&k| k < range)
+        );
+        let mut again = buffer(12);
+        let mut y = Arrays::from_pages(again.chunks_exact_mut(8).collect());
+        assert_eq!(run(Kernel::IntegerSort, &mut y, 3, 5), first);
+    }
+
+    #[test]
+    fn bubblesort_sorts_across_pages() {
+        let mut words = [0u64; 24];
+        let mut pages: Vec<&mut [u64]> = words.chunks_exact_mut(8).collect();
+        bubblesort(&mut pages, 2);
+        let flat: Vec<u64> = pages.iter().flat_map(|p| p.iter().copied()).collect();
+        assert_eq!(flat, (2..26).collect::<Vec<u64>>());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! then each kernel runs on all threads at once under every allocation,
 //! interleaved round by round.
 
+use super::composite;
 use super::kernels::{self, Arrays, Kernel};
 use super::plan::{self, Pages, Plan};
 use super::{Allocation, AllocationResult, KernelResult, WARMUP_ROUNDS, numa};
@@ -18,6 +19,8 @@ pub(super) struct Measured {
     pub kernels: Vec<KernelResult>,
     /// Counter totals per kernel and allocation (`kernel/allocation`).
     pub counters: Vec<ConditionCounters>,
+    /// The composite bubblesort runs.
+    pub composite: Vec<composite::CompositeResult>,
     pub run_conditions: RunConditions,
     /// Why frames are unreadable (bank placement not controlled), if so.
     pub frames_unreadable: Option<String>,
@@ -25,22 +28,40 @@ pub(super) struct Measured {
     pub moved_pages: Option<usize>,
 }
 
-/// Controller-local and -remote memory, placed by first touch, and the
-/// share of each thread's pages found on the intended node.
+/// NUMA memory placed by first touch, and the share of each thread's
+/// pages found on the intended node.
 #[derive(Default)]
 struct NodeMemory {
-    /// Per thread: memory on its own node, and on another node.
-    heaps: [Vec<Vec<u64>>; 2],
+    /// Per NUMA allocation of the plan, in its order (controller-local,
+    /// controller-remote, 1node, 2nodes): per thread, its memory.
+    heaps: Vec<Vec<Vec<u64>>>,
     shares: NodeShares,
 }
 
-/// Per thread, the share of its local / remote pages on the intended node
-/// (empty when frames or the node map are unreadable).
+/// Per NUMA allocation, per thread, the share of its pages on the intended
+/// node (empty when frames or the node map are unreadable).
 #[derive(Default)]
 struct NodeShares {
-    local: Vec<f64>,
-    remote: Vec<f64>,
+    of: Vec<(Allocation, Vec<f64>)>,
 }
+
+impl NodeShares {
+    fn get(&self, allocation: Allocation) -> Vec<f64> {
+        self.of
+            .iter()
+            .find(|(a, _)| *a == allocation)
+            .map(|(_, shares)| shares.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// The NUMA allocations, in the order their memory follows the arena's.
+const NODE_ALLOCATIONS: [Allocation; 4] = [
+    Allocation::NodeLocal,
+    Allocation::NodeRemote,
+    Allocation::OneNode,
+    Allocation::TwoNodes,
+];
 
 /// Sets up the memory of every allocation and measures every kernel.
 pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> {
@@ -53,6 +74,7 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
                 allocation,
                 plan.threads(),
                 plan.pages_per_thread,
+                plan.bank_mode,
             )?);
         }
     }
@@ -65,9 +87,9 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
         .as_ref()
         .and_then(|a| a.placement_unknown().map(str::to_string));
 
-    let total = plan.kernels.len() as u64
-        * u64::from(plan.reps + WARMUP_ROUNDS)
-        * plan.allocations.len() as u64;
+    let total = u64::from(plan.reps + WARMUP_ROUNDS)
+        * (plan.kernels.len() as u64 * plan.allocations.len() as u64
+            + composite::conditions(plan).len() as u64 * plan.composite.len() as u64);
     progress.start(total, "banks");
     let mut run_conditions = RunConditions::start(plan.fifo)?;
     let mut results = Vec::with_capacity(plan.kernels.len());
@@ -90,41 +112,56 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
             counters.extend(totals);
         }
     }
+    let composite = composite::measure(plan, arena.as_mut(), progress)?;
     progress.finish();
     run_conditions.finish();
     Ok(Measured {
         kernels: results,
         counters,
+        composite,
         run_conditions,
         frames_unreadable,
         moved_pages: arena.as_ref().and_then(PagedMemory::moved_pages),
     })
 }
 
-/// Controller-local and -remote memory by first touch, and where it landed
-/// (empty when there is only one NUMA node).
+/// The memory of every NUMA allocation of the plan, by first touch:
+/// controller-local on each thread's node, controller-remote on another,
+/// 1node all on the first node, 2nodes alternating over the first two;
+/// and where it landed.
 fn node_memory(plan: &Plan, words_per_thread: usize) -> Result<NodeMemory> {
     let mut nodes = NodeMemory::default();
-    let Some(remote) = &plan.remote else {
+    let wanted: Vec<Allocation> = NODE_ALLOCATIONS
+        .into_iter()
+        .filter(|a| plan.allocations.contains(a))
+        .collect();
+    if wanted.is_empty() {
         return Ok(nodes);
-    };
+    }
     let map = numa::NodeMap::read(&tinct_sys::SysRoot::live())?;
-    for (&cpu, &(remote_cpu, remote_node)) in plan.thread_cpus.iter().zip(remote) {
-        let local = numa::first_touch(cpu, words_per_thread)?;
-        let far = numa::first_touch(remote_cpu, words_per_thread)?;
-        let node = plan::node_of_cpu(&plan.topology, cpu).unwrap_or(0);
-        if let Some(map) = &map {
-            nodes
-                .shares
-                .local
-                .extend(numa::share_on_node(&local, node, map));
-            nodes
-                .shares
-                .remote
-                .extend(numa::share_on_node(&far, remote_node, map));
+    let node_cpus: Vec<(u32, u32)> = plan.nodes().iter().map(|n| (n.cpus[0], n.id)).collect();
+    for allocation in wanted {
+        let mut heap = Vec::with_capacity(plan.threads());
+        let mut shares = Vec::new();
+        for (thread, &cpu) in plan.thread_cpus.iter().enumerate() {
+            let (touch_cpu, node) = match allocation {
+                Allocation::NodeRemote => plan
+                    .remote
+                    .as_ref()
+                    .and_then(|r| r.get(thread).copied())
+                    .ok_or_else(|| Error::Measurement("no remote CPU planned".into()))?,
+                Allocation::OneNode => node_cpus[0],
+                Allocation::TwoNodes => node_cpus[thread % 2],
+                _ => (cpu, plan::node_of_cpu(&plan.topology, cpu).unwrap_or(0)),
+            };
+            let memory = numa::first_touch(touch_cpu, words_per_thread)?;
+            if let Some(map) = &map {
+                shares.extend(numa::share_on_node(&memory, node, map));
+            }
+            heap.push(memory);
         }
-        nodes.heaps[0].push(local);
-        nodes.heaps[1].push(far);
+        nodes.shares.of.push((allocation, shares));
+        nodes.heaps.push(heap);
     }
     Ok(nodes)
 }
@@ -135,7 +172,7 @@ fn thread_arrays<'a>(
     heap: &'a mut [Vec<u64>],
     arena: Option<&'a mut PagedMemory>,
     pages: &[Pages],
-    node_heaps: &'a mut [Vec<Vec<u64>>; 2],
+    node_heaps: &'a mut [Vec<Vec<u64>>],
 ) -> Result<Vec<Vec<Arrays<'a>>>> {
     let page_words = plan.page_bytes as usize / 8;
     let from_heap = |heap: &'a mut [Vec<u64>]| -> Vec<Arrays<'a>> {
@@ -216,14 +253,15 @@ fn measure_kernel(
             Some(pages) => pages.banks.clone(),
             None => Vec::new(),
         };
-        let on_intended_node = match allocation {
-            Allocation::NodeLocal => nodes.local.clone(),
-            Allocation::NodeRemote => nodes.remote.clone(),
-            _ => Vec::new(),
+        let on_intended_node = nodes.get(allocation);
+        let fallback_pages = match c.checked_sub(1).and_then(|i| pages.get(i)) {
+            Some(pages) => pages.fallback.clone(),
+            None => Vec::new(),
         };
         rows.push(AllocationResult {
             allocation,
             banks,
+            fallback_pages,
             on_intended_node,
             bandwidth_mib_s: mib_per_s(bytes_per_run, time.median),
             bandwidth_stddev_mib_s: stddev(&bandwidths),

@@ -1,30 +1,48 @@
 //! `tinct bench banks`: DRAM bank and controller contention, after
-//! Chandru & Mueller (Sections 4-5, Tables 1 and 2).
+//! Chandru & Mueller (Sections 4-5, Figures 4-9, Tables 1 and 2).
 //!
 //! N pinned threads run the same memory kernel at the same time, each on its
 //! own memory, under several allocations:
 //! * **default**: the ordinary heap (the paper's "default allocator": banks
 //!   chosen by chance);
-//! * **own-bank**: thread *i* gets pages of bank *i* only (the paper's
-//!   "colored allocation", each color/bank private to one thread);
+//! * **own-bank**: thread *i* gets pages of bank *i* only;
 //! * **shared-bank**: every thread gets pages of one bank (pathological);
-//! * **own-controller** / **shared-controller**: the same one level up, when
-//!   controller functions are given (several controllers).
+//! * **own-controller** / **shared-controller**: the same one level up;
+//! * the paper's conditions ([`Allocation::name`] gives its labels): threads
+//!   fall in one group per controller (the paper's quadrants); **2banks**,
+//!   **4banks**, **8banks**: "colored allocation", thread *j* of a group
+//!   gets bank *j mod c* of its own controller (c colours per controller;
+//!   the paper wraps bank indices the same way); **ctrl-local**: pages of
+//!   its own controller, any bank; **opposite-ctrl**: of the opposite
+//!   controller; **circular-alloc**: every thread's pages from every
+//!   controller in turn (tasks of each quadrant accessing all quadrants);
+//!   **1node** / **2nodes**: every thread's memory on NUMA node 0, or
+//!   spread over two nodes (by first touch; NUMA machines only).
 //!
-//! Bank and controller placement needs the DRAM address functions of the
-//! machine (bank bits / XOR masks, as DRAMA prints them), which Linux does
-//! not expose. They come from `--bank-functions` / `--controller-functions`;
-//! without them only the default allocation runs and the output says bank
-//! placement is unknown here. Kernels: STREAM-like copy, scale, add, triad
-//! and a random-access kernel. Reported per kernel and allocation: execution
-//! time (min/median/p99/max), bandwidth, and the standard deviation over runs
-//! (the paper's Tables 1 and 2).
+//! Each thread's pages are taken with chandru-mueller Algorithm 1 under
+//! `--bank-mode` (exact by default); `fallback_pages` says how many pages of
+//! a thread came from a fallback step. Bank and controller placement needs
+//! the DRAM address functions (`--bank-functions` / `--controller-functions`
+//! as XOR masks, or `--dram-map` from `tinct bench dram-map`); without them
+//! only the allocations that need none run, and every skipped condition is
+//! listed with its reason.
+//!
+//! Kernels: STREAM-like copy, scale, add, triad, random access and an
+//! integer sort after NAS IS ([`kernels`]). Reported per kernel and
+//! allocation: execution time (min/median/p99/max), bandwidth and their
+//! standard deviations; then the paper's two tables: Table 1 (standard
+//! deviation of IS time and of STREAM add bandwidth under 4 banks, 8
+//! banks and controller-local) and Table 2 (standard deviation of the
+//! composite bubblesort's time per (threads, pages per thread): 32/2,
+//! 8/10, 32/10, 48/10, under every condition; [`composite`]).
 
+pub mod composite;
 pub mod kernels;
 mod measure;
 pub mod numa;
 mod plan;
 mod report;
+pub mod tables;
 
 use crate::Result;
 use crate::harness::{BenchOptions, Durations, Finished, Machine, Progress, RunHeader};
@@ -48,8 +66,18 @@ pub struct Params {
     pub bank_functions: Option<String>,
     /// DRAM controller (channel) functions as XOR masks.
     pub controller_functions: Option<String>,
+    /// A DRAM mapping file from `tinct bench dram-map` instead of the two
+    /// function lists (only its page-granular part can be used).
+    pub dram_map: Option<std::path::PathBuf>,
+    /// chandru-mueller Algorithm 1's fallbacks when a thread's bank runs
+    /// out (default: exact, none).
+    pub bank_mode: tinct_mem::Modes,
     /// Kernels to run (default: all).
     pub kernels: Option<Vec<Kernel>>,
+    /// Composite bubblesort configurations (threads, pages per thread);
+    /// default the paper's 32/2, 8/10, 32/10, 48/10 (quick: N/2 and N/10
+    /// with N = min(4, CPUs); none with an empty list).
+    pub composite: Option<Vec<(usize, usize)>>,
     /// SCHED_FIFO priority of the measuring threads (1-99; needs root or
     /// CAP_SYS_NICE). Recommended on a busy machine.
     pub fifo: Option<u8>,
@@ -75,6 +103,30 @@ pub enum Allocation {
     /// NUMA: each thread's memory first touched on another node.
     #[serde(rename = "controller-remote")]
     NodeRemote,
+    /// Thread j of a controller's group: bank j mod 2 of that controller.
+    #[serde(rename = "2banks")]
+    Banks2,
+    /// Thread j of a controller's group: bank j mod 4 of that controller.
+    #[serde(rename = "4banks")]
+    Banks4,
+    /// Thread j of a controller's group: bank j mod 8 of that controller.
+    #[serde(rename = "8banks")]
+    Banks8,
+    /// Every thread: pages of its group's controller, any bank.
+    #[serde(rename = "ctrl-local")]
+    LocalController,
+    /// Every thread: pages of the controller opposite its group's.
+    #[serde(rename = "opposite-ctrl")]
+    OppositeController,
+    /// Every thread: its pages from every controller in turn.
+    #[serde(rename = "circular-alloc")]
+    Circular,
+    /// NUMA: every thread's memory on node 0.
+    #[serde(rename = "1node")]
+    OneNode,
+    /// NUMA: the threads' memory spread over two nodes.
+    #[serde(rename = "2nodes")]
+    TwoNodes,
 }
 
 impl Allocation {
@@ -88,8 +140,38 @@ impl Allocation {
             Allocation::SharedController => "shared-controller",
             Allocation::NodeLocal => "controller-local",
             Allocation::NodeRemote => "controller-remote",
+            Allocation::Banks2 => "2banks",
+            Allocation::Banks4 => "4banks",
+            Allocation::Banks8 => "8banks",
+            Allocation::LocalController => "ctrl-local",
+            Allocation::OppositeController => "opposite-ctrl",
+            Allocation::Circular => "circular-alloc",
+            Allocation::OneNode => "1node",
+            Allocation::TwoNodes => "2nodes",
         }
     }
+
+    /// Colours (banks) per controller of the 2/4/8banks conditions.
+    pub fn banks_per_controller(self) -> Option<u32> {
+        match self {
+            Allocation::Banks2 => Some(2),
+            Allocation::Banks4 => Some(4),
+            Allocation::Banks8 => Some(8),
+            _ => None,
+        }
+    }
+
+    /// The paper's Table 2 columns, in its order.
+    pub const TABLE2: [Allocation; 8] = [
+        Allocation::Banks2,
+        Allocation::Banks4,
+        Allocation::Banks8,
+        Allocation::LocalController,
+        Allocation::OppositeController,
+        Allocation::OneNode,
+        Allocation::TwoNodes,
+        Allocation::Circular,
+    ];
 }
 
 /// A condition that did not run here, and why.
@@ -109,6 +191,9 @@ pub struct AllocationResult {
     /// (controller, bank) of each thread's pages (empty for default and
     /// controller-level allocations).
     pub banks: Vec<Vec<[u32; 2]>>,
+    /// Per thread, pages served by a fallback step of Algorithm 1 (not
+    /// from the requested bank or controller); empty when not bank-aware.
+    pub fallback_pages: Vec<usize>,
     /// Controller-local/remote: per thread, the fraction of its pages found
     /// on the intended NUMA node (empty otherwise or when frames are unreadable).
     pub on_intended_node: Vec<f64>,
@@ -150,6 +235,10 @@ pub struct Parameters {
     pub bank_functions: Vec<u64>,
     /// Controller functions (XOR masks), empty when unknown.
     pub controller_functions: Vec<u64>,
+    /// Where the functions came from (`--dram-map` file, or the options).
+    pub functions_from: String,
+    /// Algorithm 1's fallback modes (`exact`: none).
+    pub bank_mode: String,
     /// Banks per controller under those functions.
     pub banks: u32,
     /// Controllers under those functions.
@@ -177,6 +266,13 @@ pub struct Report {
     pub moved_pages: Option<usize>,
     /// One entry per kernel.
     pub kernels: Vec<KernelResult>,
+    /// The composite bubblesort runs (Table 2).
+    pub composite: Vec<composite::CompositeResult>,
+    /// The paper's Table 1: standard deviations of IS time and STREAM add
+    /// bandwidth.
+    pub table1: tables::Table,
+    /// The paper's Table 2: standard deviations of the composite's time.
+    pub table2: tables::Table,
     /// Conditions that did not run, with the reason.
     pub skipped: Vec<Skipped>,
     /// Caveats.
@@ -221,6 +317,8 @@ fn assemble(plan: plan::Plan, measured: measure::Measured, machine: Machine) -> 
             bytes_per_thread: plan.pages_per_thread as u64 * plan.page_bytes,
             bank_functions: plan.mapping.bank.masks().to_vec(),
             controller_functions: plan.mapping.controller.masks().to_vec(),
+            functions_from: plan.functions_from.clone(),
+            bank_mode: plan.bank_mode.names(),
             banks: plan.mapping.banks(),
             controllers: plan.mapping.controllers(),
             warmup_rounds: WARMUP_ROUNDS,
@@ -229,7 +327,10 @@ fn assemble(plan: plan::Plan, measured: measure::Measured, machine: Machine) -> 
         bank_placement_known,
         frames_unreadable: measured.frames_unreadable,
         moved_pages: measured.moved_pages,
+        table1: tables::table1(&measured.kernels),
+        table2: tables::table2(&measured.composite),
         kernels: measured.kernels,
+        composite: measured.composite,
         skipped: plan.skipped,
         notes,
         files: Vec::new(),
@@ -238,19 +339,38 @@ fn assemble(plan: plan::Plan, measured: measure::Measured, machine: Machine) -> 
 
 fn notes(plan: &plan::Plan, measured: &measure::Measured, machine: &Machine) -> Vec<String> {
     let mut notes = Vec::new();
-    if !plan.bank_known() {
+    if !plan.bank_known() && !plan.controller_known() {
         notes.push(
-            "bank placement unknown here: only the default allocation ran. Give the DRAM bank \
-             functions (--bank-functions 0x...,0x..., e.g. from DRAMA) to compare own-bank and \
-             shared-bank allocations"
+            "bank placement unknown here: no bank-aware condition ran. Give the DRAM functions \
+             (--bank-functions 0x...,0x... and --controller-functions, e.g. from DRAMA, or \
+             --dram-map FILE from `tinct bench dram-map`) to compare the paper's conditions"
                 .into(),
         );
-    } else {
+    } else if plan.functions_from.starts_with("--") {
         notes.push(
             "bank functions were given on the command line; tinct cannot check them against the \
              hardware"
                 .into(),
         );
+    } else {
+        notes.push(format!(
+            "bank functions read from {} (measured by `tinct bench dram-map`)",
+            plan.functions_from
+        ));
+    }
+    let oversubscribed = plan
+        .composite
+        .iter()
+        .filter(|&&(threads, _)| threads > plan.cpus.len())
+        .map(|(threads, pages)| format!("{threads}x{pages}"))
+        .collect::<Vec<_>>();
+    if !oversubscribed.is_empty() {
+        notes.push(format!(
+            "composite {}: more threads than the {} CPUs, so threads share CPUs (pinned round \
+             robin) and a run's longest thread includes waiting for its CPU",
+            oversubscribed.join(", "),
+            plan.cpus.len()
+        ));
     }
     if let Some(why) = &measured.frames_unreadable {
         notes.push(format!(

@@ -1,6 +1,7 @@
 //! Files and summary of `tinct bench banks`.
 
 use super::kernels::Kernel;
+use super::tables::Table;
 use super::{Allocation, Report};
 use crate::Result;
 use crate::harness::machine::human_bytes;
@@ -21,6 +22,60 @@ struct CsvRow {
     stddev_ns: u64,
     bandwidth_mib_s: f64,
     bandwidth_stddev_mib_s: f64,
+}
+
+/// One CSV row of the composite: one condition of one configuration.
+#[derive(Debug, Serialize)]
+struct CompositeRow {
+    threads: usize,
+    pages: usize,
+    allocation: &'static str,
+    count: u64,
+    min_ns: u64,
+    median_ns: u64,
+    p99_ns: u64,
+    max_ns: u64,
+    stddev_ns: u64,
+    fallback_pages: usize,
+}
+
+/// A table as CSV records: a header, then one record per row (empty cells
+/// where the condition did not run).
+fn table_records(table: &Table) -> Vec<Vec<String>> {
+    let mut records = vec![
+        std::iter::once(String::new())
+            .chain(table.columns.iter().cloned())
+            .collect::<Vec<_>>(),
+    ];
+    for row in &table.rows {
+        records.push(
+            std::iter::once(row.label.clone())
+                .chain(
+                    row.cells
+                        .iter()
+                        .map(|c| c.map(|v| v.to_string()).unwrap_or_default()),
+                )
+                .collect(),
+        );
+    }
+    records
+}
+
+/// A table as summary lines: its title and unit, then one line per row.
+fn table_lines(table: &Table) -> Vec<String> {
+    let mut lines = vec![format!(
+        "{} ({}): {}",
+        table.title,
+        table.unit,
+        table.columns.join(" | ")
+    )];
+    for (r, row) in table.rows.iter().enumerate() {
+        let cells: Vec<String> = (0..table.columns.len())
+            .map(|c| table.cell_text(r, c))
+            .collect();
+        lines.push(format!("  {}: {}", row.label, cells.join(" | ")));
+    }
+    lines
 }
 
 /// Writes `banks.csv`, `banks.svg` and `banks.json` (which lists every file).
@@ -45,10 +100,35 @@ pub(super) fn write(report: &mut Report, common: &BenchOptions) -> Result<()> {
         })
         .collect();
     out.write_csv("banks.csv", &rows)?;
+    let composite: Vec<CompositeRow> = report
+        .composite
+        .iter()
+        .flat_map(|run| {
+            run.conditions.iter().map(move |c| CompositeRow {
+                threads: run.threads,
+                pages: run.pages,
+                allocation: c.allocation.name(),
+                count: c.time.count,
+                min_ns: c.time.min,
+                median_ns: c.time.median,
+                p99_ns: c.time.p99,
+                max_ns: c.time.max,
+                stddev_ns: c.time.stddev.round() as u64,
+                fallback_pages: c.fallback_pages.iter().sum(),
+            })
+        })
+        .collect();
+    if !composite.is_empty() {
+        out.write_csv("banks-composite.csv", &composite)?;
+    }
+    out.write_csv("banks-table1.csv", &table_records(&report.table1))?;
+    if !report.table2.rows.is_empty() {
+        out.write_csv("banks-table2.csv", &table_records(&report.table2))?;
+    }
     // Bandwidth per kernel (x = kernel index), one series per allocation.
     let mut chart = LineChart::new(
         "Aggregate bandwidth per kernel and allocation (median run)",
-        "kernel (1 copy, 2 scale, 3 add, 4 triad, 5 random)",
+        "kernel (1 copy, 2 scale, 3 add, 4 triad, 5 random, 6 integer-sort)",
         "MiB/s",
     );
     let allocations: Vec<Allocation> = report
@@ -93,13 +173,16 @@ pub(super) fn summary(report: &Report) -> Summary {
     );
     s.fact(
         "bank placement",
-        if report.bank_placement_known {
+        if report.bank_placement_known || report.parameters.controllers > 1 {
             format!(
-                "{} banks x {} controllers from the given functions",
-                report.parameters.banks, report.parameters.controllers
+                "{} banks x {} controllers from {}; Algorithm 1 mode {}",
+                report.parameters.banks,
+                report.parameters.controllers,
+                report.parameters.functions_from,
+                report.parameters.bank_mode
             )
         } else {
-            "UNKNOWN here (no --bank-functions): default allocation only".into()
+            "UNKNOWN here (no --bank-functions or --dram-map): no bank-aware condition".into()
         },
     );
     s.fact(
@@ -131,6 +214,48 @@ pub(super) fn summary(report: &Report) -> Summary {
                 format!("{:.0}", a.bandwidth_stddev_mib_s),
                 format!("{:.2}x", a.median_over_default),
             ]);
+        }
+    }
+    for run in &report.composite {
+        let default = run.conditions.first().map_or(0, |c| c.time.median);
+        for c in &run.conditions {
+            s.row(vec![
+                format!("bsort {}x{}", run.threads, run.pages),
+                c.allocation.name().into(),
+                ms(c.time.median),
+                ms(c.time.max),
+                ms(c.time.stddev.round() as u64),
+                "-".into(),
+                "-".into(),
+                if default == 0 {
+                    "-".into()
+                } else {
+                    format!("{:.2}x", c.time.median as f64 / default as f64)
+                },
+            ]);
+        }
+    }
+    for line in table_lines(&report.table1)
+        .into_iter()
+        .chain(if report.table2.rows.is_empty() {
+            Vec::new()
+        } else {
+            table_lines(&report.table2)
+        })
+    {
+        s.note(line);
+    }
+    for k in &report.kernels {
+        for a in &k.allocations {
+            let fallback: usize = a.fallback_pages.iter().sum();
+            if fallback > 0 {
+                s.note(format!(
+                    "{} under {}: {fallback} pages from a fallback step of Algorithm 1 (not the \
+                     requested bank)",
+                    k.kernel.name(),
+                    a.allocation.name()
+                ));
+            }
         }
     }
     for skip in &report.skipped {

@@ -112,6 +112,8 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
             partitions: input.partitions,
             memory: Bytes(memory),
             refill: input.refill,
+            color_bits: None,
+            dram_map: None,
         },
         tasks: vec![Task {
             name: input.name.to_string(),

@@ -49,6 +49,10 @@ enum Bench {
     /// DRAM bank/controller contention (Chandru & Mueller): own-bank, default
     /// and shared-bank allocations under STREAM-like and random-access kernels.
     Banks(args::Banks),
+    /// The DRAM address mapping (bank XOR functions) from row-buffer
+    /// conflict timing and pagemap, each function with its confidence;
+    /// writes dram-map.toml (for exec, banks and task sets) only when found.
+    DramMap(args::DramMap),
     /// Inter-core cache interference on a victim with and without cache
     /// reservation by page coloring (kim2013 Figure 7).
     Isolation(args::Isolation),
@@ -99,6 +103,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Bench::Banks(args) => {
             let bar = Bar::new(!args.common.no_progress);
             show(tinct_bench::banks::run(&args.params(), &bar))
+        }
+        Bench::DramMap(args) => {
+            let bar = Bar::new(!args.common.no_progress);
+            show(tinct_bench::dram_map::run(&args.params(), &bar))
         }
         Bench::Isolation(args) => {
             let bar = Bar::new(!args.common.no_progress);

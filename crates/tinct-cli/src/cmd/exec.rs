@@ -45,22 +45,53 @@ pub struct Args {
     /// resctrl mount point (default: from /proc/mounts); for tests.
     #[arg(long, value_name = "DIR", hide = true, requires = "l3_partitions")]
     pub resctrl_root: Option<PathBuf>,
+    /// Physical address bits of the page colour, e.g. `12-16`, instead of
+    /// the last-level cache's rule (`tinct doctor` shows it and why).
+    #[arg(long, value_name = "LIST")]
+    pub color_bits: Option<String>,
     /// DRAM banks to serve the heap from, e.g. `1,2` (in every controller;
-    /// with `--colors`, pages must be in both). Needs `--bank-functions`.
-    #[arg(long, value_name = "LIST", requires = "bank_functions")]
+    /// with `--colors`, pages must be in both). Needs `--bank-functions`
+    /// or `--dram-map`.
+    #[arg(long, value_name = "LIST")]
     pub banks: Option<String>,
     /// The DRAM bank functions of this machine as XOR masks in DRAMA format,
     /// e.g. `0x2040,0x44000` (bank bit i = parity of address & mask i).
-    #[arg(long, value_name = "MASKS")]
+    #[arg(long, value_name = "MASKS", conflicts_with = "dram_map")]
     pub bank_functions: Option<String>,
-    /// DRAM controllers to serve the heap from. Needs `--controller-functions`.
-    #[arg(long, value_name = "LIST", requires = "controller_functions")]
+    /// The DRAM mapping file `tinct bench dram-map` wrote (its bank and
+    /// controller functions; those that read bits inside a page cannot be
+    /// controlled by a page allocator and are left out, as the shim says).
+    #[arg(long, value_name = "FILE")]
+    pub dram_map: Option<PathBuf>,
+    /// chandru-mueller Algorithm 1's fallbacks once the requested banks are
+    /// spent, comma-separated: `exact` (none: the allocation falls back to
+    /// uncoloured memory, or fails with --strict), `restricted` (the
+    /// requested controllers' fullest other bank), `unrestricted` (the
+    /// fullest controller and bank), `split` (any page of the colours).
+    /// The summary (--stats) says how many requests and pages each step
+    /// served.
+    #[arg(long, value_name = "MODES", default_value = "exact")]
+    pub bank_mode: String,
+    /// Serve the program's own anonymous mmap (private, read-write) from
+    /// coloured pages too, not only its heap.
+    #[arg(long)]
+    pub mmap: bool,
+    /// After fork, let the child take the copy-on-write copies of the heap,
+    /// so the parent keeps its pages' colours when it writes them (the
+    /// child's heap is then uncoloured, and it pays one page copy per
+    /// heap page).
+    #[arg(long)]
+    pub fork_keep: bool,
+    /// DRAM controllers to serve the heap from. Needs
+    /// `--controller-functions` (or a `--dram-map` that has them).
+    #[arg(long, value_name = "LIST")]
     pub controllers: Option<String>,
     /// The DRAM controller functions as XOR masks, like `--bank-functions`.
-    #[arg(long, value_name = "MASKS")]
+    #[arg(long, value_name = "MASKS", conflicts_with = "dram_map")]
     pub controller_functions: Option<String>,
-    /// Pool size: all colors are mapped and translated, the requested ones
-    /// are kept (so the heap can grow to about SIZE × requested / all colors).
+    /// The most memory the shim populates: it starts with 2 MiB and grows
+    /// on demand, keeping pages of the requested colours (so the heap can
+    /// grow to about SIZE × requested / all colors).
     #[arg(long, value_name = "SIZE", default_value = "512MiB")]
     pub pool: String,
     /// When the colored pool is full, fail the allocation (ENOMEM) instead
@@ -301,12 +332,60 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
             args.pool
         )));
     }
+    let color_bits = optional_list("--color-bits", &args.color_bits, "bit")?;
+    let page = tinct_sys::system::PageSize::read(&SysRoot::live()).map_or(4096, |p| p.bytes);
+    let geometry = match &color_bits {
+        Some(bits) => tinct_sys::cache_slices::explicit_color_geometry(bits, page, "--color-bits")
+            .map(Some)
+            .map_err(|e| CliError::Input(format!("--color-bits: {e}")))?,
+        None => tinct_mem::machine_color_geometry(page).ok(),
+    };
+    let bank_mode = tinct_mem::Modes::parse(&args.bank_mode)
+        .map_err(|e| CliError::Input(format!("--bank-mode {:?}: {e}", args.bank_mode)))?;
+    if bank_mode != tinct_mem::Modes::EXACT && args.banks.is_none() && args.controllers.is_none() {
+        return Err(CliError::Input(format!(
+            "--bank-mode {}: expected --banks or --controllers to fall back from",
+            bank_mode.names()
+        )));
+    }
+    let (bank_functions, controller_functions) = match &args.dram_map {
+        None => (
+            functions("--bank-functions", &args.bank_functions)?,
+            functions("--controller-functions", &args.controller_functions)?,
+        ),
+        Some(path) => dram_map_functions(path, page)?,
+    };
+    for (flag, given, masks, source) in [
+        (
+            "--banks",
+            args.banks.is_some(),
+            &bank_functions,
+            "--bank-functions",
+        ),
+        (
+            "--controllers",
+            args.controllers.is_some(),
+            &controller_functions,
+            "--controller-functions",
+        ),
+    ] {
+        if given && masks.is_empty() {
+            return Err(CliError::Input(format!(
+                "{flag}: expected the DRAM functions too: {source} 0x...,0x... or --dram-map FILE \
+                 (from `tinct bench dram-map`)"
+            )));
+        }
+    }
     let config = ShimConfig {
         colors: optional_list("--colors", &args.colors, "color")?.unwrap_or_default(),
+        color_bits,
+        bank_mode,
+        mmap: args.mmap,
+        fork_keep: args.fork_keep,
         banks: optional_list("--banks", &args.banks, "bank")?,
         controllers: optional_list("--controllers", &args.controllers, "controller")?,
-        bank_functions: functions("--bank-functions", &args.bank_functions)?,
-        controller_functions: functions("--controller-functions", &args.controller_functions)?,
+        bank_functions,
+        controller_functions,
         strict: args.strict,
         stats: args.stats,
         allow_uncolored: args.allow_uncolored,
@@ -314,14 +393,55 @@ fn shim_config(args: &Args) -> Result<Option<ShimConfig>, CliError> {
         ..ShimConfig::colored(Vec::new())
     };
     config.validate().map_err(CliError::Input)?;
+    // The shim of every process of the program would otherwise read the
+    // cache topology from sysfs again: give it the bits (start-up cost).
+    let mut config = config;
+    if config.color_bits.is_none()
+        && let Some(bits) = geometry.as_ref().and_then(|g| g.colors.color_bits().ok())
+    {
+        config.color_bits = Some(bits.collect());
+    }
     if !config.colors.is_empty()
-        && let Some(available) = llc_color_count()
+        && let Some(geometry) = &geometry
     {
         config
-            .check_colors_exist(available)
-            .map_err(|e| CliError::Input(format!("--colors: {e}")))?;
+            .check_colors_exist(geometry.colors.colors)
+            .map_err(|e| CliError::Input(format!("--colors: {e} ({})", geometry.rule)))?;
     }
     Ok(Some(config))
+}
+
+/// The bank and controller functions of a `tinct bench dram-map` file,
+/// each reduced to the part a page allocator controls (functions that read
+/// bits inside a page vary within a page), with what was left out said.
+fn dram_map_functions(path: &Path, page: u64) -> Result<(Vec<u64>, Vec<u64>), CliError> {
+    let map =
+        tinct_core::dram_map::DramMap::load(path).map_err(|e| CliError::Input(e.to_string()))?;
+    if map.physical == tinct_core::dram_map::AddressKind::Guest {
+        eprintln!(
+            "tinct exec: {}: measured on a virtual machine (guest-physical addresses): its \
+             banks are not the host's",
+            path.display()
+        );
+    }
+    let reduce = |what: &str, masks: &[u64]| -> Result<Vec<u64>, CliError> {
+        let functions = XorFunctions::from_masks(masks.to_vec())
+            .map_err(|e| CliError::Input(format!("--dram-map {}: {what}: {e}", path.display())))?;
+        let (kept, lost) = functions.page_granular(page);
+        if lost > 0 {
+            eprintln!(
+                "tinct exec: {}: {lost} of the {what} bits read address bits inside a page and \
+                 cannot be chosen by page; using the {} page-granular functions",
+                path.display(),
+                kept.masks().len()
+            );
+        }
+        Ok(kept.masks().to_vec())
+    };
+    Ok((
+        reduce("bank", &map.bank_functions)?,
+        reduce("controller", &map.controller_functions)?,
+    ))
 }
 
 /// A list such as `0-3,8` from `flag`, with at least one entry.
@@ -350,36 +470,35 @@ fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
 }
 
 /// This machine's last-level cache as tinct-sim's model ("L3 32 MiB 16-way"
-/// and its geometry), if sysfs gives size, ways and line size.
+/// and its geometry), if sysfs gives size, ways and line size. A sliced
+/// cache (`tinct_sys::cache_slices`) whose hash is unknown is modelled as
+/// one slice: lines of every slice with the same set index count as
+/// rivals, which can only overstate sharing, never hide it.
 fn llc_model() -> Option<(String, tinct_sim::CacheGeometry)> {
     let topology = Topology::read(&SysRoot::live()).ok()?;
     let llc = topology.last_level_caches().first().copied()?;
     let ways = llc.ways?;
+    let slices = match tinct_mem::machine_color_geometry(4096).ok()?.rule {
+        tinct_sys::topology::ColorRule::Sliced { slices } => slices,
+        _ => 1,
+    };
     let geometry = tinct_sim::CacheGeometry::new(
-        llc.size_bytes,
+        llc.size_bytes / slices,
         ways,
         u64::from(llc.line_bytes.unwrap_or(64)),
     )
     .ok()?;
-    let name = format!(
+    let mut name = format!(
         "{} {} {ways}-way",
         llc.name(),
         tinct_sys::doctor::human_bytes(llc.size_bytes)
     );
+    if slices > 1 {
+        name.push_str(&format!(
+            ", one of its {slices} slices (the slice hash is unknown: all slices as one)"
+        ));
+    }
     Some((name, geometry))
-}
-
-/// The number of page colors of this machine's last-level cache, if its
-/// geometry is known.
-fn llc_color_count() -> Option<u64> {
-    let root = SysRoot::live();
-    let page = tinct_sys::system::PageSize::read(&root).map_or(4096, |p| p.bytes);
-    Topology::read(&root)
-        .ok()?
-        .last_level_caches()
-        .first()?
-        .page_colors(page)
-        .map(|c| c.colors)
 }
 
 /// The shim first, then whatever was preloaded already.

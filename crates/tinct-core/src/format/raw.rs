@@ -167,6 +167,13 @@ pub struct RawPlatform {
     /// Δ; may be left to a calibration (see `LoadOptions`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub refill: Option<Scalar>,
+    /// Physical address bits of the page colour, overriding the machine's
+    /// LLC rule (sliced caches: `tinct doctor` suggests them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color_bits: Option<Vec<Scalar>>,
+    /// A DRAM mapping file (`tinct bench dram-map`), relative to this file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram_map: Option<String>,
 }
 
 /// `[[task]]`.

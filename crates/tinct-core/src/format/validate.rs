@@ -210,12 +210,97 @@ fn validate_platform(
             ));
         }
     };
+    let color_bits = raw
+        .color_bits
+        .as_ref()
+        .map(|bits| validate_color_bits(bits, partitions, reporter))
+        .transpose()?;
+    let dram_map = raw
+        .dram_map
+        .as_ref()
+        .map(|path| {
+            let relative = std::path::Path::new(reporter.file)
+                .parent()
+                .unwrap_or(std::path::Path::new(""))
+                .join(path);
+            crate::dram_map::DramMap::load(&relative)
+                .map(|map| crate::model::PlatformDramMap {
+                    path: path.clone(),
+                    map,
+                })
+                .map_err(|e| {
+                    field("dram_map").fail(
+                        "a DRAM mapping file written by `tinct bench dram-map` (relative to \
+                         this task set)",
+                        e.to_string(),
+                    )
+                })
+        })
+        .transpose()?;
     Ok(Platform {
         cores,
         partitions,
         memory,
         refill,
+        color_bits,
+        dram_map,
     })
+}
+
+/// Largest number of colour bits (2^16 colours, the most tinct-mem's
+/// address functions express).
+const MAX_COLOR_BITS: usize = 16;
+
+/// `color_bits = [12, 13, ...]`: strictly increasing address bits from 6
+/// (above a cache line) to 63, at most 16 of them, giving at least one
+/// colour per partition.
+fn validate_color_bits(
+    bits: &[Scalar],
+    partitions: u32,
+    reporter: &Reporter<'_>,
+) -> Result<Vec<u32>, InputError> {
+    let list = Field {
+        reporter,
+        at: path(&["platform", "color_bits"]),
+        name: platform_field("color_bits"),
+    };
+    if bits.is_empty() || bits.len() > MAX_COLOR_BITS {
+        return Err(list.fail(
+            format!("1 to {MAX_COLOR_BITS} physical address bits, such as [12, 13, 14, 15, 16]"),
+            format!("{} bits", bits.len()),
+        ));
+    }
+    let mut out: Vec<u32> = Vec::with_capacity(bits.len());
+    for (i, value) in bits.iter().enumerate() {
+        let element = Field {
+            reporter,
+            at: vec![
+                Seg::Key("platform".into()),
+                Seg::Key("color_bits".into()),
+                Seg::Index(i),
+            ],
+            name: platform_field("color_bits"),
+        };
+        let bit = element.integer(value, 6, 63, "a physical address bit above the cache line")?;
+        if out.last().is_some_and(|&previous| bit <= previous) {
+            return Err(element.fail(
+                "strictly increasing bits",
+                format!("{bit} after {}", out[out.len() - 1]),
+            ));
+        }
+        out.push(bit);
+    }
+    let colors = 1u64 << out.len();
+    if colors < u64::from(partitions) {
+        return Err(list.fail(
+            format!(
+                "at least one colour per partition: {partitions} partitions need at least {} bits",
+                partitions.next_power_of_two().trailing_zeros()
+            ),
+            format!("{} bits ({colors} colours)", out.len()),
+        ));
+    }
+    Ok(out)
 }
 
 fn validate_task(

@@ -66,6 +66,11 @@ impl From<&TaskSet> for RawTaskSet {
                 partitions: Scalar::Int(i64::from(p.partitions)),
                 memory: size(p.memory),
                 refill: Some(duration(p.refill)),
+                color_bits: p
+                    .color_bits
+                    .as_ref()
+                    .map(|bits| bits.iter().map(|&b| Scalar::Int(i64::from(b))).collect()),
+                dram_map: p.dram_map.as_ref().map(|d| d.path.clone()),
             },
             task: set.tasks.iter().map(task).collect(),
         }

@@ -191,6 +191,66 @@ int main(void) {
         FAIL("free of a bank span failed");
     tinct_pool_destroy(banked);
 
+    /* Algorithm 1's fallback modes: exhaust a bank (then a controller)
+     * and check where each mode goes, by the program's own arithmetic. */
+    if (tinct_bank_modes("restricted,split") != (int64_t)(TINCT_CONTROLLER_RESTRICTED | TINCT_SPLIT) ||
+        tinct_bank_modes("exact") != 0 || tinct_bank_modes("sideways") != -1 ||
+        strstr(tinct_last_error(), "sideways") == NULL)
+        FAIL("tinct_bank_modes names");
+    tinct_pool *modes_pool = tinct_pool_create_banked(8u << 20, TINCT_POOL_INTERLEAVE, NULL, 0,
+                                                      bank_masks, 2, controller_masks, 1, 0);
+    if (!modes_pool)
+        FAIL("tinct_pool_create_banked failed: %s", tinct_last_error());
+    const unsigned c0 = 0, b0 = 1;
+    size_t drained = 0;
+    while (tinct_alloc_bank(modes_pool, c0, b0, (size_t)page_size, 0, NULL) != NULL)
+        drained++;
+    if (drained == 0)
+        FAIL("bank %u/%u had no chunk", c0, b0);
+    tinct_bank_steps steps;
+    struct { uint32_t modes; unsigned want_furthest; } cases[] = {
+        {TINCT_CONTROLLER_RESTRICTED, 1}, {TINCT_SPLIT, 3}};
+    for (unsigned k = 0; k < 2; k++) {
+        unsigned char *got = tinct_alloc_bank_steps(modes_pool, c0, b0, (size_t)page_size,
+                                                    cases[k].modes, &steps);
+        if (!got || steps.furthest != cases[k].want_furthest || steps.exact != 0)
+            FAIL("mode %u: furthest %u exact %lu", cases[k].modes, steps.furthest,
+                 (unsigned long)steps.exact);
+        uint64_t entry = 0;
+        off_t at = (off_t)((uintptr_t)got / (uintptr_t)page_size) * 8;
+        if (pread(pagemap_fd, &entry, sizeof entry, at) != (ssize_t)sizeof entry)
+            FAIL("pread pagemap failed");
+        uint64_t address = (entry & ((1ull << 55) - 1)) * (uint64_t)page_size;
+        unsigned bank = (unsigned)((address >> 14) & 3), controller = (unsigned)((address >> 16) & 1);
+        if (cases[k].modes == TINCT_CONTROLLER_RESTRICTED &&
+            (controller != c0 || bank == b0 || steps.controller_restricted != 1))
+            FAIL("restricted went to %u/%u (%lu pages)", controller, bank,
+                 (unsigned long)steps.controller_restricted);
+        if (cases[k].modes == TINCT_SPLIT && steps.split != 1)
+            FAIL("split served %lu pages", (unsigned long)steps.split);
+        pages_checked++;
+    }
+    /* Drain the whole controller: unrestricted moves to the other one. */
+    while (tinct_alloc_bank(modes_pool, c0, b0, (size_t)page_size, TINCT_CONTROLLER_RESTRICTED, NULL))
+        drained++;
+    unsigned char *other = tinct_alloc_bank_steps(modes_pool, c0, b0, (size_t)page_size,
+                                                  TINCT_CONTROLLER_UNRESTRICTED, &steps);
+    if (!other || steps.furthest != 2 || steps.controller_unrestricted != 1)
+        FAIL("unrestricted: furthest %u", steps.furthest);
+    {
+        uint64_t entry = 0;
+        off_t at = (off_t)((uintptr_t)other / (uintptr_t)page_size) * 8;
+        if (pread(pagemap_fd, &entry, sizeof entry, at) != (ssize_t)sizeof entry)
+            FAIL("pread pagemap failed");
+        uint64_t address = (entry & ((1ull << 55) - 1)) * (uint64_t)page_size;
+        if (((address >> 16) & 1) == c0)
+            FAIL("unrestricted stayed in the drained controller %u", c0);
+        pages_checked++;
+    }
+    if (tinct_alloc_bank(modes_pool, c0, b0, (size_t)page_size, 0, NULL) != NULL)
+        FAIL("exact must still fail on the drained bank");
+    tinct_pool_destroy(modes_pool);
+
     /* The machine's own LLC colors. */
     tinct_pool *machine = tinct_pool_create(4u << 20, 0);
     if (!machine || tinct_pool_colors(machine) == 0)

@@ -2,10 +2,17 @@
 //!
 //! Pages are numbered `0..pages` in virtual address order. Each page has a
 //! frame number and a class (color, bank, controller) and, while free, sits
-//! in its color list and in its (controller, bank) list at once (intrusive
-//! lists, `crate::intrusive_lists`). The book knows nothing about mmap:
-//! [`crate::Pool`] owns the memory, and tests build books from synthetic
-//! frame numbers to control the free lists exactly.
+//! in its color list (intrusive lists, `crate::intrusive_lists`). For
+//! chandru-mueller's bank-aware allocator the pages are also grouped into
+//! *chunks* of `chunk_pages` consecutive pages (the paper traverses its
+//! pool at 8 KiB, [`DEFAULT_CHUNK_BYTES`]); a chunk whose frames are
+//! physically contiguous, aligned and all of one (controller, bank) is
+//! *whole*, and while all its pages are free it sits in its (controller,
+//! bank) list. So every free chunk is in both kinds of list at once, as in
+//! the paper's Section 3, and taking a page through either unlinks it from
+//! the other in O(1). The book knows nothing about mmap: [`crate::Pool`]
+//! owns the memory, and tests build books from synthetic frame numbers to
+//! control the free lists exactly.
 //!
 //! The two ways to take pages out of the book live in their own modules:
 //!
@@ -25,8 +32,15 @@ pub use colored_allocation::ColorCursor;
 use serde::Serialize;
 
 use crate::error::MemError;
-use crate::intrusive_lists::ListFamily;
+use crate::intrusive_lists::{ListFamily, NIL};
 use crate::mapping::{AddressMapping, PageClass};
+
+/// chandru-mueller's chunk: the pool "is traversed at a granularity of
+/// 8 kB and chunks are added to the corresponding free list(s)" (Section
+/// 3; on their Tilera the bank changes every 13 address bits). The default
+/// of [`crate::PoolOptions`]; a chunk is whole only if no bank or
+/// controller function reads a bit inside it.
+pub const DEFAULT_CHUNK_BYTES: u64 = 8 << 10;
 
 /// Index of a page in its pool (virtual address order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -95,11 +109,23 @@ pub struct PageBook {
     retired: Vec<bool>,
     retired_pages: u32,
     by_color: ListFamily,
+    /// Whole free chunks by (controller, bank) slot.
     by_bank: ListFamily,
+    /// log2 of the pages per chunk.
+    chunk_shift: u32,
+    /// Bank slot of each chunk, or `NIL` if the chunk is not whole.
+    chunk_slot: Vec<u32>,
+    /// Free pages of each chunk.
+    chunk_free: Vec<u32>,
     color_total: Vec<u32>,
     bank_total: Vec<u32>,
+    /// Free pages per bank slot (whole chunks or not).
+    bank_free: Vec<u32>,
     controller_free: Vec<u32>,
     controller_total: Vec<u32>,
+    /// Whole free chunks per controller (chandru-mueller's "memory
+    /// availability" of a controller).
+    controller_free_chunks: Vec<u32>,
     free_pages: u32,
     /// log2(banks): a bank slot shifted right by it is the controller.
     bank_shift: u32,
@@ -108,51 +134,167 @@ pub struct PageBook {
 impl PageBook {
     /// Files pages with the given frame numbers (page `i` has `frames[i]`)
     /// into free lists, in page order (never-used pages are handed out in
-    /// virtual address order).
+    /// virtual address order), with one-page chunks.
     pub fn new(mapping: AddressMapping, frames: Vec<u64>) -> Result<Self, MemError> {
-        if frames.len() >= u32::MAX as usize {
+        Self::with_chunk(mapping, frames, 1)
+    }
+
+    /// As [`PageBook::new`], with chunks of `chunk_pages` pages (a power of
+    /// two) for the bank-aware allocator.
+    pub fn with_chunk(
+        mapping: AddressMapping,
+        frames: Vec<u64>,
+        chunk_pages: u32,
+    ) -> Result<Self, MemError> {
+        if !chunk_pages.is_power_of_two() {
             return Err(MemError::Request(format!(
-                "{} pages: expected fewer than 2^32",
-                frames.len()
+                "chunk of {chunk_pages} pages: expected a power of two"
             )));
         }
-        let pages = frames.len();
+        let chunk_bytes = u64::from(chunk_pages).saturating_mul(mapping.page_size);
+        for (what, functions) in [("bank", &mapping.bank), ("controller", &mapping.controller)] {
+            if let Some(lowest) = functions.lowest_bit()
+                && 1u64
+                    .checked_shl(lowest)
+                    .is_some_and(|bit| bit < chunk_bytes)
+            {
+                return Err(MemError::Mapping(format!(
+                    "a {what} function reads address bit {lowest}, inside a {chunk_bytes}-byte \
+                     chunk: expected chunks that lie in one {what} (use a chunk of at most {} \
+                     bytes)",
+                    1u64 << lowest
+                )));
+            }
+        }
         let (colors, banks, controllers) = (
             mapping.colors() as usize,
             mapping.banks() as usize,
             mapping.controllers() as usize,
         );
         let mut book = Self {
-            color: Vec::with_capacity(pages),
-            bank_slot: Vec::with_capacity(pages),
-            used: vec![false; pages],
-            ever_used: vec![false; pages],
-            retired: vec![false; pages],
+            color: Vec::new(),
+            bank_slot: Vec::new(),
+            used: Vec::new(),
+            ever_used: Vec::new(),
+            retired: Vec::new(),
             retired_pages: 0,
-            by_color: ListFamily::new(colors, pages),
-            by_bank: ListFamily::new(banks * controllers, pages),
+            by_color: ListFamily::new(colors, 0),
+            by_bank: ListFamily::new(banks * controllers, 0),
+            chunk_shift: chunk_pages.trailing_zeros(),
+            chunk_slot: Vec::new(),
+            chunk_free: Vec::new(),
             color_total: vec![0; colors],
             bank_total: vec![0; banks * controllers],
+            bank_free: vec![0; banks * controllers],
             controller_free: vec![0; controllers],
             controller_total: vec![0; controllers],
-            free_pages: pages as u32,
+            controller_free_chunks: vec![0; controllers],
+            free_pages: 0,
             bank_shift: mapping.banks().trailing_zeros(),
-            frames,
+            frames: Vec::new(),
             mapping,
         };
-        for page in 0..pages {
-            let class = book.mapping.classify_frame(book.frames[page]);
-            let slot = class.controller as usize * banks + class.bank as usize;
-            book.color.push(class.color);
-            book.bank_slot.push(slot as u32);
-            book.by_color.push_back(class.color as usize, page as u32);
-            book.by_bank.push_back(slot, page as u32);
-            book.color_total[class.color as usize] += 1;
-            book.bank_total[slot] += 1;
-            book.controller_free[class.controller as usize] += 1;
-            book.controller_total[class.controller as usize] += 1;
-        }
+        book.extend(&frames)?;
         Ok(book)
+    }
+
+    /// Files more pages (numbered after the existing ones) as free,
+    /// never-used pages: a pool that grows. Pages only form chunks with
+    /// pages of the same call.
+    pub fn extend(&mut self, frames: &[u64]) -> Result<(), MemError> {
+        let first = self.frames.len();
+        let pages = first + frames.len();
+        if pages >= NIL as usize {
+            return Err(MemError::Request(format!(
+                "{pages} pages: expected fewer than 2^32"
+            )));
+        }
+        let chunk_pages = 1usize << self.chunk_shift;
+        // Chunks start on a multiple of the chunk size; pad to one so that
+        // a chunk never mixes pages of two calls.
+        let padded_first = first.next_multiple_of(chunk_pages);
+        let padding = padded_first - first;
+        let banks = self.mapping.banks() as usize;
+        self.frames.reserve(padding + frames.len());
+        for _ in 0..padding {
+            // Placeholder pages: retired at once, never handed out.
+            self.push_page(u64::MAX, None);
+        }
+        for &frame in frames {
+            let class = self.mapping.classify_frame(frame);
+            let slot = class.controller as usize * banks + class.bank as usize;
+            self.push_page(frame, Some((class.color, slot as u32)));
+        }
+        let end = self.frames.len();
+        self.by_color.grow_to(end);
+        let chunks = end.div_ceil(chunk_pages);
+        self.by_bank.grow_to(chunks);
+        self.chunk_slot.resize(chunks, NIL);
+        self.chunk_free.resize(chunks, 0);
+        for page in padded_first..end {
+            if self.retired[page] {
+                continue;
+            }
+            let color = self.color[page] as usize;
+            self.by_color.push_back(color, page as u32);
+            self.chunk_free[page >> self.chunk_shift] += 1;
+        }
+        for chunk in padded_first / chunk_pages..chunks {
+            if let Some(slot) = self.whole_chunk_slot(chunk) {
+                self.chunk_slot[chunk] = slot;
+                self.by_bank.push_back(slot as usize, chunk as u32);
+                self.controller_free_chunks[slot as usize >> self.bank_shift] += 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends one page: `Some((color, bank slot))` for a real page, `None`
+    /// for a retired placeholder.
+    fn push_page(&mut self, frame: u64, class: Option<(u32, u32)>) {
+        self.frames.push(frame);
+        let (color, slot) = class.unwrap_or((0, 0));
+        self.color.push(color);
+        self.bank_slot.push(slot);
+        let placeholder = class.is_none();
+        self.used.push(placeholder);
+        self.ever_used.push(placeholder);
+        self.retired.push(placeholder);
+        if placeholder {
+            self.retired_pages += 1;
+            return;
+        }
+        self.color_total[color as usize] += 1;
+        self.bank_total[slot as usize] += 1;
+        self.bank_free[slot as usize] += 1;
+        self.controller_free[slot as usize >> self.bank_shift] += 1;
+        self.controller_total[slot as usize >> self.bank_shift] += 1;
+        self.free_pages += 1;
+    }
+
+    /// The bank slot of `chunk` if it is whole: all its pages present,
+    /// their frames consecutive from a chunk-aligned frame, one slot.
+    fn whole_chunk_slot(&self, chunk: usize) -> Option<u32> {
+        let chunk_pages = 1usize << self.chunk_shift;
+        let first = chunk << self.chunk_shift;
+        let pages = first..first + chunk_pages;
+        if pages.end > self.frames.len() || pages.clone().any(|p| self.retired[p]) {
+            return None;
+        }
+        let base = self.frames[first];
+        if !base.is_multiple_of(chunk_pages as u64) {
+            return None;
+        }
+        let slot = self.bank_slot[first];
+        pages
+            .enumerate()
+            .all(|(i, p)| self.frames[p] == base + i as u64 && self.bank_slot[p] == slot)
+            .then_some(slot)
+    }
+
+    /// Pages per chunk of the bank-aware allocator.
+    pub fn chunk_pages(&self) -> u32 {
+        1 << self.chunk_shift
     }
 
     /// The address mapping.
@@ -198,7 +340,18 @@ impl PageBook {
 
     /// Free pages of one (controller, bank).
     pub fn free_in_bank(&self, controller: u32, bank: u32) -> usize {
+        self.bank_free[self.slot(controller, bank)] as usize
+    }
+
+    /// Whole free chunks of one (controller, bank): what the bank-aware
+    /// allocator can hand out there.
+    pub fn free_chunks_in_bank(&self, controller: u32, bank: u32) -> usize {
         self.by_bank.len(self.slot(controller, bank)) as usize
+    }
+
+    /// Whole free chunks of one controller.
+    pub fn free_chunks_in_controller(&self, controller: u32) -> usize {
+        self.controller_free_chunks[controller as usize] as usize
     }
 
     /// Free pages of one controller.
@@ -210,14 +363,22 @@ impl PageBook {
         controller as usize * self.mapping.banks() as usize + bank as usize
     }
 
-    /// Takes a free page out of both of its lists.
+    /// Takes a free page out of its color list, and its chunk out of its
+    /// bank list.
     #[inline]
     fn take(&mut self, page: u32) {
         let index = page as usize;
         debug_assert!(!self.used[index]);
         self.by_color.unlink(self.color[index] as usize, page);
+        let chunk = index >> self.chunk_shift;
+        let chunk_slot = self.chunk_slot[chunk];
+        if chunk_slot != NIL && self.chunk_free[chunk] == 1 << self.chunk_shift {
+            self.by_bank.unlink(chunk_slot as usize, chunk as u32);
+            self.controller_free_chunks[chunk_slot as usize >> self.bank_shift] -= 1;
+        }
+        self.chunk_free[chunk] -= 1;
         let slot = self.bank_slot[index] as usize;
-        self.by_bank.unlink(slot, page);
+        self.bank_free[slot] -= 1;
         self.controller_free[slot >> self.bank_shift] -= 1;
         self.used[index] = true;
         self.ever_used[index] = true;
@@ -264,8 +425,16 @@ impl PageBook {
         self.free_pages += 1;
         self.by_color.push_front(self.color[index] as usize, page.0);
         let slot = self.bank_slot[index] as usize;
-        self.by_bank.push_front(slot, page.0);
+        self.bank_free[slot] += 1;
         self.controller_free[slot >> self.bank_shift] += 1;
+        let chunk = index >> self.chunk_shift;
+        self.chunk_free[chunk] += 1;
+        let chunk_slot = self.chunk_slot[chunk];
+        if chunk_slot != NIL && self.chunk_free[chunk] == 1 << self.chunk_shift {
+            // The chunk is whole and free again: reused first (footnote 5).
+            self.by_bank.push_front(chunk_slot as usize, chunk as u32);
+            self.controller_free_chunks[chunk_slot as usize >> self.bank_shift] += 1;
+        }
         Ok(())
     }
 
@@ -283,6 +452,8 @@ impl PageBook {
         self.take(page.0);
         self.retired[index] = true;
         self.retired_pages += 1;
+        // A chunk with a retired page is never whole again.
+        self.chunk_slot[index >> self.chunk_shift] = NIL;
         let slot = self.bank_slot[index] as usize;
         self.color_total[self.color[index] as usize] -= 1;
         self.bank_total[slot] -= 1;
@@ -315,8 +486,7 @@ impl PageBook {
                 .collect(),
             banks: (0..self.bank_total.len())
                 .map(|slot| {
-                    let Counts { free, used } =
-                        counts(self.by_bank.len(slot), self.bank_total[slot]);
+                    let Counts { free, used } = counts(self.bank_free[slot], self.bank_total[slot]);
                     BankCounts {
                         controller: slot as u32 / banks,
                         bank: slot as u32 % banks,

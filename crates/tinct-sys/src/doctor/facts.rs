@@ -1,6 +1,7 @@
 //! The raw facts `tinct doctor` judges, gathered from a [`SysRoot`] and,
 //! on the live system, from probes that try things for real.
 
+use crate::cache_slices::SliceEvidence;
 use crate::error::Result;
 use crate::perf::{EventProbe, EventSources};
 use crate::privilege::{PagemapProbe, Privileges, Probe};
@@ -42,6 +43,8 @@ pub struct Facts {
     pub perf_event_paranoid: Option<i32>,
     /// PMUs in `/sys/bus/event_source/devices`.
     pub event_sources: Option<EventSources>,
+    /// CPU identity and per-slice uncore PMUs: how many slices the LLC has.
+    pub slice_evidence: Option<SliceEvidence>,
     /// resctrl mounted / mountable / offers.
     pub resctrl: Option<ResctrlStatus>,
     /// Live: SCHED_FIFO on a short-lived thread.
@@ -91,6 +94,7 @@ impl Facts {
             )
             .flatten();
         facts.event_sources = errors.keep("perf event sources", EventSources::read(root));
+        facts.slice_evidence = errors.keep("LLC slices", SliceEvidence::read(root));
         facts.resctrl = errors.keep("resctrl", ResctrlStatus::read(root));
         if root.is_live() {
             facts.sched_fifo_probe = Some(crate::privilege::probe_sched_fifo());

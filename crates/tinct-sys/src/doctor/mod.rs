@@ -10,7 +10,7 @@ pub use checks::subject;
 pub use facts::{Facts, TOPOLOGY_FILE};
 
 use crate::root::SysRoot;
-use crate::topology::PageColors;
+use crate::topology::{ColorGeometry, PageColors};
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -114,6 +114,9 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// The cache hierarchy with page colors.
     pub caches: Vec<CacheRow>,
+    /// The last-level cache's page colours under the rule the evidence
+    /// supports (way size or sliced), with the reason; `None` if unknown.
+    pub llc_colors: Option<ColorGeometry>,
     /// The cache partitioning backend summary.
     pub backend: Backend,
     /// Everything that was read, for machines.
@@ -138,6 +141,11 @@ impl Report {
 pub fn diagnose(root: &SysRoot) -> Report {
     let facts = Facts::gather(root);
     let page_bytes = facts.page_size.as_ref().map_or(4096, |p| p.bytes);
+    let llc_colors = checks::llc_colors(&facts).and_then(Result::ok);
+    let llc = facts
+        .topology
+        .as_ref()
+        .and_then(|t| t.last_level_caches().first().map(|c| (*c).clone()));
     let caches = facts
         .topology
         .as_ref()
@@ -153,7 +161,11 @@ pub fn diagnose(root: &SysRoot) -> Report {
                     sets: c.sets,
                     line_bytes: c.line_bytes,
                     shared_cpus: crate::cpulist::format_cpu_list(&c.shared_cpus),
-                    colors: c.page_colors(page_bytes),
+                    // The LLC under its rule (fewer colours when sliced).
+                    colors: match (&llc_colors, &llc) {
+                        (Some(geometry), Some(llc)) if llc == c => Some(geometry.colors.clone()),
+                        _ => c.page_colors(page_bytes),
+                    },
                 })
                 .collect()
         })
@@ -164,6 +176,7 @@ pub fn diagnose(root: &SysRoot) -> Report {
         live: root.is_live(),
         findings,
         caches,
+        llc_colors,
         backend,
         facts,
     }

@@ -7,7 +7,9 @@ use tinct_bench::banks::kernels::Kernel as BankKernel;
 use tinct_bench::isolation::reservation::ReservationChoice;
 use tinct_bench::wcet_profile::condition::Condition;
 use tinct_bench::wcet_profile::statistic::Statistic;
-use tinct_bench::{banks, calibrate, coherence, crpd, isolation, overheads, wcet_profile};
+use tinct_bench::{
+    banks, calibrate, coherence, crpd, dram_map, isolation, overheads, wcet_profile,
+};
 use tinct_core::units::{Bytes, Nanos};
 
 /// Options of `tinct bench calibrate`.
@@ -340,13 +342,59 @@ pub struct Banks {
     /// DRAM controller (channel) functions as XOR masks.
     #[arg(long, value_name = "MASKS")]
     pub controller_functions: Option<String>,
-    /// Kernels to run: copy, scale, add, triad, random (default: all).
+    /// The DRAM mapping file `tinct bench dram-map` wrote, instead of
+    /// --bank-functions / --controller-functions (its functions that read
+    /// bits inside a page are left out: no page allocation can choose them).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["bank_functions", "controller_functions"])]
+    pub dram_map: Option<std::path::PathBuf>,
+    /// chandru-mueller Algorithm 1's fallbacks when a thread's bank runs
+    /// out, comma-separated: exact (none), restricted, unrestricted, split.
+    #[arg(long, value_name = "MODES", default_value = "exact", value_parser = bank_modes)]
+    pub bank_mode: tinct_mem::Modes,
+    /// Kernels to run: copy, scale, add, triad, random, integer-sort
+    /// (default: all).
     #[arg(long, value_delimiter = ',', value_parser = BankKernel::parse)]
     pub kernels: Option<Vec<BankKernel>>,
+    /// Composite bubblesort configurations THREADS/PAGES, comma-separated
+    /// (default the paper's 32/2,8/10,32/10,48/10; `--quick`: N/2,N/10 with N = min(4, CPUs);
+    /// `none` for none).
+    #[arg(long, value_name = "T/P,...", value_parser = composite_list)]
+    pub composite: Option<CompositeList>,
     /// Run the measuring threads under SCHED_FIFO with this priority
     /// (1-99; needs root or CAP_SYS_NICE). Recommended on a busy machine.
     #[arg(long, value_name = "PRIORITY")]
     pub fifo: Option<u8>,
+}
+
+/// Composite configurations as (threads, pages per thread).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompositeList(pub Vec<(usize, usize)>);
+
+fn bank_modes(text: &str) -> Result<tinct_mem::Modes, String> {
+    tinct_mem::Modes::parse(text).map_err(|e| e.to_string())
+}
+
+fn composite_list(text: &str) -> Result<CompositeList, String> {
+    if text.trim() == "none" {
+        return Ok(CompositeList(Vec::new()));
+    }
+    text.split(',')
+        .map(|item| {
+            let parsed = item.trim().split_once('/').and_then(|(t, p)| {
+                Some((
+                    t.trim().parse::<usize>().ok()?,
+                    p.trim().parse::<usize>().ok()?,
+                ))
+            });
+            match parsed {
+                Some((t, p)) if t > 0 && p > 0 => Ok((t, p)),
+                _ => Err(format!(
+                    "expected THREADS/PAGES with both at least 1 (e.g. 32/2), found {item:?}"
+                )),
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(CompositeList)
 }
 
 impl Banks {
@@ -358,8 +406,41 @@ impl Banks {
             size: self.size,
             bank_functions: self.bank_functions.clone(),
             controller_functions: self.controller_functions.clone(),
+            dram_map: self.dram_map.clone(),
+            bank_mode: self.bank_mode,
             kernels: self.kernels.clone(),
+            composite: self.composite.clone().map(|c| c.0),
             fifo: self.fifo,
+        }
+    }
+}
+
+/// Options of `tinct bench dram-map`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DramMap {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Memory to sample addresses from; it must span the address bits the
+    /// functions read (default 1GiB; `--quick`: 64MiB).
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub buffer: Option<Bytes>,
+    /// Addresses sampled (default 2048; `--quick`: 512).
+    #[arg(long, value_name = "N")]
+    pub samples: Option<usize>,
+    /// Timed repetitions per measurement, of which the median counts
+    /// (default 32; `--quick`: 8).
+    #[arg(long, value_name = "N")]
+    pub rounds: Option<usize>,
+}
+
+impl DramMap {
+    /// The library's parameters.
+    pub fn params(&self) -> dram_map::Params {
+        dram_map::Params {
+            common: self.common.options(),
+            buffer: self.buffer,
+            samples: self.samples,
+            rounds: self.rounds,
         }
     }
 }

@@ -4,6 +4,7 @@ use super::{finding, subject};
 use crate::cpulist::format_cpu_list;
 use crate::doctor::{Finding, Level, human_bytes};
 use crate::topology::{Cache, CacheType, Topology};
+use tinct_geometry::{ColorGeometry, GeometryError};
 
 pub(super) fn cpus(t: &Topology) -> Finding {
     let packages = t.packages().len().max(1);
@@ -90,32 +91,52 @@ pub(super) fn caches(t: &Topology) -> Finding {
     finding(subject::CACHES, Level::Ok, text.join("; "), None)
 }
 
-pub(super) fn colors(t: &Topology, page_bytes: u64) -> Finding {
+pub(super) fn colors(
+    t: &Topology,
+    geometry: Option<Result<ColorGeometry, GeometryError>>,
+    page_bytes: u64,
+) -> Finding {
+    const FIX: &str = "give the colour bits explicitly: `color_bits = [12, 13, ...]` in the task \
+                       set's [platform] table, or `tinct exec --color-bits 12-16`";
     let Some(llc) = t.last_level_caches().first().copied() else {
         return finding(
             subject::COLORS,
             Level::Warning,
             "no last-level cache found",
-            Some("give the color bits explicitly in the task set's [platform] table".into()),
+            Some(FIX.into()),
         );
     };
-    let Some(colors) = llc.page_colors(page_bytes) else {
-        return finding(
-            subject::COLORS,
-            Level::Warning,
-            format!(
-                "{}: associativity unknown, colors cannot be derived",
-                llc.name()
-            ),
-            Some("give the color bits explicitly in the task set's [platform] table".into()),
-        );
+    let geometry = match geometry {
+        Some(Ok(geometry)) => geometry,
+        Some(Err(e)) => {
+            return finding(
+                subject::COLORS,
+                Level::Warning,
+                format!("{}: colours cannot be derived: {e}", llc.name()),
+                Some(FIX.into()),
+            );
+        }
+        None => {
+            return finding(
+                subject::COLORS,
+                Level::Warning,
+                format!(
+                    "{}: associativity unknown, colours cannot be derived",
+                    llc.name()
+                ),
+                Some(FIX.into()),
+            );
+        }
     };
+    let colors = &geometry.colors;
     let base = format!(
-        "{}: {} colors (way {} / page {})",
+        "{}: {} colors (way {} / page {}; {}: {})",
         llc.name(),
         colors.colors,
         human_bytes(colors.way_bytes),
-        human_bytes(colors.page_bytes)
+        human_bytes(page_bytes),
+        geometry.rule,
+        geometry.reason
     );
     match colors.address_bits {
         _ if colors.colors < 2 => finding(
@@ -129,16 +150,16 @@ pub(super) fn colors(t: &Topology, page_bytes: u64) -> Finding {
         Some((low, high)) => finding(
             subject::COLORS,
             Level::Ok,
-            format!("{base}, physical address bits {low}-{}", high - 1),
+            format!("{base}; physical address bits {low}-{}", high - 1),
             None,
         ),
         None => finding(
             subject::COLORS,
             Level::Warning,
             format!(
-                "{base}: way size is not a power of two (sliced or hashed cache), the color bits are not known"
+                "{base}; the way size is not a power of two (sliced or hashed cache), the color bits are not known"
             ),
-            Some("give the color bits explicitly in the task set's [platform] table".into()),
+            Some(FIX.into()),
         ),
     }
 }

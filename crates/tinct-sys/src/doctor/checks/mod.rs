@@ -73,7 +73,7 @@ pub(super) fn findings(facts: &Facts) -> (Vec<Finding>, Backend) {
         Some(topology) => {
             out.push(cpus(topology));
             out.push(caches(topology));
-            out.push(colors(topology, page_bytes(facts)));
+            out.push(colors(topology, llc_colors(facts), page_bytes(facts)));
             out.push(numa(topology));
         }
         None => out.push(unreadable(subject::CPUS, facts, "topology")),
@@ -103,6 +103,22 @@ pub(super) fn findings(facts: &Facts) -> (Vec<Finding>, Backend) {
         }
     }
     (out, backend)
+}
+
+/// The LLC's page colours under the rule the evidence supports
+/// ([`crate::cache_slices`]); `None` without a topology or an LLC.
+pub(crate) fn llc_colors(
+    facts: &Facts,
+) -> Option<Result<tinct_geometry::ColorGeometry, tinct_geometry::GeometryError>> {
+    let topology = facts.topology.as_ref()?;
+    let llc = topology.last_level_caches().first().copied()?;
+    let evidence = facts.slice_evidence.clone().unwrap_or_default();
+    Some(crate::cache_slices::llc_color_geometry(
+        llc,
+        topology,
+        &evidence,
+        page_bytes(facts),
+    ))
 }
 
 pub(super) fn page_bytes(facts: &Facts) -> u64 {

@@ -1,7 +1,7 @@
 //! Cache partitioning: resctrl and the backend summary (coloring, resctrl, both, none).
 
 use super::memory::PAGEMAP_FIX;
-use super::{finding, page_bytes, subject, unreadable};
+use super::{finding, subject, unreadable};
 use crate::doctor::{Backend, Facts, Finding, Level};
 use crate::privilege::{Capability, PagemapProbe};
 
@@ -84,12 +84,7 @@ pub(super) fn resctrl(facts: &Facts) -> Finding {
 }
 
 pub(super) fn backend(facts: &Facts) -> (Backend, Finding) {
-    let llc_colors = facts.topology.as_ref().and_then(|t| {
-        t.last_level_caches()
-            .first()
-            .and_then(|c| c.page_colors(page_bytes(facts)))
-            .map(|c| c.colors)
-    });
+    let llc_colors = super::llc_colors(facts).and_then(|g| g.ok().map(|g| g.colors.colors));
     let geometry_allows = llc_colors.is_some_and(|c| c > 1);
     let (pfns_visible, pfn_evidence) = match (&facts.pagemap_probe, &facts.privileges) {
         (Some(PagemapProbe::Readable { .. }), _) => (true, "PFNs readable"),

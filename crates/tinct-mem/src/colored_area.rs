@@ -1,0 +1,856 @@
+//! [`ColoredArea`]: one contiguous virtual range whose every page lies in
+//! the requested cache colours (and DRAM banks), grown on demand.
+//!
+//! This is the memory of the LD_PRELOAD shim. Instead of populating a
+//! large pool up front and building each multi-page block from scattered
+//! pages (one `mremap` per run, on every allocation and free), the area
+//! starts empty and grows by *segments*: a segment is populated (from
+//! transparent huge pages where the kernel gives them, so every 2 MiB holds
+//! each of 512 colours once), translated through pagemap, and its pages of
+//! the requested colours are moved to the end of the area
+//! ([`crate::page_mover`], one `UFFDIO_MOVE` per run, the area stays one
+//! kernel mapping); the other pages are unmapped at once. Each page moves
+//! once in its life; blocks of any size are then contiguous area pages,
+//! and allocating or freeing them moves nothing.
+//!
+//! *Round robin (kim2013 Section III-C).* Pages enter the area in rows of
+//! one page per colour, in colour order: area page `k` has colour
+//! `rotation[k % n]`, so any run of area pages takes the colours round
+//! robin, each the same number of times (±1). Pages of a colour that runs
+//! ahead wait as *spares* until every colour can give one. A colour that
+//! can never have a page in the requested banks (bank functions that read
+//! colour bits, found exactly by [`AddressMapping::colors_reaching`]) is
+//! left out of the rotation from the start, and
+//! [`ColoredArea::dropped_colors`] says so.
+//!
+//! *Banks (chandru-mueller).* With banks requested, only pages of the
+//! requested (controller, bank) classes enter the rotation. Pages of the
+//! requested colours in other banks are kept in a *reserve* when fallback
+//! modes are given: once the memory budget is spent and the requested
+//! banks can give no more, [`ColoredArea::grow`] continues with Algorithm
+//! 1's fallbacks over the reserve (a [`PageBook`] with one-page chunks, as
+//! the area moves every page on its own) and records the step that served
+//! each page ([`ColoredArea::step`]).
+//!
+//! *Budget.* The populated memory over the area's life is bounded by
+//! `budget_bytes` (`TINCT_POOL`): with `c` of `C` colours requested, about
+//! `budget × c / C` of it can end up in the area (the memory
+//! co-partitioning of page colouring, kim2013 Section I).
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use rustix::mm::{self, Advice};
+use tinct_sys::pagemap::Pagemap;
+
+use crate::error::MemError;
+use crate::mapping::{AddressMapping, PageClass};
+use crate::page_book::{BankRequest, Modes, PageBook, PageId, Step};
+use crate::page_mover::PageMover;
+use crate::region::{map_private, os_error};
+
+/// 2 MiB: the transparent huge page, and the smallest segment.
+const SEGMENT_ALIGN: usize = 2 << 20;
+
+/// Segments up to this size are populated from transparent huge pages
+/// (see [`Segment::populate`]).
+const HUGE_SEGMENT_LIMIT: usize = 16 << 20;
+
+/// The first byte of every page that enters the area (so no page is all
+/// zeros while it moves, see [`Segment::populate`]). Area memory is
+/// therefore not zero-filled: whoever promises zeros (calloc, anonymous
+/// mmap) clears it.
+pub const PAGE_MARK: u8 = 0xA5;
+
+/// What an area holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AreaSpec {
+    /// Colours and DRAM classes of the machine (the functions).
+    pub mapping: AddressMapping,
+    /// The colours to serve, sorted and unique, non-empty.
+    pub colors: Vec<u32>,
+    /// Requested DRAM banks (`None`: any).
+    pub banks: Option<Vec<u32>>,
+    /// Requested DRAM controllers (`None`: any).
+    pub controllers: Option<Vec<u32>>,
+    /// chandru-mueller Algorithm 1's fallbacks once the requested banks
+    /// are spent (EXACT: none).
+    pub modes: Modes,
+    /// Most memory to populate over the area's life, in bytes.
+    pub budget_bytes: u64,
+    /// Run without frame numbers (pages filed by virtual address, no
+    /// placement control, said by [`ColoredArea::uncolored_reason`]).
+    pub allow_uncolored: bool,
+}
+
+/// How the area grew, for reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GrowthStats {
+    /// Segments populated.
+    pub segments: u64,
+    /// Bytes populated in all.
+    pub populated_bytes: u64,
+    /// Time spent growing, in ns.
+    pub grow_ns: u64,
+    /// Time of the first growth (the start-up cost), in ns.
+    pub first_grow_ns: u64,
+    /// Move calls (one per run of pages).
+    pub moves: u64,
+    /// Pages waiting for a rotation row.
+    pub spare_pages: u64,
+    /// Pages kept for Algorithm 1's fallbacks.
+    pub reserve_pages: u64,
+}
+
+/// A page waiting outside the area: where it is and its frame.
+#[derive(Debug, Clone, Copy)]
+struct Outside {
+    address: usize,
+    frame: u64,
+}
+
+/// Pages of the requested colours in other banks, for Algorithm 1.
+#[derive(Debug)]
+struct Reserve {
+    book: PageBook,
+    addresses: Vec<usize>,
+}
+
+/// A growable range of pages of the requested placement; see the module
+/// documentation.
+#[derive(Debug)]
+pub struct ColoredArea {
+    spec: AreaSpec,
+    page_size: usize,
+    base: usize,
+    max_pages: usize,
+    frames: Vec<u64>,
+    steps: Vec<Step>,
+    rotation: Vec<u32>,
+    dropped: Vec<u32>,
+    /// `spares[color]`: pages of that colour waiting for a row.
+    spares: Vec<VecDeque<Outside>>,
+    reserve: Option<Reserve>,
+    /// The next requested (controller, bank) for a fallback request.
+    next_class: usize,
+    mover: PageMover,
+    stats: GrowthStats,
+    uncolored: Option<String>,
+    /// Pages of other colours populated during the current growth.
+    unwanted: Vec<usize>,
+    /// Every segment populated (start, bytes): their pages of other
+    /// colours stay mapped, lazily freed (see `release_pages`).
+    segments: Vec<(usize, usize)>,
+}
+
+// SAFETY: the area is address space owned by this value; its pages are
+// handed out as raw addresses and the caller coordinates access to them.
+unsafe impl Send for ColoredArea {}
+
+/// Unmaps `len` bytes at `address`.
+///
+/// # Safety
+/// The range must belong to a mapping the caller owns and nothing may
+/// reference it.
+unsafe fn unmap(address: usize, len: usize) {
+    // SAFETY: forwarded caller contract.
+    let _ = unsafe { mm::munmap(address as *mut std::ffi::c_void, len) };
+}
+
+impl ColoredArea {
+    /// Reserves address space for every page the budget could give (no
+    /// memory is populated until [`ColoredArea::grow`]).
+    pub fn new(spec: AreaSpec) -> Result<Self, MemError> {
+        let page_size = rustix::param::page_size();
+        if spec.mapping.page_size != page_size as u64 {
+            return Err(MemError::Mapping(format!(
+                "mapping page size {}: expected the system page size {page_size}",
+                spec.mapping.page_size
+            )));
+        }
+        let colors = spec.mapping.colors();
+        if spec.colors.is_empty() {
+            return Err(MemError::Request(
+                "no colours: expected at least one".into(),
+            ));
+        }
+        if let Some(&bad) = spec.colors.iter().find(|&&c| c >= colors) {
+            return Err(MemError::Request(format!(
+                "color {bad}: expected 0..{colors}"
+            )));
+        }
+        let budget_pages = usize::try_from(spec.budget_bytes / page_size as u64).map_err(|_| {
+            MemError::Request(format!("budget of {} bytes: too large", spec.budget_bytes))
+        })?;
+        if budget_pages == 0 {
+            return Err(MemError::Request(format!(
+                "budget of {} bytes: expected at least one page",
+                spec.budget_bytes
+            )));
+        }
+        let max_pages = budget_pages;
+        let len = max_pages
+            .checked_mul(page_size)
+            .ok_or_else(|| MemError::Request("area too large".into()))?;
+        // NORESERVE: only moved-in pages use memory.
+        let raw = map_private(len, true, "area reservation")?;
+        // khugepaged must never collapse area pages into a new huge page:
+        // that would copy them to other frames, of other colours.
+        // SAFETY: advice on exactly the mapping created above.
+        unsafe { mm::madvise(raw, len, Advice::LinuxNoHugepage) }.map_err(os_error(format!(
+            "madvise(area, MADV_NOHUGEPAGE, {len} bytes)"
+        )))?;
+        let reserve = (spec.modes != Modes::EXACT
+            && (spec.banks.is_some() || spec.controllers.is_some()))
+        .then(|| -> Result<Reserve, MemError> {
+            Ok(Reserve {
+                book: PageBook::new(spec.mapping.clone(), Vec::new())?,
+                addresses: Vec::new(),
+            })
+        })
+        .transpose()?;
+        let reaching = spec
+            .mapping
+            .colors_reaching(spec.banks.as_deref(), spec.controllers.as_deref());
+        let (rotation, dropped): (Vec<u32>, Vec<u32>) =
+            spec.colors.iter().partition(|&&c| reaching[c as usize]);
+        Ok(Self {
+            rotation,
+            dropped,
+            spares: vec![VecDeque::new(); colors as usize],
+            reserve,
+            next_class: 0,
+            spec,
+            page_size,
+            base: raw as usize,
+            max_pages,
+            frames: Vec::new(),
+            steps: Vec::new(),
+            mover: PageMover::new(),
+            stats: GrowthStats::default(),
+            uncolored: None,
+            unwanted: Vec::new(),
+            segments: Vec::new(),
+        })
+    }
+
+    /// The specification.
+    pub fn spec(&self) -> &AreaSpec {
+        &self.spec
+    }
+
+    /// Pages in the area (all of the requested placement, or a fallback).
+    pub fn pages(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Page size in bytes.
+    pub fn page_size(&self) -> usize {
+        self.page_size
+    }
+
+    /// First byte of the area.
+    pub fn base(&self) -> usize {
+        self.base
+    }
+
+    /// The reserved range (filled and not yet filled).
+    pub fn reserved(&self) -> std::ops::Range<usize> {
+        self.base..self.base + self.max_pages * self.page_size
+    }
+
+    /// Most pages the area can hold.
+    pub fn max_pages(&self) -> usize {
+        self.max_pages
+    }
+
+    /// Address of area page `index`.
+    pub fn page_address(&self, index: usize) -> usize {
+        self.base + index * self.page_size
+    }
+
+    /// The area page holding `address`, if it is in the reserved range.
+    pub fn page_index(&self, address: usize) -> Option<usize> {
+        self.reserved()
+            .contains(&address)
+            .then(|| (address - self.base) / self.page_size)
+    }
+
+    /// The frame of area page `index` when it entered the area.
+    pub fn frame(&self, index: usize) -> u64 {
+        self.frames[index]
+    }
+
+    /// All frames, in area order.
+    pub fn frames(&self) -> &[u64] {
+        &self.frames
+    }
+
+    /// The colour, bank and controller of area page `index`.
+    pub fn class(&self, index: usize) -> PageClass {
+        self.spec.mapping.classify_frame(self.frames[index])
+    }
+
+    /// The step of Algorithm 1 that brought area page `index` in
+    /// (`Exact` for every page of the requested placement).
+    pub fn step(&self, index: usize) -> Step {
+        self.steps[index]
+    }
+
+    /// The colours of the round robin (the requested ones, less
+    /// [`ColoredArea::dropped_colors`]).
+    pub fn rotation(&self) -> &[u32] {
+        &self.rotation
+    }
+
+    /// Requested colours left out of the rotation: no address of theirs
+    /// lies in the requested banks.
+    pub fn dropped_colors(&self) -> &[u32] {
+        &self.dropped
+    }
+
+    /// How the area grew.
+    pub fn stats(&self) -> GrowthStats {
+        let mut stats = self.stats;
+        stats.moves = self.mover.calls();
+        stats.spare_pages = self.spares.iter().map(|s| s.len() as u64).sum();
+        stats.reserve_pages = self
+            .reserve
+            .as_ref()
+            .map_or(0, |r| r.book.free_pages() as u64);
+        stats
+    }
+
+    /// `uffdio-move` or `mremap`.
+    pub fn move_method(&self) -> &'static str {
+        self.mover.method()
+    }
+
+    /// Why frame numbers were unreadable, when running uncoloured.
+    pub fn uncolored_reason(&self) -> Option<&str> {
+        self.uncolored.as_deref()
+    }
+
+    /// True once the budget is spent (only reserve fallbacks can still
+    /// add pages).
+    pub fn budget_spent(&self) -> bool {
+        self.remaining_budget() < self.page_size as u64
+    }
+
+    fn remaining_budget(&self) -> u64 {
+        self.spec
+            .budget_bytes
+            .saturating_sub(self.stats.populated_bytes)
+    }
+
+    /// Adds at least `pages` pages to the area, populating segments within
+    /// the budget and then, with fallback modes, taking reserve pages per
+    /// chandru-mueller Algorithm 1. Returns the pages added (fewer than
+    /// asked, possibly 0, when the budget and the reserve are spent).
+    pub fn grow(&mut self, pages: usize) -> Result<usize, MemError> {
+        let started = Instant::now();
+        let before = self.pages();
+        self.mover.for_this_process();
+        let result = self.grow_until(before + pages);
+        let unwanted = std::mem::take(&mut self.unwanted);
+        // SAFETY: the unwanted pages are ours and referenced by nothing.
+        unsafe { self.release_pages(&unwanted) };
+        let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        if self.stats.grow_ns == 0 && self.stats.segments > 0 {
+            self.stats.first_grow_ns = ns;
+        }
+        self.stats.grow_ns = self.stats.grow_ns.saturating_add(ns);
+        result.map(|()| self.pages() - before)
+    }
+
+    /// Segments, then reserve pages, until the area has `target` pages or
+    /// nothing more can come.
+    fn grow_until(&mut self, target: usize) -> Result<(), MemError> {
+        if self.rotation.is_empty() && self.reserve.is_none() {
+            // No colour can have a page in the requested banks.
+            return Ok(());
+        }
+        while self.pages() < target && self.pages() < self.max_pages {
+            if !self.budget_spent() {
+                self.populate_segment(target - self.pages())?;
+            } else if !self.take_from_reserve()? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Bytes to populate for `pages` more area pages: enough for the
+    /// requested share of the colours (and banks), at least 2 MiB and half
+    /// of what was populated so far (so growth takes few steps), within
+    /// the budget.
+    fn segment_bytes(&self, pages: usize) -> usize {
+        let mapping = &self.spec.mapping;
+        let colors = u128::from(mapping.colors());
+        let served = self.rotation.len().max(1) as u128;
+        let classes = u128::from(mapping.banks()) * u128::from(mapping.controllers());
+        let wanted_classes = match (&self.spec.banks, &self.spec.controllers) {
+            (None, None) => classes,
+            (banks, controllers) => {
+                let b = banks
+                    .as_ref()
+                    .map_or(u128::from(mapping.banks()), |b| b.len() as u128);
+                let c = controllers
+                    .as_ref()
+                    .map_or(u128::from(mapping.controllers()), |c| c.len() as u128);
+                (b * c).max(1)
+            }
+        };
+        let needed = (pages as u128) * colors * classes * 5 / (served * wanted_classes * 4);
+        let bytes = needed.saturating_mul(self.page_size as u128);
+        let floor = (self.stats.populated_bytes / 2).max(SEGMENT_ALIGN as u64);
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX).max(floor);
+        let bytes = bytes.min(self.remaining_budget());
+        let page = self.page_size as u64;
+        let rounded = if bytes >= SEGMENT_ALIGN as u64 {
+            bytes / SEGMENT_ALIGN as u64 * SEGMENT_ALIGN as u64
+        } else {
+            bytes / page * page
+        };
+        usize::try_from(rounded).unwrap_or(usize::MAX)
+    }
+
+    /// Populates one segment, files its pages and moves complete rows
+    /// into the area.
+    fn populate_segment(&mut self, pages: usize) -> Result<(), MemError> {
+        let len = self.segment_bytes(pages);
+        if len == 0 {
+            self.stats.populated_bytes = self.spec.budget_bytes;
+            return Ok(());
+        }
+        let segment = Segment::populate(len)?;
+        self.segments.push((segment.start, len));
+        self.stats.segments += 1;
+        self.stats.populated_bytes = self.stats.populated_bytes.saturating_add(len as u64);
+        let frames = match self.read_frames(segment.start, len / self.page_size) {
+            Ok(frames) => frames,
+            Err(error) => {
+                self.segments.pop();
+                // SAFETY: the segment is ours and nothing references it yet.
+                unsafe { unmap(segment.start, len) };
+                return Err(error);
+            }
+        };
+        let mut unwanted: Vec<usize> = Vec::new();
+        for (index, &frame) in frames.iter().enumerate() {
+            let address = segment.start + index * self.page_size;
+            let class = self.spec.mapping.classify_frame(frame);
+            if self.spec.colors.binary_search(&class.color).is_err() {
+                unwanted.push(address);
+            } else if self.class_wanted(class) {
+                if self.rotation.binary_search(&class.color).is_ok() {
+                    self.spares[class.color as usize].push_back(Outside { address, frame });
+                } else {
+                    unwanted.push(address);
+                }
+            } else if let Some(reserve) = &mut self.reserve {
+                reserve.book.extend(&[frame])?;
+                reserve.addresses.push(address);
+            } else {
+                unwanted.push(address);
+            }
+        }
+        // Released when this growth ends (see `release_pages`).
+        self.unwanted.extend(unwanted);
+        self.move_rows()
+    }
+
+    /// Frames of `pages` pages at `start`; virtual page numbers if frames
+    /// are unreadable and uncoloured running is allowed.
+    fn read_frames(&mut self, start: usize, pages: usize) -> Result<Vec<u64>, MemError> {
+        let read = Pagemap::open_self()
+            .and_then(|map| map.frames(start, pages))
+            .map_err(|e| e.to_string());
+        match read {
+            Ok(frames) if frames.iter().all(|&f| f != 0) => Ok(frames),
+            Ok(_) => self.uncolored_frames(
+                start,
+                pages,
+                "/proc/self/pagemap reports frame number 0: this process lacks CAP_SYS_ADMIN"
+                    .into(),
+            ),
+            Err(reason) => self.uncolored_frames(start, pages, reason),
+        }
+    }
+
+    fn uncolored_frames(
+        &mut self,
+        start: usize,
+        pages: usize,
+        reason: String,
+    ) -> Result<Vec<u64>, MemError> {
+        if !self.spec.allow_uncolored {
+            return Err(MemError::FramesUnreadable { reason });
+        }
+        self.uncolored.get_or_insert(reason);
+        let first = (start / self.page_size) as u64;
+        Ok((first..first + pages as u64).collect())
+    }
+
+    fn class_wanted(&self, class: PageClass) -> bool {
+        self.spec
+            .banks
+            .as_ref()
+            .is_none_or(|b| b.contains(&class.bank))
+            && self
+                .spec
+                .controllers
+                .as_ref()
+                .is_none_or(|c| c.contains(&class.controller))
+    }
+
+    /// Moves complete rows (one spare of every rotation colour, in colour
+    /// order) to the end of the area.
+    fn move_rows(&mut self) -> Result<(), MemError> {
+        let rows = self
+            .rotation
+            .iter()
+            .map(|&c| self.spares[c as usize].len())
+            .min()
+            .unwrap_or(0);
+        let room = (self.max_pages - self.pages()) / self.rotation.len().max(1);
+        let rows = rows.min(room);
+        if rows == 0 {
+            return Ok(());
+        }
+        let mut incoming = Vec::with_capacity(rows * self.rotation.len());
+        for _ in 0..rows {
+            for &color in &self.rotation {
+                let page = self.spares[color as usize]
+                    .pop_front()
+                    .expect("every colour has a spare for each row");
+                incoming.push((page, Step::Exact));
+            }
+        }
+        self.append(&incoming)
+    }
+
+    /// One page from the reserve by chandru-mueller Algorithm 1 (the next
+    /// requested (controller, bank) round robin, with the spec's fallback
+    /// modes); false if there is none.
+    fn take_from_reserve(&mut self) -> Result<bool, MemError> {
+        let Some(reserve) = &mut self.reserve else {
+            return Ok(false);
+        };
+        let mapping = &self.spec.mapping;
+        let controllers: Vec<u32> = self
+            .spec
+            .controllers
+            .clone()
+            .unwrap_or_else(|| (0..mapping.controllers()).collect());
+        let banks: Vec<u32> = self
+            .spec
+            .banks
+            .clone()
+            .unwrap_or_else(|| (0..mapping.banks()).collect());
+        let class = self.next_class % (controllers.len() * banks.len()).max(1);
+        self.next_class = self.next_class.wrapping_add(1);
+        let request = BankRequest {
+            controller: controllers[class / banks.len()],
+            bank: banks[class % banks.len()],
+            size: self.page_size as u64,
+            modes: self.spec.modes,
+        };
+        let grant = match reserve.book.alloc_bank_aware(request) {
+            Ok(grant) => grant,
+            Err(MemError::Exhausted(_)) => return Ok(false),
+            Err(error) => return Err(error),
+        };
+        let incoming: Vec<(Outside, Step)> = (grant.first.0..grant.first.0 + grant.pages)
+            .map(|page| {
+                let page = PageId(page);
+                let outside = Outside {
+                    address: reserve.addresses[page.index()],
+                    frame: reserve.book.frame(page),
+                };
+                (outside, grant.step)
+            })
+            .collect();
+        self.append(&incoming)?;
+        Ok(true)
+    }
+
+    /// Moves `incoming` pages, in order, to the end of the area.
+    fn append(&mut self, incoming: &[(Outside, Step)]) -> Result<(), MemError> {
+        let first = self.pages();
+        let page = self.page_size;
+        let mut runs: Vec<(usize, usize, usize)> = Vec::new();
+        for (offset, (outside, _)) in incoming.iter().enumerate() {
+            let to = self.page_address(first + offset);
+            match runs.last_mut() {
+                Some((from, dest, bytes))
+                    if *from + *bytes == outside.address && *dest + *bytes == to =>
+                {
+                    *bytes += page;
+                }
+                _ => runs.push((outside.address, to, page)),
+            }
+        }
+        let destination = (self.page_address(first), incoming.len() * page);
+        // SAFETY: the sources are populated pages of our segments that
+        // nothing references (spares and reserve pages are never handed
+        // out); the destination is the unfilled end of our area.
+        unsafe { self.mover.move_runs(destination, &runs)? };
+        for (outside, step) in incoming {
+            self.frames.push(outside.frame);
+            self.steps.push(*step);
+        }
+        Ok(())
+    }
+
+    /// Gives pages of other colours back to the kernel *lazily*
+    /// (`MADV_FREE`, one call per run of neighbours): unmapped at once,
+    /// their frames would be the first the kernel hands out again, so the
+    /// next segment would bring the same useless colours back (measured:
+    /// half of a 256 MiB budget wasted for half of the colours). Lazily
+    /// freed pages stay ours, so they are not handed out again, until
+    /// memory runs short, when the kernel takes them without asking.
+    ///
+    /// # Safety
+    /// Every page must belong to one of our segments and be referenced by
+    /// nothing.
+    unsafe fn release_pages(&self, pages: &[usize]) {
+        let mut index = 0;
+        while index < pages.len() {
+            let start = pages[index];
+            let mut end = start + self.page_size;
+            index += 1;
+            while index < pages.len() && pages[index] == end {
+                end += self.page_size;
+                index += 1;
+            }
+            // SAFETY: forwarded caller contract; MADV_FREE only drops
+            // contents nobody needs.
+            let _ = unsafe {
+                mm::madvise(
+                    start as *mut std::ffi::c_void,
+                    end - start,
+                    Advice::LinuxFree,
+                )
+            };
+        }
+    }
+
+    /// Unmaps every page waiting outside the area (spares and free reserve
+    /// pages) and forgets them: the child of `fork` drops its references,
+    /// so the parent's pages are its own again (the parent keeps their
+    /// frames when it writes them).
+    pub fn release_outside_pages(&mut self) {
+        for spares in &mut self.spares {
+            for page in spares.drain(..) {
+                // SAFETY: spare pages are ours and referenced by nothing.
+                unsafe { unmap(page.address, self.page_size) };
+            }
+        }
+        if let Some(reserve) = self.reserve.take() {
+            for (index, &address) in reserve.addresses.iter().enumerate() {
+                if !reserve.book.is_used(PageId(index as u32)) {
+                    // SAFETY: free reserve pages are ours and unused.
+                    unsafe { unmap(address, self.page_size) };
+                }
+            }
+        }
+    }
+
+    /// Re-reads the frames of the area pages in `range` now (a page that
+    /// the kernel copied on write after `fork`, or migrated, has a new one).
+    pub fn current_frames(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<Option<u64>>, MemError> {
+        let entries = Pagemap::open_self()?.entries(self.page_address(range.start), range.len())?;
+        Ok(entries.iter().map(|e| e.frame()).collect())
+    }
+}
+
+/// A freshly populated, 2 MiB-aligned anonymous mapping.
+struct Segment {
+    start: usize,
+}
+
+impl Segment {
+    fn populate(len: usize) -> Result<Self, MemError> {
+        let over = len + SEGMENT_ALIGN;
+        let raw = map_private(over, false, "segment")?;
+        let raw = raw as usize;
+        let start = raw.next_multiple_of(SEGMENT_ALIGN);
+        // SAFETY: the head and tail around the aligned range are ours and
+        // unused.
+        unsafe {
+            if start > raw {
+                unmap(raw, start - raw);
+            }
+            let end = start + len;
+            if raw + over > end {
+                unmap(end, raw + over - end);
+            }
+        }
+        let pointer = start as *mut std::ffi::c_void;
+        // Huge pages give 2 MiB of contiguous frames: every colour once, in
+        // order, so one segment completes rows at once (with 4 KiB frames
+        // in the kernel's order, every colour of 256 shows up only after
+        // about 12 MiB: a slow start). But with the kernel's default
+        // `defrag=madvise` asking for many of them compacts memory
+        // synchronously: 160 MiB took 624-934 ms here against 147 ms in
+        // 4 KiB pages. So small segments (the start-up and most growth)
+        // ask for huge pages, large ones do not.
+        if len <= HUGE_SEGMENT_LIMIT {
+            // SAFETY: advice on our own fresh range.
+            let _ = unsafe { mm::madvise(pointer, len, Advice::LinuxHugepage) };
+        }
+        // SAFETY: populating our own range writes zeros only.
+        let populated = unsafe { mm::madvise(pointer, len, Advice::LinuxPopulateWrite) };
+        match populated {
+            Ok(()) => {}
+            Err(rustix::io::Errno::INVAL) => {
+                for offset in (0..len).step_by(rustix::param::page_size()) {
+                    // SAFETY: inside our writable range; nothing else uses it.
+                    unsafe { ((start + offset) as *mut u8).write_volatile(0) };
+                }
+            }
+            Err(errno) => {
+                // SAFETY: our range, unused.
+                unsafe { unmap(start, len) };
+                return Err(os_error(format!(
+                    "madvise(MADV_POPULATE_WRITE, {len} bytes)"
+                ))(errno));
+            }
+        }
+        // Splitting a huge page (moving one 4 KiB piece of it splits it)
+        // maps every subpage that is still all zeros to the kernel's shared
+        // zero page (Linux 6.12+): its frame, and colour, would be gone.
+        // One non-zero byte per page keeps every frame.
+        for offset in (0..len).step_by(rustix::param::page_size()) {
+            // SAFETY: inside our writable range; nothing else uses it.
+            unsafe { ((start + offset) as *mut u8).write_volatile(PAGE_MARK) };
+        }
+        Ok(Self { start })
+    }
+}
+
+impl Drop for ColoredArea {
+    fn drop(&mut self) {
+        // SAFETY: the reservation and the segments are ours; pages handed
+        // out from the area must not be used after it is dropped (the
+        // owner's contract), and spare or reserve pages were never handed
+        // out.
+        unsafe {
+            unmap(self.base, self.max_pages * self.page_size);
+            for &(start, len) in &self.segments {
+                unmap(start, len);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mapping::XorFunctions;
+
+    fn spec(colors: Vec<u32>, budget: u64) -> AreaSpec {
+        AreaSpec {
+            mapping: AddressMapping::new(
+                rustix::param::page_size() as u64,
+                XorFunctions::from_bits(&[12, 13, 14]).unwrap(),
+                XorFunctions::none(),
+                XorFunctions::none(),
+            )
+            .unwrap(),
+            colors,
+            banks: None,
+            controllers: None,
+            modes: Modes::EXACT,
+            budget_bytes: budget,
+            allow_uncolored: true,
+        }
+    }
+
+    #[test]
+    fn the_area_grows_in_rows_of_the_requested_colours_within_its_budget() {
+        let mut area = ColoredArea::new(spec(vec![1, 4, 6], 8 << 20)).unwrap();
+        assert_eq!(
+            area.pages(),
+            0,
+            "nothing is populated before the first growth"
+        );
+        let added = area.grow(10).unwrap();
+        assert!(added >= 10 && added.is_multiple_of(3), "{added}");
+        for index in 0..area.pages() {
+            let color = area.class(index).color;
+            assert_eq!(
+                color,
+                [1, 4, 6][index % 3],
+                "page {index} breaks the rotation"
+            );
+            assert_eq!(area.step(index), Step::Exact);
+        }
+        // The pages hold their frames where they are now (uncoloured mode
+        // files virtual page numbers, so this checks in any privilege).
+        let now = area.current_frames(0..area.pages()).unwrap();
+        if area.uncolored_reason().is_none() {
+            assert_eq!(
+                now,
+                area.frames().iter().map(|&f| Some(f)).collect::<Vec<_>>()
+            );
+        }
+        // Writable and contiguous.
+        let bytes = area.pages() * area.page_size();
+        // SAFETY: the area's pages are ours and unused.
+        unsafe { std::ptr::write_bytes(area.base() as *mut u8, 7, bytes) };
+        // The budget bounds growth: 8 MiB gives at most 3/8 of 2048 pages.
+        while area.grow(64).unwrap() > 0 {}
+        assert!(area.budget_spent());
+        assert!(area.pages() <= 2048 * 3 / 8 + 3, "{}", area.pages());
+        assert!(area.stats().populated_bytes <= 8 << 20);
+        assert!(area.stats().segments >= 1);
+    }
+
+    /// Kernel mappings that overlap `range` (from `/proc/self/maps`).
+    fn mappings_in(range: std::ops::Range<usize>) -> usize {
+        std::fs::read_to_string("/proc/self/maps")
+            .unwrap()
+            .lines()
+            .filter(|line| {
+                let (start, end) = line.split_once(' ').unwrap().0.split_once('-').unwrap();
+                let start = usize::from_str_radix(start, 16).unwrap();
+                let end = usize::from_str_radix(end, 16).unwrap();
+                start < range.end && end > range.start
+            })
+            .count()
+    }
+
+    #[test]
+    fn scattered_pages_keep_the_area_one_mapping_and_their_frames() {
+        // Every other colour: no two area pages were neighbours before.
+        let mut area = ColoredArea::new(spec(vec![0, 2, 4, 6], 16 << 20)).unwrap();
+        area.grow(1000).unwrap();
+        assert!(area.pages() >= 1000);
+        if area.move_method() == "uffdio-move" {
+            assert!(
+                mappings_in(area.reserved()) <= 2,
+                "{} mappings for {} scattered pages",
+                mappings_in(area.reserved()),
+                area.pages()
+            );
+            assert!(area.stats().moves >= area.pages() as u64 / 2);
+        }
+        if area.uncolored_reason().is_none() {
+            let now = area.current_frames(0..area.pages()).unwrap();
+            let then: Vec<Option<u64>> = area.frames().iter().map(|&f| Some(f)).collect();
+            assert_eq!(now, then, "a moved page lost its frame");
+        }
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        assert!(ColoredArea::new(spec(vec![], 1 << 20)).is_err());
+        assert!(ColoredArea::new(spec(vec![8], 1 << 20)).is_err());
+        assert!(ColoredArea::new(spec(vec![0], 0)).is_err());
+    }
+}

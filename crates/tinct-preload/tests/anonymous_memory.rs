@@ -1,0 +1,99 @@
+//! Issue 16.5: the program's own anonymous mappings on coloured pages
+//! (`TINCT_MMAP=1`), and heap pages that keep their colours across `fork`
+//! (`TINCT_FORK_KEEP=1`), each checked through /proc/<pid>/pagemap by this
+//! test, with byte-identical output.
+
+mod common;
+
+use std::process::Command;
+
+use common::{compile_c, half_of_the_colors, run_plain, run_with_page_report};
+use tinct_sys::testing::privileged_or_skip;
+
+#[test]
+fn anonymous_mappings_are_coloured_and_behave_as_the_kernels() {
+    if !privileged_or_skip("checking mapped pages through pagemap") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("maps", dir.path());
+    let command = || {
+        let mut c = Command::new(&binary);
+        c.arg("3");
+        c
+    };
+    let plain = run_plain(command(), None);
+    let colors = half_of_the_colors();
+    let checked = run_with_page_report(command(), None, &colors, "256MiB", &[("TINCT_MMAP", "1")]);
+    assert_eq!(
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&plain.stdout),
+        "mmap, mremap, munmap, madvise or mprotect behaved differently"
+    );
+    checked.assert_in_colors("TINCT_MMAP=1");
+    assert!(checked.counter("mapped") >= 12, "{:?}", checked.counters);
+    // The kept mappings: 1 + 2 + 2 + 2 pages, each translated and coloured.
+    assert!(
+        checked.mapped_in_colors >= 7,
+        "{} mapped pages in the colours",
+        checked.mapped_in_colors
+    );
+    // Without the option the same program's mappings are the kernel's.
+    let off = run_with_page_report(command(), None, &colors, "256MiB", &[]);
+    assert_eq!(off.stdout, plain.stdout);
+    assert_eq!(off.counter("mapped"), 0);
+    assert_eq!(off.mapped_in_colors, 0);
+}
+
+#[test]
+fn a_parent_keeps_its_colours_across_fork_when_the_child_takes_the_copies() {
+    if !privileged_or_skip("checking heap pages through pagemap") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("cow", dir.path());
+    let command = || {
+        let mut c = Command::new(&binary);
+        c.arg("4");
+        c
+    };
+    let plain = run_plain(command(), None);
+    let colors = half_of_the_colors();
+    // The parent writes its 4 MiB block while the child still shares it:
+    // the kernel copies the parent's pages to frames of any colour, and
+    // the summary says so.
+    let shared = run_with_page_report(command(), None, &colors, "256MiB", &[]);
+    assert_eq!(shared.stdout, plain.stdout);
+    assert!(
+        shared.outside.is_empty(),
+        "{:?}",
+        &shared.outside[..shared.outside.len().min(5)]
+    );
+    let left = shared
+        .moved
+        .iter()
+        .filter(|&&(_, _, color)| !colors.1.contains(&color))
+        .count();
+    assert!(
+        left > 100,
+        "only {left} of the parent's pages left its colours"
+    );
+    assert!(
+        shared
+            .stderr
+            .contains("have another frame than when they entered"),
+        "{}",
+        shared.stderr
+    );
+    // With TINCT_FORK_KEEP the child takes the copies: every page of the
+    // parent is in its colours.
+    let kept = run_with_page_report(
+        command(),
+        None,
+        &colors,
+        "256MiB",
+        &[("TINCT_FORK_KEEP", "1")],
+    );
+    assert_eq!(kept.stdout, plain.stdout);
+    kept.assert_in_colors("TINCT_FORK_KEEP=1");
+}
