@@ -37,7 +37,14 @@ def test_a_set_built_from_a_dict():
     s = tinct.TaskSet.from_dict(SMALL)
     assert len(s) == 2 and s.names == ["a", "b"]
     assert s.file == "<dict>"
-    assert s.platform == {"cores": 1, "partitions": 8, "memory": 64 << 20, "refill": 45_300}
+    assert s.platform == {
+        "cores": 1,
+        "partitions": 8,
+        "memory": 64 << 20,
+        "refill": 45_300,
+        "color_bits": None,
+        "dram_map": None,
+    }
     assert s.tasks[1]["deadline"] == 15_000_000
     assert s.tasks[1]["wcet"] == {"listed": {"1": 5_000_000, "4": 4_000_000}}
     # Deadline-monotonic without priorities: a (D = 10 ms) before b (D = 15 ms).
