@@ -2,6 +2,8 @@
 //! of exhaustive allocation searches.
 //!
 //! `cargo bench -p tinct-core --bench analysis`
+// criterion_main! defines an undocumented `pub fn main`.
+#![allow(missing_docs)]
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;

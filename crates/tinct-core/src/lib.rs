@@ -6,7 +6,6 @@
 //! bytes, testable and fast enough to sit inside exhaustive allocation
 //! searches.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod alloc;
 pub mod analysis;
