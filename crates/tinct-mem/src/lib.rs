@@ -23,7 +23,6 @@
 //!
 //! The C ABI lives in the crate `tinct-mem-ffi` (`include/tinct_mem.h`).
 
-
 mod buffer;
 pub mod colored_area;
 mod error;

@@ -903,7 +903,10 @@ mod tests {
         assert_eq!(heap.usable_size(grown), 30 * page);
         // SAFETY: `grown` is live and at least 30 pages long.
         let kept = unsafe { std::slice::from_raw_parts(grown, 10 * page) };
-        assert!(kept.iter().all(|&b| b == 5), "the first 10 pages kept their contents");
+        assert!(
+            kept.iter().all(|&b| b == 5),
+            "the first 10 pages kept their contents"
+        );
         // SAFETY: live.
         let shrunk = unsafe { heap.realloc(grown, 4 * page + 1) };
         assert_eq!(shrunk, first, "shrunk in place");

@@ -29,7 +29,6 @@
 //! - [`doctor`]: the diagnosis behind `tinct doctor`;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
 
-
 pub mod cache_flush;
 pub mod cache_slices;
 pub mod cgroup;
