@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use tinct_core::PartitionSet;
 use tinct_core::analysis::rta::{CoreTask, response_times};
 use tinct_core::analysis::{AnalysisError, analyze};
-use tinct_core::model::{Platform, Task, TaskSet, WcetTable};
+use tinct_core::model::{Overheads, Platform, Task, TaskSet, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
 
 /// |A ∩ B| · Δ in u128.
@@ -162,30 +162,32 @@ fn core_tasks(draws: &[Draw]) -> Vec<CoreTask> {
 
 /// The same core as a task set, priorities in the given order.
 fn task_set(tasks: &[CoreTask], refill: u64) -> TaskSet {
-    TaskSet {
-        platform: Platform {
+    TaskSet::new(
+        Platform {
             cores: 1,
             partitions: 256,
             memory: Bytes(256 << 30),
             refill: Nanos(refill),
+            overheads: Overheads::NONE,
+            cache_domains: None,
         },
-        tasks: tasks
+        tasks
             .iter()
             .enumerate()
             .map(|(i, t)| Task {
-                name: format!("t{i}"),
-                period: Nanos(t.period),
                 deadline: Nanos(t.deadline),
-                memory: Bytes(0),
-                wcet: WcetTable::constant(Nanos(t.wcet)),
                 priority: Some(i as u32 + 1),
                 core: Some(0),
                 partitions: (!t.partitions.is_empty()).then_some(t.partitions),
-                body: None,
+                ..Task::periodic(
+                    format!("t{i}"),
+                    Nanos(t.period),
+                    Bytes(0),
+                    WcetTable::constant(Nanos(t.wcet)),
+                )
             })
             .collect(),
-        task_lines: Vec::new(),
-    }
+    )
 }
 
 proptest! {

@@ -79,6 +79,8 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
             partitions: input.partitions,
             memory: Bytes(memory),
             refill: input.refill,
+            overheads: Default::default(),
+            cache_domains: None,
         },
         tasks: vec![Task {
             name: input.name.to_string(),
@@ -95,7 +97,13 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
                 work: Some(Work::Iterations(total)),
                 memory_percent,
             }),
+            critical_sections: Vec::new(),
+            jitter: Nanos::ZERO,
+            blocking: None,
+            trigger: Default::default(),
         }],
+        resources: Vec::new(),
+        edges: Vec::new(),
         task_lines: Vec::new(),
     };
     let text = tinct_core::format::to_toml(&set, &[]);
