@@ -104,12 +104,7 @@ fn brute_force(set: &TaskSet, sharing: bool) -> Option<f64> {
                 ok = false;
                 break;
             };
-            tasks.push(CoreTask {
-                wcet: c.0,
-                period: task.period.0,
-                deadline: task.deadline.0,
-                partitions: set_i,
-            });
+            tasks.push(CoreTask::new(c.0, task.period.0, task.deadline.0, set_i));
             demands.push(MemoryDemand {
                 memory: task.memory.0,
                 partitions: set_i,

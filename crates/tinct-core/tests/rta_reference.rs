@@ -150,12 +150,12 @@ fn core_tasks(draws: &[Draw]) -> Vec<CoreTask> {
                 u64::try_from(u128::from(d.period) * u128::from(d.deadline_permille) / 1000)
                     .unwrap()
                     .max(1);
-            CoreTask {
-                wcet: d.wcet,
-                period: d.period,
+            CoreTask::new(
+                d.wcet,
+                d.period,
                 deadline,
-                partitions: d.partitions.iter().copied().collect(),
-            }
+                d.partitions.iter().copied().collect(),
+            )
         })
         .collect()
 }
@@ -247,12 +247,7 @@ proptest! {
 #[test]
 fn huge_terms_are_never_schedulable() {
     let all = PartitionSet::range(1, 256);
-    let pair = |wcet: u64, period: u64| CoreTask {
-        wcet,
-        period,
-        deadline: period,
-        partitions: all,
-    };
+    let pair = |wcet: u64, period: u64| CoreTask::new(wcet, period, period, all);
     let max = u64::MAX;
     for (tasks, refill) in [
         (vec![pair(1_000, max), pair(max - 10, max)], 1),
@@ -278,18 +273,13 @@ fn huge_terms_are_never_schedulable() {
 #[test]
 fn iterations_do_not_grow_with_r_over_t() {
     let tasks = [
-        CoreTask {
-            wcet: 1,
-            period: 1_000,
-            deadline: 1_000,
-            partitions: PartitionSet::EMPTY,
-        },
-        CoreTask {
-            wcet: 1_000_000_000_000_000,
-            period: u64::MAX / 2,
-            deadline: u64::MAX / 2,
-            partitions: PartitionSet::EMPTY,
-        },
+        CoreTask::new(1, 1_000, 1_000, PartitionSet::EMPTY),
+        CoreTask::new(
+            1_000_000_000_000_000,
+            u64::MAX / 2,
+            u64::MAX / 2,
+            PartitionSet::EMPTY,
+        ),
     ];
     let results = response_times(&tasks, 0);
     assert_eq!(results[1].wcrt_ns, reference(&tasks, 1, 0));

@@ -65,11 +65,13 @@ pub(crate) fn best_case(
 ) -> Option<CoreRefusal> {
     let tasks: Vec<CoreTask> = order
         .iter()
-        .map(|&i| CoreTask {
-            wcet: wcet_of(i),
-            period: inst.tasks[i].period,
-            deadline: inst.tasks[i].deadline,
-            partitions: PartitionSet::EMPTY,
+        .map(|&i| {
+            CoreTask::new(
+                wcet_of(i),
+                inst.tasks[i].period,
+                inst.tasks[i].deadline,
+                PartitionSet::EMPTY,
+            )
         })
         .collect();
     if let Some(k) = response_times(&tasks, 0)

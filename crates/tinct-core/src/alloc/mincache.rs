@@ -293,11 +293,13 @@ fn may_fit(inst: &Instance, order: &[usize], partitions: u32, options: &SearchOp
         return true;
     }
     let best_case: Vec<CoreTask> = tasks()
-        .map(|t| CoreTask {
-            wcet: t.wcet_at(partitions),
-            period: t.period,
-            deadline: t.deadline,
-            partitions: PartitionSet::EMPTY,
+        .map(|t| {
+            CoreTask::new(
+                t.wcet_at(partitions),
+                t.period,
+                t.deadline,
+                PartitionSet::EMPTY,
+            )
         })
         .collect();
     core_utilization(&best_case, 0) <= 1.0 && core_schedulable(&best_case, 0)
@@ -332,12 +334,7 @@ pub fn evaluate(
         if set.len() < task.min_partitions || wcet == INFEASIBLE {
             return None;
         }
-        core_tasks.push(CoreTask {
-            wcet,
-            period: task.period,
-            deadline: task.deadline,
-            partitions: *set,
-        });
+        core_tasks.push(CoreTask::new(wcet, task.period, task.deadline, *set));
         demands.push(MemoryDemand {
             memory: task.memory,
             partitions: *set,
@@ -848,12 +845,12 @@ impl<'a> Search<'a> {
         self.core_tasks.clear();
         for k in 0..placed {
             let task = &self.inst.tasks[self.order[k]];
-            self.core_tasks.push(CoreTask {
-                wcet: task.wcet_at(self.sizes[k]),
-                period: task.period,
-                deadline: task.deadline,
-                partitions: self.sets[k],
-            });
+            self.core_tasks.push(CoreTask::new(
+                task.wcet_at(self.sizes[k]),
+                task.period,
+                task.deadline,
+                self.sets[k],
+            ));
         }
         core_schedulable(&self.core_tasks, self.inst.refill)
     }
