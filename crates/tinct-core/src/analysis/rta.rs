@@ -129,7 +129,8 @@ pub fn cache_delay(partitions: u32, refill: u64) -> Option<u64> {
 
 /// One task of the core as a source of interference for the task under
 /// analysis: a higher-priority task (its execution and cache terms) or,
-/// for the others, only its release interrupts.
+/// for the others, only its release interrupts. Only what the iteration
+/// reads; the parts of its cost are in [`TermParts`].
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 struct Term {
     period: u64,
@@ -139,12 +140,6 @@ struct Term {
     per_release: u64,
     /// ω_{j,n} − ω_{j,i}: the first release pays ω_{j,n} instead of ω_{j,i}.
     first_extra: u64,
-    /// For the breakdown.
-    execution: u64,
-    interrupt: u64,
-    warmup_i: u64,
-    warmup_n: u64,
-    crpd: u64,
     /// ⌈(w + J)/T⌉ at the current iterate w (`u64::MAX` where larger).
     releases: u64,
     /// releases · T − J: the iterate may grow up to here before the task
@@ -153,20 +148,63 @@ struct Term {
     horizon: u64,
 }
 
+/// The parts of a [`Term`]'s cost, for the breakdown.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+struct TermParts {
+    /// C'_j + ε_j: what a release costs when there are no cache terms
+    /// (`None` above 2^64 − 1).
+    plain: Option<u64>,
+    /// C'_j.
+    execution: u64,
+    /// ε_j.
+    interrupt: u64,
+    warmup_i: u64,
+    warmup_n: u64,
+    crpd: u64,
+}
+
 impl Term {
-    /// Sets ⌈(w + J)/T⌉ for iterate `w`, reusing the current count when it
-    /// is still right or one period behind, dividing otherwise.
-    fn set_to(&mut self, w: u64) {
+    /// Whether the count is ⌈(w + J)/T⌉: (count − 1) · T < w + J ≤ count · T.
+    fn is_current(&self, w: u64) -> bool {
+        if self.releases == 0 || w > self.horizon {
+            return false;
+        }
+        if self.horizon < u64::MAX {
+            // horizon = count · T − J exactly.
+            return self.horizon < self.period || w > self.horizon - self.period;
+        }
         let x = u128::from(w) + u128::from(self.jitter);
-        let t = u128::from(self.period);
-        let n = u128::from(self.releases);
-        if n > 0 && x <= n * t && x > (n - 1) * t {
+        x > u128::from(self.releases - 1) * u128::from(self.period)
+    }
+
+    /// Sets ⌈(w + J)/T⌉ for iterate `w`: nothing to do when the count is
+    /// current, one step when it is one period behind, one division
+    /// otherwise.
+    #[inline]
+    fn set_to(&mut self, w: u64) {
+        if self.is_current(w) {
             return;
         }
+        if self.releases > 0 && w > self.horizon && w - self.horizon <= self.period {
+            self.releases = self.releases.saturating_add(1);
+            self.horizon = self.horizon.saturating_add(self.period);
+            return;
+        }
+        // ⌈(w + J)/T⌉ by one division, in 64 bits when w + J fits.
+        if let Some(x) = w.checked_add(self.jitter) {
+            let releases = x.div_ceil(self.period).max(1);
+            self.releases = releases;
+            self.horizon = match releases.checked_mul(self.period) {
+                Some(end) => end - self.jitter,
+                None => exact_horizon(releases, self.period, self.jitter),
+            };
+            return;
+        }
+        let x = u128::from(w) + u128::from(self.jitter);
+        let t = u128::from(self.period);
         let releases = x.div_ceil(t).max(1);
         self.releases = u64::try_from(releases).unwrap_or(u64::MAX);
-        self.horizon = u64::try_from((releases * t).saturating_sub(u128::from(self.jitter)))
-            .unwrap_or(u64::MAX);
+        self.horizon = u64::try_from(releases * t - u128::from(self.jitter)).unwrap_or(u64::MAX);
     }
 
     /// Brings the count up to iterate `w` (never below the current one) and
@@ -195,6 +233,12 @@ impl Term {
             .checked_mul(self.per_release)?
             .checked_add(self.first_extra)
     }
+}
+
+/// releases · T − J, saturated at `u64::MAX` (releases · T ≥ J).
+fn exact_horizon(releases: u64, period: u64, jitter: u64) -> u64 {
+    let end = u128::from(releases) * u128::from(period);
+    u64::try_from(end - u128::from(jitter)).unwrap_or(u64::MAX)
 }
 
 /// Unions of S(k) over prefixes: `prefix[j]` = ⋃_{k<j} S(k).
@@ -230,8 +274,15 @@ struct Core<'a> {
     prefix: &'a mut [PartitionSet],
     warmup_n: &'a mut [Option<u64>],
     terms: &'a mut [Term],
+    parts: &'a mut [TermParts],
     /// Some task has a release interrupt: every task's interrupts interfere.
     interrupts: bool,
+    /// Δ > 0 and some task has partitions: ω and γ depend on the task
+    /// under analysis. Without them a higher-priority task's term is the
+    /// same for every task below it and is set once.
+    cache_terms: bool,
+    /// The first task whose C' + ε exceeds 2^64 − 1 ns (no cache terms).
+    first_unrepresentable: usize,
     /// A lower bound of v_{i−1} (see "Start value"), if known.
     previous_free: Option<u64>,
 }
@@ -251,13 +302,25 @@ impl Core<'_> {
         prefix_unions(self.tasks, self.prefix);
         warmups_against_all(self.tasks, self.prefix, self.refill, self.warmup_n);
         self.interrupts = self.tasks.iter().any(|t| t.interrupt > 0);
-        for (term, task) in self.terms.iter_mut().zip(self.tasks) {
-            *term = Term {
+        self.cache_terms = self.refill > 0 && self.tasks.iter().any(|t| !t.partitions.is_empty());
+        self.first_unrepresentable = self.tasks.len();
+        for (k, task) in self.tasks.iter().enumerate() {
+            let execution = task.wcet.checked_add(task.overhead);
+            let plain = execution.and_then(|e| e.checked_add(task.interrupt));
+            if plain.is_none() {
+                self.first_unrepresentable = self.first_unrepresentable.min(k);
+            }
+            self.terms[k] = Term {
                 period: task.period,
                 jitter: task.jitter,
                 per_release: task.interrupt,
-                interrupt: task.interrupt,
                 ..Term::default()
+            };
+            self.parts[k] = TermParts {
+                plain,
+                execution: execution.unwrap_or(u64::MAX),
+                interrupt: task.interrupt,
+                ..TermParts::default()
             };
         }
     }
@@ -266,6 +329,15 @@ impl Core<'_> {
     /// some term exceeds 2^64 − 1 ns: every such term is paid at least once
     /// by the first release of j, so task i then certainly misses.
     fn hp_terms(&mut self, i: usize) -> bool {
+        if !self.cache_terms {
+            // Terms 0..i−1 took their role for earlier tasks; i − 1 joins.
+            if i > 0
+                && let Some(plain) = self.parts[i - 1].plain
+            {
+                self.terms[i - 1].per_release = plain;
+            }
+            return self.first_unrepresentable >= i;
+        }
         let tasks = self.tasks;
         // `after` = ⋃_{k=j+1..=i} S(k) = ⋃ int(j, i).
         let mut after = PartitionSet::EMPTY;
@@ -275,7 +347,7 @@ impl Core<'_> {
             let prefix = self.prefix[j];
             let refill = self.refill;
             let warmup_n = self.warmup_n[j];
-            let term = &mut self.terms[j];
+            let (term, parts) = (&mut self.terms[j], &mut self.parts[j]);
             let filled = (|| {
                 let warmup_n = warmup_n?;
                 let warmup_i = cache_delay(own.intersection_len(&prefix.union(&after)), refill)?;
@@ -291,10 +363,10 @@ impl Core<'_> {
                 per_release.checked_add(first_extra)?;
                 term.per_release = per_release;
                 term.first_extra = first_extra;
-                term.execution = execution;
-                term.warmup_i = warmup_i;
-                term.warmup_n = warmup_n;
-                term.crpd = crpd;
+                parts.execution = execution;
+                parts.warmup_i = warmup_i;
+                parts.warmup_n = warmup_n;
+                parts.crpd = crpd;
                 Some(())
             })();
             if filled.is_none() {
@@ -319,11 +391,12 @@ impl Core<'_> {
             .checked_add(self.warmup_n[i]?)
     }
 
-    /// f_i at the counts the terms hold.
-    fn demand(&self, base: u64, active: usize) -> Option<u64> {
-        self.terms[..active]
-            .iter()
-            .try_fold(base, |sum, term| sum.checked_add(term.demand()?))
+    /// f_i(w): brings every active term's count to `w` and sums.
+    fn demand_at(&mut self, base: u64, active: usize, w: u64) -> Option<u64> {
+        self.terms[..active].iter_mut().try_fold(base, |sum, term| {
+            term.set_to(w);
+            sum.checked_add(term.demand()?)
+        })
     }
 
     /// Iterates the recurrence of task `i` from the best known lower bound
@@ -352,10 +425,7 @@ impl Core<'_> {
             // The lower bound alone passes the deadline.
             return Outcome::Missed(start);
         }
-        for term in &mut self.terms[..active] {
-            term.set_to(start);
-        }
-        let Some(mut demand) = self.demand(base, active) else {
+        let Some(mut demand) = self.demand_at(base, active, start) else {
             return Outcome::Unrepresentable;
         };
         *iterations = 1;
@@ -422,25 +492,34 @@ impl Core<'_> {
         let iterated = last.filter(|_| task.blocking == 0);
         self.previous_free = chained.max(iterated);
         if with_breakdown && let Some(w) = last {
-            self.breakdown(i, w, &mut result);
+            // At a fixed point every count is already current.
+            let converged = matches!(outcome, Outcome::Converged(_));
+            self.breakdown(i, w, converged, &mut result);
         }
         result
     }
 
     /// The terms of the recurrence at iterate `w`, exact (u128) and
     /// saturated only past D.
-    fn breakdown(&mut self, i: usize, w: u64, result: &mut ResponseTime) {
+    fn breakdown(&mut self, i: usize, w: u64, current: bool, result: &mut ResponseTime) {
         let active = self.active(i);
         let (mut interference, mut hp_warmup, mut crpd, mut interrupts) =
             (0u128, 0u128, 0u128, 0u128);
-        for (k, term) in self.terms[..active].iter_mut().enumerate() {
-            term.set_to(w.max(1));
+        for (k, (term, parts)) in self.terms[..active]
+            .iter_mut()
+            .zip(self.parts.iter())
+            .enumerate()
+        {
+            if !current {
+                term.set_to(w.max(1));
+            }
             let releases = u128::from(term.releases);
-            interrupts += releases * u128::from(term.interrupt);
+            interrupts += releases * u128::from(parts.interrupt);
             if k < i {
-                interference += releases * u128::from(term.execution);
-                hp_warmup += u128::from(term.warmup_n) + (releases - 1) * u128::from(term.warmup_i);
-                crpd += releases * u128::from(term.crpd);
+                interference += releases * u128::from(parts.execution);
+                hp_warmup +=
+                    u128::from(parts.warmup_n) + (releases - 1) * u128::from(parts.warmup_i);
+                crpd += releases * u128::from(parts.crpd);
             }
         }
         let report = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
@@ -474,26 +553,34 @@ fn with_core<R>(tasks: &[CoreTask], refill: u64, f: impl FnOnce(&mut Core<'_>) -
         let mut prefix = [PartitionSet::EMPTY; STACK_TASKS];
         let mut warmup_n = [None; STACK_TASKS];
         let mut terms = [Term::default(); STACK_TASKS];
+        let mut parts = [TermParts::default(); STACK_TASKS];
         f(&mut Core {
             tasks,
             refill,
             prefix: &mut prefix[..n],
             warmup_n: &mut warmup_n[..n],
             terms: &mut terms[..n],
+            parts: &mut parts[..n],
             interrupts: false,
+            cache_terms: false,
+            first_unrepresentable: 0,
             previous_free: None,
         })
     } else {
         let mut prefix = vec![PartitionSet::EMPTY; n];
         let mut warmup_n = vec![None; n];
         let mut terms = vec![Term::default(); n];
+        let mut parts = vec![TermParts::default(); n];
         f(&mut Core {
             tasks,
             refill,
             prefix: &mut prefix,
             warmup_n: &mut warmup_n,
             terms: &mut terms,
+            parts: &mut parts,
             interrupts: false,
+            cache_terms: false,
+            first_unrepresentable: 0,
             previous_free: None,
         })
     }
