@@ -1,16 +1,18 @@
 //! The calibration file, `calibrate.json`: what `tinct bench calibrate`
 //! writes and `tinct analyze`, `plan` and `run` read to get Δ for task sets
-//! without `refill` (docs/FORMAT.md, "The calibration file").
+//! without `refill`, and the platform overheads of this machine
+//! (docs/FORMAT.md, "The calibration file").
 //!
 //! Only the data and its serde live here. The file holds the bench's whole
 //! result (latencies, bandwidth, the refill passes' distributions); a reader
-//! needs only [`RefillRecord`], and fields it does not know are ignored. The
-//! bench writes its `refill` object through the same [`RefillRecord`]
-//! (flattened into its larger result), so writer and reader cannot drift.
+//! needs only [`RefillRecord`] and [`Overheads`], and fields it does not
+//! know are ignored. The bench writes its `refill` and `overheads` objects
+//! through the same types, so writer and reader cannot drift.
 
 use crate::format::RefillCalibration;
 use crate::units::Nanos;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Δ and the N_P it was measured with: the fields of calibrate.json's
 /// `refill` object that analysis reads.
@@ -31,11 +33,132 @@ impl From<RefillRecord> for RefillCalibration {
     }
 }
 
+/// One measured platform overhead: the distribution of its samples and
+/// what produced them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OverheadRecord {
+    /// The largest sample, ns: the value the `*_ns` key beside it holds.
+    pub max_ns: u64,
+    /// The nearest-rank 99th percentile, ns.
+    pub p99_ns: u64,
+    /// The median, ns.
+    pub median_ns: u64,
+    /// The smallest sample, ns.
+    pub min_ns: u64,
+    /// How many samples.
+    pub samples: u64,
+    /// What was measured and how (bench, policy, CPUs, duration).
+    pub measured_by: String,
+}
+
+/// The timer tick: the cost of one tick interruption and the tick period.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TickRecord {
+    /// The cost of one tick (the time a busy thread lost to it).
+    #[serde(flatten)]
+    pub cost: OverheadRecord,
+    /// The tick period found, ns (1 / CONFIG_HZ).
+    pub period_ns: u64,
+}
+
+/// The platform overheads of this machine, each measured by the bench that
+/// owns it and absent — never zero — when it was not measured (`unmeasured`
+/// says why).
+///
+/// The `*_ns` keys are what an analysis charges: the largest value observed,
+/// since a bound must cover the worst case that was seen (the records beside
+/// them give the 99th percentile and the sample count for a reader who
+/// accepts a probabilistic view). On a virtual machine the maxima include
+/// host stalls.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overheads {
+    /// δ, the cost of one context switch, ns (sebek2002: a job pays two,
+    /// C' = C + 2δ).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_switch_ns: Option<u64>,
+    /// The release latency of a periodic SCHED_FIFO thread (actual start −
+    /// planned release), ns: the release jitter a task can suffer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_latency_ns: Option<u64>,
+    /// The spread of the release latency (max − min), ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_jitter_ns: Option<u64>,
+    /// The cost of one timer tick, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_ns: Option<u64>,
+    /// The tick period, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_period_ns: Option<u64>,
+    /// How δ was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_switch: Option<OverheadRecord>,
+    /// How the release latency was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_latency: Option<OverheadRecord>,
+    /// How the tick was measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick: Option<TickRecord>,
+    /// The overheads that were not measured, by name (`context_switch`,
+    /// `release_latency`, `tick`), and why.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unmeasured: BTreeMap<String, String>,
+}
+
+impl Overheads {
+    /// Records δ (the `context_switch_ns` key is the record's maximum).
+    pub fn set_context_switch(&mut self, record: OverheadRecord) {
+        self.context_switch_ns = Some(record.max_ns);
+        self.unmeasured.remove("context_switch");
+        self.context_switch = Some(record);
+    }
+
+    /// Records the release latency (`release_latency_ns` its maximum,
+    /// `release_jitter_ns` its maximum minus its minimum).
+    pub fn set_release_latency(&mut self, record: OverheadRecord) {
+        self.release_latency_ns = Some(record.max_ns);
+        self.release_jitter_ns = Some(record.max_ns.saturating_sub(record.min_ns));
+        self.unmeasured.remove("release_latency");
+        self.release_latency = Some(record);
+    }
+
+    /// Records the tick (`tick_ns` the cost's maximum, `tick_period_ns` the period).
+    pub fn set_tick(&mut self, record: TickRecord) {
+        self.tick_ns = Some(record.cost.max_ns);
+        self.tick_period_ns = Some(record.period_ns);
+        self.unmeasured.remove("tick");
+        self.tick = Some(record);
+    }
+
+    /// Notes that overhead `name` was not measured, and why.
+    pub fn set_unmeasured(&mut self, name: &str, why: impl Into<String>) {
+        self.unmeasured.insert(name.to_string(), why.into());
+    }
+
+    /// True if every `*_ns` key equals what its record says (a file edited
+    /// by hand, or written by something else, may not).
+    pub fn is_consistent(&self) -> bool {
+        let max = |r: &Option<OverheadRecord>| r.as_ref().map(|r| r.max_ns);
+        self.context_switch_ns == max(&self.context_switch)
+            && self.release_latency_ns == max(&self.release_latency)
+            && self.release_jitter_ns
+                == self
+                    .release_latency
+                    .as_ref()
+                    .map(|r| r.max_ns.saturating_sub(r.min_ns))
+            && self.tick_ns == self.tick.as_ref().map(|t| t.cost.max_ns)
+            && self.tick_period_ns == self.tick.as_ref().map(|t| t.period_ns)
+    }
+}
+
 /// A calibration file as analysis reads it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CalibrationFile {
     /// The measured Δ.
     pub refill: RefillRecord,
+    /// The measured platform overheads (absent in files written before
+    /// they were measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overheads: Option<Overheads>,
 }
 
 #[cfg(test)]
@@ -49,6 +172,7 @@ mod tests {
                 partitions: 16,
                 refill_ns: 90_600,
             },
+            overheads: None,
         };
         let text = serde_json::to_string(&file).unwrap();
         assert_eq!(
@@ -64,6 +188,78 @@ mod tests {
         );
         let delta = RefillCalibration::from(file.refill);
         assert_eq!((delta.refill, delta.partitions), (Nanos(90_600), 16));
+    }
+
+    fn record(max_ns: u64, min_ns: u64) -> OverheadRecord {
+        OverheadRecord {
+            max_ns,
+            p99_ns: max_ns,
+            median_ns: min_ns,
+            min_ns,
+            samples: 100,
+            measured_by: "a test".into(),
+        }
+    }
+
+    #[test]
+    fn overheads_round_trip_and_missing_ones_stay_absent() {
+        let mut overheads = Overheads::default();
+        overheads.set_unmeasured("tick", "no periodic interruption found");
+        overheads.set_context_switch(record(33_500, 5_600));
+        overheads.set_release_latency(record(130_000, 4_000));
+        assert_eq!(overheads.context_switch_ns, Some(33_500));
+        assert_eq!(
+            (overheads.release_latency_ns, overheads.release_jitter_ns),
+            (Some(130_000), Some(126_000))
+        );
+        assert!(overheads.is_consistent());
+        let file = CalibrationFile {
+            refill: RefillRecord {
+                partitions: 32,
+                refill_ns: 120_300,
+            },
+            overheads: Some(overheads.clone()),
+        };
+        let json = serde_json::to_value(&file).unwrap();
+        let written = &json["overheads"];
+        assert_eq!(written["context_switch_ns"], 33_500);
+        // Not measured: absent, never zero; the reason is there.
+        assert!(written.get("tick_ns").is_none() && written.get("tick").is_none());
+        assert_eq!(
+            written["unmeasured"]["tick"],
+            "no periodic interruption found"
+        );
+        assert_eq!(
+            serde_json::from_value::<CalibrationFile>(json).unwrap(),
+            file
+        );
+        // Measuring it later removes the note.
+        overheads.set_tick(TickRecord {
+            cost: record(20_000, 2_000),
+            period_ns: 4_000_000,
+        });
+        assert!(overheads.unmeasured.is_empty());
+        assert_eq!(
+            (overheads.tick_ns, overheads.tick_period_ns),
+            (Some(20_000), Some(4_000_000))
+        );
+        assert!(overheads.is_consistent());
+        overheads.tick_ns = Some(1);
+        assert!(!overheads.is_consistent());
+    }
+
+    #[test]
+    fn a_file_without_overheads_reads_as_none() {
+        let old = r#"{"refill": {"partitions": 16, "refill_ns": 90600}}"#;
+        assert_eq!(
+            serde_json::from_str::<CalibrationFile>(old)
+                .unwrap()
+                .overheads,
+            None
+        );
+        let negative = r#"{"refill": {"partitions": 16, "refill_ns": 90600},
+                          "overheads": {"context_switch_ns": -5}}"#;
+        assert!(serde_json::from_str::<CalibrationFile>(negative).is_err());
     }
 
     #[test]
