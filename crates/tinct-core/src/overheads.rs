@@ -115,10 +115,9 @@ pub fn read(path: &Path) -> Result<OverheadsSource, InputError> {
         && object.contains_key("refill")
         && !object.contains_key("platform")
     {
-        let calibration: CalibrationFile = serde_json::from_value(
-            value.clone().unwrap_or_default(),
-        )
-        .map_err(|e| InputError {
+        let calibration: CalibrationFile =
+            serde_json::from_value(value.clone().unwrap_or_default()).map_err(|e| {
+                InputError {
             file: file.clone(),
             line: None,
             field: "overheads".into(),
@@ -126,7 +125,8 @@ pub fn read(path: &Path) -> Result<OverheadsSource, InputError> {
                 "a calibration file written by `tinct bench calibrate` or `tinct bench overheads`"
                     .into(),
             found: e.to_string(),
-        })?;
+        }
+            })?;
         return Ok(from_calibration(
             calibration.overheads.as_ref(),
             format!("calibration {file}"),

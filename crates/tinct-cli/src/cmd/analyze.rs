@@ -163,7 +163,7 @@ pub fn analysis_input_error(
             format!("the users of resource '{resource}' on one core"),
             e.to_string(),
         ),
-        AnalysisError::TooManyChains { .. } => {
+        AnalysisError::TooManyChains { .. } | AnalysisError::CyclicGraph { .. } => {
             return CliError::from(InputError {
                 file: file.display().to_string(),
                 line: None,

@@ -71,6 +71,12 @@ fn walk(
         return Ok(());
     }
     for &next in &consumers[last] {
+        if path.contains(&next) {
+            // Only a set built in code can have one: files are checked.
+            return Err(AnalysisError::CyclicGraph {
+                tasks: path.clone(),
+            });
+        }
         path.push(next);
         walk(consumers, path, chains)?;
         path.pop();

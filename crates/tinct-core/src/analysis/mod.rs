@@ -239,6 +239,15 @@ pub enum AnalysisError {
         /// [`chains::MAX_CHAINS`].
         limit: usize,
     },
+    /// The affinity graph has a cycle (a set built in code; files are
+    /// checked when read).
+    #[error(
+        "the affinity graph has a cycle through tasks {tasks:?} (indices): chains are the paths of an acyclic graph"
+    )]
+    CyclicGraph {
+        /// Task indices along the path that closes the cycle.
+        tasks: Vec<usize>,
+    },
     /// Eq. (3) of a partition cannot be decided exactly in 128 bits (many
     /// tasks with different |S(i)| share it).
     #[error(
@@ -283,6 +292,31 @@ fn check_terms(
         }
     }
     Ok(())
+}
+
+/// Whether `members` (one core's tasks in priority order, file indices)
+/// meet their deadlines among themselves, with the jitter declared plus the
+/// platform's release latency and no inherited jitter, and the blocking
+/// their own sections cause. Adding tasks to the core or jitter to a task
+/// only lengthens response times, so a `false` here holds for every
+/// placement that extends this one: the pruning test of placement searches.
+pub fn core_feasible_so_far(set: &TaskSet, members: &[usize]) -> bool {
+    let overheads = &set.platform.overheads;
+    let jitter: Vec<u64> = set
+        .tasks
+        .iter()
+        .map(|t| t.jitter.0.saturating_add(overheads.release_latency.0))
+        .collect();
+    let refill = set.platform.refill.0;
+    let mut blocking = vec![blocking::Blocking::default(); set.tasks.len()];
+    for (b, &i) in blocking::core_blocking(set, members, refill, overheads.context_switch.0)
+        .into_iter()
+        .zip(members)
+    {
+        blocking[i] = b;
+    }
+    let tasks = holistic::core_tasks(set, members, &jitter, &blocking);
+    rta::core_schedulable(&tasks, refill)
 }
 
 /// The tasks of one core in priority order (highest first), as file
