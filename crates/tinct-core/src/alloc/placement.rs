@@ -168,21 +168,18 @@ pub fn place_static(set: &TaskSet, options: &PlacementOptions) -> StaticPlacemen
         bytes[edge.from] += u128::from(edge.buffer.0);
         bytes[edge.to] += u128::from(edge.buffer.0);
     }
-    let mut sharing = vec![Vec::new(); n];
-    for a in 0..n {
-        for b in 0..n {
-            let shares = a != b
-                && base.tasks[a].critical_sections.iter().any(|s| {
-                    base.tasks[b]
-                        .critical_sections
-                        .iter()
-                        .any(|t| t.resource == s.resource)
-                });
-            if shares {
-                sharing[a].push(b);
-            }
-        }
-    }
+    let shares = |a: usize, b: usize| {
+        a != b
+            && base.tasks[a].critical_sections.iter().any(|s| {
+                base.tasks[b]
+                    .critical_sections
+                    .iter()
+                    .any(|t| t.resource == s.resource)
+            })
+    };
+    let sharing: Vec<Vec<usize>> = (0..n)
+        .map(|a| (0..n).filter(|&b| shares(a, b)).collect())
+        .collect();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(bytes[i]), ranks[i]));
     let domains = base.platform.cache_domains();
