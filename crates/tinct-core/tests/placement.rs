@@ -82,7 +82,7 @@ fn build(draw: &Draw) -> TaskSet {
             });
         }
     }
-    let cache_domains = (draw.paired_domains && draw.cores % 2 == 0).then(|| {
+    let cache_domains = (draw.paired_domains && draw.cores.is_multiple_of(2)).then(|| {
         (0..draw.cores / 2)
             .map(|d| vec![2 * d, 2 * d + 1])
             .collect()
