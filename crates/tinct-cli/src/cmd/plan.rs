@@ -157,6 +157,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if args.placement == Some(PlacementArg::Static) {
         return run_static(&args, &set, refill_source);
     }
+    if let Some(why) = tinct_core::alloc::unsupported(&set) {
+        return Err(CliError::Input(format!("{}: {why}", args.file.display())));
+    }
     let n_p = set.platform.partitions;
     let budget = args.partitions.unwrap_or(n_p);
     if budget == 0 || budget > n_p {
@@ -208,12 +211,34 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )));
     }
     if !plan.schedulable {
-        return Err(CliError::Failed(anyhow!(
-            "the allocation does not re-verify with `tinct analyze` (this is a bug in tinct){}",
-            plan.analysis_error
-                .as_ref()
-                .map_or(String::new(), |e| format!(": {e}"))
-        )));
+        // The allocators search with each task's declared jitter; the jitter
+        // a data-triggered task inherits is known only once the cores are.
+        let inherited = set
+            .tasks
+            .iter()
+            .any(|t| t.trigger == tinct_core::model::Trigger::Data);
+        let reasons = plan
+            .analysis
+            .as_ref()
+            .map(|a| {
+                let per_task = a.cores.iter().flat_map(|c| c.reasons.iter());
+                per_task
+                    .chain(&a.reasons)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })
+            .or_else(|| plan.analysis_error.clone())
+            .unwrap_or_default();
+        return Err(CliError::Failed(if inherited {
+            anyhow!(
+                "the allocation, searched without the jitter data-triggered tasks inherit, does not pass the holistic analysis ({reasons}); try --placement static"
+            )
+        } else {
+            anyhow!(
+                "the allocation does not re-verify with `tinct analyze` (this is a bug in tinct): {reasons}"
+            )
+        }));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -33,7 +33,7 @@ pub use assignment::{Algorithm, Assignment, CoreRefusal, Reason, Refusal, Unplac
 pub use instance::{AllocTask, Instance};
 pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_alloc};
 pub use placement::{PlacementOptions, StaticPlacement, place_static};
-pub use plan::{Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, plan};
+pub use plan::{Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, plan, unsupported};
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no
 /// leftover partitions here: see [`cata::spend_leftover`].

@@ -63,7 +63,8 @@ pub(super) fn core_tasks(
     blocking: &[Blocking],
 ) -> Vec<CoreTask> {
     let overheads = &set.platform.overheads;
-    let tick = tick_task(overheads);
+    // An empty core has nothing the tick could delay.
+    let tick = tick_task(overheads).filter(|_| !members.is_empty());
     tick.into_iter()
         .chain(members.iter().map(|&i| {
             let t = &set.tasks[i];
@@ -83,8 +84,8 @@ pub(super) fn core_tasks(
 }
 
 /// How many pseudo-tasks [`core_tasks`] puts in front of the real ones.
-pub(super) fn pseudo_tasks(set: &TaskSet) -> usize {
-    usize::from(set.platform.overheads.tick_period.is_some())
+pub(super) fn pseudo_tasks(set: &TaskSet, members: &[usize]) -> usize {
+    usize::from(set.platform.overheads.tick_period.is_some() && !members.is_empty())
 }
 
 /// Every task's declared jitter plus the platform's release latency
@@ -178,8 +179,8 @@ fn all_cores(
     refill: u64,
 ) -> Vec<ResponseTime> {
     let mut results = vec![ResponseTime::default(); set.tasks.len()];
-    let skip = pseudo_tasks(set);
     for core in members {
+        let skip = pseudo_tasks(set, core);
         let tasks = core_tasks(set, core, jitter, blocking);
         for (r, &i) in rta::response_times(&tasks, refill)
             .into_iter()

@@ -273,7 +273,7 @@ fn check_terms(
     refill: u64,
 ) -> Result<(), AnalysisError> {
     let numerators = rta::utilization_numerators(core_tasks, refill);
-    let skip = holistic::pseudo_tasks(set);
+    let skip = holistic::pseudo_tasks(set, members);
     let overheads = &set.platform.overheads;
     let charged = overheads.context_switch.0 > 0 || overheads.tick.0 > 0;
     for (&i, &value) in members.iter().zip(&numerators[skip..]) {
@@ -372,7 +372,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
     let mut cores = Vec::new();
     for (core, members) in (0..platform.cores).zip(&members) {
         let core_tasks = holistic::core_tasks(set, members, &cint.jitter, &cint.blocking);
-        let skip = holistic::pseudo_tasks(set);
+        let skip = holistic::pseudo_tasks(set, members);
         // Each γ_{i,n} ≤ C + ω + γ < 2^64, checked above.
         let crpd: Vec<u64> = rta::crpd_caused(&core_tasks, refill)
             .into_iter()
