@@ -178,16 +178,22 @@ impl Term {
     }
 
     /// Sets ⌈(w + J)/T⌉ for iterate `w`: nothing to do when the count is
-    /// current, one step when it is one period behind, one division
-    /// otherwise.
+    /// current, a few steps when it is at most four periods behind, one
+    /// division otherwise.
     #[inline]
     fn set_to(&mut self, w: u64) {
         if self.is_current(w) {
             return;
         }
-        if self.releases > 0 && w > self.horizon && w - self.horizon <= self.period {
-            self.releases = self.releases.saturating_add(1);
-            self.horizon = self.horizon.saturating_add(self.period);
+        // A few periods behind: step (cheaper than a division).
+        if self.releases > 0
+            && w > self.horizon
+            && w - self.horizon <= 4 * self.period.min(u64::MAX / 4)
+        {
+            while w > self.horizon {
+                self.releases = self.releases.saturating_add(1);
+                self.horizon = self.horizon.saturating_add(self.period);
+            }
             return;
         }
         // ⌈(w + J)/T⌉ by one division, in 64 bits when w + J fits.
