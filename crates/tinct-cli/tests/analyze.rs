@@ -1,18 +1,11 @@
 //! `tinct analyze` end to end: exit statuses, the table, the JSON contract.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{analyze_json, example, tinct};
 use serde_json::Value;
 use std::path::PathBuf;
-
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn tinct() -> Command {
-    Command::cargo_bin("tinct").expect("binary built")
-}
 
 #[test]
 fn table_ii_prints_the_papers_numbers() {
@@ -335,24 +328,6 @@ fn an_endless_file_is_refused_at_the_limit() {
         stderr.contains("/dev/zero: file: expected a task-set file of at most 16777216 bytes"),
         "{stderr}"
     );
-}
-
-/// `tinct analyze --json` of `file` with extra arguments.
-fn analyze_json(file: &std::path::Path, extra: &[&str]) -> Value {
-    let out = tinct()
-        .args(["analyze", "--json"])
-        .args(extra)
-        .arg(file)
-        .env_remove("TINCT_CALIBRATION")
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// `--overheads none` gives today's numbers exactly: the whole JSON but the

@@ -1,33 +1,14 @@
 //! `tinct plan` end to end: plans re-verify with `tinct analyze`, failures
 //! name the task and the reason, bad input exits 2.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{example, tinct};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn tinct() -> Command {
-    Command::cargo_bin("tinct").expect("binary built")
-}
-
 fn analyze_json(path: &Path) -> Value {
-    let out = tinct()
-        .args(["analyze", "--json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::analyze_json(path, &[])
 }
 
 #[test]

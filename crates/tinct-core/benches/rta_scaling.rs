@@ -12,20 +12,13 @@ use rand_chacha::ChaCha8Rng;
 use std::hint::black_box;
 use tinct_core::PartitionSet;
 use tinct_core::analysis::rta::{CoreTask, core_schedulable, response_times};
+use tinct_core::generate::uunifast_discard;
 
 const SETS: usize = 32;
 
 /// One core of `n` tasks at total utilization `u`, highest priority first.
 fn random_core(n: usize, u: f64, rng: &mut ChaCha8Rng) -> Vec<CoreTask> {
-    // UUniFast (Bini and Buttazzo 2005).
-    let mut utils = Vec::with_capacity(n);
-    let mut left = u;
-    for k in 1..n {
-        let next = left * rng.random::<f64>().powf(1.0 / (n - k) as f64);
-        utils.push(left - next);
-        left = next;
-    }
-    utils.push(left);
+    let utils = uunifast_discard(rng, n, u).expect("u < 1 never discards");
     let mut tasks: Vec<CoreTask> = utils
         .into_iter()
         .map(|u| {

@@ -13,11 +13,11 @@
 //!
 //! Time is in ticks of 1 µs; the analysis sees the same numbers in ns.
 
+mod common;
+
 use proptest::prelude::*;
 use tinct_core::analysis::analyze;
-use tinct_core::model::{
-    CriticalSection, Overheads, Platform, Protocol, Resource, Task, TaskSet, WcetTable,
-};
+use tinct_core::model::{CriticalSection, Protocol, Resource, Task, TaskSet, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
 
 const TICK_NS: u64 = 1_000;
@@ -42,14 +42,7 @@ struct Core {
 
 fn task_set(core: &Core) -> TaskSet {
     let mut set = TaskSet::new(
-        Platform {
-            cores: 1,
-            partitions: 4,
-            memory: Bytes(4 << 20),
-            refill: Nanos(0),
-            overheads: Overheads::NONE,
-            cache_domains: None,
-        },
+        common::platform(1),
         core.tasks
             .iter()
             .enumerate()

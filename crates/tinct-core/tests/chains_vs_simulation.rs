@@ -9,9 +9,11 @@
 //!
 //! Time is in ticks of 1 µs; the analysis sees the same numbers in ns.
 
+mod common;
+
 use proptest::prelude::*;
 use tinct_core::analysis::analyze;
-use tinct_core::model::{Edge, Overheads, Platform, Task, TaskSet, Trigger, WcetTable};
+use tinct_core::model::{Edge, Task, TaskSet, Trigger, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
 
 const TICK_NS: u64 = 1_000;
@@ -38,14 +40,7 @@ struct System {
 
 fn task_set(system: &System) -> TaskSet {
     let mut set = TaskSet::new(
-        Platform {
-            cores: system.cores,
-            partitions: 4,
-            memory: Bytes(4 << 20),
-            refill: Nanos(0),
-            overheads: Overheads::NONE,
-            cache_domains: None,
-        },
+        common::platform(system.cores),
         system
             .tasks
             .iter()

@@ -4,7 +4,10 @@
 //! names the file, the line and the field; a written set re-reads equal in
 //! TOML and JSON.
 
-use tinct_core::format::{InputError, Syntax, parse, to_json, to_toml};
+mod common;
+
+use common::{assert_names, error};
+use tinct_core::format::{Syntax, parse, to_json, to_toml};
 use tinct_core::model::{Protocol, Trigger};
 use tinct_core::units::{Bytes, Nanos};
 
@@ -47,22 +50,6 @@ from = "producer"
 to = "consumer"
 buffer = "4KiB"
 "#;
-
-fn error(text: &str) -> InputError {
-    parse(text, "set.toml", Syntax::Toml).expect_err("must be rejected")
-}
-
-/// Asserts the message names file, line and field, and contains `found`.
-fn assert_names(err: &InputError, line: usize, field: &str, found: &str) {
-    let message = err.to_string();
-    assert!(
-        message.starts_with(&format!("set.toml:{line}: ")),
-        "line {line} not in: {message}"
-    );
-    assert!(message.contains(field), "field {field} not in: {message}");
-    assert!(message.contains(found), "found {found} not in: {message}");
-    assert!(message.contains("expected"), "no expectation in: {message}");
-}
 
 #[test]
 fn every_new_key_is_read() {

@@ -15,11 +15,13 @@
 //! when J_i = 0; for J_i > 0 tinct's R_i is SchedCAT's algorithm run with
 //! J_i = 0 and deadline D_i − J_i, plus J_i, and never above SchedCAT's.
 
+mod common;
+
 use proptest::prelude::*;
 use tinct_core::PartitionSet;
 use tinct_core::analysis::analyze;
 use tinct_core::analysis::rta::{CoreTask, response_times};
-use tinct_core::model::{Overheads, Platform, Task, TaskSet, WcetTable};
+use tinct_core::model::{Task, TaskSet, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
 
 #[derive(Clone, Copy, Debug)]
@@ -65,14 +67,7 @@ fn core_task(t: &Classic) -> CoreTask {
 /// The same core as a task set with explicit `jitter` and `blocking`.
 fn task_set(tasks: &[Classic]) -> TaskSet {
     TaskSet::new(
-        Platform {
-            cores: 1,
-            partitions: 4,
-            memory: Bytes(4 << 20),
-            refill: Nanos(0),
-            overheads: Overheads::NONE,
-            cache_domains: None,
-        },
+        common::platform(1),
         tasks
             .iter()
             .enumerate()

@@ -298,9 +298,7 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
                 report.refill_source
             ),
         ];
-        let text = to_text(planned, Syntax::from_path(out), &header);
-        std::fs::write(out, text)
-            .map_err(|e| CliError::Failed(anyhow!("cannot write {}: {e}", out.display())))?;
+        write_task_set(out, planned, &header)?;
         report.output = Some(out.display().to_string());
     }
     if args.json {
@@ -390,7 +388,12 @@ fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), 
             report.refill_source
         ),
     ];
-    let text = to_text(planned, Syntax::from_path(out), &header);
+    write_task_set(out, planned, &header)
+}
+
+/// Writes `planned` as a task-set file (syntax by extension) under `header`.
+fn write_task_set(out: &Path, planned: &TaskSet, header: &[String]) -> Result<(), CliError> {
+    let text = to_text(planned, Syntax::from_path(out), header);
     std::fs::write(out, text)
         .map_err(|e| CliError::Failed(anyhow!("cannot write {}: {e}", out.display())))
 }
