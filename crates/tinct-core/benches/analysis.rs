@@ -16,12 +16,12 @@ fn ten_tasks() -> Vec<CoreTask> {
     (0..10u32)
         .map(|i| {
             let period = 10_000_000 + u64::from(i) * 7_300_000;
-            CoreTask {
-                wcet: period * 6 / 100,
+            CoreTask::new(
+                period * 6 / 100,
                 period,
-                deadline: period,
-                partitions: PartitionSet::range(1 + i, 4 + i),
-            }
+                period,
+                PartitionSet::range(1 + i, 4 + i),
+            )
         })
         .collect()
 }

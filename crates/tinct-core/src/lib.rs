@@ -15,6 +15,7 @@ pub mod experiment;
 pub mod format;
 pub mod generate;
 pub mod model;
+pub mod overheads;
 pub mod partitions;
 pub mod units;
 
