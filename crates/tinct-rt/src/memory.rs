@@ -35,8 +35,7 @@ use serde::{Deserialize, Serialize};
 use tinct_core::PartitionSet;
 use tinct_core::units::Bytes;
 use tinct_mem::{
-    AddressMapping, ColoredBuffer, MemError, PartitionColors, PoolOptions, SharedPool,
-    XorFunctions,
+    AddressMapping, ColoredBuffer, MemError, PartitionColors, PoolOptions, SharedPool, XorFunctions,
 };
 use tinct_sys::topology::ColorRule;
 

@@ -167,7 +167,9 @@ fn a_task_sets_color_bits_decide_the_colors_of_the_pages() {
     assert_eq!(layout.mapping.colors(), 32);
     assert!(
         layout.rule.contains("explicit colour bits")
-            && layout.rule.contains("32 colours on physical address bits 12-16")
+            && layout
+                .rule
+                .contains("32 colours on physical address bits 12-16")
             && layout.rule.contains("[platform] color_bits"),
         "{}",
         layout.rule
@@ -213,12 +215,12 @@ fn color_bits_inside_a_page_are_bad_input_naming_the_field() {
     };
     match tinct_rt::memory::ColorLayout::of_spec(&spec) {
         Err(tinct_rt::RtError::Input {
-            file,
-            field,
-            found,
-            ..
+            file, field, found, ..
         }) => {
-            assert_eq!((file.as_str(), field.as_str()), ("set.toml", "platform.color_bits"));
+            assert_eq!(
+                (file.as_str(), field.as_str()),
+                ("set.toml", "platform.color_bits")
+            );
             assert!(found.contains("bit 6"), "{found}");
         }
         other => panic!("expected bad input, got {other:?}"),
