@@ -223,7 +223,9 @@ fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), 
             report.refill_source
         ),
     ];
-    let text = to_text(planned, Syntax::from_path(out), &header);
+    // A relative `dram_map` must still name the same file from `out`.
+    let planned = tinct_core::format::relocated(planned, Path::new(&report.file), out);
+    let text = to_text(&planned, Syntax::from_path(out), &header);
     std::fs::write(out, text)
         .map_err(|e| CliError::Failed(anyhow!("cannot write {}: {e}", out.display())))
 }
