@@ -36,36 +36,48 @@ fn machine_colors() -> u32 {
         .colors()
 }
 
-/// A planned task set: `platform` lines, then one task per `(name, cpu,
-/// partitions)`, each a pointer chase over `working_set` bytes.
-fn plan(platform: &str, tasks: &[(&str, u32, &[u32])], working_set: u64) -> String {
-    let mut text = format!("[platform]\n{platform}\nmemory = \"1GiB\"\nrefill = \"45.3us\"\n");
+/// Which of the two CPUs a task is pinned to.
+#[derive(Clone, Copy)]
+enum Cpu {
+    First,
+    Second,
+}
+
+/// Runs for 300 ms a plan of `[platform]` with `platform` (N_P and, if
+/// wanted, `color_bits`) whose tasks `(name, CPU, partitions)` each chase
+/// a pointer over `working_set` bytes; the summary and what was printed.
+/// `None` (a skip) without root.
+fn run_plan(
+    platform: &str,
+    tasks: &[(&str, Cpu, &[u32])],
+    working_set: u64,
+) -> Option<(Value, String)> {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (frame numbers, SCHED_FIFO)") {
+        return None;
+    }
+    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (first, second) = two_cpus();
+    let mut text = format!(
+        "[platform]\ncores = {}\n{platform}\nmemory = \"1GiB\"\nrefill = \"45.3us\"\n",
+        first.max(second) + 1
+    );
     for (name, cpu, partitions) in tasks {
+        let core = match cpu {
+            Cpu::First => first,
+            Cpu::Second => second,
+        };
         let partitions: Vec<String> = partitions.iter().map(u32::to_string).collect();
         text.push_str(&format!(
             "\n[[task]]\nname = \"{name}\"\nperiod = \"50ms\"\nmemory = \"64KiB\"\n\
-             wcet = {{ 1 = \"5ms\" }}\ncore = {cpu}\npartitions = [{}]\n\
+             wcet = {{ 1 = \"5ms\" }}\ncore = {core}\npartitions = [{}]\n\
              body = {{ kernel = \"chase\", working_set = \"{working_set}B\", iterations = 2000 }}\n",
             partitions.join(", ")
         ));
     }
-    text
-}
-
-/// Partitions of eight colours each under the machine's rule (at most 256,
-/// the format's limit), and a working set of two pages of each colour of a
-/// partition: every colour of a task's partitions then holds its pages.
-fn eight_colour_partitions() -> (u32, u64) {
-    let partitions = (machine_colors() / 8).clamp(2, 256);
-    let colours_per_partition = u64::from(machine_colors() / partitions);
-    (partitions, 2 * colours_per_partition * 4096)
-}
-
-/// Runs `text` as a plan for 300 ms; the summary and what was printed.
-fn run(dir: &Path, text: &str) -> (Value, String) {
-    let file = dir.join("plan.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plan.toml");
     std::fs::write(&file, text).unwrap();
-    let out = dir.join("run");
+    let out = dir.path().join("run");
     let output = Command::cargo_bin("tinct")
         .unwrap()
         .args([
@@ -86,20 +98,32 @@ fn run(dir: &Path, text: &str) -> (Value, String) {
     );
     let summary =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    (summary, stdout)
+    Some((summary, stdout))
 }
 
-fn task<'a>(summary: &'a Value, name: &str) -> &'a Value {
-    summary["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap()
+/// `partitions = N` of eight colours each under the machine's rule (at
+/// most 256, the format's limit), and a working set of two pages of each
+/// colour of a partition: every colour of a task's partitions then holds
+/// its pages.
+fn eight_colour_partitions() -> (String, u64) {
+    let partitions = (machine_colors() / 8).clamp(2, 256);
+    let colours_per_partition = u64::from(machine_colors() / partitions);
+    (
+        format!("partitions = {partitions}"),
+        2 * colours_per_partition * 4096,
+    )
 }
 
-fn evictors(summary: &Value, name: &str) -> Vec<String> {
-    task(summary, name)["isolation"]["evicted_by"]
+/// Task `name`, the `index`-th of the plan (the summary keeps its order).
+fn task<'a>(summary: &'a Value, index: usize, name: &str) -> &'a Value {
+    let task = &summary["tasks"][index];
+    assert_eq!(task["name"], name, "{summary}");
+    task
+}
+
+/// The tasks that can evict task `name` (the `index`-th), by the proof.
+fn evictors(summary: &Value, index: usize, name: &str) -> Vec<String> {
+    task(summary, index, name)["isolation"]["evicted_by"]
         .as_array()
         .unwrap_or_else(|| panic!("task {name} has no proof: {summary}"))
         .iter()
@@ -109,21 +133,16 @@ fn evictors(summary: &Value, name: &str) -> Vec<String> {
 
 #[test]
 fn disjoint_partitions_on_two_cpus_are_proven_isolated() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (frame numbers, SCHED_FIFO)") {
-        return;
-    }
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (first, second) = two_cpus();
-    let (partitions, working_set) = eight_colour_partitions();
-    let platform = format!("cores = {}\npartitions = {partitions}", second + 1);
+    let (platform, working_set) = eight_colour_partitions();
     // c shares a's partition on a's CPU, as kim2013 lets one core's tasks do.
-    let text = plan(
-        &platform,
-        &[("a", first, &[1]), ("b", second, &[2]), ("c", first, &[1])],
-        working_set,
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let (summary, stdout) = run(dir.path(), &text);
+    let tasks: [(&str, Cpu, &[u32]); 3] = [
+        ("a", Cpu::First, &[1]),
+        ("b", Cpu::Second, &[2]),
+        ("c", Cpu::First, &[1]),
+    ];
+    let Some((summary, stdout)) = run_plan(&platform, &tasks, working_set) else {
+        return;
+    };
     let isolation = &summary["isolation"];
     assert_eq!(isolation["status"], "isolated", "{isolation}");
     assert!(
@@ -133,14 +152,14 @@ fn disjoint_partitions_on_two_cpus_are_proven_isolated() {
             .contains(&format!("{} colours", machine_colors())),
         "{isolation}"
     );
-    assert_eq!(evictors(&summary, "a"), ["c"]);
-    assert_eq!(evictors(&summary, "b"), Vec::<String>::new());
-    assert_eq!(evictors(&summary, "c"), ["a"]);
+    assert_eq!(evictors(&summary, 0, "a"), ["c"]);
+    assert_eq!(evictors(&summary, 1, "b"), Vec::<String>::new());
+    assert_eq!(evictors(&summary, 2, "c"), ["a"]);
     let pairs = isolation["pairs"].as_array().unwrap();
     assert_eq!(pairs.len(), 1, "{isolation}");
     assert_eq!(pairs[0]["sharing"]["kind"], "planned_on_one_cpu");
-    for name in ["a", "b", "c"] {
-        let proof = &task(&summary, name)["isolation"];
+    for (index, name) in ["a", "b", "c"].into_iter().enumerate() {
+        let proof = &task(&summary, index, name)["isolation"];
         let sets = proof["sets"].as_u64().unwrap();
         assert!(sets > 0 && sets < proof["total_sets"].as_u64().unwrap());
         assert!(
@@ -158,25 +177,16 @@ fn disjoint_partitions_on_two_cpus_are_proven_isolated() {
 
 #[test]
 fn partitions_shared_across_cpus_name_the_evicting_pair() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (frame numbers, SCHED_FIFO)") {
+    let (platform, working_set) = eight_colour_partitions();
+    let tasks: [(&str, Cpu, &[u32]); 3] = [
+        ("a", Cpu::First, &[1]),
+        ("b", Cpu::Second, &[1, 2]),
+        ("c", Cpu::Second, &[3]),
+    ];
+    // Twice the pages: b's cover both its partitions, so every colour of 1.
+    let Some((summary, stdout)) = run_plan(&platform, &tasks, 2 * working_set) else {
         return;
-    }
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (first, second) = two_cpus();
-    let (partitions, working_set) = eight_colour_partitions();
-    let platform = format!("cores = {}\npartitions = {partitions}", second + 1);
-    let text = plan(
-        &platform,
-        &[
-            ("a", first, &[1]),
-            ("b", second, &[1, 2]),
-            ("c", second, &[3]),
-        ],
-        // b's pages cover both partitions, so every colour of partition 1.
-        2 * working_set,
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let (summary, stdout) = run(dir.path(), &text);
+    };
     let isolation = &summary["isolation"];
     assert_eq!(isolation["status"], "not_isolated", "{isolation}");
     let pairs = isolation["pairs"].as_array().unwrap();
@@ -185,9 +195,9 @@ fn partitions_shared_across_cpus_name_the_evicting_pair() {
     assert_eq!(pairs[0]["tasks"][1]["task"], "b");
     assert_eq!(pairs[0]["sharing"]["kind"], "planned_across_cpus");
     assert_eq!(pairs[0]["sharing"]["partitions"], serde_json::json!([1]));
-    assert_eq!(evictors(&summary, "a"), ["b"]);
-    assert_eq!(evictors(&summary, "b"), ["a"]);
-    assert_eq!(evictors(&summary, "c"), Vec::<String>::new());
+    assert_eq!(evictors(&summary, 0, "a"), ["b"]);
+    assert_eq!(evictors(&summary, 1, "b"), ["a"]);
+    assert_eq!(evictors(&summary, 2, "c"), Vec::<String>::new());
     assert!(
         stdout.contains("cache isolation: NOT ISOLATED: 1 pair(s)"),
         "{stdout}"
@@ -201,26 +211,15 @@ fn partitions_shared_across_cpus_name_the_evicting_pair() {
 
 #[test]
 fn a_task_sets_color_bits_colour_the_run_and_the_run_says_so() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (frame numbers, SCHED_FIFO)") {
-        return;
-    }
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (first, second) = two_cpus();
     // 32 colours on bits 12-16, 8 per partition: a working set of 8 pages
     // takes each colour of its partition once.
-    let platform = format!(
-        "cores = {}\npartitions = 4\ncolor_bits = [12, 13, 14, 15, 16]",
-        second + 1
-    );
-    let text = plan(
-        &platform,
-        &[("a", first, &[1]), ("b", second, &[2])],
-        8 * 4096,
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let (summary, stdout) = run(dir.path(), &text);
-    for (name, colors) in [("a", "0-7"), ("b", "8-15")] {
-        let placement = &task(&summary, name)["placement"];
+    let platform = "partitions = 4\ncolor_bits = [12, 13, 14, 15, 16]";
+    let tasks: [(&str, Cpu, &[u32]); 2] = [("a", Cpu::First, &[1]), ("b", Cpu::Second, &[2])];
+    let Some((summary, stdout)) = run_plan(platform, &tasks, 8 * 4096) else {
+        return;
+    };
+    for (index, (name, colors)) in [("a", "0-7"), ("b", "8-15")].into_iter().enumerate() {
+        let placement = &task(&summary, index, name)["placement"];
         assert_eq!(placement["placement"], "colored", "{placement}");
         assert_eq!(placement["machine_colors"], 32, "{placement}");
         assert_eq!(placement["colors"], colors, "{placement}");
@@ -238,11 +237,6 @@ fn a_task_sets_color_bits_colour_the_run_and_the_run_says_so() {
 
 #[test]
 fn colour_bits_the_cache_does_not_have_are_caught_by_the_proof() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (frame numbers, SCHED_FIFO)") {
-        return;
-    }
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
-    let (first, second) = two_cpus();
     // Four times the cache's colours: partitions 1 and 2 differ only in the
     // two bits above the cache's set index, so the plan keeps them disjoint
     // while their pages fall in the same sets.
@@ -250,19 +244,12 @@ fn colour_bits_the_cache_does_not_have_are_caught_by_the_proof() {
     let bits: Vec<String> = (12..12 + colours.trailing_zeros() + 2)
         .map(|b| b.to_string())
         .collect();
-    let platform = format!(
-        "cores = {}\npartitions = 4\ncolor_bits = [{}]",
-        second + 1,
-        bits.join(", ")
-    );
+    let platform = format!("partitions = 4\ncolor_bits = [{}]", bits.join(", "));
+    let tasks: [(&str, Cpu, &[u32]); 2] = [("a", Cpu::First, &[1]), ("b", Cpu::Second, &[2])];
     // One page of each colour of a partition: every set index of the cache.
-    let text = plan(
-        &platform,
-        &[("a", first, &[1]), ("b", second, &[2])],
-        u64::from(colours) * 4096,
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let (summary, stdout) = run(dir.path(), &text);
+    let Some((summary, stdout)) = run_plan(&platform, &tasks, u64::from(colours) * 4096) else {
+        return;
+    };
     let isolation = &summary["isolation"];
     assert_eq!(isolation["status"], "not_isolated", "{isolation}");
     assert_eq!(isolation["pairs"][0]["sharing"]["kind"], "disjoint_in_plan");
@@ -270,6 +257,7 @@ fn colour_bits_the_cache_does_not_have_are_caught_by_the_proof() {
         isolation["pairs"][0]["sets"], isolation["model"]["sets"],
         "every set of the cache is shared"
     );
+    let (first, second) = two_cpus();
     let alarm = format!(
         "!!! tasks 'a' (CPU {first}) and 'b' (CPU {second}) can evict each other in {} cache \
          sets although the plan gives them disjoint partitions {{1}} and {{2}}: the colouring \

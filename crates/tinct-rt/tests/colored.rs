@@ -49,6 +49,21 @@ fn frames_of(placement: &Placement) -> &[u64] {
     }
 }
 
+/// Runs `spec` in this process; every task ran jobs and its counts balance.
+fn run_to_completion(spec: &RunSpec) -> tinct_rt::runtime::RunResult {
+    let options = RunOptions {
+        handle_signals: false,
+        ..RunOptions::default()
+    };
+    let result = run(spec, options).unwrap();
+    assert_eq!(result.stop, StopReason::Completed);
+    for t in &result.tasks {
+        assert!(Accounting::of(&t.records).balances());
+        assert!(!t.records.is_empty(), "{} ran no job", t.spec.name);
+    }
+    result
+}
+
 #[test]
 fn working_sets_lie_in_their_partitions_colors_and_do_not_interfere() {
     if !tinct_sys::testing::privileged_or_skip("colored working sets (frame numbers, SCHED_FIFO)") {
@@ -66,19 +81,7 @@ fn working_sets_lie_in_their_partitions_colors_and_do_not_interfere() {
             300_000_000,
         )
     };
-    let result = run(
-        &spec,
-        RunOptions {
-            handle_signals: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(result.stop, StopReason::Completed);
-    for t in &result.tasks {
-        assert!(Accounting::of(&t.records).balances());
-        assert!(!t.records.is_empty(), "{} ran no job", t.spec.name);
-    }
+    let result = run_to_completion(&spec);
 
     // The colors of each task, computed here from the machine's LLC.
     let mapping = machine_mapping(&LayoutSpec::default()).unwrap();
@@ -174,15 +177,7 @@ fn a_task_sets_color_bits_decide_the_colors_of_the_pages() {
         "{}",
         layout.rule
     );
-    let result = run(
-        &spec,
-        RunOptions {
-            handle_signals: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(result.stop, StopReason::Completed);
+    let result = run_to_completion(&spec);
     for t in &result.tasks {
         // Partition k of 4 over 32 colours: colours 8(k-1) .. 8k, computed
         // here from the frame number's bits 0-4 (address bits 12-16).

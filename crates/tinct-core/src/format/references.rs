@@ -101,35 +101,36 @@ mod tests {
     }
 
     #[test]
-    fn a_map_beside_the_output_stays_relative_to_it() {
-        assert_eq!(
-            written("/a/set.toml", "map.toml", "/a/plan.toml"),
-            "map.toml"
-        );
-        assert_eq!(
-            written("/a/sets/set.toml", "../maps/m.toml", "/a/plan.toml"),
-            "maps/m.toml"
-        );
-        assert_eq!(
-            written("/a/set.toml", "./m.toml", "/a/./plan.toml"),
-            "m.toml"
-        );
-    }
-
-    #[test]
-    fn a_map_elsewhere_becomes_absolute() {
-        assert_eq!(
-            written("/a/set.toml", "map.toml", "/b/plan.toml"),
-            "/a/map.toml"
-        );
-        assert_eq!(
-            written("/a/set.toml", "map.toml", "/a/plans/plan.toml"),
-            "/a/map.toml"
-        );
-        assert_eq!(
-            written("/a/set.toml", "/maps/m.toml", "/b/plan.toml"),
-            "/maps/m.toml"
-        );
+    fn beside_the_output_a_map_stays_relative_elsewhere_it_becomes_absolute() {
+        for (from, map, to, expected) in [
+            ("/a/set.toml", "map.toml", "/a/plan.toml", "map.toml"),
+            (
+                "/a/sets/set.toml",
+                "../maps/m.toml",
+                "/a/plan.toml",
+                "maps/m.toml",
+            ),
+            ("/a/set.toml", "./m.toml", "/a/./plan.toml", "m.toml"),
+            ("/a/set.toml", "map.toml", "/b/plan.toml", "/a/map.toml"),
+            (
+                "/a/set.toml",
+                "map.toml",
+                "/a/plans/plan.toml",
+                "/a/map.toml",
+            ),
+            (
+                "/a/set.toml",
+                "/maps/m.toml",
+                "/b/plan.toml",
+                "/maps/m.toml",
+            ),
+        ] {
+            assert_eq!(
+                written(from, map, to),
+                expected,
+                "{map} from {from} to {to}"
+            );
+        }
     }
 
     #[test]
