@@ -11,7 +11,6 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::path::Path;
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
