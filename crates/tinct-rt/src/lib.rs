@@ -28,7 +28,6 @@
 //! release jitter; [`rtapp`] reads rt-app's whole grammar into the same
 //! event engine ([`spec::Step`]).
 //! [`monitor`] samples the counters of any process over time (`tinct monitor`).
-#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod calibrate;
