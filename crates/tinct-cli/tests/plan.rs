@@ -401,6 +401,67 @@ fn huge_values_never_give_a_wrong_plan() {
     );
 }
 
+/// A task set's `dram_map` is relative to the set; a plan written into
+/// another directory still names the same mapping file (absolute there),
+/// and a plan written beside the map keeps the relative name.
+#[test]
+fn a_plan_written_elsewhere_still_finds_the_dram_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let sets = dir.path().join("sets");
+    let plans = dir.path().join("plans");
+    std::fs::create_dir_all(&sets).unwrap();
+    std::fs::create_dir_all(&plans).unwrap();
+    std::fs::write(
+        sets.join("dram-map.toml"),
+        "bank_functions = [\"0x4000\", \"0x8000\"]\ncontroller_functions = []\n\
+         confidence = [0.99, 0.98]\nphysical = \"host\"\nmachine = \"test\"\n",
+    )
+    .unwrap();
+    let set = sets.join("set.toml");
+    std::fs::write(
+        &set,
+        "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\
+         dram_map = \"dram-map.toml\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\n\
+         memory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\n",
+    )
+    .unwrap();
+    let dram_map_line = |plan: &Path| -> String {
+        std::fs::read_to_string(plan)
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("dram_map"))
+            .unwrap_or_else(|| panic!("{} lost its dram_map", plan.display()))
+            .to_string()
+    };
+    // From the set's directory into another: the reference becomes absolute.
+    let elsewhere = plans.join("plan.toml");
+    tinct()
+        .current_dir(&sets)
+        .args(["plan", "set.toml", "-o"])
+        .arg(&elsewhere)
+        .assert()
+        .success();
+    let absolute = sets.join("dram-map.toml");
+    assert_eq!(
+        dram_map_line(&elsewhere),
+        format!("dram_map = \"{}\"", absolute.display())
+    );
+    analyze_json(&elsewhere);
+    // A relative -o from elsewhere, beside the map: the name stays relative.
+    let beside = sets.join("plan.toml");
+    tinct()
+        .current_dir(dir.path())
+        .args(["plan", "sets/set.toml", "-o", "sets/plan.toml"])
+        .assert()
+        .success();
+    assert_eq!(dram_map_line(&beside), "dram_map = \"dram-map.toml\"");
+    analyze_json(&beside);
+    // Moving the plans directory keeps the absolute reference valid.
+    let moved = dir.path().join("moved");
+    std::fs::rename(&plans, &moved).unwrap();
+    analyze_json(&moved.join("plan.toml"));
+}
+
 /// `plan --placement static` on the wave/mixer example: a placement that
 /// re-analyzes as schedulable with the same chains, the crossing bytes in
 /// the JSON, pinned cores in the written file; an impossible bound exits 1.

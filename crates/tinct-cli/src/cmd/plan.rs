@@ -298,7 +298,7 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
                 report.refill_source
             ),
         ];
-        write_task_set(out, planned, &header)?;
+        write_task_set(out, planned, Path::new(&report.file), &header)?;
         report.output = Some(out.display().to_string());
     }
     if args.json {
@@ -388,12 +388,20 @@ fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), 
             report.refill_source
         ),
     ];
-    write_task_set(out, planned, &header)
+    write_task_set(out, planned, Path::new(&report.file), &header)
 }
 
-/// Writes `planned` as a task-set file (syntax by extension) under `header`.
-fn write_task_set(out: &Path, planned: &TaskSet, header: &[String]) -> Result<(), CliError> {
-    let text = to_text(planned, Syntax::from_path(out), header);
+/// Writes `planned`, read from `source`, as a task-set file (syntax by
+/// extension) under `header`; a relative `dram_map` still names the same
+/// file from `out`.
+fn write_task_set(
+    out: &Path,
+    planned: &TaskSet,
+    source: &Path,
+    header: &[String],
+) -> Result<(), CliError> {
+    let planned = tinct_core::format::relocated(planned, source, out);
+    let text = to_text(&planned, Syntax::from_path(out), header);
     std::fs::write(out, text)
         .map_err(|e| CliError::Failed(anyhow!("cannot write {}: {e}", out.display())))
 }

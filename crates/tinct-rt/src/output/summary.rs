@@ -2,6 +2,7 @@
 //! (max, p99, mean, ρ = μ + 2σ of demarchi Eq. 1) next to the analysis'
 //! bounds, and the job counts; written as `summary.json`.
 
+use crate::isolation::{RunIsolation, TaskIsolation};
 use crate::memory::Placement;
 use crate::record::{Accounting, JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun, WorkNote};
@@ -77,6 +78,10 @@ pub struct TaskVerdict {
     pub exceeds_bound_nocint: bool,
     /// Where the working set lived.
     pub placement: Placement,
+    /// The proof that its working set is isolated: the cache sets it can
+    /// occupy and who can evict it ([`crate::isolation`]); `None` when the
+    /// run's `isolation` says the proof is not available.
+    pub isolation: Option<TaskIsolation>,
     /// LLC read misses per finished job, when hardware counters are available.
     pub llc_misses: Option<Counts>,
     /// Instructions per finished job, when hardware counters are available.
@@ -135,6 +140,9 @@ pub struct Summary {
     pub misses: u64,
     /// Every task's counts balance.
     pub balanced: bool,
+    /// The proof that the colouring isolates the working sets, or why
+    /// there is none ([`crate::isolation`]).
+    pub isolation: RunIsolation,
 }
 
 impl Summary {
@@ -208,6 +216,7 @@ fn verdict(task: &TaskRun) -> TaskVerdict {
         exceeds_bound_nocint: over(task.spec.bound.and_then(|b| b.wcrt_nocint_ns)),
         response,
         placement: task.placement.clone(),
+        isolation: None,
         llc_misses: counter_distribution(&finished, |r| r.counters.llc_misses),
         instructions: counter_distribution(&finished, |r| r.counters.instructions),
         counters_unavailable: task.counters_unavailable.clone(),
@@ -255,6 +264,7 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
         misses: tasks.iter().map(|t| t.jobs.missed).sum(),
         balanced: tasks.iter().all(|t| t.balanced),
         tasks,
+        isolation: RunIsolation::not_checked(),
     }
 }
 
