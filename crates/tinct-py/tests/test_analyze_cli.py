@@ -28,8 +28,10 @@ def test_examples_match_the_cli(example):
         return
     assert done.returncode == 0, done.stderr
     theirs = cli_json("analyze", "--json", str(example))
-    # The CLI adds where Δ came from; the analysis itself must be identical.
+    # The CLI adds where Δ and the overheads came from; the analysis itself
+    # must be identical.
     assert theirs.pop("refill_source") == "from the file"
+    assert theirs.pop("overheads_source")["from"].startswith("the task set")
     assert_identical(ours, theirs)
 
 
@@ -56,6 +58,7 @@ def test_random_planned_sets_match_the_cli(tmp_path, algorithm, stream):
         plan.planned.save(path)
         theirs = cli_json("analyze", "--json", str(path))
         theirs.pop("refill_source")
+        theirs.pop("overheads_source")
         assert_identical(tinct.TaskSet.load(path).analyze(), theirs)
         # The set in memory analyzes as the file read back does.
         assert_identical(plan.planned.analyze(), theirs)
@@ -81,7 +84,30 @@ def test_random_sets_with_misses_match_the_cli(tmp_path):
         tinct.TaskSet.from_dict(d).save(path)
         theirs = cli_json("analyze", "--json", str(path))
         theirs.pop("refill_source")
+        theirs.pop("overheads_source")
         ours = tinct.TaskSet.load(path).analyze()
         assert_identical(ours, theirs)
         misses += sum(t["wcrt_ns"] is None for t in ours["tasks"])
     assert misses > 0, "no deadline miss: the null case was not compared"
+
+
+def test_the_declared_shapes_are_the_dicts(tmp_path):
+    # tinct.reports declares every key the analysis returns, no more: a
+    # field added to the Rust report without its declaration fails here.
+    placed = tmp_path / "placed.toml"
+    run_cli("plan", "--placement", "static", "-o", str(placed), str(REPO / "examples" / "pipeline.toml"))
+    analysis = tinct.TaskSet.load(placed).analyze()
+    assert analysis["chains"], "the pipeline has no chain: nothing compared"
+
+    def keys(shape):
+        return set(shape.__annotations__)
+
+    assert set(analysis) == keys(tinct.reports.Analysis)
+    assert set(analysis["overheads"]) == keys(tinct.reports.Overheads)
+    for task in analysis["tasks"]:
+        assert set(task) == keys(tinct.reports.TaskReport)
+        assert set(task["breakdown"]) == keys(tinct.reports.ResponseTime)
+    for core in analysis["cores"]:
+        assert set(core) == keys(tinct.reports.CoreReport)
+    for chain in analysis["chains"]:
+        assert set(chain) == keys(tinct.reports.ChainBound)

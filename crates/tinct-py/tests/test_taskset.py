@@ -42,6 +42,8 @@ def test_a_set_built_from_a_dict():
         "partitions": 8,
         "memory": 64 << 20,
         "refill": 45_300,
+        "overheads": {"context_switch": 0, "release_latency": 0, "tick": 0, "tick_period": None},
+        "cache_domains": None,
         "color_bits": None,
         "dram_map": None,
     }

@@ -17,6 +17,8 @@ __all__ = [
     "PartitionUse",
     "CoreReport",
     "CrossCoreShare",
+    "Overheads",
+    "ChainBound",
     "Analysis",
     "PlanReport",
     "Point",
@@ -38,6 +40,10 @@ class ResponseTime(TypedDict):
     interference_ns: int
     hp_warmup_ns: int
     crpd_ns: int
+    blocking_ns: int
+    jitter_ns: int
+    overhead_ns: int
+    interrupts_ns: int
 
 
 class TaskReport(TypedDict):
@@ -60,6 +66,12 @@ class TaskReport(TypedDict):
     schedulable: bool
     schedulable_nocint: bool
     notes: List[str]
+    trigger: str
+    jitter_ns: int
+    jitter_inherited_ns: int
+    blocking_ns: int
+    blocking_source: str
+    overhead_ns: int
 
 
 class PartitionUse(TypedDict):
@@ -96,6 +108,25 @@ class CrossCoreShare(TypedDict):
     cores: List[int]
 
 
+class Overheads(TypedDict):
+    """The platform overheads the analysis charged (none: all zero)."""
+
+    context_switch_ns: int
+    release_latency_ns: int
+    tick_ns: int
+    tick_period_ns: Optional[int]
+
+
+class ChainBound(TypedDict):
+    """The end-to-end latency bound of one producer-consumer chain."""
+
+    tasks: List[str]
+    task_indices: List[int]
+    bound_ns: Optional[int]
+    bound_nocint_ns: Optional[int]
+    sampling_hops: int
+
+
 class Analysis(TypedDict):
     """``TaskSet.analyze()``: what ``tinct analyze --json`` prints (without
     the CLI's ``refill_source``)."""
@@ -106,6 +137,9 @@ class Analysis(TypedDict):
     cores: List[CoreReport]
     shared_across_cores: List[CrossCoreShare]
     reasons: List[str]
+    overheads: Overheads
+    chains: List[ChainBound]
+    holistic_rounds: int
 
 
 class PlanReport(TypedDict):
