@@ -196,51 +196,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     } else {
         print_human(&report);
     }
-    if plan.stopped && !plan.unplaced.is_empty() {
-        let placed: usize = plan.cores.iter().map(|c| c.tasks.len()).sum();
-        return Err(CliError::Failed(anyhow!(
-            "stopped by --timeout with a partial plan: {placed} of {} tasks placed (the report lists the others)",
-            set.tasks.len()
-        )));
+    match plan.failure(&set) {
+        None => Ok(ExitCode::SUCCESS),
+        Some(failure) => Err(CliError::Failed(anyhow!("{failure}"))),
     }
-    if !plan.unplaced.is_empty() {
-        let reasons: Vec<&str> = plan.unplaced.iter().map(|u| u.message.as_str()).collect();
-        return Err(CliError::Failed(anyhow!(
-            "no allocation found: {}",
-            reasons.join("; ")
-        )));
-    }
-    if !plan.schedulable {
-        // The allocators search with each task's declared jitter; the jitter
-        // a data-triggered task inherits is known only once the cores are.
-        let inherited = set
-            .tasks
-            .iter()
-            .any(|t| t.trigger == tinct_core::model::Trigger::Data);
-        let reasons = plan
-            .analysis
-            .as_ref()
-            .map(|a| {
-                let per_task = a.cores.iter().flat_map(|c| c.reasons.iter());
-                per_task
-                    .chain(&a.reasons)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            })
-            .or_else(|| plan.analysis_error.clone())
-            .unwrap_or_default();
-        return Err(CliError::Failed(if inherited {
-            anyhow!(
-                "the allocation, searched without the jitter data-triggered tasks inherit, does not pass the holistic analysis ({reasons}); try --placement static"
-            )
-        } else {
-            anyhow!(
-                "the allocation does not re-verify with `tinct analyze` (this is a bug in tinct): {reasons}"
-            )
-        }));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// What `tinct plan --placement static` prints.
@@ -279,25 +238,7 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
         refill_source,
     };
     if let (Some(out), Some(planned)) = (&args.output, &placement.planned) {
-        let header = vec![
-            format!(
-                "Placement written by `tinct plan --placement static --utilization-bound {}` from {}.",
-                args.utilization_bound, report.file
-            ),
-            format!(
-                "{} B per job cross cache domains{}; cores only (no partitions).",
-                placement.crossing_bytes,
-                if placement.exact {
-                    " (optimal)"
-                } else {
-                    " (search budget or timeout hit: not proven optimal)"
-                }
-            ),
-            format!(
-                "{}; re-check with `tinct analyze` on this file.",
-                report.refill_source
-            ),
-        ];
+        let header = placement.file_header(&report.file, &report.refill_source);
         write_task_set(out, planned, Path::new(&report.file), &header)?;
         report.output = Some(out.display().to_string());
     }
@@ -363,31 +304,7 @@ fn print_placement(report: &PlacementReport) {
 }
 
 fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), CliError> {
-    let plan = report.plan;
-    let header = vec![
-        format!(
-            "Plan written by `tinct plan --algorithm {}` from {}.",
-            plan.algorithm.name(),
-            report.file
-        ),
-        format!(
-            "Partitions used {} of {} (needed {}), memory efficiency {:.1} %, total utilization {:.4}{}.",
-            plan.partitions_used,
-            plan.budget,
-            plan.partitions_needed,
-            100.0 * plan.memory_efficiency,
-            plan.total_utilization,
-            if plan.exact {
-                ""
-            } else {
-                " (search budget or timeout hit: not proven optimal)"
-            }
-        ),
-        format!(
-            "{}; re-check with `tinct analyze` on this file.",
-            report.refill_source
-        ),
-    ];
+    let header = report.plan.file_header(&report.file, &report.refill_source);
     write_task_set(out, planned, Path::new(&report.file), &header)
 }
 
