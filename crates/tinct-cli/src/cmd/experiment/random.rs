@@ -76,8 +76,8 @@ pub struct Args {
     pub node_budget: u64,
     /// Run only shard I of N (1-based), e.g. `--shard 3/10` (a Slurm array
     /// job passes `--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`).
-    #[arg(long, value_parser = shard)]
-    pub shard: Option<(u64, u64)>,
+    #[arg(long)]
+    pub shard: Option<Shard>,
     /// Worker threads (default: every core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -98,19 +98,6 @@ fn duration(text: &str) -> Result<u64, String> {
     parse_duration(text).map(|d| d.0).map_err(|e| e.to_string())
 }
 
-fn shard(text: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("expected I/N with 1 ≤ I ≤ N (e.g. 3/10), found {text:?}");
-    let (i, n) = text.split_once('/').ok_or_else(bad)?;
-    let (i, n): (u64, u64) = (
-        i.trim().parse().map_err(|_| bad())?,
-        n.trim().parse().map_err(|_| bad())?,
-    );
-    if i == 0 || i > n {
-        return Err(bad());
-    }
-    Ok((i, n))
-}
-
 /// Runs the study (or one shard of it).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let params = params(&args)?;
@@ -118,8 +105,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         "experiment random: {}",
         serde_json::to_string(&params).map_err(|e| CliError::Failed(e.into()))?
     );
-    let (index, count) = args.shard.unwrap_or((1, 1));
-    let shard = Shard { index, count };
+    let shard = args.shard.unwrap_or(Shard::ALL);
+    let Shard { index, count } = shard;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))
         .build()
