@@ -8,20 +8,12 @@
 //! `TINCT_REQUIRE_BROWSER=1` or `CI` is set (CI sets both), and otherwise
 //! skip with a message.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{example, tinct};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-
-fn tinct() -> Command {
-    Command::cargo_bin("tinct").unwrap()
-}
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
 
 /// The browser binary, or `None` (skip) when it is missing and not required.
 fn chromium() -> Option<PathBuf> {
