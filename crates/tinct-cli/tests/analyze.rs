@@ -3,7 +3,7 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{Exits, analyze_json, example, fixture, json_stdout, tinct};
+use common::{Exits, analyze_json, example, fixture, json_stdout, tinct, write};
 use serde_json::Value;
 
 #[test]
@@ -61,9 +61,9 @@ fn json_has_the_documented_fields() {
 #[test]
 fn unschedulable_sets_report_null_and_exit_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("over.toml");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "over.toml",
         r#"[platform]
 cores = 1
 partitions = 4
@@ -82,8 +82,7 @@ memory = "1MiB"
 wcet = "9ms"
 partitions = [2, 3]
 "#,
-    )
-    .unwrap();
+    );
     let out = tinct().args(["analyze", "--json"]).arg(&file).exits(0);
     let json: Value = json_stdout(&out);
     assert_eq!(json["schedulable"], Value::Bool(false));
@@ -95,12 +94,11 @@ partitions = [2, 3]
 #[test]
 fn bad_input_exits_two_with_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("bad.toml");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "bad.toml",
         "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"1us\"\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\ndeadline = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n",
-    )
-    .unwrap();
+    );
     let out = tinct().arg("analyze").arg(&file).exits(2);
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
@@ -339,15 +337,14 @@ fn overheads_none_is_todays_analysis() {
 #[test]
 fn measured_overheads_come_from_the_calibration() {
     let dir = tempfile::tempdir().unwrap();
-    let calibration = dir.path().join("calibrate.json");
-    std::fs::write(
-        &calibration,
+    let calibration = write(
+        dir.path(),
+        "calibrate.json",
         r#"{"bench": "calibrate",
             "refill": {"partitions": 32, "refill_ns": 45300},
             "overheads": {"context_switch_ns": 20000, "release_latency_ns": 100000,
                           "unmeasured": {"tick": "no periodic interruption found"}}}"#,
-    )
-    .unwrap();
+    );
     let args = [
         "--overheads",
         "measured",
@@ -413,9 +410,9 @@ fn measured_without_a_calibration_is_refused() {
 #[test]
 fn new_terms_reach_json_and_text() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("pipe.toml");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "pipe.toml",
         r#"[platform]
 cores = 2
 partitions = 4
@@ -455,8 +452,7 @@ from = "p"
 to = "c"
 buffer = "4KiB"
 "#,
-    )
-    .unwrap();
+    );
     let json = analyze_json(&file, &[]);
     let tasks = &json["tasks"];
     assert_eq!(tasks[0]["blocking_ns"], 500_000);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{stderr, tinct};
+use common::{stderr, tinct, write};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use tinct_sys::testing::privileged_or_skip;
@@ -558,8 +558,7 @@ fn a_dram_map_file_gives_the_shim_its_bank_functions() {
          controller_functions = []\nconfidence = []\nphysical = \"host\"\nmachine = \"test\"\n",
     )
     .unwrap();
-    let input = dir.path().join("input");
-    std::fs::write(&input, "b\na\nc\n").unwrap();
+    let input = write(dir.path(), "input", "b\na\nc\n");
     let map_arg = map.to_str().unwrap();
     let output = tinct_exec(&[
         "--dram-map",

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Exits, analyze_json, example, json_stdout, tinct};
+use common::{Exits, analyze_json, example, json_stdout, tinct, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -106,9 +106,9 @@ fn too_few_partitions_is_a_memory_failure_naming_the_task() {
 #[test]
 fn overload_is_a_time_failure() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("heavy.toml");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "heavy.toml",
         r#"[platform]
 cores = 1
 partitions = 4
@@ -127,8 +127,7 @@ period = "10ms"
 memory = "1MiB"
 wcet = { 1 = "6ms" }
 "#,
-    )
-    .unwrap();
+    );
     let out = tinct().arg("plan").arg(&file).exits(1);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("'b' could not be placed: time"), "{stderr}");
@@ -223,12 +222,11 @@ fn a_budget_limited_search_reports_the_budget() {
 #[test]
 fn a_time_failure_names_the_task_and_the_core() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("heavy.toml");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "heavy.toml",
         "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"6ms\"\n\n[[task]]\nname = \"b\"\nperiod = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"9ms\"\n",
-    )
-    .unwrap();
+    );
     for algorithm in ["cata", "bfd"] {
         let out = tinct()
             .args(["plan", "--algorithm", algorithm])
@@ -384,14 +382,13 @@ fn a_plan_written_elsewhere_still_finds_the_dram_map() {
          confidence = [0.99, 0.98]\nphysical = \"host\"\nmachine = \"test\"\n",
     )
     .unwrap();
-    let set = sets.join("set.toml");
-    std::fs::write(
-        &set,
+    write(
+        &sets,
+        "set.toml",
         "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\
          dram_map = \"dram-map.toml\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\n\
          memory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\n",
-    )
-    .unwrap();
+    );
     let dram_map_line = |plan: &Path| -> String {
         std::fs::read_to_string(plan)
             .unwrap()

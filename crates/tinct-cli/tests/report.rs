@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{example, tinct};
+use common::{example, tinct, write};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -209,8 +209,7 @@ fn the_browser_check_sees_a_broken_page() {
         "<body>",
         "<body><img src=\"http://example.invalid/x.png\"><script>undefinedFunction();</script>",
     );
-    let broken_page = dir.path().join("broken.html");
-    std::fs::write(&broken_page, broken).unwrap();
+    let broken_page = write(dir.path(), "broken.html", broken);
     let problems = browser_problems(&chromium, &broken_page);
     assert!(
         problems.iter().any(|p| p.contains("undefinedFunction")),

@@ -82,3 +82,10 @@ pub fn no_cpu_pmu() -> bool {
         .cpu_pmus
         .is_empty()
 }
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
+}
