@@ -1,6 +1,7 @@
 //! `tinct analyze FILE`: cache-aware schedulability analysis (kim2013 Eq. 1-3)
 //! with release jitter, blocking, platform overheads and chain bounds.
 
+use super::bench::common::duration;
 use crate::error::CliError;
 use crate::output::{ms, print_json, table};
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Override the platform's refill time Δ (e.g. "45.3us").
-    #[arg(long, value_parser = parse_refill)]
+    #[arg(long, value_parser = duration)]
     pub refill: Option<Nanos>,
     /// Take Δ from this `calibrate.json` when the file has no `refill`, and
     /// the overheads with `--overheads measured` (default:
@@ -30,10 +31,6 @@ pub struct Args {
     /// (default: the task set's own `[platform] overheads`, if any).
     #[arg(long, value_parser = OverheadsChoice::parse, value_name = "none|measured|FILE")]
     pub overheads: Option<OverheadsChoice>,
-}
-
-fn parse_refill(text: &str) -> Result<Nanos, String> {
-    tinct_core::units::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Runs the analysis and prints it. Exit status 0 whatever the verdict.

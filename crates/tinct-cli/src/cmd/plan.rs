@@ -3,6 +3,7 @@
 //! file with `core`, `priority` and `partitions` filled in, so
 //! `tinct analyze OUT` re-checks it.
 
+use super::bench::common::duration;
 use crate::error::CliError;
 use crate::output::{ms, print_json, table};
 use anyhow::anyhow;
@@ -78,7 +79,7 @@ pub struct Args {
     #[arg(long)]
     pub exact: bool,
     /// Override the platform's refill time Δ (e.g. "45.3us").
-    #[arg(long, value_parser = parse_refill)]
+    #[arg(long, value_parser = duration)]
     pub refill: Option<Nanos>,
     /// Take Δ from this `calibrate.json` when the file has no `refill`
     /// (default: $TINCT_CALIBRATION, else the one `tinct bench calibrate` saved).
@@ -95,10 +96,6 @@ pub struct Args {
     /// With --placement: the largest utilization a core may take.
     #[arg(long, default_value_t = 1.0, requires = "placement")]
     pub utilization_bound: f64,
-}
-
-fn parse_refill(text: &str) -> Result<Nanos, String> {
-    tinct_core::units::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Parses `--timeout`: a duration such as "30s" or "500ms".

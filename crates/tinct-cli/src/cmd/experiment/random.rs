@@ -9,6 +9,7 @@
 //! `shard-I-of-N.json`; `tinct experiment merge` sums the shards and writes
 //! the same files as one unsharded run.
 
+use crate::cmd::bench::common::{duration, size};
 use crate::cmd::plan::{arm_timeout, parse_timeout};
 use crate::error::CliError;
 use anyhow::anyhow;
@@ -20,7 +21,7 @@ use tinct_core::experiment::random::{Params, Shard, ShardFile, work_items};
 use tinct_core::experiment::study::{RandomStudy, StudyError};
 use tinct_core::experiment::{Hooks, parallel};
 use tinct_core::generate::RandomParams;
-use tinct_core::units::{parse_duration, parse_size};
+use tinct_core::units::{Bytes, Nanos};
 use tinct_report::schedulability;
 
 /// Arguments of `tinct experiment random`.
@@ -37,22 +38,22 @@ pub struct Args {
     pub partitions: u32,
     /// Total memory M_total.
     #[arg(long, default_value = "1GiB", value_parser = size)]
-    pub memory: u64,
+    pub memory: Bytes,
     /// Partition refill time Δ.
     #[arg(long, default_value = "45.3us", value_parser = duration)]
-    pub refill: u64,
+    pub refill: Nanos,
     /// Least period (periods are log-uniform).
     #[arg(long, default_value = "10ms", value_parser = duration)]
-    pub period_min: u64,
+    pub period_min: Nanos,
     /// Greatest period.
     #[arg(long, default_value = "1s", value_parser = duration)]
-    pub period_max: u64,
+    pub period_max: Nanos,
     /// Least task memory M_i (uniform).
     #[arg(long, default_value = "1MiB", value_parser = size)]
-    pub task_memory_min: u64,
+    pub task_memory_min: Bytes,
     /// Greatest task memory M_i.
     #[arg(long, default_value = "64MiB", value_parser = size)]
-    pub task_memory_max: u64,
+    pub task_memory_max: Bytes,
     /// Largest fraction by which a task's WCET falls from its least to N_P partitions.
     #[arg(long, default_value_t = 0.5)]
     pub sensitivity_max: f64,
@@ -88,14 +89,6 @@ pub struct Args {
     /// sets done so far, and the exit status is 1.
     #[arg(long, value_parser = parse_timeout, value_name = "DURATION")]
     pub timeout: Option<Duration>,
-}
-
-fn size(text: &str) -> Result<u64, String> {
-    parse_size(text).map(|b| b.0).map_err(|e| e.to_string())
-}
-
-fn duration(text: &str) -> Result<u64, String> {
-    parse_duration(text).map(|d| d.0).map_err(|e| e.to_string())
 }
 
 /// Runs the study (or one shard of it).
@@ -169,12 +162,12 @@ fn params(args: &Args) -> Result<Params, CliError> {
             tasks: args.tasks,
             cores: args.cores,
             partitions: args.partitions,
-            total_memory: args.memory,
-            refill_ns: args.refill,
-            period_min_ns: args.period_min,
-            period_max_ns: args.period_max,
-            memory_min: args.task_memory_min,
-            memory_max: args.task_memory_max,
+            total_memory: args.memory.0,
+            refill_ns: args.refill.0,
+            period_min_ns: args.period_min.0,
+            period_max_ns: args.period_max.0,
+            memory_min: args.task_memory_min.0,
+            memory_max: args.task_memory_max.0,
             sensitivity_max: args.sensitivity_max,
         },
         util_min: args.util_min,
