@@ -501,11 +501,7 @@ fn summary_notes(s: &mut Summary, o: &Overheads) {
 }
 
 fn summary(result: &OverheadsResult, out: &OutputDir) -> Summary {
-    let mut s = Summary::new(format!(
-        "tinct bench overheads{}",
-        if result.header.quick { " (quick)" } else { "" }
-    ));
-    s.fact("machine", result.header.machine.one_line());
+    let mut s = Summary::of_run(&result.header);
     summary_rows(&mut s, &result.measured.overheads);
     if let Some(busy) = &result.measured.busy_loop {
         s.fact(
