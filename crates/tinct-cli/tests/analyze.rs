@@ -3,18 +3,15 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{analyze_json, example, tinct};
+use common::{Exits, analyze_json, example, fixture, json_stdout, tinct, write};
 use serde_json::Value;
-use std::path::PathBuf;
 
 #[test]
 fn table_ii_prints_the_papers_numbers() {
     let out = tinct()
         .arg("analyze")
         .arg(example("kim2013-table2.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+        .exits(0);
     let text = String::from_utf8(out.stdout).unwrap();
     for number in [
         "11.94", "12.30", "25.09", "25.72", "98.55", "101.36", "179.88", "273.78",
@@ -29,10 +26,8 @@ fn json_has_the_documented_fields() {
     let out = tinct()
         .args(["analyze", "--json"])
         .arg(example("kim2013-table2.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        .exits(0);
+    let json: Value = json_stdout(&out);
     assert_eq!(json["schedulable"], Value::Bool(true));
     let tasks = json["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 4);
@@ -66,9 +61,9 @@ fn json_has_the_documented_fields() {
 #[test]
 fn unschedulable_sets_report_null_and_exit_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("over.toml");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "over.toml",
         r#"[platform]
 cores = 1
 partitions = 4
@@ -87,15 +82,9 @@ memory = "1MiB"
 wcet = "9ms"
 partitions = [2, 3]
 "#,
-    )
-    .unwrap();
-    let out = tinct()
-        .args(["analyze", "--json"])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    );
+    let out = tinct().args(["analyze", "--json"]).arg(&file).exits(0);
+    let json: Value = json_stdout(&out);
     assert_eq!(json["schedulable"], Value::Bool(false));
     assert_eq!(json["tasks"][1]["wcrt_ns"], Value::Null);
     assert_eq!(json["tasks"][1]["schedulable"], Value::Bool(false));
@@ -105,14 +94,12 @@ partitions = [2, 3]
 #[test]
 fn bad_input_exits_two_with_file_line_and_field() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("bad.toml");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "bad.toml",
         "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"1us\"\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\ndeadline = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n",
-    )
-    .unwrap();
-    let out = tinct().arg("analyze").arg(&file).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    );
+    let out = tinct().arg("analyze").arg(&file).exits(2);
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains("bad.toml:9: task 'a' field `deadline`"),
@@ -136,12 +123,10 @@ fn bad_input_exits_two_with_file_line_and_field() {
         "{err}"
     );
 
-    let out = tinct()
+    tinct()
         .arg("analyze")
         .arg(dir.path().join("missing.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits(2);
 }
 
 /// Without `refill`, Δ comes from a calibration: `--calibration FILE`,
@@ -197,7 +182,7 @@ fn refill_defaults_to_the_machines_calibration() {
         .arg(&no_refill)
         .output()
         .unwrap();
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json: Value = json_stdout(&out);
     assert_eq!(json["refill_ns"], Value::from(45_300));
     assert!(
         json["refill_source"]
@@ -217,7 +202,7 @@ fn refill_defaults_to_the_machines_calibration() {
         .arg(&no_refill)
         .output()
         .unwrap();
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json: Value = json_stdout(&out);
     assert_eq!(json["refill_ns"], Value::from(45_300));
     let mut cmd = tinct();
     isolated(&mut cmd);
@@ -226,7 +211,7 @@ fn refill_defaults_to_the_machines_calibration() {
         .arg(example("kim2013-table2.toml"))
         .output()
         .unwrap();
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json: Value = json_stdout(&out);
     assert_eq!(json["refill_source"], Value::from("from the file"));
 
     // A broken calibration is bad input.
@@ -247,12 +232,6 @@ fn refill_defaults_to_the_machines_calibration() {
     );
 }
 
-fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
-}
-
 /// Issue 10: a huge C, or a huge Δ with every partition shared, used to wrap
 /// and print SCHEDULABLE. Now the iterate passes D (exit 0, NOT
 /// SCHEDULABLE) or, when a term of Eq. (1)-(2) itself exceeds 2^64 ns, the
@@ -263,15 +242,8 @@ fn huge_values_are_never_schedulable() {
     let out = tinct()
         .args(["analyze", "--json"])
         .arg(fixture("huge-c.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        .exits(0);
+    let json: Value = json_stdout(&out);
     assert_eq!(json["schedulable"], Value::Bool(false), "{json}");
     assert_eq!(json["tasks"][1]["wcrt_ns"], Value::Null);
 
@@ -309,10 +281,8 @@ fn a_large_refill_time_is_analyzed_not_stepped() {
     let out = tinct()
         .args(["analyze", "--json", "--refill", "1000000s"])
         .arg(example("kim2013-table2.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        .exits(0);
+    let json: Value = json_stdout(&out);
     assert_eq!(json["schedulable"], Value::Bool(false));
     assert_eq!(json["refill_ns"], 1_000_000_000_000_000u64);
 }
@@ -321,8 +291,7 @@ fn a_large_refill_time_is_analyzed_not_stepped() {
 /// the documented 16 MiB and refused past it (exit 2).
 #[test]
 fn an_endless_file_is_refused_at_the_limit() {
-    let out = tinct().args(["analyze", "/dev/zero"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = tinct().args(["analyze", "/dev/zero"]).exits(2);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("/dev/zero: file: expected a task-set file of at most 16777216 bytes"),
@@ -368,15 +337,14 @@ fn overheads_none_is_todays_analysis() {
 #[test]
 fn measured_overheads_come_from_the_calibration() {
     let dir = tempfile::tempdir().unwrap();
-    let calibration = dir.path().join("calibrate.json");
-    std::fs::write(
-        &calibration,
+    let calibration = write(
+        dir.path(),
+        "calibrate.json",
         r#"{"bench": "calibrate",
             "refill": {"partitions": 32, "refill_ns": 45300},
             "overheads": {"context_switch_ns": 20000, "release_latency_ns": 100000,
                           "unmeasured": {"tick": "no periodic interruption found"}}}"#,
-    )
-    .unwrap();
+    );
     let args = [
         "--overheads",
         "measured",
@@ -432,9 +400,7 @@ fn measured_without_a_calibration_is_refused() {
         .env_remove("TINCT_CALIBRATION")
         .env("HOME", dir.path())
         .env("XDG_STATE_HOME", dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits(2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--overheads measured"), "{err}");
 }
@@ -444,9 +410,9 @@ fn measured_without_a_calibration_is_refused() {
 #[test]
 fn new_terms_reach_json_and_text() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("pipe.toml");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "pipe.toml",
         r#"[platform]
 cores = 2
 partitions = 4
@@ -486,8 +452,7 @@ from = "p"
 to = "c"
 buffer = "4KiB"
 "#,
-    )
-    .unwrap();
+    );
     let json = analyze_json(&file, &[]);
     let tasks = &json["tasks"];
     assert_eq!(tasks[0]["blocking_ns"], 500_000);
@@ -515,8 +480,7 @@ buffer = "4KiB"
             .replace("wcet = \"3ms\"\ncore = 1", "wcet = \"3ms\"\ncore = 1\ncritical_sections = [{ resource = \"bus\", length = \"0.1ms\" }]"),
     )
     .unwrap();
-    let out = tinct().arg("analyze").arg(&file).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    let out = tinct().arg("analyze").arg(&file).exits(2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("resource 'bus'") && err.contains("one core"),

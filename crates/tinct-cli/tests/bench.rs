@@ -5,7 +5,9 @@
 //! only orderings and ratios with generous tolerances (this is a shared,
 //! noisy VM).
 
-use assert_cmd::Command;
+mod common;
+
+use common::{read_json, tinct};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -20,8 +22,7 @@ use tinct_bench::wcet_profile::WcetProfileResult;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn bench(args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("tinct")
-        .unwrap()
+    tinct()
         .arg("bench")
         .args(args)
         .arg("--no-progress")
@@ -39,11 +40,6 @@ fn run_ok(args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     stdout
-}
-
-fn read_json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// The JSON read back into the bench's result type `T` (serde refuses a
@@ -492,12 +488,7 @@ fn check_profile(json: &Value, out: &Path, jobs: u64, conditions: usize) {
 }
 
 fn analyze_ok(taskset: &Path) {
-    let analyze = Command::cargo_bin("tinct")
-        .unwrap()
-        .arg("analyze")
-        .arg(taskset)
-        .output()
-        .unwrap();
+    let analyze = tinct().arg("analyze").arg(taskset).output().unwrap();
     assert!(
         analyze.status.success(),
         "tinct analyze rejected the profile: {}{}",

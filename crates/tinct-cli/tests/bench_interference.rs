@@ -8,7 +8,9 @@
 //! other. The last tests check the counters every bench records (issue 15),
 //! with crpd's and calibrate's.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{no_cpu_pmu, tinct};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -33,10 +35,6 @@ const SMALL_COHERENCE: [&str; 8] = [
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn tinct() -> Command {
-    Command::cargo_bin("tinct").unwrap()
 }
 
 /// Runs `tinct bench <args> --out <dir> --no-progress`, expects exit 0 and
@@ -948,13 +946,6 @@ fn isolation_reservation_auto_and_resctrl_without_resctrl() {
 // kernel's reason (never a fake zero); the coherence bench counts the
 // events of gracioli Fig. 9 and runs the paper's fixed loop on request;
 // crpd splits Table 1 and measures the instruction cache.
-
-fn no_cpu_pmu() -> bool {
-    tinct_sys::perf::EventSources::read(&tinct_sys::SysRoot::live())
-        .unwrap()
-        .cpu_pmus
-        .is_empty()
-}
 
 /// Every condition has a total or a reason for every event, never both,
 /// never neither; hardware events have reasons where there is no PMU;

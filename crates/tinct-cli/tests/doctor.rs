@@ -1,17 +1,14 @@
 //! `tinct doctor` end to end: live on this machine and on the fixture trees
 //! of tinct-sys.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{json_stdout, tinct};
 use serde_json::Value;
 use std::path::PathBuf;
 
 fn doctor(args: &[&str]) -> (Value, std::process::Output) {
-    let output = Command::cargo_bin("tinct")
-        .unwrap()
-        .arg("doctor")
-        .args(args)
-        .output()
-        .unwrap();
+    let output = tinct().arg("doctor").args(args).output().unwrap();
     let json = serde_json::from_slice(&output.stdout).unwrap_or(Value::Null);
     (json, output)
 }
@@ -119,11 +116,7 @@ fn live_json_reports_pmu_resctrl_and_pagemap_as_sysfs_says() {
 
 #[test]
 fn human_report_names_every_subject_and_exits_zero() {
-    let output = Command::cargo_bin("tinct")
-        .unwrap()
-        .arg("doctor")
-        .output()
-        .unwrap();
+    let output = tinct().arg("doctor").output().unwrap();
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
     for subject in [
@@ -220,7 +213,7 @@ fn an_unprivileged_user_gets_blockers_with_fixes() {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report: Value = json_stdout(&output);
     let pagemap = finding(&report, "pagemap PFNs");
     assert_eq!(pagemap["level"], "blocker", "{pagemap}");
     assert!(
@@ -276,7 +269,7 @@ fn a_fifo_and_a_malformed_cache_file_in_the_root_are_findings() {
     }
     let output = child.wait_with_output().unwrap();
     assert!(output.status.success());
-    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report: Value = json_stdout(&output);
     let cpuinfo = finding(&report, "reading cpuinfo");
     assert!(
         cpuinfo["found"].as_str().unwrap().contains("found a FIFO"),

@@ -2,7 +2,9 @@
 //! a real program run with its heap in the requested colors, pinned and
 //! under SCHED_FIFO (root).
 
-use assert_cmd::Command;
+mod common;
+
+use common::{stderr, tinct, write};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use tinct_sys::testing::privileged_or_skip;
@@ -31,17 +33,12 @@ fn build_shim() -> PathBuf {
 }
 
 fn tinct_exec(args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("tinct")
-        .unwrap()
+    tinct()
         .arg("exec")
         .args(args)
         .env_remove("TINCT_PRELOAD_LIB")
         .output()
         .unwrap()
-}
-
-fn stderr(output: &std::process::Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 #[test]
@@ -84,8 +81,7 @@ fn bad_arguments_exit_2_and_say_what_was_expected() {
 
 #[test]
 fn a_named_shim_that_does_not_exist_is_bad_input() {
-    let output = Command::cargo_bin("tinct")
-        .unwrap()
+    let output = tinct()
         .args(["exec", "--colors", "0-3", "--", "true"])
         .env("TINCT_PRELOAD_LIB", "/nonexistent/libtinct_preload.so")
         .output()
@@ -562,8 +558,7 @@ fn a_dram_map_file_gives_the_shim_its_bank_functions() {
          controller_functions = []\nconfidence = []\nphysical = \"host\"\nmachine = \"test\"\n",
     )
     .unwrap();
-    let input = dir.path().join("input");
-    std::fs::write(&input, "b\na\nc\n").unwrap();
+    let input = write(dir.path(), "input", "b\na\nc\n");
     let map_arg = map.to_str().unwrap();
     let output = tinct_exec(&[
         "--dram-map",

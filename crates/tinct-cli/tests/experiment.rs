@@ -1,27 +1,16 @@
 //! `tinct experiment`: the kim2013 setting's directions, and random studies
 //! that are reproducible and whose merged shards equal the unsharded run.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{Exits, json_stdout, tinct};
 use serde_json::Value;
 use std::path::Path;
 
-fn tinct() -> Command {
-    Command::cargo_bin("tinct").expect("binary built")
-}
-
 #[test]
 fn kim2013_directions_hold_next_to_the_paper() {
-    let out = tinct()
-        .args(["experiment", "kim2013", "--json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let out = tinct().args(["experiment", "kim2013", "--json"]).exits(0);
+    let report: Value = json_stdout(&out);
     let rows = report["rows"].as_array().unwrap();
     assert_eq!(
         rows.len(),
@@ -68,20 +57,13 @@ const SMALL: [&str; 16] = [
 ];
 
 fn random(out: &Path, extra: &[&str]) {
-    let result = tinct()
+    tinct()
         .args(["experiment", "random"])
         .args(SMALL)
         .args(extra)
         .arg("--out")
         .arg(out)
-        .output()
-        .unwrap();
-    assert_eq!(
-        result.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&result.stderr)
-    );
+        .exits(0);
 }
 
 fn read(path: &Path) -> String {
@@ -98,7 +80,7 @@ fn merged_shards_equal_the_unsharded_run() {
         random(&shards, &["--shard", &format!("{i}/3"), "--threads", "1"]);
     }
     let merged = dir.path().join("merged");
-    let out = tinct()
+    tinct()
         .args(["experiment", "merge", "--out"])
         .arg(&merged)
         .args(
@@ -106,14 +88,7 @@ fn merged_shards_equal_the_unsharded_run() {
                 .rev()
                 .map(|i| shards.join(format!("shard-{i}-of-3.json"))),
         )
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .exits(0);
     for file in ["results.csv", "params.json", "schedulability.svg"] {
         assert_eq!(
             read(&whole.join(file)),
@@ -151,30 +126,24 @@ fn merged_shards_equal_the_unsharded_run() {
         .arg(dir.path().join("bad"))
         .arg(shards.join("shard-1-of-3.json"))
         .arg(shards.join("shard-2-of-3.json"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits(2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing 3"));
     let other = dir.path().join("other");
     random(&other, &["--shard", "3/3", "--sensitivity-max", "0.1"]);
-    let out = tinct()
+    tinct()
         .args(["experiment", "merge", "--out"])
         .arg(dir.path().join("bad"))
         .arg(shards.join("shard-1-of-3.json"))
         .arg(shards.join("shard-2-of-3.json"))
         .arg(other.join("shard-3-of-3.json"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits(2);
 }
 
 #[test]
 fn bad_shard_argument_exits_2() {
-    let out = tinct()
+    tinct()
         .args(["experiment", "random", "--shard", "4/3"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits(2);
 }
 
 /// `--timeout` stops a study cleanly: the files are written with the sets
@@ -194,9 +163,7 @@ fn a_timeout_keeps_the_sets_done() {
             "--out",
         ])
         .arg(&out)
-        .output()
-        .unwrap();
-    assert_eq!(result.status.code(), Some(1));
+        .exits(1);
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert!(stderr.contains("stopped by --timeout after"), "{stderr}");
     let csv = read(&out.join("results.csv"));

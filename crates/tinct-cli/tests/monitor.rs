@@ -2,19 +2,13 @@
 //! plot and overhead figure; a running process is attached to; Ctrl-C
 //! still writes what was recorded; bad options are bad input.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{Exits, no_cpu_pmu, read_json, tinct};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
-
-fn tinct() -> Command {
-    Command::cargo_bin("tinct").unwrap()
-}
-
-fn read_json(dir: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(dir.join("monitor.json")).unwrap()).unwrap()
-}
 
 /// The stdout of a run that must have succeeded (else both streams shown).
 fn succeeded(out: &std::process::Output) -> String {
@@ -25,13 +19,6 @@ fn succeeded(out: &std::process::Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
-}
-
-fn no_cpu_pmu() -> bool {
-    tinct_sys::perf::EventSources::read(&tinct_sys::SysRoot::live())
-        .unwrap()
-        .cpu_pmus
-        .is_empty()
 }
 
 /// The CSV's rows as (header, rows), every row as long as the header.
@@ -101,7 +88,7 @@ fn a_short_command_gives_a_series_a_plot_and_the_overhead() {
         .sum();
     assert!(busy > 0, "the shell's loop ran on the CPU");
 
-    let json = read_json(dir.path());
+    let json = read_json(&dir.path().join("monitor.json"));
     assert_eq!(json["ended"], "command-exited");
     assert_eq!(json["exit_code"], 0);
     assert_eq!(json["samples"].as_array().unwrap().len(), rows.len());
@@ -163,7 +150,7 @@ fn a_running_process_is_attached_to_for_a_duration() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json = read_json(dir.path());
+    let json = read_json(&dir.path().join("monitor.json"));
     assert_eq!(json["ended"], "duration");
     assert_eq!(json["per_thread"], false);
     let samples = json["samples"].as_array().unwrap();
@@ -200,7 +187,7 @@ fn ctrl_c_stops_monitoring_and_still_writes_the_files() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json = read_json(dir.path());
+    let json = read_json(&dir.path().join("monitor.json"));
     assert_eq!(json["ended"], "interrupted");
     assert!(!json["samples"].as_array().unwrap().is_empty());
     assert!(dir.path().join("monitor.svg").exists());
@@ -297,9 +284,7 @@ fn a_plans_tasks_are_checked_for_shared_lines() {
         stdout.contains("working sets: 0 shared line(s)"),
         "{stdout}"
     );
-    let bad = tinct()
+    tinct()
         .args(["monitor", "--plan", "/nonexistent.toml"])
-        .output()
-        .unwrap();
-    assert_eq!(bad.status.code(), Some(2));
+        .exits(2);
 }

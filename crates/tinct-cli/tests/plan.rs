@@ -3,13 +3,9 @@
 
 mod common;
 
-use common::{example, tinct};
+use common::{Exits, analyze_json, example, json_stdout, tinct, write};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-
-fn analyze_json(path: &Path) -> Value {
-    common::analyze_json(path, &[])
-}
 
 #[test]
 fn every_algorithm_writes_a_plan_that_analyze_accepts() {
@@ -37,7 +33,7 @@ fn every_algorithm_writes_a_plan_that_analyze_accepts() {
             text.contains("partitions used") && text.contains("memory efficiency"),
             "{text}"
         );
-        let analysis = analyze_json(&plan);
+        let analysis = analyze_json(&plan, &[]);
         assert_eq!(
             analysis["schedulable"],
             Value::Bool(true),
@@ -60,9 +56,7 @@ fn eight_partitions_give_table_ii() {
     let out = tinct()
         .args(["plan", "--partitions", "8"])
         .arg(example("kim2013.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
+        .exits(0);
     let text = String::from_utf8_lossy(&out.stdout);
     for expected in [
         "{1-8}", "{1-3}", "{4-8}", "12.30", "25.72", "101.36", "273.78",
@@ -76,10 +70,8 @@ fn json_report_has_per_core_and_total_figures() {
     let out = tinct()
         .args(["plan", "--json", "--partitions", "12"])
         .arg(example("kim2013.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        .exits(0);
+    let report: Value = json_stdout(&out);
     assert_eq!(report["schedulable"], Value::Bool(true));
     assert_eq!(report["algorithm"], "cata");
     assert_eq!(report["budget"], 12);
@@ -103,9 +95,7 @@ fn too_few_partitions_is_a_memory_failure_naming_the_task() {
     let out = tinct()
         .args(["plan", "--partitions", "2"])
         .arg(example("kim2013.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+        .exits(1);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("'ferret' could not be placed: memory"),
@@ -116,9 +106,9 @@ fn too_few_partitions_is_a_memory_failure_naming_the_task() {
 #[test]
 fn overload_is_a_time_failure() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("heavy.toml");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "heavy.toml",
         r#"[platform]
 cores = 1
 partitions = 4
@@ -137,10 +127,8 @@ period = "10ms"
 memory = "1MiB"
 wcet = { 1 = "6ms" }
 "#,
-    )
-    .unwrap();
-    let out = tinct().arg("plan").arg(&file).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    );
+    let out = tinct().arg("plan").arg(&file).exits(1);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("'b' could not be placed: time"), "{stderr}");
     assert!(!dir.path().join("plan.toml").exists());
@@ -151,15 +139,9 @@ fn bad_input_exits_2() {
     let out = tinct()
         .args(["plan", "--partitions", "33"])
         .arg(example("kim2013.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits(2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--partitions"));
-    let out = tinct()
-        .args(["plan", "does-not-exist.toml"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    tinct().args(["plan", "does-not-exist.toml"]).exits(2);
 }
 
 /// `n` identical light tasks on one core.
@@ -200,7 +182,7 @@ fn seventy_tasks_on_one_core_are_planned() {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        let analysis = analyze_json(&plan);
+        let analysis = analyze_json(&plan, &[]);
         assert_eq!(analysis["schedulable"], Value::Bool(true), "{algorithm}");
         assert_eq!(analysis["tasks"].as_array().unwrap().len(), 70);
     }
@@ -223,39 +205,33 @@ fn a_budget_limited_search_reports_the_budget() {
     let out = tinct()
         .args(["plan", "--json", "--node-budget", "1"])
         .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+        .exits(1);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("search budget exhausted (1 nodes)") && !stderr.contains("memory"),
         "{stderr}"
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: Value = json_stdout(&out);
     let unplaced = report["unplaced"].as_array().unwrap();
     assert!(unplaced.iter().all(|u| u["reason"] == "budget"), "{report}");
     // With the default budget the same set is planned.
-    let out = tinct().arg("plan").arg(&file).output().unwrap();
-    assert_eq!(out.status.code(), Some(0));
+    tinct().arg("plan").arg(&file).exits(0);
 }
 
 /// A time failure names the task whose deadline fails and the core.
 #[test]
 fn a_time_failure_names_the_task_and_the_core() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("heavy.toml");
-    std::fs::write(
-        &file,
+    let file = write(
+        dir.path(),
+        "heavy.toml",
         "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"6ms\"\n\n[[task]]\nname = \"b\"\nperiod = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"9ms\"\n",
-    )
-    .unwrap();
+    );
     for algorithm in ["cata", "bfd"] {
         let out = tinct()
             .args(["plan", "--algorithm", algorithm])
             .arg(&file)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(1));
+            .exits(1);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             stderr.contains(
@@ -279,15 +255,13 @@ fn a_timeout_stops_with_the_plan_so_far() {
         .args(["plan", "--json", "--timeout", "1s", "-o"])
         .arg(&plan)
         .arg(&file)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+        .exits(1);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("stopped by --timeout with a partial plan"),
         "{stderr}"
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report: Value = json_stdout(&out);
     assert_eq!(report["stopped"], Value::Bool(true));
     assert_eq!(report["schedulable"], Value::Bool(false));
     let unplaced = report["unplaced"].as_array().unwrap();
@@ -318,11 +292,9 @@ fn written_plans_round_trip_through_analyze() {
             .args(["plan", "--json", "-o"])
             .arg(&plan)
             .arg(example("kim2013.toml"))
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0));
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-        let analysis = analyze_json(&plan);
+            .exits(0);
+        let report: Value = json_stdout(&out);
+        let analysis = analyze_json(&plan, &[]);
         for core in report["cores"].as_array().unwrap() {
             for task in core["tasks"].as_array().unwrap() {
                 let index = task["task"].as_u64().unwrap() as usize;
@@ -364,19 +336,12 @@ fn huge_values_never_give_a_wrong_plan() {
     }
     let huge_refill = fixtures.join("huge-refill.toml");
     let plan = dir.path().join("plan.toml");
-    let out = tinct()
+    tinct()
         .args(["plan", "--keep-free", "-o"])
         .arg(&plan)
         .arg(&huge_refill)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let analysis = analyze_json(&plan);
+        .exits(0);
+    let analysis = analyze_json(&plan, &[]);
     assert_eq!(analysis["schedulable"], Value::Bool(true));
     let sets: Vec<Vec<u64>> = analysis["tasks"]
         .as_array()
@@ -417,14 +382,13 @@ fn a_plan_written_elsewhere_still_finds_the_dram_map() {
          confidence = [0.99, 0.98]\nphysical = \"host\"\nmachine = \"test\"\n",
     )
     .unwrap();
-    let set = sets.join("set.toml");
-    std::fs::write(
-        &set,
+    write(
+        &sets,
+        "set.toml",
         "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\
          dram_map = \"dram-map.toml\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\n\
          memory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\n",
-    )
-    .unwrap();
+    );
     let dram_map_line = |plan: &Path| -> String {
         std::fs::read_to_string(plan)
             .unwrap()
@@ -446,7 +410,7 @@ fn a_plan_written_elsewhere_still_finds_the_dram_map() {
         dram_map_line(&elsewhere),
         format!("dram_map = \"{}\"", absolute.display())
     );
-    analyze_json(&elsewhere);
+    analyze_json(&elsewhere, &[]);
     // A relative -o from elsewhere, beside the map: the name stays relative.
     let beside = sets.join("plan.toml");
     tinct()
@@ -455,11 +419,11 @@ fn a_plan_written_elsewhere_still_finds_the_dram_map() {
         .assert()
         .success();
     assert_eq!(dram_map_line(&beside), "dram_map = \"dram-map.toml\"");
-    analyze_json(&beside);
+    analyze_json(&beside, &[]);
     // Moving the plans directory keeps the absolute reference valid.
     let moved = dir.path().join("moved");
     std::fs::rename(&plans, &moved).unwrap();
-    analyze_json(&moved.join("plan.toml"));
+    analyze_json(&moved.join("plan.toml"), &[]);
 }
 
 /// `plan --placement static` on the wave/mixer example: a placement that
@@ -473,15 +437,8 @@ fn static_placement_writes_pinned_cores() {
         .args(["plan", "--placement", "static", "--json", "-o"])
         .arg(&out_file)
         .arg(example("pipeline.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+        .exits(0);
+    let json: Value = json_stdout(&out);
     assert_eq!(json["found"], Value::Bool(true));
     assert_eq!(json["exact"], Value::Bool(true));
     let crossing: u64 = json["crossing"]
@@ -494,7 +451,7 @@ fn static_placement_writes_pinned_cores() {
     for core in json["cores"].as_array().unwrap() {
         assert!(core["utilization"].as_f64().unwrap() <= 1.0);
     }
-    let analysis = analyze_json(&out_file);
+    let analysis = analyze_json(&out_file, &[]);
     assert_eq!(analysis["schedulable"], Value::Bool(true));
     assert_eq!(analysis["chains"].as_array().unwrap().len(), 4);
     let text = std::fs::read_to_string(&out_file).unwrap();
@@ -511,16 +468,12 @@ fn static_placement_writes_pinned_cores() {
             "0.1",
         ])
         .arg(example("pipeline.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+        .exits(1);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("no placement found"), "{err}");
     // --placement and --algorithm do not mix.
-    let out = tinct()
+    tinct()
         .args(["plan", "--placement", "static", "--algorithm", "bfd"])
         .arg(example("pipeline.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+        .exits(2);
 }

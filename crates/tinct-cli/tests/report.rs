@@ -8,20 +8,12 @@
 //! `TINCT_REQUIRE_BROWSER=1` or `CI` is set (CI sets both), and otherwise
 //! skip with a message.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{example, tinct, write};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-
-fn tinct() -> Command {
-    Command::cargo_bin("tinct").unwrap()
-}
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
 
 /// The browser binary, or `None` (skip) when it is missing and not required.
 fn chromium() -> Option<PathBuf> {
@@ -217,8 +209,7 @@ fn the_browser_check_sees_a_broken_page() {
         "<body>",
         "<body><img src=\"http://example.invalid/x.png\"><script>undefinedFunction();</script>",
     );
-    let broken_page = dir.path().join("broken.html");
-    std::fs::write(&broken_page, broken).unwrap();
+    let broken_page = write(dir.path(), "broken.html", broken);
     let problems = browser_problems(&chromium, &broken_page);
     assert!(
         problems.iter().any(|p| p.contains("undefinedFunction")),

@@ -4,7 +4,9 @@
 //! them fail. The runs are serialized so they do not load the machine
 //! together.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{example, read_json, tinct};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -15,20 +17,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-fn example(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn tinct() -> Command {
-    Command::cargo_bin("tinct").unwrap()
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// Checks the Chrome / Perfetto trace-event JSON object format: every event

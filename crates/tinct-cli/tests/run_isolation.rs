@@ -9,7 +9,9 @@
 //! need root (frame numbers, SCHED_FIFO); without it they skip, unless
 //! TINCT_REQUIRE_PRIVILEGED=1 makes them fail.
 
-use assert_cmd::Command;
+mod common;
+
+use common::tinct;
 use serde_json::Value;
 use std::sync::Mutex;
 
@@ -77,8 +79,7 @@ fn run_plan(
     let file = dir.path().join("plan.toml");
     std::fs::write(&file, text).unwrap();
     let out = dir.path().join("run");
-    let output = Command::cargo_bin("tinct")
-        .unwrap()
+    let output = tinct()
         .args([
             "run",
             file.to_str().unwrap(),

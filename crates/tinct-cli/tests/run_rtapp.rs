@@ -5,7 +5,9 @@
 //! SCHED_DEADLINE, task groups); without it they skip, unless
 //! TINCT_REQUIRE_PRIVILEGED=1 makes them fail.
 
-use assert_cmd::Command;
+mod common;
+
+use common::tinct;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -20,8 +22,7 @@ fn workload(name: &str) -> PathBuf {
 fn run(name: &str, duration: &str) -> (Value, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let assert = Command::cargo_bin("tinct")
-        .unwrap()
+    let assert = tinct()
         .args(["run", "--rt-app"])
         .arg(workload(name))
         .args(["--duration", duration, "--out"])
@@ -139,8 +140,7 @@ fn tincts_own_workloads_run_unchanged_and_balance() {
 
 #[test]
 fn the_watchdog_flag_takes_off_rt_or_all_and_refuses_anything_else() {
-    let bad = Command::cargo_bin("tinct")
-        .unwrap()
+    let bad = tinct()
         .args(["run", "--rt-app"])
         .arg(workload("periodic.json"))
         .args(["--watchdog", "sometimes"])
@@ -160,8 +160,7 @@ fn the_watchdog_flag_takes_off_rt_or_all_and_refuses_anything_else() {
     )
     .unwrap();
     let run = |watchdog: &str| {
-        Command::cargo_bin("tinct")
-            .unwrap()
+        tinct()
             .args(["run", "--rt-app"])
             .arg(&file)
             .args(["--duration", "300ms", "--watchdog", watchdog, "--out"])

@@ -5,7 +5,9 @@
 //! Needs root (SCHED_FIFO, frame numbers); TINCT_REQUIRE_PRIVILEGED=1 turns
 //! a skip into a failure.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{read_json, tinct};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -14,10 +16,6 @@ static SERIAL: Mutex<()> = Mutex::new(());
 
 fn light() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/light.toml")
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn balanced(summary: &Value) {
@@ -41,8 +39,7 @@ fn every_working_set_is_reported_colored_and_checked() {
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let assert = Command::cargo_bin("tinct")
-        .unwrap()
+    let assert = tinct()
         .args([
             "run",
             light().to_str().unwrap(),
@@ -86,8 +83,7 @@ fn a_crash_in_one_task_still_writes_the_run_directory() {
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let output = Command::cargo_bin("tinct")
-        .unwrap()
+    let output = tinct()
         .env("TINCT_TEST_CRASH", "control:3")
         .args([
             "run",

@@ -17,6 +17,7 @@ pub mod generate;
 pub mod model;
 pub mod overheads;
 pub mod partitions;
+pub mod saved_calibration;
 pub mod units;
 
 pub use model::{Platform, Task, TaskSet};

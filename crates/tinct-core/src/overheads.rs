@@ -158,9 +158,90 @@ pub fn read(path: &Path) -> Result<OverheadsSource, InputError> {
     })
 }
 
+/// Which platform overheads to charge (`tinct analyze --overheads`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OverheadsChoice {
+    /// The task set's own `[platform] overheads`, if any.
+    TaskSet,
+    /// None at all: kim2013's and the classic analysis' numbers.
+    None,
+    /// The machine calibration's measured overheads.
+    Measured,
+    /// A calibration file or a task-set file giving them.
+    File(std::path::PathBuf),
+}
+
+impl OverheadsChoice {
+    /// `none`, `measured` or a file name.
+    pub fn parse(text: &str) -> Result<OverheadsChoice, String> {
+        Ok(match text {
+            "none" => OverheadsChoice::None,
+            "measured" => OverheadsChoice::Measured,
+            "" => return Err("expected none, measured or a file".into()),
+            path => OverheadsChoice::File(path.into()),
+        })
+    }
+
+    /// The overheads this choice charges on `set` (read from the file
+    /// `file`), and where they come from; `calibration` is the machine's
+    /// calibration file, if there is one (for [`OverheadsChoice::Measured`]).
+    pub fn resolve(
+        &self,
+        set: &crate::TaskSet,
+        file: &Path,
+        calibration: Option<&Path>,
+    ) -> Result<OverheadsSource, String> {
+        Ok(match self {
+            OverheadsChoice::TaskSet if set.platform.overheads.is_none() => {
+                OverheadsSource::none("the task set gives none; see --overheads")
+            }
+            OverheadsChoice::TaskSet => OverheadsSource {
+                overheads: set.platform.overheads,
+                from: format!("the task-set file {}", file.display()),
+                missing: Vec::new(),
+            },
+            OverheadsChoice::None => OverheadsSource::none("--overheads none"),
+            OverheadsChoice::File(path) => read(path).map_err(|e| e.to_string())?,
+            OverheadsChoice::Measured => {
+                let path = calibration.ok_or(
+                    "--overheads measured: no calibration of this machine (run `tinct bench calibrate` or `tinct bench overheads`, or pass --calibration FILE)",
+                )?;
+                read(path).map_err(|e| e.to_string())?
+            }
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_overheads_choice_parses_and_measured_needs_a_calibration() {
+        assert_eq!(OverheadsChoice::parse("none"), Ok(OverheadsChoice::None));
+        assert_eq!(
+            OverheadsChoice::parse("measured"),
+            Ok(OverheadsChoice::Measured)
+        );
+        assert_eq!(
+            OverheadsChoice::parse("x.json"),
+            Ok(OverheadsChoice::File("x.json".into()))
+        );
+        assert!(OverheadsChoice::parse("").is_err());
+        let set = crate::format::parse(crate::experiment::kim2013::TABLE_I, "t.toml", Syntax::Toml)
+            .unwrap();
+        let error = OverheadsChoice::Measured
+            .resolve(&set, Path::new("t.toml"), None)
+            .unwrap_err();
+        assert!(
+            error.starts_with("--overheads measured: no calibration"),
+            "{error}"
+        );
+        let none = OverheadsChoice::None
+            .resolve(&set, Path::new("t.toml"), None)
+            .unwrap();
+        assert_eq!(none, OverheadsSource::none("--overheads none"));
+    }
     use crate::calibration::{OverheadRecord, TickRecord};
 
     fn record(max_ns: u64) -> OverheadRecord {

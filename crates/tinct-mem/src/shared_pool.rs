@@ -194,6 +194,15 @@ struct State {
     scratch: Vec<PageId>,
 }
 
+/// Gives `pages` back to `pool` and marks them free in `uses`.
+fn give_back(pool: &mut Pool, uses: &mut [PageUse], pages: &[PageId]) -> Result<(), MemError> {
+    for &page in pages {
+        uses[page.index()] = PageUse::Free;
+        pool.free(page)?;
+    }
+    Ok(())
+}
+
 /// What a pointer handed out by [`SharedPool::alloc`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Allocation {
@@ -470,12 +479,6 @@ impl SharedPool {
         } = &mut *state;
         scratch.clear();
         let mut steps = StepCounts::default();
-        let give_back = |pool: &mut Pool, uses: &mut Vec<PageUse>, taken: &[PageId]| {
-            for &page in taken {
-                uses[page.index()] = PageUse::Free;
-                pool.free(page).expect("pages taken above are in use");
-            }
-        };
         while scratch.len() < pages {
             match pool.alloc_bank_aware(request) {
                 Ok(grant) => {
@@ -492,7 +495,7 @@ impl SharedPool {
                     steps.count(grant.step, wanted);
                 }
                 Err(error) => {
-                    give_back(pool, uses, scratch);
+                    give_back(pool, uses, scratch).expect("pages taken above are in use");
                     return Err(error);
                 }
             }
@@ -521,7 +524,7 @@ impl SharedPool {
                 banks,
             }),
             Err(error) => {
-                give_back(pool, uses, scratch);
+                give_back(pool, uses, scratch).expect("pages taken above are in use");
                 Err(error)
             }
         }
@@ -640,10 +643,7 @@ impl State {
         match window.place(scratch, |page| pool.page_address(page), align) {
             Ok(ptr) => Ok(ptr),
             Err(error) => {
-                for &page in scratch.iter() {
-                    uses[page.index()] = PageUse::Free;
-                    pool.free(page)?;
-                }
+                give_back(pool, uses, scratch)?;
                 Err(error)
             }
         }
@@ -680,10 +680,7 @@ impl State {
                 ..
             } = self;
             window.truncate(first, pages, |page| pool.page_address(page), scratch)?;
-            for &page in scratch.iter() {
-                uses[page.index()] = PageUse::Free;
-                pool.free(page)?;
-            }
+            give_back(pool, uses, scratch)?;
             return Ok(Some(ptr));
         }
         let last = PageId(self.window.span_pages(first)[old_pages - 1]);
@@ -713,10 +710,7 @@ impl State {
                 NonNull::new(window.address(first)).expect("window addresses are non-null"),
             )),
             Err(error) => {
-                for &page in scratch.iter() {
-                    uses[page.index()] = PageUse::Free;
-                    pool.free(page)?;
-                }
+                give_back(pool, uses, scratch)?;
                 Err(error)
             }
         }
@@ -834,10 +828,7 @@ impl State {
             ..
         } = self;
         window.remove(first, |page| pool.page_address(page), scratch)?;
-        for &page in scratch.iter() {
-            uses[page.index()] = PageUse::Free;
-            pool.free(page)?;
-        }
+        give_back(pool, uses, scratch)?;
         Ok(())
     }
 }

@@ -35,6 +35,7 @@ pub mod clock;
 pub mod counters;
 pub mod critical_sections;
 mod error;
+pub mod exec;
 pub mod isolation;
 pub mod kernels;
 pub mod limits;

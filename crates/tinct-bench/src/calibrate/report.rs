@@ -160,11 +160,7 @@ fn latency_chart(result: &CalibrateResult) -> LineChart {
 
 /// The one-screen summary.
 pub fn summary(result: &CalibrateResult, out: &OutputDir) -> Summary {
-    let mut s = Summary::new(format!(
-        "tinct bench calibrate{}",
-        if result.header.quick { " (quick)" } else { "" }
-    ));
-    s.fact("machine", result.header.machine.one_line());
+    let mut s = Summary::of_run(&result.header);
     s.fact(
         "run",
         format!(

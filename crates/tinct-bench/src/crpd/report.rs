@@ -173,11 +173,7 @@ fn us(ns: u64) -> String {
 
 /// The one-screen summary.
 pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
-    let mut s = Summary::new(format!(
-        "tinct bench crpd{}",
-        if result.header.quick { " (quick)" } else { "" }
-    ));
-    s.fact("machine", result.header.machine.one_line());
+    let mut s = Summary::of_run(&result.header);
     s.fact(
         "run",
         format!(

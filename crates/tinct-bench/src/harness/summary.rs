@@ -25,6 +25,18 @@ impl Summary {
         }
     }
 
+    /// The summary of a bench run: titled `tinct bench <bench>` (with
+    /// `(quick)` for a quick run), its first fact the machine.
+    pub fn of_run(header: &super::RunHeader) -> Self {
+        let mut summary = Self::new(format!(
+            "tinct bench {}{}",
+            header.bench,
+            if header.quick { " (quick)" } else { "" }
+        ));
+        summary.fact("machine", header.machine.one_line());
+        summary
+    }
+
     /// Adds a `key: value` line.
     pub fn fact(&mut self, key: impl Into<String>, value: impl Into<String>) -> &mut Self {
         self.facts.push((key.into(), value.into()));
@@ -86,5 +98,18 @@ mod tests {
         assert_eq!(s.header, ["level", "ns"]);
         assert_eq!(s.rows, vec![vec!["L1".to_string(), "1.2".into()]]);
         assert_eq!(s.facts, vec![("refill".into(), "45.3us".into())]);
+    }
+
+    #[test]
+    fn a_runs_summary_is_titled_by_its_bench_and_starts_with_the_machine() {
+        use crate::harness::{BenchOptions, RunHeader};
+        let mut header = RunHeader::new("crpd", &BenchOptions::default(), 3, vec![0]);
+        header.quick = false;
+        let s = Summary::of_run(&header);
+        assert_eq!(s.title, "tinct bench crpd");
+        assert_eq!(s.facts[0].0, "machine");
+        assert_eq!(s.facts[0].1, header.machine.one_line());
+        header.quick = true;
+        assert_eq!(Summary::of_run(&header).title, "tinct bench crpd (quick)");
     }
 }

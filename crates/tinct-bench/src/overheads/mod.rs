@@ -27,7 +27,8 @@ use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use tinct_core::calibration::{CalibrationFile, OverheadRecord, Overheads, TickRecord};
+use tinct_core::calibration::{OverheadRecord, Overheads, TickRecord};
+use tinct_core::saved_calibration::{not_a_calibration, parse_file};
 use tinct_core::units::Nanos;
 use tinct_rt::release_latency::{self, LatencyRun};
 
@@ -396,20 +397,15 @@ pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
 /// The calibration file at `path` as JSON, checked to be one (its
 /// `refill` reads as tinct-core's calibration type).
 fn read_calibration(path: &Path) -> Result<serde_json::Value> {
-    let bad = |what: String| {
-        Error::InvalidInput(format!(
-            "{}: expected a calibrate.json written by `tinct bench calibrate`, {what}",
-            path.display()
-        ))
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| bad(format!("found an unreadable file ({e})")))?;
-    serde_json::from_str::<CalibrationFile>(&text).map_err(|e| {
-        bad(format!(
-            "with whole numbers at refill.refill_ns and refill.partitions, found {e}"
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::InvalidInput(not_a_calibration(
+            path,
+            &format!("found an unreadable file ({e})"),
         ))
     })?;
-    serde_json::from_str(&text).map_err(|e| bad(format!("found {e}")))
+    parse_file(path, &text).map_err(Error::InvalidInput)?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::InvalidInput(not_a_calibration(path, &format!("found {e}"))))
 }
 
 #[derive(Serialize)]
@@ -505,11 +501,7 @@ fn summary_notes(s: &mut Summary, o: &Overheads) {
 }
 
 fn summary(result: &OverheadsResult, out: &OutputDir) -> Summary {
-    let mut s = Summary::new(format!(
-        "tinct bench overheads{}",
-        if result.header.quick { " (quick)" } else { "" }
-    ));
-    s.fact("machine", result.header.machine.one_line());
+    let mut s = Summary::of_run(&result.header);
     summary_rows(&mut s, &result.measured.overheads);
     if let Some(busy) = &result.measured.busy_loop {
         s.fact(

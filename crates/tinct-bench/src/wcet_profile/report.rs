@@ -175,11 +175,7 @@ fn pwcet_cell(c: &ConditionPoint) -> String {
 
 /// The one-screen summary.
 pub fn summary(result: &WcetProfileResult, out: &OutputDir) -> Summary {
-    let mut s = Summary::new(format!(
-        "tinct bench wcet-profile{}",
-        if result.header.quick { " (quick)" } else { "" }
-    ));
-    s.fact("machine", result.header.machine.one_line());
+    let mut s = Summary::of_run(&result.header);
     s.fact(
         "body",
         format!(

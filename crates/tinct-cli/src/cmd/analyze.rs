@@ -1,33 +1,14 @@
 //! `tinct analyze FILE`: cache-aware schedulability analysis (kim2013 Eq. 1-3)
 //! with release jitter, blocking, platform overheads and chain bounds.
 
+use super::bench::common::duration;
 use crate::error::CliError;
 use crate::output::{ms, print_json, table};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tinct_core::analysis::{Analysis, AnalysisError, analyze};
-use tinct_core::overheads::{self, OverheadsSource};
+use tinct_core::overheads::{OverheadsChoice, OverheadsSource};
 use tinct_core::units::Nanos;
-
-/// `--overheads`: which platform overheads to charge.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum OverheadsArg {
-    /// None at all: kim2013's and the classic analysis' numbers.
-    None,
-    /// The machine calibration's measured overheads.
-    Measured,
-    /// A calibration file or a task-set file giving them.
-    File(PathBuf),
-}
-
-fn parse_overheads(text: &str) -> Result<OverheadsArg, String> {
-    Ok(match text {
-        "none" => OverheadsArg::None,
-        "measured" => OverheadsArg::Measured,
-        "" => return Err("expected none, measured or a file".into()),
-        path => OverheadsArg::File(PathBuf::from(path)),
-    })
-}
 
 /// Arguments of `tinct analyze`.
 #[derive(clap::Args, Debug)]
@@ -38,7 +19,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Override the platform's refill time Δ (e.g. "45.3us").
-    #[arg(long, value_parser = parse_refill)]
+    #[arg(long, value_parser = duration)]
     pub refill: Option<Nanos>,
     /// Take Δ from this `calibrate.json` when the file has no `refill`, and
     /// the overheads with `--overheads measured` (default:
@@ -48,12 +29,8 @@ pub struct Args {
     /// Platform overheads to charge: `none`, `measured` (the machine
     /// calibration), or a calibration or task-set FILE giving them
     /// (default: the task set's own `[platform] overheads`, if any).
-    #[arg(long, value_parser = parse_overheads, value_name = "none|measured|FILE")]
-    pub overheads: Option<OverheadsArg>,
-}
-
-fn parse_refill(text: &str) -> Result<Nanos, String> {
-    tinct_core::units::parse_duration(text).map_err(|e| e.to_string())
+    #[arg(long, value_parser = OverheadsChoice::parse, value_name = "none|measured|FILE")]
+    pub overheads: Option<OverheadsChoice>,
 }
 
 /// Runs the analysis and prints it. Exit status 0 whatever the verdict.
@@ -89,31 +66,16 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 
 /// The overheads `--overheads` asks for, and where they come from.
 fn overheads_source(args: &Args, set: &tinct_core::TaskSet) -> Result<OverheadsSource, CliError> {
-    Ok(match &args.overheads {
-        None if set.platform.overheads.is_none() => {
-            OverheadsSource::none("the task set gives none; see --overheads")
+    let choice = args.overheads.clone().unwrap_or(OverheadsChoice::TaskSet);
+    let calibration = match (&choice, &args.calibration) {
+        (OverheadsChoice::Measured, None) => {
+            crate::calibration::saved_path().filter(|p| p.exists())
         }
-        None => OverheadsSource {
-            overheads: set.platform.overheads,
-            from: format!("the task-set file {}", args.file.display()),
-            missing: Vec::new(),
-        },
-        Some(OverheadsArg::None) => OverheadsSource::none("--overheads none"),
-        Some(OverheadsArg::File(path)) => overheads::read(path)?,
-        Some(OverheadsArg::Measured) => {
-            let path = match &args.calibration {
-                Some(path) => path.clone(),
-                None => crate::calibration::saved_path()
-                    .filter(|p| p.exists())
-                    .ok_or_else(|| {
-                        CliError::Input(
-                            "--overheads measured: no calibration of this machine (run `tinct bench calibrate` or `tinct bench overheads`, or pass --calibration FILE)".into(),
-                        )
-                    })?,
-            };
-            overheads::read(&path)?
-        }
-    })
+        (_, explicit) => explicit.clone(),
+    };
+    choice
+        .resolve(set, &args.file, calibration.as_deref())
+        .map_err(CliError::Input)
 }
 
 /// A task set the analysis refuses is bad input for `analyze`: name the

@@ -44,7 +44,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut report = diagnose(&root);
     let probe = if args.probe_colors {
         let probe = tinct_sys::color_probe::probe_colors(Default::default());
-        report.findings.push(color_probe::finding(&probe));
+        report
+            .findings
+            .push(tinct_sys::doctor::color_probe::finding(&probe));
         Some(probe)
     } else {
         None
@@ -66,65 +68,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--probe-colors`: the finding, the JSON and the table.
+/// `--probe-colors`: the JSON and the table (the finding is
+/// `tinct_sys::doctor::color_probe::finding`).
 mod color_probe {
-    use super::{Level, table};
+    use super::table;
     use tinct_sys::color_probe::{ProbeReport, Verdict};
-    use tinct_sys::doctor::Finding;
-
-    /// The subject of the probe's finding.
-    pub const SUBJECT: &str = "color probe";
-
-    pub fn finding(probe: &Result<ProbeReport, tinct_sys::Error>) -> Finding {
-        let (level, found, fix) = match probe {
-            Err(e) => (
-                Level::Warning,
-                format!("could not run: {e}"),
-                Some("run `tinct doctor --probe-colors` as root (frame numbers are needed)".into()),
-            ),
-            Ok(report) => match report.last_level() {
-                None => (
-                    Level::Warning,
-                    "no cache level could be probed (too few colors or pages of one color)".into(),
-                    None,
-                ),
-                Some(llc) => {
-                    let all: Vec<String> = report
-                        .levels
-                        .iter()
-                        .map(|l| {
-                            format!("{} {} (ratio {:.2})", l.cache, l.verdict.label(), l.ratio)
-                        })
-                        .collect();
-                    let level = match llc.verdict {
-                        Verdict::Effective => Level::Ok,
-                        _ => Level::Warning,
-                    };
-                    let fix = match llc.verdict {
-                        Verdict::Effective => None,
-                        Verdict::NotEffective => Some(if report.virtual_machine {
-                            "guest-physical colors are not host cache colors here: measure                              isolation on bare metal, or have the hypervisor back the guest                              with huge pages; colors still work functionally (tinct-mem, tinct-sim)"
-                                .to_string()
-                        } else {
-                            "the cache is probably sliced or hashed: give the color functions                              explicitly (color_functions in [platform]) or use resctrl"
-                                .to_string()
-                        }),
-                        Verdict::Inconclusive => Some(
-                            "rerun on an idle machine (noise decides nothing); see the numbers"
-                                .to_string(),
-                        ),
-                    };
-                    (level, all.join("; "), fix)
-                }
-            },
-        };
-        Finding {
-            subject: SUBJECT.into(),
-            level,
-            found,
-            fix,
-        }
-    }
 
     pub fn to_json(probe: &Result<ProbeReport, tinct_sys::Error>) -> serde_json::Value {
         match probe {

@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 use tinct_core::units::Nanos;
 use tinct_rt::monitor::sample::Sample;
+use tinct_rt::monitor::sharing::SampledSharing;
 use tinct_rt::monitor::{self, Ended, Params, PerfEvent, Recording, Target};
 
 /// Arguments of `tinct monitor`.
@@ -124,39 +125,17 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `sharing.json` of a monitored process: the pairs and HITM lines the
-/// CPU's samples show, or why the CPU cannot sample.
-#[derive(serde::Serialize)]
-struct SampledSharing {
-    mechanism: Option<String>,
-    unavailable: Option<String>,
-    samples: usize,
-    report: Option<tinct_sim::sharing::SharingReport>,
-    hitm_lines: Vec<tinct_sim::sharing::HitmLine>,
-}
-
+/// Prints what the CPU's memory samples show and writes `sharing.json`.
 fn report_sampled_sharing(
     args: &Args,
     params: &Params,
     recording: &Recording,
     unavailable: Option<String>,
 ) -> Result<PathBuf, CliError> {
-    let unavailable = unavailable.or_else(|| recording.memory_sampling_failed.clone());
-    let mut out = SampledSharing {
-        mechanism: params
-            .memory_sampling
-            .as_ref()
-            .map(|m| m.name().to_string()),
-        unavailable: unavailable.clone(),
-        samples: recording.memory_samples.len(),
-        report: None,
-        hitm_lines: Vec::new(),
-    };
-    match (&params.memory_sampling, &unavailable) {
-        (Some(_), None) => {
-            let (report, hitm) =
-                tinct_sim::sharing::from_memory_samples(&recording.memory_samples, 64)
-                    .map_err(|e| CliError::Failed(e.into()))?;
+    let out = SampledSharing::of_recording(params, recording, unavailable)
+        .map_err(|e| CliError::Failed(e.into()))?;
+    match &out.report {
+        Some(report) => {
             println!(
                 "tinct monitor: sharing ({}): {} samples",
                 out.mechanism.as_deref().unwrap_or("-"),
@@ -173,19 +152,17 @@ fn report_sampled_sharing(
                     hex_list(&pair.example_lines)
                 );
             }
-            for line in hitm.iter().take(10) {
+            for line in out.hitm_lines.iter().take(10) {
                 println!(
                     "  {:#x}: {} loads of {} hit another core's modified copy (HITM)",
                     line.line, line.samples, line.thread
                 );
             }
-            out.report = Some(report);
-            out.hitm_lines = hitm;
         }
-        _ => println!(
+        None => println!(
             "tinct monitor: sharing detection by the CPU: unavailable: {}; for a tinct task \
              set, `tinct monitor --plan FILE` replays its tasks' memory through the cache model",
-            unavailable.as_deref().unwrap_or("no mechanism")
+            out.unavailable.as_deref().unwrap_or("no mechanism")
         ),
     }
     monitor::output::write_sharing(&args.out, &out).map_err(rt_error)
@@ -210,23 +187,13 @@ fn sharing_of_plan(plan: &std::path::Path, args: &Args) -> Result<ExitCode, CliE
     if check.cross_cpu_pairs.is_empty() {
         println!("  no two tasks on different CPUs share a written line");
     }
-    for (a, b) in &check.cross_cpu_pairs {
-        let pair = check
-            .report
-            .pairs
-            .iter()
-            .find(|p| &p.a == a && &p.b == b)
-            .expect("a reported pair");
+    for pair in check.cross_cpu() {
         println!(
-            "  {a} and {b} (different CPUs): {} line(s) of true sharing, {} of false sharing",
-            pair.true_sharing, pair.false_sharing
+            "  {} and {} (different CPUs): {} line(s) of true sharing, {} of false sharing",
+            pair.a, pair.b, pair.true_sharing, pair.false_sharing
         );
     }
-    for line in check
-        .lines
-        .iter()
-        .filter(|l| l.kind != tinct_sim::sharing::SharingKind::ReadOnly)
-    {
+    for line in check.written_lines() {
         println!(
             "  {:#x} in {}: {:?} sharing by {}",
             line.line,
@@ -235,12 +202,10 @@ fn sharing_of_plan(plan: &std::path::Path, args: &Args) -> Result<ExitCode, CliE
             line.tasks.join(", ")
         );
     }
-    let in_working_sets = check
-        .lines
-        .iter()
-        .filter(|l| l.region.starts_with("working set"))
-        .count();
-    println!("  working sets: {in_working_sets} shared line(s)");
+    println!(
+        "  working sets: {} shared line(s)",
+        check.working_set_lines()
+    );
     let path = monitor::output::write_sharing(&args.out, &check).map_err(rt_error)?;
     println!("  file: {}", path.display());
     Ok(ExitCode::SUCCESS)
@@ -276,18 +241,8 @@ impl Live {
             return;
         }
         self.last_print = Some(Instant::now());
-        let events = rows[0].counts.len();
-        let total = Sample {
-            t_ns: rows[0].t_ns,
-            interval_ns: rows[0].interval_ns,
-            tid: 0,
-            thread: String::new(),
-            counts: (0..events)
-                .map(|i| {
-                    rows.iter()
-                        .try_fold(0u64, |s, r| s.checked_add(r.counts[i]?))
-                })
-                .collect(),
+        let Some(total) = Sample::total(rows) else {
+            return;
         };
         let or_dash = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
         let names = &self.names;

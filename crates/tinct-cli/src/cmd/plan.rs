@@ -3,6 +3,7 @@
 //! file with `core`, `priority` and `partitions` filled in, so
 //! `tinct analyze OUT` re-checks it.
 
+use super::bench::common::duration;
 use crate::error::CliError;
 use crate::output::{ms, print_json, table};
 use anyhow::anyhow;
@@ -78,7 +79,7 @@ pub struct Args {
     #[arg(long)]
     pub exact: bool,
     /// Override the platform's refill time Δ (e.g. "45.3us").
-    #[arg(long, value_parser = parse_refill)]
+    #[arg(long, value_parser = duration)]
     pub refill: Option<Nanos>,
     /// Take Δ from this `calibrate.json` when the file has no `refill`
     /// (default: $TINCT_CALIBRATION, else the one `tinct bench calibrate` saved).
@@ -95,10 +96,6 @@ pub struct Args {
     /// With --placement: the largest utilization a core may take.
     #[arg(long, default_value_t = 1.0, requires = "placement")]
     pub utilization_bound: f64,
-}
-
-fn parse_refill(text: &str) -> Result<Nanos, String> {
-    tinct_core::units::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Parses `--timeout`: a duration such as "30s" or "500ms".
@@ -196,51 +193,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     } else {
         print_human(&report);
     }
-    if plan.stopped && !plan.unplaced.is_empty() {
-        let placed: usize = plan.cores.iter().map(|c| c.tasks.len()).sum();
-        return Err(CliError::Failed(anyhow!(
-            "stopped by --timeout with a partial plan: {placed} of {} tasks placed (the report lists the others)",
-            set.tasks.len()
-        )));
+    match plan.failure(&set) {
+        None => Ok(ExitCode::SUCCESS),
+        Some(failure) => Err(CliError::Failed(anyhow!("{failure}"))),
     }
-    if !plan.unplaced.is_empty() {
-        let reasons: Vec<&str> = plan.unplaced.iter().map(|u| u.message.as_str()).collect();
-        return Err(CliError::Failed(anyhow!(
-            "no allocation found: {}",
-            reasons.join("; ")
-        )));
-    }
-    if !plan.schedulable {
-        // The allocators search with each task's declared jitter; the jitter
-        // a data-triggered task inherits is known only once the cores are.
-        let inherited = set
-            .tasks
-            .iter()
-            .any(|t| t.trigger == tinct_core::model::Trigger::Data);
-        let reasons = plan
-            .analysis
-            .as_ref()
-            .map(|a| {
-                let per_task = a.cores.iter().flat_map(|c| c.reasons.iter());
-                per_task
-                    .chain(&a.reasons)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            })
-            .or_else(|| plan.analysis_error.clone())
-            .unwrap_or_default();
-        return Err(CliError::Failed(if inherited {
-            anyhow!(
-                "the allocation, searched without the jitter data-triggered tasks inherit, does not pass the holistic analysis ({reasons}); try --placement static"
-            )
-        } else {
-            anyhow!(
-                "the allocation does not re-verify with `tinct analyze` (this is a bug in tinct): {reasons}"
-            )
-        }));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// What `tinct plan --placement static` prints.
@@ -279,25 +235,7 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
         refill_source,
     };
     if let (Some(out), Some(planned)) = (&args.output, &placement.planned) {
-        let header = vec![
-            format!(
-                "Placement written by `tinct plan --placement static --utilization-bound {}` from {}.",
-                args.utilization_bound, report.file
-            ),
-            format!(
-                "{} B per job cross cache domains{}; cores only (no partitions).",
-                placement.crossing_bytes,
-                if placement.exact {
-                    " (optimal)"
-                } else {
-                    " (search budget or timeout hit: not proven optimal)"
-                }
-            ),
-            format!(
-                "{}; re-check with `tinct analyze` on this file.",
-                report.refill_source
-            ),
-        ];
+        let header = placement.file_header(&report.file, &report.refill_source);
         write_task_set(out, planned, Path::new(&report.file), &header)?;
         report.output = Some(out.display().to_string());
     }
@@ -363,31 +301,7 @@ fn print_placement(report: &PlacementReport) {
 }
 
 fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), CliError> {
-    let plan = report.plan;
-    let header = vec![
-        format!(
-            "Plan written by `tinct plan --algorithm {}` from {}.",
-            plan.algorithm.name(),
-            report.file
-        ),
-        format!(
-            "Partitions used {} of {} (needed {}), memory efficiency {:.1} %, total utilization {:.4}{}.",
-            plan.partitions_used,
-            plan.budget,
-            plan.partitions_needed,
-            100.0 * plan.memory_efficiency,
-            plan.total_utilization,
-            if plan.exact {
-                ""
-            } else {
-                " (search budget or timeout hit: not proven optimal)"
-            }
-        ),
-        format!(
-            "{}; re-check with `tinct analyze` on this file.",
-            report.refill_source
-        ),
-    ];
+    let header = report.plan.file_header(&report.file, &report.refill_source);
     write_task_set(out, planned, Path::new(&report.file), &header)
 }
 

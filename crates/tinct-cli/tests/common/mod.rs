@@ -1,9 +1,11 @@
-//! Helpers shared by the `analyze` and `plan` tests.
+//! Helpers shared by the CLI's integration tests: the binary, the
+//! repository's examples and fixtures, exit statuses and JSON outputs.
 #![allow(dead_code)]
 
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 /// A file of the repository's `examples/`.
 pub fn example(name: &str) -> PathBuf {
@@ -12,9 +14,52 @@ pub fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// A file of this crate's `tests/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
 /// The `tinct` binary under test.
 pub fn tinct() -> Command {
     Command::cargo_bin("tinct").expect("binary built")
+}
+
+/// Runs a command and checks its exit status; on another status the
+/// failure shows the command, its status, stdout and stderr (assert_cmd's
+/// report).
+pub trait Exits {
+    /// The output of a run that must exit with `code`.
+    fn exits(&mut self, code: i32) -> Output;
+}
+
+impl Exits for Command {
+    fn exits(&mut self, code: i32) -> Output {
+        self.assert().code(code).get_output().clone()
+    }
+}
+
+/// stdout as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// stderr as text.
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// stdout parsed as JSON (the failure shows the text).
+pub fn json_stdout(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", stdout(out)))
+}
+
+/// A JSON file, parsed (the failure names the file).
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// `tinct analyze --json` of `file` with `extra` arguments (no calibration
@@ -25,13 +70,22 @@ pub fn analyze_json(file: &Path, extra: &[&str]) -> Value {
         .args(extra)
         .arg(file)
         .env_remove("TINCT_CALIBRATION")
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+        .exits(0);
+    json_stdout(&out)
+}
+
+/// This machine has no CPU PMU (a VM without counters): hardware events
+/// cannot count.
+pub fn no_cpu_pmu() -> bool {
+    tinct_sys::perf::EventSources::read(&tinct_sys::SysRoot::live())
+        .unwrap()
+        .cpu_pmus
+        .is_empty()
+}
+
+/// Writes `text` to `dir/name` and returns the path.
+pub fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    path
 }

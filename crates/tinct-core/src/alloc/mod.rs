@@ -24,6 +24,7 @@ pub mod cata;
 mod diagnose;
 pub mod instance;
 pub mod mincache;
+mod outcome;
 pub mod placement;
 pub mod plan;
 mod private;
@@ -32,6 +33,7 @@ mod solver;
 pub use assignment::{Algorithm, Assignment, CoreRefusal, Reason, Refusal, Unplaced};
 pub use instance::{AllocTask, Instance};
 pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_alloc};
+pub use outcome::PlanFailure;
 pub use placement::{PlacementOptions, StaticPlacement, place_static};
 pub use plan::{Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, plan, unsupported};
 

@@ -16,6 +16,7 @@ pub mod kim2013;
 #[cfg(feature = "parallel")]
 pub mod parallel;
 pub mod random;
+pub mod shards;
 pub mod study;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -22,6 +22,26 @@ pub struct Sample {
 }
 
 impl Sample {
+    /// The rows of one sampling round summed over the threads (the time
+    /// and interval of the first row); a count is `None` where some thread
+    /// did not count it or the sum overflows. `None` without rows.
+    pub fn total(rows: &[Sample]) -> Option<Sample> {
+        let first = rows.first()?;
+        Some(Sample {
+            t_ns: first.t_ns,
+            interval_ns: first.interval_ns,
+            tid: 0,
+            thread: String::new(),
+            counts: (0..first.counts.len())
+                .map(|i| {
+                    rows.iter().try_fold(0u64, |sum, row| {
+                        sum.checked_add(row.counts.get(i).copied().flatten()?)
+                    })
+                })
+                .collect(),
+        })
+    }
+
     /// The count of `event` (by position in `events`), if counted.
     pub fn count(&self, events: &[String], event: PerfEvent) -> Option<u64> {
         let i = events.iter().position(|e| e == event.name())?;
@@ -87,5 +107,24 @@ mod tests {
         assert_eq!(s.cpu_share(&events), Some(0.5));
         s.counts[0] = None;
         assert_eq!(s.ipc(&events), None, "no cycles: no IPC, not a zero");
+    }
+
+    #[test]
+    fn the_total_sums_threads_and_keeps_a_missing_or_overflowing_count_missing() {
+        let row = |tid, counts: Vec<Option<u64>>| Sample {
+            t_ns: 20,
+            interval_ns: 10,
+            tid,
+            thread: format!("t{tid}"),
+            counts,
+        };
+        let rows = [
+            row(1, vec![Some(1), Some(2), None, Some(u64::MAX)]),
+            row(2, vec![Some(10), Some(20), Some(5), Some(1)]),
+        ];
+        let total = Sample::total(&rows).unwrap();
+        assert_eq!(total.counts, vec![Some(11), Some(22), None, None]);
+        assert_eq!((total.t_ns, total.interval_ns, total.tid), (20, 10, 0));
+        assert_eq!(Sample::total(&[]), None);
     }
 }

@@ -24,7 +24,9 @@ use crate::shared_log::SharedLog;
 use crate::spec::RunSpec;
 use crate::watchdog::{Monitor, Shared};
 use serde::{Deserialize, Serialize};
-use tinct_sim::sharing::{Access, SharingReport, TaskAccesses, shared_lines};
+use tinct_sim::sharing::{
+    Access, HitmLine, SharingKind, SharingPair, SharingReport, TaskAccesses, shared_lines,
+};
 
 /// Line size of the check (the x86-64 and arm64 cache line).
 pub const LINE_BYTES: u64 = 64;
@@ -69,6 +71,77 @@ pub struct SharingCheck {
     pub cross_cpu_pairs: Vec<(String, String)>,
     /// The modelled memory.
     pub regions: Vec<Region>,
+}
+
+impl SharingCheck {
+    /// The pairs of [`SharingCheck::cross_cpu_pairs`] with their counts.
+    pub fn cross_cpu(&self) -> impl Iterator<Item = &SharingPair> {
+        self.cross_cpu_pairs
+            .iter()
+            .filter_map(|(a, b)| self.report.pairs.iter().find(|p| &p.a == a && &p.b == b))
+    }
+
+    /// The shared lines some task writes (true or false sharing).
+    pub fn written_lines(&self) -> impl Iterator<Item = &NamedLine> {
+        self.lines
+            .iter()
+            .filter(|l| l.kind != SharingKind::ReadOnly)
+    }
+
+    /// How many shared lines lie in the tasks' working sets.
+    pub fn working_set_lines(&self) -> usize {
+        self.lines
+            .iter()
+            .filter(|l| l.region.starts_with("working set"))
+            .count()
+    }
+}
+
+/// `sharing.json` of a monitored process (`tinct monitor --sharing`): the
+/// pairs and HITM lines the CPU's precise memory samples show, or why the
+/// CPU cannot sample.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SampledSharing {
+    /// The sampling mechanism (Intel HITM, AMD IBS), if there is one.
+    pub mechanism: Option<String>,
+    /// Why the CPU's samples are unavailable, if they are.
+    pub unavailable: Option<String>,
+    /// Memory samples recorded.
+    pub samples: usize,
+    /// The sharing the samples show (with a mechanism that worked).
+    pub report: Option<SharingReport>,
+    /// Lines whose loads hit another core's modified copy, most first.
+    pub hitm_lines: Vec<HitmLine>,
+}
+
+impl SampledSharing {
+    /// The sharing of `recording`, made with `params`; `unavailable` says
+    /// why sampling could not start, if it could not (a failure during the
+    /// recording is taken from it).
+    pub fn of_recording(
+        params: &super::Params,
+        recording: &super::Recording,
+        unavailable: Option<String>,
+    ) -> std::result::Result<SampledSharing, tinct_sim::SimError> {
+        let unavailable = unavailable.or_else(|| recording.memory_sampling_failed.clone());
+        let mut out = SampledSharing {
+            mechanism: params
+                .memory_sampling
+                .as_ref()
+                .map(|m| m.name().to_string()),
+            unavailable,
+            samples: recording.memory_samples.len(),
+            report: None,
+            hitm_lines: Vec::new(),
+        };
+        if params.memory_sampling.is_some() && out.unavailable.is_none() {
+            let (report, hitm) =
+                tinct_sim::sharing::from_memory_samples(&recording.memory_samples, LINE_BYTES)?;
+            out.report = Some(report);
+            out.hitm_lines = hitm;
+        }
+        Ok(out)
+    }
 }
 
 /// Synthetic, page-aligned, disjoint base of task `i`'s working set: above
@@ -248,6 +321,24 @@ mod tests {
         let pairs = &check.cross_cpu_pairs;
         assert!(pairs.contains(&("a".into(), "b".into())), "{pairs:?}");
         assert!(!pairs.contains(&("b".into(), "c".into())), "{pairs:?}");
+        // The helpers the CLI prints agree with the fields.
+        assert_eq!(check.working_set_lines(), 0);
+        let cross: Vec<(&str, &str)> = check
+            .cross_cpu()
+            .map(|p| (p.a.as_str(), p.b.as_str()))
+            .collect();
+        assert_eq!(
+            cross.len(),
+            pairs.len(),
+            "every cross-CPU pair has its counts"
+        );
+        assert!(cross.contains(&("a", "b")), "{cross:?}");
+        assert!(check.written_lines().any(|l| l.line == heartbeat.line));
+        assert!(
+            check
+                .written_lines()
+                .all(|l| l.kind != SharingKind::ReadOnly)
+        );
         // The watchdog reads every monitor.
         assert!(
             check

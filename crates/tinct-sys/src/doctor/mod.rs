@@ -4,6 +4,7 @@
 //! [`Finding`]s; the CLI prints the same [`Report`] as a table or as JSON.
 
 mod checks;
+pub mod color_probe;
 mod facts;
 
 pub use checks::subject;

@@ -9,6 +9,7 @@
 //! `shard-I-of-N.json`; `tinct experiment merge` sums the shards and writes
 //! the same files as one unsharded run.
 
+use crate::cmd::bench::common::{duration, size};
 use crate::cmd::plan::{arm_timeout, parse_timeout};
 use crate::error::CliError;
 use anyhow::anyhow;
@@ -20,7 +21,7 @@ use tinct_core::experiment::random::{Params, Shard, ShardFile, work_items};
 use tinct_core::experiment::study::{RandomStudy, StudyError};
 use tinct_core::experiment::{Hooks, parallel};
 use tinct_core::generate::RandomParams;
-use tinct_core::units::{parse_duration, parse_size};
+use tinct_core::units::{Bytes, Nanos};
 use tinct_report::schedulability;
 
 /// Arguments of `tinct experiment random`.
@@ -37,22 +38,22 @@ pub struct Args {
     pub partitions: u32,
     /// Total memory M_total.
     #[arg(long, default_value = "1GiB", value_parser = size)]
-    pub memory: u64,
+    pub memory: Bytes,
     /// Partition refill time Δ.
     #[arg(long, default_value = "45.3us", value_parser = duration)]
-    pub refill: u64,
+    pub refill: Nanos,
     /// Least period (periods are log-uniform).
     #[arg(long, default_value = "10ms", value_parser = duration)]
-    pub period_min: u64,
+    pub period_min: Nanos,
     /// Greatest period.
     #[arg(long, default_value = "1s", value_parser = duration)]
-    pub period_max: u64,
+    pub period_max: Nanos,
     /// Least task memory M_i (uniform).
     #[arg(long, default_value = "1MiB", value_parser = size)]
-    pub task_memory_min: u64,
+    pub task_memory_min: Bytes,
     /// Greatest task memory M_i.
     #[arg(long, default_value = "64MiB", value_parser = size)]
-    pub task_memory_max: u64,
+    pub task_memory_max: Bytes,
     /// Largest fraction by which a task's WCET falls from its least to N_P partitions.
     #[arg(long, default_value_t = 0.5)]
     pub sensitivity_max: f64,
@@ -76,8 +77,8 @@ pub struct Args {
     pub node_budget: u64,
     /// Run only shard I of N (1-based), e.g. `--shard 3/10` (a Slurm array
     /// job passes `--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`).
-    #[arg(long, value_parser = shard)]
-    pub shard: Option<(u64, u64)>,
+    #[arg(long)]
+    pub shard: Option<Shard>,
     /// Worker threads (default: every core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -90,27 +91,6 @@ pub struct Args {
     pub timeout: Option<Duration>,
 }
 
-fn size(text: &str) -> Result<u64, String> {
-    parse_size(text).map(|b| b.0).map_err(|e| e.to_string())
-}
-
-fn duration(text: &str) -> Result<u64, String> {
-    parse_duration(text).map(|d| d.0).map_err(|e| e.to_string())
-}
-
-fn shard(text: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("expected I/N with 1 ≤ I ≤ N (e.g. 3/10), found {text:?}");
-    let (i, n) = text.split_once('/').ok_or_else(bad)?;
-    let (i, n): (u64, u64) = (
-        i.trim().parse().map_err(|_| bad())?,
-        n.trim().parse().map_err(|_| bad())?,
-    );
-    if i == 0 || i > n {
-        return Err(bad());
-    }
-    Ok((i, n))
-}
-
 /// Runs the study (or one shard of it).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let params = params(&args)?;
@@ -118,8 +98,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         "experiment random: {}",
         serde_json::to_string(&params).map_err(|e| CliError::Failed(e.into()))?
     );
-    let (index, count) = args.shard.unwrap_or((1, 1));
-    let shard = Shard { index, count };
+    let shard = args.shard.unwrap_or(Shard::ALL);
+    let Shard { index, count } = shard;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(args.threads.unwrap_or(0))
         .build()
@@ -182,12 +162,12 @@ fn params(args: &Args) -> Result<Params, CliError> {
             tasks: args.tasks,
             cores: args.cores,
             partitions: args.partitions,
-            total_memory: args.memory,
-            refill_ns: args.refill,
-            period_min_ns: args.period_min,
-            period_max_ns: args.period_max,
-            memory_min: args.task_memory_min,
-            memory_max: args.task_memory_max,
+            total_memory: args.memory.0,
+            refill_ns: args.refill.0,
+            period_min_ns: args.period_min.0,
+            period_max_ns: args.period_max.0,
+            memory_min: args.task_memory_min.0,
+            memory_max: args.task_memory_max.0,
             sensitivity_max: args.sensitivity_max,
         },
         util_min: args.util_min,

@@ -1,0 +1,395 @@
+//! The library side of `tinct exec` (kim2013 Section III-A: cache
+//! reservation without changing application software): the shim's
+//! settings from the command line's text ([`ExecRequest::shim_config`]),
+//! the environment the program is started with ([`program_env`]), and the
+//! proof, from the frames its processes were given, that its heap is
+//! isolated ([`isolation_report`]). The CLI parses arguments, calls these
+//! and starts the program.
+
+use crate::isolation::LlcModel;
+use std::ffi::OsString;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+use tinct_core::dram_map::{AddressKind, DramMap};
+use tinct_mem::{Modes, ShimConfig, XorFunctions};
+use tinct_sim::isolation::{TaskFrames, check};
+use tinct_sys::SysRoot;
+
+/// The shim's settings as given on the command line (`None`: the flag was
+/// not given). Errors name the flag.
+#[derive(Clone, Debug, Default)]
+pub struct ExecRequest<'a> {
+    /// `--colors`: page colours of the heap, e.g. `0-15,32`.
+    pub colors: Option<&'a str>,
+    /// `--color-bits`: physical address bits of the page colour.
+    pub color_bits: Option<&'a str>,
+    /// `--banks`: DRAM banks of the heap.
+    pub banks: Option<&'a str>,
+    /// `--bank-functions`: bank XOR masks in DRAMA format.
+    pub bank_functions: Option<&'a str>,
+    /// `--controllers`: DRAM controllers of the heap.
+    pub controllers: Option<&'a str>,
+    /// `--controller-functions`: controller XOR masks.
+    pub controller_functions: Option<&'a str>,
+    /// `--dram-map`: a `tinct bench dram-map` file giving both functions.
+    pub dram_map: Option<&'a Path>,
+    /// `--bank-mode`: chandru-mueller Algorithm 1's fallbacks.
+    pub bank_mode: &'a str,
+    /// `--pool`: the most memory the shim populates, e.g. `512MiB`.
+    pub pool: &'a str,
+    /// `--mmap`: anonymous mmap coloured too.
+    pub mmap: bool,
+    /// `--fork-keep`: the child takes the copy-on-write copies.
+    pub fork_keep: bool,
+    /// `--strict`: fail instead of falling back to uncoloured memory.
+    pub strict: bool,
+    /// `--stats`: a summary at exit.
+    pub stats: bool,
+    /// `--allow-uncolored`: run without frame numbers.
+    pub allow_uncolored: bool,
+}
+
+impl ExecRequest<'_> {
+    /// The shim's settings (`None` without colours, banks or controllers:
+    /// no shim), each list checked with the flag's name; `note` hears what
+    /// the user should know but is no error (a DRAM map measured on a
+    /// virtual machine, functions that cannot be chosen by page).
+    pub fn shim_config(&self, note: &mut dyn FnMut(String)) -> Result<Option<ShimConfig>, String> {
+        if self.colors.is_none() && self.banks.is_none() && self.controllers.is_none() {
+            return Ok(None);
+        }
+        let optional_list = |flag: &str, text: Option<&str>, what: &str| {
+            text.map(|t| non_empty_list(flag, t, "0-15,32", what))
+                .transpose()
+        };
+        let pool_bytes = tinct_core::units::parse_size(self.pool)
+            .map_err(|e| {
+                format!(
+                    "--pool {:?}: expected a size such as 512MiB ({e})",
+                    self.pool
+                )
+            })?
+            .0;
+        if pool_bytes < tinct_mem::shim_config::MIN_POOL {
+            return Err(format!("--pool {:?}: expected at least 1MiB", self.pool));
+        }
+        let color_bits = optional_list("--color-bits", self.color_bits, "bit")?;
+        let page = tinct_sys::system::PageSize::read(&SysRoot::live()).map_or(4096, |p| p.bytes);
+        let geometry = match &color_bits {
+            Some(bits) => {
+                tinct_sys::cache_slices::explicit_color_geometry(bits, page, "--color-bits")
+                    .map(Some)
+                    .map_err(|e| format!("--color-bits: {e}"))?
+            }
+            None => tinct_mem::machine_color_geometry(page).ok(),
+        };
+        let bank_mode = Modes::parse(self.bank_mode)
+            .map_err(|e| format!("--bank-mode {:?}: {e}", self.bank_mode))?;
+        if bank_mode != Modes::EXACT && self.banks.is_none() && self.controllers.is_none() {
+            return Err(format!(
+                "--bank-mode {}: expected --banks or --controllers to fall back from",
+                bank_mode.names()
+            ));
+        }
+        let (bank_functions, controller_functions) = match self.dram_map {
+            None => (
+                functions("--bank-functions", self.bank_functions)?,
+                functions("--controller-functions", self.controller_functions)?,
+            ),
+            Some(path) => dram_map_functions(path, page, note)?,
+        };
+        for (flag, given, masks, source) in [
+            (
+                "--banks",
+                self.banks.is_some(),
+                &bank_functions,
+                "--bank-functions",
+            ),
+            (
+                "--controllers",
+                self.controllers.is_some(),
+                &controller_functions,
+                "--controller-functions",
+            ),
+        ] {
+            if given && masks.is_empty() {
+                return Err(format!(
+                    "{flag}: expected the DRAM functions too: {source} 0x...,0x... or --dram-map \
+                     FILE (from `tinct bench dram-map`)"
+                ));
+            }
+        }
+        let mut config = ShimConfig {
+            colors: optional_list("--colors", self.colors, "color")?.unwrap_or_default(),
+            color_bits,
+            bank_mode,
+            mmap: self.mmap,
+            fork_keep: self.fork_keep,
+            banks: optional_list("--banks", self.banks, "bank")?,
+            controllers: optional_list("--controllers", self.controllers, "controller")?,
+            bank_functions,
+            controller_functions,
+            strict: self.strict,
+            stats: self.stats,
+            allow_uncolored: self.allow_uncolored,
+            pool_bytes,
+            ..ShimConfig::colored(Vec::new())
+        };
+        config.validate()?;
+        // The shim of every process of the program would otherwise read the
+        // cache topology from sysfs again: give it the bits (start-up cost).
+        if config.color_bits.is_none()
+            && let Some(bits) = geometry.as_ref().and_then(|g| g.colors.color_bits().ok())
+        {
+            config.color_bits = Some(bits.collect());
+        }
+        if !config.colors.is_empty()
+            && let Some(geometry) = &geometry
+        {
+            config
+                .check_colors_exist(geometry.colors.colors)
+                .map_err(|e| format!("--colors: {e} ({})", geometry.rule))?;
+        }
+        Ok(Some(config))
+    }
+}
+
+/// A list such as `0-3,8` from `flag`, with at least one entry; `example`
+/// and `what` word the error.
+pub fn non_empty_list(
+    flag: &str,
+    text: &str,
+    example: &str,
+    what: &str,
+) -> Result<Vec<u32>, String> {
+    let list = tinct_sys::parse_cpu_list(text)
+        .map_err(|e| format!("{flag} {text:?}: expected a list such as {example} ({e})"))?;
+    if list.is_empty() {
+        return Err(format!("{flag}: expected at least one {what}"));
+    }
+    Ok(list)
+}
+
+/// XOR masks given on the command line (`None`: none).
+fn functions(flag: &str, text: Option<&str>) -> Result<Vec<u64>, String> {
+    let Some(text) = text else {
+        return Ok(Vec::new());
+    };
+    XorFunctions::parse(text)
+        .map(|f| f.masks().to_vec())
+        .map_err(|e| {
+            format!(
+                "{flag} {text:?}: expected hexadecimal address masks such as 0x2000,0x4000 ({e})"
+            )
+        })
+}
+
+/// The bank and controller functions of a `tinct bench dram-map` file,
+/// each reduced to the part a page allocator controls (functions that read
+/// bits inside a page vary within a page), with what was left out noted.
+fn dram_map_functions(
+    path: &Path,
+    page: u64,
+    note: &mut dyn FnMut(String),
+) -> Result<(Vec<u64>, Vec<u64>), String> {
+    let map = DramMap::load(path).map_err(|e| e.to_string())?;
+    if map.physical == AddressKind::Guest {
+        note(format!(
+            "{}: measured on a virtual machine (guest-physical addresses): its banks are not \
+             the host's",
+            path.display()
+        ));
+    }
+    let mut reduce = |what: &str, masks: &[u64]| -> Result<Vec<u64>, String> {
+        let functions = XorFunctions::from_masks(masks.to_vec())
+            .map_err(|e| format!("--dram-map {}: {what}: {e}", path.display()))?;
+        let (kept, lost) = functions.page_granular(page);
+        if lost > 0 {
+            note(format!(
+                "{}: {lost} of the {what} bits read address bits inside a page and cannot be \
+                 chosen by page; using the {} page-granular functions",
+                path.display(),
+                kept.masks().len()
+            ));
+        }
+        Ok(kept.masks().to_vec())
+    };
+    let banks = reduce("bank", &map.bank_functions)?;
+    let controllers = reduce("controller", &map.controller_functions)?;
+    Ok((banks, controllers))
+}
+
+/// The variables the program is started with: the shim's `TINCT_*`
+/// settings, `LD_PRELOAD` with the shim (`library`) before whatever
+/// `existing_preload` held, and `PYTHONMALLOC=malloc` unless
+/// `python_malloc_set` (CPython allocates small objects from its own
+/// mmap'd arenas, which no malloc shim sees; this routes them through
+/// malloc).
+pub fn program_env(
+    config: &ShimConfig,
+    library: &Path,
+    existing_preload: Option<OsString>,
+    python_malloc_set: bool,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = config
+        .to_env()
+        .into_iter()
+        .map(|(name, value)| (name.into(), value.into()))
+        .collect();
+    env.push((
+        "LD_PRELOAD".into(),
+        preload_value(library, existing_preload),
+    ));
+    if !python_malloc_set {
+        env.push(("PYTHONMALLOC".into(), "malloc".into()));
+    }
+    env
+}
+
+/// The shim first, then whatever was preloaded already.
+fn preload_value(shim: &Path, existing: Option<OsString>) -> OsString {
+    let mut value = shim.as_os_str().to_os_string();
+    if let Some(existing) = existing.filter(|e| !e.is_empty()) {
+        value.push(":");
+        value.push(existing);
+    }
+    value
+}
+
+/// A private directory for the frame reports (`--stats`), and the path
+/// prefix the shim writes `<prefix>.<pid>` to (the shim's
+/// `TINCT_FRAME_REPORT`). Remove the prefix's parent when done.
+pub fn frame_report_path() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!("tinct-exec-{}-{nanos:x}", std::process::id()));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir.join("frames"))
+}
+
+/// The proof (or not) that the program's heap is isolated, from the frames
+/// its processes were given (the reports under `path`), through tinct-sim's
+/// model of this machine's last-level cache: per process the sets it can
+/// occupy and every other process that can evict its lines. The text
+/// `tinct exec --stats` prints after the program's own summary.
+pub fn isolation_report(path: &Path) -> String {
+    let reports = match tinct_mem::read_frame_reports(path) {
+        Ok(reports) if !reports.is_empty() => reports,
+        Ok(_) => {
+            return "tinct exec: isolation not checked: no process of the program built a \
+                    colored heap (it never called malloc)\n"
+                .into();
+        }
+        Err(e) => return format!("tinct exec: isolation not checked: {e}\n"),
+    };
+    if reports.iter().any(|r| r.uncolored) {
+        return "tinct exec: isolation not checked: the heap ran uncolored (frame numbers \
+                unreadable)\n"
+            .into();
+    }
+    let Ok(model) = LlcModel::of_machine() else {
+        return "tinct exec: isolation not checked: this machine's last-level cache geometry \
+                is unknown\n"
+            .into();
+    };
+    let tasks: Vec<TaskFrames> = reports
+        .iter()
+        .map(|r| TaskFrames::new(format!("{}[{}]", r.command, r.pid), r.frames.clone()))
+        .collect();
+    let result = match check(&model.geometry, reports[0].page_size, &tasks) {
+        Ok(result) => result,
+        Err(e) => return format!("tinct exec: isolation not checked: {e}\n"),
+    };
+    let mut out = format!(
+        "tinct exec: the heap in the {} model ({} sets, {} colors of {} B pages):\n",
+        model.name, result.total_sets, result.colors, result.page_size
+    );
+    for task in &result.tasks {
+        let colors: Vec<u32> = task.colors.iter().map(|&c| c as u32).collect();
+        let others: Vec<String> = task
+            .evicted_by
+            .iter()
+            .map(|s| format!("{} ({} sets)", s.task, s.sets))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  {}: {} pages in colors {}, can occupy {} of {} sets ({:.1} %); {}",
+            task.name,
+            task.pages,
+            tinct_sys::format_cpu_list(&colors),
+            task.sets,
+            result.total_sets,
+            100.0 * task.sets as f64 / result.total_sets as f64,
+            if others.is_empty() {
+                "no other process of the program can evict its lines".to_string()
+            } else {
+                format!("shares sets with {}", others.join(", "))
+            }
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shim_goes_first_in_ld_preload() {
+        let shim = Path::new("/x/libtinct_preload.so");
+        assert_eq!(preload_value(shim, None), "/x/libtinct_preload.so");
+        assert_eq!(
+            preload_value(shim, Some("".into())),
+            "/x/libtinct_preload.so"
+        );
+        assert_eq!(
+            preload_value(shim, Some("/y/other.so".into())),
+            "/x/libtinct_preload.so:/y/other.so"
+        );
+    }
+
+    #[test]
+    fn the_program_env_carries_the_contract_and_python_malloc_only_when_unset() {
+        let config = ShimConfig::colored(vec![1, 2]);
+        let library = Path::new("/x/libtinct_preload.so");
+        let env = program_env(&config, library, None, false);
+        let value = |name: &str| env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        assert_eq!(value("LD_PRELOAD"), Some("/x/libtinct_preload.so".into()));
+        assert_eq!(value("PYTHONMALLOC"), Some("malloc".into()));
+        for (name, text) in config.to_env() {
+            assert_eq!(value(name), Some(text.into()), "{name}");
+        }
+        let env = program_env(&config, library, None, true);
+        assert!(env.iter().all(|(n, _)| n != "PYTHONMALLOC"));
+    }
+
+    #[test]
+    fn no_colours_banks_or_controllers_means_no_shim_and_bad_lists_name_their_flag() {
+        let request = ExecRequest {
+            bank_mode: "exact",
+            pool: "512MiB",
+            ..ExecRequest::default()
+        };
+        assert_eq!(request.shim_config(&mut |_| {}), Ok(None));
+        let bad = ExecRequest {
+            colors: Some("x"),
+            ..request.clone()
+        };
+        let error = bad.shim_config(&mut |_| {}).unwrap_err();
+        assert!(
+            error.starts_with("--colors \"x\": expected a list"),
+            "{error}"
+        );
+        let small = ExecRequest {
+            colors: Some("0"),
+            pool: "4KiB",
+            ..request
+        };
+        assert_eq!(
+            small.shim_config(&mut |_| {}),
+            Err("--pool \"4KiB\": expected at least 1MiB".to_string())
+        );
+    }
+}
