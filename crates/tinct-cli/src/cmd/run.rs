@@ -54,8 +54,9 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
     /// The watchdog stops the run when a job runs past this many times its deadline.
     #[arg(long, default_value_t = 3.0, value_parser = parse_factor)]
     pub watchdog_factor: f64,
-    /// Which jobs the watchdog guards: `rt` (default) the real-time ones
-    /// (SCHED_FIFO, RR, DEADLINE), `all`, or `off`.
+    /// Which jobs the watchdog guards: `rt` (default) the ones that can
+    /// starve a CPU (SCHED_FIFO, SCHED_RR; SCHED_DEADLINE is throttled by
+    /// the kernel's CBS), `all` (DEADLINE and SCHED_OTHER too), or `off`.
     #[arg(long, default_value = "rt", value_parser = parse_watchdog)]
     pub watchdog: WatchdogMode,
     /// Print the summary as JSON instead of tables.
@@ -176,7 +177,7 @@ pub fn execute(
         let watchdog = match options.watchdog {
             WatchdogMode::Off => "watchdog off".to_string(),
             WatchdogMode::Realtime => format!(
-                "watchdog at {} × D for real-time jobs",
+                "watchdog at {} × D for SCHED_FIFO/RR jobs",
                 options.watchdog_factor
             ),
             WatchdogMode::All => format!("watchdog at {} × D", options.watchdog_factor),
