@@ -67,6 +67,29 @@ impl Colouring {
         }
     }
 
+    /// Runs tinct-sys's colour probe on the last-level cache (`rounds`
+    /// alternations of the conflict and control chases; about a second
+    /// with 5) and returns its finding with the probe's explanation.
+    pub fn probe(rounds: usize) -> (Colouring, String) {
+        let options = tinct_sys::color_probe::ProbeOptions {
+            rounds,
+            ..Default::default()
+        };
+        match tinct_sys::color_probe::probe_colors(options) {
+            Ok(report) => match report.last_level() {
+                Some(level) => (
+                    Colouring::of_probe(level.verdict),
+                    level.explanation.clone(),
+                ),
+                None => (
+                    Colouring::Unknown,
+                    "the colour probe found no colourable last-level cache".into(),
+                ),
+            },
+            Err(e) => (Colouring::Unknown, format!("the colour probe failed: {e}")),
+        }
+    }
+
     /// From the colour probe's verdict on the last-level cache.
     pub fn of_probe(verdict: tinct_sys::color_probe::Verdict) -> Colouring {
         match verdict {
@@ -484,8 +507,10 @@ pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
     out
 }
 
-/// The job's own execution time above its C, or a higher-priority job's
-/// in its busy window `[from, finish]` on its CPU, in words.
+/// The job's own execution time above its C, or that of another job of
+/// its task or a higher-priority one in its busy window `[from, finish]`
+/// on its CPU (an earlier job of its own task running late delays it as
+/// much), in words.
 fn exec_above_c(
     result: &RunResult,
     task: &TaskRun,
@@ -502,20 +527,28 @@ fn exec_above_c(
     result
         .tasks
         .iter()
-        .filter(|t| !std::ptr::eq(*t, task) && priority(t) > prio)
+        .filter(|t| priority(t) >= prio)
         .find_map(|t| {
+            let own = std::ptr::eq(t, task);
+            if !own && priority(t) == prio {
+                return None;
+            }
             let c = t.spec.bound.map(|b| b.wcet_ns)?;
             t.records.iter().find_map(|other| {
                 let (cpu, start, end) = on_one_cpu(other)?;
-                (cpu == r.cpu && start < finish && end > from && other.exec_ns > c).then(|| {
-                    format!(
-                        "higher-priority '{}' job {}: {} > C {}",
-                        t.spec.name,
-                        other.job,
-                        ms(other.exec_ns),
-                        ms(c)
-                    )
-                })
+                let counts = !own || other.job != r.job;
+                (counts && cpu == r.cpu && start < finish && end > from && other.exec_ns > c).then(
+                    || {
+                        format!(
+                            "{} '{}' job {}: {} > C {}",
+                            if own { "earlier" } else { "higher-priority" },
+                            t.spec.name,
+                            other.job,
+                            ms(other.exec_ns),
+                            ms(c)
+                        )
+                    },
+                )
             })
         })
 }
@@ -727,6 +760,33 @@ mod tests {
                 .contains("higher-priority 'hi' job 7: 9.000 ms > C 2.000 ms"),
             "{}",
             late.explanation
+        );
+    }
+
+    #[test]
+    fn an_earlier_job_of_its_own_task_running_over_c_delays_the_next() {
+        // Job 1 ran 100-190 ms (80 ms of execution, C 4 ms); job 2,
+        // released at 180 ms, waited for it: both are late, both above C
+        // (job 2 through job 1).
+        let result = run(vec![task(
+            "a",
+            50,
+            4 * MS,
+            5 * MS,
+            vec![
+                job(1, 100 * MS, 100 * MS, 190 * MS, 80 * MS),
+                job(2, 180 * MS, 190 * MS, 194 * MS, 4 * MS),
+            ],
+        )]);
+        let a = attribute(&result, &Evidence::default());
+        assert_eq!(a.late[0].len(), 2);
+        assert!(a.late[0].iter().all(|j| j.cause == Cause::ExecAboveC));
+        assert!(
+            a.late[0][1]
+                .explanation
+                .contains("earlier 'a' job 1: 80.000 ms > C 4.000 ms"),
+            "{}",
+            a.late[0][1].explanation
         );
     }
 
