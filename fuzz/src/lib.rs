@@ -18,7 +18,6 @@
 //! ```
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod lists;
 pub mod rt_app;

@@ -20,7 +20,6 @@
 //! writers, the progress trait, the summary as data, and thread pinning.
 //! Statistics and charts are tinct-report's.
 
-#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod banks;

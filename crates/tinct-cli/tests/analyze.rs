@@ -1,18 +1,11 @@
 //! `tinct analyze` end to end: exit statuses, the table, the JSON contract.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{analyze_json, example, tinct};
 use serde_json::Value;
 use std::path::PathBuf;
-
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn tinct() -> Command {
-    Command::cargo_bin("tinct").expect("binary built")
-}
 
 #[test]
 fn table_ii_prints_the_papers_numbers() {
@@ -334,5 +327,199 @@ fn an_endless_file_is_refused_at_the_limit() {
     assert!(
         stderr.contains("/dev/zero: file: expected a task-set file of at most 16777216 bytes"),
         "{stderr}"
+    );
+}
+
+/// `--overheads none` gives today's numbers exactly: the whole JSON but the
+/// source line equals the analysis of the set without overheads.
+#[test]
+fn overheads_none_is_todays_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(example("kim2013-table2.toml")).unwrap();
+    let with = dir.path().join("with.toml");
+    std::fs::write(
+        &with,
+        text.replace(
+            "[platform]\n",
+            "[platform]\noverheads = { context_switch = \"50us\", release_latency = \"1ms\" }\n",
+        ),
+    )
+    .unwrap();
+    let mut plain = analyze_json(&example("kim2013-table2.toml"), &[]);
+    let mut none = analyze_json(&with, &["--overheads", "none"]);
+    assert_eq!(none["overheads_source"]["from"], "--overheads none");
+    for json in [&mut plain, &mut none] {
+        json.as_object_mut().unwrap().remove("overheads_source");
+    }
+    assert_eq!(plain, none);
+    // Without the flag the file's own overheads are charged.
+    let charged = analyze_json(&with, &[]);
+    assert_eq!(charged["overheads"]["context_switch_ns"], 50_000);
+    assert_eq!(charged["tasks"][0]["overhead_ns"], 100_000);
+    assert_eq!(charged["tasks"][0]["jitter_ns"], 1_000_000);
+    assert!(
+        charged["tasks"][3]["wcrt_ns"].as_u64() > plain["tasks"][3]["wcrt_ns"].as_u64(),
+        "overheads lengthen the response time"
+    );
+}
+
+/// `--overheads measured` reads the calibration's maxima; a missing one is
+/// reported (text and JSON), not taken as zero silently.
+#[test]
+fn measured_overheads_come_from_the_calibration() {
+    let dir = tempfile::tempdir().unwrap();
+    let calibration = dir.path().join("calibrate.json");
+    std::fs::write(
+        &calibration,
+        r#"{"bench": "calibrate",
+            "refill": {"partitions": 32, "refill_ns": 45300},
+            "overheads": {"context_switch_ns": 20000, "release_latency_ns": 100000,
+                          "unmeasured": {"tick": "no periodic interruption found"}}}"#,
+    )
+    .unwrap();
+    let args = [
+        "--overheads",
+        "measured",
+        "--calibration",
+        calibration.to_str().unwrap(),
+    ];
+    let json = analyze_json(&example("kim2013-table2.toml"), &args);
+    assert_eq!(json["overheads"]["context_switch_ns"], 20_000);
+    assert_eq!(json["overheads"]["release_latency_ns"], 100_000);
+    assert_eq!(json["overheads"]["tick_ns"], 0);
+    let source = &json["overheads_source"];
+    assert!(source["from"].as_str().unwrap().contains("calibrate.json"));
+    assert_eq!(source["missing"][0]["name"], "tick");
+    assert_eq!(
+        source["missing"][0]["why"],
+        "no periodic interruption found"
+    );
+    for task in json["tasks"].as_array().unwrap() {
+        assert_eq!(task["overhead_ns"], 40_000);
+        assert_eq!(task["jitter_ns"], 100_000);
+    }
+    let out = tinct()
+        .arg("analyze")
+        .args(args)
+        .arg(example("kim2013-table2.toml"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("δ = 20us per context switch"), "{text}");
+    assert!(
+        text.contains("tick NOT included: no periodic interruption found"),
+        "{text}"
+    );
+    assert!(
+        text.contains("J (ms)") && text.contains("2δ (ms)"),
+        "{text}"
+    );
+    // The same file named directly.
+    let direct = analyze_json(
+        &example("kim2013-table2.toml"),
+        &["--overheads", calibration.to_str().unwrap()],
+    );
+    assert_eq!(direct["overheads"], json["overheads"]);
+}
+
+/// Without a calibration, `--overheads measured` is bad input (exit 2).
+#[test]
+fn measured_without_a_calibration_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tinct()
+        .args(["analyze", "--overheads", "measured"])
+        .arg(example("kim2013-table2.toml"))
+        .env_remove("TINCT_CALIBRATION")
+        .env("HOME", dir.path())
+        .env("XDG_STATE_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--overheads measured"), "{err}");
+}
+
+/// Jitter, blocking and a chain: the JSON carries every new term and the
+/// text shows them.
+#[test]
+fn new_terms_reach_json_and_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pipe.toml");
+    std::fs::write(
+        &file,
+        r#"[platform]
+cores = 2
+partitions = 4
+memory = "4MiB"
+refill = "10us"
+
+[[resource]]
+name = "bus"
+protocol = "pcp"
+
+[[task]]
+name = "p"
+period = "10ms"
+memory = "1KiB"
+wcet = "2ms"
+jitter = "1ms"
+core = 0
+critical_sections = [{ resource = "bus", length = "0.1ms" }]
+
+[[task]]
+name = "q"
+period = "20ms"
+memory = "1KiB"
+wcet = "2ms"
+core = 0
+critical_sections = [{ resource = "bus", length = "0.5ms" }]
+
+[[task]]
+name = "c"
+trigger = "data"
+memory = "1KiB"
+wcet = "3ms"
+core = 1
+
+[[edge]]
+from = "p"
+to = "c"
+buffer = "4KiB"
+"#,
+    )
+    .unwrap();
+    let json = analyze_json(&file, &[]);
+    let tasks = &json["tasks"];
+    assert_eq!(tasks[0]["blocking_ns"], 500_000);
+    assert_eq!(tasks[0]["jitter_ns"], 1_000_000);
+    // p: R = 1 + 0.5 + 2 = 3.5 ms; c inherits it: R = 3.5 + 3 = 6.5 ms.
+    assert_eq!(tasks[0]["wcrt_ns"], 3_500_000);
+    assert_eq!(tasks[2]["trigger"], "data");
+    assert_eq!(tasks[2]["jitter_inherited_ns"], 3_500_000);
+    assert_eq!(tasks[2]["wcrt_ns"], 6_500_000);
+    assert_eq!(json["chains"][0]["tasks"], serde_json::json!(["p", "c"]));
+    assert_eq!(json["chains"][0]["bound_ns"], 6_500_000);
+    assert!(tasks[0]["breakdown"]["blocking_ns"].is_u64());
+    let out = tinct().arg("analyze").arg(&file).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("p → c: 6.50 ms"), "{text}");
+    assert!(
+        text.contains("B = 0.50 ms (pcp: the longest section, 'q' on 'bus')"),
+        "{text}"
+    );
+    // A resource used on two cores is refused, naming the task.
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("wcet = \"3ms\"\ncore = 1", "wcet = \"3ms\"\ncore = 1\ncritical_sections = [{ resource = \"bus\", length = \"0.1ms\" }]"),
+    )
+    .unwrap();
+    let out = tinct().arg("analyze").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("resource 'bus'") && err.contains("one core"),
+        "{err}"
     );
 }

@@ -1,33 +1,14 @@
 //! `tinct plan` end to end: plans re-verify with `tinct analyze`, failures
 //! name the task and the reason, bad input exits 2.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{example, tinct};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-fn example(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples")
-        .join(name)
-}
-
-fn tinct() -> Command {
-    Command::cargo_bin("tinct").expect("binary built")
-}
-
 fn analyze_json(path: &Path) -> Value {
-    let out = tinct()
-        .args(["analyze", "--json"])
-        .arg(path)
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::analyze_json(path, &[])
 }
 
 #[test]
@@ -418,4 +399,128 @@ fn huge_values_never_give_a_wrong_plan() {
         u128::from(analysis["tasks"][0]["wcrt_ns"].as_u64().unwrap()),
         expected
     );
+}
+
+/// A task set's `dram_map` is relative to the set; a plan written into
+/// another directory still names the same mapping file (absolute there),
+/// and a plan written beside the map keeps the relative name.
+#[test]
+fn a_plan_written_elsewhere_still_finds_the_dram_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let sets = dir.path().join("sets");
+    let plans = dir.path().join("plans");
+    std::fs::create_dir_all(&sets).unwrap();
+    std::fs::create_dir_all(&plans).unwrap();
+    std::fs::write(
+        sets.join("dram-map.toml"),
+        "bank_functions = [\"0x4000\", \"0x8000\"]\ncontroller_functions = []\n\
+         confidence = [0.99, 0.98]\nphysical = \"host\"\nmachine = \"test\"\n",
+    )
+    .unwrap();
+    let set = sets.join("set.toml");
+    std::fs::write(
+        &set,
+        "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\
+         dram_map = \"dram-map.toml\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\n\
+         memory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\n",
+    )
+    .unwrap();
+    let dram_map_line = |plan: &Path| -> String {
+        std::fs::read_to_string(plan)
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("dram_map"))
+            .unwrap_or_else(|| panic!("{} lost its dram_map", plan.display()))
+            .to_string()
+    };
+    // From the set's directory into another: the reference becomes absolute.
+    let elsewhere = plans.join("plan.toml");
+    tinct()
+        .current_dir(&sets)
+        .args(["plan", "set.toml", "-o"])
+        .arg(&elsewhere)
+        .assert()
+        .success();
+    let absolute = sets.join("dram-map.toml");
+    assert_eq!(
+        dram_map_line(&elsewhere),
+        format!("dram_map = \"{}\"", absolute.display())
+    );
+    analyze_json(&elsewhere);
+    // A relative -o from elsewhere, beside the map: the name stays relative.
+    let beside = sets.join("plan.toml");
+    tinct()
+        .current_dir(dir.path())
+        .args(["plan", "sets/set.toml", "-o", "sets/plan.toml"])
+        .assert()
+        .success();
+    assert_eq!(dram_map_line(&beside), "dram_map = \"dram-map.toml\"");
+    analyze_json(&beside);
+    // Moving the plans directory keeps the absolute reference valid.
+    let moved = dir.path().join("moved");
+    std::fs::rename(&plans, &moved).unwrap();
+    analyze_json(&moved.join("plan.toml"));
+}
+
+/// `plan --placement static` on the wave/mixer example: a placement that
+/// re-analyzes as schedulable with the same chains, the crossing bytes in
+/// the JSON, pinned cores in the written file; an impossible bound exits 1.
+#[test]
+fn static_placement_writes_pinned_cores() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("placed.toml");
+    let out = tinct()
+        .args(["plan", "--placement", "static", "--json", "-o"])
+        .arg(&out_file)
+        .arg(example("pipeline.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["found"], Value::Bool(true));
+    assert_eq!(json["exact"], Value::Bool(true));
+    let crossing: u64 = json["crossing"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["buffer"].as_u64().unwrap())
+        .sum();
+    assert_eq!(json["crossing_bytes"].as_u64(), Some(crossing));
+    for core in json["cores"].as_array().unwrap() {
+        assert!(core["utilization"].as_f64().unwrap() <= 1.0);
+    }
+    let analysis = analyze_json(&out_file);
+    assert_eq!(analysis["schedulable"], Value::Bool(true));
+    assert_eq!(analysis["chains"].as_array().unwrap().len(), 4);
+    let text = std::fs::read_to_string(&out_file).unwrap();
+    assert!(text.contains("--placement static"), "{text}");
+    assert!(text.contains("cache_domains = [[0, 1], [2, 3]]"), "{text}");
+    assert!(text.contains("trigger = \"data\""), "{text}");
+    // A wave alone (1.5 ms every 10 ms) is above a bound of 0.1: no placement.
+    let out = tinct()
+        .args([
+            "plan",
+            "--placement",
+            "static",
+            "--utilization-bound",
+            "0.1",
+        ])
+        .arg(example("pipeline.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no placement found"), "{err}");
+    // --placement and --algorithm do not mix.
+    let out = tinct()
+        .args(["plan", "--placement", "static", "--algorithm", "bfd"])
+        .arg(example("pipeline.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }

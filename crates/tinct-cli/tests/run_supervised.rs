@@ -199,5 +199,19 @@ fn unreadable_frames_refuse_the_run_unless_uncolored_is_asked_for() {
     for task in summary["tasks"].as_array().unwrap() {
         let placement = &task["placement"]["placement"];
         assert!(placement == "uncolored" || placement == "none", "{task}");
+        assert!(task["isolation"].is_null(), "{task}");
     }
+    // No frames, no proof: the run says so, and why.
+    let isolation = &summary["isolation"];
+    assert_eq!(isolation["status"], "unavailable", "{isolation}");
+    assert!(
+        isolation["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("--uncolored") && r.contains("unreadable")),
+        "{isolation}"
+    );
+    assert!(
+        stdout.contains("cache isolation: proof not available: the working sets were not coloured"),
+        "{stdout}"
+    );
 }

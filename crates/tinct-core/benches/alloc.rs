@@ -12,6 +12,8 @@
 //! from the exact optimum on the kim2013 settings.
 //!
 //! `cargo bench -p tinct-core --bench alloc`
+// criterion_main! defines an undocumented `pub fn main`.
+#![allow(missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;

@@ -2,6 +2,8 @@
 //! of exhaustive allocation searches.
 //!
 //! `cargo bench -p tinct-core --bench analysis`
+// criterion_main! defines an undocumented `pub fn main`.
+#![allow(missing_docs)]
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
@@ -14,12 +16,12 @@ fn ten_tasks() -> Vec<CoreTask> {
     (0..10u32)
         .map(|i| {
             let period = 10_000_000 + u64::from(i) * 7_300_000;
-            CoreTask {
-                wcet: period * 6 / 100,
+            CoreTask::new(
+                period * 6 / 100,
                 period,
-                deadline: period,
-                partitions: PartitionSet::range(1 + i, 4 + i),
-            }
+                period,
+                PartitionSet::range(1 + i, 4 + i),
+            )
         })
         .collect()
 }

@@ -4,6 +4,8 @@
 //! they used to be exponential in the tasks per core.
 //!
 //! `cargo bench -p tinct-core --bench binpack`
+// criterion_main! defines an undocumented `pub fn main`.
+#![allow(missing_docs)]
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;

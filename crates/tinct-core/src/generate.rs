@@ -15,7 +15,7 @@
 //! Generation is pure and seeded: ChaCha8 with the seed, one stream per
 //! task set, so any subset of sets can be drawn alone (sharding).
 
-use crate::model::{Platform, Task, TaskSet, WcetTable};
+use crate::model::{Overheads, Platform, Task, TaskSet, WcetTable};
 use crate::units::{Bytes, Nanos};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -112,17 +112,15 @@ pub fn random_task_set(
         refill: Nanos(params.refill_ns),
         color_bits: None,
         dram_map: None,
+        overheads: Overheads::NONE,
+        cache_domains: None,
     };
     let tasks = utils
         .iter()
         .enumerate()
         .map(|(i, &u)| random_task(params, &platform, i, u, rng))
         .collect();
-    Some(TaskSet {
-        platform,
-        tasks,
-        task_lines: Vec::new(),
-    })
+    Some(TaskSet::new(platform, tasks))
 }
 
 fn random_task(
@@ -167,25 +165,28 @@ fn random_task(
         }
         previous = c;
     }
-    Task {
-        name: format!("t{}", index + 1),
-        period: Nanos(period),
-        deadline: Nanos(period),
-        memory: Bytes(memory),
-        wcet: WcetTable::new(listed),
-        priority: None,
-        core: None,
-        partitions: None,
-        body: None,
-    }
+    Task::periodic(
+        format!("t{}", index + 1),
+        Nanos(period),
+        Bytes(memory),
+        WcetTable::new(listed),
+    )
 }
 
 /// `copies` copies of every task of `set`, in the order τ1..τn, τ1'..τn', ...
 /// (kim2013 IV-E: "we have duplicated the taskset"). Copies after the first
-/// get a suffix `-2`, `-3`, ... Assignment fields are cleared.
+/// get a suffix `-2`, `-3`, ... Assignment fields are cleared. Each copy
+/// has its own copy of the affinity graph's edges; resources are shared.
 pub fn replicate(set: &TaskSet, copies: usize) -> TaskSet {
     let mut tasks = Vec::with_capacity(set.tasks.len() * copies);
+    let mut edges = Vec::with_capacity(set.edges.len() * copies);
     for copy in 1..=copies {
+        let offset = (copy - 1) * set.tasks.len();
+        edges.extend(set.edges.iter().map(|e| crate::model::Edge {
+            from: e.from + offset,
+            to: e.to + offset,
+            buffer: e.buffer,
+        }));
         for task in &set.tasks {
             let mut task = task.clone();
             if copy > 1 {
@@ -200,6 +201,8 @@ pub fn replicate(set: &TaskSet, copies: usize) -> TaskSet {
     TaskSet {
         platform: set.platform.clone(),
         tasks,
+        resources: set.resources.clone(),
+        edges,
         task_lines: Vec::new(),
     }
 }

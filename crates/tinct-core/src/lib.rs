@@ -6,7 +6,6 @@
 //! bytes, testable and fast enough to sit inside exhaustive allocation
 //! searches.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod alloc;
 pub mod analysis;
@@ -16,6 +15,7 @@ pub mod experiment;
 pub mod format;
 pub mod generate;
 pub mod model;
+pub mod overheads;
 pub mod partitions;
 pub mod units;
 

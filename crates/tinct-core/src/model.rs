@@ -5,6 +5,12 @@
 //! priority, core and partition set S(i). Values here are validated: a
 //! [`TaskSet`] can only be built through [`crate::format`], which checks
 //! every rule and names the file, line and field of a violation.
+//!
+//! Beyond kim2013: shared resources used in critical sections (issue 12),
+//! release jitter J_i and an explicit blocking term B_i, the platform's
+//! overheads (context switch δ, release latency, timer tick; issue 14), and
+//! an affinity graph of producer → consumer edges with data-triggered tasks
+//! and the cache domains placement works with (issue 13, demarchi).
 
 use crate::units::{Bytes, Nanos};
 use serde::Serialize;
@@ -30,6 +36,11 @@ pub struct Platform {
     pub color_bits: Option<Vec<u32>>,
     /// The DRAM mapping file named by `[platform] dram_map`, and what it says.
     pub dram_map: Option<PlatformDramMap>,
+    /// The overheads the analysis charges (all zero when the file gives none).
+    pub overheads: Overheads,
+    /// Groups of cores that share their lowest cache level (`None`: every
+    /// core its own domain); see [`Platform::cache_domains`].
+    pub cache_domains: Option<Vec<Vec<u32>>>,
 }
 
 /// `[platform] dram_map = "FILE"`: the file as written (relative to the
@@ -41,6 +52,48 @@ pub struct PlatformDramMap {
     /// The mapping.
     #[serde(skip)]
     pub map: crate::dram_map::DramMap,
+}
+
+/// The platform overheads the analysis charges (`[platform] overheads`).
+///
+/// - `context_switch` δ: every job pays two switches, in and out:
+///   C' = C + 2δ (sebek2002). A preemption adds no switch of its own: it is
+///   the arrival of a higher-priority job, whose two switches (to it and
+///   back) that job already pays.
+/// - `release_latency`: the delay from a job's timer to its thread running
+///   on this machine, added to every task's release jitter J_i.
+/// - `tick`: the cost of one timer interrupt. Every release of every task of
+///   a core is one (its timer fires on that core), so each task on the core
+///   interferes with ⌈(w + J_k)/T_k⌉ interrupts in a window w, lower-priority
+///   tasks and the task itself included.
+/// - `tick_period`: the period of the scheduler tick; when given, the tick
+///   interferes with every task as a top-priority task of that period and
+///   cost `tick` (Burns, Tindell and Wellings 1995).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Overheads {
+    /// δ, one context switch.
+    pub context_switch: Nanos,
+    /// The release latency of this machine (added to every J_i).
+    pub release_latency: Nanos,
+    /// One timer interrupt.
+    pub tick: Nanos,
+    /// The scheduler tick's period, if it interferes periodically.
+    pub tick_period: Option<Nanos>,
+}
+
+impl Overheads {
+    /// No overheads at all (the analysis of kim2013 and of the classic RTA).
+    pub const NONE: Overheads = Overheads {
+        context_switch: Nanos::ZERO,
+        release_latency: Nanos::ZERO,
+        tick: Nanos::ZERO,
+        tick_period: None,
+    };
+
+    /// True when nothing is charged.
+    pub fn is_none(&self) -> bool {
+        *self == Overheads::NONE
+    }
 }
 
 impl Platform {
@@ -55,6 +108,28 @@ impl Platform {
         let needed = u128::from(memory.0) * u128::from(self.partitions);
         let whole = needed.div_ceil(u128::from(self.memory.0.max(1)));
         u32::try_from(whole).unwrap_or(u32::MAX)
+    }
+
+    /// The cache domains: groups of cores sharing their lowest cache level,
+    /// as the file gives them, or every core its own domain.
+    pub fn cache_domains(&self) -> Vec<Vec<u32>> {
+        match &self.cache_domains {
+            Some(domains) => domains.clone(),
+            None => (0..self.cores).map(|core| vec![core]).collect(),
+        }
+    }
+
+    /// The domain of every core (index into [`Platform::cache_domains`]).
+    pub fn domain_of_cores(&self) -> Vec<usize> {
+        let mut domain = vec![0; self.cores as usize];
+        for (d, cores) in self.cache_domains().iter().enumerate() {
+            for &core in cores {
+                if let Some(slot) = domain.get_mut(core as usize) {
+                    *slot = d;
+                }
+            }
+        }
+        domain
     }
 }
 
@@ -168,6 +243,82 @@ pub struct Body {
     pub memory_percent: Option<u8>,
 }
 
+/// How a resource's mutex is locked.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// The immediate priority ceiling protocol: a POSIX mutex with
+    /// PTHREAD_PRIO_PROTECT at the resource's ceiling.
+    Pcp,
+    /// Priority inheritance: PTHREAD_PRIO_INHERIT.
+    Pip,
+    /// A plain mutex: priority inversion is not bounded by any protocol.
+    None,
+}
+
+impl Protocol {
+    /// All protocols with their file names.
+    pub const ALL: [(&'static str, Protocol); 3] = [
+        ("pcp", Protocol::Pcp),
+        ("pip", Protocol::Pip),
+        ("none", Protocol::None),
+    ];
+
+    /// The name used in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Pcp => "pcp",
+            Protocol::Pip => "pip",
+            Protocol::None => "none",
+        }
+    }
+}
+
+/// A shared resource (`[[resource]]`): a mutex tasks lock in critical sections.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Resource {
+    /// Unique name.
+    pub name: String,
+    /// Its locking protocol.
+    pub protocol: Protocol,
+}
+
+/// One critical section of a job: the resource held and for how long at
+/// most. Sections are not nested; their order within a job is the
+/// runtime's business, the analysis needs only their lengths.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CriticalSection {
+    /// Index of the resource in [`TaskSet::resources`].
+    pub resource: usize,
+    /// The section's worst-case length (part of C).
+    pub length: Nanos,
+}
+
+/// What releases a task's jobs.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trigger {
+    /// A periodic timer (the default).
+    #[default]
+    Timer,
+    /// The arrival of its inputs: a job is released when every producer with
+    /// an edge to the task has handed over its data. The period is then the
+    /// producers' and the release jitter is inherited from them.
+    Data,
+}
+
+/// A producer → consumer edge of the affinity graph (`[[edge]]`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Edge {
+    /// Index of the producer in [`TaskSet::tasks`].
+    pub from: usize,
+    /// Index of the consumer.
+    pub to: usize,
+    /// The bytes handed over per job (what crosses cache domains when the
+    /// two run in different ones).
+    pub buffer: Bytes,
+}
+
 /// One periodic task τ_i.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Task {
@@ -189,9 +340,41 @@ pub struct Task {
     pub partitions: Option<PartitionSet>,
     /// What a job does under `tinct run`, if described.
     pub body: Option<Body>,
+    /// The critical sections of one job, in file order (Σ lengths ≤ C^p at
+    /// every p).
+    pub critical_sections: Vec<CriticalSection>,
+    /// J_i, the release jitter the file declares (the platform's release
+    /// latency and, for a data-triggered task, the jitter inherited from its
+    /// producers are added by the analysis).
+    pub jitter: Nanos,
+    /// B_i given explicitly: overrides the blocking derived from resources.
+    pub blocking: Option<Nanos>,
+    /// What releases the task's jobs.
+    pub trigger: Trigger,
 }
 
 impl Task {
+    /// A timer-triggered task with D = T and nothing else assigned or
+    /// declared (no priority, core, partitions, body, critical sections,
+    /// jitter or explicit blocking).
+    pub fn periodic(name: String, period: Nanos, memory: Bytes, wcet: WcetTable) -> Task {
+        Task {
+            name,
+            period,
+            deadline: period,
+            memory,
+            wcet,
+            priority: None,
+            core: None,
+            partitions: None,
+            body: None,
+            critical_sections: Vec::new(),
+            jitter: Nanos::ZERO,
+            blocking: None,
+            trigger: Trigger::Timer,
+        }
+    }
+
     /// The WCET the analysis uses: C^{|S(i)|} when S(i) is assigned,
     /// otherwise the worst listed value (no partition is reserved, so no
     /// benefit from the cache may be assumed).
@@ -210,6 +393,10 @@ pub struct TaskSet {
     pub platform: Platform,
     /// The tasks, in file order.
     pub tasks: Vec<Task>,
+    /// The shared resources, in file order.
+    pub resources: Vec<Resource>,
+    /// The affinity graph's edges, in file order.
+    pub edges: Vec<Edge>,
     /// The line of each task's table in the file it was read from (empty for
     /// a set built in code), so later stages can still point at the source.
     #[serde(skip)]
@@ -217,6 +404,22 @@ pub struct TaskSet {
 }
 
 impl TaskSet {
+    /// A set of independent tasks: no resources, no edges, no source lines.
+    pub fn new(platform: Platform, tasks: Vec<Task>) -> TaskSet {
+        TaskSet {
+            platform,
+            tasks,
+            resources: Vec::new(),
+            edges: Vec::new(),
+            task_lines: Vec::new(),
+        }
+    }
+
+    /// The index of the task named `name`.
+    pub fn task_index(&self, name: &str) -> Option<usize> {
+        self.tasks.iter().position(|t| t.name == name)
+    }
+
     /// Effective priority rank of every task (1 is the highest), in file order.
     ///
     /// Explicit priorities are used as written. Without them, priorities are

@@ -9,7 +9,7 @@ use tinct_core::alloc::{Instance, SearchOptions, min_cache_alloc};
 use tinct_core::analysis::memory::{MemoryDemand, feasible};
 use tinct_core::analysis::rta::{CoreTask, core_schedulable};
 use tinct_core::analysis::utilization::core_utilization;
-use tinct_core::model::{Platform, Task, TaskSet, WcetTable};
+use tinct_core::model::{Overheads, Platform, Task, TaskSet, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
 
 /// A task drawn by proptest: period in ms, worst C in permille of T, the
@@ -53,31 +53,27 @@ fn task_set(draws: &[Draw], partitions: u32) -> TaskSet {
                     .saturating_sub(period * d.drops[(p - 1) as usize] / 1000)
                     .max(1);
             }
-            Task {
-                name: format!("t{i}"),
-                period: Nanos(period),
-                deadline: Nanos(period),
-                memory: Bytes((1 << 20) * d.memory_tenths / 10),
-                wcet: WcetTable::new(listed),
-                priority: None,
-                core: None,
-                partitions: None,
-                body: None,
-            }
+            Task::periodic(
+                format!("t{i}"),
+                Nanos(period),
+                Bytes((1 << 20) * d.memory_tenths / 10),
+                WcetTable::new(listed),
+            )
         })
         .collect();
-    TaskSet {
-        platform: Platform {
+    TaskSet::new(
+        Platform {
             cores: 1,
             partitions,
             memory: Bytes(u64::from(partitions) << 20),
             refill: Nanos(300_000),
             color_bits: None,
             dram_map: None,
+            overheads: Overheads::NONE,
+            cache_domains: None,
         },
         tasks,
-        task_lines: Vec::new(),
-    }
+    )
 }
 
 /// The least Eq. (1) utilization over every assignment of subsets that
@@ -110,12 +106,7 @@ fn brute_force(set: &TaskSet, sharing: bool) -> Option<f64> {
                 ok = false;
                 break;
             };
-            tasks.push(CoreTask {
-                wcet: c.0,
-                period: task.period.0,
-                deadline: task.deadline.0,
-                partitions: set_i,
-            });
+            tasks.push(CoreTask::new(c.0, task.period.0, task.deadline.0, set_i));
             demands.push(MemoryDemand {
                 memory: task.memory.0,
                 partitions: set_i,

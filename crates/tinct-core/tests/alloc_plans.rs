@@ -70,6 +70,43 @@ proptest! {
         }
     }
 
+    /// With overheads, release jitter and explicit blocking the allocators
+    /// test what the analysis tests: every plan they call schedulable is.
+    #[test]
+    fn plans_with_overheads_and_jitter_reverify(
+        seed in 0u64..1_000_000,
+        tasks in 2usize..7,
+        cores in 1u32..3,
+        load in 0.2f64..0.8,
+        switch_us in 0u64..300,
+        latency_us in 0u64..2_000,
+        tick in prop::option::of(1u64..20),
+        jitters in prop::collection::vec((0u64..3_000, prop::option::of(0u64..1_000)), 7),
+    ) {
+        let p = params(tasks, cores, 8);
+        let Some(mut set) = random_task_set(&p, load * f64::from(cores), &mut rng_for(seed, 2)) else {
+            return Ok(());
+        };
+        set.platform.overheads = tinct_core::model::Overheads {
+            context_switch: tinct_core::units::Nanos::from_us(switch_us),
+            release_latency: tinct_core::units::Nanos::from_us(latency_us),
+            tick: tinct_core::units::Nanos::from_us(tick.unwrap_or(0)),
+            tick_period: tick.map(|_| tinct_core::units::Nanos::from_ms(4)),
+        };
+        for (task, &(jitter_us, blocking_us)) in set.tasks.iter_mut().zip(&jitters) {
+            task.jitter = tinct_core::units::Nanos::from_us(jitter_us);
+            task.blocking = blocking_us.map(tinct_core::units::Nanos::from_us);
+        }
+        let inst = Instance::new(&set);
+        let options = SearchOptions::budget(5_000);
+        for algorithm in Algorithm::ALL {
+            let assignment = allocate(&inst, algorithm, 8, &options);
+            if assignment.schedulable() {
+                reverify(&set, &inst, &assignment)?;
+            }
+        }
+    }
+
     /// CATA's reservation with all N_P partitions is its least count: a run
     /// with exactly that budget succeeds the same way, one fewer fails.
     #[test]

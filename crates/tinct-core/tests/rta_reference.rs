@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use tinct_core::PartitionSet;
 use tinct_core::analysis::rta::{CoreTask, response_times};
 use tinct_core::analysis::{AnalysisError, analyze};
-use tinct_core::model::{Platform, Task, TaskSet, WcetTable};
+use tinct_core::model::{Overheads, Platform, Task, TaskSet, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
 
 /// |A ∩ B| · Δ in u128.
@@ -150,44 +150,46 @@ fn core_tasks(draws: &[Draw]) -> Vec<CoreTask> {
                 u64::try_from(u128::from(d.period) * u128::from(d.deadline_permille) / 1000)
                     .unwrap()
                     .max(1);
-            CoreTask {
-                wcet: d.wcet,
-                period: d.period,
+            CoreTask::new(
+                d.wcet,
+                d.period,
                 deadline,
-                partitions: d.partitions.iter().copied().collect(),
-            }
+                d.partitions.iter().copied().collect(),
+            )
         })
         .collect()
 }
 
 /// The same core as a task set, priorities in the given order.
 fn task_set(tasks: &[CoreTask], refill: u64) -> TaskSet {
-    TaskSet {
-        platform: Platform {
+    TaskSet::new(
+        Platform {
             cores: 1,
             partitions: 256,
             memory: Bytes(256 << 30),
             refill: Nanos(refill),
             color_bits: None,
             dram_map: None,
+            overheads: Overheads::NONE,
+            cache_domains: None,
         },
-        tasks: tasks
+        tasks
             .iter()
             .enumerate()
             .map(|(i, t)| Task {
-                name: format!("t{i}"),
-                period: Nanos(t.period),
                 deadline: Nanos(t.deadline),
-                memory: Bytes(0),
-                wcet: WcetTable::constant(Nanos(t.wcet)),
                 priority: Some(i as u32 + 1),
                 core: Some(0),
                 partitions: (!t.partitions.is_empty()).then_some(t.partitions),
-                body: None,
+                ..Task::periodic(
+                    format!("t{i}"),
+                    Nanos(t.period),
+                    Bytes(0),
+                    WcetTable::constant(Nanos(t.wcet)),
+                )
             })
             .collect(),
-        task_lines: Vec::new(),
-    }
+    )
 }
 
 proptest! {
@@ -247,12 +249,7 @@ proptest! {
 #[test]
 fn huge_terms_are_never_schedulable() {
     let all = PartitionSet::range(1, 256);
-    let pair = |wcet: u64, period: u64| CoreTask {
-        wcet,
-        period,
-        deadline: period,
-        partitions: all,
-    };
+    let pair = |wcet: u64, period: u64| CoreTask::new(wcet, period, period, all);
     let max = u64::MAX;
     for (tasks, refill) in [
         (vec![pair(1_000, max), pair(max - 10, max)], 1),
@@ -278,18 +275,13 @@ fn huge_terms_are_never_schedulable() {
 #[test]
 fn iterations_do_not_grow_with_r_over_t() {
     let tasks = [
-        CoreTask {
-            wcet: 1,
-            period: 1_000,
-            deadline: 1_000,
-            partitions: PartitionSet::EMPTY,
-        },
-        CoreTask {
-            wcet: 1_000_000_000_000_000,
-            period: u64::MAX / 2,
-            deadline: u64::MAX / 2,
-            partitions: PartitionSet::EMPTY,
-        },
+        CoreTask::new(1, 1_000, 1_000, PartitionSet::EMPTY),
+        CoreTask::new(
+            1_000_000_000_000_000,
+            u64::MAX / 2,
+            u64::MAX / 2,
+            PartitionSet::EMPTY,
+        ),
     ];
     let results = response_times(&tasks, 0);
     assert_eq!(results[1].wcrt_ns, reference(&tasks, 1, 0));

@@ -80,12 +80,7 @@ fn task_set() -> impl Strategy<Value = Vec<CoreTask>> {
                 let period = PERIODS[p] * TICK;
                 let wcet = (period * c_pct / 250).max(1);
                 let deadline = wcet + (period - wcet) * d_pct / 100;
-                CoreTask {
-                    wcet,
-                    period,
-                    deadline,
-                    partitions: PartitionSet::EMPTY,
-                }
+                CoreTask::new(wcet, period, deadline, PartitionSet::EMPTY)
             })
             .collect();
         tasks.sort_by_key(|t| t.deadline); // deadline-monotonic

@@ -1,7 +1,10 @@
 //! Every validation rule: the error names the file, the line and the field,
 //! what was expected and what was found.
 
-use tinct_core::format::{InputError, Syntax, parse};
+mod common;
+
+use common::{assert_names, error};
+use tinct_core::format::{Syntax, parse};
 
 const PLATFORM: &str = r#"[platform]
 cores = 2
@@ -13,22 +16,6 @@ refill = "10us"
 /// One task whose table starts at line 7 (`[[task]]`), its first key at line 8.
 fn doc(task_lines: &str) -> String {
     format!("{PLATFORM}\n[[task]]\n{task_lines}\n")
-}
-
-fn error(text: &str) -> InputError {
-    parse(text, "set.toml", Syntax::Toml).expect_err("must be rejected")
-}
-
-/// Asserts the message names file, line and field, and contains `found`.
-fn assert_names(err: &InputError, line: usize, field: &str, found: &str) {
-    let message = err.to_string();
-    assert!(
-        message.starts_with(&format!("set.toml:{line}: ")),
-        "line {line} not in: {message}"
-    );
-    assert!(message.contains(field), "field {field} not in: {message}");
-    assert!(message.contains(found), "found {found} not in: {message}");
-    assert!(message.contains("expected"), "no expectation in: {message}");
 }
 
 #[test]

@@ -32,7 +32,6 @@
 //! ```
 
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 use serde::Serialize;
 use std::fmt;

@@ -7,7 +7,6 @@
 //! is a `SharedPool` behind a raw pointer; all functions are thread-safe
 //! except `tinct_pool_destroy`, which must be the last call on a pool.
 
-#![warn(missing_docs)]
 use std::cell::RefCell;
 use std::ffi::{CString, c_char, c_int, c_void};
 use std::ptr::{self, NonNull};

@@ -19,6 +19,8 @@
 //!
 //! Run: `cargo bench -p tinct-mem --bench pool -- --warm-up-time 1 --measurement-time 3`
 //! (page numbers need root; without it the pool runs uncolored).
+// criterion_main! defines an undocumented `pub fn main`.
+#![allow(missing_docs)]
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};

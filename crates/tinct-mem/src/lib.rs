@@ -23,8 +23,6 @@
 //!
 //! The C ABI lives in the crate `tinct-mem-ffi` (`include/tinct_mem.h`).
 
-#![warn(missing_docs)]
-
 mod buffer;
 pub mod colored_area;
 mod error;

@@ -323,12 +323,9 @@ mod tests {
         assert!(!arena.contains(std::ptr::null()));
         // Zeroed blocks read as zero, fresh or reused.
         let fresh = arena.alloc_zeroed(5000, 16);
-        // SAFETY: 5000 bytes.
-        assert!(
-            unsafe { std::slice::from_raw_parts(fresh, 5000) }
-                .iter()
-                .all(|&b| b == 0)
-        );
+        // SAFETY: `fresh` is a live block of 5000 bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(fresh, 5000) };
+        assert!(bytes.iter().all(|&b| b == 0));
         // SAFETY: live, then freed once; the same class is reused.
         unsafe {
             std::ptr::write_bytes(fresh, 9, 5000);
@@ -336,12 +333,9 @@ mod tests {
         }
         let reused = arena.alloc_zeroed(5000, 16);
         assert_eq!(reused, fresh);
-        // SAFETY: 5000 bytes.
-        assert!(
-            unsafe { std::slice::from_raw_parts(reused, 5000) }
-                .iter()
-                .all(|&b| b == 0)
-        );
+        // SAFETY: `reused` is a live block of 5000 bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(reused, 5000) };
+        assert!(bytes.iter().all(|&b| b == 0));
         assert!(!arena.contains(&blocks as *const _ as *const u8));
     }
 

@@ -901,11 +901,11 @@ mod tests {
         let grown = unsafe { heap.realloc(first, 30 * page) };
         assert_eq!(grown, first, "grown in place");
         assert_eq!(heap.usable_size(grown), 30 * page);
-        // SAFETY: the first 10 pages kept their contents.
+        // SAFETY: `grown` is live and at least 30 pages long.
+        let kept = unsafe { std::slice::from_raw_parts(grown, 10 * page) };
         assert!(
-            unsafe { std::slice::from_raw_parts(grown, 10 * page) }
-                .iter()
-                .all(|&b| b == 5)
+            kept.iter().all(|&b| b == 5),
+            "the first 10 pages kept their contents"
         );
         // SAFETY: live.
         let shrunk = unsafe { heap.realloc(grown, 4 * page + 1) };

@@ -22,8 +22,6 @@
 //! the process-wide heap, the `fork` handlers and the exit report
 //! ([`report`]); [`stderr`] writes from inside the allocator.
 
-#![warn(missing_docs)]
-
 pub mod anonymous_memory;
 pub mod bootstrap;
 #[cfg(not(test))]

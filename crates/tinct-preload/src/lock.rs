@@ -128,7 +128,7 @@ mod tests {
             lock: RawLock,
             counter: std::cell::UnsafeCell<u64>,
         }
-        // SAFETY (test): `counter` is only touched with `lock` held.
+        // SAFETY: (test) `counter` is only touched with `lock` held.
         unsafe impl Sync for Shared {}
         let shared = Arc::new(Shared {
             lock: RawLock::new(),

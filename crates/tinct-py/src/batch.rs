@@ -79,12 +79,11 @@ impl Batch<'_> {
         order.extend(0..self.tasks);
         order.sort_unstable_by_key(|&i| (key[i], i));
         tasks.clear();
-        tasks.extend(order.iter().map(|&i| CoreTask {
-            wcet: wcet[i],
-            period: period[i],
-            deadline: deadline[i],
-            partitions: PartitionSet::EMPTY,
-        }));
+        tasks.extend(
+            order
+                .iter()
+                .map(|&i| CoreTask::new(wcet[i], period[i], deadline[i], PartitionSet::EMPTY)),
+        );
         let mut schedulable = true;
         for (result, &i) in response_times(tasks, 0).iter().zip(order.iter()) {
             response[i] = result.wcrt_ns.unwrap_or(0);

@@ -19,7 +19,6 @@
 //! compared and committed. [`schedulability`] writes the files of
 //! tinct-core's random study (CSV, SVG, JSON).
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod bench_page;
 pub mod chart;

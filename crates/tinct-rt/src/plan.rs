@@ -100,6 +100,7 @@ impl RunSpec {
         }
         let spec = RunSpec {
             platform_partitions: Some(set.platform.partitions),
+            color_bits: set.platform.color_bits.clone(),
             ..RunSpec::new(source, tasks, duration_ns)
         };
         spec.check_limits()?;

@@ -1,6 +1,7 @@
 //! A whole run as `tinct run` does it, for any caller: check that the run
 //! can start ([`crate::runtime::check_can_run`]), prepare its directory
-//! before the first release ([`RunDir::prepare`]), run, summarize, and
+//! before the first release ([`RunDir::prepare`]), run, summarize with the
+//! proof that the colouring isolates ([`crate::isolation::prove`]), and
 //! write every file ([`RunDir::write`], with its fallback).
 
 use crate::Result;
@@ -36,7 +37,8 @@ pub fn run_in_dir(
     let dir = RunDir::prepare(out)?;
     let machine = tinct_sys::machine::Machine::describe();
     let result = crate::runtime::run(spec, options)?;
-    let summary = summarize(&spec.source, spec.duration_ns, &result);
+    let mut summary = summarize(&spec.source, spec.duration_ns, &result);
+    crate::isolation::prove(spec, &result.tasks).attach_to(&mut summary);
     let context = RunContext { analysis, machine };
     let written = dir.write(&summary, &result, &context)?;
     Ok(Recorded {

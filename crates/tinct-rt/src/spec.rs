@@ -444,6 +444,10 @@ pub struct RunSpec {
     pub lock_memory: bool,
     /// N_P of the platform, when known (partitions → page colors).
     pub platform_partitions: Option<u32>,
+    /// The platform's page-colour bits (a task set's `[platform]
+    /// color_bits`), overriding the machine's colour rule; `None`: the
+    /// machine's rule (see [`crate::memory::ColorLayout`]).
+    pub color_bits: Option<Vec<u32>>,
     /// CPU to calibrate on for rt-app `calibration = "CPUn"`; `None`: each
     /// task calibrates on its own CPU.
     pub calibration_cpu: Option<u32>,
@@ -488,6 +492,7 @@ impl RunSpec {
             duration_ns,
             lock_memory: true,
             platform_partitions: None,
+            color_bits: None,
             calibration_cpu: None,
             compute_ns_per_iteration: None,
             io_device: "/dev/null".into(),

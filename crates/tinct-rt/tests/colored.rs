@@ -4,7 +4,9 @@
 //! independently), tasks with disjoint S(i) get disjoint colors, and the
 //! cache model (tinct-sim) replaying the real frames of the two tasks shows
 //! no cross-core eviction — while the same frames split between two cores
-//! that share colors do evict each other (the check can fail).
+//! that share colors do evict each other (the check can fail). A task set's
+//! `[platform] color_bits` replaces the machine's colour rule, and the pages
+//! are checked against those bits.
 
 use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
@@ -47,6 +49,21 @@ fn frames_of(placement: &Placement) -> &[u64] {
     }
 }
 
+/// Runs `spec` in this process; every task ran jobs and its counts balance.
+fn run_to_completion(spec: &RunSpec) -> tinct_rt::runtime::RunResult {
+    let options = RunOptions {
+        handle_signals: false,
+        ..RunOptions::default()
+    };
+    let result = run(spec, options).unwrap();
+    assert_eq!(result.stop, StopReason::Completed);
+    for t in &result.tasks {
+        assert!(Accounting::of(&t.records).balances());
+        assert!(!t.records.is_empty(), "{} ran no job", t.spec.name);
+    }
+    result
+}
+
 #[test]
 fn working_sets_lie_in_their_partitions_colors_and_do_not_interfere() {
     if !tinct_sys::testing::privileged_or_skip("colored working sets (frame numbers, SCHED_FIFO)") {
@@ -64,19 +81,7 @@ fn working_sets_lie_in_their_partitions_colors_and_do_not_interfere() {
             300_000_000,
         )
     };
-    let result = run(
-        &spec,
-        RunOptions {
-            handle_signals: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(result.stop, StopReason::Completed);
-    for t in &result.tasks {
-        assert!(Accounting::of(&t.records).balances());
-        assert!(!t.records.is_empty(), "{} ran no job", t.spec.name);
-    }
+    let result = run_to_completion(&spec);
 
     // The colors of each task, computed here from the machine's LLC.
     let mapping = machine_mapping(&LayoutSpec::default()).unwrap();
@@ -137,4 +142,82 @@ fn working_sets_lie_in_their_partitions_colors_and_do_not_interfere() {
         shared.cross_core_evictions > 0,
         "sharing colors must show cross-core evictions: {shared:?}"
     );
+}
+
+#[test]
+fn a_task_sets_color_bits_decide_the_colors_of_the_pages() {
+    if !tinct_sys::testing::privileged_or_skip("colored working sets (frame numbers, SCHED_FIFO)") {
+        return;
+    }
+    // Bits 12-16: 32 colours, 8 per partition, where this machine's own
+    // rule gives another count (512 on the development VM) and so other
+    // colours for the same partitions.
+    let bits: Vec<u32> = (12..=16).collect();
+    let cpus = tinct_sys::sched::affinity().unwrap();
+    let spec = RunSpec {
+        source: "color_bits test".into(),
+        platform_partitions: Some(PARTITIONS),
+        color_bits: Some(bits.clone()),
+        ..run_spec(
+            vec![
+                task("low", cpus[0], 80, vec![1]),
+                task("high", *cpus.last().unwrap(), 79, vec![3, 4]),
+            ],
+            200_000_000,
+        )
+    };
+    let layout = tinct_rt::memory::ColorLayout::of_spec(&spec).unwrap();
+    assert_eq!(layout.mapping.colors(), 32);
+    assert!(
+        layout.rule.contains("explicit colour bits")
+            && layout
+                .rule
+                .contains("32 colours on physical address bits 12-16")
+            && layout.rule.contains("[platform] color_bits"),
+        "{}",
+        layout.rule
+    );
+    let result = run_to_completion(&spec);
+    for t in &result.tasks {
+        // Partition k of 4 over 32 colours: colours 8(k-1) .. 8k, computed
+        // here from the frame number's bits 0-4 (address bits 12-16).
+        let allowed: Vec<u64> = t
+            .spec
+            .partitions
+            .iter()
+            .flat_map(|&k| u64::from(k - 1) * 8..u64::from(k) * 8)
+            .collect();
+        let frames = frames_of(&t.placement);
+        assert_eq!(frames.len() as u64, WORKING_SET / 4096);
+        let mut used: Vec<u64> = frames.iter().map(|&f| f & 31).collect();
+        used.sort_unstable();
+        used.dedup();
+        assert_eq!(used, allowed, "task {}", t.spec.name);
+        match &t.placement {
+            Placement::Colored { machine_colors, .. } => assert_eq!(*machine_colors, 32),
+            other => panic!("expected a colored working set, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn color_bits_inside_a_page_are_bad_input_naming_the_field() {
+    let spec = RunSpec {
+        source: "set.toml".into(),
+        platform_partitions: Some(2),
+        color_bits: Some(vec![6, 7]),
+        ..run_spec(vec![task("t", 0, 80, vec![1])], 1_000_000)
+    };
+    match tinct_rt::memory::ColorLayout::of_spec(&spec) {
+        Err(tinct_rt::RtError::Input {
+            file, field, found, ..
+        }) => {
+            assert_eq!(
+                (file.as_str(), field.as_str()),
+                ("set.toml", "platform.color_bits")
+            );
+            assert!(found.contains("bit 6"), "{found}");
+        }
+        other => panic!("expected bad input, got {other:?}"),
+    }
 }

@@ -9,6 +9,8 @@
 //!   sequential and L2-sized cases show the model's own cost.
 //! - `replay_pages/*`: the whole `replay_pages` call (cache construction,
 //!   stream generation, interleaving, report) on the same working sets.
+// criterion_main! defines an undocumented `pub fn main`.
+#![allow(missing_docs)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use tinct_sim::stream::{WorkingSet, generate};

@@ -44,7 +44,6 @@
 //!
 //! Everything is pure Rust: no OS calls, no `unsafe`.
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod cache;
 pub mod color;

@@ -114,6 +114,8 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
             refill: input.refill,
             color_bits: None,
             dram_map: None,
+            overheads: Default::default(),
+            cache_domains: None,
         },
         tasks: vec![Task {
             name: input.name.to_string(),
@@ -130,7 +132,13 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
                 work: Some(Work::Iterations(total)),
                 memory_percent,
             }),
+            critical_sections: Vec::new(),
+            jitter: Nanos::ZERO,
+            blocking: None,
+            trigger: Default::default(),
         }],
+        resources: Vec::new(),
+        edges: Vec::new(),
         task_lines: Vec::new(),
     };
     let text = tinct_core::format::to_toml(&set, &[]);

@@ -1,11 +1,33 @@
-//! `tinct analyze FILE`: cache-aware schedulability analysis (kim2013 Eq. 1-3).
+//! `tinct analyze FILE`: cache-aware schedulability analysis (kim2013 Eq. 1-3)
+//! with release jitter, blocking, platform overheads and chain bounds.
 
 use crate::error::CliError;
 use crate::output::{ms, print_json, table};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tinct_core::analysis::{Analysis, AnalysisError, analyze};
+use tinct_core::overheads::{self, OverheadsSource};
 use tinct_core::units::Nanos;
+
+/// `--overheads`: which platform overheads to charge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OverheadsArg {
+    /// None at all: kim2013's and the classic analysis' numbers.
+    None,
+    /// The machine calibration's measured overheads.
+    Measured,
+    /// A calibration file or a task-set file giving them.
+    File(PathBuf),
+}
+
+fn parse_overheads(text: &str) -> Result<OverheadsArg, String> {
+    Ok(match text {
+        "none" => OverheadsArg::None,
+        "measured" => OverheadsArg::Measured,
+        "" => return Err("expected none, measured or a file".into()),
+        path => OverheadsArg::File(PathBuf::from(path)),
+    })
+}
 
 /// Arguments of `tinct analyze`.
 #[derive(clap::Args, Debug)]
@@ -18,10 +40,16 @@ pub struct Args {
     /// Override the platform's refill time Δ (e.g. "45.3us").
     #[arg(long, value_parser = parse_refill)]
     pub refill: Option<Nanos>,
-    /// Take Δ from this `calibrate.json` when the file has no `refill`
-    /// (default: $TINCT_CALIBRATION, else the one `tinct bench calibrate` saved).
+    /// Take Δ from this `calibrate.json` when the file has no `refill`, and
+    /// the overheads with `--overheads measured` (default:
+    /// $TINCT_CALIBRATION, else the one `tinct bench calibrate` saved).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
+    /// Platform overheads to charge: `none`, `measured` (the machine
+    /// calibration), or a calibration or task-set FILE giving them
+    /// (default: the task set's own `[platform] overheads`, if any).
+    #[arg(long, value_parser = parse_overheads, value_name = "none|measured|FILE")]
+    pub overheads: Option<OverheadsArg>,
 }
 
 fn parse_refill(text: &str) -> Result<Nanos, String> {
@@ -45,15 +73,47 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         set.platform.refill = refill;
         refill_source = "from --refill".to_string();
     }
+    let source = overheads_source(&args, &set)?;
+    set.platform.overheads = source.overheads;
     let analysis = analyze(&set).map_err(|e| analysis_input_error(&args.file, &set, e))?;
     if args.json {
         let mut json = serde_json::to_value(&analysis).map_err(anyhow::Error::from)?;
         json["refill_source"] = serde_json::Value::String(refill_source);
+        json["overheads_source"] = serde_json::to_value(&source).map_err(anyhow::Error::from)?;
         print_json(&json)?;
     } else {
-        print_human(&analysis, &refill_source);
+        print_human(&analysis, &refill_source, &source);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The overheads `--overheads` asks for, and where they come from.
+fn overheads_source(args: &Args, set: &tinct_core::TaskSet) -> Result<OverheadsSource, CliError> {
+    Ok(match &args.overheads {
+        None if set.platform.overheads.is_none() => {
+            OverheadsSource::none("the task set gives none; see --overheads")
+        }
+        None => OverheadsSource {
+            overheads: set.platform.overheads,
+            from: format!("the task-set file {}", args.file.display()),
+            missing: Vec::new(),
+        },
+        Some(OverheadsArg::None) => OverheadsSource::none("--overheads none"),
+        Some(OverheadsArg::File(path)) => overheads::read(path)?,
+        Some(OverheadsArg::Measured) => {
+            let path = match &args.calibration {
+                Some(path) => path.clone(),
+                None => crate::calibration::saved_path()
+                    .filter(|p| p.exists())
+                    .ok_or_else(|| {
+                        CliError::Input(
+                            "--overheads measured: no calibration of this machine (run `tinct bench calibrate` or `tinct bench overheads`, or pass --calibration FILE)".into(),
+                        )
+                    })?,
+            };
+            overheads::read(&path)?
+        }
+    })
 }
 
 /// A task set the analysis refuses is bad input for `analyze`: name the
@@ -70,11 +130,47 @@ fn opt_ms(ns: Option<u64>) -> String {
     ns.map_or_else(|| "> D".to_string(), ms)
 }
 
-fn print_human(analysis: &Analysis, refill_source: &str) {
+/// One line on the overheads charged and where they came from.
+fn print_overheads(analysis: &Analysis, source: &OverheadsSource) {
+    let o = &analysis.overheads;
+    if source.overheads.is_none() {
+        println!("overheads: none ({})", source.from);
+    } else {
+        let tick = match o.tick_period_ns {
+            Some(period) => format!(
+                "{} per timer interrupt (each release, and the tick every {})",
+                Nanos(o.tick_ns),
+                Nanos(period)
+            ),
+            None => format!("{} per release's timer interrupt", Nanos(o.tick_ns)),
+        };
+        println!(
+            "overheads from {}: δ = {} per context switch (2δ per job), release latency {} (added to every J), {tick}",
+            source.from,
+            Nanos(o.context_switch_ns),
+            Nanos(o.release_latency_ns),
+        );
+    }
+    for missing in &source.missing {
+        println!(
+            "  ✗ {} NOT included: {} (the verdict does not cover it)",
+            missing.name, missing.why
+        );
+    }
+}
+
+fn print_human(analysis: &Analysis, refill_source: &str, source: &OverheadsSource) {
     println!(
         "Δ (partition refill time) = {} ({refill_source})",
         Nanos(analysis.refill_ns)
     );
+    print_overheads(analysis, source);
+    // Columns for jitter, blocking and overheads only where the set has them,
+    // so a set without them prints the table it always did.
+    let extended = analysis
+        .tasks
+        .iter()
+        .any(|t| t.jitter_ns != Some(0) || t.blocking_ns != Some(0) || t.overhead_ns != 0);
     for core in &analysis.cores {
         if core.tasks.is_empty() {
             continue;
@@ -85,18 +181,12 @@ fn print_human(analysis: &Analysis, refill_source: &str) {
             core.tasks.len(),
             tinct_core::PartitionSet::from_iter(core.partitions.iter().copied())
         );
-        let mut t = table(&[
-            "task",
-            "prio",
-            "|S|",
-            "C (ms)",
-            "ω (ms)",
-            "R NoCInt (ms)",
-            "R CInt (ms)",
-            "D (ms)",
-            "iter",
-            "verdict",
-        ]);
+        let mut header = vec!["task", "prio", "|S|", "C (ms)", "ω (ms)"];
+        if extended {
+            header.extend(["2δ (ms)", "J (ms)", "B (ms)"]);
+        }
+        header.extend(["R NoCInt (ms)", "R CInt (ms)", "D (ms)", "iter", "verdict"]);
+        let mut t = table(&header);
         for task in core
             .task_indices
             .iter()
@@ -107,18 +197,29 @@ fn print_human(analysis: &Analysis, refill_source: &str) {
                 (false, true) => "MISS (cache)",
                 (false, false) => "MISS",
             };
-            t.add_row(vec![
+            let mut row = vec![
                 task.name.clone(),
                 task.priority.to_string(),
                 task.partition_count.to_string(),
                 ms(task.wcet_ns),
                 ms(task.warmup_ns),
+            ];
+            if extended {
+                let unbounded = |v: Option<u64>| v.map_or_else(|| "∞".to_string(), ms);
+                row.extend([
+                    ms(task.overhead_ns),
+                    unbounded(task.jitter_ns),
+                    unbounded(task.blocking_ns),
+                ]);
+            }
+            row.extend([
                 opt_ms(task.wcrt_nocint_ns),
                 opt_ms(task.wcrt_ns),
                 ms(task.deadline_ns),
                 task.breakdown.iterations.to_string(),
                 verdict.to_string(),
             ]);
+            t.add_row(row);
         }
         println!("{t}");
         println!(
@@ -153,7 +254,40 @@ fn print_human(analysis: &Analysis, refill_source: &str) {
             println!("  ✗ {reason}");
         }
     }
-    for task in analysis.tasks.iter().filter(|t| !t.notes.is_empty()) {
+    if !analysis.chains.is_empty() {
+        println!("\nchains (first release to last output, holistic jitter):");
+        for chain in &analysis.chains {
+            println!(
+                "  {}: {} ms (NoCInt {} ms){}",
+                chain.tasks.join(" → "),
+                chain.bound_ns.map_or_else(|| "unbounded".to_string(), ms),
+                chain
+                    .bound_nocint_ns
+                    .map_or_else(|| "unbounded".to_string(), ms),
+                match chain.sampling_hops {
+                    0 => String::new(),
+                    n => format!(", {n} sampling hop(s)"),
+                }
+            );
+        }
+    }
+    for task in analysis.tasks.iter() {
+        if task.blocking_ns != Some(0) {
+            println!(
+                "note: task '{}': B = {} ({})",
+                task.name,
+                task.blocking_ns
+                    .map_or_else(|| "unbounded".to_string(), |b| format!("{} ms", ms(b))),
+                task.blocking_source
+            );
+        }
+        if let Some(inherited) = task.jitter_inherited_ns.filter(|&j| j > 0) {
+            println!(
+                "note: task '{}': released by its producers, inherits J = {} ms",
+                task.name,
+                ms(inherited)
+            );
+        }
         for note in &task.notes {
             println!("note: task '{}': {note}", task.name);
         }

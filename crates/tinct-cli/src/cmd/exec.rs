@@ -25,7 +25,6 @@ use tinct_mem::ShimConfig;
 use tinct_mem::XorFunctions;
 use tinct_sys::SysRoot;
 use tinct_sys::resctrl::reserve_l3_for_this_process;
-use tinct_sys::topology::Topology;
 
 /// Arguments of `tinct exec`.
 #[derive(clap::Args, Debug)]
@@ -250,11 +249,12 @@ mod isolation {
                     unreadable)\n"
                 .into();
         }
-        let Some((llc, geometry)) = super::llc_model() else {
+        let Ok(model) = tinct_rt::isolation::LlcModel::of_machine() else {
             return "tinct exec: isolation not checked: this machine's last-level cache geometry \
                     is unknown\n"
                 .into();
         };
+        let (llc, geometry) = (model.name, model.geometry);
         let tasks: Vec<TaskFrames> = reports
             .iter()
             .map(|r| TaskFrames::new(format!("{}[{}]", r.command, r.pid), r.frames.clone()))
@@ -467,38 +467,6 @@ fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
         (None, Some(signal)) => ExitCode::from(128u8.wrapping_add(signal as u8)),
         _ => ExitCode::FAILURE,
     }
-}
-
-/// This machine's last-level cache as tinct-sim's model ("L3 32 MiB 16-way"
-/// and its geometry), if sysfs gives size, ways and line size. A sliced
-/// cache (`tinct_sys::cache_slices`) whose hash is unknown is modelled as
-/// one slice: lines of every slice with the same set index count as
-/// rivals, which can only overstate sharing, never hide it.
-fn llc_model() -> Option<(String, tinct_sim::CacheGeometry)> {
-    let topology = Topology::read(&SysRoot::live()).ok()?;
-    let llc = topology.last_level_caches().first().copied()?;
-    let ways = llc.ways?;
-    let slices = match tinct_mem::machine_color_geometry(4096).ok()?.rule {
-        tinct_sys::topology::ColorRule::Sliced { slices } => slices,
-        _ => 1,
-    };
-    let geometry = tinct_sim::CacheGeometry::new(
-        llc.size_bytes / slices,
-        ways,
-        u64::from(llc.line_bytes.unwrap_or(64)),
-    )
-    .ok()?;
-    let mut name = format!(
-        "{} {} {ways}-way",
-        llc.name(),
-        tinct_sys::doctor::human_bytes(llc.size_bytes)
-    );
-    if slices > 1 {
-        name.push_str(&format!(
-            ", one of its {slices} slices (the slice hash is unknown: all slices as one)"
-        ));
-    }
-    Some((name, geometry))
 }
 
 /// The shim first, then whatever was preloaded already.

@@ -13,7 +13,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tinct_core::TaskSet;
-use tinct_core::alloc::{Algorithm, Plan, PlanOptions, SearchOptions, plan};
+use tinct_core::alloc::{
+    Algorithm, PlacementOptions, Plan, PlanOptions, SearchOptions, StaticPlacement, place_static,
+    plan,
+};
 use tinct_core::format::{Syntax, to_text};
 use tinct_core::units::Nanos;
 
@@ -36,6 +39,14 @@ impl From<AlgorithmArg> for Algorithm {
             AlgorithmArg::Wfd => Algorithm::Wfd,
         }
     }
+}
+
+/// A placement policy for the affinity graph.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlacementArg {
+    /// Partition the graph onto cache domains offline, least bytes crossing
+    /// domains, tasks pinned to their cores.
+    Static,
 }
 
 /// Arguments of `tinct plan`.
@@ -77,6 +88,13 @@ pub struct Args {
     /// report says so, and the exit status is 1 unless every task was placed.
     #[arg(long, value_parser = parse_timeout, value_name = "DURATION")]
     pub timeout: Option<Duration>,
+    /// Place the affinity graph instead (`static`: tasks on cores so that
+    /// the fewest bytes cross cache domains; cores only, no partitions).
+    #[arg(long, value_enum, conflicts_with_all = ["algorithm", "partitions", "keep_free"])]
+    pub placement: Option<PlacementArg>,
+    /// With --placement: the largest utilization a core may take.
+    #[arg(long, default_value_t = 1.0, requires = "placement")]
+    pub utilization_bound: f64,
 }
 
 fn parse_refill(text: &str) -> Result<Nanos, String> {
@@ -136,6 +154,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         set.platform.refill = refill;
         refill_source = format!("Δ {refill} from --refill");
     }
+    if args.placement == Some(PlacementArg::Static) {
+        return run_static(&args, &set, refill_source);
+    }
+    if let Some(why) = tinct_core::alloc::unsupported(&set) {
+        return Err(CliError::Input(format!("{}: {why}", args.file.display())));
+    }
     let n_p = set.platform.partitions;
     let budget = args.partitions.unwrap_or(n_p);
     if budget == 0 || budget > n_p {
@@ -187,14 +211,155 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )));
     }
     if !plan.schedulable {
-        return Err(CliError::Failed(anyhow!(
-            "the allocation does not re-verify with `tinct analyze` (this is a bug in tinct){}",
-            plan.analysis_error
-                .as_ref()
-                .map_or(String::new(), |e| format!(": {e}"))
-        )));
+        // The allocators search with each task's declared jitter; the jitter
+        // a data-triggered task inherits is known only once the cores are.
+        let inherited = set
+            .tasks
+            .iter()
+            .any(|t| t.trigger == tinct_core::model::Trigger::Data);
+        let reasons = plan
+            .analysis
+            .as_ref()
+            .map(|a| {
+                let per_task = a.cores.iter().flat_map(|c| c.reasons.iter());
+                per_task
+                    .chain(&a.reasons)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })
+            .or_else(|| plan.analysis_error.clone())
+            .unwrap_or_default();
+        return Err(CliError::Failed(if inherited {
+            anyhow!(
+                "the allocation, searched without the jitter data-triggered tasks inherit, does not pass the holistic analysis ({reasons}); try --placement static"
+            )
+        } else {
+            anyhow!(
+                "the allocation does not re-verify with `tinct analyze` (this is a bug in tinct): {reasons}"
+            )
+        }));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `tinct plan --placement static` prints.
+#[derive(Debug, Serialize)]
+struct PlacementReport<'a> {
+    file: String,
+    placement: &'static str,
+    #[serde(flatten)]
+    result: &'a StaticPlacement,
+    output: Option<String>,
+    refill_source: String,
+}
+
+/// `plan --placement static`: place, print, write; exit 1 without a placement.
+fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitCode, CliError> {
+    if !(args.utilization_bound > 0.0 && args.utilization_bound.is_finite()) {
+        return Err(CliError::Input(format!(
+            "--utilization-bound: expected a number above 0, found {}",
+            args.utilization_bound
+        )));
+    }
+    let stop = arm_timeout(args.timeout);
+    let placement = place_static(
+        set,
+        &PlacementOptions {
+            utilization_bound: args.utilization_bound,
+            node_budget: (!args.exact).then_some(args.node_budget),
+            stop: Some(&stop),
+        },
+    );
+    let mut report = PlacementReport {
+        file: args.file.display().to_string(),
+        placement: "static",
+        result: &placement,
+        output: None,
+        refill_source,
+    };
+    if let (Some(out), Some(planned)) = (&args.output, &placement.planned) {
+        let header = vec![
+            format!(
+                "Placement written by `tinct plan --placement static --utilization-bound {}` from {}.",
+                args.utilization_bound, report.file
+            ),
+            format!(
+                "{} B per job cross cache domains{}; cores only (no partitions).",
+                placement.crossing_bytes,
+                if placement.exact {
+                    " (optimal)"
+                } else {
+                    " (search budget or timeout hit: not proven optimal)"
+                }
+            ),
+            format!(
+                "{}; re-check with `tinct analyze` on this file.",
+                report.refill_source
+            ),
+        ];
+        write_task_set(out, planned, Path::new(&report.file), &header)?;
+        report.output = Some(out.display().to_string());
+    }
+    if args.json {
+        print_json(&report)?;
+    } else {
+        print_placement(&report);
+    }
+    match &placement.reason {
+        None => Ok(ExitCode::SUCCESS),
+        Some(reason) => Err(CliError::Failed(anyhow!("no placement found: {reason}"))),
+    }
+}
+
+fn print_placement(report: &PlacementReport) {
+    let placement = report.result;
+    println!(
+        "static placement of {} (utilization bound {} per core, {})",
+        report.file, placement.utilization_bound, report.refill_source
+    );
+    if !placement.found {
+        println!(
+            "✗ {}",
+            placement.reason.as_deref().unwrap_or("no placement")
+        );
+        return;
+    }
+    let mut t = table(&["core", "domain", "utilization", "tasks"]);
+    for core in placement.cores.iter().filter(|c| !c.tasks.is_empty()) {
+        t.add_row(vec![
+            core.core.to_string(),
+            core.domain.to_string(),
+            format!("{:.4}", core.utilization),
+            core.tasks.join(", "),
+        ]);
+    }
+    println!("{t}");
+    println!(
+        "bytes crossing cache domains per job: {}{}",
+        placement.crossing_bytes,
+        if placement.exact {
+            " (optimal)"
+        } else {
+            " (not proven optimal: search budget or timeout)"
+        }
+    );
+    for edge in &placement.crossing {
+        println!("  {} → {}: {} B", edge.from, edge.to, edge.buffer);
+    }
+    if let Some(analysis) = &placement.analysis {
+        for chain in &analysis.chains {
+            println!(
+                "  chain {}: {} ms end to end",
+                chain.tasks.join(" → "),
+                chain.bound_ns.map_or_else(|| "unbounded".to_string(), ms)
+            );
+        }
+    }
+    match &report.output {
+        Some(out) => println!("placement written to {out} (check it with `tinct analyze {out}`)"),
+        None => println!("verdict: SCHEDULABLE (write the placement with -o FILE)"),
+    }
 }
 
 fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), CliError> {
@@ -223,7 +388,20 @@ fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), 
             report.refill_source
         ),
     ];
-    let text = to_text(planned, Syntax::from_path(out), &header);
+    write_task_set(out, planned, Path::new(&report.file), &header)
+}
+
+/// Writes `planned`, read from `source`, as a task-set file (syntax by
+/// extension) under `header`; a relative `dram_map` still names the same
+/// file from `out`.
+fn write_task_set(
+    out: &Path,
+    planned: &TaskSet,
+    source: &Path,
+    header: &[String],
+) -> Result<(), CliError> {
+    let planned = tinct_core::format::relocated(planned, source, out);
+    let text = to_text(&planned, Syntax::from_path(out), header);
     std::fs::write(out, text)
         .map_err(|e| CliError::Failed(anyhow!("cannot write {}: {e}", out.display())))
 }

@@ -369,6 +369,7 @@ pub fn print_verdict(summary: &Summary) {
     }
     println!("\nexecution time (thread CPU time), ms, and release latency");
     println!("{exec}");
+    print_isolation(summary);
     print_counters(summary);
     print_sentinel(summary);
     print_late_jobs(summary);
@@ -505,6 +506,27 @@ fn print_late_jobs(summary: &Summary) {
                 task.late.len() - SHOWN
             );
         }
+    }
+}
+
+/// The proof that the colouring isolates the working sets: the verdict,
+/// the cache model and colour rule, one line per task, and a loud line for
+/// every two tasks that can run at the same time and evict each other
+/// although the plan keeps their partitions disjoint.
+fn print_isolation(summary: &Summary) {
+    let isolation = &summary.isolation;
+    println!("\ncache isolation: {}", isolation.headline());
+    if let Some(line) = isolation.model_line() {
+        println!("  {line}");
+    }
+    for task in &summary.tasks {
+        if let Some(proof) = &task.isolation {
+            println!("  {}", proof.describe(&task.name));
+        }
+    }
+    for alarm in isolation.alarms() {
+        println!("!!! {alarm}");
+        eprintln!("tinct: {alarm}");
     }
 }
 

@@ -63,17 +63,16 @@ pub(crate) fn best_case(
     partitions: u32,
     wcet_of: impl Fn(usize) -> u64,
 ) -> Option<CoreRefusal> {
-    let tasks: Vec<CoreTask> = order
-        .iter()
-        .map(|&i| CoreTask {
-            wcet: wcet_of(i),
-            period: inst.tasks[i].period,
-            deadline: inst.tasks[i].deadline,
-            partitions: PartitionSet::EMPTY,
-        })
-        .collect();
+    let mut tasks: Vec<CoreTask> = inst.core_tasks();
+    let skip = tasks.len();
+    tasks.extend(
+        order
+            .iter()
+            .map(|&i| inst.tasks[i].core_task(wcet_of(i), PartitionSet::EMPTY)),
+    );
     if let Some(k) = response_times(&tasks, 0)
         .iter()
+        .skip(skip)
         .position(|r| r.wcrt_ns.is_none())
     {
         return Some(CoreRefusal::on(

@@ -1,7 +1,11 @@
 //! The numbers the allocation algorithms need, prepared once per task set:
-//! dense C^p tables, minimum partition counts and priority ranks.
+//! dense C^p tables, minimum partition counts and priority ranks, and the
+//! per-job terms the analysis adds (declared jitter, explicit blocking,
+//! overheads).
 
+use crate::analysis::rta::CoreTask;
 use crate::model::TaskSet;
+use crate::partitions::PartitionSet;
 
 /// C^p marker for a p the task cannot run with (below its first listed p).
 pub const INFEASIBLE: u64 = u64::MAX;
@@ -21,6 +25,16 @@ pub struct AllocTask {
     pub min_partitions: u32,
     /// Effective priority rank (1 is the highest), unique within the set.
     pub rank: u32,
+    /// J_i: declared jitter plus the platform's release latency, ns (the
+    /// jitter a data-triggered task inherits is not known before placement:
+    /// the analysis of the planned set adds it).
+    pub jitter: u64,
+    /// B_i when the task gives it explicitly, else 0, ns.
+    pub blocking: u64,
+    /// 2δ per job, ns.
+    pub overhead: u64,
+    /// ε, the timer interrupt of each release, ns.
+    pub interrupt: u64,
 }
 
 impl AllocTask {
@@ -43,6 +57,18 @@ impl AllocTask {
             .sum();
         sum / n_p as f64 / self.period as f64
     }
+
+    /// The task with C = `wcet` and S = `partitions` as the per-core
+    /// analysis takes it.
+    pub fn core_task(&self, wcet: u64, partitions: PartitionSet) -> CoreTask {
+        CoreTask {
+            jitter: self.jitter,
+            blocking: self.blocking,
+            overhead: self.overhead,
+            interrupt: self.interrupt,
+            ..CoreTask::new(wcet, self.period, self.deadline, partitions)
+        }
+    }
 }
 
 /// A task set prepared for allocation.
@@ -58,12 +84,15 @@ pub struct Instance {
     pub total_memory: u64,
     /// Δ, ns.
     pub refill: u64,
+    /// The scheduler tick as a top-priority task, when it is charged.
+    pub tick: Option<CoreTask>,
 }
 
 impl Instance {
     /// Prepares `set`; existing `core` and `partitions` fields are ignored.
     pub fn new(set: &TaskSet) -> Instance {
         let platform = &set.platform;
+        let overheads = &platform.overheads;
         let ranks = set.ranks();
         let tasks = set
             .tasks
@@ -87,6 +116,10 @@ impl Instance {
                     memory: task.memory.0,
                     min_partitions: task.wcet.first_p().max(memory_min).max(1),
                     rank,
+                    jitter: task.jitter.0.saturating_add(overheads.release_latency.0),
+                    blocking: task.blocking.map_or(0, |b| b.0),
+                    overhead: overheads.context_switch.0.saturating_mul(2),
+                    interrupt: overheads.tick.0,
                 }
             })
             .collect();
@@ -96,7 +129,15 @@ impl Instance {
             partitions: platform.partitions,
             total_memory: platform.memory.0,
             refill: platform.refill.0,
+            tick: overheads.tick_period.map(|period| {
+                CoreTask::new(overheads.tick.0, period.0, period.0, PartitionSet::EMPTY)
+            }),
         }
+    }
+
+    /// A core's task list, starting with the tick when it is charged.
+    pub fn core_tasks(&self) -> Vec<CoreTask> {
+        self.tick.into_iter().collect()
     }
 
     /// The given tasks sorted by priority, highest first.

@@ -292,14 +292,8 @@ fn may_fit(inst: &Instance, order: &[usize], partitions: u32, options: &SearchOp
     if !options.check_time {
         return true;
     }
-    let best_case: Vec<CoreTask> = tasks()
-        .map(|t| CoreTask {
-            wcet: t.wcet_at(partitions),
-            period: t.period,
-            deadline: t.deadline,
-            partitions: PartitionSet::EMPTY,
-        })
-        .collect();
+    let mut best_case = inst.core_tasks();
+    best_case.extend(tasks().map(|t| t.core_task(t.wcet_at(partitions), PartitionSet::EMPTY)));
     core_utilization(&best_case, 0) <= 1.0 && core_schedulable(&best_case, 0)
 }
 
@@ -324,7 +318,7 @@ pub fn evaluate(
     partitions: u32,
     check_time: bool,
 ) -> Option<CoreAllocation> {
-    let mut core_tasks = Vec::with_capacity(order.len());
+    let mut core_tasks = inst.core_tasks();
     let mut demands = Vec::with_capacity(order.len());
     for (&i, set) in order.iter().zip(&sets) {
         let task = &inst.tasks[i];
@@ -332,12 +326,7 @@ pub fn evaluate(
         if set.len() < task.min_partitions || wcet == INFEASIBLE {
             return None;
         }
-        core_tasks.push(CoreTask {
-            wcet,
-            period: task.period,
-            deadline: task.deadline,
-            partitions: *set,
-        });
+        core_tasks.push(task.core_task(wcet, *set));
         demands.push(MemoryDemand {
             memory: task.memory,
             partitions: *set,
@@ -846,14 +835,11 @@ impl<'a> Search<'a> {
     fn prefix_schedulable(&mut self, placed: usize) -> bool {
         self.materialize(placed);
         self.core_tasks.clear();
+        self.core_tasks.extend(self.inst.tick);
         for k in 0..placed {
             let task = &self.inst.tasks[self.order[k]];
-            self.core_tasks.push(CoreTask {
-                wcet: task.wcet_at(self.sizes[k]),
-                period: task.period,
-                deadline: task.deadline,
-                partitions: self.sets[k],
-            });
+            self.core_tasks
+                .push(task.core_task(task.wcet_at(self.sizes[k]), self.sets[k]));
         }
         core_schedulable(&self.core_tasks, self.inst.refill)
     }

@@ -10,6 +10,8 @@
 //!   with partitions split evenly over cores and no sharing;
 //! - [`plan()`]: one call from a task set to a plan with its report
 //!   (allocation, leftover step, the planned set and its analysis);
+//! - [`placement`]: `plan --placement static`, the affinity graph
+//!   partitioned onto cache domains (issue 13);
 //! - [`least_partitions`]: the least number of partitions each algorithm
 //!   schedules a set with (the quantity of the paper's Figure 11).
 //!
@@ -22,6 +24,7 @@ pub mod cata;
 mod diagnose;
 pub mod instance;
 pub mod mincache;
+pub mod placement;
 pub mod plan;
 mod private;
 mod solver;
@@ -29,7 +32,8 @@ mod solver;
 pub use assignment::{Algorithm, Assignment, CoreRefusal, Reason, Refusal, Unplaced};
 pub use instance::{AllocTask, Instance};
 pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_alloc};
-pub use plan::{Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, plan};
+pub use placement::{PlacementOptions, StaticPlacement, place_static};
+pub use plan::{Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, plan, unsupported};
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no
 /// leftover partitions here: see [`cata::spend_leftover`].

@@ -116,6 +116,28 @@ pub struct Plan {
     pub analysis: Option<Analysis>,
 }
 
+/// Why CATA, BFD and WFD cannot plan `set`, if they cannot: they place
+/// tasks one by one and do not keep the users of a shared resource on one
+/// core, which the analysis of resources requires. Such a set is planned
+/// with `place_static` (or its cores given by hand).
+pub fn unsupported(set: &TaskSet) -> Option<String> {
+    set.resources.iter().enumerate().find_map(|(r, resource)| {
+        let users: Vec<&str> = set
+            .tasks
+            .iter()
+            .filter(|t| t.critical_sections.iter().any(|s| s.resource == r))
+            .map(|t| t.name.as_str())
+            .collect();
+        (users.len() > 1).then(|| {
+            format!(
+                "resource '{}' is shared by {}: CATA, BFD and WFD do not keep a resource's users on one core (use --placement static, or give the cores)",
+                resource.name,
+                users.join(", ")
+            )
+        })
+    })
+}
+
 /// Allocates `set` with `algorithm`, spends CATA's leftover partitions
 /// (unless `keep_free`), writes the cores, priorities and partitions into a
 /// copy of the set and analyzes it.

@@ -41,6 +41,29 @@ impl AnalysisError {
                 "an Eq. (3) load tinct can decide exactly".to_string(),
                 self.to_string(),
             ),
+            AnalysisError::GlobalResource {
+                index,
+                resource,
+                tasks,
+                ..
+            } => (
+                *index,
+                format!(
+                    "task '{}' field `critical_sections`",
+                    tasks.get(1).map_or("?", String::as_str)
+                ),
+                format!("the users of resource '{resource}' on one core"),
+                self.to_string(),
+            ),
+            AnalysisError::TooManyChains { .. } | AnalysisError::CyclicGraph { .. } => {
+                return InputError {
+                    file: file.to_string(),
+                    line: None,
+                    field: "edges".into(),
+                    expected: "an affinity graph tinct enumerates".into(),
+                    found: self.to_string(),
+                };
+            }
         };
         InputError {
             file: file.to_string(),

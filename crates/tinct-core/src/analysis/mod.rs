@@ -6,7 +6,16 @@
 //!   Joseph and Pandya (the paper's "NoCInt").
 //! - [`utilization`]: Eq. (1), per-core utilization with ω and γ against
 //!   the Liu-Layland bound (a sufficient test, reported alongside).
-//! - [`memory`]: Eq. (3), memory feasibility of shared partitions.
+//! - [`memory`]: Eq. (3), memory feasibility of shared partitions;
+//! - [`blocking`]: B_i from shared resources (priority ceiling, inheritance);
+//! - [`holistic`]: the jitter data-triggered tasks inherit, iterated to a
+//!   fixed point over all cores;
+//! - [`chains`]: end-to-end latency bounds of the affinity graph's chains.
+//!
+//! The recurrence includes release jitter J_i, blocking B_i and the
+//! platform's overheads (`[platform] overheads`): C' = C + 2δ per job
+//! (sebek2002), the release latency added to every J_i, each release's
+//! timer interrupt, and the scheduler tick as a top-priority task.
 //!
 //! A core is schedulable when every task meets its deadline by Eq. (2) and
 //! every partition it uses satisfies Eq. (3); the set is schedulable when
@@ -14,15 +23,21 @@
 //! gives each core its own partitions; sharing across cores is not bounded
 //! by this analysis).
 
+pub mod blocking;
+pub mod chains;
+mod holistic;
 mod input_error;
 pub mod memory;
 pub mod rta;
 pub mod utilization;
 
-use crate::model::TaskSet;
+pub use chains::ChainReport;
+pub use holistic::MAX_ROUNDS;
+
+use crate::model::{TaskSet, Trigger};
 use crate::partitions::PartitionSet;
 use memory::MemoryDemand;
-use rta::{CoreTask, ResponseTime};
+use rta::ResponseTime;
 use serde::Serialize;
 
 /// The analysis of one task.
@@ -44,6 +59,19 @@ pub struct TaskReport {
     pub deadline_ns: u64,
     /// C_i^{|S(i)|} (or the worst listed C without S(i)).
     pub wcet_ns: u64,
+    /// The overhead charged per job on top of C: 2δ (sebek2002).
+    pub overhead_ns: u64,
+    /// What releases the task: "timer" or "data".
+    pub trigger: Trigger,
+    /// J_i used (declared + the platform's release latency + inherited),
+    /// ns; `null` when unbounded (a producer misses its deadline).
+    pub jitter_ns: Option<u64>,
+    /// The part of J_i inherited from the task's producers (data-triggered).
+    pub jitter_inherited_ns: Option<u64>,
+    /// B_i used, ns; `null` when unbounded.
+    pub blocking_ns: Option<u64>,
+    /// Where B_i comes from, in words.
+    pub blocking_source: String,
     /// ω_{i,n}: the task's own cache warm-up delay per job.
     pub warmup_ns: u64,
     /// γ_{i,n}: the preemption delay one job can cause to lower-priority tasks.
@@ -119,13 +147,34 @@ pub struct CrossCoreShare {
     pub cores: Vec<u32>,
 }
 
+/// The platform overheads an analysis charged, ns.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OverheadsUsed {
+    /// δ, per context switch (each job is charged 2δ).
+    pub context_switch_ns: u64,
+    /// The release latency added to every task's jitter.
+    pub release_latency_ns: u64,
+    /// One timer interrupt (each release, and each scheduler tick).
+    pub tick_ns: u64,
+    /// The scheduler tick's period, when it is charged periodically.
+    pub tick_period_ns: Option<u64>,
+}
+
 /// The analysis of a whole task set.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Analysis {
-    /// Every core schedulable and no partition shared across cores.
+    /// Every core schedulable, no partition shared across cores and every
+    /// chain bounded.
     pub schedulable: bool,
     /// Δ used, ns.
     pub refill_ns: u64,
+    /// The overheads charged (all zero: none).
+    pub overheads: OverheadsUsed,
+    /// Rounds of the holistic jitter iteration (1 without data-triggered
+    /// tasks).
+    pub holistic_rounds: u32,
+    /// End-to-end bounds of the affinity graph's chains.
+    pub chains: Vec<ChainReport>,
     /// Per task, in file order (index i is task i of the set).
     pub tasks: Vec<TaskReport>,
     /// Per core, 0..N_C.
@@ -167,6 +216,39 @@ pub enum AnalysisError {
         /// What to change.
         hint: &'static str,
     },
+    /// A resource is used by tasks on two cores: tinct analyses resources
+    /// local to a core only.
+    #[error(
+        "resource '{resource}' is used on core {} (task '{}') and core {} (task '{}'): tinct analyses resources local to one core (no multiprocessor locking protocol); put its users on one core",
+        cores[0], tasks[0], cores[1], tasks[1]
+    )]
+    GlobalResource {
+        /// Index of the second user in file order.
+        index: usize,
+        /// The resource.
+        resource: String,
+        /// Two users on different cores.
+        tasks: [String; 2],
+        /// Their cores.
+        cores: [u32; 2],
+    },
+    /// The affinity graph has more paths than the analysis enumerates.
+    #[error(
+        "the affinity graph has more than {limit} chains (paths from a first producer to a last consumer): give fewer edges"
+    )]
+    TooManyChains {
+        /// [`chains::MAX_CHAINS`].
+        limit: usize,
+    },
+    /// The affinity graph has a cycle (a set built in code; files are
+    /// checked when read).
+    #[error(
+        "the affinity graph has a cycle through tasks {tasks:?} (indices): chains are the paths of an acyclic graph"
+    )]
+    CyclicGraph {
+        /// Task indices along the path that closes the cycle.
+        tasks: Vec<usize>,
+    },
     /// Eq. (3) of a partition cannot be decided exactly in 128 bits (many
     /// tasks with different |S(i)| share it).
     #[error(
@@ -182,27 +264,60 @@ pub enum AnalysisError {
     },
 }
 
-/// Refuses a core whose Eq. (1) numerators C_i + ω_{i,n} + γ_{i,n} do not
-/// fit in 64-bit nanoseconds (each of ω and γ is at most that sum).
+/// Refuses a core whose Eq. (1) numerators C_i + ω_{i,n} + γ_{i,n} (plus
+/// the overheads 2δ + ε when charged) do not fit in 64-bit nanoseconds
+/// (each term is at most that sum).
 fn check_terms(
     set: &TaskSet,
     members: &[usize],
-    core_tasks: &[CoreTask],
+    core_tasks: &[rta::CoreTask],
     refill: u64,
 ) -> Result<(), AnalysisError> {
     let numerators = rta::utilization_numerators(core_tasks, refill);
-    for (&i, &value) in members.iter().zip(&numerators) {
+    let skip = holistic::pseudo_tasks(set, members);
+    let overheads = &set.platform.overheads;
+    let charged = overheads.context_switch.0 > 0 || overheads.tick.0 > 0;
+    for (&i, &value) in members.iter().zip(&numerators[skip..]) {
         if value > u128::from(u64::MAX) {
             return Err(AnalysisError::TermTooLarge {
                 index: i,
                 task: set.tasks[i].name.clone(),
-                quantity: "C + ω + γ",
+                quantity: if charged {
+                    "C + 2δ + ε + ω + γ"
+                } else {
+                    "C + ω + γ"
+                },
                 value,
                 hint: "the refill time Δ times the partitions shared, plus C, must stay below about 584 years",
             });
         }
     }
     Ok(())
+}
+
+/// Whether `members` (one core's tasks in priority order, file indices)
+/// meet their deadlines among themselves, with the jitter declared plus the
+/// platform's release latency and no inherited jitter, and the blocking
+/// their own sections cause. Adding tasks to the core or jitter to a task
+/// only lengthens response times, so a `false` here holds for every
+/// placement that extends this one: the pruning test of placement searches.
+pub fn core_feasible_so_far(set: &TaskSet, members: &[usize]) -> bool {
+    let overheads = &set.platform.overheads;
+    let jitter: Vec<u64> = set
+        .tasks
+        .iter()
+        .map(|t| t.jitter.0.saturating_add(overheads.release_latency.0))
+        .collect();
+    let refill = set.platform.refill.0;
+    let mut blocking = vec![blocking::Blocking::default(); set.tasks.len()];
+    for (b, &i) in blocking::core_blocking(set, members, refill, overheads.context_switch.0)
+        .into_iter()
+        .zip(members)
+    {
+        blocking[i] = b;
+    }
+    let tasks = holistic::core_tasks(set, members, &jitter, &blocking);
+    rta::core_schedulable(&tasks, refill)
 }
 
 /// The tasks of one core in priority order (highest first), as file
@@ -228,11 +343,14 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
             cores: platform.cores,
         });
     }
+    blocking::check_local(set)?;
     let refill = platform.refill.0;
     let priorities = set.priorities();
     let ranks = set.ranks();
-    let mut task_reports: Vec<Option<TaskReport>> = vec![None; set.tasks.len()];
-    let mut cores = Vec::new();
+    let members: Vec<Vec<usize>> = (0..platform.cores)
+        .map(|core| core_members(set, core, &ranks))
+        .collect();
+    let chain_paths = chains::enumerate(set)?;
     let demands: Vec<MemoryDemand> = set
         .tasks
         .iter()
@@ -241,32 +359,31 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
             partitions: t.partitions.unwrap_or(PartitionSet::EMPTY),
         })
         .collect();
+    // Eq. (1)-(2) terms must be representable before anything is iterated.
+    let zero_jitter = vec![0; set.tasks.len()];
+    let no_blocking = vec![blocking::Blocking::default(); set.tasks.len()];
+    for core in &members {
+        let core_tasks = holistic::core_tasks(set, core, &zero_jitter, &no_blocking);
+        check_terms(set, core, &core_tasks, refill)?;
+    }
+    let cint = holistic::analyze(set, &members, refill);
+    let nocint = holistic::analyze(set, &members, 0);
 
-    for core in 0..platform.cores {
-        let members = core_members(set, core, &ranks);
-        let core_tasks: Vec<CoreTask> = members
-            .iter()
-            .map(|&i| {
-                let t = &set.tasks[i];
-                CoreTask {
-                    wcet: t.effective_wcet().map_or(u64::MAX, |c| c.0),
-                    period: t.period.0,
-                    deadline: t.deadline.0,
-                    partitions: t.partitions.unwrap_or(PartitionSet::EMPTY),
-                }
-            })
-            .collect();
-        check_terms(set, &members, &core_tasks, refill)?;
-        let cint = rta::response_times(&core_tasks, refill);
-        let nocint = rta::response_times(&core_tasks, 0);
-        // Each γ_{i,n} ≤ C + ω + γ < 2^64, checked just above.
+    let mut task_reports: Vec<Option<TaskReport>> = vec![None; set.tasks.len()];
+    let mut cores = Vec::new();
+    for (core, members) in (0..platform.cores).zip(&members) {
+        let core_tasks = holistic::core_tasks(set, members, &cint.jitter, &cint.blocking);
+        let skip = holistic::pseudo_tasks(set, members);
+        // Each γ_{i,n} ≤ C + ω + γ < 2^64, checked above.
         let crpd: Vec<u64> = rta::crpd_caused(&core_tasks, refill)
             .into_iter()
+            .skip(skip)
             .map(|g| u64::try_from(g).unwrap_or(u64::MAX))
             .collect();
         let mut reasons = Vec::new();
         for (k, &i) in members.iter().enumerate() {
             let t = &set.tasks[i];
+            let result = cint.results[i];
             let mut notes = Vec::new();
             if t.partitions.is_none() {
                 notes.push(
@@ -274,11 +391,10 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
                         .to_string(),
                 );
             }
-            if cint[k].wcrt_ns.is_none() {
-                reasons.push(format!(
-                    "task '{}' misses its deadline {} (Eq. 2 passed D after {} iterations)",
-                    t.name, t.deadline, cint[k].iterations
-                ));
+            let blocking = &cint.blocking[i];
+            let jitter = cint.jitter[i];
+            if result.wcrt_ns.is_none() {
+                reasons.push(miss_reason(set, i, &result, blocking, jitter, &cint));
             }
             task_reports[i] = Some(TaskReport {
                 name: t.name.clone(),
@@ -288,15 +404,21 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
                 partition_count: t.partitions.map_or(0, |s| s.len()),
                 period_ns: t.period.0,
                 deadline_ns: t.deadline.0,
-                wcet_ns: core_tasks[k].wcet,
-                warmup_ns: cint[k].warmup_ns,
+                wcet_ns: core_tasks[skip + k].wcet,
+                overhead_ns: core_tasks[skip + k].overhead,
+                trigger: t.trigger,
+                jitter_ns: (jitter != u64::MAX).then_some(jitter),
+                jitter_inherited_ns: (cint.inherited[i] != u64::MAX).then_some(cint.inherited[i]),
+                blocking_ns: blocking.blocking_ns,
+                blocking_source: blocking.source.clone(),
+                warmup_ns: result.warmup_ns,
                 crpd_caused_ns: crpd[k],
-                wcrt_ns: cint[k].wcrt_ns,
-                wcrt_nocint_ns: nocint[k].wcrt_ns,
-                breakdown: cint[k],
-                iterations_nocint: nocint[k].iterations,
-                schedulable: cint[k].wcrt_ns.is_some(),
-                schedulable_nocint: nocint[k].wcrt_ns.is_some(),
+                wcrt_ns: result.wcrt_ns,
+                wcrt_nocint_ns: nocint.results[i].wcrt_ns,
+                breakdown: result,
+                iterations_nocint: nocint.results[i].iterations,
+                schedulable: result.wcrt_ns.is_some(),
+                schedulable_nocint: nocint.results[i].wcrt_ns.is_some(),
                 notes,
             });
         }
@@ -345,14 +467,65 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
             share.partition, share.cores
         ));
     }
+    let chains = chains::reports(set, &chain_paths, &cint.results, &nocint.results);
+    let overheads = &platform.overheads;
     Ok(Analysis {
         schedulable: reasons.is_empty(),
         refill_ns: refill,
+        overheads: OverheadsUsed {
+            context_switch_ns: overheads.context_switch.0,
+            release_latency_ns: overheads.release_latency.0,
+            tick_ns: overheads.tick.0,
+            tick_period_ns: overheads.tick_period.map(|p| p.0),
+        },
+        holistic_rounds: cint.rounds,
+        chains,
         tasks: task_reports.into_iter().flatten().collect(),
         cores,
         shared_across_cores,
         reasons,
     })
+}
+
+/// Why task `i` misses its deadline, in words.
+fn miss_reason(
+    set: &TaskSet,
+    i: usize,
+    result: &ResponseTime,
+    blocking: &blocking::Blocking,
+    jitter: u64,
+    pass: &holistic::Pass,
+) -> String {
+    let t = &set.tasks[i];
+    if blocking.blocking_ns.is_none() {
+        return format!(
+            "task '{}' misses its deadline: blocking {}",
+            t.name, blocking.source
+        );
+    }
+    if jitter == u64::MAX {
+        let why = if pass.diverged {
+            format!(
+                "the jitter it inherits did not settle within {} rounds",
+                holistic::MAX_ROUNDS
+            )
+        } else {
+            "a producer misses its deadline, so its release jitter is unbounded".to_string()
+        };
+        return format!("task '{}' misses its deadline: {why}", t.name);
+    }
+    if jitter > t.deadline.0 {
+        return format!(
+            "task '{}' misses its deadline {}: its release jitter {} alone passes it",
+            t.name,
+            t.deadline,
+            crate::units::Nanos(jitter)
+        );
+    }
+    format!(
+        "task '{}' misses its deadline {} (Eq. 2 passed D after {} iterations)",
+        t.name, t.deadline, result.iterations
+    )
 }
 
 /// Eq. (3) for partition `rho`, decided exactly or refused.

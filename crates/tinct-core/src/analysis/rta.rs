@@ -1,5 +1,6 @@
 //! Response-time analysis on one core, with and without intra-core cache
-//! interference: kim2013 Eq. (2), and Joseph and Pandya's test when Δ = 0.
+//! interference: kim2013 Eq. (2), and Joseph and Pandya's test when Δ = 0,
+//! extended with release jitter, blocking and platform overheads.
 //!
 //! Notation (kim2013 Section III-B), tasks of one core indexed by priority,
 //! 0 the highest, n the lowest:
@@ -10,20 +11,50 @@
 //! - ω_{j,i} = |S(j) ∩ ⋃_{k ≠ j, k ∈ hep(i)} S(k)| · Δ, cache warm-up delay;
 //! - γ_{j,i} = |S(j) ∩ ⋃_{k ∈ int(j,i)} S(k)| · Δ, cache-related preemption delay.
 //!
-//! Eq. (2):
-//! R_i^{k+1} = C_i + ω_{i,n} + Σ_{j∈hp(i)} ⌈R_i^k/T_j⌉ C_j
-//!           + Σ_{j∈hp(i)} (ω_{j,n} + (⌈R_i^k/T_j⌉ − 1) ω_{j,i})
-//!           + Σ_{j∈hp(i)} ⌈R_i^k/T_j⌉ γ_{j,i}.
+//! Eq. (2) with release jitter J and blocking B (the jitter- and
+//! blocking-aware recurrence of Audsley, Burns, Richardson, Tindell and
+//! Wellings 1993, with kim2013's cache terms per release):
 //!
-//! Grouping by ⌈R/T_j⌉, each higher-priority task j contributes
-//! ⌈R/T_j⌉ · (C_j + ω_{j,i} + γ_{j,i}) + (ω_{j,n} − ω_{j,i}): a classic
-//! response-time recurrence with inflated costs and a constant, so the
-//! iteration is the usual monotone fixed point, in integer nanoseconds.
+//! w_i = B_i + C'_i + ω_{i,n} + Σ_{j∈hp(i)} ⌈(w_i + J_j)/T_j⌉ (C'_j + ω_{j,i} + γ_{j,i})
+//!     + Σ_{j∈hp(i)} (ω_{j,n} − ω_{j,i}) + I(w_i),  R_i = J_i + w_i,
+//!
+//! schedulable iff R_i ≤ D_i. C'_j = C_j + the task's per-job overhead
+//! (2δ, sebek2002), and I(w) = Σ_{k on the core} ⌈(w + J_k)/T_k⌉ ε_k the
+//! timer interrupts that release jobs (each task's `interrupt` ε_k; the
+//! periodic scheduler tick is a top-priority task the caller adds). With
+//! J = B = 0 and no overheads this is kim2013's Eq. (2) exactly: grouping by
+//! ⌈w/T_j⌉, each j contributes ⌈w/T_j⌉ (C_j + ω_{j,i} + γ_{j,i}) + (ω_{j,n} −
+//! ω_{j,i}).
+//!
+//! The iteration is the usual monotone fixed point, in integer nanoseconds,
+//! made fast in the manner of Davis, Zabos and Burns ("Efficient exact
+//! schedulability tests for fixed priority real-time systems", IEEE TC
+//! 2008): it starts from a lower bound of the fixed point — the response
+//! time of the next higher-priority task plus C'_i (Sjödin and Hansson
+//! 1998), which section "Start value" below proves valid with the cache
+//! terms, jitter and blocking — and stops as soon as an iterate passes
+//! D_i − J_i. The release counts ⌈(w + J_j)/T_j⌉ are tracked incrementally
+//! across iterations and across the tasks of a core, so a step usually only
+//! compares and adds.
+//!
+//! # Start value
+//!
+//! Let f_i be the right-hand side above and v_i the least fixed point of
+//! f_i − B_i (task i without blocking). For x > 0, the terms of hp(i−1) in
+//! f_i are at least those in f_{i−1} (ω_{j,i} ≥ ω_{j,i−1}, γ_{j,i} ≥
+//! γ_{j,i−1} and ⌈·⌉ ≥ 1), task i−1's own term in f_i is at least C'_{i−1} +
+//! ω_{i−1,n}, and I is the same function for every task, so
+//! f_i(x) − B_i ≥ f_{i−1}(x) − B_{i−1} + C'_i + ω_{i,n}. Hence v_i ≥ v_{i−1} +
+//! C'_i + ω_{i,n} and the least fixed point w_i ≥ v_i + B_i. Any iterate of
+//! task i−1 is at most its fixed point, so when B_{i−1} = 0 its last
+//! iterate bounds v_{i−1} from below; otherwise the start of task i−1 minus
+//! B_{i−1} does. Starting anywhere at or below the least fixed point, the
+//! monotone iteration reaches exactly that fixed point.
 
 use crate::partitions::PartitionSet;
 
 /// A task as the per-core analysis needs it.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct CoreTask {
     /// C_i at the task's number of partitions, ns.
     pub wcet: u64,
@@ -33,30 +64,29 @@ pub struct CoreTask {
     pub deadline: u64,
     /// S(i); empty means "no partition information" (no cache terms).
     pub partitions: PartitionSet,
+    /// J_i, release jitter, ns.
+    pub jitter: u64,
+    /// B_i, blocking by lower-priority tasks, ns (`u64::MAX`: unbounded).
+    pub blocking: u64,
+    /// Execution overhead every job pays, ns (2δ: switched in and out).
+    pub overhead: u64,
+    /// ε_i: the timer interrupt that releases each job, ns; it interferes
+    /// with every task of the core, lower-priority ones included.
+    pub interrupt: u64,
 }
 
-/// The cache terms of one task against one higher-priority task.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-struct HpTerms {
-    period: u64,
-    /// C_j + ω_{j,i} + γ_{j,i}: paid once per release of j in the window.
-    per_release: u64,
-    /// ω_{j,n} − ω_{j,i}: the first release pays ω_{j,n} instead of ω_{j,i}.
-    first_extra: u64,
-    wcet: u64,
-    warmup_i: u64,
-    warmup_n: u64,
-    crpd: u64,
-    /// ⌈R/T_j⌉ at the current iterate.
-    releases: u64,
-    /// releases · T_j: the iterate may grow up to here before j releases
-    /// again. Saturates at `u64::MAX`, exactly: a true horizon above that
-    /// is above every representable iterate too.
-    horizon: u64,
+impl CoreTask {
+    /// A task with no jitter, blocking or overheads: kim2013's model.
+    pub fn new(wcet: u64, period: u64, deadline: u64, partitions: PartitionSet) -> CoreTask {
+        CoreTask {
+            wcet,
+            period,
+            deadline,
+            partitions,
+            ..CoreTask::default()
+        }
+    }
 }
-
-/// Stack space for the per-core loops; larger cores fall back to the heap.
-const STACK_TASKS: usize = 16;
 
 /// The result of Eq. (2) for one task, with its breakdown at the fixed point.
 ///
@@ -65,26 +95,156 @@ const STACK_TASKS: usize = 16;
 /// last iterate and saturate at `u64::MAX` where the true value is larger.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ResponseTime {
-    /// The worst-case response time, or `None` once an iterate exceeds D
-    /// (including an iterate above 2^64 − 1 ns, which exceeds every D).
+    /// The worst-case response time R_i = J_i + w_i, or `None` once an
+    /// iterate exceeds D_i − J_i (including an iterate above 2^64 − 1 ns,
+    /// which exceeds every D).
     pub wcrt_ns: Option<u64>,
-    /// Iterations of the recurrence until it converged or passed D.
+    /// Evaluations of the recurrence, from its start value until it
+    /// converged or passed D.
     pub iterations: u32,
     /// C_i.
     pub wcet_ns: u64,
+    /// The task's own per-job overhead (2δ).
+    pub overhead_ns: u64,
     /// ω_{i,n}: the task's own warm-up delay.
     pub warmup_ns: u64,
-    /// Σ ⌈R/T_j⌉ C_j over hp(i), at the last iterate.
+    /// J_i: the release jitter the response time includes.
+    pub jitter_ns: u64,
+    /// B_i: the blocking the response time includes.
+    pub blocking_ns: u64,
+    /// Σ ⌈(w + J_j)/T_j⌉ C'_j over hp(i), at the last iterate.
     pub interference_ns: u64,
-    /// Σ (ω_{j,n} + (⌈R/T_j⌉ − 1) ω_{j,i}) over hp(i), at the last iterate.
+    /// Σ (ω_{j,n} + (⌈(w + J_j)/T_j⌉ − 1) ω_{j,i}) over hp(i), at the last iterate.
     pub hp_warmup_ns: u64,
-    /// Σ ⌈R/T_j⌉ γ_{j,i} over hp(i), at the last iterate.
+    /// Σ ⌈(w + J_j)/T_j⌉ γ_{j,i} over hp(i), at the last iterate.
     pub crpd_ns: u64,
+    /// I(w): timer interrupts of every task of the core, at the last iterate.
+    pub interrupts_ns: u64,
 }
 
 /// A cache delay |set| · Δ (ω or γ), exactly: `None` if it exceeds 2^64 − 1 ns.
 pub fn cache_delay(partitions: u32, refill: u64) -> Option<u64> {
     u64::from(partitions).checked_mul(refill)
+}
+
+/// One task of the core as a source of interference for the task under
+/// analysis: a higher-priority task (its execution and cache terms) or,
+/// for the others, only its release interrupts. Only what the iteration
+/// reads; the parts of its cost are in [`TermParts`].
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+struct Term {
+    period: u64,
+    jitter: u64,
+    /// Paid once per release in the window: C'_j + ε_j + ω_{j,i} + γ_{j,i}
+    /// for hp(i), ε_k for the others.
+    per_release: u64,
+    /// ω_{j,n} − ω_{j,i}: the first release pays ω_{j,n} instead of ω_{j,i}.
+    first_extra: u64,
+    /// ⌈(w + J)/T⌉ at the current iterate w (`u64::MAX` where larger).
+    releases: u64,
+    /// releases · T − J: the iterate may grow up to here before the task
+    /// releases again. Saturates at `u64::MAX`, exactly: a true horizon
+    /// above that is above every representable iterate too.
+    horizon: u64,
+}
+
+/// The parts of a [`Term`]'s cost, for the breakdown.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+struct TermParts {
+    /// C'_j + ε_j: what a release costs when there are no cache terms
+    /// (`None` above 2^64 − 1).
+    plain: Option<u64>,
+    /// C'_j.
+    execution: u64,
+    /// ε_j.
+    interrupt: u64,
+    warmup_i: u64,
+    warmup_n: u64,
+    crpd: u64,
+}
+
+impl Term {
+    /// Whether the count is ⌈(w + J)/T⌉: (count − 1) · T < w + J ≤ count · T.
+    fn is_current(&self, w: u64) -> bool {
+        if self.releases == 0 || w > self.horizon {
+            return false;
+        }
+        if self.horizon < u64::MAX {
+            // horizon = count · T − J exactly.
+            return self.horizon < self.period || w > self.horizon - self.period;
+        }
+        let x = u128::from(w) + u128::from(self.jitter);
+        x > u128::from(self.releases - 1) * u128::from(self.period)
+    }
+
+    /// Sets ⌈(w + J)/T⌉ for iterate `w`: nothing to do when the count is
+    /// current, a few steps when it is at most four periods behind, one
+    /// division otherwise.
+    #[inline]
+    fn set_to(&mut self, w: u64) {
+        if self.is_current(w) {
+            return;
+        }
+        // A few periods behind: step (cheaper than a division).
+        if self.releases > 0
+            && w > self.horizon
+            && w - self.horizon <= 4 * self.period.min(u64::MAX / 4)
+        {
+            while w > self.horizon {
+                self.releases = self.releases.saturating_add(1);
+                self.horizon = self.horizon.saturating_add(self.period);
+            }
+            return;
+        }
+        // ⌈(w + J)/T⌉ by one division, in 64 bits when w + J fits.
+        if let Some(x) = w.checked_add(self.jitter) {
+            let releases = x.div_ceil(self.period).max(1);
+            self.releases = releases;
+            self.horizon = match releases.checked_mul(self.period) {
+                Some(end) => end - self.jitter,
+                None => exact_horizon(releases, self.period, self.jitter),
+            };
+            return;
+        }
+        let x = u128::from(w) + u128::from(self.jitter);
+        let t = u128::from(self.period);
+        let releases = x.div_ceil(t).max(1);
+        self.releases = u64::try_from(releases).unwrap_or(u64::MAX);
+        self.horizon = u64::try_from(releases * t - u128::from(self.jitter)).unwrap_or(u64::MAX);
+    }
+
+    /// Brings the count up to iterate `w` (never below the current one) and
+    /// returns how many releases were added. One period ahead is the common
+    /// case (a compare and an add); a larger gap is closed with one
+    /// division, so the work per iteration does not grow with w/T.
+    #[inline]
+    fn advance(&mut self, w: u64) -> u64 {
+        if w <= self.horizon {
+            return 0;
+        }
+        let before = self.releases;
+        if w - self.horizon <= self.period {
+            self.releases = before.saturating_add(1);
+            self.horizon = self.horizon.saturating_add(self.period);
+        } else {
+            self.set_to(w);
+        }
+        self.releases.saturating_sub(before)
+    }
+
+    /// The count's contribution to the demand: releases · per_release +
+    /// first_extra (`None` above 2^64 − 1).
+    fn demand(&self) -> Option<u64> {
+        self.releases
+            .checked_mul(self.per_release)?
+            .checked_add(self.first_extra)
+    }
+}
+
+/// releases · T − J, saturated at `u64::MAX` (releases · T ≥ J).
+fn exact_horizon(releases: u64, period: u64, jitter: u64) -> u64 {
+    let end = u128::from(releases) * u128::from(period);
+    u64::try_from(end - u128::from(jitter)).unwrap_or(u64::MAX)
 }
 
 /// Unions of S(k) over prefixes: `prefix[j]` = ⋃_{k<j} S(k).
@@ -112,209 +272,338 @@ fn warmups_against_all(
     }
 }
 
-/// Fills the terms of every j ∈ hp(i) for task `i`. Returns `false` if some
-/// term exceeds 2^64 − 1 ns: every such term is paid at least once by the
-/// first release of j, so task i then certainly misses its deadline.
-fn hp_terms(
-    tasks: &[CoreTask],
-    i: usize,
-    prefix: &[PartitionSet],
-    warmup_n: &[Option<u64>],
+/// The per-core scratch state: prefix unions, ω_{j,n}, and one [`Term`]
+/// per task whose release counts persist from task to task.
+struct Core<'a> {
+    tasks: &'a [CoreTask],
     refill: u64,
-    out: &mut [HpTerms],
-) -> bool {
-    // `after` = ⋃_{k=j+1..=i} S(k) = ⋃ int(j, i).
-    let mut after = PartitionSet::EMPTY;
-    for j in (0..i).rev() {
-        after = after.union(&tasks[j + 1].partitions);
-        let own = &tasks[j].partitions;
-        let terms = (|| {
-            let warmup_n = warmup_n[j]?;
-            let warmup_i = cache_delay(own.intersection_len(&prefix[j].union(&after)), refill)?;
-            let crpd = cache_delay(own.intersection_len(&after), refill)?;
-            let per_release = tasks[j].wcet.checked_add(warmup_i)?.checked_add(crpd)?;
-            // ω_{j,i} ≤ ω_{j,n}: hep(i) is a subset of the whole core.
-            let first_extra = warmup_n - warmup_i;
-            // The first release pays C_j + ω_{j,n} + γ_{j,i}.
-            per_release.checked_add(first_extra)?;
-            Some(HpTerms {
-                period: tasks[j].period,
-                per_release,
-                first_extra,
-                wcet: tasks[j].wcet,
-                warmup_i,
-                warmup_n,
-                crpd,
-                releases: 0,
-                horizon: 0,
-            })
-        })();
-        match terms {
-            Some(terms) => out[j] = terms,
-            None => return false,
-        }
-    }
-    true
+    prefix: &'a mut [PartitionSet],
+    warmup_n: &'a mut [Option<u64>],
+    terms: &'a mut [Term],
+    parts: &'a mut [TermParts],
+    /// Some task has a release interrupt: every task's interrupts interfere.
+    interrupts: bool,
+    /// Δ > 0 and some task has partitions: ω and γ depend on the task
+    /// under analysis. Without them a higher-priority task's term is the
+    /// same for every task below it and is set once.
+    cache_terms: bool,
+    /// The first task whose C' + ε exceeds 2^64 − 1 ns (no cache terms).
+    first_unrepresentable: usize,
+    /// A lower bound of v_{i−1} (see "Start value"), if known.
+    previous_free: Option<u64>,
 }
 
-/// The result for a task whose demand exceeds 2^64 − 1 ns before the first
-/// iterate: it misses its deadline.
-fn unrepresentable(task: &CoreTask, own_warmup: Option<u64>) -> ResponseTime {
-    ResponseTime {
-        wcrt_ns: None,
-        iterations: 1,
-        wcet_ns: task.wcet,
-        warmup_ns: own_warmup.unwrap_or(u64::MAX),
-        ..ResponseTime::default()
-    }
+/// The outcome of one task's iteration.
+enum Outcome {
+    /// The least fixed point w.
+    Converged(u64),
+    /// An iterate passed D − J; the last iterate (a lower bound of w).
+    Missed(u64),
+    /// Some term or sum exceeds 2^64 − 1 ns: w does too.
+    Unrepresentable,
 }
 
-impl HpTerms {
-    /// Brings ⌈r/T_j⌉ up to `r` and returns how many releases were added.
-    /// One period ahead is the common case (a compare and an add); a larger
-    /// gap is closed with one division, so the work per iteration does not
-    /// grow with R/T.
-    fn catch_up(&mut self, r: u64) -> u64 {
-        if r <= self.horizon {
-            return 0;
-        }
-        let releases = if r - self.horizon <= self.period {
-            self.releases + 1
-        } else {
-            r.div_ceil(self.period)
-        };
-        let added = releases - self.releases;
-        self.releases = releases;
-        self.horizon = releases.saturating_mul(self.period);
-        added
-    }
-}
-
-/// Iterates Eq. (2) for task `i` given its hp terms; stops once R > D.
-///
-/// The iterate only grows, so ⌈R/T_j⌉ is tracked incrementally: each j keeps
-/// its release count and the horizon count·T_j, and a step usually only
-/// compares and adds (no division), which is what makes millions of
-/// analyses per second possible inside allocation searches. Every sum is
-/// checked: a demand above 2^64 − 1 ns is above every deadline, so the
-/// iteration stops there with R > D (exactly, never by wrapping).
-fn iterate(task: &CoreTask, own_warmup: Option<u64>, hp: &mut [HpTerms]) -> ResponseTime {
-    let Some(own_warmup_ns) = own_warmup else {
-        return unrepresentable(task, own_warmup);
-    };
-    let mut demand = task.wcet.checked_add(own_warmup_ns);
-    for h in hp.iter_mut() {
-        // ⌈R/T_j⌉ ≥ 1 for any R > 0: every j is released once at the critical instant.
-        h.releases = 1;
-        h.horizon = h.period;
-        demand = demand
-            .and_then(|d| d.checked_add(h.first_extra))
-            .and_then(|d| d.checked_add(h.per_release));
-    }
-    let Some(mut demand) = demand else {
-        return unrepresentable(task, own_warmup);
-    };
-    let mut r = demand;
-    let mut iterations = 1;
-    let mut overflowed = false;
-    'iterate: while r <= task.deadline {
-        for h in hp.iter_mut() {
-            let added = h.catch_up(r);
-            if added == 0 {
-                continue;
+impl Core<'_> {
+    fn prepare(&mut self) {
+        prefix_unions(self.tasks, self.prefix);
+        warmups_against_all(self.tasks, self.prefix, self.refill, self.warmup_n);
+        self.interrupts = self.tasks.iter().any(|t| t.interrupt > 0);
+        self.cache_terms = self.refill > 0 && self.tasks.iter().any(|t| !t.partitions.is_empty());
+        self.first_unrepresentable = self.tasks.len();
+        for (k, task) in self.tasks.iter().enumerate() {
+            let execution = task.wcet.checked_add(task.overhead);
+            let plain = execution.and_then(|e| e.checked_add(task.interrupt));
+            if plain.is_none() {
+                self.first_unrepresentable = self.first_unrepresentable.min(k);
             }
-            match added
-                .checked_mul(h.per_release)
-                .and_then(|extra| demand.checked_add(extra))
+            self.terms[k] = Term {
+                period: task.period,
+                jitter: task.jitter,
+                per_release: task.interrupt,
+                ..Term::default()
+            };
+            self.parts[k] = TermParts {
+                plain,
+                execution: execution.unwrap_or(u64::MAX),
+                interrupt: task.interrupt,
+                ..TermParts::default()
+            };
+        }
+    }
+
+    /// Fills the terms of every j ∈ hp(i) for task `i`. Returns `false` if
+    /// some term exceeds 2^64 − 1 ns: every such term is paid at least once
+    /// by the first release of j, so task i then certainly misses.
+    fn hp_terms(&mut self, i: usize) -> bool {
+        if !self.cache_terms {
+            // Terms 0..i−1 took their role for earlier tasks; i − 1 joins.
+            if i > 0
+                && let Some(plain) = self.parts[i - 1].plain
             {
-                Some(next) => demand = next,
-                None => {
-                    overflowed = true;
-                    break 'iterate;
+                self.terms[i - 1].per_release = plain;
+            }
+            return self.first_unrepresentable >= i;
+        }
+        let tasks = self.tasks;
+        // `after` = ⋃_{k=j+1..=i} S(k) = ⋃ int(j, i).
+        let mut after = PartitionSet::EMPTY;
+        for j in (0..i).rev() {
+            after = after.union(&tasks[j + 1].partitions);
+            let own = &tasks[j].partitions;
+            let prefix = self.prefix[j];
+            let refill = self.refill;
+            let warmup_n = self.warmup_n[j];
+            let (term, parts) = (&mut self.terms[j], &mut self.parts[j]);
+            let filled = (|| {
+                let warmup_n = warmup_n?;
+                let warmup_i = cache_delay(own.intersection_len(&prefix.union(&after)), refill)?;
+                let crpd = cache_delay(own.intersection_len(&after), refill)?;
+                let execution = tasks[j].wcet.checked_add(tasks[j].overhead)?;
+                let per_release = execution
+                    .checked_add(tasks[j].interrupt)?
+                    .checked_add(warmup_i)?
+                    .checked_add(crpd)?;
+                // ω_{j,i} ≤ ω_{j,n}: hep(i) is a subset of the whole core.
+                let first_extra = warmup_n - warmup_i;
+                // The first release pays C'_j + ε_j + ω_{j,n} + γ_{j,i}.
+                per_release.checked_add(first_extra)?;
+                term.per_release = per_release;
+                term.first_extra = first_extra;
+                parts.execution = execution;
+                parts.warmup_i = warmup_i;
+                parts.warmup_n = warmup_n;
+                parts.crpd = crpd;
+                Some(())
+            })();
+            if filled.is_none() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The terms interfering with task `i`: hp(i), and every other task's
+    /// release interrupts when there are any.
+    fn active(&self, i: usize) -> usize {
+        if self.interrupts { self.tasks.len() } else { i }
+    }
+
+    /// B_i + C'_i + ω_{i,n}: the part of f_i that does not depend on w.
+    fn base(&self, i: usize) -> Option<u64> {
+        let task = &self.tasks[i];
+        task.blocking
+            .checked_add(task.wcet)?
+            .checked_add(task.overhead)?
+            .checked_add(self.warmup_n[i]?)
+    }
+
+    /// f_i(w): brings every active term's count to `w` and sums.
+    fn demand_at(&mut self, base: u64, active: usize, w: u64) -> Option<u64> {
+        self.terms[..active].iter_mut().try_fold(base, |sum, term| {
+            term.set_to(w);
+            sum.checked_add(term.demand()?)
+        })
+    }
+
+    /// Iterates the recurrence of task `i` from the best known lower bound
+    /// and stops once an iterate passes D_i − J_i.
+    fn iterate(&mut self, i: usize, iterations: &mut u32) -> Outcome {
+        let task = self.tasks[i];
+        let active = self.active(i);
+        let Some(base) = self.base(i) else {
+            return Outcome::Unrepresentable;
+        };
+        let Some(limit) = task.deadline.checked_sub(task.jitter) else {
+            // The jitter alone passes the deadline.
+            return Outcome::Missed(0);
+        };
+        // Start from "0+" (every count at its least, ⌈J/T⌉ or one) or from
+        // the bound of "Start value"; either is at most the fixed point.
+        let chain = self.previous_free.and_then(|free| {
+            free.checked_add(task.wcet)?
+                .checked_add(task.overhead)?
+                .checked_add(self.warmup_n[i]?)?
+                .checked_add(task.blocking)
+        });
+        let start = chain.unwrap_or(1);
+        *iterations = 0;
+        if start > limit {
+            // The lower bound alone passes the deadline.
+            return Outcome::Missed(start);
+        }
+        let Some(mut demand) = self.demand_at(base, active, start) else {
+            return Outcome::Unrepresentable;
+        };
+        *iterations = 1;
+        let mut r = start;
+        loop {
+            if demand == r {
+                return Outcome::Converged(r);
+            }
+            r = demand;
+            if r > limit {
+                return Outcome::Missed(r);
+            }
+            *iterations += 1;
+            for term in &mut self.terms[..active] {
+                let added = term.advance(r);
+                if added == 0 {
+                    continue;
+                }
+                match added
+                    .checked_mul(term.per_release)
+                    .and_then(|extra| demand.checked_add(extra))
+                {
+                    Some(next) => demand = next,
+                    None => return Outcome::Unrepresentable,
                 }
             }
         }
-        if demand == r {
-            break;
+    }
+
+    /// Analyzes task `i` (tasks 0..i already done, in order); the breakdown
+    /// is filled only `with_breakdown`.
+    fn task(&mut self, i: usize, with_breakdown: bool) -> ResponseTime {
+        let task = self.tasks[i];
+        let mut result = ResponseTime {
+            wcet_ns: task.wcet,
+            overhead_ns: task.overhead,
+            warmup_ns: self.warmup_n[i].unwrap_or(u64::MAX),
+            jitter_ns: task.jitter,
+            blocking_ns: task.blocking,
+            iterations: 1,
+            ..ResponseTime::default()
+        };
+        if !self.hp_terms(i) {
+            self.previous_free = None;
+            return result;
         }
-        r = demand;
-        iterations += 1;
+        let start_free = self.previous_free;
+        let outcome = self.iterate(i, &mut result.iterations);
+        let last = match outcome {
+            Outcome::Converged(w) => {
+                result.wcrt_ns = Some(w + task.jitter);
+                Some(w)
+            }
+            Outcome::Missed(w) => Some(w),
+            Outcome::Unrepresentable => None,
+        };
+        // A lower bound of v_i for task i + 1 ("Start value"): the chain
+        // bound, or the last iterate when the task has no blocking.
+        let chained = start_free.and_then(|free| {
+            free.checked_add(task.wcet)?
+                .checked_add(task.overhead)?
+                .checked_add(self.warmup_n[i]?)
+        });
+        let iterated = last.filter(|_| task.blocking == 0);
+        self.previous_free = chained.max(iterated);
+        if with_breakdown && let Some(w) = last {
+            // At a fixed point every count is already current.
+            let converged = matches!(outcome, Outcome::Converged(_));
+            self.breakdown(i, w, converged, &mut result);
+        }
+        result
     }
-    let mut result = ResponseTime {
-        wcrt_ns: (!overflowed && r <= task.deadline).then_some(r),
-        iterations,
-        wcet_ns: task.wcet,
-        warmup_ns: own_warmup_ns,
-        ..ResponseTime::default()
-    };
-    let (mut interference, mut hp_warmup, mut crpd) = (0u128, 0u128, 0u128);
-    for h in hp.iter_mut() {
-        // Bring ⌈r/T_j⌉ up to the last iterate (a no-op at a fixed point).
-        h.catch_up(r);
-        let releases = u128::from(h.releases);
-        interference += releases * u128::from(h.wcet);
-        hp_warmup += u128::from(h.warmup_n) + (releases - 1) * u128::from(h.warmup_i);
-        crpd += releases * u128::from(h.crpd);
+
+    /// The terms of the recurrence at iterate `w`, exact (u128) and
+    /// saturated only past D.
+    fn breakdown(&mut self, i: usize, w: u64, current: bool, result: &mut ResponseTime) {
+        let active = self.active(i);
+        let (mut interference, mut hp_warmup, mut crpd, mut interrupts) =
+            (0u128, 0u128, 0u128, 0u128);
+        for (k, (term, parts)) in self.terms[..active]
+            .iter_mut()
+            .zip(self.parts.iter())
+            .enumerate()
+        {
+            if !current {
+                term.set_to(w.max(1));
+            }
+            let releases = u128::from(term.releases);
+            interrupts += releases * u128::from(parts.interrupt);
+            if k < i {
+                interference += releases * u128::from(parts.execution);
+                hp_warmup +=
+                    u128::from(parts.warmup_n) + (releases - 1) * u128::from(parts.warmup_i);
+                crpd += releases * u128::from(parts.crpd);
+            }
+        }
+        let report = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+        result.interference_ns = report(interference);
+        result.hp_warmup_ns = report(hp_warmup);
+        result.crpd_ns = report(crpd);
+        result.interrupts_ns = report(interrupts);
     }
-    // Exact when R ≤ D (the terms add up to R); saturated only past D.
-    let report = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
-    result.interference_ns = report(interference);
-    result.hp_warmup_ns = report(hp_warmup);
-    result.crpd_ns = report(crpd);
-    result
+
+    /// Every task, highest priority first, with its breakdown.
+    fn analyze_all(&mut self) -> Vec<ResponseTime> {
+        self.prepare();
+        (0..self.tasks.len()).map(|i| self.task(i, true)).collect()
+    }
+
+    /// Whether every task meets its deadline, stopping at the first miss.
+    fn all_meet(&mut self) -> bool {
+        self.prepare();
+        (0..self.tasks.len()).all(|i| self.task(i, false).wcrt_ns.is_some())
+    }
 }
 
-/// Runs `f` with scratch buffers sized for `n` tasks, on the stack when small.
-fn with_scratch<R>(
-    n: usize,
-    f: impl FnOnce(&mut [PartitionSet], &mut [Option<u64>], &mut [HpTerms]) -> R,
-) -> R {
+/// Stack space for the per-core loops; larger cores fall back to the heap.
+const STACK_TASKS: usize = 16;
+
+/// Runs `f` on a [`Core`] with scratch buffers sized for `tasks`, on the
+/// stack when small.
+fn with_core<R>(tasks: &[CoreTask], refill: u64, f: impl FnOnce(&mut Core<'_>) -> R) -> R {
+    let n = tasks.len();
     if n <= STACK_TASKS {
         let mut prefix = [PartitionSet::EMPTY; STACK_TASKS];
-        let mut warmup = [None; STACK_TASKS];
-        let mut hp = [HpTerms::default(); STACK_TASKS];
-        f(&mut prefix[..n], &mut warmup[..n], &mut hp[..n])
+        let mut warmup_n = [None; STACK_TASKS];
+        let mut terms = [Term::default(); STACK_TASKS];
+        let mut parts = [TermParts::default(); STACK_TASKS];
+        f(&mut Core {
+            tasks,
+            refill,
+            prefix: &mut prefix[..n],
+            warmup_n: &mut warmup_n[..n],
+            terms: &mut terms[..n],
+            parts: &mut parts[..n],
+            interrupts: false,
+            cache_terms: false,
+            first_unrepresentable: 0,
+            previous_free: None,
+        })
     } else {
         let mut prefix = vec![PartitionSet::EMPTY; n];
-        let mut warmup = vec![None; n];
-        let mut hp = vec![HpTerms::default(); n];
-        f(&mut prefix, &mut warmup, &mut hp)
+        let mut warmup_n = vec![None; n];
+        let mut terms = vec![Term::default(); n];
+        let mut parts = vec![TermParts::default(); n];
+        f(&mut Core {
+            tasks,
+            refill,
+            prefix: &mut prefix,
+            warmup_n: &mut warmup_n,
+            terms: &mut terms,
+            parts: &mut parts,
+            interrupts: false,
+            cache_terms: false,
+            first_unrepresentable: 0,
+            previous_free: None,
+        })
     }
 }
 
-/// Eq. (2) for every task of one core; `tasks` are ordered by priority,
-/// highest first. With `refill` = 0 this is Joseph and Pandya's classic test
-/// (the paper's "NoCInt").
+/// Eq. (2) with jitter, blocking and overheads for every task of one core;
+/// `tasks` are ordered by priority, highest first. With `refill` = 0 and
+/// no jitter, blocking or overheads this is Joseph and Pandya's classic
+/// test (the paper's "NoCInt").
 pub fn response_times(tasks: &[CoreTask], refill: u64) -> Vec<ResponseTime> {
-    with_scratch(tasks.len(), |prefix, warmup, hp| {
-        prefix_unions(tasks, prefix);
-        warmups_against_all(tasks, prefix, refill, warmup);
-        (0..tasks.len())
-            .map(|i| {
-                if hp_terms(tasks, i, prefix, warmup, refill, hp) {
-                    iterate(&tasks[i], warmup[i], &mut hp[..i])
-                } else {
-                    unrepresentable(&tasks[i], warmup[i])
-                }
-            })
-            .collect()
-    })
+    with_core(tasks, refill, |core| core.analyze_all())
 }
 
-/// Whether every task of the core meets its deadline under Eq. (2), without
-/// allocating and stopping at the first miss: the inner test of allocation
-/// searches.
+/// Whether every task of the core meets its deadline, without allocating
+/// and stopping at the first miss: the inner test of allocation searches.
 pub fn core_schedulable(tasks: &[CoreTask], refill: u64) -> bool {
-    with_scratch(tasks.len(), |prefix, warmup, hp| {
-        prefix_unions(tasks, prefix);
-        warmups_against_all(tasks, prefix, refill, warmup);
-        (0..tasks.len()).all(|i| {
-            hp_terms(tasks, i, prefix, warmup, refill, hp)
-                && iterate(&tasks[i], warmup[i], &mut hp[..i])
-                    .wcrt_ns
-                    .is_some()
-        })
-    })
+    with_core(tasks, refill, |core| core.all_meet())
 }
 
 /// γ_{i,n} for every task: the preemption delay each task can cause to all
@@ -345,14 +634,16 @@ pub fn warmup_delays(tasks: &[CoreTask], refill: u64) -> Vec<u128> {
     out
 }
 
-/// C_i + ω_{i,n} + γ_{i,n} for every task, the numerator of its Eq. (1)
-/// term, exactly (u128: C < 2^64 and each delay ≤ N_P · Δ).
+/// C_i + overhead_i + ε_i + ω_{i,n} + γ_{i,n} for every task, the numerator
+/// of its Eq. (1) term, exactly (u128: each part is below 2^64).
 pub fn utilization_numerators(tasks: &[CoreTask], refill: u64) -> Vec<u128> {
     let warmup = warmup_delays(tasks, refill);
     let crpd = crpd_caused(tasks, refill);
     tasks
         .iter()
         .zip(warmup.iter().zip(&crpd))
-        .map(|(t, (w, g))| u128::from(t.wcet) + w + g)
+        .map(|(t, (w, g))| {
+            u128::from(t.wcet) + u128::from(t.overhead) + u128::from(t.interrupt) + w + g
+        })
         .collect()
 }

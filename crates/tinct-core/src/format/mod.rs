@@ -23,6 +23,7 @@
 
 mod locate;
 mod raw;
+mod references;
 mod validate;
 mod write;
 
@@ -31,6 +32,7 @@ use std::fmt;
 use std::path::Path;
 
 pub use locate::{Seg, SourceIndex};
+pub use references::relocated;
 pub use write::{to_json, to_text, to_toml};
 
 /// A task-set file that could not be read, parsed or validated.

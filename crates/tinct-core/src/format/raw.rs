@@ -152,6 +152,62 @@ pub struct RawTaskSet {
     /// `[[task]]`.
     #[serde(default, alias = "tasks")]
     pub task: Vec<RawTask>,
+    /// `[[resource]]`.
+    #[serde(default, alias = "resources", skip_serializing_if = "Vec::is_empty")]
+    pub resource: Vec<RawResource>,
+    /// `[[edge]]`.
+    #[serde(default, alias = "edges", skip_serializing_if = "Vec::is_empty")]
+    pub edge: Vec<RawEdge>,
+}
+
+/// `[[resource]]`: `name = "bus"`, `protocol = "pcp" | "pip" | "none"`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawResource {
+    /// Unique name.
+    pub name: String,
+    /// pcp | pip | none.
+    pub protocol: String,
+}
+
+/// `[[edge]]`: `from = "producer"`, `to = "consumer"`, `buffer = "4KiB"`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawEdge {
+    /// The producer's name.
+    pub from: String,
+    /// The consumer's name.
+    pub to: String,
+    /// Bytes handed over per job.
+    pub buffer: Scalar,
+}
+
+/// `{ resource = "bus", length = "200us" }`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSection {
+    /// The resource's name.
+    pub resource: String,
+    /// Worst-case length.
+    pub length: Scalar,
+}
+
+/// `overheads = { context_switch = "5us", release_latency = "20us", tick = "1us", tick_period = "4ms" }`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawOverheads {
+    /// δ.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub context_switch: Option<Scalar>,
+    /// Release latency, added to every J_i.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_latency: Option<Scalar>,
+    /// One timer interrupt.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick: Option<Scalar>,
+    /// The scheduler tick's period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick_period: Option<Scalar>,
 }
 
 /// `[platform]`.
@@ -174,6 +230,12 @@ pub struct RawPlatform {
     /// A DRAM mapping file (`tinct bench dram-map`), relative to this file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram_map: Option<String>,
+    /// The overheads the analysis charges.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overheads: Option<RawOverheads>,
+    /// Groups of cores sharing their lowest cache level.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_domains: Option<Vec<Vec<i64>>>,
 }
 
 /// `[[task]]`.
@@ -182,8 +244,9 @@ pub struct RawPlatform {
 pub struct RawTask {
     /// Unique name.
     pub name: String,
-    /// T_i.
-    pub period: Scalar,
+    /// T_i (a data-triggered task may leave it to its producers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<Scalar>,
     /// D_i.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline: Option<Scalar>,
@@ -203,6 +266,18 @@ pub struct RawTask {
     /// Job body for `tinct run`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<RawBody>,
+    /// Critical sections of one job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical_sections: Option<Vec<RawSection>>,
+    /// J_i.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Scalar>,
+    /// Explicit B_i.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocking: Option<Scalar>,
+    /// "timer" (default) or "data".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
 }
 
 /// `body = { kernel = "chase", working_set = "4MiB", target = "2ms" }`.

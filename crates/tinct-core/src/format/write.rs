@@ -7,8 +7,11 @@
 //! `Display`, so every value re-reads to the same integer.
 
 use super::Syntax;
-use super::raw::{RawBody, RawPartitions, RawPlatform, RawTask, RawTaskSet, RawWcet, Scalar};
-use crate::model::{Body, Task, TaskSet, Work};
+use super::raw::{
+    RawBody, RawEdge, RawOverheads, RawPartitions, RawPlatform, RawResource, RawSection, RawTask,
+    RawTaskSet, RawWcet, Scalar,
+};
+use crate::model::{Body, Overheads, Task, TaskSet, Trigger, Work};
 use crate::units::{Bytes, Nanos};
 
 fn duration(value: Nanos) -> Scalar {
@@ -35,10 +38,23 @@ fn body(body: &Body) -> RawBody {
     }
 }
 
-fn task(task: &Task) -> RawTask {
+/// The overheads, each key only when it is not zero.
+fn overheads(o: &Overheads) -> Option<RawOverheads> {
+    let nonzero = |v: crate::units::Nanos| (v != Nanos::ZERO).then(|| duration(v));
+    (!o.is_none()).then(|| RawOverheads {
+        context_switch: nonzero(o.context_switch),
+        release_latency: nonzero(o.release_latency),
+        tick: nonzero(o.tick),
+        tick_period: o.tick_period.map(duration),
+    })
+}
+
+fn task(set: &TaskSet, task: &Task) -> RawTask {
+    let data = task.trigger == Trigger::Data;
     RawTask {
         name: task.name.clone(),
-        period: duration(task.period),
+        // A data-triggered task's period is its producers'.
+        period: (!data).then(|| duration(task.period)),
         deadline: Some(duration(task.deadline)),
         memory: size(task.memory),
         wcet: RawWcet::Table(
@@ -54,6 +70,18 @@ fn task(task: &Task) -> RawTask {
             .partitions
             .map(|s| RawPartitions::List(s.iter().map(i64::from).collect())),
         body: task.body.as_ref().map(body),
+        critical_sections: (!task.critical_sections.is_empty()).then(|| {
+            task.critical_sections
+                .iter()
+                .map(|s| RawSection {
+                    resource: set.resources[s.resource].name.clone(),
+                    length: duration(s.length),
+                })
+                .collect()
+        }),
+        jitter: (task.jitter != Nanos::ZERO).then(|| duration(task.jitter)),
+        blocking: task.blocking.map(duration),
+        trigger: data.then(|| "data".to_string()),
     }
 }
 
@@ -71,8 +99,32 @@ impl From<&TaskSet> for RawTaskSet {
                     .as_ref()
                     .map(|bits| bits.iter().map(|&b| Scalar::Int(i64::from(b))).collect()),
                 dram_map: p.dram_map.as_ref().map(|d| d.path.clone()),
+                overheads: overheads(&p.overheads),
+                cache_domains: p.cache_domains.as_ref().map(|domains| {
+                    domains
+                        .iter()
+                        .map(|d| d.iter().map(|&c| i64::from(c)).collect())
+                        .collect()
+                }),
             },
-            task: set.tasks.iter().map(task).collect(),
+            task: set.tasks.iter().map(|t| task(set, t)).collect(),
+            resource: set
+                .resources
+                .iter()
+                .map(|r| RawResource {
+                    name: r.name.clone(),
+                    protocol: r.protocol.name().to_string(),
+                })
+                .collect(),
+            edge: set
+                .edges
+                .iter()
+                .map(|e| RawEdge {
+                    from: set.tasks[e.from].name.clone(),
+                    to: set.tasks[e.to].name.clone(),
+                    buffer: size(e.buffer),
+                })
+                .collect(),
         }
     }
 }
@@ -105,11 +157,20 @@ pub fn to_toml(set: &TaskSet, header: &[String]) -> String {
         for task in tasks.iter_mut() {
             let mut rebuilt = toml_edit::Table::new();
             for (key, item) in task.iter() {
-                let item = match item.as_table() {
-                    Some(table) if key == "wcet" || key == "body" => {
+                let item = match (item.as_table(), item.as_array_of_tables()) {
+                    (Some(table), _) if key == "wcet" || key == "body" => {
                         let mut inline = table.clone().into_inline_table();
                         inline.fmt();
                         toml_edit::value(inline)
+                    }
+                    (_, Some(sections)) if key == "critical_sections" => {
+                        let mut array = toml_edit::Array::new();
+                        for section in sections.iter() {
+                            let mut inline = section.clone().into_inline_table();
+                            inline.fmt();
+                            array.push(inline);
+                        }
+                        toml_edit::value(array)
                     }
                     _ => item.clone(),
                 };
@@ -117,6 +178,18 @@ pub fn to_toml(set: &TaskSet, header: &[String]) -> String {
             }
             *task = rebuilt;
         }
+    }
+    if let Some(platform) = document
+        .get_mut("platform")
+        .and_then(toml_edit::Item::as_table_mut)
+        && let Some(overheads) = platform
+            .get("overheads")
+            .and_then(toml_edit::Item::as_table)
+            .cloned()
+    {
+        let mut inline = overheads.into_inline_table();
+        inline.fmt();
+        platform.insert("overheads", toml_edit::value(inline));
     }
     out.push_str(&document.to_string());
     out

@@ -1,13 +1,16 @@
 //! The HTML report of a run directory (`tinct report DIR`): one
 //! self-contained page (tinct-report's [`html`](tinct_report::html)) with
 //! the verdict and its explanations, the plan (cores, priorities, S(i),
-//! Eq. 1-2), kim2013 Fig. 8 per task, the response-time CDFs, the
+//! Eq. 1-2), where each working set lived with the proof that the colouring
+//! isolates them, kim2013 Fig. 8 per task, the response-time CDFs, the
 //! execution-time histograms, kim2013 Fig. 10, the migrations map, the
 //! hardware counters when they were read, and the machine.
 
 use super::figures::{exec_histogram, response_cdf, response_times, utilization};
 use super::read::{RunFiles, TaskFile};
 use super::verdict_word;
+use crate::isolation::IsolationStatus;
+use crate::memory::Placement;
 use std::collections::BTreeSet;
 use tinct_report::html::{Block, Cell, Page, Section, Table, Tone, json_table};
 use tinct_report::{Counts, LineChart, Series, SeriesStyle};
@@ -235,6 +238,80 @@ fn plan(files: &RunFiles) -> Section {
     section
 }
 
+/// Where each working set lived and the proof that the colouring isolates
+/// them (tinct-sim's model of the last-level cache, from the frames).
+fn placement(files: &RunFiles) -> Section {
+    let s = &files.summary;
+    let proof = &s.isolation;
+    let mut section = Section::new("Memory placement and cache isolation");
+    let tone = match proof.status {
+        IsolationStatus::Isolated => Tone::Good,
+        IsolationStatus::NotIsolated => Tone::Bad,
+        IsolationStatus::Unavailable | IsolationStatus::NotClaimed => Tone::Plain,
+    };
+    section.push(Block::Line(proof.headline(), tone));
+    let alarms = proof.alarms();
+    if !alarms.is_empty() {
+        section.push(Block::List(
+            alarms.into_iter().map(|a| (a, Tone::Bad)).collect(),
+        ));
+    }
+    if let Some(line) = proof.model_line() {
+        section.push(Block::Text(format!("{line}.")));
+    }
+    let mut table = Table::new(&[
+        "task",
+        "CPU",
+        "working set",
+        "pages",
+        "colours (model)",
+        "cache sets",
+        "can be evicted by",
+    ]);
+    for t in &s.tasks {
+        let working_set = serde_json::from_value::<Placement>(t.placement.clone())
+            .map_or_else(|_| "—".into(), |p| p.describe());
+        let Some(i) = &t.isolation else {
+            table.row(vec![
+                Cell::new(t.name.clone()),
+                Cell::new(cpus(&t.cpus)),
+                Cell::new(working_set),
+                Cell::new("—"),
+                Cell::new("—"),
+                Cell::new("—"),
+                Cell::new("—"),
+            ]);
+            continue;
+        };
+        let evictors = if i.evicted_by.is_empty() {
+            Cell::toned("nobody", Tone::Good)
+        } else {
+            let list: Vec<String> = i
+                .evicted_by
+                .iter()
+                .map(|e| format!("{} ({} sets, {})", e.task, e.sets, e.sharing.describe()))
+                .collect();
+            let tone = if i.evicted_by.iter().any(|e| e.sharing.breaks_isolation()) {
+                Tone::Bad
+            } else {
+                Tone::Plain
+            };
+            Cell::toned(list.join("; "), tone)
+        };
+        table.row(vec![
+            Cell::new(t.name.clone()),
+            Cell::new(cpus(&t.cpus)),
+            Cell::new(working_set),
+            Cell::new(i.pages.to_string()),
+            Cell::new(i.colors.clone()),
+            Cell::new(format!("{} of {}", i.sets, i.total_sets)),
+            evictors,
+        ]);
+    }
+    section.push(Block::Table(table));
+    section
+}
+
 fn charted(files: &RunFiles) -> (Vec<&TaskFile>, Option<Block>) {
     let tasks: Vec<&TaskFile> = files.summary.tasks.iter().take(MAX_TASK_CHARTS).collect();
     let note = (files.summary.tasks.len() > MAX_TASK_CHARTS).then(|| {
@@ -415,7 +492,7 @@ fn machine(files: &RunFiles) -> Section {
 
 /// The report page of a run directory.
 pub fn run_page(files: &RunFiles) -> Page {
-    let mut sections = vec![verdict(files), plan(files)];
+    let mut sections = vec![verdict(files), plan(files), placement(files)];
     sections.extend(distributions(files));
     sections.push(migrations(files));
     sections.push(counters(files));
@@ -479,6 +556,64 @@ mod tests {
         // Fig. 8, a CDF, a histogram and Fig. 10.
         assert_eq!(html.matches("<svg").count(), 4);
         assert!(html.contains("Not available in this run"));
+    }
+
+    #[test]
+    fn the_placement_section_shows_the_proof_and_its_alarm() {
+        use crate::isolation::{
+            EvictingPair, Evictor, ModelFacts, PairMember, RunIsolation, Sharing, TaskIsolation,
+        };
+        let (_dir, mut files) = written(true);
+        let before = run_page(&files).to_html();
+        assert!(before.contains("Memory placement and cache isolation"));
+        assert!(
+            before.contains("proof not available: not checked"),
+            "{before}"
+        );
+        let member = |task: &str, cpu, partition| PairMember {
+            task: task.into(),
+            cpu: Some(cpu),
+            partitions: vec![partition],
+        };
+        files.summary.isolation = RunIsolation {
+            status: IsolationStatus::NotIsolated,
+            reason: None,
+            model: Some(ModelFacts {
+                name: "L2 1 MiB 8-way".into(),
+                sets: 2048,
+                colors: 32,
+                page_size: 4096,
+            }),
+            color_rule: Some("explicit colour bits: 32 colours".into()),
+            pairs: vec![EvictingPair {
+                tasks: [member("a", 1, 1), member("b", 0, 2)],
+                sets: 64,
+                sharing: Sharing::DisjointInPlan,
+            }],
+        };
+        files.summary.tasks[0].isolation = Some(TaskIsolation {
+            pages: 8,
+            colors: "0-1".into(),
+            sets: 128,
+            total_sets: 2048,
+            evicted_by: vec![Evictor {
+                task: "b".into(),
+                sets: 64,
+                sharing: Sharing::DisjointInPlan,
+            }],
+        });
+        let html = run_page(&files).to_html();
+        for text in [
+            "NOT ISOLATED: 1 pair(s)",
+            "tasks 'a' (CPU 1) and 'b' (CPU 0) can evict each other in 64 cache sets although \
+             the plan gives them disjoint partitions {1} and {2}",
+            "tinct-sim model of the L2 1 MiB 8-way: 2048 sets, 32 colours of 4096 B pages; \
+             colour rule of the run: explicit colour bits",
+            "<td>128 of 2048</td>",
+            "b (64 sets, DISJOINT partitions in the plan)",
+        ] {
+            assert!(html.contains(text), "{text}");
+        }
     }
 
     #[test]

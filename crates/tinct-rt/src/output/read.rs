@@ -11,6 +11,7 @@
 //! expected.
 
 use super::jobs_csv::JobRow;
+use crate::isolation::{RunIsolation, TaskIsolation};
 use crate::{Result, RtError};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -72,6 +73,10 @@ pub struct TaskFile {
     pub exceeds_bound_nocint: bool,
     /// Where the working set lived, as written.
     pub placement: serde_json::Value,
+    /// The proof that its working set is isolated (absent in run
+    /// directories of older versions).
+    #[serde(default)]
+    pub isolation: Option<TaskIsolation>,
     /// LLC misses per finished job, when counted.
     pub llc_misses: Option<Counts>,
     /// Instructions per finished job, when counted.
@@ -111,6 +116,10 @@ pub struct SummaryFile {
     pub misses: u64,
     /// Every task's counts balance.
     pub balanced: bool,
+    /// The proof that the colouring isolates (not checked in run
+    /// directories of older versions).
+    #[serde(default = "RunIsolation::not_checked")]
+    pub isolation: RunIsolation,
 }
 
 /// One task of `analysis.json` (tinct-core's analysis of the plan).
@@ -333,6 +342,57 @@ mod tests {
                 .is_some_and(|m| !m.online_cpus.is_empty())
         );
         assert!(RunFiles::is_run_dir(&files.dir));
+    }
+
+    #[test]
+    fn the_isolation_proof_reads_back_as_written() {
+        use crate::isolation::{IsolationStatus, LlcModel, TaskMemory, prove_with};
+        use crate::memory::Placement;
+        let placement = Placement::Colored {
+            bytes: 2 * 4096,
+            partitions: vec![1],
+            colors: "0-1".into(),
+            color_count: 2,
+            machine_colors: 32,
+            pages: 2,
+            pages_outside_colors: Some(0),
+            frames: vec![0, 1],
+        };
+        let model = LlcModel {
+            name: "L2 1 MiB 8-way".into(),
+            geometry: tinct_sim::CacheGeometry::new(1 << 20, 8, 64).unwrap(),
+            page_size: 4096,
+        };
+        let task = TaskMemory {
+            name: "a",
+            cpu: Some(1),
+            partitions: &[1],
+            placement: &placement,
+        };
+        let proof = prove_with(&[task], Ok(&model), Some("a rule".into()));
+        assert_eq!(proof.run.status, IsolationStatus::Isolated);
+        let r = result();
+        let mut s = summarize("x.toml", 400, &r);
+        proof.clone().attach_to(&mut s);
+        let dir = tempfile::tempdir().unwrap();
+        crate::output::RunDir::prepare(dir.path())
+            .unwrap()
+            .write(&s, &r, &crate::output::fixture::context(None))
+            .unwrap();
+        let files = RunFiles::read(dir.path()).unwrap();
+        assert_eq!(files.summary.isolation, proof.run);
+        assert_eq!(files.summary.tasks[0].isolation, proof.tasks[0]);
+        assert_eq!(files.summary_raw["tasks"][0]["isolation"]["sets"], 128);
+
+        // A run directory of an older tinct, without the proof, still reads.
+        let path = dir.path().join("summary.json");
+        let mut raw = files.summary_raw.clone();
+        raw.as_object_mut().unwrap().remove("isolation");
+        raw["tasks"][0].as_object_mut().unwrap().remove("isolation");
+        std::fs::write(&path, raw.to_string()).unwrap();
+        let old = RunFiles::read(dir.path()).unwrap();
+        assert_eq!(old.summary.isolation.status, IsolationStatus::Unavailable);
+        assert_eq!(old.summary.tasks[0].isolation, None);
     }
 
     #[test]

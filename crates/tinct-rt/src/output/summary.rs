@@ -5,6 +5,7 @@
 //! `summary.json`.
 
 use crate::attribution::{Attribution, CauseCounts, Colouring, Evidence, LateJob, attribute};
+use crate::isolation::{RunIsolation, TaskIsolation};
 use crate::memory::Placement;
 use crate::record::{Accounting, JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun, WorkNote};
@@ -80,6 +81,10 @@ pub struct TaskVerdict {
     pub exceeds_bound_nocint: bool,
     /// Where the working set lived.
     pub placement: Placement,
+    /// The proof that its working set is isolated: the cache sets it can
+    /// occupy and who can evict it ([`crate::isolation`]); `None` when the
+    /// run's `isolation` says the proof is not available.
+    pub isolation: Option<TaskIsolation>,
     /// LLC read misses per finished job, when hardware counters are available.
     pub llc_misses: Option<Counts>,
     /// Instructions per finished job, when hardware counters are available.
@@ -152,6 +157,9 @@ pub struct Summary {
     pub colouring: Colouring,
     /// What the stall sentinels saw (`None`: no sentinel ran).
     pub sentinel: Option<SentinelSummary>,
+    /// The proof that the colouring isolates the working sets, or why
+    /// there is none ([`crate::isolation`]).
+    pub isolation: RunIsolation,
 }
 
 impl Summary {
@@ -290,6 +298,7 @@ fn verdict(task: &TaskRun, late: Vec<LateJob>) -> TaskVerdict {
         exceeds_bound_nocint: over(task.spec.bound.and_then(|b| b.wcrt_nocint_ns)),
         response,
         placement: task.placement.clone(),
+        isolation: None,
         llc_misses: counter_distribution(&finished, |r| r.counters.llc_misses),
         instructions: counter_distribution(&finished, |r| r.counters.instructions),
         counters_unavailable: task.counters_unavailable.clone(),
@@ -365,6 +374,7 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
         misses: tasks.iter().map(|t| t.jobs.missed).sum(),
         balanced: tasks.iter().all(|t| t.balanced),
         tasks,
+        isolation: RunIsolation::not_checked(),
     }
 }
 

@@ -21,19 +21,14 @@ pub(super) struct WirePlacement {
 impl WirePlacement {
     pub(super) fn of(placement: &Placement) -> WirePlacement {
         WirePlacement {
-            frames: match placement {
-                Placement::Colored { frames, .. } => frames.clone(),
-                _ => Vec::new(),
-            },
+            frames: placement.frames().to_vec(),
             placement: placement.clone(),
         }
     }
 
     pub(super) fn into_placement(self) -> Placement {
         let mut placement = self.placement;
-        if let Placement::Colored { frames, .. } = &mut placement {
-            *frames = self.frames;
-        }
+        placement.set_frames(self.frames);
         placement
     }
 }

@@ -6,11 +6,15 @@
 //! 1..=N_P and not repeated; cores within 0..N_C; unique task names;
 //! priorities given for all tasks or none, and unique on a core.
 
+mod graph;
+mod platform;
+mod resources;
+
 use super::locate::{Seg, SourceIndex, path};
-use super::raw::{RawBody, RawPartitions, RawPlatform, RawTask, RawTaskSet, RawWcet, Scalar};
+use super::raw::{RawBody, RawPartitions, RawTask, RawTaskSet, RawWcet, Scalar};
 use super::{InputError, LoadOptions};
-use crate::model::{Body, Kernel, Platform, Task, TaskSet, WcetTable, Work};
-use crate::partitions::{MAX_PARTITIONS, PartitionSet};
+use crate::model::{Body, Kernel, Platform, Resource, Task, TaskSet, Trigger, WcetTable, Work};
+use crate::partitions::PartitionSet;
 use crate::units::{Bytes, Nanos, parse_duration, parse_size};
 use std::collections::{BTreeMap, HashMap};
 
@@ -99,7 +103,7 @@ pub(super) fn validate(
     options: &LoadOptions,
 ) -> Result<TaskSet, InputError> {
     let reporter = Reporter { file, index };
-    let platform = validate_platform(&raw.platform, &reporter, options)?;
+    let platform = platform::validate_platform(&raw.platform, &reporter, options)?;
     if raw.task.is_empty() {
         return Err(reporter.error(
             &path(&["task"]),
@@ -117,7 +121,6 @@ pub(super) fn validate(
         ));
     }
     let mut names: HashMap<&str, usize> = HashMap::new();
-    let mut tasks = Vec::with_capacity(raw.task.len());
     for (i, raw_task) in raw.task.iter().enumerate() {
         check_name(&raw_task.name, i, &reporter)?;
         if let Some(first) = names.insert(raw_task.name.as_str(), i) {
@@ -132,8 +135,22 @@ pub(super) fn validate(
                 format!("a second task named '{}'", raw_task.name),
             ));
         }
-        tasks.push(validate_task(raw_task, i, &platform, &reporter)?);
     }
+    let resources = resources::validate_resources(&raw.resource, &reporter)?;
+    let graph = graph::validate_graph(&raw.task, &raw.edge, &names, &reporter)?;
+    let context = TaskContext {
+        platform: &platform,
+        resources: &resources,
+        reporter: &reporter,
+    };
+    let tasks = raw
+        .task
+        .iter()
+        .enumerate()
+        .map(|(i, raw_task)| {
+            validate_task(raw_task, i, graph.periods[i], graph.triggers[i], &context)
+        })
+        .collect::<Result<Vec<Task>, InputError>>()?;
     check_priorities(&raw.task, &tasks, &reporter)?;
     let task_lines = (0..tasks.len())
         .map(|i| index.line_of(&[Seg::Key("task".into()), Seg::Index(i)]))
@@ -141,174 +158,67 @@ pub(super) fn validate(
     Ok(TaskSet {
         platform,
         tasks,
+        resources,
+        edges: graph.edges,
         task_lines,
     })
 }
 
-/// A name short enough and printable: it goes into every table, message
-/// and trace (messages name the task by its position until it passes).
+/// What every task is validated against.
+struct TaskContext<'c> {
+    platform: &'c Platform,
+    resources: &'c [Resource],
+    reporter: &'c Reporter<'c>,
+}
+
+/// A task name short enough and printable: it goes into every table,
+/// message and trace (messages name the task by its position until it
+/// passes).
 fn check_name(name: &str, i: usize, reporter: &Reporter<'_>) -> Result<(), InputError> {
     let at = [
         Seg::Key("task".into()),
         Seg::Index(i),
         Seg::Key("name".into()),
     ];
-    let field = format!("task #{} field `name`", i + 1);
+    check_printable_name(name, &at, format!("task #{} field `name`", i + 1), reporter)
+}
+
+/// A name (of a task or a resource) of at most [`super::MAX_NAME_BYTES`]
+/// bytes without control characters.
+fn check_printable_name(
+    name: &str,
+    at: &[Seg],
+    field: String,
+    reporter: &Reporter<'_>,
+) -> Result<(), InputError> {
     if name.len() > super::MAX_NAME_BYTES {
         let shown: String = name.chars().take(32).collect();
         return Err(reporter.error(
-            &at,
+            at,
             field,
-            format!("a task name of at most {} bytes", super::MAX_NAME_BYTES),
+            format!("a name of at most {} bytes", super::MAX_NAME_BYTES),
             format!("a name of {} bytes starting {shown:?}", name.len()),
         ));
     }
     if let Some(c) = name.chars().find(|c| c.is_control()) {
         return Err(reporter.error(
-            &at,
+            at,
             field,
-            "a task name without control characters (it is printed in tables and traces)",
+            "a name without control characters (it is printed in tables and traces)",
             format!("{c:?} in {:?}", name.chars().take(32).collect::<String>()),
         ));
     }
     Ok(())
 }
 
-fn validate_platform(
-    raw: &RawPlatform,
-    reporter: &Reporter<'_>,
-    options: &LoadOptions,
-) -> Result<Platform, InputError> {
-    let field = |name: &str| Field {
-        reporter,
-        at: path(&["platform", name]),
-        name: platform_field(name),
-    };
-    let cores = field("cores").integer(&raw.cores, 1, 4096, "the number of cores")?;
-    let partitions = field("partitions").integer(
-        &raw.partitions,
-        1,
-        i64::from(MAX_PARTITIONS),
-        "the number of cache partitions N_P",
-    )?;
-    let memory_field = field("memory");
-    let memory = memory_field.size(&raw.memory)?;
-    if memory.0 < u64::from(partitions) {
-        return Err(memory_field.fail(
-            format!("at least one byte per partition ({partitions} partitions)"),
-            memory.to_string(),
-        ));
-    }
-    let refill = match (&raw.refill, options.default_refill) {
-        (Some(value), _) => field("refill").duration(value)?,
-        (None, Some(calibration)) => calibration.for_partitions(partitions),
-        (None, None) => {
-            return Err(field("refill").fail(
-                "Δ, the time to refill one cache partition, e.g. refill = \"45.3us\" \
-                 (measure it with `tinct bench calibrate`, or pass --calibration FILE)",
-                "no `refill` key and no calibration",
-            ));
-        }
-    };
-    let color_bits = raw
-        .color_bits
-        .as_ref()
-        .map(|bits| validate_color_bits(bits, partitions, reporter))
-        .transpose()?;
-    let dram_map = raw
-        .dram_map
-        .as_ref()
-        .map(|path| {
-            let relative = std::path::Path::new(reporter.file)
-                .parent()
-                .unwrap_or(std::path::Path::new(""))
-                .join(path);
-            crate::dram_map::DramMap::load(&relative)
-                .map(|map| crate::model::PlatformDramMap {
-                    path: path.clone(),
-                    map,
-                })
-                .map_err(|e| {
-                    field("dram_map").fail(
-                        "a DRAM mapping file written by `tinct bench dram-map` (relative to \
-                         this task set)",
-                        e.to_string(),
-                    )
-                })
-        })
-        .transpose()?;
-    Ok(Platform {
-        cores,
-        partitions,
-        memory,
-        refill,
-        color_bits,
-        dram_map,
-    })
-}
-
-/// Largest number of colour bits (2^16 colours, the most tinct-mem's
-/// address functions express).
-const MAX_COLOR_BITS: usize = 16;
-
-/// `color_bits = [12, 13, ...]`: strictly increasing address bits from 6
-/// (above a cache line) to 63, at most 16 of them, giving at least one
-/// colour per partition.
-fn validate_color_bits(
-    bits: &[Scalar],
-    partitions: u32,
-    reporter: &Reporter<'_>,
-) -> Result<Vec<u32>, InputError> {
-    let list = Field {
-        reporter,
-        at: path(&["platform", "color_bits"]),
-        name: platform_field("color_bits"),
-    };
-    if bits.is_empty() || bits.len() > MAX_COLOR_BITS {
-        return Err(list.fail(
-            format!("1 to {MAX_COLOR_BITS} physical address bits, such as [12, 13, 14, 15, 16]"),
-            format!("{} bits", bits.len()),
-        ));
-    }
-    let mut out: Vec<u32> = Vec::with_capacity(bits.len());
-    for (i, value) in bits.iter().enumerate() {
-        let element = Field {
-            reporter,
-            at: vec![
-                Seg::Key("platform".into()),
-                Seg::Key("color_bits".into()),
-                Seg::Index(i),
-            ],
-            name: platform_field("color_bits"),
-        };
-        let bit = element.integer(value, 6, 63, "a physical address bit above the cache line")?;
-        if out.last().is_some_and(|&previous| bit <= previous) {
-            return Err(element.fail(
-                "strictly increasing bits",
-                format!("{bit} after {}", out[out.len() - 1]),
-            ));
-        }
-        out.push(bit);
-    }
-    let colors = 1u64 << out.len();
-    if colors < u64::from(partitions) {
-        return Err(list.fail(
-            format!(
-                "at least one colour per partition: {partitions} partitions need at least {} bits",
-                partitions.next_power_of_two().trailing_zeros()
-            ),
-            format!("{} bits ({colors} colours)", out.len()),
-        ));
-    }
-    Ok(out)
-}
-
 fn validate_task(
     raw: &RawTask,
     i: usize,
-    platform: &Platform,
-    reporter: &Reporter<'_>,
+    period: Nanos,
+    trigger: Trigger,
+    context: &TaskContext<'_>,
 ) -> Result<Task, InputError> {
+    let (platform, reporter) = (context.platform, context.reporter);
     let field = |name: &str| Field {
         reporter,
         at: vec![
@@ -320,11 +230,6 @@ fn validate_task(
     };
     if raw.name.trim().is_empty() {
         return Err(field("name").fail("a non-empty task name", "an empty string"));
-    }
-    let period_field = field("period");
-    let period = period_field.duration(&raw.period)?;
-    if period == Nanos::ZERO {
-        return Err(period_field.fail("a period above zero", "0"));
     }
     let deadline = match &raw.deadline {
         None => period,
@@ -377,6 +282,16 @@ fn validate_task(
         None => None,
         Some(b) => Some(validate_body(b, i, &raw.name, reporter)?),
     };
+    let critical_sections =
+        resources::validate_sections(raw, i, context.resources, &wcet, reporter)?;
+    let jitter = match &raw.jitter {
+        None => Nanos::ZERO,
+        Some(v) => field("jitter").duration(v)?,
+    };
+    let blocking = match &raw.blocking {
+        None => None,
+        Some(v) => Some(field("blocking").duration(v)?),
+    };
     Ok(Task {
         name: raw.name.clone(),
         period,
@@ -387,6 +302,10 @@ fn validate_task(
         core,
         partitions,
         body,
+        critical_sections,
+        jitter,
+        blocking,
+        trigger,
     })
 }
 

@@ -1,0 +1,267 @@
+//! `tinct run` proves (or refutes) that its colouring isolates: the frames
+//! of every task's working set go through tinct-sim's model of this
+//! machine's last-level cache, and summary.json and the printed verdict say
+//! per task which cache sets it can occupy and who can evict it (issue 11
+//! item 6). A task set's `[platform] color_bits` decide the colours, and
+//! the run says which rule it used (issue 16 item 4).
+//!
+//! Real SCHED_FIFO runs of 300 ms on two CPUs with small working sets: they
+//! need root (frame numbers, SCHED_FIFO); without it they skip, unless
+//! TINCT_REQUIRE_PRIVILEGED=1 makes them fail.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::sync::Mutex;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Two CPUs this process may run on (the first and the last allowed).
+fn two_cpus() -> (u32, u32) {
+    let cpus = tinct_sys::sched::affinity().unwrap();
+    assert!(
+        cpus.len() >= 2,
+        "these tests run tasks on two CPUs; this process may use only {cpus:?}"
+    );
+    (cpus[0], cpus[cpus.len() - 1])
+}
+
+/// This machine's page colours under its own rule (what a task set without
+/// `color_bits` gets).
+fn machine_colors() -> u32 {
+    let spec = tinct_rt::spec::RunSpec::new("probe", Vec::new(), 1);
+    tinct_rt::memory::ColorLayout::of_spec(&spec)
+        .unwrap()
+        .mapping
+        .colors()
+}
+
+/// Which of the two CPUs a task is pinned to.
+#[derive(Clone, Copy)]
+enum Cpu {
+    First,
+    Second,
+}
+
+/// Runs for 300 ms a plan of `[platform]` with `platform` (N_P and, if
+/// wanted, `color_bits`) whose tasks `(name, CPU, partitions)` each chase
+/// a pointer over `working_set` bytes; the summary and what was printed.
+/// `None` (a skip) without root.
+fn run_plan(
+    platform: &str,
+    tasks: &[(&str, Cpu, &[u32])],
+    working_set: u64,
+) -> Option<(Value, String)> {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (frame numbers, SCHED_FIFO)") {
+        return None;
+    }
+    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let (first, second) = two_cpus();
+    let mut text = format!(
+        "[platform]\ncores = {}\n{platform}\nmemory = \"1GiB\"\nrefill = \"45.3us\"\n",
+        first.max(second) + 1
+    );
+    for (name, cpu, partitions) in tasks {
+        let core = match cpu {
+            Cpu::First => first,
+            Cpu::Second => second,
+        };
+        let partitions: Vec<String> = partitions.iter().map(u32::to_string).collect();
+        text.push_str(&format!(
+            "\n[[task]]\nname = \"{name}\"\nperiod = \"50ms\"\nmemory = \"64KiB\"\n\
+             wcet = {{ 1 = \"5ms\" }}\ncore = {core}\npartitions = [{}]\n\
+             body = {{ kernel = \"chase\", working_set = \"{working_set}B\", iterations = 2000 }}\n",
+            partitions.join(", ")
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("plan.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("run");
+    let output = Command::cargo_bin("tinct")
+        .unwrap()
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--duration",
+            "300ms",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    Some((summary, stdout))
+}
+
+/// `partitions = N` of eight colours each under the machine's rule (at
+/// most 256, the format's limit), and a working set of two pages of each
+/// colour of a partition: every colour of a task's partitions then holds
+/// its pages.
+fn eight_colour_partitions() -> (String, u64) {
+    let partitions = (machine_colors() / 8).clamp(2, 256);
+    let colours_per_partition = u64::from(machine_colors() / partitions);
+    (
+        format!("partitions = {partitions}"),
+        2 * colours_per_partition * 4096,
+    )
+}
+
+/// Task `name`, the `index`-th of the plan (the summary keeps its order).
+fn task<'a>(summary: &'a Value, index: usize, name: &str) -> &'a Value {
+    let task = &summary["tasks"][index];
+    assert_eq!(task["name"], name, "{summary}");
+    task
+}
+
+/// The tasks that can evict task `name` (the `index`-th), by the proof.
+fn evictors(summary: &Value, index: usize, name: &str) -> Vec<String> {
+    task(summary, index, name)["isolation"]["evicted_by"]
+        .as_array()
+        .unwrap_or_else(|| panic!("task {name} has no proof: {summary}"))
+        .iter()
+        .map(|e| e["task"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn disjoint_partitions_on_two_cpus_are_proven_isolated() {
+    let (platform, working_set) = eight_colour_partitions();
+    // c shares a's partition on a's CPU, as kim2013 lets one core's tasks do.
+    let tasks: [(&str, Cpu, &[u32]); 3] = [
+        ("a", Cpu::First, &[1]),
+        ("b", Cpu::Second, &[2]),
+        ("c", Cpu::First, &[1]),
+    ];
+    let Some((summary, stdout)) = run_plan(&platform, &tasks, working_set) else {
+        return;
+    };
+    let isolation = &summary["isolation"];
+    assert_eq!(isolation["status"], "isolated", "{isolation}");
+    assert!(
+        isolation["color_rule"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{} colours", machine_colors())),
+        "{isolation}"
+    );
+    assert_eq!(evictors(&summary, 0, "a"), ["c"]);
+    assert_eq!(evictors(&summary, 1, "b"), Vec::<String>::new());
+    assert_eq!(evictors(&summary, 2, "c"), ["a"]);
+    let pairs = isolation["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 1, "{isolation}");
+    assert_eq!(pairs[0]["sharing"]["kind"], "planned_on_one_cpu");
+    for (index, name) in ["a", "b", "c"].into_iter().enumerate() {
+        let proof = &task(&summary, index, name)["isolation"];
+        let sets = proof["sets"].as_u64().unwrap();
+        assert!(sets > 0 && sets < proof["total_sets"].as_u64().unwrap());
+        assert!(
+            stdout.contains(&format!("  {name}: ")) && stdout.contains("can occupy"),
+            "{stdout}"
+        );
+    }
+    assert!(stdout.contains("cache isolation: ISOLATED"), "{stdout}");
+    assert!(
+        stdout.contains("  b: ") && stdout.contains("no other task can evict its lines"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("!!!"), "{stdout}");
+}
+
+#[test]
+fn partitions_shared_across_cpus_name_the_evicting_pair() {
+    let (platform, working_set) = eight_colour_partitions();
+    let tasks: [(&str, Cpu, &[u32]); 3] = [
+        ("a", Cpu::First, &[1]),
+        ("b", Cpu::Second, &[1, 2]),
+        ("c", Cpu::Second, &[3]),
+    ];
+    // Twice the pages: b's cover both its partitions, so every colour of 1.
+    let Some((summary, stdout)) = run_plan(&platform, &tasks, 2 * working_set) else {
+        return;
+    };
+    let isolation = &summary["isolation"];
+    assert_eq!(isolation["status"], "not_isolated", "{isolation}");
+    let pairs = isolation["pairs"].as_array().unwrap();
+    assert_eq!(pairs.len(), 1, "{isolation}");
+    assert_eq!(pairs[0]["tasks"][0]["task"], "a");
+    assert_eq!(pairs[0]["tasks"][1]["task"], "b");
+    assert_eq!(pairs[0]["sharing"]["kind"], "planned_across_cpus");
+    assert_eq!(pairs[0]["sharing"]["partitions"], serde_json::json!([1]));
+    assert_eq!(evictors(&summary, 0, "a"), ["b"]);
+    assert_eq!(evictors(&summary, 1, "b"), ["a"]);
+    assert_eq!(evictors(&summary, 2, "c"), Vec::<String>::new());
+    assert!(
+        stdout.contains("cache isolation: NOT ISOLATED: 1 pair(s)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("can be evicted by b (")
+            && stdout.contains("can run at the same time, partitions {1} shared by the plan"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_task_sets_color_bits_colour_the_run_and_the_run_says_so() {
+    // 32 colours on bits 12-16, 8 per partition: a working set of 8 pages
+    // takes each colour of its partition once.
+    let platform = "partitions = 4\ncolor_bits = [12, 13, 14, 15, 16]";
+    let tasks: [(&str, Cpu, &[u32]); 2] = [("a", Cpu::First, &[1]), ("b", Cpu::Second, &[2])];
+    let Some((summary, stdout)) = run_plan(platform, &tasks, 8 * 4096) else {
+        return;
+    };
+    for (index, (name, colors)) in [("a", "0-7"), ("b", "8-15")].into_iter().enumerate() {
+        let placement = &task(&summary, index, name)["placement"];
+        assert_eq!(placement["placement"], "colored", "{placement}");
+        assert_eq!(placement["machine_colors"], 32, "{placement}");
+        assert_eq!(placement["colors"], colors, "{placement}");
+        assert_eq!(
+            placement["pages_outside_colors"], 0,
+            "every page checked against bits 12-16: {placement}"
+        );
+    }
+    let rule = "explicit colour bits: 32 colours on physical address bits 12-16 (given by the \
+                task set's [platform] color_bits)";
+    assert_eq!(summary["isolation"]["color_rule"], rule);
+    assert!(stdout.contains(rule), "{stdout}");
+    assert_eq!(summary["isolation"]["status"], "isolated");
+}
+
+#[test]
+fn colour_bits_the_cache_does_not_have_are_caught_by_the_proof() {
+    // Four times the cache's colours: partitions 1 and 2 differ only in the
+    // two bits above the cache's set index, so the plan keeps them disjoint
+    // while their pages fall in the same sets.
+    let colours = machine_colors();
+    let bits: Vec<String> = (12..12 + colours.trailing_zeros() + 2)
+        .map(|b| b.to_string())
+        .collect();
+    let platform = format!("partitions = 4\ncolor_bits = [{}]", bits.join(", "));
+    let tasks: [(&str, Cpu, &[u32]); 2] = [("a", Cpu::First, &[1]), ("b", Cpu::Second, &[2])];
+    // One page of each colour of a partition: every set index of the cache.
+    let Some((summary, stdout)) = run_plan(&platform, &tasks, u64::from(colours) * 4096) else {
+        return;
+    };
+    let isolation = &summary["isolation"];
+    assert_eq!(isolation["status"], "not_isolated", "{isolation}");
+    assert_eq!(isolation["pairs"][0]["sharing"]["kind"], "disjoint_in_plan");
+    assert_eq!(
+        isolation["pairs"][0]["sets"], isolation["model"]["sets"],
+        "every set of the cache is shared"
+    );
+    let (first, second) = two_cpus();
+    let alarm = format!(
+        "!!! tasks 'a' (CPU {first}) and 'b' (CPU {second}) can evict each other in {} cache \
+         sets although the plan gives them disjoint partitions {{1}} and {{2}}: the colouring \
+         does not isolate",
+        isolation["model"]["sets"]
+    );
+    assert!(stdout.contains(&alarm), "{stdout}");
+}

@@ -1,0 +1,398 @@
+//! `plan --placement static` (issue 13, demarchi): the affinity graph
+//! partitioned offline onto cache domains.
+//!
+//! Every task gets a core so that the bytes handed over between cache
+//! domains (Σ `buffer` over the edges whose two ends run in different
+//! domains) is least, subject to a utilization bound per core
+//! (Σ (C + 2δ + ε)/T ≤ `utilization_bound`) and to the analysis: the placed
+//! set must be schedulable by [`crate::analysis::analyze`] — jitter,
+//! blocking, overheads and the jitter data-triggered tasks inherit
+//! included — and every chain bounded. Tasks that share a resource go to
+//! one core (resources are analysed per core).
+//!
+//! The search is an exact branch-and-bound over task → core assignments:
+//! tasks in decreasing order of the bytes on their edges, each tried on the
+//! cores that add the fewest crossing bytes first; a branch is cut when its
+//! crossing bytes reach the best placement's, when a core passes the bound,
+//! or when a core's tasks miss a deadline among themselves with the jitter
+//! they declare ([`crate::analysis::core_feasible_so_far`]: adding tasks or
+//! inherited jitter only lengthens response times). Empty cores of one
+//! domain, and empty domains of one size, are interchangeable, so only the
+//! first of each is tried. A node budget makes the search anytime: past it
+//! the best placement found is kept and reported as not proven optimal.
+//!
+//! The placement assigns cores only: cache partitions S(i) are left out
+//! (the analysis then takes each task's worst listed C), and priorities are
+//! the set's rank order.
+
+use crate::analysis::rta::{CoreTask, utilization_numerators};
+use crate::analysis::{Analysis, analyze, core_feasible_so_far};
+use crate::model::TaskSet;
+use crate::partitions::PartitionSet;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// How to place.
+#[derive(Copy, Clone, Debug)]
+pub struct PlacementOptions<'a> {
+    /// The largest utilization a core may take.
+    pub utilization_bound: f64,
+    /// Search nodes before settling for the best placement found (`None`:
+    /// exhaustive).
+    pub node_budget: Option<u64>,
+    /// Set from elsewhere (a timeout) to stop with the best placement so far.
+    pub stop: Option<&'a AtomicBool>,
+}
+
+impl Default for PlacementOptions<'_> {
+    fn default() -> Self {
+        PlacementOptions {
+            utilization_bound: 1.0,
+            node_budget: Some(2_000_000),
+            stop: None,
+        }
+    }
+}
+
+/// An edge whose ends run in different cache domains.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrossingEdge {
+    /// Producer (name).
+    pub from: String,
+    /// Consumer (name).
+    pub to: String,
+    /// Bytes per job.
+    pub buffer: u64,
+}
+
+/// One core of a placement.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlacedCore {
+    /// Core number.
+    pub core: u32,
+    /// Its cache domain (index into the platform's `cache_domains`).
+    pub domain: usize,
+    /// Σ (C + 2δ + ε)/T of its tasks.
+    pub utilization: f64,
+    /// Its tasks (names), highest priority first.
+    pub tasks: Vec<String>,
+}
+
+/// The result of [`place_static`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StaticPlacement {
+    /// A placement was found (every task placed, the set schedulable).
+    pub found: bool,
+    /// Bytes per job crossing cache domains.
+    pub crossing_bytes: u64,
+    /// The edges that cross.
+    pub crossing: Vec<CrossingEdge>,
+    /// Per core.
+    pub cores: Vec<PlacedCore>,
+    /// The search was exhaustive: the placement is optimal (or none exists).
+    pub exact: bool,
+    /// Search nodes.
+    pub nodes: u64,
+    /// The search was stopped from outside (a timeout).
+    pub stopped: bool,
+    /// The bound used.
+    pub utilization_bound: f64,
+    /// Why no placement was found, when none was.
+    pub reason: Option<String>,
+    /// The set with `core` and `priority` filled in (and no partitions).
+    #[serde(skip)]
+    pub planned: Option<TaskSet>,
+    /// Its analysis.
+    #[serde(skip)]
+    pub analysis: Option<Analysis>,
+}
+
+struct Search<'a> {
+    set: &'a TaskSet,
+    /// Per task: the numerator of its utilization term, and its period.
+    load: Vec<(u128, u64)>,
+    /// Tasks in the order they are placed.
+    order: Vec<usize>,
+    /// Per task: (other end, bytes) of its edges.
+    neighbours: Vec<Vec<(usize, u64)>>,
+    /// Per task: the tasks it shares a resource with.
+    sharing: Vec<Vec<usize>>,
+    domain: Vec<usize>,
+    domain_sizes: Vec<usize>,
+    ranks: Vec<u32>,
+    options: PlacementOptions<'a>,
+    core_of: Vec<Option<u32>>,
+    members: Vec<Vec<usize>>,
+    utilization: Vec<f64>,
+    nodes: u64,
+    cut: bool,
+    best: Option<(u64, Vec<u32>, Analysis)>,
+}
+
+/// Places `set`'s tasks on cores to minimise the bytes crossing cache
+/// domains, as described in the module documentation.
+pub fn place_static(set: &TaskSet, options: &PlacementOptions) -> StaticPlacement {
+    let mut base = set.clone();
+    let ranks = set.ranks();
+    for (task, &rank) in base.tasks.iter_mut().zip(&ranks) {
+        task.core = None;
+        task.partitions = None;
+        task.priority = Some(rank);
+    }
+    let n = base.tasks.len();
+    let overheads = base.platform.overheads;
+    let core_tasks: Vec<CoreTask> = base
+        .tasks
+        .iter()
+        .map(|t| CoreTask {
+            overhead: overheads.context_switch.0.saturating_mul(2),
+            interrupt: overheads.tick.0,
+            ..CoreTask::new(
+                t.wcet.worst().0,
+                t.period.0,
+                t.deadline.0,
+                PartitionSet::EMPTY,
+            )
+        })
+        .collect();
+    let load = utilization_numerators(&core_tasks, 0)
+        .into_iter()
+        .zip(&base.tasks)
+        .map(|(numerator, t)| (numerator, t.period.0))
+        .collect();
+    let mut neighbours = vec![Vec::new(); n];
+    let mut bytes = vec![0u128; n];
+    for edge in &base.edges {
+        neighbours[edge.from].push((edge.to, edge.buffer.0));
+        neighbours[edge.to].push((edge.from, edge.buffer.0));
+        bytes[edge.from] += u128::from(edge.buffer.0);
+        bytes[edge.to] += u128::from(edge.buffer.0);
+    }
+    let shares = |a: usize, b: usize| {
+        a != b
+            && base.tasks[a].critical_sections.iter().any(|s| {
+                base.tasks[b]
+                    .critical_sections
+                    .iter()
+                    .any(|t| t.resource == s.resource)
+            })
+    };
+    let sharing: Vec<Vec<usize>> = (0..n)
+        .map(|a| (0..n).filter(|&b| shares(a, b)).collect())
+        .collect();
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| (std::cmp::Reverse(bytes[i]), ranks[i]));
+    let domains = base.platform.cache_domains();
+    let cores = base.platform.cores as usize;
+    let mut search = Search {
+        set: &base,
+        load,
+        order,
+        neighbours,
+        sharing,
+        domain: base.platform.domain_of_cores(),
+        domain_sizes: domains.iter().map(Vec::len).collect(),
+        ranks: ranks.clone(),
+        options: *options,
+        core_of: vec![None; n],
+        members: vec![Vec::new(); cores],
+        utilization: vec![0.0; cores],
+        nodes: 0,
+        cut: false,
+        best: None,
+    };
+    search.place(0, 0);
+    let stopped = options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
+    let exact = !search.cut;
+    let nodes = search.nodes;
+    let domain = search.domain.clone();
+    let load = search.load.clone();
+    match search.best.take() {
+        Some((crossing_bytes, assignment, analysis)) => {
+            let mut planned = base.clone();
+            for (task, &core) in planned.tasks.iter_mut().zip(&assignment) {
+                task.core = Some(core);
+            }
+            let crossing = planned
+                .edges
+                .iter()
+                .filter(|e| {
+                    domain[assignment[e.from] as usize] != domain[assignment[e.to] as usize]
+                })
+                .map(|e| CrossingEdge {
+                    from: planned.tasks[e.from].name.clone(),
+                    to: planned.tasks[e.to].name.clone(),
+                    buffer: e.buffer.0,
+                })
+                .collect();
+            let cores = analysis
+                .cores
+                .iter()
+                .map(|c| PlacedCore {
+                    core: c.core,
+                    domain: domain[c.core as usize],
+                    utilization: c
+                        .task_indices
+                        .iter()
+                        .map(|&i| load[i].0 as f64 / load[i].1 as f64)
+                        .sum(),
+                    tasks: c.tasks.clone(),
+                })
+                .collect();
+            StaticPlacement {
+                found: true,
+                crossing_bytes,
+                crossing,
+                cores,
+                exact,
+                nodes,
+                stopped,
+                utilization_bound: options.utilization_bound,
+                reason: None,
+                planned: Some(planned),
+                analysis: Some(analysis),
+            }
+        }
+        None => StaticPlacement {
+            found: false,
+            crossing_bytes: 0,
+            crossing: Vec::new(),
+            cores: Vec::new(),
+            exact,
+            nodes,
+            stopped,
+            utilization_bound: options.utilization_bound,
+            reason: Some(if stopped {
+                "stopped before a placement was found".to_string()
+            } else if exact {
+                format!(
+                    "no placement on {} core(s) keeps every core within utilization {} with every task meeting its deadline (and tasks sharing a resource on one core)",
+                    base.platform.cores, options.utilization_bound
+                )
+            } else {
+                format!("the search budget ran out ({nodes} nodes) before a placement was found")
+            }),
+            planned: None,
+            analysis: None,
+        },
+    }
+}
+
+impl Search<'_> {
+    /// Bytes added by placing `task` on `core` against the tasks placed.
+    fn added_bytes(&self, task: usize, core: u32) -> u64 {
+        let d = self.domain[core as usize];
+        self.neighbours[task]
+            .iter()
+            .filter_map(|&(other, bytes)| {
+                let c = self.core_of[other]?;
+                (self.domain[c as usize] != d).then_some(bytes)
+            })
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// The cores worth trying for `task`: one empty core per domain, one
+    /// empty domain per size; the core of a task it shares a resource with
+    /// if there is one.
+    fn candidates(&self, task: usize) -> Vec<u32> {
+        if let Some(core) = self.sharing[task].iter().find_map(|&o| self.core_of[o]) {
+            return vec![core];
+        }
+        let mut seen_empty_domain_sizes = Vec::new();
+        let mut empty_core_in_domain = vec![false; self.domain_sizes.len()];
+        let mut out = Vec::new();
+        for (d, cores) in self.set.platform.cache_domains().iter().enumerate() {
+            let domain_empty = cores.iter().all(|&c| self.members[c as usize].is_empty());
+            if domain_empty {
+                if seen_empty_domain_sizes.contains(&cores.len()) {
+                    continue;
+                }
+                seen_empty_domain_sizes.push(cores.len());
+            }
+            for &core in cores {
+                if self.members[core as usize].is_empty() {
+                    if empty_core_in_domain[d] {
+                        continue;
+                    }
+                    empty_core_in_domain[d] = true;
+                }
+                out.push(core);
+            }
+        }
+        out.sort_by(|&a, &b| {
+            self.added_bytes(task, a)
+                .cmp(&self.added_bytes(task, b))
+                .then(self.utilization[a as usize].total_cmp(&self.utilization[b as usize]))
+                .then(a.cmp(&b))
+        });
+        out
+    }
+
+    fn out_of_budget(&mut self) -> bool {
+        let stopped = self.options.stop.is_some_and(|s| s.load(Ordering::Relaxed));
+        if stopped || self.options.node_budget.is_some_and(|b| self.nodes >= b) {
+            self.cut = true;
+        }
+        self.cut
+    }
+
+    fn place(&mut self, depth: usize, cost: u64) {
+        if self.out_of_budget() {
+            return;
+        }
+        self.nodes += 1;
+        if self.best.as_ref().is_some_and(|(best, _, _)| cost >= *best) {
+            return;
+        }
+        if depth == self.order.len() {
+            self.leaf(cost);
+            return;
+        }
+        let task = self.order[depth];
+        let (numerator, period) = self.load[task];
+        for core in self.candidates(task) {
+            let c = core as usize;
+            let utilization = self.utilization[c] + numerator as f64 / period as f64;
+            if utilization > self.options.utilization_bound {
+                continue;
+            }
+            let added = cost.saturating_add(self.added_bytes(task, core));
+            if self
+                .best
+                .as_ref()
+                .is_some_and(|(best, _, _)| added >= *best)
+            {
+                continue;
+            }
+            let before = self.utilization[c];
+            self.core_of[task] = Some(core);
+            let position = self.members[c].partition_point(|&o| self.ranks[o] < self.ranks[task]);
+            self.members[c].insert(position, task);
+            self.utilization[c] = utilization;
+            if core_feasible_so_far(self.set, &self.members[c]) {
+                self.place(depth + 1, added);
+            }
+            self.members[c].remove(position);
+            self.utilization[c] = before;
+            self.core_of[task] = None;
+            if self.cut {
+                return;
+            }
+        }
+    }
+
+    /// A complete assignment: the whole analysis decides.
+    fn leaf(&mut self, cost: u64) {
+        let mut planned = self.set.clone();
+        for (task, core) in planned.tasks.iter_mut().zip(&self.core_of) {
+            task.core = *core;
+        }
+        let Ok(analysis) = analyze(&planned) else {
+            return;
+        };
+        if analysis.schedulable && analysis.chains.iter().all(|c| c.bound_ns.is_some()) {
+            let assignment = self.core_of.iter().map(|c| c.unwrap_or(0)).collect();
+            self.best = Some((cost, assignment, analysis));
+        }
+    }
+}

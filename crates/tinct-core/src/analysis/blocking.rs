@@ -1,0 +1,236 @@
+//! B_i, the blocking a task suffers from lower-priority tasks of its core
+//! that hold shared resources (issue 12).
+//!
+//! Resources are local to a core: a resource whose critical sections run
+//! on two cores is refused (`AnalysisError::GlobalResource`), since no
+//! multiprocessor locking protocol is analysed. On a core, the ceiling of a
+//! resource is the highest priority among the tasks that use it. A critical
+//! section of a lower-priority task τ_l can block τ_i when:
+//!
+//! - `pcp` (immediate priority ceiling, PTHREAD_PRIO_PROTECT): its
+//!   resource's ceiling is at least τ_i's priority. τ_l runs the section at
+//!   the ceiling, so τ_i cannot start before it ends, and once τ_i runs no
+//!   lower-priority task can enter a section that could block it: τ_i is
+//!   blocked at most once, by one section, before it starts (Sha, Rajkumar
+//!   and Lehoczky 1990; Baker 1991). No context switch or cache refill is
+//!   added: the switch to τ_i is τ_i's own, and its warm-up ω_{i,n} already
+//!   counts every task of the core.
+//! - `pip` (priority inheritance, PTHREAD_PRIO_INHERIT): the same condition
+//!   (direct blocking when τ_i uses the resource, push-through blocking when
+//!   a higher-priority task does). τ_i may be blocked once by each
+//!   lower-priority task and once per resource, so B_i is the smaller of the
+//!   two sums of longest sections (Sha et al. 1990, Theorems 10 and 13).
+//!   Each such blocking happens while τ_i is ready, so it also costs two
+//!   context switches (2δ) and the refill of the partitions τ_l shares with
+//!   τ_i (|S(i) ∩ S(l)| · Δ).
+//! - `none` (a plain mutex): only when τ_i uses the resource itself. Nothing
+//!   raises τ_l's priority, so any task of priority between the two can
+//!   preempt τ_l while τ_i waits: then the blocking is unbounded (priority
+//!   inversion, Sha et al. 1990) and τ_i is unschedulable. When no task of
+//!   the core lies between them it is bounded like `pip`.
+//!
+//! When every section that can block τ_i is `pcp`, B_i is the longest of
+//! them; otherwise the sums above apply (a `pcp` section then counts its
+//! length alone). Sections are not nested. A task's explicit `blocking`
+//! replaces all of this.
+
+use super::AnalysisError;
+use crate::model::{Protocol, TaskSet};
+use serde::Serialize;
+
+/// How B_i was found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Blocking {
+    /// B_i in ns; `None` when it is unbounded (the task then misses).
+    pub blocking_ns: Option<u64>,
+    /// Where it comes from, in words.
+    pub source: String,
+}
+
+impl Default for Blocking {
+    /// No blocking (not unbounded).
+    fn default() -> Blocking {
+        Blocking {
+            blocking_ns: Some(0),
+            source: String::new(),
+        }
+    }
+}
+
+impl Blocking {
+    /// B_i as the recurrence takes it: an unbounded blocking is above every
+    /// deadline.
+    pub fn value(&self) -> u64 {
+        self.blocking_ns.unwrap_or(u64::MAX)
+    }
+}
+
+/// Refuses a resource used by tasks on more than one core.
+pub fn check_local(set: &TaskSet) -> Result<(), AnalysisError> {
+    for (r, resource) in set.resources.iter().enumerate() {
+        let mut first: Option<(usize, u32)> = None;
+        for (i, task) in set.tasks.iter().enumerate() {
+            if !task.critical_sections.iter().any(|s| s.resource == r) {
+                continue;
+            }
+            let core = task.core.unwrap_or(0);
+            match first {
+                None => first = Some((i, core)),
+                Some((j, other)) if other != core => {
+                    return Err(AnalysisError::GlobalResource {
+                        index: i,
+                        resource: resource.name.clone(),
+                        tasks: [set.tasks[j].name.clone(), task.name.clone()],
+                        cores: [other, core],
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One section that can block the task under analysis.
+struct Candidate {
+    /// Position (priority order on the core) of the task holding it.
+    holder: usize,
+    resource: usize,
+    /// What it costs τ_i, ns (u128: exact; compared with 2^64 later).
+    cost: u128,
+    pcp: bool,
+}
+
+/// B_i for every task of a core; `members` are the core's tasks in priority
+/// order (file indices), `refill` Δ (0 for the classic analysis) and
+/// `context_switch` δ.
+pub fn core_blocking(
+    set: &TaskSet,
+    members: &[usize],
+    refill: u64,
+    context_switch: u64,
+) -> Vec<Blocking> {
+    let n_resources = set.resources.len();
+    // Ceiling: the highest priority (lowest position) of the resource's users.
+    let mut ceiling = vec![usize::MAX; n_resources];
+    for (position, &i) in members.iter().enumerate() {
+        for section in &set.tasks[i].critical_sections {
+            ceiling[section.resource] = ceiling[section.resource].min(position);
+        }
+    }
+    (0..members.len())
+        .map(|k| task_blocking(set, members, k, &ceiling, refill, context_switch))
+        .collect()
+}
+
+fn task_blocking(
+    set: &TaskSet,
+    members: &[usize],
+    k: usize,
+    ceiling: &[usize],
+    refill: u64,
+    context_switch: u64,
+) -> Blocking {
+    let task = &set.tasks[members[k]];
+    if let Some(explicit) = task.blocking {
+        return Blocking {
+            blocking_ns: Some(explicit.0),
+            source: "explicit `blocking`".into(),
+        };
+    }
+    let uses = |r: usize| task.critical_sections.iter().any(|s| s.resource == r);
+    let own = task.partitions.unwrap_or_default();
+    let mut candidates = Vec::new();
+    for (holder, &l) in members.iter().enumerate().skip(k + 1) {
+        let lower = &set.tasks[l];
+        for section in &lower.critical_sections {
+            let r = section.resource;
+            let resource = &set.resources[r];
+            let length = u128::from(section.length.0);
+            // Two switches and the refill of what τ_l evicted of τ_i.
+            let while_ready = 2 * u128::from(context_switch)
+                + u128::from(own.intersection_len(&lower.partitions.unwrap_or_default()))
+                    * u128::from(refill);
+            let cost = match resource.protocol {
+                Protocol::Pcp if ceiling[r] <= k => length,
+                Protocol::Pip if ceiling[r] <= k => length + while_ready,
+                Protocol::None if uses(r) => {
+                    if holder > k + 1 {
+                        let between = &set.tasks[members[k + 1]].name;
+                        return Blocking {
+                            blocking_ns: None,
+                            source: format!(
+                                "unbounded: lower-priority '{}' holds '{}' (protocol none, no priority boost) and '{between}' can preempt it while this task waits",
+                                lower.name, resource.name
+                            ),
+                        };
+                    }
+                    length + while_ready
+                }
+                _ => continue,
+            };
+            candidates.push(Candidate {
+                holder,
+                resource: r,
+                cost,
+                pcp: resource.protocol == Protocol::Pcp,
+            });
+        }
+    }
+    if candidates.is_empty() {
+        return Blocking {
+            blocking_ns: Some(0),
+            source: "no lower-priority section can block it".into(),
+        };
+    }
+    let describe = |c: &Candidate| {
+        format!(
+            "'{}' on '{}'",
+            set.tasks[members[c.holder]].name, set.resources[c.resource].name
+        )
+    };
+    let (value, source) = if candidates.iter().all(|c| c.pcp) {
+        let longest = candidates.iter().max_by_key(|c| c.cost).expect("not empty");
+        (
+            longest.cost,
+            format!("pcp: the longest section, {}", describe(longest)),
+        )
+    } else {
+        let by_task = sum_of_maxima(&candidates, |c| c.holder);
+        let by_resource = sum_of_maxima(&candidates, |c| c.resource);
+        if by_task <= by_resource {
+            (
+                by_task,
+                "pip: the longest section of each lower-priority task, summed".to_string(),
+            )
+        } else {
+            (
+                by_resource,
+                "pip: the longest section on each resource, summed".to_string(),
+            )
+        }
+    };
+    match u64::try_from(value) {
+        Ok(ns) => Blocking {
+            blocking_ns: Some(ns),
+            source,
+        },
+        Err(_) => Blocking {
+            blocking_ns: None,
+            source: format!("{source}, above 2^64 ns"),
+        },
+    }
+}
+
+/// Σ over the groups of `key` of the largest cost in the group.
+fn sum_of_maxima(candidates: &[Candidate], key: impl Fn(&Candidate) -> usize) -> u128 {
+    let mut maxima: Vec<(usize, u128)> = Vec::new();
+    for c in candidates {
+        let k = key(c);
+        match maxima.iter_mut().find(|(g, _)| *g == k) {
+            Some((_, m)) => *m = (*m).max(c.cost),
+            None => maxima.push((k, c.cost)),
+        }
+    }
+    maxima.iter().map(|(_, m)| m).sum()
+}

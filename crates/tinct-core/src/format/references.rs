@@ -1,0 +1,145 @@
+//! References from a task set to other files (`[platform] dram_map`),
+//! rewritten when the set is written somewhere else.
+//!
+//! A relative `dram_map` is read relative to the task-set file. A set read
+//! from one directory and written into another (`tinct plan FILE -o
+//! OTHER/plan.toml`) must still name the same mapping file, so
+//! [`relocated`] rewrites the reference for the new location:
+//!
+//! - unchanged when it is absolute, or when the map lies in the output's
+//!   directory or below it: it is then written relative to the output file
+//!   (`map.toml`, `maps/x.toml`), so a directory holding the plan and its
+//!   map can be moved or copied whole;
+//! - absolute otherwise: a `../` path would break as soon as either file
+//!   moved, an absolute one only when the map itself moves.
+
+use crate::model::TaskSet;
+use std::path::{Component, Path, PathBuf};
+
+/// `set`, read from the file `from`, as a file at `to` must write it: its
+/// `[platform] dram_map` rewritten so that it names the same file (see the
+/// module documentation for the rule). Relative `from` and `to` are taken
+/// from the current directory; `..` is resolved by name (symbolic links
+/// are not followed).
+pub fn relocated(set: &TaskSet, from: &Path, to: &Path) -> TaskSet {
+    let mut set = set.clone();
+    if let Some(map) = &mut set.platform.dram_map {
+        let written = Path::new(&map.path);
+        if written.is_relative() {
+            let target = normalized(&absolute(&directory_of(from)).join(written));
+            let out_dir = normalized(&absolute(&directory_of(to)));
+            let new = match target.strip_prefix(&out_dir) {
+                Ok(inside) => inside.to_path_buf(),
+                Err(_) => target,
+            };
+            map.path = new.display().to_string();
+        }
+    }
+    set
+}
+
+/// The directory of a file (`.` for a bare file name).
+fn directory_of(file: &Path) -> PathBuf {
+    match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// `path` from the current directory (unchanged if absolute or if the
+/// current directory is unknown).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// `path` without `.` components and with `..` taking away the previous
+/// name.
+fn normalized(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dram_map::{AddressKind, DramMap};
+    use crate::model::PlatformDramMap;
+
+    fn set_with_map(path: &str) -> TaskSet {
+        let mut set = crate::format::parse(
+            "[platform]\ncores = 1\npartitions = 2\nmemory = \"1MiB\"\nrefill = \"1us\"\n\n\
+             [[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"4KiB\"\nwcet = { 1 = \"1ms\" }\n",
+            "set.toml",
+            crate::format::Syntax::Toml,
+        )
+        .unwrap();
+        set.platform.dram_map = Some(PlatformDramMap {
+            path: path.into(),
+            map: DramMap {
+                bank_functions: vec![0x4000],
+                controller_functions: vec![],
+                confidence: vec![],
+                physical: AddressKind::Host,
+                machine: "test".into(),
+            },
+        });
+        set
+    }
+
+    fn written(from: &str, map: &str, to: &str) -> String {
+        let set = relocated(&set_with_map(map), Path::new(from), Path::new(to));
+        set.platform.dram_map.unwrap().path
+    }
+
+    #[test]
+    fn beside_the_output_a_map_stays_relative_elsewhere_it_becomes_absolute() {
+        for (from, map, to, expected) in [
+            ("/a/set.toml", "map.toml", "/a/plan.toml", "map.toml"),
+            (
+                "/a/sets/set.toml",
+                "../maps/m.toml",
+                "/a/plan.toml",
+                "maps/m.toml",
+            ),
+            ("/a/set.toml", "./m.toml", "/a/./plan.toml", "m.toml"),
+            ("/a/set.toml", "map.toml", "/b/plan.toml", "/a/map.toml"),
+            (
+                "/a/set.toml",
+                "map.toml",
+                "/a/plans/plan.toml",
+                "/a/map.toml",
+            ),
+            (
+                "/a/set.toml",
+                "/maps/m.toml",
+                "/b/plan.toml",
+                "/maps/m.toml",
+            ),
+        ] {
+            assert_eq!(
+                written(from, map, to),
+                expected,
+                "{map} from {from} to {to}"
+            );
+        }
+    }
+
+    #[test]
+    fn relative_locations_are_taken_from_the_current_directory() {
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(written("set.toml", "map.toml", "plan.toml"), "map.toml");
+        assert_eq!(
+            written("set.toml", "map.toml", "out/plan.toml"),
+            here.join("map.toml").display().to_string()
+        );
+    }
+}

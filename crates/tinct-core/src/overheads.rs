@@ -1,0 +1,251 @@
+//! Where the platform overheads an analysis charges come from (issue 14):
+//! none, the machine calibration that `tinct bench calibrate` and `tinct
+//! bench overheads` write ([`crate::calibration::Overheads`]), or a file
+//! giving them — a calibration file, or a task-set file's
+//! `[platform] overheads`.
+//!
+//! From a calibration, each `*_ns` key is the largest value measured, and
+//! that is what is charged: a bound must cover the worst case that was
+//! seen, so the 99th percentile beside it is not used. δ is
+//! `context_switch_ns`; the release latency added to every task's jitter is
+//! `release_latency_ns` (the whole latency, not the spread
+//! `release_jitter_ns`: response times count from the nominal release, so
+//! the least latency is part of the delay too); the timer interrupt is
+//! `tick_ns`, and `tick_period_ns` makes the tick periodic. An overhead the
+//! calibration does not have is reported missing (with the calibration's
+//! reason), never taken as zero.
+
+use crate::calibration::{CalibrationFile, Overheads as Measured};
+use crate::format::{InputError, LoadOptions, RefillCalibration, Syntax, parse_with, read_text};
+use crate::model::Overheads;
+use crate::units::Nanos;
+use serde::Serialize;
+use std::path::Path;
+
+/// An overhead a source does not give.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MissingOverhead {
+    /// Its name: `context_switch`, `release_latency` or `tick`.
+    pub name: String,
+    /// Why it is missing.
+    pub why: String,
+}
+
+/// The overheads to charge and where they came from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OverheadsSource {
+    /// What is charged (a missing overhead is zero here and listed in
+    /// `missing`).
+    pub overheads: Overheads,
+    /// Where they came from, in words.
+    pub from: String,
+    /// Overheads the source does not give: not charged.
+    pub missing: Vec<MissingOverhead>,
+}
+
+impl OverheadsSource {
+    /// No overheads, on purpose.
+    pub fn none(from: impl Into<String>) -> OverheadsSource {
+        OverheadsSource {
+            overheads: Overheads::NONE,
+            from: from.into(),
+            missing: Vec::new(),
+        }
+    }
+}
+
+/// The overheads of a calibration file's `overheads` object (`None`: the
+/// file has none), each missing one reported with the calibration's reason.
+pub fn from_calibration(measured: Option<&Measured>, from: impl Into<String>) -> OverheadsSource {
+    let from = from.into();
+    let Some(measured) = measured else {
+        let why = "the calibration has no `overheads` (measure them: tinct bench overheads)";
+        return OverheadsSource {
+            overheads: Overheads::NONE,
+            from,
+            missing: ["context_switch", "release_latency", "tick"]
+                .iter()
+                .map(|name| MissingOverhead {
+                    name: name.to_string(),
+                    why: why.to_string(),
+                })
+                .collect(),
+        };
+    };
+    let mut missing = Vec::new();
+    let mut take = |name: &str, value: Option<u64>| match value {
+        Some(ns) => Nanos(ns),
+        None => {
+            let why = measured
+                .unmeasured
+                .get(name)
+                .cloned()
+                .unwrap_or_else(|| "not in the calibration".to_string());
+            missing.push(MissingOverhead {
+                name: name.to_string(),
+                why,
+            });
+            Nanos::ZERO
+        }
+    };
+    let overheads = Overheads {
+        context_switch: take("context_switch", measured.context_switch_ns),
+        release_latency: take("release_latency", measured.release_latency_ns),
+        tick: take("tick", measured.tick_ns),
+        tick_period: measured
+            .tick_ns
+            .and(measured.tick_period_ns)
+            .filter(|&p| p > 0)
+            .map(Nanos),
+    };
+    OverheadsSource {
+        overheads,
+        from,
+        missing,
+    }
+}
+
+/// Reads a calibration file (JSON with `refill` and `overheads`) or a
+/// task-set file with `[platform] overheads`, and takes its overheads.
+pub fn read(path: &Path) -> Result<OverheadsSource, InputError> {
+    let file = path.display().to_string();
+    let text = read_text(path, crate::format::MAX_FILE_BYTES, "overheads file")?;
+    let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    if let Some(object) = value.as_ref().and_then(|v| v.as_object())
+        && object.contains_key("refill")
+        && !object.contains_key("platform")
+    {
+        let calibration: CalibrationFile =
+            serde_json::from_value(value.clone().unwrap_or_default()).map_err(|e| {
+                InputError {
+            file: file.clone(),
+            line: None,
+            field: "overheads".into(),
+            expected:
+                "a calibration file written by `tinct bench calibrate` or `tinct bench overheads`"
+                    .into(),
+            found: e.to_string(),
+        }
+            })?;
+        return Ok(from_calibration(
+            calibration.overheads.as_ref(),
+            format!("calibration {file}"),
+        ));
+    }
+    // A task set: its other keys are checked as usual; a missing `refill`
+    // does not matter here.
+    let options = LoadOptions {
+        default_refill: Some(RefillCalibration {
+            refill: Nanos(1),
+            partitions: 1,
+        }),
+    };
+    let loaded = parse_with(&text, &file, Syntax::from_path(path), &options)?;
+    let overheads = loaded.set.platform.overheads;
+    if overheads.is_none() {
+        return Err(InputError {
+            file,
+            line: None,
+            field: "platform field `overheads`".into(),
+            expected: "the overheads to charge, e.g. overheads = { context_switch = \"5us\", release_latency = \"20us\", tick = \"1us\" }".into(),
+            found: "none".into(),
+        });
+    }
+    Ok(OverheadsSource {
+        overheads,
+        from: format!("task-set file {file}"),
+        missing: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibration::{OverheadRecord, TickRecord};
+
+    fn record(max_ns: u64) -> OverheadRecord {
+        OverheadRecord {
+            max_ns,
+            p99_ns: max_ns / 2,
+            median_ns: max_ns / 4,
+            min_ns: 1,
+            samples: 10,
+            measured_by: "a test".into(),
+        }
+    }
+
+    #[test]
+    fn the_maxima_are_charged_and_a_missing_one_is_reported() {
+        let mut measured = Measured::default();
+        measured.set_context_switch(record(5_000));
+        measured.set_unmeasured(
+            "release_latency",
+            "needs SCHED_FIFO and mlockall: run as root",
+        );
+        measured.set_tick(TickRecord {
+            cost: record(1_500),
+            period_ns: 4_000_000,
+        });
+        let source = from_calibration(Some(&measured), "calibration c.json");
+        assert_eq!(
+            source.overheads,
+            Overheads {
+                context_switch: Nanos(5_000),
+                release_latency: Nanos::ZERO,
+                tick: Nanos(1_500),
+                tick_period: Some(Nanos(4_000_000)),
+            }
+        );
+        assert_eq!(
+            source.missing,
+            vec![MissingOverhead {
+                name: "release_latency".into(),
+                why: "needs SCHED_FIFO and mlockall: run as root".into(),
+            }]
+        );
+        let none = from_calibration(None, "calibration old.json");
+        assert_eq!(none.overheads, Overheads::NONE);
+        assert_eq!(none.missing.len(), 3);
+    }
+
+    #[test]
+    fn files_of_either_kind_are_read() {
+        let dir = std::env::temp_dir().join(format!("tinct-overheads-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let calibration = dir.join("calibrate.json");
+        std::fs::write(
+            &calibration,
+            r#"{"refill": {"partitions": 16, "refill_ns": 90600},
+                "overheads": {"context_switch_ns": 7000, "unmeasured": {"tick": "no tick found"}}}"#,
+        )
+        .unwrap();
+        let source = read(&calibration).unwrap();
+        assert_eq!(source.overheads.context_switch, Nanos(7_000));
+        assert!(source.from.starts_with("calibration "));
+        assert_eq!(source.missing.len(), 2);
+        assert!(source.missing.iter().any(|m| m.why == "no tick found"));
+        let set = dir.join("set.toml");
+        std::fs::write(
+            &set,
+            "[platform]\ncores = 1\npartitions = 1\nmemory = \"1MiB\"\n\
+             overheads = { context_switch = \"2us\", tick = \"1us\" }\n\n\
+             [[task]]\nname = \"a\"\nperiod = \"1ms\"\nmemory = \"1KiB\"\nwcet = \"0.1ms\"\n",
+        )
+        .unwrap();
+        let source = read(&set).unwrap();
+        assert_eq!(source.overheads.context_switch, Nanos(2_000));
+        assert!(source.missing.is_empty());
+        std::fs::write(
+            &set,
+            "[platform]\ncores = 1\npartitions = 1\nmemory = \"1MiB\"\n\n\
+             [[task]]\nname = \"a\"\nperiod = \"1ms\"\nmemory = \"1KiB\"\nwcet = \"0.1ms\"\n",
+        )
+        .unwrap();
+        let err = read(&set).unwrap_err();
+        assert!(
+            err.to_string().contains("platform field `overheads`"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

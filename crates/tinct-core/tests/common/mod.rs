@@ -1,0 +1,38 @@
+//! Helpers shared by tinct-core's integration tests.
+#![allow(dead_code)]
+
+use tinct_core::format::{InputError, Syntax, parse};
+use tinct_core::model::{Overheads, Platform};
+use tinct_core::units::{Bytes, Nanos};
+
+/// `cores` cores with 4 partitions of 1 MiB, Δ = 0 and no overheads: the
+/// platform of tests about the recurrence, not the cache.
+pub fn platform(cores: u32) -> Platform {
+    Platform {
+        cores,
+        partitions: 4,
+        memory: Bytes(4 << 20),
+        refill: Nanos(0),
+        overheads: Overheads::NONE,
+        cache_domains: None,
+        color_bits: None,
+        dram_map: None,
+    }
+}
+
+/// The error reading `text` as `set.toml` (it must be refused).
+pub fn error(text: &str) -> InputError {
+    parse(text, "set.toml", Syntax::Toml).expect_err("must be rejected")
+}
+
+/// Asserts the message names file, line and field, and contains `found`.
+pub fn assert_names(err: &InputError, line: usize, field: &str, found: &str) {
+    let message = err.to_string();
+    assert!(
+        message.starts_with(&format!("set.toml:{line}: ")),
+        "line {line} not in: {message}"
+    );
+    assert!(message.contains(field), "field {field} not in: {message}");
+    assert!(message.contains(found), "found {found} not in: {message}");
+    assert!(message.contains("expected"), "no expectation in: {message}");
+}

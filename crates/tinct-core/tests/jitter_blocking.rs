@@ -1,0 +1,231 @@
+//! Release jitter, blocking and platform overheads in the response-time
+//! analysis, on hand-derived examples (issues 12 and 14), and the
+//! guarantee that without them every number is kim2013's Eq. (2).
+
+use tinct_core::analysis::{Analysis, analyze};
+use tinct_core::format::{Syntax, parse};
+
+/// Three tasks on one core, highest priority first:
+/// τ1 C = 1 ms, T = D = 5 ms, J = 2 ms;
+/// τ2 C = 2 ms, T = D = 12 ms, a 0.5 ms section on `bus`;
+/// τ3 C = 3 ms, T = D = 20 ms, a 1 ms section on `bus`.
+fn three_tasks(protocol: &str, overheads: &str) -> String {
+    format!(
+        r#"[platform]
+cores = 1
+partitions = 4
+memory = "4MiB"
+refill = "10us"
+{overheads}
+
+[[resource]]
+name = "bus"
+protocol = "{protocol}"
+
+[[task]]
+name = "t1"
+period = "5ms"
+memory = "1KiB"
+wcet = "1ms"
+jitter = "2ms"
+
+[[task]]
+name = "t2"
+period = "12ms"
+memory = "1KiB"
+wcet = "2ms"
+critical_sections = [{{ resource = "bus", length = "0.5ms" }}]
+
+[[task]]
+name = "t3"
+period = "20ms"
+memory = "1KiB"
+wcet = "3ms"
+critical_sections = [{{ resource = "bus", length = "1ms" }}]
+"#
+    )
+}
+
+fn analysis_of(text: &str) -> Analysis {
+    analyze(&parse(text, "set.toml", Syntax::Toml).unwrap()).unwrap()
+}
+
+const MS: u64 = 1_000_000;
+const US: u64 = 1_000;
+
+/// Per task: (J, B, R) in ns.
+fn jbr(analysis: &Analysis) -> Vec<(Option<u64>, Option<u64>, Option<u64>)> {
+    analysis
+        .tasks
+        .iter()
+        .map(|t| (t.jitter_ns, t.blocking_ns, t.wcrt_ns))
+        .collect()
+}
+
+/// By hand (ms). The ceiling of `bus` is τ2's priority.
+/// B1 = 0 (no section with a ceiling at τ1's priority); B2 = 1 (τ3's
+/// section); B3 = 0 (nothing below).
+/// τ1: w = 1, R1 = J1 + w = 3.
+/// τ2: w = B2 + C2 + ⌈(w + 2)/5⌉·1: 4 → ⌈6/5⌉ = 2 → 5 → ⌈7/5⌉ = 2 → 5; R2 = 5.
+/// τ3: w = C3 + ⌈(w + 2)/5⌉·1 + ⌈w/12⌉·2: 6 → ⌈8/5⌉ = 2 → 7 → 7; R3 = 7.
+#[test]
+fn jitter_and_ceiling_blocking_by_hand() {
+    let analysis = analysis_of(&three_tasks("pcp", ""));
+    assert_eq!(
+        jbr(&analysis),
+        vec![
+            (Some(2 * MS), Some(0), Some(3 * MS)),
+            (Some(0), Some(MS), Some(5 * MS)),
+            (Some(0), Some(0), Some(7 * MS)),
+        ]
+    );
+    assert!(analysis.schedulable);
+    assert!(
+        analysis.tasks[1].blocking_source.contains("'t3' on 'bus'"),
+        "{}",
+        analysis.tasks[1].blocking_source
+    );
+    // The breakdown adds up: R2 = J + B + C + interference.
+    let b = analysis.tasks[1].breakdown;
+    assert_eq!(
+        b.jitter_ns + b.blocking_ns + b.wcet_ns + b.interference_ns,
+        5 * MS
+    );
+    assert_eq!(b.interference_ns, 2 * MS);
+    // Without the jitter τ2 would see one job of τ1, not two.
+    let no_jitter = analysis_of(&three_tasks("pcp", "").replace("jitter = \"2ms\"\n", ""));
+    assert_eq!(no_jitter.tasks[1].wcrt_ns, Some(4 * MS));
+}
+
+/// δ = 0.1 ms, release latency 0.2 ms (by hand, ms): every C' = C + 0.2,
+/// every J gains 0.2: J1 = 2.2, J2 = J3 = 0.2.
+/// τ1: R1 = 2.2 + 1.2 = 3.4.
+/// τ2: w = 1 + 2.2 + ⌈(w + 2.2)/5⌉·1.2: 4.4 → ⌈6.6/5⌉ = 2 → 5.6 → ⌈7.8/5⌉ = 2
+///     → 5.6; R2 = 0.2 + 5.6 = 5.8 (PCP blocking pays no switch).
+/// τ3: w = 3.2 + ⌈(w + 2.2)/5⌉·1.2 + ⌈(w + 0.2)/12⌉·2.2: 6.6 → ⌈8.8/5⌉ = 2
+///     → 7.8 → ⌈10/5⌉ = 2, ⌈8/12⌉ = 1 → 7.8; R3 = 8.0.
+#[test]
+fn context_switches_and_release_latency_by_hand() {
+    let overheads = r#"overheads = { context_switch = "0.1ms", release_latency = "0.2ms" }"#;
+    let analysis = analysis_of(&three_tasks("pcp", overheads));
+    assert_eq!(
+        jbr(&analysis),
+        vec![
+            (Some(2200 * US), Some(0), Some(3400 * US)),
+            (Some(200 * US), Some(MS), Some(5800 * US)),
+            (Some(200 * US), Some(0), Some(8 * MS)),
+        ]
+    );
+    for task in &analysis.tasks {
+        assert_eq!(task.overhead_ns, 200 * US, "{}: 2δ per job", task.name);
+    }
+    assert_eq!(analysis.overheads.context_switch_ns, 100 * US);
+    assert_eq!(analysis.overheads.release_latency_ns, 200 * US);
+}
+
+/// Under priority inheritance τ3's section blocks τ2 while τ2 is ready:
+/// two more switches, B2 = 1 + 2δ = 1.2 ms.
+/// τ2: w = 1.2 + 2.2 + ⌈(w + 2.2)/5⌉·1.2: 4.6 → ⌈6.8/5⌉ = 2 → 5.8 → ⌈8/5⌉ = 2
+///     → 5.8; R2 = 6.0.
+#[test]
+fn inheritance_blocking_pays_its_switches() {
+    let overheads = r#"overheads = { context_switch = "0.1ms", release_latency = "0.2ms" }"#;
+    let analysis = analysis_of(&three_tasks("pip", overheads));
+    assert_eq!(analysis.tasks[1].blocking_ns, Some(1200 * US));
+    assert_eq!(analysis.tasks[1].wcrt_ns, Some(6 * MS));
+    // Without overheads PIP and PCP give the same B here.
+    let plain = analysis_of(&three_tasks("pip", ""));
+    assert_eq!(jbr(&plain), jbr(&analysis_of(&three_tasks("pcp", ""))));
+}
+
+/// A plain mutex: τ2 waits for τ3 with nobody between them (bounded), but
+/// a resource τ1 shares with τ3 leaves τ2 in between: τ1's blocking is
+/// unbounded and τ1 is reported unschedulable with the reason.
+#[test]
+fn a_plain_mutex_is_bounded_only_without_a_task_between() {
+    let bounded = analysis_of(&three_tasks("none", ""));
+    assert_eq!(bounded.tasks[1].blocking_ns, Some(MS));
+    assert!(bounded.schedulable);
+    let text = three_tasks("none", "").replace(
+        "wcet = \"1ms\"\njitter = \"2ms\"",
+        "wcet = \"1ms\"\njitter = \"2ms\"\ncritical_sections = [{ resource = \"bus\", length = \"0.1ms\" }]",
+    );
+    let unbounded = analysis_of(&text);
+    assert_eq!(unbounded.tasks[0].blocking_ns, None);
+    assert_eq!(unbounded.tasks[0].wcrt_ns, None);
+    assert!(!unbounded.schedulable);
+    assert!(
+        unbounded.cores[0]
+            .reasons
+            .iter()
+            .any(|r| r.contains("'t1'") && r.contains("unbounded")),
+        "{:?}",
+        unbounded.cores[0].reasons
+    );
+    // The same under a ceiling: bounded by the longest section.
+    let ceiling = analysis_of(&text.replace("protocol = \"none\"", "protocol = \"pcp\""));
+    assert_eq!(ceiling.tasks[0].blocking_ns, Some(MS));
+}
+
+/// An explicit `blocking` replaces the derived one.
+#[test]
+fn explicit_blocking_overrides() {
+    let text = three_tasks("pcp", "").replace(
+        "name = \"t2\"\nperiod = \"12ms\"",
+        "name = \"t2\"\nperiod = \"12ms\"\nblocking = \"0.25ms\"",
+    );
+    let analysis = analysis_of(&text);
+    assert_eq!(analysis.tasks[1].blocking_ns, Some(250 * US));
+    assert_eq!(analysis.tasks[1].blocking_source, "explicit `blocking`");
+}
+
+/// The periodic tick is a top-priority task of its period and cost, and
+/// every release is one timer interrupt for every task of the core.
+/// τ1 alone (by hand, ms): C = 1, T = 5, tick 0.01 every 1, ε = 0.01:
+/// w = 1 + ⌈w/1⌉·0.01 + ⌈w/5⌉·0.01: 1.02 → ⌈1.02⌉ = 2 → 1.03 → 1.03.
+#[test]
+fn the_tick_and_release_interrupts_by_hand() {
+    let text = r#"[platform]
+cores = 1
+partitions = 4
+memory = "4MiB"
+refill = "10us"
+overheads = { tick = "10us", tick_period = "1ms" }
+
+[[task]]
+name = "t1"
+period = "5ms"
+memory = "1KiB"
+wcet = "1ms"
+"#;
+    let analysis = analysis_of(text);
+    assert_eq!(analysis.tasks[0].wcrt_ns, Some(1030 * US));
+    let b = analysis.tasks[0].breakdown;
+    // The tick's two interruptions are interference of a hp task; the
+    // task's own release interrupt is an interrupt.
+    assert_eq!((b.interference_ns, b.interrupts_ns), (20 * US, 10 * US));
+}
+
+/// `none`: no overheads, no jitter, no blocking: every number of the
+/// paper's Table II is unchanged and the new terms are zero.
+#[test]
+fn without_the_new_terms_table_ii_is_unchanged() {
+    let set = tinct_core::format::load(std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/kim2013-table2.toml"
+    )))
+    .unwrap();
+    let analysis = analyze(&set).unwrap();
+    let wcrt: Vec<Option<u64>> = analysis.tasks.iter().map(|t| t.wcrt_ns).collect();
+    // kim2013 Table II, CInt column (12.30, 25.72, 101.36, 273.78 ms).
+    let ms: Vec<u64> = wcrt.iter().map(|r| (r.unwrap() + 5_000) / 10_000).collect();
+    assert_eq!(ms, vec![1230, 2572, 10136, 27378]);
+    for task in &analysis.tasks {
+        assert_eq!(
+            (task.jitter_ns, task.blocking_ns, task.overhead_ns),
+            (Some(0), Some(0), 0)
+        );
+        assert_eq!(task.breakdown.interrupts_ns, 0);
+    }
+    assert!(analysis.chains.is_empty());
+}

@@ -1,0 +1,831 @@
+//! The proof that a run's colouring isolates (issue 11 item 6), next to
+//! every run that claims isolation.
+//!
+//! After the run, the frames each task's working set was given (read back
+//! through pagemap, [`crate::memory::Backing::verify`]) go through
+//! tinct-sim's model of this machine's last-level cache
+//! ([`tinct_sim::isolation::check`]): per task, the cache sets its lines
+//! can occupy, and every other task whose lines map to some of them. A line
+//! evicts only lines of its own set (kim2013 Section III-C: pages of
+//! different colours never share a set), so two tasks whose sets are
+//! disjoint cannot evict each other's working sets, whatever they access
+//! and whatever the replacement policy. On a virtual machine, where timing
+//! cannot show isolation (guest colours are not host colours), this proof
+//! from the frames still holds for the modelled cache.
+//!
+//! Each pair of tasks that share sets is explained against the plan
+//! ([`Sharing`]): tasks on one CPU whose partitions the plan shares (never
+//! at the same time: the plan pays for it as preemption delay, kim2013
+//! Eq. 2), partitions the plan shares between tasks that can run at the
+//! same time, a working set without partitions (heap pages of any colour),
+//! and — the alarm — tasks whose partitions the plan keeps disjoint.
+//!
+//! What is proven is the working sets' placement; stacks, code and the
+//! kernel's own memory are not covered.
+
+use crate::memory::{ColorLayout, Placement};
+use crate::output::{Summary, TaskVerdict};
+use crate::runtime::TaskRun;
+use crate::spec::RunSpec;
+use serde::{Deserialize, Serialize};
+use tinct_core::PartitionSet;
+use tinct_sim::CacheGeometry;
+use tinct_sim::isolation::{TaskFrames, check};
+use tinct_sys::SysRoot;
+use tinct_sys::topology::{ColorRule, Topology};
+
+/// This machine's last-level cache as tinct-sim models it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LlcModel {
+    /// In words: `L3 32 MiB 16-way` (and, for a sliced cache, which part is
+    /// modelled).
+    pub name: String,
+    /// The model's geometry.
+    pub geometry: CacheGeometry,
+    /// The page size frames are numbered in, bytes.
+    pub page_size: u64,
+}
+
+impl LlcModel {
+    /// The model of this machine's last-level cache, from sysfs (size,
+    /// ways, line size), for this process's pages. A sliced cache (`tinct_sys::cache_slices`) whose
+    /// hash is unknown is modelled as one slice: lines of every slice with
+    /// the same set index count as rivals, which can only overstate
+    /// sharing, never hide it.
+    pub fn of_machine() -> Result<LlcModel, String> {
+        let topology = Topology::read(&SysRoot::live()).map_err(|e| e.to_string())?;
+        let llc = topology
+            .last_level_caches()
+            .first()
+            .copied()
+            .ok_or("sysfs lists no cache")?;
+        let ways = llc
+            .ways
+            .filter(|&w| w > 0)
+            .ok_or_else(|| format!("{} reports no associativity", llc.name()))?;
+        let rule = tinct_mem::machine_color_geometry(4096).map_err(|e| e.to_string())?;
+        let slices = match rule.rule {
+            ColorRule::Sliced { slices } => slices,
+            _ => 1,
+        };
+        let geometry = CacheGeometry::new(
+            llc.size_bytes / slices,
+            ways,
+            u64::from(llc.line_bytes.unwrap_or(64)),
+        )
+        .map_err(|e| format!("{}: {e}", llc.name()))?;
+        let mut name = format!(
+            "{} {} {ways}-way",
+            llc.name(),
+            tinct_sys::doctor::human_bytes(llc.size_bytes)
+        );
+        if slices > 1 {
+            name.push_str(&format!(
+                ", one of its {slices} slices (the slice hash is unknown: all slices as one)"
+            ));
+        }
+        Ok(LlcModel {
+            name,
+            geometry,
+            page_size: rustix::param::page_size() as u64,
+        })
+    }
+}
+
+/// The cache model a proof used, as `summary.json` records it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelFacts {
+    /// The cache in words (`L3 32 MiB 16-way`).
+    pub name: String,
+    /// Its sets.
+    pub sets: u64,
+    /// Its page colours for the run's page size.
+    pub colors: u64,
+    /// The page size the frames were mapped with, bytes.
+    pub page_size: u64,
+}
+
+/// The verdict of a proof.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IsolationStatus {
+    /// No two tasks that can run at the same time can evict each other's
+    /// working sets, and every set shared on one CPU is shared by the plan.
+    Isolated,
+    /// Some pair of tasks can evict each other other than as planned on
+    /// one CPU ([`RunIsolation::pairs`] names them).
+    NotIsolated,
+    /// The proof could not be made ([`RunIsolation::reason`] says why).
+    Unavailable,
+    /// No task's working set has partitions: the run claims no isolation.
+    NotClaimed,
+}
+
+/// Why two tasks' working sets share cache sets, against the plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Sharing {
+    /// Both pinned to one CPU, and the plan gives them these partitions in
+    /// common: they never run at the same time, and the analysis pays for
+    /// the sharing as preemption delay (kim2013 Eq. 2).
+    PlannedOnOneCpu {
+        /// The partitions both have.
+        partitions: Vec<u32>,
+    },
+    /// The plan gives these partitions to both although they can run at
+    /// the same time (on different CPUs).
+    PlannedAcrossCpus {
+        /// The partitions both have.
+        partitions: Vec<u32>,
+    },
+    /// At least one of them has no partitions: its working set came from
+    /// the heap, in pages of any colour.
+    Uncolored,
+    /// The plan keeps their partitions disjoint, yet their pages share
+    /// sets: the colouring does not isolate.
+    DisjointInPlan,
+}
+
+impl Sharing {
+    /// Whether this sharing breaks the isolation the run claims (anything
+    /// but sharing the plan made on one CPU).
+    pub fn breaks_isolation(&self) -> bool {
+        !matches!(self, Sharing::PlannedOnOneCpu { .. })
+    }
+
+    /// In a few words.
+    pub fn describe(&self) -> String {
+        match self {
+            Sharing::PlannedOnOneCpu { partitions } => format!(
+                "same CPU, partitions {} shared by the plan",
+                partition_set(partitions)
+            ),
+            Sharing::PlannedAcrossCpus { partitions } => format!(
+                "can run at the same time, partitions {} shared by the plan",
+                partition_set(partitions)
+            ),
+            Sharing::Uncolored => "an uncoloured (heap) working set".into(),
+            Sharing::DisjointInPlan => "DISJOINT partitions in the plan".into(),
+        }
+    }
+}
+
+/// One task of a pair.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairMember {
+    /// The task.
+    pub task: String,
+    /// The one CPU it is pinned to (`None`: several CPUs or none).
+    pub cpu: Option<u32>,
+    /// Its partitions S(i) in the plan (empty: none).
+    pub partitions: Vec<u32>,
+}
+
+/// Two tasks whose working sets share cache sets.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EvictingPair {
+    /// The two tasks, in run order.
+    pub tasks: [PairMember; 2],
+    /// Sets both can occupy.
+    pub sets: u64,
+    /// Why, against the plan.
+    pub sharing: Sharing,
+}
+
+impl EvictingPair {
+    /// One line: who, where, how many sets, and why.
+    pub fn describe(&self) -> String {
+        let [a, b] = &self.tasks;
+        let alarm = match &self.sharing {
+            Sharing::DisjointInPlan => format!(
+                "although the plan gives them disjoint partitions {} and {}: the colouring does \
+                 not isolate",
+                partition_set(&a.partitions),
+                partition_set(&b.partitions)
+            ),
+            other => format!("({})", other.describe()),
+        };
+        format!(
+            "tasks '{}' ({}) and '{}' ({}) can evict each other in {} cache sets {alarm}",
+            a.task,
+            cpu_words(a.cpu),
+            b.task,
+            cpu_words(b.cpu),
+            self.sets
+        )
+    }
+
+    /// True for the alarm the run prints loudly: two tasks that can run at
+    /// the same time evict each other although the plan says their
+    /// partitions are disjoint.
+    pub fn is_alarm(&self) -> bool {
+        self.sharing == Sharing::DisjointInPlan && !same_cpu(&self.tasks[0], &self.tasks[1])
+    }
+}
+
+/// Another task that can evict a task's lines.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evictor {
+    /// The other task.
+    pub task: String,
+    /// Sets both can occupy.
+    pub sets: u64,
+    /// Why, against the plan.
+    pub sharing: Sharing,
+}
+
+/// One task's part of the proof (`summary.json`: `tasks[i].isolation`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskIsolation {
+    /// Distinct frames of its working set.
+    pub pages: u64,
+    /// The model's colours of those frames, as ranges (`0-127`).
+    pub colors: String,
+    /// Cache sets its lines can occupy.
+    pub sets: u64,
+    /// Sets of the modelled cache.
+    pub total_sets: u64,
+    /// Every other task whose lines can evict its lines (empty: none).
+    pub evicted_by: Vec<Evictor>,
+}
+
+impl TaskIsolation {
+    /// One line for task `name`: its sets and who can evict it.
+    pub fn describe(&self, name: &str) -> String {
+        if self.pages == 0 {
+            return format!("{name}: no working set");
+        }
+        let share = 100.0 * self.sets as f64 / self.total_sets.max(1) as f64;
+        let others = if self.evicted_by.is_empty() {
+            "no other task can evict its lines".to_string()
+        } else {
+            let list: Vec<String> = self
+                .evicted_by
+                .iter()
+                .map(|e| format!("{} ({} sets, {})", e.task, e.sets, e.sharing.describe()))
+                .collect();
+            format!("can be evicted by {}", list.join(", "))
+        };
+        format!(
+            "{name}: {} pages in colours {}, can occupy {} of {} sets ({share:.1} %); {others}",
+            self.pages, self.colors, self.sets, self.total_sets
+        )
+    }
+}
+
+/// The run's proof (`summary.json`: `isolation`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunIsolation {
+    /// The verdict.
+    pub status: IsolationStatus,
+    /// Why the proof is unavailable or not claimed.
+    pub reason: Option<String>,
+    /// The cache model the frames went through.
+    pub model: Option<ModelFacts>,
+    /// The colour rule the run's pool used (as `tinct doctor` words it).
+    pub color_rule: Option<String>,
+    /// Every pair of tasks whose working sets share cache sets.
+    pub pairs: Vec<EvictingPair>,
+}
+
+impl RunIsolation {
+    /// A proof that was not made (a summary made outside
+    /// [`crate::run_in_dir`], or a run directory of an older tinct).
+    pub fn not_checked() -> RunIsolation {
+        RunIsolation::unavailable("not checked: the summary was made without the run's frames")
+    }
+
+    fn unavailable(reason: impl Into<String>) -> RunIsolation {
+        RunIsolation {
+            status: IsolationStatus::Unavailable,
+            reason: Some(reason.into()),
+            model: None,
+            color_rule: None,
+            pairs: Vec::new(),
+        }
+    }
+
+    /// The verdict in one line.
+    pub fn headline(&self) -> String {
+        let reason = self.reason.as_deref().unwrap_or("");
+        match self.status {
+            IsolationStatus::Isolated => {
+                let planned = self.pairs.len();
+                let mut line = "ISOLATED: no two tasks that can run at the same time can evict \
+                                each other's working sets"
+                    .to_string();
+                if planned > 0 {
+                    line.push_str(&format!(
+                        "; {planned} pair(s) on one CPU share sets as the plan shares their \
+                         partitions (preemption delay, kim2013 Eq. 2)"
+                    ));
+                }
+                line
+            }
+            IsolationStatus::NotIsolated => format!(
+                "NOT ISOLATED: {} pair(s) of tasks can evict each other's working sets",
+                self.pairs
+                    .iter()
+                    .filter(|p| p.sharing.breaks_isolation())
+                    .count()
+            ),
+            IsolationStatus::Unavailable => format!("proof not available: {reason}"),
+            IsolationStatus::NotClaimed => format!("not claimed: {reason}"),
+        }
+    }
+
+    /// The model and the colour rule in one line, when the proof was made.
+    pub fn model_line(&self) -> Option<String> {
+        let m = self.model.as_ref()?;
+        let mut line = format!(
+            "tinct-sim model of the {}: {} sets, {} colours of {} B pages",
+            m.name, m.sets, m.colors, m.page_size
+        );
+        if let Some(rule) = &self.color_rule {
+            line.push_str(&format!("; colour rule of the run: {rule}"));
+        }
+        Some(line)
+    }
+
+    /// The loud lines: two tasks that can run at the same time evict each
+    /// other although the plan says their partitions are disjoint.
+    pub fn alarms(&self) -> Vec<String> {
+        self.pairs
+            .iter()
+            .filter(|p| p.is_alarm())
+            .map(EvictingPair::describe)
+            .collect()
+    }
+}
+
+/// What the proof needs of one task.
+#[derive(Clone, Debug)]
+pub struct TaskMemory<'a> {
+    /// The task's name.
+    pub name: &'a str,
+    /// The one CPU it is pinned to (`None`: several CPUs or none).
+    pub cpu: Option<u32>,
+    /// Its partitions S(i) in the plan.
+    pub partitions: &'a [u32],
+    /// Where its working set lived, with the frames read after the run.
+    pub placement: &'a Placement,
+}
+
+impl<'a> TaskMemory<'a> {
+    /// The task of a run.
+    pub fn of(task: &'a TaskRun) -> TaskMemory<'a> {
+        let spec = &task.spec;
+        let only = |cpus: &Option<Vec<u32>>| match cpus.as_deref() {
+            Some([cpu]) => Some(*cpu),
+            _ => None,
+        };
+        let cpu = only(&spec.cpus).filter(|&cpu| {
+            spec.phases
+                .iter()
+                .all(|p| p.cpus.is_none() || only(&p.cpus) == Some(cpu))
+        });
+        TaskMemory {
+            name: &spec.name,
+            cpu,
+            partitions: &spec.partitions,
+            placement: &task.placement,
+        }
+    }
+}
+
+/// A proof: the run's part and each task's (in run order; `None` when the
+/// proof is unavailable or not claimed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Proof {
+    /// The run's part.
+    pub run: RunIsolation,
+    /// Each task's part.
+    pub tasks: Vec<Option<TaskIsolation>>,
+}
+
+impl Proof {
+    fn without(tasks: usize, run: RunIsolation) -> Proof {
+        Proof {
+            run,
+            tasks: vec![None; tasks],
+        }
+    }
+
+    /// Writes the proof into `summary` (its run-level `isolation` and each
+    /// task's, in order).
+    pub fn attach_to(self, summary: &mut Summary) {
+        summary.isolation = self.run;
+        for (verdict, isolation) in summary.tasks.iter_mut().zip(self.tasks) {
+            let verdict: &mut TaskVerdict = verdict;
+            verdict.isolation = isolation;
+        }
+    }
+}
+
+/// The proof of a run of `spec` whose tasks ended as `tasks`: this
+/// machine's last-level cache model, the colour rule of `spec`, and
+/// [`prove_with`].
+pub fn prove(spec: &RunSpec, tasks: &[TaskRun]) -> Proof {
+    let memories: Vec<TaskMemory<'_>> = tasks.iter().map(TaskMemory::of).collect();
+    if !claims_isolation(&memories) {
+        return prove_with(&memories, Err(String::new()), None);
+    }
+    let rule = ColorLayout::of_spec(spec).ok().map(|layout| layout.rule);
+    let model = LlcModel::of_machine()
+        .map_err(|e| format!("this machine's last-level cache cannot be modelled: {e}"));
+    prove_with(&memories, model.as_ref().map_err(Clone::clone), rule)
+}
+
+fn claims_isolation(tasks: &[TaskMemory<'_>]) -> bool {
+    tasks.iter().any(|t| {
+        matches!(
+            t.placement,
+            Placement::Colored { .. } | Placement::Uncolored { .. }
+        )
+    })
+}
+
+/// The proof for `tasks` through `model` (or why there is no model), with
+/// the run's colour rule in words. Pure: the tests feed it synthetic
+/// frames.
+pub fn prove_with(
+    tasks: &[TaskMemory<'_>],
+    model: Result<&LlcModel, String>,
+    color_rule: Option<String>,
+) -> Proof {
+    if !claims_isolation(tasks) {
+        return Proof::without(
+            tasks.len(),
+            RunIsolation {
+                status: IsolationStatus::NotClaimed,
+                ..RunIsolation::unavailable(
+                    "no task's working set has cache partitions, so no colouring is claimed",
+                )
+            },
+        );
+    }
+    if let Some((task, reason)) = tasks.iter().find_map(|t| match t.placement {
+        Placement::Uncolored { reason, .. } => Some((t.name, reason)),
+        _ => None,
+    }) {
+        return Proof::without(
+            tasks.len(),
+            RunIsolation::unavailable(format!(
+                "the working sets were not coloured (--uncolored): physical frame numbers are \
+                 unreadable ({reason}), so neither the placement of '{task}' nor any other is known"
+            )),
+        );
+    }
+    if let Some(task) = tasks.iter().find(|t| frames_unknown(t.placement)) {
+        return Proof::without(
+            tasks.len(),
+            RunIsolation::unavailable(format!(
+                "the frames of task '{}''s working set could not be read through pagemap",
+                task.name
+            )),
+        );
+    }
+    let model = match model {
+        Ok(model) => model,
+        Err(reason) => return Proof::without(tasks.len(), RunIsolation::unavailable(reason)),
+    };
+    let page_size = model.page_size;
+    let frames: Vec<TaskFrames> = tasks
+        .iter()
+        .map(|t| TaskFrames::new(t.name, t.placement.frames().to_vec()))
+        .collect();
+    let report = match check(&model.geometry, page_size, &frames) {
+        Ok(report) => report,
+        Err(e) => {
+            return Proof::without(
+                tasks.len(),
+                RunIsolation::unavailable(format!("the cache model refused the frames: {e}")),
+            );
+        }
+    };
+    let mut pairs = Vec::new();
+    let mut per_task = Vec::with_capacity(tasks.len());
+    for (index, (task, isolation)) in tasks.iter().zip(&report.tasks).enumerate() {
+        let evicted_by = isolation
+            .evicted_by
+            .iter()
+            .filter_map(|shared| {
+                let other = tasks.iter().position(|t| t.name == shared.task)?;
+                let sharing = sharing(task, &tasks[other]);
+                if other > index {
+                    pairs.push(EvictingPair {
+                        tasks: [member(task), member(&tasks[other])],
+                        sets: shared.sets,
+                        sharing: sharing.clone(),
+                    });
+                }
+                Some(Evictor {
+                    task: shared.task.clone(),
+                    sets: shared.sets,
+                    sharing,
+                })
+            })
+            .collect();
+        let colors: Vec<u32> = isolation
+            .colors
+            .iter()
+            .map(|&c| u32::try_from(c).unwrap_or(u32::MAX))
+            .collect();
+        per_task.push(Some(TaskIsolation {
+            pages: isolation.pages,
+            colors: tinct_sys::format_cpu_list(&colors),
+            sets: isolation.sets,
+            total_sets: report.total_sets,
+            evicted_by,
+        }));
+    }
+    let status = if pairs.iter().any(|p| p.sharing.breaks_isolation()) {
+        IsolationStatus::NotIsolated
+    } else {
+        IsolationStatus::Isolated
+    };
+    Proof {
+        run: RunIsolation {
+            status,
+            reason: None,
+            model: Some(ModelFacts {
+                name: model.name.clone(),
+                sets: report.total_sets,
+                colors: report.colors,
+                page_size,
+            }),
+            color_rule,
+            pairs,
+        },
+        tasks: per_task,
+    }
+}
+
+/// A working set whose frames were not read (pagemap refused).
+fn frames_unknown(placement: &Placement) -> bool {
+    match placement {
+        Placement::Heap { bytes, frames } => *bytes > 0 && frames.is_empty(),
+        Placement::Colored {
+            pages_outside_colors,
+            frames,
+            ..
+        } => pages_outside_colors.is_none() || frames.is_empty(),
+        Placement::None | Placement::Uncolored { .. } => false,
+    }
+}
+
+fn member(task: &TaskMemory<'_>) -> PairMember {
+    PairMember {
+        task: task.name.to_string(),
+        cpu: task.cpu,
+        partitions: task.partitions.to_vec(),
+    }
+}
+
+fn same_cpu(a: &PairMember, b: &PairMember) -> bool {
+    a.cpu.is_some() && a.cpu == b.cpu
+}
+
+/// Why `a` and `b`, whose pages share sets, do so against the plan.
+fn sharing(a: &TaskMemory<'_>, b: &TaskMemory<'_>) -> Sharing {
+    let colored = |t: &TaskMemory<'_>| matches!(t.placement, Placement::Colored { .. });
+    if !colored(a) || !colored(b) {
+        return Sharing::Uncolored;
+    }
+    let common: Vec<u32> = a
+        .partitions
+        .iter()
+        .copied()
+        .filter(|p| b.partitions.contains(p))
+        .collect();
+    match (common.is_empty(), a.cpu.is_some() && a.cpu == b.cpu) {
+        (true, _) => Sharing::DisjointInPlan,
+        (false, true) => Sharing::PlannedOnOneCpu { partitions: common },
+        (false, false) => Sharing::PlannedAcrossCpus { partitions: common },
+    }
+}
+
+fn partition_set(partitions: &[u32]) -> String {
+    PartitionSet::from_iter(partitions.iter().copied()).to_string()
+}
+
+fn cpu_words(cpu: Option<u32>) -> String {
+    cpu.map_or("any CPU".into(), |c| format!("CPU {c}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 1 MiB, 8 ways, 64 B lines: 2048 sets, 32 colours of 4 KiB pages.
+    fn model() -> LlcModel {
+        LlcModel {
+            name: "L2 1 MiB 8-way".into(),
+            geometry: CacheGeometry::new(1 << 20, 8, 64).unwrap(),
+            page_size: 4096,
+        }
+    }
+
+    /// Four frames of each colour in `colors` (frame = group × 32 + colour),
+    /// from frame group `first` on.
+    fn frames(colors: &[u64], first: u64) -> Vec<u64> {
+        (first..first + 4)
+            .flat_map(|group| colors.iter().map(move |&c| group * 32 + c))
+            .collect()
+    }
+
+    fn colored(partitions: &[u32], frames: Vec<u64>) -> Placement {
+        Placement::Colored {
+            bytes: frames.len() as u64 * 4096,
+            partitions: partitions.to_vec(),
+            colors: String::new(),
+            color_count: 0,
+            machine_colors: 32,
+            pages: frames.len() as u64,
+            pages_outside_colors: Some(0),
+            frames,
+        }
+    }
+
+    fn task<'a>(
+        name: &'a str,
+        cpu: u32,
+        partitions: &'a [u32],
+        p: &'a Placement,
+    ) -> TaskMemory<'a> {
+        TaskMemory {
+            name,
+            cpu: Some(cpu),
+            partitions,
+            placement: p,
+        }
+    }
+
+    #[test]
+    fn disjoint_partitions_on_disjoint_colours_are_isolated() {
+        let (a, b, c) = (
+            colored(&[1], frames(&[0, 1], 0)),
+            colored(&[2], frames(&[2, 3], 4)),
+            colored(&[1], frames(&[0, 1], 8)),
+        );
+        let tasks = [
+            task("a", 0, &[1], &a),
+            task("b", 1, &[2], &b),
+            task("c", 0, &[1], &c),
+        ];
+        let proof = prove_with(&tasks, Ok(&model()), Some("rule".into()));
+        assert_eq!(proof.run.status, IsolationStatus::Isolated, "{proof:?}");
+        // a and c share partition 1 on CPU 0, as planned.
+        assert_eq!(proof.run.pairs.len(), 1);
+        assert_eq!(
+            proof.run.pairs[0].sharing,
+            Sharing::PlannedOnOneCpu {
+                partitions: vec![1]
+            }
+        );
+        assert!(proof.run.alarms().is_empty());
+        let b = proof.tasks[1].as_ref().unwrap();
+        assert_eq!((b.pages, b.sets, b.total_sets), (8, 128, 2048));
+        assert_eq!(b.colors, "2-3");
+        assert!(b.evicted_by.is_empty());
+        assert!(
+            b.describe("b")
+                .contains("no other task can evict its lines")
+        );
+        assert!(proof.run.headline().starts_with("ISOLATED"));
+        assert!(
+            proof
+                .run
+                .model_line()
+                .unwrap()
+                .contains("2048 sets, 32 colours")
+        );
+    }
+
+    #[test]
+    fn pairs_are_named_and_a_broken_colouring_is_an_alarm() {
+        let (a, b, c, h) = (
+            colored(&[1], frames(&[0, 1], 0)),
+            // Planned disjoint from a, but its pages are of colour 1 too.
+            colored(&[2], frames(&[1, 2], 4)),
+            // Planned to share partition 1 with a across CPUs.
+            colored(&[1, 3], frames(&[0, 5], 8)),
+            Placement::Heap {
+                bytes: 4096,
+                frames: vec![12 * 32 + 9],
+            },
+        );
+        let tasks = [
+            task("a", 0, &[1], &a),
+            task("b", 1, &[2], &b),
+            task("c", 1, &[1, 3], &c),
+            task("h", 1, &[], &h),
+        ];
+        let proof = prove_with(&tasks, Ok(&model()), None);
+        assert_eq!(proof.run.status, IsolationStatus::NotIsolated);
+        let named: Vec<(&str, &str, &Sharing)> = proof
+            .run
+            .pairs
+            .iter()
+            .map(|p| {
+                (
+                    p.tasks[0].task.as_str(),
+                    p.tasks[1].task.as_str(),
+                    &p.sharing,
+                )
+            })
+            .collect();
+        assert_eq!(
+            named,
+            vec![
+                ("a", "b", &Sharing::DisjointInPlan),
+                (
+                    "a",
+                    "c",
+                    &Sharing::PlannedAcrossCpus {
+                        partitions: vec![1]
+                    }
+                ),
+            ]
+        );
+        let alarms = proof.run.alarms();
+        assert_eq!(alarms.len(), 1, "{alarms:?}");
+        assert!(
+            alarms[0].contains("'a' (CPU 0) and 'b' (CPU 1)")
+                && alarms[0].contains("64 cache sets")
+                && alarms[0].contains("disjoint partitions {1} and {2}"),
+            "{}",
+            alarms[0]
+        );
+        let a = proof.tasks[0].as_ref().unwrap();
+        let evictors: Vec<&str> = a.evicted_by.iter().map(|e| e.task.as_str()).collect();
+        assert_eq!(evictors, ["b", "c"]);
+        assert!(proof.tasks[3].as_ref().unwrap().evicted_by.is_empty());
+        assert!(proof.run.headline().starts_with("NOT ISOLATED: 2 pair(s)"));
+    }
+
+    #[test]
+    fn a_heap_working_set_sharing_sets_is_named_as_uncoloured() {
+        let (a, h) = (
+            colored(&[1], frames(&[0], 0)),
+            Placement::Heap {
+                bytes: 4096,
+                frames: vec![32 * 7],
+            },
+        );
+        let tasks = [task("a", 0, &[1], &a), task("h", 0, &[], &h)];
+        let proof = prove_with(&tasks, Ok(&model()), None);
+        assert_eq!(proof.run.status, IsolationStatus::NotIsolated);
+        assert_eq!(proof.run.pairs[0].sharing, Sharing::Uncolored);
+        assert!(proof.run.alarms().is_empty(), "same CPU, and not planned");
+    }
+
+    #[test]
+    fn without_frames_or_a_model_the_proof_says_why() {
+        let uncolored = Placement::Uncolored {
+            bytes: 4096,
+            partitions_requested: vec![1],
+            reason: "PFNs read as 0".into(),
+        };
+        let tasks = [task("u", 0, &[1], &uncolored)];
+        let proof = prove_with(&tasks, Ok(&model()), None);
+        assert_eq!(proof.run.status, IsolationStatus::Unavailable);
+        assert!(
+            proof.run.headline().contains("--uncolored") && proof.run.headline().contains("PFNs"),
+            "{}",
+            proof.run.headline()
+        );
+        assert_eq!(proof.tasks, vec![None]);
+
+        let unread = Placement::Heap {
+            bytes: 4096,
+            frames: vec![],
+        };
+        let a = colored(&[1], frames(&[0], 0));
+        let tasks = [task("a", 0, &[1], &a), task("h", 1, &[], &unread)];
+        let proof = prove_with(&tasks, Ok(&model()), None);
+        assert!(proof.run.headline().contains("task 'h''s working set"));
+
+        let tasks = [task("a", 0, &[1], &a)];
+        let proof = prove_with(&tasks, Err("no cache".into()), None);
+        assert_eq!(proof.run.reason.as_deref(), Some("no cache"));
+
+        let heap = Placement::Heap {
+            bytes: 4096,
+            frames: vec![1],
+        };
+        let proof = prove_with(&[task("h", 0, &[], &heap)], Ok(&model()), None);
+        assert_eq!(proof.run.status, IsolationStatus::NotClaimed);
+    }
+
+    #[test]
+    fn a_task_on_several_cpus_shares_no_cpu() {
+        let a = colored(&[1], frames(&[0], 0));
+        let b = colored(&[2], frames(&[0], 4));
+        let mut tasks = [task("a", 0, &[1], &a), task("b", 0, &[2], &b)];
+        tasks[1].cpu = None;
+        let proof = prove_with(&tasks, Ok(&model()), None);
+        assert!(proof.run.pairs[0].is_alarm(), "b may run beside a");
+        assert!(proof.run.alarms()[0].contains("'b' (any CPU)"));
+    }
+}
