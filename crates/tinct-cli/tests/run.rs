@@ -707,6 +707,10 @@ fn an_exceedance_with_no_cause_exits_3_and_says_so() {
         "stdout:\n{stdout}\nstderr:\n{stderr}"
     );
     assert!(stdout.contains("with NO explanation"), "{stdout}");
+    assert!(
+        stdout.contains("jobs above their bound") && stdout.contains("UNEXPLAINED"),
+        "the late jobs by cause: {stdout}"
+    );
     assert!(stderr.contains("exit status 3"), "{stderr}");
     let unexplained_rows = csv_rows(&dir.path().join("run/jobs.csv"))
         .into_iter()

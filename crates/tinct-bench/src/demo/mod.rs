@@ -116,6 +116,9 @@ pub struct DemoVerdict {
     /// Set when colouring is not known to isolate: the isolation the
     /// analysis could have used is absent, and what the demo did instead.
     pub isolation_absent: Option<String>,
+    /// True if the working sets were allocated from their partitions'
+    /// colours (frame numbers readable: root); false: uncoloured.
+    pub coloured: bool,
     /// The conditions C was measured under.
     pub conditions: Vec<String>,
     /// The statistic of the jobs that became C^p, and why.
@@ -204,6 +207,9 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
         source,
     })?;
     let cpus = tinct_sys::sched::affinity()?;
+    // Colouring needs physical frame numbers (pagemap), which only root reads.
+    let coloured = tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live())
+        .is_ok_and(|p| p.is_root());
     let mut steps = Steps {
         started: Instant::now(),
         done: Vec::new(),
@@ -322,6 +328,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
                 taskset: Some(tasks_path.clone()),
                 task: Some(task.name.into()),
                 no_fifo: !params.realtime,
+                uncolored: !coloured,
                 conditions: conditions.clone(),
                 co_runners,
                 statistic: Statistic::Max,
@@ -415,6 +422,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
             colouring,
             sentinel: Some(SentinelOptions::default()),
             realtime: params.realtime,
+            uncolored: !coloured,
             supervise: true,
             ..RunOptions::default()
         },
@@ -473,6 +481,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
         colouring,
         colouring_why,
         isolation_absent,
+        coloured,
         conditions: conditions.iter().map(|c| c.name().to_string()).collect(),
         statistic: "max: the largest measured job (kim2013's WCET estimate); a quick profile \
                     has tens of jobs per point, where a high percentile is the maximum or just \

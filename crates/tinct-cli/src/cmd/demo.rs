@@ -107,6 +107,11 @@ fn print_comparison(verdict: &DemoVerdict) {
         ]);
     }
     println!("{t}");
+    if !verdict.coloured {
+        println!(
+            "note: working sets NOT coloured (physical frame numbers need root): S(i) not enforced"
+        );
+    }
     if let Some(note) = &verdict.isolation_absent {
         println!("note: {note}");
     }
