@@ -64,6 +64,10 @@ pub struct Params {
     pub realtime: bool,
     /// Seed of the benches' random choices.
     pub seed: u64,
+    /// The LD_PRELOAD shim the profile's workers run under (`None`: the
+    /// profile looks beside the worker program, see
+    /// [`wcet_profile::Params::preload`]).
+    pub preload: Option<PathBuf>,
 }
 
 /// One step of the loop: what it wrote and how long it took.
@@ -329,6 +333,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
                 task: Some(task.name.into()),
                 no_fifo: !params.realtime,
                 uncolored: !coloured,
+                preload: params.preload.clone(),
                 conditions: conditions.clone(),
                 co_runners,
                 statistic: Statistic::Max,

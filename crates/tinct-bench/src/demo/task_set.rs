@@ -66,8 +66,13 @@ pub fn iterations_for(task: &DemoTask) -> u64 {
     ((task.target_ns as f64 / per_iteration.max(1e-3)).round() as u64).max(1)
 }
 
+/// The period of a task before its C is measured: long enough for any
+/// cold job the profile may see (the profile refuses a C above D); the
+/// periods are set from the measured C after ([`set_periods`]).
+pub const PLACEHOLDER_PERIOD: Nanos = Nanos(1_000_000_000);
+
 /// The task set to profile: every task with its fixed-iteration body, a
-/// placeholder C (its target) and period (10 × target), on `cores` cores
+/// placeholder C (its target) and [`PLACEHOLDER_PERIOD`], on `cores` cores
 /// with [`PARTITIONS`] partitions and the measured Δ.
 pub fn unmeasured(iterations: &[u64], cores: u32, refill: Nanos) -> TaskSet {
     let tasks = TASKS
@@ -76,7 +81,7 @@ pub fn unmeasured(iterations: &[u64], cores: u32, refill: Nanos) -> TaskSet {
         .map(|(t, &n)| {
             let mut task = Task::periodic(
                 t.name.to_string(),
-                Nanos(t.target_ns * 10),
+                PLACEHOLDER_PERIOD,
                 Bytes(t.working_set),
                 WcetTable::constant(Nanos(t.target_ns)),
             );

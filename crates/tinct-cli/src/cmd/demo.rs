@@ -47,6 +47,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         duration: args.duration,
         realtime: !args.no_rt,
         seed: args.seed,
+        // Not found: the profile says where it looked (and needs it only
+        // for coloured memory).
+        preload: crate::cmd::shim::find_shim().ok(),
     };
     let worker = worker_command().map_err(cli_error)?;
     let mut step = 0;
