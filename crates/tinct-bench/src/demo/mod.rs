@@ -98,6 +98,11 @@ pub struct TaskOutcome {
     pub partitions: Option<u32>,
     /// The analysis' bound (CInt, with the overheads), ns; `None` past D.
     pub bound_ns: Option<u64>,
+    /// C at its |S(i)|, the analysis' C, ns.
+    pub c_ns: u64,
+    /// The largest observed execution time (thread CPU time), ns: above
+    /// `c_ns`, the quick profile missed this task's worst case.
+    pub exec_max_ns: u64,
     /// The largest observed response time, ns.
     pub observed_max_ns: u64,
     /// Jobs that finished.
@@ -459,6 +464,8 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
             cpu: task.core,
             partitions: task.partitions.map(|s| s.len()),
             bound_ns: bound.wcrt_ns,
+            c_ns: bound.wcet_ns,
+            exec_max_ns: observed.exec.max,
             observed_max_ns: observed.response.max,
             jobs: observed.response.count,
             late: observed.causes.total(),

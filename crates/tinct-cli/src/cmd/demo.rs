@@ -77,6 +77,7 @@ fn print_comparison(verdict: &DemoVerdict) {
         "CPU",
         "|S|",
         "C (ms)",
+        "exec max (ms)",
         "T = D (ms)",
         "bound (ms)",
         "observed max (ms)",
@@ -85,22 +86,12 @@ fn print_comparison(verdict: &DemoVerdict) {
         "unexplained",
     ]);
     for task in &verdict.tasks {
-        let c = task
-            .partitions
-            .and_then(|p| {
-                task.wcet_ns
-                    .iter()
-                    .rev()
-                    .find(|(q, _)| *q <= p)
-                    .map(|(_, c)| *c)
-            })
-            .or(task.wcet_ns.first().map(|(_, c)| *c))
-            .unwrap_or(0);
         t.add_row(vec![
             task.name.clone(),
             task.cpu.map_or("-".into(), |c| c.to_string()),
             task.partitions.map_or("-".into(), |p| p.to_string()),
-            ms(c),
+            ms(task.c_ns),
+            ms(task.exec_max_ns),
             ms(task.period_ns),
             task.bound_ns.map_or("> D".into(), ms),
             ms(task.observed_max_ns),
@@ -110,6 +101,21 @@ fn print_comparison(verdict: &DemoVerdict) {
         ]);
     }
     println!("{t}");
+    for task in verdict.tasks.iter().filter(|t| t.exec_max_ns > t.c_ns) {
+        println!(
+            "note: '{}' executed up to {} ms, above its measured C {} ms: a quick profile's \
+             maximum is no safe worst case (`tinct bench wcet-profile` without --quick measures \
+             100 jobs per launch); the bound {}",
+            task.name,
+            ms(task.exec_max_ns),
+            ms(task.c_ns),
+            if task.late == 0 {
+                "held on the analysis' slack"
+            } else {
+                "was exceeded: see the causes above"
+            }
+        );
+    }
     if !verdict.coloured {
         println!(
             "note: working sets NOT coloured (physical frame numbers need root): S(i) not enforced"
