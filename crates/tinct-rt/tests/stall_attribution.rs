@@ -18,7 +18,7 @@ use tinct_rt::clock::now_ns;
 use tinct_rt::run_in_dir::run_in_dir;
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::spec::Bound;
-use tinct_rt::testing::{TaskBuilder, child_processes, run_spec};
+use tinct_rt::testing::{TaskBuilder, first_child, run_spec};
 
 const MS: u64 = 1_000_000;
 const STALL: Duration = Duration::from_millis(30);
@@ -69,12 +69,7 @@ fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
         ..RunOptions::default()
     };
     let stopper = std::thread::spawn(|| {
-        let child = loop {
-            if let Some(&pid) = child_processes(std::process::id()).first() {
-                break pid;
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        };
+        let child = first_child(Duration::from_millis(2));
         // Well past setup and calibration, into the jobs; then wait for the
         // task to compute and stop its whole process in the middle of it.
         std::thread::sleep(Duration::from_millis(600));

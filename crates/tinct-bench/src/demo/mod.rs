@@ -50,6 +50,10 @@ use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::RunSpec;
 
+/// Measured jobs per profile launch (the quick profile's 5 miss too many
+/// worst cases; 2 launches × 20 jobs per p keep the demo under a minute).
+pub const JOBS_PER_LAUNCH: u32 = 20;
+
 /// Periods are doubled at most this many times looking for a schedulable plan.
 pub const MAX_DOUBLINGS: u32 = 6;
 
@@ -342,6 +346,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
                 conditions: conditions.clone(),
                 co_runners,
                 statistic: Statistic::Max,
+                jobs: Some(JOBS_PER_LAUNCH),
                 ..wcet_profile::Params::default()
             },
             worker,
@@ -495,8 +500,8 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
         isolation_absent,
         coloured,
         conditions: conditions.iter().map(|c| c.name().to_string()).collect(),
-        statistic: "max: the largest measured job (kim2013's WCET estimate); a quick profile \
-                    has tens of jobs per point, where a high percentile is the maximum or just \
+        statistic: "max: the largest measured job (kim2013's WCET estimate); the profile \
+                    has 40 jobs per point, where a high percentile is the maximum or just \
                     below it and an EVT fit is not supported"
             .into(),
         overheads: source,

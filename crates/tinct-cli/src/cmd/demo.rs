@@ -103,9 +103,10 @@ fn print_comparison(verdict: &DemoVerdict) {
     println!("{t}");
     for task in verdict.tasks.iter().filter(|t| t.exec_max_ns > t.c_ns) {
         println!(
-            "note: '{}' executed up to {} ms, above its measured C {} ms: a quick profile's \
-             maximum is no safe worst case (`tinct bench wcet-profile` without --quick measures \
-             100 jobs per launch); the bound {}",
+            "note: '{}' executed up to {} ms, above its measured C {} ms: the maximum of the \
+             demo's short profile (40 jobs per p) is no safe worst case (`tinct bench \
+             wcet-profile` measures 100 jobs per launch, `--use pwcet:P` extrapolates); the \
+             bound {}",
             task.name,
             ms(task.exec_max_ns),
             ms(task.c_ns),
