@@ -636,6 +636,50 @@ fn the_demo_measures_plans_runs_and_explains_every_late_job() {
     check_traces(&out.join("run"));
 }
 
+#[test]
+fn probe_colors_and_no_sentinel_reach_the_summary_and_the_verdict() {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+        return;
+    }
+    let _guard = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &str, flag: &str| {
+        let out = dir.path().join(out);
+        let assert = tinct()
+            .args([
+                "run",
+                example("light.toml").to_str().unwrap(),
+                "--duration",
+                "300ms",
+                flag,
+                "--out",
+            ])
+            .arg(&out)
+            .assert()
+            .success();
+        let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+        (stdout, read_json(&out.join("summary.json")))
+    };
+    let (stdout, summary) = run("probed", "--probe-colors");
+    assert!(stdout.contains("colour probe: colouring"), "{stdout}");
+    assert_ne!(
+        summary["colouring"], "unknown",
+        "the probe's finding is kept"
+    );
+    assert!(
+        summary["sentinel"].is_object(),
+        "the sentinel runs by default"
+    );
+    assert!(
+        stdout.contains("stall sentinel: one thread per CPU"),
+        "{stdout}"
+    );
+    let (stdout, summary) = run("unwatched", "--no-sentinel");
+    assert!(summary["sentinel"].is_null(), "{}", summary["sentinel"]);
+    assert_eq!(summary["colouring"], "unknown", "not probed unless asked");
+    assert!(stdout.contains("stall sentinel: off"), "{stdout}");
+}
+
 /// One task on `cpu`, jobs of 1 ms every 20 ms, C = 3 ms: its bound is 3 ms.
 fn lone_task_plan(cpu: u32) -> String {
     format!(
