@@ -267,37 +267,57 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
     )?;
     drop(wipe);
     let refill_ns = refill.delta.refill_ns.div_ceil(100) * 100;
-    let measured = overheads::run(
-        &overheads::Params {
-            common: options,
-            seconds: Some(1),
-            calibration: None,
-        },
-        &NoProgress,
-    )?
-    .result
-    .measured;
+    // Under SCHED_OTHER the overheads' benches measure the other threads'
+    // time too (a "tick" of milliseconds): they are not the platform's.
+    let measured = if params.realtime {
+        Some(
+            overheads::run(
+                &overheads::Params {
+                    common: options,
+                    seconds: Some(1),
+                    calibration: None,
+                },
+                &NoProgress,
+            )?
+            .result
+            .measured
+            .overheads,
+        )
+    } else {
+        None
+    };
     let calibration = CalibrationFile {
         refill: RefillRecord {
             partitions: task_set::PARTITIONS,
             refill_ns,
         },
-        overheads: Some(measured.overheads),
+        overheads: measured,
     };
     let calibration_path = out.join("calibration.json");
     write_file(&calibration_path, &to_json("calibration", &calibration)?)?;
-    let source = tinct_core::overheads::read(&calibration_path)
-        .map_err(|e| Error::Measurement(format!("the demo's own calibration: {e}")))?;
+    let source = if params.realtime {
+        tinct_core::overheads::read(&calibration_path)
+            .map_err(|e| Error::Measurement(format!("the demo's own calibration: {e}")))?
+    } else {
+        OverheadsSource::none(
+            "none: under --no-rt the overheads' benches would time other threads too",
+        )
+    };
     let o = &source.overheads;
+    let mut files = vec!["calibration.json"];
+    if params.realtime {
+        files.push("overheads/overheads.json");
+    }
     steps.record(
         "platform",
-        &["calibration.json", "overheads/overheads.json"],
+        &files,
         format!(
-            "Δ = {}, δ = {}, release latency {}, tick {}",
+            "Δ = {}, δ = {}, release latency {}, tick {} ({})",
             Nanos(refill_ns),
             o.context_switch,
             o.release_latency,
-            o.tick
+            o.tick,
+            source.from
         ),
         progress,
     );
