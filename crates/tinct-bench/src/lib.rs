@@ -26,6 +26,7 @@ pub mod banks;
 pub mod calibrate;
 pub mod coherence;
 pub mod crpd;
+pub mod demo;
 pub mod dram_map;
 mod error;
 pub mod harness;

@@ -34,8 +34,8 @@ enum Command {
     /// Run a planned task set (or an rt-app file) for real: periodic SCHED_FIFO
     /// threads, per-job logs, trace, and observed vs predicted response times.
     Run(cmd::run::Args),
-    /// The whole loop on the kim2013 example scaled to this machine: analyze,
-    /// plan, run a few seconds, predicted vs observed.
+    /// The whole loop on this machine: measure the bodies' worst cases and the
+    /// platform overheads, write the task set, analyze, plan, run, verify.
     Demo(cmd::demo::Args),
     /// Run an unmodified program with its heap in the given page colors
     /// (LD_PRELOAD shim) and/or its L3 ways reserved (resctrl), optionally

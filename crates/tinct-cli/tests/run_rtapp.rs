@@ -179,3 +179,61 @@ fn the_watchdog_flag_takes_off_rt_or_all_and_refuses_anything_else() {
         String::from_utf8_lossy(&off.stderr)
     );
 }
+
+#[test]
+fn an_overloaded_deadline_reservation_runs_to_its_end_unless_the_watchdog_guards_all() {
+    if !tinct_sys::testing::privileged_or_skip("an overloaded SCHED_DEADLINE rt-app run") {
+        return;
+    }
+    // rt-app's deadline_no_reclaim-3: 30 ms of work on a reservation of
+    // 10 ms every 30 ms. The kernel's CBS throttles it: its jobs are late
+    // (about 90 ms, 3 × the deadline, each) but the CPU is never starved.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deadline_no_reclaim-3.json");
+    std::fs::write(
+        &file,
+        r#"{ "tasks": { "thread0": { "policy": "SCHED_DEADLINE", "loop": 3,
+            "dl-runtime": 10000, "dl-period": 30000, "dl-deadline": 30000,
+            "run": 30000, "timer": { "ref": "unique", "period": 30000 } } },
+            "global": { "duration": 1, "calibration": "CPU0" } }"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str], name: &str| {
+        Command::cargo_bin("tinct")
+            .unwrap()
+            .args(["run", "--rt-app"])
+            .arg(&file)
+            .args(extra)
+            .arg("--out")
+            .arg(dir.path().join(name))
+            .output()
+            .unwrap()
+    };
+    let default = run(&[], "default");
+    assert_eq!(
+        default.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&default.stdout),
+        String::from_utf8_lossy(&default.stderr)
+    );
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("default/summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary["stop"]["reason"], "completed");
+    assert_eq!(
+        summary["tasks"][0]["jobs"]["completed"].as_u64().unwrap()
+            + summary["tasks"][0]["jobs"]["missed"].as_u64().unwrap(),
+        3,
+        "{summary}"
+    );
+    assert!(
+        summary["misses"].as_u64().unwrap() > 0,
+        "late, as designed: {summary}"
+    );
+    // Guarded too (watchdog factor 2: a 90 ms job passes 2 × 30 ms).
+    let guarded = run(&["--watchdog", "all", "--watchdog-factor", "2"], "all");
+    assert_eq!(guarded.status.code(), Some(1), "stopped by the watchdog");
+    assert!(String::from_utf8_lossy(&guarded.stderr).contains("WATCHDOG"));
+}

@@ -28,8 +28,12 @@
 //! release jitter; [`rtapp`] reads rt-app's whole grammar into the same
 //! event engine ([`spec::Step`]).
 //! [`monitor`] samples the counters of any process over time (`tinct monitor`).
+//! A [`sentinel`] thread per CPU measures host stalls during a run, and
+//! [`attribution`] explains every job that exceeded its bound (a stall,
+//! execution above C, colouring not effective, or unexplained).
 #![forbid(unsafe_code)]
 
+pub mod attribution;
 pub mod calibrate;
 pub mod clock;
 pub mod counters;
@@ -48,6 +52,7 @@ pub mod release_latency;
 pub mod rtapp;
 pub mod run_in_dir;
 pub mod runtime;
+pub mod sentinel;
 pub mod shared_log;
 pub mod spec;
 pub mod testing;

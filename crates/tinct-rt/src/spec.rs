@@ -407,12 +407,26 @@ impl TaskSpec {
 pub enum WatchdogMode {
     /// No overrun stops (the run still ends at its duration).
     Off,
-    /// Jobs running under a real-time policy (FIFO, RR, DEADLINE): the
-    /// ones that can starve a CPU.
+    /// Jobs running under SCHED_FIFO or SCHED_RR: the ones that can starve
+    /// a CPU. SCHED_DEADLINE jobs are not guarded: the kernel's constant
+    /// bandwidth server throttles a thread at its runtime every period, so
+    /// an overloaded reservation runs late but cannot run away.
     #[default]
     Realtime,
-    /// Every job.
+    /// Every job (SCHED_DEADLINE and SCHED_OTHER included).
     All,
+}
+
+impl WatchdogMode {
+    /// True if a job running under `policy` (as the kernel reports it in
+    /// force) is guarded.
+    pub fn guards(self, policy: Policy) -> bool {
+        match self {
+            WatchdogMode::Off => false,
+            WatchdogMode::Realtime => matches!(policy, Policy::Fifo(_) | Policy::RoundRobin(_)),
+            WatchdogMode::All => true,
+        }
+    }
 }
 
 /// Global settings of a run.
@@ -519,6 +533,28 @@ impl RunSpec {
         self.tasks.iter().any(TaskSpec::needs_rt)
     }
 
+    /// The CPUs the run's threads may run on, sorted: the CPUs tasks and
+    /// phases are pinned to, and every CPU of `allowed` if some task or
+    /// phase is not pinned.
+    pub fn cpus_used(&self, allowed: &[u32]) -> Vec<u32> {
+        let mut cpus = Vec::new();
+        for task in &self.tasks {
+            let phases = task
+                .phases
+                .iter()
+                .map(|p| p.cpus.as_ref().or(task.cpus.as_ref()));
+            for pinned in phases.chain([task.cpus.as_ref()]) {
+                match pinned {
+                    Some(list) => cpus.extend(list.iter().copied()),
+                    None => cpus.extend(allowed.iter().copied()),
+                }
+            }
+        }
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus
+    }
+
     /// Every task group named by a task or phase, sorted, without repeats.
     pub fn taskgroups(&self) -> Vec<String> {
         let mut groups: Vec<String> = self
@@ -534,5 +570,30 @@ impl RunSpec {
         groups.sort();
         groups.dedup();
         groups
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_watchdog_guards_fifo_and_rr_but_not_deadline_or_other() {
+        let guarded = |mode: WatchdogMode| {
+            [
+                Policy::Fifo(10),
+                Policy::RoundRobin(10),
+                Policy::Deadline,
+                Policy::Other,
+                Policy::Batch,
+            ]
+            .map(|p| mode.guards(p))
+        };
+        assert_eq!(
+            guarded(WatchdogMode::default()),
+            [true, true, false, false, false]
+        );
+        assert_eq!(guarded(WatchdogMode::All), [true; 5]);
+        assert_eq!(guarded(WatchdogMode::Off), [false; 5]);
     }
 }

@@ -189,3 +189,15 @@ pub fn child_processes(parent: u32) -> Vec<i32> {
         })
         .collect()
 }
+
+/// The first child process of this process, once there is one (polling
+/// `/proc` every `poll`): the supervised child of a run started on another
+/// thread.
+pub fn first_child(poll: std::time::Duration) -> i32 {
+    loop {
+        if let Some(&pid) = child_processes(std::process::id()).first() {
+            return pid;
+        }
+        std::thread::sleep(poll);
+    }
+}

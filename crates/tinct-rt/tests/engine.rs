@@ -331,6 +331,22 @@ fn the_watchdog_guards_real_time_jobs_only_by_default_and_can_be_off() {
         with(&overloaded("SCHED_FIFO"), WatchdogMode::Off),
         StopReason::Completed
     );
+    // rt-app's deadline_no_reclaim-3 shape, overloaded further: 60 ms of
+    // work on a reservation of 10 ms every 30 ms takes about 180 ms, six
+    // times its deadline. The kernel's CBS throttles it, so by default it
+    // runs to its end; `--watchdog all` still guards it.
+    let deadline = r#"{ "tasks": { "dl": { "policy": "SCHED_DEADLINE", "loop": 2,
+        "dl-runtime": 10000, "dl-period": 30000, "dl-deadline": 30000,
+        "run": 60000, "timer": { "ref": "t", "period": 30000 } } } }"#;
+    assert_eq!(
+        with(deadline, WatchdogMode::Realtime),
+        StopReason::Completed,
+        "a SCHED_DEADLINE job is throttled by the kernel, not stopped by default"
+    );
+    assert!(matches!(
+        with(deadline, WatchdogMode::All),
+        StopReason::Overrun { .. }
+    ));
 }
 
 #[test]

@@ -11,7 +11,7 @@ use tinct_rt::clock::now_ns;
 use tinct_rt::record::{Accounting, Outcome};
 use tinct_rt::runtime::{RunOptions, run};
 use tinct_rt::spec::Step;
-use tinct_rt::testing::{TaskBuilder, child_processes, run_spec};
+use tinct_rt::testing::{TaskBuilder, child_processes, first_child, run_spec};
 use tinct_rt::watchdog::StopReason;
 
 #[test]
@@ -33,12 +33,7 @@ fn no_job_after_the_childs_last_sign_of_life_is_counted() {
         ..RunOptions::default()
     };
     let stopper = std::thread::spawn(|| {
-        let child = loop {
-            if let Some(&pid) = child_processes(std::process::id()).first() {
-                break pid;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        };
+        let child = first_child(std::time::Duration::from_millis(5));
         let pid = Pid::from_raw(child).unwrap();
         // Into the job, then stop the child and note when.
         std::thread::sleep(std::time::Duration::from_millis(400));

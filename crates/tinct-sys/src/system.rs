@@ -1,6 +1,7 @@
 //! Kernel and OS settings that matter for real-time work: kernel version and
 //! preemption model, page size, transparent huge pages, RT throttling,
-//! frequency governors, CPU isolation and `RLIMIT_MEMLOCK`.
+//! frequency governors, CPU isolation, `RLIMIT_MEMLOCK` and the steal time
+//! a hypervisor reports per CPU.
 
 use crate::cpulist::parse_cpu_list;
 use crate::error::Result;
@@ -265,6 +266,64 @@ impl RtThrottling {
     }
 }
 
+/// The steal time of each CPU (`/proc/stat`, the 8th value of a `cpuN`
+/// line): time the hypervisor ran something else while the vCPU wanted to
+/// run. The kernel counts it in USER_HZ ticks (10 ms at the usual 100), so
+/// it says how much was stolen over seconds, not when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StealTime {
+    /// (CPU, stolen ns since boot), in `/proc/stat` order.
+    pub cpus: Vec<(u32, u64)>,
+    /// The resolution: one USER_HZ tick, ns.
+    pub tick_ns: u64,
+}
+
+impl StealTime {
+    /// Reads `/proc/stat`.
+    pub fn read(root: &SysRoot) -> Result<Self> {
+        let rel = "/proc/stat";
+        let text = root.read(rel)?;
+        let ticks_per_second = rustix::param::clock_ticks_per_second().max(1);
+        parse_steal(&text, ticks_per_second).map_err(|(line, found)| {
+            root.parse_error(rel, line, "cpuN followed by at least 8 tick counts", &found)
+        })
+    }
+
+    /// Stolen ns of `cpu` since `earlier` (0 if either reading lacks it).
+    pub fn since(&self, earlier: &StealTime, cpu: u32) -> u64 {
+        let of = |s: &StealTime| s.cpus.iter().find(|(c, _)| *c == cpu).map(|(_, ns)| *ns);
+        match (of(self), of(earlier)) {
+            (Some(now), Some(then)) => now.saturating_sub(then),
+            _ => 0,
+        }
+    }
+}
+
+/// The steal column of every `cpuN` line of `/proc/stat` text, in ns;
+/// `Err((line, text))` names a malformed line.
+pub fn parse_steal(
+    text: &str,
+    ticks_per_second: u64,
+) -> std::result::Result<StealTime, (usize, String)> {
+    let tick_ns = 1_000_000_000 / ticks_per_second.max(1);
+    let mut cpus = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let mut fields = line.split_whitespace();
+        let Some(cpu) = fields
+            .next()
+            .and_then(|name| name.strip_prefix("cpu"))
+            .filter(|n| !n.is_empty())
+        else {
+            continue;
+        };
+        let bad = || (index + 1, line.to_string());
+        let cpu: u32 = cpu.parse().map_err(|_| bad())?;
+        let steal: u64 = fields.nth(7).and_then(|v| v.parse().ok()).ok_or_else(bad)?;
+        cpus.push((cpu, steal.saturating_mul(tick_ns)));
+    }
+    Ok(StealTime { cpus, tick_ns })
+}
+
 /// The cpufreq governor of one CPU.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Governor {
@@ -414,6 +473,25 @@ mod tests {
             Preemption::Full
         );
         assert_eq!(preemption_model("#1 SMP", None, None), Preemption::Unknown);
+    }
+
+    #[test]
+    fn steal_time_is_the_eighth_value_of_each_cpu_line_in_ticks() {
+        let text = "cpu  9 9 9 9 9 9 9 99 0 0\n\
+                    cpu0 1 2 3 4 5 6 7 8 0 0\n\
+                    cpu1 1 2 3 4 5 6 7 12 0 0\n\
+                    intr 5 6\n";
+        let steal = parse_steal(text, 100).unwrap();
+        assert_eq!(steal.tick_ns, 10_000_000);
+        assert_eq!(steal.cpus, vec![(0, 80_000_000), (1, 120_000_000)]);
+        let later = parse_steal(&text.replace(" 12 0 0", " 15 0 0"), 100).unwrap();
+        assert_eq!(later.since(&steal, 1), 30_000_000);
+        assert_eq!(later.since(&steal, 0), 0);
+        assert_eq!(later.since(&steal, 7), 0, "an unknown CPU");
+        assert_eq!(
+            parse_steal("cpu0 1 2 3\n", 100).unwrap_err(),
+            (1, "cpu0 1 2 3".to_string())
+        );
     }
 
     #[test]

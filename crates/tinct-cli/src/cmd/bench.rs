@@ -167,7 +167,7 @@ fn overheads_target(args: &args::Overheads) -> Option<std::path::PathBuf> {
 }
 
 /// This binary, re-run as `tinct bench wcet-worker` for each profiling launch.
-fn worker_command() -> tinct_bench::Result<tinct_bench::wcet_profile::WorkerCommand> {
+pub(crate) fn worker_command() -> tinct_bench::Result<tinct_bench::wcet_profile::WorkerCommand> {
     let program = std::env::current_exe().map_err(|e| {
         tinct_bench::Error::Measurement(format!("cannot locate the tinct binary: {e}"))
     })?;
@@ -179,7 +179,7 @@ fn worker_command() -> tinct_bench::Result<tinct_bench::wcet_profile::WorkerComm
 }
 
 /// Bad options are input errors (exit 2); everything else failed the bench (exit 1).
-fn cli_error(error: tinct_bench::Error) -> CliError {
+pub(crate) fn cli_error(error: tinct_bench::Error) -> CliError {
     match error {
         tinct_bench::Error::InvalidInput(message) => CliError::Input(message),
         other => CliError::Failed(other.into()),

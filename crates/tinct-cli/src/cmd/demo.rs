@@ -1,227 +1,151 @@
-//! `tinct demo`: the whole loop on the shipped kim2013 example, scaled to
-//! this machine — analyze, plan (CATA, kim2013 Algorithm 3), run for a few
-//! seconds, and print predicted against observed response times, as
-//! kim2013 Section IV does on its own machine (Table II, Figures 7-10).
+//! `tinct demo`: the whole loop on this machine — the colour probe, Δ and
+//! the platform overheads, each body's worst case measured, the task set
+//! written with those C, planned (CATA) and analysed with the overheads,
+//! run, and every task's observed response times against its bound. The
+//! logic is `tinct_bench::demo`; this file parses and prints.
 
-use crate::cmd::run::{execute, exit_code, rt_error};
+use crate::cmd::bench::{cli_error, worker_command};
+use crate::cmd::run::{exit_code, print_verdict};
 use crate::error::CliError;
 use crate::output::{ms, table};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_core::alloc::{self, Algorithm, SearchOptions};
-use tinct_core::model::{Body, Kernel, TaskSet, WcetTable, Work};
-use tinct_core::units::{Bytes, Nanos, parse_duration};
-use tinct_rt::output::Summary;
-use tinct_rt::runtime::RunOptions;
-use tinct_rt::spec::RunSpec;
-
-/// kim2013 Table I (unassigned), shipped with tinct.
-const KIM2013: &str = include_str!("../../../../examples/kim2013.toml");
-/// kim2013 Table II (all tasks on one core), the fallback plan.
-const KIM2013_TABLE2: &str = include_str!("../../../../examples/kim2013-table2.toml");
+use tinct_bench::demo::{self, DemoVerdict};
+use tinct_core::units::{Nanos, parse_duration};
 
 /// Arguments of `tinct demo`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// How long to run.
-    #[arg(long, default_value = "3s", value_parser = parse_nanos)]
+    /// How long the run lasts.
+    #[arg(long, default_value = "5s", value_parser = parse_nanos)]
     pub duration: Nanos,
-    /// Time scale applied to periods, deadlines, WCETs and Δ of the paper's
-    /// task set (utilization is unchanged; a smaller scale releases more jobs).
-    #[arg(long, default_value_t = 0.25, value_parser = parse_scale)]
-    pub scale: f64,
-    /// Share of C each job's body is calibrated to (C is a worst case, the
-    /// calibration a median on this machine).
-    #[arg(long, default_value_t = 0.8, value_parser = parse_scale)]
-    pub body_share: f64,
-    /// Run directory.
+    /// The demo's directory: every step's file is kept there.
     #[arg(long, short = 'o', default_value = "runs/demo")]
     pub out: PathBuf,
     /// Run under SCHED_OTHER (no real-time privileges needed, no guarantees).
     #[arg(long)]
     pub no_rt: bool,
+    /// Seed of the measurements' random choices.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
 }
 
 fn parse_nanos(text: &str) -> Result<Nanos, String> {
     parse_duration(text).map_err(|e| e.to_string())
 }
 
-fn parse_scale(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(f) if f > 0.0 && f <= 1.0 => Ok(f),
-        _ => Err(format!("expected a number in (0, 1], found {text:?}")),
-    }
-}
-
-fn scaled(d: Nanos, scale: f64) -> Nanos {
-    Nanos(((d.0 as f64) * scale).round().max(1.0) as u64)
-}
-
-/// The paper's task set with times scaled and a job body per task: a
-/// `mixed` kernel (half pointer chase, half compute) over a working set of
-/// M_i/16 (at most 4 MiB); targets are set after planning.
-fn scale_set(mut set: TaskSet, cores: u32, scale: f64) -> TaskSet {
-    set.platform.cores = cores;
-    set.platform.refill = scaled(set.platform.refill, scale);
-    for task in &mut set.tasks {
-        task.period = scaled(task.period, scale);
-        task.deadline = scaled(task.deadline, scale);
-        task.wcet = WcetTable::new(
-            task.wcet
-                .listed()
-                .iter()
-                .map(|(&p, &c)| (p, scaled(c, scale)))
-                .collect(),
-        );
-        task.body = Some(Body {
-            kernel: Kernel::Mixed,
-            working_set: Some(Bytes((task.memory.0 / 16).min(4 << 20))),
-            work: None,
-            memory_percent: Some(50),
-        });
-    }
-    set
-}
-
-/// Sets every body's target to `share` × C at the task's partitions.
-fn set_targets(set: &mut TaskSet, share: f64) {
-    for task in &mut set.tasks {
-        let c = task.effective_wcet().unwrap_or(task.wcet.worst());
-        if let Some(body) = &mut task.body {
-            body.work = Some(Work::Target(scaled(c, share)));
-        }
-    }
-}
-
-/// Plans with CATA (kim2013 Algorithm 3 and its leftover step); `None` if
-/// it cannot place every task.
-fn plan(set: &TaskSet) -> Option<TaskSet> {
-    let options = alloc::PlanOptions {
-        search: SearchOptions::budget(200_000),
-        ..alloc::PlanOptions::default()
-    };
-    let plan = alloc::plan(set, Algorithm::Cata, &options);
-    plan.unplaced.is_empty().then_some(plan.planned).flatten()
-}
-
-/// Runs the demo. Exit status 0 when the run completed, 1 when it was stopped.
+/// Runs the demo. Exit status as `tinct run`'s: 0 when the run completed
+/// (late jobs with a cause are results), 3 when a job exceeded its bound
+/// with no cause found, 1 when it was stopped or failed, 2 on bad input.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let cpus = tinct_sys::sched::affinity().map_err(|e| CliError::Failed(e.into()))?;
-    let cores = (cpus.len() as u32).clamp(1, 4);
-    let paper = tinct_core::format::parse(
-        KIM2013,
-        "examples/kim2013.toml",
-        tinct_core::format::Syntax::Toml,
-    )?;
-    let unplanned = scale_set(paper, cores, args.scale);
     println!(
-        "tinct demo: kim2013 Table I on this machine ({cores} core(s)), times × {}, bodies calibrated to {:.0} % of C",
-        args.scale,
-        args.body_share * 100.0
+        "tinct demo: measure, model, analyze, plan, run and verify on this machine; every step's file in {}",
+        args.out.display()
     );
-    let (mut planned, how) = match plan(&unplanned) {
-        Some(planned) => (planned, "CATA (kim2013 Algorithm 3)".to_string()),
-        None => {
-            let table2 = tinct_core::format::parse(
-                KIM2013_TABLE2,
-                "examples/kim2013-table2.toml",
-                tinct_core::format::Syntax::Toml,
-            )?;
-            (
-                scale_set(table2, cores, args.scale),
-                "kim2013 Table II's assignment (CATA found no plan)".to_string(),
-            )
-        }
-    };
-    // A plan uses cores 0..N; this machine's CPUs may be numbered otherwise.
-    for task in &mut planned.tasks {
-        task.core = task.core.map(|c| cpus[c as usize % cpus.len()]);
-    }
-    planned.platform.cores = planned
-        .tasks
-        .iter()
-        .filter_map(|t| t.core)
-        .max()
-        .map_or(1, |c| c + 1);
-    set_targets(&mut planned, args.body_share);
-    println!("\n1-2. analyze and plan: {how}");
-    std::fs::create_dir_all(&args.out)?;
-    let plan_path = args.out.join("plan.toml");
-    let header = vec![format!(
-        "Planned by `tinct demo` ({how}) from kim2013 Table I, times × {}.",
-        args.scale
-    )];
-    std::fs::write(&plan_path, tinct_core::format::to_toml(&planned, &header))?;
-    let analysis = tinct_core::analysis::analyze(&planned).ok();
-    let spec = RunSpec::from_plan(
-        &planned,
-        analysis.as_ref(),
-        &plan_path.display().to_string(),
-        args.duration.0,
-    )
-    .map_err(rt_error)?;
-    println!(
-        "   plan written to {} (re-run it with `tinct run {}`)",
-        plan_path.display(),
-        plan_path.display()
-    );
-    println!("\n3. run");
-    let options = RunOptions {
+    let params = demo::Params {
+        out: args.out.clone(),
+        duration: args.duration,
         realtime: !args.no_rt,
-        supervise: true,
-        ..RunOptions::default()
+        seed: args.seed,
+        // Not found: the profile says where it looked (and needs it only
+        // for coloured memory).
+        preload: crate::cmd::shim::find_shim().ok(),
     };
-    let recorded = execute(&spec, analysis.as_ref(), options, &args.out, false)?;
-    print_comparison(&planned, &recorded.summary);
-    Ok(exit_code(&recorded))
+    let worker = worker_command().map_err(cli_error)?;
+    let mut step = 0;
+    let progress = |line: &str| {
+        step += 1;
+        println!("{step}. {line}");
+    };
+    let progress = std::cell::RefCell::new(progress);
+    let done =
+        demo::run(&params, &worker, &|line| (progress.borrow_mut())(line)).map_err(cli_error)?;
+    print_verdict(&done.recorded.summary);
+    print_comparison(&done.verdict);
+    Ok(exit_code(&done.recorded))
 }
 
-/// Predicted (analysis) against observed (run), per task.
-fn print_comparison(planned: &TaskSet, summary: &Summary) {
-    println!("\n4. predicted vs observed [{}]", summary.scheduling);
+/// Measured C, bound and observation per task, and the demo's conclusion.
+fn print_comparison(verdict: &DemoVerdict) {
+    println!(
+        "\nthe loop closed: C measured (max, {}), bound with the overheads ({}), observed",
+        verdict.conditions.join(", "),
+        verdict.overheads.from
+    );
     let mut t = table(&[
         "task",
-        "core",
-        "S(i)",
+        "CPU",
+        "|S|",
         "C (ms)",
-        "WCRT NoCInt",
-        "WCRT CInt",
-        "observed R max",
-        "R p99",
-        "ρ(R)",
-        "misses",
-        "verdict",
+        "exec max (ms)",
+        "T = D (ms)",
+        "bound (ms)",
+        "observed max (ms)",
+        "jobs",
+        "late",
+        "unexplained",
     ]);
-    for (task, verdict) in planned.tasks.iter().zip(&summary.tasks) {
-        let bound = verdict.bound;
-        let opt = |v: Option<u64>| v.map_or("> D".to_string(), ms);
-        let word = if verdict.exceeds_bound {
-            "EXCEEDS BOUND"
-        } else if verdict.jobs.missed > 0 {
-            "MISSED"
-        } else if verdict.response.count == 0 {
-            "no job finished"
-        } else {
-            "within bound"
-        };
+    for task in &verdict.tasks {
         t.add_row(vec![
             task.name.clone(),
-            task.core.map_or("-".into(), |c| c.to_string()),
-            task.partitions.map_or("-".into(), |s| s.to_string()),
-            bound.map_or("-".into(), |b| ms(b.wcet_ns)),
-            opt(bound.and_then(|b| b.wcrt_nocint_ns)),
-            opt(bound.and_then(|b| b.wcrt_ns)),
-            ms(verdict.response.max),
-            ms(verdict.response.p99),
-            format!("{:.2}", verdict.response.rho / 1e6),
-            verdict.jobs.missed.to_string(),
-            word.into(),
+            task.cpu.map_or("-".into(), |c| c.to_string()),
+            task.partitions.map_or("-".into(), |p| p.to_string()),
+            ms(task.c_ns),
+            ms(task.exec_max_ns),
+            ms(task.period_ns),
+            task.bound_ns.map_or("> D".into(), ms),
+            ms(task.observed_max_ns),
+            task.jobs.to_string(),
+            task.late.to_string(),
+            task.unexplained.to_string(),
         ]);
     }
     println!("{t}");
+    for task in verdict.tasks.iter().filter(|t| t.exec_max_ns > t.c_ns) {
+        println!(
+            "note: '{}' executed up to {} ms, above its measured C {} ms: the maximum of the \
+             demo's short profile (40 jobs per p) is no safe worst case (`tinct bench \
+             wcet-profile` measures 100 jobs per launch, `--use pwcet:P` extrapolates); the \
+             bound {}",
+            task.name,
+            ms(task.exec_max_ns),
+            ms(task.c_ns),
+            if task.late == 0 {
+                "held on the analysis' slack"
+            } else {
+                "was exceeded: see the causes above"
+            }
+        );
+    }
+    if !verdict.coloured {
+        println!(
+            "note: working sets NOT coloured (physical frame numbers need root): S(i) not enforced"
+        );
+    }
+    if let Some(note) = &verdict.isolation_absent {
+        println!("note: {note}");
+    }
     println!(
-        "note: each working set was allocated from its partitions' colors and every page checked; but in a VM\n\
-         guest-physical colors need not be host cache colors (see `tinct doctor --probe-colors`), so here the\n\
-         observation checks the runtime and the timing model, not cache isolation."
+        "analysis: {} (periods × {}); {}",
+        if verdict.schedulable {
+            "SCHEDULABLE"
+        } else {
+            "NOT SCHEDULABLE"
+        },
+        verdict.period_scale,
+        if verdict.bound_met {
+            "every job within its bound".to_string()
+        } else if verdict.unexplained == 0 {
+            format!(
+                "{} job(s) above their bound, every one with its cause",
+                verdict.late
+            )
+        } else {
+            format!(
+                "{} job(s) above their bound, {} UNEXPLAINED",
+                verdict.late, verdict.unexplained
+            )
+        }
     );
+    println!("demo took {:.1} s", verdict.seconds);
 }

@@ -10,10 +10,12 @@ use std::process::ExitCode;
 use tinct_core::analysis::Analysis;
 use tinct_core::units::{Nanos, parse_duration};
 use tinct_rt::RtError;
+use tinct_rt::attribution::{Cause, Colouring};
 use tinct_rt::limits::MAX_TIME_NS;
 use tinct_rt::output::Summary;
 use tinct_rt::run_in_dir::{Recorded, run_in_dir};
 use tinct_rt::runtime::RunOptions;
+use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::{RunSpec, WatchdogMode};
 
 /// Arguments of `tinct run`.
@@ -54,10 +56,20 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
     /// The watchdog stops the run when a job runs past this many times its deadline.
     #[arg(long, default_value_t = 3.0, value_parser = parse_factor)]
     pub watchdog_factor: f64,
-    /// Which jobs the watchdog guards: `rt` (default) the real-time ones
-    /// (SCHED_FIFO, RR, DEADLINE), `all`, or `off`.
+    /// Which jobs the watchdog guards: `rt` (default) the ones that can
+    /// starve a CPU (SCHED_FIFO, SCHED_RR; SCHED_DEADLINE is throttled by
+    /// the kernel's CBS), `all` (DEADLINE and SCHED_OTHER too), or `off`.
     #[arg(long, default_value = "rt", value_parser = parse_watchdog)]
     pub watchdog: WatchdogMode,
+    /// Run tinct's colour probe (about a second) before the run, so that a
+    /// late job of a task on coloured memory can be attributed to colouring
+    /// that does not isolate here.
+    #[arg(long)]
+    pub probe_colors: bool,
+    /// Do not run the stall sentinel (then no late job can be blamed on a
+    /// host stall).
+    #[arg(long)]
+    pub no_sentinel: bool,
     /// Print the summary as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
@@ -97,12 +109,25 @@ fn parse_watchdog(text: &str) -> Result<WatchdogMode, String> {
 }
 
 /// Runs the plan or rt-app file. Exit status 0 when the run completed
-/// (misses and exceeded bounds are results, printed loudly), 1 when it was
-/// stopped (watchdog, signal, failed task), could not start, or its files
-/// went to the fallback directory; 2 on bad input (a run directory that
-/// cannot be written included, found before the first release).
+/// (misses and exceeded bounds with a cause are results, printed loudly),
+/// 3 when it completed but a job exceeded the analysis' bound with no cause
+/// found, 1 when it was stopped (watchdog, signal, failed task), could not
+/// start, or its files went to the fallback directory; 2 on bad input (a
+/// run directory that cannot be written included, found before the first
+/// release).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let colouring = if args.probe_colors {
+        let (colouring, why) = Colouring::probe(5);
+        if !args.json {
+            println!("colour probe: colouring {} ({why})", colouring.describe());
+        }
+        colouring
+    } else {
+        Colouring::Unknown
+    };
     let options = RunOptions {
+        colouring,
+        sentinel: (!args.no_sentinel).then(SentinelOptions::default),
         realtime: !args.no_rt,
         watchdog_factor: args.watchdog_factor,
         watchdog: args.watchdog,
@@ -176,7 +201,7 @@ pub fn execute(
         let watchdog = match options.watchdog {
             WatchdogMode::Off => "watchdog off".to_string(),
             WatchdogMode::Realtime => format!(
-                "watchdog at {} × D for real-time jobs",
+                "watchdog at {} × D for SCHED_FIFO/RR jobs",
                 options.watchdog_factor
             ),
             WatchdogMode::All => format!("watchdog at {} × D", options.watchdog_factor),
@@ -215,13 +240,20 @@ pub fn execute(
     Ok(recorded)
 }
 
-/// 0 for a completed run written where asked, 1 for a stopped one or one
+/// The exit status of a run whose jobs exceeded the analysis' bound with
+/// no cause found (the analysis or its inputs are wrong).
+pub const UNEXPLAINED_EXIT: u8 = 3;
+
+/// 0 for a completed run written where asked; 3 if it completed but a job
+/// exceeded the analysis' bound unexplained; 1 for a stopped one or one
 /// whose files went to the fallback directory.
 pub fn exit_code(recorded: &Recorded) -> ExitCode {
-    if recorded.summary.stop.is_completed() && recorded.written.fallback_because.is_none() {
-        ExitCode::SUCCESS
-    } else {
+    if !recorded.summary.stop.is_completed() || recorded.written.fallback_because.is_some() {
         ExitCode::from(1)
+    } else if recorded.summary.unexplained > 0 {
+        ExitCode::from(UNEXPLAINED_EXIT)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 
@@ -339,13 +371,16 @@ pub fn print_verdict(summary: &Summary) {
     println!("{exec}");
     print_isolation(summary);
     print_counters(summary);
+    print_sentinel(summary);
+    print_late_jobs(summary);
     for t in summary.tasks.iter().filter(|t| t.exceeds_bound) {
         let bound = t.bound.and_then(|b| b.wcrt_ns).unwrap_or(0);
         let message = format!(
-            "!!! task '{}': observed response time {} ms EXCEEDS the analysis bound (WCRT with cache interference) {} ms",
+            "!!! task '{}': observed response time {} ms EXCEEDS the analysis bound (WCRT with cache interference) {} ms; causes: {}",
             t.name,
             ms(t.response.max),
-            ms(bound)
+            ms(bound),
+            t.causes.describe()
         );
         let message = if summary.realtime {
             message
@@ -369,6 +404,108 @@ pub fn print_verdict(summary: &Summary) {
     }
     if summary.misses > 0 {
         println!("{} deadline miss(es)", summary.misses);
+    }
+    if summary.unexplained > 0 {
+        let message = format!(
+            "!!! {} job(s) exceeded the analysis' bound with NO explanation (no host stall long \
+             enough, every execution within C, colouring {}): the analysis or its inputs are \
+             wrong; exit status {UNEXPLAINED_EXIT}",
+            summary.unexplained,
+            summary.colouring.describe()
+        );
+        println!("{message}");
+        eprintln!("tinct: {message}");
+    }
+}
+
+/// What the stall sentinel saw and what it cost, per CPU.
+fn print_sentinel(summary: &Summary) {
+    println!("colouring: {}", summary.colouring.describe());
+    let Some(sentinel) = &summary.sentinel else {
+        println!("stall sentinel: off (no late job can be blamed on a host stall)");
+        return;
+    };
+    println!(
+        "stall sentinel: one thread per CPU every {} µs{}, a wake-up {} µs late is a stall",
+        sentinel.period_ns / 1000,
+        if sentinel.top_priority {
+            " at SCHED_FIFO 99"
+        } else {
+            " under SCHED_OTHER (--no-rt: its gaps prove nothing)"
+        },
+        sentinel.threshold_ns / 1000
+    );
+    for cpu in &sentinel.cpus {
+        let share = cpu
+            .cpu_share
+            .map_or("—".into(), |s| format!("{:.2} %", s * 100.0));
+        let steal = cpu
+            .steal_ns
+            .map_or("unknown".into(), |s| format!("{} ms", ms(s)));
+        println!(
+            "  CPU {}: {} wake-ups, own CPU time {share}; {} stall(s), {} ms in all, longest {} ms; steal time {steal}",
+            cpu.cpu,
+            cpu.wakes,
+            cpu.stalls,
+            ms(cpu.stalled_ns),
+            ms(cpu.longest_ns)
+        );
+    }
+}
+
+/// The jobs above their bound: counts per cause, then the first few of
+/// each task with their explanation (all of them are in summary.json).
+fn print_late_jobs(summary: &Summary) {
+    const SHOWN: usize = 5;
+    if summary.causes.total() == 0 {
+        return;
+    }
+    let mut t = table(&[
+        "task",
+        "late jobs",
+        "host stall",
+        "exec above C",
+        "colouring",
+        "not real-time",
+        "UNEXPLAINED",
+    ]);
+    for task in summary.tasks.iter().filter(|t| t.causes.total() > 0) {
+        let c = &task.causes;
+        t.add_row(vec![
+            task.name.clone(),
+            c.total().to_string(),
+            c.get(Cause::HostStall).to_string(),
+            c.get(Cause::ExecAboveC).to_string(),
+            c.get(Cause::ColouringNotEffective).to_string(),
+            c.get(Cause::NotRealTime).to_string(),
+            c.get(Cause::Unexplained).to_string(),
+        ]);
+    }
+    println!("\njobs above their bound (the WCRT, else the deadline), by cause");
+    println!("{t}");
+    for task in &summary.tasks {
+        for job in task.late.iter().take(SHOWN) {
+            println!(
+                "  {} job {}: R {} ms > {} {} ms by {} ms: {}",
+                task.name,
+                job.job,
+                ms(job.response_ns),
+                match job.bound {
+                    tinct_rt::attribution::BoundKind::Wcrt => "WCRT",
+                    tinct_rt::attribution::BoundKind::Deadline => "D",
+                },
+                ms(job.bound_ns),
+                ms(job.exceedance_ns),
+                job.explanation
+            );
+        }
+        if task.late.len() > SHOWN {
+            println!(
+                "  {}: {} more in summary.json (late) and jobs.csv (cause)",
+                task.name,
+                task.late.len() - SHOWN
+            );
+        }
     }
 }
 

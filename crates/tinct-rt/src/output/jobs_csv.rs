@@ -1,7 +1,11 @@
 //! `jobs.csv`: one row per released job, times relative to the common
-//! release. The header is always written, even for a run without a job.
+//! release, with its bound, the stall time within its busy window and, if
+//! it exceeded its bound, the cause ([`crate::attribution`]); and
+//! `stalls.csv`, every stall the sentinel saw. The header is always
+//! written, even for a run without a job.
 
 use super::relative;
+use crate::attribution::{Cause, Evidence, attribute};
 use crate::record::Outcome;
 use crate::runtime::RunResult;
 use serde::{Deserialize, Serialize};
@@ -60,12 +64,21 @@ pub struct JobRow {
     /// The policy the kernel reported in force at the job's start (empty
     /// for a job that never started).
     pub scheduling: String,
+    /// Its bound: the analysis' WCRT, else its relative deadline, ns.
+    pub bound_ns: Option<u64>,
+    /// Stall time the sentinel measured within its busy window, ns (0 for
+    /// an aborted job or without a sentinel).
+    pub stall_ns: u64,
+    /// Why it exceeded its bound (`host_stall`, `exec_above_c`,
+    /// `colouring_not_effective`, `not_real_time`, `unexplained`); empty
+    /// for a job within its bound.
+    pub cause: String,
 }
 
 /// The columns of `jobs.csv`, in order: the field names of its rows
 /// (a test keeps the two equal). Written first, so even a run that
 /// released no job leaves a file with its header.
-pub const COLUMNS: [&str; 24] = [
+pub const COLUMNS: [&str; 27] = [
     "task",
     "job",
     "phase",
@@ -90,6 +103,9 @@ pub const COLUMNS: [&str; 24] = [
     "cpu_migrations",
     "outcome",
     "scheduling",
+    "bound_ns",
+    "stall_ns",
+    "cause",
 ];
 
 /// Writes the rows of `jobs.csv` (the header, then one row per released
@@ -100,8 +116,9 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
         .from_writer(out);
     writer.write_record(COLUMNS)?;
     let t0 = result.start_ns;
-    for task in &result.tasks {
-        for r in &task.records {
+    let explained = attribute(result, &Evidence::of(result));
+    for (i, task) in result.tasks.iter().enumerate() {
+        for (k, r) in task.records.iter().enumerate() {
             let started = r.started();
             writer.serialize(JobRow {
                 task: task.spec.name.clone(),
@@ -134,7 +151,33 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
                 } else {
                     String::new()
                 },
+                bound_ns: explained.bound_ns[i][k],
+                stall_ns: explained.stall_ns[i][k],
+                cause: explained.cause[i][k].map_or("", Cause::name).to_string(),
             })?;
+        }
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+/// Writes `stalls.csv`: one row per stall the sentinel kept (`cpu`,
+/// `start_ns`, `end_ns` from the common release, `length_ns`), CPU by CPU.
+pub fn write_stalls_csv(
+    out: impl Write,
+    result: &RunResult,
+    report: &crate::sentinel::SentinelReport,
+) -> csv::Result<()> {
+    let mut writer = csv::Writer::from_writer(out);
+    writer.write_record(["cpu", "start_ns", "end_ns", "length_ns"])?;
+    for watch in &report.cpus {
+        for stall in &watch.stalls {
+            writer.write_record([
+                watch.cpu.to_string(),
+                relative(stall.start_ns, result.start_ns).to_string(),
+                relative(stall.end_ns, result.start_ns).to_string(),
+                stall.len_ns().to_string(),
+            ])?;
         }
     }
     writer.flush()?;
@@ -178,6 +221,9 @@ mod tests {
                 cpu_migrations: None,
                 outcome: Outcome::Completed,
                 scheduling: "SCHED_FIFO 90".into(),
+                bound_ns: None,
+                stall_ns: 0,
+                cause: String::new(),
             })
             .unwrap();
         let text = String::from_utf8(with_header.into_inner().unwrap()).unwrap();
@@ -202,6 +248,13 @@ mod tests {
         assert!(
             text.lines().nth(2).unwrap().contains("SCHED_OTHER nice -3"),
             "read back per job, not assumed: {text}"
+        );
+        // The bound (WCRT 30 ns), the stall time and the cause of the one
+        // job above it (149 ns of execution against C = 10 ns).
+        assert!(text.lines().nth(1).unwrap().ends_with(",30,0,"), "{text}");
+        assert!(
+            text.lines().nth(3).unwrap().ends_with(",30,0,exec_above_c"),
+            "{text}"
         );
     }
 }

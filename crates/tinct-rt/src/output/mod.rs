@@ -152,6 +152,9 @@ partitions = [1]
             watchdog: WatchdogMode::Realtime,
             rtapp_log: None,
             notes: vec![],
+            sentinel: None,
+            llc_domains: vec![],
+            colouring: Default::default(),
             tasks: vec![TaskRun {
                 spec,
                 tid: 4242,

@@ -1,6 +1,6 @@
 //! The run directory: `summary.json`, `jobs.csv`, `trace.perfetto-trace`,
-//! `trace.json`, `machine.json`, `analysis.json` (a run of an analysed
-//! plan) and the figures of kim2013 (`fig8-response-<task>.svg` per task
+//! `trace.json`, `machine.json`, `stalls.csv` (with a sentinel),
+//! `analysis.json` (a run of an analysed plan) and the figures of kim2013 (`fig8-response-<task>.svg` per task
 //! with a bound, `fig10-utilization.svg`), drawn from the files just
 //! written ([`super::figures`]) so they equal what `tinct report` draws.
 //!
@@ -17,7 +17,7 @@
 //!   temporary directory, and [`Written`] says where and why.
 
 use super::figures::run_dir_figures;
-use super::jobs_csv::write_jobs_csv;
+use super::jobs_csv::{write_jobs_csv, write_stalls_csv};
 use super::read::RunFiles;
 use super::rtapp_log;
 use super::summary::Summary;
@@ -165,6 +165,11 @@ fn write_files(
     atomically(&dir.join("jobs.csv"), |out| {
         write_jobs_csv(out, result).map_err(std::io::Error::from)
     })?;
+    if let Some(report) = &result.sentinel {
+        atomically(&dir.join("stalls.csv"), |out| {
+            write_stalls_csv(out, result, report).map_err(std::io::Error::from)
+        })?;
+    }
     let trace = trace_run(&summary.source, result);
     atomically(&dir.join("trace.json"), |out| {
         serde_json::to_writer(out, &tinct_report::trace::chrome_json(&trace)).map_err(Into::into)

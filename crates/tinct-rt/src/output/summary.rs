@@ -1,7 +1,10 @@
 //! The verdict of a run: per task, observed response and execution times
 //! (max, p99, mean, ρ = μ + 2σ of demarchi Eq. 1) next to the analysis'
-//! bounds, and the job counts; written as `summary.json`.
+//! bounds, the job counts, and every job that exceeded its bound with its
+//! cause ([`crate::attribution`]); the sentinel's stalls; written as
+//! `summary.json`.
 
+use crate::attribution::{Attribution, CauseCounts, Colouring, Evidence, LateJob, attribute};
 use crate::isolation::{RunIsolation, TaskIsolation};
 use crate::memory::Placement;
 use crate::record::{Accounting, JobRecord, Outcome};
@@ -92,6 +95,10 @@ pub struct TaskVerdict {
     pub work: Vec<WorkNote>,
     /// Setup error or panic, if any.
     pub error: Option<String>,
+    /// Its jobs that exceeded their bound, per cause.
+    pub causes: CauseCounts,
+    /// Those jobs, each with its cause.
+    pub late: Vec<LateJob>,
 }
 
 /// One phase of a task in the verdict.
@@ -140,6 +147,16 @@ pub struct Summary {
     pub misses: u64,
     /// Every task's counts balance.
     pub balanced: bool,
+    /// Jobs that exceeded their bound, per cause, over every task.
+    pub causes: CauseCounts,
+    /// Jobs that exceeded the analysis' WCRT with no cause found: the
+    /// analysis or its inputs are wrong. Loud: `tinct run` exits with
+    /// status 3 when this is not 0 (docs: README, "Run").
+    pub unexplained: u64,
+    /// What was known about page colouring.
+    pub colouring: Colouring,
+    /// What the stall sentinels saw (`None`: no sentinel ran).
+    pub sentinel: Option<SentinelSummary>,
     /// The proof that the colouring isolates the working sets, or why
     /// there is none ([`crate::isolation`]).
     pub isolation: RunIsolation,
@@ -152,7 +169,72 @@ impl Summary {
     }
 }
 
-fn verdict(task: &TaskRun) -> TaskVerdict {
+/// The stall sentinel of a run, in `summary.json` (every stall is in
+/// `stalls.csv`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SentinelSummary {
+    /// Wake-up period, ns.
+    pub period_ns: u64,
+    /// A wake-up this late is a stall, ns.
+    pub threshold_ns: u64,
+    /// True if every sentinel ran at SCHED_FIFO 99, above every task (its
+    /// stalls are evidence); false under `--no-rt`.
+    pub top_priority: bool,
+    /// Per CPU watched.
+    pub cpus: Vec<SentinelCpu>,
+}
+
+/// What the sentinel of one CPU saw and cost.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SentinelCpu {
+    /// The CPU.
+    pub cpu: u32,
+    /// Wake-ups.
+    pub wakes: u64,
+    /// Its own CPU time, ns (`None`: its process died first).
+    pub cpu_time_ns: Option<u64>,
+    /// That CPU time as a share of the run's observed time (what it took
+    /// from the tasks, its context switches not included).
+    pub cpu_share: Option<f64>,
+    /// Stalls seen (kept and, past the log's capacity, dropped).
+    pub stalls: u64,
+    /// Their total length, ns.
+    pub stalled_ns: u64,
+    /// The longest, ns.
+    pub longest_ns: u64,
+    /// Steal time the kernel counted on this CPU during the run, ns (USER_HZ
+    /// resolution; `None`: not read).
+    pub steal_ns: Option<u64>,
+}
+
+impl SentinelSummary {
+    fn of(report: &crate::sentinel::SentinelReport, observed_ns: u64) -> SentinelSummary {
+        SentinelSummary {
+            period_ns: report.options.period_ns,
+            threshold_ns: report.options.threshold_ns,
+            top_priority: report.top_priority(),
+            cpus: report
+                .cpus
+                .iter()
+                .map(|w| SentinelCpu {
+                    cpu: w.cpu,
+                    wakes: w.wakes,
+                    cpu_time_ns: w.cpu_time_ns,
+                    cpu_share: w
+                        .cpu_time_ns
+                        .filter(|_| observed_ns > 0)
+                        .map(|t| t as f64 / observed_ns as f64),
+                    stalls: (w.stalls.len() as u64).saturating_add(w.dropped),
+                    stalled_ns: w.stalled_ns(),
+                    longest_ns: w.longest_ns(),
+                    steal_ns: w.steal_ns,
+                })
+                .collect(),
+        }
+    }
+}
+
+fn verdict(task: &TaskRun, late: Vec<LateJob>) -> TaskVerdict {
     let finished: Vec<&JobRecord> = task
         .records
         .iter()
@@ -222,6 +304,8 @@ fn verdict(task: &TaskRun) -> TaskVerdict {
         counters_unavailable: task.counters_unavailable.clone(),
         work: task.work.clone(),
         error: task.error.clone(),
+        causes: CauseCounts::of(&late),
+        late,
     }
 }
 
@@ -235,7 +319,25 @@ fn counter_distribution(
 
 /// Computes the verdict of a run.
 pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary {
-    let tasks: Vec<TaskVerdict> = result.tasks.iter().map(verdict).collect();
+    let Attribution { late, .. } = attribute(result, &Evidence::of(result));
+    let tasks: Vec<TaskVerdict> = result
+        .tasks
+        .iter()
+        .zip(late)
+        .map(|(task, late)| verdict(task, late))
+        .collect();
+    let mut causes = CauseCounts::default();
+    for task in &tasks {
+        causes.add(&task.causes);
+    }
+    let unexplained = tasks
+        .iter()
+        .flat_map(|t| &t.late)
+        .filter(|j| {
+            j.cause == crate::attribution::Cause::Unexplained
+                && j.bound == crate::attribution::BoundKind::Wcrt
+        })
+        .count() as u64;
     let last_finish = result
         .tasks
         .iter()
@@ -243,12 +345,20 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
         .map(JobRecord::last_seen_ns)
         .max()
         .unwrap_or(result.start_ns);
+    let observed_ns = last_finish.saturating_sub(result.start_ns);
     Summary {
+        causes,
+        unexplained,
+        colouring: result.colouring,
+        sentinel: result
+            .sentinel
+            .as_ref()
+            .map(|s| SentinelSummary::of(s, observed_ns)),
         source: source.to_string(),
         scheduling: scheduling_note(result.realtime),
         realtime: result.realtime,
         duration_ns,
-        observed_ns: last_finish.saturating_sub(result.start_ns),
+        observed_ns,
         stop_description: result.stop.describe(),
         stop: result.stop.clone(),
         memory_locked: result.memory_locked,
@@ -297,5 +407,13 @@ mod tests {
         assert_eq!(t.phases[0].deadline_ns, Some(100));
         assert_eq!(t.phases[0].jobs, t.jobs);
         assert_eq!(t.scheduling, ["SCHED_FIFO 90", "SCHED_OTHER nice -3"]);
+        // The one job above its WCRT of 30 ns, explained: 149 ns of
+        // execution against C = 10 ns.
+        assert_eq!(t.late.len(), 1);
+        assert_eq!(t.late[0].job, 2);
+        assert_eq!(t.causes.exec_above_c, 1);
+        assert_eq!(s.causes, t.causes);
+        assert_eq!(s.unexplained, 0);
+        assert!(s.sentinel.is_none());
     }
 }

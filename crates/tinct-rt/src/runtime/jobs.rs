@@ -133,11 +133,7 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     in_force = now;
                 }
                 let absolute_deadline = deadline.map_or(u64::MAX, |d| release.saturating_add(d));
-                let guarded = match cx.watchdog {
-                    WatchdogMode::Off => None,
-                    WatchdogMode::Realtime if !in_force.policy.is_realtime() => None,
-                    _ => deadline,
-                };
+                let guarded = deadline.filter(|_| cx.watchdog.guards(in_force.policy));
                 monitor.begin(job, release, guarded.unwrap_or(0));
                 let start = now_ns();
                 p.log.begin_job(&InFlight {

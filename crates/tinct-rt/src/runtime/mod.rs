@@ -45,9 +45,20 @@ pub use task::TEST_CRASH_VAR;
 
 use crate::calibrate;
 use crate::kernels::{Kernel, KernelState};
+use crate::sentinel::StallLog;
 use crate::shared_log::SharedLog;
 use crate::spec::RunSpec;
 use crate::{Result, RtError};
+
+/// Where a run records: the job log and, with a sentinel, the stall log
+/// (both shared with a forked child).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Logs<'a> {
+    /// Every task's jobs.
+    pub(crate) jobs: &'a SharedLog,
+    /// Every watched CPU's stalls.
+    pub(crate) stalls: Option<&'a StallLog>,
+}
 
 /// Checks, before anything starts, that the run is inside the limits
 /// ([`RunSpec::check_limits`]), that it may use SCHED_FIFO if it asks for
@@ -106,11 +117,34 @@ pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
     }
     let no_clamps = !tinct_sys::sched::util_clamp_supported() && spec.without_util_clamps();
     let log = SharedLog::new(&spec.log_capacities())?;
+    let stalls = match options.sentinel {
+        Some(sentinel) => {
+            let cpus = spec.cpus_used(&tinct_sys::sched::affinity()?);
+            let capacity = StallLog::capacity_for(spec.duration_ns, &sentinel);
+            Some(StallLog::new(&cpus, capacity)?)
+        }
+        None => None,
+    };
+    let logs = Logs {
+        jobs: &log,
+        stalls: stalls.as_ref(),
+    };
+    let steal_before = tinct_sys::system::StealTime::read(&tinct_sys::SysRoot::live()).ok();
     let mut result = if options.supervise {
-        supervised::run(&spec, &options, &log)
+        supervised::run(&spec, &options, &logs)
     } else {
-        threads::run_here(&spec, &options, &log, &|_| {})
+        threads::run_here(&spec, &options, &logs, &|_| {})
     }?;
+    result.colouring = options.colouring;
+    result.llc_domains = result::llc_domains();
+    result.sentinel = match (&stalls, options.sentinel) {
+        (Some(stalls), Some(sentinel)) => {
+            let mut report = stalls.report(sentinel);
+            crate::sentinel::add_steal(&mut report, steal_before.as_ref());
+            Some(report)
+        }
+        _ => None,
+    };
     if no_clamps {
         result.notes.push(
             "util_min/util_max: this kernel has no utilization clamping (CONFIG_UCLAMP_TASK); \

@@ -1,9 +1,11 @@
 //! How to run and what a run gives back.
 
+use crate::attribution::Colouring;
 use crate::calibrate::Rates;
 use crate::kernels::JobWork;
 use crate::memory::Placement;
 use crate::record::JobRecord;
+use crate::sentinel::{SentinelOptions, SentinelReport};
 use crate::spec::{Scheduling, TaskSpec, WatchdogMode};
 use crate::watchdog::StopReason;
 use serde::Serialize;
@@ -31,6 +33,12 @@ pub struct RunOptions {
     /// (see [`crate::runtime`]). Off by default: in-process runs
     /// keep the working sets inspectable and the allocator observable.
     pub supervise: bool,
+    /// Watch every CPU of the run for host stalls ([`crate::sentinel`]);
+    /// `None`: no sentinel (then no late job can be blamed on a stall).
+    pub sentinel: Option<SentinelOptions>,
+    /// What is known about page colouring here, for the attribution of
+    /// late jobs ([`crate::attribution`]); the run itself does not probe.
+    pub colouring: Colouring,
 }
 
 impl Default for RunOptions {
@@ -43,6 +51,8 @@ impl Default for RunOptions {
             release_margin_ns: 20_000_000,
             uncolored: false,
             supervise: false,
+            sentinel: Some(SentinelOptions::default()),
+            colouring: Colouring::Unknown,
         }
     }
 }
@@ -110,6 +120,35 @@ pub struct RunResult {
     pub notes: Vec<String>,
     /// Per task, in spec order.
     pub tasks: Vec<TaskRun>,
+    /// What the stall sentinels saw (`None`: no sentinel ran).
+    pub sentinel: Option<SentinelReport>,
+    /// The CPU sets sharing one last-level cache (empty: unknown).
+    pub llc_domains: Vec<Vec<u32>>,
+    /// What was known about page colouring (from [`RunOptions::colouring`]).
+    pub colouring: Colouring,
+}
+
+/// The CPU sets that share one last-level cache, from sysfs (empty if the
+/// topology cannot be read).
+pub(super) fn llc_domains() -> Vec<Vec<u32>> {
+    let Ok(topology) = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live()) else {
+        return Vec::new();
+    };
+    let data =
+        |c: &&tinct_sys::topology::Cache| c.kind != tinct_sys::topology::CacheType::Instruction;
+    let Some(level) = topology.caches.iter().filter(data).map(|c| c.level).max() else {
+        return Vec::new();
+    };
+    let mut domains: Vec<Vec<u32>> = topology
+        .caches
+        .iter()
+        .filter(data)
+        .filter(|c| c.level == level && !c.shared_cpus.is_empty())
+        .map(|c| c.shared_cpus.clone())
+        .collect();
+    domains.sort();
+    domains.dedup();
+    domains
 }
 
 /// RT throttling in words (read only: tinct never switches it off).

@@ -28,6 +28,7 @@
 //! to stop) and, on a second signal or after [`STOP_GRACE_NS`] without an
 //! end, SIGKILL: one SIGINT ends any run within the grace period.
 
+use super::Logs;
 use super::result::{RunOptions, RunResult, TaskRun, rt_throttling};
 use super::threads::run_here;
 use super::wire::{ChildReport, Report, WireError, WirePlacement};
@@ -54,7 +55,7 @@ const BACKSTOP_NS: u64 = 120_000_000_000;
 pub const STOP_GRACE_NS: u64 = 3_000_000_000;
 
 /// Runs `spec` in a forked child and supervises it (see the module docs).
-pub(super) fn run(spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> Result<RunResult> {
+pub(super) fn run(spec: &RunSpec, options: &RunOptions, logs: &Logs<'_>) -> Result<RunResult> {
     let report_path = std::env::temp_dir().join(format!(
         "tinct-run-{}-{}.json",
         std::process::id(),
@@ -65,23 +66,24 @@ pub(super) fn run(spec: &RunSpec, options: &RunOptions, log: &SharedLog) -> Resu
         ..*options
     };
     match tinct_sys::supervise::fork()? {
-        Forked::Child => child(spec, &child_options, log, &report_path),
-        Forked::Parent(child) => supervise(spec, options, log, &child, &report_path),
+        Forked::Child => child(spec, &child_options, logs, &report_path),
+        Forked::Parent(child) => supervise(spec, options, logs.jobs, &child, &report_path),
     }
 }
 
 /// The child's side: run, leave the report, exit.
-fn child(spec: &RunSpec, options: &RunOptions, log: &SharedLog, report_path: &Path) -> ! {
+fn child(spec: &RunSpec, options: &RunOptions, logs: &Logs<'_>, report_path: &Path) -> ! {
     // Kept until `exit_child`; if it fails, crashes are still seen (the
     // exit status), only not attributed to a thread.
-    let _notes = tinct_sys::supervise::record_fatal_signals(log.shared_words(), FATAL_WORD).ok();
+    let _notes =
+        tinct_sys::supervise::record_fatal_signals(logs.jobs.shared_words(), FATAL_WORD).ok();
     let publish_setup = |placements: &[Placement]| {
         let wire: Vec<WirePlacement> = placements.iter().map(WirePlacement::of).collect();
         if let Ok(bytes) = serde_json::to_vec(&wire) {
             let _ = std::fs::write(setup_path(report_path), bytes);
         }
     };
-    let report = match run_here(spec, options, log, &publish_setup) {
+    let report = match run_here(spec, options, logs, &publish_setup) {
         Ok(result) => Report::Ran(ChildReport::of(&result)),
         Err(error) => Report::Refused(WireError::of(error)),
     };
@@ -267,6 +269,10 @@ fn recover(
         rtapp_log: spec.rtapp_log.clone(),
         notes: Vec::new(),
         tasks,
+        // Filled in by `runtime::run` from the shared stall log.
+        sentinel: None,
+        llc_domains: Vec::new(),
+        colouring: options.colouring,
     }
 }
 

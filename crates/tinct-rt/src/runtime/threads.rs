@@ -1,12 +1,13 @@
 //! An in-process run: one thread per task, the common release, the
 //! watchdog thread and the stop signals (see [`super`] for the order).
 
+use super::Logs;
 use super::objects::Objects;
 use super::result::{RunOptions, RunResult, TaskRun, rt_throttling};
 use super::task::{TaskSetup, panic_message, task_thread};
 use crate::clock::now_ns;
 use crate::memory::{Backing, ColoredMemory, Placement};
-use crate::shared_log::SharedLog;
+use crate::sentinel::{self, SentinelOptions, StallLog};
 use crate::spec::{RunSpec, Scheduling, WATCHDOG_PRIORITY, WatchdogMode};
 use crate::watchdog::{self, Limits, Shared, StopReason};
 use crate::working_set::WorkingSet;
@@ -19,7 +20,7 @@ use std::sync::{Arc, Barrier};
 pub(super) fn run_here(
     spec: &RunSpec,
     options: &RunOptions,
-    log: &SharedLog,
+    logs: &Logs<'_>,
     on_setup: &dyn Fn(&[Placement]),
 ) -> Result<RunResult> {
     let memory_locked = spec.lock_memory && tinct_sys::sched::mlockall(true).is_ok();
@@ -90,7 +91,7 @@ pub(super) fn run_here(
             &shared,
             memory_locked,
             working_sets,
-            log,
+            logs,
             &objects,
             &groups,
         )
@@ -195,10 +196,11 @@ fn run_threads<'scope, 'env>(
     shared: &'env Arc<Shared>,
     memory_locked: bool,
     working_sets: Vec<WorkingSet<'env>>,
-    log: &'env SharedLog,
+    logs: &'env Logs<'env>,
     objects: &'env Objects,
     groups: &'env [(String, std::fs::File)],
 ) -> RunResult {
+    let log = logs.jobs;
     let n = spec.tasks.len();
     let barrier = Arc::new(Barrier::new(n + 1));
     let start = Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -314,6 +316,9 @@ fn run_threads<'scope, 'env>(
             message: e.to_string(),
         });
     }
+    if let (Some(stalls), Some(sentinel)) = (logs.stalls, options.sentinel) {
+        spawn_sentinels(scope, stalls, sentinel, options.realtime, t0, shared);
+    }
     barrier.wait(); // t0 is published
 
     let mut tasks = Vec::with_capacity(n);
@@ -362,6 +367,38 @@ fn run_threads<'scope, 'env>(
         rtapp_log: spec.rtapp_log.clone(),
         notes: Vec::new(),
         tasks,
+        // Filled in by `runtime::run` from the shared stall log.
+        sentinel: None,
+        llc_domains: Vec::new(),
+        colouring: options.colouring,
+    }
+}
+
+/// One sentinel per watched CPU ([`crate::sentinel`]), on a grid half a
+/// period after `t0` (so its wake-ups do not coincide with the releases of
+/// tasks whose periods are multiples of its own), until every task thread
+/// has finished. A sentinel that cannot be started leaves its CPU unwatched
+/// (the report shows no wake-up there); the run goes on.
+fn spawn_sentinels<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    stalls: &'env StallLog,
+    options: SentinelOptions,
+    realtime: bool,
+    t0: u64,
+    shared: &'env Arc<Shared>,
+) {
+    let first = t0.saturating_add(options.period_ns / 2);
+    for (index, &cpu) in stalls.cpus().iter().enumerate() {
+        let _ = std::thread::Builder::new()
+            .name(format!("tinct-sentinel-{cpu}"))
+            .spawn_scoped(scope, move || {
+                let writer = stalls.writer(index);
+                writer.started(sentinel::prepare_thread(cpu, realtime));
+                let tasks = shared.monitors.len();
+                sentinel::watch(&writer, options, first, &|| {
+                    shared.finished.load(Ordering::SeqCst) == tasks
+                });
+            });
     }
 }
 

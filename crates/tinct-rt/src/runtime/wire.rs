@@ -151,6 +151,10 @@ impl ChildReport {
             rtapp_log: spec.rtapp_log.clone(),
             notes: self.notes,
             tasks,
+            // Filled in by `runtime::run` from the shared stall log.
+            sentinel: None,
+            llc_domains: Vec::new(),
+            colouring: options.colouring,
         }
     }
 }

@@ -1,0 +1,933 @@
+//! Every late job explained: each job whose response time exceeds its
+//! bound — the analysis' WCRT (kim2013 Eq. 2) or, without one, its
+//! deadline — gets one cause, the first of these that holds:
+//!
+//! 1. [`Cause::NotRealTime`]: the job did not run under the real-time
+//!    policy the bound assumes (`--no-rt`): the bound does not apply.
+//! 2. [`Cause::HostStall`]: the [`crate::sentinel`] of its CPU measured
+//!    stalls within the job's busy window at least as long as the
+//!    exceedance; without them the job would have met its bound. The busy
+//!    window starts at the job's release, or earlier at the start of the
+//!    stretch during which its CPU ran this task's or higher-priority jobs
+//!    without a pause ([`BUSY_GAP_NS`]), since a stall there delays the job
+//!    as well.
+//! 3. [`Cause::ExecAboveC`]: its own execution time, or that of a
+//!    higher-priority job in its busy window, exceeded the modelled C.
+//! 4. [`Cause::ColouringNotEffective`]: the task's working set was meant to
+//!    be isolated by page colouring, shares the last-level cache with
+//!    another task of the run, and the isolation is absent: the colour
+//!    probe finds colouring not effective (or cannot tell), or the working
+//!    set was not coloured at all (`--uncolored`).
+//! 5. [`Cause::Unexplained`]: none of these. For a bound from the analysis
+//!    this says the analysis or its inputs are wrong, and `tinct run`
+//!    makes it loud (see [`crate::output::Summary::unexplained`]).
+//!
+//! A stall shorter than the exceedance is still reported beside another
+//! cause. Aborted jobs have no response time and are not attributed.
+
+use crate::memory::Placement;
+use crate::record::{JobRecord, Outcome};
+use crate::runtime::{RunResult, TaskRun};
+use crate::sentinel::SentinelReport;
+use serde::{Deserialize, Serialize};
+use tinct_sys::sched::Policy;
+
+/// Two jobs of one CPU closer than this belong to one busy stretch (the
+/// switch between them takes microseconds).
+pub const BUSY_GAP_NS: u64 = 100_000;
+
+/// What tinct knows about whether page colouring isolates tasks here
+/// (tinct-sys's colour probe on the last-level cache).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Colouring {
+    /// Not probed.
+    #[default]
+    Unknown,
+    /// Same-colour lines conflict: colouring partitions the cache.
+    Effective,
+    /// No conflicts: colours do not partition the cache here (a VM whose
+    /// guest colours are not host colours).
+    NotEffective,
+    /// The probe could not tell.
+    Inconclusive,
+}
+
+impl Colouring {
+    /// In words, for outputs.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Colouring::Unknown => "not probed",
+            Colouring::Effective => "effective (the colour probe finds same-colour conflicts)",
+            Colouring::NotEffective => {
+                "NOT effective (the colour probe finds no same-colour conflicts: colours do not \
+                 partition the cache here)"
+            }
+            Colouring::Inconclusive => "not shown effective (the colour probe is inconclusive)",
+        }
+    }
+
+    /// Runs tinct-sys's colour probe on the last-level cache (`rounds`
+    /// alternations of the conflict and control chases; about a second
+    /// with 5) and returns its finding with the probe's explanation.
+    pub fn probe(rounds: usize) -> (Colouring, String) {
+        let options = tinct_sys::color_probe::ProbeOptions {
+            rounds,
+            ..Default::default()
+        };
+        match tinct_sys::color_probe::probe_colors(options) {
+            Ok(report) => match report.last_level() {
+                Some(level) => (
+                    Colouring::of_probe(level.verdict),
+                    level.explanation.clone(),
+                ),
+                None => (
+                    Colouring::Unknown,
+                    "the colour probe found no colourable last-level cache".into(),
+                ),
+            },
+            Err(e) => (Colouring::Unknown, format!("the colour probe failed: {e}")),
+        }
+    }
+
+    /// From the colour probe's verdict on the last-level cache.
+    pub fn of_probe(verdict: tinct_sys::color_probe::Verdict) -> Colouring {
+        match verdict {
+            tinct_sys::color_probe::Verdict::Effective => Colouring::Effective,
+            tinct_sys::color_probe::Verdict::NotEffective => Colouring::NotEffective,
+            tinct_sys::color_probe::Verdict::Inconclusive => Colouring::Inconclusive,
+        }
+    }
+}
+
+/// Why a job exceeded its bound.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    /// Not run under the real-time policy the bound assumes.
+    NotRealTime,
+    /// Host stalls at least as long as the exceedance.
+    HostStall,
+    /// Execution time above the modelled C (its own or a higher-priority job's).
+    ExecAboveC,
+    /// The isolation page colouring should give is absent.
+    ColouringNotEffective,
+    /// None of the above.
+    Unexplained,
+}
+
+impl Cause {
+    /// Every cause, in the order they are tried.
+    pub const ALL: [Cause; 5] = [
+        Cause::NotRealTime,
+        Cause::HostStall,
+        Cause::ExecAboveC,
+        Cause::ColouringNotEffective,
+        Cause::Unexplained,
+    ];
+
+    /// The name in `jobs.csv` and `summary.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::NotRealTime => "not_real_time",
+            Cause::HostStall => "host_stall",
+            Cause::ExecAboveC => "exec_above_c",
+            Cause::ColouringNotEffective => "colouring_not_effective",
+            Cause::Unexplained => "unexplained",
+        }
+    }
+}
+
+/// What a job's bound is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoundKind {
+    /// The analysis' WCRT with cache interference.
+    Wcrt,
+    /// The job's deadline (no WCRT).
+    Deadline,
+}
+
+/// One job that exceeded its bound, explained.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LateJob {
+    /// Job number.
+    pub job: u64,
+    /// Planned release, ns from the common release.
+    pub release_ns: u64,
+    /// Response time, ns.
+    pub response_ns: u64,
+    /// Its bound, ns.
+    pub bound_ns: u64,
+    /// What the bound is.
+    pub bound: BoundKind,
+    /// Response − bound, ns.
+    pub exceedance_ns: u64,
+    /// Stall time within its busy window, ns.
+    pub stall_ns: u64,
+    /// Its execution time (thread CPU time), ns.
+    pub exec_ns: u64,
+    /// The modelled C, if any.
+    pub wcet_ns: Option<u64>,
+    /// The cause.
+    pub cause: Cause,
+    /// The cause in words, with its numbers.
+    pub explanation: String,
+}
+
+/// Late jobs per cause.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CauseCounts {
+    /// Not under the real-time policy.
+    pub not_real_time: u64,
+    /// Host stalls.
+    pub host_stall: u64,
+    /// Execution time above C.
+    pub exec_above_c: u64,
+    /// Colouring not effective.
+    pub colouring_not_effective: u64,
+    /// Unexplained.
+    pub unexplained: u64,
+}
+
+impl CauseCounts {
+    /// Counts `jobs`.
+    pub fn of<'a>(jobs: impl IntoIterator<Item = &'a LateJob>) -> CauseCounts {
+        let mut c = CauseCounts::default();
+        for job in jobs {
+            *c.slot(job.cause) += 1;
+        }
+        c
+    }
+
+    fn slot(&mut self, cause: Cause) -> &mut u64 {
+        match cause {
+            Cause::NotRealTime => &mut self.not_real_time,
+            Cause::HostStall => &mut self.host_stall,
+            Cause::ExecAboveC => &mut self.exec_above_c,
+            Cause::ColouringNotEffective => &mut self.colouring_not_effective,
+            Cause::Unexplained => &mut self.unexplained,
+        }
+    }
+
+    /// The count of `cause`.
+    pub fn get(&self, cause: Cause) -> u64 {
+        let mut copy = *self;
+        *copy.slot(cause)
+    }
+
+    /// Every late job.
+    pub fn total(&self) -> u64 {
+        Cause::ALL.iter().map(|&c| self.get(c)).sum()
+    }
+
+    /// Adds `other`.
+    pub fn add(&mut self, other: &CauseCounts) {
+        for cause in Cause::ALL {
+            *self.slot(cause) += other.get(cause);
+        }
+    }
+
+    /// `host stall 2, exec above C 1` (only the causes that occur).
+    pub fn describe(&self) -> String {
+        let words = |c: Cause| match c {
+            Cause::NotRealTime => "not real-time",
+            Cause::HostStall => "host stall",
+            Cause::ExecAboveC => "execution above C",
+            Cause::ColouringNotEffective => "colouring not effective",
+            Cause::Unexplained => "UNEXPLAINED",
+        };
+        Cause::ALL
+            .iter()
+            .filter(|&&c| self.get(c) > 0)
+            .map(|&c| format!("{} {}", words(c), self.get(c)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// What the attribution needs besides the records.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Evidence<'a> {
+    /// The sentinel's stalls (none: no stall can be claimed).
+    pub sentinel: Option<&'a SentinelReport>,
+    /// Whether colouring isolates here.
+    pub colouring: Colouring,
+    /// The CPU sets that share one last-level cache (empty: unknown, taken
+    /// as one cache shared by every CPU).
+    pub llc_domains: &'a [Vec<u32>],
+}
+
+impl<'a> Evidence<'a> {
+    /// What a run recorded: its sentinel's stalls, what it knew about
+    /// colouring, the machine's last-level caches.
+    pub fn of(result: &'a RunResult) -> Evidence<'a> {
+        Evidence {
+            sentinel: result.sentinel.as_ref(),
+            colouring: result.colouring,
+            llc_domains: &result.llc_domains,
+        }
+    }
+}
+
+/// The stall time within every finished job's busy window, and the late
+/// jobs explained, per task (in the order of `result.tasks`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Attribution {
+    /// Per task, per record: stall ns within its busy window (0 for an
+    /// aborted job).
+    pub stall_ns: Vec<Vec<u64>>,
+    /// Per task, per record: its bound, ns, if it has one.
+    pub bound_ns: Vec<Vec<Option<u64>>>,
+    /// Per task, per record: the cause, if it exceeded its bound.
+    pub cause: Vec<Vec<Option<Cause>>>,
+    /// Per task: its late jobs.
+    pub late: Vec<Vec<LateJob>>,
+}
+
+/// The priority a task's jobs run at (FIFO/RR priority, else 0).
+fn priority(task: &TaskRun) -> u8 {
+    match task.spec.scheduling.policy {
+        Policy::Fifo(p) | Policy::RoundRobin(p) => p,
+        _ => 0,
+    }
+}
+
+/// A job's bound and what it is.
+fn bound_of(task: &TaskRun, record: &JobRecord) -> Option<(u64, BoundKind)> {
+    match task.spec.bound.and_then(|b| b.wcrt_ns) {
+        Some(wcrt) => Some((wcrt, BoundKind::Wcrt)),
+        None => (record.deadline_ns != u64::MAX).then(|| {
+            (
+                record.deadline_ns.saturating_sub(record.release_ns),
+                BoundKind::Deadline,
+            )
+        }),
+    }
+}
+
+/// A finished job that started and ended on one CPU: (cpu, start, finish).
+fn on_one_cpu(r: &JobRecord) -> Option<(u32, u64, u64)> {
+    let finish = r.finish_ns?;
+    (r.started() && r.cpu == r.cpu_end).then_some((r.cpu, r.start_ns, finish))
+}
+
+/// The start of job `r`'s busy window: its release, or the start of the
+/// stretch of jobs of priority ≥ `prio` on its CPU that was running
+/// without a pause when it was released.
+fn window_start(result: &RunResult, r: &JobRecord, prio: u8) -> u64 {
+    let intervals: Vec<(u64, u64)> = result
+        .tasks
+        .iter()
+        .filter(|t| priority(t) >= prio)
+        .flat_map(|t| &t.records)
+        .filter_map(on_one_cpu)
+        .filter(|&(cpu, start, _)| cpu == r.cpu && start < r.release_ns)
+        .map(|(_, start, finish)| (start, finish))
+        .collect();
+    let mut begin = r.release_ns;
+    // Walk back over the stretches that reach the current start.
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &(start, finish) in &intervals {
+            if start < begin && finish.saturating_add(BUSY_GAP_NS) >= begin {
+                begin = start;
+                changed = true;
+            }
+        }
+    }
+    begin
+}
+
+/// The CPUs `task` shares a last-level cache with, through another task.
+fn shares_cache(result: &RunResult, index: usize, llc_domains: &[Vec<u32>]) -> Vec<String> {
+    let all_cpus = |t: &TaskRun| -> Vec<u32> {
+        let mut cpus: Vec<u32> = t
+            .records
+            .iter()
+            .filter(|r| r.started())
+            .flat_map(|r| [r.cpu, r.cpu_end])
+            .collect();
+        cpus.extend(t.spec.cpus.iter().flatten());
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus
+    };
+    let domain_of = |cpu: u32| -> Option<usize> {
+        if llc_domains.is_empty() {
+            return Some(0);
+        }
+        llc_domains.iter().position(|d| d.contains(&cpu))
+    };
+    let mine: Vec<Option<usize>> = all_cpus(&result.tasks[index])
+        .into_iter()
+        .map(domain_of)
+        .collect();
+    result
+        .tasks
+        .iter()
+        .enumerate()
+        .filter(|&(i, t)| {
+            i != index
+                && !matches!(t.placement, Placement::None)
+                && all_cpus(t)
+                    .into_iter()
+                    .any(|c| mine.contains(&domain_of(c)))
+        })
+        .map(|(_, t)| t.spec.name.clone())
+        .collect()
+}
+
+/// Why the isolation colouring should give is absent for this task, if it is.
+fn isolation_absent(placement: &Placement, colouring: Colouring) -> Option<&'static str> {
+    match placement {
+        Placement::Uncolored { .. } => {
+            Some("its working set was not coloured (--uncolored: S(i) NOT enforced)")
+        }
+        Placement::Colored { .. } => match colouring {
+            Colouring::NotEffective => Some(
+                "the colour probe finds colouring not effective here, so colours do not keep \
+                 other tasks out of its cache",
+            ),
+            Colouring::Inconclusive => {
+                Some("the colour probe cannot show colouring effective here (inconclusive)")
+            }
+            Colouring::Effective | Colouring::Unknown => None,
+        },
+        Placement::None | Placement::Heap { .. } => None,
+    }
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+/// Explains every job of `result` that exceeded its bound.
+pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
+    let t0 = result.start_ns;
+    let mut out = Attribution::default();
+    for (index, task) in result.tasks.iter().enumerate() {
+        let prio = priority(task);
+        let sharing = shares_cache(result, index, evidence.llc_domains);
+        let isolation = isolation_absent(&task.placement, evidence.colouring);
+        let wants_rt = task.spec.scheduling.policy.is_realtime();
+        let mut stalls = Vec::with_capacity(task.records.len());
+        let mut bounds = Vec::with_capacity(task.records.len());
+        let mut causes = vec![None; task.records.len()];
+        let mut late = Vec::new();
+        for (k, r) in task.records.iter().enumerate() {
+            let bound = bound_of(task, r);
+            bounds.push(bound.map(|(b, _)| b));
+            let (Some(finish), Some(response)) = (r.finish_ns, r.response_ns()) else {
+                stalls.push(0);
+                continue;
+            };
+            let from = window_start(result, r, prio);
+            let cpus = [r.cpu, r.cpu_end];
+            let stall = evidence
+                .sentinel
+                .filter(|s| {
+                    s.cpus
+                        .iter()
+                        .filter(|w| cpus.contains(&w.cpu))
+                        .all(|w| w.top_priority)
+                })
+                .map_or(0, |s| s.stalled_within(&cpus, from, finish));
+            stalls.push(stall);
+            let Some((bound_ns, kind)) = bound else {
+                continue;
+            };
+            if response <= bound_ns || r.outcome == Outcome::Aborted {
+                continue;
+            }
+            let exceedance = response - bound_ns;
+            let over_c = exec_above_c(result, task, r, prio, from, finish);
+            let (cause, mut explanation) = if (wants_rt || kind == BoundKind::Wcrt)
+                && (!result.realtime || !r.policy.is_realtime())
+            {
+                (
+                    Cause::NotRealTime,
+                    format!(
+                        "not run under a real-time policy ({}{}): the bound does not apply",
+                        r.policy_text(),
+                        if result.realtime { "" } else { ", --no-rt" }
+                    ),
+                )
+            } else if stall >= exceedance {
+                (Cause::HostStall, format!("host stall of {}", ms(stall)))
+            } else if let Some(detail) = over_c {
+                (
+                    Cause::ExecAboveC,
+                    format!("execution time above the modelled C ({detail})"),
+                )
+            } else if let (Some(why), false) = (isolation, sharing.is_empty()) {
+                (
+                    Cause::ColouringNotEffective,
+                    format!(
+                        "colouring not effective: {why}; it shares the last-level cache with {}",
+                        sharing.join(", ")
+                    ),
+                )
+            } else {
+                let missing = match (evidence.colouring, &task.placement) {
+                    (Colouring::Unknown, Placement::Colored { .. }) if !sharing.is_empty() => {
+                        "; colouring was not probed (tinct run --probe-colors)"
+                    }
+                    _ => "",
+                };
+                (
+                    Cause::Unexplained,
+                    format!("unexplained: no stall long enough, every execution within C{missing}"),
+                )
+            };
+            causes[k] = Some(cause);
+            if stall > 0 && cause != Cause::HostStall {
+                explanation.push_str(&format!("; also a host stall of {}", ms(stall)));
+            }
+            late.push(LateJob {
+                job: r.job,
+                release_ns: r.release_ns.saturating_sub(t0),
+                response_ns: response,
+                bound_ns,
+                bound: kind,
+                exceedance_ns: exceedance,
+                stall_ns: stall,
+                exec_ns: r.exec_ns,
+                wcet_ns: task.spec.bound.map(|b| b.wcet_ns),
+                cause,
+                explanation,
+            });
+        }
+        out.stall_ns.push(stalls);
+        out.bound_ns.push(bounds);
+        out.cause.push(causes);
+        out.late.push(late);
+    }
+    out
+}
+
+/// The job's own execution time above its C, or that of another job of
+/// its task or a higher-priority one in its busy window `[from, finish]`
+/// on its CPU (an earlier job of its own task running late delays it as
+/// much), in words.
+fn exec_above_c(
+    result: &RunResult,
+    task: &TaskRun,
+    r: &JobRecord,
+    prio: u8,
+    from: u64,
+    finish: u64,
+) -> Option<String> {
+    if let Some(c) = task.spec.bound.map(|b| b.wcet_ns)
+        && r.exec_ns > c
+    {
+        return Some(format!("{} > C {}", ms(r.exec_ns), ms(c)));
+    }
+    result
+        .tasks
+        .iter()
+        .filter(|t| priority(t) >= prio)
+        .find_map(|t| {
+            let own = std::ptr::eq(t, task);
+            if !own && priority(t) == prio {
+                return None;
+            }
+            let c = t.spec.bound.map(|b| b.wcet_ns)?;
+            t.records.iter().find_map(|other| {
+                let (cpu, start, end) = on_one_cpu(other)?;
+                let counts = !own || other.job != r.job;
+                (counts && cpu == r.cpu && start < finish && end > from && other.exec_ns > c).then(
+                    || {
+                        format!(
+                            "{} '{}' job {}: {} > C {}",
+                            if own { "earlier" } else { "higher-priority" },
+                            t.spec.name,
+                            other.job,
+                            ms(other.exec_ns),
+                            ms(c)
+                        )
+                    },
+                )
+            })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sentinel::{CpuWatch, SentinelOptions, Stall};
+    use crate::spec::{Bound, Scheduling};
+    use crate::testing::TaskBuilder;
+    use crate::watchdog::StopReason;
+
+    const MS: u64 = 1_000_000;
+    const T0: u64 = 1_000 * MS;
+
+    fn job(job: u64, release: u64, start: u64, finish: u64, exec: u64) -> JobRecord {
+        JobRecord {
+            start_ns: T0 + start,
+            finish_ns: Some(T0 + finish),
+            exec_ns: exec,
+            cpu: 1,
+            cpu_end: 1,
+            policy: Policy::Fifo(50),
+            outcome: Outcome::Completed,
+            ..JobRecord::never_started(job, 0, T0 + release, T0 + release + 100 * MS)
+        }
+    }
+
+    fn task(name: &str, prio: u8, c: u64, wcrt: u64, records: Vec<JobRecord>) -> TaskRun {
+        TaskRun {
+            spec: TaskBuilder::periodic(name, 100 * MS)
+                .cpu(1)
+                .fifo(prio)
+                .deadline(100 * MS)
+                .steps(vec![])
+                .bound(Bound {
+                    wcet_ns: c,
+                    wcrt_ns: Some(wcrt),
+                    wcrt_nocint_ns: Some(wcrt),
+                })
+                .build(),
+            tid: 1,
+            records,
+            placement: Placement::Colored {
+                bytes: 4096,
+                partitions: vec![1],
+                colors: "0-15".into(),
+                color_count: 16,
+                machine_colors: 512,
+                pages: 1,
+                pages_outside_colors: Some(0),
+                frames: vec![],
+            },
+            rates: None,
+            work: vec![],
+            scheduling: Scheduling::of(Policy::Fifo(prio)),
+            counters_unavailable: None,
+            error: None,
+        }
+    }
+
+    fn run(tasks: Vec<TaskRun>) -> RunResult {
+        RunResult {
+            start_ns: T0,
+            end_ns: T0 + 1000 * MS,
+            stop: StopReason::Completed,
+            realtime: true,
+            memory_locked: true,
+            rt_throttling: String::new(),
+            watchdog_factor: 3.0,
+            watchdog: crate::spec::WatchdogMode::Realtime,
+            rtapp_log: None,
+            notes: vec![],
+            tasks,
+            sentinel: None,
+            llc_domains: vec![],
+            colouring: Colouring::Unknown,
+        }
+    }
+
+    fn sentinel(stalls: &[(u64, u64)]) -> SentinelReport {
+        SentinelReport {
+            options: SentinelOptions::default(),
+            cpus: vec![CpuWatch {
+                cpu: 1,
+                top_priority: true,
+                wakes: 100,
+                cpu_time_ns: Some(1),
+                stalls: stalls
+                    .iter()
+                    .map(|&(a, b)| Stall {
+                        start_ns: T0 + a,
+                        end_ns: T0 + b,
+                    })
+                    .collect(),
+                dropped: 0,
+                dropped_ns: 0,
+                steal_ns: None,
+            }],
+        }
+    }
+
+    /// Task `a` (C 4 ms, WCRT 5 ms): job 0 within its bound, job 1 at
+    /// 20 ms late by 10 ms with an execution of 4 ms.
+    fn late_run() -> RunResult {
+        run(vec![task(
+            "a",
+            50,
+            4 * MS,
+            5 * MS,
+            vec![
+                job(0, 0, 0, 4 * MS, 4 * MS),
+                job(1, 100 * MS, 100 * MS, 115 * MS, 4 * MS),
+            ],
+        )])
+    }
+
+    fn only_late(a: &Attribution) -> &LateJob {
+        assert_eq!(a.late.len(), 1);
+        assert_eq!(a.late[0].len(), 1, "{:?}", a.late);
+        &a.late[0][0]
+    }
+
+    #[test]
+    fn a_stall_as_long_as_the_exceedance_explains_the_job() {
+        let result = late_run();
+        let s = sentinel(&[(104 * MS, 115 * MS), (MS, 3 * MS)]);
+        let evidence = Evidence {
+            sentinel: Some(&s),
+            ..Evidence::default()
+        };
+        let a = attribute(&result, &evidence);
+        let late = only_late(&a);
+        assert_eq!(late.cause, Cause::HostStall);
+        assert_eq!((late.exceedance_ns, late.stall_ns), (10 * MS, 11 * MS));
+        assert_eq!(late.explanation, "host stall of 11.000 ms");
+        assert_eq!(
+            a.stall_ns[0],
+            vec![2 * MS, 11 * MS],
+            "every job's stall time"
+        );
+        assert_eq!(a.bound_ns[0], vec![Some(5 * MS); 2]);
+        assert_eq!(a.cause[0], vec![None, Some(Cause::HostStall)]);
+    }
+
+    #[test]
+    fn a_short_stall_does_not_explain_it_and_the_next_cause_is_tried() {
+        let result = late_run();
+        let s = sentinel(&[(104 * MS, 110 * MS)]);
+        let evidence = Evidence {
+            sentinel: Some(&s),
+            colouring: Colouring::Effective,
+            ..Evidence::default()
+        };
+        let late = only_late(&attribute(&result, &evidence)).clone();
+        assert_eq!(late.cause, Cause::Unexplained);
+        assert!(
+            late.explanation.ends_with("also a host stall of 6.000 ms"),
+            "{}",
+            late.explanation
+        );
+
+        // Not at top priority (SCHED_OTHER sentinel): its gaps prove nothing.
+        let mut weak = sentinel(&[(100 * MS, 120 * MS)]);
+        weak.cpus[0].top_priority = false;
+        let evidence = Evidence {
+            sentinel: Some(&weak),
+            colouring: Colouring::Effective,
+            ..Evidence::default()
+        };
+        assert_eq!(
+            only_late(&attribute(&result, &evidence)).cause,
+            Cause::Unexplained
+        );
+    }
+
+    #[test]
+    fn execution_above_c_is_blamed_before_colouring() {
+        let mut result = late_run();
+        result.tasks[0].records[1].exec_ns = 6 * MS;
+        let late = only_late(&attribute(&result, &Evidence::default())).clone();
+        assert_eq!(late.cause, Cause::ExecAboveC);
+        assert_eq!(
+            late.explanation,
+            "execution time above the modelled C (6.000 ms > C 4.000 ms)"
+        );
+    }
+
+    #[test]
+    fn a_higher_priority_job_above_its_c_in_the_busy_window_is_named() {
+        // `hi` (C 2 ms) ran 98-108 ms with 9 ms of execution; `a`'s job 1
+        // was released at 100 ms inside that stretch.
+        let mut result = late_run();
+        let hi = task(
+            "hi",
+            60,
+            2 * MS,
+            2 * MS,
+            vec![job(7, 98 * MS, 98 * MS, 108 * MS, 9 * MS)],
+        );
+        result.tasks.insert(0, hi);
+        let a = attribute(&result, &Evidence::default());
+        let hi_late = &a.late[0][0];
+        assert_eq!(hi_late.cause, Cause::ExecAboveC);
+        let late = &a.late[1][0];
+        assert_eq!(late.cause, Cause::ExecAboveC);
+        assert!(
+            late.explanation
+                .contains("higher-priority 'hi' job 7: 9.000 ms > C 2.000 ms"),
+            "{}",
+            late.explanation
+        );
+    }
+
+    #[test]
+    fn an_earlier_job_of_its_own_task_running_over_c_delays_the_next() {
+        // Job 1 ran 100-190 ms (80 ms of execution, C 4 ms); job 2,
+        // released at 180 ms, waited for it: both are late, both above C
+        // (job 2 through job 1).
+        let result = run(vec![task(
+            "a",
+            50,
+            4 * MS,
+            5 * MS,
+            vec![
+                job(1, 100 * MS, 100 * MS, 190 * MS, 80 * MS),
+                job(2, 180 * MS, 190 * MS, 194 * MS, 4 * MS),
+            ],
+        )]);
+        let a = attribute(&result, &Evidence::default());
+        assert_eq!(a.late[0].len(), 2);
+        assert!(a.late[0].iter().all(|j| j.cause == Cause::ExecAboveC));
+        assert!(
+            a.late[0][1]
+                .explanation
+                .contains("earlier 'a' job 1: 80.000 ms > C 4.000 ms"),
+            "{}",
+            a.late[0][1].explanation
+        );
+    }
+
+    #[test]
+    fn the_busy_window_reaches_back_over_a_higher_priority_stretch() {
+        // `hi` ran 90-101 ms and a stall 92-99 ms hit it; `a` released at
+        // 100 ms finished at 115 ms (10 ms late, so the 7 ms stall alone
+        // does not cover it), but a stall before its release counts.
+        let mut result = late_run();
+        let hi = task(
+            "hi",
+            60,
+            20 * MS,
+            20 * MS,
+            vec![job(0, 90 * MS, 90 * MS, 101 * MS, 4 * MS)],
+        );
+        result.tasks.insert(0, hi);
+        let s = sentinel(&[(92 * MS, 99 * MS), (105 * MS, 108 * MS)]);
+        let evidence = Evidence {
+            sentinel: Some(&s),
+            ..Evidence::default()
+        };
+        let a = attribute(&result, &evidence);
+        let late = &a.late[1][0];
+        assert_eq!(
+            late.stall_ns,
+            10 * MS,
+            "7 ms before the release, 3 ms after"
+        );
+        assert_eq!(late.cause, Cause::HostStall);
+        // A lower-priority stretch before the release does not count.
+        let mut result = late_run();
+        let lo = task(
+            "lo",
+            10,
+            20 * MS,
+            20 * MS,
+            vec![job(0, 90 * MS, 90 * MS, 101 * MS, 4 * MS)],
+        );
+        result.tasks.push(lo);
+        let a = attribute(&result, &evidence);
+        assert_eq!(a.late[0][0].stall_ns, 3 * MS);
+    }
+
+    #[test]
+    fn colouring_explains_a_shared_cache_only_when_the_probe_says_it_is_absent() {
+        let mut result = late_run();
+        result.tasks.push(task("b", 40, 4 * MS, 50 * MS, vec![]));
+        let with = |colouring| {
+            attribute(
+                &result,
+                &Evidence {
+                    colouring,
+                    ..Evidence::default()
+                },
+            )
+            .late[0][0]
+                .clone()
+        };
+        let late = with(Colouring::NotEffective);
+        assert_eq!(late.cause, Cause::ColouringNotEffective);
+        assert!(
+            late.explanation
+                .contains("shares the last-level cache with b"),
+            "{}",
+            late.explanation
+        );
+        assert_eq!(
+            with(Colouring::Inconclusive).cause,
+            Cause::ColouringNotEffective
+        );
+        assert_eq!(with(Colouring::Effective).cause, Cause::Unexplained);
+        let unknown = with(Colouring::Unknown);
+        assert_eq!(unknown.cause, Cause::Unexplained);
+        assert!(
+            unknown.explanation.contains("--probe-colors"),
+            "{}",
+            unknown.explanation
+        );
+        // Another cache: nothing shared.
+        let separate = attribute(
+            &result,
+            &Evidence {
+                colouring: Colouring::NotEffective,
+                llc_domains: &[vec![0], vec![1]],
+                ..Evidence::default()
+            },
+        );
+        assert_eq!(
+            separate.late[0][0].cause,
+            Cause::ColouringNotEffective,
+            "b is on CPU 1 too"
+        );
+        result.tasks[1].spec.cpus = Some(vec![0]);
+        let separate = attribute(
+            &result,
+            &Evidence {
+                colouring: Colouring::NotEffective,
+                llc_domains: &[vec![0], vec![1]],
+                ..Evidence::default()
+            },
+        );
+        assert_eq!(separate.late[0][0].cause, Cause::Unexplained);
+    }
+
+    #[test]
+    fn without_real_time_scheduling_the_bound_does_not_apply() {
+        let mut result = late_run();
+        result.realtime = false;
+        result.tasks[0].records[1].policy = Policy::Other;
+        let s = sentinel(&[(100 * MS, 120 * MS)]);
+        let late = only_late(&attribute(
+            &result,
+            &Evidence {
+                sentinel: Some(&s),
+                ..Evidence::default()
+            },
+        ))
+        .clone();
+        assert_eq!(late.cause, Cause::NotRealTime);
+        assert!(late.explanation.contains("--no-rt"), "{}", late.explanation);
+    }
+
+    #[test]
+    fn without_a_wcrt_the_deadline_is_the_bound_and_aborted_jobs_are_skipped() {
+        let mut result = late_run();
+        result.tasks[0].spec.bound = None;
+        result.tasks[0].records[1].finish_ns = Some(T0 + 230 * MS);
+        result.tasks[0]
+            .records
+            .push(JobRecord::never_started(2, 0, T0 + 200 * MS, T0 + 300 * MS));
+        let a = attribute(&result, &Evidence::default());
+        let late = only_late(&a);
+        assert_eq!(
+            (late.bound, late.bound_ns, late.exceedance_ns),
+            (BoundKind::Deadline, 100 * MS, 30 * MS)
+        );
+        assert_eq!(late.wcet_ns, None);
+        assert_eq!(a.stall_ns[0].len(), 3);
+        let counts = CauseCounts::of(&a.late[0]);
+        assert_eq!((counts.unexplained, counts.total()), (1, 1));
+        assert_eq!(counts.describe(), "UNEXPLAINED 1");
+    }
+}

@@ -1,0 +1,164 @@
+//! Every late job explained (issue 14 item 4): a stall injected into a job
+//! — the run's process stopped (SIGSTOP) for 30 ms while the job computes,
+//! then continued — is seen by the sentinel, and the job, late by far more
+//! than its bound allows while its execution time stays within C, is
+//! attributed to the stall in `jobs.csv`, in `summary.json` and in the
+//! summary, not to its C.
+//!
+//! One test per file: it signals the child processes of this process.
+//! It needs SCHED_FIFO (root): the sentinel's gaps are evidence only at
+//! top priority.
+
+use rustix::process::{Pid, Signal, kill_process};
+use std::time::Duration;
+use tinct_core::model::{Kernel, Work};
+use tinct_core::units::Nanos;
+use tinct_rt::attribution::Cause;
+use tinct_rt::clock::now_ns;
+use tinct_rt::run_in_dir::run_in_dir;
+use tinct_rt::runtime::RunOptions;
+use tinct_rt::spec::Bound;
+use tinct_rt::testing::{TaskBuilder, first_child, run_spec};
+
+const MS: u64 = 1_000_000;
+const STALL: Duration = Duration::from_millis(30);
+
+/// The thread id of the task thread named `comm` in process `pid`, once
+/// it is running (state `R`), polling every half millisecond.
+fn running_thread(pid: i32, comm: &str) -> i32 {
+    loop {
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                let dir = task.path();
+                let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+                let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
+                // The state follows the parenthesised command name.
+                let state = stat.rsplit_once(") ").map(|(_, rest)| &rest[..1]);
+                if name.trim() == comm && state == Some("R") {
+                    return task.file_name().to_string_lossy().parse().unwrap_or(0);
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+}
+
+#[test]
+fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
+    if !tinct_sys::testing::privileged_or_skip("a SCHED_FIFO run whose sentinel measures stalls") {
+        return;
+    }
+    let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
+    // Jobs of 15 ms of computation every 20 ms; the bound says 18 ms. The
+    // gaps between jobs are shorter than the stall, so even a stop that
+    // lands between two jobs delays the next one by most of the stall.
+    let task = TaskBuilder::periodic("stalled", 20 * MS)
+        .cpu(cpu)
+        .fifo(50)
+        .kernel(Kernel::Compute, Work::Target(Nanos(15 * MS)))
+        .bound(Bound {
+            wcet_ns: 18 * MS,
+            wcrt_ns: Some(18 * MS),
+            wcrt_nocint_ns: Some(18 * MS),
+        })
+        .build();
+    let spec = run_spec(vec![task], 1_500 * MS);
+    let options = RunOptions {
+        handle_signals: false,
+        supervise: true,
+        ..RunOptions::default()
+    };
+    let stopper = std::thread::spawn(|| {
+        let child = first_child(Duration::from_millis(2));
+        // Well past setup and calibration, into the jobs; then wait for the
+        // task to compute and stop its whole process in the middle of it.
+        std::thread::sleep(Duration::from_millis(600));
+        running_thread(child, "tinct-stalled");
+        let pid = Pid::from_raw(child).unwrap();
+        kill_process(pid, Signal::STOP).unwrap();
+        let stopped_at = now_ns();
+        std::thread::sleep(STALL);
+        kill_process(pid, Signal::CONT).unwrap();
+        stopped_at
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let recorded = run_in_dir(&spec, None, options, dir.path()).unwrap();
+    let stopped_at = stopper.join().unwrap();
+    assert!(
+        recorded.summary.stop.is_completed(),
+        "{:?}",
+        recorded.summary.stop
+    );
+
+    // The job running when the process stopped (or, had that one just
+    // ended, the next): the first to finish after the stop.
+    let task = &recorded.result.tasks[0];
+    let hit = task
+        .records
+        .iter()
+        .find(|r| r.finish_ns.is_some_and(|f| f > stopped_at))
+        .expect("a job finished after the process was stopped");
+    let response = hit.response_ns().unwrap();
+    assert!(
+        response > 18 * MS + 5 * MS,
+        "late by the stall: {response} ns"
+    );
+    assert!(
+        hit.exec_ns <= 18 * MS,
+        "its execution stayed within C: {} ns",
+        hit.exec_ns
+    );
+
+    // The sentinel saw the stall on the task's CPU.
+    let sentinel = recorded.result.sentinel.as_ref().expect("a sentinel ran");
+    let watch = sentinel.cpus.iter().find(|w| w.cpu == cpu).unwrap();
+    assert!(watch.top_priority, "SCHED_FIFO 99 above the task");
+    assert!(
+        watch.longest_ns() >= 25 * MS,
+        "a 30 ms stall, seen to within a period: {:?}",
+        watch.stalls
+    );
+
+    // summary.json: the job, its cause, the counts per cause.
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
+            .unwrap();
+    let late = summary["tasks"][0]["late"].as_array().unwrap();
+    let entry = late
+        .iter()
+        .find(|j| j["job"].as_u64() == Some(hit.job))
+        .unwrap_or_else(|| panic!("job {} is among the late jobs: {late:?}", hit.job));
+    assert_eq!(entry["cause"], Cause::HostStall.name(), "{entry}");
+    assert!(
+        entry["explanation"]
+            .as_str()
+            .unwrap()
+            .starts_with("host stall of "),
+        "{entry}"
+    );
+    assert!(entry["stall_ns"].as_u64().unwrap() >= entry["exceedance_ns"].as_u64().unwrap());
+    let causes = &summary["tasks"][0]["causes"];
+    assert!(causes["host_stall"].as_u64().unwrap() >= 1, "{causes}");
+    assert_eq!(causes["exec_above_c"], 0, "{causes}");
+    assert_eq!(summary["unexplained"], 0, "{summary}");
+
+    // jobs.csv: the same job, the same cause, in its column.
+    let jobs = std::fs::read_to_string(dir.path().join("jobs.csv")).unwrap();
+    let header: Vec<&str> = jobs.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let row: Vec<&str> = jobs
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|r| r[column("job")] == hit.job.to_string())
+        .unwrap();
+    assert_eq!(row[column("cause")], "host_stall");
+    assert!(row[column("stall_ns")].parse::<u64>().unwrap() >= 25 * MS);
+    // Every stall is in stalls.csv.
+    let stalls = std::fs::read_to_string(dir.path().join("stalls.csv")).unwrap();
+    assert!(
+        stalls.starts_with("cpu,start_ns,end_ns,length_ns"),
+        "{stalls}"
+    );
+    assert!(stalls.lines().count() > 1, "{stalls}");
+}
