@@ -199,8 +199,7 @@ fn an_overloaded_deadline_reservation_runs_to_its_end_unless_the_watchdog_guards
     )
     .unwrap();
     let run = |extra: &[&str], name: &str| {
-        Command::cargo_bin("tinct")
-            .unwrap()
+        tinct()
             .args(["run", "--rt-app"])
             .arg(&file)
             .args(extra)
