@@ -719,12 +719,21 @@ fn an_exceedance_with_no_cause_exits_3_and_says_so() {
             "-c",
         ])
         .arg(
-            "import time\nwhile True:\n    t = time.monotonic()\n    \
+            "import sys, time\nprint('busy', flush=True)\nwhile True:\n    t = time.monotonic()\n    \
              while time.monotonic() - t < 0.015: pass\n    time.sleep(0.005)\n",
         )
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("chrt, taskset and python3 (scripts/setup.sh installs them)");
-    std::thread::sleep(Duration::from_millis(500));
+    // The hog says when it is running at its priority: no guess of how long
+    // a loaded machine takes to start Python.
+    let mut said = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(hog.stdout.take().unwrap()),
+        &mut said,
+    )
+    .unwrap();
+    assert_eq!(said.trim(), "busy", "the hog did not start");
     let output = tinct()
         .args(["run", "--duration", "2s", "--out"])
         .arg(dir.path().join("run"))
