@@ -23,7 +23,7 @@
 
 use crate::spec::{MutexSpec, Policy, Protocol, RunSpec, Step};
 use crate::{Result, RtError};
-use tinct_core::model::Work;
+use tinct_core::model::{Protocol as SetProtocol, TaskSet, Work};
 use tinct_core::units::Nanos;
 
 /// How a resource's holder is protected from priority inversion.
@@ -73,6 +73,45 @@ pub struct Synchronization {
     pub resources: Vec<Resource>,
     /// Per task (tasks not listed use no resource and have no jitter).
     pub tasks: Vec<TaskSynchronization>,
+}
+
+impl Synchronization {
+    /// The resources, critical sections and release jitter of a task set
+    /// (its `[[resource]]` tables, each task's `critical_sections` and
+    /// `jitter`), for [`RunSpec::with_synchronization`].
+    pub fn of_set(set: &TaskSet) -> Synchronization {
+        Synchronization {
+            resources: set
+                .resources
+                .iter()
+                .map(|r| Resource {
+                    name: r.name.clone(),
+                    protocol: match r.protocol {
+                        SetProtocol::Pcp => ResourceProtocol::Pcp,
+                        SetProtocol::Pip => ResourceProtocol::Pip,
+                        SetProtocol::None => ResourceProtocol::None,
+                    },
+                })
+                .collect(),
+            tasks: set
+                .tasks
+                .iter()
+                .filter(|t| !t.critical_sections.is_empty() || t.jitter > Nanos::ZERO)
+                .map(|t| TaskSynchronization {
+                    task: t.name.clone(),
+                    sections: t
+                        .critical_sections
+                        .iter()
+                        .map(|s| CriticalSection {
+                            resource: set.resources[s.resource].name.clone(),
+                            length_ns: s.length.0,
+                        })
+                        .collect(),
+                    jitter_ns: t.jitter.0,
+                })
+                .collect(),
+        }
+    }
 }
 
 impl RunSpec {
@@ -151,11 +190,17 @@ impl RunSpec {
                 continue;
             }
             let phase = &mut task.phases[0];
-            let Some(Step::Kernel {
-                kernel,
-                memory_percent,
-                work,
-            }) = phase.steps.first().copied()
+            // The job's work: its first kernel step (a data-triggered job's
+            // receives come before it).
+            let Some((at, kernel, memory_percent, work)) =
+                phase.steps.iter().enumerate().find_map(|(at, s)| match *s {
+                    Step::Kernel {
+                        kernel,
+                        memory_percent,
+                        work,
+                    } => Some((at, kernel, memory_percent, work)),
+                    _ => None,
+                })
             else {
                 continue;
             };
@@ -181,11 +226,12 @@ impl RunSpec {
                 }
                 (iterations, _) => iterations,
             };
-            let mut steps = vec![Step::Kernel {
+            let mut steps = phase.steps[..at].to_vec();
+            steps.push(Step::Kernel {
                 kernel,
                 memory_percent,
                 work: outside,
-            }];
+            });
             for section in &task_sync.sections {
                 let Some(index) = sync
                     .resources
@@ -209,7 +255,7 @@ impl RunSpec {
                 });
                 steps.push(Step::Unlock { mutex });
             }
-            steps.extend(phase.steps.iter().skip(1).copied());
+            steps.extend(phase.steps.iter().skip(at + 1).copied());
             phase.steps = steps;
         }
         self.resources.mutexes.extend(mutexes);

@@ -12,7 +12,7 @@ use crate::calibrate::Rates;
 use crate::clock::{self, now_ns, thread_cpu_ns, thread_switches};
 use crate::counters::JobCounters;
 use crate::kernels::{JobWork, KernelState, Ran, splitmix64};
-use crate::record::{JobRecord, Outcome};
+use crate::record::{Flow, JobRecord, Outcome};
 use crate::shared_log::{InFlight, TaskLog};
 use crate::spec::{Phase, Scheduling, Step, TaskSpec, WatchdogMode};
 use crate::watchdog::{Shared, StopReason};
@@ -73,6 +73,8 @@ impl Context<'_> {
 struct JobStats {
     run_ns: u64,
     slack_ns: i64,
+    /// Its packets (hand-overs, the sample taken, a move).
+    flow: Flow,
 }
 
 /// The job loop of one thread, from its first release `first` (see the
@@ -106,6 +108,8 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 deadline,
                 end: cx.end,
             };
+            let data_triggered = phase.inputs().next().is_some();
+            let mut pinned_to: Option<u32> = None;
             let mut k = 0u64;
             while phase.loops.is_none_or(|l| k < l) {
                 if release >= cx.end {
@@ -117,6 +121,31 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                         task: task.name.clone(),
                     });
                     return;
+                }
+                let mut stats = JobStats::default();
+                if data_triggered {
+                    // Released by its inputs' hand-over (taken here), at
+                    // the last one's instant; nothing is taken, so nothing
+                    // released, when the run ends first.
+                    let handover = match cx.objects.receive(phase.inputs(), cx.until()) {
+                        Ok(handover) => handover,
+                        Err(Blocked::Failed(message)) => return cx.fail(message),
+                        Err(_) => return,
+                    };
+                    release = handover.at_ns;
+                    stats.flow.sample = Some(handover.sample);
+                    stats.flow.producer_cpu = Some(handover.producer_cpu);
+                    if let Some(target) =
+                        cx.objects.affinity_target(handover.producer_cpu, cx.index)
+                        && pinned_to != Some(target)
+                    {
+                        let t = now_ns();
+                        if tinct_sys::sched::set_affinity(&[target]).is_err() {
+                            return cx.fail("sched_setaffinity refused the affinity placement");
+                        }
+                        stats.flow.move_ns = Some(now_ns().saturating_sub(t));
+                        pinned_to = Some(target);
+                    }
                 }
                 let jitter = if task.jitter_ns > 0 {
                     splitmix64(&mut p.jitter_state) % task.jitter_ns.saturating_add(1)
@@ -151,10 +180,10 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     tinct_sys::supervise::raise_segfault();
                 }
                 let cpu = clock::current_cpu();
+                cx.objects.note_cpu(cx.index, cpu);
                 let cpu0 = thread_cpu_ns();
                 let switches0 = thread_switches();
                 let counters0 = p.counters.read();
-                let mut stats = JobStats::default();
                 let ran = run_steps(cx, p, phase_index, phase.body(), first, &mut stats);
                 let finish = now_ns();
                 // Thread CPU time and switch counts only grow; saturating
@@ -200,6 +229,7 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                         switches1.voluntary.saturating_sub(switches0.voluntary),
                     ),
                     counters,
+                    flow: stats.flow,
                     outcome,
                 };
                 p.log.push(record); // room was checked before the release
@@ -396,6 +426,17 @@ fn run_steps(
                 Blocked::Done
             }
             Step::IoRun { bytes } => cx.objects.io_write(&p.io_buffer, bytes),
+            Step::Send { channel } => match cx.objects.send(channel, clock::current_cpu(), until) {
+                Ok((sample, replaced)) => {
+                    stats.flow.sample = Some(sample);
+                    stats.flow.lost = stats.flow.lost.saturating_add(u32::from(replaced));
+                    Blocked::Done
+                }
+                Err(blocked) => blocked,
+            },
+            Step::Receive { .. } => {
+                Blocked::Failed("a receive after a phase's first steps (only inputs release a job)")
+            }
         };
         match outcome {
             Blocked::Done => {}
