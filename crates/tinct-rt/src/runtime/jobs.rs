@@ -184,7 +184,7 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 let cpu0 = thread_cpu_ns();
                 let switches0 = thread_switches();
                 let counters0 = p.counters.read();
-                let ran = run_steps(cx, p, phase_index, phase.body(), first, &mut stats);
+                let ran = run_steps(cx, p, phase_index, phase, first, &mut stats);
                 let finish = now_ns();
                 // Thread CPU time and switch counts only grow; saturating
                 // turns an impossible step back into 0, never a wrap.
@@ -329,19 +329,21 @@ fn release_held(cx: &Context<'_>, p: &mut Prepared) {
     }
 }
 
-/// Runs one job's steps. `first` is the thread's first release (a timer's
-/// starting point at its first use).
+/// Runs one job's steps (the phase's [`Phase::body`]). `first` is the
+/// thread's first release (a timer's starting point at its first use).
 fn run_steps(
     cx: &Context<'_>,
     p: &mut Prepared,
     phase_index: usize,
-    steps: &[Step],
+    phase: &Phase,
     first: u64,
     stats: &mut JobStats,
 ) -> Ran {
     let stop = &*cx.shared.stop;
     let until = cx.until();
-    for (i, step) in steps.iter().enumerate() {
+    // The body starts after the inputs; work is kept per step of the phase.
+    let skipped = phase.inputs().count();
+    for (i, step) in (skipped..).zip(phase.body()) {
         let outcome = match *step {
             Step::Kernel { .. } => {
                 let t = now_ns();
