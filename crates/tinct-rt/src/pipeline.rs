@@ -162,8 +162,8 @@ mod tests {
         let n = CacheNeighbours::from_topology(&topology, &[0, 2, 3]);
         assert_eq!(
             n.of(0),
-            &[0, 1, 2, 3],
-            "CPU 1 not usable: L2 is shared with nobody, the L3 is"
+            &[0, 2, 3],
+            "CPU 1 not usable: the L2 is shared with nobody usable, the L3 is"
         );
         assert_eq!(n.level[0], 3);
         assert!(n.of(1).is_empty(), "not allowed");

@@ -60,12 +60,25 @@ pub struct JobRow {
     /// The policy the kernel reported in force at the job's start (empty
     /// for a job that never started).
     pub scheduling: String,
+    /// Pipelines: the sample this job handed over (or took), from 1
+    /// ([`crate::record::Flow`]); empty for other tasks.
+    #[serde(default)]
+    pub sample: Option<u64>,
+    /// Pipelines: untaken samples this job's hand-overs replaced (lost).
+    #[serde(default)]
+    pub lost: u32,
+    /// Pipelines: the CPU of the producer whose hand-over released the job.
+    #[serde(default)]
+    pub producer_cpu: Option<u32>,
+    /// Pipelines, `affinity` placement: what moving the job cost, ns.
+    #[serde(default)]
+    pub move_ns: Option<u64>,
 }
 
 /// The columns of `jobs.csv`, in order: the field names of its rows
 /// (a test keeps the two equal). Written first, so even a run that
 /// released no job leaves a file with its header.
-pub const COLUMNS: [&str; 24] = [
+pub const COLUMNS: [&str; 28] = [
     "task",
     "job",
     "phase",
@@ -90,6 +103,10 @@ pub const COLUMNS: [&str; 24] = [
     "cpu_migrations",
     "outcome",
     "scheduling",
+    "sample",
+    "lost",
+    "producer_cpu",
+    "move_ns",
 ];
 
 /// Writes the rows of `jobs.csv` (the header, then one row per released
@@ -134,6 +151,10 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
                 } else {
                     String::new()
                 },
+                sample: r.flow.sample,
+                lost: r.flow.lost,
+                producer_cpu: r.flow.producer_cpu,
+                move_ns: r.flow.move_ns,
             })?;
         }
     }
@@ -178,6 +199,10 @@ mod tests {
                 cpu_migrations: None,
                 outcome: Outcome::Completed,
                 scheduling: "SCHED_FIFO 90".into(),
+                sample: None,
+                lost: 0,
+                producer_cpu: None,
+                move_ns: None,
             })
             .unwrap();
         let text = String::from_utf8(with_header.into_inner().unwrap()).unwrap();
