@@ -37,6 +37,10 @@ pub const MAX_JOBS_PER_TASK: u64 = 2_000_000;
 /// The most bytes one `mem` or `iorun` event may write (1 TiB).
 pub const MAX_EVENT_BYTES: u64 = 1 << 40;
 
+/// The largest packet of a one-packet buffer (a task set's `[[edge]]`
+/// `buffer`): 64 MiB, allocated before the release.
+pub const MAX_PACKET_BYTES: u64 = 64 << 20;
+
 /// A job without a timer or known step time is assumed to take at least
 /// this long when its log is sized.
 pub const MIN_JOB_NS: u64 = 50_000;
@@ -96,6 +100,19 @@ impl RunSpec {
                     found,
                 ));
             }
+        }
+        if let Some(channel) = self
+            .resources
+            .channels
+            .iter()
+            .find(|c| c.bytes > MAX_PACKET_BYTES)
+        {
+            return Err(error(
+                None,
+                format!("edge {} buffer", channel.name),
+                format!("a packet of at most {}", Bytes(MAX_PACKET_BYTES)),
+                Bytes(channel.bytes).to_string(),
+            ));
         }
         let records: u64 = self.log_capacities().iter().map(|&c| c as u64).sum();
         let log_bytes = records.saturating_mul((RECORD_WORDS * 8) as u64);

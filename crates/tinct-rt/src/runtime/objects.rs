@@ -78,6 +78,12 @@ struct Channel {
     /// When it was handed over, and the producer's CPU then.
     handed_at: AtomicU64,
     producer_cpu: AtomicU32,
+    /// The packet: written by the producer at each hand-over, read by the
+    /// consumer when it takes it (the data whose cache locality the
+    /// placements are about).
+    packet: Vec<AtomicU64>,
+    /// Sum of the words the consumer read last (so that the reads happen).
+    checksum: AtomicU64,
 }
 
 /// A data-triggered job's inputs, taken.
@@ -175,6 +181,11 @@ impl Objects {
                     sent: AtomicU64::new(0),
                     handed_at: AtomicU64::new(0),
                     producer_cpu: AtomicU32::new(0),
+                    // Within limits::MAX_PACKET_BYTES: fits a usize.
+                    packet: (0..usize::try_from(c.bytes / 8).unwrap_or(0))
+                        .map(|_| AtomicU64::new(0))
+                        .collect(),
+                    checksum: AtomicU64::new(0),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -262,6 +273,9 @@ impl Objects {
         let replaced = channel.full.swap(true, Ordering::Relaxed);
         // One more per hand-over: far below 2^64.
         let sample = channel.sent.load(Ordering::Relaxed) + 1;
+        for (i, word) in channel.packet.iter().enumerate() {
+            word.store(sample ^ i as u64, Ordering::Relaxed);
+        }
         channel.sent.store(sample, Ordering::Relaxed);
         channel.handed_at.store(now_ns(), Ordering::Relaxed);
         channel.producer_cpu.store(cpu, Ordering::Relaxed);
@@ -319,6 +333,11 @@ impl Objects {
                 other => return Err(other),
             }
             channel.full.store(false, Ordering::Relaxed);
+            let sum = channel
+                .packet
+                .iter()
+                .fold(0u64, |sum, w| sum.wrapping_add(w.load(Ordering::Relaxed)));
+            channel.checksum.store(sum, Ordering::Relaxed);
             let at = channel.handed_at.load(Ordering::Relaxed);
             if at >= handover.at_ns {
                 handover.at_ns = at;
