@@ -182,3 +182,57 @@ fn run_placement_affinity_accounts_for_every_sample_in_jobs_csv() {
         "affinity moved the final mixer"
     );
 }
+
+#[test]
+fn the_same_pipeline_runs_from_an_rt_app_file() {
+    if !tinct_sys::testing::privileged_or_skip("an rt-app pipeline under SCHED_FIFO") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let file = example("rt-app/pipeline.json");
+    ok(
+        &[
+            "run",
+            "--rt-app",
+            file.to_str().unwrap(),
+            "--duration",
+            "500ms",
+        ],
+        dir.path(),
+    );
+    let mut reader = csv::Reader::from_path(dir.path().join("jobs.csv")).unwrap();
+    let rows: Vec<tinct_rt::output::jobs_csv::JobRow> =
+        reader.deserialize().map(Result::unwrap).collect();
+    let finished = |task: &str| -> Vec<u64> {
+        rows.iter()
+            .filter(|r| r.task == task)
+            .filter_map(|r| r.finish_ns)
+            .collect()
+    };
+    let waves = finished("wave1");
+    let mixer = finished("mixer1");
+    let last = finished("final");
+    assert!(waves.len() >= 20, "{} wave jobs", waves.len());
+    // A barrier hand-over: a consumer's k-th job ends after its producers'
+    // k-th hand-over, so it never runs ahead of them, and lags by at most
+    // the one packet in flight.
+    for (name, jobs) in [("mixer1", &mixer), ("final", &last)] {
+        assert!(
+            jobs.len() <= waves.len() && waves.len() <= jobs.len() + 1,
+            "{name}: {} jobs for {} wave jobs",
+            jobs.len(),
+            waves.len()
+        );
+    }
+    for (k, (m, w)) in mixer.iter().zip(&finished("wave2")).enumerate() {
+        assert!(
+            m > w || k + 1 == mixer.len(),
+            "mixer1 job {k} ended at {m} before wave2's at {w}"
+        );
+    }
+    assert!(
+        last.windows(2).all(|w| w[1] > w[0]),
+        "production times increase"
+    );
+}
