@@ -370,11 +370,52 @@ mod tests {
         assert!(e.contains("task 'low'") && e.contains("SCHED_FIFO"), "{e}");
     }
 
+    /// One real run at a time: they share CPU 0 under SCHED_FIFO.
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `high` released 1.7 ms after `low`, whose section runs from 1.5 to
+    /// 2 ms: the high-priority job arrives while the lock is held. Returns
+    /// high's finished jobs and those blocked at the lock.
+    fn blocked_at_the_lock(protocol: ResourceProtocol) -> (usize, usize) {
+        let _serial = serial();
+        let mut spec = set().with_synchronization(&sync(protocol, MS / 2)).unwrap();
+        spec.tasks[0].offset_ns = 1_700_000;
+        spec.tasks[2].offset_ns = 5 * MS; // `free` out of the way
+        let result = crate::runtime::run(&spec, crate::testing::test_options()).unwrap();
+        assert!(result.stop.is_completed(), "{}", result.stop.describe());
+        let high = &result.tasks[0].records;
+        let done = high.iter().filter(|r| r.finish_ns.is_some()).count();
+        let blocked = high.iter().filter(|r| r.flow.blocked_ns > 0).count();
+        (done, blocked)
+    }
+
+    #[test]
+    fn pip_blocks_at_the_lock_and_the_ceiling_never_does() {
+        if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO and priority inheritance") {
+            return;
+        }
+        let (done, blocked) = blocked_at_the_lock(ResourceProtocol::Pip);
+        assert!(
+            done >= 15 && blocked * 2 >= done,
+            "pip: {blocked} of {done} blocked"
+        );
+        let (done, blocked) = blocked_at_the_lock(ResourceProtocol::Pcp);
+        assert!(done >= 15, "{done}");
+        assert_eq!(
+            blocked, 0,
+            "pcp: the holder runs at the ceiling, so a job is blocked before it starts, never at the lock"
+        );
+    }
+
     #[test]
     fn a_set_with_a_ceiling_resource_runs_and_every_job_balances() {
         if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO and priority ceilings") {
             return;
         }
+        let _serial = serial();
         let spec = set()
             .with_synchronization(&sync(ResourceProtocol::Pcp, MS / 2))
             .unwrap();

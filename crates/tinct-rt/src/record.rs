@@ -68,8 +68,9 @@ pub struct JobRecord {
     pub outcome: Outcome,
 }
 
-/// What a job of a pipeline handed over or took ([`crate::spec::Step::Send`],
-/// [`crate::spec::Step::Receive`]); all empty for other tasks.
+/// What a job handed over or took in a pipeline ([`crate::spec::Step::Send`],
+/// [`crate::spec::Step::Receive`]; empty for other tasks), and how long it
+/// waited at locks.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Flow {
     /// The number (from 1) of the sample this job handed over last, or,
@@ -85,6 +86,11 @@ pub struct Flow {
     /// long the move took (the `sched_setaffinity` call, until the thread
     /// runs on its new CPU); `None` when it did not move.
     pub move_ns: Option<u64>,
+    /// Time the job waited to lock mutexes (a task set's critical sections,
+    /// rt-app `lock`): the blocking it met at the lock. Under the priority
+    /// ceiling protocol a job is blocked before it starts instead (its
+    /// release latency), never at the lock.
+    pub blocked_ns: u64,
 }
 
 impl JobRecord {

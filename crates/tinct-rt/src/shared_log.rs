@@ -46,7 +46,7 @@ const FLIGHT_START: usize = 6;
 const TASK_HEADER_WORDS: usize = 8;
 
 /// Words of one encoded [`JobRecord`].
-pub const RECORD_WORDS: usize = 22;
+pub const RECORD_WORDS: usize = 23;
 
 /// The job a task was running, as last published.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -341,6 +341,7 @@ fn encode(r: &JobRecord) -> [u64; RECORD_WORDS] {
         r.flow.sample.unwrap_or(0),
         u64::from(r.flow.lost) | r.flow.producer_cpu.map_or(0, |c| u64::from(c) + 1) << 32,
         r.flow.move_ns.map_or(0, |m| m.saturating_add(1)),
+        r.flow.blocked_ns,
     ]
 }
 
@@ -380,6 +381,7 @@ fn decode(words: &[AtomicU64]) -> JobRecord {
                 .filter(|&c| c != 0)
                 .map(|c| (c - 1) as u32),
             move_ns: Some(w(21)).filter(|&m| m != 0).map(|m| m - 1),
+            blocked_ns: w(22),
         },
         outcome: match flags & OUTCOME_BITS {
             0 => Outcome::Completed,
@@ -428,6 +430,7 @@ mod tests {
                 lost: 3,
                 producer_cpu: Some(0),
                 move_ns: Some(0),
+                blocked_ns: 5,
             },
             outcome,
         }

@@ -73,12 +73,16 @@ pub struct JobRow {
     /// Pipelines, `affinity` placement: what moving the job cost, ns.
     #[serde(default)]
     pub move_ns: Option<u64>,
+    /// Time spent waiting to lock mutexes, ns (compare with the
+    /// analysis' B_i; under pcp blocking shows as `latency_ns` instead).
+    #[serde(default)]
+    pub blocked_ns: u64,
 }
 
 /// The columns of `jobs.csv`, in order: the field names of its rows
 /// (a test keeps the two equal). Written first, so even a run that
 /// released no job leaves a file with its header.
-pub const COLUMNS: [&str; 28] = [
+pub const COLUMNS: [&str; 29] = [
     "task",
     "job",
     "phase",
@@ -107,6 +111,7 @@ pub const COLUMNS: [&str; 28] = [
     "lost",
     "producer_cpu",
     "move_ns",
+    "blocked_ns",
 ];
 
 /// Writes the rows of `jobs.csv` (the header, then one row per released
@@ -155,6 +160,7 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
                 lost: r.flow.lost,
                 producer_cpu: r.flow.producer_cpu,
                 move_ns: r.flow.move_ns,
+                blocked_ns: r.flow.blocked_ns,
             })?;
         }
     }
@@ -203,6 +209,7 @@ mod tests {
                 lost: 0,
                 producer_cpu: None,
                 move_ns: None,
+                blocked_ns: 0,
             })
             .unwrap();
         let text = String::from_utf8(with_header.into_inner().unwrap()).unwrap();

@@ -378,7 +378,16 @@ fn run_steps(
                 sleep_until_or(tick, until)
             }
             Step::Lock { mutex } => {
-                let locked = cx.objects.lock(mutex, until);
+                // Blocked only when the mutex was held: its wait is timed.
+                let locked = if cx.objects.try_lock(mutex) {
+                    Blocked::Done
+                } else {
+                    let t = now_ns();
+                    let locked = cx.objects.lock(mutex, until);
+                    let waited = now_ns().saturating_sub(t);
+                    stats.flow.blocked_ns = stats.flow.blocked_ns.saturating_add(waited);
+                    locked
+                };
                 if locked == Blocked::Done && p.held.len() < p.held.capacity() {
                     p.held.push(mutex);
                 }

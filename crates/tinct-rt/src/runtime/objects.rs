@@ -389,6 +389,13 @@ impl Objects {
         }
     }
 
+    /// Locks mutex `m` if it is free now: a deadline already past (POSIX
+    /// never times out a lock that can be taken at once). False when held
+    /// by another thread (or refused: [`Objects::lock`] then says why).
+    pub(super) fn try_lock(&self, m: usize) -> bool {
+        matches!(self.mutexes[m].lock_until(0), Ok(Waited::Done))
+    }
+
     /// Unlocks mutex `m`.
     pub(super) fn unlock(&self, m: usize) -> Blocked {
         match self.mutexes[m].unlock() {
