@@ -376,9 +376,10 @@ mod tests {
         SERIAL.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// `high` released 1.7 ms after `low`, whose section runs from 1.5 to
-    /// 2 ms: the high-priority job arrives while the lock is held. Returns
-    /// high's finished jobs and those blocked at the lock.
+    /// `high` released 1 ms after `low`, whose section runs from 0.5 to
+    /// 2 ms: the high-priority job arrives while the lock is held and wants
+    /// it 0.5 ms later. Returns high's finished jobs and those blocked at
+    /// the lock.
     fn blocked_at_the_lock(protocol: ResourceProtocol) -> (usize, usize) {
         let _serial = serial();
         let mut spec = set().with_synchronization(&sync(protocol, MS / 2)).unwrap();
@@ -399,7 +400,7 @@ mod tests {
         }
         let (done, blocked) = blocked_at_the_lock(ResourceProtocol::Pip);
         assert!(
-            done >= 15 && blocked * 2 >= done,
+            done >= 15 && blocked * 4 >= done,
             "pip: {blocked} of {done} blocked"
         );
         let (done, blocked) = blocked_at_the_lock(ResourceProtocol::Pcp);
