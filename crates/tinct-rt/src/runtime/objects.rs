@@ -86,6 +86,36 @@ struct Channel {
     checksum: AtomicU64,
 }
 
+impl Channel {
+    /// Locks the buffer once `ready(full)` holds, waiting on its condition
+    /// (the lock is held on `Ok`); gives up, unlocked, when the run ends.
+    fn lock_when(
+        &self,
+        until: Until<'_>,
+        ready: impl Fn(bool) -> bool,
+    ) -> std::result::Result<(), Blocked> {
+        match Objects::lock_or_give_up(&self.mutex, until) {
+            Blocked::Done => {}
+            other => return Err(other),
+        }
+        while !ready(self.full.load(Ordering::Relaxed)) {
+            let failed = if until.reached() {
+                Some(Blocked::GaveUp)
+            } else {
+                self.cond
+                    .wait_until(&self.mutex, Until::next_look())
+                    .is_err()
+                    .then_some(Blocked::Failed("a buffer's wait was refused"))
+            };
+            if let Some(blocked) = failed {
+                let _ = self.mutex.unlock();
+                return Err(blocked);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A data-triggered job's inputs, taken.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub(super) struct Handover {
@@ -252,24 +282,7 @@ impl Objects {
         until: Until<'_>,
     ) -> std::result::Result<(u64, bool), Blocked> {
         let channel = &self.channels[c];
-        match Self::lock_or_give_up(&channel.mutex, until) {
-            Blocked::Done => {}
-            other => return Err(other),
-        }
-        while channel.blocking && channel.full.load(Ordering::Relaxed) {
-            if until.reached() {
-                let _ = channel.mutex.unlock();
-                return Err(Blocked::GaveUp);
-            }
-            if channel
-                .cond
-                .wait_until(&channel.mutex, Until::next_look())
-                .is_err()
-            {
-                let _ = channel.mutex.unlock();
-                return Err(Blocked::Failed("a buffer's wait was refused"));
-            }
-        }
+        channel.lock_when(until, |full| !(channel.blocking && full))?;
         let replaced = channel.full.swap(true, Ordering::Relaxed);
         // One more per hand-over: far below 2^64.
         let sample = channel.sent.load(Ordering::Relaxed) + 1;
@@ -294,24 +307,7 @@ impl Objects {
     ) -> std::result::Result<Handover, Blocked> {
         for c in inputs.clone() {
             let channel = &self.channels[c];
-            match Self::lock_or_give_up(&channel.mutex, until) {
-                Blocked::Done => {}
-                other => return Err(other),
-            }
-            while !channel.full.load(Ordering::Relaxed) {
-                if until.reached() {
-                    let _ = channel.mutex.unlock();
-                    return Err(Blocked::GaveUp);
-                }
-                if channel
-                    .cond
-                    .wait_until(&channel.mutex, Until::next_look())
-                    .is_err()
-                {
-                    let _ = channel.mutex.unlock();
-                    return Err(Blocked::Failed("a buffer's wait was refused"));
-                }
-            }
+            channel.lock_when(until, |full| full)?;
             let _ = channel.mutex.unlock();
         }
         let mut handover = Handover {
