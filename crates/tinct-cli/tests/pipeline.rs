@@ -59,6 +59,7 @@ fn bench_pipeline_quick_outputs_validate() {
         json,
         "written again unchanged"
     );
+    assert_eq!(report.background, 1);
     let names: Vec<&str> = report.policies.iter().map(|p| p.policy.as_str()).collect();
     assert_eq!(names, ["os", "affinity", "static"]);
     for p in &report.policies {

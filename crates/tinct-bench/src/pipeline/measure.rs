@@ -4,6 +4,7 @@
 
 use super::tree::Tree;
 use crate::{Error, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
 use tinct_rt::pipeline::{CacheNeighbours, PlacementPolicy};
 use tinct_rt::record::JobRecord;
 use tinct_rt::runtime::{RunOptions, RunResult};
@@ -31,7 +32,8 @@ pub struct Chunk {
     pub counters_unavailable: Option<String>,
 }
 
-/// Runs `samples` samples of `tree` under `policy` and reduces the records.
+/// Runs `samples` samples of `tree` under `policy` (beside `background`
+/// busy SCHED_OTHER threads) and reduces the records.
 /// A run that stops before every task ran its jobs, or that loses a
 /// sample, is a measurement error (never a silently shorter series).
 pub fn run_chunk(
@@ -40,6 +42,7 @@ pub fn run_chunk(
     policy: PlacementPolicy,
     cpus: &[u32],
     neighbours: &CacheNeighbours,
+    background: u32,
 ) -> Result<Chunk> {
     let spec = tree
         .spec(samples, policy, cpus, neighbours)
@@ -48,9 +51,33 @@ pub fn run_chunk(
         handle_signals: false,
         ..RunOptions::default()
     };
-    let result = tinct_rt::runtime::run(&spec, options)
+    let result = with_background(background, || tinct_rt::runtime::run(&spec, options))
         .map_err(|e| Error::Measurement(format!("pipeline ({policy}): {e}")))?;
     reduce(&result, samples, policy)
+}
+
+/// Runs `f` beside `threads` SCHED_OTHER threads that compute until it
+/// returns (the paper ran "concurrently to the set of tasks normally
+/// running on a standard Linux distribution").
+fn with_background<T>(threads: u32, f: impl FnOnce() -> T) -> T {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut x = 1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..1024 {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1),
+                        );
+                    }
+                }
+            });
+        }
+        let out = f();
+        stop.store(true, Ordering::Relaxed);
+        out
+    })
 }
 
 fn reduce(result: &RunResult, samples: u64, policy: PlacementPolicy) -> Result<Chunk> {

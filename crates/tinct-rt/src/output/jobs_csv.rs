@@ -55,11 +55,6 @@ pub struct JobRow {
     pub context_switches: Option<u64>,
     /// CPU migrations during the job (software event), when counted.
     pub cpu_migrations: Option<u64>,
-    /// How it ended.
-    pub outcome: Outcome,
-    /// The policy the kernel reported in force at the job's start (empty
-    /// for a job that never started).
-    pub scheduling: String,
     /// Pipelines: the sample this job handed over (or took), from 1
     /// ([`crate::record::Flow`]); empty for other tasks.
     #[serde(default)]
@@ -77,6 +72,11 @@ pub struct JobRow {
     /// analysis' B_i; under pcp blocking shows as `latency_ns` instead).
     #[serde(default)]
     pub blocked_ns: u64,
+    /// How it ended.
+    pub outcome: Outcome,
+    /// The policy the kernel reported in force at the job's start (empty
+    /// for a job that never started).
+    pub scheduling: String,
 }
 
 /// The columns of `jobs.csv`, in order: the field names of its rows
@@ -105,13 +105,13 @@ pub const COLUMNS: [&str; 29] = [
     "llc_misses",
     "context_switches",
     "cpu_migrations",
-    "outcome",
-    "scheduling",
     "sample",
     "lost",
     "producer_cpu",
     "move_ns",
     "blocked_ns",
+    "outcome",
+    "scheduling",
 ];
 
 /// Writes the rows of `jobs.csv` (the header, then one row per released

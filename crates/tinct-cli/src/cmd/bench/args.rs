@@ -518,6 +518,9 @@ pub struct Pipeline {
     /// Table I's improvements).
     #[arg(long, value_delimiter = ',', default_value = "os,affinity,static")]
     pub policies: Vec<tinct_rt::pipeline::PlacementPolicy>,
+    /// Busy SCHED_OTHER threads running beside the tree (background load).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub background: u32,
 }
 
 impl Pipeline {
@@ -531,6 +534,7 @@ impl Pipeline {
             work_ns: self.work.0,
             samples: self.samples,
             policies: self.policies.clone(),
+            background: self.background,
         }
     }
 }
