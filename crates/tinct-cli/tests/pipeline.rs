@@ -42,6 +42,8 @@ fn bench_pipeline_quick_outputs_validate() {
             "--quick",
             "--samples",
             "300",
+            "--background",
+            "1",
             "--no-progress",
         ],
         dir.path(),
