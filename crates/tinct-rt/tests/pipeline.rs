@@ -323,3 +323,16 @@ fn the_set_s_resources_and_sections_reach_the_run() {
         "pcp: the ceiling the analysis assumes, {policy:?}"
     );
 }
+
+#[test]
+fn a_data_triggered_log_holds_its_producers_jobs_not_a_guess() {
+    // 60 s: the waves release 15 000 jobs each; a data-triggered task
+    // sized by the 50 µs minimum job would need 2 400 000 records.
+    let spec = spec(300, PlacementPolicy::Os, 60_000 * MS);
+    let capacities = spec.log_capacities();
+    let of = |name: &str| capacities[spec.tasks.iter().position(|t| t.name == name).unwrap()];
+    assert!(of("wave1") >= 15_000);
+    assert!(of("mixer") <= of("wave1") + 1, "{capacities:?}");
+    assert!(of("sink") <= of("mixer") + 1, "{capacities:?}");
+    assert!(spec.check_limits().is_ok());
+}
