@@ -34,6 +34,7 @@ pub mod isolation;
 pub mod overheads;
 pub mod page_placement;
 pub mod pinned_threads;
+pub mod pipeline;
 pub mod scheduling_and_load;
 pub mod wcet_profile;
 

@@ -23,7 +23,7 @@
 
 use crate::spec::{MutexSpec, Policy, Protocol, RunSpec, Step};
 use crate::{Result, RtError};
-use tinct_core::model::Work;
+use tinct_core::model::{Protocol as SetProtocol, TaskSet, Work};
 use tinct_core::units::Nanos;
 
 /// How a resource's holder is protected from priority inversion.
@@ -73,6 +73,45 @@ pub struct Synchronization {
     pub resources: Vec<Resource>,
     /// Per task (tasks not listed use no resource and have no jitter).
     pub tasks: Vec<TaskSynchronization>,
+}
+
+impl Synchronization {
+    /// The resources, critical sections and release jitter of a task set
+    /// (its `[[resource]]` tables, each task's `critical_sections` and
+    /// `jitter`), for [`RunSpec::with_synchronization`].
+    pub fn of_set(set: &TaskSet) -> Synchronization {
+        Synchronization {
+            resources: set
+                .resources
+                .iter()
+                .map(|r| Resource {
+                    name: r.name.clone(),
+                    protocol: match r.protocol {
+                        SetProtocol::Pcp => ResourceProtocol::Pcp,
+                        SetProtocol::Pip => ResourceProtocol::Pip,
+                        SetProtocol::None => ResourceProtocol::None,
+                    },
+                })
+                .collect(),
+            tasks: set
+                .tasks
+                .iter()
+                .filter(|t| !t.critical_sections.is_empty() || t.jitter > Nanos::ZERO)
+                .map(|t| TaskSynchronization {
+                    task: t.name.clone(),
+                    sections: t
+                        .critical_sections
+                        .iter()
+                        .map(|s| CriticalSection {
+                            resource: set.resources[s.resource].name.clone(),
+                            length_ns: s.length.0,
+                        })
+                        .collect(),
+                    jitter_ns: t.jitter.0,
+                })
+                .collect(),
+        }
+    }
 }
 
 impl RunSpec {
@@ -151,11 +190,17 @@ impl RunSpec {
                 continue;
             }
             let phase = &mut task.phases[0];
-            let Some(Step::Kernel {
-                kernel,
-                memory_percent,
-                work,
-            }) = phase.steps.first().copied()
+            // The job's work: its first kernel step (a data-triggered job's
+            // receives come before it).
+            let Some((at, kernel, memory_percent, work)) =
+                phase.steps.iter().enumerate().find_map(|(at, s)| match *s {
+                    Step::Kernel {
+                        kernel,
+                        memory_percent,
+                        work,
+                    } => Some((at, kernel, memory_percent, work)),
+                    _ => None,
+                })
             else {
                 continue;
             };
@@ -181,11 +226,12 @@ impl RunSpec {
                 }
                 (iterations, _) => iterations,
             };
-            let mut steps = vec![Step::Kernel {
+            let mut steps = phase.steps[..at].to_vec();
+            steps.push(Step::Kernel {
                 kernel,
                 memory_percent,
                 work: outside,
-            }];
+            });
             for section in &task_sync.sections {
                 let Some(index) = sync
                     .resources
@@ -209,7 +255,7 @@ impl RunSpec {
                 });
                 steps.push(Step::Unlock { mutex });
             }
-            steps.extend(phase.steps.iter().skip(1).copied());
+            steps.extend(phase.steps.iter().skip(at + 1).copied());
             phase.steps = steps;
         }
         self.resources.mutexes.extend(mutexes);
@@ -324,11 +370,53 @@ mod tests {
         assert!(e.contains("task 'low'") && e.contains("SCHED_FIFO"), "{e}");
     }
 
+    /// One real run at a time: they share CPU 0 under SCHED_FIFO.
+    fn serial() -> std::sync::MutexGuard<'static, ()> {
+        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `high` released 1 ms after `low`, whose section runs from 0.5 to
+    /// 2 ms: the high-priority job arrives while the lock is held and wants
+    /// it 0.5 ms later. Returns high's finished jobs and those blocked at
+    /// the lock.
+    fn blocked_at_the_lock(protocol: ResourceProtocol) -> (usize, usize) {
+        let _serial = serial();
+        let mut spec = set().with_synchronization(&sync(protocol, MS / 2)).unwrap();
+        spec.tasks[0].offset_ns = 1_700_000;
+        spec.tasks[2].offset_ns = 5 * MS; // `free` out of the way
+        let result = crate::runtime::run(&spec, crate::testing::test_options()).unwrap();
+        assert!(result.stop.is_completed(), "{}", result.stop.describe());
+        let high = &result.tasks[0].records;
+        let done = high.iter().filter(|r| r.finish_ns.is_some()).count();
+        let blocked = high.iter().filter(|r| r.flow.blocked_ns > 0).count();
+        (done, blocked)
+    }
+
+    #[test]
+    fn pip_blocks_at_the_lock_and_the_ceiling_never_does() {
+        if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO and priority inheritance") {
+            return;
+        }
+        let (done, blocked) = blocked_at_the_lock(ResourceProtocol::Pip);
+        assert!(
+            done >= 15 && blocked * 4 >= done,
+            "pip: {blocked} of {done} blocked"
+        );
+        let (done, blocked) = blocked_at_the_lock(ResourceProtocol::Pcp);
+        assert!(done >= 15, "{done}");
+        assert_eq!(
+            blocked, 0,
+            "pcp: the holder runs at the ceiling, so a job is blocked before it starts, never at the lock"
+        );
+    }
+
     #[test]
     fn a_set_with_a_ceiling_resource_runs_and_every_job_balances() {
         if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO and priority ceilings") {
             return;
         }
+        let _serial = serial();
         let spec = set()
             .with_synchronization(&sync(ResourceProtocol::Pcp, MS / 2))
             .unwrap();

@@ -27,6 +27,8 @@
 //! [`critical_sections`] runs a task set's shared resources (pcp, pip) and
 //! release jitter; [`rtapp`] reads rt-app's whole grammar into the same
 //! event engine ([`spec::Step`]).
+//! [`pipeline`] runs a task set's affinity graph: one-packet buffers,
+//! data-triggered tasks and the `os`/`affinity`/`static` placements.
 //! [`monitor`] samples the counters of any process over time (`tinct monitor`).
 //! A [`sentinel`] thread per CPU measures host stalls during a run, and
 //! [`attribution`] explains every job that exceeded its bound (a stall,
@@ -46,6 +48,7 @@ pub mod limits;
 pub mod memory;
 pub mod monitor;
 pub mod output;
+pub mod pipeline;
 pub mod plan;
 pub mod record;
 pub mod release_latency;

@@ -37,23 +37,61 @@ pub const MAX_JOBS_PER_TASK: u64 = 2_000_000;
 /// The most bytes one `mem` or `iorun` event may write (1 TiB).
 pub const MAX_EVENT_BYTES: u64 = 1 << 40;
 
+/// The largest packet of a one-packet buffer (a task set's `[[edge]]`
+/// `buffer`): 64 MiB, allocated before the release.
+pub const MAX_PACKET_BYTES: u64 = 64 << 20;
+
 /// A job without a timer or known step time is assumed to take at least
 /// this long when its log is sized.
 pub const MIN_JOB_NS: u64 = 50_000;
 
 impl RunSpec {
     /// Jobs each task's log must hold: every release the run can make
-    /// ([`TaskSpec::max_jobs`]), at most [`MAX_JOBS_PER_TASK`].
+    /// ([`TaskSpec::max_jobs`]), at most [`MAX_JOBS_PER_TASK`]. A task
+    /// released only by its inputs (every phase data-triggered) takes one
+    /// packet per job from each input, so it releases at most as many jobs
+    /// as the producer of any of its inputs (plus one per phase).
     pub fn log_capacities(&self) -> Vec<usize> {
-        self.tasks
+        let mut jobs: Vec<u64> = self
+            .tasks
             .iter()
             .map(|task| {
-                let jobs = task
-                    .max_jobs(self.duration_ns, MIN_JOB_NS)
-                    .min(MAX_JOBS_PER_TASK);
-                // At most MAX_JOBS_PER_TASK, which fits any usize.
-                usize::try_from(jobs).unwrap_or(usize::MAX)
+                task.max_jobs(self.duration_ns, MIN_JOB_NS)
+                    .min(MAX_JOBS_PER_TASK)
             })
+            .collect();
+        let producer_of = |channel: usize| {
+            self.tasks.iter().position(|t| {
+                t.phases
+                    .iter()
+                    .flat_map(|p| &p.steps)
+                    .any(|s| *s == Step::Send { channel })
+            })
+        };
+        // Producers may be data-triggered too: one pass per task reaches
+        // the end of any chain.
+        for _ in 0..self.tasks.len() {
+            for (i, task) in self.tasks.iter().enumerate() {
+                if task.phases.is_empty() || task.phases.iter().any(|p| p.inputs().next().is_none())
+                {
+                    continue;
+                }
+                let by_inputs = task
+                    .phases
+                    .iter()
+                    .flat_map(|p| p.inputs())
+                    .filter_map(producer_of)
+                    .map(|producer| jobs[producer])
+                    .min();
+                if let Some(bound) = by_inputs {
+                    let margin = task.phases.len() as u64;
+                    jobs[i] = jobs[i].min(bound.saturating_add(margin));
+                }
+            }
+        }
+        // At most MAX_JOBS_PER_TASK, which fits any usize.
+        jobs.into_iter()
+            .map(|j| usize::try_from(j).unwrap_or(usize::MAX))
             .collect()
     }
 
@@ -96,6 +134,19 @@ impl RunSpec {
                     found,
                 ));
             }
+        }
+        if let Some(channel) = self
+            .resources
+            .channels
+            .iter()
+            .find(|c| c.bytes > MAX_PACKET_BYTES)
+        {
+            return Err(error(
+                None,
+                format!("edge {} buffer", channel.name),
+                format!("a packet of at most {}", Bytes(MAX_PACKET_BYTES)),
+                Bytes(channel.bytes).to_string(),
+            ));
         }
         let records: u64 = self.log_capacities().iter().map(|&c| c as u64).sum();
         let log_bytes = records.saturating_mul((RECORD_WORDS * 8) as u64);

@@ -3,13 +3,18 @@
 //! and their analysis into periodic threads, and [`load_plan`] does the
 //! same from a file.
 
+use crate::critical_sections::Synchronization;
 use crate::kernels::memory_percent;
 use crate::limits::MIN_WORKING_SET_BYTES;
-use crate::spec::{Bound, Phase, Policy, RunSpec, Scheduling, TOP_TASK_PRIORITY, TaskSpec};
+use crate::pipeline::{CacheNeighbours, Placement, PlacementPolicy};
+use crate::spec::{
+    Bound, ChannelSpec, OWN_TIMER, Phase, Policy, RunSpec, Scheduling, Step, TOP_TASK_PRIORITY,
+    TaskSpec,
+};
 use crate::{Result, RtError};
 use std::path::Path;
 use tinct_core::analysis::Analysis;
-use tinct_core::model::{Kernel, Task, TaskSet, Work};
+use tinct_core::model::{Kernel, Task, TaskSet, Trigger, Work};
 use tinct_core::units::Bytes;
 
 impl RunSpec {
@@ -31,6 +36,25 @@ impl RunSpec {
         source: &str,
         duration_ns: u64,
     ) -> Result<RunSpec> {
+        RunSpec::from_placed(set, analysis, source, duration_ns, PlacementPolicy::Static)
+    }
+
+    /// [`RunSpec::from_plan`] under a placement `policy` (see
+    /// [`crate::pipeline`]): `static` pins each task to its core as the plan
+    /// says; `os` and `affinity` pin nothing and need no cores (`affinity`
+    /// moves each data-triggered job next to its producer's cache, with the
+    /// neighbours of this machine's topology). The set's affinity graph
+    /// becomes one-packet buffers: a producer's job ends by handing its
+    /// packet over on each outgoing edge (replacing an untaken one, counted
+    /// lost), a data-triggered task's job is released when every incoming
+    /// edge was handed over.
+    pub fn from_placed(
+        set: &TaskSet,
+        analysis: Option<&Analysis>,
+        source: &str,
+        duration_ns: u64,
+        policy: PlacementPolicy,
+    ) -> Result<RunSpec> {
         let ranks = set.ranks();
         let mut tasks = Vec::with_capacity(set.tasks.len());
         for (i, task) in set.tasks.iter().enumerate() {
@@ -42,12 +66,18 @@ impl RunSpec {
                 expected,
                 found,
             };
-            let Some(core) = task.core else {
-                return Err(bad(
-                    "core",
-                    "a core for every task (`tinct plan` assigns cores and partitions)".into(),
-                    "no core".into(),
-                ));
+            let cpus = match (policy, task.core) {
+                (PlacementPolicy::Static, Some(core)) => Some(vec![core]),
+                (PlacementPolicy::Static, None) => {
+                    return Err(bad(
+                        "core",
+                        "a core for every task (`tinct plan` assigns cores and partitions; \
+                         `--placement os` or `affinity` runs a set without cores)"
+                            .into(),
+                        "no core".into(),
+                    ));
+                }
+                (PlacementPolicy::Os | PlacementPolicy::Affinity, _) => None,
             };
             let body = Body::of(task);
             if body.kernel != Kernel::Compute && body.working_set < MIN_WORKING_SET_BYTES {
@@ -65,9 +95,32 @@ impl RunSpec {
             let fifo = u32::from(TOP_TASK_PRIORITY)
                 .saturating_sub(ranks[i].saturating_sub(1))
                 .max(1);
+            let kernel = Step::Kernel {
+                kernel: body.kernel,
+                memory_percent: body.memory_percent,
+                work: body.work,
+            };
+            let edges = set.edges.iter().enumerate();
+            let mut steps: Vec<Step> = edges
+                .clone()
+                .filter(|(_, e)| e.to == i && task.trigger == Trigger::Data)
+                .map(|(channel, _)| Step::Receive { channel })
+                .collect();
+            steps.push(kernel);
+            steps.extend(
+                edges
+                    .filter(|(_, e)| e.from == i)
+                    .map(|(channel, _)| Step::Send { channel }),
+            );
+            if task.trigger == Trigger::Timer {
+                steps.push(Step::Timer {
+                    timer: OWN_TIMER,
+                    period_ns: task.period.0,
+                });
+            }
             tasks.push(TaskSpec {
                 name: task.name.clone(),
-                cpus: Some(vec![core]),
+                cpus,
                 // At most TOP_TASK_PRIORITY, so it fits a u8.
                 scheduling: Scheduling::of(Policy::Fifo(
                     u8::try_from(fifo).unwrap_or(TOP_TASK_PRIORITY),
@@ -75,12 +128,7 @@ impl RunSpec {
                 deadline_ns: Some(task.deadline.0),
                 offset_ns: 0,
                 jitter_ns: 0,
-                phases: vec![Phase::periodic(
-                    body.kernel,
-                    body.memory_percent,
-                    body.work,
-                    task.period.0,
-                )],
+                phases: vec![Phase::new("main", None, steps)],
                 loops: None,
                 working_set: if body.kernel == Kernel::Compute {
                     0
@@ -98,11 +146,26 @@ impl RunSpec {
                 line,
             });
         }
-        let spec = RunSpec {
+        let mut spec = RunSpec {
             platform_partitions: Some(set.platform.partitions),
             color_bits: set.platform.color_bits.clone(),
+            placement: match policy {
+                PlacementPolicy::Affinity => {
+                    Placement::Affinity(CacheNeighbours::of_this_machine()?)
+                }
+                PlacementPolicy::Os | PlacementPolicy::Static => Placement::Pinned,
+            },
             ..RunSpec::new(source, tasks, duration_ns)
         };
+        spec.resources.channels = set
+            .edges
+            .iter()
+            .map(|e| ChannelSpec {
+                name: format!("{}->{}", set.tasks[e.from].name, set.tasks[e.to].name),
+                bytes: e.buffer.0,
+                blocking: false,
+            })
+            .collect();
         spec.check_limits()?;
         Ok(spec)
     }
@@ -157,10 +220,22 @@ pub fn load_plan(path: &Path, duration_ns: u64) -> Result<RunSpec> {
 /// [`load_plan`], and the analysis the bounds came from (`None` for a set
 /// the analysis cannot take), for the run directory's `analysis.json`.
 pub fn load_analysed_plan(path: &Path, duration_ns: u64) -> Result<(RunSpec, Option<Analysis>)> {
+    load_placed_plan(path, duration_ns, PlacementPolicy::Static)
+}
+
+/// [`load_analysed_plan`] under a placement `policy`
+/// ([`RunSpec::from_placed`]), with the set's resources, critical sections
+/// and release jitter ([`Synchronization::of_set`]).
+pub fn load_placed_plan(
+    path: &Path,
+    duration_ns: u64,
+    policy: PlacementPolicy,
+) -> Result<(RunSpec, Option<Analysis>)> {
     let set = tinct_core::format::load(path)?;
     let analysis = tinct_core::analysis::analyze(&set).ok();
     let source = path.display().to_string();
-    let spec = RunSpec::from_plan(&set, analysis.as_ref(), &source, duration_ns)?;
+    let spec = RunSpec::from_placed(&set, analysis.as_ref(), &source, duration_ns, policy)?
+        .with_synchronization(&Synchronization::of_set(&set))?;
     let allowed = tinct_sys::sched::affinity()?;
     if let Some(task) = spec
         .tasks

@@ -62,8 +62,35 @@ pub struct JobRecord {
     /// Counter differences over the job (hardware where available, the
     /// kernel's context switches and migrations everywhere).
     pub counters: CounterSample,
+    /// The job's packets, for a task of a pipeline ([`crate::pipeline`]).
+    pub flow: Flow,
     /// How it ended.
     pub outcome: Outcome,
+}
+
+/// What a job handed over or took in a pipeline ([`crate::spec::Step::Send`],
+/// [`crate::spec::Step::Receive`]; empty for other tasks), and how long it
+/// waited at locks.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Flow {
+    /// The number (from 1) of the sample this job handed over last, or,
+    /// for a job that sends nothing, of the one it took last.
+    pub sample: Option<u64>,
+    /// Untaken samples this job's hand-overs replaced (overwriting
+    /// buffers only): lost, never consumed.
+    pub lost: u32,
+    /// For a data-triggered job: the CPU its releasing producer ran on
+    /// when it handed over (the last input to arrive).
+    pub producer_cpu: Option<u32>,
+    /// For a data-triggered job moved under the `affinity` placement: how
+    /// long the move took (the `sched_setaffinity` call, until the thread
+    /// runs on its new CPU); `None` when it did not move.
+    pub move_ns: Option<u64>,
+    /// Time the job waited to lock mutexes (a task set's critical sections,
+    /// rt-app `lock`): the blocking it met at the lock. Under the priority
+    /// ceiling protocol a job is blocked before it starts instead (its
+    /// release latency), never at the lock.
+    pub blocked_ns: u64,
 }
 
 impl JobRecord {
@@ -87,6 +114,7 @@ impl JobRecord {
             preemptions: 0,
             voluntary_switches: 0,
             counters: CounterSample::default(),
+            flow: Flow::default(),
             outcome: Outcome::Aborted,
         }
     }

@@ -21,7 +21,7 @@
 //! in-flight job) and `capacity` records of [`RECORD_WORDS`] words.
 
 use crate::counters::CounterSample;
-use crate::record::{JobRecord, Outcome};
+use crate::record::{Flow, JobRecord, Outcome};
 use crate::{Result, RtError};
 use std::sync::atomic::{AtomicU64, Ordering};
 use tinct_sys::sched::Policy;
@@ -46,7 +46,7 @@ const FLIGHT_START: usize = 6;
 const TASK_HEADER_WORDS: usize = 8;
 
 /// Words of one encoded [`JobRecord`].
-pub const RECORD_WORDS: usize = 19;
+pub const RECORD_WORDS: usize = 23;
 
 /// The job a task was running, as last published.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -336,6 +336,12 @@ fn encode(r: &JobRecord) -> [u64; RECORD_WORDS] {
         r.jitter_ns,
         r.run_ns,
         r.slack_ns as u64,
+        // Flow: 0 is "none" (samples count from 1; CPUs and times are
+        // stored plus one, a move time of u64::MAX cannot happen).
+        r.flow.sample.unwrap_or(0),
+        u64::from(r.flow.lost) | r.flow.producer_cpu.map_or(0, |c| u64::from(c) + 1) << 32,
+        r.flow.move_ns.map_or(0, |m| m.saturating_add(1)),
+        r.flow.blocked_ns,
     ]
 }
 
@@ -367,6 +373,15 @@ fn decode(words: &[AtomicU64]) -> JobRecord {
             llc_misses: counter(3),
             context_switches: counter(4),
             cpu_migrations: counter(5),
+        },
+        flow: Flow {
+            sample: Some(w(19)).filter(|&s| s != 0),
+            lost: w(20) as u32,
+            producer_cpu: Some(w(20) >> 32)
+                .filter(|&c| c != 0)
+                .map(|c| (c - 1) as u32),
+            move_ns: Some(w(21)).filter(|&m| m != 0).map(|m| m - 1),
+            blocked_ns: w(22),
         },
         outcome: match flags & OUTCOME_BITS {
             0 => Outcome::Completed,
@@ -409,6 +424,13 @@ mod tests {
                 llc_misses: None,
                 context_switches: Some(u64::MAX),
                 cpu_migrations: None,
+            },
+            flow: Flow {
+                sample: (job > 0).then_some(job),
+                lost: 3,
+                producer_cpu: Some(0),
+                move_ns: Some(0),
+                blocked_ns: 5,
             },
             outcome,
         }

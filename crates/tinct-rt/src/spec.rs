@@ -20,6 +20,10 @@
 //! A phase whose last step is a timer releases its next job at that
 //! timer's `t_next`: the job is the steps before it, the timer is the wait
 //! between jobs. Otherwise a job is released when the previous one ends.
+//! A phase whose first steps are receives ([`Step::Receive`]) is
+//! data-triggered: its job is released when every one of those one-packet
+//! buffers ([`ChannelSpec`]) was handed over, at the instant of the last
+//! hand-over, and takes their packets.
 //! The relative deadline of a job is the task's, else the sum of the
 //! periods of its phase's timers.
 
@@ -140,6 +144,21 @@ pub enum Step {
         /// Bytes.
         bytes: u64,
     },
+    /// Hand this job's packet over to a one-packet buffer (a task set's
+    /// `[[edge]]`): a blocking channel waits until the consumer took the
+    /// previous packet; an overwriting one replaces it, the replaced
+    /// sample counted lost in this job's record.
+    Send {
+        /// Index in [`Resources::channels`].
+        channel: usize,
+    },
+    /// Take the packet of a one-packet buffer. Only as a phase's first
+    /// steps: the job is released when every such input was handed over
+    /// (a data-triggered task, see the module docs).
+    Receive {
+        /// Index in [`Resources::channels`].
+        channel: usize,
+    },
 }
 
 impl Step {
@@ -217,12 +236,23 @@ impl Phase {
         )
     }
 
-    /// The steps of a job: all but a final timer.
+    /// The steps of a job: all but the leading receives (its release) and
+    /// a final timer (the wait for the next release).
     pub fn body(&self) -> &[Step] {
-        match self.steps.last() {
-            Some(Step::Timer { .. }) => &self.steps[..self.steps.len() - 1],
-            _ => &self.steps,
+        let steps = &self.steps[self.inputs().count()..];
+        match steps.last() {
+            Some(Step::Timer { .. }) => &steps[..steps.len() - 1],
+            _ => steps,
         }
+    }
+
+    /// The channels whose hand-over releases a job: the leading
+    /// [`Step::Receive`]s (none for a timer- or self-released phase).
+    pub fn inputs(&self) -> impl Iterator<Item = usize> + Clone + '_ {
+        self.steps.iter().map_while(|s| match s {
+            Step::Receive { channel } => Some(*channel),
+            _ => None,
+        })
     }
 
     /// The final timer, the release of the next job.
@@ -270,6 +300,22 @@ pub struct TimerSpec {
     pub users: u32,
 }
 
+/// A one-packet buffer from a producer to a data-triggered consumer (a
+/// task set's `[[edge]]`, demarchi Section IV: "each buffer accommodates
+/// just a single data packet").
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ChannelSpec {
+    /// `producer->consumer`.
+    pub name: String,
+    /// Bytes of one packet (the edge's buffer).
+    pub bytes: u64,
+    /// True: a producer waits until the previous packet was taken (the
+    /// benchmark's hand-over, nothing lost); false: it replaces an untaken
+    /// packet and its record counts the replaced sample lost (a periodic
+    /// producer never waits for its consumer).
+    pub blocking: bool,
+}
+
 /// Threads a `fork` event can start: tasks prepared before the release
 /// that wait for it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -293,6 +339,8 @@ pub struct Resources {
     pub timers: Vec<TimerSpec>,
     /// Fork gates.
     pub forks: Vec<ForkSpec>,
+    /// One-packet buffers between producers and data-triggered consumers.
+    pub channels: Vec<ChannelSpec>,
 }
 
 /// The analysis' prediction for a task, shown next to what was observed.
@@ -460,6 +508,8 @@ pub struct RunSpec {
     /// Write rt-app-style per-thread logs `<basename>-<thread>.log` in the
     /// run directory (rt-app `log_basename`).
     pub rtapp_log: Option<String>,
+    /// Where data-triggered tasks run (see [`crate::pipeline`]).
+    pub placement: crate::pipeline::Placement,
 }
 
 impl RunSpec {
@@ -498,6 +548,7 @@ impl RunSpec {
             io_device: "/dev/null".into(),
             seed: 0,
             rtapp_log: None,
+            placement: crate::pipeline::Placement::Pinned,
         }
     }
 

@@ -201,3 +201,41 @@ pub fn first_child(poll: std::time::Duration) -> i32 {
         std::thread::sleep(poll);
     }
 }
+
+/// A topology fixture with several cache domains: four CPUs, private L1d
+/// each, an L2 per pair (0-1, 2-3) and one L3 for all (the shape of
+/// demarchi's machine B with two cores per L2).
+pub fn four_cpus_two_l2() -> tinct_sys::topology::Topology {
+    use tinct_sys::topology::{Cache, CacheType, Cpu, Topology};
+    let cache = |level: u8, kind: CacheType, size_bytes: u64, shared_cpus: Vec<u32>| Cache {
+        level,
+        kind,
+        id: None,
+        size_bytes,
+        ways: Some(8),
+        sets: None,
+        line_bytes: Some(64),
+        shared_cpus,
+    };
+    let mut caches: Vec<Cache> = (0..4)
+        .map(|cpu| cache(1, CacheType::Data, 32 << 10, vec![cpu]))
+        .collect();
+    caches.extend((0..4).map(|cpu| cache(1, CacheType::Instruction, 32 << 10, vec![cpu])));
+    caches.push(cache(2, CacheType::Unified, 1 << 20, vec![0, 1]));
+    caches.push(cache(2, CacheType::Unified, 1 << 20, vec![2, 3]));
+    caches.push(cache(3, CacheType::Unified, 8 << 20, vec![0, 1, 2, 3]));
+    Topology {
+        online_cpus: vec![0, 1, 2, 3],
+        cpus: (0..4)
+            .map(|id| Cpu {
+                id,
+                package_id: Some(0),
+                die_id: Some(0),
+                core_id: Some(id),
+                thread_siblings: vec![id],
+            })
+            .collect(),
+        numa_nodes: vec![],
+        caches,
+    }
+}

@@ -56,6 +56,10 @@ enum Bench {
     /// Inter-core cache interference on a victim with and without cache
     /// reservation by page coloring (kim2013 Figure 7).
     Isolation(args::Isolation),
+    /// The wave/mixer pipeline of De Marchi et al. (Figure 2) under the
+    /// os, affinity and static placements: production rate, ρ = μ + 2σ,
+    /// migrations, ECDF and Table I.
+    Pipeline(args::Pipeline),
 }
 
 /// Runs the chosen bench.
@@ -111,6 +115,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Bench::Isolation(args) => {
             let bar = Bar::new(!args.common.no_progress);
             show(tinct_bench::isolation::run(&args.params(), &bar))
+        }
+        Bench::Pipeline(args) => {
+            let bar = Bar::new(!args.common.no_progress);
+            show(tinct_bench::pipeline::run(&args.params(), &bar))
         }
     }
     .map(|()| ExitCode::SUCCESS)

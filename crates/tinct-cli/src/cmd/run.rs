@@ -73,6 +73,13 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
     /// Print the summary as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+    /// Where a task set's tasks run: `static` (default) each on its planned
+    /// core; `os` nothing pinned, the kernel's choice; `affinity` each
+    /// data-triggered job moved, at its hand-over, to a CPU sharing the
+    /// lowest shared cache level with its producer's (demarchi's
+    /// task-affinity). `os` and `affinity` need no cores in the file.
+    #[arg(long, default_value = "static", conflicts_with = "rt_app")]
+    pub placement: tinct_rt::pipeline::PlacementPolicy,
 }
 
 /// The default run length.
@@ -158,8 +165,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
         (Some(plan), None) => {
             let duration = args.duration.map_or(DEFAULT_DURATION_NS, |d| d.0);
-            let (spec, analysis) =
-                tinct_rt::plan::load_analysed_plan(plan, duration).map_err(rt_error)?;
+            let (spec, analysis) = tinct_rt::plan::load_placed_plan(plan, duration, args.placement)
+                .map_err(rt_error)?;
             let out = args.out.clone().unwrap_or_else(|| default_out(plan));
             (spec, analysis, out)
         }

@@ -59,26 +59,46 @@ pub struct JobRow {
     pub context_switches: Option<u64>,
     /// CPU migrations during the job (software event), when counted.
     pub cpu_migrations: Option<u64>,
+    /// Pipelines: the sample this job handed over (or took), from 1
+    /// ([`crate::record::Flow`]); empty for other tasks.
+    #[serde(default)]
+    pub sample: Option<u64>,
+    /// Pipelines: untaken samples this job's hand-overs replaced (lost).
+    #[serde(default)]
+    pub lost: u32,
+    /// Pipelines: the CPU of the producer whose hand-over released the job.
+    #[serde(default)]
+    pub producer_cpu: Option<u32>,
+    /// Pipelines, `affinity` placement: what moving the job cost, ns.
+    #[serde(default)]
+    pub move_ns: Option<u64>,
+    /// Time spent waiting to lock mutexes, ns (compare with the
+    /// analysis' B_i; under pcp blocking shows as `latency_ns` instead).
+    #[serde(default)]
+    pub blocked_ns: u64,
     /// How it ended.
     pub outcome: Outcome,
     /// The policy the kernel reported in force at the job's start (empty
     /// for a job that never started).
     pub scheduling: String,
     /// Its bound: the analysis' WCRT, else its relative deadline, ns.
+    #[serde(default)]
     pub bound_ns: Option<u64>,
     /// Stall time the sentinel measured within its busy window, ns (0 for
     /// an aborted job or without a sentinel).
+    #[serde(default)]
     pub stall_ns: u64,
     /// Why it exceeded its bound (`host_stall`, `exec_above_c`,
     /// `colouring_not_effective`, `not_real_time`, `unexplained`); empty
     /// for a job within its bound.
+    #[serde(default)]
     pub cause: String,
 }
 
 /// The columns of `jobs.csv`, in order: the field names of its rows
 /// (a test keeps the two equal). Written first, so even a run that
 /// released no job leaves a file with its header.
-pub const COLUMNS: [&str; 27] = [
+pub const COLUMNS: [&str; 32] = [
     "task",
     "job",
     "phase",
@@ -101,6 +121,11 @@ pub const COLUMNS: [&str; 27] = [
     "llc_misses",
     "context_switches",
     "cpu_migrations",
+    "sample",
+    "lost",
+    "producer_cpu",
+    "move_ns",
+    "blocked_ns",
     "outcome",
     "scheduling",
     "bound_ns",
@@ -151,6 +176,11 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
                 } else {
                     String::new()
                 },
+                sample: r.flow.sample,
+                lost: r.flow.lost,
+                producer_cpu: r.flow.producer_cpu,
+                move_ns: r.flow.move_ns,
+                blocked_ns: r.flow.blocked_ns,
                 bound_ns: explained.bound_ns[i][k],
                 stall_ns: explained.stall_ns[i][k],
                 cause: explained.cause[i][k].map_or("", Cause::name).to_string(),
@@ -221,6 +251,11 @@ mod tests {
                 cpu_migrations: None,
                 outcome: Outcome::Completed,
                 scheduling: "SCHED_FIFO 90".into(),
+                sample: None,
+                lost: 0,
+                producer_cpu: None,
+                move_ns: None,
+                blocked_ns: 0,
                 bound_ns: None,
                 stall_ns: 0,
                 cause: String::new(),

@@ -72,6 +72,7 @@ pub(crate) mod fixture {
             preemptions: 0,
             voluntary_switches: 0,
             counters: Default::default(),
+            flow: Default::default(),
             outcome,
         }
     }

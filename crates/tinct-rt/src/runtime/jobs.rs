@@ -12,7 +12,7 @@ use crate::calibrate::Rates;
 use crate::clock::{self, now_ns, thread_cpu_ns, thread_switches};
 use crate::counters::JobCounters;
 use crate::kernels::{JobWork, KernelState, Ran, splitmix64};
-use crate::record::{JobRecord, Outcome};
+use crate::record::{Flow, JobRecord, Outcome};
 use crate::shared_log::{InFlight, TaskLog};
 use crate::spec::{Phase, Scheduling, Step, TaskSpec, WatchdogMode};
 use crate::watchdog::{Shared, StopReason};
@@ -73,6 +73,8 @@ impl Context<'_> {
 struct JobStats {
     run_ns: u64,
     slack_ns: i64,
+    /// Its packets (hand-overs, the sample taken, a move).
+    flow: Flow,
 }
 
 /// The job loop of one thread, from its first release `first` (see the
@@ -106,6 +108,8 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 deadline,
                 end: cx.end,
             };
+            let data_triggered = phase.inputs().next().is_some();
+            let mut pinned_to: Option<u32> = None;
             let mut k = 0u64;
             while phase.loops.is_none_or(|l| k < l) {
                 if release >= cx.end {
@@ -117,6 +121,31 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                         task: task.name.clone(),
                     });
                     return;
+                }
+                let mut stats = JobStats::default();
+                if data_triggered {
+                    // Released by its inputs' hand-over (taken here), at
+                    // the last one's instant; nothing is taken, so nothing
+                    // released, when the run ends first.
+                    let handover = match cx.objects.receive(phase.inputs(), cx.until()) {
+                        Ok(handover) => handover,
+                        Err(Blocked::Failed(message)) => return cx.fail(message),
+                        Err(_) => return,
+                    };
+                    release = handover.at_ns;
+                    stats.flow.sample = Some(handover.sample);
+                    stats.flow.producer_cpu = Some(handover.producer_cpu);
+                    if let Some(target) =
+                        cx.objects.affinity_target(handover.producer_cpu, cx.index)
+                        && pinned_to != Some(target)
+                    {
+                        let t = now_ns();
+                        if tinct_sys::sched::set_affinity(&[target]).is_err() {
+                            return cx.fail("sched_setaffinity refused the affinity placement");
+                        }
+                        stats.flow.move_ns = Some(now_ns().saturating_sub(t));
+                        pinned_to = Some(target);
+                    }
                 }
                 let jitter = if task.jitter_ns > 0 {
                     splitmix64(&mut p.jitter_state) % task.jitter_ns.saturating_add(1)
@@ -147,11 +176,11 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     tinct_sys::supervise::raise_segfault();
                 }
                 let cpu = clock::current_cpu();
+                cx.objects.note_cpu(cx.index, cpu);
                 let cpu0 = thread_cpu_ns();
                 let switches0 = thread_switches();
                 let counters0 = p.counters.read();
-                let mut stats = JobStats::default();
-                let ran = run_steps(cx, p, phase_index, phase.body(), first, &mut stats);
+                let ran = run_steps(cx, p, phase_index, phase, first, &mut stats);
                 let finish = now_ns();
                 // Thread CPU time and switch counts only grow; saturating
                 // turns an impossible step back into 0, never a wrap.
@@ -196,6 +225,7 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                         switches1.voluntary.saturating_sub(switches0.voluntary),
                     ),
                     counters,
+                    flow: stats.flow,
                     outcome,
                 };
                 p.log.push(record); // room was checked before the release
@@ -295,19 +325,21 @@ fn release_held(cx: &Context<'_>, p: &mut Prepared) {
     }
 }
 
-/// Runs one job's steps. `first` is the thread's first release (a timer's
-/// starting point at its first use).
+/// Runs one job's steps (the phase's [`Phase::body`]). `first` is the
+/// thread's first release (a timer's starting point at its first use).
 fn run_steps(
     cx: &Context<'_>,
     p: &mut Prepared,
     phase_index: usize,
-    steps: &[Step],
+    phase: &Phase,
     first: u64,
     stats: &mut JobStats,
 ) -> Ran {
     let stop = &*cx.shared.stop;
     let until = cx.until();
-    for (i, step) in steps.iter().enumerate() {
+    // The body starts after the inputs; work is kept per step of the phase.
+    let skipped = phase.inputs().count();
+    for (i, step) in (skipped..).zip(phase.body()) {
         let outcome = match *step {
             Step::Kernel { .. } => {
                 let t = now_ns();
@@ -342,7 +374,16 @@ fn run_steps(
                 sleep_until_or(tick, until)
             }
             Step::Lock { mutex } => {
-                let locked = cx.objects.lock(mutex, until);
+                // Blocked only when the mutex was held: its wait is timed.
+                let locked = if cx.objects.try_lock(mutex) {
+                    Blocked::Done
+                } else {
+                    let t = now_ns();
+                    let locked = cx.objects.lock(mutex, until);
+                    let waited = now_ns().saturating_sub(t);
+                    stats.flow.blocked_ns = stats.flow.blocked_ns.saturating_add(waited);
+                    locked
+                };
                 if locked == Blocked::Done && p.held.len() < p.held.capacity() {
                     p.held.push(mutex);
                 }
@@ -392,6 +433,17 @@ fn run_steps(
                 Blocked::Done
             }
             Step::IoRun { bytes } => cx.objects.io_write(&p.io_buffer, bytes),
+            Step::Send { channel } => match cx.objects.send(channel, clock::current_cpu(), until) {
+                Ok((sample, replaced)) => {
+                    stats.flow.sample = Some(sample);
+                    stats.flow.lost = stats.flow.lost.saturating_add(u32::from(replaced));
+                    Blocked::Done
+                }
+                Err(blocked) => blocked,
+            },
+            Step::Receive { .. } => {
+                Blocked::Failed("a receive after a phase's first steps (only inputs release a job)")
+            }
         };
         match outcome {
             Blocked::Done => {}

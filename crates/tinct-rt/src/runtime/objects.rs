@@ -5,9 +5,10 @@
 //! the run ([`Until`]); nothing here allocates after construction.
 
 use crate::clock::{STOP_POLL_NS, now_ns};
+use crate::pipeline::{CacheNeighbours, Placement};
 use crate::spec::{Protocol, Resources, RunSpec};
 use crate::{Result, RtError};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use tinct_sys::sync::{CondVar, RtMutex, Waited};
 
 /// When a blocking step gives up: the run was stopped, or it reached its
@@ -63,6 +64,69 @@ pub(super) struct ForkGate {
     pub(super) forked_at: Vec<AtomicU64>,
 }
 
+/// A one-packet buffer ([`crate::spec::ChannelSpec`]); the fields change
+/// only under its mutex.
+struct Channel {
+    mutex: RtMutex,
+    /// Wakes the consumer (a packet came) and a blocked producer (taken).
+    cond: CondVar,
+    blocking: bool,
+    /// A packet waits to be taken.
+    full: AtomicBool,
+    /// Number of the last sample handed over (from 1).
+    sent: AtomicU64,
+    /// When it was handed over, and the producer's CPU then.
+    handed_at: AtomicU64,
+    producer_cpu: AtomicU32,
+    /// The packet: written by the producer at each hand-over, read by the
+    /// consumer when it takes it (the data whose cache locality the
+    /// placements are about).
+    packet: Vec<AtomicU64>,
+    /// Sum of the words the consumer read last (so that the reads happen).
+    checksum: AtomicU64,
+}
+
+impl Channel {
+    /// Locks the buffer once `ready(full)` holds, waiting on its condition
+    /// (the lock is held on `Ok`); gives up, unlocked, when the run ends.
+    fn lock_when(
+        &self,
+        until: Until<'_>,
+        ready: impl Fn(bool) -> bool,
+    ) -> std::result::Result<(), Blocked> {
+        match Objects::lock_or_give_up(&self.mutex, until) {
+            Blocked::Done => {}
+            other => return Err(other),
+        }
+        while !ready(self.full.load(Ordering::Relaxed)) {
+            let failed = if until.reached() {
+                Some(Blocked::GaveUp)
+            } else {
+                self.cond
+                    .wait_until(&self.mutex, Until::next_look())
+                    .is_err()
+                    .then_some(Blocked::Failed("a buffer's wait was refused"))
+            };
+            if let Some(blocked) = failed {
+                let _ = self.mutex.unlock();
+                return Err(blocked);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A data-triggered job's inputs, taken.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(super) struct Handover {
+    /// The last hand-over among the inputs: the job's release.
+    pub(super) at_ns: u64,
+    /// The CPU of that producer when it handed over.
+    pub(super) producer_cpu: u32,
+    /// The number of the sample taken from the last input.
+    pub(super) sample: u64,
+}
+
 /// Every named object of a run.
 pub(super) struct Objects {
     mutexes: Vec<RtMutex>,
@@ -70,6 +134,12 @@ pub(super) struct Objects {
     barriers: Vec<Barrier>,
     timers: Vec<Timer>,
     pub(super) forks: Vec<ForkGate>,
+    channels: Vec<Channel>,
+    /// Per task: the CPU its latest job started on, plus one (0: none yet);
+    /// the `affinity` placement counts the run's tasks per CPU with it.
+    task_cpus: Vec<AtomicU32>,
+    /// Under the `affinity` placement: each CPU's cache neighbours.
+    neighbours: Option<CacheNeighbours>,
     io: Option<std::fs::File>,
 }
 
@@ -128,6 +198,28 @@ impl Objects {
                 forked_at: f.slots.iter().map(|_| AtomicU64::new(0)).collect(),
             })
             .collect();
+        let channels = r
+            .channels
+            .iter()
+            .map(|c| {
+                let what = format!("buffer '{}'", c.name);
+                Ok(Channel {
+                    mutex: RtMutex::new(Protocol::Inherit).map_err(|e| sys_error(&what, e))?,
+                    cond: CondVar::new().map_err(|e| sys_error(&what, e))?,
+                    blocking: c.blocking,
+                    full: AtomicBool::new(false),
+                    sent: AtomicU64::new(0),
+                    handed_at: AtomicU64::new(0),
+                    producer_cpu: AtomicU32::new(0),
+                    // Within limits::MAX_PACKET_BYTES: fits a usize.
+                    packet: (0..usize::try_from(c.bytes / 8).unwrap_or(0))
+                        .map(|_| AtomicU64::new(0))
+                        .collect(),
+                    checksum: AtomicU64::new(0),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let task_cpus = spec.tasks.iter().map(|_| AtomicU32::new(0)).collect();
         let writes_io = spec.tasks.iter().any(|t| {
             t.phases
                 .iter()
@@ -158,8 +250,123 @@ impl Objects {
             barriers,
             timers,
             forks,
+            channels,
+            task_cpus,
+            neighbours: match &spec.placement {
+                Placement::Pinned => None,
+                Placement::Affinity(neighbours) => Some(neighbours.clone()),
+            },
             io,
         })
+    }
+
+    /// Locks `mutex`, giving up when the run ends.
+    fn lock_or_give_up(mutex: &RtMutex, until: Until<'_>) -> Blocked {
+        loop {
+            match mutex.lock_until(Until::next_look()) {
+                Ok(Waited::Done) => return Blocked::Done,
+                Ok(Waited::TimedOut) if until.reached() => return Blocked::GaveUp,
+                Ok(Waited::TimedOut) => {}
+                Err(_) => return Blocked::Failed("a buffer's lock was refused"),
+            }
+        }
+    }
+
+    /// Hands a packet over on channel `c` from `cpu`: a blocking channel
+    /// first waits until the previous one was taken. Returns the sample's
+    /// number and whether an untaken sample was replaced (lost).
+    pub(super) fn send(
+        &self,
+        c: usize,
+        cpu: u32,
+        until: Until<'_>,
+    ) -> std::result::Result<(u64, bool), Blocked> {
+        let channel = &self.channels[c];
+        channel.lock_when(until, |full| !(channel.blocking && full))?;
+        let replaced = channel.full.swap(true, Ordering::Relaxed);
+        // One more per hand-over: far below 2^64.
+        let sample = channel.sent.load(Ordering::Relaxed) + 1;
+        for (i, word) in channel.packet.iter().enumerate() {
+            word.store(sample ^ i as u64, Ordering::Relaxed);
+        }
+        channel.sent.store(sample, Ordering::Relaxed);
+        channel.handed_at.store(now_ns(), Ordering::Relaxed);
+        channel.producer_cpu.store(cpu, Ordering::Relaxed);
+        channel.cond.broadcast();
+        let _ = channel.mutex.unlock();
+        Ok((sample, replaced))
+    }
+
+    /// Waits until every channel of `inputs` holds a packet, then takes
+    /// them all (only this thread consumes them, so a packet that came
+    /// stays until taken). Nothing is taken when the run ends first.
+    pub(super) fn receive(
+        &self,
+        inputs: impl Iterator<Item = usize> + Clone,
+        until: Until<'_>,
+    ) -> std::result::Result<Handover, Blocked> {
+        for c in inputs.clone() {
+            let channel = &self.channels[c];
+            channel.lock_when(until, |full| full)?;
+            let _ = channel.mutex.unlock();
+        }
+        let mut handover = Handover {
+            at_ns: 0,
+            producer_cpu: 0,
+            sample: 0,
+        };
+        for c in inputs {
+            let channel = &self.channels[c];
+            // Full and ours: this lock only waits for a producer that is
+            // replacing the packet (an overwriting buffer).
+            static NEVER: AtomicBool = AtomicBool::new(false);
+            let to_the_end = Until {
+                stop: &NEVER,
+                ending: &NEVER,
+            };
+            match Self::lock_or_give_up(&channel.mutex, to_the_end) {
+                Blocked::Done => {}
+                other => return Err(other),
+            }
+            channel.full.store(false, Ordering::Relaxed);
+            let sum = channel
+                .packet
+                .iter()
+                .fold(0u64, |sum, w| sum.wrapping_add(w.load(Ordering::Relaxed)));
+            channel.checksum.store(sum, Ordering::Relaxed);
+            let at = channel.handed_at.load(Ordering::Relaxed);
+            if at >= handover.at_ns {
+                handover.at_ns = at;
+                handover.producer_cpu = channel.producer_cpu.load(Ordering::Relaxed);
+            }
+            handover.sample = channel.sent.load(Ordering::Relaxed);
+            channel.cond.broadcast();
+            let _ = channel.mutex.unlock();
+        }
+        Ok(handover)
+    }
+
+    /// Notes that task `task` runs on `cpu` now.
+    pub(super) fn note_cpu(&self, task: usize, cpu: u32) {
+        self.task_cpus[task].store(cpu.saturating_add(1), Ordering::Relaxed);
+    }
+
+    /// Under the `affinity` placement, the CPU task `task` moves to after
+    /// a hand-over from `producer_cpu` ([`CacheNeighbours::choose`]).
+    pub(super) fn affinity_target(&self, producer_cpu: u32, task: usize) -> Option<u32> {
+        self.neighbours
+            .as_ref()?
+            .choose(producer_cpu, |cpu| self.tasks_on(cpu, task))
+    }
+
+    /// How many of the run's tasks other than `task` last ran on `cpu`.
+    fn tasks_on(&self, cpu: u32, task: usize) -> u32 {
+        let mark = cpu.saturating_add(1);
+        self.task_cpus
+            .iter()
+            .enumerate()
+            .filter(|(i, c)| *i != task && c.load(Ordering::Relaxed) == mark)
+            .count() as u32
     }
 
     /// Locks mutex `m`, giving up when the run ends.
@@ -176,6 +383,13 @@ impl Objects {
                 }
             }
         }
+    }
+
+    /// Locks mutex `m` if it is free now: a deadline already past (POSIX
+    /// never times out a lock that can be taken at once). False when held
+    /// by another thread (or refused: [`Objects::lock`] then says why).
+    pub(super) fn try_lock(&self, m: usize) -> bool {
+        matches!(self.mutexes[m].lock_until(0), Ok(Waited::Done))
     }
 
     /// Unlocks mutex `m`.

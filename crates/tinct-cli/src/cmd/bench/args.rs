@@ -492,3 +492,49 @@ impl Isolation {
         }
     }
 }
+
+/// Options of `tinct bench pipeline`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Pipeline {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Waves (leaves of the tree; demarchi Figure 2 has 4).
+    #[arg(long, default_value_t = 4)]
+    pub waves: u32,
+    /// Mixer levels: each mixes pairs of the level below, the last one
+    /// must be a single mixer (Figure 2 has 2).
+    #[arg(long, default_value_t = 2)]
+    pub levels: u32,
+    /// Bytes of one packet, e.g. `16KiB`.
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value = "16KiB")]
+    pub packet: Bytes,
+    /// Computation per packet of each wave and mixer, e.g. `20us`.
+    #[arg(long, value_name = "TIME", value_parser = duration, default_value = "20us")]
+    pub work: Nanos,
+    /// Samples per policy (default 150000 as in the paper; `--quick`: 600).
+    #[arg(long, value_name = "N")]
+    pub samples: Option<u64>,
+    /// Policies to compare, comma-separated (`os` is the reference of
+    /// Table I's improvements).
+    #[arg(long, value_delimiter = ',', default_value = "os,affinity,static")]
+    pub policies: Vec<tinct_rt::pipeline::PlacementPolicy>,
+    /// Busy SCHED_OTHER threads running beside the tree (background load).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub background: u32,
+}
+
+impl Pipeline {
+    /// The library's parameters.
+    pub fn params(&self) -> tinct_bench::pipeline::Params {
+        tinct_bench::pipeline::Params {
+            common: self.common.options(),
+            waves: self.waves,
+            levels: self.levels,
+            packet_bytes: self.packet.0,
+            work_ns: self.work.0,
+            samples: self.samples,
+            policies: self.policies.clone(),
+            background: self.background,
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! One run of the tree under one policy, reduced to what demarchi reports:
+//! the samples' production times, each task's execution times, CPUs and
+//! migrations, and the cost of the affinity moves.
+
+use super::tree::Tree;
+use crate::{Error, Result};
+use std::sync::atomic::{AtomicBool, Ordering};
+use tinct_rt::pipeline::{CacheNeighbours, PlacementPolicy};
+use tinct_rt::record::JobRecord;
+use tinct_rt::runtime::{RunOptions, RunResult};
+
+/// How many samples of the first round the migrations map keeps.
+pub const MAP_SAMPLES: usize = 64;
+
+/// What one run of `samples` samples gave, per task in node order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chunk {
+    /// Intervals between consecutive samples (t_{n+1} − t_n), ns.
+    pub intervals_ns: Vec<u64>,
+    /// From the common release to the last sample, ns.
+    pub overall_ns: u64,
+    /// Per task: the thread CPU time of each job, ns.
+    pub exec_ns: Vec<Vec<u64>>,
+    /// Per task: jobs that started on another CPU than the previous one
+    /// ended on, plus jobs that moved while they ran.
+    pub migrations: Vec<u64>,
+    /// Per task: the CPU of its first [`MAP_SAMPLES`] jobs.
+    pub map: Vec<Vec<u32>>,
+    /// Every affinity move's cost, ns.
+    pub moves_ns: Vec<u64>,
+    /// Why hardware counters were unavailable in the run, if they were.
+    pub counters_unavailable: Option<String>,
+}
+
+/// Runs `samples` samples of `tree` under `policy` (beside `background`
+/// busy SCHED_OTHER threads) and reduces the records.
+/// A run that stops before every task ran its jobs, or that loses a
+/// sample, is a measurement error (never a silently shorter series).
+pub fn run_chunk(
+    tree: &Tree,
+    samples: u64,
+    policy: PlacementPolicy,
+    cpus: &[u32],
+    neighbours: &CacheNeighbours,
+    background: u32,
+) -> Result<Chunk> {
+    let spec = tree
+        .spec(samples, policy, cpus, neighbours)
+        .map_err(|e| Error::InvalidInput(e.to_string()))?;
+    let options = RunOptions {
+        handle_signals: false,
+        ..RunOptions::default()
+    };
+    let result = with_background(background, || tinct_rt::runtime::run(&spec, options))
+        .map_err(|e| Error::Measurement(format!("pipeline ({policy}): {e}")))?;
+    reduce(&result, samples, policy)
+}
+
+/// Runs `f` beside `threads` SCHED_OTHER threads that compute until it
+/// returns (the paper ran "concurrently to the set of tasks normally
+/// running on a standard Linux distribution").
+fn with_background<T>(threads: u32, f: impl FnOnce() -> T) -> T {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| {
+                let mut x = 1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for _ in 0..1024 {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1),
+                        );
+                    }
+                }
+            });
+        }
+        let out = f();
+        stop.store(true, Ordering::Relaxed);
+        out
+    })
+}
+
+fn reduce(result: &RunResult, samples: u64, policy: PlacementPolicy) -> Result<Chunk> {
+    if !result.stop.is_completed() {
+        return Err(Error::Measurement(format!(
+            "pipeline ({policy}) stopped early: {}",
+            result.stop.describe()
+        )));
+    }
+    let mut chunk = Chunk::default();
+    for task in &result.tasks {
+        let jobs = &task.records;
+        let done = jobs.iter().filter(|r| r.finish_ns.is_some()).count() as u64;
+        let lost: u64 = jobs.iter().map(|r| u64::from(r.flow.lost)).sum();
+        if done != samples || lost != 0 {
+            return Err(Error::Measurement(format!(
+                "pipeline ({policy}): task {} finished {done} of {samples} packets, {lost} lost \
+                 ({})",
+                task.spec.name,
+                task.error.as_deref().unwrap_or("no error reported")
+            )));
+        }
+        chunk.exec_ns.push(jobs.iter().map(|r| r.exec_ns).collect());
+        chunk.migrations.push(migrations(jobs));
+        chunk
+            .map
+            .push(jobs.iter().take(MAP_SAMPLES).map(|r| r.cpu).collect());
+        chunk
+            .moves_ns
+            .extend(jobs.iter().filter_map(|r| r.flow.move_ns));
+        if chunk.counters_unavailable.is_none() {
+            chunk.counters_unavailable = task.counters_unavailable.clone();
+        }
+    }
+    let last = result.tasks.last().map_or(&[][..], |t| &t.records[..]);
+    let produced: Vec<u64> = last.iter().filter_map(|r| r.finish_ns).collect();
+    if produced.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(Error::Measurement(format!(
+            "pipeline ({policy}): sample production times do not increase"
+        )));
+    }
+    chunk.intervals_ns = produced.windows(2).map(|w| w[1] - w[0]).collect();
+    chunk.overall_ns = produced
+        .last()
+        .map_or(0, |&t| t.saturating_sub(result.start_ns));
+    Ok(chunk)
+}
+
+/// Jobs that started on another CPU than the previous job ended on, plus
+/// jobs that ended on another CPU than they started on (demarchi Fig. 5
+/// counts the task's moves between CPUs).
+fn migrations(jobs: &[JobRecord]) -> u64 {
+    let within: u64 = jobs.iter().map(|r| u64::from(r.migrations())).sum();
+    let between = jobs.windows(2).filter(|w| w[0].cpu_end != w[1].cpu).count() as u64;
+    within + between
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_count_moves_between_and_within_jobs() {
+        let job = |cpu, cpu_end| JobRecord {
+            cpu,
+            cpu_end,
+            start_ns: 1,
+            ..JobRecord::never_started(0, 0, 0, 0)
+        };
+        assert_eq!(migrations(&[job(0, 0), job(0, 0)]), 0);
+        assert_eq!(migrations(&[job(0, 0), job(1, 1), job(1, 0)]), 2);
+    }
+}

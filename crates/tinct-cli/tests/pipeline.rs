@@ -1,0 +1,241 @@
+//! Pipelines from the command line (issue 13): `tinct bench pipeline
+//! --quick` runs and its outputs validate (the JSON reads back into the
+//! bench's report and writes out unchanged, the same samples under every
+//! policy, ordered distributions, the files there and well formed); `tinct
+//! run --placement` runs examples/pipeline.toml and its jobs.csv accounts
+//! for every sample. Never an absolute time.
+
+mod common;
+
+use common::{example, tinct};
+use serde_json::Value;
+use std::path::Path;
+use std::sync::Mutex;
+use tinct_bench::pipeline::Report;
+
+/// The runs take both CPUs under SCHED_FIFO: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn ok(args: &[&str], out: &Path) -> String {
+    let output = tinct().args(args).arg("--out").arg(out).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        output.status.success(),
+        "tinct {args:?}: {}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+#[test]
+fn bench_pipeline_quick_outputs_validate() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let stdout = ok(
+        &[
+            "bench",
+            "pipeline",
+            "--quick",
+            "--samples",
+            "300",
+            "--background",
+            "1",
+            "--no-progress",
+        ],
+        dir.path(),
+    );
+    assert!(
+        stdout.contains("Table I") && stdout.contains("affinity"),
+        "{stdout}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("pipeline.json")).unwrap())
+            .unwrap();
+    let report: Report = serde_json::from_value(json.clone()).expect("reads back");
+    assert_eq!(
+        serde_json::to_value(&report).unwrap(),
+        json,
+        "written again unchanged"
+    );
+    assert_eq!(report.background, 1);
+    let names: Vec<&str> = report.policies.iter().map(|p| p.policy.as_str()).collect();
+    assert_eq!(names, ["os", "affinity", "static"]);
+    for p in &report.policies {
+        assert_eq!(p.samples, 300, "{}: the same samples per policy", p.policy);
+        assert_eq!(
+            p.production.count,
+            300 - u64::from(report.header.reps),
+            "{}",
+            p.policy
+        );
+        assert!(
+            p.production.is_ordered(),
+            "{}: {:?}",
+            p.policy,
+            p.production
+        );
+        assert!(p.production_rate_hz > 0.0 && p.overall_ns > 0);
+        assert_eq!(p.tasks.len(), 7, "4 waves and 3 mixers");
+        for t in &p.tasks {
+            assert_eq!(t.exec.count, 300, "{} {}", p.policy, t.name);
+            assert!(!t.map.is_empty());
+        }
+        assert!(
+            p.llc_load_miss_ratio.is_some() || p.miss_rates_unavailable.is_some(),
+            "a miss rate or the reason there is none"
+        );
+        assert!(p.rho_gain_over_os.is_some(), "{}", p.policy);
+    }
+    let os = &report.policies[0];
+    assert!((os.rho_gain_over_os.unwrap() - 1.0).abs() < 1e-12);
+    let affinity = &report.policies[1];
+    assert!(
+        affinity.moves.is_some(),
+        "the affinity policy moved its mixers"
+    );
+    let pinned = &report.policies[2];
+    assert!(pinned.moves.is_none());
+    assert!(
+        pinned.tasks.iter().all(|t| t.migrations == 0),
+        "static: no task migrates: {:?}",
+        pinned.tasks
+    );
+    for name in [
+        "table1.csv",
+        "tasks.csv",
+        "counters.csv",
+        "migrations.txt",
+        "exec.svg",
+        "migrations.svg",
+        "map-os.svg",
+        "map-affinity.svg",
+        "map-static.svg",
+        "ecdf.svg",
+    ] {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        if name.ends_with(".svg") {
+            assert!(text.starts_with("<svg") && !text.contains("NaN"), "{name}");
+        } else {
+            assert!(text.lines().count() >= 2, "{name}: {text}");
+        }
+    }
+    let table = std::fs::read_to_string(dir.path().join("table1.csv")).unwrap();
+    assert_eq!(table.lines().count(), 4, "a header and a row per policy");
+}
+
+#[test]
+fn bench_pipeline_refuses_levels_that_do_not_end_in_one_mixer() {
+    let output = tinct()
+        .args([
+            "bench",
+            "pipeline",
+            "--waves",
+            "8",
+            "--levels",
+            "2",
+            "--no-progress",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--levels"), "{stderr}");
+}
+
+#[test]
+fn run_placement_affinity_accounts_for_every_sample_in_jobs_csv() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline run") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let pipeline = example("pipeline.toml");
+    ok(
+        &[
+            "run",
+            pipeline.to_str().unwrap(),
+            "--placement",
+            "affinity",
+            "--duration",
+            "300ms",
+        ],
+        dir.path(),
+    );
+    let mut reader = csv::Reader::from_path(dir.path().join("jobs.csv")).unwrap();
+    let rows: Vec<tinct_rt::output::jobs_csv::JobRow> =
+        reader.deserialize().map(Result::unwrap).collect();
+    let of = |task: &'static str| rows.iter().filter(move |r| r.task == task);
+    for (producer, consumer) in [("wave1", "mixer1"), ("mixer1", "final")] {
+        let produced = of(producer).filter(|r| r.sample.is_some()).count() as u64;
+        let lost: u64 = of(producer).map(|r| u64::from(r.lost)).sum();
+        let taken = of(consumer).filter(|r| r.producer_cpu.is_some()).count() as u64;
+        assert!(produced >= 20, "{producer}: {produced}");
+        let pending = produced - lost - taken;
+        assert!(
+            pending <= 1,
+            "{producer}→{consumer}: {produced} = {lost} + {taken} + {pending}"
+        );
+    }
+    assert!(
+        of("final").any(|r| r.move_ns.is_some()),
+        "affinity moved the final mixer"
+    );
+}
+
+#[test]
+fn the_same_pipeline_runs_from_an_rt_app_file() {
+    if !tinct_sys::testing::privileged_or_skip("an rt-app pipeline under SCHED_FIFO") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let file = example("rt-app/pipeline.json");
+    ok(
+        &[
+            "run",
+            "--rt-app",
+            file.to_str().unwrap(),
+            "--duration",
+            "500ms",
+        ],
+        dir.path(),
+    );
+    let mut reader = csv::Reader::from_path(dir.path().join("jobs.csv")).unwrap();
+    let rows: Vec<tinct_rt::output::jobs_csv::JobRow> =
+        reader.deserialize().map(Result::unwrap).collect();
+    let finished = |task: &str| -> Vec<u64> {
+        rows.iter()
+            .filter(|r| r.task == task)
+            .filter_map(|r| r.finish_ns)
+            .collect()
+    };
+    let waves = finished("wave1");
+    let mixer = finished("mixer1");
+    let last = finished("final");
+    assert!(waves.len() >= 20, "{} wave jobs", waves.len());
+    // A barrier hand-over: a consumer's k-th job ends after its producers'
+    // k-th hand-over, so it never runs ahead of them, and lags by at most
+    // the one packet in flight.
+    for (name, jobs) in [("mixer1", &mixer), ("final", &last)] {
+        assert!(
+            jobs.len() <= waves.len() && waves.len() <= jobs.len() + 1,
+            "{name}: {} jobs for {} wave jobs",
+            jobs.len(),
+            waves.len()
+        );
+    }
+    for (k, (m, w)) in mixer.iter().zip(&finished("wave2")).enumerate() {
+        assert!(
+            m > w || k + 1 == mixer.len(),
+            "mixer1 job {k} ended at {m} before wave2's at {w}"
+        );
+    }
+    assert!(
+        last.windows(2).all(|w| w[1] > w[0]),
+        "production times increase"
+    );
+}
