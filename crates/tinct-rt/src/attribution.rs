@@ -8,9 +8,9 @@
 //!    stalls within the job's busy window at least as long as the
 //!    exceedance; without them the job would have met its bound. The busy
 //!    window starts at the job's release, or earlier at the start of the
-//!    stretch during which its CPU ran this task's or higher-priority jobs
-//!    without a pause ([`BUSY_GAP_NS`]), since a stall there delays the job
-//!    as well.
+//!    stretch during which this task's or higher-priority jobs were pending
+//!    on its CPU without a pause ([`BUSY_GAP_NS`]): the level-i busy
+//!    period, since a stall there delays the job as well.
 //! 3. [`Cause::ExecAboveC`]: its own execution time, or that of a
 //!    higher-priority job in its busy window, exceeded the modelled C.
 //! 4. [`Cause::ColouringNotEffective`]: the task's working set was meant to
@@ -313,17 +313,20 @@ fn on_one_cpu(r: &JobRecord) -> Option<(u32, u64, u64)> {
 }
 
 /// The start of job `r`'s busy window: its release, or the start of the
-/// stretch of jobs of priority ≥ `prio` on its CPU that was running
-/// without a pause when it was released.
+/// level-`prio` busy period on its CPU that was going on when it was
+/// released: a stretch without a pause during which jobs of priority ≥
+/// `prio` were pending (released and not finished). Pending, not running:
+/// a job a stall kept from starting still holds up the jobs after it.
 fn window_start(result: &RunResult, r: &JobRecord, prio: u8) -> u64 {
     let intervals: Vec<(u64, u64)> = result
         .tasks
         .iter()
         .filter(|t| priority(t) >= prio)
         .flat_map(|t| &t.records)
-        .filter_map(on_one_cpu)
-        .filter(|&(cpu, start, _)| cpu == r.cpu && start < r.release_ns)
-        .map(|(_, start, finish)| (start, finish))
+        .filter_map(|other| {
+            let (cpu, _, finish) = on_one_cpu(other)?;
+            (cpu == r.cpu && other.release_ns < r.release_ns).then_some((other.release_ns, finish))
+        })
         .collect();
     let mut begin = r.release_ns;
     // Walk back over the stretches that reach the current start.
@@ -829,6 +832,37 @@ mod tests {
         result.tasks.push(lo);
         let a = attribute(&result, &evidence);
         assert_eq!(a.late[0][0].stall_ns, 3 * MS);
+    }
+
+    #[test]
+    fn a_stall_that_kept_the_previous_job_from_starting_delays_this_one() {
+        // A stall 18-44 ms: job 1 (released 20 ms) starts only at 44 ms and
+        // ends at 48; job 2, released at 40 ms while job 1 was pending,
+        // runs 48-52 ms: 7 ms late, and its own window (40-52 ms) holds
+        // only 4 ms of the stall. The level-i busy period began at job 1's
+        // release, so 24 ms of the stall count and explain it.
+        let result = run(vec![task(
+            "a",
+            50,
+            4 * MS,
+            5 * MS,
+            vec![
+                job(0, 0, 0, 4 * MS, 4 * MS),
+                job(1, 20 * MS, 44 * MS, 48 * MS, 4 * MS),
+                job(2, 40 * MS, 48 * MS, 52 * MS, 4 * MS),
+            ],
+        )]);
+        let s = sentinel(&[(18 * MS, 44 * MS)]);
+        let evidence = Evidence {
+            sentinel: Some(&s),
+            ..Evidence::default()
+        };
+        let a = attribute(&result, &evidence);
+        assert_eq!(a.stall_ns[0], vec![0, 24 * MS, 24 * MS]);
+        assert_eq!(
+            a.cause[0],
+            vec![None, Some(Cause::HostStall), Some(Cause::HostStall)]
+        );
     }
 
     #[test]
