@@ -183,6 +183,9 @@ fn task_limit_broken(task: &TaskSpec) -> Option<(String, String, String)> {
     if let Some(broken) = too_long("offset", task.offset_ns) {
         return Some(broken);
     }
+    if let Some(broken) = too_long("jitter", task.jitter_ns) {
+        return Some(broken);
+    }
     if let Some(broken) = task.deadline_ns.and_then(|d| too_long("deadline", d)) {
         return Some(broken);
     }
@@ -298,6 +301,10 @@ mod tests {
             .deadline(u64::MAX)
             .build();
         assert!(refused(&run_spec(vec![deadline], 1_000_000)).contains("deadline"));
+        let jitter = TaskBuilder::periodic("j", 1_000_000)
+            .jitter(u64::MAX)
+            .build();
+        assert!(refused(&run_spec(vec![jitter], 1_000_000)).contains("task 'j' jitter"));
         let e = refused(&run_spec(
             vec![TaskBuilder::periodic("a", 1_000_000).build()],
             MAX_TIME_NS + 1,
