@@ -909,47 +909,7 @@ fn a_run_with_a_shared_resource_shows_observed_blocking_next_to_b_i() {
     let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let plan = dir.path().join("shared.toml");
-    std::fs::write(
-        &plan,
-        format!(
-            r#"
-[platform]
-cores = {cores}
-partitions = 4
-memory = "64MiB"
-refill = "10us"
-
-[[resource]]
-name = "bus"
-protocol = "pip"
-
-[[task]]
-name = "high"
-period = "5ms"
-memory = "1MiB"
-wcet = "500us"
-core = {cpu}
-critical_sections = [{{ resource = "bus", length = "200us" }}]
-
-[[task]]
-name = "low"
-period = "10ms"
-memory = "1MiB"
-wcet = "1ms"
-core = {cpu}
-critical_sections = [{{ resource = "bus", length = "600us" }}]
-
-[[task]]
-name = "free"
-period = "20ms"
-memory = "1MiB"
-wcet = "300us"
-core = {cpu}
-"#,
-            cores = cpu + 1
-        ),
-    )
-    .unwrap();
+    std::fs::write(&plan, tinct_rt::testing::shared_resource_set("pip", cpu)).unwrap();
     let output = tinct()
         .args(["run", "--duration", "300ms", "--out"])
         .arg(dir.path().join("run"))

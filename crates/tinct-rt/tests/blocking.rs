@@ -12,49 +12,9 @@ use tinct_rt::spec::{BlockingShows, RunSpec};
 
 const MS: u64 = 1_000_000;
 
-/// `high` and `low` share `bus` on core 0; `free` uses nothing.
-const SET: &str = r#"
-[platform]
-cores = 1
-partitions = 4
-memory = "64MiB"
-refill = "10us"
-
-[[resource]]
-name = "bus"
-protocol = "PROTOCOL"
-
-[[task]]
-name = "high"
-period = "5ms"
-memory = "1MiB"
-wcet = "500us"
-core = 0
-critical_sections = [{ resource = "bus", length = "200us" }]
-
-[[task]]
-name = "low"
-period = "10ms"
-memory = "1MiB"
-wcet = "1ms"
-core = 0
-critical_sections = [{ resource = "bus", length = "600us" }]
-
-[[task]]
-name = "free"
-period = "20ms"
-memory = "1MiB"
-wcet = "300us"
-core = 0
-"#;
-
 fn spec(protocol: &str) -> RunSpec {
-    let set = parse(
-        &SET.replace("PROTOCOL", protocol),
-        "blocking.toml",
-        Syntax::Toml,
-    )
-    .unwrap();
+    let text = tinct_rt::testing::shared_resource_set(protocol, 0);
+    let set = parse(&text, "blocking.toml", Syntax::Toml).unwrap();
     let analysis = tinct_core::analysis::analyze(&set).unwrap();
     RunSpec::from_plan(&set, Some(&analysis), "blocking.toml", 200 * MS)
         .unwrap()
