@@ -895,3 +895,49 @@ fn one_sigint_ends_a_run_whose_child_is_stopped_and_writes_what_was_recorded() {
     assert!(released > 0, "jobs were recorded before the stop");
     check_traces(&out);
 }
+
+/// Two tasks sharing a `pip` resource on one CPU, and a third that locks
+/// nothing: the printed verdict and summary.json carry each task's
+/// largest wait at a lock next to the analysis' B_i (issue 12). Times are
+/// not compared with the bound (a shared VM stalls).
+#[test]
+fn a_run_with_a_shared_resource_shows_observed_blocking_next_to_b_i() {
+    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+        return;
+    }
+    let _guard = serial();
+    let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("shared.toml");
+    std::fs::write(&plan, tinct_rt::testing::shared_resource_set("pip", cpu)).unwrap();
+    let output = tinct()
+        .args(["run", "--duration", "300ms", "--out"])
+        .arg(dir.path().join("run"))
+        .arg(&plan)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("blocking (observed at locks; B_i of the analysis)")
+            && stdout.contains("wait at the lock"),
+        "{stdout}"
+    );
+    let summary = read_json(&dir.path().join("run/summary.json"));
+    let task = |name: &str| {
+        summary["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .clone()
+    };
+    let high = task("high");
+    assert_eq!(high["blocking"]["bound_ns"], 600_000, "{high}");
+    assert!(high["blocking"]["observed_max_ns"].is_u64(), "{high}");
+    assert_eq!(high["blocking"]["shows"], "at_lock");
+    let free = task("free");
+    assert_eq!(free["blocking"]["observed_max_ns"], 0, "{free}");
+    assert_eq!(free["blocking"]["exceeds_bound"], false, "{free}");
+}

@@ -210,6 +210,25 @@ impl OverheadsChoice {
             }
         })
     }
+
+    /// [`OverheadsChoice::resolve`] with the machine's calibration picked
+    /// as `tinct analyze` and the Python `TaskSet.analyze` pick it:
+    /// `explicit` (`--calibration FILE`), else for
+    /// [`OverheadsChoice::Measured`] the saved one at `saved`
+    /// ([`crate::saved_calibration::saved_path`]) when a file is there.
+    pub fn resolve_with_saved(
+        &self,
+        set: &crate::TaskSet,
+        file: &Path,
+        explicit: Option<&Path>,
+        saved: Option<std::path::PathBuf>,
+    ) -> Result<OverheadsSource, String> {
+        let calibration = match (self, explicit) {
+            (OverheadsChoice::Measured, None) => saved.filter(|p| p.exists()),
+            (_, explicit) => explicit.map(Path::to_path_buf),
+        };
+        self.resolve(set, file, calibration.as_deref())
+    }
 }
 
 #[cfg(test)]
@@ -239,6 +258,36 @@ mod tests {
         );
         let none = OverheadsChoice::None
             .resolve(&set, Path::new("t.toml"), None)
+            .unwrap();
+        assert_eq!(none, OverheadsSource::none("--overheads none"));
+    }
+
+    #[test]
+    fn measured_takes_the_explicit_calibration_else_a_saved_one_that_exists() {
+        let set = crate::format::parse(crate::experiment::kim2013::TABLE_I, "t.toml", Syntax::Toml)
+            .unwrap();
+        let file = Path::new("t.toml");
+        let absent_saved = Some(std::path::PathBuf::from(
+            "/nonexistent/saved/calibrate.json",
+        ));
+        let error = OverheadsChoice::Measured
+            .resolve_with_saved(&set, file, None, absent_saved.clone())
+            .unwrap_err();
+        assert!(
+            error.starts_with("--overheads measured: no calibration"),
+            "a saved path with no file there is no calibration: {error}"
+        );
+        let error = OverheadsChoice::Measured
+            .resolve_with_saved(
+                &set,
+                file,
+                Some(Path::new("/nonexistent/explicit.json")),
+                absent_saved.clone(),
+            )
+            .unwrap_err();
+        assert!(error.contains("explicit.json"), "{error}");
+        let none = OverheadsChoice::None
+            .resolve_with_saved(&set, file, None, absent_saved)
             .unwrap();
         assert_eq!(none, OverheadsSource::none("--overheads none"));
     }

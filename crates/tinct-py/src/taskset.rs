@@ -11,6 +11,8 @@ use tinct_core::TaskSet;
 use tinct_core::analysis::analyze;
 use tinct_core::format::{self, Syntax};
 use tinct_core::generate::replicate;
+use tinct_core::overheads::OverheadsChoice;
+use tinct_core::saved_calibration;
 
 /// A validated task set: the platform {N_C, N_P, M_total, Δ} and its tasks
 /// {C^p, T, D, M, priority, core, S(i)} in file order.
@@ -166,16 +168,53 @@ impl PyTaskSet {
     /// The analysis of `tinct analyze --json` as a dict: per task (file
     /// order) core, priority, S(i), C, ω, γ, WCRT with (Eq. 2) and without
     /// cache interference (`None` past the deadline) and the term-by-term
-    /// breakdown; per core Eq. (1) and Eq. (3); the verdict and reasons.
+    /// breakdown; per core Eq. (1) and Eq. (3); the verdict and reasons;
+    /// `overheads_source`, the overheads charged and where they came from.
     /// Every task needs a core (`plan` assigns them); a term that does not
     /// fit in 64-bit nanoseconds raises `BadInput`, as `tinct analyze`
     /// exits 2.
-    fn analyze<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let set = &self.set;
+    ///
+    /// `overheads` is `tinct analyze --overheads`: `None` (the set's own
+    /// `[platform] overheads`, if any), `"none"`, `"measured"` (the
+    /// machine calibration: `calibration`, else $TINCT_CALIBRATION, else
+    /// the one `tinct bench calibrate` saved) or the path of a calibration
+    /// or task-set file giving them. `calibration` is `--calibration`: a
+    /// `calibrate.json`, checked like the CLI checks it.
+    #[pyo3(signature = (overheads = None, calibration = None))]
+    fn analyze<'py>(
+        &self,
+        py: Python<'py>,
+        overheads: Option<PathBuf>,
+        calibration: Option<PathBuf>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let choice = match overheads {
+            None => OverheadsChoice::TaskSet,
+            Some(path) => match path.to_str() {
+                Some(text) => OverheadsChoice::parse(text)
+                    .map_err(|e| bad_argument("overheads", format!("overheads: {e}")))?,
+                None => OverheadsChoice::File(path),
+            },
+        };
+        if let Some(path) = &calibration {
+            saved_calibration::read(path).map_err(|e| bad_argument("calibration", e))?;
+        }
+        let saved = saved_calibration::saved_path(|name| std::env::var_os(name));
+        let source = choice
+            .resolve_with_saved(
+                &self.set,
+                std::path::Path::new(&self.file),
+                calibration.as_deref(),
+                saved,
+            )
+            .map_err(|e| bad_argument("overheads", e))?;
+        let mut set = self.set.clone();
+        set.platform.overheads = source.overheads;
         let analysis = py
-            .detach(|| analyze(set))
-            .map_err(|e| bad_input(&e.input_error(&self.file, set)))?;
-        to_python(py, &analysis)
+            .detach(|| analyze(&set))
+            .map_err(|e| bad_input(&e.input_error(&self.file, &set)))?;
+        let report = to_python(py, &analysis)?;
+        report.set_item("overheads_source", to_python(py, &source)?)?;
+        Ok(report)
     }
 
     /// Assigns cores, priorities and cache partitions (kim2013 CATA,

@@ -4,6 +4,8 @@ message."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import tinct
@@ -31,7 +33,7 @@ def test_examples_match_the_cli(example):
     # The CLI adds where Δ and the overheads came from; the analysis itself
     # must be identical.
     assert theirs.pop("refill_source") == "from the file"
-    assert theirs.pop("overheads_source")["from"].startswith("the task set")
+    assert theirs["overheads_source"]["from"].startswith("the task set")
     assert_identical(ours, theirs)
 
 
@@ -58,10 +60,11 @@ def test_random_planned_sets_match_the_cli(tmp_path, algorithm, stream):
         plan.planned.save(path)
         theirs = cli_json("analyze", "--json", str(path))
         theirs.pop("refill_source")
-        theirs.pop("overheads_source")
         assert_identical(tinct.TaskSet.load(path).analyze(), theirs)
-        # The set in memory analyzes as the file read back does.
+        # The set in memory analyzes as the file read back does (its
+        # overheads_source names no file: the set gives none).
         assert_identical(plan.planned.analyze(), theirs)
+        theirs.pop("overheads_source")
         assert_identical(plan.analysis, theirs)
         compared += 1
     assert compared >= 1, "no random set was placed: the comparison compared nothing"
@@ -84,7 +87,6 @@ def test_random_sets_with_misses_match_the_cli(tmp_path):
         tinct.TaskSet.from_dict(d).save(path)
         theirs = cli_json("analyze", "--json", str(path))
         theirs.pop("refill_source")
-        theirs.pop("overheads_source")
         ours = tinct.TaskSet.load(path).analyze()
         assert_identical(ours, theirs)
         misses += sum(t["wcrt_ns"] is None for t in ours["tasks"])
@@ -98,12 +100,20 @@ def test_the_declared_shapes_are_the_dicts(tmp_path):
     run_cli("plan", "--placement", "static", "-o", str(placed), str(REPO / "examples" / "pipeline.toml"))
     analysis = tinct.TaskSet.load(placed).analyze()
     assert analysis["chains"], "the pipeline has no chain: nothing compared"
+    # A plan's analysis has no overheads_source (it is Analysis, not
+    # TaskSetAnalysis).
+    plan_analysis = tinct.TaskSet.load(REPO / "examples" / "kim2013-table2.toml").plan().analysis
+    assert plan_analysis is not None
 
     def keys(shape):
         return set(shape.__annotations__)
 
-    assert set(analysis) == keys(tinct.reports.Analysis)
+    assert set(analysis) == keys(tinct.reports.TaskSetAnalysis)
+    assert set(plan_analysis) == keys(tinct.reports.Analysis)
     assert set(analysis["overheads"]) == keys(tinct.reports.Overheads)
+    source = analysis["overheads_source"]
+    assert set(source) == keys(tinct.reports.OverheadsSource)
+    assert set(source["overheads"]) == keys(tinct.reports.PlatformOverheads)
     for task in analysis["tasks"]:
         assert set(task) == keys(tinct.reports.TaskReport)
         assert set(task["breakdown"]) == keys(tinct.reports.ResponseTime)
@@ -111,3 +121,94 @@ def test_the_declared_shapes_are_the_dicts(tmp_path):
         assert set(core) == keys(tinct.reports.CoreReport)
     for chain in analysis["chains"]:
         assert set(chain) == keys(tinct.reports.ChainBound)
+
+
+def write_calibration(tmp_path, overheads):
+    """A calibrate.json as `tinct bench calibrate` writes it (the fields the
+    analysis reads)."""
+    path = tmp_path / "calibrate.json"
+    path.write_text(
+        json.dumps({"bench": "calibrate", "refill": {"partitions": 32, "refill_ns": 45300}, "overheads": overheads})
+    )
+    return path
+
+
+CALIBRATED = {
+    "context_switch_ns": 20000,
+    "release_latency_ns": 100000,
+    "unmeasured": {"tick": "no periodic interruption found"},
+}
+
+
+@pytest.mark.parametrize("how", ["file", "measured"])
+def test_overheads_from_a_calibration_match_the_cli(tmp_path, how):
+    calibration = write_calibration(tmp_path, CALIBRATED)
+    example = str(REPO / "examples" / "kim2013-table2.toml")
+    if how == "file":
+        theirs = cli_json("analyze", "--json", "--overheads", str(calibration), example)
+        ours = tinct.TaskSet.load(example).analyze(overheads=str(calibration))
+    else:
+        theirs = cli_json(
+            "analyze", "--json", "--overheads", "measured", "--calibration", str(calibration), example
+        )
+        ours = tinct.TaskSet.load(example).analyze(overheads="measured", calibration=calibration)
+    theirs.pop("refill_source")
+    assert_identical(ours, theirs)
+    # The overheads were charged (not the analysis without them) and the
+    # missing one is named, not taken as zero silently.
+    source = ours["overheads_source"]
+    assert source["from"] == f"calibration {calibration}"
+    assert [m["name"] for m in source["missing"]] == ["tick"]
+    assert ours["overheads"]["context_switch_ns"] == 20000
+    assert all(t["overhead_ns"] == 40000 and t["jitter_ns"] == 100000 for t in ours["tasks"])
+    plain = tinct.TaskSet.load(example).analyze()
+    assert plain["overheads_source"]["from"] == "the task set gives none; see --overheads"
+    assert ours["tasks"][-1]["wcrt_ns"] > plain["tasks"][-1]["wcrt_ns"]
+
+
+def test_overheads_none_and_the_set_s_own_match_the_cli(tmp_path):
+    text = (REPO / "examples" / "kim2013-table2.toml").read_text()
+    with_overheads = tmp_path / "with.toml"
+    with_overheads.write_text(
+        text.replace(
+            "[platform]\n",
+            '[platform]\noverheads = { context_switch = "50us", release_latency = "1ms" }\n',
+            1,
+        )
+    )
+    for choice in (None, "none"):
+        args = ["analyze", "--json", str(with_overheads)]
+        if choice is not None:
+            args[2:2] = ["--overheads", choice]
+        theirs = cli_json(*args)
+        theirs.pop("refill_source")
+        ours = tinct.TaskSet.load(with_overheads).analyze(overheads=choice)
+        assert_identical(ours, theirs)
+    charged = tinct.TaskSet.load(with_overheads).analyze()
+    assert charged["overheads"]["context_switch_ns"] == 50000, "the set's own overheads"
+    none = tinct.TaskSet.load(with_overheads).analyze(overheads="none")
+    assert none["overheads_source"]["from"] == "--overheads none"
+    assert none["overheads"]["context_switch_ns"] == 0
+
+
+def test_bad_overheads_are_refused_like_the_cli(tmp_path, monkeypatch):
+    example = str(REPO / "examples" / "kim2013-table2.toml")
+    s = tinct.TaskSet.load(example)
+    # No calibration anywhere: `measured` is refused with the CLI's message.
+    monkeypatch.setenv("TINCT_CALIBRATION", "/nonexistent/tinct-test-calibration.json")
+    done = run_cli("analyze", "--overheads", "measured", example, check=False)
+    assert done.returncode == 2
+    with pytest.raises(tinct.BadInput) as caught:
+        s.analyze(overheads="measured")
+    assert done.stderr.strip() == f"tinct: error: {caught.value}"
+    assert caught.value.field == "overheads"
+    # A calibration that is not one, as --calibration.
+    broken = tmp_path / "broken.json"
+    broken.write_text("{}")
+    done = run_cli("analyze", "--calibration", str(broken), example, check=False)
+    assert done.returncode == 2
+    with pytest.raises(tinct.BadInput) as caught:
+        s.analyze(calibration=broken)
+    assert done.stderr.strip() == f"tinct: error: {caught.value}"
+    with pytest.raises(tinct.BadInput):
+        s.analyze(overheads="")

@@ -591,6 +591,8 @@ mod tests {
                     wcet_ns: c,
                     wcrt_ns: Some(wcrt),
                     wcrt_nocint_ns: Some(wcrt),
+                    blocking_ns: Some(0),
+                    blocking_shows: crate::spec::BlockingShows::Nowhere,
                 })
                 .build(),
             tid: 1,

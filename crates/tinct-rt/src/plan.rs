@@ -8,8 +8,8 @@ use crate::kernels::memory_percent;
 use crate::limits::MIN_WORKING_SET_BYTES;
 use crate::pipeline::{CacheNeighbours, Placement, PlacementPolicy};
 use crate::spec::{
-    Bound, ChannelSpec, OWN_TIMER, Phase, Policy, RunSpec, Scheduling, Step, TOP_TASK_PRIORITY,
-    TaskSpec,
+    BlockingShows, Bound, ChannelSpec, OWN_TIMER, Phase, Policy, RunSpec, Scheduling, Step,
+    TOP_TASK_PRIORITY, TaskSpec,
 };
 use crate::{Result, RtError};
 use std::path::Path;
@@ -56,6 +56,11 @@ impl RunSpec {
         policy: PlacementPolicy,
     ) -> Result<RunSpec> {
         let ranks = set.ranks();
+        let blocking_shows = BlockingShows::of_protocols(
+            set.resources
+                .iter()
+                .map(|r| r.protocol == tinct_core::model::Protocol::Pcp),
+        );
         let mut tasks = Vec::with_capacity(set.tasks.len());
         for (i, task) in set.tasks.iter().enumerate() {
             let line = set.task_lines.get(i).copied();
@@ -142,6 +147,8 @@ impl RunSpec {
                     wcet_ns: t.wcet_ns,
                     wcrt_ns: t.wcrt_ns,
                     wcrt_nocint_ns: t.wcrt_nocint_ns,
+                    blocking_ns: t.blocking_ns,
+                    blocking_shows,
                 }),
                 line,
             });

@@ -352,6 +352,72 @@ pub struct Bound {
     pub wcrt_ns: Option<u64>,
     /// WCRT without cache interference (classic RTA), if within D.
     pub wcrt_nocint_ns: Option<u64>,
+    /// B_i, the blocking term of the analysis (issue 12: the longest
+    /// critical section of a lower-priority task that can block this one,
+    /// or the task's explicit `blocking`); `None` when unbounded.
+    pub blocking_ns: Option<u64>,
+    /// Where a job meets that blocking at run time, from the protocols of
+    /// the set's resources.
+    pub blocking_shows: BlockingShows,
+}
+
+/// Where the blocking B_i of a task shows in a run's records.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockingShows {
+    /// The set has no resources: there is no blocking to observe.
+    #[default]
+    Nowhere,
+    /// Every resource is `pip` or `none`: a job waits at the lock, recorded
+    /// as its `blocked_ns`, comparable with B_i.
+    AtLock,
+    /// Every resource is `pcp` (immediate ceiling): the holder runs at the
+    /// ceiling, so a job is blocked before it starts (its release
+    /// latency), never at the lock.
+    BeforeStart,
+    /// Resources of both kinds: part shows at the lock, part as release
+    /// latency.
+    Both,
+}
+
+impl BlockingShows {
+    /// Where the blocking of a task set with resources of these
+    /// protocols shows (`pcp`: whether each is the ceiling protocol).
+    pub fn of_protocols(pcp: impl IntoIterator<Item = bool>) -> BlockingShows {
+        let (mut ceiling, mut at_lock) = (false, false);
+        for is_pcp in pcp {
+            if is_pcp {
+                ceiling = true;
+            } else {
+                at_lock = true;
+            }
+        }
+        match (ceiling, at_lock) {
+            (false, false) => BlockingShows::Nowhere,
+            (false, true) => BlockingShows::AtLock,
+            (true, false) => BlockingShows::BeforeStart,
+            (true, true) => BlockingShows::Both,
+        }
+    }
+
+    /// In words, for the summary and the printed verdict.
+    pub fn describe(self) -> &'static str {
+        match self {
+            BlockingShows::Nowhere => "no shared resources",
+            BlockingShows::AtLock => {
+                "pip/none: blocking is the wait at the lock (blocked_ns; under pip it \
+                 also holds the holder's preemptions by tasks above this one)"
+            }
+            BlockingShows::BeforeStart => {
+                "pcp: blocking shows as release latency before the job starts, never at the \
+                 lock (blocked_ns stays 0)"
+            }
+            BlockingShows::Both => {
+                "pip/none resources block at the lock (blocked_ns); pcp ones show as release \
+                 latency before the job starts"
+            }
+        }
+    }
 }
 
 /// One thread.

@@ -239,3 +239,28 @@ pub fn four_cpus_two_l2() -> tinct_sys::topology::Topology {
         caches,
     }
 }
+
+/// A planned task set for blocking tests (issue 12): `high` (T = 5 ms)
+/// and `low` (T = 10 ms) share the resource `bus` (sections of 200 µs and
+/// 600 µs, so B_high = 600 µs), `free` (T = 20 ms) locks nothing; every
+/// task on `core` of a platform with `core + 1` cores; `protocol` is
+/// `pcp`, `pip` or `none`.
+pub fn shared_resource_set(protocol: &str, core: u32) -> String {
+    let task = |name: &str, period: &str, wcet: &str, section: Option<&str>| {
+        let section = section.map_or(String::new(), |length| {
+            format!("critical_sections = [{{ resource = \"bus\", length = \"{length}\" }}]\n")
+        });
+        format!(
+            "\n[[task]]\nname = \"{name}\"\nperiod = \"{period}\"\nmemory = \"1MiB\"\n\
+             wcet = \"{wcet}\"\ncore = {core}\n{section}"
+        )
+    };
+    format!(
+        "[platform]\ncores = {cores}\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n\
+         [[resource]]\nname = \"bus\"\nprotocol = \"{protocol}\"\n{high}{low}{free}",
+        cores = core.saturating_add(1),
+        high = task("high", "5ms", "500us", Some("200us")),
+        low = task("low", "10ms", "1ms", Some("600us")),
+        free = task("free", "20ms", "300us", None),
+    )
+}

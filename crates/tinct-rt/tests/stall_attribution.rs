@@ -60,6 +60,8 @@ fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
             wcet_ns: 18 * MS,
             wcrt_ns: Some(18 * MS),
             wcrt_nocint_ns: Some(18 * MS),
+            blocking_ns: Some(0),
+            blocking_shows: tinct_rt::spec::BlockingShows::Nowhere,
         })
         .build();
     let spec = run_spec(vec![task], 1_500 * MS);

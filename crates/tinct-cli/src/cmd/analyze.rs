@@ -67,14 +67,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 /// The overheads `--overheads` asks for, and where they come from.
 fn overheads_source(args: &Args, set: &tinct_core::TaskSet) -> Result<OverheadsSource, CliError> {
     let choice = args.overheads.clone().unwrap_or(OverheadsChoice::TaskSet);
-    let calibration = match (&choice, &args.calibration) {
-        (OverheadsChoice::Measured, None) => {
-            crate::calibration::saved_path().filter(|p| p.exists())
-        }
-        (_, explicit) => explicit.clone(),
-    };
     choice
-        .resolve(set, &args.file, calibration.as_deref())
+        .resolve_with_saved(
+            set,
+            &args.file,
+            args.calibration.as_deref(),
+            crate::calibration::saved_path(),
+        )
         .map_err(CliError::Input)
 }
 

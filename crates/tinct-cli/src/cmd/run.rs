@@ -272,6 +272,10 @@ fn us(ns: u64) -> String {
     format!("{:.1}", ns as f64 / 1e3)
 }
 
+fn opt_us(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "—".into(), us)
+}
+
 /// Prints the verdict tables and the loud flags.
 pub fn print_verdict(summary: &Summary) {
     println!("\nscheduling: {}", summary.scheduling);
@@ -376,6 +380,7 @@ pub fn print_verdict(summary: &Summary) {
     }
     println!("\nexecution time (thread CPU time), ms, and release latency");
     println!("{exec}");
+    print_blocking(summary);
     print_isolation(summary);
     print_counters(summary);
     print_sentinel(summary);
@@ -394,6 +399,16 @@ pub fn print_verdict(summary: &Summary) {
         } else {
             format!("{message} (under SCHED_OTHER, --no-rt: the bound does not apply)")
         };
+        println!("{message}");
+        eprintln!("tinct: {message}");
+    }
+    for t in summary.tasks.iter().filter(|t| t.blocking.exceeds_bound) {
+        let message = format!(
+            "!!! task '{}': a job waited {} µs at a lock, above the analysis' blocking B_i = {} µs",
+            t.name,
+            us(t.blocking.observed_max_ns),
+            opt_us(t.blocking.bound_ns)
+        );
         println!("{message}");
         eprintln!("tinct: {message}");
     }
@@ -513,6 +528,41 @@ fn print_late_jobs(summary: &Summary) {
                 task.late.len() - SHOWN
             );
         }
+    }
+}
+
+/// Blocking met at locks next to the analysis' B_i, when the run has
+/// shared resources or a job waited at a lock (issue 12).
+fn print_blocking(summary: &Summary) {
+    use tinct_rt::spec::BlockingShows;
+    let relevant = |t: &&tinct_rt::output::TaskVerdict| {
+        t.blocking.shows != BlockingShows::Nowhere || t.blocking.observed_max_ns > 0
+    };
+    if !summary.tasks.iter().any(|t| relevant(&t)) {
+        return;
+    }
+    let mut blocking = table(&[
+        "task",
+        "blocked at a lock max (µs)",
+        "release latency max (µs)",
+        "B_i (µs)",
+    ]);
+    let mut notes: Vec<&str> = Vec::new();
+    for t in summary.tasks.iter().filter(relevant) {
+        blocking.add_row(vec![
+            t.name.clone(),
+            us(t.blocking.observed_max_ns),
+            us(t.latency.max),
+            opt_us(t.blocking.bound_ns),
+        ]);
+        if !notes.contains(&t.blocking.note) {
+            notes.push(t.blocking.note);
+        }
+    }
+    println!("\nblocking (observed at locks; B_i of the analysis)");
+    println!("{blocking}");
+    for note in notes {
+        println!("blocking: {note}");
     }
 }
 

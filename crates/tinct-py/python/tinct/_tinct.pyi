@@ -7,7 +7,15 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 import numpy.typing as npt
 
-from .reports import Analysis, Kim2013Report, Params, PlanReport, ShardFile, StudyResult
+from .reports import (
+    Analysis,
+    Kim2013Report,
+    Params,
+    PlanReport,
+    ShardFile,
+    StudyResult,
+    TaskSetAnalysis,
+)
 
 __version__: str
 
@@ -52,8 +60,14 @@ class TaskSet:
         """Unique priority ranks 1..=n (1 the highest) in file order."""
     def replicate(self, copies: int) -> TaskSet:
         """``copies`` copies of every task, cores and partitions dropped."""
-    def analyze(self) -> Analysis:
-        """kim2013 Eq. (1)-(3) and classic RTA: ``tinct analyze --json``."""
+    def analyze(
+        self,
+        overheads: Optional[_Path] = None,
+        calibration: Optional[_Path] = None,
+    ) -> TaskSetAnalysis:
+        """kim2013 Eq. (1)-(3) and classic RTA: ``tinct analyze --json``;
+        ``overheads`` and ``calibration`` are its ``--overheads
+        none|measured|FILE`` and ``--calibration FILE``."""
     def plan(
         self,
         algorithm: str = "cata",

@@ -20,6 +20,10 @@ __all__ = [
     "Overheads",
     "ChainBound",
     "Analysis",
+    "PlatformOverheads",
+    "MissingOverhead",
+    "OverheadsSource",
+    "TaskSetAnalysis",
     "PlanReport",
     "Point",
     "Params",
@@ -128,8 +132,9 @@ class ChainBound(TypedDict):
 
 
 class Analysis(TypedDict):
-    """``TaskSet.analyze()``: what ``tinct analyze --json`` prints (without
-    the CLI's ``refill_source``)."""
+    """``Plan.analysis``: what ``tinct analyze --json`` prints (without the
+    CLI's ``refill_source`` and ``overheads_source``; ``TaskSet.analyze()``
+    adds the latter: ``TaskSetAnalysis``)."""
 
     schedulable: bool
     refill_ns: int
@@ -140,6 +145,40 @@ class Analysis(TypedDict):
     overheads: Overheads
     chains: List[ChainBound]
     holistic_rounds: int
+
+
+class PlatformOverheads(TypedDict):
+    """The overheads of an ``OverheadsSource``, as the task-set format
+    names them (``[platform] overheads``), in nanoseconds."""
+
+    context_switch: int
+    release_latency: int
+    tick: int
+    tick_period: Optional[int]
+
+
+class MissingOverhead(TypedDict):
+    """An overhead the source does not give: not charged."""
+
+    name: str
+    why: str
+
+
+# The overheads ``TaskSet.analyze`` charged and where they came from
+# (``overheads_source`` of ``tinct analyze --json``). Functional syntax:
+# ``from`` is a Python keyword.
+OverheadsSource = TypedDict(
+    "OverheadsSource",
+    {"overheads": PlatformOverheads, "from": str, "missing": List[MissingOverhead]},
+)
+
+
+class TaskSetAnalysis(Analysis):
+    """``TaskSet.analyze(overheads, calibration)``: the analysis and where
+    its overheads came from, as ``tinct analyze --json`` prints them
+    (without the CLI's ``refill_source``)."""
+
+    overheads_source: OverheadsSource
 
 
 class PlanReport(TypedDict):

@@ -140,6 +140,8 @@ partitions = [1]
                 wcet_ns: 10,
                 wcrt_ns: Some(30),
                 wcrt_nocint_ns: Some(20),
+                blocking_ns: Some(0),
+                blocking_shows: crate::spec::BlockingShows::Nowhere,
             })
             .build();
         RunResult {

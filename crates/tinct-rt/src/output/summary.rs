@@ -1,7 +1,8 @@
 //! The verdict of a run: per task, observed response and execution times
 //! (max, p99, mean, ρ = μ + 2σ of demarchi Eq. 1) next to the analysis'
 //! bounds, the job counts, and every job that exceeded its bound with its
-//! cause ([`crate::attribution`]); the sentinel's stalls; written as
+//! cause ([`crate::attribution`]); the largest blocking met at a lock
+//! next to the analysis' B_i; the sentinel's stalls; written as
 //! `summary.json`.
 
 use crate::attribution::{Attribution, CauseCounts, Colouring, Evidence, LateJob, attribute};
@@ -9,7 +10,7 @@ use crate::isolation::{RunIsolation, TaskIsolation};
 use crate::memory::Placement;
 use crate::record::{Accounting, JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun, WorkNote};
-use crate::spec::{Bound, Policy, WatchdogMode};
+use crate::spec::{BlockingShows, Bound, Policy, WatchdogMode};
 use crate::watchdog::StopReason;
 use serde::Serialize;
 use tinct_report::stats::{Counts, Durations};
@@ -75,6 +76,8 @@ pub struct TaskVerdict {
     pub migrations: u64,
     /// The analysis' prediction, if the run came from an analysed task set.
     pub bound: Option<Bound>,
+    /// Blocking observed at locks next to the analysis' B_i.
+    pub blocking: BlockingVerdict,
     /// Observed max response time > WCRT with cache interference (kim2013 Eq. 2).
     pub exceeds_bound: bool,
     /// Observed max response time > WCRT without cache interference.
@@ -99,6 +102,42 @@ pub struct TaskVerdict {
     pub causes: CauseCounts,
     /// Those jobs, each with its cause.
     pub late: Vec<LateJob>,
+}
+
+/// Observed blocking versus the analysis' B_i, for one task (issue 12).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BlockingVerdict {
+    /// The longest time one of its jobs waited to lock a mutex (the largest
+    /// `blocked_ns` of jobs.csv), ns; 0 for a task that locks nothing.
+    pub observed_max_ns: u64,
+    /// B_i of the analysis, ns (`None`: no analysis, or B_i unbounded).
+    pub bound_ns: Option<u64>,
+    /// Where a job meets its blocking at run time.
+    pub shows: BlockingShows,
+    /// That, in words (under `pcp` the blocking is release latency, not
+    /// `observed_max_ns`).
+    pub note: &'static str,
+    /// The wait at a lock exceeded B_i where the analysis says it is met
+    /// there (`pip`/`none` resources only): the analysis' inputs (section
+    /// lengths, priorities) or its assumptions do not hold.
+    pub exceeds_bound: bool,
+}
+
+impl BlockingVerdict {
+    /// The verdict on a task's blocking from its job records and bound.
+    fn of(records: &[JobRecord], bound: Option<Bound>) -> BlockingVerdict {
+        let observed_max_ns = records.iter().map(|r| r.flow.blocked_ns).max().unwrap_or(0);
+        let bound_ns = bound.and_then(|b| b.blocking_ns);
+        let shows = bound.map_or(BlockingShows::Nowhere, |b| b.blocking_shows);
+        let at_lock = matches!(shows, BlockingShows::AtLock | BlockingShows::Both);
+        BlockingVerdict {
+            observed_max_ns,
+            bound_ns,
+            shows,
+            note: shows.describe(),
+            exceeds_bound: at_lock && bound_ns.is_some_and(|b| observed_max_ns > b),
+        }
+    }
 }
 
 /// One phase of a task in the verdict.
@@ -294,6 +333,7 @@ fn verdict(task: &TaskRun, late: Vec<LateJob>) -> TaskVerdict {
         preemptions: task.records.iter().map(|r| u64::from(r.preemptions)).sum(),
         migrations: task.records.iter().map(|r| u64::from(r.migrations())).sum(),
         bound: task.spec.bound,
+        blocking: BlockingVerdict::of(&task.records, task.spec.bound),
         exceeds_bound: over(task.spec.bound.and_then(|b| b.wcrt_ns)),
         exceeds_bound_nocint: over(task.spec.bound.and_then(|b| b.wcrt_nocint_ns)),
         response,
@@ -415,5 +455,41 @@ mod tests {
         assert_eq!(s.causes, t.causes);
         assert_eq!(s.unexplained, 0);
         assert!(s.sentinel.is_none());
+        assert_eq!(t.blocking.observed_max_ns, 0, "no job waited at a lock");
+        assert_eq!(t.blocking.bound_ns, Some(0));
+        assert!(!t.blocking.exceeds_bound);
+    }
+
+    #[test]
+    fn blocking_above_b_i_is_flagged_at_the_lock_and_never_under_the_ceiling() {
+        let records: Vec<JobRecord> = [40, 250, 0]
+            .iter()
+            .enumerate()
+            .map(|(job, &blocked)| {
+                let mut r = JobRecord::never_started(job as u64, 0, 0, 1000);
+                r.flow.blocked_ns = blocked;
+                r
+            })
+            .collect();
+        let bound = |shows| Bound {
+            wcet_ns: 10,
+            wcrt_ns: Some(500),
+            wcrt_nocint_ns: Some(500),
+            blocking_ns: Some(200),
+            blocking_shows: shows,
+        };
+        let pip = BlockingVerdict::of(&records, Some(bound(BlockingShows::AtLock)));
+        assert_eq!((pip.observed_max_ns, pip.bound_ns), (250, Some(200)));
+        assert!(
+            pip.exceeds_bound,
+            "250 ns waited at the lock > B_i = 200 ns"
+        );
+        let within = BlockingVerdict::of(&records[..1], Some(bound(BlockingShows::Both)));
+        assert!(!within.exceeds_bound, "40 ns ≤ 200 ns");
+        let pcp = BlockingVerdict::of(&records, Some(bound(BlockingShows::BeforeStart)));
+        assert!(!pcp.exceeds_bound);
+        assert!(pcp.note.contains("release latency"), "{}", pcp.note);
+        let none = BlockingVerdict::of(&records, None);
+        assert_eq!((none.bound_ns, none.exceeds_bound), (None, false));
     }
 }
