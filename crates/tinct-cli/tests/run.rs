@@ -703,7 +703,8 @@ fn an_exceedance_with_no_cause_exits_3_and_says_so() {
     std::fs::write(&plan, lone_task_plan(cpu)).unwrap();
     // Something the analysis does not know: a SCHED_FIFO 98 thread on the
     // task's CPU, above the task (90) and below the sentinel (99), busy
-    // 15 ms of every 20 (with the task and the sentinel, under the RT
+    // 13 ms of every 17 — not a divisor of the task's 20 ms period, so the
+    // releases cannot stay in the hog's pauses (with the task and the sentinel, under the RT
     // throttling's 95 %). The task's jobs wait for it: late by up to 15 ms,
     // their execution within C, no host stall: unexplained.
     // A separate process (chrt and taskset of util-linux, Python 3: both
@@ -720,7 +721,7 @@ fn an_exceedance_with_no_cause_exits_3_and_says_so() {
         ])
         .arg(
             "import sys, time\nprint('busy', flush=True)\nwhile True:\n    t = time.monotonic()\n    \
-             while time.monotonic() - t < 0.015: pass\n    time.sleep(0.005)\n",
+             while time.monotonic() - t < 0.013: pass\n    time.sleep(0.004)\n",
         )
         .stdout(std::process::Stdio::piped())
         .spawn()

@@ -11,14 +11,24 @@
 //!    stretch during which this task's or higher-priority jobs were pending
 //!    on its CPU without a pause ([`BUSY_GAP_NS`]): the level-i busy
 //!    period, since a stall there delays the job as well.
-//! 3. [`Cause::ExecAboveC`]: its own execution time, or that of a
-//!    higher-priority job in its busy window, exceeded the modelled C.
-//! 4. [`Cause::ColouringNotEffective`]: the task's working set was meant to
+//! 3. [`Cause::ExecAboveC`]: its own execution time, and those of the
+//!    earlier and higher-priority jobs in its busy window, exceeded their
+//!    modelled C by at least the exceedance (with the stall time, if any):
+//!    without the excess it would have met its bound.
+//! 4. [`Cause::PlatformOverhead`]: the part of its response during which
+//!    its CPU ran none of the run's jobs of its priority or above (release
+//!    latency, context switches, the kernel's own work; at most the
+//!    sentinel's stall threshold per dispatch in the window, since a
+//!    longer gap that the top-priority sentinel did not see as a stall
+//!    means something the analysis does not know ran above the job), with any stall and
+//!    execution above C, covers the exceedance: the analysis did not charge
+//!    (enough) platform overhead (`tinct analyze --overheads measured`).
+//! 5. [`Cause::ColouringNotEffective`]: the task's working set was meant to
 //!    be isolated by page colouring, shares the last-level cache with
 //!    another task of the run, and the isolation is absent: the colour
 //!    probe finds colouring not effective (or cannot tell), or the working
 //!    set was not coloured at all (`--uncolored`).
-//! 5. [`Cause::Unexplained`]: none of these. For a bound from the analysis
+//! 6. [`Cause::Unexplained`]: none of these. For a bound from the analysis
 //!    this says the analysis or its inputs are wrong, and `tinct run`
 //!    makes it loud (see [`crate::output::Summary::unexplained`]).
 //!
@@ -110,6 +120,10 @@ pub enum Cause {
     HostStall,
     /// Execution time above the modelled C (its own or a higher-priority job's).
     ExecAboveC,
+    /// Platform overhead: its CPU ran none of the jobs of its priority or
+    /// above for part of its response (release latency, context switches,
+    /// the kernel's own work), at least the rest of the exceedance.
+    PlatformOverhead,
     /// The isolation page colouring should give is absent.
     ColouringNotEffective,
     /// None of the above.
@@ -118,10 +132,11 @@ pub enum Cause {
 
 impl Cause {
     /// Every cause, in the order they are tried.
-    pub const ALL: [Cause; 5] = [
+    pub const ALL: [Cause; 6] = [
         Cause::NotRealTime,
         Cause::HostStall,
         Cause::ExecAboveC,
+        Cause::PlatformOverhead,
         Cause::ColouringNotEffective,
         Cause::Unexplained,
     ];
@@ -132,6 +147,7 @@ impl Cause {
             Cause::NotRealTime => "not_real_time",
             Cause::HostStall => "host_stall",
             Cause::ExecAboveC => "exec_above_c",
+            Cause::PlatformOverhead => "platform_overhead",
             Cause::ColouringNotEffective => "colouring_not_effective",
             Cause::Unexplained => "unexplained",
         }
@@ -184,6 +200,9 @@ pub struct CauseCounts {
     pub host_stall: u64,
     /// Execution time above C.
     pub exec_above_c: u64,
+    /// Platform overhead (release latency, the kernel's own work).
+    #[serde(default)]
+    pub platform_overhead: u64,
     /// Colouring not effective.
     pub colouring_not_effective: u64,
     /// Unexplained.
@@ -205,6 +224,7 @@ impl CauseCounts {
             Cause::NotRealTime => &mut self.not_real_time,
             Cause::HostStall => &mut self.host_stall,
             Cause::ExecAboveC => &mut self.exec_above_c,
+            Cause::PlatformOverhead => &mut self.platform_overhead,
             Cause::ColouringNotEffective => &mut self.colouring_not_effective,
             Cause::Unexplained => &mut self.unexplained,
         }
@@ -234,6 +254,7 @@ impl CauseCounts {
             Cause::NotRealTime => "not real-time",
             Cause::HostStall => "host stall",
             Cause::ExecAboveC => "execution above C",
+            Cause::PlatformOverhead => "platform overhead",
             Cause::ColouringNotEffective => "colouring not effective",
             Cause::Unexplained => "UNEXPLAINED",
         };
@@ -446,6 +467,17 @@ pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
             }
             let exceedance = response - bound_ns;
             let over_c = exec_above_c(result, task, r, prio, from, finish);
+            // Platform latency is what the sentinel does not call a stall:
+            // up to its threshold per dispatch in the window. Longer, with
+            // no stall seen at the top priority, something the analysis
+            // does not know ran above the job.
+            let threshold = evidence
+                .sentinel
+                .map_or(crate::sentinel::DEFAULT_THRESHOLD_NS, |s| {
+                    s.options.threshold_ns
+                });
+            let (off_task, dispatches) = off_task_ns(result, r, prio);
+            let undispatched = off_task.min(threshold.saturating_mul(dispatches));
             let (cause, mut explanation) = if (wants_rt || kind == BoundKind::Wcrt)
                 && (!result.realtime || !r.policy.is_realtime())
             {
@@ -459,10 +491,33 @@ pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
                 )
             } else if stall >= exceedance {
                 (Cause::HostStall, format!("host stall of {}", ms(stall)))
-            } else if let Some(detail) = over_c {
+            } else if let Some((_, detail)) = over_c
+                .as_ref()
+                .filter(|(excess, _)| excess.saturating_add(stall) >= exceedance)
+            {
+                // The excess (with any stall) covers the exceedance: without
+                // it the job would have met its bound.
                 (
                     Cause::ExecAboveC,
                     format!("execution time above the modelled C ({detail})"),
+                )
+            } else if stall
+                .saturating_add(over_c.as_ref().map_or(0, |(excess, _)| *excess))
+                .saturating_add(undispatched)
+                >= exceedance
+            {
+                (
+                    Cause::PlatformOverhead,
+                    format!(
+                        "platform overhead: {} of its response with no job of its priority or above running on CPU {} \
+                         (release latency, context switches, the kernel's own work){}; charge it with `tinct analyze --overheads measured`",
+                        ms(undispatched),
+                        r.cpu,
+                        over_c.as_ref().map_or(String::new(), |(excess, _)| format!(
+                            ", with execution above C by {}",
+                            ms(*excess)
+                        ))
+                    ),
                 )
             } else if let (Some(why), false) = (isolation, sharing.is_empty()) {
                 (
@@ -481,12 +536,20 @@ pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
                 };
                 (
                     Cause::Unexplained,
-                    format!("unexplained: no stall long enough, every execution within C{missing}"),
+                    format!(
+                        "unexplained: no stall and no execution above C long enough to cover it{missing}"
+                    ),
                 )
             };
             causes[k] = Some(cause);
             if stall > 0 && cause != Cause::HostStall {
                 explanation.push_str(&format!("; also a host stall of {}", ms(stall)));
+            }
+            if let (Some((excess, _)), false) = (
+                &over_c,
+                matches!(cause, Cause::ExecAboveC | Cause::PlatformOverhead),
+            ) {
+                explanation.push_str(&format!("; also execution above C by {}", ms(*excess)));
             }
             late.push(LateJob {
                 job: r.job,
@@ -510,10 +573,42 @@ pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
     out
 }
 
-/// The job's own execution time above its C, or that of another job of
-/// its task or a higher-priority one in its busy window `[from, finish]`
-/// on its CPU (an earlier job of its own task running late delays it as
-/// much), in words.
+/// The time between job `r`'s release and finish that its CPU spent on
+/// none of the run's jobs of priority ≥ `prio` (its own included):
+/// release latencies, context switches, the kernel's own work, the
+/// sentinel; and how many dispatches of such jobs fell in that window
+/// (each may carry one release latency).
+fn off_task_ns(result: &RunResult, r: &JobRecord, prio: u8) -> (u64, u64) {
+    let Some(finish) = r.finish_ns else {
+        return (0, 0);
+    };
+    let mut busy = r.exec_ns;
+    let mut dispatches = 1u64;
+    for (cpu, start, end, exec) in result
+        .tasks
+        .iter()
+        .filter(|t| priority(t) >= prio)
+        .flat_map(|t| &t.records)
+        .filter(|other| !std::ptr::eq(*other, r))
+        .filter_map(|other| on_one_cpu(other).map(|(c, s, e)| (c, s, e, other.exec_ns)))
+    {
+        let overlap = end.min(finish).saturating_sub(start.max(r.release_ns));
+        if cpu == r.cpu && overlap > 0 {
+            busy = busy.saturating_add(exec.min(overlap));
+            dispatches += 1;
+        }
+    }
+    (
+        finish.saturating_sub(r.release_ns).saturating_sub(busy),
+        dispatches,
+    )
+}
+
+/// How much the jobs that could delay `r` executed beyond their modelled
+/// C, in all: `r` itself, the earlier jobs of its task and the
+/// higher-priority jobs that ran on its CPU within its busy window
+/// `[from, finish]` (each ns above C delays `r` by as much), with the
+/// largest of them in words; `None` when every one stayed within its C.
 fn exec_above_c(
     result: &RunResult,
     task: &TaskRun,
@@ -521,39 +616,53 @@ fn exec_above_c(
     prio: u8,
     from: u64,
     finish: u64,
-) -> Option<String> {
+) -> Option<(u64, String)> {
+    let mut total = 0u64;
+    let mut largest: Option<(u64, String)> = None;
+    let mut note = |excess: u64, words: String| {
+        total = total.saturating_add(excess);
+        if largest.as_ref().is_none_or(|(l, _)| excess > *l) {
+            largest = Some((excess, words));
+        }
+    };
     if let Some(c) = task.spec.bound.map(|b| b.wcet_ns)
         && r.exec_ns > c
     {
-        return Some(format!("{} > C {}", ms(r.exec_ns), ms(c)));
+        note(r.exec_ns - c, format!("{} > C {}", ms(r.exec_ns), ms(c)));
     }
-    result
-        .tasks
-        .iter()
-        .filter(|t| priority(t) >= prio)
-        .find_map(|t| {
-            let own = std::ptr::eq(t, task);
-            if !own && priority(t) == prio {
-                return None;
+    for t in result.tasks.iter().filter(|t| priority(t) >= prio) {
+        let own = std::ptr::eq(t, task);
+        if !own && priority(t) == prio {
+            continue;
+        }
+        let Some(c) = t.spec.bound.map(|b| b.wcet_ns) else {
+            continue;
+        };
+        for other in &t.records {
+            let Some((cpu, start, end)) = on_one_cpu(other) else {
+                continue;
+            };
+            let counts = !own || other.job != r.job;
+            if counts && cpu == r.cpu && start < finish && end > from && other.exec_ns > c {
+                note(
+                    other.exec_ns - c,
+                    format!(
+                        "{} '{}' job {}: {} > C {}",
+                        if own { "earlier" } else { "higher-priority" },
+                        t.spec.name,
+                        other.job,
+                        ms(other.exec_ns),
+                        ms(c)
+                    ),
+                );
             }
-            let c = t.spec.bound.map(|b| b.wcet_ns)?;
-            t.records.iter().find_map(|other| {
-                let (cpu, start, end) = on_one_cpu(other)?;
-                let counts = !own || other.job != r.job;
-                (counts && cpu == r.cpu && start < finish && end > from && other.exec_ns > c).then(
-                    || {
-                        format!(
-                            "{} '{}' job {}: {} > C {}",
-                            if own { "earlier" } else { "higher-priority" },
-                            t.spec.name,
-                            other.job,
-                            ms(other.exec_ns),
-                            ms(c)
-                        )
-                    },
-                )
-            })
-        })
+        }
+    }
+    let (_, words) = largest?;
+    Some((
+        total,
+        format!("{} above C in all; the most: {words}", ms(total)),
+    ))
 }
 
 #[cfg(test)]
@@ -732,27 +841,41 @@ mod tests {
 
     #[test]
     fn execution_above_c_is_blamed_before_colouring() {
+        // 10 ms late; executed 15 ms against C = 4 ms: 11 ms above C
+        // covers the 10 ms.
         let mut result = late_run();
-        result.tasks[0].records[1].exec_ns = 6 * MS;
+        result.tasks[0].records[1].exec_ns = 15 * MS;
         let late = only_late(&attribute(&result, &Evidence::default())).clone();
         assert_eq!(late.cause, Cause::ExecAboveC);
         assert_eq!(
             late.explanation,
-            "execution time above the modelled C (6.000 ms > C 4.000 ms)"
+            "execution time above the modelled C (11.000 ms above C in all; the most: 15.000 ms > C 4.000 ms)"
+        );
+        // 2 ms above C cannot explain 10 ms of lateness: unexplained, with
+        // the excess named beside it.
+        result.tasks[0].records[1].exec_ns = 6 * MS;
+        let late = only_late(&attribute(&result, &Evidence::default())).clone();
+        assert_eq!(late.cause, Cause::Unexplained);
+        assert!(
+            late.explanation
+                .ends_with("also execution above C by 2.000 ms"),
+            "{}",
+            late.explanation
         );
     }
 
     #[test]
     fn a_higher_priority_job_above_its_c_in_the_busy_window_is_named() {
-        // `hi` (C 2 ms) ran 98-108 ms with 9 ms of execution; `a`'s job 1
-        // was released at 100 ms inside that stretch.
+        // `hi` (C 2 ms) ran 98-111 ms with 13 ms of execution (11 ms above
+        // C); `a`'s job 1, released at 100 ms inside that stretch, is 10 ms
+        // late.
         let mut result = late_run();
         let hi = task(
             "hi",
             60,
             2 * MS,
             2 * MS,
-            vec![job(7, 98 * MS, 98 * MS, 108 * MS, 9 * MS)],
+            vec![job(7, 98 * MS, 98 * MS, 111 * MS, 13 * MS)],
         );
         result.tasks.insert(0, hi);
         let a = attribute(&result, &Evidence::default());
@@ -762,7 +885,7 @@ mod tests {
         assert_eq!(late.cause, Cause::ExecAboveC);
         assert!(
             late.explanation
-                .contains("higher-priority 'hi' job 7: 9.000 ms > C 2.000 ms"),
+                .contains("higher-priority 'hi' job 7: 13.000 ms > C 2.000 ms"),
             "{}",
             late.explanation
         );
@@ -770,7 +893,7 @@ mod tests {
 
     #[test]
     fn an_earlier_job_of_its_own_task_running_over_c_delays_the_next() {
-        // Job 1 ran 100-190 ms (80 ms of execution, C 4 ms); job 2,
+        // Job 1 ran 100-190 ms (90 ms of execution, C 4 ms); job 2,
         // released at 180 ms, waited for it: both are late, both above C
         // (job 2 through job 1).
         let result = run(vec![task(
@@ -779,7 +902,7 @@ mod tests {
             4 * MS,
             5 * MS,
             vec![
-                job(1, 100 * MS, 100 * MS, 190 * MS, 80 * MS),
+                job(1, 100 * MS, 100 * MS, 190 * MS, 90 * MS),
                 job(2, 180 * MS, 190 * MS, 194 * MS, 4 * MS),
             ],
         )]);
@@ -789,7 +912,7 @@ mod tests {
         assert!(
             a.late[0][1]
                 .explanation
-                .contains("earlier 'a' job 1: 80.000 ms > C 4.000 ms"),
+                .contains("earlier 'a' job 1: 90.000 ms > C 4.000 ms"),
             "{}",
             a.late[0][1].explanation
         );
@@ -865,6 +988,51 @@ mod tests {
             a.cause[0],
             vec![None, Some(Cause::HostStall), Some(Cause::HostStall)]
         );
+    }
+
+    #[test]
+    fn a_job_ready_but_not_dispatched_is_blamed_on_platform_overhead() {
+        const US: u64 = MS / 1000;
+        // WCRT 4.1 ms; released at 100 ms, started 150 µs later with nothing
+        // else on its CPU, 4 ms of execution (= C): 50 µs late, covered by
+        // the 150 µs it waited to be dispatched.
+        let lone = |start: u64| {
+            run(vec![task(
+                "a",
+                50,
+                4 * MS,
+                4 * MS + 100 * US,
+                vec![job(1, 100 * MS, start, start + 4 * MS, 4 * MS)],
+            )])
+        };
+        let result = lone(100 * MS + 150 * US);
+        let late = only_late(&attribute(&result, &Evidence::default())).clone();
+        assert_eq!(late.cause, Cause::PlatformOverhead);
+        assert!(
+            late.explanation
+                .contains("overhead: 0.150 ms of its response"),
+            "{}",
+            late.explanation
+        );
+        // 3 ms not dispatched is beyond platform latency (the sentinel's
+        // stall threshold) and no stall was seen: something unknown ran.
+        let late = only_late(&attribute(&lone(103 * MS), &Evidence::default())).clone();
+        assert_eq!(late.cause, Cause::Unexplained);
+        // The same 150 µs spent running a higher-priority job (within its
+        // C) is interference the analysis models: unexplained.
+        let mut result = result;
+        result.tasks.insert(
+            0,
+            task(
+                "hi",
+                60,
+                MS,
+                MS,
+                vec![job(0, 100 * MS, 100 * MS, 100 * MS + 150 * US, 150 * US)],
+            ),
+        );
+        let a = attribute(&result, &Evidence::default());
+        assert_eq!(a.late[1][0].cause, Cause::Unexplained);
     }
 
     #[test]

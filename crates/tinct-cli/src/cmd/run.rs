@@ -429,9 +429,9 @@ pub fn print_verdict(summary: &Summary) {
     }
     if summary.unexplained > 0 {
         let message = format!(
-            "!!! {} job(s) exceeded the analysis' bound with NO explanation (no host stall long \
-             enough, every execution within C, colouring {}): the analysis or its inputs are \
-             wrong; exit status {UNEXPLAINED_EXIT}",
+            "!!! {} job(s) exceeded the analysis' bound with NO explanation (no host stall, \
+             execution above C or platform overhead long enough to cover it; colouring {}): the \
+             analysis or its inputs are wrong; exit status {UNEXPLAINED_EXIT}",
             summary.unexplained,
             summary.colouring.describe()
         );
@@ -487,6 +487,7 @@ fn print_late_jobs(summary: &Summary) {
         "late jobs",
         "host stall",
         "exec above C",
+        "overhead",
         "colouring",
         "not real-time",
         "UNEXPLAINED",
@@ -498,6 +499,7 @@ fn print_late_jobs(summary: &Summary) {
             c.total().to_string(),
             c.get(Cause::HostStall).to_string(),
             c.get(Cause::ExecAboveC).to_string(),
+            c.get(Cause::PlatformOverhead).to_string(),
             c.get(Cause::ColouringNotEffective).to_string(),
             c.get(Cause::NotRealTime).to_string(),
             c.get(Cause::Unexplained).to_string(),
