@@ -315,6 +315,7 @@ pub fn print_verdict(summary: &Summary) {
             t.jobs.missed,
             t.error.is_some(),
             t.bound.is_some_and(|b| b.wcrt_ns.is_some()),
+            t.jobs.completed,
         );
         let r = &t.response;
         jobs.add_row(vec![

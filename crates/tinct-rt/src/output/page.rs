@@ -66,6 +66,7 @@ fn explain(files: &RunFiles, t: &TaskFile) -> (String, Tone) {
         t.jobs.missed,
         t.error.is_some(),
         t.bound.is_some_and(|b| b.wcrt_ns.is_some()),
+        t.jobs.completed,
     );
     let mut why = Vec::new();
     if let Some(b) = t.bound {

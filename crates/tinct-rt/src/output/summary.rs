@@ -26,12 +26,14 @@ pub fn scheduling_note(realtime: bool) -> &'static str {
 
 /// The verdict on one task, in a word: `EXCEEDS BOUND` (its observed
 /// response time passed the analysis' WCRT), `MISSED` (a deadline miss),
-/// `FAILED` (setup error or panic), `within bound` or `ok`.
+/// `FAILED` (setup error or panic), `no job completed` (nothing to judge),
+/// `within bound` or `ok`.
 pub fn verdict_word(
     exceeds_bound: bool,
     missed: u64,
     failed: bool,
     has_bound: bool,
+    completed: u64,
 ) -> &'static str {
     if exceeds_bound {
         "EXCEEDS BOUND"
@@ -39,6 +41,8 @@ pub fn verdict_word(
         "MISSED"
     } else if failed {
         "FAILED"
+    } else if completed == 0 {
+        "no job completed"
     } else if has_bound {
         "within bound"
     } else {
@@ -284,7 +288,17 @@ fn verdict(task: &TaskRun, late: Vec<LateJob>) -> TaskVerdict {
     let latency: Vec<u64> = task.records.iter().filter_map(|r| r.latency_ns()).collect();
     let jobs = Accounting::of(&task.records);
     let response = Durations::of_or_zero(&response);
-    let over = |b: Option<u64>| b.is_some_and(|b| response.count > 0 && response.max > b);
+    // A job stopped before it finished (the watchdog, the run's end) whose
+    // execution alone passed the bound exceeded it: its response time is
+    // at least its execution time.
+    let aborted_over = |b: u64| {
+        task.records
+            .iter()
+            .any(|r| r.outcome == Outcome::Aborted && r.exec_ns > b)
+    };
+    let over = |b: Option<u64>| {
+        b.is_some_and(|b| (response.count > 0 && response.max > b) || aborted_over(b))
+    };
     TaskVerdict {
         name: task.spec.name.clone(),
         cpus: task.spec.cpus.clone(),
@@ -458,6 +472,40 @@ mod tests {
         assert_eq!(t.blocking.observed_max_ns, 0, "no job waited at a lock");
         assert_eq!(t.blocking.bound_ns, Some(0));
         assert!(!t.blocking.exceeds_bound);
+    }
+
+    #[test]
+    fn a_job_stopped_after_running_past_its_bound_exceeds_it() {
+        // Only the job the watchdog stopped, with 40 ns of execution
+        // against a WCRT of 30 ns: no finished job, yet the bound was passed.
+        let mut run = result();
+        let task = &mut run.tasks[0];
+        let mut stopped = task.records[0];
+        stopped.outcome = Outcome::Aborted;
+        stopped.finish_ns = None;
+        stopped.exec_ns = 40;
+        task.records = vec![stopped];
+        let s = summarize("x.toml", 400, &run);
+        assert!(
+            s.tasks[0].exceeds_bound,
+            "stopped at 40 ns of execution > WCRT 30 ns"
+        );
+        assert_eq!(s.bound_exceeded, vec!["a".to_string()]);
+        // Within its bound when stopped: not exceeded, and nothing to judge.
+        run.tasks[0].records[0].exec_ns = 20;
+        let s = summarize("x.toml", 400, &run);
+        assert!(!s.tasks[0].exceeds_bound);
+        let t = &s.tasks[0];
+        assert_eq!(
+            verdict_word(
+                t.exceeds_bound,
+                t.jobs.missed,
+                false,
+                true,
+                t.jobs.completed
+            ),
+            "no job completed"
+        );
     }
 
     #[test]
