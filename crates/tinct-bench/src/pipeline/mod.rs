@@ -37,6 +37,11 @@ pub const FULL_SAMPLES: u64 = 150_000;
 /// Samples per policy of a `--quick` run.
 pub const QUICK_SAMPLES: u64 = 600;
 
+/// The most `--background` busy threads per CPU used: enough to load
+/// every CPU several times over, few enough that their start-up does not
+/// dominate the bench.
+pub const MAX_BACKGROUND_PER_CPU: usize = 8;
+
 /// Parameters of `tinct bench pipeline`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Params {
@@ -164,6 +169,15 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
         )));
     }
     let cpus = params.common.cpus(1)?;
+    let most_background = cpus.len().saturating_mul(MAX_BACKGROUND_PER_CPU);
+    if params.background as usize > most_background {
+        return Err(Error::InvalidInput(format!(
+            "--background: expected at most {MAX_BACKGROUND_PER_CPU} busy threads per CPU used \
+             ({most_background} on {} CPUs), found {}",
+            cpus.len(),
+            params.background
+        )));
+    }
     let topology = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live())?;
     let neighbours = CacheNeighbours::from_topology(&topology, &cpus);
     let mut header = RunHeader::new("pipeline", &params.common, rounds, cpus.clone());

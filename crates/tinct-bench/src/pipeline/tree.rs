@@ -51,6 +51,29 @@ impl Tree {
                 self.waves, self.levels
             )));
         }
+        // Count before building: a tree beyond the run's thread limit, or
+        // a level above the single final mixer, is refused at once.
+        let mut width = self.waves as usize;
+        let mut tasks = width;
+        for level in 0..self.levels {
+            if width == 1 && level > 0 {
+                return Err(Error::InvalidInput(format!(
+                    "--levels: expected at most {level} levels for {} waves (a level above the \
+                     final mixer would mix one input), found {}",
+                    self.waves, self.levels
+                )));
+            }
+            width = width.div_ceil(2);
+            tasks += width;
+            if tasks > tinct_rt::limits::MAX_TASKS {
+                return Err(Error::InvalidInput(format!(
+                    "--waves and --levels: expected a tree of at most {} tasks (the limit of \
+                     threads in one run), found more with {} waves",
+                    tinct_rt::limits::MAX_TASKS,
+                    self.waves
+                )));
+            }
+        }
         let mut nodes: Vec<Node> = (0..self.waves)
             .map(|w| Node {
                 name: format!("wave{w}"),
@@ -223,6 +246,17 @@ mod tests {
             "{e}"
         );
         assert!(tree(0, 1).nodes().is_err());
+    }
+
+    #[test]
+    fn a_level_above_the_final_mixer_or_a_tree_beyond_the_thread_limit_is_refused_at_once() {
+        let e = tree(4, 3).nodes().unwrap_err().to_string();
+        assert!(e.contains("at most 2 levels for 4 waves"), "{e}");
+        assert!(tree(1, 1).nodes().is_ok(), "one wave, one mixer");
+        // Refused by counting, before 100 million nodes are built.
+        let e = tree(100_000_000, 27).nodes().unwrap_err().to_string();
+        assert!(e.contains("at most 1024 tasks"), "{e}");
+        assert!(tree(u32::MAX, 64).nodes().is_err());
     }
 
     #[test]
