@@ -942,3 +942,25 @@ fn a_run_with_a_shared_resource_shows_observed_blocking_next_to_b_i() {
     assert_eq!(free["blocking"]["observed_max_ns"], 0, "{free}");
     assert_eq!(free["blocking"]["exceeds_bound"], false, "{free}");
 }
+
+/// A demo duration the run would refuse is refused before anything is
+/// measured, naming the option.
+#[test]
+fn the_demo_refuses_a_zero_duration_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = tinct()
+        .args(["demo", "--duration", "0s", "-o"])
+        .arg(dir.path().join("demo"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--duration") && stderr.contains("found 0ns"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.path().join("demo").exists(),
+        "nothing measured, nothing written"
+    );
+}

@@ -214,6 +214,13 @@ impl Steps {
 /// gets one line per step.
 pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> Result<Demo> {
     let begun = Instant::now();
+    if params.duration.0 == 0 || params.duration.0 > tinct_rt::limits::MAX_TIME_NS {
+        return Err(Error::InvalidInput(format!(
+            "--duration: expected a run longer than 0 and at most {}, found {}",
+            Nanos(tinct_rt::limits::MAX_TIME_NS),
+            params.duration
+        )));
+    }
     let out = &params.out;
     std::fs::create_dir_all(out).map_err(|source| Error::Write {
         path: out.clone(),
