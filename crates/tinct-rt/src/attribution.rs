@@ -477,7 +477,7 @@ pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
                     s.options.threshold_ns
                 });
             let (off_task, dispatches) = off_task_ns(result, r, prio);
-            let undispatched = off_task.min(threshold.saturating_mul(dispatches));
+            let platform_ns = off_task.min(threshold.saturating_mul(dispatches));
             let (cause, mut explanation) = if (wants_rt || kind == BoundKind::Wcrt)
                 && (!result.realtime || !r.policy.is_realtime())
             {
@@ -503,7 +503,7 @@ pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
                 )
             } else if stall
                 .saturating_add(over_c.as_ref().map_or(0, |(excess, _)| *excess))
-                .saturating_add(undispatched)
+                .saturating_add(platform_ns)
                 >= exceedance
             {
                 (
@@ -511,7 +511,7 @@ pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
                     format!(
                         "platform overhead: {} of its response with no job of its priority or above running on CPU {} \
                          (release latency, context switches, the kernel's own work){}; charge it with `tinct analyze --overheads measured`",
-                        ms(undispatched),
+                        ms(platform_ns),
                         r.cpu,
                         over_c.as_ref().map_or(String::new(), |(excess, _)| format!(
                             ", with execution above C by {}",
