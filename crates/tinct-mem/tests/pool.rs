@@ -9,7 +9,7 @@ use std::process::Command;
 
 use tinct_mem::mapping::LayoutSpec;
 use tinct_mem::{
-    AddressMapping, BankOptions, BankRequest, ColorCursor, MemError, Modes, PageId, Pool,
+    AddressMapping, BankOptions, BankRequest, ColorCursor, Locking, MemError, Modes, PageId, Pool,
     PoolOptions, XorFunctions, machine_mapping,
 };
 use tinct_sys::pagemap::Pagemap;
@@ -317,7 +317,7 @@ fn pool_memory_refuses_huge_pages_and_can_be_locked() {
     }
     let mapping = machine_mapping(&LayoutSpec::default()).unwrap();
     let options = PoolOptions {
-        lock: true,
+        lock: Locking::Required,
         ..PoolOptions::new(8 * MIB)
     };
     let pool = Pool::new(mapping, options).unwrap();

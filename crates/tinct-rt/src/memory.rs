@@ -35,7 +35,8 @@ use serde::{Deserialize, Serialize};
 use tinct_core::PartitionSet;
 use tinct_core::units::Bytes;
 use tinct_mem::{
-    AddressMapping, ColoredBuffer, MemError, PartitionColors, PoolOptions, SharedPool, XorFunctions,
+    AddressMapping, ColoredBuffer, Locking, MemError, PartitionColors, PoolOptions, SharedPool,
+    XorFunctions,
 };
 use tinct_sys::topology::ColorRule;
 
@@ -346,7 +347,9 @@ impl ColoredMemory {
             last_size = size;
             let options = PoolOptions {
                 size: usize::try_from(size).map_err(|e| failed(e.to_string()))?,
-                lock: false,
+                // Locked when allowed (a run that mlockall'ed is locked
+                // anyway); `unlocked_reason` says when it is not.
+                lock: Locking::IfAllowed,
                 uncolored: allow_uncolored,
             };
             let pool = match SharedPool::new(mapping.clone(), options) {
