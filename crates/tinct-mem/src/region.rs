@@ -30,6 +30,9 @@ pub fn memory_nodes() -> Vec<u32> {
         .unwrap_or_default()
 }
 
+/// `MADV_DONTNEED_LOCKED` of `<linux/mman.h>` (Linux 5.18).
+const MADV_DONTNEED_LOCKED: libc::c_int = 24;
+
 /// `MPOL_INTERLEAVE` of `<linux/mempolicy.h>`.
 const MPOL_INTERLEAVE: libc::c_int = 3;
 
@@ -234,8 +237,21 @@ impl Region {
     pub fn discard(&self, offset: usize, len: usize) -> Result<(), MemError> {
         assert!(offset + len <= self.len, "discard range outside the region");
         let start = self.start.as_ptr().wrapping_add(offset);
+        // A locked region refuses MADV_DONTNEED (EINVAL): MADV_DONTNEED_LOCKED
+        // (Linux 5.18) drops locked pages without unlocking, so the region
+        // stays one locked mapping; before 5.18 it is EINVAL too, and the
+        // range is unlocked first (splitting the mapping there).
         // SAFETY: the range lies inside our mapping (asserted above); the
         // caller has retired these pages, so nothing references them.
+        if unsafe { libc::madvise(start.cast(), len, MADV_DONTNEED_LOCKED) } == 0 {
+            return Ok(());
+        }
+        if self.unlocked.is_none() {
+            // SAFETY: as above; unlocking changes no contents.
+            unsafe { mm::munlock(start.cast(), len) }
+                .map_err(os_error(format!("munlock({start:p}, {len} bytes)")))?;
+        }
+        // SAFETY: as above.
         unsafe { mm::madvise(start.cast(), len, Advice::LinuxDontNeed) }.map_err(|errno| {
             MemError::Os {
                 call: format!("madvise(MADV_DONTNEED, {start:p}, {len} bytes)"),
