@@ -35,8 +35,8 @@ use serde::{Deserialize, Serialize};
 use tinct_core::PartitionSet;
 use tinct_core::units::Bytes;
 use tinct_mem::{
-    AddressMapping, ColoredBuffer, Locking, MemError, PartitionColors, PoolOptions, SharedPool,
-    XorFunctions,
+    AddressMapping, ColoredBuffer, FrameDrift, Locking, MemError, PartitionColors, PoolOptions,
+    SharedPool, XorFunctions,
 };
 use tinct_sys::topology::ColorRule;
 
@@ -74,6 +74,10 @@ pub enum Placement {
         /// Pages found outside the task's colors when translated again
         /// after the run (0 when coloring held; `None` if not checked).
         pages_outside_colors: Option<u64>,
+        /// Pages on another frame than when the working set was placed
+        /// (tinct-mem's one check, [`FrameDrift`]; `None` if not checked).
+        #[serde(default)]
+        frame_drift: Option<FrameDrift>,
         /// The frame numbers found after the run, page by page (kept for
         /// checks in code, left out of the run directory).
         #[serde(skip_serializing, default)]
@@ -481,6 +485,8 @@ pub enum Backing<'pool> {
         uncolored: Option<String>,
         /// Pool geometry: colors of the machine.
         machine_colors: u32,
+        /// The frames of its pages when it was placed (`None`: unreadable).
+        placed_frames: Option<Vec<u64>>,
     },
 }
 
@@ -505,7 +511,10 @@ impl<'pool> Backing<'pool> {
                     .pool
                     .buffer(&colors, len)
                     .map_err(|e| failed(e.to_string()))?;
+                let page = memory.mapping().page_size as usize;
+                let placed_frames = frames_of(buffer.as_ptr() as usize, buffer.len(), page);
                 Ok(Backing::Colored {
+                    placed_frames,
                     buffer,
                     colors,
                     partitions: task.partitions.clone(),
@@ -559,6 +568,7 @@ impl<'pool> Backing<'pool> {
                 partitions,
                 uncolored: None,
                 machine_colors,
+                placed_frames,
             } => {
                 let page = memory.map_or(page_size(), |m| m.mapping().page_size as usize);
                 let frames = frames_of(buffer.as_ptr() as usize, buffer.len(), page);
@@ -573,7 +583,15 @@ impl<'pool> Backing<'pool> {
                     ),
                     _ => None,
                 };
+                let frame_drift = match (placed_frames, memory) {
+                    (Some(placed), Some(memory)) => {
+                        let (first, _) = page_span(buffer.as_ptr() as usize, buffer.len(), page);
+                        FrameDrift::read(memory.mapping(), first, placed).ok()
+                    }
+                    _ => None,
+                };
                 Placement::Colored {
+                    frame_drift,
                     bytes: buffer.len() as u64,
                     partitions: partitions.clone(),
                     colors: tinct_sys::format_cpu_list(colors),
