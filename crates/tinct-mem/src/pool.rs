@@ -334,14 +334,13 @@ impl Pool {
         if self.is_uncolored() {
             return Ok(Vec::new());
         }
-        let entries = Pagemap::open_self()?.entries(self.start() as usize, self.pages())?;
-        Ok(entries
+        let now = crate::frame_drift::current_frames(self.start() as usize, self.pages())?;
+        Ok(now
             .iter()
             .enumerate()
-            .filter_map(|(index, entry)| {
+            .filter_map(|(index, frame)| {
                 let page = PageId(index as u32);
-                entry
-                    .frame()
+                frame
                     .is_some_and(|frame| frame != self.book.frame(page))
                     .then_some(page)
             })
