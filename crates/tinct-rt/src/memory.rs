@@ -402,6 +402,13 @@ impl ColoredMemory {
         )))
     }
 
+    /// Why the pool's pages are not mlocked (`None`: they are; a run that
+    /// `mlockall`ed has them locked either way).
+    pub fn unlocked_reason(&self) -> Option<String> {
+        self.pool
+            .with_pool(|p| p.unlocked_reason().map(str::to_string))
+    }
+
     /// The pool.
     pub fn pool(&self) -> &SharedPool {
         &self.pool
