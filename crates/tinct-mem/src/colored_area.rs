@@ -910,6 +910,45 @@ mod tests {
         }
     }
 
+    /// True if the mapping holding `address` is mlocked (`lo` in smaps).
+    fn is_locked(address: usize) -> bool {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line.split_once(' ').and_then(|(r, _)| r.split_once('-'));
+            if let Some((start, end)) = range
+                && let (Ok(start), Ok(end)) = (
+                    usize::from_str_radix(start, 16),
+                    usize::from_str_radix(end, 16),
+                )
+            {
+                inside = (start..end).contains(&address);
+            } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
+                return flags.split_whitespace().any(|f| f == "lo");
+            }
+        }
+        panic!("no mapping holds {address:#x}")
+    }
+
+    #[test]
+    fn area_pages_are_locked_unless_turned_off_and_an_unlocked_area_says_why() {
+        let mut locked = ColoredArea::new(spec(vec![0, 3], 8 << 20)).unwrap();
+        locked.grow(64).unwrap();
+        match locked.unlocked_reason() {
+            None => assert!(is_locked(locked.base()), "no reason, yet not locked"),
+            // Without CAP_IPC_LOCK the limit may refuse: then it is said.
+            Some(reason) => assert!(reason.contains("RLIMIT_MEMLOCK"), "{reason}"),
+        }
+        let mut off = ColoredArea::new(AreaSpec {
+            lock: Locking::Off,
+            ..spec(vec![0, 3], 8 << 20)
+        })
+        .unwrap();
+        off.grow(64).unwrap();
+        assert_eq!(off.unlocked_reason(), Some(LOCKING_OFF));
+        assert!(!is_locked(off.base()));
+    }
+
     #[test]
     fn bad_specs_are_refused() {
         assert!(ColoredArea::new(spec(vec![], 1 << 20)).is_err());
