@@ -247,23 +247,19 @@ impl PagedMemory {
             .collect())
     }
 
-    /// Number of pages whose frame changed since they were translated
-    /// (`None` when frames are unreadable).
+    /// Number of pages no longer on the frame they were translated to
+    /// (moved, or no longer present), by tinct-mem's one check
+    /// ([`tinct_mem::FrameDrift`]); `None` when frames are unreadable.
     pub fn moved_pages(&self) -> Option<usize> {
         if self.unknown.is_some() {
             return None;
         }
         let start = self.words[self.first_word..].as_ptr() as usize;
-        let frames = Pagemap::open_self()
-            .and_then(|p| p.frames(start, self.pages()))
-            .ok()?;
-        Some(
-            frames
-                .iter()
-                .enumerate()
-                .filter(|(i, f)| self.book.frame(PageId(*i as u32)) != **f)
-                .count(),
-        )
+        let recorded: Vec<u64> = (0..self.pages())
+            .map(|i| self.book.frame(PageId(i as u32)))
+            .collect();
+        let drift = tinct_mem::FrameDrift::read(self.book.mapping(), start, &recorded).ok()?;
+        usize::try_from(drift.moved.saturating_add(drift.absent)).ok()
     }
 }
 

@@ -15,8 +15,8 @@ use tinct_sys::pagemap::Pagemap;
 
 use tinct_mem::mapping::LayoutSpec;
 use tinct_mem::{
-    AddressMapping, BankOptions, Counts, MIN_ALIGN, MemError, Modes, PoolOptions, SharedPool, Step,
-    XorFunctions, machine_mapping,
+    AddressMapping, BankOptions, Counts, Locking, MIN_ALIGN, MemError, Modes, PoolOptions,
+    SharedPool, Step, XorFunctions, machine_mapping,
 };
 
 /// `tinct_pool_create` flag: `mlock` the pool.
@@ -113,7 +113,12 @@ fn options(size: usize, flags: u32) -> Result<PoolOptions, MemError> {
     }
     Ok(PoolOptions {
         size,
-        lock: flags & TINCT_POOL_LOCK != 0,
+        // The C API locks only when asked, as before locking by default.
+        lock: if flags & TINCT_POOL_LOCK != 0 {
+            Locking::Required
+        } else {
+            Locking::Off
+        },
         uncolored: flags & TINCT_POOL_UNCOLORED != 0,
     })
 }

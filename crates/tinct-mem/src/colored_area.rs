@@ -36,6 +36,20 @@
 //! `budget_bytes` (`TINCT_POOL`): with `c` of `C` colours requested, about
 //! `budget × c / C` of it can end up in the area (the memory
 //! co-partitioning of page colouring, kim2013 Section I).
+//!
+//! *Locking.* A page that the kernel migrates loses its colour (see
+//! [`crate::locking`]), so area pages are `mlock`ed as they enter the area
+//! ([`AreaSpec::lock`]). They are locked only once moved: `UFFDIO_MOVE`
+//! refuses to move between a locked and an unlocked mapping
+//! (`validate_move_areas` in `mm/userfaultfd.c`), and the segments must
+//! stay unlocked so their pages of other colours can be lazily freed
+//! (`MADV_FREE` refuses locked pages). The locked filled part and the
+//! unfilled rest are two kernel mappings. Spares and reserve pages wait
+//! unlocked; a spare migrated while it waits enters the area on its
+//! recorded frame, which the after-the-fact check
+//! ([`crate::FrameDrift`]) then reports. When the kernel refuses a lock
+//! (RLIMIT_MEMLOCK), [`Locking::IfAllowed`] keeps growing unlocked and
+//! [`ColoredArea::unlocked_reason`] says from which page on.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -44,6 +58,7 @@ use rustix::mm::{self, Advice};
 use tinct_sys::pagemap::Pagemap;
 
 use crate::error::MemError;
+use crate::locking::{LOCKING_OFF, Locking, lock_range};
 use crate::mapping::{AddressMapping, PageClass};
 use crate::page_book::{BankRequest, Modes, PageBook, PageId, Step};
 use crate::page_mover::PageMover;
@@ -81,6 +96,10 @@ pub struct AreaSpec {
     /// Run without frame numbers (pages filed by virtual address, no
     /// placement control, said by [`ColoredArea::uncolored_reason`]).
     pub allow_uncolored: bool,
+    /// Whether area pages are `mlock`ed as they enter the area (see the
+    /// module documentation, "Locking"; [`ColoredArea::unlocked_reason`]
+    /// says when they are not).
+    pub lock: Locking,
 }
 
 /// How the area grew, for reports.
@@ -136,6 +155,8 @@ pub struct ColoredArea {
     mover: PageMover,
     stats: GrowthStats,
     uncolored: Option<String>,
+    /// Why area pages (from some page on) are not locked.
+    unlocked: Option<String>,
     /// Pages of other colours populated during the current growth.
     unwanted: Vec<usize>,
     /// Every segment populated (start, bytes): their pages of other
@@ -214,6 +235,7 @@ impl ColoredArea {
             .colors_reaching(spec.banks.as_deref(), spec.controllers.as_deref());
         let (rotation, dropped): (Vec<u32>, Vec<u32>) =
             spec.colors.iter().partition(|&&c| reaching[c as usize]);
+        let unlocked = (spec.lock == Locking::Off).then(|| LOCKING_OFF.to_string());
         Ok(Self {
             rotation,
             dropped,
@@ -229,6 +251,7 @@ impl ColoredArea {
             mover: PageMover::new(),
             stats: GrowthStats::default(),
             uncolored: None,
+            unlocked,
             unwanted: Vec::new(),
             segments: Vec::new(),
         })
@@ -329,6 +352,12 @@ impl ColoredArea {
     /// Why frame numbers were unreadable, when running uncoloured.
     pub fn uncolored_reason(&self) -> Option<&str> {
         self.uncolored.as_deref()
+    }
+
+    /// Why area pages are not `mlock`ed (`None`: every page is), naming
+    /// the first unlocked page when locking was refused part way.
+    pub fn unlocked_reason(&self) -> Option<&str> {
+        self.unlocked.as_deref()
     }
 
     /// True once the budget is spent (only reserve fallbacks can still
@@ -600,6 +629,25 @@ impl ColoredArea {
             self.frames.push(outside.frame);
             self.steps.push(*step);
         }
+        self.lock_new_pages(first, destination)
+    }
+
+    /// Locks the pages just moved to `destination` (area pages from
+    /// `first` on), unless an earlier lock was refused or locking is off.
+    fn lock_new_pages(
+        &mut self,
+        first: usize,
+        (start, len): (usize, usize),
+    ) -> Result<(), MemError> {
+        if self.unlocked.is_some() {
+            return Ok(());
+        }
+        // SAFETY: the destination is filled area pages, ours.
+        if let Some(reason) = unsafe { lock_range(start, len, self.spec.lock) }? {
+            self.unlocked = Some(format!(
+                "area pages from {first} on are not locked: {reason}"
+            ));
+        }
         Ok(())
     }
 
@@ -663,8 +711,7 @@ impl ColoredArea {
         &self,
         range: std::ops::Range<usize>,
     ) -> Result<Vec<Option<u64>>, MemError> {
-        let entries = Pagemap::open_self()?.entries(self.page_address(range.start), range.len())?;
-        Ok(entries.iter().map(|e| e.frame()).collect())
+        crate::frame_drift::current_frames(self.page_address(range.start), range.len())
     }
 }
 
@@ -768,6 +815,7 @@ mod tests {
             modes: Modes::EXACT,
             budget_bytes: budget,
             allow_uncolored: true,
+            lock: Locking::IfAllowed,
         }
     }
 
@@ -860,6 +908,45 @@ mod tests {
             area = ColoredArea::new(spec(vec![0, 2, 4, 6], 16 << 20)).unwrap();
             area.grow(1000).unwrap();
         }
+    }
+
+    /// True if the mapping holding `address` is mlocked (`lo` in smaps).
+    fn is_locked(address: usize) -> bool {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let mut inside = false;
+        for line in smaps.lines() {
+            let range = line.split_once(' ').and_then(|(r, _)| r.split_once('-'));
+            if let Some((start, end)) = range
+                && let (Ok(start), Ok(end)) = (
+                    usize::from_str_radix(start, 16),
+                    usize::from_str_radix(end, 16),
+                )
+            {
+                inside = (start..end).contains(&address);
+            } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
+                return flags.split_whitespace().any(|f| f == "lo");
+            }
+        }
+        panic!("no mapping holds {address:#x}")
+    }
+
+    #[test]
+    fn area_pages_are_locked_unless_turned_off_and_an_unlocked_area_says_why() {
+        let mut locked = ColoredArea::new(spec(vec![0, 3], 8 << 20)).unwrap();
+        locked.grow(64).unwrap();
+        match locked.unlocked_reason() {
+            None => assert!(is_locked(locked.base()), "no reason, yet not locked"),
+            // Without CAP_IPC_LOCK the limit may refuse: then it is said.
+            Some(reason) => assert!(reason.contains("RLIMIT_MEMLOCK"), "{reason}"),
+        }
+        let mut off = ColoredArea::new(AreaSpec {
+            lock: Locking::Off,
+            ..spec(vec![0, 3], 8 << 20)
+        })
+        .unwrap();
+        off.grow(64).unwrap();
+        assert_eq!(off.unlocked_reason(), Some(LOCKING_OFF));
+        assert!(!is_locked(off.base()));
     }
 
     #[test]

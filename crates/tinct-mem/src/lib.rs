@@ -7,8 +7,8 @@
 //!   allocation as in Kim et al. 2013 (Section III-C, footnote 5) and
 //!   bank-aware allocation as in Chandru & Mueller, Algorithm 1. It holds no
 //!   memory, so tests can build it from synthetic frame numbers.
-//! * [`Pool`]: one anonymous mapping, THP refused, populated, optionally
-//!   locked, translated in bulk through `/proc/self/pagemap`.
+//! * [`Pool`]: one anonymous mapping, THP refused, populated, locked
+//!   when allowed ([`locking`]: what else moves pages), translated in bulk through `/proc/self/pagemap`.
 //! * [`SharedPool`]: a thread-safe pool with a byte allocator (size
 //!   classes, whole pages, contiguous multi-page spans of colored pages),
 //!   and [`ColoredBuffer`], a safe slice over colored memory for crates
@@ -26,8 +26,10 @@
 mod buffer;
 pub mod colored_area;
 mod error;
+pub mod frame_drift;
 pub mod gf2;
 mod intrusive_lists;
+pub mod locking;
 pub mod machine;
 pub mod mapping;
 mod page_book;
@@ -42,6 +44,8 @@ mod span_window;
 pub use buffer::ColoredBuffer;
 pub use colored_area::{AreaSpec, ColoredArea, GrowthStats};
 pub use error::MemError;
+pub use frame_drift::FrameDrift;
+pub use locking::Locking;
 pub use machine::{machine_color_geometry, machine_mapping};
 pub use mapping::{AddressMapping, PageClass, PartitionColors, XorFunctions};
 pub use page_book::{

@@ -4,6 +4,7 @@
 use tinct_sys::pagemap::Pagemap;
 
 use crate::error::MemError;
+use crate::locking::Locking;
 use crate::mapping::{AddressMapping, PageClass};
 use crate::page_book::{
     BankGrant, BankRequest, ColorCursor, DEFAULT_CHUNK_BYTES, PageBook, PageId, PoolStats,
@@ -15,8 +16,10 @@ use crate::region::{Region, RegionOptions};
 pub struct PoolOptions {
     /// Size in bytes (rounded up to whole pages).
     pub size: usize,
-    /// `mlock` the pool so its frames stay resident.
-    pub lock: bool,
+    /// Whether to `mlock` the pool so its pages stay on their frames (see
+    /// [`crate::locking`]; default [`Locking::IfAllowed`], and
+    /// [`Pool::unlocked_reason`] says when they are not locked).
+    pub lock: Locking,
     /// Run even when frame numbers are unreadable: pages are then filed by
     /// *virtual* address, placement in the cache and DRAM is not
     /// controlled, and [`PoolStats::uncolored`] says so.
@@ -24,11 +27,11 @@ pub struct PoolOptions {
 }
 
 impl PoolOptions {
-    /// A colored, unlocked pool of `size` bytes.
+    /// A colored pool of `size` bytes, locked when the kernel allows.
     pub fn new(size: usize) -> Self {
         Self {
             size,
-            lock: false,
+            lock: Locking::IfAllowed,
             uncolored: false,
         }
     }
@@ -73,7 +76,7 @@ pub struct Pool {
 }
 
 impl Pool {
-    /// Maps, populates (THP refused first), optionally locks and translates
+    /// Maps, populates (THP refused first), locks (as `options.lock` says) and translates
     /// the pool, then files every page by its class under `mapping`.
     ///
     /// Errors with [`MemError::FramesUnreadable`] when frame numbers cannot
@@ -184,6 +187,12 @@ impl Pool {
     /// True if the pool runs without frame numbers (no placement control).
     pub fn is_uncolored(&self) -> bool {
         self.uncolored.is_some()
+    }
+
+    /// Why the pool's pages are not mlocked (`None`: they are), see
+    /// [`PoolOptions::lock`].
+    pub fn unlocked_reason(&self) -> Option<&str> {
+        self.region.unlocked_reason()
     }
 
     /// In uncolored mode, why frame numbers could not be read.
@@ -325,14 +334,13 @@ impl Pool {
         if self.is_uncolored() {
             return Ok(Vec::new());
         }
-        let entries = Pagemap::open_self()?.entries(self.start() as usize, self.pages())?;
-        Ok(entries
+        let now = crate::frame_drift::current_frames(self.start() as usize, self.pages())?;
+        Ok(now
             .iter()
             .enumerate()
-            .filter_map(|(index, entry)| {
+            .filter_map(|(index, frame)| {
                 let page = PageId(index as u32);
-                entry
-                    .frame()
+                frame
                     .is_some_and(|frame| frame != self.book.frame(page))
                     .then_some(page)
             })

@@ -7,13 +7,15 @@ use std::ffi::c_void;
 use std::ptr::NonNull;
 
 use crate::error::MemError;
+use crate::locking::{Locking, lock_range};
 
 /// How to set a region up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegionOptions {
-    /// `mlock` the region (keeps frames resident; needs RLIMIT_MEMLOCK or
-    /// CAP_IPC_LOCK).
-    pub lock: bool,
+    /// Whether to `mlock` the region (keeps frames resident and out of
+    /// compaction's reach with `vm.compact_unevictable_allowed = 0`; needs
+    /// RLIMIT_MEMLOCK or CAP_IPC_LOCK), see [`crate::locking`].
+    pub lock: Locking,
     /// Populate interleaved over these NUMA nodes (`mbind(MPOL_INTERLEAVE)`),
     /// when there are two or more.
     pub interleave_nodes: Vec<u32>,
@@ -27,6 +29,9 @@ pub fn memory_nodes() -> Vec<u32> {
         .and_then(|text| tinct_sys::parse_cpu_list(text.trim()).ok())
         .unwrap_or_default()
 }
+
+/// `MADV_DONTNEED_LOCKED` of `<linux/mman.h>` (Linux 5.18).
+const MADV_DONTNEED_LOCKED: libc::c_int = 24;
 
 /// `MPOL_INTERLEAVE` of `<linux/mempolicy.h>`.
 const MPOL_INTERLEAVE: libc::c_int = 3;
@@ -68,6 +73,8 @@ fn interleave(start: *mut c_void, len: usize, nodes: &[u32]) -> Result<(), MemEr
 pub struct Region {
     start: NonNull<u8>,
     len: usize,
+    /// Why the region is not locked (`None`: locked).
+    unlocked: Option<String>,
 }
 
 // SAFETY: the region is plain memory owned by this value; the raw pointer
@@ -117,7 +124,7 @@ impl Region {
     /// before 5.14), then refuses huge pages with `MADV_NOHUGEPAGE` and
     /// splits every huge mapping into 4 KiB page-table entries (a huge
     /// mapping would put 512 consecutive frames, i.e. every color, behind
-    /// one entry), and locks the region if asked.
+    /// one entry), and locks the region as `options.lock` asks.
     pub fn new(len: usize, options: RegionOptions) -> Result<Self, MemError> {
         let RegionOptions {
             lock,
@@ -130,9 +137,10 @@ impl Region {
             )));
         }
         let raw = map_private(len, false, "anonymous")?;
-        let region = Region {
+        let mut region = Region {
             start: NonNull::new(raw.cast::<u8>()).expect("mmap never returns null on success"),
             len,
+            unlocked: None,
         };
         // Populate with transparent huge pages where the kernel gives them:
         // 2 MiB of physically contiguous frames, so consecutive colors sit
@@ -154,17 +162,14 @@ impl Region {
         if huge {
             region.split_huge_mappings()?;
         }
-        if lock {
-            // SAFETY: locking our own mapping does not change its contents.
-            unsafe { mm::mlock(raw, len) }.map_err(|errno| MemError::Os {
-                call: format!(
-                    "mlock({len} bytes) (raise RLIMIT_MEMLOCK, e.g. `ulimit -l unlimited`, or \
-                     grant CAP_IPC_LOCK)"
-                ),
-                source: errno.into(),
-            })?;
-        }
+        // SAFETY: locking our own mapping does not change its contents.
+        region.unlocked = unsafe { lock_range(raw as usize, len, lock) }?;
         Ok(region)
+    }
+
+    /// Why the region is not locked (`None`: its pages are mlocked).
+    pub fn unlocked_reason(&self) -> Option<&str> {
+        self.unlocked.as_deref()
     }
 
     fn populate(&self) -> Result<(), MemError> {
@@ -232,8 +237,21 @@ impl Region {
     pub fn discard(&self, offset: usize, len: usize) -> Result<(), MemError> {
         assert!(offset + len <= self.len, "discard range outside the region");
         let start = self.start.as_ptr().wrapping_add(offset);
+        // A locked region refuses MADV_DONTNEED (EINVAL): MADV_DONTNEED_LOCKED
+        // (Linux 5.18) drops locked pages without unlocking, so the region
+        // stays one locked mapping; before 5.18 it is EINVAL too, and the
+        // range is unlocked first (splitting the mapping there).
         // SAFETY: the range lies inside our mapping (asserted above); the
         // caller has retired these pages, so nothing references them.
+        if unsafe { libc::madvise(start.cast(), len, MADV_DONTNEED_LOCKED) } == 0 {
+            return Ok(());
+        }
+        if self.unlocked.is_none() {
+            // SAFETY: as above; unlocking changes no contents.
+            unsafe { mm::munlock(start.cast(), len) }
+                .map_err(os_error(format!("munlock({start:p}, {len} bytes)")))?;
+        }
+        // SAFETY: as above.
         unsafe { mm::madvise(start.cast(), len, Advice::LinuxDontNeed) }.map_err(|errno| {
             MemError::Os {
                 call: format!("madvise(MADV_DONTNEED, {start:p}, {len} bytes)"),

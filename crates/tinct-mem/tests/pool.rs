@@ -9,7 +9,7 @@ use std::process::Command;
 
 use tinct_mem::mapping::LayoutSpec;
 use tinct_mem::{
-    AddressMapping, BankOptions, BankRequest, ColorCursor, MemError, Modes, PageId, Pool,
+    AddressMapping, BankOptions, BankRequest, ColorCursor, Locking, MemError, Modes, PageId, Pool,
     PoolOptions, XorFunctions, machine_mapping,
 };
 use tinct_sys::pagemap::Pagemap;
@@ -317,7 +317,7 @@ fn pool_memory_refuses_huge_pages_and_can_be_locked() {
     }
     let mapping = machine_mapping(&LayoutSpec::default()).unwrap();
     let options = PoolOptions {
-        lock: true,
+        lock: Locking::Required,
         ..PoolOptions::new(8 * MIB)
     };
     let pool = Pool::new(mapping, options).unwrap();
@@ -337,6 +337,21 @@ fn pool_memory_refuses_huge_pages_and_can_be_locked() {
     let rss = block.lines().find(|l| l.starts_with("Rss:")).expect(&block);
     let rss_kib: usize = rss.split_whitespace().nth(1).unwrap().parse().unwrap();
     assert_eq!(rss_kib * 1024, 8 * MIB, "the pool is populated: {rss}");
+    assert_eq!(pool.unlocked_reason(), None);
+    // Locked by default too (root has CAP_IPC_LOCK); turned off, it says so.
+    let default = Pool::new(pool.mapping().clone(), PoolOptions::new(MIB)).unwrap();
+    assert_eq!(default.unlocked_reason(), None);
+    let flags = smaps_block(default.start() as usize);
+    assert!(flags.contains(" lo"), "default pool not mlocked: {flags}");
+    let off = PoolOptions {
+        lock: Locking::Off,
+        ..PoolOptions::new(MIB)
+    };
+    let unlocked = Pool::new(pool.mapping().clone(), off).unwrap();
+    assert_eq!(
+        unlocked.unlocked_reason(),
+        Some(tinct_mem::locking::LOCKING_OFF)
+    );
 }
 
 #[test]

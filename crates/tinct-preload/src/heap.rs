@@ -27,7 +27,9 @@ use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 use tinct_mem::colored_area::{AreaSpec, ColoredArea};
 use tinct_mem::mapping::{FunctionSpec, LayoutSpec};
-use tinct_mem::{MIN_ALIGN, MemError, SIZE_CLASSES, ShimConfig as Config, Step, size_class};
+use tinct_mem::{
+    Locking, MIN_ALIGN, MemError, SIZE_CLASSES, ShimConfig as Config, Step, size_class,
+};
 
 use crate::bootstrap::BOOTSTRAP;
 use crate::lock::RawLock;
@@ -169,6 +171,8 @@ impl Heap {
             modes: config.bank_mode,
             budget_bytes: config.pool_bytes,
             allow_uncolored: config.allow_uncolored,
+            // Locked when the kernel allows; the stats report says when not.
+            lock: Locking::IfAllowed,
         };
         let mut area = ColoredArea::new(area_spec).map_err(|e| BuildError::Other(e.to_string()))?;
         let max_pages = area.max_pages().min(MAX_RUN_PAGES);

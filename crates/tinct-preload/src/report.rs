@@ -103,13 +103,14 @@ pub fn summary(heap: &Heap) -> String {
     let pid = std::process::id();
     let page = heap.page_size() as u64;
     let (pages, uncolored) = pages_now(heap);
-    let (growth, method, rotation, dropped, mapping) = heap.with_area(|area| {
+    let (growth, method, rotation, dropped, mapping, unlocked) = heap.with_area(|area| {
         (
             area.stats(),
             area.move_method(),
             area.rotation().to_vec(),
             area.dropped_colors().to_vec(),
             area.spec().mapping.clone(),
+            area.unlocked_reason().map(str::to_string),
         )
     });
     let mut out = String::new();
@@ -165,6 +166,13 @@ pub fn summary(heap: &Heap) -> String {
         pages.len(),
         heap.free_pages(),
     );
+    if let Some(reason) = &unlocked {
+        let _ = writeln!(
+            out,
+            "tinct-preload[{pid}]: WARNING: {reason}; unlocked pages can be swapped or migrated \
+             out of their colours"
+        );
+    }
     if let Some(error) = heap.grow_error() {
         let _ = writeln!(
             out,
@@ -186,12 +194,8 @@ pub fn summary(heap: &Heap) -> String {
     // Colours: per colour pages in use, and pages no longer in the colours.
     let mut per_color: Vec<u64> = vec![0; mapping.colors() as usize];
     let mut outside: Vec<(usize, u64, u32)> = Vec::new();
-    let mut changed = 0usize;
     for p in &in_use {
         let frame = p.now.unwrap_or(p.then);
-        if p.now.is_some_and(|now| now != p.then) {
-            changed += 1;
-        }
         let color = mapping.classify_frame(frame).color;
         per_color[color as usize] += 1;
         if heap.colors().binary_search(&color).is_err() && uncolored.is_none() {
@@ -206,11 +210,17 @@ pub fn summary(heap: &Heap) -> String {
         counts.iter().max().unwrap_or(&0),
         counts.len(),
     );
-    if changed > 0 {
+    let then: Vec<u64> = in_use.iter().map(|p| p.then).collect();
+    let now: Vec<Option<u64>> = in_use.iter().map(|p| p.now).collect();
+    let drift = tinct_mem::FrameDrift::compare(&mapping, &then, &now).unwrap_or_default();
+    if drift.moved > 0 && uncolored.is_none() {
         let _ = writeln!(
             out,
-            "tinct-preload[{pid}]: {changed} pages in use have another frame than when they \
-             entered the area (copied on write after fork, or migrated by the kernel){}",
+            "tinct-preload[{pid}]: {} pages in use have another frame than when they entered the \
+             area, {} of them in another colour (copied on write after fork, or migrated by the \
+             kernel: `tinct doctor` says which setting keeps colours){}",
+            drift.moved,
+            drift.recolored,
             if config.fork_keep {
                 ""
             } else {

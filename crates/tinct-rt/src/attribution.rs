@@ -714,6 +714,7 @@ mod tests {
                 machine_colors: 512,
                 pages: 1,
                 pages_outside_colors: Some(0),
+                frame_drift: None,
                 frames: vec![],
             },
             rates: None,

@@ -643,6 +643,7 @@ mod tests {
             machine_colors: 32,
             pages: frames.len() as u64,
             pages_outside_colors: Some(0),
+            frame_drift: None,
             frames,
         }
     }

@@ -35,7 +35,8 @@ use serde::{Deserialize, Serialize};
 use tinct_core::PartitionSet;
 use tinct_core::units::Bytes;
 use tinct_mem::{
-    AddressMapping, ColoredBuffer, MemError, PartitionColors, PoolOptions, SharedPool, XorFunctions,
+    AddressMapping, ColoredBuffer, FrameDrift, Locking, MemError, PartitionColors, PoolOptions,
+    SharedPool, XorFunctions,
 };
 use tinct_sys::topology::ColorRule;
 
@@ -73,6 +74,10 @@ pub enum Placement {
         /// Pages found outside the task's colors when translated again
         /// after the run (0 when coloring held; `None` if not checked).
         pages_outside_colors: Option<u64>,
+        /// Pages on another frame than when the working set was placed
+        /// (tinct-mem's one check, [`FrameDrift`]; `None` if not checked).
+        #[serde(default)]
+        frame_drift: Option<FrameDrift>,
         /// The frame numbers found after the run, page by page (kept for
         /// checks in code, left out of the run directory).
         #[serde(skip_serializing, default)]
@@ -346,7 +351,9 @@ impl ColoredMemory {
             last_size = size;
             let options = PoolOptions {
                 size: usize::try_from(size).map_err(|e| failed(e.to_string()))?,
-                lock: false,
+                // Locked when allowed (a run that mlockall'ed is locked
+                // anyway); `unlocked_reason` says when it is not.
+                lock: Locking::IfAllowed,
                 uncolored: allow_uncolored,
             };
             let pool = match SharedPool::new(mapping.clone(), options) {
@@ -393,6 +400,13 @@ impl ColoredMemory {
              the working sets smaller or give them more partitions",
             Bytes(last_size)
         )))
+    }
+
+    /// Why the pool's pages are not mlocked (`None`: they are; a run that
+    /// `mlockall`ed has them locked either way).
+    pub fn unlocked_reason(&self) -> Option<String> {
+        self.pool
+            .with_pool(|p| p.unlocked_reason().map(str::to_string))
     }
 
     /// The pool.
@@ -478,6 +492,8 @@ pub enum Backing<'pool> {
         uncolored: Option<String>,
         /// Pool geometry: colors of the machine.
         machine_colors: u32,
+        /// The frames of its pages when it was placed (`None`: unreadable).
+        placed_frames: Option<Vec<u64>>,
     },
 }
 
@@ -502,7 +518,10 @@ impl<'pool> Backing<'pool> {
                     .pool
                     .buffer(&colors, len)
                     .map_err(|e| failed(e.to_string()))?;
+                let page = memory.mapping().page_size as usize;
+                let placed_frames = frames_of(buffer.as_ptr() as usize, buffer.len(), page);
                 Ok(Backing::Colored {
+                    placed_frames,
                     buffer,
                     colors,
                     partitions: task.partitions.clone(),
@@ -556,6 +575,7 @@ impl<'pool> Backing<'pool> {
                 partitions,
                 uncolored: None,
                 machine_colors,
+                placed_frames,
             } => {
                 let page = memory.map_or(page_size(), |m| m.mapping().page_size as usize);
                 let frames = frames_of(buffer.as_ptr() as usize, buffer.len(), page);
@@ -570,7 +590,15 @@ impl<'pool> Backing<'pool> {
                     ),
                     _ => None,
                 };
+                let frame_drift = match (placed_frames, memory) {
+                    (Some(placed), Some(memory)) => {
+                        let (first, _) = page_span(buffer.as_ptr() as usize, buffer.len(), page);
+                        FrameDrift::read(memory.mapping(), first, placed).ok()
+                    }
+                    _ => None,
+                };
                 Placement::Colored {
+                    frame_drift,
                     bytes: buffer.len() as u64,
                     partitions: partitions.clone(),
                     colors: tinct_sys::format_cpu_list(colors),

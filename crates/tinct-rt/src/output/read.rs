@@ -356,6 +356,7 @@ mod tests {
             machine_colors: 32,
             pages: 2,
             pages_outside_colors: Some(0),
+            frame_drift: None,
             frames: vec![0, 1],
         };
         let model = LlcModel {

@@ -180,8 +180,14 @@ pub struct Summary {
     pub watchdog_factor: f64,
     /// Which jobs the watchdog guarded.
     pub watchdog: WatchdogMode,
-    /// Notes on how the run was set up.
+    /// Notes on how the run was set up (and, when coloured pages moved
+    /// during the run, the warning with the `tinct doctor` hint).
     pub notes: Vec<String>,
+    /// Pages of the coloured working sets that were on another frame after
+    /// the run than when placed (tinct-mem's `FrameDrift`, summed over the
+    /// tasks; `None`: no coloured working set was checked). Not 0: the
+    /// kernel migrated pages and their partitions may not have held.
+    pub colored_pages_moved: Option<u64>,
     /// Per task.
     pub tasks: Vec<TaskVerdict>,
     /// Tasks whose observed response time exceeded their bound.
@@ -400,7 +406,11 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
         .max()
         .unwrap_or(result.start_ns);
     let observed_ns = last_finish.saturating_sub(result.start_ns);
+    let drift = colored_frame_drift(result);
+    let mut notes = result.notes.clone();
+    notes.extend(drift.and_then(|d| d.warning()));
     Summary {
+        colored_pages_moved: drift.map(|d| d.moved),
         causes,
         unexplained,
         colouring: result.colouring,
@@ -419,7 +429,7 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
         rt_throttling: result.rt_throttling.clone(),
         watchdog_factor: result.watchdog_factor,
         watchdog: result.watchdog,
-        notes: result.notes.clone(),
+        notes,
         bound_exceeded: tasks
             .iter()
             .filter(|t| t.exceeds_bound)
@@ -430,6 +440,22 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
         tasks,
         isolation: RunIsolation::not_checked(),
     }
+}
+
+/// The frame drift of every coloured working set that was checked, summed
+/// (`None`: none was).
+fn colored_frame_drift(result: &RunResult) -> Option<tinct_mem::FrameDrift> {
+    result
+        .tasks
+        .iter()
+        .filter_map(|task| match &task.placement {
+            crate::memory::Placement::Colored { frame_drift, .. } => *frame_drift,
+            _ => None,
+        })
+        .reduce(|mut total, drift| {
+            total.add(drift);
+            total
+        })
 }
 
 #[cfg(test)]
@@ -472,6 +498,46 @@ mod tests {
         assert_eq!(t.blocking.observed_max_ns, 0, "no job waited at a lock");
         assert_eq!(t.blocking.bound_ns, Some(0));
         assert!(!t.blocking.exceeds_bound);
+    }
+
+    #[test]
+    fn moved_coloured_pages_are_counted_and_warned_about() {
+        let colored = |drift: Option<tinct_mem::FrameDrift>| crate::memory::Placement::Colored {
+            bytes: 4096,
+            partitions: vec![1],
+            colors: "0".into(),
+            color_count: 1,
+            machine_colors: 8,
+            pages: 1,
+            pages_outside_colors: Some(0),
+            frame_drift: drift,
+            frames: vec![],
+        };
+        let mut run = result();
+        assert_eq!(summarize("x.toml", 400, &run).colored_pages_moved, None);
+        run.tasks[0].placement = colored(Some(tinct_mem::FrameDrift {
+            pages: 4,
+            ..Default::default()
+        }));
+        let held = summarize("x.toml", 400, &run);
+        assert_eq!(held.colored_pages_moved, Some(0));
+        assert!(!held.notes.iter().any(|n| n.contains("tinct doctor")));
+        run.tasks[0].placement = colored(Some(tinct_mem::FrameDrift {
+            pages: 4,
+            moved: 3,
+            recolored: 2,
+            absent: 0,
+        }));
+        let moved = summarize("x.toml", 400, &run);
+        assert_eq!(moved.colored_pages_moved, Some(3));
+        assert!(
+            moved
+                .notes
+                .iter()
+                .any(|n| n.contains("3 of 4") && n.contains("tinct doctor")),
+            "{:?}",
+            moved.notes
+        );
     }
 
     #[test]

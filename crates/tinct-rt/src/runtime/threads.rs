@@ -102,6 +102,12 @@ pub(super) fn run_here(
     {
         notes.push(format!("removing the run's task groups failed: {e}"));
     }
+    if !memory_locked && let Some(reason) = colored.as_ref().and_then(|c| c.unlocked_reason()) {
+        notes.push(format!(
+            "the coloured pool is not locked ({reason}): the kernel may swap or migrate its \
+             pages out of their colours"
+        ));
+    }
     result.notes.extend(notes);
     for (task, backing) in result.tasks.iter_mut().zip(&backings) {
         task.placement = backing.verify(colored.as_ref());

@@ -35,6 +35,8 @@ pub struct Facts {
     pub isolation: Option<Isolation>,
     /// RLIMIT_MEMLOCK.
     pub memlock: Option<MemlockLimit>,
+    /// The settings under which the kernel migrates (coloured) pages.
+    pub migration: Option<MigrationSettings>,
     /// uid and effective capabilities.
     pub privileges: Option<Privileges>,
     /// True if `/proc/cpuinfo` has the `hypervisor` flag (a virtual machine).
@@ -85,6 +87,7 @@ impl Facts {
         );
         facts.isolation = errors.keep("CPU isolation", Isolation::read(root));
         facts.memlock = errors.keep("RLIMIT_MEMLOCK", MemlockLimit::read(root));
+        facts.migration = errors.keep("page migration settings", MigrationSettings::read(root));
         facts.privileges = errors.keep("privileges", Privileges::read(root));
         facts.hypervisor = errors.keep("cpuinfo", read_hypervisor_flag(root)).flatten();
         facts.perf_event_paranoid = errors
@@ -104,6 +107,49 @@ impl Facts {
         facts.read_errors = errors.0;
         facts
     }
+}
+
+/// The kernel settings that decide whether a page stays on its frame, and
+/// so in its colour (see tinct-mem's `locking` module for what each does).
+/// `None`: the file does not exist (a kernel without the feature).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct MigrationSettings {
+    /// `/proc/sys/vm/compact_unevictable_allowed`: 1 lets compaction
+    /// migrate mlocked pages.
+    pub compact_unevictable_allowed: Option<u32>,
+    /// `/proc/sys/vm/compaction_proactiveness` (0-100, 0: off).
+    pub compaction_proactiveness: Option<u32>,
+    /// The selected mode of `/sys/kernel/mm/transparent_hugepage/defrag`
+    /// (`always`, `defer`, `defer+madvise`, `madvise`, `never`).
+    pub thp_defrag: Option<String>,
+    /// `/proc/sys/kernel/numa_balancing` (0: off).
+    pub numa_balancing: Option<u32>,
+}
+
+impl MigrationSettings {
+    /// Reads the settings under `root`.
+    pub fn read(root: &SysRoot) -> Result<Self> {
+        let number = "an unsigned integer";
+        Ok(Self {
+            compact_unevictable_allowed: root
+                .parse_optional("/proc/sys/vm/compact_unevictable_allowed", number)?,
+            compaction_proactiveness: root
+                .parse_optional("/proc/sys/vm/compaction_proactiveness", number)?,
+            thp_defrag: root
+                .read_line_optional("/sys/kernel/mm/transparent_hugepage/defrag")?
+                .map(|line| selected_mode(&line)),
+            numa_balancing: root.parse_optional("/proc/sys/kernel/numa_balancing", number)?,
+        })
+    }
+}
+
+/// The bracketed choice of a sysfs mode line (`always defer [madvise]
+/// never` → `madvise`), or the whole line when nothing is bracketed.
+fn selected_mode(line: &str) -> String {
+    line.split_whitespace()
+        .find_map(|word| word.strip_prefix('[')?.strip_suffix(']'))
+        .unwrap_or(line)
+        .to_string()
 }
 
 /// Collects read errors while keeping the values that could be read.

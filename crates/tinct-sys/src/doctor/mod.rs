@@ -8,7 +8,7 @@ pub mod color_probe;
 mod facts;
 
 pub use checks::subject;
-pub use facts::{Facts, TOPOLOGY_FILE};
+pub use facts::{Facts, MigrationSettings, TOPOLOGY_FILE};
 
 use crate::root::SysRoot;
 use crate::topology::{ColorGeometry, PageColors};

@@ -119,7 +119,10 @@ pub(super) fn memlock(facts: &Facts) -> Finding {
         finding(
             subject::MEMLOCK,
             Level::Warning,
-            format!("soft limit {soft}: larger locked page pools will fail"),
+            format!(
+                "soft limit {soft}: coloured pools and areas beyond it stay unlocked (said in \
+                 their reports), where compaction can move pages out of their colours"
+            ),
             Some(
                 "`ulimit -l unlimited` (or `<user> - memlock unlimited` in /etc/security/limits.conf), \
                  or `sudo setcap cap_ipc_lock+ep $(command -v tinct)`"

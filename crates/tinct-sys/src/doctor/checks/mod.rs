@@ -3,6 +3,7 @@
 
 mod hardware;
 mod memory;
+mod page_migration;
 mod partitioning;
 mod perf;
 mod scheduling;
@@ -10,6 +11,7 @@ mod scheduling;
 use super::{Backend, Facts, Finding, Level};
 use hardware::{caches, colors, cpus, numa};
 use memory::{memlock, page_size, pagemap, thp};
+use page_migration::page_migration;
 use partitioning::{backend, resctrl};
 use perf::{perf_hardware, perf_software};
 use scheduling::{governor, isolation, kernel, rt_throttling, sched_fifo};
@@ -48,6 +50,16 @@ pub mod subject {
     pub const GOVERNOR: &str = "frequency governor";
     /// CPU isolation.
     pub const ISOLATION: &str = "isolcpus / nohz_full";
+    /// `vm.compact_unevictable_allowed`.
+    pub const COMPACT_UNEVICTABLE: &str = "compaction of locked pages";
+    /// `vm.compaction_proactiveness`.
+    pub const PROACTIVE_COMPACTION: &str = "proactive compaction";
+    /// `transparent_hugepage/defrag`.
+    pub const THP_DEFRAG: &str = "THP defrag";
+    /// `kernel.numa_balancing`.
+    pub const NUMA_BALANCING: &str = "NUMA balancing";
+    /// Summary: will coloured pages stay in their colours?
+    pub const COLOURS_HOLD: &str = "colours hold";
     /// Cache partitioning backend summary.
     pub const BACKEND: &str = "cache partitioning backend";
 }
@@ -83,6 +95,7 @@ pub(super) fn findings(facts: &Facts) -> (Vec<Finding>, Backend) {
     out.push(pagemap(facts));
     out.push(sched_fifo(facts));
     out.push(memlock(facts));
+    out.extend(page_migration(facts));
     out.push(rt_throttling(facts));
     out.push(perf_hardware(facts));
     out.push(perf_software(facts));
