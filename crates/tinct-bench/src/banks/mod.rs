@@ -310,6 +310,9 @@ fn assemble(plan: plan::Plan, measured: measure::Measured, machine: Machine) -> 
             cpus: plan.cpus,
             machine,
             counters: measured.counters.clone(),
+            interrupted: false,
+            rounds_requested: None,
+            rounds_completed: None,
         },
         parameters: Parameters {
             threads: plan.thread_cpus.len(),

@@ -193,7 +193,7 @@ pub(super) struct Accumulator {
 
 /// A running total of one event (`None` once a run gave no count).
 #[derive(Debug, Clone, Copy)]
-struct Total {
+pub(super) struct Total {
     sum: Option<u64>,
     estimated: bool,
 }
@@ -250,6 +250,18 @@ impl Accumulator {
             };
             total.estimated |= scaled.is_some_and(|(_, multiplexed)| multiplexed);
         }
+    }
+
+    /// The totals so far (taken at a round's start, to
+    /// [`restore`](Self::restore) when the round is abandoned).
+    pub(super) fn checkpoint(&self) -> (Vec<Vec<Total>>, Vec<u64>) {
+        (self.totals.clone(), self.runs.clone())
+    }
+
+    /// Back to the totals of `checkpoint`: an abandoned round's
+    /// measurements are not counted, as their samples are not kept.
+    pub(super) fn restore(&mut self, checkpoint: (Vec<Vec<Total>>, Vec<u64>)) {
+        (self.totals, self.runs) = checkpoint;
     }
 
     /// The totals, one per condition, named by `names`.

@@ -268,6 +268,9 @@ fn assemble(plan: &plan::Plan, measured: &measure::Measured, machine: Machine) -
             cpus: plan.cpus.clone(),
             machine,
             counters: measured.counters.clone(),
+            interrupted: false,
+            rounds_requested: None,
+            rounds_completed: None,
         },
         run_conditions: measured.run_conditions.clone(),
         parameters: Parameters {
