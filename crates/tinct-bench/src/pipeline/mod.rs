@@ -212,6 +212,11 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
         Ok::<u64, Error>(overall)
     })?;
     progress.finish();
+    // Stopped early: only the rounds every policy completed are kept.
+    for chunks in &mut chunks {
+        chunks.truncate(measured.rounds_completed as usize);
+    }
+    header.record_rounds(false);
     header.add_counters("", &measured);
     let names: Vec<String> = tree.nodes()?.into_iter().map(|n| n.name).collect();
     let mut policies: Vec<PolicyResult> = params
@@ -232,8 +237,14 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
         policies,
         files: Vec::new(),
     };
+    if measured.rounds_completed == 0 {
+        // Stopped before any round ended: a header-only result says so.
+        report.policies.clear();
+    }
     let mut out = OutputDir::create(params.common.out_dir("pipeline"))?;
-    report::write_files(&mut out, &report, &chunks)?;
+    if !report.policies.is_empty() {
+        report::write_files(&mut out, &report, &chunks)?;
+    }
     report.files = out.files_with("pipeline.json");
     out.write_json("pipeline.json", &report)?;
     let summary = report::summary(&report, out.path());

@@ -207,6 +207,7 @@ pub fn summary(report: &Report, dir: &Path) -> Summary {
         report.work_ns as f64 / 1e3
     ));
     s.fact("rounds", report.header.reps.to_string());
+    s.interruption(&report.header, dir);
     s.fact("CPUs", tinct_sys::format_cpu_list(&report.header.cpus));
     s.table(&[
         "policy",
