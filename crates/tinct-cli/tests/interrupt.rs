@@ -1,0 +1,171 @@
+//! Ctrl-C in the benches and the demo (issue 13): a SIGINT sent once the
+//! command says on stderr that it started ends it with exit status 130,
+//! and what it finished is written, parses and says it was interrupted,
+//! with fewer rounds completed than requested. Never an absolute time: the
+//! signal waits for the start line (plus a short pause so that some rounds
+//! can end; the assertions hold for none as well).
+
+mod common;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The runs take both CPUs under SCHED_FIFO: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// What an interrupted command left: its exit status and its stderr.
+struct Interrupted {
+    status: Option<i32>,
+    stderr: String,
+}
+
+/// Runs `tinct args`, sends it SIGINT once a line of its stderr contains
+/// `started` (and `pause` later), and waits for it to end.
+fn interrupt_after(args: &[&str], started: &str, pause: Duration) -> Interrupted {
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("tinct"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("tinct starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let read = stderr.read_line(&mut line).unwrap();
+        seen.push_str(&line);
+        if read == 0 {
+            panic!("tinct {args:?} ended before saying {started:?}: {seen}");
+        }
+        if line.contains(started) {
+            break;
+        }
+    }
+    std::thread::sleep(pause);
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    seen.push_str(&rest);
+    let status = child.wait().unwrap();
+    Interrupted {
+        status: status.code(),
+        stderr: seen,
+    }
+}
+
+fn json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{} not written: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The header of an interrupted bench: interrupted, fewer rounds completed
+/// than requested; returns the rounds completed.
+fn interrupted_header(report: &Value) -> u64 {
+    assert_eq!(report["interrupted"], Value::Bool(true), "{report}");
+    let requested = report["rounds_requested"]
+        .as_u64()
+        .expect("rounds_requested");
+    let completed = report["rounds_completed"]
+        .as_u64()
+        .expect("rounds_completed");
+    assert!(
+        completed < requested,
+        "{completed} of {requested} rounds completed"
+    );
+    completed
+}
+
+#[test]
+fn ctrl_c_in_bench_pipeline_keeps_the_finished_rounds_and_exits_130() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    // 40 rounds of 200 samples per policy: far longer than the pause.
+    let stopped = interrupt_after(
+        &[
+            "bench",
+            "pipeline",
+            "--quick",
+            "--reps",
+            "40",
+            "--samples",
+            "8000",
+            "--no-progress",
+            "--out",
+            out,
+        ],
+        "tinct bench pipeline: measuring",
+        Duration::from_millis(1500),
+    );
+    assert_eq!(stopped.status, Some(130), "{}", stopped.stderr);
+    assert!(
+        stopped.stderr.contains("bench interrupted (Ctrl-C)")
+            && stopped.stderr.contains("written to"),
+        "{}",
+        stopped.stderr
+    );
+    let report = json(&dir.path().join("pipeline.json"));
+    let completed = interrupted_header(&report);
+    assert_eq!(report["rounds_requested"], 40);
+    let policies = report["policies"].as_array().unwrap();
+    if completed == 0 {
+        assert!(policies.is_empty(), "no round: a header-only result");
+    } else {
+        assert_eq!(policies.len(), 3);
+        for p in policies {
+            assert_eq!(
+                p["samples"].as_u64(),
+                Some(200 * completed),
+                "the same whole rounds for every policy: {p}"
+            );
+        }
+        let table = std::fs::read_to_string(dir.path().join("table1.csv")).unwrap();
+        assert_eq!(table.lines().count(), 4, "{table}");
+    }
+    // The typed report reads it back.
+    let _: tinct_bench::pipeline::Report = serde_json::from_value(report).unwrap();
+}
+
+#[test]
+fn ctrl_c_in_bench_crpd_keeps_the_finished_rounds_and_exits_130() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO crpd bench") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    // 2000 rounds per condition: tens of seconds, far beyond the pause.
+    let stopped = interrupt_after(
+        &[
+            "bench",
+            "crpd",
+            "--quick",
+            "--reps",
+            "2000",
+            "--no-progress",
+            "--out",
+            out,
+        ],
+        "tinct bench crpd: measuring",
+        Duration::from_millis(300),
+    );
+    assert_eq!(stopped.status, Some(130), "{}", stopped.stderr);
+    assert!(
+        stopped.stderr.contains("bench interrupted (Ctrl-C)"),
+        "{}",
+        stopped.stderr
+    );
+    let report = json(&dir.path().join("crpd.json"));
+    interrupted_header(&report);
+    let _: tinct_bench::crpd::CrpdResult = serde_json::from_value(report).unwrap();
+}
