@@ -17,22 +17,40 @@ use std::time::Duration;
 /// The runs take both CPUs under SCHED_FIFO: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
-/// What an interrupted command left: its exit status and its stderr.
+/// What an interrupted command left: its exit status and what it wrote
+/// where it said it started.
 struct Interrupted {
     status: Option<i32>,
-    stderr: String,
+    output: String,
 }
 
-/// Runs `tinct args`, sends it SIGINT once a line of its stderr contains
-/// `started` (and `pause` later), and waits for it to end.
-fn interrupt_after(args: &[&str], started: &str, pause: Duration) -> Interrupted {
+/// Where the command says it started.
+#[derive(Clone, Copy)]
+enum Says {
+    /// The benches' start line.
+    OnStderr,
+    /// The demo's step lines.
+    OnStdout,
+}
+
+/// Runs `tinct args`, sends it SIGINT once a line it writes where `says`
+/// contains `started` (and `pause` later), and waits for it to end.
+fn interrupt_after(args: &[&str], says: Says, started: &str, pause: Duration) -> Interrupted {
+    let (stdout, stderr) = match says {
+        Says::OnStderr => (Stdio::null(), Stdio::piped()),
+        Says::OnStdout => (Stdio::piped(), Stdio::null()),
+    };
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("tinct"))
         .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stdout(stdout)
+        .stderr(stderr)
         .spawn()
         .expect("tinct starts");
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let stream: Box<dyn std::io::Read> = match says {
+        Says::OnStderr => Box::new(child.stderr.take().unwrap()),
+        Says::OnStdout => Box::new(child.stdout.take().unwrap()),
+    };
+    let mut stderr = BufReader::new(stream);
     let mut seen = String::new();
     let mut line = String::new();
     loop {
@@ -55,7 +73,7 @@ fn interrupt_after(args: &[&str], started: &str, pause: Duration) -> Interrupted
     let status = child.wait().unwrap();
     Interrupted {
         status: status.code(),
-        stderr: seen,
+        output: seen,
     }
 }
 
@@ -104,15 +122,16 @@ fn ctrl_c_in_bench_pipeline_keeps_the_finished_rounds_and_exits_130() {
             "--out",
             out,
         ],
+        Says::OnStderr,
         "tinct bench pipeline: measuring",
         Duration::from_millis(1500),
     );
-    assert_eq!(stopped.status, Some(130), "{}", stopped.stderr);
+    assert_eq!(stopped.status, Some(130), "{}", stopped.output);
     assert!(
-        stopped.stderr.contains("bench interrupted (Ctrl-C)")
-            && stopped.stderr.contains("written to"),
+        stopped.output.contains("bench interrupted (Ctrl-C)")
+            && stopped.output.contains("written to"),
         "{}",
-        stopped.stderr
+        stopped.output
     );
     let report = json(&dir.path().join("pipeline.json"));
     let completed = interrupted_header(&report);
@@ -156,16 +175,68 @@ fn ctrl_c_in_bench_crpd_keeps_the_finished_rounds_and_exits_130() {
             "--out",
             out,
         ],
+        Says::OnStderr,
         "tinct bench crpd: measuring",
         Duration::from_millis(300),
     );
-    assert_eq!(stopped.status, Some(130), "{}", stopped.stderr);
+    assert_eq!(stopped.status, Some(130), "{}", stopped.output);
     assert!(
-        stopped.stderr.contains("bench interrupted (Ctrl-C)"),
+        stopped.output.contains("bench interrupted (Ctrl-C)"),
         "{}",
-        stopped.stderr
+        stopped.output
     );
     let report = json(&dir.path().join("crpd.json"));
     interrupted_header(&report);
     let _: tinct_bench::crpd::CrpdResult = serde_json::from_value(report).unwrap();
+}
+
+#[test]
+fn ctrl_c_in_the_demo_keeps_its_files_and_says_where_it_stopped() {
+    if !tinct_sys::testing::privileged_or_skip("the demo's SCHED_FIFO run") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo");
+    // Interrupted once the first step (the colour probe) is done: the demo
+    // stops at a later step boundary, before its run.
+    let stopped = interrupt_after(
+        &["demo", "-o", out.to_str().unwrap(), "--duration", "1s"],
+        Says::OnStdout,
+        "1. colour probe",
+        Duration::ZERO,
+    );
+    assert_eq!(stopped.status, Some(130), "{}", stopped.output);
+    let verdict = json(&out.join("verdict.json"));
+    assert_eq!(verdict["interrupted"], Value::Bool(true), "{verdict}");
+    let phase = verdict["phase"].as_str().expect("the phase reached");
+    assert!(
+        ["platform", "worst cases", "plan and analysis", "run"].contains(&phase),
+        "stopped after the colour probe, before the verdict: {phase}"
+    );
+    let steps: Vec<&str> = verdict["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps.first(), Some(&"colour probe"), "{verdict}");
+    assert!(
+        !steps.contains(&phase),
+        "the phase reached is not a step done"
+    );
+    let files = verdict["files"].as_array().unwrap();
+    assert!(files.iter().any(|f| f == "color-probe.json"), "{verdict}");
+    for file in files {
+        let path = out.join(file.as_str().unwrap());
+        assert!(
+            path.is_file(),
+            "{} listed as kept, not there",
+            path.display()
+        );
+    }
+    assert!(
+        !out.join("run").exists(),
+        "stopped before the run: no run directory"
+    );
 }
