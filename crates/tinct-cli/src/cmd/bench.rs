@@ -160,14 +160,15 @@ fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<Exit
 }
 
 /// What an interrupted bench's summary says it kept (its `interrupted`
-/// fact), for stderr.
+/// fact), for stderr; a bench without one (overheads, dram-map) did not
+/// stop early.
 fn interrupted_facts(summary: &tinct_bench::harness::Summary) -> String {
     summary
         .facts
         .iter()
         .find(|(key, _)| key == "interrupted")
         .map_or_else(
-            || "the rounds finished before the stop are written".into(),
+            || "this bench does not stop between its steps: it ran to its end and its files are complete".into(),
             |(_, value)| value.clone(),
         )
 }
