@@ -100,32 +100,18 @@ fn interrupted_header(report: &Value) -> u64 {
     completed
 }
 
-#[test]
-fn ctrl_c_in_bench_pipeline_keeps_the_finished_rounds_and_exits_130() {
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
-        return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+/// Runs `tinct bench <bench> --quick <extra> --no-progress --out TMP`,
+/// interrupts it `pause` after its start line, checks the exit status 130
+/// and the stderr report, and returns the JSON it wrote (`<bench>.json`)
+/// with the directory.
+fn interrupt_bench(bench: &str, extra: &[&str], pause: Duration) -> (Value, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
-    // 40 rounds of 200 samples per policy: far longer than the pause.
-    let stopped = interrupt_after(
-        &[
-            "bench",
-            "pipeline",
-            "--quick",
-            "--reps",
-            "40",
-            "--samples",
-            "8000",
-            "--no-progress",
-            "--out",
-            out,
-        ],
-        Says::OnStderr,
-        "tinct bench pipeline: measuring",
-        Duration::from_millis(1500),
-    );
+    let mut args = vec!["bench", bench, "--quick"];
+    args.extend(extra);
+    args.extend(["--no-progress", "--out", out]);
+    let started = format!("tinct bench {bench}: measuring");
+    let stopped = interrupt_after(&args, Says::OnStderr, &started, pause);
     assert_eq!(stopped.status, Some(130), "{}", stopped.output);
     assert!(
         stopped.output.contains("bench interrupted (Ctrl-C)")
@@ -133,7 +119,22 @@ fn ctrl_c_in_bench_pipeline_keeps_the_finished_rounds_and_exits_130() {
         "{}",
         stopped.output
     );
-    let report = json(&dir.path().join("pipeline.json"));
+    let report = json(&dir.path().join(format!("{bench}.json")));
+    (report, dir)
+}
+
+#[test]
+fn ctrl_c_in_bench_pipeline_keeps_the_finished_rounds_and_exits_130() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // 40 rounds of 200 samples per policy: far longer than the pause.
+    let (report, dir) = interrupt_bench(
+        "pipeline",
+        &["--reps", "40", "--samples", "8000"],
+        Duration::from_millis(1500),
+    );
     let completed = interrupted_header(&report);
     assert_eq!(report["rounds_requested"], 40);
     let policies = report["policies"].as_array().unwrap();
@@ -161,31 +162,8 @@ fn ctrl_c_in_bench_crpd_keeps_the_finished_rounds_and_exits_130() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().to_str().unwrap();
     // 2000 rounds per condition: tens of seconds, far beyond the pause.
-    let stopped = interrupt_after(
-        &[
-            "bench",
-            "crpd",
-            "--quick",
-            "--reps",
-            "2000",
-            "--no-progress",
-            "--out",
-            out,
-        ],
-        Says::OnStderr,
-        "tinct bench crpd: measuring",
-        Duration::from_millis(300),
-    );
-    assert_eq!(stopped.status, Some(130), "{}", stopped.output);
-    assert!(
-        stopped.output.contains("bench interrupted (Ctrl-C)"),
-        "{}",
-        stopped.output
-    );
-    let report = json(&dir.path().join("crpd.json"));
+    let (report, _dir) = interrupt_bench("crpd", &["--reps", "2000"], Duration::from_millis(300));
     interrupted_header(&report);
     let _: tinct_bench::crpd::CrpdResult = serde_json::from_value(report).unwrap();
 }
