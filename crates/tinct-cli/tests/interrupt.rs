@@ -36,6 +36,18 @@ enum Says {
 /// Runs `tinct args`, sends it SIGINT once a line it writes where `says`
 /// contains `started` (and `pause` later), and waits for it to end.
 fn interrupt_after(args: &[&str], says: Says, started: &str, pause: Duration) -> Interrupted {
+    signal_after(args, says, started, pause, 1)
+}
+
+/// As [`interrupt_after`], with `signals` SIGINTs 100 ms apart (apart, so
+/// that the kernel does not merge a pending one with the next).
+fn signal_after(
+    args: &[&str],
+    says: Says,
+    started: &str,
+    pause: Duration,
+    signals: usize,
+) -> Interrupted {
     let (stdout, stderr) = match says {
         Says::OnStderr => (Stdio::null(), Stdio::piped()),
         Says::OnStdout => (Stdio::piped(), Stdio::null()),
@@ -66,7 +78,12 @@ fn interrupt_after(args: &[&str], says: Says, started: &str, pause: Duration) ->
     }
     std::thread::sleep(pause);
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
-    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    for k in 0..signals {
+        if k > 0 {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    }
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
     seen.push_str(&rest);
@@ -166,6 +183,42 @@ fn ctrl_c_in_bench_crpd_keeps_the_finished_rounds_and_exits_130() {
     let (report, _dir) = interrupt_bench("crpd", &["--reps", "2000"], Duration::from_millis(300));
     interrupted_header(&report);
     let _: tinct_bench::crpd::CrpdResult = serde_json::from_value(report).unwrap();
+}
+
+#[test]
+fn a_second_ctrl_c_ends_a_bench_at_once() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    // Two rounds of 60 000 samples per policy: the first Ctrl-C waits for
+    // a run of seconds to end, the second does not.
+    let stopped = signal_after(
+        &[
+            "bench",
+            "pipeline",
+            "--quick",
+            "--reps",
+            "2",
+            "--samples",
+            "120000",
+            "--no-progress",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        Says::OnStderr,
+        "tinct bench pipeline: measuring",
+        Duration::from_millis(200),
+        2,
+    );
+    assert_eq!(stopped.status, Some(130), "{}", stopped.output);
+    assert!(
+        !stopped.output.contains("bench interrupted"),
+        "ended at once, not after writing: {}",
+        stopped.output
+    );
+    assert!(!dir.path().join("pipeline.json").exists());
 }
 
 #[test]
