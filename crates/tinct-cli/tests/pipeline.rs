@@ -13,6 +13,14 @@ use std::path::Path;
 use std::sync::Mutex;
 use tinct_bench::pipeline::Report;
 
+/// True where the kernel has no CPU PMU (this VM): hardware events answer ENOENT.
+fn no_cpu_pmu() -> bool {
+    tinct_sys::perf::EventSources::read(&tinct_sys::SysRoot::live())
+        .unwrap()
+        .cpu_pmus
+        .is_empty()
+}
+
 /// The runs take both CPUs under SCHED_FIFO: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
@@ -84,10 +92,23 @@ fn bench_pipeline_quick_outputs_validate() {
             assert_eq!(t.exec.count, 300, "{} {}", p.policy, t.name);
             assert!(!t.map.is_empty());
         }
-        assert!(
-            p.llc_load_miss_ratio.is_some() || p.miss_rates_unavailable.is_some(),
-            "a miss rate or the reason there is none"
-        );
+        // Fig. 4: a load and a store miss rate, or the kernel's reason
+        // (this VM has no PMU: unavailable, never a zero).
+        for rate in [&p.load_miss_rate, &p.store_miss_rate] {
+            assert!(
+                rate.rate.is_some() != rate.unavailable.is_some(),
+                "a miss rate or the reason there is none: {rate:?}"
+            );
+            if no_cpu_pmu() {
+                let why = rate.unavailable.as_deref().unwrap_or("");
+                assert!(
+                    why.starts_with("unavailable: LLC-") && why.contains("ENOENT"),
+                    "{}: {why}",
+                    p.policy
+                );
+            }
+        }
+        assert_eq!(p.store_miss_rate.accesses_event, "LLC-stores");
         assert!(p.rho_gain_over_os.is_some(), "{}", p.policy);
     }
     let os = &report.policies[0];
@@ -125,6 +146,18 @@ fn bench_pipeline_quick_outputs_validate() {
     }
     let table = std::fs::read_to_string(dir.path().join("table1.csv")).unwrap();
     assert_eq!(table.lines().count(), 4, "a header and a row per policy");
+    let header: Vec<&str> = table.lines().next().unwrap().split(',').collect();
+    let store = header
+        .iter()
+        .position(|&c| c == "llc_store_miss_rate")
+        .expect("a store miss rate column");
+    if no_cpu_pmu() {
+        for row in table.lines().skip(1) {
+            let cell = row.split(',').nth(store).unwrap();
+            assert!(cell.starts_with("unavailable: LLC-stores: ENOENT"), "{row}");
+        }
+        assert!(stdout.contains("LLC store miss") && stdout.contains("unavailable: LLC-stores"));
+    }
 }
 
 #[test]

@@ -17,7 +17,7 @@
 //! - [`sched`]: affinity, every scheduling policy (`sched_setattr`, read back), `mlockall`, `gettid`;
 //! - [`sync`]: mutexes with priority inheritance or ceiling, condition variables;
 //! - [`cgroup`]: cgroup v2 task groups created and removed by a run;
-//! - [`signals`]: SIGPIPE for command-line output;
+//! - [`signals`]: SIGPIPE for command-line output, the stop flag Ctrl-C raises;
 //! - [`shared_memory`], [`supervise`]: memory shared with a forked child, fork, wait, fatal-signal notes;
 //! - [`huge_buffer`]: an owned buffer in transparent huge pages, with the backing it got;
 //! - [`machine`]: a one-record description of the machine (CPU, kernel, caches) for results;

@@ -66,6 +66,9 @@ pub(super) fn measure(
     let page_words = plan.page_bytes as usize / 8;
     let mut results = Vec::with_capacity(plan.composite.len());
     for &(threads, pages) in &plan.composite {
+        if progress.stop_requested() {
+            break; // Ctrl-C: the configurations measured so far
+        }
         progress.set_message(&format!("composite {threads} threads x {pages} pages"));
         let conditions = conditions(plan);
         let cpu_of = |thread: usize| plan.cpus[thread % plan.cpus.len()];
@@ -152,6 +155,9 @@ pub(super) fn measure(
                 run_together(jobs, plan.fifo, |_, pages| bubblesort(pages, rounds))
                     .map(|t| t.per_thread_ns.iter().copied().max().unwrap_or(0))
             })?;
+        if samples.rounds_completed == 0 {
+            break; // stopped before its first round ended
+        }
         let conditions = conditions
             .iter()
             .enumerate()

@@ -96,10 +96,14 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
     let mut counters = Vec::new();
     {
         let mut arrays = thread_arrays(plan, &mut heap, arena.as_mut(), &pages, &mut nodes.heaps)?;
+        // Ctrl-C: the kernels and configurations measured so far are the result.
         for (k, &kernel) in plan.kernels.iter().enumerate() {
+            if progress.stop_requested() {
+                break;
+            }
             progress.set_message(kernel.name());
             let seed = plan.seed.wrapping_add(k as u64);
-            let (result, totals) = measure_kernel(
+            let Some((result, totals)) = measure_kernel(
                 plan,
                 kernel,
                 seed,
@@ -107,7 +111,10 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
                 &pages,
                 &nodes.shares,
                 progress,
-            )?;
+            )?
+            else {
+                break;
+            };
             results.push(result);
             counters.extend(totals);
         }
@@ -212,7 +219,7 @@ fn measure_kernel(
     pages: &[Pages],
     nodes: &NodeShares,
     progress: &dyn Progress,
-) -> Result<(KernelResult, Vec<ConditionCounters>)> {
+) -> Result<Option<(KernelResult, Vec<ConditionCounters>)>> {
     let elements = arrays[0][0].elements_of(kernel);
     let target = if plan.quick {
         24u64 << 20
@@ -239,6 +246,9 @@ fn measure_kernel(
             })
             .map(|t| t.elapsed_ns)
         })?;
+    if samples.rounds_completed == 0 {
+        return Ok(None); // stopped before its first round ended
+    }
     let default_median = samples.stats(0).map_or(0, |s| s.median);
     let mut rows = Vec::with_capacity(plan.allocations.len());
     for (c, &allocation) in plan.allocations.iter().enumerate() {
@@ -285,7 +295,7 @@ fn measure_kernel(
         bytes_per_run,
         allocations: rows,
     };
-    Ok((result, counters))
+    Ok(Some((result, counters)))
 }
 
 fn mib_per_s(bytes: u64, ns: u64) -> f64 {

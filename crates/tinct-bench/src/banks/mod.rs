@@ -288,11 +288,15 @@ const WARMUP_ROUNDS: u32 = 1;
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>> {
     let plan = plan::plan(params)?;
     let machine = Machine::describe();
+    crate::harness::interleaved::start_rounds();
     let measured = measure::measure(&plan, progress)?;
     let mut report = assemble(plan, measured, machine);
+    report.header.record_rounds(progress.stop_requested());
     report::write(&mut report, &params.common)?;
+    let mut summary = report::summary(&report);
+    summary.interruption(&report.header, &params.common.out_dir("banks"));
     Ok(Finished {
-        summary: report::summary(&report),
+        summary,
         result: report,
     })
 }
@@ -310,6 +314,9 @@ fn assemble(plan: plan::Plan, measured: measure::Measured, machine: Machine) -> 
             cpus: plan.cpus,
             machine,
             counters: measured.counters.clone(),
+            interrupted: false,
+            rounds_requested: None,
+            rounds_completed: None,
         },
         parameters: Parameters {
             threads: plan.thread_cpus.len(),

@@ -244,10 +244,12 @@ impl Geometry {
 /// Runs `tinct bench calibrate`: measures, writes the files and returns the
 /// result with its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<CalibrateResult>> {
-    let result = measure(params, progress)?;
+    let mut result = measure(params, progress)?;
+    result.header.record_rounds(progress.stop_requested());
     let mut out = OutputDir::create(params.common.out_dir("calibrate"))?;
     report::write(&result, &mut out)?;
-    let summary = report::summary(&result, &out);
+    let mut summary = report::summary(&result, &out);
+    summary.interruption(&result.header, out.path());
     Ok(Finished { result, summary })
 }
 

@@ -43,18 +43,29 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
     };
     let mut sizes = Vec::with_capacity(plan.sizes.len());
     let mut counters = Vec::new();
+    // Ctrl-C: the sizes and placements measured so far are the result.
     for (index, &rows) in plan.sizes.iter().enumerate() {
+        if progress.stop_requested() {
+            break;
+        }
         progress.set_message(&format!("{rows}x{rows}"));
         let seed = plan.seed.wrapping_add(index as u64);
-        let (size, totals) = measure_size(rows, seed, &available, &setup)?;
+        let Some((size, totals)) = measure_size(rows, seed, &available, &setup)? else {
+            break;
+        };
         sizes.push(size);
         counters.extend(prefixed(&format!("{rows}x{rows}/"), &totals));
     }
     progress.set_message("false sharing");
     let mut false_sharing = Vec::with_capacity(available.len());
     for (index, placement) in available.iter().enumerate() {
+        if progress.stop_requested() {
+            break;
+        }
         let seed = plan.seed.wrapping_add(1000 + index as u64);
-        let (result, totals) = measure_false_sharing(placement, seed, &setup)?;
+        let Some((result, totals)) = measure_false_sharing(placement, seed, &setup)? else {
+            break;
+        };
         false_sharing.push(result);
         let prefix = format!("false-sharing/{}/", placement.kind.name());
         counters.extend(prefixed(&prefix, &totals));
@@ -94,7 +105,7 @@ fn measure_size(
     seed: u64,
     placements: &[&Placement],
     setup: &Setup<'_>,
-) -> Result<(SizeResult, Vec<ConditionCounters>)> {
+) -> Result<Option<(SizeResult, Vec<ConditionCounters>)>> {
     let elements = rows * rows;
     let repetitions = setup.loops.repetitions(elements);
     let fifo = setup.fifo;
@@ -130,6 +141,9 @@ fn measure_size(
                 run_pair(placements[p], [&private[0], &private[1]], repetitions, fifo)
             }
         })?;
+    if samples.rounds_completed == 0 {
+        return Ok(None); // stopped before its first round ended
+    }
     let stats = |c: usize| {
         samples
             .stats(c)
@@ -158,7 +172,7 @@ fn measure_size(
         sequential,
         parallel,
     };
-    Ok((result, samples.counters))
+    Ok(Some((result, samples.counters)))
 }
 
 /// Function 1 on thread 0 with `arrays[0]`, function 2 on thread 1 with
@@ -189,7 +203,7 @@ fn measure_false_sharing(
     placement: &Placement,
     seed: u64,
     setup: &Setup<'_>,
-) -> Result<(FalseSharingResult, Vec<ConditionCounters>)> {
+) -> Result<Option<(FalseSharingResult, Vec<ConditionCounters>)>> {
     let (increments, fifo) = (setup.increments, setup.fifo);
     let line = SameLine::default();
     let padded = [Padded::default(), Padded::default()];
@@ -212,6 +226,9 @@ fn measure_false_sharing(
             run_together(jobs, fifo, |_, counter| kernels::count(counter, increments))
                 .map(|t| t.elapsed_ns)
         })?;
+    if samples.rounds_completed == 0 {
+        return Ok(None); // stopped before its first round ended
+    }
     let (same_line, separate_lines) = match (samples.stats(0), samples.stats(1)) {
         (Some(a), Some(b)) => (a, b),
         _ => return Err(Error::Measurement("false sharing: no samples".into())),
@@ -224,5 +241,5 @@ fn measure_false_sharing(
         same_line,
         separate_lines,
     };
-    Ok((result, samples.counters))
+    Ok(Some((result, samples.counters)))
 }

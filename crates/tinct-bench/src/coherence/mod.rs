@@ -258,11 +258,15 @@ impl Loops {
 /// plots into the output directory, and returns the report with its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>> {
     let plan = plan(params)?;
+    crate::harness::interleaved::start_rounds();
     let measured = measure::measure(&plan, progress)?;
     let mut report = assemble(plan, measured);
+    report.header.record_rounds(progress.stop_requested());
     report::write(&mut report, &params.common)?;
+    let mut summary = report::summary(&report);
+    summary.interruption(&report.header, &params.common.out_dir("coherence"));
     Ok(Finished {
-        summary: report::summary(&report),
+        summary,
         result: report,
     })
 }
@@ -413,6 +417,9 @@ fn assemble(plan: Plan, measured: measure::Measured) -> Report {
             cpus: plan.cpus,
             machine,
             counters: measured.counters,
+            interrupted: false,
+            rounds_requested: None,
+            rounds_completed: None,
         },
         run_conditions: measured.run_conditions,
         placements: plan.placements,

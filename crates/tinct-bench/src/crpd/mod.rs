@@ -286,6 +286,9 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CrpdResult> {
     let partner = Partner::start(cpu, &wipers, fifo)?;
     let mut sweeps = Vec::with_capacity(levels.len());
     for (i, cache) in levels.iter().enumerate() {
+        if progress.stop_requested() {
+            break; // Ctrl-C: the levels swept so far are the result
+        }
         let setup = sweep::Setup {
             cache,
             kind: params.cache,
@@ -297,11 +300,15 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CrpdResult> {
             seed: options.seed,
         };
         let (sweep, counters) = sweep::sweep_level(&partner, &setup, progress)?;
+        if sweep.points.is_empty() {
+            break; // stopped before its first fraction's first round ended
+        }
         sweeps.push(sweep);
         header.counters.extend(counters);
     }
     progress.finish();
     drop(partner);
+    header.record_rounds(progress.stop_requested());
     Ok(CrpdResult {
         header,
         policy,

@@ -174,6 +174,7 @@ fn us(ns: u64) -> String {
 /// The one-screen summary.
 pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
     let mut s = Summary::of_run(&result.header);
+    s.interruption(&result.header, out.path());
     s.fact(
         "run",
         format!(

@@ -71,6 +71,10 @@ pub(super) fn sweep_level(
     let mut measured = Vec::with_capacity(setup.fractions.len());
     let mut counters = Vec::new();
     for (i, &fraction) in setup.fractions.iter().enumerate() {
+        if progress.stop_requested() {
+            // Ctrl-C: the fractions measured so far make the sweep.
+            break;
+        }
         let label = format!("{} {:.1}%", cache.name, fraction * 100.0);
         progress.set_message(&label);
         let size = ((cache.size_bytes as f64 * fraction) as u64 / line).max(1) * line;
@@ -102,6 +106,9 @@ pub(super) fn sweep_level(
                 accesses = victim.pass();
                 Ok(nanos(start.elapsed()))
             })?;
+        if samples.rounds_completed == 0 {
+            break; // stopped before this fraction's first round ended
+        }
         counters.extend(prefixed(&format!("{label}/"), &samples.counters));
         let none = || Error::Measurement("no CRPD samples".into());
         measured.push(Measured {

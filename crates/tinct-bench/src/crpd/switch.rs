@@ -118,10 +118,19 @@ pub fn measure(
             }
             total(times)
         })?;
+    // Stopped early: the samples of a round left half-way are not kept.
+    for part in &mut parts {
+        part.truncate(samples.rounds_completed as usize);
+    }
     let mut counters = prefixed("switch/", &samples.counters);
     let best = row(&parts[0])?;
     let worst = row(&parts[1])?;
     let no_cache = match setup.other_cpu {
+        Some(_) if progress.stop_requested() => NoCacheRow {
+            name: NO_CACHE_NAME.into(),
+            measured: None,
+            note: "not measured: the bench was interrupted (Ctrl-C) before it".into(),
+        },
         Some(other) => {
             let (measured, totals) = measure_thrashed(setup, other, &partner, &own_wipe, progress)?;
             counters.extend(prefixed("switch/", &totals));
@@ -203,6 +212,7 @@ fn measure_thrashed(
             .map_err(|_| Error::Measurement("the cache thrasher panicked".into()))?;
         joined?;
         let samples = measured?;
+        parts.truncate(samples.rounds_completed as usize);
         Ok((row(&parts)?, samples.counters))
     })
 }

@@ -27,6 +27,12 @@
 //! benches and tinct-bench already depends on tinct-rt (runs) and
 //! tinct-core (analysis, planning); tinct-rt cannot depend on tinct-bench.
 //! Nothing here prints: `progress` gets one line per step.
+//!
+//! A raised [`Params::stop`] (Ctrl-C) stops the demo at its next step
+//! boundary (between two bodies' profiles in step 3; the run of step 5
+//! stops itself on the signal and writes what it recorded): every file
+//! written so far is kept, and `verdict.json` says `"interrupted": true`
+//! with the phase reached and the files kept ([`Outcome::Interrupted`]).
 
 pub mod task_set;
 
@@ -49,6 +55,7 @@ use tinct_rt::run_in_dir::{Recorded, run_in_dir};
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::RunSpec;
+use tinct_sys::signals::StopFlag;
 
 /// Measured jobs per profile launch (the quick profile's 5 miss too many
 /// worst cases; 2 launches × 20 jobs per p keep the demo under a minute).
@@ -72,6 +79,47 @@ pub struct Params {
     /// profile looks beside the worker program, see
     /// [`wcet_profile::Params::preload`]).
     pub preload: Option<PathBuf>,
+    /// Raised (Ctrl-C): the demo stops at its next step boundary and keeps
+    /// what it wrote.
+    pub stop: StopFlag,
+}
+
+/// The demo's steps, in order (an interrupted demo names the one it reached).
+pub const STEPS: [&str; 5] = [
+    "colour probe",
+    "platform",
+    "worst cases",
+    "plan and analysis",
+    "run",
+];
+
+/// What `verdict.json` holds when the demo was stopped before its verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct InterruptedVerdict {
+    /// Always true.
+    pub interrupted: bool,
+    /// The step under way (or about to start) when the stop came.
+    pub phase: String,
+    /// The steps completed, with their files.
+    pub steps: Vec<Step>,
+    /// Every file kept, relative to the demo's directory: the completed
+    /// steps' and those the step under way had written (`verdict.json`
+    /// itself aside).
+    pub files: Vec<String>,
+    /// What the step under way failed with after the stop, if it did.
+    pub error: Option<String>,
+    /// Wall-clock seconds until the stop (reporting only).
+    pub seconds: f64,
+}
+
+/// How the demo ended.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Every step ran (the run itself may have been stopped by Ctrl-C:
+    /// then [`DemoVerdict::interrupted`] is set).
+    Done(Box<Demo>),
+    /// Stopped at a step boundary (Ctrl-C); `verdict.json` says where.
+    Interrupted(InterruptedVerdict),
 }
 
 /// One step of the loop: what it wrote and how long it took.
@@ -154,6 +202,9 @@ pub struct DemoVerdict {
     pub bound_met: bool,
     /// Wall-clock seconds of the whole demo (reporting only).
     pub seconds: f64,
+    /// True if Ctrl-C stopped the run (step 5) early: its jobs are the
+    /// ones it recorded until then.
+    pub interrupted: bool,
 }
 
 /// The demo's result: its verdict, the plan and the run.
@@ -193,9 +244,25 @@ fn to_json<T: Serialize>(what: &str, value: &T) -> Result<String> {
 struct Steps {
     started: Instant,
     done: Vec<Step>,
+    /// Files the step under way has written so far.
+    partial: Vec<String>,
 }
 
 impl Steps {
+    /// The step under way, by name.
+    fn phase(&self) -> &'static str {
+        STEPS.get(self.done.len()).copied().unwrap_or("verdict")
+    }
+
+    /// Every file written so far, in order.
+    fn files(&self) -> Vec<String> {
+        self.done
+            .iter()
+            .flat_map(|step| step.files.iter().cloned())
+            .chain(self.partial.iter().cloned())
+            .collect()
+    }
+
     fn record(&mut self, name: &str, files: &[&str], finding: String, progress: &dyn Fn(&str)) {
         let seconds = self.started.elapsed().as_secs_f64();
         progress(&format!("{name}: {finding} ({seconds:.1} s)"));
@@ -205,15 +272,55 @@ impl Steps {
             seconds,
             finding,
         });
+        self.partial.clear();
         self.started = Instant::now();
     }
 }
 
 /// Runs the demo into `params.out` (see the module documentation).
 /// `worker` starts the profile's workers (the CLI knows how); `progress`
-/// gets one line per step.
-pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> Result<Demo> {
+/// gets one line per step. Stopped by [`Params::stop`], it returns
+/// [`Outcome::Interrupted`] (also when the step under way failed after
+/// the stop: the failure is in the verdict).
+pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> Result<Outcome> {
     let begun = Instant::now();
+    let mut steps = Steps {
+        started: Instant::now(),
+        done: Vec::new(),
+        partial: Vec::new(),
+    };
+    let error = match run_steps(params, worker, progress, &mut steps, begun) {
+        Ok(Some(demo)) => return Ok(Outcome::Done(Box::new(demo))),
+        Ok(None) => None,
+        Err(e) if params.stop.is_raised() && !matches!(e, Error::InvalidInput(_)) => {
+            Some(e.to_string())
+        }
+        Err(e) => return Err(e),
+    };
+    let verdict = InterruptedVerdict {
+        interrupted: true,
+        phase: steps.phase().into(),
+        files: steps.files(),
+        steps: steps.done,
+        error,
+        seconds: begun.elapsed().as_secs_f64(),
+    };
+    write_file(
+        &params.out.join("verdict.json"),
+        &to_json("verdict", &verdict)?,
+    )?;
+    Ok(Outcome::Interrupted(verdict))
+}
+
+/// The demo's steps; `None` when the stop flag ended them at a boundary.
+fn run_steps(
+    params: &Params,
+    worker: &WorkerCommand,
+    progress: &dyn Fn(&str),
+    steps: &mut Steps,
+    begun: Instant,
+) -> Result<Option<Demo>> {
+    let stopped = || params.stop.is_raised();
     if params.duration.0 == 0 || params.duration.0 > tinct_rt::limits::MAX_TIME_NS {
         return Err(Error::InvalidInput(format!(
             "--duration: expected a run longer than 0 and at most {}, found {}",
@@ -230,10 +337,9 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
     // Colouring needs physical frame numbers (pagemap), which only root reads.
     let coloured = tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live())
         .is_ok_and(|p| p.is_root());
-    let mut steps = Steps {
-        started: Instant::now(),
-        done: Vec::new(),
-    };
+    if stopped() {
+        return Ok(None);
+    }
 
     // 1. Does colouring isolate here?
     let (colouring, colouring_why) = Colouring::probe(5);
@@ -250,6 +356,9 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
         format!("colouring {}", colouring.describe()),
         progress,
     );
+    if stopped() {
+        return Ok(None);
+    }
 
     // 2. Δ and the platform overheads.
     let options = BenchOptions {
@@ -328,6 +437,9 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
         ),
         progress,
     );
+    if stopped() {
+        return Ok(None);
+    }
 
     // 3. C^p of every body, measured.
     let iterations: Vec<u64> = task_set::TASKS
@@ -344,6 +456,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
             &["The demo's tasks before their C is measured (`tinct demo`).".into()],
         ),
     )?;
+    steps.partial.push("tasks.toml".into());
     // Cold: the tasks share CPUs, so a job can start after the others
     // evicted its lines from the private caches, which Eq. (2) does not
     // charge (ω and γ are last-level refills only). Co-run: the tasks of
@@ -356,6 +469,9 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
     let mut tables = Vec::new();
     let mut profile_files = vec!["tasks.toml".to_string()];
     for task in &task_set::TASKS {
+        if stopped() {
+            return Ok(None);
+        }
         let dir = format!("profile/{}", task.name);
         let profiled = wcet_profile::run(
             &wcet_profile::Params {
@@ -387,6 +503,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
         }
         tables.push(wcet_profile::table::table(&profiled.result.points));
         profile_files.push(format!("{dir}/wcet-profile.json"));
+        steps.partial.push(format!("{dir}/wcet-profile.json"));
     }
     let mut measured_set = unmeasured;
     task_set::set_measured(&mut measured_set, &tables);
@@ -411,6 +528,9 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
         ),
         progress,
     );
+    if stopped() {
+        return Ok(None);
+    }
 
     // 4. Periods, plan, analysis.
     let (planned, analysis, scale, how) = plan_until_schedulable(&mut measured_set, &cpus)?;
@@ -448,6 +568,9 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
         ),
         progress,
     );
+    if stopped() {
+        return Ok(None);
+    }
 
     // 5. Run and verify.
     let spec = RunSpec::from_plan(
@@ -521,7 +644,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
     });
     let late = summary.causes.total();
     let verdict = DemoVerdict {
-        steps: steps.done,
+        steps: std::mem::take(&mut steps.done),
         colouring,
         colouring_why,
         isolation_absent,
@@ -540,13 +663,14 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
         unexplained: summary.unexplained,
         bound_met: late == 0,
         seconds: begun.elapsed().as_secs_f64(),
+        interrupted: stopped(),
     };
     write_file(&out.join("verdict.json"), &to_json("verdict", &verdict)?)?;
-    Ok(Demo {
+    Ok(Some(Demo {
         verdict,
         planned,
         recorded,
-    })
+    }))
 }
 
 /// Sets the periods at 1, 2, 4, … × C / share until CATA finds a plan the

@@ -77,6 +77,70 @@ impl ConditionCounters {
     }
 }
 
+/// A miss rate (misses / accesses) over one condition's runs, or why
+/// there is none: never a zero standing in for a missing count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MissRate {
+    /// The accesses event (`LLC-loads`, `LLC-stores`, ...).
+    pub accesses_event: String,
+    /// The misses event (`LLC-load-misses`, ...).
+    pub misses_event: String,
+    /// Accesses counted, where the event counted.
+    pub accesses: Option<u64>,
+    /// Misses counted, where the event counted.
+    pub misses: Option<u64>,
+    /// misses / accesses, where both counted and accesses > 0.
+    pub rate: Option<f64>,
+    /// `unavailable: <the kernel's reason>` when there is no rate.
+    pub unavailable: Option<String>,
+}
+
+impl MissRate {
+    /// The rate as a report shows it: `12.5 %` or `unavailable: <reason>`.
+    pub fn describe(&self) -> String {
+        match (self.rate, &self.unavailable) {
+            (Some(rate), _) => format!("{:.1} %", rate * 100.0),
+            (None, Some(why)) => why.clone(),
+            (None, None) => "unavailable".into(),
+        }
+    }
+}
+
+impl ConditionCounters {
+    /// `misses / accesses` of two of this condition's events; where an
+    /// event did not count, `unavailable: <its reason>` (the accesses'
+    /// reason first), and `unavailable: 0 accesses counted` when there is
+    /// nothing to divide by.
+    pub fn miss_rate(&self, accesses_event: &str, misses_event: &str) -> MissRate {
+        let find = |name: &str| self.events.iter().find(|e| e.event == name);
+        let reason = |name: &str| match find(name) {
+            None => Some(format!("{name} was not counted")),
+            Some(e) if e.total.is_none() => Some(format!(
+                "{name}: {}",
+                e.unavailable.as_deref().unwrap_or("no count")
+            )),
+            Some(_) => None,
+        };
+        let accesses = self.total(accesses_event);
+        let misses = self.total(misses_event);
+        let unavailable = reason(accesses_event)
+            .or_else(|| reason(misses_event))
+            .or_else(|| (accesses == Some(0)).then(|| "0 accesses counted".to_string()));
+        let rate = match (accesses, misses, &unavailable) {
+            (Some(a), Some(m), None) => Some(m as f64 / a as f64),
+            _ => None,
+        };
+        MissRate {
+            accesses_event: accesses_event.into(),
+            misses_event: misses_event.into(),
+            accesses,
+            misses,
+            rate,
+            unavailable: unavailable.map(|why| format!("unavailable: {why}")),
+        }
+    }
+}
+
 /// `totals` with each condition named `prefix` + its name (a prefix tells
 /// apart conditions of the same name measured at different sizes or levels).
 pub fn prefixed(prefix: &str, totals: &[ConditionCounters]) -> Vec<ConditionCounters> {
@@ -129,7 +193,7 @@ pub(super) struct Accumulator {
 
 /// A running total of one event (`None` once a run gave no count).
 #[derive(Debug, Clone, Copy)]
-struct Total {
+pub(super) struct Total {
     sum: Option<u64>,
     estimated: bool,
 }
@@ -186,6 +250,18 @@ impl Accumulator {
             };
             total.estimated |= scaled.is_some_and(|(_, multiplexed)| multiplexed);
         }
+    }
+
+    /// The totals so far (taken at a round's start, to
+    /// [`restore`](Self::restore) when the round is abandoned).
+    pub(super) fn checkpoint(&self) -> (Vec<Vec<Total>>, Vec<u64>) {
+        (self.totals.clone(), self.runs.clone())
+    }
+
+    /// Back to the totals of `checkpoint`: an abandoned round's
+    /// measurements are not counted, as their samples are not kept.
+    pub(super) fn restore(&mut self, checkpoint: (Vec<Vec<Total>>, Vec<u64>)) {
+        (self.totals, self.runs) = checkpoint;
     }
 
     /// The totals, one per condition, named by `names`.
@@ -255,6 +331,38 @@ mod tests {
         assert_eq!(c.llc_miss_ratio(), None, "no LLC reads: no ratio");
         let vm = condition(vec![("cycles", None), ("instructions", None)]);
         assert_eq!(vm.ipc(), None);
+    }
+
+    #[test]
+    fn a_miss_rate_is_misses_over_accesses_or_the_reason_there_is_none() {
+        let c = condition(vec![
+            ("LLC-stores", Some(400)),
+            ("LLC-store-misses", Some(50)),
+        ]);
+        let rate = c.miss_rate("LLC-stores", "LLC-store-misses");
+        assert_eq!(rate.rate, Some(0.125));
+        assert_eq!((rate.accesses, rate.misses), (Some(400), Some(50)));
+        assert_eq!(rate.unavailable, None);
+        assert_eq!(rate.describe(), "12.5 %");
+        let vm = condition(vec![("LLC-stores", None), ("LLC-store-misses", None)]);
+        let rate = vm.miss_rate("LLC-stores", "LLC-store-misses");
+        assert_eq!(rate.rate, None);
+        assert_eq!(
+            rate.unavailable.as_deref(),
+            Some("unavailable: LLC-stores: ENOENT")
+        );
+        let idle = condition(vec![("LLC-loads", Some(0)), ("LLC-load-misses", Some(0))]);
+        let rate = idle.miss_rate("LLC-loads", "LLC-load-misses");
+        assert_eq!(rate.rate, None, "nothing to divide by is no 0 %");
+        assert_eq!(
+            rate.unavailable.as_deref(),
+            Some("unavailable: 0 accesses counted")
+        );
+        let rate = idle.miss_rate("LLC-stores", "LLC-store-misses");
+        assert_eq!(
+            rate.unavailable.as_deref(),
+            Some("unavailable: LLC-stores was not counted")
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The fields every bench result starts with.
 
 use super::counters::{ConditionCounters, prefixed, start_log, take_log};
-use super::interleaved::Samples;
+use super::interleaved::{Samples, start_rounds, take_rounds};
 use super::machine::Machine;
 use super::options::BenchOptions;
 use serde::{Deserialize, Serialize};
@@ -26,6 +26,17 @@ pub struct RunHeader {
     /// [`super::counters`]).
     #[serde(default)]
     pub counters: Vec<ConditionCounters>,
+    /// True if the run was stopped early (Ctrl-C): the result holds the
+    /// rounds it finished, conditions it never reached are absent.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// Rounds the bench's interleaved runs asked for, summed over the runs
+    /// that started ([`RunHeader::record_rounds`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_requested: Option<u64>,
+    /// Rounds that ran to their end, summed the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_completed: Option<u64>,
 }
 
 impl RunHeader {
@@ -33,6 +44,7 @@ impl RunHeader {
     /// (it also starts this thread's log of counter totals).
     pub fn new(bench: &str, options: &BenchOptions, reps: u32, cpus: Vec<u32>) -> Self {
         start_log();
+        start_rounds();
         Self {
             bench: bench.to_string(),
             quick: options.quick,
@@ -41,7 +53,21 @@ impl RunHeader {
             cpus,
             machine: Machine::describe(),
             counters: Vec::new(),
+            interrupted: false,
+            rounds_requested: None,
+            rounds_completed: None,
         }
+    }
+
+    /// Records the rounds of every interleaved run of this thread since
+    /// the header was made, and whether a stop cut them short (also
+    /// `interrupted` when `stopped`: the bench saw the stop itself, between
+    /// its own steps).
+    pub fn record_rounds(&mut self, stopped: bool) {
+        let tally = take_rounds();
+        self.rounds_requested = Some(tally.requested);
+        self.rounds_completed = Some(tally.completed);
+        self.interrupted = tally.interrupted || stopped;
     }
 
     /// Adds the counter totals of `samples`, each condition named

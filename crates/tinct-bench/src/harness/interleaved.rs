@@ -5,6 +5,14 @@
 //! hits all conditions alike and order effects cancel out. Comparisons are
 //! then made between statistics of the same run, never against absolute
 //! numbers.
+//!
+//! The run stops early when its [`Progress`] asks
+//! ([`Progress::stop_requested`], Ctrl-C): checked before every
+//! measurement, it keeps the rounds that ran to their end (a round left
+//! half-way is dropped, samples and counter totals alike, so every
+//! condition has the same number of samples) and says so
+//! ([`Samples::interrupted`]). Each run's rounds are tallied on the
+//! measuring thread for its bench's header ([`take_rounds`]).
 
 use super::counters::{Accumulator, ConditionCounters, default_events, log_run};
 #[cfg(test)]
@@ -39,6 +47,56 @@ pub struct Samples {
     /// Counter totals of each condition's recorded measurements, in the
     /// order of `conditions`.
     pub counters: Vec<ConditionCounters>,
+    /// Rounds asked for.
+    pub rounds_requested: u32,
+    /// Rounds that ran to their end (`samples[c].len()` for every `c`).
+    pub rounds_completed: u32,
+    /// True if the caller asked the run to stop before its last round.
+    pub interrupted: bool,
+}
+
+/// The rounds of the interleaved runs of one bench: asked for, completed,
+/// and whether a stop cut one short.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RoundTally {
+    /// Rounds asked for by the runs that started.
+    pub requested: u64,
+    /// Rounds that ran to their end.
+    pub completed: u64,
+    /// True if a run stopped early.
+    pub interrupted: bool,
+}
+
+thread_local! {
+    /// The rounds of this thread's interleaved runs since [`start_rounds`].
+    static ROUNDS: std::cell::Cell<RoundTally> = const {
+        std::cell::Cell::new(RoundTally { requested: 0, completed: 0, interrupted: false })
+    };
+}
+
+/// Forgets the rounds tallied so far on this thread (a bench starts).
+pub fn start_rounds() {
+    ROUNDS.with(|r| r.set(RoundTally::default()));
+}
+
+/// The rounds tallied on this thread since [`start_rounds`].
+pub fn take_rounds() -> RoundTally {
+    ROUNDS.with(std::cell::Cell::get)
+}
+
+fn tally(samples: &Samples) {
+    ROUNDS.with(|r| {
+        let t = r.get();
+        r.set(RoundTally {
+            requested: t
+                .requested
+                .saturating_add(u64::from(samples.rounds_requested)),
+            completed: t
+                .completed
+                .saturating_add(u64::from(samples.rounds_completed)),
+            interrupted: t.interrupted || samples.interrupted,
+        });
+    });
 }
 
 impl Interleaved {
@@ -79,7 +137,9 @@ impl Interleaved {
     }
 
     /// Runs every round; `measure(c)` measures condition `c` once and
-    /// returns its sample in ns. Each recorded call advances `progress` by one.
+    /// returns its sample in ns. Each recorded call advances `progress` by
+    /// one. When `progress` asks to stop, the run ends before its next
+    /// measurement and keeps the rounds it completed.
     pub fn run<E>(
         &self,
         progress: &dyn Progress,
@@ -88,9 +148,14 @@ impl Interleaved {
         let n = self.conditions.len();
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let mut order: Vec<usize> = (0..n).collect();
-        for _ in 0..self.warmup {
+        let mut interrupted = false;
+        'warmup: for _ in 0..self.warmup {
             order.shuffle(&mut rng);
             for &c in &order {
+                if progress.stop_requested() {
+                    interrupted = true;
+                    break 'warmup;
+                }
                 measure(c)?;
                 progress.inc(1);
             }
@@ -98,9 +163,22 @@ impl Interleaved {
         let mut samples = vec![Vec::with_capacity(self.reps as usize); n];
         let mut orders = Vec::with_capacity(self.reps as usize);
         let mut counters = Accumulator::open(&self.events, n);
-        for _ in 0..self.reps {
+        'rounds: for _ in 0..self.reps {
+            if interrupted {
+                break;
+            }
             order.shuffle(&mut rng);
-            for &c in &order {
+            let checkpoint = counters.checkpoint();
+            for (done, &c) in order.iter().enumerate() {
+                if progress.stop_requested() {
+                    interrupted = true;
+                    // A round left half-way: its samples and counts go.
+                    for &dropped in &order[..done] {
+                        samples[dropped].pop();
+                    }
+                    counters.restore(checkpoint);
+                    break 'rounds;
+                }
                 counters.start();
                 let sample = measure(c)?;
                 counters.stop(c);
@@ -111,12 +189,17 @@ impl Interleaved {
         }
         let counters = counters.finish(&self.conditions);
         log_run(&counters);
-        Ok(Samples {
+        let samples = Samples {
             conditions: self.conditions.clone(),
             samples,
+            rounds_completed: orders.len() as u32,
             order: orders,
             counters,
-        })
+            rounds_requested: self.reps,
+            interrupted,
+        };
+        tally(&samples);
+        Ok(samples)
     }
 }
 
@@ -193,6 +276,64 @@ mod tests {
         });
         assert_eq!(result, Err("boom"));
         assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn a_stop_after_round_k_keeps_exactly_k_rounds() {
+        use super::super::progress::StopAfter;
+        for k in 0..4u32 {
+            // Asked to stop once round k ended (3 conditions per round).
+            let stop = StopAfter::new(u64::from(k) * 3);
+            start_rounds();
+            let mut calls = 0;
+            let samples = Interleaved::new(["a", "b", "c"], 5)
+                .run::<()>(&stop, |c| {
+                    calls += 1;
+                    Ok(c as u64)
+                })
+                .unwrap();
+            assert_eq!(calls, k * 3, "no measurement after the stop");
+            assert_eq!(samples.rounds_completed, k);
+            assert_eq!(samples.rounds_requested, 5);
+            assert!(samples.interrupted);
+            assert_eq!(samples.order.len(), k as usize);
+            assert!(samples.samples.iter().all(|s| s.len() == k as usize));
+            assert!(samples.counters.iter().all(|c| c.runs == u64::from(k)));
+            let tally = take_rounds();
+            assert_eq!((tally.requested, tally.completed), (5, u64::from(k)));
+            assert!(tally.interrupted);
+        }
+    }
+
+    #[test]
+    fn a_round_left_half_way_is_dropped() {
+        use super::super::progress::StopAfter;
+        // Stop asked after 2 rounds and 2 of the third round's 3 conditions.
+        let stop = StopAfter::new(2 * 3 + 2);
+        let samples = Interleaved::new(["a", "b", "c"], 5)
+            .run::<()>(&stop, |c| Ok(c as u64))
+            .unwrap();
+        assert_eq!(samples.rounds_completed, 2);
+        assert!(samples.samples.iter().all(|s| s.len() == 2), "{samples:?}");
+        assert!(samples.counters.iter().all(|c| c.runs == 2));
+        assert!(samples.interrupted);
+    }
+
+    #[test]
+    fn a_stop_asked_after_the_last_round_is_no_interruption() {
+        use super::super::progress::StopAfter;
+        let samples = Interleaved::new(["a", "b"], 3)
+            .warmup(1)
+            .run::<()>(&StopAfter::new(8), |c| Ok(c as u64))
+            .unwrap();
+        assert_eq!(samples.rounds_completed, 3);
+        assert!(!samples.interrupted);
+        let stopped_in_warmup = Interleaved::new(["a", "b"], 3)
+            .warmup(1)
+            .run::<()>(&StopAfter::new(1), |c| Ok(c as u64))
+            .unwrap();
+        assert_eq!(stopped_in_warmup.rounds_completed, 0);
+        assert!(stopped_in_warmup.interrupted);
     }
 
     #[test]

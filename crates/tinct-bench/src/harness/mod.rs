@@ -24,13 +24,13 @@ pub mod pin;
 pub mod progress;
 pub mod summary;
 
-pub use counters::{ConditionCounters, EventTotal};
+pub use counters::{ConditionCounters, EventTotal, MissRate};
 pub use header::RunHeader;
 pub use interleaved::Interleaved;
 pub use machine::Machine;
 pub use options::BenchOptions;
 pub use output::OutputDir;
-pub use progress::{NoProgress, Progress};
+pub use progress::{NoProgress, Progress, StopAfter};
 pub use summary::{Finished, Summary};
 pub use tinct_report::stats::{Counts, Durations};
 pub use tinct_report::{LineChart, Series, SeriesStyle};

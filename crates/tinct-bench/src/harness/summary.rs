@@ -37,6 +37,25 @@ impl Summary {
         summary
     }
 
+    /// For a run stopped early, the fact `interrupted: N of M rounds
+    /// finished before the stop; written to DIR` (the caller shows it).
+    pub fn interruption(&mut self, header: &super::RunHeader, dir: &std::path::Path) -> &mut Self {
+        if header.interrupted {
+            let rounds = match (header.rounds_completed, header.rounds_requested) {
+                (Some(done), Some(asked)) => format!("{done} of {asked} rounds"),
+                _ => "the steps".into(),
+            };
+            self.fact(
+                "interrupted",
+                format!(
+                    "{rounds} finished before the stop; written to {}",
+                    dir.display()
+                ),
+            );
+        }
+        self
+    }
+
     /// Adds a `key: value` line.
     pub fn fact(&mut self, key: impl Into<String>, value: impl Into<String>) -> &mut Self {
         self.facts.push((key.into(), value.into()));
@@ -98,6 +117,26 @@ mod tests {
         assert_eq!(s.header, ["level", "ns"]);
         assert_eq!(s.rows, vec![vec!["L1".to_string(), "1.2".into()]]);
         assert_eq!(s.facts, vec![("refill".into(), "45.3us".into())]);
+    }
+
+    #[test]
+    fn an_interrupted_run_says_how_far_it_got_and_where_it_wrote() {
+        use crate::harness::{BenchOptions, RunHeader};
+        let mut header = RunHeader::new("pipeline", &BenchOptions::default(), 5, vec![0]);
+        let mut s = Summary::new("pipeline");
+        s.interruption(&header, std::path::Path::new("out"));
+        assert!(s.facts.is_empty(), "a complete run says nothing");
+        header.interrupted = true;
+        header.rounds_requested = Some(5);
+        header.rounds_completed = Some(2);
+        s.interruption(&header, std::path::Path::new("out"));
+        assert_eq!(
+            s.facts,
+            vec![(
+                "interrupted".to_string(),
+                "2 of 5 rounds finished before the stop; written to out".to_string()
+            )]
+        );
     }
 
     #[test]

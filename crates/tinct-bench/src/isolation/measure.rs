@@ -190,6 +190,9 @@ fn run_rounds(
 ) -> Result<Vec<ConditionCounters>> {
     let names = Condition::ALL.map(Condition::name);
     let mut round = 0u32;
+    // Jobs recorded per call, per condition: a round left half-way by
+    // Ctrl-C is dropped from the job times as from the samples.
+    let mut recorded: Vec<Vec<usize>> = vec![Vec::new(); Condition::ALL.len()];
     let samples = Interleaved::new(names, plan.reps)
         .warmup(WARMUP_ROUNDS)
         .seed(plan.seed)
@@ -208,9 +211,17 @@ fn run_rounds(
             round += 1;
             if round > WARMUP_ROUNDS * Condition::ALL.len() as u32 {
                 job_times[c].extend_from_slice(&times);
+                recorded[c].push(times.len());
             }
             Ok::<u64, Error>(times.iter().map(|t| t.cpu_ns).max().unwrap_or(0))
         })?;
+    for (times, calls) in job_times.iter_mut().zip(&recorded) {
+        let kept = calls
+            .iter()
+            .take(samples.rounds_completed as usize)
+            .sum::<usize>();
+        times.truncate(kept);
+    }
     Ok(samples.counters)
 }
 

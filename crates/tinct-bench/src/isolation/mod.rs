@@ -220,11 +220,15 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
     let machine = Machine::describe();
     let llc = machine.llc().map_or(32 << 20, |c| c.size_bytes);
     let plan = plan::plan(params, llc)?;
+    crate::harness::interleaved::start_rounds();
     let measured = measure::measure(&plan, progress)?;
     let mut report = assemble(&plan, &measured, machine)?;
+    report.header.record_rounds(progress.stop_requested());
     report::write(&mut report, &measured.job_times, &params.common)?;
+    let mut summary = report::summary(&report);
+    summary.interruption(&report.header, &params.common.out_dir("isolation"));
     Ok(Finished {
-        summary: report::summary(&report),
+        summary,
         result: report,
     })
 }
@@ -268,6 +272,9 @@ fn assemble(plan: &plan::Plan, measured: &measure::Measured, machine: Machine) -
             cpus: plan.cpus.clone(),
             machine,
             counters: measured.counters.clone(),
+            interrupted: false,
+            rounds_requested: None,
+            rounds_completed: None,
         },
         run_conditions: measured.run_conditions.clone(),
         parameters: Parameters {

@@ -28,8 +28,6 @@ pub struct Chunk {
     pub map: Vec<Vec<u32>>,
     /// Every affinity move's cost, ns.
     pub moves_ns: Vec<u64>,
-    /// Why hardware counters were unavailable in the run, if they were.
-    pub counters_unavailable: Option<String>,
 }
 
 /// Runs `samples` samples of `tree` under `policy` (beside `background`
@@ -108,9 +106,6 @@ fn reduce(result: &RunResult, samples: u64, policy: PlacementPolicy) -> Result<C
         chunk
             .moves_ns
             .extend(jobs.iter().filter_map(|r| r.flow.move_ns));
-        if chunk.counters_unavailable.is_none() {
-            chunk.counters_unavailable = task.counters_unavailable.clone();
-        }
     }
     let last = result.tasks.last().map_or(&[][..], |t| &t.records[..]);
     let produced: Vec<u64> = last.iter().filter_map(|r| r.finish_ns).collect();

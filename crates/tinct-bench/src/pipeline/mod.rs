@@ -14,8 +14,9 @@
 //! overall benchmark time, per-task execution time mean and variance
 //! (Fig. 6), migrations per task (Fig. 5), the migrations map (Fig. 3, text
 //! and SVG), the empirical CDF of production times (Figs. 7 and 8, SVG),
-//! the LLC load miss ratio where hardware counters exist (Fig. 4; the
-//! kernel's reason otherwise) and Table I with each policy's improvement
+//! the LLC load and store miss rates where hardware counters exist
+//! (Fig. 4: "considering both store and load operations"; the kernel's
+//! reason otherwise) and Table I with each policy's improvement
 //! over `os`. `background` busy SCHED_OTHER threads can run beside it
 //! (the paper ran beside a distribution's usual tasks).
 
@@ -23,13 +24,16 @@ mod measure;
 mod report;
 pub mod tree;
 
+use crate::harness::counters::{MissRate, default_events};
 use crate::harness::{
-    BenchOptions, Durations, Finished, Interleaved, OutputDir, Progress, RunHeader,
+    BenchOptions, ConditionCounters, Durations, Finished, Interleaved, OutputDir, Progress,
+    RunHeader,
 };
 use crate::{Error, Result};
 use measure::{Chunk, run_chunk};
 use serde::{Deserialize, Serialize};
 use tinct_rt::pipeline::{CacheNeighbours, PlacementPolicy};
+use tinct_sys::perf::{CounterEvent, PerfEvent};
 use tree::Tree;
 
 /// Samples per policy of a full run (the paper's 150 000).
@@ -110,11 +114,12 @@ pub struct PolicyResult {
     pub tasks: Vec<TaskResult>,
     /// What each affinity move cost (`None`: no move).
     pub moves: Option<Durations>,
-    /// LLC read misses / LLC reads over the policy's runs (Fig. 4's load
-    /// miss rate), where the hardware counts them.
-    pub llc_load_miss_ratio: Option<f64>,
-    /// Why the load/store miss rates are unavailable, when they are.
-    pub miss_rates_unavailable: Option<String>,
+    /// LLC load misses / LLC loads over the policy's runs (Fig. 4's load
+    /// miss rate), or why the hardware did not count them.
+    pub load_miss_rate: MissRate,
+    /// LLC store misses / LLC stores over the policy's runs (Fig. 4's
+    /// store miss rate), or why the hardware did not count them.
+    pub store_miss_rate: MissRate,
     /// ρ of `os` over this policy's ρ (Table I's determinism gain; > 1 is better).
     pub rho_gain_over_os: Option<f64>,
     /// How much shorter the overall time is than under `os`, percent.
@@ -187,7 +192,9 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
         .map(|r| samples / u64::from(rounds) + u64::from(r < samples % u64::from(rounds)))
         .collect();
     let names: Vec<&str> = params.policies.iter().map(|p| p.name()).collect();
-    let interleaved = Interleaved::new(names, rounds).seed(params.common.seed);
+    let interleaved = Interleaved::new(names, rounds)
+        .seed(params.common.seed)
+        .counting(counted_events());
     progress.start(interleaved.calls(), "pipeline");
     let mut chunks: Vec<Vec<Chunk>> = vec![Vec::new(); params.policies.len()];
     let measured = interleaved.run(progress, |c| {
@@ -205,6 +212,11 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
         Ok::<u64, Error>(overall)
     })?;
     progress.finish();
+    // Stopped early: only the rounds every policy completed are kept.
+    for chunks in &mut chunks {
+        chunks.truncate(measured.rounds_completed as usize);
+    }
+    header.record_rounds(false);
     header.add_counters("", &measured);
     let names: Vec<String> = tree.nodes()?.into_iter().map(|n| n.name).collect();
     let mut policies: Vec<PolicyResult> = params
@@ -212,25 +224,7 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
         .iter()
         .zip(&chunks)
         .zip(&measured.counters)
-        .map(|((policy, chunks), counters)| {
-            let unavailable = chunks
-                .iter()
-                .find_map(|c| c.counters_unavailable.clone())
-                .or_else(|| {
-                    counters
-                        .events
-                        .iter()
-                        .find(|e| e.event == "LLC-loads" || e.event == "LLC-load-misses")
-                        .and_then(|e| e.unavailable.clone())
-                });
-            policy_result(
-                *policy,
-                chunks,
-                &names,
-                counters.llc_miss_ratio(),
-                unavailable,
-            )
-        })
+        .map(|((policy, chunks), counters)| policy_result(*policy, chunks, &names, counters))
         .collect();
     compare_with_os(&mut policies);
     let mut report = Report {
@@ -243,8 +237,14 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
         policies,
         files: Vec::new(),
     };
+    if measured.rounds_completed == 0 {
+        // Stopped before any round ended: a header-only result says so.
+        report.policies.clear();
+    }
     let mut out = OutputDir::create(params.common.out_dir("pipeline"))?;
-    report::write_files(&mut out, &report, &chunks)?;
+    if !report.policies.is_empty() {
+        report::write_files(&mut out, &report, &chunks)?;
+    }
     report.files = out.files_with("pipeline.json");
     out.write_json("pipeline.json", &report)?;
     let summary = report::summary(&report, out.path());
@@ -254,13 +254,36 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
     })
 }
 
+/// The events counted per policy: the harness's default set (LLC loads
+/// and load misses among them) and the LLC stores and store misses of
+/// Fig. 4.
+fn counted_events() -> Vec<CounterEvent> {
+    let mut events = default_events();
+    events.extend([
+        PerfEvent::LlcStores.into(),
+        PerfEvent::LlcStoreMisses.into(),
+    ]);
+    events
+}
+
+/// Fig. 4's load and store miss rates of one policy's counter totals.
+fn miss_rates(counters: &ConditionCounters) -> (MissRate, MissRate) {
+    (
+        counters.miss_rate(PerfEvent::LlcReferences.name(), PerfEvent::LlcMisses.name()),
+        counters.miss_rate(
+            PerfEvent::LlcStores.name(),
+            PerfEvent::LlcStoreMisses.name(),
+        ),
+    )
+}
+
 fn policy_result(
     policy: PlacementPolicy,
     chunks: &[Chunk],
     names: &[String],
-    llc_load_miss_ratio: Option<f64>,
-    unavailable: Option<String>,
+    counters: &ConditionCounters,
 ) -> PolicyResult {
+    let (load_miss_rate, store_miss_rate) = miss_rates(counters);
     let intervals: Vec<u64> = chunks.iter().flat_map(|c| c.intervals_ns.clone()).collect();
     let production = Durations::of_or_zero(&intervals);
     let tasks = names
@@ -291,14 +314,8 @@ fn policy_result(
         overall_ns: chunks.iter().map(|c| c.overall_ns).sum(),
         tasks,
         moves: Durations::of(&moves),
-        llc_load_miss_ratio,
-        miss_rates_unavailable: match (llc_load_miss_ratio, unavailable) {
-            (Some(_), _) => Some(
-                "store misses: not counted (tinct-sys's monitoring set counts LLC reads)".into(),
-            ),
-            (None, Some(reason)) => Some(format!("unavailable: {reason}")),
-            (None, None) => Some("unavailable: the LLC events did not count".into()),
-        },
+        load_miss_rate,
+        store_miss_rate,
         rho_gain_over_os: None,
         overall_gain_over_os_percent: None,
     }
@@ -313,5 +330,69 @@ fn compare_with_os(policies: &mut [PolicyResult]) {
         p.rho_gain_over_os = (p.production.rho > 0.0).then(|| os.production.rho / p.production.rho);
         p.overall_gain_over_os_percent = (os.overall_ns > 0)
             .then(|| (os.overall_ns as f64 - p.overall_ns as f64) / os.overall_ns as f64 * 100.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::EventTotal;
+
+    fn totals(events: &[(&str, Option<u64>)]) -> ConditionCounters {
+        ConditionCounters {
+            condition: "os".into(),
+            runs: 2,
+            events: events
+                .iter()
+                .map(|&(event, total)| EventTotal {
+                    event: event.into(),
+                    total,
+                    estimated: false,
+                    unavailable: total.is_none().then(|| "ENOENT (no such event)".into()),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_policies_count_llc_loads_and_stores() {
+        let names: Vec<String> = counted_events().into_iter().map(|e| e.name).collect();
+        for event in [
+            "LLC-loads",
+            "LLC-load-misses",
+            "LLC-stores",
+            "LLC-store-misses",
+        ] {
+            assert!(names.iter().any(|n| n == event), "{event} in {names:?}");
+        }
+    }
+
+    #[test]
+    fn fig4_rates_are_misses_over_accesses_or_the_kernels_reason() {
+        let counted = totals(&[
+            ("LLC-loads", Some(1000)),
+            ("LLC-load-misses", Some(30)),
+            ("LLC-stores", Some(200)),
+            ("LLC-store-misses", Some(50)),
+        ]);
+        let (load, store) = miss_rates(&counted);
+        assert_eq!(load.rate, Some(0.03));
+        assert_eq!(store.rate, Some(0.25));
+        assert_eq!((store.accesses, store.misses), (Some(200), Some(50)));
+        let no_pmu = totals(&[
+            ("LLC-loads", None),
+            ("LLC-load-misses", None),
+            ("LLC-stores", None),
+            ("LLC-store-misses", None),
+        ]);
+        let (load, store) = miss_rates(&no_pmu);
+        for rate in [load, store] {
+            assert_eq!(rate.rate, None);
+            let why = rate.unavailable.unwrap();
+            assert!(
+                why.starts_with("unavailable: LLC-") && why.contains("ENOENT"),
+                "{why}"
+            );
+        }
     }
 }

@@ -7,6 +7,7 @@
 use super::measure::Chunk;
 use super::{PolicyResult, Report};
 use crate::Result;
+use crate::harness::counters::MissRate;
 use crate::harness::{LineChart, OutputDir, Series, SeriesStyle, Summary};
 use serde::Serialize;
 use std::path::Path;
@@ -27,7 +28,10 @@ struct TableRow<'a> {
     overall_s: f64,
     rho_gain_over_os: Option<f64>,
     overall_gain_over_os_percent: Option<f64>,
-    llc_load_miss_ratio: Option<f64>,
+    /// Fig. 4: LLC load misses / loads, or `unavailable: <reason>`.
+    llc_load_miss_rate: String,
+    /// Fig. 4: LLC store misses / stores, or `unavailable: <reason>`.
+    llc_store_miss_rate: String,
 }
 
 /// One task under one policy (Figs. 5 and 6).
@@ -45,6 +49,14 @@ fn us(ns: f64) -> f64 {
     ns / 1e3
 }
 
+/// A miss rate in a CSV cell: the ratio (not a percentage), or the reason.
+fn csv_rate(rate: &MissRate) -> String {
+    match rate.rate {
+        Some(r) => r.to_string(),
+        None => rate.describe(),
+    }
+}
+
 fn table_rows(report: &Report) -> Vec<TableRow<'_>> {
     report
         .policies
@@ -59,7 +71,8 @@ fn table_rows(report: &Report) -> Vec<TableRow<'_>> {
             overall_s: p.overall_ns as f64 / 1e9,
             rho_gain_over_os: p.rho_gain_over_os,
             overall_gain_over_os_percent: p.overall_gain_over_os_percent,
-            llc_load_miss_ratio: p.llc_load_miss_ratio,
+            llc_load_miss_rate: csv_rate(&p.load_miss_rate),
+            llc_store_miss_rate: csv_rate(&p.store_miss_rate),
         })
         .collect()
 }
@@ -175,6 +188,15 @@ pub fn write_files(out: &mut OutputDir, report: &Report, chunks: &[Vec<Chunk>]) 
     Ok(())
 }
 
+/// A miss rate in the table: a percentage, or `unavailable` (the reason
+/// goes in a note below the table).
+fn short_rate(rate: &MissRate) -> String {
+    match rate.rate {
+        Some(r) => format!("{:.1} %", r * 100.0),
+        None => "unavailable".into(),
+    }
+}
+
 /// The one-screen summary: Table I and where the files are.
 pub fn summary(report: &Report, dir: &Path) -> Summary {
     let mut s = Summary::new(format!(
@@ -185,6 +207,7 @@ pub fn summary(report: &Report, dir: &Path) -> Summary {
         report.work_ns as f64 / 1e3
     ));
     s.fact("rounds", report.header.reps.to_string());
+    s.interruption(&report.header, dir);
     s.fact("CPUs", tinct_sys::format_cpu_list(&report.header.cpus));
     s.table(&[
         "policy",
@@ -197,6 +220,7 @@ pub fn summary(report: &Report, dir: &Path) -> Summary {
         "ρ gain vs os",
         "overall vs os",
         "LLC load miss",
+        "LLC store miss",
         "move median (µs)",
     ]);
     for p in &report.policies {
@@ -212,19 +236,25 @@ pub fn summary(report: &Report, dir: &Path) -> Summary {
                 .map_or("—".into(), |g| format!("x{g:.2}")),
             p.overall_gain_over_os_percent
                 .map_or("—".into(), |g| format!("{g:+.1} %")),
-            p.llc_load_miss_ratio
-                .map_or("unavailable".into(), |r| format!("{:.1} %", r * 100.0)),
+            short_rate(&p.load_miss_rate),
+            short_rate(&p.store_miss_rate),
             p.moves
                 .as_ref()
                 .map_or("—".into(), |m| format!("{:.1}", us(m.median as f64))),
         ]);
     }
-    if let Some(note) = report
-        .policies
-        .iter()
-        .find_map(|p| p.miss_rates_unavailable.clone())
-    {
-        s.note(format!("load/store miss rates (Fig. 4): {note}"));
+    let mut reasons: Vec<String> = Vec::new();
+    for p in &report.policies {
+        for rate in [&p.load_miss_rate, &p.store_miss_rate] {
+            if let Some(why) = &rate.unavailable
+                && !reasons.contains(why)
+            {
+                reasons.push(why.clone());
+            }
+        }
+    }
+    for why in reasons {
+        s.note(format!("load/store miss rates (Fig. 4): {why}"));
     }
     s.note(format!(
         "files in {}: pipeline.json, table1.csv, tasks.csv, counters.csv, migrations.txt, \

@@ -56,7 +56,7 @@ pub(super) fn launch_all(
     let mut cells: Vec<Vec<CellLaunches>> = (0..plan.ps.len())
         .map(|_| (0..conditions).map(|_| CellLaunches::default()).collect())
         .collect();
-    runner.run::<Error>(progress, |index| {
+    let samples = runner.run::<Error>(progress, |index| {
         let (pi, ci) = (index / conditions, index % conditions);
         let condition = plan.conditions[ci];
         progress.set_message(&format!("p = {} {}", plan.ps[pi], condition.name()));
@@ -93,6 +93,19 @@ pub(super) fn launch_all(
         Ok(max)
     })?;
     progress.finish();
+    if samples.interrupted {
+        if samples.rounds_completed == 0 {
+            return Err(Error::Measurement(
+                "interrupted before every (p, condition) had one launch: no profile".into(),
+            ));
+        }
+        // Ctrl-C: the launches of the whole rounds, a half round dropped.
+        let rounds = samples.rounds_completed as usize;
+        for cell in cells.iter_mut().flatten() {
+            cell.workers.truncate(rounds);
+            cell.co_runners.truncate(rounds);
+        }
+    }
     Ok(Launches { cells })
 }
 

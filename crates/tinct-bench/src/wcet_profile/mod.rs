@@ -390,10 +390,14 @@ pub fn run(
     progress: &dyn Progress,
 ) -> Result<Finished<WcetProfileResult>> {
     let mut result = measure(params, worker, progress)?;
+    result.header.record_rounds(progress.stop_requested());
     let mut failure = None;
+    // An interrupted profile's table is partial: never written into a
+    // task set.
     match params
         .write_taskset
         .as_ref()
+        .filter(|_| !result.header.interrupted)
         .map(|path| taskset_file::write(path, params, &result))
     {
         Some(Ok(record)) => result.written_taskset = Some(record),
@@ -405,7 +409,11 @@ pub fn run(
     if let Some(e) = failure {
         return Err(e);
     }
-    let summary = report::summary(&result, &out);
+    let mut summary = report::summary(&result, &out);
+    summary.interruption(&result.header, out.path());
+    if result.header.interrupted && params.write_taskset.is_some() {
+        summary.note("interrupted: the partial table was not written into --write-taskset");
+    }
     Ok(Finished { result, summary })
 }
 

@@ -68,16 +68,23 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Bench::Calibrate(args) => {
             let bar = Bar::new(!args.common.no_progress);
             let finished = tinct_bench::calibrate::run(&args.params(), &bar);
-            show(finished).map(|()| save_calibration(&args))
+            show(finished, &bar).inspect(|&code| {
+                if code == ExitCode::SUCCESS {
+                    save_calibration(&args)
+                }
+            })
         }
         Bench::Overheads(args) => {
             let bar = Bar::new(!args.common.no_progress);
             let target = overheads_target(&args);
-            show(tinct_bench::overheads::run(&args.params(target), &bar))
+            show(
+                tinct_bench::overheads::run(&args.params(target), &bar),
+                &bar,
+            )
         }
         Bench::Crpd(args) => {
             let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::crpd::run(&args.params(), &bar))
+            show(tinct_bench::crpd::run(&args.params(), &bar), &bar)
         }
         Bench::WcetProfile(args) => {
             let bar = Bar::new(!args.common.no_progress);
@@ -88,10 +95,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             if params.preload.is_none() && !params.uncolored {
                 params.preload = Some(super::shim::find_shim()?);
             }
-            show(tinct_bench::wcet_profile::run(&params, &worker, &bar))
+            show(tinct_bench::wcet_profile::run(&params, &worker, &bar), &bar)
         }
         Bench::WcetWorker(args) => tinct_bench::wcet_profile::worker::main(&args.job)
             .map(|line| println!("{line}"))
+            .map(|()| ExitCode::SUCCESS)
             .map_err(cli_error),
         Bench::WcetCorunner(args) => tinct_bench::wcet_profile::co_runners::main(
             &args.job,
@@ -99,36 +107,70 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             &mut std::io::stdin(),
         )
         .map(|line| println!("{line}"))
+        .map(|()| ExitCode::SUCCESS)
         .map_err(cli_error),
         Bench::Coherence(args) => {
             let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::coherence::run(&args.params(), &bar))
+            show(tinct_bench::coherence::run(&args.params(), &bar), &bar)
         }
         Bench::Banks(args) => {
             let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::banks::run(&args.params(), &bar))
+            show(tinct_bench::banks::run(&args.params(), &bar), &bar)
         }
         Bench::DramMap(args) => {
             let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::dram_map::run(&args.params(), &bar))
+            show(tinct_bench::dram_map::run(&args.params(), &bar), &bar)
         }
         Bench::Isolation(args) => {
             let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::isolation::run(&args.params(), &bar))
+            show(tinct_bench::isolation::run(&args.params(), &bar), &bar)
         }
         Bench::Pipeline(args) => {
             let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::pipeline::run(&args.params(), &bar))
+            show(tinct_bench::pipeline::run(&args.params(), &bar), &bar)
         }
     }
-    .map(|()| ExitCode::SUCCESS)
 }
 
-/// Prints the summary of a finished bench.
-fn show<R>(finished: tinct_bench::Result<Finished<R>>) -> Result<(), CliError> {
-    let finished = finished.map_err(cli_error)?;
+/// Exit status of a bench stopped by SIGINT or SIGTERM (128 + SIGINT).
+const INTERRUPTED: u8 = tinct_sys::signals::INTERRUPTED_EXIT_STATUS as u8;
+
+/// Prints the summary of a finished bench: exit status 0. A bench stopped
+/// by Ctrl-C returned (and wrote) the rounds it finished: that is said on
+/// stderr and the status is 130, as for a bench whose stop ended in an
+/// error.
+fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<ExitCode, CliError> {
+    let finished = match finished {
+        Ok(finished) => finished,
+        Err(e) if bar.stopped() => {
+            eprintln!("tinct: bench interrupted (Ctrl-C), and then: {e}");
+            return Ok(ExitCode::from(INTERRUPTED));
+        }
+        Err(e) => return Err(cli_error(e)),
+    };
     print!("{}", summary::render(&finished.summary));
-    Ok(())
+    if bar.stopped() {
+        eprintln!(
+            "tinct: bench interrupted (Ctrl-C): {}",
+            interrupted_facts(&finished.summary)
+        );
+        return Ok(ExitCode::from(INTERRUPTED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What an interrupted bench's summary says it kept (its `interrupted`
+/// fact), for stderr; a bench without one (overheads, dram-map) did not
+/// stop early.
+fn interrupted_facts(summary: &tinct_bench::harness::Summary) -> String {
+    summary
+        .facts
+        .iter()
+        .find(|(key, _)| key == "interrupted")
+        .map_or_else(
+            || "this bench does not stop between its steps: it ran to its end and its files are complete".into(),
+            |(_, value)| value.clone(),
+        )
 }
 
 /// A full calibration becomes this machine's default Δ for task sets

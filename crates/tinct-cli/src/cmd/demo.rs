@@ -10,7 +10,7 @@ use crate::error::CliError;
 use crate::output::{ms, table};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_bench::demo::{self, DemoVerdict};
+use tinct_bench::demo::{self, DemoVerdict, InterruptedVerdict, Outcome};
 use tinct_core::units::{Nanos, parse_duration};
 
 /// Arguments of `tinct demo`.
@@ -36,7 +36,10 @@ fn parse_nanos(text: &str) -> Result<Nanos, String> {
 
 /// Runs the demo. Exit status as `tinct run`'s: 0 when the run completed
 /// (late jobs with a cause are results), 3 when a job exceeded its bound
-/// with no cause found, 1 when it was stopped or failed, 2 on bad input.
+/// with no cause found, 1 when it was stopped or failed, 2 on bad input;
+/// 130 after Ctrl-C (SIGINT or SIGTERM) in any step: the files written so
+/// far are kept, `verdict.json` says where it stopped (a second Ctrl-C
+/// exits at once).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     println!(
         "tinct demo: measure, model, analyze, plan, run and verify on this machine; every step's file in {}",
@@ -50,6 +53,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         // Not found: the profile says where it looked (and needs it only
         // for coloured memory).
         preload: crate::cmd::shim::find_shim().ok(),
+        stop: tinct_sys::signals::stop_on_signals(),
     };
     let worker = worker_command().map_err(cli_error)?;
     let mut step = 0;
@@ -58,11 +62,48 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         println!("{step}. {line}");
     };
     let progress = std::cell::RefCell::new(progress);
-    let done =
+    let outcome =
         demo::run(&params, &worker, &|line| (progress.borrow_mut())(line)).map_err(cli_error)?;
-    print_verdict(&done.recorded.summary);
-    print_comparison(&done.verdict);
-    Ok(exit_code(&done.recorded))
+    let interrupted = ExitCode::from(tinct_sys::signals::INTERRUPTED_EXIT_STATUS as u8);
+    match outcome {
+        Outcome::Done(done) => {
+            print_verdict(&done.recorded.summary);
+            print_comparison(&done.verdict);
+            if done.verdict.interrupted {
+                eprintln!(
+                    "tinct: demo interrupted (Ctrl-C) during its run: the jobs recorded until                      then are in {}, the verdict in {}",
+                    args.out.join("run").display(),
+                    args.out.join("verdict.json").display()
+                );
+                return Ok(interrupted);
+            }
+            Ok(exit_code(&done.recorded))
+        }
+        Outcome::Interrupted(verdict) => {
+            print_interrupted(&verdict, &args.out);
+            Ok(interrupted)
+        }
+    }
+}
+
+/// Where an interrupted demo stopped and which files it kept (stderr).
+fn print_interrupted(verdict: &InterruptedVerdict, out: &std::path::Path) {
+    eprintln!(
+        "tinct: demo interrupted (Ctrl-C) at step '{}'{}; kept in {}: {}",
+        verdict.phase,
+        verdict
+            .error
+            .as_ref()
+            .map_or(String::new(), |e| format!(" (which then failed: {e})")),
+        out.display(),
+        verdict
+            .files
+            .iter()
+            .map(String::as_str)
+            .chain(["verdict.json"])
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
 }
 
 /// Measured C, bound and observation per task, and the demo's conclusion.

@@ -366,14 +366,10 @@ impl MemoryWatch {
 }
 
 /// Raises the returned flag on SIGINT or SIGTERM (the first Ctrl-C stops
-/// monitoring; the files are still written).
+/// monitoring; the files are still written; a second one exits at once):
+/// the process's one stop flag, [`tinct_sys::signals::stop_on_signals`].
 pub fn stop_on_signals() -> std::sync::Arc<AtomicBool> {
-    let flag = std::sync::Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // Registering can only fail for a forbidden signal; these are not.
-        let _ = signal_hook::flag::register(signal, flag.clone());
-    }
-    flag
+    tinct_sys::signals::stop_on_signals().shared()
 }
 
 #[cfg(test)]

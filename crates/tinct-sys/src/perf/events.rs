@@ -92,6 +92,17 @@ pub enum PerfEvent {
     CacheMisses,
     /// Level-1 data cache read misses (hardware cache event L1D/read/miss).
     L1dMisses,
+    /// Level-1 data cache reads (hardware cache event L1D/read/access).
+    L1dLoads,
+    /// Level-1 data cache writes (hardware cache event L1D/write/access).
+    L1dStores,
+    /// Level-1 data cache write misses (hardware cache event L1D/write/miss;
+    /// many CPUs have no such event, and the kernel answers ENOENT).
+    L1dStoreMisses,
+    /// Last-level cache writes (hardware cache event LL/write/access).
+    LlcStores,
+    /// Last-level cache write misses (hardware cache event LL/write/miss).
+    LlcStoreMisses,
     /// Data TLB read misses (hardware cache event DTLB/read/miss).
     DtlbMisses,
     /// Retired branch instructions (hardware).
@@ -105,6 +116,7 @@ const CACHE_L1D: u64 = 0;
 const CACHE_LL: u64 = 2;
 const CACHE_DTLB: u64 = 3;
 const CACHE_OP_READ: u64 = 0;
+const CACHE_OP_WRITE: u64 = 1;
 const CACHE_RESULT_ACCESS: u64 = 0;
 const CACHE_RESULT_MISS: u64 = 1;
 
@@ -127,14 +139,19 @@ impl PerfEvent {
     ];
 
     /// Every generic event, hardware first.
-    pub const GENERIC: [PerfEvent; 14] = [
+    pub const GENERIC: [PerfEvent; 19] = [
         Self::Cycles,
         Self::Instructions,
         Self::CacheReferences,
         Self::CacheMisses,
         Self::LlcReferences,
         Self::LlcMisses,
+        Self::LlcStores,
+        Self::LlcStoreMisses,
+        Self::L1dLoads,
         Self::L1dMisses,
+        Self::L1dStores,
+        Self::L1dStoreMisses,
         Self::DtlbMisses,
         Self::BranchInstructions,
         Self::BranchMisses,
@@ -180,6 +197,11 @@ impl PerfEvent {
             Self::CacheReferences => "cache-references",
             Self::CacheMisses => "cache-misses",
             Self::L1dMisses => "L1-dcache-load-misses",
+            Self::L1dLoads => "L1-dcache-loads",
+            Self::L1dStores => "L1-dcache-stores",
+            Self::L1dStoreMisses => "L1-dcache-store-misses",
+            Self::LlcStores => "LLC-stores",
+            Self::LlcStoreMisses => "LLC-store-misses",
             Self::DtlbMisses => "dTLB-load-misses",
             Self::BranchInstructions => "branch-instructions",
             Self::BranchMisses => "branch-misses",
@@ -222,6 +244,11 @@ impl PerfEvent {
             Self::LlcReferences => cache_event(CACHE_LL, CACHE_OP_READ, CACHE_RESULT_ACCESS),
             Self::LlcMisses => cache_event(CACHE_LL, CACHE_OP_READ, CACHE_RESULT_MISS),
             Self::L1dMisses => cache_event(CACHE_L1D, CACHE_OP_READ, CACHE_RESULT_MISS),
+            Self::L1dLoads => cache_event(CACHE_L1D, CACHE_OP_READ, CACHE_RESULT_ACCESS),
+            Self::L1dStores => cache_event(CACHE_L1D, CACHE_OP_WRITE, CACHE_RESULT_ACCESS),
+            Self::L1dStoreMisses => cache_event(CACHE_L1D, CACHE_OP_WRITE, CACHE_RESULT_MISS),
+            Self::LlcStores => cache_event(CACHE_LL, CACHE_OP_WRITE, CACHE_RESULT_ACCESS),
+            Self::LlcStoreMisses => cache_event(CACHE_LL, CACHE_OP_WRITE, CACHE_RESULT_MISS),
             Self::DtlbMisses => cache_event(CACHE_DTLB, CACHE_OP_READ, CACHE_RESULT_MISS),
             Self::TaskClock => Encoding::new(TYPE_SOFTWARE, 1),
             Self::PageFaults => Encoding::new(TYPE_SOFTWARE, 2),
@@ -274,6 +301,11 @@ mod tests {
             operation: CacheOp::READ,
             result,
         };
+        let write = |which, result| Cache {
+            which,
+            operation: CacheOp::WRITE,
+            result,
+        };
         let builder = match event {
             PerfEvent::Cycles => Builder::new(Hardware::CPU_CYCLES),
             PerfEvent::Instructions => Builder::new(Hardware::INSTRUCTIONS),
@@ -284,6 +316,11 @@ mod tests {
             PerfEvent::LlcReferences => Builder::new(cache(CacheId::LL, CacheResult::ACCESS)),
             PerfEvent::LlcMisses => Builder::new(cache(CacheId::LL, CacheResult::MISS)),
             PerfEvent::L1dMisses => Builder::new(cache(CacheId::L1D, CacheResult::MISS)),
+            PerfEvent::L1dLoads => Builder::new(cache(CacheId::L1D, CacheResult::ACCESS)),
+            PerfEvent::L1dStores => Builder::new(write(CacheId::L1D, CacheResult::ACCESS)),
+            PerfEvent::L1dStoreMisses => Builder::new(write(CacheId::L1D, CacheResult::MISS)),
+            PerfEvent::LlcStores => Builder::new(write(CacheId::LL, CacheResult::ACCESS)),
+            PerfEvent::LlcStoreMisses => Builder::new(write(CacheId::LL, CacheResult::MISS)),
             PerfEvent::DtlbMisses => Builder::new(cache(CacheId::DTLB, CacheResult::MISS)),
             PerfEvent::TaskClock => Builder::new(Software::TASK_CLOCK),
             PerfEvent::ContextSwitches => Builder::new(Software::CONTEXT_SWITCHES),
@@ -305,6 +342,18 @@ mod tests {
             );
         }
         assert_eq!(PerfEvent::LlcMisses.encoding().config, 0x10002);
+        // The store events: op PERF_COUNT_HW_CACHE_OP_WRITE (1) in bits 8-15,
+        // result ACCESS (0) or MISS (1) in bits 16-23.
+        let hw_cache = |event: PerfEvent| {
+            let e = event.encoding();
+            assert_eq!(e.pmu_type, TYPE_HW_CACHE, "{}", event.name());
+            e.config
+        };
+        assert_eq!(hw_cache(PerfEvent::LlcStores), 0x00102);
+        assert_eq!(hw_cache(PerfEvent::LlcStoreMisses), 0x10102);
+        assert_eq!(hw_cache(PerfEvent::L1dLoads), 0x00000);
+        assert_eq!(hw_cache(PerfEvent::L1dStores), 0x00100);
+        assert_eq!(hw_cache(PerfEvent::L1dStoreMisses), 0x10100);
     }
 
     #[test]

@@ -1,0 +1,273 @@
+//! Ctrl-C in the benches and the demo (issue 13): a SIGINT sent once the
+//! command says on stderr that it started ends it with exit status 130,
+//! and what it finished is written, parses and says it was interrupted,
+//! with fewer rounds completed than requested. Never an absolute time: the
+//! signal waits for the start line (plus a short pause so that some rounds
+//! can end; the assertions hold for none as well).
+
+mod common;
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The runs take both CPUs under SCHED_FIFO: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// What an interrupted command left: its exit status and what it wrote
+/// where it said it started.
+struct Interrupted {
+    status: Option<i32>,
+    output: String,
+}
+
+/// Where the command says it started.
+#[derive(Clone, Copy)]
+enum Says {
+    /// The benches' start line.
+    OnStderr,
+    /// The demo's step lines.
+    OnStdout,
+}
+
+/// Runs `tinct args`, sends it SIGINT once a line it writes where `says`
+/// contains `started` (and `pause` later), and waits for it to end.
+fn interrupt_after(args: &[&str], says: Says, started: &str, pause: Duration) -> Interrupted {
+    signal_after(args, says, started, pause, 1)
+}
+
+/// As [`interrupt_after`], with `signals` SIGINTs 100 ms apart (apart, so
+/// that the kernel does not merge a pending one with the next).
+fn signal_after(
+    args: &[&str],
+    says: Says,
+    started: &str,
+    pause: Duration,
+    signals: usize,
+) -> Interrupted {
+    let (stdout, stderr) = match says {
+        Says::OnStderr => (Stdio::null(), Stdio::piped()),
+        Says::OnStdout => (Stdio::piped(), Stdio::null()),
+    };
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("tinct"))
+        .args(args)
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .expect("tinct starts");
+    let stream: Box<dyn std::io::Read> = match says {
+        Says::OnStderr => Box::new(child.stderr.take().unwrap()),
+        Says::OnStdout => Box::new(child.stdout.take().unwrap()),
+    };
+    let mut stderr = BufReader::new(stream);
+    let mut seen = String::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        let read = stderr.read_line(&mut line).unwrap();
+        seen.push_str(&line);
+        if read == 0 {
+            panic!("tinct {args:?} ended before saying {started:?}: {seen}");
+        }
+        if line.contains(started) {
+            break;
+        }
+    }
+    std::thread::sleep(pause);
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    for k in 0..signals {
+        if k > 0 {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    }
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    seen.push_str(&rest);
+    let status = child.wait().unwrap();
+    Interrupted {
+        status: status.code(),
+        output: seen,
+    }
+}
+
+fn json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{} not written: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The header of an interrupted bench: interrupted, fewer rounds completed
+/// than requested; returns the rounds completed.
+fn interrupted_header(report: &Value) -> u64 {
+    assert_eq!(report["interrupted"], Value::Bool(true), "{report}");
+    let requested = report["rounds_requested"]
+        .as_u64()
+        .expect("rounds_requested");
+    let completed = report["rounds_completed"]
+        .as_u64()
+        .expect("rounds_completed");
+    assert!(
+        completed < requested,
+        "{completed} of {requested} rounds completed"
+    );
+    completed
+}
+
+/// Runs `tinct bench <bench> --quick <extra> --no-progress --out TMP`,
+/// interrupts it `pause` after its start line, checks the exit status 130
+/// and the stderr report, and returns the JSON it wrote (`<bench>.json`)
+/// with the directory.
+fn interrupt_bench(bench: &str, extra: &[&str], pause: Duration) -> (Value, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let mut args = vec!["bench", bench, "--quick"];
+    args.extend(extra);
+    args.extend(["--no-progress", "--out", out]);
+    let started = format!("tinct bench {bench}: measuring");
+    let stopped = interrupt_after(&args, Says::OnStderr, &started, pause);
+    assert_eq!(stopped.status, Some(130), "{}", stopped.output);
+    assert!(
+        stopped.output.contains("bench interrupted (Ctrl-C)")
+            && stopped.output.contains("written to"),
+        "{}",
+        stopped.output
+    );
+    let report = json(&dir.path().join(format!("{bench}.json")));
+    (report, dir)
+}
+
+#[test]
+fn ctrl_c_in_bench_pipeline_keeps_the_finished_rounds_and_exits_130() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // 40 rounds of 200 samples per policy: far longer than the pause.
+    let (report, dir) = interrupt_bench(
+        "pipeline",
+        &["--reps", "40", "--samples", "8000"],
+        Duration::from_millis(1500),
+    );
+    let completed = interrupted_header(&report);
+    assert_eq!(report["rounds_requested"], 40);
+    let policies = report["policies"].as_array().unwrap();
+    if completed == 0 {
+        assert!(policies.is_empty(), "no round: a header-only result");
+    } else {
+        assert_eq!(policies.len(), 3);
+        for p in policies {
+            assert_eq!(
+                p["samples"].as_u64(),
+                Some(200 * completed),
+                "the same whole rounds for every policy: {p}"
+            );
+        }
+        let table = std::fs::read_to_string(dir.path().join("table1.csv")).unwrap();
+        assert_eq!(table.lines().count(), 4, "{table}");
+    }
+    // The typed report reads it back.
+    let _: tinct_bench::pipeline::Report = serde_json::from_value(report).unwrap();
+}
+
+#[test]
+fn ctrl_c_in_bench_crpd_keeps_the_finished_rounds_and_exits_130() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO crpd bench") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // 2000 rounds per condition: tens of seconds, far beyond the pause.
+    let (report, _dir) = interrupt_bench("crpd", &["--reps", "2000"], Duration::from_millis(300));
+    interrupted_header(&report);
+    let _: tinct_bench::crpd::CrpdResult = serde_json::from_value(report).unwrap();
+}
+
+#[test]
+fn a_second_ctrl_c_ends_a_bench_at_once() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    // Two rounds of 60 000 samples per policy: the first Ctrl-C waits for
+    // a run of seconds to end, the second does not.
+    let stopped = signal_after(
+        &[
+            "bench",
+            "pipeline",
+            "--quick",
+            "--reps",
+            "2",
+            "--samples",
+            "120000",
+            "--no-progress",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        Says::OnStderr,
+        "tinct bench pipeline: measuring",
+        Duration::from_millis(200),
+        2,
+    );
+    assert_eq!(stopped.status, Some(130), "{}", stopped.output);
+    assert!(
+        !stopped.output.contains("bench interrupted"),
+        "ended at once, not after writing: {}",
+        stopped.output
+    );
+    assert!(!dir.path().join("pipeline.json").exists());
+}
+
+#[test]
+fn ctrl_c_in_the_demo_keeps_its_files_and_says_where_it_stopped() {
+    if !tinct_sys::testing::privileged_or_skip("the demo's SCHED_FIFO run") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo");
+    // Interrupted once the first step (the colour probe) is done: the demo
+    // stops at a later step boundary, before its run.
+    let stopped = interrupt_after(
+        &["demo", "-o", out.to_str().unwrap(), "--duration", "1s"],
+        Says::OnStdout,
+        "1. colour probe",
+        Duration::ZERO,
+    );
+    assert_eq!(stopped.status, Some(130), "{}", stopped.output);
+    let verdict = json(&out.join("verdict.json"));
+    assert_eq!(verdict["interrupted"], Value::Bool(true), "{verdict}");
+    let phase = verdict["phase"].as_str().expect("the phase reached");
+    assert!(
+        ["platform", "worst cases", "plan and analysis", "run"].contains(&phase),
+        "stopped after the colour probe, before the verdict: {phase}"
+    );
+    let steps: Vec<&str> = verdict["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps.first(), Some(&"colour probe"), "{verdict}");
+    assert!(
+        !steps.contains(&phase),
+        "the phase reached is not a step done"
+    );
+    let files = verdict["files"].as_array().unwrap();
+    assert!(files.iter().any(|f| f == "color-probe.json"), "{verdict}");
+    for file in files {
+        let path = out.join(file.as_str().unwrap());
+        assert!(
+            path.is_file(),
+            "{} listed as kept, not there",
+            path.display()
+        );
+    }
+    assert!(
+        !out.join("run").exists(),
+        "stopped before the run: no run directory"
+    );
+}
