@@ -487,3 +487,62 @@ buffer = "4KiB"
         "{err}"
     );
 }
+
+/// An explicit `blocking` below the B_i the file's own sections give is
+/// not used: the analysis takes the derived one and says so on stderr
+/// (file, line, field, both values), in the notes and in the JSON.
+#[test]
+fn explicit_blocking_below_the_derived_one_is_replaced_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "low.toml",
+        r#"[platform]
+cores = 1
+partitions = 4
+memory = "4MiB"
+refill = "10us"
+
+[[resource]]
+name = "bus"
+protocol = "pcp"
+
+[[task]]
+name = "hi"
+period = "10ms"
+memory = "1KiB"
+wcet = "2ms"
+blocking = "0.1ms"
+critical_sections = [{ resource = "bus", length = "0.1ms" }]
+
+[[task]]
+name = "lo"
+period = "20ms"
+memory = "1KiB"
+wcet = "2ms"
+critical_sections = [{ resource = "bus", length = "0.5ms" }]
+"#,
+    );
+    let json = analyze_json(&file, &[]);
+    assert_eq!(json["tasks"][0]["blocking_ns"], 500_000, "the derived B_i");
+    assert_eq!(json["tasks"][0]["wcrt_ns"], 2_500_000);
+    let warning = &json["warnings"][0];
+    assert_eq!(warning["line"], 11, "the task's line");
+    assert_eq!(warning["field"], "task 'hi' field `blocking`");
+    assert_eq!(warning["blocking"]["explicit_ns"], 100_000);
+    assert_eq!(warning["blocking"]["derived_ns"], 500_000);
+    let out = tinct().arg("analyze").arg(&file).exits(0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let expected = format!(
+        "tinct: warning: {}:11: task 'hi' field `blocking`: the explicit `blocking` 100us is below \
+         the B_i 500us derived",
+        file.display()
+    );
+    assert!(err.contains(&expected), "{err}");
+    assert!(err.contains("the analysis uses the larger, 500us"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("note: task 'hi': the explicit `blocking` 100us is below"),
+        "{text}"
+    );
+}

@@ -167,16 +167,75 @@ fn a_plain_mutex_is_bounded_only_without_a_task_between() {
     assert_eq!(ceiling.tasks[0].blocking_ns, Some(MS));
 }
 
-/// An explicit `blocking` replaces the derived one.
+/// An explicit `blocking` at least the derived B_i replaces it (it may
+/// cover blocking the set does not model); below it, the derived value is
+/// used (a smaller B_i could only give a wrong SCHEDULABLE) and the
+/// analysis warns with the file's line, the field and both values.
+/// t2's derived B_2 is t3's 1 ms section on `bus` (pcp).
 #[test]
-fn explicit_blocking_overrides() {
-    let text = three_tasks("pcp", "").replace(
-        "name = \"t2\"\nperiod = \"12ms\"",
-        "name = \"t2\"\nperiod = \"12ms\"\nblocking = \"0.25ms\"",
+fn explicit_blocking_is_used_only_at_or_above_the_derived_one() {
+    let with_blocking = |value: &str| {
+        three_tasks("pcp", "").replace(
+            "name = \"t2\"\nperiod = \"12ms\"",
+            &format!("name = \"t2\"\nperiod = \"12ms\"\nblocking = \"{value}\""),
+        )
+    };
+    let above = analysis_of(&with_blocking("1.5ms"));
+    assert_eq!(above.tasks[1].blocking_ns, Some(1500 * US));
+    assert_eq!(above.tasks[1].blocking_source, "explicit `blocking`");
+    assert!(above.warnings.is_empty(), "{:?}", above.warnings);
+
+    let below = analysis_of(&with_blocking("0.25ms"));
+    let t2 = &below.tasks[1];
+    assert_eq!(t2.blocking_ns, Some(MS), "the derived, larger B_2");
+    assert!(
+        t2.blocking_source.contains("'t3' on 'bus'")
+            && t2.blocking_source.contains("explicit `blocking` 250us"),
+        "{}",
+        t2.blocking_source
     );
-    let analysis = analysis_of(&text);
-    assert_eq!(analysis.tasks[1].blocking_ns, Some(250 * US));
-    assert_eq!(analysis.tasks[1].blocking_source, "explicit `blocking`");
+    assert_eq!(below.warnings.len(), 1);
+    let warning = &below.warnings[0];
+    assert_eq!(
+        (warning.task_index, warning.line, warning.field.as_str()),
+        (1, Some(19), "task 't2' field `blocking`")
+    );
+    let values = warning.blocking.as_ref().unwrap();
+    assert_eq!(
+        (values.explicit_ns, values.derived_ns),
+        (250 * US, Some(MS))
+    );
+    assert_eq!(
+        warning.located("set.toml"),
+        "set.toml:19: task 't2' field `blocking`: the explicit `blocking` 250us is below the B_i \
+         1ms derived from the task set's resources and critical sections; the analysis uses the \
+         larger, 1ms"
+    );
+    assert!(t2.notes.contains(&warning.message), "{:?}", t2.notes);
+    // R_2 as with no explicit blocking (5 ms by hand above), not smaller.
+    let derived = analysis_of(&three_tasks("pcp", ""));
+    assert_eq!(t2.wcrt_ns, derived.tasks[1].wcrt_ns);
+    assert_eq!(t2.wcrt_ns, Some(5 * MS));
+
+    // Below an unbounded derived B_i (a plain mutex with t2 in between):
+    // unbounded, never the explicit value.
+    let unbounded = analysis_of(
+        &three_tasks("none", "")
+            .replace(
+                "name = \"t1\"\nperiod = \"5ms\"",
+                "name = \"t1\"\nperiod = \"5ms\"\nblocking = \"0.1ms\"",
+            )
+            .replace(
+                "wcet = \"1ms\"\njitter = \"2ms\"",
+                "wcet = \"1ms\"\njitter = \"2ms\"\ncritical_sections = [{ resource = \"bus\", length = \"0.1ms\" }]",
+            ),
+    );
+    assert_eq!(unbounded.tasks[0].blocking_ns, None);
+    assert_eq!(
+        unbounded.warnings[0].blocking.as_ref().unwrap().derived_ns,
+        None
+    );
+    assert!(!unbounded.schedulable);
 }
 
 /// The periodic tick is a top-priority task of its period and cost, and

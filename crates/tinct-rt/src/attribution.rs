@@ -1193,15 +1193,13 @@ mod tests {
     /// explain it; `p` (FIFO 40) has none (the analysis diverged past its
     /// deadline of 100 ms) and misses it by 30 ms.
     fn unexplained_and_predicted() -> Scenario {
-        Scenario::late()
-            .colouring(Colouring::Effective)
-            .below(task(
-                "p",
-                40,
-                4 * MS,
-                None,
-                vec![job(0, 300 * MS, 300 * MS, 430 * MS, 4 * MS)],
-            ))
+        Scenario::late().colouring(Colouring::Effective).below(task(
+            "p",
+            40,
+            4 * MS,
+            None,
+            vec![job(0, 300 * MS, 300 * MS, 430 * MS, 4 * MS)],
+        ))
     }
 
     #[test]

@@ -93,6 +93,33 @@ pub struct TaskReport {
     pub notes: Vec<String>,
 }
 
+/// Something the file says that the analysis did not use as written, to
+/// be shown with the file and line (`tinct analyze` prints it on stderr
+/// and in `--json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct InputWarning {
+    /// Index of the task in file order.
+    pub task_index: usize,
+    /// The line of the task's table in the file it was read from, if known.
+    pub line: Option<usize>,
+    /// The field, e.g. ``task 'a' field `blocking` ``.
+    pub field: String,
+    /// What the file gives, what the analysis found and which it used.
+    pub message: String,
+    /// For an explicit `blocking` below the derived B_i: both values.
+    pub blocking: Option<blocking::ExplicitBelowDerived>,
+}
+
+impl InputWarning {
+    /// `FILE:LINE: FIELD: MESSAGE`, the way input errors are worded.
+    pub fn located(&self, file: &str) -> String {
+        match self.line {
+            Some(line) => format!("{file}:{line}: {}: {}", self.field, self.message),
+            None => format!("{file}: {}: {}", self.field, self.message),
+        }
+    }
+}
+
 /// Eq. (3) for one partition.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PartitionUse {
@@ -183,6 +210,9 @@ pub struct Analysis {
     pub shared_across_cores: Vec<CrossCoreShare>,
     /// Why not schedulable, in words.
     pub reasons: Vec<String>,
+    /// Inputs the analysis did not use as written (an explicit `blocking`
+    /// below the derived B_i), in file order of their tasks.
+    pub warnings: Vec<InputWarning>,
 }
 
 /// Why a task set cannot be analyzed.
@@ -370,6 +400,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
     let nocint = holistic::analyze(set, &members, 0);
 
     let mut task_reports: Vec<Option<TaskReport>> = vec![None; set.tasks.len()];
+    let mut warnings = Vec::new();
     let mut cores = Vec::new();
     for (core, members) in (0..platform.cores).zip(&members) {
         let core_tasks = holistic::core_tasks(set, members, &cint.jitter, &cint.blocking);
@@ -392,6 +423,16 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
                 );
             }
             let blocking = &cint.blocking[i];
+            if let Some(below) = &blocking.explicit_below_derived {
+                notes.push(below.describe());
+                warnings.push(InputWarning {
+                    task_index: i,
+                    line: set.task_lines.get(i).copied(),
+                    field: format!("task '{}' field `blocking`", t.name),
+                    message: below.describe(),
+                    blocking: Some(below.clone()),
+                });
+            }
             let jitter = cint.jitter[i];
             if result.wcrt_ns.is_none() {
                 reasons.push(miss_reason(set, i, &result, blocking, jitter, &cint));
@@ -467,6 +508,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
             share.partition, share.cores
         ));
     }
+    warnings.sort_by_key(|w| w.task_index);
     let chains = chains::reports(set, &chain_paths, &cint.results, &nocint.results);
     let overheads = &platform.overheads;
     Ok(Analysis {
@@ -484,6 +526,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
         cores,
         shared_across_cores,
         reasons,
+        warnings,
     })
 }
 
