@@ -38,6 +38,7 @@ fn parse_nanos(text: &str) -> Result<Nanos, String> {
 /// (late jobs with a cause are results), 3 when a job exceeded its bound
 /// with no cause found, 1 when it was stopped or failed, 2 on bad input.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    crate::output::output_dir(&args.out, "--out")?;
     println!(
         "tinct demo: measure, model, analyze, plan, run and verify on this machine; every step's file in {}",
         args.out.display()
