@@ -288,3 +288,73 @@ fn without_the_new_terms_table_ii_is_unchanged() {
     }
     assert!(analysis.chains.is_empty());
 }
+
+/// A task that misses through its own release jitter is told so — its
+/// jitter with its parts, and its own demand — never a producer's miss or
+/// higher-priority interference. `lo` shares a core with `hi` (C = 1 ms,
+/// T = 10 ms) and has D = T = 2^64 − 1 ns.
+#[test]
+fn a_miss_through_its_own_jitter_names_the_jitter() {
+    let set = |jitter: &str| {
+        format!(
+            r#"[platform]
+cores = 1
+partitions = 4
+memory = "4MiB"
+refill = "10us"
+
+[[task]]
+name = "hi"
+period = "10ms"
+memory = "1KiB"
+wcet = "1ms"
+
+[[task]]
+name = "lo"
+period = "18446744073.709551615s"
+memory = "1KiB"
+wcet = "1ms"
+jitter = "{jitter}"
+"#
+        )
+    };
+    let reason = |jitter: &str| {
+        let analysis = analysis_of(&set(jitter));
+        assert_eq!(analysis.tasks[1].wcrt_ns, None, "{jitter}");
+        analysis.cores[0].reasons.clone()
+    };
+    // The largest jitter a file can give: not a producer's miss (`lo` has
+    // no producer).
+    assert_eq!(
+        reason("18446744073.709551615s"),
+        [
+            "task 'lo' misses its deadline 18446744073.709551615s: its release jitter \
+          J = 18446744073.709551615s (its own `jitter` 18446744073.709551615s) alone reaches it"
+        ]
+    );
+    // J + C passes D (and 2^64 ns) with no interference at all: J leaves
+    // D − J = 15 ns for a C of 1 ms.
+    assert_eq!(
+        reason("18446744073.7095516s"),
+        [
+            "task 'lo' misses its deadline 18446744073.709551615s: its release jitter \
+          J = 18446744073.7095516s (its own `jitter` 18446744073.7095516s) plus its own \
+          C + 2δ + ω + B = 1ms come to 18446744073710551600 ns, beyond 2^64 ns without any \
+          interference"
+        ]
+    );
+    // With the jitter leaving room for C alone, the interference of `hi`
+    // is what passes D.
+    let text = set("1ms")
+        .replace("period = \"10ms\"", "period = \"10ms\"\npriority = 1")
+        .replace(
+            "period = \"18446744073.709551615s\"",
+            "period = \"2.5ms\"\npriority = 2",
+        );
+    let analysis = analysis_of(&text);
+    assert!(
+        analysis.cores[0].reasons[0].contains("interference of higher-priority tasks"),
+        "{:?}",
+        analysis.cores[0].reasons
+    );
+}

@@ -435,7 +435,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
             }
             let jitter = cint.jitter[i];
             if result.wcrt_ns.is_none() {
-                reasons.push(miss_reason(set, i, &result, blocking, jitter, &cint));
+                reasons.push(miss_reason(set, i, &result, blocking, &cint));
             }
             task_reports[i] = Some(TaskReport {
                 name: t.name.clone(),
@@ -530,13 +530,15 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
     })
 }
 
-/// Why task `i` misses its deadline, in words.
+/// Why task `i` misses its deadline, in words: unbounded blocking, an
+/// unbounded inherited jitter, its own release jitter and demand passing D
+/// without any interference, or Eq. (2) with the interference of the
+/// higher-priority tasks passing D.
 fn miss_reason(
     set: &TaskSet,
     i: usize,
     result: &ResponseTime,
     blocking: &blocking::Blocking,
-    jitter: u64,
     pass: &holistic::Pass,
 ) -> String {
     let t = &set.tasks[i];
@@ -546,7 +548,7 @@ fn miss_reason(
             t.name, blocking.source
         );
     }
-    if jitter == u64::MAX {
+    if pass.inherited[i] == u64::MAX {
         let why = if pass.diverged {
             format!(
                 "the jitter it inherits did not settle within {} rounds",
@@ -557,18 +559,65 @@ fn miss_reason(
         };
         return format!("task '{}' misses its deadline: {why}", t.name);
     }
-    if jitter > t.deadline.0 {
+    let (jitter_exact, jitter_words) = jitter_in_words(set, i, pass.inherited[i]);
+    if jitter_exact >= u128::from(t.deadline.0) {
         return format!(
-            "task '{}' misses its deadline {}: its release jitter {} alone passes it",
+            "task '{}' misses its deadline {}: its release jitter {jitter_words} alone reaches it",
+            t.name, t.deadline
+        );
+    }
+    // J + C' + ω + B: what the task needs with no interference at all
+    // (u128: exact, even past 2^64 ns).
+    let own = u128::from(result.wcet_ns)
+        + u128::from(result.overhead_ns)
+        + u128::from(result.warmup_ns)
+        + u128::from(result.blocking_ns);
+    let alone = jitter_exact + own;
+    if alone > u128::from(t.deadline.0) {
+        let total = match u64::try_from(alone) {
+            Ok(ns) => crate::units::Nanos(ns).to_string(),
+            Err(_) => format!("{alone} ns, beyond 2^64 ns"),
+        };
+        return format!(
+            "task '{}' misses its deadline {}: its release jitter {jitter_words} plus its own \
+             C + 2δ + ω + B = {} come to {total} without any interference",
             t.name,
             t.deadline,
-            crate::units::Nanos(jitter)
+            u64::try_from(own).map_or_else(
+                |_| format!("{own} ns"),
+                |ns| crate::units::Nanos(ns).to_string()
+            )
         );
     }
     format!(
-        "task '{}' misses its deadline {} (Eq. 2 passed D after {} iterations)",
+        "task '{}' misses its deadline {} (Eq. 2 with the interference of higher-priority tasks \
+         passed D after {} iterations)",
         t.name, t.deadline, result.iterations
     )
+}
+
+/// J_i exactly (u128: the recurrence saturates it at 2^64 − 1 ns) and in
+/// words with its parts: declared, the platform's release latency,
+/// inherited.
+fn jitter_in_words(set: &TaskSet, i: usize, inherited: u64) -> (u128, String) {
+    let declared = set.tasks[i].jitter;
+    let latency = set.platform.overheads.release_latency;
+    let exact = u128::from(declared.0) + u128::from(latency.0) + u128::from(inherited);
+    let mut parts = vec![format!("its own `jitter` {declared}")];
+    if latency.0 > 0 {
+        parts.push(format!("the release latency {latency}"));
+    }
+    if inherited > 0 {
+        parts.push(format!(
+            "{} inherited from its producers",
+            crate::units::Nanos(inherited)
+        ));
+    }
+    let total = u64::try_from(exact).map_or_else(
+        |_| format!("{exact} ns, beyond 2^64 ns"),
+        |ns| crate::units::Nanos(ns).to_string(),
+    );
+    (exact, format!("J = {total} ({})", parts.join(" + ")))
 }
 
 /// Eq. (3) for partition `rho`, decided exactly or refused.
