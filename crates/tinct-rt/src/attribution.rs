@@ -817,19 +817,18 @@ mod tests {
             }
         }
 
-        /// Task `a` (C 4 ms, WCRT 5 ms): job 0 within its bound, job 1 at
-        /// 20 ms late by 10 ms with an execution of 4 ms.
+        /// Task `a` alone (FIFO 50, C 4 ms, WCRT 5 ms) with these jobs.
+        fn a(jobs: Vec<JobRecord>) -> Scenario {
+            Scenario::of(vec![bounded("a", 50, 4 * MS, 5 * MS, jobs)])
+        }
+
+        /// Task `a`: job 0 within its bound, job 1 at 20 ms late by 10 ms
+        /// with an execution of 4 ms.
         fn late() -> Scenario {
-            Scenario::of(vec![bounded(
-                "a",
-                50,
-                4 * MS,
-                5 * MS,
-                vec![
-                    job(0, 0, 0, 4 * MS, 4 * MS),
-                    job(1, 100 * MS, 100 * MS, 115 * MS, 4 * MS),
-                ],
-            )])
+            Scenario::a(vec![
+                job(0, 0, 0, 4 * MS, 4 * MS),
+                job(1, 100 * MS, 100 * MS, 115 * MS, 4 * MS),
+            ])
         }
 
         /// With `task` first (the tests give it a higher priority).
@@ -990,16 +989,10 @@ mod tests {
         // Job 1 ran 100-190 ms (90 ms of execution, C 4 ms); job 2,
         // released at 180 ms, waited for it: both are late, both above C
         // (job 2 through job 1).
-        let a = Scenario::of(vec![bounded(
-            "a",
-            50,
-            4 * MS,
-            5 * MS,
-            vec![
-                job(1, 100 * MS, 100 * MS, 190 * MS, 90 * MS),
-                job(2, 180 * MS, 190 * MS, 194 * MS, 4 * MS),
-            ],
-        )])
+        let a = Scenario::a(vec![
+            job(1, 100 * MS, 100 * MS, 190 * MS, 90 * MS),
+            job(2, 180 * MS, 190 * MS, 194 * MS, 4 * MS),
+        ])
         .attribute();
         assert_eq!(a.late[0].len(), 2);
         assert!(a.late[0].iter().all(|j| j.cause == Cause::ExecAboveC));
@@ -1053,17 +1046,11 @@ mod tests {
         // runs 48-52 ms: 7 ms late, and its own window (40-52 ms) holds
         // only 4 ms of the stall. The level-i busy period began at job 1's
         // release, so 24 ms of the stall count and explain it.
-        let a = Scenario::of(vec![bounded(
-            "a",
-            50,
-            4 * MS,
-            5 * MS,
-            vec![
-                job(0, 0, 0, 4 * MS, 4 * MS),
-                job(1, 20 * MS, 44 * MS, 48 * MS, 4 * MS),
-                job(2, 40 * MS, 48 * MS, 52 * MS, 4 * MS),
-            ],
-        )])
+        let a = Scenario::a(vec![
+            job(0, 0, 0, 4 * MS, 4 * MS),
+            job(1, 20 * MS, 44 * MS, 48 * MS, 4 * MS),
+            job(2, 40 * MS, 48 * MS, 52 * MS, 4 * MS),
+        ])
         .stalls(&[(18 * MS, 44 * MS)])
         .attribute();
         assert_eq!(a.stall_ns[0], vec![0, 24 * MS, 24 * MS]);

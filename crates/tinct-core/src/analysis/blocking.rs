@@ -42,6 +42,7 @@
 
 use super::AnalysisError;
 use crate::model::{Protocol, TaskSet};
+use crate::units::Nanos;
 use serde::Serialize;
 
 /// How B_i was found.
@@ -154,20 +155,17 @@ pub fn core_blocking(
         }
     }
     (0..members.len())
-        .map(|k| task_blocking(set, members, k, &ceiling, refill, context_switch))
+        .map(|k| {
+            let derived = derived_blocking(set, members, k, &ceiling, refill, context_switch);
+            with_explicit(set.tasks[members[k]].blocking, derived)
+        })
         .collect()
 }
 
-fn task_blocking(
-    set: &TaskSet,
-    members: &[usize],
-    k: usize,
-    ceiling: &[usize],
-    refill: u64,
-    context_switch: u64,
-) -> Blocking {
-    let derived = derived_blocking(set, members, k, ceiling, refill, context_switch);
-    let Some(explicit) = set.tasks[members[k]].blocking else {
+/// B_i as the analysis takes it: the task's explicit `blocking` when it is
+/// at least the `derived` one, else the derived one, marked.
+fn with_explicit(explicit: Option<Nanos>, derived: Blocking) -> Blocking {
+    let Some(explicit) = explicit else {
         return derived;
     };
     match derived.blocking_ns {
