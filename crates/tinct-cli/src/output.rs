@@ -25,10 +25,11 @@ pub fn table(header: &[&str]) -> Table {
 }
 
 /// Checks a command's output directory (`flag`, e.g. `--out`) before any
-/// work: created and probed (tinct-report's `output_path`), refused as bad
-/// input (exit 2) when it is a file, lies under one or cannot be written.
+/// work, creating nothing (tinct-report's `output_path::check_dir`):
+/// refused as bad input (exit 2) when it is a file, lies under one or
+/// cannot be written.
 pub fn output_dir(path: &Path, flag: &str) -> Result<(), CliError> {
-    tinct_report::output_path::prepare_dir(path).map_err(|e| output_path_error(flag, e))
+    tinct_report::output_path::check_dir(path).map_err(|e| output_path_error(flag, e))
 }
 
 /// Checks a command's output file (`flag`, e.g. `-o`) before any work: not

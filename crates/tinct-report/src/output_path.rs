@@ -4,9 +4,12 @@
 //! input — not after minutes of measurement, and not with the operating
 //! system's error text alone.
 //!
-//! - [`prepare_dir`]: a directory for several files (a run, a bench, the
-//!   demo, a monitor recording, a study): created with its parents and a
-//!   probe file written in it and removed.
+//! - [`check_dir`]: a directory for several files (a bench, the demo, a
+//!   monitor recording, a study), checked without creating anything: not
+//!   a file, under no file, and the directory (or its nearest existing
+//!   parent) takes a probe file, written and removed;
+//! - [`prepare_dir`]: the same, then created with its parents (a run's
+//!   directory, made before the first release).
 //! - [`check_file`]: a path for one file (a plan, a report page): not a
 //!   directory, in a directory that exists.
 
@@ -59,30 +62,52 @@ fn found(path: &Path, error: Option<&std::io::Error>) -> String {
     }
 }
 
-/// Makes `path` a directory this process can write files in: creates it
-/// with its parents and writes (then removes) a probe file. Refused when
-/// `path`, or a path above it, is a file, or when it cannot be created or
-/// written.
-pub fn prepare_dir(path: &Path) -> Result<(), OutputPathError> {
-    let refused = |error: Option<&std::io::Error>| OutputPathError {
+fn dir_refused(path: &Path, error: Option<&std::io::Error>) -> OutputPathError {
+    OutputPathError {
         path: path.to_path_buf(),
         expected: "a directory to write the files in (created if missing)".into(),
         found: found(path, error),
-    };
-    if blocking_ancestor(path).is_some() {
-        return Err(refused(None));
     }
-    std::fs::create_dir_all(path).map_err(|e| refused(Some(&e)))?;
+}
+
+/// Writes and removes a probe file in the directory `dir`.
+fn probe(dir: &Path) -> std::io::Result<()> {
     let probe = tempfile::Builder::new()
         .prefix(".tinct-probe-")
-        .tempfile_in(path)
-        .map_err(|e| refused(Some(&e)))?;
-    probe
-        .as_file()
-        .write_all(b"probe\n")
-        .and_then(|()| probe.as_file().sync_all())
-        .map_err(|e| refused(Some(&e)))?;
-    probe.close().map_err(|e| refused(Some(&e)))
+        .tempfile_in(dir)?;
+    probe.as_file().write_all(b"probe\n")?;
+    probe.as_file().sync_all()?;
+    probe.close()
+}
+
+/// Checks that `path` can become a directory this process writes files
+/// in, creating nothing: neither it nor a path above it is a file, and
+/// it — or, while it does not exist, its nearest existing parent — takes a
+/// probe file (written, then removed).
+pub fn check_dir(path: &Path) -> Result<(), OutputPathError> {
+    if blocking_ancestor(path).is_some() {
+        return Err(dir_refused(path, None));
+    }
+    let existing = path
+        .ancestors()
+        .map(|a| {
+            if a.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                a
+            }
+        })
+        .find(|a| a.is_dir())
+        .unwrap_or(Path::new("."));
+    probe(existing).map_err(|e| dir_refused(path, Some(&e)))
+}
+
+/// Makes `path` a directory this process can write files in: checked as
+/// [`check_dir`], then created with its parents and probed.
+pub fn prepare_dir(path: &Path) -> Result<(), OutputPathError> {
+    check_dir(path)?;
+    std::fs::create_dir_all(path).map_err(|e| dir_refused(path, Some(&e)))?;
+    probe(path).map_err(|e| dir_refused(path, Some(&e)))
 }
 
 /// Checks that `path` can name a file to be written: not an existing
@@ -127,6 +152,19 @@ mod tests {
     }
 
     #[test]
+    fn a_directory_is_checked_without_creating_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a/b");
+        check_dir(&dir).unwrap();
+        assert!(!tmp.path().join("a").exists(), "nothing created");
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "probe removed"
+        );
+    }
+
+    #[test]
     fn a_file_or_a_path_under_one_is_not_a_directory() {
         let tmp = tempfile::tempdir().unwrap();
         let file = tmp.path().join("f");
@@ -142,7 +180,17 @@ mod tests {
         );
         let e = prepare_dir(&file.join("sub/dir")).unwrap_err();
         assert_eq!(e.found, format!("{} is a regular file", file.display()));
+        assert_eq!(check_dir(&file).unwrap_err().found, "a regular file");
+        assert_eq!(check_dir(&file.join("sub")).unwrap_err(), e_under(&file));
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "x", "untouched");
+    }
+
+    fn e_under(file: &Path) -> OutputPathError {
+        OutputPathError {
+            path: file.join("sub"),
+            expected: "a directory to write the files in (created if missing)".into(),
+            found: format!("{} is a regular file", file.display()),
+        }
     }
 
     #[test]
