@@ -37,6 +37,21 @@ impl From<std::io::Error> for CliError {
     }
 }
 
+/// An error with its chain of causes, each said once: a cause whose text
+/// the message already holds (`cannot write X: <io error>` with the same
+/// io error as its source) is not repeated.
+fn failure_text(error: &anyhow::Error) -> String {
+    let mut text = error.to_string();
+    for cause in error.chain().skip(1) {
+        let cause = cause.to_string();
+        if !text.contains(&cause) {
+            text.push_str(": ");
+            text.push_str(&cause);
+        }
+    }
+    text
+}
+
 /// Turns a subcommand's result into the process exit status, printing the
 /// error (with its chain of causes, without a backtrace) on stderr.
 pub fn finish(result: Result<ExitCode, CliError>) -> ExitCode {
@@ -47,12 +62,32 @@ pub fn finish(result: Result<ExitCode, CliError>) -> ExitCode {
             ExitCode::from(2)
         }
         Err(CliError::Failed(error)) => {
-            eprint!("tinct: error: {error}");
-            for cause in error.chain().skip(1) {
-                eprint!(": {cause}");
-            }
-            eprintln!();
+            eprintln!("tinct: error: {}", failure_text(&error));
             ExitCode::from(1)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_said_once() {
+        let io = std::io::Error::from_raw_os_error(17);
+        let io_text = io.to_string();
+        // tinct-bench's write error: `cannot write {path}: {source}`, with
+        // the io error as its source too.
+        let error = anyhow::Error::new(tinct_bench::Error::Write {
+            path: "afile".into(),
+            source: io,
+        });
+        assert_eq!(
+            failure_text(&error),
+            format!("cannot write afile: {io_text}")
+        );
+        // A cause the message does not hold is kept.
+        let error = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(failure_text(&error), "outer: inner");
     }
 }

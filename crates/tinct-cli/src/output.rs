@@ -1,7 +1,12 @@
-//! Shared output helpers: JSON for machines, tables for people.
+//! Shared output helpers: JSON for machines, tables for people, and the
+//! check of every command's output path before it starts.
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
+use std::path::Path;
+use tinct_report::output_path::OutputPathError;
+
+use crate::error::CliError;
 
 /// Prints a result struct as pretty JSON on stdout.
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
@@ -17,6 +22,29 @@ pub fn table(header: &[&str]) -> Table {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header.iter().copied());
     table
+}
+
+/// Checks a command's output directory (`flag`, e.g. `--out`) before any
+/// work, creating nothing (tinct-report's `output_path::check_dir`):
+/// refused as bad input (exit 2) when it is a file, lies under one or
+/// cannot be written.
+pub fn output_dir(path: &Path, flag: &str) -> Result<(), CliError> {
+    tinct_report::output_path::check_dir(path).map_err(|e| output_path_error(flag, e))
+}
+
+/// Checks a command's output file (`flag`, e.g. `-o`) before any work: not
+/// a directory, in a directory that exists; refused as bad input (exit 2).
+pub fn output_file(path: &Path, flag: &str) -> Result<(), CliError> {
+    tinct_report::output_path::check_file(path).map_err(|e| output_path_error(flag, e))
+}
+
+fn output_path_error(flag: &str, e: OutputPathError) -> CliError {
+    CliError::Input(format!(
+        "{}: {flag}: expected {}, found {}",
+        e.path.display(),
+        e.expected,
+        e.found
+    ))
 }
 
 /// Milliseconds with two decimals, as the paper prints them.

@@ -405,15 +405,9 @@ fn measured_without_a_calibration_is_refused() {
     assert!(err.contains("--overheads measured"), "{err}");
 }
 
-/// Jitter, blocking and a chain: the JSON carries every new term and the
-/// text shows them.
-#[test]
-fn new_terms_reach_json_and_text() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = write(
-        dir.path(),
-        "pipe.toml",
-        r#"[platform]
+/// Two tasks on core 0 sharing `bus` under pcp (p: C 2 ms, J 1 ms, a
+/// 0.1 ms section; q: a 0.5 ms section) and a consumer of p on core 1.
+const PIPE: &str = r#"[platform]
 cores = 2
 partitions = 4
 memory = "4MiB"
@@ -451,8 +445,14 @@ core = 1
 from = "p"
 to = "c"
 buffer = "4KiB"
-"#,
-    );
+"#;
+
+/// Jitter, blocking and a chain: the JSON carries every new term and the
+/// text shows them.
+#[test]
+fn new_terms_reach_json_and_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "pipe.toml", PIPE);
     let json = analyze_json(&file, &[]);
     let tasks = &json["tasks"];
     assert_eq!(tasks[0]["blocking_ns"], 500_000);
@@ -485,5 +485,44 @@ buffer = "4KiB"
     assert!(
         err.contains("resource 'bus'") && err.contains("one core"),
         "{err}"
+    );
+}
+
+/// An explicit `blocking` below the B_i the file's own sections give is
+/// not used: the analysis takes the derived one and says so on stderr
+/// (file, line, field, both values), in the notes and in the JSON.
+#[test]
+fn explicit_blocking_below_the_derived_one_is_replaced_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    // p's derived B is q's 0.5 ms section.
+    let file = write(
+        dir.path(),
+        "low.toml",
+        PIPE.replace("jitter = \"1ms\"", "jitter = \"1ms\"\nblocking = \"0.1ms\""),
+    );
+    let json = analyze_json(&file, &[]);
+    assert_eq!(json["tasks"][0]["blocking_ns"], 500_000, "the derived B_i");
+    assert_eq!(
+        json["tasks"][0]["wcrt_ns"], 3_500_000,
+        "J 1 + B 0.5 + C 2 ms"
+    );
+    let warning = &json["warnings"][0];
+    assert_eq!(warning["line"], 11, "the task's line");
+    assert_eq!(warning["field"], "task 'p' field `blocking`");
+    assert_eq!(warning["blocking"]["explicit_ns"], 100_000);
+    assert_eq!(warning["blocking"]["derived_ns"], 500_000);
+    let out = tinct().arg("analyze").arg(&file).exits(0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let expected = format!(
+        "tinct: warning: {}:11: task 'p' field `blocking`: the explicit `blocking` 100us is below \
+         the B_i 500us derived",
+        file.display()
+    );
+    assert!(err.contains(&expected), "{err}");
+    assert!(err.contains("the analysis uses the larger, 500us"), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("note: task 'p': the explicit `blocking` 100us is below"),
+        "{text}"
     );
 }

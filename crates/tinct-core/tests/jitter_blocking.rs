@@ -167,16 +167,75 @@ fn a_plain_mutex_is_bounded_only_without_a_task_between() {
     assert_eq!(ceiling.tasks[0].blocking_ns, Some(MS));
 }
 
-/// An explicit `blocking` replaces the derived one.
+/// An explicit `blocking` at least the derived B_i replaces it (it may
+/// cover blocking the set does not model); below it, the derived value is
+/// used (a smaller B_i could only give a wrong SCHEDULABLE) and the
+/// analysis warns with the file's line, the field and both values.
+/// t2's derived B_2 is t3's 1 ms section on `bus` (pcp).
 #[test]
-fn explicit_blocking_overrides() {
-    let text = three_tasks("pcp", "").replace(
-        "name = \"t2\"\nperiod = \"12ms\"",
-        "name = \"t2\"\nperiod = \"12ms\"\nblocking = \"0.25ms\"",
+fn explicit_blocking_is_used_only_at_or_above_the_derived_one() {
+    let with_blocking = |value: &str| {
+        three_tasks("pcp", "").replace(
+            "name = \"t2\"\nperiod = \"12ms\"",
+            &format!("name = \"t2\"\nperiod = \"12ms\"\nblocking = \"{value}\""),
+        )
+    };
+    let above = analysis_of(&with_blocking("1.5ms"));
+    assert_eq!(above.tasks[1].blocking_ns, Some(1500 * US));
+    assert_eq!(above.tasks[1].blocking_source, "explicit `blocking`");
+    assert!(above.warnings.is_empty(), "{:?}", above.warnings);
+
+    let below = analysis_of(&with_blocking("0.25ms"));
+    let t2 = &below.tasks[1];
+    assert_eq!(t2.blocking_ns, Some(MS), "the derived, larger B_2");
+    assert!(
+        t2.blocking_source.contains("'t3' on 'bus'")
+            && t2.blocking_source.contains("explicit `blocking` 250us"),
+        "{}",
+        t2.blocking_source
     );
-    let analysis = analysis_of(&text);
-    assert_eq!(analysis.tasks[1].blocking_ns, Some(250 * US));
-    assert_eq!(analysis.tasks[1].blocking_source, "explicit `blocking`");
+    assert_eq!(below.warnings.len(), 1);
+    let warning = &below.warnings[0];
+    assert_eq!(
+        (warning.task_index, warning.line, warning.field.as_str()),
+        (1, Some(19), "task 't2' field `blocking`")
+    );
+    let values = warning.blocking.as_ref().unwrap();
+    assert_eq!(
+        (values.explicit_ns, values.derived_ns),
+        (250 * US, Some(MS))
+    );
+    assert_eq!(
+        warning.located("set.toml"),
+        "set.toml:19: task 't2' field `blocking`: the explicit `blocking` 250us is below the B_i \
+         1ms derived from the task set's resources and critical sections; the analysis uses the \
+         larger, 1ms"
+    );
+    assert!(t2.notes.contains(&warning.message), "{:?}", t2.notes);
+    // R_2 as with no explicit blocking (5 ms by hand above), not smaller.
+    let derived = analysis_of(&three_tasks("pcp", ""));
+    assert_eq!(t2.wcrt_ns, derived.tasks[1].wcrt_ns);
+    assert_eq!(t2.wcrt_ns, Some(5 * MS));
+
+    // Below an unbounded derived B_i (a plain mutex with t2 in between):
+    // unbounded, never the explicit value.
+    let unbounded = analysis_of(
+        &three_tasks("none", "")
+            .replace(
+                "name = \"t1\"\nperiod = \"5ms\"",
+                "name = \"t1\"\nperiod = \"5ms\"\nblocking = \"0.1ms\"",
+            )
+            .replace(
+                "wcet = \"1ms\"\njitter = \"2ms\"",
+                "wcet = \"1ms\"\njitter = \"2ms\"\ncritical_sections = [{ resource = \"bus\", length = \"0.1ms\" }]",
+            ),
+    );
+    assert_eq!(unbounded.tasks[0].blocking_ns, None);
+    assert_eq!(
+        unbounded.warnings[0].blocking.as_ref().unwrap().derived_ns,
+        None
+    );
+    assert!(!unbounded.schedulable);
 }
 
 /// The periodic tick is a top-priority task of its period and cost, and
@@ -228,4 +287,74 @@ fn without_the_new_terms_table_ii_is_unchanged() {
         assert_eq!(task.breakdown.interrupts_ns, 0);
     }
     assert!(analysis.chains.is_empty());
+}
+
+/// A task that misses through its own release jitter is told so — its
+/// jitter with its parts, and its own demand — never a producer's miss or
+/// higher-priority interference. `lo` shares a core with `hi` (C = 1 ms,
+/// T = 10 ms) and has D = T = 2^64 − 1 ns.
+#[test]
+fn a_miss_through_its_own_jitter_names_the_jitter() {
+    let set = |jitter: &str| {
+        format!(
+            r#"[platform]
+cores = 1
+partitions = 4
+memory = "4MiB"
+refill = "10us"
+
+[[task]]
+name = "hi"
+period = "10ms"
+memory = "1KiB"
+wcet = "1ms"
+
+[[task]]
+name = "lo"
+period = "18446744073.709551615s"
+memory = "1KiB"
+wcet = "1ms"
+jitter = "{jitter}"
+"#
+        )
+    };
+    let reason = |jitter: &str| {
+        let analysis = analysis_of(&set(jitter));
+        assert_eq!(analysis.tasks[1].wcrt_ns, None, "{jitter}");
+        analysis.cores[0].reasons.clone()
+    };
+    // The largest jitter a file can give: not a producer's miss (`lo` has
+    // no producer).
+    assert_eq!(
+        reason("18446744073.709551615s"),
+        [
+            "task 'lo' misses its deadline 18446744073.709551615s: its release jitter \
+          J = 18446744073.709551615s (its own `jitter` 18446744073.709551615s) alone reaches it"
+        ]
+    );
+    // J + C passes D (and 2^64 ns) with no interference at all: J leaves
+    // D − J = 15 ns for a C of 1 ms.
+    assert_eq!(
+        reason("18446744073.7095516s"),
+        [
+            "task 'lo' misses its deadline 18446744073.709551615s: its release jitter \
+          J = 18446744073.7095516s (its own `jitter` 18446744073.7095516s) plus its own \
+          C + 2δ + ω + B = 1ms come to 18446744073710551600 ns, beyond 2^64 ns without any \
+          interference"
+        ]
+    );
+    // With the jitter leaving room for C alone, the interference of `hi`
+    // is what passes D.
+    let text = set("1ms")
+        .replace("period = \"10ms\"", "period = \"10ms\"\npriority = 1")
+        .replace(
+            "period = \"18446744073.709551615s\"",
+            "period = \"2.5ms\"\npriority = 2",
+        );
+    let analysis = analysis_of(&text);
+    assert!(
+        analysis.cores[0].reasons[0].contains("interference of higher-priority tasks"),
+        "{:?}",
+        analysis.cores[0].reasons
+    );
 }

@@ -284,7 +284,7 @@ fn too_many_tasks_are_refused() {
     let err = error(&text);
     assert!(
         err.to_string()
-            .contains("expected at most 10000 tasks, found 10001 tasks"),
+            .contains("expected at most 1024 tasks, found 1025 tasks"),
         "{err}"
     );
 }
@@ -314,4 +314,60 @@ fn files_are_read_up_to_the_limit() {
     .unwrap();
     assert_eq!(tinct_core::format::load(&small).unwrap().tasks.len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The limits of a run are checked where the file is validated, with its
+/// line, so `analyze`, `plan` and `run` refuse the same files: an edge's
+/// buffer, a body's target and a memory kernel's working set.
+#[test]
+fn the_limits_of_a_run_are_checked_with_the_line() {
+    let pipeline = |buffer: &str| {
+        format!(
+            "{PLATFORM}\n[[task]]\nname = \"p\"\nperiod = \"10ms\"\nmemory = \"1KiB\"\nwcet = \"1ms\"\n\n\
+             [[task]]\nname = \"c\"\ntrigger = \"data\"\nmemory = \"1KiB\"\nwcet = \"1ms\"\n\n\
+             [[edge]]\nfrom = \"p\"\nto = \"c\"\nbuffer = \"{buffer}\"\n"
+        )
+    };
+    parse(&pipeline("64MiB"), "set.toml", Syntax::Toml).unwrap();
+    let err = error(&pipeline("1 GiB"));
+    assert_names(&err, 22, "edge #1 field `buffer`", "1GiB");
+    assert!(err.to_string().contains("at most 64MiB"), "{err}");
+
+    let body = |body: &str, memory: &str| {
+        doc(&format!(
+            "name = \"a\"\nperiod = \"10ms\"\nmemory = \"{memory}\"\nwcet = \"1ms\"\nbody = {body}"
+        ))
+    };
+    let err = error(&body(r#"{ kernel = "chase", working_set = "8B" }"#, "1MiB"));
+    assert_names(&err, 12, "task 'a' field `body.working_set`", "8B");
+    assert!(
+        err.to_string()
+            .contains("at least 64B for the chase kernel"),
+        "{err}"
+    );
+    // Without `working_set` the body takes M_i.
+    let err = error(&body(r#"{ kernel = "read" }"#, "32B"));
+    assert_names(&err, 10, "task 'a' field `memory`", "32B");
+    parse(
+        &body(r#"{ kernel = "compute" }"#, "32B"),
+        "set.toml",
+        Syntax::Toml,
+    )
+    .unwrap();
+    parse(
+        &body(r#"{ kernel = "chase", working_set = "64B" }"#, "1MiB"),
+        "set.toml",
+        Syntax::Toml,
+    )
+    .unwrap();
+
+    let err = error(&body(
+        r#"{ kernel = "compute", target = "34560000s" }"#,
+        "1MiB",
+    ));
+    assert_names(&err, 12, "task 'a' field `body.target`", "34560000");
+    assert!(
+        err.to_string().contains("the limit of times in a run"),
+        "{err}"
+    );
 }

@@ -17,12 +17,14 @@
 //! text without a font backend and fonts (see Cargo.toml). Output is
 //! deterministic: the same chart gives the same bytes, so plots can be
 //! compared and committed. [`schedulability`] writes the files of
-//! tinct-core's random study (CSV, SVG, JSON).
+//! tinct-core's random study (CSV, SVG, JSON). [`output_path`] checks
+//! every command's output path (`-o`, `--out`) before any work starts.
 #![forbid(unsafe_code)]
 
 pub mod bench_page;
 pub mod chart;
 pub mod html;
+pub mod output_path;
 pub mod schedulability;
 pub mod stats;
 pub mod trace;

@@ -28,9 +28,17 @@
 //!    another task of the run, and the isolation is absent: the colour
 //!    probe finds colouring not effective (or cannot tell), or the working
 //!    set was not coloured at all (`--uncolored`).
-//! 6. [`Cause::Unexplained`]: none of these. For a bound from the analysis
-//!    this says the analysis or its inputs are wrong, and `tinct run`
-//!    makes it loud (see [`crate::output::Summary::unexplained`]).
+//! 6. None of these, by what the bound is:
+//!    - [`Cause::Predicted`]: the analysis found no WCRT for the task (its
+//!      response-time iteration passed the deadline), so the deadline is
+//!      the bound and the analysis itself said a job can miss it;
+//!    - [`Cause::NoAnalysis`]: no analysis bounds the task (an rt-app file,
+//!      a task set run without analysis): the deadline is the bound and
+//!      there is no prediction to contradict;
+//!    - [`Cause::Unexplained`]: the bound is the analysis' WCRT, so the
+//!      analysis or its inputs are wrong, and `tinct run` makes it loud
+//!      (see [`crate::output::Summary::unexplained`], which counts exactly
+//!      these jobs).
 //!
 //! A stall shorter than the exceedance is still reported beside another
 //! cause. Aborted jobs have no response time and are not attributed.
@@ -126,18 +134,27 @@ pub enum Cause {
     PlatformOverhead,
     /// The isolation page colouring should give is absent.
     ColouringNotEffective,
-    /// None of the above.
+    /// None of the above, for a task the analysis found no WCRT for: it
+    /// predicted that the task can miss its deadline.
+    Predicted,
+    /// None of the above, for a task no analysis bounds (its deadline is
+    /// the bound).
+    NoAnalysis,
+    /// None of the above, for a job above the analysis' WCRT: the analysis
+    /// or its inputs are wrong.
     Unexplained,
 }
 
 impl Cause {
     /// Every cause, in the order they are tried.
-    pub const ALL: [Cause; 6] = [
+    pub const ALL: [Cause; 8] = [
         Cause::NotRealTime,
         Cause::HostStall,
         Cause::ExecAboveC,
         Cause::PlatformOverhead,
         Cause::ColouringNotEffective,
+        Cause::Predicted,
+        Cause::NoAnalysis,
         Cause::Unexplained,
     ];
 
@@ -149,6 +166,8 @@ impl Cause {
             Cause::ExecAboveC => "exec_above_c",
             Cause::PlatformOverhead => "platform_overhead",
             Cause::ColouringNotEffective => "colouring_not_effective",
+            Cause::Predicted => "predicted",
+            Cause::NoAnalysis => "no_analysis",
             Cause::Unexplained => "unexplained",
         }
     }
@@ -205,7 +224,13 @@ pub struct CauseCounts {
     pub platform_overhead: u64,
     /// Colouring not effective.
     pub colouring_not_effective: u64,
-    /// Unexplained.
+    /// Predicted by the analysis (no WCRT within the deadline).
+    #[serde(default)]
+    pub predicted: u64,
+    /// No analysis bounds the task.
+    #[serde(default)]
+    pub no_analysis: u64,
+    /// Unexplained: above the analysis' WCRT with no cause.
     pub unexplained: u64,
 }
 
@@ -226,6 +251,8 @@ impl CauseCounts {
             Cause::ExecAboveC => &mut self.exec_above_c,
             Cause::PlatformOverhead => &mut self.platform_overhead,
             Cause::ColouringNotEffective => &mut self.colouring_not_effective,
+            Cause::Predicted => &mut self.predicted,
+            Cause::NoAnalysis => &mut self.no_analysis,
             Cause::Unexplained => &mut self.unexplained,
         }
     }
@@ -256,6 +283,8 @@ impl CauseCounts {
             Cause::ExecAboveC => "execution above C",
             Cause::PlatformOverhead => "platform overhead",
             Cause::ColouringNotEffective => "colouring not effective",
+            Cause::Predicted => "predicted by the analysis",
+            Cause::NoAnalysis => "no analysis",
             Cause::Unexplained => "UNEXPLAINED",
         };
         Cause::ALL
@@ -527,6 +556,26 @@ pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
                         sharing.join(", ")
                     ),
                 )
+            } else if kind == BoundKind::Deadline {
+                match task.spec.bound {
+                    Some(_) => (
+                        Cause::Predicted,
+                        format!(
+                            "predicted: the analysis finds no WCRT for '{}' within its deadline D {} \
+                             (its response-time iteration passed D): it said this task can miss",
+                            task.spec.name,
+                            ms(bound_ns)
+                        ),
+                    ),
+                    None => (
+                        Cause::NoAnalysis,
+                        format!(
+                            "no analysis bounds '{}': it missed its deadline D {} with no cause above",
+                            task.spec.name,
+                            ms(bound_ns)
+                        ),
+                    ),
+                }
             } else {
                 let missing = match (evidence.colouring, &task.placement) {
                     (Colouring::Unknown, Placement::Colored { .. }) if !sharing.is_empty() => {
@@ -674,8 +723,11 @@ mod tests {
     use crate::watchdog::StopReason;
 
     const MS: u64 = 1_000_000;
+    const US: u64 = MS / 1000;
     const T0: u64 = 1_000 * MS;
 
+    /// A completed job on CPU 1 under SCHED_FIFO 50, times in ns from T0,
+    /// its deadline 100 ms after its release.
     fn job(job: u64, release: u64, start: u64, finish: u64, exec: u64) -> JobRecord {
         JobRecord {
             start_ns: T0 + start,
@@ -689,7 +741,9 @@ mod tests {
         }
     }
 
-    fn task(name: &str, prio: u8, c: u64, wcrt: u64, records: Vec<JobRecord>) -> TaskRun {
+    /// A coloured task on CPU 1 at FIFO `prio`, period and deadline 100 ms,
+    /// with the analysis' C and WCRT (`None`: the analysis found none).
+    fn task(name: &str, prio: u8, c: u64, wcrt: Option<u64>, records: Vec<JobRecord>) -> TaskRun {
         TaskRun {
             spec: TaskBuilder::periodic(name, 100 * MS)
                 .cpu(1)
@@ -698,8 +752,8 @@ mod tests {
                 .steps(vec![])
                 .bound(Bound {
                     wcet_ns: c,
-                    wcrt_ns: Some(wcrt),
-                    wcrt_nocint_ns: Some(wcrt),
+                    wcrt_ns: wcrt,
+                    wcrt_nocint_ns: wcrt,
                     blocking_ns: Some(0),
                     blocking_shows: crate::spec::BlockingShows::Nowhere,
                 })
@@ -725,78 +779,128 @@ mod tests {
         }
     }
 
-    fn run(tasks: Vec<TaskRun>) -> RunResult {
-        RunResult {
-            start_ns: T0,
-            end_ns: T0 + 1000 * MS,
-            stop: StopReason::Completed,
-            realtime: true,
-            memory_locked: true,
-            rt_throttling: String::new(),
-            watchdog_factor: 3.0,
-            watchdog: crate::spec::WatchdogMode::Realtime,
-            rtapp_log: None,
-            notes: vec![],
-            tasks,
-            sentinel: None,
-            llc_domains: vec![],
-            colouring: Colouring::Unknown,
-        }
+    /// A task with a WCRT whose jobs are `records`.
+    fn bounded(name: &str, prio: u8, c: u64, wcrt: u64, records: Vec<JobRecord>) -> TaskRun {
+        task(name, prio, c, Some(wcrt), records)
     }
 
-    fn sentinel(stalls: &[(u64, u64)]) -> SentinelReport {
-        SentinelReport {
-            options: SentinelOptions::default(),
-            cpus: vec![CpuWatch {
-                cpu: 1,
-                top_priority: true,
-                wakes: 100,
-                cpu_time_ns: Some(1),
-                stalls: stalls
-                    .iter()
-                    .map(|&(a, b)| Stall {
-                        start_ns: T0 + a,
-                        end_ns: T0 + b,
-                    })
-                    .collect(),
-                dropped: 0,
-                dropped_ns: 0,
-                steal_ns: None,
-            }],
-        }
+    /// A run of `tasks` and the evidence the attribution is given: the
+    /// fixture of every test here.
+    struct Scenario {
+        result: RunResult,
+        stalls: Option<SentinelReport>,
+        colouring: Colouring,
+        llc_domains: Vec<Vec<u32>>,
     }
 
-    /// Task `a` (C 4 ms, WCRT 5 ms): job 0 within its bound, job 1 at
-    /// 20 ms late by 10 ms with an execution of 4 ms.
-    fn late_run() -> RunResult {
-        run(vec![task(
-            "a",
-            50,
-            4 * MS,
-            5 * MS,
-            vec![
+    impl Scenario {
+        fn of(tasks: Vec<TaskRun>) -> Scenario {
+            Scenario {
+                result: RunResult {
+                    start_ns: T0,
+                    end_ns: T0 + 1000 * MS,
+                    stop: StopReason::Completed,
+                    realtime: true,
+                    memory_locked: true,
+                    rt_throttling: String::new(),
+                    watchdog_factor: 3.0,
+                    watchdog: crate::spec::WatchdogMode::Realtime,
+                    rtapp_log: None,
+                    notes: vec![],
+                    tasks,
+                    sentinel: None,
+                    llc_domains: vec![],
+                    colouring: Colouring::Unknown,
+                },
+                stalls: None,
+                colouring: Colouring::Unknown,
+                llc_domains: vec![],
+            }
+        }
+
+        /// Task `a` alone (FIFO 50, C 4 ms, WCRT 5 ms) with these jobs.
+        fn a(jobs: Vec<JobRecord>) -> Scenario {
+            Scenario::of(vec![bounded("a", 50, 4 * MS, 5 * MS, jobs)])
+        }
+
+        /// Task `a`: job 0 within its bound, job 1 at 20 ms late by 10 ms
+        /// with an execution of 4 ms.
+        fn late() -> Scenario {
+            Scenario::a(vec![
                 job(0, 0, 0, 4 * MS, 4 * MS),
                 job(1, 100 * MS, 100 * MS, 115 * MS, 4 * MS),
-            ],
-        )])
-    }
+            ])
+        }
 
-    fn only_late(a: &Attribution) -> &LateJob {
-        assert_eq!(a.late.len(), 1);
-        assert_eq!(a.late[0].len(), 1, "{:?}", a.late);
-        &a.late[0][0]
+        /// With `task` first (the tests give it a higher priority).
+        fn above(mut self, task: TaskRun) -> Scenario {
+            self.result.tasks.insert(0, task);
+            self
+        }
+
+        /// With `task` last.
+        fn below(mut self, task: TaskRun) -> Scenario {
+            self.result.tasks.push(task);
+            self
+        }
+
+        /// With a top-priority sentinel on CPU 1 that saw these stalls
+        /// (ns from T0).
+        fn stalls(mut self, stalls: &[(u64, u64)]) -> Scenario {
+            self.stalls = Some(SentinelReport {
+                options: SentinelOptions::default(),
+                cpus: vec![CpuWatch {
+                    cpu: 1,
+                    top_priority: true,
+                    wakes: 100,
+                    cpu_time_ns: Some(1),
+                    stalls: stalls
+                        .iter()
+                        .map(|&(a, b)| Stall {
+                            start_ns: T0 + a,
+                            end_ns: T0 + b,
+                        })
+                        .collect(),
+                    dropped: 0,
+                    dropped_ns: 0,
+                    steal_ns: None,
+                }],
+            });
+            self
+        }
+
+        fn colouring(mut self, colouring: Colouring) -> Scenario {
+            self.colouring = colouring;
+            self
+        }
+
+        fn attribute(&self) -> Attribution {
+            attribute(
+                &self.result,
+                &Evidence {
+                    sentinel: self.stalls.as_ref(),
+                    colouring: self.colouring,
+                    llc_domains: &self.llc_domains,
+                },
+            )
+        }
+
+        /// The one late job of the one task.
+        fn only_late(&self) -> LateJob {
+            let a = self.attribute();
+            assert_eq!(a.late.len(), 1);
+            assert_eq!(a.late[0].len(), 1, "{:?}", a.late);
+            a.late[0][0].clone()
+        }
     }
 
     #[test]
     fn a_stall_as_long_as_the_exceedance_explains_the_job() {
-        let result = late_run();
-        let s = sentinel(&[(104 * MS, 115 * MS), (MS, 3 * MS)]);
-        let evidence = Evidence {
-            sentinel: Some(&s),
-            ..Evidence::default()
-        };
-        let a = attribute(&result, &evidence);
-        let late = only_late(&a);
+        let a = Scenario::late()
+            .stalls(&[(104 * MS, 115 * MS), (MS, 3 * MS)])
+            .attribute();
+        let late = &a.late[0][0];
+        assert_eq!(a.late[0].len(), 1);
         assert_eq!(late.cause, Cause::HostStall);
         assert_eq!((late.exceedance_ns, late.stall_ns), (10 * MS, 11 * MS));
         assert_eq!(late.explanation, "host stall of 11.000 ms");
@@ -811,14 +915,10 @@ mod tests {
 
     #[test]
     fn a_short_stall_does_not_explain_it_and_the_next_cause_is_tried() {
-        let result = late_run();
-        let s = sentinel(&[(104 * MS, 110 * MS)]);
-        let evidence = Evidence {
-            sentinel: Some(&s),
-            colouring: Colouring::Effective,
-            ..Evidence::default()
-        };
-        let late = only_late(&attribute(&result, &evidence)).clone();
+        let short = Scenario::late()
+            .stalls(&[(104 * MS, 110 * MS)])
+            .colouring(Colouring::Effective);
+        let late = short.only_late();
         assert_eq!(late.cause, Cause::Unexplained);
         assert!(
             late.explanation.ends_with("also a host stall of 6.000 ms"),
@@ -827,26 +927,20 @@ mod tests {
         );
 
         // Not at top priority (SCHED_OTHER sentinel): its gaps prove nothing.
-        let mut weak = sentinel(&[(100 * MS, 120 * MS)]);
-        weak.cpus[0].top_priority = false;
-        let evidence = Evidence {
-            sentinel: Some(&weak),
-            colouring: Colouring::Effective,
-            ..Evidence::default()
-        };
-        assert_eq!(
-            only_late(&attribute(&result, &evidence)).cause,
-            Cause::Unexplained
-        );
+        let mut weak = Scenario::late()
+            .stalls(&[(100 * MS, 120 * MS)])
+            .colouring(Colouring::Effective);
+        weak.stalls.as_mut().unwrap().cpus[0].top_priority = false;
+        assert_eq!(weak.only_late().cause, Cause::Unexplained);
     }
 
     #[test]
     fn execution_above_c_is_blamed_before_colouring() {
         // 10 ms late; executed 15 ms against C = 4 ms: 11 ms above C
         // covers the 10 ms.
-        let mut result = late_run();
-        result.tasks[0].records[1].exec_ns = 15 * MS;
-        let late = only_late(&attribute(&result, &Evidence::default())).clone();
+        let mut scenario = Scenario::late();
+        scenario.result.tasks[0].records[1].exec_ns = 15 * MS;
+        let late = scenario.only_late();
         assert_eq!(late.cause, Cause::ExecAboveC);
         assert_eq!(
             late.explanation,
@@ -854,8 +948,8 @@ mod tests {
         );
         // 2 ms above C cannot explain 10 ms of lateness: unexplained, with
         // the excess named beside it.
-        result.tasks[0].records[1].exec_ns = 6 * MS;
-        let late = only_late(&attribute(&result, &Evidence::default())).clone();
+        scenario.result.tasks[0].records[1].exec_ns = 6 * MS;
+        let late = scenario.only_late();
         assert_eq!(late.cause, Cause::Unexplained);
         assert!(
             late.explanation
@@ -870,16 +964,15 @@ mod tests {
         // `hi` (C 2 ms) ran 98-111 ms with 13 ms of execution (11 ms above
         // C); `a`'s job 1, released at 100 ms inside that stretch, is 10 ms
         // late.
-        let mut result = late_run();
-        let hi = task(
-            "hi",
-            60,
-            2 * MS,
-            2 * MS,
-            vec![job(7, 98 * MS, 98 * MS, 111 * MS, 13 * MS)],
-        );
-        result.tasks.insert(0, hi);
-        let a = attribute(&result, &Evidence::default());
+        let a = Scenario::late()
+            .above(bounded(
+                "hi",
+                60,
+                2 * MS,
+                2 * MS,
+                vec![job(7, 98 * MS, 98 * MS, 111 * MS, 13 * MS)],
+            ))
+            .attribute();
         let hi_late = &a.late[0][0];
         assert_eq!(hi_late.cause, Cause::ExecAboveC);
         let late = &a.late[1][0];
@@ -897,17 +990,11 @@ mod tests {
         // Job 1 ran 100-190 ms (90 ms of execution, C 4 ms); job 2,
         // released at 180 ms, waited for it: both are late, both above C
         // (job 2 through job 1).
-        let result = run(vec![task(
-            "a",
-            50,
-            4 * MS,
-            5 * MS,
-            vec![
-                job(1, 100 * MS, 100 * MS, 190 * MS, 90 * MS),
-                job(2, 180 * MS, 190 * MS, 194 * MS, 4 * MS),
-            ],
-        )]);
-        let a = attribute(&result, &Evidence::default());
+        let a = Scenario::a(vec![
+            job(1, 100 * MS, 100 * MS, 190 * MS, 90 * MS),
+            job(2, 180 * MS, 190 * MS, 194 * MS, 4 * MS),
+        ])
+        .attribute();
         assert_eq!(a.late[0].len(), 2);
         assert!(a.late[0].iter().all(|j| j.cause == Cause::ExecAboveC));
         assert!(
@@ -924,21 +1011,20 @@ mod tests {
         // `hi` ran 90-101 ms and a stall 92-99 ms hit it; `a` released at
         // 100 ms finished at 115 ms (10 ms late, so the 7 ms stall alone
         // does not cover it), but a stall before its release counts.
-        let mut result = late_run();
-        let hi = task(
-            "hi",
-            60,
-            20 * MS,
-            20 * MS,
-            vec![job(0, 90 * MS, 90 * MS, 101 * MS, 4 * MS)],
-        );
-        result.tasks.insert(0, hi);
-        let s = sentinel(&[(92 * MS, 99 * MS), (105 * MS, 108 * MS)]);
-        let evidence = Evidence {
-            sentinel: Some(&s),
-            ..Evidence::default()
+        let stalls = [(92 * MS, 99 * MS), (105 * MS, 108 * MS)];
+        let other = |name: &str, prio: u8| {
+            bounded(
+                name,
+                prio,
+                20 * MS,
+                20 * MS,
+                vec![job(0, 90 * MS, 90 * MS, 101 * MS, 4 * MS)],
+            )
         };
-        let a = attribute(&result, &evidence);
+        let a = Scenario::late()
+            .above(other("hi", 60))
+            .stalls(&stalls)
+            .attribute();
         let late = &a.late[1][0];
         assert_eq!(
             late.stall_ns,
@@ -947,16 +1033,10 @@ mod tests {
         );
         assert_eq!(late.cause, Cause::HostStall);
         // A lower-priority stretch before the release does not count.
-        let mut result = late_run();
-        let lo = task(
-            "lo",
-            10,
-            20 * MS,
-            20 * MS,
-            vec![job(0, 90 * MS, 90 * MS, 101 * MS, 4 * MS)],
-        );
-        result.tasks.push(lo);
-        let a = attribute(&result, &evidence);
+        let a = Scenario::late()
+            .below(other("lo", 10))
+            .stalls(&stalls)
+            .attribute();
         assert_eq!(a.late[0][0].stall_ns, 3 * MS);
     }
 
@@ -967,23 +1047,13 @@ mod tests {
         // runs 48-52 ms: 7 ms late, and its own window (40-52 ms) holds
         // only 4 ms of the stall. The level-i busy period began at job 1's
         // release, so 24 ms of the stall count and explain it.
-        let result = run(vec![task(
-            "a",
-            50,
-            4 * MS,
-            5 * MS,
-            vec![
-                job(0, 0, 0, 4 * MS, 4 * MS),
-                job(1, 20 * MS, 44 * MS, 48 * MS, 4 * MS),
-                job(2, 40 * MS, 48 * MS, 52 * MS, 4 * MS),
-            ],
-        )]);
-        let s = sentinel(&[(18 * MS, 44 * MS)]);
-        let evidence = Evidence {
-            sentinel: Some(&s),
-            ..Evidence::default()
-        };
-        let a = attribute(&result, &evidence);
+        let a = Scenario::a(vec![
+            job(0, 0, 0, 4 * MS, 4 * MS),
+            job(1, 20 * MS, 44 * MS, 48 * MS, 4 * MS),
+            job(2, 40 * MS, 48 * MS, 52 * MS, 4 * MS),
+        ])
+        .stalls(&[(18 * MS, 44 * MS)])
+        .attribute();
         assert_eq!(a.stall_ns[0], vec![0, 24 * MS, 24 * MS]);
         assert_eq!(
             a.cause[0],
@@ -993,12 +1063,11 @@ mod tests {
 
     #[test]
     fn a_job_ready_but_not_dispatched_is_blamed_on_platform_overhead() {
-        const US: u64 = MS / 1000;
         // WCRT 4.1 ms; released at 100 ms, started 150 µs later with nothing
         // else on its CPU, 4 ms of execution (= C): 50 µs late, covered by
         // the 150 µs it waited to be dispatched.
         let lone = |start: u64| {
-            run(vec![task(
+            Scenario::of(vec![bounded(
                 "a",
                 50,
                 4 * MS,
@@ -1006,8 +1075,7 @@ mod tests {
                 vec![job(1, 100 * MS, start, start + 4 * MS, 4 * MS)],
             )])
         };
-        let result = lone(100 * MS + 150 * US);
-        let late = only_late(&attribute(&result, &Evidence::default())).clone();
+        let late = lone(100 * MS + 150 * US).only_late();
         assert_eq!(late.cause, Cause::PlatformOverhead);
         assert!(
             late.explanation
@@ -1017,40 +1085,29 @@ mod tests {
         );
         // 3 ms not dispatched is beyond platform latency (the sentinel's
         // stall threshold) and no stall was seen: something unknown ran.
-        let late = only_late(&attribute(&lone(103 * MS), &Evidence::default())).clone();
-        assert_eq!(late.cause, Cause::Unexplained);
+        assert_eq!(lone(103 * MS).only_late().cause, Cause::Unexplained);
         // The same 150 µs spent running a higher-priority job (within its
         // C) is interference the analysis models: unexplained.
-        let mut result = result;
-        result.tasks.insert(
-            0,
-            task(
+        let a = lone(100 * MS + 150 * US)
+            .above(bounded(
                 "hi",
                 60,
                 MS,
                 MS,
                 vec![job(0, 100 * MS, 100 * MS, 100 * MS + 150 * US, 150 * US)],
-            ),
-        );
-        let a = attribute(&result, &Evidence::default());
+            ))
+            .attribute();
         assert_eq!(a.late[1][0].cause, Cause::Unexplained);
     }
 
     #[test]
     fn colouring_explains_a_shared_cache_only_when_the_probe_says_it_is_absent() {
-        let mut result = late_run();
-        result.tasks.push(task("b", 40, 4 * MS, 50 * MS, vec![]));
-        let with = |colouring| {
-            attribute(
-                &result,
-                &Evidence {
-                    colouring,
-                    ..Evidence::default()
-                },
-            )
-            .late[0][0]
-                .clone()
+        let shared = |colouring| {
+            Scenario::late()
+                .below(bounded("b", 40, 4 * MS, 50 * MS, vec![]))
+                .colouring(colouring)
         };
+        let with = |colouring| shared(colouring).attribute().late[0][0].clone();
         let late = with(Colouring::NotEffective);
         assert_eq!(late.cause, Cause::ColouringNotEffective);
         assert!(
@@ -1072,67 +1129,112 @@ mod tests {
             unknown.explanation
         );
         // Another cache: nothing shared.
-        let separate = attribute(
-            &result,
-            &Evidence {
-                colouring: Colouring::NotEffective,
-                llc_domains: &[vec![0], vec![1]],
-                ..Evidence::default()
-            },
-        );
+        let mut separate = shared(Colouring::NotEffective);
+        separate.llc_domains = vec![vec![0], vec![1]];
         assert_eq!(
-            separate.late[0][0].cause,
+            separate.attribute().late[0][0].cause,
             Cause::ColouringNotEffective,
             "b is on CPU 1 too"
         );
-        result.tasks[1].spec.cpus = Some(vec![0]);
-        let separate = attribute(
-            &result,
-            &Evidence {
-                colouring: Colouring::NotEffective,
-                llc_domains: &[vec![0], vec![1]],
-                ..Evidence::default()
-            },
-        );
-        assert_eq!(separate.late[0][0].cause, Cause::Unexplained);
+        separate.result.tasks[1].spec.cpus = Some(vec![0]);
+        assert_eq!(separate.attribute().late[0][0].cause, Cause::Unexplained);
     }
 
     #[test]
     fn without_real_time_scheduling_the_bound_does_not_apply() {
-        let mut result = late_run();
-        result.realtime = false;
-        result.tasks[0].records[1].policy = Policy::Other;
-        let s = sentinel(&[(100 * MS, 120 * MS)]);
-        let late = only_late(&attribute(
-            &result,
-            &Evidence {
-                sentinel: Some(&s),
-                ..Evidence::default()
-            },
-        ))
-        .clone();
+        let mut scenario = Scenario::late().stalls(&[(100 * MS, 120 * MS)]);
+        scenario.result.realtime = false;
+        scenario.result.tasks[0].records[1].policy = Policy::Other;
+        let late = scenario.only_late();
         assert_eq!(late.cause, Cause::NotRealTime);
         assert!(late.explanation.contains("--no-rt"), "{}", late.explanation);
     }
 
     #[test]
     fn without_a_wcrt_the_deadline_is_the_bound_and_aborted_jobs_are_skipped() {
-        let mut result = late_run();
-        result.tasks[0].spec.bound = None;
-        result.tasks[0].records[1].finish_ns = Some(T0 + 230 * MS);
-        result.tasks[0]
-            .records
+        let mut scenario = Scenario::late();
+        let task = &mut scenario.result.tasks[0];
+        task.spec.bound = None;
+        task.records[1].finish_ns = Some(T0 + 230 * MS);
+        task.records
             .push(JobRecord::never_started(2, 0, T0 + 200 * MS, T0 + 300 * MS));
-        let a = attribute(&result, &Evidence::default());
-        let late = only_late(&a);
+        let a = scenario.attribute();
+        assert_eq!(a.late[0].len(), 1);
+        let late = &a.late[0][0];
         assert_eq!(
             (late.bound, late.bound_ns, late.exceedance_ns),
             (BoundKind::Deadline, 100 * MS, 30 * MS)
         );
         assert_eq!(late.wcet_ns, None);
         assert_eq!(a.stall_ns[0].len(), 3);
+        // No analysis to contradict: a result, not an unexplained
+        // exceedance of the analysis' bound.
+        assert_eq!(late.cause, Cause::NoAnalysis);
+        assert!(late.explanation.contains("'a'"), "{}", late.explanation);
         let counts = CauseCounts::of(&a.late[0]);
-        assert_eq!((counts.unexplained, counts.total()), (1, 1));
-        assert_eq!(counts.describe(), "UNEXPLAINED 1");
+        assert_eq!((counts.no_analysis, counts.total()), (1, 1));
+        assert_eq!(counts.unexplained, 0);
+        assert_eq!(counts.describe(), "no analysis 1");
+    }
+
+    /// `a` (FIFO 50) has a WCRT of 5 ms and is 10 ms late with nothing to
+    /// explain it; `p` (FIFO 40) has none (the analysis diverged past its
+    /// deadline of 100 ms) and misses it by 30 ms.
+    fn unexplained_and_predicted() -> Scenario {
+        Scenario::late().colouring(Colouring::Effective).below(task(
+            "p",
+            40,
+            4 * MS,
+            None,
+            vec![job(0, 300 * MS, 300 * MS, 430 * MS, 4 * MS)],
+        ))
+    }
+
+    #[test]
+    fn a_miss_the_analysis_predicted_is_not_unexplained() {
+        let a = unexplained_and_predicted().attribute();
+        let predicted = &a.late[1][0];
+        assert_eq!(a.late[1].len(), 1);
+        assert_eq!(
+            (predicted.bound, predicted.bound_ns, predicted.exceedance_ns),
+            (BoundKind::Deadline, 100 * MS, 30 * MS)
+        );
+        assert_eq!(predicted.cause, Cause::Predicted);
+        assert_eq!(
+            predicted.explanation,
+            "predicted: the analysis finds no WCRT for 'p' within its deadline D 100.000 ms \
+             (its response-time iteration passed D): it said this task can miss"
+        );
+        assert_eq!(a.cause[1], vec![Some(Cause::Predicted)]);
+        // A cause with evidence still comes first.
+        let stalled = unexplained_and_predicted()
+            .stalls(&[(310 * MS, 345 * MS)])
+            .attribute();
+        assert_eq!(stalled.late[1][0].cause, Cause::HostStall);
+    }
+
+    #[test]
+    fn the_unexplained_count_is_the_unexplained_rows_of_jobs_csv() {
+        let result = unexplained_and_predicted().result;
+        let mut csv = Vec::new();
+        crate::output::write_jobs_csv(&mut csv, &result).unwrap();
+        let mut reader = csv::Reader::from_reader(csv.as_slice());
+        let column = reader
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|h| h == "cause")
+            .unwrap();
+        let causes: Vec<String> = reader
+            .records()
+            .map(|row| row.unwrap()[column].to_string())
+            .collect();
+        let rows = |cause: Cause| causes.iter().filter(|c| *c == cause.name()).count() as u64;
+        assert_eq!((rows(Cause::Unexplained), rows(Cause::Predicted)), (1, 1));
+        let summary = crate::output::summarize("x.toml", 1000 * MS, &result);
+        assert_eq!(summary.unexplained, rows(Cause::Unexplained));
+        assert_eq!(summary.causes.unexplained, rows(Cause::Unexplained));
+        assert_eq!(summary.causes.predicted, rows(Cause::Predicted));
+        assert_eq!(summary.causes.total(), 2);
     }
 }

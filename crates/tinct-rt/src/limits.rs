@@ -7,6 +7,13 @@
 //! instant of a run (`t0 + offset + k·T + D`, with `t0` a CLOCK_MONOTONIC
 //! reading, far below 2^63 ns) fits in a `u64` with room to spare, so the
 //! runtime's additions cannot wrap.
+//!
+//! The limits a task-set file can break (threads, a body's target and
+//! working set, an edge's buffer) live in tinct-core's `format` and are
+//! checked where the file is validated, with its line, so `analyze`, `plan`
+//! and `run` refuse the same files alike; the checks here guard the specs
+//! built without a file (rt-app, benches, tests) and the run's own
+//! parameters (duration, periods, job logs).
 
 use crate::kernels::LINE_BYTES;
 use crate::shared_log::RECORD_WORDS;
@@ -17,14 +24,16 @@ use tinct_core::units::{Bytes, Nanos};
 
 /// The longest time a run spec may name: a run's duration, a period, a
 /// deadline, an offset, a busy or sleep step, a calibrated target (366 days).
-pub const MAX_TIME_NS: u64 = 366 * 24 * 3600 * 1_000_000_000;
+pub const MAX_TIME_NS: u64 = tinct_core::format::MAX_RUN_TIME_NS;
 
-/// The most threads one run may start (tasks, rt-app instances included).
-pub const MAX_TASKS: usize = 1024;
+/// The most threads one run may start (tasks, rt-app instances included):
+/// the most tasks a task-set file may have.
+pub const MAX_TASKS: usize = tinct_core::format::MAX_TASKS;
 
 /// The smallest working set of a memory kernel (chase, read, write, rmw,
 /// mixed): one cache line, since one memory iteration touches one line.
-pub const MIN_WORKING_SET_BYTES: u64 = LINE_BYTES as u64;
+pub const MIN_WORKING_SET_BYTES: u64 = tinct_core::format::MIN_WORKING_SET_BYTES;
+const _: () = assert!(MIN_WORKING_SET_BYTES == LINE_BYTES as u64);
 
 /// The most memory the run's job logs may take together (they are mapped
 /// and locked before the release): 1 GiB.
@@ -39,7 +48,7 @@ pub const MAX_EVENT_BYTES: u64 = 1 << 40;
 
 /// The largest packet of a one-packet buffer (a task set's `[[edge]]`
 /// `buffer`): 64 MiB, allocated before the release.
-pub const MAX_PACKET_BYTES: u64 = 64 << 20;
+pub const MAX_PACKET_BYTES: u64 = tinct_core::format::MAX_BUFFER_BYTES;
 
 /// A job without a timer or known step time is assumed to take at least
 /// this long when its log is sized.

@@ -380,7 +380,24 @@ partitions = [2, 3]
 
     #[test]
     fn a_memory_kernel_on_an_empty_working_set_is_refused_with_the_minimum() {
-        let e = refused(&SET.replace("working_set = \"256KiB\"", "working_set = \"0B\""));
+        // From a file, validation refuses it, at the field's line.
+        let text = SET.replace("working_set = \"256KiB\"", "working_set = \"0B\"");
+        let e = tinct_core::format::parse(&text, "t.toml", tinct_core::format::Syntax::Toml)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("t.toml:15")
+                && e.contains("`body.working_set`")
+                && e.contains("at least 64B for the chase kernel")
+                && e.contains("found 0B"),
+            "{e}"
+        );
+        // A set built in code meets the run's guard, at the task's line.
+        let mut set = parse(SET);
+        set.tasks[0].body.as_mut().unwrap().working_set = Some(tinct_core::units::Bytes(0));
+        let e = RunSpec::from_plan(&set, None, "t.toml", 1_000_000_000)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("t.toml:8")
                 && e.contains("`body.working_set`")

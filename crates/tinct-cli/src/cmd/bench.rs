@@ -62,8 +62,31 @@ enum Bench {
     Pipeline(args::Pipeline),
 }
 
+impl Bench {
+    /// The options every bench that writes files takes, with the name of
+    /// its default output directory (`tinct-bench/<name>`).
+    fn common(&self) -> Option<(&common::CommonArgs, &'static str)> {
+        match self {
+            Bench::Calibrate(a) => Some((&a.common, "calibrate")),
+            Bench::Overheads(a) => Some((&a.common, "overheads")),
+            Bench::Crpd(a) => Some((&a.common, "crpd")),
+            Bench::WcetProfile(a) => Some((&a.common, "wcet-profile")),
+            Bench::Coherence(a) => Some((&a.common, "coherence")),
+            Bench::Banks(a) => Some((&a.common, "banks")),
+            Bench::DramMap(a) => Some((&a.common, "dram-map")),
+            Bench::Isolation(a) => Some((&a.common, "isolation")),
+            Bench::Pipeline(a) => Some((&a.common, "pipeline")),
+            Bench::WcetWorker(_) | Bench::WcetCorunner(_) => None,
+        }
+    }
+}
+
 /// Runs the chosen bench.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    // The output directory is checked before anything is measured.
+    if let Some((common, name)) = args.bench.common() {
+        crate::output::output_dir(&common.options().out_dir(name), "--out")?;
+    }
     match args.bench {
         Bench::Calibrate(args) => {
             let bar = Bar::new(!args.common.no_progress);

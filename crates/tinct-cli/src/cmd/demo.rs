@@ -41,6 +41,7 @@ fn parse_nanos(text: &str) -> Result<Nanos, String> {
 /// far are kept, `verdict.json` says where it stopped (a second Ctrl-C
 /// exits at once).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    crate::output::output_dir(&args.out, "--out")?;
     println!(
         "tinct demo: measure, model, analyze, plan, run and verify on this machine; every step's file in {}",
         args.out.display()

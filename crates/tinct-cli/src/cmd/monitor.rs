@@ -67,6 +67,7 @@ pub struct Args {
 
 /// Runs `tinct monitor`.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    crate::output::output_dir(&args.out, "--out")?;
     if let Some(plan) = &args.plan {
         return sharing_of_plan(plan, &args);
     }

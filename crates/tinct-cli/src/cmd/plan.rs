@@ -137,6 +137,9 @@ pub struct PlanReport<'a> {
 
 /// Plans and prints; exit 1 if some task cannot be placed.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    if let Some(output) = &args.output {
+        crate::output::output_file(output, "--output")?;
+    }
     let (mut set, calibration) =
         crate::calibration::load_task_set(&args.file, args.calibration.as_deref())?;
     let mut refill_source = match &calibration {

@@ -36,6 +36,9 @@ fn report_error(e: ReportError) -> CliError {
 /// not read (the file and line named).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let dir = &args.dir;
+    if let Some(out) = &args.out {
+        crate::output::output_file(out, "--out")?;
+    }
     let page = if RunFiles::is_run_dir(dir) {
         run_page(&RunFiles::read(dir).map_err(rt_error)?)
     } else if is_bench_dir(dir) {

@@ -491,6 +491,8 @@ fn print_late_jobs(summary: &Summary) {
         "overhead",
         "colouring",
         "not real-time",
+        "predicted",
+        "no analysis",
         "UNEXPLAINED",
     ]);
     for task in summary.tasks.iter().filter(|t| t.causes.total() > 0) {
@@ -503,6 +505,8 @@ fn print_late_jobs(summary: &Summary) {
             c.get(Cause::PlatformOverhead).to_string(),
             c.get(Cause::ColouringNotEffective).to_string(),
             c.get(Cause::NotRealTime).to_string(),
+            c.get(Cause::Predicted).to_string(),
+            c.get(Cause::NoAnalysis).to_string(),
             c.get(Cause::Unexplained).to_string(),
         ]);
     }

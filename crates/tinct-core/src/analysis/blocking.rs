@@ -31,11 +31,18 @@
 //!
 //! When every section that can block τ_i is `pcp`, B_i is the longest of
 //! them; otherwise the sums above apply (a `pcp` section then counts its
-//! length alone). Sections are not nested. A task's explicit `blocking`
-//! replaces all of this.
+//! length alone). Sections are not nested.
+//!
+//! A task's explicit `blocking` is used when it is at least the derived
+//! B_i (it may cover blocking the task set does not model). Below it, or
+//! when the derived B_i is unbounded, it would understate the blocking the
+//! file's own sections cause: the derived value is used instead and the
+//! analysis says so ([`ExplicitBelowDerived`]), since a smaller B_i could
+//! only turn a miss into a wrong SCHEDULABLE.
 
 use super::AnalysisError;
 use crate::model::{Protocol, TaskSet};
+use crate::units::Nanos;
 use serde::Serialize;
 
 /// How B_i was found.
@@ -45,6 +52,34 @@ pub struct Blocking {
     pub blocking_ns: Option<u64>,
     /// Where it comes from, in words.
     pub source: String,
+    /// The task's explicit `blocking`, when it was below the derived B_i
+    /// and so not used.
+    pub explicit_below_derived: Option<ExplicitBelowDerived>,
+}
+
+/// An explicit `blocking` below the B_i the task set's own resources and
+/// critical sections give: the analysis used the derived value.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ExplicitBelowDerived {
+    /// The explicit `blocking`, ns.
+    pub explicit_ns: u64,
+    /// The derived B_i, ns; `None` when unbounded.
+    pub derived_ns: Option<u64>,
+}
+
+impl ExplicitBelowDerived {
+    /// In words, with both values and the one used.
+    pub fn describe(&self) -> String {
+        let derived = match self.derived_ns {
+            Some(ns) => format!("{}", crate::units::Nanos(ns)),
+            None => "unbounded".to_string(),
+        };
+        format!(
+            "the explicit `blocking` {} is below the B_i {derived} derived from the task set's \
+             resources and critical sections; the analysis uses the larger, {derived}",
+            crate::units::Nanos(self.explicit_ns)
+        )
+    }
 }
 
 impl Default for Blocking {
@@ -53,6 +88,7 @@ impl Default for Blocking {
         Blocking {
             blocking_ns: Some(0),
             source: String::new(),
+            explicit_below_derived: None,
         }
     }
 }
@@ -119,11 +155,41 @@ pub fn core_blocking(
         }
     }
     (0..members.len())
-        .map(|k| task_blocking(set, members, k, &ceiling, refill, context_switch))
+        .map(|k| {
+            let derived = derived_blocking(set, members, k, &ceiling, refill, context_switch);
+            with_explicit(set.tasks[members[k]].blocking, derived)
+        })
         .collect()
 }
 
-fn task_blocking(
+/// B_i as the analysis takes it: the task's explicit `blocking` when it is
+/// at least the `derived` one, else the derived one, marked.
+fn with_explicit(explicit: Option<Nanos>, derived: Blocking) -> Blocking {
+    let Some(explicit) = explicit else {
+        return derived;
+    };
+    match derived.blocking_ns {
+        Some(ns) if ns <= explicit.0 => Blocking {
+            blocking_ns: Some(explicit.0),
+            source: "explicit `blocking`".into(),
+            explicit_below_derived: None,
+        },
+        derived_ns => Blocking {
+            explicit_below_derived: Some(ExplicitBelowDerived {
+                explicit_ns: explicit.0,
+                derived_ns,
+            }),
+            source: format!(
+                "{}; above the explicit `blocking` {explicit}, which is not used",
+                derived.source
+            ),
+            ..derived
+        },
+    }
+}
+
+/// B_i from the task set's resources and critical sections alone.
+fn derived_blocking(
     set: &TaskSet,
     members: &[usize],
     k: usize,
@@ -132,12 +198,6 @@ fn task_blocking(
     context_switch: u64,
 ) -> Blocking {
     let task = &set.tasks[members[k]];
-    if let Some(explicit) = task.blocking {
-        return Blocking {
-            blocking_ns: Some(explicit.0),
-            source: "explicit `blocking`".into(),
-        };
-    }
     let uses = |r: usize| task.critical_sections.iter().any(|s| s.resource == r);
     let own = task.partitions.unwrap_or_default();
     let mut candidates = Vec::new();
@@ -163,6 +223,7 @@ fn task_blocking(
                                 "unbounded: lower-priority '{}' holds '{}' (protocol none, no priority boost) and '{between}' can preempt it while this task waits",
                                 lower.name, resource.name
                             ),
+                            explicit_below_derived: None,
                         };
                     }
                     length + while_ready
@@ -181,6 +242,7 @@ fn task_blocking(
         return Blocking {
             blocking_ns: Some(0),
             source: "no lower-priority section can block it".into(),
+            explicit_below_derived: None,
         };
     }
     let describe = |c: &Candidate| {
@@ -214,10 +276,12 @@ fn task_blocking(
         Ok(ns) => Blocking {
             blocking_ns: Some(ns),
             source,
+            explicit_below_derived: None,
         },
         Err(_) => Blocking {
             blocking_ns: None,
             source: format!("{source}, above 2^64 ns"),
+            explicit_below_derived: None,
         },
     }
 }

@@ -93,6 +93,33 @@ pub struct TaskReport {
     pub notes: Vec<String>,
 }
 
+/// Something the file says that the analysis did not use as written, to
+/// be shown with the file and line (`tinct analyze` prints it on stderr
+/// and in `--json`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct InputWarning {
+    /// Index of the task in file order.
+    pub task_index: usize,
+    /// The line of the task's table in the file it was read from, if known.
+    pub line: Option<usize>,
+    /// The field, e.g. ``task 'a' field `blocking` ``.
+    pub field: String,
+    /// What the file gives, what the analysis found and which it used.
+    pub message: String,
+    /// For an explicit `blocking` below the derived B_i: both values.
+    pub blocking: Option<blocking::ExplicitBelowDerived>,
+}
+
+impl InputWarning {
+    /// `FILE:LINE: FIELD: MESSAGE`, the way input errors are worded.
+    pub fn located(&self, file: &str) -> String {
+        match self.line {
+            Some(line) => format!("{file}:{line}: {}: {}", self.field, self.message),
+            None => format!("{file}: {}: {}", self.field, self.message),
+        }
+    }
+}
+
 /// Eq. (3) for one partition.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PartitionUse {
@@ -183,6 +210,9 @@ pub struct Analysis {
     pub shared_across_cores: Vec<CrossCoreShare>,
     /// Why not schedulable, in words.
     pub reasons: Vec<String>,
+    /// Inputs the analysis did not use as written (an explicit `blocking`
+    /// below the derived B_i), in file order of their tasks.
+    pub warnings: Vec<InputWarning>,
 }
 
 /// Why a task set cannot be analyzed.
@@ -370,6 +400,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
     let nocint = holistic::analyze(set, &members, 0);
 
     let mut task_reports: Vec<Option<TaskReport>> = vec![None; set.tasks.len()];
+    let mut warnings = Vec::new();
     let mut cores = Vec::new();
     for (core, members) in (0..platform.cores).zip(&members) {
         let core_tasks = holistic::core_tasks(set, members, &cint.jitter, &cint.blocking);
@@ -392,9 +423,19 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
                 );
             }
             let blocking = &cint.blocking[i];
+            if let Some(below) = &blocking.explicit_below_derived {
+                notes.push(below.describe());
+                warnings.push(InputWarning {
+                    task_index: i,
+                    line: set.task_lines.get(i).copied(),
+                    field: format!("task '{}' field `blocking`", t.name),
+                    message: below.describe(),
+                    blocking: Some(below.clone()),
+                });
+            }
             let jitter = cint.jitter[i];
             if result.wcrt_ns.is_none() {
-                reasons.push(miss_reason(set, i, &result, blocking, jitter, &cint));
+                reasons.push(miss_reason(set, i, &result, blocking, &cint));
             }
             task_reports[i] = Some(TaskReport {
                 name: t.name.clone(),
@@ -467,6 +508,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
             share.partition, share.cores
         ));
     }
+    warnings.sort_by_key(|w| w.task_index);
     let chains = chains::reports(set, &chain_paths, &cint.results, &nocint.results);
     let overheads = &platform.overheads;
     Ok(Analysis {
@@ -484,16 +526,19 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
         cores,
         shared_across_cores,
         reasons,
+        warnings,
     })
 }
 
-/// Why task `i` misses its deadline, in words.
+/// Why task `i` misses its deadline, in words: unbounded blocking, an
+/// unbounded inherited jitter, its own release jitter and demand passing D
+/// without any interference, or Eq. (2) with the interference of the
+/// higher-priority tasks passing D.
 fn miss_reason(
     set: &TaskSet,
     i: usize,
     result: &ResponseTime,
     blocking: &blocking::Blocking,
-    jitter: u64,
     pass: &holistic::Pass,
 ) -> String {
     let t = &set.tasks[i];
@@ -503,7 +548,7 @@ fn miss_reason(
             t.name, blocking.source
         );
     }
-    if jitter == u64::MAX {
+    if pass.inherited[i] == u64::MAX {
         let why = if pass.diverged {
             format!(
                 "the jitter it inherits did not settle within {} rounds",
@@ -514,18 +559,65 @@ fn miss_reason(
         };
         return format!("task '{}' misses its deadline: {why}", t.name);
     }
-    if jitter > t.deadline.0 {
+    let (jitter_exact, jitter_words) = jitter_in_words(set, i, pass.inherited[i]);
+    if jitter_exact >= u128::from(t.deadline.0) {
         return format!(
-            "task '{}' misses its deadline {}: its release jitter {} alone passes it",
+            "task '{}' misses its deadline {}: its release jitter {jitter_words} alone reaches it",
+            t.name, t.deadline
+        );
+    }
+    // J + C' + ω + B: what the task needs with no interference at all
+    // (u128: exact, even past 2^64 ns).
+    let own = u128::from(result.wcet_ns)
+        + u128::from(result.overhead_ns)
+        + u128::from(result.warmup_ns)
+        + u128::from(result.blocking_ns);
+    let alone = jitter_exact + own;
+    if alone > u128::from(t.deadline.0) {
+        let total = match u64::try_from(alone) {
+            Ok(ns) => crate::units::Nanos(ns).to_string(),
+            Err(_) => format!("{alone} ns, beyond 2^64 ns"),
+        };
+        return format!(
+            "task '{}' misses its deadline {}: its release jitter {jitter_words} plus its own \
+             C + 2δ + ω + B = {} come to {total} without any interference",
             t.name,
             t.deadline,
-            crate::units::Nanos(jitter)
+            u64::try_from(own).map_or_else(
+                |_| format!("{own} ns"),
+                |ns| crate::units::Nanos(ns).to_string()
+            )
         );
     }
     format!(
-        "task '{}' misses its deadline {} (Eq. 2 passed D after {} iterations)",
+        "task '{}' misses its deadline {} (Eq. 2 with the interference of higher-priority tasks \
+         passed D after {} iterations)",
         t.name, t.deadline, result.iterations
     )
+}
+
+/// J_i exactly (u128: the recurrence saturates it at 2^64 − 1 ns) and in
+/// words with its parts: declared, the platform's release latency,
+/// inherited.
+fn jitter_in_words(set: &TaskSet, i: usize, inherited: u64) -> (u128, String) {
+    let declared = set.tasks[i].jitter;
+    let latency = set.platform.overheads.release_latency;
+    let exact = u128::from(declared.0) + u128::from(latency.0) + u128::from(inherited);
+    let mut parts = vec![format!("its own `jitter` {declared}")];
+    if latency.0 > 0 {
+        parts.push(format!("the release latency {latency}"));
+    }
+    if inherited > 0 {
+        parts.push(format!(
+            "{} inherited from its producers",
+            crate::units::Nanos(inherited)
+        ));
+    }
+    let total = u64::try_from(exact).map_or_else(
+        |_| format!("{exact} ns, beyond 2^64 ns"),
+        |ns| crate::units::Nanos(ns).to_string(),
+    );
+    (exact, format!("J = {total} ({})", parts.join(" + ")))
 }
 
 /// Eq. (3) for partition `rho`, decided exactly or refused.

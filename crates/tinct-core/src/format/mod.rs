@@ -133,9 +133,26 @@ pub fn load(path: &Path) -> Result<TaskSet, InputError> {
 /// typical size; a larger file is refused before it is read whole).
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
-/// The most tasks in one task set (the analysis is quadratic in the tasks
-/// of a core).
-pub const MAX_TASKS: usize = 10_000;
+/// The most tasks in one task set: the threads one run may start (each
+/// task is a thread of `tinct run`), so that `analyze`, `plan` and `run`
+/// accept the same files. tinct-rt's thread limit is this constant.
+pub const MAX_TASKS: usize = 1024;
+
+/// The longest time a task's `body.target` may name, and the longest time
+/// `tinct run` takes in any field (366 days): inside it every instant of a
+/// run fits in 64-bit nanoseconds. (Periods and deadlines are not limited
+/// by the format: the analysis decides them exactly up to 2^64 ns; `tinct
+/// run` refuses them beyond this, naming the task's line.)
+pub const MAX_RUN_TIME_NS: u64 = 366 * 24 * 3600 * 1_000_000_000;
+
+/// The smallest working set of a memory kernel (chase, read, write, rmw,
+/// mixed): one cache line of 64 B, since one memory iteration touches one
+/// line.
+pub const MIN_WORKING_SET_BYTES: u64 = 64;
+
+/// The largest `[[edge]] buffer` (one packet, allocated before a run's
+/// release): 64 MiB.
+pub const MAX_BUFFER_BYTES: u64 = 64 << 20;
 
 /// The longest task name, in bytes (names are printed in tables).
 pub const MAX_NAME_BYTES: usize = 256;

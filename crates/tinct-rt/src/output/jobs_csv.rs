@@ -89,7 +89,8 @@ pub struct JobRow {
     #[serde(default)]
     pub stall_ns: u64,
     /// Why it exceeded its bound (`host_stall`, `exec_above_c`, `platform_overhead`,
-    /// `colouring_not_effective`, `not_real_time`, `unexplained`); empty
+    /// `colouring_not_effective`, `not_real_time`, `predicted`, `no_analysis`,
+    /// `unexplained`); empty
     /// for a job within its bound.
     #[serde(default)]
     pub cause: String,

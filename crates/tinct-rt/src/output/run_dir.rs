@@ -69,23 +69,13 @@ impl RunDir {
     /// A path that cannot be a writable directory (a file, a read-only
     /// place, no permission) is bad input naming it.
     pub fn prepare(path: &Path) -> Result<RunDir> {
-        let refused = |e: std::io::Error| RtError::Input {
+        tinct_report::output_path::prepare_dir(path).map_err(|e| RtError::Input {
             file: path.display().to_string(),
             line: None,
             field: "run directory (--out)".into(),
-            expected: "a directory tinct can create and write the run's files in \
-                       (checked before the first release)"
-                .into(),
-            found: e.to_string(),
-        };
-        std::fs::create_dir_all(path).map_err(refused)?;
-        let probe = tempfile::Builder::new()
-            .prefix(".tinct-probe-")
-            .tempfile_in(path)
-            .map_err(refused)?;
-        probe.as_file().write_all(b"probe\n").map_err(refused)?;
-        probe.as_file().sync_all().map_err(refused)?;
-        probe.close().map_err(refused)?;
+            expected: format!("{}, checked before the first release", e.expected),
+            found: e.found,
+        })?;
         Ok(RunDir {
             path: path.to_path_buf(),
         })

@@ -198,8 +198,10 @@ pub struct Summary {
     pub balanced: bool,
     /// Jobs that exceeded their bound, per cause, over every task.
     pub causes: CauseCounts,
-    /// Jobs that exceeded the analysis' WCRT with no cause found: the
-    /// analysis or its inputs are wrong. Loud: `tinct run` exits with
+    /// Jobs that exceeded the analysis' WCRT with no cause found (cause
+    /// `unexplained`, the same count as `causes.unexplained` and as the
+    /// `unexplained` rows of `jobs.csv`): the analysis or its inputs are
+    /// wrong. Loud: `tinct run` exits with
     /// status 3 when this is not 0 (docs: README, "Run").
     pub unexplained: u64,
     /// What was known about page colouring.
@@ -390,14 +392,10 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
     for task in &tasks {
         causes.add(&task.causes);
     }
-    let unexplained = tasks
-        .iter()
-        .flat_map(|t| &t.late)
-        .filter(|j| {
-            j.cause == crate::attribution::Cause::Unexplained
-                && j.bound == crate::attribution::BoundKind::Wcrt
-        })
-        .count() as u64;
+    // The attribution gives `unexplained` only to jobs above the
+    // analysis' WCRT (a predicted miss and a task without analysis have
+    // their own causes), so this count is `jobs.csv`'s `unexplained` rows.
+    let unexplained = causes.unexplained;
     let last_finish = result
         .tasks
         .iter()

@@ -22,6 +22,7 @@ pub struct Args {
 /// Reads the shards, merges them (tinct-core checks they cover one
 /// experiment exactly once) and writes the results.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    crate::output::output_dir(&args.out, "--out")?;
     let (params, points) = merge_files(&args.shards).map_err(CliError::Input)?;
     schedulability::write_results(&args.out, &params, &points)
         .map_err(|e| CliError::Failed(e.into()))?;

@@ -94,6 +94,7 @@ pub struct Args {
 /// Runs the study (or one shard of it).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let params = params(&args)?;
+    crate::output::output_dir(&args.out, "--out")?;
     println!(
         "experiment random: {}",
         serde_json::to_string(&params).map_err(|e| CliError::Failed(e.into()))?

@@ -8,11 +8,11 @@
 //! which becomes its own.
 
 use super::{Field, Reporter, task_field};
-use crate::format::InputError;
 use crate::format::locate::Seg;
 use crate::format::raw::{RawEdge, RawTask};
+use crate::format::{InputError, MAX_BUFFER_BYTES};
 use crate::model::{Edge, Trigger};
-use crate::units::Nanos;
+use crate::units::{Bytes, Nanos};
 use std::collections::HashMap;
 
 /// The validated graph and every task's period.
@@ -185,6 +185,17 @@ fn validate_edges(
             name: format!("edge #{} field `buffer`", e + 1),
         }
         .size(&edge.buffer)?;
+        if buffer.0 > MAX_BUFFER_BYTES {
+            return Err(reporter.error(
+                &edge_at(e, "buffer"),
+                format!("edge #{} field `buffer`", e + 1),
+                format!(
+                    "a packet of at most {} (allocated before the run's release)",
+                    Bytes(MAX_BUFFER_BYTES)
+                ),
+                buffer.to_string(),
+            ));
+        }
         edges.push(Edge { from, to, buffer });
     }
     Ok(edges)

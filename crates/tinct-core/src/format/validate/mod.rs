@@ -280,7 +280,7 @@ fn validate_task(
     };
     let body = match &raw.body {
         None => None,
-        Some(b) => Some(validate_body(b, i, &raw.name, reporter)?),
+        Some(b) => Some(validate_body(b, i, &raw.name, memory, reporter)?),
     };
     let critical_sections =
         resources::validate_sections(raw, i, context.resources, &wcet, reporter)?;
@@ -476,10 +476,16 @@ fn validate_partitions(
     Ok(set)
 }
 
+/// A job body; `memory` is the task's M_i, its working set when the body
+/// names none. The run's limits are checked here, so `analyze`, `plan` and
+/// `run` refuse the same bodies with the file's line: a target of at most
+/// [`super::MAX_RUN_TIME_NS`], a memory kernel's working set of at least
+/// [`super::MIN_WORKING_SET_BYTES`].
 fn validate_body(
     raw: &RawBody,
     i: usize,
     name: &str,
+    memory: Bytes,
     reporter: &Reporter<'_>,
 ) -> Result<Body, InputError> {
     let field = |key: &str| Field {
@@ -513,7 +519,19 @@ fn validate_body(
                 field("iterations").fail("either `target` or `iterations`, not both", "both")
             );
         }
-        (Some(t), None) => Some(Work::Target(field("target").duration(t)?)),
+        (Some(t), None) => {
+            let target = field("target").duration(t)?;
+            if target.0 > super::MAX_RUN_TIME_NS {
+                return Err(field("target").fail(
+                    format!(
+                        "at most {} (the limit of times in a run)",
+                        Nanos(super::MAX_RUN_TIME_NS)
+                    ),
+                    target.to_string(),
+                ));
+            }
+            Some(Work::Target(target))
+        }
         (None, Some(n)) => Some(Work::Iterations(u64::from(field("iterations").integer(
             n,
             1,
@@ -522,6 +540,28 @@ fn validate_body(
         )?))),
         (None, None) => None,
     };
+    let working_set_bytes = working_set.unwrap_or(memory);
+    if kernel != Kernel::Compute && working_set_bytes.0 < super::MIN_WORKING_SET_BYTES {
+        let expected = format!(
+            "a working set of at least {} for the {kernel} kernel (one cache line: each memory \
+             iteration touches one line)",
+            Bytes(super::MIN_WORKING_SET_BYTES)
+        );
+        let found = working_set_bytes.to_string();
+        return Err(match working_set {
+            Some(_) => field("working_set").fail(expected, found),
+            None => Field {
+                reporter,
+                at: vec![
+                    Seg::Key("task".into()),
+                    Seg::Index(i),
+                    Seg::Key("memory".into()),
+                ],
+                name: task_field(name, "memory"),
+            }
+            .fail(expected, found),
+        });
+    }
     let memory_percent = match &raw.memory_percent {
         None => None,
         Some(_) if kernel != Kernel::Mixed => {
