@@ -18,6 +18,10 @@
 //! deterministic: the same chart gives the same bytes, so plots can be
 //! compared and committed. [`schedulability`] writes the files of
 //! tinct-core's random study (CSV, SVG, JSON).
+//!
+//! [`text`] is the text of reports for people: tinct's one table style,
+//! the number formats and the analysis and plan renderers, so that every
+//! front end (the CLI, the Python package) prints the same bytes.
 #![forbid(unsafe_code)]
 
 pub mod bench_page;
@@ -25,6 +29,7 @@ pub mod chart;
 pub mod html;
 pub mod schedulability;
 pub mod stats;
+pub mod text;
 pub mod trace;
 
 pub use stats::{Counts, Distribution, Durations};
