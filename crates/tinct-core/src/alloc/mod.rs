@@ -33,7 +33,7 @@ mod solver;
 pub use assignment::{Algorithm, Assignment, CoreRefusal, Reason, Refusal, Unplaced};
 pub use instance::{AllocTask, Instance};
 pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_alloc};
-pub use outcome::PlanFailure;
+pub use outcome::{PlacementReport, PlanFailure, PlanReport};
 pub use placement::{PlacementOptions, StaticPlacement, place_static};
 pub use plan::{Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, plan, unsupported};
 

@@ -1,11 +1,13 @@
 //! Text for people: tinct's one table style and the number formats every
 //! printed report uses. The renderers of the reports (a run's verdict in
-//! tinct-rt, an analysis in [`analysis`], …) build their text with these,
+//! tinct-rt, an analysis in [`analysis`], a plan in [`plan`], …) build their text with these,
 //! so the CLI and the Python package print the same bytes.
 
 pub mod analysis;
+pub mod plan;
 
 pub use analysis::analysis_text;
+pub use plan::{placement_text, plan_text};
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
