@@ -9,8 +9,6 @@ use crate::output::print_json;
 use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tinct_core::TaskSet;
 use tinct_core::alloc::{
@@ -18,6 +16,7 @@ use tinct_core::alloc::{
     place_static, plan,
 };
 use tinct_core::format::{Syntax, to_text};
+use tinct_core::timeout::{parse_timeout, stop_after};
 use tinct_core::units::Nanos;
 
 /// The allocation algorithm, as named on the command line.
@@ -97,29 +96,6 @@ pub struct Args {
     pub utilization_bound: f64,
 }
 
-/// Parses `--timeout`: a duration such as "30s" or "500ms".
-pub fn parse_timeout(text: &str) -> Result<Duration, String> {
-    match tinct_core::units::parse_duration(text) {
-        Ok(Nanos(0)) => Err("expected a duration above zero".to_string()),
-        Ok(d) => Ok(Duration::from_nanos(d.0)),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// A flag that a timer thread sets after `timeout` (never without one):
-/// the libraries poll it and stop cleanly with what they have.
-pub fn arm_timeout(timeout: Option<Duration>) -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    if let Some(timeout) = timeout {
-        let setter = Arc::clone(&flag);
-        std::thread::spawn(move || {
-            std::thread::sleep(timeout);
-            setter.store(true, Ordering::Relaxed);
-        });
-    }
-    flag
-}
-
 /// Plans and prints; exit 1 if some task cannot be placed.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let (mut set, calibration) =
@@ -150,7 +126,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             args.file.display()
         )));
     }
-    let stop = arm_timeout(args.timeout);
+    let stop = stop_after(args.timeout);
     let options = PlanOptions {
         partitions: Some(budget),
         search: SearchOptions {
@@ -192,7 +168,7 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
             args.utilization_bound
         )));
     }
-    let stop = arm_timeout(args.timeout);
+    let stop = stop_after(args.timeout);
     let placement = place_static(
         set,
         &PlacementOptions {

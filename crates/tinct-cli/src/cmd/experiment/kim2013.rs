@@ -1,6 +1,5 @@
 //! `tinct experiment kim2013`: the setting of kim2013 Section IV-E.
 
-use crate::cmd::plan::{arm_timeout, parse_timeout};
 use crate::error::CliError;
 use crate::output::{print_json, table};
 use anyhow::anyhow;
@@ -11,6 +10,7 @@ use tinct_core::alloc::SearchOptions;
 use tinct_core::experiment::Hooks;
 use tinct_core::experiment::kim2013::{self, Report, TABLE_I};
 use tinct_core::format::{Syntax, parse};
+use tinct_core::timeout::{parse_timeout, stop_after};
 
 /// Arguments of `tinct experiment kim2013`.
 #[derive(clap::Args, Debug)]
@@ -39,7 +39,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         node_budget: args.node_budget,
         ..SearchOptions::EXACT
     };
-    let stop = arm_timeout(args.timeout);
+    let stop = stop_after(args.timeout);
     let report = kim2013::run(
         &base,
         &options,
