@@ -2,13 +2,16 @@
 //! can start ([`crate::runtime::check_can_run`]), prepare its directory
 //! before the first release ([`RunDir::prepare`]), run, summarize with the
 //! proof that the colouring isolates ([`crate::isolation::prove`]), and
-//! write every file ([`RunDir::write`], with its fallback).
+//! write every file ([`RunDir::write`], with its fallback). Also what a
+//! front end says around it: the default run directory, the line before
+//! the run and the exit status of what was recorded.
 
 use crate::Result;
+use crate::output::UNEXPLAINED_EXIT;
 use crate::output::{RunContext, RunDir, Summary, Written, summarize};
 use crate::runtime::{RunOptions, RunResult, check_can_run};
-use crate::spec::RunSpec;
-use std::path::Path;
+use crate::spec::{RunSpec, WatchdogMode};
+use std::path::{Path, PathBuf};
 use tinct_core::analysis::Analysis;
 
 /// What a run in a directory gives back.
@@ -20,6 +23,49 @@ pub struct Recorded {
     pub result: RunResult,
     /// Where the files went (the run directory, or a fallback).
     pub written: Written,
+}
+
+impl Recorded {
+    /// The exit status of the run: 0 for a completed run written where
+    /// asked; [`UNEXPLAINED_EXIT`] (3) if it completed but a job exceeded
+    /// the analysis' bound unexplained; 1 for a stopped one or one whose
+    /// files went to the fallback directory.
+    pub fn exit_status(&self) -> u8 {
+        if !self.summary.stop.is_completed() || self.written.fallback_because.is_some() {
+            1
+        } else if self.summary.unexplained > 0 {
+            UNEXPLAINED_EXIT
+        } else {
+            0
+        }
+    }
+}
+
+/// `runs/<stem>`: the default run directory of a workload file.
+pub fn default_run_dir(file: &Path) -> PathBuf {
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
+    Path::new("runs").join(stem)
+}
+
+/// The line before a run: what runs, how, how long, under which
+/// watchdog, and where its files go.
+pub fn run_header(spec: &RunSpec, options: &RunOptions, out: &Path) -> String {
+    let watchdog = match options.watchdog {
+        WatchdogMode::Off => "watchdog off".to_string(),
+        WatchdogMode::Realtime => format!(
+            "watchdog at {} × D for SCHED_FIFO/RR jobs",
+            options.watchdog_factor
+        ),
+        WatchdogMode::All => format!("watchdog at {} × D", options.watchdog_factor),
+    };
+    format!(
+        "tinct run {}: {} thread(s), {}, {:.3} s, {watchdog}, run directory {}",
+        spec.source,
+        spec.tasks.len(),
+        crate::output::scheduling_note(options.realtime),
+        spec.duration_ns as f64 / 1e9,
+        out.display()
+    )
 }
 
 /// Runs `spec` and writes its directory `out`, with `analysis` (that of the
