@@ -554,6 +554,20 @@ pub enum WatchdogMode {
     All,
 }
 
+impl std::str::FromStr for WatchdogMode {
+    type Err = String;
+
+    /// `off`, `rt` (or `realtime`) or `all`.
+    fn from_str(text: &str) -> Result<WatchdogMode, String> {
+        match text {
+            "off" => Ok(WatchdogMode::Off),
+            "rt" | "realtime" => Ok(WatchdogMode::Realtime),
+            "all" => Ok(WatchdogMode::All),
+            other => Err(format!("expected off, rt or all, found {other:?}")),
+        }
+    }
+}
+
 impl WatchdogMode {
     /// True if a job running under `policy` (as the kernel reports it in
     /// force) is guarded.

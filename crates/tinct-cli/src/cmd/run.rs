@@ -8,10 +8,10 @@ use crate::output::print_json;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tinct_core::analysis::Analysis;
-use tinct_core::units::{Nanos, parse_duration};
+use tinct_core::units::Nanos;
 use tinct_rt::RtError;
 use tinct_rt::attribution::Colouring;
-use tinct_rt::limits::MAX_TIME_NS;
+use tinct_rt::limits::{parse_run_duration, parse_watchdog_factor};
 use tinct_rt::output::{Summary, verdict_alarms, verdict_text};
 use tinct_rt::run_in_dir::{Recorded, default_run_dir, run_header, run_in_dir};
 use tinct_rt::runtime::RunOptions;
@@ -40,7 +40,7 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
     pub rt_app: Option<PathBuf>,
     /// How long to release jobs (e.g. "10s", "500ms"). Default: 10 s, or the
     /// rt-app file's `global.duration`.
-    #[arg(long, value_parser = parse_nanos)]
+    #[arg(long, value_parser = parse_run_duration)]
     pub duration: Option<Nanos>,
     /// Run directory. Default: `runs/<file stem>` (rt-app: logdir/log_basename).
     #[arg(long, short = 'o')]
@@ -54,12 +54,12 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
     #[arg(long)]
     pub uncolored: bool,
     /// The watchdog stops the run when a job runs past this many times its deadline.
-    #[arg(long, default_value_t = 3.0, value_parser = parse_factor)]
+    #[arg(long, default_value_t = 3.0, value_parser = parse_watchdog_factor)]
     pub watchdog_factor: f64,
     /// Which jobs the watchdog guards: `rt` (default) the ones that can
     /// starve a CPU (SCHED_FIFO, SCHED_RR; SCHED_DEADLINE is throttled by
     /// the kernel's CBS), `all` (DEADLINE and SCHED_OTHER too), or `off`.
-    #[arg(long, default_value = "rt", value_parser = parse_watchdog)]
+    #[arg(long, default_value = "rt", value_parser = str::parse::<WatchdogMode>)]
     pub watchdog: WatchdogMode,
     /// Run tinct's colour probe (about a second) before the run, so that a
     /// late job of a task on coloured memory can be attributed to colouring
@@ -84,36 +84,6 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
 
 /// The default run length.
 pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
-
-fn parse_nanos(text: &str) -> Result<Nanos, String> {
-    match parse_duration(text) {
-        Ok(Nanos(0)) => Err("the duration must be longer than 0".into()),
-        Ok(d) if d.0 > MAX_TIME_NS => Err(format!(
-            "the duration must be at most {} (the limit of times in a run), found {d}",
-            Nanos(MAX_TIME_NS)
-        )),
-        Ok(d) => Ok(d),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-fn parse_factor(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(f) if f.is_finite() && f >= 1.0 => Ok(f),
-        _ => Err(format!(
-            "expected a number ≥ 1 (a job may run until factor × its deadline), found {text:?}"
-        )),
-    }
-}
-
-fn parse_watchdog(text: &str) -> Result<WatchdogMode, String> {
-    match text {
-        "off" => Ok(WatchdogMode::Off),
-        "rt" | "realtime" => Ok(WatchdogMode::Realtime),
-        "all" => Ok(WatchdogMode::All),
-        other => Err(format!("expected off, rt or all, found {other:?}")),
-    }
-}
 
 /// Runs the plan or rt-app file. Exit status 0 when the run completed
 /// (misses and exceeded bounds with a cause are results, printed loudly),
