@@ -305,7 +305,11 @@ mod tests {
                 .unwrap_err()
                 .contains("longer than 0")
         );
-        assert!(parse_run_duration("40000000s").unwrap_err().contains("at most"));
+        assert!(
+            parse_run_duration("40000000s")
+                .unwrap_err()
+                .contains("at most")
+        );
         assert!(parse_run_duration("soon").is_err());
     }
 
