@@ -4,9 +4,11 @@
 //! so the CLI and the Python package print the same bytes.
 
 pub mod analysis;
+pub mod kim2013;
 pub mod plan;
 
 pub use analysis::analysis_text;
+pub use kim2013::kim2013_text;
 pub use plan::{placement_text, plan_text};
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
