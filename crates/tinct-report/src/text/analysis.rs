@@ -225,33 +225,12 @@ mod tests {
     use super::*;
 
     fn analysis(wcet_b: &str) -> Analysis {
-        let text = format!(
-            r#"
-[platform]
-cores = 1
-partitions = 4
-memory = "64MiB"
-refill = "1us"
-
-[[task]]
-name = "a"
-period = "10ms"
-memory = "1MiB"
-wcet = {{ 1 = "2ms" }}
-core = 0
-partitions = [1]
-
-[[task]]
-name = "b"
-period = "20ms"
-memory = "1MiB"
-wcet = {{ 1 = "{wcet_b}" }}
-core = 0
-partitions = [2]
-"#
-        );
-        let set =
-            tinct_core::format::parse(&text, "t.toml", tinct_core::format::Syntax::Toml).unwrap();
+        let set = tinct_core::format::parse(
+            &super::super::fixture::two_tasks(wcet_b),
+            "t.toml",
+            tinct_core::format::Syntax::Toml,
+        )
+        .unwrap();
         tinct_core::analysis::analyze(&set).unwrap()
     }
 

@@ -43,6 +43,41 @@ pub fn opt_us(ns: Option<u64>) -> String {
     ns.map_or_else(|| "—".into(), us)
 }
 
+/// The task set the renderers' tests print: one core, task `a` (T = 10 ms,
+/// C = 2 ms, partition 1) above task `b` (T = 20 ms, C = `wcet_b`,
+/// partition 2).
+#[cfg(test)]
+pub(crate) mod fixture {
+    /// The task set's text (TOML).
+    pub fn two_tasks(wcet_b: &str) -> String {
+        format!(
+            r#"
+[platform]
+cores = 1
+partitions = 4
+memory = "64MiB"
+refill = "1us"
+
+[[task]]
+name = "a"
+period = "10ms"
+memory = "1MiB"
+wcet = {{ 1 = "2ms" }}
+core = 0
+partitions = [1]
+
+[[task]]
+name = "b"
+period = "20ms"
+memory = "1MiB"
+wcet = {{ 1 = "{wcet_b}" }}
+core = 0
+partitions = [2]
+"#
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

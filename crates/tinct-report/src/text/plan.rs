@@ -174,29 +174,9 @@ mod tests {
         tinct_core::format::parse(text, "t.toml", tinct_core::format::Syntax::Toml).unwrap()
     }
 
-    const TWO_TASKS: &str = r#"
-[platform]
-cores = 2
-partitions = 4
-memory = "64MiB"
-refill = "1us"
-
-[[task]]
-name = "a"
-period = "10ms"
-memory = "1MiB"
-wcet = "2ms"
-
-[[task]]
-name = "b"
-period = "20ms"
-memory = "1MiB"
-wcet = "3ms"
-"#;
-
     #[test]
     fn a_plan_prints_its_cores_tasks_and_where_it_went() {
-        let set = set(TWO_TASKS);
+        let set = set(&super::super::fixture::two_tasks("3ms"));
         let plan = plan(&set, Algorithm::Cata, &PlanOptions::default());
         assert!(plan.schedulable);
         let mut report = PlanReport {
@@ -237,7 +217,8 @@ wcet = "3ms"
     fn a_placement_that_cannot_be_found_says_why_and_nothing_else() {
         let set = set(&format!(
             "{}\n[[edge]]\nfrom = \"a\"\nto = \"b\"\nbuffer = \"4KiB\"\n",
-            TWO_TASKS.replace("period = \"20ms\"", "trigger = \"data\"")
+            super::super::fixture::two_tasks("3ms")
+                .replace("period = \"20ms\"", "trigger = \"data\"")
         ));
         let placement = place_static(
             &set,
