@@ -271,18 +271,23 @@ fn sigint_stops_the_run_and_still_writes_every_released_job() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let mut tinct = long_run(&out);
-    let status = interrupt(&mut tinct);
+    assert_stopped_by_a_signal(interrupt(&mut tinct), &out);
+}
+
+/// A run stopped by a signal exits 1, and its directory holds every job
+/// released before the stop, balanced, with valid traces.
+fn assert_stopped_by_a_signal(status: std::process::ExitStatus, out: &Path) {
     assert_eq!(status.code(), Some(1), "a stopped run exits 1");
-    let summary = assert_accounting(&out);
-    assert_eq!(summary["stop"]["reason"], "signal");
+    let summary = assert_accounting(out);
+    assert_eq!(summary["stop"]["reason"], "signal", "{summary}");
     let released: u64 = summary["tasks"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["jobs"]["released"].as_u64().unwrap())
         .sum();
-    assert!(released > 0, "jobs were recorded before the signal");
-    check_traces(&out);
+    assert!(released > 0, "jobs were recorded before the stop");
+    check_traces(out);
 }
 
 #[test]
@@ -818,18 +823,7 @@ fn one_sigint_ends_a_run_whose_child_is_stopped_and_writes_what_was_recorded() {
     let child = rustix::process::Pid::from_raw(children[0]).unwrap();
     rustix::process::kill_process(child, rustix::process::Signal::STOP).unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    let status = interrupt(&mut tinct);
-    assert_eq!(status.code(), Some(1), "a stopped run exits 1");
-    let summary = assert_accounting(&out);
-    assert_eq!(summary["stop"]["reason"], "signal", "{summary}");
-    let released: u64 = summary["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["jobs"]["released"].as_u64().unwrap())
-        .sum();
-    assert!(released > 0, "jobs were recorded before the stop");
-    check_traces(&out);
+    assert_stopped_by_a_signal(interrupt(&mut tinct), &out);
 }
 
 /// Two tasks sharing a `pip` resource on one CPU, and a third that locks
