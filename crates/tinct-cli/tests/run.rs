@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{example, read_json, run_file, run_plan_text, tinct};
+use common::{example, nobody_dir, read_json, run_file, run_plan_text, tinct};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -716,16 +716,7 @@ fn without_rt_privileges_the_run_is_refused_with_the_fix() {
     }
     let _guard = serial();
     // A copy of the binary and the plan that user nobody can read.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let binary = dir.path().join("tinct");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("tinct"), &binary).unwrap();
-    let plan = dir.path().join("light.toml");
-    std::fs::copy(example("light.toml"), &plan).unwrap();
+    let (dir, binary, plan) = nobody_dir(&example("light.toml"));
     let output = std::process::Command::new("runuser")
         .args(["-u", "nobody", "--"])
         .arg(&binary)

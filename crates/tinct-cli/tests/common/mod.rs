@@ -161,3 +161,21 @@ fn run_in(dir: tempfile::TempDir, file: &Path, args: &[&str]) -> RunOutcome {
         .unwrap();
     RunOutcome { dir, output }
 }
+
+/// A directory user nobody can use, holding a copy of the `tinct` binary
+/// and of the task set `plan` (as `light.toml`): for runs without
+/// privileges (`runuser -u nobody`). Returns the directory, the binary and
+/// the plan.
+pub fn nobody_dir(plan: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let binary = dir.path().join("tinct");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("tinct"), &binary).unwrap();
+    let copy = dir.path().join("light.toml");
+    std::fs::copy(plan, &copy).unwrap();
+    (dir, binary, copy)
+}
