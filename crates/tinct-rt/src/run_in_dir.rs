@@ -9,10 +9,12 @@
 use crate::Result;
 use crate::output::UNEXPLAINED_EXIT;
 use crate::output::{RunContext, RunDir, Summary, Written, summarize};
+use crate::pipeline::PlacementPolicy;
 use crate::runtime::{RunOptions, RunResult, check_can_run};
 use crate::spec::{RunSpec, WatchdogMode};
 use std::path::{Path, PathBuf};
 use tinct_core::analysis::Analysis;
+use tinct_core::units::Nanos;
 
 /// What a run in a directory gives back.
 #[derive(Clone, Debug)]
@@ -38,6 +40,63 @@ impl Recorded {
         } else {
             0
         }
+    }
+}
+
+/// The default run length: 10 s.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+
+/// What a run runs: its spec, the analysis of the plan it came from (none
+/// for an rt-app file), where its files go, and notes on the file (keys of
+/// an rt-app file that change no timing).
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// The threads, their phases and the run's length.
+    pub spec: RunSpec,
+    /// The analysis of the plan, written beside the run as analysis.json.
+    pub analysis: Option<Analysis>,
+    /// The run directory.
+    pub out: PathBuf,
+    /// Notes on the file, for the user.
+    pub notes: Vec<String>,
+}
+
+impl Workload {
+    /// A planned task set run with `placement` for `duration` (default
+    /// [`DEFAULT_DURATION_NS`]) into `out` (default `runs/<stem>`).
+    pub fn plan(
+        plan: &Path,
+        duration: Option<Nanos>,
+        placement: PlacementPolicy,
+        out: Option<PathBuf>,
+    ) -> Result<Workload> {
+        let duration = duration.map_or(DEFAULT_DURATION_NS, |d| d.0);
+        let (spec, analysis) = crate::plan::load_placed_plan(plan, duration, placement)?;
+        Ok(Workload {
+            spec,
+            analysis,
+            out: out.unwrap_or_else(|| default_run_dir(plan)),
+            notes: Vec::new(),
+        })
+    }
+
+    /// An rt-app file run for `duration` (default: its `global.duration`,
+    /// else [`DEFAULT_DURATION_NS`]) into `out` (default: its logdir and
+    /// log_basename, else `runs/<stem>`).
+    pub fn rt_app(file: &Path, duration: Option<Nanos>, out: Option<PathBuf>) -> Result<Workload> {
+        let loaded = crate::rtapp::load(file, DEFAULT_DURATION_NS)?;
+        let mut spec = loaded.spec;
+        if let Some(d) = duration {
+            spec.duration_ns = d.0;
+        }
+        Ok(Workload {
+            spec,
+            analysis: None,
+            out: out
+                .or(loaded.log_dir.map(PathBuf::from))
+                .unwrap_or_else(|| default_run_dir(file)),
+            notes: loaded.notes,
+        })
     }
 }
 

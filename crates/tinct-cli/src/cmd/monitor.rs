@@ -144,7 +144,9 @@ fn report_sampled_sharing(
 /// `tinct monitor --plan FILE`: the sharing check of a tinct task set.
 fn sharing_of_plan(plan: &std::path::Path, args: &Args) -> Result<ExitCode, CliError> {
     // The run's length sizes the job logs, whose layout the check models.
-    let duration = args.duration.map_or(10_000_000_000, |d| d.0);
+    let duration = args
+        .duration
+        .map_or(tinct_rt::run_in_dir::DEFAULT_DURATION_NS, |d| d.0);
     let spec = tinct_rt::plan::load_plan(plan, duration).map_err(rt_error)?;
     let check = monitor::sharing::check(&spec).map_err(rt_error)?;
     print!("{}", monitor::text::plan_sharing_text(plan, &check));

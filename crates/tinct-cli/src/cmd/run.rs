@@ -13,7 +13,7 @@ use tinct_rt::RtError;
 use tinct_rt::attribution::Colouring;
 use tinct_rt::limits::{parse_run_duration, parse_watchdog_factor};
 use tinct_rt::output::{Summary, verdict_alarms, verdict_text};
-use tinct_rt::run_in_dir::{Recorded, default_run_dir, run_header, run_in_dir};
+use tinct_rt::run_in_dir::{Recorded, Workload, run_header, run_in_dir};
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::{RunSpec, WatchdogMode};
@@ -82,9 +82,6 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
     pub placement: tinct_rt::pipeline::PlacementPolicy,
 }
 
-/// The default run length.
-pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
-
 /// Runs the plan or rt-app file. Exit status 0 when the run completed
 /// (misses and exceeded bounds with a cause are results, printed loudly),
 /// 3 when it completed but a job exceeded the analysis' bound with no cause
@@ -114,39 +111,28 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         supervise: true,
         ..RunOptions::default()
     };
-    let (spec, analysis, out) = match (&args.plan, &args.rt_app) {
-        (_, Some(file)) => {
-            let loaded = tinct_rt::rtapp::load(file, DEFAULT_DURATION_NS).map_err(rt_error)?;
-            if !args.json {
-                for note in &loaded.notes {
-                    println!("note: {note}");
-                }
-            }
-            let mut spec = loaded.spec;
-            if let Some(d) = args.duration {
-                spec.duration_ns = d.0;
-            }
-            let out = args
-                .out
-                .clone()
-                .or(loaded.log_dir.map(PathBuf::from))
-                .unwrap_or_else(|| default_run_dir(file));
-            (spec, None, out)
-        }
-        (Some(plan), None) => {
-            let duration = args.duration.map_or(DEFAULT_DURATION_NS, |d| d.0);
-            let (spec, analysis) = tinct_rt::plan::load_placed_plan(plan, duration, args.placement)
-                .map_err(rt_error)?;
-            let out = args.out.clone().unwrap_or_else(|| default_run_dir(plan));
-            (spec, analysis, out)
-        }
+    let workload = match (&args.plan, &args.rt_app) {
+        (_, Some(file)) => Workload::rt_app(file, args.duration, args.out.clone()),
+        (Some(plan), None) => Workload::plan(plan, args.duration, args.placement, args.out.clone()),
         (None, None) => {
             return Err(CliError::Input(
                 "give a PLAN file or --rt-app FILE.json".into(),
             ));
         }
-    };
-    let recorded = execute(&spec, analysis.as_ref(), options, &out, args.json)?;
+    }
+    .map_err(rt_error)?;
+    if !args.json {
+        for note in &workload.notes {
+            println!("note: {note}");
+        }
+    }
+    let recorded = execute(
+        &workload.spec,
+        workload.analysis.as_ref(),
+        options,
+        &workload.out,
+        args.json,
+    )?;
     Ok(exit_code(&recorded))
 }
 
