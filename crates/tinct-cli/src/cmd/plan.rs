@@ -13,7 +13,7 @@ use std::time::Duration;
 use tinct_core::TaskSet;
 use tinct_core::alloc::{
     Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanReport, SearchOptions,
-    place_static, plan,
+    partition_budget, place_static, plan,
 };
 use tinct_core::format::{Syntax, to_text};
 use tinct_core::timeout::{parse_timeout, stop_after};
@@ -118,14 +118,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if let Some(why) = tinct_core::alloc::unsupported(&set) {
         return Err(CliError::Input(format!("{}: {why}", args.file.display())));
     }
-    let n_p = set.platform.partitions;
-    let budget = args.partitions.unwrap_or(n_p);
-    if budget == 0 || budget > n_p {
-        return Err(CliError::Input(format!(
-            "--partitions: expected 1 to {n_p} (the platform's N_P in {}), found {budget}",
-            args.file.display()
-        )));
-    }
+    let budget = partition_budget(&set, &args.file.display().to_string(), args.partitions)
+        .map_err(|e| CliError::Input(format!("--partitions: {e}")))?;
     let stop = stop_after(args.timeout);
     let options = PlanOptions {
         partitions: Some(budget),

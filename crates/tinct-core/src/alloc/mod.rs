@@ -35,7 +35,9 @@ pub use instance::{AllocTask, Instance};
 pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_alloc};
 pub use outcome::{PlacementReport, PlanFailure, PlanReport};
 pub use placement::{PlacementOptions, StaticPlacement, place_static};
-pub use plan::{Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, plan, unsupported};
+pub use plan::{
+    Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, partition_budget, plan, unsupported,
+};
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no
 /// leftover partitions here: see [`cata::spend_leftover`].
