@@ -1,7 +1,6 @@
 //! Shared output helpers: JSON for machines, tables for people, and the
 //! check of every command's output path before it starts.
 
-use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
 use std::path::Path;
 use tinct_report::output_path::OutputPathError;
@@ -14,15 +13,8 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A table with tinct's house style and the given header.
-pub fn table(header: &[&str]) -> Table {
-    let mut table = Table::new();
-    table
-        .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header.iter().copied());
-    table
-}
+/// tinct's one table style and number format (tinct-report's `text`).
+pub use tinct_report::text::{ms, table};
 
 /// Checks a command's output directory (`flag`, e.g. `--out`) before any
 /// work, creating nothing (tinct-report's `output_path::check_dir`):
@@ -45,9 +37,4 @@ fn output_path_error(flag: &str, e: OutputPathError) -> CliError {
         e.expected,
         e.found
     ))
-}
-
-/// Milliseconds with two decimals, as the paper prints them.
-pub fn ms(ns: u64) -> String {
-    format!("{:.2}", ns as f64 / 1e6)
 }

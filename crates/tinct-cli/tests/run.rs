@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{example, read_json, tinct};
+use common::{example, nobody_dir, read_json, run_file, run_plan_text, tinct};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -194,20 +194,9 @@ fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
         return;
     }
     let _guard = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run");
-    let assert = tinct()
-        .args([
-            "run",
-            example("light.toml").to_str().unwrap(),
-            "--duration",
-            "1s",
-            "--out",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let run = run_file(&example("light.toml"), &["--duration", "1s"]);
+    let out = run.exits(0).run_dir();
+    let stdout = run.stdout();
     assert!(stdout.contains("SCHED_FIFO"), "{stdout}");
     assert!(
         stdout.contains("WCRT CInt") && stdout.contains("ρ(R)"),
@@ -282,18 +271,23 @@ fn sigint_stops_the_run_and_still_writes_every_released_job() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let mut tinct = long_run(&out);
-    let status = interrupt(&mut tinct);
+    assert_stopped_by_a_signal(interrupt(&mut tinct), &out);
+}
+
+/// A run stopped by a signal exits 1, and its directory holds every job
+/// released before the stop, balanced, with valid traces.
+fn assert_stopped_by_a_signal(status: std::process::ExitStatus, out: &Path) {
     assert_eq!(status.code(), Some(1), "a stopped run exits 1");
-    let summary = assert_accounting(&out);
-    assert_eq!(summary["stop"]["reason"], "signal");
+    let summary = assert_accounting(out);
+    assert_eq!(summary["stop"]["reason"], "signal", "{summary}");
     let released: u64 = summary["tasks"]
         .as_array()
         .unwrap()
         .iter()
         .map(|t| t["jobs"]["released"].as_u64().unwrap())
         .sum();
-    assert!(released > 0, "jobs were recorded before the signal");
-    check_traces(&out);
+    assert!(released > 0, "jobs were recorded before the stop");
+    check_traces(out);
 }
 
 #[test]
@@ -302,10 +296,7 @@ fn an_overloaded_set_is_stopped_by_the_watchdog() {
         return;
     }
     let _guard = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let plan = dir.path().join("overload.toml");
-    std::fs::write(
-        &plan,
+    let run = run_plan_text(
         r#"
 [platform]
 cores = 1
@@ -321,23 +312,10 @@ wcet = { 1 = "15ms" }
 core = 0
 body = { kernel = "compute", target = "200ms" }
 "#,
-    )
-    .unwrap();
-    let out = dir.path().join("run");
-    let assert = tinct()
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--duration",
-            "2s",
-            "--watchdog-factor",
-            "2",
-            "--out",
-        ])
-        .arg(&out)
-        .assert()
-        .code(1);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        &["--duration", "2s", "--watchdog-factor", "2"],
+    );
+    let out = run.exits(1).run_dir();
+    let stderr = run.stderr();
     assert!(
         stderr.contains("WATCHDOG") && stderr.contains("hog"),
         "{stderr}"
@@ -351,21 +329,9 @@ body = { kernel = "compute", target = "200ms" }
 #[test]
 fn no_rt_runs_under_sched_other_and_says_so_everywhere() {
     let _guard = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("run");
-    let assert = tinct()
-        .args([
-            "run",
-            example("light.toml").to_str().unwrap(),
-            "--duration",
-            "300ms",
-            "--no-rt",
-            "--out",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let run = run_file(&example("light.toml"), &["--duration", "300ms", "--no-rt"]);
+    let out = run.exits(0).run_dir();
+    let stdout = run.stdout();
     assert!(stdout.contains("SCHED_OTHER"), "{stdout}");
     assert!(
         !stdout.contains("FIFO 9"),
@@ -630,25 +596,12 @@ fn probe_colors_and_no_sentinel_reach_the_summary_and_the_verdict() {
         return;
     }
     let _guard = serial();
-    let dir = tempfile::tempdir().unwrap();
-    let run = |out: &str, flag: &str| {
-        let out = dir.path().join(out);
-        let assert = tinct()
-            .args([
-                "run",
-                example("light.toml").to_str().unwrap(),
-                "--duration",
-                "300ms",
-                flag,
-                "--out",
-            ])
-            .arg(&out)
-            .assert()
-            .success();
-        let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
-        (stdout, read_json(&out.join("summary.json")))
+    let run = |flag: &str| {
+        let run = run_file(&example("light.toml"), &["--duration", "300ms", flag]);
+        run.exits(0);
+        (run.stdout(), run.summary())
     };
-    let (stdout, summary) = run("probed", "--probe-colors");
+    let (stdout, summary) = run("--probe-colors");
     assert!(stdout.contains("colour probe: colouring"), "{stdout}");
     assert_ne!(
         summary["colouring"], "unknown",
@@ -662,7 +615,7 @@ fn probe_colors_and_no_sentinel_reach_the_summary_and_the_verdict() {
         stdout.contains("stall sentinel: one thread per CPU"),
         "{stdout}"
     );
-    let (stdout, summary) = run("unwatched", "--no-sentinel");
+    let (stdout, summary) = run("--no-sentinel");
     assert!(summary["sentinel"].is_null(), "{}", summary["sentinel"]);
     assert_eq!(summary["colouring"], "unknown", "not probed unless asked");
     assert!(stdout.contains("stall sentinel: off"), "{stdout}");
@@ -698,9 +651,6 @@ fn an_exceedance_with_no_cause_exits_3_and_says_so() {
     }
     let _guard = serial();
     let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let plan = dir.path().join("lone.toml");
-    std::fs::write(&plan, lone_task_plan(cpu)).unwrap();
     // Something the analysis does not know: a SCHED_FIFO 98 thread on the
     // task's CPU, above the task (90) and below the sentinel (99), busy
     // 13 ms of every 17 — not a divisor of the task's 20 ms period, so the
@@ -735,34 +685,24 @@ fn an_exceedance_with_no_cause_exits_3_and_says_so() {
     )
     .unwrap();
     assert_eq!(said.trim(), "busy", "the hog did not start");
-    let output = tinct()
-        .args(["run", "--duration", "2s", "--out"])
-        .arg(dir.path().join("run"))
-        .arg(&plan)
-        .output()
-        .unwrap();
+    let run = run_plan_text(&lone_task_plan(cpu), &["--duration", "2s"]);
     hog.kill().unwrap();
     hog.wait().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-    let summary = read_json(&dir.path().join("run/summary.json"));
+    let (stdout, stderr) = (run.stdout(), run.stderr());
+    let summary = run.summary();
     assert!(
         summary["unexplained"].as_u64().unwrap() > 0,
         "{}\n{stdout}",
         summary["causes"]
     );
-    assert_eq!(
-        output.status.code(),
-        Some(3),
-        "stdout:\n{stdout}\nstderr:\n{stderr}"
-    );
+    run.exits(3);
     assert!(stdout.contains("with NO explanation"), "{stdout}");
     assert!(
         stdout.contains("jobs above their bound") && stdout.contains("UNEXPLAINED"),
         "the late jobs by cause: {stdout}"
     );
     assert!(stderr.contains("exit status 3"), "{stderr}");
-    let unexplained_rows = csv_rows(&dir.path().join("run/jobs.csv"))
+    let unexplained_rows = csv_rows(&run.run_dir().join("jobs.csv"))
         .into_iter()
         .filter(|r| r["cause"] == "unexplained")
         .count() as u64;
@@ -776,16 +716,7 @@ fn without_rt_privileges_the_run_is_refused_with_the_fix() {
     }
     let _guard = serial();
     // A copy of the binary and the plan that user nobody can read.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let binary = dir.path().join("tinct");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("tinct"), &binary).unwrap();
-    let plan = dir.path().join("light.toml");
-    std::fs::copy(example("light.toml"), &plan).unwrap();
+    let (dir, binary, plan) = nobody_dir(&example("light.toml"));
     let output = std::process::Command::new("runuser")
         .args(["-u", "nobody", "--"])
         .arg(&binary)
@@ -883,18 +814,7 @@ fn one_sigint_ends_a_run_whose_child_is_stopped_and_writes_what_was_recorded() {
     let child = rustix::process::Pid::from_raw(children[0]).unwrap();
     rustix::process::kill_process(child, rustix::process::Signal::STOP).unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    let status = interrupt(&mut tinct);
-    assert_eq!(status.code(), Some(1), "a stopped run exits 1");
-    let summary = assert_accounting(&out);
-    assert_eq!(summary["stop"]["reason"], "signal", "{summary}");
-    let released: u64 = summary["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["jobs"]["released"].as_u64().unwrap())
-        .sum();
-    assert!(released > 0, "jobs were recorded before the stop");
-    check_traces(&out);
+    assert_stopped_by_a_signal(interrupt(&mut tinct), &out);
 }
 
 /// Two tasks sharing a `pip` resource on one CPU, and a third that locks
@@ -908,23 +828,17 @@ fn a_run_with_a_shared_resource_shows_observed_blocking_next_to_b_i() {
     }
     let _guard = serial();
     let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let plan = dir.path().join("shared.toml");
-    std::fs::write(&plan, tinct_rt::testing::shared_resource_set("pip", cpu)).unwrap();
-    let output = tinct()
-        .args(["run", "--duration", "300ms", "--out"])
-        .arg(dir.path().join("run"))
-        .arg(&plan)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    assert!(output.status.success(), "{stdout}");
+    let run = run_plan_text(
+        &tinct_rt::testing::shared_resource_set("pip", cpu),
+        &["--duration", "300ms"],
+    );
+    let stdout = run.exits(0).stdout();
     assert!(
         stdout.contains("blocking (observed at locks; B_i of the analysis)")
             && stdout.contains("wait at the lock"),
         "{stdout}"
     );
-    let summary = read_json(&dir.path().join("run/summary.json"));
+    let summary = run.summary();
     let task = |name: &str| {
         summary["tasks"]
             .as_array()

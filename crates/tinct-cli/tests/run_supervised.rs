@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{read_json, tinct};
+use common::{nobody_dir, read_json, tinct};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -142,16 +142,7 @@ fn unreadable_frames_refuse_the_run_unless_uncolored_is_asked_for() {
     }
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     // A copy of the binary and the plan that user nobody can read.
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let binary = dir.path().join("tinct");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("tinct"), &binary).unwrap();
-    let plan = dir.path().join("light.toml");
-    std::fs::copy(light(), &plan).unwrap();
+    let (dir, binary, plan) = nobody_dir(&light());
     let run_as_nobody = |extra: &[&str], out: &str| {
         std::process::Command::new("runuser")
             .args(["-u", "nobody", "--"])

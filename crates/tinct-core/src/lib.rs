@@ -18,6 +18,8 @@ pub mod model;
 pub mod overheads;
 pub mod partitions;
 pub mod saved_calibration;
+#[cfg(feature = "parallel")]
+pub mod timeout;
 pub mod units;
 
 pub use model::{Platform, Task, TaskSet};

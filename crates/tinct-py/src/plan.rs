@@ -38,17 +38,8 @@ pub fn algorithm(name: &str) -> PyResult<Algorithm> {
 /// Plans `set` with the GIL released.
 pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs) -> PyResult<PyPlan> {
     let algorithm = algorithm(args.algorithm)?;
-    let n_p = set.set.platform.partitions;
-    let budget = args.partitions.unwrap_or(n_p);
-    if budget == 0 || budget > n_p {
-        return Err(bad_argument(
-            "partitions",
-            format!(
-                "partitions: expected 1 to {n_p} (the platform's N_P in {}), found {budget}",
-                set.file
-            ),
-        ));
-    }
+    let budget = alloc::partition_budget(&set.set, &set.file, args.partitions)
+        .map_err(|e| bad_argument("partitions", format!("partitions: {e}")))?;
     let stop = stop_after(args.timeout)?;
     let options = PlanOptions {
         partitions: Some(budget),

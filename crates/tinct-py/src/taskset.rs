@@ -187,34 +187,28 @@ impl PyTaskSet {
         overheads: Option<PathBuf>,
         calibration: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let choice = match overheads {
-            None => OverheadsChoice::TaskSet,
-            Some(path) => match path.to_str() {
-                Some(text) => OverheadsChoice::parse(text)
-                    .map_err(|e| bad_argument("overheads", format!("overheads: {e}")))?,
-                None => OverheadsChoice::File(path),
-            },
-        };
-        if let Some(path) = &calibration {
-            saved_calibration::read(path).map_err(|e| bad_argument("calibration", e))?;
-        }
-        let saved = saved_calibration::saved_path(|name| std::env::var_os(name));
-        let source = choice
-            .resolve_with_saved(
-                &self.set,
-                std::path::Path::new(&self.file),
-                calibration.as_deref(),
-                saved,
-            )
-            .map_err(|e| bad_argument("overheads", e))?;
-        let mut set = self.set.clone();
-        set.platform.overheads = source.overheads;
-        let analysis = py
-            .detach(|| analyze(&set))
-            .map_err(|e| bad_input(&e.input_error(&self.file, &set)))?;
+        let (analysis, source) = self.analysis(py, overheads, calibration)?;
         let report = to_python(py, &analysis)?;
         report.set_item("overheads_source", to_python(py, &source)?)?;
         Ok(report)
+    }
+
+    /// The same analysis as `analyze`, as the text `tinct analyze` prints
+    /// (tinct_report::text): per core the response-time table, Eq. (1) and
+    /// Eq. (3), then chains, notes and the verdict. Δ is the set's own.
+    #[pyo3(signature = (overheads = None, calibration = None))]
+    fn analysis_text(
+        &self,
+        py: Python<'_>,
+        overheads: Option<PathBuf>,
+        calibration: Option<PathBuf>,
+    ) -> PyResult<String> {
+        let (analysis, source) = self.analysis(py, overheads, calibration)?;
+        Ok(tinct_report::text::analysis_text(
+            &analysis,
+            "from the file",
+            &source,
+        ))
     }
 
     /// Assigns cores, priorities and cache partitions (kim2013 CATA,
@@ -259,5 +253,46 @@ impl PyTaskSet {
             p.refill,
             self.file
         )
+    }
+}
+
+impl PyTaskSet {
+    /// The analysis `analyze` and `analysis_text` give, with the overheads
+    /// charged and where they came from.
+    fn analysis(
+        &self,
+        py: Python<'_>,
+        overheads: Option<PathBuf>,
+        calibration: Option<PathBuf>,
+    ) -> PyResult<(
+        tinct_core::analysis::Analysis,
+        tinct_core::overheads::OverheadsSource,
+    )> {
+        let choice = match overheads {
+            None => OverheadsChoice::TaskSet,
+            Some(path) => match path.to_str() {
+                Some(text) => OverheadsChoice::parse(text)
+                    .map_err(|e| bad_argument("overheads", format!("overheads: {e}")))?,
+                None => OverheadsChoice::File(path),
+            },
+        };
+        if let Some(path) = &calibration {
+            saved_calibration::read(path).map_err(|e| bad_argument("calibration", e))?;
+        }
+        let saved = saved_calibration::saved_path(|name| std::env::var_os(name));
+        let source = choice
+            .resolve_with_saved(
+                &self.set,
+                std::path::Path::new(&self.file),
+                calibration.as_deref(),
+                saved,
+            )
+            .map_err(|e| bad_argument("overheads", e))?;
+        let mut set = self.set.clone();
+        set.platform.overheads = source.overheads;
+        let analysis = py
+            .detach(|| analyze(&set))
+            .map_err(|e| bad_input(&e.input_error(&self.file, &set)))?;
+        Ok((analysis, source))
     }
 }

@@ -37,6 +37,20 @@ def test_examples_match_the_cli(example):
     assert_identical(ours, theirs)
 
 
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_the_analysis_text_is_what_the_cli_prints(example):
+    done = run_cli("analyze", str(example), check=False)
+    try:
+        ours = tinct.TaskSet.load(str(example)).analysis_text()
+    except tinct.BadInput:
+        assert done.returncode == 2, done.stdout
+        return
+    assert done.returncode == 0, done.stderr
+    # Byte for byte: one renderer (tinct_report::text) for both.
+    assert ours == done.stdout
+    assert ours.rstrip().splitlines()[-1].startswith("verdict: ")
+
+
 def test_an_unassigned_example_is_refused_like_the_cli():
     # kim2013.toml has no cores: both refuse it, naming the task's line.
     with pytest.raises(tinct.BadInput) as caught:

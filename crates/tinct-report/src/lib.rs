@@ -19,6 +19,10 @@
 //! compared and committed. [`schedulability`] writes the files of
 //! tinct-core's random study (CSV, SVG, JSON). [`output_path`] checks
 //! every command's output path (`-o`, `--out`) before any work starts.
+//!
+//! [`text`] is the text of reports for people: tinct's one table style,
+//! the number formats and the analysis and plan renderers, so that every
+//! front end (the CLI, the Python package) prints the same bytes.
 #![forbid(unsafe_code)]
 
 pub mod bench_page;
@@ -27,6 +31,7 @@ pub mod html;
 pub mod output_path;
 pub mod schedulability;
 pub mod stats;
+pub mod text;
 pub mod trace;
 
 pub use stats::{Counts, Distribution, Durations};

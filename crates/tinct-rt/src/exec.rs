@@ -332,8 +332,32 @@ pub fn isolation_report(path: &Path) -> String {
     out
 }
 
+/// The program's exit status as `tinct exec`'s: its own code, 128 + the
+/// signal that killed it (as a shell reports it; signals are below 128,
+/// and the sum saturates rather than wrap should one not be), else 1.
+pub fn exit_status_of(status: std::process::ExitStatus) -> u8 {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        // An exit code is the low 8 bits of what the program passed to exit.
+        (Some(code), _) => code as u8,
+        (None, Some(signal)) => 128u8.saturating_add(u8::try_from(signal).unwrap_or(u8::MAX)),
+        _ => 1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_program_s_status_is_passed_on_as_a_shell_reports_it() {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            exit_status_of(std::process::ExitStatus::from_raw(3 << 8)),
+            3
+        );
+        assert_eq!(exit_status_of(std::process::ExitStatus::from_raw(9)), 137);
+    }
+
     use super::*;
 
     #[test]

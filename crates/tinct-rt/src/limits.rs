@@ -26,6 +26,31 @@ use tinct_core::units::{Bytes, Nanos};
 /// deadline, an offset, a busy or sleep step, a calibrated target (366 days).
 pub const MAX_TIME_NS: u64 = tinct_core::format::MAX_RUN_TIME_NS;
 
+/// Parses a run's duration ("10s", "500ms"): above zero and at most
+/// [`MAX_TIME_NS`]; the message says which (a clap value parser).
+pub fn parse_run_duration(text: &str) -> std::result::Result<Nanos, String> {
+    match tinct_core::units::parse_duration(text) {
+        Ok(Nanos(0)) => Err("the duration must be longer than 0".into()),
+        Ok(d) if d.0 > MAX_TIME_NS => Err(format!(
+            "the duration must be at most {} (the limit of times in a run), found {d}",
+            Nanos(MAX_TIME_NS)
+        )),
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Parses the watchdog's factor: a finite number ≥ 1 (a job may run until
+/// factor × its deadline).
+pub fn parse_watchdog_factor(text: &str) -> std::result::Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(f) if f.is_finite() && f >= 1.0 => Ok(f),
+        _ => Err(format!(
+            "expected a number ≥ 1 (a job may run until factor × its deadline), found {text:?}"
+        )),
+    }
+}
+
 /// The most threads one run may start (tasks, rt-app instances included):
 /// the most tasks a task-set file may have.
 pub const MAX_TASKS: usize = tinct_core::format::MAX_TASKS;
@@ -280,6 +305,32 @@ mod tests {
     use super::*;
     use crate::testing::{TaskBuilder, run_spec};
     use tinct_core::model::Kernel;
+
+    #[test]
+    fn a_run_duration_is_above_zero_and_within_the_limit() {
+        assert_eq!(parse_run_duration("500ms"), Ok(Nanos(500_000_000)));
+        assert!(
+            parse_run_duration("0s")
+                .unwrap_err()
+                .contains("longer than 0")
+        );
+        assert!(
+            parse_run_duration("40000000s")
+                .unwrap_err()
+                .contains("at most")
+        );
+        assert!(parse_run_duration("soon").is_err());
+    }
+
+    #[test]
+    fn a_watchdog_factor_is_a_finite_number_of_at_least_one() {
+        assert_eq!(parse_watchdog_factor("2.5"), Ok(2.5));
+        for bad in ["0.5", "inf", "NaN", "x"] {
+            assert!(parse_watchdog_factor(bad).is_err(), "{bad}");
+        }
+        assert_eq!("rt".parse(), Ok(crate::spec::WatchdogMode::Realtime));
+        assert!("sometimes".parse::<crate::spec::WatchdogMode>().is_err());
+    }
 
     fn refused(spec: &RunSpec) -> String {
         match spec.check_limits() {

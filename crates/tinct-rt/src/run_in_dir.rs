@@ -2,14 +2,19 @@
 //! can start ([`crate::runtime::check_can_run`]), prepare its directory
 //! before the first release ([`RunDir::prepare`]), run, summarize with the
 //! proof that the colouring isolates ([`crate::isolation::prove`]), and
-//! write every file ([`RunDir::write`], with its fallback).
+//! write every file ([`RunDir::write`], with its fallback). Also what a
+//! front end says around it: the default run directory, the line before
+//! the run and the exit status of what was recorded.
 
 use crate::Result;
+use crate::output::UNEXPLAINED_EXIT;
 use crate::output::{RunContext, RunDir, Summary, Written, summarize};
+use crate::pipeline::PlacementPolicy;
 use crate::runtime::{RunOptions, RunResult, check_can_run};
-use crate::spec::RunSpec;
-use std::path::Path;
+use crate::spec::{RunSpec, WatchdogMode};
+use std::path::{Path, PathBuf};
 use tinct_core::analysis::Analysis;
+use tinct_core::units::Nanos;
 
 /// What a run in a directory gives back.
 #[derive(Clone, Debug)]
@@ -20,6 +25,106 @@ pub struct Recorded {
     pub result: RunResult,
     /// Where the files went (the run directory, or a fallback).
     pub written: Written,
+}
+
+impl Recorded {
+    /// The exit status of the run: 0 for a completed run written where
+    /// asked; [`UNEXPLAINED_EXIT`] (3) if it completed but a job exceeded
+    /// the analysis' bound unexplained; 1 for a stopped one or one whose
+    /// files went to the fallback directory.
+    pub fn exit_status(&self) -> u8 {
+        if !self.summary.stop.is_completed() || self.written.fallback_because.is_some() {
+            1
+        } else if self.summary.unexplained > 0 {
+            UNEXPLAINED_EXIT
+        } else {
+            0
+        }
+    }
+}
+
+/// The default run length: 10 s.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+
+/// What a run runs: its spec, the analysis of the plan it came from (none
+/// for an rt-app file), where its files go, and notes on the file (keys of
+/// an rt-app file that change no timing).
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// The threads, their phases and the run's length.
+    pub spec: RunSpec,
+    /// The analysis of the plan, written beside the run as analysis.json.
+    pub analysis: Option<Analysis>,
+    /// The run directory.
+    pub out: PathBuf,
+    /// Notes on the file, for the user.
+    pub notes: Vec<String>,
+}
+
+impl Workload {
+    /// A planned task set run with `placement` for `duration` (default
+    /// [`DEFAULT_DURATION_NS`]) into `out` (default `runs/<stem>`).
+    pub fn plan(
+        plan: &Path,
+        duration: Option<Nanos>,
+        placement: PlacementPolicy,
+        out: Option<PathBuf>,
+    ) -> Result<Workload> {
+        let duration = duration.map_or(DEFAULT_DURATION_NS, |d| d.0);
+        let (spec, analysis) = crate::plan::load_placed_plan(plan, duration, placement)?;
+        Ok(Workload {
+            spec,
+            analysis,
+            out: out.unwrap_or_else(|| default_run_dir(plan)),
+            notes: Vec::new(),
+        })
+    }
+
+    /// An rt-app file run for `duration` (default: its `global.duration`,
+    /// else [`DEFAULT_DURATION_NS`]) into `out` (default: its logdir and
+    /// log_basename, else `runs/<stem>`).
+    pub fn rt_app(file: &Path, duration: Option<Nanos>, out: Option<PathBuf>) -> Result<Workload> {
+        let loaded = crate::rtapp::load(file, DEFAULT_DURATION_NS)?;
+        let mut spec = loaded.spec;
+        if let Some(d) = duration {
+            spec.duration_ns = d.0;
+        }
+        Ok(Workload {
+            spec,
+            analysis: None,
+            out: out
+                .or(loaded.log_dir.map(PathBuf::from))
+                .unwrap_or_else(|| default_run_dir(file)),
+            notes: loaded.notes,
+        })
+    }
+}
+
+/// `runs/<stem>`: the default run directory of a workload file.
+pub fn default_run_dir(file: &Path) -> PathBuf {
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("run");
+    Path::new("runs").join(stem)
+}
+
+/// The line before a run: what runs, how, how long, under which
+/// watchdog, and where its files go.
+pub fn run_header(spec: &RunSpec, options: &RunOptions, out: &Path) -> String {
+    let watchdog = match options.watchdog {
+        WatchdogMode::Off => "watchdog off".to_string(),
+        WatchdogMode::Realtime => format!(
+            "watchdog at {} × D for SCHED_FIFO/RR jobs",
+            options.watchdog_factor
+        ),
+        WatchdogMode::All => format!("watchdog at {} × D", options.watchdog_factor),
+    };
+    format!(
+        "tinct run {}: {} thread(s), {}, {:.3} s, {watchdog}, run directory {}",
+        spec.source,
+        spec.tasks.len(),
+        crate::output::scheduling_note(options.realtime),
+        spec.duration_ns as f64 / 1e9,
+        out.display()
+    )
 }
 
 /// Runs `spec` and writes its directory `out`, with `analysis` (that of the

@@ -457,6 +457,29 @@ pub struct TaskSpec {
 }
 
 impl TaskSpec {
+    /// A task `name` under `scheduling` running `phases`, with everything
+    /// else at its default: unpinned, the deadlines its phases give, no
+    /// offset or jitter, unbounded loops, no working set or partitions, no
+    /// task group, not forked, no analysis bound, no source line.
+    pub fn new(name: &str, scheduling: Scheduling, phases: Vec<Phase>) -> TaskSpec {
+        TaskSpec {
+            name: name.into(),
+            cpus: None,
+            scheduling,
+            deadline_ns: None,
+            offset_ns: 0,
+            jitter_ns: 0,
+            phases,
+            loops: None,
+            working_set: 0,
+            partitions: Vec::new(),
+            taskgroup: None,
+            forked_by: None,
+            bound: None,
+            line: None,
+        }
+    }
+
     /// Relative deadline of jobs of `phase`: the task's, else the sum of
     /// the phase's timer periods.
     pub fn deadline_of(&self, phase: &Phase) -> Option<u64> {
@@ -529,6 +552,20 @@ pub enum WatchdogMode {
     Realtime,
     /// Every job (SCHED_DEADLINE and SCHED_OTHER included).
     All,
+}
+
+impl std::str::FromStr for WatchdogMode {
+    type Err = String;
+
+    /// `off`, `rt` (or `realtime`) or `all`.
+    fn from_str(text: &str) -> Result<WatchdogMode, String> {
+        match text {
+            "off" => Ok(WatchdogMode::Off),
+            "rt" | "realtime" => Ok(WatchdogMode::Realtime),
+            "all" => Ok(WatchdogMode::All),
+            other => Err(format!("expected off, rt or all, found {other:?}")),
+        }
+    }
 }
 
 impl WatchdogMode {

@@ -33,27 +33,16 @@ impl TaskBuilder {
     /// A periodic task `name` with period `period_ns`.
     pub fn periodic(name: &str, period_ns: u64) -> TaskBuilder {
         TaskBuilder {
-            spec: TaskSpec {
-                name: name.into(),
-                cpus: None,
-                scheduling: Scheduling::other(),
-                deadline_ns: None,
-                offset_ns: 0,
-                jitter_ns: 0,
-                phases: vec![Phase::periodic(
+            spec: TaskSpec::new(
+                name,
+                Scheduling::other(),
+                vec![Phase::periodic(
                     Kernel::Compute,
                     0,
                     Work::Iterations(1),
                     period_ns,
                 )],
-                loops: None,
-                working_set: 0,
-                partitions: Vec::new(),
-                taskgroup: None,
-                forked_by: None,
-                bound: None,
-                line: None,
-            },
+            ),
         }
     }
 

@@ -164,20 +164,13 @@ impl Tree {
                 let mut phase = Phase::new("main", Some(samples), steps);
                 phase.scheduling = None;
                 TaskSpec {
-                    name: nodes[i].name.clone(),
                     cpus: (policy == PlacementPolicy::Static).then(|| vec![cpu_of[i]]),
-                    scheduling: Scheduling::of(Policy::Fifo(FIFO_PRIORITY)),
-                    deadline_ns: None,
-                    offset_ns: 0,
-                    jitter_ns: 0,
-                    phases: vec![phase],
                     loops: Some(1),
-                    working_set: 0,
-                    partitions: Vec::new(),
-                    taskgroup: None,
-                    forked_by: None,
-                    bound: None,
-                    line: None,
+                    ..TaskSpec::new(
+                        &nodes[i].name,
+                        Scheduling::of(Policy::Fifo(FIFO_PRIORITY)),
+                        vec![phase],
+                    )
                 }
             })
             .collect();

@@ -23,7 +23,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use tinct_rt::exec::{
-    ExecRequest, frame_report_path, isolation_report, non_empty_list, program_env,
+    ExecRequest, exit_status_of, frame_report_path, isolation_report, non_empty_list, program_env,
 };
 use tinct_sys::resctrl::reserve_l3_for_this_process;
 
@@ -224,15 +224,5 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if let Some(removed) = removed {
         removed.map_err(|e| anyhow::anyhow!("cannot remove the resctrl group: {e}"))?;
     }
-    Ok(exit_code_of(status))
-}
-
-/// The program's exit status as ours (128 + signal if it was killed).
-fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => ExitCode::from(code as u8),
-        (None, Some(signal)) => ExitCode::from(128u8.wrapping_add(signal as u8)),
-        _ => ExitCode::FAILURE,
-    }
+    Ok(ExitCode::from(exit_status_of(status)))
 }

@@ -19,7 +19,7 @@ use std::time::Instant;
 use tinct_core::units::Nanos;
 use tinct_rt::monitor::sample::Sample;
 use tinct_rt::monitor::sharing::SampledSharing;
-use tinct_rt::monitor::{self, Ended, Params, PerfEvent, Recording, Target};
+use tinct_rt::monitor::{self, Params, Recording, Target};
 
 /// Arguments of `tinct monitor`.
 #[derive(clap::Args, Debug)]
@@ -122,7 +122,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             sharing_unavailable,
         )?);
     }
-    print_summary(&recording, overhead.as_ref(), &files);
+    print!(
+        "{}",
+        monitor::text::summary_text(&recording, overhead.as_ref(), &files)
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -135,78 +138,19 @@ fn report_sampled_sharing(
 ) -> Result<PathBuf, CliError> {
     let out = SampledSharing::of_recording(params, recording, unavailable)
         .map_err(|e| CliError::Failed(e.into()))?;
-    match &out.report {
-        Some(report) => {
-            println!(
-                "tinct monitor: sharing ({}): {} samples",
-                out.mechanism.as_deref().unwrap_or("-"),
-                out.samples
-            );
-            for pair in report.contended_pairs() {
-                println!(
-                    "  {} and {} share {} written line(s) (true {}, false {}), e.g. {}",
-                    pair.a,
-                    pair.b,
-                    pair.true_sharing + pair.false_sharing,
-                    pair.true_sharing,
-                    pair.false_sharing,
-                    hex_list(&pair.example_lines)
-                );
-            }
-            for line in out.hitm_lines.iter().take(10) {
-                println!(
-                    "  {:#x}: {} loads of {} hit another core's modified copy (HITM)",
-                    line.line, line.samples, line.thread
-                );
-            }
-        }
-        None => println!(
-            "tinct monitor: sharing detection by the CPU: unavailable: {}; for a tinct task \
-             set, `tinct monitor --plan FILE` replays its tasks' memory through the cache model",
-            out.unavailable.as_deref().unwrap_or("no mechanism")
-        ),
-    }
+    print!("{}", monitor::text::sampled_sharing_text(&out));
     monitor::output::write_sharing(&args.out, &out).map_err(rt_error)
-}
-
-fn hex_list(lines: &[u64]) -> String {
-    let shown: Vec<String> = lines.iter().take(3).map(|l| format!("{l:#x}")).collect();
-    shown.join(", ")
 }
 
 /// `tinct monitor --plan FILE`: the sharing check of a tinct task set.
 fn sharing_of_plan(plan: &std::path::Path, args: &Args) -> Result<ExitCode, CliError> {
     // The run's length sizes the job logs, whose layout the check models.
-    let duration = args.duration.map_or(10_000_000_000, |d| d.0);
+    let duration = args
+        .duration
+        .map_or(tinct_rt::run_in_dir::DEFAULT_DURATION_NS, |d| d.0);
     let spec = tinct_rt::plan::load_plan(plan, duration).map_err(rt_error)?;
     let check = monitor::sharing::check(&spec).map_err(rt_error)?;
-    println!(
-        "tinct monitor --plan {}: cache lines shared by the tasks' per-job streams \
-         (job kernels, runtime bookkeeping), replayed through tinct-sim",
-        plan.display()
-    );
-    if check.cross_cpu_pairs.is_empty() {
-        println!("  no two tasks on different CPUs share a written line");
-    }
-    for pair in check.cross_cpu() {
-        println!(
-            "  {} and {} (different CPUs): {} line(s) of true sharing, {} of false sharing",
-            pair.a, pair.b, pair.true_sharing, pair.false_sharing
-        );
-    }
-    for line in check.written_lines() {
-        println!(
-            "  {:#x} in {}: {:?} sharing by {}",
-            line.line,
-            line.region,
-            line.kind,
-            line.tasks.join(", ")
-        );
-    }
-    println!(
-        "  working sets: {} shared line(s)",
-        check.working_set_lines()
-    );
+    print!("{}", monitor::text::plan_sharing_text(plan, &check));
     let path = monitor::output::write_sharing(&args.out, &check).map_err(rt_error)?;
     println!("  file: {}", path.display());
     Ok(ExitCode::SUCCESS)
@@ -245,25 +189,7 @@ impl Live {
         let Some(total) = Sample::total(rows) else {
             return;
         };
-        let or_dash = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
-        let names = &self.names;
-        let line = format!(
-            "  {:7.2} s  {} thread(s)  IPC {}  LLC miss {}  cpu {}  cs/s {}  migr/s {}  faults/s {}",
-            total.t_ns as f64 / 1e9,
-            rows.len(),
-            or_dash(total.ipc(names), &|v| format!("{v:.2}")),
-            or_dash(total.miss_ratio(names), &|v| format!("{:.1}%", v * 100.0)),
-            or_dash(total.cpu_share(names), &|v| format!("{:.0}%", v * 100.0)),
-            or_dash(total.rate(names, PerfEvent::ContextSwitches), &|v| format!(
-                "{v:.0}"
-            )),
-            or_dash(total.rate(names, PerfEvent::CpuMigrations), &|v| format!(
-                "{v:.0}"
-            )),
-            or_dash(total.rate(names, PerfEvent::PageFaults), &|v| format!(
-                "{v:.0}"
-            )),
-        );
+        let line = monitor::text::live_line(&total, rows.len(), &self.names);
         let mut err = std::io::stderr().lock();
         let _ = write!(err, "\r{line:<100}");
         let _ = err.flush();
@@ -275,55 +201,4 @@ impl Live {
             eprintln!();
         }
     }
-}
-
-fn print_summary(r: &Recording, overhead: Option<&monitor::Overhead>, files: &[PathBuf]) {
-    println!("tinct monitor: {}", r.target);
-    let ended = match r.ended {
-        Ended::CommandExited => match r.exit_code {
-            Some(code) => format!("the command exited with status {code}"),
-            None => "the command was ended by a signal".into(),
-        },
-        Ended::ProcessExited => "the process exited".into(),
-        Ended::Duration => "the duration passed".into(),
-        Ended::Interrupted => "interrupted (what was recorded is kept)".into(),
-    };
-    println!(
-        "  {} samples of {} thread(s) over {:.2} s at {} Hz; ended: {ended}",
-        r.samples.len(),
-        r.threads_seen,
-        r.duration_ns as f64 / 1e9,
-        r.rate_hz
-    );
-    let counting: Vec<&str> = r
-        .events
-        .iter()
-        .filter(|e| e.availability.is_counting())
-        .map(|e| e.event.as_str())
-        .collect();
-    println!(
-        "  counting: {}",
-        if counting.is_empty() {
-            "nothing".into()
-        } else {
-            counting.join(", ")
-        }
-    );
-    for missing in r.missing() {
-        println!("  missing: {missing}");
-    }
-    match overhead {
-        Some(o) => println!(
-            "  overhead of sampling at {} Hz: {:.3}x (reference workload median {:.2} ms monitored vs {:.2} ms plain, {} runs each, {} samples per run)",
-            o.rate_hz,
-            o.ratio,
-            o.monitored.median as f64 / 1e6,
-            o.plain.median as f64 / 1e6,
-            o.plain.count,
-            o.samples_per_run
-        ),
-        None => println!("  overhead: not measured (--no-overhead)"),
-    }
-    let files: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    println!("  files: {}", files.join(", "));
 }

@@ -5,20 +5,18 @@
 
 use super::bench::common::duration;
 use crate::error::CliError;
-use crate::output::{ms, print_json, table};
+use crate::output::print_json;
 use anyhow::anyhow;
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tinct_core::TaskSet;
 use tinct_core::alloc::{
-    Algorithm, PlacementOptions, Plan, PlanOptions, SearchOptions, StaticPlacement, place_static,
-    plan,
+    Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanReport, SearchOptions,
+    partition_budget, place_static, plan,
 };
 use tinct_core::format::{Syntax, to_text};
+use tinct_core::timeout::{parse_timeout, stop_after};
 use tinct_core::units::Nanos;
 
 /// The allocation algorithm, as named on the command line.
@@ -98,43 +96,6 @@ pub struct Args {
     pub utilization_bound: f64,
 }
 
-/// Parses `--timeout`: a duration such as "30s" or "500ms".
-pub fn parse_timeout(text: &str) -> Result<Duration, String> {
-    match tinct_core::units::parse_duration(text) {
-        Ok(Nanos(0)) => Err("expected a duration above zero".to_string()),
-        Ok(d) => Ok(Duration::from_nanos(d.0)),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// A flag that a timer thread sets after `timeout` (never without one):
-/// the libraries poll it and stop cleanly with what they have.
-pub fn arm_timeout(timeout: Option<Duration>) -> Arc<AtomicBool> {
-    let flag = Arc::new(AtomicBool::new(false));
-    if let Some(timeout) = timeout {
-        let setter = Arc::clone(&flag);
-        std::thread::spawn(move || {
-            std::thread::sleep(timeout);
-            setter.store(true, Ordering::Relaxed);
-        });
-    }
-    flag
-}
-
-/// What `tinct plan` prints: the library's plan and where it came from.
-#[derive(Debug, Serialize)]
-pub struct PlanReport<'a> {
-    /// Input file.
-    pub file: String,
-    /// The plan.
-    #[serde(flatten)]
-    pub plan: &'a Plan,
-    /// Where the plan was written.
-    pub output: Option<String>,
-    /// Where Δ came from (the file, a calibration, or --refill).
-    pub refill_source: String,
-}
-
 /// Plans and prints; exit 1 if some task cannot be placed.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if let Some(output) = &args.output {
@@ -160,15 +121,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if let Some(why) = tinct_core::alloc::unsupported(&set) {
         return Err(CliError::Input(format!("{}: {why}", args.file.display())));
     }
-    let n_p = set.platform.partitions;
-    let budget = args.partitions.unwrap_or(n_p);
-    if budget == 0 || budget > n_p {
-        return Err(CliError::Input(format!(
-            "--partitions: expected 1 to {n_p} (the platform's N_P in {}), found {budget}",
-            args.file.display()
-        )));
-    }
-    let stop = arm_timeout(args.timeout);
+    let budget = partition_budget(&set, &args.file.display().to_string(), args.partitions)
+        .map_err(|e| CliError::Input(format!("--partitions: {e}")))?;
+    let stop = stop_after(args.timeout);
     let options = PlanOptions {
         partitions: Some(budget),
         search: SearchOptions {
@@ -194,23 +149,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if args.json {
         print_json(&report)?;
     } else {
-        print_human(&report);
+        print!("{}", tinct_report::text::plan_text(&report));
     }
     match plan.failure(&set) {
         None => Ok(ExitCode::SUCCESS),
         Some(failure) => Err(CliError::Failed(anyhow!("{failure}"))),
     }
-}
-
-/// What `tinct plan --placement static` prints.
-#[derive(Debug, Serialize)]
-struct PlacementReport<'a> {
-    file: String,
-    placement: &'static str,
-    #[serde(flatten)]
-    result: &'a StaticPlacement,
-    output: Option<String>,
-    refill_source: String,
 }
 
 /// `plan --placement static`: place, print, write; exit 1 without a placement.
@@ -221,7 +165,7 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
             args.utilization_bound
         )));
     }
-    let stop = arm_timeout(args.timeout);
+    let stop = stop_after(args.timeout);
     let placement = place_static(
         set,
         &PlacementOptions {
@@ -245,61 +189,11 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
     if args.json {
         print_json(&report)?;
     } else {
-        print_placement(&report);
+        print!("{}", tinct_report::text::placement_text(&report));
     }
     match &placement.reason {
         None => Ok(ExitCode::SUCCESS),
         Some(reason) => Err(CliError::Failed(anyhow!("no placement found: {reason}"))),
-    }
-}
-
-fn print_placement(report: &PlacementReport) {
-    let placement = report.result;
-    println!(
-        "static placement of {} (utilization bound {} per core, {})",
-        report.file, placement.utilization_bound, report.refill_source
-    );
-    if !placement.found {
-        println!(
-            "✗ {}",
-            placement.reason.as_deref().unwrap_or("no placement")
-        );
-        return;
-    }
-    let mut t = table(&["core", "domain", "utilization", "tasks"]);
-    for core in placement.cores.iter().filter(|c| !c.tasks.is_empty()) {
-        t.add_row(vec![
-            core.core.to_string(),
-            core.domain.to_string(),
-            format!("{:.4}", core.utilization),
-            core.tasks.join(", "),
-        ]);
-    }
-    println!("{t}");
-    println!(
-        "bytes crossing cache domains per job: {}{}",
-        placement.crossing_bytes,
-        if placement.exact {
-            " (optimal)"
-        } else {
-            " (not proven optimal: search budget or timeout)"
-        }
-    );
-    for edge in &placement.crossing {
-        println!("  {} → {}: {} B", edge.from, edge.to, edge.buffer);
-    }
-    if let Some(analysis) = &placement.analysis {
-        for chain in &analysis.chains {
-            println!(
-                "  chain {}: {} ms end to end",
-                chain.tasks.join(" → "),
-                chain.bound_ns.map_or_else(|| "unbounded".to_string(), ms)
-            );
-        }
-    }
-    match &report.output {
-        Some(out) => println!("placement written to {out} (check it with `tinct analyze {out}`)"),
-        None => println!("verdict: SCHEDULABLE (write the placement with -o FILE)"),
     }
 }
 
@@ -321,77 +215,4 @@ fn write_task_set(
     let text = to_text(&planned, Syntax::from_path(out), header);
     std::fs::write(out, text)
         .map_err(|e| CliError::Failed(anyhow!("cannot write {}: {e}", out.display())))
-}
-
-fn print_human(report: &PlanReport) {
-    let plan = report.plan;
-    println!(
-        "plan of {} with {} ({} partitions available, {})",
-        report.file,
-        plan.algorithm.name(),
-        plan.budget,
-        report.refill_source
-    );
-    for core in plan
-        .cores
-        .iter()
-        .filter(|c| !c.tasks.is_empty() || !c.partitions.is_empty())
-    {
-        println!(
-            "\ncore {}: {} partition(s) {}, utilization {:.4}",
-            core.core,
-            core.partitions.len(),
-            tinct_core::PartitionSet::from_iter(core.partitions.iter().copied()),
-            core.utilization
-        );
-        let mut t = table(&[
-            "task",
-            "prio",
-            "|S|",
-            "S(i)",
-            "C (ms)",
-            "WCRT (ms)",
-            "D (ms)",
-        ]);
-        for task in &core.tasks {
-            t.add_row(vec![
-                task.name.clone(),
-                task.priority.to_string(),
-                task.partitions.len().to_string(),
-                tinct_core::PartitionSet::from_iter(task.partitions.iter().copied()).to_string(),
-                ms(task.wcet_ns),
-                task.wcrt_ns.map_or_else(|| "-".to_string(), ms),
-                ms(task.deadline_ns),
-            ]);
-        }
-        println!("{t}");
-    }
-    println!();
-    println!(
-        "partitions used: {} of {} (needed {}), memory efficiency {:.1} %, total utilization {:.4}",
-        plan.partitions_used,
-        plan.budget,
-        plan.partitions_needed,
-        100.0 * plan.memory_efficiency,
-        plan.total_utilization
-    );
-    if plan.stopped {
-        println!(
-            "note: stopped by --timeout: this is the best plan found so far (tasks not reached are listed below)"
-        );
-    } else if !plan.exact {
-        println!(
-            "note: a MinCacheAlloc search hit its node budget: the plan is feasible but not proven optimal (--exact)"
-        );
-    }
-    for u in &plan.unplaced {
-        println!("✗ {}", u.message);
-    }
-    match &report.output {
-        Some(out) => println!("plan written to {out} (check it with `tinct analyze {out}`)"),
-        None if plan.schedulable => {
-            println!("verdict: SCHEDULABLE (write the plan with -o FILE)")
-        }
-        None => println!("verdict: NOT SCHEDULABLE"),
-    }
 }

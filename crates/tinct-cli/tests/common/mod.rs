@@ -89,3 +89,93 @@ pub fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     path
 }
+
+/// A finished `tinct run`: its output, and its run directory `run` in a
+/// temporary directory that lives as long as this.
+pub struct RunOutcome {
+    dir: tempfile::TempDir,
+    /// The command's output.
+    pub output: Output,
+}
+
+impl RunOutcome {
+    /// The run directory.
+    pub fn run_dir(&self) -> PathBuf {
+        self.dir.path().join("run")
+    }
+
+    /// The temporary directory holding the plan and the run directory.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// stdout as text.
+    pub fn stdout(&self) -> String {
+        stdout(&self.output)
+    }
+
+    /// stderr as text.
+    pub fn stderr(&self) -> String {
+        stderr(&self.output)
+    }
+
+    /// The run directory's summary.json.
+    pub fn summary(&self) -> Value {
+        read_json(&self.run_dir().join("summary.json"))
+    }
+
+    /// Checks the exit status; the failure shows stdout and stderr.
+    pub fn exits(&self, code: i32) -> &RunOutcome {
+        assert_eq!(
+            self.output.status.code(),
+            Some(code),
+            "stdout:\n{}\nstderr:\n{}",
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+}
+
+/// `tinct run FILE ARGS --out DIR/run` in a new temporary directory DIR.
+pub fn run_file(file: &Path, args: &[&str]) -> RunOutcome {
+    run_in(tempfile::tempdir().unwrap(), file, args)
+}
+
+/// `tinct run` of the task set `text`, written to `plan.toml` in a new
+/// temporary directory, with `args` (see [`run_file`]).
+pub fn run_plan_text(text: &str, args: &[&str]) -> RunOutcome {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = write(dir.path(), "plan.toml", text);
+    run_in(dir, &plan, args)
+}
+
+fn run_in(dir: tempfile::TempDir, file: &Path, args: &[&str]) -> RunOutcome {
+    let output = tinct()
+        .arg("run")
+        .arg(file)
+        .args(args)
+        .arg("--out")
+        .arg(dir.path().join("run"))
+        .output()
+        .unwrap();
+    RunOutcome { dir, output }
+}
+
+/// A directory user nobody can use, holding a copy of the `tinct` binary
+/// and of the task set `plan` (as `light.toml`): for runs without
+/// privileges (`runuser -u nobody`). Returns the directory, the binary and
+/// the plan.
+pub fn nobody_dir(plan: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let binary = dir.path().join("tinct");
+    std::fs::copy(assert_cmd::cargo::cargo_bin("tinct"), &binary).unwrap();
+    let copy = dir.path().join("light.toml");
+    std::fs::copy(plan, &copy).unwrap();
+    (dir, binary, copy)
+}

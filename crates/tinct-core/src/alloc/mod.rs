@@ -33,9 +33,11 @@ mod solver;
 pub use assignment::{Algorithm, Assignment, CoreRefusal, Reason, Refusal, Unplaced};
 pub use instance::{AllocTask, Instance};
 pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_alloc};
-pub use outcome::PlanFailure;
+pub use outcome::{PlacementReport, PlanFailure, PlanReport};
 pub use placement::{PlacementOptions, StaticPlacement, place_static};
-pub use plan::{Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, plan, unsupported};
+pub use plan::{
+    Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, partition_budget, plan, unsupported,
+};
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no
 /// leftover partitions here: see [`cata::spend_leftover`].

@@ -1,12 +1,45 @@
-//! What a plan or a placement means for its user: the comment lines at the
-//! top of the task-set file it is written to, and why it failed, if it did
-//! (the messages `tinct plan` prints and exits 1 with; the Python package
-//! gets the same).
+//! What a plan or a placement means for its user: the report `tinct plan`
+//! prints ([`PlanReport`], [`PlacementReport`]: the result with where it
+//! came from and where it went), the comment lines at the top of the
+//! task-set file it is written to, and why it failed, if it did (the
+//! messages `tinct plan` prints and exits 1 with; the Python package gets
+//! the same).
 
 use super::placement::StaticPlacement;
 use super::plan::Plan;
 use crate::model::{TaskSet, Trigger};
+use serde::Serialize;
 use std::fmt;
+
+/// What `tinct plan` reports: the library's plan and where it came from.
+#[derive(Debug, Serialize)]
+pub struct PlanReport<'a> {
+    /// Input file.
+    pub file: String,
+    /// The plan.
+    #[serde(flatten)]
+    pub plan: &'a Plan,
+    /// Where the plan was written.
+    pub output: Option<String>,
+    /// Where Δ came from (the file, a calibration, or --refill).
+    pub refill_source: String,
+}
+
+/// What `tinct plan --placement static` reports.
+#[derive(Debug, Serialize)]
+pub struct PlacementReport<'a> {
+    /// Input file.
+    pub file: String,
+    /// The placement policy (`static`).
+    pub placement: &'static str,
+    /// The placement.
+    #[serde(flatten)]
+    pub result: &'a StaticPlacement,
+    /// Where the placed task set was written.
+    pub output: Option<String>,
+    /// Where Δ came from (the file, a calibration, or --refill).
+    pub refill_source: String,
+}
 
 /// Why a plan is not a schedulable allocation of every task.
 #[derive(Clone, Debug, PartialEq, Eq)]

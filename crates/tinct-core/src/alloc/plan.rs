@@ -116,6 +116,20 @@ pub struct Plan {
     pub analysis: Option<Analysis>,
 }
 
+/// The partitions a plan of `set` (read from `file`) may use: `requested`,
+/// else all N_P; refused unless 1 to N_P, with what was expected and found
+/// (the caller names its option).
+pub fn partition_budget(set: &TaskSet, file: &str, requested: Option<u32>) -> Result<u32, String> {
+    let n_p = set.platform.partitions;
+    let budget = requested.unwrap_or(n_p);
+    if budget == 0 || budget > n_p {
+        return Err(format!(
+            "expected 1 to {n_p} (the platform's N_P in {file}), found {budget}"
+        ));
+    }
+    Ok(budget)
+}
+
 /// Why CATA, BFD and WFD cannot plan `set`, if they cannot: they place
 /// tasks one by one and do not keep the users of a shared resource on one
 /// core, which the analysis of resources requires. Such a set is planned
@@ -241,5 +255,31 @@ fn report(
         analysis_error,
         planned: Some(planned),
         analysis,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::partition_budget;
+
+    #[test]
+    fn the_budget_is_all_partitions_or_one_to_n_p() {
+        let set = crate::format::parse(
+            "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"1us\"\n\n\
+             [[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n",
+            "t.toml",
+            crate::format::Syntax::Toml,
+        )
+        .unwrap();
+        assert_eq!(partition_budget(&set, "t.toml", None), Ok(4));
+        assert_eq!(partition_budget(&set, "t.toml", Some(2)), Ok(2));
+        for bad in [0, 5] {
+            assert_eq!(
+                partition_budget(&set, "t.toml", Some(bad)),
+                Err(format!(
+                    "expected 1 to 4 (the platform's N_P in t.toml), found {bad}"
+                ))
+            );
+        }
     }
 }

@@ -68,6 +68,13 @@ class TaskSet:
         """kim2013 Eq. (1)-(3) and classic RTA: ``tinct analyze --json``;
         ``overheads`` and ``calibration`` are its ``--overheads
         none|measured|FILE`` and ``--calibration FILE``."""
+    def analysis_text(
+        self,
+        overheads: Optional[_Path] = None,
+        calibration: Optional[_Path] = None,
+    ) -> str:
+        """The same analysis as the text ``tinct analyze`` prints (tables,
+        Eq. (1) and (3), notes, the verdict)."""
     def plan(
         self,
         algorithm: str = "cata",

@@ -17,6 +17,7 @@
 //! - [`sampler`], [`threads`], [`sample`]: the sampling itself;
 //! - [`overhead`]: the cost of sampling;
 //! - [`output`]: the files;
+//! - [`text`]: the summary, the live line and the sharing as people read them;
 //! - [`sharing`]: which tasks of a tinct run share cache lines, from their
 //!   per-job address streams replayed through tinct-sim (any machine).
 
@@ -25,6 +26,7 @@ pub mod overhead;
 pub mod sample;
 pub mod sampler;
 pub mod sharing;
+pub mod text;
 pub mod threads;
 
 use crate::{Result, RtError};

@@ -161,13 +161,15 @@ fn chart(recording: &Recording) -> LineChart {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::sample::Sample;
     use super::super::{Ended, EventStatus};
     use super::*;
     use tinct_sys::perf::Availability;
 
-    fn recording(with_llc: bool) -> Recording {
+    /// A recording of one thread, 4 samples, with or without the hardware
+    /// counters (the text's tests use it too).
+    pub(in crate::monitor) fn recording(with_llc: bool) -> Recording {
         let events: Vec<EventStatus> = PerfEvent::MONITORING
             .iter()
             .map(|e| EventStatus {

@@ -14,7 +14,8 @@
 //! [`run_dir`] (the directory: checked before the first release, written
 //! atomically, with a fallback), [`read`] (a run directory read back),
 //! [`figures`] (kim2013 Fig. 8 and 10 and the distributions, drawn from
-//! the files) and [`page`] (the HTML report of a run directory).
+//! the files), [`page`] (the HTML report of a run directory) and
+//! [`verdict_text`] (the verdict as `tinct run` prints it).
 
 pub mod figures;
 pub mod jobs_csv;
@@ -24,12 +25,14 @@ pub mod rtapp_log;
 pub mod run_dir;
 pub mod summary;
 pub mod trace;
+pub mod verdict_text;
 
 pub use jobs_csv::{JobRow, write_jobs_csv};
 pub use read::RunFiles;
 pub use run_dir::{RunContext, RunDir, Written};
 pub use summary::{Summary, TaskVerdict, scheduling_note, summarize, verdict_word};
 pub use trace::trace_run;
+pub use verdict_text::{UNEXPLAINED_EXIT, verdict_alarms, verdict_text};
 
 /// `t − t0`, or 0 before `t0` (a job never started has no instants).
 fn relative(t: u64, t0: u64) -> u64 {

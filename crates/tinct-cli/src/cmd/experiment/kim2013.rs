@@ -1,16 +1,16 @@
 //! `tinct experiment kim2013`: the setting of kim2013 Section IV-E.
 
-use crate::cmd::plan::{arm_timeout, parse_timeout};
 use crate::error::CliError;
-use crate::output::{print_json, table};
+use crate::output::print_json;
 use anyhow::anyhow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use tinct_core::alloc::SearchOptions;
 use tinct_core::experiment::Hooks;
-use tinct_core::experiment::kim2013::{self, Report, TABLE_I};
+use tinct_core::experiment::kim2013::{self, TABLE_I};
 use tinct_core::format::{Syntax, parse};
+use tinct_core::timeout::{parse_timeout, stop_after};
 
 /// Arguments of `tinct experiment kim2013`.
 #[derive(clap::Args, Debug)]
@@ -39,7 +39,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         node_budget: args.node_budget,
         ..SearchOptions::EXACT
     };
-    let stop = arm_timeout(args.timeout);
+    let stop = stop_after(args.timeout);
     let report = kim2013::run(
         &base,
         &options,
@@ -51,7 +51,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if args.json {
         print_json(&report)?;
     } else {
-        print_human(&report);
+        print!("{}", tinct_report::text::kim2013_text(&report));
     }
     if !report.complete {
         return Err(CliError::Failed(anyhow!(
@@ -61,66 +61,4 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn opt(v: Option<f64>) -> String {
-    v.map_or_else(|| "fails".to_string(), |v| format!("{v:.1}"))
-}
-
-fn print_human(report: &Report) {
-    println!(
-        "kim2013 IV-E: Table I duplicated, N_C = {}, N_P = {}, Δ = 45.3 us",
-        report.cores, report.partitions
-    );
-    let mut t = table(&[
-        "n",
-        "M_total (MiB)",
-        "algorithm",
-        "partitions needed",
-        "% of N_P (Fig. 11)",
-        "memory eff. % (Fig. 12)",
-        "utilization % all partitions (Fig. 13)",
-        "exact",
-    ]);
-    for r in &report.rows {
-        t.add_row(vec![
-            r.tasks.to_string(),
-            r.memory_mib.to_string(),
-            r.algorithm.name().to_string(),
-            r.partitions_needed
-                .map_or_else(|| "fails".to_string(), |p| p.to_string()),
-            opt(r.partitions_percent),
-            opt(r.memory_efficiency_percent),
-            opt(r.utilization_percent),
-            if r.exact { "yes" } else { "budget" }.to_string(),
-        ]);
-    }
-    println!("{t}");
-    println!(
-        "\nCATA against the baselines (percentage points, over settings where both schedule):"
-    );
-    let mut t = table(&["figure", "vs", "paper", "tinct", "direction"]);
-    for c in &report.comparisons {
-        let ours = match (c.ours_min, c.ours_max) {
-            (Some(lo), Some(hi)) => format!("{lo:.1} to {hi:.1} points"),
-            _ => "no common setting".to_string(),
-        };
-        t.add_row(vec![
-            c.quantity.clone(),
-            c.against.name().to_string(),
-            c.paper.clone(),
-            ours,
-            if c.direction_holds {
-                "holds"
-            } else {
-                "DIFFERS"
-            }
-            .to_string(),
-        ]);
-    }
-    println!("{t}");
-    println!("\nOther published facts:");
-    for (paper, ours) in &report.facts {
-        println!("  paper: {paper}; tinct: {ours}");
-    }
 }

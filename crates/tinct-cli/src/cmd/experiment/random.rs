@@ -10,7 +10,6 @@
 //! the same files as one unsharded run.
 
 use crate::cmd::bench::common::{duration, size};
-use crate::cmd::plan::{arm_timeout, parse_timeout};
 use crate::error::CliError;
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -21,6 +20,7 @@ use tinct_core::experiment::random::{Params, Shard, ShardFile, work_items};
 use tinct_core::experiment::study::{RandomStudy, StudyError};
 use tinct_core::experiment::{Hooks, parallel};
 use tinct_core::generate::RandomParams;
+use tinct_core::timeout::{parse_timeout, stop_after};
 use tinct_core::units::{Bytes, Nanos};
 use tinct_report::schedulability;
 
@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         ProgressStyle::with_template("{bar:40} {pos}/{len} task sets, {per_sec}, eta {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let stop = arm_timeout(args.timeout);
+    let stop = stop_after(args.timeout);
     let progress = || bar.inc(1);
     let hooks = Hooks {
         progress: Some(&progress),

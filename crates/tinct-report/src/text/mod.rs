@@ -1,0 +1,104 @@
+//! Text for people: tinct's one table style and the number formats every
+//! printed report uses. The renderers of the reports (a run's verdict in
+//! tinct-rt, an analysis in [`analysis`], a plan in [`plan`], …) build their text with these,
+//! so the CLI and the Python package print the same bytes.
+
+pub mod analysis;
+pub mod kim2013;
+pub mod plan;
+
+pub use analysis::analysis_text;
+pub use kim2013::kim2013_text;
+pub use plan::{placement_text, plan_text};
+
+use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+
+/// A table with tinct's house style and the given header.
+pub fn table(header: &[&str]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.iter().copied());
+    table
+}
+
+/// Milliseconds with two decimals, as the paper prints them.
+pub fn ms(ns: u64) -> String {
+    format!("{:.2}", ns as f64 / 1e6)
+}
+
+/// Milliseconds with two decimals, or "—" when there is no value.
+pub fn opt_ms(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "—".into(), ms)
+}
+
+/// Microseconds with one decimal.
+pub fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / 1e3)
+}
+
+/// Microseconds with one decimal, or "—" when there is no value.
+pub fn opt_us(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "—".into(), us)
+}
+
+/// The task set the renderers' tests print: one core, task `a` (T = 10 ms,
+/// C = 2 ms, partition 1) above task `b` (T = 20 ms, C = `wcet_b`,
+/// partition 2).
+#[cfg(test)]
+pub(crate) mod fixture {
+    /// The task set's text (TOML).
+    pub fn two_tasks(wcet_b: &str) -> String {
+        format!(
+            r#"
+[platform]
+cores = 1
+partitions = 4
+memory = "64MiB"
+refill = "1us"
+
+[[task]]
+name = "a"
+period = "10ms"
+memory = "1MiB"
+wcet = {{ 1 = "2ms" }}
+core = 0
+partitions = [1]
+
+[[task]]
+name = "b"
+period = "20ms"
+memory = "1MiB"
+wcet = {{ 1 = "{wcet_b}" }}
+core = 0
+partitions = [2]
+"#
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_rounded_as_printed() {
+        assert_eq!(ms(1_234_567), "1.23");
+        assert_eq!(opt_ms(None), "—");
+        assert_eq!(us(1_250), "1.2");
+        assert_eq!(opt_us(Some(2_000)), "2.0");
+    }
+
+    #[test]
+    fn a_table_has_its_header_and_rows() {
+        let mut t = table(&["task", "R max"]);
+        t.add_row(vec!["a", "1.00"]);
+        let text = t.to_string();
+        assert!(
+            text.lines()
+                .any(|l| l.contains("task") && l.contains("R max"))
+        );
+        assert!(text.lines().any(|l| l.contains('a') && l.contains("1.00")));
+    }
+}

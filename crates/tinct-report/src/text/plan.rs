@@ -1,0 +1,246 @@
+//! The text of `tinct plan`: the plan per core (kim2013 Algorithms 1-3 or
+//! the BFD/WFD baselines) with its partitions, tasks and response times,
+//! and the static placement of an affinity graph on cache domains.
+
+use super::{ms, table};
+use std::fmt::{self, Write};
+use tinct_core::alloc::{PlacementReport, PlanReport};
+
+/// The plan as people read it.
+pub fn plan_text(report: &PlanReport) -> String {
+    let mut out = String::new();
+    write_plan(&mut out, report).expect("writing to a String cannot fail");
+    out
+}
+
+/// The static placement as people read it.
+pub fn placement_text(report: &PlacementReport) -> String {
+    let mut out = String::new();
+    write_placement(&mut out, report).expect("writing to a String cannot fail");
+    out
+}
+
+/// [`plan_text`] into any writer.
+pub fn write_plan(out: &mut impl Write, report: &PlanReport) -> fmt::Result {
+    let plan = report.plan;
+    writeln!(
+        out,
+        "plan of {} with {} ({} partitions available, {})",
+        report.file,
+        plan.algorithm.name(),
+        plan.budget,
+        report.refill_source
+    )?;
+    for core in plan
+        .cores
+        .iter()
+        .filter(|c| !c.tasks.is_empty() || !c.partitions.is_empty())
+    {
+        writeln!(
+            out,
+            "\ncore {}: {} partition(s) {}, utilization {:.4}",
+            core.core,
+            core.partitions.len(),
+            tinct_core::PartitionSet::from_iter(core.partitions.iter().copied()),
+            core.utilization
+        )?;
+        let mut t = table(&[
+            "task",
+            "prio",
+            "|S|",
+            "S(i)",
+            "C (ms)",
+            "WCRT (ms)",
+            "D (ms)",
+        ]);
+        for task in &core.tasks {
+            t.add_row(vec![
+                task.name.clone(),
+                task.priority.to_string(),
+                task.partitions.len().to_string(),
+                tinct_core::PartitionSet::from_iter(task.partitions.iter().copied()).to_string(),
+                ms(task.wcet_ns),
+                task.wcrt_ns.map_or_else(|| "-".to_string(), ms),
+                ms(task.deadline_ns),
+            ]);
+        }
+        writeln!(out, "{t}")?;
+    }
+    writeln!(out)?;
+    writeln!(
+        out,
+        "partitions used: {} of {} (needed {}), memory efficiency {:.1} %, total utilization {:.4}",
+        plan.partitions_used,
+        plan.budget,
+        plan.partitions_needed,
+        100.0 * plan.memory_efficiency,
+        plan.total_utilization
+    )?;
+    if plan.stopped {
+        writeln!(
+            out,
+            "note: stopped by --timeout: this is the best plan found so far (tasks not reached are listed below)"
+        )?;
+    } else if !plan.exact {
+        writeln!(
+            out,
+            "note: a MinCacheAlloc search hit its node budget: the plan is feasible but not proven optimal (--exact)"
+        )?;
+    }
+    for u in &plan.unplaced {
+        writeln!(out, "✗ {}", u.message)?;
+    }
+    match &report.output {
+        Some(file) => writeln!(
+            out,
+            "plan written to {file} (check it with `tinct analyze {file}`)"
+        )?,
+        None if plan.schedulable => {
+            writeln!(out, "verdict: SCHEDULABLE (write the plan with -o FILE)")?
+        }
+        None => writeln!(out, "verdict: NOT SCHEDULABLE")?,
+    }
+    Ok(())
+}
+
+/// [`placement_text`] into any writer.
+pub fn write_placement(out: &mut impl Write, report: &PlacementReport) -> fmt::Result {
+    let placement = report.result;
+    writeln!(
+        out,
+        "static placement of {} (utilization bound {} per core, {})",
+        report.file, placement.utilization_bound, report.refill_source
+    )?;
+    if !placement.found {
+        writeln!(
+            out,
+            "✗ {}",
+            placement.reason.as_deref().unwrap_or("no placement")
+        )?;
+        return Ok(());
+    }
+    let mut t = table(&["core", "domain", "utilization", "tasks"]);
+    for core in placement.cores.iter().filter(|c| !c.tasks.is_empty()) {
+        t.add_row(vec![
+            core.core.to_string(),
+            core.domain.to_string(),
+            format!("{:.4}", core.utilization),
+            core.tasks.join(", "),
+        ]);
+    }
+    writeln!(out, "{t}")?;
+    writeln!(
+        out,
+        "bytes crossing cache domains per job: {}{}",
+        placement.crossing_bytes,
+        if placement.exact {
+            " (optimal)"
+        } else {
+            " (not proven optimal: search budget or timeout)"
+        }
+    )?;
+    for edge in &placement.crossing {
+        writeln!(out, "  {} → {}: {} B", edge.from, edge.to, edge.buffer)?;
+    }
+    if let Some(analysis) = &placement.analysis {
+        for chain in &analysis.chains {
+            writeln!(
+                out,
+                "  chain {}: {} ms end to end",
+                chain.tasks.join(" → "),
+                chain.bound_ns.map_or_else(|| "unbounded".to_string(), ms)
+            )?;
+        }
+    }
+    match &report.output {
+        Some(file) => writeln!(
+            out,
+            "placement written to {file} (check it with `tinct analyze {file}`)"
+        )?,
+        None => writeln!(
+            out,
+            "verdict: SCHEDULABLE (write the placement with -o FILE)"
+        )?,
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tinct_core::alloc::{Algorithm, PlacementOptions, PlanOptions, place_static, plan};
+
+    fn set(text: &str) -> tinct_core::TaskSet {
+        tinct_core::format::parse(text, "t.toml", tinct_core::format::Syntax::Toml).unwrap()
+    }
+
+    #[test]
+    fn a_plan_prints_its_cores_tasks_and_where_it_went() {
+        let set = set(&super::super::fixture::two_tasks("3ms"));
+        let plan = plan(&set, Algorithm::Cata, &PlanOptions::default());
+        assert!(plan.schedulable);
+        let mut report = PlanReport {
+            file: "t.toml".into(),
+            plan: &plan,
+            output: None,
+            refill_source: "Δ 1us from the file".into(),
+        };
+        let text = plan_text(&report);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("plan of t.toml with "), "{text}");
+        assert!(
+            lines[0].ends_with("(4 partitions available, Δ 1us from the file)"),
+            "{text}"
+        );
+        for task in ["a", "b"] {
+            assert!(
+                lines.iter().any(|l| l.starts_with(&format!("│ {task} "))),
+                "{text}"
+            );
+        }
+        assert!(
+            lines.iter().any(|l| l.starts_with("partitions used: ")),
+            "{text}"
+        );
+        assert_eq!(
+            lines.last(),
+            Some(&"verdict: SCHEDULABLE (write the plan with -o FILE)")
+        );
+        report.output = Some("p.toml".into());
+        assert!(
+            plan_text(&report)
+                .ends_with("plan written to p.toml (check it with `tinct analyze p.toml`)\n")
+        );
+    }
+
+    #[test]
+    fn a_placement_that_cannot_be_found_says_why_and_nothing_else() {
+        let set = set(&format!(
+            "{}\n[[edge]]\nfrom = \"a\"\nto = \"b\"\nbuffer = \"4KiB\"\n",
+            super::super::fixture::two_tasks("3ms")
+                .replace("period = \"20ms\"", "trigger = \"data\"")
+        ));
+        let placement = place_static(
+            &set,
+            &PlacementOptions {
+                utilization_bound: 0.01,
+                ..PlacementOptions::default()
+            },
+        );
+        let report = PlacementReport {
+            file: "t.toml".into(),
+            placement: "static",
+            result: &placement,
+            output: None,
+            refill_source: "Δ 1us from the file".into(),
+        };
+        let text = placement_text(&report);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(
+            lines[0],
+            "static placement of t.toml (utilization bound 0.01 per core, Δ 1us from the file)"
+        );
+        assert!(lines[1].starts_with("✗ "), "{text}");
+    }
+}
