@@ -17,6 +17,8 @@ __all__ = [
     "PartitionUse",
     "CoreReport",
     "CrossCoreShare",
+    "ExplicitBelowDerived",
+    "InputWarning",
     "Overheads",
     "ChainBound",
     "Analysis",
@@ -112,6 +114,23 @@ class CrossCoreShare(TypedDict):
     cores: List[int]
 
 
+class ExplicitBelowDerived(TypedDict):
+    """An explicit ``blocking`` below the B_i derived from the resources."""
+
+    explicit_ns: int
+    derived_ns: Optional[int]
+
+
+class InputWarning(TypedDict):
+    """An input the analysis did not use as written, and why."""
+
+    task_index: int
+    line: Optional[int]
+    field: str
+    message: str
+    blocking: Optional[ExplicitBelowDerived]
+
+
 class Overheads(TypedDict):
     """The platform overheads the analysis charged (none: all zero)."""
 
@@ -142,6 +161,7 @@ class Analysis(TypedDict):
     cores: List[CoreReport]
     shared_across_cores: List[CrossCoreShare]
     reasons: List[str]
+    warnings: List[InputWarning]
     overheads: Overheads
     chains: List[ChainBound]
     holistic_rounds: int
