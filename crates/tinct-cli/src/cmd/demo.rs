@@ -4,6 +4,7 @@
 //! run, and every task's observed response times against its bound. The
 //! logic is `tinct_bench::demo`; this file parses and prints.
 
+use crate::cmd::bench::common::duration;
 use crate::cmd::bench::{cli_error, worker_command};
 use crate::cmd::run::{exit_code, print_verdict};
 use crate::error::CliError;
@@ -11,13 +12,13 @@ use crate::output::{ms, table};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tinct_bench::demo::{self, DemoVerdict, InterruptedVerdict, Outcome};
-use tinct_core::units::{Nanos, parse_duration};
+use tinct_core::units::Nanos;
 
 /// Arguments of `tinct demo`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// How long the run lasts.
-    #[arg(long, default_value = "5s", value_parser = parse_nanos)]
+    #[arg(long, default_value = "5s", value_parser = duration)]
     pub duration: Nanos,
     /// The demo's directory: every step's file is kept there.
     #[arg(long, short = 'o', default_value = "runs/demo")]
@@ -28,10 +29,6 @@ pub struct Args {
     /// Seed of the measurements' random choices.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-}
-
-fn parse_nanos(text: &str) -> Result<Nanos, String> {
-    parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Runs the demo. Exit status as `tinct run`'s: 0 when the run completed
