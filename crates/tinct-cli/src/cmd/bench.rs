@@ -175,25 +175,11 @@ fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<Exit
     if bar.stopped() {
         eprintln!(
             "tinct: bench interrupted (Ctrl-C): {}",
-            interrupted_facts(&finished.summary)
+            finished.summary.interrupted_note()
         );
         return Ok(ExitCode::from(INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What an interrupted bench's summary says it kept (its `interrupted`
-/// fact), for stderr; a bench without one (overheads, dram-map) did not
-/// stop early.
-fn interrupted_facts(summary: &tinct_bench::harness::Summary) -> String {
-    summary
-        .facts
-        .iter()
-        .find(|(key, _)| key == "interrupted")
-        .map_or_else(
-            || "this bench does not stop between its steps: it ran to its end and its files are complete".into(),
-            |(_, value)| value.clone(),
-        )
 }
 
 /// A full calibration becomes this machine's default Δ for task sets
