@@ -6,7 +6,9 @@
 
 mod common;
 
-use common::{example, nobody_dir, read_json, run_file, run_plan_text, tinct};
+use common::{
+    bad_input, balanced_job_counts, example, nobody_dir, read_json, run_file, run_plan_text, tinct,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -169,19 +171,9 @@ fn assert_accounting(dir: &Path) -> Value {
     let csv = csv_accounting(&dir.join("jobs.csv"));
     for task in summary["tasks"].as_array().unwrap() {
         let name = task["name"].as_str().unwrap();
-        let jobs = &task["jobs"];
-        let n = |k: &str| jobs[k].as_u64().unwrap();
-        assert_eq!(
-            n("released"),
-            n("completed") + n("missed") + n("aborted"),
-            "{name}: {jobs}"
-        );
+        let counts = balanced_job_counts(task);
         let from_csv = csv.get(name).copied().unwrap_or([0; 4]);
-        assert_eq!(
-            from_csv,
-            [n("released"), n("completed"), n("missed"), n("aborted")],
-            "{name}"
-        );
+        assert_eq!(from_csv, counts, "{name}");
         assert_eq!(from_csv[0], from_csv[1] + from_csv[2] + from_csv[3]);
     }
     assert_eq!(summary["balanced"], true);
@@ -364,15 +356,11 @@ fn no_rt_runs_under_sched_other_and_says_so_everywhere() {
 #[test]
 fn rt_app_files_run_and_keys_tinct_cannot_run_are_named() {
     let _guard = serial();
-    let assert = tinct()
-        .args([
-            "run",
-            "--rt-app",
-            example("rt-app/refused.json").to_str().unwrap(),
-        ])
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let stderr = bad_input([
+        "run",
+        "--rt-app",
+        example("rt-app/refused.json").to_str().unwrap(),
+    ]);
     assert!(
         stderr.contains("`exec`") && stderr.contains("refused.json:7"),
         "{stderr}"
@@ -416,11 +404,7 @@ fn a_plan_without_cores_is_bad_input() {
         "[platform]\ncores = 2\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\n",
     )
     .unwrap();
-    let assert = tinct()
-        .args(["run", plan.to_str().unwrap()])
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let stderr = bad_input(["run", plan.to_str().unwrap()]);
     assert!(
         stderr.contains("unplanned.toml:7") && stderr.contains("`core`"),
         "{stderr}"
@@ -432,11 +416,7 @@ fn a_plan_without_cores_is_bad_input() {
         "[platform]\ncores = 4096\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\ncore = 4095\n",
     )
     .unwrap();
-    let assert = tinct()
-        .args(["run", far.to_str().unwrap()])
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let stderr = bad_input(["run", far.to_str().unwrap()]);
     assert!(
         stderr.contains("far.toml:7") && stderr.contains("core 4095"),
         "{stderr}"
@@ -782,16 +762,12 @@ fn an_unwritable_run_directory_is_refused_before_any_release() {
 #[test]
 fn durations_that_do_not_fit_a_run_are_refused() {
     for duration in ["18446744073s", "31622401s"] {
-        let assert = tinct()
-            .args([
-                "run",
-                example("light.toml").to_str().unwrap(),
-                "--duration",
-                duration,
-            ])
-            .assert()
-            .code(2);
-        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        let stderr = bad_input([
+            "run",
+            example("light.toml").to_str().unwrap(),
+            "--duration",
+            duration,
+        ]);
         assert!(
             stderr.contains("--duration") && stderr.contains("limit"),
             "{duration}: {stderr}"

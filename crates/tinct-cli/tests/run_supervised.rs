@@ -7,27 +7,21 @@
 
 mod common;
 
-use common::{nobody_dir, read_json, tinct};
+use common::{balanced_job_counts, example, nobody_dir, read_json, tinct};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn light() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/light.toml")
+    example("light.toml")
 }
 
 fn balanced(summary: &Value) {
     assert_eq!(summary["balanced"], true, "{summary}");
     for task in summary["tasks"].as_array().unwrap() {
-        let jobs = &task["jobs"];
-        let n = |k: &str| jobs[k].as_u64().unwrap();
-        assert_eq!(
-            n("released"),
-            n("completed") + n("missed") + n("aborted"),
-            "{jobs}"
-        );
+        balanced_job_counts(task);
     }
 }
 
