@@ -398,29 +398,32 @@ fn rt_app_files_run_and_keys_tinct_cannot_run_are_named() {
 #[test]
 fn a_plan_without_cores_is_bad_input() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = dir.path().join("unplanned.toml");
-    std::fs::write(
-        &plan,
-        "[platform]\ncores = 2\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\n",
-    )
-    .unwrap();
-    let stderr = bad_input(["run", plan.to_str().unwrap()]);
-    assert!(
-        stderr.contains("unplanned.toml:7") && stderr.contains("`core`"),
-        "{stderr}"
-    );
-    // A core this machine does not have is bad input too, with its line.
-    let far = dir.path().join("far.toml");
-    std::fs::write(
-        &far,
-        "[platform]\ncores = 4096\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\ncore = 4095\n",
-    )
-    .unwrap();
-    let stderr = bad_input(["run", far.to_str().unwrap()]);
-    assert!(
-        stderr.contains("far.toml:7") && stderr.contains("core 4095"),
-        "{stderr}"
-    );
+    let platform = |cores: u32| {
+        format!(
+            "[platform]\ncores = {cores}\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = {{ 1 = \"1ms\" }}\n"
+        )
+    };
+    // No core at all; and a core this machine does not have, with its line.
+    let cases = [
+        (
+            "unplanned.toml",
+            platform(2),
+            ["unplanned.toml:7", "`core`"],
+        ),
+        (
+            "far.toml",
+            platform(4096) + "core = 4095\n",
+            ["far.toml:7", "core 4095"],
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let plan = common::write(dir.path(), name, text);
+        let stderr = bad_input(["run", plan.to_str().unwrap()]);
+        assert!(
+            expected.iter().all(|e| stderr.contains(e)),
+            "{name}: {stderr}"
+        );
+    }
 }
 
 #[test]
