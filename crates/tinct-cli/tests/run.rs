@@ -7,7 +7,8 @@
 mod common;
 
 use common::{
-    bad_input, balanced_job_counts, example, nobody_dir, read_json, run_file, run_plan_text, tinct,
+    bad_input, balanced_job_counts, example, nobody_dir, read_json, run_as_nobody, run_file,
+    run_plan_text, tinct,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -700,19 +701,12 @@ fn without_rt_privileges_the_run_is_refused_with_the_fix() {
     let _guard = serial();
     // A copy of the binary and the plan that user nobody can read.
     let (dir, binary, plan) = nobody_dir(&example("light.toml"));
-    let output = std::process::Command::new("runuser")
-        .args(["-u", "nobody", "--"])
-        .arg(&binary)
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--duration",
-            "200ms",
-            "--out",
-        ])
-        .arg(dir.path().join("run"))
-        .output()
-        .expect("runuser (util-linux) runs a command as another user");
+    let output = run_as_nobody(
+        &binary,
+        &plan,
+        &["--duration", "200ms"],
+        &dir.path().join("run"),
+    );
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(

@@ -212,3 +212,18 @@ pub fn nobody_dir(plan: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
     std::fs::copy(plan, &copy).unwrap();
     (dir, binary, copy)
 }
+
+/// `runuser -u nobody -- BINARY run PLAN ARGS --out OUT` (a [`nobody_dir`]'s
+/// binary and plan): `tinct run` without privileges.
+pub fn run_as_nobody(binary: &Path, plan: &Path, args: &[&str], out: &Path) -> Output {
+    std::process::Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(binary)
+        .arg("run")
+        .arg(plan)
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("runuser (util-linux) runs a command as another user")
+}
