@@ -13,8 +13,8 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// tinct's one table style and number format (tinct-report's `text`).
-pub use tinct_report::text::{ms, table};
+/// tinct's one table style (tinct-report's `text`).
+pub use tinct_report::text::table;
 
 /// Checks a command's output directory (`flag`, e.g. `--out`) before any
 /// work, creating nothing (tinct-report's `output_path::check_dir`):

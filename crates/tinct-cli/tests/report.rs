@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{example, tinct, write};
+use common::{bad_input, example, tinct, write};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -253,16 +253,14 @@ fn a_bench_directory_gets_its_page_too() {
 #[test]
 fn a_directory_that_is_neither_or_a_broken_file_is_bad_input() {
     let dir = tempfile::tempdir().unwrap();
-    let assert = tinct().arg("report").arg(dir.path()).assert().code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let stderr = bad_input([std::ffi::OsStr::new("report"), dir.path().as_os_str()]);
     assert!(stderr.contains("expected a run directory"), "{stderr}");
 
     let run = dir.path().join("run");
     std::fs::create_dir(&run).unwrap();
     std::fs::write(run.join("summary.json"), "{}").unwrap();
     std::fs::write(run.join("jobs.csv"), "task\n").unwrap();
-    let assert = tinct().arg("report").arg(&run).assert().code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let stderr = bad_input([std::ffi::OsStr::new("report"), run.as_os_str()]);
     assert!(
         stderr.contains("summary.json:1") && stderr.contains("missing field"),
         "{stderr}"

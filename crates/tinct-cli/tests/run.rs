@@ -6,7 +6,10 @@
 
 mod common;
 
-use common::{example, nobody_dir, read_json, run_file, run_plan_text, tinct};
+use common::{
+    bad_input, balanced_job_counts, example, nobody_dir, read_json, run_as_nobody, run_file,
+    run_plan_text, tinct,
+};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -169,19 +172,9 @@ fn assert_accounting(dir: &Path) -> Value {
     let csv = csv_accounting(&dir.join("jobs.csv"));
     for task in summary["tasks"].as_array().unwrap() {
         let name = task["name"].as_str().unwrap();
-        let jobs = &task["jobs"];
-        let n = |k: &str| jobs[k].as_u64().unwrap();
-        assert_eq!(
-            n("released"),
-            n("completed") + n("missed") + n("aborted"),
-            "{name}: {jobs}"
-        );
+        let counts = balanced_job_counts(task);
         let from_csv = csv.get(name).copied().unwrap_or([0; 4]);
-        assert_eq!(
-            from_csv,
-            [n("released"), n("completed"), n("missed"), n("aborted")],
-            "{name}"
-        );
+        assert_eq!(from_csv, counts, "{name}");
         assert_eq!(from_csv[0], from_csv[1] + from_csv[2] + from_csv[3]);
     }
     assert_eq!(summary["balanced"], true);
@@ -364,15 +357,11 @@ fn no_rt_runs_under_sched_other_and_says_so_everywhere() {
 #[test]
 fn rt_app_files_run_and_keys_tinct_cannot_run_are_named() {
     let _guard = serial();
-    let assert = tinct()
-        .args([
-            "run",
-            "--rt-app",
-            example("rt-app/refused.json").to_str().unwrap(),
-        ])
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let stderr = bad_input([
+        "run",
+        "--rt-app",
+        example("rt-app/refused.json").to_str().unwrap(),
+    ]);
     assert!(
         stderr.contains("`exec`") && stderr.contains("refused.json:7"),
         "{stderr}"
@@ -410,37 +399,32 @@ fn rt_app_files_run_and_keys_tinct_cannot_run_are_named() {
 #[test]
 fn a_plan_without_cores_is_bad_input() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = dir.path().join("unplanned.toml");
-    std::fs::write(
-        &plan,
-        "[platform]\ncores = 2\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\n",
-    )
-    .unwrap();
-    let assert = tinct()
-        .args(["run", plan.to_str().unwrap()])
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-    assert!(
-        stderr.contains("unplanned.toml:7") && stderr.contains("`core`"),
-        "{stderr}"
-    );
-    // A core this machine does not have is bad input too, with its line.
-    let far = dir.path().join("far.toml");
-    std::fs::write(
-        &far,
-        "[platform]\ncores = 4096\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = { 1 = \"1ms\" }\ncore = 4095\n",
-    )
-    .unwrap();
-    let assert = tinct()
-        .args(["run", far.to_str().unwrap()])
-        .assert()
-        .code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
-    assert!(
-        stderr.contains("far.toml:7") && stderr.contains("core 4095"),
-        "{stderr}"
-    );
+    let platform = |cores: u32| {
+        format!(
+            "[platform]\ncores = {cores}\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = {{ 1 = \"1ms\" }}\n"
+        )
+    };
+    // No core at all; and a core this machine does not have, with its line.
+    let cases = [
+        (
+            "unplanned.toml",
+            platform(2),
+            ["unplanned.toml:7", "`core`"],
+        ),
+        (
+            "far.toml",
+            platform(4096) + "core = 4095\n",
+            ["far.toml:7", "core 4095"],
+        ),
+    ];
+    for (name, text, expected) in cases {
+        let plan = common::write(dir.path(), name, text);
+        let stderr = bad_input(["run", plan.to_str().unwrap()]);
+        assert!(
+            expected.iter().all(|e| stderr.contains(e)),
+            "{name}: {stderr}"
+        );
+    }
 }
 
 #[test]
@@ -717,19 +701,12 @@ fn without_rt_privileges_the_run_is_refused_with_the_fix() {
     let _guard = serial();
     // A copy of the binary and the plan that user nobody can read.
     let (dir, binary, plan) = nobody_dir(&example("light.toml"));
-    let output = std::process::Command::new("runuser")
-        .args(["-u", "nobody", "--"])
-        .arg(&binary)
-        .args([
-            "run",
-            plan.to_str().unwrap(),
-            "--duration",
-            "200ms",
-            "--out",
-        ])
-        .arg(dir.path().join("run"))
-        .output()
-        .expect("runuser (util-linux) runs a command as another user");
+    let output = run_as_nobody(
+        &binary,
+        &plan,
+        &["--duration", "200ms"],
+        &dir.path().join("run"),
+    );
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
@@ -782,16 +759,12 @@ fn an_unwritable_run_directory_is_refused_before_any_release() {
 #[test]
 fn durations_that_do_not_fit_a_run_are_refused() {
     for duration in ["18446744073s", "31622401s"] {
-        let assert = tinct()
-            .args([
-                "run",
-                example("light.toml").to_str().unwrap(),
-                "--duration",
-                duration,
-            ])
-            .assert()
-            .code(2);
-        let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+        let stderr = bad_input([
+            "run",
+            example("light.toml").to_str().unwrap(),
+            "--duration",
+            duration,
+        ]);
         assert!(
             stderr.contains("--duration") && stderr.contains("limit"),
             "{duration}: {stderr}"

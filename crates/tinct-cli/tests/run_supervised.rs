@@ -7,27 +7,21 @@
 
 mod common;
 
-use common::{nobody_dir, read_json, tinct};
+use common::{balanced_job_counts, example, nobody_dir, read_json, run_as_nobody, tinct};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn light() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/light.toml")
+    example("light.toml")
 }
 
 fn balanced(summary: &Value) {
     assert_eq!(summary["balanced"], true, "{summary}");
     for task in summary["tasks"].as_array().unwrap() {
-        let jobs = &task["jobs"];
-        let n = |k: &str| jobs[k].as_u64().unwrap();
-        assert_eq!(
-            n("released"),
-            n("completed") + n("missed") + n("aborted"),
-            "{jobs}"
-        );
+        balanced_job_counts(task);
     }
 }
 
@@ -143,24 +137,11 @@ fn unreadable_frames_refuse_the_run_unless_uncolored_is_asked_for() {
     let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     // A copy of the binary and the plan that user nobody can read.
     let (dir, binary, plan) = nobody_dir(&light());
-    let run_as_nobody = |extra: &[&str], out: &str| {
-        std::process::Command::new("runuser")
-            .args(["-u", "nobody", "--"])
-            .arg(&binary)
-            .args([
-                "run",
-                plan.to_str().unwrap(),
-                "--duration",
-                "300ms",
-                "--no-rt",
-            ])
-            .args(extra)
-            .arg("--out")
-            .arg(dir.path().join(out))
-            .output()
-            .expect("runuser (util-linux) runs a command as another user")
+    let run_without_rt = |extra: &[&str], out: &str| {
+        let args = [&["--duration", "300ms", "--no-rt"], extra].concat();
+        run_as_nobody(&binary, &plan, &args, &dir.path().join(out))
     };
-    let refused = run_as_nobody(&[], "refused");
+    let refused = run_without_rt(&[], "refused");
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(1), "{stderr}");
     assert!(
@@ -169,7 +150,7 @@ fn unreadable_frames_refuse_the_run_unless_uncolored_is_asked_for() {
     );
     assert!(!dir.path().join("refused").join("jobs.csv").exists());
 
-    let ran = run_as_nobody(&["--uncolored"], "uncolored");
+    let ran = run_without_rt(&["--uncolored"], "uncolored");
     let stdout = String::from_utf8_lossy(&ran.stdout);
     assert_eq!(
         ran.status.code(),

@@ -17,8 +17,8 @@ mod common;
 
 use proptest::prelude::*;
 use tinct_core::analysis::analyze;
-use tinct_core::model::{CriticalSection, Protocol, Resource, Task, TaskSet, WcetTable};
-use tinct_core::units::{Bytes, Nanos};
+use tinct_core::model::{CriticalSection, Protocol, Resource, Task, TaskSet};
+use tinct_core::units::Nanos;
 
 const TICK_NS: u64 = 1_000;
 const PERIODS: [u64; 8] = [20, 24, 30, 40, 60, 80, 120, 240];
@@ -59,12 +59,7 @@ fn task_set(core: &Core) -> TaskSet {
                         length: Nanos(length * TICK_NS),
                     })
                     .collect(),
-                ..Task::periodic(
-                    format!("t{i}"),
-                    Nanos(t.period * TICK_NS),
-                    Bytes(1),
-                    WcetTable::constant(Nanos(t.wcet * TICK_NS)),
-                )
+                ..common::numbered_task(i, Nanos(t.period * TICK_NS), Nanos(t.wcet * TICK_NS))
             })
             .collect(),
     );

@@ -13,7 +13,7 @@ mod common;
 
 use proptest::prelude::*;
 use tinct_core::analysis::analyze;
-use tinct_core::model::{Edge, Task, TaskSet, Trigger, WcetTable};
+use tinct_core::model::{Edge, Task, TaskSet, Trigger};
 use tinct_core::units::{Bytes, Nanos};
 
 const TICK_NS: u64 = 1_000;
@@ -50,12 +50,7 @@ fn task_set(system: &System) -> TaskSet {
                 core: Some(t.core),
                 jitter: Nanos(t.jitter * TICK_NS),
                 trigger: t.trigger,
-                ..Task::periodic(
-                    format!("t{i}"),
-                    Nanos(t.period * TICK_NS),
-                    Bytes(1),
-                    WcetTable::constant(Nanos(t.wcet * TICK_NS)),
-                )
+                ..common::numbered_task(i, Nanos(t.period * TICK_NS), Nanos(t.wcet * TICK_NS))
             })
             .collect(),
     );

@@ -21,8 +21,8 @@ use proptest::prelude::*;
 use tinct_core::PartitionSet;
 use tinct_core::analysis::analyze;
 use tinct_core::analysis::rta::{CoreTask, response_times};
-use tinct_core::model::{Task, TaskSet, WcetTable};
-use tinct_core::units::{Bytes, Nanos};
+use tinct_core::model::{Task, TaskSet};
+use tinct_core::units::Nanos;
 
 #[derive(Clone, Copy, Debug)]
 struct Classic {
@@ -77,12 +77,7 @@ fn task_set(tasks: &[Classic]) -> TaskSet {
                 core: Some(0),
                 jitter: Nanos(t.jitter),
                 blocking: Some(Nanos(t.blocked)),
-                ..Task::periodic(
-                    format!("t{i}"),
-                    Nanos(t.period),
-                    Bytes(1),
-                    WcetTable::constant(Nanos(t.cost)),
-                )
+                ..common::numbered_task(i, Nanos(t.period), Nanos(t.cost))
             })
             .collect(),
     )

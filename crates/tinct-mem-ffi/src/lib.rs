@@ -276,6 +276,31 @@ unsafe fn pool_ref<'a>(pool: *const SharedPool) -> Result<&'a SharedPool, MemErr
     unsafe { pool.as_ref() }.ok_or_else(|| MemError::Request("NULL pool".into()))
 }
 
+/// A query that fills `out` (the `what` of its error message): resolves
+/// `pool`, computes the value, writes it. Returns 0, or -1 with the last
+/// error set (NULL pool, the query's error, NULL `out`).
+///
+/// # Safety
+/// `pool` must be NULL or a live handle, and `out` NULL or writable.
+unsafe fn fill<T>(
+    pool: *const SharedPool,
+    out: *mut T,
+    what: &str,
+    query: impl FnOnce(&SharedPool) -> Result<T, MemError>,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    let value = match unsafe { pool_ref(pool) }.and_then(query) {
+        Ok(value) => value,
+        Err(error) => return fail(error, -1),
+    };
+    if out.is_null() {
+        return fail(MemError::Request(format!("NULL {what} pointer")), -1);
+    }
+    // SAFETY: `out` is non-null and the caller promises it is writable.
+    unsafe { out.write(value) };
+    0
+}
+
 /// Destroys a pool; every pointer from it becomes invalid.
 ///
 /// # Safety
@@ -483,29 +508,22 @@ pub unsafe extern "C" fn tinct_pool_colors(pool: *const SharedPool) -> u32 {
 /// `pool` must be a live handle and `out` writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tinct_pool_stats(pool: *const SharedPool, out: *mut TinctStats) -> c_int {
+    let totals = |pool: &SharedPool| {
+        let stats = pool.stats();
+        let mapping = pool.mapping();
+        Ok(TinctStats {
+            page_size: stats.page_size,
+            total_pages: stats.total.free + stats.total.used,
+            free_pages: stats.total.free,
+            used_pages: stats.total.used,
+            colors: mapping.colors(),
+            banks: mapping.banks(),
+            controllers: mapping.controllers(),
+            uncolored: u32::from(stats.uncolored),
+        })
+    };
     // SAFETY: forwarded caller contract.
-    let pool = match unsafe { pool_ref(pool) } {
-        Ok(pool) => pool,
-        Err(error) => return fail(error, -1),
-    };
-    if out.is_null() {
-        return fail(MemError::Request("NULL stats pointer".into()), -1);
-    }
-    let stats = pool.stats();
-    let mapping = pool.mapping();
-    let value = TinctStats {
-        page_size: stats.page_size,
-        total_pages: stats.total.free + stats.total.used,
-        free_pages: stats.total.free,
-        used_pages: stats.total.used,
-        colors: mapping.colors(),
-        banks: mapping.banks(),
-        controllers: mapping.controllers(),
-        uncolored: u32::from(stats.uncolored),
-    };
-    // SAFETY: `out` is non-null and the caller promises it is writable.
-    unsafe { out.write(value) };
-    0
+    unsafe { fill(pool, out, "stats", totals) }
 }
 
 /// Fills `out` with the free/used pages of one color. Returns 0, or -1.
@@ -518,24 +536,18 @@ pub unsafe extern "C" fn tinct_pool_color_counts(
     color: u32,
     out: *mut TinctCounts,
 ) -> c_int {
+    let of_color = |pool: &SharedPool| {
+        let stats = pool.stats();
+        let Some(&Counts { free, used }) = stats.colors.get(color as usize) else {
+            return Err(MemError::Request(format!(
+                "color {color}: expected 0..{}",
+                stats.colors.len()
+            )));
+        };
+        Ok(TinctCounts { free, used })
+    };
     // SAFETY: forwarded caller contract.
-    let pool = match unsafe { pool_ref(pool) } {
-        Ok(pool) => pool,
-        Err(error) => return fail(error, -1),
-    };
-    let stats = pool.stats();
-    let Some(&Counts { free, used }) = stats.colors.get(color as usize) else {
-        return fail(
-            MemError::Request(format!("color {color}: expected 0..{}", stats.colors.len())),
-            -1,
-        );
-    };
-    if out.is_null() {
-        return fail(MemError::Request("NULL counts pointer".into()), -1);
-    }
-    // SAFETY: `out` is non-null and the caller promises it is writable.
-    unsafe { out.write(TinctCounts { free, used }) };
-    0
+    unsafe { fill(pool, out, "counts", of_color) }
 }
 
 /// Fills `out` with the free/used pages of one (controller, bank).
@@ -550,38 +562,27 @@ pub unsafe extern "C" fn tinct_pool_bank_counts(
     bank: u32,
     out: *mut TinctCounts,
 ) -> c_int {
-    // SAFETY: forwarded caller contract.
-    let pool = match unsafe { pool_ref(pool) } {
-        Ok(pool) => pool,
-        Err(error) => return fail(error, -1),
-    };
-    let stats = pool.stats();
-    let Some(counts) = stats
-        .banks
-        .iter()
-        .find(|b| b.controller == controller && b.bank == bank)
-    else {
-        let mapping = pool.mapping();
-        return fail(
-            MemError::Request(format!(
+    let of_bank = |pool: &SharedPool| {
+        let stats = pool.stats();
+        let Some(counts) = stats
+            .banks
+            .iter()
+            .find(|b| b.controller == controller && b.bank == bank)
+        else {
+            let mapping = pool.mapping();
+            return Err(MemError::Request(format!(
                 "controller {controller} bank {bank}: expected controller 0..{} and bank 0..{}",
                 mapping.controllers(),
                 mapping.banks()
-            )),
-            -1,
-        );
-    };
-    if out.is_null() {
-        return fail(MemError::Request("NULL counts pointer".into()), -1);
-    }
-    // SAFETY: `out` is non-null and the caller promises it is writable.
-    unsafe {
-        out.write(TinctCounts {
+            )));
+        };
+        Ok(TinctCounts {
             free: counts.free,
             used: counts.used,
         })
     };
-    0
+    // SAFETY: forwarded caller contract.
+    unsafe { fill(pool, out, "counts", of_bank) }
 }
 
 #[cfg(test)]
@@ -658,6 +659,13 @@ mod tests {
             assert!(last_error().contains("color 4"), "{}", last_error());
             let mut counts = TinctCounts::default();
             assert_eq!(tinct_pool_color_counts(pool, 9, &mut counts), -1);
+            assert!(last_error().contains("color 9"), "{}", last_error());
+            assert_eq!(tinct_pool_color_counts(pool, 0, ptr::null_mut()), -1);
+            assert!(
+                last_error().contains("NULL counts pointer"),
+                "{}",
+                last_error()
+            );
             assert_eq!(tinct_pool_bank_counts(pool, 0, 0, &mut counts), 0);
             assert_eq!(counts.used, 1, "one page carved for the size class");
             let mut local = 0u8;

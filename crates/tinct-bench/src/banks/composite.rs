@@ -15,6 +15,30 @@ use crate::pinned_threads::{Job, run_together};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
+/// Composite configurations as `THREADS/PAGES,...` (`--composite`): each
+/// (threads, pages per thread) at least 1; `none` for none.
+pub fn parse_configurations(text: &str) -> Result<Vec<(usize, usize)>> {
+    if text.trim() == "none" {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .map(|item| {
+            let parsed = item.trim().split_once('/').and_then(|(t, p)| {
+                Some((
+                    t.trim().parse::<usize>().ok()?,
+                    p.trim().parse::<usize>().ok()?,
+                ))
+            });
+            match parsed {
+                Some((t, p)) if t > 0 && p > 0 => Ok((t, p)),
+                _ => Err(Error::InvalidInput(format!(
+                    "expected THREADS/PAGES with both at least 1 (e.g. 32/2), found {item:?}"
+                ))),
+            }
+        })
+        .collect()
+}
+
 /// One condition of one configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompositeCondition {
@@ -182,4 +206,22 @@ pub(super) fn measure(
         });
     }
     Ok(results)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_configurations;
+
+    #[test]
+    fn configurations_parse_and_refuse_zero_or_garbage() {
+        assert_eq!(
+            parse_configurations("32/2, 8/10").unwrap(),
+            [(32, 2), (8, 10)]
+        );
+        assert_eq!(parse_configurations(" none ").unwrap(), []);
+        for bad in ["0/2", "4/0", "4", "a/b", "4/2,"] {
+            let message = parse_configurations(bad).unwrap_err().to_string();
+            assert!(message.contains("THREADS/PAGES"), "{bad}: {message}");
+        }
+    }
 }

@@ -472,6 +472,20 @@ fn no_samples() -> Error {
     Error::Measurement("no samples were taken (--reps 0?)".into())
 }
 
+/// The latency of `level` (of capacity `cache_bytes`) as measured at probe `p`.
+fn level_at(level: String, cache_bytes: Option<u64>, p: &LatencyPoint) -> LevelLatency {
+    LevelLatency {
+        level,
+        cache_bytes,
+        probe_bytes: p.size_bytes,
+        ns_per_access: p.page_local_ns_per_access,
+        random_ns_per_access: p.random_ns_per_access,
+        min_ns_per_access: p.page_local_min_ns_per_access,
+        random_min_ns_per_access: p.random_min_ns_per_access,
+        huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
+    }
+}
+
 /// The latency of each level, read off the sweep (see [`LevelLatency::probe_bytes`]).
 pub fn level_latencies(points: &[LatencyPoint], header: &RunHeader) -> Vec<LevelLatency> {
     let mut levels = Vec::new();
@@ -484,16 +498,7 @@ pub fn level_latencies(points: &[LatencyPoint], header: &RunHeader) -> Vec<Level
             .filter(|p| p.size_bytes > below && p.size_bytes <= cache.size_bytes / 2)
             .max_by_key(|p| p.size_bytes);
         if let Some(p) = probe {
-            levels.push(LevelLatency {
-                level: cache.name.clone(),
-                cache_bytes: Some(cache.size_bytes),
-                probe_bytes: p.size_bytes,
-                ns_per_access: p.page_local_ns_per_access,
-                random_ns_per_access: p.random_ns_per_access,
-                min_ns_per_access: p.page_local_min_ns_per_access,
-                random_min_ns_per_access: p.random_min_ns_per_access,
-                huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
-            });
+            levels.push(level_at(cache.name.clone(), Some(cache.size_bytes), p));
         }
         below = cache.size_bytes;
     }
@@ -502,16 +507,7 @@ pub fn level_latencies(points: &[LatencyPoint], header: &RunHeader) -> Vec<Level
         .filter(|p| p.size_bytes >= below.saturating_mul(2))
         .max_by_key(|p| p.size_bytes)
     {
-        levels.push(LevelLatency {
-            level: "memory".into(),
-            cache_bytes: None,
-            probe_bytes: p.size_bytes,
-            ns_per_access: p.page_local_ns_per_access,
-            random_ns_per_access: p.random_ns_per_access,
-            min_ns_per_access: p.page_local_min_ns_per_access,
-            random_min_ns_per_access: p.random_min_ns_per_access,
-            huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
-        });
+        levels.push(level_at("memory".into(), None, p));
     }
     levels
 }

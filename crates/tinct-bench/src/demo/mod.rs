@@ -35,6 +35,7 @@
 //! with the phase reached and the files kept ([`Outcome::Interrupted`]).
 
 pub mod task_set;
+pub mod text;
 
 use crate::harness::{BenchOptions, NoProgress, RunHeader};
 use crate::wcet_profile::condition::Condition;

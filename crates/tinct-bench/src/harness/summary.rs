@@ -80,6 +80,19 @@ impl Summary {
         self.notes.push(note.into());
         self
     }
+
+    /// What a bench stopped by Ctrl-C kept: its `interrupted` fact; a bench
+    /// without one (overheads, dram-map) does not stop between its steps,
+    /// which is said instead.
+    pub fn interrupted_note(&self) -> String {
+        self.facts
+            .iter()
+            .find(|(key, _)| key == "interrupted")
+            .map_or_else(
+                || "this bench does not stop between its steps: it ran to its end and its files are complete".into(),
+                |(_, value)| value.clone(),
+            )
+    }
 }
 
 /// Nanoseconds as milliseconds with two decimals, for summary tables.
@@ -117,6 +130,14 @@ mod tests {
         assert_eq!(s.header, ["level", "ns"]);
         assert_eq!(s.rows, vec![vec!["L1".to_string(), "1.2".into()]]);
         assert_eq!(s.facts, vec![("refill".into(), "45.3us".into())]);
+    }
+
+    #[test]
+    fn the_interrupted_note_is_the_fact_or_says_the_bench_ran_to_its_end() {
+        let mut s = Summary::new("crpd");
+        assert!(s.interrupted_note().contains("ran to its end"));
+        s.fact("interrupted", "after 2 of 5 rounds");
+        assert_eq!(s.interrupted_note(), "after 2 of 5 rounds");
     }
 
     #[test]

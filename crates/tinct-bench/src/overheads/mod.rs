@@ -359,6 +359,31 @@ fn busy_loop(seen: &tick::Interruptions, fifo: Option<u8>) -> BusyLoop {
     }
 }
 
+/// Where `tinct bench overheads` stores what it measured ([`Params::calibration`]):
+/// `explicit` (`--calibration FILE`), else this machine's `saved`
+/// calibration (when it exists) if the run is not quick. With no file, the
+/// note to show says why nothing is stored.
+pub fn calibration_target(
+    explicit: Option<PathBuf>,
+    saved: Option<PathBuf>,
+    quick: bool,
+) -> (Option<PathBuf>, Option<&'static str>) {
+    match (explicit, saved, quick) {
+        (Some(path), _, _) => (Some(path), None),
+        (None, Some(saved), false) => (Some(saved), None),
+        (None, Some(_), true) => (
+            None,
+            Some("(--quick: not stored in this machine's calibration)"),
+        ),
+        (None, None, _) => (
+            None,
+            Some(
+                "(no saved calibration of this machine: run `tinct bench calibrate`, which measures the overheads too, or give --calibration FILE)",
+            ),
+        ),
+    }
+}
+
 /// Replaces the `overheads` object of the calibration file at `path` (which
 /// must be one: `refill` is checked), keeping everything else, atomically.
 /// Returns the path as shown.
@@ -526,4 +551,30 @@ fn summary(result: &OverheadsResult, out: &OutputDir) -> Summary {
         s.note("virtual machine: the maxima include host stalls (the hypervisor taking the vCPU away), which no guest setting removes");
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::calibration_target;
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_overheads_go_to_the_named_file_else_to_a_full_runs_saved_calibration() {
+        let named = Some(PathBuf::from("named.json"));
+        let saved = Some(PathBuf::from("saved.json"));
+        assert_eq!(
+            calibration_target(named.clone(), saved.clone(), true),
+            (named, None)
+        );
+        assert_eq!(
+            calibration_target(None, saved.clone(), false),
+            (saved.clone(), None)
+        );
+        let (quick, note) = calibration_target(None, saved, true);
+        assert_eq!(quick, None);
+        assert!(note.unwrap().contains("--quick"));
+        let (none, note) = calibration_target(None, None, false);
+        assert_eq!(none, None);
+        assert!(note.unwrap().contains("no saved calibration"));
+    }
 }

@@ -175,25 +175,11 @@ fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<Exit
     if bar.stopped() {
         eprintln!(
             "tinct: bench interrupted (Ctrl-C): {}",
-            interrupted_facts(&finished.summary)
+            finished.summary.interrupted_note()
         );
         return Ok(ExitCode::from(INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What an interrupted bench's summary says it kept (its `interrupted`
-/// fact), for stderr; a bench without one (overheads, dram-map) did not
-/// stop early.
-fn interrupted_facts(summary: &tinct_bench::harness::Summary) -> String {
-    summary
-        .facts
-        .iter()
-        .find(|(key, _)| key == "interrupted")
-        .map_or_else(
-            || "this bench does not stop between its steps: it ran to its end and its files are complete".into(),
-            |(_, value)| value.clone(),
-        )
 }
 
 /// A full calibration becomes this machine's default Δ for task sets
@@ -220,23 +206,16 @@ fn save_calibration(args: &args::Calibrate) {
 /// Where `tinct bench overheads` stores what it measured: `--calibration
 /// FILE`, else this machine's saved calibration if a full run finds one.
 fn overheads_target(args: &args::Overheads) -> Option<std::path::PathBuf> {
-    if let Some(path) = &args.calibration {
-        return Some(path.clone());
-    }
     let saved = crate::calibration::saved_path().filter(|p| p.is_file());
-    match (&saved, args.common.quick) {
-        (Some(_), false) => saved,
-        (Some(_), true) => {
-            println!("(--quick: not stored in this machine's calibration)");
-            None
-        }
-        (None, _) => {
-            println!(
-                "(no saved calibration of this machine: run `tinct bench calibrate`, which measures the overheads too, or give --calibration FILE)"
-            );
-            None
-        }
+    let (target, note) = tinct_bench::overheads::calibration_target(
+        args.calibration.clone(),
+        saved,
+        args.common.quick,
+    );
+    if let Some(note) = note {
+        println!("{note}");
     }
+    target
 }
 
 /// This binary, re-run as `tinct bench wcet-worker` for each profiling launch.

@@ -4,20 +4,20 @@
 //! run, and every task's observed response times against its bound. The
 //! logic is `tinct_bench::demo`; this file parses and prints.
 
+use crate::cmd::bench::common::duration;
 use crate::cmd::bench::{cli_error, worker_command};
 use crate::cmd::run::{exit_code, print_verdict};
 use crate::error::CliError;
-use crate::output::{ms, table};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_bench::demo::{self, DemoVerdict, InterruptedVerdict, Outcome};
-use tinct_core::units::{Nanos, parse_duration};
+use tinct_bench::demo::{self, Outcome};
+use tinct_core::units::Nanos;
 
 /// Arguments of `tinct demo`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// How long the run lasts.
-    #[arg(long, default_value = "5s", value_parser = parse_nanos)]
+    #[arg(long, default_value = "5s", value_parser = duration)]
     pub duration: Nanos,
     /// The demo's directory: every step's file is kept there.
     #[arg(long, short = 'o', default_value = "runs/demo")]
@@ -28,10 +28,6 @@ pub struct Args {
     /// Seed of the measurements' random choices.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-}
-
-fn parse_nanos(text: &str) -> Result<Nanos, String> {
-    parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// Runs the demo. Exit status as `tinct run`'s: 0 when the run completed
@@ -69,7 +65,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     match outcome {
         Outcome::Done(done) => {
             print_verdict(&done.recorded.summary);
-            print_comparison(&done.verdict);
+            print!("{}", demo::text::comparison_text(&done.verdict));
             if done.verdict.interrupted {
                 eprintln!(
                     "tinct: demo interrupted (Ctrl-C) during its run: the jobs recorded until                      then are in {}, the verdict in {}",
@@ -81,113 +77,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             Ok(exit_code(&done.recorded))
         }
         Outcome::Interrupted(verdict) => {
-            print_interrupted(&verdict, &args.out);
+            eprintln!("{}", demo::text::interrupted_text(&verdict, &args.out));
             Ok(interrupted)
         }
     }
-}
-
-/// Where an interrupted demo stopped and which files it kept (stderr).
-fn print_interrupted(verdict: &InterruptedVerdict, out: &std::path::Path) {
-    eprintln!(
-        "tinct: demo interrupted (Ctrl-C) at step '{}'{}; kept in {}: {}",
-        verdict.phase,
-        verdict
-            .error
-            .as_ref()
-            .map_or(String::new(), |e| format!(" (which then failed: {e})")),
-        out.display(),
-        verdict
-            .files
-            .iter()
-            .map(String::as_str)
-            .chain(["verdict.json"])
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-}
-
-/// Measured C, bound and observation per task, and the demo's conclusion.
-fn print_comparison(verdict: &DemoVerdict) {
-    println!(
-        "\nthe loop closed: C measured (max, {}), bound with the overheads ({}), observed",
-        verdict.conditions.join(", "),
-        verdict.overheads.from
-    );
-    let mut t = table(&[
-        "task",
-        "CPU",
-        "|S|",
-        "C (ms)",
-        "exec max (ms)",
-        "T = D (ms)",
-        "bound (ms)",
-        "observed max (ms)",
-        "jobs",
-        "late",
-        "unexplained",
-    ]);
-    for task in &verdict.tasks {
-        t.add_row(vec![
-            task.name.clone(),
-            task.cpu.map_or("-".into(), |c| c.to_string()),
-            task.partitions.map_or("-".into(), |p| p.to_string()),
-            ms(task.c_ns),
-            ms(task.exec_max_ns),
-            ms(task.period_ns),
-            task.bound_ns.map_or("> D".into(), ms),
-            ms(task.observed_max_ns),
-            task.jobs.to_string(),
-            task.late.to_string(),
-            task.unexplained.to_string(),
-        ]);
-    }
-    println!("{t}");
-    for task in verdict.tasks.iter().filter(|t| t.exec_max_ns > t.c_ns) {
-        println!(
-            "note: '{}' executed up to {} ms, above its measured C {} ms: the maximum of the \
-             demo's short profile (40 jobs per p) is no safe worst case (`tinct bench \
-             wcet-profile` measures 100 jobs per launch, `--use pwcet:P` extrapolates); the \
-             bound {}",
-            task.name,
-            ms(task.exec_max_ns),
-            ms(task.c_ns),
-            if task.late == 0 {
-                "held on the analysis' slack"
-            } else {
-                "was exceeded: see the causes above"
-            }
-        );
-    }
-    if !verdict.coloured {
-        println!(
-            "note: working sets NOT coloured (physical frame numbers need root): S(i) not enforced"
-        );
-    }
-    if let Some(note) = &verdict.isolation_absent {
-        println!("note: {note}");
-    }
-    println!(
-        "analysis: {} (periods × {}); {}",
-        if verdict.schedulable {
-            "SCHEDULABLE"
-        } else {
-            "NOT SCHEDULABLE"
-        },
-        verdict.period_scale,
-        if verdict.bound_met {
-            "every job within its bound".to_string()
-        } else if verdict.unexplained == 0 {
-            format!(
-                "{} job(s) above their bound, every one with its cause",
-                verdict.late
-            )
-        } else {
-            format!(
-                "{} job(s) above their bound, {} UNEXPLAINED",
-                verdict.late, verdict.unexplained
-            )
-        }
-    );
-    println!("demo took {:.1} s", verdict.seconds);
 }

@@ -50,6 +50,24 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// `tinct ARGS`, which must be refused as bad input (exit status 2; the
+/// failure shows stdout and stderr): its stderr.
+pub fn bad_input<I, S>(args: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let output = tinct().args(args).output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    stderr(&output)
+}
+
 /// stdout parsed as JSON (the failure shows the text).
 pub fn json_stdout(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout)
@@ -81,6 +99,21 @@ pub fn no_cpu_pmu() -> bool {
         .unwrap()
         .cpu_pmus
         .is_empty()
+}
+
+/// A task's job counts in summary.json, `[released, completed, missed,
+/// aborted]`, checked to balance: released = completed + missed + aborted.
+pub fn balanced_job_counts(task: &Value) -> [u64; 4] {
+    let jobs = &task["jobs"];
+    let n = |k: &str| jobs[k].as_u64().unwrap();
+    let counts = [n("released"), n("completed"), n("missed"), n("aborted")];
+    assert_eq!(
+        counts[0],
+        counts[1] + counts[2] + counts[3],
+        "{}: {jobs}",
+        task["name"]
+    );
+    counts
 }
 
 /// Writes `text` to `dir/name` and returns the path.
@@ -178,4 +211,19 @@ pub fn nobody_dir(plan: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let copy = dir.path().join("light.toml");
     std::fs::copy(plan, &copy).unwrap();
     (dir, binary, copy)
+}
+
+/// `runuser -u nobody -- BINARY run PLAN ARGS --out OUT` (a [`nobody_dir`]'s
+/// binary and plan): `tinct run` without privileges.
+pub fn run_as_nobody(binary: &Path, plan: &Path, args: &[&str], out: &Path) -> Output {
+    std::process::Command::new("runuser")
+        .args(["-u", "nobody", "--"])
+        .arg(binary)
+        .arg("run")
+        .arg(plan)
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("runuser (util-linux) runs a command as another user")
 }

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use tinct_core::format::{InputError, Syntax, parse};
-use tinct_core::model::{Overheads, Platform};
+use tinct_core::model::{Overheads, Platform, Task, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
 
 /// `cores` cores with 4 partitions of 1 MiB, Δ = 0 and no overheads: the
@@ -35,4 +35,15 @@ pub fn assert_names(err: &InputError, line: usize, field: &str, found: &str) {
     assert!(message.contains(field), "field {field} not in: {message}");
     assert!(message.contains(found), "found {found} not in: {message}");
     assert!(message.contains("expected"), "no expectation in: {message}");
+}
+
+/// Task `t{index}`: periodic with `period` and a constant C of `wcet`, one
+/// byte of memory (the cache plays no part), everything else default.
+pub fn numbered_task(index: usize, period: Nanos, wcet: Nanos) -> Task {
+    Task::periodic(
+        format!("t{index}"),
+        period,
+        Bytes(1),
+        WcetTable::constant(wcet),
+    )
 }

@@ -6,7 +6,7 @@ use crate::kernels::JobWork;
 use crate::memory::Placement;
 use crate::record::JobRecord;
 use crate::sentinel::{SentinelOptions, SentinelReport};
-use crate::spec::{Scheduling, TaskSpec, WatchdogMode};
+use crate::spec::{RunSpec, Scheduling, TaskSpec, WatchdogMode};
 use crate::watchdog::StopReason;
 use serde::Serialize;
 
@@ -126,6 +126,41 @@ pub struct RunResult {
     pub llc_domains: Vec<Vec<u32>>,
     /// What was known about page colouring (from [`RunOptions::colouring`]).
     pub colouring: Colouring,
+}
+
+/// What one way of running (threads, supervised processes) measured: the
+/// parts of a [`RunResult`] that do not come from the spec or the options.
+pub(super) struct Measured {
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub stop: StopReason,
+    pub memory_locked: bool,
+    pub rt_throttling: String,
+    pub notes: Vec<String>,
+    pub tasks: Vec<TaskRun>,
+}
+
+impl RunResult {
+    /// The result of running `spec` under `options`; the stall sentinels
+    /// and LLC domains are filled in later by `runtime::run`.
+    pub(super) fn assemble(spec: &RunSpec, options: &RunOptions, measured: Measured) -> RunResult {
+        RunResult {
+            start_ns: measured.start_ns,
+            end_ns: measured.end_ns,
+            stop: measured.stop,
+            realtime: options.realtime,
+            memory_locked: measured.memory_locked,
+            rt_throttling: measured.rt_throttling,
+            watchdog_factor: options.watchdog_factor,
+            watchdog: options.watchdog,
+            rtapp_log: spec.rtapp_log.clone(),
+            notes: measured.notes,
+            tasks: measured.tasks,
+            sentinel: None,
+            llc_domains: Vec::new(),
+            colouring: options.colouring,
+        }
+    }
 }
 
 /// The CPU sets that share one last-level cache, from sysfs (empty if the

@@ -29,7 +29,7 @@
 //! end, SIGKILL: one SIGINT ends any run within the grace period.
 
 use super::Logs;
-use super::result::{RunOptions, RunResult, TaskRun, rt_throttling};
+use super::result::{Measured, RunOptions, RunResult, TaskRun, rt_throttling};
 use super::threads::run_here;
 use super::wire::{ChildReport, Report, WireError, WirePlacement};
 use crate::Result;
@@ -257,23 +257,16 @@ fn recover(
             }
         })
         .collect();
-    RunResult {
+    let measured = Measured {
         start_ns,
         end_ns,
         stop,
-        realtime: options.realtime,
         memory_locked: spec.lock_memory,
         rt_throttling: rt_throttling(),
-        watchdog_factor: options.watchdog_factor,
-        watchdog: options.watchdog,
-        rtapp_log: spec.rtapp_log.clone(),
         notes: Vec::new(),
         tasks,
-        // Filled in by `runtime::run` from the shared stall log.
-        sentinel: None,
-        llc_domains: Vec::new(),
-        colouring: options.colouring,
-    }
+    };
+    RunResult::assemble(spec, options, measured)
 }
 
 /// Appends, as aborted, the job task `index` was running when its process

@@ -3,7 +3,7 @@
 
 use super::Logs;
 use super::objects::Objects;
-use super::result::{RunOptions, RunResult, TaskRun, rt_throttling};
+use super::result::{Measured, RunOptions, RunResult, TaskRun, rt_throttling};
 use super::task::{TaskSetup, panic_message, task_thread};
 use crate::clock::now_ns;
 use crate::memory::{Backing, ColoredMemory, Placement};
@@ -361,23 +361,16 @@ fn run_threads<'scope, 'env>(
     if let Ok(w) = watchdog {
         let _ = w.join();
     }
-    RunResult {
+    let measured = Measured {
         start_ns: t0,
         end_ns: end,
         stop: shared.reason(),
-        realtime: options.realtime,
         memory_locked,
         rt_throttling: rt_throttling(),
-        watchdog_factor: options.watchdog_factor,
-        watchdog: options.watchdog,
-        rtapp_log: spec.rtapp_log.clone(),
         notes: Vec::new(),
         tasks,
-        // Filled in by `runtime::run` from the shared stall log.
-        sentinel: None,
-        llc_domains: Vec::new(),
-        colouring: options.colouring,
-    }
+    };
+    RunResult::assemble(spec, options, measured)
 }
 
 /// One sentinel per watched CPU ([`crate::sentinel`]), on a grid half a

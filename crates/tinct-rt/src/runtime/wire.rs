@@ -1,7 +1,7 @@
 //! What the supervised child hands its parent: the run's result without
 //! the records (they are in the shared log), or the error that refused it.
 
-use super::result::{RunOptions, RunResult, TaskRun, WorkNote};
+use super::result::{Measured, RunOptions, RunResult, TaskRun, WorkNote};
 use crate::RtError;
 use crate::calibrate::Rates;
 use crate::kernels::JobWork;
@@ -139,23 +139,16 @@ impl ChildReport {
                 error: wire.error,
             })
             .collect();
-        RunResult {
+        let measured = Measured {
             start_ns: self.start_ns,
             end_ns: self.end_ns,
             stop: self.stop,
-            realtime: options.realtime,
             memory_locked: self.memory_locked,
             rt_throttling: self.rt_throttling,
-            watchdog_factor: options.watchdog_factor,
-            watchdog: options.watchdog,
-            rtapp_log: spec.rtapp_log.clone(),
             notes: self.notes,
             tasks,
-            // Filled in by `runtime::run` from the shared stall log.
-            sentinel: None,
-            llc_domains: Vec::new(),
-            colouring: options.colouring,
-        }
+        };
+        RunResult::assemble(spec, options, measured)
     }
 }
 

@@ -375,26 +375,9 @@ fn bank_modes(text: &str) -> Result<tinct_mem::Modes, String> {
 }
 
 fn composite_list(text: &str) -> Result<CompositeList, String> {
-    if text.trim() == "none" {
-        return Ok(CompositeList(Vec::new()));
-    }
-    text.split(',')
-        .map(|item| {
-            let parsed = item.trim().split_once('/').and_then(|(t, p)| {
-                Some((
-                    t.trim().parse::<usize>().ok()?,
-                    p.trim().parse::<usize>().ok()?,
-                ))
-            });
-            match parsed {
-                Some((t, p)) if t > 0 && p > 0 => Ok((t, p)),
-                _ => Err(format!(
-                    "expected THREADS/PAGES with both at least 1 (e.g. 32/2), found {item:?}"
-                )),
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()
+    banks::composite::parse_configurations(text)
         .map(CompositeList)
+        .map_err(|e| e.to_string())
 }
 
 impl Banks {
