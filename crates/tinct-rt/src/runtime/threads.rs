@@ -264,10 +264,6 @@ fn run_threads<'scope, 'env>(
     }
 
     barrier.wait(); // every task is set up
-    let t0 = now_ns().saturating_add(options.release_margin_ns);
-    start.store(t0, Ordering::SeqCst);
-    let end = t0.saturating_add(spec.duration_ns); // within limits: exact
-    log.set_window(t0, end);
     let max_deadline = spec
         .tasks
         .iter()
@@ -281,23 +277,31 @@ fn run_threads<'scope, 'env>(
         .flat_map(|t| t.phases.iter().filter_map(|p| t.deadline_of(p)))
         .min()
         .unwrap_or(100_000_000);
-    let limits = Limits {
-        overrun_factor: options.watchdog_factor,
-        hard_limit_ns: if options.watchdog == WatchdogMode::Off {
-            u64::MAX
-        } else {
-            end.saturating_add(grace)
-        },
-        end_ns: end,
-        start_ns: t0,
-        // Idle looks are rare (at least 10 ms apart) so the top-priority
-        // watchdog barely disturbs the tasks; a running job is looked at
-        // exactly when it would overrun (see `watchdog::next_look`).
-        poll_ns: ((min_deadline as f64 * options.watchdog_factor / 2.0) as u64)
-            .clamp(10_000_000, 100_000_000),
+    let (duration, factor, mode) = (spec.duration_ns, options.watchdog_factor, options.watchdog);
+    let limits = move |t0: u64| {
+        let end = t0.saturating_add(duration); // within limits: exact
+        Limits {
+            overrun_factor: factor,
+            hard_limit_ns: if mode == WatchdogMode::Off {
+                u64::MAX
+            } else {
+                end.saturating_add(grace)
+            },
+            end_ns: end,
+            start_ns: t0,
+            // Idle looks are rare (at least 10 ms apart) so the top-priority
+            // watchdog barely disturbs the tasks; a running job is looked at
+            // exactly when it would overrun (see `watchdog::next_look`).
+            poll_ns: ((min_deadline as f64 * factor / 2.0) as u64).clamp(10_000_000, 100_000_000),
+        }
     };
+    // The guards (watchdog, sentinels) are spawned before the common
+    // release is chosen: spawning allocates, and nothing may allocate once
+    // the tasks run (tests/no_allocation.rs), however late this thread is
+    // scheduled. Each waits for `start` to be published.
     let watchdog = {
         let shared = shared.clone();
+        let start = start.clone();
         let realtime = options.realtime;
         std::thread::Builder::new()
             .name("tinct-watchdog".into())
@@ -313,7 +317,8 @@ fn run_threads<'scope, 'env>(
                         message: e.to_string(),
                     });
                 }
-                watchdog::watch(&shared, limits, &|now| log.beat(now));
+                let t0 = published_start(&start);
+                watchdog::watch(&shared, limits(t0), &|now| log.beat(now));
             })
     };
     if let Err(e) = &watchdog {
@@ -323,9 +328,13 @@ fn run_threads<'scope, 'env>(
         });
     }
     if let (Some(stalls), Some(sentinel)) = (logs.stalls, options.sentinel) {
-        spawn_sentinels(scope, stalls, sentinel, options.realtime, t0, shared);
+        spawn_sentinels(scope, stalls, sentinel, options.realtime, &start, shared);
     }
-    barrier.wait(); // t0 is published
+    let t0 = now_ns().saturating_add(options.release_margin_ns);
+    let end = t0.saturating_add(spec.duration_ns); // within limits: exact
+    log.set_window(t0, end);
+    start.store(t0, Ordering::SeqCst); // the guards go
+    barrier.wait(); // t0 is published to the tasks
 
     let mut tasks = Vec::with_capacity(n);
     for (i, handle) in handles.into_iter().enumerate() {
@@ -373,26 +382,40 @@ fn run_threads<'scope, 'env>(
     RunResult::assemble(spec, options, measured)
 }
 
+/// The common release `t0` once the main thread publishes it in `start`
+/// (it does right after spawning the guards that wait here), polled every
+/// 20 µs: sleeping does not allocate.
+fn published_start(start: &std::sync::atomic::AtomicU64) -> u64 {
+    loop {
+        match start.load(Ordering::SeqCst) {
+            0 => std::thread::sleep(std::time::Duration::from_micros(20)),
+            t0 => return t0,
+        }
+    }
+}
+
 /// One sentinel per watched CPU ([`crate::sentinel`]), on a grid half a
-/// period after `t0` (so its wake-ups do not coincide with the releases of
-/// tasks whose periods are multiples of its own), until every task thread
-/// has finished. A sentinel that cannot be started leaves its CPU unwatched
+/// period after the common release `t0` (read from `start` once
+/// published; so its wake-ups do not coincide with the releases of tasks
+/// whose periods are multiples of its own), until every task thread has
+/// finished. A sentinel that cannot be started leaves its CPU unwatched
 /// (the report shows no wake-up there); the run goes on.
 fn spawn_sentinels<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     stalls: &'env StallLog,
     options: SentinelOptions,
     realtime: bool,
-    t0: u64,
+    start: &Arc<std::sync::atomic::AtomicU64>,
     shared: &'env Arc<Shared>,
 ) {
-    let first = t0.saturating_add(options.period_ns / 2);
     for (index, &cpu) in stalls.cpus().iter().enumerate() {
+        let start = start.clone();
         let _ = std::thread::Builder::new()
             .name(format!("tinct-sentinel-{cpu}"))
             .spawn_scoped(scope, move || {
                 let writer = stalls.writer(index);
                 writer.started(sentinel::prepare_thread(cpu, realtime));
+                let first = published_start(&start).saturating_add(options.period_ns / 2);
                 let tasks = shared.monitors.len();
                 sentinel::watch(&writer, options, first, &|| {
                     shared.finished.load(Ordering::SeqCst) == tasks
