@@ -38,3 +38,15 @@ fn output_path_error(flag: &str, e: OutputPathError) -> CliError {
         e.found
     ))
 }
+
+/// Warns on stderr, located in `file`, of each input the analysis did not
+/// use as written (an explicit `blocking` below the derived B_i): the same
+/// lines from `analyze`, `plan` and `run` (which notes them).
+pub fn warn_inputs(file: &Path, analysis: Option<&tinct_core::analysis::Analysis>) {
+    for warning in analysis.into_iter().flat_map(|a| &a.warnings) {
+        eprintln!(
+            "tinct: warning: {}",
+            warning.located(&file.display().to_string())
+        );
+    }
+}

@@ -525,4 +525,11 @@ fn explicit_blocking_below_the_derived_one_is_replaced_with_a_warning() {
         text.contains("note: task 'p': the explicit `blocking` 100us is below"),
         "{text}"
     );
+    // `tinct plan` analyses the same set and warns the same way.
+    let out = tinct()
+        .args(["plan", "--placement", "static"])
+        .arg(&file)
+        .exits(0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(&expected), "plan: {err}");
 }

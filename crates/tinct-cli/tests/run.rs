@@ -851,3 +851,40 @@ fn the_demo_refuses_a_zero_duration_at_once() {
         "nothing measured, nothing written"
     );
 }
+
+/// A set the analysis refuses (a pcp resource used on two cores) still
+/// runs, to measure, but never silently: the run says why it has no
+/// bounds, with the analysis' own located message, and writes no
+/// analysis.json.
+#[test]
+fn a_set_the_analysis_refuses_runs_without_bounds_and_says_why() {
+    if !tinct_sys::testing::privileged_or_skip("a SCHED_FIFO run") {
+        return;
+    }
+    let _guard = serial();
+    let section = r#"critical_sections = [{ resource = "bus", length = "100us" }]"#;
+    let task = |name: &str, core: u32| {
+        format!(
+            "[[task]]\nname = \"{name}\"\nperiod = \"100ms\"\nmemory = \"1MiB\"\nwcet = \"2ms\"\n\
+             core = {core}\npartitions = [{}]\n{section}\n\
+             body = {{ kernel = \"compute\", target = \"300us\" }}\n\n",
+            core + 1
+        )
+    };
+    let text = format!(
+        "[platform]\ncores = 2\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"1us\"\n\n\
+         [[resource]]\nname = \"bus\"\nprotocol = \"pcp\"\n\n{}{}",
+        task("hi", 0),
+        task("lo", 1)
+    );
+    let run = run_plan_text(&text, &["--duration", "300ms"]);
+    let stdout = run.stdout();
+    let out = run.exits(0).run_dir();
+    assert!(
+        stdout.contains("note: no analysis: `tinct analyze` refuses this set (")
+            && stdout.contains("plan.toml:21: task 'lo' field `critical_sections`"),
+        "{stdout}"
+    );
+    assert!(!out.join("analysis.json").exists());
+    assert_accounting(&out);
+}

@@ -282,9 +282,12 @@ fn too_many_tasks_are_refused() {
         ));
     }
     let err = error(&text);
+    let max = tinct_core::format::MAX_TASKS;
     assert!(
-        err.to_string()
-            .contains("expected at most 1024 tasks, found 1025 tasks"),
+        err.to_string().contains(&format!(
+            "expected at most {max} tasks, found {} tasks",
+            max + 1
+        )),
         "{err}"
     );
 }

@@ -38,6 +38,11 @@ pub fn algorithm(name: &str) -> PyResult<Algorithm> {
 /// Plans `set` with the GIL released.
 pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs) -> PyResult<PyPlan> {
     let algorithm = algorithm(args.algorithm)?;
+    // Refused as `tinct plan` refuses it (exit 2): these algorithms do not
+    // keep a shared resource's users on one core.
+    if let Some(why) = alloc::unsupported(&set.set) {
+        return Err(bad_argument("resource", format!("{}: {why}", set.file)));
+    }
     let budget = alloc::partition_budget(&set.set, &set.file, args.partitions)
         .map_err(|e| bad_argument("partitions", format!("partitions: {e}")))?;
     let stop = stop_after(args.timeout)?;

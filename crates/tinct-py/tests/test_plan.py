@@ -54,6 +54,25 @@ def test_bad_plan_arguments():
         s.plan(timeout=-1)
 
 
+def test_a_shared_resource_is_refused_as_the_cli_refuses_it(tmp_path):
+    set_file = tmp_path / "shared.toml"
+    set_file.write_text(
+        "[platform]\ncores = 2\npartitions = 4\nmemory = \"4MiB\"\nrefill = \"10us\"\n\n"
+        "[[resource]]\nname = \"bus\"\nprotocol = \"pcp\"\n\n"
+        + "".join(
+            f"[[task]]\nname = \"{n}\"\nperiod = \"10ms\"\nmemory = \"1KiB\"\nwcet = \"1ms\"\n"
+            "critical_sections = [{ resource = \"bus\", length = \"0.1ms\" }]\n\n"
+            for n in ("p", "q")
+        )
+    )
+    done = run_cli("plan", str(set_file), check=False)
+    assert done.returncode == 2, done.stderr
+    with pytest.raises(tinct.BadInput) as refused:
+        tinct.TaskSet.load(set_file).plan()
+    assert "resource 'bus' is shared by p, q" in str(refused.value)
+    assert "resource 'bus' is shared by p, q" in done.stderr
+
+
 def test_a_timeout_stops_with_the_plan_so_far():
     s = tinct.TaskSet.load(KIM2013).replicate(4)
     plan = s.plan(algorithm="cata", exact=True, timeout=0.001)

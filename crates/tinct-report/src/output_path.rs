@@ -58,7 +58,7 @@ fn found(path: &Path, error: Option<&std::io::Error>) -> String {
     match blocking_ancestor(path) {
         Some(a) if a == path => kind_of(path).to_string(),
         Some(a) => format!("{} is {}", a.display(), kind_of(&a)),
-        None => error.map_or_else(|| "an unusable path".to_string(), ToString::to_string),
+        None => error.map_or_else(|| "an unusable path".to_string(), unwritable),
     }
 }
 
@@ -68,6 +68,20 @@ fn dir_refused(path: &Path, error: Option<&std::io::Error>) -> OutputPathError {
         expected: "a directory to write the files in (created if missing)".into(),
         found: found(path, error),
     }
+}
+
+/// Why a place cannot be written, without the probe file's random name
+/// (tempfile adds it to its errors): the OS error alone.
+fn unwritable(error: &std::io::Error) -> String {
+    let os = match error.raw_os_error() {
+        Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+        // tempfile's errors end in " at path <the probe>".
+        None => {
+            let text = error.to_string();
+            text.split(" at path ").next().unwrap_or(&text).to_string()
+        }
+    };
+    format!("a place this process cannot write: {os}")
 }
 
 /// Writes and removes a probe file in the directory `dir`.
@@ -111,7 +125,9 @@ pub fn prepare_dir(path: &Path) -> Result<(), OutputPathError> {
 }
 
 /// Checks that `path` can name a file to be written: not an existing
-/// directory, and its parent an existing directory. Nothing is created.
+/// directory, its parent an existing directory that takes a probe file
+/// (written, then removed), and an existing file at `path` opens for
+/// writing (not truncated). Nothing is left behind.
 pub fn check_file(path: &Path) -> Result<(), OutputPathError> {
     let refused = |found: String| OutputPathError {
         path: path.to_path_buf(),
@@ -134,12 +150,34 @@ pub fn check_file(path: &Path) -> Result<(), OutputPathError> {
             parent.display()
         )));
     }
+    probe(parent).map_err(|e| refused(unwritable(&e)))?;
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| refused(unwritable(&e)))?;
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_in_a_place_that_cannot_be_written_is_refused() {
+        // /proc takes no new files, even from root.
+        let e = check_file(Path::new("/proc/tinct-output-test")).unwrap_err();
+        assert!(e.found.contains("cannot write"), "{}", e.found);
+        assert!(!e.found.contains(".tinct-probe-"), "{}", e.found);
+        let tmp = tempfile::tempdir().unwrap();
+        check_file(&tmp.path().join("plan.toml")).unwrap();
+        assert_eq!(
+            std::fs::read_dir(tmp.path()).unwrap().count(),
+            0,
+            "probe removed"
+        );
+    }
 
     #[test]
     fn a_directory_is_created_and_probed() {

@@ -51,9 +51,10 @@ pub fn parse_watchdog_factor(text: &str) -> std::result::Result<f64, String> {
     }
 }
 
-/// The most threads one run may start (tasks, rt-app instances included):
-/// the most tasks a task-set file may have.
-pub const MAX_TASKS: usize = tinct_core::format::MAX_TASKS;
+/// The most threads one run may start (tasks, rt-app instances included).
+/// A task-set file may have more (tinct-core's `format::MAX_TASKS`, for
+/// analysis): `tinct run` refuses it, naming the file and `tasks`.
+pub const MAX_TASKS: usize = 1024;
 
 /// The smallest working set of a memory kernel (chase, read, write, rmw,
 /// mixed): one cache line, since one memory iteration touches one line.

@@ -227,21 +227,23 @@ pub fn load_plan(path: &Path, duration_ns: u64) -> Result<RunSpec> {
 /// [`load_plan`], and the analysis the bounds came from (`None` for a set
 /// the analysis cannot take), for the run directory's `analysis.json`.
 pub fn load_analysed_plan(path: &Path, duration_ns: u64) -> Result<(RunSpec, Option<Analysis>)> {
-    load_placed_plan(path, duration_ns, PlacementPolicy::Static)
+    load_placed_plan(path, duration_ns, PlacementPolicy::Static).map(|(spec, a)| (spec, a.ok()))
 }
 
 /// [`load_analysed_plan`] under a placement `policy`
 /// ([`RunSpec::from_placed`]), with the set's resources, critical sections
-/// and release jitter ([`Synchronization::of_set`]).
+/// and release jitter ([`Synchronization::of_set`]); the analysis, or why
+/// the analysis refuses the set (located as `tinct analyze` says it).
 pub fn load_placed_plan(
     path: &Path,
     duration_ns: u64,
     policy: PlacementPolicy,
-) -> Result<(RunSpec, Option<Analysis>)> {
+) -> Result<(RunSpec, std::result::Result<Analysis, String>)> {
     let set = tinct_core::format::load(path)?;
-    let analysis = tinct_core::analysis::analyze(&set).ok();
     let source = path.display().to_string();
-    let spec = RunSpec::from_placed(&set, analysis.as_ref(), &source, duration_ns, policy)?
+    let analysis =
+        tinct_core::analysis::analyze(&set).map_err(|e| e.input_error(&source, &set).to_string());
+    let spec = RunSpec::from_placed(&set, analysis.as_ref().ok(), &source, duration_ns, policy)?
         .with_synchronization(&Synchronization::of_set(&set))?;
     let allowed = tinct_sys::sched::affinity()?;
     if let Some(task) = spec

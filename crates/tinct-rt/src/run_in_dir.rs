@@ -72,11 +72,25 @@ impl Workload {
     ) -> Result<Workload> {
         let duration = duration.map_or(DEFAULT_DURATION_NS, |d| d.0);
         let (spec, analysis) = crate::plan::load_placed_plan(plan, duration, placement)?;
+        let file = plan.display().to_string();
+        let notes = match &analysis {
+            // Said, never silent: the run measures, but bounds nothing.
+            Err(refused) => vec![format!(
+                "no analysis: `tinct analyze` refuses this set ({refused}); the run has no bounds, and a late job's cause is `no_analysis`"
+            )],
+            // Inputs the analysis did not use as written (an explicit
+            // `blocking` below the derived B_i), as `tinct analyze` warns.
+            Ok(a) => a
+                .warnings
+                .iter()
+                .map(|w| format!("warning: {}", w.located(&file)))
+                .collect(),
+        };
         Ok(Workload {
             spec,
-            analysis,
+            analysis: analysis.ok(),
             out: out.unwrap_or_else(|| default_run_dir(plan)),
-            notes: Vec::new(),
+            notes,
         })
     }
 

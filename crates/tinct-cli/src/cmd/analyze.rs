@@ -53,12 +53,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let source = overheads_source(&args, &set)?;
     set.platform.overheads = source.overheads;
     let analysis = analyze(&set).map_err(|e| analysis_input_error(&args.file, &set, e))?;
-    for warning in &analysis.warnings {
-        eprintln!(
-            "tinct: warning: {}",
-            warning.located(&args.file.display().to_string())
-        );
-    }
+    crate::output::warn_inputs(&args.file, Some(&analysis));
     if args.json {
         let mut json = serde_json::to_value(&analysis).map_err(anyhow::Error::from)?;
         json["refill_source"] = serde_json::Value::String(refill_source);

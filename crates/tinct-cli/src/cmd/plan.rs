@@ -134,6 +134,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         stop: Some(&stop),
     };
     let plan = plan(&set, Algorithm::from(args.algorithm), &options);
+    crate::output::warn_inputs(&args.file, plan.analysis.as_ref());
     let mut report = PlanReport {
         file: args.file.display().to_string(),
         plan: &plan,
@@ -174,6 +175,7 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
             stop: Some(&stop),
         },
     );
+    crate::output::warn_inputs(&args.file, placement.analysis.as_ref());
     let mut report = PlacementReport {
         file: args.file.display().to_string(),
         placement: "static",

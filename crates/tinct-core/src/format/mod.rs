@@ -133,10 +133,11 @@ pub fn load(path: &Path) -> Result<TaskSet, InputError> {
 /// typical size; a larger file is refused before it is read whole).
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
-/// The most tasks in one task set: the threads one run may start (each
-/// task is a thread of `tinct run`), so that `analyze`, `plan` and `run`
-/// accept the same files. tinct-rt's thread limit is this constant.
-pub const MAX_TASKS: usize = 1024;
+/// The most tasks in one task set (the analysis is quadratic in the tasks
+/// of a core). `tinct run` starts a thread per task and takes at most
+/// tinct-rt's `limits::MAX_TASKS` (1024) of them; a larger set stays
+/// analyzable, as periods beyond a run's 366 days do.
+pub const MAX_TASKS: usize = 10_000;
 
 /// The longest time a task's `body.target` may name, and the longest time
 /// `tinct run` takes in any field (366 days): inside it every instant of a
