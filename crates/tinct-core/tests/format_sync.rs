@@ -209,6 +209,30 @@ fn sections_must_fit_in_the_smallest_wcet() {
     assert!(parse(&fits, "set.toml", Syntax::Toml).is_ok());
 }
 
+/// The sections are part of the job `tinct run` executes: they fit in the
+/// body's `target` too, refused where the file is read (so analyze and
+/// plan refuse what run would), at the `critical_sections` key's line.
+#[test]
+fn sections_must_fit_in_the_bodys_target() {
+    let with_body = |target: &str| {
+        replace(
+            "jitter = \"100us\"",
+            &format!(
+                "jitter = \"100us\"\nbody = {{ kernel = \"compute\", target = \"{target}\" }}"
+            ),
+        )
+    };
+    let err = error(&with_body("0.2ms"));
+    assert_names(
+        &err,
+        25,
+        "task 'producer' field `critical_sections`",
+        "Σ lengths = 250000 ns",
+    );
+    assert!(err.to_string().contains("body.target = 200us"), "{err}");
+    assert!(parse(&with_body("0.25ms"), "set.toml", Syntax::Toml).is_ok());
+}
+
 #[test]
 fn jitter_blocking_and_overheads_are_durations() {
     let err = error(&replace("jitter = \"100us\"", "jitter = 100"));

@@ -100,12 +100,26 @@ impl FrameDrift {
         if self.held() {
             return None;
         }
+        let mut what = Vec::new();
+        if self.moved > 0 {
+            what.push(format!(
+                "{} of {} coloured pages changed frame during the run ({} of them to another \
+                 colour)",
+                self.moved, self.pages, self.recolored
+            ));
+        }
+        if self.absent > 0 {
+            what.push(format!(
+                "{} of {} coloured pages were no longer present at the end (their frame, so their \
+                 colour, is unknown)",
+                self.absent, self.pages
+            ));
+        }
         Some(format!(
-            "{} of {} coloured pages changed frame during the run ({} of them to another \
-             colour), {} not present: the kernel migrated them (compaction, NUMA balancing, THP) \
-             and their cache partition no longer holds; `tinct doctor` says which setting to \
-             change (e.g. `sysctl vm.compact_unevictable_allowed=0`)",
-            self.moved, self.pages, self.recolored, self.absent
+            "{}: a page the kernel moves (compaction, NUMA balancing, THP) leaves its cache \
+             partition; `tinct doctor` says which setting to change (e.g. `sysctl \
+             vm.compact_unevictable_allowed=0`)",
+            what.join("; ")
         ))
     }
 }
@@ -157,6 +171,14 @@ mod tests {
         let warning = drift.warning().unwrap();
         assert!(
             warning.contains("2 of 5") && warning.contains("tinct doctor"),
+            "{warning}"
+        );
+        // Only absent pages: said as such, never "0 pages changed frame".
+        let absent = FrameDrift::compare(&mapping(), &[8, 9], &[Some(8), None]).unwrap();
+        let warning = absent.warning().unwrap();
+        assert!(
+            warning.starts_with("1 of 2 coloured pages were no longer present")
+                && !warning.contains("changed"),
             "{warning}"
         );
     }

@@ -423,7 +423,7 @@ fn run_steps(
     let o = &source.overheads;
     let mut files = vec!["calibration.json"];
     if params.realtime {
-        files.push("overheads/overheads.json");
+        files.extend(["overheads/overheads.json", "overheads/overheads.csv"]);
     }
     steps.record(
         "platform",

@@ -284,6 +284,7 @@ fn validate_task(
     };
     let critical_sections =
         resources::validate_sections(raw, i, context.resources, &wcet, reporter)?;
+    resources::validate_sections_in_body(raw, i, &critical_sections, body.as_ref(), reporter)?;
     let jitter = match &raw.jitter {
         None => Nanos::ZERO,
         Some(v) => field("jitter").duration(v)?,

@@ -4,7 +4,7 @@ use super::{Field, Reporter, task_field};
 use crate::format::InputError;
 use crate::format::locate::Seg;
 use crate::format::raw::{RawResource, RawTask};
-use crate::model::{CriticalSection, Protocol, Resource, WcetTable};
+use crate::model::{Body, CriticalSection, Protocol, Resource, WcetTable, Work};
 use crate::units::Nanos;
 use std::collections::HashMap;
 
@@ -134,4 +134,35 @@ pub(super) fn validate_sections(
         ));
     }
     Ok(out)
+}
+
+/// A task's critical sections fit in its body's `target` (the work a job of
+/// `tinct run` does, of which the sections are part), as they fit in C:
+/// checked here, located, so that analyze and plan refuse what run would.
+pub(super) fn validate_sections_in_body(
+    raw: &RawTask,
+    i: usize,
+    sections: &[CriticalSection],
+    body: Option<&Body>,
+    reporter: &Reporter<'_>,
+) -> Result<(), InputError> {
+    let Some(Work::Target(target)) = body.and_then(|b| b.work) else {
+        return Ok(());
+    };
+    let total: u128 = sections.iter().map(|s| u128::from(s.length.0)).sum();
+    if total <= u128::from(target.0) {
+        return Ok(());
+    }
+    Err(reporter.error(
+        &[
+            Seg::Key("task".into()),
+            Seg::Index(i),
+            Seg::Key("critical_sections".into()),
+        ],
+        task_field(&raw.name, "critical_sections"),
+        format!(
+            "critical sections that fit in the body's work: Σ lengths ≤ body.target = {target}"
+        ),
+        format!("Σ lengths = {total} ns"),
+    ))
 }
