@@ -1,7 +1,8 @@
 //! Locked coloured pages stay on their frames across a forced compaction
 //! when `vm.compact_unevictable_allowed = 0` (see `tinct_mem::locking`).
 //!
-//! Ignored by default: it changes a global sysctl and compacts all of the
+//! Ignored by default (CI runs it alone, after the suite: .ci/run): it
+//! changes a global sysctl and compacts all of the
 //! machine's memory, which would migrate the unlocked pages of tests
 //! running in parallel (and of other programs). Run it alone, as root:
 //! `TINCT_REQUIRE_PRIVILEGED=1 cargo test -p tinct-mem --test pinned_frames -- --ignored`.
