@@ -324,6 +324,21 @@ mod tests {
         assert!("sometimes".parse::<crate::spec::WatchdogMode>().is_err());
     }
 
+    /// A chase kernel with no working set at all.
+    fn chase_in_no_memory() -> TaskSpec {
+        TaskBuilder::periodic("c", 1_000_000)
+            .kernel(Kernel::Chase, Work::Target(Nanos(100_000)))
+            .working_set(0)
+            .build()
+    }
+
+    /// One more task than a run may start.
+    fn one_task_too_many() -> Vec<TaskSpec> {
+        (0..=MAX_TASKS)
+            .map(|i| TaskBuilder::periodic(&format!("t{i}"), 1_000_000).build())
+            .collect()
+    }
+
     fn refused(spec: &RunSpec) -> String {
         match spec.check_limits() {
             Err(e) => e.to_string(),
@@ -366,9 +381,7 @@ mod tests {
 
     #[test]
     fn too_many_tasks_or_too_large_logs_are_refused_with_the_limit() {
-        let many = (0..=MAX_TASKS)
-            .map(|i| TaskBuilder::periodic(&format!("t{i}"), 1_000_000).build())
-            .collect();
+        let many = one_task_too_many();
         let e = refused(&run_spec(many, 1_000_000_000));
         assert!(e.contains("1024") && e.contains("1025 tasks"), "{e}");
         // 1000 tasks releasing a job every 10 µs for a day.
@@ -383,16 +396,11 @@ mod tests {
     /// validated: a user reads the same sentence whichever path refused.
     #[test]
     fn refusals_state_the_limits_in_tinct_cores_words() {
-        let tiny = TaskBuilder::periodic("c", 1_000_000)
-            .kernel(Kernel::Chase, Work::Target(Nanos(100_000)))
-            .working_set(0)
-            .build();
+        let tiny = chase_in_no_memory();
         let long_target = TaskBuilder::periodic("t", 1_000_000)
             .kernel(Kernel::Compute, Work::Target(Nanos(MAX_TIME_NS + 1)))
             .build();
-        let many = (0..=MAX_TASKS)
-            .map(|i| TaskBuilder::periodic(&format!("t{i}"), 1_000_000).build())
-            .collect();
+        let many = one_task_too_many();
         let mut big_packet = run_spec(
             vec![TaskBuilder::periodic("p", 1_000_000).build()],
             1_000_000_000,
@@ -425,10 +433,7 @@ mod tests {
 
     #[test]
     fn a_memory_kernel_needs_a_whole_cache_line() {
-        let tiny = TaskBuilder::periodic("c", 1_000_000)
-            .kernel(Kernel::Chase, Work::Target(Nanos(100_000)))
-            .working_set(0)
-            .build();
+        let tiny = chase_in_no_memory();
         let e = refused(&run_spec(vec![tiny], 1_000_000_000));
         assert!(
             e.contains("at least 64B for the chase kernel") && e.contains("found 0B"),

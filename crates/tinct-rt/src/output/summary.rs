@@ -518,23 +518,24 @@ mod tests {
             frame_drift: drift,
             frames: vec![],
         };
+        // Four pages compared: `moved` (`recolored` of them), `absent`.
+        let drift = |moved, recolored, absent| {
+            colored(Some(tinct_mem::FrameDrift {
+                pages: 4,
+                moved,
+                recolored,
+                absent,
+            }))
+        };
         let mut run = result();
         assert_eq!(summarize("x.toml", 400, &run).colored_pages_moved, None);
         assert_eq!(summarize("x.toml", 400, &run).colored_pages_absent, None);
-        run.tasks[0].placement = colored(Some(tinct_mem::FrameDrift {
-            pages: 4,
-            ..Default::default()
-        }));
+        run.tasks[0].placement = drift(0, 0, 0);
         let held = summarize("x.toml", 400, &run);
         assert_eq!(held.colored_pages_moved, Some(0));
         assert_eq!(held.colored_pages_absent, Some(0));
         assert!(!held.notes.iter().any(|n| n.contains("tinct doctor")));
-        run.tasks[0].placement = colored(Some(tinct_mem::FrameDrift {
-            pages: 4,
-            moved: 3,
-            recolored: 2,
-            absent: 0,
-        }));
+        run.tasks[0].placement = drift(3, 2, 0);
         let moved = summarize("x.toml", 400, &run);
         assert_eq!(moved.colored_pages_moved, Some(3));
         assert_eq!(moved.colored_pages_absent, Some(0));
@@ -548,12 +549,7 @@ mod tests {
         );
         // Pages swapped out by the end: absent, beside the moved ones, and
         // the note says so.
-        run.tasks[0].placement = colored(Some(tinct_mem::FrameDrift {
-            pages: 4,
-            moved: 1,
-            recolored: 0,
-            absent: 2,
-        }));
+        run.tasks[0].placement = drift(1, 0, 2);
         let absent = summarize("x.toml", 400, &run);
         assert_eq!(
             (absent.colored_pages_moved, absent.colored_pages_absent),
