@@ -204,6 +204,7 @@ pub fn replicate(set: &TaskSet, copies: usize) -> TaskSet {
         resources: set.resources.clone(),
         edges,
         task_lines: Vec::new(),
+        period_lines: Vec::new(),
     }
 }
 

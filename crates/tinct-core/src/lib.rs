@@ -14,6 +14,7 @@ pub mod dram_map;
 pub mod experiment;
 pub mod format;
 pub mod generate;
+pub mod limits;
 pub mod model;
 pub mod overheads;
 pub mod partitions;

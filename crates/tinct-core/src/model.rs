@@ -401,6 +401,11 @@ pub struct TaskSet {
     /// a set built in code), so later stages can still point at the source.
     #[serde(skip)]
     pub task_lines: Vec<usize>,
+    /// The line of each task's `period` key (its table's when it has none),
+    /// empty for a set built in code: `tinct run` refuses a period beyond
+    /// its limits there.
+    #[serde(skip)]
+    pub period_lines: Vec<usize>,
 }
 
 impl TaskSet {
@@ -412,6 +417,7 @@ impl TaskSet {
             resources: Vec::new(),
             edges: Vec::new(),
             task_lines: Vec::new(),
+            period_lines: Vec::new(),
         }
     }
 

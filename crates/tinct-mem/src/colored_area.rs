@@ -798,6 +798,7 @@ impl Drop for ColoredArea {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::locking::is_locked;
     use crate::mapping::XorFunctions;
 
     fn spec(colors: Vec<u32>, budget: u64) -> AreaSpec {
@@ -908,26 +909,6 @@ mod tests {
             area = ColoredArea::new(spec(vec![0, 2, 4, 6], 16 << 20)).unwrap();
             area.grow(1000).unwrap();
         }
-    }
-
-    /// True if the mapping holding `address` is mlocked (`lo` in smaps).
-    fn is_locked(address: usize) -> bool {
-        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        let mut inside = false;
-        for line in smaps.lines() {
-            let range = line.split_once(' ').and_then(|(r, _)| r.split_once('-'));
-            if let Some((start, end)) = range
-                && let (Ok(start), Ok(end)) = (
-                    usize::from_str_radix(start, 16),
-                    usize::from_str_radix(end, 16),
-                )
-            {
-                inside = (start..end).contains(&address);
-            } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
-                return flags.split_whitespace().any(|f| f == "lo");
-            }
-        }
-        panic!("no mapping holds {address:#x}")
     }
 
     #[test]

@@ -106,6 +106,28 @@ pub(crate) unsafe fn lock_range(
     }
 }
 
+/// True if the mapping holding `address` is mlocked (`lo` in smaps), for
+/// the tests of the modules that lock.
+#[cfg(test)]
+pub(crate) fn is_locked(address: usize) -> bool {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let mut inside = false;
+    for line in smaps.lines() {
+        let range = line.split_once(' ').and_then(|(r, _)| r.split_once('-'));
+        if let Some((start, end)) = range
+            && let (Ok(start), Ok(end)) = (
+                usize::from_str_radix(start, 16),
+                usize::from_str_radix(end, 16),
+            )
+        {
+            inside = (start..end).contains(&address);
+        } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
+            return flags.split_whitespace().any(|f| f == "lo");
+        }
+    }
+    panic!("no mapping holds {address:#x}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

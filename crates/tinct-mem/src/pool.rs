@@ -163,7 +163,7 @@ impl Pool {
         if banks.interleave_controllers {
             book.balance_controllers()?;
         }
-        let pool = Self {
+        let mut pool = Self {
             book,
             region,
             uncolored,
@@ -189,7 +189,8 @@ impl Pool {
         self.uncolored.is_some()
     }
 
-    /// Why the pool's pages are not mlocked (`None`: they are), see
+    /// Why the pool's pages are not mlocked (`None`: they are, except the
+    /// retired ones [`PoolStats::unlocked_by_discard`] counts), see
     /// [`PoolOptions::lock`].
     pub fn unlocked_reason(&self) -> Option<&str> {
         self.region.unlocked_reason()
@@ -309,7 +310,7 @@ impl Pool {
     }
 
     /// Gives the memory of every retired page back to the kernel.
-    fn discard_retired(&self) -> Result<(), MemError> {
+    fn discard_retired(&mut self) -> Result<(), MemError> {
         let page_size = self.page_size();
         let mut index = 0;
         while index < self.pages() {
@@ -349,7 +350,10 @@ impl Pool {
 
     /// Free and used pages per color, bank and controller.
     pub fn stats(&self) -> PoolStats {
-        self.book.stats(self.is_uncolored())
+        PoolStats {
+            unlocked_by_discard: self.region.unlocked_by_discard() as u64,
+            ..self.book.stats(self.is_uncolored())
+        }
     }
 }
 
@@ -377,4 +381,37 @@ fn read_frames(start: usize, pages: usize) -> Result<Vec<u64>, String> {
         }
     }
     Ok(frames)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_stats_count_the_bytes_a_discard_unlocked() {
+        let mapping = crate::mapping::AddressMapping::new(
+            rustix::param::page_size() as u64,
+            crate::mapping::XorFunctions::from_bits(&[12, 13]).unwrap(),
+            crate::mapping::XorFunctions::none(),
+            crate::mapping::XorFunctions::none(),
+        )
+        .unwrap();
+        let options = PoolOptions {
+            uncolored: true,
+            ..PoolOptions::new(64 * rustix::param::page_size())
+        };
+        let mut pool = Pool::new(mapping, options).unwrap();
+        assert_eq!(pool.stats().unlocked_by_discard, 0);
+        let locked = pool.unlocked_reason().is_none();
+        if !locked {
+            assert!(
+                std::env::var("TINCT_REQUIRE_PRIVILEGED").as_deref() != Ok("1"),
+                "the pool could not be locked"
+            );
+        }
+        let page = rustix::param::page_size();
+        pool.region.discard_unlocking(0, page).unwrap();
+        let expected = if locked { page as u64 } else { 0 };
+        assert_eq!(pool.stats().unlocked_by_discard, expected);
+    }
 }

@@ -75,6 +75,9 @@ pub struct Region {
     len: usize,
     /// Why the region is not locked (`None`: locked).
     unlocked: Option<String>,
+    /// Bytes of a locked region unlocked to be discarded (kernels before
+    /// 5.18, see [`Region::discard`]): given back, and no longer locked.
+    unlocked_by_discard: usize,
 }
 
 // SAFETY: the region is plain memory owned by this value; the raw pointer
@@ -141,6 +144,7 @@ impl Region {
             start: NonNull::new(raw.cast::<u8>()).expect("mmap never returns null on success"),
             len,
             unlocked: None,
+            unlocked_by_discard: 0,
         };
         // Populate with transparent huge pages where the kernel gives them:
         // 2 MiB of physically contiguous frames, so consecutive colors sit
@@ -167,9 +171,19 @@ impl Region {
         Ok(region)
     }
 
-    /// Why the region is not locked (`None`: its pages are mlocked).
+    /// Why the region is not locked (`None`: its pages are mlocked, except
+    /// those [`Region::unlocked_by_discard`] counts).
     pub fn unlocked_reason(&self) -> Option<&str> {
         self.unlocked.as_deref()
+    }
+
+    /// Bytes of this locked region whose lock was dropped to discard them:
+    /// a kernel before 5.18 has no `MADV_DONTNEED_LOCKED`, so
+    /// [`Region::discard`] unlocks the range first (the rest of the region
+    /// stays locked; pages touched again there would not be). 0 when every
+    /// discard kept the lock, or the region was not locked.
+    pub fn unlocked_by_discard(&self) -> usize {
+        self.unlocked_by_discard
     }
 
     fn populate(&self) -> Result<(), MemError> {
@@ -234,24 +248,39 @@ impl Region {
 
     /// Gives the pages `[offset, offset + len)` back to the kernel
     /// (`MADV_DONTNEED`); touching them again would fault in new frames.
-    pub fn discard(&self, offset: usize, len: usize) -> Result<(), MemError> {
+    ///
+    /// A locked region refuses MADV_DONTNEED (EINVAL): MADV_DONTNEED_LOCKED
+    /// (Linux 5.18) drops locked pages without unlocking, so the region
+    /// stays one locked mapping; before 5.18 it is EINVAL too, and the
+    /// range is unlocked first (splitting the mapping there), which
+    /// [`Region::unlocked_by_discard`] records.
+    pub fn discard(&mut self, offset: usize, len: usize) -> Result<(), MemError> {
         assert!(offset + len <= self.len, "discard range outside the region");
         let start = self.start.as_ptr().wrapping_add(offset);
-        // A locked region refuses MADV_DONTNEED (EINVAL): MADV_DONTNEED_LOCKED
-        // (Linux 5.18) drops locked pages without unlocking, so the region
-        // stays one locked mapping; before 5.18 it is EINVAL too, and the
-        // range is unlocked first (splitting the mapping there).
         // SAFETY: the range lies inside our mapping (asserted above); the
         // caller has retired these pages, so nothing references them.
         if unsafe { libc::madvise(start.cast(), len, MADV_DONTNEED_LOCKED) } == 0 {
             return Ok(());
         }
+        self.discard_unlocking(offset, len)
+    }
+
+    /// [`Region::discard`] when `MADV_DONTNEED_LOCKED` was refused: unlock
+    /// the range if the region is locked (recorded), then `MADV_DONTNEED`.
+    /// Crate-visible so tests force this path on any kernel.
+    pub(crate) fn discard_unlocking(&mut self, offset: usize, len: usize) -> Result<(), MemError> {
+        assert!(offset + len <= self.len, "discard range outside the region");
+        let start = self.start.as_ptr().wrapping_add(offset);
         if self.unlocked.is_none() {
-            // SAFETY: as above; unlocking changes no contents.
+            // SAFETY: the range lies inside our mapping (asserted above);
+            // unlocking changes no contents.
             unsafe { mm::munlock(start.cast(), len) }
                 .map_err(os_error(format!("munlock({start:p}, {len} bytes)")))?;
+            // At most the region's length: cannot overflow.
+            self.unlocked_by_discard += len;
         }
-        // SAFETY: as above.
+        // SAFETY: the range lies inside our mapping; the caller has retired
+        // these pages, so nothing references them.
         unsafe { mm::madvise(start.cast(), len, Advice::LinuxDontNeed) }.map_err(|errno| {
             MemError::Os {
                 call: format!("madvise(MADV_DONTNEED, {start:p}, {len} bytes)"),
@@ -274,5 +303,50 @@ impl Drop for Region {
         // lifetime or handed out as a raw pointer the user must not use
         // after dropping the pool.
         let _ = unsafe { mm::munmap(self.start.as_ptr().cast(), self.len) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::locking::{Locking, is_locked};
+
+    /// A kernel before 5.18 refuses `MADV_DONTNEED_LOCKED`: the fallback
+    /// unlocks the discarded range, and the region and the pool's stats say
+    /// so (forced here, whatever this kernel does).
+    #[test]
+    fn a_discard_that_unlocks_is_recorded() {
+        let page = rustix::param::page_size();
+        let mut region = match Region::new(
+            4 * page,
+            RegionOptions {
+                lock: Locking::IfAllowed,
+                interleave_nodes: Vec::new(),
+            },
+        ) {
+            Ok(region) => region,
+            Err(e) => panic!("a four-page region: {e}"),
+        };
+        if let Some(reason) = region.unlocked_reason() {
+            // Not locked (no CAP_IPC_LOCK): nothing to unlock, nothing recorded.
+            assert!(
+                std::env::var("TINCT_REQUIRE_PRIVILEGED").as_deref() != Ok("1"),
+                "the region could not be locked: {reason}"
+            );
+            region.discard_unlocking(page, page).unwrap();
+            assert_eq!(region.unlocked_by_discard(), 0);
+            return;
+        }
+        assert_eq!(region.unlocked_by_discard(), 0, "nothing discarded yet");
+        region.discard_unlocking(page, 2 * page).unwrap();
+        assert_eq!(region.unlocked_by_discard(), 2 * page);
+        assert!(
+            !is_locked(region.start() as usize + page),
+            "the discarded range is no longer locked"
+        );
+        assert!(
+            is_locked(region.start() as usize),
+            "the pages kept stay locked"
+        );
     }
 }

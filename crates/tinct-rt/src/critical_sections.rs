@@ -23,6 +23,7 @@
 
 use crate::spec::{MutexSpec, Policy, Protocol, RunSpec, Step};
 use crate::{Result, RtError};
+use tinct_core::limits::Limit;
 use tinct_core::model::{Protocol as SetProtocol, TaskSet, Work};
 use tinct_core::units::Nanos;
 
@@ -215,13 +216,15 @@ impl RunSpec {
                         file: self.source.clone(),
                         line: task.line,
                         field: format!("task '{}' critical_sections", task.name),
-                        expected: format!("sections of at most C = {c} in all"),
-                        found: task_sync
-                            .sections
-                            .iter()
-                            .map(|s| Nanos(s.length_ns).to_string())
-                            .collect::<Vec<_>>()
-                            .join(" + "),
+                        expected: Limit::SectionsInBody(c).expected(),
+                        found: format!(
+                            "Σ lengths = {} ns",
+                            task_sync
+                                .sections
+                                .iter()
+                                .map(|s| u128::from(s.length_ns))
+                                .sum::<u128>()
+                        ),
                     });
                 }
                 (iterations, _) => iterations,
@@ -351,7 +354,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("task 'high'") && e.contains("at most C = 2ms"),
+            e.contains("task 'high'")
+                && e.contains(&Limit::SectionsInBody(Nanos(2 * MS)).expected())
+                && e.contains("Σ lengths = 3000000 ns"),
             "{e}"
         );
         let mut unknown = sync(ResourceProtocol::Pip, MS);

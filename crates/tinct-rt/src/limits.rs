@@ -8,32 +8,33 @@
 //! reading, far below 2^63 ns) fits in a `u64` with room to spare, so the
 //! runtime's additions cannot wrap.
 //!
-//! The limits a task-set file can break (threads, a body's target and
-//! working set, an edge's buffer) live in tinct-core's `format` and are
-//! checked where the file is validated, with its line, so `analyze`, `plan`
-//! and `run` refuse the same files alike; the checks here guard the specs
-//! built without a file (rt-app, benches, tests) and the run's own
-//! parameters (duration, periods, job logs).
+//! Every limit's value and wording has one home, tinct-core's `limits`
+//! ([`Limit::expected`]): those a task-set file can break (threads, a
+//! body's target and working set, an edge's buffer) are checked where the
+//! file is validated, with its line, so `analyze`, `plan` and `run` refuse
+//! the same files alike; the checks here guard the specs built without a
+//! file (rt-app, benches, tests) and the run's own parameters (duration,
+//! periods, job logs), in the same words.
 
 use crate::kernels::LINE_BYTES;
 use crate::shared_log::RECORD_WORDS;
 use crate::spec::{Phase, RunSpec, Step, TaskSpec};
 use crate::{Result, RtError};
+use tinct_core::limits::Limit;
 use tinct_core::model::Work;
 use tinct_core::units::{Bytes, Nanos};
 
 /// The longest time a run spec may name: a run's duration, a period, a
 /// deadline, an offset, a busy or sleep step, a calibrated target (366 days).
-pub const MAX_TIME_NS: u64 = tinct_core::format::MAX_RUN_TIME_NS;
+pub use tinct_core::limits::MAX_RUN_TIME_NS as MAX_TIME_NS;
 
 /// Parses a run's duration ("10s", "500ms"): above zero and at most
 /// [`MAX_TIME_NS`]; the message says which (a clap value parser).
 pub fn parse_run_duration(text: &str) -> std::result::Result<Nanos, String> {
     match tinct_core::units::parse_duration(text) {
-        Ok(Nanos(0)) => Err("the duration must be longer than 0".into()),
-        Ok(d) if d.0 > MAX_TIME_NS => Err(format!(
-            "the duration must be at most {} (the limit of times in a run), found {d}",
-            Nanos(MAX_TIME_NS)
+        Ok(d) if d.0 == 0 || d.0 > MAX_TIME_NS => Err(format!(
+            "expected {}, found {d}",
+            Limit::RunDuration.expected()
         )),
         Ok(d) => Ok(d),
         Err(e) => Err(e.to_string()),
@@ -54,11 +55,11 @@ pub fn parse_watchdog_factor(text: &str) -> std::result::Result<f64, String> {
 /// The most threads one run may start (tasks, rt-app instances included).
 /// A task-set file may have more (tinct-core's `format::MAX_TASKS`, for
 /// analysis): `tinct run` refuses it, naming the file and `tasks`.
-pub const MAX_TASKS: usize = 1024;
+pub use tinct_core::limits::MAX_RUN_THREADS as MAX_TASKS;
 
 /// The smallest working set of a memory kernel (chase, read, write, rmw,
 /// mixed): one cache line, since one memory iteration touches one line.
-pub const MIN_WORKING_SET_BYTES: u64 = tinct_core::format::MIN_WORKING_SET_BYTES;
+pub use tinct_core::limits::MIN_WORKING_SET_BYTES;
 const _: () = assert!(MIN_WORKING_SET_BYTES == LINE_BYTES as u64);
 
 /// The most memory the run's job logs may take together (they are mapped
@@ -74,7 +75,7 @@ pub const MAX_EVENT_BYTES: u64 = 1 << 40;
 
 /// The largest packet of a one-packet buffer (a task set's `[[edge]]`
 /// `buffer`): 64 MiB, allocated before the release.
-pub const MAX_PACKET_BYTES: u64 = tinct_core::format::MAX_BUFFER_BYTES;
+pub use tinct_core::limits::MAX_BUFFER_BYTES as MAX_PACKET_BYTES;
 
 /// A job without a timer or known step time is assumed to take at least
 /// this long when its log is sized.
@@ -145,7 +146,7 @@ impl RunSpec {
             return Err(error(
                 None,
                 "tasks".into(),
-                format!("1 to {MAX_TASKS} tasks (the limit of threads in one run)"),
+                Limit::RunThreads.expected(),
                 format!("{} tasks", self.tasks.len()),
             ));
         }
@@ -153,10 +154,7 @@ impl RunSpec {
             return Err(error(
                 None,
                 "duration".into(),
-                format!(
-                    "a run duration longer than 0 and at most {} (the limit of times in a run)",
-                    Nanos(MAX_TIME_NS)
-                ),
+                Limit::RunDuration.expected(),
                 Nanos(self.duration_ns).to_string(),
             ));
         }
@@ -179,7 +177,7 @@ impl RunSpec {
             return Err(error(
                 None,
                 format!("edge {} buffer", channel.name),
-                format!("a packet of at most {}", Bytes(MAX_PACKET_BYTES)),
+                Limit::Buffer.expected(),
                 Bytes(channel.bytes).to_string(),
             ));
         }
@@ -207,10 +205,7 @@ fn task_limit_broken(task: &TaskSpec) -> Option<(String, String, String)> {
         (ns > MAX_TIME_NS).then(|| {
             (
                 field.to_string(),
-                format!(
-                    "at most {} (the limit of times in a run)",
-                    Nanos(MAX_TIME_NS)
-                ),
+                Limit::RunTime.expected(),
                 Nanos(ns).to_string(),
             )
         })
@@ -250,7 +245,7 @@ fn phase_limit_broken(
         if period_ns == 0 {
             return Some((
                 format!("phase '{}' timer period", phase.name),
-                "a period longer than 0".into(),
+                Limit::PeriodAboveZero.expected(),
                 "0".into(),
             ));
         }
@@ -282,11 +277,7 @@ fn phase_limit_broken(
                         .then(|| {
                             (
                                 "working set".into(),
-                                format!(
-                                    "at least {} for the {kernel} kernel (one cache line: each \
-                                     memory iteration touches one line)",
-                                    Bytes(MIN_WORKING_SET_BYTES)
-                                ),
+                                Limit::WorkingSet(*kernel).expected(),
                                 Bytes(task.working_set).to_string(),
                             )
                         })
@@ -333,6 +324,21 @@ mod tests {
         assert!("sometimes".parse::<crate::spec::WatchdogMode>().is_err());
     }
 
+    /// A chase kernel with no working set at all.
+    fn chase_in_no_memory() -> TaskSpec {
+        TaskBuilder::periodic("c", 1_000_000)
+            .kernel(Kernel::Chase, Work::Target(Nanos(100_000)))
+            .working_set(0)
+            .build()
+    }
+
+    /// One more task than a run may start.
+    fn one_task_too_many() -> Vec<TaskSpec> {
+        (0..=MAX_TASKS)
+            .map(|i| TaskBuilder::periodic(&format!("t{i}"), 1_000_000).build())
+            .collect()
+    }
+
     fn refused(spec: &RunSpec) -> String {
         match spec.check_limits() {
             Err(e) => e.to_string(),
@@ -375,9 +381,7 @@ mod tests {
 
     #[test]
     fn too_many_tasks_or_too_large_logs_are_refused_with_the_limit() {
-        let many = (0..=MAX_TASKS)
-            .map(|i| TaskBuilder::periodic(&format!("t{i}"), 1_000_000).build())
-            .collect();
+        let many = one_task_too_many();
         let e = refused(&run_spec(many, 1_000_000_000));
         assert!(e.contains("1024") && e.contains("1025 tasks"), "{e}");
         // 1000 tasks releasing a job every 10 µs for a day.
@@ -388,12 +392,48 @@ mod tests {
         assert!(e.contains("job logs of at most 1GiB"), "{e}");
     }
 
+    /// The words of each refusal are tinct-core's, as where a file is
+    /// validated: a user reads the same sentence whichever path refused.
+    #[test]
+    fn refusals_state_the_limits_in_tinct_cores_words() {
+        let tiny = chase_in_no_memory();
+        let long_target = TaskBuilder::periodic("t", 1_000_000)
+            .kernel(Kernel::Compute, Work::Target(Nanos(MAX_TIME_NS + 1)))
+            .build();
+        let many = one_task_too_many();
+        let mut big_packet = run_spec(
+            vec![TaskBuilder::periodic("p", 1_000_000).build()],
+            1_000_000_000,
+        );
+        big_packet
+            .resources
+            .channels
+            .push(crate::spec::ChannelSpec {
+                name: "p→c".into(),
+                bytes: MAX_PACKET_BYTES + 1,
+                blocking: false,
+            });
+        for (spec, limit) in [
+            (
+                run_spec(vec![tiny], 1_000_000_000),
+                Limit::WorkingSet(Kernel::Chase),
+            ),
+            (run_spec(vec![long_target], 1_000_000_000), Limit::RunTime),
+            (run_spec(many, 1_000_000_000), Limit::RunThreads),
+            (big_packet, Limit::Buffer),
+        ] {
+            let e = refused(&spec);
+            assert!(e.contains(&limit.expected()), "{limit:?}: {e}");
+        }
+        for text in ["0s", "40000000s"] {
+            let e = parse_run_duration(text).unwrap_err();
+            assert!(e.contains(&Limit::RunDuration.expected()), "{e}");
+        }
+    }
+
     #[test]
     fn a_memory_kernel_needs_a_whole_cache_line() {
-        let tiny = TaskBuilder::periodic("c", 1_000_000)
-            .kernel(Kernel::Chase, Work::Target(Nanos(100_000)))
-            .working_set(0)
-            .build();
+        let tiny = chase_in_no_memory();
         let e = refused(&run_spec(vec![tiny], 1_000_000_000));
         assert!(
             e.contains("at least 64B for the chase kernel") && e.contains("found 0B"),

@@ -5,7 +5,7 @@
 
 use crate::critical_sections::Synchronization;
 use crate::kernels::memory_percent;
-use crate::limits::MIN_WORKING_SET_BYTES;
+use crate::limits::{MAX_TIME_NS, MIN_WORKING_SET_BYTES};
 use crate::pipeline::{CacheNeighbours, Placement, PlacementPolicy};
 use crate::spec::{
     BlockingShows, Bound, ChannelSpec, OWN_TIMER, Phase, Policy, RunSpec, Scheduling, Step,
@@ -14,6 +14,7 @@ use crate::spec::{
 use crate::{Result, RtError};
 use std::path::Path;
 use tinct_core::analysis::Analysis;
+use tinct_core::limits::Limit;
 use tinct_core::model::{Kernel, Task, TaskSet, Trigger, Work};
 use tinct_core::units::Bytes;
 
@@ -84,16 +85,23 @@ impl RunSpec {
                 }
                 (PlacementPolicy::Os | PlacementPolicy::Affinity, _) => None,
             };
+            // A period beyond the run's limits is refused here, at its own
+            // line: the deadline is checked later (`check_limits`), and
+            // when it is implicit it is the period, which is what to fix.
+            if task.period.0 > MAX_TIME_NS {
+                return Err(RtError::Input {
+                    file: source.to_string(),
+                    line: set.period_lines.get(i).copied().or(line),
+                    field: format!("task '{}' field `period`", task.name),
+                    expected: Limit::RunTime.expected(),
+                    found: task.period.to_string(),
+                });
+            }
             let body = Body::of(task);
             if body.kernel != Kernel::Compute && body.working_set < MIN_WORKING_SET_BYTES {
                 return Err(bad(
                     body.working_set_field,
-                    format!(
-                        "a working set of at least {} for the {} kernel (one cache line: each \
-                         memory iteration touches one line)",
-                        Bytes(MIN_WORKING_SET_BYTES),
-                        body.kernel
-                    ),
+                    Limit::WorkingSet(body.kernel).expected(),
                     Bytes(body.working_set).to_string(),
                 ));
             }
@@ -321,6 +329,23 @@ partitions = [2, 3]
         }
     }
 
+    /// A period beyond the run's limits is named as `period`, at its line,
+    /// whether the deadline is implicit (it is the period) or written.
+    #[test]
+    fn a_period_beyond_the_limit_is_refused_at_its_line() {
+        let long = SET.replace("period = \"200ms\"", "period = \"34560000s\"");
+        let implicit = long.replace("deadline = \"150ms\"\n", "");
+        let e = refused(&implicit);
+        assert!(
+            e.contains("t.toml:19: task 'slow' field `period`")
+                && e.contains(&Limit::RunTime.expected())
+                && e.contains("found 34560000s"),
+            "{e}"
+        );
+        let e = refused(&long);
+        assert!(e.contains("t.toml:19: task 'slow' field `period`"), "{e}");
+    }
+
     #[test]
     fn a_plan_becomes_pinned_fifo_threads_by_rank() {
         let spec = plan(SET).unwrap();
@@ -411,10 +436,11 @@ partitions = [2, 3]
 
     #[test]
     fn a_period_beyond_the_limit_of_times_is_refused_not_wrapped() {
-        // 72057594 s: representable in ns, but past the limit of a run.
+        // 72057594 s: representable in ns, but past the limit of a run; the
+        // period's own line (10), not its task's (8).
         let e = refused(&SET.replace("period = \"100ms\"", "period = \"72057594s\""));
         assert!(
-            e.contains("t.toml:8")
+            e.contains("t.toml:10: task 'fast' field `period`")
                 && e.contains("found 72057594s")
                 && e.contains("at most 31622400s"),
             "{e}"

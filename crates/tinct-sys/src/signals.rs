@@ -1,7 +1,16 @@
 //! Process-wide signal dispositions a command-line tool needs: SIGPIPE's
-//! default action, and the one stop request of a long measurement
-//! ([`stop_on_signals`]: the first Ctrl-C asks it to stop and keep what it
-//! recorded, a second one ends the process at once, as `tinct run` does).
+//! default action, and the stop requests of a long measurement. Every
+//! SIGINT/SIGTERM handler of tinct is registered here:
+//! - [`stop_on_signals`]: the process's one stop flag (benches, `tinct
+//!   monitor`): the first Ctrl-C asks to stop and keep what was recorded,
+//!   a second one ends the process at once;
+//! - [`SignalScope`]: the same rule for one run's own flags, held while the
+//!   run lasts (`tinct run`'s runtime), or a flag raised by every signal
+//!   for a supervisor that escalates by itself.
+//!
+//! The handlers only store to atomics or call `_exit` (signal-hook's
+//! `flag` actions): async-signal-safe, and nothing allocates once
+//! registered.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -35,7 +44,75 @@ impl StopFlag {
     pub fn shared(&self) -> Arc<AtomicBool> {
         self.0.clone()
     }
+
+    /// A flag over an existing `AtomicBool` (raising one raises the other).
+    pub fn sharing(flag: Arc<AtomicBool>) -> Self {
+        Self(flag)
+    }
+
+    /// Lowers the flag; true if it was raised (each raise is taken once).
+    pub fn take(&self) -> bool {
+        self.0.swap(false, Ordering::SeqCst)
+    }
 }
+
+/// SIGINT and SIGTERM handlers held for a scope (one run), removed when
+/// dropped (signals then reach the handlers registered before it, if any).
+#[derive(Debug)]
+#[must_use = "the handlers are removed when the scope is dropped"]
+pub struct SignalScope {
+    ids: Vec<signal_hook::SigId>,
+}
+
+impl SignalScope {
+    /// The first SIGINT or SIGTERM raises `stop` and every flag of `also`;
+    /// a second one, `stop` already raised, ends the process at once with
+    /// [`INTERRUPTED_EXIT_STATUS`].
+    pub fn stop_then_exit(stop: &StopFlag, also: &[&StopFlag]) -> Self {
+        let mut ids = Vec::new();
+        for signal in STOP_SIGNALS {
+            // Registering fails only for a forbidden signal (SIGKILL,
+            // SIGSTOP, ...); these two are not. The conditional exit is
+            // registered first (signal-hook runs a signal's actions in
+            // registration order), so the signal that raises `stop` does
+            // not also end the process.
+            ids.extend(
+                signal_hook::flag::register_conditional_shutdown(
+                    signal,
+                    INTERRUPTED_EXIT_STATUS,
+                    stop.shared(),
+                )
+                .ok(),
+            );
+            for flag in std::iter::once(stop).chain(also.iter().copied()) {
+                ids.extend(signal_hook::flag::register(signal, flag.shared()).ok());
+            }
+        }
+        Self { ids }
+    }
+
+    /// Every SIGINT or SIGTERM raises `each`, and none ends the process:
+    /// for a supervisor that [`StopFlag::take`]s each request and escalates
+    /// by itself (forward a stop to its child, then kill it).
+    pub fn raise_each_time(each: &StopFlag) -> Self {
+        let ids = STOP_SIGNALS
+            .into_iter()
+            .filter_map(|signal| signal_hook::flag::register(signal, each.shared()).ok())
+            .collect();
+        Self { ids }
+    }
+}
+
+impl Drop for SignalScope {
+    fn drop(&mut self) {
+        for id in self.ids.drain(..) {
+            signal_hook::low_level::unregister(id);
+        }
+    }
+}
+
+/// The signals that ask a measurement to stop.
+const STOP_SIGNALS: [i32; 2] = [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
 
 /// The process's stop flag, armed on the first call: the first SIGINT or
 /// SIGTERM raises it (the measurement stops at its next step and writes
@@ -43,24 +120,15 @@ impl StopFlag {
 /// process at once with [`INTERRUPTED_EXIT_STATUS`]. Later calls return the
 /// same flag and register nothing more.
 pub fn stop_on_signals() -> StopFlag {
-    static ARMED: OnceLock<StopFlag> = OnceLock::new();
+    // The scope lives in the static: registered for the whole process.
+    static ARMED: OnceLock<(StopFlag, SignalScope)> = OnceLock::new();
     ARMED
         .get_or_init(|| {
             let flag = StopFlag::new();
-            for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-                // Registering fails only for a forbidden signal (SIGKILL,
-                // SIGSTOP, ...); these two are not. The conditional exit is
-                // registered first, so the signal that raises the flag does
-                // not also end the process.
-                let _ = signal_hook::flag::register_conditional_shutdown(
-                    signal,
-                    INTERRUPTED_EXIT_STATUS,
-                    flag.shared(),
-                );
-                let _ = signal_hook::flag::register(signal, flag.shared());
-            }
-            flag
+            let scope = SignalScope::stop_then_exit(&flag, &[]);
+            (flag, scope)
         })
+        .0
         .clone()
 }
 

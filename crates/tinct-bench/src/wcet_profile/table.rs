@@ -140,6 +140,7 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
         resources: Vec::new(),
         edges: Vec::new(),
         task_lines: Vec::new(),
+        period_lines: Vec::new(),
     };
     let text = tinct_core::format::to_toml(&set, &[]);
     tinct_core::format::parse(&text, "taskset.toml", Syntax::Toml)

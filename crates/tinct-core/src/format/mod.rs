@@ -133,27 +133,9 @@ pub fn load(path: &Path) -> Result<TaskSet, InputError> {
 /// typical size; a larger file is refused before it is read whole).
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
-/// The most tasks in one task set (the analysis is quadratic in the tasks
-/// of a core). `tinct run` starts a thread per task and takes at most
-/// tinct-rt's `limits::MAX_TASKS` (1024) of them; a larger set stays
-/// analyzable, as periods beyond a run's 366 days do.
-pub const MAX_TASKS: usize = 10_000;
-
-/// The longest time a task's `body.target` may name, and the longest time
-/// `tinct run` takes in any field (366 days): inside it every instant of a
-/// run fits in 64-bit nanoseconds. (Periods and deadlines are not limited
-/// by the format: the analysis decides them exactly up to 2^64 ns; `tinct
-/// run` refuses them beyond this, naming the task's line.)
-pub const MAX_RUN_TIME_NS: u64 = 366 * 24 * 3600 * 1_000_000_000;
-
-/// The smallest working set of a memory kernel (chase, read, write, rmw,
-/// mixed): one cache line of 64 B, since one memory iteration touches one
-/// line.
-pub const MIN_WORKING_SET_BYTES: u64 = 64;
-
-/// The largest `[[edge]] buffer` (one packet, allocated before a run's
-/// release): 64 MiB.
-pub const MAX_BUFFER_BYTES: u64 = 64 << 20;
+/// The limits a task-set file can break, in their one home
+/// ([`crate::limits`]).
+pub use crate::limits::{MAX_BUFFER_BYTES, MAX_RUN_TIME_NS, MAX_TASKS, MIN_WORKING_SET_BYTES};
 
 /// The longest task name, in bytes (names are printed in tables).
 pub const MAX_NAME_BYTES: usize = 256;

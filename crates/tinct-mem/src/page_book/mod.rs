@@ -91,6 +91,10 @@ pub struct PoolStats {
     pub banks: Vec<BankCounts>,
     /// Per controller, index = controller.
     pub controllers: Vec<Counts>,
+    /// Bytes of retired pages whose lock was dropped to give them back (a
+    /// kernel before 5.18 has no `MADV_DONTNEED_LOCKED`): those ranges of
+    /// the pool's mapping are no longer locked (filled in by the pool).
+    pub unlocked_by_discard: u64,
 }
 
 /// Bookkeeping of all pages of a pool.
@@ -470,7 +474,8 @@ impl PageBook {
         self.by_color.iter(color as usize).map(PageId).collect()
     }
 
-    /// Statistics (`uncolored` is filled in by the pool).
+    /// Statistics (`uncolored` and `unlocked_by_discard` are filled in by
+    /// the pool).
     pub fn stats(&self, uncolored: bool) -> PoolStats {
         let banks = self.mapping.banks();
         let counts = |free: u32, total: u32| Counts {
@@ -479,6 +484,7 @@ impl PageBook {
         };
         PoolStats {
             uncolored,
+            unlocked_by_discard: 0,
             page_size: self.mapping.page_size,
             total: counts(self.free_pages, self.pages() as u32 - self.retired_pages),
             colors: (0..self.color_total.len())

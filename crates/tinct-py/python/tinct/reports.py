@@ -33,6 +33,7 @@ __all__ = [
     "StudyResult",
     "Kim2013Row",
     "Kim2013Report",
+    "RunSummary",
 ]
 
 
@@ -280,3 +281,35 @@ class Kim2013Report(TypedDict):
     comparisons: List[Dict[str, object]]
     facts: List[Tuple[str, str]]
     complete: bool
+
+
+class RunSummary(TypedDict):
+    """``summary.json`` of a ``tinct run`` output directory (top-level keys;
+    the nested records as the JSON has them)."""
+
+    source: str
+    scheduling: str
+    realtime: bool
+    duration_ns: int
+    observed_ns: int
+    stop: object
+    stop_description: str
+    memory_locked: bool
+    rt_throttling: str
+    watchdog_factor: float
+    watchdog: str
+    notes: List[str]
+    # Coloured pages on another frame after the run than when placed, and
+    # pages no longer present (swapped out or unmapped); None: no coloured
+    # working set was checked.
+    colored_pages_moved: Optional[int]
+    colored_pages_absent: Optional[int]
+    tasks: List[Dict[str, object]]
+    bound_exceeded: List[str]
+    misses: int
+    balanced: bool
+    causes: Dict[str, int]
+    unexplained: int
+    colouring: object
+    sentinel: Optional[Dict[str, object]]
+    isolation: Dict[str, object]

@@ -188,6 +188,12 @@ pub struct Summary {
     /// tasks; `None`: no coloured working set was checked). Not 0: the
     /// kernel migrated pages and their partitions may not have held.
     pub colored_pages_moved: Option<u64>,
+    /// Pages of the coloured working sets that were no longer present after
+    /// the run (swapped out or unmapped: their frame, so their colour, is
+    /// unknown; `FrameDrift::absent` summed over the tasks; `None`: no
+    /// coloured working set was checked). Not 0: those pages are counted
+    /// neither as moved nor as held.
+    pub colored_pages_absent: Option<u64>,
     /// Per task.
     pub tasks: Vec<TaskVerdict>,
     /// Tasks whose observed response time exceeded their bound.
@@ -409,6 +415,7 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
     notes.extend(drift.and_then(|d| d.warning()));
     Summary {
         colored_pages_moved: drift.map(|d| d.moved),
+        colored_pages_absent: drift.map(|d| d.absent),
         causes,
         unexplained,
         colouring: result.colouring,
@@ -511,23 +518,27 @@ mod tests {
             frame_drift: drift,
             frames: vec![],
         };
+        // Four pages compared: `moved` (`recolored` of them), `absent`.
+        let drift = |moved, recolored, absent| {
+            colored(Some(tinct_mem::FrameDrift {
+                pages: 4,
+                moved,
+                recolored,
+                absent,
+            }))
+        };
         let mut run = result();
         assert_eq!(summarize("x.toml", 400, &run).colored_pages_moved, None);
-        run.tasks[0].placement = colored(Some(tinct_mem::FrameDrift {
-            pages: 4,
-            ..Default::default()
-        }));
+        assert_eq!(summarize("x.toml", 400, &run).colored_pages_absent, None);
+        run.tasks[0].placement = drift(0, 0, 0);
         let held = summarize("x.toml", 400, &run);
         assert_eq!(held.colored_pages_moved, Some(0));
+        assert_eq!(held.colored_pages_absent, Some(0));
         assert!(!held.notes.iter().any(|n| n.contains("tinct doctor")));
-        run.tasks[0].placement = colored(Some(tinct_mem::FrameDrift {
-            pages: 4,
-            moved: 3,
-            recolored: 2,
-            absent: 0,
-        }));
+        run.tasks[0].placement = drift(3, 2, 0);
         let moved = summarize("x.toml", 400, &run);
         assert_eq!(moved.colored_pages_moved, Some(3));
+        assert_eq!(moved.colored_pages_absent, Some(0));
         assert!(
             moved
                 .notes
@@ -535,6 +546,22 @@ mod tests {
                 .any(|n| n.contains("3 of 4") && n.contains("tinct doctor")),
             "{:?}",
             moved.notes
+        );
+        // Pages swapped out by the end: absent, beside the moved ones, and
+        // the note says so.
+        run.tasks[0].placement = drift(1, 0, 2);
+        let absent = summarize("x.toml", 400, &run);
+        assert_eq!(
+            (absent.colored_pages_moved, absent.colored_pages_absent),
+            (Some(1), Some(2))
+        );
+        assert!(
+            absent
+                .notes
+                .iter()
+                .any(|n| n.contains("2 of 4 coloured pages were no longer present")),
+            "{:?}",
+            absent.notes
         );
     }
 

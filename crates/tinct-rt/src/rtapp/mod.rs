@@ -225,7 +225,7 @@ fn too_many(ctx: &Ctx<'_>, name: &str, threads: usize) -> RtError {
     ctx.error(
         &["tasks", name],
         format!("tasks.{name}"),
-        format!("at most {MAX_TASKS} threads in all (the limit of threads in one run)"),
+        tinct_core::limits::Limit::RunThreads.expected(),
         format!("{threads} threads up to this task"),
     )
 }

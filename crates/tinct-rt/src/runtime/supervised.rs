@@ -40,8 +40,7 @@ use crate::shared_log::{FATAL_WORD, SharedLog};
 use crate::spec::{RunSpec, Scheduling};
 use crate::watchdog::StopReason;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use tinct_sys::signals::{SignalScope, StopFlag};
 use tinct_sys::supervise::{ChildExit, ChildProcess, Forked, exit_child, signal_name};
 
 /// How often the supervisor looks at its child.
@@ -101,15 +100,13 @@ fn supervise(
     child: &ChildProcess,
     report_path: &Path,
 ) -> Result<RunResult> {
-    let signaled = Arc::new(AtomicBool::new(false));
-    let mut signal_ids = Vec::new();
-    if options.handle_signals {
-        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            if let Ok(id) = signal_hook::flag::register(signal, signaled.clone()) {
-                signal_ids.push(id);
-            }
-        }
-    }
+    // Each SIGINT/SIGTERM is a request taken here: the first is forwarded
+    // to the child as SIGTERM, the next kills it (this process keeps going
+    // and reads what the child recorded).
+    let signaled = StopFlag::new();
+    let signals = options
+        .handle_signals
+        .then(|| SignalScope::raise_each_time(&signaled));
     let backstop = now_ns()
         .saturating_add(spec.duration_ns.saturating_mul(2))
         .saturating_add(BACKSTOP_NS);
@@ -120,7 +117,7 @@ fn supervise(
         if let Some(exit) = child.try_wait()? {
             break exit;
         }
-        if signaled.swap(false, Ordering::SeqCst) {
+        if signaled.take() {
             forwarded += 1;
             if forwarded == 1 {
                 let _ = child.signal(libc::SIGTERM);
@@ -140,9 +137,7 @@ fn supervise(
         }
         std::thread::sleep(POLL);
     };
-    for id in signal_ids {
-        signal_hook::low_level::unregister(id);
-    }
+    drop(signals);
     // Task groups a dead child could not remove (a clean child removed its own).
     let _ = tinct_sys::cgroup::remove_leftovers(child.pid() as u32);
     let report = std::fs::read(report_path)

@@ -14,6 +14,7 @@ use crate::working_set::WorkingSet;
 use crate::{Result, RtError};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
+use tinct_sys::signals::{SignalScope, StopFlag};
 
 /// Runs `spec` in this process, recording into `log`. `on_setup` sees
 /// every task's placement once the working sets exist, before any release.
@@ -77,11 +78,13 @@ pub(super) fn run_here(
     let shared = Arc::new(Shared::new(
         spec.tasks.iter().map(|t| t.name.clone()).collect(),
     ));
-    let signal_ids = if options.handle_signals {
-        register_signals(&shared)
-    } else {
-        Vec::new()
-    };
+    // The first SIGINT/SIGTERM stops the run, a second ends the process.
+    let signals = options.handle_signals.then(|| {
+        SignalScope::stop_then_exit(
+            &StopFlag::sharing(shared.signaled.clone()),
+            &[&StopFlag::sharing(shared.stop.clone())],
+        )
+    });
     let working_sets: Vec<WorkingSet<'_>> = backings.iter_mut().map(Backing::working_set).collect();
     let mut result = std::thread::scope(|scope| {
         run_threads(
@@ -112,9 +115,7 @@ pub(super) fn run_here(
     for (task, backing) in result.tasks.iter_mut().zip(&backings) {
         task.placement = backing.verify(colored.as_ref());
     }
-    for id in signal_ids {
-        signal_hook::low_level::unregister(id);
-    }
+    drop(signals);
     drop(backings);
     drop(colored);
     unlock();
@@ -173,25 +174,6 @@ fn task_groups(
         );
     }
     Ok((Some(groups), files, notes))
-}
-
-fn register_signals(shared: &Shared) -> Vec<signal_hook::SigId> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let mut ids = Vec::new();
-    for signal in [SIGINT, SIGTERM] {
-        // A second signal (the flag already set) terminates at once.
-        if let Ok(id) =
-            signal_hook::flag::register_conditional_shutdown(signal, 130, shared.signaled.clone())
-        {
-            ids.push(id);
-        }
-        for flag in [&shared.signaled, &shared.stop] {
-            if let Ok(id) = signal_hook::flag::register(signal, flag.clone()) {
-                ids.push(id);
-            }
-        }
-    }
-    ids
 }
 
 #[allow(clippy::too_many_arguments)]

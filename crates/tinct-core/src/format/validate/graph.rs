@@ -11,8 +11,9 @@ use super::{Field, Reporter, task_field};
 use crate::format::locate::Seg;
 use crate::format::raw::{RawEdge, RawTask};
 use crate::format::{InputError, MAX_BUFFER_BYTES};
+use crate::limits::Limit;
 use crate::model::{Edge, Trigger};
-use crate::units::{Bytes, Nanos};
+use crate::units::Nanos;
 use std::collections::HashMap;
 
 /// The validated graph and every task's period.
@@ -96,7 +97,7 @@ pub(super) fn validate_graph(
             Some(value) => {
                 let period = field.duration(value)?;
                 if period == Nanos::ZERO {
-                    return Err(field.fail("a period above zero", "0"));
+                    return Err(field.fail(Limit::PeriodAboveZero.expected(), "0"));
                 }
                 Some(period)
             }
@@ -189,10 +190,7 @@ fn validate_edges(
             return Err(reporter.error(
                 &edge_at(e, "buffer"),
                 format!("edge #{} field `buffer`", e + 1),
-                format!(
-                    "a packet of at most {} (allocated before the run's release)",
-                    Bytes(MAX_BUFFER_BYTES)
-                ),
+                Limit::Buffer.expected(),
                 buffer.to_string(),
             ));
         }

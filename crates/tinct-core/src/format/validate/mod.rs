@@ -13,6 +13,7 @@ mod resources;
 use super::locate::{Seg, SourceIndex, path};
 use super::raw::{RawBody, RawPartitions, RawTask, RawTaskSet, RawWcet, Scalar};
 use super::{InputError, LoadOptions};
+use crate::limits::Limit;
 use crate::model::{Body, Kernel, Platform, Resource, Task, TaskSet, Trigger, WcetTable, Work};
 use crate::partitions::PartitionSet;
 use crate::units::{Bytes, Nanos, parse_duration, parse_size};
@@ -116,7 +117,7 @@ pub(super) fn validate(
         return Err(reporter.error(
             &path(&["task"]),
             "task list".into(),
-            format!("at most {} tasks", super::MAX_TASKS),
+            Limit::SetTasks.expected(),
             format!("{} tasks", raw.task.len()),
         ));
     }
@@ -155,12 +156,22 @@ pub(super) fn validate(
     let task_lines = (0..tasks.len())
         .map(|i| index.line_of(&[Seg::Key("task".into()), Seg::Index(i)]))
         .collect();
+    let period_lines = (0..tasks.len())
+        .map(|i| {
+            index.line_of(&[
+                Seg::Key("task".into()),
+                Seg::Index(i),
+                Seg::Key("period".into()),
+            ])
+        })
+        .collect();
     Ok(TaskSet {
         platform,
         tasks,
         resources,
         edges: graph.edges,
         task_lines,
+        period_lines,
     })
 }
 
@@ -523,13 +534,7 @@ fn validate_body(
         (Some(t), None) => {
             let target = field("target").duration(t)?;
             if target.0 > super::MAX_RUN_TIME_NS {
-                return Err(field("target").fail(
-                    format!(
-                        "at most {} (the limit of times in a run)",
-                        Nanos(super::MAX_RUN_TIME_NS)
-                    ),
-                    target.to_string(),
-                ));
+                return Err(field("target").fail(Limit::RunTime.expected(), target.to_string()));
             }
             Some(Work::Target(target))
         }
@@ -543,11 +548,7 @@ fn validate_body(
     };
     let working_set_bytes = working_set.unwrap_or(memory);
     if kernel != Kernel::Compute && working_set_bytes.0 < super::MIN_WORKING_SET_BYTES {
-        let expected = format!(
-            "a working set of at least {} for the {kernel} kernel (one cache line: each memory \
-             iteration touches one line)",
-            Bytes(super::MIN_WORKING_SET_BYTES)
-        );
+        let expected = Limit::WorkingSet(kernel).expected();
         let found = working_set_bytes.to_string();
         return Err(match working_set {
             Some(_) => field("working_set").fail(expected, found),

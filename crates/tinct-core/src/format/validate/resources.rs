@@ -4,6 +4,7 @@ use super::{Field, Reporter, task_field};
 use crate::format::InputError;
 use crate::format::locate::Seg;
 use crate::format::raw::{RawResource, RawTask};
+use crate::limits::Limit;
 use crate::model::{Body, CriticalSection, Protocol, Resource, WcetTable, Work};
 use crate::units::Nanos;
 use std::collections::HashMap;
@@ -160,9 +161,7 @@ pub(super) fn validate_sections_in_body(
             Seg::Key("critical_sections".into()),
         ],
         task_field(&raw.name, "critical_sections"),
-        format!(
-            "critical sections that fit in the body's work: Σ lengths ≤ body.target = {target}"
-        ),
+        Limit::SectionsInBody(target).expected(),
         format!("Σ lengths = {total} ns"),
     ))
 }
