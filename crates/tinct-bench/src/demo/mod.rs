@@ -299,9 +299,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
     let error = match run_steps(params, worker, progress, &mut steps, begun) {
         Ok(Some(demo)) => return Ok(Outcome::Done(Box::new(demo))),
         Ok(None) => None,
-        Err(e) if params.stop.is_raised() && after_stop_is_interruption(&e) => {
-            Some(e.to_string())
-        }
+        Err(e) if params.stop.is_raised() && after_stop_is_interruption(&e) => Some(e.to_string()),
         Err(e) => return Err(e),
     };
     let verdict = InterruptedVerdict {

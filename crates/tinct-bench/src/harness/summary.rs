@@ -41,17 +41,22 @@ impl Summary {
     /// finished before the stop; written to DIR` (the caller shows it).
     pub fn interruption(&mut self, header: &super::RunHeader, dir: &std::path::Path) -> &mut Self {
         if header.interrupted {
-            let rounds = match (header.rounds_completed, header.rounds_requested) {
-                (Some(done), Some(asked)) => format!("{done} of {asked} rounds"),
-                _ => "the steps".into(),
-            };
-            self.fact(
-                "interrupted",
-                format!(
-                    "{rounds} finished before the stop; written to {}",
+            let said = match (header.rounds_completed, header.rounds_requested) {
+                (Some(0), _) => format!(
+                    "stopped before the first round finished: nothing measured, the run's \
+                     header (parameters, platform) written to {}",
                     dir.display()
                 ),
-            );
+                (Some(done), Some(asked)) => format!(
+                    "{done} of {asked} rounds finished before the stop; written to {}",
+                    dir.display()
+                ),
+                _ => format!(
+                    "the steps finished before the stop; written to {}",
+                    dir.display()
+                ),
+            };
+            self.fact("interrupted", said);
         }
         self
     }
@@ -157,6 +162,16 @@ mod tests {
                 "interrupted".to_string(),
                 "2 of 5 rounds finished before the stop; written to out".to_string()
             )]
+        );
+        header.rounds_completed = Some(0);
+        let mut none = Summary::new("pipeline");
+        none.interruption(&header, std::path::Path::new("out"));
+        assert!(
+            none.interrupted_note()
+                .starts_with("stopped before the first round finished")
+                && none.interrupted_note().ends_with("written to out"),
+            "{:?}",
+            none.facts
         );
     }
 

@@ -31,6 +31,11 @@ pub(super) struct Launches {
 }
 
 impl Launches {
+    /// True when no launch was kept (stopped before the first round).
+    pub fn is_empty(&self) -> bool {
+        self.reports().next().is_none()
+    }
+
     /// Every worker report.
     pub fn reports(&self) -> impl Iterator<Item = &WorkerReport> {
         self.cells.iter().flatten().flat_map(|c| c.workers.iter())
@@ -94,12 +99,8 @@ pub(super) fn launch_all(
     })?;
     progress.finish();
     if samples.interrupted {
-        if samples.rounds_completed == 0 {
-            return Err(Error::Measurement(
-                "interrupted before every (p, condition) had one launch: no profile".into(),
-            ));
-        }
-        // Ctrl-C: the launches of the whole rounds, a half round dropped.
+        // Ctrl-C: the launches of the whole rounds, a half round dropped
+        // (none at all when the stop came before the first round ended).
         let rounds = samples.rounds_completed as usize;
         for cell in cells.iter_mut().flatten() {
             cell.workers.truncate(rounds);

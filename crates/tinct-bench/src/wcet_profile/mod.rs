@@ -368,10 +368,13 @@ pub struct WcetProfileResult {
     pub wcet_line: Option<String>,
     /// Why there is no table, if there is none.
     pub table_missing: Option<String>,
-    /// Δ written to the task set.
-    pub refill: String,
-    /// Where Δ came from.
-    pub refill_source: String,
+    /// Δ written to the task set (absent when the run was stopped before
+    /// its first round ended: nothing was written, Δ not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill: Option<String>,
+    /// Where Δ came from (absent with `refill`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill_source: Option<String>,
     /// The complete task-set file written (`taskset.toml`), when there is a table.
     pub taskset: Option<String>,
     /// The task-set file the table was written into (`--write-taskset`).
@@ -445,6 +448,15 @@ pub fn measure(
     let mut header = RunHeader::new("wcet-profile", options, reps, used);
     let plan = plan::plan(params, worker, &header)?;
     let launches = measure::launch_all(&plan, worker, reps, options.seed, progress)?;
+    if launches.is_empty() {
+        return Ok(stopped_before_first_round(
+            params,
+            header,
+            plan,
+            evt_options,
+            &launches,
+        ));
+    }
     let mut points = measure::profile_points(&plan, &launches, &evt_options, &params.statistic)?;
     let table_missing = table::make_non_increasing(&mut points);
     let placement = measure::placement(&plan, &points, &launches);
@@ -519,9 +531,46 @@ pub fn measure(
         statistic: params.statistic.to_string(),
         evt: evt_options,
         points,
-        refill: refill.to_string(),
-        refill_source,
+        refill: Some(refill.to_string()),
+        refill_source: Some(refill_source),
     })
+}
+
+/// The result of a run stopped before every (p, condition) had one
+/// launch: the header, body, plan and placement, no point, no table.
+fn stopped_before_first_round(
+    params: &Params,
+    mut header: RunHeader,
+    plan: plan::Plan,
+    evt: EvtOptions,
+    launches: &measure::Launches,
+) -> WcetProfileResult {
+    header.add_logged_counters();
+    WcetProfileResult {
+        counters: "not counted: stopped before the first round".into(),
+        wcet_line: None,
+        table_missing: Some("stopped before the first round finished: nothing measured".into()),
+        taskset: None,
+        written_taskset: None,
+        task: params
+            .name
+            .clone()
+            .or(params.task.clone())
+            .or(plan.source.as_ref().map(|s| s.name.clone()))
+            .unwrap_or_else(|| "profiled".into()),
+        partitions: plan.partitions,
+        jobs_per_launch: plan.jobs,
+        placement: measure::placement(&plan, &[], launches),
+        header,
+        body: plan.body,
+        conditions: plan.conditions,
+        co_runners: plan.co_runners,
+        statistic: params.statistic.to_string(),
+        evt,
+        points: Vec::new(),
+        refill: None,
+        refill_source: None,
+    }
 }
 
 /// Δ for the written task set: the parameter, the input task set's, or

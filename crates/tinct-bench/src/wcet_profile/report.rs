@@ -239,10 +239,9 @@ pub fn summary(result: &WcetProfileResult, out: &OutputDir) -> Summary {
             ]);
         }
     }
-    s.fact(
-        "refill",
-        format!("{} ({})", result.refill, result.refill_source),
-    );
+    if let (Some(refill), Some(source)) = (&result.refill, &result.refill_source) {
+        s.fact("refill", format!("{refill} ({source})"));
+    }
     match (&result.wcet_line, &result.table_missing) {
         (Some(line), _) => {
             s.fact("paste", line.clone());

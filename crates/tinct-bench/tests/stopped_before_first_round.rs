@@ -1,0 +1,198 @@
+//! A bench stopped (Ctrl-C) before its first whole round still writes its
+//! header: parameters, platform, `interrupted: true`, `rounds_completed:
+//! 0`, no measurements; the JSON reads back into the bench's result type
+//! and the summary says the run stopped before its first round finished;
+//! `tinct report` makes its page.
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::path::Path;
+use tinct_bench::harness::{BenchOptions, Finished, StopAfter};
+
+/// Quick options writing into `dir`.
+fn options(dir: &Path) -> BenchOptions {
+    BenchOptions {
+        quick: true,
+        out: Some(dir.to_path_buf()),
+        ..BenchOptions::default()
+    }
+}
+
+/// Asked to stop before any step is done.
+fn at_once() -> StopAfter {
+    StopAfter::new(0)
+}
+
+/// Checks what a bench stopped at once wrote into `dir` as `<name>.json`
+/// and returned, and returns the JSON.
+fn header_only<R: DeserializeOwned>(
+    name: &str,
+    dir: &Path,
+    finished: tinct_bench::Result<Finished<R>>,
+) -> Value {
+    let finished = finished.unwrap_or_else(|e| panic!("{name}: stopped at once failed: {e}"));
+    let path = dir.join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{} not written: {e}", path.display()));
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["bench"], name, "{json}");
+    assert_eq!(json["interrupted"], true, "{json}");
+    assert_eq!(json["rounds_completed"], 0, "{json}");
+    assert!(json["machine"].is_object(), "the platform: {json}");
+    let _: R = serde_json::from_value(json.clone())
+        .unwrap_or_else(|e| panic!("{name}.json reads back: {e}\n{json}"));
+    // The report page shows a header-only directory as any bench's.
+    let page = tinct_report::bench_page::bench_page(dir)
+        .unwrap_or_else(|e| panic!("{name}: the report page refuses it: {e}"));
+    assert!(
+        page.to_html().contains(&format!("tinct bench {name}")),
+        "{name}: the page names the bench"
+    );
+    let said = &finished.summary.interrupted_note();
+    assert!(
+        said.contains("stopped before the first round finished"),
+        "{name}: {said}"
+    );
+    json
+}
+
+fn privileged(what: &str) -> bool {
+    tinct_sys::testing::privileged_or_skip(what)
+}
+
+#[test]
+fn crpd_stopped_at_once_writes_its_header() {
+    if !privileged("crpd (SCHED_FIFO)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let params = tinct_bench::crpd::Params {
+        common: options(dir.path()),
+        ..Default::default()
+    };
+    let json = header_only::<tinct_bench::crpd::CrpdResult>(
+        "crpd",
+        dir.path(),
+        tinct_bench::crpd::run(&params, &at_once()),
+    );
+    assert!(
+        json.get("switch").is_none(),
+        "no switch cost measured: {json}"
+    );
+    assert_eq!(json["levels"], Value::Array(vec![]), "{json}");
+}
+
+#[test]
+fn calibrate_stopped_at_once_writes_its_header() {
+    if !privileged("calibrate") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let params = tinct_bench::calibrate::Params {
+        common: options(dir.path()),
+        ..Default::default()
+    };
+    let json = header_only::<tinct_bench::calibrate::CalibrateResult>(
+        "calibrate",
+        dir.path(),
+        tinct_bench::calibrate::run(&params, &at_once()),
+    );
+    assert!(json.get("refill").is_none(), "no Δ measured: {json}");
+}
+
+#[test]
+fn coherence_stopped_at_once_writes_its_header() {
+    if !privileged("coherence") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let params = tinct_bench::coherence::Params {
+        common: options(dir.path()),
+        ..Default::default()
+    };
+    let json = header_only::<tinct_bench::coherence::Report>(
+        "coherence",
+        dir.path(),
+        tinct_bench::coherence::run(&params, &at_once()),
+    );
+    assert_eq!(json["sizes"], Value::Array(vec![]), "{json}");
+}
+
+#[test]
+fn banks_stopped_at_once_writes_its_header() {
+    if !privileged("banks (pagemap)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let params = tinct_bench::banks::Params {
+        common: options(dir.path()),
+        ..Default::default()
+    };
+    let json = header_only::<tinct_bench::banks::Report>(
+        "banks",
+        dir.path(),
+        tinct_bench::banks::run(&params, &at_once()),
+    );
+    assert_eq!(json["kernels"], Value::Array(vec![]), "{json}");
+}
+
+#[test]
+fn isolation_stopped_at_once_writes_its_header() {
+    if !privileged("isolation (pagemap)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let params = tinct_bench::isolation::Params {
+        common: options(dir.path()),
+        ..Default::default()
+    };
+    let json = header_only::<tinct_bench::isolation::Report>(
+        "isolation",
+        dir.path(),
+        tinct_bench::isolation::run(&params, &at_once()),
+    );
+    assert_eq!(json["conditions"], Value::Array(vec![]), "{json}");
+}
+
+#[test]
+fn wcet_profile_stopped_at_once_writes_its_header() {
+    if !privileged("wcet-profile") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let params = tinct_bench::wcet_profile::Params {
+        common: options(dir.path()),
+        uncolored: true,
+        ..Default::default()
+    };
+    // Never started: the stop comes before the first launch.
+    let worker = tinct_bench::wcet_profile::WorkerCommand {
+        program: "/nonexistent/tinct".into(),
+        prefix: Vec::new(),
+        co_runner_prefix: Vec::new(),
+    };
+    let json = header_only::<tinct_bench::wcet_profile::WcetProfileResult>(
+        "wcet-profile",
+        dir.path(),
+        tinct_bench::wcet_profile::run(&params, &worker, &at_once()),
+    );
+    assert_eq!(json["points"], Value::Array(vec![]), "{json}");
+}
+
+#[test]
+fn pipeline_stopped_at_once_writes_its_header() {
+    if !privileged("pipeline (SCHED_FIFO)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let params = tinct_bench::pipeline::Params {
+        common: options(dir.path()),
+        ..Default::default()
+    };
+    let json = header_only::<tinct_bench::pipeline::Report>(
+        "pipeline",
+        dir.path(),
+        tinct_bench::pipeline::run(&params, &at_once()),
+    );
+    assert_eq!(json["policies"], Value::Array(vec![]), "{json}");
+}
