@@ -196,3 +196,56 @@ fn pipeline_stopped_at_once_writes_its_header() {
     );
     assert_eq!(json["policies"], Value::Array(vec![]), "{json}");
 }
+
+#[test]
+fn overheads_stopped_at_once_measure_nothing_and_store_nothing() {
+    if !privileged("overheads (SCHED_FIFO)") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let calibration = dir.path().join("calibration.json");
+    let before = r#"{"refill": {"partitions": 16, "refill_ns": 90600}}"#;
+    std::fs::write(&calibration, before).unwrap();
+    let params = tinct_bench::overheads::Params {
+        common: options(&dir.path().join("out")),
+        seconds: Some(1),
+        calibration: Some(calibration.clone()),
+    };
+    let finished = tinct_bench::overheads::run(&params, &at_once()).unwrap();
+    let overheads = &finished.result.measured.overheads;
+    for name in ["context_switch", "release_latency", "tick"] {
+        assert!(
+            overheads.unmeasured.contains_key(name),
+            "{name} not measured after the stop: {overheads:?}"
+        );
+    }
+    assert!(
+        overheads.unmeasured["tick"].contains("interrupted"),
+        "{:?}",
+        overheads.unmeasured
+    );
+    assert!(finished.result.measured.release_latency.is_none());
+    assert!(finished.result.measured.busy_loop.is_none());
+    assert!(finished.result.header.interrupted);
+    assert_eq!(finished.result.stored_in, None);
+    assert_eq!(
+        std::fs::read_to_string(&calibration).unwrap(),
+        before,
+        "an interrupted run is never stored"
+    );
+    assert!(
+        finished
+            .summary
+            .notes
+            .iter()
+            .any(|n| n.contains("NOT stored")),
+        "{:?}",
+        finished.summary.notes
+    );
+    let json = header_only::<tinct_bench::overheads::OverheadsResult>(
+        "overheads",
+        &dir.path().join("out"),
+        Ok(finished),
+    );
+    assert!(json["context_switch"].is_null(), "{json}");
+}

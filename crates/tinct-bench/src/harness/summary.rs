@@ -86,15 +86,18 @@ impl Summary {
         self
     }
 
-    /// What a bench stopped by Ctrl-C kept: its `interrupted` fact; a bench
-    /// without one (overheads, dram-map) does not stop between its steps,
-    /// which is said instead.
+    /// What a bench stopped by Ctrl-C kept: its `interrupted` fact; a run
+    /// without one saw the stop only after its last step, which is said
+    /// instead.
     pub fn interrupted_note(&self) -> String {
         self.facts
             .iter()
             .find(|(key, _)| key == "interrupted")
             .map_or_else(
-                || "this bench does not stop between its steps: it ran to its end and its files are complete".into(),
+                || {
+                    "the stop came after the last step: the run is complete and so are its files"
+                        .into()
+                },
                 |(_, value)| value.clone(),
             )
     }
@@ -140,7 +143,7 @@ mod tests {
     #[test]
     fn the_interrupted_note_is_the_fact_or_says_the_bench_ran_to_its_end() {
         let mut s = Summary::new("crpd");
-        assert!(s.interrupted_note().contains("ran to its end"));
+        assert!(s.interrupted_note().contains("after the last step"));
         s.fact("interrupted", "after 2 of 5 rounds");
         assert_eq!(s.interrupted_note(), "after 2 of 5 rounds");
     }
