@@ -461,17 +461,23 @@ pub fn measure(
     let table_missing = table::make_non_increasing(&mut points);
     let placement = measure::placement(&plan, &points, &launches);
     let source = plan.source.as_ref();
-    let (refill, refill_source) =
-        resolve_refill(params, source, &header, plan.partitions, options.seed)?;
+    // After Ctrl-C Δ is not measured (seconds): the partial profile then
+    // has its wcet line but no task-set file.
+    let refill = match given_refill(params, source) {
+        Some(given) => Some(given),
+        None if progress.stop_requested() => None,
+        None => Some(measure_refill(&header, plan.partitions, options.seed)?),
+    };
     let name = params
         .name
         .clone()
         .or(params.task.clone())
         .or(source.map(|s| s.name.clone()))
         .unwrap_or_else(|| "profiled".into());
-    let (wcet_line, taskset) = match &table_missing {
-        Some(_) => (None, None),
-        None => {
+    let (wcet_line, taskset) = match (&table_missing, &refill) {
+        (Some(_), _) => (None, None),
+        (None, None) => (Some(table::wcet_line(&points)), None),
+        (None, Some((refill, refill_source))) => {
             let period = match (params.period, source) {
                 (Some(period), _) => period,
                 (None, Some(s)) => s.period,
@@ -484,7 +490,7 @@ pub fn measure(
                 partitions: plan.partitions,
                 cores: header.machine.online_cpus.len().max(1) as u32,
                 period,
-                refill,
+                refill: *refill,
             })
             .map_err(|e| {
                 Error::Measurement(format!("the written task set does not validate: {e}"))
@@ -531,8 +537,8 @@ pub fn measure(
         statistic: params.statistic.to_string(),
         evt: evt_options,
         points,
-        refill: Some(refill.to_string()),
-        refill_source: Some(refill_source),
+        refill: refill.as_ref().map(|(refill, _)| refill.to_string()),
+        refill_source: refill.map(|(_, source)| source),
     })
 }
 
@@ -573,21 +579,20 @@ fn stopped_before_first_round(
     }
 }
 
-/// Δ for the written task set: the parameter, the input task set's, or
-/// measured here as `tinct bench calibrate` does.
-fn resolve_refill(
-    params: &Params,
-    source: Option<&TaskSource>,
-    header: &RunHeader,
-    partitions: u32,
-    seed: u64,
-) -> Result<(Nanos, String)> {
+/// Δ for the written task set when one is given: the parameter or the
+/// input task set's.
+fn given_refill(params: &Params, source: Option<&TaskSource>) -> Option<(Nanos, String)> {
     if let Some(refill) = params.refill {
-        return Ok((refill, "--refill".into()));
+        return Some((refill, "--refill".into()));
     }
-    if let Some(s) = source.filter(|s| s.refill.0 > 0) {
-        return Ok((s.refill, "the input task set".into()));
-    }
+    source
+        .filter(|s| s.refill.0 > 0)
+        .map(|s| (s.refill, "the input task set".into()))
+}
+
+/// Δ for the written task set, measured here as `tinct bench calibrate`
+/// does.
+fn measure_refill(header: &RunHeader, partitions: u32, seed: u64) -> Result<(Nanos, String)> {
     let geometry = calibrate::Geometry::of(header);
     let wipe = vec![1u64; ((geometry.llc * 2).max(16 << 20) / 8) as usize];
     let refill = calibrate::measure_refill(

@@ -247,10 +247,17 @@ pub fn summary(result: &WcetProfileResult, out: &OutputDir) -> Summary {
             s.fact("paste", line.clone());
             s.fact(
                 "output",
-                format!(
-                    "{} (taskset.toml: `tinct analyze` takes it as is)",
-                    out.path().display()
-                ),
+                match &result.taskset {
+                    Some(_) => format!(
+                        "{} (taskset.toml: `tinct analyze` takes it as is)",
+                        out.path().display()
+                    ),
+                    // Interrupted before Δ was measured.
+                    None => format!(
+                        "{} (no taskset.toml: stopped before Δ was measured)",
+                        out.path().display()
+                    ),
+                },
             );
         }
         (None, why) => {
