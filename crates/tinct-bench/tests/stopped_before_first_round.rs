@@ -60,99 +60,83 @@ fn privileged(what: &str) -> bool {
     tinct_sys::testing::privileged_or_skip(what)
 }
 
-#[test]
-fn crpd_stopped_at_once_writes_its_header() {
-    if !privileged("crpd (SCHED_FIFO)") {
-        return;
+/// Each measurement named is absent, null or an empty list.
+fn nothing_measured(json: &Value, fields: &[&str]) {
+    for field in fields {
+        assert!(
+            json.get(field)
+                .is_none_or(|v| v.is_null() || v.as_array().is_some_and(Vec::is_empty)),
+            "{field} measured after a stop at once: {json}"
+        );
     }
-    let dir = tempfile::tempdir().unwrap();
-    let params = tinct_bench::crpd::Params {
-        common: options(dir.path()),
-        ..Default::default()
-    };
-    let json = header_only::<tinct_bench::crpd::CrpdResult>(
-        "crpd",
-        dir.path(),
-        tinct_bench::crpd::run(&params, &at_once()),
-    );
-    assert!(
-        json.get("switch").is_none(),
-        "no switch cost measured: {json}"
-    );
-    assert_eq!(json["levels"], Value::Array(vec![]), "{json}");
 }
 
-#[test]
-fn calibrate_stopped_at_once_writes_its_header() {
-    if !privileged("calibrate") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let params = tinct_bench::calibrate::Params {
-        common: options(dir.path()),
-        ..Default::default()
+/// A test that `tinct bench <name>` (module `$module`, result `$result`),
+/// quick and stopped at once, writes its header and none of `fields`.
+macro_rules! stopped_at_once {
+    ($test:ident, $module:ident, $result:ty, $name:literal, [$($field:literal),+]) => {
+        #[test]
+        fn $test() {
+            if !privileged($name) {
+                return;
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let params = tinct_bench::$module::Params {
+                common: options(dir.path()),
+                ..Default::default()
+            };
+            let json = header_only::<$result>(
+                $name,
+                dir.path(),
+                tinct_bench::$module::run(&params, &at_once()),
+            );
+            nothing_measured(&json, &[$($field),+]);
+        }
     };
-    let json = header_only::<tinct_bench::calibrate::CalibrateResult>(
-        "calibrate",
-        dir.path(),
-        tinct_bench::calibrate::run(&params, &at_once()),
-    );
-    assert!(json.get("refill").is_none(), "no Δ measured: {json}");
 }
 
-#[test]
-fn coherence_stopped_at_once_writes_its_header() {
-    if !privileged("coherence") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let params = tinct_bench::coherence::Params {
-        common: options(dir.path()),
-        ..Default::default()
-    };
-    let json = header_only::<tinct_bench::coherence::Report>(
-        "coherence",
-        dir.path(),
-        tinct_bench::coherence::run(&params, &at_once()),
-    );
-    assert_eq!(json["sizes"], Value::Array(vec![]), "{json}");
-}
-
-#[test]
-fn banks_stopped_at_once_writes_its_header() {
-    if !privileged("banks (pagemap)") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let params = tinct_bench::banks::Params {
-        common: options(dir.path()),
-        ..Default::default()
-    };
-    let json = header_only::<tinct_bench::banks::Report>(
-        "banks",
-        dir.path(),
-        tinct_bench::banks::run(&params, &at_once()),
-    );
-    assert_eq!(json["kernels"], Value::Array(vec![]), "{json}");
-}
-
-#[test]
-fn isolation_stopped_at_once_writes_its_header() {
-    if !privileged("isolation (pagemap)") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let params = tinct_bench::isolation::Params {
-        common: options(dir.path()),
-        ..Default::default()
-    };
-    let json = header_only::<tinct_bench::isolation::Report>(
-        "isolation",
-        dir.path(),
-        tinct_bench::isolation::run(&params, &at_once()),
-    );
-    assert_eq!(json["conditions"], Value::Array(vec![]), "{json}");
-}
+stopped_at_once!(
+    crpd_stopped_at_once_writes_its_header,
+    crpd,
+    tinct_bench::crpd::CrpdResult,
+    "crpd",
+    ["switch", "levels"]
+);
+stopped_at_once!(
+    calibrate_stopped_at_once_writes_its_header,
+    calibrate,
+    tinct_bench::calibrate::CalibrateResult,
+    "calibrate",
+    ["latency", "levels", "bandwidth", "refill", "overheads"]
+);
+stopped_at_once!(
+    coherence_stopped_at_once_writes_its_header,
+    coherence,
+    tinct_bench::coherence::Report,
+    "coherence",
+    ["sizes", "false_sharing"]
+);
+stopped_at_once!(
+    banks_stopped_at_once_writes_its_header,
+    banks,
+    tinct_bench::banks::Report,
+    "banks",
+    ["kernels", "composite"]
+);
+stopped_at_once!(
+    isolation_stopped_at_once_writes_its_header,
+    isolation,
+    tinct_bench::isolation::Report,
+    "isolation",
+    ["conditions", "inflation_reserved", "inflation_unreserved"]
+);
+stopped_at_once!(
+    pipeline_stopped_at_once_writes_its_header,
+    pipeline,
+    tinct_bench::pipeline::Report,
+    "pipeline",
+    ["policies"]
+);
 
 #[test]
 fn wcet_profile_stopped_at_once_writes_its_header() {
@@ -176,25 +160,7 @@ fn wcet_profile_stopped_at_once_writes_its_header() {
         dir.path(),
         tinct_bench::wcet_profile::run(&params, &worker, &at_once()),
     );
-    assert_eq!(json["points"], Value::Array(vec![]), "{json}");
-}
-
-#[test]
-fn pipeline_stopped_at_once_writes_its_header() {
-    if !privileged("pipeline (SCHED_FIFO)") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let params = tinct_bench::pipeline::Params {
-        common: options(dir.path()),
-        ..Default::default()
-    };
-    let json = header_only::<tinct_bench::pipeline::Report>(
-        "pipeline",
-        dir.path(),
-        tinct_bench::pipeline::run(&params, &at_once()),
-    );
-    assert_eq!(json["policies"], Value::Array(vec![]), "{json}");
+    nothing_measured(&json, &["points", "refill", "wcet_line", "taskset"]);
 }
 
 #[test]
