@@ -43,5 +43,44 @@ pub enum Error {
     Measurement(String),
 }
 
+impl Error {
+    /// True if an output file could not be written (or serialized): a
+    /// failure of its own, whatever stopped the bench, never the
+    /// consequence of a Ctrl-C.
+    pub fn is_output(&self) -> bool {
+        matches!(
+            self,
+            Error::Write { .. } | Error::Csv { .. } | Error::Json { .. }
+        )
+    }
+}
+
 /// Result with the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_files_that_cannot_be_written_are_output_failures() {
+        let io = || std::io::Error::other("disk full");
+        assert!(
+            Error::Write {
+                path: "a.json".into(),
+                source: io()
+            }
+            .is_output()
+        );
+        let json = serde_json::from_str::<u8>("x").unwrap_err();
+        assert!(
+            Error::Json {
+                what: "x".into(),
+                source: json
+            }
+            .is_output()
+        );
+        assert!(!Error::Measurement("a worker was killed".into()).is_output());
+        assert!(!Error::InvalidInput("--reps".into()).is_output());
+    }
+}

@@ -11,7 +11,10 @@
 //!
 //! let params = calibrate::Params { partitions: 16, ..Default::default() };
 //! let finished = calibrate::run(&params, &NoProgress)?; // writes the files
-//! println!("Δ = {} ns", finished.result.refill.delta.refill_ns);
+//! // Absent only when Ctrl-C stopped the run before Δ was measured.
+//! if let Some(refill) = &finished.result.refill {
+//!     println!("Δ = {} ns", refill.delta.refill_ns);
+//! }
 //! # Ok::<(), tinct_bench::Error>(())
 //! ```
 //!

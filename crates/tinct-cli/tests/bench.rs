@@ -67,11 +67,15 @@ fn validate<T: DeserializeOwned + Serialize>(
 
 fn calibrate_distributions(r: &CalibrateResult) -> Vec<&Durations> {
     assert!(!r.latency.is_empty() && !r.levels.is_empty());
-    let refill = &r.refill;
+    let refill = r.refill.as_ref().expect("a complete run measured Δ");
+    let bandwidth = r
+        .bandwidth
+        .as_ref()
+        .expect("a complete run measured the bandwidth");
     r.latency
         .iter()
         .flat_map(|p| [&p.random, &p.page_local])
-        .chain([&r.bandwidth.read, &r.bandwidth.write])
+        .chain([&bandwidth.read, &bandwidth.write])
         .chain([
             &refill.cold_pages,
             &refill.warm_pages,
@@ -87,7 +91,10 @@ fn crpd_distributions(r: &CrpdResult) -> Vec<&Durations> {
         .levels
         .iter()
         .flat_map(|l| l.points.iter().flat_map(|p| [&p.baseline, &p.preempted]));
-    let sw = &r.switch;
+    let sw = r
+        .switch
+        .as_ref()
+        .expect("a complete run measured the switch");
     [&sw.best, &sw.worst]
         .into_iter()
         .chain(sw.no_cache.measured.as_ref())

@@ -1066,7 +1066,10 @@ fn crpd_splits_the_switch_and_measures_the_instruction_cache() {
     let result: tinct_bench::crpd::CrpdResult = serde_json::from_value(json.clone()).unwrap();
     assert_eq!(serde_json::to_value(&result).unwrap(), json, "round trip");
     // Table 1: interrupt + resume of every preemption make its total.
-    let sw = &result.switch;
+    let sw = result
+        .switch
+        .as_ref()
+        .expect("a complete run measured the switch");
     for row in [&sw.best, &sw.worst]
         .into_iter()
         .chain(sw.no_cache.measured.as_ref())

@@ -33,26 +33,42 @@ enum Says {
     OnStdout,
 }
 
+/// Who gets the SIGINT.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Reaches {
+    /// tinct alone (`kill -INT PID`).
+    Tinct,
+    /// tinct and its children, as a terminal's Ctrl-C does: tinct runs in
+    /// a process group of its own (never the test's), which gets it.
+    ItsProcessGroup,
+}
+
 /// Runs `tinct args`, sends it SIGINT once a line it writes where `says`
 /// contains `started` (and `pause` later), and waits for it to end.
 fn interrupt_after(args: &[&str], says: Says, started: &str, pause: Duration) -> Interrupted {
-    signal_after(args, says, started, pause, 1)
+    signal_after(args, says, started, pause, 1, Reaches::Tinct)
 }
 
 /// As [`interrupt_after`], with `signals` SIGINTs 100 ms apart (apart, so
-/// that the kernel does not merge a pending one with the next).
+/// that the kernel does not merge a pending one with the next) sent to
+/// whom `reaches` says.
 fn signal_after(
     args: &[&str],
     says: Says,
     started: &str,
     pause: Duration,
     signals: usize,
+    reaches: Reaches,
 ) -> Interrupted {
     let (stdout, stderr) = match says {
         Says::OnStderr => (Stdio::null(), Stdio::piped()),
         Says::OnStdout => (Stdio::piped(), Stdio::null()),
     };
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("tinct"))
+    let mut command = Command::new(assert_cmd::cargo::cargo_bin("tinct"));
+    if reaches == Reaches::ItsProcessGroup {
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    }
+    let mut child = command
         .args(args)
         .stdout(stdout)
         .stderr(stderr)
@@ -82,7 +98,15 @@ fn signal_after(
         if k > 0 {
             std::thread::sleep(Duration::from_millis(100));
         }
-        rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+        match reaches {
+            Reaches::Tinct => {
+                rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap()
+            }
+            // The group tinct leads (its pid), never the test's own.
+            Reaches::ItsProcessGroup => {
+                rustix::process::kill_process_group(pid, rustix::process::Signal::INT).unwrap()
+            }
+        }
     }
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
@@ -211,6 +235,7 @@ fn a_second_ctrl_c_ends_a_bench_at_once() {
         "tinct bench pipeline: measuring",
         Duration::from_millis(200),
         2,
+        Reaches::Tinct,
     );
     assert_eq!(stopped.status, Some(130), "{}", stopped.output);
     assert!(
@@ -270,4 +295,47 @@ fn ctrl_c_in_the_demo_keeps_its_files_and_says_where_it_stopped() {
         !out.join("run").exists(),
         "stopped before the run: no run directory"
     );
+}
+
+#[test]
+fn a_terminal_ctrl_c_that_also_ends_the_wcet_profile_workers_is_the_stop_not_a_failure() {
+    if !tinct_sys::testing::privileged_or_skip("the wcet-profile workers under SCHED_FIFO") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    // 50 rounds of launches: the SIGINT finds a worker running (they run
+    // back to back) and ends it with the bench.
+    let stopped = signal_after(
+        &[
+            "bench",
+            "wcet-profile",
+            "--quick",
+            "--uncolored",
+            "--reps",
+            "50",
+            "--no-progress",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        Says::OnStderr,
+        "tinct bench wcet-profile: measuring",
+        Duration::from_millis(700),
+        1,
+        Reaches::ItsProcessGroup,
+    );
+    assert_eq!(stopped.status, Some(130), "{}", stopped.output);
+    assert!(
+        stopped.output.contains("bench interrupted (Ctrl-C)")
+            && stopped.output.contains("written to")
+            && !stopped.output.contains("and then"),
+        "the stop, not a failed worker: {}",
+        stopped.output
+    );
+    let report = json(&dir.path().join("wcet-profile.json"));
+    let completed = interrupted_header(&report);
+    assert_eq!(report["rounds_requested"], 50, "{report}");
+    let points = report["points"].as_array().unwrap();
+    assert_eq!(points.is_empty(), completed == 0, "{report}");
+    let _: tinct_bench::wcet_profile::WcetProfileResult = serde_json::from_value(report).unwrap();
 }

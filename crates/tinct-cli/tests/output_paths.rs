@@ -65,6 +65,18 @@ fn commands(dir: &Path) -> Vec<(Vec<String>, Wants)> {
     ] {
         commands.push((s(&["bench", bench, "--quick", "--out"]), Wants::Directory));
     }
+    // Checked before the profile measures (minutes), not after.
+    commands.push((
+        s(&[
+            "bench",
+            "wcet-profile",
+            "--quick",
+            "--task",
+            "t",
+            "--write-taskset",
+        ]),
+        Wants::File,
+    ));
     commands
 }
 

@@ -1,13 +1,18 @@
-//! Timeouts of long computations (allocation, experiments): a flag that a
-//! timer thread sets after the timeout; the allocators and studies poll it
-//! and stop cleanly with what they have. The CLI's `--timeout` and the
-//! Python package's `timeout=` both arm it here. Behind the `parallel`
-//! feature, with the crate's other threads.
+//! Timeouts of long computations (allocation, experiments): a flag that is
+//! set once the timeout has passed; the allocators and studies poll it and
+//! stop cleanly with what they have. The CLI's `--timeout` and the Python
+//! package's `timeout=` both arm it here. Behind the `parallel` feature,
+//! with the crate's other threads.
+//!
+//! One timer thread serves every flag of the process (started by the first
+//! timeout, sleeping until the earliest deadline), so arming a timeout
+//! costs no thread of its own; a flag its caller dropped is forgotten at the
+//! timer's next wake.
 
 use crate::units::{Nanos, parse_duration};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, Weak};
+use std::time::{Duration, Instant};
 
 /// Parses a timeout such as "30s" or "500ms": a duration above zero.
 pub fn parse_timeout(text: &str) -> Result<Duration, String> {
@@ -18,17 +23,74 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     }
 }
 
-/// A stop flag that a timer thread sets after `timeout` (never without one).
+/// A stop flag that the process's timer thread sets after `timeout`
+/// (never without one).
 pub fn stop_after(timeout: Option<Duration>) -> Arc<AtomicBool> {
     let flag = Arc::new(AtomicBool::new(false));
-    if let Some(timeout) = timeout {
-        let setter = Arc::clone(&flag);
-        std::thread::spawn(move || {
-            std::thread::sleep(timeout);
-            setter.store(true, Ordering::Relaxed);
-        });
+    // A deadline beyond what an Instant can hold never comes.
+    if let Some(deadline) = timeout.and_then(|t| Instant::now().checked_add(t)) {
+        arm(deadline, Arc::downgrade(&flag));
     }
     flag
+}
+
+/// The flags waiting for their deadline, and the timer thread's wake-up.
+struct Timer {
+    due: Mutex<Vec<(Instant, Weak<AtomicBool>)>>,
+    changed: Condvar,
+}
+
+static TIMER: Timer = Timer {
+    due: Mutex::new(Vec::new()),
+    changed: Condvar::new(),
+};
+
+static TIMER_THREAD: Once = Once::new();
+
+/// The pending flags (a panic elsewhere while holding the lock leaves the
+/// list itself intact: it is used as it is).
+fn pending() -> MutexGuard<'static, Vec<(Instant, Weak<AtomicBool>)>> {
+    TIMER.due.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Sets `flag` at `deadline`, starting the timer thread the first time.
+fn arm(deadline: Instant, flag: Weak<AtomicBool>) {
+    TIMER_THREAD.call_once(|| {
+        std::thread::Builder::new()
+            .name("tinct-timeout".into())
+            .spawn(run_timer)
+            .expect("the timeout thread starts");
+    });
+    pending().push((deadline, flag));
+    // It may be earlier than what the timer sleeps for.
+    TIMER.changed.notify_one();
+}
+
+/// The timer thread: sets every flag whose deadline passed, drops those
+/// nobody holds any more, and sleeps until the next deadline or a new one.
+fn run_timer() {
+    let mut due = pending();
+    loop {
+        let now = Instant::now();
+        due.retain(|(deadline, flag)| match flag.upgrade() {
+            None => false,
+            Some(flag) if *deadline <= now => {
+                flag.store(true, Ordering::Relaxed);
+                false
+            }
+            Some(_) => true,
+        });
+        due = match due.iter().map(|(deadline, _)| *deadline).min() {
+            None => TIMER.changed.wait(due).unwrap_or_else(|e| e.into_inner()),
+            Some(next) => {
+                TIMER
+                    .changed
+                    .wait_timeout(due, next.saturating_duration_since(now))
+                    .unwrap_or_else(|e| e.into_inner())
+                    .0
+            }
+        };
+    }
 }
 
 #[cfg(test)]
@@ -43,14 +105,53 @@ mod tests {
         assert!(parse_timeout("soon").is_err());
     }
 
+    fn wait_for(flag: &AtomicBool) {
+        // Poll (no wall-clock assertion): the timer sets it eventually.
+        while !flag.load(Ordering::Relaxed) {
+            std::thread::yield_now();
+        }
+    }
+
     #[test]
     fn the_flag_is_set_after_the_timeout_and_never_without_one() {
         let never = stop_after(None);
         let soon = stop_after(Some(Duration::from_millis(1)));
-        // Poll (no wall-clock assertion): the timer thread sets it eventually.
-        while !soon.load(Ordering::Relaxed) {
-            std::thread::yield_now();
-        }
+        wait_for(&soon);
         assert!(!never.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_short_timeout_armed_after_a_long_one_is_not_kept_waiting() {
+        let long = stop_after(Some(Duration::from_secs(3600)));
+        let short = stop_after(Some(Duration::from_millis(1)));
+        wait_for(&short);
+        assert!(!long.load(Ordering::Relaxed), "an hour has not passed");
+        let beyond_any_instant = stop_after(Some(Duration::MAX));
+        assert!(!beyond_any_instant.load(Ordering::Relaxed));
+    }
+
+    /// The threads of this process, from /proc (Linux).
+    fn threads() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .expect("/proc/self/task")
+            .count()
+    }
+
+    #[test]
+    fn many_timeouts_share_one_thread() {
+        let before = threads();
+        let flags: Vec<_> = (0..64)
+            .map(|_| stop_after(Some(Duration::from_secs(3600))))
+            .collect();
+        let after = threads();
+        // The timer thread at most, and a few of the test harness's own
+        // threads running beside (not one per timeout).
+        assert!(
+            after < before + 8,
+            "{} timeouts started {} threads",
+            flags.len(),
+            after.saturating_sub(before)
+        );
+        assert!(flags.iter().all(|f| !f.load(Ordering::Relaxed)));
     }
 }

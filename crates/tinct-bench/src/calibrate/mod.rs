@@ -29,7 +29,7 @@ pub mod stream;
 
 use crate::harness::pin::PinGuard;
 use crate::harness::{
-    BenchOptions, Durations, Finished, Interleaved, OutputDir, Progress, RunHeader,
+    BenchOptions, Durations, Finished, Interleaved, OutputDir, Progress, RunHeader, unless_stopped,
 };
 use crate::{Error, Result};
 use chase::{ChaseBuffer, Layout};
@@ -201,13 +201,17 @@ pub struct CalibrateResult {
     pub levels: Vec<LevelLatency>,
     /// Huge pages.
     pub huge_pages: HugePages,
-    /// Bandwidth.
-    pub bandwidth: Bandwidth,
-    /// Δ.
-    pub refill: Refill,
+    /// Bandwidth (absent when the run was stopped before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<Bandwidth>,
+    /// Δ (absent when the run was stopped before it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill: Option<Refill>,
     /// The platform overheads (context switch, release latency, tick),
-    /// measured as `tinct bench overheads` does.
-    pub overheads: tinct_core::calibration::Overheads,
+    /// measured as `tinct bench overheads` does (absent when the run was
+    /// stopped before them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overheads: Option<tinct_core::calibration::Overheads>,
 }
 
 /// Cache sizes the bench works with (from the machine, or fallbacks).
@@ -286,20 +290,26 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResu
 
     let mut latency = Vec::with_capacity(sizes.len());
     let mut huge_missing = thp_unavailable(&header);
+    // Ctrl-C: the steps finished are the result, the others absent.
     for (i, &size) in sizes.iter().enumerate() {
         progress.set_message(&Bytes(size).to_string());
-        let (point, why_not_huge) = latency_point(
-            size,
-            &geometry,
-            &header,
-            LatencyRun {
-                steps,
-                reps,
-                seed: options.seed.wrapping_add(i as u64),
-                huge: huge_missing.is_none(),
-            },
-            progress,
-        )?;
+        let Some((point, why_not_huge)) = unless_stopped(progress, || {
+            latency_point(
+                size,
+                &geometry,
+                &header,
+                LatencyRun {
+                    steps,
+                    reps,
+                    seed: options.seed.wrapping_add(i as u64),
+                    huge: huge_missing.is_none(),
+                },
+                progress,
+            )
+        })?
+        else {
+            break;
+        };
         latency.push(point);
         if huge_missing.is_none() {
             huge_missing = why_not_huge;
@@ -311,21 +321,29 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResu
     let wipe_bytes = (geometry.llc * 2)
         .clamp(16 << 20, MAX_BUFFER_BYTES)
         .max(max_size.min(MAX_BUFFER_BYTES));
-    let mut big: Vec<u64> = vec![1; (wipe_bytes / 8) as usize];
-    let bandwidth = measure_bandwidth(&mut big, bandwidth_reps, options.seed, progress)?;
+    let mut big: Vec<u64> = if progress.stop_requested() {
+        Vec::new()
+    } else {
+        vec![1; (wipe_bytes / 8) as usize]
+    };
+    let bandwidth = unless_stopped(progress, || {
+        measure_bandwidth(&mut big, bandwidth_reps, options.seed, progress)
+    })?;
 
     progress.set_message("refill");
-    let refill = measure_refill(
-        &RefillSetup {
-            llc_bytes: geometry.llc,
-            partitions: params.partitions,
-            page_bytes: geometry.page,
-            reps: refill_reps,
-            seed: options.seed,
-        },
-        &big,
-        progress,
-    )?;
+    let refill = unless_stopped(progress, || {
+        measure_refill(
+            &RefillSetup {
+                llc_bytes: geometry.llc,
+                partitions: params.partitions,
+                page_bytes: geometry.page,
+                reps: refill_reps,
+                seed: options.seed,
+            },
+            &big,
+            progress,
+        )
+    })?;
     drop(big);
     // Unpinned: the release latency runs a thread on every CPU of --cpus.
     drop(pin);
@@ -333,7 +351,8 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResu
     // the tick on the run's CPU, the release latency on every CPU of --cpus.
     let mut setup = crate::overheads::Setup::of(options, &header, 5)?;
     setup.cpus = cpus.clone();
-    let overheads = crate::overheads::measure(&setup, progress)?.overheads;
+    let overheads = unless_stopped(progress, || crate::overheads::measure(&setup, progress))?
+        .map(|m| m.overheads);
     progress.finish();
     header.add_logged_counters();
 

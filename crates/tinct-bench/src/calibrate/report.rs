@@ -83,27 +83,35 @@ pub fn write(result: &CalibrateResult, out: &mut OutputDir) -> Result<()> {
         })
         .collect();
     out.write_csv("latency.csv", &rows)?;
-    let b = &result.bandwidth;
-    let r = &result.refill;
-    let conditions = [
-        ConditionRow::new("bandwidth", "read", b.buffer_bytes, &b.read),
-        ConditionRow::new("bandwidth", "write", b.buffer_bytes, &b.write),
-        ConditionRow::new("refill", "cold_pages", r.partition_bytes, &r.cold_pages),
-        ConditionRow::new("refill", "warm_pages", r.partition_bytes, &r.warm_pages),
-        ConditionRow::new("refill", "cold_chase", r.partition_bytes, &r.cold_chase),
-        ConditionRow::new("refill", "warm_chase", r.partition_bytes, &r.warm_chase),
-    ];
+    let mut conditions = Vec::new();
+    if let Some(b) = &result.bandwidth {
+        conditions.extend([
+            ConditionRow::new("bandwidth", "read", b.buffer_bytes, &b.read),
+            ConditionRow::new("bandwidth", "write", b.buffer_bytes, &b.write),
+        ]);
+    }
+    if let Some(r) = &result.refill {
+        conditions.extend([
+            ConditionRow::new("refill", "cold_pages", r.partition_bytes, &r.cold_pages),
+            ConditionRow::new("refill", "warm_pages", r.partition_bytes, &r.warm_pages),
+            ConditionRow::new("refill", "cold_chase", r.partition_bytes, &r.cold_chase),
+            ConditionRow::new("refill", "warm_chase", r.partition_bytes, &r.warm_chase),
+        ]);
+    }
     out.write_csv("conditions.csv", &conditions)?;
     out.write_svg("latency.svg", &latency_chart(result))?;
-    out.write_text(
-        "refill.toml",
-        &format!(
-            "# Δ measured by `tinct bench calibrate` ({} partitions of {}); put under [platform]:\n{}\n",
-            r.delta.partitions,
-            human_bytes(r.partition_bytes),
-            r.platform_line
-        ),
-    )?;
+    // Δ only from a run that measured it: an interrupted run has no line.
+    if let Some(r) = &result.refill {
+        out.write_text(
+            "refill.toml",
+            &format!(
+                "# Δ measured by `tinct bench calibrate` ({} partitions of {}); put under [platform]:\n{}\n",
+                r.delta.partitions,
+                human_bytes(r.partition_bytes),
+                r.platform_line
+            ),
+        )?;
+    }
     Ok(())
 }
 
@@ -201,31 +209,35 @@ pub fn summary(result: &CalibrateResult, out: &OutputDir) -> Summary {
             }),
         ]);
     }
-    let b = &result.bandwidth;
-    s.fact(
-        "bandwidth",
-        format!(
-            "read {:.1} GB/s, write {:.1} GB/s (median over {} passes of {})",
-            b.read_gb_per_s,
-            b.write_gb_per_s,
-            b.read.count,
-            human_bytes(b.buffer_bytes)
-        ),
-    );
-    let r = &result.refill;
-    s.fact(
-        "refill Δ",
-        format!(
-            "{} per partition of {} (LLC {} / {}); latency-bound {} ns",
-            r.refill,
-            human_bytes(r.partition_bytes),
-            human_bytes(r.llc_bytes),
-            r.delta.partitions,
-            r.refill_latency_bound_ns
-        ),
-    );
-    s.fact("[platform]", r.platform_line.clone());
-    crate::overheads::summary_facts(&mut s, &result.overheads);
+    if let Some(b) = &result.bandwidth {
+        s.fact(
+            "bandwidth",
+            format!(
+                "read {:.1} GB/s, write {:.1} GB/s (median over {} passes of {})",
+                b.read_gb_per_s,
+                b.write_gb_per_s,
+                b.read.count,
+                human_bytes(b.buffer_bytes)
+            ),
+        );
+    }
+    if let Some(r) = &result.refill {
+        s.fact(
+            "refill Δ",
+            format!(
+                "{} per partition of {} (LLC {} / {}); latency-bound {} ns",
+                r.refill,
+                human_bytes(r.partition_bytes),
+                human_bytes(r.llc_bytes),
+                r.delta.partitions,
+                r.refill_latency_bound_ns
+            ),
+        );
+        s.fact("[platform]", r.platform_line.clone());
+    }
+    if let Some(overheads) = &result.overheads {
+        crate::overheads::summary_facts(&mut s, overheads);
+    }
     s.fact("output", out.path().display().to_string());
     s.note(result.huge_pages.note.clone());
     if result.header.machine.virtualized == Some(true) {

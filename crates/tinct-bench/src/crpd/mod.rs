@@ -169,8 +169,10 @@ pub struct CrpdResult {
     pub header: RunHeader,
     /// Scheduling policy of both tasks (`fifo(10)` or `other`).
     pub policy: String,
-    /// Context-switch cost.
-    pub switch: SwitchCost,
+    /// Context-switch cost (absent when the run was stopped before its
+    /// first round ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch: Option<SwitchCost>,
     /// One sweep per level.
     pub levels: Vec<LevelSweep>,
 }
@@ -254,6 +256,17 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CrpdResult> {
         progress,
     )?;
     header.counters.extend(switch_counters);
+    if switch.is_none() {
+        // Stopped before the first round ended: the header alone.
+        progress.finish();
+        header.record_rounds(true);
+        return Ok(CrpdResult {
+            header,
+            policy,
+            switch,
+            levels: Vec::new(),
+        });
+    }
 
     // The sweeps' preempter wipes each level: a data buffer or a chain of
     // code twice its size.
@@ -423,6 +436,9 @@ pub fn context_switch(
         wipe_bytes: llc_bytes.saturating_mul(2).max(4 << 20),
     };
     let (cost, _counters) = switch::measure(&setup, progress)?;
+    let cost = cost.ok_or_else(|| {
+        Error::Measurement("no context-switch samples: stopped before the first round".into())
+    })?;
     Ok((cost, fifo))
 }
 

@@ -94,14 +94,15 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
         })
         .collect();
     out.write_csv("crpd.csv", &rows)?;
-    let sw = &result.switch;
-    let mut switch_csv: Vec<SwitchCsvRow> = Vec::new();
-    switch_csv.extend(switch_rows("best", &sw.best));
-    switch_csv.extend(switch_rows("worst", &sw.worst));
-    if let Some(row) = &sw.no_cache.measured {
-        switch_csv.extend(switch_rows("no-cache-approximation", row));
+    if let Some(sw) = &result.switch {
+        let mut switch_csv: Vec<SwitchCsvRow> = Vec::new();
+        switch_csv.extend(switch_rows("best", &sw.best));
+        switch_csv.extend(switch_rows("worst", &sw.worst));
+        if let Some(row) = &sw.no_cache.measured {
+            switch_csv.extend(switch_rows("no-cache-approximation", row));
+        }
+        out.write_csv("switch.csv", &switch_csv)?;
     }
-    out.write_csv("switch.csv", &switch_csv)?;
     out.write_counters_csv("crpd-counters.csv", &result.header.counters)?;
     for level in &result.levels {
         let theory_x: Vec<f64> = (0..=64).map(|i| f64::from(i) * 200.0 / 64.0).collect();
@@ -182,32 +183,33 @@ pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
             result.header.cpus[0], result.policy, result.header.reps
         ),
     );
-    let sw = &result.switch;
-    let table1 = |row: &SwitchRow| {
-        format!(
-            "interrupt {} + resume {} = {} us median, max {} us",
-            us(row.interrupt.median),
-            us(row.resume.median),
-            us(row.total.median),
-            us(row.total.max)
-        )
-    };
-    s.fact("preemption, best case", table1(&sw.best));
-    s.fact(
-        "preemption, worst case",
-        format!(
-            "{} ({} wiped by each task)",
-            table1(&sw.worst),
-            human_bytes(sw.wipe_bytes)
-        ),
-    );
-    s.fact(
-        "preemption, no cache",
-        match &sw.no_cache.measured {
-            Some(row) => format!("{} — {}", table1(row), sw.no_cache.name),
-            None => sw.no_cache.note.clone(),
-        },
-    );
+    if let Some(sw) = &result.switch {
+        let table1 = |row: &SwitchRow| {
+            format!(
+                "interrupt {} + resume {} = {} us median, max {} us",
+                us(row.interrupt.median),
+                us(row.resume.median),
+                us(row.total.median),
+                us(row.total.max)
+            )
+        };
+        s.fact("preemption, best case", table1(&sw.best));
+        s.fact(
+            "preemption, worst case",
+            format!(
+                "{} ({} wiped by each task)",
+                table1(&sw.worst),
+                human_bytes(sw.wipe_bytes)
+            ),
+        );
+        s.fact(
+            "preemption, no cache",
+            match &sw.no_cache.measured {
+                Some(row) => format!("{} — {}", table1(row), sw.no_cache.name),
+                None => sw.no_cache.note.clone(),
+            },
+        );
+    }
     s.table(&[
         "level",
         "victim",
@@ -247,9 +249,11 @@ pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
     }
     s.fact("output", out.path().display().to_string());
     s.note("CRPD = median victim pass after a wiping preemption − after an empty one (same two context switches); bound = slowest pass after a wiping preemption − fastest after an empty one");
-    s.note(sw.preemption.clone());
-    if sw.no_cache.measured.is_some() {
-        s.note(sw.no_cache.note.clone());
+    if let Some(sw) = &result.switch {
+        s.note(sw.preemption.clone());
+        if sw.no_cache.measured.is_some() {
+            s.note(sw.no_cache.note.clone());
+        }
     }
     if result.header.machine.virtualized == Some(true) {
         s.note("virtual machine: the host and other guests share the caches; real replacement is not LRU, so the curves are indicative");

@@ -84,11 +84,12 @@ pub struct Setup {
 
 /// Measures Table 1 on the calling thread (which must be pinned to
 /// `setup.cpu` and, for a true preemption, under SCHED_FIFO
-/// `setup.fifo`). Returns the cost and the counter totals of each case.
+/// `setup.fifo`). Returns the cost (`None` when a stop came before the
+/// first round of both cases ended) and the counter totals of each case.
 pub fn measure(
     setup: &Setup,
     progress: &dyn Progress,
-) -> Result<(SwitchCost, Vec<ConditionCounters>)> {
+) -> Result<(Option<SwitchCost>, Vec<ConditionCounters>)> {
     let preempter_priority = setup.fifo.map(|p| p.saturating_add(1).min(99));
     let partner = Partner::start(
         setup.cpu,
@@ -123,6 +124,9 @@ pub fn measure(
         part.truncate(samples.rounds_completed as usize);
     }
     let mut counters = prefixed("switch/", &samples.counters);
+    if samples.interrupted && samples.rounds_completed == 0 {
+        return Ok((None, counters));
+    }
     let best = row(&parts[0])?;
     let worst = row(&parts[1])?;
     let no_cache = match setup.other_cpu {
@@ -163,13 +167,13 @@ pub fn measure(
             .into(),
     };
     Ok((
-        SwitchCost {
+        Some(SwitchCost {
             best,
             worst,
             no_cache,
             wipe_bytes: setup.wipe_bytes,
             preemption,
-        },
+        }),
         counters,
     ))
 }
@@ -252,6 +256,7 @@ mod tests {
             wipe_bytes: 1 << 20,
         };
         let (cost, counters) = measure(&setup, &NoProgress).unwrap();
+        let cost = cost.expect("not stopped: measured");
         for row in [&cost.best, &cost.worst]
             .into_iter()
             .chain(cost.no_cache.measured.as_ref())

@@ -219,10 +219,15 @@ pub struct Demo {
     pub recorded: Recorded,
 }
 
-/// A bad plan is bad input; anything else failed the demo.
+/// A bad plan is bad input, a run directory that cannot be written an
+/// output failure; anything else failed the measurement.
 fn rt_error(e: tinct_rt::RtError) -> Error {
     match e {
         tinct_rt::RtError::Input { .. } => Error::InvalidInput(e.to_string()),
+        tinct_rt::RtError::Write { path, source } => Error::Write {
+            path: path.into(),
+            source,
+        },
         other => Error::Measurement(other.to_string()),
     }
 }
@@ -282,7 +287,8 @@ impl Steps {
 /// `worker` starts the profile's workers (the CLI knows how); `progress`
 /// gets one line per step. Stopped by [`Params::stop`], it returns
 /// [`Outcome::Interrupted`] (also when the step under way failed after
-/// the stop: the failure is in the verdict).
+/// the stop: the failure is in the verdict), except for bad input and a
+/// file that cannot be written: those are the demo's error even then.
 pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> Result<Outcome> {
     let begun = Instant::now();
     let mut steps = Steps {
@@ -293,9 +299,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
     let error = match run_steps(params, worker, progress, &mut steps, begun) {
         Ok(Some(demo)) => return Ok(Outcome::Done(Box::new(demo))),
         Ok(None) => None,
-        Err(e) if params.stop.is_raised() && !matches!(e, Error::InvalidInput(_)) => {
-            Some(e.to_string())
-        }
+        Err(e) if params.stop.is_raised() && after_stop_is_interruption(&e) => Some(e.to_string()),
         Err(e) => return Err(e),
     };
     let verdict = InterruptedVerdict {
@@ -311,6 +315,14 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
         &to_json("verdict", &verdict)?,
     )?;
     Ok(Outcome::Interrupted(verdict))
+}
+
+/// Whether an error of the step under way when Ctrl-C came is part of
+/// the interruption (a worker stopped by the signal) rather than a failure
+/// of its own: bad input and files that cannot be written fail the demo
+/// (exit 1 or 2) even after a stop.
+fn after_stop_is_interruption(error: &Error) -> bool {
+    !matches!(error, Error::InvalidInput(_)) && !error.is_output()
 }
 
 /// The demo's steps; `None` when the stop flag ended them at a boundary.
@@ -724,4 +736,34 @@ fn plan_until_schedulable(
             1u64 << MAX_DOUBLINGS
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_cannot_be_written_after_a_stop_is_the_demos_error() {
+        let write = Error::Write {
+            path: "demo/run/jobs.csv".into(),
+            source: std::io::Error::other("disk full"),
+        };
+        assert!(!after_stop_is_interruption(&write));
+        assert!(!after_stop_is_interruption(&Error::InvalidInput(
+            "--duration".into()
+        )));
+        assert!(after_stop_is_interruption(&Error::Measurement(
+            "a worker was stopped".into()
+        )));
+    }
+
+    #[test]
+    fn the_runs_write_errors_stay_output_failures() {
+        let e = rt_error(tinct_rt::RtError::Write {
+            path: "run/jobs.csv".into(),
+            source: std::io::Error::other("disk full"),
+        });
+        assert!(e.is_output(), "{e}");
+        assert!(e.to_string().contains("run/jobs.csv"), "{e}");
+    }
 }

@@ -89,6 +89,10 @@ impl RowConflictTimer for ProbeTimer<'_> {
         self.progress.inc(1);
         latency
     }
+
+    fn stop_requested(&self) -> bool {
+        self.progress.stop_requested()
+    }
 }
 
 /// Runs the bench: samples addresses, solves, writes the files.
@@ -134,7 +138,9 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
             cpus: tinct_sys::sched::affinity()?,
             machine,
             counters: Vec::new(),
-            interrupted: false,
+            // Stopped: the search refused itself as interrupted, so no
+            // dram-map.toml is written (only found functions are).
+            interrupted: solution.refusal.as_deref() == Some(solver::INTERRUPTED),
             rounds_requested: None,
             rounds_completed: None,
         },
@@ -150,8 +156,13 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
         files: Vec::new(),
     };
     report::write(&mut report, &params.common)?;
+    let mut summary = report::summary(&report);
+    summary.interruption(&report.header, &params.common.out_dir("dram-map"));
+    if report.header.interrupted {
+        summary.note("interrupted: no dram-map.toml is written from an interrupted search");
+    }
     Ok(Finished {
-        summary: report::summary(&report),
+        summary,
         result: report,
     })
 }

@@ -221,7 +221,7 @@ impl RowConflictTimer for SimulatedDram {
 
 #[cfg(test)]
 mod tests {
-    use super::super::solver::{SolverOptions, solve};
+    use super::super::solver::{INTERRUPTED, SolverOptions, solve};
     use super::*;
     use tinct_mem::gf2::Basis;
 
@@ -256,6 +256,57 @@ mod tests {
             );
             // Fast: a few tens of thousands of measurements.
             assert!(solution.measurements < 40_000, "{}", solution.measurements);
+        }
+    }
+
+    /// A simulated DRAM whose caller asks to stop after `after` timings.
+    struct StopsAfter {
+        dram: SimulatedDram,
+        after: u64,
+        timed: u64,
+    }
+
+    impl RowConflictTimer for StopsAfter {
+        fn latency(&mut self, a: usize, b: usize) -> u32 {
+            self.timed += 1;
+            self.dram.latency(a, b)
+        }
+
+        fn stop_requested(&self) -> bool {
+            self.timed >= self.after
+        }
+    }
+
+    #[test]
+    fn a_stopped_search_ends_at_its_next_boundary_and_finds_nothing() {
+        let mapping = &PUBLISHED[0];
+        let complete = {
+            let mut dram = SimulatedDram::new(mapping.masks(), 34, 2048, 10);
+            let addresses = dram.addresses.clone();
+            solve(&addresses, &mut dram, &SolverOptions::default())
+        };
+        assert!(complete.found, "{:?}", complete.refusal);
+        // In the threshold's pairs, the same-bank sets, and the validation.
+        for after in [10, 2_000, complete.measurements - 5] {
+            let dram = SimulatedDram::new(mapping.masks(), 34, 2048, 10);
+            let addresses = dram.addresses.clone();
+            let mut timer = StopsAfter {
+                dram,
+                after,
+                timed: 0,
+            };
+            let solution = solve(&addresses, &mut timer, &SolverOptions::default());
+            assert!(!solution.found, "stopped after {after}: nothing found");
+            assert_eq!(solution.refusal.as_deref(), Some(INTERRUPTED));
+            assert!(solution.functions.is_empty(), "stopped after {after}");
+            // At most one boundary's worth (one base against every address,
+            // twice) beyond the stop.
+            assert!(
+                timer.timed <= after + 2 * addresses.len() as u64,
+                "stopped after {after}, timed {}",
+                timer.timed
+            );
+            assert_eq!(solution.measurements, timer.timed);
         }
     }
 

@@ -43,7 +43,18 @@ pub trait RowConflictTimer {
     /// The latency of addresses `a` and `b` (indices into the solver's
     /// address list), in any unit (cycles, ns).
     fn latency(&mut self, a: usize, b: usize) -> u32;
+
+    /// True once the caller asks the search to stop (Ctrl-C): it ends at
+    /// its next measurement boundary, refused as interrupted (a partial
+    /// search never gives functions). Default: never.
+    fn stop_requested(&self) -> bool {
+        false
+    }
 }
+
+/// The refusal of a search stopped before its end.
+pub const INTERRUPTED: &str =
+    "interrupted (Ctrl-C) before the search finished: no functions from a partial search";
 
 /// How hard the solver looks and how sure it must be.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,6 +179,10 @@ impl Counted<'_> {
         self.count += 1;
         self.timer.latency(a, b)
     }
+
+    fn stopped(&self) -> bool {
+        self.timer.stop_requested()
+    }
 }
 
 /// Finds the functions behind `addresses` (physical, distinct), timing
@@ -205,11 +220,15 @@ pub fn solve(
     }
     // 1. Threshold.
     let latencies: Vec<u32> = (0..options.threshold_pairs)
-        .map(|_| {
+        .map_while(|_| {
             let (a, b) = random_pair(&mut rng, addresses.len());
-            timer.latency(a, b)
+            (!timer.stopped()).then(|| timer.latency(a, b))
         })
         .collect();
+    if timer.stopped() {
+        solution.measurements = timer.count;
+        return solution.refused(INTERRUPTED.into());
+    }
     let (threshold, fast, slow) = split_clusters(&latencies);
     // One unit (a cycle) at least: timings can be so quantized that
     // their spread reads as zero.
@@ -238,7 +257,7 @@ pub fn solve(
     let mut sets: Vec<(usize, Vec<usize>)> = Vec::new();
     let mut classified = vec![false; addresses.len()];
     let mut attempts = 0;
-    while sets.len() < options.sets && attempts < options.sets * 4 {
+    while sets.len() < options.sets && attempts < options.sets * 4 && !timer.stopped() {
         attempts += 1;
         let unclassified: Vec<usize> = (0..addresses.len()).filter(|&i| !classified[i]).collect();
         let Some(&base) = unclassified.choose(&mut rng) else {
@@ -261,6 +280,9 @@ pub fn solve(
     }
     solution.set_sizes = sets.iter().map(|(_, m)| m.len()).collect();
     solution.measurements = timer.count;
+    if timer.stopped() {
+        return solution.refused(INTERRUPTED.into());
+    }
     let differences: Vec<u64> = sets
         .iter()
         .flat_map(|(base, members)| members.iter().map(|&m| addresses[m] ^ addresses[*base]))
@@ -327,6 +349,7 @@ pub fn solve(
     let mut tries = 0;
     while (same_bank.0 < wanted || per_function.iter().any(|p| p.0 < wanted))
         && tries < wanted * 400 * (masks.len() + 1)
+        && !timer.stopped()
     {
         tries += 1;
         let (a, b) = random_pair(&mut rng, addresses.len());
@@ -348,6 +371,9 @@ pub fn solve(
         }
     }
     solution.measurements = timer.count;
+    if timer.stopped() {
+        return solution.refused(INTERRUPTED.into());
+    }
     let same_rate = same_bank.1 as f64 / same_bank.0.max(1) as f64;
     solution.same_bank_slow_rate = same_rate;
     solution.functions = masks

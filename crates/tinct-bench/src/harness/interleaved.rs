@@ -145,6 +145,18 @@ impl Interleaved {
         progress: &dyn Progress,
         mut measure: impl FnMut(usize) -> Result<u64, E>,
     ) -> Result<Samples, E> {
+        self.run_cut_by_stop(progress, |c| measure(c).map(Some))
+    }
+
+    /// As [`Interleaved::run`], for measurements the stop can cut short
+    /// (a child process that the Ctrl-C also reached): `measure(c)`
+    /// returns `None` when the stop cut it, which ends the run there as a
+    /// stop before it would, the round under way dropped.
+    pub fn run_cut_by_stop<E>(
+        &self,
+        progress: &dyn Progress,
+        mut measure: impl FnMut(usize) -> Result<Option<u64>, E>,
+    ) -> Result<Samples, E> {
         let n = self.conditions.len();
         let mut rng = ChaCha8Rng::seed_from_u64(self.seed);
         let mut order: Vec<usize> = (0..n).collect();
@@ -152,11 +164,10 @@ impl Interleaved {
         'warmup: for _ in 0..self.warmup {
             order.shuffle(&mut rng);
             for &c in &order {
-                if progress.stop_requested() {
+                if progress.stop_requested() || measure(c)?.is_none() {
                     interrupted = true;
                     break 'warmup;
                 }
-                measure(c)?;
                 progress.inc(1);
             }
         }
@@ -170,7 +181,15 @@ impl Interleaved {
             order.shuffle(&mut rng);
             let checkpoint = counters.checkpoint();
             for (done, &c) in order.iter().enumerate() {
-                if progress.stop_requested() {
+                let sample = if progress.stop_requested() {
+                    None
+                } else {
+                    counters.start();
+                    let sample = measure(c)?;
+                    counters.stop(c);
+                    sample
+                };
+                let Some(sample) = sample else {
                     interrupted = true;
                     // A round left half-way: its samples and counts go.
                     for &dropped in &order[..done] {
@@ -178,10 +197,7 @@ impl Interleaved {
                     }
                     counters.restore(checkpoint);
                     break 'rounds;
-                }
-                counters.start();
-                let sample = measure(c)?;
-                counters.stop(c);
+                };
                 samples[c].push(sample);
                 progress.inc(1);
             }
@@ -316,6 +332,34 @@ mod tests {
         assert_eq!(samples.rounds_completed, 2);
         assert!(samples.samples.iter().all(|s| s.len() == 2), "{samples:?}");
         assert!(samples.counters.iter().all(|c| c.runs == 2));
+        assert!(samples.interrupted);
+    }
+
+    #[test]
+    fn a_measurement_cut_by_the_stop_drops_its_round_even_the_last() {
+        // 2 rounds of 3 conditions; the very last call is cut.
+        let mut calls = 0;
+        let samples = Interleaved::new(["a", "b", "c"], 2)
+            .run_cut_by_stop::<()>(&NoProgress, |c| {
+                calls += 1;
+                Ok((calls < 6).then_some(c as u64))
+            })
+            .unwrap();
+        assert_eq!(calls, 6);
+        assert_eq!(samples.rounds_completed, 1);
+        assert!(samples.interrupted);
+        assert!(samples.samples.iter().all(|s| s.len() == 1), "{samples:?}");
+        assert!(samples.counters.iter().all(|c| c.runs == 1));
+        // Cut in the warm-up: no round at all, nothing measured after.
+        let mut calls = 0;
+        let samples = Interleaved::new(["a", "b"], 3)
+            .warmup(1)
+            .run_cut_by_stop::<()>(&NoProgress, |_| {
+                calls += 1;
+                Ok(None)
+            })
+            .unwrap();
+        assert_eq!((calls, samples.rounds_completed), (1, 0));
         assert!(samples.interrupted);
     }
 

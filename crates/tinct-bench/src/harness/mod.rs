@@ -30,7 +30,7 @@ pub use interleaved::Interleaved;
 pub use machine::Machine;
 pub use options::BenchOptions;
 pub use output::OutputDir;
-pub use progress::{NoProgress, Progress, StopAfter};
+pub use progress::{NoProgress, Progress, StopAfter, unless_stopped};
 pub use summary::{Finished, Summary};
 pub use tinct_report::stats::{Counts, Durations};
 pub use tinct_report::{LineChart, Series, SeriesStyle};

@@ -42,6 +42,24 @@ pub trait Progress: Sync {
     }
 }
 
+/// Runs one step of a bench unless a stop was asked before it. `None`
+/// when it was, or when the step failed after the stop came (a step cut
+/// before its first round ended has nothing to give: it is absent from the
+/// result). A file that cannot be written is an error all the same.
+pub fn unless_stopped<T>(
+    progress: &dyn Progress,
+    step: impl FnOnce() -> crate::Result<T>,
+) -> crate::Result<Option<T>> {
+    if progress.stop_requested() {
+        return Ok(None);
+    }
+    match step() {
+        Ok(value) => Ok(Some(value)),
+        Err(e) if progress.stop_requested() && !e.is_output() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// Progress that goes nowhere and asks to stop once `steps` steps were
 /// reported done (tests of a bench's interruption).
 #[derive(Debug, Default)]
@@ -75,3 +93,40 @@ impl Progress for StopAfter {
 pub struct NoProgress;
 
 impl Progress for NoProgress {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Error;
+
+    #[test]
+    fn a_step_is_skipped_after_a_stop_and_absent_if_the_stop_cut_it() {
+        let go = NoProgress;
+        assert_eq!(unless_stopped(&go, || Ok(1)).unwrap(), Some(1));
+        let failed = unless_stopped(&go, || Err::<u8, _>(Error::Measurement("x".into())));
+        assert!(failed.is_err(), "no stop: the error stands");
+        let stopped = StopAfter::new(0);
+        let mut ran = false;
+        let skipped = unless_stopped(&stopped, || {
+            ran = true;
+            Ok(1)
+        });
+        assert_eq!(skipped.unwrap(), None);
+        assert!(!ran, "not started after the stop");
+        let cut = StopAfter::new(1);
+        let result = unless_stopped(&cut, || {
+            cut.inc(1);
+            Err::<u8, _>(Error::Measurement("no samples".into()))
+        });
+        assert_eq!(result.unwrap(), None, "cut by the stop: absent");
+        let cut = StopAfter::new(1);
+        let unwritable = unless_stopped(&cut, || {
+            cut.inc(1);
+            Err::<u8, _>(Error::Write {
+                path: "a.json".into(),
+                source: std::io::Error::other("disk full"),
+            })
+        });
+        assert!(unwritable.is_err(), "an output failure is never absorbed");
+    }
+}

@@ -41,17 +41,22 @@ impl Summary {
     /// finished before the stop; written to DIR` (the caller shows it).
     pub fn interruption(&mut self, header: &super::RunHeader, dir: &std::path::Path) -> &mut Self {
         if header.interrupted {
-            let rounds = match (header.rounds_completed, header.rounds_requested) {
-                (Some(done), Some(asked)) => format!("{done} of {asked} rounds"),
-                _ => "the steps".into(),
-            };
-            self.fact(
-                "interrupted",
-                format!(
-                    "{rounds} finished before the stop; written to {}",
+            let said = match (header.rounds_completed, header.rounds_requested) {
+                (Some(0), _) => format!(
+                    "stopped before the first round finished: nothing measured, the run's \
+                     header (parameters, platform) written to {}",
                     dir.display()
                 ),
-            );
+                (Some(done), Some(asked)) => format!(
+                    "{done} of {asked} rounds finished before the stop; written to {}",
+                    dir.display()
+                ),
+                _ => format!(
+                    "the steps finished before the stop; written to {}",
+                    dir.display()
+                ),
+            };
+            self.fact("interrupted", said);
         }
         self
     }
@@ -81,15 +86,18 @@ impl Summary {
         self
     }
 
-    /// What a bench stopped by Ctrl-C kept: its `interrupted` fact; a bench
-    /// without one (overheads, dram-map) does not stop between its steps,
-    /// which is said instead.
+    /// What a bench stopped by Ctrl-C kept: its `interrupted` fact; a run
+    /// without one saw the stop only after its last step, which is said
+    /// instead.
     pub fn interrupted_note(&self) -> String {
         self.facts
             .iter()
             .find(|(key, _)| key == "interrupted")
             .map_or_else(
-                || "this bench does not stop between its steps: it ran to its end and its files are complete".into(),
+                || {
+                    "the stop came after the last step: the run is complete and so are its files"
+                        .into()
+                },
                 |(_, value)| value.clone(),
             )
     }
@@ -135,7 +143,7 @@ mod tests {
     #[test]
     fn the_interrupted_note_is_the_fact_or_says_the_bench_ran_to_its_end() {
         let mut s = Summary::new("crpd");
-        assert!(s.interrupted_note().contains("ran to its end"));
+        assert!(s.interrupted_note().contains("after the last step"));
         s.fact("interrupted", "after 2 of 5 rounds");
         assert_eq!(s.interrupted_note(), "after 2 of 5 rounds");
     }
@@ -157,6 +165,16 @@ mod tests {
                 "interrupted".to_string(),
                 "2 of 5 rounds finished before the stop; written to out".to_string()
             )]
+        );
+        header.rounds_completed = Some(0);
+        let mut none = Summary::new("pipeline");
+        none.interruption(&header, std::path::Path::new("out"));
+        assert!(
+            none.interrupted_note()
+                .starts_with("stopped before the first round finished")
+                && none.interrupted_note().ends_with("written to out"),
+            "{:?}",
+            none.facts
         );
     }
 

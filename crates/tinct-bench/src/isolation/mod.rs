@@ -202,9 +202,11 @@ pub struct Report {
     /// One entry per condition.
     pub conditions: Vec<ConditionResult>,
     /// Inflation with cache reservation.
-    pub inflation_reserved: Inflation,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inflation_reserved: Option<Inflation>,
     /// Inflation without cache reservation.
-    pub inflation_unreserved: Inflation,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inflation_unreserved: Option<Inflation>,
     /// Caveats.
     pub notes: Vec<String>,
     /// Files written.
@@ -222,7 +224,7 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
     let plan = plan::plan(params, llc)?;
     crate::harness::interleaved::start_rounds();
     let measured = measure::measure(&plan, progress)?;
-    let mut report = assemble(&plan, &measured, machine)?;
+    let mut report = assemble(&plan, &measured, machine, progress.stop_requested())?;
     report.header.record_rounds(progress.stop_requested());
     report::write(&mut report, &measured.job_times, &params.common)?;
     let mut summary = report::summary(&report);
@@ -233,10 +235,21 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
     })
 }
 
-/// Each condition's distributions and the inflations, with the notes.
-fn assemble(plan: &plan::Plan, measured: &measure::Measured, machine: Machine) -> Result<Report> {
+/// Each condition's distributions and the inflations, with the notes; a
+/// run `stopped` before its first round ended has neither (whole rounds
+/// are kept: every condition has jobs or none has).
+fn assemble(
+    plan: &plan::Plan,
+    measured: &measure::Measured,
+    machine: Machine,
+    stopped: bool,
+) -> Result<Report> {
     let mut conditions = Vec::with_capacity(Condition::ALL.len());
+    let no_round = stopped && measured.job_times.iter().all(Vec::is_empty);
     for (times, &condition) in measured.job_times.iter().zip(&Condition::ALL) {
+        if no_round {
+            break;
+        }
         let cpu: Vec<u64> = times.iter().map(|t| t.cpu_ns).collect();
         let wall: Vec<u64> = times.iter().map(|t| t.wall_ns).collect();
         let (Some(jobs), Some(jobs_wall)) = (Durations::of(&cpu), Durations::of(&wall)) else {
@@ -254,12 +267,15 @@ fn assemble(plan: &plan::Plan, measured: &measure::Measured, machine: Machine) -
         });
     }
     let inflation = |contended: usize, alone: usize| {
-        let (c, a) = (&conditions[contended].jobs, &conditions[alone].jobs);
-        Inflation {
+        let (c, a) = (
+            &conditions.get(contended)?.jobs,
+            &conditions.get(alone)?.jobs,
+        );
+        Some(Inflation {
             wcet: ratio(c.max, a.max),
             p99: ratio(c.p99, a.p99),
             median: ratio(c.median, a.median),
-        }
+        })
     };
     let (inflation_reserved, inflation_unreserved) = (inflation(1, 0), inflation(3, 2));
     let notes = notes(plan, measured, &machine);

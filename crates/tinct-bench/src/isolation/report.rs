@@ -104,11 +104,12 @@ pub(super) fn summary(report: &Report) -> Summary {
         "CPU time of the victim thread per job (wall-clock times in the last columns)",
     );
     s.fact("resctrl", report.resctrl.clone());
-    s.fact("inflation, reserved", describe(&report.inflation_reserved));
-    s.fact(
-        "inflation, unreserved",
-        describe(&report.inflation_unreserved),
-    );
+    if let Some(inflation) = &report.inflation_reserved {
+        s.fact("inflation, reserved", describe(inflation));
+    }
+    if let Some(inflation) = &report.inflation_unreserved {
+        s.fact("inflation, unreserved", describe(inflation));
+    }
     s.table(&[
         "condition",
         "jobs",

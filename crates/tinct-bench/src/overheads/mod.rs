@@ -157,16 +157,20 @@ impl Setup {
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<OverheadsResult>> {
     let options = &params.common;
     let cpus = options.cpus(1)?;
-    let header = RunHeader::new("overheads", options, options.reps_or(30, 200)?, cpus);
+    let mut header = RunHeader::new("overheads", options, options.reps_or(30, 200)?, cpus);
     let setup = Setup::of(options, &header, params.seconds.unwrap_or(10))?;
     // A file that cannot take the result is refused before the measurement.
     if let Some(path) = &params.calibration {
         read_calibration(path)?;
     }
     let measured = measure(&setup, progress)?;
+    header.record_rounds(progress.stop_requested());
+    // A run stopped early is never stored: the calibration keeps the
+    // overheads of a complete run.
     let stored = params
         .calibration
         .as_ref()
+        .filter(|_| !header.interrupted)
         .map(|path| store(path, &measured.overheads));
     let mut result = OverheadsResult {
         header,
@@ -184,15 +188,27 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Overhead
     if let Some(e) = failure {
         return Err(e);
     }
-    let summary = summary(&result, &out);
+    let mut summary = summary(&result, &out);
+    summary.interruption(&result.header, out.path());
+    if result.header.interrupted && params.calibration.is_some() {
+        summary.note(
+            "interrupted: the overheads measured were NOT stored in the calibration file (only a complete run is)",
+        );
+    }
     Ok(Finished { result, summary })
 }
+
+/// Why an overhead is absent when Ctrl-C came before its measurement.
+const STOPPED_BEFORE: &str = "not measured: the run was interrupted (Ctrl-C) before it";
 
 fn privileged() -> bool {
     tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live()).is_ok_and(|p| p.is_root())
 }
 
 /// Measures the three overheads; one that fails is `unmeasured`, with why.
+/// A stop ([`Progress::stop_requested`]) ends the run at the next of the
+/// three: the overheads not reached are `unmeasured` as such (the context
+/// switch keeps the whole rounds it finished).
 pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
     let cpu = *setup.cpus.first().ok_or_else(|| {
         Error::InvalidInput("--cpus: expected at least one CPU, found none".into())
@@ -234,7 +250,10 @@ pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
         }
     };
     progress.set_message("release latency");
-    let release_latency = if root {
+    let release_latency = if progress.stop_requested() {
+        overheads.set_unmeasured("release_latency", STOPPED_BEFORE);
+        None
+    } else if root {
         match measure_release_latency(setup) {
             Ok(measured) => {
                 overheads.set_release_latency(record(
@@ -262,7 +281,29 @@ pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
         None
     };
     progress.set_message("timer tick");
-    let busy_loop = match tick::record(cpu, setup.seconds.saturating_mul(1_000_000_000), fifo) {
+    let busy_loop = if progress.stop_requested() {
+        overheads.set_unmeasured("tick", STOPPED_BEFORE);
+        None
+    } else {
+        measure_tick(&mut overheads, setup, cpu, fifo)
+    };
+    Ok(Measured {
+        overheads,
+        context_switch,
+        release_latency,
+        busy_loop,
+    })
+}
+
+/// The busy loop behind the tick, the tick stored in `overheads` (or why
+/// it is absent).
+fn measure_tick(
+    overheads: &mut Overheads,
+    setup: &Setup,
+    cpu: u32,
+    fifo: Option<u8>,
+) -> Option<BusyLoop> {
+    match tick::record(cpu, setup.seconds.saturating_mul(1_000_000_000), fifo) {
         Ok(seen) => {
             let busy = busy_loop(&seen, fifo);
             match (&busy.tick, busy.tick_period_ns) {
@@ -297,13 +338,7 @@ pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
             overheads.set_unmeasured("tick", e.to_string());
             None
         }
-    };
-    Ok(Measured {
-        overheads,
-        context_switch,
-        release_latency,
-        busy_loop,
-    })
+    }
 }
 
 fn policy_name(fifo: Option<u8>) -> String {

@@ -91,7 +91,9 @@ impl Launch<'_> {
     /// evenly over colors, and strict mode refuses uncolored fallbacks even
     /// for the worker's own small allocations): it is retried with a pool
     /// twice and then four times as large before the bench gives up.
-    pub fn run_with_retry(&self) -> Result<WorkerReport> {
+    /// `None`: the worker was ended by SIGINT or SIGTERM (a terminal's
+    /// Ctrl-C reaches it with the bench, in the same process group).
+    pub fn run_with_retry(&self) -> Result<Option<WorkerReport>> {
         let mut failures: Vec<String> = Vec::new();
         for factor in [1, 2, 4] {
             match self.run(factor) {
@@ -112,7 +114,7 @@ impl Launch<'_> {
         )))
     }
 
-    fn run(&self, pool_factor: u64) -> Result<WorkerReport> {
+    fn run(&self, pool_factor: u64) -> Result<Option<WorkerReport>> {
         let mut command = Command::new(&self.worker.program);
         command.args(&self.worker.prefix);
         let color_list = tinct_sys::format_cpu_list(self.colors);
@@ -147,6 +149,9 @@ impl Launch<'_> {
                 self.worker.program.display()
             ))
         })?;
+        if ended_by_stop_signal(&output.status) {
+            return Ok(None);
+        }
         if !output.status.success() {
             return Err(Error::Measurement(format!(
                 "the worker for colors {color_list} failed ({}): {}",
@@ -160,10 +165,45 @@ impl Launch<'_> {
             .rev()
             .find(|l| l.starts_with('{'))
             .unwrap_or("");
-        WorkerReport::from_line(line).map_err(|e| {
+        WorkerReport::from_line(line).map(Some).map_err(|e| {
             Error::Measurement(format!(
                 "the worker printed no report ({e}): stdout {stdout:?}"
             ))
         })
+    }
+}
+
+/// True if a child ended by SIGINT or SIGTERM (the signals that stop a
+/// bench).
+pub(super) fn ended_by_stop_signal(status: &std::process::ExitStatus) -> bool {
+    use rustix::process::Signal;
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .signal()
+        .is_some_and(|s| s == Signal::INT.as_raw() || s == Signal::TERM.as_raw())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn only_sigint_and_sigterm_are_the_stop() {
+        // A wait status: the signal number in the low bits, exit code << 8.
+        assert!(ended_by_stop_signal(&ExitStatusExt::from_raw(2)));
+        assert!(ended_by_stop_signal(&ExitStatusExt::from_raw(15)));
+        assert!(
+            !ended_by_stop_signal(&ExitStatusExt::from_raw(9)),
+            "SIGKILL"
+        );
+        assert!(
+            !ended_by_stop_signal(&ExitStatusExt::from_raw(11)),
+            "SIGSEGV"
+        );
+        assert!(
+            !ended_by_stop_signal(&ExitStatusExt::from_raw(1 << 8)),
+            "exit 1"
+        );
     }
 }

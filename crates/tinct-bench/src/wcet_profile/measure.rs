@@ -31,6 +31,11 @@ pub(super) struct Launches {
 }
 
 impl Launches {
+    /// True when no launch was kept (stopped before the first round).
+    pub fn is_empty(&self) -> bool {
+        self.reports().next().is_none()
+    }
+
     /// Every worker report.
     pub fn reports(&self) -> impl Iterator<Item = &WorkerReport> {
         self.cells.iter().flatten().flat_map(|c| c.workers.iter())
@@ -56,7 +61,7 @@ pub(super) fn launch_all(
     let mut cells: Vec<Vec<CellLaunches>> = (0..plan.ps.len())
         .map(|_| (0..conditions).map(|_| CellLaunches::default()).collect())
         .collect();
-    let samples = runner.run::<Error>(progress, |index| {
+    let samples = runner.run_cut_by_stop::<Error>(progress, |index| {
         let (pi, ci) = (index / conditions, index % conditions);
         let condition = plan.conditions[ci];
         progress.set_message(&format!("p = {} {}", plan.ps[pi], condition.name()));
@@ -65,7 +70,12 @@ pub(super) fn launch_all(
             Some(setup) if condition.co_runners() => {
                 let (job, shim) = co_runner_job(plan, setup, pi);
                 cell.co_runner_memory = Some((job.bytes_per_cpu, shim.is_some()));
-                Some(CoRunners::start(worker, &job, shim)?)
+                match CoRunners::start(worker, &job, shim) {
+                    Ok(co_runners) => Some(co_runners),
+                    // Ended by the Ctrl-C as they started: the cut launch.
+                    Err(_) if progress.stop_requested() => return Ok(None),
+                    Err(e) => return Err(e),
+                }
             }
             _ => None,
         };
@@ -84,22 +94,34 @@ pub(super) fn launch_all(
         let report = launch.run_with_retry();
         // Stop the co-runners whatever the worker did.
         let co_report = co_runners.map(CoRunners::stop).transpose();
-        let report = report?;
-        if let Some(co) = co_report? {
-            cell.co_runners.push(co);
+        // A terminal's Ctrl-C reaches the worker and the co-runners too
+        // (one process group): a launch it ended is the launch the stop
+        // cut, its round dropped, not a failed bench.
+        let cut = progress.stop_requested();
+        let report = match report {
+            Ok(Some(report)) => report,
+            Ok(None) if cut => return Ok(None),
+            Ok(None) => {
+                return Err(Error::Measurement(format!(
+                    "the worker for p = {} was ended by SIGINT or SIGTERM, not by the bench's stop",
+                    plan.ps[pi]
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        match co_report {
+            Ok(co) => cell.co_runners.extend(co),
+            Err(_) if cut => return Ok(None),
+            Err(e) => return Err(e),
         }
         let max = report.job_ns.iter().copied().max().unwrap_or(0);
         cell.workers.push(report);
-        Ok(max)
+        Ok(Some(max))
     })?;
     progress.finish();
     if samples.interrupted {
-        if samples.rounds_completed == 0 {
-            return Err(Error::Measurement(
-                "interrupted before every (p, condition) had one launch: no profile".into(),
-            ));
-        }
-        // Ctrl-C: the launches of the whole rounds, a half round dropped.
+        // Ctrl-C: the launches of the whole rounds, a half round dropped
+        // (none at all when the stop came before the first round ended).
         let rounds = samples.rounds_completed as usize;
         for cell in cells.iter_mut().flatten() {
             cell.workers.truncate(rounds);

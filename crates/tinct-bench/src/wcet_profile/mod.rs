@@ -368,10 +368,13 @@ pub struct WcetProfileResult {
     pub wcet_line: Option<String>,
     /// Why there is no table, if there is none.
     pub table_missing: Option<String>,
-    /// Δ written to the task set.
-    pub refill: String,
-    /// Where Δ came from.
-    pub refill_source: String,
+    /// Δ written to the task set (absent when the run was stopped before
+    /// its first round ended: nothing was written, Δ not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill: Option<String>,
+    /// Where Δ came from (absent with `refill`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill_source: Option<String>,
     /// The complete task-set file written (`taskset.toml`), when there is a table.
     pub taskset: Option<String>,
     /// The task-set file the table was written into (`--write-taskset`).
@@ -445,21 +448,36 @@ pub fn measure(
     let mut header = RunHeader::new("wcet-profile", options, reps, used);
     let plan = plan::plan(params, worker, &header)?;
     let launches = measure::launch_all(&plan, worker, reps, options.seed, progress)?;
+    if launches.is_empty() {
+        return Ok(stopped_before_first_round(
+            params,
+            header,
+            plan,
+            evt_options,
+            &launches,
+        ));
+    }
     let mut points = measure::profile_points(&plan, &launches, &evt_options, &params.statistic)?;
     let table_missing = table::make_non_increasing(&mut points);
     let placement = measure::placement(&plan, &points, &launches);
     let source = plan.source.as_ref();
-    let (refill, refill_source) =
-        resolve_refill(params, source, &header, plan.partitions, options.seed)?;
+    // After Ctrl-C Δ is not measured (seconds): the partial profile then
+    // has its wcet line but no task-set file.
+    let refill = match given_refill(params, source) {
+        Some(given) => Some(given),
+        None if progress.stop_requested() => None,
+        None => Some(measure_refill(&header, plan.partitions, options.seed)?),
+    };
     let name = params
         .name
         .clone()
         .or(params.task.clone())
         .or(source.map(|s| s.name.clone()))
         .unwrap_or_else(|| "profiled".into());
-    let (wcet_line, taskset) = match &table_missing {
-        Some(_) => (None, None),
-        None => {
+    let (wcet_line, taskset) = match (&table_missing, &refill) {
+        (Some(_), _) => (None, None),
+        (None, None) => (Some(table::wcet_line(&points)), None),
+        (None, Some((refill, refill_source))) => {
             let period = match (params.period, source) {
                 (Some(period), _) => period,
                 (None, Some(s)) => s.period,
@@ -472,7 +490,7 @@ pub fn measure(
                 partitions: plan.partitions,
                 cores: header.machine.online_cpus.len().max(1) as u32,
                 period,
-                refill,
+                refill: *refill,
             })
             .map_err(|e| {
                 Error::Measurement(format!("the written task set does not validate: {e}"))
@@ -519,26 +537,62 @@ pub fn measure(
         statistic: params.statistic.to_string(),
         evt: evt_options,
         points,
-        refill: refill.to_string(),
-        refill_source,
+        refill: refill.as_ref().map(|(refill, _)| refill.to_string()),
+        refill_source: refill.map(|(_, source)| source),
     })
 }
 
-/// Δ for the written task set: the parameter, the input task set's, or
-/// measured here as `tinct bench calibrate` does.
-fn resolve_refill(
+/// The result of a run stopped before every (p, condition) had one
+/// launch: the header, body, plan and placement, no point, no table.
+fn stopped_before_first_round(
     params: &Params,
-    source: Option<&TaskSource>,
-    header: &RunHeader,
-    partitions: u32,
-    seed: u64,
-) -> Result<(Nanos, String)> {
+    mut header: RunHeader,
+    plan: plan::Plan,
+    evt: EvtOptions,
+    launches: &measure::Launches,
+) -> WcetProfileResult {
+    header.add_logged_counters();
+    WcetProfileResult {
+        counters: "not counted: stopped before the first round".into(),
+        wcet_line: None,
+        table_missing: Some("stopped before the first round finished: nothing measured".into()),
+        taskset: None,
+        written_taskset: None,
+        task: params
+            .name
+            .clone()
+            .or(params.task.clone())
+            .or(plan.source.as_ref().map(|s| s.name.clone()))
+            .unwrap_or_else(|| "profiled".into()),
+        partitions: plan.partitions,
+        jobs_per_launch: plan.jobs,
+        placement: measure::placement(&plan, &[], launches),
+        header,
+        body: plan.body,
+        conditions: plan.conditions,
+        co_runners: plan.co_runners,
+        statistic: params.statistic.to_string(),
+        evt,
+        points: Vec::new(),
+        refill: None,
+        refill_source: None,
+    }
+}
+
+/// Δ for the written task set when one is given: the parameter or the
+/// input task set's.
+fn given_refill(params: &Params, source: Option<&TaskSource>) -> Option<(Nanos, String)> {
     if let Some(refill) = params.refill {
-        return Ok((refill, "--refill".into()));
+        return Some((refill, "--refill".into()));
     }
-    if let Some(s) = source.filter(|s| s.refill.0 > 0) {
-        return Ok((s.refill, "the input task set".into()));
-    }
+    source
+        .filter(|s| s.refill.0 > 0)
+        .map(|s| (s.refill, "the input task set".into()))
+}
+
+/// Δ for the written task set, measured here as `tinct bench calibrate`
+/// does.
+fn measure_refill(header: &RunHeader, partitions: u32, seed: u64) -> Result<(Nanos, String)> {
     let geometry = calibrate::Geometry::of(header);
     let wipe = vec![1u64; ((geometry.llc * 2).max(16 << 20) / 8) as usize];
     let refill = calibrate::measure_refill(

@@ -239,19 +239,25 @@ pub fn summary(result: &WcetProfileResult, out: &OutputDir) -> Summary {
             ]);
         }
     }
-    s.fact(
-        "refill",
-        format!("{} ({})", result.refill, result.refill_source),
-    );
+    if let (Some(refill), Some(source)) = (&result.refill, &result.refill_source) {
+        s.fact("refill", format!("{refill} ({source})"));
+    }
     match (&result.wcet_line, &result.table_missing) {
         (Some(line), _) => {
             s.fact("paste", line.clone());
             s.fact(
                 "output",
-                format!(
-                    "{} (taskset.toml: `tinct analyze` takes it as is)",
-                    out.path().display()
-                ),
+                match &result.taskset {
+                    Some(_) => format!(
+                        "{} (taskset.toml: `tinct analyze` takes it as is)",
+                        out.path().display()
+                    ),
+                    // Interrupted before Δ was measured.
+                    None => format!(
+                        "{} (no taskset.toml: stopped before Δ was measured)",
+                        out.path().display()
+                    ),
+                },
             );
         }
         (None, why) => {

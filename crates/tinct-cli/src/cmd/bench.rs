@@ -110,6 +110,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             show(tinct_bench::crpd::run(&args.params(), &bar), &bar)
         }
         Bench::WcetProfile(args) => {
+            // The task-set file the table goes into is checked before
+            // minutes of measuring, as the output directory is.
+            if let Some(path) = &args.write_taskset {
+                crate::output::output_file(path, "--write-taskset")?;
+            }
             let bar = Bar::new(!args.common.no_progress);
             let worker = worker_command().map_err(cli_error)?;
             let mut params = args.params();
@@ -161,15 +166,21 @@ const INTERRUPTED: u8 = tinct_sys::signals::INTERRUPTED_EXIT_STATUS as u8;
 /// Prints the summary of a finished bench: exit status 0. A bench stopped
 /// by Ctrl-C returned (and wrote) the rounds it finished: that is said on
 /// stderr and the status is 130, as for a bench whose stop ended in an
-/// error.
+/// error; an output file that cannot be written is a failure (exit 1),
+/// Ctrl-C or not.
 fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<ExitCode, CliError> {
     let finished = match finished {
         Ok(finished) => finished,
-        Err(e) if bar.stopped() => {
+        Err(e) if bar.stopped() && !e.is_output() => {
             eprintln!("tinct: bench interrupted (Ctrl-C), and then: {e}");
             return Ok(ExitCode::from(INTERRUPTED));
         }
-        Err(e) => return Err(cli_error(e)),
+        Err(e) => {
+            if bar.stopped() {
+                eprintln!("tinct: bench interrupted (Ctrl-C), and then failed:");
+            }
+            return Err(cli_error(e));
+        }
     };
     print!("{}", summary::render(&finished.summary));
     if bar.stopped() {

@@ -35,7 +35,7 @@ pub struct Args {
 /// with no cause found, 1 when it was stopped or failed, 2 on bad input;
 /// 130 after Ctrl-C (SIGINT or SIGTERM) in any step: the files written so
 /// far are kept, `verdict.json` says where it stopped (a second Ctrl-C
-/// exits at once).
+/// exits at once); 1 when a file could not be written, Ctrl-C or not.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     crate::output::output_dir(&args.out, "--out")?;
     println!(
@@ -59,8 +59,18 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         println!("{step}. {line}");
     };
     let progress = std::cell::RefCell::new(progress);
-    let outcome =
-        demo::run(&params, &worker, &|line| (progress.borrow_mut())(line)).map_err(cli_error)?;
+    let outcome = demo::run(&params, &worker, &|line| (progress.borrow_mut())(line))
+        .inspect_err(|_| {
+            // A failure of its own (a file that cannot be written) after a
+            // Ctrl-C: the error is the outcome (exit 1), the stop is said.
+            if params.stop.is_raised() {
+                eprintln!(
+                    "tinct: demo interrupted (Ctrl-C), and then failed; the files written so far are kept in {}",
+                    args.out.display()
+                );
+            }
+        })
+        .map_err(cli_error)?;
     let interrupted = ExitCode::from(tinct_sys::signals::INTERRUPTED_EXIT_STATUS as u8);
     match outcome {
         Outcome::Done(done) => {
@@ -68,7 +78,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             print!("{}", demo::text::comparison_text(&done.verdict));
             if done.verdict.interrupted {
                 eprintln!(
-                    "tinct: demo interrupted (Ctrl-C) during its run: the jobs recorded until                      then are in {}, the verdict in {}",
+                    "tinct: demo interrupted (Ctrl-C) during its run: the jobs recorded until \
+                     then are in {}, the verdict in {}",
                     args.out.join("run").display(),
                     args.out.join("verdict.json").display()
                 );
