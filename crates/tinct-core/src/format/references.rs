@@ -101,6 +101,45 @@ mod tests {
     }
 
     #[test]
+    fn a_written_file_names_the_same_map_and_a_missing_directory_is_named() {
+        let dir = std::env::temp_dir().join(format!("tinct-write-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("plan.toml");
+        let header = ["written by a test".to_string()];
+        crate::format::write_file(
+            &out,
+            &set_with_map("map.toml"),
+            Path::new("/a/set.toml"),
+            &header,
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.starts_with("# written by a test\n"), "{text}");
+        assert!(text.contains("\"/a/map.toml\""), "{text}");
+        let json = dir.join("plan.json");
+        crate::format::write_file(
+            &json,
+            &set_with_map("map.toml"),
+            Path::new("/a/set.toml"),
+            &header,
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&json).unwrap();
+        assert!(
+            text.starts_with('{') && text.contains("/a/map.toml"),
+            "{text}"
+        );
+        let missing = dir.join("absent/plan.toml");
+        let error =
+            crate::format::write_file(&missing, &set_with_map("m.toml"), &out, &[]).unwrap_err();
+        assert!(
+            error.starts_with(&format!("cannot write {}: ", missing.display())),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn beside_the_output_a_map_stays_relative_elsewhere_it_becomes_absolute() {
         for (from, map, to, expected) in [
             ("/a/set.toml", "map.toml", "/a/plan.toml", "map.toml"),
