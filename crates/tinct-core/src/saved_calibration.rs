@@ -259,15 +259,27 @@ mod tests {
         .unwrap();
         let calibration = || Some(read(&cal).unwrap());
 
-        let (set, source) = load_task_set(&with, calibration(), None).unwrap();
-        assert_eq!(
-            (set.platform.refill, &source),
-            (Nanos(1_000), &RefillSource::File)
-        );
-        assert_eq!(
-            source.describe_value(set.platform.refill),
-            "Δ 1us from the file"
-        );
+        // The file's own Δ, and an override that wins over the calibration.
+        for (file, refill, expected, kind, words) in [
+            (
+                &with,
+                None,
+                Nanos(1_000),
+                RefillSource::File,
+                "Δ 1us from the file",
+            ),
+            (
+                &without,
+                Some(Nanos(7_000)),
+                Nanos(7_000),
+                RefillSource::Override,
+                "Δ 7us from --refill",
+            ),
+        ] {
+            let (set, source) = load_task_set(file, calibration(), refill).unwrap();
+            assert_eq!((set.platform.refill, &source), (expected, &kind));
+            assert_eq!(source.describe_value(set.platform.refill), words);
+        }
 
         let (set, source) = load_task_set(&without, calibration(), None).unwrap();
         assert!(matches!(source, RefillSource::Calibration(_)));
@@ -283,16 +295,6 @@ mod tests {
                 set.platform.refill,
                 cal.display()
             )
-        );
-
-        let (set, source) = load_task_set(&without, calibration(), Some(Nanos(7_000))).unwrap();
-        assert_eq!(
-            (set.platform.refill, &source),
-            (Nanos(7_000), &RefillSource::Override)
-        );
-        assert_eq!(
-            source.describe_value(set.platform.refill),
-            "Δ 7us from --refill"
         );
 
         let target = dir.join("state/tinct/calibrate.json");

@@ -104,31 +104,22 @@ mod tests {
     fn a_written_file_names_the_same_map_and_a_missing_directory_is_named() {
         let dir = std::env::temp_dir().join(format!("tinct-write-file-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let out = dir.join("plan.toml");
         let header = ["written by a test".to_string()];
-        crate::format::write_file(
-            &out,
-            &set_with_map("map.toml"),
-            Path::new("/a/set.toml"),
-            &header,
-        )
-        .unwrap();
-        let text = std::fs::read_to_string(&out).unwrap();
-        assert!(text.starts_with("# written by a test\n"), "{text}");
-        assert!(text.contains("\"/a/map.toml\""), "{text}");
-        let json = dir.join("plan.json");
-        crate::format::write_file(
-            &json,
-            &set_with_map("map.toml"),
-            Path::new("/a/set.toml"),
-            &header,
-        )
-        .unwrap();
-        let text = std::fs::read_to_string(&json).unwrap();
+        let write = |name: &str| {
+            let out = dir.join(name);
+            let set = set_with_map("map.toml");
+            crate::format::write_file(&out, &set, Path::new("/a/set.toml"), &header).unwrap();
+            std::fs::read_to_string(&out).unwrap()
+        };
+        let toml = write("plan.toml");
+        assert!(toml.starts_with("# written by a test\n"), "{toml}");
+        assert!(toml.contains("\"/a/map.toml\""), "{toml}");
+        let json = write("plan.json");
         assert!(
-            text.starts_with('{') && text.contains("/a/map.toml"),
-            "{text}"
+            json.starts_with('{') && json.contains("/a/map.toml"),
+            "{json}"
         );
+        let out = dir.join("plan.toml");
         let missing = dir.join("absent/plan.toml");
         let error =
             crate::format::write_file(&missing, &set_with_map("m.toml"), &out, &[]).unwrap_err();
