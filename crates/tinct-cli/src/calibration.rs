@@ -4,8 +4,8 @@
 
 use crate::error::CliError;
 use std::path::{Path, PathBuf};
-pub use tinct_core::saved_calibration::Calibration;
-use tinct_core::saved_calibration::{self, ENV};
+use tinct_core::saved_calibration::{self, RefillSource};
+use tinct_core::units::Nanos;
 
 /// Where a full `tinct bench calibrate` saves its result for this machine.
 pub fn saved_path() -> Option<PathBuf> {
@@ -13,27 +13,18 @@ pub fn saved_path() -> Option<PathBuf> {
 }
 
 /// Loads a task set, taking Δ from the calibration (`explicit`, which must
-/// exist, else the saved one if there is one) when the file has none.
-/// Returns the calibration that was used, if any.
+/// exist, else the saved one if there is one) when the file has none, and
+/// from `refill` (`--refill`) over either; says where Δ came from.
 pub fn load_task_set(
     file: &Path,
     explicit: Option<&Path>,
-) -> Result<(tinct_core::TaskSet, Option<Calibration>), CliError> {
+    refill: Option<Nanos>,
+) -> Result<(tinct_core::TaskSet, RefillSource), CliError> {
     let calibration = saved_calibration::find(explicit, saved_path()).map_err(CliError::Input)?;
-    Ok(saved_calibration::load_task_set(file, calibration)?)
+    Ok(saved_calibration::load_task_set(file, calibration, refill)?)
 }
 
 /// Saves a fresh `calibrate.json` as this machine's calibration.
 pub fn save(calibrate_json: &Path) -> std::io::Result<PathBuf> {
-    let target = saved_path().ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("neither ${ENV}, $XDG_STATE_HOME nor $HOME is set"),
-        )
-    })?;
-    if let Some(dir) = target.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::copy(calibrate_json, &target)?;
-    Ok(target)
+    saved_calibration::save(calibrate_json, saved_path())
 }

@@ -1,4 +1,4 @@
-//! Shared output helpers: JSON for machines, tables for people, and the
+//! Shared output helpers: JSON for machines, and the
 //! check of every command's output path before it starts.
 
 use serde::Serialize;
@@ -12,9 +12,6 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
 }
-
-/// tinct's one table style (tinct-report's `text`).
-pub use tinct_report::text::table;
 
 /// Checks a command's output directory (`flag`, e.g. `--out`) before any
 /// work, creating nothing (tinct-report's `output_path::check_dir`):

@@ -6,7 +6,7 @@
 //! calibration file (`--calibration FILE`), `$TINCT_CALIBRATION`, and the
 //! saved calibration at `$XDG_STATE_HOME/tinct/calibrate.json` (default
 //! `~/.local/state/tinct/calibrate.json`). Every output that used it says
-//! so. The environment is passed in as a lookup, so this module stays free
+//! so ([`RefillSource`]). The environment is passed in as a lookup, so this module stays free
 //! of OS calls and its rules are testable without touching the process's
 //! environment.
 
@@ -99,20 +99,86 @@ pub fn find(
     }
 }
 
-/// Loads a task set, taking Δ from `calibration` when the file has none.
-/// Returns the calibration when it was used.
+/// Where the refill time Δ of a loaded task set came from, as every output
+/// that used it says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RefillSource {
+    /// The task-set file's own `[platform] refill`.
+    File,
+    /// A calibration, because the file had no `refill`.
+    Calibration(Calibration),
+    /// The caller's override (`--refill` on the command line).
+    Override,
+}
+
+impl RefillSource {
+    /// The source after the value, as `tinct analyze` prints it: "from the
+    /// file", "from calibration PATH (Δ′ measured with N partitions)",
+    /// "from --refill".
+    pub fn describe(&self) -> String {
+        match self {
+            Self::File => "from the file".to_string(),
+            Self::Calibration(c) => format!(
+                "from calibration {} ({} measured with {} partitions)",
+                c.path.display(),
+                c.refill.refill,
+                c.refill.partitions
+            ),
+            Self::Override => "from --refill".to_string(),
+        }
+    }
+
+    /// The value `refill` and its source, as `tinct plan` prints them and
+    /// writes them into a plan's header: "Δ 45.3us from the file", "Δ …
+    /// from calibration PATH", "Δ … from --refill".
+    pub fn describe_value(&self, refill: Nanos) -> String {
+        match self {
+            Self::Calibration(c) => format!("Δ {refill} from calibration {}", c.path.display()),
+            other => format!("Δ {refill} {}", other.describe()),
+        }
+    }
+}
+
+/// Loads a task set, taking Δ from `calibration` when the file has none;
+/// `refill`, when given, overrides either. Returns where Δ came from.
 pub fn load_task_set(
     file: &Path,
     calibration: Option<Calibration>,
-) -> Result<(TaskSet, Option<Calibration>), InputError> {
+    refill: Option<Nanos>,
+) -> Result<(TaskSet, RefillSource), InputError> {
     let options = LoadOptions {
         default_refill: calibration.as_ref().map(|c| c.refill),
     };
     let Loaded {
-        set,
+        mut set,
         refill_from_calibration,
     } = load_with(file, &options)?;
-    Ok((set, calibration.filter(|_| refill_from_calibration)))
+    let source = match (refill, calibration.filter(|_| refill_from_calibration)) {
+        (Some(refill), _) => {
+            set.platform.refill = refill;
+            RefillSource::Override
+        }
+        (None, Some(calibration)) => RefillSource::Calibration(calibration),
+        (None, None) => RefillSource::File,
+    };
+    Ok((set, source))
+}
+
+/// Saves the fresh `calibrate.json` at `calibrate_json` as this machine's
+/// calibration, at `target` ([`saved_path`]; `None` when the environment
+/// names no place), creating its directory. Returns where it went.
+pub fn save(calibrate_json: &Path, target: Option<PathBuf>) -> std::io::Result<PathBuf> {
+    let target = target.ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("neither ${ENV}, $XDG_STATE_HOME nor $HOME is set"),
+        )
+    })?;
+    if let Some(dir) = target.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::copy(calibrate_json, &target)?;
+    Ok(target)
 }
 
 #[cfg(test)]
@@ -172,6 +238,69 @@ mod tests {
         assert_eq!(find(None, Some(dir.join("absent.json"))), Ok(None));
         assert!(find(Some(&dir.join("absent.json")), None).is_err());
         assert_eq!(find(None, Some(good.clone())).unwrap().unwrap().path, good);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_refill_source_says_file_calibration_or_override_and_the_override_wins() {
+        let dir = std::env::temp_dir().join(format!("tinct-refill-src-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let task = "[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"4KiB\"\nwcet = { 1 = \"1ms\" }\n";
+        let platform = "[platform]\ncores = 1\npartitions = 32\nmemory = \"1MiB\"\n";
+        let with = dir.join("with.toml");
+        std::fs::write(&with, format!("{platform}refill = \"1us\"\n\n{task}")).unwrap();
+        let without = dir.join("without.toml");
+        std::fs::write(&without, format!("{platform}\n{task}")).unwrap();
+        let cal = dir.join("cal.json");
+        std::fs::write(
+            &cal,
+            r#"{"refill": {"partitions": 16, "refill_ns": 90600}}"#,
+        )
+        .unwrap();
+        let calibration = || Some(read(&cal).unwrap());
+
+        // The file's own Δ, and an override that wins over the calibration.
+        for (file, refill, expected, kind, words) in [
+            (
+                &with,
+                None,
+                Nanos(1_000),
+                RefillSource::File,
+                "Δ 1us from the file",
+            ),
+            (
+                &without,
+                Some(Nanos(7_000)),
+                Nanos(7_000),
+                RefillSource::Override,
+                "Δ 7us from --refill",
+            ),
+        ] {
+            let (set, source) = load_task_set(file, calibration(), refill).unwrap();
+            assert_eq!((set.platform.refill, &source), (expected, &kind));
+            assert_eq!(source.describe_value(set.platform.refill), words);
+        }
+
+        let (set, source) = load_task_set(&without, calibration(), None).unwrap();
+        assert!(matches!(source, RefillSource::Calibration(_)));
+        let words = format!(
+            "from calibration {} (90.6us measured with 16 partitions)",
+            cal.display()
+        );
+        assert_eq!(source.describe(), words);
+        assert_eq!(
+            source.describe_value(set.platform.refill),
+            format!(
+                "Δ {} from calibration {}",
+                set.platform.refill,
+                cal.display()
+            )
+        );
+
+        let target = dir.join("state/tinct/calibrate.json");
+        assert_eq!(save(&cal, Some(target.clone())).unwrap(), target);
+        assert_eq!(read(&target).unwrap().refill, read(&cal).unwrap().refill);
+        assert!(save(&cal, None).unwrap_err().to_string().contains(ENV));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -35,21 +35,9 @@ pub struct Args {
 
 /// Runs the analysis and prints it. Exit status 0 whatever the verdict.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let (mut set, calibration) =
-        crate::calibration::load_task_set(&args.file, args.calibration.as_deref())?;
-    let mut refill_source = match &calibration {
-        Some(c) => format!(
-            "from calibration {} ({} measured with {} partitions)",
-            c.path.display(),
-            c.refill.refill,
-            c.refill.partitions
-        ),
-        None => "from the file".to_string(),
-    };
-    if let Some(refill) = args.refill {
-        set.platform.refill = refill;
-        refill_source = "from --refill".to_string();
-    }
+    let (mut set, refill) =
+        crate::calibration::load_task_set(&args.file, args.calibration.as_deref(), args.refill)?;
+    let refill_source = refill.describe();
     let source = overheads_source(&args, &set)?;
     set.platform.overheads = source.overheads;
     let analysis = analyze(&set).map_err(|e| analysis_input_error(&args.file, &set, e))?;

@@ -9,7 +9,7 @@
 //! variables (`tinct_rt::exec`: the settings from the arguments, the
 //! environment, the isolation proof of `--stats`), pins and prioritises
 //! itself, then replaces itself with the program (`execvp`), which
-//! inherits all of it.
+//! inherits all of it (`tinct_rt::exec::launch`).
 //!
 //! With `--l3-partitions` it also (or instead) reserves L3 ways through
 //! resctrl (`tinct_sys::resctrl::reserve_l3_for_this_process`): a control
@@ -19,13 +19,9 @@
 
 use crate::error::CliError;
 use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
-use tinct_rt::exec::{
-    ExecRequest, exit_status_of, frame_report_path, isolation_report, non_empty_list, program_env,
-};
-use tinct_sys::resctrl::reserve_l3_for_this_process;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tinct_rt::exec::{ExecRequest, L3Request, Launch, LaunchError, launch, non_empty_list};
 
 /// Arguments of `tinct exec`.
 #[derive(clap::Args, Debug)]
@@ -120,8 +116,9 @@ pub struct Args {
     pub command: Vec<OsString>,
 }
 
-/// Checks the arguments, sets up the environment, pinning and priority,
-/// and execs the program. Returns only on failure.
+/// Checks the arguments, then has `tinct_rt::exec::launch` set up the
+/// environment, pinning and priority and exec the program; prints what it
+/// reports. Returns only on failure or when the program was waited for.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let request = ExecRequest {
         colors: args.colors.as_deref(),
@@ -149,80 +146,36 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     let cpus = list("--cpus", &args.cpus, "0-3,8", "CPU")?;
     let l3_partitions = list("--l3-partitions", &args.l3_partitions, "2-3", "partition")?;
-    let (program, rest) = args.command.split_first().expect("clap requires CMD");
-    let mut command = Command::new(program);
-    command.args(rest);
-    let library = match &shim {
-        Some(_) => Some(super::shim::find_shim()?),
+    let shim = match shim {
+        Some(config) => Some((config, super::shim::find_shim()?)),
         None => None,
     };
-    let reservation = match &l3_partitions {
-        None => None,
-        Some(partitions) => {
-            let reservation = reserve_l3_for_this_process(
-                args.resctrl_root.as_deref(),
-                args.partitions,
+    let launched = launch(
+        Launch {
+            command: args.command,
+            shim,
+            l3_partitions: l3_partitions.map(|partitions| L3Request {
                 partitions,
-            )
-            .map_err(|e| match e.is_bad_request() {
-                true => CliError::Input(format!("--l3-partitions: {e}")),
-                false => CliError::Failed(anyhow::anyhow!("--l3-partitions: {e}")),
-            })?;
-            eprintln!("tinct exec: {reservation}");
-            Some(reservation)
-        }
-    };
-    if let Some(cpus) = &cpus {
-        tinct_sys::sched::set_affinity(cpus).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot pin to CPUs {}: {e}",
-                tinct_sys::format_cpu_list(cpus)
-            )
-        })?;
+                n_p: args.partitions,
+                resctrl_root: args.resctrl_root,
+            }),
+            cpus,
+            fifo: args.fifo,
+            stats: args.stats,
+        },
+        &mut |reservation| eprintln!("tinct exec: {reservation}"),
+    );
+    let ended = launched.map_err(|e| match e {
+        LaunchError::Request(message) => CliError::Input(message),
+        LaunchError::Failed(message) => CliError::Failed(anyhow::anyhow!(message)),
+    })?;
+    if let Some(report) = &ended.isolation_report {
+        eprint!("{report}");
     }
-    if let Some(priority) = args.fifo {
-        tinct_sys::sched::set_fifo(priority).map_err(|e| {
-            anyhow::anyhow!(
-                "cannot set SCHED_FIFO priority {priority}: {e} (run as root or grant \
-                 CAP_SYS_NICE, e.g. `setcap cap_sys_nice+ep $(which tinct)`)"
-            )
-        })?;
-    }
-    let mut frames = None;
-    if let (Some(mut shim), Some(library)) = (shim, library) {
-        if args.stats {
-            let path = frame_report_path().map_err(|e| {
-                anyhow::anyhow!("--stats: cannot make a directory for the frame reports: {e}")
-            })?;
-            shim.frame_report = Some(path.clone());
-            frames = Some(path);
-        }
-        command.envs(program_env(
-            &shim,
-            &library,
-            std::env::var_os("LD_PRELOAD"),
-            std::env::var_os("PYTHONMALLOC").is_some(),
-        ));
-    }
-    if reservation.is_none() && frames.is_none() {
-        let error = command.exec();
+    if let Some(e) = ended.removal_error {
         return Err(CliError::Failed(anyhow::anyhow!(
-            "cannot run {}: {error}",
-            Path::new(program).display()
+            "cannot remove the resctrl group: {e}"
         )));
     }
-    // With a resctrl group to remove or frames to check, stay until the
-    // program ends.
-    let status = command.status();
-    let removed = reservation.map(|r| r.remove());
-    let status = status
-        .map_err(|error| anyhow::anyhow!("cannot run {}: {error}", Path::new(program).display()))?;
-    if let Some(path) = &frames {
-        eprint!("{}", isolation_report(path));
-        let _ = std::fs::remove_dir_all(path.parent().unwrap_or(path));
-    }
-    if let Some(removed) = removed {
-        removed.map_err(|e| anyhow::anyhow!("cannot remove the resctrl group: {e}"))?;
-    }
-    Ok(ExitCode::from(exit_status_of(status)))
+    Ok(ExitCode::from(ended.exit_status))
 }

@@ -84,20 +84,15 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut params = Params::new(target, args.rate);
     params.per_thread = args.threads;
     params.duration_ns = args.duration.map(|d| d.0);
-    for text in &args.events {
-        let event = tinct_sys::perf::parse_event(text, &root)
-            .map_err(|e| CliError::Input(format!("--event: {e}")))?;
-        params.events.push(event);
-    }
-    let mut sharing_unavailable = None;
-    if args.sharing {
-        let support = tinct_sys::perf::memory_sampling::detect(&root)
-            .map_err(|e| CliError::Failed(e.into()))?;
-        match tinct_sys::perf::memory_sampling::probe(&support) {
-            Ok(()) => params.memory_sampling = support.mechanism,
-            Err(why) => sharing_unavailable = Some(why),
-        }
-    }
+    params
+        .add_events(&args.events, &root)
+        .map_err(|e| CliError::Input(format!("--event: {e}")))?;
+    let sharing_unavailable = match args.sharing {
+        true => params
+            .enable_memory_sampling(&root)
+            .map_err(|e| CliError::Failed(e.into()))?,
+        false => None,
+    };
     let stop = monitor::stop_on_signals();
     let mut live = Live::new(!args.quiet, &params);
     let recording =

@@ -7,7 +7,7 @@ use super::bench::common::duration;
 use crate::error::CliError;
 use crate::output::print_json;
 use anyhow::anyhow;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 use tinct_core::TaskSet;
@@ -15,7 +15,7 @@ use tinct_core::alloc::{
     Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanReport, SearchOptions,
     partition_budget, place_static, plan,
 };
-use tinct_core::format::{Syntax, to_text};
+use tinct_core::format::write_file;
 use tinct_core::timeout::{parse_timeout, stop_after};
 use tinct_core::units::Nanos;
 
@@ -101,20 +101,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if let Some(output) = &args.output {
         crate::output::output_file(output, "--output")?;
     }
-    let (mut set, calibration) =
-        crate::calibration::load_task_set(&args.file, args.calibration.as_deref())?;
-    let mut refill_source = match &calibration {
-        Some(c) => format!(
-            "Δ {} from calibration {}",
-            set.platform.refill,
-            c.path.display()
-        ),
-        None => format!("Δ {} from the file", set.platform.refill),
-    };
-    if let Some(refill) = args.refill {
-        set.platform.refill = refill;
-        refill_source = format!("Δ {refill} from --refill");
-    }
+    let (set, refill) =
+        crate::calibration::load_task_set(&args.file, args.calibration.as_deref(), args.refill)?;
+    let refill_source = refill.describe_value(set.platform.refill);
     if args.placement == Some(PlacementArg::Static) {
         return run_static(&args, &set, refill_source);
     }
@@ -144,7 +133,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if plan.schedulable
         && let (Some(out), Some(planned)) = (&args.output, &plan.planned)
     {
-        write_plan(out, planned, &report)?;
+        let header = plan.file_header(&report.file, &report.refill_source);
+        write_file(out, planned, &args.file, &header).map_err(|e| CliError::Failed(anyhow!(e)))?;
         report.output = Some(out.display().to_string());
     }
     if args.json {
@@ -185,7 +175,7 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
     };
     if let (Some(out), Some(planned)) = (&args.output, &placement.planned) {
         let header = placement.file_header(&report.file, &report.refill_source);
-        write_task_set(out, planned, Path::new(&report.file), &header)?;
+        write_file(out, planned, &args.file, &header).map_err(|e| CliError::Failed(anyhow!(e)))?;
         report.output = Some(out.display().to_string());
     }
     if args.json {
@@ -197,24 +187,4 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
         None => Ok(ExitCode::SUCCESS),
         Some(reason) => Err(CliError::Failed(anyhow!("no placement found: {reason}"))),
     }
-}
-
-fn write_plan(out: &Path, planned: &TaskSet, report: &PlanReport) -> Result<(), CliError> {
-    let header = report.plan.file_header(&report.file, &report.refill_source);
-    write_task_set(out, planned, Path::new(&report.file), &header)
-}
-
-/// Writes `planned`, read from `source`, as a task-set file (syntax by
-/// extension) under `header`; a relative `dram_map` still names the same
-/// file from `out`.
-fn write_task_set(
-    out: &Path,
-    planned: &TaskSet,
-    source: &Path,
-    header: &[String],
-) -> Result<(), CliError> {
-    let planned = tinct_core::format::relocated(planned, source, out);
-    let text = to_text(&planned, Syntax::from_path(out), header);
-    std::fs::write(out, text)
-        .map_err(|e| CliError::Failed(anyhow!("cannot write {}: {e}", out.display())))
 }

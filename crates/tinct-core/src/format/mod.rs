@@ -33,7 +33,7 @@ use std::path::Path;
 
 pub use locate::{Seg, SourceIndex};
 pub use references::relocated;
-pub use write::{to_json, to_text, to_toml};
+pub use write::{to_json, to_text, to_toml, write_file};
 
 /// A task-set file that could not be read, parsed or validated.
 #[derive(Clone, Debug, PartialEq, Eq)]

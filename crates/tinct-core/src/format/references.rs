@@ -101,6 +101,36 @@ mod tests {
     }
 
     #[test]
+    fn a_written_file_names_the_same_map_and_a_missing_directory_is_named() {
+        let dir = std::env::temp_dir().join(format!("tinct-write-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let header = ["written by a test".to_string()];
+        let write = |name: &str| {
+            let out = dir.join(name);
+            let set = set_with_map("map.toml");
+            crate::format::write_file(&out, &set, Path::new("/a/set.toml"), &header).unwrap();
+            std::fs::read_to_string(&out).unwrap()
+        };
+        let toml = write("plan.toml");
+        assert!(toml.starts_with("# written by a test\n"), "{toml}");
+        assert!(toml.contains("\"/a/map.toml\""), "{toml}");
+        let json = write("plan.json");
+        assert!(
+            json.starts_with('{') && json.contains("/a/map.toml"),
+            "{json}"
+        );
+        let out = dir.join("plan.toml");
+        let missing = dir.join("absent/plan.toml");
+        let error =
+            crate::format::write_file(&missing, &set_with_map("m.toml"), &out, &[]).unwrap_err();
+        assert!(
+            error.starts_with(&format!("cannot write {}: ", missing.display())),
+            "{error}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn beside_the_output_a_map_stays_relative_elsewhere_it_becomes_absolute() {
         for (from, map, to, expected) in [
             ("/a/set.toml", "map.toml", "/a/plan.toml", "map.toml"),

@@ -13,6 +13,7 @@ use super::raw::{
 };
 use crate::model::{Body, Overheads, Task, TaskSet, Trigger, Work};
 use crate::units::{Bytes, Nanos};
+use std::path::Path;
 
 fn duration(value: Nanos) -> Scalar {
     Scalar::Text(value.to_string())
@@ -207,4 +208,19 @@ pub fn to_text(set: &TaskSet, syntax: Syntax, header: &[String]) -> String {
         Syntax::Toml => to_toml(set, header),
         Syntax::Json => to_json(set),
     }
+}
+
+/// Writes `set`, read from the file `source`, to the file `out` (JSON if
+/// its name ends in `.json`, else TOML with `header` as comments), its
+/// references rewritten so that a relative `dram_map` still names the same
+/// file from `out` ([`relocated`](super::relocated)). The error names `out`.
+pub fn write_file(
+    out: &Path,
+    set: &TaskSet,
+    source: &Path,
+    header: &[String],
+) -> Result<(), String> {
+    let set = super::relocated(set, source, out);
+    let text = to_text(&set, Syntax::from_path(out), header);
+    std::fs::write(out, text).map_err(|e| format!("cannot write {}: {e}", out.display()))
 }

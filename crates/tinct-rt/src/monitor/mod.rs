@@ -84,6 +84,38 @@ impl Params {
             memory_sampling: None,
         }
     }
+
+    /// Counts these events too, each named as perf names it
+    /// (`cache-misses`, `cpu/event=0xd2,umask=0x4/`, `msr/tsc/`, `r412e`)
+    /// and read against the PMUs under `root`; the error is the first
+    /// name's that is not one.
+    pub fn add_events(
+        &mut self,
+        names: &[String],
+        root: &tinct_sys::SysRoot,
+    ) -> std::result::Result<(), String> {
+        for name in names {
+            self.events.push(tinct_sys::perf::parse_event(name, root)?);
+        }
+        Ok(())
+    }
+
+    /// Turns on the CPU's precise memory sampling (Intel HITM, AMD IBS;
+    /// gracioli Section IV) when the machine under `root` has it and it
+    /// opens here; returns why not otherwise, for `sharing.json`.
+    pub fn enable_memory_sampling(
+        &mut self,
+        root: &tinct_sys::SysRoot,
+    ) -> tinct_sys::Result<Option<String>> {
+        let support = tinct_sys::perf::memory_sampling::detect(root)?;
+        Ok(match tinct_sys::perf::memory_sampling::probe(&support) {
+            Ok(()) => {
+                self.memory_sampling = support.mechanism;
+                None
+            }
+            Err(why) => Some(why),
+        })
+    }
 }
 
 /// Why the recording ended.
@@ -379,6 +411,29 @@ mod tests {
     use super::*;
 
     fn quiet(_: &[Sample]) {}
+
+    #[test]
+    fn named_events_are_added_and_sampling_absent_from_a_machine_says_why() {
+        let fixtures =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tinct-sys/tests/fixtures");
+        let mut params = Params::new(Target::Pid(1), 10);
+        let defaults = params.events.len();
+        let root = tinct_sys::SysRoot::at(fixtures.join("pmu-intel-icx"));
+        params
+            .add_events(&["cache-misses".into(), "r412e".into()], &root)
+            .unwrap();
+        assert_eq!(params.events.len(), defaults + 2);
+        let error = params
+            .add_events(&["no-such-event".into()], &root)
+            .unwrap_err();
+        assert!(error.contains("no-such-event"), "{error}");
+        assert_eq!(params.events.len(), defaults + 2);
+
+        let kvm = tinct_sys::SysRoot::at(fixtures.join("kvm-epyc"));
+        let why = params.enable_memory_sampling(&kvm).unwrap();
+        assert!(why.is_some_and(|why| !why.is_empty()));
+        assert_eq!(params.memory_sampling, None);
+    }
 
     #[test]
     fn a_short_command_is_sampled_until_it_exits() {

@@ -32,7 +32,7 @@ pub struct Args {
 /// Runs the experiment.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let base = match &args.file {
-        Some(path) => crate::calibration::load_task_set(path, None)?.0,
+        Some(path) => crate::calibration::load_task_set(path, None, None)?.0,
         None => parse(TABLE_I, "examples/kim2013.toml", Syntax::Toml)?,
     };
     let options = SearchOptions {

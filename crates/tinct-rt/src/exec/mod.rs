@@ -3,8 +3,11 @@
 //! settings from the command line's text ([`ExecRequest::shim_config`]),
 //! the environment the program is started with ([`program_env`]), and the
 //! proof, from the frames its processes were given, that its heap is
-//! isolated ([`isolation_report`]). The CLI parses arguments, calls these
-//! and starts the program.
+//! isolated ([`isolation_report`]); starting the program with all of it
+//! ([`launch`]). The CLI parses arguments, calls these and prints.
+
+pub mod launch;
+pub use launch::{Ended, L3Request, Launch, LaunchError, launch};
 
 use crate::isolation::LlcModel;
 use std::ffi::OsString;
