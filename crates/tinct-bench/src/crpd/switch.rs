@@ -256,18 +256,24 @@ mod tests {
     use super::*;
     use crate::harness::NoProgress;
 
-    #[test]
-    fn every_row_is_the_sum_of_its_two_switches() {
-        let cpus = tinct_sys::sched::affinity().unwrap();
-        let _pin = crate::harness::pin::PinGuard::pin(cpus[0]).unwrap();
-        let setup = Setup {
+    /// 4 rounds on the first of `cpus` under SCHED_OTHER, the no-cache
+    /// approximation's thrasher on the second if there is one.
+    fn four_rounds_under_other(cpus: &[u32]) -> Setup {
+        Setup {
             cpu: cpus[0],
             other_cpu: cpus.get(1).copied(),
             fifo: None,
             reps: 4,
             seed: 1,
             wipe_bytes: 1 << 20,
-        };
+        }
+    }
+
+    #[test]
+    fn every_row_is_the_sum_of_its_two_switches() {
+        let cpus = tinct_sys::sched::affinity().unwrap();
+        let _pin = crate::harness::pin::PinGuard::pin(cpus[0]).unwrap();
+        let setup = four_rounds_under_other(&cpus);
         let (cost, counters) = measure(&setup, &NoProgress).unwrap();
         let cost = cost.expect("not stopped: measured");
         for row in [&cost.best, &cost.worst]
@@ -294,14 +300,7 @@ mod tests {
     fn a_stop_in_the_no_cache_approximation_keeps_the_cases_measured_before() {
         let cpus = tinct_sys::sched::affinity().unwrap();
         let _pin = crate::harness::pin::PinGuard::pin(cpus[0]).unwrap();
-        let setup = Setup {
-            cpu: cpus[0],
-            other_cpu: cpus.get(1).copied(),
-            fifo: None,
-            reps: 4,
-            seed: 1,
-            wipe_bytes: 1 << 20,
-        };
+        let setup = four_rounds_under_other(&cpus);
         // Best and worst: 1 warm-up round and 4 rounds of 2 conditions (10
         // steps); the no-cache approximation's warm-up call is step 11.
         let stop = crate::harness::StopAfter::new(11);
