@@ -27,6 +27,7 @@
 
 pub mod banks;
 pub mod calibrate;
+pub mod choice;
 pub mod coherence;
 pub mod crpd;
 pub mod demo;

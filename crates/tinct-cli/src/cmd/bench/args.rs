@@ -1,7 +1,7 @@
 //! The options of each `tinct bench` subcommand, turned into the bench
 //! library's parameter structs.
 
-use super::common::{CommonArgs, duration, size};
+use super::common::{CommonArgs, choice, duration, size};
 use std::path::PathBuf;
 use tinct_bench::banks::kernels::Kernel as BankKernel;
 use tinct_bench::isolation::reservation::ReservationChoice;
@@ -79,8 +79,8 @@ pub struct Crpd {
     /// The victim's cache: `data` (a pointer chase) or `instruction`
     /// (generated code with a jump per cache line, as Sebek measured;
     /// x86-64 only). Instruction mode sweeps the L1i unless `--level` says.
-    #[arg(long, value_enum, default_value = "data")]
-    pub cache: CrpdCache,
+    #[arg(long, value_parser = choice::<crpd::CacheKind>(), default_value_t)]
+    pub cache: crpd::CacheKind,
     /// With `--cache instruction`: instructions executed per cache line,
     /// cycling over the lines (1 = every instruction a new line: 100 %
     /// misses; 2 = 50 %; `1,2` = 2 misses in 3). Default 1.
@@ -89,26 +89,8 @@ pub struct Crpd {
     /// With `--cache instruction`: visit the code's lines in a shuffled
     /// order (default; a current core fetches address-ordered code ahead)
     /// or in address order, as on Sebek's MPC750.
-    #[arg(long, value_enum, default_value = "shuffled")]
-    pub code_order: CrpdCodeOrder,
-}
-
-/// `--code-order` of `tinct bench crpd`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum CrpdCodeOrder {
-    /// A seeded random order.
-    Shuffled,
-    /// Address order.
-    Sequential,
-}
-
-/// `--cache` of `tinct bench crpd`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum CrpdCache {
-    /// A pointer chase over data.
-    Data,
-    /// Generated code with a jump per cache line.
-    Instruction,
+    #[arg(long, value_parser = choice::<crpd::CodeOrder>(), default_value_t)]
+    pub code_order: crpd::CodeOrder,
 }
 
 impl Crpd {
@@ -118,15 +100,9 @@ impl Crpd {
             common: self.common.options(),
             levels: self.levels.clone(),
             no_fifo: self.no_fifo,
-            cache: match self.cache {
-                CrpdCache::Data => crpd::CacheKind::Data,
-                CrpdCache::Instruction => crpd::CacheKind::Instruction,
-            },
+            cache: self.cache,
             words_per_line: self.words_per_line.clone(),
-            code_order: match self.code_order {
-                CrpdCodeOrder::Shuffled => crpd::CodeOrder::Shuffled,
-                CrpdCodeOrder::Sequential => crpd::CodeOrder::Sequential,
-            },
+            code_order: self.code_order,
         }
     }
 }
