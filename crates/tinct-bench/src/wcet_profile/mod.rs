@@ -191,9 +191,11 @@ pub enum CoRunnerChoice {
     Uncolored,
 }
 
-impl CoRunnerChoice {
+impl std::str::FromStr for CoRunnerChoice {
+    type Err = Error;
+
     /// `auto`, `colored` or `uncolored`.
-    pub fn parse(text: &str) -> Result<Self> {
+    fn from_str(text: &str) -> Result<Self> {
         match text {
             "auto" => Ok(Self::Auto),
             "colored" => Ok(Self::Colored),
@@ -616,6 +618,24 @@ fn measure_refill(header: &RunHeader, partitions: u32, seed: u64) -> Result<(Nan
 mod tests {
     use super::plan::p_values;
     use super::*;
+
+    #[test]
+    fn co_runner_choices_parse_and_unknown_ones_are_input_errors() {
+        assert_eq!(
+            "colored".parse::<CoRunnerChoice>().unwrap(),
+            CoRunnerChoice::Colored
+        );
+        assert_eq!(
+            "auto".parse::<CoRunnerChoice>().unwrap(),
+            CoRunnerChoice::Auto
+        );
+        assert_eq!(
+            "uncolored".parse::<CoRunnerChoice>().unwrap(),
+            CoRunnerChoice::Uncolored
+        );
+        let error = "coloured".parse::<CoRunnerChoice>().unwrap_err();
+        assert!(matches!(error, Error::InvalidInput(_)), "{error}");
+    }
 
     #[test]
     fn p_values_default_quick_and_explicit() {

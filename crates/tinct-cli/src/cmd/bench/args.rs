@@ -174,7 +174,7 @@ pub struct WcetProfile {
     /// Memory of the co-runners: colored (the partitions the task does not
     /// use), uncolored, or auto (colored when the colour probe finds
     /// colouring effective here).
-    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = co_runners)]
+    #[arg(long, value_name = "MODE", default_value = "auto")]
     pub co_runners: wcet_profile::CoRunnerChoice,
     /// Jobs per block of the EVT fit (block maxima; default 10).
     #[arg(long, value_name = "N")]
@@ -186,7 +186,7 @@ pub struct WcetProfile {
     /// The statistic written as C^p: max (kim2013), a percentile such as
     /// p99.9, or pwcet:PROBABILITY such as pwcet:1e-9 (refused where the
     /// data do not support an EVT fit).
-    #[arg(long = "use", value_name = "STATISTIC", default_value = "max", value_parser = statistic)]
+    #[arg(long = "use", value_name = "STATISTIC", default_value = "max")]
     pub statistic: Statistic,
     /// Write the C^p table into this task-set file: the `wcet` of task
     /// `--task` is replaced (everything else kept), or the file is created.
@@ -203,14 +203,6 @@ fn conditions(text: &str) -> Result<ConditionList, String> {
     Condition::parse_list(text)
         .map(ConditionList)
         .map_err(|e| e.to_string())
-}
-
-fn co_runners(text: &str) -> Result<wcet_profile::CoRunnerChoice, String> {
-    wcet_profile::CoRunnerChoice::parse(text).map_err(|e| e.to_string())
-}
-
-fn statistic(text: &str) -> Result<Statistic, String> {
-    Statistic::parse(text).map_err(|e| e.to_string())
 }
 
 impl WcetProfile {
@@ -329,7 +321,7 @@ pub struct Banks {
     pub bank_mode: tinct_mem::Modes,
     /// Kernels to run: copy, scale, add, triad, random, integer-sort
     /// (default: all).
-    #[arg(long, value_delimiter = ',', value_parser = BankKernel::parse)]
+    #[arg(long, value_delimiter = ',')]
     pub kernels: Option<Vec<BankKernel>>,
     /// Composite bubblesort configurations THREADS/PAGES, comma-separated
     /// (default the paper's 32/2,8/10,32/10,48/10; `--quick`: N/2,N/10 with N = min(4, CPUs);
@@ -429,7 +421,7 @@ pub struct Isolation {
     /// How the reserved conditions reserve the cache: coloring (page
     /// coloring), resctrl (L3 cache allocation), or auto (resctrl when
     /// mounted and offering L3 allocation, else coloring).
-    #[arg(long, default_value = "auto", value_parser = ReservationChoice::parse)]
+    #[arg(long, default_value = "auto")]
     pub reservation: ReservationChoice,
     /// Where resctrl is mounted (a fake tree in tests).
     #[arg(long, value_name = "DIR", default_value = tinct_sys::resctrl::DEFAULT_MOUNT)]
