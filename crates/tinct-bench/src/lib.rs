@@ -20,7 +20,8 @@
 //!
 //! [`harness`] is the shared framework every bench uses: common parameters,
 //! machine description, an interleaved A/B(/C) repetition runner, JSON/CSV/SVG
-//! writers, the progress trait, the summary as data, and thread pinning.
+//! writers, the progress trait, the summary as data and as text, and thread
+//! pinning.
 //! Statistics and charts are tinct-report's.
 
 #![forbid(unsafe_code)]

@@ -2,13 +2,13 @@
 //!
 //! This module parses the options ([`args`]), calls the bench library with
 //! its parameter struct and a progress bar ([`progress_bar`]), and prints
-//! the summary the library returns ([`summary`]). The library writes the
+//! the summary the library returns (rendered by
+//! `tinct_bench::harness::summary_text`). The library writes the
 //! JSON, CSV and SVG files.
 
 mod args;
 pub(crate) mod common;
 mod progress_bar;
-mod summary;
 
 use crate::error::CliError;
 use progress_bar::Bar;
@@ -182,7 +182,10 @@ fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<Exit
             return Err(cli_error(e));
         }
     };
-    print!("{}", summary::render(&finished.summary));
+    print!(
+        "{}",
+        tinct_bench::harness::summary_text::render(&finished.summary)
+    );
     if bar.stopped() {
         eprintln!(
             "tinct: bench interrupted (Ctrl-C): {}",
