@@ -14,6 +14,7 @@ use crate::error::CliError;
 use progress_bar::Bar;
 use std::process::ExitCode;
 use tinct_bench::harness::Finished;
+use tinct_bench::wcet_profile::WorkerCommand;
 
 /// Options of `tinct bench`.
 #[derive(clap::Args, Debug)]
@@ -116,7 +117,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 crate::output::output_file(path, "--write-taskset")?;
             }
             let bar = Bar::new(!args.common.no_progress);
-            let worker = worker_command().map_err(cli_error)?;
+            let worker = WorkerCommand::this_tinct().map_err(cli_error)?;
             let mut params = args.params();
             // The same shim as `tinct exec` (embedded copy included), unless
             // one is named or the run is uncolored.
@@ -232,22 +233,46 @@ fn overheads_target(args: &args::Overheads) -> Option<std::path::PathBuf> {
     target
 }
 
-/// This binary, re-run as `tinct bench wcet-worker` for each profiling launch.
-pub(crate) fn worker_command() -> tinct_bench::Result<tinct_bench::wcet_profile::WorkerCommand> {
-    let program = std::env::current_exe().map_err(|e| {
-        tinct_bench::Error::Measurement(format!("cannot locate the tinct binary: {e}"))
-    })?;
-    Ok(tinct_bench::wcet_profile::WorkerCommand {
-        program,
-        prefix: vec!["bench".into(), "wcet-worker".into()],
-        co_runner_prefix: vec!["bench".into(), "wcet-corunner".into()],
-    })
-}
-
 /// Bad options are input errors (exit 2); everything else failed the bench (exit 1).
 pub(crate) fn cli_error(error: tinct_bench::Error) -> CliError {
     match error {
         tinct_bench::Error::InvalidInput(message) => CliError::Input(message),
         other => CliError::Failed(other.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// `tinct bench ...` as the binary parses it.
+    #[derive(clap::Parser, Debug)]
+    struct Tinct {
+        #[command(subcommand)]
+        command: Top,
+    }
+
+    #[derive(clap::Subcommand, Debug)]
+    enum Top {
+        Bench(Args),
+    }
+
+    fn parse(prefix: [&str; 2]) -> Bench {
+        let argv = ["tinct"].into_iter().chain(prefix).chain(["{}"]);
+        let Top::Bench(args) = Tinct::try_parse_from(argv).unwrap().command;
+        args.bench
+    }
+
+    #[test]
+    fn the_worker_protocols_prefixes_name_the_hidden_subcommands() {
+        assert!(matches!(
+            parse(WorkerCommand::WORKER_PREFIX),
+            Bench::WcetWorker(_)
+        ));
+        assert!(matches!(
+            parse(WorkerCommand::CO_RUNNER_PREFIX),
+            Bench::WcetCorunner(_)
+        ));
     }
 }
