@@ -25,6 +25,17 @@ impl From<tinct_core::format::InputError> for CliError {
     }
 }
 
+/// A bench's bad options are input errors (exit 2); everything else failed
+/// the bench (exit 1).
+impl From<tinct_bench::Error> for CliError {
+    fn from(e: tinct_bench::Error) -> Self {
+        match e {
+            tinct_bench::Error::InvalidInput(message) => CliError::Input(message),
+            other => CliError::Failed(other.into()),
+        }
+    }
+}
+
 impl From<anyhow::Error> for CliError {
     fn from(e: anyhow::Error) -> Self {
         CliError::Failed(e)

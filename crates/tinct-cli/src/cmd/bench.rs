@@ -117,7 +117,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 crate::output::output_file(path, "--write-taskset")?;
             }
             let bar = Bar::new(!args.common.no_progress);
-            let worker = WorkerCommand::this_tinct().map_err(cli_error)?;
+            let worker = WorkerCommand::this_tinct()?;
             let mut params = args.params();
             // The same shim as `tinct exec` (embedded copy included), unless
             // one is named or the run is uncolored.
@@ -129,7 +129,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Bench::WcetWorker(args) => tinct_bench::wcet_profile::worker::main(&args.job)
             .map(|line| println!("{line}"))
             .map(|()| ExitCode::SUCCESS)
-            .map_err(cli_error),
+            .map_err(CliError::from),
         Bench::WcetCorunner(args) => tinct_bench::wcet_profile::co_runners::main(
             &args.job,
             &mut std::io::stdout(),
@@ -137,7 +137,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )
         .map(|line| println!("{line}"))
         .map(|()| ExitCode::SUCCESS)
-        .map_err(cli_error),
+        .map_err(CliError::from),
         Bench::Coherence(args) => {
             let bar = Bar::new(!args.common.no_progress);
             show(tinct_bench::coherence::run(&args.params(), &bar), &bar)
@@ -180,7 +180,7 @@ fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<Exit
             if bar.stopped() {
                 eprintln!("tinct: bench interrupted (Ctrl-C), and then failed:");
             }
-            return Err(cli_error(e));
+            return Err(e.into());
         }
     };
     print!(
@@ -231,14 +231,6 @@ fn overheads_target(args: &args::Overheads) -> Option<std::path::PathBuf> {
         println!("{note}");
     }
     target
-}
-
-/// Bad options are input errors (exit 2); everything else failed the bench (exit 1).
-pub(crate) fn cli_error(error: tinct_bench::Error) -> CliError {
-    match error {
-        tinct_bench::Error::InvalidInput(message) => CliError::Input(message),
-        other => CliError::Failed(other.into()),
-    }
 }
 
 #[cfg(test)]
