@@ -84,6 +84,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_benchs_bad_options_exit_2_and_its_failures_exit_1() {
+        let input = CliError::from(tinct_bench::Error::InvalidInput("bad --p".into()));
+        assert!(matches!(input, CliError::Input(m) if m == "bad --p"));
+        let failed = CliError::from(tinct_bench::Error::Measurement("no clock".into()));
+        assert!(matches!(failed, CliError::Failed(e) if e.to_string().contains("no clock")));
+    }
+
+    #[test]
     fn a_cause_already_in_the_message_is_said_once() {
         let io = std::io::Error::from_raw_os_error(17);
         let io_text = io.to_string();
