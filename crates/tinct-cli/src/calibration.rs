@@ -4,8 +4,8 @@
 
 use crate::error::CliError;
 use std::path::{Path, PathBuf};
+use tinct_core::saved_calibration;
 pub use tinct_core::saved_calibration::Calibration;
-use tinct_core::saved_calibration::{self, ENV};
 
 /// Where a full `tinct bench calibrate` saves its result for this machine.
 pub fn saved_path() -> Option<PathBuf> {
@@ -21,19 +21,4 @@ pub fn load_task_set(
 ) -> Result<(tinct_core::TaskSet, Option<Calibration>), CliError> {
     let calibration = saved_calibration::find(explicit, saved_path()).map_err(CliError::Input)?;
     Ok(saved_calibration::load_task_set(file, calibration)?)
-}
-
-/// Saves a fresh `calibrate.json` as this machine's calibration.
-pub fn save(calibrate_json: &Path) -> std::io::Result<PathBuf> {
-    let target = saved_path().ok_or_else(|| {
-        std::io::Error::new(
-            std::io::ErrorKind::NotFound,
-            format!("neither ${ENV}, $XDG_STATE_HOME nor $HOME is set"),
-        )
-    })?;
-    if let Some(dir) = target.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::copy(calibrate_json, &target)?;
-    Ok(target)
 }

@@ -198,23 +198,14 @@ fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<Exit
 }
 
 /// A full calibration becomes this machine's default Δ for task sets
-/// without `refill` (a `--quick` smoke run never does).
+/// without `refill`.
 fn save_calibration(args: &args::Calibrate) {
-    if args.common.quick {
-        println!("(--quick: not saved as this machine's calibration)");
-        return;
-    }
-    let written = args
-        .common
-        .options()
-        .out_dir("calibrate")
-        .join("calibrate.json");
-    match crate::calibration::save(&written) {
-        Ok(path) => println!(
-            "saved as this machine's calibration: {} (tinct analyze/plan/run use its Δ for task sets without `refill`)",
-            path.display()
-        ),
-        Err(e) => eprintln!("tinct: warning: could not save the calibration: {e}"),
+    let target = crate::calibration::saved_path();
+    let saving = tinct_bench::calibrate::machine::save(&args.params(), target.as_deref());
+    if saving.is_warning() {
+        eprintln!("tinct: warning: {}", saving.message());
+    } else {
+        println!("{}", saving.message());
     }
 }
 
