@@ -100,11 +100,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
         Bench::Overheads(args) => {
             let bar = Bar::new(!args.common.no_progress);
-            let target = overheads_target(&args);
-            show(
-                tinct_bench::overheads::run(&args.params(target), &bar),
-                &bar,
-            )
+            let (params, note) = args.params(crate::calibration::saved_path());
+            if let Some(note) = note {
+                println!("{note}");
+            }
+            show(tinct_bench::overheads::run(&params, &bar), &bar)
         }
         Bench::Crpd(args) => {
             let bar = Bar::new(!args.common.no_progress);
@@ -207,21 +207,6 @@ fn save_calibration(args: &args::Calibrate) {
     } else {
         println!("{}", saving.message());
     }
-}
-
-/// Where `tinct bench overheads` stores what it measured: `--calibration
-/// FILE`, else this machine's saved calibration if a full run finds one.
-fn overheads_target(args: &args::Overheads) -> Option<std::path::PathBuf> {
-    let saved = crate::calibration::saved_path().filter(|p| p.is_file());
-    let (target, note) = tinct_bench::overheads::calibration_target(
-        args.calibration.clone(),
-        saved,
-        args.common.quick,
-    );
-    if let Some(note) = note {
-        println!("{note}");
-    }
-    target
 }
 
 #[cfg(test)]

@@ -54,13 +54,16 @@ pub struct Overheads {
 }
 
 impl Overheads {
-    /// The library's parameters, storing into `calibration`.
-    pub fn params(&self, calibration: Option<PathBuf>) -> overheads::Params {
-        overheads::Params {
-            common: self.common.options(),
-            seconds: self.seconds,
-            calibration,
-        }
+    /// The library's parameters, storing into `--calibration` or this
+    /// machine's `saved` calibration; with the note to show when nothing
+    /// is stored.
+    pub fn params(&self, saved: Option<PathBuf>) -> (overheads::Params, Option<&'static str>) {
+        overheads::Params::storing(
+            self.common.options(),
+            self.seconds,
+            self.calibration.clone(),
+            saved,
+        )
     }
 }
 
