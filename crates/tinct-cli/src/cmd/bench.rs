@@ -226,20 +226,67 @@ mod tests {
         Bench(Args),
     }
 
-    fn parse(prefix: [&str; 2]) -> Bench {
-        let argv = ["tinct"].into_iter().chain(prefix).chain(["{}"]);
+    fn parse<'a>(args: impl IntoIterator<Item = &'a str>) -> Bench {
+        let argv = ["tinct", "bench"].into_iter().chain(args);
         let Top::Bench(args) = Tinct::try_parse_from(argv).unwrap().command;
         args.bench
     }
 
+    /// The parameters of `tinct bench NAME` without options.
+    macro_rules! defaults {
+        ($name:literal, $variant:ident) => {{
+            let Bench::$variant(args) = parse([$name]) else {
+                panic!("{} parsed as another bench", $name)
+            };
+            args
+        }};
+    }
+
+    #[test]
+    fn without_options_every_bench_takes_the_librarys_defaults() {
+        use tinct_bench::*;
+        let a = defaults!("calibrate", Calibrate);
+        let common = a.common.options();
+        assert_eq!(common, harness::BenchOptions::default());
+        assert_eq!(a.params(), calibrate::Params::default());
+        let (params, _note) = defaults!("overheads", Overheads).params(None);
+        assert_eq!(params, overheads::Params::default());
+        let a = defaults!("crpd", Crpd);
+        assert_eq!(a.params(), crpd::Params::default());
+        let a = defaults!("coherence", Coherence);
+        assert_eq!(a.params(), coherence::Params::default());
+        let a = defaults!("banks", Banks);
+        assert_eq!(a.params(), banks::Params::default());
+        let a = defaults!("dram-map", DramMap);
+        assert_eq!(a.params(), dram_map::Params::default());
+        let a = defaults!("isolation", Isolation);
+        assert_eq!(a.params(), isolation::Params::default());
+        let a = defaults!("pipeline", Pipeline);
+        assert_eq!(a.params(), pipeline::Params::default());
+        let a = defaults!("wcet-profile", WcetProfile);
+        let mut params = a.params();
+        // `--conditions` shows its default; the library's is "none named".
+        assert_eq!(
+            params.conditions(),
+            wcet_profile::Params::default().conditions()
+        );
+        params.conditions.clear();
+        assert_eq!(params, wcet_profile::Params::default());
+    }
+
     #[test]
     fn the_worker_protocols_prefixes_name_the_hidden_subcommands() {
+        let job = |prefix: [&'static str; 2]| {
+            let [bench, worker] = prefix;
+            assert_eq!(bench, "bench");
+            parse([worker, "{}"])
+        };
         assert!(matches!(
-            parse(WorkerCommand::WORKER_PREFIX),
+            job(WorkerCommand::WORKER_PREFIX),
             Bench::WcetWorker(_)
         ));
         assert!(matches!(
-            parse(WorkerCommand::CO_RUNNER_PREFIX),
+            job(WorkerCommand::CO_RUNNER_PREFIX),
             Bench::WcetCorunner(_)
         ));
     }

@@ -8,7 +8,7 @@ use tinct_bench::isolation::reservation::ReservationChoice;
 use tinct_bench::wcet_profile::condition::Condition;
 use tinct_bench::wcet_profile::statistic::Statistic;
 use tinct_bench::{
-    banks, calibrate, coherence, crpd, dram_map, isolation, overheads, wcet_profile,
+    banks, calibrate, coherence, crpd, dram_map, isolation, overheads, pipeline, wcet_profile,
 };
 use tinct_core::units::{Bytes, Nanos};
 
@@ -123,7 +123,7 @@ pub struct WcetProfile {
     #[arg(long, value_name = "NAME")]
     pub task: Option<String>,
     /// Job kernel: chase, read, write, rmw, compute, mixed (without --taskset).
-    #[arg(long, default_value = "chase")]
+    #[arg(long, default_value_t = wcet_profile::Params::default().kernel)]
     pub kernel: String,
     /// Working set (without --taskset; default 4MiB, with --quick 1MiB).
     #[arg(long, value_parser = size)]
@@ -415,7 +415,7 @@ pub struct Isolation {
     pub jobs: Option<u32>,
     /// Percentage of the page colors reserved for the victim (the
     /// aggressors get the rest).
-    #[arg(long, value_name = "PERCENT", default_value_t = 50)]
+    #[arg(long, value_name = "PERCENT", default_value_t = isolation::Params::default().victim_colors)]
     pub victim_colors: u32,
     /// Run the victim and the aggressors under SCHED_FIFO with this
     /// priority (1-99; needs root or CAP_SYS_NICE), as kim2013 ran its tasks.
@@ -453,17 +453,17 @@ pub struct Pipeline {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Waves (leaves of the tree; demarchi Figure 2 has 4).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = pipeline::Params::default().waves)]
     pub waves: u32,
     /// Mixer levels: each mixes pairs of the level below, the last one
     /// must be a single mixer (Figure 2 has 2).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = pipeline::Params::default().levels)]
     pub levels: u32,
     /// Bytes of one packet, e.g. `16KiB`.
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value = "16KiB")]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = pipeline::Params::default().packet)]
     pub packet: Bytes,
     /// Computation per packet of each wave and mixer, e.g. `20us`.
-    #[arg(long, value_name = "TIME", value_parser = duration, default_value = "20us")]
+    #[arg(long, value_name = "TIME", value_parser = duration, default_value_t = pipeline::Params::default().work)]
     pub work: Nanos,
     /// Samples per policy (default 150000 as in the paper; `--quick`: 600).
     #[arg(long, value_name = "N")]
@@ -473,19 +473,19 @@ pub struct Pipeline {
     #[arg(long, value_delimiter = ',', default_value = "os,affinity,static")]
     pub policies: Vec<tinct_rt::pipeline::PlacementPolicy>,
     /// Busy SCHED_OTHER threads running beside the tree (background load).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = pipeline::Params::default().background)]
     pub background: u32,
 }
 
 impl Pipeline {
     /// The library's parameters.
-    pub fn params(&self) -> tinct_bench::pipeline::Params {
-        tinct_bench::pipeline::Params {
+    pub fn params(&self) -> pipeline::Params {
+        pipeline::Params {
             common: self.common.options(),
             waves: self.waves,
             levels: self.levels,
-            packet_bytes: self.packet.0,
-            work_ns: self.work.0,
+            packet: self.packet,
+            work: self.work,
             samples: self.samples,
             policies: self.policies.clone(),
             background: self.background,

@@ -19,7 +19,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "N")]
     pub reps: Option<u32>,
     /// Seed of every random choice (permutations, condition order).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = BenchOptions::default().seed)]
     pub seed: u64,
     /// CPUs the bench may use, as a list like `0-1,3` (default: the first
     /// CPUs of the current affinity).
