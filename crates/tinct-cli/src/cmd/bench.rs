@@ -245,26 +245,33 @@ mod tests {
     #[test]
     fn without_options_every_bench_takes_the_librarys_defaults() {
         use tinct_bench::*;
-        let a = defaults!("calibrate", Calibrate);
-        let common = a.common.options();
+        let common = defaults!("calibrate", Calibrate).common.options();
         assert_eq!(common, harness::BenchOptions::default());
-        assert_eq!(a.params(), calibrate::Params::default());
         let (params, _note) = defaults!("overheads", Overheads).params(None);
         assert_eq!(params, overheads::Params::default());
-        let a = defaults!("crpd", Crpd);
-        assert_eq!(a.params(), crpd::Params::default());
-        let a = defaults!("coherence", Coherence);
-        assert_eq!(a.params(), coherence::Params::default());
-        let a = defaults!("banks", Banks);
-        assert_eq!(a.params(), banks::Params::default());
-        let a = defaults!("dram-map", DramMap);
-        assert_eq!(a.params(), dram_map::Params::default());
-        let a = defaults!("isolation", Isolation);
-        assert_eq!(a.params(), isolation::Params::default());
-        let a = defaults!("pipeline", Pipeline);
-        assert_eq!(a.params(), pipeline::Params::default());
-        let a = defaults!("wcet-profile", WcetProfile);
-        let mut params = a.params();
+        assert_eq!(
+            defaults!("calibrate", Calibrate).params(),
+            calibrate::Params::default()
+        );
+        assert_eq!(defaults!("crpd", Crpd).params(), crpd::Params::default());
+        assert_eq!(
+            defaults!("coherence", Coherence).params(),
+            coherence::Params::default()
+        );
+        assert_eq!(defaults!("banks", Banks).params(), banks::Params::default());
+        assert_eq!(
+            defaults!("dram-map", DramMap).params(),
+            dram_map::Params::default()
+        );
+        assert_eq!(
+            defaults!("isolation", Isolation).params(),
+            isolation::Params::default()
+        );
+        assert_eq!(
+            defaults!("pipeline", Pipeline).params(),
+            pipeline::Params::default()
+        );
+        let mut params = defaults!("wcet-profile", WcetProfile).params();
         // `--conditions` shows its default; the library's is "none named".
         assert_eq!(
             params.conditions(),
