@@ -20,13 +20,15 @@
 //!
 //! [`harness`] is the shared framework every bench uses: common parameters,
 //! machine description, an interleaved A/B(/C) repetition runner, JSON/CSV/SVG
-//! writers, the progress trait, the summary as data, and thread pinning.
+//! writers, the progress trait, the summary as data and as text, and thread
+//! pinning.
 //! Statistics and charts are tinct-report's.
 
 #![forbid(unsafe_code)]
 
 pub mod banks;
 pub mod calibrate;
+pub mod choice;
 pub mod coherence;
 pub mod crpd;
 pub mod demo;

@@ -23,8 +23,3 @@ pub fn load_task_set(
     let calibration = saved_calibration::find(explicit, saved_path()).map_err(CliError::Input)?;
     Ok(saved_calibration::load_task_set(file, calibration, refill)?)
 }
-
-/// Saves a fresh `calibrate.json` as this machine's calibration.
-pub fn save(calibrate_json: &Path) -> std::io::Result<PathBuf> {
-    saved_calibration::save(calibrate_json, saved_path())
-}

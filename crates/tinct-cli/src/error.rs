@@ -25,6 +25,17 @@ impl From<tinct_core::format::InputError> for CliError {
     }
 }
 
+/// A bench's bad options are input errors (exit 2); everything else failed
+/// the bench (exit 1).
+impl From<tinct_bench::Error> for CliError {
+    fn from(e: tinct_bench::Error) -> Self {
+        match e {
+            tinct_bench::Error::InvalidInput(message) => CliError::Input(message),
+            other => CliError::Failed(other.into()),
+        }
+    }
+}
+
 impl From<anyhow::Error> for CliError {
     fn from(e: anyhow::Error) -> Self {
         CliError::Failed(e)
@@ -71,6 +82,14 @@ pub fn finish(result: Result<ExitCode, CliError>) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_benchs_bad_options_exit_2_and_its_failures_exit_1() {
+        let input = CliError::from(tinct_bench::Error::InvalidInput("bad --p".into()));
+        assert!(matches!(input, CliError::Input(m) if m == "bad --p"));
+        let failed = CliError::from(tinct_bench::Error::Measurement("no clock".into()));
+        assert!(matches!(failed, CliError::Failed(e) if e.to_string().contains("no clock")));
+    }
 
     #[test]
     fn a_cause_already_in_the_message_is_said_once() {

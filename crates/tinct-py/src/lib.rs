@@ -1,6 +1,6 @@
 //! `tinct._tinct`, the extension module under the `tinct` Python package:
 //! tinct-core's task model, analyses, allocation, generators and studies,
-//! and a batch response-time analysis over numpy arrays.
+//! a batch response-time analysis over numpy arrays, and `tinct doctor`.
 //!
 //! Results cross into Python as the JSON the CLI prints (see `json`), so
 //! Python sees exactly what `tinct … --json` shows. Long computations
@@ -10,6 +10,7 @@
 
 mod batch;
 mod chart;
+mod doctor;
 mod errors;
 mod experiment;
 mod json;
@@ -36,6 +37,8 @@ fn _tinct(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(experiment::kim2013_study, m)?)?;
     m.add_function(wrap_pyfunction!(experiment::random_task_set_for, m)?)?;
     m.add_function(wrap_pyfunction!(chart::line_chart_svg, m)?)?;
+    m.add_function(wrap_pyfunction!(doctor::doctor_report, m)?)?;
+    m.add_function(wrap_pyfunction!(doctor::doctor_report_text, m)?)?;
     m.add_function(wrap_pyfunction!(units::parse_duration_ns, m)?)?;
     m.add_function(wrap_pyfunction!(units::parse_size_bytes, m)?)?;
     Ok(())

@@ -19,6 +19,7 @@
 //! `c`: a sequential read of the keys and scattered increments of the
 //! counters, the memory-bound pattern IS is known for.
 
+use crate::choice::{Choice, choice_text};
 use serde::{Deserialize, Serialize};
 
 /// Which kernel a run executes.
@@ -40,39 +41,6 @@ pub enum Kernel {
 }
 
 impl Kernel {
-    /// Every kernel, in output order.
-    pub const ALL: [Kernel; 6] = [
-        Kernel::Copy,
-        Kernel::Scale,
-        Kernel::Add,
-        Kernel::Triad,
-        Kernel::Random,
-        Kernel::IntegerSort,
-    ];
-
-    /// The kernel called `name` (as [`Kernel::name`] spells it).
-    pub fn parse(name: &str) -> Result<Kernel, String> {
-        Kernel::ALL
-            .into_iter()
-            .find(|k| k.name() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
-                format!("expected one of {}, found `{name}`", names.join(", "))
-            })
-    }
-
-    /// The name used in tables, JSON and CSV.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::Copy => "copy",
-            Kernel::Scale => "scale",
-            Kernel::Add => "add",
-            Kernel::Triad => "triad",
-            Kernel::Random => "random",
-            Kernel::IntegerSort => "integer-sort",
-        }
-    }
-
     /// Bytes moved per element (STREAM's counting: each array read or
     /// written counts once; random access reads and writes one word).
     pub fn bytes_per_element(self) -> u64 {
@@ -84,6 +52,42 @@ impl Kernel {
         }
     }
 }
+
+impl Choice for Kernel {
+    /// Every kernel, in output order.
+    const ALL: &'static [Self] = &[
+        Kernel::Copy,
+        Kernel::Scale,
+        Kernel::Add,
+        Kernel::Triad,
+        Kernel::Random,
+        Kernel::IntegerSort,
+    ];
+
+    /// The name used in tables, JSON and CSV.
+    fn name(self) -> &'static str {
+        match self {
+            Kernel::Copy => "copy",
+            Kernel::Scale => "scale",
+            Kernel::Add => "add",
+            Kernel::Triad => "triad",
+            Kernel::Random => "random",
+            Kernel::IntegerSort => "integer-sort",
+        }
+    }
+
+    fn doc(self) -> &'static str {
+        match self {
+            Kernel::Copy => "c[i] = a[i]",
+            Kernel::Scale => "b[i] = s * c[i]",
+            Kernel::Add => "c[i] = a[i] + b[i]",
+            Kernel::Triad => "a[i] = b[i] + s * c[i]",
+            Kernel::Random => "read-modify-write of random words",
+            Kernel::IntegerSort => "NAS IS-style ranking of integer keys",
+        }
+    }
+}
+choice_text!(Kernel);
 
 const SCALAR: u64 = 3;
 
@@ -319,10 +323,10 @@ mod tests {
 
     #[test]
     fn kernels_parse_by_name() {
-        for kernel in Kernel::ALL {
-            assert_eq!(Kernel::parse(kernel.name()), Ok(kernel));
+        for &kernel in Kernel::ALL {
+            assert_eq!(kernel.name().parse::<Kernel>(), Ok(kernel));
         }
-        let err = Kernel::parse("spin").unwrap_err();
+        let err = "spin".parse::<Kernel>().unwrap_err();
         assert!(
             err.contains("expected one of copy") && err.contains("spin"),
             "{err}"
@@ -376,7 +380,7 @@ mod tests {
     fn the_integer_sort_ranks_every_key() {
         let mut words = buffer(12);
         let mut arrays = Arrays::from_pages(words.chunks_exact_mut(8).collect());
-        assert_eq!(Kernel::parse("integer-sort"), Ok(Kernel::IntegerSort));
+        assert_eq!("integer-sort".parse::<Kernel>(), Ok(Kernel::IntegerSort));
         let first = run(Kernel::IntegerSort, &mut arrays, 3, 5);
         // After ranking, the last counter is the number of keys (a and b).
         let keys = 2 * arrays.elements();

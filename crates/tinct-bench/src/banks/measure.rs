@@ -6,6 +6,7 @@ use super::composite;
 use super::kernels::{self, Arrays, Kernel};
 use super::plan::{self, Pages, Plan};
 use super::{Allocation, AllocationResult, KernelResult, WARMUP_ROUNDS, numa};
+use crate::choice::Choice;
 use crate::harness::counters::prefixed;
 use crate::harness::{ConditionCounters, Interleaved, Progress};
 use crate::page_placement::PagedMemory;

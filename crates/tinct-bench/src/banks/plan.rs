@@ -4,6 +4,7 @@
 
 use super::kernels::Kernel;
 use super::{Allocation, Params, Skipped};
+use crate::choice::Choice;
 use crate::harness::machine::human_bytes;
 use crate::page_placement::PagedMemory;
 use crate::{Error, Result};

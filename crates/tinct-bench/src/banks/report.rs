@@ -4,6 +4,7 @@ use super::kernels::Kernel;
 use super::tables::Table;
 use super::{Allocation, Report};
 use crate::Result;
+use crate::choice::Choice;
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{BenchOptions, LineChart, OutputDir, Series, SeriesStyle, Summary};

@@ -24,6 +24,7 @@
 //! read as "memory latency".
 
 pub mod chase;
+pub mod machine;
 mod report;
 pub mod stream;
 
@@ -37,6 +38,12 @@ use serde::{Deserialize, Serialize};
 use stream::PartitionBuffer;
 use tinct_core::calibration::RefillRecord;
 use tinct_core::units::{Bytes, Nanos};
+
+/// The bench's name: its default output directory is `tinct-bench/calibrate`.
+pub const NAME: &str = "calibrate";
+/// The result file a run writes, which a full run saves as this machine's
+/// calibration ([`machine`]).
+pub const RESULT_FILE: &str = "calibrate.json";
 
 /// Default N_P, the number of cache partitions (kim2013 used 32).
 pub const DEFAULT_PARTITIONS: u32 = 32;
@@ -250,7 +257,7 @@ impl Geometry {
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<CalibrateResult>> {
     let mut result = measure(params, progress)?;
     result.header.record_rounds(progress.stop_requested());
-    let mut out = OutputDir::create(params.common.out_dir("calibrate"))?;
+    let mut out = OutputDir::create(params.common.out_dir(NAME))?;
     report::write(&result, &mut out)?;
     let mut summary = report::summary(&result, &out);
     summary.interruption(&result.header, out.path());
@@ -269,7 +276,7 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResu
     let reps = options.reps_or(5, 21)?;
     let cpus = options.cpus(1)?;
     let pin = PinGuard::pin(cpus[0])?;
-    let mut header = RunHeader::new("calibrate", options, reps, vec![cpus[0]]);
+    let mut header = RunHeader::new(NAME, options, reps, vec![cpus[0]]);
     let geometry = Geometry::of(&header);
     let max_size = match params.max_size {
         Some(Bytes(bytes)) => bytes,

@@ -31,6 +31,7 @@ mod sweep;
 pub mod switch;
 pub mod theory;
 
+use crate::choice::{Choice, choice_text};
 use crate::harness::machine::MachineCache;
 use crate::harness::pin::PinGuard;
 use crate::harness::{BenchOptions, Durations, Finished, OutputDir, Progress, RunHeader};
@@ -69,6 +70,44 @@ pub enum CodeOrder {
     /// core streams it ahead and hides most misses).
     Sequential,
 }
+
+impl Choice for CacheKind {
+    const ALL: &'static [Self] = &[CacheKind::Data, CacheKind::Instruction];
+
+    fn name(self) -> &'static str {
+        match self {
+            CacheKind::Data => "data",
+            CacheKind::Instruction => "instruction",
+        }
+    }
+
+    fn doc(self) -> &'static str {
+        match self {
+            CacheKind::Data => "A pointer chase over data",
+            CacheKind::Instruction => "Generated code with a jump per cache line",
+        }
+    }
+}
+choice_text!(CacheKind);
+
+impl Choice for CodeOrder {
+    const ALL: &'static [Self] = &[CodeOrder::Shuffled, CodeOrder::Sequential];
+
+    fn name(self) -> &'static str {
+        match self {
+            CodeOrder::Shuffled => "shuffled",
+            CodeOrder::Sequential => "sequential",
+        }
+    }
+
+    fn doc(self) -> &'static str {
+        match self {
+            CodeOrder::Shuffled => "A seeded random order",
+            CodeOrder::Sequential => "Address order",
+        }
+    }
+}
+choice_text!(CodeOrder);
 
 /// Parameters of `tinct bench crpd`.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -461,6 +500,18 @@ mod tests {
 
     fn cache() -> MachineCache {
         test_l2()
+    }
+
+    #[test]
+    fn choice_names_are_the_json_names() {
+        for &kind in CacheKind::ALL {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.name());
+            assert_eq!(kind.name().parse::<CacheKind>(), Ok(kind));
+        }
+        for &order in CodeOrder::ALL {
+            assert_eq!(serde_json::to_value(order).unwrap(), order.name());
+            assert_eq!(order.name().parse::<CodeOrder>(), Ok(order));
+        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod output;
 pub mod pin;
 pub mod progress;
 pub mod summary;
+pub mod summary_text;
 
 pub use counters::{ConditionCounters, EventTotal, MissRate};
 pub use header::RunHeader;

@@ -1,5 +1,5 @@
-//! The one-screen summary a bench ends with, as data: the caller renders
-//! it (the CLI as text with a table).
+//! The one-screen summary a bench ends with, as data: a front end renders
+//! it ([`super::summary_text`] as text with a table).
 
 /// A title, a few key facts, an optional table and notes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -15,6 +15,7 @@ use std::sync::{Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use tinct_sys::resctrl::{DomainReading, Group, L3Allocation, Resctrl};
 
+use crate::choice::Choice;
 use crate::{Error, Result};
 
 /// The `--reservation` choice.
@@ -29,16 +30,14 @@ pub enum ReservationChoice {
     Auto,
 }
 
-impl ReservationChoice {
-    /// Every choice.
-    pub const ALL: [ReservationChoice; 3] = [
+impl Choice for ReservationChoice {
+    const ALL: &'static [Self] = &[
         ReservationChoice::Coloring,
         ReservationChoice::Resctrl,
         ReservationChoice::Auto,
     ];
 
-    /// The name on the command line.
-    pub fn name(self) -> &'static str {
+    fn name(self) -> &'static str {
         match self {
             ReservationChoice::Coloring => "coloring",
             ReservationChoice::Resctrl => "resctrl",
@@ -46,11 +45,23 @@ impl ReservationChoice {
         }
     }
 
+    fn doc(self) -> &'static str {
+        match self {
+            ReservationChoice::Coloring => "Reserve by page coloring",
+            ReservationChoice::Resctrl => "Reserve by resctrl L3 cache allocation",
+            ReservationChoice::Auto => {
+                "resctrl when mounted and offering L3 allocation, else coloring"
+            }
+        }
+    }
+}
+
+impl std::str::FromStr for ReservationChoice {
+    type Err = String;
+
     /// The choice called `name`.
-    pub fn parse(name: &str) -> std::result::Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|c| c.name() == name)
+    fn from_str(name: &str) -> std::result::Result<Self, String> {
+        Self::from_name(name)
             .ok_or_else(|| format!("expected coloring, resctrl or auto, found `{name}`"))
     }
 }
@@ -271,6 +282,17 @@ mod tests {
             sparse_masks: false,
             domains: vec![0, 1],
         }
+    }
+
+    #[test]
+    fn choices_parse_by_name_and_unknown_names_are_refused() {
+        for &choice in ReservationChoice::ALL {
+            assert_eq!(choice.name().parse::<ReservationChoice>(), Ok(choice));
+        }
+        assert_eq!(
+            "cat".parse::<ReservationChoice>(),
+            Err("expected coloring, resctrl or auto, found `cat`".to_string())
+        );
     }
 
     #[test]

@@ -52,6 +52,28 @@ pub struct Params {
     pub calibration: Option<PathBuf>,
 }
 
+impl Params {
+    /// The parameters of a run that stores what it measures into
+    /// `explicit` (`--calibration FILE`), else into this machine's `saved`
+    /// calibration when that file exists and the run is not quick
+    /// ([`calibration_target`]); with the note to show when nothing is stored.
+    pub fn storing(
+        common: BenchOptions,
+        seconds: Option<u64>,
+        explicit: Option<PathBuf>,
+        saved: Option<PathBuf>,
+    ) -> (Self, Option<&'static str>) {
+        let saved = saved.filter(|path| path.is_file());
+        let (calibration, note) = calibration_target(explicit, saved, common.quick);
+        let params = Self {
+            common,
+            seconds,
+            calibration,
+        };
+        (params, note)
+    }
+}
+
 /// The release-latency measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReleaseLatency {
@@ -590,8 +612,23 @@ fn summary(result: &OverheadsResult, out: &OutputDir) -> Summary {
 
 #[cfg(test)]
 mod tests {
-    use super::calibration_target;
+    use super::{BenchOptions, Params, calibration_target};
     use std::path::PathBuf;
+
+    #[test]
+    fn a_saved_calibration_that_does_not_exist_is_not_a_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let absent = dir.path().join("absent.json");
+        let (params, note) = Params::storing(BenchOptions::default(), Some(3), None, Some(absent));
+        assert_eq!(params.calibration, None);
+        assert_eq!(params.seconds, Some(3));
+        assert!(note.unwrap().contains("no saved calibration"));
+        let present = dir.path().join("calibrate.json");
+        std::fs::write(&present, "{}").unwrap();
+        let (params, note) =
+            Params::storing(BenchOptions::default(), None, None, Some(present.clone()));
+        assert_eq!((params.calibration, note), (Some(present), None));
+    }
 
     #[test]
     fn the_overheads_go_to_the_named_file_else_to_a_full_runs_saved_calibration() {

@@ -32,6 +32,7 @@ use crate::harness::{
 use crate::{Error, Result};
 use measure::{Chunk, run_chunk};
 use serde::{Deserialize, Serialize};
+use tinct_core::units::{Bytes, Nanos};
 use tinct_rt::pipeline::{CacheNeighbours, PlacementPolicy};
 use tinct_sys::perf::{CounterEvent, PerfEvent};
 use tree::Tree;
@@ -56,9 +57,9 @@ pub struct Params {
     /// Mixer levels (default 2, Figure 2).
     pub levels: u32,
     /// Bytes of one packet (default 16 KiB).
-    pub packet_bytes: u64,
-    /// Computation per packet of each task, ns (default 20 µs).
-    pub work_ns: u64,
+    pub packet: Bytes,
+    /// Computation per packet of each task (default 20 µs).
+    pub work: Nanos,
     /// Samples per policy (default [`FULL_SAMPLES`], quick [`QUICK_SAMPLES`]).
     pub samples: Option<u64>,
     /// Policies to compare (default all three; `os` is the reference).
@@ -73,8 +74,8 @@ impl Default for Params {
             common: BenchOptions::default(),
             waves: 4,
             levels: 2,
-            packet_bytes: 16 << 10,
-            work_ns: 20_000,
+            packet: Bytes(16 << 10),
+            work: Nanos(20_000),
             samples: None,
             policies: PlacementPolicy::ALL.to_vec(),
             background: 0,
@@ -153,8 +154,8 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
     let tree = Tree {
         waves: params.waves,
         levels: params.levels,
-        packet_bytes: params.packet_bytes,
-        work_ns: params.work_ns,
+        packet_bytes: params.packet.0,
+        work_ns: params.work.0,
     };
     tree.nodes()?;
     if params.policies.is_empty() {
@@ -231,8 +232,8 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
         header,
         waves: params.waves,
         levels: params.levels,
-        packet_bytes: params.packet_bytes,
-        work_ns: params.work_ns,
+        packet_bytes: params.packet.0,
+        work_ns: params.work.0,
         background: params.background,
         policies,
         files: Vec::new(),

@@ -191,9 +191,11 @@ pub enum CoRunnerChoice {
     Uncolored,
 }
 
-impl CoRunnerChoice {
+impl std::str::FromStr for CoRunnerChoice {
+    type Err = Error;
+
     /// `auto`, `colored` or `uncolored`.
-    pub fn parse(text: &str) -> Result<Self> {
+    fn from_str(text: &str) -> Result<Self> {
         match text {
             "auto" => Ok(Self::Auto),
             "colored" => Ok(Self::Colored),
@@ -207,7 +209,7 @@ impl CoRunnerChoice {
 
 /// How to start a worker and a co-runner: the `tinct` binary and the
 /// arguments that select `bench wcet-worker` and `bench wcet-corunner`
-/// (the CLI knows them, the library does not).
+/// (the worker protocol; the CLI declares those subcommands).
 #[derive(Debug, Clone)]
 pub struct WorkerCommand {
     /// The program.
@@ -216,6 +218,32 @@ pub struct WorkerCommand {
     pub prefix: Vec<String>,
     /// Arguments before a co-runner's job.
     pub co_runner_prefix: Vec<String>,
+}
+
+impl WorkerCommand {
+    /// The `tinct` arguments that start a worker: `bench wcet-worker JOB`.
+    pub const WORKER_PREFIX: [&'static str; 2] = ["bench", "wcet-worker"];
+    /// The `tinct` arguments that start a launch's co-runners:
+    /// `bench wcet-corunner JOB`.
+    pub const CO_RUNNER_PREFIX: [&'static str; 2] = ["bench", "wcet-corunner"];
+
+    /// `program` (a `tinct` binary) started with the worker protocol's
+    /// subcommands.
+    pub fn tinct(program: PathBuf) -> Self {
+        Self {
+            program,
+            prefix: Self::WORKER_PREFIX.map(String::from).to_vec(),
+            co_runner_prefix: Self::CO_RUNNER_PREFIX.map(String::from).to_vec(),
+        }
+    }
+
+    /// This process's own binary, which must be `tinct`, re-run as the
+    /// worker of each profiling launch.
+    pub fn this_tinct() -> Result<Self> {
+        let program = std::env::current_exe()
+            .map_err(|e| Error::Measurement(format!("cannot locate the tinct binary: {e}")))?;
+        Ok(Self::tinct(program))
+    }
 }
 
 /// The job body being profiled, resolved to fixed work.
@@ -616,6 +644,24 @@ fn measure_refill(header: &RunHeader, partitions: u32, seed: u64) -> Result<(Nan
 mod tests {
     use super::plan::p_values;
     use super::*;
+
+    #[test]
+    fn co_runner_choices_parse_and_unknown_ones_are_input_errors() {
+        assert_eq!(
+            "colored".parse::<CoRunnerChoice>().unwrap(),
+            CoRunnerChoice::Colored
+        );
+        assert_eq!(
+            "auto".parse::<CoRunnerChoice>().unwrap(),
+            CoRunnerChoice::Auto
+        );
+        assert_eq!(
+            "uncolored".parse::<CoRunnerChoice>().unwrap(),
+            CoRunnerChoice::Uncolored
+        );
+        let error = "coloured".parse::<CoRunnerChoice>().unwrap_err();
+        assert!(matches!(error, Error::InvalidInput(_)), "{error}");
+    }
 
     #[test]
     fn p_values_default_quick_and_explicit() {

@@ -54,11 +54,7 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, header: &RunHeader) 
         None if options.quick => 5,
         None => 100,
     };
-    let conditions = if params.conditions.is_empty() {
-        Condition::DEFAULT.to_vec()
-    } else {
-        params.conditions.clone()
-    };
+    let conditions = params.conditions();
     let partitions = params
         .partitions
         .or(source.as_ref().map(|s| s.partitions))

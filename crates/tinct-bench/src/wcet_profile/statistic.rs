@@ -94,6 +94,15 @@ impl Statistic {
     }
 }
 
+impl std::str::FromStr for Statistic {
+    type Err = Error;
+
+    /// As [`Statistic::parse`].
+    fn from_str(text: &str) -> Result<Statistic> {
+        Statistic::parse(text)
+    }
+}
+
 impl std::fmt::Display for Statistic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {

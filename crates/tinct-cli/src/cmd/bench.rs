@@ -2,18 +2,19 @@
 //!
 //! This module parses the options ([`args`]), calls the bench library with
 //! its parameter struct and a progress bar ([`progress_bar`]), and prints
-//! the summary the library returns ([`summary`]). The library writes the
+//! the summary the library returns (rendered by
+//! `tinct_bench::harness::summary_text`). The library writes the
 //! JSON, CSV and SVG files.
 
 mod args;
 pub(crate) mod common;
 mod progress_bar;
-mod summary;
 
 use crate::error::CliError;
 use progress_bar::Bar;
 use std::process::ExitCode;
 use tinct_bench::harness::Finished;
+use tinct_bench::wcet_profile::WorkerCommand;
 
 /// Options of `tinct bench`.
 #[derive(clap::Args, Debug)]
@@ -99,11 +100,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
         Bench::Overheads(args) => {
             let bar = Bar::new(!args.common.no_progress);
-            let target = overheads_target(&args);
-            show(
-                tinct_bench::overheads::run(&args.params(target), &bar),
-                &bar,
-            )
+            let (params, note) = args.params(crate::calibration::saved_path());
+            if let Some(note) = note {
+                println!("{note}");
+            }
+            show(tinct_bench::overheads::run(&params, &bar), &bar)
         }
         Bench::Crpd(args) => {
             let bar = Bar::new(!args.common.no_progress);
@@ -116,7 +117,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 crate::output::output_file(path, "--write-taskset")?;
             }
             let bar = Bar::new(!args.common.no_progress);
-            let worker = worker_command().map_err(cli_error)?;
+            let worker = WorkerCommand::this_tinct()?;
             let mut params = args.params();
             // The same shim as `tinct exec` (embedded copy included), unless
             // one is named or the run is uncolored.
@@ -128,7 +129,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Bench::WcetWorker(args) => tinct_bench::wcet_profile::worker::main(&args.job)
             .map(|line| println!("{line}"))
             .map(|()| ExitCode::SUCCESS)
-            .map_err(cli_error),
+            .map_err(CliError::from),
         Bench::WcetCorunner(args) => tinct_bench::wcet_profile::co_runners::main(
             &args.job,
             &mut std::io::stdout(),
@@ -136,7 +137,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )
         .map(|line| println!("{line}"))
         .map(|()| ExitCode::SUCCESS)
-        .map_err(cli_error),
+        .map_err(CliError::from),
         Bench::Coherence(args) => {
             let bar = Bar::new(!args.common.no_progress);
             show(tinct_bench::coherence::run(&args.params(), &bar), &bar)
@@ -179,10 +180,13 @@ fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<Exit
             if bar.stopped() {
                 eprintln!("tinct: bench interrupted (Ctrl-C), and then failed:");
             }
-            return Err(cli_error(e));
+            return Err(e.into());
         }
     };
-    print!("{}", summary::render(&finished.summary));
+    print!(
+        "{}",
+        tinct_bench::harness::summary_text::render(&finished.summary)
+    );
     if bar.stopped() {
         eprintln!(
             "tinct: bench interrupted (Ctrl-C): {}",
@@ -194,57 +198,103 @@ fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<Exit
 }
 
 /// A full calibration becomes this machine's default Δ for task sets
-/// without `refill` (a `--quick` smoke run never does).
+/// without `refill`.
 fn save_calibration(args: &args::Calibrate) {
-    if args.common.quick {
-        println!("(--quick: not saved as this machine's calibration)");
-        return;
-    }
-    let written = args
-        .common
-        .options()
-        .out_dir("calibrate")
-        .join("calibrate.json");
-    match crate::calibration::save(&written) {
-        Ok(path) => println!(
-            "saved as this machine's calibration: {} (tinct analyze/plan/run use its Δ for task sets without `refill`)",
-            path.display()
-        ),
-        Err(e) => eprintln!("tinct: warning: could not save the calibration: {e}"),
+    let target = crate::calibration::saved_path();
+    let saving = tinct_bench::calibrate::machine::save(&args.params(), target.as_deref());
+    if saving.is_warning() {
+        eprintln!("tinct: warning: {}", saving.message());
+    } else {
+        println!("{}", saving.message());
     }
 }
 
-/// Where `tinct bench overheads` stores what it measured: `--calibration
-/// FILE`, else this machine's saved calibration if a full run finds one.
-fn overheads_target(args: &args::Overheads) -> Option<std::path::PathBuf> {
-    let saved = crate::calibration::saved_path().filter(|p| p.is_file());
-    let (target, note) = tinct_bench::overheads::calibration_target(
-        args.calibration.clone(),
-        saved,
-        args.common.quick,
-    );
-    if let Some(note) = note {
-        println!("{note}");
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// `tinct bench ...` as the binary parses it.
+    #[derive(clap::Parser, Debug)]
+    struct Tinct {
+        #[command(subcommand)]
+        command: Top,
     }
-    target
-}
 
-/// This binary, re-run as `tinct bench wcet-worker` for each profiling launch.
-pub(crate) fn worker_command() -> tinct_bench::Result<tinct_bench::wcet_profile::WorkerCommand> {
-    let program = std::env::current_exe().map_err(|e| {
-        tinct_bench::Error::Measurement(format!("cannot locate the tinct binary: {e}"))
-    })?;
-    Ok(tinct_bench::wcet_profile::WorkerCommand {
-        program,
-        prefix: vec!["bench".into(), "wcet-worker".into()],
-        co_runner_prefix: vec!["bench".into(), "wcet-corunner".into()],
-    })
-}
+    #[derive(clap::Subcommand, Debug)]
+    enum Top {
+        Bench(Args),
+    }
 
-/// Bad options are input errors (exit 2); everything else failed the bench (exit 1).
-pub(crate) fn cli_error(error: tinct_bench::Error) -> CliError {
-    match error {
-        tinct_bench::Error::InvalidInput(message) => CliError::Input(message),
-        other => CliError::Failed(other.into()),
+    fn parse<'a>(args: impl IntoIterator<Item = &'a str>) -> Bench {
+        let argv = ["tinct", "bench"].into_iter().chain(args);
+        let Top::Bench(args) = Tinct::try_parse_from(argv).unwrap().command;
+        args.bench
+    }
+
+    /// The parameters of `tinct bench NAME` without options.
+    macro_rules! defaults {
+        ($name:literal, $variant:ident) => {{
+            let Bench::$variant(args) = parse([$name]) else {
+                panic!("{} parsed as another bench", $name)
+            };
+            args
+        }};
+    }
+
+    #[test]
+    fn without_options_every_bench_takes_the_librarys_defaults() {
+        use tinct_bench::*;
+        let common = defaults!("calibrate", Calibrate).common.options();
+        assert_eq!(common, harness::BenchOptions::default());
+        let (params, _note) = defaults!("overheads", Overheads).params(None);
+        assert_eq!(params, overheads::Params::default());
+        assert_eq!(
+            defaults!("calibrate", Calibrate).params(),
+            calibrate::Params::default()
+        );
+        assert_eq!(defaults!("crpd", Crpd).params(), crpd::Params::default());
+        assert_eq!(
+            defaults!("coherence", Coherence).params(),
+            coherence::Params::default()
+        );
+        assert_eq!(defaults!("banks", Banks).params(), banks::Params::default());
+        assert_eq!(
+            defaults!("dram-map", DramMap).params(),
+            dram_map::Params::default()
+        );
+        assert_eq!(
+            defaults!("isolation", Isolation).params(),
+            isolation::Params::default()
+        );
+        assert_eq!(
+            defaults!("pipeline", Pipeline).params(),
+            pipeline::Params::default()
+        );
+        let mut params = defaults!("wcet-profile", WcetProfile).params();
+        // `--conditions` shows its default; the library's is "none named".
+        assert_eq!(
+            params.conditions(),
+            wcet_profile::Params::default().conditions()
+        );
+        params.conditions.clear();
+        assert_eq!(params, wcet_profile::Params::default());
+    }
+
+    #[test]
+    fn the_worker_protocols_prefixes_name_the_hidden_subcommands() {
+        let job = |prefix: [&'static str; 2]| {
+            let [bench, worker] = prefix;
+            assert_eq!(bench, "bench");
+            parse([worker, "{}"])
+        };
+        assert!(matches!(
+            job(WorkerCommand::WORKER_PREFIX),
+            Bench::WcetWorker(_)
+        ));
+        assert!(matches!(
+            job(WorkerCommand::CO_RUNNER_PREFIX),
+            Bench::WcetCorunner(_)
+        ));
     }
 }

@@ -5,7 +5,6 @@
 //! logic is `tinct_bench::demo`; this file parses and prints.
 
 use crate::cmd::bench::common::duration;
-use crate::cmd::bench::{cli_error, worker_command};
 use crate::cmd::run::{exit_code, print_verdict};
 use crate::error::CliError;
 use std::path::PathBuf;
@@ -52,7 +51,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         preload: crate::cmd::shim::find_shim().ok(),
         stop: tinct_sys::signals::stop_on_signals(),
     };
-    let worker = worker_command().map_err(cli_error)?;
+    let worker = tinct_bench::wcet_profile::WorkerCommand::this_tinct()?;
     let mut step = 0;
     let progress = |line: &str| {
         step += 1;
@@ -69,8 +68,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                     args.out.display()
                 );
             }
-        })
-        .map_err(cli_error)?;
+        })?;
     let interrupted = ExitCode::from(tinct_sys::signals::INTERRUPTED_EXIT_STATUS as u8);
     match outcome {
         Outcome::Done(done) => {

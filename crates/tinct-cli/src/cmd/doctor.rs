@@ -7,8 +7,6 @@ use crate::error::CliError;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tinct_report::text::{doctor_json, doctor_text};
-use tinct_sys::SysRoot;
-use tinct_sys::doctor::diagnose;
 
 /// Arguments of `tinct doctor`.
 #[derive(clap::Args, Debug)]
@@ -31,27 +29,8 @@ pub struct Args {
 /// Runs the diagnosis and prints it. Exit status 0 whenever it ran, even
 /// with blockers; 2 if `--root` is not a directory.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let root = match &args.root {
-        Some(dir) if !dir.is_dir() => {
-            return Err(CliError::Input(format!(
-                "--root {}: expected a directory holding sys/ and proc/, found {}",
-                dir.display(),
-                if dir.exists() { "a file" } else { "nothing" }
-            )));
-        }
-        Some(dir) => SysRoot::at(dir),
-        None => SysRoot::live(),
-    };
-    let mut report = diagnose(&root);
-    let probe = if args.probe_colors {
-        let probe = tinct_sys::color_probe::probe_colors(Default::default());
-        report
-            .findings
-            .push(tinct_sys::doctor::color_probe::finding(&probe));
-        Some(probe)
-    } else {
-        None
-    };
+    let (report, probe) = tinct_sys::doctor::examine(args.root.as_deref(), args.probe_colors)
+        .map_err(|e| CliError::Input(format!("--root {e}")))?;
     let text = if args.json {
         doctor_json(&report, probe.as_ref()).map_err(anyhow::Error::from)?
     } else {

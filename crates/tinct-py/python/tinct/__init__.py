@@ -17,12 +17,32 @@ True
 
 from __future__ import annotations
 
-from . import errors, experiment, reports
+from . import _tinct, errors, experiment, reports
 from ._tinct import Plan, TaskSet, __version__, line_chart_svg
 from ._tinct import parse_duration_ns as parse_duration
 from ._tinct import parse_size_bytes as parse_size
 from .batch import BatchResult, analyze_batch
 from .errors import BadInput, Failed, Stopped, TinctError
+from .reports import DoctorReport
+
+
+def doctor(root: str | None = None, probe_colors: bool = False) -> DoctorReport:
+    """What this machine offers for cache-aware real-time work: ``tinct
+    doctor --json`` as a dict (findings with their fixes, the caches with
+    their page colours, the partitioning backend, every fact read).
+
+    ``root`` reads a captured sysfs/procfs tree instead of this machine
+    (live probes are then "not probed"); ``probe_colors`` also measures
+    whether page colouring partitions the caches here (a few seconds, needs
+    root; not with ``root``). A ``root`` that is not a directory raises
+    ``BadInput``.
+    """
+    return _tinct.doctor_report(root, probe_colors)
+
+
+def doctor_text(root: str | None = None, probe_colors: bool = False) -> str:
+    """``tinct doctor``'s tables, byte for byte (see :func:`doctor`)."""
+    return _tinct.doctor_report_text(root, probe_colors)
 
 __all__ = [
     "TaskSet",
@@ -32,6 +52,8 @@ __all__ = [
     "parse_duration",
     "parse_size",
     "line_chart_svg",
+    "doctor",
+    "doctor_text",
     "experiment",
     "errors",
     "reports",

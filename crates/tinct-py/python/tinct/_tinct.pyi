@@ -165,3 +165,9 @@ def line_chart_svg(
     y_range: Optional[Tuple[float, float]] = None,
 ) -> str:
     """tinct's own SVG line chart (the renderer of every tinct plot)."""
+def doctor_report(
+    root: Optional[str] = None, probe_colors: bool = False
+) -> Dict[str, Any]:
+    """``tinct doctor --json`` as Python objects."""
+def doctor_report_text(root: Optional[str] = None, probe_colors: bool = False) -> str:
+    """``tinct doctor``'s text."""

@@ -313,3 +313,17 @@ class RunSummary(TypedDict):
     colouring: object
     sentinel: Optional[Dict[str, object]]
     isolation: Dict[str, object]
+
+
+class DoctorReport(TypedDict, total=False):
+    """``tinct doctor --json`` (top-level keys; ``color_probe`` only when
+    the probe ran: its report, or ``{"error": ...}``)."""
+
+    root: str
+    live: bool
+    findings: List[Dict[str, object]]
+    caches: List[Dict[str, object]]
+    llc_colors: Optional[Dict[str, object]]
+    backend: object
+    facts: Dict[str, object]
+    color_probe: Dict[str, object]

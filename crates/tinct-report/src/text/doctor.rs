@@ -5,11 +5,10 @@
 use super::table;
 use serde_json::Value;
 use std::fmt::Write;
-use tinct_sys::color_probe::{ProbeReport, Verdict};
+use tinct_sys::color_probe::Verdict;
 use tinct_sys::doctor::{Level, Report, human_bytes};
 
-/// What `--probe-colors` found: its report, or why it could not run.
-pub type ColorProbe = Result<ProbeReport, tinct_sys::Error>;
+pub use tinct_sys::doctor::ColorProbe;
 
 /// The doctor's text: the findings table, the caches table (when the
 /// machine showed any), the one-line count, then the colour probe's table

@@ -136,6 +136,37 @@ impl Report {
     }
 }
 
+/// What `--probe-colors` found: its report, or why it could not run.
+pub type ColorProbe = Result<crate::color_probe::ProbeReport, crate::Error>;
+
+/// The whole examination `tinct doctor` (and `tinct.doctor()` in Python)
+/// makes: the diagnosis of the tree under `root` (`None`: this machine),
+/// and, when `probe_colors`, the live colour probe with its finding added.
+/// Refuses a `root` that is not a directory, saying what it found.
+pub fn examine(
+    root: Option<&std::path::Path>,
+    probe_colors: bool,
+) -> std::result::Result<(Report, Option<ColorProbe>), String> {
+    let root = match root {
+        Some(dir) if !dir.is_dir() => {
+            return Err(format!(
+                "{}: expected a directory holding sys/ and proc/, found {}",
+                dir.display(),
+                if dir.exists() { "a file" } else { "nothing" }
+            ));
+        }
+        Some(dir) => SysRoot::at(dir),
+        None => SysRoot::live(),
+    };
+    let mut report = diagnose(&root);
+    let probe = probe_colors.then(|| {
+        let probe = crate::color_probe::probe_colors(Default::default());
+        report.findings.push(color_probe::finding(&probe));
+        probe
+    });
+    Ok((report, probe))
+}
+
 /// Reads everything under `root` (and runs the live probes if `root` is `/`)
 /// and returns the diagnosis. Never fails: a fact that cannot be read becomes
 /// a warning that says why.

@@ -1,14 +1,14 @@
 //! The options of each `tinct bench` subcommand, turned into the bench
 //! library's parameter structs.
 
-use super::common::{CommonArgs, duration, size};
+use super::common::{CommonArgs, choice, duration, size};
 use std::path::PathBuf;
 use tinct_bench::banks::kernels::Kernel as BankKernel;
 use tinct_bench::isolation::reservation::ReservationChoice;
 use tinct_bench::wcet_profile::condition::Condition;
 use tinct_bench::wcet_profile::statistic::Statistic;
 use tinct_bench::{
-    banks, calibrate, coherence, crpd, dram_map, isolation, overheads, wcet_profile,
+    banks, calibrate, coherence, crpd, dram_map, isolation, overheads, pipeline, wcet_profile,
 };
 use tinct_core::units::{Bytes, Nanos};
 
@@ -54,13 +54,16 @@ pub struct Overheads {
 }
 
 impl Overheads {
-    /// The library's parameters, storing into `calibration`.
-    pub fn params(&self, calibration: Option<PathBuf>) -> overheads::Params {
-        overheads::Params {
-            common: self.common.options(),
-            seconds: self.seconds,
-            calibration,
-        }
+    /// The library's parameters, storing into `--calibration` or this
+    /// machine's `saved` calibration; with the note to show when nothing
+    /// is stored.
+    pub fn params(&self, saved: Option<PathBuf>) -> (overheads::Params, Option<&'static str>) {
+        overheads::Params::storing(
+            self.common.options(),
+            self.seconds,
+            self.calibration.clone(),
+            saved,
+        )
     }
 }
 
@@ -79,8 +82,8 @@ pub struct Crpd {
     /// The victim's cache: `data` (a pointer chase) or `instruction`
     /// (generated code with a jump per cache line, as Sebek measured;
     /// x86-64 only). Instruction mode sweeps the L1i unless `--level` says.
-    #[arg(long, value_enum, default_value = "data")]
-    pub cache: CrpdCache,
+    #[arg(long, value_parser = choice::<crpd::CacheKind>(), default_value_t)]
+    pub cache: crpd::CacheKind,
     /// With `--cache instruction`: instructions executed per cache line,
     /// cycling over the lines (1 = every instruction a new line: 100 %
     /// misses; 2 = 50 %; `1,2` = 2 misses in 3). Default 1.
@@ -89,26 +92,8 @@ pub struct Crpd {
     /// With `--cache instruction`: visit the code's lines in a shuffled
     /// order (default; a current core fetches address-ordered code ahead)
     /// or in address order, as on Sebek's MPC750.
-    #[arg(long, value_enum, default_value = "shuffled")]
-    pub code_order: CrpdCodeOrder,
-}
-
-/// `--code-order` of `tinct bench crpd`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum CrpdCodeOrder {
-    /// A seeded random order.
-    Shuffled,
-    /// Address order.
-    Sequential,
-}
-
-/// `--cache` of `tinct bench crpd`.
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum CrpdCache {
-    /// A pointer chase over data.
-    Data,
-    /// Generated code with a jump per cache line.
-    Instruction,
+    #[arg(long, value_parser = choice::<crpd::CodeOrder>(), default_value_t)]
+    pub code_order: crpd::CodeOrder,
 }
 
 impl Crpd {
@@ -118,15 +103,9 @@ impl Crpd {
             common: self.common.options(),
             levels: self.levels.clone(),
             no_fifo: self.no_fifo,
-            cache: match self.cache {
-                CrpdCache::Data => crpd::CacheKind::Data,
-                CrpdCache::Instruction => crpd::CacheKind::Instruction,
-            },
+            cache: self.cache,
             words_per_line: self.words_per_line.clone(),
-            code_order: match self.code_order {
-                CrpdCodeOrder::Shuffled => crpd::CodeOrder::Shuffled,
-                CrpdCodeOrder::Sequential => crpd::CodeOrder::Sequential,
-            },
+            code_order: self.code_order,
         }
     }
 }
@@ -144,7 +123,7 @@ pub struct WcetProfile {
     #[arg(long, value_name = "NAME")]
     pub task: Option<String>,
     /// Job kernel: chase, read, write, rmw, compute, mixed (without --taskset).
-    #[arg(long, default_value = "chase")]
+    #[arg(long, default_value_t = wcet_profile::Params::default().kernel)]
     pub kernel: String,
     /// Working set (without --taskset; default 4MiB, with --quick 1MiB).
     #[arg(long, value_parser = size)]
@@ -198,7 +177,7 @@ pub struct WcetProfile {
     /// Memory of the co-runners: colored (the partitions the task does not
     /// use), uncolored, or auto (colored when the colour probe finds
     /// colouring effective here).
-    #[arg(long, value_name = "MODE", default_value = "auto", value_parser = co_runners)]
+    #[arg(long, value_name = "MODE", default_value = "auto")]
     pub co_runners: wcet_profile::CoRunnerChoice,
     /// Jobs per block of the EVT fit (block maxima; default 10).
     #[arg(long, value_name = "N")]
@@ -210,7 +189,7 @@ pub struct WcetProfile {
     /// The statistic written as C^p: max (kim2013), a percentile such as
     /// p99.9, or pwcet:PROBABILITY such as pwcet:1e-9 (refused where the
     /// data do not support an EVT fit).
-    #[arg(long = "use", value_name = "STATISTIC", default_value = "max", value_parser = statistic)]
+    #[arg(long = "use", value_name = "STATISTIC", default_value = "max")]
     pub statistic: Statistic,
     /// Write the C^p table into this task-set file: the `wcet` of task
     /// `--task` is replaced (everything else kept), or the file is created.
@@ -227,14 +206,6 @@ fn conditions(text: &str) -> Result<ConditionList, String> {
     Condition::parse_list(text)
         .map(ConditionList)
         .map_err(|e| e.to_string())
-}
-
-fn co_runners(text: &str) -> Result<wcet_profile::CoRunnerChoice, String> {
-    wcet_profile::CoRunnerChoice::parse(text).map_err(|e| e.to_string())
-}
-
-fn statistic(text: &str) -> Result<Statistic, String> {
-    Statistic::parse(text).map_err(|e| e.to_string())
 }
 
 impl WcetProfile {
@@ -353,7 +324,7 @@ pub struct Banks {
     pub bank_mode: tinct_mem::Modes,
     /// Kernels to run: copy, scale, add, triad, random, integer-sort
     /// (default: all).
-    #[arg(long, value_delimiter = ',', value_parser = BankKernel::parse)]
+    #[arg(long, value_delimiter = ',')]
     pub kernels: Option<Vec<BankKernel>>,
     /// Composite bubblesort configurations THREADS/PAGES, comma-separated
     /// (default the paper's 32/2,8/10,32/10,48/10; `--quick`: N/2,N/10 with N = min(4, CPUs);
@@ -444,7 +415,7 @@ pub struct Isolation {
     pub jobs: Option<u32>,
     /// Percentage of the page colors reserved for the victim (the
     /// aggressors get the rest).
-    #[arg(long, value_name = "PERCENT", default_value_t = 50)]
+    #[arg(long, value_name = "PERCENT", default_value_t = isolation::Params::default().victim_colors)]
     pub victim_colors: u32,
     /// Run the victim and the aggressors under SCHED_FIFO with this
     /// priority (1-99; needs root or CAP_SYS_NICE), as kim2013 ran its tasks.
@@ -453,7 +424,7 @@ pub struct Isolation {
     /// How the reserved conditions reserve the cache: coloring (page
     /// coloring), resctrl (L3 cache allocation), or auto (resctrl when
     /// mounted and offering L3 allocation, else coloring).
-    #[arg(long, default_value = "auto", value_parser = ReservationChoice::parse)]
+    #[arg(long, default_value = "auto")]
     pub reservation: ReservationChoice,
     /// Where resctrl is mounted (a fake tree in tests).
     #[arg(long, value_name = "DIR", default_value = tinct_sys::resctrl::DEFAULT_MOUNT)]
@@ -482,17 +453,17 @@ pub struct Pipeline {
     #[command(flatten)]
     pub common: CommonArgs,
     /// Waves (leaves of the tree; demarchi Figure 2 has 4).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = pipeline::Params::default().waves)]
     pub waves: u32,
     /// Mixer levels: each mixes pairs of the level below, the last one
     /// must be a single mixer (Figure 2 has 2).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = pipeline::Params::default().levels)]
     pub levels: u32,
     /// Bytes of one packet, e.g. `16KiB`.
-    #[arg(long, value_name = "SIZE", value_parser = size, default_value = "16KiB")]
+    #[arg(long, value_name = "SIZE", value_parser = size, default_value_t = pipeline::Params::default().packet)]
     pub packet: Bytes,
     /// Computation per packet of each wave and mixer, e.g. `20us`.
-    #[arg(long, value_name = "TIME", value_parser = duration, default_value = "20us")]
+    #[arg(long, value_name = "TIME", value_parser = duration, default_value_t = pipeline::Params::default().work)]
     pub work: Nanos,
     /// Samples per policy (default 150000 as in the paper; `--quick`: 600).
     #[arg(long, value_name = "N")]
@@ -502,19 +473,19 @@ pub struct Pipeline {
     #[arg(long, value_delimiter = ',', default_value = "os,affinity,static")]
     pub policies: Vec<tinct_rt::pipeline::PlacementPolicy>,
     /// Busy SCHED_OTHER threads running beside the tree (background load).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = pipeline::Params::default().background)]
     pub background: u32,
 }
 
 impl Pipeline {
     /// The library's parameters.
-    pub fn params(&self) -> tinct_bench::pipeline::Params {
-        tinct_bench::pipeline::Params {
+    pub fn params(&self) -> pipeline::Params {
+        pipeline::Params {
             common: self.common.options(),
             waves: self.waves,
             levels: self.levels,
-            packet_bytes: self.packet.0,
-            work_ns: self.work.0,
+            packet: self.packet,
+            work: self.work,
             samples: self.samples,
             policies: self.policies.clone(),
             background: self.background,

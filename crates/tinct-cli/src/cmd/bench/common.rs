@@ -1,6 +1,8 @@
 //! What every `tinct bench` subcommand takes, and the parsers of typed values.
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use std::path::PathBuf;
+use tinct_bench::choice::Choice;
 use tinct_bench::harness::BenchOptions;
 use tinct_core::units::{Bytes, Nanos};
 
@@ -17,7 +19,7 @@ pub struct CommonArgs {
     #[arg(long, value_name = "N")]
     pub reps: Option<u32>,
     /// Seed of every random choice (permutations, condition order).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = BenchOptions::default().seed)]
     pub seed: u64,
     /// CPUs the bench may use, as a list like `0-1,3` (default: the first
     /// CPUs of the current affinity).
@@ -49,4 +51,47 @@ pub fn size(text: &str) -> Result<Bytes, String> {
 /// A duration such as `45.3us` (clap value parser).
 pub fn duration(text: &str) -> Result<Nanos, String> {
     tinct_core::units::parse_duration(text).map_err(|e| e.to_string())
+}
+
+/// A library [`Choice`] (clap value parser): its names are the possible
+/// values, each listed in `--help` with its one-line description.
+pub fn choice<T: Choice + Send + Sync>() -> impl TypedValueParser<Value = T> {
+    let names = T::ALL
+        .iter()
+        .map(|&c| PossibleValue::new(c.name()).help(c.doc()));
+    PossibleValuesParser::new(names).try_map(|name| T::parse_name(&name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tinct_bench::crpd::CacheKind;
+
+    #[test]
+    fn a_choice_parses_its_names_lists_them_and_refuses_others() {
+        let command = clap::Command::new("t").arg(
+            clap::Arg::new("cache")
+                .long("cache")
+                .value_parser(choice::<CacheKind>()),
+        );
+        let matches = command
+            .clone()
+            .try_get_matches_from(["t", "--cache", "instruction"])
+            .unwrap();
+        assert_eq!(
+            matches.get_one::<CacheKind>("cache"),
+            Some(&CacheKind::Instruction)
+        );
+        let error = command
+            .clone()
+            .try_get_matches_from(["t", "--cache", "Instruction"])
+            .unwrap_err();
+        assert_eq!(error.kind(), clap::error::ErrorKind::InvalidValue);
+        let listed: Vec<String> = choice::<CacheKind>()
+            .possible_values()
+            .unwrap()
+            .map(|v| v.get_name().to_string())
+            .collect();
+        assert_eq!(listed, ["data", "instruction"]);
+    }
 }

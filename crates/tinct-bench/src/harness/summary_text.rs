@@ -1,8 +1,9 @@
-//! The one-screen summary of a bench, as text with a table.
+//! The one-screen [`Summary`] of a bench as text with a table, for a front
+//! end to print.
 
+use super::Summary;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::fmt::Write as _;
-use tinct_bench::harness::Summary;
 
 /// The summary as text: title, aligned facts, the table, notes.
 pub fn render(summary: &Summary) -> String {
