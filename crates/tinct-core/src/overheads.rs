@@ -111,8 +111,10 @@ pub fn read(path: &Path) -> Result<OverheadsSource, InputError> {
     let file = path.display().to_string();
     let text = read_text(path, crate::format::MAX_FILE_BYTES, "overheads file")?;
     let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+    // A bench's result (`"bench": "calibrate"`) is no task set even without
+    // its `refill` (a calibrate run stopped before Δ): refused as what it is.
     if let Some(object) = value.as_ref().and_then(|v| v.as_object())
-        && object.contains_key("refill")
+        && (object.contains_key("refill") || object.contains_key("bench"))
         && !object.contains_key("platform")
     {
         let calibration: CalibrationFile =
@@ -374,6 +376,29 @@ mod tests {
         let err = read(&set).unwrap_err();
         assert!(
             err.to_string().contains("platform field `overheads`"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A calibrate.json of a run stopped (Ctrl-C) before Δ has no `refill`:
+    /// it is refused as a calibration file that lacks it, not parsed as a
+    /// task set ("unknown key `bench`").
+    #[test]
+    fn a_calibrate_result_without_refill_is_refused_as_a_calibration() {
+        let dir = std::env::temp_dir().join(format!("tinct-overheads-cut-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cut = dir.join("calibrate.json");
+        std::fs::write(
+            &cut,
+            r#"{"bench": "calibrate", "interrupted": true, "rounds_completed": 0}"#,
+        )
+        .unwrap();
+        let err = read(&cut).unwrap_err().to_string();
+        assert!(
+            err.contains("a calibration file written by `tinct bench calibrate`")
+                && err.contains("missing field `refill`")
+                && !err.contains("unknown key"),
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();

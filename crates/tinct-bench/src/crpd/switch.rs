@@ -135,20 +135,29 @@ pub fn measure(
             measured: None,
             note: "not measured: the bench was interrupted (Ctrl-C) before it".into(),
         },
-        Some(other) => {
-            let (measured, totals) = measure_thrashed(setup, other, &partner, &own_wipe, progress)?;
-            counters.extend(prefixed("switch/", &totals));
-            NoCacheRow {
-                name: NO_CACHE_NAME.into(),
-                measured: Some(measured),
-                note: format!(
-                    "Sebek disabled the MPC750's caches; x86-64 disables them only in ring 0 \
-                     (CR0.CD). Measured instead: the worst case while CPU {other} streams \
-                     through {} MiB, evicting what the switch brings into the shared cache",
-                    setup.wipe_bytes >> 20
-                ),
+        Some(other) => match measure_thrashed(setup, other, &partner, &own_wipe, progress)? {
+            Some((measured, totals)) => {
+                counters.extend(prefixed("switch/", &totals));
+                NoCacheRow {
+                    name: NO_CACHE_NAME.into(),
+                    measured: Some(measured),
+                    note: format!(
+                        "Sebek disabled the MPC750's caches; x86-64 disables them only in ring 0 \
+                         (CR0.CD). Measured instead: the worst case while CPU {other} streams \
+                         through {} MiB, evicting what the switch brings into the shared cache",
+                        setup.wipe_bytes >> 20
+                    ),
+                }
             }
-        }
+            // Stopped before its first round ended: the best and worst
+            // cases measured above are kept, this row is absent.
+            None => NoCacheRow {
+                name: NO_CACHE_NAME.into(),
+                measured: None,
+                note: "not measured: the bench was interrupted (Ctrl-C) before its first round"
+                    .into(),
+            },
+        },
         None => NoCacheRow {
             name: NO_CACHE_NAME.into(),
             measured: None,
@@ -178,14 +187,15 @@ pub fn measure(
     ))
 }
 
-/// The worst case with a thrasher streaming through the wipe size on `other`.
+/// The worst case with a thrasher streaming through the wipe size on `other`
+/// (`None`: a stop came before its first round ended).
 fn measure_thrashed(
     setup: &Setup,
     other: u32,
     partner: &Partner,
     own_wipe: &[u64],
     progress: &dyn Progress,
-) -> Result<(SwitchRow, Vec<ConditionCounters>)> {
+) -> Result<Option<(SwitchRow, Vec<ConditionCounters>)>> {
     let stop = AtomicBool::new(false);
     let thrash = vec![1u64; (setup.wipe_bytes / 8).max(1) as usize];
     std::thread::scope(|scope| {
@@ -216,8 +226,11 @@ fn measure_thrashed(
             .map_err(|_| Error::Measurement("the cache thrasher panicked".into()))?;
         joined?;
         let samples = measured?;
+        if samples.interrupted && samples.rounds_completed == 0 {
+            return Ok(None);
+        }
         parts.truncate(samples.rounds_completed as usize);
-        Ok((row(&parts)?, samples.counters))
+        Ok(Some((row(&parts)?, samples.counters)))
     })
 }
 
@@ -243,18 +256,24 @@ mod tests {
     use super::*;
     use crate::harness::NoProgress;
 
-    #[test]
-    fn every_row_is_the_sum_of_its_two_switches() {
-        let cpus = tinct_sys::sched::affinity().unwrap();
-        let _pin = crate::harness::pin::PinGuard::pin(cpus[0]).unwrap();
-        let setup = Setup {
+    /// 4 rounds on the first of `cpus` under SCHED_OTHER, the no-cache
+    /// approximation's thrasher on the second if there is one.
+    fn four_rounds_under_other(cpus: &[u32]) -> Setup {
+        Setup {
             cpu: cpus[0],
             other_cpu: cpus.get(1).copied(),
             fifo: None,
             reps: 4,
             seed: 1,
             wipe_bytes: 1 << 20,
-        };
+        }
+    }
+
+    #[test]
+    fn every_row_is_the_sum_of_its_two_switches() {
+        let cpus = tinct_sys::sched::affinity().unwrap();
+        let _pin = crate::harness::pin::PinGuard::pin(cpus[0]).unwrap();
+        let setup = four_rounds_under_other(&cpus);
         let (cost, counters) = measure(&setup, &NoProgress).unwrap();
         let cost = cost.expect("not stopped: measured");
         for row in [&cost.best, &cost.worst]
@@ -272,5 +291,29 @@ mod tests {
             names.starts_with(&["switch/best", "switch/worst"]),
             "{names:?}"
         );
+    }
+
+    /// A Ctrl-C during the no-cache approximation, before its first round
+    /// ended, keeps the best and worst cases measured before it (it was an
+    /// error that lost them, and with them the bench's files).
+    #[test]
+    fn a_stop_in_the_no_cache_approximation_keeps_the_cases_measured_before() {
+        let cpus = tinct_sys::sched::affinity().unwrap();
+        let _pin = crate::harness::pin::PinGuard::pin(cpus[0]).unwrap();
+        let setup = four_rounds_under_other(&cpus);
+        // Best and worst: 1 warm-up round and 4 rounds of 2 conditions (10
+        // steps); the no-cache approximation's warm-up call is step 11.
+        let stop = crate::harness::StopAfter::new(11);
+        let (cost, _) = measure(&setup, &stop).unwrap();
+        let cost = cost.expect("the best and worst cases finished their rounds");
+        assert_eq!((cost.best.total.count, cost.worst.total.count), (4, 4));
+        assert!(cost.no_cache.measured.is_none());
+        if cpus.len() > 1 {
+            assert!(
+                cost.no_cache.note.contains("interrupted"),
+                "{}",
+                cost.no_cache.note
+            );
+        }
     }
 }

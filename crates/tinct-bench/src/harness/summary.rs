@@ -47,6 +47,11 @@ impl Summary {
                      header (parameters, platform) written to {}",
                     dir.display()
                 ),
+                (Some(done), Some(asked)) if done >= asked => format!(
+                    "all {asked} rounds finished, the stop came in a later step (the \
+                     notes say what it left unmeasured); written to {}",
+                    dir.display()
+                ),
                 (Some(done), Some(asked)) => format!(
                     "{done} of {asked} rounds finished before the stop; written to {}",
                     dir.display()
@@ -165,6 +170,16 @@ mod tests {
                 "interrupted".to_string(),
                 "2 of 5 rounds finished before the stop; written to out".to_string()
             )]
+        );
+        header.rounds_completed = Some(5);
+        let mut later = Summary::new("overheads");
+        later.interruption(&header, std::path::Path::new("out"));
+        assert!(
+            later
+                .interrupted_note()
+                .starts_with("all 5 rounds finished, the stop came in a later step"),
+            "{:?}",
+            later.facts
         );
         header.rounds_completed = Some(0);
         let mut none = Summary::new("pipeline");
