@@ -394,6 +394,35 @@ fn overheads_quick_are_stored_in_the_calibration() {
     let file: tinct_core::calibration::CalibrationFile = serde_json::from_value(stored).unwrap();
     assert_eq!(file.overheads.as_ref(), Some(&result.measured.overheads));
 
+    // The bench's own overheads.json is an `--overheads FILE` of analyze:
+    // the values it measured are what is charged.
+    let analyzed = tinct()
+        .args(["analyze", "--json", "--overheads"])
+        .arg(out.join("overheads.json"))
+        .arg(common::example("kim2013-table2.toml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&analyzed.stderr);
+    assert!(analyzed.status.code().is_some_and(|c| c < 2), "{stderr}");
+    let analysis: Value = serde_json::from_slice(&analyzed.stdout).unwrap();
+    let measured = &result.measured.overheads;
+    assert_eq!(
+        analysis["overheads"]["context_switch_ns"].as_u64(),
+        measured.context_switch_ns,
+        "{analysis}"
+    );
+    assert_eq!(
+        analysis["overheads"]["release_latency_ns"].as_u64(),
+        measured.release_latency_ns
+    );
+    assert!(
+        analysis["overheads_source"]["from"]
+            .as_str()
+            .unwrap()
+            .starts_with("`tinct bench overheads` result"),
+        "{analysis}"
+    );
+
     // Not a calibration file: refused as bad input, the file untouched.
     std::fs::write(&calibration, "{}").unwrap();
     let output = bench(&[

@@ -105,34 +105,53 @@ pub fn from_calibration(measured: Option<&Measured>, from: impl Into<String>) ->
     }
 }
 
-/// Reads a calibration file (JSON with `refill` and `overheads`) or a
-/// task-set file with `[platform] overheads`, and takes its overheads.
+/// Reads the overheads of a calibration file (JSON with `refill` and
+/// `overheads`, as `tinct bench calibrate` saves it), of a bench's result
+/// that measured them (`overheads.json` of `tinct bench overheads`,
+/// `calibrate.json`: JSON with `bench` and `overheads`; Δ is not needed
+/// for overheads), or of a task-set file's `[platform] overheads`.
 pub fn read(path: &Path) -> Result<OverheadsSource, InputError> {
     let file = path.display().to_string();
     let text = read_text(path, crate::format::MAX_FILE_BYTES, "overheads file")?;
     let value: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-    // A bench's result (`"bench": "calibrate"`) is no task set even without
-    // its `refill` (a calibrate run stopped before Δ): refused as what it is.
+    let refused = |found: String| InputError {
+        file: file.clone(),
+        line: None,
+        field: "overheads".into(),
+        expected: "a calibration file written by `tinct bench calibrate`, or the \
+                   overheads.json of `tinct bench overheads`"
+            .into(),
+        found,
+    };
     if let Some(object) = value.as_ref().and_then(|v| v.as_object())
-        && (object.contains_key("refill") || object.contains_key("bench"))
         && !object.contains_key("platform")
     {
-        let calibration: CalibrationFile =
-            serde_json::from_value(value.clone().unwrap_or_default()).map_err(|e| {
-                InputError {
-            file: file.clone(),
-            line: None,
-            field: "overheads".into(),
-            expected:
-                "a calibration file written by `tinct bench calibrate` or `tinct bench overheads`"
-                    .into(),
-            found: e.to_string(),
+        if object.contains_key("refill") {
+            let calibration: CalibrationFile =
+                serde_json::from_value(value.clone().unwrap_or_default())
+                    .map_err(|e| refused(e.to_string()))?;
+            return Ok(from_calibration(
+                calibration.overheads.as_ref(),
+                format!("calibration {file}"),
+            ));
         }
-            })?;
-        return Ok(from_calibration(
-            calibration.overheads.as_ref(),
-            format!("calibration {file}"),
-        ));
+        // Another bench result: its `overheads` (a calibrate run stopped
+        // before Δ has no `refill`, and needs none here). One stopped
+        // before them has none: refused as such.
+        if let Some(bench) = object.get("bench") {
+            let bench = bench.as_str().unwrap_or("?");
+            let Some(overheads) = object.get("overheads") else {
+                return Err(refused(format!(
+                    "a `tinct bench {bench}` result without `overheads` (stopped before it measured them?)"
+                )));
+            };
+            let measured: Measured = serde_json::from_value(overheads.clone())
+                .map_err(|e| refused(format!("`overheads` that does not read: {e}")))?;
+            return Ok(from_calibration(
+                Some(&measured),
+                format!("`tinct bench {bench}` result {file}"),
+            ));
+        }
     }
     // A task set: its other keys are checked as usual; a missing `refill`
     // does not matter here.
@@ -381,13 +400,33 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// A calibrate.json of a run stopped (Ctrl-C) before Δ has no `refill`:
-    /// it is refused as a calibration file that lacks it, not parsed as a
-    /// task set ("unknown key `bench`").
+    /// A bench's result gives its overheads without a `refill` (the
+    /// overheads.json of `tinct bench overheads`, a calibrate.json stopped
+    /// after them but before Δ); one without `overheads` is refused as a
+    /// bench result that lacks them, not parsed as a task set ("unknown key
+    /// `bench`").
     #[test]
-    fn a_calibrate_result_without_refill_is_refused_as_a_calibration() {
+    fn a_bench_result_gives_its_overheads_and_one_without_them_is_refused() {
         let dir = std::env::temp_dir().join(format!("tinct-overheads-cut-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        let bench = dir.join("overheads.json");
+        std::fs::write(
+            &bench,
+            r#"{"bench": "overheads", "interrupted": false, "stored_in": null,
+                "overheads": {"context_switch_ns": 4000, "release_latency_ns": 30000,
+                              "tick_ns": 900, "tick_period_ns": 4000000}}"#,
+        )
+        .unwrap();
+        let source = read(&bench).unwrap();
+        assert_eq!(source.overheads.context_switch, Nanos(4000));
+        assert_eq!(source.overheads.release_latency, Nanos(30_000));
+        assert!(source.missing.is_empty(), "{:?}", source.missing);
+        assert!(
+            source.from.contains("`tinct bench overheads` result"),
+            "{}",
+            source.from
+        );
+
         let cut = dir.join("calibrate.json");
         std::fs::write(
             &cut,
@@ -396,8 +435,8 @@ mod tests {
         .unwrap();
         let err = read(&cut).unwrap_err().to_string();
         assert!(
-            err.contains("a calibration file written by `tinct bench calibrate`")
-                && err.contains("missing field `refill`")
+            err.contains("the overheads.json of `tinct bench overheads`")
+                && err.contains("a `tinct bench calibrate` result without `overheads`")
                 && !err.contains("unknown key"),
             "{err}"
         );

@@ -27,7 +27,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
     /// Platform overheads to charge: `none`, `measured` (the machine
-    /// calibration), or a calibration or task-set FILE giving them
+    /// calibration), or a FILE giving them: a calibration, the
+    /// overheads.json of `tinct bench overheads`, or a task set
     /// (default: the task set's own `[platform] overheads`, if any).
     #[arg(long, value_parser = OverheadsChoice::parse, value_name = "none|measured|FILE")]
     pub overheads: Option<OverheadsChoice>,
