@@ -164,19 +164,20 @@ impl Machine {
     }
 }
 
-/// `1 KiB`, `32 MiB`, `1.5 MiB`, `100 B`.
+/// Bytes in binary units with at most two decimals, for people (tinct's
+/// one such formatter; `tinct_core::units::Bytes` is the exact,
+/// re-readable one): `100 B`, `32 KiB`, `1.25 MiB`, `1.5 GiB`.
 pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    for (unit, size) in UNITS {
-        if bytes >= size {
-            return if bytes.is_multiple_of(size) {
-                format!("{} {unit}", bytes / size)
-            } else {
-                format!("{:.1} {unit}", bytes as f64 / size as f64)
-            };
-        }
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
     }
-    format!("{bytes} B")
+    let number = format!("{value:.2}");
+    let number = number.trim_end_matches('0').trim_end_matches('.');
+    format!("{number} {}", UNITS[unit])
 }
 
 fn cpuinfo_value(cpuinfo: &str, key: &str) -> Option<String> {
@@ -206,6 +207,9 @@ mod tests {
         assert_eq!(human_bytes(32 << 10), "32 KiB");
         assert_eq!(human_bytes(3 << 19), "1.5 MiB");
         assert_eq!(human_bytes(1 << 30), "1 GiB");
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(human_bytes(1280 << 10), "1.25 MiB");
+        assert_eq!(human_bytes(0), "0 B");
     }
 
     #[test]

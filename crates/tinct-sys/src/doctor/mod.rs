@@ -214,31 +214,4 @@ pub fn diagnose(root: &SysRoot) -> Report {
     }
 }
 
-/// Bytes in binary units with at most two decimals: `32 KiB`, `1.25 MiB`, `1.5 GiB`.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    let number = format!("{value:.2}");
-    let number = number.trim_end_matches('0').trim_end_matches('.');
-    format!("{number} {}", UNITS[unit])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn human_bytes_uses_binary_units() {
-        assert_eq!(human_bytes(512), "512 B");
-        assert_eq!(human_bytes(32 << 10), "32 KiB");
-        assert_eq!(human_bytes(32 << 20), "32 MiB");
-        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
-        assert_eq!(human_bytes(1280 << 10), "1.25 MiB");
-        assert_eq!(human_bytes(0), "0 B");
-    }
-}
+pub use crate::machine::human_bytes;
