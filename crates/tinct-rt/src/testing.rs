@@ -1,6 +1,7 @@
 //! Helpers for tests: a [`TaskSpec`] from a name and a period plus only
-//! what a test cares about, a [`RunSpec`] around tasks, and the child
-//! processes of a process (a supervised run's child).
+//! what a test cares about, a [`RunSpec`] around tasks, the child
+//! processes of a process (a supervised run's child) and the states of
+//! their threads (running, stopped).
 //!
 //! ```
 //! use tinct_core::model::{Kernel, Work};
@@ -188,6 +189,54 @@ pub fn first_child(poll: std::time::Duration) -> i32 {
             return pid;
         }
         std::thread::sleep(poll);
+    }
+}
+
+/// The state letter of `/proc/<pid>/task/<tid>/stat` (`R`, `S`, `T`, ...;
+/// it follows the parenthesised command name), `None` once it is gone.
+fn thread_state(task: &std::path::Path) -> Option<char> {
+    let stat = std::fs::read_to_string(task.join("stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+/// The thread id of the thread named `comm` in process `pid`, once it is
+/// running (state `R`), polling every half millisecond.
+pub fn running_thread(pid: i32, comm: &str) -> i32 {
+    loop {
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                let dir = task.path();
+                let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+                if name.trim() == comm && thread_state(&dir) == Some('R') {
+                    return task.file_name().to_string_lossy().parse().unwrap_or(0);
+                }
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+}
+
+/// Waits until every thread of process `pid` is stopped (state `T` or
+/// `t`; a thread that ended meanwhile counts), polling every 100 µs.
+///
+/// A SIGSTOP stops a process only once the one thread the kernel woke for
+/// it (the main thread, often a SCHED_OTHER one) runs and stops the
+/// others: on a loaded machine that can be milliseconds after `kill`
+/// returned, while the real-time threads keep running. A test that times
+/// a stop counts from here, not from the `kill`.
+pub fn wait_until_stopped(pid: i32) {
+    loop {
+        let all_stopped = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .map(|tasks| {
+                tasks
+                    .flatten()
+                    .all(|task| matches!(thread_state(&task.path()), Some('T' | 't') | None))
+            })
+            .unwrap_or(true);
+        if all_stopped {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(100));
     }
 }
 

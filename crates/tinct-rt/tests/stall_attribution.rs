@@ -18,30 +18,10 @@ use tinct_rt::clock::now_ns;
 use tinct_rt::run_in_dir::run_in_dir;
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::spec::Bound;
-use tinct_rt::testing::{TaskBuilder, first_child, run_spec};
+use tinct_rt::testing::{TaskBuilder, first_child, run_spec, running_thread, wait_until_stopped};
 
 const MS: u64 = 1_000_000;
 const STALL: Duration = Duration::from_millis(40);
-
-/// The thread id of the task thread named `comm` in process `pid`, once
-/// it is running (state `R`), polling every half millisecond.
-fn running_thread(pid: i32, comm: &str) -> i32 {
-    loop {
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-            for task in tasks.flatten() {
-                let dir = task.path();
-                let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
-                let stat = std::fs::read_to_string(dir.join("stat")).unwrap_or_default();
-                // The state follows the parenthesised command name.
-                let state = stat.rsplit_once(") ").map(|(_, rest)| &rest[..1]);
-                if name.trim() == comm && state == Some("R") {
-                    return task.file_name().to_string_lossy().parse().unwrap_or(0);
-                }
-            }
-        }
-        std::thread::sleep(Duration::from_micros(500));
-    }
-}
 
 #[test]
 fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
@@ -78,6 +58,7 @@ fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
         running_thread(child, "tinct-stalled");
         let pid = Pid::from_raw(child).unwrap();
         kill_process(pid, Signal::STOP).unwrap();
+        wait_until_stopped(child);
         let stopped_at = now_ns();
         std::thread::sleep(STALL);
         kill_process(pid, Signal::CONT).unwrap();

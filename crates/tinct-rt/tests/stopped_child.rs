@@ -11,7 +11,7 @@ use tinct_rt::clock::now_ns;
 use tinct_rt::record::{Accounting, Outcome};
 use tinct_rt::runtime::{RunOptions, run};
 use tinct_rt::spec::Step;
-use tinct_rt::testing::{TaskBuilder, child_processes, first_child, run_spec};
+use tinct_rt::testing::{TaskBuilder, child_processes, first_child, run_spec, wait_until_stopped};
 use tinct_rt::watchdog::StopReason;
 
 #[test]
@@ -38,6 +38,8 @@ fn no_job_after_the_childs_last_sign_of_life_is_counted() {
         // Into the job, then stop the child and note when.
         std::thread::sleep(std::time::Duration::from_millis(400));
         kill_process(pid, Signal::STOP).unwrap();
+        // Stopped once every thread is (not when `kill` returns).
+        wait_until_stopped(child);
         let stopped_at = now_ns();
         // The supervisor notices only after the kill, 200 ms later.
         std::thread::sleep(std::time::Duration::from_millis(200));
