@@ -58,6 +58,13 @@ impl StopFlag {
 
 /// SIGINT and SIGTERM handlers held for a scope (one run), removed when
 /// dropped (signals then reach the handlers registered before it, if any).
+///
+/// Once the last scope is dropped, a SIGINT or SIGTERM is ignored, not
+/// fatal: signal-hook keeps its handler installed with no action left
+/// (`signal_hook_registry::unregister` does not restore the default). That
+/// is what `tinct run` wants while it writes the run's files after the
+/// run; a program that runs on afterwards and wants Ctrl-C back holds
+/// [`stop_on_signals`] (or its own handler) for its lifetime.
 #[derive(Debug)]
 #[must_use = "the handlers are removed when the scope is dropped"]
 pub struct SignalScope {
