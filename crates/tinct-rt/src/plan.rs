@@ -92,7 +92,15 @@ impl RunSpec {
                 return Err(RtError::Input {
                     file: source.to_string(),
                     line: set.period_lines.get(i).copied().or(line),
-                    field: format!("task '{}' field `period`", task.name),
+                    field: match task.trigger {
+                        Trigger::Timer => format!("task '{}' field `period`", task.name),
+                        // It has no `period` key: the period is its producers'.
+                        Trigger::Data => format!(
+                            "task '{}' field `period` (inherited from its producers: \
+                             data-triggered)",
+                            task.name
+                        ),
+                    },
                     expected: Limit::RunTime.expected(),
                     found: task.period.to_string(),
                 });
@@ -344,6 +352,20 @@ partitions = [2, 3]
         );
         let e = refused(&long);
         assert!(e.contains("t.toml:19: task 'slow' field `period`"), "{e}");
+        // A data-triggered consumer listed before its producer has no
+        // `period` key: it is refused at its table's line, saying where its
+        // period came from.
+        let consumer_first = long.replacen(
+            "[[task]]\nname = \"fast\"",
+            "[[task]]\nname = \"sink\"\ntrigger = \"data\"\nmemory = \"1MiB\"\n\
+             wcet = { 1 = \"1ms\" }\ncore = 1\npartitions = [4]\n\n[[task]]\nname = \"fast\"",
+            1,
+        ) + "\n[[edge]]\nfrom = \"slow\"\nto = \"sink\"\nbuffer = \"4KiB\"\n";
+        let e = refused(&consumer_first);
+        assert!(
+            e.contains("t.toml:8: task 'sink' field `period` (inherited from its producers"),
+            "{e}"
+        );
     }
 
     #[test]
