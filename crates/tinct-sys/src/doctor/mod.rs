@@ -7,6 +7,7 @@ mod checks;
 pub mod color_probe;
 mod facts;
 
+pub use crate::machine::human_bytes;
 pub use checks::subject;
 pub use facts::{Facts, MigrationSettings, TOPOLOGY_FILE};
 
@@ -213,5 +214,3 @@ pub fn diagnose(root: &SysRoot) -> Report {
         facts,
     }
 }
-
-pub use crate::machine::human_bytes;
