@@ -217,7 +217,8 @@ pub fn running_thread(pid: i32, comm: &str) -> i32 {
 }
 
 /// Waits until every thread of process `pid` is stopped (state `T` or
-/// `t`; a thread that ended meanwhile counts), polling every 100 µs.
+/// `t`; a thread that ended meanwhile, gone or a zombie, counts), polling
+/// every 100 µs.
 ///
 /// A SIGSTOP stops a process only once the one thread the kernel woke for
 /// it (the main thread, often a SCHED_OTHER one) runs and stops the
@@ -228,9 +229,12 @@ pub fn wait_until_stopped(pid: i32) {
     loop {
         let all_stopped = std::fs::read_dir(format!("/proc/{pid}/task"))
             .map(|tasks| {
-                tasks
-                    .flatten()
-                    .all(|task| matches!(thread_state(&task.path()), Some('T' | 't') | None))
+                tasks.flatten().all(|task| {
+                    matches!(
+                        thread_state(&task.path()),
+                        Some('T' | 't' | 'Z' | 'X') | None
+                    )
+                })
             })
             .unwrap_or(true);
         if all_stopped {

@@ -109,9 +109,7 @@ impl Summary {
 }
 
 /// Nanoseconds as milliseconds with two decimals, for summary tables.
-pub fn ms(ns: u64) -> String {
-    format!("{:.2}", ns as f64 / 1e6)
-}
+pub use tinct_report::text::ms;
 
 /// What a bench run gives back: its result (also written to its files) and
 /// the one-screen summary to show.

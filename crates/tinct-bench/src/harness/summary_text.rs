@@ -2,8 +2,8 @@
 //! end to print.
 
 use super::Summary;
-use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use std::fmt::Write as _;
+use tinct_report::text::{headerless_table, table as titled_table};
 
 /// The summary as text: title, aligned facts, the table, notes.
 pub fn render(summary: &Summary) -> String {
@@ -19,13 +19,13 @@ pub fn render(summary: &Summary) -> String {
         let _ = writeln!(text, "  {key:<width$}  {value}");
     }
     if !summary.header.is_empty() || !summary.rows.is_empty() {
-        let mut table = Table::new();
-        table.load_preset(UTF8_FULL_CONDENSED);
-        if !summary.header.is_empty() {
-            table
-                .set_content_arrangement(ContentArrangement::Dynamic)
-                .set_header(&summary.header);
-        }
+        // tinct's one table style (tinct-report's `text`).
+        let mut table = if summary.header.is_empty() {
+            headerless_table()
+        } else {
+            let header: Vec<&str> = summary.header.iter().map(String::as_str).collect();
+            titled_table(&header)
+        };
         for row in &summary.rows {
             table.add_row(row);
         }

@@ -17,11 +17,17 @@ use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
 /// A table with tinct's house style and the given header.
 pub fn table(header: &[&str]) -> Table {
+    let mut table = headerless_table();
+    table.set_header(header.iter().copied());
+    table
+}
+
+/// A table with tinct's house style and no header row.
+pub fn headerless_table() -> Table {
     let mut table = Table::new();
     table
         .load_preset(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(header.iter().copied());
+        .set_content_arrangement(ContentArrangement::Dynamic);
     table
 }
 
