@@ -36,6 +36,25 @@ fn ok(args: &[&str], out: &Path) -> String {
     stdout
 }
 
+/// `tinct ARGS --watchdog-factor 100 --out OUT` of a `tinct run`, which
+/// must complete: exit 0, or 3 when host noise left a late job unexplained.
+fn run_completes(args: &[&str], out: &Path) -> String {
+    let output = tinct()
+        .args(args)
+        .args(["--watchdog-factor", common::TEST_WATCHDOG_FACTOR, "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    assert!(
+        matches!(output.status.code(), Some(0 | 3)),
+        "tinct {args:?}: {}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
 #[test]
 fn bench_pipeline_quick_outputs_validate() {
     if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
@@ -187,7 +206,7 @@ fn run_placement_affinity_accounts_for_every_sample_in_jobs_csv() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let pipeline = example("pipeline.toml");
-    ok(
+    run_completes(
         &[
             "run",
             pipeline.to_str().unwrap(),
@@ -227,7 +246,7 @@ fn the_same_pipeline_runs_from_an_rt_app_file() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let file = example("rt-app/pipeline.json");
-    ok(
+    run_completes(
         &[
             "run",
             "--rt-app",

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::tinct;
+use common::{TEST_WATCHDOG_FACTOR, tinct};
 use serde_json::Value;
 use std::sync::Mutex;
 
@@ -85,14 +85,17 @@ fn run_plan(
             file.to_str().unwrap(),
             "--duration",
             "300ms",
+            "--watchdog-factor",
+            TEST_WATCHDOG_FACTOR,
             "--out",
         ])
         .arg(&out)
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+    // Exit 3 when host noise left a late job unexplained: a completed run.
     assert!(
-        output.status.success(),
+        matches!(output.status.code(), Some(0 | 3)),
         "{stdout}{}",
         String::from_utf8_lossy(&output.stderr)
     );

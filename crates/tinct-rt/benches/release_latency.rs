@@ -50,13 +50,16 @@ fn row(mut us: Vec<u64>) -> Row {
 
 /// tinct's release latencies (tinct-rt's one measurement), in µs.
 fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool) -> Latencies {
-    let measured = release_latency::measure(&LatencyRun {
-        cpus: cpus.to_vec(),
-        priority: PRIORITY,
-        period_ns: INTERVAL_US * 1000,
-        jobs: seconds * 1_000_000 / INTERVAL_US,
-        staggered,
-    })
+    let measured = release_latency::measure(
+        &LatencyRun {
+            cpus: cpus.to_vec(),
+            priority: PRIORITY,
+            period_ns: INTERVAL_US * 1000,
+            jobs: seconds * 1_000_000 / INTERVAL_US,
+            staggered,
+        },
+        &tinct_sys::signals::StopFlag::new(),
+    )
     .expect("tinct run");
     let us = |ns: Vec<u64>| ns.into_iter().map(|n| n / 1000).collect();
     Latencies {

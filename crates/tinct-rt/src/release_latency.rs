@@ -9,11 +9,12 @@
 //! analysis charges) measure through [`measure`].
 
 use crate::error::{Result, RtError};
-use crate::runtime::{RunOptions, run};
+use crate::runtime::{RunOptions, run_until};
 use crate::spec::RunSpec;
 use crate::testing::{TaskBuilder, run_spec};
 use std::io::Write;
 use tinct_core::model::{Kernel, Work};
+use tinct_sys::signals::StopFlag;
 
 /// How to measure.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,6 +41,9 @@ pub struct Latencies {
     /// Every job, including those released while the task's previous job
     /// still ran (after a stall), as `tinct run` reports them.
     pub all: Vec<u64>,
+    /// True if the caller's stop ended the run early: the jobs released
+    /// until then.
+    pub stopped: bool,
 }
 
 /// Holds /dev/cpu_dma_latency at 0 µs while alive (what cyclictest does):
@@ -54,9 +58,11 @@ pub fn hold_dma_latency() -> Option<std::fs::File> {
 }
 
 /// Runs the threads and returns their release latencies. Needs SCHED_FIFO
-/// and mlockall (root or CAP_SYS_NICE and CAP_IPC_LOCK). A run that does not
-/// complete (stopped, a thread failed) is an error.
-pub fn measure(setup: &LatencyRun) -> Result<Latencies> {
+/// and mlockall (root or CAP_SYS_NICE and CAP_IPC_LOCK). Raising `stop`
+/// ends the run at once with the latencies of the jobs released until then
+/// ([`Latencies::stopped`]); a run that does not complete otherwise (a
+/// thread failed, the watchdog) is an error.
+pub fn measure(setup: &LatencyRun, stop: &StopFlag) -> Result<Latencies> {
     let n = setup.cpus.len().max(1) as u64;
     let tasks = setup
         .cpus
@@ -93,7 +99,7 @@ pub fn measure(setup: &LatencyRun) -> Result<Latencies> {
         ..run_spec(tasks, duration)
     };
     let _dma = hold_dma_latency();
-    let result = run(
+    let result = run_until(
         &spec,
         RunOptions {
             handle_signals: false,
@@ -106,14 +112,19 @@ pub fn measure(setup: &LatencyRun) -> Result<Latencies> {
             sentinel: None,
             ..RunOptions::default()
         },
+        stop,
     )?;
-    if !result.stop.is_completed() {
+    let stopped = stop.is_raised() && result.stop == crate::watchdog::StopReason::Signal;
+    if !result.stop.is_completed() && !stopped {
         return Err(RtError::Task {
             task: "release-latency".into(),
             message: result.stop.describe(),
         });
     }
-    let mut latencies = Latencies::default();
+    let mut latencies = Latencies {
+        stopped,
+        ..Latencies::default()
+    };
     for task in &result.tasks {
         let mut previous_finish = 0;
         for r in &task.records {
@@ -149,14 +160,46 @@ mod tests {
             jobs: 50,
             staggered: true,
         };
-        let latencies = measure(&setup).unwrap();
+        let latencies = measure(&setup, &StopFlag::new()).unwrap();
         assert_eq!(latencies.all.len() as u64, 50 * cpus.len() as u64);
         assert!(latencies.woke.len() <= latencies.all.len());
-        assert!(!latencies.woke.is_empty());
+        assert!(!latencies.woke.is_empty() && !latencies.stopped);
         let overflow = LatencyRun {
             jobs: u64::MAX,
-            ..setup
+            ..setup.clone()
         };
-        assert!(measure(&overflow).is_err());
+        assert!(measure(&overflow, &StopFlag::new()).is_err());
+    }
+
+    #[test]
+    fn a_raised_stop_ends_the_measurement_and_keeps_its_jobs() {
+        if !tinct_sys::testing::privileged_or_skip("release latency (SCHED_FIFO, mlockall)") {
+            return;
+        }
+        // A minute of jobs, stopped after half a second (or before the
+        // release, on a slow setup: then with no job).
+        let setup = LatencyRun {
+            cpus: tinct_sys::sched::affinity().unwrap(),
+            priority: 90,
+            period_ns: 1_000_000,
+            jobs: 60_000,
+            staggered: false,
+        };
+        let stop = StopFlag::new();
+        let latencies = std::thread::scope(|scope| {
+            let stopper = stop.clone();
+            scope.spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+                stopper.raise();
+            });
+            measure(&setup, &stop).unwrap()
+        });
+        assert!(latencies.stopped);
+        assert!(
+            latencies.all.len() < 60_000 * setup.cpus.len(),
+            "{} jobs: the run went on to its end",
+            latencies.all.len()
+        );
+        assert!(latencies.woke.len() <= latencies.all.len());
     }
 }

@@ -148,10 +148,14 @@ impl TaskBuilder {
 }
 
 /// Run options for tests: the defaults, without taking over SIGINT and
-/// SIGTERM (the test harness keeps them).
+/// SIGTERM (the test harness keeps them), and with a watchdog that stops
+/// only a job 100 times its deadline late: a host stall of tens of
+/// milliseconds must not end a test's run of millisecond deadlines (tests
+/// of the watchdog set their own factor).
 pub fn test_options() -> crate::runtime::RunOptions {
     crate::runtime::RunOptions {
         handle_signals: false,
+        watchdog_factor: 100.0,
         ..crate::runtime::RunOptions::default()
     }
 }
@@ -199,21 +203,68 @@ fn thread_state(task: &std::path::Path) -> Option<char> {
     stat.rsplit_once(") ")?.1.chars().next()
 }
 
-/// The thread id of the thread named `comm` in process `pid`, once it is
-/// running (state `R`), polling every half millisecond.
-pub fn running_thread(pid: i32, comm: &str) -> i32 {
+/// The thread id of the thread named `comm` in process `pid`, once it
+/// runs a job of a real-time task past its first one, polling every half
+/// millisecond: running (state `R`) under SCHED_FIFO, SCHED_RR or
+/// SCHED_DEADLINE after it gave up the CPU three times since it took that
+/// policy (the runtime switches policy after setup and calibration; then
+/// the start barrier, the wait for the common release and the end of the
+/// first job each sleep). Independent of how long setup takes.
+pub fn thread_in_a_later_job(pid: i32, comm: &str) -> i32 {
+    let mut sleeps_at_policy: Option<(i32, u64)> = None;
     loop {
         if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
             for task in tasks.flatten() {
                 let dir = task.path();
                 let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
-                if name.trim() == comm && thread_state(&dir) == Some('R') {
-                    return task.file_name().to_string_lossy().parse().unwrap_or(0);
+                if name.trim() != comm {
+                    continue;
+                }
+                let tid: i32 = task.file_name().to_string_lossy().parse().unwrap_or(0);
+                let (Some(policy), Some(sleeps)) = (thread_policy(&dir), voluntary_switches(&dir))
+                else {
+                    continue;
+                };
+                if !matches!(policy, 1 | 2 | 6) {
+                    continue;
+                }
+                match sleeps_at_policy {
+                    Some((seen, at)) if seen == tid => {
+                        if sleeps >= at + 3 && thread_state(&dir) == Some('R') {
+                            return tid;
+                        }
+                    }
+                    _ => sleeps_at_policy = Some((tid, sleeps)),
                 }
             }
         }
         std::thread::sleep(std::time::Duration::from_micros(500));
     }
+}
+
+/// The scheduling policy of a thread (field 41 of its `stat`: 0 other,
+/// 1 FIFO, 2 RR, 6 DEADLINE).
+fn thread_policy(task: &std::path::Path) -> Option<u32> {
+    let stat = std::fs::read_to_string(task.join("stat")).ok()?;
+    // Fields from the state (field 3) on follow the command name.
+    stat.rsplit_once(") ")?
+        .1
+        .split_whitespace()
+        .nth(41 - 3)?
+        .parse()
+        .ok()
+}
+
+/// How many times a thread gave up the CPU (`voluntary_ctxt_switches` of
+/// its `status`).
+fn voluntary_switches(task: &std::path::Path) -> Option<u64> {
+    let status = std::fs::read_to_string(task.join("status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Waits until every thread of process `pid` is stopped (state `T` or

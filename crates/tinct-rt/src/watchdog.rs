@@ -111,7 +111,7 @@ impl Monitor {
 pub struct Shared {
     /// Set to stop everything.
     pub stop: Arc<AtomicBool>,
-    /// Set by SIGINT/SIGTERM.
+    /// Set by SIGINT/SIGTERM, or by the caller's stop flag.
     pub signaled: Arc<AtomicBool>,
     /// Set when the run reaches its end: threads blocked on each other
     /// (locks, conditions, barriers) give up then, as rt-app's shutdown
@@ -129,9 +129,16 @@ pub struct Shared {
 impl Shared {
     /// State for tasks named `names`.
     pub fn new(names: Vec<String>) -> Shared {
+        Shared::stopped_by(names, Arc::new(AtomicBool::new(false)))
+    }
+
+    /// State for tasks named `names` whose run also ends, as on SIGINT,
+    /// when `signaled` is raised (a caller's stop flag, see
+    /// [`crate::runtime::run_until`]).
+    pub fn stopped_by(names: Vec<String>, signaled: Arc<AtomicBool>) -> Shared {
         Shared {
             stop: Arc::new(AtomicBool::new(false)),
-            signaled: Arc::new(AtomicBool::new(false)),
+            signaled,
             ending: AtomicBool::new(false),
             monitors: names.iter().map(|_| Monitor::default()).collect(),
             names,

@@ -11,7 +11,7 @@ use tinct_core::model::{Kernel, Work};
 use tinct_rt::record::{Accounting, Outcome};
 use tinct_rt::runtime::{RunOptions, TEST_CRASH_VAR, run};
 use tinct_rt::spec::{RunSpec, TaskSpec};
-use tinct_rt::testing::{TaskBuilder, child_processes, run_spec};
+use tinct_rt::testing::{TaskBuilder, child_processes, run_spec, test_options};
 use tinct_rt::watchdog::StopReason;
 
 fn task(name: &str, cpu: u32, priority: u8, period_ms: u64) -> TaskSpec {
@@ -40,9 +40,8 @@ fn a_crashing_task_is_reported_and_every_recorded_job_is_kept() {
         )
     };
     let options = RunOptions {
-        handle_signals: false,
         supervise: true,
-        ..RunOptions::default()
+        ..test_options()
     };
 
     // Without the hook, a supervised run is an ordinary run.

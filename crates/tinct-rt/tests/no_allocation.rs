@@ -10,7 +10,7 @@ use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
 use tinct_rt::runtime::{RunOptions, run};
 use tinct_rt::spec::{RunSpec, Step, TaskSpec};
-use tinct_rt::testing::{TaskBuilder, run_spec};
+use tinct_rt::testing::{TaskBuilder, run_spec, test_options};
 use tinct_rt::watchdog::StopReason;
 
 const SLOTS: usize = 1 << 18;
@@ -99,14 +99,7 @@ fn task_threads_do_not_allocate_while_they_run() {
         )
     };
     RECORDING.store(true, Ordering::SeqCst);
-    let result = run(
-        &spec,
-        RunOptions {
-            handle_signals: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap();
+    let result = run(&spec, test_options()).unwrap();
     RECORDING.store(false, Ordering::SeqCst);
     assert_eq!(result.stop, StopReason::Completed);
     let recorded = NEXT.load(Ordering::SeqCst);

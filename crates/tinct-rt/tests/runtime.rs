@@ -7,7 +7,7 @@ use tinct_core::units::Nanos;
 use tinct_rt::record::Accounting;
 use tinct_rt::runtime::{RunOptions, run};
 use tinct_rt::spec::{Policy, RunSpec, Step, TaskSpec};
-use tinct_rt::testing::{TaskBuilder, run_spec};
+use tinct_rt::testing::{TaskBuilder, run_spec, test_options};
 use tinct_rt::watchdog::StopReason;
 
 fn task(
@@ -63,14 +63,7 @@ fn a_light_set_meets_every_deadline_and_accounts_for_every_job() {
         ],
         600,
     );
-    let result = run(
-        &s,
-        RunOptions {
-            handle_signals: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap();
+    let result = run(&s, test_options()).unwrap();
     assert_eq!(result.stop, StopReason::Completed);
     assert!(result.realtime);
     for t in &result.tasks {
@@ -216,14 +209,7 @@ fn a_task_that_fails_stops_the_run_and_the_others_keep_their_records() {
         Kernel::Compute,
         0,
     );
-    let result = run(
-        &spec(vec![fine, broken], 2_000),
-        RunOptions {
-            handle_signals: false,
-            ..RunOptions::default()
-        },
-    )
-    .unwrap();
+    let result = run(&spec(vec![fine, broken], 2_000), test_options()).unwrap();
     match &result.stop {
         StopReason::TaskFailed { task, message } => {
             assert_eq!(task, "broken");

@@ -7,6 +7,8 @@
 //! [`Progress::stop_requested`] from the Ctrl-C flag), tests pass
 //! [`NoProgress`].
 
+use tinct_sys::signals::StopFlag;
+
 /// Receives a bench's progress, and tells it when to stop. Every method has
 /// a do-nothing default.
 pub trait Progress: Sync {
@@ -39,6 +41,14 @@ pub trait Progress: Sync {
     /// Default: never.
     fn stop_requested(&self) -> bool {
         false
+    }
+
+    /// The flag behind [`Progress::stop_requested`], when the caller has
+    /// one: a measurement run by another engine (the runtime's
+    /// release-latency run) watches it and stops inside that measurement,
+    /// not only at its end. Default: none.
+    fn stop_flag(&self) -> Option<StopFlag> {
+        None
     }
 }
 

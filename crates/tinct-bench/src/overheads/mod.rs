@@ -31,6 +31,7 @@ use tinct_core::calibration::{OverheadRecord, Overheads, TickRecord};
 use tinct_core::saved_calibration::{not_a_calibration, parse_file};
 use tinct_core::units::Nanos;
 use tinct_rt::release_latency::{self, LatencyRun};
+use tinct_sys::signals::StopFlag;
 
 /// SCHED_FIFO priority of the context-switch pair and the busy loop.
 const FIFO_PRIORITY: u8 = crpd::DEFAULT_FIFO_PRIORITY;
@@ -85,6 +86,10 @@ pub struct ReleaseLatency {
     pub woke: Durations,
     /// Every job, backlogged ones after a stall included.
     pub all: Durations,
+    /// True if a stop (Ctrl-C) ended the measurement early: the jobs
+    /// released until then.
+    #[serde(default)]
+    pub stopped: bool,
 }
 
 /// What the busy loop of the tick measurement saw.
@@ -230,7 +235,10 @@ fn privileged() -> bool {
 /// Measures the three overheads; one that fails is `unmeasured`, with why.
 /// A stop ([`Progress::stop_requested`]) ends the run at the next of the
 /// three: the overheads not reached are `unmeasured` as such (the context
-/// switch keeps the whole rounds it finished).
+/// switch keeps the whole rounds it finished). It also ends the one under
+/// way: the release latency at once when the caller has a
+/// [`Progress::stop_flag`], with the jobs released until then; the busy
+/// loop after its current slice, with the slices it finished.
 pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
     let cpu = *setup.cpus.first().ok_or_else(|| {
         Error::InvalidInput("--cpus: expected at least one CPU, found none".into())
@@ -276,16 +284,21 @@ pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
         overheads.set_unmeasured("release_latency", STOPPED_BEFORE);
         None
     } else if root {
-        match measure_release_latency(setup) {
+        let stop = progress.stop_flag().unwrap_or_default();
+        match measure_release_latency(setup, &stop) {
             Ok(measured) => {
+                let length = if measured.stopped {
+                    format!("stopped (Ctrl-C) after {} jobs", measured.all.count)
+                } else {
+                    format!("{} s", setup.seconds)
+                };
                 overheads.set_release_latency(record(
                     &measured.woke,
                     format!(
-                        "tinct-rt's release latency: one SCHED_FIFO {LATENCY_PRIORITY} thread on each of CPU {}, jobs of no work every {}, {} s; \
+                        "tinct-rt's release latency: one SCHED_FIFO {LATENCY_PRIORITY} thread on each of CPU {}, jobs of no work every {}, {length}; \
                          jobs whose thread slept until the release, as cyclictest counts",
                         tinct_sys::format_cpu_list(&measured.cpus),
                         Nanos(measured.period_ns),
-                        setup.seconds
                     ),
                 ));
                 Some(measured)
@@ -307,7 +320,7 @@ pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
         overheads.set_unmeasured("tick", STOPPED_BEFORE);
         None
     } else {
-        measure_tick(&mut overheads, setup, cpu, fifo)
+        measure_tick(&mut overheads, setup, cpu, fifo, progress)
     };
     Ok(Measured {
         overheads,
@@ -324,8 +337,15 @@ fn measure_tick(
     setup: &Setup,
     cpu: u32,
     fifo: Option<u8>,
+    progress: &dyn Progress,
 ) -> Option<BusyLoop> {
-    match tick::record(cpu, setup.seconds.saturating_mul(1_000_000_000), fifo) {
+    let stop = || progress.stop_requested();
+    match tick::record(
+        cpu,
+        setup.seconds.saturating_mul(1_000_000_000),
+        fifo,
+        &stop,
+    ) {
         Ok(seen) => {
             let busy = busy_loop(&seen, fifo);
             match (&busy.tick, busy.tick_period_ns) {
@@ -333,10 +353,10 @@ fn measure_tick(
                     cost: record(
                         costs,
                         format!(
-                            "a busy loop on CPU {cpu} under {} for {} s: {} of its {} interruptions at the phase of a {} tick \
+                            "a busy loop on CPU {cpu} under {} for {}: {} of its {} interruptions at the phase of a {} tick \
                              (HZ {}); their lost time",
                             policy_name(fifo),
-                            setup.seconds,
+                            Nanos(seen.busy_ns),
                             costs.count,
                             seen.gaps.len(),
                             Nanos(period_ns),
@@ -379,7 +399,7 @@ fn record(d: &Durations, measured_by: String) -> OverheadRecord {
     }
 }
 
-fn measure_release_latency(setup: &Setup) -> Result<ReleaseLatency> {
+fn measure_release_latency(setup: &Setup, stop: &StopFlag) -> Result<ReleaseLatency> {
     let run = LatencyRun {
         cpus: setup.cpus.clone(),
         priority: LATENCY_PRIORITY,
@@ -387,14 +407,21 @@ fn measure_release_latency(setup: &Setup) -> Result<ReleaseLatency> {
         jobs: setup.seconds.saturating_mul(1_000_000_000) / LATENCY_PERIOD_NS,
         staggered: false,
     };
-    let latencies = release_latency::measure(&run)
+    let latencies = release_latency::measure(&run, stop)
         .map_err(|e| Error::Measurement(format!("release latency: {e}")))?;
-    let none = || Error::Measurement("release latency: no job was released".into());
+    let none = || {
+        Error::Measurement(if latencies.stopped {
+            "not measured: the run was interrupted (Ctrl-C) before its first release".into()
+        } else {
+            "release latency: no job was released".into()
+        })
+    };
     Ok(ReleaseLatency {
         cpus: run.cpus,
         period_ns: run.period_ns,
         woke: Durations::of(&latencies.woke).ok_or_else(none)?,
         all: Durations::of(&latencies.all).ok_or_else(none)?,
+        stopped: latencies.stopped,
     })
 }
 
@@ -612,8 +639,77 @@ fn summary(result: &OverheadsResult, out: &OutputDir) -> Summary {
 
 #[cfg(test)]
 mod tests {
-    use super::{BenchOptions, Params, calibration_target};
+    use super::{BenchOptions, Params, Progress, Setup, StopFlag, calibration_target, measure};
     use std::path::PathBuf;
+
+    /// Raises its stop flag 300 ms after the release latency starts (and
+    /// answers `stop_requested` from it): a Ctrl-C during that measurement.
+    struct StopDuringReleaseLatency {
+        stop: StopFlag,
+    }
+
+    impl Progress for StopDuringReleaseLatency {
+        fn set_message(&self, message: &str) {
+            if message == "release latency" {
+                let stop = self.stop.clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(300));
+                    stop.raise();
+                });
+            }
+        }
+
+        fn stop_requested(&self) -> bool {
+            self.stop.is_raised()
+        }
+
+        fn stop_flag(&self) -> Option<StopFlag> {
+            Some(self.stop.clone())
+        }
+    }
+
+    #[test]
+    fn a_stop_ends_the_release_latency_under_way_and_skips_the_tick() {
+        if !tinct_sys::testing::privileged_or_skip("release latency (SCHED_FIFO, mlockall)") {
+            return;
+        }
+        // A minute of release latency, stopped 300 ms in (or before its
+        // first release, on a slow setup: then unmeasured, never a minute).
+        let setup = Setup {
+            cpus: tinct_sys::sched::affinity().unwrap(),
+            switch_reps: 5,
+            seconds: 60,
+            seed: 1,
+            llc_bytes: 1 << 20,
+        };
+        let progress = StopDuringReleaseLatency {
+            stop: StopFlag::new(),
+        };
+        let measured = measure(&setup, &progress).unwrap();
+        match &measured.release_latency {
+            Some(latency) => {
+                assert!(latency.stopped);
+                assert!(
+                    latency.all.count < 60_000 * setup.cpus.len() as u64,
+                    "{} jobs: the measurement ran to its end",
+                    latency.all.count
+                );
+                let record = measured.overheads.release_latency.as_ref().unwrap();
+                assert!(
+                    record.measured_by.contains("stopped (Ctrl-C) after"),
+                    "{}",
+                    record.measured_by
+                );
+            }
+            None => assert!(
+                measured.overheads.unmeasured["release_latency"].contains("interrupted"),
+                "{:?}",
+                measured.overheads.unmeasured
+            ),
+        }
+        assert!(measured.busy_loop.is_none(), "the tick was not reached");
+        assert!(measured.overheads.unmeasured["tick"].contains("interrupted"));
+    }
 
     #[test]
     fn a_saved_calibration_that_does_not_exist_is_not_a_target() {

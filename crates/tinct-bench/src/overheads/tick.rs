@@ -76,27 +76,34 @@ pub struct TickFound {
 
 /// Busy-loops on `cpu` for `duration_ns` (in slices) and records every
 /// interruption. Pins the calling thread (restored on return) and runs it
-/// under SCHED_FIFO `fifo` when given (restored to SCHED_OTHER).
-pub fn record(cpu: u32, duration_ns: u64, fifo: Option<u8>) -> Result<Interruptions> {
+/// under SCHED_FIFO `fifo` when given (restored to SCHED_OTHER). Once
+/// `stop` says so, checked between slices, it ends early with the slices
+/// it finished ([`Interruptions::busy_ns`] is then shorter).
+pub fn record(
+    cpu: u32,
+    duration_ns: u64,
+    fifo: Option<u8>,
+    stop: &dyn Fn() -> bool,
+) -> Result<Interruptions> {
     let _pin = PinGuard::pin(cpu)?;
     if let Some(priority) = fifo {
         tinct_sys::sched::set_fifo(priority)?;
     }
-    let recorded = record_here(cpu, duration_ns);
+    let recorded = record_here(cpu, duration_ns, stop);
     if fifo.is_some() {
         tinct_sys::sched::set_other()?;
     }
     recorded
 }
 
-fn record_here(cpu: u32, duration_ns: u64) -> Result<Interruptions> {
+fn record_here(cpu: u32, duration_ns: u64, stop: &dyn Fn() -> bool) -> Result<Interruptions> {
     let loop_ns = fastest_iteration();
     let threshold_ns = (loop_ns * 10).max(1000);
     let mut gaps = Vec::with_capacity(CAPACITY);
     let origin = Instant::now();
     let mut busy_ns = 0u64;
     let mut truncated = false;
-    while busy_ns < duration_ns && !truncated {
+    while busy_ns < duration_ns && !truncated && !stop() {
         let slice = (duration_ns - busy_ns).min(SLICE_NS);
         let start = Instant::now();
         let mut previous = start;
@@ -260,7 +267,7 @@ mod tests {
     #[test]
     fn a_busy_loop_is_interrupted_and_loses_time() {
         let cpu = tinct_sys::sched::current_cpu();
-        let seen = record(cpu, 200_000_000, None).unwrap();
+        let seen = record(cpu, 200_000_000, None, &|| false).unwrap();
         assert!(seen.busy_ns >= 200_000_000);
         assert!(seen.threshold_ns >= 1000 && seen.loop_ns >= 1);
         assert!(
@@ -274,5 +281,24 @@ mod tests {
                 .all(|g| g.lost_ns + seen.loop_ns > seen.threshold_ns)
         );
         assert!(seen.gaps.windows(2).all(|w| w[0].start_ns < w[1].start_ns));
+    }
+
+    #[test]
+    fn a_stop_ends_the_loop_between_slices() {
+        let cpu = tinct_sys::sched::current_cpu();
+        let slices = std::sync::atomic::AtomicU32::new(0);
+        // Stopped when asked the second time: after one slice of an hour's.
+        let stop = || slices.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 1;
+        let seen = record(cpu, 3_600_000_000_000, None, &stop).unwrap();
+        assert_eq!(
+            slices.load(std::sync::atomic::Ordering::SeqCst),
+            2,
+            "asked before each slice, ended when told"
+        );
+        assert!(
+            seen.busy_ns >= SLICE_NS,
+            "the slice ran: {} ns",
+            seen.busy_ns
+        );
     }
 }

@@ -197,11 +197,22 @@ pub fn run_plan_text(text: &str, args: &[&str]) -> RunOutcome {
     run_in(dir, &plan, args)
 }
 
+/// The watchdog factor of test runs unless a test gives its own: a job is
+/// stopped only 100 deadlines late, so that a host stall of tens of
+/// milliseconds does not end a run of millisecond deadlines (exit 1).
+pub const TEST_WATCHDOG_FACTOR: &str = "100";
+
 fn run_in(dir: tempfile::TempDir, file: &Path, args: &[&str]) -> RunOutcome {
+    let watchdog: &[&str] = if args.contains(&"--watchdog-factor") {
+        &[]
+    } else {
+        &["--watchdog-factor", TEST_WATCHDOG_FACTOR]
+    };
     let output = tinct()
         .arg("run")
         .arg(file)
         .args(args)
+        .args(watchdog)
         .arg("--out")
         .arg(dir.path().join("run"))
         .output()

@@ -49,6 +49,7 @@ use crate::sentinel::StallLog;
 use crate::shared_log::SharedLog;
 use crate::spec::RunSpec;
 use crate::{Result, RtError};
+use tinct_sys::signals::StopFlag;
 
 /// Where a run records: the job log and, with a sentinel, the stall log
 /// (both shared with a forked child).
@@ -106,6 +107,15 @@ pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
 /// common release (privileges, bad CPUs, memory); later failures end the
 /// run with a [`crate::watchdog::StopReason`] and keep the records.
 pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
+    run_until(spec, options, &StopFlag::new())
+}
+
+/// [`run`], also ended by `stop`: raising it, from any thread, ends the run
+/// as a SIGINT does ([`crate::watchdog::StopReason::Signal`], the records
+/// so far kept; a supervised run's process is sent SIGTERM). For a caller
+/// that owns the process's signals, such as a bench stopping on Ctrl-C
+/// inside a measurement.
+pub fn run_until(spec: &RunSpec, options: RunOptions, stop: &StopFlag) -> Result<RunResult> {
     check_can_run(spec, &options)?;
     let mut spec = if options.realtime {
         spec.clone()
@@ -131,9 +141,9 @@ pub fn run(spec: &RunSpec, options: RunOptions) -> Result<RunResult> {
     };
     let steal_before = tinct_sys::system::StealTime::read(&tinct_sys::SysRoot::live()).ok();
     let mut result = if options.supervise {
-        supervised::run(&spec, &options, &logs)
+        supervised::run(&spec, &options, &logs, stop)
     } else {
-        threads::run_here(&spec, &options, &logs, &|_| {})
+        threads::run_here(&spec, &options, &logs, stop, &|_| {})
     }?;
     result.colouring = options.colouring;
     result.llc_domains = result::llc_domains();

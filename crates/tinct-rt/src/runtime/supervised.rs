@@ -54,7 +54,12 @@ const BACKSTOP_NS: u64 = 120_000_000_000;
 pub const STOP_GRACE_NS: u64 = 3_000_000_000;
 
 /// Runs `spec` in a forked child and supervises it (see the module docs).
-pub(super) fn run(spec: &RunSpec, options: &RunOptions, logs: &Logs<'_>) -> Result<RunResult> {
+pub(super) fn run(
+    spec: &RunSpec,
+    options: &RunOptions,
+    logs: &Logs<'_>,
+    stop: &StopFlag,
+) -> Result<RunResult> {
     let report_path = std::env::temp_dir().join(format!(
         "tinct-run-{}-{}.json",
         std::process::id(),
@@ -62,11 +67,14 @@ pub(super) fn run(spec: &RunSpec, options: &RunOptions, logs: &Logs<'_>) -> Resu
     ));
     let child_options = RunOptions {
         supervise: false,
+        // The run's process stops cleanly on the supervisor's SIGTERM (and
+        // on a terminal's Ctrl-C, which reaches its process group too).
+        handle_signals: true,
         ..*options
     };
     match tinct_sys::supervise::fork()? {
         Forked::Child => child(spec, &child_options, logs, &report_path),
-        Forked::Parent(child) => supervise(spec, options, logs.jobs, &child, &report_path),
+        Forked::Parent(child) => supervise(spec, options, logs.jobs, stop, &child, &report_path),
     }
 }
 
@@ -82,7 +90,7 @@ fn child(spec: &RunSpec, options: &RunOptions, logs: &Logs<'_>, report_path: &Pa
             let _ = std::fs::write(setup_path(report_path), bytes);
         }
     };
-    let report = match run_here(spec, options, logs, &publish_setup) {
+    let report = match run_here(spec, options, logs, &StopFlag::new(), &publish_setup) {
         Ok(result) => Report::Ran(ChildReport::of(&result)),
         Err(error) => Report::Refused(WireError::of(error)),
     };
@@ -97,12 +105,14 @@ fn supervise(
     spec: &RunSpec,
     options: &RunOptions,
     log: &SharedLog,
+    stop: &StopFlag,
     child: &ChildProcess,
     report_path: &Path,
 ) -> Result<RunResult> {
     // Each SIGINT/SIGTERM is a request taken here: the first is forwarded
     // to the child as SIGTERM, the next kills it (this process keeps going
-    // and reads what the child recorded).
+    // and reads what the child recorded). The caller's `stop` is a first
+    // request.
     let signaled = StopFlag::new();
     let signals = options
         .handle_signals
@@ -117,7 +127,7 @@ fn supervise(
         if let Some(exit) = child.try_wait()? {
             break exit;
         }
-        if signaled.take() {
+        if signaled.take() || (forwarded == 0 && stop.is_raised()) {
             forwarded += 1;
             if forwarded == 1 {
                 let _ = child.signal(libc::SIGTERM);

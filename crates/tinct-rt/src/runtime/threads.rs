@@ -16,12 +16,14 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Barrier};
 use tinct_sys::signals::{SignalScope, StopFlag};
 
-/// Runs `spec` in this process, recording into `log`. `on_setup` sees
-/// every task's placement once the working sets exist, before any release.
+/// Runs `spec` in this process, recording into `log`, until its end or
+/// `stop`. `on_setup` sees every task's placement once the working sets
+/// exist, before any release.
 pub(super) fn run_here(
     spec: &RunSpec,
     options: &RunOptions,
     logs: &Logs<'_>,
+    stop: &StopFlag,
     on_setup: &dyn Fn(&[Placement]),
 ) -> Result<RunResult> {
     let memory_locked = spec.lock_memory && tinct_sys::sched::mlockall(true).is_ok();
@@ -75,8 +77,9 @@ pub(super) fn run_here(
             return Err(e);
         }
     };
-    let shared = Arc::new(Shared::new(
+    let shared = Arc::new(Shared::stopped_by(
         spec.tasks.iter().map(|t| t.name.clone()).collect(),
+        stop.shared(),
     ));
     // The first SIGINT/SIGTERM stops the run, a second ends the process.
     let signals = options.handle_signals.then(|| {

@@ -80,6 +80,10 @@ impl Progress for Bar {
     fn stop_requested(&self) -> bool {
         self.stop.is_raised()
     }
+
+    fn stop_flag(&self) -> Option<StopFlag> {
+        Some(self.stop.clone())
+    }
 }
 
 #[cfg(test)]
