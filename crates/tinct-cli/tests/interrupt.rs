@@ -210,6 +210,59 @@ fn ctrl_c_in_bench_crpd_keeps_the_finished_rounds_and_exits_130() {
 }
 
 #[test]
+fn ctrl_c_in_bench_overheads_ends_the_measurement_under_way() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO release latency") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    // A minute of release latency after a short context-switch part: the
+    // Ctrl-C lands in one of the two, and ends it where it is.
+    let stopped = interrupt_after(
+        &[
+            "bench",
+            "overheads",
+            "--reps",
+            "10",
+            "--seconds",
+            "60",
+            "--no-progress",
+            "--out",
+            dir.path().to_str().unwrap(),
+        ],
+        Says::OnStderr,
+        "tinct bench overheads: measuring",
+        Duration::from_millis(1500),
+    );
+    assert_eq!(stopped.status, Some(130), "{}", stopped.output);
+    let report = json(&dir.path().join("overheads.json"));
+    assert_eq!(report["interrupted"], Value::Bool(true), "{report}");
+    let unmeasured = &report["overheads"]["unmeasured"];
+    match report["release_latency"].as_object() {
+        // Stopped inside: the jobs released until the Ctrl-C, never the
+        // minute's 60 000 per CPU.
+        Some(latency) => {
+            assert_eq!(latency["stopped"], Value::Bool(true), "{report}");
+            let cpus = latency["cpus"].as_array().unwrap().len() as u64;
+            assert!(latency["all"]["count"].as_u64().unwrap() < 60_000 * cpus);
+        }
+        None => assert!(
+            unmeasured["release_latency"]
+                .as_str()
+                .is_some_and(|why| why.contains("interrupted")),
+            "{report}"
+        ),
+    }
+    assert!(
+        unmeasured["tick"]
+            .as_str()
+            .is_some_and(|why| why.contains("interrupted")),
+        "{report}"
+    );
+    let _: tinct_bench::overheads::OverheadsResult = serde_json::from_value(report).unwrap();
+}
+
+#[test]
 fn a_second_ctrl_c_ends_a_bench_at_once() {
     if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
         return;

@@ -292,7 +292,7 @@ pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResu
     let calls = sizes.len() as u64 * u64::from(reps + 1) * 3
         + u64::from(bandwidth_reps + 1) * 2
         + u64::from(refill_reps + 1) * 4
-        + u64::from(options.reps_or(30, 200)? + 1) * 2;
+        + crate::overheads::progress_steps(options.reps_or(30, 200)?);
     progress.start(calls, "calibrate");
 
     let mut latency = Vec::with_capacity(sizes.len());

@@ -190,7 +190,9 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Overhead
     if let Some(path) = &params.calibration {
         read_calibration(path)?;
     }
+    progress.start(progress_steps(setup.switch_reps), "overheads");
     let measured = measure(&setup, progress)?;
+    progress.finish();
     header.record_rounds(progress.stop_requested());
     // A run stopped early is never stored: the calibration keeps the
     // overheads of a complete run.
@@ -227,6 +229,13 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Overhead
 
 /// Why an overhead is absent when Ctrl-C came before its measurement.
 const STOPPED_BEFORE: &str = "not measured: the run was interrupted (Ctrl-C) before it";
+
+/// The progress steps [`measure`] reports for `switch_reps` context-switch
+/// samples: each sample of the two switch cases (and their warm-up), then
+/// one step for the release latency and one for the busy loop.
+pub fn progress_steps(switch_reps: u32) -> u64 {
+    (u64::from(switch_reps) + 1) * 2 + 2
+}
 
 fn privileged() -> bool {
     tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live()).is_ok_and(|p| p.is_root())
@@ -315,6 +324,7 @@ pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
         );
         None
     };
+    progress.inc(1);
     progress.set_message("timer tick");
     let busy_loop = if progress.stop_requested() {
         overheads.set_unmeasured("tick", STOPPED_BEFORE);
@@ -322,6 +332,7 @@ pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
     } else {
         measure_tick(&mut overheads, setup, cpu, fifo, progress)
     };
+    progress.inc(1);
     Ok(Measured {
         overheads,
         context_switch,
