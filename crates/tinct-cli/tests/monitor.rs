@@ -167,7 +167,7 @@ fn a_running_process_is_attached_to_for_a_duration() {
 fn ctrl_c_stops_monitoring_and_still_writes_the_files() {
     let dir = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("tinct");
-    let child = std::process::Command::new(bin)
+    let mut child = std::process::Command::new(bin)
         .args(["monitor", "--no-overhead", "--quiet", "--out"])
         .arg(dir.path())
         .args(["--", "sleep", "30"])
@@ -175,7 +175,11 @@ fn ctrl_c_stops_monitoring_and_still_writes_the_files() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(400));
+    // The program runs once tinct's Ctrl-C handler is in place.
+    while tinct_rt::testing::child_processes(child.id()).is_empty() {
+        assert!(child.try_wait().unwrap().is_none(), "tinct monitor ended first");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     rustix::process::kill_process(
         rustix::process::Pid::from_raw(child.id() as i32).unwrap(),
         rustix::process::Signal::INT,

@@ -219,10 +219,10 @@ fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
     assert_eq!(slices as u64, released, "one slice per started job");
 }
 
-/// `tinct run light.toml` for 60 s into `out`, in the background, given
-/// 1.5 s to release jobs.
+/// `tinct run light.toml` for 60 s into `out`, in the background, once its
+/// first task runs a job past its first (whatever setup takes).
 fn long_run(out: &Path) -> std::process::Child {
-    let tinct = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"))
+    let mut tinct = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"))
         .args([
             "run",
             example("light.toml").to_str().unwrap(),
@@ -235,7 +235,18 @@ fn long_run(out: &Path) -> std::process::Child {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    // The run's process is the supervisor's child.
+    let child = loop {
+        if let Some(&child) = tinct_rt::testing::child_processes(tinct.id()).first() {
+            break child;
+        }
+        assert!(
+            tinct.try_wait().unwrap().is_none(),
+            "tinct ended before its run started"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    tinct_rt::testing::thread_in_a_later_job(child, "tinct-sensor");
     tinct
 }
 

@@ -209,33 +209,37 @@ fn thread_state(task: &std::path::Path) -> Option<char> {
 /// SCHED_DEADLINE after it gave up the CPU three times since it took that
 /// policy (the runtime switches policy after setup and calibration; then
 /// the start barrier, the wait for the common release and the end of the
-/// first job each sleep). Independent of how long setup takes.
+/// first job each sleep). Independent of how long setup takes. Panics if
+/// the process ends first.
 pub fn thread_in_a_later_job(pid: i32, comm: &str) -> i32 {
+    let process = std::path::PathBuf::from(format!("/proc/{pid}"));
     let mut sleeps_at_policy: Option<(i32, u64)> = None;
     loop {
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-            for task in tasks.flatten() {
-                let dir = task.path();
-                let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
-                if name.trim() != comm {
-                    continue;
-                }
-                let tid: i32 = task.file_name().to_string_lossy().parse().unwrap_or(0);
-                let (Some(policy), Some(sleeps)) = (thread_policy(&dir), voluntary_switches(&dir))
-                else {
-                    continue;
-                };
-                if !matches!(policy, 1 | 2 | 6) {
-                    continue;
-                }
-                match sleeps_at_policy {
-                    Some((seen, at)) if seen == tid => {
-                        if sleeps >= at + 3 && thread_state(&dir) == Some('R') {
-                            return tid;
-                        }
+        let tasks = match std::fs::read_dir(process.join("task")) {
+            Ok(tasks) if !matches!(thread_state(&process), Some('Z' | 'X') | None) => tasks,
+            _ => panic!("process {pid} ended before its thread {comm} ran a second job"),
+        };
+        for task in tasks.flatten() {
+            let dir = task.path();
+            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            if name.trim() != comm {
+                continue;
+            }
+            let tid: i32 = task.file_name().to_string_lossy().parse().unwrap_or(0);
+            let (Some(policy), Some(sleeps)) = (thread_policy(&dir), voluntary_switches(&dir))
+            else {
+                continue;
+            };
+            if !matches!(policy, 1 | 2 | 6) {
+                continue;
+            }
+            match sleeps_at_policy {
+                Some((seen, at)) if seen == tid => {
+                    if sleeps >= at + 3 && thread_state(&dir) == Some('R') {
+                        return tid;
                     }
-                    _ => sleeps_at_policy = Some((tid, sleeps)),
                 }
+                _ => sleeps_at_policy = Some((tid, sleeps)),
             }
         }
         std::thread::sleep(std::time::Duration::from_micros(500));
