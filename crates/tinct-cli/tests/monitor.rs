@@ -177,7 +177,10 @@ fn ctrl_c_stops_monitoring_and_still_writes_the_files() {
         .unwrap();
     // The program runs once tinct's Ctrl-C handler is in place.
     while tinct_rt::testing::child_processes(child.id()).is_empty() {
-        assert!(child.try_wait().unwrap().is_none(), "tinct monitor ended first");
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "tinct monitor ended first"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     rustix::process::kill_process(

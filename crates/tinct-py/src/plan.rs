@@ -58,7 +58,7 @@ pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs) -> PyResult<PyPlan
     let inner = &set.set;
     let plan = py.detach(|| alloc::plan(inner, algorithm, &options));
     Ok(PyPlan {
-        file: set.file.clone(),
+        set: set.clone(),
         plan,
     })
 }
@@ -67,7 +67,8 @@ pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs) -> PyResult<PyPlan
 /// planned task set and its analysis.
 #[pyclass(name = "Plan", module = "tinct", frozen)]
 pub struct PyPlan {
-    file: String,
+    /// The set planned (its name and source for the planned set).
+    set: PyTaskSet,
     plan: Plan,
 }
 
@@ -93,10 +94,10 @@ impl PyPlan {
     /// writes, `analyze` it to re-check.
     #[getter]
     fn planned(&self) -> Option<PyTaskSet> {
-        self.plan
-            .planned
-            .clone()
-            .map(|set| PyTaskSet::new(set, format!("plan of {}", self.file)))
+        self.plan.planned.clone().map(|planned| {
+            self.set
+                .derived(planned, format!("plan of {}", self.set.file))
+        })
     }
 
     /// The analysis of the planned set (as `TaskSet.analyze` gives it),

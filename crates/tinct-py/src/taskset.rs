@@ -28,6 +28,11 @@ pub struct PyTaskSet {
     pub set: TaskSet,
     /// Where it came from, for messages: a path, "<string>" or "<dict>".
     pub file: String,
+    /// The file its relative references (`dram_map`) are relative to: the
+    /// path it was read from, or that of the set it was planned or
+    /// replicated from; `None`: the current directory (a set from a
+    /// string, a dict or a generator).
+    pub source: Option<PathBuf>,
 }
 
 /// Equal platforms and tasks (where the sets were read from, and the
@@ -39,11 +44,22 @@ impl PartialEq for PyTaskSet {
 }
 
 impl PyTaskSet {
-    /// Wraps a set built in Rust (a generator, a plan).
+    /// Wraps a set built in Rust (a generator), or parsed from text.
     pub fn new(set: TaskSet, file: impl Into<String>) -> PyTaskSet {
         PyTaskSet {
             set,
             file: file.into(),
+            source: None,
+        }
+    }
+
+    /// A set made from this one (a plan, copies), named `file` in
+    /// messages; its references stay relative to this set's source.
+    pub fn derived(&self, set: TaskSet, file: impl Into<String>) -> PyTaskSet {
+        PyTaskSet {
+            set,
+            file: file.into(),
+            source: self.source.clone(),
         }
     }
 }
@@ -66,7 +82,11 @@ impl PyTaskSet {
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<PyTaskSet> {
         let set = format::load(&path).map_err(|e| bad_input(&e))?;
-        Ok(PyTaskSet::new(set, path.display().to_string()))
+        Ok(PyTaskSet {
+            file: path.display().to_string(),
+            source: Some(path),
+            set,
+        })
     }
 
     /// Parses and validates task-set text; `file` names it in messages.
@@ -106,16 +126,15 @@ impl PyTaskSet {
     }
 
     /// Writes the set to `path` (JSON if the name ends in .json, else TOML
-    /// with `header` as comments). Reading it back gives an equal set.
+    /// with `header` as comments), as `tinct plan -o` does: a relative
+    /// `dram_map` is rewritten to name the same file from `path` (relative
+    /// to the set's own file, or to the current directory for a set that
+    /// came from a string or a dict). Reading it back gives an equal set,
+    /// that reference aside.
     #[pyo3(signature = (path, header = None))]
     fn save(&self, path: PathBuf, header: Option<Vec<String>>) -> PyResult<()> {
-        let text = format::to_text(
-            &self.set,
-            Syntax::from_path(&path),
-            &header.unwrap_or_default(),
-        );
-        std::fs::write(&path, text)
-            .map_err(|e| failed(format!("cannot write {}: {e}", path.display())))
+        let source = self.source.as_deref().unwrap_or(std::path::Path::new("."));
+        format::write_file(&path, &self.set, source, &header.unwrap_or_default()).map_err(failed)
     }
 
     /// Where the set was read from ("<string>", "<dict>" or a path).
@@ -159,10 +178,7 @@ impl PyTaskSet {
                 "copies: expected at least 1, found 0",
             ));
         }
-        Ok(PyTaskSet::new(
-            replicate(&self.set, copies),
-            self.file.clone(),
-        ))
+        Ok(self.derived(replicate(&self.set, copies), self.file.clone()))
     }
 
     /// The analysis of `tinct analyze --json` as a dict: per task (file

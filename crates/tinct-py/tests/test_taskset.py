@@ -104,6 +104,36 @@ def test_a_missing_file_is_bad_input():
     assert caught.value.file == "/nonexistent/set.toml"
 
 
+def test_saving_elsewhere_keeps_naming_the_same_dram_map(tmp_path):
+    # A set beside its DRAM map, saved into another directory and below
+    # its own: the reference follows, as `tinct plan -o` writes it.
+    (tmp_path / "maps").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "maps" / "dram-map.toml").write_text(
+        'bank_functions = ["0x44000"]\ncontroller_functions = []\nphysical = "host"\nmachine = "test"\n'
+    )
+    source = tmp_path / "maps" / "set.toml"
+    text = tinct.TaskSet.from_dict(SMALL).to_toml().replace(
+        "[platform]\n", '[platform]\ndram_map = "dram-map.toml"\n', 1
+    )
+    source.write_text(text)
+    original = tinct.TaskSet.load(source)
+    assert original.platform["dram_map"]["path"] == "dram-map.toml"
+    original.save(tmp_path / "out" / "plan.toml")
+    moved = tinct.TaskSet.load(tmp_path / "out" / "plan.toml")
+    assert moved.platform["dram_map"]["path"] == str(tmp_path / "maps" / "dram-map.toml")
+    original.save(tmp_path / "maps" / "plan.json")
+    beside = tinct.TaskSet.load(tmp_path / "maps" / "plan.json")
+    assert beside.platform["dram_map"]["path"] == "dram-map.toml"
+    assert beside == original
+    # A plan of the set, and copies of it, keep its references.
+    for derived, name in [(original.plan(algorithm="cata").planned, "planned.toml"),
+                          (original.replicate(2), "copies.toml")]:
+        derived.save(tmp_path / "out" / name)
+        again = tinct.TaskSet.load(tmp_path / "out" / name)
+        assert again.platform["dram_map"]["path"] == str(tmp_path / "maps" / "dram-map.toml")
+
+
 def test_writing_where_nothing_can_be_written_fails():
     with pytest.raises(tinct.Failed):
         tinct.TaskSet.from_dict(SMALL).save("/nonexistent/dir/set.toml")
