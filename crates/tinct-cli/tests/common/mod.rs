@@ -157,17 +157,9 @@ impl RunOutcome {
         read_json(&self.run_dir().join("summary.json"))
     }
 
-    /// Checks that the run completed: exit 0, or 3 when a job exceeded its
-    /// bound with no cause found (a host's noise can do that to any real
-    /// run; the attribution itself is tested on its own).
+    /// Checks that the run completed ([`assert_completed`]).
     pub fn completes(&self) -> &RunOutcome {
-        assert!(
-            matches!(self.output.status.code(), Some(0 | 3)),
-            "exit status {:?}\nstdout:\n{}\nstderr:\n{}",
-            self.output.status.code(),
-            self.stdout(),
-            self.stderr()
-        );
+        assert_completed(&self.output);
         self
     }
 
@@ -182,6 +174,32 @@ impl RunOutcome {
         );
         self
     }
+}
+
+/// Checks that a `tinct run` completed: exit 0, or 3 when a job exceeded
+/// its bound with no cause found (a host's noise can do that to any real
+/// run; the attribution itself is tested on its own).
+pub fn assert_completed(output: &Output) {
+    assert!(
+        matches!(output.status.code(), Some(0 | 3)),
+        "exit status {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// `tinct ARGS --watchdog-factor 100 --out OUT` for ARGS of a `tinct run`,
+/// which must complete ([`assert_completed`]): its stdout.
+pub fn run_completes(args: &[&str], out: &Path) -> String {
+    let output = tinct()
+        .args(args)
+        .args(["--watchdog-factor", TEST_WATCHDOG_FACTOR, "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_completed(&output);
+    stdout(&output)
 }
 
 /// `tinct run FILE ARGS --out DIR/run` in a new temporary directory DIR.
