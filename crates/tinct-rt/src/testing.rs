@@ -210,32 +210,38 @@ fn thread_state(task: &std::path::Path) -> Option<char> {
 /// policy (the runtime switches policy after setup and calibration; then
 /// the start barrier, the wait for the common release and the end of the
 /// first job each sleep). Independent of how long setup takes.
+///
+/// # Panics
+///
+/// When process `pid` is gone (its run ended first): a test fails there
+/// instead of waiting forever.
 pub fn thread_in_a_later_job(pid: i32, comm: &str) -> i32 {
     let mut sleeps_at_policy: Option<(i32, u64)> = None;
     loop {
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-            for task in tasks.flatten() {
-                let dir = task.path();
-                let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
-                if name.trim() != comm {
-                    continue;
-                }
-                let tid: i32 = task.file_name().to_string_lossy().parse().unwrap_or(0);
-                let (Some(policy), Some(sleeps)) = (thread_policy(&dir), voluntary_switches(&dir))
-                else {
-                    continue;
-                };
-                if !matches!(policy, 1 | 2 | 6) {
-                    continue;
-                }
-                match sleeps_at_policy {
-                    Some((seen, at)) if seen == tid => {
-                        if sleeps >= at + 3 && thread_state(&dir) == Some('R') {
-                            return tid;
-                        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            panic!("process {pid} ended before its thread {comm} ran a later job");
+        };
+        for task in tasks.flatten() {
+            let dir = task.path();
+            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            if name.trim() != comm {
+                continue;
+            }
+            let tid: i32 = task.file_name().to_string_lossy().parse().unwrap_or(0);
+            let (Some(policy), Some(sleeps)) = (thread_policy(&dir), voluntary_switches(&dir))
+            else {
+                continue;
+            };
+            if !matches!(policy, 1 | 2 | 6) {
+                continue;
+            }
+            match sleeps_at_policy {
+                Some((seen, at)) if seen == tid => {
+                    if sleeps >= at + 3 && thread_state(&dir) == Some('R') {
+                        return tid;
                     }
-                    _ => sleeps_at_policy = Some((tid, sleeps)),
                 }
+                _ => sleeps_at_policy = Some((tid, sleeps)),
             }
         }
         std::thread::sleep(std::time::Duration::from_micros(500));
@@ -356,4 +362,27 @@ pub fn shared_resource_set(protocol: &str, core: u32) -> String {
         low = task("low", "10ms", "1ms", Some("600us")),
         free = task("free", "20ms", "300us", None),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    /// A process that ended is reported, not waited for: the poll runs in
+    /// a thread, and it must end (by its panic) well within 10 s.
+    #[test]
+    fn waiting_for_a_thread_of_a_process_that_ended_fails() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        child.wait().unwrap();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let poll = std::thread::spawn(move || {
+            let _ = sender.send(super::thread_in_a_later_job(pid, "tinct-never"));
+        });
+        let outcome = receiver.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(
+            outcome,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected),
+            "still polling the /proc of process {pid}, gone"
+        );
+        assert!(poll.join().is_err(), "it panicked");
+    }
 }
