@@ -211,12 +211,20 @@ fn thread_state(task: &std::path::Path) -> Option<char> {
 /// the start barrier, the wait for the common release and the end of the
 /// first job each sleep). Independent of how long setup takes.
 ///
+/// Only a wake-up it saw is taken: the thread not running at the
+/// previous look, at most [`JOB_START_WINDOW`] before, and running now.
+/// So the job found started at most that long ago, and a caller that
+/// stops the process lands inside it, not after it (a thread merely seen
+/// running may be at the end of its job).
+///
 /// # Panics
 ///
 /// When process `pid` is gone (its run ended first): a test fails there
 /// instead of waiting forever.
 pub fn thread_in_a_later_job(pid: i32, comm: &str) -> i32 {
     let mut sleeps_at_policy: Option<(i32, u64)> = None;
+    // The thread's last look: when, and whether it was running.
+    let mut last_look: Option<(std::time::Instant, bool)> = None;
     loop {
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
             panic!("process {pid} ended before its thread {comm} ran a later job");
@@ -237,16 +245,29 @@ pub fn thread_in_a_later_job(pid: i32, comm: &str) -> i32 {
             }
             match sleeps_at_policy {
                 Some((seen, at)) if seen == tid => {
-                    if sleeps >= at + 3 && thread_state(&dir) == Some('R') {
+                    let running = thread_state(&dir) == Some('R');
+                    let woke_just_now = last_look.is_some_and(|(when, was_running)| {
+                        !was_running && when.elapsed() <= JOB_START_WINDOW
+                    });
+                    if sleeps >= at + 3 && running && woke_just_now {
                         return tid;
                     }
+                    last_look = Some((std::time::Instant::now(), running));
                 }
-                _ => sleeps_at_policy = Some((tid, sleeps)),
+                _ => {
+                    sleeps_at_policy = Some((tid, sleeps));
+                    last_look = None;
+                }
             }
         }
         std::thread::sleep(std::time::Duration::from_micros(500));
     }
 }
+
+/// How long before a thread is seen running
+/// [`thread_in_a_later_job`] must have seen it not running: the most its
+/// job may have run when it is found.
+pub const JOB_START_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The scheduling policy of a thread (field 41 of its `stat`: 0 other,
 /// 1 FIFO, 2 RR, 6 DEADLINE).
