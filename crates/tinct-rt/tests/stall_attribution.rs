@@ -58,9 +58,16 @@ fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
         let child = first_child(Duration::from_millis(2));
         // Past setup and calibration, in the middle of a job: stop the
         // whole process there.
-        thread_in_a_later_job(child, "tinct-stalled");
+        let tid = thread_in_a_later_job(child, "tinct-stalled");
+        // SIGSTOP sent to the task's thread, which runs: it starts the
+        // group stop at once. Sent to the process, it goes to the main
+        // thread, which, under SCHED_OTHER on the task's CPU, would start
+        // it only after the job (the stall then falls between two jobs).
+        // SAFETY: tgkill takes plain integers; `tid` is a thread of
+        // process `child`, our child (not reaped, so neither id reused).
+        let sent = unsafe { libc::syscall(libc::SYS_tgkill, child, tid, libc::SIGSTOP) };
+        assert_eq!(sent, 0, "tgkill: {}", std::io::Error::last_os_error());
         let pid = Pid::from_raw(child).unwrap();
-        kill_process(pid, Signal::STOP).unwrap();
         wait_until_stopped(child);
         let stopped_at = now_ns();
         std::thread::sleep(STALL);
