@@ -160,6 +160,17 @@ pub fn test_options() -> crate::runtime::RunOptions {
     }
 }
 
+/// A run of one task `tick`, released every 5 ms and busy 0.2 ms per job,
+/// for `duration_ns`: a steady, light run for tests of how a run stops.
+pub fn ticking_run(duration_ns: u64) -> RunSpec {
+    let task = TaskBuilder::periodic("tick", 5_000_000)
+        .steps(vec![Step::Busy {
+            duration_ns: 200_000,
+        }])
+        .build();
+    run_spec(vec![task], duration_ns)
+}
+
 /// A run of `tasks` for `duration_ns`, from source `"test"`, memory locked,
 /// no platform partitions, per-task calibration.
 pub fn run_spec(tasks: Vec<TaskSpec>, duration_ns: u64) -> RunSpec {

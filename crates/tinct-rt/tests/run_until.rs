@@ -6,8 +6,7 @@
 
 use tinct_rt::record::Accounting;
 use tinct_rt::runtime::{RunOptions, RunResult, run_until};
-use tinct_rt::spec::Step;
-use tinct_rt::testing::{TaskBuilder, run_spec, test_options};
+use tinct_rt::testing::{test_options, ticking_run};
 use tinct_rt::watchdog::StopReason;
 use tinct_sys::signals::StopFlag;
 
@@ -24,12 +23,7 @@ fn options(supervise: bool) -> RunOptions {
 /// A 30 s run of one task every 5 ms, until `stop`; `raise_after` raises
 /// it from another thread that long after the call (`None`: raised before).
 fn run_stopped(supervise: bool, raise_after: Option<std::time::Duration>) -> RunResult {
-    let task = TaskBuilder::periodic("tick", 5_000_000)
-        .steps(vec![Step::Busy {
-            duration_ns: 200_000,
-        }])
-        .build();
-    let spec = run_spec(vec![task], 30_000_000_000);
+    let spec = ticking_run(30_000_000_000);
     let stop = StopFlag::new();
     std::thread::scope(|scope| {
         match raise_after {

@@ -8,19 +8,13 @@
 
 use tinct_rt::record::Accounting;
 use tinct_rt::runtime::{RunOptions, run_until};
-use tinct_rt::spec::Step;
-use tinct_rt::testing::{TaskBuilder, run_spec};
+use tinct_rt::testing::ticking_run;
 use tinct_rt::watchdog::StopReason;
 
 #[test]
 fn the_first_ctrl_c_stops_the_run_and_not_the_process() {
     let ctrl_c = tinct_sys::signals::stop_on_signals();
-    let task = TaskBuilder::periodic("tick", 5_000_000)
-        .steps(vec![Step::Busy {
-            duration_ns: 200_000,
-        }])
-        .build();
-    let spec = run_spec(vec![task], 30_000_000_000);
+    let spec = ticking_run(30_000_000_000);
     let sender = std::thread::spawn(|| {
         std::thread::sleep(std::time::Duration::from_millis(500));
         // SAFETY: sends SIGINT to this process, which registered handlers
