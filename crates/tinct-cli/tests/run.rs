@@ -220,7 +220,7 @@ fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
 }
 
 /// `tinct run light.toml` for 60 s into `out`, in the background, once its
-/// first task runs a job past its first (whatever setup takes).
+/// first task starts a job (whatever setup takes).
 fn long_run(out: &Path) -> std::process::Child {
     let mut tinct = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"))
         .args([
@@ -246,7 +246,7 @@ fn long_run(out: &Path) -> std::process::Child {
         );
         std::thread::sleep(Duration::from_millis(5));
     };
-    tinct_rt::testing::thread_in_a_later_job(child, "tinct-sensor");
+    tinct_rt::testing::thread_starting_a_job(child, "tinct-sensor");
     tinct
 }
 

@@ -177,7 +177,8 @@ mod tests {
             return;
         }
         // A minute of jobs, stopped after half a second (or before the
-        // release, on a slow setup: then with no job).
+        // release, on a slow setup: a stop seen during setup still
+        // releases each thread's first job, as a SIGINT there does).
         let setup = LatencyRun {
             cpus: tinct_sys::sched::affinity().unwrap(),
             priority: 90,

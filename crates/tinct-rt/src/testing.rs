@@ -160,6 +160,17 @@ pub fn test_options() -> crate::runtime::RunOptions {
     }
 }
 
+/// A run of one task `tick`, released every 5 ms and busy 0.2 ms per job,
+/// for `duration_ns`: a steady, light run for tests of how a run stops.
+pub fn ticking_run(duration_ns: u64) -> RunSpec {
+    let task = TaskBuilder::periodic("tick", 5_000_000)
+        .steps(vec![Step::Busy {
+            duration_ns: 200_000,
+        }])
+        .build();
+    run_spec(vec![task], duration_ns)
+}
+
 /// A run of `tasks` for `duration_ns`, from source `"test"`, memory locked,
 /// no platform partitions, per-task calibration.
 pub fn run_spec(tasks: Vec<TaskSpec>, duration_ns: u64) -> RunSpec {
@@ -203,21 +214,34 @@ fn thread_state(task: &std::path::Path) -> Option<char> {
     stat.rsplit_once(") ")?.1.chars().next()
 }
 
-/// The thread id of the thread named `comm` in process `pid`, once it
-/// runs a job of a real-time task past its first one, polling every half
-/// millisecond: running (state `R`) under SCHED_FIFO, SCHED_RR or
-/// SCHED_DEADLINE after it gave up the CPU three times since it took that
-/// policy (the runtime switches policy after setup and calibration; then
-/// the start barrier, the wait for the common release and the end of the
-/// first job each sleep). Independent of how long setup takes. Panics if
-/// the process ends first.
-pub fn thread_in_a_later_job(pid: i32, comm: &str) -> i32 {
+/// The thread id of the thread named `comm` in process `pid`, once it has
+/// just started a job of a real-time task, polling every half millisecond:
+/// running (state `R`) under SCHED_FIFO, SCHED_RR or SCHED_DEADLINE after
+/// it gave up the CPU at least three times since it took that policy (the
+/// runtime switches policy after setup and calibration; then the start
+/// barriers, the wait for the common release and the end of each job
+/// sleep), so past setup and calibration whatever they take: in the first
+/// job at the earliest.
+///
+/// Only a wake-up it saw is taken: the thread not running at the
+/// previous look, at most [`JOB_START_WINDOW`] before, and running now.
+/// So the job found started at most that long ago, and a caller that
+/// stops the process lands inside it, not after it (a thread merely seen
+/// running may be at the end of its job).
+///
+/// # Panics
+///
+/// When process `pid` is gone or a zombie (its run ended first): a test
+/// fails there instead of waiting forever.
+pub fn thread_starting_a_job(pid: i32, comm: &str) -> i32 {
     let process = std::path::PathBuf::from(format!("/proc/{pid}"));
     let mut sleeps_at_policy: Option<(i32, u64)> = None;
+    // The thread's last look: when, and whether it was running.
+    let mut last_look: Option<(std::time::Instant, bool)> = None;
     loop {
         let tasks = match std::fs::read_dir(process.join("task")) {
             Ok(tasks) if !matches!(thread_state(&process), Some('Z' | 'X') | None) => tasks,
-            _ => panic!("process {pid} ended before its thread {comm} ran a second job"),
+            _ => panic!("process {pid} ended before its thread {comm} started a job"),
         };
         for task in tasks.flatten() {
             let dir = task.path();
@@ -235,16 +259,29 @@ pub fn thread_in_a_later_job(pid: i32, comm: &str) -> i32 {
             }
             match sleeps_at_policy {
                 Some((seen, at)) if seen == tid => {
-                    if sleeps >= at + 3 && thread_state(&dir) == Some('R') {
+                    let running = thread_state(&dir) == Some('R');
+                    let woke_just_now = last_look.is_some_and(|(when, was_running)| {
+                        !was_running && when.elapsed() <= JOB_START_WINDOW
+                    });
+                    if sleeps >= at + 3 && running && woke_just_now {
                         return tid;
                     }
+                    last_look = Some((std::time::Instant::now(), running));
                 }
-                _ => sleeps_at_policy = Some((tid, sleeps)),
+                _ => {
+                    sleeps_at_policy = Some((tid, sleeps));
+                    last_look = None;
+                }
             }
         }
         std::thread::sleep(std::time::Duration::from_micros(500));
     }
 }
+
+/// How long before a thread is seen running
+/// [`thread_starting_a_job`] must have seen it not running: the most its
+/// job may have run when it is found.
+pub const JOB_START_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
 
 /// The scheduling policy of a thread (field 41 of its `stat`: 0 other,
 /// 1 FIFO, 2 RR, 6 DEADLINE).
@@ -360,4 +397,27 @@ pub fn shared_resource_set(protocol: &str, core: u32) -> String {
         low = task("low", "10ms", "1ms", Some("600us")),
         free = task("free", "20ms", "300us", None),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    /// A process that ended is reported, not waited for: the poll runs in
+    /// a thread, and it must end (by its panic) well within 10 s.
+    #[test]
+    fn waiting_for_a_thread_of_a_process_that_ended_fails() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        child.wait().unwrap();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let poll = std::thread::spawn(move || {
+            let _ = sender.send(super::thread_starting_a_job(pid, "tinct-never"));
+        });
+        let outcome = receiver.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(
+            outcome,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected),
+            "still polling the /proc of process {pid}, gone"
+        );
+        assert!(poll.join().is_err(), "it panicked");
+    }
 }

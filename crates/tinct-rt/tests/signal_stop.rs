@@ -6,8 +6,7 @@
 
 use tinct_rt::record::Accounting;
 use tinct_rt::runtime::{RunOptions, run};
-use tinct_rt::spec::Step;
-use tinct_rt::testing::{TaskBuilder, run_spec};
+use tinct_rt::testing::ticking_run;
 use tinct_rt::watchdog::StopReason;
 
 fn options() -> RunOptions {
@@ -21,12 +20,7 @@ fn options() -> RunOptions {
 
 #[test]
 fn a_signal_stops_the_run_and_keeps_its_records() {
-    let task = TaskBuilder::periodic("tick", 5_000_000)
-        .steps(vec![Step::Busy {
-            duration_ns: 200_000,
-        }])
-        .build();
-    let spec = run_spec(vec![task], 30_000_000_000);
+    let spec = ticking_run(30_000_000_000);
     let sender = std::thread::spawn(|| {
         std::thread::sleep(std::time::Duration::from_millis(300));
         // SAFETY: sends SIGTERM to this process, whose run registered a
@@ -47,16 +41,7 @@ fn a_signal_stops_the_run_and_keeps_its_records() {
     );
 
     // The next run is not stopped by the signal the first one took.
-    let short = run_spec(
-        vec![
-            TaskBuilder::periodic("tick", 5_000_000)
-                .steps(vec![Step::Busy {
-                    duration_ns: 200_000,
-                }])
-                .build(),
-        ],
-        50_000_000,
-    );
+    let short = ticking_run(50_000_000);
     let again = run(&short, options()).unwrap();
     assert_eq!(again.stop, StopReason::Completed);
 }

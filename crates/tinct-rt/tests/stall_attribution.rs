@@ -19,7 +19,7 @@ use tinct_rt::run_in_dir::run_in_dir;
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::spec::Bound;
 use tinct_rt::testing::{
-    TaskBuilder, first_child, run_spec, test_options, thread_in_a_later_job, wait_until_stopped,
+    TaskBuilder, first_child, run_spec, test_options, thread_starting_a_job, wait_until_stopped,
 };
 
 const MS: u64 = 1_000_000;
@@ -58,9 +58,15 @@ fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
         let child = first_child(Duration::from_millis(2));
         // Past setup and calibration, in the middle of a job: stop the
         // whole process there.
-        thread_in_a_later_job(child, "tinct-stalled");
+        let tid = thread_starting_a_job(child, "tinct-stalled");
+        // SIGSTOP sent to the task's thread, which runs: it starts the
+        // group stop at once. Sent to the process, it goes to the main
+        // thread, which, under SCHED_OTHER on the task's CPU, would start
+        // it only after the job (the stall then falls between two jobs).
+        // `tid` is a thread of process `child`, our child (not reaped, so
+        // neither id is reused).
+        tinct_sys::supervise::signal_thread(child, tid, libc::SIGSTOP).unwrap();
         let pid = Pid::from_raw(child).unwrap();
-        kill_process(pid, Signal::STOP).unwrap();
         wait_until_stopped(child);
         let stopped_at = now_ns();
         std::thread::sleep(STALL);

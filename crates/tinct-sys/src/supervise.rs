@@ -116,6 +116,21 @@ impl ChildProcess {
     }
 }
 
+/// Sends `signal` to the thread `tid` of process `pid` (`tgkill`): a
+/// process-directed signal is taken by whichever thread the kernel picks,
+/// often the main one; this one starts where it is sent (a SIGSTOP sent
+/// to a running thread stops the group at once).
+pub fn signal_thread(pid: i32, tid: i32, signal: i32) -> Result<()> {
+    // SAFETY: `tgkill` takes plain integers and touches no memory of ours.
+    if unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, signal) } != 0 {
+        return Err(Error::syscall(
+            format!("tgkill({pid}, {tid}, {})", signal_name(signal)),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    Ok(())
+}
+
 /// The usual name of a signal number (`SIGSEGV`), or `signal N`.
 pub fn signal_name(signal: i32) -> String {
     let name = match signal {

@@ -229,6 +229,8 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Overhead
 
 /// Why an overhead is absent when Ctrl-C came before its measurement.
 const STOPPED_BEFORE: &str = "not measured: the run was interrupted (Ctrl-C) before it";
+/// How a record's `measured_by` says a stop cut the measurement short.
+const STOPPED_DURING: &str = "stopped (Ctrl-C) after";
 
 /// The progress steps [`measure`] reports for `switch_reps` context-switch
 /// samples: each sample of the two switch cases (and their warm-up), then
@@ -297,7 +299,7 @@ pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
         match measure_release_latency(setup, &stop) {
             Ok(measured) => {
                 let length = if measured.stopped {
-                    format!("stopped (Ctrl-C) after {} jobs", measured.all.count)
+                    format!("{STOPPED_DURING} {} jobs", measured.all.count)
                 } else {
                     format!("{} s", setup.seconds)
                 };
@@ -601,6 +603,14 @@ fn summary_rows(s: &mut Summary, o: &Overheads) {
 }
 
 fn summary_notes(s: &mut Summary, o: &Overheads) {
+    if let Some(record) = &o.release_latency
+        && record.measured_by.contains(STOPPED_DURING)
+    {
+        s.note(format!(
+            "release_latency cut short by the Ctrl-C: its figures are those of the {} jobs released until then",
+            record.samples
+        ));
+    }
     for (name, why) in &o.unmeasured {
         s.note(format!(
             "{name} not measured (absent from the calibration): {why}"
@@ -684,8 +694,8 @@ mod tests {
         if !tinct_sys::testing::privileged_or_skip("release latency (SCHED_FIFO, mlockall)") {
             return;
         }
-        // A minute of release latency, stopped 300 ms in (or before its
-        // first release, on a slow setup: then unmeasured, never a minute).
+        // A minute of release latency, stopped 300 ms in (or during its
+        // setup: then its first jobs only, or unmeasured; never a minute).
         let setup = Setup {
             cpus: tinct_sys::sched::affinity().unwrap(),
             switch_reps: 5,
@@ -707,9 +717,15 @@ mod tests {
                 );
                 let record = measured.overheads.release_latency.as_ref().unwrap();
                 assert!(
-                    record.measured_by.contains("stopped (Ctrl-C) after"),
+                    record.measured_by.contains(super::STOPPED_DURING),
                     "{}",
                     record.measured_by
+                );
+                let mut summary = crate::harness::Summary::default();
+                super::summary_notes(&mut summary, &measured.overheads);
+                assert!(
+                    format!("{summary:?}").contains("release_latency cut short by the Ctrl-C"),
+                    "{summary:?}"
                 );
             }
             None => assert!(

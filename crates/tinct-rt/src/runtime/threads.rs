@@ -82,10 +82,16 @@ pub(super) fn run_here(
         stop.shared(),
     ));
     // The first SIGINT/SIGTERM stops the run, a second ends the process.
+    // "First" is counted on a flag of the run's own: `shared.signaled` may
+    // be the caller's Ctrl-C flag, raised by the caller's handler before
+    // this one runs, and the first Ctrl-C would then end the process.
     let signals = options.handle_signals.then(|| {
         SignalScope::stop_then_exit(
-            &StopFlag::sharing(shared.signaled.clone()),
-            &[&StopFlag::sharing(shared.stop.clone())],
+            &StopFlag::new(),
+            &[
+                &StopFlag::sharing(shared.signaled.clone()),
+                &StopFlag::sharing(shared.stop.clone()),
+            ],
         )
     });
     let working_sets: Vec<WorkingSet<'_>> = backings.iter_mut().map(Backing::working_set).collect();
