@@ -146,6 +146,30 @@ fn bad_shard_argument_exits_2() {
         .exits(2);
 }
 
+/// A study tinct-core refuses is bad input naming the flags, before any
+/// output is written.
+#[test]
+fn a_bad_study_names_its_flags_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("never");
+    for (flags, named) in [
+        (["--util-step", "0"], "--util-min/--util-max/--util-step: "),
+        (["--period-min", "2s"], "--period-min/--period-max and "),
+        (["--sensitivity-max", "1.5"], "--sensitivity-max: expected"),
+        (["--partitions", "0"], "--tasks, --cores and --partitions: "),
+    ] {
+        let stderr = tinct()
+            .args(["experiment", "random", "--out"])
+            .arg(&out)
+            .args(flags)
+            .exits(2)
+            .stderr;
+        let stderr = String::from_utf8_lossy(&stderr);
+        assert!(stderr.contains(named), "{flags:?}: {stderr}");
+        assert!(!out.exists(), "{flags:?}: nothing written");
+    }
+}
+
 /// `--timeout` stops a study cleanly: the files are written with the sets
 /// done so far, the `sets` column counts them, and the exit status is 1.
 #[test]

@@ -15,6 +15,7 @@
 //! calibration does not have is reported missing (with the calibration's
 //! reason), never taken as zero.
 
+use crate::analysis::{Analysis, analyze};
 use crate::calibration::{CalibrationFile, Overheads as Measured};
 use crate::format::{InputError, LoadOptions, RefillCalibration, Syntax, parse_with, read_text};
 use crate::model::Overheads;
@@ -250,6 +251,75 @@ impl OverheadsChoice {
         };
         self.resolve(set, file, calibration.as_deref())
     }
+}
+
+/// A task set analyzed with the overheads an [`OverheadsChoice`] charges:
+/// what `tinct analyze` and Python's `TaskSet.analyze` compute and print.
+#[derive(Clone, Debug)]
+pub struct ChargedAnalysis {
+    /// The analysis of the set with [`ChargedAnalysis::source`]'s overheads.
+    pub analysis: Analysis,
+    /// The overheads charged and where they came from.
+    pub source: OverheadsSource,
+}
+
+/// Why a set could not be analyzed with the overheads asked for.
+#[derive(Debug)]
+pub enum ChargeError {
+    /// The choice names no usable overheads (`--overheads`, Python's
+    /// `overheads=`): the message says why.
+    Overheads(String),
+    /// The analysis refused the set, located in its file.
+    Input(InputError),
+}
+
+impl ChargedAnalysis {
+    /// Analyzes `set` (read from `file`) with the overheads `choice`
+    /// charges, the machine calibration picked as
+    /// [`OverheadsChoice::resolve_with_saved`] picks it. A set the
+    /// analysis refuses is bad input naming `file`, the task's line and the
+    /// field.
+    pub fn of(
+        set: &crate::TaskSet,
+        file: &Path,
+        choice: &OverheadsChoice,
+        calibration: Option<&Path>,
+        saved: Option<std::path::PathBuf>,
+    ) -> Result<ChargedAnalysis, ChargeError> {
+        let source = choice
+            .resolve_with_saved(set, file, calibration, saved)
+            .map_err(ChargeError::Overheads)?;
+        let mut charged = set.clone();
+        charged.platform.overheads = source.overheads;
+        let analysis = analyze(&charged).map_err(|e| {
+            ChargeError::Input(e.input_error(&file.display().to_string(), &charged))
+        })?;
+        Ok(ChargedAnalysis { analysis, source })
+    }
+
+    /// The report `tinct analyze --json` prints: the analysis with
+    /// `overheads_source` and, where the front end says where Δ came from,
+    /// `refill_source`.
+    pub fn report<'a>(&'a self, refill_source: Option<&'a str>) -> AnalysisReport<'a> {
+        AnalysisReport {
+            analysis: &self.analysis,
+            refill_source,
+            overheads_source: &self.source,
+        }
+    }
+}
+
+/// The analysis with where its inputs came from, as `--json` prints it.
+#[derive(Debug, Serialize)]
+pub struct AnalysisReport<'a> {
+    /// The analysis' own fields.
+    #[serde(flatten)]
+    pub analysis: &'a Analysis,
+    /// Where Δ came from (the CLI's words; absent from Python's report).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refill_source: Option<&'a str>,
+    /// The overheads charged and where they came from.
+    pub overheads_source: &'a OverheadsSource,
 }
 
 #[cfg(test)]

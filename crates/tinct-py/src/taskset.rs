@@ -8,10 +8,9 @@ use crate::plan::{PlanArgs, PyPlan};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use tinct_core::TaskSet;
-use tinct_core::analysis::analyze;
 use tinct_core::format::{self, Syntax};
 use tinct_core::generate::replicate;
-use tinct_core::overheads::OverheadsChoice;
+use tinct_core::overheads::{ChargeError, ChargedAnalysis, OverheadsChoice};
 use tinct_core::saved_calibration;
 
 /// A validated task set: the platform {N_C, N_P, M_total, Δ} and its tasks
@@ -203,10 +202,8 @@ impl PyTaskSet {
         overheads: Option<PathBuf>,
         calibration: Option<PathBuf>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (analysis, source) = self.analysis(py, overheads, calibration)?;
-        let report = to_python(py, &analysis)?;
-        report.set_item("overheads_source", to_python(py, &source)?)?;
-        Ok(report)
+        let charged = self.analysis(py, overheads, calibration)?;
+        to_python(py, &charged.report(None))
     }
 
     /// The same analysis as `analyze`, as the text `tinct analyze` prints
@@ -219,11 +216,11 @@ impl PyTaskSet {
         overheads: Option<PathBuf>,
         calibration: Option<PathBuf>,
     ) -> PyResult<String> {
-        let (analysis, source) = self.analysis(py, overheads, calibration)?;
+        let charged = self.analysis(py, overheads, calibration)?;
         Ok(tinct_report::text::analysis_text(
-            &analysis,
+            &charged.analysis,
             "from the file",
-            &source,
+            &charged.source,
         ))
     }
 
@@ -280,10 +277,7 @@ impl PyTaskSet {
         py: Python<'_>,
         overheads: Option<PathBuf>,
         calibration: Option<PathBuf>,
-    ) -> PyResult<(
-        tinct_core::analysis::Analysis,
-        tinct_core::overheads::OverheadsSource,
-    )> {
+    ) -> PyResult<ChargedAnalysis> {
         let choice = match overheads {
             None => OverheadsChoice::TaskSet,
             Some(path) => match path.to_str() {
@@ -296,19 +290,11 @@ impl PyTaskSet {
             saved_calibration::read(path).map_err(|e| bad_argument("calibration", e))?;
         }
         let saved = saved_calibration::saved_path(|name| std::env::var_os(name));
-        let source = choice
-            .resolve_with_saved(
-                &self.set,
-                std::path::Path::new(&self.file),
-                calibration.as_deref(),
-                saved,
-            )
-            .map_err(|e| bad_argument("overheads", e))?;
-        let mut set = self.set.clone();
-        set.platform.overheads = source.overheads;
-        let analysis = py
-            .detach(|| analyze(&set))
-            .map_err(|e| bad_input(&e.input_error(&self.file, &set)))?;
-        Ok((analysis, source))
+        let file = std::path::Path::new(&self.file);
+        py.detach(|| ChargedAnalysis::of(&self.set, file, &choice, calibration.as_deref(), saved))
+            .map_err(|e| match e {
+                ChargeError::Overheads(message) => bad_argument("overheads", message),
+                ChargeError::Input(e) => bad_input(&e),
+            })
     }
 }

@@ -6,8 +6,7 @@ use crate::error::CliError;
 use crate::output::print_json;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_core::analysis::{AnalysisError, analyze};
-use tinct_core::overheads::{OverheadsChoice, OverheadsSource};
+use tinct_core::overheads::{ChargeError, ChargedAnalysis, OverheadsChoice};
 use tinct_core::units::Nanos;
 
 /// Arguments of `tinct analyze`.
@@ -36,46 +35,29 @@ pub struct Args {
 
 /// Runs the analysis and prints it. Exit status 0 whatever the verdict.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let (mut set, refill) =
+    let (set, refill) =
         crate::calibration::load_task_set(&args.file, args.calibration.as_deref(), args.refill)?;
     let refill_source = refill.describe();
-    let source = overheads_source(&args, &set)?;
-    set.platform.overheads = source.overheads;
-    let analysis = analyze(&set).map_err(|e| analysis_input_error(&args.file, &set, e))?;
-    crate::output::warn_inputs(&args.file, Some(&analysis));
+    let choice = args.overheads.unwrap_or(OverheadsChoice::TaskSet);
+    let charged = ChargedAnalysis::of(
+        &set,
+        &args.file,
+        &choice,
+        args.calibration.as_deref(),
+        crate::calibration::saved_path(),
+    )
+    .map_err(|e| match e {
+        ChargeError::Overheads(message) => CliError::Input(message),
+        ChargeError::Input(e) => CliError::from(e),
+    })?;
+    crate::output::warn_inputs(&args.file, Some(&charged.analysis));
     if args.json {
-        let mut json = serde_json::to_value(&analysis).map_err(anyhow::Error::from)?;
-        json["refill_source"] = serde_json::Value::String(refill_source);
-        json["overheads_source"] = serde_json::to_value(&source).map_err(anyhow::Error::from)?;
-        print_json(&json)?;
+        print_json(&charged.report(Some(&refill_source)))?;
     } else {
         print!(
             "{}",
-            tinct_report::text::analysis_text(&analysis, &refill_source, &source)
+            tinct_report::text::analysis_text(&charged.analysis, &refill_source, &charged.source)
         );
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The overheads `--overheads` asks for, and where they come from.
-fn overheads_source(args: &Args, set: &tinct_core::TaskSet) -> Result<OverheadsSource, CliError> {
-    let choice = args.overheads.clone().unwrap_or(OverheadsChoice::TaskSet);
-    choice
-        .resolve_with_saved(
-            set,
-            &args.file,
-            args.calibration.as_deref(),
-            crate::calibration::saved_path(),
-        )
-        .map_err(CliError::Input)
-}
-
-/// A task set the analysis refuses is bad input for `analyze`: name the
-/// file, the task's line and the field (tinct-core words it).
-pub fn analysis_input_error(
-    file: &std::path::Path,
-    set: &tinct_core::TaskSet,
-    e: AnalysisError,
-) -> CliError {
-    CliError::from(e.input_error(&file.display().to_string(), set))
 }

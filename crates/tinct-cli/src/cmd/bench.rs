@@ -89,76 +89,75 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         crate::output::output_dir(&common.options().out_dir(name), "--out")?;
     }
     match args.bench {
-        Bench::Calibrate(args) => {
-            let bar = Bar::new(!args.common.no_progress);
-            let finished = tinct_bench::calibrate::run(&args.params(), &bar);
-            show(finished, &bar).inspect(|&code| {
-                if code == ExitCode::SUCCESS {
-                    save_calibration(&args)
-                }
-            })
-        }
-        Bench::Overheads(args) => {
-            let bar = Bar::new(!args.common.no_progress);
-            let (params, note) = args.params(crate::calibration::saved_path());
+        Bench::Calibrate(a) => measure(&a.common, |bar| {
+            tinct_bench::calibrate::run(&a.params(), bar)
+        })
+        .inspect(|&code| {
+            if code == ExitCode::SUCCESS {
+                save_calibration(&a)
+            }
+        }),
+        Bench::Overheads(a) => {
+            let (params, note) = a.params(crate::calibration::saved_path());
             if let Some(note) = note {
                 println!("{note}");
             }
-            show(tinct_bench::overheads::run(&params, &bar), &bar)
+            measure(&a.common, |bar| tinct_bench::overheads::run(&params, bar))
         }
-        Bench::Crpd(args) => {
-            let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::crpd::run(&args.params(), &bar), &bar)
-        }
-        Bench::WcetProfile(args) => {
+        Bench::Crpd(a) => measure(&a.common, |bar| tinct_bench::crpd::run(&a.params(), bar)),
+        Bench::WcetProfile(a) => {
             // The task-set file the table goes into is checked before
             // minutes of measuring, as the output directory is.
-            if let Some(path) = &args.write_taskset {
+            if let Some(path) = &a.write_taskset {
                 crate::output::output_file(path, "--write-taskset")?;
             }
-            let bar = Bar::new(!args.common.no_progress);
             let worker = WorkerCommand::this_tinct()?;
-            let mut params = args.params();
+            let mut params = a.params();
             // The same shim as `tinct exec` (embedded copy included), unless
             // one is named or the run is uncolored.
             if params.preload.is_none() && !params.uncolored {
                 params.preload = Some(super::shim::find_shim()?);
             }
-            show(tinct_bench::wcet_profile::run(&params, &worker, &bar), &bar)
+            measure(&a.common, |bar| {
+                tinct_bench::wcet_profile::run(&params, &worker, bar)
+            })
         }
-        Bench::WcetWorker(args) => tinct_bench::wcet_profile::worker::main(&args.job)
+        Bench::WcetWorker(a) => tinct_bench::wcet_profile::worker::main(&a.job)
             .map(|line| println!("{line}"))
             .map(|()| ExitCode::SUCCESS)
             .map_err(CliError::from),
-        Bench::WcetCorunner(args) => tinct_bench::wcet_profile::co_runners::main(
-            &args.job,
+        Bench::WcetCorunner(a) => tinct_bench::wcet_profile::co_runners::main(
+            &a.job,
             &mut std::io::stdout(),
             &mut std::io::stdin(),
         )
         .map(|line| println!("{line}"))
         .map(|()| ExitCode::SUCCESS)
         .map_err(CliError::from),
-        Bench::Coherence(args) => {
-            let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::coherence::run(&args.params(), &bar), &bar)
-        }
-        Bench::Banks(args) => {
-            let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::banks::run(&args.params(), &bar), &bar)
-        }
-        Bench::DramMap(args) => {
-            let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::dram_map::run(&args.params(), &bar), &bar)
-        }
-        Bench::Isolation(args) => {
-            let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::isolation::run(&args.params(), &bar), &bar)
-        }
-        Bench::Pipeline(args) => {
-            let bar = Bar::new(!args.common.no_progress);
-            show(tinct_bench::pipeline::run(&args.params(), &bar), &bar)
-        }
+        Bench::Coherence(a) => measure(&a.common, |bar| {
+            tinct_bench::coherence::run(&a.params(), bar)
+        }),
+        Bench::Banks(a) => measure(&a.common, |bar| tinct_bench::banks::run(&a.params(), bar)),
+        Bench::DramMap(a) => measure(&a.common, |bar| {
+            tinct_bench::dram_map::run(&a.params(), bar)
+        }),
+        Bench::Isolation(a) => measure(&a.common, |bar| {
+            tinct_bench::isolation::run(&a.params(), bar)
+        }),
+        Bench::Pipeline(a) => measure(&a.common, |bar| {
+            tinct_bench::pipeline::run(&a.params(), bar)
+        }),
     }
+}
+
+/// Runs one bench with a progress bar (unless `--no-progress`) and shows
+/// what it returns ([`show`]).
+fn measure<R>(
+    common: &common::CommonArgs,
+    bench: impl FnOnce(&Bar) -> tinct_bench::Result<Finished<R>>,
+) -> Result<ExitCode, CliError> {
+    let bar = Bar::new(!common.no_progress);
+    show(bench(&bar), &bar)
 }
 
 /// Exit status of a bench stopped by SIGINT or SIGTERM (128 + SIGINT).

@@ -36,12 +36,9 @@ pub struct RandomStudy {
 /// Why a study cannot run; each variant names the values it found. Front
 /// ends word the names of the fields their own way (command-line flags,
 /// keyword arguments).
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum StudyError {
     /// tasks, cores or partitions zero, or partitions above [`MAX_PARTITIONS`].
-    #[error(
-        "tasks, cores and partitions: expected positive values (partitions at most {MAX_PARTITIONS}), found {tasks}, {cores}, {partitions}"
-    )]
     Counts {
         /// n.
         tasks: usize,
@@ -51,9 +48,6 @@ pub enum StudyError {
         partitions: u32,
     },
     /// Not 0 < min ≤ max with step > 0 (or not finite).
-    #[error(
-        "util_min/util_max/util_step: expected finite values with 0 < min ≤ max and step > 0, found {min}, {max}, {step}"
-    )]
     Utilization {
         /// First point.
         min: f64,
@@ -63,17 +57,11 @@ pub enum StudyError {
         step: f64,
     },
     /// More than [`MAX_POINTS`] utilization points.
-    #[error(
-        "util_min/util_max/util_step: expected at most {MAX_POINTS} utilization points, found {points}"
-    )]
     TooManyPoints {
         /// Points the range and step give.
         points: f64,
     },
     /// A period or task-memory range that is empty or starts at zero.
-    #[error(
-        "period_min/period_max and task_memory_min/task_memory_max: expected 0 < min ≤ max, found periods {period_min}..{period_max} ns and memory {memory_min}..{memory_max} B"
-    )]
     Ranges {
         /// Least period, ns.
         period_min: u64,
@@ -85,9 +73,71 @@ pub enum StudyError {
         memory_max: u64,
     },
     /// σ_max outside 0..=1.
-    #[error("sensitivity_max: expected a fraction in 0..1, found {0}")]
     Sensitivity(f64),
 }
+
+impl StudyError {
+    /// The message with each field named by `name`, a front end's spelling
+    /// of tinct-core's names (`util_min`, `task_memory_max`, …): the
+    /// [`Display`](std::fmt::Display) text keeps them (Python's keyword
+    /// arguments), [`StudyError::flag_message`] gives the command line's.
+    pub fn message(&self, name: &dyn Fn(&str) -> String) -> String {
+        match self {
+            StudyError::Counts {
+                tasks,
+                cores,
+                partitions,
+            } => format!(
+                "{}, {} and {}: expected positive values (partitions at most {MAX_PARTITIONS}), found {tasks}, {cores}, {partitions}",
+                name("tasks"),
+                name("cores"),
+                name("partitions")
+            ),
+            StudyError::Utilization { min, max, step } => format!(
+                "{}/{}/{}: expected finite values with 0 < min ≤ max and step > 0, found {min}, {max}, {step}",
+                name("util_min"),
+                name("util_max"),
+                name("util_step")
+            ),
+            StudyError::TooManyPoints { points } => format!(
+                "{}/{}/{}: expected at most {MAX_POINTS} utilization points, found {points}",
+                name("util_min"),
+                name("util_max"),
+                name("util_step")
+            ),
+            StudyError::Ranges {
+                period_min,
+                period_max,
+                memory_min,
+                memory_max,
+            } => format!(
+                "{}/{} and {}/{}: expected 0 < min ≤ max, found periods {period_min}..{period_max} ns and memory {memory_min}..{memory_max} B",
+                name("period_min"),
+                name("period_max"),
+                name("task_memory_min"),
+                name("task_memory_max")
+            ),
+            StudyError::Sensitivity(value) => format!(
+                "{}: expected a fraction in 0..1, found {value}",
+                name("sensitivity_max")
+            ),
+        }
+    }
+
+    /// The message with the fields named by `tinct experiment random`'s
+    /// flags (`--util-min`, `--task-memory-max`, …).
+    pub fn flag_message(&self) -> String {
+        self.message(&|field| format!("--{}", field.replace('_', "-")))
+    }
+}
+
+impl std::fmt::Display for StudyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message(&|field| field.to_string()))
+    }
+}
+
+impl std::error::Error for StudyError {}
 
 impl RandomStudy {
     /// Checks the study and computes its utilization points: util_min,
@@ -187,5 +237,29 @@ mod tests {
         let mut s = study();
         s.generator.sensitivity_max = 1.5;
         assert_eq!(s.params(), Err(StudyError::Sensitivity(1.5)));
+    }
+
+    #[test]
+    fn front_ends_name_the_fields_their_way() {
+        let mut s = study();
+        s.generator.period_min_ns = 0;
+        let e = s.params().unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("period_min/period_max and task_memory_min/task_memory_max: "),
+            "{e}"
+        );
+        assert!(
+            e.flag_message().starts_with(
+                "--period-min/--period-max and --task-memory-min/--task-memory-max: expected 0 < min ≤ max, found periods 0.."
+            ),
+            "{}",
+            e.flag_message()
+        );
+        let e = StudyError::Sensitivity(1.5);
+        assert_eq!(
+            e.flag_message(),
+            "--sensitivity-max: expected a fraction in 0..1, found 1.5"
+        );
     }
 }

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 use tinct_core::experiment::random::{Params, Shard, ShardFile, work_items};
-use tinct_core::experiment::study::{RandomStudy, StudyError};
+use tinct_core::experiment::study::RandomStudy;
 use tinct_core::experiment::{Hooks, parallel};
 use tinct_core::generate::RandomParams;
 use tinct_core::timeout::{parse_timeout, stop_after};
@@ -180,30 +180,5 @@ fn params(args: &Args) -> Result<Params, CliError> {
     };
     study
         .params()
-        .map_err(|e| CliError::Input(flag_message(&e)))
-}
-
-/// tinct-core's message with the fields named by their flags.
-fn flag_message(e: &StudyError) -> String {
-    match e {
-        StudyError::Counts {
-            tasks,
-            cores,
-            partitions,
-        } => format!(
-            "--tasks, --cores and --partitions: expected positive values (partitions at most {}), found {tasks}, {cores}, {partitions}",
-            tinct_core::partitions::MAX_PARTITIONS,
-        ),
-        StudyError::Utilization { min, max, step } => format!(
-            "--util-min/--util-max/--util-step: expected 0 < min ≤ max and step > 0, found {min}, {max}, {step}"
-        ),
-        StudyError::TooManyPoints { points } => format!(
-            "--util-min/--util-max/--util-step: expected at most {} utilization points, found {points}",
-            tinct_core::experiment::study::MAX_POINTS
-        ),
-        StudyError::Ranges { .. } => "--period-min/--period-max and --task-memory-min/--task-memory-max: expected 0 < min ≤ max".into(),
-        StudyError::Sensitivity(value) => {
-            format!("--sensitivity-max: expected a fraction in 0..1, found {value}")
-        }
-    }
+        .map_err(|e| CliError::Input(e.flag_message()))
 }
