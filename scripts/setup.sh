@@ -51,6 +51,13 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked --version '^0.13'
 fi
 
+# CI's unused-dependency check (`cargo machete`, .ci/run): reads the
+# sources, builds nothing.
+if ! cargo machete --version >/dev/null 2>&1; then
+  echo "setup: installing cargo-machete"
+  cargo install cargo-machete --locked --version '^0.9'
+fi
+
 # The Python package's build and test tools, in a project-local venv (.venv,
 # never the system's Python): maturin, numpy, pytest, dask[distributed], at
 # the versions of crates/tinct-py/requirements-dev.txt. pip returns at once
