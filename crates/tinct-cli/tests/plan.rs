@@ -476,4 +476,20 @@ fn static_placement_writes_pinned_cores() {
         .args(["plan", "--placement", "static", "--algorithm", "bfd"])
         .arg(example("pipeline.toml"))
         .exits(2);
+    // A bound that is not above 0 is bad input, named.
+    let out = tinct()
+        .args([
+            "plan",
+            "--placement",
+            "static",
+            "--utilization-bound",
+            "NaN",
+        ])
+        .arg(example("pipeline.toml"))
+        .exits(2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--utilization-bound: expected a number above 0, found NaN"),
+        "{err}"
+    );
 }

@@ -210,14 +210,11 @@ proptest! {
     }
 }
 
-/// Two producer → consumer pairs on two domains of two cores: each pair
-/// fits in one domain, so nothing crosses; with one core per domain and a
-/// bound that keeps each pair apart, the smaller buffer crosses.
-#[test]
-fn pairs_stay_in_their_domain() {
-    let text = |domains: &str, bound_note: &str| {
-        format!(
-            r#"# {bound_note}
+/// Two wave → mixer pairs (64 KiB and 4 KiB buffers), 0.2 of a core each
+/// task, with `domains` as the platform's cache domains.
+fn pairs(domains: &str) -> TaskSet {
+    let text = format!(
+        r#"
 [platform]
 cores = 4
 partitions = 4
@@ -259,14 +256,16 @@ from = "wave2"
 to = "mixer2"
 buffer = "4KiB"
 "#
-        )
-    };
-    let set = tinct_core::format::parse(
-        &text("cache_domains = [[0, 1], [2, 3]]", ""),
-        "set.toml",
-        tinct_core::format::Syntax::Toml,
-    )
-    .unwrap();
+    );
+    tinct_core::format::parse(&text, "set.toml", tinct_core::format::Syntax::Toml).unwrap()
+}
+
+/// Two producer → consumer pairs on two domains of two cores: each pair
+/// fits in one domain, so nothing crosses; with one core per domain and a
+/// bound that keeps each pair apart, the smaller buffer crosses.
+#[test]
+fn pairs_stay_in_their_domain() {
+    let set = pairs("cache_domains = [[0, 1], [2, 3]]");
     let placement = place_static(&set, &PlacementOptions::default());
     assert!(placement.found && placement.exact);
     assert_eq!(placement.crossing_bytes, 0);
@@ -280,9 +279,7 @@ buffer = "4KiB"
     assert_eq!(domain[core("wave")], domain[core("mixer")]);
     // Every core its own domain and at most 0.3 per core: each core holds
     // one task, so both edges cross.
-    let split =
-        tinct_core::format::parse(&text("", ""), "set.toml", tinct_core::format::Syntax::Toml)
-            .unwrap();
+    let split = pairs("");
     let placement = place_static(
         &split,
         &PlacementOptions {
@@ -301,4 +298,28 @@ buffer = "4KiB"
         },
     );
     assert_eq!(placement.crossing_bytes, 0);
+}
+
+/// A bound that is not a number above 0 is refused by `check`, and
+/// `place_static` places nothing with it, saying why (NaN would cap
+/// nothing).
+#[test]
+fn a_bound_that_is_not_above_zero_places_nothing() {
+    let set = pairs("");
+    for bound in [f64::NAN, 0.0, -1.0, f64::INFINITY] {
+        let options = PlacementOptions {
+            utilization_bound: bound,
+            ..PlacementOptions::default()
+        };
+        let refused = options.check().unwrap_err();
+        assert!(refused.contains(&format!("found {bound}")), "{refused}");
+        let placement = place_static(&set, &options);
+        assert!(!placement.found && placement.planned.is_none(), "{bound}");
+        let reason = placement.reason.unwrap();
+        assert!(
+            reason.starts_with("utilization bound: expected a number above 0"),
+            "{reason}"
+        );
+    }
+    assert_eq!(PlacementOptions::default().check(), Ok(()));
 }

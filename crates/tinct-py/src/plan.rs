@@ -6,7 +6,7 @@ use crate::json::to_python;
 use crate::stop::stop_after;
 use crate::taskset::PyTaskSet;
 use pyo3::prelude::*;
-use tinct_core::alloc::{self, Algorithm, Plan, PlanOptions, SearchOptions};
+use tinct_core::alloc::{self, Algorithm, Plan, PlanOptions, PlanRefusal, SearchOptions};
 
 /// How to plan, as `TaskSet.plan` received it.
 pub struct PlanArgs<'a> {
@@ -38,13 +38,16 @@ pub fn algorithm(name: &str) -> PyResult<Algorithm> {
 /// Plans `set` with the GIL released.
 pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs) -> PyResult<PyPlan> {
     let algorithm = algorithm(args.algorithm)?;
-    // Refused as `tinct plan` refuses it (exit 2): these algorithms do not
-    // keep a shared resource's users on one core.
-    if let Some(why) = alloc::unsupported(&set.set) {
-        return Err(bad_argument("resource", format!("{}: {why}", set.file)));
-    }
-    let budget = alloc::partition_budget(&set.set, &set.file, args.partitions)
-        .map_err(|e| bad_argument("partitions", format!("partitions: {e}")))?;
+    // Refused as `tinct plan` refuses it (exit 2).
+    let budget =
+        alloc::check_request(&set.set, &set.file, args.partitions).map_err(
+            |refusal| match refusal {
+                PlanRefusal::SharedResource(why) => bad_argument("resource", why),
+                PlanRefusal::Partitions(e) => {
+                    bad_argument("partitions", format!("partitions: {e}"))
+                }
+            },
+        )?;
     let stop = stop_after(args.timeout)?;
     let options = PlanOptions {
         partitions: Some(budget),

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 use tinct_core::TaskSet;
 use tinct_core::alloc::{
-    Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanReport, SearchOptions,
-    partition_budget, place_static, plan,
+    Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanRefusal, PlanReport,
+    SearchOptions, check_request, place_static, plan,
 };
 use tinct_core::format::write_file;
 use tinct_core::timeout::{parse_timeout, stop_after};
@@ -107,11 +107,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if args.placement == Some(PlacementArg::Static) {
         return run_static(&args, &set, refill_source);
     }
-    if let Some(why) = tinct_core::alloc::unsupported(&set) {
-        return Err(CliError::Input(format!("{}: {why}", args.file.display())));
-    }
-    let budget = partition_budget(&set, &args.file.display().to_string(), args.partitions)
-        .map_err(|e| CliError::Input(format!("--partitions: {e}")))?;
+    let budget = check_request(&set, &args.file.display().to_string(), args.partitions).map_err(
+        |refusal| match refusal {
+            PlanRefusal::SharedResource(why) => CliError::Input(why),
+            PlanRefusal::Partitions(e) => CliError::Input(format!("--partitions: {e}")),
+        },
+    )?;
     let stop = stop_after(args.timeout);
     let options = PlanOptions {
         partitions: Some(budget),
@@ -150,21 +151,16 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 
 /// `plan --placement static`: place, print, write; exit 1 without a placement.
 fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitCode, CliError> {
-    if !(args.utilization_bound > 0.0 && args.utilization_bound.is_finite()) {
-        return Err(CliError::Input(format!(
-            "--utilization-bound: expected a number above 0, found {}",
-            args.utilization_bound
-        )));
-    }
     let stop = stop_after(args.timeout);
-    let placement = place_static(
-        set,
-        &PlacementOptions {
-            utilization_bound: args.utilization_bound,
-            node_budget: (!args.exact).then_some(args.node_budget),
-            stop: Some(&stop),
-        },
-    );
+    let options = PlacementOptions {
+        utilization_bound: args.utilization_bound,
+        node_budget: (!args.exact).then_some(args.node_budget),
+        stop: Some(&stop),
+    };
+    options
+        .check()
+        .map_err(|e| CliError::Input(format!("--utilization-bound: {e}")))?;
+    let placement = place_static(set, &options);
     crate::output::warn_inputs(&args.file, placement.analysis.as_ref());
     let mut report = PlacementReport {
         file: args.file.display().to_string(),

@@ -36,7 +36,8 @@ pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_all
 pub use outcome::{PlacementReport, PlanFailure, PlanReport};
 pub use placement::{PlacementOptions, StaticPlacement, place_static};
 pub use plan::{
-    Plan, PlanOptions, PlannedCore, PlannedTask, UnplacedTask, partition_budget, plan, unsupported,
+    Plan, PlanOptions, PlanRefusal, PlannedCore, PlannedTask, UnplacedTask, check_request,
+    partition_budget, plan, unsupported,
 };
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no

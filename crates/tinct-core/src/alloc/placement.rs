@@ -44,6 +44,20 @@ pub struct PlacementOptions<'a> {
     pub stop: Option<&'a AtomicBool>,
 }
 
+impl PlacementOptions<'_> {
+    /// Refuses a utilization bound that is not a number above 0 (NaN would
+    /// cap nothing), saying what was found; [`place_static`] places
+    /// nothing with one.
+    pub fn check(&self) -> Result<(), String> {
+        let bound = self.utilization_bound;
+        if bound > 0.0 && bound.is_finite() {
+            Ok(())
+        } else {
+            Err(format!("expected a number above 0, found {bound}"))
+        }
+    }
+}
+
 impl Default for PlacementOptions<'_> {
     fn default() -> Self {
         PlacementOptions {
@@ -132,6 +146,21 @@ struct Search<'a> {
 /// Places `set`'s tasks on cores to minimise the bytes crossing cache
 /// domains, as described in the module documentation.
 pub fn place_static(set: &TaskSet, options: &PlacementOptions) -> StaticPlacement {
+    if let Err(e) = options.check() {
+        return StaticPlacement {
+            found: false,
+            crossing_bytes: 0,
+            crossing: Vec::new(),
+            cores: Vec::new(),
+            exact: true,
+            nodes: 0,
+            stopped: false,
+            utilization_bound: options.utilization_bound,
+            reason: Some(format!("utilization bound: {e}")),
+            planned: None,
+            analysis: None,
+        };
+    }
     let mut base = set.clone();
     let ranks = set.ranks();
     for (task, &rank) in base.tasks.iter_mut().zip(&ranks) {

@@ -152,6 +152,32 @@ pub fn unsupported(set: &TaskSet) -> Option<String> {
     })
 }
 
+/// Why a plan request is refused before any search (bad input for every
+/// front end, which names its own option).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PlanRefusal {
+    /// The set shares a resource between tasks ([`unsupported`]'s words,
+    /// the file named).
+    SharedResource(String),
+    /// The partition budget is not 1 to N_P ([`partition_budget`]'s words).
+    Partitions(String),
+}
+
+/// The checks `tinct plan` and Python's `TaskSet.plan` make before
+/// planning `set` (read from `file`) with CATA, BFD or WFD, in their
+/// order: the algorithms can plan it ([`unsupported`]), and the budget
+/// `requested` is 1 to N_P ([`partition_budget`]). Returns the budget.
+pub fn check_request(
+    set: &TaskSet,
+    file: &str,
+    requested: Option<u32>,
+) -> Result<u32, PlanRefusal> {
+    if let Some(why) = unsupported(set) {
+        return Err(PlanRefusal::SharedResource(format!("{file}: {why}")));
+    }
+    partition_budget(set, file, requested).map_err(PlanRefusal::Partitions)
+}
+
 /// Allocates `set` with `algorithm`, spends CATA's leftover partitions
 /// (unless `keep_free`), writes the cores, priorities and partitions into a
 /// copy of the set and analyzes it.
