@@ -157,6 +157,7 @@ fn a_bad_study_names_its_flags_and_exits_2() {
         (["--period-min", "2s"], "--period-min/--period-max and "),
         (["--sensitivity-max", "1.5"], "--sensitivity-max: expected"),
         (["--partitions", "0"], "--tasks, --cores and --partitions: "),
+        (["--threads", "0"], "--threads: expected at least 1"),
     ] {
         let stderr = tinct()
             .args(["experiment", "random", "--out"])

@@ -169,7 +169,7 @@ pub fn analyze_batch_arrays<'py>(
     let pool = crate::pools::pool(threads)?;
     let outcome = py.detach(|| {
         batch.check()?;
-        Ok(crate::pools::install(&pool, || batch.run(shape[0])))
+        Ok(pool.install(|| batch.run(shape[0])))
     });
     let (schedulable, response) = outcome.map_err(|(field, s, i, expected, found): Refusal| {
         bad_argument(

@@ -110,8 +110,7 @@ pub fn random_shard<'py>(
         progress: None,
         stop: Some(&stop),
     };
-    let computed =
-        py.detach(|| crate::pools::install(&pool, || parallel::compute(&params, shard, hooks)));
+    let computed = py.detach(|| pool.install(|| parallel::compute(&params, shard, hooks)));
     let file = ShardFile {
         params,
         shard: index,

@@ -9,7 +9,66 @@
 
 use super::Hooks;
 use super::random::{Computed, Params, Shard, run_set, tally, work_items};
+use rayon::ThreadPool;
 use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A pool the caller asked for by its thread count, or rayon's global pool
+/// (every core).
+#[derive(Clone, Debug)]
+pub enum Pool {
+    /// rayon's global pool.
+    Global,
+    /// A pool of its own, kept for later calls with the same count.
+    Sized(Arc<ThreadPool>),
+}
+
+impl Pool {
+    /// The pool with `threads` threads (`None`: the global pool), built
+    /// once per count and kept, so a caller in a loop (the Python batch
+    /// API) does not pay for starting threads each time. Zero threads is
+    /// refused, with what was expected and found.
+    pub fn with_threads(threads: Option<usize>) -> Result<Pool, String> {
+        let Some(threads) = threads else {
+            return Ok(Pool::Global);
+        };
+        if threads == 0 {
+            return Err("expected at least 1 (or none for every core), found 0".into());
+        }
+        static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
+        let mut pools = POOLS
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(pool) = pools.get(&threads) {
+            return Ok(Pool::Sized(Arc::clone(pool)));
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map(Arc::new)
+            .map_err(|e| e.to_string())?;
+        pools.insert(threads, Arc::clone(&pool));
+        Ok(Pool::Sized(pool))
+    }
+
+    /// Runs `f` on this pool.
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        match self {
+            Pool::Global => f(),
+            Pool::Sized(pool) => pool.install(f),
+        }
+    }
+
+    /// Its number of threads.
+    pub fn threads(&self) -> usize {
+        match self {
+            Pool::Global => rayon::current_num_threads(),
+            Pool::Sized(pool) => pool.current_num_threads(),
+        }
+    }
+}
 
 /// [`super::random::compute`] with the sets spread over the current rayon
 /// pool (install one to choose the thread count). Counts are identical:
@@ -31,5 +90,31 @@ pub fn compute(params: &Params, shard: Shard, hooks: Hooks) -> Computed {
         done: outcomes.len() as u64,
         total: items.len() as u64,
         points: tally(params, outcomes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_is_built_once_per_count_and_zero_threads_is_refused() {
+        assert_eq!(
+            Pool::with_threads(Some(0)).unwrap_err(),
+            "expected at least 1 (or none for every core), found 0"
+        );
+        let (Pool::Sized(first), Pool::Sized(again)) = (
+            Pool::with_threads(Some(3)).unwrap(),
+            Pool::with_threads(Some(3)).unwrap(),
+        ) else {
+            panic!("a count gives a pool of its own")
+        };
+        assert!(Arc::ptr_eq(&first, &again), "kept, not built again");
+        let pool = Pool::Sized(first);
+        assert_eq!(pool.threads(), 3);
+        assert_eq!(pool.install(rayon::current_num_threads), 3);
+        let global = Pool::with_threads(None).unwrap();
+        assert!(matches!(global, Pool::Global));
+        assert_eq!(global.threads(), rayon::current_num_threads());
     }
 }

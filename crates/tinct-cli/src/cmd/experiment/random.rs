@@ -16,9 +16,10 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use tinct_core::experiment::Hooks;
+use tinct_core::experiment::parallel::{self, Pool};
 use tinct_core::experiment::random::{Params, Shard, ShardFile, work_items};
 use tinct_core::experiment::study::RandomStudy;
-use tinct_core::experiment::{Hooks, parallel};
 use tinct_core::generate::RandomParams;
 use tinct_core::timeout::{parse_timeout, stop_after};
 use tinct_core::units::{Bytes, Nanos};
@@ -94,6 +95,8 @@ pub struct Args {
 /// Runs the study (or one shard of it).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let params = params(&args)?;
+    let pool =
+        Pool::with_threads(args.threads).map_err(|e| CliError::Input(format!("--threads: {e}")))?;
     crate::output::output_dir(&args.out, "--out")?;
     println!(
         "experiment random: {}",
@@ -101,10 +104,6 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     );
     let shard = args.shard.unwrap_or(Shard::ALL);
     let Shard { index, count } = shard;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(args.threads.unwrap_or(0))
-        .build()
-        .map_err(|e| CliError::Failed(e.into()))?;
     let bar = ProgressBar::new(work_items(&params, shard).len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} task sets, {per_sec}, eta {eta}")
@@ -120,7 +119,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let computed = pool.install(|| parallel::compute(&params, shard, hooks));
     bar.finish_and_clear();
     let elapsed = started.elapsed().as_secs_f64();
-    let threads = pool.current_num_threads();
+    let threads = pool.threads();
     eprintln!(
         "{} task sets × {} algorithms in {elapsed:.2} s on {threads} thread(s): {:.1} task sets/s/core",
         computed.done,
