@@ -170,18 +170,18 @@ pub unsafe extern "C" fn tinct_pool_create_with(
     controller_masks: *const u64,
     ncontroller_masks: usize,
 ) -> *mut SharedPool {
-    into_handle((|| {
-        let options = options(size, flags)?;
-        // SAFETY: forwarded caller contract.
-        let mapping = unsafe {
-            mapping_of(
+    // SAFETY: forwarded caller contract.
+    into_handle(unsafe {
+        pool_of_masks(
+            options(size, flags),
+            [
                 (color_masks, ncolor_masks),
                 (bank_masks, nbank_masks),
                 (controller_masks, ncontroller_masks),
-            )?
-        };
-        SharedPool::new(mapping, options)
-    })())
+            ],
+            BankOptions::default(),
+        )
+    })
 }
 
 /// Creates a pool for chandru-mueller's bank-aware allocator: explicit
@@ -204,50 +204,56 @@ pub unsafe extern "C" fn tinct_pool_create_banked(
     ncontroller_masks: usize,
     chunk_size: usize,
 ) -> *mut SharedPool {
-    into_handle((|| {
-        let options = options(size, flags & !TINCT_POOL_INTERLEAVE)?;
-        // SAFETY: forwarded caller contract.
-        let mapping = unsafe {
-            mapping_of(
+    let banks = BankOptions {
+        chunk_bytes: match chunk_size {
+            0 => BankOptions::default().chunk_bytes,
+            bytes => bytes as u64,
+        },
+        interleave_controllers: flags & TINCT_POOL_INTERLEAVE != 0,
+    };
+    // SAFETY: forwarded caller contract.
+    into_handle(unsafe {
+        pool_of_masks(
+            options(size, flags & !TINCT_POOL_INTERLEAVE),
+            [
                 (color_masks, ncolor_masks),
                 (bank_masks, nbank_masks),
                 (controller_masks, ncontroller_masks),
-            )?
-        };
-        let banks = BankOptions {
-            chunk_bytes: match chunk_size {
-                0 => BankOptions::default().chunk_bytes,
-                bytes => bytes as u64,
-            },
-            interleave_controllers: flags & TINCT_POOL_INTERLEAVE != 0,
-        };
-        SharedPool::with_bank_options(mapping, options, banks)
-    })())
+            ],
+            banks,
+        )
+    })
 }
 
-/// The mapping of three (pointer, length) mask arrays.
+/// The pool of [`tinct_pool_create_with`] and [`tinct_pool_create_banked`]:
+/// `options` (an error there is the one reported), an address mapping
+/// whose color, bank and controller functions are the XOR masks of the
+/// three (pointer, length) arrays `masks`, and `banks`.
 ///
 /// # Safety
 /// Each pointer must be NULL (with length 0) or point to that many values.
-unsafe fn mapping_of(
-    colors: (*const u64, usize),
-    banks: (*const u64, usize),
-    controllers: (*const u64, usize),
-) -> Result<AddressMapping, MemError> {
+unsafe fn pool_of_masks(
+    options: Result<PoolOptions, MemError>,
+    masks: [(*const u64, usize); 3],
+    banks: BankOptions,
+) -> Result<SharedPool, MemError> {
+    let options = options?;
+    let [colors, bank_masks, controllers] = masks;
     // SAFETY: forwarded caller contract.
-    let (colors, banks, controllers) = unsafe {
+    let (colors, bank_masks, controllers) = unsafe {
         (
             slice(colors.0, colors.1)?,
-            slice(banks.0, banks.1)?,
+            slice(bank_masks.0, bank_masks.1)?,
             slice(controllers.0, controllers.1)?,
         )
     };
-    AddressMapping::new(
+    let mapping = AddressMapping::new(
         rustix::param::page_size() as u64,
         XorFunctions::from_masks(colors.to_vec())?,
-        XorFunctions::from_masks(banks.to_vec())?,
+        XorFunctions::from_masks(bank_masks.to_vec())?,
         XorFunctions::from_masks(controllers.to_vec())?,
-    )
+    )?;
+    SharedPool::with_bank_options(mapping, options, banks)
 }
 
 /// The mode mask of comma-separated names (`exact`, `restricted`,

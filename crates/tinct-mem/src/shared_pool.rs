@@ -608,6 +608,27 @@ impl State {
         Ok(())
     }
 
+    /// Gives the pages in `scratch` back to the pool and marks them free:
+    /// the pages a span just released, or those taken for a request that
+    /// could not be placed.
+    fn give_back_scratch(&mut self) -> Result<(), MemError> {
+        give_back(&mut self.pool, &mut self.uses, &self.scratch)
+    }
+
+    /// Moves the pages of the span at window page `first` that come after
+    /// its first `keep` back to the pool and marks them free (through
+    /// `scratch`); `keep == 0` takes the whole span out of the window.
+    fn release_span_pages(&mut self, first: usize, keep: usize) -> Result<(), MemError> {
+        self.scratch.clear();
+        let home = |page: PageId| self.pool.page_address(page);
+        if keep == 0 {
+            self.window.remove(first, home, &mut self.scratch)?;
+        } else {
+            self.window.truncate(first, keep, home, &mut self.scratch)?;
+        }
+        self.give_back_scratch()
+    }
+
     fn alloc_in(
         &mut self,
         arena: usize,
@@ -633,20 +654,13 @@ impl State {
         }
         let pages = size.div_ceil(page_size);
         self.take_pages(arena, pages, PageUse::Span { arena: tag }, None)?;
-        let State {
-            pool,
-            window,
-            scratch,
-            uses,
-            ..
-        } = self;
-        match window.place(scratch, |page| pool.page_address(page), align) {
-            Ok(ptr) => Ok(ptr),
-            Err(error) => {
-                give_back(pool, uses, scratch)?;
-                Err(error)
-            }
+        let placed = self
+            .window
+            .place(&self.scratch, |page| self.pool.page_address(page), align);
+        if placed.is_err() {
+            self.give_back_scratch()?;
         }
+        placed
     }
 
     /// Resizes the span at `ptr` without copying when the new size needs
@@ -671,16 +685,7 @@ impl State {
         }
         let pages = size.div_ceil(page_size);
         if pages <= old_pages {
-            self.scratch.clear();
-            let State {
-                pool,
-                window,
-                scratch,
-                uses,
-                ..
-            } = self;
-            window.truncate(first, pages, |page| pool.page_address(page), scratch)?;
-            give_back(pool, uses, scratch)?;
+            self.release_span_pages(first, pages)?;
             return Ok(Some(ptr));
         }
         let last = PageId(self.window.span_pages(first)[old_pages - 1]);
@@ -692,25 +697,21 @@ impl State {
             },
             Some(last),
         )?;
-        let State {
-            pool,
-            window,
-            scratch,
-            uses,
-            ..
-        } = self;
-        let grown = if window.room_after(first) >= scratch.len() {
+        let grown = if self.window.room_after(first) >= self.scratch.len() {
             Ok(())
         } else {
-            window.relocate(first, pages).map(|to| first = to)
+            self.window.relocate(first, pages).map(|to| first = to)
         }
-        .and_then(|()| window.extend(first, scratch, |page| pool.page_address(page)));
+        .and_then(|()| {
+            self.window
+                .extend(first, &self.scratch, |page| self.pool.page_address(page))
+        });
         match grown {
             Ok(()) => Ok(Some(
-                NonNull::new(window.address(first)).expect("window addresses are non-null"),
+                NonNull::new(self.window.address(first)).expect("window addresses are non-null"),
             )),
             Err(error) => {
-                give_back(pool, uses, scratch)?;
+                self.give_back_scratch()?;
                 Err(error)
             }
         }
@@ -819,16 +820,6 @@ impl State {
             return self.pool.free(page);
         }
         let (first, _) = self.window.span_at(address).expect("lookup found the span");
-        self.scratch.clear();
-        let State {
-            pool,
-            window,
-            scratch,
-            uses,
-            ..
-        } = self;
-        window.remove(first, |page| pool.page_address(page), scratch)?;
-        give_back(pool, uses, scratch)?;
-        Ok(())
+        self.release_span_pages(first, 0)
     }
 }

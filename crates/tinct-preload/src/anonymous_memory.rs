@@ -57,22 +57,6 @@ fn set_errno(value: c_int) {
     unsafe { *libc::__errno_location() = value };
 }
 
-/// The kernel's `mmap`, bypassing every wrapper.
-///
-/// # Safety
-/// As `mmap(2)`.
-pub unsafe fn raw_mmap(
-    address: *mut c_void,
-    len: usize,
-    prot: c_int,
-    flags: c_int,
-    fd: c_int,
-    offset: libc::off_t,
-) -> *mut c_void {
-    // SAFETY: forwarded caller contract; syscall sets errno on failure.
-    unsafe { libc::syscall(libc::SYS_mmap, address, len, prot, flags, fd, offset) as *mut c_void }
-}
-
 /// A raw system call with up to five arguments returning an int.
 fn raw(number: libc::c_long, a: usize, b: usize, c: usize, d: usize, e: usize) -> c_int {
     // SAFETY: the callers pass the arguments of the named system call,
@@ -144,8 +128,11 @@ pub unsafe fn mmap(
             .mapped_uncolored
             .fetch_add(1, Ordering::Relaxed);
     }
-    // SAFETY: forwarded caller contract.
-    let result = unsafe { raw_mmap(address, len, prot, flags, fd, offset) };
+    // The kernel's mmap, bypassing every wrapper.
+    // SAFETY: forwarded caller contract; syscall sets errno on failure.
+    let result = unsafe {
+        libc::syscall(libc::SYS_mmap, address, len, prot, flags, fd, offset) as *mut c_void
+    };
     if result != libc::MAP_FAILED
         && flags & (libc::MAP_FIXED | libc::MAP_FIXED_NOREPLACE) != 0
         && let Some(heap) = built_heap()

@@ -784,6 +784,12 @@ mod tests {
         task(name, prio, c, Some(wcrt), records)
     }
 
+    /// Asserts that `late`'s explanation says `text` (and shows it if not).
+    #[track_caller]
+    fn assert_explains(late: &LateJob, text: &str) {
+        assert!(late.explanation.contains(text), "{}", late.explanation);
+    }
+
     /// A run of `tasks` and the evidence the attribution is given: the
     /// fixture of every test here.
     struct Scenario {
@@ -977,12 +983,7 @@ mod tests {
         assert_eq!(hi_late.cause, Cause::ExecAboveC);
         let late = &a.late[1][0];
         assert_eq!(late.cause, Cause::ExecAboveC);
-        assert!(
-            late.explanation
-                .contains("higher-priority 'hi' job 7: 13.000 ms > C 2.000 ms"),
-            "{}",
-            late.explanation
-        );
+        assert_explains(late, "higher-priority 'hi' job 7: 13.000 ms > C 2.000 ms");
     }
 
     #[test]
@@ -997,13 +998,7 @@ mod tests {
         .attribute();
         assert_eq!(a.late[0].len(), 2);
         assert!(a.late[0].iter().all(|j| j.cause == Cause::ExecAboveC));
-        assert!(
-            a.late[0][1]
-                .explanation
-                .contains("earlier 'a' job 1: 90.000 ms > C 4.000 ms"),
-            "{}",
-            a.late[0][1].explanation
-        );
+        assert_explains(&a.late[0][1], "earlier 'a' job 1: 90.000 ms > C 4.000 ms");
     }
 
     #[test]
@@ -1077,12 +1072,7 @@ mod tests {
         };
         let late = lone(100 * MS + 150 * US).only_late();
         assert_eq!(late.cause, Cause::PlatformOverhead);
-        assert!(
-            late.explanation
-                .contains("overhead: 0.150 ms of its response"),
-            "{}",
-            late.explanation
-        );
+        assert_explains(&late, "overhead: 0.150 ms of its response");
         // 3 ms not dispatched is beyond platform latency (the sentinel's
         // stall threshold) and no stall was seen: something unknown ran.
         assert_eq!(lone(103 * MS).only_late().cause, Cause::Unexplained);
@@ -1110,12 +1100,7 @@ mod tests {
         let with = |colouring| shared(colouring).attribute().late[0][0].clone();
         let late = with(Colouring::NotEffective);
         assert_eq!(late.cause, Cause::ColouringNotEffective);
-        assert!(
-            late.explanation
-                .contains("shares the last-level cache with b"),
-            "{}",
-            late.explanation
-        );
+        assert_explains(&late, "shares the last-level cache with b");
         assert_eq!(
             with(Colouring::Inconclusive).cause,
             Cause::ColouringNotEffective
@@ -1123,11 +1108,7 @@ mod tests {
         assert_eq!(with(Colouring::Effective).cause, Cause::Unexplained);
         let unknown = with(Colouring::Unknown);
         assert_eq!(unknown.cause, Cause::Unexplained);
-        assert!(
-            unknown.explanation.contains("--probe-colors"),
-            "{}",
-            unknown.explanation
-        );
+        assert_explains(&unknown, "--probe-colors");
         // Another cache: nothing shared.
         let mut separate = shared(Colouring::NotEffective);
         separate.llc_domains = vec![vec![0], vec![1]];
@@ -1147,7 +1128,7 @@ mod tests {
         scenario.result.tasks[0].records[1].policy = Policy::Other;
         let late = scenario.only_late();
         assert_eq!(late.cause, Cause::NotRealTime);
-        assert!(late.explanation.contains("--no-rt"), "{}", late.explanation);
+        assert_explains(&late, "--no-rt");
     }
 
     #[test]
@@ -1170,7 +1151,7 @@ mod tests {
         // No analysis to contradict: a result, not an unexplained
         // exceedance of the analysis' bound.
         assert_eq!(late.cause, Cause::NoAnalysis);
-        assert!(late.explanation.contains("'a'"), "{}", late.explanation);
+        assert_explains(late, "'a'");
         let counts = CauseCounts::of(&a.late[0]);
         assert_eq!((counts.no_analysis, counts.total()), (1, 1));
         assert_eq!(counts.unexplained, 0);

@@ -35,8 +35,10 @@ pub use locate::{Seg, SourceIndex};
 pub use references::relocated;
 pub use write::{to_json, to_text, to_toml, write_file};
 
-/// A task-set file that could not be read, parsed or validated.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A task-set file that could not be read, parsed or validated
+/// (serializable, so that a process can hand it to another: tinct-rt's
+/// supervised run sends it to its parent).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct InputError {
     /// The file, as the user named it.
     pub file: String,

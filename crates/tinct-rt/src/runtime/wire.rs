@@ -10,6 +10,7 @@ use crate::shared_log::SharedLog;
 use crate::spec::{RunSpec, Scheduling};
 use crate::watchdog::StopReason;
 use serde::{Deserialize, Serialize};
+use tinct_core::format::InputError;
 
 /// A [`Placement`] with its frames (which its own serialization leaves out).
 #[derive(Serialize, Deserialize)]
@@ -155,13 +156,9 @@ impl ChildReport {
 /// An [`RtError`] on the wire (the kinds the caller tells apart).
 #[derive(Serialize, Deserialize)]
 pub(super) enum WireError {
-    Input {
-        file: String,
-        line: Option<usize>,
-        field: String,
-        expected: String,
-        found: String,
-    },
+    /// [`RtError::Input`], its fields carried as an [`InputError`] (which
+    /// converts back into it).
+    Input(InputError),
     Privilege {
         what: String,
         fix: String,
@@ -184,13 +181,13 @@ impl WireError {
                 field,
                 expected,
                 found,
-            } => WireError::Input {
+            } => WireError::Input(InputError {
                 file,
                 line,
                 field,
                 expected,
                 found,
-            },
+            }),
             RtError::Privilege { what, fix } => WireError::Privilege { what, fix },
             RtError::Task { task, message } => WireError::Task { task, message },
             other => WireError::Other {
@@ -201,19 +198,7 @@ impl WireError {
 
     pub(super) fn into_error(self) -> RtError {
         match self {
-            WireError::Input {
-                file,
-                line,
-                field,
-                expected,
-                found,
-            } => RtError::Input {
-                file,
-                line,
-                field,
-                expected,
-                found,
-            },
+            WireError::Input(input) => input.into(),
             WireError::Privilege { what, fix } => RtError::Privilege { what, fix },
             WireError::Task { task, message } => RtError::Task { task, message },
             WireError::Other { message } => RtError::Task {
@@ -221,5 +206,34 @@ impl WireError {
                 message,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Through JSON, as the supervised child sends it.
+    fn across_the_wire(error: RtError) -> RtError {
+        let bytes = serde_json::to_vec(&WireError::of(error)).unwrap();
+        serde_json::from_slice::<WireError>(&bytes)
+            .unwrap()
+            .into_error()
+    }
+
+    #[test]
+    fn an_input_error_crosses_the_wire_with_every_field() {
+        let error = across_the_wire(RtError::Input {
+            file: "plan.toml".into(),
+            line: Some(7),
+            field: "task 'a' field `period`".into(),
+            expected: "a duration".into(),
+            found: "\"soon\"".into(),
+        });
+        assert_eq!(
+            error.to_string(),
+            "plan.toml:7: task 'a' field `period`: expected a duration, found \"soon\""
+        );
+        assert!(matches!(error, RtError::Input { line: Some(7), .. }));
     }
 }
