@@ -9,16 +9,17 @@
 
 use std::ops::Range;
 
-use serde::Serialize;
-
 use crate::error::SimError;
 use crate::geometry::CacheGeometry;
+use tinct_geometry::PageColors;
 
-/// The page-color view of a geometry for one page size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// The page-color view of a geometry for one page size: tinct-geometry's
+/// [`PageColors`] of one way of one slice (the colour of a frame or an
+/// address is its calculation), with the sets each colour covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PageColoring {
     page_size: u64,
-    page_shift: u32,
+    geometry: PageColors,
     colors: u64,
     line_size: u64,
     way_span: u64,
@@ -39,12 +40,17 @@ impl PageColoring {
         }
         // The one page-color calculation of tinct (shared with tinct-sys and
         // tinct-mem), over the span of one way of one slice.
-        let colors = tinct_geometry::PageColors::of_way(geometry.way_span(), page_size)
+        let colors = PageColors::of_way(geometry.way_span(), page_size)
             .map_err(|e| SimError::invalid("page_size", "a page-colored geometry", e))?;
+        // A model's way span is a power of two (sets and lines are), so
+        // the colour bits are known: every frame has a colour.
+        colors
+            .color_bits()
+            .map_err(|e| SimError::invalid("way span", "a power of two", e))?;
         Ok(PageColoring {
             page_size,
-            page_shift: page_size.trailing_zeros(),
             colors: colors.colors,
+            geometry: colors,
             line_size: geometry.line_size(),
             way_span: geometry.way_span(),
         })
@@ -63,18 +69,21 @@ impl PageColoring {
     /// Color of the page with frame number `pfn`.
     #[inline]
     pub fn color_of_pfn(&self, pfn: u64) -> u64 {
-        pfn & (self.colors - 1)
+        // Known bits (checked in `new`): never the default.
+        self.geometry.color_of_frame(pfn).unwrap_or_default()
     }
 
     /// Color of a physical address.
     #[inline]
     pub fn color_of_address(&self, address: u64) -> u64 {
-        self.color_of_pfn(address >> self.page_shift)
+        self.geometry.color_of(address).unwrap_or_default()
     }
 
     /// The physical address bits that carry the color (empty when there is one color).
     pub fn color_bits(&self) -> Range<u32> {
-        self.page_shift..self.page_shift + self.colors.trailing_zeros()
+        self.geometry
+            .address_bits
+            .map_or(0..0, |(low, high)| low..high)
     }
 
     /// The set indices inside a slice that pages of `color` map to.
