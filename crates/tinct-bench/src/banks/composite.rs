@@ -95,7 +95,7 @@ pub(super) fn measure(
         }
         progress.set_message(&format!("composite {threads} threads x {pages} pages"));
         let conditions = conditions(plan);
-        let cpu_of = |thread: usize| plan.cpus[thread % plan.cpus.len()];
+        let cpu_of = |thread: usize| plan.run.cpus[thread % plan.run.cpus.len()];
         // Heap memory for default; first-touch memory for the node ones.
         let mut heaps: Vec<Vec<Vec<u64>>> = Vec::new();
         let mut arena_pages = Vec::new();
@@ -164,9 +164,9 @@ pub(super) fn measure(
         }
         let rounds = iterations(pages);
         let names: Vec<&str> = conditions.iter().map(|a| a.name()).collect();
-        let samples = Interleaved::new(names, plan.reps)
+        let samples = Interleaved::new(names, plan.run.reps)
             .warmup(super::WARMUP_ROUNDS)
-            .seed(plan.seed ^ (threads as u64) << 8 ^ pages as u64)
+            .seed(plan.run.seed ^ (threads as u64) << 8 ^ pages as u64)
             .run(progress, |c| {
                 let jobs = memory[c]
                     .iter_mut()

@@ -88,7 +88,7 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
         .as_ref()
         .and_then(|a| a.placement_unknown().map(str::to_string));
 
-    let total = u64::from(plan.reps + WARMUP_ROUNDS)
+    let total = u64::from(plan.run.reps + WARMUP_ROUNDS)
         * (plan.kernels.len() as u64 * plan.allocations.len() as u64
             + composite::conditions(plan).len() as u64 * plan.composite.len() as u64);
     progress.start(total, "banks");
@@ -103,7 +103,7 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
                 break;
             }
             progress.set_message(kernel.name());
-            let seed = plan.seed.wrapping_add(k as u64);
+            let seed = plan.run.seed.wrapping_add(k as u64);
             let Some((result, totals)) = measure_kernel(
                 plan,
                 kernel,
@@ -222,7 +222,7 @@ fn measure_kernel(
     progress: &dyn Progress,
 ) -> Result<Option<(KernelResult, Vec<ConditionCounters>)>> {
     let elements = arrays[0][0].elements_of(kernel);
-    let target = if plan.quick {
+    let target = if plan.run.quick {
         24u64 << 20
     } else {
         192u64 << 20
@@ -230,7 +230,7 @@ fn measure_kernel(
     let passes = (target / (elements * kernel.bytes_per_element())).max(1);
     let bytes_per_run = elements * kernel.bytes_per_element() * passes * plan.threads() as u64;
     let names: Vec<&str> = plan.allocations.iter().map(|a| a.name()).collect();
-    let samples = Interleaved::new(names, plan.reps)
+    let samples = Interleaved::new(names, plan.run.reps)
         .warmup(WARMUP_ROUNDS)
         .seed(seed)
         .run(progress, |c| {
@@ -243,7 +243,7 @@ fn measure_kernel(
                 })
                 .collect();
             run_together(jobs, plan.fifo, |i, arrays| {
-                kernels::run(kernel, arrays, passes, plan.seed.wrapping_add(i as u64))
+                kernels::run(kernel, arrays, passes, plan.run.seed.wrapping_add(i as u64))
             })
             .map(|t| t.elapsed_ns)
         })?;

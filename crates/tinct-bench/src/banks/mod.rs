@@ -306,18 +306,7 @@ fn assemble(plan: plan::Plan, measured: measure::Measured, machine: Machine) -> 
     let notes = notes(&plan, &measured, &machine);
     let bank_placement_known = plan.bank_known();
     Report {
-        header: RunHeader {
-            bench: "banks".into(),
-            quick: plan.quick,
-            reps: plan.reps,
-            seed: plan.seed,
-            cpus: plan.cpus,
-            machine,
-            counters: measured.counters.clone(),
-            interrupted: false,
-            rounds_requested: None,
-            rounds_completed: None,
-        },
+        header: RunHeader::of_run("banks", plan.run, machine, measured.counters.clone()),
         parameters: Parameters {
             threads: plan.thread_cpus.len(),
             thread_cpus: plan.thread_cpus,
@@ -368,7 +357,7 @@ fn notes(plan: &plan::Plan, measured: &measure::Measured, machine: &Machine) -> 
     let oversubscribed = plan
         .composite
         .iter()
-        .filter(|&&(threads, _)| threads > plan.cpus.len())
+        .filter(|&&(threads, _)| threads > plan.run.cpus.len())
         .map(|(threads, pages)| format!("{threads}x{pages}"))
         .collect::<Vec<_>>();
     if !oversubscribed.is_empty() {
@@ -376,7 +365,7 @@ fn notes(plan: &plan::Plan, measured: &measure::Measured, machine: &Machine) -> 
             "composite {}: more threads than the {} CPUs, so threads share CPUs (pinned round \
              robin) and a run's longest thread includes waiting for its CPU",
             oversubscribed.join(", "),
-            plan.cpus.len()
+            plan.run.cpus.len()
         ));
     }
     if let Some(why) = &measured.frames_unreadable {

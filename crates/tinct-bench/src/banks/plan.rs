@@ -5,6 +5,7 @@
 use super::kernels::Kernel;
 use super::{Allocation, Params, Skipped};
 use crate::choice::Choice;
+use crate::harness::RunSettings;
 use crate::harness::machine::human_bytes;
 use crate::page_placement::PagedMemory;
 use crate::{Error, Result};
@@ -19,12 +20,9 @@ const MAX_ARENA_BYTES: u64 = 4 << 30;
 
 /// What a run measures, checked against this machine.
 pub(super) struct Plan {
-    pub quick: bool,
-    pub reps: u32,
-    pub seed: u64,
+    /// Quick, reps, seed, and every CPU the bench may use.
+    pub run: RunSettings,
     pub fifo: Option<u8>,
-    /// Every CPU the bench may use.
-    pub cpus: Vec<u32>,
     /// One CPU per thread.
     pub thread_cpus: Vec<u32>,
     pub page_bytes: u64,
@@ -113,9 +111,6 @@ pub(super) fn plan(params: &Params) -> Result<Plan> {
         }
     });
     let mut plan = Plan {
-        quick,
-        reps,
-        seed: common.seed,
         fifo: params.fifo,
         kernels: params
             .kernels
@@ -134,11 +129,11 @@ pub(super) fn plan(params: &Params) -> Result<Plan> {
         remote: None,
         topology,
         thread_cpus,
-        cpus,
+        run: common.settings(reps, cpus),
     };
     plan.skipped.extend(mapping_notes);
     add_arena_allocations(&mut plan);
-    match remote_cpus(&plan.topology, &plan.thread_cpus, &plan.cpus) {
+    match remote_cpus(&plan.topology, &plan.thread_cpus, &plan.run.cpus) {
         Ok(remote) => {
             plan.allocations
                 .extend([Allocation::NodeLocal, Allocation::NodeRemote]);

@@ -26,18 +26,18 @@ pub(super) struct Measured {
 pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> {
     let available: Vec<&Placement> = plan.placements.iter().filter(|p| p.available()).collect();
     let conditions_per_size = 1 + 2 * available.len() as u64;
-    let total = u64::from(plan.reps + WARMUP_ROUNDS)
+    let total = u64::from(plan.run.reps + WARMUP_ROUNDS)
         * (conditions_per_size * plan.sizes.len() as u64 + 2 * available.len() as u64);
     progress.start(total, "coherence");
     let mut run_conditions = RunConditions::start(plan.fifo)?;
     let mut events = default_events();
     events.extend(plan.fig9.counters());
     let setup = Setup {
-        reps: plan.reps,
+        reps: plan.run.reps,
         loops: plan.loops,
         events,
         increments: plan.increments,
-        sequential_cpu: plan.cpus[0],
+        sequential_cpu: plan.run.cpus[0],
         fifo: plan.fifo,
         progress,
     };
@@ -49,7 +49,7 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
             break;
         }
         progress.set_message(&format!("{rows}x{rows}"));
-        let seed = plan.seed.wrapping_add(index as u64);
+        let seed = plan.run.seed.wrapping_add(index as u64);
         let Some((size, totals)) = measure_size(rows, seed, &available, &setup)? else {
             break;
         };
@@ -62,7 +62,7 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
         if progress.stop_requested() {
             break;
         }
-        let seed = plan.seed.wrapping_add(1000 + index as u64);
+        let seed = plan.run.seed.wrapping_add(1000 + index as u64);
         let Some((result, totals)) = measure_false_sharing(placement, seed, &setup)? else {
             break;
         };

@@ -36,7 +36,9 @@ mod measure;
 pub mod placement;
 mod report;
 
-use crate::harness::{BenchOptions, Durations, Finished, Machine, Progress, RunHeader};
+use crate::harness::{
+    BenchOptions, Durations, Finished, Machine, Progress, RunHeader, RunSettings,
+};
 use crate::scheduling_and_load::RunConditions;
 use crate::{Error, Result};
 use placement::{Placement, PlacementKind};
@@ -223,14 +225,12 @@ const QUICK_REPS: u32 = 5;
 
 /// The validated parameters and the machine's placements: what to measure.
 struct Plan {
-    quick: bool,
-    reps: u32,
-    seed: u64,
+    /// Quick, reps, seed, and the CPUs (the sequential version's first).
+    run: RunSettings,
     sizes: Vec<usize>,
     loops: Loops,
     increments: u64,
     fifo: Option<u8>,
-    cpus: Vec<u32>,
     placements: Vec<Placement>,
     fig9: tinct_sys::perf::coherence::Fig9Events,
 }
@@ -314,14 +314,11 @@ fn plan(params: &Params) -> Result<Plan> {
     let placements = placement::placements(&topology, &cpus);
     let fig9 = tinct_sys::perf::coherence::resolve(&tinct_sys::SysRoot::live())?;
     Ok(Plan {
-        quick,
-        reps,
-        seed: common.seed,
+        run: common.settings(reps, cpus),
         sizes,
         loops,
         increments,
         fifo: params.fifo,
-        cpus,
         placements,
         fig9,
     })
@@ -359,7 +356,7 @@ fn assemble(plan: Plan, measured: measure::Measured) -> Report {
                 .into(),
         );
     }
-    if plan.cpus.len() < 2 {
+    if plan.run.cpus.len() < 2 {
         notes.push("one CPU: the parallel versions cannot run in parallel".into());
     }
     notes.extend(measured.run_conditions.notes(machine.online_cpus.len()));
@@ -407,20 +404,9 @@ fn assemble(plan: Plan, measured: measure::Measured) -> Report {
             element_bytes: 8,
             false_sharing_increments: plan.increments,
             warmup_rounds: WARMUP_ROUNDS,
-            sequential_cpu: plan.cpus[0],
+            sequential_cpu: plan.run.cpus[0],
         },
-        header: RunHeader {
-            bench: "coherence".into(),
-            quick: plan.quick,
-            reps: plan.reps,
-            seed: plan.seed,
-            cpus: plan.cpus,
-            machine,
-            counters: measured.counters,
-            interrupted: false,
-            rounds_requested: None,
-            rounds_completed: None,
-        },
+        header: RunHeader::of_run("coherence", plan.run, machine, measured.counters),
         run_conditions: measured.run_conditions,
         placements: plan.placements,
         sizes: measured.sizes,

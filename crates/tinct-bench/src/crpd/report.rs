@@ -5,6 +5,7 @@ use crate::Result;
 use crate::harness::machine::human_bytes;
 use crate::harness::{Durations, LineChart, OutputDir, Series, SeriesStyle, Summary};
 use serde::Serialize;
+use tinct_report::text::us;
 
 #[derive(Serialize)]
 struct PointRow<'a> {
@@ -166,10 +167,6 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
         out.write_svg(&format!("miss-ratio-{}.svg", level.level), &miss)?;
     }
     Ok(())
-}
-
-fn us(ns: u64) -> String {
-    format!("{:.1}", ns as f64 / 1e3)
 }
 
 /// The one-screen summary.

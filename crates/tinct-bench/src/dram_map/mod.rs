@@ -131,18 +131,15 @@ pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>>
     let guest_physical = machine.virtualized == Some(true);
     let mut report = Report {
         header: RunHeader {
-            bench: "dram-map".into(),
-            quick,
-            reps: 1,
-            seed: params.common.seed,
-            cpus: tinct_sys::sched::affinity()?,
-            machine,
-            counters: Vec::new(),
             // Stopped: the search refused itself as interrupted, so no
             // dram-map.toml is written (only found functions are).
             interrupted: solution.refusal.as_deref() == Some(solver::INTERRUPTED),
-            rounds_requested: None,
-            rounds_completed: None,
+            ..RunHeader::of_run(
+                "dram-map",
+                params.common.settings(1, tinct_sys::sched::affinity()?),
+                machine,
+                Vec::new(),
+            )
         },
         buffer_bytes: buffer,
         samples: probe.physical().len(),

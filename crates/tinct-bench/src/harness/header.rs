@@ -3,7 +3,7 @@
 use super::counters::{ConditionCounters, prefixed, start_log, take_log};
 use super::interleaved::{Samples, start_rounds, take_rounds};
 use super::machine::Machine;
-use super::options::BenchOptions;
+use super::options::{BenchOptions, RunSettings};
 use serde::{Deserialize, Serialize};
 
 /// What ran, how, and where; flatten it into a bench's result struct with
@@ -45,14 +45,39 @@ impl RunHeader {
     pub fn new(bench: &str, options: &BenchOptions, reps: u32, cpus: Vec<u32>) -> Self {
         start_log();
         start_rounds();
+        Self::of_run(
+            bench,
+            options.settings(reps, cpus),
+            Machine::describe(),
+            Vec::new(),
+        )
+    }
+
+    /// The header of a `bench` run with `settings` on `machine`, with the
+    /// counter totals the bench collected itself: not interrupted, no
+    /// rounds recorded yet ([`RunHeader::record_rounds`] adds them). For a
+    /// bench that plans, measures, then assembles its result; unlike
+    /// [`RunHeader::new`] it starts no log.
+    pub fn of_run(
+        bench: &str,
+        settings: RunSettings,
+        machine: Machine,
+        counters: Vec<ConditionCounters>,
+    ) -> Self {
+        let RunSettings {
+            quick,
+            reps,
+            seed,
+            cpus,
+        } = settings;
         Self {
             bench: bench.to_string(),
-            quick: options.quick,
+            quick,
             reps,
-            seed: options.seed,
+            seed,
             cpus,
-            machine: Machine::describe(),
-            counters: Vec::new(),
+            machine,
+            counters,
             interrupted: false,
             rounds_requested: None,
             rounds_completed: None,
@@ -99,6 +124,12 @@ mod tests {
         let back: RunHeader = serde_json::from_str(&json).unwrap();
         assert_eq!(back, header);
         assert!(json.contains("\"machine\"") && json.contains("\"seed\":7"));
+        // A bench that assembles its header after measuring gets the same.
+        let settings = options.settings(3, vec![0]);
+        assert_eq!(
+            RunHeader::of_run("calibrate", settings, header.machine.clone(), Vec::new()),
+            header
+        );
     }
 
     #[test]

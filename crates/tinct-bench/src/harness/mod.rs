@@ -29,7 +29,7 @@ pub use counters::{ConditionCounters, EventTotal, MissRate};
 pub use header::RunHeader;
 pub use interleaved::Interleaved;
 pub use machine::Machine;
-pub use options::BenchOptions;
+pub use options::{BenchOptions, RunSettings};
 pub use output::OutputDir;
 pub use progress::{NoProgress, Progress, StopAfter, unless_stopped};
 pub use summary::{Finished, Summary};

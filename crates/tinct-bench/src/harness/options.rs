@@ -1,4 +1,5 @@
-//! Parameters every bench takes: quick, out, reps, seed, cpus.
+//! Parameters every bench takes: quick, out, reps, seed, cpus; and the
+//! settings a run resolves from them.
 
 use crate::{Error, Result};
 use std::path::PathBuf;
@@ -33,7 +34,34 @@ impl Default for BenchOptions {
     }
 }
 
+/// The settings of one run, resolved from its [`BenchOptions`]: what a
+/// bench's plan carries to its measurement and what its
+/// [`RunHeader`](super::RunHeader) records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunSettings {
+    /// True for a `--quick` smoke run.
+    pub quick: bool,
+    /// Repetitions per condition.
+    pub reps: u32,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// The CPUs the run uses, in the order the bench gives them meaning.
+    pub cpus: Vec<u32>,
+}
+
 impl BenchOptions {
+    /// The run's settings: `quick` and `seed` as given, with the `reps`
+    /// and `cpus` the bench resolved (with [`Self::reps_or`] and
+    /// [`Self::cpus`], or its own choice).
+    pub fn settings(&self, reps: u32, cpus: Vec<u32>) -> RunSettings {
+        RunSettings {
+            quick: self.quick,
+            reps,
+            seed: self.seed,
+            cpus,
+        }
+    }
+
     /// The output directory for `bench`.
     pub fn out_dir(&self, bench: &str) -> PathBuf {
         self.out

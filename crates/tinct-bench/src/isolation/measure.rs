@@ -101,12 +101,12 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
     };
 
     let mut job_times: Vec<Vec<JobTime>> = vec![Vec::new(); Condition::ALL.len()];
-    let total = u64::from(plan.reps + WARMUP_ROUNDS) * Condition::ALL.len() as u64;
+    let total = u64::from(plan.run.reps + WARMUP_ROUNDS) * Condition::ALL.len() as u64;
     progress.start(total, "isolation");
     let mut run_conditions = RunConditions::start(plan.fifo)?;
     let measured = (|| -> Result<Vec<ConditionCounters>> {
         let mut memories = memories(plan, colored.as_mut(), &mut heaps)?;
-        let _pin = PinGuard::pin(plan.cpus[0])?;
+        let _pin = PinGuard::pin(plan.run.cpus[0])?;
         run_conditions.apply_to_current_thread()?;
         run_rounds(
             plan,
@@ -150,13 +150,13 @@ fn memories<'a>(
     let (victim_reserved, aggressors_reserved) = match colored {
         Some((arena, groups)) => {
             let mut split = arena.split(groups)?.into_iter();
-            let victim = Chase::new(split.next().unwrap_or_default(), plan.seed);
+            let victim = Chase::new(split.next().unwrap_or_default(), plan.run.seed);
             (victim, split.collect())
         }
         None => (
             Chase::new(
                 heaps.victim_reserved.chunks_exact_mut(page_words).collect(),
-                plan.seed,
+                plan.run.seed,
             ),
             heaps
                 .aggressors_reserved
@@ -169,7 +169,7 @@ fn memories<'a>(
         victim_reserved,
         victim_heap: Chase::new(
             heaps.victim.chunks_exact_mut(page_words).collect(),
-            plan.seed,
+            plan.run.seed,
         ),
         aggressors_reserved,
         aggressors_heap: heaps
@@ -193,9 +193,9 @@ fn run_rounds(
     // Jobs recorded per call, per condition: a round left half-way by
     // Ctrl-C is dropped from the job times as from the samples.
     let mut recorded: Vec<Vec<usize>> = vec![Vec::new(); Condition::ALL.len()];
-    let samples = Interleaved::new(names, plan.reps)
+    let samples = Interleaved::new(names, plan.run.reps)
         .warmup(WARMUP_ROUNDS)
-        .seed(plan.seed)
+        .seed(plan.run.seed)
         .run(progress, |c| {
             let condition = Condition::ALL[c];
             progress.set_message(condition.name());

@@ -280,21 +280,15 @@ fn assemble(
     let (inflation_reserved, inflation_unreserved) = (inflation(1, 0), inflation(3, 2));
     let notes = notes(plan, measured, &machine);
     Ok(Report {
-        header: RunHeader {
-            bench: "isolation".into(),
-            quick: plan.quick,
-            reps: plan.reps,
-            seed: plan.seed,
-            cpus: plan.cpus.clone(),
+        header: RunHeader::of_run(
+            "isolation",
+            plan.run.clone(),
             machine,
-            counters: measured.counters.clone(),
-            interrupted: false,
-            rounds_requested: None,
-            rounds_completed: None,
-        },
+            measured.counters.clone(),
+        ),
         run_conditions: measured.run_conditions.clone(),
         parameters: Parameters {
-            victim_cpu: plan.cpus[0],
+            victim_cpu: plan.run.cpus[0],
             aggressor_cpus: plan.aggressor_cpus().to_vec(),
             victim_bytes: plan.victim_pages as u64 * plan.page_bytes,
             aggressor_bytes: plan.aggressor_pages as u64 * plan.page_bytes,

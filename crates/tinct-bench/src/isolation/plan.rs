@@ -4,6 +4,7 @@
 
 use super::Params;
 use super::reservation::{self, Mechanism};
+use crate::harness::RunSettings;
 use crate::page_placement::PagedMemory;
 use crate::{Error, Result};
 use tinct_core::units::Bytes;
@@ -14,12 +15,10 @@ const ARENA_SLACK: f64 = 1.5;
 
 /// What a run measures, checked against this machine.
 pub(super) struct Plan {
-    pub quick: bool,
-    pub reps: u32,
-    pub seed: u64,
+    /// Quick, reps, seed; the CPUs are the victim's first, then one per
+    /// aggressor.
+    pub run: RunSettings,
     pub fifo: Option<u8>,
-    /// The victim's CPU first, then one per aggressor.
-    pub cpus: Vec<u32>,
     pub jobs_per_round: u32,
     pub mechanism: Mechanism,
     /// Percentage of the colours (or of the L3 mask) for the victim.
@@ -42,7 +41,7 @@ impl Plan {
 
     /// The aggressors' CPUs.
     pub fn aggressor_cpus(&self) -> &[u32] {
-        &self.cpus[1..]
+        &self.run.cpus[1..]
     }
 }
 
@@ -85,11 +84,8 @@ pub(super) fn plan(params: &Params, llc_bytes: u64) -> Result<Plan> {
     }
     let page_bytes = mapping.page_size;
     Ok(Plan {
-        quick,
-        reps,
-        seed: common.seed,
+        run: common.settings(reps, cpus),
         fifo: params.fifo,
-        cpus,
         jobs_per_round,
         mechanism,
         victim_percent: params.victim_colors,

@@ -11,6 +11,7 @@ use crate::harness::counters::MissRate;
 use crate::harness::{LineChart, OutputDir, Series, SeriesStyle, Summary};
 use serde::Serialize;
 use std::path::Path;
+use tinct_report::text::opt_us;
 use tinct_report::{BarChart, BarSeries};
 
 /// At most this many points per ECDF curve in the SVG (evenly spaced ranks).
@@ -238,9 +239,7 @@ pub fn summary(report: &Report, dir: &Path) -> Summary {
                 .map_or("—".into(), |g| format!("{g:+.1} %")),
             short_rate(&p.load_miss_rate),
             short_rate(&p.store_miss_rate),
-            p.moves
-                .as_ref()
-                .map_or("—".into(), |m| format!("{:.1}", us(m.median as f64))),
+            opt_us(p.moves.as_ref().map(|m| m.median)),
         ]);
     }
     let mut reasons: Vec<String> = Vec::new();
