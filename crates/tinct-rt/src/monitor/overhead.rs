@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
-use tinct_report::stats::Durations;
+use tinct_report::stats::{Counts, Durations};
 use tinct_sys::perf::CounterEvent;
 
 /// Runs of each condition.
@@ -68,7 +68,6 @@ pub fn measure(rate_hz: u32, events: &[CounterEvent]) -> crate::Result<Overhead>
     }
     let plain = Durations::of(&plain).expect("RUNS > 0");
     let monitored = Durations::of(&monitored).expect("RUNS > 0");
-    samples.sort_unstable();
     Ok(Overhead {
         rate_hz,
         workload: format!(
@@ -79,7 +78,7 @@ pub fn measure(rate_hz: u32, events: &[CounterEvent]) -> crate::Result<Overhead>
         ratio: monitored.median as f64 / plain.median.max(1) as f64,
         plain,
         monitored,
-        samples_per_run: samples[samples.len() / 2],
+        samples_per_run: Counts::of(&samples).expect("RUNS > 0").median,
     })
 }
 
