@@ -5,7 +5,8 @@
 //! next to the analysis' B_i; the sentinel's stalls; written as
 //! `summary.json`.
 
-use crate::attribution::{Attribution, CauseCounts, Colouring, Evidence, LateJob, attribute};
+use crate::attribution::{Attribution, CauseCounts, Evidence, LateJob, attribute};
+use crate::colouring::Colouring;
 use crate::isolation::{RunIsolation, TaskIsolation};
 use crate::memory::Placement;
 use crate::record::{Accounting, JobRecord, Outcome};
