@@ -405,7 +405,7 @@ mod tests {
         let locked = pool.unlocked_reason().is_none();
         if !locked {
             assert!(
-                std::env::var("TINCT_REQUIRE_PRIVILEGED").as_deref() != Ok("1"),
+                !tinct_sys::testing::privileges_required(),
                 "the pool could not be locked"
             );
         }

@@ -330,7 +330,7 @@ mod tests {
         if let Some(reason) = region.unlocked_reason() {
             // Not locked (no CAP_IPC_LOCK): nothing to unlock, nothing recorded.
             assert!(
-                std::env::var("TINCT_REQUIRE_PRIVILEGED").as_deref() != Ok("1"),
+                !tinct_sys::testing::privileges_required(),
                 "the region could not be locked: {reason}"
             );
             region.discard_unlocking(page, page).unwrap();

@@ -10,6 +10,7 @@
 //! why it has its own exact size reader ([`parse_size`]) instead of
 //! tinct-core's.
 
+use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 
 use crate::mapping::XorFunctions;
@@ -80,7 +81,13 @@ pub const BANK_MODE: &str = "TINCT_BANK_MODE";
 /// `TINCT_MMAP=1`: the program's own anonymous `mmap` (private,
 /// read-write, not fixed) is served from coloured pages too, with `munmap`,
 /// `mremap`, `madvise` and `mprotect` of such memory.
-pub const MMAP: &str = "TINCT_MMAP";
+pub const MMAP: &str = match MMAP_CSTR.to_str() {
+    Ok(name) => name,
+    Err(_) => panic!("TINCT_MMAP is ASCII"),
+};
+/// [`MMAP`] as a C string, for the shim's `getenv`: its `mmap` reads the
+/// variable without allocating, possibly before its heap exists.
+pub const MMAP_CSTR: &CStr = c"TINCT_MMAP";
 /// `TINCT_FORK_KEEP=1`: after `fork`, the child copies every heap page it
 /// inherited at once, so the parent keeps its pages' frames (and colours)
 /// when it writes them later; the child's copies are uncoloured.

@@ -38,7 +38,7 @@ struct Workload {
 fn main() {
     if !is_root() {
         eprintln!("shim_vs_glibc: needs root (the shim reads frame numbers); nothing measured");
-        if std::env::var("TINCT_REQUIRE_PRIVILEGED").is_ok_and(|v| v == "1") {
+        if tinct_sys::testing::privileges_required() {
             std::process::exit(1);
         }
         return;

@@ -39,7 +39,7 @@ pub fn enabled() -> bool {
         _ => {
             // SAFETY: getenv reads the environment; the name is a valid C
             // string and the result is only read.
-            let value = unsafe { libc::getenv(c"TINCT_MMAP".as_ptr()) };
+            let value = unsafe { libc::getenv(tinct_mem::shim_config::MMAP_CSTR.as_ptr()) };
             // SAFETY: non-null results of getenv are NUL-terminated strings.
             let on = !value.is_null()
                 && matches!(

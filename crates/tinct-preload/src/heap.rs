@@ -32,6 +32,7 @@ use tinct_mem::{
 };
 
 use crate::bootstrap::BOOTSTRAP;
+use crate::formatting::list_or_any;
 use crate::lock::RawLock;
 use crate::page_kinds::{Kind, MAPPED, MAX_RUN_PAGES, PROTECTED, PageKinds};
 use crate::page_runs::PageRuns;
@@ -116,6 +117,10 @@ unsafe impl Sync for Heap {}
 // arena, reachable from any thread under the central lock.
 unsafe impl Send for Heap {}
 
+/// The destructor of the thread-cache key: called, as a thread ends, with
+/// the thread's cache (a `pthread_key_create` destructor).
+pub type ThreadEnded = extern "C" fn(*mut libc::c_void);
+
 /// Why the heap could not be built.
 #[derive(Debug)]
 pub enum BuildError {
@@ -136,8 +141,10 @@ fn step_index(step: Step) -> u8 {
 
 impl Heap {
     /// Builds the heap for `config`: the mapping, an empty area reserving
-    /// address space for the budget, and its first segment.
-    pub fn new(config: Config) -> Result<Self, BuildError> {
+    /// address space for the budget, and its first segment. `thread_ended`
+    /// is called with a thread's cache when the thread ends (the process
+    /// heap's [`crate::process::thread_ended`] gives it back).
+    pub fn new(config: Config, thread_ended: ThreadEnded) -> Result<Self, BuildError> {
         let functions = |masks: &[u64]| {
             (!masks.is_empty()).then(|| masks.iter().copied().map(FunctionSpec).collect())
         };
@@ -188,8 +195,8 @@ impl Heap {
                  bits as the colors, or raise TINCT_POOL)",
                 config.pool_bytes >> 20,
                 tinct_sys::format_cpu_list(&colors),
-                crate::report::list_or_any(config.banks.as_deref()),
-                crate::report::list_or_any(config.controllers.as_deref()),
+                list_or_any(config.banks.as_deref()),
+                list_or_any(config.controllers.as_deref()),
             )));
         }
         if first == 0 {
@@ -202,7 +209,7 @@ impl Heap {
         let mut key: libc::pthread_key_t = 0;
         // SAFETY: `key` is writable; the destructor is a plain function that
         // lives as long as the process (the shim is never unloaded).
-        if unsafe { libc::pthread_key_create(&mut key, Some(crate::process::thread_ended)) } != 0 {
+        if unsafe { libc::pthread_key_create(&mut key, Some(thread_ended)) } != 0 {
             return Err(BuildError::Other(
                 "pthread_key_create failed: no thread caches".into(),
             ));
@@ -844,7 +851,7 @@ mod tests {
     }
 
     fn heap(config: Config) -> Heap {
-        Heap::new(config).unwrap_or_else(|e| panic!("heap: {e:?}"))
+        Heap::new(config, crate::process::thread_ended).unwrap_or_else(|e| panic!("heap: {e:?}"))
     }
 
     #[test]

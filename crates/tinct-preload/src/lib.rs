@@ -20,13 +20,15 @@
 //! copies. The shim's own data lives in the uncolored [`bootstrap`] arena,
 //! so building the heap never recurses into `malloc`. [`process`] holds
 //! the process-wide heap, the `fork` handlers and the exit report
-//! ([`report`]); [`stderr`] writes from inside the allocator.
+//! ([`report`], its numbers worded by [`formatting`]); [`stderr`] writes
+//! from inside the allocator.
 
 pub mod anonymous_memory;
 pub mod bootstrap;
 #[cfg(not(test))]
 pub mod exports;
 pub mod fork_keep;
+pub mod formatting;
 pub mod heap;
 pub mod lock;
 pub mod page_kinds;

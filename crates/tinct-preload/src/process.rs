@@ -54,7 +54,7 @@ fn build() -> Option<&'static Heap> {
         Ok(config) => config,
         Err(message) => die(&message, 2),
     };
-    let heap = match Heap::new(config) {
+    let heap = match Heap::new(config, thread_ended) {
         Ok(heap) => heap,
         Err(BuildError::FramesUnreadable(message)) => die(
             &format!("{message}; or set TINCT_ALLOW_UNCOLORED=1 to run without colors"),

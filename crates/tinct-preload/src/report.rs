@@ -10,6 +10,7 @@ use std::io::Write as _;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
+use crate::formatting::{list_or_any, mib, ms};
 use crate::heap::Heap;
 use crate::page_kinds::{Kind, MAPPED};
 use crate::stderr::write_stderr;
@@ -81,19 +82,6 @@ fn write_report(path: &Path, what: &str, text: &str) -> bool {
         ));
     }
     written.is_ok()
-}
-
-/// A list of banks or controllers as `0-3,6`, or `any` when none was asked.
-pub fn list_or_any(list: Option<&[u32]>) -> String {
-    list.map_or("any".into(), tinct_sys::format_cpu_list)
-}
-
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
-}
-
-fn ms(ns: u64) -> String {
-    format!("{:.2} ms", ns as f64 / 1e6)
 }
 
 /// The exit summary.

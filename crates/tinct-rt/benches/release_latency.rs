@@ -143,8 +143,9 @@ fn cyclictest_latencies(seconds: u64) -> Result<Vec<u64>, String> {
 fn main() {
     if !rustix::process::geteuid().is_root() {
         assert!(
-            std::env::var_os("TINCT_REQUIRE_PRIVILEGED").is_none_or(|v| v != "1"),
-            "release_latency: needs root (SCHED_FIFO, mlockall), and TINCT_REQUIRE_PRIVILEGED=1 forbids skipping"
+            !tinct_sys::testing::privileges_required(),
+            "release_latency: needs root (SCHED_FIFO, mlockall), and {}=1 forbids skipping",
+            tinct_sys::testing::REQUIRE_PRIVILEGED_VAR
         );
         eprintln!("release_latency: needs root (SCHED_FIFO, mlockall); not run");
         return;

@@ -24,7 +24,6 @@
 //! kernel's own memory are not covered.
 
 use crate::memory::{ColorLayout, Placement};
-use crate::output::{Summary, TaskVerdict};
 use crate::runtime::TaskRun;
 use crate::spec::RunSpec;
 use serde::{Deserialize, Serialize};
@@ -394,7 +393,8 @@ impl<'a> TaskMemory<'a> {
 }
 
 /// A proof: the run's part and each task's (in run order; `None` when the
-/// proof is unavailable or not claimed).
+/// proof is unavailable or not claimed); a run's summary takes it with
+/// [`crate::output::Summary::attach_isolation`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Proof {
     /// The run's part.
@@ -408,16 +408,6 @@ impl Proof {
         Proof {
             run,
             tasks: vec![None; tasks],
-        }
-    }
-
-    /// Writes the proof into `summary` (its run-level `isolation` and each
-    /// task's, in order).
-    pub fn attach_to(self, summary: &mut Summary) {
-        summary.isolation = self.run;
-        for (verdict, isolation) in summary.tasks.iter_mut().zip(self.tasks) {
-            let verdict: &mut TaskVerdict = verdict;
-            verdict.isolation = isolation;
         }
     }
 }

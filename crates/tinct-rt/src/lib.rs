@@ -38,6 +38,7 @@
 pub mod attribution;
 pub mod calibrate;
 pub mod clock;
+pub mod colouring;
 pub mod counters;
 pub mod critical_sections;
 mod error;

@@ -157,7 +157,7 @@ pub fn run_in_dir(
     let machine = tinct_sys::machine::Machine::describe();
     let result = crate::runtime::run(spec, options)?;
     let mut summary = summarize(&spec.source, spec.duration_ns, &result);
-    crate::isolation::prove(spec, &result.tasks).attach_to(&mut summary);
+    summary.attach_isolation(crate::isolation::prove(spec, &result.tasks));
     let context = RunContext { analysis, machine };
     let written = dir.write(&summary, &result, &context)?;
     Ok(Recorded {

@@ -73,7 +73,7 @@ fn sysfs_size_parser_reads_kernel_units() {
 fn disjoint_colors_isolate_in_this_machines_caches() {
     let Some(caches) = sysfs_unified_caches() else {
         assert!(
-            std::env::var("TINCT_REQUIRE_PRIVILEGED").as_deref() != Ok("1"),
+            !tinct_sys::testing::privileges_required(),
             "no /sys/devices/system/cpu/cpu0/cache, and TINCT_REQUIRE_PRIVILEGED=1 forbids skipping"
         );
         eprintln!("SKIPPED: no /sys/devices/system/cpu/cpu0/cache on this machine");

@@ -14,18 +14,26 @@ pub const REQUIRE_PRIVILEGED_VAR: &str = "TINCT_REQUIRE_PRIVILEGED";
 /// }
 /// ```
 pub fn privileged_or_skip(what: &str) -> bool {
-    let required = std::env::var(REQUIRE_PRIVILEGED_VAR).is_ok_and(|v| v == "1");
-    decide(rustix::process::geteuid().is_root(), required, what)
+    decide(
+        rustix::process::geteuid().is_root(),
+        privileges_required(),
+        what,
+    )
+}
+
+/// True when [`REQUIRE_PRIVILEGED_VAR`] is `1`: a test (or bench) that
+/// lacks a privilege must fail instead of skipping.
+pub fn privileges_required() -> bool {
+    std::env::var(REQUIRE_PRIVILEGED_VAR).is_ok_and(|v| v == "1")
 }
 
 /// Like [`privileged_or_skip`], but also runs when the process is not root
 /// and has `capability` in its effective set (e.g. a binary given
 /// `cap_sys_nice` with `setcap`).
 pub fn capable_or_skip(what: &str, capability: crate::privilege::Capability) -> bool {
-    let required = std::env::var(REQUIRE_PRIVILEGED_VAR).is_ok_and(|v| v == "1");
     let capable = crate::privilege::Privileges::read(&crate::SysRoot::live())
         .is_ok_and(|p| p.is_root() || p.has(capability));
-    decide(capable, required, what)
+    decide(capable, privileges_required(), what)
 }
 
 /// Creates a FIFO at `path` (mode 0600), for tests of readers that must

@@ -20,7 +20,11 @@
 //!
 //! Every error names the file, the line and the field, what was expected and
 //! what was found.
+//!
+//! The DRAM mapping file a task set can name (`[platform] dram_map`,
+//! [`crate::dram_map::DramMap`]) is read and written here too.
 
+mod dram_map;
 mod locate;
 mod raw;
 mod references;

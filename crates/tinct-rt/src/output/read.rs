@@ -374,7 +374,7 @@ mod tests {
         assert_eq!(proof.run.status, IsolationStatus::Isolated);
         let r = result();
         let mut s = summarize("x.toml", 400, &r);
-        proof.clone().attach_to(&mut s);
+        s.attach_isolation(proof.clone());
         let dir = tempfile::tempdir().unwrap();
         crate::output::RunDir::prepare(dir.path())
             .unwrap()

@@ -5,8 +5,9 @@
 //! next to the analysis' B_i; the sentinel's stalls; written as
 //! `summary.json`.
 
-use crate::attribution::{Attribution, CauseCounts, Colouring, Evidence, LateJob, attribute};
-use crate::isolation::{RunIsolation, TaskIsolation};
+use crate::attribution::{Attribution, CauseCounts, Evidence, LateJob, attribute};
+use crate::colouring::Colouring;
+use crate::isolation::{Proof, RunIsolation, TaskIsolation};
 use crate::memory::Placement;
 use crate::record::{Accounting, JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun, WorkNote};
@@ -223,6 +224,15 @@ impl Summary {
     /// True if the run ended as planned with no miss and no bound exceeded.
     pub fn clean(&self) -> bool {
         self.stop.is_completed() && self.misses == 0 && self.bound_exceeded.is_empty()
+    }
+
+    /// Writes the isolation `proof` into the summary (its run-level
+    /// `isolation` and each task's, in order).
+    pub fn attach_isolation(&mut self, proof: Proof) {
+        self.isolation = proof.run;
+        for (verdict, isolation) in self.tasks.iter_mut().zip(proof.tasks) {
+            verdict.isolation = isolation;
+        }
     }
 }
 

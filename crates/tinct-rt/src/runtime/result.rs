@@ -1,7 +1,7 @@
 //! How to run and what a run gives back.
 
-use crate::attribution::Colouring;
 use crate::calibrate::Rates;
+use crate::colouring::Colouring;
 use crate::kernels::JobWork;
 use crate::memory::Placement;
 use crate::record::JobRecord;

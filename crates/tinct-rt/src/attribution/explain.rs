@@ -1,0 +1,215 @@
+//! The attribution itself: for every job above its bound, the first cause
+//! that holds (see [`crate::attribution`] for the order), in words with its
+//! numbers, from the records and the [`Evidence`] of the run.
+
+use super::busy_window::{exec_above_c, off_task_ns, priority, window_start};
+use super::cache_sharing::{isolation_absent, shares_cache};
+use super::{Attribution, BoundKind, Cause, LateJob, ms};
+use crate::colouring::Colouring;
+use crate::memory::Placement;
+use crate::record::{JobRecord, Outcome};
+use crate::runtime::{RunResult, TaskRun};
+use crate::sentinel::SentinelReport;
+
+/// What the attribution needs besides the records.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Evidence<'a> {
+    /// The sentinel's stalls (none: no stall can be claimed).
+    pub sentinel: Option<&'a SentinelReport>,
+    /// Whether colouring isolates here.
+    pub colouring: Colouring,
+    /// The CPU sets that share one last-level cache (empty: unknown, taken
+    /// as one cache shared by every CPU).
+    pub llc_domains: &'a [Vec<u32>],
+}
+
+impl<'a> Evidence<'a> {
+    /// What a run recorded: its sentinel's stalls, what it knew about
+    /// colouring, the machine's last-level caches.
+    pub fn of(result: &'a RunResult) -> Evidence<'a> {
+        Evidence {
+            sentinel: result.sentinel.as_ref(),
+            colouring: result.colouring,
+            llc_domains: &result.llc_domains,
+        }
+    }
+}
+
+/// A job's bound and what it is.
+fn bound_of(task: &TaskRun, record: &JobRecord) -> Option<(u64, BoundKind)> {
+    match task.spec.bound.and_then(|b| b.wcrt_ns) {
+        Some(wcrt) => Some((wcrt, BoundKind::Wcrt)),
+        None => (record.deadline_ns != u64::MAX).then(|| {
+            (
+                record.deadline_ns.saturating_sub(record.release_ns),
+                BoundKind::Deadline,
+            )
+        }),
+    }
+}
+
+/// Explains every job of `result` that exceeded its bound.
+pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
+    let t0 = result.start_ns;
+    let mut out = Attribution::default();
+    for (index, task) in result.tasks.iter().enumerate() {
+        let prio = priority(task);
+        let sharing = shares_cache(result, index, evidence.llc_domains);
+        let isolation = isolation_absent(&task.placement, evidence.colouring);
+        let wants_rt = task.spec.scheduling.policy.is_realtime();
+        let mut stalls = Vec::with_capacity(task.records.len());
+        let mut bounds = Vec::with_capacity(task.records.len());
+        let mut causes = vec![None; task.records.len()];
+        let mut late = Vec::new();
+        for (k, r) in task.records.iter().enumerate() {
+            let bound = bound_of(task, r);
+            bounds.push(bound.map(|(b, _)| b));
+            let (Some(finish), Some(response)) = (r.finish_ns, r.response_ns()) else {
+                stalls.push(0);
+                continue;
+            };
+            let from = window_start(result, r, prio);
+            let cpus = [r.cpu, r.cpu_end];
+            let stall = evidence
+                .sentinel
+                .filter(|s| {
+                    s.cpus
+                        .iter()
+                        .filter(|w| cpus.contains(&w.cpu))
+                        .all(|w| w.top_priority)
+                })
+                .map_or(0, |s| s.stalled_within(&cpus, from, finish));
+            stalls.push(stall);
+            let Some((bound_ns, kind)) = bound else {
+                continue;
+            };
+            if response <= bound_ns || r.outcome == Outcome::Aborted {
+                continue;
+            }
+            let exceedance = response - bound_ns;
+            let over_c = exec_above_c(result, task, r, prio, from, finish);
+            // Platform latency is what the sentinel does not call a stall:
+            // up to its threshold per dispatch in the window. Longer, with
+            // no stall seen at the top priority, something the analysis
+            // does not know ran above the job.
+            let threshold = evidence
+                .sentinel
+                .map_or(crate::sentinel::DEFAULT_THRESHOLD_NS, |s| {
+                    s.options.threshold_ns
+                });
+            let (off_task, dispatches) = off_task_ns(result, r, prio);
+            let platform_ns = off_task.min(threshold.saturating_mul(dispatches));
+            let (cause, mut explanation) = if (wants_rt || kind == BoundKind::Wcrt)
+                && (!result.realtime || !r.policy.is_realtime())
+            {
+                (
+                    Cause::NotRealTime,
+                    format!(
+                        "not run under a real-time policy ({}{}): the bound does not apply",
+                        r.policy_text(),
+                        if result.realtime { "" } else { ", --no-rt" }
+                    ),
+                )
+            } else if stall >= exceedance {
+                (Cause::HostStall, format!("host stall of {}", ms(stall)))
+            } else if let Some((_, detail)) = over_c
+                .as_ref()
+                .filter(|(excess, _)| excess.saturating_add(stall) >= exceedance)
+            {
+                // The excess (with any stall) covers the exceedance: without
+                // it the job would have met its bound.
+                (
+                    Cause::ExecAboveC,
+                    format!("execution time above the modelled C ({detail})"),
+                )
+            } else if stall
+                .saturating_add(over_c.as_ref().map_or(0, |(excess, _)| *excess))
+                .saturating_add(platform_ns)
+                >= exceedance
+            {
+                (
+                    Cause::PlatformOverhead,
+                    format!(
+                        "platform overhead: {} of its response with no job of its priority or above running on CPU {} \
+                         (release latency, context switches, the kernel's own work){}; charge it with `tinct analyze --overheads measured`",
+                        ms(platform_ns),
+                        r.cpu,
+                        over_c.as_ref().map_or(String::new(), |(excess, _)| format!(
+                            ", with execution above C by {}",
+                            ms(*excess)
+                        ))
+                    ),
+                )
+            } else if let (Some(why), false) = (isolation, sharing.is_empty()) {
+                (
+                    Cause::ColouringNotEffective,
+                    format!(
+                        "colouring not effective: {why}; it shares the last-level cache with {}",
+                        sharing.join(", ")
+                    ),
+                )
+            } else if kind == BoundKind::Deadline {
+                match task.spec.bound {
+                    Some(_) => (
+                        Cause::Predicted,
+                        format!(
+                            "predicted: the analysis finds no WCRT for '{}' within its deadline D {} \
+                             (its response-time iteration passed D): it said this task can miss",
+                            task.spec.name,
+                            ms(bound_ns)
+                        ),
+                    ),
+                    None => (
+                        Cause::NoAnalysis,
+                        format!(
+                            "no analysis bounds '{}': it missed its deadline D {} with no cause above",
+                            task.spec.name,
+                            ms(bound_ns)
+                        ),
+                    ),
+                }
+            } else {
+                let missing = match (evidence.colouring, &task.placement) {
+                    (Colouring::Unknown, Placement::Colored { .. }) if !sharing.is_empty() => {
+                        "; colouring was not probed (tinct run --probe-colors)"
+                    }
+                    _ => "",
+                };
+                (
+                    Cause::Unexplained,
+                    format!(
+                        "unexplained: no stall and no execution above C long enough to cover it{missing}"
+                    ),
+                )
+            };
+            causes[k] = Some(cause);
+            if stall > 0 && cause != Cause::HostStall {
+                explanation.push_str(&format!("; also a host stall of {}", ms(stall)));
+            }
+            if let (Some((excess, _)), false) = (
+                &over_c,
+                matches!(cause, Cause::ExecAboveC | Cause::PlatformOverhead),
+            ) {
+                explanation.push_str(&format!("; also execution above C by {}", ms(*excess)));
+            }
+            late.push(LateJob {
+                job: r.job,
+                release_ns: r.release_ns.saturating_sub(t0),
+                response_ns: response,
+                bound_ns,
+                bound: kind,
+                exceedance_ns: exceedance,
+                stall_ns: stall,
+                exec_ns: r.exec_ns,
+                wcet_ns: task.spec.bound.map(|b| b.wcet_ns),
+                cause,
+                explanation,
+            });
+        }
+        out.stall_ns.push(stalls);
+        out.bound_ns.push(bounds);
+        out.cause.push(causes);
+        out.late.push(late);
+    }
+    out
+}

@@ -1,0 +1,70 @@
+//! What tinct knows about whether page colouring isolates tasks on this
+//! machine: tinct-sys's colour probe on the last-level cache, as a run
+//! records it ([`crate::runtime::RunResult::colouring`]) and as the
+//! attribution of late jobs weighs it ([`crate::attribution`]).
+
+use serde::{Deserialize, Serialize};
+
+/// What tinct knows about whether page colouring isolates tasks here
+/// (tinct-sys's colour probe on the last-level cache).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Colouring {
+    /// Not probed.
+    #[default]
+    Unknown,
+    /// Same-colour lines conflict: colouring partitions the cache.
+    Effective,
+    /// No conflicts: colours do not partition the cache here (a VM whose
+    /// guest colours are not host colours).
+    NotEffective,
+    /// The probe could not tell.
+    Inconclusive,
+}
+
+impl Colouring {
+    /// In words, for outputs.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Colouring::Unknown => "not probed",
+            Colouring::Effective => "effective (the colour probe finds same-colour conflicts)",
+            Colouring::NotEffective => {
+                "NOT effective (the colour probe finds no same-colour conflicts: colours do not \
+                 partition the cache here)"
+            }
+            Colouring::Inconclusive => "not shown effective (the colour probe is inconclusive)",
+        }
+    }
+
+    /// Runs tinct-sys's colour probe on the last-level cache (`rounds`
+    /// alternations of the conflict and control chases; about a second
+    /// with 5) and returns its finding with the probe's explanation.
+    pub fn probe(rounds: usize) -> (Colouring, String) {
+        let options = tinct_sys::color_probe::ProbeOptions {
+            rounds,
+            ..Default::default()
+        };
+        match tinct_sys::color_probe::probe_colors(options) {
+            Ok(report) => match report.last_level() {
+                Some(level) => (
+                    Colouring::of_probe(level.verdict),
+                    level.explanation.clone(),
+                ),
+                None => (
+                    Colouring::Unknown,
+                    "the colour probe found no colourable last-level cache".into(),
+                ),
+            },
+            Err(e) => (Colouring::Unknown, format!("the colour probe failed: {e}")),
+        }
+    }
+
+    /// From the colour probe's verdict on the last-level cache.
+    pub fn of_probe(verdict: tinct_sys::color_probe::Verdict) -> Colouring {
+        match verdict {
+            tinct_sys::color_probe::Verdict::Effective => Colouring::Effective,
+            tinct_sys::color_probe::Verdict::NotEffective => Colouring::NotEffective,
+            tinct_sys::color_probe::Verdict::Inconclusive => Colouring::Inconclusive,
+        }
+    }
+}
