@@ -3,14 +3,14 @@
 //! the file, line and field (as task-set files' do), [`DramMap::to_toml`]
 //! writes it back.
 
-use serde::Deserialize;
-use std::fmt::Write;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+use super::write::comment_lines;
 use super::{InputError, Seg, SourceIndex};
 use crate::dram_map::{AddressKind, DramMap};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 struct RawDramMap {
     bank_functions: Vec<String>,
@@ -142,40 +142,25 @@ impl DramMap {
     /// The file's text (`header` lines first, as comments); [`DramMap::parse`]
     /// reads it back equal.
     pub fn to_toml(&self, header: &[String]) -> String {
-        let mut out = String::new();
-        for line in header {
-            let _ = writeln!(out, "# {line}");
-        }
-        let list = |masks: &[u64]| {
-            masks
-                .iter()
-                .map(|m| format!("\"{m:#x}\""))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let _ = writeln!(out, "bank_functions = [{}]", list(&self.bank_functions));
-        let _ = writeln!(
-            out,
-            "controller_functions = [{}]",
-            list(&self.controller_functions)
-        );
-        let confidence: Vec<String> = self.confidence.iter().map(|c| format!("{c:?}")).collect();
-        let _ = writeln!(out, "confidence = [{}]", confidence.join(", "));
-        let _ = writeln!(
-            out,
-            "physical = \"{}\"",
-            match self.physical {
+        let raw = RawDramMap {
+            bank_functions: hex(&self.bank_functions),
+            controller_functions: hex(&self.controller_functions),
+            confidence: self.confidence.clone(),
+            physical: match self.physical {
                 AddressKind::Host => "host",
                 AddressKind::Guest => "guest",
             }
-        );
-        let _ = writeln!(
-            out,
-            "machine = {}",
-            toml::Value::String(self.machine.clone())
-        );
-        out
+            .into(),
+            machine: self.machine.clone(),
+        };
+        // Strings, floats and lists of them: TOML always represents them.
+        comment_lines(header) + &toml::to_string(&raw).unwrap_or_default()
     }
+}
+
+/// Masks as the file writes them (`"0x44000"`, DRAMA's format).
+fn hex(masks: &[u64]) -> Vec<String> {
+    masks.iter().map(|m| format!("{m:#x}")).collect()
 }
 
 #[cfg(test)]
@@ -192,7 +177,15 @@ mod tests {
             machine: "KVM \"guest\"".into(),
         };
         let text = map.to_toml(&["measured here".into()]);
-        assert!(text.starts_with("# measured here\n"), "{text}");
+        assert_eq!(
+            text,
+            "# measured here\n\
+             bank_functions = [\"0x44000\", \"0x88000\"]\n\
+             controller_functions = [\"0x100\"]\n\
+             confidence = [0.99, 1.0]\n\
+             physical = \"guest\"\n\
+             machine = 'KVM \"guest\"'\n"
+        );
         assert_eq!(DramMap::parse(&text, "m.toml").unwrap(), map);
     }
 

@@ -130,15 +130,16 @@ impl From<&TaskSet> for RawTaskSet {
     }
 }
 
+/// `header` as TOML comment lines (`# line`), the header every file tinct
+/// writes starts with.
+pub(crate) fn comment_lines(header: &[String]) -> String {
+    header.iter().map(|line| format!("# {line}\n")).collect()
+}
+
 /// Renders `set` as a task-set TOML file. `header` lines are written first as
 /// comments. Reading the result back gives an equal [`TaskSet`].
 pub fn to_toml(set: &TaskSet, header: &[String]) -> String {
-    let mut out = String::new();
-    for line in header {
-        out.push_str("# ");
-        out.push_str(line);
-        out.push('\n');
-    }
+    let mut out = comment_lines(header);
     if !header.is_empty() {
         out.push('\n');
     }
