@@ -1,7 +1,8 @@
 //! `tinct report DIR` end to end: the page of a real run directory and of a
 //! real bench directory, checked as a file (self-contained, every section)
 //! and in headless Chromium (it loads with no console message, no script
-//! error and no blocked fetch, and a screenshot shows the charts).
+//! error and no blocked fetch, and a screenshot shows the charts); the
+//! run directory's JSON files read back as the types that wrote them.
 //!
 //! The browser rule: the browser tests need Debian's `chromium` (installed
 //! by scripts/setup.sh). When it is missing they fail if
@@ -177,6 +178,29 @@ fn the_run_report_is_one_file_with_every_section() {
     }
     // Four Fig. 8 charts, one CDF, four histograms, Fig. 10.
     assert_eq!(html.matches("<svg").count(), 10);
+
+    // The files the page was drawn from read back as the types that wrote
+    // them, and write the same bytes again.
+    let run = page.parent().unwrap();
+    let files = tinct_rt::output::RunFiles::read(run).unwrap();
+    let again = |value: serde_json::Result<String>| value.unwrap() + "\n";
+    for (name, json) in [
+        (
+            "summary.json",
+            again(serde_json::to_string_pretty(&files.summary)),
+        ),
+        (
+            "analysis.json",
+            again(serde_json::to_string_pretty(&files.analysis)),
+        ),
+        (
+            "machine.json",
+            again(serde_json::to_string_pretty(&files.machine)),
+        ),
+    ] {
+        let file = std::fs::read_to_string(run.join(name)).unwrap();
+        assert!(file == json, "{name} reads back to other bytes");
+    }
 }
 
 #[test]

@@ -13,7 +13,7 @@
 //! and the cache domains placement works with (issue 13, demarchi).
 
 use crate::units::{Bytes, Nanos};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -69,7 +69,7 @@ pub struct PlatformDramMap {
 /// - `tick_period`: the period of the scheduler tick; when given, the tick
 ///   interferes with every task as a top-priority task of that period and
 ///   cost `tick` (Burns, Tindell and Wellings 1995).
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Overheads {
     /// δ, one context switch.
     pub context_switch: Nanos,
@@ -295,7 +295,7 @@ pub struct CriticalSection {
 }
 
 /// What releases a task's jobs.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Trigger {
     /// A periodic timer (the default).

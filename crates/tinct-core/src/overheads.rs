@@ -20,11 +20,12 @@ use crate::calibration::{CalibrationFile, Overheads as Measured};
 use crate::format::{InputError, LoadOptions, RefillCalibration, Syntax, parse_with, read_text};
 use crate::model::Overheads;
 use crate::units::Nanos;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::path::Path;
 
 /// An overhead a source does not give.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MissingOverhead {
     /// Its name: `context_switch`, `release_latency` or `tick`.
     pub name: String,
@@ -33,7 +34,7 @@ pub struct MissingOverhead {
 }
 
 /// The overheads to charge and where they came from.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OverheadsSource {
     /// What is charged (a missing overhead is zero here and listed in
     /// `missing`).
@@ -302,24 +303,26 @@ impl ChargedAnalysis {
     /// `refill_source`.
     pub fn report<'a>(&'a self, refill_source: Option<&'a str>) -> AnalysisReport<'a> {
         AnalysisReport {
-            analysis: &self.analysis,
-            refill_source,
-            overheads_source: &self.source,
+            analysis: Cow::Borrowed(&self.analysis),
+            refill_source: refill_source.map(Cow::Borrowed),
+            overheads_source: Cow::Borrowed(&self.source),
         }
     }
 }
 
-/// The analysis with where its inputs came from, as `--json` prints it.
-#[derive(Debug, Serialize)]
+/// The analysis with where its inputs came from, as `--json` prints it:
+/// written from borrowed parts ([`ChargedAnalysis::report`]), read back
+/// owned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AnalysisReport<'a> {
     /// The analysis' own fields.
     #[serde(flatten)]
-    pub analysis: &'a Analysis,
+    pub analysis: Cow<'a, Analysis>,
     /// Where Δ came from (the CLI's words; absent from Python's report).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub refill_source: Option<&'a str>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill_source: Option<Cow<'a, str>>,
     /// The overheads charged and where they came from.
-    pub overheads_source: &'a OverheadsSource,
+    pub overheads_source: Cow<'a, OverheadsSource>,
 }
 
 #[cfg(test)]

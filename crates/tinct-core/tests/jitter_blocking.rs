@@ -2,49 +2,11 @@
 //! analysis, on hand-derived examples (issues 12 and 14), and the
 //! guarantee that without them every number is kim2013's Eq. (2).
 
+mod common;
+
+use common::three_tasks;
 use tinct_core::analysis::{Analysis, analyze};
 use tinct_core::format::{Syntax, parse};
-
-/// Three tasks on one core, highest priority first:
-/// τ1 C = 1 ms, T = D = 5 ms, J = 2 ms;
-/// τ2 C = 2 ms, T = D = 12 ms, a 0.5 ms section on `bus`;
-/// τ3 C = 3 ms, T = D = 20 ms, a 1 ms section on `bus`.
-fn three_tasks(protocol: &str, overheads: &str) -> String {
-    format!(
-        r#"[platform]
-cores = 1
-partitions = 4
-memory = "4MiB"
-refill = "10us"
-{overheads}
-
-[[resource]]
-name = "bus"
-protocol = "{protocol}"
-
-[[task]]
-name = "t1"
-period = "5ms"
-memory = "1KiB"
-wcet = "1ms"
-jitter = "2ms"
-
-[[task]]
-name = "t2"
-period = "12ms"
-memory = "1KiB"
-wcet = "2ms"
-critical_sections = [{{ resource = "bus", length = "0.5ms" }}]
-
-[[task]]
-name = "t3"
-period = "20ms"
-memory = "1KiB"
-wcet = "3ms"
-critical_sections = [{{ resource = "bus", length = "1ms" }}]
-"#
-    )
-}
 
 fn analysis_of(text: &str) -> Analysis {
     analyze(&parse(text, "set.toml", Syntax::Toml).unwrap()).unwrap()

@@ -160,7 +160,7 @@ impl JobRecord {
 }
 
 /// Job counts of one task: `released = completed + missed + aborted`.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Accounting {
     /// Jobs whose release instant came during the run.
     pub released: u64,

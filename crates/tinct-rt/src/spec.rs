@@ -344,7 +344,7 @@ pub struct Resources {
 }
 
 /// The analysis' prediction for a task, shown next to what was observed.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Bound {
     /// C at the task's partitions.
     pub wcet_ns: u64,
@@ -354,15 +354,18 @@ pub struct Bound {
     pub wcrt_nocint_ns: Option<u64>,
     /// B_i, the blocking term of the analysis (issue 12: the longest
     /// critical section of a lower-priority task that can block this one,
-    /// or the task's explicit `blocking`); `None` when unbounded.
+    /// or the task's explicit `blocking`); `None` when unbounded (and in a
+    /// `summary.json` written before blocking was analysed).
+    #[serde(default)]
     pub blocking_ns: Option<u64>,
     /// Where a job meets that blocking at run time, from the protocols of
     /// the set's resources.
+    #[serde(default)]
     pub blocking_shows: BlockingShows,
 }
 
 /// Where the blocking B_i of a task shows in a run's records.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BlockingShows {
     /// The set has no resources: there is no blocking to observe.

@@ -7,6 +7,7 @@ use super::bench::common::duration;
 use crate::error::CliError;
 use crate::output::print_json;
 use anyhow::anyhow;
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -127,7 +128,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     crate::output::warn_inputs(&args.file, plan.analysis.as_ref());
     let mut report = PlanReport {
         file: args.file.display().to_string(),
-        plan: &plan,
+        plan: Cow::Borrowed(&plan),
         output: None,
         refill_source,
     };
@@ -164,8 +165,8 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
     crate::output::warn_inputs(&args.file, placement.analysis.as_ref());
     let mut report = PlacementReport {
         file: args.file.display().to_string(),
-        placement: "static",
-        result: &placement,
+        placement: "static".into(),
+        result: Cow::Borrowed(&placement),
         output: None,
         refill_source,
     };

@@ -8,33 +8,36 @@
 use super::placement::StaticPlacement;
 use super::plan::Plan;
 use crate::model::{TaskSet, Trigger};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::fmt;
 
-/// What `tinct plan` reports: the library's plan and where it came from.
-#[derive(Debug, Serialize)]
+/// What `tinct plan` reports: the library's plan and where it came from
+/// (written from a borrowed plan, read back owned).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlanReport<'a> {
     /// Input file.
     pub file: String,
     /// The plan.
     #[serde(flatten)]
-    pub plan: &'a Plan,
+    pub plan: Cow<'a, Plan>,
     /// Where the plan was written.
     pub output: Option<String>,
     /// Where Δ came from (the file, a calibration, or --refill).
     pub refill_source: String,
 }
 
-/// What `tinct plan --placement static` reports.
-#[derive(Debug, Serialize)]
+/// What `tinct plan --placement static` reports (written from a borrowed
+/// placement, read back owned).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PlacementReport<'a> {
     /// Input file.
     pub file: String,
     /// The placement policy (`static`).
-    pub placement: &'static str,
+    pub placement: String,
     /// The placement.
     #[serde(flatten)]
-    pub result: &'a StaticPlacement,
+    pub result: Cow<'a, StaticPlacement>,
     /// Where the placed task set was written.
     pub output: Option<String>,
     /// Where Δ came from (the file, a calibration, or --refill).

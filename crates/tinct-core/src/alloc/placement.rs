@@ -93,7 +93,7 @@ pub struct PlacedCore {
 }
 
 /// The result of [`place_static`].
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StaticPlacement {
     /// A placement was found (every task placed, the set schedulable).
     pub found: bool,

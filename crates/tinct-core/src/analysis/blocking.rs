@@ -43,7 +43,7 @@
 use super::AnalysisError;
 use crate::model::{Protocol, TaskSet};
 use crate::units::Nanos;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How B_i was found.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -59,7 +59,7 @@ pub struct Blocking {
 
 /// An explicit `blocking` below the B_i the task set's own resources and
 /// critical sections give: the analysis used the derived value.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExplicitBelowDerived {
     /// The explicit `blocking`, ns.
     pub explicit_ns: u64,

@@ -17,13 +17,13 @@
 use super::AnalysisError;
 use super::rta::ResponseTime;
 use crate::model::{TaskSet, Trigger};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The most chains (paths) the analysis enumerates.
 pub const MAX_CHAINS: usize = 4096;
 
 /// One chain and its end-to-end bound.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ChainReport {
     /// The tasks along the chain, by name.
     pub tasks: Vec<String>,

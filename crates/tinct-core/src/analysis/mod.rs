@@ -38,10 +38,10 @@ use crate::model::{TaskSet, Trigger};
 use crate::partitions::PartitionSet;
 use memory::MemoryDemand;
 use rta::ResponseTime;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The analysis of one task.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskReport {
     /// Task name.
     pub name: String,
@@ -60,17 +60,23 @@ pub struct TaskReport {
     /// C_i^{|S(i)|} (or the worst listed C without S(i)).
     pub wcet_ns: u64,
     /// The overhead charged per job on top of C: 2δ (sebek2002).
+    #[serde(default)]
     pub overhead_ns: u64,
     /// What releases the task: "timer" or "data".
+    #[serde(default)]
     pub trigger: Trigger,
     /// J_i used (declared + the platform's release latency + inherited),
     /// ns; `null` when unbounded (a producer misses its deadline).
+    #[serde(default)]
     pub jitter_ns: Option<u64>,
     /// The part of J_i inherited from the task's producers (data-triggered).
+    #[serde(default)]
     pub jitter_inherited_ns: Option<u64>,
     /// B_i used, ns; `null` when unbounded.
+    #[serde(default)]
     pub blocking_ns: Option<u64>,
     /// Where B_i comes from, in words.
+    #[serde(default)]
     pub blocking_source: String,
     /// ω_{i,n}: the task's own cache warm-up delay per job.
     pub warmup_ns: u64,
@@ -90,13 +96,14 @@ pub struct TaskReport {
     /// R ≤ D without cache interference.
     pub schedulable_nocint: bool,
     /// Remarks, e.g. that no partitions were assigned.
+    #[serde(default)]
     pub notes: Vec<String>,
 }
 
 /// Something the file says that the analysis did not use as written, to
 /// be shown with the file and line (`tinct analyze` prints it on stderr
 /// and in `--json`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputWarning {
     /// Index of the task in file order.
     pub task_index: usize,
@@ -121,7 +128,7 @@ impl InputWarning {
 }
 
 /// Eq. (3) for one partition.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PartitionUse {
     /// ρ.
     pub partition: u32,
@@ -137,13 +144,14 @@ pub struct PartitionUse {
 }
 
 /// The analysis of one core.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CoreReport {
     /// Core number.
     pub core: u32,
     /// Tasks on the core, highest priority first.
     pub tasks: Vec<String>,
     /// The same tasks as indices into [`Analysis::tasks`] (file order).
+    #[serde(default)]
     pub task_indices: Vec<usize>,
     /// Partitions used on this core.
     pub partitions: Vec<u32>,
@@ -162,11 +170,12 @@ pub struct CoreReport {
     /// Every task meets its deadline (Eq. 2) and memory is feasible (Eq. 3).
     pub schedulable: bool,
     /// Why not, in words.
+    #[serde(default)]
     pub reasons: Vec<String>,
 }
 
 /// A partition used by tasks on more than one core.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CrossCoreShare {
     /// ρ.
     pub partition: u32,
@@ -175,7 +184,7 @@ pub struct CrossCoreShare {
 }
 
 /// The platform overheads an analysis charged, ns.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OverheadsUsed {
     /// δ, per context switch (each job is charged 2δ).
     pub context_switch_ns: u64,
@@ -187,8 +196,11 @@ pub struct OverheadsUsed {
     pub tick_period_ns: Option<u64>,
 }
 
-/// The analysis of a whole task set.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// The analysis of a whole task set, as `analysis.json` of a run
+/// directory and `tinct analyze --json` hold it. It reads back what it
+/// writes; a key added after the first version (here and in its parts)
+/// takes its default when a file of an older tinct lacks it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Analysis {
     /// Every core schedulable, no partition shared across cores and every
     /// chain bounded.
@@ -196,11 +208,14 @@ pub struct Analysis {
     /// Δ used, ns.
     pub refill_ns: u64,
     /// The overheads charged (all zero: none).
+    #[serde(default)]
     pub overheads: OverheadsUsed,
     /// Rounds of the holistic jitter iteration (1 without data-triggered
     /// tasks).
+    #[serde(default = "one_round")]
     pub holistic_rounds: u32,
     /// End-to-end bounds of the affinity graph's chains.
+    #[serde(default)]
     pub chains: Vec<ChainReport>,
     /// Per task, in file order (index i is task i of the set).
     pub tasks: Vec<TaskReport>,
@@ -209,10 +224,18 @@ pub struct Analysis {
     /// Partitions used on several cores (reservation violated).
     pub shared_across_cores: Vec<CrossCoreShare>,
     /// Why not schedulable, in words.
+    #[serde(default)]
     pub reasons: Vec<String>,
     /// Inputs the analysis did not use as written (an explicit `blocking`
     /// below the derived B_i), in file order of their tasks.
+    #[serde(default)]
     pub warnings: Vec<InputWarning>,
+}
+
+/// `holistic_rounds` of an analysis written before the holistic
+/// iteration: one round.
+fn one_round() -> u32 {
+    1
 }
 
 /// Why a task set cannot be analyzed.

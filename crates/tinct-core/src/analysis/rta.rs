@@ -93,7 +93,7 @@ impl CoreTask {
 /// The breakdown terms are exact whenever the task meets its deadline (they
 /// add up to `wcrt_ns`). When the iteration passed D, they are those of the
 /// last iterate and saturate at `u64::MAX` where the true value is larger.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ResponseTime {
     /// The worst-case response time R_i = J_i + w_i, or `None` once an
     /// iterate exceeds D_i − J_i (including an iterate above 2^64 − 1 ns,
@@ -105,12 +105,15 @@ pub struct ResponseTime {
     /// C_i.
     pub wcet_ns: u64,
     /// The task's own per-job overhead (2δ).
+    #[serde(default)]
     pub overhead_ns: u64,
     /// ω_{i,n}: the task's own warm-up delay.
     pub warmup_ns: u64,
     /// J_i: the release jitter the response time includes.
+    #[serde(default)]
     pub jitter_ns: u64,
     /// B_i: the blocking the response time includes.
+    #[serde(default)]
     pub blocking_ns: u64,
     /// Σ ⌈(w + J_j)/T_j⌉ C'_j over hp(i), at the last iterate.
     pub interference_ns: u64,
@@ -119,6 +122,7 @@ pub struct ResponseTime {
     /// Σ ⌈(w + J_j)/T_j⌉ γ_{j,i} over hp(i), at the last iterate.
     pub crpd_ns: u64,
     /// I(w): timer interrupts of every task of the core, at the last iterate.
+    #[serde(default)]
     pub interrupts_ns: u64,
 }
 

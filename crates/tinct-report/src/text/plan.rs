@@ -22,7 +22,7 @@ pub fn placement_text(report: &PlacementReport) -> String {
 
 /// [`plan_text`] into any writer.
 pub fn write_plan(out: &mut impl Write, report: &PlanReport) -> fmt::Result {
-    let plan = report.plan;
+    let plan = &*report.plan;
     writeln!(
         out,
         "plan of {} with {} ({} partitions available, {})",
@@ -105,7 +105,7 @@ pub fn write_plan(out: &mut impl Write, report: &PlanReport) -> fmt::Result {
 
 /// [`placement_text`] into any writer.
 pub fn write_placement(out: &mut impl Write, report: &PlacementReport) -> fmt::Result {
-    let placement = report.result;
+    let placement = &*report.result;
     writeln!(
         out,
         "static placement of {} (utilization bound {} per core, {})",
@@ -181,7 +181,7 @@ mod tests {
         assert!(plan.schedulable);
         let mut report = PlanReport {
             file: "t.toml".into(),
-            plan: &plan,
+            plan: std::borrow::Cow::Borrowed(&plan),
             output: None,
             refill_source: "Δ 1us from the file".into(),
         };
@@ -229,8 +229,8 @@ mod tests {
         );
         let report = PlacementReport {
             file: "t.toml".into(),
-            placement: "static",
-            result: &placement,
+            placement: "static".into(),
+            result: std::borrow::Cow::Borrowed(&placement),
             output: None,
             refill_source: "Δ 1us from the file".into(),
         };

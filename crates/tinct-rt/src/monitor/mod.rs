@@ -167,7 +167,9 @@ pub struct Recording {
     pub threads_seen: usize,
     /// The samples, in time order.
     pub samples: Vec<Sample>,
-    /// Precise memory samples, when memory sampling ran.
+    /// Precise memory samples, when memory sampling ran (none in a
+    /// `monitor.json` of a tinct without memory sampling).
+    #[serde(default)]
     pub memory_samples: Vec<MemorySample>,
     /// Why memory sampling asked for did not run on some thread (the
     /// kernel's reason), if so.

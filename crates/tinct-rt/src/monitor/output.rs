@@ -4,23 +4,42 @@
 //! events with their availability, the overhead) and `monitor.svg`
 //! (sebek2002 Fig. 6: each thread's miss ratio over time; where the machine
 //! has no LLC counters, each thread's CPU share over time, saying so).
+//! `monitor.json` reads back as the type that writes it ([`MonitorFile`],
+//! [`read`]).
 
 use super::overhead::Overhead;
 use super::{PerfEvent, Recording};
 use crate::{Result, RtError};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use tinct_report::{LineChart, Series, SeriesStyle};
 
-/// `monitor.json`: the recording and the overhead.
-#[derive(Serialize)]
-struct Json<'a> {
+/// `monitor.json`: the recording, the events that do not count and the
+/// overhead; written from a borrowed recording ([`write`]), read back
+/// owned ([`read`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MonitorFile<'a> {
+    /// The recording's own fields.
     #[serde(flatten)]
-    recording: &'a Recording,
-    /// Events that do not count here, each with the kernel's reason.
-    missing: Vec<String>,
-    overhead: Option<&'a Overhead>,
+    pub recording: Cow<'a, Recording>,
+    /// Events that do not count here, each with the kernel's reason
+    /// ([`Recording::missing`]).
+    pub missing: Vec<String>,
+    /// The measured cost of sampling, when it was measured.
+    pub overhead: Option<Cow<'a, Overhead>>,
+}
+
+impl<'a> MonitorFile<'a> {
+    /// The file of `recording` and `overhead`.
+    pub fn of(recording: &'a Recording, overhead: Option<&'a Overhead>) -> MonitorFile<'a> {
+        MonitorFile {
+            recording: Cow::Borrowed(recording),
+            missing: recording.missing(),
+            overhead: overhead.map(Cow::Borrowed),
+        }
+    }
 }
 
 /// Writes the three files into `dir` (created if needed); the paths written.
@@ -33,18 +52,26 @@ pub fn write(
     let csv = dir.join("monitor.csv");
     write_csv(&csv, recording)?;
     let json = dir.join("monitor.json");
-    let text = serde_json::to_string_pretty(&Json {
-        recording,
-        missing: recording.missing(),
-        overhead,
-    })
-    .map_err(|e| write_error(&json, std::io::Error::other(e)))?;
+    let text = serde_json::to_string_pretty(&MonitorFile::of(recording, overhead))
+        .map_err(|e| write_error(&json, std::io::Error::other(e)))?;
     std::fs::write(&json, text + "\n").map_err(|source| write_error(&json, source))?;
     let svg = dir.join("monitor.svg");
     chart(recording)
         .write(&svg)
         .map_err(|e| write_error(&svg, std::io::Error::other(e.to_string())))?;
     Ok(vec![csv, json, svg])
+}
+
+/// Reads `monitor.json` at `path`; a file that does not read is bad input
+/// naming it, the line (for a value of the recording, the line where its
+/// object ends: its keys are flattened into the file's) and what was
+/// expected.
+pub fn read(path: &Path) -> Result<MonitorFile<'static>> {
+    crate::output::read::json_file(
+        path,
+        "monitor.json",
+        "monitor.json as `tinct monitor` writes it",
+    )
 }
 
 fn write_error(path: &Path, source: std::io::Error) -> RtError {
@@ -165,6 +192,7 @@ pub(super) mod tests {
     use super::super::sample::Sample;
     use super::super::{Ended, EventStatus};
     use super::*;
+    use tinct_sim::sharing::MemorySample;
     use tinct_sys::perf::Availability;
 
     /// A recording of one thread, 4 samples, with or without the hardware
@@ -247,6 +275,70 @@ pub(super) mod tests {
         assert!(
             svg.contains("CPU share") && svg.contains("unavailable: ENOENT"),
             "{svg}"
+        );
+    }
+
+    #[test]
+    fn monitor_json_reads_back_equal_and_writes_the_same_bytes() {
+        let mut recording = recording(false);
+        recording.memory_samples = vec![MemorySample {
+            thread: "worker [42]".into(),
+            address: 0x7f00_0040,
+            store: false,
+            hitm: true,
+        }];
+        recording.memory_sampling_failed = Some("EACCES on thread 43".into());
+        recording.exit_code = None;
+        recording.ended = Ended::Interrupted;
+        let times = tinct_report::Durations::of(&[1_000_000, 1_100_000, 1_050_000]).unwrap();
+        let overhead = Overhead {
+            rate_hz: 100,
+            workload: "a reference loop".into(),
+            plain: times,
+            monitored: tinct_report::Durations::of(&[1_020_000, 1_150_000]).unwrap(),
+            ratio: 1_085_000.0 / 1_050_000.0,
+            samples_per_run: 11,
+        };
+        for overhead in [None, Some(&overhead)] {
+            let dir = tempfile::tempdir().unwrap();
+            write(dir.path(), &recording, overhead).unwrap();
+            let path = dir.path().join("monitor.json");
+            let file = read(&path).unwrap();
+            let written = MonitorFile::of(&recording, overhead);
+            assert_eq!(file, written);
+            assert_eq!(file.recording.into_owned(), recording);
+            assert!(
+                std::fs::read_to_string(&path).unwrap()
+                    == serde_json::to_string_pretty(&written).unwrap() + "\n",
+                "monitor.json reads back to other bytes"
+            );
+        }
+    }
+
+    #[test]
+    fn a_broken_monitor_json_is_bad_input_naming_it_and_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("monitor.json");
+        let line_of = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            match read(&path) {
+                Err(RtError::Input {
+                    file, line, found, ..
+                }) => {
+                    assert!(file.ends_with("monitor.json"), "{file}");
+                    assert!(found.contains("invalid type: integer `1`"), "{found}");
+                    line
+                }
+                other => panic!("expected bad input, got {other:?}"),
+            }
+        };
+        assert_eq!(line_of("{\n\"missing\": 1\n}"), Some(2));
+        // The recording's keys are flattened into the file's object: serde
+        // reads them whole before their values, so the line is that of
+        // the object's end.
+        assert_eq!(
+            line_of("{\n\"target\": 1,\n\"missing\": [],\n\"overhead\": null\n}"),
+            Some(5)
         );
     }
 

@@ -13,7 +13,9 @@
 //!   Liu-Layland bound as a line.
 //! - [`response_cdf`] and [`exec_histogram`]: the distributions.
 
-use super::read::{RunFiles, TaskFile};
+use super::read::RunFiles;
+use super::summary::TaskVerdict;
+use tinct_core::analysis::CoreReport;
 use tinct_report::stats::{Histogram, empirical_cdf};
 use tinct_report::{BarChart, BarSeries, LineChart, Series, SeriesStyle};
 
@@ -22,7 +24,7 @@ fn ms(ns: u64) -> f64 {
 }
 
 /// kim2013 Fig. 8 for `task`: per-job response times against both bounds.
-pub fn response_times(files: &RunFiles, task: &TaskFile) -> LineChart {
+pub fn response_times(files: &RunFiles, task: &TaskVerdict) -> LineChart {
     let finished: Vec<(u64, u64)> = files
         .jobs_of(&task.name)
         .filter_map(|r| Some((r.job, r.response_ns?)))
@@ -72,7 +74,7 @@ pub fn response_times(files: &RunFiles, task: &TaskFile) -> LineChart {
 /// when the run did not come from an analysed plan (no periods, no Eq. 1).
 pub fn utilization(files: &RunFiles) -> Option<BarChart> {
     let analysis = files.analysis.as_ref()?;
-    let observed = |core: u32, pick: &dyn Fn(&TaskFile) -> f64| -> f64 {
+    let observed = |core: u32, pick: &dyn Fn(&TaskVerdict) -> f64| -> f64 {
         analysis
             .tasks
             .iter()
@@ -84,9 +86,8 @@ pub fn utilization(files: &RunFiles) -> Option<BarChart> {
             .sum()
     };
     let cores = &analysis.cores;
-    let values = |f: &dyn Fn(&super::read::AnalysedCore) -> f64| {
-        cores.iter().map(|c| Some(f(c))).collect::<Vec<_>>()
-    };
+    let values =
+        |f: &dyn Fn(&CoreReport) -> f64| cores.iter().map(|c| Some(f(c))).collect::<Vec<_>>();
     Some(
         BarChart::new(
             "Utilization per core, predicted and observed (kim2013 Fig. 10)",
@@ -118,7 +119,7 @@ pub fn utilization(files: &RunFiles) -> Option<BarChart> {
 }
 
 /// The empirical CDF of the response times of `tasks` (one step line each).
-pub fn response_cdf(files: &RunFiles, tasks: &[&TaskFile]) -> LineChart {
+pub fn response_cdf(files: &RunFiles, tasks: &[&TaskVerdict]) -> LineChart {
     let mut chart = LineChart::new(
         "Response times, cumulative distribution",
         "response time (ms)",
@@ -144,7 +145,7 @@ pub fn response_cdf(files: &RunFiles, tasks: &[&TaskFile]) -> LineChart {
 
 /// The histogram of `task`'s execution times (finished jobs), with its C
 /// from the analysis as a marker when known.
-pub fn exec_histogram(files: &RunFiles, task: &TaskFile) -> LineChart {
+pub fn exec_histogram(files: &RunFiles, task: &TaskVerdict) -> LineChart {
     let samples: Vec<u64> = files
         .jobs_of(&task.name)
         .filter(|r| r.response_ns.is_some())

@@ -118,16 +118,26 @@ partitions = [1]
 
     /// The fixture's run directory, written and read back.
     pub(crate) fn written(with_analysis: bool) -> (tempfile::TempDir, crate::output::RunFiles) {
-        let dir = tempfile::tempdir().unwrap();
         let r = result();
         let a = analysis();
+        write(
+            &crate::output::summarize("x.toml", 400, &r),
+            &r,
+            with_analysis.then_some(&a),
+        )
+    }
+
+    /// The run directory of `summary`, `result` and `analysis`, written
+    /// to a new temporary directory and read back.
+    pub(crate) fn write(
+        summary: &crate::output::Summary,
+        result: &RunResult,
+        analysis: Option<&tinct_core::analysis::Analysis>,
+    ) -> (tempfile::TempDir, crate::output::RunFiles) {
+        let dir = tempfile::tempdir().unwrap();
         crate::output::RunDir::prepare(dir.path())
             .unwrap()
-            .write(
-                &crate::output::summarize("x.toml", 400, &r),
-                &r,
-                &context(with_analysis.then_some(&a)),
-            )
+            .write(summary, result, &context(analysis))
             .unwrap();
         let files = crate::output::RunFiles::read(dir.path()).unwrap();
         (dir, files)

@@ -7,10 +7,11 @@
 //! hardware counters when they were read, and the machine.
 
 use super::figures::{exec_histogram, response_cdf, response_times, utilization};
-use super::read::{RunFiles, TaskFile};
+use super::read::RunFiles;
+use super::summary::TaskVerdict;
 use super::verdict_word;
 use crate::isolation::IsolationStatus;
-use crate::memory::Placement;
+use crate::spec::Policy;
 use std::collections::BTreeSet;
 use tinct_report::html::{Block, Cell, Page, Section, Table, Tone, json_table};
 use tinct_report::{Counts, LineChart, Series, SeriesStyle};
@@ -34,8 +35,9 @@ fn opt_ms(ns: Option<u64>) -> String {
     ns.map_or_else(|| "—".into(), ms)
 }
 
-/// `FIFO 90`, `OTHER`: the policy as `summary.json` wrote it.
-fn policy(value: &serde_json::Value) -> String {
+/// `FIFO 90`, `OTHER`: the policy as `summary.json` names it, in capitals.
+fn policy(policy: Policy) -> String {
+    let value = serde_json::to_value(policy).unwrap_or_default();
     let name = value["policy"].as_str().unwrap_or("?").to_uppercase();
     match &value["priority"] {
         serde_json::Value::Null => name,
@@ -60,7 +62,7 @@ fn partitions(list: &[u32]) -> String {
 }
 
 /// The task's verdict and why, in words.
-fn explain(files: &RunFiles, t: &TaskFile) -> (String, Tone) {
+fn explain(files: &RunFiles, t: &TaskVerdict) -> (String, Tone) {
     let word = verdict_word(
         t.exceeds_bound,
         t.jobs.missed,
@@ -179,10 +181,10 @@ fn plan(files: &RunFiles) -> Section {
         tasks.row(vec![
             Cell::new(t.name.clone()),
             Cell::new(cpus(&t.cpus)),
-            Cell::new(policy(&t.policy)),
+            Cell::new(policy(t.policy)),
             Cell::new(a.map_or("—".into(), |a| partitions(&a.partitions))),
             Cell::new(a.map_or("—".into(), |a| ms(a.period_ns))),
-            Cell::new(opt_ms(a.map(|a| a.deadline_ns).or(t.deadline_ns))),
+            Cell::new(opt_ms(a.map(|a| a.deadline_ns))),
             Cell::new(opt_ms(t.bound.map(|b| b.wcet_ns))),
             Cell::new(a.map_or("—".into(), |a| ms(a.warmup_ns))),
             Cell::new(opt_ms(t.bound.and_then(|b| b.wcrt_nocint_ns))),
@@ -270,8 +272,7 @@ fn placement(files: &RunFiles) -> Section {
         "can be evicted by",
     ]);
     for t in &s.tasks {
-        let working_set = serde_json::from_value::<Placement>(t.placement.clone())
-            .map_or_else(|_| "—".into(), |p| p.describe());
+        let working_set = t.placement.describe();
         let Some(i) = &t.isolation else {
             table.row(vec![
                 Cell::new(t.name.clone()),
@@ -313,8 +314,8 @@ fn placement(files: &RunFiles) -> Section {
     section
 }
 
-fn charted(files: &RunFiles) -> (Vec<&TaskFile>, Option<Block>) {
-    let tasks: Vec<&TaskFile> = files.summary.tasks.iter().take(MAX_TASK_CHARTS).collect();
+fn charted(files: &RunFiles) -> (Vec<&TaskVerdict>, Option<Block>) {
+    let tasks: Vec<&TaskVerdict> = files.summary.tasks.iter().take(MAX_TASK_CHARTS).collect();
     let note = (files.summary.tasks.len() > MAX_TASK_CHARTS).then(|| {
         Block::Text(format!(
             "Charts for the first {MAX_TASK_CHARTS} of {} tasks; the tables have all.",

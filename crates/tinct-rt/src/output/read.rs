@@ -3,192 +3,20 @@
 //!
 //! [`RunFiles::read`] reads `summary.json`, `jobs.csv` and, when present,
 //! `analysis.json` (the analysis of the plan the run came from) and
-//! `machine.json`. The summary and the analysis are read into views of the
-//! fields a report needs ([`SummaryFile`], [`AnalysisFile`]), which ignore
-//! fields they do not know, so a directory written by a newer tinct still
-//! reads; a test keeps each view equal to what the writer wrote. A file
-//! that does not read is bad input naming the file, the line and what was
+//! `machine.json`, each into the type that writes it: [`Summary`],
+//! [`JobRow`], [`Analysis`] and [`Machine`]. Those ignore keys they do not
+//! know, so a directory written by a newer tinct still reads, and give
+//! keys added after their first version a default, so one written by an
+//! older tinct does too; tests write, read back and compare. A file that
+//! does not read is bad input naming the file, the line and what was
 //! expected.
 
 use super::jobs_csv::JobRow;
-use crate::isolation::{RunIsolation, TaskIsolation};
+use super::summary::Summary;
 use crate::{Result, RtError};
-use serde::Deserialize;
 use std::path::{Path, PathBuf};
-use tinct_report::{Counts, Durations};
+use tinct_core::analysis::{Analysis, TaskReport};
 use tinct_sys::machine::Machine;
-
-/// Job counts of a task.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
-pub struct JobCounts {
-    /// Released.
-    pub released: u64,
-    /// Finished by the deadline.
-    pub completed: u64,
-    /// Finished late.
-    pub missed: u64,
-    /// Stopped or never started.
-    pub aborted: u64,
-}
-
-/// The analysis' bound of a task, as `summary.json` holds it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub struct BoundFile {
-    /// C at the task's partitions.
-    pub wcet_ns: u64,
-    /// WCRT with cache interference (kim2013 Eq. 2).
-    pub wcrt_ns: Option<u64>,
-    /// WCRT without cache interference (classic RTA).
-    pub wcrt_nocint_ns: Option<u64>,
-}
-
-/// One task of `summary.json`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct TaskFile {
-    /// Task name.
-    pub name: String,
-    /// CPUs it was pinned to.
-    pub cpus: Option<Vec<u32>>,
-    /// The policy it ran under, as written (e.g. `{"policy":"fifo","priority":90}`).
-    pub policy: serde_json::Value,
-    /// Relative deadline.
-    pub deadline_ns: Option<u64>,
-    /// Job counts.
-    pub jobs: JobCounts,
-    /// Response times of finished jobs.
-    pub response: Durations,
-    /// Execution times of finished jobs.
-    pub exec: Durations,
-    /// Release latencies of started jobs.
-    pub latency: Durations,
-    /// Preemptions over all jobs.
-    pub preemptions: u64,
-    /// Jobs that ended on another CPU.
-    pub migrations: u64,
-    /// The analysis' bound, if any.
-    pub bound: Option<BoundFile>,
-    /// Observed max response time > WCRT CInt.
-    pub exceeds_bound: bool,
-    /// Observed max response time > WCRT NoCInt.
-    pub exceeds_bound_nocint: bool,
-    /// Where the working set lived, as written.
-    pub placement: serde_json::Value,
-    /// The proof that its working set is isolated (absent in run
-    /// directories of older versions).
-    #[serde(default)]
-    pub isolation: Option<TaskIsolation>,
-    /// LLC misses per finished job, when counted.
-    pub llc_misses: Option<Counts>,
-    /// Instructions per finished job, when counted.
-    pub instructions: Option<Counts>,
-    /// Why counters are missing.
-    pub counters_unavailable: Option<String>,
-    /// Setup error or panic.
-    pub error: Option<String>,
-}
-
-/// `summary.json`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct SummaryFile {
-    /// Workload file.
-    pub source: String,
-    /// Scheduling, said plainly.
-    pub scheduling: String,
-    /// True under real-time policies.
-    pub realtime: bool,
-    /// Planned duration.
-    pub duration_ns: u64,
-    /// From the common release to the last finish.
-    pub observed_ns: u64,
-    /// Why the run ended, in words.
-    pub stop_description: String,
-    /// `mlockall` succeeded.
-    pub memory_locked: bool,
-    /// RT throttling as found.
-    pub rt_throttling: String,
-    /// Watchdog factor.
-    pub watchdog_factor: f64,
-    /// Per task.
-    pub tasks: Vec<TaskFile>,
-    /// Tasks whose observed response time exceeded their bound.
-    pub bound_exceeded: Vec<String>,
-    /// Deadline misses.
-    pub misses: u64,
-    /// Every task's counts balance.
-    pub balanced: bool,
-    /// The proof that the colouring isolates (not checked in run
-    /// directories of older versions).
-    #[serde(default = "RunIsolation::not_checked")]
-    pub isolation: RunIsolation,
-}
-
-/// One task of `analysis.json` (tinct-core's analysis of the plan).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct AnalysedTask {
-    /// Task name.
-    pub name: String,
-    /// Core.
-    pub core: u32,
-    /// Priority rank (1 = highest).
-    pub priority: u32,
-    /// S(i), 1-based.
-    pub partitions: Vec<u32>,
-    /// T_i.
-    pub period_ns: u64,
-    /// D_i.
-    pub deadline_ns: u64,
-    /// C_i at |S(i)|.
-    pub wcet_ns: u64,
-    /// ω_{i,n}.
-    pub warmup_ns: u64,
-    /// WCRT with cache interference (Eq. 2), if within D.
-    pub wcrt_ns: Option<u64>,
-    /// WCRT without, if within D.
-    pub wcrt_nocint_ns: Option<u64>,
-    /// Eq. (2) meets the deadline.
-    pub schedulable: bool,
-    /// Notes of the analysis.
-    #[serde(default)]
-    pub notes: Vec<String>,
-}
-
-/// One core of `analysis.json`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct AnalysedCore {
-    /// Core number.
-    pub core: u32,
-    /// Its tasks, highest priority first.
-    pub tasks: Vec<String>,
-    /// Partitions used on it.
-    pub partitions: Vec<u32>,
-    /// Eq. (1): Σ (C_i + ω_{i,n} + γ_{i,n}) / T_i.
-    pub utilization: f64,
-    /// Σ C_i / T_i.
-    pub utilization_nocint: f64,
-    /// Liu-Layland bound.
-    pub utilization_bound: f64,
-    /// Every task meets its deadline and memory is feasible.
-    pub schedulable: bool,
-    /// Why not.
-    #[serde(default)]
-    pub reasons: Vec<String>,
-}
-
-/// `analysis.json`.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct AnalysisFile {
-    /// The verdict of the analysis.
-    pub schedulable: bool,
-    /// Δ, ns.
-    pub refill_ns: u64,
-    /// Per task.
-    pub tasks: Vec<AnalysedTask>,
-    /// Per core.
-    pub cores: Vec<AnalysedCore>,
-    /// Why not schedulable.
-    #[serde(default)]
-    pub reasons: Vec<String>,
-}
 
 /// A run directory as read back.
 #[derive(Clone, Debug)]
@@ -196,45 +24,60 @@ pub struct RunFiles {
     /// The directory.
     pub dir: PathBuf,
     /// `summary.json`.
-    pub summary: SummaryFile,
-    /// `summary.json` whole, for what the view leaves out.
+    pub summary: Summary,
+    /// `summary.json` whole, as written (with any key a newer tinct added).
     pub summary_raw: serde_json::Value,
     /// `jobs.csv`, in file order.
     pub jobs: Vec<JobRow>,
     /// `analysis.json`, when the run came from an analysed plan.
-    pub analysis: Option<AnalysisFile>,
+    pub analysis: Option<Analysis>,
     /// `machine.json`, when present.
     pub machine: Option<Machine>,
 }
 
-fn bad(path: &Path, line: Option<usize>, expected: &str, found: String) -> RtError {
+/// The field of the errors of a run directory's files.
+const RUN_FILE: &str = "run directory file";
+
+fn bad(path: &Path, line: Option<usize>, field: &str, expected: &str, found: String) -> RtError {
     RtError::Input {
         file: path.display().to_string(),
         line,
-        field: "run directory file".into(),
+        field: field.into(),
         expected: expected.into(),
         found,
     }
 }
 
-fn read_text(path: &Path, expected: &str) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| bad(path, None, expected, e.to_string()))
+fn read_text(path: &Path, field: &str, expected: &str) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| bad(path, None, field, expected, e.to_string()))
+}
+
+/// The JSON file `path` read as a `T`; bad input naming the file, the line
+/// (of a value that does not read), `field` and what was `expected` if it
+/// does not read.
+pub(crate) fn json_file<T: serde::de::DeserializeOwned>(
+    path: &Path,
+    field: &str,
+    expected: &str,
+) -> Result<T> {
+    let text = read_text(path, field, expected)?;
+    serde_json::from_str(&text)
+        .map_err(|e| bad(path, Some(e.line()), field, expected, e.to_string()))
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path, expected: &str) -> Result<T> {
-    let text = read_text(path, expected)?;
-    serde_json::from_str(&text).map_err(|e| bad(path, Some(e.line()), expected, e.to_string()))
+    json_file(path, RUN_FILE, expected)
 }
 
 fn read_jobs(path: &Path) -> Result<Vec<JobRow>> {
     const EXPECTED: &str = "jobs.csv as `tinct run` writes it (a header, then one row per job)";
-    let text = read_text(path, EXPECTED)?;
+    let text = read_text(path, RUN_FILE, EXPECTED)?;
     csv::Reader::from_reader(text.as_bytes())
         .deserialize::<JobRow>()
         .map(|row| {
             row.map_err(|e| {
                 let line = e.position().and_then(|p| usize::try_from(p.line()).ok());
-                bad(path, line, EXPECTED, e.to_string())
+                bad(path, line, RUN_FILE, EXPECTED, e.to_string())
             })
         })
         .collect()
@@ -251,7 +94,7 @@ impl RunFiles {
     pub fn read(dir: &Path) -> Result<RunFiles> {
         let summary_path = dir.join("summary.json");
         const SUMMARY: &str = "summary.json as `tinct run` writes it";
-        let summary: SummaryFile = read_json(&summary_path, SUMMARY)?;
+        let summary: Summary = read_json(&summary_path, SUMMARY)?;
         let summary_raw: serde_json::Value = read_json(&summary_path, SUMMARY)?;
         let jobs = read_jobs(&dir.join("jobs.csv"))?;
         let optional = |name: &str| {
@@ -280,7 +123,7 @@ impl RunFiles {
     }
 
     /// The analysis of `task`, if the run had one.
-    pub fn analysed(&self, task: &str) -> Option<&AnalysedTask> {
+    pub fn analysed(&self, task: &str) -> Option<&TaskReport> {
         self.analysis
             .as_ref()
             .and_then(|a| a.tasks.iter().find(|t| t.name == task))
@@ -297,22 +140,33 @@ mod tests {
         crate::output::fixture::written(true)
     }
 
+    /// `value` as the run directory writes it.
+    fn pretty<T: serde::Serialize>(value: &T) -> String {
+        serde_json::to_string_pretty(value).unwrap() + "\n"
+    }
+
+    /// The file `name` of `dir` equals `value` written again.
+    fn assert_same_bytes<T: serde::Serialize>(dir: &Path, name: &str, value: &T) {
+        let file = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(file == pretty(value), "{name} reads back to other bytes");
+    }
+
     #[test]
-    fn the_views_read_back_what_the_writers_wrote() {
+    fn what_the_writers_wrote_reads_back() {
         let (_dir, files) = written();
         let r = result();
         let s = summarize("x.toml", 400, &r);
-        let (view, task) = (&files.summary, &files.summary.tasks[0]);
+        let (read, task) = (&files.summary, &files.summary.tasks[0]);
         assert_eq!(
             (
-                view.source.as_str(),
-                view.misses,
-                view.balanced,
-                view.realtime
+                read.source.as_str(),
+                read.misses,
+                read.balanced,
+                read.realtime
             ),
             (s.source.as_str(), s.misses, s.balanced, s.realtime)
         );
-        assert_eq!(view.bound_exceeded, s.bound_exceeded);
+        assert_eq!(read.bound_exceeded, s.bound_exceeded);
         let written = &s.tasks[0];
         assert_eq!(task.response, written.response);
         assert_eq!(task.exec, written.exec);
@@ -325,7 +179,7 @@ mod tests {
             (bound.wcet_ns, bound.wcrt_ns, bound.wcrt_nocint_ns),
             (10, Some(30), Some(20))
         );
-        assert_eq!(task.policy["policy"], "fifo");
+        assert_eq!(task.policy, crate::spec::Policy::Fifo(90));
         assert_eq!(files.jobs.len(), 4);
         assert_eq!(files.jobs[2].response_ns, Some(150));
         assert_eq!(files.jobs[3].outcome, crate::record::Outcome::Aborted);
@@ -342,6 +196,174 @@ mod tests {
                 .is_some_and(|m| !m.online_cpus.is_empty())
         );
         assert!(RunFiles::is_run_dir(&files.dir));
+    }
+
+    #[test]
+    fn summary_and_analysis_json_read_back_equal_and_write_the_same_bytes() {
+        let (dir, files) = written();
+        assert_eq!(files.summary, summarize("x.toml", 400, &result()));
+        assert_eq!(files.analysis, Some(analysis()));
+        assert_same_bytes(dir.path(), "summary.json", &files.summary);
+        assert_same_bytes(dir.path(), "analysis.json", &analysis());
+        assert_same_bytes(dir.path(), "machine.json", &files.machine);
+        let again = RunFiles::read(dir.path()).unwrap();
+        assert_eq!(again.summary, files.summary);
+
+        // The parts the fixture leaves at their defaults, set.
+        use super::super::summary::{SentinelCpu, SentinelSummary};
+        use crate::attribution::Colouring;
+        use crate::spec::WatchdogMode;
+        use crate::watchdog::StopReason;
+        let r = result();
+        let mut s = summarize("x.toml", 400, &r);
+        s.stop = StopReason::Overrun {
+            task: "a".into(),
+            job: 2,
+            deadline_ns: 100,
+            factor: 2.5,
+        };
+        s.stop_description = s.stop.describe();
+        s.watchdog = WatchdogMode::All;
+        s.notes = vec!["a note".into()];
+        s.colored_pages_moved = Some(3);
+        s.colored_pages_absent = Some(1);
+        s.colouring = Colouring::Effective;
+        s.sentinel = Some(SentinelSummary {
+            period_ns: 1_000_000,
+            threshold_ns: 200_000,
+            top_priority: true,
+            cpus: vec![SentinelCpu {
+                cpu: 1,
+                wakes: 400,
+                cpu_time_ns: Some(12_345),
+                cpu_share: Some(12_345.0 / 400.0),
+                stalls: 2,
+                stalled_ns: 700_000,
+                longest_ns: 500_000,
+                steal_ns: None,
+            }],
+        });
+        s.tasks[0].placement = crate::memory::Placement::Uncolored {
+            bytes: 4096,
+            partitions_requested: vec![1, 2],
+            reason: "frame numbers unreadable".into(),
+        };
+        s.tasks[0].llc_misses = tinct_report::Counts::of(&[3, 5, 8]);
+        s.tasks[0].counters_unavailable = None;
+        s.tasks[0].error = Some("a setup error".into());
+        let (dir, files) = crate::output::fixture::write(&s, &r, None);
+        assert_eq!(files.summary, s);
+        assert_eq!(files.analysis, None);
+        assert_same_bytes(dir.path(), "summary.json", &s);
+    }
+
+    /// Removes `keys` from the object `value`.
+    fn remove(value: &mut serde_json::Value, keys: &[&str]) {
+        let object = value.as_object_mut().unwrap();
+        for key in keys {
+            assert!(object.remove(*key).is_some(), "{key} was written");
+        }
+    }
+
+    #[test]
+    fn a_run_directory_of_an_older_tinct_still_reads_with_defaults() {
+        let (dir, files) = written();
+        // summary.json without the keys added after its first version.
+        let mut raw = files.summary_raw.clone();
+        remove(
+            &mut raw,
+            &[
+                "watchdog",
+                "notes",
+                "colored_pages_moved",
+                "colored_pages_absent",
+                "causes",
+                "unexplained",
+                "colouring",
+                "sentinel",
+                "isolation",
+            ],
+        );
+        let task = &mut raw["tasks"][0];
+        remove(
+            task,
+            &[
+                "scheduling",
+                "phases",
+                "blocking",
+                "isolation",
+                "causes",
+                "late",
+            ],
+        );
+        remove(&mut task["bound"], &["blocking_ns", "blocking_shows"]);
+        std::fs::write(dir.path().join("summary.json"), raw.to_string()).unwrap();
+        // analysis.json without its later keys, nor those the reader has
+        // always let go.
+        let path = dir.path().join("analysis.json");
+        let mut raw: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        remove(
+            &mut raw,
+            &[
+                "overheads",
+                "holistic_rounds",
+                "chains",
+                "warnings",
+                "reasons",
+            ],
+        );
+        let task = &mut raw["tasks"][0];
+        remove(
+            task,
+            &[
+                "overhead_ns",
+                "trigger",
+                "jitter_ns",
+                "jitter_inherited_ns",
+                "blocking_ns",
+                "blocking_source",
+                "notes",
+            ],
+        );
+        remove(
+            &mut task["breakdown"],
+            &["overhead_ns", "jitter_ns", "blocking_ns", "interrupts_ns"],
+        );
+        for core in raw["cores"].as_array_mut().unwrap() {
+            remove(core, &["task_indices", "reasons"]);
+        }
+        std::fs::write(&path, raw.to_string()).unwrap();
+
+        let old = RunFiles::read(dir.path()).unwrap();
+        let (s, t) = (&old.summary, &old.summary.tasks[0]);
+        assert_eq!(s.watchdog, crate::spec::WatchdogMode::default());
+        assert!(s.notes.is_empty() && s.sentinel.is_none());
+        assert_eq!(s.causes, Default::default());
+        assert_eq!(s.isolation, crate::isolation::RunIsolation::not_checked());
+        assert!(t.phases.is_empty() && t.late.is_empty() && t.isolation.is_none());
+        assert_eq!(
+            t.blocking,
+            super::super::summary::BlockingVerdict::default()
+        );
+        assert_eq!(
+            t.bound.map(|b| (b.wcrt_ns, b.blocking_ns)),
+            Some((Some(30), None))
+        );
+        assert_eq!(t.response, files.summary.tasks[0].response);
+        let a = old.analysis.as_ref().unwrap();
+        assert_eq!(a.holistic_rounds, 1);
+        assert!(a.chains.is_empty() && a.warnings.is_empty());
+        assert_eq!(
+            a.tasks[0].wcrt_ns,
+            files.analysis.as_ref().unwrap().tasks[0].wcrt_ns
+        );
+        // And its report page is drawn.
+        assert!(
+            crate::output::page::run_page(&old)
+                .to_html()
+                .contains("<td>FIFO 90</td>")
+        );
     }
 
     #[test]
@@ -375,15 +397,17 @@ mod tests {
         let r = result();
         let mut s = summarize("x.toml", 400, &r);
         s.attach_isolation(proof.clone());
-        let dir = tempfile::tempdir().unwrap();
-        crate::output::RunDir::prepare(dir.path())
-            .unwrap()
-            .write(&s, &r, &crate::output::fixture::context(None))
-            .unwrap();
-        let files = RunFiles::read(dir.path()).unwrap();
+        let (dir, files) = crate::output::fixture::write(&s, &r, None);
         assert_eq!(files.summary.isolation, proof.run);
         assert_eq!(files.summary.tasks[0].isolation, proof.tasks[0]);
         assert_eq!(files.summary_raw["tasks"][0]["isolation"]["sets"], 128);
+        // The frames stay out of the file; everything else reads back.
+        assert_same_bytes(dir.path(), "summary.json", &s);
+        let mut without_frames = s.clone();
+        if let Placement::Colored { frames, .. } = &mut without_frames.tasks[0].placement {
+            frames.clear();
+        }
+        assert_eq!(files.summary, without_frames);
 
         // A run directory of an older tinct, without the proof, still reads.
         let path = dir.path().join("summary.json");

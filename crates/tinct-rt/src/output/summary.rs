@@ -13,7 +13,7 @@ use crate::record::{Accounting, JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun, WorkNote};
 use crate::spec::{BlockingShows, Bound, Policy, WatchdogMode};
 use crate::watchdog::StopReason;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tinct_report::stats::{Counts, Durations};
 
 /// Says how the run was scheduled, in every output.
@@ -52,7 +52,7 @@ pub fn verdict_word(
 }
 
 /// Observed versus predicted, for one task.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskVerdict {
     /// Task name.
     pub name: String,
@@ -62,8 +62,10 @@ pub struct TaskVerdict {
     /// reported it (the requested one if no job started).
     pub policy: Policy,
     /// Every policy its jobs ran under, in words, in order of first use.
+    #[serde(default)]
     pub scheduling: Vec<String>,
     /// Per phase: its relative deadline and its job counts.
+    #[serde(default)]
     pub phases: Vec<PhaseVerdict>,
     /// Job counts (`released = completed + missed + aborted`).
     pub jobs: Accounting,
@@ -82,6 +84,7 @@ pub struct TaskVerdict {
     /// The analysis' prediction, if the run came from an analysed task set.
     pub bound: Option<Bound>,
     /// Blocking observed at locks next to the analysis' B_i.
+    #[serde(default)]
     pub blocking: BlockingVerdict,
     /// Observed max response time > WCRT with cache interference (kim2013 Eq. 2).
     pub exceeds_bound: bool,
@@ -92,6 +95,7 @@ pub struct TaskVerdict {
     /// The proof that its working set is isolated: the cache sets it can
     /// occupy and who can evict it ([`crate::isolation`]); `None` when the
     /// run's `isolation` says the proof is not available.
+    #[serde(default)]
     pub isolation: Option<TaskIsolation>,
     /// LLC read misses per finished job, when hardware counters are available.
     pub llc_misses: Option<Counts>,
@@ -104,13 +108,15 @@ pub struct TaskVerdict {
     /// Setup error or panic, if any.
     pub error: Option<String>,
     /// Its jobs that exceeded their bound, per cause.
+    #[serde(default)]
     pub causes: CauseCounts,
     /// Those jobs, each with its cause.
+    #[serde(default)]
     pub late: Vec<LateJob>,
 }
 
 /// Observed blocking versus the analysis' B_i, for one task (issue 12).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlockingVerdict {
     /// The longest time one of its jobs waited to lock a mutex (the largest
     /// `blocked_ns` of jobs.csv), ns; 0 for a task that locks nothing.
@@ -121,11 +127,20 @@ pub struct BlockingVerdict {
     pub shows: BlockingShows,
     /// That, in words (under `pcp` the blocking is release latency, not
     /// `observed_max_ns`).
-    pub note: &'static str,
+    pub note: String,
     /// The wait at a lock exceeded B_i where the analysis says it is met
     /// there (`pip`/`none` resources only): the analysis' inputs (section
     /// lengths, priorities) or its assumptions do not hold.
     pub exceeds_bound: bool,
+}
+
+/// No lock waited at and no bound: the verdict of a task without shared
+/// resources (and of a task of a `summary.json` written before blocking
+/// was observed).
+impl Default for BlockingVerdict {
+    fn default() -> BlockingVerdict {
+        BlockingVerdict::of(&[], None)
+    }
 }
 
 impl BlockingVerdict {
@@ -139,14 +154,14 @@ impl BlockingVerdict {
             observed_max_ns,
             bound_ns,
             shows,
-            note: shows.describe(),
+            note: shows.describe().to_string(),
             exceeds_bound: at_lock && bound_ns.is_some_and(|b| observed_max_ns > b),
         }
     }
 }
 
 /// One phase of a task in the verdict.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PhaseVerdict {
     /// Phase name.
     pub name: String,
@@ -156,13 +171,16 @@ pub struct PhaseVerdict {
     pub jobs: Accounting,
 }
 
-/// The whole verdict, written as `summary.json`.
-#[derive(Clone, Debug, Serialize)]
+/// The whole verdict, written as `summary.json` and read back from it
+/// ([`crate::output::RunFiles`]). A key added after the first version
+/// (here and in the task verdicts) takes its default when a
+/// `summary.json` of an older tinct lacks it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Workload file.
     pub source: String,
     /// Scheduling, said plainly (SCHED_OTHER runs say so).
-    pub scheduling: &'static str,
+    pub scheduling: String,
     /// True under SCHED_FIFO.
     pub realtime: bool,
     /// Planned duration.
@@ -180,20 +198,24 @@ pub struct Summary {
     /// Watchdog overrun factor.
     pub watchdog_factor: f64,
     /// Which jobs the watchdog guarded.
+    #[serde(default)]
     pub watchdog: WatchdogMode,
     /// Notes on how the run was set up (and, when coloured pages moved
     /// during the run, the warning with the `tinct doctor` hint).
+    #[serde(default)]
     pub notes: Vec<String>,
     /// Pages of the coloured working sets that were on another frame after
     /// the run than when placed (tinct-mem's `FrameDrift`, summed over the
     /// tasks; `None`: no coloured working set was checked). Not 0: the
     /// kernel migrated pages and their partitions may not have held.
+    #[serde(default)]
     pub colored_pages_moved: Option<u64>,
     /// Pages of the coloured working sets that were no longer present after
     /// the run (swapped out or unmapped: their frame, so their colour, is
     /// unknown; `FrameDrift::absent` summed over the tasks; `None`: no
     /// coloured working set was checked). Not 0: those pages are counted
     /// neither as moved nor as held.
+    #[serde(default)]
     pub colored_pages_absent: Option<u64>,
     /// Per task.
     pub tasks: Vec<TaskVerdict>,
@@ -204,19 +226,25 @@ pub struct Summary {
     /// Every task's counts balance.
     pub balanced: bool,
     /// Jobs that exceeded their bound, per cause, over every task.
+    #[serde(default)]
     pub causes: CauseCounts,
     /// Jobs that exceeded the analysis' WCRT with no cause found (cause
     /// `unexplained`, the same count as `causes.unexplained` and as the
     /// `unexplained` rows of `jobs.csv`): the analysis or its inputs are
     /// wrong. Loud: `tinct run` exits with
     /// status 3 when this is not 0 (docs: README, "Run").
+    #[serde(default)]
     pub unexplained: u64,
     /// What was known about page colouring.
+    #[serde(default)]
     pub colouring: Colouring,
     /// What the stall sentinels saw (`None`: no sentinel ran).
+    #[serde(default)]
     pub sentinel: Option<SentinelSummary>,
     /// The proof that the colouring isolates the working sets, or why
-    /// there is none ([`crate::isolation`]).
+    /// there is none ([`crate::isolation`]; not checked in a `summary.json`
+    /// of an older tinct).
+    #[serde(default = "RunIsolation::not_checked")]
     pub isolation: RunIsolation,
 }
 
@@ -238,7 +266,7 @@ impl Summary {
 
 /// The stall sentinel of a run, in `summary.json` (every stall is in
 /// `stalls.csv`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SentinelSummary {
     /// Wake-up period, ns.
     pub period_ns: u64,
@@ -252,7 +280,7 @@ pub struct SentinelSummary {
 }
 
 /// What the sentinel of one CPU saw and cost.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SentinelCpu {
     /// The CPU.
     pub cpu: u32,
@@ -434,7 +462,7 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
             .as_ref()
             .map(|s| SentinelSummary::of(s, observed_ns)),
         source: source.to_string(),
-        scheduling: scheduling_note(result.realtime),
+        scheduling: scheduling_note(result.realtime).to_string(),
         realtime: result.realtime,
         duration_ns,
         observed_ns,

@@ -354,8 +354,8 @@ fn write_blocking(out: &mut impl Write, summary: &Summary) -> fmt::Result {
             us(t.latency.max),
             opt_us(t.blocking.bound_ns),
         ]);
-        if !notes.contains(&t.blocking.note) {
-            notes.push(t.blocking.note);
+        if !notes.contains(&t.blocking.note.as_str()) {
+            notes.push(&t.blocking.note);
         }
     }
     writeln!(out, "\nblocking (observed at locks; B_i of the analysis)")?;

@@ -58,12 +58,12 @@ impl Default for RunOptions {
 }
 
 /// How a job's work was decided.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
 pub struct WorkNote {
     /// Phase name.
     pub phase: String,
     /// "calibrated" (a target time) or "fixed" (iterations as written).
-    pub mode: &'static str,
+    pub mode: String,
     /// The target time, when calibrated.
     pub target_ns: Option<u64>,
     /// Iterations per job.

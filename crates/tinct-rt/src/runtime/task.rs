@@ -277,7 +277,8 @@ fn prepare<'a>(
                             "calibrated"
                         } else {
                             "fixed"
-                        },
+                        }
+                        .into(),
                         target_ns: match work {
                             Work::Target(t) => Some(t.0),
                             Work::Iterations(_) => None,

@@ -130,7 +130,7 @@ impl ChildReport {
                     .into_iter()
                     .map(|n| WorkNote {
                         phase: n.phase,
-                        mode: if n.calibrated { "calibrated" } else { "fixed" },
+                        mode: if n.calibrated { "calibrated" } else { "fixed" }.into(),
                         target_ns: n.target_ns,
                         work: n.work,
                     })
