@@ -95,11 +95,9 @@ fn run_sort(env: &[(&str, &str)]) -> Output {
         .env("TINCT_COLOR_BITS", "12-20")
         .env("TINCT_POOL", "16MiB")
         .env("TINCT_BANK_FUNCTIONS", BANK_FUNCTIONS)
-        .env_remove("TINCT_PAGE_REPORT");
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    command.output().expect("run sh")
+        .env_remove("TINCT_PAGE_REPORT")
+        .envs(env.iter().copied());
+    command.output().expect("run sort")
 }
 
 #[test]
