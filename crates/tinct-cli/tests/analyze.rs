@@ -3,7 +3,9 @@
 mod common;
 
 use assert_cmd::Command;
-use common::{Exits, analyze_json, example, fixture, json_stdout, tinct, write};
+use common::{
+    Exits, analyze_json, bad_input, example, fixture, json_stdout, stderr, stdout, tinct, write,
+};
 use serde_json::Value;
 
 #[test]
@@ -12,7 +14,7 @@ fn table_ii_prints_the_papers_numbers() {
         .arg("analyze")
         .arg(example("kim2013-table2.toml"))
         .exits(0);
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout(&out);
     for number in [
         "11.94", "12.30", "25.09", "25.72", "98.55", "101.36", "179.88", "273.78",
     ] {
@@ -23,11 +25,7 @@ fn table_ii_prints_the_papers_numbers() {
 
 #[test]
 fn json_has_the_documented_fields() {
-    let out = tinct()
-        .args(["analyze", "--json"])
-        .arg(example("kim2013-table2.toml"))
-        .exits(0);
-    let json: Value = json_stdout(&out);
+    let json = analyze_json(&example("kim2013-table2.toml"), &[]);
     assert_eq!(json["schedulable"], Value::Bool(true));
     let tasks = json["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 4);
@@ -83,8 +81,7 @@ wcet = "9ms"
 partitions = [2, 3]
 "#,
     );
-    let out = tinct().args(["analyze", "--json"]).arg(&file).exits(0);
-    let json: Value = json_stdout(&out);
+    let json = analyze_json(&file, &[]);
     assert_eq!(json["schedulable"], Value::Bool(false));
     assert_eq!(json["tasks"][1]["wcrt_ns"], Value::Null);
     assert_eq!(json["tasks"][1]["schedulable"], Value::Bool(false));
@@ -100,24 +97,16 @@ fn bad_input_exits_two_with_file_line_and_field() {
         "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"1us\"\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\ndeadline = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n",
     );
     let out = tinct().arg("analyze").arg(&file).exits(2);
-    let err = String::from_utf8(out.stderr).unwrap();
+    let err = stderr(&out);
     assert!(
         err.contains("bad.toml:9: task 'a' field `deadline`"),
         "{err}"
     );
     assert!(!err.contains("stack backtrace"), "{err}");
 
-    let out = tinct()
-        .arg("analyze")
-        .arg(example("kim2013.toml"))
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "unassigned cores are bad input for analyze"
-    );
-    let err = String::from_utf8(out.stderr).unwrap();
+    // Unassigned cores are bad input for analyze.
+    let out = tinct().arg("analyze").arg(example("kim2013.toml")).exits(2);
+    let err = stderr(&out);
     assert!(
         err.contains("kim2013.toml:") && err.contains("field `core`"),
         "{err}"
@@ -145,44 +134,38 @@ fn refill_defaults_to_the_machines_calibration() {
         r#"{"bench": "calibrate", "refill": {"refill_ns": 90600, "partitions": 16}}"#,
     )
     .unwrap();
-    let isolated = |cmd: &mut Command| {
-        cmd.env("HOME", dir.path())
+    // `tinct analyze`, with no calibration but the ones the test gives.
+    let isolated = || {
+        let mut cmd = tinct();
+        cmd.arg("analyze")
+            .env("HOME", dir.path())
             .env_remove("XDG_STATE_HOME")
             .env_remove("TINCT_CALIBRATION");
+        cmd
     };
+    let json_of = |cmd: &mut Command| json_stdout(&cmd.arg("--json").exits(0));
 
-    let mut cmd = tinct();
-    isolated(&mut cmd);
-    let out = cmd.arg("analyze").arg(&no_refill).output().unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8(out.stderr).unwrap();
+    let out = isolated().arg(&no_refill).exits(2);
+    let err = stderr(&out);
     assert!(
         err.contains("platform field `refill`") && err.contains("tinct bench calibrate"),
         "{err}"
     );
 
-    let mut cmd = tinct();
-    isolated(&mut cmd);
-    let out = cmd
-        .args(["analyze", "--calibration"])
+    let out = isolated()
+        .arg("--calibration")
         .arg(&calibration)
         .arg(&no_refill)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let text = String::from_utf8(out.stdout).unwrap();
+        .exits(0);
+    let text = stdout(&out);
     assert!(text.contains("45.3us (from calibration"), "{text}");
     assert!(text.contains("273.78"), "{text}");
 
-    let mut cmd = tinct();
-    isolated(&mut cmd);
-    let out = cmd
-        .env("TINCT_CALIBRATION", &calibration)
-        .args(["analyze", "--json"])
-        .arg(&no_refill)
-        .output()
-        .unwrap();
-    let json: Value = json_stdout(&out);
+    let json = json_of(
+        isolated()
+            .env("TINCT_CALIBRATION", &calibration)
+            .arg(&no_refill),
+    );
     assert_eq!(json["refill_ns"], Value::from(45_300));
     assert!(
         json["refill_source"]
@@ -195,41 +178,19 @@ fn refill_defaults_to_the_machines_calibration() {
     let saved = dir.path().join(".local/state/tinct/calibrate.json");
     std::fs::create_dir_all(saved.parent().unwrap()).unwrap();
     std::fs::copy(&calibration, &saved).unwrap();
-    let mut cmd = tinct();
-    isolated(&mut cmd);
-    let out = cmd
-        .args(["analyze", "--json"])
-        .arg(&no_refill)
-        .output()
-        .unwrap();
-    let json: Value = json_stdout(&out);
+    let json = json_of(isolated().arg(&no_refill));
     assert_eq!(json["refill_ns"], Value::from(45_300));
-    let mut cmd = tinct();
-    isolated(&mut cmd);
-    let out = cmd
-        .args(["analyze", "--json"])
-        .arg(example("kim2013-table2.toml"))
-        .output()
-        .unwrap();
-    let json: Value = json_stdout(&out);
+    let json = json_of(isolated().arg(example("kim2013-table2.toml")));
     assert_eq!(json["refill_source"], Value::from("from the file"));
 
     // A broken calibration is bad input.
     std::fs::write(&calibration, "{}").unwrap();
-    let mut cmd = tinct();
-    isolated(&mut cmd);
-    let out = cmd
-        .args(["analyze", "--calibration"])
+    let out = isolated()
+        .arg("--calibration")
         .arg(&calibration)
         .arg(&no_refill)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8(out.stderr)
-            .unwrap()
-            .contains("refill.refill_ns")
-    );
+        .exits(2);
+    assert!(stderr(&out).contains("refill.refill_ns"));
 }
 
 /// Issue 10: a huge C, or a huge Δ with every partition shared, used to wrap
@@ -239,11 +200,7 @@ fn refill_defaults_to_the_machines_calibration() {
 #[test]
 fn huge_values_are_never_schedulable() {
     // Huge C, no shared partitions: the sum passes D.
-    let out = tinct()
-        .args(["analyze", "--json"])
-        .arg(fixture("huge-c.toml"))
-        .exits(0);
-    let json: Value = json_stdout(&out);
+    let json = analyze_json(&fixture("huge-c.toml"), &[]);
     assert_eq!(json["schedulable"], Value::Bool(false), "{json}");
     assert_eq!(json["tasks"][1]["wcrt_ns"], Value::Null);
 
@@ -278,11 +235,7 @@ fn huge_values_are_never_schedulable() {
 /// period at a time. The verdict is the right one.
 #[test]
 fn a_large_refill_time_is_analyzed_not_stepped() {
-    let out = tinct()
-        .args(["analyze", "--json", "--refill", "1000000s"])
-        .arg(example("kim2013-table2.toml"))
-        .exits(0);
-    let json: Value = json_stdout(&out);
+    let json = analyze_json(&example("kim2013-table2.toml"), &["--refill", "1000000s"]);
     assert_eq!(json["schedulable"], Value::Bool(false));
     assert_eq!(json["refill_ns"], 1_000_000_000_000_000u64);
 }
@@ -291,11 +244,10 @@ fn a_large_refill_time_is_analyzed_not_stepped() {
 /// the documented 16 MiB and refused past it (exit 2).
 #[test]
 fn an_endless_file_is_refused_at_the_limit() {
-    let out = tinct().args(["analyze", "/dev/zero"]).exits(2);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let err = bad_input(["analyze", "/dev/zero"]);
     assert!(
-        stderr.contains("/dev/zero: file: expected a task-set file of at most 16777216 bytes"),
-        "{stderr}"
+        err.contains("/dev/zero: file: expected a task-set file of at most 16777216 bytes"),
+        "{err}"
     );
 }
 
@@ -372,7 +324,7 @@ fn measured_overheads_come_from_the_calibration() {
         .arg(example("kim2013-table2.toml"))
         .output()
         .unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout(&out);
     assert!(text.contains("δ = 20us per context switch"), "{text}");
     assert!(
         text.contains("tick NOT included: no periodic interruption found"),
@@ -465,8 +417,7 @@ fn new_terms_reach_json_and_text() {
     assert_eq!(json["chains"][0]["tasks"], serde_json::json!(["p", "c"]));
     assert_eq!(json["chains"][0]["bound_ns"], 6_500_000);
     assert!(tasks[0]["breakdown"]["blocking_ns"].is_u64());
-    let out = tinct().arg("analyze").arg(&file).output().unwrap();
-    let text = String::from_utf8(out.stdout).unwrap();
+    let text = stdout(&tinct().arg("analyze").arg(&file).exits(0));
     assert!(text.contains("p → c: 6.50 ms"), "{text}");
     assert!(
         text.contains("B = 0.50 ms (pcp: the longest section, 'q' on 'bus')"),

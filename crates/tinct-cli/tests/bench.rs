@@ -7,62 +7,26 @@
 
 mod common;
 
-use common::{read_json, tinct};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use assert_cmd::Command;
+use common::{Exits, assert_exits_saying, check_bench_json, f, read_json, shim, stdout, tinct, u};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use tinct_bench::calibrate::CalibrateResult;
 use tinct_bench::crpd::CrpdResult;
 use tinct_bench::harness::Durations;
 use tinct_bench::wcet_profile::WcetProfileResult;
+use tinct_sys::testing::{privileged_serial, serial};
 
-/// The benches pin threads and time memory: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn bench(args: &[&str]) -> std::process::Output {
-    tinct()
-        .arg("bench")
-        .args(args)
-        .arg("--no-progress")
-        .output()
-        .unwrap()
+/// `tinct bench ARGS --no-progress`.
+fn bench(args: &[&str]) -> Command {
+    let mut command = tinct();
+    command.arg("bench").args(args).arg("--no-progress");
+    command
 }
 
+/// The stdout of a `tinct bench ARGS` that must succeed.
 fn run_ok(args: &[&str]) -> String {
-    let output = bench(args);
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    assert!(
-        output.status.success(),
-        "tinct bench {args:?} failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
-}
-
-/// The JSON read back into the bench's result type `T` (serde refuses a
-/// missing or mistyped field) and written again unchanged (nothing dropped
-/// or renamed); `distributions` lists the result's distributions, which must
-/// be there (non-empty) and ordered (count ≥ 1, min ≤ median ≤ p99 ≤ max).
-fn validate<T: DeserializeOwned + Serialize>(
-    json: &Value,
-    distributions: fn(&T) -> Vec<&Durations>,
-) -> T {
-    let result: T = serde_json::from_value(json.clone())
-        .unwrap_or_else(|e| panic!("the JSON does not read back into its result type: {e}"));
-    assert_eq!(
-        &serde_json::to_value(&result).unwrap(),
-        json,
-        "written again, the result differs from the file"
-    );
-    let all = distributions(&result);
-    assert!(!all.is_empty(), "no distribution at all");
-    for (i, d) in all.into_iter().enumerate() {
-        assert!(d.is_ordered(), "distribution {i} is not ordered: {d:?}");
-    }
-    result
+    stdout(&bench(args).exits(0))
 }
 
 fn calibrate_distributions(r: &CalibrateResult) -> Vec<&Durations> {
@@ -129,26 +93,14 @@ fn assert_files(dir: &Path, names: &[&str]) {
     }
 }
 
-fn f(value: &Value) -> f64 {
-    value
-        .as_f64()
-        .unwrap_or_else(|| panic!("not a number: {value}"))
-}
-
-fn u(value: &Value) -> u64 {
-    value
-        .as_u64()
-        .unwrap_or_else(|| panic!("not an unsigned integer: {value}"))
-}
-
 #[test]
 fn calibrate_quick_is_consistent() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cal");
     let stdout = run_ok(&["calibrate", "--quick", "--out", out.to_str().unwrap()]);
     let json = read_json(&out.join("calibrate.json"));
-    validate(&json, calibrate_distributions);
+    check_bench_json(&json, calibrate_distributions);
     assert_eq!(json["bench"], "calibrate");
     assert_eq!(json["quick"], true);
     // The huge-page chase sits next to the 4 KiB chase, or the JSON says why not.
@@ -258,12 +210,12 @@ fn calibrate_quick_is_consistent() {
 
 #[test]
 fn crpd_quick_is_consistent() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("crpd");
     run_ok(&["crpd", "--quick", "--out", out.to_str().unwrap()]);
     let json = read_json(&out.join("crpd.json"));
-    validate(&json, crpd_distributions);
+    check_bench_json(&json, crpd_distributions);
     assert_files(&out, &["crpd.csv", "switch.csv"]);
     // Root may use SCHED_FIFO, and the bench says which policy it ran under.
     let policy = json["policy"].as_str().unwrap();
@@ -366,7 +318,7 @@ fn check_overheads(o: &tinct_core::calibration::Overheads) {
 
 #[test]
 fn overheads_quick_are_stored_in_the_calibration() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let calibration = dir.path().join("calibrate.json");
     let before = r#"{"bench": "calibrate", "note": "kept", "refill": {"partitions": 32, "refill_ns": 45300}}"#;
@@ -402,9 +354,12 @@ fn overheads_quick_are_stored_in_the_calibration() {
         .arg(common::example("kim2013-table2.toml"))
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&analyzed.stderr);
-    assert!(analyzed.status.code().is_some_and(|c| c < 2), "{stderr}");
-    let analysis: Value = serde_json::from_slice(&analyzed.stdout).unwrap();
+    assert!(
+        analyzed.status.code().is_some_and(|c| c < 2),
+        "{}",
+        common::stderr(&analyzed)
+    );
+    let analysis = common::json_stdout(&analyzed);
     let measured = &result.measured.overheads;
     assert_eq!(
         analysis["overheads"]["context_switch_ns"].as_u64(),
@@ -432,38 +387,17 @@ fn overheads_quick_are_stored_in_the_calibration() {
         calibration.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("expected a calibrate.json"), "{stderr}");
+    ])
+    .output()
+    .unwrap();
+    assert_exits_saying(&output, 2, "expected a calibrate.json");
     assert_eq!(std::fs::read_to_string(&calibration).unwrap(), "{}");
-}
-
-/// libtinct_preload.so next to the tinct binary, built if missing.
-fn shim() -> PathBuf {
-    let tinct = PathBuf::from(env!("CARGO_BIN_EXE_tinct"));
-    let shim = tinct.parent().unwrap().join("libtinct_preload.so");
-    if !shim.is_file() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "-p", "tinct-preload"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "cannot build tinct-preload");
-    }
-    assert!(
-        shim.is_file(),
-        "{} is missing after building tinct-preload",
-        shim.display()
-    );
-    shim
 }
 
 /// Checks a profile made with `--use max` and `conditions` conditions of
 /// `jobs` jobs each at every p.
 fn check_profile(json: &Value, out: &Path, jobs: u64, conditions: usize) {
-    validate(json, wcet_profile_distributions);
+    check_bench_json(json, wcet_profile_distributions);
     assert_files(
         out,
         &[
@@ -523,40 +457,39 @@ fn check_profile(json: &Value, out: &Path, jobs: u64, conditions: usize) {
     analyze_ok(&taskset);
 }
 
+/// `tinct bench wcet-profile --quick ARGS --out OUT`, which must succeed:
+/// the wcet-profile.json it wrote, and its stdout.
+fn wcet_profile(args: &[&str], out: &Path) -> (Value, String) {
+    let out_arg = ["--out", out.to_str().unwrap()];
+    let stdout = run_ok(&[&["wcet-profile", "--quick"], args, &out_arg].concat());
+    (read_json(&out.join("wcet-profile.json")), stdout)
+}
+
+/// `tinct analyze` accepts the task-set file `taskset`.
 fn analyze_ok(taskset: &Path) {
-    let analyze = tinct().arg("analyze").arg(taskset).output().unwrap();
-    assert!(
-        analyze.status.success(),
-        "tinct analyze rejected the profile: {}{}",
-        String::from_utf8_lossy(&analyze.stdout),
-        String::from_utf8_lossy(&analyze.stderr)
-    );
+    tinct().arg("analyze").arg(taskset).exits(0);
 }
 
 #[test]
 fn wcet_profile_quick_on_colored_memory_is_accepted_by_analyze() {
-    if !tinct_sys::testing::privileged_or_skip(
-        "wcet-profile on colored memory (pagemap frame numbers)",
-    ) {
+    let Some(_serial) = privileged_serial("wcet-profile on colored memory (pagemap frame numbers)")
+    else {
         return;
-    }
+    };
     let shim = shim();
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("wp");
-    let stdout = run_ok(&[
-        "wcet-profile",
-        "--quick",
-        "--working-set",
-        "256KiB",
-        "--refill",
-        "45.3us",
-        "--preload",
-        shim.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let json = read_json(&out.join("wcet-profile.json"));
+    let (json, stdout) = wcet_profile(
+        &[
+            "--working-set",
+            "256KiB",
+            "--refill",
+            "45.3us",
+            "--preload",
+            shim.to_str().unwrap(),
+        ],
+        &out,
+    );
     // The default conditions: alone, cold, co-run.
     check_profile(&json, &out, 2 * 5, 3);
     assert_eq!(
@@ -607,46 +540,16 @@ fn wcet_profile_quick_on_colored_memory_is_accepted_by_analyze() {
 
 #[test]
 fn wcet_profile_takes_the_body_from_a_task_set() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in.toml");
-    std::fs::write(
-        &input,
-        r#"
-[platform]
-cores = 2
-partitions = 8
-memory = "256MiB"
-refill = "20us"
-
-[[task]]
-name = "sensor"
-period = "50ms"
-memory = "512KiB"
-wcet = { 1 = "5ms" }
-body = { kernel = "read", working_set = "128KiB", iterations = 4096 }
-"#,
-    )
-    .unwrap();
+    let input = common::write(dir.path(), "in.toml", SENSOR_SET);
     let out = dir.path().join("wp");
-    run_ok(&[
-        "wcet-profile",
-        "--quick",
-        "--uncolored",
-        "--taskset",
-        input.to_str().unwrap(),
-        "--task",
-        "sensor",
-        "--p",
-        "1,4,8",
-        "--jobs",
-        "3",
-        "--conditions",
-        "alone",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let json = read_json(&out.join("wcet-profile.json"));
+    let args = [
+        &sensor_args(input.to_str().unwrap())[..],
+        &["--conditions", "alone"],
+    ]
+    .concat();
+    let (json, _) = wcet_profile(&args, &out);
     check_profile(&json, &out, 2 * 3, 1);
     assert_eq!(json["task"], "sensor");
     assert_eq!(json["partitions"], 8);
@@ -695,53 +598,51 @@ core = 1
 partitions = [1]
 "#;
 
-/// `tinct bench wcet-profile --quick --uncolored` of task `sensor` of
-/// [`SENSOR_SET`] (written to DIR/set.toml, and the table written back into
-/// it) at p = 1, 4, 8 with 3 jobs per launch, plus `extra`; returns the
-/// set, the output directory and the command's output.
-fn profile_sensor(dir: &Path, extra: &[&str]) -> (PathBuf, PathBuf, std::process::Output) {
-    let set = dir.join("set.toml");
-    std::fs::write(&set, SENSOR_SET).unwrap();
-    let out = dir.join("wp");
-    let (set_arg, out_arg) = (set.to_str().unwrap(), out.to_str().unwrap());
-    let mut args = vec![
-        "wcet-profile",
-        "--quick",
+/// The arguments of a `tinct bench wcet-profile` of task `sensor` of the
+/// [`SENSOR_SET`] file `set`, uncolored, at p = 1, 4, 8 with 3 jobs per
+/// launch.
+fn sensor_args(set: &str) -> [&str; 9] {
+    [
         "--uncolored",
         "--taskset",
-        set_arg,
+        set,
         "--task",
         "sensor",
         "--p",
         "1,4,8",
         "--jobs",
         "3",
-        "--write-taskset",
-        set_arg,
-        "--out",
-        out_arg,
-    ];
+    ]
+}
+
+/// `tinct bench wcet-profile --quick` of task `sensor` of [`SENSOR_SET`]
+/// ([`sensor_args`]; the set written to DIR/set.toml, and the table written
+/// back into it), plus `extra`; returns the set, the output directory and
+/// the command, to run.
+fn profile_sensor(dir: &Path, extra: &[&str]) -> (PathBuf, PathBuf, Command) {
+    let set = dir.join("set.toml");
+    std::fs::write(&set, SENSOR_SET).unwrap();
+    let out = dir.join("wp");
+    let (set_arg, out_arg) = (set.to_str().unwrap(), out.to_str().unwrap());
+    let mut args = vec!["wcet-profile", "--quick"];
+    args.extend(sensor_args(set_arg));
+    args.extend(["--write-taskset", set_arg, "--out", out_arg]);
     args.extend_from_slice(extra);
-    let output = bench(&args);
-    (set, out, output)
+    let command = bench(&args);
+    (set, out, command)
 }
 
 /// The table goes straight into the task's `wcet`; comments and the other
 /// task stay, `tinct analyze` reads the file; a missing file is created.
 #[test]
 fn wcet_profile_writes_its_table_into_a_task_set_file() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let (set, out, output) = profile_sensor(
+    let (set, out, mut profile) = profile_sensor(
         dir.path(),
         &["--conditions", "alone,cold", "--use", "p99.9"],
     );
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = stdout(&profile.exits(0));
     let json = read_json(&out.join("wcet-profile.json"));
     assert_eq!(json["statistic"], "p99.9");
     assert_eq!(json["written_taskset"]["action"], "updated");
@@ -768,28 +669,26 @@ fn wcet_profile_writes_its_table_into_a_task_set_file() {
     analyze_ok(&set);
 
     let fresh = dir.path().join("fresh.toml");
-    run_ok(&[
-        "wcet-profile",
-        "--quick",
-        "--uncolored",
-        "--working-set",
-        "64KiB",
-        "--p",
-        "1,32",
-        "--jobs",
-        "2",
-        "--conditions",
-        "alone",
-        "--refill",
-        "45.3us",
-        "--task",
-        "fresh",
-        "--write-taskset",
-        fresh.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let json = read_json(&out.join("wcet-profile.json"));
+    let (json, _) = wcet_profile(
+        &[
+            "--uncolored",
+            "--working-set",
+            "64KiB",
+            "--p",
+            "1,32",
+            "--jobs",
+            "2",
+            "--conditions",
+            "alone",
+            "--refill",
+            "45.3us",
+            "--task",
+            "fresh",
+            "--write-taskset",
+            fresh.to_str().unwrap(),
+        ],
+        &out,
+    );
     assert_eq!(json["written_taskset"]["action"], "created");
     let created = tinct_core::format::load(&fresh).unwrap();
     assert_eq!(created.tasks[0].name, "fresh");
@@ -800,18 +699,14 @@ fn wcet_profile_writes_its_table_into_a_task_set_file() {
 /// reason, every file of the run still written, the task set untouched.
 #[test]
 fn wcet_profile_refuses_a_pwcet_the_data_do_not_support() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
-    let (set, out, output) = profile_sensor(
+    let (set, out, mut profile) = profile_sensor(
         dir.path(),
         &["--conditions", "alone", "--use", "pwcet:1e-9"],
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("do not support") && stderr.contains("too few blocks"),
-        "{stderr}"
-    );
+    let stderr = assert_exits_saying(&profile.output().unwrap(), 1, "do not support");
+    assert!(stderr.contains("too few blocks"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&set).unwrap(), SENSOR_SET);
     let json = read_json(&out.join("wcet-profile.json"));
     assert!(json["wcet_line"].is_null() && json["taskset"].is_null());
@@ -828,33 +723,31 @@ fn wcet_profile_refuses_a_pwcet_the_data_do_not_support() {
 /// the pWCET at each requested exceedance are in the JSON and the CSV.
 #[test]
 fn wcet_profile_fits_extreme_values_when_there_are_enough_blocks() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("wp");
-    run_ok(&[
-        "wcet-profile",
-        "--quick",
-        "--uncolored",
-        "--working-set",
-        "64KiB",
-        "--p",
-        "32",
-        "--conditions",
-        "alone",
-        "--jobs",
-        "100",
-        "--reps",
-        "4",
-        "--block-size",
-        "10",
-        "--exceedance",
-        "1e-9,1e-6",
-        "--refill",
-        "45.3us",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    let json = read_json(&out.join("wcet-profile.json"));
+    let (json, _) = wcet_profile(
+        &[
+            "--uncolored",
+            "--working-set",
+            "64KiB",
+            "--p",
+            "32",
+            "--conditions",
+            "alone",
+            "--jobs",
+            "100",
+            "--reps",
+            "4",
+            "--block-size",
+            "10",
+            "--exceedance",
+            "1e-9,1e-6",
+            "--refill",
+            "45.3us",
+        ],
+        &out,
+    );
     let evt = &json["points"][0]["conditions"][0]["evt"];
     assert_eq!((u(&evt["jobs"]), u(&evt["blocks"])), (400, 40));
     assert!(evt["gumbel"].is_object() && evt["gev"].is_object(), "{evt}");
@@ -967,10 +860,7 @@ fn bad_options_exit_2_and_say_what_was_expected() {
         ),
     ];
     for (args, needle) in cases {
-        let output = bench(args);
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+        let stderr = assert_exits_saying(&bench(args).output().unwrap(), 2, needle);
         assert!(
             stderr.contains("expected"),
             "{args:?} does not say what was expected: {stderr}"

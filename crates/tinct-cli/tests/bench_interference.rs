@@ -10,16 +10,12 @@
 
 mod common;
 
-use common::{no_cpu_pmu, tinct};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
+use common::{Exits, bad_input, check_bench_json, f, no_cpu_pmu, read_json, stdout, tinct, u};
 use serde_json::Value;
 use std::path::Path;
-use std::sync::Mutex;
 use tinct_bench::harness::Durations;
 use tinct_bench::{banks, coherence, isolation};
-
-static SERIAL: Mutex<()> = Mutex::new(());
+use tinct_sys::testing::{privileged_serial, serial};
 
 /// A coherence run of a fraction of a second: two small sizes, 2 reps.
 const SMALL_COHERENCE: [&str; 8] = [
@@ -33,10 +29,6 @@ const SMALL_COHERENCE: [&str; 8] = [
     "2",
 ];
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Runs `tinct bench <args> --out <dir> --no-progress`, expects exit 0 and
 /// returns (JSON of `<bench>.json`, stdout).
 fn run_bench(dir: &Path, bench: &str, args: &[&str]) -> (Value, String) {
@@ -46,45 +38,11 @@ fn run_bench(dir: &Path, bench: &str, args: &[&str]) -> (Value, String) {
         .arg("--out")
         .arg(dir)
         .arg("--no-progress")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    assert!(
-        output.status.success(),
-        "tinct bench {bench} {args:?} failed ({:?}):\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let text = std::fs::read_to_string(dir.join(format!("{bench}.json"))).unwrap();
-    (serde_json::from_str(&text).unwrap(), stdout)
-}
-
-/// The JSON read back into the bench's report type `T` (serde refuses a
-/// missing or mistyped field) and written again unchanged (nothing dropped
-/// or renamed); every distribution `distributions` lists is ordered (count
-/// ≥ 1, min ≤ median ≤ p99 ≤ max) and every listed file exists.
-fn validate<T: DeserializeOwned + Serialize>(
-    json: &Value,
-    distributions: fn(&T) -> Vec<&Durations>,
-) -> T {
-    let report: T = serde_json::from_value(json.clone())
-        .unwrap_or_else(|e| panic!("the JSON does not read back into its report type: {e}"));
-    assert_eq!(
-        &serde_json::to_value(&report).unwrap(),
-        json,
-        "written again, the report differs from the file"
-    );
-    for (i, d) in distributions(&report).into_iter().enumerate() {
-        assert!(d.is_ordered(), "distribution {i} is not ordered: {d:?}");
-    }
-    for file in json["files"].as_array().unwrap() {
-        let path = file.as_str().unwrap();
-        assert!(
-            Path::new(path).is_file(),
-            "listed file {path} does not exist"
-        );
-    }
-    report
+        .exits(0);
+    (
+        read_json(&dir.join(format!("{bench}.json"))),
+        stdout(&output),
+    )
 }
 
 fn coherence_distributions(r: &coherence::Report) -> Vec<&Durations> {
@@ -118,16 +76,6 @@ fn isolation_distributions(r: &isolation::Report) -> Vec<&Durations> {
         .collect()
 }
 
-fn u(v: &Value) -> u64 {
-    v.as_u64()
-        .unwrap_or_else(|| panic!("expected an unsigned integer, found {v}"))
-}
-
-fn f(v: &Value) -> f64 {
-    v.as_f64()
-        .unwrap_or_else(|| panic!("expected a number, found {v}"))
-}
-
 fn assert_ratio(ratio: &Value, numerator: &Value, denominator: &Value, what: &str) {
     let expected = u(numerator) as f64 / u(denominator) as f64;
     assert!(
@@ -140,20 +88,12 @@ fn csv_lines(path: &Path) -> usize {
     std::fs::read_to_string(path).unwrap().lines().count()
 }
 
-fn exit_code_and_stderr(args: &[&str]) -> (Option<i32>, String) {
-    let output = tinct().args(args).output().unwrap();
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stderr).to_string(),
-    )
-}
-
 #[test]
 fn coherence_quick_is_consistent_with_the_topology() {
     let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let (json, stdout) = run_bench(tmp.path(), "coherence", &["--quick"]);
-    validate(&json, coherence_distributions);
+    check_bench_json(&json, coherence_distributions);
     let reps = u(&json["reps"]);
     assert_eq!(json["quick"], true);
 
@@ -298,9 +238,7 @@ fn coherence_quick_is_consistent_with_the_topology() {
 
 #[test]
 fn coherence_rejects_bad_sizes() {
-    let (code, stderr) =
-        exit_code_and_stderr(&["bench", "coherence", "--sizes", "0", "--no-progress"]);
-    assert_eq!(code, Some(2), "{stderr}");
+    let stderr = bad_input(["bench", "coherence", "--sizes", "0", "--no-progress"]);
     assert!(stderr.contains("--sizes"), "{stderr}");
 }
 
@@ -309,7 +247,7 @@ fn banks_quick_without_bank_functions_says_placement_is_unknown() {
     let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let (json, stdout) = run_bench(tmp.path(), "banks", &["--quick"]);
-    validate(&json, banks_distributions);
+    check_bench_json(&json, banks_distributions);
     assert_eq!(json["bank_placement_known"], false);
     assert!(stdout.contains("UNKNOWN"), "{stdout}");
     let skipped = json["skipped"].to_string();
@@ -390,7 +328,7 @@ fn banks_with_functions_runs_every_allocation_on_the_right_banks() {
             "0x8000",
         ],
     );
-    validate(&json, banks_distributions);
+    check_bench_json(&json, banks_distributions);
     assert_eq!(json["bank_placement_known"], true);
     assert_eq!(u(&json["parameters"]["banks"]), 4);
     assert_eq!(u(&json["parameters"]["controllers"]), 2);
@@ -542,7 +480,7 @@ fn banks_reads_a_dram_map_and_uses_algorithm_1_fallbacks() {
             "restricted,unrestricted",
         ],
     );
-    validate(&json, banks_distributions);
+    check_bench_json(&json, banks_distributions);
     assert_eq!(u(&json["parameters"]["banks"]), 4);
     assert_eq!(json["parameters"]["bank_mode"], "restricted,unrestricted");
     assert!(
@@ -557,7 +495,7 @@ fn banks_reads_a_dram_map_and_uses_algorithm_1_fallbacks() {
     assert!(skipped.contains("1 bank bits of --dram-map"), "{skipped}");
     assert!(json["composite"].as_array().unwrap().is_empty());
     assert!(stdout.contains("read from"), "{stdout}");
-    let (code, stderr) = exit_code_and_stderr(&[
+    let stderr = bad_input([
         "bench",
         "banks",
         "--quick",
@@ -567,9 +505,8 @@ fn banks_reads_a_dram_map_and_uses_algorithm_1_fallbacks() {
         "--bank-functions",
         "0x2000",
     ]);
-    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--dram-map"), "{stderr}");
-    let (code, stderr) = exit_code_and_stderr(&[
+    let stderr = bad_input([
         "bench",
         "banks",
         "--quick",
@@ -577,14 +514,13 @@ fn banks_reads_a_dram_map_and_uses_algorithm_1_fallbacks() {
         "--composite",
         "4/0",
     ]);
-    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("THREADS/PAGES"), "{stderr}");
 }
 
 #[test]
 fn banks_rejects_functions_a_page_allocator_cannot_control() {
     for (masks, expected) in [("0x40", "--bank-functions"), ("zz", "--bank-functions")] {
-        let (code, stderr) = exit_code_and_stderr(&[
+        let stderr = bad_input([
             "bench",
             "banks",
             "--quick",
@@ -592,10 +528,9 @@ fn banks_rejects_functions_a_page_allocator_cannot_control() {
             "--bank-functions",
             masks,
         ]);
-        assert_eq!(code, Some(2), "{masks}: {stderr}");
         assert!(stderr.contains(expected), "{masks}: {stderr}");
     }
-    let (code, stderr) = exit_code_and_stderr(&[
+    let stderr = bad_input([
         "bench",
         "banks",
         "--quick",
@@ -603,7 +538,6 @@ fn banks_rejects_functions_a_page_allocator_cannot_control() {
         "--size",
         "1KiB",
     ]);
-    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--size"), "{stderr}");
 }
 
@@ -612,7 +546,7 @@ fn isolation_quick_reports_every_condition_and_consistent_inflation() {
     let _serial = serial();
     let tmp = tempfile::tempdir().unwrap();
     let (json, stdout) = run_bench(tmp.path(), "isolation", &["--quick"]);
-    validate(&json, isolation_distributions);
+    check_bench_json(&json, isolation_distributions);
     let reps = u(&json["reps"]);
     let p = &json["parameters"];
     let jobs = u(&p["jobs_per_round"]);
@@ -701,7 +635,7 @@ fn isolation_quick_reports_every_condition_and_consistent_inflation() {
 
 #[test]
 fn isolation_rejects_bad_color_share() {
-    let (code, stderr) = exit_code_and_stderr(&[
+    let stderr = bad_input([
         "bench",
         "isolation",
         "--quick",
@@ -709,13 +643,12 @@ fn isolation_rejects_bad_color_share() {
         "--victim-colors",
         "100",
     ]);
-    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--victim-colors"), "{stderr}");
 }
 
 #[test]
 fn fifo_runs_are_recorded_and_bad_priorities_rejected() {
-    let (code, stderr) = exit_code_and_stderr(&[
+    let stderr = bad_input([
         "bench",
         "coherence",
         "--quick",
@@ -723,16 +656,14 @@ fn fifo_runs_are_recorded_and_bad_priorities_rejected() {
         "--fifo",
         "0",
     ]);
-    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--fifo"), "{stderr}");
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO measuring threads") {
+    let Some(_serial) = privileged_serial("SCHED_FIFO measuring threads") else {
         return;
-    }
-    let _serial = serial();
+    };
     let tmp = tempfile::tempdir().unwrap();
     let small = [&SMALL_COHERENCE[..], &["--fifo", "5"]].concat();
     let (json, _) = run_bench(tmp.path(), "coherence", &small);
-    validate(&json, coherence_distributions);
+    check_bench_json(&json, coherence_distributions);
     assert_eq!(json["run_conditions"]["fifo_priority"], 5);
     let (json, _) = run_bench(
         tmp.path(),
@@ -803,7 +734,7 @@ fn isolation_with_resctrl_uses_two_groups_with_disjoint_masks_and_removes_them()
     );
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     let seen = watcher.join().unwrap();
-    validate(&json, isolation_distributions);
+    check_bench_json(&json, isolation_distributions);
     assert_eq!(json["reservation"], "resctrl", "{}", json["reservation"]);
     assert!(stdout.contains("resctrl group"), "{stdout}");
     let groups = &json["resctrl_groups"];
@@ -900,7 +831,7 @@ fn isolation_with_resctrl_uses_two_groups_with_disjoint_masks_and_removes_them()
 fn isolation_reservation_auto_and_resctrl_without_resctrl() {
     let empty = tempfile::tempdir().unwrap();
     let root = empty.path().display().to_string();
-    let (code, stderr) = exit_code_and_stderr(&[
+    let stderr = bad_input([
         "bench",
         "isolation",
         "--quick",
@@ -910,7 +841,6 @@ fn isolation_reservation_auto_and_resctrl_without_resctrl() {
         "--resctrl-root",
         &root,
     ]);
-    assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--reservation resctrl"), "{stderr}");
     assert!(
         stderr.contains("no resctrl L3 cache allocation"),
@@ -1135,8 +1065,7 @@ fn loop_modes_and_generated_code_they_cannot_run_are_bad_input() {
     for (args, option) in cases {
         let mut all = vec!["bench", "--no-progress"];
         all.splice(1..1, args.split(' '));
-        let (code, stderr) = exit_code_and_stderr(&all);
-        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        let stderr = bad_input(&all);
         assert!(stderr.contains(option), "{args:?}: {stderr}");
     }
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{json_stdout, tinct};
+use common::{find_by, json_stdout, tinct};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -13,13 +13,9 @@ fn doctor(args: &[&str]) -> (Value, std::process::Output) {
     (json, output)
 }
 
+/// The report's finding about `subject`.
 fn finding<'a>(report: &'a Value, subject: &str) -> &'a Value {
-    report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["subject"] == subject)
-        .unwrap_or_else(|| panic!("no finding about {subject}"))
+    find_by(&report["findings"], "subject", subject)
 }
 
 fn fixture(name: &str) -> String {
@@ -31,12 +27,7 @@ fn fixture(name: &str) -> String {
 }
 
 fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("Uid:"))
-        .and_then(|uids| uids.split_whitespace().nth(1).map(|u| u == "0"))
-        .unwrap()
+    rustix::process::geteuid().is_root()
 }
 
 #[test]

@@ -4,34 +4,16 @@
 
 mod common;
 
-use common::{stderr, tinct, write};
+#[path = "../../tinct-preload/tests/common/summary.rs"]
+mod shim_summary;
+
+use common::{assert_exits_saying, shim, stderr, tinct, write};
+use shim_summary::requests_by_step;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 use tinct_sys::testing::privileged_or_skip;
 
-/// Builds libtinct_preload.so next to the `tinct` binary of this profile
-/// (`cargo test -p tinct-cli` alone does not build the cdylib).
-fn build_shim() -> PathBuf {
-    static SHIM: OnceLock<PathBuf> = OnceLock::new();
-    SHIM.get_or_init(|| {
-        let tinct = assert_cmd::cargo::cargo_bin("tinct");
-        let dir = tinct.parent().unwrap().to_path_buf();
-        let mut cargo = std::process::Command::new(env!("CARGO"));
-        cargo.args(["build", "--quiet", "-p", "tinct-preload"]);
-        if dir.file_name().is_some_and(|n| n == "release") {
-            cargo.arg("--release");
-        }
-        assert!(
-            cargo.status().unwrap().success(),
-            "cargo build -p tinct-preload failed"
-        );
-        let shim = dir.join("libtinct_preload.so");
-        assert!(shim.is_file(), "{} missing", shim.display());
-        shim
-    })
-    .clone()
-}
-
+/// `tinct exec ARGS`, with the shim embedded in the binary or next to it
+/// (not one named in the environment).
 fn tinct_exec(args: &[&str]) -> std::process::Output {
     tinct()
         .arg("exec")
@@ -62,21 +44,9 @@ fn bad_arguments_exit_2_and_say_what_was_expected() {
             "--cpus \"a\"",
         ),
     ] {
-        let output = tinct_exec(&args);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            stderr(&output)
-        );
-        assert!(
-            stderr(&output).contains(expected),
-            "{args:?}: {}",
-            stderr(&output)
-        );
+        assert_exits_saying(&tinct_exec(&args), 2, expected);
     }
-    let no_command = tinct_exec(&["--colors", "0"]);
-    assert_eq!(no_command.status.code(), Some(2), "{}", stderr(&no_command));
+    assert_exits_saying(&tinct_exec(&["--colors", "0"]), 2, "");
 }
 
 #[test]
@@ -86,12 +56,7 @@ fn a_named_shim_that_does_not_exist_is_bad_input() {
         .env("TINCT_PRELOAD_LIB", "/nonexistent/libtinct_preload.so")
         .output()
         .unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("TINCT_PRELOAD_LIB=/nonexistent"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exits_saying(&output, 2, "TINCT_PRELOAD_LIB=/nonexistent");
 }
 
 #[test]
@@ -99,7 +64,7 @@ fn runs_the_program_colored_pinned_and_under_fifo() {
     if !privileged_or_skip("SCHED_FIFO and frame numbers") {
         return;
     }
-    let shim = build_shim();
+    let shim = shim();
     let script = "echo colors=$TINCT_COLORS; echo preload=$LD_PRELOAD; \
                   grep Cpus_allowed_list /proc/self/status; \
                   awk '{print \"policy=\" $41 \" priority=\" $18}' /proc/self/stat";
@@ -149,18 +114,13 @@ fn the_exit_status_of_the_program_is_passed_through() {
     if !privileged_or_skip("frame numbers") {
         return;
     }
-    build_shim();
+    shim();
     let output = tinct_exec(&[
         "--colors", "0-255", "--pool", "16MiB", "--", "sh", "-c", "exit 3",
     ]);
-    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert_exits_saying(&output, 3, "");
     let missing = tinct_exec(&["--colors", "0-3", "--", "/nonexistent/program"]);
-    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
-    assert!(
-        stderr(&missing).contains("cannot run /nonexistent/program"),
-        "{}",
-        stderr(&missing)
-    );
+    assert_exits_saying(&missing, 1, "cannot run /nonexistent/program");
 }
 
 #[test]
@@ -183,19 +143,14 @@ fn l3_partitions_run_the_program_in_a_resctrl_group_that_is_removed_after() {
         &script,
     ]);
     let text = String::from_utf8_lossy(&output.stdout);
-    assert_eq!(
-        output.status.code(),
-        Some(5),
-        "exit status passed through: {}",
-        stderr(&output)
-    );
+    // The exit status is passed through.
+    let err = assert_exits_saying(&output, 5, "resctrl group tinct-");
     // Partitions 2 and 3 of 4 over 8 bits: bits 2..6.
     assert!(text.starts_with("L3:0=3c;1=3c\n"), "{text}");
     let tinct_pid: u32 = text.lines().nth(1).unwrap().trim().parse().unwrap();
     assert!(
-        stderr(&output).contains(&format!("resctrl group tinct-{tinct_pid}")),
-        "{}",
-        stderr(&output)
+        err.contains(&format!("resctrl group tinct-{tinct_pid}")),
+        "{err}"
     );
     let left: Vec<_> = std::fs::read_dir(resctrl.path())
         .unwrap()
@@ -222,12 +177,7 @@ fn impossible_l3_partitions_are_bad_input_and_no_l3_allocation_fails() {
         "--",
         "true",
     ]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("partition 9: expected 1..=4"),
-        "{}",
-        stderr(&output)
-    );
+    assert_exits_saying(&output, 2, "partition 9: expected 1..=4");
     let too_many = tinct_exec(&[
         "--l3-partitions",
         "1",
@@ -238,12 +188,7 @@ fn impossible_l3_partitions_are_bad_input_and_no_l3_allocation_fails() {
         "--",
         "true",
     ]);
-    assert_eq!(too_many.status.code(), Some(2), "{}", stderr(&too_many));
-    assert!(
-        stderr(&too_many).contains("at most 8 partitions"),
-        "{}",
-        stderr(&too_many)
-    );
+    assert_exits_saying(&too_many, 2, "at most 8 partitions");
     let no_resctrl = tempfile::tempdir().unwrap();
     let missing = tinct_exec(&[
         "--l3-partitions",
@@ -253,12 +198,7 @@ fn impossible_l3_partitions_are_bad_input_and_no_l3_allocation_fails() {
         "--",
         "true",
     ]);
-    assert_eq!(missing.status.code(), Some(1), "{}", stderr(&missing));
-    assert!(
-        stderr(&missing).contains("offers no L3 allocation"),
-        "{}",
-        stderr(&missing)
-    );
+    assert_exits_saying(&missing, 1, "offers no L3 allocation");
 }
 
 /// `--banks` with the machine's bank functions reaches the shim: the heap is
@@ -268,16 +208,11 @@ fn impossible_l3_partitions_are_bad_input_and_no_l3_allocation_fails() {
 #[test]
 fn banks_are_passed_to_the_shim_with_their_functions() {
     let missing = tinct_exec(&["--banks", "1", "--", "true"]);
-    assert_eq!(missing.status.code(), Some(2), "{}", stderr(&missing));
-    assert!(
-        stderr(&missing).contains("--bank-functions"),
-        "{}",
-        stderr(&missing)
-    );
+    assert_exits_saying(&missing, 2, "--bank-functions");
     if !privileged_or_skip("frame numbers") {
         return;
     }
-    build_shim();
+    shim();
     let output = tinct_exec(&[
         "--banks",
         "1,2",
@@ -401,7 +336,7 @@ fn stats_prove_which_sets_the_heap_can_occupy() {
     if !privileged_or_skip("frame numbers") {
         return;
     }
-    build_shim();
+    shim();
     let output = tinct_exec(&[
         "--colors",
         "0-15",
@@ -455,7 +390,7 @@ fn every_bank_mode_reaches_the_shim_and_falls_back_by_its_step() {
     if !privileged_or_skip("frame numbers for bank placement") {
         return;
     }
-    build_shim();
+    shim();
     let dir = tempfile::tempdir().unwrap();
     let program = dir.path().join("threads");
     let source =
@@ -498,27 +433,14 @@ fn every_bank_mode_reaches_the_shim_and_falls_back_by_its_step() {
         all.extend(args);
         tinct_exec(&all)
     };
-    let served = |text: &str, step: &str| -> u64 {
-        let line = text
-            .lines()
-            .find(|l| l.contains("requests by Algorithm 1 step"))
-            .unwrap_or_else(|| panic!("no step line:\n{text}"));
-        let after = line.split(&format!("{step} ")).nth(1).unwrap();
-        after
-            .split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
     for mode in ["restricted", "unrestricted", "split"] {
         let output = run(mode);
         let text = stderr(&output);
         assert!(output.status.success(), "{mode}: {text}");
         assert_eq!(output.stdout, plain.stdout, "{mode}: results differ");
-        assert!(served(&text, "exact") > 0, "{mode}: {text}");
+        assert!(requests_by_step(&text, "exact") > 0, "{mode}: {text}");
         assert!(
-            served(&text, mode) > 0,
+            requests_by_step(&text, mode) > 0,
             "{mode}: nothing fell back:\n{text}"
         );
         assert!(text.contains(&format!("bank mode {mode}")), "{text}");
@@ -527,16 +449,15 @@ fn every_bank_mode_reaches_the_shim_and_falls_back_by_its_step() {
     let text = stderr(&exact);
     assert!(!exact.status.success(), "exact must run out: {text}");
     assert_eq!(
-        served(&text, "restricted") + served(&text, "split"),
+        requests_by_step(&text, "restricted") + requests_by_step(&text, "split"),
         0,
         "{text}"
     );
     let bad = tinct_exec(&["--colors", "0", "--bank-mode", "split", "--", "true"]);
-    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
-    assert!(
-        stderr(&bad).contains("--bank-mode split: expected --banks or --controllers"),
-        "{}",
-        stderr(&bad)
+    assert_exits_saying(
+        &bad,
+        2,
+        "--bank-mode split: expected --banks or --controllers",
     );
 }
 
@@ -548,7 +469,7 @@ fn a_dram_map_file_gives_the_shim_its_bank_functions() {
     if !privileged_or_skip("frame numbers for bank placement") {
         return;
     }
-    build_shim();
+    shim();
     let dir = tempfile::tempdir().unwrap();
     let map = dir.path().join("dram-map.toml");
     // Bits 13 and 14, plus two sub-page functions whose XOR is bit 17.
@@ -588,17 +509,8 @@ fn a_dram_map_file_gives_the_shim_its_bank_functions() {
     )
     .unwrap();
     let bad = tinct_exec(&["--dram-map", map_arg, "--banks", "1", "--", "true"]);
-    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
-    assert!(
-        stderr(&bad).contains("dram-map.toml:1: bank_functions") && stderr(&bad).contains("\"12\""),
-        "{}",
-        stderr(&bad)
-    );
+    let err = assert_exits_saying(&bad, 2, "dram-map.toml:1: bank_functions");
+    assert!(err.contains("\"12\""), "{err}");
     let missing = tinct_exec(&["--colors", "0", "--banks", "1", "--", "true"]);
-    assert_eq!(missing.status.code(), Some(2));
-    assert!(
-        stderr(&missing).contains("--dram-map FILE"),
-        "{}",
-        stderr(&missing)
-    );
+    assert_exits_saying(&missing, 2, "--dram-map FILE");
 }

@@ -7,15 +7,12 @@
 
 mod common;
 
+use common::read_json;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::Duration;
-
-/// The runs take both CPUs under SCHED_FIFO: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
+use tinct_sys::testing::privileged_serial;
 
 /// What an interrupted command left: its exit status and what it wrote
 /// where it said it started.
@@ -118,12 +115,6 @@ fn signal_after(
     }
 }
 
-fn json(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path)
-        .unwrap_or_else(|e| panic!("{} not written: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
 /// The header of an interrupted bench: interrupted, fewer rounds completed
 /// than requested; returns the rounds completed.
 fn interrupted_header(report: &Value) -> u64 {
@@ -160,16 +151,15 @@ fn interrupt_bench(bench: &str, extra: &[&str], pause: Duration) -> (Value, temp
         "{}",
         stopped.output
     );
-    let report = json(&dir.path().join(format!("{bench}.json")));
+    let report = read_json(&dir.path().join(format!("{bench}.json")));
     (report, dir)
 }
 
 #[test]
 fn ctrl_c_in_bench_pipeline_keeps_the_finished_rounds_and_exits_130() {
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
+    let Some(_serial) = privileged_serial("SCHED_FIFO pipeline bench") else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     // 40 rounds of 200 samples per policy: far longer than the pause.
     let (report, dir) = interrupt_bench(
         "pipeline",
@@ -199,10 +189,9 @@ fn ctrl_c_in_bench_pipeline_keeps_the_finished_rounds_and_exits_130() {
 
 #[test]
 fn ctrl_c_in_bench_crpd_keeps_the_finished_rounds_and_exits_130() {
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO crpd bench") {
+    let Some(_serial) = privileged_serial("SCHED_FIFO crpd bench") else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     // 2000 rounds per condition: tens of seconds, far beyond the pause.
     let (report, _dir) = interrupt_bench("crpd", &["--reps", "2000"], Duration::from_millis(300));
     interrupted_header(&report);
@@ -211,10 +200,9 @@ fn ctrl_c_in_bench_crpd_keeps_the_finished_rounds_and_exits_130() {
 
 #[test]
 fn ctrl_c_in_bench_overheads_ends_the_measurement_under_way() {
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO release latency") {
+    let Some(_serial) = privileged_serial("SCHED_FIFO release latency") else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     // A minute of release latency after a short context-switch part: the
     // Ctrl-C lands in one of the two, and ends it where it is.
@@ -235,7 +223,7 @@ fn ctrl_c_in_bench_overheads_ends_the_measurement_under_way() {
         Duration::from_millis(1500),
     );
     assert_eq!(stopped.status, Some(130), "{}", stopped.output);
-    let report = json(&dir.path().join("overheads.json"));
+    let report = read_json(&dir.path().join("overheads.json"));
     assert_eq!(report["interrupted"], Value::Bool(true), "{report}");
     let unmeasured = &report["overheads"]["unmeasured"];
     match report["release_latency"].as_object() {
@@ -264,10 +252,9 @@ fn ctrl_c_in_bench_overheads_ends_the_measurement_under_way() {
 
 #[test]
 fn a_second_ctrl_c_ends_a_bench_at_once() {
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
+    let Some(_serial) = privileged_serial("SCHED_FIFO pipeline bench") else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     // Two rounds of 60 000 samples per policy: the first Ctrl-C waits for
     // a run of seconds to end, the second does not.
@@ -301,10 +288,9 @@ fn a_second_ctrl_c_ends_a_bench_at_once() {
 
 #[test]
 fn ctrl_c_in_the_demo_keeps_its_files_and_says_where_it_stopped() {
-    if !tinct_sys::testing::privileged_or_skip("the demo's SCHED_FIFO run") {
+    let Some(_serial) = privileged_serial("the demo's SCHED_FIFO run") else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("demo");
     // Interrupted once the first step (the colour probe) is done: the demo
@@ -316,7 +302,7 @@ fn ctrl_c_in_the_demo_keeps_its_files_and_says_where_it_stopped() {
         Duration::ZERO,
     );
     assert_eq!(stopped.status, Some(130), "{}", stopped.output);
-    let verdict = json(&out.join("verdict.json"));
+    let verdict = read_json(&out.join("verdict.json"));
     assert_eq!(verdict["interrupted"], Value::Bool(true), "{verdict}");
     let phase = verdict["phase"].as_str().expect("the phase reached");
     assert!(
@@ -352,10 +338,9 @@ fn ctrl_c_in_the_demo_keeps_its_files_and_says_where_it_stopped() {
 
 #[test]
 fn a_terminal_ctrl_c_that_also_ends_the_wcet_profile_workers_is_the_stop_not_a_failure() {
-    if !tinct_sys::testing::privileged_or_skip("the wcet-profile workers under SCHED_FIFO") {
+    let Some(_serial) = privileged_serial("the wcet-profile workers under SCHED_FIFO") else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     // 50 rounds of launches: the SIGINT finds a worker running (they run
     // back to back) and ends it with the bench.
@@ -385,7 +370,7 @@ fn a_terminal_ctrl_c_that_also_ends_the_wcet_profile_workers_is_the_stop_not_a_f
         "the stop, not a failed worker: {}",
         stopped.output
     );
-    let report = json(&dir.path().join("wcet-profile.json"));
+    let report = read_json(&dir.path().join("wcet-profile.json"));
     let completed = interrupted_header(&report);
     assert_eq!(report["rounds_requested"], 50, "{report}");
     let points = report["points"].as_array().unwrap();

@@ -7,62 +7,45 @@
 
 mod common;
 
-use common::{example, run_completes, tinct};
-use serde_json::Value;
+use common::{Exits, bad_input, example, no_cpu_pmu, read_json, run_completes, stdout, tinct};
 use std::path::Path;
-use std::sync::Mutex;
 use tinct_bench::pipeline::Report;
+use tinct_rt::output::jobs_csv::JobRow;
+use tinct_sys::testing::privileged_serial;
 
-/// True where the kernel has no CPU PMU (this VM): hardware events answer ENOENT.
-fn no_cpu_pmu() -> bool {
-    tinct_sys::perf::EventSources::read(&tinct_sys::SysRoot::live())
-        .unwrap()
-        .cpu_pmus
-        .is_empty()
-}
-
-/// The runs take both CPUs under SCHED_FIFO: one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn ok(args: &[&str], out: &Path) -> String {
-    let output = tinct().args(args).arg("--out").arg(out).output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    assert!(
-        output.status.success(),
-        "tinct {args:?}: {}\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
+/// The rows of the jobs.csv in the run directory `dir`.
+fn job_rows(dir: &Path) -> Vec<JobRow> {
+    let mut reader = csv::Reader::from_path(dir.join("jobs.csv")).unwrap();
+    reader.deserialize().map(Result::unwrap).collect()
 }
 
 #[test]
 fn bench_pipeline_quick_outputs_validate() {
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline bench") {
+    let Some(_serial) = privileged_serial("SCHED_FIFO pipeline bench") else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
-    let stdout = ok(
-        &[
-            "bench",
-            "pipeline",
-            "--quick",
-            "--samples",
-            "300",
-            "--background",
-            "1",
-            "--no-progress",
-        ],
-        dir.path(),
+    let stdout = stdout(
+        &tinct()
+            .args([
+                "bench",
+                "pipeline",
+                "--quick",
+                "--samples",
+                "300",
+                "--background",
+                "1",
+                "--no-progress",
+                "--out",
+            ])
+            .arg(dir.path())
+            .exits(0),
     );
     assert!(
         stdout.contains("Table I") && stdout.contains("affinity"),
         "{stdout}"
     );
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("pipeline.json")).unwrap())
-            .unwrap();
+    let json = read_json(&dir.path().join("pipeline.json"));
     let report: Report = serde_json::from_value(json.clone()).expect("reads back");
     assert_eq!(
         serde_json::to_value(&report).unwrap(),
@@ -162,29 +145,23 @@ fn bench_pipeline_quick_outputs_validate() {
 
 #[test]
 fn bench_pipeline_refuses_levels_that_do_not_end_in_one_mixer() {
-    let output = tinct()
-        .args([
-            "bench",
-            "pipeline",
-            "--waves",
-            "8",
-            "--levels",
-            "2",
-            "--no-progress",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let stderr = bad_input([
+        "bench",
+        "pipeline",
+        "--waves",
+        "8",
+        "--levels",
+        "2",
+        "--no-progress",
+    ]);
     assert!(stderr.contains("--levels"), "{stderr}");
 }
 
 #[test]
 fn run_placement_affinity_accounts_for_every_sample_in_jobs_csv() {
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipeline run") {
+    let Some(_serial) = privileged_serial("SCHED_FIFO pipeline run") else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     let pipeline = example("pipeline.toml");
     run_completes(
@@ -198,9 +175,7 @@ fn run_placement_affinity_accounts_for_every_sample_in_jobs_csv() {
         ],
         dir.path(),
     );
-    let mut reader = csv::Reader::from_path(dir.path().join("jobs.csv")).unwrap();
-    let rows: Vec<tinct_rt::output::jobs_csv::JobRow> =
-        reader.deserialize().map(Result::unwrap).collect();
+    let rows = job_rows(dir.path());
     let of = |task: &'static str| rows.iter().filter(move |r| r.task == task);
     for (producer, consumer) in [("wave1", "mixer1"), ("mixer1", "final")] {
         let produced = of(producer).filter(|r| r.sample.is_some()).count() as u64;
@@ -221,10 +196,9 @@ fn run_placement_affinity_accounts_for_every_sample_in_jobs_csv() {
 
 #[test]
 fn the_same_pipeline_runs_from_an_rt_app_file() {
-    if !tinct_sys::testing::privileged_or_skip("an rt-app pipeline under SCHED_FIFO") {
+    let Some(_serial) = privileged_serial("an rt-app pipeline under SCHED_FIFO") else {
         return;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     let file = example("rt-app/pipeline.json");
     run_completes(
@@ -237,9 +211,7 @@ fn the_same_pipeline_runs_from_an_rt_app_file() {
         ],
         dir.path(),
     );
-    let mut reader = csv::Reader::from_path(dir.path().join("jobs.csv")).unwrap();
-    let rows: Vec<tinct_rt::output::jobs_csv::JobRow> =
-        reader.deserialize().map(Result::unwrap).collect();
+    let rows = job_rows(dir.path());
     let finished = |task: &str| -> Vec<u64> {
         rows.iter()
             .filter(|r| r.task == task)

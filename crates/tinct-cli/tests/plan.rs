@@ -3,9 +3,19 @@
 
 mod common;
 
-use common::{Exits, analyze_json, example, json_stdout, tinct, write};
+use common::{Exits, analyze_json, example, fixture, json_stdout, stderr, stdout, tinct, write};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::process::Output;
+
+/// `tinct plan ARGS examples/kim2013.toml`, which must exit with `code`.
+fn plan_kim2013(args: &[&str], code: i32) -> Output {
+    tinct()
+        .arg("plan")
+        .args(args)
+        .arg(example("kim2013.toml"))
+        .exits(code)
+}
 
 #[test]
 fn every_algorithm_writes_a_plan_that_analyze_accepts() {
@@ -16,19 +26,11 @@ fn every_algorithm_writes_a_plan_that_analyze_accepts() {
         ("wfd", "wfd.json"),
     ] {
         let plan = dir.path().join(file);
-        let out = tinct()
-            .args(["plan", "--algorithm", algorithm, "-o"])
-            .arg(&plan)
-            .arg(example("kim2013.toml"))
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).to_string();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{algorithm}: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let plan_arg = plan.to_str().unwrap();
+        let text = stdout(&plan_kim2013(
+            &["--algorithm", algorithm, "-o", plan_arg],
+            0,
+        ));
         assert!(
             text.contains("partitions used") && text.contains("memory efficiency"),
             "{text}"
@@ -53,11 +55,7 @@ fn every_algorithm_writes_a_plan_that_analyze_accepts() {
 /// allocation and its response times.
 #[test]
 fn eight_partitions_give_table_ii() {
-    let out = tinct()
-        .args(["plan", "--partitions", "8"])
-        .arg(example("kim2013.toml"))
-        .exits(0);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = stdout(&plan_kim2013(&["--partitions", "8"], 0));
     for expected in [
         "{1-8}", "{1-3}", "{4-8}", "12.30", "25.72", "101.36", "273.78",
     ] {
@@ -67,11 +65,7 @@ fn eight_partitions_give_table_ii() {
 
 #[test]
 fn json_report_has_per_core_and_total_figures() {
-    let out = tinct()
-        .args(["plan", "--json", "--partitions", "12"])
-        .arg(example("kim2013.toml"))
-        .exits(0);
-    let report: Value = json_stdout(&out);
+    let report = json_stdout(&plan_kim2013(&["--json", "--partitions", "12"], 0));
     assert_eq!(report["schedulable"], Value::Bool(true));
     assert_eq!(report["algorithm"], "cata");
     assert_eq!(report["budget"], 12);
@@ -92,14 +86,10 @@ fn json_report_has_per_core_and_total_figures() {
 
 #[test]
 fn too_few_partitions_is_a_memory_failure_naming_the_task() {
-    let out = tinct()
-        .args(["plan", "--partitions", "2"])
-        .arg(example("kim2013.toml"))
-        .exits(1);
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&plan_kim2013(&["--partitions", "2"], 1));
     assert!(
-        stderr.contains("'ferret' could not be placed: memory"),
-        "{stderr}"
+        err.contains("'ferret' could not be placed: memory"),
+        "{err}"
     );
 }
 
@@ -128,19 +118,15 @@ memory = "1MiB"
 wcet = { 1 = "6ms" }
 "#,
     );
-    let out = tinct().arg("plan").arg(&file).exits(1);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("'b' could not be placed: time"), "{stderr}");
+    let err = stderr(&tinct().arg("plan").arg(&file).exits(1));
+    assert!(err.contains("'b' could not be placed: time"), "{err}");
     assert!(!dir.path().join("plan.toml").exists());
 }
 
 #[test]
 fn bad_input_exits_2() {
-    let out = tinct()
-        .args(["plan", "--partitions", "33"])
-        .arg(example("kim2013.toml"))
-        .exits(2);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--partitions"));
+    let out = plan_kim2013(&["--partitions", "33"], 2);
+    assert!(stderr(&out).contains("--partitions"));
     tinct().args(["plan", "does-not-exist.toml"]).exits(2);
 }
 
@@ -169,19 +155,11 @@ fn seventy_tasks_on_one_core_are_planned() {
         let file = dir.path().join(format!("many-{algorithm}.toml"));
         std::fs::write(&file, many_tasks(70, partitions, refill)).unwrap();
         let plan = dir.path().join(format!("plan-{algorithm}.toml"));
-        let out = tinct()
+        tinct()
             .args(["plan", "--algorithm", algorithm, "-o"])
             .arg(&plan)
             .arg(&file)
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{algorithm}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+            .exits(0);
         let analysis = analyze_json(&plan, &[]);
         assert_eq!(analysis["schedulable"], Value::Bool(true), "{algorithm}");
         assert_eq!(analysis["tasks"].as_array().unwrap().len(), 70);
@@ -288,12 +266,7 @@ fn written_plans_round_trip_through_analyze() {
     let mut analyses = Vec::new();
     for name in ["plan.toml", "plan.json"] {
         let plan = dir.path().join(name);
-        let out = tinct()
-            .args(["plan", "--json", "-o"])
-            .arg(&plan)
-            .arg(example("kim2013.toml"))
-            .exits(0);
-        let report: Value = json_stdout(&out);
+        let report = json_stdout(&plan_kim2013(&["--json", "-o", plan.to_str().unwrap()], 0));
         let analysis = analyze_json(&plan, &[]);
         for core in report["cores"].as_array().unwrap() {
             for task in core["tasks"].as_array().unwrap() {
@@ -321,20 +294,17 @@ fn written_plans_round_trip_through_analyze() {
 #[test]
 fn huge_values_never_give_a_wrong_plan() {
     let dir = tempfile::tempdir().unwrap();
-    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     for algorithm in ["cata", "bfd", "wfd"] {
         let out = tinct()
             .args(["plan", "--algorithm", algorithm])
-            .arg(fixtures.join("huge-c.toml"))
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert_eq!(out.status.code(), Some(1), "{algorithm}: {stdout}");
-        assert!(!stdout.contains("verdict: SCHEDULABLE"), "{stdout}");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains("could not be placed: time"), "{stderr}");
+            .arg(fixture("huge-c.toml"))
+            .exits(1);
+        let text = stdout(&out);
+        assert!(!text.contains("verdict: SCHEDULABLE"), "{text}");
+        let err = stderr(&out);
+        assert!(err.contains("could not be placed: time"), "{err}");
     }
-    let huge_refill = fixtures.join("huge-refill.toml");
+    let huge_refill = fixture("huge-refill.toml");
     let plan = dir.path().join("plan.toml");
     tinct()
         .args(["plan", "--keep-free", "-o"])

@@ -7,20 +7,14 @@
 mod common;
 
 use common::{
-    TEST_WATCHDOG_FACTOR, bad_input, balanced_job_counts, example, nobody_dir, read_json,
+    TEST_WATCHDOG_FACTOR, bad_input, balanced_job_counts, example, find_by, nobody_dir, read_json,
     run_as_nobody, run_file, run_plan_text, tinct,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
+use tinct_sys::testing::{privileged_serial, serial};
 
 /// Checks the Chrome / Perfetto trace-event JSON object format: every event
 /// has the fields its phase requires, with the right types.
@@ -181,12 +175,21 @@ fn assert_accounting(dir: &Path) -> Value {
     summary
 }
 
+/// The jobs released over all tasks of a summary.json.
+fn released(summary: &Value) -> u64 {
+    summary["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["jobs"]["released"].as_u64().unwrap())
+        .sum()
+}
+
 #[test]
 fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
         return;
-    }
-    let _guard = serial();
+    };
     let run = run_file(&example("light.toml"), &["--duration", "1s"]);
     let out = run.completes().run_dir();
     let stdout = run.stdout();
@@ -201,12 +204,7 @@ fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
         summary["misses"].as_u64().unwrap() <= summary["causes"]["host_stall"].as_u64().unwrap(),
         "a light set misses only when the host stalls it: {summary}"
     );
-    let released: u64 = summary["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["jobs"]["released"].as_u64().unwrap())
-        .sum();
+    let released = released(&summary);
     // 1 s of releases: 10 + 5 + 10 + 4 jobs.
     assert_eq!(released, 29);
     for task in summary["tasks"].as_array().unwrap() {
@@ -271,10 +269,9 @@ fn interrupt(tinct: &mut std::process::Child) -> std::process::ExitStatus {
 
 #[test]
 fn sigint_stops_the_run_and_still_writes_every_released_job() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
         return;
-    }
-    let _guard = serial();
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let mut tinct = long_run(&out);
@@ -287,22 +284,15 @@ fn assert_stopped_by_a_signal(status: std::process::ExitStatus, out: &Path) {
     assert_eq!(status.code(), Some(1), "a stopped run exits 1");
     let summary = assert_accounting(out);
     assert_eq!(summary["stop"]["reason"], "signal", "{summary}");
-    let released: u64 = summary["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t["jobs"]["released"].as_u64().unwrap())
-        .sum();
-    assert!(released > 0, "jobs were recorded before the stop");
+    assert!(released(&summary) > 0, "jobs were recorded before the stop");
     check_traces(out);
 }
 
 #[test]
 fn an_overloaded_set_is_stopped_by_the_watchdog() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
         return;
-    }
-    let _guard = serial();
+    };
     let run = run_plan_text(
         r#"
 [platform]
@@ -335,7 +325,7 @@ body = { kernel = "compute", target = "200ms" }
 
 #[test]
 fn no_rt_runs_under_sched_other_and_says_so_everywhere() {
-    let _guard = serial();
+    let _serial = serial();
     let run = run_file(&example("light.toml"), &["--duration", "300ms", "--no-rt"]);
     let out = run.exits(0).run_dir();
     let stdout = run.stdout();
@@ -370,7 +360,7 @@ fn no_rt_runs_under_sched_other_and_says_so_everywhere() {
 
 #[test]
 fn rt_app_files_run_and_keys_tinct_cannot_run_are_named() {
-    let _guard = serial();
+    let _serial = serial();
     let stderr = bad_input([
         "run",
         "--rt-app",
@@ -479,10 +469,9 @@ fn csv_rows(path: &Path) -> Vec<BTreeMap<String, String>> {
 
 #[test]
 fn the_demo_measures_plans_runs_and_explains_every_late_job() {
-    if !tinct_sys::testing::privileged_or_skip("tinct demo (SCHED_FIFO)") {
+    let Some(_serial) = privileged_serial("tinct demo (SCHED_FIFO)") else {
         return;
-    }
-    let _guard = serial();
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("demo");
     let output = tinct()
@@ -597,10 +586,9 @@ fn the_demo_measures_plans_runs_and_explains_every_late_job() {
 
 #[test]
 fn probe_colors_and_no_sentinel_reach_the_summary_and_the_verdict() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
         return;
-    }
-    let _guard = serial();
+    };
     let run = |flag: &str| {
         let run = run_file(&example("light.toml"), &["--duration", "300ms", flag]);
         run.completes();
@@ -651,10 +639,9 @@ body = {{ kernel = "compute", target = "1ms" }}
 
 #[test]
 fn an_exceedance_with_no_cause_exits_3_and_says_so() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
         return;
-    }
-    let _guard = serial();
+    };
     let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
     // Something the analysis does not know: a SCHED_FIFO 98 thread on the
     // task's CPU, above the task (90) and below the sentinel (99), busy
@@ -716,10 +703,9 @@ fn an_exceedance_with_no_cause_exits_3_and_says_so() {
 
 #[test]
 fn without_rt_privileges_the_run_is_refused_with_the_fix() {
-    if !tinct_sys::testing::privileged_or_skip("dropping to user nobody") {
+    let Some(_serial) = privileged_serial("dropping to user nobody") else {
         return;
-    }
-    let _guard = serial();
+    };
     // A copy of the binary and the plan that user nobody can read.
     let (dir, binary, plan) = nobody_dir(&example("light.toml"));
     let output = run_as_nobody(
@@ -795,10 +781,9 @@ fn durations_that_do_not_fit_a_run_are_refused() {
 
 #[test]
 fn one_sigint_ends_a_run_whose_child_is_stopped_and_writes_what_was_recorded() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
         return;
-    }
-    let _guard = serial();
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let mut tinct = long_run(&out);
@@ -817,10 +802,9 @@ fn one_sigint_ends_a_run_whose_child_is_stopped_and_writes_what_was_recorded() {
 /// not compared with the bound (a shared VM stalls).
 #[test]
 fn a_run_with_a_shared_resource_shows_observed_blocking_next_to_b_i() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
         return;
-    }
-    let _guard = serial();
+    };
     let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
     let run = run_plan_text(
         &tinct_rt::testing::shared_resource_set("pip", cpu),
@@ -834,15 +818,7 @@ fn a_run_with_a_shared_resource_shows_observed_blocking_next_to_b_i() {
         "{stdout}"
     );
     let summary = run.summary();
-    let task = |name: &str| {
-        summary["tasks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["name"] == name)
-            .unwrap()
-            .clone()
-    };
+    let task = |name: &str| find_by(&summary["tasks"], "name", name);
     let high = task("high");
     assert_eq!(high["blocking"]["bound_ns"], 600_000, "{high}");
     assert!(high["blocking"]["observed_max_ns"].is_u64(), "{high}");
@@ -857,21 +833,13 @@ fn a_run_with_a_shared_resource_shows_observed_blocking_next_to_b_i() {
 #[test]
 fn the_demo_refuses_a_zero_duration_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let output = tinct()
-        .args(["demo", "--duration", "0s", "-o"])
-        .arg(dir.path().join("demo"))
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let demo = dir.path().join("demo");
+    let stderr = bad_input(["demo", "--duration", "0s", "-o", demo.to_str().unwrap()]);
     assert!(
         stderr.contains("--duration") && stderr.contains("found 0ns"),
         "{stderr}"
     );
-    assert!(
-        !dir.path().join("demo").exists(),
-        "nothing measured, nothing written"
-    );
+    assert!(!demo.exists(), "nothing measured, nothing written");
 }
 
 /// A set the analysis refuses (a pcp resource used on two cores) still
@@ -880,10 +848,9 @@ fn the_demo_refuses_a_zero_duration_at_once() {
 /// analysis.json.
 #[test]
 fn a_set_the_analysis_refuses_runs_without_bounds_and_says_why() {
-    if !tinct_sys::testing::privileged_or_skip("a SCHED_FIFO run") {
+    let Some(_serial) = privileged_serial("a SCHED_FIFO run") else {
         return;
-    }
-    let _guard = serial();
+    };
     let section = r#"critical_sections = [{ resource = "bus", length = "100us" }]"#;
     let task = |name: &str, core: u32| {
         format!(

@@ -11,11 +11,9 @@
 
 mod common;
 
-use common::run_completes;
+use common::{read_json, run_completes, write};
 use serde_json::Value;
-use std::sync::Mutex;
-
-static SERIAL: Mutex<()> = Mutex::new(());
+use tinct_sys::testing::privileged_serial;
 
 /// Two CPUs this process may run on (the first and the last allowed).
 fn two_cpus() -> (u32, u32) {
@@ -53,10 +51,7 @@ fn run_plan(
     tasks: &[(&str, Cpu, &[u32])],
     working_set: u64,
 ) -> Option<(Value, String)> {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (frame numbers, SCHED_FIFO)") {
-        return None;
-    }
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let _serial = privileged_serial("tinct run (frame numbers, SCHED_FIFO)")?;
     let (first, second) = two_cpus();
     let mut text = format!(
         "[platform]\ncores = {}\n{platform}\nmemory = \"1GiB\"\nrefill = \"45.3us\"\n",
@@ -76,16 +71,13 @@ fn run_plan(
         ));
     }
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("plan.toml");
-    std::fs::write(&file, text).unwrap();
+    let file = write(dir.path(), "plan.toml", text);
     let out = dir.path().join("run");
     let stdout = run_completes(
         &["run", file.to_str().unwrap(), "--duration", "300ms"],
         &out,
     );
-    let summary =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    Some((summary, stdout))
+    Some((read_json(&out.join("summary.json")), stdout))
 }
 
 /// `partitions = N` of eight colours each under the machine's rule (at

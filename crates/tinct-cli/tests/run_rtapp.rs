@@ -7,14 +7,13 @@
 
 mod common;
 
-use common::tinct;
+use common::{Exits, balanced_job_counts, example, find_by, read_json, stdout, tinct};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+/// A workload of examples/rt-app/.
 fn workload(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/rt-app")
-        .join(name)
+    example("rt-app").join(name)
 }
 
 /// Runs `name` for `duration` into a fresh directory; returns its
@@ -22,7 +21,7 @@ fn workload(name: &str) -> PathBuf {
 fn run(name: &str, duration: &str) -> (Value, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
-    let assert = tinct()
+    let output = tinct()
         .args(["run", "--rt-app"])
         .arg(workload(name))
         .args(["--duration", duration])
@@ -31,37 +30,18 @@ fn run(name: &str, duration: &str) -> (Value, String, tempfile::TempDir) {
         // let the watchdog (3 × D by default) stop a 10 ms-period job.
         .args(["--watchdog-factor", "20", "--out"])
         .arg(&out)
-        .assert();
-    let output = assert.get_output();
-    let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{name}: {stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let summary: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        .exits(0);
+    let summary = read_json(&out.join("summary.json"));
     for task in summary["tasks"].as_array().unwrap() {
-        let jobs = &task["jobs"];
-        let count = |k: &str| jobs[k].as_u64().unwrap();
-        assert_eq!(
-            count("released"),
-            count("completed") + count("missed") + count("aborted"),
-            "{name}: {task}"
-        );
+        balanced_job_counts(task);
     }
     assert_eq!(summary["balanced"], true);
-    (summary, stdout, dir)
+    (summary, stdout(&output), dir)
 }
 
+/// The task `name` of a summary.json.
 fn task<'a>(summary: &'a Value, name: &str) -> &'a Value {
-    summary["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == name)
-        .unwrap_or_else(|| panic!("no task {name}: {summary}"))
+    find_by(&summary["tasks"], "name", name)
 }
 
 fn released(summary: &Value, name: &str) -> u64 {

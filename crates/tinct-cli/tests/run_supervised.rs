@@ -8,13 +8,12 @@
 mod common;
 
 use common::{
-    balanced_job_counts, example, nobody_dir, read_json, run_as_nobody, run_completes, tinct,
+    assert_exits_saying, balanced_job_counts, example, find_by, nobody_dir, read_json,
+    run_as_nobody, run_completes, stdout, tinct,
 };
 use serde_json::Value;
 use std::path::PathBuf;
-use std::sync::Mutex;
-
-static SERIAL: Mutex<()> = Mutex::new(());
+use tinct_sys::testing::privileged_serial;
 
 fn light() -> PathBuf {
     example("light.toml")
@@ -29,10 +28,9 @@ fn balanced(summary: &Value) {
 
 #[test]
 fn every_working_set_is_reported_colored_and_checked() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO, frame numbers)") {
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO, frame numbers)") else {
         return;
-    }
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let stdout = run_completes(
@@ -65,10 +63,9 @@ fn every_working_set_is_reported_colored_and_checked() {
 
 #[test]
 fn a_crash_in_one_task_still_writes_the_run_directory() {
-    if !tinct_sys::testing::privileged_or_skip("tinct run (SCHED_FIFO)") {
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
         return;
-    }
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let output = tinct()
@@ -83,22 +80,13 @@ fn a_crash_in_one_task_still_writes_the_run_directory() {
         .arg(&out)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("SIGSEGV") && stderr.contains("control"),
-        "{stderr}"
-    );
+    let stderr = assert_exits_saying(&output, 1, "SIGSEGV");
+    assert!(stderr.contains("control"), "{stderr}");
     let summary = read_json(&out.join("summary.json"));
     balanced(&summary);
     assert_eq!(summary["stop"]["reason"], "task_failed");
     assert_eq!(summary["stop"]["task"], "control");
-    let control = summary["tasks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "control")
-        .unwrap();
+    let control = find_by(&summary["tasks"], "name", "control");
     // Jobs 0, 1, 2 finished (100 ms period), job 3 crashed: aborted.
     assert_eq!(
         control["jobs"]["completed"].as_u64().unwrap()
@@ -125,10 +113,9 @@ fn a_crash_in_one_task_still_writes_the_run_directory() {
 
 #[test]
 fn unreadable_frames_refuse_the_run_unless_uncolored_is_asked_for() {
-    if !tinct_sys::testing::privileged_or_skip("dropping to user nobody") {
+    let Some(_serial) = privileged_serial("dropping to user nobody") else {
         return;
-    }
-    let _guard = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    };
     // A copy of the binary and the plan that user nobody can read.
     let (dir, binary, plan) = nobody_dir(&light());
     let run_without_rt = |extra: &[&str], out: &str| {
@@ -136,22 +123,13 @@ fn unreadable_frames_refuse_the_run_unless_uncolored_is_asked_for() {
         run_as_nobody(&binary, &plan, &args, &dir.path().join(out))
     };
     let refused = run_without_rt(&[], "refused");
-    let stderr = String::from_utf8_lossy(&refused.stderr);
-    assert_eq!(refused.status.code(), Some(1), "{stderr}");
-    assert!(
-        stderr.contains("frame numbers are unreadable") && stderr.contains("--uncolored"),
-        "{stderr}"
-    );
+    let stderr = assert_exits_saying(&refused, 1, "frame numbers are unreadable");
+    assert!(stderr.contains("--uncolored"), "{stderr}");
     assert!(!dir.path().join("refused").join("jobs.csv").exists());
 
     let ran = run_without_rt(&["--uncolored"], "uncolored");
-    let stdout = String::from_utf8_lossy(&ran.stdout);
-    assert_eq!(
-        ran.status.code(),
-        Some(0),
-        "{stdout}{}",
-        String::from_utf8_lossy(&ran.stderr)
-    );
+    assert_exits_saying(&ran, 0, "");
+    let stdout = stdout(&ran);
     assert!(
         stdout.contains("UNCOLORED") && stdout.contains("NOT enforced"),
         "{stdout}"

@@ -2,6 +2,8 @@
 //! the exact search must find the same least Eq. (1) utilization as trying
 //! every assignment of subsets S(i) ⊆ {1..N}, and agree on infeasibility.
 
+mod common;
+
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use tinct_core::PartitionSet;
@@ -9,7 +11,7 @@ use tinct_core::alloc::{Instance, SearchOptions, min_cache_alloc};
 use tinct_core::analysis::memory::{MemoryDemand, feasible};
 use tinct_core::analysis::rta::{CoreTask, core_schedulable};
 use tinct_core::analysis::utilization::core_utilization;
-use tinct_core::model::{Overheads, Platform, Task, TaskSet, WcetTable};
+use tinct_core::model::{Platform, Task, TaskSet, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
 
 /// A task drawn by proptest: period in ms, worst C in permille of T, the
@@ -63,14 +65,10 @@ fn task_set(draws: &[Draw], partitions: u32) -> TaskSet {
         .collect();
     TaskSet::new(
         Platform {
-            cores: 1,
             partitions,
             memory: Bytes(u64::from(partitions) << 20),
             refill: Nanos(300_000),
-            color_bits: None,
-            dram_map: None,
-            overheads: Overheads::NONE,
-            cache_domains: None,
+            ..common::platform(1)
         },
         tasks,
     )

@@ -4,12 +4,13 @@
 //! assignment), and its placement keeps every core within the utilization
 //! bound and analyses as schedulable.
 
+mod common;
+
 use proptest::prelude::*;
 use tinct_core::alloc::{PlacementOptions, place_static};
 use tinct_core::analysis::analyze;
 use tinct_core::model::{
-    CriticalSection, Edge, Overheads, Platform, Protocol, Resource, Task, TaskSet, Trigger,
-    WcetTable,
+    CriticalSection, Edge, Platform, Protocol, Resource, Task, TaskSet, Trigger, WcetTable,
 };
 use tinct_core::units::{Bytes, Nanos};
 
@@ -89,14 +90,8 @@ fn build(draw: &Draw) -> TaskSet {
     });
     let mut set = TaskSet::new(
         Platform {
-            cores: draw.cores,
-            partitions: 4,
-            memory: Bytes(4 << 20),
-            refill: Nanos(0),
-            overheads: Overheads::NONE,
             cache_domains,
-            color_bits: None,
-            dram_map: None,
+            ..common::platform(draw.cores)
         },
         tasks,
     );

@@ -4,11 +4,13 @@
 //! and T near 2^64. The analysis must agree task by task, or refuse the
 //! task set (`TermTooLarge`) exactly when some C + ω + γ exceeds 2^64 − 1 ns.
 
+mod common;
+
 use proptest::prelude::*;
 use tinct_core::PartitionSet;
 use tinct_core::analysis::rta::{CoreTask, response_times};
 use tinct_core::analysis::{AnalysisError, analyze};
-use tinct_core::model::{Overheads, Platform, Task, TaskSet, WcetTable};
+use tinct_core::model::{Platform, Task, TaskSet};
 use tinct_core::units::{Bytes, Nanos};
 
 /// |A ∩ B| · Δ in u128.
@@ -160,18 +162,15 @@ fn core_tasks(draws: &[Draw]) -> Vec<CoreTask> {
         .collect()
 }
 
-/// The same core as a task set, priorities in the given order.
+/// The same core as a task set, priorities in the given order, on one
+/// core of 256 partitions of 1 GiB.
 fn task_set(tasks: &[CoreTask], refill: u64) -> TaskSet {
     TaskSet::new(
         Platform {
-            cores: 1,
             partitions: 256,
             memory: Bytes(256 << 30),
             refill: Nanos(refill),
-            color_bits: None,
-            dram_map: None,
-            overheads: Overheads::NONE,
-            cache_domains: None,
+            ..common::platform(1)
         },
         tasks
             .iter()
@@ -181,12 +180,7 @@ fn task_set(tasks: &[CoreTask], refill: u64) -> TaskSet {
                 priority: Some(i as u32 + 1),
                 core: Some(0),
                 partitions: (!t.partitions.is_empty()).then_some(t.partitions),
-                ..Task::periodic(
-                    format!("t{i}"),
-                    Nanos(t.period),
-                    Bytes(0),
-                    WcetTable::constant(Nanos(t.wcet)),
-                )
+                ..common::numbered_task(i, Nanos(t.period), Nanos(t.wcet))
             })
             .collect(),
     )

@@ -7,20 +7,11 @@
 //! test at a time (a lock), in this binary of their own.
 
 use std::ptr::NonNull;
-use std::sync::Mutex;
 
 use tinct_mem::mapping::LayoutSpec;
 use tinct_mem::{Pool, PoolOptions, SharedPool, UsedPage, machine_mapping};
 use tinct_sys::pagemap::Pagemap;
-use tinct_sys::testing::privileged_or_skip;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+use tinct_sys::testing::{privileged_serial, serial};
 
 /// Kernel mappings (lines of /proc/self/maps) that start inside the
 /// pool's region or span window: other threads of the test harness map
@@ -208,10 +199,9 @@ fn realloc_grows_and_shrinks_spans_in_place_or_by_moving_runs_keeping_contents()
 
 #[test]
 fn colored_spans_over_consecutive_colors_use_runs_and_keep_their_colors() {
-    if !privileged_or_skip("reading frame numbers through pagemap") {
+    let Some(_serial) = privileged_serial("reading frame numbers through pagemap") else {
         return;
-    }
-    let _serial = serial();
+    };
     // The machine's LLC colors; a quarter of them, consecutive.
     let mapping = machine_mapping(&LayoutSpec::default()).unwrap();
     let quarter = mapping.colors() / 4;

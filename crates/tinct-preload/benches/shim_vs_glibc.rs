@@ -18,6 +18,10 @@
 //! default: the most the shim populates; it starts with 2 MiB) and the
 //! colour bits in `TINCT_COLOR_BITS`, as `tinct exec` sets them.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use common::{compile_c_at, pseudo_random_text, python, shim};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -56,9 +60,12 @@ fn main() {
     };
     let shim = shim();
     let scratch = tempfile::tempdir().unwrap();
-    let threads = compile(scratch.path(), "threads");
+    let threads = compile_c_at("threads", scratch.path(), "-O2");
     let text = scratch.path().join("input.txt");
-    write_text(&text, 8 << 20);
+    // Lines of two hexadecimal numbers.
+    pseudo_random_text(&text, 8 << 20, |state| {
+        format!("{:x} {:x}\n", state % 1_000_003, state >> 40)
+    });
     let script = scratch.path().join("work.py");
     std::fs::write(&script, PYTHON).unwrap();
     let python = python();
@@ -254,42 +261,6 @@ fn load_average() -> String {
         .join(" ")
 }
 
-/// libtinct_preload.so of this (release) profile, built if missing.
-fn shim() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().unwrap().parent().unwrap();
-    let path = dir.join("libtinct_preload.so");
-    let release = dir.file_name().is_some_and(|n| n == "release");
-    let mut cargo = Command::new(env!("CARGO"));
-    cargo.args(["build", "--quiet", "-p", "tinct-preload"]);
-    if release {
-        cargo.arg("--release");
-    }
-    assert!(cargo.status().unwrap().success());
-    path
-}
-
-fn compile(dir: &Path, name: &str) -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
-    let binary = dir.join(name);
-    let status = Command::new("cc")
-        .args(["-std=gnu11", "-O2", "-pthread", "-o"])
-        .arg(&binary)
-        .arg(&source)
-        .status()
-        .expect("cc");
-    assert!(status.success());
-    binary
-}
-
-fn python() -> PathBuf {
-    let output = Command::new("python3")
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .expect("python3");
-    PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
-}
-
 /// Half of the LLC colors two ways: consecutive (`0-255` of 512: one
 /// contiguous partition, as kim2013's partitions and
 /// `PartitionColors::even` are) and every other color (`0-510:2`).
@@ -302,18 +273,6 @@ fn half_of_the_colors() -> (String, String) {
         format!("0-{}", colors / 2 - 1),
         format!("0-{}:2", colors - 2),
     )
-}
-
-fn write_text(path: &Path, bytes: usize) {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut text = String::with_capacity(bytes + 64);
-    while text.len() < bytes {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        text.push_str(&format!("{:x} {:x}\n", state % 1_000_003, state >> 40));
-    }
-    std::fs::write(path, text).unwrap();
 }
 
 const PYTHON: &str = r#"

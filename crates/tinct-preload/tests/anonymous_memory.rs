@@ -5,9 +5,7 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{compile_c, half_of_the_colors, run_plain, run_with_page_report};
+use common::{compile_c, half_of_the_colors, run_plain, run_with_page_report, with_args};
 use tinct_sys::testing::privileged_or_skip;
 
 #[test]
@@ -17,11 +15,7 @@ fn anonymous_mappings_are_coloured_and_behave_as_the_kernels() {
     }
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_c("maps", dir.path());
-    let command = || {
-        let mut c = Command::new(&binary);
-        c.arg("3");
-        c
-    };
+    let command = || with_args(&binary, &["3"]);
     let plain = run_plain(command(), None);
     let colors = half_of_the_colors();
     let checked = run_with_page_report(command(), None, &colors, "256MiB", &[("TINCT_MMAP", "1")]);
@@ -52,11 +46,7 @@ fn a_parent_keeps_its_colours_across_fork_when_the_child_takes_the_copies() {
     }
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_c("cow", dir.path());
-    let command = || {
-        let mut c = Command::new(&binary);
-        c.arg("4");
-        c
-    };
+    let command = || with_args(&binary, &["4"]);
     let plain = run_plain(command(), None);
     let colors = half_of_the_colors();
     // The parent writes its 4 MiB block while the child still shares it:

@@ -11,8 +11,9 @@ mod common;
 
 use std::process::{Command, Output};
 
+use common::summary::requests_by_step;
 use common::{
-    compile_c, half_of_the_colors, run_plain, run_under_shim, run_with_page_report, shim,
+    compile_c, half_of_the_colors, run_plain, run_under_shim, run_with_page_report, shim, with_args,
 };
 use tinct_sys::testing::privileged_or_skip;
 
@@ -33,8 +34,7 @@ fn every_heap_page_lies_in_the_requested_banks_and_colors() {
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_c("threads", dir.path());
     let command = |banks: bool| {
-        let mut c = Command::new(&binary);
-        c.args(["4", "3000", "2", "17"]);
+        let mut c = with_args(&binary, &["4", "3000", "2", "17"]);
         if banks {
             c.env("TINCT_BANKS", "1,2")
                 .env("TINCT_BANK_FUNCTIONS", BANK_FUNCTIONS);
@@ -95,11 +95,9 @@ fn run_sort(env: &[(&str, &str)]) -> Output {
         .env("TINCT_COLOR_BITS", "12-20")
         .env("TINCT_POOL", "16MiB")
         .env("TINCT_BANK_FUNCTIONS", BANK_FUNCTIONS)
-        .env_remove("TINCT_PAGE_REPORT");
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    command.output().expect("run sh")
+        .env_remove("TINCT_PAGE_REPORT")
+        .envs(env.iter().copied());
+    command.output().expect("run sort")
 }
 
 #[test]
@@ -179,11 +177,7 @@ fn each_bank_mode_falls_back_where_algorithm_1_says() {
     }
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_c("threads", dir.path());
-    let command = || {
-        let mut c = Command::new(&binary);
-        c.args(["4", "3000", "2", "17"]);
-        c
-    };
+    let command = || with_args(&binary, &["4", "3000", "2", "17"]);
     let plain = run_plain(command(), None);
     let all_colors = ("0-511".to_string(), (0..512).collect::<Vec<u64>>());
     let env = |mode: &'static str| {
@@ -195,19 +189,6 @@ fn each_bank_mode_falls_back_where_algorithm_1_says() {
             ("TINCT_BANK_MODE", mode),
         ]
     };
-    let requests = |stderr: &str, step: &str| -> u64 {
-        let line = stderr
-            .lines()
-            .find(|l| l.contains("requests by Algorithm 1 step"))
-            .unwrap_or_else(|| panic!("no step line:\n{stderr}"));
-        let after = line.split(&format!("{step} ")).nth(1).unwrap();
-        after
-            .split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
     // The program's peak is about 14 MiB. A 48 MiB pool gives (0, 1) about
     // 6 MiB and controller 0 about 24 MiB: the requested bank runs out even
     // when free memory is skewed twofold towards it (seen with 4 KiB
@@ -216,9 +197,9 @@ fn each_bank_mode_falls_back_where_algorithm_1_says() {
         let checked = run_with_page_report(command(), None, &all_colors, "48MiB", &env(mode));
         assert_eq!(checked.stdout, plain.stdout, "{mode}: results differ");
         let stderr = &checked.stderr;
-        assert!(requests(stderr, "exact") > 0, "{mode}: {stderr}");
+        assert!(requests_by_step(stderr, "exact") > 0, "{mode}: {stderr}");
         assert!(
-            requests(stderr, mode) > 0,
+            requests_by_step(stderr, mode) > 0,
             "{mode}: no request fell back:\n{stderr}"
         );
         for other in ["restricted", "unrestricted", "split"]
@@ -226,7 +207,7 @@ fn each_bank_mode_falls_back_where_algorithm_1_says() {
             .filter(|&&o| o != mode)
         {
             assert_eq!(
-                requests(stderr, other),
+                requests_by_step(stderr, other),
                 0,
                 "{mode}: {other} served:\n{stderr}"
             );
@@ -260,15 +241,14 @@ fn each_bank_mode_falls_back_where_algorithm_1_says() {
     );
     let stderr = String::from_utf8_lossy(&exact.stderr);
     assert!(
-        requests(&stderr, "restricted") == 0 && stderr.contains("failed (strict)"),
+        requests_by_step(&stderr, "restricted") == 0 && stderr.contains("failed (strict)"),
         "{stderr}"
     );
 }
 
 /// The threads program under the shim with `env`, strict, with stats.
 fn shim_only(binary: &std::path::Path, env: &[(&str, &str)]) -> Output {
-    Command::new(binary)
-        .args(["4", "3000", "2", "17"])
+    with_args(binary, &["4", "3000", "2", "17"])
         .env("LD_PRELOAD", shim())
         .env("TINCT_COLORS", "0-511")
         .env("TINCT_POOL", "32MiB")

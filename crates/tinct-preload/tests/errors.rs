@@ -28,10 +28,8 @@ fn run_sh(env: &[(&str, &str)], unprivileged: bool) -> Output {
     command
         .args(["-c", "echo ran"])
         .env("LD_PRELOAD", shim())
-        .env_remove("TINCT_COLORS");
-    for (name, value) in env {
-        command.env(name, value);
-    }
+        .env_remove("TINCT_COLORS")
+        .envs(env.iter().copied());
     command.output().expect("run sh")
 }
 

@@ -8,7 +8,9 @@ mod common;
 
 use std::process::Command;
 
-use common::{compile_c, half_of_the_colors, python, run_plain, run_under_shim, text_file};
+use common::{
+    compile_c, half_of_the_colors, python, run_plain, run_under_shim, text_file, with_args,
+};
 use tinct_sys::testing::privileged_or_skip;
 
 const PYTHON_SCRIPT: &str = r#"
@@ -38,11 +40,7 @@ fn python_builds_and_sorts_lists_and_dicts_identically_in_colored_memory() {
     let script = dir.path().join("work.py");
     std::fs::write(&script, PYTHON_SCRIPT).unwrap();
     let python = python();
-    let command = || {
-        let mut c = Command::new(&python);
-        c.arg(&script);
-        c
-    };
+    let command = || with_args(&python, &[script.to_str().unwrap()]);
     let plain = run_plain(command(), None);
     let colors = half_of_the_colors();
     let shimmed = run_under_shim(command(), None, &colors, "512MiB");
@@ -72,8 +70,8 @@ fn sort_of_a_multi_megabyte_file_is_identical() {
     let input = dir.path().join("input.txt");
     text_file(&input, 6 << 20);
     let command = || {
-        let mut c = Command::new("sort");
-        c.env("LC_ALL", "C").args(["-S", "16M"]).arg(&input);
+        let mut c = with_args("sort", &["-S", "16M", input.to_str().unwrap()]);
+        c.env("LC_ALL", "C");
         c
     };
     let plain = run_plain(command(), None);
@@ -135,11 +133,7 @@ fn a_multi_threaded_program_mixing_the_whole_malloc_family_is_identical() {
     }
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_c("threads", dir.path());
-    let command = || {
-        let mut c = Command::new(&binary);
-        c.args(["4", "4000", "2", "11"]);
-        c
-    };
+    let command = || with_args(&binary, &["4", "4000", "2", "11"]);
     let plain = run_plain(command(), None);
     let shimmed = run_under_shim(command(), None, &half_of_the_colors(), "256MiB");
     assert_eq!(
@@ -166,11 +160,7 @@ fn output_is_identical_under_every_shim_option() {
     std::fs::write(&script, PYTHON_SCRIPT).unwrap();
     let python = python();
     let colors = half_of_the_colors();
-    let c_program = || {
-        let mut c = Command::new(&threads);
-        c.args(["4", "2000", "2", "5"]);
-        c
-    };
+    let c_program = || with_args(&threads, &["4", "2000", "2", "5"]);
     let plain_c = run_plain(c_program(), None);
     let options: [&[(&str, &str)]; 4] = [
         &[("TINCT_MMAP", "1")],
@@ -189,11 +179,7 @@ fn output_is_identical_under_every_shim_option() {
     }
     // Python with its own small-object allocator (pymalloc), whose arenas
     // come from mmap: coloured only with TINCT_MMAP.
-    let py = || {
-        let mut c = Command::new(&python);
-        c.arg(&script);
-        c
-    };
+    let py = || with_args(&python, &[script.to_str().unwrap()]);
     let plain_py = run_plain(py(), None);
     let checked = common::run_with_page_report(
         py(),

@@ -6,9 +6,7 @@
 
 mod common;
 
-use std::process::Command;
-
-use common::{Checked, compile_c, half_of_the_colors, run_plain, run_under_shim};
+use common::{Checked, compile_c, half_of_the_colors, run_plain, run_under_shim, with_args};
 use tinct_sys::testing::privileged_or_skip;
 
 /// The number after `label` in the shim's summary.
@@ -36,17 +34,8 @@ fn many_threads_random_sizes_strict_no_leak_growth() {
     let mut in_use = Vec::new();
     for rounds in ["1", "4"] {
         let args = ["8", "3000", rounds, "99"];
-        let plain = run_plain(
-            {
-                let mut c = Command::new(&binary);
-                c.args(args);
-                c
-            },
-            None,
-        );
-        let mut command = Command::new(&binary);
-        command.args(args);
-        let checked = run_under_shim(command, None, &colors, "256MiB");
+        let plain = run_plain(with_args(&binary, &args), None);
+        let checked = run_under_shim(with_args(&binary, &args), None, &colors, "256MiB");
         assert_eq!(checked.stdout, plain.stdout, "results differ");
         assert!(String::from_utf8_lossy(&checked.stdout).ends_with("ok\n"));
         assert_eq!(checked.counter("failures"), 0, "allocations failed");

@@ -272,6 +272,7 @@ mod tests {
     use super::*;
     use crate::testing::{TaskBuilder, run_spec};
     use tinct_core::model::Kernel;
+    use tinct_sys::testing::serial;
 
     const MS: u64 = 1_000_000;
 
@@ -373,12 +374,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("task 'low'") && e.contains("SCHED_FIFO"), "{e}");
-    }
-
-    /// One real run at a time: they share CPU 0 under SCHED_FIFO.
-    fn serial() -> std::sync::MutexGuard<'static, ()> {
-        static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-        SERIAL.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// `low` wakes `high` from inside its section on `bus` (a condition

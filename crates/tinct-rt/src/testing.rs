@@ -18,6 +18,8 @@
 //! ```
 
 use crate::kernels::memory_percent;
+use crate::record::JobRecord;
+use crate::runtime::RunResult;
 use crate::spec::{Bound, OWN_TIMER, Phase, Policy, RunSpec, Scheduling, Step, TaskSpec};
 use tinct_core::model::{Kernel, Work};
 
@@ -175,6 +177,16 @@ pub fn ticking_run(duration_ns: u64) -> RunSpec {
 /// no platform partitions, per-task calibration.
 pub fn run_spec(tasks: Vec<TaskSpec>, duration_ns: u64) -> RunSpec {
     RunSpec::new("test", tasks, duration_ns)
+}
+
+/// The job records of the task `name` of a run (the failure names it).
+pub fn records<'a>(result: &'a RunResult, name: &str) -> &'a [JobRecord] {
+    &result
+        .tasks
+        .iter()
+        .find(|t| t.spec.name == name)
+        .unwrap_or_else(|| panic!("no task {name}"))
+        .records
 }
 
 /// The process ids of the children of process `parent` (from `/proc`).

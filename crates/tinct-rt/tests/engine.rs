@@ -10,16 +10,11 @@
 use tinct_rt::record::{Accounting, JobRecord, Outcome};
 use tinct_rt::runtime::{RunOptions, RunResult, run};
 use tinct_rt::spec::{Policy, WatchdogMode};
-use tinct_rt::testing::test_options;
+use tinct_rt::testing::{records, test_options};
 use tinct_rt::watchdog::StopReason;
+use tinct_sys::testing::{privileged_serial, serial};
 
 const MS: u64 = 1_000_000;
-
-/// The runs of this file one at a time: they time each other otherwise.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn run_rtapp(text: &str, duration_ns: u64) -> RunResult {
     let file = tinct_rt::rtapp::parse(text, "inline.json", duration_ns).unwrap();
@@ -29,15 +24,6 @@ fn run_rtapp(text: &str, duration_ns: u64) -> RunResult {
         assert!(a.balances(), "{}: {a:?}", task.spec.name);
     }
     result
-}
-
-fn records<'a>(result: &'a RunResult, name: &str) -> &'a [JobRecord] {
-    &result
-        .tasks
-        .iter()
-        .find(|t| t.spec.name == name)
-        .unwrap_or_else(|| panic!("no task {name}"))
-        .records
 }
 
 fn finished(records: &[JobRecord]) -> Vec<JobRecord> {
@@ -50,10 +36,9 @@ fn finished(records: &[JobRecord]) -> Vec<JobRecord> {
 
 #[test]
 fn a_consumer_never_runs_before_its_producers_signal() {
-    let _serial = serial();
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO threads") {
+    let Some(_serial) = privileged_serial("SCHED_FIFO threads") else {
         return;
-    }
+    };
     let result = run_rtapp(
         r#"{ "tasks": {
           "producer": { "policy": "SCHED_FIFO", "priority": 20, "cpus": [0],
@@ -120,10 +105,9 @@ fn inversion(pi: bool) -> (u64, u64) {
 
 #[test]
 fn priority_inheritance_bounds_blocking_by_the_critical_section() {
-    let _serial = serial();
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO threads") {
+    let Some(_serial) = privileged_serial("SCHED_FIFO threads") else {
         return;
-    }
+    };
     // With PI, low runs its section at high's priority: medium cannot
     // preempt it, and high is done before medium's 60 ms.
     let (high, medium) = inversion(true);
@@ -242,10 +226,9 @@ fn release_jitter_is_seeded_bounded_and_recorded() {
 
 #[test]
 fn the_policy_in_force_is_read_back_per_job_and_phase() {
-    let _serial = serial();
-    if !tinct_sys::testing::privileged_or_skip("real-time and nice policies") {
+    let Some(_serial) = privileged_serial("real-time and nice policies") else {
         return;
-    }
+    };
     let result = run_rtapp(
         r#"{ "tasks": { "t": { "loop": 1, "phases": {
           "nice":  { "loop": 2, "priority": 5, "runtime": 200 },
@@ -278,10 +261,9 @@ fn the_policy_in_force_is_read_back_per_job_and_phase() {
 
 #[test]
 fn a_deadline_thread_runs_under_its_reservation() {
-    let _serial = serial();
-    if !tinct_sys::testing::privileged_or_skip("SCHED_DEADLINE") {
+    let Some(_serial) = privileged_serial("SCHED_DEADLINE") else {
         return;
-    }
+    };
     let result = run_rtapp(
         r#"{ "tasks": { "dl": { "policy": "SCHED_DEADLINE", "dl-runtime": 3000,
           "dl-period": 20000, "runtime": 1000, "timer": { "ref": "t", "period": 20000 } } } }"#,
@@ -298,10 +280,9 @@ fn a_deadline_thread_runs_under_its_reservation() {
 
 #[test]
 fn the_watchdog_guards_real_time_jobs_only_by_default_and_can_be_off() {
-    let _serial = serial();
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO threads") {
+    let Some(_serial) = privileged_serial("SCHED_FIFO threads") else {
         return;
-    }
+    };
     // A job of 60 ms against a 10 ms period: 6 × its deadline.
     let overloaded = |policy: &str| {
         format!(
@@ -373,10 +354,9 @@ fn threads_blocked_at_the_end_are_let_go_and_their_jobs_aborted() {
 
 #[test]
 fn task_groups_hold_their_threads_and_are_removed() {
-    let _serial = serial();
-    if !tinct_sys::testing::privileged_or_skip("cgroup v2 task groups") {
+    let Some(_serial) = privileged_serial("cgroup v2 task groups") else {
         return;
-    }
+    };
     let result = run_rtapp(
         r#"{ "tasks": { "g": { "taskgroup": "/tg1", "phases": {
           "in":  { "loop": 2, "runtime": 500, "sleep": 1000 },

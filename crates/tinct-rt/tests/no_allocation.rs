@@ -12,6 +12,7 @@ use tinct_rt::runtime::{RunOptions, run};
 use tinct_rt::spec::{RunSpec, Step, TaskSpec};
 use tinct_rt::testing::{TaskBuilder, run_spec, test_options};
 use tinct_rt::watchdog::StopReason;
+use tinct_sys::testing::privileged_serial;
 
 const SLOTS: usize = 1 << 18;
 
@@ -56,13 +57,6 @@ unsafe impl GlobalAlloc for Recording {
 #[global_allocator]
 static ALLOCATOR: Recording = Recording;
 
-/// One run at a time: the allocator's record is global, and a concurrent
-/// run's setup would land in the other's window.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn task(name: &str, cpu: u32, kernel: Kernel, period_ms: u64) -> TaskSpec {
     TaskBuilder::periodic(name, period_ms * 1_000_000)
         .cpu(cpu)
@@ -83,10 +77,9 @@ fn task(name: &str, cpu: u32, kernel: Kernel, period_ms: u64) -> TaskSpec {
 
 #[test]
 fn task_threads_do_not_allocate_while_they_run() {
-    let _serial = serial();
-    if !tinct_sys::testing::privileged_or_skip("a SCHED_FIFO run") {
+    let Some(_serial) = privileged_serial("a SCHED_FIFO run") else {
         return;
-    }
+    };
     let cpus = tinct_sys::sched::affinity().unwrap();
     let spec = RunSpec {
         source: "no-allocation test".into(),
@@ -146,10 +139,9 @@ fn assert_none_between(slots: std::ops::Range<usize>, start_ns: u64, end_ns: u64
 
 #[test]
 fn the_events_between_threads_do_not_allocate_either() {
-    let _serial = serial();
-    if !tinct_sys::testing::privileged_or_skip("a SCHED_FIFO run") {
+    let Some(_serial) = privileged_serial("a SCHED_FIFO run") else {
         return;
-    }
+    };
     // Every event but iorun (the workload's own I/O) and fork.
     let file = tinct_rt::rtapp::parse(
         r#"{ "global": { "pi_enabled": true }, "tasks": {

@@ -8,6 +8,7 @@ use tinct_rt::pipeline::{CacheNeighbours, Placement, PlacementPolicy};
 use tinct_rt::record::JobRecord;
 use tinct_rt::runtime::{RunResult, run};
 use tinct_rt::spec::RunSpec;
+use tinct_rt::testing::records;
 use tinct_sys::topology::{CacheType, Topology};
 
 const MS: u64 = 1_000_000;
@@ -95,23 +96,10 @@ fn spec(mixer_us: u64, policy: PlacementPolicy, duration_ns: u64) -> RunSpec {
     .unwrap()
 }
 
-fn records<'a>(result: &'a RunResult, task: &str) -> &'a [JobRecord] {
-    &result
-        .tasks
-        .iter()
-        .find(|t| t.spec.name == task)
-        .unwrap_or_else(|| panic!("no task {task}"))
-        .records
-}
-
 /// One run at a time: a concurrent run's busy SCHED_FIFO thread on the
 /// CPU a consumer moves to would starve it.
 fn run_ok(spec: &RunSpec) -> Option<RunResult> {
-    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    if !tinct_sys::testing::privileged_or_skip("SCHED_FIFO pipelines") {
-        return None;
-    }
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = tinct_sys::testing::privileged_serial("SCHED_FIFO pipelines")?;
     let result = run(spec, tinct_rt::testing::test_options()).unwrap();
     assert!(result.stop.is_completed(), "{}", result.stop.describe());
     for task in &result.tasks {

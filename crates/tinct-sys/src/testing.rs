@@ -1,5 +1,6 @@
 //! Helpers for tests: privileged tests that must not silently skip in CI,
-//! and special files.
+//! one test at a time where runs would disturb each other, and special
+//! files.
 
 /// The environment variable that turns a would-be skip into a failure (CI sets it).
 pub const REQUIRE_PRIVILEGED_VAR: &str = "TINCT_REQUIRE_PRIVILEGED";
@@ -34,6 +35,29 @@ pub fn capable_or_skip(what: &str, capability: crate::privilege::Capability) -> 
     let capable = crate::privilege::Privileges::read(&crate::SysRoot::live())
         .is_ok_and(|p| p.is_root() || p.has(capability));
     decide(capable, privileges_required(), what)
+}
+
+/// One test at a time in this test process: for tests whose runs take the
+/// CPUs under SCHED_FIFO, pin threads, time memory or watch a global
+/// record, which would disturb each other (cargo runs the test binaries
+/// themselves one after another). The guard of a test that panicked still
+/// serves the next.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// For a test that needs root for `what`: its [`serial`] guard, or `None`
+/// when it skips ([`privileged_or_skip`]: a failure under
+/// `TINCT_REQUIRE_PRIVILEGED=1`).
+///
+/// ```no_run
+/// let Some(_serial) = tinct_sys::testing::privileged_serial("SCHED_FIFO threads") else {
+///     return;
+/// };
+/// ```
+pub fn privileged_serial(what: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    privileged_or_skip(what).then(serial)
 }
 
 /// Creates a FIFO at `path` (mode 0600), for tests of readers that must

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use tinct_sys::SysRoot;
-use tinct_sys::doctor::{Backend, Level, diagnose, subject};
+use tinct_sys::doctor::{Backend, Finding, Level, Report, diagnose, subject};
 use tinct_sys::perf::EventSources;
 use tinct_sys::privilege::{Capability, Privileges};
 use tinct_sys::resctrl::ResctrlStatus;
@@ -131,11 +131,24 @@ fn pmu_and_resctrl_detection() {
     assert!(status.offers_cache_allocation());
 }
 
-fn level_of(report: &tinct_sys::doctor::Report, subject: &str) -> Level {
+/// The report's finding about `subject`.
+fn finding<'a>(report: &'a Report, subject: &str) -> &'a Finding {
     report
         .finding(subject)
         .unwrap_or_else(|| panic!("no finding about {subject}"))
-        .level
+}
+
+/// The level of the report's finding about `subject`.
+fn level_of(report: &Report, subject: &str) -> Level {
+    finding(report, subject).level
+}
+
+/// The fix the report's finding about `subject` proposes (it must propose one).
+fn fix_of<'a>(report: &'a Report, subject: &str) -> &'a str {
+    finding(report, subject)
+        .fix
+        .as_deref()
+        .unwrap_or_else(|| panic!("no fix for {subject}"))
 }
 
 #[test]
@@ -150,44 +163,28 @@ fn doctor_on_the_kvm_fixture() {
     assert_eq!(level_of(&report, subject::CPUS), Level::Ok);
     assert_eq!(level_of(&report, subject::COLORS), Level::Ok);
     assert!(
-        report
-            .finding(subject::COLORS)
-            .unwrap()
+        finding(&report, subject::COLORS)
             .found
             .contains("512 colors")
     );
     assert!(
-        report
-            .finding(subject::COLORS)
-            .unwrap()
+        finding(&report, subject::COLORS)
             .found
             .contains("bits 12-20")
     );
-    let hw = report.finding(subject::PERF_HARDWARE).unwrap();
-    assert_eq!(hw.level, Level::Warning);
-    assert!(
-        hw.fix
-            .as_deref()
-            .unwrap()
-            .contains("bare metal or enable vPMU")
-    );
+    assert_eq!(level_of(&report, subject::PERF_HARDWARE), Level::Warning);
+    let fix = fix_of(&report, subject::PERF_HARDWARE);
+    assert!(fix.contains("bare metal or enable vPMU"), "{fix}");
     assert_eq!(level_of(&report, subject::RESCTRL), Level::Warning);
     assert_eq!(level_of(&report, subject::RT_THROTTLING), Level::Warning);
     assert_eq!(level_of(&report, subject::PAGEMAP), Level::NotProbed);
     assert_eq!(level_of(&report, subject::SCHED_FIFO), Level::NotProbed);
     assert_eq!(level_of(&report, subject::ISOLATION), Level::Warning);
-    assert!(
-        report
-            .finding(subject::ISOLATION)
-            .unwrap()
-            .fix
-            .as_deref()
-            .unwrap()
-            .contains("isolcpus=domain,managed_irq,1")
-    );
+    let fix = fix_of(&report, subject::ISOLATION);
+    assert!(fix.contains("isolcpus=domain,managed_irq,1"), "{fix}");
     // The fixture's process was root, so coloring is expected to work; no resctrl.
     assert_eq!(report.backend, Backend::Coloring);
-    let backend = report.finding(subject::BACKEND).unwrap();
+    let backend = finding(&report, subject::BACKEND);
     assert!(backend.found.contains("VM"), "{}", backend.found);
     assert_eq!(report.caches.len(), 7);
     let l3 = report.caches.iter().find(|c| c.name == "L3").unwrap();
@@ -208,28 +205,21 @@ fn doctor_on_the_intel_fixture() {
         Level::Warning,
         "SMT is on"
     );
-    assert!(
-        report
-            .finding(subject::CPUS)
-            .unwrap()
-            .fix
-            .as_deref()
-            .unwrap()
-            .contains("smt/control")
-    );
+    let fix = fix_of(&report, subject::CPUS);
+    assert!(fix.contains("smt/control"), "{fix}");
     assert_eq!(level_of(&report, subject::NUMA), Level::Warning);
     assert_eq!(level_of(&report, subject::KERNEL), Level::Ok);
     assert_eq!(level_of(&report, subject::RT_THROTTLING), Level::Ok);
     assert_eq!(level_of(&report, subject::ISOLATION), Level::Ok);
     assert_eq!(level_of(&report, subject::THP), Level::Ok);
-    let governor = report.finding(subject::GOVERNOR).unwrap();
+    let governor = finding(&report, subject::GOVERNOR);
     assert_eq!(governor.level, Level::Warning);
     assert!(governor.found.contains("CPUs 0,8"), "{}", governor.found);
-    let memlock = report.finding(subject::MEMLOCK).unwrap();
-    assert_eq!(memlock.level, Level::Warning);
-    assert!(memlock.fix.as_deref().unwrap().contains("cap_ipc_lock"));
+    assert_eq!(level_of(&report, subject::MEMLOCK), Level::Warning);
+    let fix = fix_of(&report, subject::MEMLOCK);
+    assert!(fix.contains("cap_ipc_lock"), "{fix}");
     assert_eq!(level_of(&report, subject::PERF_HARDWARE), Level::NotProbed);
-    let resctrl = report.finding(subject::RESCTRL).unwrap();
+    let resctrl = finding(&report, subject::RESCTRL);
     assert_eq!(resctrl.level, Level::Ok);
     assert!(
         resctrl.found.contains("cbm_mask fffff (20 bits"),
@@ -238,12 +228,11 @@ fn doctor_on_the_intel_fixture() {
     );
     // Unprivileged: PFNs would be hidden, so only resctrl is usable.
     assert_eq!(report.backend, Backend::Resctrl);
+    let pagemap = finding(&report, subject::PAGEMAP);
     assert!(
-        report
-            .finding(subject::PAGEMAP)
-            .unwrap()
-            .found
-            .contains("lacks CAP_SYS_ADMIN")
+        pagemap.found.contains("lacks CAP_SYS_ADMIN"),
+        "{}",
+        pagemap.found
     );
 }
 
@@ -253,7 +242,7 @@ fn a_broken_tree_gives_findings_not_a_crash() {
     std::fs::create_dir_all(dir.path().join("sys/devices/system/cpu")).unwrap();
     std::fs::write(dir.path().join("sys/devices/system/cpu/online"), "0-x\n").unwrap();
     let report = diagnose(&SysRoot::at(dir.path()));
-    let cpus = report.finding(subject::CPUS).unwrap();
+    let cpus = finding(&report, subject::CPUS);
     assert_eq!(cpus.level, Level::Warning);
     assert!(
         cpus.found.contains("online") && cpus.found.contains("0-x"),
@@ -319,10 +308,9 @@ fn a_malformed_cache_file_costs_that_cache_only_and_is_named() {
     assert_eq!(topology.caches.len(), 7);
 
     let report = diagnose(&root);
-    let cpus = report.finding(subject::CPUS).unwrap();
+    let cpus = finding(&report, subject::CPUS);
     assert!(cpus.found.contains("2 online CPUs"), "{}", cpus.found);
-    let isolation = report.finding(subject::ISOLATION).unwrap();
-    let fix = isolation.fix.as_deref().unwrap();
+    let fix = fix_of(&report, subject::ISOLATION);
     assert!(fix.contains("isolcpus=domain,managed_irq,1"), "{fix}");
     assert!(!fix.contains("one CPU"), "{fix}");
     let malformed = report
@@ -345,7 +333,7 @@ fn rt_runtime_is_printed_as_the_file_says_and_only_minus_one_is_unlimited() {
     let runtime = "proc/sys/kernel/sched_rt_runtime_us";
     write(&tree, runtime, "-5\n");
     let report = diagnose(&SysRoot::at(tree.path()));
-    let rt = report.finding(subject::RT_THROTTLING).unwrap();
+    let rt = finding(&report, subject::RT_THROTTLING);
     assert_eq!(rt.level, Level::Warning);
     assert!(
         rt.found.contains(runtime) && rt.found.contains("found \"-5\""),
@@ -356,7 +344,7 @@ fn rt_runtime_is_printed_as_the_file_says_and_only_minus_one_is_unlimited() {
 
     write(&tree, runtime, "-1\n");
     let report = diagnose(&SysRoot::at(tree.path()));
-    let rt = report.finding(subject::RT_THROTTLING).unwrap();
+    let rt = finding(&report, subject::RT_THROTTLING);
     assert_eq!(rt.level, Level::Ok);
     assert!(
         rt.found.contains("sched_rt_runtime_us = -1"),
@@ -399,7 +387,7 @@ fn doctor_says_which_colour_rule_it_used_and_why() {
     let kvm = diagnose(&fixture("kvm-epyc"));
     let rule = kvm.llc_colors.as_ref().unwrap();
     assert_eq!(rule.rule, tinct_sys::topology::ColorRule::WaySize);
-    let found = &kvm.finding(subject::COLORS).unwrap().found;
+    let found = &finding(&kvm, subject::COLORS).found;
     assert!(
         found.contains("way-size rule") && found.contains("virtual machine"),
         "{found}"
@@ -412,7 +400,7 @@ fn doctor_says_which_colour_rule_it_used_and_why() {
                    flags\t\t: fpu ht cat_l3\n";
     write(&tree, "proc/cpuinfo", cpuinfo);
     let report = diagnose(&SysRoot::at(tree.path()));
-    let colors = report.finding(subject::COLORS).unwrap();
+    let colors = finding(&report, subject::COLORS);
     assert_eq!(colors.level, Level::Ok, "{}", colors.found);
     assert!(
         colors.found.contains("64 colors")
@@ -435,16 +423,13 @@ fn doctor_says_which_colour_rule_it_used_and_why() {
         std::fs::write(dir.join("type"), "30\n").unwrap();
     }
     let report = diagnose(&SysRoot::at(tree.path()));
-    let colors = report.finding(subject::COLORS).unwrap();
+    let colors = finding(&report, subject::COLORS);
     assert_eq!(colors.level, Level::Warning, "{}", colors.found);
     assert!(
         colors.found.contains("uncore_cha_0") && colors.found.contains("not known"),
         "{}",
         colors.found
     );
-    assert!(
-        colors.fix.as_deref().unwrap().contains("color_bits"),
-        "{:?}",
-        colors.fix
-    );
+    let fix = fix_of(&report, subject::COLORS);
+    assert!(fix.contains("color_bits"), "{fix}");
 }

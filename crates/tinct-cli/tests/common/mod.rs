@@ -1,11 +1,16 @@
 //! Helpers shared by the CLI's integration tests: the binary, the
-//! repository's examples and fixtures, exit statuses and JSON outputs.
+//! repository's examples and fixtures, exit statuses and JSON outputs, the
+//! shim, one run at a time, and the bench results read back.
 #![allow(dead_code)]
 
 use assert_cmd::Command;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::sync::OnceLock;
+use tinct_bench::harness::Durations;
 
 /// A file of the repository's `examples/`.
 pub fn example(name: &str) -> PathBuf {
@@ -51,21 +56,34 @@ pub fn stderr(out: &Output) -> String {
 }
 
 /// `tinct ARGS`, which must be refused as bad input (exit status 2; the
-/// failure shows stdout and stderr): its stderr.
+/// failure shows the arguments, stdout and stderr): its stderr.
 pub fn bad_input<I, S>(args: I) -> String
 where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
 {
-    let output = tinct().args(args).output().unwrap();
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().into()).collect();
+    let output = tinct().args(&args).output().unwrap();
     assert_eq!(
         output.status.code(),
         Some(2),
-        "stdout:\n{}\nstderr:\n{}",
+        "tinct {args:?}\nstdout:\n{}\nstderr:\n{}",
         stdout(&output),
         stderr(&output)
     );
     stderr(&output)
+}
+
+/// Checks that a command exited with `code` and said `expected` on stderr;
+/// the failure shows the status, stdout and stderr. Returns stderr.
+pub fn assert_exits_saying(output: &Output, code: i32, expected: &str) -> String {
+    let (out, err) = (stdout(output), stderr(output));
+    assert!(
+        output.status.code() == Some(code) && err.contains(expected),
+        "expected exit status {code} and {expected:?} on stderr, found {}\nstdout:\n{out}\nstderr:\n{err}",
+        output.status
+    );
+    err
 }
 
 /// stdout parsed as JSON (the failure shows the text).
@@ -93,7 +111,7 @@ pub fn analyze_json(file: &Path, extra: &[&str]) -> Value {
 }
 
 /// This machine has no CPU PMU (a VM without counters): hardware events
-/// cannot count.
+/// cannot count (they answer ENOENT).
 pub fn no_cpu_pmu() -> bool {
     tinct_sys::perf::EventSources::read(&tinct_sys::SysRoot::live())
         .unwrap()
@@ -269,4 +287,87 @@ pub fn run_as_nobody(binary: &Path, plan: &Path, args: &[&str], out: &Path) -> O
         .arg(out)
         .output()
         .expect("runuser (util-linux) runs a command as another user")
+}
+
+/// libtinct_preload.so next to the `tinct` binary of this profile, built
+/// once per test binary (`cargo test -p tinct-cli` alone does not build the
+/// cdylib).
+pub fn shim() -> PathBuf {
+    static SHIM: OnceLock<PathBuf> = OnceLock::new();
+    SHIM.get_or_init(|| {
+        let tinct = assert_cmd::cargo::cargo_bin("tinct");
+        let dir = tinct.parent().unwrap().to_path_buf();
+        let mut cargo = std::process::Command::new(env!("CARGO"));
+        cargo.args(["build", "--quiet", "-p", "tinct-preload"]);
+        if dir.file_name().is_some_and(|n| n == "release") {
+            cargo.arg("--release");
+        }
+        assert!(
+            cargo.status().unwrap().success(),
+            "cargo build -p tinct-preload failed"
+        );
+        let shim = dir.join("libtinct_preload.so");
+        assert!(shim.is_file(), "{} missing", shim.display());
+        shim
+    })
+    .clone()
+}
+
+/// The element of the JSON array `list` whose `key` is `value` (a task of
+/// summary.json by its name, a doctor finding by its subject); the failure
+/// shows the array.
+pub fn find_by<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .find(|item| item[key] == value)
+        .unwrap_or_else(|| panic!("no {key} {value:?} in {list}"))
+}
+
+/// A JSON number as an unsigned integer (the failure shows the value).
+pub fn u(value: &Value) -> u64 {
+    value
+        .as_u64()
+        .unwrap_or_else(|| panic!("not an unsigned integer: {value}"))
+}
+
+/// A JSON number as a float (the failure shows the value).
+pub fn f(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("not a number: {value}"))
+}
+
+/// A bench's JSON read back into its result type `T` (serde refuses a
+/// missing or mistyped field) and written again unchanged (nothing dropped
+/// or renamed). `distributions` lists the result's distributions, which
+/// must be there (non-empty) and ordered (count ≥ 1, min ≤ median ≤ p99 ≤
+/// max); every file the result lists in `files`, where it has that field,
+/// exists.
+pub fn check_bench_json<T: DeserializeOwned + Serialize>(
+    json: &Value,
+    distributions: fn(&T) -> Vec<&Durations>,
+) -> T {
+    let result: T = serde_json::from_value(json.clone())
+        .unwrap_or_else(|e| panic!("the JSON does not read back into its result type: {e}"));
+    assert_eq!(
+        &serde_json::to_value(&result).unwrap(),
+        json,
+        "written again, the result differs from the file"
+    );
+    let all = distributions(&result);
+    assert!(!all.is_empty(), "no distribution at all");
+    for (i, d) in all.into_iter().enumerate() {
+        assert!(d.is_ordered(), "distribution {i} is not ordered: {d:?}");
+    }
+    if let Some(files) = json.get("files") {
+        for file in files.as_array().unwrap() {
+            let path = file.as_str().unwrap();
+            assert!(
+                Path::new(path).is_file(),
+                "listed file {path} does not exist"
+            );
+        }
+    }
+    result
 }

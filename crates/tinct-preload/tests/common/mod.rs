@@ -9,6 +9,9 @@
 
 #![allow(dead_code)]
 
+pub mod summary;
+
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -380,14 +383,20 @@ pub fn python() -> PathBuf {
     PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
 }
 
-/// Compiles `tests/c/<name>.c` with pthreads into `dir`.
+/// Compiles `tests/c/<name>.c` with pthreads into `dir` (`-O1`).
 pub fn compile_c(name: &str, dir: &Path) -> PathBuf {
+    compile_c_at(name, dir, "-O1")
+}
+
+/// Compiles `tests/c/<name>.c` with pthreads into `dir` at the optimization
+/// level `optimization` (`-O2`, ...), every warning an error.
+pub fn compile_c_at(name: &str, dir: &Path, optimization: &str) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
     let binary = dir.join(name);
     let status = Command::new("cc")
         .args([
             "-std=gnu11",
-            "-O1",
+            optimization,
             "-Wall",
             "-Wextra",
             "-Werror",
@@ -402,22 +411,38 @@ pub fn compile_c(name: &str, dir: &Path) -> PathBuf {
     binary
 }
 
+/// A command running `program` with `args`: each run of a test's program
+/// (plain and under the shim) gets a fresh one.
+pub fn with_args(program: impl AsRef<OsStr>, args: &[&str]) -> Command {
+    let mut command = Command::new(program);
+    command.args(args);
+    command
+}
+
 /// A deterministic text of about `bytes` bytes: lines of pseudo-random words.
 pub fn text_file(path: &Path, bytes: usize) {
+    pseudo_random_text(path, bytes, |state| {
+        let words = 1 + state % 6;
+        (0..words)
+            .map(|w| {
+                let word = state.rotate_left(w as u32 * 11) % 1_000_003;
+                format!("{word:x}{}", if w + 1 < words { ' ' } else { '\n' })
+            })
+            .collect()
+    });
+}
+
+/// Writes to `path` a deterministic text of at least `bytes` bytes (and
+/// less than one more line): the lines `line` makes of the successive
+/// states of a fixed xorshift generator.
+pub fn pseudo_random_text(path: &Path, bytes: usize, line: impl Fn(u64) -> String) {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut text = String::with_capacity(bytes + 64);
     while text.len() < bytes {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        let words = 1 + state % 6;
-        for w in 0..words {
-            let word = state.rotate_left(w as u32 * 11) % 1_000_003;
-            text.push_str(&format!(
-                "{word:x}{}",
-                if w + 1 < words { ' ' } else { '\n' }
-            ));
-        }
+        text.push_str(&line(state));
     }
     std::fs::write(path, text).unwrap();
 }
