@@ -28,6 +28,7 @@ pub mod machine;
 mod report;
 pub mod stream;
 
+use crate::harness::memory_pass;
 use crate::harness::pin::PinGuard;
 use crate::harness::{
     BenchOptions, Durations, Finished, Interleaved, OutputDir, Progress, RunHeader, unless_stopped,
@@ -552,9 +553,9 @@ pub fn measure_bandwidth(
         .run::<Error>(progress, |c| {
             value += 1;
             Ok(if c == 0 {
-                stream::read_pass(buffer)
+                memory_pass::read_pass(buffer)
             } else {
-                stream::write_pass(buffer, value)
+                memory_pass::write_pass(buffer, value)
             })
         })?;
     let read = samples.stats(0).ok_or_else(no_samples)?;
@@ -605,7 +606,7 @@ pub fn measure_refill(
     .run::<Error>(progress, |c| {
         match c {
             0 | 2 => {
-                stream::read_pass(wipe);
+                memory_pass::read_pass(wipe);
             }
             1 => {
                 pages.pass();
