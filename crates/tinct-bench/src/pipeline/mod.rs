@@ -9,7 +9,7 @@
 //! running exactly as many jobs as there are samples. The policies run
 //! interleaved in rounds ([`crate::harness::Interleaved`], a seeded order
 //! per round), the same number of samples each. Reported per policy
-//! ([`measure`], [`report`]): the production rate, mean, σ and ρ = μ + 2σ
+//! (`measure`, `report`): the production rate, mean, σ and ρ = μ + 2σ
 //! (demarchi Eq. (1)) of the sample production time t_{n+1} − t_n, the
 //! overall benchmark time, per-task execution time mean and variance
 //! (Fig. 6), migrations per task (Fig. 5), the migrations map (Fig. 3, text
