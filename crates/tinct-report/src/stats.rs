@@ -10,6 +10,8 @@
 //! fields as `min_ns`, `median_ns`, ...; [`Counts`] (events such as LLC
 //! misses or instructions, which have no unit) as `min`, `median`, ...
 //! Mean, σ and ρ are floats because they are only reported.
+//! [`median_f64`] and [`stddev_f64`] are the median and σ of float values
+//! (rates, ratios) that no integer distribution holds.
 //!
 //! [`evt`] fits extreme-value distributions to block maxima of execution
 //! times: the probabilistic WCET of `tinct bench wcet-profile`.
@@ -177,6 +179,31 @@ pub fn nearest_rank_ppm(sorted: &[u64], ppm: u32) -> Option<u64> {
 /// `a / b` as a float for reporting (0 when `b` is 0): slowdowns, inflations.
 pub fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+/// The median of float values (rates, ratios, simulated latencies, which a
+/// [`Distribution`] of integer samples cannot hold): the middle value, or
+/// the mean of the two middle values for an even count, in the total order
+/// of `f64`. `None` for no values.
+pub fn median_f64(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    match sorted.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(sorted[mid]),
+        _ => Some((sorted[mid - 1] + sorted[mid]) / 2.0),
+    }
+}
+
+/// σ, the population standard deviation of float values (rates, ratios:
+/// what a [`Distribution`] of integer samples cannot hold); 0 for no values.
+pub fn stddev_f64(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    (values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / values.len() as f64).sqrt()
 }
 
 /// The empirical CDF of `samples`: each distinct value with the fraction of
@@ -378,6 +405,26 @@ mod tests {
         );
         let back: Counts = serde_json::from_value(json).unwrap();
         assert_eq!(back, counts);
+    }
+
+    #[test]
+    fn median_of_floats_is_the_middle_or_the_mean_of_the_two_middles() {
+        assert_eq!(median_f64(&[]), None);
+        assert_eq!(median_f64(&[3.5]), Some(3.5));
+        assert_eq!(median_f64(&[9.0, -1.0, 2.0, 8.0, 0.5]), Some(2.0));
+        assert_eq!(median_f64(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+    }
+
+    #[test]
+    fn stddev_of_floats_is_the_population_standard_deviation() {
+        assert_eq!(stddev_f64(&[]), 0.0);
+        assert_eq!(stddev_f64(&[7.25]), 0.0);
+        assert_eq!(stddev_f64(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]), 2.0);
+        // The same as a Distribution's σ for integer-valued samples.
+        let samples = [3u64, 17, 4, 250, 9, 9];
+        let floats: Vec<f64> = samples.iter().map(|&s| s as f64).collect();
+        let d = Durations::of(&samples).unwrap();
+        assert!((stddev_f64(&floats) - d.stddev).abs() < 1e-9);
     }
 
     #[test]

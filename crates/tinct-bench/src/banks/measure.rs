@@ -14,6 +14,7 @@ use crate::pinned_threads::{Job, run_together};
 use crate::scheduling_and_load::RunConditions;
 use crate::{Error, Result};
 use tinct_mem::PageId;
+use tinct_report::stats::stddev_f64;
 
 /// What [`measure`] found.
 pub(super) struct Measured {
@@ -275,7 +276,7 @@ fn measure_kernel(
             fallback_pages,
             on_intended_node,
             bandwidth_mib_s: mib_per_s(bytes_per_run, time.median),
-            bandwidth_stddev_mib_s: stddev(&bandwidths),
+            bandwidth_stddev_mib_s: stddev_f64(&bandwidths),
             time_cv: if time.mean > 0.0 {
                 time.stddev / time.mean
             } else {
@@ -305,12 +306,4 @@ fn mib_per_s(bytes: u64, ns: u64) -> f64 {
     } else {
         bytes as f64 / (1u64 << 20) as f64 / (ns as f64 / 1e9)
     }
-}
-
-fn stddev(values: &[f64]) -> f64 {
-    if values.is_empty() {
-        return 0.0;
-    }
-    let mean = values.iter().sum::<f64>() / values.len() as f64;
-    (values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / values.len() as f64).sqrt()
 }

@@ -1,5 +1,5 @@
-//! Sequential passes: sustained read and write bandwidth, and the
-//! partition refill pass of Δ (kim2013 Section IV-B, footnote 7).
+//! The partition refill pass of Δ (kim2013 Section IV-B, footnote 7); the
+//! bandwidth's read and write passes are [`crate::harness::memory_pass`]'s.
 
 use super::chase::LINE_BYTES;
 use rand::SeedableRng;
@@ -8,25 +8,6 @@ use rand_chacha::ChaCha8Rng;
 use std::time::Instant;
 
 const WORDS_PER_LINE: usize = LINE_BYTES / 8;
-
-/// Reads every word of `words`; returns the elapsed nanoseconds.
-pub fn read_pass(words: &[u64]) -> u64 {
-    let start = Instant::now();
-    let sum = words.iter().fold(0u64, |acc, &w| acc.wrapping_add(w));
-    let elapsed = start.elapsed().as_nanos() as u64;
-    std::hint::black_box(sum);
-    elapsed
-}
-
-/// Writes every word of `words`; returns the elapsed nanoseconds.
-pub fn write_pass(words: &mut [u64], value: u64) -> u64 {
-    let start = Instant::now();
-    for w in words.iter_mut() {
-        *w = value;
-    }
-    std::hint::black_box(&words);
-    start.elapsed().as_nanos() as u64
-}
 
 /// A cache partition's worth of memory laid out as page coloring lays it
 /// out: whole pages scattered in physical memory. The refill pass reads one
@@ -90,13 +71,5 @@ mod tests {
         order.sort();
         assert_eq!(order, vec![0, 1, 2]);
         buffer.pass();
-    }
-
-    #[test]
-    fn passes_touch_every_word() {
-        let mut words = vec![1u64; 1000];
-        write_pass(&mut words, 7);
-        assert!(words.iter().all(|&w| w == 7));
-        read_pass(&words);
     }
 }

@@ -3,7 +3,8 @@
 
 use super::kernels::{self, ArrayPair, Function, Padded, SameLine};
 use super::placement::Placement;
-use super::{FalseSharingResult, Loops, ParallelResult, Plan, SizeResult, WARMUP_ROUNDS};
+use super::plan::{Loops, Plan};
+use super::{FalseSharingResult, ParallelResult, SizeResult, WARMUP_ROUNDS};
 use crate::harness::counters::{default_events, prefixed};
 use crate::harness::{ConditionCounters, Interleaved, Progress};
 use crate::pinned_threads::{Job, run_together};

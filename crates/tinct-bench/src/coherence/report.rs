@@ -1,11 +1,260 @@
-//! Files and summary of `tinct bench coherence`.
+//! The result of `tinct bench coherence` (`coherence.json`): its types, the
+//! report of a measured plan (the worst slowdown, the orderings, Fig. 9's
+//! counters, the notes), the files and the summary.
 
-use super::placement::PlacementKind;
-use super::{ParallelResult, Report};
+use super::WARMUP_ROUNDS;
+use super::measure::Measured;
+use super::placement::{Placement, PlacementKind};
+use super::plan::{Loops, Plan};
 use crate::Result;
 use crate::harness::summary::ms;
-use crate::harness::{BenchOptions, Durations, LineChart, OutputDir, Series, SeriesStyle, Summary};
-use serde::Serialize;
+use crate::harness::{
+    BenchOptions, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+};
+use crate::scheduling_and_load::RunConditions;
+use serde::{Deserialize, Serialize};
+
+/// The parameters as run (written to `coherence.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Parameters {
+    /// Array dimensions swept (ROWS = COLS).
+    pub sizes: Vec<usize>,
+    /// Element updates per function per run, in the equal-work mode
+    /// (`null` in the fixed-repetitions mode).
+    pub work_per_function: Option<u64>,
+    /// Loop repetitions at every size, in the paper's fixed-repetitions
+    /// mode (`null` in the equal-work mode).
+    pub fixed_repetitions: Option<u64>,
+    /// Bytes of one array element.
+    pub element_bytes: u64,
+    /// Increments per thread in the false-sharing variant.
+    pub false_sharing_increments: u64,
+    /// Unrecorded warm-up rounds before the measured ones.
+    pub warmup_rounds: u32,
+    /// CPU of the sequential version.
+    pub sequential_cpu: u32,
+}
+
+/// Parallel versions under one placement, for one array size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParallelResult {
+    /// Placement name.
+    pub placement: PlacementKind,
+    /// The two threads' CPUs (`null` when the OS chooses).
+    pub cpus: Option<[u32; 2]>,
+    /// Parallel version sharing both arrays.
+    pub shared: Durations,
+    /// Best case: each thread with its own arrays.
+    pub private: Durations,
+    /// WCET(parallel-shared) / WCET(sequential): the paper's slowdown.
+    pub shared_over_sequential_wcet: f64,
+    /// WCET(parallel-private) / WCET(sequential) (about 0.5 expected).
+    pub private_over_sequential_wcet: f64,
+    /// Median(parallel-shared) / median(sequential).
+    pub shared_over_sequential_median: f64,
+    /// Median(parallel-private) / median(sequential).
+    pub private_over_sequential_median: f64,
+}
+
+/// Every version at one array size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SizeResult {
+    /// Rows (= columns).
+    pub rows: usize,
+    /// Columns.
+    pub cols: usize,
+    /// Bytes of one array.
+    pub bytes_per_array: u64,
+    /// Repetitions of the loop over the arrays in each function.
+    pub repetitions: u64,
+    /// Sequential version (function 1 then function 2 on one CPU).
+    pub sequential: Durations,
+    /// Parallel versions, one entry per available placement.
+    pub parallel: Vec<ParallelResult>,
+}
+
+/// The false-sharing variant under one placement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FalseSharingResult {
+    /// Placement name.
+    pub placement: PlacementKind,
+    /// The two threads' CPUs (`null` when the OS chooses).
+    pub cpus: Option<[u32; 2]>,
+    /// Both counters on one cache line.
+    pub same_line: Durations,
+    /// Each counter on its own 128-byte block.
+    pub separate_lines: Durations,
+    /// Median(same line) / median(separate lines).
+    pub slowdown_median: f64,
+    /// WCET(same line) / WCET(separate lines).
+    pub slowdown_wcet: f64,
+}
+
+/// The largest slowdown of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Worst {
+    /// Array dimension (ROWS = COLS).
+    pub rows: usize,
+    /// Placement.
+    pub placement: PlacementKind,
+    /// WCET(parallel-shared) / WCET(sequential).
+    pub shared_over_sequential_wcet: f64,
+}
+
+/// One counter of gracioli Fig. 9 as this run counted it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Fig9Counter {
+    /// `l2-request-i`, ...
+    pub key: String,
+    /// The figure's label.
+    pub label: String,
+    /// The vendor's event on this CPU (empty if the CPU is not in the table).
+    pub vendor_name: String,
+    /// The event's name in `counters` of the header, if it has an encoding.
+    pub counter: Option<String>,
+    /// Why it has no encoding here, if it has none.
+    pub unresolved: Option<String>,
+}
+
+/// Every ordering the report states, measured on medians, and whether it held.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ordering {
+    /// Array dimension.
+    pub rows: usize,
+    /// Placement.
+    pub placement: PlacementKind,
+    /// `parallel-shared > parallel-private` (the cost of coherence).
+    pub shared_slower_than_private: bool,
+    /// `parallel-private < sequential` (two CPUs beat one; not expected
+    /// on one CPU).
+    pub private_faster_than_sequential: bool,
+}
+
+/// The result of `tinct bench coherence` (written as `coherence.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Bench, options, machine (the harness's common header).
+    #[serde(flatten)]
+    pub header: RunHeader,
+    /// Parameters.
+    pub parameters: Parameters,
+    /// Scheduling policy and machine load during the run.
+    pub run_conditions: RunConditions,
+    /// Every placement of the paper, with its CPUs or why it was skipped.
+    pub placements: Vec<Placement>,
+    /// One entry per array size, ascending.
+    pub sizes: Vec<SizeResult>,
+    /// The false-sharing variant, one entry per available placement.
+    pub false_sharing: Vec<FalseSharingResult>,
+    /// The largest parallel-shared slowdown over all sizes and placements.
+    pub worst: Option<Worst>,
+    /// The orderings of the medians at each size and placement.
+    pub orderings: Vec<Ordering>,
+    /// The machine (from `/proc/cpuinfo`) and how the Fig. 9 events were encoded.
+    pub fig9_machine: String,
+    /// The counters of gracioli Fig. 9, counted per condition (their
+    /// totals are in `counters`).
+    pub fig9: Vec<Fig9Counter>,
+    /// Caveats for the reader.
+    pub notes: Vec<String>,
+    /// Files written.
+    pub files: Vec<String>,
+}
+/// The report of a measured plan: the worst slowdown and the notes.
+pub(super) fn assemble(plan: Plan, measured: Measured) -> Report {
+    let machine = Machine::describe();
+    let worst = measured
+        .sizes
+        .iter()
+        .flat_map(|s| s.parallel.iter().map(move |p| (s.rows, p)))
+        .max_by(|a, b| {
+            a.1.shared_over_sequential_wcet
+                .total_cmp(&b.1.shared_over_sequential_wcet)
+        })
+        .map(|(rows, p)| Worst {
+            rows,
+            placement: p.placement,
+            shared_over_sequential_wcet: p.shared_over_sequential_wcet,
+        });
+    let mut notes: Vec<String> = plan
+        .placements
+        .iter()
+        .filter_map(|p| {
+            p.skipped
+                .as_ref()
+                .map(|why| format!("placement {} skipped: {why}", p.kind.name()))
+        })
+        .collect();
+    if machine.virtualized == Some(true) {
+        notes.push(
+            "virtual machine: vCPUs may share physical cores or be descheduled by the host, so \
+             placements are guest placements only"
+                .into(),
+        );
+    }
+    if plan.run.cpus.len() < 2 {
+        notes.push("one CPU: the parallel versions cannot run in parallel".into());
+    }
+    notes.extend(measured.run_conditions.notes(machine.online_cpus.len()));
+    let orderings = measured
+        .sizes
+        .iter()
+        .flat_map(|s| {
+            s.parallel.iter().map(|p| Ordering {
+                rows: s.rows,
+                placement: p.placement,
+                shared_slower_than_private: p.shared.median > p.private.median,
+                private_faster_than_sequential: p.private.median < s.sequential.median,
+            })
+        })
+        .collect();
+    let fig9 = plan
+        .fig9
+        .events
+        .iter()
+        .map(|r| Fig9Counter {
+            key: r.event.key().into(),
+            label: r.event.label().into(),
+            vendor_name: r.vendor_name.clone(),
+            counter: r.counter.as_ref().ok().map(|c| c.name.clone()),
+            unresolved: r.counter.as_ref().err().cloned(),
+        })
+        .collect();
+    let fig9_machine = format!(
+        "{}; encoded with {}",
+        plan.fig9
+            .microarchitecture
+            .clone()
+            .unwrap_or_else(|| "a CPU outside the Fig. 9 table".into()),
+        plan.fig9.encoded_with
+    );
+    let (work_per_function, fixed_repetitions) = match plan.loops {
+        Loops::EqualWork(work) => (Some(work), None),
+        Loops::Fixed(repetitions) => (None, Some(repetitions)),
+    };
+    Report {
+        parameters: Parameters {
+            sizes: plan.sizes,
+            work_per_function,
+            fixed_repetitions,
+            element_bytes: 8,
+            false_sharing_increments: plan.increments,
+            warmup_rounds: WARMUP_ROUNDS,
+            sequential_cpu: plan.run.cpus[0],
+        },
+        header: RunHeader::of_run("coherence", plan.run, machine, measured.counters),
+        run_conditions: measured.run_conditions,
+        placements: plan.placements,
+        sizes: measured.sizes,
+        false_sharing: measured.false_sharing,
+        worst,
+        orderings,
+        fig9_machine,
+        fig9,
+        notes,
+        files: Vec::new(),
+    }
+}
 
 #[derive(Debug, Serialize)]
 struct CsvRow {

@@ -8,7 +8,7 @@
 //! higher-priority one), and the partner's blocking again hands the CPU
 //! back (Sebek's *resume*: the high-priority task yields to the lower one).
 
-use crate::calibrate::stream::read_pass;
+use crate::harness::memory_pass::read_pass;
 use crate::{Error, Result};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;

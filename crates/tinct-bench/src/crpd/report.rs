@@ -1,11 +1,99 @@
-//! Files and summary of `tinct bench crpd`.
+//! The result of `tinct bench crpd` (`crpd.json`): its types, the files
+//! and the summary.
 
-use super::{CacheKind, CrpdResult, SwitchRow};
+use super::{CacheKind, CodeOrder, SwitchCost, SwitchRow};
 use crate::Result;
 use crate::harness::machine::human_bytes;
-use crate::harness::{Durations, LineChart, OutputDir, Series, SeriesStyle, Summary};
-use serde::Serialize;
+use crate::harness::{Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary};
+use serde::{Deserialize, Serialize};
 use tinct_report::text::us;
+
+/// One working-set size of a CRPD sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrpdPoint {
+    /// The victim's working set (data) or code (instruction) in bytes.
+    pub size_bytes: u64,
+    /// The working set as a percentage of the level's capacity.
+    pub percent_of_level: f64,
+    /// Timed victim pass after an empty preemption.
+    pub baseline: Durations,
+    /// Timed victim pass after a preemption that wiped the level.
+    pub preempted: Durations,
+    /// CRPD = median(preempted) − median(baseline), ns (may be slightly
+    /// negative where there is none, by noise).
+    pub crpd_ns: i64,
+    /// Safe bound: max(preempted) − min(baseline), ns.
+    pub crpd_bound_ns: i64,
+    /// CRPD / the sweep's maximum CRPD.
+    pub crpd_fraction: f64,
+    /// Sebek Figure 7 at this size.
+    pub crpd_fraction_theory: f64,
+    /// Median ns per load (data) or per cache line executed (instruction)
+    /// of the baseline pass.
+    pub baseline_ns_per_access: f64,
+    /// Miss ratio estimated from the baseline latency, (t − t_hit) /
+    /// (t_miss − t_hit), with t_hit the smallest size's and t_miss the
+    /// largest size's latency (`None` if t_miss ≤ t_hit).
+    pub miss_ratio_estimate: Option<f64>,
+    /// Sebek Figure 5 at this size.
+    pub miss_ratio_theory: f64,
+}
+
+/// A CRPD sweep over one cache level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelSweep {
+    /// `L1d`, `L1i`, `L2`, `L3`.
+    pub level: String,
+    /// Data (chase) or instruction (generated code) victim.
+    pub cache: CacheKind,
+    /// Capacity in bytes.
+    pub cache_bytes: u64,
+    /// Associativity used for the theoretical curves (0 = fully associative).
+    pub ways: u32,
+    /// Bytes the preempter reads or executes to wipe the level (2 × capacity).
+    pub wipe_bytes: u64,
+    /// Instruction mode: instructions per cache line of the generated code.
+    pub words_per_line: Option<Vec<u32>>,
+    /// Instruction mode: the code's miss ratio once it outgrows the cache.
+    pub code_miss_ratio: Option<f64>,
+    /// Instruction mode: the order its lines are visited in.
+    pub code_order: Option<CodeOrder>,
+    /// The sweep.
+    pub points: Vec<CrpdPoint>,
+    /// The largest CRPD measured (medians), ns.
+    pub max_crpd_ns: i64,
+    /// The largest safe bound, ns.
+    pub max_crpd_bound_ns: i64,
+    /// Where the largest CRPD was measured, in bytes.
+    pub max_crpd_at_bytes: u64,
+    /// Where it was measured, in percent of the level.
+    pub max_crpd_at_percent: f64,
+    /// Where Figure 7 reaches zero again, 100 · (1 + 1/A) percent.
+    pub theory_zero_percent: f64,
+    /// The first size beyond the maximum where the measured CRPD is below
+    /// 10 % of the maximum, in percent of the level (`None` if none).
+    pub measured_below_10_percent_at: Option<f64>,
+    /// Mean |measured − theory| of the normalized CRPD curve.
+    pub crpd_mean_abs_error: f64,
+    /// Mean |estimated − theory| of the miss ratio (points with an estimate).
+    pub miss_ratio_mean_abs_error: Option<f64>,
+}
+
+/// Everything `tinct bench crpd` measured (`crpd.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrpdResult {
+    /// Bench, options, machine, counter totals per condition.
+    #[serde(flatten)]
+    pub header: RunHeader,
+    /// Scheduling policy of both tasks (`fifo(10)` or `other`).
+    pub policy: String,
+    /// Context-switch cost (absent when the run was stopped before its
+    /// first round ended).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub switch: Option<SwitchCost>,
+    /// One sweep per level.
+    pub levels: Vec<LevelSweep>,
+}
 
 #[derive(Serialize)]
 struct PointRow<'a> {

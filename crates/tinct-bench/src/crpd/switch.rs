@@ -16,8 +16,8 @@
 //! row is left unmeasured with that reason.
 
 use super::partner::{Partner, SwitchTimes, Wipe, Wipers};
-use crate::calibrate::stream::read_pass;
 use crate::harness::counters::prefixed;
+use crate::harness::memory_pass::read_pass;
 use crate::harness::{ConditionCounters, Durations, Interleaved, Progress};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};

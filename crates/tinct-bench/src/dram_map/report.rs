@@ -1,10 +1,92 @@
-//! Files and summary of `tinct bench dram-map`.
+//! The result of `tinct bench dram-map` (`dram-map.json`): its type, the
+//! notes on what was found, the files and the summary.
 
-use super::Report;
+use super::measure::Measured;
+use super::plan::Plan;
+use super::solver::{self, Solution, SolverOptions};
 use crate::Result;
-use crate::harness::{BenchOptions, LineChart, OutputDir, Series, SeriesStyle, Summary};
-use serde::Serialize;
+use crate::harness::{
+    BenchOptions, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+};
+use serde::{Deserialize, Serialize};
 use tinct_core::dram_map::{AddressKind, DramMap};
+
+/// The result of `tinct bench dram-map` (written as `dram-map.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Bench, options, machine.
+    #[serde(flatten)]
+    pub header: RunHeader,
+    /// Bytes sampled from.
+    pub buffer_bytes: u64,
+    /// Addresses sampled.
+    pub samples: usize,
+    /// Timed repetitions per measurement.
+    pub rounds: usize,
+    /// The solver's settings.
+    pub options: SolverOptions,
+    /// What it found, or why it refused.
+    pub solution: Solution,
+    /// True on a virtual machine: the addresses were guest-physical.
+    pub guest_physical: bool,
+    /// Measuring time in ms.
+    pub elapsed_ms: f64,
+    /// The latencies of the threshold pairs, for the histogram.
+    pub threshold_latencies: Vec<u32>,
+    /// Caveats.
+    pub notes: Vec<String>,
+    /// Files written.
+    pub files: Vec<String>,
+}
+
+/// The report of a measured plan, with its notes; a stopped search is
+/// `interrupted` (and writes no `dram-map.toml`).
+pub(super) fn assemble(plan: Plan, measured: Measured) -> Report {
+    let machine = Machine::describe();
+    let guest_physical = machine.virtualized == Some(true);
+    let solution = measured.solution;
+    Report {
+        header: RunHeader {
+            // Stopped: the search refused itself as interrupted, so no
+            // dram-map.toml is written (only found functions are).
+            interrupted: solution.refusal.as_deref() == Some(solver::INTERRUPTED),
+            ..RunHeader::of_run("dram-map", plan.run, machine, Vec::new())
+        },
+        buffer_bytes: plan.buffer_bytes,
+        samples: measured.samples,
+        rounds: plan.rounds,
+        options: plan.options,
+        notes: notes(&solution, guest_physical),
+        solution,
+        guest_physical,
+        elapsed_ms: measured.elapsed_ms,
+        threshold_latencies: measured.threshold_latencies,
+        files: Vec::new(),
+    }
+}
+
+fn notes(solution: &Solution, guest: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    if guest {
+        notes.push(
+            "virtual machine: these are guest-physical addresses, which the hypervisor maps to \
+             host frames in its own way; the host's DRAM banks cannot be found from here, and \
+             whatever was found describes nothing real"
+                .into(),
+        );
+    }
+    let top = 63 - solution.varying_bits.leading_zeros();
+    notes.push(format!(
+        "functions are known on address bits 6-{top} (the bits the sampled addresses vary in); \
+         a function may also read higher bits (a larger --buffer spans more)"
+    ));
+    notes.push(
+        "row-buffer timing cannot tell channels from banks: every function is listed as a bank \
+         function"
+            .into(),
+    );
+    notes
+}
 
 /// One CSV row: one function.
 #[derive(Debug, Serialize)]

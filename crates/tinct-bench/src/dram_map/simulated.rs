@@ -13,6 +13,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::solver::RowConflictTimer;
 use tinct_mem::gf2::parity;
+use tinct_report::stats::median_f64;
 
 /// A published mapping, with where it was published.
 #[derive(Debug, Clone, Copy)]
@@ -204,7 +205,7 @@ impl RowConflictTimer for SimulatedDram {
             self.hit
         };
         let jitter = if self.unimodal { 60.0 } else { self.noise };
-        let mut samples: Vec<f64> = (0..self.repeats)
+        let samples: Vec<f64> = (0..self.repeats)
             .map(|_| {
                 let outlier = if self.rng.random_bool(self.outlier_chance) {
                     self.outlier_extra
@@ -214,8 +215,8 @@ impl RowConflictTimer for SimulatedDram {
                 mean + jitter * self.gaussian() + outlier
             })
             .collect();
-        samples.sort_by(f64::total_cmp);
-        samples[samples.len() / 2].max(0.0) as u32
+        // An odd number of repeats: the median is one of them.
+        median_f64(&samples).unwrap_or(0.0).max(0.0) as u32
     }
 }
 

@@ -36,6 +36,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use tinct_mem::gf2::{Basis, parity};
+use tinct_report::stats::median_f64;
 
 /// Times two addresses accessed alternately, caches flushed: one latency
 /// (already the median of its repetitions) per call.
@@ -471,21 +472,12 @@ fn robust(values: &[u32]) -> Cluster {
     if values.is_empty() {
         return Cluster::default();
     }
-    let median = |v: &[f64]| {
-        let mid = v.len() / 2;
-        if v.len() % 2 == 1 {
-            v[mid]
-        } else {
-            (v[mid - 1] + v[mid]) / 2.0
-        }
-    };
     let as_float: Vec<f64> = values.iter().map(|&v| f64::from(v)).collect();
-    let center = median(&as_float);
-    let mut deviations: Vec<f64> = as_float.iter().map(|v| (v - center).abs()).collect();
-    deviations.sort_by(f64::total_cmp);
+    let center = median_f64(&as_float).unwrap_or(0.0);
+    let deviations: Vec<f64> = as_float.iter().map(|v| (v - center).abs()).collect();
     Cluster {
         count: values.len(),
         mean: center,
-        stddev: 1.4826 * median(&deviations),
+        stddev: 1.4826 * median_f64(&deviations).unwrap_or(0.0),
     }
 }

@@ -18,6 +18,7 @@ pub mod counters;
 pub mod header;
 pub mod interleaved;
 pub mod machine;
+pub mod memory_pass;
 pub mod options;
 pub mod output;
 pub mod pin;

@@ -1,5 +1,6 @@
-//! The victim's job (a pointer chase over its working set) and the
-//! aggressors' loop (read-modify-write sweeps over theirs).
+//! The victim's job: a pointer chase over its working set (the aggressors'
+//! read-modify-write sweeps over theirs are
+//! [`crate::harness::memory_pass::aggress`]).
 //!
 //! The victim is latency bound and cache sensitive, like the PARSEC tasks
 //! kim2013 Table I marks cache sensitive: each access depends on the one
@@ -8,13 +9,10 @@
 //! per cache line, sweeping a working set larger than the cache, which
 //! evicts as many lines of the shared cache per second as they can.
 
+use crate::harness::memory_pass::LINE_WORDS;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
-use std::sync::atomic::{AtomicBool, Ordering};
-
-/// Words of one 64-byte cache line.
-const LINE_WORDS: usize = 8;
 
 /// A working set linked into one random cycle of its cache lines.
 #[derive(Debug)]
@@ -69,23 +67,6 @@ impl<'a> Chase<'a> {
     }
 }
 
-/// Sweeps `pages` touching one word per cache line, at least once and then
-/// until `stop` is set; returns the number of sweeps.
-pub fn aggress(pages: &mut [&mut [u64]], stop: &AtomicBool) -> u64 {
-    let mut sweeps = 0;
-    loop {
-        for page in pages.iter_mut() {
-            for word in page.iter_mut().step_by(LINE_WORDS) {
-                *word = word.wrapping_add(1);
-            }
-        }
-        sweeps += 1;
-        if stop.load(Ordering::Relaxed) {
-            return sweeps;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,20 +87,5 @@ mod tests {
             seen[line] = true;
         }
         assert!(seen.iter().all(|&s| s));
-    }
-
-    #[test]
-    fn aggressors_stop_when_told() {
-        let mut words = vec![0u64; 2 * 512];
-        let mut pages: Vec<&mut [u64]> = words.chunks_exact_mut(512).collect();
-        let stop = AtomicBool::new(false);
-        let sweeps = std::thread::scope(|s| {
-            let handle = s.spawn(|| aggress(&mut pages, &stop));
-            std::thread::sleep(std::time::Duration::from_millis(5));
-            stop.store(true, Ordering::Relaxed);
-            handle.join().unwrap()
-        });
-        assert!(sweeps >= 1);
-        assert!(words[0] >= 1 && words[8] >= 1 && words[1] == 0);
     }
 }

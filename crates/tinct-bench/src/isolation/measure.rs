@@ -2,10 +2,11 @@
 //! conditions, interleaved round by round, with the aggressors running
 //! during the contended ones.
 
-use super::kernels::{self, Chase};
+use super::kernels::Chase;
 use super::plan::{self, Plan};
 use super::reservation::{Mechanism, ResctrlRecord, ResctrlReservation};
 use super::{Condition, WARMUP_ROUNDS};
+use crate::harness::memory_pass;
 use crate::harness::pin::PinGuard;
 use crate::harness::{ConditionCounters, Interleaved, Progress};
 use crate::page_placement::PagedMemory;
@@ -289,7 +290,7 @@ fn run_block(
                         });
                     ready.wait();
                     pinned?;
-                    Ok::<u64, Error>(kernels::aggress(pages, stop))
+                    Ok::<u64, Error>(memory_pass::aggress(pages, stop))
                 })
             })
             .collect();

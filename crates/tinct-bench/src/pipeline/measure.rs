@@ -1,13 +1,71 @@
-//! One run of the tree under one policy, reduced to what demarchi reports:
-//! the samples' production times, each task's execution times, CPUs and
+//! The measuring loop of `tinct bench pipeline`: the policies interleaved
+//! in rounds by the harness, counting the LLC loads and stores; and one run
+//! of the tree under one policy, reduced to what demarchi reports: the
+//! samples' production times, each task's execution times, CPUs and
 //! migrations, and the cost of the affinity moves.
 
+use super::plan::Plan;
 use super::tree::Tree;
+use crate::harness::counters::default_events;
+use crate::harness::interleaved::Samples;
+use crate::harness::{Interleaved, Progress};
 use crate::{Error, Result};
 use std::sync::atomic::{AtomicBool, Ordering};
 use tinct_rt::pipeline::{CacheNeighbours, PlacementPolicy};
 use tinct_rt::record::JobRecord;
 use tinct_rt::runtime::{RunOptions, RunResult};
+use tinct_sys::perf::{CounterEvent, PerfEvent};
+
+/// What the rounds measured.
+pub(super) struct Measured {
+    /// Per policy, one chunk per round completed by every policy.
+    pub chunks: Vec<Vec<Chunk>>,
+    /// The rounds and the counter totals per policy.
+    pub samples: Samples,
+}
+
+/// Runs every policy once per round, in a seeded order per round; a stop
+/// keeps the rounds every policy completed.
+pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> {
+    let names: Vec<&str> = plan.policies.iter().map(|p| p.name()).collect();
+    let interleaved = Interleaved::new(names, plan.rounds)
+        .seed(plan.seed)
+        .counting(counted_events());
+    progress.start(interleaved.calls(), "pipeline");
+    let mut chunks: Vec<Vec<Chunk>> = vec![Vec::new(); plan.policies.len()];
+    let samples = interleaved.run(progress, |c| {
+        let round = chunks[c].len();
+        let chunk = run_chunk(
+            &plan.tree,
+            plan.per_round[round],
+            plan.policies[c],
+            &plan.cpus,
+            &plan.neighbours,
+            plan.background,
+        )?;
+        let overall = chunk.overall_ns;
+        chunks[c].push(chunk);
+        Ok::<u64, Error>(overall)
+    })?;
+    progress.finish();
+    // Stopped early: only the rounds every policy completed are kept.
+    for chunks in &mut chunks {
+        chunks.truncate(samples.rounds_completed as usize);
+    }
+    Ok(Measured { chunks, samples })
+}
+
+/// The events counted per policy: the harness's default set (LLC loads
+/// and load misses among them) and the LLC stores and store misses of
+/// Fig. 4.
+fn counted_events() -> Vec<CounterEvent> {
+    let mut events = default_events();
+    events.extend([
+        PerfEvent::LlcStores.into(),
+        PerfEvent::LlcStoreMisses.into(),
+    ]);
+    events
+}
 
 /// How many samples of the first round the migrations map keeps.
 pub const MAP_SAMPLES: usize = 64;
@@ -133,6 +191,19 @@ fn migrations(jobs: &[JobRecord]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_policies_count_llc_loads_and_stores() {
+        let names: Vec<String> = counted_events().into_iter().map(|e| e.name).collect();
+        for event in [
+            "LLC-loads",
+            "LLC-load-misses",
+            "LLC-stores",
+            "LLC-store-misses",
+        ] {
+            assert!(names.iter().any(|n| n == event), "{event} in {names:?}");
+        }
+    }
 
     #[test]
     fn migrations_count_moves_between_and_within_jobs() {

@@ -1,18 +1,190 @@
-//! Files and summary of `tinct bench pipeline`: Table I (`table1.csv`),
+//! The result of `tinct bench pipeline` (`pipeline.json`): its types, each
+//! policy's numbers and Table I's comparison with `os` from the rounds
+//! measured; the files and the summary: Table I (`table1.csv`),
 //! per-task numbers (`tasks.csv`, Figs. 5 and 6 as `migrations.svg` and
 //! `exec.svg`), the migrations map (`migrations.txt`, `map-<policy>.svg`,
 //! Fig. 3), the ECDF of production times (`ecdf.svg`, Figs. 7 and 8) and
 //! the counter totals (`counters.csv`).
 
-use super::measure::Chunk;
-use super::{PolicyResult, Report};
+use super::measure::{Chunk, Measured};
+use super::plan::Plan;
 use crate::Result;
 use crate::harness::counters::MissRate;
-use crate::harness::{LineChart, OutputDir, Series, SeriesStyle, Summary};
-use serde::Serialize;
+use crate::harness::{
+    ConditionCounters, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use tinct_report::text::opt_us;
 use tinct_report::{BarChart, BarSeries};
+use tinct_rt::pipeline::PlacementPolicy;
+use tinct_sys::perf::PerfEvent;
+
+/// One task's numbers under one policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskResult {
+    /// `wave0`, ..., `mixer0`, ...
+    pub name: String,
+    /// Execution time per packet (thread CPU time), Fig. 6.
+    pub exec: Durations,
+    /// Its variance σ², ns² (Fig. 6 plots the variance).
+    pub exec_variance_ns2: f64,
+    /// Migrations over every round (Fig. 5).
+    pub migrations: u64,
+    /// The CPU of each of the first samples of the first round (Fig. 3).
+    pub map: Vec<u32>,
+}
+
+/// Everything measured under one policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PolicyResult {
+    /// `os`, `affinity` or `static`.
+    pub policy: String,
+    /// Samples produced (every round).
+    pub samples: u64,
+    /// Sample production time t_{n+1} − t_n: μ, σ and ρ = μ + 2σ.
+    pub production: Durations,
+    /// Production rate 1 / μ, samples per second.
+    pub production_rate_hz: f64,
+    /// Overall benchmark time: Σ over rounds of release to last sample, ns.
+    pub overall_ns: u64,
+    /// Per task, in tree order (waves, then mixers).
+    pub tasks: Vec<TaskResult>,
+    /// What each affinity move cost (`None`: no move).
+    pub moves: Option<Durations>,
+    /// LLC load misses / LLC loads over the policy's runs (Fig. 4's load
+    /// miss rate), or why the hardware did not count them.
+    pub load_miss_rate: MissRate,
+    /// LLC store misses / LLC stores over the policy's runs (Fig. 4's
+    /// store miss rate), or why the hardware did not count them.
+    pub store_miss_rate: MissRate,
+    /// ρ of `os` over this policy's ρ (Table I's determinism gain; > 1 is better).
+    pub rho_gain_over_os: Option<f64>,
+    /// How much shorter the overall time is than under `os`, percent.
+    pub overall_gain_over_os_percent: Option<f64>,
+}
+
+/// The result of `tinct bench pipeline`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// What ran, where (`reps` is the number of rounds).
+    #[serde(flatten)]
+    pub header: RunHeader,
+    /// Waves, mixer levels, packet bytes and work per packet.
+    pub waves: u32,
+    /// Mixer levels.
+    pub levels: u32,
+    /// Bytes per packet.
+    pub packet_bytes: u64,
+    /// Computation per packet, ns.
+    pub work_ns: u64,
+    /// Busy SCHED_OTHER threads that ran beside the tree.
+    pub background: u32,
+    /// One entry per policy, in the order asked.
+    pub policies: Vec<PolicyResult>,
+    /// Files written.
+    pub files: Vec<String>,
+}
+
+/// The report of a measured plan: each policy's numbers and Table I's
+/// comparison with `os`; no policy when no round ended.
+pub(super) fn assemble(plan: Plan, measured: &Measured) -> Report {
+    let mut header = plan.header;
+    header.record_rounds(false);
+    header.add_counters("", &measured.samples);
+    let mut policies: Vec<PolicyResult> = plan
+        .policies
+        .iter()
+        .zip(&measured.chunks)
+        .zip(&measured.samples.counters)
+        .map(|((policy, chunks), counters)| {
+            policy_result(*policy, chunks, &plan.task_names, counters)
+        })
+        .collect();
+    compare_with_os(&mut policies);
+    let mut report = Report {
+        header,
+        waves: plan.tree.waves,
+        levels: plan.tree.levels,
+        packet_bytes: plan.tree.packet_bytes,
+        work_ns: plan.tree.work_ns,
+        background: plan.background,
+        policies,
+        files: Vec::new(),
+    };
+    if measured.samples.rounds_completed == 0 {
+        // Stopped before any round ended: a header-only result says so.
+        report.policies.clear();
+    }
+    report
+}
+
+/// Fig. 4's load and store miss rates of one policy's counter totals.
+fn miss_rates(counters: &ConditionCounters) -> (MissRate, MissRate) {
+    (
+        counters.miss_rate(PerfEvent::LlcReferences.name(), PerfEvent::LlcMisses.name()),
+        counters.miss_rate(
+            PerfEvent::LlcStores.name(),
+            PerfEvent::LlcStoreMisses.name(),
+        ),
+    )
+}
+
+fn policy_result(
+    policy: PlacementPolicy,
+    chunks: &[Chunk],
+    names: &[String],
+    counters: &ConditionCounters,
+) -> PolicyResult {
+    let (load_miss_rate, store_miss_rate) = miss_rates(counters);
+    let intervals: Vec<u64> = chunks.iter().flat_map(|c| c.intervals_ns.clone()).collect();
+    let production = Durations::of_or_zero(&intervals);
+    let tasks = names
+        .iter()
+        .enumerate()
+        .map(|(t, name)| {
+            let exec: Vec<u64> = chunks.iter().flat_map(|c| c.exec_ns[t].clone()).collect();
+            let exec = Durations::of_or_zero(&exec);
+            TaskResult {
+                name: name.clone(),
+                exec_variance_ns2: exec.stddev * exec.stddev,
+                exec,
+                migrations: chunks.iter().map(|c| c.migrations[t]).sum(),
+                map: chunks.first().map(|c| c.map[t].clone()).unwrap_or_default(),
+            }
+        })
+        .collect();
+    let moves: Vec<u64> = chunks.iter().flat_map(|c| c.moves_ns.clone()).collect();
+    PolicyResult {
+        policy: policy.name().into(),
+        samples: chunks.iter().map(|c| c.intervals_ns.len() as u64 + 1).sum(),
+        production_rate_hz: if production.mean > 0.0 {
+            1e9 / production.mean
+        } else {
+            0.0
+        },
+        production,
+        overall_ns: chunks.iter().map(|c| c.overall_ns).sum(),
+        tasks,
+        moves: Durations::of(&moves),
+        load_miss_rate,
+        store_miss_rate,
+        rho_gain_over_os: None,
+        overall_gain_over_os_percent: None,
+    }
+}
+
+/// Table I's improvement columns: each policy against `os`, when `os` ran.
+fn compare_with_os(policies: &mut [PolicyResult]) {
+    let Some(os) = policies.iter().find(|p| p.policy == "os").cloned() else {
+        return;
+    };
+    for p in policies {
+        p.rho_gain_over_os = (p.production.rho > 0.0).then(|| os.production.rho / p.production.rho);
+        p.overall_gain_over_os_percent = (os.overall_ns > 0)
+            .then(|| (os.overall_ns as f64 - p.overall_ns as f64) / os.overall_ns as f64 * 100.0);
+    }
+}
 
 /// At most this many points per ECDF curve in the SVG (evenly spaced ranks).
 const ECDF_POINTS: usize = 2000;
@@ -261,4 +433,55 @@ pub fn summary(report: &Report, dir: &Path) -> Summary {
         dir.display()
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::EventTotal;
+
+    fn totals(events: &[(&str, Option<u64>)]) -> ConditionCounters {
+        ConditionCounters {
+            condition: "os".into(),
+            runs: 2,
+            events: events
+                .iter()
+                .map(|&(event, total)| EventTotal {
+                    event: event.into(),
+                    total,
+                    estimated: false,
+                    unavailable: total.is_none().then(|| "ENOENT (no such event)".into()),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn fig4_rates_are_misses_over_accesses_or_the_kernels_reason() {
+        let counted = totals(&[
+            ("LLC-loads", Some(1000)),
+            ("LLC-load-misses", Some(30)),
+            ("LLC-stores", Some(200)),
+            ("LLC-store-misses", Some(50)),
+        ]);
+        let (load, store) = miss_rates(&counted);
+        assert_eq!(load.rate, Some(0.03));
+        assert_eq!(store.rate, Some(0.25));
+        assert_eq!((store.accesses, store.misses), (Some(200), Some(50)));
+        let no_pmu = totals(&[
+            ("LLC-loads", None),
+            ("LLC-load-misses", None),
+            ("LLC-stores", None),
+            ("LLC-store-misses", None),
+        ]);
+        let (load, store) = miss_rates(&no_pmu);
+        for rate in [load, store] {
+            assert_eq!(rate.rate, None);
+            let why = rate.unavailable.unwrap();
+            assert!(
+                why.starts_with("unavailable: LLC-") && why.contains("ENOENT"),
+                "{why}"
+            );
+        }
+    }
 }

@@ -1,7 +1,8 @@
 //! Co-runners for the `co-run` conditions: one process (`tinct bench
 //! wcet-corunner`, the same binary) with an aggressor thread pinned to each
 //! other CPU of the run, each sweeping its own buffer with read-modify-writes
-//! of one word per cache line (isolation's aggressor kernel), from before
+//! of one word per cache line (isolation's aggressor kernel,
+//! [`crate::harness::memory_pass::aggress`]), from before
 //! the worker starts until after it ends.
 //!
 //! Where page colouring partitions the last-level cache (the colour probe
@@ -20,7 +21,7 @@
 
 use super::WorkerCommand;
 use super::worker::check_colors;
-use crate::isolation::kernels::aggress;
+use crate::harness::memory_pass::aggress;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Read, Write};

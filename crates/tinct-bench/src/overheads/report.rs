@@ -1,0 +1,303 @@
+//! The result of `tinct bench overheads` (`overheads.json`): its types, the
+//! calibration file it stores into, the files and the summary (whose facts
+//! `calibrate` shows too).
+
+use super::Params;
+use super::measure::STOPPED_DURING;
+use crate::crpd::SwitchCost;
+use crate::harness::{Durations, Finished, OutputDir, RunHeader, Summary};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::Path;
+use tinct_core::calibration::Overheads;
+use tinct_core::saved_calibration::{not_a_calibration, parse_file};
+use tinct_core::units::Nanos;
+
+/// The release-latency measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseLatency {
+    /// One thread on each of these CPUs.
+    pub cpus: Vec<u32>,
+    /// Their period, ns.
+    pub period_ns: u64,
+    /// Jobs whose thread slept until the release (what is stored).
+    pub woke: Durations,
+    /// Every job, backlogged ones after a stall included.
+    pub all: Durations,
+    /// True if a stop (Ctrl-C) ended the measurement early: the jobs
+    /// released until then.
+    #[serde(default)]
+    pub stopped: bool,
+}
+
+/// What the busy loop of the tick measurement saw.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BusyLoop {
+    /// The CPU.
+    pub cpu: u32,
+    /// SCHED_FIFO priority (`None`: SCHED_OTHER, other threads' time counts too).
+    pub fifo: Option<u8>,
+    /// Busy time, ns.
+    pub busy_ns: u64,
+    /// The loop's fastest iteration, ns.
+    pub loop_ns: u64,
+    /// Reads further apart than this were an interruption, ns.
+    pub threshold_ns: u64,
+    /// Every interruption's lost time (`None`: there was none).
+    pub interruptions: Option<Durations>,
+    /// Share of the busy time lost to interruptions.
+    pub lost_fraction: f64,
+    /// The tick's period, when found.
+    pub tick_period_ns: Option<u64>,
+    /// The tick's interruptions.
+    pub tick: Option<Durations>,
+    /// True if the recording stopped early (too many interruptions).
+    pub truncated: bool,
+}
+
+/// Everything the overhead measurements found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// What the calibration stores.
+    pub overheads: Overheads,
+    /// The context-switch cost, best and worst case.
+    pub context_switch: Option<SwitchCost>,
+    /// The release latency.
+    pub release_latency: Option<ReleaseLatency>,
+    /// The busy loop behind the tick.
+    pub busy_loop: Option<BusyLoop>,
+}
+
+/// Everything `tinct bench overheads` measured (`overheads.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OverheadsResult {
+    /// Bench, options, machine.
+    #[serde(flatten)]
+    pub header: RunHeader,
+    /// The measurements.
+    #[serde(flatten)]
+    pub measured: Measured,
+    /// The calibration file the overheads were stored in.
+    pub stored_in: Option<String>,
+}
+
+/// Stores what a run measured in the calibration file of `params` (unless
+/// the run was stopped early: only a complete run is stored), writes
+/// `overheads.json` and `overheads.csv`, and returns the result with its
+/// summary; a calibration file that could not take it fails the run after
+/// the files are written.
+pub(super) fn store_and_write(
+    params: &Params,
+    header: RunHeader,
+    measured: Measured,
+) -> Result<Finished<OverheadsResult>> {
+    // A run stopped early is never stored: the calibration keeps the
+    // overheads of a complete run.
+    let stored = params
+        .calibration
+        .as_ref()
+        .filter(|_| !header.interrupted)
+        .map(|path| store(path, &measured.overheads));
+    let mut result = OverheadsResult {
+        header,
+        measured,
+        stored_in: None,
+    };
+    let mut failure = None;
+    match stored {
+        Some(Ok(path)) => result.stored_in = Some(path),
+        Some(Err(e)) => failure = Some(e),
+        None => {}
+    }
+    let mut out = OutputDir::create(params.common.out_dir("overheads"))?;
+    write(&result, &mut out)?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let mut summary = summary(&result, &out);
+    summary.interruption(&result.header, out.path());
+    if result.header.interrupted && params.calibration.is_some() {
+        summary.note(
+            "interrupted: the overheads measured were NOT stored in the calibration file (only a complete run is)",
+        );
+    }
+    Ok(Finished { result, summary })
+}
+
+/// Replaces the `overheads` object of the calibration file at `path` (which
+/// must be one: `refill` is checked), keeping everything else, atomically.
+/// Returns the path as shown.
+pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
+    let shown = path.display().to_string();
+    let mut value = read_calibration(path)?;
+    let object = value.as_object_mut().ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "{shown}: expected a JSON object, found another value"
+        ))
+    })?;
+    let written = serde_json::to_value(overheads).map_err(|source| Error::Json {
+        what: "overheads".into(),
+        source,
+    })?;
+    object.insert("overheads".into(), written);
+    let text = serde_json::to_string_pretty(&value).map_err(|source| Error::Json {
+        what: "calibration".into(),
+        source,
+    })?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let failed = |source: std::io::Error| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
+    file.write_all(format!("{text}\n").as_bytes())
+        .map_err(failed)?;
+    file.persist(path).map_err(|e| failed(e.error))?;
+    Ok(shown)
+}
+
+/// The calibration file at `path` as JSON, checked to be one (its
+/// `refill` reads as tinct-core's calibration type).
+pub(super) fn read_calibration(path: &Path) -> Result<serde_json::Value> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::InvalidInput(not_a_calibration(
+            path,
+            &format!("found an unreadable file ({e})"),
+        ))
+    })?;
+    parse_file(path, &text).map_err(Error::InvalidInput)?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::InvalidInput(not_a_calibration(path, &format!("found {e}"))))
+}
+
+#[derive(Serialize)]
+struct Row<'a> {
+    overhead: &'a str,
+    max_ns: u64,
+    p99_ns: u64,
+    median_ns: u64,
+    min_ns: u64,
+    samples: u64,
+    measured_by: &'a str,
+}
+
+/// The stored records as CSV rows.
+fn rows(o: &Overheads) -> Vec<Row<'_>> {
+    [
+        ("context_switch", o.context_switch.as_ref()),
+        ("release_latency", o.release_latency.as_ref()),
+        ("tick", o.tick.as_ref().map(|t| &t.cost)),
+    ]
+    .into_iter()
+    .filter_map(|(name, r)| {
+        r.map(|r| Row {
+            overhead: name,
+            max_ns: r.max_ns,
+            p99_ns: r.p99_ns,
+            median_ns: r.median_ns,
+            min_ns: r.min_ns,
+            samples: r.samples,
+            measured_by: &r.measured_by,
+        })
+    })
+    .collect()
+}
+
+fn write(result: &OverheadsResult, out: &mut OutputDir) -> Result<()> {
+    out.write_json("overheads.json", result)?;
+    out.write_csv("overheads.csv", &rows(&result.measured.overheads))?;
+    Ok(())
+}
+
+/// The overheads as summary facts, one line each (`calibrate` prints them
+/// beside its own table).
+pub fn summary_facts(s: &mut Summary, o: &Overheads) {
+    for row in rows(o) {
+        s.fact(
+            row.overhead,
+            format!(
+                "{} stored (max), p99 {}, median {}, {} samples",
+                Nanos(row.max_ns),
+                Nanos(row.p99_ns),
+                Nanos(row.median_ns),
+                row.samples
+            ),
+        );
+    }
+    summary_notes(s, o);
+}
+
+/// The overheads as a summary table (`overheads` prints it).
+fn summary_rows(s: &mut Summary, o: &Overheads) {
+    s.table(&["overhead", "stored (max)", "p99", "median", "samples"]);
+    for row in rows(o) {
+        s.row(vec![
+            row.overhead.to_string(),
+            Nanos(row.max_ns).to_string(),
+            Nanos(row.p99_ns).to_string(),
+            Nanos(row.median_ns).to_string(),
+            row.samples.to_string(),
+        ]);
+    }
+    summary_notes(s, o);
+}
+
+pub(super) fn summary_notes(s: &mut Summary, o: &Overheads) {
+    if let Some(record) = &o.release_latency
+        && record.measured_by.contains(STOPPED_DURING)
+    {
+        s.note(format!(
+            "release_latency cut short by the Ctrl-C: its figures are those of the {} jobs released until then",
+            record.samples
+        ));
+    }
+    for (name, why) in &o.unmeasured {
+        s.note(format!(
+            "{name} not measured (absent from the calibration): {why}"
+        ));
+    }
+    if let Some(period) = o.tick_period_ns {
+        s.fact(
+            "tick period",
+            format!("{} (HZ {})", Nanos(period), 1_000_000_000 / period.max(1)),
+        );
+    }
+    if let Some(jitter) = o.release_jitter_ns {
+        s.fact(
+            "release jitter",
+            format!("{} (max − min release latency)", Nanos(jitter)),
+        );
+    }
+}
+
+fn summary(result: &OverheadsResult, out: &OutputDir) -> Summary {
+    let mut s = Summary::of_run(&result.header);
+    summary_rows(&mut s, &result.measured.overheads);
+    if let Some(busy) = &result.measured.busy_loop {
+        s.fact(
+            "busy loop",
+            format!(
+                "CPU {}: {:.3} % of {} lost to {} interruptions (largest {})",
+                busy.cpu,
+                busy.lost_fraction * 100.0,
+                Nanos(busy.busy_ns),
+                busy.interruptions.map_or(0, |d| d.count),
+                Nanos(busy.interruptions.map_or(0, |d| d.max))
+            ),
+        );
+    }
+    s.fact("output", out.path().display().to_string());
+    match &result.stored_in {
+        Some(path) => s.fact("stored in", path.clone()),
+        None => s.fact("stored in", "nowhere (no calibration file given)"),
+    };
+    s.note("stored value = the largest observed (a bound covers the worst case seen); p99 and median show what is typical");
+    if result.header.machine.virtualized == Some(true) {
+        s.note("virtual machine: the maxima include host stalls (the hypervisor taking the vCPU away), which no guest setting removes");
+    }
+    s
+}
