@@ -499,8 +499,8 @@ pub fn prove_with(
         let evicted_by = isolation
             .evicted_by
             .iter()
-            .filter_map(|shared| {
-                let other = tasks.iter().position(|t| t.name == shared.task)?;
+            .map(|shared| {
+                let other = shared.index;
                 let sharing = sharing(task, &tasks[other]);
                 if other > index {
                     pairs.push(EvictingPair {
@@ -509,11 +509,11 @@ pub fn prove_with(
                         sharing: sharing.clone(),
                     });
                 }
-                Some(Evictor {
+                Evictor {
                     task: shared.task.clone(),
                     sets: shared.sets,
                     sharing,
-                })
+                }
             })
             .collect();
         let colors: Vec<u32> = isolation

@@ -89,6 +89,9 @@ pub struct TaskIsolation {
 pub struct SharedSets {
     /// The other task.
     pub task: String,
+    /// Its index among the tasks given to [`check`] (names need not be
+    /// unique: callers join by this, never by name).
+    pub index: usize,
     /// How many sets both can occupy.
     pub sets: u64,
 }
@@ -172,6 +175,7 @@ pub fn check(
                     let shared = shared(&occupied[index], &occupied[other]);
                     (shared > 0).then(|| SharedSets {
                         task: other_task.name.clone(),
+                        index: other,
                         sets: shared,
                     })
                 })
@@ -268,6 +272,22 @@ mod tests {
             !replay.isolated(),
             "sharing color 2 does evict in the model"
         );
+    }
+
+    #[test]
+    fn evictors_are_named_by_index_so_equal_names_stay_apart() {
+        // Two tasks named alike (rt-app instances): the evictor of `c` is
+        // the second `w`, which a join by name would take for the first.
+        let tasks = [
+            TaskFrames::new("w", frames(&[0], 0, 8)),
+            TaskFrames::new("w", frames(&[5], 8, 8)),
+            TaskFrames::new("c", frames(&[5], 16, 8)),
+        ];
+        let report = check(&l2(), PAGE, &tasks).unwrap();
+        let evictors = &report.tasks[2].evicted_by;
+        assert_eq!(evictors.len(), 1, "{evictors:?}");
+        assert_eq!((evictors[0].task.as_str(), evictors[0].index), ("w", 1));
+        assert!(report.tasks[0].evicted_by.is_empty());
     }
 
     #[test]
