@@ -45,11 +45,18 @@
 //! stay unlocked so their pages of other colours can be lazily freed
 //! (`MADV_FREE` refuses locked pages). The locked filled part and the
 //! unfilled rest are two kernel mappings. Spares and reserve pages wait
-//! unlocked; a spare migrated while it waits enters the area on its
-//! recorded frame, which the after-the-fact check
-//! ([`crate::FrameDrift`]) then reports. When the kernel refuses a lock
-//! (RLIMIT_MEMLOCK), [`Locking::IfAllowed`] keeps growing unlocked and
-//! [`ColoredArea::unlocked_reason`] says from which page on.
+//! unlocked, and the kernel may move one to another frame while it waits:
+//! compaction migrates it, and khugepaged, collapsing a segment into a
+//! huge page, copies it (a move /proc/vmstat does not count as a
+//! migration). So segments are `MADV_NOHUGEPAGE` once populated, and the
+//! frames of the pages about to enter are read again right before they
+//! move: a page found on another frame is filed again by that frame
+//! (another colour's spares, the reserve, or given back). Every page
+//! enters on the frame it has then, and the area records that frame; a
+//! move after that is the after-the-fact check's ([`crate::FrameDrift`]).
+//! When the kernel refuses a lock (RLIMIT_MEMLOCK), [`Locking::IfAllowed`]
+//! keeps growing unlocked and [`ColoredArea::unlocked_reason`] says from
+//! which page on.
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -70,6 +77,15 @@ const SEGMENT_ALIGN: usize = 2 << 20;
 /// Segments up to this size are populated from transparent huge pages
 /// (see [`Segment::populate`]).
 const HUGE_SEGMENT_LIMIT: usize = 16 << 20;
+
+/// Pages waiting outside the area at most this far apart are read from
+/// pagemap at once (reading the entries between costs less than another
+/// system call).
+const NEARBY_PAGES: usize = 64;
+
+/// Rounds of reading the frames of the pages about to enter again (see
+/// [`ColoredArea::move_rows`]).
+const MAX_REFILE_ROUNDS: usize = 4;
 
 /// The first byte of every page that enters the area (so no page is all
 /// zeros while it moves, see [`Segment::populate`]). Area memory is
@@ -465,28 +481,111 @@ impl ColoredArea {
                 return Err(error);
             }
         };
-        let mut unwanted: Vec<usize> = Vec::new();
         for (index, &frame) in frames.iter().enumerate() {
-            let address = segment.start + index * self.page_size;
-            let class = self.spec.mapping.classify_frame(frame);
-            if self.spec.colors.binary_search(&class.color).is_err() {
-                unwanted.push(address);
-            } else if self.class_wanted(class) {
-                if self.rotation.binary_search(&class.color).is_ok() {
-                    self.spares[class.color as usize].push_back(Outside { address, frame });
-                } else {
-                    unwanted.push(address);
-                }
-            } else if let Some(reserve) = &mut self.reserve {
-                reserve.book.extend(&[frame])?;
-                reserve.addresses.push(address);
+            self.file_page(segment.start + index * self.page_size, frame)?;
+        }
+        self.move_rows()
+    }
+
+    /// Files a page waiting outside the area by its frame: a spare of its
+    /// colour, a reserve page (requested colour, other bank), or unwanted
+    /// (released when this growth ends, see `release_pages`).
+    fn file_page(&mut self, address: usize, frame: u64) -> Result<(), MemError> {
+        let class = self.spec.mapping.classify_frame(frame);
+        if self.spec.colors.binary_search(&class.color).is_err() {
+            self.unwanted.push(address);
+        } else if self.class_wanted(class) {
+            if self.rotation.binary_search(&class.color).is_ok() {
+                self.spares[class.color as usize].push_back(Outside { address, frame });
             } else {
-                unwanted.push(address);
+                self.unwanted.push(address);
+            }
+        } else if let Some(reserve) = &mut self.reserve {
+            reserve.book.extend(&[frame])?;
+            reserve.addresses.push(address);
+        } else {
+            self.unwanted.push(address);
+        }
+        Ok(())
+    }
+
+    /// The frames of the pages at `addresses` now (`None`: not present),
+    /// in the same order: one pagemap read per cluster of nearby pages.
+    fn frames_now(&self, addresses: &[usize]) -> Result<Vec<Option<u64>>, MemError> {
+        let page = self.page_size;
+        let mut order: Vec<usize> = (0..addresses.len()).collect();
+        order.sort_unstable_by_key(|&i| addresses[i]);
+        let map = Pagemap::open_self()?;
+        let mut now = vec![None; addresses.len()];
+        let mut index = 0;
+        while index < order.len() {
+            // A cluster: pages at most `NEARBY_PAGES` apart, read at once.
+            let start = addresses[order[index]];
+            let mut end = index + 1;
+            while end < order.len()
+                && addresses[order[end]] - addresses[order[end - 1]] <= NEARBY_PAGES * page
+            {
+                end += 1;
+            }
+            let span = (addresses[order[end - 1]] - start) / page + 1;
+            let entries = map.entries(start, span)?;
+            for &i in &order[index..end] {
+                now[i] = entries[(addresses[i] - start) / page].frame();
+            }
+            index = end;
+        }
+        Ok(now)
+    }
+
+    /// Reads again the frames of the spares that the next `rows` rows
+    /// would move in, and files again (by the frame they have now) those
+    /// the kernel moved since their frame was read; returns how many.
+    fn refile_moved_spares(&mut self, rows: usize) -> Result<usize, MemError> {
+        if self.uncolored.is_some() {
+            // Virtual page numbers, not frames: nothing to read again.
+            return Ok(0);
+        }
+        let addresses: Vec<usize> = self
+            .rotation
+            .iter()
+            .flat_map(|&c| self.spares[c as usize].iter().take(rows).map(|p| p.address))
+            .collect();
+        let now = self.frames_now(&addresses)?;
+        let mut moved: Vec<(usize, Option<u64>)> = Vec::new();
+        let mut next = 0;
+        for position in 0..self.rotation.len() {
+            let spares = &mut self.spares[self.rotation[position] as usize];
+            let mut kept = 0;
+            for _ in 0..rows {
+                let frame_now = now[next];
+                next += 1;
+                if frame_now == Some(spares[kept].frame) {
+                    kept += 1;
+                } else {
+                    let page = spares.remove(kept).expect("a spare of each row");
+                    moved.push((page.address, frame_now));
+                }
             }
         }
-        // Released when this growth ends (see `release_pages`).
-        self.unwanted.extend(unwanted);
-        self.move_rows()
+        for &(address, frame_now) in &moved {
+            match frame_now {
+                Some(frame) => self.file_page(address, frame)?,
+                None => self.unwanted.push(address),
+            }
+        }
+        Ok(moved.len())
+    }
+
+    /// Complete rows the spares can give (one spare of every rotation
+    /// colour each), within the room left in the area.
+    fn complete_rows(&self) -> usize {
+        let rows = self
+            .rotation
+            .iter()
+            .map(|&c| self.spares[c as usize].len())
+            .min()
+            .unwrap_or(0);
+        rows.min((self.max_pages - self.pages()) / self.rotation.len().max(1))
     }
 
     /// Frames of `pages` pages at `start`; virtual page numbers if frames
@@ -534,16 +633,19 @@ impl ColoredArea {
     }
 
     /// Moves complete rows (one spare of every rotation colour, in colour
-    /// order) to the end of the area.
+    /// order) to the end of the area, each page on the frame it has now
+    /// (see the module documentation, "Locking").
     fn move_rows(&mut self) -> Result<(), MemError> {
-        let rows = self
-            .rotation
-            .iter()
-            .map(|&c| self.spares[c as usize].len())
-            .min()
-            .unwrap_or(0);
-        let room = (self.max_pages - self.pages()) / self.rotation.len().max(1);
-        let rows = rows.min(room);
+        let mut rows = self.complete_rows();
+        // Until the pages of the rows all hold the frames they were filed
+        // with (re-filing changes the rows); bounded, as the kernel could
+        // in theory move pages as fast as they are read.
+        for _ in 0..MAX_REFILE_ROUNDS {
+            if rows == 0 || self.refile_moved_spares(rows)? == 0 {
+                break;
+            }
+            rows = self.complete_rows();
+        }
         if rows == 0 {
             return Ok(());
         }
@@ -590,7 +692,7 @@ impl ColoredArea {
             Err(MemError::Exhausted(_)) => return Ok(false),
             Err(error) => return Err(error),
         };
-        let incoming: Vec<(Outside, Step)> = (grant.first.0..grant.first.0 + grant.pages)
+        let mut incoming: Vec<(Outside, Step)> = (grant.first.0..grant.first.0 + grant.pages)
             .map(|page| {
                 let page = PageId(page);
                 let outside = Outside {
@@ -600,6 +702,21 @@ impl ColoredArea {
                 (outside, grant.step)
             })
             .collect();
+        if self.uncolored.is_none() {
+            // A reserve page the kernel moved while it waited is filed
+            // again by the frame it has now (see "Locking").
+            let addresses: Vec<usize> = incoming.iter().map(|(o, _)| o.address).collect();
+            let now = self.frames_now(&addresses)?;
+            let mut held = Vec::with_capacity(incoming.len());
+            for ((outside, step), frame_now) in incoming.into_iter().zip(now) {
+                match frame_now {
+                    Some(frame) if frame == outside.frame => held.push((outside, step)),
+                    Some(frame) => self.file_page(outside.address, frame)?,
+                    None => self.unwanted.push(outside.address),
+                }
+            }
+            incoming = held;
+        }
         self.append(&incoming)?;
         Ok(true)
     }
@@ -776,6 +893,12 @@ impl Segment {
             // SAFETY: inside our writable range; nothing else uses it.
             unsafe { ((start + offset) as *mut u8).write_volatile(PAGE_MARK) };
         }
+        // From now on khugepaged must leave the segment alone: collapsing
+        // it would copy the pages waiting in it to new frames (a move
+        // /proc/vmstat does not count as a migration) and fill the lazily
+        // freed ones again. The huge pages populated above stay.
+        // SAFETY: advice on our own range; it changes no contents.
+        let _ = unsafe { mm::madvise(pointer, len, Advice::LinuxNoHugepage) };
         Ok(Self { start })
     }
 }
@@ -928,6 +1051,93 @@ mod tests {
         off.grow(64).unwrap();
         assert_eq!(off.unlocked_reason(), Some(LOCKING_OFF));
         assert!(!is_locked(off.base()));
+    }
+
+    /// Pages of a fresh segment filed as spares (nothing moved in yet),
+    /// as a growth leaves the pages of colours that ran ahead.
+    fn file_a_segment(area: &mut ColoredArea, len: usize) {
+        let segment = Segment::populate(len).unwrap();
+        area.segments.push((segment.start, len));
+        let frames = area
+            .read_frames(segment.start, len / area.page_size)
+            .unwrap();
+        for (index, &frame) in frames.iter().enumerate() {
+            area.file_page(segment.start + index * area.page_size, frame)
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn a_page_the_kernel_moves_while_it_waits_enters_on_the_frame_it_has_then() {
+        let colors = vec![0, 2, 4, 6];
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let mut area = ColoredArea::new(spec(colors.clone(), 32 << 20)).unwrap();
+            area.grow(1).unwrap();
+            if area.uncolored_reason().is_some() {
+                return; // no frames to check without CAP_SYS_ADMIN
+            }
+            file_a_segment(&mut area, 4 << 20);
+            // The kernel moves waiting pages to other frames (compaction
+            // migrates them; khugepaged would copy them): here they are
+            // dropped and faulted in again, after a decoy has taken the
+            // frames they had.
+            let victims: Vec<usize> = colors
+                .iter()
+                .flat_map(|&c| area.spares[c as usize].iter().take(40).map(|p| p.address))
+                .collect();
+            for &address in &victims {
+                // SAFETY: a spare page of ours, referenced by nothing.
+                unsafe {
+                    mm::madvise(address as *mut _, area.page_size, Advice::LinuxDontNeed).unwrap()
+                };
+            }
+            let decoy = map_private(4 << 20, false, "decoy").unwrap() as usize;
+            for offset in (0..4 << 20).step_by(area.page_size) {
+                // SAFETY: our own fresh mapping.
+                unsafe { ((decoy + offset) as *mut u8).write_volatile(1) };
+            }
+            for &address in &victims {
+                // SAFETY: as above; the write faults in a new page.
+                unsafe { (address as *mut u8).write_volatile(PAGE_MARK) };
+            }
+            let recorded: Vec<u64> = colors
+                .iter()
+                .flat_map(|&c| area.spares[c as usize].iter().take(40).map(|p| p.frame))
+                .collect();
+            let now = area.frames_now(&victims).unwrap();
+            let moved = recorded
+                .iter()
+                .zip(&now)
+                .filter(|(r, n)| Some(**r) != **n)
+                .count();
+            assert!(
+                moved > 0,
+                "no waiting page changed frame: the test proves nothing"
+            );
+            let before = area.pages();
+            area.move_rows().unwrap();
+            assert!(area.pages() > before, "no row moved in");
+            // SAFETY: our decoy, unused.
+            unsafe { unmap(decoy, 4 << 20) };
+            for index in 0..area.pages() {
+                assert_eq!(
+                    area.class(index).color,
+                    colors[index % colors.len()],
+                    "page {index} breaks the rotation"
+                );
+            }
+            if frames_hold(&area) {
+                break;
+            }
+            // A page the kernel migrated after it entered (compaction
+            // under load) fails once, a wrong record every time.
+            assert!(
+                attempts < 3,
+                "pages entered on other frames than recorded ({moved} moved while waiting)"
+            );
+        }
     }
 
     #[test]

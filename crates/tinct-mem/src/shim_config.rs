@@ -99,13 +99,15 @@ pub const STRICT: &str = "TINCT_STRICT";
 pub const STATS: &str = "TINCT_STATS";
 /// `TINCT_ALLOW_UNCOLORED=1`: run even when frame numbers are unreadable.
 pub const ALLOW_UNCOLORED: &str = "TINCT_ALLOW_UNCOLORED";
-/// `TINCT_PAGE_REPORT=PATH`: at exit, write every page in use to
-/// `PATH.<pid>` (`page ADDRESS FRAME`, the frame the page had when it
-/// entered the coloured area; `mapped_page ADDRESS` for the program's own
-/// mappings) and stop (SIGSTOP) until continued, so that another process
-/// can translate the pages through `/proc/<pid>/pagemap` while they are
-/// still mapped, and tell a page placed wrongly from one the kernel moved
-/// later. For tests and audits.
+/// `TINCT_PAGE_REPORT=PATH`: at exit, write every page of the coloured
+/// area to `PATH.<pid>` (`page ADDRESS ENTRY NOW`: the frame the page had
+/// when it entered the area, and the one the exit summary saw, `-` if not
+/// present; `mapped_page ADDRESS` for the program's own mappings;
+/// `kernel_migrations N`, /proc/vmstat's `pgmigrate_success` when the
+/// frames were read) and stop (SIGSTOP) until continued, so that another
+/// process can translate the pages through `/proc/<pid>/pagemap` while
+/// they are still mapped, tell a page placed wrongly from one the kernel
+/// moved later, and check the summary. For tests and audits.
 pub const PAGE_REPORT: &str = "TINCT_PAGE_REPORT";
 
 /// `TINCT_FRAME_REPORT=PATH`: at exit, write the physical frames the heap

@@ -186,13 +186,19 @@ pub extern "C" fn at_exit() {
     let Some(heap) = built_heap() else {
         return;
     };
-    if heap.config().stats {
-        write_stderr(&report::summary(heap));
+    let config = heap.config();
+    if !config.stats && config.frame_report.is_none() && config.page_report.is_none() {
+        return;
     }
-    if let Some(path) = &heap.config().frame_report {
-        report::write_frame_report(heap, path);
+    // One reading of the area for all three, so they agree.
+    let snapshot = report::Snapshot::take(heap);
+    if config.stats {
+        write_stderr(&report::summary(heap, &snapshot));
     }
-    if let Some(path) = &heap.config().page_report {
-        report::write_page_report(heap, path);
+    if let Some(path) = &config.frame_report {
+        report::write_frame_report(heap, &snapshot, path);
+    }
+    if let Some(path) = &config.page_report {
+        report::write_page_report(heap, &snapshot, path);
     }
 }

@@ -1,9 +1,13 @@
 //! What the shim tells the user: the `TINCT_STATS=1` summary, the
 //! `TINCT_FRAME_REPORT` frames and the `TINCT_PAGE_REPORT` page list.
 //!
-//! Pages are re-read through pagemap at exit, so a page the kernel copied
-//! on write after `fork` (or migrated) is reported with the frame it has
-//! now, and the summary says which pages left the requested colours.
+//! Pages are re-read through pagemap once at exit ([`Snapshot`]), so a
+//! page the kernel copied on write after `fork` (or migrated) is reported
+//! with the frame it has now, and the summary says which pages left the
+//! requested colours. The summary and both reports are written from that
+//! one reading, so they agree with each other exactly; the page report
+//! lists each page's frame then next to its entry frame, so a checker that
+//! reads pagemap later can tell the pages the kernel moved in between.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -25,30 +29,57 @@ struct PageNow {
     now: Option<u64>,
 }
 
-/// Every filled area page with its frame then and now.
-fn pages_now(heap: &Heap) -> (Vec<PageNow>, Option<String>) {
-    heap.with_area(|area| {
-        let filled = heap.filled_pages();
-        let now = match area.current_frames(0..filled) {
-            Ok(now) => now,
-            Err(_) => vec![None; filled],
-        };
-        let pages = (0..filled)
-            .map(|index| PageNow {
-                index,
-                kind: heap.kinds().get(index),
-                then: area.frame(index),
-                now: now[index],
-            })
-            .collect();
-        (pages, area.uncolored_reason().map(str::to_string))
-    })
+/// The area at exit, read once for the summary and the reports.
+pub struct Snapshot {
+    /// Every filled area page with its frame then and now, except lost
+    /// pages (given to the kernel by the program: no longer area pages).
+    pages: Vec<PageNow>,
+    /// Why the area runs uncoloured, if it does.
+    uncolored: Option<String>,
+    /// Pages the kernel had migrated since boot (`pgmigrate_success` of
+    /// /proc/vmstat) right before the frames were read, if readable: a
+    /// checker reading pagemap later counts the migrations in between.
+    kernel_migrations: Option<u64>,
+}
+
+impl Snapshot {
+    /// Reads every filled area page's frame now.
+    pub fn take(heap: &Heap) -> Self {
+        let kernel_migrations = std::fs::read_to_string("/proc/vmstat")
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .find_map(|line| line.strip_prefix("pgmigrate_success "))
+                    .and_then(|value| value.trim().parse().ok())
+            });
+        heap.with_area(|area| {
+            let filled = heap.filled_pages();
+            let now = match area.current_frames(0..filled) {
+                Ok(now) => now,
+                Err(_) => vec![None; filled],
+            };
+            let pages = (0..filled)
+                .map(|index| PageNow {
+                    index,
+                    kind: heap.kinds().get(index),
+                    then: area.frame(index),
+                    now: now[index],
+                })
+                .filter(|page| page.kind != Kind::Lost)
+                .collect();
+            Self {
+                pages,
+                uncolored: area.uncolored_reason().map(str::to_string),
+                kernel_migrations,
+            }
+        })
+    }
 }
 
 /// Writes the frames the heap can be served from (every filled area page,
 /// as it is mapped now) to `PATH.<pid>` for `TINCT_FRAME_REPORT`.
-pub fn write_frame_report(heap: &Heap, path: &Path) {
-    let (pages, uncolored) = pages_now(heap);
+pub fn write_frame_report(heap: &Heap, snapshot: &Snapshot, path: &Path) {
+    let (pages, uncolored) = (&snapshot.pages, &snapshot.uncolored);
     let report = tinct_mem::FrameReport {
         pid: std::process::id(),
         command: std::fs::read_to_string("/proc/self/comm")
@@ -85,12 +116,12 @@ fn write_report(path: &Path, what: &str, text: &str) -> bool {
 }
 
 /// The exit summary.
-pub fn summary(heap: &Heap) -> String {
+pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
     let config = heap.config();
     let c = &heap.counters;
     let pid = std::process::id();
     let page = heap.page_size() as u64;
-    let (pages, uncolored) = pages_now(heap);
+    let (pages, uncolored) = (&snapshot.pages, &snapshot.uncolored);
     let (growth, method, rotation, dropped, mapping, unlocked) = heap.with_area(|area| {
         (
             area.stats(),
@@ -113,8 +144,8 @@ pub fn summary(heap: &Heap) -> String {
             None => "placement by physical frame".to_string(),
             Some(reason) => format!("UNCOLORED: {reason}"),
         },
-        pages.len(),
-        mib(pages.len() as u64 * page),
+        heap.filled_pages(),
+        mib(heap.filled_pages() as u64 * page),
         mib(growth.populated_bytes),
         growth.segments,
         mib(config.pool_bytes),
@@ -151,7 +182,7 @@ pub fn summary(heap: &Heap) -> String {
         c.peak_bytes.load(Ordering::Relaxed) >> 10,
         c.live_bytes.load(Ordering::Relaxed) >> 10,
         in_use.len(),
-        pages.len(),
+        heap.filled_pages(),
         heap.free_pages(),
     );
     if let Some(reason) = &unlocked {
@@ -177,7 +208,7 @@ pub fn summary(heap: &Heap) -> String {
         );
     }
     if config.banks.is_some() || config.controllers.is_some() {
-        out.push_str(&bank_lines(pid, heap, &pages));
+        out.push_str(&bank_lines(pid, heap, pages));
     }
     // Colours: per colour pages in use, and pages no longer in the colours.
     let mut per_color: Vec<u64> = vec![0; mapping.colors() as usize];
@@ -198,15 +229,22 @@ pub fn summary(heap: &Heap) -> String {
         counts.iter().max().unwrap_or(&0),
         counts.len(),
     );
-    let then: Vec<u64> = in_use.iter().map(|p| p.then).collect();
-    let now: Vec<Option<u64>> = in_use.iter().map(|p| p.now).collect();
+    // Every area page, free ones too: a free page on another frame is
+    // handed out again on it.
+    let then: Vec<u64> = pages.iter().map(|p| p.then).collect();
+    let now: Vec<Option<u64>> = pages.iter().map(|p| p.now).collect();
     let drift = tinct_mem::FrameDrift::compare(&mapping, &then, &now).unwrap_or_default();
+    let moved_in_use = in_use
+        .iter()
+        .filter(|p| p.now.is_some_and(|frame| frame != p.then))
+        .count();
     if drift.moved > 0 && uncolored.is_none() {
         let _ = writeln!(
             out,
-            "tinct-preload[{pid}]: {} pages in use have another frame than when they entered the \
-             area, {} of them in another colour (copied on write after fork, or migrated by the \
-             kernel: `tinct doctor` says which setting keeps colours){}",
+            "tinct-preload[{pid}]: {} area pages ({moved_in_use} of them in use) have another \
+             frame than when they entered the area, {} of them in another colour (copied on \
+             write after fork, or migrated by the kernel: `tinct doctor` says which setting \
+             keeps colours){}",
             drift.moved,
             drift.recolored,
             if config.fork_keep {
@@ -323,12 +361,12 @@ fn bank_lines(pid: u32, heap: &Heap, pages: &[PageNow]) -> String {
     out
 }
 
-/// Writes every filled area page (`page 0x...`, and `mapped_page 0x...` for
-/// pages the shim's `mmap` handed out) to `PATH.<pid>` (atomically, by
-/// rename), then stops the process with SIGSTOP so a checker can read
-/// `/proc/<pid>/pagemap` while the pages are still mapped; the checker
-/// sends SIGCONT when done.
-pub fn write_page_report(heap: &Heap, path: &Path) {
+/// Writes every filled area page (`page 0x... ENTRY NOW`, and
+/// `mapped_page 0x...` for pages the shim's `mmap` handed out) to
+/// `PATH.<pid>` (atomically, by rename), then stops the process with
+/// SIGSTOP so a checker can read `/proc/<pid>/pagemap` while the pages are
+/// still mapped; the checker sends SIGCONT when done.
+pub fn write_page_report(heap: &Heap, snapshot: &Snapshot, path: &Path) {
     let pid = std::process::id();
     let c = &heap.counters;
     let uncolored = heap.with_area(|a| a.uncolored_reason().is_some());
@@ -354,21 +392,20 @@ pub fn write_page_report(heap: &Heap, path: &Path) {
     let small = heap.small_counts().small;
     let _ = writeln!(text, "small {small}");
     let _ = writeln!(text, "colored {}", small + c.runs.load(Ordering::Relaxed));
+    if let Some(migrations) = snapshot.kernel_migrations {
+        let _ = writeln!(text, "kernel_migrations {migrations}");
+    }
     // Each page with the frame it had when it entered the area, so a
     // checker can tell a page the shim placed wrongly from one the kernel
-    // moved later (compaction, copy on write).
-    let entry_frames: Vec<u64> = heap.with_area(|a| a.frames().to_vec());
-    for index in 0..heap.filled_pages() {
-        let address = heap.page_address(index);
-        match entry_frames.get(index) {
-            Some(frame) => {
-                let _ = writeln!(text, "page {address:#x} {frame:#x}");
-            }
-            None => {
-                let _ = writeln!(text, "page {address:#x}");
-            }
-        }
-        if let Some((_, _, flags)) = heap.kinds().run_of(index)
+    // moved later (compaction, copy on write), and the frame the summary
+    // saw (`-`: not present), so it can tell the pages moved since.
+    for p in &snapshot.pages {
+        let address = heap.page_address(p.index);
+        let _ = match p.now {
+            Some(now) => writeln!(text, "page {address:#x} {:#x} {now:#x}", p.then),
+            None => writeln!(text, "page {address:#x} {:#x} -", p.then),
+        };
+        if let Some((_, _, flags)) = heap.kinds().run_of(p.index)
             && flags & MAPPED != 0
         {
             let _ = writeln!(text, "mapped_page {address:#x}");

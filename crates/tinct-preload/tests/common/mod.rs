@@ -5,7 +5,10 @@
 //!
 //! The check is independent of the shim: the colors come from tinct-sys'
 //! cache geometry (not from tinct-mem's mapping), and the frames are read
-//! by this process, not reported by the shim.
+//! by this process, not reported by the shim. The shim's own reading (its
+//! summary and the `NOW` frames of its page report, taken at one moment)
+//! is checked against them: it must agree, except for pages the kernel
+//! migrated after it.
 
 #![allow(dead_code)]
 
@@ -140,6 +143,18 @@ pub struct Checked {
     /// Pages the kernel migrated, system-wide, while the program ran
     /// (`pgmigrate_success` of /proc/vmstat).
     pub kernel_migrations: u64,
+    /// Heap pages whose frame in the shim's exit reading (the report's
+    /// `NOW`, which its summary is made of) differs from their entry frame.
+    pub moved_in_report: usize,
+    /// Heap pages whose frame now differs from the shim's exit reading:
+    /// moved after the summary was made. (address, frame in the report,
+    /// frame now).
+    pub moved_since_report: Vec<(usize, Option<u64>, Option<u64>)>,
+    /// Pages the kernel migrated, system-wide, between the shim's exit
+    /// reading and this process's (`kernel_migrations` of the report).
+    pub migrations_since_report: u64,
+    /// The pid of the program (its summary lines say `tinct-preload[pid]`).
+    pub pid: u32,
     /// The report's counters (`fallbacks`, `failures`, ...).
     pub counters: Vec<(String, u64)>,
     /// Physical frame number of every translated heap page except the
@@ -184,9 +199,32 @@ pub fn run_under_shim(
 }
 
 impl Checked {
+    /// The program's own summary lines (a child's would name its pid).
+    fn summary_lines(&self) -> impl Iterator<Item = &str> {
+        let prefix = format!("tinct-preload[{}]: ", self.pid);
+        self.stderr
+            .lines()
+            .filter_map(move |line| line.strip_prefix(&prefix))
+    }
+
+    /// The area pages the summary says have another frame than when they
+    /// entered the area (0 when it says nothing of them).
+    pub fn summary_moved(&self) -> usize {
+        self.summary_lines()
+            .find(|line| line.contains("have another frame than when they entered the area"))
+            .map_or(0, |line| {
+                let count = line.split(' ').next().unwrap();
+                count
+                    .parse()
+                    .unwrap_or_else(|_| panic!("a page count in {line:?}"))
+            })
+    }
+
     /// Every heap page lies in the requested colours, except pages the
     /// kernel migrated while the program ran (never more than it migrated
-    /// system-wide in that time), and the shim's own summary agrees.
+    /// system-wide in that time), and the shim's own summary agrees: with
+    /// the frames its page report lists (taken at the same moment) exactly,
+    /// and with pagemap now except for pages the kernel migrated since.
     pub fn assert_in_colors(&self, what: &str) {
         assert!(
             self.outside.is_empty(),
@@ -203,19 +241,32 @@ impl Checked {
             self.kernel_migrations,
             &self.moved[..self.moved.len().min(10)]
         );
-        let summary_agrees = if self.moved.is_empty() {
-            self.stderr
-                .contains("pages in use outside the requested colors: none")
-        } else {
-            self.stderr
-                .contains("have another frame than when they entered the area")
-        };
         assert!(
-            summary_agrees,
-            "{what}: the shim's own summary disagrees ({} pages moved by the kernel):\n{}",
+            self.moved_since_report.len() as u64 <= self.migrations_since_report,
+            "{what}: {} heap pages are not on the frame the shim's page report (and summary) \
+             says, but the kernel migrated only {} pages since it was written (address, frame \
+             in the report, frame now): {:?}",
+            self.moved_since_report.len(),
+            self.migrations_since_report,
+            &self.moved_since_report[..self.moved_since_report.len().min(10)]
+        );
+        assert_eq!(
+            self.summary_moved(),
+            self.moved_in_report,
+            "{what}: the shim's own summary disagrees with its page report on the pages that \
+             have another frame than when they entered the area (the test finds {} now):\n{}",
             self.moved.len(),
             self.stderr
         );
+        if self.moved_in_report == 0 {
+            assert!(
+                self.summary_lines()
+                    .any(|line| line == "pages in use outside the requested colors: none"),
+                "{what}: no page moved, yet the shim's summary finds pages outside the \
+                 colours:\n{}",
+                self.stderr
+            );
+        }
     }
 }
 
@@ -270,7 +321,10 @@ pub fn run_with_page_report(
     }
     let text = std::fs::read_to_string(&report_file).unwrap();
     let mut checked = check_report(pid, &text, &colors.1);
-    checked.kernel_migrations = kernel_migrations() - migrations_before;
+    // After reading pagemap: every migration before that is counted.
+    let migrations_now = kernel_migrations();
+    checked.kernel_migrations = migrations_now - migrations_before;
+    checked.migrations_since_report = migrations_now - checked.counter("kernel_migrations");
     // SAFETY: `pid` is our own stopped child; SIGCONT resumes it.
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGCONT) }, 0);
     let status = child.wait().unwrap();
@@ -297,16 +351,29 @@ fn check_report(pid: u32, report: &str, colors: &[u64]) -> Checked {
     let mut outside = Vec::new();
     let mut moved = Vec::new();
     let mut frames = Vec::new();
+    let (mut moved_in_report, mut moved_since_report) = (0, Vec::new());
+    let hex = |field: &str| u64::from_str_radix(field.trim_start_matches("0x"), 16).unwrap();
     for line in report.lines() {
         let mut fields = line.split(' ');
         let key = fields.next().unwrap();
         let value = fields.next().unwrap_or_default();
         if key == "page" || key == "mapped_page" {
-            let address = usize::from_str_radix(value.trim_start_matches("0x"), 16).unwrap();
-            let entered_with = fields
-                .next()
-                .map(|f| u64::from_str_radix(f.trim_start_matches("0x"), 16).unwrap());
+            let address = hex(value) as usize;
             let entry = pagemap.entries(address, 1).unwrap()[0];
+            let mut entered_with = None;
+            if key == "page" {
+                // `page ADDRESS ENTRY NOW` (NOW `-`: not present).
+                let entry_frame = hex(fields.next().expect("the entry frame"));
+                let in_report = match fields.next().expect("the frame at exit") {
+                    "-" => None,
+                    frame => Some(hex(frame)),
+                };
+                entered_with = Some(entry_frame);
+                moved_in_report += usize::from(in_report.is_some_and(|f| f != entry_frame));
+                if in_report != entry.frame() {
+                    moved_since_report.push((address, in_report, entry.frame()));
+                }
+            }
             match entry.frame() {
                 Some(0) => panic!("PFN 0 at {address:#x}: frame numbers hidden (not root?)"),
                 Some(frame) => {
@@ -347,6 +414,10 @@ fn check_report(pid: u32, report: &str, colors: &[u64]) -> Checked {
         outside,
         moved,
         kernel_migrations: 0,
+        moved_in_report,
+        moved_since_report,
+        migrations_since_report: 0,
+        pid,
         counters,
         frames,
     };
