@@ -16,7 +16,7 @@
 //! worst condition becomes C^p; the table is written as a `wcet = { … }`
 //! line, as a complete task-set file that `tinct analyze` accepts
 //! unchanged, as the Figure 6 plot, and on request straight into a
-//! task-set file of the user's ([`taskset_file`]).
+//! task-set file of the user's (`taskset_file`).
 
 pub mod co_runners;
 pub mod condition;
