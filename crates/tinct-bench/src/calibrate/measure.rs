@@ -7,6 +7,7 @@ use super::plan::{Geometry, Plan};
 use super::stream::PartitionBuffer;
 use super::{Bandwidth, LatencyPoint, Refill};
 use crate::harness::memory_pass;
+use crate::harness::output::toml_line;
 use crate::harness::pin::PinGuard;
 use crate::harness::{Durations, Interleaved, Progress, RunHeader, unless_stopped};
 use crate::{Error, Result};
@@ -311,7 +312,7 @@ pub fn measure_refill(
         warm_chase: stats[3],
         refill_latency_bound_ns,
         refill: rounded.to_string(),
-        platform_line: format!("refill = \"{rounded}\""),
+        platform_line: toml_line("refill", rounded.to_string()),
     })
 }
 

@@ -1,4 +1,5 @@
-//! The output directory of a bench run: JSON, CSV and SVG files.
+//! The output directory of a bench run: JSON, CSV and SVG files; and the
+//! one-line TOML fragments a bench prints for pasting into a task set.
 
 use super::counters::ConditionCounters;
 use crate::{Error, Result};
@@ -126,6 +127,16 @@ impl OutputDir {
     }
 }
 
+/// `key = value` as one line of TOML (no newline), written by toml_edit so
+/// that the key and the value are always quoted as TOML requires: the lines
+/// a bench prints for pasting into a task set (`refill = "45.3us"`,
+/// `wcet = { 1 = "5ms", 2 = "4ms" }`).
+pub fn toml_line(key: &str, value: impl Into<toml_edit::Value>) -> String {
+    let mut doc = toml_edit::DocumentMut::new();
+    doc.insert(key, toml_edit::value(value));
+    doc.to_string().trim_end_matches('\n').to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -169,5 +180,14 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(out.path().join("r.json")).unwrap())
                 .unwrap();
         assert_eq!(json["x"], 1);
+    }
+
+    #[test]
+    fn a_toml_line_quotes_what_toml_requires_and_reads_back() {
+        assert_eq!(toml_line("refill", "45.3us"), r#"refill = "45.3us""#);
+        let awkward = toml_line("a key", "say \"hi\"\\ there");
+        assert!(!awkward.contains('\n'), "{awkward}");
+        let doc: toml_edit::DocumentMut = awkward.parse().unwrap();
+        assert_eq!(doc["a key"].as_str(), Some("say \"hi\"\\ there"));
     }
 }

@@ -1,13 +1,281 @@
-//! Files and summary of `tinct bench isolation`.
+//! The result of `tinct bench isolation`: its types, the report assembled
+//! from what was measured (distributions, inflations, notes), its files and
+//! its summary.
 
-use super::measure::JobTime;
-use super::reservation::GroupRecord;
-use super::{Condition, Inflation, Report};
-use crate::Result;
+use super::WARMUP_ROUNDS;
+use super::measure::{JobTime, Measured};
+use super::plan::Plan;
+use super::reservation::{GroupRecord, ResctrlRecord};
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
-use crate::harness::{BenchOptions, LineChart, OutputDir, Series, SeriesStyle, Summary};
-use serde::Serialize;
+use crate::harness::{
+    BenchOptions, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+};
+use crate::scheduling_and_load::RunConditions;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use tinct_report::stats::ratio;
+
+/// One of the four conditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Condition {
+    /// Victim alone, reserved colors.
+    AloneReserved,
+    /// Victim and aggressors on disjoint colors.
+    ContendedReserved,
+    /// Victim alone on the heap.
+    AloneUnreserved,
+    /// Victim and aggressors on the heap.
+    ContendedUnreserved,
+}
+
+impl Condition {
+    /// Every condition, in output order.
+    pub const ALL: [Condition; 4] = [
+        Condition::AloneReserved,
+        Condition::ContendedReserved,
+        Condition::AloneUnreserved,
+        Condition::ContendedUnreserved,
+    ];
+
+    /// The name used in tables, JSON and CSV.
+    pub fn name(self) -> &'static str {
+        match self {
+            Condition::AloneReserved => "alone-reserved",
+            Condition::ContendedReserved => "contended-reserved",
+            Condition::AloneUnreserved => "alone-unreserved",
+            Condition::ContendedUnreserved => "contended-unreserved",
+        }
+    }
+
+    /// True for the two reserved conditions.
+    pub(super) fn reserved(self) -> bool {
+        matches!(
+            self,
+            Condition::AloneReserved | Condition::ContendedReserved
+        )
+    }
+
+    /// True for the two conditions with aggressors.
+    pub(super) fn contended(self) -> bool {
+        matches!(
+            self,
+            Condition::ContendedReserved | Condition::ContendedUnreserved
+        )
+    }
+}
+
+/// The victim's per-job execution times under one condition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConditionResult {
+    /// The condition.
+    pub condition: Condition,
+    /// The cache was reserved (colors or resctrl masks) for the victim.
+    pub reserved: bool,
+    /// Aggressors running.
+    pub contended: bool,
+    /// Distribution of the recorded jobs' execution times: CPU time the
+    /// victim thread consumed per job (time preempted by other processes is
+    /// not in it).
+    pub jobs: Durations,
+    /// Distribution of the recorded jobs' wall-clock times (includes any
+    /// time the victim was preempted).
+    pub jobs_wall: Durations,
+}
+
+/// Contended over alone, for one reservation setting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Inflation {
+    /// WCET(contended) / WCET(alone).
+    pub wcet: f64,
+    /// p99(contended) / p99(alone).
+    pub p99: f64,
+    /// median(contended) / median(alone).
+    pub median: f64,
+}
+
+/// The parameters as run (written to `isolation.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Parameters {
+    /// CPU of the victim.
+    pub victim_cpu: u32,
+    /// CPUs of the aggressors (one aggressor each).
+    pub aggressor_cpus: Vec<u32>,
+    /// Victim working set in bytes.
+    pub victim_bytes: u64,
+    /// Each aggressor's working set in bytes.
+    pub aggressor_bytes: u64,
+    /// Recorded jobs per condition and round.
+    pub jobs_per_round: u32,
+    /// Page colors of the machine's LLC.
+    pub colors: u32,
+    /// Colors reserved for the victim (`0..victim_colors`); the aggressors
+    /// have the rest (used when the reservation is by page coloring).
+    pub victim_colors: u32,
+    /// Unrecorded warm-up rounds.
+    pub warmup_rounds: u32,
+}
+
+/// The result of `tinct bench isolation` (written as `isolation.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Bench, options, machine (the harness's common header).
+    #[serde(flatten)]
+    pub header: RunHeader,
+    /// Parameters.
+    pub parameters: Parameters,
+    /// Scheduling policy and machine load during the run.
+    pub run_conditions: RunConditions,
+    /// How the cache was reserved (`page-coloring` or `resctrl`).
+    pub reservation: String,
+    /// Why this mechanism was chosen.
+    pub reservation_reason: String,
+    /// What resctrl offers here.
+    pub resctrl: String,
+    /// The resctrl groups, masks and monitoring readings, if resctrl
+    /// reserved the cache.
+    pub resctrl_groups: Option<ResctrlRecord>,
+    /// Why physical placement is unknown (frames unreadable), if so.
+    pub frames_unreadable: Option<String>,
+    /// Colored pages whose frame changed during the run (`null` if unknown).
+    pub moved_pages: Option<usize>,
+    /// One entry per condition.
+    pub conditions: Vec<ConditionResult>,
+    /// Inflation with cache reservation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inflation_reserved: Option<Inflation>,
+    /// Inflation without cache reservation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inflation_unreserved: Option<Inflation>,
+    /// Caveats.
+    pub notes: Vec<String>,
+    /// Files written.
+    pub files: Vec<String>,
+}
+
+/// Each condition's distributions and the inflations, with the notes; a
+/// run `stopped` before its first round ended has neither (whole rounds
+/// are kept: every condition has jobs or none has).
+pub(super) fn assemble(
+    plan: &Plan,
+    measured: &Measured,
+    machine: Machine,
+    stopped: bool,
+) -> Result<Report> {
+    let mut conditions = Vec::with_capacity(Condition::ALL.len());
+    let no_round = stopped && measured.job_times.iter().all(Vec::is_empty);
+    for (times, &condition) in measured.job_times.iter().zip(&Condition::ALL) {
+        if no_round {
+            break;
+        }
+        let cpu: Vec<u64> = times.iter().map(|t| t.cpu_ns).collect();
+        let wall: Vec<u64> = times.iter().map(|t| t.wall_ns).collect();
+        let (Some(jobs), Some(jobs_wall)) = (Durations::of(&cpu), Durations::of(&wall)) else {
+            return Err(Error::Measurement(format!(
+                "no jobs for {}",
+                condition.name()
+            )));
+        };
+        conditions.push(ConditionResult {
+            condition,
+            reserved: condition.reserved(),
+            contended: condition.contended(),
+            jobs,
+            jobs_wall,
+        });
+    }
+    let inflation = |contended: usize, alone: usize| {
+        let (c, a) = (
+            &conditions.get(contended)?.jobs,
+            &conditions.get(alone)?.jobs,
+        );
+        Some(Inflation {
+            wcet: ratio(c.max, a.max),
+            p99: ratio(c.p99, a.p99),
+            median: ratio(c.median, a.median),
+        })
+    };
+    let (inflation_reserved, inflation_unreserved) = (inflation(1, 0), inflation(3, 2));
+    let notes = notes(plan, measured, &machine);
+    Ok(Report {
+        header: RunHeader::of_run(
+            "isolation",
+            plan.run.clone(),
+            machine,
+            measured.counters.clone(),
+        ),
+        run_conditions: measured.run_conditions.clone(),
+        parameters: Parameters {
+            victim_cpu: plan.run.cpus[0],
+            aggressor_cpus: plan.aggressor_cpus().to_vec(),
+            victim_bytes: plan.victim_pages as u64 * plan.page_bytes,
+            aggressor_bytes: plan.aggressor_pages as u64 * plan.page_bytes,
+            jobs_per_round: plan.jobs_per_round,
+            colors: plan.colors,
+            victim_colors: plan.victim_colors,
+            warmup_rounds: WARMUP_ROUNDS,
+        },
+        reservation: if plan.by_resctrl() {
+            "resctrl"
+        } else {
+            "page-coloring"
+        }
+        .into(),
+        reservation_reason: measured.reservation_reason.clone(),
+        resctrl: resctrl_status(measured),
+        resctrl_groups: measured.resctrl_groups.clone(),
+        frames_unreadable: measured.frames_unreadable.clone(),
+        moved_pages: measured.moved_pages,
+        conditions,
+        inflation_reserved,
+        inflation_unreserved,
+        notes,
+        files: Vec::new(),
+    })
+}
+
+/// What resctrl offers here, in words.
+fn resctrl_status(measured: &Measured) -> String {
+    let reason = &measured.reservation_reason;
+    match tinct_sys::resctrl::ResctrlStatus::read(&tinct_sys::SysRoot::live()) {
+        _ if measured.resctrl_groups.is_some() => reason.clone(),
+        Ok(status) if status.offers_cache_allocation() => {
+            format!("resctrl offers cache allocation here; this run reserved by {reason}")
+        }
+        Ok(status) if status.cpu_has_cache_allocation() => {
+            "the CPU has cache allocation but resctrl is not mounted; reservation by page coloring"
+                .to_string()
+        }
+        Ok(_) => "no resctrl cache allocation here; reservation by page coloring".to_string(),
+        Err(e) => format!("resctrl status unreadable ({e}); reservation by page coloring"),
+    }
+}
+
+fn notes(plan: &Plan, measured: &Measured, machine: &Machine) -> Vec<String> {
+    let mut notes = measured.run_conditions.notes(machine.online_cpus.len());
+    if machine.virtualized == Some(true) && !plan.by_resctrl() {
+        notes.push(
+            "virtual machine: guest-physical page colors are probably not host cache colors, so \
+             reservation by coloring cannot be shown to isolate here; run on bare metal to see \
+             the effect of kim2013 Figure 7"
+                .to_string(),
+        );
+    }
+    if let Some(why) = &measured.frames_unreadable {
+        notes.push(format!(
+            "frame numbers unreadable ({why}): pages were filed by virtual address, the \
+             'reserved' conditions are NOT reserved"
+        ));
+    }
+    if let Some(moved) = measured.moved_pages.filter(|&m| m > 0) {
+        notes.push(format!(
+            "{moved} colored pages changed frames during the run (compaction or THP): their \
+             colors may no longer be the reserved ones"
+        ));
+    }
+    notes
+}
 
 /// One CSV row: one recorded job.
 #[derive(Debug, Serialize)]

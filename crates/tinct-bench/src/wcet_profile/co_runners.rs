@@ -19,7 +19,7 @@
 //! child's stdin to stop it; the child then prints one [`CoRunnerReport`]
 //! JSON line.
 
-use super::WorkerCommand;
+use super::worker::WorkerCommand;
 use super::worker::check_colors;
 use crate::harness::memory_pass::aggress;
 use crate::{Error, Result};
@@ -30,6 +30,35 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tinct_mem::ShimConfig;
+
+/// Whether co-runners run on coloured memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CoRunnerChoice {
+    /// Coloured when the task is and the colour probe finds colouring
+    /// effective; uncoloured otherwise.
+    #[default]
+    Auto,
+    /// Always in the partitions the task does not use (when the task is coloured).
+    Colored,
+    /// Always on the ordinary heap.
+    Uncolored,
+}
+
+impl std::str::FromStr for CoRunnerChoice {
+    type Err = Error;
+
+    /// `auto`, `colored` or `uncolored`.
+    fn from_str(text: &str) -> Result<Self> {
+        match text {
+            "auto" => Ok(Self::Auto),
+            "colored" => Ok(Self::Colored),
+            "uncolored" => Ok(Self::Uncolored),
+            other => Err(Error::InvalidInput(format!(
+                "--co-runners: expected auto, colored or uncolored, found `{other}`"
+            ))),
+        }
+    }
+}
 
 /// The line a co-runner prints once every aggressor runs.
 pub const READY: &str = "ready";
@@ -264,6 +293,24 @@ mod tests {
         assert_eq!(report.sweeps.len(), 2);
         assert!(report.sweeps.iter().all(|&s| s >= 1));
         assert_eq!((report.pages_checked, report.pages_in_colors), (0, 0));
+    }
+
+    #[test]
+    fn co_runner_choices_parse_and_unknown_ones_are_input_errors() {
+        assert_eq!(
+            "colored".parse::<CoRunnerChoice>().unwrap(),
+            CoRunnerChoice::Colored
+        );
+        assert_eq!(
+            "auto".parse::<CoRunnerChoice>().unwrap(),
+            CoRunnerChoice::Auto
+        );
+        assert_eq!(
+            "uncolored".parse::<CoRunnerChoice>().unwrap(),
+            CoRunnerChoice::Uncolored
+        );
+        let error = "coloured".parse::<CoRunnerChoice>().unwrap_err();
+        assert!(matches!(error, Error::InvalidInput(_)), "{error}");
     }
 
     #[test]

@@ -1,19 +1,67 @@
 //! Measuring `tinct bench wcet-profile`: every (p, condition) launched
 //! `reps` times in a seeded interleaved order, co-runners started around the
 //! launches that need them; then each (p, condition)'s jobs summarized, fitted
-//! (EVT) and reduced to the chosen statistic.
+//! (EVT) and reduced to the chosen statistic; then Δ, unless given.
 
 use super::co_runners::{CoRunnerJob, CoRunnerReport, CoRunners};
 use super::launch::{self, Launch};
 use super::plan::Plan;
 use super::statistic::Statistic;
 use super::worker::WorkerReport;
-use super::{CoRunnerTotals, ConditionPoint, Placement, ProfilePoint, WorkerCommand};
-use crate::harness::{Durations, Interleaved, Progress};
+use super::{CoRunnerTotals, ConditionPoint, ProfilePoint, WorkerCommand};
+use crate::calibrate::{self, RefillSetup};
+use crate::harness::{Durations, Interleaved, Progress, RunHeader};
 use crate::{Error, Result};
 use std::path::Path;
+use tinct_core::units::Nanos;
 use tinct_report::stats::evt::{self, EvtOptions};
 use tinct_report::stats::nearest_rank_ppm;
+
+/// What [`measure`] found.
+pub(super) struct Measured {
+    /// Every launch kept.
+    pub launches: Launches,
+    /// C^p at each p, before the table is made non-increasing (none when
+    /// stopped before the first round ended).
+    pub points: Vec<ProfilePoint>,
+    /// Δ for the written task set and where it came from (`None` when
+    /// stopped before it was measured).
+    pub refill: Option<(Nanos, String)>,
+}
+
+/// Runs every launch, reduces each (p, condition)'s jobs and, unless the
+/// plan has it or the run was stopped, measures Δ.
+pub(super) fn measure(
+    plan: &Plan,
+    worker: &WorkerCommand,
+    progress: &dyn Progress,
+) -> Result<Measured> {
+    let launches = launch_all(plan, worker, progress)?;
+    if launches.is_empty() {
+        return Ok(Measured {
+            launches,
+            points: Vec::new(),
+            refill: None,
+        });
+    }
+    let points = profile_points(plan, &launches, &plan.evt, &plan.statistic)?;
+    // After Ctrl-C Δ is not measured (seconds): the partial profile then
+    // has its wcet line but no task-set file.
+    let refill = match &plan.refill {
+        Some(given) => Some(given.clone()),
+        None if progress.stop_requested() => None,
+        None => Some(measure_refill(
+            &plan.header,
+            plan.partitions,
+            plan.header.seed,
+        )?),
+    };
+    Ok(Measured {
+        launches,
+        points,
+        refill,
+    })
+}
 
 /// The launches of one (p, condition), in the order they ran.
 #[derive(Debug, Default)]
@@ -43,13 +91,8 @@ impl Launches {
 }
 
 /// Runs every launch, `reps` per (p, condition), interleaved.
-pub(super) fn launch_all(
-    plan: &Plan,
-    worker: &WorkerCommand,
-    reps: u32,
-    seed: u64,
-    progress: &dyn Progress,
-) -> Result<Launches> {
+fn launch_all(plan: &Plan, worker: &WorkerCommand, progress: &dyn Progress) -> Result<Launches> {
+    let (reps, seed) = (plan.header.reps, plan.header.seed);
     let conditions = plan.conditions.len();
     let names = plan.ps.iter().flat_map(|p| {
         plan.conditions
@@ -167,7 +210,7 @@ fn co_runner_job<'a>(
 
 /// C^p at each p from its launches: per condition the jobs' order
 /// statistics, the EVT fit and the statistic; per p the worst condition.
-pub(super) fn profile_points(
+fn profile_points(
     plan: &Plan,
     launches: &Launches,
     evt_options: &EvtOptions,
@@ -255,30 +298,24 @@ fn condition_point(
     })
 }
 
-/// Where the working sets lay, and what that means for the table.
-pub(super) fn placement(plan: &Plan, points: &[ProfilePoint], launches: &Launches) -> Placement {
-    let conditions = || points.iter().flat_map(|p| &p.conditions);
-    let checked: u64 = conditions().map(|c| c.pages_checked).sum();
-    let in_colors: u64 = conditions().map(|c| c.pages_in_colors).sum();
-    let unchecked = launches.reports().find_map(|r| r.unchecked_reason.clone());
-    let preload = &plan.preload;
-    Placement {
-        colored: preload.is_some(),
-        preload: preload.as_ref().map(|p| p.display().to_string()),
-        colors: plan.colors,
-        pages_in_colors_ratio: (checked > 0).then(|| in_colors as f64 / checked as f64),
-        note: match (preload, checked, unchecked) {
-            (None, _, _) => "--uncolored: the working set came from the ordinary heap; partitions were NOT enforced, \
-                             every p saw the whole cache, so the table is NOT a safe C^p for p < N_P"
-                .into(),
-            (Some(_), 0, reason) => format!(
-                "served by the shim, but the placement could not be checked: {}",
-                reason.unwrap_or_else(|| "unknown reason".into())
-            ),
-            (Some(_), _, _) => format!(
-                "served by the shim from the colors of partitions 1..=p; {in_colors} of {checked} working-set pages \
-                 checked in those colors"
-            ),
+/// Δ for the written task set, measured here as `tinct bench calibrate`
+/// does.
+fn measure_refill(header: &RunHeader, partitions: u32, seed: u64) -> Result<(Nanos, String)> {
+    let geometry = calibrate::Geometry::of(header);
+    let wipe = vec![1u64; ((geometry.llc * 2).max(16 << 20) / 8) as usize];
+    let refill = calibrate::measure_refill(
+        &RefillSetup {
+            llc_bytes: geometry.llc,
+            partitions,
+            page_bytes: geometry.page,
+            reps: if header.quick { 5 } else { 21 },
+            seed,
         },
-    }
+        &wipe,
+        &crate::harness::NoProgress,
+    )?;
+    Ok((
+        Nanos(refill.delta.refill_ns.div_ceil(100) * 100),
+        "measured here as `tinct bench calibrate` does".into(),
+    ))
 }

@@ -1,8 +1,11 @@
-//! Planning `tinct bench wcet-profile`: the task and its body, the p values
-//! and their colours, the shim, and the scheduling of the workers.
+//! Planning `tinct bench wcet-profile`: the parameters checked (conditions,
+//! EVT options, CPUs), the task and its body, the p values and their
+//! colours, the shim, the scheduling of the workers, and what the written
+//! task set takes from the parameters (name, period, Δ).
 
 use super::condition::Condition;
 use super::launch;
+use super::statistic::Statistic;
 use super::{CoRunnerChoice, CoRunnerSetup, Params, ProfiledBody, WorkerCommand, worker};
 use crate::calibrate;
 use crate::harness::RunHeader;
@@ -10,11 +13,102 @@ use crate::{Error, Result};
 use std::path::PathBuf;
 use tinct_core::model::{Kernel, Work};
 use tinct_core::units::{Bytes, Nanos};
+use tinct_report::stats::evt::{self, EvtOptions};
 use tinct_rt::kernels::LINE_BYTES;
+
+impl Params {
+    /// The conditions to profile under, defaults applied.
+    pub fn conditions(&self) -> Vec<Condition> {
+        if self.conditions.is_empty() {
+            Condition::DEFAULT.to_vec()
+        } else {
+            self.conditions.clone()
+        }
+    }
+
+    /// The EVT options: the block size, the exceedances (with the one
+    /// `--use pwcet:P` needs), the run's seed for the bootstrap.
+    pub fn evt_options(&self) -> Result<EvtOptions> {
+        let mut exceedances = if self.exceedances.is_empty() {
+            vec![evt::DEFAULT_EXCEEDANCE]
+        } else {
+            self.exceedances.clone()
+        };
+        if let Some(p) = self.statistic.exceedance()
+            && !exceedances.contains(&p)
+        {
+            exceedances.push(p);
+        }
+        if let Some(bad) = exceedances.iter().find(|p| !(**p > 0.0 && **p < 1.0)) {
+            return Err(Error::InvalidInput(format!(
+                "--exceedance: expected probabilities strictly between 0 and 1, found {bad}"
+            )));
+        }
+        let block_size = match self.block_size {
+            Some(0) => {
+                return Err(Error::InvalidInput(
+                    "--block-size: expected at least 1 job per block, found 0".into(),
+                ));
+            }
+            Some(n) => n,
+            None => evt::DEFAULT_BLOCK_SIZE,
+        };
+        Ok(EvtOptions {
+            block_size,
+            exceedances,
+            seed: self.common.seed,
+            ..EvtOptions::default()
+        })
+    }
+}
+
+/// The parameters checked before anything runs (and before the bench pins
+/// itself to the task's CPU).
+pub(super) struct Checked {
+    /// Launches per (p, condition).
+    pub reps: u32,
+    /// How the EVT fits are made.
+    pub evt: EvtOptions,
+    /// The CPUs used: the task's first, then the co-runners' (the task's
+    /// alone without a co-run condition).
+    pub cpus: Vec<u32>,
+}
+
+/// Checks the repetitions, the EVT options and the CPUs: the co-run
+/// conditions need a CPU besides the task's.
+pub(super) fn check(params: &Params) -> Result<Checked> {
+    let options = &params.common;
+    let reps = options.reps_or(2, 5)?;
+    let evt = params.evt_options()?;
+    let with_co_runners = params.conditions().iter().any(|c| c.co_runners());
+    let cpus = options.cpus(1)?;
+    if with_co_runners && cpus.len() < 2 {
+        return Err(Error::InvalidInput(format!(
+            "--cpus: the co-run conditions need a CPU besides the task's for the co-runners, \
+             expected at least 2 CPUs, found {} (or leave co-run out of --conditions)",
+            tinct_sys::format_cpu_list(&cpus)
+        )));
+    }
+    let cpus = if with_co_runners { cpus } else { vec![cpus[0]] };
+    Ok(Checked { reps, evt, cpus })
+}
 
 /// What a run measures.
 pub(super) struct Plan {
-    pub source: Option<TaskSource>,
+    /// Bench, options (reps, seed), machine: the result's header.
+    pub header: RunHeader,
+    /// How the EVT fits are made.
+    pub evt: EvtOptions,
+    /// The statistic that becomes C^p.
+    pub statistic: Statistic,
+    /// The task's name in the written task set.
+    pub name: String,
+    /// T_i of the written task when given (the parameter, else the input
+    /// task's); else derived from the table.
+    pub period: Option<Nanos>,
+    /// Δ for the written task set when given, and where it came from;
+    /// else measured.
+    pub refill: Option<(Nanos, String)>,
     /// Measured jobs per worker launch.
     pub jobs: u32,
     /// The CPU every worker runs on.
@@ -40,9 +134,11 @@ pub(super) struct Plan {
     pub fifo: Option<u8>,
 }
 
-/// Checks the parameters and resolves the body, the p values and the shim.
-pub(super) fn plan(params: &Params, worker: &WorkerCommand, header: &RunHeader) -> Result<Plan> {
+/// Resolves the body, the p values and the shim (the parameters
+/// [`check`]ed; on the task's CPU: a `target` body is calibrated here).
+pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) -> Result<Plan> {
     let options = &params.common;
+    let header = RunHeader::new("wcet-profile", options, checked.reps, checked.cpus);
     let source = load_task(params)?;
     let jobs = match params.jobs {
         Some(0) => {
@@ -59,7 +155,7 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, header: &RunHeader) 
         .partitions
         .or(source.as_ref().map(|s| s.partitions))
         .unwrap_or(calibrate::DEFAULT_PARTITIONS);
-    let colors = llc_colors(header)?;
+    let colors = llc_colors(&header)?;
     let split = tinct_mem::PartitionColors::even(colors, partitions)
         .map_err(|e| Error::InvalidInput(format!("--partitions: {e}")))?;
     let ps = p_values(params.p_list.as_deref(), partitions, options.quick)?;
@@ -88,14 +184,27 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, header: &RunHeader) 
         .map(|&p| colors_of(p + 1..=partitions))
         .collect::<Result<_>>()?;
     let co_runners = if conditions.iter().any(|c| c.co_runners()) {
-        Some(co_runner_setup(params, header, preload.is_some())?)
+        Some(co_runner_setup(params, &header, preload.is_some())?)
     } else {
         None
     };
+    let name = params
+        .name
+        .clone()
+        .or(params.task.clone())
+        .or(source.as_ref().map(|s| s.name.clone()))
+        .unwrap_or_else(|| "profiled".into());
+    let period = params.period.or(source.as_ref().map(|s| s.period));
+    let refill = given_refill(params, source.as_ref());
     Ok(Plan {
-        source,
+        evt: checked.evt,
+        statistic: params.statistic,
+        name,
+        period,
+        refill,
         jobs,
         cpu: header.cpus[0],
+        header,
         partitions,
         colors,
         ps,
@@ -107,6 +216,17 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, header: &RunHeader) 
         preload,
         fifo,
     })
+}
+
+/// Δ for the written task set when one is given: the parameter or the
+/// input task set's.
+fn given_refill(params: &Params, source: Option<&TaskSource>) -> Option<(Nanos, String)> {
+    if let Some(refill) = params.refill {
+        return Some((refill, "--refill".into()));
+    }
+    source
+        .filter(|s| s.refill.0 > 0)
+        .map(|s| (s.refill, "the input task set".into()))
 }
 
 /// What comes from `--taskset` / `--task`.
@@ -252,7 +372,7 @@ fn co_runner_setup(
     header: &RunHeader,
     task_colored: bool,
 ) -> Result<CoRunnerSetup> {
-    // `measure` made sure there is at least one CPU besides the task's.
+    // `check` made sure there is at least one CPU besides the task's.
     let cpus: Vec<u32> = header.cpus.iter().skip(1).copied().collect();
     let llc_bytes = header.machine.llc().map_or(8 << 20, |c| c.size_bytes);
     let (colored, reason, probe) = match (params.co_runners, task_colored) {
@@ -319,5 +439,29 @@ fn probe_colouring(quick: bool) -> (bool, String, Option<String>) {
             format!("uncoloured: the colour probe failed ({e})"),
             None,
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p_values_default_quick_and_explicit() {
+        assert_eq!(p_values(None, 32, false).unwrap().len(), 32);
+        assert_eq!(p_values(None, 32, true).unwrap(), vec![1, 8, 16, 32]);
+        assert_eq!(p_values(None, 2, true).unwrap(), vec![1, 2]);
+        assert_eq!(
+            p_values(Some("1-3,8"), 32, false).unwrap(),
+            vec![1, 2, 3, 8]
+        );
+        assert!(matches!(
+            p_values(Some("40"), 32, false),
+            Err(Error::InvalidInput(_))
+        ));
+        assert!(matches!(
+            p_values(Some("x"), 32, false),
+            Err(Error::InvalidInput(_))
+        ));
     }
 }

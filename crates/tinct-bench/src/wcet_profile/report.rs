@@ -1,11 +1,319 @@
-//! Files and summary of `tinct bench wcet-profile`.
+//! The result of `tinct bench wcet-profile`: its types, the result
+//! assembled from the launches (the non-increasing table, the placement,
+//! the `wcet` line and the task-set file), its files and its summary.
 
-use super::{ConditionPoint, ProfilePoint, WcetProfileResult};
-use crate::Result;
+use super::condition::Condition;
+use super::measure::{Launches, Measured};
+use super::plan::Plan;
+use super::table;
 use crate::harness::machine::human_bytes;
-use crate::harness::{LineChart, OutputDir, Series, SeriesStyle, Summary};
-use serde::Serialize;
+use crate::harness::{Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
 use tinct_core::units::Nanos;
+use tinct_report::stats::evt::{EvtOptions, EvtReport};
+
+/// The job body being profiled, resolved to fixed work.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfiledBody {
+    /// Kernel name.
+    pub kernel: String,
+    /// Working set in bytes.
+    pub working_set_bytes: u64,
+    /// Memory iterations per job.
+    pub memory_iterations: u64,
+    /// Compute iterations per job.
+    pub compute_iterations: u64,
+}
+
+/// What the co-runners of one condition at one p did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoRunnerTotals {
+    /// True if they ran in the colours of the partitions the task does not use.
+    pub colored: bool,
+    /// Bytes each aggressor swept.
+    pub bytes_per_cpu: u64,
+    /// Sweeps over all launches and aggressors.
+    pub sweeps: u64,
+    /// Pages of their buffers checked through pagemap, and of those in the
+    /// expected colours (0 and 0 when uncoloured).
+    pub pages_checked: u64,
+    /// Of `pages_checked`, pages in the expected colours.
+    pub pages_in_colors: u64,
+}
+
+/// The jobs of one condition at one p.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConditionPoint {
+    /// The condition.
+    pub condition: Condition,
+    /// Order statistics of the jobs.
+    pub jobs: Durations,
+    /// The nearest-rank 99.9th percentile, ns.
+    pub p999_ns: u64,
+    /// The EVT fit of the jobs (pWCET, or why the data do not support one).
+    pub evt: EvtReport,
+    /// The chosen statistic (`--use`) of these jobs, ns.
+    pub statistic_ns: Option<u64>,
+    /// Why there is no statistic, if there is none.
+    pub statistic_missing: Option<String>,
+    /// The most LLC misses of one job (`None` without counters).
+    pub llc_misses_max: Option<u64>,
+    /// Pages of the working sets whose frames were checked.
+    pub pages_checked: u64,
+    /// Of those, pages in the partition's colors.
+    pub pages_in_colors: u64,
+    /// The co-runners (co-run conditions only).
+    pub co_runners: Option<CoRunnerTotals>,
+    /// Every measured job, ns, in the order they ran (launch after launch).
+    pub job_ns: Vec<u64>,
+}
+
+/// C^p measured at one p.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfilePoint {
+    /// Number of partitions.
+    pub p: u32,
+    /// Page colors of partitions 1..=p.
+    pub colors: Vec<u32>,
+    /// One entry per condition, in the order asked.
+    pub conditions: Vec<ConditionPoint>,
+    /// The largest statistic over the conditions, ns (`None` if a
+    /// condition has none).
+    pub statistic_ns: Option<u64>,
+    /// The condition it came from.
+    pub worst_condition: Option<Condition>,
+    /// The value written to the table: the largest statistic over this and
+    /// every larger p, rounded up to a microsecond, so the table never
+    /// increases with p (the format requires it; measurement noise can
+    /// break it). `None` without a statistic.
+    pub table_ns: Option<u64>,
+}
+
+/// How the working set was placed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Placement {
+    /// True if the shim served the working set from the colors of p partitions.
+    pub colored: bool,
+    /// The shim used, if any.
+    pub preload: Option<String>,
+    /// Page colors of the last-level cache.
+    pub colors: u32,
+    /// Pages checked over all launches and the share in the right colors.
+    pub pages_in_colors_ratio: Option<f64>,
+    /// What this means.
+    pub note: String,
+}
+
+/// Where the co-runners of the co-run conditions run, and on what memory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoRunnerSetup {
+    /// One aggressor on each of these CPUs.
+    pub cpus: Vec<u32>,
+    /// True if they run in the partitions the task does not use.
+    pub colored: bool,
+    /// Why coloured or not.
+    pub reason: String,
+    /// The colour probe's finding on the last-level cache, when it ran.
+    pub color_probe: Option<String>,
+    /// Bytes each uncoloured aggressor sweeps (twice the LLC, at least 16 MiB).
+    pub uncolored_bytes_per_cpu: u64,
+    /// The last-level cache's size.
+    pub llc_bytes: u64,
+}
+
+/// Where the table went with `--write-taskset`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WrittenTaskSet {
+    /// The file.
+    pub path: String,
+    /// `created` (a new task-set file) or `updated` (the task's `wcet` replaced).
+    pub action: String,
+    /// The task whose table was written.
+    pub task: String,
+}
+
+/// Everything `tinct bench wcet-profile` measured (`wcet-profile.json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WcetProfileResult {
+    /// Bench, options, machine.
+    #[serde(flatten)]
+    pub header: RunHeader,
+    /// Task name written.
+    pub task: String,
+    /// The body.
+    pub body: ProfiledBody,
+    /// N_P.
+    pub partitions: u32,
+    /// Measured jobs per launch.
+    pub jobs_per_launch: u32,
+    /// Placement.
+    pub placement: Placement,
+    /// The conditions, in the order asked.
+    pub conditions: Vec<Condition>,
+    /// The co-runners (with a co-run condition).
+    pub co_runners: Option<CoRunnerSetup>,
+    /// The statistic that became C^p (`max`, `p99.9`, `pwcet:1e-9`).
+    pub statistic: String,
+    /// How the EVT fits were made.
+    pub evt: EvtOptions,
+    /// One point per profiled p, ascending.
+    pub points: Vec<ProfilePoint>,
+    /// The `wcet = { … }` line (table values), when every point has the statistic.
+    pub wcet_line: Option<String>,
+    /// Why there is no table, if there is none.
+    pub table_missing: Option<String>,
+    /// Δ written to the task set (absent when the run was stopped before
+    /// its first round ended: nothing was written, Δ not measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill: Option<String>,
+    /// Where Δ came from (absent with `refill`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refill_source: Option<String>,
+    /// The complete task-set file written (`taskset.toml`), when there is a table.
+    pub taskset: Option<String>,
+    /// The task-set file the table was written into (`--write-taskset`).
+    pub written_taskset: Option<WrittenTaskSet>,
+    /// Whether LLC misses were counted, and if not why.
+    pub counters: String,
+}
+
+/// The result of the measured plan: the table made non-increasing, the
+/// placement, the `wcet` line and, with Δ, the task-set file; a run
+/// stopped before its first round ended has no point and no table.
+pub(super) fn assemble(plan: Plan, measured: Measured) -> Result<WcetProfileResult> {
+    let Measured {
+        launches,
+        mut points,
+        refill,
+    } = measured;
+    if launches.is_empty() {
+        return Ok(stopped_before_first_round(plan, &launches));
+    }
+    let table_missing = table::make_non_increasing(&mut points);
+    let placement = placement(&plan, &points, &launches);
+    let mut header = plan.header;
+    let (wcet_line, taskset) = match (&table_missing, &refill) {
+        (Some(_), _) => (None, None),
+        (None, None) => (Some(table::wcet_line(&points)), None),
+        (None, Some((refill, refill_source))) => {
+            let period = plan
+                .period
+                .unwrap_or_else(|| table::default_period(&points));
+            let written = table::task_set(&table::TaskSetInput {
+                name: &plan.name,
+                body: &plan.body,
+                points: &points,
+                partitions: plan.partitions,
+                cores: header.machine.online_cpus.len().max(1) as u32,
+                period,
+                refill: *refill,
+            })
+            .map_err(|e| {
+                Error::Measurement(format!("the written task set does not validate: {e}"))
+            })?;
+            let header_lines = vec![
+                format!(
+                    "C^p ({} over {}) measured by `tinct bench wcet-profile` on {}",
+                    plan.statistic,
+                    plan.conditions
+                        .iter()
+                        .map(|c| c.name())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    header.machine.one_line()
+                ),
+                format!("placement: {}", placement.note),
+                format!("refill: {refill_source}"),
+            ];
+            (
+                Some(table::wcet_line(&points)),
+                Some(tinct_core::format::to_toml(&written, &header_lines)),
+            )
+        }
+    };
+    let counters = launches
+        .reports()
+        .find_map(|r| r.counters_note.clone())
+        .unwrap_or_else(|| "LLC misses counted per job (hardware counter LLC-load-misses)".into());
+    header.add_logged_counters();
+    Ok(WcetProfileResult {
+        counters,
+        wcet_line,
+        table_missing,
+        taskset,
+        written_taskset: None,
+        header,
+        task: plan.name,
+        partitions: plan.partitions,
+        jobs_per_launch: plan.jobs,
+        body: plan.body,
+        placement,
+        conditions: plan.conditions,
+        co_runners: plan.co_runners,
+        statistic: plan.statistic.to_string(),
+        evt: plan.evt,
+        points,
+        refill: refill.as_ref().map(|(refill, _)| refill.to_string()),
+        refill_source: refill.map(|(_, source)| source),
+    })
+}
+
+/// The result of a run stopped before every (p, condition) had one
+/// launch: the header, body, plan and placement, no point, no table.
+fn stopped_before_first_round(plan: Plan, launches: &Launches) -> WcetProfileResult {
+    let placement = placement(&plan, &[], launches);
+    let mut header = plan.header;
+    header.add_logged_counters();
+    WcetProfileResult {
+        counters: "not counted: stopped before the first round".into(),
+        wcet_line: None,
+        table_missing: Some("stopped before the first round finished: nothing measured".into()),
+        taskset: None,
+        written_taskset: None,
+        task: plan.name,
+        partitions: plan.partitions,
+        jobs_per_launch: plan.jobs,
+        placement,
+        header,
+        body: plan.body,
+        conditions: plan.conditions,
+        co_runners: plan.co_runners,
+        statistic: plan.statistic.to_string(),
+        evt: plan.evt,
+        points: Vec::new(),
+        refill: None,
+        refill_source: None,
+    }
+}
+
+/// Where the working sets lay, and what that means for the table.
+fn placement(plan: &Plan, points: &[ProfilePoint], launches: &Launches) -> Placement {
+    let conditions = || points.iter().flat_map(|p| &p.conditions);
+    let checked: u64 = conditions().map(|c| c.pages_checked).sum();
+    let in_colors: u64 = conditions().map(|c| c.pages_in_colors).sum();
+    let unchecked = launches.reports().find_map(|r| r.unchecked_reason.clone());
+    let preload = &plan.preload;
+    Placement {
+        colored: preload.is_some(),
+        preload: preload.as_ref().map(|p| p.display().to_string()),
+        colors: plan.colors,
+        pages_in_colors_ratio: (checked > 0).then(|| in_colors as f64 / checked as f64),
+        note: match (preload, checked, unchecked) {
+            (None, _, _) => "--uncolored: the working set came from the ordinary heap; partitions were NOT enforced, \
+                             every p saw the whole cache, so the table is NOT a safe C^p for p < N_P"
+                .into(),
+            (Some(_), 0, reason) => format!(
+                "served by the shim, but the placement could not be checked: {}",
+                reason.unwrap_or_else(|| "unknown reason".into())
+            ),
+            (Some(_), _, _) => format!(
+                "served by the shim from the colors of partitions 1..=p; {in_colors} of {checked} working-set pages \
+                 checked in those colors"
+            ),
+        },
+    }
+}
 
 #[derive(Serialize)]
 struct ConditionRow<'a> {

@@ -2,6 +2,7 @@
 //! and a complete task-set file that `tinct analyze` accepts unchanged.
 
 use super::{ProfilePoint, ProfiledBody};
+use crate::harness::output::toml_line;
 use std::collections::BTreeMap;
 use tinct_core::PartitionSet;
 use tinct_core::format::{InputError, Syntax};
@@ -49,11 +50,15 @@ pub fn table(points: &[ProfilePoint]) -> BTreeMap<u32, Nanos> {
 
 /// The `wcet = { p = "C", … }` line (task-set syntax, ready to paste).
 pub fn wcet_line(points: &[ProfilePoint]) -> String {
-    let items: Vec<String> = points
+    toml_line("wcet", wcet_inline(&table(points)))
+}
+
+/// A `wcet` table as the task-set format writes it: `{ p = "C", … }`.
+pub(super) fn wcet_inline(table: &BTreeMap<u32, Nanos>) -> toml_edit::InlineTable {
+    table
         .iter()
-        .map(|p| format!("{} = \"{}\"", p.p, table_value(p)))
-        .collect();
-    format!("wcet = {{ {} }}", items.join(", "))
+        .map(|(p, c)| (p.to_string(), toml_edit::Value::from(c.to_string())))
+        .collect()
 }
 
 /// 10 × the largest table value, rounded up to a whole millisecond.

@@ -97,10 +97,7 @@ fn edit_toml(
     let mut doc: toml_edit::DocumentMut = text
         .parse()
         .map_err(|e| format!("expected a TOML task-set file, found {e}"))?;
-    let mut inline = toml_edit::InlineTable::new();
-    for (p, c) in wcet {
-        inline.insert(p.to_string(), toml_edit::Value::from(c.to_string()));
-    }
+    let inline = table::wcet_inline(wcet);
     let mut names = Vec::new();
     let found = match doc.get_mut("task") {
         Some(toml_edit::Item::ArrayOfTables(tasks)) => tasks.iter_mut().find(|t| {

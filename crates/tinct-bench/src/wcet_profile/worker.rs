@@ -11,10 +11,50 @@
 
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 use tinct_rt::kernels::{JobWork, Kernel, KernelState};
 use tinct_sys::perf::{PerfEvent, ThreadCounters};
+
+/// How to start a worker and a co-runner: the `tinct` binary and the
+/// arguments that select `bench wcet-worker` and `bench wcet-corunner`
+/// (the worker protocol; the CLI declares those subcommands).
+#[derive(Debug, Clone)]
+pub struct WorkerCommand {
+    /// The program.
+    pub program: PathBuf,
+    /// Arguments before the worker's job.
+    pub prefix: Vec<String>,
+    /// Arguments before a co-runner's job.
+    pub co_runner_prefix: Vec<String>,
+}
+
+impl WorkerCommand {
+    /// The `tinct` arguments that start a worker: `bench wcet-worker JOB`.
+    pub const WORKER_PREFIX: [&'static str; 2] = ["bench", "wcet-worker"];
+    /// The `tinct` arguments that start a launch's co-runners:
+    /// `bench wcet-corunner JOB`.
+    pub const CO_RUNNER_PREFIX: [&'static str; 2] = ["bench", "wcet-corunner"];
+
+    /// `program` (a `tinct` binary) started with the worker protocol's
+    /// subcommands.
+    pub fn tinct(program: PathBuf) -> Self {
+        Self {
+            program,
+            prefix: Self::WORKER_PREFIX.map(String::from).to_vec(),
+            co_runner_prefix: Self::CO_RUNNER_PREFIX.map(String::from).to_vec(),
+        }
+    }
+
+    /// This process's own binary, which must be `tinct`, re-run as the
+    /// worker of each profiling launch.
+    pub fn this_tinct() -> Result<Self> {
+        let program = std::env::current_exe()
+            .map_err(|e| Error::Measurement(format!("cannot locate the tinct binary: {e}")))?;
+        Ok(Self::tinct(program))
+    }
+}
 
 /// What one worker runs: the argument of the hidden `tinct bench wcet-worker`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
