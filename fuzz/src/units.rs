@@ -1,6 +1,6 @@
 //! Durations and sizes through `tinct_core::units::{parse_duration, parse_size}`.
 //!
-//! Every input is read as both. The parsers must agree with [`reference`],
+//! Every input is read as both. The parsers must agree with [`reference()`],
 //! an exact big-integer reading of the documented syntax (a decimal number,
 //! `_` allowed between digits, then a unit): the same strings accepted,
 //! with the same value, and refused exactly when the value is not a whole

@@ -88,7 +88,7 @@ const NEARBY_PAGES: usize = 64;
 const MAX_REFILE_ROUNDS: usize = 4;
 
 /// The first byte of every page that enters the area (so no page is all
-/// zeros while it moves, see [`Segment::populate`]). Area memory is
+/// zeros while it moves, see `Segment::populate`). Area memory is
 /// therefore not zero-filled: whoever promises zeros (calloc, anonymous
 /// mmap) clears it.
 pub const PAGE_MARK: u8 = 0xA5;

@@ -32,7 +32,7 @@ pub fn even_split(budget: u32, cores: u32) -> Vec<u32> {
 
 /// BFD or WFD with `budget` partitions (ties go to the lower core number).
 /// Polynomial: O(n · N_C · N_P^j) to choose cores plus O(n · N_P^j²) for
-/// the accepted tasks, each core's split by [`super::private`]. `options`
+/// the accepted tasks, each core's split by `alloc/private`. `options`
 /// play no part (there is no search to budget); the signature matches the
 /// other algorithms.
 pub fn bin_pack(inst: &Instance, fit: Fit, budget: u32, options: &SearchOptions) -> Assignment {

@@ -6,7 +6,7 @@
 //! Along a chain, a run of data-triggered tasks after a timer-triggered one
 //! is one *segment*: the response time of its last task, measured from the
 //! segment's nominal release with the jitter it inherits (see
-//! [`super::holistic`]), bounds the segment (holistic analysis, Tindell and
+//! `analysis::holistic`), bounds the segment (holistic analysis, Tindell and
 //! Clark 1994). An edge into a timer-triggered task samples: that task's
 //! next job reads the data at most one period after it was written, so the
 //! hop adds T of the consumer before the next segment's own bound

@@ -8,7 +8,7 @@
 //!   the Liu-Layland bound (a sufficient test, reported alongside).
 //! - [`memory`]: Eq. (3), memory feasibility of shared partitions;
 //! - [`blocking`]: B_i from shared resources (priority ceiling, inheritance);
-//! - [`holistic`]: the jitter data-triggered tasks inherit, iterated to a
+//! - `holistic`: the jitter data-triggered tasks inherit, iterated to a
 //!   fixed point over all cores;
 //! - [`chains`]: end-to-end latency bounds of the affinity graph's chains.
 //!

@@ -4,7 +4,7 @@
 //! the environment the program is started with ([`program_env`]), and the
 //! proof, from the frames its processes were given, that its heap is
 //! isolated ([`isolation_report`]); starting the program with all of it
-//! ([`launch`]). The CLI parses arguments, calls these and prints.
+//! ([`launch()`]). The CLI parses arguments, calls these and prints.
 
 pub mod launch;
 pub use launch::{Ended, L3Request, Launch, LaunchError, launch};

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use tinct_report::{LineChart, Series, SeriesStyle};
 
 /// `monitor.json`: the recording, the events that do not count and the
-/// overhead; written from a borrowed recording ([`write`]), read back
+/// overhead; written from a borrowed recording ([`write()`]), read back
 /// owned ([`read`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MonitorFile<'a> {

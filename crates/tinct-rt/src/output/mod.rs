@@ -15,7 +15,7 @@
 //! atomically, with a fallback), [`read`] (a run directory read back),
 //! [`figures`] (kim2013 Fig. 8 and 10 and the distributions, drawn from
 //! the files), [`page`] (the HTML report of a run directory) and
-//! [`verdict_text`] (the verdict as `tinct run` prints it).
+//! [`verdict_text()`] (the verdict as `tinct run` prints it).
 
 pub mod figures;
 pub mod jobs_csv;

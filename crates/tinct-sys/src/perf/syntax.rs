@@ -1,7 +1,7 @@
 //! Events named the way `perf stat -e` names them:
 //!
 //! - a generic event: `cycles`, `LLC-load-misses`, `context-switches`, ...
-//!   ([`PerfEvent`](super::PerfEvent));
+//!   ([`PerfEvent`]);
 //! - a named event of a PMU in sysfs: `cpu/cache-misses/`, `msr/tsc/`;
 //! - terms of a PMU's format: `cpu/event=0xd2,umask=0x4/`,
 //!   `cpu/event=0xb7,umask=0x1,offcore_rsp=0x10003c0002/`;

@@ -40,7 +40,7 @@ pub fn two_sided_normal_p(z: f64) -> f64 {
 
 /// Wald–Wolfowitz runs test of `values` (in time order) above and below
 /// their median; values equal to the median are left out. The statistic is
-/// z = (R − E[R]) / √Var[R]; too few runs means clustering (dependence).
+/// z = (R − E\[R\]) / √Var\[R\]; too few runs means clustering (dependence).
 pub fn runs_test(values: &[f64]) -> Option<TestResult> {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
