@@ -7,7 +7,7 @@
 mod common;
 
 use proptest::prelude::*;
-use tinct_core::alloc::{PlacementOptions, place_static};
+use tinct_core::alloc::{PlacementOptions, PlacementRefusal, place_static};
 use tinct_core::analysis::analyze;
 use tinct_core::model::{
     CriticalSection, Edge, Platform, Protocol, Resource, Task, TaskSet, Trigger, WcetTable,
@@ -185,7 +185,7 @@ proptest! {
             node_budget: None,
             stop: None,
         };
-        let placement = place_static(&set, &options);
+        let placement = place_static(&set, &options).unwrap();
         prop_assert!(placement.exact);
         let best = brute_force(&set, bound);
         prop_assert_eq!(placement.found, best.is_some(), "{:?}", placement.reason);
@@ -261,7 +261,7 @@ buffer = "4KiB"
 #[test]
 fn pairs_stay_in_their_domain() {
     let set = pairs("cache_domains = [[0, 1], [2, 3]]");
-    let placement = place_static(&set, &PlacementOptions::default());
+    let placement = place_static(&set, &PlacementOptions::default()).unwrap();
     assert!(placement.found && placement.exact);
     assert_eq!(placement.crossing_bytes, 0);
     let planned = placement.planned.unwrap();
@@ -281,7 +281,8 @@ fn pairs_stay_in_their_domain() {
             utilization_bound: 0.3,
             ..PlacementOptions::default()
         },
-    );
+    )
+    .unwrap();
     assert!(placement.found);
     assert_eq!(placement.crossing_bytes, 68 * 1024);
     // At 0.45 a pair shares a core: nothing crosses.
@@ -291,30 +292,30 @@ fn pairs_stay_in_their_domain() {
             utilization_bound: 0.45,
             ..PlacementOptions::default()
         },
-    );
+    )
+    .unwrap();
     assert_eq!(placement.crossing_bytes, 0);
 }
 
-/// A bound that is not a number above 0 is refused by `check`, and
-/// `place_static` places nothing with it, saying why (NaN would cap
-/// nothing).
+/// A bound that is not a number above 0 is refused before any search, as
+/// bad input (never a verdict on the set: NaN would cap nothing).
 #[test]
-fn a_bound_that_is_not_above_zero_places_nothing() {
+fn a_bound_that_is_not_above_zero_is_refused() {
     let set = pairs("");
     for bound in [f64::NAN, 0.0, -1.0, f64::INFINITY] {
         let options = PlacementOptions {
             utilization_bound: bound,
             ..PlacementOptions::default()
         };
-        let refused = options.check().unwrap_err();
-        assert!(refused.contains(&format!("found {bound}")), "{refused}");
-        let placement = place_static(&set, &options);
-        assert!(!placement.found && placement.planned.is_none(), "{bound}");
-        let reason = placement.reason.unwrap();
-        assert!(
-            reason.starts_with("utilization bound: expected a number above 0"),
-            "{reason}"
+        let refused = PlacementRefusal::UtilizationBound(bound);
+        assert_eq!(
+            options.check().unwrap_err().to_string(),
+            refused.to_string()
+        );
+        assert_eq!(
+            place_static(&set, &options).unwrap_err().to_string(),
+            format!("utilization bound: expected a number above 0, found {bound}")
         );
     }
-    assert_eq!(PlacementOptions::default().check(), Ok(()));
+    assert!(PlacementOptions::default().check().is_ok());
 }

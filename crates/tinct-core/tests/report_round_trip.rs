@@ -54,7 +54,7 @@ fn warned() -> String {
 /// The pipeline example placed on its cache domains: data-triggered
 /// tasks, chains and a resource.
 fn placed_pipeline() -> tinct_core::alloc::StaticPlacement {
-    let placement = place_static(&example("pipeline.toml"), &PlacementOptions::default());
+    let placement = place_static(&example("pipeline.toml"), &PlacementOptions::default()).unwrap();
     assert!(placement.found, "{:?}", placement.reason);
     placement
 }

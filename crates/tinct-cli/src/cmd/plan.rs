@@ -158,10 +158,8 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
         node_budget: (!args.exact).then_some(args.node_budget),
         stop: Some(&stop),
     };
-    options
-        .check()
-        .map_err(|e| CliError::Input(format!("--utilization-bound: {e}")))?;
-    let placement = place_static(set, &options);
+    let placement = place_static(set, &options)
+        .map_err(|e| CliError::Input(format!("--utilization-bound: {}", e.expected_found())))?;
     crate::output::warn_inputs(&args.file, placement.analysis.as_ref());
     let mut report = PlacementReport {
         file: args.file.display().to_string(),

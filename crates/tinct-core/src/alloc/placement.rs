@@ -46,17 +46,44 @@ pub struct PlacementOptions<'a> {
 
 impl PlacementOptions<'_> {
     /// Refuses a utilization bound that is not a number above 0 (NaN would
-    /// cap nothing), saying what was found; [`place_static`] places
-    /// nothing with one.
-    pub fn check(&self) -> Result<(), String> {
+    /// cap nothing).
+    pub fn check(&self) -> Result<(), PlacementRefusal> {
         let bound = self.utilization_bound;
         if bound > 0.0 && bound.is_finite() {
             Ok(())
         } else {
-            Err(format!("expected a number above 0, found {bound}"))
+            Err(PlacementRefusal::UtilizationBound(bound))
         }
     }
 }
+
+/// A placement request refused before any search: bad input, never a
+/// verdict on the set.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PlacementRefusal {
+    /// The utilization bound is not a number above 0.
+    UtilizationBound(f64),
+}
+
+impl PlacementRefusal {
+    /// What was expected and found, for a front end that names its own
+    /// option (`--utilization-bound: …`).
+    pub fn expected_found(&self) -> String {
+        match self {
+            PlacementRefusal::UtilizationBound(bound) => {
+                format!("expected a number above 0, found {bound}")
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for PlacementRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "utilization bound: {}", self.expected_found())
+    }
+}
+
+impl std::error::Error for PlacementRefusal {}
 
 impl Default for PlacementOptions<'_> {
     fn default() -> Self {
@@ -144,23 +171,13 @@ struct Search<'a> {
 }
 
 /// Places `set`'s tasks on cores to minimise the bytes crossing cache
-/// domains, as described in the module documentation.
-pub fn place_static(set: &TaskSet, options: &PlacementOptions) -> StaticPlacement {
-    if let Err(e) = options.check() {
-        return StaticPlacement {
-            found: false,
-            crossing_bytes: 0,
-            crossing: Vec::new(),
-            cores: Vec::new(),
-            exact: true,
-            nodes: 0,
-            stopped: false,
-            utilization_bound: options.utilization_bound,
-            reason: Some(format!("utilization bound: {e}")),
-            planned: None,
-            analysis: None,
-        };
-    }
+/// domains, as described in the module documentation. Refused before any
+/// search when `options` are bad ([`PlacementOptions::check`]).
+pub fn place_static(
+    set: &TaskSet,
+    options: &PlacementOptions,
+) -> Result<StaticPlacement, PlacementRefusal> {
+    options.check()?;
     let mut base = set.clone();
     let ranks = set.ranks();
     for (task, &rank) in base.tasks.iter_mut().zip(&ranks) {
@@ -236,7 +253,7 @@ pub fn place_static(set: &TaskSet, options: &PlacementOptions) -> StaticPlacemen
     let nodes = search.nodes;
     let domain = search.domain.clone();
     let load = search.load.clone();
-    match search.best.take() {
+    Ok(match search.best.take() {
         Some((crossing_bytes, assignment, analysis)) => {
             let mut planned = base.clone();
             for (task, &core) in planned.tasks.iter_mut().zip(&assignment) {
@@ -304,7 +321,7 @@ pub fn place_static(set: &TaskSet, options: &PlacementOptions) -> StaticPlacemen
             planned: None,
             analysis: None,
         },
-    }
+    })
 }
 
 impl Search<'_> {

@@ -226,7 +226,8 @@ mod tests {
                 utilization_bound: 0.01,
                 ..PlacementOptions::default()
             },
-        );
+        )
+        .unwrap();
         let report = PlacementReport {
             file: "t.toml".into(),
             placement: "static".into(),
