@@ -34,7 +34,7 @@ impl Pool {
             return Ok(Pool::Global);
         };
         if threads == 0 {
-            return Err("expected at least 1 (or none for every core), found 0".into());
+            return Err("expected at least 1, found 0".into());
         }
         static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
         let mut pools = POOLS
@@ -101,7 +101,7 @@ mod tests {
     fn a_pool_is_built_once_per_count_and_zero_threads_is_refused() {
         assert_eq!(
             Pool::with_threads(Some(0)).unwrap_err(),
-            "expected at least 1 (or none for every core), found 0"
+            "expected at least 1, found 0"
         );
         let (Pool::Sized(first), Pool::Sized(again)) = (
             Pool::with_threads(Some(3)).unwrap(),

@@ -80,7 +80,7 @@ pub struct Args {
     /// job passes `--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT`).
     #[arg(long)]
     pub shard: Option<Shard>,
-    /// Worker threads (default: every core).
+    /// Worker threads (default, or 0: every core).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Output directory (created).
@@ -95,8 +95,9 @@ pub struct Args {
 /// Runs the study (or one shard of it).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let params = params(&args)?;
-    let pool =
-        Pool::with_threads(args.threads).map_err(|e| CliError::Input(format!("--threads: {e}")))?;
+    // 0 is every core, as the default (rayon's meaning of 0).
+    let pool = Pool::with_threads(args.threads.filter(|&n| n > 0))
+        .map_err(|e| CliError::Input(format!("--threads: {e}")))?;
     crate::output::output_dir(&args.out, "--out")?;
     println!(
         "experiment random: {}",
