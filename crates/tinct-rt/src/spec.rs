@@ -343,6 +343,11 @@ pub struct Resources {
     pub channels: Vec<ChannelSpec>,
 }
 
+/// B_i of a bound read from a file written before blocking was analysed.
+fn no_blocking() -> Option<u64> {
+    Some(0)
+}
+
 /// The analysis' prediction for a task, shown next to what was observed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Bound {
@@ -354,9 +359,10 @@ pub struct Bound {
     pub wcrt_nocint_ns: Option<u64>,
     /// B_i, the blocking term of the analysis (issue 12: the longest
     /// critical section of a lower-priority task that can block this one,
-    /// or the task's explicit `blocking`); `None` when unbounded (and in a
-    /// `summary.json` written before blocking was analysed).
-    #[serde(default)]
+    /// or the task's explicit `blocking`); `None` when unbounded. Absent
+    /// from a `summary.json` written before blocking was analysed: 0, the
+    /// B_i that analysis used.
+    #[serde(default = "no_blocking")]
     pub blocking_ns: Option<u64>,
     /// Where a job meets that blocking at run time, from the protocols of
     /// the set's resources.

@@ -40,6 +40,12 @@ use memory::MemoryDemand;
 use rta::ResponseTime;
 use serde::{Deserialize, Serialize};
 
+/// The value of a term a file written before the term was analysed lacks:
+/// the analysis that wrote it charged none (never "unbounded").
+fn zero() -> Option<u64> {
+    Some(0)
+}
+
 /// The analysis of one task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskReport {
@@ -66,14 +72,18 @@ pub struct TaskReport {
     #[serde(default)]
     pub trigger: Trigger,
     /// J_i used (declared + the platform's release latency + inherited),
-    /// ns; `null` when unbounded (a producer misses its deadline).
-    #[serde(default)]
+    /// ns; `null` when unbounded (a producer misses its deadline). Absent
+    /// from a file written before jitter was analysed: 0, the J_i that
+    /// analysis used.
+    #[serde(default = "zero")]
     pub jitter_ns: Option<u64>,
-    /// The part of J_i inherited from the task's producers (data-triggered).
-    #[serde(default)]
+    /// The part of J_i inherited from the task's producers (data-triggered);
+    /// `null` when unbounded, 0 when absent (as `jitter_ns`).
+    #[serde(default = "zero")]
     pub jitter_inherited_ns: Option<u64>,
-    /// B_i used, ns; `null` when unbounded.
-    #[serde(default)]
+    /// B_i used, ns; `null` when unbounded, 0 when absent (a file written
+    /// before blocking was analysed: that analysis had no B_i).
+    #[serde(default = "zero")]
     pub blocking_ns: Option<u64>,
     /// Where B_i comes from, in words.
     #[serde(default)]

@@ -135,18 +135,34 @@ pub const COLUMNS: [&str; 32] = [
 ];
 
 /// Writes the rows of `jobs.csv` (the header, then one row per released
-/// job) to `out`.
+/// job, [`job_rows`]) to `out`.
 pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
+    write_rows(out, &job_rows(result))
+}
+
+/// Writes `jobs.csv` of rows already made: the header, then `rows`.
+pub fn write_rows(out: impl Write, rows: &[JobRow]) -> csv::Result<()> {
     let mut writer = csv::WriterBuilder::new()
         .has_headers(false)
         .from_writer(out);
     writer.write_record(COLUMNS)?;
+    for row in rows {
+        writer.serialize(row)?;
+    }
+    writer.flush()?;
+    Ok(())
+}
+
+/// The rows of `jobs.csv`, one per released job, task by task, each with
+/// its bound and the cause of a late job (`crate::attribution`).
+pub fn job_rows(result: &RunResult) -> Vec<JobRow> {
     let t0 = result.start_ns;
     let explained = attribute(result, &Evidence::of(result));
+    let mut rows = Vec::new();
     for (i, task) in result.tasks.iter().enumerate() {
         for (k, r) in task.records.iter().enumerate() {
             let started = r.started();
-            writer.serialize(JobRow {
+            rows.push(JobRow {
                 task: task.spec.name.clone(),
                 job: r.job,
                 phase: r.phase,
@@ -185,11 +201,10 @@ pub fn write_jobs_csv(out: impl Write, result: &RunResult) -> csv::Result<()> {
                 bound_ns: explained.bound_ns[i][k],
                 stall_ns: explained.stall_ns[i][k],
                 cause: explained.cause[i][k].map_or("", Cause::name).to_string(),
-            })?;
+            });
         }
     }
-    writer.flush()?;
-    Ok(())
+    rows
 }
 
 /// Writes `stalls.csv`: one row per stall the sentinel kept (`cpu`,

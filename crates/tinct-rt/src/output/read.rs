@@ -4,12 +4,17 @@
 //! [`RunFiles::read`] reads `summary.json`, `jobs.csv` and, when present,
 //! `analysis.json` (the analysis of the plan the run came from) and
 //! `machine.json`, each into the type that writes it: [`Summary`],
-//! [`JobRow`], [`Analysis`] and [`Machine`]. Those ignore keys they do not
-//! know, so a directory written by a newer tinct still reads, and give
-//! keys added after their first version a default, so one written by an
-//! older tinct does too; tests write, read back and compare. A file that
-//! does not read is bad input naming the file, the line and what was
-//! expected.
+//! [`JobRow`], [`Analysis`] and [`Machine`]; tests write, read back and
+//! compare. Those ignore keys they do not know, so a key a newer tinct
+//! added does not stop the read (a value they do not know, such as a new
+//! scheduling policy or cause, does). A key added after a file's first
+//! version takes the value the older tinct meant by leaving it out (an
+//! analysis term it did not charge is 0, never "unbounded"), and where
+//! no value is true the key is required: a summary without its late
+//! jobs' attribution is refused rather than read as "none unexplained".
+//! A file that does not read is bad input naming the file, the line and
+//! what was expected. `tinct run` draws its figures from what it wrote,
+//! held in memory, so a completed run never fails on reading itself.
 
 use super::jobs_csv::JobRow;
 use super::summary::Summary;
@@ -277,25 +282,13 @@ mod tests {
                 "notes",
                 "colored_pages_moved",
                 "colored_pages_absent",
-                "causes",
-                "unexplained",
                 "colouring",
                 "sentinel",
                 "isolation",
             ],
         );
         let task = &mut raw["tasks"][0];
-        remove(
-            task,
-            &[
-                "scheduling",
-                "phases",
-                "blocking",
-                "isolation",
-                "causes",
-                "late",
-            ],
-        );
+        remove(task, &["scheduling", "phases", "blocking", "isolation"]);
         remove(&mut task["bound"], &["blocking_ns", "blocking_shows"]);
         std::fs::write(dir.path().join("summary.json"), raw.to_string()).unwrap();
         // analysis.json without its later keys, nor those the reader has
@@ -339,20 +332,30 @@ mod tests {
         let (s, t) = (&old.summary, &old.summary.tasks[0]);
         assert_eq!(s.watchdog, crate::spec::WatchdogMode::default());
         assert!(s.notes.is_empty() && s.sentinel.is_none());
-        assert_eq!(s.causes, Default::default());
         assert_eq!(s.isolation, crate::isolation::RunIsolation::not_checked());
-        assert!(t.phases.is_empty() && t.late.is_empty() && t.isolation.is_none());
+        assert!(t.phases.is_empty() && t.isolation.is_none());
         assert_eq!(
             t.blocking,
             super::super::summary::BlockingVerdict::default()
         );
+        // A term the older analysis did not have is the 0 it charged,
+        // never "unbounded".
         assert_eq!(
             t.bound.map(|b| (b.wcrt_ns, b.blocking_ns)),
-            Some((Some(30), None))
+            Some((Some(30), Some(0)))
         );
         assert_eq!(t.response, files.summary.tasks[0].response);
         let a = old.analysis.as_ref().unwrap();
         assert_eq!(a.holistic_rounds, 1);
+        let analysed = &a.tasks[0];
+        assert_eq!(
+            (
+                analysed.jitter_ns,
+                analysed.jitter_inherited_ns,
+                analysed.blocking_ns
+            ),
+            (Some(0), Some(0), Some(0))
+        );
         assert!(a.chains.is_empty() && a.warnings.is_empty());
         assert_eq!(
             a.tasks[0].wcrt_ns,
@@ -364,6 +367,24 @@ mod tests {
                 .to_html()
                 .contains("<td>FIFO 90</td>")
         );
+    }
+
+    /// A summary.json without the late jobs' attribution was never
+    /// attributed: reading it as "0 unexplained" would claim it was, so it
+    /// is refused, naming the file and the key.
+    #[test]
+    fn a_summary_without_its_attribution_is_refused() {
+        for key in ["unexplained", "causes"] {
+            let (dir, files) = written();
+            let mut raw = files.summary_raw.clone();
+            remove(&mut raw, &[key]);
+            std::fs::write(dir.path().join("summary.json"), raw.to_string()).unwrap();
+            let e = RunFiles::read(dir.path()).unwrap_err().to_string();
+            assert!(
+                e.contains("summary.json") && e.contains(&format!("missing field `{key}`")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -17,7 +17,7 @@
 //!   temporary directory, and [`Written`] says where and why.
 
 use super::figures::run_dir_figures;
-use super::jobs_csv::{write_jobs_csv, write_stalls_csv};
+use super::jobs_csv::{job_rows, write_rows, write_stalls_csv};
 use super::read::RunFiles;
 use super::rtapp_log;
 use super::summary::Summary;
@@ -152,8 +152,9 @@ fn write_files(
         serde_json::to_writer_pretty(&mut *out, summary)?;
         out.write_all(b"\n")
     })?;
+    let jobs = job_rows(result);
     atomically(&dir.join("jobs.csv"), |out| {
-        write_jobs_csv(out, result).map_err(std::io::Error::from)
+        write_rows(out, &jobs).map_err(std::io::Error::from)
     })?;
     if let Some(report) = &result.sentinel {
         atomically(&dir.join("stalls.csv"), |out| {
@@ -178,7 +179,17 @@ fn write_files(
             out.write_all(b"\n")
         })?;
     }
-    let files = RunFiles::read(dir)?;
+    // The figures are drawn from what was just written, held in memory:
+    // a completed run never fails on reading its own files back.
+    let files = RunFiles {
+        dir: dir.to_path_buf(),
+        summary: summary.clone(),
+        summary_raw: serde_json::to_value(summary)
+            .map_err(|e| write_error(&dir.join("summary.json"), e.into()))?,
+        jobs,
+        analysis: context.analysis.cloned(),
+        machine: Some(context.machine.clone()),
+    };
     for (name, svg) in run_dir_figures(&files) {
         atomically(&dir.join(name), |out| out.write_all(svg.as_bytes()))?;
     }

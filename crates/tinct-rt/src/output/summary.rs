@@ -107,11 +107,10 @@ pub struct TaskVerdict {
     pub work: Vec<WorkNote>,
     /// Setup error or panic, if any.
     pub error: Option<String>,
-    /// Its jobs that exceeded their bound, per cause.
-    #[serde(default)]
+    /// Its jobs that exceeded their bound, per cause (required when read:
+    /// a file without it was never attributed, and 0 would claim it was).
     pub causes: CauseCounts,
     /// Those jobs, each with its cause.
-    #[serde(default)]
     pub late: Vec<LateJob>,
 }
 
@@ -225,15 +224,14 @@ pub struct Summary {
     pub misses: u64,
     /// Every task's counts balance.
     pub balanced: bool,
-    /// Jobs that exceeded their bound, per cause, over every task.
-    #[serde(default)]
+    /// Jobs that exceeded their bound, per cause, over every task
+    /// (required when read, as each task's).
     pub causes: CauseCounts,
     /// Jobs that exceeded the analysis' WCRT with no cause found (cause
     /// `unexplained`, the same count as `causes.unexplained` and as the
     /// `unexplained` rows of `jobs.csv`): the analysis or its inputs are
     /// wrong. Loud: `tinct run` exits with
     /// status 3 when this is not 0 (docs: README, "Run").
-    #[serde(default)]
     pub unexplained: u64,
     /// What was known about page colouring.
     #[serde(default)]
