@@ -274,6 +274,17 @@ pub enum ChargeError {
     Input(InputError),
 }
 
+impl std::fmt::Display for ChargeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChargeError::Overheads(message) => f.write_str(message),
+            ChargeError::Input(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ChargeError {}
+
 impl ChargedAnalysis {
     /// Analyzes `set` (read from `file`) with the overheads `choice`
     /// charges, the machine calibration picked as

@@ -69,14 +69,17 @@ impl PageColoring {
     /// Color of the page with frame number `pfn`.
     #[inline]
     pub fn color_of_pfn(&self, pfn: u64) -> u64 {
-        // Known bits (checked in `new`): never the default.
-        self.geometry.color_of_frame(pfn).unwrap_or_default()
+        self.geometry
+            .color_of_frame(pfn)
+            .expect("colour bits checked in PageColoring::new")
     }
 
     /// Color of a physical address.
     #[inline]
     pub fn color_of_address(&self, address: u64) -> u64 {
-        self.geometry.color_of(address).unwrap_or_default()
+        self.geometry
+            .color_of(address)
+            .expect("colour bits checked in PageColoring::new")
     }
 
     /// The physical address bits that carry the color (empty when there is one color).

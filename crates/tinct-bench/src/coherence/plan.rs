@@ -20,11 +20,19 @@ const QUICK_REPS: u32 = 5;
 pub(super) struct Plan {
     /// Quick, reps, seed, and the CPUs (the sequential version's first).
     pub run: RunSettings,
+    /// Array dimensions swept (ROWS = COLS).
     pub sizes: Vec<usize>,
+    /// How many times a run goes over the arrays.
     pub loops: Loops,
+    /// Increments per thread in the false-sharing variant.
     pub increments: u64,
+    /// SCHED_FIFO priority of the measuring threads, if any.
     pub fifo: Option<u8>,
+    /// The thread placements measured (same CPU, SMT siblings, cores
+    /// sharing the LLC, other dies, the OS's choice), those this machine
+    /// has.
     pub placements: Vec<Placement>,
+    /// The counters of gracioli's Figure 9, where this machine has them.
     pub fig9: tinct_sys::perf::coherence::Fig9Events,
 }
 

@@ -2,7 +2,7 @@
 //! file kept in one directory (issue 14 item 3).
 //!
 //! 1. probe whether page colouring isolates here (tinct-sys's colour probe,
-//!    through [`tinct_rt::attribution::Colouring::probe`]);
+//!    through [`tinct_rt::colouring::Colouring::probe`]);
 //! 2. measure Δ (as `tinct bench calibrate` does) and the platform
 //!    overheads (`tinct bench overheads --quick`), stored together as
 //!    `calibration.json`;

@@ -163,6 +163,17 @@ pub enum PlanRefusal {
     Partitions(String),
 }
 
+impl std::fmt::Display for PlanRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PlanRefusal::SharedResource(why) => f.write_str(why),
+            PlanRefusal::Partitions(e) => write!(f, "partitions: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for PlanRefusal {}
+
 /// The checks `tinct plan` and Python's `TaskSet.plan` make before
 /// planning `set` (read from `file`) with CATA, BFD or WFD, in their
 /// order: the algorithms can plan it ([`unsupported`]), and the budget

@@ -153,8 +153,8 @@ impl DramMap {
             .into(),
             machine: self.machine.clone(),
         };
-        // Strings, floats and lists of them: TOML always represents them.
-        comment_lines(header) + &toml::to_string(&raw).unwrap_or_default()
+        let text = toml::to_string(&raw).expect("strings, floats and lists of them are TOML");
+        comment_lines(header) + &text
     }
 }
 

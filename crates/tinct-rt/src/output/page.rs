@@ -184,7 +184,11 @@ fn plan(files: &RunFiles) -> Section {
             Cell::new(policy(t.policy)),
             Cell::new(a.map_or("—".into(), |a| partitions(&a.partitions))),
             Cell::new(a.map_or("—".into(), |a| ms(a.period_ns))),
-            Cell::new(opt_ms(a.map(|a| a.deadline_ns))),
+            // Without an analysis, the run's own (first phase's) deadline.
+            Cell::new(opt_ms(
+                a.map(|a| a.deadline_ns)
+                    .or_else(|| t.phases.first().and_then(|p| p.deadline_ns)),
+            )),
             Cell::new(opt_ms(t.bound.map(|b| b.wcet_ns))),
             Cell::new(a.map_or("—".into(), |a| ms(a.warmup_ns))),
             Cell::new(opt_ms(t.bound.and_then(|b| b.wcrt_nocint_ns))),
