@@ -14,6 +14,8 @@ use std::io::Write as _;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
+use tinct_mem::shim_config::summary::{REQUESTS_BY_STEP, STEP_NAMES};
+
 use crate::formatting::{list_or_any, mib, ms};
 use crate::heap::Heap;
 use crate::page_kinds::{Kind, MAPPED};
@@ -289,7 +291,7 @@ fn bank_lines(pid: u32, heap: &Heap, pages: &[PageNow]) -> String {
     let config = heap.config();
     let c = &heap.counters;
     let mut out = String::new();
-    let names = ["exact", "restricted", "unrestricted", "split"];
+    let names = STEP_NAMES;
     let requests: Vec<String> = names
         .iter()
         .zip(&c.requests_by_step)
@@ -324,8 +326,8 @@ fn bank_lines(pid: u32, heap: &Heap, pages: &[PageNow]) -> String {
     });
     let _ = writeln!(
         out,
-        "tinct-preload[{pid}]: banks {} controllers {} (bank mode {}): requests by Algorithm 1 \
-         step: {}; pages in use by step: {}",
+        "tinct-preload[{pid}]: banks {} controllers {} (bank mode {}): {REQUESTS_BY_STEP}: {}; \
+         pages in use by step: {}",
         list_or_any(config.banks.as_deref()),
         list_or_any(config.controllers.as_deref()),
         config.bank_mode.names(),
