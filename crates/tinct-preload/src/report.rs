@@ -124,16 +124,18 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
     let pid = std::process::id();
     let page = heap.page_size() as u64;
     let (pages, uncolored) = (&snapshot.pages, &snapshot.uncolored);
-    let (growth, method, rotation, dropped, mapping, unlocked) = heap.with_area(|area| {
-        (
-            area.stats(),
-            area.move_method(),
-            area.rotation().to_vec(),
-            area.dropped_colors().to_vec(),
-            area.spec().mapping.clone(),
-            area.unlocked_reason().map(str::to_string),
-        )
-    });
+    let (growth, method, rotation, dropped, mapping, unlocked, unverified) =
+        heap.with_area(|area| {
+            (
+                area.stats(),
+                area.move_method(),
+                area.rotation().to_vec(),
+                area.dropped_colors().to_vec(),
+                area.spec().mapping.clone(),
+                area.unlocked_reason().map(str::to_string),
+                area.unverified_reason().map(str::to_string),
+            )
+        });
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -192,6 +194,15 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
             out,
             "tinct-preload[{pid}]: WARNING: {reason}; unlocked pages can be swapped or migrated \
              out of their colours"
+        );
+    }
+    if let Some(reason) = &unverified {
+        let _ = writeln!(
+            out,
+            "tinct-preload[{pid}]: WARNING: {} area pages entered on the frame read when their \
+             segment was populated, not read again right before they moved ({reason}): their \
+             colour is only as sure as that reading",
+            growth.unverified_pages,
         );
     }
     if let Some(error) = heap.grow_error() {
