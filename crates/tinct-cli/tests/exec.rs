@@ -4,12 +4,9 @@
 
 mod common;
 
-#[path = "../../tinct-preload/tests/common/summary.rs"]
-mod shim_summary;
-
 use common::{assert_exits_saying, shim, stderr, tinct, write};
-use shim_summary::requests_by_step;
 use std::path::PathBuf;
+use tinct_mem::shim_config::summary::requests_by_step;
 use tinct_sys::testing::privileged_or_skip;
 
 /// `tinct exec ARGS`, with the shim embedded in the binary or next to it
@@ -438,9 +435,12 @@ fn every_bank_mode_reaches_the_shim_and_falls_back_by_its_step() {
         let text = stderr(&output);
         assert!(output.status.success(), "{mode}: {text}");
         assert_eq!(output.stdout, plain.stdout, "{mode}: results differ");
-        assert!(requests_by_step(&text, "exact") > 0, "{mode}: {text}");
         assert!(
-            requests_by_step(&text, mode) > 0,
+            requests_by_step(&text, "exact").unwrap() > 0,
+            "{mode}: {text}"
+        );
+        assert!(
+            requests_by_step(&text, mode).unwrap() > 0,
             "{mode}: nothing fell back:\n{text}"
         );
         assert!(text.contains(&format!("bank mode {mode}")), "{text}");
@@ -449,7 +449,7 @@ fn every_bank_mode_reaches_the_shim_and_falls_back_by_its_step() {
     let text = stderr(&exact);
     assert!(!exact.status.success(), "exact must run out: {text}");
     assert_eq!(
-        requests_by_step(&text, "restricted") + requests_by_step(&text, "split"),
+        requests_by_step(&text, "restricted").unwrap() + requests_by_step(&text, "split").unwrap(),
         0,
         "{text}"
     );

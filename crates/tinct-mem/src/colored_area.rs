@@ -51,9 +51,17 @@
 //! migration). So segments are `MADV_NOHUGEPAGE` once populated, and the
 //! frames of the pages about to enter are read again right before they
 //! move: a page found on another frame is filed again by that frame
-//! (another colour's spares, the reserve, or given back). Every page
-//! enters on the frame it has then, and the area records that frame; a
-//! move after that is the after-the-fact check's ([`crate::FrameDrift`]).
+//! (another colour's spares, the reserve, or given back;
+//! [`GrowthStats::refiled_pages`] counts them), and only pages found on
+//! the frame they were filed with move in. Rows are made up again and
+//! read again a few times at most; spares still moving then wait for the
+//! next growth, and a reserve growth stops short. Every page enters on
+//! the frame it has then, and the area records that frame; a move after
+//! that is the after-the-fact check's ([`crate::FrameDrift`]). Should
+//! pagemap, readable when the segment was populated, fail at that moment,
+//! the pages enter on the frame read then rather than fail the
+//! allocation, and [`GrowthStats::unverified_pages`] and
+//! [`ColoredArea::unverified_reason`] say so.
 //! When the kernel refuses a lock (RLIMIT_MEMLOCK), [`Locking::IfAllowed`]
 //! keeps growing unlocked and [`ColoredArea::unlocked_reason`] says from
 //! which page on.
@@ -135,7 +143,21 @@ pub struct GrowthStats {
     pub spare_pages: u64,
     /// Pages kept for Algorithm 1's fallbacks.
     pub reserve_pages: u64,
+    /// Waiting pages (spares, reserve pages) found on another frame than
+    /// they were filed with when read again before entering the area, and
+    /// filed again by the frame they had then (see the module
+    /// documentation, "Locking").
+    pub refiled_pages: u64,
+    /// Pages that entered the area on the frame read when their segment
+    /// was populated, not read again right before they moved: pagemap
+    /// could not be read then ([`ColoredArea::unverified_reason`] says
+    /// why). Their colour is as sure as that first reading.
+    pub unverified_pages: u64,
 }
+
+/// How the frames of pages about to enter the area are read again
+/// (`None`: not present), in the order of the addresses given.
+type FramesNow = fn(&ColoredArea, &[usize]) -> Result<Vec<Option<u64>>, MemError>;
 
 /// A page waiting outside the area: where it is and its frame.
 #[derive(Debug, Clone, Copy)]
@@ -178,6 +200,13 @@ pub struct ColoredArea {
     /// Every segment populated (start, bytes): their pages of other
     /// colours stay mapped, lazily freed (see `release_pages`).
     segments: Vec<(usize, usize)>,
+    /// Reads the frames of waiting pages again right before they enter:
+    /// `ColoredArea::frames_now` (pagemap); tests put in one that fails,
+    /// or that finds pages moved.
+    reread: FramesNow,
+    /// Why some pages entered without their frame read again (the first
+    /// pagemap error at that point), see `GrowthStats::unverified_pages`.
+    unverified: Option<String>,
 }
 
 // SAFETY: the area is address space owned by this value; its pages are
@@ -270,6 +299,8 @@ impl ColoredArea {
             unlocked,
             unwanted: Vec::new(),
             segments: Vec::new(),
+            reread: Self::frames_now,
+            unverified: None,
         })
     }
 
@@ -376,6 +407,14 @@ impl ColoredArea {
         self.unlocked.as_deref()
     }
 
+    /// Why some area pages entered on the frame read when their segment
+    /// was populated, without it being read again right before they moved
+    /// (`None`: every page's frame was read again;
+    /// [`GrowthStats::unverified_pages`] counts them).
+    pub fn unverified_reason(&self) -> Option<&str> {
+        self.unverified.as_deref()
+    }
+
     /// True once the budget is spent (only reserve fallbacks can still
     /// add pages).
     pub fn budget_spent(&self) -> bool {
@@ -390,8 +429,10 @@ impl ColoredArea {
 
     /// Adds at least `pages` pages to the area, populating segments within
     /// the budget and then, with fallback modes, taking reserve pages per
-    /// chandru-mueller Algorithm 1. Returns the pages added (fewer than
-    /// asked, possibly 0, when the budget and the reserve are spent).
+    /// chandru-mueller Algorithm 1. Returns the pages added: fewer than
+    /// asked, possibly 0, when the budget and the reserve are spent, or
+    /// when the kernel moved every reserve page granted, again and again,
+    /// before it could enter (they wait for the next growth).
     pub fn grow(&mut self, pages: usize) -> Result<usize, MemError> {
         let started = Instant::now();
         let before = self.pages();
@@ -418,7 +459,13 @@ impl ColoredArea {
         while self.pages() < target && self.pages() < self.max_pages {
             if !self.budget_spent() {
                 self.populate_segment(target - self.pages())?;
-            } else if !self.take_from_reserve()? {
+            } else if self.move_rows()? == 0
+                && self.take_from_reserve()? == 0
+                && self.move_rows()? == 0
+            {
+                // Rows first: spares `move_rows` held back, or rows made
+                // by reserve pages filed again as spares (last, once the
+                // reserve gives nothing), enter before fallbacks.
                 break;
             }
         }
@@ -484,7 +531,7 @@ impl ColoredArea {
         for (index, &frame) in frames.iter().enumerate() {
             self.file_page(segment.start + index * self.page_size, frame)?;
         }
-        self.move_rows()
+        self.move_rows().map(|_| ())
     }
 
     /// Files a page waiting outside the area by its frame: a spare of its
@@ -537,24 +584,64 @@ impl ColoredArea {
         Ok(now)
     }
 
-    /// Reads again the frames of the spares that the next `rows` rows
-    /// would move in, and files again (by the frame they have now) those
-    /// the kernel moved since their frame was read; returns how many.
-    fn refile_moved_spares(&mut self, rows: usize) -> Result<usize, MemError> {
+    /// The frames of `pages` now, read again right before they enter the
+    /// area (`None`: not present); in uncoloured running their recorded
+    /// virtual page numbers (nothing to read again). An error means
+    /// pagemap could not be read: the caller decides what enters.
+    fn frames_again(&self, pages: &[Outside]) -> Result<Vec<Option<u64>>, MemError> {
         if self.uncolored.is_some() {
-            // Virtual page numbers, not frames: nothing to read again.
-            return Ok(0);
+            return Ok(pages.iter().map(|p| Some(p.frame)).collect());
         }
-        let addresses: Vec<usize> = self
+        let addresses: Vec<usize> = pages.iter().map(|p| p.address).collect();
+        (self.reread)(self, &addresses)
+    }
+
+    /// Notes that `pages` pages enter on the frame read when their segment
+    /// was populated, because reading it again failed with `error`.
+    fn note_unverified(&mut self, pages: usize, error: &MemError) {
+        self.stats.unverified_pages = self.stats.unverified_pages.saturating_add(pages as u64);
+        self.unverified
+            .get_or_insert_with(|| format!("reading /proc/self/pagemap again failed: {error}"));
+    }
+
+    /// Files again a waiting page the kernel moved, by the frame it has
+    /// now (`None`: not present, given back).
+    fn refile(&mut self, address: usize, frame_now: Option<u64>) -> Result<(), MemError> {
+        self.stats.refiled_pages += 1;
+        match frame_now {
+            Some(frame) => self.file_page(address, frame),
+            None => {
+                self.unwanted.push(address);
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads again the frames of the spares that the next `rows` rows
+    /// would move in, files again (by the frame they have now) those the
+    /// kernel moved since their frame was read, and returns how many rows
+    /// from the front of the spares hold their frames: all `rows` when
+    /// pagemap could not be read (they enter unverified, counted).
+    fn refile_moved_spares(&mut self, rows: usize) -> Result<usize, MemError> {
+        let pages: Vec<Outside> = self
             .rotation
             .iter()
-            .flat_map(|&c| self.spares[c as usize].iter().take(rows).map(|p| p.address))
+            .flat_map(|&c| self.spares[c as usize].iter().take(rows).copied())
             .collect();
-        let now = self.frames_now(&addresses)?;
+        let now = match self.frames_again(&pages) {
+            Ok(now) => now,
+            Err(error) => {
+                self.note_unverified(pages.len(), &error);
+                return Ok(rows);
+            }
+        };
         let mut moved: Vec<(usize, Option<u64>)> = Vec::new();
+        let mut verified = rows;
         let mut next = 0;
         for position in 0..self.rotation.len() {
             let spares = &mut self.spares[self.rotation[position] as usize];
+            // The spares that held stay at the front, in order; the moved
+            // ones leave (filed again below, at the back of a queue).
             let mut kept = 0;
             for _ in 0..rows {
                 let frame_now = now[next];
@@ -566,14 +653,12 @@ impl ColoredArea {
                     moved.push((page.address, frame_now));
                 }
             }
+            verified = verified.min(kept);
         }
-        for &(address, frame_now) in &moved {
-            match frame_now {
-                Some(frame) => self.file_page(address, frame)?,
-                None => self.unwanted.push(address),
-            }
+        for (address, frame_now) in moved {
+            self.refile(address, frame_now)?;
         }
-        Ok(moved.len())
+        Ok(verified)
     }
 
     /// Complete rows the spares can give (one spare of every rotation
@@ -634,18 +719,31 @@ impl ColoredArea {
 
     /// Moves complete rows (one spare of every rotation colour, in colour
     /// order) to the end of the area, each page on the frame it has now
-    /// (see the module documentation, "Locking").
-    fn move_rows(&mut self) -> Result<(), MemError> {
-        let mut rows = self.complete_rows();
-        // Until the pages of the rows all hold the frames they were filed
-        // with (re-filing changes the rows); bounded, as the kernel could
-        // in theory move pages as fast as they are read.
+    /// (see the module documentation, "Locking"), and returns the pages
+    /// moved in. Only rows whose every page was just found on its filed
+    /// frame move: the rows are read again, the pages the kernel moved are
+    /// filed again, the rows that held move in, and the rows made up anew
+    /// are read again, at most `MAX_REFILE_ROUNDS` times (the kernel could
+    /// in theory move pages as fast as they are read). Spares not found
+    /// still by then wait for the next growth, to be read again.
+    fn move_rows(&mut self) -> Result<usize, MemError> {
+        let before = self.pages();
         for _ in 0..MAX_REFILE_ROUNDS {
-            if rows == 0 || self.refile_moved_spares(rows)? == 0 {
+            let rows = self.complete_rows();
+            if rows == 0 {
                 break;
             }
-            rows = self.complete_rows();
+            let verified = self.refile_moved_spares(rows)?;
+            self.append_rows(verified)?;
+            if verified == rows {
+                break;
+            }
         }
+        Ok(self.pages() - before)
+    }
+
+    /// Moves the first `rows` rows of spares into the area.
+    fn append_rows(&mut self, rows: usize) -> Result<(), MemError> {
         if rows == 0 {
             return Ok(());
         }
@@ -661,12 +759,57 @@ impl ColoredArea {
         self.append(&incoming)
     }
 
-    /// One page from the reserve by chandru-mueller Algorithm 1 (the next
-    /// requested (controller, bank) round robin, with the spec's fallback
-    /// modes); false if there is none.
-    fn take_from_reserve(&mut self) -> Result<bool, MemError> {
+    /// One page from the reserve by chandru-mueller Algorithm 1 (see
+    /// `grant_from_reserve`), on the frame it has now; returns the pages
+    /// added, 0 if the reserve has none.
+    ///
+    /// The granted page's frame is read again first (see "Locking"). A
+    /// page the kernel moved is filed again by its new frame, and so is
+    /// every free reserve page the kernel moved (one moved page means the
+    /// kernel went through its segment: compaction, or khugepaged
+    /// collapsing it), and another page is granted; at most
+    /// `MAX_REFILE_ROUNDS` times, then 0 (the pages wait for the next
+    /// growth). When pagemap cannot be read, the page enters on its filed
+    /// frame, counted in [`GrowthStats::unverified_pages`].
+    fn take_from_reserve(&mut self) -> Result<usize, MemError> {
+        for _ in 0..MAX_REFILE_ROUNDS {
+            let Some(incoming) = self.grant_from_reserve()? else {
+                return Ok(0);
+            };
+            let pages: Vec<Outside> = incoming.iter().map(|&(page, _)| page).collect();
+            let held = match self.frames_again(&pages) {
+                Ok(now) => {
+                    let mut held = Vec::with_capacity(incoming.len());
+                    for ((page, step), frame_now) in incoming.into_iter().zip(now) {
+                        if frame_now == Some(page.frame) {
+                            held.push((page, step));
+                        } else {
+                            self.refile(page.address, frame_now)?;
+                        }
+                    }
+                    held
+                }
+                Err(error) => {
+                    self.note_unverified(incoming.len(), &error);
+                    incoming
+                }
+            };
+            if !held.is_empty() {
+                self.append(&held)?;
+                return Ok(held.len());
+            }
+            self.refile_moved_reserve()?;
+        }
+        Ok(0)
+    }
+
+    /// Pages granted by chandru-mueller Algorithm 1 from the reserve (the
+    /// next requested (controller, bank) round robin, with the spec's
+    /// fallback modes), with the step that served them; `None` if there is
+    /// none.
+    fn grant_from_reserve(&mut self) -> Result<Option<Vec<(Outside, Step)>>, MemError> {
         let Some(reserve) = &mut self.reserve else {
-            return Ok(false);
+            return Ok(None);
         };
         let mapping = &self.spec.mapping;
         let controllers: Vec<u32> = self
@@ -689,36 +832,54 @@ impl ColoredArea {
         };
         let grant = match reserve.book.alloc_bank_aware(request) {
             Ok(grant) => grant,
-            Err(MemError::Exhausted(_)) => return Ok(false),
+            Err(MemError::Exhausted(_)) => return Ok(None),
             Err(error) => return Err(error),
         };
-        let mut incoming: Vec<(Outside, Step)> = (grant.first.0..grant.first.0 + grant.pages)
-            .map(|page| {
-                let page = PageId(page);
-                let outside = Outside {
-                    address: reserve.addresses[page.index()],
-                    frame: reserve.book.frame(page),
+        Ok(Some(
+            (grant.first.0..grant.first.0 + grant.pages)
+                .map(|page| {
+                    let page = PageId(page);
+                    let outside = Outside {
+                        address: reserve.addresses[page.index()],
+                        frame: reserve.book.frame(page),
+                    };
+                    (outside, grant.step)
+                })
+                .collect(),
+        ))
+    }
+
+    /// Reads again the frames of every free reserve page and files again
+    /// (by the frame it has now) each one the kernel moved: it leaves the
+    /// book (retired) and comes back under a new page id if its new frame
+    /// is a reserve frame. Nothing changes when pagemap cannot be read.
+    fn refile_moved_reserve(&mut self) -> Result<(), MemError> {
+        let Some(reserve) = &self.reserve else {
+            return Ok(());
+        };
+        let (ids, pages): (Vec<PageId>, Vec<Outside>) = (0..reserve.book.pages())
+            .map(|index| PageId(index as u32))
+            .filter(|&id| !reserve.book.is_used(id))
+            .map(|id| {
+                let page = Outside {
+                    address: reserve.addresses[id.index()],
+                    frame: reserve.book.frame(id),
                 };
-                (outside, grant.step)
+                (id, page)
             })
-            .collect();
-        if self.uncolored.is_none() {
-            // A reserve page the kernel moved while it waited is filed
-            // again by the frame it has now (see "Locking").
-            let addresses: Vec<usize> = incoming.iter().map(|(o, _)| o.address).collect();
-            let now = self.frames_now(&addresses)?;
-            let mut held = Vec::with_capacity(incoming.len());
-            for ((outside, step), frame_now) in incoming.into_iter().zip(now) {
-                match frame_now {
-                    Some(frame) if frame == outside.frame => held.push((outside, step)),
-                    Some(frame) => self.file_page(outside.address, frame)?,
-                    None => self.unwanted.push(outside.address),
+            .unzip();
+        let Ok(now) = self.frames_again(&pages) else {
+            return Ok(());
+        };
+        for ((id, page), frame_now) in ids.into_iter().zip(pages).zip(now) {
+            if frame_now != Some(page.frame) {
+                if let Some(reserve) = &mut self.reserve {
+                    reserve.book.retire(id)?;
                 }
+                self.refile(page.address, frame_now)?;
             }
-            incoming = held;
         }
-        self.append(&incoming)?;
-        Ok(true)
+        Ok(())
     }
 
     /// Moves `incoming` pages, in order, to the end of the area.
@@ -923,6 +1084,7 @@ mod tests {
     use super::*;
     use crate::locking::is_locked;
     use crate::mapping::XorFunctions;
+    use std::cell::Cell;
 
     fn spec(colors: Vec<u32>, budget: u64) -> AreaSpec {
         AreaSpec {
@@ -1138,6 +1300,256 @@ mod tests {
                 "pages entered on other frames than recorded ({moved} moved while waiting)"
             );
         }
+    }
+
+    /// `spec` with two DRAM banks (address bit 15, frame bit 3), bank 0
+    /// requested, with every fallback: pages of the requested colours in
+    /// bank 1 wait in the reserve.
+    fn banked_spec(colors: Vec<u32>, budget: u64) -> AreaSpec {
+        AreaSpec {
+            mapping: AddressMapping::new(
+                rustix::param::page_size() as u64,
+                XorFunctions::from_bits(&[12, 13, 14]).unwrap(),
+                XorFunctions::from_bits(&[15]).unwrap(),
+                XorFunctions::none(),
+            )
+            .unwrap(),
+            banks: Some(vec![0]),
+            modes: Modes::ALL,
+            ..spec(colors, budget)
+        }
+    }
+
+    /// How [`moving_frames`] pretends the kernel moves waiting pages.
+    #[derive(Debug, Clone, Copy)]
+    enum Moves {
+        /// No page moves.
+        Still,
+        /// The page at this address reads another frame (of its colour and
+        /// bank) at every reading.
+        Restless(usize),
+        /// Every page reads another frame at every reading.
+        AllRestless,
+        /// Every page moved once, within its colour and bank: each reads
+        /// one other frame from now on.
+        AllOnce,
+        /// Every page moved once, to a frame of its colour in bank 0 (of
+        /// [`banked_spec`]).
+        AllToBankZero,
+    }
+
+    thread_local! {
+        /// The moves [`moving_frames`] pretends, and its readings so far.
+        static MOVES: Cell<(Moves, u64)> = const { Cell::new((Moves::Still, 0)) };
+    }
+
+    /// Pagemap's frames, with the pages moved as [`MOVES`] says (frame bits
+    /// 9 and up change neither colour nor bank; frame bit 3 is the bank).
+    fn moving_frames(
+        area: &ColoredArea,
+        addresses: &[usize],
+    ) -> Result<Vec<Option<u64>>, MemError> {
+        let mut now = area.frames_now(addresses)?;
+        let (moves, readings) = MOVES.get();
+        MOVES.set((moves, readings + 1));
+        let restless = (readings + 1) << 10;
+        for (&address, frame) in addresses.iter().zip(&mut now) {
+            let change = match moves {
+                Moves::Still => 0,
+                Moves::Restless(page) if page == address => restless,
+                Moves::Restless(_) => 0,
+                Moves::AllRestless => restless,
+                Moves::AllOnce => 1 << 9,
+                Moves::AllToBankZero => frame.map_or(0, |f| f & (1 << 3)),
+            };
+            *frame = frame.map(|f| f ^ change);
+        }
+        Ok(now)
+    }
+
+    /// A pagemap that cannot be read.
+    fn failing_frames(_: &ColoredArea, _: &[usize]) -> Result<Vec<Option<u64>>, MemError> {
+        Err(MemError::Os {
+            call: "pread(/proc/self/pagemap) (test)".into(),
+            source: std::io::Error::from_raw_os_error(libc::EIO),
+        })
+    }
+
+    fn assert_rotation(area: &ColoredArea, colors: &[u32]) {
+        for index in 0..area.pages() {
+            assert_eq!(
+                area.class(index).color,
+                colors[index % colors.len()],
+                "page {index} breaks the rotation"
+            );
+        }
+    }
+
+    #[test]
+    fn spares_that_keep_moving_wait_and_only_rows_found_still_enter() {
+        let colors = vec![0, 2, 4, 6];
+        let mut area = ColoredArea::new(spec(colors.clone(), 32 << 20)).unwrap();
+        area.grow(1).unwrap();
+        if area.uncolored_reason().is_some() {
+            return; // no frames to read again without CAP_SYS_ADMIN
+        }
+        file_a_segment(&mut area, 2 << 20);
+        const ROWS: usize = 8;
+        for &color in &colors {
+            let spares = &mut area.spares[color as usize];
+            assert!(
+                spares.len() >= ROWS,
+                "{} spares of color {color}",
+                spares.len()
+            );
+            spares.truncate(ROWS);
+        }
+        // The first spare of colour 0 is on another frame at every reading:
+        // the rows it is not in enter, it never does.
+        let restless = area.spares[0][0].address;
+        let real = area.frames_now(&[restless]).unwrap()[0];
+        MOVES.set((Moves::Restless(restless), 0));
+        area.reread = moving_frames;
+        let (before, stats) = (area.pages(), area.stats());
+        let entered = area.move_rows().unwrap();
+        assert_eq!(
+            entered,
+            (ROWS - 1) * colors.len(),
+            "the rows that held enter"
+        );
+        assert_eq!(area.pages(), before + entered);
+        assert_eq!(
+            area.stats().refiled_pages - stats.refiled_pages,
+            MAX_REFILE_ROUNDS as u64,
+            "filed again at every round, then left waiting"
+        );
+        assert!(
+            area.spares[0].iter().any(|p| p.address == restless),
+            "the page never found on its frame waits as a spare"
+        );
+        assert_eq!(area.stats().unverified_pages, 0);
+        assert_rotation(&area, &colors);
+        // Once it holds still, it enters with the next row, on the frame
+        // it has then (not the one it was last filed with).
+        MOVES.set((Moves::Still, 0));
+        assert_eq!(area.move_rows().unwrap(), colors.len());
+        assert_eq!(Some(area.frame(area.pages() - colors.len())), real);
+        assert_rotation(&area, &colors);
+    }
+
+    #[test]
+    fn a_reserve_page_the_kernel_keeps_moving_stops_the_growth_short_not_endless() {
+        let colors = vec![1, 4, 6];
+        let mut area = ColoredArea::new(banked_spec(colors.clone(), 2 << 20)).unwrap();
+        area.grow(1).unwrap();
+        if area.uncolored_reason().is_some() {
+            return;
+        }
+        assert!(area.budget_spent(), "one segment spends a 2 MiB budget");
+        let (pages, stats) = (area.pages(), area.stats());
+        assert!(stats.reserve_pages >= 8, "{stats:?}");
+        // Every granted page, and every page of the reserve read again
+        // with it, is on another frame at every reading: a few rounds, then
+        // the growth returns short (it used to take grant after grant).
+        MOVES.set((Moves::AllRestless, 0));
+        area.reread = moving_frames;
+        assert_eq!(area.grow(3).unwrap(), 0, "no page held its frame");
+        assert_eq!(area.pages(), pages);
+        assert_eq!(
+            area.stats().reserve_pages,
+            stats.reserve_pages,
+            "the moved pages wait in the reserve, filed by their last frame"
+        );
+        assert_eq!(
+            area.stats().refiled_pages - stats.refiled_pages,
+            MAX_REFILE_ROUNDS as u64 * (stats.reserve_pages + 1),
+            "each round: the granted page, then every free reserve page"
+        );
+        // Moved once and still since (compaction went through the segment
+        // once): the reserve is read again whole once, and the growth gets
+        // what it asked for, each page on the frame it has now.
+        MOVES.set((Moves::AllOnce, 0));
+        let refiled = area.stats().refiled_pages;
+        assert_eq!(area.grow(3).unwrap(), 3);
+        assert_eq!(
+            area.stats().refiled_pages - refiled,
+            stats.reserve_pages,
+            "every free reserve page filed again once"
+        );
+        assert_eq!(area.stats().reserve_pages, stats.reserve_pages - 3);
+        let now = area.frames_now(&[area.page_address(pages)]).unwrap()[0];
+        assert_eq!(
+            Some(area.frame(pages) ^ (1 << 9)),
+            now,
+            "entered with the frame the reading gave"
+        );
+        for index in pages..area.pages() {
+            assert_ne!(area.step(index), Step::Exact, "a fallback page");
+            assert!(colors.contains(&area.class(index).color));
+        }
+        assert_eq!(area.stats().unverified_pages, 0);
+    }
+
+    #[test]
+    fn reserve_pages_moved_into_the_requested_banks_enter_as_rows() {
+        let colors = vec![1, 4, 6];
+        let mut area = ColoredArea::new(banked_spec(colors.clone(), 2 << 20)).unwrap();
+        area.grow(1).unwrap();
+        if area.uncolored_reason().is_some() {
+            return;
+        }
+        assert!(area.budget_spent());
+        let (pages, stats) = (area.pages(), area.stats());
+        // Every reserve page now lies in bank 0: each is filed again as a
+        // spare, and once the reserve is empty, the rows they make enter
+        // (before, they waited for a segment the spent budget never gave).
+        MOVES.set((Moves::AllToBankZero, 0));
+        area.reread = moving_frames;
+        let added = area.grow(3).unwrap();
+        assert!(added >= 3, "{added} pages added");
+        assert_eq!(added % colors.len(), 0, "whole rows");
+        assert_eq!(area.stats().reserve_pages, 0);
+        assert_eq!(
+            area.stats().refiled_pages - stats.refiled_pages,
+            stats.reserve_pages
+        );
+        for index in pages..area.pages() {
+            assert_eq!(area.step(index), Step::Exact);
+            assert_eq!(area.class(index).bank, 0);
+        }
+        assert_rotation(&area, &colors);
+    }
+
+    #[test]
+    fn a_failed_pagemap_read_lets_pages_enter_on_their_first_frame_and_says_so() {
+        let colors = vec![1, 4, 6];
+        let mut area = ColoredArea::new(banked_spec(colors.clone(), 2 << 20)).unwrap();
+        area.reread = failing_frames;
+        // Rows of spares: the growth works (it used to fail).
+        let added = area.grow(1).unwrap();
+        assert!(added >= 1);
+        if area.uncolored_reason().is_some() {
+            // Nothing is read again without frames.
+            assert_eq!(area.stats().unverified_pages, 0);
+            assert_eq!(area.unverified_reason(), None);
+            return;
+        }
+        assert_eq!(area.stats().unverified_pages, area.pages() as u64);
+        let reason = area.unverified_reason().expect("a reason");
+        assert!(
+            reason.contains("pagemap") && reason.contains("Input/output error"),
+            "{reason}"
+        );
+        assert_rotation(&area, &colors);
+        // A reserve page: the same.
+        assert!(area.budget_spent());
+        assert_eq!(area.grow(2).unwrap(), 2);
+        assert_eq!(area.stats().unverified_pages, area.pages() as u64);
+        // Pagemap readable again: pages are verified again.
+        area.reread = ColoredArea::frames_now;
+        let unverified = area.stats().unverified_pages;
+        assert_eq!(area.grow(2).unwrap(), 2);
+        assert_eq!(area.stats().unverified_pages, unverified);
     }
 
     #[test]

@@ -8,7 +8,10 @@
 //! The shim is injected into arbitrary programs, so this module (like all
 //! of tinct-mem) pulls in no file-format or random-number crates; that is
 //! why it has its own exact size reader ([`parse_size`]) instead of
-//! tinct-core's.
+//! tinct-core's. What the shim prints at exit, and how to read it back:
+//! [`summary`].
+
+pub mod summary;
 
 use std::ffi::CStr;
 use std::path::{Path, PathBuf};
@@ -95,7 +98,8 @@ pub const FORK_KEEP: &str = "TINCT_FORK_KEEP";
 /// `TINCT_STRICT=1`: a full pool fails the allocation (ENOMEM) instead of
 /// falling back to uncolored memory.
 pub const STRICT: &str = "TINCT_STRICT";
-/// `TINCT_STATS=1`: print a summary on stderr at exit.
+/// `TINCT_STATS=1`: print a summary on stderr at exit ([`summary`] reads
+/// its lines).
 pub const STATS: &str = "TINCT_STATS";
 /// `TINCT_ALLOW_UNCOLORED=1`: run even when frame numbers are unreadable.
 pub const ALLOW_UNCOLORED: &str = "TINCT_ALLOW_UNCOLORED";

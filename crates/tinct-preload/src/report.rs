@@ -14,6 +14,8 @@ use std::io::Write as _;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 
+use tinct_mem::shim_config::summary::{REQUESTS_BY_STEP, STEP_NAMES};
+
 use crate::formatting::{list_or_any, mib, ms};
 use crate::heap::Heap;
 use crate::page_kinds::{Kind, MAPPED};
@@ -122,16 +124,18 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
     let pid = std::process::id();
     let page = heap.page_size() as u64;
     let (pages, uncolored) = (&snapshot.pages, &snapshot.uncolored);
-    let (growth, method, rotation, dropped, mapping, unlocked) = heap.with_area(|area| {
-        (
-            area.stats(),
-            area.move_method(),
-            area.rotation().to_vec(),
-            area.dropped_colors().to_vec(),
-            area.spec().mapping.clone(),
-            area.unlocked_reason().map(str::to_string),
-        )
-    });
+    let (growth, method, rotation, dropped, mapping, unlocked, unverified) =
+        heap.with_area(|area| {
+            (
+                area.stats(),
+                area.move_method(),
+                area.rotation().to_vec(),
+                area.dropped_colors().to_vec(),
+                area.spec().mapping.clone(),
+                area.unlocked_reason().map(str::to_string),
+                area.unverified_reason().map(str::to_string),
+            )
+        });
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -190,6 +194,15 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
             out,
             "tinct-preload[{pid}]: WARNING: {reason}; unlocked pages can be swapped or migrated \
              out of their colours"
+        );
+    }
+    if let Some(reason) = &unverified {
+        let _ = writeln!(
+            out,
+            "tinct-preload[{pid}]: WARNING: {} area pages entered on the frame read when their \
+             segment was populated, not read again right before they moved ({reason}): their \
+             colour is only as sure as that reading",
+            growth.unverified_pages,
         );
     }
     if let Some(error) = heap.grow_error() {
@@ -289,7 +302,7 @@ fn bank_lines(pid: u32, heap: &Heap, pages: &[PageNow]) -> String {
     let config = heap.config();
     let c = &heap.counters;
     let mut out = String::new();
-    let names = ["exact", "restricted", "unrestricted", "split"];
+    let names = STEP_NAMES;
     let requests: Vec<String> = names
         .iter()
         .zip(&c.requests_by_step)
@@ -324,8 +337,8 @@ fn bank_lines(pid: u32, heap: &Heap, pages: &[PageNow]) -> String {
     });
     let _ = writeln!(
         out,
-        "tinct-preload[{pid}]: banks {} controllers {} (bank mode {}): requests by Algorithm 1 \
-         step: {}; pages in use by step: {}",
+        "tinct-preload[{pid}]: banks {} controllers {} (bank mode {}): {REQUESTS_BY_STEP}: {}; \
+         pages in use by step: {}",
         list_or_any(config.banks.as_deref()),
         list_or_any(config.controllers.as_deref()),
         config.bank_mode.names(),

@@ -11,10 +11,10 @@ mod common;
 
 use std::process::{Command, Output};
 
-use common::summary::requests_by_step;
 use common::{
     compile_c, half_of_the_colors, run_plain, run_under_shim, run_with_page_report, shim, with_args,
 };
+use tinct_mem::shim_config::summary::requests_by_step;
 use tinct_sys::testing::privileged_or_skip;
 
 /// The synthetic bank functions: address bits 13 and 14.
@@ -197,9 +197,12 @@ fn each_bank_mode_falls_back_where_algorithm_1_says() {
         let checked = run_with_page_report(command(), None, &all_colors, "48MiB", &env(mode));
         assert_eq!(checked.stdout, plain.stdout, "{mode}: results differ");
         let stderr = &checked.stderr;
-        assert!(requests_by_step(stderr, "exact") > 0, "{mode}: {stderr}");
         assert!(
-            requests_by_step(stderr, mode) > 0,
+            requests_by_step(stderr, "exact").unwrap() > 0,
+            "{mode}: {stderr}"
+        );
+        assert!(
+            requests_by_step(stderr, mode).unwrap() > 0,
             "{mode}: no request fell back:\n{stderr}"
         );
         for other in ["restricted", "unrestricted", "split"]
@@ -207,7 +210,7 @@ fn each_bank_mode_falls_back_where_algorithm_1_says() {
             .filter(|&&o| o != mode)
         {
             assert_eq!(
-                requests_by_step(stderr, other),
+                requests_by_step(stderr, other).unwrap(),
                 0,
                 "{mode}: {other} served:\n{stderr}"
             );
@@ -241,7 +244,7 @@ fn each_bank_mode_falls_back_where_algorithm_1_says() {
     );
     let stderr = String::from_utf8_lossy(&exact.stderr);
     assert!(
-        requests_by_step(&stderr, "restricted") == 0 && stderr.contains("failed (strict)"),
+        requests_by_step(&stderr, "restricted").unwrap() == 0 && stderr.contains("failed (strict)"),
         "{stderr}"
     );
 }

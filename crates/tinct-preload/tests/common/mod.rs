@@ -12,8 +12,6 @@
 
 #![allow(dead_code)]
 
-pub mod summary;
-
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
