@@ -3,7 +3,10 @@
 
 mod common;
 
-use common::{Exits, analyze_json, example, fixture, json_stdout, stderr, stdout, tinct, write};
+use common::{
+    Exits, analyze_json, assert_exits_saying, example, fixture, json_stdout, stderr, stdout, tinct,
+    write,
+};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Output;
@@ -428,38 +431,30 @@ fn static_placement_writes_pinned_cores() {
     assert!(text.contains("--placement static"), "{text}");
     assert!(text.contains("cache_domains = [[0, 1], [2, 3]]"), "{text}");
     assert!(text.contains("trigger = \"data\""), "{text}");
+    let with_bound = |bound: &str| {
+        tinct()
+            .args([
+                "plan",
+                "--placement",
+                "static",
+                "--utilization-bound",
+                bound,
+            ])
+            .arg(example("pipeline.toml"))
+            .output()
+            .unwrap()
+    };
     // A wave alone (1.5 ms every 10 ms) is above a bound of 0.1: no placement.
-    let out = tinct()
-        .args([
-            "plan",
-            "--placement",
-            "static",
-            "--utilization-bound",
-            "0.1",
-        ])
-        .arg(example("pipeline.toml"))
-        .exits(1);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("no placement found"), "{err}");
+    assert_exits_saying(&with_bound("0.1"), 1, "no placement found");
+    // A bound that is not above 0 is bad input, named.
+    assert_exits_saying(
+        &with_bound("NaN"),
+        2,
+        "--utilization-bound: expected a number above 0, found NaN",
+    );
     // --placement and --algorithm do not mix.
     tinct()
         .args(["plan", "--placement", "static", "--algorithm", "bfd"])
         .arg(example("pipeline.toml"))
         .exits(2);
-    // A bound that is not above 0 is bad input, named.
-    let out = tinct()
-        .args([
-            "plan",
-            "--placement",
-            "static",
-            "--utilization-bound",
-            "NaN",
-        ])
-        .arg(example("pipeline.toml"))
-        .exits(2);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--utilization-bound: expected a number above 0, found NaN"),
-        "{err}"
-    );
 }
