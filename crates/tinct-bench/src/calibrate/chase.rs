@@ -16,6 +16,7 @@
 //! 512 times as much memory, so the 4 KiB minus huge-page latency is the
 //! TLB effect measured the other way round.
 
+use crate::pinned_threads::nanos;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -129,7 +130,7 @@ impl ChaseBuffer {
         for _ in 0..steps {
             line = words[line * WORDS_PER_LINE] as usize;
         }
-        let elapsed = start.elapsed().as_nanos() as u64;
+        let elapsed = nanos(start.elapsed());
         self.position = std::hint::black_box(line);
         elapsed
     }

@@ -2,6 +2,7 @@
 //! bandwidth's read and write passes are [`crate::harness::memory_pass`]'s.
 
 use super::chase::LINE_BYTES;
+use crate::pinned_threads::nanos;
 use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use rand_chacha::ChaCha8Rng;
@@ -53,7 +54,7 @@ impl PartitionBuffer {
                 sum = sum.wrapping_add(self.words[base + line * WORDS_PER_LINE]);
             }
         }
-        let elapsed = start.elapsed().as_nanos() as u64;
+        let elapsed = nanos(start.elapsed());
         std::hint::black_box(sum);
         elapsed
     }

@@ -3,6 +3,7 @@
 //! wipe), and the aggressor's sweep of one word per cache line until told
 //! to stop (isolation's aggressors, wcet-profile's co-runners).
 
+use crate::pinned_threads::nanos;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -13,7 +14,7 @@ pub const LINE_WORDS: usize = 8;
 pub fn read_pass(words: &[u64]) -> u64 {
     let start = Instant::now();
     let sum = words.iter().fold(0u64, |acc, &w| acc.wrapping_add(w));
-    let elapsed = start.elapsed().as_nanos() as u64;
+    let elapsed = nanos(start.elapsed());
     std::hint::black_box(sum);
     elapsed
 }
@@ -25,7 +26,7 @@ pub fn write_pass(words: &mut [u64], value: u64) -> u64 {
         *w = value;
     }
     std::hint::black_box(&words);
-    start.elapsed().as_nanos() as u64
+    nanos(start.elapsed())
 }
 
 /// Sweeps `pages` touching one word per cache line, at least once and then

@@ -20,6 +20,7 @@
 //! so the phases stay comparable.
 
 use crate::harness::pin::PinGuard;
+use crate::pinned_threads::nanos;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
@@ -139,10 +140,6 @@ fn record_here(cpu: u32, duration_ns: u64, stop: &dyn Fn() -> bool) -> Result<In
         gaps,
         truncated,
     })
-}
-
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// The fastest of 100 000 loop iterations (two clock reads), ns, at least 1.

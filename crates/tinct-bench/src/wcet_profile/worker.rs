@@ -9,6 +9,7 @@
 //! that protocol are here ([`WorkerJob::to_arg`], [`main`],
 //! [`WorkerReport::from_line`]).
 
+use crate::pinned_threads::nanos;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -191,7 +192,7 @@ pub fn run(args: &WorkerJob) -> Result<WorkerReport> {
         }
         let start = Instant::now();
         state.run(work, &stop);
-        job_ns.push(start.elapsed().as_nanos() as u64);
+        job_ns.push(nanos(start.elapsed()));
         if let Some(c) = counters.as_mut() {
             c.disable()?;
             misses.push(c.read()?.get(PerfEvent::LlcMisses).unwrap_or(0));
