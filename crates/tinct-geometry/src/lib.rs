@@ -33,7 +33,6 @@
 
 #![forbid(unsafe_code)]
 
-use serde::Serialize;
 use std::fmt;
 use std::ops::Range;
 
@@ -86,8 +85,9 @@ pub enum GeometryError {
 
 /// Which rule gave a cache's page colours (`tinct doctor` prints it with
 /// the reason).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case", tag = "rule")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case", tag = "rule"))]
 pub enum ColorRule {
     /// kim2013 Section II-B: colours = way size / page size, the set index
     /// of an unsliced cache (or of a cache whose slices are not known).
@@ -115,7 +115,8 @@ impl fmt::Display for ColorRule {
 
 /// The page colours of a last-level cache, the rule that gave them and why
 /// that rule applies (evidence in words, for `tinct doctor`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ColorGeometry {
     /// The colours.
     pub colors: PageColors,
@@ -129,7 +130,8 @@ pub struct ColorGeometry {
 ///
 /// The fields are public for reports (`tinct doctor --json` prints them);
 /// build one with [`PageColors::of_cache`] or [`PageColors::of_way`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PageColors {
     /// Page size the colors are computed for, in bytes.
     pub page_bytes: u64,
@@ -142,7 +144,7 @@ pub struct PageColors {
     /// hashed caches), where the bits must be given explicitly.
     pub address_bits: Option<(u32, u32)>,
     /// The cache size and ways, for error messages (`None` from [`PageColors::of_way`]).
-    #[serde(skip)]
+    #[cfg_attr(feature = "serde", serde(skip))]
     cache: Option<(u64, u64)>,
 }
 

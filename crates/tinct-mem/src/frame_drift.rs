@@ -9,7 +9,6 @@
 //! [`FrameDrift::recolored`] the subset whose colour changed too. See
 //! [`crate::locking`] for what moves pages and how to stop it.
 
-use serde::{Deserialize, Serialize};
 use tinct_sys::pagemap::Pagemap;
 
 use crate::error::MemError;
@@ -17,7 +16,8 @@ use crate::mapping::AddressMapping;
 
 /// How a set of pages' frames compare with the frames recorded when they
 /// were placed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct FrameDrift {
     /// Pages compared.
     pub pages: u64,

@@ -11,8 +11,9 @@
 //! and page size `P` has `W / P` colors, selected by address bits
 //! `[log2 P, log2 W)`.
 
+#[cfg(feature = "serde")]
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize};
+#[cfg(feature = "serde")]
 use std::fmt;
 
 use crate::error::MemError;
@@ -24,7 +25,8 @@ pub const MAX_ADDRESS_BIT: u32 = 63;
 /// A set of XOR address functions producing a small index.
 ///
 /// `index(addr)` = Σ_i parity(addr & mask_i) << i.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct XorFunctions {
     masks: Vec<u64>,
 }
@@ -175,7 +177,8 @@ fn parse_mask(entry: &str) -> Result<u64, String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FunctionSpec(pub u64);
 
-impl<'de> Deserialize<'de> for FunctionSpec {
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for FunctionSpec {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct SpecVisitor;
         impl<'de> Visitor<'de> for SpecVisitor {
@@ -217,7 +220,8 @@ impl<'de> Deserialize<'de> for FunctionSpec {
 }
 
 /// Cache geometry needed to derive page colors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CacheGeometry {
     /// Total size in bytes (all slices).
     pub size: u64,
@@ -244,7 +248,8 @@ pub fn color_functions_from_geometry(
 }
 
 /// Where a physical page lies: its cache color, DRAM bank and controller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PageClass {
     /// Cache color (0..colors).
     pub color: u32,
@@ -255,7 +260,8 @@ pub struct PageClass {
 }
 
 /// The complete address mapping of a platform.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct AddressMapping {
     /// Page size in bytes.
     pub page_size: u64,
@@ -375,7 +381,8 @@ impl AddressMapping {
 
 /// Mapping from the analysis' `N_P` cache partitions (numbered `1..=N_P`,
 /// kim2013 Section III) to groups of page colors.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PartitionColors {
     groups: Vec<Vec<u32>>,
 }
@@ -470,23 +477,24 @@ impl PartitionColors {
 /// controller_functions = ["0x100000"]
 /// partition_colors = [[0, 1], [2, 3]]                # partition k = entry k-1
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct LayoutSpec {
     /// Color index bits, lowest first (one function per bit).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub color_bits: Option<Vec<u32>>,
     /// Color functions as XOR masks or bit lists (for hashed caches).
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub color_functions: Option<Vec<FunctionSpec>>,
     /// DRAM bank functions.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub bank_functions: Option<Vec<FunctionSpec>>,
     /// DRAM controller (channel) functions.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub controller_functions: Option<Vec<FunctionSpec>>,
     /// Explicit colors of each partition `1..=N_P`.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub partition_colors: Option<Vec<Vec<u32>>>,
 }
 

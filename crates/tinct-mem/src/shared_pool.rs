@@ -17,8 +17,6 @@
 use std::ptr::NonNull;
 use std::sync::{Mutex, MutexGuard};
 
-use serde::Serialize;
-
 use crate::error::MemError;
 use crate::mapping::{AddressMapping, PageClass};
 use crate::page_book::{BankGrant, BankRequest, ColorCursor, Modes, PageId, PoolStats, Step};
@@ -74,7 +72,8 @@ pub fn size_class(size: usize, align: usize) -> Option<usize> {
 const BANK_SPAN: u16 = u16::MAX;
 
 /// Pages of a bank-aware span served by each step of Algorithm 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct StepCounts {
     /// Pages from the requested controller and bank.
     pub exact: usize,
@@ -117,7 +116,8 @@ impl StepCounts {
 }
 
 /// Pages of one (controller, bank) in a bank-aware span.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct BankPages {
     /// Controller.
     pub controller: u32,
@@ -142,7 +142,8 @@ pub struct BankSpan {
 }
 
 /// A page in use, at its current address (see [`SharedPool::used_pages`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct UsedPage {
     /// Where the page is mapped now (in the pool region, or in the span
     /// window for pages of multi-page allocations).

@@ -31,13 +31,13 @@
 use crate::error::Result;
 use crate::root::SysRoot;
 use crate::topology::{Cache, Topology};
-use serde::Serialize;
 use tinct_geometry::{ColorGeometry, ColorRule, GeometryError, PageColors};
 
 const EVENT_SOURCES: &str = "/sys/bus/event_source/devices";
 
 /// Vendor, family and model from `/proc/cpuinfo`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CpuIdentity {
     /// `vendor_id`, e.g. `GenuineIntel`, `AuthenticAMD`.
     pub vendor: String,
@@ -106,7 +106,8 @@ impl CpuIdentity {
 }
 
 /// What tells how many slices the LLC has.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct SliceEvidence {
     /// The CPU.
     pub cpu: CpuIdentity,

@@ -32,8 +32,6 @@
 
 use std::time::Instant;
 
-use serde::Serialize;
-
 use crate::error::{Error, Result};
 use crate::pagemap::Pagemap;
 use crate::root::SysRoot;
@@ -47,8 +45,9 @@ pub const NOT_EFFECTIVE_RATIO: f64 = 1.15;
 pub const AGREEMENT: f64 = 0.8;
 
 /// The answer for one cache level.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Verdict {
     /// Same-color lines conflict: coloring partitions this cache.
     Effective,
@@ -70,7 +69,8 @@ impl Verdict {
 }
 
 /// The probe of one cache level, with the numbers behind the verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct LevelProbe {
     /// `L2`, `L3`, ...
     pub cache: String,
@@ -101,7 +101,8 @@ pub struct LevelProbe {
 }
 
 /// The whole probe.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ProbeReport {
     /// One entry per colorable cache level, inner first.
     pub levels: Vec<LevelProbe>,

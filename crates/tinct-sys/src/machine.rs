@@ -4,10 +4,10 @@
 
 use crate::SysRoot;
 use crate::topology::Topology;
-use serde::{Deserialize, Serialize};
 
 /// One cache as the results record it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct MachineCache {
     /// `L1d`, `L2`, `L3`, ...
     pub name: String,
@@ -25,7 +25,8 @@ pub struct MachineCache {
 
 /// A description of the machine, gathered best-effort: a fact that cannot
 /// be read is `None` (or empty) rather than an error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Machine {
     /// `/proc/sys/kernel/hostname`.
     pub hostname: Option<String>,

@@ -3,12 +3,12 @@
 
 use crate::error::Result;
 use crate::root::SysRoot;
-use serde::Serialize;
 use std::os::unix::fs::FileExt;
 
 /// Linux capabilities tinct cares about (numbers from `linux/capability.h`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "SCREAMING_SNAKE_CASE"))]
 pub enum Capability {
     /// `CAP_IPC_LOCK` (14): lock memory beyond `RLIMIT_MEMLOCK`.
     IpcLock,
@@ -39,7 +39,8 @@ impl Capability {
 }
 
 /// Identity and effective capabilities of a process.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Privileges {
     /// Effective user id (from `Uid:` in `/proc/self/status`).
     pub effective_uid: u32,
@@ -88,8 +89,9 @@ impl Privileges {
 }
 
 /// The outcome of trying something for real.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "result", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(tag = "result", rename_all = "snake_case"))]
 pub enum Probe {
     /// It worked.
     Ok,
@@ -142,8 +144,9 @@ pub fn probe_sched_fifo() -> Probe {
 }
 
 /// What a pagemap entry of a touched page looked like.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "result", rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(tag = "result", rename_all = "snake_case"))]
 pub enum PagemapProbe {
     /// The page is present and its PFN is nonzero: physical addresses are visible.
     Readable {

@@ -15,7 +15,6 @@
 //! (EAGAIN from `clone`): create every thread before switching.
 
 use crate::error::{Error, Result};
-use serde::Serialize;
 
 /// The kernel thread id of the calling thread.
 pub fn gettid() -> i32 {
@@ -66,8 +65,12 @@ pub fn current_cpu() -> u32 {
 }
 
 /// A scheduling policy with its priority where it has one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(tag = "policy", content = "priority", rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(tag = "policy", content = "priority", rename_all = "snake_case")
+)]
 pub enum Policy {
     /// `SCHED_OTHER` (CFS/EEVDF).
     Other,
@@ -223,7 +226,8 @@ impl Policy {
 
 /// The reservation of a SCHED_DEADLINE thread, in nanoseconds
 /// (runtime ≤ deadline ≤ period, as the kernel requires).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DeadlineParams {
     /// Budget per period.
     pub runtime_ns: u64,
@@ -238,7 +242,8 @@ pub struct DeadlineParams {
 /// deadline reservation, GRUB reclaiming, utilization clamps (0..=1024,
 /// kernels with CONFIG_UCLAMP_TASK) and the custom slice of a fair thread
 /// (EEVDF's `sched_runtime`, kernels from 6.12).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Scheduling {
     /// Policy and real-time priority.
     pub policy: Policy,

@@ -6,10 +6,10 @@
 use crate::cpulist::parse_cpu_list;
 use crate::error::Result;
 use crate::root::SysRoot;
-use serde::Serialize;
 
 /// Kernel release and build string.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Kernel {
     /// `uname -r`, e.g. `6.18.44`.
     pub release: String,
@@ -20,8 +20,9 @@ pub struct Kernel {
 }
 
 /// The kernel's preemption model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Preemption {
     /// `PREEMPT_NONE`: server kernel, long non-preemptible sections.
     None,
@@ -130,7 +131,8 @@ impl Preemption {
 }
 
 /// The base page size and how it was learned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PageSize {
     /// Bytes per page.
     pub bytes: u64,
@@ -139,8 +141,9 @@ pub struct PageSize {
 }
 
 /// Where [`PageSize`] came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum PageSizeSource {
     /// The auxiliary vector of this process (`AT_PAGESZ`).
     Auxv,
@@ -194,8 +197,9 @@ impl PageSize {
 }
 
 /// Transparent huge page mode (`/sys/kernel/mm/transparent_hugepage/enabled`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum ThpMode {
     /// Huge pages for every anonymous mapping.
     Always,
@@ -227,7 +231,8 @@ impl ThpMode {
 }
 
 /// RT throttling: real-time tasks may use `runtime_us` of every `period_us`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct RtThrottling {
     /// `/proc/sys/kernel/sched_rt_runtime_us`: microseconds, or -1 (the only
     /// value that disables throttling).
@@ -270,7 +275,8 @@ impl RtThrottling {
 /// line): time the hypervisor ran something else while the vCPU wanted to
 /// run. The kernel counts it in USER_HZ ticks (10 ms at the usual 100), so
 /// it says how much was stolen over seconds, not when.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct StealTime {
     /// (CPU, stolen ns since boot), in `/proc/stat` order.
     pub cpus: Vec<(u32, u64)>,
@@ -325,7 +331,8 @@ pub fn parse_steal(
 }
 
 /// The cpufreq governor of one CPU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Governor {
     /// The CPU.
     pub cpu: u32,
@@ -348,7 +355,8 @@ pub fn governors(root: &SysRoot, cpus: &[u32]) -> Result<Vec<Governor>> {
 }
 
 /// CPU isolation from the scheduler and the tick.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Isolation {
     /// The `isolcpus=` argument on the kernel command line, verbatim.
     pub cmdline_isolcpus: Option<String>,
@@ -405,7 +413,8 @@ pub fn cmdline_value(cmdline: &str, key: &str) -> Option<String> {
 }
 
 /// `RLIMIT_MEMLOCK`: how much memory the process may lock; `None` = unlimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct MemlockLimit {
     /// Soft limit in bytes.
     pub soft_bytes: Option<u64>,

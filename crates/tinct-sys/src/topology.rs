@@ -10,14 +10,14 @@
 use crate::cpulist::parse_cpu_list;
 use crate::error::{Error, Result};
 use crate::root::{SysRoot, numbered_entries};
-use serde::Serialize;
 pub use tinct_geometry::{ColorGeometry, ColorRule, PageColors};
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 const NODE_DIR: &str = "/sys/devices/system/node";
 
 /// What the kernel reports about CPUs, NUMA nodes and caches.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Topology {
     /// Online CPUs (`/sys/devices/system/cpu/online`).
     pub online_cpus: Vec<u32>,
@@ -31,7 +31,8 @@ pub struct Topology {
 }
 
 /// One logical CPU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Cpu {
     /// The CPU number.
     pub id: u32,
@@ -59,7 +60,8 @@ impl Cpu {
 }
 
 /// One NUMA node.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct NumaNode {
     /// Node number.
     pub id: u32,
@@ -70,8 +72,9 @@ pub struct NumaNode {
 }
 
 /// What a cache holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum CacheType {
     /// Data only (L1d).
     Data,
@@ -102,12 +105,13 @@ impl CacheType {
 }
 
 /// One cache instance, with every CPU that shares it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Cache {
     /// 1 for L1, 2 for L2, ...
     pub level: u8,
     /// Data, instruction or unified.
-    #[serde(rename = "type")]
+    #[cfg_attr(feature = "serde", serde(rename = "type"))]
     pub kind: CacheType,
     /// `id` of the instance, if the kernel exposes it.
     pub id: Option<u32>,

@@ -18,14 +18,14 @@
 //! Ties go to the lower index; modes combine as a bit mask and are tried in
 //! the table's order.
 
-use serde::Serialize;
 use std::ops::BitOr;
 
 use super::{PageBook, PageId};
 use crate::error::MemError;
 
 /// Fallback modes of chandru-mueller Algorithm 1, combined as a bit mask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Modes(pub u32);
 
 impl Modes {
@@ -110,8 +110,9 @@ impl BitOr for Modes {
 
 /// The step of Algorithm 1 that served a bank-aware request (ordered: a
 /// later step is a further fallback).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Step {
     /// The requested controller and bank.
     Exact,
@@ -138,7 +139,8 @@ pub struct BankRequest {
 }
 
 /// The answer to a [`BankRequest`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct BankGrant {
     /// First page of the block.
     pub first: PageId,

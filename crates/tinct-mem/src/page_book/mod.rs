@@ -29,8 +29,6 @@ mod colored_allocation;
 pub use bank_aware_allocator::{BankGrant, BankRequest, Modes, Step};
 pub use colored_allocation::ColorCursor;
 
-use serde::Serialize;
-
 use crate::error::MemError;
 use crate::intrusive_lists::{ListFamily, NIL};
 use crate::mapping::{AddressMapping, PageClass};
@@ -43,7 +41,8 @@ use crate::mapping::{AddressMapping, PageClass};
 pub const DEFAULT_CHUNK_BYTES: u64 = 8 << 10;
 
 /// Index of a page in its pool (virtual address order).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PageId(pub u32);
 
 impl PageId {
@@ -54,7 +53,8 @@ impl PageId {
     }
 }
 /// Free and used page counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Counts {
     /// Free pages.
     pub free: u64,
@@ -63,7 +63,8 @@ pub struct Counts {
 }
 
 /// Counts of one (controller, bank) (retired pages are not counted).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct BankCounts {
     /// Controller index.
     pub controller: u32,
@@ -76,7 +77,8 @@ pub struct BankCounts {
 }
 
 /// Pool statistics: free and used pages per color, bank and controller.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct PoolStats {
     /// True when frame numbers were not readable and the pool runs without
     /// placement control (classes come from virtual addresses).

@@ -9,7 +9,6 @@ use crate::resctrl::ResctrlStatus;
 use crate::root::SysRoot;
 use crate::system::{Governor, Isolation, Kernel, MemlockLimit, PageSize, RtThrottling, ThpMode};
 use crate::topology::Topology;
-use serde::Serialize;
 
 /// The `read_errors` name of a malformed file inside the topology (a cache,
 /// a CPU or a NUMA node) whose item was left out.
@@ -17,7 +16,8 @@ pub const TOPOLOGY_FILE: &str = "topology file";
 
 /// Everything doctor read. A fact that could not be read is `None` and its
 /// error is in `read_errors`; live probes are `None` on a fixture tree.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Facts {
     /// CPUs, NUMA nodes, caches.
     pub topology: Option<Topology>,
@@ -112,7 +112,8 @@ impl Facts {
 /// The kernel settings that decide whether a page stays on its frame, and
 /// so in its colour (see tinct-mem's `locking` module for what each does).
 /// `None`: the file does not exist (a kernel without the feature).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct MigrationSettings {
     /// `/proc/sys/vm/compact_unevictable_allowed`: 1 lets compaction
     /// migrate mlocked pages.

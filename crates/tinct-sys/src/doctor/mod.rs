@@ -13,12 +13,12 @@ pub use facts::{Facts, MigrationSettings, TOPOLOGY_FILE};
 
 use crate::root::SysRoot;
 use crate::topology::{ColorGeometry, PageColors};
-use serde::Serialize;
 use std::path::PathBuf;
 
 /// How serious a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Level {
     /// Fine as it is.
     Ok,
@@ -43,7 +43,8 @@ impl Level {
 }
 
 /// One line of the diagnosis.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Finding {
     /// What was examined, e.g. `RT throttling`.
     pub subject: String,
@@ -56,14 +57,15 @@ pub struct Finding {
 }
 
 /// One cache instance with its page colors, for the cache table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CacheRow {
     /// `L1d`, `L2`, `L3`, ...
     pub name: String,
     /// Level.
     pub level: u8,
     /// `data`, `instruction` or `unified`.
-    #[serde(rename = "type")]
+    #[cfg_attr(feature = "serde", serde(rename = "type"))]
     pub kind: crate::topology::CacheType,
     /// Capacity in bytes.
     pub size_bytes: u64,
@@ -80,8 +82,9 @@ pub struct CacheRow {
 }
 
 /// Which cache partitioning mechanism this machine supports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Backend {
     /// Page coloring (tinct-mem) only.
     Coloring,
@@ -106,7 +109,8 @@ impl Backend {
 }
 
 /// The result of `tinct doctor`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Report {
     /// The root the facts were read from.
     pub root: PathBuf,

@@ -24,11 +24,11 @@ use super::events::{CounterEvent, TYPE_RAW};
 use super::pmu::Pmu;
 use crate::error::Result;
 use crate::root::SysRoot;
-use serde::{Deserialize, Serialize};
 
 /// One counter of gracioli Fig. 9.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum Fig9Event {
     /// L2 requests for a line in the Invalid state (an L2 miss).
     L2RequestI,
@@ -87,7 +87,8 @@ impl Fig9Event {
 }
 
 /// CPU vendor as `/proc/cpuinfo`'s `vendor_id` says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Vendor {
     /// `GenuineIntel`.
     Intel,
@@ -232,7 +233,8 @@ pub const ZEN4: Microarchitecture = Microarchitecture {
 pub const MICROARCHITECTURES: [Microarchitecture; 2] = [ICELAKE_SP, ZEN4];
 
 /// Vendor, family and model of the first CPU in `/proc/cpuinfo`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CpuId {
     /// `vendor_id`.
     pub vendor_id: String,
@@ -296,7 +298,8 @@ impl CpuId {
 }
 
 /// One Fig. 9 counter on this machine.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Resolved {
     /// The counter.
     pub event: Fig9Event,
@@ -309,7 +312,8 @@ pub struct Resolved {
 }
 
 /// The Fig. 9 counters of the machine under `root`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Fig9Events {
     /// The CPU, if `/proc/cpuinfo` identifies one.
     pub cpu: Option<CpuId>,

@@ -9,10 +9,9 @@
 //! computes it in `u128` and refuses a result that does not fit `u64`; an
 //! event that never ran has no count at all, never a zero.
 
-use serde::{Deserialize, Serialize};
-
 /// A counter's raw value and the kernel's enabled/running times (ns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Count {
     /// What the counter read.
     pub value: u64,
@@ -23,8 +22,12 @@ pub struct Count {
 }
 
 /// A count as a report should use it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "value")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(rename_all = "snake_case", tag = "kind", content = "value")
+)]
 pub enum Scaled {
     /// The event ran the whole time it was enabled: the value is the count.
     Exact(u64),

@@ -9,8 +9,6 @@
 //! `PERF_COUNT_SW_*`. The kernel maps each generic hardware event to the
 //! model-specific event of the CPU it runs on, or answers ENOENT.
 
-use serde::{Deserialize, Serialize};
-
 /// `PERF_TYPE_HARDWARE`: generic hardware events.
 pub const TYPE_HARDWARE: u32 = 0;
 /// `PERF_TYPE_SOFTWARE`: events counted by the kernel.
@@ -23,10 +21,11 @@ pub const TYPE_RAW: u32 = 4;
 /// The four numbers `perf_event_open` needs to name an event: the PMU type
 /// (`perf_event_attr.type`, a `PERF_TYPE_*` constant or the `type` file of
 /// a PMU in sysfs) and the three config words.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Encoding {
     /// `perf_event_attr.type`.
-    #[serde(rename = "type")]
+    #[cfg_attr(feature = "serde", serde(rename = "type"))]
     pub pmu_type: u32,
     /// `perf_event_attr.config`.
     pub config: u64,
@@ -67,8 +66,9 @@ impl Encoding {
 
 /// The generic events of the perf ABI tinct uses, named as `perf stat -e`
 /// names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum PerfEvent {
     /// Core cycles (hardware).
     Cycles,
@@ -259,7 +259,8 @@ impl PerfEvent {
 }
 
 /// An event to count: its name (as given, or perf's) and its encoding.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CounterEvent {
     /// The name shown in reports (`cycles`, `cpu/cache-misses/`, `r412e`).
     pub name: String,

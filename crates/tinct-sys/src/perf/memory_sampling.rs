@@ -19,7 +19,6 @@ use crate::error::Result;
 use crate::root::SysRoot;
 use perf_event::events::Raw;
 use perf_event::{Builder, SampleFlag, Sampler};
-use serde::{Deserialize, Serialize};
 
 /// Load-latency threshold (cycles) of the Intel sampler: loads slower
 /// than an L1 hit, where cross-core transfers are.
@@ -28,8 +27,9 @@ pub const LOAD_LATENCY_CYCLES: u64 = 30;
 pub const SAMPLE_PERIOD: u64 = 2000;
 
 /// A precise memory sampling facility of the CPU.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case", tag = "kind")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case", tag = "kind"))]
 pub enum Mechanism {
     /// Intel PEBS load latency (`mem-loads` with `ldlat`) and PEBS stores.
     IntelLoadLatency {
@@ -65,7 +65,8 @@ impl Mechanism {
 }
 
 /// What the machine under a root offers for precise memory sampling.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Support {
     /// The facility, if sysfs shows one.
     pub mechanism: Option<Mechanism>,
@@ -128,7 +129,8 @@ pub fn detect(root: &SysRoot) -> Result<Support> {
 }
 
 /// One precise memory sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RawSample {
     /// Thread that made the access.
     pub tid: u32,

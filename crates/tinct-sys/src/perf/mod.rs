@@ -44,10 +44,10 @@ pub use syntax::parse_event;
 use crate::error::{Error, Result};
 use crate::privilege::Probe;
 use crate::root::SysRoot;
-use serde::Serialize;
 
 /// Whether one event opened for the calling thread.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct EventProbe {
     /// The event.
     pub event: PerfEvent,
@@ -76,7 +76,8 @@ pub fn probe_events() -> Vec<EventProbe> {
 
 /// The PMU devices in `/sys/bus/event_source/devices` and whether one of them
 /// is a CPU's hardware PMU (`cpu`, `cpu_core`, `cpu_atom`, `armv8_*`, ...).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct EventSources {
     /// All event source names, sorted.
     pub devices: Vec<String>,
@@ -115,7 +116,8 @@ pub struct ThreadCounters {
 }
 
 /// One reading of a [`ThreadCounters`] group.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CounterValues {
     /// Event and count, in the order the group was opened with (an event
     /// the kernel did not report is absent).

@@ -3,12 +3,15 @@
 //! (perf_event_open(2), ERRORS). A report prints `unavailable: <reason>`
 //! where a count would be, never a zero.
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// Whether one event of a counter set counts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "state", content = "reason")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(
+    feature = "serde",
+    serde(rename_all = "snake_case", tag = "state", content = "reason")
+)]
 pub enum Availability {
     /// The event is open and counting.
     Counting,

@@ -5,7 +5,6 @@
 
 use crate::error::Result;
 use crate::root::SysRoot;
-use serde::Serialize;
 use std::path::PathBuf;
 
 /// The CPU flags (from `/proc/cpuinfo`) that announce resctrl features.
@@ -22,7 +21,8 @@ pub const RESCTRL_CPU_FLAGS: [&str; 9] = [
 ];
 
 /// What the machine offers for hardware cache allocation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ResctrlStatus {
     /// Mount point from `/proc/mounts` (as written there), if mounted.
     pub mount_point: Option<PathBuf>,
@@ -35,7 +35,8 @@ pub struct ResctrlStatus {
 }
 
 /// The `info/` directory of a mounted resctrl.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ResctrlInfo {
     /// `info/L3` (cache allocation for L3).
     pub l3: Option<CacheAllocation>,
@@ -52,7 +53,8 @@ pub struct ResctrlInfo {
 }
 
 /// A cache-allocation resource (`info/L3`, `info/L2`, ...).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct CacheAllocation {
     /// `cbm_mask`: the full capacity bit mask, hexadecimal as written.
     pub cbm_mask: String,
@@ -67,7 +69,8 @@ pub struct CacheAllocation {
 }
 
 /// Memory bandwidth allocation (`info/MB`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct BandwidthAllocation {
     /// `min_bandwidth` (percent).
     pub min_bandwidth: Option<u32>,
@@ -78,7 +81,8 @@ pub struct BandwidthAllocation {
 }
 
 /// Cache and bandwidth monitoring (`info/L3_MON`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Monitoring {
     /// `mon_features`, one per line (e.g. `llc_occupancy`, `mbm_total_bytes`).
     pub features: Vec<String>,

@@ -22,8 +22,6 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, Result};
 
 /// Where resctrl is normally mounted.
@@ -36,7 +34,8 @@ pub struct Resctrl {
 }
 
 /// What `info/L3` says about L3 cache allocation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct L3Allocation {
     /// Bits in the full capacity bit mask (`cbm_mask`).
     pub cbm_bits: u32,
@@ -58,7 +57,8 @@ pub struct ResctrlLock {
 }
 
 /// One monitoring reading of one L3 domain.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct DomainReading {
     /// The L3 domain (cache instance) id.
     pub domain: u32,
