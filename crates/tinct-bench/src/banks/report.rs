@@ -15,7 +15,6 @@ use crate::harness::summary::ms;
 use crate::harness::{
     BenchOptions, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
 };
-use crate::scheduling_and_load::RunConditions;
 use serde::{Deserialize, Serialize};
 
 /// How the threads' memory was allocated.
@@ -190,8 +189,6 @@ pub struct Report {
     pub header: RunHeader,
     /// Parameters.
     pub parameters: Parameters,
-    /// Scheduling policy and machine load during the run.
-    pub run_conditions: RunConditions,
     /// True when bank functions were given (placement by bank is possible).
     pub bank_placement_known: bool,
     /// Why physical placement is unknown even with functions (frames
@@ -221,7 +218,8 @@ pub(super) fn assemble(plan: Plan, measured: Measured, machine: Machine) -> Repo
     let notes = notes(&plan, &measured, &machine);
     let bank_placement_known = plan.bank_known();
     Report {
-        header: RunHeader::of_run("banks", plan.run, machine, measured.counters.clone()),
+        header: RunHeader::of_run("banks", plan.run, machine, measured.counters.clone())
+            .with_conditions(measured.run_conditions),
         parameters: Parameters {
             threads: plan.thread_cpus.len(),
             thread_cpus: plan.thread_cpus,
@@ -234,7 +232,6 @@ pub(super) fn assemble(plan: Plan, measured: Measured, machine: Machine) -> Repo
             controllers: plan.mapping.controllers(),
             warmup_rounds: WARMUP_ROUNDS,
         },
-        run_conditions: measured.run_conditions,
         bank_placement_known,
         frames_unreadable: measured.frames_unreadable,
         moved_pages: measured.moved_pages,

@@ -11,7 +11,6 @@ use crate::harness::summary::ms;
 use crate::harness::{
     BenchOptions, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
 };
-use crate::scheduling_and_load::RunConditions;
 use serde::{Deserialize, Serialize};
 
 /// The parameters as run (written to `coherence.json`).
@@ -138,8 +137,6 @@ pub struct Report {
     pub header: RunHeader,
     /// Parameters.
     pub parameters: Parameters,
-    /// Scheduling policy and machine load during the run.
-    pub run_conditions: RunConditions,
     /// Every placement of the paper, with its CPUs or why it was skipped.
     pub placements: Vec<Placement>,
     /// One entry per array size, ascending.
@@ -242,8 +239,8 @@ pub(super) fn assemble(plan: Plan, measured: Measured) -> Report {
             warmup_rounds: WARMUP_ROUNDS,
             sequential_cpu: plan.run.cpus[0],
         },
-        header: RunHeader::of_run("coherence", plan.run, machine, measured.counters),
-        run_conditions: measured.run_conditions,
+        header: RunHeader::of_run("coherence", plan.run, machine, measured.counters)
+            .with_conditions(measured.run_conditions),
         placements: plan.placements,
         sizes: measured.sizes,
         false_sharing: measured.false_sharing,

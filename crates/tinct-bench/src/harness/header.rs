@@ -4,6 +4,7 @@ use super::counters::{ConditionCounters, prefixed, start_log, take_log};
 use super::interleaved::{Samples, start_rounds, take_rounds};
 use super::machine::Machine;
 use super::options::{BenchOptions, RunSettings};
+use crate::scheduling_and_load::RunConditions;
 use serde::{Deserialize, Serialize};
 
 /// What ran, how, and where; flatten it into a bench's result struct with
@@ -37,6 +38,11 @@ pub struct RunHeader {
     /// Rounds that ran to their end, summed the same way.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds_completed: Option<u64>,
+    /// Scheduling policy and machine load during the run, for the benches
+    /// that time threads against each other (banks, coherence, isolation;
+    /// [`RunHeader::with_conditions`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_conditions: Option<RunConditions>,
 }
 
 impl RunHeader {
@@ -81,7 +87,15 @@ impl RunHeader {
             interrupted: false,
             rounds_requested: None,
             rounds_completed: None,
+            run_conditions: None,
         }
+    }
+
+    /// This header with the scheduling policy and load the run was
+    /// measured under.
+    pub fn with_conditions(mut self, conditions: RunConditions) -> Self {
+        self.run_conditions = Some(conditions);
+        self
     }
 
     /// Records the rounds of every interleaved run of this thread since

@@ -11,7 +11,6 @@ use crate::harness::summary::ms;
 use crate::harness::{
     BenchOptions, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
 };
-use crate::scheduling_and_load::RunConditions;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use tinct_report::stats::ratio;
@@ -125,8 +124,6 @@ pub struct Report {
     pub header: RunHeader,
     /// Parameters.
     pub parameters: Parameters,
-    /// Scheduling policy and machine load during the run.
-    pub run_conditions: RunConditions,
     /// How the cache was reserved (`page-coloring` or `resctrl`).
     pub reservation: String,
     /// Why this mechanism was chosen.
@@ -204,8 +201,8 @@ pub(super) fn assemble(
             plan.run.clone(),
             machine,
             measured.counters.clone(),
-        ),
-        run_conditions: measured.run_conditions.clone(),
+        )
+        .with_conditions(measured.run_conditions.clone()),
         parameters: Parameters {
             victim_cpu: plan.run.cpus[0],
             aggressor_cpus: plan.aggressor_cpus().to_vec(),
