@@ -27,8 +27,11 @@ use crate::root::SysRoot;
 
 /// One counter of gracioli Fig. 9.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "kebab-case")
+)]
 pub enum Fig9Event {
     /// L2 requests for a line in the Invalid state (an L2 miss).
     L2RequestI,

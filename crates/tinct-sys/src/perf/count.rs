@@ -23,9 +23,9 @@ pub struct Count {
 
 /// A count as a report should use it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(
     feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
     serde(rename_all = "snake_case", tag = "kind", content = "value")
 )]
 pub enum Scaled {
