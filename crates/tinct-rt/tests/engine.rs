@@ -181,10 +181,13 @@ fn a_shared_timer_alternates_its_threads() {
 #[test]
 fn re_entered_phases_keep_t_next_plus_period() {
     let _serial = serial();
+    // Absolute timers: the grid is the property under test. In relative
+    // mode (rt-app's default) a job made late by a host stall restarts
+    // the grid from "now", which this test once saw on a loaded VM.
     let result = run_rtapp(
         r#"{ "tasks": { "p": { "loop": 3, "phases": {
-          "one": { "loop": 2, "runtime": 1000, "timer": { "ref": "t", "period": 10000 } },
-          "two": { "loop": 1, "runtime": 2000, "timer": { "ref": "t", "period": 10000 } } } } } }"#,
+          "one": { "loop": 2, "runtime": 1000, "timer": { "ref": "t", "period": 10000, "mode": "absolute" } },
+          "two": { "loop": 1, "runtime": 2000, "timer": { "ref": "t", "period": 10000, "mode": "absolute" } } } } } }"#,
         500 * MS,
     );
     let r = records(&result, "p");
