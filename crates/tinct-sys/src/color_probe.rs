@@ -122,13 +122,13 @@ impl ProbeReport {
 
 /// Judges per-round (conflict, control) nanoseconds per load.
 pub fn judge(samples: &[(f64, f64)]) -> (Verdict, f64, f64, f64, usize, usize) {
-    let conflict = median(samples.iter().map(|s| s.0).collect());
-    let control = median(samples.iter().map(|s| s.1).collect());
+    let conflict = median(&samples.iter().map(|s| s.0).collect::<Vec<_>>());
+    let control = median(&samples.iter().map(|s| s.1).collect::<Vec<_>>());
     let ratios: Vec<f64> = samples
         .iter()
         .map(|(a, b)| a / b.max(f64::MIN_POSITIVE))
         .collect();
-    let ratio = median(ratios.clone());
+    let ratio = median(&ratios);
     let effective = ratios.iter().filter(|&&r| r >= EFFECTIVE_RATIO).count();
     let not_effective = ratios.iter().filter(|&&r| r < NOT_EFFECTIVE_RATIO).count();
     let needed = (samples.len() as f64 * AGREEMENT).ceil() as usize;
@@ -159,17 +159,9 @@ fn meaning(verdict: Verdict, ratio: f64) -> &'static str {
     }
 }
 
-fn median(mut values: Vec<f64>) -> f64 {
-    if values.is_empty() {
-        return f64::NAN;
-    }
-    values.sort_by(f64::total_cmp);
-    let mid = values.len() / 2;
-    if values.len() % 2 == 1 {
-        values[mid]
-    } else {
-        (values[mid - 1] + values[mid]) / 2.0
-    }
+/// The median of `values` (NaN for none: no verdict can come of it).
+fn median(values: &[f64]) -> f64 {
+    tinct_stats::median_f64(values).unwrap_or(f64::NAN)
 }
 
 /// Probe settings.
