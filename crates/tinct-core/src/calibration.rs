@@ -134,19 +134,61 @@ impl Overheads {
         self.unmeasured.insert(name.to_string(), why.into());
     }
 
-    /// True if every `*_ns` key equals what its record says (a file edited
-    /// by hand, or written by something else, may not).
+    /// True if every `*_ns` key that has a record beside it equals what
+    /// the record says (a file edited by hand, or written by something
+    /// else, may not).
     pub fn is_consistent(&self) -> bool {
-        let max = |r: &Option<OverheadRecord>| r.as_ref().map(|r| r.max_ns);
-        self.context_switch_ns == max(&self.context_switch)
-            && self.release_latency_ns == max(&self.release_latency)
-            && self.release_jitter_ns
-                == self
-                    .release_latency
+        self.inconsistency().is_none()
+    }
+
+    /// The first `*_ns` key that differs from the record beside it, in
+    /// words (`None` when they all agree). An analysis charges the key, so
+    /// one below the measured maximum, or absent beside a measurement,
+    /// would understate the overhead. A key without a record is a value
+    /// given by hand, as in a task set's `[platform] overheads`.
+    pub fn inconsistency(&self) -> Option<String> {
+        let record = |r: &Option<OverheadRecord>| r.as_ref().map(|r| r.max_ns);
+        let checks = [
+            (
+                "context_switch_ns",
+                self.context_switch_ns,
+                record(&self.context_switch),
+                "context_switch.max_ns",
+            ),
+            (
+                "release_latency_ns",
+                self.release_latency_ns,
+                record(&self.release_latency),
+                "release_latency.max_ns",
+            ),
+            (
+                "release_jitter_ns",
+                self.release_jitter_ns,
+                self.release_latency
                     .as_ref()
-                    .map(|r| r.max_ns.saturating_sub(r.min_ns))
-            && self.tick_ns == self.tick.as_ref().map(|t| t.cost.max_ns)
-            && self.tick_period_ns == self.tick.as_ref().map(|t| t.period_ns)
+                    .map(|r| r.max_ns.saturating_sub(r.min_ns)),
+                "release_latency.max_ns − min_ns",
+            ),
+            (
+                "tick_ns",
+                self.tick_ns,
+                self.tick.as_ref().map(|t| t.cost.max_ns),
+                "tick.max_ns",
+            ),
+            (
+                "tick_period_ns",
+                self.tick_period_ns,
+                self.tick.as_ref().map(|t| t.period_ns),
+                "tick.period_ns",
+            ),
+        ];
+        checks.into_iter().find_map(|(key, value, measured, from)| {
+            let measured = measured?;
+            (value != Some(measured)).then(|| {
+                let value = value.map_or_else(|| "absent".to_string(), |ns| ns.to_string());
+                format!("`{key}` is {value} but its record's {from} is {measured}")
+            })
+        })
     }
 }
 
@@ -246,6 +288,16 @@ mod tests {
         assert!(overheads.is_consistent());
         overheads.tick_ns = Some(1);
         assert!(!overheads.is_consistent());
+        assert_eq!(
+            overheads.inconsistency().unwrap(),
+            "`tick_ns` is 1 but its record's tick.max_ns is 20000"
+        );
+        overheads.tick_ns = Some(20_000);
+        overheads.context_switch_ns = None;
+        assert_eq!(
+            overheads.inconsistency().unwrap(),
+            "`context_switch_ns` is absent but its record's context_switch.max_ns is 33500"
+        );
     }
 
     #[test]

@@ -107,6 +107,25 @@ pub fn from_calibration(measured: Option<&Measured>, from: impl Into<String>) ->
     }
 }
 
+/// Refuses measured overheads whose `*_ns` keys (what the analysis
+/// charges) differ from the records beside them, as a file edited by hand
+/// may: a δ of 0 beside a measured maximum of 84 µs would be charged as 0.
+fn check_records(measured: &Measured, file: &str) -> Result<(), InputError> {
+    match measured.inconsistency() {
+        None => Ok(()),
+        Some(found) => Err(InputError {
+            file: file.to_string(),
+            line: None,
+            field: "overheads".into(),
+            expected: "each `*_ns` key equal to the maximum its record measured (tinct bench \
+                       overheads writes them so; edit a task set's `[platform] overheads` to \
+                       charge other values)"
+                .into(),
+            found,
+        }),
+    }
+}
+
 /// Reads the overheads of a calibration file (JSON with `refill` and
 /// `overheads`, as `tinct bench calibrate` saves it), of a bench's result
 /// that measured them (`overheads.json` of `tinct bench overheads`,
@@ -132,6 +151,9 @@ pub fn read(path: &Path) -> Result<OverheadsSource, InputError> {
             let calibration: CalibrationFile =
                 serde_json::from_value(value.clone().unwrap_or_default())
                     .map_err(|e| refused(e.to_string()))?;
+            if let Some(measured) = &calibration.overheads {
+                check_records(measured, &file)?;
+            }
             return Ok(from_calibration(
                 calibration.overheads.as_ref(),
                 format!("calibration {file}"),
@@ -149,6 +171,7 @@ pub fn read(path: &Path) -> Result<OverheadsSource, InputError> {
             };
             let measured: Measured = serde_json::from_value(overheads.clone())
                 .map_err(|e| refused(format!("`overheads` that does not read: {e}")))?;
+            check_records(&measured, &file)?;
             return Ok(from_calibration(
                 Some(&measured),
                 format!("`tinct bench {bench}` result {file}"),
@@ -480,6 +503,49 @@ mod tests {
         assert!(
             err.to_string().contains("platform field `overheads`"),
             "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A key below the measurement beside it (a file edited by hand) is
+    /// refused, naming the file, the key and both values: the analysis
+    /// would charge δ = 0 where 84 µs were measured. A key with no record
+    /// is a value given by hand and is charged as given.
+    #[test]
+    fn a_key_that_contradicts_its_record_is_refused() {
+        let dir =
+            std::env::temp_dir().join(format!("tinct-overheads-records-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("calibrate.json");
+        let file = |context_switch_ns: &str| {
+            format!(
+                r#"{{"bench": "calibrate", "refill": {{"partitions": 4, "refill_ns": 1000}},
+                    "overheads": {{ {context_switch_ns} "tick_ns": 0,
+                      "context_switch": {{"max_ns": 83794, "p99_ns": 72208, "median_ns": 19609,
+                                          "min_ns": 15353, "samples": 200, "measured_by": "x"}} }} }}"#
+            )
+        };
+        for (key, found) in [
+            (r#""context_switch_ns": 0,"#, "`context_switch_ns` is 0"),
+            ("", "`context_switch_ns` is absent"),
+        ] {
+            std::fs::write(&path, file(key)).unwrap();
+            let err = read(&path).unwrap_err();
+            assert_eq!(err.file, path.display().to_string());
+            assert_eq!(err.field, "overheads");
+            assert!(
+                err.found.starts_with(found)
+                    && err.found.ends_with("context_switch.max_ns is 83794"),
+                "{err}"
+            );
+        }
+        std::fs::write(&path, file(r#""context_switch_ns": 83794,"#)).unwrap();
+        let source = read(&path).unwrap();
+        assert_eq!(source.overheads.context_switch, Nanos(83_794));
+        assert_eq!(
+            source.overheads.tick,
+            Nanos::ZERO,
+            "tick_ns 0 by hand, no record"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -320,3 +320,93 @@ jitter = "{jitter}"
         analysis.cores[0].reasons
     );
 }
+
+/// A ceiling-protocol set where `j`, above the ceiling, shares partition 1
+/// with `l`, the holder that blocks `i` (Δ = 1 ms; `i`'s partition 2 is
+/// its own). `l_partition` is where `l` lives; `deadline_i` is D_i.
+fn holder_shares_with_a_task_above_the_ceiling(l_partition: u32, deadline_i: &str) -> String {
+    format!(
+        r#"[platform]
+cores = 1
+partitions = 4
+memory = "4MiB"
+refill = "1ms"
+
+[[resource]]
+name = "R"
+protocol = "pcp"
+
+[[task]]
+name = "j"
+period = "5ms"
+memory = "1KiB"
+wcet = "1ms"
+priority = 1
+partitions = [1]
+
+[[task]]
+name = "i"
+period = "20ms"
+deadline = "{deadline_i}"
+memory = "1KiB"
+wcet = "1ms"
+priority = 2
+partitions = [2]
+critical_sections = [{{ resource = "R", length = "500us" }}]
+
+[[task]]
+name = "l"
+period = "100ms"
+memory = "1KiB"
+wcet = "3ms"
+priority = 3
+partitions = [{l_partition}]
+critical_sections = [{{ resource = "R", length = "3ms" }}]
+"#
+    )
+}
+
+/// The holder of a resource runs inside the blocked task's busy window, so
+/// its cache costs are the blocked task's too. By hand (ms), `l` on
+/// partition 1:
+/// B_i = 3 (the section) + ω_{l,n} = |{1} ∩ {1, 2}| · 1 = 1 → 4: a section
+/// is timed warm, and `j` may have evicted `l` just before it.
+/// `j` against hep(i) ∪ blk(i) = {2} ∪ {1}: ω_{j,i} = 1, γ_{j,i} = 1
+/// (it evicts `l`'s partition between its jobs, and `l` reloads it after
+/// each preemption), ω_{j,n} = 1: each release of `j` costs 1 + 1 + 1.
+/// w_i = 4 + 1 + ⌈w/5⌉·3: 7 → 11 > D_i = 8, a miss. (Without blk(i) in
+/// ω and γ and without the holder's warm-up: w = 3 + 1 + ⌈w/5⌉·1 + 1 = 7,
+/// a wrong SCHEDULABLE; a schedule reaches 10: j 0-2, l reloads and runs
+/// 2-5, j reloads and runs 5-7, l reloads and ends 7-9, i 9-10.)
+/// With D_i = 20: 11 → ⌈11/5⌉ = 3 → 14 → 14, R_i = 14, and the terms add up.
+/// `l` on partition 3 shares nothing: B_i = 3, j costs 1 per release,
+/// w = 4 + ⌈w/5⌉·1 = 5.
+#[test]
+fn a_holder_preempted_above_the_ceiling_pays_its_cache_costs_inside_the_blocking() {
+    let analysis = analysis_of(&holder_shares_with_a_task_above_the_ceiling(1, "8ms"));
+    assert!(!analysis.schedulable);
+    assert_eq!(analysis.tasks[1].blocking_ns, Some(4 * MS));
+    assert_eq!(analysis.tasks[1].wcrt_ns, None);
+
+    let analysis = analysis_of(&holder_shares_with_a_task_above_the_ceiling(1, "20ms"));
+    let i = &analysis.tasks[1];
+    assert_eq!(i.wcrt_ns, Some(14 * MS));
+    let terms = &i.breakdown;
+    assert_eq!(
+        (
+            terms.blocking_ns,
+            terms.wcet_ns,
+            terms.warmup_ns,
+            terms.interference_ns,
+            terms.hp_warmup_ns,
+            terms.crpd_ns
+        ),
+        (4 * MS, MS, 0, 3 * MS, 3 * MS, 3 * MS),
+        "B + C + ω_{{i,n}} + 3 jobs of j + ω_{{j,n}} + 2 ω_{{j,i}} + 3 γ_{{j,i}}"
+    );
+
+    let apart = analysis_of(&holder_shares_with_a_task_above_the_ceiling(3, "8ms"));
+    assert!(apart.schedulable);
+    assert_eq!(apart.tasks[1].blocking_ns, Some(3 * MS));
+    assert_eq!(apart.tasks[1].wcrt_ns, Some(5 * MS));
+}

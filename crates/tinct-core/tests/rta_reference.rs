@@ -8,7 +8,7 @@ mod common;
 
 use proptest::prelude::*;
 use tinct_core::PartitionSet;
-use tinct_core::analysis::rta::{CoreTask, response_times};
+use tinct_core::analysis::rta::{CoreTask, core_schedulable, response_times};
 use tinct_core::analysis::{AnalysisError, analyze};
 use tinct_core::model::{Platform, Task, TaskSet};
 use tinct_core::units::{Bytes, Nanos};
@@ -24,19 +24,33 @@ fn union_of(tasks: &[CoreTask], members: impl Iterator<Item = usize>) -> Partiti
     })
 }
 
-/// ω_{j,i}: S(j) against the other tasks of hep(i) (indices 0..=i).
+/// The partitions of blk(i), the lower-priority holders that run in i's
+/// busy window: none without blocking, else the given ones among the
+/// lower-priority tasks', or all of those when not given.
+fn blockers(tasks: &[CoreTask], i: usize) -> PartitionSet {
+    let below = union_of(tasks, i + 1..tasks.len());
+    match (tasks[i].blocking, tasks[i].blockers) {
+        (0, _) => PartitionSet::EMPTY,
+        (_, Some(known)) => known.intersection(&below),
+        (_, None) => below,
+    }
+}
+
+/// ω_{j,i}: S(j) against the other tasks of hep(i) (indices 0..=i) and
+/// blk(i). For i = n (ω_{j,n}) blk(n) is empty.
 fn warmup(tasks: &[CoreTask], j: usize, i: usize, refill: u64) -> u128 {
-    let others = union_of(tasks, (0..=i).filter(|&k| k != j));
+    let others = union_of(tasks, (0..=i).filter(|&k| k != j)).union(&blockers(tasks, i));
     delay(&tasks[j].partitions, &others, refill)
 }
 
-/// γ_{j,i}: S(j) against int(j, i) = tasks j+1..=i.
+/// γ_{j,i}: S(j) against int(j, i) = tasks j+1..=i, and blk(i).
 fn crpd(tasks: &[CoreTask], j: usize, i: usize, refill: u64) -> u128 {
-    delay(&tasks[j].partitions, &union_of(tasks, j + 1..=i), refill)
+    let preempted = union_of(tasks, j + 1..=i).union(&blockers(tasks, i));
+    delay(&tasks[j].partitions, &preempted, refill)
 }
 
-/// Eq. (2) for task i, term by term, from R^0 = C_i + ω_{i,n}:
-/// R^{k+1} = C_i + ω_{i,n} + Σ_{j∈hp(i)} ⌈R^k/T_j⌉ C_j
+/// Eq. (2) for task i, term by term, from R^0 = B_i + C_i + ω_{i,n}:
+/// R^{k+1} = B_i + C_i + ω_{i,n} + Σ_{j∈hp(i)} ⌈R^k/T_j⌉ C_j
 ///         + Σ_{j∈hp(i)} (ω_{j,n} + (⌈R^k/T_j⌉ − 1) ω_{j,i})
 ///         + Σ_{j∈hp(i)} ⌈R^k/T_j⌉ γ_{j,i}.
 /// `None` when an iterate exceeds D (a sum above u128 exceeds it too).
@@ -54,7 +68,8 @@ fn reference_within(
 ) -> Result<Option<u64>, ()> {
     let n = tasks.len() - 1;
     let deadline = u128::from(tasks[i].deadline);
-    let own = u128::from(tasks[i].wcet) + warmup(tasks, i, n, refill);
+    let own =
+        u128::from(tasks[i].blocking) + u128::from(tasks[i].wcet) + warmup(tasks, i, n, refill);
     // The cache terms of each j ∈ hp(i) do not depend on R.
     let terms: Vec<(u128, u128, u128, u128)> = (0..i)
         .map(|j| {
@@ -235,6 +250,71 @@ proptest! {
             }
             Err(e) => prop_assert!(false, "unexpected refusal: {e}"),
         }
+    }
+}
+
+/// A task on a small cache (8 partitions, so that tasks share them
+/// often), with blocking B (0 in about a third of the draws) and the
+/// partitions of its holders: given (any partitions, also ones no
+/// lower-priority task has) or not known.
+fn blocked_task() -> impl Strategy<Value = (Draw, u64, Option<Vec<u32>>)> {
+    let partitions = || prop::collection::vec(1u32..=8, 0..4);
+    (
+        (1u64..2_000, 5u64..20_000, 500u64..=1000, partitions()),
+        prop_oneof![1 => Just(0u64), 2 => 1u64..2_000],
+        prop::option::of(partitions()),
+    )
+        .prop_map(
+            |((wcet, period, deadline_permille, partitions), blocking, holders)| {
+                let draw = Draw {
+                    wcet,
+                    period,
+                    deadline_permille,
+                    partitions,
+                };
+                (draw, blocking, holders)
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 3000,
+        max_global_rejects: 4000,
+        ..ProptestConfig::default()
+    })]
+
+    /// With blocking, the holders run inside the busy window: ω_{j,i} and
+    /// γ_{j,i} count their partitions too (blk(i)), and the start value of
+    /// each task is still at or below its least fixed point, also where
+    /// blk(i−1) is not within S(i) ∪ blk(i).
+    #[test]
+    fn eq2_with_blocking_equals_the_reference(
+        draws in prop::collection::vec(blocked_task(), 1..6),
+        refill in 0u64..500,
+    ) {
+        let mut tasks = core_tasks(&draws.iter().map(|(d, _, _)| d.clone()).collect::<Vec<_>>());
+        for (task, (_, blocking, holders)) in tasks.iter_mut().zip(&draws) {
+            task.blocking = *blocking;
+            task.blockers = holders.as_ref().map(|h| h.iter().copied().collect());
+        }
+        prop_assume!((0..tasks.len()).all(|i| reference_within(&tasks, i, refill, 2_000).is_ok()));
+        for (i, result) in response_times(&tasks, refill).iter().enumerate() {
+            prop_assert_eq!(result.wcrt_ns, reference(&tasks, i, refill), "task {}", i);
+            if let Some(r) = result.wcrt_ns {
+                let sum = u128::from(result.blocking_ns)
+                    + u128::from(result.wcet_ns)
+                    + u128::from(result.warmup_ns)
+                    + u128::from(result.interference_ns)
+                    + u128::from(result.hp_warmup_ns)
+                    + u128::from(result.crpd_ns);
+                prop_assert_eq!(sum, u128::from(r));
+            }
+        }
+        prop_assert_eq!(
+            core_schedulable(&tasks, refill),
+            (0..tasks.len()).all(|i| reference(&tasks, i, refill).is_some())
+        );
     }
 }
 

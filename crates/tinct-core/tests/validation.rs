@@ -56,6 +56,27 @@ fn partition_out_of_range() {
     assert_names(&err, 12, "task 'a' field `partitions`", "partition 0");
 }
 
+/// A range string is checked by its ends before it is walked: a typo such
+/// as "1-99999999999" is refused at once, naming its end, where it used to
+/// expand into 800 GB and abort the process.
+#[test]
+fn partition_range_out_of_range_is_refused_by_its_ends() {
+    for (range, found) in [
+        ("1-99999999999", "partition 99999999999"),
+        ("3-9", "partition 9"),
+        ("0-2", "partition 0"),
+    ] {
+        let err = error(&doc(&format!(
+            "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = \"{range}\""
+        )));
+        assert_names(&err, 12, "task 'a' field `partitions`", found);
+    }
+    let err = error(&doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = \"1-3,2\"",
+    ));
+    assert_names(&err, 12, "task 'a' field `partitions`", "partition 2 twice");
+}
+
 #[test]
 fn unknown_keys_are_rejected() {
     let err = error(&doc(
@@ -113,6 +134,20 @@ fn core_out_of_range_and_priorities() {
         doc("name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npriority = 1")
     ));
     assert_names(&err, 14, "task 'b' field `priority`", "no priority");
+}
+
+/// On a one-core platform a task without `core` is on core 0: a priority
+/// it shares with a task that says `core = 0` is a tie, refused as one.
+#[test]
+fn a_priority_tie_with_an_implied_core_is_refused() {
+    let one_core =
+        "[platform]\ncores = 1\npartitions = 8\nmemory = \"256MiB\"\nrefill = \"10us\"\n";
+    let text = format!(
+        "{one_core}\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npriority = 1\n\n[[task]]\nname = \"b\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npriority = 1\ncore = 0\n"
+    );
+    let err = error(&text);
+    assert_names(&err, 19, "task 'b' field `priority`", "priority 1 again");
+    assert!(err.to_string().contains("task 'a' already has 1"), "{err}");
 }
 
 #[test]

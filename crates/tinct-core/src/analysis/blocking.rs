@@ -12,9 +12,9 @@
 //!   the ceiling, so τ_i cannot start before it ends, and once τ_i runs no
 //!   lower-priority task can enter a section that could block it: τ_i is
 //!   blocked at most once, by one section, before it starts (Sha, Rajkumar
-//!   and Lehoczky 1990; Baker 1991). No context switch or cache refill is
-//!   added: the switch to τ_i is τ_i's own, and its warm-up ω_{i,n} already
-//!   counts every task of the core.
+//!   and Lehoczky 1990; Baker 1991). No context switch is added (the
+//!   switch to τ_i is τ_i's own), nor a refill of τ_i's partitions (its
+//!   warm-up ω_{i,n} already counts every task of the core).
 //! - `pip` (priority inheritance, PTHREAD_PRIO_INHERIT): the same condition
 //!   (direct blocking when τ_i uses the resource, push-through blocking when
 //!   a higher-priority task does). τ_i may be blocked once by each
@@ -30,8 +30,19 @@
 //!   the core lies between them it is bounded like `pip`.
 //!
 //! When every section that can block τ_i is `pcp`, B_i is the longest of
-//! them; otherwise the sums above apply (a `pcp` section then counts its
-//! length alone). Sections are not nested.
+//! them; otherwise the sums above apply. Sections are not nested.
+//!
+//! The cache, under every protocol: a section's `length` is, like C^p, its
+//! time with the holder's partitions warm (kim2013's model). Other tasks
+//! may have evicted them before the section runs, so each section costs
+//! its length plus the holder's warm-up ω_{l,n} = |S(l) ∩ ⋃_{k≠l} S(k)| · Δ.
+//! And while it runs inside τ_i's busy window, the holder evicts and is
+//! preempted like the tasks of hep(i): the recurrence's ω_{j,i} and
+//! γ_{j,i} count the partitions of every holder that can block τ_i
+//! ([`Blocking::blockers`], see [`super::rta`]). Without them a set where a
+//! task above the ceiling shares partitions with a holder was certified
+//! wrongly: the holder's reloads, and the reloads of the task it evicted,
+//! lengthen τ_i's blocking beyond the section's length.
 //!
 //! A task's explicit `blocking` is used when it is at least the derived
 //! B_i (it may cover blocking the task set does not model). Below it, or
@@ -42,6 +53,7 @@
 
 use super::AnalysisError;
 use crate::model::{Protocol, TaskSet};
+use crate::partitions::PartitionSet;
 use crate::units::Nanos;
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +67,12 @@ pub struct Blocking {
     /// The task's explicit `blocking`, when it was below the derived B_i
     /// and so not used.
     pub explicit_below_derived: Option<ExplicitBelowDerived>,
+    /// ⋃ S(l) of the holders whose sections can block the task (they run
+    /// inside its busy window); `None` where B_i is the explicit
+    /// `blocking`, whose holder is not known (the recurrence then assumes
+    /// every lower-priority task of the core).
+    #[serde(skip)]
+    pub blockers: Option<PartitionSet>,
 }
 
 /// An explicit `blocking` below the B_i the task set's own resources and
@@ -89,6 +107,7 @@ impl Default for Blocking {
             blocking_ns: Some(0),
             source: String::new(),
             explicit_below_derived: None,
+            blockers: Some(PartitionSet::EMPTY),
         }
     }
 }
@@ -154,12 +173,45 @@ pub fn core_blocking(
             ceiling[section.resource] = ceiling[section.resource].min(position);
         }
     }
+    // ω_{l,n} of every member: the warm-up a section of l may pay.
+    let partitions: Vec<PartitionSet> = members
+        .iter()
+        .map(|&i| set.tasks[i].partitions.unwrap_or_default())
+        .collect();
+    let warmup: Vec<u128> = (0..members.len())
+        .map(|l| {
+            let others = partitions
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| k != l)
+                .fold(PartitionSet::EMPTY, |acc, (_, s)| acc.union(s));
+            u128::from(partitions[l].intersection_len(&others)) * u128::from(refill)
+        })
+        .collect();
+    let core = Core {
+        ceiling: &ceiling,
+        warmup: &warmup,
+        refill,
+        context_switch,
+    };
     (0..members.len())
         .map(|k| {
-            let derived = derived_blocking(set, members, k, &ceiling, refill, context_switch);
+            let derived = derived_blocking(set, members, k, &core);
             with_explicit(set.tasks[members[k]].blocking, derived)
         })
         .collect()
+}
+
+/// What every task's derived blocking on one core reads.
+struct Core<'a> {
+    /// Per resource, the position of its highest-priority user.
+    ceiling: &'a [usize],
+    /// Per position, ω_{l,n} (ns, exact).
+    warmup: &'a [u128],
+    /// Δ.
+    refill: u64,
+    /// δ.
+    context_switch: u64,
 }
 
 /// B_i as the analysis takes it: the task's explicit `blocking` when it is
@@ -173,6 +225,7 @@ fn with_explicit(explicit: Option<Nanos>, derived: Blocking) -> Blocking {
             blocking_ns: Some(explicit.0),
             source: "explicit `blocking`".into(),
             explicit_below_derived: None,
+            blockers: None,
         },
         derived_ns => Blocking {
             explicit_below_derived: Some(ExplicitBelowDerived {
@@ -189,14 +242,8 @@ fn with_explicit(explicit: Option<Nanos>, derived: Blocking) -> Blocking {
 }
 
 /// B_i from the task set's resources and critical sections alone.
-fn derived_blocking(
-    set: &TaskSet,
-    members: &[usize],
-    k: usize,
-    ceiling: &[usize],
-    refill: u64,
-    context_switch: u64,
-) -> Blocking {
+fn derived_blocking(set: &TaskSet, members: &[usize], k: usize, core: &Core<'_>) -> Blocking {
+    let (ceiling, refill, context_switch) = (core.ceiling, core.refill, core.context_switch);
     let task = &set.tasks[members[k]];
     let uses = |r: usize| task.critical_sections.iter().any(|s| s.resource == r);
     let own = task.partitions.unwrap_or_default();
@@ -206,7 +253,8 @@ fn derived_blocking(
         for section in &lower.critical_sections {
             let r = section.resource;
             let resource = &set.resources[r];
-            let length = u128::from(section.length.0);
+            // The section with its holder's partitions reloaded.
+            let length = u128::from(section.length.0) + core.warmup[holder];
             // Two switches and the refill of what τ_l evicted of τ_i.
             let while_ready = 2 * u128::from(context_switch)
                 + u128::from(own.intersection_len(&lower.partitions.unwrap_or_default()))
@@ -224,6 +272,7 @@ fn derived_blocking(
                                 lower.name, resource.name
                             ),
                             explicit_below_derived: None,
+                            blockers: None,
                         };
                     }
                     length + while_ready
@@ -243,6 +292,7 @@ fn derived_blocking(
             blocking_ns: Some(0),
             source: "no lower-priority section can block it".into(),
             explicit_below_derived: None,
+            blockers: Some(PartitionSet::EMPTY),
         };
     }
     let describe = |c: &Candidate| {
@@ -272,16 +322,21 @@ fn derived_blocking(
             )
         }
     };
+    let holders = candidates.iter().fold(PartitionSet::EMPTY, |acc, c| {
+        acc.union(&set.tasks[members[c.holder]].partitions.unwrap_or_default())
+    });
     match u64::try_from(value) {
         Ok(ns) => Blocking {
             blocking_ns: Some(ns),
             source,
             explicit_below_derived: None,
+            blockers: Some(holders),
         },
         Err(_) => Blocking {
             blocking_ns: None,
             source: format!("{source}, above 2^64 ns"),
             explicit_below_derived: None,
+            blockers: Some(holders),
         },
     }
 }

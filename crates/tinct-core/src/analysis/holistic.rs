@@ -75,6 +75,7 @@ pub(super) fn core_tasks(
                 partitions: t.partitions.unwrap_or(PartitionSet::EMPTY),
                 jitter: jitter[i],
                 blocking: blocking[i].value(),
+                blockers: blocking[i].blockers,
                 // sebek2002: a job pays a switch in and a switch out.
                 overhead: overheads.context_switch.0.saturating_mul(2),
                 interrupt: overheads.tick.0,

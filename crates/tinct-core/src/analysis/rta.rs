@@ -8,8 +8,19 @@
 //! - hp(i): tasks of priority strictly higher than i's;
 //! - int(j, i): tasks of priority lower than j's and higher than or equal to
 //!   i's, i.e. the tasks j can preempt while i is pending;
-//! - ω_{j,i} = |S(j) ∩ ⋃_{k ≠ j, k ∈ hep(i)} S(k)| · Δ, cache warm-up delay;
-//! - γ_{j,i} = |S(j) ∩ ⋃_{k ∈ int(j,i)} S(k)| · Δ, cache-related preemption delay.
+//! - blk(i): the lower-priority tasks that may run inside i's busy window
+//!   because they hold a resource that blocks i (empty when B_i = 0);
+//! - ω_{j,i} = |S(j) ∩ ⋃_{k ≠ j, k ∈ hep(i) ∪ blk(i)} S(k)| · Δ, cache warm-up delay;
+//! - γ_{j,i} = |S(j) ∩ ⋃_{k ∈ int(j,i) ∪ blk(i)} S(k)| · Δ, cache-related preemption delay.
+//!
+//! kim2013 has no blocking, so its ω_{j,i} and γ_{j,i} range over hep(i)
+//! and int(j,i) only. With blocking, a holder τ_l ∈ blk(i) runs its
+//! section inside i's busy window: it can evict the partitions of a
+//! higher-priority task between two of its jobs (ω) and be preempted by one
+//! and reload what it evicted (γ). Leaving blk(i) out would understate
+//! w_i, a wrong SCHEDULABLE; `CoreTask::blockers` names blk(i)'s partitions
+//! ([`super::blocking`] derives them; unknown, every lower-priority task of
+//! the core is assumed).
 //!
 //! Eq. (2) with release jitter J and blocking B (the jitter- and
 //! blocking-aware recurrence of Audsley, Burns, Richardson, Tindell and
@@ -50,6 +61,14 @@
 //! iterate bounds v_{i−1} from below; otherwise the start of task i−1 minus
 //! B_{i−1} does. Starting anywhere at or below the least fixed point, the
 //! monotone iteration reaches exactly that fixed point.
+//!
+//! With blocking, ω_{j,i} ≥ ω_{j,i−1} and γ_{j,i} ≥ γ_{j,i−1} need blk(i−1)
+//! to be covered by τ_i and blk(i), which a plain mutex or an explicit
+//! `blocking` does not promise. The bound does not need it: a last iterate
+//! is carried only from a task with B_{i−1} = 0, whose blk(i−1) is empty,
+//! and the chain otherwise adds C'_k + ω_{k,n}, which no blk changes. From
+//! a task k with B_k = 0 the chain needs f_i's terms of hp(k) to be at
+//! least f_k's, and they are: blk(k) is empty and hep(k) ⊆ hep(i).
 
 use crate::partitions::PartitionSet;
 
@@ -68,6 +87,11 @@ pub struct CoreTask {
     pub jitter: u64,
     /// B_i, blocking by lower-priority tasks, ns (`u64::MAX`: unbounded).
     pub blocking: u64,
+    /// ⋃ S(l) over blk(i), the lower-priority tasks that may run inside
+    /// this task's busy window holding a resource that blocks it; read only
+    /// when `blocking` > 0. `None`: not known, so every lower-priority task
+    /// of the core is assumed (sound, possibly pessimistic).
+    pub blockers: Option<PartitionSet>,
     /// Execution overhead every job pays, ns (2δ: switched in and out).
     pub overhead: u64,
     /// ε_i: the timer interrupt that releases each job, ns; it interferes
@@ -260,6 +284,23 @@ fn prefix_unions(tasks: &[CoreTask], prefix: &mut [PartitionSet]) {
     }
 }
 
+/// The partitions of blk(i) for every task (see [`CoreTask::blockers`]):
+/// empty without blocking, else the given set, or every lower-priority
+/// task's, always within the lower-priority tasks' partitions (so that
+/// ω_{j,i} ≤ ω_{j,n} holds whatever a caller passes).
+fn blocker_windows(tasks: &[CoreTask], out: &mut [PartitionSet]) {
+    let mut below = PartitionSet::EMPTY;
+    for i in (0..tasks.len()).rev() {
+        let task = &tasks[i];
+        out[i] = match (task.blocking, task.blockers) {
+            (0, _) => PartitionSet::EMPTY,
+            (_, Some(known)) => known.intersection(&below),
+            (_, None) => below,
+        };
+        below = below.union(&task.partitions);
+    }
+}
+
 /// ω_{j,n} for every j: warm-up against all other tasks of the core
 /// (`None` where |S ∩ others| · Δ exceeds 2^64 − 1 ns).
 fn warmups_against_all(
@@ -282,6 +323,8 @@ struct Core<'a> {
     tasks: &'a [CoreTask],
     refill: u64,
     prefix: &'a mut [PartitionSet],
+    /// The partitions of blk(i) per task ([`blocker_windows`]).
+    window: &'a mut [PartitionSet],
     warmup_n: &'a mut [Option<u64>],
     terms: &'a mut [Term],
     parts: &'a mut [TermParts],
@@ -310,6 +353,7 @@ enum Outcome {
 impl Core<'_> {
     fn prepare(&mut self) {
         prefix_unions(self.tasks, self.prefix);
+        blocker_windows(self.tasks, self.window);
         warmups_against_all(self.tasks, self.prefix, self.refill, self.warmup_n);
         self.interrupts = self.tasks.iter().any(|t| t.interrupt > 0);
         self.cache_terms = self.refill > 0 && self.tasks.iter().any(|t| !t.partitions.is_empty());
@@ -349,10 +393,13 @@ impl Core<'_> {
             return self.first_unrepresentable >= i;
         }
         let tasks = self.tasks;
+        let blockers = self.window[i];
         // `after` = ⋃_{k=j+1..=i} S(k) = ⋃ int(j, i).
         let mut after = PartitionSet::EMPTY;
         for j in (0..i).rev() {
             after = after.union(&tasks[j + 1].partitions);
+            // What runs between j's jobs or after j preempts, below j.
+            let evicting = after.union(&blockers);
             let own = &tasks[j].partitions;
             let prefix = self.prefix[j];
             let refill = self.refill;
@@ -360,14 +407,14 @@ impl Core<'_> {
             let (term, parts) = (&mut self.terms[j], &mut self.parts[j]);
             let filled = (|| {
                 let warmup_n = warmup_n?;
-                let warmup_i = cache_delay(own.intersection_len(&prefix.union(&after)), refill)?;
-                let crpd = cache_delay(own.intersection_len(&after), refill)?;
+                let warmup_i = cache_delay(own.intersection_len(&prefix.union(&evicting)), refill)?;
+                let crpd = cache_delay(own.intersection_len(&evicting), refill)?;
                 let execution = tasks[j].wcet.checked_add(tasks[j].overhead)?;
                 let per_release = execution
                     .checked_add(tasks[j].interrupt)?
                     .checked_add(warmup_i)?
                     .checked_add(crpd)?;
-                // ω_{j,i} ≤ ω_{j,n}: hep(i) is a subset of the whole core.
+                // ω_{j,i} ≤ ω_{j,n}: hep(i) and blk(i) are tasks of the core.
                 let first_extra = warmup_n - warmup_i;
                 // The first release pays C'_j + ε_j + ω_{j,n} + γ_{j,i}.
                 per_release.checked_add(first_extra)?;
@@ -561,6 +608,7 @@ fn with_core<R>(tasks: &[CoreTask], refill: u64, f: impl FnOnce(&mut Core<'_>) -
     let n = tasks.len();
     if n <= STACK_TASKS {
         let mut prefix = [PartitionSet::EMPTY; STACK_TASKS];
+        let mut window = [PartitionSet::EMPTY; STACK_TASKS];
         let mut warmup_n = [None; STACK_TASKS];
         let mut terms = [Term::default(); STACK_TASKS];
         let mut parts = [TermParts::default(); STACK_TASKS];
@@ -568,6 +616,7 @@ fn with_core<R>(tasks: &[CoreTask], refill: u64, f: impl FnOnce(&mut Core<'_>) -
             tasks,
             refill,
             prefix: &mut prefix[..n],
+            window: &mut window[..n],
             warmup_n: &mut warmup_n[..n],
             terms: &mut terms[..n],
             parts: &mut parts[..n],
@@ -578,6 +627,7 @@ fn with_core<R>(tasks: &[CoreTask], refill: u64, f: impl FnOnce(&mut Core<'_>) -
         })
     } else {
         let mut prefix = vec![PartitionSet::EMPTY; n];
+        let mut window = vec![PartitionSet::EMPTY; n];
         let mut warmup_n = vec![None; n];
         let mut terms = vec![Term::default(); n];
         let mut parts = vec![TermParts::default(); n];
@@ -585,6 +635,7 @@ fn with_core<R>(tasks: &[CoreTask], refill: u64, f: impl FnOnce(&mut Core<'_>) -
             tasks,
             refill,
             prefix: &mut prefix,
+            window: &mut window,
             warmup_n: &mut warmup_n,
             terms: &mut terms,
             parts: &mut parts,

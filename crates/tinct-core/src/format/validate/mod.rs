@@ -152,7 +152,7 @@ pub(super) fn validate(
             validate_task(raw_task, i, graph.periods[i], graph.triggers[i], &context)
         })
         .collect::<Result<Vec<Task>, InputError>>()?;
-    check_priorities(&raw.task, &tasks, &reporter)?;
+    check_priorities(&raw.task, &tasks, platform.cores, &reporter)?;
     let task_lines = (0..tasks.len())
         .map(|i| index.line_of(&[Seg::Key("task".into()), Seg::Index(i)]))
         .collect();
@@ -417,7 +417,10 @@ fn validate_wcet(
 }
 
 /// Reads `"1-8,12"`.
-fn parse_partition_ranges(text: &str) -> Option<Vec<i64>> {
+/// A range string such as `"1-8,12"` as inclusive ranges, in the order
+/// written (not expanded: `"1-99999999999"` is one range, refused by its
+/// end before anything is allocated).
+fn parse_partition_ranges(text: &str) -> Option<Vec<(i64, i64)>> {
     let mut out = Vec::new();
     for part in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         match part.split_once('-') {
@@ -426,9 +429,12 @@ fn parse_partition_ranges(text: &str) -> Option<Vec<i64>> {
                 if a > b {
                     return None;
                 }
-                out.extend(a..=b);
+                out.push((a, b));
             }
-            None => out.push(part.parse().ok()?),
+            None => {
+                let p = part.parse().ok()?;
+                out.push((p, p));
+            }
         }
     }
     Some(out)
@@ -441,8 +447,8 @@ fn validate_partitions(
     memory: Bytes,
     wcet: &WcetTable,
 ) -> Result<PartitionSet, InputError> {
-    let numbers = match raw {
-        RawPartitions::List(list) => list.clone(),
+    let ranges = match raw {
+        RawPartitions::List(list) => list.iter().map(|&p| (p, p)).collect(),
         RawPartitions::Text(text) => parse_partition_ranges(text).ok_or_else(|| {
             field.fail(
                 "a list of partitions such as [1, 2] or a range string such as \"1-8,12\"",
@@ -451,17 +457,25 @@ fn validate_partitions(
         })?,
     };
     let mut set = PartitionSet::EMPTY;
-    for &p in &numbers {
-        if p < 1 || p > i64::from(platform.partitions) {
+    for &(first, last) in &ranges {
+        // Both ends in 1..=N_P before the range is walked.
+        if let Some(p) = [first, last]
+            .into_iter()
+            .find(|&p| p < 1 || p > i64::from(platform.partitions))
+        {
             return Err(field.fail(
                 format!("partitions numbered 1 to N_P = {}", platform.partitions),
                 format!("partition {p}"),
             ));
         }
-        if set.contains(p as u32) {
-            return Err(field.fail("each partition listed once", format!("partition {p} twice")));
+        for p in first..=last {
+            if set.contains(p as u32) {
+                return Err(
+                    field.fail("each partition listed once", format!("partition {p} twice"))
+                );
+            }
+            set.insert(p as u32);
         }
-        set.insert(p as u32);
     }
     if set.is_empty() {
         return Err(field.fail("at least one partition", "an empty list"));
@@ -583,6 +597,7 @@ fn validate_body(
 fn check_priorities(
     raw: &[RawTask],
     tasks: &[Task],
+    cores: u32,
     reporter: &Reporter<'_>,
 ) -> Result<(), InputError> {
     let given = tasks.iter().filter(|t| t.priority.is_some()).count();
@@ -601,12 +616,14 @@ fn check_priorities(
             "no priority",
         ));
     }
+    // On one core, a task without `core` is on core 0 with the others.
+    let core_of = |task: &Task| if cores == 1 { Some(0) } else { task.core };
     let mut seen: HashMap<(Option<u32>, u32), usize> = HashMap::new();
     for (i, task) in tasks.iter().enumerate() {
         let Some(priority) = task.priority else {
             continue;
         };
-        if let Some(first) = seen.insert((task.core, priority), i) {
+        if let Some(first) = seen.insert((core_of(task), priority), i) {
             return Err(reporter.error(
                 &[
                     Seg::Key("task".into()),
