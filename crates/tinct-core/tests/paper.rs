@@ -107,3 +107,43 @@ partitions = [2]
     assert_eq!(t3.crpd_ns, 2_000_000);
     assert!(analysis.schedulable);
 }
+
+/// Figure 3's set with `t3` given no partitions: `t3` then runs in memory
+/// of any colour and may evict `t1`'s and `t2`'s partitions, which no term
+/// bounds, so the set is not SCHEDULABLE whatever the numbers say; with
+/// Δ = 0, or with no task partitioned, the cache is not modelled and the
+/// verdict stands on the classic analysis.
+#[test]
+fn a_task_without_partitions_among_partitioned_ones_is_not_schedulable() {
+    let text = |refill: &str, p1: &str, p2: &str| {
+        format!(
+            "[platform]\ncores = 1\npartitions = 2\nmemory = \"2MiB\"\nrefill = \"{refill}\"\n\
+             [[task]]\nname = \"t1\"\nperiod = \"12ms\"\nmemory = \"0B\"\nwcet = \"2ms\"\n{p1}\n\
+             [[task]]\nname = \"t2\"\nperiod = \"12ms\"\nmemory = \"0B\"\nwcet = \"2ms\"\n{p2}\n\
+             [[task]]\nname = \"t3\"\nperiod = \"12ms\"\nmemory = \"0B\"\nwcet = \"2ms\"\n"
+        )
+    };
+    let analysis_of = |text: String| {
+        analyze(
+            &tinct_core::format::parse(&text, "fig3.toml", tinct_core::format::Syntax::Toml)
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let mixed = analysis_of(text("1ms", "partitions = [1, 2]", "partitions = [1]"));
+    assert!(!mixed.schedulable);
+    assert!(
+        mixed.tasks.iter().all(|t| t.wcrt_ns.is_some()),
+        "each task's own R fits"
+    );
+    assert!(
+        mixed
+            .reasons
+            .iter()
+            .any(|r| r.starts_with("task 't3' has no `partitions` while 't1' has")),
+        "{:?}",
+        mixed.reasons
+    );
+    assert!(analysis_of(text("0ns", "partitions = [1, 2]", "partitions = [1]")).schedulable);
+    assert!(analysis_of(text("1ms", "", "")).schedulable);
+}

@@ -383,6 +383,26 @@ pub fn core_feasible_so_far(set: &TaskSet, members: &[usize]) -> bool {
     rta::core_schedulable(&tasks, refill)
 }
 
+/// Why the cache terms are not a bound when, with Δ > 0, some tasks have
+/// `partitions` and others do not: a task without them runs in memory of
+/// any colour, so it may evict every partition of the tasks that have
+/// them, on its core and on the others (they share the LLC), and neither
+/// Eq. (2) nor the cross-core check sees it. Its own numbers carry a note;
+/// the set cannot be SCHEDULABLE. A set where no task has partitions is the
+/// analysis without cache terms and is not concerned.
+fn unpartitioned_among_partitioned(set: &TaskSet) -> Option<String> {
+    let with = set.tasks.iter().find(|t| t.partitions.is_some())?;
+    let without = set.tasks.iter().find(|t| t.partitions.is_none())?;
+    (set.platform.refill.0 > 0).then(|| {
+        format!(
+            "task '{}' has no `partitions` while '{}' has: it may evict any partition, and the cache \
+             interference it causes is not bounded (give every task partitions, or none for the \
+             analysis without cache terms)",
+            without.name, with.name
+        )
+    })
+}
+
 /// The tasks of one core in priority order (highest first), as file
 /// indices; `ranks` are [`TaskSet::ranks`].
 pub fn core_members(set: &TaskSet, core: u32, ranks: &[u32]) -> Vec<usize> {
@@ -541,6 +561,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
             share.partition, share.cores
         ));
     }
+    reasons.extend(unpartitioned_among_partitioned(set));
     warnings.sort_by_key(|w| w.task_index);
     let chains = chains::reports(set, &chain_paths, &cint.results, &nocint.results);
     let overheads = &platform.overheads;
