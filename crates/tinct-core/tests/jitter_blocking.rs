@@ -410,3 +410,69 @@ fn a_holder_preempted_above_the_ceiling_pays_its_cache_costs_inside_the_blocking
     assert_eq!(apart.tasks[1].blocking_ns, Some(3 * MS));
     assert_eq!(apart.tasks[1].wcrt_ns, Some(5 * MS));
 }
+
+/// Under inheritance the holder runs at the priority of whichever task it
+/// blocks, so it can run while a higher-priority task is part-way through
+/// a job; that task then reloads what the holder evicted. `h` (partition
+/// 1) and `i` (partition 3) use `R`, which `l` (partition 1) holds; Δ = 1
+/// ms, δ = 0. By hand (ms):
+/// B_i = 1 (the section) + ω_{l,n} = |{1} ∩ {1, 3}| = 1, plus what hep(i)
+/// reloads after it: |S(h) ∩ S(l)| + |S(i) ∩ S(l)| = 1 + 0 → 3.
+/// `h` against hep(i) ∪ blk(i) = {3} ∪ {1}: ω_{h,i} = γ_{h,i} = ω_{h,n} = 1,
+/// so each release costs 1 + 1 + 1. w_i = 3 + 1 + ⌈w/10⌉·3 = 7.
+/// A schedule reaches 7 (`l` reloads and runs 0-1, `h` reloads 1-2, works
+/// to 2.5 and blocks, `l` reloads 2.5-3.5 and ends its section 3.5-4.5, `h`
+/// reloads 4.5-5.5 and ends at 6, `i` 6-7), so with D_i = 6 the set is not
+/// schedulable (it was certified with R_i = 6 when only τ_i's refill was
+/// charged).
+#[test]
+fn an_inheriting_holder_makes_every_task_it_interrupts_reload() {
+    let set = |deadline_i: &str| {
+        format!(
+            r#"[platform]
+cores = 1
+partitions = 4
+memory = "4MiB"
+refill = "1ms"
+
+[[resource]]
+name = "R"
+protocol = "pip"
+
+[[task]]
+name = "h"
+period = "10ms"
+memory = "1KiB"
+wcet = "1ms"
+priority = 1
+partitions = [1]
+critical_sections = [{{ resource = "R", length = "500us" }}]
+
+[[task]]
+name = "i"
+period = "20ms"
+deadline = "{deadline_i}"
+memory = "1KiB"
+wcet = "1ms"
+priority = 2
+partitions = [3]
+critical_sections = [{{ resource = "R", length = "500us" }}]
+
+[[task]]
+name = "l"
+period = "100ms"
+memory = "1KiB"
+wcet = "2ms"
+priority = 3
+partitions = [1]
+critical_sections = [{{ resource = "R", length = "1ms" }}]
+"#
+        )
+    };
+    let analysis = analysis_of(&set("20ms"));
+    let i = &analysis.tasks[1];
+    assert_eq!((i.blocking_ns, i.wcrt_ns), (Some(3 * MS), Some(7 * MS)));
+    let tight = analysis_of(&set("6ms"));
+    assert!(!tight.schedulable);
+    assert_eq!(tight.tasks[1].wcrt_ns, None);
+}

@@ -21,13 +21,17 @@
 //!   lower-priority task and once per resource, so B_i is the smaller of the
 //!   two sums of longest sections (Sha et al. 1990, Theorems 10 and 13).
 //!   Each such blocking happens while τ_i is ready, so it also costs two
-//!   context switches (2δ) and the refill of the partitions τ_l shares with
-//!   τ_i (|S(i) ∩ S(l)| · Δ).
+//!   context switches (2δ); and as τ_l inherits the priority of whichever
+//!   task it blocks, it may run while any task of hep(i) is part-way through
+//!   a job (blocked on the resource, or preempted by a task that is), each
+//!   of which then reloads what τ_l evicted: Σ_{k∈hep(i)} |S(k) ∩ S(l)| · Δ.
 //! - `none` (a plain mutex): only when τ_i uses the resource itself. Nothing
 //!   raises τ_l's priority, so any task of priority between the two can
 //!   preempt τ_l while τ_i waits: then the blocking is unbounded (priority
 //!   inversion, Sha et al. 1990) and τ_i is unschedulable. When no task of
-//!   the core lies between them it is bounded like `pip`.
+//!   the core lies between them it is bounded like `pip`, except that only
+//!   τ_i is part-way through a job while τ_l runs (a task above τ_i that
+//!   waited on the resource would itself be unbounded): 2δ + |S(i) ∩ S(l)| · Δ.
 //!
 //! When every section that can block τ_i is `pcp`, B_i is the longest of
 //! them; otherwise the sums above apply. Sections are not nested.
@@ -190,6 +194,7 @@ pub fn core_blocking(
         .collect();
     let core = Core {
         ceiling: &ceiling,
+        partitions: &partitions,
         warmup: &warmup,
         refill,
         context_switch,
@@ -206,6 +211,8 @@ pub fn core_blocking(
 struct Core<'a> {
     /// Per resource, the position of its highest-priority user.
     ceiling: &'a [usize],
+    /// Per position, S(l) (empty without `partitions`).
+    partitions: &'a [PartitionSet],
     /// Per position, ω_{l,n} (ns, exact).
     warmup: &'a [u128],
     /// Δ.
@@ -255,13 +262,21 @@ fn derived_blocking(set: &TaskSet, members: &[usize], k: usize, core: &Core<'_>)
             let resource = &set.resources[r];
             // The section with its holder's partitions reloaded.
             let length = u128::from(section.length.0) + core.warmup[holder];
+            let held = lower.partitions.unwrap_or_default();
             // Two switches and the refill of what τ_l evicted of τ_i.
             let while_ready = 2 * u128::from(context_switch)
-                + u128::from(own.intersection_len(&lower.partitions.unwrap_or_default()))
+                + u128::from(own.intersection_len(&held)) * u128::from(refill);
+            // Under inheritance τ_l may also run while any task of hep(i)
+            // is part-way through a job (blocked on the resource, or
+            // preempted by one that is): each reloads what τ_l evicted.
+            let mid_job = 2 * u128::from(context_switch)
+                + (0..=k)
+                    .map(|m| u128::from(core.partitions[m].intersection_len(&held)))
+                    .sum::<u128>()
                     * u128::from(refill);
             let cost = match resource.protocol {
                 Protocol::Pcp if ceiling[r] <= k => length,
-                Protocol::Pip if ceiling[r] <= k => length + while_ready,
+                Protocol::Pip if ceiling[r] <= k => length + mid_job,
                 Protocol::None if uses(r) => {
                     if holder > k + 1 {
                         let between = &set.tasks[members[k + 1]].name;
