@@ -476,3 +476,68 @@ critical_sections = [{{ resource = "R", length = "1ms" }}]
     assert!(!tight.schedulable);
     assert_eq!(tight.tasks[1].wcrt_ns, None);
 }
+
+/// Under the ceiling protocol a task at or below the ceiling cannot preempt
+/// the holder's section: the holder ends before that task's first job
+/// (whose ω_{j,n} counts what it evicted) and does not run again in the
+/// window, so that task's ω and γ leave the holder out. `h` (partition 3)
+/// sets the ceiling of `R`; `j` (partition 1, below the ceiling) shares
+/// partition 1 with the holder `l`. By hand (ms):
+/// B_i = 3 + ω_{l,n} = |{1} ∩ {1, 2, 3}| = 1 → 4; ω_{i,n} = 0;
+/// `h`: C = 1, no shared partition; `j`: C = 1, ω_{j,i} = γ_{j,i} = 0 (the
+/// holder left out), first job ω_{j,n} = 1.
+/// w_i = 4 + 1 + ⌈w/100⌉·1 + ⌈w/5⌉·1 + 1: 9 → 9. (With `l` in `j`'s terms
+/// it would be 15.)
+#[test]
+fn a_task_below_the_ceiling_does_not_pay_for_the_holder() {
+    let analysis = analysis_of(
+        r#"[platform]
+cores = 1
+partitions = 4
+memory = "4MiB"
+refill = "1ms"
+
+[[resource]]
+name = "R"
+protocol = "pcp"
+
+[[task]]
+name = "h"
+period = "100ms"
+memory = "1KiB"
+wcet = "1ms"
+priority = 1
+partitions = [3]
+critical_sections = [{ resource = "R", length = "500us" }]
+
+[[task]]
+name = "j"
+period = "5ms"
+memory = "1KiB"
+wcet = "1ms"
+priority = 2
+partitions = [1]
+
+[[task]]
+name = "i"
+period = "20ms"
+memory = "1KiB"
+wcet = "1ms"
+priority = 3
+partitions = [2]
+critical_sections = [{ resource = "R", length = "500us" }]
+
+[[task]]
+name = "l"
+period = "100ms"
+memory = "1KiB"
+wcet = "3ms"
+priority = 4
+partitions = [1]
+critical_sections = [{ resource = "R", length = "3ms" }]
+"#,
+    );
+    let i = &analysis.tasks[2];
+    assert_eq!((i.blocking_ns, i.wcrt_ns), (Some(4 * MS), Some(9 * MS)));
+    assert_eq!((i.breakdown.hp_warmup_ns, i.breakdown.crpd_ns), (MS, 0));
+}

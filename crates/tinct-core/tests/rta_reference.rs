@@ -24,11 +24,15 @@ fn union_of(tasks: &[CoreTask], members: impl Iterator<Item = usize>) -> Partiti
     })
 }
 
-/// The partitions of blk(i), the lower-priority holders that run in i's
-/// busy window: none without blocking, else the given ones among the
-/// lower-priority tasks', or all of those when not given.
-fn blockers(tasks: &[CoreTask], i: usize) -> PartitionSet {
+/// The partitions of blk(i, j), the lower-priority holders that run in
+/// i's busy window and that j can preempt: none without blocking or when j
+/// is one of the `shielded` tasks directly above i, else the given ones
+/// among the lower-priority tasks', or all of those when not given.
+fn blockers(tasks: &[CoreTask], j: usize, i: usize) -> PartitionSet {
     let below = union_of(tasks, i + 1..tasks.len());
+    if j + tasks[i].shielded as usize >= i {
+        return PartitionSet::EMPTY;
+    }
     match (tasks[i].blocking, tasks[i].blockers) {
         (0, _) => PartitionSet::EMPTY,
         (_, Some(known)) => known.intersection(&below),
@@ -37,15 +41,15 @@ fn blockers(tasks: &[CoreTask], i: usize) -> PartitionSet {
 }
 
 /// ω_{j,i}: S(j) against the other tasks of hep(i) (indices 0..=i) and
-/// blk(i). For i = n (ω_{j,n}) blk(n) is empty.
+/// blk(i, j). For i = n (ω_{j,n}) blk(n, j) is empty.
 fn warmup(tasks: &[CoreTask], j: usize, i: usize, refill: u64) -> u128 {
-    let others = union_of(tasks, (0..=i).filter(|&k| k != j)).union(&blockers(tasks, i));
+    let others = union_of(tasks, (0..=i).filter(|&k| k != j)).union(&blockers(tasks, j, i));
     delay(&tasks[j].partitions, &others, refill)
 }
 
-/// γ_{j,i}: S(j) against int(j, i) = tasks j+1..=i, and blk(i).
+/// γ_{j,i}: S(j) against int(j, i) = tasks j+1..=i, and blk(i, j).
 fn crpd(tasks: &[CoreTask], j: usize, i: usize, refill: u64) -> u128 {
-    let preempted = union_of(tasks, j + 1..=i).union(&blockers(tasks, i));
+    let preempted = union_of(tasks, j + 1..=i).union(&blockers(tasks, j, i));
     delay(&tasks[j].partitions, &preempted, refill)
 }
 
@@ -257,22 +261,23 @@ proptest! {
 /// often), with blocking B (0 in about a third of the draws) and the
 /// partitions of its holders: given (any partitions, also ones no
 /// lower-priority task has) or not known.
-fn blocked_task() -> impl Strategy<Value = (Draw, u64, Option<Vec<u32>>)> {
+fn blocked_task() -> impl Strategy<Value = (Draw, u64, Option<Vec<u32>>, u32)> {
     let partitions = || prop::collection::vec(1u32..=8, 0..4);
     (
         (1u64..2_000, 5u64..20_000, 500u64..=1000, partitions()),
         prop_oneof![1 => Just(0u64), 2 => 1u64..2_000],
         prop::option::of(partitions()),
+        0u32..4,
     )
         .prop_map(
-            |((wcet, period, deadline_permille, partitions), blocking, holders)| {
+            |((wcet, period, deadline_permille, partitions), blocking, holders, shielded)| {
                 let draw = Draw {
                     wcet,
                     period,
                     deadline_permille,
                     partitions,
                 };
-                (draw, blocking, holders)
+                (draw, blocking, holders, shielded)
             },
         )
 }
@@ -293,10 +298,11 @@ proptest! {
         draws in prop::collection::vec(blocked_task(), 1..6),
         refill in 0u64..500,
     ) {
-        let mut tasks = core_tasks(&draws.iter().map(|(d, _, _)| d.clone()).collect::<Vec<_>>());
-        for (task, (_, blocking, holders)) in tasks.iter_mut().zip(&draws) {
+        let mut tasks = core_tasks(&draws.iter().map(|(d, ..)| d.clone()).collect::<Vec<_>>());
+        for (task, (_, blocking, holders, shielded)) in tasks.iter_mut().zip(&draws) {
             task.blocking = *blocking;
             task.blockers = holders.as_ref().map(|h| h.iter().copied().collect());
+            task.shielded = *shielded;
         }
         prop_assume!((0..tasks.len()).all(|i| reference_within(&tasks, i, refill, 2_000).is_ok()));
         for (i, result) in response_times(&tasks, refill).iter().enumerate() {

@@ -43,7 +43,9 @@
 //! And while it runs inside τ_i's busy window, the holder evicts and is
 //! preempted like the tasks of hep(i): the recurrence's ω_{j,i} and
 //! γ_{j,i} count the partitions of every holder that can block τ_i
-//! ([`Blocking::blockers`], see [`super::rta`]). Without them a set where a
+//! ([`Blocking::blockers`], see [`super::rta`]), for every τ_j that can
+//! preempt the holder: under `pcp` only those above the ceiling
+//! ([`Blocking::shielded`] counts the others). Without them a set where a
 //! task above the ceiling shares partitions with a holder was certified
 //! wrongly: the holder's reloads, and the reloads of the task it evicted,
 //! lengthen τ_i's blocking beyond the section's length.
@@ -77,6 +79,10 @@ pub struct Blocking {
     /// every lower-priority task of the core).
     #[serde(skip)]
     pub blockers: Option<PartitionSet>,
+    /// How many of the tasks directly above it cannot preempt any of those
+    /// sections ([`crate::analysis::rta::CoreTask::shielded`]).
+    #[serde(skip)]
+    pub shielded: u32,
 }
 
 /// An explicit `blocking` below the B_i the task set's own resources and
@@ -112,6 +118,7 @@ impl Default for Blocking {
             source: String::new(),
             explicit_below_derived: None,
             blockers: Some(PartitionSet::EMPTY),
+            shielded: 0,
         }
     }
 }
@@ -233,6 +240,7 @@ fn with_explicit(explicit: Option<Nanos>, derived: Blocking) -> Blocking {
             source: "explicit `blocking`".into(),
             explicit_below_derived: None,
             blockers: None,
+            shielded: 0,
         },
         derived_ns => Blocking {
             explicit_below_derived: Some(ExplicitBelowDerived {
@@ -288,6 +296,7 @@ fn derived_blocking(set: &TaskSet, members: &[usize], k: usize, core: &Core<'_>)
                             ),
                             explicit_below_derived: None,
                             blockers: None,
+                            shielded: 0,
                         };
                     }
                     length + while_ready
@@ -308,6 +317,7 @@ fn derived_blocking(set: &TaskSet, members: &[usize], k: usize, core: &Core<'_>)
             source: "no lower-priority section can block it".into(),
             explicit_below_derived: None,
             blockers: Some(PartitionSet::EMPTY),
+            shielded: 0,
         };
     }
     let describe = |c: &Candidate| {
@@ -340,18 +350,29 @@ fn derived_blocking(set: &TaskSet, members: &[usize], k: usize, core: &Core<'_>)
     let holders = candidates.iter().fold(PartitionSet::EMPTY, |acc, c| {
         acc.union(&set.tasks[members[c.holder]].partitions.unwrap_or_default())
     });
+    // The tasks from the lowest ceiling down to τ_i cannot preempt a
+    // ceiling-protocol section; under inheritance (or none) any task above
+    // τ_i can preempt the holder.
+    let lowest_ceiling = candidates
+        .iter()
+        .map(|c| if c.pcp { ceiling[c.resource] } else { k })
+        .max()
+        .unwrap_or(k);
+    let shielded = u32::try_from(k - lowest_ceiling).unwrap_or(0);
     match u64::try_from(value) {
         Ok(ns) => Blocking {
             blocking_ns: Some(ns),
             source,
             explicit_below_derived: None,
             blockers: Some(holders),
+            shielded,
         },
         Err(_) => Blocking {
             blocking_ns: None,
             source: format!("{source}, above 2^64 ns"),
             explicit_below_derived: None,
             blockers: Some(holders),
+            shielded,
         },
     }
 }

@@ -76,6 +76,7 @@ pub(super) fn core_tasks(
                 jitter: jitter[i],
                 blocking: blocking[i].value(),
                 blockers: blocking[i].blockers,
+                shielded: blocking[i].shielded,
                 // sebek2002: a job pays a switch in and a switch out.
                 overhead: overheads.context_switch.0.saturating_mul(2),
                 interrupt: overheads.tick.0,

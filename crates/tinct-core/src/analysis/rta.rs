@@ -10,8 +10,11 @@
 //!   i's, i.e. the tasks j can preempt while i is pending;
 //! - blk(i): the lower-priority tasks that may run inside i's busy window
 //!   because they hold a resource that blocks i (empty when B_i = 0);
-//! - ω_{j,i} = |S(j) ∩ ⋃_{k ≠ j, k ∈ hep(i) ∪ blk(i)} S(k)| · Δ, cache warm-up delay;
-//! - γ_{j,i} = |S(j) ∩ ⋃_{k ∈ int(j,i) ∪ blk(i)} S(k)| · Δ, cache-related preemption delay.
+//! - ω_{j,i} = |S(j) ∩ ⋃_{k ≠ j, k ∈ hep(i) ∪ blk(i, j)} S(k)| · Δ, cache warm-up delay;
+//! - γ_{j,i} = |S(j) ∩ ⋃_{k ∈ int(j,i) ∪ blk(i, j)} S(k)| · Δ, cache-related preemption
+//!   delay, where blk(i, j) is blk(i) when j can preempt the holders' sections
+//!   and empty when it cannot (under the ceiling protocol, j at or below the
+//!   ceiling: the holder ends before j's first job, whose ω_{j,n} counts it).
 //!
 //! kim2013 has no blocking, so its ω_{j,i} and γ_{j,i} range over hep(i)
 //! and int(j,i) only. With blocking, a holder τ_l ∈ blk(i) runs its
@@ -92,6 +95,13 @@ pub struct CoreTask {
     /// when `blocking` > 0. `None`: not known, so every lower-priority task
     /// of the core is assumed (sound, possibly pessimistic).
     pub blockers: Option<PartitionSet>,
+    /// How many of the tasks directly above this one cannot preempt a
+    /// section that blocks it (under the ceiling protocol, those at or below
+    /// the lowest ceiling of those sections): their ω and γ leave `blockers`
+    /// out, since the holder ran before their first job (whose ω_{j,n}
+    /// counts it) and does not run again in the window. 0: every task above
+    /// can.
+    pub shielded: u32,
     /// Execution overhead every job pays, ns (2δ: switched in and out).
     pub overhead: u64,
     /// ε_i: the timer interrupt that releases each job, ns; it interferes
@@ -398,8 +408,14 @@ impl Core<'_> {
         let mut after = PartitionSet::EMPTY;
         for j in (0..i).rev() {
             after = after.union(&tasks[j + 1].partitions);
-            // What runs between j's jobs or after j preempts, below j.
-            let evicting = after.union(&blockers);
+            // What runs between j's jobs or after j preempts, below j: the
+            // holders too, unless j cannot preempt their sections.
+            let shielded = j + tasks[i].shielded as usize >= i;
+            let evicting = if shielded {
+                after
+            } else {
+                after.union(&blockers)
+            };
             let own = &tasks[j].partitions;
             let prefix = self.prefix[j];
             let refill = self.refill;
