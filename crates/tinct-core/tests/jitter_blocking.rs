@@ -413,9 +413,9 @@ fn a_holder_preempted_above_the_ceiling_pays_its_cache_costs_inside_the_blocking
 
 /// Under inheritance the holder runs at the priority of whichever task it
 /// blocks, so it can run while a higher-priority task is part-way through
-/// a job; that task then reloads what the holder evicted. `h` (partition
-/// 1) and `i` (partition 3) use `R`, which `l` (partition 1) holds; Δ = 1
-/// ms, δ = 0. By hand (ms):
+/// a job; that task then reloads what the holder evicted. Tasks `h` and
+/// `i` use `R`, which `l` holds; `h` and `l` are in partition 1, `i` in
+/// partition 3; Δ = 1 ms, δ = 0. By hand (ms):
 /// B_i = 1 (the section) + ω_{l,n} = |{1} ∩ {1, 3}| = 1, plus what hep(i)
 /// reloads after it: |S(h) ∩ S(l)| + |S(i) ∩ S(l)| = 1 + 0 → 3.
 /// `h` against hep(i) ∪ blk(i) = {3} ∪ {1}: ω_{h,i} = γ_{h,i} = ω_{h,n} = 1,
