@@ -458,3 +458,51 @@ fn static_placement_writes_pinned_cores() {
         .arg(example("pipeline.toml"))
         .exits(2);
 }
+
+/// A graph of 13 layers of 2 timer tasks, every task feeding both of the
+/// next layer: 2^13 = 8192 chains, more than the analysis enumerates. Both
+/// placements refuse it up front as `tinct analyze` does (exit 2, the file
+/// and `edges` named), where CATA used to search, then call its own plan a
+/// bug, and the static placement to search for minutes. (The cores given
+/// let `tinct analyze` reach the graph; `tinct plan` replaces them.)
+#[test]
+fn plan_refuses_a_graph_the_analysis_cannot_enumerate_before_searching() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("many-chains.toml");
+    let mut text = String::from(
+        "[platform]\ncores = 4\npartitions = 4\nmemory = \"4MiB\"\nrefill = \"0ns\"\n",
+    );
+    for layer in 0..13 {
+        for k in 0..2 {
+            text += &format!(
+                "\n[[task]]\nname = \"l{layer}k{k}\"\nmemory = \"1KiB\"\nwcet = \"1us\"\nperiod = \"10ms\"\ncore = {k}\n"
+            );
+        }
+    }
+    for layer in 1..13 {
+        for from in 0..2 {
+            for to in 0..2 {
+                text += &format!(
+                    "\n[[edge]]\nfrom = \"l{}k{from}\"\nto = \"l{layer}k{to}\"\nbuffer = \"1KiB\"\n",
+                    layer - 1
+                );
+            }
+        }
+    }
+    std::fs::write(&file, text).unwrap();
+    let expected = format!(
+        "{}: edges: expected an affinity graph tinct enumerates",
+        file.display()
+    );
+    for placement in [&[][..], &["--placement", "static"][..]] {
+        let output = tinct()
+            .arg("plan")
+            .args(placement)
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert_exits_saying(&output, 2, &expected);
+    }
+    let output = tinct().arg("analyze").arg(&file).output().unwrap();
+    assert_exits_saying(&output, 2, &expected);
+}

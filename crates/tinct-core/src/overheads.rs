@@ -111,6 +111,22 @@ pub fn from_calibration(measured: Option<&Measured>, from: impl Into<String>) ->
 /// charges) differ from the records beside them, as a file edited by hand
 /// may: a δ of 0 beside a measured maximum of 84 µs would be charged as 0.
 fn check_records(measured: &Measured, file: &str) -> Result<(), InputError> {
+    if let (Some(tick), Some(period)) = (measured.tick_ns, measured.tick_period_ns)
+        && period > 0
+        && tick >= period
+    {
+        return Err(InputError {
+            file: file.to_string(),
+            line: None,
+            field: "overheads".into(),
+            expected: format!(
+                "a `tick_ns` below `tick_period_ns` {} (the tick would use the whole core), as \
+                 in a task set's `[platform] overheads`",
+                Nanos(period)
+            ),
+            found: format!("`tick_ns` {}", Nanos(tick)),
+        });
+    }
     match measured.inconsistency() {
         None => Ok(()),
         Some(found) => Err(InputError {
@@ -547,6 +563,16 @@ mod tests {
             Nanos::ZERO,
             "tick_ns 0 by hand, no record"
         );
+        // A tick that would fill its whole period is refused, as in a task set.
+        std::fs::write(
+            &path,
+            r#"{"refill": {"partitions": 4, "refill_ns": 1000},
+                "overheads": {"tick_ns": 5000000, "tick_period_ns": 4000000}}"#,
+        )
+        .unwrap();
+        let err = read(&path).unwrap_err();
+        assert_eq!(err.found, "`tick_ns` 5ms", "{err}");
+        assert!(err.expected.contains("below `tick_period_ns` 4ms"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -325,3 +325,79 @@ buffer = "1KiB"
         "the jitter was inherited in a second round"
     );
 }
+
+/// A chain of `length` tasks of C = 1 µs, each on its own core, the first
+/// timer-triggered (T = 100 ms), the others data-triggered.
+fn long_chain(length: usize) -> String {
+    let mut text = format!(
+        "[platform]\ncores = {length}\npartitions = 4\nmemory = \"4MiB\"\nrefill = \"0ns\"\n"
+    );
+    for k in 0..length {
+        let trigger = if k == 0 {
+            "period = \"100ms\""
+        } else {
+            "trigger = \"data\""
+        };
+        text += &format!(
+            "\n[[task]]\nname = \"t{k}\"\nmemory = \"1KiB\"\nwcet = \"1us\"\ncore = {k}\n{trigger}\n"
+        );
+    }
+    for k in 1..length {
+        text += &format!(
+            "\n[[edge]]\nfrom = \"t{}\"\nto = \"t{k}\"\nbuffer = \"1KiB\"\n",
+            k - 1
+        );
+    }
+    text
+}
+
+/// Jitter moves one edge per round, so a chain through 1001 tasks needs
+/// 1001 rounds: more than the 1000 of `MAX_ROUNDS`, which used to call it
+/// unsettled and the set NOT SCHEDULABLE. R of the k-th task is k µs.
+#[test]
+fn a_chain_longer_than_the_base_round_limit_settles() {
+    let set = tinct_core::format::parse(
+        &long_chain(1001),
+        "chain.toml",
+        tinct_core::format::Syntax::Toml,
+    )
+    .unwrap();
+    let analysis = analyze(&set).unwrap();
+    assert!(analysis.schedulable, "{:?}", analysis.reasons);
+    assert_eq!(analysis.tasks[1000].wcrt_ns, Some(1_001_000));
+    assert!(analysis.holistic_rounds > tinct_core::analysis::MAX_ROUNDS);
+}
+
+/// Every task meets its deadline, but the chain's end-to-end bound
+/// (R_a + T_b + R_b + T_c + R_c with sampling hops of 10^10 s) passes
+/// 2^64 − 1 ns: the set is not SCHEDULABLE, and says why.
+#[test]
+fn a_chain_whose_bound_overflows_is_not_schedulable() {
+    let task = |name: &str| {
+        format!(
+            "\n[[task]]\nname = \"{name}\"\nperiod = \"10000000000s\"\nmemory = \"1KiB\"\nwcet = \"1ms\"\n"
+        )
+    };
+    let edge = |from: &str, to: &str| {
+        format!("\n[[edge]]\nfrom = \"{from}\"\nto = \"{to}\"\nbuffer = \"1KiB\"\n")
+    };
+    let text = format!(
+        "[platform]\ncores = 1\npartitions = 4\nmemory = \"4MiB\"\nrefill = \"0ns\"\n{}{}{}{}{}",
+        task("a"),
+        task("b"),
+        task("c"),
+        edge("a", "b"),
+        edge("b", "c")
+    );
+    let set =
+        tinct_core::format::parse(&text, "ov.toml", tinct_core::format::Syntax::Toml).unwrap();
+    let analysis = analyze(&set).unwrap();
+    assert!(analysis.tasks.iter().all(|t| t.schedulable));
+    assert_eq!(analysis.chains[0].bound_ns, None);
+    assert!(!analysis.schedulable);
+    assert!(
+        analysis.reasons.iter().any(|r| r == "chain a → b → c has no end-to-end bound: its latency passes 2^64 − 1 ns"),
+        "{:?}",
+        analysis.reasons
+    );
+}

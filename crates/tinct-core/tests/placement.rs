@@ -7,7 +7,7 @@
 mod common;
 
 use proptest::prelude::*;
-use tinct_core::alloc::{PlacementOptions, PlacementRefusal, place_static};
+use tinct_core::alloc::{PlacementOptions, PlacementRefusal, UTILIZATION_TOLERANCE, place_static};
 use tinct_core::analysis::analyze;
 use tinct_core::model::{
     CriticalSection, Edge, Platform, Protocol, Resource, Task, TaskSet, Trigger, WcetTable,
@@ -115,8 +115,10 @@ fn brute_force(set: &TaskSet, bound: f64) -> Option<u64> {
     let mut assignment = vec![0usize; n];
     let ranks = set.ranks();
     loop {
-        let within =
-            (0..cores).all(|c| utilization(set, (0..n).filter(|&i| assignment[i] == c)) <= bound);
+        let within = (0..cores).all(|c| {
+            utilization(set, (0..n).filter(|&i| assignment[i] == c))
+                <= bound + UTILIZATION_TOLERANCE
+        });
         if within {
             let mut planned = set.clone();
             for (i, task) in planned.tasks.iter_mut().enumerate() {
@@ -194,7 +196,7 @@ proptest! {
             let planned = placement.planned.as_ref().unwrap();
             for core in 0..set.platform.cores {
                 let members = (0..set.tasks.len()).filter(|&i| planned.tasks[i].core == Some(core));
-                prop_assert!(utilization(&set, members) <= bound + 1e-9, "core {} over the bound", core);
+                prop_assert!(utilization(&set, members) <= bound + UTILIZATION_TOLERANCE, "core {} over the bound", core);
             }
             let analysis = analyze(planned).unwrap();
             prop_assert!(analysis.schedulable);

@@ -1,7 +1,7 @@
 //! `TaskSet.plan(...)`: tinct-core's plan API (kim2013 Algorithm 3 with its
 //! leftover step, or BFD/WFD), and `tinct.Plan`, its result.
 
-use crate::errors::bad_argument;
+use crate::errors::{bad_argument, bad_input};
 use crate::json::to_python;
 use crate::stop::stop_after;
 use crate::taskset::PyTaskSet;
@@ -46,6 +46,7 @@ pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs) -> PyResult<PyPlan
                 PlanRefusal::Partitions(e) => {
                     bad_argument("partitions", format!("partitions: {e}"))
                 }
+                PlanRefusal::Graph(e) => bad_input(&e),
             },
         )?;
     let stop = stop_after(args.timeout)?;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use tinct_core::TaskSet;
 use tinct_core::alloc::{
     Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanRefusal, PlanReport,
-    SearchOptions, check_request, place_static, plan,
+    SearchOptions, check_graph, check_request, place_static, plan,
 };
 use tinct_core::format::write_file;
 use tinct_core::timeout::{parse_timeout, stop_after};
@@ -106,12 +106,15 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         crate::calibration::load_task_set(&args.file, args.calibration.as_deref(), args.refill)?;
     let refill_source = refill.describe_value(set.platform.refill);
     if args.placement == Some(PlacementArg::Static) {
+        check_graph(&set, &args.file.display().to_string())
+            .map_err(|e| CliError::Input(e.to_string()))?;
         return run_static(&args, &set, refill_source);
     }
     let budget = check_request(&set, &args.file.display().to_string(), args.partitions).map_err(
         |refusal| match refusal {
             PlanRefusal::SharedResource(why) => CliError::Input(why),
             PlanRefusal::Partitions(e) => CliError::Input(format!("--partitions: {e}")),
+            PlanRefusal::Graph(e) => CliError::Input(e.to_string()),
         },
     )?;
     let stop = stop_after(args.timeout);

@@ -34,10 +34,12 @@ pub use assignment::{Algorithm, Assignment, CoreRefusal, Reason, Refusal, Unplac
 pub use instance::{AllocTask, Instance};
 pub use mincache::{CoreAllocation, MinCacheOutcome, SearchOptions, min_cache_alloc};
 pub use outcome::{PlacementReport, PlanFailure, PlanReport};
-pub use placement::{PlacementOptions, PlacementRefusal, StaticPlacement, place_static};
+pub use placement::{
+    PlacementOptions, PlacementRefusal, StaticPlacement, UTILIZATION_TOLERANCE, place_static,
+};
 pub use plan::{
-    Plan, PlanOptions, PlanRefusal, PlannedCore, PlannedTask, UnplacedTask, check_request,
-    partition_budget, plan, unsupported,
+    Plan, PlanOptions, PlanRefusal, PlannedCore, PlannedTask, UnplacedTask, check_graph,
+    check_request, partition_budget, plan, unsupported,
 };
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no

@@ -119,6 +119,12 @@ pub struct PlacedCore {
     pub tasks: Vec<String>,
 }
 
+/// How far a core's summed utilization may pass the bound and still be
+/// within it: float sums depend on the order of their terms (0.12 + 0.42 +
+/// 0.06 is above 0.6 by one ulp, 0.42 + 0.12 + 0.06 is not), and the order
+/// the search adds tasks in must not decide a placement.
+pub const UTILIZATION_TOLERANCE: f64 = 1e-9;
+
 /// The result of [`place_static`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StaticPlacement {
@@ -399,7 +405,7 @@ impl Search<'_> {
         for core in self.candidates(task) {
             let c = core as usize;
             let utilization = self.utilization[c] + numerator as f64 / period as f64;
-            if utilization > self.options.utilization_bound {
+            if utilization > self.options.utilization_bound + UTILIZATION_TOLERANCE {
                 continue;
             }
             let added = cost.saturating_add(self.added_bytes(task, core));

@@ -10,6 +10,7 @@ use super::cata::{cata_until, spend_leftover_until};
 use super::instance::Instance;
 use super::mincache::SearchOptions;
 use crate::analysis::{Analysis, analyze};
+use crate::format::InputError;
 use crate::model::TaskSet;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
@@ -161,6 +162,8 @@ pub enum PlanRefusal {
     SharedResource(String),
     /// The partition budget is not 1 to N_P ([`partition_budget`]'s words).
     Partitions(String),
+    /// The affinity graph is one the analysis refuses ([`check_graph`]).
+    Graph(InputError),
 }
 
 impl std::fmt::Display for PlanRefusal {
@@ -168,21 +171,34 @@ impl std::fmt::Display for PlanRefusal {
         match self {
             PlanRefusal::SharedResource(why) => f.write_str(why),
             PlanRefusal::Partitions(e) => write!(f, "partitions: {e}"),
+            PlanRefusal::Graph(e) => write!(f, "{e}"),
         }
     }
 }
 
 impl std::error::Error for PlanRefusal {}
 
+/// Refuses, as `tinct analyze` does, an affinity graph the analysis of a
+/// plan could not enumerate (a cycle, more than
+/// [`crate::analysis::chains::MAX_CHAINS`] chains): before any search,
+/// rather than as a plan that fails to re-verify.
+pub fn check_graph(set: &TaskSet, file: &str) -> Result<(), InputError> {
+    crate::analysis::chains::enumerate(set)
+        .map(drop)
+        .map_err(|e| e.input_error(file, set))
+}
+
 /// The checks `tinct plan` and Python's `TaskSet.plan` make before
 /// planning `set` (read from `file`) with CATA, BFD or WFD, in their
-/// order: the algorithms can plan it ([`unsupported`]), and the budget
-/// `requested` is 1 to N_P ([`partition_budget`]). Returns the budget.
+/// order: the graph can be analyzed ([`check_graph`]), the algorithms can
+/// plan it ([`unsupported`]), and the budget `requested` is 1 to N_P
+/// ([`partition_budget`]). Returns the budget.
 pub fn check_request(
     set: &TaskSet,
     file: &str,
     requested: Option<u32>,
 ) -> Result<u32, PlanRefusal> {
+    check_graph(set, file).map_err(PlanRefusal::Graph)?;
     if let Some(why) = unsupported(set) {
         return Err(PlanRefusal::SharedResource(format!("{file}: {why}")));
     }

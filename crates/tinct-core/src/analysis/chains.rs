@@ -30,7 +30,8 @@ pub struct ChainReport {
     /// The same tasks as indices into the set (file order).
     pub task_indices: Vec<usize>,
     /// First release to last output, with cache interference (Eq. 2);
-    /// `None` when a task of the chain misses its deadline.
+    /// `None` when a task of the chain misses its deadline, or when the
+    /// bound passes 2^64 − 1 ns (the set is then not schedulable either).
     pub bound_ns: Option<u64>,
     /// The same without cache interference.
     pub bound_nocint_ns: Option<u64>,

@@ -21,8 +21,17 @@ use crate::model::{Overheads, TaskSet, Trigger};
 use crate::partitions::PartitionSet;
 
 /// Rounds of "response times → inherited jitters" before the jitters still
-/// moving are taken as unbounded (each round is one analysis of every core).
+/// moving are taken as unbounded (each round is one analysis of every
+/// core), at the least: a set of n tasks gets n + 2 when that is more,
+/// since a jitter moves one edge per round and a chain through every task
+/// needs n rounds to settle and one to see it has ([`max_rounds`]).
 pub const MAX_ROUNDS: u32 = 1000;
+
+/// The round limit for a set of `tasks` tasks: [`MAX_ROUNDS`], or
+/// `tasks` + 2 when that is more.
+pub fn max_rounds(tasks: usize) -> u32 {
+    MAX_ROUNDS.max(u32::try_from(tasks).unwrap_or(u32::MAX).saturating_add(2))
+}
 
 /// One holistic fixed point, for one Δ (kim2013's CInt, or 0 for NoCInt).
 #[derive(Clone, Debug)]
@@ -37,7 +46,7 @@ pub(super) struct Pass {
     pub inherited: Vec<u64>,
     /// Rounds until the jitters settled (1 without data-triggered tasks).
     pub rounds: u32,
-    /// The jitters did not settle within [`MAX_ROUNDS`].
+    /// The jitters did not settle within [`max_rounds`].
     pub diverged: bool,
 }
 
@@ -103,6 +112,11 @@ fn base_jitters(set: &TaskSet) -> Vec<u64> {
 /// The holistic fixed point for Δ = `refill`; `members[c]` are core c's
 /// tasks in priority order.
 pub(super) fn analyze(set: &TaskSet, members: &[Vec<usize>], refill: u64) -> Pass {
+    analyze_within(set, members, refill, max_rounds(set.tasks.len()))
+}
+
+/// [`analyze`] with at most `limit` rounds.
+fn analyze_within(set: &TaskSet, members: &[Vec<usize>], refill: u64, limit: u32) -> Pass {
     let n = set.tasks.len();
     let base = base_jitters(set);
     let mut producers: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -141,24 +155,42 @@ pub(super) fn analyze(set: &TaskSet, members: &[Vec<usize>], refill: u64) -> Pas
                 .unwrap_or(0);
         }
         let settled = next == inherited;
-        if settled || rounds >= MAX_ROUNDS {
+        if settled || rounds >= limit {
             let diverged = !settled;
+            let mut results = results;
             if diverged {
-                // Whatever still moves is taken as unbounded: safe.
+                // Whatever still moves is taken as unbounded: safe. A task
+                // that then misses makes its consumers' jitter unbounded
+                // too, also those that had settled: repeated until no
+                // consumer of a missing producer is left (each pass turns
+                // at least one more jitter unbounded).
                 for &c in &data_triggered {
                     if next[c] != inherited[c] {
                         inherited[c] = u64::MAX;
+                    }
+                }
+                loop {
+                    let jitter: Vec<u64> = (0..n)
+                        .map(|i| base[i].saturating_add(inherited[i]))
+                        .collect();
+                    results = all_cores(set, members, &jitter, &blocking, refill);
+                    let mut widened = false;
+                    for &c in &data_triggered {
+                        let producer_misses =
+                            producers[c].iter().any(|&p| results[p].wcrt_ns.is_none());
+                        if producer_misses && inherited[c] != u64::MAX {
+                            inherited[c] = u64::MAX;
+                            widened = true;
+                        }
+                    }
+                    if !widened {
+                        break;
                     }
                 }
             }
             let jitter: Vec<u64> = (0..n)
                 .map(|i| base[i].saturating_add(inherited[i]))
                 .collect();
-            let results = if diverged {
-                all_cores(set, members, &jitter, &blocking, refill)
-            } else {
-                results
-            };
             return Pass {
                 results,
                 blocking,
@@ -193,4 +225,124 @@ fn all_cores(
         }
     }
     results
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{Syntax, parse};
+
+    /// A chain t0 → t1 → t2 → t3 (t3 on core 1 above the timer task `p`),
+    /// and `q` fed by `p` on core 2. Every task has C = 1 ms, T = 100 ms.
+    const SET: &str = r#"[platform]
+cores = 3
+partitions = 4
+memory = "4MiB"
+refill = "0ns"
+
+[[task]]
+name = "t0"
+period = "100ms"
+memory = "1KiB"
+wcet = "1ms"
+core = 0
+priority = 1
+
+[[task]]
+name = "t1"
+trigger = "data"
+memory = "1KiB"
+wcet = "1ms"
+core = 0
+priority = 2
+
+[[task]]
+name = "t2"
+trigger = "data"
+memory = "1KiB"
+wcet = "1ms"
+core = 0
+priority = 3
+
+[[task]]
+name = "t3"
+trigger = "data"
+memory = "1KiB"
+wcet = "1ms"
+core = 1
+priority = 1
+
+[[task]]
+name = "p"
+period = "100ms"
+memory = "1KiB"
+wcet = "1ms"
+core = 1
+priority = 2
+
+[[task]]
+name = "q"
+trigger = "data"
+memory = "1KiB"
+wcet = "1ms"
+core = 2
+priority = 1
+
+[[edge]]
+from = "t0"
+to = "t1"
+buffer = "1KiB"
+
+[[edge]]
+from = "t1"
+to = "t2"
+buffer = "1KiB"
+
+[[edge]]
+from = "t2"
+to = "t3"
+buffer = "1KiB"
+
+[[edge]]
+from = "p"
+to = "q"
+buffer = "1KiB"
+"#;
+
+    fn members(set: &TaskSet) -> Vec<Vec<usize>> {
+        let ranks = set.ranks();
+        (0..set.platform.cores)
+            .map(|core| super::super::core_members(set, core, &ranks))
+            .collect()
+    }
+
+    /// Cut short after two rounds, t2's and t3's jitters still move and
+    /// are taken as unbounded; `p`, below t3 on core 1, then misses, so
+    /// `q`'s jitter, settled since the first round, is unbounded too (it
+    /// kept its settled value, a finite bound on a consumer of a task that
+    /// misses).
+    #[test]
+    fn a_consumer_of_a_task_that_misses_after_the_cut_is_unbounded() {
+        let set = parse(SET, "set.toml", Syntax::Toml).unwrap();
+        let members = members(&set);
+        let cut = analyze_within(&set, &members, 0, 2);
+        assert!(cut.diverged);
+        let index = |name: &str| set.tasks.iter().position(|t| t.name == name).unwrap();
+        assert_eq!(cut.inherited[index("t3")], u64::MAX);
+        assert_eq!(cut.results[index("p")].wcrt_ns, None);
+        assert_eq!(cut.inherited[index("q")], u64::MAX);
+        assert_eq!(cut.results[index("q")].wcrt_ns, None);
+        // Given its rounds, the same set settles with every task bounded.
+        let settled = analyze(&set, &members, 0);
+        assert!(!settled.diverged);
+        assert!(settled.results.iter().all(|r| r.wcrt_ns.is_some()));
+        // R_p = C_p + one job of t3 above it.
+        assert_eq!(settled.inherited[index("q")], 2_000_000);
+    }
+
+    #[test]
+    fn a_chain_through_every_task_gets_the_rounds_it_needs() {
+        assert_eq!(max_rounds(10), MAX_ROUNDS);
+        assert_eq!(max_rounds(1024), 1026);
+    }
 }

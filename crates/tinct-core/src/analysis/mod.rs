@@ -564,6 +564,21 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
     reasons.extend(unpartitioned_among_partitioned(set));
     warnings.sort_by_key(|w| w.task_index);
     let chains = chains::reports(set, &chain_paths, &cint.results, &nocint.results);
+    // A chain whose tasks all meet their deadlines can still have no bound:
+    // its end-to-end latency passes 2^64 − 1 ns. Every chain is bounded in
+    // a SCHEDULABLE set.
+    let overflowing = chains.iter().find(|c| {
+        c.bound_ns.is_none()
+            && c.task_indices
+                .iter()
+                .all(|&i| cint.results[i].wcrt_ns.is_some())
+    });
+    if let Some(chain) = overflowing {
+        reasons.push(format!(
+            "chain {} has no end-to-end bound: its latency passes 2^64 − 1 ns",
+            chain.tasks.join(" → ")
+        ));
+    }
     let overheads = &platform.overheads;
     Ok(Analysis {
         schedulable: reasons.is_empty(),
@@ -606,7 +621,7 @@ fn miss_reason(
         let why = if pass.diverged {
             format!(
                 "the jitter it inherits did not settle within {} rounds",
-                holistic::MAX_ROUNDS
+                pass.rounds
             )
         } else {
             "a producer misses its deadline, so its release jitter is unbounded".to_string()

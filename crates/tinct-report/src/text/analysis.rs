@@ -172,12 +172,10 @@ pub fn write_analysis(
         for chain in &analysis.chains {
             writeln!(
                 out,
-                "  {}: {} ms (NoCInt {} ms){}",
+                "  {}: {} (NoCInt {}){}",
                 chain.tasks.join(" → "),
-                chain.bound_ns.map_or_else(|| "unbounded".to_string(), ms),
-                chain
-                    .bound_nocint_ns
-                    .map_or_else(|| "unbounded".to_string(), ms),
+                super::bound_ms(chain.bound_ns),
+                super::bound_ms(chain.bound_nocint_ns),
                 match chain.sampling_hops {
                     0 => String::new(),
                     n => format!(", {n} sampling hop(s)"),
@@ -191,8 +189,7 @@ pub fn write_analysis(
                 out,
                 "note: task '{}': B = {} ({})",
                 task.name,
-                task.blocking_ns
-                    .map_or_else(|| "unbounded".to_string(), |b| format!("{} ms", ms(b))),
+                super::bound_ms(task.blocking_ns),
                 task.blocking_source
             )?;
         }

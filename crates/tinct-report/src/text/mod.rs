@@ -36,6 +36,11 @@ pub fn ms(ns: u64) -> String {
     format!("{:.2}", ns as f64 / 1e6)
 }
 
+/// A bound in ms with its unit (`12.34 ms`), or `unbounded`.
+pub fn bound_ms(ns: Option<u64>) -> String {
+    ns.map_or_else(|| "unbounded".to_string(), |ns| format!("{} ms", ms(ns)))
+}
+
 /// Milliseconds with two decimals, or "—" when there is no value.
 pub fn opt_ms(ns: Option<u64>) -> String {
     ns.map_or_else(|| "—".into(), ms)

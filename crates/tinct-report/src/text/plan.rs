@@ -146,9 +146,9 @@ pub fn write_placement(out: &mut impl Write, report: &PlacementReport) -> fmt::R
         for chain in &analysis.chains {
             writeln!(
                 out,
-                "  chain {}: {} ms end to end",
+                "  chain {}: {} end to end",
                 chain.tasks.join(" → "),
-                chain.bound_ns.map_or_else(|| "unbounded".to_string(), ms)
+                super::bound_ms(chain.bound_ns)
             )?;
         }
     }
