@@ -321,48 +321,75 @@ jitter = "{jitter}"
     );
 }
 
+/// One task of a one-core set with one resource `R`: priorities in the
+/// order given, each task in one partition, memory 1 KiB.
+struct Sketch<'a> {
+    name: &'a str,
+    period: &'a str,
+    deadline: Option<&'a str>,
+    wcet: &'a str,
+    partition: u32,
+    /// The length of its section on `R`, if it has one.
+    section: Option<&'a str>,
+}
+
+/// A [`Sketch`], positionally: name, T, D (default T), C, partition, section.
+fn sketch<'a>(
+    name: &'a str,
+    period: &'a str,
+    deadline: Option<&'a str>,
+    wcet: &'a str,
+    partition: u32,
+    section: Option<&'a str>,
+) -> Sketch<'a> {
+    Sketch {
+        name,
+        period,
+        deadline,
+        wcet,
+        partition,
+        section,
+    }
+}
+
+/// The sketched tasks on one core of 4 partitions, Δ = 1 ms, with `R`
+/// under `protocol`.
+fn one_resource(protocol: &str, tasks: &[Sketch<'_>]) -> String {
+    let mut text = format!(
+        "[platform]\ncores = 1\npartitions = 4\nmemory = \"4MiB\"\nrefill = \"1ms\"\n\n\
+         [[resource]]\nname = \"R\"\nprotocol = \"{protocol}\"\n"
+    );
+    for (k, t) in tasks.iter().enumerate() {
+        text += &format!(
+            "\n[[task]]\nname = \"{}\"\nperiod = \"{}\"\nmemory = \"1KiB\"\nwcet = \"{}\"\npriority = {}\npartitions = [{}]\n",
+            t.name,
+            t.period,
+            t.wcet,
+            k + 1,
+            t.partition
+        );
+        if let Some(deadline) = t.deadline {
+            text += &format!("deadline = \"{deadline}\"\n");
+        }
+        if let Some(length) = t.section {
+            text +=
+                &format!("critical_sections = [{{ resource = \"R\", length = \"{length}\" }}]\n");
+        }
+    }
+    text
+}
+
 /// A ceiling-protocol set where `j`, above the ceiling, shares partition 1
 /// with `l`, the holder that blocks `i` (Δ = 1 ms; `i`'s partition 2 is
 /// its own). `l_partition` is where `l` lives; `deadline_i` is D_i.
 fn holder_shares_with_a_task_above_the_ceiling(l_partition: u32, deadline_i: &str) -> String {
-    format!(
-        r#"[platform]
-cores = 1
-partitions = 4
-memory = "4MiB"
-refill = "1ms"
-
-[[resource]]
-name = "R"
-protocol = "pcp"
-
-[[task]]
-name = "j"
-period = "5ms"
-memory = "1KiB"
-wcet = "1ms"
-priority = 1
-partitions = [1]
-
-[[task]]
-name = "i"
-period = "20ms"
-deadline = "{deadline_i}"
-memory = "1KiB"
-wcet = "1ms"
-priority = 2
-partitions = [2]
-critical_sections = [{{ resource = "R", length = "500us" }}]
-
-[[task]]
-name = "l"
-period = "100ms"
-memory = "1KiB"
-wcet = "3ms"
-priority = 3
-partitions = [{l_partition}]
-critical_sections = [{{ resource = "R", length = "3ms" }}]
-"#
+    one_resource(
+        "pcp",
+        &[
+            sketch("j", "5ms", None, "1ms", 1, None),
+            sketch("i", "20ms", Some(deadline_i), "1ms", 2, Some("500us")),
+            sketch("l", "100ms", None, "3ms", l_partition, Some("3ms")),
+        ],
     )
 }
 
@@ -428,45 +455,13 @@ fn a_holder_preempted_above_the_ceiling_pays_its_cache_costs_inside_the_blocking
 #[test]
 fn an_inheriting_holder_makes_every_task_it_interrupts_reload() {
     let set = |deadline_i: &str| {
-        format!(
-            r#"[platform]
-cores = 1
-partitions = 4
-memory = "4MiB"
-refill = "1ms"
-
-[[resource]]
-name = "R"
-protocol = "pip"
-
-[[task]]
-name = "h"
-period = "10ms"
-memory = "1KiB"
-wcet = "1ms"
-priority = 1
-partitions = [1]
-critical_sections = [{{ resource = "R", length = "500us" }}]
-
-[[task]]
-name = "i"
-period = "20ms"
-deadline = "{deadline_i}"
-memory = "1KiB"
-wcet = "1ms"
-priority = 2
-partitions = [3]
-critical_sections = [{{ resource = "R", length = "500us" }}]
-
-[[task]]
-name = "l"
-period = "100ms"
-memory = "1KiB"
-wcet = "2ms"
-priority = 3
-partitions = [1]
-critical_sections = [{{ resource = "R", length = "1ms" }}]
-"#
+        one_resource(
+            "pip",
+            &[
+                sketch("h", "10ms", None, "1ms", 1, Some("500us")),
+                sketch("i", "20ms", Some(deadline_i), "1ms", 3, Some("500us")),
+                sketch("l", "100ms", None, "2ms", 1, Some("1ms")),
+            ],
         )
     };
     let analysis = analysis_of(&set("20ms"));
@@ -490,53 +485,15 @@ critical_sections = [{{ resource = "R", length = "1ms" }}]
 /// it would be 15.)
 #[test]
 fn a_task_below_the_ceiling_does_not_pay_for_the_holder() {
-    let analysis = analysis_of(
-        r#"[platform]
-cores = 1
-partitions = 4
-memory = "4MiB"
-refill = "1ms"
-
-[[resource]]
-name = "R"
-protocol = "pcp"
-
-[[task]]
-name = "h"
-period = "100ms"
-memory = "1KiB"
-wcet = "1ms"
-priority = 1
-partitions = [3]
-critical_sections = [{ resource = "R", length = "500us" }]
-
-[[task]]
-name = "j"
-period = "5ms"
-memory = "1KiB"
-wcet = "1ms"
-priority = 2
-partitions = [1]
-
-[[task]]
-name = "i"
-period = "20ms"
-memory = "1KiB"
-wcet = "1ms"
-priority = 3
-partitions = [2]
-critical_sections = [{ resource = "R", length = "500us" }]
-
-[[task]]
-name = "l"
-period = "100ms"
-memory = "1KiB"
-wcet = "3ms"
-priority = 4
-partitions = [1]
-critical_sections = [{ resource = "R", length = "3ms" }]
-"#,
-    );
+    let analysis = analysis_of(&one_resource(
+        "pcp",
+        &[
+            sketch("h", "100ms", None, "1ms", 3, Some("500us")),
+            sketch("j", "5ms", None, "1ms", 1, None),
+            sketch("i", "20ms", None, "1ms", 2, Some("500us")),
+            sketch("l", "100ms", None, "3ms", 1, Some("3ms")),
+        ],
+    ));
     let i = &analysis.tasks[2];
     assert_eq!((i.blocking_ns, i.wcrt_ns), (Some(4 * MS), Some(9 * MS)));
     assert_eq!((i.breakdown.hp_warmup_ns, i.breakdown.crpd_ns), (MS, 0));
