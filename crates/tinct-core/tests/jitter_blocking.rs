@@ -321,36 +321,17 @@ jitter = "{jitter}"
     );
 }
 
-/// One task of a one-core set with one resource `R`: priorities in the
-/// order given, each task in one partition, memory 1 KiB.
-struct Sketch<'a> {
-    name: &'a str,
-    period: &'a str,
-    deadline: Option<&'a str>,
-    wcet: &'a str,
-    partition: u32,
-    /// The length of its section on `R`, if it has one.
-    section: Option<&'a str>,
-}
-
-/// A [`Sketch`], positionally: name, T, D (default T), C, partition, section.
-fn sketch<'a>(
-    name: &'a str,
-    period: &'a str,
-    deadline: Option<&'a str>,
-    wcet: &'a str,
-    partition: u32,
-    section: Option<&'a str>,
-) -> Sketch<'a> {
-    Sketch {
-        name,
-        period,
-        deadline,
-        wcet,
-        partition,
-        section,
-    }
-}
+/// One task of a one-core set with one resource `R`, priorities in the
+/// order given, memory 1 KiB: (name, T, D (`None`: D = T), C, its one
+/// partition, the length of its section on `R` if it has one).
+type Sketch<'a> = (
+    &'a str,
+    &'a str,
+    Option<&'a str>,
+    &'a str,
+    u32,
+    Option<&'a str>,
+);
 
 /// The sketched tasks on one core of 4 partitions, Δ = 1 ms, with `R`
 /// under `protocol`.
@@ -359,19 +340,15 @@ fn one_resource(protocol: &str, tasks: &[Sketch<'_>]) -> String {
         "[platform]\ncores = 1\npartitions = 4\nmemory = \"4MiB\"\nrefill = \"1ms\"\n\n\
          [[resource]]\nname = \"R\"\nprotocol = \"{protocol}\"\n"
     );
-    for (k, t) in tasks.iter().enumerate() {
+    for (k, &(name, period, deadline, wcet, partition, section)) in tasks.iter().enumerate() {
         text += &format!(
-            "\n[[task]]\nname = \"{}\"\nperiod = \"{}\"\nmemory = \"1KiB\"\nwcet = \"{}\"\npriority = {}\npartitions = [{}]\n",
-            t.name,
-            t.period,
-            t.wcet,
-            k + 1,
-            t.partition
+            "\n[[task]]\nname = \"{name}\"\nperiod = \"{period}\"\nmemory = \"1KiB\"\nwcet = \"{wcet}\"\npriority = {}\npartitions = [{partition}]\n",
+            k + 1
         );
-        if let Some(deadline) = t.deadline {
+        if let Some(deadline) = deadline {
             text += &format!("deadline = \"{deadline}\"\n");
         }
-        if let Some(length) = t.section {
+        if let Some(length) = section {
             text +=
                 &format!("critical_sections = [{{ resource = \"R\", length = \"{length}\" }}]\n");
         }
@@ -386,9 +363,9 @@ fn holder_shares_with_a_task_above_the_ceiling(l_partition: u32, deadline_i: &st
     one_resource(
         "pcp",
         &[
-            sketch("j", "5ms", None, "1ms", 1, None),
-            sketch("i", "20ms", Some(deadline_i), "1ms", 2, Some("500us")),
-            sketch("l", "100ms", None, "3ms", l_partition, Some("3ms")),
+            ("j", "5ms", None, "1ms", 1, None),
+            ("i", "20ms", Some(deadline_i), "1ms", 2, Some("500us")),
+            ("l", "100ms", None, "3ms", l_partition, Some("3ms")),
         ],
     )
 }
@@ -458,9 +435,9 @@ fn an_inheriting_holder_makes_every_task_it_interrupts_reload() {
         one_resource(
             "pip",
             &[
-                sketch("h", "10ms", None, "1ms", 1, Some("500us")),
-                sketch("i", "20ms", Some(deadline_i), "1ms", 3, Some("500us")),
-                sketch("l", "100ms", None, "2ms", 1, Some("1ms")),
+                ("h", "10ms", None, "1ms", 1, Some("500us")),
+                ("i", "20ms", Some(deadline_i), "1ms", 3, Some("500us")),
+                ("l", "100ms", None, "2ms", 1, Some("1ms")),
             ],
         )
     };
@@ -488,10 +465,10 @@ fn a_task_below_the_ceiling_does_not_pay_for_the_holder() {
     let analysis = analysis_of(&one_resource(
         "pcp",
         &[
-            sketch("h", "100ms", None, "1ms", 3, Some("500us")),
-            sketch("j", "5ms", None, "1ms", 1, None),
-            sketch("i", "20ms", None, "1ms", 2, Some("500us")),
-            sketch("l", "100ms", None, "3ms", 1, Some("3ms")),
+            ("h", "100ms", None, "1ms", 3, Some("500us")),
+            ("j", "5ms", None, "1ms", 1, None),
+            ("i", "20ms", None, "1ms", 2, Some("500us")),
+            ("l", "100ms", None, "3ms", 1, Some("3ms")),
         ],
     ));
     let i = &analysis.tasks[2];
