@@ -32,7 +32,7 @@ pub mod rta;
 pub mod utilization;
 
 pub use chains::ChainReport;
-pub use holistic::MAX_ROUNDS;
+pub use holistic::{MAX_ROUNDS, max_rounds};
 
 use crate::model::{TaskSet, Trigger};
 use crate::partitions::PartitionSet;
