@@ -18,7 +18,20 @@ pub fn core_utilization(tasks: &[CoreTask], refill: u64) -> f64 {
         .iter()
         .zip(tasks)
         .map(|(&numerator, t)| numerator as f64 / t.period as f64)
-        .sum()
+        // From +0.0: an empty core is 0, not the -0.0 an empty f64 sum gives.
+        .fold(0.0, |sum, u| sum + u)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_core_has_utilization_plus_zero() {
+        let u = core_utilization(&[], 1_000);
+        assert!(u == 0.0 && u.is_sign_positive(), "{u}");
+        assert_eq!(serde_json::to_string(&u).unwrap(), "0.0");
+    }
 }
 
 /// Liu and Layland's bound n(2^{1/n} − 1); 1 for an empty core.
