@@ -22,6 +22,15 @@ pub fn core_utilization(tasks: &[CoreTask], refill: u64) -> f64 {
         .fold(0.0, |sum, u| sum + u)
 }
 
+/// Liu and Layland's bound n(2^{1/n} − 1); 1 for an empty core.
+pub fn liu_layland_bound(n: usize) -> f64 {
+    if n == 0 {
+        return 1.0;
+    }
+    let n = n as f64;
+    n * (2f64.powf(1.0 / n) - 1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -32,13 +41,4 @@ mod tests {
         assert!(u == 0.0 && u.is_sign_positive(), "{u}");
         assert_eq!(serde_json::to_string(&u).unwrap(), "0.0");
     }
-}
-
-/// Liu and Layland's bound n(2^{1/n} − 1); 1 for an empty core.
-pub fn liu_layland_bound(n: usize) -> f64 {
-    if n == 0 {
-        return 1.0;
-    }
-    let n = n as f64;
-    n * (2f64.powf(1.0 / n) - 1.0)
 }
