@@ -14,6 +14,7 @@ fn options(dir: &Path) -> BenchOptions {
     BenchOptions {
         quick: true,
         out: Some(dir.to_path_buf()),
+        color_bits: Some(tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT.into()),
         ..BenchOptions::default()
     }
 }

@@ -258,6 +258,7 @@ fn a_tinct_binary_alone_runs_exec_with_its_embedded_shim() {
         // (for up to 10 s: a loaded machine can be slow to exec).
         for _ in 0..500 {
             let spawned = std::process::Command::new(&binary)
+                .envs(common::mechanism_env())
                 .arg("exec")
                 .args(args)
                 .env_remove("TINCT_PRELOAD_LIB")

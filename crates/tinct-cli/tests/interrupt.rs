@@ -10,7 +10,7 @@ mod common;
 use common::read_json;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 use tinct_sys::testing::privileged_serial;
 
@@ -61,7 +61,7 @@ fn signal_after(
         Says::OnStderr => (Stdio::null(), Stdio::piped()),
         Says::OnStdout => (Stdio::piped(), Stdio::null()),
     };
-    let mut command = Command::new(assert_cmd::cargo::cargo_bin("tinct"));
+    let mut command = common::tinct_process();
     if reaches == Reaches::ItsProcessGroup {
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
     }

@@ -220,7 +220,7 @@ fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
 /// `tinct run light.toml` for 60 s into `out`, in the background, once its
 /// first task starts a job (whatever setup takes).
 fn long_run(out: &Path) -> std::process::Child {
-    let mut tinct = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"))
+    let mut tinct = common::tinct_process()
         .args([
             "run",
             example("light.toml").to_str().unwrap(),

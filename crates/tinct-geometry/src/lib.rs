@@ -277,6 +277,33 @@ impl PageColors {
     }
 }
 
+/// The fewest sets any documented last-level cache slice indexes: 1024.
+/// Intel Skylake to Ice Lake clients have 1024 sets per slice (two
+/// slices behind each CBo: the RELOAD+REFRESH artifact, uops.info's
+/// i5-1035G1), as do AMD Zen APUs with 1 MiB 16-way slices; Sandy Bridge
+/// to Broadwell clients (kim2013 Section IV-A) and the Skylake-SP to
+/// Sapphire Rapids servers have 2048, other Zen parts 2048 or more (see
+/// tinct-sys's `cache_slices` for each source).
+pub const MIN_SETS_PER_SLICE: u64 = 1024;
+
+/// Colour bits that are safe to assume for a cache whose bits cannot be
+/// derived (a way size that is not a power of two: sliced or hashed):
+/// those below both the set index of the smallest documented slice
+/// ([`MIN_SETS_PER_SLICE`] sets of `line_bytes` lines) and the largest
+/// power of two that divides the way. Fewer colours than the truth never
+/// puts two colours in one set; a user verifies them with `tinct doctor
+/// --probe-colors --color-bits ...` on bare metal. Empty when a page is
+/// already larger than that.
+pub fn assumed_safe_bits(way_bytes: u64, line_bytes: u64, page_bytes: u64) -> Vec<u32> {
+    if way_bytes == 0 || !page_bytes.is_power_of_two() || !line_bytes.is_power_of_two() {
+        return Vec::new();
+    }
+    let slice_span = MIN_SETS_PER_SLICE.saturating_mul(line_bytes);
+    let way_power = 1u64 << way_bytes.trailing_zeros();
+    let high = slice_span.min(way_power).trailing_zeros();
+    (page_bytes.trailing_zeros()..high).collect()
+}
+
 /// A mask of the `bits` lowest bits (all ones for 64).
 fn low_mask(bits: u32) -> u64 {
     1u64.checked_shl(bits).map_or(u64::MAX, |bit| bit - 1)
@@ -377,6 +404,20 @@ mod tests {
             ColorRule::Sliced { slices: 4 }.to_string(),
             "sliced-cache rule, 4 slices"
         );
+    }
+
+    #[test]
+    fn bits_safe_to_assume_stay_below_the_smallest_slice_and_the_way() {
+        // The 300 MiB 20-way L3 of a Xeon: a 15 MiB way, slices of at
+        // least 1024 sets: bits 12-15, 16 colours.
+        assert_eq!(assumed_safe_bits(15 << 20, 64, 4096), vec![12, 13, 14, 15]);
+        // A 1.5 MiB way (30 MiB, 20 ways): 2^19 divides it, the slice decides.
+        assert_eq!(assumed_safe_bits(3 << 19, 64, 4096).len(), 4);
+        // A way of 3 × 16 KiB: only 2^14 divides it, so bits 12-13.
+        assert_eq!(assumed_safe_bits(3 << 14, 64, 4096), vec![12, 13]);
+        assert!(assumed_safe_bits(3 << 12, 64, 4096).is_empty());
+        assert!(assumed_safe_bits(0, 64, 4096).is_empty());
+        assert!(assumed_safe_bits(15 << 20, 64, 3000).is_empty());
     }
 
     #[test]

@@ -71,6 +71,7 @@ typedef struct tinct_counts {
 
 /*
  * Creates a pool of `size` bytes (rounded up to pages). Colors come from
+ * the environment's TINCT_COLOR_BITS (e.g. "12-16") when set, else from
  * this machine's last-level cache under the rule `tinct doctor` prints:
  * colors = way size / page size, selected by physical address bits
  * [12, log2(way size)), or for a sliced cache only the bits below the

@@ -130,7 +130,8 @@ fn into_handle(result: Result<SharedPool, MemError>) -> *mut SharedPool {
     }
 }
 
-/// Creates a pool of `size` bytes with this machine's LLC colors.
+/// Creates a pool of `size` bytes with this machine's LLC colors
+/// (`TINCT_COLOR_BITS` when set, else the derived rule: `machine_mapping`).
 #[unsafe(no_mangle)]
 pub extern "C" fn tinct_pool_create(size: usize, flags: u32) -> *mut SharedPool {
     into_handle((|| {

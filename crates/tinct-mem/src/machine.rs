@@ -4,6 +4,7 @@ use tinct_sys::SysRoot;
 use tinct_sys::topology::{ColorGeometry, Topology};
 
 use crate::error::MemError;
+use crate::shim_config::COLOR_BITS;
 use crate::mapping::{AddressMapping, CacheGeometry, LayoutSpec, XorFunctions};
 
 /// Geometry of the last-level cache under `root` (the first instance; all
@@ -34,26 +35,39 @@ pub fn llc_geometry(root: &SysRoot) -> Result<CacheGeometry, MemError> {
 
 /// This machine's LLC page colours for pages of `page_bytes`, under the
 /// rule the evidence supports (way size, or sliced: colour bits below the
-/// slice hash; see `tinct_sys::cache_slices`), with the reason.
+/// slice hash; see `tinct_sys::cache_slices`), with the reason. The
+/// topology is read where [`SysRoot::cache_topology`] says. This is the
+/// derived rule alone, for the shim given no bits; a command resolves its
+/// bits with `tinct_sys::color_source` (flag, environment, task set,
+/// machine file, then this rule).
 pub fn machine_color_geometry(page_bytes: u64) -> Result<ColorGeometry, MemError> {
-    tinct_sys::cache_slices::machine_color_geometry(&SysRoot::live(), page_bytes).map_err(|e| {
-        MemError::Mapping(format!(
-            "{e} (give the colour bits explicitly: color_bits = [...] or --color-bits)"
-        ))
-    })
+    tinct_sys::cache_slices::machine_color_geometry(&SysRoot::cache_topology(), page_bytes)
+        .map_err(|e| MemError::Mapping(format!("{e} (give the colour bits: TINCT_COLOR_BITS=12-16)")))
 }
 
-/// This machine's mapping under `spec`: colors from the LLC (way-size or
-/// sliced rule, [`machine_color_geometry`]) unless the spec gives them,
-/// banks and controllers only if the spec gives them.
+/// This machine's mapping under `spec`: colors from the spec if it gives
+/// them, else from `TINCT_COLOR_BITS` (as `tinct exec` and the commands
+/// hand them to the shim), else from the LLC (way-size or sliced rule,
+/// [`machine_color_geometry`]); banks and controllers only if the spec
+/// gives them.
 pub fn machine_mapping(spec: &LayoutSpec) -> Result<AddressMapping, MemError> {
     let page_size = rustix::param::page_size() as u64;
     let defaults_needed = spec.color_bits.is_none() && spec.color_functions.is_none();
-    let default_colors = if defaults_needed {
+    let given = std::env::var(COLOR_BITS)
+        .ok()
+        .filter(|text| defaults_needed && !text.trim().is_empty());
+    let default_colors = if let Some(text) = given {
+        let bits = tinct_sys::parse_cpu_list(&text).map_err(|e| {
+            MemError::Mapping(format!(
+                "{COLOR_BITS}={text:?}: expected physical address bits such as 12-16 ({e})"
+            ))
+        })?;
+        XorFunctions::from_bits(&bits)?
+    } else if defaults_needed {
         let geometry = machine_color_geometry(page_size)?;
         let bits = geometry.colors.color_bits().map_err(|e| {
             MemError::Mapping(format!(
-                "{e} ({}: {}; color_bits = [...] or --color-bits)",
+                "{e} ({}: {}; give the colour bits: TINCT_COLOR_BITS=12-16)",
                 geometry.rule, geometry.reason
             ))
         })?;

@@ -44,7 +44,10 @@ fn colored_pages_lie_in_their_colors_with_equal_counts() {
     if !privileged_or_skip("checking page colors through pagemap") {
         return;
     }
-    let mapping = machine_mapping(&LayoutSpec::default()).unwrap();
+    let mapping = machine_mapping(&LayoutSpec {
+        color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
+        ..LayoutSpec::default()
+    }).unwrap();
     let mut pool = Pool::new(mapping.clone(), PoolOptions::new(32 * MIB)).unwrap();
     assert!(!pool.is_uncolored());
     let wanted = fullest_colors(&pool, 3);
@@ -197,7 +200,10 @@ fn split_blocks_are_contiguous_free_pages() {
     if !privileged_or_skip("bank-aware SPLIT on a real pool") {
         return;
     }
-    let mapping = machine_mapping(&LayoutSpec::default()).unwrap();
+    let mapping = machine_mapping(&LayoutSpec {
+        color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
+        ..LayoutSpec::default()
+    }).unwrap();
     let mut pool = Pool::new(mapping, PoolOptions::new(4 * MIB)).unwrap();
     let request = BankRequest {
         controller: 0,
@@ -315,7 +321,10 @@ fn pool_memory_refuses_huge_pages_and_can_be_locked() {
     if !privileged_or_skip("locking pool memory (CAP_IPC_LOCK)") {
         return;
     }
-    let mapping = machine_mapping(&LayoutSpec::default()).unwrap();
+    let mapping = machine_mapping(&LayoutSpec {
+        color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
+        ..LayoutSpec::default()
+    }).unwrap();
     let options = PoolOptions {
         lock: Locking::Required,
         ..PoolOptions::new(8 * MIB)

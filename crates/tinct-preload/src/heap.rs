@@ -148,8 +148,14 @@ impl Heap {
         let functions = |masks: &[u64]| {
             (!masks.is_empty()).then(|| masks.iter().copied().map(FunctionSpec).collect())
         };
+        // Banks alone (no colours asked for) need no colour bits: one colour,
+        // so a machine whose colour bits are unknown can still place banks.
+        let color_bits = match &config.color_bits {
+            None if config.colors.is_empty() => Some(Vec::new()),
+            bits => bits.clone(),
+        };
         let spec = LayoutSpec {
-            color_bits: config.color_bits.clone(),
+            color_bits,
             bank_functions: functions(&config.bank_functions),
             controller_functions: functions(&config.controller_functions),
             ..LayoutSpec::default()

@@ -12,7 +12,7 @@ mod common;
 use std::process::{Command, Output};
 
 use common::{
-    compile_c, half_of_the_colors, run_plain, run_under_shim, run_with_page_report, shim, with_args,
+    COLOR_BITS, compile_c, half_of_the_colors, run_plain, run_under_shim, run_with_page_report, shim, with_args,
 };
 use tinct_mem::shim_config::summary::requests_by_step;
 use tinct_sys::testing::privileged_or_skip;
@@ -92,7 +92,7 @@ fn run_sort(env: &[(&str, &str)]) -> Output {
     command
         .arg(&input)
         .env("LD_PRELOAD", shim())
-        .env("TINCT_COLOR_BITS", "12-20")
+        .env(COLOR_BITS.0, COLOR_BITS.1)
         .env("TINCT_POOL", "16MiB")
         .env("TINCT_BANK_FUNCTIONS", BANK_FUNCTIONS)
         .env_remove("TINCT_PAGE_REPORT")
@@ -253,6 +253,7 @@ fn each_bank_mode_falls_back_where_algorithm_1_says() {
 fn shim_only(binary: &std::path::Path, env: &[(&str, &str)]) -> Output {
     with_args(binary, &["4", "3000", "2", "17"])
         .env("LD_PRELOAD", shim())
+        .env(COLOR_BITS.0, COLOR_BITS.1)
         .env("TINCT_COLORS", "0-511")
         .env("TINCT_POOL", "32MiB")
         .env("TINCT_STRICT", "1")

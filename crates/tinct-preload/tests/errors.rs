@@ -7,7 +7,7 @@ mod common;
 
 use std::process::{Command, Output};
 
-use common::shim;
+use common::{COLOR_BITS, shim};
 use tinct_sys::testing::privileged_or_skip;
 
 /// `sh -c 'echo ran'` under the shim with `env`, as user `nobody` if `unprivileged`.
@@ -28,6 +28,7 @@ fn run_sh(env: &[(&str, &str)], unprivileged: bool) -> Output {
     command
         .args(["-c", "echo ran"])
         .env("LD_PRELOAD", shim())
+        .env(COLOR_BITS.0, COLOR_BITS.1)
         .env_remove("TINCT_COLORS")
         .envs(env.iter().copied());
     command.output().expect("run sh")

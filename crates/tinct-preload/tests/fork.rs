@@ -8,7 +8,7 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{compile_c, half_of_the_colors, shim};
+use common::{COLOR_BITS, compile_c, half_of_the_colors, shim};
 use tinct_sys::testing::privileged_or_skip;
 
 #[test]
@@ -23,6 +23,7 @@ fn forking_while_threads_allocate_neither_hangs_nor_corrupts() {
     let mut child = Command::new(&binary)
         .arg("20")
         .env("LD_PRELOAD", shim())
+        .env(COLOR_BITS.0, COLOR_BITS.1)
         .env("TINCT_COLORS", half_of_the_colors().0)
         .env("TINCT_POOL", "256MiB")
         .env("TINCT_STATS", "1")

@@ -13,6 +13,7 @@ fn examine(
     py: Python<'_>,
     root: Option<PathBuf>,
     probe_colors: bool,
+    color_bits: Option<String>,
 ) -> PyResult<(
     tinct_sys::doctor::Report,
     Option<tinct_sys::doctor::ColorProbe>,
@@ -23,31 +24,62 @@ fn examine(
             "probe_colors: expected no root (the probe measures this machine), found both",
         ));
     }
-    py.detach(|| tinct_sys::doctor::examine(root.as_deref(), probe_colors))
-        .map_err(|e| bad_argument("root", format!("root: {e}")))
+    py.detach(|| tinct_sys::doctor::examine(root.as_deref(), probe_colors, color_bits.as_deref()))
+        .map_err(|e| match e.strip_prefix("--color-bits ") {
+            Some(rest) => bad_argument("color_bits", format!("color_bits: {rest}")),
+            None => bad_argument("root", format!("root: {e}")),
+        })
 }
 
 /// `tinct doctor --json` as Python objects.
 #[pyfunction]
-#[pyo3(signature = (root = None, probe_colors = false))]
+#[pyo3(signature = (root = None, probe_colors = false, color_bits = None))]
 pub fn doctor_report<'py>(
     py: Python<'py>,
     root: Option<PathBuf>,
     probe_colors: bool,
+    color_bits: Option<String>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let (report, probe) = examine(py, root, probe_colors)?;
+    let (report, probe) = examine(py, root, probe_colors, color_bits)?;
     let text = doctor_json(&report, probe.as_ref()).map_err(failed)?;
     py.import("json")?.call_method1("loads", (text,))
 }
 
 /// `tinct doctor`'s text, byte for byte.
 #[pyfunction]
-#[pyo3(signature = (root = None, probe_colors = false))]
+#[pyo3(signature = (root = None, probe_colors = false, color_bits = None))]
 pub fn doctor_report_text(
     py: Python<'_>,
     root: Option<PathBuf>,
     probe_colors: bool,
+    color_bits: Option<String>,
 ) -> PyResult<String> {
-    let (report, probe) = examine(py, root, probe_colors)?;
+    let (report, probe) = examine(py, root, probe_colors, color_bits)?;
     Ok(doctor_text(&report, probe.as_ref()))
+}
+
+/// The colour bits every colouring command would use on this machine:
+/// `color_bits` (as `--color-bits`), else `TINCT_COLOR_BITS`, the machine
+/// file, the derived rule (`tinct_sys::color_source`), as a dict with the
+/// bits, the number of colours, the source and the description. Unknown
+/// or malformed bits raise `BadInput` with the CLI's message.
+#[pyfunction]
+#[pyo3(signature = (color_bits = None))]
+pub fn resolve_color_bits<'py>(
+    py: Python<'py>,
+    color_bits: Option<String>,
+) -> PyResult<Bound<'py, PyAny>> {
+    use tinct_sys::color_source::{ColorRequest, resolve};
+    let live = tinct_sys::SysRoot::live();
+    let page = tinct_sys::system::PageSize::read(&live).map_or(4096, |p| p.bytes);
+    let resolved = resolve(ColorRequest::flag("--color-bits", color_bits.as_deref()), page)
+        .map_err(|e| bad_argument("color_bits", e.to_string()))?;
+    let value = serde_json::json!({
+        "bits": resolved.bits,
+        "colors": resolved.colors(),
+        "source": resolved.source,
+        "rule": resolved.geometry.rule,
+        "description": resolved.describe(),
+    });
+    py.import("json")?.call_method1("loads", (value.to_string(),))
 }

@@ -39,6 +39,7 @@ fn _tinct(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(chart::line_chart_svg, m)?)?;
     m.add_function(wrap_pyfunction!(doctor::doctor_report, m)?)?;
     m.add_function(wrap_pyfunction!(doctor::doctor_report_text, m)?)?;
+    m.add_function(wrap_pyfunction!(doctor::resolve_color_bits, m)?)?;
     m.add_function(wrap_pyfunction!(units::parse_duration_ns, m)?)?;
     m.add_function(wrap_pyfunction!(units::parse_size_bytes, m)?)?;
     Ok(())

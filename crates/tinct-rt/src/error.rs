@@ -37,6 +37,11 @@ pub enum RtError {
         #[source]
         source: std::io::Error,
     },
+    /// The run colours memory and the colour bits cannot be had (unknown
+    /// on this machine, or given in a form that cannot work): bad input,
+    /// naming the ways to give them.
+    #[error(transparent)]
+    Colors(#[from] tinct_sys::color_source::ColorSourceError),
     /// A task thread could not be started or failed during setup.
     #[error("task '{task}': {message}")]
     Task {

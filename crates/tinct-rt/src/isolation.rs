@@ -31,7 +31,7 @@ use tinct_core::PartitionSet;
 use tinct_sim::CacheGeometry;
 use tinct_sim::isolation::{TaskFrames, check};
 use tinct_sys::SysRoot;
-use tinct_sys::topology::{ColorRule, Topology};
+use tinct_sys::topology::Topology;
 
 /// This machine's last-level cache as tinct-sim models it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,12 +46,16 @@ pub struct LlcModel {
 }
 
 impl LlcModel {
-    /// The model of this machine's last-level cache, from sysfs (size,
-    /// ways, line size), for this process's pages. A sliced cache (`tinct_sys::cache_slices`) whose
-    /// hash is unknown is modelled as one slice: lines of every slice with
-    /// the same set index count as rivals, which can only overstate
-    /// sharing, never hide it.
-    pub fn of_machine() -> Result<LlcModel, String> {
+    /// The model of this machine's last-level cache, from sysfs (ways,
+    /// line size), for this process's pages, with its sets indexed by the
+    /// colour bits in force: `index_span_bytes` (`2^high bit` of the
+    /// colour bits, [`ColorLayout::index_span_bytes`]) of address space
+    /// per way. Where the colour bits are those of a slice (a sliced
+    /// cache) or fewer than the real index (bits given for a cache whose
+    /// geometry cannot be derived), the model has fewer, larger sets than
+    /// the cache: lines that share a modelled set may not share a real
+    /// one, so the model can only overstate sharing, never hide it.
+    pub fn of_machine(index_span_bytes: u64) -> Result<LlcModel, String> {
         let topology = Topology::read(&SysRoot::live()).map_err(|e| e.to_string())?;
         let llc = topology
             .last_level_caches()
@@ -62,25 +66,20 @@ impl LlcModel {
             .ways
             .filter(|&w| w > 0)
             .ok_or_else(|| format!("{} reports no associativity", llc.name()))?;
-        let rule = tinct_mem::machine_color_geometry(4096).map_err(|e| e.to_string())?;
-        let slices = match rule.rule {
-            ColorRule::Sliced { slices } => slices,
-            _ => 1,
-        };
-        let geometry = CacheGeometry::new(
-            llc.size_bytes / slices,
-            ways,
-            u64::from(llc.line_bytes.unwrap_or(64)),
-        )
-        .map_err(|e| format!("{}: {e}", llc.name()))?;
+        let line = u64::from(llc.line_bytes.unwrap_or(64));
+        let modelled = index_span_bytes.saturating_mul(u64::from(ways));
+        let geometry = CacheGeometry::new(modelled, ways, line)
+            .map_err(|e| format!("{}: {e}", llc.name()))?;
         let mut name = format!(
             "{} {} {ways}-way",
             llc.name(),
             tinct_sys::doctor::human_bytes(llc.size_bytes)
         );
-        if slices > 1 {
+        if modelled < llc.size_bytes {
             name.push_str(&format!(
-                ", one of its {slices} slices (the slice hash is unknown: all slices as one)"
+                ", modelled as {} (its sets indexed by the colour bits alone: coarser than the \
+                 cache, which can only overstate sharing)",
+                tinct_sys::doctor::human_bytes(modelled)
             ));
         }
         Ok(LlcModel {
@@ -420,9 +419,13 @@ pub fn prove(spec: &RunSpec, tasks: &[TaskRun]) -> Proof {
     if !claims_isolation(&memories) {
         return prove_with(&memories, Err(String::new()), None);
     }
-    let rule = ColorLayout::of_spec(spec).ok().map(|layout| layout.rule);
-    let model = LlcModel::of_machine()
-        .map_err(|e| format!("this machine's last-level cache cannot be modelled: {e}"));
+    let layout = ColorLayout::of_spec(spec)
+        .map_err(|e| format!("this run's page colours are unknown: {e}"));
+    let model = layout.as_ref().map_err(Clone::clone).and_then(|layout| {
+        LlcModel::of_machine(layout.index_span_bytes)
+            .map_err(|e| format!("this machine's last-level cache cannot be modelled: {e}"))
+    });
+    let rule = layout.ok().map(|layout| layout.rule);
     prove_with(&memories, model.as_ref().map_err(Clone::clone), rule)
 }
 
@@ -461,8 +464,8 @@ pub fn prove_with(
         return Proof::without(
             tasks.len(),
             RunIsolation::unavailable(format!(
-                "the working sets were not coloured (--uncolored): physical frame numbers are \
-                 unreadable ({reason}), so neither the placement of '{task}' nor any other is known"
+                "the working sets were not coloured (--uncolored: {reason}), so neither the \
+                 placement of '{task}' nor any other is known"
             )),
         );
     }

@@ -9,10 +9,12 @@
 //! - [`ColoredMemory::for_spec`] builds one tinct-mem [`SharedPool`] sized
 //!   for the whole plan, whose pages are filed by the physical color read
 //!   from `/proc/self/pagemap`;
-//! - [`ColorLayout::of_spec`] decides the page colours: the task set's
-//!   `[platform] color_bits` when it gives them, else the machine's rule
-//!   (way size, or the bits below the slice hash of a sliced LLC: the rule
-//!   `tinct doctor` prints), with the rule in words for every output;
+//! - [`ColorLayout::of_spec`] decides the page colours through
+//!   `tinct_sys::color_source` (`--color-bits`, `TINCT_COLOR_BITS`, the
+//!   task set's `[platform] color_bits`, the machine file, else the
+//!   machine's rule: way size, or the bits below the slice hash of a
+//!   sliced LLC, as `tinct doctor` prints it), with the rule and its
+//!   source in words for every output;
 //! - [`Backing::allocate`] takes each task's working set from the colors of
 //!   its partitions (partition `k` of `N_P` → colors by
 //!   [`PartitionColors`], the even split of those colours),
@@ -38,6 +40,8 @@ use tinct_mem::{
     AddressMapping, ColoredBuffer, FrameDrift, Locking, MemError, PartitionColors, PoolOptions,
     SharedPool, XorFunctions,
 };
+use std::path::Path;
+use tinct_sys::color_source::{self, ColorRequest, ColorSourceError};
 use tinct_sys::topology::ColorRule;
 
 /// Where a task's working set lives.
@@ -189,67 +193,66 @@ pub struct ColorLayout {
     /// bits: 32 colours on physical address bits 12-16 (given by the task
     /// set's [platform] color_bits)`.
     pub rule: String,
+    /// The bytes of address space the colour bits index (`2^high bit`):
+    /// the cache model of the isolation proof indexes its sets by them.
+    pub index_span_bytes: u64,
 }
 
 impl ColorLayout {
-    /// The colours of `spec`: its `color_bits` (a task set's `[platform]
-    /// color_bits`) when given, else this machine's last-level cache under
-    /// the rule its evidence supports (`tinct_sys::cache_slices`). Colour
-    /// bits inside a page are bad input naming `platform.color_bits`.
+    /// The colours of `spec`, from the first source that gives them
+    /// (`tinct_sys::color_source`): `tinct run --color-bits`,
+    /// `TINCT_COLOR_BITS`, the task set's `[platform] color_bits`, the
+    /// machine file, this machine's last-level cache under the rule its
+    /// evidence supports. Unusable bits are bad input naming their source;
+    /// unknown bits are [`RtError::Colors`], naming the ways to give them.
     pub fn of_spec(spec: &RunSpec) -> Result<ColorLayout> {
         let page = rustix::param::page_size() as u64;
-        let layout = |bits: &[u32]| -> std::result::Result<AddressMapping, MemError> {
-            AddressMapping::new(
-                page,
-                XorFunctions::from_bits(bits)?,
-                XorFunctions::none(),
-                XorFunctions::none(),
-            )
+        let source = Path::new(&spec.source);
+        let request = ColorRequest {
+            flag: spec.color_bits_flag.as_deref().map(|t| ("--color-bits", t)),
+            task_set: spec.color_bits.as_deref().map(|bits| (source, bits)),
         };
-        match &spec.color_bits {
-            Some(bits) => {
-                let mapping = layout(bits).map_err(|e| RtError::Input {
-                    file: spec.source.clone(),
-                    line: None,
-                    field: "platform.color_bits".into(),
-                    expected: format!(
-                        "physical address bits a page allocator can choose: bit {} (the \
-                         {page}-byte page offset) or above",
-                        page.trailing_zeros()
-                    ),
-                    found: e.to_string(),
-                })?;
-                let reason = "given by the task set's [platform] color_bits";
-                Ok(ColorLayout {
-                    mapping,
-                    rule: describe_rule(ColorRule::Explicit, reason, bits),
-                })
-            }
-            None => {
-                let failed = |message: String| RtError::Task {
-                    task: "colored memory".into(),
-                    message,
-                };
-                let geometry =
-                    tinct_mem::machine_color_geometry(page).map_err(|e| failed(e.to_string()))?;
-                let bits: Vec<u32> = geometry
-                    .colors
-                    .color_bits()
-                    .map_err(|e| {
-                        failed(format!(
-                            "{e} ({}: {}); give them in the task set: [platform] color_bits = \
-                             [...]",
-                            geometry.rule, geometry.reason
-                        ))
-                    })?
-                    .collect();
-                let mapping = layout(&bits).map_err(|e| failed(e.to_string()))?;
-                Ok(ColorLayout {
-                    mapping,
-                    rule: describe_rule(geometry.rule, &geometry.reason, &bits),
-                })
-            }
-        }
+        let resolved = color_source::resolve(request, page).map_err(|e| match e {
+            // The task set's own field: bad input at its file and field.
+            ColorSourceError::Invalid {
+                from: color_source::ColorSource::TaskSet { .. },
+                expected,
+                found,
+                ..
+            } => RtError::Input {
+                file: spec.source.clone(),
+                line: None,
+                field: "platform.color_bits".into(),
+                expected,
+                found,
+            },
+            other => RtError::Colors(other),
+        })?;
+        let mapping = AddressMapping::new(
+            page,
+            XorFunctions::from_bits(&resolved.bits).map_err(|e| RtError::Task {
+                task: "colored memory".into(),
+                message: e.to_string(),
+            })?,
+            XorFunctions::none(),
+            XorFunctions::none(),
+        )
+        .map_err(|e| RtError::Task {
+            task: "colored memory".into(),
+            message: e.to_string(),
+        })?;
+        Ok(ColorLayout {
+            mapping,
+            index_span_bytes: resolved.geometry.colors.way_bytes,
+            rule: describe_rule(
+                resolved.geometry.rule,
+                &match &resolved.evidence {
+                    Some(evidence) => format!("{}; {evidence}", resolved.geometry.reason),
+                    None => resolved.geometry.reason.clone(),
+                },
+                &resolved.bits,
+            ),
+        })
     }
 }
 
@@ -302,9 +305,17 @@ pub struct ColoredMemory {
 impl ColoredMemory {
     /// The pool for `spec`, or `None` when no task has both a working set
     /// and partitions. `allow_uncolored` accepts a pool without frame
-    /// numbers (placement then not controlled); otherwise unreadable frames
-    /// are a privilege error naming the fix.
-    pub fn for_spec(spec: &RunSpec, allow_uncolored: bool) -> Result<Option<ColoredMemory>> {
+    /// numbers (`--uncolored`), and `uncolored_if_unknown` one on a
+    /// machine whose colour bits are unknown (`--uncolored`, `--no-rt`):
+    /// placement then not controlled, and every output says why.
+    /// Otherwise unreadable frames are a privilege error naming the fix,
+    /// and unknown colour bits [`RtError::Colors`] naming the ways to give
+    /// them.
+    pub fn for_spec(
+        spec: &RunSpec,
+        allow_uncolored: bool,
+        uncolored_if_unknown: bool,
+    ) -> Result<Option<ColoredMemory>> {
         if !spec.tasks.iter().any(needs_colors) {
             return Ok(None);
         }
@@ -320,7 +331,27 @@ impl ColoredMemory {
                 .into(),
             found: "none".into(),
         })?;
-        let mapping = ColorLayout::of_spec(spec)?.mapping;
+        let (mapping, colors_unknown) = match ColorLayout::of_spec(spec) {
+            Ok(layout) => (layout.mapping, None),
+            Err(RtError::Colors(ColorSourceError::Unknown { why })) if uncolored_if_unknown => {
+                // Any colours do: the placement is reported uncoloured. As
+                // many as the partitions need, so each still gets its own.
+                let page = rustix::param::page_size() as u64;
+                let bits: Vec<u32> = (0..partitions.next_power_of_two().trailing_zeros())
+                    .map(|i| page.trailing_zeros() + i)
+                    .collect();
+                let mapping = XorFunctions::from_bits(&bits)
+                    .and_then(|colors| {
+                        AddressMapping::new(page, colors, XorFunctions::none(), XorFunctions::none())
+                    })
+                    .map_err(|e| failed(e.to_string()))?;
+                (
+                    mapping,
+                    Some(format!("the page-colour bits are unknown ({why})")),
+                )
+            }
+            Err(e) => return Err(e),
+        };
         let partition_colors = PartitionColors::even(mapping.colors(), partitions)
             .map_err(|e| failed(e.to_string()))?;
         let requests = spec
@@ -380,7 +411,9 @@ impl ColoredMemory {
                     )));
                 }
             };
-            let uncolored_reason = pool.with_pool(|p| p.uncolored_reason().map(str::to_string));
+            let uncolored_reason = colors_unknown
+                .clone()
+                .or_else(|| pool.with_pool(|p| p.uncolored_reason().map(str::to_string)));
             let stats = pool.stats();
             let fits = demand
                 .iter()
@@ -430,7 +463,8 @@ impl ColoredMemory {
     }
 }
 
-fn needs_colors(task: &TaskSpec) -> bool {
+/// True if `task`'s working set is to come from its partitions' colours.
+pub(crate) fn needs_colors(task: &TaskSpec) -> bool {
     task.working_set > 0 && !task.partitions.is_empty()
 }
 
@@ -647,7 +681,7 @@ mod tests {
     fn a_pool_too_large_for_64_bits_is_refused_not_wrapped() {
         let mut spec = crate::testing::run_spec(vec![task(1 << 62, vec![1])], 1_000_000);
         spec.platform_partitions = Some(4);
-        match ColoredMemory::for_spec(&spec, true) {
+        match ColoredMemory::for_spec(&spec, true, true) {
             Err(e) => assert!(e.to_string().contains("does not fit in 2^64"), "{e}"),
             Ok(_) => panic!("a pool of more than 2^64 bytes was accepted"),
         }

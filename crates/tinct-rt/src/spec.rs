@@ -608,6 +608,9 @@ pub struct RunSpec {
     /// color_bits`), overriding the machine's colour rule; `None`: the
     /// machine's rule (see [`crate::memory::ColorLayout`]).
     pub color_bits: Option<Vec<u32>>,
+    /// `tinct run --color-bits` as given (e.g. `12-16`): before the task
+    /// set's and the machine's (`tinct_sys::color_source`).
+    pub color_bits_flag: Option<String>,
     /// CPU to calibrate on for rt-app `calibration = "CPUn"`; `None`: each
     /// task calibrates on its own CPU.
     pub calibration_cpu: Option<u32>,
@@ -655,6 +658,7 @@ impl RunSpec {
             lock_memory: true,
             platform_partitions: None,
             color_bits: None,
+            color_bits_flag: None,
             calibration_cpu: None,
             compute_ns_per_iteration: None,
             io_device: "/dev/null".into(),

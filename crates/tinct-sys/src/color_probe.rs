@@ -171,6 +171,11 @@ pub struct ProbeOptions {
     pub rounds: usize,
     /// Most bytes of memory to map while looking for same-color pages.
     pub max_arena_bytes: usize,
+    /// Candidate colour bits `[low, high)` of the last-level cache to probe
+    /// instead of the ones the way-size rule gives (`tinct doctor
+    /// --probe-colors --color-bits 12-16`): how a user checks bits that
+    /// cannot be derived.
+    pub llc_bits: Option<(u32, u32)>,
 }
 
 impl Default for ProbeOptions {
@@ -178,6 +183,7 @@ impl Default for ProbeOptions {
         Self {
             rounds: 21,
             max_arena_bytes: 2 << 30,
+            llc_bits: None,
         }
     }
 }
@@ -195,11 +201,18 @@ pub fn probe_colors(options: ProbeOptions) -> Result<ProbeReport> {
         .collect();
     caches.sort_by_key(|c| c.level);
     caches.dedup_by_key(|c| c.level);
+    let last_level = caches.last().map(|c| c.level);
     let mut levels: Vec<LevelProbe> = Vec::new();
     let mut inner: Option<(PageColors, u64)> = None;
     let mut inner_effective = false;
     for cache in caches {
-        let (Some(colors), Some(ways)) = (cache.page_colors(page as u64), cache.ways) else {
+        let colors = match options.llc_bits {
+            Some((low, high)) if Some(cache.level) == last_level => {
+                PageColors::of_bits(&(low..high).collect::<Vec<u32>>(), page as u64).ok()
+            }
+            _ => cache.page_colors(page as u64),
+        };
+        let (Some(colors), Some(ways)) = (colors, cache.ways) else {
             continue;
         };
         if colors.colors < 2 || colors.address_bits.is_none() || ways == 0 {

@@ -8,6 +8,10 @@
 //! - [`topology`]: CPUs, SMT siblings, NUMA nodes, caches and page colors;
 //! - [`cache_slices`]: how many slices the LLC has, from what evidence, and
 //!   the page-colour rule that follows (way size, sliced, explicit);
+//! - `color_source` (feature `serde`): where a command's colour bits come
+//!   from: flag, `TINCT_COLOR_BITS`, task set, machine file, derived rule;
+//! - `machine_file` (feature `serde`): `/etc/tinct/machine.toml`, what
+//!   sysfs cannot tell (colour bits, DRAM functions), saved by `tinct doctor --save`;
 //! - [`system`]: kernel and preemption model, page size, THP, RT throttling,
 //!   governors, CPU isolation, `RLIMIT_MEMLOCK`;
 //! - [`privilege`]: root, capabilities, SCHED_FIFO and pagemap probes;
@@ -33,12 +37,16 @@ pub mod cache_flush;
 pub mod cache_slices;
 pub mod cgroup;
 pub mod color_probe;
+#[cfg(feature = "serde")]
+pub mod color_source;
 pub mod cpulist;
 pub mod doctor;
 mod error;
 pub mod huge_buffer;
 pub mod jump_chain;
 pub mod machine;
+#[cfg(feature = "serde")]
+pub mod machine_file;
 pub mod pagemap;
 pub mod perf;
 pub mod privilege;
@@ -57,4 +65,4 @@ pub mod user_cache;
 
 pub use cpulist::{MAX_LIST_LEN, format_cpu_list, parse_cpu_list};
 pub use error::{Error, Result};
-pub use root::{MAX_FILE_BYTES, SysRoot};
+pub use root::{MAX_FILE_BYTES, SysRoot, TOPOLOGY_ROOT_VAR};

@@ -13,6 +13,9 @@ use std::str::FromStr;
 /// could hold anything (`/dev/zero` behind a symlink): larger is refused.
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
+/// `TINCT_TOPOLOGY_ROOT`: the tree [`SysRoot::cache_topology`] reads.
+pub const TOPOLOGY_ROOT_VAR: &str = "TINCT_TOPOLOGY_ROOT";
+
 /// The root directory under which `/sys` and `/proc` are read.
 ///
 /// `SysRoot::live()` is the running system; `SysRoot::at(dir)` is a fixture
@@ -34,6 +37,18 @@ impl SysRoot {
         Self {
             base: PathBuf::from("/"),
         }
+    }
+
+    /// Where the page-colour rule reads the cache topology and the CPU's
+    /// identity: `TINCT_TOPOLOGY_ROOT` ([`TOPOLOGY_ROOT_VAR`]) if set, a
+    /// copy of another machine's `/sys` and `/proc`, else the running
+    /// system. Only the derived colour rule reads it (`tinct doctor --root`
+    /// is the way to see a whole other machine): CI runs the colouring
+    /// tests again as if on a machine whose colour bits cannot be derived.
+    pub fn cache_topology() -> Self {
+        std::env::var_os(TOPOLOGY_ROOT_VAR)
+            .filter(|dir| !dir.is_empty())
+            .map_or_else(Self::live, Self::at)
     }
 
     /// A tree rooted at `dir` (a fixture or a copy of another machine).

@@ -1,6 +1,22 @@
 //! Helpers for tests: privileged tests that must not silently skip in CI,
-//! one test at a time where runs would disturb each other, and special
-//! files.
+//! one test at a time where runs would disturb each other, special files,
+//! and the colour bits tests of the colouring mechanism give.
+
+/// Colour bits for tests of the colouring *mechanism* (pools, the shim,
+/// coloured runs, the isolation proof): 12-20, 512 colours, given
+/// explicitly so that such a test runs alike on every machine whose frame
+/// numbers are readable, whatever its last-level cache — one whose colour
+/// bits cannot be derived included. Tests of a claim about the machine
+/// (does colouring partition its cache) follow the colour probe instead.
+pub const MECHANISM_COLOR_BITS: std::ops::RangeInclusive<u32> = 12..=20;
+
+/// [`MECHANISM_COLOR_BITS`] as `--color-bits` and `TINCT_COLOR_BITS` take them.
+pub const MECHANISM_COLOR_BITS_TEXT: &str = "12-20";
+
+/// [`MECHANISM_COLOR_BITS`] as a list.
+pub fn mechanism_color_bits() -> Vec<u32> {
+    MECHANISM_COLOR_BITS.collect()
+}
 
 /// The environment variable that turns a would-be skip into a failure (CI sets it).
 pub const REQUIRE_PRIVILEGED_VAR: &str = "TINCT_REQUIRE_PRIVILEGED";

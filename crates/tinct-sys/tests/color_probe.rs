@@ -16,6 +16,7 @@ fn the_probe_measures_and_its_verdicts_follow_its_numbers() {
     let report = probe_colors(ProbeOptions {
         rounds: 3,
         max_arena_bytes: 64 << 20,
+        ..ProbeOptions::default()
     })
     .unwrap();
     assert!(!report.levels.is_empty(), "no cache level probed");
@@ -51,4 +52,21 @@ fn the_probe_measures_and_its_verdicts_follow_its_numbers() {
             level.explanation
         );
     }
+}
+
+#[test]
+fn candidate_bits_are_what_the_probe_tests_on_the_last_level() {
+    if !privileged_or_skip("the color probe reads frame numbers") {
+        return;
+    }
+    // Bits 12-15 (16 colours), whatever the machine's rule says: how a
+    // user checks bits that cannot be derived (`doctor --color-bits`).
+    let report = probe_colors(ProbeOptions {
+        rounds: 1,
+        max_arena_bytes: 64 << 20,
+        llc_bits: Some((12, 16)),
+    })
+    .unwrap();
+    let llc = report.last_level().expect("the last level was probed");
+    assert_eq!(llc.colors, 16, "{llc:?}");
 }

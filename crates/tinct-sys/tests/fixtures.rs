@@ -162,15 +162,12 @@ fn doctor_on_the_kvm_fixture() {
     );
     assert_eq!(level_of(&report, subject::CPUS), Level::Ok);
     assert_eq!(level_of(&report, subject::COLORS), Level::Ok);
+    // A Zen guest: the complex's 8 slices (bits 12-17), not the way-size
+    // rule's 512 colours (cache_slices: a VM counts no vCPUs).
+    let colors = &finding(&report, subject::COLORS).found;
     assert!(
-        finding(&report, subject::COLORS)
-            .found
-            .contains("512 colors")
-    );
-    assert!(
-        finding(&report, subject::COLORS)
-            .found
-            .contains("bits 12-20")
+        colors.contains("64 colors") && colors.contains("bits 12-17"),
+        "{colors}"
     );
     assert_eq!(level_of(&report, subject::PERF_HARDWARE), Level::Warning);
     let fix = fix_of(&report, subject::PERF_HARDWARE);
@@ -189,7 +186,7 @@ fn doctor_on_the_kvm_fixture() {
     assert_eq!(report.caches.len(), 7);
     let l3 = report.caches.iter().find(|c| c.name == "L3").unwrap();
     assert_eq!(l3.shared_cpus, "0-1");
-    assert_eq!(l3.colors.as_ref().unwrap().colors, 512);
+    assert_eq!(l3.colors.as_ref().unwrap().colors, 64);
 }
 
 #[test]
@@ -386,10 +383,13 @@ fn a_fifo_in_the_tree_is_a_finding_not_a_hang() {
 fn doctor_says_which_colour_rule_it_used_and_why() {
     let kvm = diagnose(&fixture("kvm-epyc"));
     let rule = kvm.llc_colors.as_ref().unwrap();
-    assert_eq!(rule.rule, tinct_sys::topology::ColorRule::WaySize);
+    assert_eq!(
+        rule.rule,
+        tinct_sys::topology::ColorRule::Sliced { slices: 8 }
+    );
     let found = &finding(&kvm, subject::COLORS).found;
     assert!(
-        found.contains("way-size rule") && found.contains("virtual machine"),
+        found.contains("sliced-cache rule") && found.contains("virtual machine"),
         "{found}"
     );
 
@@ -431,5 +431,10 @@ fn doctor_says_which_colour_rule_it_used_and_why() {
         colors.found
     );
     let fix = fix_of(&report, subject::COLORS);
-    assert!(fix.contains("color_bits"), "{fix}");
+    assert!(
+        fix.contains("safe to assume: bits 12-15")
+            && fix.contains("tinct doctor --probe-colors --color-bits 12-15")
+            && fix.contains("tinct doctor --save --color-bits 12-15"),
+        "{fix}"
+    );
 }

@@ -72,6 +72,10 @@ pub struct Params {
     /// profile looks beside the worker program, see
     /// [`crate::wcet_profile::Params::preload`]).
     pub preload: Option<PathBuf>,
+    /// The page colour's physical address bits, e.g. `12-16` (`--color-bits`;
+    /// else `TINCT_COLOR_BITS`, the machine file, the derived rule). Where
+    /// none gives them the whole loop runs uncoloured and says why.
+    pub color_bits: Option<String>,
     /// Raised (Ctrl-C): the demo stops at its next step boundary and keeps
     /// what it wrote.
     pub stop: StopFlag,
@@ -171,8 +175,12 @@ pub struct DemoVerdict {
     /// analysis could have used is absent, and what the demo did instead.
     pub isolation_absent: Option<String>,
     /// True if the working sets were allocated from their partitions'
-    /// colours (frame numbers readable: root); false: uncoloured.
+    /// colours (frame numbers readable: root, and the colour bits known);
+    /// false: uncoloured.
     pub coloured: bool,
+    /// The page colours the loop used, and where their bits came from; or
+    /// why the loop ran uncoloured (the bits unknown, no root).
+    pub colours: String,
     /// The conditions C was measured under.
     pub conditions: Vec<String>,
     /// The statistic of the jobs that became C^p, and why.

@@ -20,6 +20,7 @@ use tinct_core::model::TaskSet;
 use tinct_core::overheads::OverheadsSource;
 use tinct_core::units::Nanos;
 use tinct_rt::attribution::Colouring;
+use tinct_sys::color_source::HOW_TO_GIVE;
 use tinct_rt::run_in_dir::{Recorded, run_in_dir};
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
@@ -80,8 +81,11 @@ struct Context<'a> {
     /// This process's CPUs.
     cpus: Vec<u32>,
     /// Colouring needs physical frame numbers (pagemap), which only root
-    /// reads: without them the working sets are uncoloured.
+    /// reads, and the colour bits: without either the working sets are
+    /// uncoloured.
     coloured: bool,
+    /// The colours used, or why none: [`DemoVerdict::colours`].
+    colours: String,
     /// When the demo began.
     begun: Instant,
 }
@@ -199,14 +203,36 @@ fn prepare<'a>(
         source,
     })?;
     let cpus = tinct_sys::sched::affinity()?;
-    let coloured = tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live())
+    let root = tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live())
         .is_ok_and(|p| p.is_root());
+    // Bits given badly are bad input; bits nobody gives, on a machine whose
+    // rule cannot derive them, make the whole loop uncoloured.
+    let options = BenchOptions {
+        color_bits: params.color_bits.clone(),
+        ..BenchOptions::default()
+    };
+    let (coloured, colours) = match options.colors() {
+        Ok(resolved) if root => (true, resolved.describe()),
+        Ok(resolved) => (
+            false,
+            format!(
+                "uncoloured: physical frame numbers need root ({})",
+                resolved.describe()
+            ),
+        ),
+        Err(Error::InvalidInput(message)) if message.contains(HOW_TO_GIVE) => (
+            false,
+            format!("uncoloured, the whole loop: {message}"),
+        ),
+        Err(e) => return Err(e),
+    };
     Ok(Context {
         params,
         worker,
         progress,
         cpus,
         coloured,
+        colours,
         begun,
     })
 }
@@ -221,12 +247,12 @@ fn colour_probe(cx: &Context, steps: &mut Steps) -> Result<Probe> {
             &serde_json::json!({ "colouring": colouring, "explanation": why }),
         )?,
     )?;
-    steps.record(
-        "colour probe",
-        &["color-probe.json"],
-        format!("colouring {}", colouring.describe()),
-        cx.progress,
-    );
+    let finding = if cx.coloured {
+        format!("colouring {}", colouring.describe())
+    } else {
+        format!("colouring {}; {}", colouring.describe(), cx.colours)
+    };
+    steps.record("colour probe", &["color-probe.json"], finding, cx.progress);
     Ok(Probe { colouring, why })
 }
 
@@ -360,6 +386,7 @@ fn worst_cases(
                     quick: true,
                     out: Some(out.join(&dir)),
                     seed: params.seed,
+                    color_bits: params.color_bits.clone(),
                     ..BenchOptions::default()
                 },
                 taskset: Some(tasks_path.clone()),
@@ -472,13 +499,14 @@ fn plan_and_analysis(
 /// attribution).
 fn run_plan(cx: &Context, steps: &mut Steps, probe: &Probe, planned: &Planned) -> Result<Recorded> {
     let params = cx.params;
-    let spec = RunSpec::from_plan(
+    let mut spec = RunSpec::from_plan(
         &planned.set,
         Some(&planned.analysis),
         &planned.path.display().to_string(),
         params.duration.0,
     )
     .map_err(rt_error)?;
+    spec.color_bits_flag = params.color_bits.clone();
     let recorded = run_in_dir(
         &spec,
         Some(&planned.analysis),
@@ -563,6 +591,7 @@ fn verdict(
         colouring_why: probe.why,
         isolation_absent,
         coloured: cx.coloured,
+        colours: cx.colours.clone(),
         conditions: conditions.iter().map(|c| c.name().to_string()).collect(),
         statistic: "max: the largest measured job (kim2013's WCET estimate); the profile \
                     has 40 jobs per point, where a high percentile is the maximum or just \
@@ -585,7 +614,9 @@ fn verdict(
 /// output failure; anything else failed the measurement.
 fn rt_error(e: tinct_rt::RtError) -> Error {
     match e {
-        tinct_rt::RtError::Input { .. } => Error::InvalidInput(e.to_string()),
+        tinct_rt::RtError::Input { .. } | tinct_rt::RtError::Colors(_) => {
+            Error::InvalidInput(e.to_string())
+        }
         tinct_rt::RtError::Write { path, source } => Error::Write {
             path: path.into(),
             source,

@@ -68,10 +68,13 @@ fn write_comparison(out: &mut String, verdict: &DemoVerdict) -> std::fmt::Result
             }
         )?;
     }
-    if !verdict.coloured {
+    if verdict.coloured {
+        writeln!(out, "colours: {}", verdict.colours)?;
+    } else {
         writeln!(
             out,
-            "note: working sets NOT coloured (physical frame numbers need root): S(i) not enforced"
+            "note: working sets NOT coloured, S(i) not enforced: {}",
+            verdict.colours
         )?;
     }
     if let Some(note) = &verdict.isolation_absent {

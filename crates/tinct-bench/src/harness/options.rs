@@ -5,7 +5,7 @@ use crate::{Error, Result};
 use std::path::PathBuf;
 
 /// Parameters every bench takes (the CLI's `--quick`, `--out`, `--reps`,
-/// `--seed`, `--cpus`).
+/// `--seed`, `--cpus`, `--color-bits`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BenchOptions {
     /// Smoke run: few sizes and repetitions, a few seconds (for CI).
@@ -19,6 +19,10 @@ pub struct BenchOptions {
     /// CPUs the bench may use, as a list like `0-1,3` (default: the current
     /// affinity).
     pub cpus: Option<String>,
+    /// The page colour's physical address bits, e.g. `12-16`, for a bench
+    /// that colours (before `TINCT_COLOR_BITS`, the machine file and the
+    /// derived rule: [`Self::colors`]).
+    pub color_bits: Option<String>,
 }
 
 impl Default for BenchOptions {
@@ -30,6 +34,7 @@ impl Default for BenchOptions {
             reps: None,
             seed: 1,
             cpus: None,
+            color_bits: None,
         }
     }
 }
@@ -79,6 +84,21 @@ impl BenchOptions {
             None if self.quick => Ok(quick_default),
             None => Ok(full_default),
         }
+    }
+
+    /// This machine's page colours for this bench, from the first source
+    /// that gives them (`--color-bits`, `TINCT_COLOR_BITS`, the machine
+    /// file, the derived rule: `tinct_sys::color_source`). Unknown or bad
+    /// bits are [`Error::InvalidInput`] (exit status 2) in one line that
+    /// names the ways to give them.
+    pub fn colors(&self) -> Result<tinct_sys::color_source::ResolvedColors> {
+        let request = tinct_sys::color_source::ColorRequest::flag(
+            "--color-bits",
+            self.color_bits.as_deref(),
+        );
+        let page = rustix::param::page_size() as u64;
+        tinct_sys::color_source::resolve(request, page)
+            .map_err(|e| Error::InvalidInput(e.to_string()))
     }
 
     /// The CPUs to use: `--cpus` if given (each must be in the current

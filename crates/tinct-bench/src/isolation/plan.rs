@@ -26,6 +26,8 @@ pub(super) struct Plan {
     pub mapping: tinct_mem::AddressMapping,
     /// Page colours of the LLC.
     pub colors: u32,
+    /// The colours' bits and their source, in words.
+    pub color_source: String,
     /// Colours `0..victim_colors` are the victim's, the rest the aggressors'.
     pub victim_colors: u32,
     pub page_bytes: u64,
@@ -74,7 +76,19 @@ pub(super) fn plan(params: &Params, llc_bytes: u64) -> Result<Plan> {
         )));
     }
     let mechanism = reservation::choose(params.reservation, &params.resctrl_root)?;
-    let mapping = tinct_mem::machine_mapping(&tinct_mem::mapping::LayoutSpec::default())
+    // Colouring needs the machine's colour bits (`--color-bits`,
+    // TINCT_COLOR_BITS, the machine file or the derived rule); resctrl
+    // reserves ways and needs none.
+    let (color_bits, color_source) = match (common.colors(), &mechanism) {
+        (Ok(resolved), _) => (resolved.bits.clone(), resolved.describe()),
+        (Err(e), Mechanism::Resctrl(..)) => (Vec::new(), format!("none needed (resctrl): {e}")),
+        (Err(e), _) => return Err(e),
+    };
+    let spec = tinct_mem::mapping::LayoutSpec {
+        color_bits: Some(color_bits),
+        ..Default::default()
+    };
+    let mapping = tinct_mem::machine_mapping(&spec)
         .map_err(|e| Error::Measurement(format!("page colors of this machine: {e}")))?;
     let colors = mapping.colors();
     if colors < 2 && !matches!(mechanism, Mechanism::Resctrl(..)) {
@@ -91,6 +105,7 @@ pub(super) fn plan(params: &Params, llc_bytes: u64) -> Result<Plan> {
         victim_percent: params.victim_colors,
         victim_colors: (colors * params.victim_colors / 100).clamp(1, colors.max(2) - 1),
         colors,
+        color_source,
         mapping,
         page_bytes,
         victim_pages: victim_bytes.div_ceil(page_bytes) as usize,

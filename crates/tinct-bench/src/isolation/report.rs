@@ -109,6 +109,10 @@ pub struct Parameters {
     pub jobs_per_round: u32,
     /// Page colors of the machine's LLC.
     pub colors: u32,
+    /// The colours' bits and where they came from (`--color-bits`,
+    /// `TINCT_COLOR_BITS`, the machine file, the derived rule), or why
+    /// there are none (resctrl reserves ways and needs none).
+    pub color_source: String,
     /// Colors reserved for the victim (`0..victim_colors`); the aggressors
     /// have the rest (used when the reservation is by page coloring).
     pub victim_colors: u32,
@@ -210,6 +214,7 @@ pub(super) fn assemble(
             aggressor_bytes: plan.aggressor_pages as u64 * plan.page_bytes,
             jobs_per_round: plan.jobs_per_round,
             colors: plan.colors,
+            color_source: plan.color_source.clone(),
             victim_colors: plan.victim_colors,
             warmup_rounds: WARMUP_ROUNDS,
         },

@@ -61,6 +61,8 @@ pub(super) struct Launch<'a> {
     pub fifo: Option<u8>,
     pub colors: &'a [u32],
     pub total_colors: u32,
+    /// The colours' physical address bits, for the shim.
+    pub color_bits: &'a [u32],
     pub preload: Option<&'a Path>,
     /// Flush the working set before each job.
     pub cold: bool,
@@ -71,6 +73,7 @@ pub(super) struct Launch<'a> {
 /// share of those colours holds the bytes, times `pool_factor`.
 pub(super) fn shim_config(
     colors: &[u32],
+    color_bits: &[u32],
     total_colors: u32,
     bytes: u64,
     pool_factor: u64,
@@ -80,6 +83,7 @@ pub(super) fn shim_config(
     let share = f64::from(total_colors) / colors.len().max(1) as f64;
     let pool = ((bytes as f64 * share * 4.0) as u64 + (64 << 20)).saturating_mul(pool_factor);
     let mut config = ShimConfig::colored(colors.to_vec());
+    config.color_bits = Some(color_bits.to_vec());
     config.pool_bytes = pool.div_ceil(1 << 20).saturating_mul(1 << 20);
     config.strict = true;
     config
@@ -134,6 +138,7 @@ impl Launch<'_> {
         if let Some(shim) = self.preload {
             let shim_config = shim_config(
                 self.colors,
+                self.color_bits,
                 self.total_colors,
                 self.body.working_set_bytes,
                 pool_factor,

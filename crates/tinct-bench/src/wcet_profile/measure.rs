@@ -131,6 +131,7 @@ fn launch_all(plan: &Plan, worker: &WorkerCommand, progress: &dyn Progress) -> R
             fifo: plan.fifo,
             colors: &plan.color_sets[pi],
             total_colors: plan.colors,
+            color_bits: &plan.color_bits,
             preload: plan.preload.as_deref(),
             cold: condition.cold(),
         };
@@ -196,7 +197,7 @@ fn co_runner_job<'a>(
         };
         (
             job,
-            Some((shim, launch::shim_config(others, plan.colors, total, 1))),
+            Some((shim, launch::shim_config(others, &plan.color_bits, plan.colors, total, 1))),
         )
     } else {
         let job = CoRunnerJob {

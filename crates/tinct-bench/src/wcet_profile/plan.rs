@@ -115,8 +115,11 @@ pub(super) struct Plan {
     pub cpu: u32,
     /// N_P.
     pub partitions: u32,
-    /// Page colours of the LLC.
+    /// Page colours of the LLC (uncoloured: one per partition, nominal).
     pub colors: u32,
+    /// The colours' physical address bits, handed to the shim (empty when
+    /// uncoloured).
+    pub color_bits: Vec<u32>,
     /// The p values, ascending, and the colours of partitions 1..=p for each.
     pub ps: Vec<u32>,
     pub color_sets: Vec<Vec<u32>>,
@@ -155,7 +158,22 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) ->
         .partitions
         .or(source.as_ref().map(|s| s.partitions))
         .unwrap_or(calibrate::DEFAULT_PARTITIONS);
-    let colors = llc_colors(&header)?;
+    // Colours only when the task is coloured: `--uncolored` works on a
+    // machine whose colour bits are unknown.
+    let resolved = if params.uncolored {
+        None
+    } else {
+        Some(options.colors()?)
+    };
+    let (colors, color_bits) = match &resolved {
+        Some(resolved) => (
+            u32::try_from(resolved.colors()).map_err(|_| {
+                Error::InvalidInput(format!("{}: too many colours", resolved.describe()))
+            })?,
+            resolved.bits.clone(),
+        ),
+        None => (partitions, Vec::new()),
+    };
     let split = tinct_mem::PartitionColors::even(colors, partitions)
         .map_err(|e| Error::InvalidInput(format!("--partitions: {e}")))?;
     let ps = p_values(params.p_list.as_deref(), partitions, options.quick)?;
@@ -207,6 +225,7 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) ->
         header,
         partitions,
         colors,
+        color_bits,
         ps,
         color_sets,
         other_color_sets,
@@ -353,15 +372,6 @@ pub fn p_values(list: Option<&str>, partitions: u32, quick: bool) -> Result<Vec<
         ));
     }
     Ok(ps)
-}
-
-/// The number of page colors of the last-level cache.
-pub(super) fn llc_colors(header: &RunHeader) -> Result<u32> {
-    let llc = header.machine.llc().ok_or_else(|| {
-        Error::Measurement("the last-level cache is unknown: cannot derive page colors".into())
-    })?;
-    let ways = u64::from(llc.ways.filter(|&w| w > 0).unwrap_or(1));
-    Ok(((llc.size_bytes / ways) / header.machine.page_bytes).max(1) as u32)
 }
 
 /// Where the co-runners run and whether they are coloured: coloured only

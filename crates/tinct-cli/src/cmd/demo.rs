@@ -27,6 +27,11 @@ pub struct Args {
     /// Seed of the measurements' random choices.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The page colour's physical address bits, e.g. `12-16`, before
+    /// TINCT_COLOR_BITS, the machine file and the bits derived from the
+    /// cache topology. Where none gives them the loop runs uncoloured.
+    #[arg(long, value_name = "BITS")]
+    pub color_bits: Option<String>,
 }
 
 /// Runs the demo. Exit status as `tinct run`'s: 0 when the run completed
@@ -49,6 +54,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         // Not found: the profile says where it looked (and needs it only
         // for coloured memory).
         preload: crate::cmd::shim::find_shim().ok(),
+        color_bits: args.color_bits.clone(),
         stop: tinct_sys::signals::stop_on_signals(),
     };
     let worker = tinct_bench::wcet_profile::WorkerCommand::this_tinct()?;

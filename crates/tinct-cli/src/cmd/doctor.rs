@@ -24,19 +24,45 @@ pub struct Args {
     /// needs root). Answers effective / not effective / inconclusive.
     #[arg(long, conflicts_with = "root")]
     pub probe_colors: bool,
+    /// Candidate colour bits of the last-level cache, e.g. `12-16`: the
+    /// probe tests them, and `--save` saves them.
+    #[arg(long, value_name = "BITS")]
+    pub color_bits: Option<String>,
+    /// Save the colour bits in force (`--color-bits`, TINCT_COLOR_BITS, or
+    /// the derived rule's) in the machine file (/etc/tinct/machine.toml, or
+    /// TINCT_MACHINE_FILE), where every tinct command on this machine finds
+    /// them; with `--probe-colors`, its verdict is saved as their evidence.
+    #[arg(long, conflicts_with = "root")]
+    pub save: bool,
 }
 
 /// Runs the diagnosis and prints it. Exit status 0 whenever it ran, even
-/// with blockers; 2 if `--root` is not a directory.
+/// with blockers; 2 if `--root` is not a directory, `--color-bits` is
+/// malformed, or `--save` has no bits to save.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let (report, probe) = tinct_sys::doctor::examine(args.root.as_deref(), args.probe_colors)
-        .map_err(|e| CliError::Input(format!("--root {e}")))?;
+    let (report, probe) = tinct_sys::doctor::examine(
+        args.root.as_deref(),
+        args.probe_colors,
+        args.color_bits.as_deref(),
+    )
+    .map_err(|e| match &args.root {
+        Some(_) if !e.starts_with("--color-bits") => CliError::Input(format!("--root {e}")),
+        _ => CliError::Input(e),
+    })?;
     let text = if args.json {
         doctor_json(&report, probe.as_ref()).map_err(anyhow::Error::from)?
     } else {
         doctor_text(&report, probe.as_ref())
     };
     write_stdout(&text)?;
+    if args.save {
+        let saved = tinct_sys::machine_file::save_in_force(
+            args.color_bits.as_deref(),
+            probe.as_ref().and_then(|p| p.as_ref().ok()),
+        )
+        .map_err(CliError::Input)?;
+        eprintln!("tinct doctor: {saved}");
+    }
     Ok(ExitCode::SUCCESS)
 }
 

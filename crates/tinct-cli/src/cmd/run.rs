@@ -53,6 +53,13 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
     /// every output says so.
     #[arg(long)]
     pub uncolored: bool,
+    /// The physical address bits of the page colour, e.g. `12-16`, before
+    /// TINCT_COLOR_BITS, the task set's `[platform] color_bits`, the
+    /// machine file (`tinct doctor --save`) and the bits derived from the
+    /// cache topology. On a machine whose bits are unknown, `--uncolored`
+    /// and `--no-rt` run uncoloured and say why.
+    #[arg(long, value_name = "BITS")]
+    pub color_bits: Option<String>,
     /// The watchdog stops the run when a job runs past this many times its deadline.
     #[arg(long, default_value_t = 3.0, value_parser = parse_watchdog_factor)]
     pub watchdog_factor: f64,
@@ -111,7 +118,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         supervise: true,
         ..RunOptions::default()
     };
-    let workload = match (&args.plan, &args.rt_app) {
+    let mut workload = match (&args.plan, &args.rt_app) {
         (_, Some(file)) => Workload::rt_app(file, args.duration, args.out.clone()),
         (Some(plan), None) => Workload::plan(plan, args.duration, args.placement, args.out.clone()),
         (None, None) => {
@@ -121,6 +128,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
     }
     .map_err(rt_error)?;
+    workload.spec.color_bits_flag = args.color_bits.clone();
     if !args.json {
         for note in &workload.notes {
             println!("note: {note}");
@@ -139,7 +147,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 /// Bad input stays bad input (exit 2); anything else is a failure (exit 1).
 pub fn rt_error(e: RtError) -> CliError {
     match e {
-        RtError::Input { .. } => CliError::Input(e.to_string()),
+        RtError::Input { .. } | RtError::Colors(_) => CliError::Input(e.to_string()),
         other => CliError::Failed(anyhow::Error::new(other)),
     }
 }

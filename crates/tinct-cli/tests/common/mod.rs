@@ -26,9 +26,56 @@ pub fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The `tinct` binary under test.
+/// The `tinct` binary under test, with the colour bits of the colouring
+/// mechanism's tests given explicitly ([`MECHANISM_COLOR_BITS_TEXT`] in
+/// `TINCT_COLOR_BITS`) and no machine file, so that a test runs alike on
+/// every machine, one whose colour bits cannot be derived included.
+/// [`tinct_on_unknown_machine`] is the other case.
 pub fn tinct() -> Command {
-    Command::cargo_bin("tinct").expect("binary built")
+    let mut command = Command::cargo_bin("tinct").expect("binary built");
+    command.envs(mechanism_env());
+    command
+}
+
+/// [`tinct`] as a `std::process::Command` (for tests that spawn, signal
+/// or copy the binary).
+pub fn tinct_process() -> std::process::Command {
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"));
+    command.envs(mechanism_env());
+    command
+}
+
+/// The environment [`tinct`] sets.
+pub fn mechanism_env() -> [(&'static str, String); 2] {
+    [
+        (
+            "TINCT_COLOR_BITS",
+            tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT.to_string(),
+        ),
+        ("TINCT_MACHINE_FILE", NO_MACHINE_FILE.to_string()),
+    ]
+}
+
+/// A machine file that does not exist: none is read.
+pub const NO_MACHINE_FILE: &str = "/nonexistent/tinct-tests/machine.toml";
+
+/// tinct-sys's fixture of a KVM guest of an Intel Xeon (Emerald Rapids,
+/// L3 300 MiB 20-way: a 15 MiB way, so the colour bits cannot be derived).
+pub fn unknown_colours_machine() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tinct-sys/tests/fixtures/machines/kvm-xeon-emr")
+}
+
+/// The `tinct` binary as on a machine whose colour bits cannot be derived
+/// (its cache topology read from [`unknown_colours_machine`]), with no
+/// bits given and no machine file: what a user of such a machine gets.
+pub fn tinct_on_unknown_machine() -> Command {
+    let mut command = Command::cargo_bin("tinct").expect("binary built");
+    command
+        .env_remove("TINCT_COLOR_BITS")
+        .env("TINCT_TOPOLOGY_ROOT", unknown_colours_machine())
+        .env("TINCT_MACHINE_FILE", NO_MACHINE_FILE);
+    command
 }
 
 /// Runs a command and checks its exit status; on another status the

@@ -251,10 +251,14 @@ int main(void) {
         FAIL("exact must still fail on the drained bank");
     tinct_pool_destroy(modes_pool);
 
-    /* The machine's own LLC colors. */
+    /* The machine's colors: TINCT_COLOR_BITS when set (the test sets
+     * 12-20: 512 colors), else its own LLC's. */
     tinct_pool *machine = tinct_pool_create(4u << 20, 0);
     if (!machine || tinct_pool_colors(machine) == 0)
         FAIL("tinct_pool_create failed");
+    const char *given = getenv("TINCT_COLOR_BITS");
+    if (given && strcmp(given, "12-20") == 0 && tinct_pool_colors(machine) != 512)
+        FAIL("TINCT_COLOR_BITS=12-20: expected 512 colors, got %u", tinct_pool_colors(machine));
     tinct_pool_destroy(machine);
 
     printf("tinct_mem C ABI ok: %lu pages checked\n", pages_checked);

@@ -17,9 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use tinct_sys::SysRoot;
 use tinct_sys::pagemap::Pagemap;
-use tinct_sys::topology::{PageColors, Topology};
+use tinct_sys::topology::PageColors;
 
 /// `libtinct_preload.so` of this test's profile, built if needed: the
 /// integration tests of a cdylib crate cannot link it, and `cargo test -p
@@ -80,23 +79,23 @@ fn is_newer_than_sources(library: &Path) -> bool {
     true
 }
 
-/// Page colors of the last-level cache, from tinct-sys.
+/// The page colors these tests give the shim (`TINCT_COLOR_BITS`, see
+/// [`COLOR_BITS`]), computed by tinct-geometry from the bits alone: the
+/// mechanism is tested alike on every machine, one whose LLC colour bits
+/// cannot be derived included.
 pub fn llc_colors() -> PageColors {
-    let topology = Topology::read(&SysRoot::live()).expect("read the topology");
-    let llc = topology.last_level_caches()[0].clone();
-    let colors = llc
-        .page_colors(rustix_page_size())
-        .expect("the LLC reports its associativity");
-    assert!(
-        colors.colors >= 2,
-        "the LLC has a single page color: nothing to test"
-    );
-    assert!(
-        colors.address_bits.is_some(),
-        "the LLC color bits are unknown"
-    );
-    colors
+    PageColors::of_bits(
+        &tinct_sys::testing::mechanism_color_bits(),
+        rustix_page_size(),
+    )
+    .expect("the mechanism's colour bits start at the page offset")
 }
+
+/// `TINCT_COLOR_BITS` of every program these tests run under the shim.
+pub const COLOR_BITS: (&str, &str) = (
+    "TINCT_COLOR_BITS",
+    tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT,
+);
 
 fn rustix_page_size() -> u64 {
     // SAFETY: sysconf has no preconditions.
@@ -283,6 +282,7 @@ pub fn run_with_page_report(
     let stderr_path = scratch.path().join("stderr");
     command
         .env("LD_PRELOAD", shim())
+        .env(COLOR_BITS.0, COLOR_BITS.1)
         .env("TINCT_COLORS", &colors.0)
         .env("TINCT_POOL", pool)
         .env("TINCT_STRICT", "1")

@@ -26,7 +26,9 @@ from .errors import BadInput, Failed, Stopped, TinctError
 from .reports import DoctorReport
 
 
-def doctor(root: str | None = None, probe_colors: bool = False) -> DoctorReport:
+def doctor(
+    root: str | None = None, probe_colors: bool = False, color_bits: str | None = None
+) -> DoctorReport:
     """What this machine offers for cache-aware real-time work: ``tinct
     doctor --json`` as a dict (findings with their fixes, the caches with
     their page colours, the partitioning backend, every fact read).
@@ -34,15 +36,30 @@ def doctor(root: str | None = None, probe_colors: bool = False) -> DoctorReport:
     ``root`` reads a captured sysfs/procfs tree instead of this machine
     (live probes are then "not probed"); ``probe_colors`` also measures
     whether page colouring partitions the caches here (a few seconds, needs
-    root; not with ``root``). A ``root`` that is not a directory raises
-    ``BadInput``.
+    root; not with ``root``). ``color_bits`` (e.g. ``"12-16"``) are
+    candidate colour bits of the last-level cache, as ``--color-bits``: the
+    probe tests them. A ``root`` that is not a directory, or malformed bits,
+    raise ``BadInput``.
     """
-    return _tinct.doctor_report(root, probe_colors)
+    return _tinct.doctor_report(root, probe_colors, color_bits)
 
 
-def doctor_text(root: str | None = None, probe_colors: bool = False) -> str:
+def doctor_text(
+    root: str | None = None, probe_colors: bool = False, color_bits: str | None = None
+) -> str:
     """``tinct doctor``'s tables, byte for byte (see :func:`doctor`)."""
-    return _tinct.doctor_report_text(root, probe_colors)
+    return _tinct.doctor_report_text(root, probe_colors, color_bits)
+
+
+def color_bits(given: str | None = None) -> dict:
+    """The page-colour bits every colouring command uses on this machine,
+    and where they come from: ``given`` (as ``--color-bits``), else
+    ``TINCT_COLOR_BITS``, the machine file (``tinct doctor --save``), the
+    rule derived from the cache topology. A dict with ``bits``, ``colors``,
+    ``source``, ``rule`` and ``description``; unknown or malformed bits
+    raise ``BadInput`` naming the ways to give them.
+    """
+    return _tinct.resolve_color_bits(given)
 
 __all__ = [
     "TaskSet",
@@ -54,6 +71,7 @@ __all__ = [
     "line_chart_svg",
     "doctor",
     "doctor_text",
+    "color_bits",
     "experiment",
     "errors",
     "reports",

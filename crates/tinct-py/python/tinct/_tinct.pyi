@@ -166,8 +166,12 @@ def line_chart_svg(
 ) -> str:
     """tinct's own SVG line chart (the renderer of every tinct plot)."""
 def doctor_report(
-    root: Optional[str] = None, probe_colors: bool = False
+    root: Optional[str] = None, probe_colors: bool = False, color_bits: Optional[str] = None
 ) -> Dict[str, Any]:
     """``tinct doctor --json`` as Python objects."""
-def doctor_report_text(root: Optional[str] = None, probe_colors: bool = False) -> str:
+def doctor_report_text(
+    root: Optional[str] = None, probe_colors: bool = False, color_bits: Optional[str] = None
+) -> str:
     """``tinct doctor``'s text."""
+def resolve_color_bits(color_bits: Optional[str] = None) -> Dict[str, Any]:
+    """The colour bits in force and their source."""

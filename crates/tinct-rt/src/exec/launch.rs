@@ -109,7 +109,11 @@ pub fn launch(
         })?;
     }
     let mut frames = None;
+    let mut index_span_bytes = rustix::param::page_size() as u64;
     if let Some((mut shim, library)) = launch.shim {
+        if let Some(&high) = shim.color_bits.as_ref().and_then(|bits| bits.last()) {
+            index_span_bytes = 1u64.checked_shl(high + 1).unwrap_or(u64::MAX);
+        }
         if launch.stats {
             let path = frame_report_path().map_err(|e| {
                 failed(format!(
@@ -141,7 +145,7 @@ pub fn launch(
     let removed = reservation.map(|r| r.remove());
     let status = status.map_err(cannot_run)?;
     let isolation_report = frames.map(|path| {
-        let report = isolation_report(&path);
+        let report = isolation_report(&path, index_span_bytes);
         let _ = std::fs::remove_dir_all(path.parent().unwrap_or(&path));
         report
     });

@@ -17,6 +17,7 @@ use tinct_core::dram_map::{AddressKind, DramMap};
 use tinct_mem::{Modes, ShimConfig, XorFunctions};
 use tinct_sim::isolation::{TaskFrames, check};
 use tinct_sys::SysRoot;
+use tinct_sys::color_source::{self, ColorRequest};
 
 /// The shim's settings as given on the command line (`None`: the flag was
 /// not given). Errors name the flag.
@@ -76,15 +77,19 @@ impl ExecRequest<'_> {
         if pool_bytes < tinct_mem::shim_config::MIN_POOL {
             return Err(format!("--pool {:?}: expected at least 1MiB", self.pool));
         }
-        let color_bits = optional_list("--color-bits", self.color_bits, "bit")?;
         let page = tinct_sys::system::PageSize::read(&SysRoot::live()).map_or(4096, |p| p.bytes);
-        let geometry = match &color_bits {
-            Some(bits) => {
-                tinct_sys::cache_slices::explicit_color_geometry(bits, page, "--color-bits")
-                    .map(Some)
-                    .map_err(|e| format!("--color-bits: {e}"))?
-            }
-            None => tinct_mem::machine_color_geometry(page).ok(),
+        // Colours need the machine's colour bits, resolved once here (flag,
+        // TINCT_COLOR_BITS, machine file, derived rule) and handed to the
+        // shim, which reads the bits it is given: a machine whose bits are
+        // unknown fails here, once, before the program starts.
+        let colors = optional_list("--colors", self.colors, "color")?.unwrap_or_default();
+        let resolved = if self.colors.is_some() || self.color_bits.is_some() {
+            let request = ColorRequest::flag("--color-bits", self.color_bits);
+            let resolved = color_source::resolve(request, page).map_err(|e| e.to_string())?;
+            note(format!("colours: {}", resolved.describe()));
+            Some(resolved)
+        } else {
+            None
         };
         let bank_mode = Modes::parse(self.bank_mode)
             .map_err(|e| format!("--bank-mode {:?}: {e}", self.bank_mode))?;
@@ -122,9 +127,9 @@ impl ExecRequest<'_> {
                 ));
             }
         }
-        let mut config = ShimConfig {
-            colors: optional_list("--colors", self.colors, "color")?.unwrap_or_default(),
-            color_bits,
+        let config = ShimConfig {
+            colors,
+            color_bits: resolved.as_ref().map(|r| r.bits.clone()),
             bank_mode,
             mmap: self.mmap,
             fork_keep: self.fork_keep,
@@ -139,19 +144,12 @@ impl ExecRequest<'_> {
             ..ShimConfig::colored(Vec::new())
         };
         config.validate()?;
-        // The shim of every process of the program would otherwise read the
-        // cache topology from sysfs again: give it the bits (start-up cost).
-        if config.color_bits.is_none()
-            && let Some(bits) = geometry.as_ref().and_then(|g| g.colors.color_bits().ok())
-        {
-            config.color_bits = Some(bits.collect());
-        }
         if !config.colors.is_empty()
-            && let Some(geometry) = &geometry
+            && let Some(resolved) = &resolved
         {
             config
-                .check_colors_exist(geometry.colors.colors)
-                .map_err(|e| format!("--colors: {e} ({})", geometry.rule))?;
+                .check_colors_exist(resolved.colors())
+                .map_err(|e| format!("--colors: {e} ({})", resolved.describe()))?;
         }
         Ok(Some(config))
     }
@@ -277,7 +275,9 @@ pub fn frame_report_path() -> std::io::Result<PathBuf> {
 /// model of this machine's last-level cache: per process the sets it can
 /// occupy and every other process that can evict its lines. The text
 /// `tinct exec --stats` prints after the program's own summary.
-pub fn isolation_report(path: &Path) -> String {
+/// `index_span_bytes` is the address space the colour bits index
+/// ([`LlcModel::of_machine`]).
+pub fn isolation_report(path: &Path, index_span_bytes: u64) -> String {
     let reports = match tinct_mem::read_frame_reports(path) {
         Ok(reports) if !reports.is_empty() => reports,
         Ok(_) => {
@@ -292,10 +292,9 @@ pub fn isolation_report(path: &Path) -> String {
                 unreadable)\n"
             .into();
     }
-    let Ok(model) = LlcModel::of_machine() else {
-        return "tinct exec: isolation not checked: this machine's last-level cache geometry \
-                is unknown\n"
-            .into();
+    let model = match LlcModel::of_machine(index_span_bytes) {
+        Ok(model) => model,
+        Err(e) => return format!("tinct exec: isolation not checked: {e}\n"),
     };
     let tasks: Vec<TaskFrames> = reports
         .iter()

@@ -100,6 +100,12 @@ pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
             }
         }
     }
+    // Colour bits that cannot be had are found here, before the run
+    // directory or anything else exists, unless the run may go uncoloured.
+    let uncolored_if_unknown = options.uncolored || !options.realtime;
+    if !uncolored_if_unknown && spec.tasks.iter().any(crate::memory::needs_colors) {
+        crate::memory::ColorLayout::of_spec(spec)?;
+    }
     Ok(())
 }
 

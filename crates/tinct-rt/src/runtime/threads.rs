@@ -38,7 +38,11 @@ pub(super) fn run_here(
             let _ = tinct_sys::sched::munlockall();
         }
     };
-    let colored = match ColoredMemory::for_spec(spec, options.uncolored) {
+    let colored = match ColoredMemory::for_spec(
+        spec,
+        options.uncolored,
+        options.uncolored || !options.realtime,
+    ) {
         Ok(colored) => colored,
         Err(e) => {
             unlock();

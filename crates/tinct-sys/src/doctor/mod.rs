@@ -154,10 +154,26 @@ pub type ColorProbe = Result<crate::color_probe::ProbeReport, crate::Error>;
 /// makes: the diagnosis of the tree under `root` (`None`: this machine),
 /// and, when `probe_colors`, the live colour probe with its finding added.
 /// Refuses a `root` that is not a directory, saying what it found.
+///
+/// `color_bits` (`--color-bits`) are candidate LLC colour bits: the probe
+/// tests them instead of the way-size rule's, and on the live system the
+/// report says which bits the commands use and where they come from
+/// (`tinct_sys::color_source`).
 pub fn examine(
     root: Option<&std::path::Path>,
     probe_colors: bool,
+    color_bits: Option<&str>,
 ) -> std::result::Result<(Report, Option<ColorProbe>), String> {
+    let candidate = color_bits
+        .map(|text| {
+            let bits = crate::parse_cpu_list(text)
+                .map_err(|e| format!("--color-bits {text}: expected bits such as 12-16: {e}"))?;
+            PageColors::of_bits(&bits, 4096)
+                .map_err(|e| format!("--color-bits {text}: {e}"))?;
+            Ok::<_, String>(bits.first().zip(bits.last()).map(|(&a, &b)| (a, b + 1)))
+        })
+        .transpose()?
+        .flatten();
     let root = match root {
         Some(dir) if !dir.is_dir() => {
             return Err(format!(
@@ -170,12 +186,42 @@ pub fn examine(
         None => SysRoot::live(),
     };
     let mut report = diagnose(&root);
+    #[cfg(feature = "serde")]
+    if root.is_live() {
+        report.findings.push(colours_in_force(color_bits));
+    }
     let probe = probe_colors.then(|| {
-        let probe = crate::color_probe::probe_colors(Default::default());
+        let options = crate::color_probe::ProbeOptions {
+            llc_bits: candidate,
+            ..Default::default()
+        };
+        let probe = crate::color_probe::probe_colors(options);
         report.findings.push(color_probe::finding(&probe));
         probe
     });
     Ok((report, probe))
+}
+
+/// The colour bits every colouring command would use here, and their
+/// source; or why there are none, with the ways to give them.
+#[cfg(feature = "serde")]
+fn colours_in_force(flag: Option<&str>) -> Finding {
+    use crate::color_source::{ColorRequest, resolve};
+    let page = rustix::param::page_size() as u64;
+    match resolve(ColorRequest::flag("--color-bits", flag), page) {
+        Ok(resolved) => Finding {
+            subject: subject::COLOURS_IN_FORCE.into(),
+            level: Level::Ok,
+            found: resolved.describe(),
+            fix: None,
+        },
+        Err(e) => Finding {
+            subject: subject::COLOURS_IN_FORCE.into(),
+            level: Level::Warning,
+            found: e.to_string(),
+            fix: None,
+        },
+    }
 }
 
 /// Reads everything under `root` (and runs the live probes if `root` is `/`)

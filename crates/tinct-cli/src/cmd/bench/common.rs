@@ -25,6 +25,11 @@ pub struct CommonArgs {
     /// CPUs of the current affinity).
     #[arg(long, value_name = "LIST")]
     pub cpus: Option<String>,
+    /// The page colour's physical address bits, e.g. `12-16` (benches that
+    /// colour): before TINCT_COLOR_BITS, the machine file (`tinct doctor
+    /// --save`) and the bits derived from the cache topology.
+    #[arg(long, value_name = "BITS")]
+    pub color_bits: Option<String>,
     /// No progress bar (it is hidden anyway when stderr is not a terminal).
     #[arg(long)]
     pub no_progress: bool,
@@ -39,6 +44,7 @@ impl CommonArgs {
             reps: self.reps,
             seed: self.seed,
             cpus: self.cpus.clone(),
+            color_bits: self.color_bits.clone(),
         }
     }
 }

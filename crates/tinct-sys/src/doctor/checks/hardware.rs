@@ -95,9 +95,12 @@ pub(super) fn colors(
     t: &Topology,
     geometry: Option<Result<ColorGeometry, GeometryError>>,
     page_bytes: u64,
+    virtual_machine: bool,
 ) -> Finding {
-    const FIX: &str = "give the colour bits explicitly: `color_bits = [12, 13, ...]` in the task \
-                       set's [platform] table, or `tinct exec --color-bits 12-16`";
+    const FIX: &str = "give the colour bits: `--color-bits 12-16` on a command, \
+                       `TINCT_COLOR_BITS=12-16`, `color_bits = [12, 13, ...]` in the task set's \
+                       [platform] table, or once for this machine `tinct doctor --save --color-bits \
+                       12-16`";
     let Some(llc) = t.last_level_caches().first().copied() else {
         return finding(
             subject::COLORS,
@@ -157,9 +160,10 @@ pub(super) fn colors(
             subject::COLORS,
             Level::Warning,
             format!(
-                "{base}; the way size is not a power of two (sliced or hashed cache), the color bits are not known"
+                "{base}; the way size is not a power of two (sliced or hashed cache), the color bits are not known; \
+                 commands that colour refuse until they are given, the rest work"
             ),
-            Some(FIX.into()),
+            Some(what_to_do(llc, page_bytes, virtual_machine)),
         ),
     }
 }
@@ -198,4 +202,36 @@ pub(super) fn numa(t: &Topology) -> Finding {
     } else {
         finding(subject::NUMA, Level::Ok, found, None)
     }
+}
+
+/// What a user does about colour bits that cannot be derived: the bits
+/// safe to assume ([`tinct_geometry::assumed_safe_bits`]), how to check
+/// them and the one command that saves them for every command.
+fn what_to_do(llc: &Cache, page_bytes: u64, virtual_machine: bool) -> String {
+    let line = u64::from(llc.line_bytes.unwrap_or(64));
+    // The whole cache's way: a slice count from misleading evidence can
+    // make the per-slice way fractional; the slice bound still holds.
+    let way_bytes = llc.size_bytes / u64::from(llc.ways.unwrap_or(1).max(1));
+    let bits = tinct_geometry::assumed_safe_bits(way_bytes, line, page_bytes);
+    let Some((first, last)) = bits.first().zip(bits.last()) else {
+        return "no colour bits are safe to assume here: use resctrl (hardware cache allocation) \
+                if offered"
+            .into();
+    };
+    let list = format!("{first}-{last}");
+    let verify = if virtual_machine {
+        "on a virtual machine the probe cannot confirm them (guest frames are not host \
+         frames): ask the host's owner, or take them as a model only"
+            .to_string()
+    } else {
+        format!("verify: `tinct doctor --probe-colors --color-bits {list}` (as root)")
+    };
+    format!(
+        "safe to assume: bits {list} ({} colours, below the set index of the smallest documented \
+         LLC slice, {} sets of {line}-byte lines); {verify}; save them for every command: \
+         `tinct doctor --save --color-bits {list}` (or give `--color-bits {list}` / \
+         TINCT_COLOR_BITS={list} each time)",
+        1u64 << bits.len(),
+        tinct_geometry::MIN_SETS_PER_SLICE
+    )
 }

@@ -24,6 +24,8 @@ pub mod subject {
     pub const CACHES: &str = "cache hierarchy";
     /// Page colors of the last-level cache.
     pub const COLORS: &str = "page colors";
+    /// The colour bits the commands use, and their source.
+    pub const COLOURS_IN_FORCE: &str = "colour bits in force";
     /// Page size.
     pub const PAGE_SIZE: &str = "page size";
     /// Transparent huge pages.
@@ -85,7 +87,15 @@ pub(super) fn findings(facts: &Facts) -> (Vec<Finding>, Backend) {
         Some(topology) => {
             out.push(cpus(topology));
             out.push(caches(topology));
-            out.push(colors(topology, llc_colors(facts), page_bytes(facts)));
+            out.push(colors(
+                topology,
+                llc_colors(facts),
+                page_bytes(facts),
+                facts
+                    .slice_evidence
+                    .as_ref()
+                    .is_some_and(|e| e.cpu.hypervisor),
+            ));
             out.push(numa(topology));
         }
         None => out.push(unreadable(subject::CPUS, facts, "topology")),

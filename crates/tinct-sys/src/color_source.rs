@@ -1,0 +1,457 @@
+//! Where a command's page-colour bits come from: the one resolver that
+//! every colouring command (`tinct run`, `exec`, `demo`, every bench, the
+//! Python package) goes through, so that one machine gets one answer and
+//! each command can say where it came from.
+//!
+//! The sources, first that answers wins:
+//!
+//! 1. the command's flag (`--color-bits 12-16`);
+//! 2. the environment, `TINCT_COLOR_BITS=12-16` ([`ENV_VAR`]);
+//! 3. the task set's `[platform] color_bits`;
+//! 4. the machine file ([`crate::machine_file`], written by
+//!    `tinct doctor --save`);
+//! 5. the rule derived from the cache topology ([`crate::cache_slices`]),
+//!    which refuses to guess where the bits cannot be known (a way size
+//!    that is not a power of two: a sliced or hashed LLC).
+//!
+//! When none answers, [`ColorSourceError::Unknown`] says so in one line
+//! and names the three ways to give the bits. A command that needs no
+//! colours never calls the resolver.
+//!
+//! `TINCT_TOPOLOGY_ROOT` ([`crate::TOPOLOGY_ROOT_VAR`]) makes step 5 read the
+//! cache topology from a copy of another machine's `/sys` and `/proc`
+//! (a fixture tree as `tinct doctor --root` reads): CI runs the colouring
+//! tests again as if on a machine whose bits cannot be derived.
+
+use std::path::{Path, PathBuf};
+
+use tinct_geometry::ColorGeometry;
+
+use crate::SysRoot;
+use crate::cache_slices::{explicit_color_geometry, machine_color_geometry};
+use crate::machine_file::{MachineFile, MachineFileError};
+
+/// `TINCT_COLOR_BITS`: the colour bits for every command and the shim, e.g.
+/// `12-16`.
+pub const ENV_VAR: &str = "TINCT_COLOR_BITS";
+
+/// How to give the bits, for every message that asks for them.
+pub const HOW_TO_GIVE: &str = "give them with --color-bits 12-15, with TINCT_COLOR_BITS=12-15, \
+     or once for this machine with `tinct doctor --save --color-bits 12-15` (the machine file; \
+     `tinct doctor` says which bits are safe to assume here)";
+
+/// Which source gave the bits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize),
+    serde(rename_all = "snake_case", tag = "kind")
+)]
+pub enum ColorSource {
+    /// A command-line flag, e.g. `--color-bits`.
+    Flag {
+        /// The flag's name.
+        flag: String,
+    },
+    /// The environment variable [`ENV_VAR`].
+    Environment,
+    /// A task set's `[platform] color_bits`.
+    TaskSet {
+        /// The task-set file.
+        file: PathBuf,
+    },
+    /// The machine file.
+    MachineFile {
+        /// Its path.
+        file: PathBuf,
+    },
+    /// The rule derived from the cache topology.
+    Derived,
+}
+
+impl std::fmt::Display for ColorSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Flag { flag } => write!(f, "{flag}"),
+            Self::Environment => write!(f, "{ENV_VAR}"),
+            Self::TaskSet { file } => {
+                write!(f, "the task set's [platform] color_bits ({})", file.display())
+            }
+            Self::MachineFile { file } => write!(f, "the machine file {}", file.display()),
+            Self::Derived => write!(f, "the cache topology"),
+        }
+    }
+}
+
+/// What a command knows of the bits before resolving: its flag and its
+/// task set, each optional.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ColorRequest<'a> {
+    /// The flag's name and its text, e.g. `("--color-bits", "12-16")`.
+    pub flag: Option<(&'a str, &'a str)>,
+    /// The task-set file and its `[platform] color_bits`.
+    pub task_set: Option<(&'a Path, &'a [u32])>,
+}
+
+impl<'a> ColorRequest<'a> {
+    /// A request with the flag `flag` given as `text` (if given).
+    pub fn flag(flag: &'a str, text: Option<&'a str>) -> Self {
+        Self {
+            flag: text.map(|t| (flag, t)),
+            task_set: None,
+        }
+    }
+}
+
+/// The resolved colours: the geometry (with the rule and its reason), the
+/// bits, and the source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct ResolvedColors {
+    /// The colours, the rule and why.
+    pub geometry: ColorGeometry,
+    /// The physical address bits, consecutive from the page offset.
+    pub bits: Vec<u32>,
+    /// Which source gave them.
+    pub source: ColorSource,
+    /// How a machine file says its bits were established.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub evidence: Option<String>,
+}
+
+impl ResolvedColors {
+    /// The number of colours.
+    pub fn colors(&self) -> u64 {
+        self.geometry.colors.colors
+    }
+
+    /// `32 colours on physical address bits 12-16 (from --color-bits)`;
+    /// derived bits add the rule and its reason, a machine file its
+    /// evidence.
+    pub fn describe(&self) -> String {
+        let colors = if self.bits.is_empty() {
+            "one colour, no colour bits".to_string()
+        } else {
+            format!(
+                "{} colours on physical address bits {}",
+                self.colors(),
+                crate::format_cpu_list(&self.bits)
+            )
+        };
+        match (&self.source, &self.evidence) {
+            (ColorSource::Derived, _) => format!(
+                "{colors} (from {}: {}: {})",
+                self.source, self.geometry.rule, self.geometry.reason
+            ),
+            (_, Some(evidence)) => format!("{colors} (from {}; {evidence})", self.source),
+            (_, None) => format!("{colors} (from {})", self.source),
+        }
+    }
+}
+
+/// Why no colour bits could be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ColorSourceError {
+    /// A source gave bits that are not usable: bad input.
+    #[error("{place}: expected {expected}, found {found}")]
+    Invalid {
+        /// The source that gave them.
+        from: ColorSource,
+        /// The source in words (a flag, a variable, a file with its field).
+        place: String,
+        /// What was expected.
+        expected: String,
+        /// What was found.
+        found: String,
+    },
+    /// The machine file exists but cannot be read.
+    #[error("{0}")]
+    MachineFile(#[from] MachineFileError),
+    /// No source gave bits and the derived rule cannot.
+    #[error("the page-colour bits of this machine are unknown ({why}): {HOW_TO_GIVE}")]
+    Unknown {
+        /// Why the derived rule refused, in words.
+        why: String,
+    },
+}
+
+const EXPECTED_BITS: &str = "consecutive physical address bits from the page offset, e.g. 12-16";
+
+/// Resolves the colour bits of `request` for pages of `page_bytes`, from
+/// the first source that gives them (see the module documentation).
+pub fn resolve(
+    request: ColorRequest<'_>,
+    page_bytes: u64,
+) -> Result<ResolvedColors, ColorSourceError> {
+    let env = std::env::var(ENV_VAR).ok().filter(|t| !t.trim().is_empty());
+    let machine_file = || MachineFile::load();
+    let topology_root = SysRoot::cache_topology();
+    resolve_from(
+        request,
+        env.as_deref(),
+        machine_file,
+        &topology_root,
+        page_bytes,
+    )
+}
+
+/// [`resolve`] with its environment given: the text of [`ENV_VAR`], the
+/// machine file's reader and the root of the cache topology.
+pub fn resolve_from(
+    request: ColorRequest<'_>,
+    env: Option<&str>,
+    machine_file: impl FnOnce() -> Result<Option<(PathBuf, MachineFile)>, MachineFileError>,
+    topology_root: &SysRoot,
+    page_bytes: u64,
+) -> Result<ResolvedColors, ColorSourceError> {
+    let from_text = |text: &str, source: ColorSource, place: String| {
+        let bits = crate::parse_cpu_list(text).map_err(|e| ColorSourceError::Invalid {
+            from: source.clone(),
+            place: place.clone(),
+            expected: EXPECTED_BITS.into(),
+            found: e.to_string(),
+        })?;
+        from_bits(bits, source, place, page_bytes)
+    };
+    if let Some((flag, text)) = request.flag {
+        return from_text(
+            text,
+            ColorSource::Flag { flag: flag.into() },
+            format!("{flag} {text}"),
+        );
+    }
+    if let Some(text) = env {
+        return from_text(text, ColorSource::Environment, format!("{ENV_VAR}={text}"));
+    }
+    if let Some((file, bits)) = request.task_set {
+        return from_bits(
+            bits.to_vec(),
+            ColorSource::TaskSet { file: file.into() },
+            format!("{}: platform.color_bits", file.display()),
+            page_bytes,
+        );
+    }
+    if let Some((file, MachineFile { colors: Some(colors), .. })) = machine_file()? {
+        let place = format!("{}: colors.bits", file.display());
+        let mut resolved = from_text(
+            &colors.bits,
+            ColorSource::MachineFile { file: file.clone() },
+            place,
+        )?;
+        resolved.evidence = colors.evidence;
+        return Ok(resolved);
+    }
+    let unknown = |why: String| ColorSourceError::Unknown {
+        why: why.replace("; give them explicitly", ""),
+    };
+    let geometry = machine_color_geometry(topology_root, page_bytes).map_err(unknown)?;
+    let bits = match geometry.colors.color_bits() {
+        Ok(bits) => bits.collect(),
+        Err(e) => return Err(unknown(format!("last-level cache: {e}"))),
+    };
+    Ok(ResolvedColors {
+        geometry,
+        bits,
+        source: ColorSource::Derived,
+        evidence: None,
+    })
+}
+
+fn from_bits(
+    bits: Vec<u32>,
+    source: ColorSource,
+    place: String,
+    page_bytes: u64,
+) -> Result<ResolvedColors, ColorSourceError> {
+    let geometry = explicit_color_geometry(&bits, page_bytes, &source.to_string()).map_err(|_| {
+        let shift = page_bytes.trailing_zeros();
+        ColorSourceError::Invalid {
+            from: source.clone(),
+            place,
+            expected: format!(
+                "consecutive physical address bits from the page offset bit {shift}, each below \
+                 64 (e.g. {shift}-{})",
+                shift + 4
+            ),
+            found: if bits.is_empty() {
+                "no bits".into()
+            } else {
+                crate::format_cpu_list(&bits)
+            },
+        }
+    })?;
+    Ok(ResolvedColors {
+        geometry,
+        bits,
+        source,
+        evidence: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine_file::ColorsEntry;
+
+    /// A fixture tree with one L3 of `size` bytes and `ways` ways.
+    fn tree(size_kib: u64, ways: u32, model: u32, flags: &str) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("sys/devices/system/cpu/cpu0/cache/index3");
+        std::fs::create_dir_all(&index).unwrap();
+        for (file, text) in [
+            ("level", "3".to_string()),
+            ("type", "Unified".into()),
+            ("size", format!("{size_kib}K")),
+            ("ways_of_associativity", ways.to_string()),
+            ("coherency_line_size", "64".into()),
+            ("shared_cpu_list", "0".into()),
+        ] {
+            std::fs::write(index.join(file), text).unwrap();
+        }
+        std::fs::write(dir.path().join("sys/devices/system/cpu/online"), "0").unwrap();
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        std::fs::write(
+            dir.path().join("proc/cpuinfo"),
+            format!("vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: {model}\nflags\t\t: {flags}\n"),
+        )
+        .unwrap();
+        dir
+    }
+
+    fn no_file() -> Result<Option<(PathBuf, MachineFile)>, MachineFileError> {
+        Ok(None)
+    }
+
+    fn file_with(bits: &str) -> Result<Option<(PathBuf, MachineFile)>, MachineFileError> {
+        Ok(Some((
+            PathBuf::from("/etc/tinct/machine.toml"),
+            MachineFile {
+                colors: Some(ColorsEntry {
+                    bits: bits.into(),
+                    evidence: Some("probe said effective".into()),
+                }),
+                dram: None,
+            },
+        )))
+    }
+
+    #[test]
+    fn the_first_source_that_answers_wins_in_order() {
+        let vm = tree(300 << 10, 20, 207, "fpu hypervisor");
+        let root = SysRoot::at(vm.path());
+        let task_set = (Path::new("set.toml"), &[12u32, 13][..]);
+        let all = ColorRequest {
+            flag: Some(("--color-bits", "12-15")),
+            task_set: Some(task_set),
+        };
+        let resolved = resolve_from(all, Some("12-14"), || file_with("12"), &root, 4096).unwrap();
+        assert_eq!((resolved.bits.len(), resolved.colors()), (4, 16));
+        assert_eq!(resolved.source.to_string(), "--color-bits");
+        let no_flag = ColorRequest {
+            flag: None,
+            ..all
+        };
+        let resolved =
+            resolve_from(no_flag, Some("12-14"), || file_with("12"), &root, 4096).unwrap();
+        assert_eq!((&resolved.source, resolved.colors()), (&ColorSource::Environment, 8));
+        let resolved = resolve_from(no_flag, None, || file_with("12"), &root, 4096).unwrap();
+        assert_eq!(resolved.colors(), 4);
+        assert!(resolved.describe().contains("set.toml"), "{}", resolved.describe());
+        let nothing = ColorRequest::default();
+        let resolved = resolve_from(nothing, None, || file_with("12"), &root, 4096).unwrap();
+        assert_eq!(resolved.colors(), 2);
+        assert!(
+            resolved.describe().contains("machine file /etc/tinct/machine.toml")
+                && resolved.describe().contains("probe said effective"),
+            "{}",
+            resolved.describe()
+        );
+    }
+
+    #[test]
+    fn a_vm_of_a_sliced_xeon_is_unknown_in_one_line_naming_three_ways() {
+        let vm = tree(300 << 10, 20, 207, "fpu hypervisor");
+        let err = resolve_from(
+            ColorRequest::default(),
+            None,
+            no_file,
+            &SysRoot::at(vm.path()),
+            4096,
+        )
+        .unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, ColorSourceError::Unknown { .. }), "{text}");
+        assert!(!text.contains('\n'), "{text}");
+        for way in ["--color-bits", "TINCT_COLOR_BITS", "tinct doctor --save"] {
+            assert!(text.contains(way), "{way}: {text}");
+        }
+        assert!(text.contains("not a power of two"), "{text}");
+    }
+
+    #[test]
+    fn a_power_of_two_way_is_derived_and_says_so() {
+        // An unsliced (Nehalem, model 26) 32 MiB 16-way L3: a 2 MiB way.
+        let plain = tree(32 << 10, 16, 26, "fpu");
+        let resolved = resolve_from(
+            ColorRequest::default(),
+            None,
+            no_file,
+            &SysRoot::at(plain.path()),
+            4096,
+        )
+        .unwrap();
+        assert_eq!(resolved.source, ColorSource::Derived);
+        assert_eq!(resolved.bits, vec![12, 13, 14, 15, 16, 17, 18, 19, 20]);
+        assert!(resolved.describe().contains("cache topology"), "{}", resolved.describe());
+    }
+
+    #[test]
+    fn bad_bits_from_any_source_are_bad_input_naming_it() {
+        let root = SysRoot::at("/nonexistent");
+        let flag = ColorRequest::flag("--color-bits", Some("12-x"));
+        let err = resolve_from(flag, None, no_file, &root, 4096).unwrap_err();
+        assert!(err.to_string().starts_with("--color-bits 12-x: expected"), "{err}");
+        let err =
+            resolve_from(ColorRequest::default(), Some("13-15"), no_file, &root, 4096).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "TINCT_COLOR_BITS=13-15: expected consecutive physical address bits from the page \
+             offset bit 12, each below 64 (e.g. 12-16), found 13-15"
+        );
+        assert!(matches!(
+            err,
+            ColorSourceError::Invalid {
+                from: ColorSource::Environment,
+                ..
+            }
+        ));
+        let err =
+            resolve_from(ColorRequest::default(), None, || file_with("12-70"), &root, 4096)
+                .unwrap_err();
+        assert!(err.to_string().contains("machine.toml: colors.bits"), "{err}");
+        let broken = || {
+            Err(MachineFileError {
+                path: "/etc/tinct/machine.toml".into(),
+                line: Some(3),
+                field: "(TOML)".into(),
+                expected: "x".into(),
+                found: "y".into(),
+            })
+        };
+        let err = resolve_from(ColorRequest::default(), None, broken, &root, 4096).unwrap_err();
+        assert!(err.to_string().starts_with("/etc/tinct/machine.toml:3:"), "{err}");
+    }
+
+    #[test]
+    fn no_topology_is_unknown_not_a_guess() {
+        let err = resolve_from(
+            ColorRequest::default(),
+            None,
+            no_file,
+            &SysRoot::at("/nonexistent"),
+            4096,
+        )
+        .unwrap_err();
+        assert!(matches!(err, ColorSourceError::Unknown { .. }), "{err}");
+    }
+}
