@@ -955,7 +955,8 @@ fn coherence_counts_every_condition_with_the_fig9_events() {
         // No PMU at all (ENOENT), or a CPU whose Fig. 9 encodings tinct
         // does not know: a reason either way, never a zero.
         assert!(
-            stdout.contains("unavailable: ENOENT") || stdout.contains("unavailable: no Fig. 9 encodings"),
+            stdout.contains("unavailable: ENOENT")
+                || stdout.contains("unavailable: no Fig. 9 encodings"),
             "{stdout}"
         );
     }

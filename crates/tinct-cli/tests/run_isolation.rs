@@ -11,8 +11,9 @@
 
 mod common;
 
-use common::{read_json, run_completes, write};
+use common::{TEST_WATCHDOG_FACTOR, assert_completed, read_json, stdout, tinct, write};
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 use tinct_sys::testing::privileged_serial;
 
 /// Two CPUs this process may run on (the first and the last allowed).
@@ -52,6 +53,17 @@ fn run_plan(
     tasks: &[(&str, Cpu, &[u32])],
     working_set: u64,
 ) -> Option<(Value, String)> {
+    run_plan_on(platform, tasks, working_set, None)
+}
+
+/// [`run_plan`] with the cache topology of the colour rule and the proof's
+/// model read from `topology` (`TINCT_TOPOLOGY_ROOT`), when given.
+fn run_plan_on(
+    platform: &str,
+    tasks: &[(&str, Cpu, &[u32])],
+    working_set: u64,
+    topology: Option<&Path>,
+) -> Option<(Value, String)> {
     let _serial = privileged_serial("tinct run (frame numbers, SCHED_FIFO)")?;
     let (first, second) = two_cpus();
     let mut text = format!(
@@ -74,11 +86,19 @@ fn run_plan(
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "plan.toml", text);
     let out = dir.path().join("run");
-    let stdout = run_completes(
-        &["run", file.to_str().unwrap(), "--duration", "300ms"],
-        &out,
-    );
-    Some((read_json(&out.join("summary.json")), stdout))
+    let mut command = tinct();
+    if let Some(topology) = topology {
+        command.env("TINCT_TOPOLOGY_ROOT", topology);
+    }
+    let output = command
+        .args(["run", file.to_str().unwrap(), "--duration", "300ms"])
+        .args(["--watchdog-factor", TEST_WATCHDOG_FACTOR, "--out"])
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(240))
+        .output()
+        .unwrap();
+    assert_completed(&output);
+    Some((read_json(&out.join("summary.json")), stdout(&output)))
 }
 
 /// `partitions = N` of eight colours each under the machine's rule (at
@@ -210,17 +230,26 @@ fn a_task_sets_color_bits_colour_the_run_and_the_run_says_so() {
     }
     let rule = "explicit colour bits: 32 colours on physical address bits 12-16 (given by the \
                 task set's [platform] color_bits (";
-    let said = summary["isolation"]["color_rule"].as_str().unwrap_or_default();
-    assert!(said.starts_with(rule) && said.ends_with("plan.toml))"), "{said}");
+    let said = summary["isolation"]["color_rule"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        said.starts_with(rule) && said.ends_with("plan.toml))"),
+        "{said}"
+    );
     assert!(stdout.contains(rule), "{stdout}");
     assert_eq!(summary["isolation"]["status"], "isolated");
 }
 
 #[test]
 fn colour_bits_the_cache_does_not_have_are_caught_by_the_proof() {
-    // Four times the cache's colours: partitions 1 and 2 differ only in the
-    // two bits above the cache's set index, so the plan keeps them disjoint
-    // while their pages fall in the same sets.
+    // The cache is tinct-sys's fixture of a Zen guest, whose rule derives
+    // bits 12-17, so that the proof knows the set index on any host. The
+    // task set gives bits up to two above the mechanism's 512 colours:
+    // partitions 1 and 2 differ only in bits above the cache's set index,
+    // so the plan keeps them disjoint while their pages share sets.
+    let topology =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tinct-sys/tests/fixtures/kvm-epyc");
     let colours = machine_colors();
     let bits: Vec<String> = (12..12 + colours.trailing_zeros() + 2)
         .map(|b| b.to_string())
@@ -228,7 +257,12 @@ fn colour_bits_the_cache_does_not_have_are_caught_by_the_proof() {
     let platform = format!("partitions = 4\ncolor_bits = [{}]", bits.join(", "));
     let tasks: [(&str, Cpu, &[u32]); 2] = [("a", Cpu::First, &[1]), ("b", Cpu::Second, &[2])];
     // One page of each colour of a partition: every set index of the cache.
-    let Some((summary, stdout)) = run_plan(&platform, &tasks, u64::from(colours) * 4096) else {
+    let Some((summary, stdout)) = run_plan_on(
+        &platform,
+        &tasks,
+        u64::from(colours) * 4096,
+        Some(&topology),
+    ) else {
         return;
     };
     let isolation = &summary["isolation"];

@@ -7,9 +7,7 @@
 
 mod common;
 
-use common::{
-    assert_exits_saying, example, read_json, stderr, stdout, tinct_on_unknown_machine,
-};
+use common::{assert_exits_saying, example, read_json, stderr, stdout, tinct_on_unknown_machine};
 use std::process::Output;
 use std::time::Duration;
 use tinct_sys::testing::{privileged_or_skip, privileged_serial};
@@ -41,8 +39,8 @@ fn assert_refused_in_one_line(output: &Output) {
 #[test]
 fn the_fixture_is_a_machine_whose_bits_cannot_be_derived() {
     let root = tinct_sys::SysRoot::at(common::unknown_colours_machine());
-    let geometry = tinct_sys::cache_slices::machine_color_geometry(&root, 4096).unwrap();
-    assert!(geometry.colors.color_bits().is_err(), "{geometry:?}");
+    let refused = tinct_sys::cache_slices::machine_color_geometry(&root, 4096).unwrap_err();
+    assert!(refused.contains("not a power of two"), "{refused}");
 }
 
 #[test]
@@ -76,7 +74,10 @@ fn a_coloured_run_refuses_before_its_directory_exists() {
         out.to_str().unwrap(),
     ]);
     assert_refused_in_one_line(&output);
-    assert!(!out.exists(), "no run directory for a run that never started");
+    assert!(
+        !out.exists(),
+        "no run directory for a run that never started"
+    );
 }
 
 #[test]
@@ -121,15 +122,51 @@ fn analyze_plan_and_doctor_need_no_colours() {
     assert_eq!(planned.status.code(), Some(0), "{}", stderr(&planned));
     let doctor = unknown(&["doctor"]);
     assert_eq!(doctor.status.code(), Some(0), "{}", stderr(&doctor));
-    let text = stdout(&doctor);
-    // What to do next: the bits safe to assume, how to check, how to save.
+    assert!(stdout(&doctor).contains("colour bits in force"));
+    // What to do next: the bits safe to assume, how to check, how to save
+    // (the doctor of that machine's tree: TINCT_TOPOLOGY_ROOT moves only
+    // the colour rule of commands, `--root` the whole diagnosis).
+    let output = tinct_on_unknown_machine()
+        .args(["doctor", "--json", "--root"])
+        .arg(common::unknown_colours_machine())
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    let tree: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let colours = finding(&tree, "page colors");
+    let fix = colours["fix"].as_str().unwrap_or_default();
     for words in [
         "safe to assume: bits 12-15",
+        "the probe cannot confirm them",
         "tinct doctor --save --color-bits 12-15",
-        "colour bits in force",
     ] {
-        assert!(text.contains(words), "{words}:\n{text}");
+        assert!(fix.contains(words), "{words}: {fix}");
     }
+    let json = doctor_json(&[]);
+    let in_force = finding(&json, "colour bits in force");
+    assert_eq!(in_force["level"], "warning", "{in_force}");
+}
+
+/// `tinct doctor --json` on the unknown machine, with `env` added.
+fn doctor_json(env: &[(&str, &std::path::Path)]) -> serde_json::Value {
+    let output = tinct_on_unknown_machine()
+        .args(["doctor", "--json"])
+        .envs(env.iter().copied())
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The finding of `subject` in a doctor report.
+fn finding<'a>(json: &'a serde_json::Value, subject: &str) -> &'a serde_json::Value {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["subject"] == subject)
+        .unwrap_or_else(|| panic!("no {subject}: {json}"))
 }
 
 #[test]
@@ -137,20 +174,11 @@ fn each_source_of_the_bits_is_used_and_named() {
     let dir = tempfile::tempdir().unwrap();
     let machine_file = dir.path().join("etc/tinct/machine.toml");
     // The environment.
-    let doctor = tinct_on_unknown_machine()
-        .args(["doctor", "--json"])
-        .env("TINCT_COLOR_BITS", "12-15")
-        .timeout(LIMIT)
-        .output()
-        .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&doctor.stdout).unwrap();
-    let in_force = json["findings"]
-        .as_array()
+    let json = doctor_json(&[("TINCT_COLOR_BITS", std::path::Path::new("12-15"))]);
+    let found = finding(&json, "colour bits in force")["found"]
+        .as_str()
         .unwrap()
-        .iter()
-        .find(|f| f["subject"] == "colour bits in force")
-        .unwrap_or_else(|| panic!("{json}"));
-    let found = in_force["found"].as_str().unwrap();
+        .to_string();
     assert!(
         found.contains("16 colours on physical address bits 12-15 (from TINCT_COLOR_BITS)"),
         "{found}"
@@ -174,16 +202,15 @@ fn each_source_of_the_bits_is_used_and_named() {
     assert_exits_saying(&saved, 0, "saved colour bits 12-14");
     let text = std::fs::read_to_string(&machine_file).unwrap();
     assert!(text.contains("bits = \"12-14\""), "{text}");
-    let doctor = tinct_on_unknown_machine()
-        .args(["doctor"])
-        .env("TINCT_MACHINE_FILE", &machine_file)
-        .timeout(LIMIT)
-        .output()
-        .unwrap();
-    let text = stdout(&doctor);
+    let json = doctor_json(&[("TINCT_MACHINE_FILE", &machine_file)]);
+    let found = finding(&json, "colour bits in force")["found"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(
-        text.contains("8 colours on physical address bits 12-14 (from the machine file"),
-        "{text}"
+        found.contains("8 colours on physical address bits 12-14 (from the machine file")
+            && found.contains("from --color-bits"),
+        "the source and the evidence saved with it: {found}"
     );
     // A broken machine file is bad input naming its line.
     std::fs::write(&machine_file, "[colors]\nbits = \"12-x\"\n").unwrap();
@@ -210,7 +237,15 @@ fn bad_bits_are_bad_input_naming_where_they_came_from() {
         2,
         "TINCT_COLOR_BITS=13-15: expected consecutive physical address bits from the page offset bit 12",
     );
-    let output = unknown(&["exec", "--color-bits", "12-x", "--colors", "0", "--", "true"]);
+    let output = unknown(&[
+        "exec",
+        "--color-bits",
+        "12-x",
+        "--colors",
+        "0",
+        "--",
+        "true",
+    ]);
     assert_exits_saying(&output, 2, "--color-bits 12-x: expected");
 }
 
@@ -251,7 +286,15 @@ fn benches_that_colour_take_the_same_override() {
     assert_refused_in_one_line(&refused);
     let out = dir.path().join("isolation");
     let output = tinct_on_unknown_machine()
-        .args(["bench", "isolation", "--quick", "--reps", "1", "--jobs", "2"])
+        .args([
+            "bench",
+            "isolation",
+            "--quick",
+            "--reps",
+            "1",
+            "--jobs",
+            "2",
+        ])
         .args(["--no-progress", "--out", out.to_str().unwrap()])
         .env("TINCT_COLOR_BITS", "12-15")
         .timeout(LIMIT)
@@ -298,7 +341,9 @@ fn the_demo_runs_its_whole_loop_uncoloured_and_says_why() {
         stderr(&output)
     );
     assert!(
-        text.contains("uncoloured, the whole loop: the page-colour bits of this machine are unknown"),
+        text.contains(
+            "uncoloured, the whole loop: the page-colour bits of this machine are unknown"
+        ),
         "{text}"
     );
     let verdict = read_json(&out.join("verdict.json"));

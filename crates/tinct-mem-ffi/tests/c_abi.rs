@@ -45,7 +45,10 @@ fn run(binary: &Path, library_dir: &Path) {
     let output = Command::new(binary)
         .env("LD_LIBRARY_PATH", library_dir)
         // The mechanism's bits, on any machine (check_colors.c checks them).
-        .env("TINCT_COLOR_BITS", tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT)
+        .env(
+            "TINCT_COLOR_BITS",
+            tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT,
+        )
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);

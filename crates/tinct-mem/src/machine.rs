@@ -4,8 +4,8 @@ use tinct_sys::SysRoot;
 use tinct_sys::topology::{ColorGeometry, Topology};
 
 use crate::error::MemError;
-use crate::shim_config::COLOR_BITS;
 use crate::mapping::{AddressMapping, CacheGeometry, LayoutSpec, XorFunctions};
+use crate::shim_config::COLOR_BITS;
 
 /// Geometry of the last-level cache under `root` (the first instance; all
 /// instances of one level have the same geometry).
@@ -41,8 +41,13 @@ pub fn llc_geometry(root: &SysRoot) -> Result<CacheGeometry, MemError> {
 /// bits with `tinct_sys::color_source` (flag, environment, task set,
 /// machine file, then this rule).
 pub fn machine_color_geometry(page_bytes: u64) -> Result<ColorGeometry, MemError> {
-    tinct_sys::cache_slices::machine_color_geometry(&SysRoot::cache_topology(), page_bytes)
-        .map_err(|e| MemError::Mapping(format!("{e} (give the colour bits: TINCT_COLOR_BITS=12-16)")))
+    tinct_sys::cache_slices::machine_color_geometry(&SysRoot::cache_topology(), page_bytes).map_err(
+        |e| {
+            MemError::Mapping(format!(
+                "{e} (give the colour bits: TINCT_COLOR_BITS=12-16)"
+            ))
+        },
+    )
 }
 
 /// This machine's mapping under `spec`: colors from the spec if it gives

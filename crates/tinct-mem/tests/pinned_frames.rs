@@ -94,7 +94,8 @@ fn locked_coloured_pages_stay_put_across_compaction() {
     let mapping = machine_mapping(&LayoutSpec {
         color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
         ..LayoutSpec::default()
-    }).unwrap();
+    })
+    .unwrap();
     let colors: Vec<u32> = (0..mapping.colors()).step_by(2).collect();
     let mut area = ColoredArea::new(AreaSpec {
         mapping: mapping.clone(),

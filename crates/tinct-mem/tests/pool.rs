@@ -47,7 +47,8 @@ fn colored_pages_lie_in_their_colors_with_equal_counts() {
     let mapping = machine_mapping(&LayoutSpec {
         color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
         ..LayoutSpec::default()
-    }).unwrap();
+    })
+    .unwrap();
     let mut pool = Pool::new(mapping.clone(), PoolOptions::new(32 * MIB)).unwrap();
     assert!(!pool.is_uncolored());
     let wanted = fullest_colors(&pool, 3);
@@ -203,7 +204,8 @@ fn split_blocks_are_contiguous_free_pages() {
     let mapping = machine_mapping(&LayoutSpec {
         color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
         ..LayoutSpec::default()
-    }).unwrap();
+    })
+    .unwrap();
     let mut pool = Pool::new(mapping, PoolOptions::new(4 * MIB)).unwrap();
     let request = BankRequest {
         controller: 0,
@@ -324,7 +326,8 @@ fn pool_memory_refuses_huge_pages_and_can_be_locked() {
     let mapping = machine_mapping(&LayoutSpec {
         color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
         ..LayoutSpec::default()
-    }).unwrap();
+    })
+    .unwrap();
     let options = PoolOptions {
         lock: Locking::Required,
         ..PoolOptions::new(8 * MIB)

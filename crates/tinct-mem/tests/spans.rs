@@ -206,7 +206,8 @@ fn colored_spans_over_consecutive_colors_use_runs_and_keep_their_colors() {
     let mapping = machine_mapping(&LayoutSpec {
         color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
         ..LayoutSpec::default()
-    }).unwrap();
+    })
+    .unwrap();
     let quarter = mapping.colors() / 4;
     let colors: Vec<u32> = (0..quarter).collect();
     let pool = SharedPool::new(mapping, PoolOptions::new(64 << 20)).unwrap();

@@ -74,7 +74,11 @@ fn main() {
     // said and skipped, not a panic.
     let derived = || {
         let geometry = tinct_mem::machine_color_geometry(4096).map_err(|e| e.to_string())?;
-        let bits: Vec<u32> = geometry.colors.color_bits().map_err(|e| e.to_string())?.collect();
+        let bits: Vec<u32> = geometry
+            .colors
+            .color_bits()
+            .map_err(|e| e.to_string())?
+            .collect();
         Ok::<_, String>(tinct_sys::format_cpu_list(&bits))
     };
     let color_bits = match std::env::var("TINCT_COLOR_BITS") {
@@ -82,7 +86,9 @@ fn main() {
         _ => match derived() {
             Ok(bits) => bits,
             Err(e) => {
-                eprintln!("shim_vs_glibc: skipped, the colour bits are unknown here ({e}): set TINCT_COLOR_BITS=12-16");
+                eprintln!(
+                    "shim_vs_glibc: skipped, the colour bits are unknown here ({e}): set TINCT_COLOR_BITS=12-16"
+                );
                 return;
             }
         },

@@ -12,7 +12,8 @@ mod common;
 use std::process::{Command, Output};
 
 use common::{
-    COLOR_BITS, compile_c, half_of_the_colors, run_plain, run_under_shim, run_with_page_report, shim, with_args,
+    COLOR_BITS, compile_c, half_of_the_colors, run_plain, run_under_shim, run_with_page_report,
+    shim, with_args,
 };
 use tinct_mem::shim_config::summary::requests_by_step;
 use tinct_sys::testing::privileged_or_skip;

@@ -72,8 +72,11 @@ pub fn resolve_color_bits<'py>(
     use tinct_sys::color_source::{ColorRequest, resolve};
     let live = tinct_sys::SysRoot::live();
     let page = tinct_sys::system::PageSize::read(&live).map_or(4096, |p| p.bytes);
-    let resolved = resolve(ColorRequest::flag("--color-bits", color_bits.as_deref()), page)
-        .map_err(|e| bad_argument("color_bits", e.to_string()))?;
+    let resolved = resolve(
+        ColorRequest::flag("--color-bits", color_bits.as_deref()),
+        page,
+    )
+    .map_err(|e| bad_argument("color_bits", e.to_string()))?;
     let value = serde_json::json!({
         "bits": resolved.bits,
         "colors": resolved.colors(),
@@ -81,5 +84,6 @@ pub fn resolve_color_bits<'py>(
         "rule": resolved.geometry.rule,
         "description": resolved.describe(),
     });
-    py.import("json")?.call_method1("loads", (value.to_string(),))
+    py.import("json")?
+        .call_method1("loads", (value.to_string(),))
 }

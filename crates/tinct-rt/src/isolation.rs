@@ -47,16 +47,20 @@ pub struct LlcModel {
 
 impl LlcModel {
     /// The model of this machine's last-level cache, from sysfs (ways,
-    /// line size), for this process's pages, with its sets indexed by the
-    /// colour bits in force: `index_span_bytes` (`2^high bit` of the
-    /// colour bits, [`ColorLayout::index_span_bytes`]) of address space
-    /// per way. Where the colour bits are those of a slice (a sliced
-    /// cache) or fewer than the real index (bits given for a cache whose
-    /// geometry cannot be derived), the model has fewer, larger sets than
-    /// the cache: lines that share a modelled set may not share a real
-    /// one, so the model can only overstate sharing, never hide it.
+    /// line size), for this process's pages. Its sets are indexed by the
+    /// address span of one way as this machine's colour rule derives it
+    /// (one slice's way for a sliced cache, `tinct_sys::cache_slices`), or,
+    /// where that span is larger than `index_span_bytes` (`2^high bit` of
+    /// the colour bits in force, [`ColorLayout::index_span_bytes`]) or
+    /// cannot be derived, by the colour bits' span. A span smaller than
+    /// the cache's own makes fewer, larger sets: lines that share a
+    /// modelled set may not share a real one, so the model can only
+    /// overstate sharing, never hide it; and colour bits the cache does
+    /// not have (more than the derived span) are caught, since the model
+    /// keeps the derived index.
     pub fn of_machine(index_span_bytes: u64) -> Result<LlcModel, String> {
-        let topology = Topology::read(&SysRoot::live()).map_err(|e| e.to_string())?;
+        // The cache the colour rule sees (`TINCT_TOPOLOGY_ROOT`, else `/`).
+        let topology = Topology::read(&SysRoot::cache_topology()).map_err(|e| e.to_string())?;
         let llc = topology
             .last_level_caches()
             .first()
@@ -67,18 +71,30 @@ impl LlcModel {
             .filter(|&w| w > 0)
             .ok_or_else(|| format!("{} reports no associativity", llc.name()))?;
         let line = u64::from(llc.line_bytes.unwrap_or(64));
-        let modelled = index_span_bytes.saturating_mul(u64::from(ways));
-        let geometry = CacheGeometry::new(modelled, ways, line)
-            .map_err(|e| format!("{}: {e}", llc.name()))?;
+        let page = rustix::param::page_size() as u64;
+        let derived =
+            tinct_sys::cache_slices::machine_color_geometry(&SysRoot::cache_topology(), page)
+                .ok()
+                .map(|g| g.colors.way_bytes);
+        let span = derived.map_or(index_span_bytes, |d| d.min(index_span_bytes));
+        let modelled = span.saturating_mul(u64::from(ways));
+        let geometry =
+            CacheGeometry::new(modelled, ways, line).map_err(|e| format!("{}: {e}", llc.name()))?;
         let mut name = format!(
             "{} {} {ways}-way",
             llc.name(),
             tinct_sys::doctor::human_bytes(llc.size_bytes)
         );
-        if modelled < llc.size_bytes {
+        if derived.is_none() {
             name.push_str(&format!(
-                ", modelled as {} (its sets indexed by the colour bits alone: coarser than the \
-                 cache, which can only overstate sharing)",
+                ", modelled as {} by the given colour bits (this machine's own set index cannot \
+                 be derived, so bits it lacks would go unseen)",
+                tinct_sys::doctor::human_bytes(modelled)
+            ));
+        } else if modelled < llc.size_bytes {
+            name.push_str(&format!(
+                ", modelled as {} (one slice, or the colour bits' span: coarser than the cache, \
+                 which can only overstate sharing)",
                 tinct_sys::doctor::human_bytes(modelled)
             ));
         }
@@ -419,8 +435,8 @@ pub fn prove(spec: &RunSpec, tasks: &[TaskRun]) -> Proof {
     if !claims_isolation(&memories) {
         return prove_with(&memories, Err(String::new()), None);
     }
-    let layout = ColorLayout::of_spec(spec)
-        .map_err(|e| format!("this run's page colours are unknown: {e}"));
+    let layout =
+        ColorLayout::of_spec(spec).map_err(|e| format!("this run's page colours are unknown: {e}"));
     let model = layout.as_ref().map_err(Clone::clone).and_then(|layout| {
         LlcModel::of_machine(layout.index_span_bytes)
             .map_err(|e| format!("this machine's last-level cache cannot be modelled: {e}"))

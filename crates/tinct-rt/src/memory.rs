@@ -34,13 +34,13 @@ use crate::spec::{RunSpec, TaskSpec};
 use crate::working_set::WorkingSet;
 use crate::{Result, RtError};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 use tinct_core::PartitionSet;
 use tinct_core::units::Bytes;
 use tinct_mem::{
     AddressMapping, ColoredBuffer, FrameDrift, Locking, MemError, PartitionColors, PoolOptions,
     SharedPool, XorFunctions,
 };
-use std::path::Path;
 use tinct_sys::color_source::{self, ColorRequest, ColorSourceError};
 use tinct_sys::topology::ColorRule;
 
@@ -342,7 +342,12 @@ impl ColoredMemory {
                     .collect();
                 let mapping = XorFunctions::from_bits(&bits)
                     .and_then(|colors| {
-                        AddressMapping::new(page, colors, XorFunctions::none(), XorFunctions::none())
+                        AddressMapping::new(
+                            page,
+                            colors,
+                            XorFunctions::none(),
+                            XorFunctions::none(),
+                        )
                     })
                     .map_err(|e| failed(e.to_string()))?;
                 (
@@ -411,9 +416,12 @@ impl ColoredMemory {
                     )));
                 }
             };
-            let uncolored_reason = colors_unknown
-                .clone()
-                .or_else(|| pool.with_pool(|p| p.uncolored_reason().map(str::to_string)));
+            let uncolored_reason = colors_unknown.clone().or_else(|| {
+                pool.with_pool(|p| {
+                    p.uncolored_reason()
+                        .map(|r| format!("physical frame numbers are unreadable ({r})"))
+                })
+            });
             let stats = pool.stats();
             let fits = demand
                 .iter()

@@ -88,7 +88,8 @@ fn working_sets_lie_in_their_partitions_colors_and_do_not_interfere() {
     let mapping = machine_mapping(&LayoutSpec {
         color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
         ..LayoutSpec::default()
-    }).unwrap();
+    })
+    .unwrap();
     let groups = PartitionColors::even(mapping.colors(), PARTITIONS).unwrap();
     let mut colors_used = Vec::new();
     for t in &result.tasks {

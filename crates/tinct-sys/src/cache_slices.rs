@@ -929,8 +929,15 @@ mod tests {
         // unverifiable.
         let old = evidence_of(cpu("GenuineIntel", 6, 0x1a, true), &[]);
         let geometry = llc_color_geometry(&llc, &topology, &old, 4096).unwrap();
-        assert_eq!((geometry.rule, geometry.colors.colors), (ColorRule::WaySize, 128));
-        assert!(geometry.reason.contains("virtual machine"), "{}", geometry.reason);
+        assert_eq!(
+            (geometry.rule, geometry.colors.colors),
+            (ColorRule::WaySize, 128)
+        );
+        assert!(
+            geometry.reason.contains("virtual machine"),
+            "{}",
+            geometry.reason
+        );
     }
 
     #[test]

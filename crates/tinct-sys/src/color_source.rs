@@ -75,7 +75,11 @@ impl std::fmt::Display for ColorSource {
             Self::Flag { flag } => write!(f, "{flag}"),
             Self::Environment => write!(f, "{ENV_VAR}"),
             Self::TaskSet { file } => {
-                write!(f, "the task set's [platform] color_bits ({})", file.display())
+                write!(
+                    f,
+                    "the task set's [platform] color_bits ({})",
+                    file.display()
+                )
             }
             Self::MachineFile { file } => write!(f, "the machine file {}", file.display()),
             Self::Derived => write!(f, "the cache topology"),
@@ -231,7 +235,14 @@ pub fn resolve_from(
             page_bytes,
         );
     }
-    if let Some((file, MachineFile { colors: Some(colors), .. })) = machine_file()? {
+    if let Some((
+        file,
+        MachineFile {
+            colors: Some(colors),
+            ..
+        },
+    )) = machine_file()?
+    {
         let place = format!("{}: colors.bits", file.display());
         let mut resolved = from_text(
             &colors.bits,
@@ -255,6 +266,42 @@ pub fn resolve_from(
         source: ColorSource::Derived,
         evidence: None,
     })
+}
+
+/// `tinct doctor --save`: resolves the colour bits in force (`flag`,
+/// `TINCT_COLOR_BITS`, the machine file, the derived rule) and saves them
+/// at [`machine_file::path()`](crate::machine_file::path) with their source and, when `probe` ran, its verdict as
+/// evidence. Returns what was saved, in words; the error says why nothing
+/// could be (no bits known here: the ways to give them).
+pub fn save_in_force(
+    flag: Option<&str>,
+    probe: Option<&crate::color_probe::ProbeReport>,
+) -> Result<String, String> {
+    let page = rustix::param::page_size() as u64;
+    let resolved = resolve(ColorRequest::flag("--color-bits", flag), page)
+        .map_err(|e| format!("--save: nothing to save: {e}"))?;
+    let bits = crate::format_cpu_list(&resolved.bits);
+    let mut evidence = format!("from {}", resolved.source);
+    if let Some(level) = probe.and_then(|p| p.last_level()) {
+        evidence.push_str(&format!(
+            "; colour probe: {} {} (ratio {:.2}){}",
+            level.cache,
+            level.verdict.label(),
+            level.ratio,
+            if probe.is_some_and(|p| p.virtual_machine) {
+                ", on a virtual machine"
+            } else {
+                ""
+            }
+        ));
+    }
+    let path = crate::machine_file::path();
+    crate::machine_file::save_colors(&path, &bits, &evidence).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "saved colour bits {bits} ({evidence}) in {}: every tinct command on this machine uses \
+         them unless --color-bits, TINCT_COLOR_BITS or a task set says otherwise",
+        path.display()
+    ))
 }
 
 fn from_bits(
@@ -347,21 +394,27 @@ mod tests {
         let resolved = resolve_from(all, Some("12-14"), || file_with("12"), &root, 4096).unwrap();
         assert_eq!((resolved.bits.len(), resolved.colors()), (4, 16));
         assert_eq!(resolved.source.to_string(), "--color-bits");
-        let no_flag = ColorRequest {
-            flag: None,
-            ..all
-        };
+        let no_flag = ColorRequest { flag: None, ..all };
         let resolved =
             resolve_from(no_flag, Some("12-14"), || file_with("12"), &root, 4096).unwrap();
-        assert_eq!((&resolved.source, resolved.colors()), (&ColorSource::Environment, 8));
+        assert_eq!(
+            (&resolved.source, resolved.colors()),
+            (&ColorSource::Environment, 8)
+        );
         let resolved = resolve_from(no_flag, None, || file_with("12"), &root, 4096).unwrap();
         assert_eq!(resolved.colors(), 4);
-        assert!(resolved.describe().contains("set.toml"), "{}", resolved.describe());
+        assert!(
+            resolved.describe().contains("set.toml"),
+            "{}",
+            resolved.describe()
+        );
         let nothing = ColorRequest::default();
         let resolved = resolve_from(nothing, None, || file_with("12"), &root, 4096).unwrap();
         assert_eq!(resolved.colors(), 2);
         assert!(
-            resolved.describe().contains("machine file /etc/tinct/machine.toml")
+            resolved
+                .describe()
+                .contains("machine file /etc/tinct/machine.toml")
                 && resolved.describe().contains("probe said effective"),
             "{}",
             resolved.describe()
@@ -402,7 +455,11 @@ mod tests {
         .unwrap();
         assert_eq!(resolved.source, ColorSource::Derived);
         assert_eq!(resolved.bits, vec![12, 13, 14, 15, 16, 17, 18, 19, 20]);
-        assert!(resolved.describe().contains("cache topology"), "{}", resolved.describe());
+        assert!(
+            resolved.describe().contains("cache topology"),
+            "{}",
+            resolved.describe()
+        );
     }
 
     #[test]
@@ -410,7 +467,10 @@ mod tests {
         let root = SysRoot::at("/nonexistent");
         let flag = ColorRequest::flag("--color-bits", Some("12-x"));
         let err = resolve_from(flag, None, no_file, &root, 4096).unwrap_err();
-        assert!(err.to_string().starts_with("--color-bits 12-x: expected"), "{err}");
+        assert!(
+            err.to_string().starts_with("--color-bits 12-x: expected"),
+            "{err}"
+        );
         let err =
             resolve_from(ColorRequest::default(), Some("13-15"), no_file, &root, 4096).unwrap_err();
         assert_eq!(
@@ -425,10 +485,18 @@ mod tests {
                 ..
             }
         ));
-        let err =
-            resolve_from(ColorRequest::default(), None, || file_with("12-70"), &root, 4096)
-                .unwrap_err();
-        assert!(err.to_string().contains("machine.toml: colors.bits"), "{err}");
+        let err = resolve_from(
+            ColorRequest::default(),
+            None,
+            || file_with("12-70"),
+            &root,
+            4096,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("machine.toml: colors.bits"),
+            "{err}"
+        );
         let broken = || {
             Err(MachineFileError {
                 path: "/etc/tinct/machine.toml".into(),
@@ -439,7 +507,10 @@ mod tests {
             })
         };
         let err = resolve_from(ColorRequest::default(), None, broken, &root, 4096).unwrap_err();
-        assert!(err.to_string().starts_with("/etc/tinct/machine.toml:3:"), "{err}");
+        assert!(
+            err.to_string().starts_with("/etc/tinct/machine.toml:3:"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -212,43 +212,6 @@ pub fn save_colors(path: &Path, bits: &str, evidence: &str) -> Result<(), Machin
     })
 }
 
-/// `tinct doctor --save`: resolves the colour bits in force (`flag`,
-/// `TINCT_COLOR_BITS`, the machine file, the derived rule) and saves them
-/// at [`path()`] with their source and, when `probe` ran, its verdict as
-/// evidence. Returns what was saved, in words; the error says why nothing
-/// could be (no bits known here: the ways to give them).
-pub fn save_in_force(
-    flag: Option<&str>,
-    probe: Option<&crate::color_probe::ProbeReport>,
-) -> Result<String, String> {
-    use crate::color_source::{ColorRequest, resolve};
-    let page = rustix::param::page_size() as u64;
-    let resolved = resolve(ColorRequest::flag("--color-bits", flag), page)
-        .map_err(|e| format!("--save: nothing to save: {e}"))?;
-    let bits = crate::format_cpu_list(&resolved.bits);
-    let mut evidence = format!("from {}", resolved.source);
-    if let Some(level) = probe.and_then(|p| p.last_level()) {
-        evidence.push_str(&format!(
-            "; colour probe: {} {} (ratio {:.2}){}",
-            level.cache,
-            level.verdict.label(),
-            level.ratio,
-            if probe.is_some_and(|p| p.virtual_machine) {
-                ", on a virtual machine"
-            } else {
-                ""
-            }
-        ));
-    }
-    let path = path();
-    save_colors(&path, &bits, &evidence).map_err(|e| e.to_string())?;
-    Ok(format!(
-        "saved colour bits {bits} ({evidence}) in {}: every tinct command on this machine uses \
-         them unless --color-bits, TINCT_COLOR_BITS or a task set says otherwise",
-        path.display()
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,9 +231,13 @@ mod tests {
                 controller_functions: Vec::new(),
             }),
         };
-        file.write(&path, "written by a test\non two lines").unwrap();
+        file.write(&path, "written by a test\non two lines")
+            .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
-        assert!(text.starts_with("# written by a test\n# on two lines\n"), "{text}");
+        assert!(
+            text.starts_with("# written by a test\n# on two lines\n"),
+            "{text}"
+        );
         assert_eq!(MachineFile::read(&path).unwrap(), Some(file));
     }
 
@@ -279,7 +246,10 @@ mod tests {
         let path = Path::new("/etc/tinct/machine.toml");
         let err = MachineFile::parse("[colors]\nbits = \"12-x\"\n", path).unwrap_err();
         assert_eq!((err.line, err.field.as_str()), (Some(2), "colors.bits"));
-        assert!(err.to_string().starts_with("/etc/tinct/machine.toml:2: colors.bits: expected"));
+        assert!(
+            err.to_string()
+                .starts_with("/etc/tinct/machine.toml:2: colors.bits: expected")
+        );
         let err = MachineFile::parse("[colors]\nbits = \"12\"\ncolour = 1\n", path).unwrap_err();
         assert_eq!(err.line, Some(3), "{err}");
         assert!(err.found.contains("colour"), "{err}");

@@ -20,11 +20,11 @@ use tinct_core::model::TaskSet;
 use tinct_core::overheads::OverheadsSource;
 use tinct_core::units::Nanos;
 use tinct_rt::attribution::Colouring;
-use tinct_sys::color_source::HOW_TO_GIVE;
 use tinct_rt::run_in_dir::{Recorded, run_in_dir};
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::RunSpec;
+use tinct_sys::color_source::HOW_TO_GIVE;
 
 /// Times one step and records it.
 pub(super) struct Steps {
@@ -220,10 +220,9 @@ fn prepare<'a>(
                 resolved.describe()
             ),
         ),
-        Err(Error::InvalidInput(message)) if message.contains(HOW_TO_GIVE) => (
-            false,
-            format!("uncoloured, the whole loop: {message}"),
-        ),
+        Err(Error::InvalidInput(message)) if message.contains(HOW_TO_GIVE) => {
+            (false, format!("uncoloured, the whole loop: {message}"))
+        }
         Err(e) => return Err(e),
     };
     Ok(Context {

@@ -92,10 +92,8 @@ impl BenchOptions {
     /// bits are [`Error::InvalidInput`] (exit status 2) in one line that
     /// names the ways to give them.
     pub fn colors(&self) -> Result<tinct_sys::color_source::ResolvedColors> {
-        let request = tinct_sys::color_source::ColorRequest::flag(
-            "--color-bits",
-            self.color_bits.as_deref(),
-        );
+        let request =
+            tinct_sys::color_source::ColorRequest::flag("--color-bits", self.color_bits.as_deref());
         let page = rustix::param::page_size() as u64;
         tinct_sys::color_source::resolve(request, page)
             .map_err(|e| Error::InvalidInput(e.to_string()))

@@ -197,7 +197,10 @@ fn co_runner_job<'a>(
         };
         (
             job,
-            Some((shim, launch::shim_config(others, &plan.color_bits, plan.colors, total, 1))),
+            Some((
+                shim,
+                launch::shim_config(others, &plan.color_bits, plan.colors, total, 1),
+            )),
         )
     } else {
         let job = CoRunnerJob {

@@ -56,7 +56,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     write_stdout(&text)?;
     if args.save {
-        let saved = tinct_sys::machine_file::save_in_force(
+        let saved = tinct_sys::color_source::save_in_force(
             args.color_bits.as_deref(),
             probe.as_ref().and_then(|p| p.as_ref().ok()),
         )

@@ -27,10 +27,12 @@ pub fn fixture(name: &str) -> PathBuf {
 }
 
 /// The `tinct` binary under test, with the colour bits of the colouring
-/// mechanism's tests given explicitly ([`MECHANISM_COLOR_BITS_TEXT`] in
-/// `TINCT_COLOR_BITS`) and no machine file, so that a test runs alike on
-/// every machine, one whose colour bits cannot be derived included.
-/// [`tinct_on_unknown_machine`] is the other case.
+/// mechanism's tests (`tinct_sys::testing::MECHANISM_COLOR_BITS`) in a
+/// machine file of their own ([`mechanism_machine_file`]), so that a test
+/// runs alike on every machine, one whose colour bits cannot be derived
+/// included, while a task set's `color_bits`, `TINCT_COLOR_BITS` and
+/// `--color-bits` still come first. [`tinct_on_unknown_machine`] is the
+/// other case.
 pub fn tinct() -> Command {
     let mut command = Command::cargo_bin("tinct").expect("binary built");
     command.envs(mechanism_env());
@@ -45,15 +47,32 @@ pub fn tinct_process() -> std::process::Command {
     command
 }
 
-/// The environment [`tinct`] sets.
+/// The environment [`tinct`] sets: the machine file of the mechanism's
+/// colour bits, and no `TINCT_COLOR_BITS` from the caller's environment.
 pub fn mechanism_env() -> [(&'static str, String); 2] {
     [
+        ("TINCT_COLOR_BITS", String::new()),
         (
-            "TINCT_COLOR_BITS",
-            tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT.to_string(),
+            "TINCT_MACHINE_FILE",
+            mechanism_machine_file().display().to_string(),
         ),
-        ("TINCT_MACHINE_FILE", NO_MACHINE_FILE.to_string()),
     ]
+}
+
+/// A machine file holding the mechanism's colour bits, written once per
+/// test binary (atomically, so binaries running at once agree).
+pub fn mechanism_machine_file() -> &'static Path {
+    static FILE: OnceLock<PathBuf> = OnceLock::new();
+    FILE.get_or_init(|| {
+        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tinct-tests-machine.toml");
+        tinct_sys::machine_file::save_colors(
+            &path,
+            tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT,
+            "the colouring mechanism's tests",
+        )
+        .expect("write the tests' machine file");
+        path
+    })
 }
 
 /// A machine file that does not exist: none is read.
@@ -325,6 +344,7 @@ pub fn nobody_dir(plan: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
 /// binary and plan): `tinct run` without privileges.
 pub fn run_as_nobody(binary: &Path, plan: &Path, args: &[&str], out: &Path) -> Output {
     std::process::Command::new("runuser")
+        .envs(mechanism_env())
         .args(["-u", "nobody", "--"])
         .arg(binary)
         .arg("run")

@@ -168,8 +168,7 @@ pub fn examine(
         .map(|text| {
             let bits = crate::parse_cpu_list(text)
                 .map_err(|e| format!("--color-bits {text}: expected bits such as 12-16: {e}"))?;
-            PageColors::of_bits(&bits, 4096)
-                .map_err(|e| format!("--color-bits {text}: {e}"))?;
+            PageColors::of_bits(&bits, 4096).map_err(|e| format!("--color-bits {text}: {e}"))?;
             Ok::<_, String>(bits.first().zip(bits.last()).map(|(&a, &b)| (a, b + 1)))
         })
         .transpose()?

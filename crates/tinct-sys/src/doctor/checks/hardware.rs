@@ -115,8 +115,12 @@ pub(super) fn colors(
             return finding(
                 subject::COLORS,
                 Level::Warning,
-                format!("{}: colours cannot be derived: {e}", llc.name()),
-                Some(FIX.into()),
+                format!(
+                    "{}: colours cannot be derived: {e}; commands that colour refuse until \
+                     they are given, the rest work",
+                    llc.name()
+                ),
+                Some(what_to_do(llc, page_bytes, virtual_machine)),
             );
         }
         None => {
