@@ -515,3 +515,52 @@ fn a_dram_map_file_gives_the_shim_its_bank_functions() {
     let missing = tinct_exec(&["--colors", "0", "--banks", "1", "--", "true"]);
     assert_exits_saying(&missing, 2, "--dram-map FILE");
 }
+
+#[test]
+fn the_machine_file_gives_exec_its_dram_functions() {
+    if !privileged_or_skip("frame numbers for bank placement") {
+        return;
+    }
+    shim();
+    let dir = tempfile::tempdir().unwrap();
+    let map = write(
+        dir.path(),
+        "dram-map.toml",
+        "bank_functions = [\"0x2000\", \"0x4000\"]\ncontroller_functions = []\nconfidence = []\n\
+         physical = \"host\"\nmachine = \"test\"\n",
+    );
+    let machine_file = dir.path().join("machine.toml");
+    let saved = tinct()
+        .args(["doctor", "--save", "--color-bits", "12-15", "--dram-map"])
+        .arg(&map)
+        .env("TINCT_MACHINE_FILE", &machine_file)
+        .timeout(std::time::Duration::from_secs(240))
+        .output()
+        .unwrap();
+    assert_exits_saying(&saved, 0, "saved 2 bank and 0 controller function(s)");
+    let text = std::fs::read_to_string(&machine_file).unwrap();
+    assert!(
+        text.contains("bank_functions = [\"0x2000\", \"0x4000\"]"),
+        "{text}"
+    );
+    let input = write(dir.path(), "input", "b\na\nc\n");
+    let output = tinct()
+        .args(["exec", "--banks", "1", "--stats", "--", "sort"])
+        .arg(&input)
+        .env("TINCT_MACHINE_FILE", &machine_file)
+        .env_remove("TINCT_PRELOAD_LIB")
+        .timeout(std::time::Duration::from_secs(240))
+        .output()
+        .unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "a\nb\nc\n");
+    assert!(
+        err.contains("DRAM functions from the machine file"),
+        "{err}"
+    );
+    assert!(
+        err.contains("pages in use outside the requested banks: none"),
+        "{err}"
+    );
+}

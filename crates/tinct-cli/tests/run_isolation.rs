@@ -53,16 +53,17 @@ fn run_plan(
     tasks: &[(&str, Cpu, &[u32])],
     working_set: u64,
 ) -> Option<(Value, String)> {
-    run_plan_on(platform, tasks, working_set, None)
+    run_plan_on(platform, tasks, working_set, common::unsliced_machine())
 }
 
 /// [`run_plan`] with the cache topology of the colour rule and the proof's
-/// model read from `topology` (`TINCT_TOPOLOGY_ROOT`), when given.
+/// model read from `topology` (`TINCT_TOPOLOGY_ROOT`): the proof's model
+/// follows the machine's rule, so the tests give their own machine.
 fn run_plan_on(
     platform: &str,
     tasks: &[(&str, Cpu, &[u32])],
     working_set: u64,
-    topology: Option<&Path>,
+    topology: &Path,
 ) -> Option<(Value, String)> {
     let _serial = privileged_serial("tinct run (frame numbers, SCHED_FIFO)")?;
     let (first, second) = two_cpus();
@@ -86,11 +87,8 @@ fn run_plan_on(
     let dir = tempfile::tempdir().unwrap();
     let file = write(dir.path(), "plan.toml", text);
     let out = dir.path().join("run");
-    let mut command = tinct();
-    if let Some(topology) = topology {
-        command.env("TINCT_TOPOLOGY_ROOT", topology);
-    }
-    let output = command
+    let output = tinct()
+        .env("TINCT_TOPOLOGY_ROOT", topology)
         .args(["run", file.to_str().unwrap(), "--duration", "300ms"])
         .args(["--watchdog-factor", TEST_WATCHDOG_FACTOR, "--out"])
         .arg(&out)
@@ -101,7 +99,7 @@ fn run_plan_on(
     Some((read_json(&out.join("summary.json")), stdout(&output)))
 }
 
-/// `partitions = N` of eight colours each under the machine's rule (at
+/// `partitions = N` of eight colours each under the tests' colour bits (at
 /// most 256, the format's limit), and a working set of two pages of each
 /// colour of a partition: every colour of a task's partitions then holds
 /// its pages.
@@ -257,12 +255,9 @@ fn colour_bits_the_cache_does_not_have_are_caught_by_the_proof() {
     let platform = format!("partitions = 4\ncolor_bits = [{}]", bits.join(", "));
     let tasks: [(&str, Cpu, &[u32]); 2] = [("a", Cpu::First, &[1]), ("b", Cpu::Second, &[2])];
     // One page of each colour of a partition: every set index of the cache.
-    let Some((summary, stdout)) = run_plan_on(
-        &platform,
-        &tasks,
-        u64::from(colours) * 4096,
-        Some(&topology),
-    ) else {
+    let Some((summary, stdout)) =
+        run_plan_on(&platform, &tasks, u64::from(colours) * 4096, &topology)
+    else {
         return;
     };
     let isolation = &summary["isolation"];

@@ -254,6 +254,7 @@ fn exec_with_bits_from_the_environment_colours_a_python_program() {
     if !privileged_or_skip("the shim reads frame numbers") {
         return;
     }
+    common::shim();
     let output = tinct_on_unknown_machine()
         .args(["exec", "--colors", "0-3", "--", "python3", "-c", "print(1)"])
         .env("TINCT_COLOR_BITS", "12-15")
@@ -314,6 +315,8 @@ fn benches_that_colour_take_the_same_override() {
 
 #[test]
 fn wcet_profile_refuses_colours_it_cannot_have_and_runs_uncoloured_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let refused = unknown(&[
         "bench",
         "wcet-profile",
@@ -321,8 +324,26 @@ fn wcet_profile_refuses_colours_it_cannot_have_and_runs_uncoloured_when_asked() 
         "--working-set",
         "64KiB",
         "--no-progress",
+        "--out",
+        &out("refused"),
     ]);
     assert_refused_in_one_line(&refused);
+    assert!(!dir.path().join("refused").exists());
+    let uncoloured = unknown(&[
+        "bench",
+        "wcet-profile",
+        "--quick",
+        "--uncolored",
+        "--jobs",
+        "3",
+        "--working-set",
+        "64KiB",
+        "--no-progress",
+        "--out",
+        &out("uncoloured"),
+    ]);
+    assert_eq!(uncoloured.status.code(), Some(0), "{}", stderr(&uncoloured));
+    assert!(dir.path().join("uncoloured/wcet-profile.json").is_file());
 }
 
 #[test]
@@ -341,10 +362,14 @@ fn the_demo_runs_its_whole_loop_uncoloured_and_says_why() {
         stderr(&output)
     );
     assert!(
+        text.contains("the colour bits are unknown here, so the whole loop runs uncoloured"),
+        "{text}"
+    );
+    assert!(
         text.contains(
             "uncoloured, the whole loop: the page-colour bits of this machine are unknown"
         ),
-        "{text}"
+        "the note says why and how to give them: {text}"
     );
     let verdict = read_json(&out.join("verdict.json"));
     assert_eq!(verdict["coloured"], false, "{verdict}");
@@ -358,4 +383,76 @@ fn the_demo_runs_its_whole_loop_uncoloured_and_says_why() {
     for task in summary["tasks"].as_array().unwrap() {
         assert_ne!(task["placement"]["placement"], "colored", "{task}");
     }
+}
+
+#[test]
+fn the_proof_never_proves_isolation_from_bits_it_cannot_check() {
+    let Some(_serial) = privileged_serial("tinct run (frame numbers, SCHED_FIFO)") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // light.toml with 16 partitions, so that 16 colours (bits 12-15) do.
+    let light = std::fs::read_to_string(example("light.toml")).unwrap();
+    assert!(light.contains("partitions = 32\n"), "{light}");
+    let plan = dir.path().join("light16.toml");
+    std::fs::write(
+        &plan,
+        light.replace("partitions = 32\n", "partitions = 16\n"),
+    )
+    .unwrap();
+    let run = |bits: &str| {
+        let out = dir.path().join(format!("run-{bits}"));
+        let output = tinct_on_unknown_machine()
+            .arg("run")
+            .arg(&plan)
+            .args(["--duration", "300ms", "--watchdog-factor"])
+            .arg(common::TEST_WATCHDOG_FACTOR)
+            .arg("--out")
+            .arg(&out)
+            .env("TINCT_COLOR_BITS", bits)
+            .timeout(LIMIT)
+            .output()
+            .unwrap();
+        common::assert_completed(&output);
+        read_json(&out.join("summary.json"))["isolation"].clone()
+    };
+    // Bits beyond those safe to assume (12-15 here): nothing on this
+    // machine can tell whether the cache has them, so no proof.
+    let beyond = run("12-20");
+    assert_eq!(beyond["status"], "unavailable", "{beyond}");
+    assert!(
+        beyond["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("safe to assume (bits 12-15)")),
+        "{beyond}"
+    );
+    // Within them, the proof is made with them, and says so.
+    let within = run("12-15");
+    // Too few colours for the plan's partitions: bad input before the run.
+    let few = tinct_on_unknown_machine()
+        .args([
+            "run",
+            example("light.toml").to_str().unwrap(),
+            "--duration",
+            "300ms",
+        ])
+        .arg("--out")
+        .arg(dir.path().join("few"))
+        .env("TINCT_COLOR_BITS", "12-15")
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert_exits_saying(
+        &few,
+        2,
+        "platform.partitions: expected at most as many partitions as colours",
+    );
+    assert!(!dir.path().join("few").exists());
+    assert_ne!(within["status"], "unavailable", "{within}");
+    assert!(
+        within["model"]["name"]
+            .as_str()
+            .is_some_and(|n| n.contains("within those safe to assume")),
+        "{within}"
+    );
 }

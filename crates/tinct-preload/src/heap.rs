@@ -148,14 +148,27 @@ impl Heap {
         let functions = |masks: &[u64]| {
             (!masks.is_empty()).then(|| masks.iter().copied().map(FunctionSpec).collect())
         };
-        // Banks alone (no colours asked for) need no colour bits: one colour,
-        // so a machine whose colour bits are unknown can still place banks.
+        // The shim reads the bits it is given and nothing else: the command
+        // that starts it (`tinct exec`, a bench) resolved them once, from
+        // its flag, the environment, the machine file or the machine's rule,
+        // so every process of the program colours alike. Banks alone (no
+        // colours asked for) need none: one colour.
         let color_bits = match &config.color_bits {
-            None if config.colors.is_empty() => Some(Vec::new()),
-            bits => bits.clone(),
+            None if config.colors.is_empty() => Vec::new(),
+            None => {
+                return Err(BuildError::Other(format!(
+                    "{}: expected the page-colour bits with {} (`tinct exec` sets them; by \
+                     hand, the bits `tinct doctor` prints as \"colour bits in force\", e.g. \
+                     {}=12-15), found none",
+                    tinct_mem::shim_config::COLOR_BITS,
+                    tinct_mem::shim_config::COLORS,
+                    tinct_mem::shim_config::COLOR_BITS,
+                )));
+            }
+            Some(bits) => bits.clone(),
         };
         let spec = LayoutSpec {
-            color_bits,
+            color_bits: Some(color_bits),
             bank_functions: functions(&config.bank_functions),
             controller_functions: functions(&config.controller_functions),
             ..LayoutSpec::default()

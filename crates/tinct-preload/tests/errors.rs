@@ -87,6 +87,11 @@ fn bad_settings_name_the_variable() {
             vec![("TINCT_COLORS", "100000")],
             "color 100000 does not exist",
         ),
+        // The shim reads the bits it is given, never the machine's cache.
+        (
+            vec![("TINCT_COLORS", "0"), ("TINCT_COLOR_BITS", "")],
+            "TINCT_COLOR_BITS: expected the page-colour bits with TINCT_COLORS",
+        ),
     ] {
         let output = run_sh(&env, false);
         let stderr = String::from_utf8_lossy(&output.stderr);

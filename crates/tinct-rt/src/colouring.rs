@@ -39,9 +39,15 @@ impl Colouring {
     /// Runs tinct-sys's colour probe on the last-level cache (`rounds`
     /// alternations of the conflict and control chases; about a second
     /// with 5) and returns its finding with the probe's explanation.
-    pub fn probe(rounds: usize) -> (Colouring, String) {
+    /// `llc_bits` are the colour bits in force (consecutive), which the
+    /// probe then tests instead of the way-size rule's: the finding is
+    /// about the colours the run uses.
+    pub fn probe(rounds: usize, llc_bits: Option<&[u32]>) -> (Colouring, String) {
         let options = tinct_sys::color_probe::ProbeOptions {
             rounds,
+            llc_bits: llc_bits
+                .and_then(|bits| bits.first().zip(bits.last()))
+                .map(|(&low, &high)| (low, high + 1)),
             ..Default::default()
         };
         match tinct_sys::color_probe::probe_colors(options) {

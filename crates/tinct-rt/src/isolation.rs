@@ -57,7 +57,12 @@ impl LlcModel {
     /// modelled set may not share a real one, so the model can only
     /// overstate sharing, never hide it; and colour bits the cache does
     /// not have (more than the derived span) are caught, since the model
-    /// keeps the derived index.
+    /// keeps the derived index. Where the index cannot be derived, colour
+    /// bits within those safe to assume
+    /// ([`tinct_geometry::assumed_safe_bits`]) index the model, and bits
+    /// beyond them are no model at all: nothing here could tell whether the
+    /// cache has them, so the proof says it is not available rather than
+    /// proving isolation from the very bits it would check.
     pub fn of_machine(index_span_bytes: u64) -> Result<LlcModel, String> {
         // The cache the colour rule sees (`TINCT_TOPOLOGY_ROOT`, else `/`).
         let topology = Topology::read(&SysRoot::cache_topology()).map_err(|e| e.to_string())?;
@@ -75,7 +80,25 @@ impl LlcModel {
         let derived =
             tinct_sys::cache_slices::machine_color_geometry(&SysRoot::cache_topology(), page)
                 .ok()
+                .filter(|g| g.colors.address_bits.is_some())
                 .map(|g| g.colors.way_bytes);
+        if derived.is_none() {
+            let whole_way = llc.size_bytes / u64::from(ways);
+            let safe = tinct_geometry::assumed_safe_bits(whole_way, line, page);
+            let safe_span = safe.last().map_or(page, |&high| 1u64 << (high + 1));
+            if index_span_bytes > safe_span {
+                return Err(format!(
+                    "this machine's {} set index cannot be derived, and the colour bits in force \
+                     reach above those safe to assume ({}): whether the cache has them cannot be \
+                     told here, so isolation is not proven (give bits within them, or check the \
+                     bits on bare metal with `tinct doctor --probe-colors --color-bits ...`)",
+                    llc.name(),
+                    safe.first()
+                        .zip(safe.last())
+                        .map_or("none".to_string(), |(a, b)| format!("bits {a}-{b}"))
+                ));
+            }
+        }
         let span = derived.map_or(index_span_bytes, |d| d.min(index_span_bytes));
         let modelled = span.saturating_mul(u64::from(ways));
         let geometry =
@@ -87,8 +110,8 @@ impl LlcModel {
         );
         if derived.is_none() {
             name.push_str(&format!(
-                ", modelled as {} by the given colour bits (this machine's own set index cannot \
-                 be derived, so bits it lacks would go unseen)",
+                ", modelled as {} by the colour bits in force, which lie within those safe to \
+                 assume (its own set index cannot be derived here)",
                 tinct_sys::doctor::human_bytes(modelled)
             ));
         } else if modelled < llc.size_bytes {
@@ -480,8 +503,8 @@ pub fn prove_with(
         return Proof::without(
             tasks.len(),
             RunIsolation::unavailable(format!(
-                "the working sets were not coloured (--uncolored: {reason}), so neither the \
-                 placement of '{task}' nor any other is known"
+                "the working sets were not coloured ({reason}), so neither the placement of \
+                 '{task}' nor any other is known"
             )),
         );
     }
@@ -795,7 +818,7 @@ mod tests {
         let uncolored = Placement::Uncolored {
             bytes: 4096,
             partitions_requested: vec![1],
-            reason: "PFNs read as 0".into(),
+            reason: "--uncolored: physical frame numbers are unreadable (PFNs read as 0)".into(),
         };
         let tasks = [task("u", 0, &[1], &uncolored)];
         let proof = prove_with(&tasks, Ok(&model()), None);

@@ -390,7 +390,9 @@ impl ColoredMemory {
                 // Locked when allowed (a run that mlockall'ed is locked
                 // anyway); `unlocked_reason` says when it is not.
                 lock: Locking::IfAllowed,
-                uncolored: allow_uncolored,
+                // Colour bits unknown: no colour is claimed, so frames
+                // need not be readable either.
+                uncolored: allow_uncolored || colors_unknown.is_some(),
             };
             let pool = match SharedPool::new(mapping.clone(), options) {
                 Ok(pool) => pool,
@@ -418,8 +420,9 @@ impl ColoredMemory {
             };
             let uncolored_reason = colors_unknown.clone().or_else(|| {
                 pool.with_pool(|p| {
-                    p.uncolored_reason()
-                        .map(|r| format!("physical frame numbers are unreadable ({r})"))
+                    p.uncolored_reason().map(|r| {
+                        format!("--uncolored: physical frame numbers are unreadable ({r})")
+                    })
                 })
             });
             let stats = pool.stats();
@@ -469,6 +472,38 @@ impl ColoredMemory {
                 message: e.to_string(),
             })
     }
+}
+
+/// Checks, before anything of a run exists, that its colours can be had:
+/// bad bits from any source are bad input, too few colours for N_P too,
+/// and unknown bits refuse the run ([`RtError::Colors`]) unless it may go
+/// uncoloured (`uncolored_if_unknown`: `--uncolored`, `--no-rt`). Nothing
+/// to check when no task's working set has partitions.
+pub fn check_colors(spec: &RunSpec, uncolored_if_unknown: bool) -> Result<()> {
+    if !spec.tasks.iter().any(needs_colors) {
+        return Ok(());
+    }
+    let layout = match ColorLayout::of_spec(spec) {
+        Ok(layout) => layout,
+        Err(RtError::Colors(ColorSourceError::Unknown { .. })) if uncolored_if_unknown => {
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(partitions) = spec.platform_partitions {
+        PartitionColors::even(layout.mapping.colors(), partitions).map_err(|_| RtError::Input {
+            file: spec.source.clone(),
+            line: None,
+            field: "platform.partitions".into(),
+            expected: format!(
+                "at most as many partitions as colours ({}: {})",
+                layout.mapping.colors(),
+                layout.rule
+            ),
+            found: format!("{partitions} partitions"),
+        })?;
+    }
+    Ok(())
 }
 
 /// True if `task`'s working set is to come from its partitions' colours.

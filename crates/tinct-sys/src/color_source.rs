@@ -179,6 +179,10 @@ pub enum ColorSourceError {
     },
 }
 
+/// The most colour bits a pool can file pages by (tinct-mem's address
+/// functions; a task set's `color_bits` has the same limit).
+pub const MAX_BITS: usize = 16;
+
 const EXPECTED_BITS: &str = "consecutive physical address bits from the page offset, e.g. 12-16";
 
 /// Resolves the colour bits of `request` for pages of `page_bytes`, from
@@ -310,6 +314,17 @@ fn from_bits(
     place: String,
     page_bytes: u64,
 ) -> Result<ResolvedColors, ColorSourceError> {
+    if bits.len() > MAX_BITS {
+        return Err(ColorSourceError::Invalid {
+            from: source,
+            place,
+            expected: format!(
+                "at most {MAX_BITS} colour bits ({} colours, the most a pool files pages by)",
+                1u64 << MAX_BITS
+            ),
+            found: format!("{} bits", bits.len()),
+        });
+    }
     let geometry = explicit_color_geometry(&bits, page_bytes, &source.to_string()).map_err(|_| {
         let shift = page_bytes.trailing_zeros();
         ColorSourceError::Invalid {
@@ -340,28 +355,14 @@ mod tests {
     use super::*;
     use crate::machine_file::ColorsEntry;
 
-    /// A fixture tree with one L3 of `size` bytes and `ways` ways.
+    /// A tree with one L3 of `size_kib` KiB and `ways` ways, of an Intel
+    /// family 6 model `model` CPU with `flags`.
     fn tree(size_kib: u64, ways: u32, model: u32, flags: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        let index = dir.path().join("sys/devices/system/cpu/cpu0/cache/index3");
-        std::fs::create_dir_all(&index).unwrap();
-        for (file, text) in [
-            ("level", "3".to_string()),
-            ("type", "Unified".into()),
-            ("size", format!("{size_kib}K")),
-            ("ways_of_associativity", ways.to_string()),
-            ("coherency_line_size", "64".into()),
-            ("shared_cpu_list", "0".into()),
-        ] {
-            std::fs::write(index.join(file), text).unwrap();
-        }
-        std::fs::write(dir.path().join("sys/devices/system/cpu/online"), "0").unwrap();
-        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
-        std::fs::write(
-            dir.path().join("proc/cpuinfo"),
-            format!("vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: {model}\nflags\t\t: {flags}\n"),
-        )
-        .unwrap();
+        let cpuinfo = format!(
+            "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: {model}\nflags\t\t: {flags}\n"
+        );
+        crate::testing::write_llc_tree(dir.path(), size_kib, ways, &cpuinfo).unwrap();
         dir
     }
 

@@ -161,8 +161,8 @@ impl MachineFile {
     }
 
     /// The file's text, with a comment saying what wrote it.
-    pub fn to_text(&self, comment: &str) -> String {
-        let body = toml::to_string(self).unwrap_or_default();
+    pub fn to_text(&self, comment: &str) -> Result<String, toml::ser::Error> {
+        let body = toml::to_string(self)?;
         let mut text = String::new();
         for line in comment.lines() {
             text.push_str("# ");
@@ -171,17 +171,21 @@ impl MachineFile {
         }
         text.push('\n');
         text.push_str(&body);
-        text
+        Ok(text)
     }
 
     /// Writes the file to `path` (creating its directory), atomically: a
-    /// temporary file beside it, then a rename.
+    /// temporary file beside it, then a rename; readable by every user
+    /// (mode 0644), as every user's commands read it.
     pub fn write(&self, path: &Path, comment: &str) -> std::io::Result<()> {
+        use std::os::unix::fs::PermissionsExt;
+        let text = self.to_text(comment).map_err(std::io::Error::other)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
         let temporary = path.with_extension(format!("tmp.{}", std::process::id()));
-        std::fs::write(&temporary, self.to_text(comment))?;
+        std::fs::write(&temporary, text)?;
+        std::fs::set_permissions(&temporary, std::fs::Permissions::from_mode(0o644))?;
         std::fs::rename(&temporary, path).inspect_err(|_| {
             let _ = std::fs::remove_file(&temporary);
         })
@@ -197,19 +201,36 @@ pub fn save_colors(path: &Path, bits: &str, evidence: &str) -> Result<(), Machin
         bits: bits.into(),
         evidence: Some(evidence.into()),
     });
-    file.write(
-        path,
-        "tinct machine file: what sysfs cannot tell about this machine.\n\
-         Written by `tinct doctor --save`; every tinct command on this machine reads it\n\
-         (after --color-bits, TINCT_COLOR_BITS and a task set's [platform] color_bits).",
-    )
-    .map_err(|e| MachineFileError {
+    file.write(path, COMMENT).map_err(|e| cannot_write(path, e))
+}
+
+/// Saves DRAM bank and controller functions (address masks) in the
+/// machine file at `path`, keeping its colours; `tinct doctor --save
+/// --dram-map FILE` calls it with the functions of a `tinct bench
+/// dram-map` file.
+pub fn save_dram(path: &Path, banks: &[u64], controllers: &[u64]) -> Result<(), MachineFileError> {
+    let mut file = MachineFile::read(path)?.unwrap_or_default();
+    let hex = |masks: &[u64]| masks.iter().map(|m| format!("{m:#x}")).collect();
+    file.dram = Some(DramEntry {
+        bank_functions: hex(banks),
+        controller_functions: hex(controllers),
+    });
+    file.write(path, COMMENT).map_err(|e| cannot_write(path, e))
+}
+
+/// The comment at the top of a machine file tinct writes.
+const COMMENT: &str = "tinct machine file: what sysfs cannot tell about this machine.\n\
+     Written by `tinct doctor --save`; every tinct command on this machine reads it\n\
+     (after --color-bits, TINCT_COLOR_BITS and a task set's [platform] color_bits).";
+
+fn cannot_write(path: &Path, e: std::io::Error) -> MachineFileError {
+    MachineFileError {
         path: path.to_path_buf(),
         line: None,
         field: "(file)".into(),
         expected: "a machine file tinct can write (run as root for /etc/tinct)".into(),
         found: e.to_string(),
-    })
+    }
 }
 
 #[cfg(test)]
@@ -255,6 +276,20 @@ mod tests {
         assert!(err.found.contains("colour"), "{err}");
         let err = MachineFile::parse("[colors]\nbits = [12]\n", path).unwrap_err();
         assert_eq!(err.line, Some(2), "{err}");
+    }
+
+    #[test]
+    fn saving_dram_functions_keeps_the_colours_and_is_readable_by_all() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("machine.toml");
+        save_colors(&path, "12-15", "given").unwrap();
+        save_dram(&path, &[0x2040, 0x44000], &[]).unwrap();
+        let file = MachineFile::read(&path).unwrap().unwrap();
+        assert_eq!(file.colors.unwrap().bits, "12-15");
+        assert_eq!(file.dram.unwrap().bank_functions, vec!["0x2040", "0x44000"]);
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
     }
 
     #[test]

@@ -120,3 +120,45 @@ mod tests {
         decide(false, true, "reading PFNs");
     }
 }
+
+/// Writes under `dir` the sysfs and procfs files of a machine with one
+/// last-level cache of `size_kib` KiB and `ways` ways shared by CPUs 0-1,
+/// 64-byte lines, and `/proc/cpuinfo` saying `cpuinfo` (e.g. an Intel
+/// family 6 model 26 with `flags: fpu`: an unsliced cache): a tree for
+/// `TINCT_TOPOLOGY_ROOT` or `SysRoot::at`, so that a test of the colour
+/// rule or the isolation proof gives its own cache.
+pub fn write_llc_tree(
+    dir: &std::path::Path,
+    size_kib: u64,
+    ways: u32,
+    cpuinfo: &str,
+) -> std::io::Result<()> {
+    let cpu = dir.join("sys/devices/system/cpu");
+    for id in 0..2 {
+        let index = cpu.join(format!("cpu{id}/cache/index3"));
+        std::fs::create_dir_all(&index)?;
+        for (file, text) in [
+            ("level", "3".to_string()),
+            ("type", "Unified".into()),
+            ("size", format!("{size_kib}K")),
+            ("ways_of_associativity", ways.to_string()),
+            ("coherency_line_size", "64".into()),
+            ("shared_cpu_list", "0-1".into()),
+        ] {
+            std::fs::write(index.join(file), text)?;
+        }
+        let topology = cpu.join(format!("cpu{id}/topology"));
+        std::fs::create_dir_all(&topology)?;
+        std::fs::write(topology.join("core_id"), id.to_string())?;
+        std::fs::write(topology.join("physical_package_id"), "0")?;
+        std::fs::write(topology.join("thread_siblings_list"), id.to_string())?;
+    }
+    std::fs::write(cpu.join("online"), "0-1")?;
+    std::fs::create_dir_all(dir.join("proc"))?;
+    std::fs::write(dir.join("proc/cpuinfo"), cpuinfo)
+}
+
+/// `/proc/cpuinfo` of an Intel Nehalem (family 6, model 26), whose LLC is
+/// not sliced: the way-size rule, for [`write_llc_tree`].
+pub const UNSLICED_CPUINFO: &str =
+    "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 26\nflags\t\t: fpu\n";

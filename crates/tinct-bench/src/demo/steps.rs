@@ -24,7 +24,7 @@ use tinct_rt::run_in_dir::{Recorded, run_in_dir};
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::RunSpec;
-use tinct_sys::color_source::HOW_TO_GIVE;
+use tinct_sys::color_source::ColorSourceError;
 
 /// Times one step and records it.
 pub(super) struct Steps {
@@ -86,6 +86,9 @@ struct Context<'a> {
     coloured: bool,
     /// The colours used, or why none: [`DemoVerdict::colours`].
     colours: String,
+    /// The colour bits in force, if any source gives them (the colour
+    /// probe tests them).
+    bits: Option<Vec<u32>>,
     /// When the demo began.
     begun: Instant,
 }
@@ -211,19 +214,22 @@ fn prepare<'a>(
         color_bits: params.color_bits.clone(),
         ..BenchOptions::default()
     };
-    let (coloured, colours) = match options.colors() {
-        Ok(resolved) if root => (true, resolved.describe()),
+    let (coloured, colours, bits) = match options.resolve_colors(None) {
+        Ok(resolved) if root => (true, resolved.describe(), Some(resolved.bits)),
         Ok(resolved) => (
             false,
             format!(
                 "uncoloured: physical frame numbers need root ({})",
                 resolved.describe()
             ),
+            Some(resolved.bits),
         ),
-        Err(Error::InvalidInput(message)) if message.contains(HOW_TO_GIVE) => {
-            (false, format!("uncoloured, the whole loop: {message}"))
-        }
-        Err(e) => return Err(e),
+        Err(unknown @ ColorSourceError::Unknown { .. }) => (
+            false,
+            format!("uncoloured, the whole loop: {unknown}"),
+            None,
+        ),
+        Err(e) => return Err(Error::InvalidInput(e.to_string())),
     };
     Ok(Context {
         params,
@@ -232,13 +238,14 @@ fn prepare<'a>(
         cpus,
         coloured,
         colours,
+        bits,
         begun,
     })
 }
 
 /// Step 1: does colouring isolate here?
 fn colour_probe(cx: &Context, steps: &mut Steps) -> Result<Probe> {
-    let (colouring, why) = Colouring::probe(5);
+    let (colouring, why) = Colouring::probe(5, cx.bits.as_deref());
     write_file(
         &cx.out().join("color-probe.json"),
         &to_json(
@@ -246,10 +253,17 @@ fn colour_probe(cx: &Context, steps: &mut Steps) -> Result<Probe> {
             &serde_json::json!({ "colouring": colouring, "explanation": why }),
         )?,
     )?;
-    let finding = if cx.coloured {
-        format!("colouring {}", colouring.describe())
-    } else {
-        format!("colouring {}; {}", colouring.describe(), cx.colours)
+    let finding = match (&cx.bits, cx.coloured) {
+        (_, true) => format!("colouring {}", colouring.describe()),
+        (Some(_), false) => format!(
+            "colouring {}; the working sets run uncoloured (physical frame numbers need root)",
+            colouring.describe()
+        ),
+        (None, false) => format!(
+            "colouring {}; the colour bits are unknown here, so the whole loop runs uncoloured \
+             (see the note below the run)",
+            colouring.describe()
+        ),
     };
     steps.record("colour probe", &["color-probe.json"], finding, cx.progress);
     Ok(Probe { colouring, why })

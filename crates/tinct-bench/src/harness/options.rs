@@ -92,11 +92,36 @@ impl BenchOptions {
     /// bits are [`Error::InvalidInput`] (exit status 2) in one line that
     /// names the ways to give them.
     pub fn colors(&self) -> Result<tinct_sys::color_source::ResolvedColors> {
-        let request =
-            tinct_sys::color_source::ColorRequest::flag("--color-bits", self.color_bits.as_deref());
-        let page = rustix::param::page_size() as u64;
-        tinct_sys::color_source::resolve(request, page)
+        self.colors_with(None)
+    }
+
+    /// [`Self::colors`], with a task set's `[platform] color_bits` (its
+    /// file and bits) after `--color-bits` and `TINCT_COLOR_BITS`.
+    pub fn colors_with(
+        &self,
+        task_set: Option<(&std::path::Path, &[u32])>,
+    ) -> Result<tinct_sys::color_source::ResolvedColors> {
+        self.resolve_colors(task_set)
             .map_err(|e| Error::InvalidInput(e.to_string()))
+    }
+
+    /// The resolution itself, its error kept typed (unknown bits are
+    /// [`ColorSourceError::Unknown`](tinct_sys::color_source::ColorSourceError::Unknown)).
+    pub fn resolve_colors(
+        &self,
+        task_set: Option<(&std::path::Path, &[u32])>,
+    ) -> std::result::Result<
+        tinct_sys::color_source::ResolvedColors,
+        tinct_sys::color_source::ColorSourceError,
+    > {
+        let request = tinct_sys::color_source::ColorRequest {
+            flag: self
+                .color_bits
+                .as_deref()
+                .map(|text| ("--color-bits", text)),
+            task_set,
+        };
+        tinct_sys::color_source::resolve(request, rustix::param::page_size() as u64)
     }
 
     /// The CPUs to use: `--cpus` if given (each must be in the current

@@ -163,7 +163,11 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) ->
     let resolved = if params.uncolored {
         None
     } else {
-        Some(options.colors()?)
+        let task_set = source
+            .as_ref()
+            .and_then(|s| s.color_bits.as_ref())
+            .map(|(file, bits)| (file.as_path(), bits.as_slice()));
+        Some(options.colors_with(task_set)?)
     };
     let (colors, color_bits) = match &resolved {
         Some(resolved) => (
@@ -256,6 +260,8 @@ pub(super) struct TaskSource {
     pub period: Nanos,
     pub partitions: u32,
     pub refill: Nanos,
+    /// The task set's file and its `[platform] color_bits`, if it has them.
+    pub color_bits: Option<(std::path::PathBuf, Vec<u32>)>,
 }
 
 fn load_task(params: &Params) -> Result<Option<TaskSource>> {
@@ -278,6 +284,11 @@ fn load_task(params: &Params) -> Result<Option<TaskSource>> {
         period: task.period,
         partitions: set.platform.partitions,
         refill: set.platform.refill,
+        color_bits: set
+            .platform
+            .color_bits
+            .clone()
+            .map(|bits| (path.clone(), bits)),
     }))
 }
 

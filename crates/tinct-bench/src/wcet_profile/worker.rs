@@ -209,7 +209,9 @@ pub fn run(args: &WorkerJob) -> Result<WorkerReport> {
 }
 
 /// Counts the whole pages of `[start, start + bytes)` whose physical frame
-/// lies in `colors` of the last-level cache.
+/// lies in `colors`, under the colour bits the shim serving this process
+/// was given (`TINCT_COLOR_BITS`, which the bench always sets): the
+/// placement is checked against the very colours it was asked for.
 pub(super) fn check_colors(
     start: usize,
     bytes: usize,
@@ -217,27 +219,23 @@ pub(super) fn check_colors(
 ) -> Result<(u64, u64, Option<String>)> {
     let wanted = tinct_sys::parse_cpu_list(colors)
         .map_err(|e| Error::InvalidInput(format!("--expect-colors: {e}")))?;
-    let root = tinct_sys::SysRoot::live();
-    let topology = tinct_sys::topology::Topology::read(&root)?;
-    let page = tinct_sys::system::PageSize::read(&root)?.bytes;
-    let Some(geometry) = topology
-        .last_level_caches()
-        .first()
-        .and_then(|c| c.page_colors(page))
-    else {
+    let page = tinct_sys::system::PageSize::read(&tinct_sys::SysRoot::live())?.bytes;
+    let given = std::env::var(tinct_mem::shim_config::COLOR_BITS).unwrap_or_default();
+    if given.trim().is_empty() {
         return Ok((
             0,
             0,
-            Some("the last-level cache geometry is unknown".into()),
-        ));
-    };
-    if geometry.address_bits.is_none() {
-        return Ok((
-            0,
-            0,
-            Some("the color bits of the last-level cache are unknown".into()),
+            Some("no colour bits were given (TINCT_COLOR_BITS)".into()),
         ));
     }
+    let geometry = match tinct_sys::parse_cpu_list(&given)
+        .map_err(|e| e.to_string())
+        .and_then(|bits| {
+            tinct_sys::topology::PageColors::of_bits(&bits, page).map_err(|e| e.to_string())
+        }) {
+        Ok(geometry) => geometry,
+        Err(e) => return Ok((0, 0, Some(format!("TINCT_COLOR_BITS={given:?}: {e}")))),
+    };
     let first_page = start.div_ceil(page as usize) * page as usize;
     let end = start + bytes;
     if end <= first_page {

@@ -34,6 +34,11 @@ pub struct Args {
     /// them; with `--probe-colors`, its verdict is saved as their evidence.
     #[arg(long, conflicts_with = "root")]
     pub save: bool,
+    /// With `--save`: also save the DRAM bank and controller functions of
+    /// this `tinct bench dram-map` file (the parts a page allocator
+    /// controls), which `tinct exec --banks` then uses without flags.
+    #[arg(long, value_name = "FILE", requires = "save")]
+    pub dram_map: Option<PathBuf>,
 }
 
 /// Runs the diagnosis and prints it. Exit status 0 whenever it ran, even
@@ -62,6 +67,24 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )
         .map_err(CliError::Input)?;
         eprintln!("tinct doctor: {saved}");
+        if let Some(map) = &args.dram_map {
+            let page = tinct_sys::system::PageSize::read(&tinct_sys::SysRoot::live())
+                .map_or(4096, |p| p.bytes);
+            let (banks, controllers) = tinct_rt::exec::dram_map_functions(map, page, &mut |note| {
+                eprintln!("tinct doctor: {note}")
+            })
+            .map_err(|e| CliError::Input(format!("--dram-map {}: {e}", map.display())))?;
+            let path = tinct_sys::machine_file::path();
+            tinct_sys::machine_file::save_dram(&path, &banks, &controllers)
+                .map_err(|e| CliError::Input(e.to_string()))?;
+            eprintln!(
+                "tinct doctor: saved {} bank and {} controller function(s) of {} in {}",
+                banks.len(),
+                controllers.len(),
+                map.display(),
+                path.display()
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

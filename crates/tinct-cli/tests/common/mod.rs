@@ -28,11 +28,11 @@ pub fn fixture(name: &str) -> PathBuf {
 
 /// The `tinct` binary under test, with the colour bits of the colouring
 /// mechanism's tests (`tinct_sys::testing::MECHANISM_COLOR_BITS`) in a
-/// machine file of their own ([`mechanism_machine_file`]), so that a test
-/// runs alike on every machine, one whose colour bits cannot be derived
-/// included, while a task set's `color_bits`, `TINCT_COLOR_BITS` and
-/// `--color-bits` still come first. [`tinct_on_unknown_machine`] is the
-/// other case.
+/// machine file of their own ([`mechanism_machine_file`]) and a cache of
+/// its own ([`mechanism_env`]), so that a test runs alike on every machine,
+/// one whose colour bits cannot be derived included, while a task set's
+/// `color_bits`, `TINCT_COLOR_BITS` and `--color-bits` still come first.
+/// [`tinct_on_unknown_machine`] is the other case.
 pub fn tinct() -> Command {
     let mut command = Command::cargo_bin("tinct").expect("binary built");
     command.envs(mechanism_env());
@@ -48,13 +48,19 @@ pub fn tinct_process() -> std::process::Command {
 }
 
 /// The environment [`tinct`] sets: the machine file of the mechanism's
-/// colour bits, and no `TINCT_COLOR_BITS` from the caller's environment.
-pub fn mechanism_env() -> [(&'static str, String); 2] {
+/// colour bits, no `TINCT_COLOR_BITS` from the caller's environment, and
+/// the cache of [`unsliced_machine`] for the colour rule and the isolation
+/// proof's model, so that a proof comes out alike on every host.
+pub fn mechanism_env() -> [(&'static str, String); 3] {
     [
         ("TINCT_COLOR_BITS", String::new()),
         (
             "TINCT_MACHINE_FILE",
             mechanism_machine_file().display().to_string(),
+        ),
+        (
+            "TINCT_TOPOLOGY_ROOT",
+            unsliced_machine().display().to_string(),
         ),
     ]
 }
@@ -83,6 +89,26 @@ pub const NO_MACHINE_FILE: &str = "/nonexistent/tinct-tests/machine.toml";
 pub fn unknown_colours_machine() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../tinct-sys/tests/fixtures/machines/kvm-xeon-emr")
+}
+
+/// A machine whose colour rule derives bits 12-20 on any host: an
+/// unsliced (Nehalem) 32 MiB 16-way L3, written once per test binary
+/// (`tinct_sys::testing::write_llc_tree`), for `TINCT_TOPOLOGY_ROOT` in
+/// tests of the isolation proof, whose model follows the machine's rule.
+pub fn unsliced_machine() -> &'static Path {
+    static TREE: OnceLock<PathBuf> = OnceLock::new();
+    TREE.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("unsliced-32mib-{}", std::process::id()));
+        tinct_sys::testing::write_llc_tree(
+            &dir,
+            32 << 10,
+            16,
+            tinct_sys::testing::UNSLICED_CPUINFO,
+        )
+        .expect("write the unsliced machine's tree");
+        dir
+    })
 }
 
 /// The `tinct` binary as on a machine whose colour bits cannot be derived
@@ -345,6 +371,11 @@ pub fn nobody_dir(plan: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
 pub fn run_as_nobody(binary: &Path, plan: &Path, args: &[&str], out: &Path) -> Output {
     std::process::Command::new("runuser")
         .envs(mechanism_env())
+        // In the environment rather than a file user nobody may not reach.
+        .env(
+            "TINCT_COLOR_BITS",
+            tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT,
+        )
         .args(["-u", "nobody", "--"])
         .arg(binary)
         .arg("run")

@@ -99,13 +99,35 @@ impl ExecRequest<'_> {
                 bank_mode.names()
             ));
         }
-        let (bank_functions, controller_functions) = match self.dram_map {
+        let (mut bank_functions, mut controller_functions) = match self.dram_map {
             None => (
                 functions("--bank-functions", self.bank_functions)?,
                 functions("--controller-functions", self.controller_functions)?,
             ),
             Some(path) => dram_map_functions(path, page, note)?,
         };
+        // Banks or controllers without their functions: the machine file's
+        // (`[dram]`, saved by `tinct doctor --save --dram-map FILE`).
+        let wants_dram = self.banks.is_some() || self.controllers.is_some();
+        if wants_dram && bank_functions.is_empty() && controller_functions.is_empty() {
+            let saved = tinct_sys::machine_file::MachineFile::load().map_err(|e| e.to_string())?;
+            if let Some((file, dram)) = saved.and_then(|(f, m)| m.dram.map(|d| (f, d))) {
+                let place = |field: &str| format!("{}: dram.{field}", file.display());
+                let listed = |masks: &[String]| (!masks.is_empty()).then(|| masks.join(","));
+                bank_functions = functions(
+                    &place("bank_functions"),
+                    listed(&dram.bank_functions).as_deref(),
+                )?;
+                controller_functions = functions(
+                    &place("controller_functions"),
+                    listed(&dram.controller_functions).as_deref(),
+                )?;
+                note(format!(
+                    "DRAM functions from the machine file {}",
+                    file.display()
+                ));
+            }
+        }
         for (flag, given, masks, source) in [
             (
                 "--banks",
@@ -188,7 +210,7 @@ fn functions(flag: &str, text: Option<&str>) -> Result<Vec<u64>, String> {
 /// The bank and controller functions of a `tinct bench dram-map` file,
 /// each reduced to the part a page allocator controls (functions that read
 /// bits inside a page vary within a page), with what was left out noted.
-fn dram_map_functions(
+pub fn dram_map_functions(
     path: &Path,
     page: u64,
     note: &mut dyn FnMut(String),

@@ -66,6 +66,7 @@ pub(crate) struct Logs<'a> {
 /// it, and that every CPU a task is pinned to is one this process may use.
 pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
     spec.check_limits()?;
+    crate::memory::check_colors(spec, options.uncolored || !options.realtime)?;
     if options.realtime
         && spec.needs_rt()
         && let tinct_sys::privilege::Probe::Failed { message, .. } =
@@ -99,12 +100,6 @@ pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
                 });
             }
         }
-    }
-    // Colour bits that cannot be had are found here, before the run
-    // directory or anything else exists, unless the run may go uncoloured.
-    let uncolored_if_unknown = options.uncolored || !options.realtime;
-    if !uncolored_if_unknown && spec.tasks.iter().any(crate::memory::needs_colors) {
-        crate::memory::ColorLayout::of_spec(spec)?;
     }
     Ok(())
 }

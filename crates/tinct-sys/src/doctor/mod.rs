@@ -164,15 +164,27 @@ pub fn examine(
     probe_colors: bool,
     color_bits: Option<&str>,
 ) -> std::result::Result<(Report, Option<ColorProbe>), String> {
-    let candidate = color_bits
+    let page = rustix::param::page_size() as u64;
+    let given = color_bits
         .map(|text| {
             let bits = crate::parse_cpu_list(text)
-                .map_err(|e| format!("--color-bits {text}: expected bits such as 12-16: {e}"))?;
-            PageColors::of_bits(&bits, 4096).map_err(|e| format!("--color-bits {text}: {e}"))?;
-            Ok::<_, String>(bits.first().zip(bits.last()).map(|(&a, &b)| (a, b + 1)))
+                .map_err(|e| format!("--color-bits {text}: expected bits such as 12-15: {e}"))?;
+            PageColors::of_bits(&bits, page).map_err(|e| format!("--color-bits {text}: {e}"))?;
+            Ok::<_, String>(bits)
         })
-        .transpose()?
-        .flatten();
+        .transpose()?;
+    // The probe tests the bits given, else the bits in force (what the
+    // commands would use; `--save` saves them with the probe's verdict).
+    #[cfg(feature = "serde")]
+    let given = given.or_else(|| {
+        crate::color_source::resolve(Default::default(), page)
+            .ok()
+            .map(|resolved| resolved.bits)
+    });
+    let candidate = given
+        .as_ref()
+        .and_then(|bits| bits.first().zip(bits.last()))
+        .map(|(&low, &high)| (low, high + 1));
     let root = match root {
         Some(dir) if !dir.is_dir() => {
             return Err(format!(
