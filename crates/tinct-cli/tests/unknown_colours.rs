@@ -247,6 +247,9 @@ fn bad_bits_are_bad_input_naming_where_they_came_from() {
         "true",
     ]);
     assert_exits_saying(&output, 2, "--color-bits 12-x: expected");
+    // Every bench checks the flag, even one that colours nothing.
+    let output = unknown(&["bench", "calibrate", "--quick", "--color-bits", "12-40"]);
+    assert_exits_saying(&output, 2, "expected at most 16 colour bits");
 }
 
 #[test]

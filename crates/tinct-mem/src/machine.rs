@@ -44,7 +44,7 @@ pub fn machine_color_geometry(page_bytes: u64) -> Result<ColorGeometry, MemError
     tinct_sys::cache_slices::machine_color_geometry(&SysRoot::cache_topology(), page_bytes).map_err(
         |e| {
             MemError::Mapping(format!(
-                "{e} (give the colour bits: TINCT_COLOR_BITS=12-16)"
+                "{e} (give the colour bits: TINCT_COLOR_BITS=12-15)"
             ))
         },
     )
@@ -72,7 +72,7 @@ pub fn machine_mapping(spec: &LayoutSpec) -> Result<AddressMapping, MemError> {
         let geometry = machine_color_geometry(page_size)?;
         let bits = geometry.colors.color_bits().map_err(|e| {
             MemError::Mapping(format!(
-                "{e} ({}: {}; give the colour bits: TINCT_COLOR_BITS=12-16)",
+                "{e} ({}: {}; give the colour bits: TINCT_COLOR_BITS=12-15)",
                 geometry.rule, geometry.reason
             ))
         })?;

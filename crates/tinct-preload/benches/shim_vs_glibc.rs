@@ -93,7 +93,16 @@ fn main() {
             }
         },
     };
-    let colors = tinct_sys::parse_cpu_list(&color_bits).map_or(1, |bits| 1u32 << bits.len());
+    let colors = match tinct_sys::parse_cpu_list(&color_bits) {
+        Ok(bits) if (1..=16).contains(&bits.len()) => 1u32 << bits.len(),
+        _ => {
+            eprintln!(
+                "shim_vs_glibc: skipped, TINCT_COLOR_BITS={color_bits:?}: expected 1 to 16 colour \
+                 bits such as 12-15"
+            );
+            return;
+        }
+    };
     let (half, every_other) = half_of_the_colors(colors);
     let workloads = workloads(
         &threads,

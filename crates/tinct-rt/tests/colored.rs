@@ -73,7 +73,8 @@ fn working_sets_lie_in_their_partitions_colors_and_do_not_interfere() {
     let spec = RunSpec {
         source: "colored test".into(),
         platform_partitions: Some(PARTITIONS),
-        color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
+        // As `--color-bits`: before a developer's TINCT_COLOR_BITS.
+        color_bits_flag: Some(tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT.into()),
         ..run_spec(
             vec![
                 task("low", cpus[0], 80, vec![1]),

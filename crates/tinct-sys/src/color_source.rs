@@ -194,13 +194,22 @@ pub fn resolve(
     let env = std::env::var(ENV_VAR).ok().filter(|t| !t.trim().is_empty());
     let machine_file = || MachineFile::load();
     let topology_root = SysRoot::cache_topology();
-    resolve_from(
+    let mut resolved = resolve_from(
         request,
         env.as_deref(),
         machine_file,
         &topology_root,
         page_bytes,
-    )
+    )?;
+    // A copied tree in place of this machine's caches is said, always.
+    if resolved.source == ColorSource::Derived && !topology_root.is_live() {
+        resolved.geometry.reason = format!(
+            "the caches of {} (TINCT_TOPOLOGY_ROOT), not this machine's; {}",
+            topology_root.base().display(),
+            resolved.geometry.reason
+        );
+    }
+    Ok(resolved)
 }
 
 /// [`resolve`] with its environment given: the text of [`ENV_VAR`], the

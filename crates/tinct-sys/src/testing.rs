@@ -103,24 +103,6 @@ fn decide(privileged: bool, required: bool, what: &str) -> bool {
     false
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn privileged_runs_and_unprivileged_skips() {
-        assert!(decide(true, true, "x"));
-        assert!(decide(true, false, "x"));
-        assert!(!decide(false, false, "x"));
-    }
-
-    #[test]
-    #[should_panic(expected = "forbids skipping")]
-    fn unprivileged_with_the_requirement_fails() {
-        decide(false, true, "reading PFNs");
-    }
-}
-
 /// Writes under `dir` the sysfs and procfs files of a machine with one
 /// last-level cache of `size_kib` KiB and `ways` ways shared by CPUs 0-1,
 /// 64-byte lines, and `/proc/cpuinfo` saying `cpuinfo` (e.g. an Intel
@@ -162,3 +144,21 @@ pub fn write_llc_tree(
 /// not sliced: the way-size rule, for [`write_llc_tree`].
 pub const UNSLICED_CPUINFO: &str =
     "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 26\nflags\t\t: fpu\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn privileged_runs_and_unprivileged_skips() {
+        assert!(decide(true, true, "x"));
+        assert!(decide(true, false, "x"));
+        assert!(!decide(false, false, "x"));
+    }
+
+    #[test]
+    #[should_panic(expected = "forbids skipping")]
+    fn unprivileged_with_the_requirement_fails() {
+        decide(false, true, "reading PFNs");
+    }
+}

@@ -28,7 +28,7 @@ pub struct CommonArgs {
     /// The page colour's physical address bits, e.g. `12-16` (benches that
     /// colour): before TINCT_COLOR_BITS, the machine file (`tinct doctor
     /// --save`) and the bits derived from the cache topology.
-    #[arg(long, value_name = "BITS")]
+    #[arg(long, value_name = "BITS", value_parser = color_bits)]
     pub color_bits: Option<String>,
     /// No progress bar (it is hidden anyway when stderr is not a terminal).
     #[arg(long)]
@@ -47,6 +47,23 @@ impl CommonArgs {
             color_bits: self.color_bits.clone(),
         }
     }
+}
+
+/// Colour bits such as `12-15` (clap value parser): a list of at most 16
+/// consecutive bits from the page offset, checked for every bench (those
+/// that colour resolve them with the other sources: `BenchOptions::colors`).
+pub fn color_bits(text: &str) -> Result<String, String> {
+    let page =
+        tinct_sys::system::PageSize::read(&tinct_sys::SysRoot::live()).map_or(4096, |p| p.bytes);
+    tinct_sys::color_source::resolve_from(
+        tinct_sys::color_source::ColorRequest::flag("--color-bits", Some(text)),
+        None,
+        || Ok(None),
+        &tinct_sys::SysRoot::live(),
+        page,
+    )
+    .map(|_| text.to_string())
+    .map_err(|e| e.to_string())
 }
 
 /// A size such as `4MiB` (clap value parser).
