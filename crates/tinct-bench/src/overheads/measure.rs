@@ -156,6 +156,22 @@ fn measure_tick(
         Ok(seen) => {
             let busy = busy_loop(&seen, fifo);
             match (&busy.tick, busy.tick_period_ns) {
+                // A loss at a tick's phase as long as the tick period is no
+                // tick cost (it would use the whole CPU, and every reader
+                // of the file refuses it): a host stall or a preemption
+                // coincided with a tick. Said, not stored.
+                (Some(costs), Some(period_ns)) if costs.max >= period_ns => {
+                    overheads.set_unmeasured(
+                        "tick",
+                        format!(
+                            "the busy loop on CPU {cpu} lost {} at the phase of a {} tick, at \
+                             least the tick period: a host stall or a preemption coincided with \
+                             a tick; measure again on a quieter machine",
+                            Nanos(costs.max),
+                            Nanos(period_ns)
+                        ),
+                    );
+                }
                 (Some(costs), Some(period_ns)) => overheads.set_tick(TickRecord {
                     cost: record(
                         costs,
