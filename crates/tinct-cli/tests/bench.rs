@@ -507,6 +507,15 @@ fn wcet_profile_quick_on_colored_memory_is_accepted_by_analyze() {
     assert_eq!(json["refill"], "45.3us");
     // Every working-set page the workers checked lies in its partitions' colors.
     assert_eq!(json["placement"]["colored"], true);
+    // The colours came from the tests' machine file, and the JSON says so.
+    assert!(
+        json["placement"]["color_source"]
+            .as_str()
+            .is_some_and(|s| s
+                .starts_with("512 colours on physical address bits 12-20 (from the machine file")),
+        "{}",
+        json["placement"]
+    );
     assert_eq!(
         f(&json["placement"]["pages_in_colors_ratio"]),
         1.0,
@@ -559,6 +568,7 @@ fn wcet_profile_takes_the_body_from_a_task_set() {
     assert_eq!(json["refill"], "20us");
     // Without the shim the output says the partitions were not enforced.
     assert_eq!(json["placement"]["colored"], false);
+    assert!(json["placement"]["color_source"].is_null());
     assert!(
         json["placement"]["note"]
             .as_str()

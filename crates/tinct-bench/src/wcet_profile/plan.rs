@@ -120,6 +120,8 @@ pub(super) struct Plan {
     /// The colours' physical address bits, handed to the shim (empty when
     /// uncoloured).
     pub color_bits: Vec<u32>,
+    /// Those bits and their source in words (`None` when uncoloured).
+    pub color_source: Option<String>,
     /// The p values, ascending, and the colours of partitions 1..=p for each.
     pub ps: Vec<u32>,
     pub color_sets: Vec<Vec<u32>>,
@@ -178,6 +180,7 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) ->
         ),
         None => (partitions, Vec::new()),
     };
+    let color_source = resolved.as_ref().map(|r| r.describe());
     let split = tinct_mem::PartitionColors::even(colors, partitions)
         .map_err(|e| Error::InvalidInput(format!("--partitions: {e}")))?;
     let ps = p_values(params.p_list.as_deref(), partitions, options.quick)?;
@@ -230,6 +233,7 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) ->
         partitions,
         colors,
         color_bits,
+        color_source,
         ps,
         color_sets,
         other_color_sets,

@@ -99,6 +99,10 @@ pub struct Placement {
     pub preload: Option<String>,
     /// Page colors of the last-level cache.
     pub colors: u32,
+    /// The colours' bits and where they came from (`--color-bits`,
+    /// `TINCT_COLOR_BITS`, the task set, the machine file, the derived
+    /// rule); `None` when uncoloured.
+    pub color_source: Option<String>,
     /// Pages checked over all launches and the share in the right colors.
     pub pages_in_colors_ratio: Option<f64>,
     /// What this means.
@@ -298,6 +302,7 @@ fn placement(plan: &Plan, points: &[ProfilePoint], launches: &Launches) -> Place
         colored: preload.is_some(),
         preload: preload.as_ref().map(|p| p.display().to_string()),
         colors: plan.colors,
+        color_source: plan.color_source.clone(),
         pages_in_colors_ratio: (checked > 0).then(|| in_colors as f64 / checked as f64),
         note: match (preload, checked, unchecked) {
             (None, _, _) => "--uncolored: the working set came from the ordinary heap; partitions were NOT enforced, \
