@@ -358,12 +358,13 @@ fn measured_without_a_calibration_is_refused() {
 }
 
 /// Two tasks on core 0 sharing `bus` under pcp (p: C 2 ms, J 1 ms, a
-/// 0.1 ms section; q: a 0.5 ms section) and a consumer of p on core 1.
+/// 0.1 ms section; q: a 0.5 ms section) and a consumer of p on core 1;
+/// Δ = 0 (no partitions, no cache term).
 const PIPE: &str = r#"[platform]
 cores = 2
 partitions = 4
 memory = "4MiB"
-refill = "10us"
+refill = "0ns"
 
 [[resource]]
 name = "bus"

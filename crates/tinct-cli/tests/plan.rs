@@ -506,3 +506,67 @@ fn plan_refuses_a_graph_the_analysis_cannot_enumerate_before_searching() {
     let output = tinct().arg("analyze").arg(&file).output().unwrap();
     assert_exits_saying(&output, 2, &expected);
 }
+
+/// Issue 27 W1: two tasks sharing partition 1 on one core with Δ = 3 ms
+/// are NOT SCHEDULABLE, and the static placement, which once dropped their
+/// partitions ("cores only") and called the set schedulable, agrees: it
+/// keeps the partitions and finds no placement. Without partitions the
+/// tasks are charged every partition: still not schedulable.
+#[test]
+fn the_static_placement_never_drops_partitions_into_a_wrong_schedulable() {
+    let dir = tempfile::tempdir().unwrap();
+    let set = |partitions: &str| {
+        format!(
+            "[platform]\ncores = 1\npartitions = 2\nmemory = \"2MiB\"\nrefill = \"3ms\"\n\n\
+             [[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = {{ 1 = \"4ms\" }}\n{partitions}\n\n\
+             [[task]]\nname = \"b\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = {{ 1 = \"4ms\" }}\n{partitions}\n"
+        )
+    };
+    for (name, partitions) in [("given.toml", "partitions = [1]"), ("none.toml", "")] {
+        let file = write(dir.path(), name, set(partitions));
+        assert_eq!(analyze_json(&file, &[])["schedulable"], false, "{name}");
+        let placed = dir.path().join(format!("placed-{name}"));
+        let out = tinct()
+            .args(["plan", "--placement", "static", "-o"])
+            .arg(&placed)
+            .arg(&file)
+            .exits(1);
+        let text = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(text.contains("no placement"), "{name}: {text}");
+        assert!(!text.contains("SCHEDULABLE"), "{name}: {text}");
+        assert!(!placed.exists(), "{name}: a plan was written");
+    }
+}
+
+/// The static placement of a set whose tasks have no partitions gives each
+/// core a block of its own (kim2013's reservation per core): the plan
+/// names them, no partition is on two cores, and `tinct analyze` of the
+/// written plan agrees it is schedulable with its cache terms.
+#[test]
+fn the_static_placement_reserves_each_core_its_own_partitions() {
+    let dir = tempfile::tempdir().unwrap();
+    let placed = dir.path().join("placed.toml");
+    let out = tinct()
+        .args(["plan", "--placement", "static", "-o"])
+        .arg(&placed)
+        .arg(example("pipeline.toml"))
+        .exits(0);
+    let text = stdout(&out);
+    assert!(text.contains("(reserved)"), "{text}");
+    let json = analyze_json(&placed, &[]);
+    assert_eq!(json["schedulable"], true, "{json}");
+    assert_eq!(json["shared_across_cores"], serde_json::json!([]));
+    let tasks = json["tasks"].as_array().unwrap();
+    assert!(
+        tasks
+            .iter()
+            .all(|t| !t["partitions"].as_array().unwrap().is_empty()),
+        "{json}"
+    );
+    assert!(
+        tasks
+            .iter()
+            .any(|t| t["breakdown"]["warmup_ns"].as_u64() > Some(0)),
+        "{json}"
+    );
+}

@@ -170,7 +170,15 @@ fn disjoint_partitions_on_two_cpus_are_proven_isolated() {
         stdout.contains("  b: ") && stdout.contains("no other task can evict its lines"),
         "{stdout}"
     );
-    assert!(!stdout.contains("!!!"), "{stdout}");
+    // A host stall may push a job past its bound (a loud line naming the
+    // stall); what this test forbids is an isolation alarm.
+    assert!(
+        !stdout
+            .lines()
+            .any(|line| line.starts_with("!!! tasks ") && line.contains("can evict each other")),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("can evict each other in"), "{stdout}");
 }
 
 #[test]

@@ -12,6 +12,7 @@
 //! an affinity graph of producer → consumer edges with data-triggered tasks
 //! and the cache domains placement works with (issue 13, demarchi).
 
+use crate::partitions::MAX_PARTITIONS;
 use crate::units::{Bytes, Nanos};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -382,6 +383,23 @@ impl Task {
         match &self.partitions {
             Some(s) => self.wcet.at(s.len()),
             None => Some(self.wcet.worst()),
+        }
+    }
+
+    /// S(i) as the cache analysis charges it (kim2013 Eq. 2's ω and γ, the
+    /// blocking terms and the check across cores): the task's `partitions`,
+    /// or, when it has none and the platform's Δ is above zero, every
+    /// partition 1..=N_P. A task without partitions runs in memory of every
+    /// colour, so it can occupy and evict any partition; charging it for
+    /// none would make "no cache information" mean "no cache cost". With
+    /// Δ = 0 nothing is charged for the cache and S(i) stays as given.
+    pub fn charged_partitions(&self, platform: &Platform) -> PartitionSet {
+        match self.partitions {
+            Some(s) => s,
+            None if platform.refill.0 > 0 && platform.partitions > 0 => {
+                PartitionSet::range(1, platform.partitions.min(MAX_PARTITIONS))
+            }
+            None => PartitionSet::EMPTY,
         }
     }
 }

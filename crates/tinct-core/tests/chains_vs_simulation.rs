@@ -267,7 +267,7 @@ fn a_two_core_pipeline_by_hand() {
 cores = 2
 partitions = 4
 memory = "4MiB"
-refill = "10us"
+refill = "0ns"
 
 [[task]]
 name = "p"

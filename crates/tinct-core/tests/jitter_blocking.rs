@@ -263,7 +263,7 @@ fn a_miss_through_its_own_jitter_names_the_jitter() {
 cores = 1
 partitions = 4
 memory = "4MiB"
-refill = "10us"
+refill = "0ns"
 
 [[task]]
 name = "hi"

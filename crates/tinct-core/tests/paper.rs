@@ -108,19 +108,20 @@ partitions = [2]
     assert!(analysis.schedulable);
 }
 
-/// Figure 3's set with `t3` given no partitions: `t3` then runs in memory
-/// of any colour and may evict `t1`'s and `t2`'s partitions, which no term
-/// bounds, so the set is not SCHEDULABLE whatever the numbers say; with
-/// Δ = 0, or with no task partitioned, the cache is not modelled and the
-/// verdict stands on the classic analysis.
+/// Figure 3's set with `t3` given no partitions: `t3` runs in memory of
+/// every colour, so with Δ > 0 the analysis charges it both partitions —
+/// exactly as if it had `partitions = [1, 2]` — and, with no task
+/// partitioned, every task. "No cache information" is never "no cache
+/// cost" (issue 27 W1): only Δ = 0 drops the cache terms. On another core,
+/// `t3` shares the cache with both, and the set cannot be schedulable.
 #[test]
-fn a_task_without_partitions_among_partitioned_ones_is_not_schedulable() {
-    let text = |refill: &str, p1: &str, p2: &str| {
+fn a_task_without_partitions_is_charged_every_partition() {
+    let text = |refill: &str, p1: &str, p2: &str, p3: &str| {
         format!(
-            "[platform]\ncores = 1\npartitions = 2\nmemory = \"2MiB\"\nrefill = \"{refill}\"\n\
-             [[task]]\nname = \"t1\"\nperiod = \"12ms\"\nmemory = \"0B\"\nwcet = \"2ms\"\n{p1}\n\
-             [[task]]\nname = \"t2\"\nperiod = \"12ms\"\nmemory = \"0B\"\nwcet = \"2ms\"\n{p2}\n\
-             [[task]]\nname = \"t3\"\nperiod = \"12ms\"\nmemory = \"0B\"\nwcet = \"2ms\"\n"
+            "[platform]\ncores = 2\npartitions = 2\nmemory = \"2MiB\"\nrefill = \"{refill}\"\n\
+             [[task]]\nname = \"t1\"\nperiod = \"12ms\"\nmemory = \"0B\"\nwcet = \"2ms\"\ncore = 0\n{p1}\n\
+             [[task]]\nname = \"t2\"\nperiod = \"12ms\"\nmemory = \"0B\"\nwcet = \"2ms\"\ncore = 0\n{p2}\n\
+             [[task]]\nname = \"t3\"\nperiod = \"12ms\"\nmemory = \"0B\"\nwcet = \"2ms\"\n{p3}\n"
         )
     };
     let analysis_of = |text: String| {
@@ -130,20 +131,50 @@ fn a_task_without_partitions_among_partitioned_ones_is_not_schedulable() {
         )
         .unwrap()
     };
-    let mixed = analysis_of(text("1ms", "partitions = [1, 2]", "partitions = [1]"));
+    let wcrt = |a: &tinct_core::analysis::Analysis| -> Vec<Option<u64>> {
+        a.tasks.iter().map(|t| t.wcrt_ns).collect()
+    };
+    let (p1, p2) = ("partitions = [1, 2]", "partitions = [1]");
+    let mixed = analysis_of(text("1ms", p1, p2, "core = 0"));
+    let explicit = analysis_of(text("1ms", p1, p2, "core = 0\npartitions = [1, 2]"));
+    assert_eq!(wcrt(&mixed), wcrt(&explicit));
+    assert_eq!(mixed.schedulable, explicit.schedulable);
+    // By hand (ms): ω_{i,n} = 2, 1, 2 (t3 meets t1 in {1, 2}); R1 = 2 + 2;
+    // R2 = 2 + 1 + (2 + 2 + γ 1) = 8; R3 = 2 + 2 + (2 + 2 + 2) + (2 + 1 + 1) = 14 > 12.
+    assert_eq!(wcrt(&mixed), vec![Some(4_000_000), Some(8_000_000), None]);
     assert!(!mixed.schedulable);
+    assert_eq!(mixed.tasks[2].partition_count, 2);
     assert!(
-        mixed.tasks.iter().all(|t| t.wcrt_ns.is_some()),
-        "each task's own R fits"
+        mixed.tasks[2]
+            .notes
+            .iter()
+            .any(|n| n.contains("charge it all 2 partitions")),
+        "{:?}",
+        mixed.tasks[2].notes
     );
+    // No task partitioned: all charged {1, 2}.
+    let none = analysis_of(text("1ms", "", "", "core = 0"));
+    let all = "partitions = [1, 2]";
+    let all_explicit = analysis_of(text("1ms", all, all, "core = 0\npartitions = [1, 2]"));
+    assert_eq!(wcrt(&none), wcrt(&all_explicit));
+    assert!(wcrt(&none).iter().all(|r| r.is_none_or(|r| r > 2_000_000)));
+    // Δ = 0: no cache term, the classic analysis.
+    let classic = analysis_of(text("0ns", "", "", "core = 0"));
+    assert_eq!(
+        wcrt(&classic),
+        vec![Some(2_000_000), Some(4_000_000), Some(6_000_000)]
+    );
+    assert!(classic.schedulable);
+    // t3 on core 1 beside partitioned tasks on core 0: unbounded sharing.
+    let across = analysis_of(text("1ms", p1, p2, "core = 1"));
+    assert!(!across.schedulable);
     assert!(
-        mixed
+        across
             .reasons
             .iter()
-            .any(|r| r.starts_with("task 't3' has no `partitions` while 't1' has")),
+            .any(|r| r.starts_with("task 't3' (core 1) has no `partitions`")),
         "{:?}",
-        mixed.reasons
+        across.reasons
     );
-    assert!(analysis_of(text("0ns", "partitions = [1, 2]", "partitions = [1]")).schedulable);
-    assert!(analysis_of(text("1ms", "", "")).schedulable);
+    assert!(analysis_of(text("0ns", p1, p2, "core = 1")).schedulable);
 }

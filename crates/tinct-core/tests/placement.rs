@@ -2,7 +2,9 @@
 //! branch-and-bound finds the least bytes crossing cache domains that any
 //! assignment of tasks to cores reaches (brute force over every
 //! assignment), and its placement keeps every core within the utilization
-//! bound and analyses as schedulable.
+//! bound and analyses as schedulable. With Δ > 0, tasks drawn with
+//! partitions keep them and the others get their core's block of the
+//! partitions nobody was given (the brute force applies that rule itself).
 
 mod common;
 
@@ -24,6 +26,10 @@ struct Draw {
     edges: Vec<(usize, usize, u64)>,
     shared: Option<(usize, usize)>,
     bound_percent: u64,
+    /// Δ in µs (0: no cache terms).
+    refill_us: u64,
+    /// Per task (modulo), the partitions it is given, if any.
+    given: Vec<Option<Vec<u32>>>,
 }
 
 fn build(draw: &Draw) -> TaskSet {
@@ -88,9 +94,15 @@ fn build(draw: &Draw) -> TaskSet {
             .map(|d| vec![2 * d, 2 * d + 1])
             .collect()
     });
+    for (i, task) in tasks.iter_mut().enumerate() {
+        if let Some(Some(given)) = draw.given.get(i) {
+            task.partitions = Some(given.iter().copied().collect());
+        }
+    }
     let mut set = TaskSet::new(
         Platform {
             cache_domains,
+            refill: Nanos(draw.refill_us * 1_000),
             ..common::platform(draw.cores)
         },
         tasks,
@@ -104,6 +116,25 @@ fn utilization(set: &TaskSet, members: impl Iterator<Item = usize>) -> f64 {
     members
         .map(|i| set.tasks[i].wcet.worst().0 as f64 / set.tasks[i].period.0 as f64)
         .sum()
+}
+
+/// kim2013's reservation per core, written out: with Δ > 0 and a task
+/// without partitions, the partitions nobody was given in equal
+/// consecutive blocks, one per core (none if fewer than the cores).
+fn blocks(set: &TaskSet) -> Option<Vec<Vec<u32>>> {
+    let unpartitioned = set.tasks.iter().any(|t| t.partitions.is_none());
+    if set.platform.refill.0 == 0 || !unpartitioned {
+        return None;
+    }
+    let free: Vec<u32> = (1..=set.platform.partitions)
+        .filter(|&p| {
+            !set.tasks
+                .iter()
+                .any(|t| t.partitions.is_some_and(|s| s.contains(p)))
+        })
+        .collect();
+    let per = free.len() / set.platform.cores as usize;
+    (per > 0).then(|| free.chunks(per).map(<[u32]>::to_vec).collect())
 }
 
 /// The least crossing bytes over every assignment, or `None`.
@@ -121,9 +152,15 @@ fn brute_force(set: &TaskSet, bound: f64) -> Option<u64> {
         });
         if within {
             let mut planned = set.clone();
+            let blocks = blocks(set);
             for (i, task) in planned.tasks.iter_mut().enumerate() {
                 task.core = Some(assignment[i] as u32);
                 task.priority = Some(ranks[i]);
+                if task.partitions.is_none()
+                    && let Some(blocks) = &blocks
+                {
+                    task.partitions = Some(blocks[assignment[i]].iter().copied().collect());
+                }
             }
             if let Ok(analysis) = analyze(&planned)
                 && analysis.schedulable
@@ -162,15 +199,22 @@ fn draw() -> impl Strategy<Value = Draw> {
         prop::collection::vec((0usize..6, 0usize..6, 1u64..=64), 0..=7),
         prop::option::of((0usize..6, 0usize..6)),
         prop::sample::select(vec![60u64, 80, 100]),
+        prop::sample::select(vec![0u64, 0, 20]),
+        prop::collection::vec(
+            prop::option::weighted(0.3, prop::collection::vec(1u32..=4, 1..=2)),
+            0..=6,
+        ),
     )
         .prop_map(
-            |(cores, paired_domains, tasks, edges, shared, bound_percent)| Draw {
+            |(cores, paired_domains, tasks, edges, shared, bound_percent, refill_us, given)| Draw {
                 cores,
                 paired_domains,
                 tasks,
                 edges,
                 shared,
                 bound_percent,
+                refill_us,
+                given,
             },
         )
 }
@@ -200,6 +244,23 @@ proptest! {
             }
             let analysis = analyze(planned).unwrap();
             prop_assert!(analysis.schedulable);
+            // Given partitions are kept; with Δ > 0 every task has some.
+            for (task, placed) in set.tasks.iter().zip(&planned.tasks) {
+                if task.partitions.is_some() {
+                    prop_assert_eq!(task.partitions, placed.partitions);
+                }
+            }
+            if let Some(blocks) = blocks(&set) {
+                for placed in &planned.tasks {
+                    let core = placed.core.unwrap() as usize;
+                    prop_assert!(placed.partitions.is_some());
+                    let given = |p: u32| {
+                        set.tasks.iter().any(|t| t.partitions.is_some_and(|s| s.contains(p)))
+                    };
+                    let within = placed.partitions.unwrap().iter().all(|p| blocks[core].contains(&p) || given(p));
+                    prop_assert!(within, "{:?} outside core {}'s block", placed.partitions, core);
+                }
+            }
             // The reported crossing edges add up to the cost.
             let listed: u64 = placement.crossing.iter().map(|e| e.buffer).sum();
             prop_assert_eq!(listed, best);

@@ -205,6 +205,22 @@ fn task_set(tasks: &[CoreTask], refill: u64) -> TaskSet {
     )
 }
 
+/// The core as the analysis charges it: with Δ > 0, a task without
+/// partitions holds every partition of [`task_set`]'s platform.
+fn charged(tasks: &[CoreTask], refill: u64) -> Vec<CoreTask> {
+    tasks
+        .iter()
+        .map(|t| CoreTask {
+            partitions: if refill > 0 && t.partitions.is_empty() {
+                PartitionSet::range(1, 256)
+            } else {
+                t.partitions
+            },
+            ..*t
+        })
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 4000,
@@ -237,8 +253,10 @@ proptest! {
             }
         }
         // Through the whole analysis: equal, or refused exactly when a term
-        // cannot be represented; never a wrong SCHEDULABLE.
+        // cannot be represented; never a wrong SCHEDULABLE. A task drawn
+        // without partitions is charged all 256 when Δ > 0.
         let set = task_set(&tasks, refill);
+        let tasks = charged(&tasks, refill);
         match analyze(&set) {
             Ok(analysis) => {
                 prop_assert!(!some_term_too_large(&tasks, refill));

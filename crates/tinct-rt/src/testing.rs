@@ -389,7 +389,8 @@ pub fn four_cpus_two_l2() -> tinct_sys::topology::Topology {
 /// A planned task set for blocking tests (issue 12): `high` (T = 5 ms)
 /// and `low` (T = 10 ms) share the resource `bus` (sections of 200 µs and
 /// 600 µs, so B_high = 600 µs), `free` (T = 20 ms) locks nothing; every
-/// task on `core` of a platform with `core + 1` cores; `protocol` is
+/// task on `core` of a platform with `core + 1` cores, Δ = 0 (no cache
+/// term: the tasks have no partitions); `protocol` is
 /// `pcp`, `pip` or `none`.
 pub fn shared_resource_set(protocol: &str, core: u32) -> String {
     let task = |name: &str, period: &str, wcet: &str, section: Option<&str>| {
@@ -402,7 +403,7 @@ pub fn shared_resource_set(protocol: &str, core: u32) -> String {
         )
     };
     format!(
-        "[platform]\ncores = {cores}\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n\
+        "[platform]\ncores = {cores}\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"0ns\"\n\n\
          [[resource]]\nname = \"bus\"\nprotocol = \"{protocol}\"\n{high}{low}{free}",
         cores = core.saturating_add(1),
         high = task("high", "5ms", "500us", Some("200us")),

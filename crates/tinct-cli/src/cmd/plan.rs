@@ -89,7 +89,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_timeout, value_name = "DURATION")]
     pub timeout: Option<Duration>,
     /// Place the affinity graph instead (`static`: tasks on cores so that
-    /// the fewest bytes cross cache domains; cores only, no partitions).
+    /// the fewest bytes cross cache domains; cores only, partitions as given).
     #[arg(long, value_enum, conflicts_with_all = ["algorithm", "partitions", "keep_free"])]
     pub placement: Option<PlacementArg>,
     /// With --placement: the largest utilization a core may take.

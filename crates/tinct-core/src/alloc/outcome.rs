@@ -169,12 +169,18 @@ impl StaticPlacement {
                 self.utilization_bound
             ),
             format!(
-                "{} B per job cross cache domains{}; cores only (no partitions).",
+                "{} B per job cross cache domains{}; {}.",
                 self.crossing_bytes,
                 if self.exact {
                     " (optimal)"
                 } else {
                     " (search budget or timeout hit: not proven optimal)"
+                },
+                if self.cores.iter().any(|c| c.reserved) {
+                    "cores, partitions as given, and each core's tasks without any a block of \
+                     the partitions no task was given (kim2013's reservation per core)"
+                } else {
+                    "cores only (partitions as given)"
                 }
             ),
             format!("{refill_source}; re-check with `tinct analyze` on this file."),

@@ -21,15 +21,23 @@
 //! first of each is tried. A node budget makes the search anytime: past it
 //! the best placement found is kept and reported as not proven optimal.
 //!
-//! The placement assigns cores only: cache partitions S(i) are left out
-//! (the analysis then takes each task's worst listed C), and priorities are
-//! the set's rank order.
+//! The placement assigns cores, and priorities in the set's rank order.
+//! A task's given partitions S(i) are kept, and tasks whose S(i) meet go
+//! to one core (the analysis bounds no sharing across cores). With Δ > 0,
+//! the tasks the input leaves without partitions get their core's block:
+//! the partitions no task was given, split in equal consecutive blocks, one
+//! per core (kim2013's cache reservation per core; [`reserve_blocks`]).
+//! Where there are fewer such partitions than cores, they keep none, the
+//! analysis charges them every partition
+//! ([`crate::model::Task::charged_partitions`]), and they share one core
+//! with every task that touches the cache.
 
 use crate::analysis::rta::{CoreTask, utilization_numerators};
 use crate::analysis::{Analysis, analyze, core_feasible_so_far};
 use crate::model::TaskSet;
-use crate::partitions::PartitionSet;
+use crate::partitions::{MAX_PARTITIONS, PartitionSet};
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// How to place.
@@ -117,6 +125,13 @@ pub struct PlacedCore {
     pub utilization: f64,
     /// Its tasks (names), highest priority first.
     pub tasks: Vec<String>,
+    /// The partitions its tasks use: those given in the input, and its
+    /// block ([`reserve_blocks`]) for the tasks given none.
+    #[serde(default)]
+    pub partitions: Vec<u32>,
+    /// Its block of [`reserve_blocks`] gave partitions to tasks without any.
+    #[serde(default)]
+    pub reserved: bool,
 }
 
 /// How far a core's summed utilization may pass the bound and still be
@@ -146,7 +161,7 @@ pub struct StaticPlacement {
     pub utilization_bound: f64,
     /// Why no placement was found, when none was.
     pub reason: Option<String>,
-    /// The set with `core` and `priority` filled in (and no partitions).
+    /// The set with `core` and `priority` filled in (partitions as given).
     #[serde(skip)]
     pub planned: Option<TaskSet>,
     /// Its analysis.
@@ -156,14 +171,22 @@ pub struct StaticPlacement {
 
 struct Search<'a> {
     set: &'a TaskSet,
+    /// `set` with every task of [`Search::blocks`] given the first block:
+    /// the blocks are disjoint, of one size and meet no given partition, so
+    /// a core's schedulability does not depend on which block it has.
+    feasibility: &'a TaskSet,
+    /// Per core, the partitions its tasks without any get ([`reserve_blocks`]).
+    blocks: Option<Vec<PartitionSet>>,
     /// Per task: the numerator of its utilization term, and its period.
     load: Vec<(u128, u64)>,
     /// Tasks in the order they are placed.
     order: Vec<usize>,
     /// Per task: (other end, bytes) of its edges.
     neighbours: Vec<Vec<(usize, u64)>>,
-    /// Per task: the tasks it shares a resource with.
-    sharing: Vec<Vec<usize>>,
+    /// Groups of tasks that must share a core ([`one_core_groups`]).
+    groups: Vec<Vec<usize>>,
+    /// Per task: its group.
+    group_of: Vec<usize>,
     domain: Vec<usize>,
     domain_sizes: Vec<usize>,
     ranks: Vec<u32>,
@@ -188,19 +211,23 @@ pub fn place_static(
     let ranks = set.ranks();
     for (task, &rank) in base.tasks.iter_mut().zip(&ranks) {
         task.core = None;
-        task.partitions = None;
         task.priority = Some(rank);
     }
     let n = base.tasks.len();
     let overheads = base.platform.overheads;
-    let core_tasks: Vec<CoreTask> = base
+    let blocks = reserve_blocks(&base);
+    let feasibility = blocks.as_ref().map(|blocks| with_block(&base, blocks[0]));
+    // C as the analysis takes it: C^{|S(i)|}, the block's size included.
+    let core_tasks: Vec<CoreTask> = feasibility
+        .as_ref()
+        .unwrap_or(&base)
         .tasks
         .iter()
         .map(|t| CoreTask {
             overhead: overheads.context_switch.0.saturating_mul(2),
             interrupt: overheads.tick.0,
             ..CoreTask::new(
-                t.wcet.worst().0,
+                t.effective_wcet().unwrap_or_else(|| t.wcet.worst()).0,
                 t.period.0,
                 t.deadline.0,
                 PartitionSet::EMPTY,
@@ -220,28 +247,20 @@ pub fn place_static(
         bytes[edge.from] += u128::from(edge.buffer.0);
         bytes[edge.to] += u128::from(edge.buffer.0);
     }
-    let shares = |a: usize, b: usize| {
-        a != b
-            && base.tasks[a].critical_sections.iter().any(|s| {
-                base.tasks[b]
-                    .critical_sections
-                    .iter()
-                    .any(|t| t.resource == s.resource)
-            })
-    };
-    let sharing: Vec<Vec<usize>> = (0..n)
-        .map(|a| (0..n).filter(|&b| shares(a, b)).collect())
-        .collect();
+    let (groups, group_of) = one_core_groups(&base, blocks.is_some());
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(bytes[i]), ranks[i]));
     let domains = base.platform.cache_domains();
     let cores = base.platform.cores as usize;
     let mut search = Search {
         set: &base,
+        feasibility: feasibility.as_ref().unwrap_or(&base),
+        blocks,
         load,
         order,
         neighbours,
-        sharing,
+        groups,
+        group_of,
         domain: base.platform.domain_of_cores(),
         domain_sizes: domains.iter().map(Vec::len).collect(),
         ranks: ranks.clone(),
@@ -261,10 +280,8 @@ pub fn place_static(
     let load = search.load.clone();
     Ok(match search.best.take() {
         Some((crossing_bytes, assignment, analysis)) => {
-            let mut planned = base.clone();
-            for (task, &core) in planned.tasks.iter_mut().zip(&assignment) {
-                task.core = Some(core);
-            }
+            let core_of: Vec<Option<u32>> = assignment.iter().map(|&c| Some(c)).collect();
+            let planned = search.planned(&core_of);
             let crossing = planned
                 .edges
                 .iter()
@@ -289,6 +306,12 @@ pub fn place_static(
                         .map(|&i| load[i].0 as f64 / load[i].1 as f64)
                         .sum(),
                     tasks: c.tasks.clone(),
+                    partitions: c.partitions.clone(),
+                    reserved: c
+                        .task_indices
+                        .iter()
+                        .any(|&i| search.set.tasks[i].partitions.is_none())
+                        && search.blocks.is_some(),
                 })
                 .collect();
             StaticPlacement {
@@ -317,9 +340,18 @@ pub fn place_static(
             reason: Some(if stopped {
                 "stopped before a placement was found".to_string()
             } else if exact {
+                let unpartitioned =
+                    base.platform.refill.0 > 0 && base.tasks.iter().any(|t| t.partitions.is_none());
                 format!(
-                    "no placement on {} core(s) keeps every core within utilization {} with every task meeting its deadline (and tasks sharing a resource on one core)",
-                    base.platform.cores, options.utilization_bound
+                    "no placement on {} core(s) keeps every core within utilization {} with every task meeting its deadline (and tasks sharing a resource or a partition on one core){}",
+                    base.platform.cores,
+                    options.utilization_bound,
+                    if unpartitioned {
+                        "; with Δ > 0 a task without `partitions` may use every colour, so it shares \
+                         its core with every task: give partitions (`--placement cata` assigns them) or Δ = 0"
+                    } else {
+                        ""
+                    }
                 )
             } else {
                 format!("the search budget ran out ({nodes} nodes) before a placement was found")
@@ -330,7 +362,118 @@ pub fn place_static(
     })
 }
 
+/// kim2013's cache reservation per core for the tasks `set` leaves without
+/// partitions, when Δ > 0: the partitions no task was given, in equal
+/// consecutive blocks of ⌊free / N_C⌋, one per core (the rest unused).
+/// `None` when nothing needs a block (Δ = 0, or every task has partitions),
+/// when there are fewer free partitions than cores, or when a task's WCET
+/// table lists no C^p at the block's size.
+pub fn reserve_blocks(set: &TaskSet) -> Option<Vec<PartitionSet>> {
+    let platform = &set.platform;
+    let unpartitioned: Vec<_> = set
+        .tasks
+        .iter()
+        .filter(|t| t.partitions.is_none())
+        .collect();
+    if platform.refill.0 == 0 || unpartitioned.is_empty() {
+        return None;
+    }
+    let given = set
+        .tasks
+        .iter()
+        .filter_map(|t| t.partitions)
+        .fold(PartitionSet::EMPTY, |acc, s| acc.union(&s));
+    let free: Vec<u32> = (1..=platform.partitions.min(MAX_PARTITIONS))
+        .filter(|&p| !given.contains(p))
+        .collect();
+    let per_core = free.len() / platform.cores.max(1) as usize;
+    let size = u32::try_from(per_core).ok()?;
+    if size == 0 || unpartitioned.iter().any(|t| t.wcet.at(size).is_none()) {
+        return None;
+    }
+    Some(
+        free.chunks_exact(per_core)
+            .take(platform.cores as usize)
+            .map(|block| {
+                block.iter().fold(PartitionSet::EMPTY, |mut acc, &p| {
+                    acc.insert(p);
+                    acc
+                })
+            })
+            .collect(),
+    )
+}
+
+/// `set` with every task without partitions given `block`.
+fn with_block(set: &TaskSet, block: PartitionSet) -> TaskSet {
+    let mut out = set.clone();
+    for task in out.tasks.iter_mut().filter(|t| t.partitions.is_none()) {
+        task.partitions = Some(block);
+    }
+    out
+}
+
+/// The tasks that must run on one core, as groups and each task's group:
+/// tasks that share a resource (resources are analysed per core) or a
+/// charged partition (no sharing across cores is bounded), closed
+/// transitively. Near linear: a union-find over each resource's and each
+/// partition's users.
+fn one_core_groups(set: &TaskSet, reserved: bool) -> (Vec<Vec<usize>>, Vec<usize>) {
+    fn root(parent: &mut [usize], mut i: usize) -> usize {
+        while parent[i] != i {
+            parent[i] = parent[parent[i]];
+            i = parent[i];
+        }
+        i
+    }
+    let n = set.tasks.len();
+    let mut parent: Vec<usize> = (0..n).collect();
+    let mut first_user: HashMap<(bool, usize), usize> = HashMap::new();
+    for (i, task) in set.tasks.iter().enumerate() {
+        // A task that gets its core's block shares it with no other core.
+        let charged = match task.partitions {
+            None if reserved => PartitionSet::EMPTY,
+            _ => task.charged_partitions(&set.platform),
+        };
+        let partitions = charged.iter().map(|p| (true, p as usize));
+        let resources = task.critical_sections.iter().map(|s| (false, s.resource));
+        for key in partitions.chain(resources) {
+            let first = *first_user.entry(key).or_insert(i);
+            let (a, b) = (root(&mut parent, first), root(&mut parent, i));
+            parent[a] = b;
+        }
+    }
+    let mut index_of_root: HashMap<usize, usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut group_of = Vec::with_capacity(n);
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        let g = *index_of_root.entry(r).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+        group_of.push(g);
+    }
+    (groups, group_of)
+}
+
 impl Search<'_> {
+    /// The set placed as `core_of` says, each task without partitions given
+    /// its core's block.
+    fn planned(&self, core_of: &[Option<u32>]) -> TaskSet {
+        let mut planned = self.set.clone();
+        for (task, core) in planned.tasks.iter_mut().zip(core_of) {
+            task.core = *core;
+            if task.partitions.is_none()
+                && let (Some(blocks), Some(core)) = (&self.blocks, core)
+            {
+                task.partitions = Some(blocks[*core as usize]);
+            }
+        }
+        planned
+    }
+
     /// Bytes added by placing `task` on `core` against the tasks placed.
     fn added_bytes(&self, task: usize, core: u32) -> u64 {
         let d = self.domain[core as usize];
@@ -344,10 +487,11 @@ impl Search<'_> {
     }
 
     /// The cores worth trying for `task`: one empty core per domain, one
-    /// empty domain per size; the core of a task it shares a resource with
-    /// if there is one.
+    /// empty domain per size; the core of a task of its group
+    /// ([`one_core_groups`]) if one is placed.
     fn candidates(&self, task: usize) -> Vec<u32> {
-        if let Some(core) = self.sharing[task].iter().find_map(|&o| self.core_of[o]) {
+        let group = &self.groups[self.group_of[task]];
+        if let Some(core) = group.iter().find_map(|&o| self.core_of[o]) {
             return vec![core];
         }
         let mut seen_empty_domain_sizes = Vec::new();
@@ -421,7 +565,7 @@ impl Search<'_> {
             let position = self.members[c].partition_point(|&o| self.ranks[o] < self.ranks[task]);
             self.members[c].insert(position, task);
             self.utilization[c] = utilization;
-            if core_feasible_so_far(self.set, &self.members[c]) {
+            if core_feasible_so_far(self.feasibility, &self.members[c]) {
                 self.place(depth + 1, added);
             }
             self.members[c].remove(position);
@@ -435,10 +579,7 @@ impl Search<'_> {
 
     /// A complete assignment: the whole analysis decides.
     fn leaf(&mut self, cost: u64) {
-        let mut planned = self.set.clone();
-        for (task, core) in planned.tasks.iter_mut().zip(&self.core_of) {
-            task.core = *core;
-        }
+        let planned = self.planned(&self.core_of);
         let Ok(analysis) = analyze(&planned) else {
             return;
         };

@@ -187,7 +187,7 @@ pub fn core_blocking(
     // ω_{l,n} of every member: the warm-up a section of l may pay.
     let partitions: Vec<PartitionSet> = members
         .iter()
-        .map(|&i| set.tasks[i].partitions.unwrap_or_default())
+        .map(|&i| set.tasks[i].charged_partitions(&set.platform))
         .collect();
     let warmup: Vec<u128> = (0..members.len())
         .map(|l| {
@@ -261,7 +261,7 @@ fn derived_blocking(set: &TaskSet, members: &[usize], k: usize, core: &Core<'_>)
     let (ceiling, refill, context_switch) = (core.ceiling, core.refill, core.context_switch);
     let task = &set.tasks[members[k]];
     let uses = |r: usize| task.critical_sections.iter().any(|s| s.resource == r);
-    let own = task.partitions.unwrap_or_default();
+    let own = task.charged_partitions(&set.platform);
     let mut candidates = Vec::new();
     for (holder, &l) in members.iter().enumerate().skip(k + 1) {
         let lower = &set.tasks[l];
@@ -270,7 +270,7 @@ fn derived_blocking(set: &TaskSet, members: &[usize], k: usize, core: &Core<'_>)
             let resource = &set.resources[r];
             // The section with its holder's partitions reloaded.
             let length = u128::from(section.length.0) + core.warmup[holder];
-            let held = lower.partitions.unwrap_or_default();
+            let held = lower.charged_partitions(&set.platform);
             // Two switches and the refill of what τ_l evicted of τ_i.
             let while_ready = 2 * u128::from(context_switch)
                 + u128::from(own.intersection_len(&held)) * u128::from(refill);
@@ -348,7 +348,7 @@ fn derived_blocking(set: &TaskSet, members: &[usize], k: usize, core: &Core<'_>)
         }
     };
     let holders = candidates.iter().fold(PartitionSet::EMPTY, |acc, c| {
-        acc.union(&set.tasks[members[c.holder]].partitions.unwrap_or_default())
+        acc.union(&set.tasks[members[c.holder]].charged_partitions(&set.platform))
     });
     // The tasks from the lowest ceiling down to τ_i cannot preempt a
     // ceiling-protocol section; under inheritance (or none) any task above

@@ -81,7 +81,7 @@ pub(super) fn core_tasks(
                 wcet: t.effective_wcet().map_or(u64::MAX, |c| c.0),
                 period: t.period.0,
                 deadline: t.deadline.0,
-                partitions: t.partitions.unwrap_or(PartitionSet::EMPTY),
+                partitions: t.charged_partitions(&set.platform),
                 jitter: jitter[i],
                 blocking: blocking[i].value(),
                 blockers: blocking[i].blockers,

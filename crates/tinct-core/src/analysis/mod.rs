@@ -22,6 +22,12 @@
 //! every core is and no partition is used on two cores (cache reservation
 //! gives each core its own partitions; sharing across cores is not bounded
 //! by this analysis).
+//!
+//! With Δ > 0, a task without `partitions` is charged every partition
+//! ([`crate::model::Task::charged_partitions`]): it runs in memory of every
+//! colour, so on its core ω and γ count all N_P partitions, and beside a
+//! task on another core the set cannot be schedulable. "No cache
+//! information" never means "no cache cost"; only Δ = 0 drops the terms.
 
 pub mod blocking;
 pub mod chains;
@@ -57,7 +63,9 @@ pub struct TaskReport {
     pub priority: u32,
     /// S(i), empty when not assigned.
     pub partitions: Vec<u32>,
-    /// |S(i)|.
+    /// |S(i)| as the cache terms charge it
+    /// ([`crate::model::Task::charged_partitions`]): N_P for a task without
+    /// partitions when Δ > 0.
     pub partition_count: u32,
     /// T_i.
     pub period_ns: u64,
@@ -383,26 +391,6 @@ pub fn core_feasible_so_far(set: &TaskSet, members: &[usize]) -> bool {
     rta::core_schedulable(&tasks, refill)
 }
 
-/// Why the cache terms are not a bound when, with Δ > 0, some tasks have
-/// `partitions` and others do not: a task without them runs in memory of
-/// any colour, so it may evict every partition of the tasks that have
-/// them, on its core and on the others (they share the LLC), and neither
-/// Eq. (2) nor the cross-core check sees it. Its own numbers carry a note;
-/// the set cannot be SCHEDULABLE. A set where no task has partitions is the
-/// analysis without cache terms and is not concerned.
-fn unpartitioned_among_partitioned(set: &TaskSet) -> Option<String> {
-    let with = set.tasks.iter().find(|t| t.partitions.is_some())?;
-    let without = set.tasks.iter().find(|t| t.partitions.is_none())?;
-    (set.platform.refill.0 > 0).then(|| {
-        format!(
-            "task '{}' has no `partitions` while '{}' has: it may evict any partition, and the cache \
-             interference it causes is not bounded (give every task partitions, or none for the \
-             analysis without cache terms)",
-            without.name, with.name
-        )
-    })
-}
-
 /// The tasks of one core in priority order (highest first), as file
 /// indices; `ranks` are [`TaskSet::ranks`].
 pub fn core_members(set: &TaskSet, core: u32, ranks: &[u32]) -> Vec<usize> {
@@ -470,10 +458,16 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
             let result = cint.results[i];
             let mut notes = Vec::new();
             if t.partitions.is_none() {
-                notes.push(
-                    "no partitions assigned: C is the worst listed value and cache interference is not modelled"
-                        .to_string(),
-                );
+                notes.push(if refill > 0 {
+                    format!(
+                        "no partitions assigned: C is the worst listed value, and the task runs in \
+                         memory of every colour, so ω and γ charge it all {} partitions",
+                        platform.partitions
+                    )
+                } else {
+                    "no partitions assigned: C is the worst listed value (Δ = 0: no cache term)"
+                        .to_string()
+                });
             }
             let blocking = &cint.blocking[i];
             if let Some(below) = &blocking.explicit_below_derived {
@@ -495,7 +489,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
                 core,
                 priority: priorities[i],
                 partitions: t.partitions.map(|s| s.to_vec()).unwrap_or_default(),
-                partition_count: t.partitions.map_or(0, |s| s.len()),
+                partition_count: t.charged_partitions(platform).len(),
                 period_ns: t.period.0,
                 deadline_ns: t.deadline.0,
                 wcet_ns: core_tasks[skip + k].wcet,
@@ -561,7 +555,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
             share.partition, share.cores
         ));
     }
-    reasons.extend(unpartitioned_among_partitioned(set));
+    reasons.extend(unpartitioned_across_cores(set));
     warnings.sort_by_key(|w| w.task_index);
     let chains = chains::reports(set, &chain_paths, &cint.results, &nocint.results);
     // A chain whose tasks all meet their deadlines can still have no bound:
@@ -714,6 +708,32 @@ fn partition_use(
         tasks: users.iter().map(|&i| set.tasks[i].name.clone()).collect(),
         feasible,
     })
+}
+
+/// Why the set cannot be SCHEDULABLE when, with Δ > 0, a task without
+/// `partitions` runs on one core and some task on another: the first may
+/// use every colour ([`crate::model::Task::charged_partitions`]), so the
+/// two share the last-level cache, and no term bounds interference across
+/// cores. (On one core, Eq. 2's ω and γ charge it every partition.)
+fn unpartitioned_across_cores(set: &TaskSet) -> Option<String> {
+    if set.platform.refill.0 == 0 {
+        return None;
+    }
+    let (task, other) = set.tasks.iter().find_map(|task| {
+        let core = task.core.unwrap_or(0);
+        let other = set.tasks.iter().find(|t| t.core.unwrap_or(0) != core)?;
+        task.partitions.is_none().then_some((task, other))
+    })?;
+    Some(format!(
+        "task '{}' (core {}) has no `partitions`: it may use every colour of the cache that '{}' \
+         on core {} uses too, and interference across cores is not bounded (give every task \
+         partitions of its own core's, as `tinct plan` does, or Δ = 0 for the analysis without \
+         cache terms)",
+        task.name,
+        task.core.unwrap_or(0),
+        other.name,
+        other.core.unwrap_or(0)
+    ))
 }
 
 fn cross_core_shares(set: &TaskSet) -> Vec<CrossCoreShare> {

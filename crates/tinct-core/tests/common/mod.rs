@@ -48,8 +48,8 @@ pub fn numbered_task(index: usize, period: Nanos, wcet: Nanos) -> Task {
     )
 }
 
-/// Three tasks on one core, highest priority first (`overheads`: a
-/// `[platform]` line or nothing):
+/// Three tasks on one core, highest priority first, Δ = 0 (no cache term:
+/// they have no partitions; `overheads`: a `[platform]` line or nothing):
 /// τ1 C = 1 ms, T = D = 5 ms, J = 2 ms;
 /// τ2 C = 2 ms, T = D = 12 ms, a 0.5 ms section on `bus`;
 /// τ3 C = 3 ms, T = D = 20 ms, a 1 ms section on `bus`.
@@ -59,7 +59,7 @@ pub fn three_tasks(protocol: &str, overheads: &str) -> String {
 cores = 1
 partitions = 4
 memory = "4MiB"
-refill = "10us"
+refill = "0ns"
 {overheads}
 
 [[resource]]

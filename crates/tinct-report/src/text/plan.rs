@@ -103,6 +103,17 @@ pub fn write_plan(out: &mut impl Write, report: &PlanReport) -> fmt::Result {
     Ok(())
 }
 
+/// A placed core's partitions, compact (`{1-4}`), "(reserved)" when they
+/// include the block its tasks without partitions were given.
+fn partition_list(partitions: &[u32], reserved: bool) -> String {
+    let set = tinct_core::PartitionSet::from_iter(partitions.iter().copied());
+    if reserved {
+        format!("{set} (reserved)")
+    } else {
+        set.to_string()
+    }
+}
+
 /// [`placement_text`] into any writer.
 pub fn write_placement(out: &mut impl Write, report: &PlacementReport) -> fmt::Result {
     let placement = &*report.result;
@@ -119,12 +130,13 @@ pub fn write_placement(out: &mut impl Write, report: &PlacementReport) -> fmt::R
         )?;
         return Ok(());
     }
-    let mut t = table(&["core", "domain", "utilization", "tasks"]);
+    let mut t = table(&["core", "domain", "utilization", "partitions", "tasks"]);
     for core in placement.cores.iter().filter(|c| !c.tasks.is_empty()) {
         t.add_row(vec![
             core.core.to_string(),
             core.domain.to_string(),
             format!("{:.4}", core.utilization),
+            partition_list(&core.partitions, core.reserved),
             core.tasks.join(", "),
         ]);
     }
