@@ -1,9 +1,11 @@
 //! A job's busy window on its CPU and what ran in it: where the window
 //! starts (the level-i busy period, [`BUSY_GAP_NS`]), the time its CPU ran
 //! none of the jobs of its priority or above, and how far the jobs that
-//! could delay it ran beyond their modelled C.
+//! could delay it ran beyond their modelled C. Each is a query of its
+//! CPU's [`Level`] at its priority (`timeline`), not a pass over the run.
 
 use super::ms;
+use super::timeline::{Level, on_one_cpu};
 use crate::record::JobRecord;
 use crate::runtime::{RunResult, TaskRun};
 use tinct_sys::sched::Policy;
@@ -20,10 +22,11 @@ pub(super) fn priority(task: &TaskRun) -> u8 {
     }
 }
 
-/// A finished job that started and ended on one CPU: (cpu, start, finish).
-fn on_one_cpu(r: &JobRecord) -> Option<(u32, u64, u64)> {
-    let finish = r.finish_ns?;
-    (r.started() && r.cpu == r.cpu_end).then_some((r.cpu, r.start_ns, finish))
+/// The position of job `r` of task `task` in `level`, if it is there
+/// (finished on the level's CPU, where it started).
+fn position(level: &Level, task: usize, r: &JobRecord) -> Option<usize> {
+    on_one_cpu(r)?;
+    level.position(task, r.job, r.start_ns)
 }
 
 /// The start of job `r`'s busy window: its release, or the start of the
@@ -31,60 +34,27 @@ fn on_one_cpu(r: &JobRecord) -> Option<(u32, u64, u64)> {
 /// released: a stretch without a pause during which jobs of priority ≥
 /// `prio` were pending (released and not finished). Pending, not running:
 /// a job a stall kept from starting still holds up the jobs after it.
-pub(super) fn window_start(result: &RunResult, r: &JobRecord, prio: u8) -> u64 {
-    let intervals: Vec<(u64, u64)> = result
-        .tasks
-        .iter()
-        .filter(|t| priority(t) >= prio)
-        .flat_map(|t| &t.records)
-        .filter_map(|other| {
-            let (cpu, _, finish) = on_one_cpu(other)?;
-            (cpu == r.cpu && other.release_ns < r.release_ns).then_some((other.release_ns, finish))
-        })
-        .collect();
-    let mut begin = r.release_ns;
-    // Walk back over the stretches that reach the current start.
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &(start, finish) in &intervals {
-            if start < begin && finish.saturating_add(BUSY_GAP_NS) >= begin {
-                begin = start;
-                changed = true;
-            }
-        }
-    }
-    begin
+/// `level` is its CPU's at its priority.
+pub(super) fn window_start(level: &Level, r: &JobRecord) -> u64 {
+    level.window_start(r.release_ns)
 }
 
 /// The time between job `r`'s release and finish that its CPU spent on
 /// none of the run's jobs of priority ≥ `prio` (its own included):
 /// release latencies, context switches, the kernel's own work, the
 /// sentinel; and how many dispatches of such jobs fell in that window
-/// (each may carry one release latency).
-pub(super) fn off_task_ns(result: &RunResult, r: &JobRecord, prio: u8) -> (u64, u64) {
+/// (each may carry one release latency). `r` is job of task `task`,
+/// `level` its CPU's at its priority.
+pub(super) fn off_task_ns(level: &Level, task: usize, r: &JobRecord) -> (u64, u64) {
     let Some(finish) = r.finish_ns else {
         return (0, 0);
     };
-    let mut busy = r.exec_ns;
-    let mut dispatches = 1u64;
-    for (cpu, start, end, exec) in result
-        .tasks
-        .iter()
-        .filter(|t| priority(t) >= prio)
-        .flat_map(|t| &t.records)
-        .filter(|other| !std::ptr::eq(*other, r))
-        .filter_map(|other| on_one_cpu(other).map(|(c, s, e)| (c, s, e, other.exec_ns)))
-    {
-        let overlap = end.min(finish).saturating_sub(start.max(r.release_ns));
-        if cpu == r.cpu && overlap > 0 {
-            busy = busy.saturating_add(exec.min(overlap));
-            dispatches += 1;
-        }
-    }
+    let (others, dispatches) = level.busy_within(r.release_ns, finish, position(level, task, r));
+    let busy = u128::from(r.exec_ns) + others;
+    let window = u128::from(finish.saturating_sub(r.release_ns));
     (
-        finish.saturating_sub(r.release_ns).saturating_sub(busy),
-        dispatches,
+        u64::try_from(window.saturating_sub(busy)).unwrap_or(u64::MAX),
+        dispatches + 1,
     )
 }
 
@@ -93,56 +63,48 @@ pub(super) fn off_task_ns(result: &RunResult, r: &JobRecord, prio: u8) -> (u64, 
 /// higher-priority jobs that ran on its CPU within its busy window
 /// `[from, finish]` (each ns above C delays `r` by as much), with the
 /// largest of them in words; `None` when every one stayed within its C.
+/// `r` is a job of `result.tasks[task]`, `level` its CPU's at its priority.
 pub(super) fn exec_above_c(
     result: &RunResult,
-    task: &TaskRun,
+    level: &Level,
+    task: usize,
     r: &JobRecord,
-    prio: u8,
     from: u64,
     finish: u64,
 ) -> Option<(u64, String)> {
-    let mut total = 0u64;
-    let mut largest: Option<(u64, String)> = None;
-    let mut note = |excess: u64, words: String| {
-        total = total.saturating_add(excess);
-        if largest.as_ref().is_none_or(|(l, _)| excess > *l) {
-            largest = Some((excess, words));
+    let own = &result.tasks[task];
+    let own_excess = own
+        .spec
+        .bound
+        .map_or(0, |b| r.exec_ns.saturating_sub(b.wcet_ns));
+    let (others, largest) = level.excess_within(task, position(level, task, r), from, finish);
+    let total = u64::try_from(u128::from(own_excess) + others).unwrap_or(u64::MAX);
+    if total == 0 {
+        return None;
+    }
+    let words = match largest.filter(|&(value, _)| value > own_excess) {
+        Some((_, p)) => {
+            let e = &level.entries[p];
+            let t = &result.tasks[e.task];
+            let c = t.spec.bound.map_or(0, |b| b.wcet_ns);
+            format!(
+                "{} '{}' job {}: {} > C {}",
+                if e.task == task {
+                    "earlier"
+                } else {
+                    "higher-priority"
+                },
+                t.spec.name,
+                e.job,
+                ms(e.exec),
+                ms(c)
+            )
+        }
+        None => {
+            let c = own.spec.bound.map_or(0, |b| b.wcet_ns);
+            format!("{} > C {}", ms(r.exec_ns), ms(c))
         }
     };
-    if let Some(c) = task.spec.bound.map(|b| b.wcet_ns)
-        && r.exec_ns > c
-    {
-        note(r.exec_ns - c, format!("{} > C {}", ms(r.exec_ns), ms(c)));
-    }
-    for t in result.tasks.iter().filter(|t| priority(t) >= prio) {
-        let own = std::ptr::eq(t, task);
-        if !own && priority(t) == prio {
-            continue;
-        }
-        let Some(c) = t.spec.bound.map(|b| b.wcet_ns) else {
-            continue;
-        };
-        for other in &t.records {
-            let Some((cpu, start, end)) = on_one_cpu(other) else {
-                continue;
-            };
-            let counts = !own || other.job != r.job;
-            if counts && cpu == r.cpu && start < finish && end > from && other.exec_ns > c {
-                note(
-                    other.exec_ns - c,
-                    format!(
-                        "{} '{}' job {}: {} > C {}",
-                        if own { "earlier" } else { "higher-priority" },
-                        t.spec.name,
-                        other.job,
-                        ms(other.exec_ns),
-                        ms(c)
-                    ),
-                );
-            }
-        }
-    }
-    let (_, words) = largest?;
     Some((
         total,
         format!("{} above C in all; the most: {words}", ms(total)),

@@ -4,12 +4,14 @@
 
 use super::busy_window::{exec_above_c, off_task_ns, priority, window_start};
 use super::cache_sharing::{isolation_absent, shares_cache};
+use super::timeline::Level;
 use super::{Attribution, BoundKind, Cause, LateJob, ms};
 use crate::colouring::Colouring;
 use crate::memory::Placement;
 use crate::record::{JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun};
 use crate::sentinel::SentinelReport;
+use std::collections::HashMap;
 
 /// What the attribution needs besides the records.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -48,168 +50,200 @@ fn bound_of(task: &TaskRun, record: &JobRecord) -> Option<(u64, BoundKind)> {
     }
 }
 
-/// Explains every job of `result` that exceeded its bound.
+/// What the attribution finds for one task: per record its stall and
+/// bound, and cause when late; its late jobs.
+type TaskFindings = (Vec<u64>, Vec<Option<u64>>, Vec<Option<Cause>>, Vec<LateJob>);
+
+/// Explains every job of `result` that exceeded its bound. The tasks are
+/// taken by priority, so that each CPU's [`Level`] is built once per
+/// priority and only one priority's are held at a time.
 pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
-    let t0 = result.start_ns;
-    let mut out = Attribution::default();
-    for (index, task) in result.tasks.iter().enumerate() {
-        let prio = priority(task);
-        let sharing = shares_cache(result, index, evidence.llc_domains);
-        let isolation = isolation_absent(&task.placement, evidence.colouring);
-        let wants_rt = task.spec.scheduling.policy.is_realtime();
-        let mut stalls = Vec::with_capacity(task.records.len());
-        let mut bounds = Vec::with_capacity(task.records.len());
-        let mut causes = vec![None; task.records.len()];
-        let mut late = Vec::new();
-        for (k, r) in task.records.iter().enumerate() {
-            let bound = bound_of(task, r);
-            bounds.push(bound.map(|(b, _)| b));
-            let (Some(finish), Some(response)) = (r.finish_ns, r.response_ns()) else {
-                stalls.push(0);
-                continue;
-            };
-            let from = window_start(result, r, prio);
-            let cpus = [r.cpu, r.cpu_end];
-            let stall = evidence
-                .sentinel
-                .filter(|s| {
-                    s.cpus
-                        .iter()
-                        .filter(|w| cpus.contains(&w.cpu))
-                        .all(|w| w.top_priority)
-                })
-                .map_or(0, |s| s.stalled_within(&cpus, from, finish));
-            stalls.push(stall);
-            let Some((bound_ns, kind)) = bound else {
-                continue;
-            };
-            if response <= bound_ns || r.outcome == Outcome::Aborted {
-                continue;
-            }
-            let exceedance = response - bound_ns;
-            let over_c = exec_above_c(result, task, r, prio, from, finish);
-            // Platform latency is what the sentinel does not call a stall:
-            // up to its threshold per dispatch in the window. Longer, with
-            // no stall seen at the top priority, something the analysis
-            // does not know ran above the job.
-            let threshold = evidence
-                .sentinel
-                .map_or(crate::sentinel::DEFAULT_THRESHOLD_NS, |s| {
-                    s.options.threshold_ns
-                });
-            let (off_task, dispatches) = off_task_ns(result, r, prio);
-            let platform_ns = off_task.min(threshold.saturating_mul(dispatches));
-            let (cause, mut explanation) = if (wants_rt || kind == BoundKind::Wcrt)
-                && (!result.realtime || !r.policy.is_realtime())
-            {
-                (
-                    Cause::NotRealTime,
-                    format!(
-                        "not run under a real-time policy ({}{}): the bound does not apply",
-                        r.policy_text(),
-                        if result.realtime { "" } else { ", --no-rt" }
-                    ),
-                )
-            } else if stall >= exceedance {
-                (Cause::HostStall, format!("host stall of {}", ms(stall)))
-            } else if let Some((_, detail)) = over_c
-                .as_ref()
-                .filter(|(excess, _)| excess.saturating_add(stall) >= exceedance)
-            {
-                // The excess (with any stall) covers the exceedance: without
-                // it the job would have met its bound.
-                (
-                    Cause::ExecAboveC,
-                    format!("execution time above the modelled C ({detail})"),
-                )
-            } else if stall
-                .saturating_add(over_c.as_ref().map_or(0, |(excess, _)| *excess))
-                .saturating_add(platform_ns)
-                >= exceedance
-            {
-                (
-                    Cause::PlatformOverhead,
-                    format!(
-                        "platform overhead: {} of its response with no job of its priority or above running on CPU {} \
-                         (release latency, context switches, the kernel's own work){}; charge it with `tinct analyze --overheads measured`",
-                        ms(platform_ns),
-                        r.cpu,
-                        over_c.as_ref().map_or(String::new(), |(excess, _)| format!(
-                            ", with execution above C by {}",
-                            ms(*excess)
-                        ))
-                    ),
-                )
-            } else if let (Some(why), false) = (isolation, sharing.is_empty()) {
-                (
-                    Cause::ColouringNotEffective,
-                    format!(
-                        "colouring not effective: {why}; it shares the last-level cache with {}",
-                        sharing.join(", ")
-                    ),
-                )
-            } else if kind == BoundKind::Deadline {
-                match task.spec.bound {
-                    Some(_) => (
-                        Cause::Predicted,
-                        format!(
-                            "predicted: the analysis finds no WCRT for '{}' within its deadline D {} \
-                             (its response-time iteration passed D): it said this task can miss",
-                            task.spec.name,
-                            ms(bound_ns)
-                        ),
-                    ),
-                    None => (
-                        Cause::NoAnalysis,
-                        format!(
-                            "no analysis bounds '{}': it missed its deadline D {} with no cause above",
-                            task.spec.name,
-                            ms(bound_ns)
-                        ),
-                    ),
-                }
-            } else {
-                let missing = match (evidence.colouring, &task.placement) {
-                    (Colouring::Unknown, Placement::Colored { .. }) if !sharing.is_empty() => {
-                        "; colouring was not probed (tinct run --probe-colors)"
-                    }
-                    _ => "",
-                };
-                (
-                    Cause::Unexplained,
-                    format!(
-                        "unexplained: no stall and no execution above C long enough to cover it{missing}"
-                    ),
-                )
-            };
-            causes[k] = Some(cause);
-            if stall > 0 && cause != Cause::HostStall {
-                explanation.push_str(&format!("; also a host stall of {}", ms(stall)));
-            }
-            if let (Some((excess, _)), false) = (
-                &over_c,
-                matches!(cause, Cause::ExecAboveC | Cause::PlatformOverhead),
-            ) {
-                explanation.push_str(&format!("; also execution above C by {}", ms(*excess)));
-            }
-            late.push(LateJob {
-                job: r.job,
-                release_ns: r.release_ns.saturating_sub(t0),
-                response_ns: response,
-                bound_ns,
-                bound: kind,
-                exceedance_ns: exceedance,
-                stall_ns: stall,
-                exec_ns: r.exec_ns,
-                wcet_ns: task.spec.bound.map(|b| b.wcet_ns),
-                cause,
-                explanation,
-            });
+    let mut order: Vec<usize> = (0..result.tasks.len()).collect();
+    order.sort_by_key(|&i| priority(&result.tasks[i]));
+    let mut findings: Vec<Option<TaskFindings>> = vec![None; result.tasks.len()];
+    let mut levels: HashMap<u32, Level> = HashMap::new();
+    for index in order {
+        let prio = priority(&result.tasks[index]);
+        if levels.values().next().is_some_and(|l| l.floor() != prio) {
+            levels.clear();
         }
+        findings[index] = Some(explain_task(result, evidence, index, &mut levels));
+    }
+    let mut out = Attribution::default();
+    for (stalls, bounds, causes, late) in findings.into_iter().flatten() {
         out.stall_ns.push(stalls);
         out.bound_ns.push(bounds);
         out.cause.push(causes);
         out.late.push(late);
     }
     out
+}
+
+/// The findings for task `index`; `levels` are the CPUs' levels at its
+/// priority built so far.
+fn explain_task(
+    result: &RunResult,
+    evidence: &Evidence<'_>,
+    index: usize,
+    levels: &mut HashMap<u32, Level>,
+) -> TaskFindings {
+    let t0 = result.start_ns;
+    let task = &result.tasks[index];
+    let prio = priority(task);
+    let sharing = shares_cache(result, index, evidence.llc_domains);
+    let isolation = isolation_absent(&task.placement, evidence.colouring);
+    let wants_rt = task.spec.scheduling.policy.is_realtime();
+    let mut stalls = Vec::with_capacity(task.records.len());
+    let mut bounds = Vec::with_capacity(task.records.len());
+    let mut causes = vec![None; task.records.len()];
+    let mut late = Vec::new();
+    for (k, r) in task.records.iter().enumerate() {
+        let bound = bound_of(task, r);
+        bounds.push(bound.map(|(b, _)| b));
+        let (Some(finish), Some(response)) = (r.finish_ns, r.response_ns()) else {
+            stalls.push(0);
+            continue;
+        };
+        let level = levels
+            .entry(r.cpu)
+            .or_insert_with(|| Level::new(result, r.cpu, prio));
+        let from = window_start(level, r);
+        let cpus = [r.cpu, r.cpu_end];
+        let stall = evidence
+            .sentinel
+            .filter(|s| {
+                s.cpus
+                    .iter()
+                    .filter(|w| cpus.contains(&w.cpu))
+                    .all(|w| w.top_priority)
+            })
+            .map_or(0, |s| s.stalled_within(&cpus, from, finish));
+        stalls.push(stall);
+        let Some((bound_ns, kind)) = bound else {
+            continue;
+        };
+        if response <= bound_ns || r.outcome == Outcome::Aborted {
+            continue;
+        }
+        let exceedance = response - bound_ns;
+        let over_c = exec_above_c(result, level, index, r, from, finish);
+        // Platform latency is what the sentinel does not call a stall:
+        // up to its threshold per dispatch in the window. Longer, with
+        // no stall seen at the top priority, something the analysis
+        // does not know ran above the job.
+        let threshold = evidence
+            .sentinel
+            .map_or(crate::sentinel::DEFAULT_THRESHOLD_NS, |s| {
+                s.options.threshold_ns
+            });
+        let (off_task, dispatches) = off_task_ns(level, index, r);
+        let platform_ns = off_task.min(threshold.saturating_mul(dispatches));
+        let (cause, mut explanation) = if (wants_rt || kind == BoundKind::Wcrt)
+            && (!result.realtime || !r.policy.is_realtime())
+        {
+            (
+                Cause::NotRealTime,
+                format!(
+                    "not run under a real-time policy ({}{}): the bound does not apply",
+                    r.policy_text(),
+                    if result.realtime { "" } else { ", --no-rt" }
+                ),
+            )
+        } else if stall >= exceedance {
+            (Cause::HostStall, format!("host stall of {}", ms(stall)))
+        } else if let Some((_, detail)) = over_c
+            .as_ref()
+            .filter(|(excess, _)| excess.saturating_add(stall) >= exceedance)
+        {
+            // The excess (with any stall) covers the exceedance: without
+            // it the job would have met its bound.
+            (
+                Cause::ExecAboveC,
+                format!("execution time above the modelled C ({detail})"),
+            )
+        } else if stall
+            .saturating_add(over_c.as_ref().map_or(0, |(excess, _)| *excess))
+            .saturating_add(platform_ns)
+            >= exceedance
+        {
+            (
+                Cause::PlatformOverhead,
+                format!(
+                    "platform overhead: {} of its response with no job of its priority or above running on CPU {} \
+                         (release latency, context switches, the kernel's own work){}; charge it with `tinct analyze --overheads measured`",
+                    ms(platform_ns),
+                    r.cpu,
+                    over_c.as_ref().map_or(String::new(), |(excess, _)| format!(
+                        ", with execution above C by {}",
+                        ms(*excess)
+                    ))
+                ),
+            )
+        } else if let (Some(why), false) = (isolation, sharing.is_empty()) {
+            (
+                Cause::ColouringNotEffective,
+                format!(
+                    "colouring not effective: {why}; it shares the last-level cache with {}",
+                    sharing.join(", ")
+                ),
+            )
+        } else if kind == BoundKind::Deadline {
+            match task.spec.bound {
+                Some(_) => (
+                    Cause::Predicted,
+                    format!(
+                        "predicted: the analysis finds no WCRT for '{}' within its deadline D {} \
+                             (its response-time iteration passed D): it said this task can miss",
+                        task.spec.name,
+                        ms(bound_ns)
+                    ),
+                ),
+                None => (
+                    Cause::NoAnalysis,
+                    format!(
+                        "no analysis bounds '{}': it missed its deadline D {} with no cause above",
+                        task.spec.name,
+                        ms(bound_ns)
+                    ),
+                ),
+            }
+        } else {
+            let missing = match (evidence.colouring, &task.placement) {
+                (Colouring::Unknown, Placement::Colored { .. }) if !sharing.is_empty() => {
+                    "; colouring was not probed (tinct run --probe-colors)"
+                }
+                _ => "",
+            };
+            (
+                Cause::Unexplained,
+                format!(
+                    "unexplained: no stall and no execution above C long enough to cover it{missing}"
+                ),
+            )
+        };
+        causes[k] = Some(cause);
+        if stall > 0 && cause != Cause::HostStall {
+            explanation.push_str(&format!("; also a host stall of {}", ms(stall)));
+        }
+        if let (Some((excess, _)), false) = (
+            &over_c,
+            matches!(cause, Cause::ExecAboveC | Cause::PlatformOverhead),
+        ) {
+            explanation.push_str(&format!("; also execution above C by {}", ms(*excess)));
+        }
+        late.push(LateJob {
+            job: r.job,
+            release_ns: r.release_ns.saturating_sub(t0),
+            response_ns: response,
+            bound_ns,
+            bound: kind,
+            exceedance_ns: exceedance,
+            stall_ns: stall,
+            exec_ns: r.exec_ns,
+            wcet_ns: task.spec.bound.map(|b| b.wcet_ns),
+            cause,
+            explanation,
+        });
+    }
+    (stalls, bounds, causes, late)
 }

@@ -46,6 +46,8 @@
 //! The modules: `cause` (the causes), `late_jobs` (what the
 //! attribution finds: each late job explained, the counts per cause),
 //! `busy_window` (a job's busy window on its CPU and what ran in it),
+//! `timeline` (a CPU's jobs at a priority floor, indexed for those
+//! queries),
 //! `cache_sharing` (who shares a job's last-level cache, and why
 //! colouring does not keep them out), `explain` (the first cause that
 //! holds, for every late job).
@@ -57,6 +59,7 @@ mod explain;
 mod late_jobs;
 #[cfg(test)]
 mod tests;
+mod timeline;
 
 pub use crate::colouring::Colouring;
 pub use busy_window::BUSY_GAP_NS;

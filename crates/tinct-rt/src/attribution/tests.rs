@@ -507,3 +507,32 @@ fn the_unexplained_count_is_the_unexplained_rows_of_jobs_csv() {
     assert_eq!(summary.causes.predicted, rows(Cause::Predicted));
     assert_eq!(summary.causes.total(), 2);
 }
+
+/// A completed job like [`job`] that started on `cpu` and ended on
+/// `cpu_end` (times from T0).
+pub(super) fn job_on(
+    number: u64,
+    release: u64,
+    start: u64,
+    finish: u64,
+    exec: u64,
+    cpu: u32,
+    cpu_end: u32,
+) -> JobRecord {
+    JobRecord {
+        cpu,
+        cpu_end,
+        ..job(number, release, start, finish, exec)
+    }
+}
+
+/// A run of tasks `t0`, `t1`, … at the given FIFO priorities with these
+/// jobs, each with the analysis' C `c`.
+pub(super) fn run_of(tasks: Vec<(u8, Vec<JobRecord>)>, c: u64) -> RunResult {
+    let tasks = tasks
+        .into_iter()
+        .enumerate()
+        .map(|(i, (prio, records))| bounded(&format!("t{i}"), prio, c, 100 * MS, records))
+        .collect();
+    Scenario::of(tasks).result
+}
