@@ -8,7 +8,7 @@ mod common;
 
 use common::{
     TEST_WATCHDOG_FACTOR, bad_input, balanced_job_counts, example, find_by, nobody_dir, read_json,
-    run_as_nobody, run_file, run_plan_text, tinct,
+    run_as_nobody, run_file, run_plan_text, tinct, write,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -876,4 +876,63 @@ fn a_set_the_analysis_refuses_runs_without_bounds_and_says_why() {
     );
     assert!(!out.join("analysis.json").exists());
     assert_accounting(&out);
+}
+
+/// Issue 27: once the run has ended and its files are being made (the
+/// attribution, the traces of 80 000 back-to-back jobs take seconds),
+/// Ctrl-C is not ignored: a second one ends `tinct run` at once with 130.
+#[test]
+fn a_second_ctrl_c_while_the_files_are_made_ends_tinct_at_once() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "b2b.json",
+        r#"{"tasks":{"a":{"run":0,"sleep":0}}}"#,
+    );
+    let mut tinct = common::tinct_process()
+        .args(["run", "--no-sentinel", "--duration", "30s", "--out"])
+        .arg(dir.path().join("run"))
+        .arg("--rt-app")
+        .arg(&file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The run's process is the supervisor's child: wait for it to come and
+    // go (the job log fills in about a second); then tinct makes the files.
+    let started = Instant::now();
+    let mut seen_child = false;
+    loop {
+        let children = tinct_rt::testing::child_processes(tinct.id());
+        seen_child |= !children.is_empty();
+        if seen_child && children.is_empty() {
+            break;
+        }
+        assert!(
+            tinct.try_wait().unwrap().is_none(),
+            "tinct ended before its files could be interrupted"
+        );
+        if started.elapsed() > Duration::from_secs(60) {
+            tinct.kill().unwrap();
+            panic!("the run did not end within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let pid = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(status) = tinct.try_wait().unwrap() {
+            break status;
+        }
+        if signalled.elapsed() > Duration::from_secs(20) {
+            tinct.kill().unwrap();
+            panic!("tinct ignored two SIGINTs while making its files");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(status.code(), Some(130), "{status:?}");
 }

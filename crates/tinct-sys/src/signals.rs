@@ -61,10 +61,11 @@ impl StopFlag {
 ///
 /// Once the last scope is dropped, a SIGINT or SIGTERM is ignored, not
 /// fatal: signal-hook keeps its handler installed with no action left
-/// (`signal_hook_registry::unregister` does not restore the default). That
-/// is what `tinct run` wants while it writes the run's files after the
-/// run; a program that runs on afterwards and wants Ctrl-C back holds
-/// [`stop_on_signals`] (or its own handler) for its lifetime.
+/// (`signal_hook_registry::unregister` does not restore the default). A
+/// program that runs on afterwards and wants Ctrl-C back holds
+/// [`stop_on_signals`] (or its own handler): `tinct run` arms it when the
+/// run ends, so that while the run's files are made a first Ctrl-C lets
+/// them be written and a second ends the process at once.
 #[derive(Debug)]
 #[must_use = "the handlers are removed when the scope is dropped"]
 pub struct SignalScope {

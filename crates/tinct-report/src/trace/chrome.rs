@@ -11,85 +11,193 @@
 
 use super::TraceRun;
 use super::layout::{ArgValue, lay_out};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
+use std::io::Write;
 
 fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
 }
 
-fn args(list: &[(String, ArgValue)]) -> Value {
-    let map: Map<String, Value> = list
-        .iter()
-        .map(|(k, v)| {
-            let v = match v {
-                ArgValue::Uint(n) => json!(n),
-                ArgValue::Text(t) => json!(t),
-            };
-            (k.clone(), v)
-        })
-        .collect();
-    Value::Object(map)
+/// A job's or thread's arguments, as a JSON object in their order.
+struct Args<'a>(&'a [(String, ArgValue)]);
+
+impl Serialize for Args<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            match value {
+                ArgValue::Uint(n) => map.serialize_entry(key, n)?,
+                ArgValue::Text(t) => map.serialize_entry(key, t)?,
+            }
+        }
+        map.end()
+    }
 }
 
-/// The trace-event document of `run`.
-pub fn chrome_json(run: &TraceRun) -> Value {
-    let mut events = vec![json!({
-        "name": "process_name", "ph": "M", "pid": 1, "tid": 0,
-        "args": { "name": run.process_name }
-    })];
-    let mut tid = 0u64;
-    for thread in lay_out(run) {
-        let own_tid = tid + 1;
-        for (lane, slices) in thread.lanes.iter().enumerate() {
-            tid += 1;
-            let name = if lane == 0 {
-                thread.name.clone()
-            } else {
-                format!("{} (overlap lane {lane})", thread.name)
-            };
-            events.push(json!({
-                "name": "thread_name", "ph": "M", "pid": 1, "tid": tid, "args": { "name": name }
-            }));
-            events.push(json!({
-                "name": "thread_sort_index", "ph": "M", "pid": 1, "tid": tid,
-                "args": { "sort_index": tid }
-            }));
-            for s in slices {
-                events.push(json!({
-                    "name": s.name, "cat": s.category, "ph": "X", "pid": 1, "tid": tid,
-                    "ts": us(s.start_ns), "dur": us(s.end_ns - s.start_ns),
-                    "args": args(&s.args)
-                }));
-            }
-        }
-        for i in &thread.instants {
-            events.push(json!({
-                "name": i.name, "cat": i.category, "ph": "i", "s": "t",
-                "pid": 1, "tid": own_tid, "ts": us(i.ts_ns), "args": args(&i.args)
-            }));
-        }
-        for c in &thread.counters {
-            let name = format!("{}: {}", thread.name, c.name);
-            for &(ts, value) in &c.points {
-                let mut values = Map::new();
-                values.insert(c.name.clone(), json!(value));
-                events.push(json!({
-                    "name": name, "ph": "C", "pid": 1, "tid": own_tid, "ts": us(ts),
-                    "args": values
-                }));
-            }
+/// One trace event; the fields a kind has not are left out.
+#[derive(Serialize)]
+struct Event<'a, A: Serialize> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'a str>,
+    ph: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    s: Option<&'static str>,
+    pid: u32,
+    tid: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<f64>,
+    args: A,
+}
+
+impl<'a, A: Serialize> Event<'a, A> {
+    fn metadata(name: &'a str, tid: u64, args: A) -> Self {
+        Event {
+            name,
+            cat: None,
+            ph: "M",
+            s: None,
+            pid: 1,
+            tid,
+            ts: None,
+            dur: None,
+            args,
         }
     }
-    let other: Map<String, Value> = run
-        .metadata
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    json!({
-        "traceEvents": events,
-        "displayTimeUnit": "ms",
-        "otherData": other
-    })
+}
+
+/// A one-entry JSON object.
+struct One<'a, V: Serialize>(&'a str, V);
+
+impl<V: Serialize> Serialize for One<'_, V> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(self.0, &self.1)?;
+        map.end()
+    }
+}
+
+/// The events of `run`, written as they are made (a run of 100 000 jobs
+/// never holds its document in memory).
+struct Events<'a>(&'a TraceRun);
+
+impl Serialize for Events<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let run = self.0;
+        let mut seq = serializer.serialize_seq(None)?;
+        seq.serialize_element(&Event::metadata(
+            "process_name",
+            0,
+            One("name", &run.process_name),
+        ))?;
+        let mut tid = 0u64;
+        for thread in lay_out(run) {
+            let own_tid = tid + 1;
+            for (lane, slices) in thread.lanes.iter().enumerate() {
+                tid += 1;
+                let name = if lane == 0 {
+                    thread.name.clone()
+                } else {
+                    format!("{} (overlap lane {lane})", thread.name)
+                };
+                seq.serialize_element(&Event::metadata("thread_name", tid, One("name", &name)))?;
+                seq.serialize_element(&Event::metadata(
+                    "thread_sort_index",
+                    tid,
+                    One("sort_index", tid),
+                ))?;
+                for slice in slices {
+                    seq.serialize_element(&Event {
+                        name: &slice.name,
+                        cat: Some(slice.category),
+                        ph: "X",
+                        s: None,
+                        pid: 1,
+                        tid,
+                        ts: Some(us(slice.start_ns)),
+                        dur: Some(us(slice.end_ns - slice.start_ns)),
+                        args: Args(&slice.args),
+                    })?;
+                }
+            }
+            for instant in &thread.instants {
+                seq.serialize_element(&Event {
+                    name: &instant.name,
+                    cat: Some(instant.category),
+                    ph: "i",
+                    s: Some("t"),
+                    pid: 1,
+                    tid: own_tid,
+                    ts: Some(us(instant.ts_ns)),
+                    dur: None,
+                    args: Args(&instant.args),
+                })?;
+            }
+            for counter in &thread.counters {
+                let name = format!("{}: {}", thread.name, counter.name);
+                for &(ts, value) in &counter.points {
+                    seq.serialize_element(&Event {
+                        name: &name,
+                        cat: None,
+                        ph: "C",
+                        s: None,
+                        pid: 1,
+                        tid: own_tid,
+                        ts: Some(us(ts)),
+                        dur: None,
+                        args: One(&counter.name, value),
+                    })?;
+                }
+            }
+        }
+        seq.end()
+    }
+}
+
+/// The whole document: the events, the display unit, the run's facts.
+#[derive(Serialize)]
+struct Document<'a> {
+    #[serde(rename = "traceEvents")]
+    trace_events: Events<'a>,
+    #[serde(rename = "displayTimeUnit")]
+    display_time_unit: &'static str,
+    #[serde(rename = "otherData")]
+    other_data: Metadata<'a>,
+}
+
+/// The run's facts as one JSON object.
+struct Metadata<'a>(&'a [(String, String)]);
+
+impl Serialize for Metadata<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (key, value) in self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+fn document(run: &TraceRun) -> Document<'_> {
+    Document {
+        trace_events: Events(run),
+        display_time_unit: "ms",
+        other_data: Metadata(&run.metadata),
+    }
+}
+
+/// Writes the trace-event document of `run` to `out`, streamed.
+pub fn write_chrome_json(run: &TraceRun, out: impl Write) -> serde_json::Result<()> {
+    serde_json::to_writer(out, &document(run))
+}
+
+/// The trace-event document of `run`, as a value (for checks and tests;
+/// files are written with [`write_chrome_json`]).
+pub fn chrome_json(run: &TraceRun) -> serde_json::Value {
+    serde_json::to_value(document(run)).unwrap_or(serde_json::Value::Null)
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ mod chrome;
 pub mod layout;
 mod perfetto;
 
-pub use chrome::chrome_json;
+pub use chrome::{chrome_json, write_chrome_json};
 pub use perfetto::{perfetto_trace, protos};
 
 /// A run as the trace writers see it.

@@ -163,7 +163,7 @@ fn write_files(
     }
     let trace = trace_run(&summary.source, result);
     atomically(&dir.join("trace.json"), |out| {
-        serde_json::to_writer(out, &tinct_report::trace::chrome_json(&trace)).map_err(Into::into)
+        tinct_report::trace::write_chrome_json(&trace, out).map_err(Into::into)
     })?;
     atomically(&dir.join("trace.perfetto-trace"), |out| {
         let bytes = tinct_report::trace::perfetto_trace(&trace).map_err(std::io::Error::other)?;

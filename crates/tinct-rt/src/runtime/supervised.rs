@@ -147,6 +147,12 @@ fn supervise(
         }
         std::thread::sleep(POLL);
     };
+    if signals.is_some() {
+        // Armed before the run's handlers go, so no signal falls between:
+        // while the result and the files are made, a first Ctrl-C lets
+        // them be written and a second ends the process at once.
+        tinct_sys::signals::stop_on_signals();
+    }
     drop(signals);
     // Task groups a dead child could not remove (a clean child removed its own).
     let _ = tinct_sys::cgroup::remove_leftovers(child.pid() as u32);

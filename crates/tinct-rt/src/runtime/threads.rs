@@ -128,6 +128,10 @@ pub(super) fn run_here(
     for (task, backing) in result.tasks.iter_mut().zip(&backings) {
         task.placement = backing.verify(colored.as_ref());
     }
+    if signals.is_some() {
+        // Armed before the run's handlers go (see `supervised`).
+        tinct_sys::signals::stop_on_signals();
+    }
     drop(signals);
     drop(backings);
     drop(colored);
