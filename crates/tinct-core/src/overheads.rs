@@ -94,11 +94,7 @@ pub fn from_calibration(measured: Option<&Measured>, from: impl Into<String>) ->
         context_switch: take("context_switch", measured.context_switch_ns),
         release_latency: take("release_latency", measured.release_latency_ns),
         tick: take("tick", measured.tick_ns),
-        tick_period: measured
-            .tick_ns
-            .and(measured.tick_period_ns)
-            .filter(|&p| p > 0)
-            .map(Nanos),
+        tick_period: measured.tick_ns.and(measured.tick_period_ns).map(Nanos),
     };
     OverheadsSource {
         overheads,
@@ -111,6 +107,17 @@ pub fn from_calibration(measured: Option<&Measured>, from: impl Into<String>) ->
 /// charges) differ from the records beside them, as a file edited by hand
 /// may: a δ of 0 beside a measured maximum of 84 µs would be charged as 0.
 fn check_records(measured: &Measured, file: &str) -> Result<(), InputError> {
+    if measured.tick_period_ns == Some(0) {
+        return Err(InputError {
+            file: file.to_string(),
+            line: None,
+            field: "overheads".into(),
+            expected: "a `tick_period_ns` above 0 (or none), as in a task set's `[platform] \
+                       overheads`: a tick period of 0 would drop the tick"
+                .into(),
+            found: "`tick_period_ns` 0".into(),
+        });
+    }
     if let (Some(tick), Some(period)) = (measured.tick_ns, measured.tick_period_ns)
         && period > 0
         && tick >= period
@@ -573,6 +580,17 @@ mod tests {
         let err = read(&path).unwrap_err();
         assert_eq!(err.found, "`tick_ns` 5ms", "{err}");
         assert!(err.expected.contains("below `tick_period_ns` 4ms"), "{err}");
+        // A tick period of 0 is refused, not read as "no periodic tick"
+        // (issue 27: `--overheads FILE` dropped the tick silently).
+        std::fs::write(
+            &path,
+            r#"{"refill": {"partitions": 4, "refill_ns": 1000},
+                "overheads": {"tick_ns": 5000, "tick_period_ns": 0}}"#,
+        )
+        .unwrap();
+        let err = read(&path).unwrap_err();
+        assert_eq!(err.found, "`tick_period_ns` 0", "{err}");
+        assert_eq!(err.file, path.display().to_string());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

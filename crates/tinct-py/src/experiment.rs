@@ -143,7 +143,9 @@ pub fn merge_shards<'py>(
         let at = |i: usize| format!("shards[{i}]");
         let message = match &e {
             MergeError::Different { index } => format!("{}: {e} as {}", at(*index), at(0)),
-            MergeError::OutOfRange { index, .. } => format!("{}: {e}", at(*index)),
+            MergeError::OutOfRange { index, .. } | MergeError::Counts { index, .. } => {
+                format!("{}: {e}", at(*index))
+            }
             MergeError::Twice { index, first, .. } => {
                 format!("{}: {e} (also as {})", at(*index), at(*first))
             }

@@ -57,6 +57,9 @@ pub struct Report {
     pub cores: u32,
     /// N_P.
     pub partitions: u32,
+    /// Δ, the partition refill time of the base set, ns.
+    #[serde(default)]
+    pub refill_ns: u64,
     /// Per setting and algorithm.
     pub rows: Vec<Row>,
     /// CATA vs BFD and WFD, next to the paper.
@@ -89,6 +92,7 @@ pub fn run(base: &TaskSet, options: &SearchOptions, hooks: Hooks) -> Report {
     Report {
         cores: base.platform.cores,
         partitions: base.platform.partitions,
+        refill_ns: base.platform.refill.0,
         comparisons: comparisons(&rows),
         facts: facts(&rows),
         rows,

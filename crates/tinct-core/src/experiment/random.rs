@@ -237,13 +237,96 @@ pub enum MergeError {
         shards: u64,
     },
     /// Shards missing.
-    #[error("expected all {shards} shards, missing {}", missing.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))]
+    #[error(
+        "expected all {shards} shards, missing {}{}",
+        missing.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+        if *more > 0 { format!(" and {more} more") } else { String::new() }
+    )]
     Missing {
         /// N.
         shards: u64,
-        /// The missing I.
+        /// The first missing I (at most [`MISSING_LISTED`]).
         missing: Vec<u64>,
+        /// How many more are missing.
+        more: u64,
     },
+    /// A shard's counts cannot come from the experiment: a point it does
+    /// not have, a count above the sets tried, sums past the sets per point.
+    #[error("expected {expected}, found {found}")]
+    Counts {
+        /// Position of the offending shard in the list.
+        index: usize,
+        /// What the experiment allows.
+        expected: String,
+        /// What the shard says.
+        found: String,
+    },
+}
+
+/// How many missing shard numbers [`MergeError::Missing`] lists.
+pub const MISSING_LISTED: usize = 10;
+
+/// Refuses a shard whose points are not the experiment's, or whose counts
+/// pass the sets it tried at a point.
+fn check_counts(params: &Params, file: &ShardFile, index: usize) -> Result<(), MergeError> {
+    let error = |expected: String, found: String| MergeError::Counts {
+        index,
+        expected,
+        found,
+    };
+    if file.points.len() != params.utilizations.len() {
+        return Err(error(
+            format!("{} utilization points", params.utilizations.len()),
+            format!("{}", file.points.len()),
+        ));
+    }
+    for (point, &u) in file.points.iter().zip(&params.utilizations) {
+        let at = format!("at utilization {u}");
+        if point.utilization.to_bits() != u.to_bits() {
+            return Err(error(
+                format!("the point {at}"),
+                format!("{}", point.utilization),
+            ));
+        }
+        let algorithms: Vec<&String> = point.schedulable.keys().collect();
+        let mut expected: Vec<&String> = params.algorithms.iter().collect();
+        expected.sort();
+        if algorithms != expected {
+            return Err(error(
+                format!("counts of {:?} {at}", params.algorithms),
+                format!("{algorithms:?}"),
+            ));
+        }
+        let counts = [
+            ("not_generated", point.not_generated),
+            ("budget_hit", point.budget_hit),
+        ]
+        .into_iter()
+        .chain(
+            point
+                .schedulable
+                .iter()
+                .map(|(name, &n)| (name.as_str(), n)),
+        );
+        for (name, count) in counts {
+            if count > point.sets {
+                return Err(error(
+                    format!("`{name}` {at} at most its `sets` {}", point.sets),
+                    format!("{count}"),
+                ));
+            }
+        }
+        if point.sets > params.sets_per_point {
+            return Err(error(
+                format!(
+                    "`sets` {at} at most the experiment's {} per point",
+                    params.sets_per_point
+                ),
+                format!("{}", point.sets),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Checks that the shards belong to one experiment and cover it exactly
@@ -251,21 +334,21 @@ pub enum MergeError {
 pub fn merge(files: &[ShardFile]) -> Result<(Params, Vec<Point>), MergeError> {
     let first = files.first().ok_or(MergeError::Empty)?;
     let shards = first.shards;
-    let mut seen: Vec<Option<usize>> = vec![None; usize::try_from(shards).unwrap_or(0)];
+    // Keyed by shard number: N comes from a file, and a hostile N of 10^9
+    // must not allocate a slot per shard.
+    let mut seen: std::collections::BTreeMap<u64, usize> = std::collections::BTreeMap::new();
     for (index, file) in files.iter().enumerate() {
         if file.params != first.params || file.shards != shards {
             return Err(MergeError::Different { index });
         }
-        let slot = usize::try_from(file.shard)
-            .ok()
-            .and_then(|i| i.checked_sub(1))
-            .and_then(|i| seen.get_mut(i))
-            .ok_or(MergeError::OutOfRange {
+        if file.shard == 0 || file.shard > shards {
+            return Err(MergeError::OutOfRange {
                 index,
                 shard: file.shard,
                 shards,
-            })?;
-        if let Some(first) = slot.replace(index) {
+            });
+        }
+        if let Some(first) = seen.insert(file.shard, index) {
             return Err(MergeError::Twice {
                 index,
                 first,
@@ -273,21 +356,41 @@ pub fn merge(files: &[ShardFile]) -> Result<(Params, Vec<Point>), MergeError> {
                 shards,
             });
         }
+        check_counts(&first.params, file, index)?;
     }
-    let missing: Vec<u64> = (1..=shards)
-        .filter(|&i| seen[(i - 1) as usize].is_none())
-        .collect();
-    if !missing.is_empty() {
-        return Err(MergeError::Missing { shards, missing });
+    let absent = shards - seen.len() as u64;
+    if absent > 0 {
+        let missing: Vec<u64> = (1..=shards)
+            .filter(|i| !seen.contains_key(i))
+            .take(MISSING_LISTED)
+            .collect();
+        let more = absent - missing.len() as u64;
+        return Err(MergeError::Missing {
+            shards,
+            missing,
+            more,
+        });
     }
     let mut points = empty_points(&first.params);
-    for file in files {
+    for (index, file) in files.iter().enumerate() {
         for (total, part) in points.iter_mut().zip(&file.points) {
             total.sets += part.sets;
             total.not_generated += part.not_generated;
             total.budget_hit += part.budget_hit;
             for (name, count) in &part.schedulable {
                 *total.schedulable.entry(name.clone()).or_default() += count;
+            }
+            // Each count ≤ its shard's sets, so the sums stay below this.
+            if total.sets > first.params.sets_per_point {
+                return Err(MergeError::Counts {
+                    index,
+                    expected: format!(
+                        "`sets` summed over the shards at utilization {} at most the \
+                         experiment's {} per point",
+                        total.utilization, first.params.sets_per_point
+                    ),
+                    found: format!("{}", total.sets),
+                });
             }
         }
     }
@@ -348,8 +451,87 @@ mod tests {
             merge(&files[..2]),
             Err(MergeError::Missing {
                 shards: 3,
-                missing: vec![1]
+                missing: vec![1],
+                more: 0,
             })
+        );
+    }
+
+    /// Issue 27: counts that cannot come from the experiment are refused,
+    /// naming the shard (a count above `sets` once merged to a ratio of
+    /// 500 000.5); a shard count of 10^9 allocates nothing per shard.
+    #[test]
+    fn hostile_shards_are_refused_without_allocating_per_shard() {
+        let p = params();
+        let honest = ShardFile {
+            params: p.clone(),
+            shard: 1,
+            shards: 1,
+            points: compute(&p, Shard::ALL, Hooks::default()).points,
+        };
+        let mut inflated = honest.clone();
+        let first = inflated.points[0]
+            .schedulable
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        inflated.points[0].schedulable.insert(first, 2_000_002);
+        let error = merge(&[inflated]).unwrap_err();
+        assert!(
+            matches!(error, MergeError::Counts { index: 0, .. }),
+            "{error}"
+        );
+        assert!(
+            error.to_string().contains("at most its `sets` 4"),
+            "{error}"
+        );
+        let mut more_sets = honest.clone();
+        more_sets.points[1].sets = 5;
+        more_sets.points[1].not_generated = 5;
+        assert!(matches!(
+            merge(&[more_sets]),
+            Err(MergeError::Counts { .. })
+        ));
+        let mut fewer_points = honest.clone();
+        fewer_points.points.pop();
+        assert!(matches!(
+            merge(&[fewer_points]),
+            Err(MergeError::Counts { .. })
+        ));
+        // Twice the sets over two shards of one.
+        let twice = [
+            ShardFile {
+                shards: 2,
+                ..honest.clone()
+            },
+            ShardFile {
+                shard: 2,
+                shards: 2,
+                ..honest.clone()
+            },
+        ];
+        assert!(matches!(
+            merge(&twice),
+            Err(MergeError::Counts { index: 1, .. })
+        ));
+        let huge = ShardFile {
+            shards: 1_000_000_000,
+            ..honest
+        };
+        let error = merge(&[huge]).unwrap_err();
+        assert_eq!(
+            error,
+            MergeError::Missing {
+                shards: 1_000_000_000,
+                missing: (2..=11).collect(),
+                more: 1_000_000_000 - 11,
+            }
+        );
+        assert!(
+            error
+                .to_string()
+                .ends_with(&format!("and {} more", 1_000_000_000u64 - 11))
         );
     }
 

@@ -52,7 +52,9 @@ pub fn merge_files(paths: &[PathBuf]) -> Result<(Params, Vec<Point>), String> {
         let name = |i: usize| paths[i].display().to_string();
         match &e {
             MergeError::Different { index } => format!("{}: {e} as {}", name(*index), name(0)),
-            MergeError::OutOfRange { index, .. } => format!("{}: {e}", name(*index)),
+            MergeError::OutOfRange { index, .. } | MergeError::Counts { index, .. } => {
+                format!("{}: {e}", name(*index))
+            }
             MergeError::Twice { index, first, .. } => {
                 format!("{}: {e} (also as {})", name(*index), name(*first))
             }

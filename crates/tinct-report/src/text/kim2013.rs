@@ -22,8 +22,10 @@ fn opt(v: Option<f64>) -> String {
 pub fn write_kim2013(out: &mut impl Write, report: &Report) -> fmt::Result {
     writeln!(
         out,
-        "kim2013 IV-E: Table I duplicated, N_C = {}, N_P = {}, Δ = 45.3 us",
-        report.cores, report.partitions
+        "kim2013 IV-E: Table I duplicated, N_C = {}, N_P = {}, Δ = {}",
+        report.cores,
+        report.partitions,
+        tinct_core::units::Nanos(report.refill_ns)
     )?;
     let mut t = table(&[
         "n",
@@ -91,6 +93,7 @@ mod tests {
         let report = Report {
             cores: 4,
             partitions: 32,
+            refill_ns: 20_000,
             rows: vec![Row {
                 tasks: 8,
                 memory_mib: 128,
@@ -116,7 +119,8 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "kim2013 IV-E: Table I duplicated, N_C = 4, N_P = 32, Δ = 45.3 us"
+            "kim2013 IV-E: Table I duplicated, N_C = 4, N_P = 32, Δ = 20us",
+            "Δ is the file's, not a constant (issue 27)"
         );
         let cells = |line: &str| -> Vec<String> {
             line.split(['│', '┆'])
