@@ -228,7 +228,8 @@ fn the_browser_check_sees_a_broken_page() {
     let dir = tempfile::tempdir().unwrap();
     let page = run_and_report(dir.path());
     let html = std::fs::read_to_string(&page).unwrap();
-    // A script error and a fetch the page's policy blocks.
+    // A script that is not the page's own and a fetch: the page's policy
+    // blocks both (only its own scripts, by hash, may run), and says so.
     let broken = html.replace(
         "<body>",
         "<body><img src=\"http://example.invalid/x.png\"><script>undefinedFunction();</script>",
@@ -236,8 +237,14 @@ fn the_browser_check_sees_a_broken_page() {
     let broken_page = write(dir.path(), "broken.html", broken);
     let problems = browser_problems(&chromium, &broken_page);
     assert!(
-        problems.iter().any(|p| p.contains("undefinedFunction")),
+        problems
+            .iter()
+            .any(|p| p.contains("Executing inline script violates")),
         "{problems:?}"
+    );
+    assert!(
+        !problems.iter().any(|p| p.contains("undefinedFunction")),
+        "the script did not run: {problems:?}"
     );
     assert!(
         problems
@@ -267,11 +274,56 @@ fn a_bench_directory_gets_its_page_too() {
         .success();
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("<title>tinct bench crpd</title>"));
-    assert!(html.matches("<svg").count() >= 1, "the bench's charts");
+    assert!(
+        html.matches("<img class=\"chart-image\"").count() >= 1,
+        "the bench's charts, as images"
+    );
     assert!(html.contains("Machine") && html.contains("online_cpus"));
     if let Some(chromium) = chromium() {
         assert_eq!(browser_problems(&chromium, &out), Vec::<String>::new());
     }
+}
+
+/// Issue 27: SVG files in a bench directory that carry scripts (each
+/// passed the old blacklist) run nothing in the report's page: headless
+/// Chromium loads it, the page's own scripts run, and none of the files'
+/// does (each would mark the document).
+#[test]
+fn a_hostile_svg_runs_no_script_in_the_page() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let bench = dir.path().join("crpd");
+    tinct()
+        .args(["bench", "crpd", "--quick", "--out"])
+        .arg(&bench)
+        .assert()
+        .success();
+    let mark = "document.documentElement.setAttribute('data-pwned','yes')";
+    let hostile = [
+        format!("<svg/onload=\"{mark}\">"),
+        format!("<svg\nonload=\"{mark}\"></svg>"),
+        format!("<svg\tonload=\"{mark}\"></svg>"),
+        format!("<svg></svg><img/src=x/onerror=\"{mark}\">"),
+        format!("<svg><script>{mark}</script></svg>"),
+        format!("<svg><a href=\"&#106;avascript:{mark}\"><text>x</text></a></svg>"),
+    ];
+    for (i, svg) in hostile.iter().enumerate() {
+        std::fs::write(bench.join(format!("evil{i}.svg")), svg).unwrap();
+    }
+    let out = dir.path().join("crpd.html");
+    tinct()
+        .arg("report")
+        .arg(&bench)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let output = browse(&chromium, &out, &["--dump-dom"]);
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert!(dom.contains(r#"data-tinct-ready="yes""#), "the page's own script ran: {dom}");
+    assert!(!dom.contains("data-pwned"), "a file's script ran: {dom}");
 }
 
 #[test]

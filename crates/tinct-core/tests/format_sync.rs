@@ -378,3 +378,25 @@ fn json_uses_the_same_schema() {
     .unwrap_err();
     assert!(err.to_string().contains("edge #1 field `buffer`"), "{err}");
 }
+
+/// Issue 27: a header line carries text from input (an input path); a
+/// line break or another control character in it is written escaped, so
+/// it can neither add a task to the file nor make it unreadable.
+#[test]
+fn a_header_cannot_inject_keys_into_the_file() {
+    let set = parse(FULL, "set.toml", Syntax::Toml).unwrap();
+    let hostile = "x\n[[task]]\nname = \"ghost\"\r\u{7}#.toml".to_string();
+    let text = to_toml(
+        &set,
+        &[format!("Placement written from {hostile}."), hostile],
+    );
+    let again = parse(&text, "plan.toml", Syntax::Toml).expect(&text);
+    assert_eq!(again.tasks.len(), set.tasks.len(), "{text}");
+    assert!(!again.tasks.iter().any(|t| t.name == "ghost"), "{text}");
+    assert!(
+        text.starts_with(
+            "# Placement written from x\\n[[task]]\\nname = \"ghost\"\\r\\u{7}#.toml.\n"
+        ),
+        "{text}"
+    );
+}

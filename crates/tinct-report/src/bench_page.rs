@@ -47,14 +47,13 @@ pub fn is_bench_dir(dir: &Path) -> bool {
     })
 }
 
-/// An SVG that is one of tinct's charts: a document with no script or
-/// foreign content (the page inlines it as is).
-fn safe_svg(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    lower.trim_start().starts_with("<svg")
-        && !["<script", "javascript:", "<foreignobject", " on"]
-            .iter()
-            .any(|bad| lower.contains(bad))
+/// A file that looks like an SVG document. Whatever it holds, the page
+/// shows it as an image ([`Block::Images`]): a script in it never runs,
+/// so nothing here needs to recognise one (a blacklist of `onload`,
+/// `javascript:`, … was passed by `<svg/onload=…>`, issue 27).
+fn looks_like_svg(text: &str) -> bool {
+    let start = text.trim_start();
+    (start.starts_with("<svg") || start.starts_with("<?xml")) && text.contains("<svg")
 }
 
 fn csv_table(text: &str) -> Table {
@@ -99,8 +98,11 @@ pub fn bench_page(dir: &Path) -> Result<Page, ReportError> {
     let mut skipped = Vec::new();
     for path in files(dir, "svg")? {
         let text = read(&path)?;
-        if safe_svg(&text) {
-            svgs.push(text);
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+        if looks_like_svg(&text) {
+            svgs.push((name, text));
         } else {
             skipped.push(path.display().to_string());
         }
@@ -108,11 +110,11 @@ pub fn bench_page(dir: &Path) -> Result<Page, ReportError> {
     if svgs.is_empty() {
         charts.push(Block::Text("This directory has no chart.".into()));
     } else {
-        charts.push(Block::Charts(svgs));
+        charts.push(Block::Images(svgs));
     }
     if !skipped.is_empty() {
         charts.push(Block::Text(format!(
-            "Not shown (not a plain chart): {}",
+            "Not shown (not an SVG document): {}",
             skipped.join(", ")
         )));
     }
@@ -176,17 +178,37 @@ mod tests {
         std::fs::write(dir.path().join("other.json"), "{\"not\": \"a bench\"}").unwrap();
         let chart = LineChart::new("crpd", "x", "y").with_series("s", vec![(0.0, 1.0)]);
         std::fs::write(dir.path().join("crpd.svg"), chart.to_svg()).unwrap();
-        std::fs::write(dir.path().join("evil.svg"), "<svg onload=\"x()\"></svg>").unwrap();
+        // Each passed the old blacklist (issue 27); none may reach the page
+        // as markup.
+        let hostile = [
+            "<svg onload=\"x()\"></svg>",
+            "<svg/onload=alert(1)>",
+            "<svg\nonload=alert(1)>",
+            "<svg\tonload=alert(1)>",
+            "<svg></svg><img/src=x/onerror=alert(1)>",
+            "<svg><a href=\"&#106;avascript:alert(1)\">x</a></svg>",
+        ];
+        for (i, svg) in hostile.iter().enumerate() {
+            std::fs::write(dir.path().join(format!("evil{i}.svg")), svg).unwrap();
+        }
         std::fs::write(dir.path().join("crpd.csv"), "size,ns\n1,2\n").unwrap();
         assert!(is_bench_dir(dir.path()));
         let html = bench_page(dir.path()).unwrap().to_html();
         assert!(html.contains("<title>tinct bench crpd</title>"));
+        assert_eq!(html.matches("<svg").count(), 0, "no file is inlined");
         assert_eq!(
-            html.matches("<svg").count(),
-            1,
-            "the unsafe SVG is not inlined"
+            html.matches("<img class=\"chart-image\"").count(),
+            hostile.len() + 1,
+            "each file an image"
         );
-        assert!(html.contains("evil.svg"));
+        for needle in ["onload", "onerror", "&#106;", "alert("] {
+            assert!(!html.contains(needle), "{needle} reached the page");
+        }
+        assert!(
+            !html.contains("'unsafe-inline'; style-src")
+                && !html.contains("script-src 'unsafe-inline'")
+        );
+        assert!(html.contains("evil0.svg") && html.contains("crpd.svg"));
         assert!(html.contains("Test CPU") && html.contains("<td>0, 1</td>"));
         assert!(html.contains("<th>size</th>") && html.contains("--quick"));
     }

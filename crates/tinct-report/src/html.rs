@@ -14,6 +14,7 @@
 //! its script has run, so a headless browser test can check both.
 
 use crate::chart::escape;
+use base64::Engine;
 use std::fmt::Write;
 
 /// A whole page.
@@ -159,8 +160,13 @@ pub enum Block {
     List(Vec<(String, Tone)>),
     /// A table.
     Table(Table),
-    /// Charts side by side, each an SVG document from [`crate::chart`].
+    /// Charts side by side, each an SVG document from [`crate::chart`]
+    /// (inlined: tinct's own, made interactive by the page's script).
     Charts(Vec<String>),
+    /// SVG files from elsewhere (a bench directory), each `(name, text)`:
+    /// shown as images from `data:` URLs, where no script in them runs and
+    /// nothing they name is fetched — never inlined.
+    Images(Vec<(String, String)>),
     /// Preformatted text (a file's content).
     Pre(String),
     /// A collapsed part, opened by clicking its summary.
@@ -231,6 +237,18 @@ fn block(out: &mut String, b: &Block) {
             }
             out.push_str("</div>\n");
         }
+        Block::Images(images) => {
+            out.push_str("<div class=\"charts\">\n");
+            for (name, svg) in images {
+                let _ = writeln!(
+                    out,
+                    "<img class=\"chart-image\" alt=\"{}\" src=\"data:image/svg+xml;base64,{}\">",
+                    escape(name),
+                    base64::engine::general_purpose::STANDARD.encode(svg)
+                );
+            }
+            out.push_str("</div>\n");
+        }
         Block::Pre(t) => {
             let _ = writeln!(out, "<pre>{}</pre>", escape(t));
         }
@@ -270,14 +288,30 @@ fn table(out: &mut String, t: &Table) {
     out.push_str("</table>\n");
 }
 
+/// A CSP source naming the inline script `text` by its SHA-256.
+fn script_hash(text: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    format!(
+        "'sha256-{}'",
+        base64::engine::general_purpose::STANDARD.encode(digest)
+    )
+}
+
 impl Page {
     /// The page as one HTML document.
     pub fn to_html(&self) -> String {
         let mut out = String::with_capacity(64 * 1024);
         out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-        out.push_str(
+        // Only the page's own two scripts may run: named by their hashes,
+        // no 'unsafe-inline', so no script or handler that input smuggles
+        // into the page runs (issue 27).
+        let _ = writeln!(
+            out,
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \
-             script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n",
+             script-src {} {}; style-src 'unsafe-inline'; img-src data:\">",
+            script_hash(WATCH),
+            script_hash(INTERACT)
         );
         let _ = writeln!(out, "<title>{}</title>", escape(&self.title));
         let _ = writeln!(out, "<script>{WATCH}</script>");

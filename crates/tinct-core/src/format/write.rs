@@ -131,9 +131,30 @@ impl From<&TaskSet> for RawTaskSet {
 }
 
 /// `header` as TOML comment lines (`# line`), the header every file tinct
-/// writes starts with.
+/// writes starts with. A line's control characters (a newline in an input
+/// path, say) are written escaped (`\n`): a header carries text from
+/// input, and a line break in it would end the comment and inject keys or
+/// tasks into the file (issue 27); TOML allows no other control character
+/// in a comment than a tab.
 pub(crate) fn comment_lines(header: &[String]) -> String {
-    header.iter().map(|line| format!("# {line}\n")).collect()
+    header
+        .iter()
+        .map(|line| {
+            let safe: String = line
+                .chars()
+                .flat_map(|c| {
+                    let escaped = c.is_control() && c != '\t';
+                    let (one, many) = if escaped {
+                        (None, Some(c.escape_default()))
+                    } else {
+                        (Some(c), None)
+                    };
+                    one.into_iter().chain(many.into_iter().flatten())
+                })
+                .collect();
+            format!("# {safe}\n")
+        })
+        .collect()
 }
 
 /// Renders `set` as a task-set TOML file. `header` lines are written first as
