@@ -63,6 +63,28 @@ fn failure_text(error: &anyhow::Error) -> String {
     text
 }
 
+/// Makes a standard output that cannot be written (a full disk,
+/// `> /dev/full`) an output failure with exit 1, not a panic (101):
+/// `println!` panics with "failed printing to stdout" there, and every
+/// command prints with it. Any other panic keeps the default report.
+pub fn stdout_failure_is_an_error() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied());
+        match message.and_then(|m| m.strip_prefix("failed printing to stdout: ")) {
+            Some(cause) => {
+                eprintln!("tinct: error: cannot write the output to stdout: {cause}");
+                std::process::exit(1);
+            }
+            None => default(info),
+        }
+    }));
+}
+
 /// Turns a subcommand's result into the process exit status, printing the
 /// error (with its chain of causes, without a backtrace) on stderr.
 pub fn finish(result: Result<ExitCode, CliError>) -> ExitCode {

@@ -59,6 +59,7 @@ enum Command {
 
 fn main() -> ExitCode {
     tinct_sys::signals::restore_default_sigpipe();
+    error::stdout_failure_is_an_error();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Analyze(args) => cmd::analyze::run(args),

@@ -485,3 +485,31 @@ fn explicit_blocking_below_the_derived_one_is_replaced_with_a_warning() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(&expected), "plan: {err}");
 }
+
+/// Issue 27: a standard output that cannot be written (`> /dev/full`) is
+/// an output failure (exit 1, said on stderr), not a panic (101).
+#[test]
+fn a_full_stdout_is_an_output_failure_not_a_panic() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        panic!("/dev/full is missing: every Linux system has it");
+    };
+    for (args, file) in [
+        (vec!["analyze", "--json"], "light.toml"),
+        (vec!["analyze"], "light.toml"),
+        (vec!["plan"], "kim2013.toml"),
+    ] {
+        let out = common::tinct_process()
+            .args(&args)
+            .arg(common::example(file))
+            .stdout(full.try_clone().unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write the output to stdout"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
