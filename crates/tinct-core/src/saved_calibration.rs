@@ -46,9 +46,16 @@ pub fn saved_path(lookup: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> 
 /// Reads a `calibrate.json` as [`CalibrationFile`] (the fields analysis
 /// needs; the rest of the file is ignored), the message naming the file.
 pub fn read_file(path: &Path) -> Result<CalibrationFile, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| not_a_calibration(path, &format!("found an unreadable file ({e})")))?;
+    let text = read_capped(path)?;
     parse_file(path, &text)
+}
+
+/// The text of the calibration file at `path`, at most
+/// [`crate::format::MAX_FILE_BYTES`] (a path such as /dev/zero is refused,
+/// not read without end).
+pub fn read_capped(path: &Path) -> Result<String, String> {
+    crate::format::read_text(path, crate::format::MAX_FILE_BYTES, "calibrate.json")
+        .map_err(|e| not_a_calibration(path, &format!("found {}", e.found)))
 }
 
 /// Parses the text of the `calibrate.json` at `path` (named in the message).

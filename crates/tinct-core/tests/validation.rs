@@ -409,3 +409,18 @@ fn the_limits_of_a_run_are_checked_with_the_line() {
         "{err}"
     );
 }
+
+/// Issue 27: every file tinct reads is capped — a DRAM map or a
+/// calibration naming /dev/zero is refused at the cap, not read without
+/// end (the task-set and overheads files were capped already).
+#[test]
+fn an_endless_file_is_refused_at_the_cap_wherever_tinct_reads_one() {
+    let zero = std::path::Path::new("/dev/zero");
+    let map = tinct_core::dram_map::DramMap::load(zero).unwrap_err();
+    assert!(map.found.contains("endless"), "{map}");
+    let calibration = tinct_core::saved_calibration::read(zero).unwrap_err();
+    assert!(
+        calibration.contains("/dev/zero") && calibration.contains("endless"),
+        "{calibration}"
+    );
+}

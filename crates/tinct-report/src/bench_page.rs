@@ -10,11 +10,28 @@ use std::path::{Path, PathBuf};
 /// At most this many rows of a CSV file are shown (the file has them all).
 const CSV_ROWS: usize = 200;
 
+/// The largest file of a bench directory the page reads (results, charts,
+/// tables are far smaller; a device or an endless file is refused).
+const MAX_BENCH_FILE_BYTES: u64 = 64 << 20;
+
 fn read(path: &Path) -> Result<String, ReportError> {
-    std::fs::read_to_string(path).map_err(|source| ReportError::Read {
+    use std::io::Read;
+    let error = |source| ReportError::Read {
         path: path.display().to_string(),
         source,
-    })
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .map_err(error)?
+        .take(MAX_BENCH_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(error)?;
+    if bytes.len() as u64 > MAX_BENCH_FILE_BYTES {
+        return Err(error(std::io::Error::other(format!(
+            "larger than {MAX_BENCH_FILE_BYTES} bytes (or endless)"
+        ))));
+    }
+    String::from_utf8(bytes).map_err(|e| error(std::io::Error::other(e)))
 }
 
 /// The files of `dir` ending in `.ext`, sorted by name.

@@ -163,12 +163,7 @@ pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
 /// The calibration file at `path` as JSON, checked to be one (its
 /// `refill` reads as tinct-core's calibration type).
 pub(super) fn read_calibration(path: &Path) -> Result<serde_json::Value> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::InvalidInput(not_a_calibration(
-            path,
-            &format!("found an unreadable file ({e})"),
-        ))
-    })?;
+    let text = tinct_core::saved_calibration::read_capped(path).map_err(Error::InvalidInput)?;
     parse_file(path, &text).map_err(Error::InvalidInput)?;
     serde_json::from_str(&text)
         .map_err(|e| Error::InvalidInput(not_a_calibration(path, &format!("found {e}"))))

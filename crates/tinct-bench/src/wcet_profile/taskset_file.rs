@@ -46,11 +46,14 @@ pub(super) fn write(
             task: result.task.clone(),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Error::InvalidInput(format!(
-            "--write-taskset {shown}: expected a readable task-set file, found {e}"
-        ))
-    })?;
+    let text =
+        tinct_core::format::read_text(path, tinct_core::format::MAX_FILE_BYTES, "task-set file")
+            .map_err(|e| {
+                Error::InvalidInput(format!(
+                    "--write-taskset {shown}: expected {}, found {}",
+                    e.expected, e.found
+                ))
+            })?;
     let syntax = Syntax::from_path(path);
     let wcet = table::table(&result.points);
     let edited = match syntax {

@@ -30,13 +30,11 @@ impl DramMap {
     /// Reads and checks a mapping file; errors name the file, line and field.
     pub fn load(path: &Path) -> Result<Self, InputError> {
         let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| InputError {
-            file: file.clone(),
-            line: None,
-            field: "file".into(),
-            expected: "a readable DRAM mapping file (written by `tinct bench dram-map`)".into(),
-            found: e.to_string(),
-        })?;
+        let text = crate::format::read_text(
+            path,
+            crate::format::MAX_FILE_BYTES,
+            "DRAM mapping file (written by `tinct bench dram-map`)",
+        )?;
         Self::parse(&text, &file)
     }
 

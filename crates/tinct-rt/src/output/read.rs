@@ -53,8 +53,14 @@ fn bad(path: &Path, line: Option<usize>, field: &str, expected: &str, found: Str
     }
 }
 
+/// The largest run-directory file `tinct report` reads (summary.json,
+/// jobs.csv): far above a run's (a million jobs' jobs.csv is ~110 MB),
+/// and a device or an endless file is refused, not read without end.
+pub const MAX_RUN_FILE_BYTES: u64 = 512 << 20;
+
 fn read_text(path: &Path, field: &str, expected: &str) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| bad(path, None, field, expected, e.to_string()))
+    tinct_core::format::read_text(path, MAX_RUN_FILE_BYTES, field)
+        .map_err(|e| bad(path, None, field, expected, e.found))
 }
 
 /// The JSON file `path` read as a `T`; bad input naming the file, the line

@@ -86,13 +86,15 @@ pub struct RtAppFile {
 /// Reads an rt-app file.
 pub fn load(path: &Path, default_duration_ns: u64) -> Result<RtAppFile> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| RtError::Input {
-        file: file.clone(),
-        line: None,
-        field: "file".into(),
-        expected: "a readable rt-app JSON file".into(),
-        found: e.to_string(),
-    })?;
+    let text =
+        tinct_core::format::read_text(path, tinct_core::format::MAX_FILE_BYTES, "rt-app JSON file")
+            .map_err(|e| RtError::Input {
+                file: file.clone(),
+                line: None,
+                field: "file".into(),
+                expected: e.expected,
+                found: e.found,
+            })?;
     parse(&text, &file, default_duration_ns)
 }
 
