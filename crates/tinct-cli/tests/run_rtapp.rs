@@ -220,3 +220,42 @@ fn an_overloaded_deadline_reservation_runs_to_its_end_unless_the_watchdog_guards
     assert_eq!(guarded.status.code(), Some(1), "stopped by the watchdog");
     assert!(String::from_utf8_lossy(&guarded.stderr).contains("WATCHDOG"));
 }
+
+/// Issue 27: an `io_device` that is a FIFO nobody reads is refused at once
+/// (exit 2 naming the field), not waited on in `open` before the first
+/// release for ever. `assert_cmd`'s timeout is the hang guard.
+#[test]
+fn a_fifo_io_device_without_a_reader_is_refused_not_waited_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let file = common::write(
+        dir.path(),
+        "io.json",
+        format!(
+            r#"{{"global": {{"io_device": "{}"}},
+                "tasks": {{"w": {{"iorun": 100, "sleep": 1000}}}}}}"#,
+            fifo.display()
+        ),
+    );
+    let out = tinct()
+        .args(["run", "--no-sentinel", "--duration", "1s", "--rt-app"])
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.path().join("run"))
+        .timeout(std::time::Duration::from_secs(30))
+        .exits(2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("global.io_device") && err.contains("no reader"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("run").exists(),
+        "an empty run directory was left to look like a run"
+    );
+}

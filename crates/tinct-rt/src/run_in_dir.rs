@@ -155,7 +155,16 @@ pub fn run_in_dir(
     check_can_run(spec, &options)?;
     let dir = RunDir::prepare(out)?;
     let machine = tinct_sys::machine::Machine::describe();
-    let result = crate::runtime::run(spec, options)?;
+    let result = match crate::runtime::run(spec, options) {
+        Ok(result) => result,
+        Err(e) => {
+            // Refused before anything was recorded (an io_device, a
+            // calibration CPU, a pool found wanting only now): no empty
+            // directory is left to look like a run.
+            dir.abandon();
+            return Err(e);
+        }
+    };
     let mut summary = summarize(&spec.source, spec.duration_ns, &result);
     summary.attach_isolation(crate::isolation::prove(spec, &result.tasks));
     let context = RunContext { analysis, machine };

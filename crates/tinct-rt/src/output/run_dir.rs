@@ -52,6 +52,9 @@ pub struct RunContext<'a> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunDir {
     path: PathBuf,
+    /// The outermost directory [`RunDir::prepare`] created (`None`: the
+    /// run directory was there already).
+    created: Option<PathBuf>,
 }
 
 /// Where the files of a run went.
@@ -69,6 +72,11 @@ impl RunDir {
     /// A path that cannot be a writable directory (a file, a read-only
     /// place, no permission) is bad input naming it.
     pub fn prepare(path: &Path) -> Result<RunDir> {
+        let created = path
+            .ancestors()
+            .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+            .last()
+            .map(Path::to_path_buf);
         tinct_report::output_path::prepare_dir(path).map_err(|e| RtError::Input {
             file: path.display().to_string(),
             line: None,
@@ -78,7 +86,22 @@ impl RunDir {
         })?;
         Ok(RunDir {
             path: path.to_path_buf(),
+            created,
         })
+    }
+
+    /// Removes what [`RunDir::prepare`] created, when the run ends before
+    /// it recorded anything: empty directories only (`remove_dir` refuses
+    /// any other), from the run directory up to the outermost created.
+    pub fn abandon(self) {
+        let Some(outermost) = self.created else {
+            return;
+        };
+        for dir in self.path.ancestors() {
+            if std::fs::remove_dir(dir).is_err() || dir == outermost {
+                break;
+            }
+        }
     }
 
     /// The directory.

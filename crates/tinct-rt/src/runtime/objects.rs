@@ -227,20 +227,7 @@ impl Objects {
                 .any(|s| matches!(s, crate::spec::Step::IoRun { .. }))
         });
         let io = if writes_io {
-            Some(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .write(true)
-                    .truncate(false)
-                    .open(&spec.io_device)
-                    .map_err(|e| RtError::Input {
-                        file: spec.source.clone(),
-                        line: None,
-                        field: "global.io_device".into(),
-                        expected: "a file tinct can open for writing (iorun writes to it)".into(),
-                        found: format!("{}: {e}", spec.io_device),
-                    })?,
-            )
+            Some(open_io_device(spec)?)
         } else {
             None
         };
@@ -531,4 +518,35 @@ impl Objects {
         }
         Blocked::Done
     }
+}
+
+/// Opens rt-app's `io_device` for the `iorun` events' writes. Opened
+/// non-blocking, so that a FIFO nobody reads is refused at once (ENXIO)
+/// instead of blocking tinct in `open` before the first release (issue 27);
+/// then made blocking again, as rt-app writes.
+fn open_io_device(spec: &RunSpec) -> Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let refuse = |found: String| RtError::Input {
+        file: spec.source.clone(),
+        line: None,
+        field: "global.io_device".into(),
+        expected: "a file tinct can open for writing (iorun writes to it); a FIFO needs a \
+                   reader already"
+            .into(),
+        found: format!("{}: {found}", spec.io_device),
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(false)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&spec.io_device)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ENXIO) => refuse("a FIFO with no reader (ENXIO)".into()),
+            _ => refuse(e.to_string()),
+        })?;
+    let flags = rustix::fs::fcntl_getfl(&file).map_err(|e| refuse(e.to_string()))?;
+    rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
+        .map_err(|e| refuse(e.to_string()))?;
+    Ok(file)
 }
