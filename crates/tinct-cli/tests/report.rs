@@ -322,7 +322,10 @@ fn a_hostile_svg_runs_no_script_in_the_page() {
         .success();
     let output = browse(&chromium, &out, &["--dump-dom"]);
     let dom = String::from_utf8_lossy(&output.stdout);
-    assert!(dom.contains(r#"data-tinct-ready="yes""#), "the page's own script ran: {dom}");
+    assert!(
+        dom.contains(r#"data-tinct-ready="yes""#),
+        "the page's own script ran: {dom}"
+    );
     assert!(!dom.contains("data-pwned"), "a file's script ran: {dom}");
 }
 
