@@ -183,8 +183,14 @@ pub fn parse_duration(text: &str) -> Result<Nanos, UnitError> {
     parse_scaled(text, DURATION_UNITS, DURATION_UNIT_NAMES).map(Nanos)
 }
 
-/// Parses a size such as `"18MiB"`, `"4KiB"`, `"1GiB"` or `"4096B"`.
+/// Parses a size such as `"18MiB"`, `"4KiB"`, `"1GiB"`, `"4096B"`, or a
+/// whole number of bytes, `"4096"` (sizes have one base unit, so a bare
+/// number is not ambiguous, as it would be for a duration).
 pub fn parse_size(text: &str) -> Result<Bytes, UnitError> {
+    let digits = text.trim();
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return parse_scaled(&format!("{digits}B"), SIZE_UNITS, SIZE_UNIT_NAMES).map(Bytes);
+    }
     parse_scaled(text, SIZE_UNITS, SIZE_UNIT_NAMES).map(Bytes)
 }
 
@@ -256,6 +262,11 @@ mod tests {
         assert_eq!(parse_size("18MiB"), Ok(Bytes(18 << 20)));
         assert_eq!(parse_size("1.5KiB"), Ok(Bytes(1536)));
         assert_eq!(parse_size("4096B"), Ok(Bytes(4096)));
+        // A whole number of bytes, as docs/FORMAT.md says (issue 27:
+        // `--pool 4096` was refused); not a fraction of a byte.
+        assert_eq!(parse_size("4096"), Ok(Bytes(4096)));
+        assert!(parse_size("40.5").is_err());
+        assert!(parse_size("99999999999999999999").is_err());
     }
 
     #[test]
