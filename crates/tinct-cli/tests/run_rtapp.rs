@@ -259,3 +259,60 @@ fn a_fifo_io_device_without_a_reader_is_refused_not_waited_on() {
         "an empty run directory was left to look like a run"
     );
 }
+
+/// Issue 27: with `--watchdog off` an overrunning task (50 ms of work every
+/// 10 ms) does not drain its backlog past the run's end: the releases due
+/// behind it are recorded, never started, and no job starts after the end
+/// (given 100 ms for a host stall between the check and the start).
+#[test]
+fn the_run_ends_at_its_duration_even_with_a_backlog_and_no_watchdog() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = common::write(
+        dir.path(),
+        "over.json",
+        r#"{"tasks": {"o": {"run": 50000, "timer": {"ref": "t", "period": 10000, "mode": "absolute"}}}}"#,
+    );
+    let out = dir.path().join("run");
+    let status = tinct()
+        .args([
+            "run",
+            "--no-sentinel",
+            "--watchdog",
+            "off",
+            "--duration",
+            "1s",
+            "--rt-app",
+        ])
+        .arg(&file)
+        .arg("--out")
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    // 0, or 1 when the late jobs' deadlines count as a stop; never a hang.
+    assert!(matches!(status.status.code(), Some(0 | 1)), "{status:?}");
+    let summary = read_json(&out.join("summary.json"));
+    for task in summary["tasks"].as_array().unwrap() {
+        balanced_job_counts(task);
+    }
+    let csv = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (start, outcome) = (column("start_ns"), column("outcome"));
+    let mut never_started = 0;
+    for line in csv.lines().skip(1) {
+        let cells: Vec<&str> = line.split(',').collect();
+        match cells[start].parse::<u64>() {
+            Ok(at) => assert!(
+                at < 1_100_000_000,
+                "a job started at {at} ns, past the end: {line}"
+            ),
+            Err(_) => never_started += 1,
+        }
+        assert!(!cells[outcome].is_empty(), "{line}");
+    }
+    assert!(
+        never_started > 0,
+        "the backlog is recorded as never started:\n{csv}"
+    );
+}

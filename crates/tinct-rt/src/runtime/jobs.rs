@@ -115,6 +115,15 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 if release >= cx.end {
                     return;
                 }
+                if !data_triggered && now_ns() >= cx.end {
+                    // The run ends at its duration, whatever the watchdog:
+                    // releases still due behind a late job are recorded as
+                    // released and never started, not run past the end
+                    // (with `--watchdog off` a backlog ran 20 s past a 2 s
+                    // run, issue 27).
+                    backlog.record(&mut p.log, job, k, release, true);
+                    return;
+                }
                 if p.log.is_full() {
                     // Stop before releasing a job that could not be recorded.
                     cx.shared.stop_for(StopReason::LogFull {
