@@ -24,6 +24,13 @@ pub enum Pool {
     Sized(Arc<ThreadPool>),
 }
 
+/// The most threads a pool may have: far above any machine tinct runs on,
+/// far below what the kernel would refuse only after starting thousands.
+pub const MAX_THREADS: usize = 1024;
+
+/// How many pools of distinct sizes are kept between calls.
+const KEPT_POOLS: usize = 8;
+
 impl Pool {
     /// The pool with `threads` threads (`None`: the global pool), built
     /// once per count and kept, so a caller in a loop (the Python batch
@@ -35,6 +42,10 @@ impl Pool {
         };
         if threads == 0 {
             return Err("expected at least 1, found 0".into());
+        }
+        if threads > MAX_THREADS {
+            // rayon would start them all (2^40 never returned, issue 27).
+            return Err(format!("expected at most {MAX_THREADS}, found {threads}"));
         }
         static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
         let mut pools = POOLS
@@ -49,6 +60,11 @@ impl Pool {
             .build()
             .map(Arc::new)
             .map_err(|e| e.to_string())?;
+        if pools.len() >= KEPT_POOLS {
+            // Kept for a caller in a loop, not for every count ever asked:
+            // the pools in use live on in their callers' handles.
+            pools.clear();
+        }
         pools.insert(threads, Arc::clone(&pool));
         Ok(Pool::Sized(pool))
     }
@@ -102,6 +118,10 @@ mod tests {
         assert_eq!(
             Pool::with_threads(Some(0)).unwrap_err(),
             "expected at least 1, found 0"
+        );
+        assert_eq!(
+            Pool::with_threads(Some(1 << 40)).unwrap_err(),
+            format!("expected at most {MAX_THREADS}, found {}", 1u64 << 40)
         );
         let (Pool::Sized(first), Pool::Sized(again)) = (
             Pool::with_threads(Some(3)).unwrap(),
