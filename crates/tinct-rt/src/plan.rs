@@ -18,6 +18,23 @@ use tinct_core::limits::Limit;
 use tinct_core::model::{Kernel, Task, TaskSet, Trigger, Work};
 use tinct_core::units::Bytes;
 
+/// Each task's rank among the tasks of its core (1: the highest), from the
+/// set's `ranks`; tasks without a core rank among those without one.
+fn ranks_per_core(set: &TaskSet, ranks: &[u32]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..set.tasks.len()).collect();
+    order.sort_by_key(|&i| (set.tasks[i].core, ranks[i]));
+    let mut out = vec![0; set.tasks.len()];
+    let mut previous: Option<Option<u32>> = None;
+    let mut rank = 0u32;
+    for i in order {
+        let core = set.tasks[i].core;
+        rank = if previous == Some(core) { rank + 1 } else { 1 };
+        previous = Some(core);
+        out[i] = rank;
+    }
+    out
+}
+
 impl RunSpec {
     /// The run of a planned task set: one periodic thread per task, pinned
     /// to its core, SCHED_FIFO by rank (rank 1 → [`TOP_TASK_PRIORITY`], then
@@ -57,6 +74,7 @@ impl RunSpec {
         policy: PlacementPolicy,
     ) -> Result<RunSpec> {
         let ranks = set.ranks();
+        let core_ranks = ranks_per_core(set, &ranks);
         let blocking_shows = BlockingShows::of_protocols(
             set.resources
                 .iter()
@@ -113,8 +131,33 @@ impl RunSpec {
                     Bytes(body.working_set).to_string(),
                 ));
             }
+            // SCHED_FIFO TOP_TASK_PRIORITY, TOP_TASK_PRIORITY − 1, … by rank
+            // among the tasks that share the task's CPU (its core's, pinned;
+            // every task's, unpinned): the analysis' total order needs each
+            // its own level there, so a pinned core with more tasks than
+            // levels is refused rather than tied (issue 27: 31 of 120 tasks
+            // once shared priority 1).
+            let rank = if policy == PlacementPolicy::Static {
+                core_ranks[i]
+            } else {
+                ranks[i]
+            };
+            if policy == PlacementPolicy::Static && rank > u32::from(TOP_TASK_PRIORITY) {
+                return Err(bad(
+                    "core",
+                    format!(
+                        "at most {TOP_TASK_PRIORITY} tasks on one core: SCHED_FIFO \
+                         {TOP_TASK_PRIORITY}..1 gives each its own priority, as the analysis' \
+                         order of priorities needs"
+                    ),
+                    format!(
+                        "task number {rank} on core {} by priority",
+                        task.core.unwrap_or(0)
+                    ),
+                ));
+            }
             let fifo = u32::from(TOP_TASK_PRIORITY)
-                .saturating_sub(ranks[i].saturating_sub(1))
+                .saturating_sub(rank.saturating_sub(1))
                 .max(1);
             let kernel = Step::Kernel {
                 kernel: body.kernel,
@@ -337,6 +380,53 @@ partitions = [2, 3]
         }
     }
 
+    /// `n` tasks with distinct periods (priorities by rate), alternately on
+    /// `cores` cores.
+    fn many(n: usize, cores: u32) -> String {
+        let mut text = format!(
+            "[platform]\ncores = {cores}\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"0ns\"\n"
+        );
+        for i in 0..n {
+            text.push_str(&format!(
+                "\n[[task]]\nname = \"t{i}\"\nperiod = \"{}ms\"\nmemory = \"1KiB\"\n\
+                 wcet = \"1us\"\ncore = {}\n",
+                10 + i,
+                i as u32 % cores
+            ));
+        }
+        text
+    }
+
+    /// Issue 27: SCHED_FIFO priorities are given per core, so 120 tasks on
+    /// two cores each have their own level there (31 once shared level 1);
+    /// more tasks on one core than levels are refused, not tied.
+    #[test]
+    fn each_task_has_its_own_fifo_priority_on_its_core() {
+        let spec = plan(&many(120, 2)).unwrap();
+        for core in 0..2u32 {
+            let mut levels: Vec<u8> = spec
+                .tasks
+                .iter()
+                .filter(|t| t.cpus.as_deref() == Some(&[core][..]))
+                .map(|t| match t.scheduling.policy {
+                    Policy::Fifo(p) => p,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(levels.len(), 60);
+            let count = levels.len();
+            levels.sort_unstable();
+            levels.dedup();
+            assert_eq!(levels.len(), count, "core {core}: tied priorities");
+        }
+        let e = refused(&many(usize::from(TOP_TASK_PRIORITY) + 1, 1));
+        assert!(
+            e.contains(&format!("at most {TOP_TASK_PRIORITY} tasks on one core"))
+                && e.contains("field `core`"),
+            "{e}"
+        );
+    }
+
     /// A period beyond the run's limits is named as `period`, at its line,
     /// whether the deadline is implicit (it is the period) or written.
     #[test]
@@ -374,7 +464,11 @@ partitions = [2, 3]
         let fast = &spec.tasks[0];
         let slow = &spec.tasks[1];
         assert_eq!(fast.scheduling.policy, Policy::Fifo(TOP_TASK_PRIORITY));
-        assert_eq!(slow.scheduling.policy, Policy::Fifo(TOP_TASK_PRIORITY - 1));
+        assert_eq!(
+            slow.scheduling.policy,
+            Policy::Fifo(TOP_TASK_PRIORITY),
+            "alone on its core: ranks are per core"
+        );
         assert_eq!(
             spec.resources.timers.len(),
             2,
