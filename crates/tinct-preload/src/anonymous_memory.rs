@@ -116,11 +116,11 @@ pub unsafe fn mmap(
         && enabled()
         && let Some(heap) = heap()
     {
-        let ptr = heap.alloc_pages(len, heap.page_size(), MAPPED);
+        let bytes = len.next_multiple_of(heap.page_size());
+        // Zeroed where it can hold old data: a recycled run whole, pages
+        // never handed out only their mark byte.
+        let ptr = heap.alloc_pages_zeroed(bytes, heap.page_size(), MAPPED);
         if !ptr.is_null() {
-            let bytes = len.next_multiple_of(heap.page_size());
-            // SAFETY: a fresh run of `bytes` bytes, ours to fill.
-            unsafe { std::ptr::write_bytes(ptr, 0, bytes) };
             heap.counters.mapped.fetch_add(1, Ordering::Relaxed);
             return ptr.cast();
         }

@@ -12,12 +12,21 @@
 //! region; freed blocks go to a free list per size and are reused first.
 //! Each block starts with a 16-byte header right before the user pointer:
 //! the size class and the offset back to the block start (which differs
-//! from 16 only for over-aligned requests).
+//! from 16 only for over-aligned requests), whose top bit marks the block
+//! freed. [`Bootstrap::check`] reads the header before a block is freed or
+//! reallocated: a freed block is a double free, a header that is not one
+//! a pointer the arena never handed out (see [`crate::misuse`]).
+//!
+//! Zeroed blocks (`calloc` of a fallback) are written only where they can
+//! hold old data: a block never used before is fresh anonymous memory, and
+//! a freed large block gave its interior back to the kernel (it reads as
+//! zeros), so a gigabyte `calloc` stays lazy as with glibc.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::lock::RawLock;
+use crate::misuse::{self, Call, Misuse};
 
 /// Bytes in front of every pointer handed out.
 const HEADER: usize = 16;
@@ -33,6 +42,12 @@ const MAX_CLASS: u32 = 40;
 const RELEASE_CLASS: u32 = 22;
 /// Marks a header written by this arena.
 const MAGIC: u64 = 0x7ec7_b007;
+/// The bit of the header's offset word that marks a freed block.
+const FREED: u64 = 1 << 63;
+/// The page size the arena assumes for releasing interiors (where pages
+/// are larger, `madvise` refuses the range and [`Bootstrap::free`] clears
+/// the interior instead: correct, and slower).
+const RELEASE_PAGE: usize = 4096;
 
 /// Sizes tried for the reservation, largest first.
 const RESERVATIONS: [usize; 4] = [64 << 30, 16 << 30, 4 << 30, 1 << 30];
@@ -111,21 +126,28 @@ impl Bootstrap {
         self.alloc_block(size, align).0
     }
 
-    /// As [`Bootstrap::alloc`], zero-filled. A block never used before is
-    /// fresh anonymous memory, zero already: it is not written (so a large
-    /// zeroed table costs nothing until it is touched).
+    /// As [`Bootstrap::alloc`], zero-filled. Only bytes that can hold old
+    /// data are written: none of a block never used before (fresh
+    /// anonymous memory, zero already: a large zeroed table or `calloc`
+    /// costs nothing until it is touched), and of a reused large block
+    /// only its first page (its interior was given back when it was
+    /// freed, see [`Bootstrap::free`]).
     pub fn alloc_zeroed(&self, size: usize, align: usize) -> *mut u8 {
-        let (ptr, fresh) = self.alloc_block(size, align);
-        if !ptr.is_null() && !fresh {
-            // SAFETY: the block has at least `size` bytes at `ptr`.
-            unsafe { std::ptr::write_bytes(ptr, 0, size) };
+        let (ptr, clean_from) = self.alloc_block(size, align);
+        if !ptr.is_null() {
+            let dirty = clean_from.saturating_sub(ptr as usize).min(size);
+            // SAFETY: the block has at least `size` bytes at `ptr`, and
+            // `dirty <= size`.
+            unsafe { std::ptr::write_bytes(ptr, 0, dirty) };
         }
         ptr
     }
 
-    /// A block and whether it was never used before.
-    fn alloc_block(&self, size: usize, align: usize) -> (*mut u8, bool) {
-        let null = (std::ptr::null_mut(), false);
+    /// A block, and the address from which on it reads as zeros (its
+    /// start if never used, the end of its first page if a large block
+    /// reused, `usize::MAX` if it may hold old data anywhere).
+    fn alloc_block(&self, size: usize, align: usize) -> (*mut u8, usize) {
+        let null = (std::ptr::null_mut(), usize::MAX);
         let align = align.max(HEADER);
         if !align.is_power_of_two() {
             return null;
@@ -134,10 +156,10 @@ impl Bootstrap {
         let Some(need) = size.checked_add(slack) else {
             return null;
         };
-        let class = need
-            .max(1 << MIN_CLASS)
-            .next_power_of_two()
-            .trailing_zeros();
+        let Some(block_size) = need.max(1 << MIN_CLASS).checked_next_power_of_two() else {
+            return null;
+        };
+        let class = block_size.trailing_zeros();
         if class > MAX_CLASS {
             return null;
         }
@@ -148,6 +170,13 @@ impl Bootstrap {
             return null;
         }
         self.in_use.fetch_add(1 << class, Ordering::Relaxed);
+        let clean_from = if fresh {
+            block
+        } else if class >= RELEASE_CLASS {
+            block + RELEASE_PAGE
+        } else {
+            usize::MAX
+        };
         let user = (block + HEADER).next_multiple_of(align);
         let header = (user - HEADER) as *mut u64;
         // SAFETY: `block..block + 2^class` is ours and `user - HEADER >=
@@ -157,7 +186,7 @@ impl Bootstrap {
             header.write((MAGIC << 8) | u64::from(class));
             header.add(1).write((user - block) as u64);
         }
-        (user as *mut u8, fresh)
+        (user as *mut u8, clean_from)
     }
 
     /// A block of `class` (0 if none) and whether it is fresh (never used).
@@ -175,7 +204,11 @@ impl Bootstrap {
         }
         let size = 1usize << class;
         // Large blocks start on a page so their interior can be released.
-        let alignment = if class >= RELEASE_CLASS { 4096 } else { HEADER };
+        let alignment = if class >= RELEASE_CLASS {
+            RELEASE_PAGE
+        } else {
+            HEADER
+        };
         let block = self
             .bump
             .load(Ordering::Relaxed)
@@ -217,43 +250,100 @@ impl Bootstrap {
         false
     }
 
-    fn header(ptr: *const u8) -> (u32, usize) {
-        // SAFETY: callers pass a pointer from `alloc`, whose 16 bytes in
-        // front hold the header.
-        let (word, offset) = unsafe {
-            let header = ptr.sub(HEADER) as *const u64;
-            (header.read(), header.add(1).read())
-        };
-        debug_assert_eq!(word >> 8, MAGIC, "not a bootstrap block");
-        ((word & 0xff) as u32, offset as usize)
-    }
-
-    /// Bytes usable at `ptr` (from `alloc`).
-    pub fn usable_size(&self, ptr: *const u8) -> usize {
-        let (class, offset) = Self::header(ptr);
-        (1usize << class) - offset
-    }
-
-    /// Returns a block.
+    /// The header of a block handed out at `address` (class, offset word).
     ///
     /// # Safety
-    /// `ptr` must come from [`Bootstrap::alloc`] of this arena and not have
-    /// been freed since.
+    /// `address` must lie in the arena at least [`HEADER`] bytes past its
+    /// start, 8-aligned.
+    unsafe fn header(address: usize) -> (u64, u64) {
+        let header = (address - HEADER) as *const u64;
+        // SAFETY: the 16 bytes in front of `address` lie in the arena's
+        // mapping (the caller's contract), readable anywhere in it.
+        unsafe { (header.read(), header.add(1).read()) }
+    }
+
+    /// Whether `ptr` is a block this arena handed out and has not taken
+    /// back: `Ok((class, offset))`, else what is wrong. Reads only the
+    /// arena's own mapping and takes no lock; a header is recognised by
+    /// its magic number, class and offset, so a pointer inside a block
+    /// is found unless the program wrote a header's exact bytes there.
+    pub fn check(&self, ptr: *const u8) -> Result<(u32, usize), Misuse> {
+        let address = ptr as usize;
+        let start = self.start.load(Ordering::Acquire);
+        if !self.contains(ptr) || address < start + HEADER || !address.is_multiple_of(HEADER) {
+            return Err(Misuse::NotFromMalloc);
+        }
+        // SAFETY: checked just above: in the arena, past its first header,
+        // 16-aligned.
+        let (word, offset) = unsafe { Self::header(address) };
+        if offset & FREED != 0 {
+            return Err(Misuse::DoubleFree);
+        }
+        let class = (word & 0xff) as u32;
+        let offset = offset as usize;
+        let valid = word >> 8 == MAGIC
+            && (MIN_CLASS..=MAX_CLASS).contains(&class)
+            && offset >= HEADER
+            && offset.is_multiple_of(HEADER)
+            && offset < 1 << class
+            && address - offset >= start;
+        if valid {
+            Ok((class, offset))
+        } else {
+            Err(Misuse::NotFromMalloc)
+        }
+    }
+
+    /// Bytes usable at `ptr` (from `alloc`; 0 if it is not a live block).
+    pub fn usable_size(&self, ptr: *const u8) -> usize {
+        self.check(ptr)
+            .map_or(0, |(class, offset)| (1usize << class) - offset)
+    }
+
+    /// Returns a block, or aborts the process if `ptr` is not a live block
+    /// of this arena ([`Bootstrap::check`]: a double free, or a pointer it
+    /// never handed out).
+    ///
+    /// A large block gives its interior back to the kernel, so it reads as
+    /// zeros when reused; should `madvise` fail (a program that locked
+    /// its memory), the interior is cleared instead, so that stays true.
+    /// (A large block aligned past its first page loses its header with
+    /// its interior: freeing it again aborts as a pointer never handed
+    /// out rather than as a double free.)
+    ///
+    /// # Safety
+    /// `ptr` must come from [`Bootstrap::alloc`] of this arena, or be a
+    /// pointer the caller wants checked (it aborts, it is never freed).
     pub unsafe fn free(&self, ptr: *mut u8) {
-        let (class, offset) = Self::header(ptr);
+        let (class, offset) = match self.check(ptr) {
+            Ok(header) => header,
+            Err(misuse) => misuse::abort(Call::Free, misuse, ptr),
+        };
         let block = ptr as usize - offset;
         let size = 1usize << class;
+        // SAFETY: a live block's header (checked above); the offset word
+        // is not the free list's link (the block's first word).
+        unsafe {
+            (ptr.sub(HEADER) as *mut u64)
+                .add(1)
+                .write(offset as u64 | FREED)
+        };
         if class >= RELEASE_CLASS {
             // Give the interior back; the first page keeps the list link.
+            let interior = (block + RELEASE_PAGE) as *mut u8;
             // SAFETY: the pages lie inside the freed block, which nobody
             // uses any more; MADV_DONTNEED makes them read as zero later.
-            let _ = unsafe {
+            let released = unsafe {
                 rustix::mm::madvise(
-                    (block + 4096) as *mut std::ffi::c_void,
-                    size - 4096,
+                    interior.cast(),
+                    size - RELEASE_PAGE,
                     rustix::mm::Advice::LinuxDontNeed,
                 )
             };
+            if released.is_err() {
+                // SAFETY: the same freed interior, ours to write.
+                unsafe { std::ptr::write_bytes(interior, 0, size - RELEASE_PAGE) };
+            }
         }
         self.in_use.fetch_sub(size, Ordering::Relaxed);
         self.lock.lock();
@@ -348,6 +438,59 @@ mod tests {
             "alignment not a power of two"
         );
         assert!(arena.alloc(1 << 41, 16).is_null());
+        assert!(arena.alloc(1, 1 << 63).is_null(), "a block past 2^64 bytes");
+    }
+
+    #[test]
+    fn freed_and_foreign_pointers_are_told_apart_from_live_blocks() {
+        let arena = Bootstrap::new();
+        let small = arena.alloc(100, 16);
+        let aligned = arena.alloc(5000, 4096);
+        assert_eq!(arena.check(small), Ok((7, 16)));
+        assert_eq!(arena.check(aligned).map(|(class, _)| class), Ok(14));
+        assert_eq!(
+            arena.check(small.wrapping_add(16)),
+            Err(Misuse::NotFromMalloc)
+        );
+        assert_eq!(
+            arena.check(small.wrapping_add(8)),
+            Err(Misuse::NotFromMalloc)
+        );
+        let outside = 0u64;
+        assert_eq!(
+            arena.check(&outside as *const u64 as *const u8),
+            Err(Misuse::NotFromMalloc)
+        );
+        assert_eq!(arena.usable_size(small.wrapping_add(32)), 0);
+        // SAFETY: live blocks, freed once.
+        unsafe {
+            arena.free(small);
+            arena.free(aligned);
+        }
+        assert_eq!(arena.check(small), Err(Misuse::DoubleFree));
+        assert_eq!(arena.check(aligned), Err(Misuse::DoubleFree));
+        assert_eq!(arena.usable_size(small), 0);
+        let again = arena.alloc(100, 16);
+        assert_eq!(again, small, "reused");
+        assert_eq!(arena.check(again), Ok((7, 16)), "live again");
+    }
+
+    #[test]
+    fn a_reused_large_block_reads_as_zeros_past_its_first_page() {
+        let arena = Bootstrap::new();
+        let size = 6 << 20;
+        let first = arena.alloc_zeroed(size, 16);
+        // SAFETY: a live block of `size` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(first, size) };
+        assert!(bytes.iter().step_by(4096).all(|&b| b == 0), "fresh");
+        bytes.fill(0xee);
+        // SAFETY: live, freed once.
+        unsafe { arena.free(first) };
+        let again = arena.alloc_zeroed(size, 16);
+        assert_eq!(again, first, "the freed block of the class is reused");
+        // SAFETY: a live block of `size` bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(again, size) };
+        assert!(bytes.iter().all(|&b| b == 0), "cleared and released");
     }
 
     #[test]

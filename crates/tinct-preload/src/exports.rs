@@ -5,9 +5,23 @@
 //! Each function only checks its C contract (overflow, alignment, errno)
 //! and forwards to the process [`Heap`](crate::heap::Heap); before the heap
 //! exists (the calling thread is building it) requests go to the bootstrap
-//! arena.
+//! arena. `free` and `realloc` of a pointer that is not a live block abort
+//! the process, as glibc's do (see [`crate::misuse`]); the building
+//! thread's own calls are the exception: there nothing but the bootstrap
+//! arena's blocks is known yet, and other pointers are left alone.
+//!
+//! The aligned allocations follow the glibc they replace
+//! (`malloc/malloc.c`, `_mid_memalign`): `memalign` serves an alignment
+//! up to 16 as `malloc`, rounds one that is not a power of two up to one,
+//! and refuses one above `SIZE_MAX / 2 + 1` (EINVAL); `aligned_alloc` is
+//! `memalign` up to glibc 2.37 and, from 2.38 on (C17), refuses an
+//! alignment that is not a power of two (EINVAL) — the shim asks the C
+//! library it runs with which it is (`gnu_get_libc_version`);
+//! `posix_memalign` refuses one that is not a power of two multiple of
+//! `sizeof(void *)` (EINVAL, POSIX) and leaves `*memptr` alone on failure.
 
 use std::ffi::{c_int, c_void};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::bootstrap::BOOTSTRAP;
 use crate::process::heap;
@@ -42,10 +56,12 @@ pub extern "C" fn malloc(size: usize) -> *mut c_void {
     allocate(size, MIN_ALIGN)
 }
 
-/// C `free`.
+/// C `free`: aborts the process on a double free, a pointer this
+/// allocator never returned, or one inside a block.
 ///
 /// # Safety
-/// `ptr` is null or a live pointer from this allocator.
+/// `ptr` is null or a pointer from this allocator (one that is not is
+/// found and aborts, see [`crate::heap`]).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn free(ptr: *mut c_void) {
     if ptr.is_null() {
@@ -56,7 +72,7 @@ pub unsafe extern "C" fn free(ptr: *mut c_void) {
         // SAFETY: forwarded caller contract.
         Some(heap) => unsafe { heap.free(ptr) },
         None if BOOTSTRAP.contains(ptr) => {
-            // SAFETY: forwarded caller contract; the arena handed it out.
+            // SAFETY: forwarded caller contract; the arena checks it.
             unsafe { BOOTSTRAP.free(ptr) }
         }
         None => {}
@@ -83,26 +99,29 @@ pub unsafe extern "C" fn free_aligned_sized(ptr: *mut c_void, _align: usize, _si
     unsafe { free(ptr) }
 }
 
-/// C `calloc`: zeroed, with overflow check.
+/// C `calloc`: zeroed, with overflow check. Memory fresh from the kernel
+/// is not written (see [`Heap::alloc_zeroed`](crate::heap::Heap::alloc_zeroed)).
 #[unsafe(no_mangle)]
 pub extern "C" fn calloc(count: usize, size: usize) -> *mut c_void {
     let Some(total) = count.checked_mul(size) else {
         set_errno(libc::ENOMEM);
         return std::ptr::null_mut();
     };
-    let ptr = allocate(total, MIN_ALIGN);
-    if !ptr.is_null() {
-        // SAFETY: the block has at least `total` bytes (reused pool memory
-        // holds old data, so it is always cleared).
-        unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, total) };
+    let ptr = match heap() {
+        Some(heap) => heap.alloc_zeroed(total),
+        None => BOOTSTRAP.alloc_zeroed(total, MIN_ALIGN),
+    };
+    if ptr.is_null() {
+        set_errno(libc::ENOMEM);
     }
-    ptr
+    ptr.cast()
 }
 
-/// C `realloc`.
+/// C `realloc`: aborts the process on a freed pointer, one this allocator
+/// never returned, or one inside a block, as [`free`].
 ///
 /// # Safety
-/// `ptr` is null or a live pointer from this allocator.
+/// `ptr` is null or a pointer from this allocator (see [`free`]).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn realloc(ptr: *mut c_void, size: usize) -> *mut c_void {
     let result = match heap() {
@@ -163,26 +182,61 @@ pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, siz
     0
 }
 
-/// C11 `aligned_alloc`: EINVAL (null) unless `align` is a power of two.
+/// C11 `aligned_alloc`, as the glibc it replaces: `memalign` up to glibc
+/// 2.37; from 2.38 on, EINVAL (null) unless `align` is a power of two.
 #[unsafe(no_mangle)]
 pub extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
-    if !align.is_power_of_two() {
+    if aligned_alloc_is_c17() && !align.is_power_of_two() {
         set_errno(libc::EINVAL);
         return std::ptr::null_mut();
     }
-    allocate(size, align)
+    memalign(align, size)
 }
 
-/// Obsolete `memalign`: like glibc, an alignment that is not a power of
-/// two is rounded up to one.
+/// Obsolete `memalign`, as glibc's `_mid_memalign`: an alignment up to 16
+/// is `malloc`'s, one that is not a power of two is rounded up to one, and
+/// one above `SIZE_MAX / 2 + 1` is refused (EINVAL, null).
 #[unsafe(no_mangle)]
 pub extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
-    match align.max(1).checked_next_power_of_two() {
+    match align.max(MIN_ALIGN).checked_next_power_of_two() {
         Some(align) => allocate(size, align),
         None => {
             set_errno(libc::EINVAL);
             std::ptr::null_mut()
         }
+    }
+}
+
+/// 0 not asked yet, 1 `aligned_alloc` is `memalign` (glibc before 2.38),
+/// 2 it refuses alignments that are not powers of two (glibc 2.38 on).
+static ALIGNED_ALLOC_C17: AtomicU8 = AtomicU8::new(0);
+
+/// True if the C library the shim runs with is glibc 2.38 or later, whose
+/// `aligned_alloc` refuses alignments that are not powers of two (asked
+/// once, without allocating).
+fn aligned_alloc_is_c17() -> bool {
+    match ALIGNED_ALLOC_C17.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            // SAFETY: gnu_get_libc_version returns a static NUL-terminated
+            // string (it never fails).
+            let version = unsafe { std::ffi::CStr::from_ptr(libc::gnu_get_libc_version()) };
+            let c17 = refuses_odd_alignments(version.to_bytes());
+            ALIGNED_ALLOC_C17.store(if c17 { 2 } else { 1 }, Ordering::Relaxed);
+            c17
+        }
+    }
+}
+
+/// True for a glibc version (`"2.36"`, `"2.38.9000"`) of 2.38 or later.
+fn refuses_odd_alignments(version: &[u8]) -> bool {
+    let mut parts = version
+        .split(|&b| b == b'.')
+        .map(|part| std::str::from_utf8(part).ok()?.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= (2, 38),
+        _ => false,
     }
 }
 

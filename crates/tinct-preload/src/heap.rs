@@ -19,7 +19,37 @@
 //! grows: other threads keep allocating from what is there), and the
 //! bootstrap arena's own. When the budget is spent, strict mode fails the
 //! request (ENOMEM); otherwise it is served from the uncoloured bootstrap
-//! arena and counted as a fallback.
+//! arena and counted as a fallback. A request the area could not hold even
+//! at its largest falls back at once, without growing the area for it.
+//!
+//! *Misuse* ([`crate::misuse`]). `free` and `realloc` check the pointer
+//! before they touch any list, in O(1) and without a lock or an
+//! allocation, and abort the process (as glibc does) on a pointer that is
+//! not a live block's start:
+//!
+//! * an object of a size class must sit at a multiple of the class size
+//!   inside its page; a free object carries a *free tag* in its second
+//!   word (its address mixed with a per-process random key, written when
+//!   it is freed or carved, cleared when it is handed out), so freeing it
+//!   again is found wherever it waits — this thread's cache, another's,
+//!   the central lists — as glibc's tcache key finds it in its bins;
+//! * a run must be freed by its first page's address; a page of a freed
+//!   run is marked freed in [`PageKinds`] (a double free), one never
+//!   handed out is not (a wild pointer);
+//! * anything outside the area must be a live block of the bootstrap
+//!   arena ([`Bootstrap::check`](crate::bootstrap::Bootstrap::check)):
+//!   the allocations made while the heap was being built, fallbacks and
+//!   the shim's own memory keep working; the stack, static data and other
+//!   mappings do not.
+//!
+//! *Zeroed memory* ([`Heap::alloc_zeroed`]). Area pages are populated when
+//! the area grows — their frames must be known to choose their colours —
+//! so a coloured block is resident whether or not the program touches it,
+//! and `calloc` cannot be lazy there. Pages never handed out before are
+//! zero but for the mark byte every page enters with
+//! (`tinct_mem::colored_area::PAGE_MARK`): `calloc` clears that one byte per
+//! page instead of the whole block. Recycled blocks are cleared whole.
+//! Fallbacks are lazy as with glibc: fresh bootstrap memory is not written.
 
 use std::cell::UnsafeCell;
 use std::ptr::null_mut;
@@ -34,6 +64,7 @@ use tinct_mem::{
 use crate::bootstrap::BOOTSTRAP;
 use crate::formatting::list_or_any;
 use crate::lock::RawLock;
+use crate::misuse::{self, Call, Misuse};
 use crate::page_kinds::{Kind, MAPPED, MAX_RUN_PAGES, PROTECTED, PageKinds};
 use crate::page_runs::PageRuns;
 use crate::thread_cache::{self, CLASSES, DEAD, LocalCounters, ObjectList, ThreadCache, batch};
@@ -53,8 +84,6 @@ pub struct Counters {
     pub failures: AtomicU64,
     /// Calls made from inside the allocator, served by the bootstrap arena.
     pub internal: AtomicU64,
-    /// Frees of pointers this shim never handed out (ignored).
-    pub foreign_frees: AtomicU64,
     /// `fork` calls seen.
     pub forks: AtomicU64,
     /// Anonymous mappings served from the area (`TINCT_MMAP=1`).
@@ -103,6 +132,9 @@ pub struct Heap {
     page_size: usize,
     page_shift: u32,
     thread_key: libc::pthread_key_t,
+    /// The key of the free tags of small objects (see the module
+    /// documentation): random, with its top bit set so no tag is 0.
+    tag_key: usize,
     /// The last growth error, for the summary.
     grow_error: UnsafeCell<Option<String>>,
     /// The counters.
@@ -129,6 +161,71 @@ pub enum BuildError {
     /// Anything else (bad colors, no memory, ...).
     Other(String),
 }
+
+/// A per-process random key for the free tags: 8 bytes of `getrandom`
+/// (one system call when the heap is built, no allocation; not the
+/// auxiliary vector's `AT_RANDOM`, whose bytes are glibc's stack canary
+/// and pointer guard, which a leaked tag must not reveal), mixed with the
+/// clock and addresses that ASLR moves should it fail; the top bit set.
+fn random_key() -> usize {
+    let mut key = 0u64;
+    // SAFETY: getrandom writes at most 8 bytes into `key`.
+    let got = unsafe {
+        libc::getrandom(
+            (&mut key as *mut u64).cast(),
+            size_of::<u64>(),
+            libc::GRND_NONBLOCK,
+        )
+    };
+    if got != size_of::<u64>() as isize {
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime writes one timespec.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+        let here = &now as *const libc::timespec as u64;
+        key ^= (now.tv_sec as u64).rotate_left(32)
+            ^ now.tv_nsec as u64
+            ^ here.rotate_left(29)
+            ^ (random_key as *const () as u64).rotate_left(43);
+    }
+    (key as usize) | (1 << (usize::BITS - 1))
+}
+
+/// What a pointer given to `free` or `realloc` is (found by
+/// [`Heap::block`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Block {
+    /// An object of size class `class`.
+    Small { class: usize },
+    /// A run of `pages` area pages from `page`, with `flags`.
+    Run {
+        page: usize,
+        pages: usize,
+        flags: u32,
+    },
+    /// A live block of the bootstrap arena.
+    Bootstrap,
+}
+
+/// `ceil(2^32 / size)` of every size class: `(offset * this) >> 32` is
+/// `offset / size` for every offset below 2^21 (the rounding error of the
+/// reciprocal, under `size`, times the offset stays below 2^32), so
+/// `free` finds an object's index in its page without a division.
+const RECIPROCALS: [u64; CLASSES] = {
+    let mut table = [0; CLASSES];
+    let mut class = 0;
+    while class < CLASSES {
+        table[class] = (1u64 << 32).div_ceil(SIZE_CLASSES[class] as u64);
+        class += 1;
+    }
+    table
+};
+
+/// Pages up to this size keep every object offset below 2^21, where
+/// [`RECIPROCALS`] divide exactly (the shim's pages are 4 KiB to 64 KiB).
+const MAX_RECIPROCAL_PAGE: usize = 1 << 21;
 
 fn step_index(step: Step) -> u8 {
     match step {
@@ -243,12 +340,13 @@ impl Heap {
             grow: RawLock::new(),
             central: RawLock::new(),
             state: UnsafeCell::new(Central {
-                runs: PageRuns::new(),
+                runs: PageRuns::at(area.base() >> area.page_size().trailing_zeros()),
                 classes: [ObjectList::default(); CLASSES],
                 caches: null_mut(),
                 ended: LocalCounters::default(),
             }),
             thread_key: key,
+            tag_key: random_key(),
             grow_error: UnsafeCell::new(None),
             counters: Counters::default(),
             area: UnsafeCell::new(area),
@@ -364,26 +462,38 @@ impl Heap {
         self.filled.store(filled, Ordering::Release);
     }
 
-    /// `pages` consecutive area pages aligned to `align` pages, growing the
-    /// area if needed; `None` when the budget and reserve are spent.
-    fn take_run(&self, pages: usize, align: usize) -> Option<usize> {
-        if let Some(start) = self.central(|c| c.runs.alloc_aligned(pages, align)) {
-            return Some(start);
+    /// `pages` consecutive area pages whose address is aligned to `align`
+    /// pages, growing the area if needed: the first page, and whether the
+    /// run was never handed out before (fresh from the frontier). `None`
+    /// when the budget and reserve are spent, or at once when the area
+    /// could not hold the run even at its largest.
+    fn take_run(&self, pages: usize, align: usize) -> Option<(usize, bool)> {
+        let take = |c: &mut Central| {
+            let frontier = c.runs.frontier();
+            c.runs
+                .alloc_aligned(pages, align)
+                .map(|start| (start, start >= frontier))
+        };
+        if let Some(taken) = self.central(take) {
+            return Some(taken);
         }
-        if self.grow.held_by_caller() || pages > MAX_RUN_PAGES {
+        let hopeless = self
+            .central(|c| c.runs.least_end_for(pages, align))
+            .is_none_or(|end| end > self.kinds.len_pages());
+        if self.grow.held_by_caller() || pages > MAX_RUN_PAGES || hopeless {
             return None;
         }
         self.grow.lock();
-        let mut taken = self.central(|c| c.runs.alloc_aligned(pages, align));
+        let mut taken = self.central(take);
         if taken.is_none() {
             // SAFETY: the growth lock is held: this thread alone mutates the area.
             let area = unsafe { &mut *self.area.get() };
-            if let Err(error) = area.grow(pages + align - 1) {
+            if let Err(error) = area.grow(pages.saturating_add(align - 1)) {
                 // SAFETY: the growth lock is held.
                 unsafe { *self.grow_error.get() = Some(error.to_string()) };
             }
             self.publish_growth();
-            taken = self.central(|c| c.runs.alloc_aligned(pages, align));
+            taken = self.central(take);
         }
         self.grow.unlock();
         taken
@@ -391,16 +501,49 @@ impl Heap {
 
     /// `size` bytes aligned to `align` (a power of two), or null.
     pub fn alloc(&self, size: usize, align: usize) -> *mut u8 {
+        self.alloc_with(size, align, false)
+    }
+
+    /// `size` zeroed bytes (C `calloc`), or null. Only what can hold old
+    /// data is written: a small object whole, a recycled run whole, a run
+    /// never handed out one byte per page (the mark it entered the area
+    /// with), a fallback nothing unless the bootstrap arena reuses a block
+    /// (see [`crate::bootstrap::Bootstrap::alloc_zeroed`]).
+    pub fn alloc_zeroed(&self, size: usize) -> *mut u8 {
+        self.alloc_with(size, MIN_ALIGN, true)
+    }
+
+    fn alloc_with(&self, size: usize, align: usize, zeroed: bool) -> *mut u8 {
         if self.central.held_by_caller() || self.grow.held_by_caller() {
             self.counters.internal.fetch_add(1, Ordering::Relaxed);
-            return BOOTSTRAP.alloc(size, align);
+            return if zeroed {
+                BOOTSTRAP.alloc_zeroed(size, align)
+            } else {
+                BOOTSTRAP.alloc(size, align)
+            };
         }
         let ptr = match size_class(size, align) {
-            Some(class) => self.alloc_small(class),
-            None => self.alloc_pages(size, align, 0),
+            Some(class) => {
+                let object = self.alloc_small(class);
+                if zeroed && !object.is_null() {
+                    // SAFETY: the object has SIZE_CLASSES[class] >= size bytes.
+                    unsafe { std::ptr::write_bytes(object, 0, size) };
+                }
+                object
+            }
+            None => match self.alloc_run(size, align, 0) {
+                Some((run, fresh)) => {
+                    if zeroed {
+                        // SAFETY: a run of at least `size` bytes, just taken.
+                        unsafe { self.clear_run(run, size, fresh) };
+                    }
+                    run
+                }
+                None => null_mut(),
+            },
         };
         if ptr.is_null() {
-            return self.fall_back(size, align);
+            return self.fall_back(size, align, zeroed);
         }
         if self.config.stats {
             self.note_live(ptr as usize, true);
@@ -408,8 +551,48 @@ impl Heap {
         ptr
     }
 
-    /// An object of size class `class` from the calling thread's cache.
+    /// Zeroes the first `size` bytes of the run at `run`: if `fresh` (never
+    /// handed out since its pages entered the area, where they were zero
+    /// but for their first byte, `tinct_mem::colored_area::PAGE_MARK`),
+    /// only the first byte of each page; else all of them.
+    ///
+    /// # Safety
+    /// `run` must be the start of a run of at least `size` bytes that the
+    /// caller owns.
+    unsafe fn clear_run(&self, run: *mut u8, size: usize, fresh: bool) {
+        if !fresh {
+            // SAFETY: the caller's run, at least `size` bytes.
+            unsafe { std::ptr::write_bytes(run, 0, size) };
+            return;
+        }
+        for offset in (0..size).step_by(self.page_size) {
+            // SAFETY: the first byte of a page of the caller's run.
+            unsafe { run.add(offset).write(0) };
+        }
+        debug_assert!(
+            (0..size)
+                .step_by(self.page_size)
+                // SAFETY: the last byte of a page (or of `size`) of the run.
+                .all(|o| unsafe { run.add((o + self.page_size).min(size) - 1).read() } == 0),
+            "a page never handed out holds data past its mark byte"
+        );
+    }
+
+    /// An object of size class `class` from the calling thread's cache,
+    /// its free tag cleared.
     fn alloc_small(&self, class: usize) -> *mut u8 {
+        let object = self.pop_object(class);
+        if object != 0 {
+            // SAFETY: a free object (at least 16 bytes) now ours; its second
+            // word held the free tag.
+            unsafe { (object as *mut usize).add(1).write(0) };
+        }
+        object as *mut u8
+    }
+
+    /// A free object of size class `class` (0 if none): from the calling
+    /// thread's cache, refilled a batch at a time.
+    fn pop_object(&self, class: usize) -> usize {
         let mut cache = thread_cache::current();
         if cache.is_null() {
             cache = self.create_cache();
@@ -418,32 +601,38 @@ impl Heap {
             // No cache: through the central list, one object at a time.
             let mut one = ObjectList::default();
             if !self.refill(&mut one, class) {
-                return null_mut();
+                return 0;
             }
             let object = one.pop().expect("refilled");
             self.central(|c| one.move_to(&mut c.classes[class], u32::MAX));
-            return object as *mut u8;
+            return object;
         }
         // SAFETY: the cache belongs to this thread and lives until its
         // destructor, which runs on this thread after its last use here.
         let cache = unsafe { &mut *cache };
         let list = &mut cache.lists[class];
         if list.head == 0 && !self.refill(list, class) {
-            return null_mut();
+            return 0;
         }
         cache.counters.small += 1;
-        list.pop().map_or(null_mut(), |o| o as *mut u8)
+        list.pop().unwrap_or(0)
+    }
+
+    /// The free tag of the small object at `object` (never 0).
+    #[inline]
+    fn free_tag(&self, object: usize) -> usize {
+        object ^ self.tag_key
     }
 
     /// Fills `list` with objects of `class`: a batch from the central
-    /// list, else a fresh page carved into objects. False if no page is
-    /// left.
+    /// list, else a fresh page carved into objects (each tagged free).
+    /// False if no page is left.
     fn refill(&self, list: &mut ObjectList, class: usize) -> bool {
         self.central(|c| c.classes[class].move_to(list, batch(class)));
         if list.count > 0 {
             return true;
         }
-        let Some(page) = self.take_run(1, 1) else {
+        let Some((page, _)) = self.take_run(1, 1) else {
             return false;
         };
         self.kinds.set_small(page, class);
@@ -452,9 +641,13 @@ impl Heap {
         let objects = self.page_size / size;
         // Push in reverse, so objects are handed out in address order.
         for index in (0..objects).rev() {
+            let object = start + index * size;
             // SAFETY: the page is ours alone (just taken); each object
             // slot is inside it, 16-aligned, at least 16 bytes.
-            unsafe { list.push(start + index * size) };
+            unsafe {
+                list.push(object);
+                (object as *mut usize).add(1).write(self.free_tag(object));
+            }
         }
         self.count_request(page, 1);
         true
@@ -463,18 +656,33 @@ impl Heap {
     /// A run of whole pages for `size` bytes aligned to `align`, marked
     /// with `flags` ([`MAPPED`] for the shim's `mmap`).
     pub fn alloc_pages(&self, size: usize, align: usize, flags: u32) -> *mut u8 {
-        let Some(pages) = size.max(1).checked_next_multiple_of(self.page_size) else {
-            return null_mut();
-        };
-        let pages = pages >> self.page_shift;
+        self.alloc_run(size, align, flags)
+            .map_or(null_mut(), |(run, _)| run)
+    }
+
+    /// As [`Heap::alloc_pages`], the first `size` bytes zeroed (written
+    /// only where they can hold old data, as [`Heap::alloc_zeroed`]).
+    pub fn alloc_pages_zeroed(&self, size: usize, align: usize, flags: u32) -> *mut u8 {
+        match self.alloc_run(size, align, flags) {
+            Some((run, fresh)) => {
+                // SAFETY: a run of at least `size` bytes, just taken.
+                unsafe { self.clear_run(run, size, fresh) };
+                run
+            }
+            None => null_mut(),
+        }
+    }
+
+    /// A run for `size` bytes aligned to `align`, and whether its pages
+    /// were never handed out before.
+    fn alloc_run(&self, size: usize, align: usize, flags: u32) -> Option<(*mut u8, bool)> {
+        let pages = size.max(1).checked_next_multiple_of(self.page_size)? >> self.page_shift;
         let align_pages = (align >> self.page_shift).max(1);
-        let Some(start) = self.take_run(pages, align_pages) else {
-            return null_mut();
-        };
+        let (start, fresh) = self.take_run(pages, align_pages)?;
         self.kinds.set_run(start, pages, flags);
         self.counters.runs.fetch_add(1, Ordering::Relaxed);
         self.count_request(start, pages);
-        self.page_address(start) as *mut u8
+        Some((self.page_address(start) as *mut u8, fresh))
     }
 
     /// With `TINCT_STATS` and bank modes: counts a request under the
@@ -490,12 +698,16 @@ impl Heap {
         self.counters.requests_by_step[furthest as usize].fetch_add(1, Ordering::Relaxed);
     }
 
-    fn fall_back(&self, size: usize, align: usize) -> *mut u8 {
+    fn fall_back(&self, size: usize, align: usize, zeroed: bool) -> *mut u8 {
         if self.config.strict {
             self.counters.failures.fetch_add(1, Ordering::Relaxed);
             return null_mut();
         }
-        let ptr = BOOTSTRAP.alloc(size, align);
+        let ptr = if zeroed {
+            BOOTSTRAP.alloc_zeroed(size, align)
+        } else {
+            BOOTSTRAP.alloc(size, align)
+        };
         if ptr.is_null() {
             self.counters.failures.fetch_add(1, Ordering::Relaxed);
         } else {
@@ -524,52 +736,106 @@ impl Heap {
         }
     }
 
-    /// Frees `ptr` (null is ignored; a pointer never handed out is counted
-    /// and ignored).
+    /// What `ptr` (not null) is, or the process aborts with the problem
+    /// named for `call` ([`misuse::abort`]).
+    #[inline(always)]
+    fn block(&self, ptr: *mut u8, call: Call) -> Block {
+        self.check(ptr)
+            .unwrap_or_else(|problem| misuse::abort(call, problem, ptr))
+    }
+
+    /// What `ptr` (not null) is, or what is wrong with it: O(1), no lock,
+    /// no allocation; see the module documentation for what is checked.
+    #[inline(always)]
+    fn check(&self, ptr: *mut u8) -> Result<Block, Misuse> {
+        let address = ptr as usize;
+        let Some(page) = self.area_page(address) else {
+            return BOOTSTRAP.check(ptr).map(|_| Block::Bootstrap);
+        };
+        let offset = address - self.page_address(page);
+        let problem = match self.kinds.get(page) {
+            Kind::Small { class } => {
+                let size = SIZE_CLASSES[class];
+                let index = if self.page_size <= MAX_RECIPROCAL_PAGE {
+                    ((offset as u64 * RECIPROCALS[class]) >> 32) as usize
+                } else {
+                    offset / size
+                };
+                // (`offset + size <= page size`: the object lies in the page.)
+                if index * size != offset || offset + size > self.page_size {
+                    Misuse::Interior
+                } else {
+                    // SAFETY: an object slot of a page of objects (checked
+                    // just above): at least 16 bytes, readable.
+                    let tag = unsafe { (ptr as *const usize).add(1).read() };
+                    if tag != self.free_tag(address) {
+                        return Ok(Block::Small { class });
+                    }
+                    Misuse::DoubleFree
+                }
+            }
+            Kind::RunStart { pages, flags } if flags & MAPPED == 0 => {
+                if offset == 0 {
+                    return Ok(Block::Run { page, pages, flags });
+                }
+                Misuse::Interior
+            }
+            Kind::RunBody { flags, .. } if flags & MAPPED == 0 => Misuse::Interior,
+            Kind::Free if offset == 0 && self.kinds.was_freed(page) => Misuse::DoubleFree,
+            // Never handed out, the program's own mapping (TINCT_MMAP), or
+            // given to the kernel.
+            Kind::Free | Kind::RunStart { .. } | Kind::RunBody { .. } | Kind::Lost => {
+                Misuse::NotFromMalloc
+            }
+        };
+        Err(problem)
+    }
+
+    /// Frees `ptr` (null is ignored). A pointer that is not a live block
+    /// of this heap or of the bootstrap arena aborts the process, as
+    /// glibc's `free` does (see the module documentation).
     ///
     /// # Safety
-    /// `ptr` must be null or a live pointer from this heap.
+    /// `ptr` must be null or a pointer from this heap (one that is not is
+    /// found and aborts, unless the program wrote a free tag or an arena
+    /// header's exact bytes where it points).
     pub unsafe fn free(&self, ptr: *mut u8) {
         if ptr.is_null() {
             return;
         }
-        let address = ptr as usize;
-        let Some(page) = self.area_page(address) else {
-            if BOOTSTRAP.contains(ptr) {
-                // SAFETY: the arena handed it out; the caller says it is live.
-                unsafe { BOOTSTRAP.free(ptr) };
-            } else {
-                self.counters.foreign_frees.fetch_add(1, Ordering::Relaxed);
-            }
-            return;
-        };
-        if self.config.stats {
-            self.note_live(address, false);
+        let block = self.block(ptr, Call::Free);
+        // SAFETY: `block` is what `ptr` is, checked.
+        unsafe { self.free_block(ptr, block) };
+    }
+
+    /// Frees the checked block `block` at `ptr`.
+    ///
+    /// # Safety
+    /// `block` must be what [`Heap::block`] found at `ptr`, still live.
+    #[inline(always)]
+    unsafe fn free_block(&self, ptr: *mut u8, block: Block) {
+        if self.config.stats && block != Block::Bootstrap {
+            self.note_live(ptr as usize, false);
         }
-        match self.kinds.get(page) {
-            Kind::Small { class }
-                if (address - self.page_address(page)).is_multiple_of(SIZE_CLASSES[class]) =>
-            {
-                // SAFETY: a live object of `class` (the caller's contract).
-                unsafe { self.free_small(address, class) }
-            }
-            Kind::RunStart { pages, flags }
-                if flags & MAPPED == 0 && address == self.page_address(page) =>
-            {
-                self.free_run(page, pages, flags);
-            }
-            _ => {
-                self.counters.foreign_frees.fetch_add(1, Ordering::Relaxed);
-            }
+        match block {
+            // SAFETY: a live object of `class` (checked).
+            Block::Small { class } => unsafe { self.free_small(ptr as usize, class) },
+            Block::Run { page, pages, flags } => self.free_run(page, pages, flags),
+            // SAFETY: a live block of the arena (checked).
+            Block::Bootstrap => unsafe { BOOTSTRAP.free(ptr) },
         }
     }
 
     /// Returns an object to the calling thread's cache (or the central
-    /// list), giving a batch back when the cache holds too many.
+    /// list), tagged free, giving a batch back when the cache holds too
+    /// many.
     ///
     /// # Safety
     /// `object` must be a live object of `class` from this heap.
     unsafe fn free_small(&self, object: usize, class: usize) {
+        // SAFETY: the object is ours again (caller's contract); its second
+        // word takes the free tag (its first, the list link).
+        unsafe { (object as *mut usize).add(1).write(self.free_tag(object)) };
         let cache = thread_cache::current();
         if cache.is_null() || cache == DEAD {
             // SAFETY: the object is free now (caller's contract).
@@ -625,52 +891,46 @@ impl Heap {
 
     /// C `realloc`: same pointer when the block still fits (runs shrink and
     /// grow in place where the next pages are free), else allocate, copy
-    /// and free. `realloc(p, 0)` frees `p` and returns null, as glibc.
+    /// and free. `realloc(p, 0)` frees `p` and returns null, as glibc. A
+    /// pointer that is not a live block aborts the process, as in
+    /// [`Heap::free`].
     ///
     /// # Safety
-    /// `ptr` must be null or a live pointer from this heap.
+    /// `ptr` must be null or a pointer from this heap (see [`Heap::free`]).
     pub unsafe fn realloc(&self, ptr: *mut u8, size: usize) -> *mut u8 {
         if ptr.is_null() {
             return self.alloc(size, MIN_ALIGN);
         }
+        let block = self.block(ptr, Call::Realloc);
         if size == 0 {
-            // SAFETY: forwarded caller contract.
-            unsafe { self.free(ptr) };
+            // SAFETY: checked just above.
+            unsafe { self.free_block(ptr, block) };
             return null_mut();
         }
-        let address = ptr as usize;
-        let old = self.usable_size(ptr);
-        if old == 0 {
-            self.counters.foreign_frees.fetch_add(1, Ordering::Relaxed);
-            return null_mut();
-        }
-        let run = self
-            .area_page(address)
-            .and_then(|page| match self.kinds.get(page) {
-                Kind::RunStart { pages, flags } if flags & MAPPED == 0 => {
-                    Some((page, pages, flags))
-                }
-                _ => None,
-            });
-        match run {
+        let old = match block {
+            Block::Small { class } => SIZE_CLASSES[class],
+            Block::Run { pages, .. } => pages << self.page_shift,
+            Block::Bootstrap => BOOTSTRAP.usable_size(ptr),
+        };
+        match block {
             // A run stays a run: shrink or grow in place where possible.
-            Some((page, pages, flags)) if size_class(size, MIN_ALIGN).is_none() => {
+            Block::Run { page, pages, flags } if size_class(size, MIN_ALIGN).is_none() => {
                 if let Some(resized) = self.resize_run(page, pages, flags, size) {
                     return resized;
                 }
             }
             // A run shrinking to a small size moves, to give its pages back.
-            Some(_) => {}
-            None if size <= old => return ptr,
-            None => {}
+            Block::Run { .. } => {}
+            _ if size <= old => return ptr,
+            _ => {}
         }
         let fresh = self.alloc(size, MIN_ALIGN);
         if !fresh.is_null() {
             // SAFETY: both blocks are live and distinct; the copy stays
-            // within both.
+            // within both; `block` is still what `ptr` is.
             unsafe {
                 std::ptr::copy_nonoverlapping(ptr, fresh, old.min(size));
-                self.free(ptr);
+                self.free_block(ptr, block);
             }
         }
         fresh
@@ -912,11 +1172,145 @@ mod tests {
             unsafe { heap.free(ptr) };
         }
         assert_eq!(heap.counters.live_bytes.load(Ordering::Relaxed), 0);
-        assert_eq!(heap.counters.foreign_frees.load(Ordering::Relaxed), 0);
-        let mut foreign = 0u64;
-        // SAFETY: a stack address is not a heap pointer; the heap ignores it.
-        unsafe { heap.free(&mut foreign as *mut u64 as *mut u8) };
-        assert_eq!(heap.counters.foreign_frees.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn misused_pointers_are_told_apart_from_live_blocks() {
+        let heap = heap(config(16, true));
+        let page = heap.page_size();
+        let small = heap.alloc(32, 16);
+        let other = heap.alloc(32, 16);
+        let run = heap.alloc(3 * page, 16);
+        let mapped = heap.alloc_pages(page, page, MAPPED);
+        // (A class no other test takes from the process-wide arena.)
+        let fallback = BOOTSTRAP.alloc(3000, 16);
+        assert_eq!(heap.check(small), Ok(Block::Small { class: 1 }));
+        assert!(matches!(heap.check(run), Ok(Block::Run { pages: 3, .. })));
+        assert_eq!(heap.check(fallback), Ok(Block::Bootstrap));
+        let interior = [
+            small.wrapping_add(8),
+            small.wrapping_add(16),
+            run.wrapping_add(16),
+        ];
+        for ptr in interior.into_iter().chain([run.wrapping_add(page)]) {
+            assert_eq!(heap.check(ptr), Err(Misuse::Interior), "{ptr:?}");
+        }
+        let mut stack = [0u64; 4];
+        let wild = [
+            stack.as_mut_ptr().cast::<u8>(),
+            mapped,
+            mapped.wrapping_add(page), // never handed out
+            std::ptr::dangling_mut::<u8>(),
+        ];
+        for ptr in wild {
+            assert_eq!(heap.check(ptr), Err(Misuse::NotFromMalloc), "{ptr:?}");
+        }
+        // The tail of a page of 48-byte objects holds no object.
+        let tail = heap.alloc(48, 16) as usize / page * page + page / 48 * 48;
+        assert_eq!(heap.check(tail as *mut u8), Err(Misuse::Interior));
+        // SAFETY: live blocks, each freed once.
+        unsafe {
+            heap.free(small);
+            heap.free(other);
+            heap.free(run);
+            heap.free(fallback);
+        }
+        // Freed: the most recent, one further down the list, a run, a fallback.
+        for ptr in [other, small, run, fallback] {
+            assert_eq!(heap.check(ptr), Err(Misuse::DoubleFree), "{ptr:?}");
+        }
+        // Handed out again: live, the free tag cleared.
+        let again = heap.alloc(32, 16);
+        assert_eq!(again, other, "the most recently freed object first");
+        assert_eq!(heap.check(again), Ok(Block::Small { class: 1 }));
+        // Objects freed by a thread that ended wait in the central lists.
+        let elsewhere = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let ptr = heap.alloc(700, 16);
+                    // SAFETY: live, freed once; then the thread's cache goes back.
+                    unsafe {
+                        heap.free(ptr);
+                        heap.retire_cache(thread_cache::current());
+                    }
+                    ptr as usize
+                })
+                .join()
+                .unwrap()
+        });
+        assert_eq!(
+            heap.check(elsewhere as *mut u8),
+            Err(Misuse::DoubleFree),
+            "found in the central list"
+        );
+    }
+
+    #[test]
+    fn zeroed_blocks_are_zero_fresh_or_recycled_and_large_ones_fall_back_lazily() {
+        let heap = heap(config(16, false));
+        let page = heap.page_size();
+        for size in [24, 3000, 5 * page + 100, 64 * page] {
+            for round in 0..3 {
+                let ptr = heap.alloc_zeroed(size);
+                assert!(!ptr.is_null());
+                // SAFETY: `size` bytes.
+                let bytes = unsafe { std::slice::from_raw_parts_mut(ptr, size) };
+                assert!(bytes.iter().all(|&b| b == 0), "size {size}, round {round}");
+                bytes.fill(0xa5);
+                // SAFETY: live, freed once.
+                unsafe { heap.free(ptr) };
+            }
+        }
+        // Larger than the area can ever hold (16 MiB pool): a fallback, at
+        // once (no growth), fresh bootstrap memory left untouched.
+        let grown = heap.with_area(|area| area.stats().populated_bytes);
+        let size = 64 << 20;
+        let big = heap.alloc_zeroed(size);
+        assert!(BOOTSTRAP.contains(big));
+        assert_eq!(heap.with_area(|area| area.stats().populated_bytes), grown);
+        assert_eq!(heap.counters.fallbacks.load(Ordering::Relaxed), 1);
+        // SAFETY: live `size` bytes; then freed once.
+        unsafe {
+            assert_eq!(big.add(size / 2).read(), 0);
+            heap.free(big);
+        }
+    }
+
+    #[test]
+    fn free_tag_keys_are_random_and_never_make_a_zero_tag() {
+        let (one, two) = (random_key(), random_key());
+        assert_ne!(one, two, "two draws of 63 random bits");
+        assert_eq!(
+            one >> (usize::BITS - 1),
+            1,
+            "the top bit: no tag of a user address is 0"
+        );
+    }
+
+    #[test]
+    fn reciprocals_divide_every_offset_of_a_page_exactly() {
+        for (class, &size) in SIZE_CLASSES.iter().enumerate() {
+            for offset in (0..MAX_RECIPROCAL_PAGE).step_by(16) {
+                let index = ((offset as u64 * RECIPROCALS[class]) >> 32) as usize;
+                assert_eq!(index, offset / size, "offset {offset}, size {size}");
+            }
+        }
+    }
+
+    #[test]
+    fn large_alignments_are_of_addresses() {
+        let heap = heap(config(64, true));
+        for align in [8192, 1 << 16, 1 << 20, 4 << 20] {
+            let ptr = heap.alloc(100, align);
+            assert!(!ptr.is_null(), "align {align}");
+            assert_eq!(ptr as usize % align, 0, "align {align}");
+            // SAFETY: live, freed once.
+            unsafe { heap.free(ptr) };
+        }
+        assert!(
+            heap.alloc(100, 1 << 40).is_null(),
+            "beyond the area: no growth"
+        );
     }
 
     #[test]

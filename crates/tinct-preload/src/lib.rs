@@ -21,7 +21,8 @@
 //! so building the heap never recurses into `malloc`. [`process`] holds
 //! the process-wide heap, the `fork` handlers and the exit report
 //! ([`report`], its numbers worded by [`formatting`]); [`stderr`] writes
-//! from inside the allocator.
+//! from inside the allocator. A double free, or a pointer `free` or
+//! `realloc` must not take, aborts the process as glibc does ([`misuse`]).
 
 pub mod anonymous_memory;
 pub mod bootstrap;
@@ -31,6 +32,7 @@ pub mod fork_keep;
 pub mod formatting;
 pub mod heap;
 pub mod lock;
+pub mod misuse;
 pub mod page_kinds;
 pub mod page_runs;
 pub mod process;

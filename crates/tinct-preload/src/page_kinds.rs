@@ -6,7 +6,7 @@
 //!
 //! | bits 31-30 | meaning | low bits |
 //! |---|---|---|
-//! | 0 | free, or not yet filled | — |
+//! | 0 | free, or not yet filled | 1 once handed out and freed, else 0 |
 //! | 1 | carved into objects of one size class | class index |
 //! | 2 | first page of a run (a block of whole pages) | pages (28 bits), flags |
 //! | 3 | a later page of a run | offset to the first page (28 bits), flags |
@@ -27,6 +27,8 @@ pub const PROTECTED: u32 = 1 << 29;
 const COUNT_MASK: u32 = (1 << 28) - 1;
 /// The class byte that marks a lost page.
 const LOST_CLASS: u32 = 0xff;
+/// A free page that was handed out before (kind bits 0: still free).
+const FREED: u32 = 1;
 
 /// Largest run, in pages (2^28 - 1).
 pub const MAX_RUN_PAGES: usize = COUNT_MASK as usize;
@@ -156,11 +158,19 @@ impl PageKinds {
         }
     }
 
-    /// Pages `start..start + pages` are free.
+    /// Pages `start..start + pages` are free again (they were handed out).
     pub fn set_free(&self, start: usize, pages: usize) {
         for word in &self.words[start..start + pages] {
-            word.store(0, Ordering::Release);
+            word.store(FREED, Ordering::Release);
         }
+    }
+
+    /// True if page `index` is free and was handed out before (so a
+    /// `free` of its start is a double free, not a wild pointer).
+    pub fn was_freed(&self, index: usize) -> bool {
+        self.words
+            .get(index)
+            .is_some_and(|word| word.load(Ordering::Acquire) == FREED)
     }
 
     /// The run holding page `index`: (first page, pages, flags).
@@ -197,8 +207,14 @@ mod tests {
         assert_eq!(kinds.run_of(6), Some((2, 5, MAPPED)));
         kinds.flag_run(2, 5, PROTECTED);
         assert_eq!(kinds.run_of(4), Some((2, 5, MAPPED | PROTECTED)));
+        assert!(!kinds.was_freed(2), "in use");
         kinds.set_free(2, 5);
         assert_eq!(kinds.run_of(4), None);
+        assert_eq!(kinds.get(4), Kind::Free);
+        assert!(
+            kinds.was_freed(4) && !kinds.was_freed(1),
+            "freed, never used"
+        );
         kinds.set_lost(3);
         assert_eq!(kinds.get(3), Kind::Lost);
         assert_eq!(kinds.get(99), Kind::Free, "beyond the end");

@@ -8,6 +8,12 @@
 //! area's pages are in colour rotation, so any run takes the colours round
 //! robin (kim2013 Section III-C). Pure bookkeeping over page indices; the
 //! maps allocate from the shim's bootstrap arena.
+//!
+//! Aligned requests are aligned in *addresses*, not in indices: the area
+//! starts wherever the kernel put it, so index 0 is page number
+//! `first_page` of the address space ([`PageRuns::at`]). Pages taken from
+//! the frontier were never handed out ([`PageRuns::frontier`]): they still
+//! hold what they held when they entered the area, which `calloc` uses.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,12 +31,36 @@ pub struct PageRuns {
     end: usize,
     /// Pages in freed runs.
     freed_pages: usize,
+    /// The page number (address / page size) of index 0.
+    first_page: usize,
 }
 
 impl PageRuns {
     /// No pages.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// No pages, index 0 being page number `first_page` of the address
+    /// space (so [`PageRuns::alloc_aligned`] aligns addresses).
+    pub fn at(first_page: usize) -> Self {
+        Self {
+            first_page,
+            ..Self::default()
+        }
+    }
+
+    /// The first never-used page: every page from here on was never
+    /// handed out, every freed run lies before it.
+    pub fn frontier(&self) -> usize {
+        self.frontier
+    }
+
+    /// The first index at or after `index` whose page number is a
+    /// multiple of `align` (a power of two), `None` past `usize::MAX`.
+    fn align_up(&self, index: usize, align: usize) -> Option<usize> {
+        let number = index.checked_add(self.first_page)?;
+        Some(number.checked_next_multiple_of(align)? - self.first_page)
     }
 
     /// The area now has `pages` pages (it only grows).
@@ -51,6 +81,13 @@ impl PageRuns {
     /// Pages that were never handed out.
     pub fn never_used(&self) -> usize {
         self.end - self.frontier
+    }
+
+    /// The least number of pages the area must have for `pages` pages
+    /// aligned to `align` to fit at all (the first aligned index plus
+    /// `pages`); `None` if no index can be that aligned.
+    pub fn least_end_for(&self, pages: usize, align: usize) -> Option<usize> {
+        self.align_up(0, align.max(1))?.checked_add(pages)
     }
 
     /// `pages` consecutive free pages (best fit among freed runs, else the
@@ -74,16 +111,17 @@ impl PageRuns {
         None
     }
 
-    /// `pages` pages starting at a multiple of `align` pages (for aligned
-    /// requests): best fit as [`PageRuns::alloc`], among runs that hold an
-    /// aligned start; the unaligned head and the tail go back.
+    /// `pages` pages whose first page number (address / page size) is a
+    /// multiple of `align` (a power of two; for aligned requests): best
+    /// fit as [`PageRuns::alloc`], among runs that hold an aligned start;
+    /// the unaligned head and the tail go back.
     pub fn alloc_aligned(&mut self, pages: usize, align: usize) -> Option<usize> {
         if align <= 1 {
             return self.alloc(pages);
         }
         let fits = |start: usize, length: usize| {
-            let aligned = start.next_multiple_of(align);
-            (aligned + pages <= start + length).then_some(aligned)
+            let aligned = self.align_up(start, align)?;
+            (aligned.checked_add(pages)? <= start + length).then_some(aligned)
         };
         let found = self
             .by_length
@@ -100,8 +138,8 @@ impl PageRuns {
             }
             return Some(aligned);
         }
-        let aligned = self.frontier.next_multiple_of(align);
-        if aligned + pages > self.end {
+        let aligned = self.align_up(self.frontier, align)?;
+        if aligned.checked_add(pages)? > self.end {
             return None;
         }
         if aligned > self.frontier {
@@ -220,5 +258,25 @@ mod tests {
         assert!(runs.take_exact(10, 2), "inside a freed run");
         assert_eq!(runs.alloc(2), Some(8), "the run's head is still free");
         assert_eq!(runs.alloc(4), Some(12), "and its tail");
+    }
+
+    #[test]
+    fn alignment_is_of_addresses_and_the_frontier_marks_fresh_pages() {
+        // Index 0 is page number 5: 8-page alignment falls on index 3, 11...
+        let mut runs = PageRuns::at(5);
+        runs.grow_to(64);
+        assert_eq!(runs.least_end_for(2, 8), Some(5));
+        assert_eq!(runs.alloc_aligned(2, 8), Some(3));
+        assert_eq!(runs.frontier(), 5, "the head 0..3 was skipped and freed");
+        assert_eq!(runs.alloc_aligned(1, 8), Some(11));
+        assert_eq!(runs.alloc(3), Some(0), "the freed head first");
+        assert!(runs.frontier() > 11, "frontier pages were never handed out");
+        assert_eq!(runs.least_end_for(1, 1 << 62), Some((1 << 62) - 5 + 1));
+        assert_eq!(runs.alloc_aligned(1, 1 << 62), None, "beyond the area");
+        assert_eq!(
+            PageRuns::at(usize::MAX - 1).least_end_for(1, 1 << 63),
+            None,
+            "no index is that aligned"
+        );
     }
 }

@@ -163,7 +163,7 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
         out,
         "tinct-preload[{pid}]: allocations {} small, {} blocks of pages, {} mapped (TINCT_MMAP), \
          {} fallbacks ({} bytes uncolored), {} failed{}, {} internal; {} small and {} block \
-         frees, {} foreign frees, {} mappings left uncolored, {} forks",
+         frees, {} mappings left uncolored, {} forks",
         small.small,
         c.runs.load(Ordering::Relaxed),
         c.mapped.load(Ordering::Relaxed),
@@ -174,7 +174,6 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
         c.internal.load(Ordering::Relaxed),
         small.small_frees,
         c.run_frees.load(Ordering::Relaxed),
-        c.foreign_frees.load(Ordering::Relaxed),
         c.mapped_uncolored.load(Ordering::Relaxed),
         c.forks.load(Ordering::Relaxed),
     );
@@ -396,7 +395,6 @@ pub fn write_page_report(heap: &Heap, snapshot: &Snapshot, path: &Path) {
         ("fallbacks", &c.fallbacks),
         ("failures", &c.failures),
         ("internal", &c.internal),
-        ("foreign_frees", &c.foreign_frees),
         ("mapped", &c.mapped),
         ("lost_pages", &c.lost_pages),
     ] {

@@ -5,7 +5,8 @@
 //! grows the area: growth holds a lock of its own.
 //!
 //! Objects are linked through their first word while free (every class is
-//! at least 16 bytes). A cache is created on a thread's first small
+//! at least 16 bytes); the heap writes a free tag into their second word
+//! (see [`crate::heap`]: how a double free is found). A cache is created on a thread's first small
 //! allocation (its memory comes from the bootstrap arena), registered so
 //! the exit summary can add up its counters, and given back when the
 //! thread ends (a `pthread_key_create` destructor, which needs no malloc).

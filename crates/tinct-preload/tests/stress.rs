@@ -38,12 +38,9 @@ fn many_threads_random_sizes_strict_no_leak_growth() {
         let checked = run_under_shim(with_args(&binary, &args), None, &colors, "256MiB");
         assert_eq!(checked.stdout, plain.stdout, "results differ");
         assert!(String::from_utf8_lossy(&checked.stdout).ends_with("ok\n"));
+        // (A free of a pointer the shim never handed out would have
+        // aborted the program: see tests/misuse.rs.)
         assert_eq!(checked.counter("failures"), 0, "allocations failed");
-        assert_eq!(
-            checked.counter("foreign_frees"),
-            0,
-            "frees of unknown pointers"
-        );
         assert!(checked.pages_in_colors > 500, "{}", checked.pages_in_colors);
         let live_kib = summary_number(&checked, "KiB in use, ");
         // Area pages in use at exit: pages carved into size classes stay

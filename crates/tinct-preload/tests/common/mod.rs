@@ -515,3 +515,51 @@ pub fn pseudo_random_text(path: &Path, bytes: usize, line: impl Fn(u64) -> Strin
     }
     std::fs::write(path, text).unwrap();
 }
+
+/// Runs `command` to its end, its output collected, or kills it and fails
+/// after `limit` (a program that hangs fails the test instead of hanging it).
+pub fn run_limited(mut command: Command, limit: Duration) -> Output {
+    let scratch = tempfile::tempdir().unwrap();
+    let (stdout_path, stderr_path) = (scratch.path().join("out"), scratch.path().join("err"));
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .stderr(std::fs::File::create(&stderr_path).unwrap())
+        .spawn()
+        .unwrap_or_else(|e| panic!("spawn {command:?}: {e}"));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!(
+                "{command:?} still running after {limit:?}; stderr:\n{}",
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: std::fs::read(&stdout_path).unwrap(),
+        stderr: std::fs::read(&stderr_path).unwrap(),
+    }
+}
+
+/// `command` under the shim with `env` added to the colour bits and half
+/// of the colours, uncoloured where frame numbers are unreadable (not
+/// root: what is tested does not depend on placement), not strict.
+pub fn under_shim(mut command: Command, env: &[(&str, &str)]) -> Command {
+    command
+        .env("LD_PRELOAD", shim())
+        .env(COLOR_BITS.0, COLOR_BITS.1)
+        .env("TINCT_COLORS", half_of_the_colors().0)
+        .env("TINCT_ALLOW_UNCOLORED", "1")
+        .env_remove("TINCT_STRICT")
+        .env_remove("TINCT_STATS")
+        .envs(env.iter().copied());
+    command
+}
