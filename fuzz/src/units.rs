@@ -91,10 +91,17 @@ pub fn reference(text: &str, units: &[(&str, u64)]) -> Option<u64> {
         .find(|&(_, c)| !(c.is_ascii_digit() || c == '_' || c == '.'))
         .map_or(text.len(), |(i, _)| i);
     let (number, unit) = text.split_at(number_end);
-    let factor = units
-        .iter()
-        .find(|(name, _)| *name == unit.trim())
-        .map(|&(_, factor)| factor)?;
+    // A size may be a bare whole number of bytes (docs/FORMAT.md); a
+    // duration may not (is `40` ms or ns?).
+    let bare_bytes = units == SIZE_UNITS
+        && unit.trim().is_empty()
+        && !number.is_empty()
+        && number.bytes().all(|b| b.is_ascii_digit());
+    let factor = match units.iter().find(|(name, _)| *name == unit.trim()) {
+        Some(&(_, factor)) => factor,
+        None if bare_bytes => 1,
+        None => return None,
+    };
     let number: String = number.chars().filter(|&c| c != '_').collect();
     let (whole, decimals) = number.split_once('.').unwrap_or((&number, ""));
     if decimals.contains('.') || whole.len() + decimals.len() == 0 {
@@ -120,6 +127,10 @@ mod tests {
         assert_eq!(reference(" 1_000 ms ", DURATION_UNITS), Some(1_000_000_000));
         assert_eq!(reference(".5µs", DURATION_UNITS), Some(500));
         assert_eq!(reference("1.5KiB", SIZE_UNITS), Some(1536));
+        assert_eq!(reference(" 4096 ", SIZE_UNITS), Some(4096));
+        assert_eq!(reference("4096", DURATION_UNITS), None);
+        assert_eq!(reference("4_096", SIZE_UNITS), None);
+        assert_eq!(reference("40.5", SIZE_UNITS), None);
         assert_eq!(
             reference("18446744073709551615ns", DURATION_UNITS),
             Some(u64::MAX)
