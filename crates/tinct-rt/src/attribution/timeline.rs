@@ -347,7 +347,9 @@ impl Level {
         if let Some(jobs) = self.at_floor.get(&task) {
             let lo = jobs.starts.partition_point(|&s| s < from);
             let hi = jobs.starts.partition_point(|&s| s < to);
-            let skip = own.and_then(|p| jobs.positions[lo..hi].iter().position(|&q| q == p));
+            // Positions rise with starts: found by bisection, not a scan
+            // of a busy period that may hold every job of the run.
+            let skip = own.and_then(|p| jobs.positions[lo..hi].binary_search(&p).ok());
             let parts = match skip {
                 Some(i) => [lo..lo + i, lo + i + 1..hi],
                 None => [lo..hi, hi..hi],
