@@ -55,7 +55,7 @@ fn bound_of(task: &TaskRun, record: &JobRecord) -> Option<(u64, BoundKind)> {
 type TaskFindings = (Vec<u64>, Vec<Option<u64>>, Vec<Option<Cause>>, Vec<LateJob>);
 
 /// Explains every job of `result` that exceeded its bound. The tasks are
-/// taken by priority, so that each CPU's [`Level`] is built once per
+/// taken by priority, so that each CPU's `Level` (module `timeline`) is built once per
 /// priority and only one priority's are held at a time.
 pub fn attribute(result: &RunResult, evidence: &Evidence<'_>) -> Attribution {
     let mut order: Vec<usize> = (0..result.tasks.len()).collect();
