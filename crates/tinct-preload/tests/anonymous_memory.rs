@@ -50,7 +50,7 @@ fn a_parent_keeps_its_colours_across_fork_when_the_child_takes_the_copies() {
     let plain = run_plain(command(), None);
     let colors = half_of_the_colors();
     // The parent writes its 4 MiB block while the child still shares it:
-    // the kernel copies the parent's pages to frames of any colour, and
+    // the kernel copies the parent's pages to frames of its choosing, and
     // the summary says so.
     let shared = run_with_page_report(command(), None, &colors, "256MiB", &[]);
     assert_eq!(shared.stdout, plain.stdout);
@@ -59,14 +59,14 @@ fn a_parent_keeps_its_colours_across_fork_when_the_child_takes_the_copies() {
         "{:?}",
         &shared.outside[..shared.outside.len().min(5)]
     );
-    let left = shared
-        .moved
-        .iter()
-        .filter(|&&(_, _, color)| !colors.1.contains(&color))
-        .count();
+    // The kernel gave the parent's written pages new frames (its copies).
+    // Which colours they have is the kernel's choice: right after another
+    // process freed frames of these very colours (the suite's previous
+    // shim run), most copies land on them, so only the move is asserted.
     assert!(
-        left > 100,
-        "only {left} of the parent's pages left its colours"
+        shared.moved.len() > 100,
+        "only {} of the parent's 1024 pages changed frame",
+        shared.moved.len()
     );
     assert!(
         shared
