@@ -562,10 +562,14 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         return Err("no number in front of the unit".into());
     }
     let unit = unit.trim();
+    // A bare whole number is bytes, as tinct-core's reader takes it.
+    let bare_bytes =
+        unit.is_empty() && !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
     let factor = SIZE_UNITS
         .iter()
         .find(|(name, _)| *name == unit)
         .map(|&(_, factor)| factor)
+        .or(bare_bytes.then_some(1))
         .ok_or_else(|| {
             format!("unknown or missing unit `{unit}` (expected one of B, KiB, MiB, GiB, TiB)")
         })?;
