@@ -53,7 +53,9 @@ def test_a_set_built_from_a_dict():
     assert s.ranks() == [1, 2]
     a = s.analyze()
     assert a["schedulable"] is True
-    assert [t["wcrt_ns"] for t in a["tasks"]] == [2_000_000, 7_000_000]
+    # No partitions with Δ > 0: each is charged all 8 (issue 27), so
+    # R_a = 2 + 8Δ and R_b = 5 + 8Δ + (2 + 8Δ + 8Δ) ms, Δ = 45.3 us.
+    assert [t["wcrt_ns"] for t in a["tasks"]] == [2_362_400, 8_087_200]
     assert s != tinct.TaskSet.load(TABLE2)
 
 

@@ -277,6 +277,7 @@ class Kim2013Report(TypedDict):
 
     cores: int
     partitions: int
+    refill_ns: int
     rows: List[Kim2013Row]
     comparisons: List[Dict[str, object]]
     facts: List[Tuple[str, str]]
