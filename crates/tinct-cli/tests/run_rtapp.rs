@@ -263,7 +263,7 @@ fn a_fifo_io_device_without_a_reader_is_refused_not_waited_on() {
 /// Issue 27: with `--watchdog off` an overrunning task (50 ms of work every
 /// 10 ms) does not drain its backlog past the run's end: the releases due
 /// behind it are recorded, never started, and no job starts after the end
-/// (given 100 ms for a host stall between the check and the start).
+/// (given 2 s for a host stall between the check and the start).
 #[test]
 fn the_run_ends_at_its_duration_even_with_a_backlog_and_no_watchdog() {
     let dir = tempfile::tempdir().unwrap();
@@ -304,7 +304,7 @@ fn the_run_ends_at_its_duration_even_with_a_backlog_and_no_watchdog() {
         let cells: Vec<&str> = line.split(',').collect();
         match cells[start].parse::<u64>() {
             Ok(at) => assert!(
-                at < 1_100_000_000,
+                at < 3_000_000_000, // 2 s past the end for any host stall; a drained backlog runs to 5 s
                 "a job started at {at} ns, past the end: {line}"
             ),
             Err(_) => never_started += 1,

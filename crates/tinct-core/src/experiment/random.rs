@@ -374,11 +374,14 @@ pub fn merge(files: &[ShardFile]) -> Result<(Params, Vec<Point>), MergeError> {
     let mut points = empty_points(&first.params);
     for (index, file) in files.iter().enumerate() {
         for (total, part) in points.iter_mut().zip(&file.points) {
-            total.sets += part.sets;
-            total.not_generated += part.not_generated;
-            total.budget_hit += part.budget_hit;
+            // Saturating: a hostile file's counts may sum past u64; the
+            // check below refuses any sum above sets per point anyway.
+            total.sets = total.sets.saturating_add(part.sets);
+            total.not_generated = total.not_generated.saturating_add(part.not_generated);
+            total.budget_hit = total.budget_hit.saturating_add(part.budget_hit);
             for (name, count) in &part.schedulable {
-                *total.schedulable.entry(name.clone()).or_default() += count;
+                let sum = total.schedulable.entry(name.clone()).or_default();
+                *sum = sum.saturating_add(*count);
             }
             // Each count ≤ its shard's sets, so the sums stay below this.
             if total.sets > first.params.sets_per_point {
