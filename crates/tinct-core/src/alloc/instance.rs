@@ -129,9 +129,9 @@ impl Instance {
             partitions: platform.partitions,
             total_memory: platform.memory.0,
             refill: platform.refill.0,
-            tick: overheads.tick_period.map(|period| {
-                CoreTask::new(overheads.tick.0, period.0, period.0, PartitionSet::EMPTY)
-            }),
+            tick: overheads
+                .tick_period
+                .map(|period| CoreTask::scheduler_tick(overheads.tick.0, period.0)),
         }
     }
 

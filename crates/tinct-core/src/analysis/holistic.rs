@@ -18,7 +18,6 @@
 use super::blocking::{self, Blocking};
 use super::rta::{self, CoreTask, ResponseTime};
 use crate::model::{Overheads, TaskSet, Trigger};
-use crate::partitions::PartitionSet;
 
 /// Rounds of "response times → inherited jitters" before the jitters still
 /// moving are taken as unbounded (each round is one analysis of every
@@ -54,12 +53,7 @@ pub(super) struct Pass {
 /// (Burns, Tindell and Wellings 1995).
 fn tick_task(overheads: &Overheads) -> Option<CoreTask> {
     let period = overheads.tick_period?.0;
-    Some(CoreTask::new(
-        overheads.tick.0,
-        period,
-        period,
-        PartitionSet::EMPTY,
-    ))
+    Some(CoreTask::scheduler_tick(overheads.tick.0, period))
 }
 
 /// The core's tasks as the recurrence takes them, with `jitter` and
@@ -89,6 +83,7 @@ pub(super) fn core_tasks(
                 // sebek2002: a job pays a switch in and a switch out.
                 overhead: overheads.context_switch.0.saturating_mul(2),
                 interrupt: overheads.tick.0,
+                pseudo: false,
             }
         }))
         .collect()

@@ -107,6 +107,12 @@ pub struct CoreTask {
     /// ε_i: the timer interrupt that releases each job, ns; it interferes
     /// with every task of the core, lower-priority ones included.
     pub interrupt: u64,
+    /// A pseudo-task (the scheduler tick): it interferes like a task, but
+    /// its own response time is no requirement, so [`core_schedulable`]
+    /// does not ask it to meet a deadline. Its interference ⌈w/T⌉·C in a
+    /// level-i busy period holds whatever its response time: the window
+    /// starts with no work of level i pending.
+    pub pseudo: bool,
 }
 
 impl CoreTask {
@@ -118,6 +124,15 @@ impl CoreTask {
             deadline,
             partitions,
             ..CoreTask::default()
+        }
+    }
+
+    /// The periodic scheduler tick as a top-priority pseudo-task of cost
+    /// `cost` every `period` (Burns, Tindell and Wellings 1995).
+    pub fn scheduler_tick(cost: u64, period: u64) -> CoreTask {
+        CoreTask {
+            pseudo: true,
+            ..CoreTask::new(cost, period, period, PartitionSet::EMPTY)
         }
     }
 }
@@ -608,10 +623,12 @@ impl Core<'_> {
         (0..self.tasks.len()).map(|i| self.task(i, true)).collect()
     }
 
-    /// Whether every task meets its deadline, stopping at the first miss.
+    /// Whether every task but the pseudo-tasks meets its deadline, stopping
+    /// at the first miss (a pseudo-task is still analysed: the next task's
+    /// start value chains from it).
     fn all_meet(&mut self) -> bool {
         self.prepare();
-        (0..self.tasks.len()).all(|i| self.task(i, false).wcrt_ns.is_some())
+        (0..self.tasks.len()).all(|i| self.task(i, false).wcrt_ns.is_some() || self.tasks[i].pseudo)
     }
 }
 
@@ -671,8 +688,9 @@ pub fn response_times(tasks: &[CoreTask], refill: u64) -> Vec<ResponseTime> {
     with_core(tasks, refill, |core| core.analyze_all())
 }
 
-/// Whether every task of the core meets its deadline, without allocating
-/// and stopping at the first miss: the inner test of allocation searches.
+/// Whether every task of the core meets its deadline (pseudo-tasks
+/// excepted: [`CoreTask::pseudo`]), without allocating and stopping at the
+/// first miss: the inner test of allocation searches.
 pub fn core_schedulable(tasks: &[CoreTask], refill: u64) -> bool {
     with_core(tasks, refill, |core| core.all_meet())
 }
