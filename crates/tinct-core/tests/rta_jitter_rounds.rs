@@ -33,8 +33,11 @@ fn task() -> impl Strategy<Value = CoreTask> {
         )
 }
 
-/// A core, Δ, and rounds of (task, new jitter) moves.
-fn rounds() -> impl Strategy<Value = (Vec<CoreTask>, u64, Vec<Vec<(usize, u64)>>)> {
+/// Rounds of (task, new jitter) moves.
+type Moves = Vec<Vec<(usize, u64)>>;
+
+/// A core, Δ, and rounds of moves.
+fn rounds() -> impl Strategy<Value = (Vec<CoreTask>, u64, Moves)> {
     (
         prop::collection::vec(task(), 1..10),
         prop_oneof![Just(0u64), 1u64..8],
