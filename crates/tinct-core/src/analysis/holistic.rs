@@ -134,13 +134,16 @@ fn analyze_within(set: &TaskSet, members: &[Vec<usize>], refill: u64, limit: u32
         }
     }
     let mut inherited = vec![0u64; n];
+    // One analysis per core kept from round to round: a round re-iterates
+    // only the tasks whose result a moved jitter can change.
+    let mut cores = vec![rta::JitterRounds::new(); members.len()];
     let mut rounds = 0;
     loop {
         rounds += 1;
         let jitter: Vec<u64> = (0..n)
             .map(|i| base[i].saturating_add(inherited[i]))
             .collect();
-        let results = all_cores(set, members, &jitter, &blocking, refill);
+        let results = all_cores(set, members, &jitter, &blocking, refill, &mut cores);
         let mut next = inherited.clone();
         for &c in &data_triggered {
             next[c] = producers[c]
@@ -168,7 +171,7 @@ fn analyze_within(set: &TaskSet, members: &[Vec<usize>], refill: u64, limit: u32
                     let jitter: Vec<u64> = (0..n)
                         .map(|i| base[i].saturating_add(inherited[i]))
                         .collect();
-                    results = all_cores(set, members, &jitter, &blocking, refill);
+                    results = all_cores(set, members, &jitter, &blocking, refill, &mut cores);
                     let mut widened = false;
                     for &c in &data_triggered {
                         let producer_misses =
@@ -199,19 +202,22 @@ fn analyze_within(set: &TaskSet, members: &[Vec<usize>], refill: u64, limit: u32
     }
 }
 
-/// Eq. (2) with jitter and blocking on every core, results in file order.
+/// Eq. (2) with jitter and blocking on every core, results in file order;
+/// `cores` keeps each core's analysis from the previous round.
 fn all_cores(
     set: &TaskSet,
     members: &[Vec<usize>],
     jitter: &[u64],
     blocking: &[Blocking],
     refill: u64,
+    cores: &mut [rta::JitterRounds],
 ) -> Vec<ResponseTime> {
     let mut results = vec![ResponseTime::default(); set.tasks.len()];
-    for core in members {
+    for (core, rounds) in members.iter().zip(cores) {
         let skip = pseudo_tasks(set, core);
         let tasks = core_tasks(set, core, jitter, blocking);
-        for (r, &i) in rta::response_times(&tasks, refill)
+        for (r, &i) in rounds
+            .response_times(&tasks, refill)
             .into_iter()
             .skip(skip)
             .zip(core)

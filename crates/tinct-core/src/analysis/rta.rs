@@ -363,6 +363,11 @@ struct Core<'a> {
     first_unrepresentable: usize,
     /// A lower bound of v_{i−1} (see "Start value"), if known.
     previous_free: Option<u64>,
+    /// The first iterate of the last task's iteration, if it got one.
+    first_iterate: Option<u64>,
+    /// The least and the largest iterate at which the last task read its
+    /// release counts (`None`: not known), for [`JitterRounds`].
+    read_span: Option<(u64, u64)>,
 }
 
 /// The outcome of one task's iteration.
@@ -508,6 +513,7 @@ impl Core<'_> {
                 .checked_add(task.blocking)
         });
         let start = chain.unwrap_or(1);
+        self.first_iterate = Some(start);
         *iterations = 0;
         if start > limit {
             // The lower bound alone passes the deadline.
@@ -558,10 +564,26 @@ impl Core<'_> {
         };
         if !self.hp_terms(i) {
             self.previous_free = None;
+            self.read_span = None;
             return result;
         }
         let start_free = self.previous_free;
+        self.first_iterate = None;
         let outcome = self.iterate(i, &mut result.iterations);
+        // Counts are read at every iterate, and the breakdown of a miss at
+        // its last iterate (at least 1).
+        self.read_span = match outcome {
+            Outcome::Converged(w) | Outcome::Missed(w) => {
+                let w = if matches!(outcome, Outcome::Missed(_)) {
+                    w.max(1)
+                } else {
+                    w
+                };
+                let first = self.first_iterate.unwrap_or(w);
+                Some((first.min(w), first.max(w)))
+            }
+            Outcome::Unrepresentable => None,
+        };
         let last = match outcome {
             Outcome::Converged(w) => {
                 result.wcrt_ns = Some(w + task.jitter);
@@ -657,6 +679,8 @@ fn with_core<R>(tasks: &[CoreTask], refill: u64, f: impl FnOnce(&mut Core<'_>) -
             cache_terms: false,
             first_unrepresentable: 0,
             previous_free: None,
+            first_iterate: None,
+            read_span: None,
         })
     } else {
         let mut prefix = vec![PartitionSet::EMPTY; n];
@@ -676,6 +700,8 @@ fn with_core<R>(tasks: &[CoreTask], refill: u64, f: impl FnOnce(&mut Core<'_>) -
             cache_terms: false,
             first_unrepresentable: 0,
             previous_free: None,
+            first_iterate: None,
+            read_span: None,
         })
     }
 }
@@ -693,6 +719,209 @@ pub fn response_times(tasks: &[CoreTask], refill: u64) -> Vec<ResponseTime> {
 /// first miss: the inner test of allocation searches.
 pub fn core_schedulable(tasks: &[CoreTask], refill: u64) -> bool {
     with_core(tasks, refill, |core| core.all_meet())
+}
+
+/// What one task's last analysis in a [`JitterRounds`] read, so that an
+/// analysis with other jitters can tell whether it would come out the same.
+#[derive(Copy, Clone, Debug)]
+struct Reading {
+    /// The bound of "Start value" the task started from.
+    start_free: Option<u64>,
+    /// The bound it left for the next task.
+    end_free: Option<u64>,
+    /// The least and the largest iterate at which it read release counts.
+    span: (u64, u64),
+    /// w at convergence (`None`: the task missed).
+    fixed_point: Option<u64>,
+    result: ResponseTime,
+}
+
+/// The largest iterate up to which `task`'s release count is one under
+/// both jitters (T − max J, 0 when none).
+fn one_period_headroom(task: &CoreTask, before: u64, now: u64) -> u64 {
+    task.period.saturating_sub(before.max(now))
+}
+
+/// Whether `task`'s release count is one value over the iterates
+/// `low..=high` under both jitters: equal at both ends under both, and it
+/// only grows with the iterate.
+fn count_kept(task: &CoreTask, low: u64, high: u64, before: u64, now: u64) -> bool {
+    let count = release_count(low, before, task.period);
+    count == release_count(high, before, task.period)
+        && count == release_count(low, now, task.period)
+        && count == release_count(high, now, task.period)
+}
+
+/// max(1, ⌈(w + J)/T⌉), exactly: the release count a [`Term`] holds.
+fn release_count(w: u64, jitter: u64, period: u64) -> u128 {
+    (u128::from(w) + u128::from(jitter))
+        .div_ceil(u128::from(period))
+        .max(1)
+}
+
+/// One core's response times kept from one analysis to the next, for
+/// analyses that differ only in the tasks' release jitters (the rounds of
+/// the holistic analysis, where a round usually moves a few jitters).
+///
+/// Each call equals [`response_times`] of the same tasks exactly, breakdown
+/// and iteration counts included. A task is iterated again unless nothing
+/// it read can have changed: its own jitter, the bound it starts from, and,
+/// for every other task whose jitter moved and that interferes with it, the
+/// release count ⌈(w + J)/T⌉ over the whole range of iterates w it read
+/// (equal at both ends of the range under both jitters, so equal at every
+/// iterate between them: the count only grows with w). Then every iterate,
+/// and so the result, is the same. A one-core chain of data-triggered tasks
+/// moves one jitter per round, so a round costs one iteration and a compare
+/// per task instead of an iteration per task.
+#[derive(Clone, Debug, Default)]
+pub struct JitterRounds {
+    tasks: Vec<CoreTask>,
+    refill: u64,
+    /// Per task: what its last analysis read (`None`: analyze it).
+    readings: Vec<Option<Reading>>,
+    prefix: Vec<PartitionSet>,
+    window: Vec<PartitionSet>,
+    warmup_n: Vec<Option<u64>>,
+    terms: Vec<Term>,
+    parts: Vec<TermParts>,
+    /// (task, jitter before, jitter now) of the tasks whose jitter moved.
+    moved: Vec<(usize, u64, u64)>,
+}
+
+impl JitterRounds {
+    /// Nothing analyzed yet: the first call analyzes every task.
+    pub fn new() -> JitterRounds {
+        JitterRounds::default()
+    }
+
+    /// [`response_times`] of `tasks` (ordered by priority, highest first)
+    /// with Δ = `refill`, reusing the previous call's results of the tasks
+    /// whose result cannot have changed. Anything but a jitter that differs
+    /// from the previous call (a task, its order, Δ) starts afresh.
+    pub fn response_times(&mut self, tasks: &[CoreTask], refill: u64) -> Vec<ResponseTime> {
+        let same_tasks = self.tasks.len() == tasks.len()
+            && self.refill == refill
+            && self.tasks.iter().zip(tasks).all(|(before, now)| {
+                CoreTask {
+                    jitter: now.jitter,
+                    ..*before
+                } == *now
+            });
+        self.moved.clear();
+        if same_tasks {
+            for (k, (before, now)) in self.tasks.iter().zip(tasks).enumerate() {
+                if before.jitter != now.jitter {
+                    self.moved.push((k, before.jitter, now.jitter));
+                }
+            }
+        } else {
+            let n = tasks.len();
+            self.refill = refill;
+            self.readings = vec![None; n];
+            self.prefix = vec![PartitionSet::EMPTY; n];
+            self.window = vec![PartitionSet::EMPTY; n];
+            self.warmup_n = vec![None; n];
+            self.terms = vec![Term::default(); n];
+            self.parts = vec![TermParts::default(); n];
+        }
+        self.tasks.clear();
+        self.tasks.extend_from_slice(tasks);
+        let mut core = Core {
+            tasks: &self.tasks,
+            refill,
+            prefix: &mut self.prefix,
+            window: &mut self.window,
+            warmup_n: &mut self.warmup_n,
+            terms: &mut self.terms,
+            parts: &mut self.parts,
+            interrupts: false,
+            cache_terms: false,
+            first_unrepresentable: 0,
+            previous_free: None,
+            first_iterate: None,
+            read_span: None,
+        };
+        core.prepare();
+        let moved = &self.moved;
+        // With release interrupts every task's count is read by every task.
+        let all_moved_headroom = moved
+            .iter()
+            .map(|&(k, before, now)| one_period_headroom(&tasks[k], before, now))
+            .min()
+            .unwrap_or(u64::MAX);
+        // The moved tasks above task i, and their least headroom.
+        let mut above = 0;
+        let mut above_headroom = u64::MAX;
+        let mut results = Vec::with_capacity(tasks.len());
+        for (i, reading) in self.readings.iter_mut().enumerate() {
+            while above < moved.len() && moved[above].0 < i {
+                let (k, before, now) = moved[above];
+                above_headroom = above_headroom.min(one_period_headroom(&tasks[k], before, now));
+                above += 1;
+            }
+            let own_moved = moved.get(above).is_some_and(|&(k, _, _)| k == i);
+            let reused = reading.and_then(|r| {
+                if r.start_free != core.previous_free {
+                    return None;
+                }
+                let (low, high) = r.span;
+                let counts_kept = if core.interrupts {
+                    high <= all_moved_headroom
+                        || moved
+                            .iter()
+                            .all(|&(k, before, now)| count_kept(&tasks[k], low, high, before, now))
+                } else {
+                    high <= above_headroom
+                        || moved[..above]
+                            .iter()
+                            .all(|&(k, before, now)| count_kept(&tasks[k], low, high, before, now))
+                };
+                if !counts_kept {
+                    return None;
+                }
+                if !own_moved {
+                    return Some(r.result);
+                }
+                // Its own jitter moved: the same iterates, if none of them
+                // passes the new D − J; R = J + w.
+                let jitter = tasks[i].jitter;
+                let w = r.fixed_point?;
+                let limit = tasks[i].deadline.checked_sub(jitter)?;
+                (high <= limit).then_some(ResponseTime {
+                    wcrt_ns: Some(w + jitter),
+                    jitter_ns: jitter,
+                    ..r.result
+                })
+            });
+            let result = match reused {
+                Some(result) => {
+                    // Without cache terms, task i − 1's term joins here.
+                    if !core.cache_terms {
+                        core.hp_terms(i);
+                    }
+                    core.previous_free = reading.and_then(|r| r.end_free);
+                    if let Some(r) = reading {
+                        r.result = result;
+                    }
+                    result
+                }
+                None => {
+                    let start_free = core.previous_free;
+                    let result = core.task(i, true);
+                    *reading = core.read_span.map(|span| Reading {
+                        start_free,
+                        end_free: core.previous_free,
+                        span,
+                        fixed_point: result.wcrt_ns.map(|r| r - result.jitter_ns),
+                        result,
+                    });
+                    result
+                }
+            };
+            results.push(result);
+        }
+        results
+    }
 }
 
 /// γ_{i,n} for every task: the preemption delay each task can cause to all
