@@ -29,6 +29,7 @@ fn task() -> impl Strategy<Value = CoreTask> {
                 shielded: 0,
                 overhead,
                 interrupt: u64::from(interrupt),
+                pseudo: false,
             },
         )
 }
