@@ -60,6 +60,12 @@ enum Command {
 fn main() -> ExitCode {
     tinct_sys::signals::restore_default_sigpipe();
     error::stdout_failure_is_an_error();
+    if tinct_sys::stdio::stdout_closed_at_start() {
+        return error::finish(Err(error::CliError::Failed(anyhow::anyhow!(
+            "standard output is closed (>&-): what tinct prints would be lost; \
+             redirect it to /dev/null to discard it"
+        ))));
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Analyze(args) => cmd::analyze::run(args),

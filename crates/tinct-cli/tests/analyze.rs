@@ -498,18 +498,67 @@ fn a_full_stdout_is_an_output_failure_not_a_panic() {
         (vec!["analyze"], "light.toml"),
         (vec!["plan"], "kim2013.toml"),
     ] {
-        let out = common::tinct_process()
+        let mut child = common::tinct_process()
             .args(&args)
             .arg(common::example(file))
             .stdout(full.try_clone().unwrap())
-            .output()
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        let status = common::wait_within(
+            &mut child,
+            std::time::Duration::from_secs(120),
+            "tinct writing to /dev/full",
+        );
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(1), "{args:?}: {err}");
         assert!(
             err.contains("cannot write the output to stdout"),
             "{args:?}: {err}"
         );
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+}
+
+/// `>&-`: Rust's runtime reopens a closed stdout on /dev/null before
+/// `main`, so tinct used to exit 0 having written nothing anywhere. It
+/// says so and exits 1, as coreutils do, for every command (checked
+/// before the arguments are even parsed).
+#[test]
+fn a_closed_stdout_is_an_output_failure() {
+    for args in [
+        vec!["analyze", "--json"],
+        vec!["analyze"],
+        vec!["plan"],
+        vec!["--version"],
+    ] {
+        let mut closed = assert_cmd::Command::new("sh");
+        closed
+            .envs(common::mechanism_env())
+            .arg("-c")
+            .arg(r#"exec "$0" "$@" >&-"#)
+            .arg(assert_cmd::cargo::cargo_bin("tinct"))
+            .args(&args);
+        if args[0] != "--version" {
+            closed.arg(common::example("light.toml"));
+        }
+        let out = closed
+            .timeout(std::time::Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("standard output is closed"), "{args:?}: {err}");
+    }
+    // A stdout sent to /dev/null on purpose is open: it still works.
+    let mut to_null = common::tinct_process();
+    to_null
+        .args(["analyze", "--json"])
+        .arg(common::example("light.toml"))
+        .stdout(std::process::Stdio::null());
+    assert_cmd::Command::from_std(to_null)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
 }

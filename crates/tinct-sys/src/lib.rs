@@ -55,6 +55,7 @@ mod root;
 pub mod sched;
 pub mod shared_memory;
 pub mod signals;
+pub mod stdio;
 pub mod supervise;
 pub mod sync;
 pub mod system;
