@@ -917,8 +917,9 @@ fn a_set_the_analysis_refuses_runs_without_bounds_and_says_why() {
     // Issue 27: the blocking the jobs met is shown, naming the global
     // resource and its cores, never "no shared resources".
     assert!(
-        stdout.contains("blocking: resource 'bus' (pcp) is used on CPUs 0 and 1 ('hi' on 0, 'lo' on 1)")
-            && stdout.contains("global resource")
+        stdout.contains(
+            "blocking: resource 'bus' (pcp) is used on CPUs 0 and 1 ('hi' on 0, 'lo' on 1)"
+        ) && stdout.contains("global resource")
             && !stdout.contains("no shared resources"),
         "{stdout}"
     );

@@ -412,8 +412,14 @@ mod tests {
             let marker = format!(r#"cx="{:.1}" cy="{:.1}""#, sx(x), y(v));
             assert!(svg.contains(&marker), "kept point {x} drawn ({marker})");
         }
-        assert!(svg.contains(&format!(r#"cy="{:.1}""#, y(96.0))), "the highest");
-        assert!(svg.contains(&format!(r#"cy="{:.1}""#, y(0.0))), "the lowest");
+        assert!(
+            svg.contains(&format!(r#"cy="{:.1}""#, y(96.0))),
+            "the highest"
+        );
+        assert!(
+            svg.contains(&format!(r#"cy="{:.1}""#, y(0.0))),
+            "the lowest"
+        );
         let note = format!(
             "thinned: 'observed' draws {circles} of {n} points (per pixel column the \
              lowest and highest, and every miss)"

@@ -32,7 +32,11 @@ pub fn response_times(files: &RunFiles, task: &TaskVerdict) -> LineChart {
         .jobs_of(&task.name)
         .filter_map(|r| {
             let response = r.response_ns?;
-            Some((r.job, response, r.outcome == Outcome::Missed || response > wcrt))
+            Some((
+                r.job,
+                response,
+                r.outcome == Outcome::Missed || response > wcrt,
+            ))
         })
         .collect();
     let (first, last) = (
@@ -49,7 +53,10 @@ pub fn response_times(files: &RunFiles, task: &TaskVerdict) -> LineChart {
     let observed = Series::new(
         "observed",
         SeriesStyle::Markers,
-        finished.iter().map(|&(j, r, _)| (j as f64, ms(r))).collect(),
+        finished
+            .iter()
+            .map(|&(j, r, _)| (j as f64, ms(r)))
+            .collect(),
     )
     .with_labels(
         finished

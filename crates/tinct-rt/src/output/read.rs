@@ -252,7 +252,10 @@ mod tests {
             }
         }
         std::fs::write(&path, text).unwrap();
-        assert!(RunFiles::read(dir.path()).is_ok(), "the written file agrees");
+        assert!(
+            RunFiles::read(dir.path()).is_ok(),
+            "the written file agrees"
+        );
     }
 
     #[test]

@@ -404,7 +404,10 @@ mod tests {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().to_str().unwrap();
             let size = format!("size={bytes}");
-            assert!(run_bounded("mount", &["-t", "tmpfs", "-o", &size, "tinct-test", path]));
+            assert!(run_bounded(
+                "mount",
+                &["-t", "tmpfs", "-o", &size, "tinct-test", path]
+            ));
             SmallTmpfs { dir }
         }
 
@@ -435,7 +438,10 @@ mod tests {
         let reference = tempfile::tempdir().unwrap();
         write_files(reference.path(), &s, &r, &context(None), &mut Vec::new()).unwrap();
         let pages = |name: &str| {
-            std::fs::metadata(reference.path().join(name)).unwrap().len().div_ceil(PAGE)
+            std::fs::metadata(reference.path().join(name))
+                .unwrap()
+                .len()
+                .div_ceil(PAGE)
         };
         let room = pages("summary.json") + pages("jobs.csv");
         let disk = SmallTmpfs::mount(64 * PAGE);

@@ -688,8 +688,9 @@ mod tests {
         for t in &s.tasks[1..] {
             let note = &t.blocking.note;
             assert!(
-                note.contains("resource 'bus' (pcp) is used on CPUs 0 and 1 ('hi' on 0, 'lo' on 1)")
-                    && note.contains("global resource"),
+                note.contains(
+                    "resource 'bus' (pcp) is used on CPUs 0 and 1 ('hi' on 0, 'lo' on 1)"
+                ) && note.contains("global resource"),
                 "{}: {note}",
                 t.name
             );
