@@ -329,6 +329,31 @@ fn a_hostile_svg_runs_no_script_in_the_page() {
     assert!(!dom.contains("data-pwned"), "a file's script ran: {dom}");
 }
 
+/// Issue 27: a run directory whose jobs.csv was emptied beside its
+/// summary is not reported CLEAN: bad input (exit 2) naming jobs.csv and
+/// saying the directory is inconsistent, and no page is written.
+#[test]
+fn a_run_directory_whose_jobs_csv_disagrees_with_its_summary_is_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    tinct()
+        .args(["run", example("light.toml").to_str().unwrap()])
+        .args(["--duration", "300ms", "--no-rt", "--uncolored", "-o"])
+        .arg(&run)
+        .timeout(std::time::Duration::from_secs(120))
+        .assert()
+        .success();
+    let jobs = run.join("jobs.csv");
+    let text = std::fs::read_to_string(&jobs).unwrap();
+    std::fs::write(&jobs, format!("{}\n", text.lines().next().unwrap())).unwrap();
+    let stderr = bad_input([std::ffi::OsStr::new("report"), run.as_os_str()]);
+    assert!(
+        stderr.contains(&jobs.display().to_string()) && stderr.contains("inconsistent"),
+        "{stderr}"
+    );
+    assert!(!run.join("report.html").exists(), "no page of a broken run");
+}
+
 #[test]
 fn a_directory_that_is_neither_or_a_broken_file_is_bad_input() {
     let dir = tempfile::tempdir().unwrap();

@@ -220,7 +220,14 @@ fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
 /// `tinct run light.toml` for 60 s into `out`, in the background, once its
 /// first task starts a job (whatever setup takes).
 fn long_run(out: &Path) -> std::process::Child {
+    long_run_with(out, &[]).0
+}
+
+/// [`long_run`] with `env` added to tinct's environment; also returns the
+/// run's process (the supervisor's child).
+fn long_run_with(out: &Path, env: &[(&str, &Path)]) -> (std::process::Child, i32) {
     let mut tinct = common::tinct_process()
+        .envs(env.iter().copied())
         .args([
             "run",
             example("light.toml").to_str().unwrap(),
@@ -245,7 +252,38 @@ fn long_run(out: &Path) -> std::process::Child {
         std::thread::sleep(Duration::from_millis(5));
     };
     tinct_rt::testing::thread_starting_a_job(child, "tinct-sensor");
-    tinct
+    (tinct, child)
+}
+
+/// Issue 27: a SIGKILL of `tinct run` (no handler can run) leaves no file
+/// in the temporary directory: the run's process reports to its supervisor
+/// through unnamed files, not `tinct-run-<pid>-*.setup.json`.
+#[test]
+fn a_sigkilled_run_leaves_nothing_in_the_temporary_directory() {
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let temp = dir.path().join("tmp");
+    std::fs::create_dir(&temp).unwrap();
+    let (mut tinct, child) = long_run_with(&dir.path().join("run"), &[("TMPDIR", &temp)]);
+    tinct.kill().unwrap(); // SIGKILL
+    tinct.wait().unwrap();
+    // The run's process dies with its parent (PR_SET_PDEATHSIG); 20 s is
+    // a hang guard.
+    let killed = Instant::now();
+    while Path::new(&format!("/proc/{child}")).exists() {
+        assert!(
+            killed.elapsed() < Duration::from_secs(20),
+            "the run's process {child} outlived its killed supervisor"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let left: Vec<_> = std::fs::read_dir(&temp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "left in the temporary directory: {left:?}");
 }
 
 /// Sends one SIGINT to `tinct` and waits for it to end. The 20 s limit is a
@@ -876,6 +914,15 @@ fn a_set_the_analysis_refuses_runs_without_bounds_and_says_why() {
     );
     assert!(!out.join("analysis.json").exists());
     assert_accounting(&out);
+    // Issue 27: the blocking the jobs met is shown, naming the global
+    // resource and its cores, never "no shared resources".
+    assert!(
+        stdout.contains(
+            "blocking: resource 'bus' (pcp) is used on CPUs 0 and 1 ('hi' on 0, 'lo' on 1)"
+        ) && stdout.contains("global resource")
+            && !stdout.contains("no shared resources"),
+        "{stdout}"
+    );
 }
 
 /// Issue 27: once the run has ended and its files are being made (the

@@ -475,3 +475,34 @@ fn a_task_below_the_ceiling_does_not_pay_for_the_holder() {
     assert_eq!((i.blocking_ns, i.wcrt_ns), (Some(4 * MS), Some(9 * MS)));
     assert_eq!((i.breakdown.hp_warmup_ns, i.breakdown.crpd_ns), (MS, 0));
 }
+
+/// Issue 27: a resource whose users run on two cores is a global resource,
+/// which the uniprocessor protocols (pcp, pip, a plain mutex) do not bound
+/// (Sha, Rajkumar and Lehoczky 1990 analyse one processor). A set built by
+/// hand with one (no file validation on the way) is never certified with
+/// a B_i that ignores the remote blocking: the analysis refuses it, naming
+/// the resource, both users and both cores.
+#[test]
+fn a_resource_used_on_two_cores_is_refused_never_schedulable() {
+    for protocol in ["pcp", "pip", "none"] {
+        let mut set = parse(&three_tasks(protocol, ""), "set.toml", Syntax::Toml).unwrap();
+        set.platform.cores = 2;
+        for (task, core) in set.tasks.iter_mut().zip([0, 0, 1]) {
+            task.core = Some(core);
+        }
+        let refused = analyze(&set).expect_err("a global resource is refused");
+        assert!(
+            matches!(
+                &refused,
+                tinct_core::analysis::AnalysisError::GlobalResource { resource, cores, .. }
+                    if resource == "bus" && *cores == [0, 1]
+            ),
+            "{protocol}: {refused:?}"
+        );
+        let words = refused.to_string();
+        assert!(
+            words.contains("resource 'bus' is used on core 0 (task 't2') and core 1 (task 't3')"),
+            "{protocol}: {words}"
+        );
+    }
+}

@@ -36,7 +36,9 @@ pub mod trace;
 
 pub use stats::{Counts, Distribution, Durations};
 
-pub use chart::{BarChart, BarSeries, LineChart, Series, SeriesStyle, nice_ticks};
+pub use chart::{
+    BarChart, BarSeries, LineChart, MAX_DRAWN_POINTS, Series, SeriesStyle, nice_ticks,
+};
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]

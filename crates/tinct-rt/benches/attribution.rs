@@ -87,6 +87,7 @@ fn run_of(jobs: u64) -> RunResult {
         sentinel: None,
         llc_domains: vec![],
         colouring: Default::default(),
+        mutexes: vec![],
     }
 }
 

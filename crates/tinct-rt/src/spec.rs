@@ -170,6 +170,20 @@ impl Step {
         }
     }
 
+    /// The mutex (index in [`Resources::mutexes`]) the step locks, if it
+    /// locks one (`lock`, and the waits and `suspend`/`resume`, which lock
+    /// theirs).
+    pub fn locked_mutex(&self) -> Option<usize> {
+        match *self {
+            Step::Lock { mutex }
+            | Step::Wait { mutex, .. }
+            | Step::SignalWait { mutex, .. }
+            | Step::Suspend { mutex, .. }
+            | Step::Resume { mutex, .. } => Some(mutex),
+            _ => None,
+        }
+    }
+
     /// True for steps that may block on another thread (they end when the
     /// run ends, not only when it is stopped).
     pub fn blocks_on_others(&self) -> bool {

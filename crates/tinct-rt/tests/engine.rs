@@ -355,6 +355,32 @@ fn threads_blocked_at_the_end_are_let_go_and_their_jobs_aborted() {
     assert_eq!(r[0].finish_ns, None, "no finish for an aborted job");
 }
 
+/// Issue 27: two threads locking two mutexes in opposite order deadlock
+/// (a barrier makes sure each holds its first before asking for the
+/// second; `b` asks 10 ms later, so the two look at the run's end at
+/// different moments). At the end `a` gives up and unlocks what it held,
+/// which lets `b` take its lock and finish after the end: that job was
+/// still in progress at the end, so it is aborted too, never completed.
+#[test]
+fn a_job_still_in_progress_at_the_end_is_aborted_not_completed() {
+    let _serial = serial();
+    let result = run_rtapp(
+        r#"{ "tasks": {
+          "a": { "loop": 1, "lock": "m1", "barrier": "both", "lock1": "m2",
+                 "unlock": "m2", "unlock1": "m1" },
+          "b": { "loop": 1, "lock": "m2", "barrier": "both", "run": 10000,
+                 "lock1": "m1", "unlock": "m1", "unlock1": "m2" } } }"#,
+        200 * MS,
+    );
+    for task in ["a", "b"] {
+        let r = records(&result, task);
+        assert_eq!(r.len(), 1, "{task}: {r:?}");
+        assert_eq!(r[0].outcome, Outcome::Aborted, "{task}: {:?}", r[0]);
+        assert_eq!(r[0].finish_ns, None, "{task}: cut at the end, no finish");
+        assert!(r[0].started(), "{task} started its job");
+    }
+}
+
 #[test]
 fn task_groups_hold_their_threads_and_are_removed() {
     let Some(_serial) = privileged_serial("cgroup v2 task groups") else {

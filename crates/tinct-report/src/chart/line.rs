@@ -2,7 +2,7 @@
 //! steps, with an optional log2 x axis and labelled vertical marker lines.
 
 use super::{
-    LEFT, PLOT_H, PLOT_W, TOP, YAxis, border_and_axis_labels, color, escape, hover, label,
+    HEIGHT, LEFT, PLOT_H, PLOT_W, TOP, YAxis, border_and_axis_labels, color, escape, hover, label,
     legend_entry, nice_ticks, open, write_svg, y_grid,
 };
 use crate::ReportError;
@@ -55,6 +55,9 @@ pub struct Series {
     pub style: SeriesStyle,
     /// Hover labels of the markers, one per point (empty: none).
     pub labels: Vec<String>,
+    /// Points drawn even when the series is thinned (`true` at their
+    /// index; empty: none), and what they are, for the chart's note.
+    pub kept: (Vec<bool>, String),
 }
 
 impl Series {
@@ -65,7 +68,16 @@ impl Series {
             points,
             style,
             labels: Vec::new(),
+            kept: (Vec::new(), String::new()),
         }
+    }
+
+    /// The same series with the points `keep` marks drawn even when it is
+    /// thinned (see [`MAX_DRAWN_POINTS`]); `what` names them in the note
+    /// (`every miss`).
+    pub fn with_kept(mut self, keep: Vec<bool>, what: impl Into<String>) -> Series {
+        self.kept = (keep, what.into());
+        self
     }
 
     /// The same series with a hover label per point (shown on the markers).
@@ -73,6 +85,56 @@ impl Series {
         self.labels = labels;
         self
     }
+}
+
+/// A series with more points than this is thinned when drawn: per pixel
+/// column of the plot, the points of lowest and highest y (the extremes a
+/// reader sees), in their order, and every point it keeps
+/// ([`Series::with_kept`]); the chart says so below the plot. 1M markers
+/// made a 98 MB page (issue 27).
+pub const MAX_DRAWN_POINTS: usize = 2 * PLOT_W as usize;
+
+/// Indices of the points (`(x px, y px)`) drawn of a series: all of them up
+/// to [`MAX_DRAWN_POINTS`], else the lowest and highest per pixel column
+/// and those `keep` marks, in order.
+fn thinned(points: &[(f64, f64)], keep: &[bool]) -> Vec<usize> {
+    if points.len() <= MAX_DRAWN_POINTS {
+        return (0..points.len()).collect();
+    }
+    let mut extremes: std::collections::BTreeMap<i64, (usize, usize)> = Default::default();
+    for (i, &(x, y)) in points.iter().enumerate() {
+        let column = (x - LEFT).floor().clamp(0.0, PLOT_W - 1.0) as i64;
+        let (low, high) = extremes.entry(column).or_insert((i, i));
+        if y < points[*low].1 {
+            *low = i;
+        }
+        if y > points[*high].1 {
+            *high = i;
+        }
+    }
+    let mut drawn = vec![false; points.len()];
+    for (low, high) in extremes.into_values() {
+        drawn[low] = true;
+        drawn[high] = true;
+    }
+    (0..points.len())
+        .filter(|&i| drawn[i] || keep.get(i).copied().unwrap_or(false))
+        .collect()
+}
+
+/// What the chart says of a thinned series: how many of its points are
+/// drawn and which.
+fn thinning_note(series: &Series, drawn: usize, total: usize) -> String {
+    let kept = if series.kept.1.is_empty() {
+        String::new()
+    } else {
+        format!(", and {}", series.kept.1)
+    };
+    format!(
+        "thinned: '{}' draws {drawn} of {total} points (per pixel column the lowest and \
+         highest{kept})",
+        series.name
+    )
 }
 
 /// A line chart with a title, axis labels and any number of series.
@@ -218,20 +280,33 @@ impl LineChart {
                 escape(text)
             );
         }
+        let mut notes = Vec::new();
         for (k, series) in self.series.iter().enumerate() {
             let color = color(k);
             let dash = series.style.dash_attribute();
-            let points: Vec<(f64, f64, Option<&str>)> = series
+            let all: Vec<(usize, (f64, f64))> = series
                 .points
                 .iter()
                 .enumerate()
                 .filter_map(|(i, &p)| {
                     let (x, y) = self.drawable(p)?;
-                    Some((
-                        sx(x),
-                        axis.to_px(y),
-                        series.labels.get(i).map(String::as_str),
-                    ))
+                    Some((i, (sx(x), axis.to_px(y))))
+                })
+                .collect();
+            let pixels: Vec<(f64, f64)> = all.iter().map(|&(_, p)| p).collect();
+            let keep: Vec<bool> = all
+                .iter()
+                .map(|&(i, _)| series.kept.0.get(i).copied().unwrap_or(false))
+                .collect();
+            let drawn = thinned(&pixels, &keep);
+            if drawn.len() < all.len() {
+                notes.push(thinning_note(series, drawn.len(), all.len()));
+            }
+            let points: Vec<(f64, f64, Option<&str>)> = drawn
+                .iter()
+                .map(|&d| {
+                    let (i, (x, y)) = all[d];
+                    (x, y, series.labels.get(i).map(String::as_str))
                 })
                 .collect();
             if series.style.draws_line() && points.len() > 1 {
@@ -257,6 +332,14 @@ impl LineChart {
                 );
             }
             legend_entry(&mut out, k, &series.name, dash, false);
+        }
+        for (k, note) in notes.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                r##"<text x="4" y="{:.1}" font-size="10" fill="#555">{}</text>"##,
+                HEIGHT - 3.0 - 11.0 * k as f64,
+                escape(note)
+            );
         }
         out.push_str("</svg>\n");
         out
@@ -302,6 +385,56 @@ fn size_label(bytes: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 27: a million markers are thinned to the extremes per pixel
+    /// column plus the kept points, in order, and the chart says so; a
+    /// series within the limit is drawn whole, without a note.
+    #[test]
+    fn a_huge_series_is_thinned_to_its_extremes_and_kept_points_and_says_so() {
+        let n = 1_000_000usize;
+        // A saw tooth, with two "misses" that are neither extreme of their column.
+        let points: Vec<(f64, f64)> = (0..n).map(|i| (i as f64, (i % 97) as f64)).collect();
+        let mut keep = vec![false; n];
+        keep[500_010] = true;
+        keep[700_020] = true;
+        let series =
+            Series::new("observed", SeriesStyle::Markers, points).with_kept(keep, "every miss");
+        let svg = LineChart::new("t", "job", "ms").add_series(series).to_svg();
+        let circles = svg.matches("<circle").count();
+        assert!(
+            circles <= MAX_DRAWN_POINTS + 2,
+            "{circles} markers drawn of {n}"
+        );
+        assert!(svg.len() < 200_000, "{} bytes", svg.len());
+        let y = |v: f64| (YAxis { y0: 0.0, y1: 96.0 }).to_px(v);
+        let sx = |x: f64| LEFT + x / (n as f64 - 1.0) * PLOT_W;
+        for (x, v) in [(500_010.0, 500_010.0 % 97.0), (700_020.0, 700_020.0 % 97.0)] {
+            let marker = format!(r#"cx="{:.1}" cy="{:.1}""#, sx(x), y(v));
+            assert!(svg.contains(&marker), "kept point {x} drawn ({marker})");
+        }
+        assert!(
+            svg.contains(&format!(r#"cy="{:.1}""#, y(96.0))),
+            "the highest"
+        );
+        assert!(
+            svg.contains(&format!(r#"cy="{:.1}""#, y(0.0))),
+            "the lowest"
+        );
+        let note = format!(
+            "thinned: 'observed' draws {circles} of {n} points (per pixel column the \
+             lowest and highest, and every miss)"
+        );
+        assert!(svg.contains(&note), "the note: {note}");
+        let small = LineChart::new("t", "job", "ms")
+            .add_series(Series::new(
+                "observed",
+                SeriesStyle::Markers,
+                (0..100).map(|i| (i as f64, i as f64)).collect(),
+            ))
+            .to_svg();
+        assert_eq!(small.matches("<circle").count(), 100);
+        assert!(!small.contains("thinned"));
+    }
 
     #[test]
     fn svg_has_every_series_and_label_escaped() {

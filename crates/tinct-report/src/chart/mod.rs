@@ -13,7 +13,7 @@ mod bar;
 mod line;
 
 pub use bar::{BarChart, BarSeries};
-pub use line::{LineChart, Series, SeriesStyle};
+pub use line::{LineChart, MAX_DRAWN_POINTS, Series, SeriesStyle};
 
 use crate::ReportError;
 use std::fmt::Write;

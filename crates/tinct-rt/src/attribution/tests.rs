@@ -106,6 +106,7 @@ impl Scenario {
                 sentinel: None,
                 llc_domains: vec![],
                 colouring: Colouring::Unknown,
+                mutexes: vec![],
             },
             stalls: None,
             colouring: Colouring::Unknown,

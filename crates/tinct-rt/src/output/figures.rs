@@ -15,6 +15,7 @@
 
 use super::read::RunFiles;
 use super::summary::TaskVerdict;
+use crate::record::Outcome;
 use tinct_core::analysis::CoreReport;
 use tinct_report::stats::{Histogram, empirical_cdf};
 use tinct_report::{BarChart, BarSeries, LineChart, Series, SeriesStyle};
@@ -25,9 +26,18 @@ fn ms(ns: u64) -> f64 {
 
 /// kim2013 Fig. 8 for `task`: per-job response times against both bounds.
 pub fn response_times(files: &RunFiles, task: &TaskVerdict) -> LineChart {
-    let finished: Vec<(u64, u64)> = files
+    let wcrt = task.bound.and_then(|b| b.wcrt_ns).unwrap_or(u64::MAX);
+    // (job, response, a miss or above the WCRT: drawn even when thinned)
+    let finished: Vec<(u64, u64, bool)> = files
         .jobs_of(&task.name)
-        .filter_map(|r| Some((r.job, r.response_ns?)))
+        .filter_map(|r| {
+            let response = r.response_ns?;
+            Some((
+                r.job,
+                response,
+                r.outcome == Outcome::Missed || response > wcrt,
+            ))
+        })
         .collect();
     let (first, last) = (
         finished.first().map_or(0, |p| p.0),
@@ -43,13 +53,20 @@ pub fn response_times(files: &RunFiles, task: &TaskVerdict) -> LineChart {
     let observed = Series::new(
         "observed",
         SeriesStyle::Markers,
-        finished.iter().map(|&(j, r)| (j as f64, ms(r))).collect(),
+        finished
+            .iter()
+            .map(|&(j, r, _)| (j as f64, ms(r)))
+            .collect(),
     )
     .with_labels(
         finished
             .iter()
-            .map(|&(j, r)| format!("{} job {j}: {:.3} ms", task.name, ms(r)))
+            .map(|&(j, r, _)| format!("{} job {j}: {:.3} ms", task.name, ms(r)))
             .collect(),
+    )
+    .with_kept(
+        finished.iter().map(|&(_, _, late)| late).collect(),
+        "every miss and every job above the WCRT",
     );
     let mut chart = LineChart::new(
         format!("{}: response time per job (kim2013 Fig. 8)", task.name),

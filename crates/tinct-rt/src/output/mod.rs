@@ -171,6 +171,7 @@ partitions = [1]
             sentinel: None,
             llc_domains: vec![],
             colouring: Default::default(),
+            mutexes: vec![],
             tasks: vec![TaskRun {
                 spec,
                 tid: 4242,

@@ -94,6 +94,61 @@ fn read_jobs(path: &Path) -> Result<Vec<JobRow>> {
         .collect()
 }
 
+/// Checks that `jobs` (read from `path`) hold the jobs `summary` counts,
+/// task by task and outcome by outcome: a directory whose files disagree
+/// (an emptied or truncated jobs.csv beside its summary, files of two runs)
+/// is bad input, never a report of the summary alone (issue 27: an empty
+/// jobs.csv read CLEAN).
+fn agree(path: &Path, summary: &Summary, jobs: &[JobRow]) -> Result<()> {
+    use crate::record::{Accounting, Outcome};
+    let mut counted: std::collections::BTreeMap<&str, Accounting> = Default::default();
+    for row in jobs {
+        let a = counted.entry(row.task.as_str()).or_default();
+        a.released += 1;
+        match row.outcome {
+            Outcome::Completed => a.completed += 1,
+            Outcome::Missed => a.missed += 1,
+            Outcome::Aborted => a.aborted += 1,
+        }
+    }
+    let words = |a: &Accounting| {
+        format!(
+            "{} released ({} completed, {} missed, {} aborted)",
+            a.released, a.completed, a.missed, a.aborted
+        )
+    };
+    for task in &summary.tasks {
+        let rows = counted.remove(task.name.as_str()).unwrap_or_default();
+        if rows != task.jobs {
+            return Err(bad(
+                path,
+                None,
+                RUN_FILE,
+                &format!(
+                    "the jobs summary.json beside it counts for task '{}': {}",
+                    task.name,
+                    words(&task.jobs)
+                ),
+                format!("{} rows: the run directory is inconsistent", words(&rows)),
+            ));
+        }
+    }
+    if let Some((task, rows)) = counted.first_key_value() {
+        return Err(bad(
+            path,
+            None,
+            RUN_FILE,
+            "only the tasks of summary.json beside it",
+            format!(
+                "task '{task}' ({}), which summary.json does not have: the run directory is \
+                 inconsistent",
+                words(rows)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 impl RunFiles {
     /// True if `dir` looks like a run directory (it has `summary.json`
     /// and `jobs.csv`).
@@ -107,7 +162,9 @@ impl RunFiles {
         const SUMMARY: &str = "summary.json as `tinct run` writes it";
         let summary: Summary = read_json(&summary_path, SUMMARY)?;
         let summary_raw: serde_json::Value = read_json(&summary_path, SUMMARY)?;
-        let jobs = read_jobs(&dir.join("jobs.csv"))?;
+        let jobs_path = dir.join("jobs.csv");
+        let jobs = read_jobs(&jobs_path)?;
+        agree(&jobs_path, &summary, &jobs)?;
         let optional = |name: &str| {
             let path = dir.join(name);
             path.is_file().then_some(path)
@@ -160,6 +217,45 @@ mod tests {
     fn assert_same_bytes<T: serde::Serialize>(dir: &Path, name: &str, value: &T) {
         let file = std::fs::read_to_string(dir.join(name)).unwrap();
         assert!(file == pretty(value), "{name} reads back to other bytes");
+    }
+
+    /// Issue 27: a jobs.csv that does not hold the jobs the summary
+    /// counts (emptied to its header, a row lost, a task the summary does
+    /// not have) is bad input naming jobs.csv, never read as a clean run.
+    #[test]
+    fn a_jobs_csv_that_disagrees_with_the_summary_is_refused() {
+        let (dir, _) = written();
+        let path = dir.path().join("jobs.csv");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let header = text.lines().next().unwrap().to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        let one_lost = lines[..lines.len() - 1].join("\n") + "\n";
+        let stranger = text.clone() + &lines[1].replacen("a,", "zz,", 1) + "\n";
+        for (what, jobs) in [
+            ("empty", header + "\n"),
+            ("a row lost", one_lost),
+            ("a task not in the summary", stranger),
+        ] {
+            std::fs::write(&path, jobs).unwrap();
+            match RunFiles::read(dir.path()) {
+                Err(RtError::Input {
+                    file,
+                    expected,
+                    found,
+                    ..
+                }) => {
+                    assert_eq!(file, path.display().to_string(), "{what}");
+                    assert!(found.contains("inconsistent"), "{what}: {found}");
+                    assert!(expected.contains("summary.json"), "{what}: {expected}");
+                }
+                other => panic!("{what}: expected bad input, got {other:?}"),
+            }
+        }
+        std::fs::write(&path, text).unwrap();
+        assert!(
+            RunFiles::read(dir.path()).is_ok(),
+            "the written file agrees"
+        );
     }
 
     #[test]

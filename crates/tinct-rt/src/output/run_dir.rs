@@ -13,8 +13,10 @@
 //! - [`RunDir::write`] writes each file atomically (a temporary file in the
 //!   same directory, renamed over the name): a reader never sees half a file;
 //! - if writing there fails all the same (the disk filled, the directory
-//!   went away), the files go to a fallback directory under the system's
-//!   temporary directory, and [`Written`] says where and why.
+//!   went away), the files already written there are removed (a directory
+//!   holding `summary.json` and `jobs.csv` looks complete when it is not,
+//!   issue 27) and every file goes to a fallback directory under the
+//!   system's temporary directory; [`Written`] says where and why.
 
 use super::figures::run_dir_figures;
 use super::jobs_csv::{job_rows, write_rows, write_stalls_csv};
@@ -117,7 +119,8 @@ impl RunDir {
         result: &RunResult,
         context: &RunContext,
     ) -> Result<Written> {
-        let first = match write_files(&self.path, summary, result, context) {
+        let mut partial = Vec::new();
+        let first = match write_files(&self.path, summary, result, context, &mut partial) {
             Ok(()) => {
                 return Ok(Written {
                     dir: self.path.clone(),
@@ -127,10 +130,10 @@ impl RunDir {
             Err(e) => e,
         };
         let fallback = self.fallback_dir();
-        let because = first.to_string();
+        let because = format!("{first}; {}", remove_partial(&partial));
         std::fs::create_dir_all(&fallback)
             .map_err(|e| write_error(&fallback, e))
-            .and_then(|()| write_files(&fallback, summary, result, context))
+            .and_then(|()| write_files(&fallback, summary, result, context, &mut Vec::new()))
             .map_err(|second| RtError::Task {
                 task: "run directory".into(),
                 message: format!(
@@ -157,6 +160,29 @@ impl RunDir {
     }
 }
 
+/// Removes the files a failed write left in the run directory, so that
+/// all of the run is in one place; says what was done (and names any file
+/// that could not be removed).
+fn remove_partial(partial: &[PathBuf]) -> String {
+    let kept: Vec<String> = partial
+        .iter()
+        .filter(|path| std::fs::remove_file(path).is_err())
+        .map(|path| path.display().to_string())
+        .collect();
+    if kept.is_empty() {
+        format!(
+            "the {} file(s) written there before the failure were removed, so every file is in \
+             the fallback",
+            partial.len()
+        )
+    } else {
+        format!(
+            "INCOMPLETE there: {} could not be removed; every file is in the fallback",
+            kept.join(", ")
+        )
+    }
+}
+
 fn write_error(path: &Path, source: std::io::Error) -> RtError {
     RtError::Write {
         path: path.display().to_string(),
@@ -164,47 +190,50 @@ fn write_error(path: &Path, source: std::io::Error) -> RtError {
     }
 }
 
-/// The files into `dir`, each atomically.
+/// The files into `dir`, each atomically; `written` gets the path of each
+/// file once it is in place.
 fn write_files(
     dir: &Path,
     summary: &Summary,
     result: &RunResult,
     context: &RunContext,
+    written: &mut Vec<PathBuf>,
 ) -> Result<()> {
-    atomically(&dir.join("summary.json"), |out| {
+    let mut files = Files { dir, written };
+    files.write("summary.json", |out| {
         serde_json::to_writer_pretty(&mut *out, summary)?;
         out.write_all(b"\n")
     })?;
     let jobs = job_rows(result);
-    atomically(&dir.join("jobs.csv"), |out| {
+    files.write("jobs.csv", |out| {
         write_rows(out, &jobs).map_err(std::io::Error::from)
     })?;
     if let Some(report) = &result.sentinel {
-        atomically(&dir.join("stalls.csv"), |out| {
+        files.write("stalls.csv", |out| {
             write_stalls_csv(out, result, report).map_err(std::io::Error::from)
         })?;
     }
     let trace = trace_run(&summary.source, result);
-    atomically(&dir.join("trace.json"), |out| {
+    files.write("trace.json", |out| {
         tinct_report::trace::write_chrome_json(&trace, out).map_err(Into::into)
     })?;
-    atomically(&dir.join("trace.perfetto-trace"), |out| {
+    files.write("trace.perfetto-trace", |out| {
         let bytes = tinct_report::trace::perfetto_trace(&trace).map_err(std::io::Error::other)?;
         out.write_all(&bytes)
     })?;
-    atomically(&dir.join("machine.json"), |out| {
+    files.write("machine.json", |out| {
         serde_json::to_writer_pretty(&mut *out, &context.machine)?;
         out.write_all(b"\n")
     })?;
     if let Some(analysis) = context.analysis {
-        atomically(&dir.join("analysis.json"), |out| {
+        files.write("analysis.json", |out| {
             serde_json::to_writer_pretty(&mut *out, analysis)?;
             out.write_all(b"\n")
         })?;
     }
     // The figures are drawn from what was just written, held in memory:
     // a completed run never fails on reading its own files back.
-    let files = RunFiles {
+    let run_files = RunFiles {
         dir: dir.to_path_buf(),
         summary: summary.clone(),
         summary_raw: serde_json::to_value(summary)
@@ -213,18 +242,38 @@ fn write_files(
         analysis: context.analysis.cloned(),
         machine: Some(context.machine.clone()),
     };
-    for (name, svg) in run_dir_figures(&files) {
-        atomically(&dir.join(name), |out| out.write_all(svg.as_bytes()))?;
+    for (name, svg) in run_dir_figures(&run_files) {
+        files.write(&name, |out| out.write_all(svg.as_bytes()))?;
     }
     if let Some(basename) = &result.rtapp_log {
         for (index, task) in result.tasks.iter().enumerate() {
-            atomically(
-                &dir.join(rtapp_log::log_name(basename, &task.spec.name)),
-                |out| rtapp_log::write_thread_log(out, result, index),
-            )?;
+            files.write(&rtapp_log::log_name(basename, &task.spec.name), |out| {
+                rtapp_log::write_thread_log(out, result, index)
+            })?;
         }
     }
     Ok(())
+}
+
+/// The files of one directory as they are written, each remembered once
+/// in place (to be removed if a later one fails).
+struct Files<'a> {
+    dir: &'a Path,
+    written: &'a mut Vec<PathBuf>,
+}
+
+impl Files<'_> {
+    /// Writes file `name` of the directory atomically.
+    fn write(
+        &mut self,
+        name: &str,
+        fill: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let path = self.dir.join(name);
+        atomically(&path, fill)?;
+        self.written.push(path);
+        Ok(())
+    }
 }
 
 /// Writes `path` through a temporary file in the same directory that
@@ -321,6 +370,101 @@ mod tests {
                 other => panic!("{}: expected bad input, got {other:?}", path.display()),
             }
         }
+    }
+
+    /// Runs `program args` to its end, killed after 30 s (a hang guard);
+    /// true when it succeeded.
+    fn run_bounded(program: &str, args: &[&str]) -> bool {
+        let mut child = std::process::Command::new(program)
+            .args(args)
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program}: {e}"));
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status.success();
+            }
+            if started.elapsed() > std::time::Duration::from_secs(30) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{program} {args:?} did not end within 30 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// A tmpfs of `bytes` mounted on a new temporary directory, unmounted
+    /// when dropped (a failing test included).
+    struct SmallTmpfs {
+        dir: tempfile::TempDir,
+    }
+
+    impl SmallTmpfs {
+        fn mount(bytes: u64) -> SmallTmpfs {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().to_str().unwrap();
+            let size = format!("size={bytes}");
+            assert!(run_bounded(
+                "mount",
+                &["-t", "tmpfs", "-o", &size, "tinct-test", path]
+            ));
+            SmallTmpfs { dir }
+        }
+
+        fn path(&self) -> &Path {
+            self.dir.path()
+        }
+    }
+
+    impl Drop for SmallTmpfs {
+        fn drop(&mut self) {
+            let _ = run_bounded("umount", &[self.dir.path().to_str().unwrap()]);
+        }
+    }
+
+    /// Issue 27: the disk fills while the files are written (room for
+    /// `summary.json` and `jobs.csv`, not for the traces): nothing is left
+    /// in the run directory that looks like a complete run; every file is
+    /// in the fallback, and the reason says the partial ones were removed.
+    #[test]
+    fn a_full_disk_leaves_no_partial_run_directory() {
+        let Some(_serial) = tinct_sys::testing::privileged_serial("mounting a tmpfs") else {
+            return;
+        };
+        const PAGE: u64 = 4096;
+        let r = result();
+        let s = summarize("x.toml", 400, &r);
+        // The sizes of the first two files, from a write elsewhere.
+        let reference = tempfile::tempdir().unwrap();
+        write_files(reference.path(), &s, &r, &context(None), &mut Vec::new()).unwrap();
+        let pages = |name: &str| {
+            std::fs::metadata(reference.path().join(name))
+                .unwrap()
+                .len()
+                .div_ceil(PAGE)
+        };
+        let room = pages("summary.json") + pages("jobs.csv");
+        let disk = SmallTmpfs::mount(64 * PAGE);
+        let run_dir = RunDir::prepare(&disk.path().join("run")).unwrap();
+        let free = rustix::fs::statvfs(disk.path()).unwrap().f_bavail;
+        let filler = (free - room) * PAGE;
+        std::fs::write(disk.path().join("filler"), vec![1u8; filler as usize]).unwrap();
+        let written = run_dir.write(&s, &r, &context(None)).unwrap();
+        assert_ne!(written.dir, run_dir.path(), "the disk was full");
+        let because = written.fallback_because.clone().unwrap();
+        assert!(because.contains("were removed"), "{because}");
+        assert!(
+            entries(run_dir.path()).is_empty(),
+            "left in the run directory: {:?}",
+            entries(run_dir.path())
+        );
+        assert!(
+            entries(&written.dir)
+                .iter()
+                .any(|n| n == "summary.json" || n == "jobs.csv")
+        );
+        assert_eq!(entries(&written.dir), entries(reference.path()));
+        std::fs::remove_dir_all(&written.dir).unwrap();
     }
 
     #[test]

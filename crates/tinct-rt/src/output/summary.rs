@@ -159,6 +159,112 @@ impl BlockingVerdict {
     }
 }
 
+impl BlockingVerdict {
+    /// Words the verdict of task `index` of `result` by the mutexes it
+    /// locks: without a bound (no analysis) where their blocking shows, and
+    /// each one tasks on other CPUs lock too named with their CPUs. Such a
+    /// resource is global: the uniprocessor protocols (pcp, pip; Sha,
+    /// Rajkumar and Lehoczky 1990) bound no blocking across cores, and
+    /// tinct's analysis refuses it, so no B_i covers it (issue 27).
+    fn name_shared_resources(&mut self, result: &RunResult, index: usize) {
+        let locked = locked_mutexes(&result.tasks[index].spec);
+        if locked.is_empty() {
+            return;
+        }
+        if self.shows == BlockingShows::Nowhere {
+            self.shows = BlockingShows::of_protocols(locked.iter().map(|&m| {
+                result
+                    .mutexes
+                    .get(m)
+                    .is_some_and(|r| matches!(r.protocol, tinct_sys::sync::Protocol::Protect(_)))
+            }));
+            self.note = self.shows.describe().to_string();
+        }
+        let global: Vec<String> = locked
+            .iter()
+            .filter_map(|&m| used_across_cpus(result, m))
+            .collect();
+        if !global.is_empty() {
+            self.note = format!(
+                "{}: a resource used on two cores is a global resource; the uniprocessor \
+                 protocols (pcp, pip) do not bound blocking across cores and the analysis gives \
+                 no B_i for it (the waits above are observed, not bounded)",
+                global.join("; ")
+            );
+        }
+    }
+}
+
+/// The mutexes the steps of `task` lock (indices in the run's mutexes).
+fn locked_mutexes(task: &crate::spec::TaskSpec) -> std::collections::BTreeSet<usize> {
+    task.phases
+        .iter()
+        .flat_map(|p| &p.steps)
+        .filter_map(crate::spec::Step::locked_mutex)
+        .collect()
+}
+
+/// The CPUs a task may run on: those it (or a phase) is pinned to, else
+/// those its jobs ran on.
+fn cpus_of(task: &TaskRun) -> std::collections::BTreeSet<u32> {
+    let pinned: std::collections::BTreeSet<u32> = task
+        .spec
+        .cpus
+        .iter()
+        .chain(task.spec.phases.iter().filter_map(|p| p.cpus.as_ref()))
+        .flatten()
+        .copied()
+        .collect();
+    if !pinned.is_empty() {
+        return pinned;
+    }
+    task.records
+        .iter()
+        .filter(|r| r.started())
+        .flat_map(|r| [r.cpu, r.cpu_end])
+        .collect()
+}
+
+/// Mutex `m` in words with its users and their CPUs, when its users run on
+/// more than one CPU: `resource 'bus' (pcp) is used on CPUs 0 and 1 ('hi'
+/// on 0, 'lo' on 1)`.
+fn used_across_cpus(result: &RunResult, m: usize) -> Option<String> {
+    let users: Vec<(&str, std::collections::BTreeSet<u32>)> = result
+        .tasks
+        .iter()
+        .filter(|t| locked_mutexes(&t.spec).contains(&m))
+        .map(|t| (t.spec.name.as_str(), cpus_of(t)))
+        .collect();
+    let cpus: std::collections::BTreeSet<u32> =
+        users.iter().flat_map(|(_, c)| c.iter().copied()).collect();
+    if cpus.len() < 2 {
+        return None;
+    }
+    let list = |set: &std::collections::BTreeSet<u32>| {
+        let words: Vec<String> = set.iter().map(u32::to_string).collect();
+        match words.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => words.join(""),
+        }
+    };
+    let mutex = result.mutexes.get(m);
+    let protocol = match mutex.map(|r| r.protocol) {
+        Some(tinct_sys::sync::Protocol::Protect(_)) => "pcp",
+        Some(tinct_sys::sync::Protocol::Inherit) => "pip",
+        _ => "none",
+    };
+    let who: Vec<String> = users
+        .iter()
+        .map(|(name, c)| format!("'{name}' on {}", list(c)))
+        .collect();
+    Some(format!(
+        "resource '{}' ({protocol}) is used on CPUs {} ({})",
+        mutex.map_or("?", |r| r.name.as_str()),
+        list(&cpus),
+        who.join(", ")
+    ))
+}
+
 /// One phase of a task in the verdict.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PhaseVerdict {
@@ -428,7 +534,12 @@ pub fn summarize(source: &str, duration_ns: u64, result: &RunResult) -> Summary 
         .tasks
         .iter()
         .zip(late)
-        .map(|(task, late)| verdict(task, late))
+        .enumerate()
+        .map(|(index, (task, late))| {
+            let mut verdict = verdict(task, late);
+            verdict.blocking.name_shared_resources(result, index);
+            verdict
+        })
         .collect();
     let mut causes = CauseCounts::default();
     for task in &tasks {
@@ -539,6 +650,53 @@ mod tests {
         assert_eq!(t.blocking.observed_max_ns, 0, "no job waited at a lock");
         assert_eq!(t.blocking.bound_ns, Some(0));
         assert!(!t.blocking.exceeds_bound);
+    }
+
+    /// Issue 27: a pcp resource locked on CPUs 0 and 1, in a set the
+    /// analysis refused (no bounds): the blocking note names the resource,
+    /// its CPUs and users, never "no shared resources"; a task that locks
+    /// nothing keeps that note.
+    #[test]
+    fn a_resource_used_on_two_cpus_is_named_with_its_cpus() {
+        use crate::spec::{MutexSpec, Protocol, Step};
+        use crate::testing::TaskBuilder;
+        let mut run = result();
+        let record = run.tasks[0].records[0];
+        let template = run.tasks[0].clone();
+        let user = |name: &str, cpu: u32| {
+            let spec = TaskBuilder::periodic(name, 100)
+                .cpu(cpu)
+                .steps(vec![Step::Lock { mutex: 0 }, Step::Unlock { mutex: 0 }])
+                .build();
+            let mut waited = record;
+            waited.flow.blocked_ns = 1_150_000;
+            TaskRun {
+                spec,
+                records: vec![waited],
+                ..template.clone()
+            }
+        };
+        run.tasks[0].spec.bound = None;
+        run.tasks.push(user("hi", 0));
+        run.tasks.push(user("lo", 1));
+        run.mutexes = vec![MutexSpec {
+            name: "bus".into(),
+            protocol: Protocol::Protect(50),
+        }];
+        let s = summarize("x.toml", 400, &run);
+        assert_eq!(s.tasks[0].blocking.note, "no shared resources");
+        for t in &s.tasks[1..] {
+            let note = &t.blocking.note;
+            assert!(
+                note.contains(
+                    "resource 'bus' (pcp) is used on CPUs 0 and 1 ('hi' on 0, 'lo' on 1)"
+                ) && note.contains("global resource"),
+                "{}: {note}",
+                t.name
+            );
+            assert_ne!(t.blocking.shows, BlockingShows::Nowhere);
+            assert_eq!(t.blocking.observed_max_ns, 1_150_000);
+        }
     }
 
     #[test]

@@ -207,10 +207,15 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     release_held(cx, p);
                     None
                 };
+                // A job still in progress at the run's end was cut there:
+                // it did not complete within the run, whatever came after
+                // (a deadlocked job whose lock came at teardown "finished"
+                // after the end, issue 27).
+                let finished = ran == Ran::Done && finish <= cx.end;
                 let outcome = match ran {
-                    Ran::Stopped => Outcome::Aborted,
-                    Ran::Done if finish > absolute_deadline => Outcome::Missed,
-                    Ran::Done => Outcome::Completed,
+                    _ if !finished => Outcome::Aborted,
+                    _ if finish > absolute_deadline => Outcome::Missed,
+                    _ => Outcome::Completed,
                 };
                 let record = JobRecord {
                     job,
@@ -219,7 +224,7 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     jitter_ns: jitter,
                     deadline_ns: absolute_deadline,
                     start_ns: start,
-                    finish_ns: (ran == Ran::Done).then_some(finish),
+                    finish_ns: finished.then_some(finish),
                     exec_ns: exec,
                     run_ns: stats.run_ns,
                     slack_ns: stats.slack_ns,

@@ -126,6 +126,9 @@ pub struct RunResult {
     pub llc_domains: Vec<Vec<u32>>,
     /// What was known about page colouring (from [`RunOptions::colouring`]).
     pub colouring: Colouring,
+    /// The run's mutexes (the spec's [`crate::spec::Resources::mutexes`]):
+    /// the summary names those used across CPUs.
+    pub mutexes: Vec<crate::spec::MutexSpec>,
 }
 
 /// What one way of running (threads, supervised processes) measured: the
@@ -159,6 +162,7 @@ impl RunResult {
             sentinel: None,
             llc_domains: Vec::new(),
             colouring: options.colouring,
+            mutexes: spec.resources.mutexes.clone(),
         }
     }
 }

@@ -22,7 +22,11 @@
 //!   too: the child leaves them before the common release.
 //!
 //! No thread survives: threads die with their process, and the child dies
-//! with its parent (`PR_SET_PDEATHSIG`). The child runs in its own process
+//! with its parent (`PR_SET_PDEATHSIG`). Nor does a file: the child's
+//! setup and report go to unnamed temporary files ([`Mailbox`]) opened
+//! before the fork, which the kernel removes with their last descriptor,
+//! so a SIGKILL of the supervisor leaves nothing in the temporary
+//! directory. The child runs in its own process
 //! group, so a terminal's Ctrl-C reaches only the supervisor, which
 //! forwards SIGTERM (a clean stop) with SIGCONT (a stopped child must run
 //! to stop) and, on a second signal or after [`STOP_GRACE_NS`] without an
@@ -34,12 +38,12 @@ use super::threads::run_here;
 use super::wire::{ChildReport, Report, WireError, WirePlacement};
 use crate::Result;
 use crate::clock::now_ns;
+use crate::error::RtError;
 use crate::memory::Placement;
 use crate::record::JobRecord;
 use crate::shared_log::{FATAL_WORD, SharedLog};
 use crate::spec::{RunSpec, Scheduling};
 use crate::watchdog::StopReason;
-use std::path::Path;
 use tinct_sys::signals::{SignalScope, StopFlag};
 use tinct_sys::supervise::{ChildExit, ChildProcess, Forked, exit_child, signal_name};
 
@@ -60,11 +64,7 @@ pub(super) fn run(
     logs: &Logs<'_>,
     stop: &StopFlag,
 ) -> Result<RunResult> {
-    let report_path = std::env::temp_dir().join(format!(
-        "tinct-run-{}-{}.json",
-        std::process::id(),
-        now_ns()
-    ));
+    let mailbox = Mailbox::open()?;
     let child_options = RunOptions {
         supervise: false,
         // The run's process stops cleanly on the supervisor's SIGTERM (and
@@ -73,13 +73,13 @@ pub(super) fn run(
         ..*options
     };
     match tinct_sys::supervise::fork()? {
-        Forked::Child => child(spec, &child_options, logs, &report_path),
-        Forked::Parent(child) => supervise(spec, options, logs.jobs, stop, &child, &report_path),
+        Forked::Child => child(spec, &child_options, logs, &mailbox),
+        Forked::Parent(child) => supervise(spec, options, logs.jobs, stop, &child, &mailbox),
     }
 }
 
 /// The child's side: run, leave the report, exit.
-fn child(spec: &RunSpec, options: &RunOptions, logs: &Logs<'_>, report_path: &Path) -> ! {
+fn child(spec: &RunSpec, options: &RunOptions, logs: &Logs<'_>, mailbox: &Mailbox) -> ! {
     // Kept until `exit_child`; if it fails, crashes are still seen (the
     // exit status), only not attributed to a thread.
     let _notes =
@@ -87,7 +87,7 @@ fn child(spec: &RunSpec, options: &RunOptions, logs: &Logs<'_>, report_path: &Pa
     let publish_setup = |placements: &[Placement]| {
         let wire: Vec<WirePlacement> = placements.iter().map(WirePlacement::of).collect();
         if let Ok(bytes) = serde_json::to_vec(&wire) {
-            let _ = std::fs::write(setup_path(report_path), bytes);
+            let _ = Mailbox::put(&mailbox.setup, &bytes);
         }
     };
     let report = match run_here(spec, options, logs, &StopFlag::new(), &publish_setup) {
@@ -96,7 +96,7 @@ fn child(spec: &RunSpec, options: &RunOptions, logs: &Logs<'_>, report_path: &Pa
     };
     let written = serde_json::to_vec(&report)
         .ok()
-        .and_then(|bytes| std::fs::write(report_path, bytes).ok());
+        .and_then(|bytes| Mailbox::put(&mailbox.report, &bytes).ok());
     exit_child(if written.is_some() { 0 } else { 3 })
 }
 
@@ -107,7 +107,7 @@ fn supervise(
     log: &SharedLog,
     stop: &StopFlag,
     child: &ChildProcess,
-    report_path: &Path,
+    mailbox: &Mailbox,
 ) -> Result<RunResult> {
     // Each SIGINT/SIGTERM is a request taken here: the first is forwarded
     // to the child as SIGTERM, the next kills it (this process keeps going
@@ -156,11 +156,9 @@ fn supervise(
     drop(signals);
     // Task groups a dead child could not remove (a clean child removed its own).
     let _ = tinct_sys::cgroup::remove_leftovers(child.pid() as u32);
-    let report = std::fs::read(report_path)
-        .ok()
+    let report = Mailbox::take(&mailbox.report)
         .and_then(|bytes| serde_json::from_slice::<Report>(&bytes).ok());
-    let setup = std::fs::read(setup_path(report_path))
-        .ok()
+    let setup = Mailbox::take(&mailbox.setup)
         .and_then(|bytes| serde_json::from_slice::<Vec<WirePlacement>>(&bytes).ok())
         .map(|wire| {
             wire.into_iter()
@@ -168,8 +166,6 @@ fn supervise(
                 .collect()
         })
         .unwrap_or_default();
-    let _ = std::fs::remove_file(report_path);
-    let _ = std::fs::remove_file(setup_path(report_path));
     match (exit, report) {
         (ChildExit::Exited(0), Some(Report::Ran(report))) => {
             Ok(report.into_result(spec, options, log))
@@ -334,7 +330,48 @@ fn abort_unfinished(
     }
 }
 
-/// Where the child leaves its placements before the release.
-fn setup_path(report_path: &Path) -> std::path::PathBuf {
-    report_path.with_extension("setup.json")
+/// What the child leaves for the supervisor: its placements before the
+/// release (`setup`) and its report at the end (`report`), each in an
+/// unnamed temporary file (`O_TMPFILE`, or created and unlinked at once)
+/// opened before the fork and shared by both processes. No name exists, so
+/// nothing is left behind whichever process dies how.
+struct Mailbox {
+    /// The working sets' placements, written before the common release.
+    setup: std::fs::File,
+    /// The child's [`Report`], written as it exits.
+    report: std::fs::File,
+}
+
+impl Mailbox {
+    /// Opens both files in the temporary directory.
+    fn open() -> Result<Mailbox> {
+        let unnamed = || {
+            tempfile::tempfile().map_err(|source| RtError::Write {
+                path: format!(
+                    "an unnamed temporary file in {} (the run's process reports through it)",
+                    std::env::temp_dir().display()
+                ),
+                source,
+            })
+        };
+        Ok(Mailbox {
+            setup: unnamed()?,
+            report: unnamed()?,
+        })
+    }
+
+    /// Writes `bytes` from the file's start (positioned writes: the two
+    /// processes share the file's offset, so none is used).
+    fn put(file: &std::fs::File, bytes: &[u8]) -> std::io::Result<()> {
+        file.set_len(0)?;
+        std::os::unix::fs::FileExt::write_all_at(file, bytes, 0)
+    }
+
+    /// The file's whole content, `None` when empty or unreadable.
+    fn take(file: &std::fs::File) -> Option<Vec<u8>> {
+        let length = usize::try_from(file.metadata().ok()?.len()).ok()?;
+        let mut bytes = vec![0; length];
+        std::os::unix::fs::FileExt::read_exact_at(file, &mut bytes, 0).ok()?;
+        (!bytes.is_empty()).then_some(bytes)
+    }
 }
