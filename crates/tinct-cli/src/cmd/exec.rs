@@ -21,7 +21,9 @@ use crate::error::CliError;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_rt::exec::{ExecRequest, L3Request, Launch, LaunchError, launch, non_empty_list};
+use tinct_rt::exec::{
+    ExecRequest, L3Request, Launch, LaunchError, launch, non_empty_list, preload_ignored,
+};
 
 /// Arguments of `tinct exec`.
 #[derive(clap::Args, Debug)]
@@ -150,6 +152,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Some(config) => Some((config, super::shim::find_shim()?)),
         None => None,
     };
+    if let Some((config, _)) = &shim {
+        check_the_shim_loads(&args.command, config.strict)?;
+    }
     let launched = launch(
         Launch {
             command: args.command,
@@ -169,6 +174,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         LaunchError::Request(message) => CliError::Input(message),
         LaunchError::Failed(message) => CliError::Failed(anyhow::anyhow!(message)),
     })?;
+    if let Some(passed_on) = &ended.passed_on {
+        eprintln!("tinct exec: {passed_on}");
+    }
     if let Some(report) = &ended.isolation_report {
         eprint!("{report}");
     }
@@ -178,4 +186,22 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )));
     }
     Ok(ExitCode::from(ended.exit_status))
+}
+
+/// A program the dynamic loader will not load the shim into (statically
+/// linked, set-ID, or a script of such an interpreter) would run
+/// uncoloured: with `--strict` that is bad input, refused before it
+/// starts; without, one warning line.
+fn check_the_shim_loads(command: &[OsString], strict: bool) -> Result<(), CliError> {
+    let Some(ignored) = command.first().and_then(|p| preload_ignored(p)) else {
+        return Ok(());
+    };
+    if strict {
+        return Err(CliError::Input(format!(
+            "--strict: expected a program the shim can be loaded into, found that {ignored}; \
+             it would run uncoloured (drop --strict to run it so)"
+        )));
+    }
+    eprintln!("tinct exec: warning: the program will run uncoloured: {ignored}");
+    Ok(())
 }
