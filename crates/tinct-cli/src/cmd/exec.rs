@@ -93,7 +93,9 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "512MiB")]
     pub pool: String,
     /// When the colored pool is full, fail the allocation (ENOMEM) instead
-    /// of falling back to uncolored memory.
+    /// of falling back to uncolored memory; and refuse (exit 2) a program
+    /// the shim cannot be loaded into (statically linked, set-ID, or a
+    /// script of such an interpreter) instead of running it uncoloured.
     #[arg(long)]
     pub strict: bool,
     /// Print a summary on stderr when the program exits (pages per color,
