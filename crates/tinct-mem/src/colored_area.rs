@@ -882,6 +882,54 @@ impl ColoredArea {
         Ok(())
     }
 
+    /// Exchanges the filled area pages `[a, a + pages)` and `[b, b +
+    /// pages)` (disjoint) page-table entry by entry: every page keeps its
+    /// frame and contents and moves to the other range's addresses, with
+    /// its entry frame and step, through a scratch mapping. For a block
+    /// that must move without its pages being copied to other frames (the
+    /// shim's `mremap` of mapped memory). On error the ranges may be left
+    /// partly exchanged (the error names the move that failed).
+    ///
+    /// # Safety
+    /// The caller owns both ranges, and nothing accesses them during the
+    /// call.
+    pub unsafe fn swap_pages(&mut self, a: usize, b: usize, pages: usize) -> Result<(), MemError> {
+        let filled = self.pages();
+        assert!(
+            a.max(b) + pages <= filled && (a + pages <= b || b + pages <= a),
+            "swap_pages({a}, {b}, {pages}) of {filled} pages: ranges outside or overlapping"
+        );
+        if pages == 0 {
+            return Ok(());
+        }
+        let bytes = pages * self.page_size;
+        let scratch = map_private(bytes, true, "a scratch range to exchange area pages")? as usize;
+        let (at_a, at_b) = (self.page_address(a), self.page_address(b));
+        self.mover.for_this_process();
+        // SAFETY: the caller owns both ranges (populated area pages nothing
+        // references); each destination is unpopulated when its pages
+        // arrive: the fresh scratch mapping, then a's pages once they
+        // left, then b's.
+        let moved = unsafe {
+            self.mover
+                .move_runs((scratch, bytes), &[(at_a, scratch, bytes)])
+                .and_then(|()| self.mover.move_runs((at_a, bytes), &[(at_b, at_a, bytes)]))
+                .and_then(|()| {
+                    self.mover
+                        .move_runs((at_b, bytes), &[(scratch, at_b, bytes)])
+                })
+        };
+        // SAFETY: the scratch mapping is ours and empty (or, on error,
+        // holds pages that are lost either way).
+        unsafe { unmap(scratch, bytes) };
+        moved?;
+        for k in 0..pages {
+            self.frames.swap(a + k, b + k);
+            self.steps.swap(a + k, b + k);
+        }
+        Ok(())
+    }
+
     /// Moves `incoming` pages, in order, to the end of the area.
     fn append(&mut self, incoming: &[(Outside, Step)]) -> Result<(), MemError> {
         let first = self.pages();
