@@ -1245,6 +1245,51 @@ mod tests {
     }
 
     #[test]
+    fn swapped_pages_exchange_places_with_their_frames_and_contents() {
+        let mut area = ColoredArea::new(spec(vec![0, 2, 4, 6], 8 << 20)).unwrap();
+        area.grow(64).unwrap();
+        let page = area.page_size();
+        let fill = |area: &ColoredArea, first: usize, byte: u8| {
+            for k in 0..5 {
+                // SAFETY: filled area pages owned by this test.
+                unsafe {
+                    std::ptr::write_bytes(
+                        area.page_address(first + k) as *mut u8,
+                        byte + k as u8,
+                        page,
+                    )
+                };
+            }
+        };
+        fill(&area, 3, 10);
+        fill(&area, 40, 100);
+        let before = area.frames().to_vec();
+        let steps: Vec<Step> = (0..area.pages()).map(|k| area.step(k)).collect();
+        // SAFETY: both ranges are this test's, untouched during the call.
+        unsafe { area.swap_pages(3, 40, 5) }.unwrap();
+        for k in 0..5 {
+            let read = |index: usize| {
+                // SAFETY: a filled area page, written above.
+                unsafe { *(area.page_address(index) as *const u8).add(page - 1) }
+            };
+            assert_eq!(
+                read(40 + k),
+                10 + k as u8,
+                "page {k} of the first range moved"
+            );
+            assert_eq!(
+                read(3 + k),
+                100 + k as u8,
+                "page {k} of the second range moved"
+            );
+            assert_eq!(area.frames()[40 + k], before[3 + k]);
+            assert_eq!(area.frames()[3 + k], before[40 + k]);
+            assert_eq!(area.step(40 + k), steps[3 + k]);
+        }
+        assert!(frames_hold(&area), "the bookkeeping follows the frames");
+    }
+
+    #[test]
     fn area_pages_are_locked_unless_turned_off_and_an_unlocked_area_says_why() {
         let mut locked = ColoredArea::new(spec(vec![0, 3], 8 << 20)).unwrap();
         locked.grow(64).unwrap();
