@@ -39,8 +39,8 @@ pub enum Reason {
     /// Set-user-ID or set-group-ID to an identity other than the caller's:
     /// the loader runs in secure mode.
     SecureMode {
-        /// `set-user-ID` or `set-group-ID`.
-        bit: &'static str,
+        /// Which bit.
+        bit: SetId,
         /// The owner (uid or gid) the program runs as.
         becomes: u32,
         /// The caller's (real uid or gid).
@@ -48,6 +48,15 @@ pub enum Reason {
     },
     /// A `#!` script whose interpreter is one of the above.
     Interpreter(Box<PreloadIgnored>),
+}
+
+/// The set-ID bit that changes the identity a program runs with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetId {
+    /// Set-user-ID: runs as the file's owner.
+    User,
+    /// Set-group-ID: runs as the file's group.
+    Group,
 }
 
 impl fmt::Display for PreloadIgnored {
@@ -64,7 +73,10 @@ impl fmt::Display for PreloadIgnored {
                 becomes,
                 caller,
             } => {
-                let id = if *bit == "set-user-ID" { "uid" } else { "gid" };
+                let (bit, id) = match bit {
+                    SetId::User => ("set-user-ID", "uid"),
+                    SetId::Group => ("set-group-ID", "gid"),
+                };
                 write!(
                     f,
                     "is {bit} (runs as {id} {becomes}, started by {id} {caller}): the loader \
@@ -181,7 +193,7 @@ fn secure_mode(file: &std::fs::File) -> Option<Reason> {
     let gid = rustix::process::getgid().as_raw();
     if mode & libc::S_ISUID != 0 && meta.uid() != uid {
         return Some(Reason::SecureMode {
-            bit: "set-user-ID",
+            bit: SetId::User,
             becomes: meta.uid(),
             caller: uid,
         });
@@ -189,7 +201,7 @@ fn secure_mode(file: &std::fs::File) -> Option<Reason> {
     let setgid = libc::S_ISGID | libc::S_IXGRP;
     if mode & setgid == setgid && meta.gid() != gid {
         return Some(Reason::SecureMode {
-            bit: "set-group-ID",
+            bit: SetId::Group,
             becomes: meta.gid(),
             caller: gid,
         });
@@ -255,6 +267,33 @@ mod tests {
             Some("/usr/bin/env".into())
         );
         assert_eq!(read(b"   \n/bin/sh"), None);
+    }
+
+    #[test]
+    fn set_group_id_to_another_group_is_secure_mode_and_to_ones_own_is_not() {
+        if !tinct_sys::testing::privileged_or_skip("chown to group nobody") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let copy = dir.path().join("true");
+        let original = resolve(OsStr::new("true"), Some(OsStr::new("/bin:/usr/bin"))).unwrap();
+        std::fs::copy(original, &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o2755)).unwrap();
+        assert_eq!(check(&copy, MAX_INTERPRETERS), None, "its own group");
+        std::os::unix::fs::chown(&copy, None, Some(65534)).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o2755)).unwrap();
+        let ignored = check(&copy, MAX_INTERPRETERS).expect("secure mode");
+        assert_eq!(
+            ignored.reason,
+            Reason::SecureMode {
+                bit: SetId::Group,
+                becomes: 65534,
+                caller: 0
+            }
+        );
+        // Without group execute the bit means mandatory locking, not set-ID.
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o2745)).unwrap();
+        assert_eq!(check(&copy, MAX_INTERPRETERS), None);
     }
 
     #[test]
