@@ -564,3 +564,233 @@ fn the_machine_file_gives_exec_its_dram_functions() {
         "{err}"
     );
 }
+
+/// `tinct exec ARGS` under `env`, ended after 60 s should it hang.
+fn tinct_exec_within(args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> std::process::Output {
+    let mut command = tinct();
+    command
+        .arg("exec")
+        .args(args)
+        .env_remove("TINCT_PRELOAD_LIB")
+        .timeout(std::time::Duration::from_secs(60));
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command.output().unwrap()
+}
+
+/// A C program printing `says`, built into `dir` as `name` with `flags`.
+fn c_program(dir: &std::path::Path, name: &str, flags: &[&str], says: &str) -> PathBuf {
+    let source = write(
+        dir,
+        &format!("{name}.c"),
+        format!("#include <stdio.h>\nint main(void) {{ puts(\"{says}\"); return 0; }}\n"),
+    );
+    let program = dir.join(name);
+    let status = std::process::Command::new("cc")
+        .args(flags)
+        .arg("-o")
+        .arg(&program)
+        .arg(&source)
+        .status()
+        .expect("a C compiler `cc`");
+    assert!(status.success(), "cc {flags:?} {name}.c");
+    program
+}
+
+/// Issue 27: a statically linked program (no PT_INTERP: no loader reads
+/// LD_PRELOAD), found through PATH or named by its path, and a `#!` script
+/// it interprets, run uncoloured with one warning line saying so and why;
+/// with `--strict` they are refused before they start (exit 2), named.
+#[test]
+fn a_static_program_or_its_script_runs_with_a_warning_or_is_refused_with_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = c_program(dir.path(), "static-hello", &["-static"], "static ran");
+    let script = write(
+        dir.path(),
+        "script",
+        format!("#!{} some-argument\n", program.display()),
+    );
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = std::ffi::OsString::from(format!("{}:/usr/bin:/bin", dir.path().display()));
+    let env = [("PATH", path.as_os_str())];
+    let base = ["--colors", "0-3", "--pool", "16MiB"];
+    for (given, named, why) in [
+        ("static-hello", program.clone(), "is statically linked"),
+        (
+            program.to_str().unwrap(),
+            program.clone(),
+            "is statically linked",
+        ),
+        ("script", script.clone(), "is a #! script: its interpreter"),
+    ] {
+        let output = tinct_exec_within(&[&base[..], &["--", given]].concat(), &env);
+        assert!(output.status.success(), "{given}: {}", stderr(&output));
+        assert_eq!(common::stdout(&output), "static ran\n", "{given}");
+        let text = stderr(&output);
+        let warnings: Vec<&str> = text.lines().filter(|l| l.contains("warning")).collect();
+        assert_eq!(warnings.len(), 1, "{given}: {text}");
+        let expected = format!(
+            "tinct exec: warning: the program will run uncoloured: {} {why}",
+            named.display()
+        );
+        assert!(warnings[0].starts_with(&expected), "{given}: {text}");
+        assert!(warnings[0].contains("PT_INTERP"), "{given}: {text}");
+
+        let strict = tinct_exec_within(&[&base[..], &["--strict", "--", given]].concat(), &env);
+        let text = assert_exits_saying(&strict, 2, "--strict: expected a program the shim");
+        assert!(
+            text.contains(&format!("{} {why}", named.display())),
+            "{text}"
+        );
+        assert_eq!(common::stdout(&strict), "", "{given} must not run: {text}");
+    }
+}
+
+/// Issue 27: a set-user-ID program owned by another user runs in secure
+/// mode, where the loader ignores LD_PRELOAD: a warning, or exit 2 with
+/// `--strict`. The same copy owned by the caller (no identity change, the
+/// loader preloads) and a dynamic program draw no word.
+#[test]
+fn a_set_user_id_program_runs_with_a_warning_or_is_refused_with_strict() {
+    if !privileged_or_skip("chown to nobody, frame numbers") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let program = c_program(dir.path(), "hello", &[], "dynamic ran");
+    let owned_by_caller = tinct_exec_within(
+        &[
+            "--colors",
+            "0-3",
+            "--pool",
+            "16MiB",
+            "--strict",
+            "--",
+            program.to_str().unwrap(),
+        ],
+        &[],
+    );
+    assert!(
+        owned_by_caller.status.success(),
+        "{}",
+        stderr(&owned_by_caller)
+    );
+    assert!(
+        !stderr(&owned_by_caller).contains("warning"),
+        "{}",
+        stderr(&owned_by_caller)
+    );
+    // As nobody, set-user-ID: the program runs as uid 65534, started by root.
+    std::os::unix::fs::chown(&program, Some(65534), None).unwrap();
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o4755),
+    )
+    .unwrap();
+    let named = program.to_str().unwrap();
+    let output = tinct_exec_within(&["--colors", "0-3", "--pool", "16MiB", "--", named], &[]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(common::stdout(&output), "dynamic ran\n");
+    assert!(
+        stderr(&output).contains(&format!(
+            "tinct exec: warning: the program will run uncoloured: {named} is set-user-ID \
+             (runs as uid 65534, started by uid 0): the loader runs it in secure mode"
+        )),
+        "{}",
+        stderr(&output)
+    );
+    let strict = tinct_exec_within(
+        &[
+            "--colors", "0-3", "--pool", "16MiB", "--strict", "--", named,
+        ],
+        &[],
+    );
+    let text = assert_exits_saying(&strict, 2, &format!("{named} is set-user-ID"));
+    assert_eq!(common::stdout(&strict), "", "must not run: {text}");
+}
+
+/// Issue 27: SIGTERM, SIGINT or SIGHUP to `tinct exec --stats` (which waits
+/// for its program) is passed on to the program instead of leaving it
+/// running as an orphan; tinct then says so, prints what it has (the
+/// program ended by the signal before writing a frame report) and exits as
+/// a shell reports the signal (128 + its number). The 60 s limits are hang
+/// guards, not timings.
+#[test]
+fn a_signal_to_exec_with_stats_ends_the_program_and_still_reports() {
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    use rustix::process::Signal;
+    let limit = std::time::Duration::from_secs(60);
+    for (signal, name) in [
+        (Signal::TERM, "SIGTERM"),
+        (Signal::INT, "SIGINT"),
+        (Signal::HUP, "SIGHUP"),
+    ] {
+        let mut tinct = common::tinct_process()
+            .args([
+                "exec", "--colors", "0-3", "--pool", "16MiB", "--stats", "--",
+            ])
+            .args(["sleep", "30"])
+            .env_remove("TINCT_PRELOAD_LIB")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        let sleeping = loop {
+            let sleeping = tinct_rt::testing::child_processes(tinct.id())
+                .into_iter()
+                .find(|pid| {
+                    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+                        .is_ok_and(|comm| comm == "sleep\n")
+                });
+            if let Some(pid) = sleeping {
+                break pid;
+            }
+            assert!(tinct.try_wait().unwrap().is_none(), "tinct ended first");
+            assert!(started.elapsed() < limit, "sleep never started");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        };
+        let tinct_pid = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
+        rustix::process::kill_process(tinct_pid, signal).unwrap();
+        let status = loop {
+            if let Some(status) = tinct.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > limit {
+                tinct.kill().unwrap();
+                panic!("tinct exec did not end after {name}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        };
+        let alive = std::fs::read_to_string(format!("/proc/{sleeping}/comm"))
+            .is_ok_and(|comm| comm == "sleep\n");
+        if alive {
+            // Do not leave it behind for the next test.
+            let _ = rustix::process::kill_process(
+                rustix::process::Pid::from_raw(sleeping).unwrap(),
+                Signal::KILL,
+            );
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut tinct.stderr.take().unwrap(), &mut text).unwrap();
+        assert!(!alive, "{name}: sleep[{sleeping}] left running: {text}");
+        assert_eq!(
+            status.code(),
+            Some(128 + signal.as_raw()),
+            "{name}: {status}: {text}"
+        );
+        assert!(
+            text.contains(&format!("tinct exec: {name} passed on to the program\n")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "tinct exec: isolation not checked: the program ended by {name} before it wrote \
+                 a frame report"
+            )),
+            "{text}"
+        );
+    }
+}

@@ -295,3 +295,45 @@ fn a_plans_tasks_are_checked_for_shared_lines() {
         .args(["monitor", "--plan", "/nonexistent.toml"])
         .exits(2);
 }
+
+/// Issue 27: a command's children are counted, not only the command (a
+/// shell that starts a busy shell): the child's own thread has rows and
+/// CPU time, and the summary says what is counted.
+#[test]
+fn the_processes_a_command_starts_are_counted_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let busy = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done";
+    let out = tinct()
+        .args([
+            "monitor",
+            "--threads",
+            "--rate",
+            "200",
+            "--no-overhead",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path())
+        .args(["--", "sh", "-c", &format!("sh -c '{busy}'; true")])
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stdout = succeeded(&out);
+    assert!(
+        stdout.contains("counted: every thread of the process and of the processes it started"),
+        "{stdout}"
+    );
+    let (header, rows) = csv(dir.path());
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let json = read_json(&dir.path().join("monitor.json"));
+    let parent = json["pid"].as_i64().expect("pid").to_string();
+    let child_time: u64 = rows
+        .iter()
+        .filter(|r| r[col("tid")] != parent)
+        .map(|r| r[col("task-clock")].parse::<u64>().unwrap())
+        .sum();
+    assert!(
+        child_time > 0,
+        "the child shell's loop is counted (parent {parent}): {rows:?}"
+    );
+}

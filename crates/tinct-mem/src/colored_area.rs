@@ -882,6 +882,54 @@ impl ColoredArea {
         Ok(())
     }
 
+    /// Exchanges the filled area pages `[a, a + pages)` and `[b, b +
+    /// pages)` (disjoint) page-table entry by entry: every page keeps its
+    /// frame and contents and moves to the other range's addresses, with
+    /// its entry frame and step, through a scratch mapping. For a block
+    /// that must move without its pages being copied to other frames (the
+    /// shim's `mremap` of mapped memory). On error the ranges may be left
+    /// partly exchanged (the error names the move that failed).
+    ///
+    /// # Safety
+    /// The caller owns both ranges, and nothing accesses them during the
+    /// call.
+    pub unsafe fn swap_pages(&mut self, a: usize, b: usize, pages: usize) -> Result<(), MemError> {
+        let filled = self.pages();
+        assert!(
+            a.max(b) + pages <= filled && (a + pages <= b || b + pages <= a),
+            "swap_pages({a}, {b}, {pages}) of {filled} pages: ranges outside or overlapping"
+        );
+        if pages == 0 {
+            return Ok(());
+        }
+        let bytes = pages * self.page_size;
+        let scratch = map_private(bytes, true, "a scratch range to exchange area pages")? as usize;
+        let (at_a, at_b) = (self.page_address(a), self.page_address(b));
+        self.mover.for_this_process();
+        // SAFETY: the caller owns both ranges (populated area pages nothing
+        // references); each destination is unpopulated when its pages
+        // arrive: the fresh scratch mapping, then a's pages once they
+        // left, then b's.
+        let moved = unsafe {
+            self.mover
+                .move_runs((scratch, bytes), &[(at_a, scratch, bytes)])
+                .and_then(|()| self.mover.move_runs((at_a, bytes), &[(at_b, at_a, bytes)]))
+                .and_then(|()| {
+                    self.mover
+                        .move_runs((at_b, bytes), &[(scratch, at_b, bytes)])
+                })
+        };
+        // SAFETY: the scratch mapping is ours and empty (or, on error,
+        // holds pages that are lost either way).
+        unsafe { unmap(scratch, bytes) };
+        moved?;
+        for k in 0..pages {
+            self.frames.swap(a + k, b + k);
+            self.steps.swap(a + k, b + k);
+        }
+        Ok(())
+    }
+
     /// Moves `incoming` pages, in order, to the end of the area.
     fn append(&mut self, incoming: &[(Outside, Step)]) -> Result<(), MemError> {
         let first = self.pages();
@@ -1194,6 +1242,51 @@ mod tests {
             area = ColoredArea::new(spec(vec![0, 2, 4, 6], 16 << 20)).unwrap();
             area.grow(1000).unwrap();
         }
+    }
+
+    #[test]
+    fn swapped_pages_exchange_places_with_their_frames_and_contents() {
+        let mut area = ColoredArea::new(spec(vec![0, 2, 4, 6], 8 << 20)).unwrap();
+        area.grow(64).unwrap();
+        let page = area.page_size();
+        let fill = |area: &ColoredArea, first: usize, byte: u8| {
+            for k in 0..5 {
+                // SAFETY: filled area pages owned by this test.
+                unsafe {
+                    std::ptr::write_bytes(
+                        area.page_address(first + k) as *mut u8,
+                        byte + k as u8,
+                        page,
+                    )
+                };
+            }
+        };
+        fill(&area, 3, 10);
+        fill(&area, 40, 100);
+        let before = area.frames().to_vec();
+        let steps: Vec<Step> = (0..area.pages()).map(|k| area.step(k)).collect();
+        // SAFETY: both ranges are this test's, untouched during the call.
+        unsafe { area.swap_pages(3, 40, 5) }.unwrap();
+        for k in 0..5 {
+            let read = |index: usize| {
+                // SAFETY: a filled area page, written above.
+                unsafe { *(area.page_address(index) as *const u8).add(page - 1) }
+            };
+            assert_eq!(
+                read(40 + k),
+                10 + k as u8,
+                "page {k} of the first range moved"
+            );
+            assert_eq!(
+                read(3 + k),
+                100 + k as u8,
+                "page {k} of the second range moved"
+            );
+            assert_eq!(area.frames()[40 + k], before[3 + k]);
+            assert_eq!(area.frames()[3 + k], before[40 + k]);
+            assert_eq!(area.step(40 + k), steps[3 + k]);
+        }
+        assert!(frames_hold(&area), "the bookkeeping follows the frames");
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //! and so does a request the budget cannot serve (counted). `munmap` of
 //! such a run (or of part of it) gives its pages back; `mremap` shrinks it
 //! in place, grows it in place when the pages after it are free, else
-//! (with `MREMAP_MAYMOVE`) moves it by copying into a new run.
+//! (with `MREMAP_MAYMOVE`) moves it to a new run as the kernel does: its
+//! pages move with their frames (page-table entries exchanged with the new
+//! run's), and only the new part is zeroed.
 //!
 //! Whatever the option, calls that reach area pages are kept from
 //! breaking the area: `madvise(MADV_DONTNEED)` (and `MADV_REMOVE`) zero
@@ -207,7 +209,8 @@ pub unsafe fn mremap(
         }
         return result;
     }
-    let (first, run_pages, _) = run.expect("checked above");
+    let (first, run_pages, run_flags) = run.expect("checked above");
+    let protection = run_flags & PROTECTED;
     let old_pages = old_len.div_ceil(size).clamp(1, run_pages);
     let Some(new_pages) = new_len.checked_next_multiple_of(size).map(|b| b / size) else {
         set_errno(libc::ENOMEM);
@@ -247,10 +250,19 @@ pub unsafe fn mremap(
         return result;
     }
     heap.counters.mapped.fetch_add(1, Ordering::Relaxed);
-    // SAFETY: both runs are ours and distinct; copy the old contents, zero
-    // the rest of the new run.
+    let fresh_page = heap.area_page(fresh as usize).expect("a run of the area");
+    if protection == 0 {
+        // As the kernel's mremap: the old pages move, frames and all (the
+        // run's old place takes the frames the new run had, and is freed).
+        heap.swap_pages(first, fresh_page, old_pages);
+    } else {
+        // SAFETY: both runs are ours and distinct. (Pages with their own
+        // protection are copied: a move would carry it to the other run.)
+        unsafe { std::ptr::copy_nonoverlapping(old as *const u8, fresh, old_pages * size) };
+    }
+    // SAFETY: the new run's pages after the old contents are ours: an
+    // anonymous mapping's new part reads as zeros.
     unsafe {
-        std::ptr::copy_nonoverlapping(old as *const u8, fresh, old_pages * size);
         std::ptr::write_bytes(
             fresh.add(old_pages * size),
             0,

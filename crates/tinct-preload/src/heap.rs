@@ -1098,6 +1098,32 @@ impl Heap {
         }
     }
 
+    /// Exchanges the pages of `[a, a + pages)` and `[b, b + pages)` (two
+    /// runs the caller owns) keeping every frame: the contents of each
+    /// range appear at the other's addresses, on the same frames
+    /// ([`ColoredArea::swap_pages`]). Aborts the process, naming the
+    /// cause, should the kernel refuse a move half-way (the data of both
+    /// ranges would be lost).
+    pub fn swap_pages(&self, a: usize, b: usize, pages: usize) {
+        let swapped = self.with_area_mut(|area| {
+            // SAFETY: the caller owns both runs and nothing else touches
+            // them during the call.
+            unsafe { area.swap_pages(a, b, pages) }
+        });
+        if let Err(error) = swapped {
+            // (The shim's own allocations come from the bootstrap arena.)
+            crate::stderr::write_stderr(&format!(
+                "tinct-preload: mremap: cannot move the mapping's pages: {error}\n"
+            ));
+            std::process::abort();
+        }
+        for k in 0..pages {
+            let step = self.steps[a + k].load(Ordering::Relaxed);
+            let other = self.steps[b + k].swap(step, Ordering::Relaxed);
+            self.steps[a + k].store(other, Ordering::Relaxed);
+        }
+    }
+
     /// Grows the mapped run at `start` (of `pages`) to `wanted` pages in
     /// place if the pages after it are free.
     pub fn extend_mapped(&self, start: usize, pages: usize, wanted: usize) -> bool {

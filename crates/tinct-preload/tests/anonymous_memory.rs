@@ -87,3 +87,35 @@ fn a_parent_keeps_its_colours_across_fork_when_the_child_takes_the_copies() {
     assert_eq!(kept.stdout, plain.stdout);
     kept.assert_in_colors("TINCT_FORK_KEEP=1");
 }
+
+/// Issue 27: `mremap` growth under `TINCT_MMAP=1` as the kernel's: the
+/// old contents are kept, only the new part is zero, and the old pages keep
+/// their frames (read through pagemap by the program) whether the mapping
+/// grows in place or must move (another mapping right after it); the
+/// shim copied a moved mapping to other frames.
+#[test]
+fn mremap_growth_keeps_the_old_pages_and_their_frames() {
+    if !privileged_or_skip("reading frames through pagemap") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("remap", dir.path());
+    let plain = run_plain(with_args(&binary, &[]), None);
+    let expected = String::from_utf8_lossy(&plain.stdout);
+    assert!(expected.ends_with("done\n"), "{expected}");
+    assert!(
+        !expected.contains("LOST") && !expected.contains("NOT") && !expected.contains("CHANGED"),
+        "the kernel's mremap: {expected}"
+    );
+    let colors = half_of_the_colors();
+    let checked = run_with_page_report(
+        with_args(&binary, &[]),
+        None,
+        &colors,
+        "256MiB",
+        &[("TINCT_MMAP", "1")],
+    );
+    assert_eq!(String::from_utf8_lossy(&checked.stdout), expected);
+    checked.assert_in_colors("TINCT_MMAP=1 after mremap");
+    assert!(checked.counter("mapped") >= 8, "{:?}", checked.counters);
+}

@@ -6,13 +6,15 @@
 //!   a second one ends the process at once;
 //! - [`SignalScope`]: the same rule for one run's own flags, held while the
 //!   run lasts (`tinct run`'s runtime), or a flag raised by every signal
-//!   for a supervisor that escalates by itself.
+//!   for a supervisor that escalates by itself, or the last of
+//!   [`PASSED_ON_SIGNALS`] received, for a supervisor that passes each on
+//!   to the program it waits for (`tinct exec`).
 //!
 //! The handlers only store to atomics or call `_exit` (signal-hook's
 //! `flag` actions): async-signal-safe, and nothing allocates once
 //! registered.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// The exit status of a process ended by a second SIGINT or SIGTERM
@@ -110,6 +112,30 @@ impl SignalScope {
         Self { ids }
     }
 }
+
+impl SignalScope {
+    /// Every one of [`PASSED_ON_SIGNALS`] stores its number in `last`, and
+    /// none ends the process: for a supervisor that passes each signal on
+    /// to the program it waits for ([`crate::supervise::SignalRelay`]).
+    pub fn note_each(last: &Arc<AtomicUsize>) -> Self {
+        let ids = PASSED_ON_SIGNALS
+            .into_iter()
+            .filter_map(|signal| {
+                signal_hook::flag::register_usize(signal, last.clone(), signal as usize).ok()
+            })
+            .collect();
+        Self { ids }
+    }
+}
+
+/// The signals a supervisor passes on to the program it waits for: those
+/// that ask a process to end (a terminal's Ctrl-C, `kill`, a closed
+/// terminal).
+pub const PASSED_ON_SIGNALS: [i32; 3] = [
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+];
 
 impl Drop for SignalScope {
     fn drop(&mut self) {

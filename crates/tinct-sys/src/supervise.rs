@@ -78,7 +78,83 @@ pub struct ChildProcess {
     pid: i32,
 }
 
+/// The signals that ask this process to end
+/// ([`crate::signals::PASSED_ON_SIGNALS`]: SIGINT, SIGTERM, SIGHUP), held
+/// back from the moment it is armed, to be passed on to a child it waits
+/// for: arm it before starting the child, so that no signal falls between.
+#[derive(Debug)]
+pub struct SignalRelay {
+    last: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    _scope: crate::signals::SignalScope,
+}
+
+impl SignalRelay {
+    /// From now until dropped, those signals no longer end this process.
+    pub fn arm() -> Self {
+        let last = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let scope = crate::signals::SignalScope::note_each(&last);
+        Self {
+            last,
+            _scope: scope,
+        }
+    }
+
+    /// Waits for `child` to end. Each signal received meanwhile is passed
+    /// on to it (with SIGCONT: a stopped child must run to end); a child
+    /// still there `grace` after the first one is killed. Returns as soon
+    /// as it is reaped, so that the caller can report what it has.
+    pub fn wait(&self, child: &ChildProcess, grace: std::time::Duration) -> Result<PassedOn> {
+        const POLL: std::time::Duration = std::time::Duration::from_millis(5);
+        let mut first: Option<(i32, std::time::Instant)> = None;
+        let mut killed = false;
+        loop {
+            if let Some(exit) = child.try_wait()? {
+                return Ok(PassedOn {
+                    exit,
+                    signal: first.map(|(signal, _)| signal),
+                    killed,
+                });
+            }
+            let signal = self.last.swap(0, Ordering::SeqCst) as i32;
+            if signal != 0 {
+                // The child may have ended meanwhile: then no one is told.
+                let _ = child.signal(signal);
+                let _ = child.signal(libc::SIGCONT);
+                first.get_or_insert((signal, std::time::Instant::now()));
+            }
+            if let Some((_, since)) = first
+                && !killed
+                && since.elapsed() > grace
+            {
+                killed = true;
+                let _ = child.signal(libc::SIGKILL);
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+}
+
+/// How a child waited for by [`SignalRelay::wait`]
+/// ended, and what was passed on to it meanwhile.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PassedOn {
+    /// How it ended.
+    pub exit: ChildExit,
+    /// The first signal passed on to it (`None`: none came).
+    pub signal: Option<i32>,
+    /// True if it was killed (SIGKILL) for not ending within the grace
+    /// period after that signal.
+    pub killed: bool,
+}
+
 impl ChildProcess {
+    /// A child this process started some other way (`std::process::Command::spawn`),
+    /// to be waited for through this handle (not through its `Child` too:
+    /// it is reaped once), e.g. by [`SignalRelay::wait`].
+    pub fn adopt(pid: u32) -> Self {
+        Self { pid: pid as i32 }
+    }
+
     /// The child's process id.
     pub fn pid(&self) -> i32 {
         self.pid

@@ -21,7 +21,9 @@ use crate::error::CliError;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_rt::exec::{ExecRequest, L3Request, Launch, LaunchError, launch, non_empty_list};
+use tinct_rt::exec::{
+    ExecRequest, L3Request, Launch, LaunchError, launch, non_empty_list, preload_ignored,
+};
 
 /// Arguments of `tinct exec`.
 #[derive(clap::Args, Debug)]
@@ -91,7 +93,9 @@ pub struct Args {
     #[arg(long, value_name = "SIZE", default_value = "512MiB")]
     pub pool: String,
     /// When the colored pool is full, fail the allocation (ENOMEM) instead
-    /// of falling back to uncolored memory.
+    /// of falling back to uncolored memory; and refuse (exit 2) a program
+    /// the shim cannot be loaded into (statically linked, set-ID, or a
+    /// script of such an interpreter) instead of running it uncoloured.
     #[arg(long)]
     pub strict: bool,
     /// Print a summary on stderr when the program exits (pages per color,
@@ -150,6 +154,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Some(config) => Some((config, super::shim::find_shim()?)),
         None => None,
     };
+    if let Some((config, _)) = &shim {
+        check_the_shim_loads(&args.command, config.strict)?;
+    }
     let launched = launch(
         Launch {
             command: args.command,
@@ -169,6 +176,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         LaunchError::Request(message) => CliError::Input(message),
         LaunchError::Failed(message) => CliError::Failed(anyhow::anyhow!(message)),
     })?;
+    if let Some(passed_on) = &ended.passed_on {
+        eprintln!("tinct exec: {passed_on}");
+    }
     if let Some(report) = &ended.isolation_report {
         eprint!("{report}");
     }
@@ -178,4 +188,22 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )));
     }
     Ok(ExitCode::from(ended.exit_status))
+}
+
+/// A program the dynamic loader will not load the shim into (statically
+/// linked, set-ID, or a script of such an interpreter) would run
+/// uncoloured: with `--strict` that is bad input, refused before it
+/// starts; without, one warning line.
+fn check_the_shim_loads(command: &[OsString], strict: bool) -> Result<(), CliError> {
+    let Some(ignored) = command.first().and_then(|p| preload_ignored(p)) else {
+        return Ok(());
+    };
+    if strict {
+        return Err(CliError::Input(format!(
+            "--strict: expected a program the shim can be loaded into, found that {ignored}; \
+             it would run uncoloured (drop --strict to run it so)"
+        )));
+    }
+    eprintln!("tinct exec: warning: the program will run uncoloured: {ignored}");
+    Ok(())
 }

@@ -107,6 +107,40 @@ int main(void) {
     free(q == NULL ? p : q);
     p = malloc(100);
     printf("realloc(p, 0): %s\n", realloc(p, 0) == NULL ? "NULL" : "block");
+    /* On live blocks of each kind (small, a run of pages): a failed
+     * realloc/reallocarray keeps the block and its contents; reallocarray
+     * by 0 frees it; errno is left alone by calls that succeed and by free. */
+    const size_t live_sizes[] = {24, 3000, 70000, 1 << 20};
+    for (size_t j = 0; j < sizeof live_sizes / sizeof *live_sizes; j++) {
+        size_t size = live_sizes[j];
+        errno = 12345;
+        unsigned char *b = malloc(size);
+        memset(b, 0x77, size);
+        int kept_errno = errno == 12345;
+        /* The block's address through a volatile: it stays live when the
+         * calls below fail (the compiler assumes realloc freed it). */
+        volatile uintptr_t at = (uintptr_t)b;
+        q = realloc((void *)at, huge);
+        int error = errno;
+        q = reallocarray((void *)at, huge, 2);
+        b = (unsigned char *)at;
+        printf("live %zu: malloc %s errno, realloc(SIZE_MAX) %s errno %s, reallocarray(overflow) "
+               "%s errno %s, contents %s\n",
+               size, kept_errno ? "keeps" : "CHANGES", q == NULL ? "NULL" : "block",
+               error_name(error), q == NULL ? "NULL" : "block", error_name(errno),
+               b[0] == 0x77 && b[size - 1] == 0x77 ? "kept" : "LOST");
+        errno = 12345;
+        unsigned char *c = reallocarray(b, size, 2);
+        printf("live %zu: reallocarray(x2) %s, errno %s, contents %s\n", size,
+               c == NULL ? "NULL" : "block", errno == 12345 ? "kept" : "CHANGED",
+               c != NULL && c[0] == 0x77 && c[size - 1] == 0x77 ? "kept" : "LOST");
+        errno = 12345;
+        free(malloc(size));
+        int free_kept = errno == 12345;
+        printf("live %zu: reallocarray(p, n, 0) %s, free keeps errno %s\n", size,
+               reallocarray(c, size, 0) == NULL ? "NULL" : "block", free_kept ? "yes" : "NO");
+    }
+    printf("malloc_usable_size(NULL): %zu\n", malloc_usable_size(NULL));
     printf("done\n");
     return 0;
 }

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use tinct_mem::ShimConfig;
 use tinct_sys::resctrl::{L3Reservation, reserve_l3_for_this_process};
+use tinct_sys::supervise::{ChildExit, ChildProcess, SignalRelay, signal_name};
 
 /// What to start and how, every part already checked.
 #[derive(Debug)]
@@ -58,6 +59,8 @@ pub struct Ended {
     pub isolation_report: Option<String>,
     /// Why the resctrl group could not be removed, if it could not.
     pub removal_error: Option<String>,
+    /// The signal `tinct exec` received while waiting and passed on.
+    pub passed_on: Option<PassedOnSignal>,
 }
 
 /// Starts `launch`. `reserved` hears of the resctrl reservation once it is
@@ -140,20 +143,78 @@ pub fn launch(
         return Err(cannot_run(command.exec()));
     }
     // With a resctrl group to remove or frames to check, stay until the
-    // program ends.
-    let status = command.status();
+    // program ends; a SIGINT, SIGTERM or SIGHUP meanwhile is passed on to
+    // it (armed before it starts), so that it is not left running and what
+    // it recorded is still reported.
+    let relay = SignalRelay::arm();
+    let waited = command.spawn().map_err(cannot_run).and_then(|child| {
+        relay
+            .wait(&ChildProcess::adopt(child.id()), STOP_GRACE)
+            .map_err(|e| {
+                failed(format!(
+                    "cannot wait for {}: {e}",
+                    Path::new(program).display()
+                ))
+            })
+    });
+    drop(relay);
     let removed = reservation.map(|r| r.remove());
-    let status = status.map_err(cannot_run)?;
+    let waited = waited?;
+    let ended_by = match waited.exit {
+        ChildExit::Signaled(signal) => Some(signal),
+        ChildExit::Exited(_) => None,
+    };
     let isolation_report = frames.map(|path| {
-        let report = isolation_report(&path, index_span_bytes);
+        let report = isolation_report(&path, index_span_bytes, ended_by);
         let _ = std::fs::remove_dir_all(path.parent().unwrap_or(&path));
         report
     });
     Ok(Ended {
-        exit_status: exit_status_of(status),
+        exit_status: exit_status_of(raw_status(waited.exit)),
         isolation_report,
         removal_error: removed.and_then(Result::err).map(|e| e.to_string()),
+        passed_on: waited.signal.map(|signal| PassedOnSignal {
+            signal,
+            killed: waited.killed,
+        }),
     })
+}
+
+/// How long a program may take to end after a signal was passed on to it
+/// before it is killed (as `tinct run`'s supervisor allows its child).
+pub const STOP_GRACE: std::time::Duration =
+    std::time::Duration::from_nanos(crate::runtime::STOP_GRACE_NS);
+
+/// A signal `tinct exec` received and passed on to the program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PassedOnSignal {
+    /// The signal's number.
+    pub signal: i32,
+    /// True if the program was killed for not ending within [`STOP_GRACE`].
+    pub killed: bool,
+}
+
+impl std::fmt::Display for PassedOnSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} passed on to the program", signal_name(self.signal))?;
+        if self.killed {
+            write!(
+                f,
+                "; it had not ended {} s later and was killed (SIGKILL)",
+                STOP_GRACE.as_secs()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A reaped child's end as the wait status std reads.
+fn raw_status(exit: ChildExit) -> std::process::ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    match exit {
+        ChildExit::Exited(code) => std::process::ExitStatus::from_raw((code & 0xff) << 8),
+        ChildExit::Signaled(signal) => std::process::ExitStatus::from_raw(signal & 0x7f),
+    }
 }
 
 #[cfg(test)]

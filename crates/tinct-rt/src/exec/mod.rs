@@ -7,7 +7,9 @@
 //! ([`launch()`]). The CLI parses arguments, calls these and prints.
 
 pub mod launch;
-pub use launch::{Ended, L3Request, Launch, LaunchError, launch};
+pub mod loader;
+pub use launch::{Ended, L3Request, Launch, LaunchError, PassedOnSignal, launch};
+pub use loader::{PreloadIgnored, preload_ignored};
 
 use crate::isolation::LlcModel;
 use std::ffi::OsString;
@@ -298,14 +300,24 @@ pub fn frame_report_path() -> std::io::Result<PathBuf> {
 /// occupy and every other process that can evict its lines. The text
 /// `tinct exec --stats` prints after the program's own summary.
 /// `index_span_bytes` is the address space the colour bits index
-/// ([`LlcModel::of_machine`]).
-pub fn isolation_report(path: &Path, index_span_bytes: u64) -> String {
+/// ([`LlcModel::of_machine`]); `ended_by` is the signal that ended the
+/// program, if one did (the shim writes its reports at exit, which a
+/// signal skips).
+pub fn isolation_report(path: &Path, index_span_bytes: u64, ended_by: Option<i32>) -> String {
     let reports = match tinct_mem::read_frame_reports(path) {
         Ok(reports) if !reports.is_empty() => reports,
         Ok(_) => {
-            return "tinct exec: isolation not checked: no process of the program built a \
-                    colored heap (it never called malloc)\n"
-                .into();
+            return match ended_by {
+                Some(signal) => format!(
+                    "tinct exec: isolation not checked: the program ended by {} before it \
+                     wrote a frame report (the shim writes its summary and frame report at \
+                     exit, which a signal skips)\n",
+                    tinct_sys::supervise::signal_name(signal)
+                ),
+                None => "tinct exec: isolation not checked: no process of the program built a \
+                         colored heap (it never called malloc)\n"
+                    .into(),
+            };
         }
         Err(e) => return format!("tinct exec: isolation not checked: {e}\n"),
     };

@@ -1,6 +1,8 @@
-//! Samples the counters of every thread of a process: threads are found in
-//! `/proc/PID/task` at every sample (a thread that lives shorter than one
-//! sampling period is not seen), each gets its own [`Counters`] (tinct-sys,
+//! Samples the counters of every thread of a process and of the processes
+//! it started (its descendants): threads are found in `/proc/PID/task` of
+//! every process of the tree at every sample (a thread or process that
+//! lives shorter than one sampling period is not seen, nor one whose
+//! parent ended first), each gets its own [`Counters`] (tinct-sys,
 //! one atomic read per group), and each sample is the difference to the
 //! thread's previous reading, scaled by the interval's own enabled and
 //! running times.
@@ -11,6 +13,8 @@ use tinct_sys::perf::{Availability, Count, CounterEvent, Counters, Target};
 
 /// One watched thread.
 struct Watched {
+    /// Its process.
+    pid: i32,
     tid: i32,
     name: String,
     counters: Counters,
@@ -69,16 +73,18 @@ impl Sampler {
         self.threads_seen
     }
 
-    /// Opens counters on threads that appeared since the last call; the
-    /// thread ids it started watching.
+    /// Opens counters on threads of the process and its descendants that
+    /// appeared since the last call; the thread ids it started watching.
     pub fn discover(&mut self) -> Vec<i32> {
         let mut new = Vec::new();
-        for tid in threads::threads_of(self.pid) {
-            if self.watched.iter().any(|w| w.tid == tid) {
-                continue;
-            }
-            if self.watch(tid) {
-                new.push(tid);
+        for pid in threads::process_tree(self.pid) {
+            for tid in threads::threads_of(pid) {
+                if self.watched.iter().any(|w| w.tid == tid) {
+                    continue;
+                }
+                if self.watch_in(pid, tid) {
+                    new.push(tid);
+                }
             }
         }
         new
@@ -87,11 +93,18 @@ impl Sampler {
     /// Opens counters on thread `tid` of the process (if not watched yet);
     /// false if it was watched already or is gone.
     pub fn watch(&mut self, tid: i32) -> bool {
+        self.watch_in(self.pid, tid)
+    }
+
+    /// Opens counters on thread `tid` of process `pid`; false if it was
+    /// watched already or has exited (a thread of a zombie is still listed,
+    /// and its counters would read "unavailable: ESRCH").
+    fn watch_in(&mut self, pid: i32, tid: i32) -> bool {
         if self.watched.iter().any(|w| w.tid == tid) {
             return false;
         }
         let mut counters = Counters::open(&self.events, Target::Thread(tid));
-        if !counters.any() && !threads::threads_of(self.pid).contains(&tid) {
+        if !counters.any() && !threads::thread_alive(pid, tid) {
             return false; // gone before it could be watched
         }
         // A thread that exits between open and enable reads as no count.
@@ -110,8 +123,9 @@ impl Sampler {
             .collect();
         self.threads_seen += 1;
         self.watched.push(Watched {
+            pid,
             tid,
-            name: threads::thread_name(self.pid, tid),
+            name: threads::thread_name(pid, tid),
             counters,
             last,
             now: vec![None; self.events.len()],
@@ -123,7 +137,16 @@ impl Sampler {
     /// ends at `t_ns` (ns since monitoring started) and lasted `interval_ns`.
     /// Threads that have exited give their last counts and are dropped.
     pub fn sample(&mut self, t_ns: u64, interval_ns: u64) -> Vec<Sample> {
-        let live = threads::threads_of(self.pid);
+        let mut live = Vec::new();
+        for pid in self.watched.iter().map(|w| w.pid) {
+            if !live.iter().any(|(p, _)| *p == pid) {
+                live.push((pid, threads::threads_of(pid)));
+            }
+        }
+        let is_live = |w: &Watched| {
+            live.iter()
+                .any(|(pid, tids)| *pid == w.pid && tids.contains(&w.tid))
+        };
         let mut rows = Vec::with_capacity(self.watched.len());
         for w in &mut self.watched {
             // A thread's counters stay readable after it exits (final counts).
@@ -140,9 +163,9 @@ impl Sampler {
                 })
                 .collect();
             std::mem::swap(&mut w.last, &mut w.now);
-            if live.contains(&w.tid) {
+            if is_live(w) {
                 // A new thread's first name may be its creator's (before exec).
-                w.name = threads::thread_name(self.pid, w.tid);
+                w.name = threads::thread_name(w.pid, w.tid);
             }
             rows.push(Sample {
                 t_ns,
@@ -152,7 +175,7 @@ impl Sampler {
                 counts,
             });
         }
-        self.watched.retain(|w| live.contains(&w.tid));
+        self.watched.retain(|w| is_live(w));
         if self.per_thread || rows.is_empty() {
             return rows;
         }
@@ -201,6 +224,37 @@ mod tests {
         );
         assert_eq!(total.counts, vec![Some(5), None]);
         assert_eq!((total.tid, total.thread.as_str()), (7, "all threads"));
+    }
+
+    #[test]
+    fn a_process_that_ended_before_it_was_watched_is_not_watched() {
+        if !tinct_sys::testing::privileged_or_skip("counting another process's events") {
+            return;
+        }
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        // Not reaped: a zombie still lists its thread. 30 s is a hang guard.
+        let started = std::time::Instant::now();
+        while threads::alive(pid) && started.elapsed().as_secs() < 30 {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        assert!(!threads::alive(pid), "`true` never ended");
+        assert_eq!(
+            threads::threads_of(pid),
+            vec![pid],
+            "the zombie lists its thread"
+        );
+        let events: Vec<CounterEvent> = PerfEvent::SOFTWARE.iter().map(|&e| e.into()).collect();
+        let mut sampler = Sampler::new(pid, false, events);
+        let watched = sampler.discover();
+        child.wait().unwrap();
+        assert_eq!(watched, Vec::<i32>::new());
+        assert_eq!(sampler.threads_seen(), 0);
+        assert!(
+            sampler.availability().is_none(),
+            "no availability from a thread that had exited: {:?}",
+            sampler.availability()
+        );
     }
 
     #[test]

@@ -9,6 +9,11 @@ use super::{Ended, Overhead, PerfEvent, Recording};
 use std::fmt::{self, Write};
 use std::path::{Path, PathBuf};
 
+/// What a recording counts, as the summary says it.
+pub const COUNTED: &str = "every thread of the process and of the processes it started \
+     (children, grandchildren), each from the sample after it appeared; one that lives \
+     shorter than a sampling period, or outlives its parent, is not seen";
+
 /// What a recording measured, as people read it.
 pub fn summary_text(r: &Recording, overhead: Option<&Overhead>, files: &[PathBuf]) -> String {
     let mut out = String::new();
@@ -70,6 +75,14 @@ pub fn write_summary(
             counting.join(", ")
         }
     )?;
+    writeln!(out, "  counted: {COUNTED}")?;
+    if r.threads_seen == 0 {
+        writeln!(
+            out,
+            "  no counts: the process ended before its first sample (a command this short \
+             is better measured whole, e.g. with `perf stat`)"
+        )?;
+    }
     for missing in r.missing() {
         writeln!(out, "  missing: {missing}")?;
     }
@@ -210,6 +223,16 @@ mod tests {
         );
         assert!(
             lines[2].starts_with("  counting: ") && !lines[2].contains("cycles"),
+            "{text}"
+        );
+        assert_eq!(lines[3], format!("  counted: {COUNTED}"));
+        assert!(!text.contains("no counts"), "{text}");
+        let mut nothing_seen = recording(false);
+        nothing_seen.threads_seen = 0;
+        nothing_seen.samples.clear();
+        let text = summary_text(&nothing_seen, None, &[]);
+        assert!(
+            text.contains("  no counts: the process ended before its first sample"),
             "{text}"
         );
         assert!(
