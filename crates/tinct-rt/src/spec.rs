@@ -201,6 +201,9 @@ pub struct Phase {
     pub cpus: Option<Vec<u32>>,
     /// Task group (cgroup) for this phase; `None` keeps the current one.
     pub taskgroup: Option<String>,
+    /// The phase's line in its source file, when known (for messages).
+    #[serde(skip)]
+    pub line: Option<usize>,
 }
 
 impl Phase {
@@ -213,6 +216,7 @@ impl Phase {
             scheduling: None,
             cpus: None,
             taskgroup: None,
+            line: None,
         }
     }
 
