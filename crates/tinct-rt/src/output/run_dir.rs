@@ -65,6 +65,9 @@ pub struct Written {
     /// Set when they are in a fallback directory: why the run directory
     /// could not be written.
     pub fallback_because: Option<String>,
+    /// Files of an earlier run in the directory that could not be removed,
+    /// each with the cause (the run's own files are all written).
+    pub stale_kept: Vec<String>,
 }
 
 impl RunDir {
@@ -117,32 +120,45 @@ impl RunDir {
         result: &RunResult,
         context: &RunContext,
     ) -> Result<Written> {
-        let first = match write_files(&self.path, summary, result, context) {
+        let earlier = earlier_run_files(&self.path);
+        let mut here = FileWriter {
+            dir: &self.path,
+            written: Vec::new(),
+        };
+        let first = match write_files(&mut here, summary, result, context) {
             Ok(()) => {
                 return Ok(Written {
                     dir: self.path.clone(),
                     fallback_because: None,
+                    stale_kept: remove_stale(&self.path, &earlier, &here.written),
                 });
             }
             Err(e) => e,
         };
         let fallback = self.fallback_dir();
         let because = first.to_string();
+        let mut there = FileWriter {
+            dir: &fallback,
+            written: Vec::new(),
+        };
         std::fs::create_dir_all(&fallback)
             .map_err(|e| write_error(&fallback, e))
-            .and_then(|()| write_files(&fallback, summary, result, context))
+            .and_then(|()| write_files(&mut there, summary, result, context))
             .map_err(|second| RtError::Task {
                 task: "run directory".into(),
                 message: format!(
-                    "the run's files could be written neither to {} ({because}) nor to the \
-                     fallback {} ({second})",
+                    "the run's files could not all be written, in {} ({because}; written \
+                     there: {}) nor in the fallback {} ({second}; written there: {})",
                     self.path.display(),
-                    fallback.display()
+                    here.written_list(),
+                    fallback.display(),
+                    there.written_list()
                 ),
             })?;
         Ok(Written {
             dir: fallback,
             fallback_because: Some(because),
+            stale_kept: Vec::new(),
         })
     }
 
@@ -157,6 +173,22 @@ impl RunDir {
     }
 }
 
+/// Removes the files of an earlier run (`earlier`) this run did not write
+/// again, so that what is left in the directory is this run's; returns
+/// those that could not be removed, with the cause.
+fn remove_stale(dir: &Path, earlier: &[String], written: &[String]) -> Vec<String> {
+    earlier
+        .iter()
+        .filter(|name| !written.contains(name))
+        .filter_map(|name| {
+            let path = dir.join(name);
+            std::fs::remove_file(&path)
+                .err()
+                .map(|e| format!("{} ({e})", path.display()))
+        })
+        .collect()
+}
+
 fn write_error(path: &Path, source: std::io::Error) -> RtError {
     RtError::Write {
         path: path.display().to_string(),
@@ -164,67 +196,140 @@ fn write_error(path: &Path, source: std::io::Error) -> RtError {
     }
 }
 
-/// The files into `dir`, each atomically.
+/// The files of one run being written into a directory, each atomically,
+/// and the names written so far (for an honest message when one fails).
+struct FileWriter<'a> {
+    dir: &'a Path,
+    written: Vec<String>,
+}
+
+impl FileWriter<'_> {
+    /// Writes file `name` of the directory with `fill`, atomically.
+    fn file(
+        &mut self,
+        name: &str,
+        fill: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
+    ) -> Result<()> {
+        atomically(&self.dir.join(name), fill)?;
+        self.written.push(name.to_string());
+        Ok(())
+    }
+
+    /// Writes `value` as pretty JSON to `name`.
+    fn json(&mut self, name: &str, value: &impl serde::Serialize) -> Result<()> {
+        self.file(name, |out| {
+            serde_json::to_writer_pretty(&mut *out, value)?;
+            out.write_all(b"\n")
+        })
+    }
+
+    /// "a, b" or "nothing": what was written, for a message.
+    fn written_list(&self) -> String {
+        if self.written.is_empty() {
+            "nothing".into()
+        } else {
+            self.written.join(", ")
+        }
+    }
+}
+
+/// The files into `out.dir`, each atomically.
 fn write_files(
-    dir: &Path,
+    out: &mut FileWriter<'_>,
     summary: &Summary,
     result: &RunResult,
     context: &RunContext,
 ) -> Result<()> {
-    atomically(&dir.join("summary.json"), |out| {
-        serde_json::to_writer_pretty(&mut *out, summary)?;
-        out.write_all(b"\n")
-    })?;
+    out.json("summary.json", summary)?;
     let jobs = job_rows(result);
-    atomically(&dir.join("jobs.csv"), |out| {
+    out.file("jobs.csv", |out| {
         write_rows(out, &jobs).map_err(std::io::Error::from)
     })?;
     if let Some(report) = &result.sentinel {
-        atomically(&dir.join("stalls.csv"), |out| {
+        out.file("stalls.csv", |out| {
             write_stalls_csv(out, result, report).map_err(std::io::Error::from)
         })?;
     }
     let trace = trace_run(&summary.source, result);
-    atomically(&dir.join("trace.json"), |out| {
+    out.file("trace.json", |out| {
         tinct_report::trace::write_chrome_json(&trace, out).map_err(Into::into)
     })?;
-    atomically(&dir.join("trace.perfetto-trace"), |out| {
+    out.file("trace.perfetto-trace", |out| {
         let bytes = tinct_report::trace::perfetto_trace(&trace).map_err(std::io::Error::other)?;
         out.write_all(&bytes)
     })?;
-    atomically(&dir.join("machine.json"), |out| {
-        serde_json::to_writer_pretty(&mut *out, &context.machine)?;
-        out.write_all(b"\n")
-    })?;
+    out.json("machine.json", &context.machine)?;
     if let Some(analysis) = context.analysis {
-        atomically(&dir.join("analysis.json"), |out| {
-            serde_json::to_writer_pretty(&mut *out, analysis)?;
-            out.write_all(b"\n")
-        })?;
+        out.json("analysis.json", analysis)?;
     }
     // The figures are drawn from what was just written, held in memory:
     // a completed run never fails on reading its own files back.
     let files = RunFiles {
-        dir: dir.to_path_buf(),
+        dir: out.dir.to_path_buf(),
         summary: summary.clone(),
         summary_raw: serde_json::to_value(summary)
-            .map_err(|e| write_error(&dir.join("summary.json"), e.into()))?,
+            .map_err(|e| write_error(&out.dir.join("summary.json"), e.into()))?,
         jobs,
         analysis: context.analysis.cloned(),
         machine: Some(context.machine.clone()),
     };
     for (name, svg) in run_dir_figures(&files) {
-        atomically(&dir.join(name), |out| out.write_all(svg.as_bytes()))?;
+        out.file(&name, |out| out.write_all(svg.as_bytes()))?;
     }
     if let Some(basename) = &result.rtapp_log {
         for (index, task) in result.tasks.iter().enumerate() {
-            atomically(
-                &dir.join(rtapp_log::log_name(basename, &task.spec.name)),
-                |out| rtapp_log::write_thread_log(out, result, index),
-            )?;
+            out.file(&rtapp_log::log_name(basename, &task.spec.name), |out| {
+                rtapp_log::write_thread_log(out, result, index)
+            })?;
         }
     }
     Ok(())
+}
+
+/// The files a run of tinct writes in its directory, whatever the run
+/// (`FILES`, `analysis.json`, `stalls.csv`, the figures) and `report.html`
+/// (`tinct report`'s page of it): those an earlier run may have left.
+pub fn is_run_file(name: &str) -> bool {
+    FILES.contains(&name)
+        || matches!(
+            name,
+            "analysis.json" | "stalls.csv" | "report.html" | "fig10-utilization.svg"
+        )
+        || (name.starts_with("fig8-response-") && name.ends_with(".svg"))
+}
+
+/// The names of the files of an earlier run in `dir` that this run does
+/// not write again: its [`is_run_file`]s, and the rt-app logs of the tasks
+/// its `summary.json` names (`<basename>-<task>.log` with rt-app's header:
+/// logs of a plain rt-app run, without tinct's summary, are left alone).
+/// Read before this run writes its own summary.
+fn earlier_run_files(dir: &Path) -> Vec<String> {
+    let earlier_tasks: Vec<String> = std::fs::read_to_string(dir.join("summary.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|summary| {
+            let tasks = summary.get("tasks")?.as_array()?;
+            Some(
+                tasks
+                    .iter()
+                    .filter_map(|t| Some(t.get("name")?.as_str()?.to_string()))
+                    .collect(),
+            )
+        })
+        .unwrap_or_default();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| {
+            is_run_file(name)
+                || earlier_tasks.iter().any(|task| {
+                    name.ends_with(&format!("-{task}.log"))
+                        && rtapp_log::is_thread_log(&dir.join(name))
+                })
+        })
+        .collect()
 }
 
 /// Writes `path` through a temporary file in the same directory that
@@ -321,6 +426,72 @@ mod tests {
                 other => panic!("{}: expected bad input, got {other:?}", path.display()),
             }
         }
+    }
+
+    /// Issue 27: when a file fails in both directories, the message says
+    /// what was written where (it used to say the files "could be written
+    /// neither" here nor there although most of them were).
+    #[test]
+    fn a_file_that_fails_in_both_directories_is_reported_with_what_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let run_dir = RunDir::prepare(&dir.path().join("run")).unwrap();
+        let mut r = result();
+        // A log name longer than any file name: it fails everywhere.
+        r.rtapp_log = Some("x".repeat(300));
+        let message = match run_dir.write(&summarize("x.json", 400, &r), &r, &context(None)) {
+            Err(e) => e.to_string(),
+            Ok(w) => panic!("written: {w:?}"),
+        };
+        assert!(
+            message.contains("could not all be written")
+                && message
+                    .matches("written there: summary.json, jobs.csv")
+                    .count()
+                    == 2,
+            "{message}"
+        );
+        let fallback = run_dir.fallback_dir();
+        assert!(fallback.join("summary.json").is_file(), "{message}");
+        std::fs::remove_dir_all(&fallback).unwrap();
+    }
+
+    /// Issue 27: a run into a directory holding an earlier run leaves only
+    /// its own files there: the earlier run's analysis, figures, page and
+    /// rt-app logs of its tasks go; files tinct does not write stay.
+    #[test]
+    fn a_run_replaces_every_file_of_an_earlier_run_in_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let earlier = RunDir::prepare(dir.path()).unwrap();
+        let mut r = result();
+        r.rtapp_log = Some("old".into());
+        let a = analysis();
+        earlier
+            .write(&summarize("plan.toml", 400, &r), &r, &context(Some(&a)))
+            .unwrap();
+        std::fs::write(dir.path().join("report.html"), "the earlier run's page").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "the user's").unwrap();
+        std::fs::write(dir.path().join("other-a.log"), "not a thread log").unwrap();
+        // The later run: other task names, no analysis, no rt-app logs.
+        let mut later = result();
+        later.tasks[0].spec.name = "b".into();
+        let written = RunDir::prepare(dir.path())
+            .unwrap()
+            .write(&summarize("x.json", 400, &later), &later, &context(None))
+            .unwrap();
+        assert!(written.stale_kept.is_empty(), "{written:?}");
+        assert_eq!(
+            entries(dir.path()),
+            [
+                "fig8-response-b.svg",
+                "jobs.csv",
+                "machine.json",
+                "notes.txt",
+                "other-a.log",
+                "summary.json",
+                "trace.json",
+                "trace.perfetto-trace"
+            ]
+        );
     }
 
     #[test]
