@@ -302,21 +302,20 @@ pub fn is_run_file(name: &str) -> bool {
 /// not write again: its [`is_run_file`]s, and the rt-app logs of the tasks
 /// its `summary.json` names (`<basename>-<task>.log` with rt-app's header:
 /// logs of a plain rt-app run, without tinct's summary, are left alone).
-/// Read before this run writes its own summary.
+/// Only when `dir` holds a run of tinct (a `summary.json` that reads as
+/// one, and `jobs.csv`): elsewhere a file named like tinct's is the
+/// user's. Read before this run writes its own summary.
 fn earlier_run_files(dir: &Path) -> Vec<String> {
-    let earlier_tasks: Vec<String> = std::fs::read_to_string(dir.join("summary.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|summary| {
-            let tasks = summary.get("tasks")?.as_array()?;
-            Some(
-                tasks
-                    .iter()
-                    .filter_map(|t| Some(t.get("name")?.as_str()?.to_string()))
-                    .collect(),
-            )
-        })
-        .unwrap_or_default();
+    if !RunFiles::is_run_dir(dir) {
+        return Vec::new();
+    }
+    let Ok(earlier) = super::read::json_file::<Summary>(
+        &dir.join("summary.json"),
+        "summary.json",
+        "a run's summary",
+    ) else {
+        return Vec::new();
+    };
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -324,8 +323,8 @@ fn earlier_run_files(dir: &Path) -> Vec<String> {
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter(|name| {
             is_run_file(name)
-                || earlier_tasks.iter().any(|task| {
-                    name.ends_with(&format!("-{task}.log"))
+                || earlier.tasks.iter().any(|task| {
+                    name.ends_with(&format!("-{}.log", task.name))
                         && rtapp_log::is_thread_log(&dir.join(name))
                 })
         })
@@ -471,6 +470,14 @@ mod tests {
         std::fs::write(dir.path().join("report.html"), "the earlier run's page").unwrap();
         std::fs::write(dir.path().join("notes.txt"), "the user's").unwrap();
         std::fs::write(dir.path().join("other-a.log"), "not a thread log").unwrap();
+        // A directory without a run of tinct keeps files named like tinct's.
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("analysis.json"), "the user's").unwrap();
+        RunDir::prepare(elsewhere.path())
+            .unwrap()
+            .write(&summarize("x.json", 400, &r), &r, &context(None))
+            .unwrap();
+        assert!(elsewhere.path().join("analysis.json").is_file());
         // The later run: other task names, no analysis, no rt-app logs.
         let mut later = result();
         later.tasks[0].spec.name = "b".into();
