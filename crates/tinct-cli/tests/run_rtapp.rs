@@ -237,8 +237,8 @@ fn a_fifo_io_device_without_a_reader_is_refused_not_waited_on() {
         dir.path(),
         "io.json",
         format!(
-            r#"{{"global": {{"io_device": "{}"}},
-                "tasks": {{"w": {{"iorun": 100, "sleep": 1000}}}}}}"#,
+            r#"{{"tasks": {{"w": {{"iorun": 100, "sleep": 1000}}}},
+                "global": {{"io_device": "{}"}}}}"#,
             fifo.display()
         ),
     );
@@ -251,7 +251,7 @@ fn a_fifo_io_device_without_a_reader_is_refused_not_waited_on() {
         .exits(2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("global.io_device") && err.contains("no reader"),
+        err.contains("io.json:2:") && err.contains("global.io_device") && err.contains("no reader"),
         "{err}"
     );
     assert!(

@@ -210,6 +210,10 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
         platform_partitions,
         calibration_cpu: global.calibration_cpu,
         compute_ns_per_iteration: global.ns_per_loop,
+        io_device_line: global
+            .io_device
+            .as_ref()
+            .and_then(|_| ctx.line_of(&["global", "io_device"])),
         io_device: global.io_device.unwrap_or_else(|| "/dev/null".into()),
         rtapp_log: global.log_basename.clone().filter(|_| global.logs_enabled),
         ..RunSpec::new(

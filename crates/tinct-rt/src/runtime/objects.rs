@@ -550,7 +550,7 @@ fn open_io_device(spec: &RunSpec) -> Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     let refuse = |found: String| RtError::Input {
         file: spec.source.clone(),
-        line: None,
+        line: spec.io_device_line,
         field: "global.io_device".into(),
         expected: "a file tinct can open for writing (iorun writes to it); a FIFO needs a \
                    reader already"
