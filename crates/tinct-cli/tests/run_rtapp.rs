@@ -237,8 +237,8 @@ fn a_fifo_io_device_without_a_reader_is_refused_not_waited_on() {
         dir.path(),
         "io.json",
         format!(
-            r#"{{"global": {{"io_device": "{}"}},
-                "tasks": {{"w": {{"iorun": 100, "sleep": 1000}}}}}}"#,
+            r#"{{"tasks": {{"w": {{"iorun": 100, "sleep": 1000}}}},
+                "global": {{"io_device": "{}"}}}}"#,
             fifo.display()
         ),
     );
@@ -251,7 +251,7 @@ fn a_fifo_io_device_without_a_reader_is_refused_not_waited_on() {
         .exits(2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("global.io_device") && err.contains("no reader"),
+        err.contains("io.json:2:") && err.contains("global.io_device") && err.contains("no reader"),
         "{err}"
     );
     assert!(
@@ -314,5 +314,235 @@ fn the_run_ends_at_its_duration_even_with_a_backlog_and_no_watchdog() {
     assert!(
         never_started > 0,
         "the backlog is recorded as never started:\n{csv}"
+    );
+}
+
+/// `tinct run --rt-app FILE --duration DURATION --out DIR/run` (no
+/// sentinel, the tests' watchdog factor: a host stall must not stop the
+/// run), with a hang guard of `timeout_s`: its output.
+fn run_text(
+    dir: &std::path::Path,
+    text: &str,
+    duration: &str,
+    timeout_s: u64,
+) -> std::process::Output {
+    let file = common::write(dir, "w.json", text);
+    tinct()
+        .args(["run", "--no-sentinel", "--duration", duration])
+        .args([
+            "--watchdog-factor",
+            common::TEST_WATCHDOG_FACTOR,
+            "--rt-app",
+        ])
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.join("run"))
+        .timeout(std::time::Duration::from_secs(timeout_s))
+        .output()
+        .unwrap()
+}
+
+/// Issue 27: every string of an rt-app file that reaches a path, a thread
+/// name or a cgroup, and every value the kernel refuses, is bad input
+/// (exit 2) naming the file's line and the field — before anything runs.
+#[test]
+fn hostile_rt_app_files_are_refused_with_exit_2_naming_line_and_field() {
+    let cases: [(&str, &str, &[&str]); 7] = [
+        (
+            "a typo after a multi-line comment, at the file's line",
+            "{\n/* one\n   two\n   three */\n\"tasks\": {\n \"a\": {\n  \"rnu\": 10 } } }",
+            &["w.json:7:", "`rnu`"],
+        ),
+        (
+            "a log_basename leaving the run directory",
+            "{ \"tasks\": { \"a\": { \"run\": 10, \"sleep\": 10 } },\n \"global\": { \"log_basename\": \"../escaped\" } }",
+            &["w.json:2:", "`log_basename` in global", "../escaped"],
+        ),
+        (
+            "a task name with a /",
+            "{ \"tasks\": {\n \"a/b\": { \"run\": 10, \"sleep\": 10 } },\n \"global\": { \"log_basename\": \"log\" } }",
+            &["w.json:2:", "task name \"a/b\""],
+        ),
+        (
+            "two threads named x-0",
+            "{ \"tasks\": {\n \"x\": { \"instance\": 2, \"run\": 10, \"sleep\": 10 },\n \"x-0\": { \"run\": 10, \"sleep\": 10 } } }",
+            &["w.json:3:", "\"x-0\" twice", "task \"x\"", "task \"x-0\""],
+        ),
+        (
+            "a phase pinned to CPU 4095",
+            "{ \"tasks\": { \"a\": { \"phases\": {\n \"p\": { \"run\": 10, \"sleep\": 10 },\n \"q\": { \"cpus\": [4095], \"run\": 10, \"sleep\": 10 } } } } }",
+            &[
+                "w.json:3:",
+                "phase 'q'",
+                "CPU 4095",
+                "a CPU this process may use",
+            ],
+        ),
+        (
+            "a task group named like a cgroup file",
+            "{ \"tasks\": { \"a\": {\n \"taskgroup\": \"/cgroup.procs\", \"run\": 10, \"sleep\": 10 } } }",
+            &["w.json:2:", "`taskgroup` in tasks.a", "cgroup.procs"],
+        ),
+        (
+            "a deadline period of 366 days",
+            "{ \"tasks\": {\n \"d\": { \"policy\": \"SCHED_DEADLINE\", \"dl-runtime\": 1000, \"dl-period\": 31622400000000, \"run\": 10 } } }",
+            &[
+                "w.json:2:",
+                "dl-period 31622400000000",
+                "sched_deadline_period",
+            ],
+        ),
+    ];
+    for (what, text, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run_text(dir.path(), text, "1s", 60);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        for needle in expected {
+            assert!(err.contains(needle), "{what}: no {needle:?} in\n{err}");
+        }
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(left, ["w.json"], "{what}: nothing is written");
+    }
+}
+
+/// Issue 27: an unclosed `/*` names the line where it opens (it said
+/// "invalid data", no line).
+#[test]
+fn an_unclosed_comment_names_the_line_it_opens_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "{ \"tasks\": { \"a\": { \"run\": 10 } } }\n\n/* a note\n that never ends\n";
+    let out = run_text(dir.path(), text, "1s", 60);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("w.json:3:") && err.contains("never closed"),
+        "{err}"
+    );
+}
+
+/// Issue 27: a job in a long `sleep` is aborted when the run ends, as one
+/// blocked in a `wait` is (the run ends at its duration), instead of
+/// holding the run until the watchdog's "past duration plus grace" (exit
+/// 1). `assert_cmd`'s timeout is the hang guard.
+#[test]
+fn a_sleep_ends_at_the_end_of_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_text(
+        dir.path(),
+        r#"{ "tasks": { "s": { "run": 100, "sleep": 100000000000 } } }"#,
+        "1s",
+        60,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let summary = read_json(&dir.path().join("run/summary.json"));
+    let s = task(&summary, "s");
+    assert_eq!(balanced_job_counts(s), [1, 0, 0, 1], "{s}");
+}
+
+/// Issue 27: a failed `iorun` write names the device and the errno.
+#[test]
+fn a_failed_io_write_names_the_device_and_the_errno() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_text(
+        dir.path(),
+        r#"{ "global": { "io_device": "/dev/full" },
+             "tasks": { "w": { "iorun": 100, "sleep": 1000 } } }"#,
+        "1s",
+        60,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("/dev/full") && err.contains("No space left on device"),
+        "{err}"
+    );
+}
+
+/// Issue 27: an rt-app run into the directory of an earlier plan run
+/// leaves only its own files: `tinct report` shows no analysis of the
+/// earlier plan and none of its tasks.
+#[test]
+fn an_rt_app_run_replaces_an_earlier_plan_run_in_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let earlier = tinct()
+        .args(["run", "--no-rt", "--no-sentinel", "--duration", "300ms"])
+        .arg(example("light.toml"))
+        .arg("--out")
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    common::assert_completed(&earlier);
+    assert!(
+        out.join("analysis.json").is_file(),
+        "the plan run's analysis"
+    );
+    tinct()
+        .arg("report")
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(120))
+        .exits(0);
+    let later = run_text(
+        dir.path(),
+        r#"{ "tasks": { "solo": { "run": 100, "sleep": 10000 } } }"#,
+        "300ms",
+        60,
+    );
+    assert_eq!(
+        later.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&later.stderr)
+    );
+    for stale in ["analysis.json", "report.html", "fig10-utilization.svg"] {
+        assert!(!out.join(stale).exists(), "{stale} of the plan run is left");
+    }
+    let report = tinct()
+        .arg("report")
+        .arg(&out)
+        .timeout(std::time::Duration::from_secs(120))
+        .exits(0);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let said = format!("{}{page}", stdout(&report));
+    assert!(!said.contains("SCHEDULABLE"), "the plan's verdict is shown");
+    for task in ["sensor", "filter", "control", "logger"] {
+        assert!(!said.contains(task), "the plan's task {task} is shown");
+    }
+    assert!(said.contains("solo"));
+}
+
+/// Issue 27: 500 instances of one light task start and the 2 s run ends
+/// (it took about 17 s to start: every thread calibrated the compute
+/// kernel for itself, some 15 ms of CPU each). The compute rate is
+/// measured once per CPU set, so every instance does the same work per
+/// job. The timeout is a generous hang guard, not a measure of speed.
+#[test]
+fn five_hundred_instances_start_and_share_one_calibration() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_text(
+        dir.path(),
+        r#"{ "tasks": { "light": { "instance": 500, "run": 100,
+             "timer": { "ref": "unique", "period": 100000 } } } }"#,
+        "2s",
+        120,
+    );
+    common::assert_completed(&out);
+    let summary = read_json(&dir.path().join("run/summary.json"));
+    let tasks = summary["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 500);
+    for t in tasks {
+        assert!(balanced_job_counts(t)[0] > 0, "{t}");
+    }
+    let work = &tasks[0]["work"];
+    assert!(
+        tasks.iter().all(|t| t["work"] == *work),
+        "one calibration for every instance: {work} and {}",
+        tasks.iter().find(|t| t["work"] != *work).unwrap()["work"]
     );
 }

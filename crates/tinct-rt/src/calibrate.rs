@@ -5,7 +5,9 @@
 //! to its CPU, over its own working set, as thread CPU time: the amount is
 //! doubled until one trial takes at least [`TRIAL_NS`], then
 //! [`TRIALS`] trials are timed and the median cost per iteration is kept.
-//! A job calibrated this way takes the target time when it runs alone;
+//! The compute rate touches no memory: a run measures it once per CPU set
+//! ([`SharedComputeRates`]). A job calibrated this way takes the target
+//! time when it runs alone;
 //! interference makes it longer, which is what a run measures.
 
 use crate::clock::thread_cpu_ns;
@@ -31,15 +33,53 @@ pub struct Rates {
 
 /// Measures [`Rates`] on the calling thread with the task's working set.
 pub fn measure(state: &mut KernelState) -> Rates {
-    let memory_ns = if state.lines() > 0 && state.kernel() != Kernel::Compute {
+    Rates {
+        memory_ns: memory_rate(state),
+        compute_ns: compute_rate(state),
+    }
+}
+
+/// The memory part of [`measure`]: ns per memory iteration over the
+/// task's working set (0 without one, or for the compute kernel).
+pub fn memory_rate(state: &mut KernelState) -> f64 {
+    if state.lines() > 0 && state.kernel() != Kernel::Compute {
         per_iteration(|n| state.memory_steps(n))
     } else {
         0.0
-    };
-    let compute_ns = per_iteration(|n| state.compute_steps(n));
-    Rates {
-        memory_ns,
-        compute_ns,
+    }
+}
+
+/// The compute part of [`measure`]: ns per compute iteration (no memory:
+/// the same for every thread on the same CPUs).
+pub fn compute_rate(state: &mut KernelState) -> f64 {
+    per_iteration(|n| state.compute_steps(n))
+}
+
+/// The compute rate of a run, measured once per CPU set (a thread's
+/// pinning, `None` unpinned) and shared by every thread set alike: it
+/// touches no memory, so each thread measuring its own (about 15 ms of CPU
+/// each) only made the start of a run of many threads long (500 rt-app
+/// instances: seconds) without telling anything new.
+#[derive(Debug, Default)]
+pub struct SharedComputeRates {
+    measured: std::sync::Mutex<Vec<(Option<Vec<u32>>, f64)>>,
+}
+
+impl SharedComputeRates {
+    /// The rate of threads pinned to `cpus`: the one measured already, or
+    /// `measure`'s (run on the calling thread; the threads asking at the
+    /// same time wait for it, rather than disturb it).
+    pub fn get_or_measure(&self, cpus: Option<&[u32]>, measure: impl FnOnce() -> f64) -> f64 {
+        let mut measured = self
+            .measured
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, ns)) = measured.iter().find(|(c, _)| c.as_deref() == cpus) {
+            return *ns;
+        }
+        let ns = measure();
+        measured.push((cpus.map(<[u32]>::to_vec), ns));
+        ns
     }
 }
 

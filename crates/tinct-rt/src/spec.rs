@@ -215,6 +215,9 @@ pub struct Phase {
     pub cpus: Option<Vec<u32>>,
     /// Task group (cgroup) for this phase; `None` keeps the current one.
     pub taskgroup: Option<String>,
+    /// The phase's line in its source file, when known (for messages).
+    #[serde(skip)]
+    pub line: Option<usize>,
 }
 
 impl Phase {
@@ -227,6 +230,7 @@ impl Phase {
             scheduling: None,
             cpus: None,
             taskgroup: None,
+            line: None,
         }
     }
 
@@ -632,6 +636,9 @@ pub struct RunSpec {
     pub compute_ns_per_iteration: Option<f64>,
     /// File `iorun` writes to (rt-app `io_device`).
     pub io_device: String,
+    /// The line of `io_device` in the source file, when known (for messages).
+    #[serde(skip)]
+    pub io_device_line: Option<usize>,
     /// Seed of the release jitter.
     pub seed: u64,
     /// Write rt-app-style per-thread logs `<basename>-<thread>.log` in the
@@ -676,6 +683,7 @@ impl RunSpec {
             calibration_cpu: None,
             compute_ns_per_iteration: None,
             io_device: "/dev/null".into(),
+            io_device_line: None,
             seed: 0,
             rtapp_log: None,
             placement: crate::pipeline::Placement::Pinned,

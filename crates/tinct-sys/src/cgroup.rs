@@ -53,6 +53,44 @@ pub fn own_group() -> Result<String> {
         })
 }
 
+/// The prefixes of the interface files the kernel puts in every cgroup v2
+/// directory: `cgroup.*` and those of its controllers and pressure files
+/// (`cpu.max`, `memory.pressure`, `io.stat`, …). A group named like one
+/// would be a control file.
+pub const INTERFACE_PREFIXES: [&str; 11] = [
+    "cgroup", "cpu", "cpuset", "io", "irq", "memory", "hugetlb", "pids", "rdma", "misc", "dmem",
+];
+
+/// Why the task group `group` (an rt-app name such as `/tg1/tg11`, see
+/// [`RunGroups::create`]) cannot be a nest of cgroup directories below
+/// the run's, or `None`: it must start with `/`; each component must be a
+/// directory name of at most 255 bytes, neither `.` nor `..`, without a
+/// control character, and not named like a cgroup interface file
+/// (`cgroup.procs`, `cpu.max`: see [`INTERFACE_PREFIXES`]).
+pub fn group_name_problem(group: &str) -> Option<String> {
+    if !group.starts_with('/') {
+        return Some("no leading `/`".into());
+    }
+    for part in group.split('/').filter(|p| !p.is_empty()) {
+        let problem = if part == "." || part == ".." {
+            "a `.` or `..` component"
+        } else if part.len() > 255 {
+            "a component longer than 255 bytes"
+        } else if part.chars().any(char::is_control) {
+            "a control character"
+        } else if part
+            .split_once('.')
+            .is_some_and(|(prefix, _)| INTERFACE_PREFIXES.contains(&prefix))
+        {
+            "a component named like a cgroup interface file (`cgroup.*`, `cpu.*`, …)"
+        } else {
+            continue;
+        };
+        return Some(format!("{problem}: \"{part}\""));
+    }
+    None
+}
+
 fn write(path: &Path, value: &str) -> Result<()> {
     std::fs::write(path, value).map_err(|source| Error::Io {
         path: path.into(),
@@ -210,6 +248,34 @@ fn collect_dirs(dir: &Path, out: &mut Vec<PathBuf>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn group_names_are_directories_below_the_run_and_never_control_files() {
+        for good in [
+            "/",
+            "/tg1",
+            "/tg1/tg11",
+            "//a//b/",
+            "/my.group",
+            "/cpu",
+            "/cpux.max",
+        ] {
+            assert_eq!(group_name_problem(good), None, "{good}");
+        }
+        for (bad, why) in [
+            ("tg1", "leading"),
+            ("/a/../b", "`..`"),
+            ("/.", "`.`"),
+            ("/cgroup.procs", "interface file"),
+            ("/a/cpu.max", "interface file"),
+            ("/memory.pressure", "interface file"),
+            ("/a\nb", "control"),
+        ] {
+            let problem = group_name_problem(bad).unwrap_or_else(|| panic!("{bad:?} accepted"));
+            assert!(problem.contains(why), "{bad:?}: {problem}");
+        }
+        assert!(group_name_problem(&format!("/{}", "x".repeat(256))).is_some());
+    }
 
     #[test]
     fn groups_hold_threads_and_are_removed() {

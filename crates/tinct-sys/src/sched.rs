@@ -224,6 +224,10 @@ impl Policy {
     }
 }
 
+/// The least runtime the kernel gives a SCHED_DEADLINE reservation
+/// (`1 << DL_SCALE` ns; `sched_setattr` refuses less with EINVAL).
+pub const MIN_DEADLINE_RUNTIME_NS: u64 = 1 << 10;
+
 /// The reservation of a SCHED_DEADLINE thread, in nanoseconds
 /// (runtime ≤ deadline ≤ period, as the kernel requires).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -280,6 +280,40 @@ impl RtThrottling {
     }
 }
 
+/// The periods the kernel lets a SCHED_DEADLINE reservation have:
+/// `sched_setattr` refuses (EINVAL) a period (or, without one, a deadline)
+/// outside `min_us..=max_us`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeadlinePeriodLimits {
+    /// `/proc/sys/kernel/sched_deadline_period_min_us` (default 100 µs).
+    pub min_us: u64,
+    /// `/proc/sys/kernel/sched_deadline_period_max_us` (default 2^22 µs,
+    /// about 4.2 s).
+    pub max_us: u64,
+}
+
+impl DeadlinePeriodLimits {
+    /// The kernel's defaults, in force on kernels without the sysctls.
+    pub const DEFAULT: DeadlinePeriodLimits = DeadlinePeriodLimits {
+        min_us: 100,
+        max_us: 1 << 22,
+    };
+
+    /// Reads both sysctls; the default of each one that is not there.
+    pub fn read(root: &SysRoot) -> Result<Self> {
+        let read = |name: &str, default: u64| -> Result<u64> {
+            let rel = format!("/proc/sys/kernel/sched_deadline_period_{name}_us");
+            Ok(root
+                .parse_optional(&rel, "microseconds")?
+                .unwrap_or(default))
+        };
+        Ok(Self {
+            min_us: read("min", Self::DEFAULT.min_us)?,
+            max_us: read("max", Self::DEFAULT.max_us)?,
+        })
+    }
+}
+
 /// The steal time of each CPU (`/proc/stat`, the 8th value of a `cpuN`
 /// line): time the hypervisor ran something else while the vCPU wanted to
 /// run. The kernel counts it in USER_HZ ticks (10 ms at the usual 100), so
@@ -491,6 +525,26 @@ mod tests {
             Preemption::Full
         );
         assert_eq!(preemption_model("#1 SMP", None, None), Preemption::Unknown);
+    }
+
+    #[test]
+    fn deadline_period_limits_are_read_or_the_kernels_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = SysRoot::at(dir.path());
+        assert_eq!(
+            DeadlinePeriodLimits::read(&root).unwrap(),
+            DeadlinePeriodLimits::DEFAULT
+        );
+        let kernel = dir.path().join("proc/sys/kernel");
+        std::fs::create_dir_all(&kernel).unwrap();
+        std::fs::write(kernel.join("sched_deadline_period_max_us"), "1000000\n").unwrap();
+        let limits = DeadlinePeriodLimits::read(&root).unwrap();
+        assert_eq!((limits.min_us, limits.max_us), (100, 1_000_000));
+        std::fs::write(kernel.join("sched_deadline_period_min_us"), "x\n").unwrap();
+        assert!(
+            DeadlinePeriodLimits::read(&root).is_err(),
+            "a bad value is an error"
+        );
     }
 
     #[test]

@@ -193,6 +193,12 @@ pub fn execute(
             out.display()
         );
     }
+    for kept in &recorded.written.stale_kept {
+        eprintln!(
+            "tinct: warning: {kept} is a file of an earlier run in {dir} and could not be \
+             removed: it is not this run's"
+        );
+    }
     if !summary.stop.is_completed() {
         eprintln!("tinct: {}", summary.stop_description);
     }

@@ -25,6 +25,19 @@ pub fn log_name(basename: &str, thread: &str) -> String {
     format!("{basename}-{thread}.log")
 }
 
+/// The first words of a thread log (rt-app's header, which tinct's logs
+/// keep).
+const HEADER_START: &str = "# Policy : ";
+
+/// True if `path` is a thread log: its first line is rt-app's header.
+pub fn is_thread_log(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    let mut start = [0u8; HEADER_START.len()];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut start))
+        .is_ok_and(|()| start == *HEADER_START.as_bytes())
+}
+
 /// Writes the log of task `index` of `result` to `out`.
 pub fn write_thread_log(
     out: &mut impl Write,
@@ -34,7 +47,7 @@ pub fn write_thread_log(
     let task = &result.tasks[index];
     writeln!(
         out,
-        "# Policy : {} priority : {}",
+        "{HEADER_START}{} priority : {}",
         task.scheduling.policy.kernel_name(),
         match task.scheduling.policy {
             tinct_sys::sched::Policy::Fifo(p) | tinct_sys::sched::Policy::RoundRobin(p) => {

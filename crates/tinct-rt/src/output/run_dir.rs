@@ -67,6 +67,9 @@ pub struct Written {
     /// Set when they are in a fallback directory: why the run directory
     /// could not be written.
     pub fallback_because: Option<String>,
+    /// Files of an earlier run in the directory that could not be removed,
+    /// each with the cause (the run's own files are all written).
+    pub stale_kept: Vec<String>,
 }
 
 impl RunDir {
@@ -119,33 +122,45 @@ impl RunDir {
         result: &RunResult,
         context: &RunContext,
     ) -> Result<Written> {
-        let mut partial = Vec::new();
-        let first = match write_files(&self.path, summary, result, context, &mut partial) {
+        let earlier = earlier_run_files(&self.path);
+        let mut here = FileWriter {
+            dir: &self.path,
+            written: Vec::new(),
+        };
+        let first = match write_files(&mut here, summary, result, context) {
             Ok(()) => {
                 return Ok(Written {
                     dir: self.path.clone(),
                     fallback_because: None,
+                    stale_kept: remove_stale(&self.path, &earlier, &here.written),
                 });
             }
             Err(e) => e,
         };
         let fallback = self.fallback_dir();
-        let because = format!("{first}; {}", remove_partial(&partial));
+        let because = format!("{first}; {}", remove_partial(&self.path, &here.written));
+        let mut there = FileWriter {
+            dir: &fallback,
+            written: Vec::new(),
+        };
         std::fs::create_dir_all(&fallback)
             .map_err(|e| write_error(&fallback, e))
-            .and_then(|()| write_files(&fallback, summary, result, context, &mut Vec::new()))
+            .and_then(|()| write_files(&mut there, summary, result, context))
             .map_err(|second| RtError::Task {
                 task: "run directory".into(),
                 message: format!(
-                    "the run's files could be written neither to {} ({because}) nor to the \
-                     fallback {} ({second})",
+                    "the run's files could not all be written, in {} ({because}; written \
+                     there: {}) nor in the fallback {} ({second}; written there: {})",
                     self.path.display(),
-                    fallback.display()
+                    here.written_list(),
+                    fallback.display(),
+                    there.written_list()
                 ),
             })?;
         Ok(Written {
             dir: fallback,
             fallback_because: Some(because),
+            stale_kept: Vec::new(),
         })
     }
 
@@ -163,9 +178,10 @@ impl RunDir {
 /// Removes the files a failed write left in the run directory, so that
 /// all of the run is in one place; says what was done (and names any file
 /// that could not be removed).
-fn remove_partial(partial: &[PathBuf]) -> String {
+fn remove_partial(dir: &Path, partial: &[String]) -> String {
     let kept: Vec<String> = partial
         .iter()
+        .map(|name| dir.join(name))
         .filter(|path| std::fs::remove_file(path).is_err())
         .map(|path| path.display().to_string())
         .collect();
@@ -183,6 +199,22 @@ fn remove_partial(partial: &[PathBuf]) -> String {
     }
 }
 
+/// Removes the files of an earlier run (`earlier`) this run did not write
+/// again, so that what is left in the directory is this run's; returns
+/// those that could not be removed, with the cause.
+fn remove_stale(dir: &Path, earlier: &[String], written: &[String]) -> Vec<String> {
+    earlier
+        .iter()
+        .filter(|name| !written.contains(name))
+        .filter_map(|name| {
+            let path = dir.join(name);
+            std::fs::remove_file(&path)
+                .err()
+                .map(|e| format!("{} ({e})", path.display()))
+        })
+        .collect()
+}
+
 fn write_error(path: &Path, source: std::io::Error) -> RtError {
     RtError::Write {
         path: path.display().to_string(),
@@ -190,64 +222,90 @@ fn write_error(path: &Path, source: std::io::Error) -> RtError {
     }
 }
 
-/// The files into `dir`, each atomically; `written` gets the path of each
-/// file once it is in place.
+/// The files of one run being written into a directory, each atomically,
+/// and the names written so far (for an honest message when one fails).
+struct FileWriter<'a> {
+    dir: &'a Path,
+    written: Vec<String>,
+}
+
+impl FileWriter<'_> {
+    /// Writes file `name` of the directory with `fill`, atomically.
+    fn file(
+        &mut self,
+        name: &str,
+        fill: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
+    ) -> Result<()> {
+        atomically(&self.dir.join(name), fill)?;
+        self.written.push(name.to_string());
+        Ok(())
+    }
+
+    /// Writes `value` as pretty JSON to `name`.
+    fn json(&mut self, name: &str, value: &impl serde::Serialize) -> Result<()> {
+        self.file(name, |out| {
+            serde_json::to_writer_pretty(&mut *out, value)?;
+            out.write_all(b"\n")
+        })
+    }
+
+    /// "a, b" or "nothing": what was written, for a message.
+    fn written_list(&self) -> String {
+        if self.written.is_empty() {
+            "nothing".into()
+        } else {
+            self.written.join(", ")
+        }
+    }
+}
+
+/// The files into `out.dir`, each atomically.
 fn write_files(
-    dir: &Path,
+    out: &mut FileWriter<'_>,
     summary: &Summary,
     result: &RunResult,
     context: &RunContext,
     written: &mut Vec<PathBuf>,
 ) -> Result<()> {
-    let mut files = Files { dir, written };
-    files.write("summary.json", |out| {
-        serde_json::to_writer_pretty(&mut *out, summary)?;
-        out.write_all(b"\n")
-    })?;
+    out.json("summary.json", summary)?;
     let jobs = job_rows(result);
-    files.write("jobs.csv", |out| {
+    out.file("jobs.csv", |out| {
         write_rows(out, &jobs).map_err(std::io::Error::from)
     })?;
     if let Some(report) = &result.sentinel {
-        files.write("stalls.csv", |out| {
+        out.file("stalls.csv", |out| {
             write_stalls_csv(out, result, report).map_err(std::io::Error::from)
         })?;
     }
     let trace = trace_run(&summary.source, result);
-    files.write("trace.json", |out| {
+    out.file("trace.json", |out| {
         tinct_report::trace::write_chrome_json(&trace, out).map_err(Into::into)
     })?;
-    files.write("trace.perfetto-trace", |out| {
+    out.file("trace.perfetto-trace", |out| {
         let bytes = tinct_report::trace::perfetto_trace(&trace).map_err(std::io::Error::other)?;
         out.write_all(&bytes)
     })?;
-    files.write("machine.json", |out| {
-        serde_json::to_writer_pretty(&mut *out, &context.machine)?;
-        out.write_all(b"\n")
-    })?;
+    out.json("machine.json", &context.machine)?;
     if let Some(analysis) = context.analysis {
-        files.write("analysis.json", |out| {
-            serde_json::to_writer_pretty(&mut *out, analysis)?;
-            out.write_all(b"\n")
-        })?;
+        out.json("analysis.json", analysis)?;
     }
     // The figures are drawn from what was just written, held in memory:
     // a completed run never fails on reading its own files back.
-    let run_files = RunFiles {
-        dir: dir.to_path_buf(),
+    let files = RunFiles {
+        dir: out.dir.to_path_buf(),
         summary: summary.clone(),
         summary_raw: serde_json::to_value(summary)
-            .map_err(|e| write_error(&dir.join("summary.json"), e.into()))?,
+            .map_err(|e| write_error(&out.dir.join("summary.json"), e.into()))?,
         jobs,
         analysis: context.analysis.cloned(),
         machine: Some(context.machine.clone()),
     };
-    for (name, svg) in run_dir_figures(&run_files) {
-        files.write(&name, |out| out.write_all(svg.as_bytes()))?;
+    for (name, svg) in run_dir_figures(&files) {
+        out.file(&name, |out| out.write_all(svg.as_bytes()))?;
     }
     if let Some(basename) = &result.rtapp_log {
         for (index, task) in result.tasks.iter().enumerate() {
-            files.write(&rtapp_log::log_name(basename, &task.spec.name), |out| {
+            out.file(&rtapp_log::log_name(basename, &task.spec.name), |out| {
                 rtapp_log::write_thread_log(out, result, index)
             })?;
         }
@@ -255,25 +313,49 @@ fn write_files(
     Ok(())
 }
 
-/// The files of one directory as they are written, each remembered once
-/// in place (to be removed if a later one fails).
-struct Files<'a> {
-    dir: &'a Path,
-    written: &'a mut Vec<PathBuf>,
+/// The files a run of tinct writes in its directory, whatever the run
+/// (`FILES`, `analysis.json`, `stalls.csv`, the figures) and `report.html`
+/// (`tinct report`'s page of it): those an earlier run may have left.
+pub fn is_run_file(name: &str) -> bool {
+    FILES.contains(&name)
+        || matches!(
+            name,
+            "analysis.json" | "stalls.csv" | "report.html" | "fig10-utilization.svg"
+        )
+        || (name.starts_with("fig8-response-") && name.ends_with(".svg"))
 }
 
-impl Files<'_> {
-    /// Writes file `name` of the directory atomically.
-    fn write(
-        &mut self,
-        name: &str,
-        fill: impl FnOnce(&mut std::io::BufWriter<&std::fs::File>) -> std::io::Result<()>,
-    ) -> Result<()> {
-        let path = self.dir.join(name);
-        atomically(&path, fill)?;
-        self.written.push(path);
-        Ok(())
+/// The names of the files of an earlier run in `dir` that this run does
+/// not write again: its [`is_run_file`]s, and the rt-app logs of the tasks
+/// its `summary.json` names (`<basename>-<task>.log` with rt-app's header:
+/// logs of a plain rt-app run, without tinct's summary, are left alone).
+/// Only when `dir` holds a run of tinct (a `summary.json` that reads as
+/// one, and `jobs.csv`): elsewhere a file named like tinct's is the
+/// user's. Read before this run writes its own summary.
+fn earlier_run_files(dir: &Path) -> Vec<String> {
+    if !RunFiles::is_run_dir(dir) {
+        return Vec::new();
     }
+    let Ok(earlier) = super::read::json_file::<Summary>(
+        &dir.join("summary.json"),
+        "summary.json",
+        "a run's summary",
+    ) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| {
+            is_run_file(name)
+                || earlier.tasks.iter().any(|task| {
+                    name.ends_with(&format!("-{}.log", task.name))
+                        && rtapp_log::is_thread_log(&dir.join(name))
+                })
+        })
+        .collect()
 }
 
 /// Writes `path` through a temporary file in the same directory that
@@ -436,7 +518,11 @@ mod tests {
         let s = summarize("x.toml", 400, &r);
         // The sizes of the first two files, from a write elsewhere.
         let reference = tempfile::tempdir().unwrap();
-        write_files(reference.path(), &s, &r, &context(None), &mut Vec::new()).unwrap();
+        let mut reference_files = FileWriter {
+            dir: reference.path(),
+            written: Vec::new(),
+        };
+        write_files(&mut reference_files, &s, &r, &context(None)).unwrap();
         let pages = |name: &str| {
             std::fs::metadata(reference.path().join(name))
                 .unwrap()
@@ -465,6 +551,78 @@ mod tests {
         );
         assert_eq!(entries(&written.dir), entries(reference.path()));
         std::fs::remove_dir_all(&written.dir).unwrap();
+    /// Issue 27: when a file fails in both directories, the message says
+    /// what was written where (it used to say the files "could be written
+    /// neither" here nor there although most of them were).
+    #[test]
+    fn a_file_that_fails_in_both_directories_is_reported_with_what_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let run_dir = RunDir::prepare(&dir.path().join("run")).unwrap();
+        let mut r = result();
+        // A log name longer than any file name: it fails everywhere.
+        r.rtapp_log = Some("x".repeat(300));
+        let message = match run_dir.write(&summarize("x.json", 400, &r), &r, &context(None)) {
+            Err(e) => e.to_string(),
+            Ok(w) => panic!("written: {w:?}"),
+        };
+        assert!(
+            message.contains("could not all be written")
+                && message
+                    .matches("written there: summary.json, jobs.csv")
+                    .count()
+                    == 2,
+            "{message}"
+        );
+        let fallback = run_dir.fallback_dir();
+        assert!(fallback.join("summary.json").is_file(), "{message}");
+        std::fs::remove_dir_all(&fallback).unwrap();
+    }
+
+    /// Issue 27: a run into a directory holding an earlier run leaves only
+    /// its own files there: the earlier run's analysis, figures, page and
+    /// rt-app logs of its tasks go; files tinct does not write stay.
+    #[test]
+    fn a_run_replaces_every_file_of_an_earlier_run_in_its_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let earlier = RunDir::prepare(dir.path()).unwrap();
+        let mut r = result();
+        r.rtapp_log = Some("old".into());
+        let a = analysis();
+        earlier
+            .write(&summarize("plan.toml", 400, &r), &r, &context(Some(&a)))
+            .unwrap();
+        std::fs::write(dir.path().join("report.html"), "the earlier run's page").unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "the user's").unwrap();
+        std::fs::write(dir.path().join("other-a.log"), "not a thread log").unwrap();
+        // A directory without a run of tinct keeps files named like tinct's.
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::fs::write(elsewhere.path().join("analysis.json"), "the user's").unwrap();
+        RunDir::prepare(elsewhere.path())
+            .unwrap()
+            .write(&summarize("x.json", 400, &r), &r, &context(None))
+            .unwrap();
+        assert!(elsewhere.path().join("analysis.json").is_file());
+        // The later run: other task names, no analysis, no rt-app logs.
+        let mut later = result();
+        later.tasks[0].spec.name = "b".into();
+        let written = RunDir::prepare(dir.path())
+            .unwrap()
+            .write(&summarize("x.json", 400, &later), &later, &context(None))
+            .unwrap();
+        assert!(written.stale_kept.is_empty(), "{written:?}");
+        assert_eq!(
+            entries(dir.path()),
+            [
+                "fig8-response-b.svg",
+                "jobs.csv",
+                "machine.json",
+                "notes.txt",
+                "other-a.log",
+                "summary.json",
+                "trace.json",
+                "trace.perfetto-trace"
+            ]
+        );
     }
 
     #[test]

@@ -5,20 +5,28 @@ use super::ordered_json::OrderedValue;
 use crate::limits::MAX_TIME_NS;
 use crate::{Result, RtError};
 use tinct_core::units::Nanos;
+use tinct_sys::system::DeadlinePeriodLimits;
 
 pub(super) struct Ctx<'a> {
     pub(super) file: &'a str,
     pub(super) text: &'a str,
+    /// The SCHED_DEADLINE periods this kernel accepts (values are checked
+    /// against them when read, as the kernel would at the run's start).
+    pub(super) deadline_periods: DeadlinePeriodLimits,
 }
 
 impl Ctx<'_> {
     /// Best-effort line of the key at `path` (each segment searched as a
-    /// quoted string after the previous one).
+    /// quoted string after the previous one, as written or JSON-escaped:
+    /// a name holding a newline is written `\n`).
     pub(super) fn line_of(&self, path: &[&str]) -> Option<usize> {
         let mut from = 0;
         for segment in path {
-            let needle = format!("\"{segment}\"");
-            from += self.text[from..].find(&needle)?;
+            let plain = format!("\"{segment}\"");
+            let escaped = serde_json::to_string(segment).unwrap_or_default();
+            from += self.text[from..]
+                .find(&plain)
+                .or_else(|| self.text[from..].find(&escaped))?;
         }
         Some(self.text[..from].matches('\n').count() + 1)
     }
@@ -160,6 +168,20 @@ impl Ctx<'_> {
             OrderedValue::Object(entries) => Ok(entries),
             other => Err(self.key_error(path, key, "an object", other.kind())),
         }
+    }
+}
+
+/// Why `name` cannot be part of a file name (a task's rt-app log
+/// `<log_basename>-<task>.log`, the run directory `logdir/<log_basename>`):
+/// a `/` would reach another directory, a control character (a newline)
+/// would break the lines of the files that name it.
+pub(super) fn file_name_problem(name: &str) -> Option<&'static str> {
+    if name.contains('/') {
+        Some("a `/`")
+    } else if name.chars().any(char::is_control) {
+        Some("a control character")
+    } else {
+        None
     }
 }
 

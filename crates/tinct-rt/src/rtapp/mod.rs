@@ -38,7 +38,7 @@ mod tasks;
 use context::Ctx;
 use events::Registry;
 pub use events::{EVENTS, event_of};
-use ordered_json::{OrderedValue, strip_trailing_commas};
+use ordered_json::{CommentError, OrderedValue, strip_comments, strip_trailing_commas};
 pub use tasks::{DEFAULT_RT_PRIORITY, PHASE_KEYS, SCHED_KEYS, TASK_KEYS, UNBOUNDED_FORK_SLOTS};
 use tasks::{PolicyName, TaskDefaults, give_unique_timers, parse_policy, parse_task};
 
@@ -46,6 +46,7 @@ use crate::limits::{MAX_TASKS, MAX_TIME_NS};
 use crate::spec::{Protocol, RunSpec, Step, TaskSpec};
 use crate::{Result, RtError};
 use std::path::Path;
+use tinct_sys::system::DeadlinePeriodLimits;
 
 /// Keys of the top level.
 pub const TOP_KEYS: [&str; 4] = ["tasks", "global", "resources", "tinct"];
@@ -100,18 +101,7 @@ pub fn load(path: &Path, default_duration_ns: u64) -> Result<RtAppFile> {
 
 /// Parses rt-app text; `file` is only used in messages.
 pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFile> {
-    let mut stripped = String::with_capacity(text.len());
-    std::io::Read::read_to_string(
-        &mut json_comments::StripComments::new(text.as_bytes()),
-        &mut stripped,
-    )
-    .map_err(|e| RtError::Input {
-        file: file.into(),
-        line: None,
-        field: "comments".into(),
-        expected: "well-formed // or /* */ comments".into(),
-        found: e.to_string(),
-    })?;
+    let stripped = strip_comments(text).map_err(|e| comment_error(file, e))?;
     let stripped = strip_trailing_commas(&stripped);
     let root: OrderedValue = serde_json::from_str(&stripped).map_err(|e| RtError::Input {
         file: file.into(),
@@ -126,6 +116,8 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
     let ctx = Ctx {
         file,
         text: &stripped,
+        deadline_periods: DeadlinePeriodLimits::read(&tinct_sys::SysRoot::live())
+            .unwrap_or(DeadlinePeriodLimits::DEFAULT),
     };
     let top = ctx.object(&[], "(file)", &root)?;
     let mut tasks_value = None;
@@ -164,8 +156,10 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
     };
     let mut tasks = Vec::new();
     let mut templates = Vec::new();
+    let mut origins = Vec::new();
     for (name, value) in ctx.object(&[], "tasks", tasks_value)? {
         let parsed = parse_task(&ctx, name, value, &defaults, &mut registry)?;
+        origins.extend(std::iter::repeat_n(name.as_str(), parsed.threads.len()));
         tasks.extend(parsed.threads);
         templates.push(parsed.template);
         if tasks.len() > MAX_TASKS {
@@ -173,6 +167,8 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
         }
     }
     add_forked_threads(&ctx, &mut tasks, &templates, &mut registry)?;
+    let keys = task_keys(&tasks, &origins, &registry);
+    check_unique_threads(&ctx, &tasks, &keys)?;
     if tasks.is_empty() {
         return Err(ctx.error(
             &["tasks"],
@@ -201,12 +197,23 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
                 .to_string(),
         ),
     };
+    if let Some(basename) = global
+        .log_basename
+        .as_deref()
+        .filter(|_| global.logs_enabled)
+    {
+        check_log_names(&ctx, basename, &tasks, &keys)?;
+    }
     let spec = RunSpec {
         resources: registry.resources,
         lock_memory: global.lock_pages,
         platform_partitions,
         calibration_cpu: global.calibration_cpu,
         compute_ns_per_iteration: global.ns_per_loop,
+        io_device_line: global
+            .io_device
+            .as_ref()
+            .and_then(|_| ctx.line_of(&["global", "io_device"])),
         io_device: global.io_device.unwrap_or_else(|| "/dev/null".into()),
         rtapp_log: global.log_basename.clone().filter(|_| global.logs_enabled),
         ..RunSpec::new(
@@ -221,6 +228,110 @@ pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFi
         log_dir,
         notes,
     })
+}
+
+/// A comment json-c would not read, as bad input naming its line.
+fn comment_error(file: &str, e: CommentError) -> RtError {
+    let (line, expected, found) = match e {
+        CommentError::Unclosed { line } => (
+            line,
+            "a /* comment closed by */",
+            "a /* comment opened on this line and never closed",
+        ),
+        CommentError::Stray { line } => (
+            line,
+            "a comment (// or /* */) where a `/` stands outside a string",
+            "a `/` that starts no comment",
+        ),
+    };
+    RtError::Input {
+        file: file.into(),
+        line: Some(line),
+        field: "comments".into(),
+        expected: expected.into(),
+        found: found.into(),
+    }
+}
+
+/// The file's task of each thread: `origins` for the threads of the
+/// file's tasks (they come first), the forked task for those prepared for
+/// a `fork` (they follow).
+fn task_keys(tasks: &[TaskSpec], origins: &[&str], registry: &Registry) -> Vec<String> {
+    tasks
+        .iter()
+        .enumerate()
+        .map(|(k, task)| match task.forked_by {
+            Some(gate) => registry.resources.forks[gate].task.clone(),
+            None => origins[k].to_string(),
+        })
+        .collect()
+}
+
+/// Refuses two threads of one name (`"instance": 2` on `x` makes `x-0`,
+/// which another task may be called; a fork makes `x-fork-0`): they would
+/// share a thread name and overwrite each other's log. `keys`: the file's
+/// task of each thread ([`task_keys`]).
+fn check_unique_threads(ctx: &Ctx<'_>, tasks: &[TaskSpec], keys: &[String]) -> Result<()> {
+    let task_of = |k: usize| keys[k].as_str();
+    let describe = |k: usize| {
+        let task = task_of(k);
+        let line = ctx
+            .line_of(&["tasks", task])
+            .map_or(String::new(), |l| format!(" (line {l})"));
+        match tasks[k].forked_by {
+            Some(_) => format!("a thread of a `fork` of task \"{task}\"{line}"),
+            None if tasks[k].name == task => format!("task \"{task}\"{line}"),
+            None => format!("an instance of task \"{task}\"{line}"),
+        }
+    };
+    let mut seen = std::collections::HashMap::with_capacity(tasks.len());
+    for (k, task) in tasks.iter().enumerate() {
+        if let Some(&first) = seen.get(task.name.as_str()) {
+            return Err(ctx.error(
+                &["tasks", task_of(k)],
+                format!("thread name \"{}\"", task.name),
+                "thread names unique in the run (`instance: n` on task x names its threads \
+                 x-0 … x-(n-1); a forked task x names its threads x-fork-0 …)",
+                format!(
+                    "\"{}\" twice: {} and {}",
+                    task.name,
+                    describe(first),
+                    describe(k)
+                ),
+            ));
+        }
+        seen.insert(task.name.as_str(), k);
+    }
+    Ok(())
+}
+
+/// The longest file name Linux takes (NAME_MAX).
+const MAX_FILE_NAME_BYTES: usize = 255;
+
+/// Refuses a thread whose rt-app log name, `<basename>-<thread>.log`, no
+/// file system takes (longer than [`MAX_FILE_NAME_BYTES`]): it would fail
+/// only when the run's files are written.
+fn check_log_names(
+    ctx: &Ctx<'_>,
+    basename: &str,
+    tasks: &[TaskSpec],
+    keys: &[String],
+) -> Result<()> {
+    for (task, key) in tasks.iter().zip(keys) {
+        let name = crate::output::rtapp_log::log_name(basename, &task.name);
+        if name.len() > MAX_FILE_NAME_BYTES {
+            return Err(ctx.error(
+                &["tasks", key.as_str()],
+                format!("task name \"{}\"", task.name),
+                format!(
+                    "a log file name <log_basename>-<thread>.log of at most \
+                     {MAX_FILE_NAME_BYTES} bytes (a shorter task name or log_basename)"
+                ),
+                format!("{} bytes: {name}", name.len()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn too_many(ctx: &Ctx<'_>, name: &str, threads: usize) -> RtError {
@@ -357,6 +468,28 @@ impl Default for Global {
     }
 }
 
+/// `global.log_basename`: one plain file-name component (the run
+/// directory `logdir/<it>` and the logs `<it>-<thread>.log` stay where the
+/// user said, never `../` elsewhere).
+fn log_basename(ctx: &Ctx<'_>, value: &OrderedValue) -> Result<String> {
+    let name = ctx.string(&["global"], "log_basename", value)?;
+    let problem = match name {
+        "" => Some("an empty name"),
+        "." | ".." => Some("a directory reference"),
+        _ => context::file_name_problem(name),
+    };
+    match problem {
+        None => Ok(name.to_string()),
+        Some(problem) => Err(ctx.key_error(
+            &["global"],
+            "log_basename",
+            "a plain file name (no `/`, not `.` or `..`, no control character): the logs are \
+             <log_basename>-<thread>.log in the run directory",
+            format!("{name:?}, with {problem}"),
+        )),
+    }
+}
+
 fn parse_global(ctx: &Ctx<'_>, value: &OrderedValue, notes: &mut Vec<String>) -> Result<Global> {
     let path = ["global"];
     let mut g = Global::default();
@@ -397,7 +530,7 @@ fn parse_global(ctx: &Ctx<'_>, value: &OrderedValue, notes: &mut Vec<String>) ->
             "pi_enabled" => g.pi_enabled = ctx.boolean(&path, key, v)?,
             "lock_pages" => g.lock_pages = ctx.boolean(&path, key, v)?,
             "logdir" => g.logdir = Some(ctx.string(&path, key, v)?.to_string()),
-            "log_basename" => g.log_basename = Some(ctx.string(&path, key, v)?.to_string()),
+            "log_basename" => g.log_basename = Some(log_basename(ctx, v)?),
             "log_size" => {
                 match v {
                     OrderedValue::String(s) if s.eq_ignore_ascii_case("disable") => {
@@ -573,6 +706,161 @@ mod tests {
         assert!(
             matches!(steps[2], Step::Kernel { work: tinct_core::model::Work::Target(t), .. } if t.0 == 3000)
         );
+    }
+
+    /// Issue 27: lines after a multi-line `/* */` comment are the file's
+    /// lines (the comment's newlines used to be blanked away), and a comment
+    /// that never closes names the line where it opens.
+    #[test]
+    fn errors_after_block_comments_name_the_files_line() {
+        let text = "{\n/* tasks:\n   one,\n   two\n*/\n \"tasks\": { \"a\": {\n  \"run\": 10,\n  \"bogus\": 1 } } }";
+        let e = rejected(text);
+        assert!(e.contains("bad.json:8:") && e.contains("`bogus`"), "{e}");
+        let e = rejected("{ \"tasks\": {\n \"a\": { \"run\": 10 } } }\n\n/* never\n closed");
+        assert!(
+            e.contains("bad.json:4:") && e.contains("never closed"),
+            "{e}"
+        );
+        let e = rejected("{ \"tasks\":\n { \"a\": { \"run\": 10 } } / }");
+        assert!(e.contains("bad.json:2:") && e.contains("`/`"), "{e}");
+        // A `/*` inside a string is no comment; a `#` line is one.
+        let f =
+            parsed("{ \"tasks\": { \"a\": { \"lock\": \"m/*\", \"unlock\": \"m/*\" } } # end\n}");
+        assert_eq!(f.spec.resources.mutexes[0].name, "m/*");
+    }
+
+    /// Issue 27: strings of the file that reach file names stay file
+    /// names: a `log_basename` of `../x` (the logs and the default run
+    /// directory would leave `-o`/`logdir`), a task name with a `/` (its
+    /// log would be in a directory that does not exist) or a newline.
+    #[test]
+    fn names_that_would_reach_other_directories_are_refused_with_their_line() {
+        for basename in ["../escaped", "a/b", "..", ".", "", "x\ny"] {
+            let e = rejected(&format!(
+                "{{ \"tasks\": {{ \"a\": {{ \"run\": 1 }} }},\n \"global\": {{ \"log_basename\": {basename:?} }} }}"
+            ));
+            assert!(
+                e.contains("bad.json:2:") && e.contains("`log_basename` in global"),
+                "{basename:?}: {e}"
+            );
+        }
+        for name in ["a/b", "../up", "x\ny"] {
+            let e = rejected(&format!(
+                "{{ \"tasks\": {{\n {name:?}: {{ \"run\": 1 }} }} }}"
+            ));
+            assert!(
+                e.contains("bad.json:2:") && e.contains("task name"),
+                "{name:?}: {e}"
+            );
+        }
+        let f = parsed(
+            r#"{ "tasks": { "a.b c": { "run": 1 } }, "global": { "log_basename": "run.1" } }"#,
+        );
+        assert_eq!(f.spec.rtapp_log.as_deref(), Some("run.1"));
+    }
+
+    /// Issue 27: `instance: 2` on `x` beside a task `x-0` gave two threads
+    /// one name (one log overwrote the other); a fork's threads too.
+    #[test]
+    fn two_threads_of_one_name_are_refused_naming_both_tasks() {
+        let e = rejected(
+            "{ \"tasks\": {\n \"x\": { \"instance\": 2, \"run\": 1 },\n \"x-0\": { \"run\": 1 } } }",
+        );
+        assert!(
+            e.contains("bad.json:3:")
+                && e.contains("\"x-0\" twice")
+                && e.contains("an instance of task \"x\" (line 2)")
+                && e.contains("task \"x-0\" (line 3)"),
+            "{e}"
+        );
+        let e = rejected(
+            r#"{ "tasks": { "p": { "loop": 1, "run": 1, "fork": "c" },
+                "c": { "instance": 0, "run": 1 }, "c-fork-0": { "run": 1 } } }"#,
+        );
+        assert!(
+            e.contains("\"c-fork-0\" twice") && e.contains("a thread of a `fork` of task \"c\""),
+            "{e}"
+        );
+    }
+
+    /// Issue 27: a task group named like a cgroup control file
+    /// (`/cgroup.procs`: EEXIST at the run's start, exit 1) is bad input.
+    #[test]
+    fn task_groups_named_like_cgroup_files_are_refused_with_their_line() {
+        let e = rejected(
+            "{ \"tasks\": { \"a\": {\n \"taskgroup\": \"/cgroup.procs\", \"run\": 1 } } }",
+        );
+        assert!(
+            e.contains("bad.json:2:")
+                && e.contains("`taskgroup` in tasks.a")
+                && e.contains("interface file"),
+            "{e}"
+        );
+        let e = rejected(
+            "{ \"tasks\": { \"a\": { \"phases\": {\n \"p\": {\n \"taskgroup\": \"/g/cpu.max\", \"run\": 1 } } } } }",
+        );
+        assert!(e.contains("bad.json:3:") && e.contains("phases.p"), "{e}");
+        let f = parsed(r#"{ "tasks": { "a": { "taskgroup": "/tg1/tg.11", "run": 1 } } }"#);
+        assert_eq!(f.spec.tasks[0].taskgroup.as_deref(), Some("/tg1/tg.11"));
+    }
+
+    /// Issue 27: a reservation the kernel refuses (EINVAL at the run's
+    /// start, exit 1) is bad input with its line: a period past
+    /// sched_deadline_period_max_us (a u32 of µs: never 31 622 400 s), a
+    /// runtime under 1024 ns; at task and at phase level.
+    #[test]
+    fn deadline_reservations_the_kernel_refuses_are_refused_with_their_line() {
+        let e = rejected(
+            "{ \"tasks\": { \"a\": { \"policy\": \"SCHED_DEADLINE\",\n \"dl-runtime\": 1000, \"dl-period\": 31622400000000, \"run\": 1 } } }",
+        );
+        assert!(
+            e.contains("bad.json:1:")
+                && e.contains("dl-period 31622400000000")
+                && e.contains("sched_deadline_period"),
+            "{e}"
+        );
+        let e = rejected(
+            "{ \"tasks\": { \"a\": { \"phases\": {\n \"p\": { \"policy\": \"SCHED_DEADLINE\", \"dl-runtime\": 1, \"dl-period\": 1000, \"run\": 1 } } } } }",
+        );
+        assert!(
+            e.contains("bad.json:2:") && e.contains("1024 ns") && e.contains("phases.p"),
+            "{e}"
+        );
+        let f = parsed(
+            r#"{ "tasks": { "a": { "policy": "SCHED_DEADLINE", "dl-runtime": 2, "dl-period": 1000, "run": 1 } } }"#,
+        );
+        assert_eq!(
+            f.spec.tasks[0].scheduling.deadline.unwrap().runtime_ns,
+            2000
+        );
+    }
+
+    /// A phase knows its line, for errors found when the run starts (a
+    /// phase's `cpus` naming a CPU this process may not use).
+    #[test]
+    fn a_phase_knows_its_line() {
+        let f = parsed(
+            "{ \"tasks\": { \"a\": { \"phases\": {\n \"p\": { \"run\": 1 },\n\n \"q\": { \"cpus\": [0], \"run\": 1 } } } } }",
+        );
+        let lines: Vec<Option<usize>> = f.spec.tasks[0].phases.iter().map(|p| p.line).collect();
+        assert_eq!(lines, [Some(2), Some(4)]);
+    }
+
+    /// A log name no file system takes is refused when read, not when the
+    /// run's files are written.
+    #[test]
+    fn a_log_name_longer_than_a_file_name_is_refused() {
+        let long = "t".repeat(250);
+        let e = rejected(&format!(
+            "{{ \"tasks\": {{\n \"{long}\": {{ \"run\": 1 }} }}, \"global\": {{ \"log_basename\": \"run\" }} }}"
+        ));
+        assert!(
+            e.contains("bad.json:2:") && e.contains("at most 255 bytes"),
+            "{e}"
+        );
+        parsed(&format!(
+            "{{ \"tasks\": {{ \"{long}\": {{ \"run\": 1 }} }} }}"
+        ));
     }
 
     #[test]
@@ -771,7 +1059,7 @@ mod tests {
             .contains("watchdog")
         );
         assert!(
-            rejected(r#"{ "tasks": { "a": { "policy": "SCHED_DEADLINE", "dl-runtime": 10, "cpus": [0], "run": 1 } } }"#)
+            rejected(r#"{ "tasks": { "a": { "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "cpus": [0], "run": 1 } } }"#)
                 .contains("EPERM")
         );
         assert!(

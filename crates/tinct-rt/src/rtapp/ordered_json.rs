@@ -41,6 +41,100 @@ impl OrderedValue {
     }
 }
 
+/// Why comments could not be stripped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CommentError {
+    /// A `/*` without its `*/`, opened on `line` (1-based).
+    Unclosed {
+        /// The line of the `/*`.
+        line: usize,
+    },
+    /// A `/` outside a string followed by neither `/` nor `*`.
+    Stray {
+        /// The line of the `/`.
+        line: usize,
+    },
+}
+
+/// `text` with its comments (`// …`, `# …` to the end of the line, `/* …
+/// */`) replaced by spaces, outside strings, as json-c reads them. Every
+/// newline is kept (in a block comment too), so a line of the result is
+/// the line of the file: errors found later name the right line.
+pub(crate) fn strip_comments(text: &str) -> Result<String, CommentError> {
+    let bytes = text.as_bytes();
+    let mut out = bytes.to_vec();
+    let mut line = 1;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\n' => line += 1,
+            b'"' => i = string_end(bytes, i, &mut line),
+            b'/' if bytes.get(i + 1) == Some(&b'/') => i = blank_line_comment(&mut out, i),
+            b'#' => i = blank_line_comment(&mut out, i),
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let opened = line;
+                i = blank_block_comment(&mut out, i, &mut line)
+                    .ok_or(CommentError::Unclosed { line: opened })?;
+            }
+            b'/' => return Err(CommentError::Stray { line }),
+            _ => {}
+        }
+        i += 1;
+    }
+    // Only whole comments became ASCII spaces (newlines kept): still UTF-8.
+    Ok(String::from_utf8(out).unwrap_or_else(|_| text.to_string()))
+}
+
+/// The index of the `"` closing the string opened at `start` (the last
+/// byte when it is not closed: the JSON parser reports that), counting
+/// the newlines passed.
+fn string_end(bytes: &[u8], start: usize, line: &mut usize) -> usize {
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 1,
+            b'"' => return i,
+            b'\n' => *line += 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// Blanks the line comment starting at `start`; returns the index of its
+/// last byte (the newline, kept, is handled by the caller's next step).
+fn blank_line_comment(out: &mut [u8], start: usize) -> usize {
+    let mut i = start;
+    while i < out.len() && out[i] != b'\n' {
+        out[i] = b' ';
+        i += 1;
+    }
+    i - 1
+}
+
+/// Blanks the block comment starting at `start` but its newlines; returns
+/// the index of its closing `/`, or `None` when it is not closed.
+fn blank_block_comment(out: &mut [u8], start: usize, line: &mut usize) -> Option<usize> {
+    let mut i = start + 2;
+    out[start] = b' ';
+    out[start + 1] = b' ';
+    while i < out.len() {
+        if out[i] == b'*' && out.get(i + 1) == Some(&b'/') {
+            out[i] = b' ';
+            out[i + 1] = b' ';
+            return Some(i + 1);
+        }
+        if out[i] == b'\n' {
+            *line += 1;
+        } else {
+            out[i] = b' ';
+        }
+        i += 1;
+    }
+    None
+}
+
 /// `text` with every trailing comma (a `,` followed, past whitespace, by
 /// `}` or `]`) replaced by a space, outside strings: json-c, rt-app's
 /// parser, accepts them; serde_json does not. Lines and columns stay put.

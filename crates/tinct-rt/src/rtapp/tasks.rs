@@ -4,7 +4,7 @@
 //! ([`super::events`]); plus tinct's own `tinct` key (cache partitions and
 //! the job kernel of a task, see docs/RT-APP.md).
 
-use super::context::{Ctx, where_};
+use super::context::{Ctx, file_name_problem, where_};
 use super::events::{EventContext, Registry, event_of, parse_event, unique_timer};
 use super::ordered_json::OrderedValue;
 use crate::Result;
@@ -13,6 +13,7 @@ use crate::limits::MAX_TASKS;
 use crate::spec::{DeadlineParams, Phase, Policy, Scheduling, Step, TaskSpec, WATCHDOG_PRIORITY};
 use tinct_core::model::Kernel;
 use tinct_core::units::parse_size;
+use tinct_sys::sched::MIN_DEADLINE_RUNTIME_NS;
 
 /// Keys of a task besides events and the scheduling keys.
 pub const TASK_KEYS: [&str; 9] = [
@@ -190,6 +191,7 @@ impl SchedKeys {
                     format!("runtime {runtime}, deadline {deadline}, period {period}"),
                 ));
             }
+            check_kernel_deadline(ctx, path, runtime, period)?;
             // µs within MAX_TIME_NS (checked by `micros`): exact in ns.
             scheduling.deadline = Some(DeadlineParams {
                 runtime_ns: runtime * 1000,
@@ -207,6 +209,43 @@ impl SchedKeys {
         scheduling.util_max = self.util_max;
         Ok(scheduling)
     }
+}
+
+/// The kernel's own limits on a reservation (`__checkparam_dl`): a
+/// runtime of at least 1024 ns and a period within
+/// `sched_deadline_period_{min,max}_us`; `sched_setattr` refuses anything
+/// else (EINVAL), so it is bad input of the file, refused before the run.
+fn check_kernel_deadline(
+    ctx: &Ctx<'_>,
+    path: &[&str],
+    runtime_us: u64,
+    period_us: u64,
+) -> Result<()> {
+    let periods = &ctx.deadline_periods;
+    let found = if runtime_us * 1000 < MIN_DEADLINE_RUNTIME_NS {
+        format!("dl-runtime {runtime_us} µs, below the kernel's 1024 ns")
+    } else if !(periods.min_us..=periods.max_us).contains(&period_us) {
+        format!(
+            "dl-period {period_us} µs, outside this kernel's {}..={} µs \
+             (/proc/sys/kernel/sched_deadline_period_{{min,max}}_us)",
+            periods.min_us, periods.max_us
+        )
+    } else {
+        return Ok(());
+    };
+    Err(ctx.error(
+        path,
+        format!(
+            "`dl-runtime`, `dl-deadline`, `dl-period` in {}",
+            where_(path)
+        ),
+        format!(
+            "a reservation the kernel accepts: dl-runtime ≥ 2 µs (1024 ns), dl-period from {} \
+             to {} µs (the period defaults to the runtime)",
+            periods.min_us, periods.max_us
+        ),
+        found,
+    ))
 }
 
 fn policy_name(policy: Policy) -> PolicyName {
@@ -345,12 +384,13 @@ fn parse_group(
     if group.is_empty() {
         return Ok(None); // rt-app: "" is no task group
     }
-    if !group.starts_with('/') || group.split('/').any(|p| p == "." || p == "..") {
+    if let Some(problem) = tinct_sys::cgroup::group_name_problem(group) {
         return Err(ctx.key_error(
             path,
             key,
-            "a task group path starting with / (e.g. \"/tg1/tg11\")",
-            format!("\"{group}\""),
+            "a task group path starting with / (e.g. \"/tg1/tg11\"), of directory names \
+             (not `.`, `..` or a cgroup interface file such as cgroup.procs)",
+            format!("{group:?}, with {problem}"),
         ));
     }
     Ok(Some(group.to_string()))
@@ -397,6 +437,15 @@ pub(super) fn parse_task(
     registry: &mut Registry,
 ) -> Result<ParsedTask> {
     let path = ["tasks", name];
+    if let Some(problem) = file_name_problem(name) {
+        return Err(ctx.error(
+            &path,
+            format!("task name {name:?}"),
+            "a task name without `/` or control characters (it names the thread and its \
+             rt-app log <log_basename>-<name>.log)",
+            format!("{name:?}, with {problem}"),
+        ));
+    }
     let entries = ctx.object(&["tasks"], name, value)?;
     let mut instance = 1i64;
     let mut task_loop: Option<i64> = None;
@@ -647,6 +696,7 @@ fn parse_phase(
         },
         cpus,
         taskgroup,
+        line: ctx.line_of(&path),
     })
 }
 

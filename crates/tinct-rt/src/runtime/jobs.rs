@@ -375,12 +375,10 @@ fn run_steps(
                 stats.run_ns = stats.run_ns.saturating_add(now_ns().saturating_sub(t));
                 ran
             }
+            // Like a timer's wait, a sleep ends at the run's end too (the
+            // job is aborted then): the run ends at its duration.
             Step::Sleep { duration_ns } => {
-                if clock::sleep_until_or_stop(now_ns().saturating_add(duration_ns), stop) {
-                    Blocked::Done
-                } else {
-                    Blocked::GaveUp
-                }
+                sleep_until_or(now_ns().saturating_add(duration_ns), until)
             }
             Step::Timer { timer, period_ns } => {
                 let (tick, slack) = cx.objects.tick(timer, period_ns, first);
@@ -464,6 +462,10 @@ fn run_steps(
             Blocked::GaveUp => return Ran::Stopped,
             Blocked::Failed(message) => {
                 cx.fail(message);
+                return Ran::Stopped;
+            }
+            Blocked::IoFailed(errno) => {
+                cx.fail(&cx.objects.io_failure(errno));
                 return Ran::Stopped;
             }
         }

@@ -63,7 +63,8 @@ pub(crate) struct Logs<'a> {
 
 /// Checks, before anything starts, that the run is inside the limits
 /// ([`RunSpec::check_limits`]), that it may use SCHED_FIFO if it asks for
-/// it, and that every CPU a task is pinned to is one this process may use.
+/// it, and that every CPU a task or one of its phases is pinned to is one
+/// this process may use.
 pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
     spec.check_limits()?;
     crate::memory::check_colors(spec, options.uncolored || !options.realtime)?;
@@ -86,12 +87,21 @@ pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
     }
     let allowed = tinct_sys::sched::affinity()?;
     for task in &spec.tasks {
-        for cpu in task.cpus.iter().flatten() {
-            if !allowed.contains(cpu) {
+        let pinned = std::iter::once((task.cpus.as_ref(), task.line, String::new())).chain(
+            task.phases.iter().map(|phase| {
+                (
+                    phase.cpus.as_ref(),
+                    phase.line,
+                    format!(" phase '{}'", phase.name),
+                )
+            }),
+        );
+        for (cpus, line, phase) in pinned {
+            if let Some(cpu) = cpus.into_iter().flatten().find(|c| !allowed.contains(c)) {
                 return Err(RtError::Input {
                     file: spec.source.clone(),
-                    line: task.line,
-                    field: format!("task '{}' core/cpus", task.name),
+                    line,
+                    field: format!("task '{}'{phase} core/cpus", task.name),
                     expected: format!(
                         "a CPU this process may use ({})",
                         tinct_sys::format_cpu_list(&allowed)

@@ -39,6 +39,9 @@ pub(super) enum Blocked {
     GaveUp,
     /// The system refused (a workload error, e.g. unlocking a mutex not held).
     Failed(&'static str),
+    /// A write of `iorun` to the I/O device failed with this errno (0: it
+    /// wrote nothing); [`Objects::io_failure`] words it.
+    IoFailed(i32),
 }
 
 /// A barrier: `parties` arrivals release everyone (rt-app `barrier`).
@@ -140,7 +143,11 @@ pub(super) struct Objects {
     task_cpus: Vec<AtomicU32>,
     /// Under the `affinity` placement: each CPU's cache neighbours.
     neighbours: Option<CacheNeighbours>,
-    io: Option<std::fs::File>,
+    /// The compute rate of the run's threads, measured once per CPU set.
+    pub(super) compute_rates: crate::calibrate::SharedComputeRates,
+    /// rt-app's `io_device`, open (only when an `iorun` writes to it), and
+    /// its path for messages.
+    io: Option<(std::fs::File, String)>,
 }
 
 fn sys_error(what: &str, e: tinct_sys::Error) -> RtError {
@@ -227,7 +234,7 @@ impl Objects {
                 .any(|s| matches!(s, crate::spec::Step::IoRun { .. }))
         });
         let io = if writes_io {
-            Some(open_io_device(spec)?)
+            Some((open_io_device(spec)?, spec.io_device.clone()))
         } else {
             None
         };
@@ -239,6 +246,7 @@ impl Objects {
             forks,
             channels,
             task_cpus,
+            compute_rates: Default::default(),
             neighbours: match &spec.placement {
                 Placement::Pinned => None,
                 Placement::Affinity(neighbours) => Some(neighbours.clone()),
@@ -504,7 +512,9 @@ impl Objects {
     /// (rt-app `iorun`). The one step that does I/O: the workload asks for it.
     pub(super) fn io_write(&self, buffer: &[u8], mut bytes: u64) -> Blocked {
         use std::io::Write;
-        let (Some(mut file), false) = (self.io.as_ref(), buffer.is_empty()) else {
+        let (Some((mut file, _)), false) =
+            (self.io.as_ref().map(|(f, p)| (f, p)), buffer.is_empty())
+        else {
             return Blocked::Failed("iorun without an I/O device or a buffer");
         };
         while bytes > 0 {
@@ -512,11 +522,23 @@ impl Objects {
                 .unwrap_or(usize::MAX)
                 .min(buffer.len());
             match file.write(&buffer[..chunk]) {
-                Ok(0) | Err(_) => return Blocked::Failed("write to the I/O device failed"),
+                Ok(0) => return Blocked::IoFailed(0),
+                Err(e) => return Blocked::IoFailed(e.raw_os_error().unwrap_or(0)),
                 Ok(n) => bytes = bytes.saturating_sub(n as u64),
             }
         }
         Blocked::Done
+    }
+
+    /// What a [`Blocked::IoFailed`] with `errno` says: the device and the
+    /// cause.
+    pub(super) fn io_failure(&self, errno: i32) -> String {
+        let device = self.io.as_ref().map_or("", |(_, path)| path.as_str());
+        let cause = match errno {
+            0 => "it took no byte".to_string(),
+            errno => std::io::Error::from_raw_os_error(errno).to_string(),
+        };
+        format!("iorun: the write to the I/O device {device} (global.io_device) failed: {cause}")
     }
 }
 
@@ -528,7 +550,7 @@ fn open_io_device(spec: &RunSpec) -> Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     let refuse = |found: String| RtError::Input {
         file: spec.source.clone(),
-        line: None,
+        line: spec.io_device_line,
         field: "global.io_device".into(),
         expected: "a file tinct can open for writing (iorun writes to it); a FIFO needs a \
                    reader already"

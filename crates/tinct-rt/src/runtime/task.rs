@@ -6,7 +6,7 @@
 use super::jobs::{Context, Prepared, join_group, release_jobs};
 use super::objects::Objects;
 use super::result::{TaskRun, WorkNote};
-use crate::calibrate;
+use crate::calibrate::{self, Rates, SharedComputeRates};
 use crate::clock::now_ns;
 use crate::counters::JobCounters;
 use crate::kernels::{JobWork, Kernel, KernelState};
@@ -47,6 +47,8 @@ pub(super) struct TaskSetup<'a> {
     pub(super) realtime: bool,
     pub(super) watchdog: WatchdogMode,
     pub(super) compute_ns: Option<f64>,
+    /// The compute rate measured once per CPU set, shared by the run.
+    pub(super) compute_rates: &'a SharedComputeRates,
     pub(super) words: WorkingSet<'a>,
     pub(super) log: TaskLog<'a>,
     pub(super) objects: &'a Objects,
@@ -74,6 +76,7 @@ pub(super) fn task_thread(
         realtime,
         watchdog,
         compute_ns,
+        compute_rates,
         words,
         log,
         objects,
@@ -98,6 +101,7 @@ pub(super) fn task_thread(
             words,
             log,
             compute_ns,
+            compute_rates,
             groups,
             mutexes,
             &all_cpus,
@@ -227,6 +231,7 @@ fn prepare<'a>(
     words: WorkingSet<'a>,
     log: TaskLog<'a>,
     compute_ns: Option<f64>,
+    compute_rates: &SharedComputeRates,
     groups: &'a [(String, std::fs::File)],
     mutexes: usize,
     all_cpus: &[u32],
@@ -252,12 +257,12 @@ fn prepare<'a>(
             }
         )
     });
-    let rates = needs_calibration.then(|| {
-        let mut rates = calibrate::measure(&mut state);
-        if let Some(fixed) = compute_ns {
-            rates.compute_ns = fixed;
-        }
-        rates
+    let rates = needs_calibration.then(|| Rates {
+        memory_ns: calibrate::memory_rate(&mut state),
+        compute_ns: compute_ns.unwrap_or_else(|| {
+            compute_rates
+                .get_or_measure(task.cpus.as_deref(), || calibrate::compute_rate(&mut state))
+        }),
     });
     let mut work = Vec::new();
     let mut notes = Vec::new();

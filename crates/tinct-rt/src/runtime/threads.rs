@@ -226,6 +226,7 @@ fn run_threads<'scope, 'env>(
                 realtime,
                 watchdog: options.watchdog,
                 compute_ns,
+                compute_rates: &objects.compute_rates,
                 words,
                 log: log.writer(index),
                 objects,
