@@ -265,7 +265,6 @@ fn write_files(
     summary: &Summary,
     result: &RunResult,
     context: &RunContext,
-    written: &mut Vec<PathBuf>,
 ) -> Result<()> {
     out.json("summary.json", summary)?;
     let jobs = job_rows(result);
@@ -551,6 +550,8 @@ mod tests {
         );
         assert_eq!(entries(&written.dir), entries(reference.path()));
         std::fs::remove_dir_all(&written.dir).unwrap();
+    }
+
     /// Issue 27: when a file fails in both directories, the message says
     /// what was written where (it used to say the files "could be written
     /// neither" here nor there although most of them were).
