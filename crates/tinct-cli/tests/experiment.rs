@@ -200,3 +200,49 @@ fn a_timeout_keeps_the_sets_done() {
     assert!(done < 13 * 1_000_000, "{csv}");
     assert!(out.join("schedulability.svg").exists());
 }
+
+/// Issue 27: `experiment kim2013 --timeout` was read only between two
+/// settings, and one setting of a 20-task data-triggered chain (replicated
+/// 2 to 4 times) searches for minutes, so `--timeout 2s` still ran at
+/// 100 s. The stop now reaches the allocators inside a setting; a setting
+/// cut short is not reported as one. The bound is a hang guard: without
+/// the fix this debug build runs for many minutes.
+#[test]
+fn a_kim2013_timeout_stops_inside_a_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let chain = dir.path().join("chain20.toml");
+    let mut text = String::from(
+        "[platform]\ncores = 4\npartitions = 32\nmemory = \"1GiB\"\nrefill = \"45.3us\"\n",
+    );
+    for i in 0..20 {
+        let release = if i == 0 {
+            "period = \"100ms\"\n"
+        } else {
+            "trigger = \"data\"\n"
+        };
+        text.push_str(&format!(
+            "\n[[task]]\nname = \"t{i}\"\n{release}memory = \"2MiB\"\n\
+             wcet = {{ 1 = \"1ms\", 4 = \"800us\", 8 = \"600us\" }}\n"
+        ));
+    }
+    for i in 0..19 {
+        text.push_str(&format!(
+            "\n[[edge]]\nfrom = \"t{i}\"\nto = \"t{}\"\nbuffer = \"64KiB\"\n",
+            i + 1
+        ));
+    }
+    std::fs::write(&chain, text).unwrap();
+    let started = std::time::Instant::now();
+    let result = tinct()
+        .args(["experiment", "kim2013", "--timeout", "1s", "--file"])
+        .arg(&chain)
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(120),
+        "still running at 120 s: {stderr}"
+    );
+    assert!(stderr.contains("stopped by --timeout after"), "{stderr}");
+}

@@ -139,7 +139,7 @@ pub fn analyze_batch_arrays<'py>(
     period: PyReadonlyArray2<'py, u64>,
     deadline: PyReadonlyArray2<'py, u64>,
     priority: Option<PyReadonlyArray2<'py, u64>>,
-    threads: Option<usize>,
+    threads: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<(Bound<'py, PyArray1<bool>>, Bound<'py, PyArray2<u64>>)> {
     let shape = [wcet.shape()[0], wcet.shape()[1]];
     for (name, other) in [("period", period.shape()), ("deadline", deadline.shape())]

@@ -93,7 +93,7 @@ pub fn random_shard<'py>(
     params: &Bound<'py, PyAny>,
     index: u64,
     count: u64,
-    threads: Option<usize>,
+    threads: Option<&Bound<'py, PyAny>>,
     timeout: Option<f64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let params: Params = from_python(params, "params")?;

@@ -3,17 +3,15 @@
 //! worded as a bad argument.
 
 use crate::errors::bad_argument;
-use pyo3::PyResult;
-pub use tinct_core::experiment::parallel::Pool;
+use pyo3::prelude::*;
+pub use tinct_core::experiment::parallel::{MAX_THREADS, Pool};
 
-/// The pool with `threads` threads (`None`: every core). Zero threads is
-/// refused.
-pub fn pool(threads: Option<usize>) -> PyResult<Pool> {
-    if threads == Some(0) {
-        return Err(bad_argument(
-            "threads",
-            "threads: expected at least 1 (or None for every core), found 0",
-        ));
-    }
+/// The pool with `threads` threads (`None`: every core): a count from 1 to
+/// [`MAX_THREADS`] (`crate::units::count`), anything else `BadInput`.
+pub fn pool(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Pool> {
+    let threads = threads
+        .map(|t| crate::units::count(t, "threads", (1, MAX_THREADS as u64), ""))
+        .transpose()?
+        .map(|t| t as usize);
     Pool::with_threads(threads).map_err(|e| bad_argument("threads", format!("threads: {e}")))
 }

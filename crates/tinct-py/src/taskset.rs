@@ -8,7 +8,7 @@ use crate::plan::{PlanArgs, PyPlan};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use tinct_core::TaskSet;
-use tinct_core::format::{self, Syntax};
+use tinct_core::format::{self, MAX_TASKS, Syntax};
 use tinct_core::generate::replicate;
 use tinct_core::overheads::{ChargeError, ChargedAnalysis, OverheadsChoice};
 use tinct_core::saved_calibration;
@@ -170,14 +170,13 @@ impl PyTaskSet {
 
     /// `copies` copies of every task (kim2013 IV-E duplicates Table I),
     /// names suffixed, cores and partitions dropped.
-    fn replicate(&self, copies: usize) -> PyResult<PyTaskSet> {
-        if copies == 0 {
-            return Err(bad_argument(
-                "copies",
-                "copies: expected at least 1, found 0",
-            ));
-        }
-        Ok(self.derived(replicate(&self.set, copies), self.file.clone()))
+    fn replicate(&self, copies: &Bound<'_, PyAny>) -> PyResult<PyTaskSet> {
+        // The copies must stay a task set the format takes back.
+        let tasks = self.set.tasks.len().max(1);
+        let why = format!("copies of {tasks} task(s): a task set holds at most {MAX_TASKS} tasks");
+        let most = (MAX_TASKS / tasks) as u64;
+        let copies = crate::units::count(copies, "copies", (1, most), &why)?;
+        Ok(self.derived(replicate(&self.set, copies as usize), self.file.clone()))
     }
 
     /// The analysis of `tinct analyze --json` as a dict: per task (file
@@ -236,12 +235,16 @@ impl PyTaskSet {
         &self,
         py: Python<'_>,
         algorithm: &str,
-        partitions: Option<u32>,
+        partitions: Option<&Bound<'_, PyAny>>,
         node_budget: u64,
         exact: bool,
         keep_free: bool,
         timeout: Option<f64>,
     ) -> PyResult<PyPlan> {
+        let partitions = partitions
+            .map(|p| crate::units::count(p, "partitions", (1, u64::from(u32::MAX)), ""))
+            .transpose()?
+            .map(|p| p as u32);
         let args = PlanArgs {
             algorithm,
             partitions,

@@ -27,6 +27,43 @@ fn whole(value: &Bound<'_, PyAny>, field: &str, unit: &str) -> PyResult<Option<u
     })
 }
 
+/// A count given by the caller (copies, threads, partitions): any int,
+/// numpy's included (read through `__index__`, never a float or a bool),
+/// from `least` to `most`. Anything else, a negative number or one past
+/// `most` included, is `BadInput` naming `field`, the range and `why` the
+/// range is what it is (if not empty), never Python's OverflowError or
+/// TypeError.
+pub fn count(
+    value: &Bound<'_, PyAny>,
+    field: &str,
+    (least, most): (u64, u64),
+    why: &str,
+) -> PyResult<u64> {
+    let refused = |found: String| {
+        let why = if why.is_empty() {
+            String::new()
+        } else {
+            format!(" ({why})")
+        };
+        bad_argument(
+            field,
+            format!("{field}: expected a whole number from {least} to {most}{why}, found {found}"),
+        )
+    };
+    let shown = || value.repr().map_or_else(|_| "?".into(), |r| r.to_string());
+    if value.is_instance_of::<PyBool>() {
+        return Err(refused(shown()));
+    }
+    let index = value
+        .call_method0("__index__")
+        .map_err(|_| refused(shown()))?;
+    let wide: i128 = index.extract().map_err(|_| refused(shown()))?;
+    u64::try_from(wide)
+        .ok()
+        .filter(|n| (least..=most).contains(n))
+        .ok_or_else(|| refused(wide.to_string()))
+}
+
 /// A quantity from a string with a unit (read by `parse`) or an int.
 fn quantity(
     value: &Bound<'_, PyAny>,

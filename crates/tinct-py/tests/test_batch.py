@@ -90,8 +90,11 @@ def test_thread_counts_give_identical_results():
     wcet, period, deadline = random_arrays(5, 300, 12)
     one = tinct.analyze_batch(wcet, period, deadline, threads=1)
     many = tinct.analyze_batch(wcet, period, deadline, threads=4)
-    with pytest.raises(tinct.BadInput):
-        tinct.analyze_batch(wcet, period, deadline, threads=0)
+    for threads in [0, -1, 1025, 2**70, 1.5]:
+        with pytest.raises(tinct.BadInput, match="threads: expected a whole number from 1 to 1024"):
+            tinct.analyze_batch(wcet, period, deadline, threads=threads)
+    same = tinct.analyze_batch(wcet, period, deadline, threads=np.int32(2))
+    assert np.array_equal(one.response_time, same.response_time)
     assert np.array_equal(one.schedulable, many.schedulable)
     assert np.array_equal(one.response_time, many.response_time)
 

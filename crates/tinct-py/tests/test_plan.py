@@ -46,8 +46,9 @@ def test_bad_plan_arguments():
     s = tinct.TaskSet.load(KIM2013)
     with pytest.raises(tinct.BadInput):
         s.plan(algorithm="edf")
-    with pytest.raises(tinct.BadInput):
-        s.plan(partitions=0)
+    for partitions in [0, -1, 2**64, 2.0]:
+        with pytest.raises(tinct.BadInput, match="partitions: expected a whole number"):
+            s.plan(partitions=partitions)
     with pytest.raises(tinct.BadInput):
         s.plan(partitions=33)
     with pytest.raises(tinct.BadInput):

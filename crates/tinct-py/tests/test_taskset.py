@@ -3,6 +3,7 @@ errors that name file, line and field as the CLI does."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import tinct
@@ -65,6 +66,17 @@ def test_replicate_copies_every_task():
     assert len(set(s.names)) == 6
     with pytest.raises(tinct.BadInput):
         tinct.TaskSet.from_dict(SMALL).replicate(0)
+
+
+def test_replicate_refuses_what_the_format_would_not_take_back():
+    small = tinct.TaskSet.from_dict(SMALL)  # 2 tasks: at most 5 000 copies
+    assert len(small.replicate(np.int64(2))) == 4
+    for copies in [-1, 5_001, 2**40, 2**200, 2.0, True, "3", None]:
+        with pytest.raises(tinct.BadInput) as refused:
+            small.replicate(copies)
+        assert "copies: expected a whole number from 1 to 5000" in str(refused.value)
+    assert "a task set holds at most 10000 tasks" in str(refused.value)
+    assert len(small.replicate(5_000)) == 10_000
 
 
 def test_bad_files_raise_bad_input_with_the_clis_message(tmp_path):

@@ -70,12 +70,29 @@ pub fn least_partitions(
     algorithm: Algorithm,
     options: &SearchOptions,
 ) -> Option<Assignment> {
-    match algorithm {
+    least_partitions_until(inst, algorithm, options, None)
+}
+
+/// [`least_partitions`] that ends as soon as `stop` is set (a timeout):
+/// then `None`, since a stopped allocation places no more tasks.
+pub fn least_partitions_until(
+    inst: &Instance,
+    algorithm: Algorithm,
+    options: &SearchOptions,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Option<Assignment> {
+    let stopped = || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+    let fit = match algorithm {
         Algorithm::Cata => {
-            Some(cata::cata(inst, inst.partitions, options)).filter(Assignment::schedulable)
+            return Some(cata::cata_until(inst, inst.partitions, options, stop))
+                .filter(|a| a.schedulable() && !stopped());
         }
-        _ => (1..=inst.partitions)
-            .map(|budget| allocate(inst, algorithm, budget, options))
-            .find(Assignment::schedulable),
-    }
+        Algorithm::Bfd => binpack::Fit::Best,
+        Algorithm::Wfd => binpack::Fit::Worst,
+    };
+    (1..=inst.partitions)
+        .take_while(|_| !stopped())
+        .map(|budget| binpack::bin_pack_until(inst, fit, budget, options, stop))
+        .find(Assignment::schedulable)
+        .filter(|_| !stopped())
 }

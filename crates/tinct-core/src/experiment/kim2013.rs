@@ -3,11 +3,12 @@
 //! CATA side by side with the paper's published comparisons.
 
 use super::Hooks;
-use crate::alloc::{Algorithm, Instance, PlanOptions, SearchOptions, least_partitions, plan};
+use crate::alloc::{Algorithm, Instance, PlanOptions, SearchOptions, least_partitions_until, plan};
 use crate::generate::replicate;
 use crate::model::TaskSet;
 use crate::units::Bytes;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::AtomicBool;
 
 /// Table I as shipped in examples/ (compiled in, so the study runs anywhere).
 pub const TABLE_I: &str = include_str!("../../../../examples/kim2013.toml");
@@ -84,7 +85,13 @@ pub fn run(base: &TaskSet, options: &SearchOptions, hooks: Hooks) -> Report {
                     complete = false;
                     break 'settings;
                 }
-                rows.push(setting(&set, algorithm, memory_mib, options));
+                let row = setting(&set, algorithm, memory_mib, options, hooks.stop);
+                if hooks.stopped() {
+                    // Cut short inside: its numbers are not the setting's.
+                    complete = false;
+                    break 'settings;
+                }
+                rows.push(row);
                 hooks.tick();
             }
         }
@@ -104,15 +111,22 @@ pub fn run(base: &TaskSet, options: &SearchOptions, hooks: Hooks) -> Report {
 pub const UNITS: u64 = 18;
 
 /// Figures 11-13 for one algorithm in one setting.
-fn setting(set: &TaskSet, algorithm: Algorithm, memory_mib: u64, options: &SearchOptions) -> Row {
+fn setting(
+    set: &TaskSet,
+    algorithm: Algorithm,
+    memory_mib: u64,
+    options: &SearchOptions,
+    stop: Option<&AtomicBool>,
+) -> Row {
     let inst = Instance::new(set);
-    let least = least_partitions(&inst, algorithm, options);
+    let least = least_partitions_until(&inst, algorithm, options, stop);
     // Figure 13: all N_P partitions, CATA with its leftover step.
     let full = plan(
         set,
         algorithm,
         &PlanOptions {
             search: *options,
+            stop,
             ..PlanOptions::default()
         },
     );

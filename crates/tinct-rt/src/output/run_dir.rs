@@ -530,7 +530,9 @@ mod tests {
         };
         let room = pages("summary.json") + pages("jobs.csv");
         let disk = SmallTmpfs::mount(64 * PAGE);
-        let run_dir = RunDir::prepare(&disk.path().join("run")).unwrap();
+        // A name of its own: the fallback (`tinct-run-<pid>-<name>`) is
+        // shared by the tests of this process that use one name.
+        let run_dir = RunDir::prepare(&disk.path().join("full-disk-run")).unwrap();
         let free = rustix::fs::statvfs(disk.path()).unwrap().f_bavail;
         let filler = (free - room) * PAGE;
         std::fs::write(disk.path().join("filler"), vec![1u8; filler as usize]).unwrap();
@@ -558,7 +560,7 @@ mod tests {
     #[test]
     fn a_file_that_fails_in_both_directories_is_reported_with_what_was_written() {
         let dir = tempfile::tempdir().unwrap();
-        let run_dir = RunDir::prepare(&dir.path().join("run")).unwrap();
+        let run_dir = RunDir::prepare(&dir.path().join("both-fail-run")).unwrap();
         let mut r = result();
         // A log name longer than any file name: it fails everywhere.
         r.rtapp_log = Some("x".repeat(300));
