@@ -155,8 +155,9 @@ fn bin_packing_many_tasks_is_polynomial() {
 /// The scheduler tick is a pseudo-task: its own response time is no
 /// requirement. Here the tick (1.5 ms every 4 ms) is itself delayed past
 /// its period by the two tasks' release interrupts (1.5 + 2 × 1.5 = 4.5 ms),
-/// while both tasks meet their deadlines: a's window is 1 + 3 (two ticks)
-/// + 3 (two releases) = 7 ms, b's 1 + 1 + 3 + 3 = 8 ms, against D = 1 s.
+/// while both tasks meet their deadlines: a's window is 1 ms of its own,
+/// 3 of two ticks and 3 of two releases, 7 ms; b's 8 ms (a's 1 ms more),
+/// against D = 1 s.
 /// The analysis says SCHEDULABLE; every allocator used to refuse both
 /// tasks ("no sharing … meets every deadline"), because its inner test
 /// asked the tick to meet a deadline too (the demo under load failed so:

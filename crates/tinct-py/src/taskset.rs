@@ -169,7 +169,9 @@ impl PyTaskSet {
     }
 
     /// `copies` copies of every task (kim2013 IV-E duplicates Table I),
-    /// names suffixed, cores and partitions dropped.
+    /// names suffixed, cores and partitions dropped. At most 10 000 tasks
+    /// in all (the format's limit, so that the copies can be saved and
+    /// loaded again); any other count raises `BadInput`.
     fn replicate(&self, copies: &Bound<'_, PyAny>) -> PyResult<PyTaskSet> {
         // The copies must stay a task set the format takes back.
         let tasks = self.set.tasks.len().max(1);
