@@ -98,6 +98,11 @@ fn spec(mixer_us: u64, policy: PlacementPolicy, duration_ns: u64) -> RunSpec {
 
 /// One run at a time: a concurrent run's busy SCHED_FIFO thread on the
 /// CPU a consumer moves to would starve it.
+/// The jobs a task of a 300 ms pipeline run must have for its placement to
+/// be checked: a handful (the periods give 75; under the full suite on a
+/// 2-CPU guest, CI saw a consumer with 17).
+const MIN_JOBS: usize = 5;
+
 fn run_ok(spec: &RunSpec) -> Option<RunResult> {
     let _serial = tinct_sys::testing::privileged_serial("SCHED_FIFO pipelines")?;
     let result = run(spec, tinct_rt::testing::test_options()).unwrap();
@@ -161,7 +166,9 @@ fn static_placement_pins_every_task_and_accounts_for_every_sample() {
     };
     for (task, core) in [("wave1", 0), ("wave2", 1), ("mixer", 0), ("sink", 1)] {
         let jobs = records(&result, task);
-        assert!(jobs.len() >= 20, "{task}: {} jobs", jobs.len());
+        // Enough jobs to see where they ran; not a throughput claim (75
+        // releases in 300 ms, but a loaded host delivers fewer).
+        assert!(jobs.len() >= MIN_JOBS, "{task}: {} jobs", jobs.len());
         for r in jobs.iter().filter(|r| r.start_ns != 0) {
             assert_eq!((r.cpu, r.cpu_end), (core, core), "{task} migrated: {r:?}");
             assert_eq!(r.flow.move_ns, None, "static never moves");
@@ -218,7 +225,7 @@ fn check_affinity(result: &RunResult, topology: &Topology, allowed: &[u32]) {
     let mut moved = 0;
     for consumer in ["mixer", "sink"] {
         let jobs = records(result, consumer);
-        assert!(jobs.len() >= 20, "{consumer}: {} jobs", jobs.len());
+        assert!(jobs.len() >= MIN_JOBS, "{consumer}: {} jobs", jobs.len());
         for r in jobs.iter().filter(|r| r.start_ns != 0) {
             let producer = r.flow.producer_cpu.expect("data-triggered");
             assert!(
