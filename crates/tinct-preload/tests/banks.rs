@@ -232,8 +232,13 @@ fn each_bank_mode_falls_back_where_algorithm_1_says() {
                 "restricted left controller 0"
             );
         }
+        // The summary counts the pages still in use at exit: those outside
+        // the bank are the mode's (the frames above prove some were
+        // served), but all of them may have been freed by then (CI saw
+        // "none" once, under load).
         assert!(
-            stderr.contains(&format!("(served by the fallbacks of bank mode {mode})")),
+            stderr.contains(&format!("(served by the fallbacks of bank mode {mode})"))
+                || stderr.contains("pages in use outside the requested banks: none"),
             "{stderr}"
         );
     }
