@@ -657,6 +657,36 @@ impl Core<'_> {
 /// Stack space for the per-core loops; larger cores fall back to the heap.
 const STACK_TASKS: usize = 16;
 
+impl<'a> Core<'a> {
+    /// A core of `tasks` with Δ = `refill` over the given scratch buffers
+    /// (one slot per task), nothing analyzed yet.
+    fn new(
+        tasks: &'a [CoreTask],
+        refill: u64,
+        prefix: &'a mut [PartitionSet],
+        window: &'a mut [PartitionSet],
+        warmup_n: &'a mut [Option<u64>],
+        terms: &'a mut [Term],
+        parts: &'a mut [TermParts],
+    ) -> Self {
+        Core {
+            tasks,
+            refill,
+            prefix,
+            window,
+            warmup_n,
+            terms,
+            parts,
+            interrupts: false,
+            cache_terms: false,
+            first_unrepresentable: 0,
+            previous_free: None,
+            first_iterate: None,
+            read_span: None,
+        }
+    }
+}
+
 /// Runs `f` on a [`Core`] with scratch buffers sized for `tasks`, on the
 /// stack when small.
 fn with_core<R>(tasks: &[CoreTask], refill: u64, f: impl FnOnce(&mut Core<'_>) -> R) -> R {
@@ -667,42 +697,30 @@ fn with_core<R>(tasks: &[CoreTask], refill: u64, f: impl FnOnce(&mut Core<'_>) -
         let mut warmup_n = [None; STACK_TASKS];
         let mut terms = [Term::default(); STACK_TASKS];
         let mut parts = [TermParts::default(); STACK_TASKS];
-        f(&mut Core {
+        f(&mut Core::new(
             tasks,
             refill,
-            prefix: &mut prefix[..n],
-            window: &mut window[..n],
-            warmup_n: &mut warmup_n[..n],
-            terms: &mut terms[..n],
-            parts: &mut parts[..n],
-            interrupts: false,
-            cache_terms: false,
-            first_unrepresentable: 0,
-            previous_free: None,
-            first_iterate: None,
-            read_span: None,
-        })
+            &mut prefix[..n],
+            &mut window[..n],
+            &mut warmup_n[..n],
+            &mut terms[..n],
+            &mut parts[..n],
+        ))
     } else {
         let mut prefix = vec![PartitionSet::EMPTY; n];
         let mut window = vec![PartitionSet::EMPTY; n];
         let mut warmup_n = vec![None; n];
         let mut terms = vec![Term::default(); n];
         let mut parts = vec![TermParts::default(); n];
-        f(&mut Core {
+        f(&mut Core::new(
             tasks,
             refill,
-            prefix: &mut prefix,
-            window: &mut window,
-            warmup_n: &mut warmup_n,
-            terms: &mut terms,
-            parts: &mut parts,
-            interrupts: false,
-            cache_terms: false,
-            first_unrepresentable: 0,
-            previous_free: None,
-            first_iterate: None,
-            read_span: None,
-        })
+            &mut prefix,
+            &mut window,
+            &mut warmup_n,
+            &mut terms,
+            &mut parts,
+        ))
     }
 }
 
@@ -826,21 +844,15 @@ impl JitterRounds {
         }
         self.tasks.clear();
         self.tasks.extend_from_slice(tasks);
-        let mut core = Core {
-            tasks: &self.tasks,
+        let mut core = Core::new(
+            &self.tasks,
             refill,
-            prefix: &mut self.prefix,
-            window: &mut self.window,
-            warmup_n: &mut self.warmup_n,
-            terms: &mut self.terms,
-            parts: &mut self.parts,
-            interrupts: false,
-            cache_terms: false,
-            first_unrepresentable: 0,
-            previous_free: None,
-            first_iterate: None,
-            read_span: None,
-        };
+            &mut self.prefix,
+            &mut self.window,
+            &mut self.warmup_n,
+            &mut self.terms,
+            &mut self.parts,
+        );
         core.prepare();
         let moved = &self.moved;
         // With release interrupts every task's count is read by every task.
