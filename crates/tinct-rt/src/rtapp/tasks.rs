@@ -222,7 +222,8 @@ fn check_kernel_deadline(
     period_us: u64,
 ) -> Result<()> {
     let periods = &ctx.deadline_periods;
-    let found = if runtime_us * 1000 < MIN_DEADLINE_RUNTIME_NS {
+    // Saturating: a runtime past u64 nanoseconds is far above the minimum.
+    let found = if runtime_us.saturating_mul(1000) < MIN_DEADLINE_RUNTIME_NS {
         format!("dl-runtime {runtime_us} µs, below the kernel's 1024 ns")
     } else if !(periods.min_us..=periods.max_us).contains(&period_us) {
         format!(
