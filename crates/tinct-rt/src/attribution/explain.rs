@@ -138,6 +138,16 @@ fn explain_task(
             });
         let (off_task, dispatches) = off_task_ns(level, index, r);
         let platform_ns = off_task.min(threshold.saturating_mul(dispatches));
+        // Higher-priority jobs released after the bound had passed met the
+        // job only because it was still running: had the stall not held it
+        // past its bound, they would have come after it (a stall's backlog).
+        let backlog = if stall > 0 && stall < exceedance {
+            let after_bound = r.release_ns.saturating_add(bound_ns);
+            u64::try_from(level.above_released_within(after_bound, from, finish))
+                .unwrap_or(u64::MAX)
+        } else {
+            0
+        };
         let (cause, mut explanation) = if (wants_rt || kind == BoundKind::Wcrt)
             && (!result.realtime || !r.policy.is_realtime())
         {
@@ -151,6 +161,16 @@ fn explain_task(
             )
         } else if stall >= exceedance {
             (Cause::HostStall, format!("host stall of {}", ms(stall)))
+        } else if stall.saturating_add(backlog) >= exceedance {
+            (
+                Cause::HostStall,
+                format!(
+                    "host stall of {}, then {} of higher-priority jobs released after its bound had passed \
+                     ran ahead of it (the stall's backlog)",
+                    ms(stall),
+                    ms(backlog)
+                ),
+            )
         } else if let Some((_, detail)) = over_c
             .as_ref()
             .filter(|(excess, _)| excess.saturating_add(stall) >= exceedance)

@@ -10,7 +10,13 @@
 //!    window starts at the job's release, or earlier at the start of the
 //!    stretch during which this task's or higher-priority jobs were pending
 //!    on its CPU without a pause ([`BUSY_GAP_NS`]): the level-i busy
-//!    period, since a stall there delays the job as well.
+//!    period, since a stall there delays the job as well. The
+//!    higher-priority jobs released after the job's bound had passed that
+//!    ran before it finished count with the stall: they met the job only
+//!    because the stall held it past its bound (a stopped process, on
+//!    SIGCONT, runs the backlog of releases that came during the stop
+//!    first). Were the stall gone, the job would have ended by its bound,
+//!    before they were released.
 //! 3. [`Cause::ExecAboveC`]: its own execution time, and those of the
 //!    earlier and higher-priority jobs in its busy window, exceeded their
 //!    modelled C by at least the exceedance (with the stall time, if any):

@@ -346,6 +346,67 @@ fn a_stall_that_kept_the_previous_job_from_starting_delays_this_one() {
     );
 }
 
+/// Task `a`'s job 1 (released at 100 ms, C 4 ms, WCRT 5 ms) runs 1 ms, is
+/// stopped with its process 101-150 ms, and ends 3 ms after `h`'s jobs,
+/// after the jobs of `h` (FIFO 60, 1 ms each) released at `releases`,
+/// which ran back to back from 150 ms once the process was continued.
+fn stopped_with_a_backlog(releases: &[u64]) -> Attribution {
+    let backlog: Vec<JobRecord> = releases
+        .iter()
+        .enumerate()
+        .map(|(k, &release)| {
+            let start = 150 * MS + k as u64 * MS;
+            job(k as u64, release, start, start + MS, MS)
+        })
+        .collect();
+    let finish = 150 * MS + releases.len() as u64 * MS + 3 * MS;
+    Scenario::a(vec![
+        job(0, 0, 0, 4 * MS, 4 * MS),
+        job(1, 100 * MS, 100 * MS, finish, 4 * MS),
+    ])
+    .above(bounded("h", 60, MS, 2 * MS, backlog))
+    .stalls(&[(101 * MS, 150 * MS)])
+    .colouring(Colouring::Effective)
+    .attribute()
+}
+
+#[test]
+fn the_backlog_a_stall_let_in_ahead_of_a_job_counts_with_the_stall() {
+    // 49 ms of stall against 51 ms late (ends at 156 ms): the 3 ms of `h` released during
+    // the stop, after a's bound had passed (105 ms), ran first because a
+    // was still running; without the stop a would have ended by 105 ms.
+    let a = stopped_with_a_backlog(&[110 * MS, 120 * MS, 130 * MS]);
+    let late = &a.late[1][0];
+    assert_eq!(
+        (late.job, late.exceedance_ns, late.stall_ns),
+        (1, 51 * MS, 49 * MS)
+    );
+    assert_eq!(late.cause, Cause::HostStall, "{}", late.explanation);
+    assert_eq!(
+        late.explanation,
+        "host stall of 49.000 ms, then 3.000 ms of higher-priority jobs released after its bound \
+         had passed ran ahead of it (the stall's backlog)"
+    );
+    // Every job of `h` is late by its part of the stop, and only by it.
+    assert!(
+        a.cause[0].iter().all(|c| *c == Some(Cause::HostStall)),
+        "{:?}",
+        a.late[0]
+    );
+
+    // Released before a's bound (103, 104 ms), `h`'s jobs are interference
+    // the WCRT already bounds: they do not count, 50 ms do not cover 51.
+    let a = stopped_with_a_backlog(&[103 * MS, 104 * MS, 110 * MS]);
+    let late = &a.late[1][0];
+    assert_eq!(late.exceedance_ns, 51 * MS);
+    assert_eq!(late.cause, Cause::Unexplained, "{}", late.explanation);
+    assert!(
+        late.explanation.ends_with("also a host stall of 49.000 ms"),
+        "{}",
+        late.explanation
+    );
+}
+
 #[test]
 fn a_job_ready_but_not_dispatched_is_blamed_on_platform_overhead() {
     // WCRT 4.1 ms; released at 100 ms, started 150 µs later with nothing

@@ -154,6 +154,20 @@ pub(super) struct Level {
     higher: MaxTree,
     /// Per task (index into the run's tasks) at the floor, its jobs.
     at_floor: std::collections::HashMap<usize, TaskJobs>,
+    /// The jobs of tasks above the floor in release order.
+    above_floor: AboveFloor,
+}
+
+/// The jobs of the tasks above a level's floor, in release order: what a
+/// job at the floor can meet that was released after a given instant.
+#[derive(Debug)]
+struct AboveFloor {
+    releases: Vec<u64>,
+    /// Positions in [`Level::entries`].
+    positions: Vec<usize>,
+    /// Prefix sums of each job's CPU time within its own span.
+    inside_prefix: Vec<u128>,
+    finishes: MaxTree,
 }
 
 fn prefix<T: Copy + Into<u128>>(values: impl Iterator<Item = T>) -> Vec<u128> {
@@ -232,8 +246,20 @@ impl Level {
                 (task, jobs)
             })
             .collect();
+        let mut above: Vec<usize> = (0..entries.len()).filter(|&p| entries[p].higher).collect();
+        above.sort_unstable_by_key(|&p| entries[p].release);
+        let above_floor = AboveFloor {
+            releases: above.iter().map(|&p| entries[p].release).collect(),
+            inside_prefix: prefix(above.iter().map(|&p| {
+                let e = &entries[p];
+                e.within(e.start, e.finish)
+            })),
+            finishes: MaxTree::new(above.iter().map(|&p| entries[p].finish)),
+            positions: above,
+        };
         Level {
             floor,
+            above_floor,
             releases: by_release.iter().map(|&(r, _)| r).collect(),
             stretch_start,
             stretch_reach,
@@ -314,6 +340,30 @@ impl Level {
             count += u64::from(e.finish.min(to) > from);
         }
         (busy, count)
+    }
+
+    /// Σ of the CPU time within `[from, to)` of the jobs of tasks above the
+    /// floor released in `[released_from, to)` (and not before `from`).
+    /// For a job at the floor finishing at `to` and bounded by
+    /// `released_from − release`, these are the jobs that met it only
+    /// because it was still running past its bound.
+    pub fn above_released_within(&self, released_from: u64, from: u64, to: u64) -> u128 {
+        let above = &self.above_floor;
+        let first = released_from.max(from);
+        if first >= to {
+            return 0;
+        }
+        let range = above.releases.partition_point(|&r| r < first)
+            ..above.releases.partition_point(|&r| r < to);
+        // Released at or after `from`, each started there: whole, unless
+        // it ran past `to` (at most the few pending when the job ended).
+        let mut total = sum(&above.inside_prefix, range.clone());
+        for i in above.finishes.above(range, to) {
+            let e = &self.entries[above.positions[i]];
+            total =
+                total - u128::from(e.within(e.start, e.finish)) + u128::from(e.within(from, to));
+        }
+        total
     }
 
     /// The position of the job of `task` numbered `job`, if in the level.
@@ -463,6 +513,32 @@ mod tests {
         (total, largest)
     }
 
+    fn naive_above_released(
+        result: &RunResult,
+        r: &JobRecord,
+        prio: u8,
+        released_from: u64,
+        from: u64,
+    ) -> u128 {
+        let finish = r.finish_ns.unwrap();
+        jobs(result, r.cpu, prio)
+            .into_iter()
+            .filter(|(i, o)| {
+                priority(&result.tasks[*i]) > prio
+                    && o.release_ns >= released_from.max(from)
+                    && o.release_ns < finish
+            })
+            .map(|(_, o)| {
+                let overlap = o
+                    .finish_ns
+                    .unwrap()
+                    .min(finish)
+                    .saturating_sub(o.start_ns.max(from));
+                u128::from(o.exec_ns.min(overlap))
+            })
+            .sum()
+    }
+
     /// (priority, [(release, start offset, length, exec, cpu, cpu_end)]).
     type Drawn = Vec<(u8, Vec<(u64, u64, u64, u64, u32, u32)>)>;
 
@@ -507,6 +583,13 @@ mod tests {
                         let (naive_total, naive_largest) = naive_excess(&result, index, r, from, finish);
                         prop_assert_eq!(total, naive_total);
                         prop_assert_eq!(largest.map_or(0, |(v, _)| v), naive_largest);
+                        for bound in [0, 5 * STEP, 40 * STEP] {
+                            let after = r.release_ns + bound;
+                            prop_assert_eq!(
+                                level.above_released_within(after, from, finish),
+                                naive_above_released(&result, r, prio, after, from)
+                            );
+                        }
                     }
                 }
             }
