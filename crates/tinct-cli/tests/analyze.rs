@@ -505,7 +505,7 @@ fn a_full_stdout_is_an_output_failure_not_a_panic() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        let status = common::wait_within(
+        let status = tinct_sys::testing::wait_within(
             &mut child,
             std::time::Duration::from_secs(120),
             "tinct writing to /dev/full",

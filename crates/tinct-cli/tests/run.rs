@@ -292,17 +292,7 @@ fn a_sigkilled_run_leaves_nothing_in_the_temporary_directory() {
 fn interrupt(tinct: &mut std::process::Child) -> std::process::ExitStatus {
     let pid = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let started = Instant::now();
-    loop {
-        if let Some(status) = tinct.try_wait().unwrap() {
-            return status;
-        }
-        if started.elapsed() > Duration::from_secs(20) {
-            tinct.kill().unwrap();
-            panic!("tinct did not stop after one SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    tinct_sys::testing::wait_within(tinct, Duration::from_secs(20), "tinct after one SIGINT")
 }
 
 #[test]
@@ -970,16 +960,10 @@ fn a_second_ctrl_c_while_the_files_are_made_ends_tinct_at_once() {
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     std::thread::sleep(Duration::from_millis(20));
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let signalled = Instant::now();
-    let status = loop {
-        if let Some(status) = tinct.try_wait().unwrap() {
-            break status;
-        }
-        if signalled.elapsed() > Duration::from_secs(20) {
-            tinct.kill().unwrap();
-            panic!("tinct ignored two SIGINTs while making its files");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+    let status = tinct_sys::testing::wait_within(
+        &mut tinct,
+        Duration::from_secs(20),
+        "tinct after two SIGINTs while making its files",
+    );
     assert_eq!(status.code(), Some(130), "{status:?}");
 }

@@ -145,6 +145,28 @@ pub fn write_llc_tree(
 pub const UNSLICED_CPUINFO: &str =
     "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 26\nflags\t\t: fpu\n";
 
+/// Waits for `child` to end, at most `limit` (a hang guard, not a timing
+/// assertion): past it the child is killed and the test fails, saying
+/// `what` it was waiting for.
+pub fn wait_within(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+    what: &str,
+) -> std::process::ExitStatus {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for the child") {
+            return status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what}: still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
