@@ -220,8 +220,10 @@ pub unsafe fn mremap(
         set_errno(libc::EINVAL);
         return libc::MAP_FAILED;
     }
+    // Only `[old, old + old_len)` is remapped: pages of the run past it
+    // stay where they are, as the kernel's mremap leaves them.
     if new_pages <= old_pages {
-        heap.unmap_pages(first + new_pages, run_pages - new_pages);
+        heap.unmap_pages(first + new_pages, old_pages - new_pages);
         return old;
     }
     if old_pages == run_pages && heap.extend_mapped(first, run_pages, new_pages) {
@@ -269,7 +271,7 @@ pub unsafe fn mremap(
             (new_pages - old_pages) * size,
         );
     }
-    heap.unmap_pages(first, run_pages);
+    heap.unmap_pages(first, old_pages);
     fresh.cast()
 }
 

@@ -92,7 +92,8 @@ fn a_parent_keeps_its_colours_across_fork_when_the_child_takes_the_copies() {
 /// old contents are kept, only the new part is zero, and the old pages keep
 /// their frames (read through pagemap by the program) whether the mapping
 /// grows in place or must move (another mapping right after it); the
-/// shim copied a moved mapping to other frames.
+/// shim copied a moved mapping to other frames. With a partial `old_len`
+/// (issue 27) the rest of the mapping stays, contents and all.
 #[test]
 fn mremap_growth_keeps_the_old_pages_and_their_frames() {
     if !privileged_or_skip("reading frames through pagemap") {

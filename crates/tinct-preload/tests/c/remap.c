@@ -5,7 +5,8 @@
  * contents are kept, the new part reads as zeros, and the old pages kept
  * their physical frames (read from /proc/self/pagemap: needs root). The
  * kernel's mremap moves page-table entries, so every answer is yes under
- * glibc; the output does not depend on addresses.
+ * glibc; the output does not depend on addresses. Then a partial old_len:
+ * the rest of the mapping stays, contents and all.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -63,6 +64,31 @@ static void grow(size_t pages, int blocked) {
     if (blocker != NULL && munmap(blocker, page) != 0) fail("munmap blocker");
 }
 
+/* A partial `old_len`: only the first `head` pages of a mapping of
+ * `pages` are remapped (shrunk to one page, or moved and grown to 4 ×
+ * `pages`); the rest of the mapping stays where it is, contents and all,
+ * even after another mapping of as many pages is made and filled. */
+static void partial(size_t pages, size_t head, int grow_it) {
+    size_t n = pages * page, h = head * page;
+    unsigned char *a = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (a == MAP_FAILED) fail("mmap");
+    for (size_t i = 0; i < n; i++) a[i] = (unsigned char)(i * 5 + 3);
+    unsigned char *b = grow_it ? mremap(a, h, 4 * n, MREMAP_MAYMOVE) : mremap(a, h, page, 0);
+    if (b == MAP_FAILED) fail("mremap partial");
+    unsigned char *other = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (other == MAP_FAILED) fail("mmap other");
+    for (size_t i = 0; i < n; i++) other[i] = 0xEE;
+    size_t moved = grow_it ? h : page;
+    int kept = 1, rest = 1;
+    for (size_t i = 0; i < moved; i++) kept &= b[i] == (unsigned char)(i * 5 + 3);
+    for (size_t i = h; i < n; i++) rest &= a[i] == (unsigned char)(i * 5 + 3);
+    printf("%zu of %zu pages %s: moved part %s, the rest %s\n", head, pages,
+           grow_it ? "grown" : "shrunk", kept ? "kept" : "LOST", rest ? "kept" : "LOST");
+    if (munmap(other, n) != 0) fail("munmap other");
+    if (munmap(a + h, n - h) != 0) fail("munmap rest");
+    if (munmap(b, grow_it ? 4 * n : page) != 0) fail("munmap moved");
+}
+
 int main(void) {
     page = (size_t)sysconf(_SC_PAGESIZE);
     const size_t sizes[] = {1, 3, 16, 64};
@@ -70,6 +96,9 @@ int main(void) {
         grow(sizes[s], 0);
         grow(sizes[s], 1);
     }
+    partial(8, 4, 0);
+    partial(8, 4, 1);
+    partial(16, 3, 1);
     printf("done\n");
     return 0;
 }
