@@ -202,6 +202,55 @@ fn inherited_counters_include_the_threads_created_after_opening() {
     );
 }
 
+/// The page faults of `sh -c SCRIPT` and all it starts, counted as
+/// `perf stat` would, after the calling thread touched `own` fresh pages
+/// of its own.
+fn faults_of_a_command(script: &str, own: usize) -> u64 {
+    let counters = Counters::open(&[PerfEvent::PageFaults.into()], Target::ChildrenFromExec);
+    assert!(counters.any(), "{:?}", counters.unavailable_reason());
+    touch_fresh_pages(own);
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", script])
+        .spawn()
+        .unwrap();
+    let status = tinct_sys::testing::wait_within(
+        &mut child,
+        std::time::Duration::from_secs(60),
+        "the counted command",
+    );
+    assert!(status.success(), "{status}");
+    let mut counters = counters;
+    counters.read().unwrap()[0]
+        .unwrap()
+        .scaled()
+        .value()
+        .unwrap()
+}
+
+#[test]
+fn counters_from_exec_count_a_command_and_its_children_but_not_the_opener() {
+    if !privileged_or_skip("software events with kernel counting") {
+        return;
+    }
+    // 64 MiB touched by a grandchild (python3 under sh, which forks it: a
+    // command follows), counted once it exited.
+    let script =
+        "python3 -c 'b = bytearray(64 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1'; true";
+    let faults = faults_of_a_command(script, 0);
+    assert!(
+        faults >= (64 << 20) / 4096 / 2,
+        "the grandchild's 16384 page faults are counted: {faults}"
+    );
+    // The opening thread's own 20 000 page faults are not (`true` makes a
+    // few hundred).
+    let own = 20_000;
+    let faults = faults_of_a_command("true", own);
+    assert!(
+        faults < own as u64 / 2,
+        "the opener's {own} faults are not counted: {faults}"
+    );
+}
+
 #[test]
 fn every_software_event_of_one_group_counts() {
     if !privileged_or_skip("software events with kernel counting") {

@@ -165,6 +165,14 @@ pub struct Recording {
     pub events: Vec<EventStatus>,
     /// Threads seen.
     pub threads_seen: usize,
+    /// A command's counts over its whole life, one per event (scaled; `None`
+    /// where the event does not count): every process and thread it
+    /// started included, short-lived ones and those that ended before the
+    /// first sample too, as `perf stat` counts them. Processes still
+    /// running when it ended are not in them. `None` for a process
+    /// attached to (`--pid`) and in a `monitor.json` of an older tinct.
+    #[serde(default)]
+    pub totals: Option<Vec<Option<u64>>>,
     /// The samples, in time order.
     pub samples: Vec<Sample>,
     /// Precise memory samples, when memory sampling ran (none in a
@@ -221,8 +229,15 @@ pub fn record(
     if params.duration_ns == Some(0) {
         return Err(bad("--duration", "a positive duration", "0"));
     }
+    // Opened before the command starts, counting from its exec on (see
+    // `Recording::totals`); none for a process attached to.
+    let mut lifetime = None;
     let (mut child, pid, target) = match &params.target {
         Target::Command(argv) => {
+            lifetime = Some(Counters::open(
+                &params.events,
+                tinct_sys::perf::Target::ChildrenFromExec,
+            ));
             let Some((program, args)) = argv.split_first() else {
                 return Err(bad("command", "a program to run after --", "nothing"));
             };
@@ -310,6 +325,15 @@ pub fn record(
             exit_code = status.code();
         }
     }
+    // The command was waited for: every process of it that ended has
+    // added its counts.
+    let totals = lifetime.map(|mut counters| match counters.read() {
+        Ok(counts) => counts
+            .into_iter()
+            .map(|c| c.and_then(|c| c.scaled().value()))
+            .collect(),
+        Err(_) => vec![None; params.events.len()],
+    });
     let availability = sampler
         .availability()
         .map(<[Availability]>::to_vec)
@@ -338,6 +362,7 @@ pub fn record(
             })
             .collect(),
         threads_seen: sampler.threads_seen(),
+        totals,
         samples,
         memory_samples: memory.samples,
         memory_sampling_failed: memory.failed,
@@ -469,6 +494,56 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A command too short for any sample, and a grandchild no sample
+    /// sees, are in the totals (counted from exec, as `perf stat` does).
+    #[test]
+    fn the_totals_hold_what_no_sample_saw() {
+        if !tinct_sys::testing::privileged_or_skip("software counters of other processes") {
+            return;
+        }
+        let stop = AtomicBool::new(false);
+        let index = |r: &Recording, event: PerfEvent| {
+            r.events
+                .iter()
+                .position(|e| e.event == event.name())
+                .unwrap()
+        };
+        // 1 Hz: the command ends long before the first sample is due.
+        let script =
+            "python3 -c 'b = bytearray(32 << 20)\nfor i in range(0, len(b), 4096): b[i] = 1'; true";
+        let params = Params::new(
+            Target::Command(vec!["sh".into(), "-c".into(), script.into()]),
+            1,
+        );
+        let r = record(&params, &stop, &mut quiet).unwrap();
+        assert_eq!((r.ended, r.exit_code), (Ended::CommandExited, Some(0)));
+        let totals = r.totals.as_ref().expect("a command has totals");
+        assert_eq!(totals.len(), r.events.len());
+        let faults = totals[index(&r, PerfEvent::PageFaults)].expect("page faults count");
+        assert!(
+            faults >= (32 << 20) / 4096 / 2,
+            "the grandchild's 8192 faults: {faults}"
+        );
+        let clock = totals[index(&r, PerfEvent::TaskClock)].expect("the task clock counts");
+        assert!(clock > 0, "{totals:?}");
+        for (total, status) in totals.iter().zip(&r.events) {
+            if !status.availability.is_counting() {
+                assert_eq!(*total, None, "{}: no count, never a zero", status.event);
+            }
+        }
+        // The samples, at 1 Hz, saw at most the end: the totals are more.
+        let sampled: u64 = r
+            .samples
+            .iter()
+            .filter_map(|s| s.counts[index(&r, PerfEvent::PageFaults)])
+            .sum();
+        assert!(sampled <= faults, "{sampled} sampled > {faults} in all");
+        // A process attached to has no totals.
+        let attached = Params::new(Target::Pid(std::process::id() as i32), 10);
+        let r = record(&attached, &AtomicBool::new(true), &mut quiet).unwrap();
+        assert_eq!(r.totals, None);
     }
 
     #[test]

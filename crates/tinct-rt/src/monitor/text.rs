@@ -76,11 +76,36 @@ pub fn write_summary(
         }
     )?;
     writeln!(out, "  counted: {COUNTED}")?;
+    if let Some(totals) = &r.totals {
+        let counts: Vec<String> = r
+            .events
+            .iter()
+            .zip(totals)
+            .filter(|(e, _)| e.availability.is_counting())
+            .map(|(e, count)| match count {
+                Some(n) => format!("{} {n}", e.event),
+                None => format!("{} not read", e.event),
+            })
+            .collect();
+        writeln!(
+            out,
+            "  totals over the command's life (every process and thread it started, as perf stat counts): {}",
+            if counts.is_empty() {
+                "none".into()
+            } else {
+                counts.join(", ")
+            }
+        )?;
+    }
     if r.threads_seen == 0 {
         writeln!(
             out,
-            "  no counts: the process ended before its first sample (a command this short \
-             is better measured whole, e.g. with `perf stat`)"
+            "  no samples: the process ended before its first sample{}",
+            if r.totals.is_some() {
+                " (its totals are above)"
+            } else {
+                " (a process this short is better measured whole: run it as `tinct monitor -- COMMAND`, or with `perf stat`)"
+            }
         )?;
     }
     for missing in r.missing() {
@@ -226,13 +251,27 @@ mod tests {
             "{text}"
         );
         assert_eq!(lines[3], format!("  counted: {COUNTED}"));
-        assert!(!text.contains("no counts"), "{text}");
+        assert_eq!(
+            lines[4],
+            "  totals over the command's life (every process and thread it started, as perf stat counts): \
+             task-clock 20000000, context-switches 4, cpu-migrations 0, page-faults 12"
+        );
+        assert!(!text.contains("no samples"), "{text}");
         let mut nothing_seen = recording(false);
         nothing_seen.threads_seen = 0;
         nothing_seen.samples.clear();
         let text = summary_text(&nothing_seen, None, &[]);
         assert!(
-            text.contains("  no counts: the process ended before its first sample"),
+            text.contains(
+                "  no samples: the process ended before its first sample (its totals are above)"
+            ),
+            "{text}"
+        );
+        nothing_seen.totals = None;
+        let text = summary_text(&nothing_seen, None, &[]);
+        assert!(!text.contains("totals"), "{text}");
+        assert!(
+            text.contains("run it as `tinct monitor -- COMMAND`"),
             "{text}"
         );
         assert!(

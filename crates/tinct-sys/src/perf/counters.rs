@@ -53,6 +53,13 @@ pub enum Target {
     /// the counters are opened (`inherit`): the totals of a measurement
     /// that spawns its own worker threads.
     CallingThreadAndChildren,
+    /// The processes the calling thread starts after the counters are
+    /// opened, from their `exec` on, and everything they start in turn
+    /// (`inherit` and `enable_on_exec`; the calling thread's own work is
+    /// not counted): what `perf stat` counts of a command. Each process
+    /// and thread adds its counts when it exits, so they are read once the
+    /// command has ended.
+    ChildrenFromExec,
 }
 
 /// Which group an event belongs to: events of one hardware PMU share a
@@ -285,6 +292,9 @@ fn builder_for(event: &CounterEvent, target: Target) -> Builder<'static> {
         }
         Target::CallingThreadAndChildren => {
             builder.inherit(true);
+        }
+        Target::ChildrenFromExec => {
+            builder.inherit(true).enable_on_exec(true);
         }
     }
     // The CPU's events count user space only; software events and other
