@@ -754,16 +754,8 @@ fn a_signal_to_exec_with_stats_ends_the_program_and_still_reports() {
         };
         let tinct_pid = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
         rustix::process::kill_process(tinct_pid, signal).unwrap();
-        let status = loop {
-            if let Some(status) = tinct.try_wait().unwrap() {
-                break status;
-            }
-            if started.elapsed() > limit {
-                tinct.kill().unwrap();
-                panic!("tinct exec did not end after {name}");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        };
+        let status =
+            tinct_sys::testing::wait_within(&mut tinct, limit, &format!("tinct exec after {name}"));
         let alive = std::fs::read_to_string(format!("/proc/{sleeping}/comm"))
             .is_ok_and(|comm| comm == "sleep\n");
         if alive {
