@@ -438,11 +438,14 @@ mod tests {
     fn the_relay_sleeps_until_its_child_ends() {
         let relay = SignalRelay::arm();
         assert!(relay.wake.is_some(), "the signals' pipe is made");
-        let child = std::process::Command::new("sleep")
-            .arg("0.5")
-            .spawn()
-            .unwrap();
-        let child = ChildProcess::adopt(child.id());
+        // Reaped by the relay, through the adopted handle.
+        let child = ChildProcess::adopt(
+            std::process::Command::new("sleep")
+                .arg("0.5")
+                .spawn()
+                .unwrap()
+                .id(),
+        );
         // A fresh thread: its count is the wait's alone.
         let (passed, wake_ups) = std::thread::scope(|scope| {
             scope
