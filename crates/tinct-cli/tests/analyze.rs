@@ -562,3 +562,121 @@ fn a_closed_stdout_is_an_output_failure() {
         .assert()
         .success();
 }
+
+/// A one-task set in JSON whose platform memory is `memory`, as written.
+fn json_set(memory: &str) -> String {
+    format!(
+        "{{\n  \"platform\": {{\"cores\": 1, \"partitions\": 8,\n    \"memory\": {memory}, \"refill\": \"45.3us\"}},\n  \"task\": [{{\"name\": \"a\", \"period\": \"10ms\", \"memory\": \"1MiB\", \"wcet\": \"2ms\"}}]\n}}\n"
+    )
+}
+
+/// Issue 27: `memory: 18446744073709551616` was reported as "found
+/// 18446744073709552000", NaN and a byte-order mark as "found expected
+/// value". Each names the file, the line and what is there, exit 2.
+#[test]
+fn json_values_serde_misreports_are_named_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text, says) in [
+        (
+            "big.json",
+            json_set("18446744073709551616"),
+            "big.json:3: platform field `memory`: expected a size such as \"18MiB\" (B, KiB, MiB, GiB) or a whole number of bytes, found 18446744073709551616\n",
+        ),
+        (
+            "nan.json",
+            json_set("NaN"),
+            "nan.json:3: syntax: expected a number, or a duration or size as a string such as \"40ms\" (JSON has no NaN or infinity), found NaN\n",
+        ),
+        (
+            "bom.json",
+            format!("\u{feff}{}", json_set("\"64MiB\"")),
+            "bom.json:1: syntax: expected a task-set file (see docs/FORMAT.md) in UTF-8 without a byte-order mark, found a byte-order mark",
+        ),
+    ] {
+        let file = write(dir.path(), name, text);
+        let stderr = bad_input([std::ffi::OsStr::new("analyze"), file.as_os_str()]);
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        assert!(!stderr.contains("expected value"), "{name}: {stderr}");
+    }
+}
+
+/// Issue 27: an `overheads` object without `bench` was read as a task set
+/// and refused as "unknown key overheads"; the message says what the file
+/// needs.
+#[test]
+fn overheads_without_their_bench_say_what_the_file_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let overheads = write(
+        dir.path(),
+        "overheads.json",
+        r#"{"overheads": {"context_switch_ns": 5000}}"#,
+    );
+    let stderr = bad_input([
+        std::ffi::OsStr::new("analyze"),
+        std::ffi::OsStr::new("--overheads"),
+        overheads.as_os_str(),
+        example("kim2013-table2.toml").as_os_str(),
+    ]);
+    assert!(
+        stderr.contains("overheads.json: overheads file: expected a bench result naming its bench beside `overheads`")
+            && stderr.contains(r#"{"bench": "overheads", "overheads": "#)
+            && stderr.contains("found an `overheads` object without a `bench` key"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("unknown key"), "{stderr}");
+}
+
+/// Issue 27: a context switch of 2^63 ns made C + 2δ overflow and the
+/// refusal blamed the refill time Δ. It blames δ: the set's field, or the
+/// overheads file that gives it.
+#[test]
+fn a_huge_context_switch_is_blamed_not_the_refill_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[platform]\ncores = 1\npartitions = 8\nmemory = \"64MiB\"\nrefill = \"45.3us\"\n\
+                overheads = { context_switch = \"9223372036854775808ns\" }\n\n\
+                [[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"2ms\"\n";
+    let file = write(dir.path(), "cs.toml", text);
+    let stderr = bad_input([std::ffi::OsStr::new("analyze"), file.as_os_str()]);
+    assert!(
+        stderr.contains("cs.toml: platform field `overheads.context_switch`: expected ")
+            && stderr.contains("found δ = 9223372036.854775808s ("),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("refill time Δ"), "{stderr}");
+
+    let overheads = write(
+        dir.path(),
+        "huge.json",
+        r#"{"bench": "overheads", "overheads": {"context_switch_ns": 9223372036854775808}}"#,
+    );
+    let stderr = bad_input([
+        std::ffi::OsStr::new("analyze"),
+        std::ffi::OsStr::new("--overheads"),
+        overheads.as_os_str(),
+        example("kim2013-table2.toml").as_os_str(),
+    ]);
+    assert!(
+        stderr.contains("huge.json: overhead `context_switch`: expected ")
+            && stderr.contains("context switch δ"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("refill time Δ"), "{stderr}");
+}
+
+/// Issue 27: a `--timeout` beyond 2^64 − 1 ns said "value too large"
+/// without the limit.
+#[test]
+fn a_timeout_too_large_states_the_limit() {
+    let stderr = bad_input([
+        std::ffi::OsStr::new("plan"),
+        std::ffi::OsStr::new("--timeout"),
+        std::ffi::OsStr::new("99999999999s"),
+        example("kim2013.toml").as_os_str(),
+    ]);
+    assert!(
+        stderr.contains(
+            "value too large: the largest is 18446744073.709551615s (2^64 − 1 ns, about 584 years)"
+        ),
+        "{stderr}"
+    );
+}

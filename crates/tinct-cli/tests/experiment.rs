@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Exits, json_stdout, tinct};
+use common::{Exits, json_stdout, stdout, tinct};
 use serde_json::Value;
 use std::path::Path;
 
@@ -158,6 +158,15 @@ fn a_bad_study_names_its_flags_and_exits_2() {
         (["--period-min", "2s"], "--period-min/--period-max and "),
         (["--sensitivity-max", "1.5"], "--sensitivity-max: expected"),
         (["--partitions", "0"], "--tasks, --cores and --partitions: "),
+        // Issue 27: `--memory 0B` was accepted and gave 0 % everywhere.
+        (
+            ["--memory", "0B"],
+            "--memory: expected at least one byte per partition (32 partitions, so at least 32B), found 0B",
+        ),
+        (
+            ["--memory", "31B"],
+            "--memory: expected at least one byte per partition (32 partitions, so at least 32B), found 31B",
+        ),
     ] {
         let stderr = tinct()
             .args(["experiment", "random", "--out"])
@@ -245,4 +254,46 @@ fn a_kim2013_timeout_stops_inside_a_setting() {
         "still running at 120 s: {stderr}"
     );
     assert!(stderr.contains("stopped by --timeout after"), "{stderr}");
+}
+
+/// Issue 27: `--node-budget 0` meant the smallest budget in `tinct plan`
+/// and "exhaustive" in `tinct experiment random`. 0 is exhaustive in every
+/// command: the random study's params say no budget, kim2013's rows are
+/// exact as without the flag.
+#[test]
+fn node_budget_zero_is_exhaustive_in_every_study() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("zero");
+    random(&out, &["--node-budget", "0", "--threads", "1"]);
+    let params: Value = serde_json::from_str(&read(&out.join("params.json"))).unwrap();
+    assert_eq!(params["node_budget"], Value::Null, "{params}");
+    let csv = read(&out.join("results.csv"));
+    assert!(
+        csv.lines().skip(1).all(|l| l.ends_with(",0")),
+        "no search hit a budget: {csv}"
+    );
+    // kim2013 with 0: every row exact, as without the flag (the old code
+    // cut every search at once).
+    let out = tinct()
+        .args(["experiment", "kim2013", "--json", "--node-budget", "0"])
+        .exits(0);
+    let report: Value = json_stdout(&out);
+    let rows = report["rows"].as_array().unwrap();
+    assert!(
+        rows.iter().all(|r| r["exact"] == Value::Bool(true)),
+        "{report}"
+    );
+    // Each command's help says so.
+    for help in [
+        &["plan", "--help"][..],
+        &["experiment", "random", "--help"],
+        &["experiment", "kim2013", "--help"],
+    ] {
+        let text = stdout(&tinct().args(help).exits(0));
+        let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("0: no budget, an exhaustive search"),
+            "{help:?}: {text}"
+        );
+    }
 }

@@ -199,6 +199,20 @@ fn a_budget_limited_search_reports_the_budget() {
     tinct().arg("plan").arg(&file).exits(0);
 }
 
+/// Issue 27: `--node-budget 0` searched with the smallest budget (14
+/// nodes on kim2013, `exact: false`), where `tinct experiment random`
+/// reads 0 as exhaustive. 0 is no budget everywhere: the plan is `--exact`'s.
+#[test]
+fn node_budget_zero_is_an_exhaustive_search() {
+    let zero: Value = json_stdout(&plan_kim2013(&["--json", "--node-budget", "0"], 0));
+    let exact: Value = json_stdout(&plan_kim2013(&["--json", "--exact"], 0));
+    assert_eq!(zero["exact"], Value::Bool(true), "{zero}");
+    assert_eq!(zero, exact);
+    // A budget of 1 still cuts the search.
+    let one: Value = json_stdout(&plan_kim2013(&["--json", "--node-budget", "1"], 0));
+    assert_eq!(one["exact"], Value::Bool(false), "{one}");
+}
+
 /// A time failure names the task whose deadline fails and the core.
 #[test]
 fn a_time_failure_names_the_task_and_the_core() {

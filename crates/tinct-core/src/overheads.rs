@@ -15,7 +15,7 @@
 //! calibration does not have is reported missing (with the calibration's
 //! reason), never taken as zero.
 
-use crate::analysis::{Analysis, analyze};
+use crate::analysis::{Analysis, AnalysisError, analyze};
 use crate::calibration::{CalibrationFile, Overheads as Measured};
 use crate::format::{InputError, LoadOptions, RefillCalibration, Syntax, parse_with, read_text};
 use crate::model::Overheads;
@@ -200,6 +200,23 @@ pub fn read(path: &Path) -> Result<OverheadsSource, InputError> {
                 format!("`tinct bench {bench}` result {file}"),
             ));
         }
+        // Overheads alone, as someone writes them by hand from a bench's
+        // result: not a task set (whose parse would only say "unknown key
+        // overheads"); say what the file needs.
+        if object.contains_key("overheads") {
+            return Err(InputError {
+                file: file.clone(),
+                line: None,
+                field: "overheads file".into(),
+                expected: "a bench result naming its bench beside `overheads`, as `tinct bench \
+                           overheads` writes it: {\"bench\": \"overheads\", \"overheads\": \
+                           {\"context_switch_ns\": …}} (docs/FORMAT.md, \"Platform overheads\"), \
+                           a calibration file (with `refill`), or a task set giving \
+                           [platform] overheads"
+                    .into(),
+                found: "an `overheads` object without a `bench` key".into(),
+            });
+        }
     }
     // A task set: its other keys are checked as usual; a missing `refill`
     // does not matter here.
@@ -350,7 +367,22 @@ impl ChargedAnalysis {
         let mut charged = set.clone();
         charged.platform.overheads = source.overheads;
         let analysis = analyze(&charged).map_err(|e| {
-            ChargeError::Input(e.input_error(&file.display().to_string(), &charged))
+            let located = e.input_error(&file.display().to_string(), &charged);
+            let blamed = match &e {
+                AnalysisError::TermTooLarge { cause, .. } => cause.overhead(),
+                _ => None,
+            };
+            match blamed {
+                // An overhead too large that the set itself does not give:
+                // the source the choice named is at fault.
+                Some(name) if *choice != OverheadsChoice::TaskSet => {
+                    ChargeError::Overheads(format!(
+                        "the overheads of {}: overhead `{name}`: expected {}, found {}",
+                        source.from, located.expected, located.found
+                    ))
+                }
+                _ => ChargeError::Input(located),
+            }
         })?;
         Ok(ChargedAnalysis { analysis, source })
     }
@@ -635,5 +667,112 @@ mod tests {
             "{err}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 27: `{"overheads": {...}}` without `bench` was read as a task
+    /// set and refused as "unknown key overheads"; now the message says
+    /// what the file needs.
+    #[test]
+    fn overheads_without_their_bench_are_refused_saying_what_is_needed() {
+        let dir =
+            std::env::temp_dir().join(format!("tinct-overheads-alone-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("overheads.json");
+        std::fs::write(&path, r#"{"overheads": {"context_switch_ns": 5000}}"#).unwrap();
+        let err = read(&path).unwrap_err();
+        assert_eq!(err.file, path.display().to_string());
+        assert_eq!(err.field, "overheads file");
+        assert!(
+            err.expected
+                .contains(r#"{"bench": "overheads", "overheads": "#),
+            "{err}"
+        );
+        assert_eq!(err.found, "an `overheads` object without a `bench` key");
+        assert!(!err.to_string().contains("unknown key"), "{err}");
+        // With its bench it reads.
+        std::fs::write(
+            &path,
+            r#"{"bench": "overheads", "overheads": {"context_switch_ns": 5000}}"#,
+        )
+        .unwrap();
+        assert_eq!(read(&path).unwrap().overheads.context_switch, Nanos(5_000));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Issue 27: δ = 2^63 ns made C + 2δ + ε + ω + γ overflow, and the
+    /// refusal blamed Δ. It blames δ: the task set's field when the set
+    /// gives it, the overheads file when that gives it.
+    #[test]
+    fn a_huge_context_switch_is_blamed_not_the_refill_time() {
+        let text = |overheads: &str| {
+            format!(
+                "[platform]\ncores = 1\npartitions = 8\nmemory = \"64MiB\"\nrefill = \"45.3us\"\n{overheads}\n\
+                 [[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"2ms\"\n"
+            )
+        };
+        let huge = "overheads = { context_switch = \"9223372036854775808ns\" }";
+        let set = crate::format::parse(&text(huge), "cs.toml", Syntax::Toml).unwrap();
+        let Err(ChargeError::Input(err)) = ChargedAnalysis::of(
+            &set,
+            Path::new("cs.toml"),
+            &OverheadsChoice::TaskSet,
+            None,
+            None,
+        ) else {
+            panic!("the analysis must refuse δ = 2^63 ns");
+        };
+        assert_eq!(
+            err.field, "platform field `overheads.context_switch`",
+            "{err}"
+        );
+        assert!(
+            err.found.starts_with("δ = 9223372036.854775808s ("),
+            "{err}"
+        );
+        assert!(!err.to_string().contains("refill time Δ"), "{err}");
+        assert!(err.expected.contains("context switch δ"), "{err}");
+
+        // The same δ from an overheads file: that file is named.
+        let dir = std::env::temp_dir().join(format!("tinct-overheads-huge-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("overheads.json");
+        std::fs::write(
+            &path,
+            r#"{"bench": "overheads", "overheads": {"context_switch_ns": 9223372036854775808}}"#,
+        )
+        .unwrap();
+        let plain = crate::format::parse(&text(""), "ok.toml", Syntax::Toml).unwrap();
+        let choice = OverheadsChoice::File(path.clone());
+        let Err(ChargeError::Overheads(message)) =
+            ChargedAnalysis::of(&plain, Path::new("ok.toml"), &choice, None, None)
+        else {
+            panic!("the analysis must refuse δ = 2^63 ns");
+        };
+        assert!(
+            message.starts_with(&format!(
+                "the overheads of `tinct bench overheads` result {}: overhead `context_switch`: expected",
+                path.display()
+            )),
+            "{message}"
+        );
+        assert!(!message.contains("refill time Δ"), "{message}");
+        std::fs::remove_dir_all(&dir).unwrap();
+
+        // A huge C beside a small δ is blamed on the task's `wcet`.
+        let huge_c = text("overheads = { context_switch = \"1ms\" }")
+            .replace("wcet = \"2ms\"", "wcet = \"18446744073.709551615s\"")
+            .replace("period = \"10ms\"", "period = \"18446744073.709551615s\"");
+        let set = crate::format::parse(&huge_c, "c.toml", Syntax::Toml).unwrap();
+        let Err(ChargeError::Input(err)) = ChargedAnalysis::of(
+            &set,
+            Path::new("c.toml"),
+            &OverheadsChoice::TaskSet,
+            None,
+            None,
+        ) else {
+            panic!("the analysis must refuse C + 2δ above 2^64 ns");
+        };
+        assert_eq!(err.field, "task 'a' field `wcet`", "{err}");
+        assert_eq!(err.line, Some(7), "{err}");
     }
 }

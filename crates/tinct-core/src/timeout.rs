@@ -25,6 +25,33 @@ pub fn parse_timeout(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// The longest timeout: 2^64 − 1 ns (about 584 years), the longest
+/// duration tinct reads, so that `--timeout` and Python's `timeout=` take
+/// the same ones.
+pub const MAX_TIMEOUT: Duration = Duration::from_nanos(u64::MAX);
+
+/// A timeout given as a number of seconds (Python's `timeout=`): above
+/// zero and at most [`MAX_TIMEOUT`]. The refusal is what was expected,
+/// stating the limit that was broken; the caller adds what it found, as
+/// the user wrote it.
+pub fn timeout_from_secs(seconds: f64) -> Result<Duration, String> {
+    if seconds.is_nan() || seconds <= 0.0 {
+        return Err("a number of seconds above zero".into());
+    }
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| *d <= MAX_TIMEOUT)
+        // Below a nanosecond: the shortest timeout there is.
+        .map(|d| d.max(Duration::from_nanos(1)))
+        .ok_or_else(|| {
+            format!(
+                "a number of seconds of at most {} (2^64 − 1 ns, about 584 years: the longest \
+                 timeout)",
+                Nanos(u64::MAX)
+            )
+        })
+}
+
 /// A stop flag that the process's timer thread sets after `timeout`
 /// (never without one).
 pub fn stop_after(timeout: Option<Duration>) -> Arc<AtomicBool> {
@@ -124,6 +151,27 @@ mod tests {
         assert_eq!(parse_timeout("1500us"), Ok(Duration::from_micros(1500)));
         assert!(parse_timeout("0s").is_err());
         assert!(parse_timeout("soon").is_err());
+    }
+
+    /// Issue 27: `timeout=1e300` said "expected above zero, found 1e300".
+    #[test]
+    fn a_timeout_in_seconds_states_the_limit_it_breaks() {
+        assert_eq!(timeout_from_secs(1.5), Ok(Duration::from_millis(1500)));
+        let too_long = "a number of seconds of at most 18446744073.709551615s (2^64 − 1 ns, about \
+                        584 years: the longest timeout)";
+        assert_eq!(timeout_from_secs(1e300).unwrap_err(), too_long);
+        assert_eq!(timeout_from_secs(f64::INFINITY).unwrap_err(), too_long);
+        assert_eq!(timeout_from_secs(18_446_744_074.0).unwrap_err(), too_long);
+        for refused in [0.0, -1.0, -1e300, f64::NAN] {
+            assert_eq!(
+                timeout_from_secs(refused).unwrap_err(),
+                "a number of seconds above zero"
+            );
+        }
+        assert_eq!(timeout_from_secs(1e-12), Ok(Duration::from_nanos(1)));
+        // The same limit as `--timeout`.
+        assert!(timeout_from_secs(18_446_744_073.0).is_ok());
+        assert!(parse_timeout("18446744073.709551615s").is_ok());
     }
 
     fn wait_for(flag: &AtomicBool) {

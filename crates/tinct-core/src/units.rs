@@ -66,9 +66,9 @@ pub enum UnitError {
     /// More decimals than the unit can hold exactly.
     #[error("too many decimals: {0} cannot be expressed exactly in {1}")]
     TooPrecise(String, &'static str),
-    /// The value does not fit in 64 bits.
-    #[error("value too large")]
-    Overflow,
+    /// The value does not fit in 64 bits; the largest value of its kind.
+    #[error("value too large: the largest is {0}")]
+    Overflow(&'static str),
 }
 
 const DURATION_UNITS: &[(&str, u64)] = &[
@@ -79,6 +79,8 @@ const DURATION_UNITS: &[(&str, u64)] = &[
     ("s", 1_000_000_000),
 ];
 const DURATION_UNIT_NAMES: &str = "ns, us, ms, s";
+/// The largest duration: 2^64 − 1 ns.
+const LARGEST_DURATION: &str = "18446744073.709551615s (2^64 − 1 ns, about 584 years)";
 
 const SIZE_UNITS: &[(&str, u64)] = &[
     ("B", 1),
@@ -88,10 +90,17 @@ const SIZE_UNITS: &[(&str, u64)] = &[
     ("TiB", 1 << 40),
 ];
 const SIZE_UNIT_NAMES: &str = "B, KiB, MiB, GiB, TiB";
+/// The largest size: 2^64 − 1 bytes.
+const LARGEST_SIZE: &str = "18446744073709551615B (2^64 − 1 bytes, 16 EiB)";
 
 /// Splits `"11.94ms"` into the decimal number and the unit, then scales the
 /// number by the unit's factor exactly.
-fn parse_scaled(text: &str, units: &[(&str, u64)], names: &'static str) -> Result<u64, UnitError> {
+fn parse_scaled(
+    text: &str,
+    units: &[(&str, u64)],
+    names: &'static str,
+    largest: &'static str,
+) -> Result<u64, UnitError> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
@@ -117,14 +126,18 @@ fn parse_scaled(text: &str, units: &[(&str, u64)], names: &'static str) -> Resul
     let int: u64 = if int_part.is_empty() {
         0
     } else {
-        int_part.parse().map_err(|_| UnitError::Overflow)?
+        int_part.parse().map_err(|_| UnitError::Overflow(largest))?
     };
-    let mut value = int.checked_mul(factor).ok_or(UnitError::Overflow)?;
+    let mut value = int
+        .checked_mul(factor)
+        .ok_or(UnitError::Overflow(largest))?;
     let frac_digits = frac_part.trim_end_matches('0');
     if !frac_digits.is_empty() {
         let extra = fraction_times(frac_digits, factor)
             .ok_or_else(|| UnitError::TooPrecise(text.to_string(), names_smallest(units)))?;
-        value = value.checked_add(extra).ok_or(UnitError::Overflow)?;
+        value = value
+            .checked_add(extra)
+            .ok_or(UnitError::Overflow(largest))?;
     }
     Ok(value)
 }
@@ -180,7 +193,7 @@ fn names_smallest(units: &[(&str, u64)]) -> &'static str {
 
 /// Parses a duration such as `"45.3us"`, `"11.94ms"`, `"2s"` or `"800ns"`.
 pub fn parse_duration(text: &str) -> Result<Nanos, UnitError> {
-    parse_scaled(text, DURATION_UNITS, DURATION_UNIT_NAMES).map(Nanos)
+    parse_scaled(text, DURATION_UNITS, DURATION_UNIT_NAMES, LARGEST_DURATION).map(Nanos)
 }
 
 /// Parses a size such as `"18MiB"`, `"4KiB"`, `"1GiB"`, `"4096B"`, or a
@@ -189,9 +202,15 @@ pub fn parse_duration(text: &str) -> Result<Nanos, UnitError> {
 pub fn parse_size(text: &str) -> Result<Bytes, UnitError> {
     let digits = text.trim();
     if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
-        return parse_scaled(&format!("{digits}B"), SIZE_UNITS, SIZE_UNIT_NAMES).map(Bytes);
+        return parse_scaled(
+            &format!("{digits}B"),
+            SIZE_UNITS,
+            SIZE_UNIT_NAMES,
+            LARGEST_SIZE,
+        )
+        .map(Bytes);
     }
-    parse_scaled(text, SIZE_UNITS, SIZE_UNIT_NAMES).map(Bytes)
+    parse_scaled(text, SIZE_UNITS, SIZE_UNIT_NAMES, LARGEST_SIZE).map(Bytes)
 }
 
 /// Writes `value / factor` exactly, trimming trailing zeros of the fraction.
@@ -284,8 +303,32 @@ mod tests {
         assert!(matches!(parse_size("18MB"), Err(UnitError::BadUnit(..))));
         assert!(matches!(
             parse_duration("99999999999999999999s"),
-            Err(UnitError::Overflow)
+            Err(UnitError::Overflow(_))
         ));
+    }
+
+    /// Issue 27: "value too large" did not say what the limit is.
+    #[test]
+    fn too_large_states_the_largest_value() {
+        let e = parse_duration("99999999999s").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "value too large: the largest is 18446744073.709551615s (2^64 − 1 ns, about 584 years)"
+        );
+        assert_eq!(
+            parse_duration("18446744073.709551615s"),
+            Ok(Nanos(u64::MAX))
+        );
+        assert!(matches!(
+            parse_duration("18446744073.709551616s"),
+            Err(UnitError::Overflow(_))
+        ));
+        let e = parse_size("16777216TiB").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "value too large: the largest is 18446744073709551615B (2^64 − 1 bytes, 16 EiB)"
+        );
+        assert_eq!(parse_size("18446744073709551615"), Ok(Bytes(u64::MAX)));
     }
 
     #[test]

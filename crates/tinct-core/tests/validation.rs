@@ -424,3 +424,107 @@ fn an_endless_file_is_refused_at_the_cap_wherever_tinct_reads_one() {
         "{calibration}"
     );
 }
+
+/// A JSON set whose platform memory is `memory` (written as is).
+fn json_with_memory(memory: &str) -> String {
+    format!(
+        "{{\n  \"platform\": {{\"cores\": 1, \"partitions\": 8,\n    \"memory\": {memory}, \"refill\": \"45.3us\"}},\n  \"task\": [{{\"name\": \"a\", \"period\": \"10ms\", \"memory\": \"1MiB\", \"wcet\": \"2ms\"}}]\n}}\n"
+    )
+}
+
+/// Issue 27: `memory: 18446744073709551616` (2^64) was reported as "found
+/// 18446744073709552000", the float JSON's parser reads it as; 2^63 gave
+/// serde's "integer too large"; TOML's 2^64 serde's "invalid type: integer
+/// … as i128". Each is shown as written, naming the field and its line.
+#[test]
+fn integers_beyond_64_bits_are_shown_as_written() {
+    for (text, name, line, found) in [
+        (
+            json_with_memory("18446744073709551616"),
+            "set.json",
+            3,
+            "found 18446744073709551616",
+        ),
+        (
+            json_with_memory("9223372036854775808"),
+            "set.json",
+            3,
+            "found 9223372036854775808",
+        ),
+        (json_with_memory("1e300"), "set.json", 3, "found 1e300"),
+        (
+            PLATFORM.replace("\"256MiB\"", "18446744073709551616")
+                + "\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\n",
+            "set.toml",
+            4,
+            "found 18446744073709551616",
+        ),
+    ] {
+        let syntax = if name.ends_with("json") {
+            Syntax::Json
+        } else {
+            Syntax::Toml
+        };
+        let err = parse(&text, name, syntax).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!(
+                "{name}:{line}: platform field `memory`: expected a size"
+            )),
+            "{message}"
+        );
+        assert!(message.ends_with(found), "{message}");
+    }
+}
+
+/// Issue 27: a NaN or a byte-order mark was "found expected value"
+/// (serde_json's words); now the file, the line and what is there.
+#[test]
+fn nan_and_a_byte_order_mark_are_named_in_plain_words() {
+    for (token, shown) in [
+        ("NaN", "found NaN"),
+        ("Infinity", "found Infinity"),
+        ("-Infinity", "found -Infinity"),
+    ] {
+        let err = parse(&json_with_memory(token), "set.json", Syntax::Json).unwrap_err();
+        let message = err.to_string();
+        assert!(
+            message.starts_with("set.json:3: syntax: expected a number"),
+            "{message}"
+        );
+        assert!(message.contains("JSON has no NaN or infinity"), "{message}");
+        assert!(message.ends_with(shown), "{message}");
+        assert!(!message.contains("expected value"), "{message}");
+    }
+    let bom = format!("\u{feff}{}", json_with_memory("\"64MiB\""));
+    let err = parse(&bom, "set.json", Syntax::Json).unwrap_err();
+    let message = err.to_string();
+    assert!(message.starts_with("set.json:1: syntax: "), "{message}");
+    assert!(message.contains("found a byte-order mark"), "{message}");
+    assert!(!message.contains("expected value"), "{message}");
+    // Anything else where a value belongs is shown as it is.
+    let err = parse(&json_with_memory("?"), "set.json", Syntax::Json).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "set.json:3: syntax: expected a value: a string, a number, true, false, a list [...] or \
+         a table {...}, found '?' where a value belongs"
+    );
+    let err = parse(&json_with_memory("forty"), "set.json", Syntax::Json).unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("found `forty` where a value belongs"),
+        "{err}"
+    );
+}
+
+/// A document that is not a table named serde's type ("expected struct
+/// RawTaskSet"); now what a task set is.
+#[test]
+fn a_document_that_is_no_table_is_named_in_plain_words() {
+    let err = parse("5", "set.json", Syntax::Json).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "set.json:1: syntax: expected a task set: a table with [platform] and [[task]] (see \
+         docs/FORMAT.md), found integer `5`"
+    );
+}

@@ -9,7 +9,6 @@ use crate::taskset::PyTaskSet;
 use crate::units::{duration, size};
 use pyo3::prelude::*;
 use std::path::PathBuf;
-use tinct_core::alloc::SearchOptions;
 use tinct_core::experiment::random::{MergeError, Params, Point, Shard, ShardFile, merge};
 use tinct_core::experiment::study::RandomStudy;
 use tinct_core::experiment::{Hooks, kim2013, parallel};
@@ -25,11 +24,12 @@ use tinct_report::schedulability;
 /// memory 1 to 64 MiB, σ_max = 0.5 (the generator's defaults, tinct-core's
 /// `RandomParams::default`), utilization 2.0 to 5.0 by 0.25, 100 sets per
 /// point, seed 1, 20 000 search nodes per MinCacheAlloc call
-/// (`node_budget=0` searches exhaustively). Durations and sizes are
-/// strings with units ("10ms", "64MiB") or whole ns / bytes. Raises
-/// `BadInput` for a study tinct refuses, with the values found.
+/// (`node_budget=0`: no budget, an exhaustive search, as everywhere).
+/// Durations and sizes are strings with units ("10ms", "64MiB") or whole
+/// ns / bytes. Raises `BadInput` for a study tinct refuses (a `memory`
+/// below one byte per partition included), with the values found.
 #[pyfunction]
-#[pyo3(signature = (*, tasks = None, cores = None, partitions = None, memory = None, refill = None, period_min = None, period_max = None, task_memory_min = None, task_memory_max = None, sensitivity_max = None, util_min = 2.0, util_max = 5.0, util_step = 0.25, sets = 100, seed = 1, node_budget = 20_000))]
+#[pyo3(signature = (*, tasks = None, cores = None, partitions = None, memory = None, refill = None, period_min = None, period_max = None, task_memory_min = None, task_memory_max = None, sensitivity_max = None, util_min = 2.0, util_max = 5.0, util_step = 0.25, sets = 100, seed = 1, node_budget = None))]
 #[allow(clippy::too_many_arguments)]
 pub fn random_params<'py>(
     py: Python<'py>,
@@ -48,8 +48,9 @@ pub fn random_params<'py>(
     util_step: f64,
     sets: u64,
     seed: u64,
-    node_budget: u64,
+    node_budget: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let search = crate::plan::search_options(node_budget, 20_000)?;
     let d = RandomParams::default();
     type Read = fn(&Bound<'_, PyAny>, &str) -> PyResult<u64>;
     let or = |value: Option<&Bound<'py, PyAny>>, default: u64, read: Read, name: &str| {
@@ -73,7 +74,7 @@ pub fn random_params<'py>(
         util_step,
         sets_per_point: sets,
         seed,
-        node_budget: (node_budget > 0).then_some(node_budget),
+        node_budget: search.node_budget,
     };
     let params = study
         .params()
@@ -94,7 +95,7 @@ pub fn random_shard<'py>(
     index: u64,
     count: u64,
     threads: Option<&Bound<'py, PyAny>>,
-    timeout: Option<f64>,
+    timeout: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let params: Params = from_python(params, "params")?;
     if index == 0 || index > count {
@@ -192,24 +193,21 @@ pub fn write_shard(out: PathBuf, shard: &Bound<'_, PyAny>) -> PyResult<PathBuf> 
 /// kim2013 Section IV-E, Figures 11-13: Table I (or `base`) duplicated to
 /// n = 8, 12, 16 at 1 and 2 GiB, BFD, WFD and CATA side by side, with the
 /// paper's published comparisons: what `tinct experiment kim2013 --json`
-/// prints. Exhaustive unless `node_budget` is given.
+/// prints. Exhaustive unless `node_budget` is given (0: exhaustive too).
 #[pyfunction]
 #[pyo3(signature = (base = None, node_budget = None, timeout = None))]
 pub fn kim2013_study<'py>(
     py: Python<'py>,
     base: Option<PyRef<'py, PyTaskSet>>,
-    node_budget: Option<u64>,
-    timeout: Option<f64>,
+    node_budget: Option<&Bound<'py, PyAny>>,
+    timeout: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let base = match base {
         Some(set) => set.set.clone(),
         None => parse(kim2013::TABLE_I, "examples/kim2013.toml", Syntax::Toml)
             .map_err(|e| crate::errors::bad_input(&e))?,
     };
-    let options = SearchOptions {
-        node_budget,
-        ..SearchOptions::EXACT
-    };
+    let options = crate::plan::search_options(node_budget, 0)?;
     let stop = stop_after(timeout)?;
     let hooks = Hooks {
         progress: None,

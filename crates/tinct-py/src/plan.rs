@@ -8,8 +8,30 @@ use crate::taskset::PyTaskSet;
 use pyo3::prelude::*;
 use tinct_core::alloc::{self, Algorithm, Plan, PlanOptions, PlanRefusal, SearchOptions};
 
+/// The search a `node_budget=` argument asks for: a whole number of nodes
+/// per MinCacheAlloc call (`None`: `default`), 0 meaning no budget (an
+/// exhaustive search), as everywhere in tinct
+/// ([`SearchOptions::node_budget_option`]).
+pub fn search_options(
+    node_budget: Option<&Bound<'_, PyAny>>,
+    default: u64,
+) -> PyResult<SearchOptions> {
+    let nodes = node_budget
+        .map(|n| {
+            crate::units::count(
+                n,
+                "node_budget",
+                (0, u64::MAX),
+                "0: no budget, an exhaustive search",
+            )
+        })
+        .transpose()?
+        .unwrap_or(default);
+    Ok(SearchOptions::node_budget_option(nodes))
+}
+
 /// How to plan, as `TaskSet.plan` received it.
-pub struct PlanArgs<'a> {
+pub struct PlanArgs<'a, 'py> {
     /// "cata", "bfd" or "wfd".
     pub algorithm: &'a str,
     /// Partitions the plan may use (`None`: all N_P).
@@ -19,7 +41,7 @@ pub struct PlanArgs<'a> {
     /// CATA: keep unneeded partitions free.
     pub keep_free: bool,
     /// Seconds before stopping with the tasks placed so far.
-    pub timeout: Option<f64>,
+    pub timeout: Option<&'a Bound<'py, PyAny>>,
 }
 
 /// An algorithm by the name the CLI and the files use.
@@ -36,7 +58,7 @@ pub fn algorithm(name: &str) -> PyResult<Algorithm> {
 }
 
 /// Plans `set` with the GIL released.
-pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs) -> PyResult<PyPlan> {
+pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs<'_, '_>) -> PyResult<PyPlan> {
     let algorithm = algorithm(args.algorithm)?;
     // Refused as `tinct plan` refuses it (exit 2).
     let budget =

@@ -101,9 +101,12 @@ impl PyTaskSet {
     /// "refill": "45.3us"}, "task": [{"name": "a", "period": "10ms",
     /// "memory": "1MiB", "wcet": "2ms"}]}`. Messages name the file
     /// "<dict>" and the line of the key in `json.dumps(d, indent=2)`.
+    /// Values JSON cannot hold (bytes, sets, NaN, lone surrogates, nesting
+    /// deeper than 32) raise `BadInput` naming where they are, e.g.
+    /// `<dict>["task"][0]["name"]`; numpy numbers are read as numbers.
     #[staticmethod]
     fn from_dict(value: &Bound<'_, PyAny>) -> PyResult<PyTaskSet> {
-        let text = json_text(value)?;
+        let text = json_text(value, "<dict>", Some("<dict>"))?;
         PyTaskSet::parse(&text, "json", "<dict>")
     }
 
@@ -228,29 +231,31 @@ impl PyTaskSet {
     /// Assigns cores, priorities and cache partitions (kim2013 CATA,
     /// Algorithms 1-3, or the BFD/WFD baselines) and analyzes the result.
     /// Defaults are `tinct plan`'s: CATA, all N_P partitions, a node budget
-    /// of 2 000 000 per MinCacheAlloc call (`exact=True` searches
-    /// exhaustively), leftover partitions spent unless `keep_free`.
+    /// of 2 000 000 per MinCacheAlloc call (`None`: that default; 0 or
+    /// `exact=True` search exhaustively, as `tinct plan --node-budget 0`
+    /// and `--exact`), leftover partitions spent unless `keep_free`.
     /// `timeout` (seconds) stops with the tasks placed so far.
-    #[pyo3(signature = (algorithm = "cata", partitions = None, node_budget = 2_000_000, exact = false, keep_free = false, timeout = None))]
+    #[pyo3(signature = (algorithm = "cata", partitions = None, node_budget = None, exact = false, keep_free = false, timeout = None))]
     #[allow(clippy::too_many_arguments)]
     fn plan(
         &self,
         py: Python<'_>,
         algorithm: &str,
         partitions: Option<&Bound<'_, PyAny>>,
-        node_budget: u64,
+        node_budget: Option<&Bound<'_, PyAny>>,
         exact: bool,
         keep_free: bool,
-        timeout: Option<f64>,
+        timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyPlan> {
         let partitions = partitions
             .map(|p| crate::units::count(p, "partitions", (1, u64::from(u32::MAX)), ""))
             .transpose()?
             .map(|p| p as u32);
+        let search = crate::plan::search_options(node_budget, 2_000_000)?;
         let args = PlanArgs {
             algorithm,
             partitions,
-            node_budget: (!exact).then_some(node_budget),
+            node_budget: if exact { None } else { search.node_budget },
             keep_free,
             timeout,
         };

@@ -120,3 +120,15 @@ def test_a_stopped_kim2013_keeps_its_rows():
     partial = caught.value.partial
     assert partial["complete"] is False
     assert len(partial["rows"]) < 18
+
+
+def test_a_study_without_memory_is_refused_naming_the_argument():
+    # Issue 27: `--memory 0B` was accepted and gave 0 % everywhere; the
+    # CLI refuses it with exit 2 naming --memory, Python naming `memory`.
+    for memory in [0, "0B", "31B"]:
+        with pytest.raises(tinct.BadInput) as caught:
+            tinct.experiment.random_params(memory=memory)
+        assert str(caught.value).startswith(
+            "memory: expected at least one byte per partition (32 partitions, so at least 32B), found "
+        ), caught.value
+    assert tinct.experiment.random_params(memory="32B")["generator"]["total_memory"] == 32

@@ -83,3 +83,42 @@ def test_a_timeout_stops_with_the_plan_so_far():
     # Exhaustive CATA of 32 tasks takes far longer than 1 ms.
     assert plan.report["stopped"] and not plan.report["exact"]
     assert not plan.schedulable
+
+
+def test_a_timeout_out_of_range_states_the_limit_it_breaks():
+    # Issue 27: timeout=1e300 said "expected ... above zero, found 1e300".
+    s = tinct.TaskSet.load(KIM2013)
+    for timeout in [1e300, float("inf"), 2**64, 10**400]:
+        with pytest.raises(tinct.BadInput) as caught:
+            s.plan(timeout=timeout)
+        assert caught.value.field == "timeout"
+        assert "at most 18446744073.709551615s" in str(caught.value), caught.value
+        assert "above zero" not in str(caught.value)
+    for timeout in [0, -1, -1e300, -(10**400), float("nan")]:
+        with pytest.raises(tinct.BadInput, match="timeout: expected a number of seconds above zero"):
+            s.plan(timeout=timeout)
+    for timeout in ["10s", True, [1]]:
+        with pytest.raises(tinct.BadInput, match="timeout: expected a number of seconds, found"):
+            s.plan(timeout=timeout)
+    with pytest.raises(tinct.BadInput, match="at most 18446744073.709551615s"):
+        tinct.experiment.kim2013(timeout=1e300)
+
+
+def test_node_budget_zero_is_exhaustive_as_everywhere():
+    # Issue 27: `node_budget=0` meant the smallest budget in plan and
+    # "exhaustive" in the random study; 0 is exhaustive everywhere, as
+    # `tinct plan --node-budget 0` (checked against the CLI here).
+    s = tinct.TaskSet.load(KIM2013)
+    zero = s.plan(node_budget=0)
+    assert zero.report["exact"], zero.report
+    assert zero.report == s.plan(exact=True).report
+    cli = cli_json("plan", str(KIM2013), "--json", "--node-budget", "0")
+    assert cli["exact"] and cli["partitions_used"] == zero.report["partitions_used"]
+    assert not s.plan(node_budget=14).report["exact"]
+    params = tinct.experiment.random_params(node_budget=0)
+    assert params["node_budget"] is None
+    for budget in [-1, 2**64, 1.5, "many"]:
+        with pytest.raises(tinct.BadInput, match="node_budget: expected a whole number from 0"):
+            s.plan(node_budget=budget)
+        with pytest.raises(tinct.BadInput, match="node_budget: expected a whole number from 0"):
+            tinct.experiment.random_params(node_budget=budget)

@@ -3,6 +3,8 @@ errors that name file, line and field as the CLI does."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,113 @@ def test_analysis_refusals_are_bad_input_naming_the_task():
         tinct.TaskSet.from_dict(d).analyze()
     assert caught.value.field == "task 'a' field `core`"
     assert caught.value.line is not None
+
+
+def _small_with(**changes):
+    """SMALL with task a's fields changed (a deep copy)."""
+    d = {"platform": dict(SMALL["platform"]), "task": [dict(t) for t in SMALL["task"]]}
+    d["task"][0].update(changes)
+    return d
+
+
+@pytest.mark.parametrize(
+    "value, expected, found",
+    [
+        ({1, 2}, "a list (a set has no order", "set {1, 2}"),
+        (frozenset([3]), "a list (a set has no order", "frozenset"),
+        (b"a", "text (str; decode bytes first", "bytes b'a'"),
+        (bytearray(b"a"), "text (str; decode bytes first", "bytearray"),
+        ("\ud800", "text (str) that UTF-8 can hold", "a lone surrogate"),
+        (float("nan"), "a finite number (JSON has no NaN or infinity)", "nan"),
+        (float("inf"), "a finite number (JSON has no NaN or infinity)", "inf"),
+        (np.float32("nan"), "a finite number (JSON has no NaN or infinity)", "nan"),
+        (object(), "a dict, list, tuple, str, int, float, bool or None", "object <object"),
+    ],
+    ids=["set", "frozenset", "bytes", "bytearray", "surrogate", "nan", "inf", "np-nan", "object"],
+)
+def test_values_json_cannot_hold_are_bad_input_naming_the_field(value, expected, found):
+    # Issue 27: these raised TypeError or UnicodeEncodeError from json.dumps.
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.from_dict(_small_with(name=value))
+    error = caught.value
+    assert error.file == "<dict>"
+    assert error.field == '<dict>["task"][0]["name"]'
+    assert error.expected.startswith(expected), error
+    assert found in error.found, error
+    assert str(error).startswith('<dict>["task"][0]["name"]: expected '), error
+
+
+def test_bad_keys_are_bad_input():
+    for key in [b"k", (1, 2), True, "\udcff"]:
+        d = _small_with()
+        d["platform"][key] = 1
+        with pytest.raises(tinct.BadInput) as caught:
+            tinct.TaskSet.from_dict(d)
+        assert caught.value.field == '<dict>["platform"]', caught.value
+        assert "text keys" in caught.value.expected
+
+
+def test_deep_and_self_containing_values_are_bad_input_not_recursion_errors():
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    looped: list = []
+    looped.append(looped)
+    for value in [deep, looped]:
+        with pytest.raises(tinct.BadInput) as caught:
+            tinct.TaskSet.from_dict(_small_with(partitions=value))
+        assert "at most 32 levels" in caught.value.expected
+        assert caught.value.field.startswith('<dict>["task"][0]["partitions"]')
+    # The same in every dict argument.
+    with pytest.raises(tinct.BadInput, match="at most 32 levels"):
+        tinct.experiment.merge([deep])
+
+
+def test_numpy_numbers_in_dicts_are_numbers():
+    # Issue 27: numpy ints raised TypeError ("not JSON serializable").
+    d = _small_with(partitions=np.arange(1, 3), core=np.int64(0), priority=np.uint8(1))
+    d["task"][1]["priority"] = np.int32(2)
+    d["platform"]["cores"] = np.int16(1)
+    d["platform"]["memory"] = np.uint64(64 << 20)
+    d["task"][1]["wcet"] = {np.int64(1): "5ms", 4: "4ms"}
+    s = tinct.TaskSet.from_dict(d)
+    assert s.platform["cores"] == 1 and s.platform["memory"] == 64 << 20
+    assert s.tasks[0]["partitions"] == [1, 2] and s.tasks[0]["priority"] == 1
+    # A float where a whole number belongs is refused by the file's rule.
+    d = _small_with()
+    d["platform"]["cores"] = np.float64(1.5)
+    with pytest.raises(tinct.BadInput, match="found 1.5"):
+        tinct.TaskSet.from_dict(d)
+    # Study parameters and generators take numpy numbers too.
+    params = tinct.experiment.random_params(tasks=4, sets=1, util_min=1.0, util_max=1.0)
+    params["seed"] = np.uint64(params["seed"])
+    assert tinct.experiment.merge([tinct.experiment.random_shard(params)])["params"]["seed"] == 1
+    generator = dict(params["generator"], tasks=np.int32(3))
+    assert len(tinct.experiment.random_task_set(1.0, generator=generator)) == 3
+
+
+def test_integers_beyond_64_bits_are_shown_as_written():
+    # Issue 27: 2**64 was reported as "found 18446744073709552000".
+    d = _small_with()
+    d["platform"]["memory"] = 2**64
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.from_dict(d)
+    assert caught.value.field == "platform field `memory`"
+    assert caught.value.found == "18446744073709551616"
+    text = '{"platform": {"cores": 1, "partitions": 8, "memory": 18446744073709551616, "refill": "1us"}, "task": []}'
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.parse(text, syntax="json")
+    assert caught.value.found == "18446744073709551616"
+
+
+def test_nan_and_a_byte_order_mark_in_json_text_are_named():
+    # Issue 27: both said "found expected value" (serde's words).
+    text = json.dumps(SMALL, indent=2).replace('"64MiB"', "NaN")
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.parse(text, syntax="json")
+    assert caught.value.line == 5 and caught.value.found == "NaN"
+    assert "JSON has no NaN" in caught.value.expected
+    with pytest.raises(tinct.BadInput) as caught:
+        tinct.TaskSet.parse("\ufeff" + json.dumps(SMALL), syntax="json")
+    assert caught.value.line == 1 and "byte-order mark" in caught.value.found
+    assert "expected value" not in str(caught.value)

@@ -71,7 +71,9 @@ pub struct Args {
     #[arg(long)]
     pub keep_free: bool,
     /// Search nodes per MinCacheAlloc call before settling for the best
-    /// allocation found (the plan then says it is not proven optimal).
+    /// allocation found (the plan then says it is not proven optimal);
+    /// 0: no budget, an exhaustive search (as --exact and as
+    /// `tinct experiment random --node-budget 0`).
     #[arg(long, default_value_t = 2_000_000, conflicts_with = "exact")]
     pub node_budget: u64,
     /// Search exhaustively, however long it takes.
@@ -97,6 +99,15 @@ pub struct Args {
     pub utilization_bound: f64,
 }
 
+/// The search `--exact` or `--node-budget` asks for (0: exhaustive).
+fn search_options(args: &Args) -> SearchOptions {
+    if args.exact {
+        SearchOptions::EXACT
+    } else {
+        SearchOptions::node_budget_option(args.node_budget)
+    }
+}
+
 /// Plans and prints; exit 1 if some task cannot be placed.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if let Some(output) = &args.output {
@@ -120,10 +131,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let stop = stop_after(args.timeout);
     let options = PlanOptions {
         partitions: Some(budget),
-        search: SearchOptions {
-            node_budget: (!args.exact).then_some(args.node_budget),
-            ..SearchOptions::EXACT
-        },
+        search: search_options(&args),
         keep_free: args.keep_free,
         stop: Some(&stop),
     };
@@ -158,7 +166,7 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
     let stop = stop_after(args.timeout);
     let options = PlacementOptions {
         utilization_bound: args.utilization_bound,
-        node_budget: (!args.exact).then_some(args.node_budget),
+        node_budget: search_options(args).node_budget,
         stop: Some(&stop),
     };
     let placement = place_static(set, &options)

@@ -80,6 +80,18 @@ impl SearchOptions {
         }
     }
 
+    /// The search a front end's node-budget option asks for (`--node-budget`
+    /// of `tinct plan` and `tinct experiment random` and `kim2013`, the
+    /// Python package's `node_budget=`): `nodes` per call, where **0 means
+    /// no budget** (exhaustive search, as `--exact`), the one meaning of 0
+    /// everywhere.
+    pub fn node_budget_option(nodes: u64) -> SearchOptions {
+        SearchOptions {
+            node_budget: (nodes > 0).then_some(nodes),
+            ..SearchOptions::EXACT
+        }
+    }
+
     /// The same options without cache sharing.
     pub fn without_sharing(self) -> SearchOptions {
         SearchOptions {

@@ -2,7 +2,7 @@
 //! names the file, the task's line and the field, as every other input
 //! error does (one wording for the CLI and the Python binding).
 
-use super::AnalysisError;
+use super::{AnalysisError, TermCause};
 use crate::format::InputError;
 use crate::model::TaskSet;
 
@@ -25,13 +25,48 @@ impl AnalysisError {
                 task,
                 quantity,
                 value,
-                hint,
-            } => (
-                *index,
-                format!("task '{task}': {quantity}"),
-                format!("a value below 2^64 ns ({hint})"),
-                format!("{quantity} of task '{task}' = {value} ns, which exceeds 2^64 ns"),
-            ),
+                cause,
+            } => {
+                let sum =
+                    format!("{quantity} of task '{task}' = {value} ns, which exceeds 2^64 ns");
+                let overheads = &set.platform.overheads;
+                match cause {
+                    TermCause::ContextSwitch | TermCause::Tick => {
+                        // A platform value: blamed as such, not on the
+                        // task (whose line is not where it is written).
+                        let (name, symbol, value) = if *cause == TermCause::ContextSwitch {
+                            ("context_switch", "δ", overheads.context_switch)
+                        } else {
+                            ("tick", "ε", overheads.tick)
+                        };
+                        return InputError {
+                            file: file.to_string(),
+                            line: None,
+                            field: format!("platform field `overheads.{name}`"),
+                            expected: format!(
+                                "a value for which {quantity} of every task stays below 2^64 ns ({})",
+                                cause.hint()
+                            ),
+                            found: format!("{symbol} = {value} ({sum})"),
+                        };
+                    }
+                    TermCause::Wcet => (
+                        *index,
+                        format!("task '{task}' field `wcet`"),
+                        format!(
+                            "a WCET for which {quantity} stays below 2^64 ns ({})",
+                            cause.hint()
+                        ),
+                        sum,
+                    ),
+                    TermCause::CacheDelay => (
+                        *index,
+                        format!("task '{task}': {quantity}"),
+                        format!("a value below 2^64 ns ({})", cause.hint()),
+                        sum,
+                    ),
+                }
+            }
             AnalysisError::MemoryLoadTooLarge { first_task, .. } => (
                 *first_task,
                 format!(

@@ -274,7 +274,7 @@ pub enum AnalysisError {
     /// A term of Eq. (1)-(2) of a task cannot be represented in 64-bit
     /// nanoseconds: the file asks for more than the analysis can decide
     /// exactly, so it is refused rather than wrapped.
-    #[error("{quantity} of task '{task}' exceeds 2^64 ns ({value} ns): {hint}")]
+    #[error("{quantity} of task '{task}' exceeds 2^64 ns ({value} ns): {}", cause.hint())]
     TermTooLarge {
         /// Index of the task in file order.
         index: usize,
@@ -284,8 +284,8 @@ pub enum AnalysisError {
         quantity: &'static str,
         /// Its exact value in ns.
         value: u128,
-        /// What to change.
-        hint: &'static str,
+        /// The input that made it too large (the largest part of the sum).
+        cause: TermCause,
     },
     /// A resource is used by tasks on two cores: tinct analyses resources
     /// local to a core only.
@@ -335,6 +335,70 @@ pub enum AnalysisError {
     },
 }
 
+/// The part of a refused sum C + 2δ + ε + ω + γ that made it too large
+/// (the largest one): the input a refusal blames, so that a huge context
+/// switch is not reported as a huge refill time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TermCause {
+    /// C, the task's WCET (its `wcet` field).
+    Wcet,
+    /// 2δ, the platform's context switch charged twice per job
+    /// (`overheads.context_switch`).
+    ContextSwitch,
+    /// ε, the platform's timer interrupt (`overheads.tick`).
+    Tick,
+    /// ω + γ, the refill time Δ times the partitions shared.
+    CacheDelay,
+}
+
+impl TermCause {
+    /// The largest of the parts of one task's sum `value` (C, 2δ, ε, and
+    /// ω + γ the rest).
+    fn of(task: &rta::CoreTask, value: u128) -> TermCause {
+        let (wcet, overhead, interrupt) = (
+            u128::from(task.wcet),
+            u128::from(task.overhead),
+            u128::from(task.interrupt),
+        );
+        let cache = value.saturating_sub(wcet + overhead + interrupt);
+        [
+            (cache, TermCause::CacheDelay),
+            (interrupt, TermCause::Tick),
+            (overhead, TermCause::ContextSwitch),
+            (wcet, TermCause::Wcet),
+        ]
+        .into_iter()
+        .max_by_key(|&(part, _)| part)
+        .map_or(TermCause::CacheDelay, |(_, cause)| cause)
+    }
+
+    /// What to change, in words.
+    pub fn hint(self) -> &'static str {
+        match self {
+            TermCause::Wcet => {
+                "the task's WCET C, plus its cache delays and overheads, must stay below about 584 years"
+            }
+            TermCause::ContextSwitch => {
+                "the context switch δ, charged twice to every job, plus C, must stay below about 584 years"
+            }
+            TermCause::Tick => "the timer interrupt ε, plus C, must stay below about 584 years",
+            TermCause::CacheDelay => {
+                "the refill time Δ times the partitions shared, plus C, must stay below about 584 years"
+            }
+        }
+    }
+
+    /// The platform overhead blamed (`context_switch` or `tick`), if the
+    /// cause is one.
+    pub fn overhead(self) -> Option<&'static str> {
+        match self {
+            TermCause::ContextSwitch => Some("context_switch"),
+            TermCause::Tick => Some("tick"),
+            TermCause::Wcet | TermCause::CacheDelay => None,
+        }
+    }
+}
+
 /// Refuses a core whose Eq. (1) numerators C_i + ω_{i,n} + γ_{i,n} (plus
 /// the overheads 2δ + ε when charged) do not fit in 64-bit nanoseconds
 /// (each term is at most that sum).
@@ -348,7 +412,11 @@ fn check_terms(
     let skip = holistic::pseudo_tasks(set, members);
     let overheads = &set.platform.overheads;
     let charged = overheads.context_switch.0 > 0 || overheads.tick.0 > 0;
-    for (&i, &value) in members.iter().zip(&numerators[skip..]) {
+    for ((&i, &value), task) in members
+        .iter()
+        .zip(&numerators[skip..])
+        .zip(&core_tasks[skip..])
+    {
         if value > u128::from(u64::MAX) {
             return Err(AnalysisError::TermTooLarge {
                 index: i,
@@ -359,7 +427,7 @@ fn check_terms(
                     "C + ω + γ"
                 },
                 value,
-                hint: "the refill time Δ times the partitions shared, plus C, must stay below about 584 years",
+                cause: TermCause::of(task, value),
             });
         }
     }

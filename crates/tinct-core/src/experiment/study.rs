@@ -9,6 +9,7 @@ use super::random::Params;
 use crate::alloc::Algorithm;
 use crate::generate::RandomParams;
 use crate::partitions::MAX_PARTITIONS;
+use crate::units::Bytes;
 
 /// The most utilization points one study may have (each point is
 /// `sets_per_point` task sets; far more than any figure plots).
@@ -74,6 +75,15 @@ pub enum StudyError {
     },
     /// σ_max outside 0..=1.
     Sensitivity(f64),
+    /// M_total below one byte per partition (0 included: every set would
+    /// fail Eq. (3), 0 % everywhere), as a task set's `[platform] memory`
+    /// is refused.
+    Memory {
+        /// M_total, bytes.
+        memory: u64,
+        /// N_P.
+        partitions: u32,
+    },
 }
 
 impl StudyError {
@@ -121,6 +131,12 @@ impl StudyError {
                 "{}: expected a fraction in 0..1, found {value}",
                 name("sensitivity_max")
             ),
+            StudyError::Memory { memory, partitions } => format!(
+                "{}: expected at least one byte per partition ({partitions} partitions, so at least {}), found {}",
+                name("memory"),
+                Bytes(u64::from(*partitions)),
+                Bytes(*memory)
+            ),
         }
     }
 
@@ -150,6 +166,12 @@ impl RandomStudy {
             return Err(StudyError::Counts {
                 tasks: g.tasks,
                 cores: g.cores,
+                partitions: g.partitions,
+            });
+        }
+        if g.total_memory < u64::from(g.partitions) {
+            return Err(StudyError::Memory {
+                memory: g.total_memory,
                 partitions: g.partitions,
             });
         }
@@ -237,6 +259,30 @@ mod tests {
         let mut s = study();
         s.generator.sensitivity_max = 1.5;
         assert_eq!(s.params(), Err(StudyError::Sensitivity(1.5)));
+    }
+
+    /// Issue 27: `--memory 0B` was accepted and gave 0 % everywhere.
+    #[test]
+    fn memory_below_a_byte_per_partition_is_refused_naming_the_field() {
+        let mut s = study();
+        s.generator.total_memory = 0;
+        let e = s.params().unwrap_err();
+        assert_eq!(
+            e,
+            StudyError::Memory {
+                memory: 0,
+                partitions: s.generator.partitions
+            }
+        );
+        assert_eq!(
+            e.flag_message(),
+            format!(
+                "--memory: expected at least one byte per partition ({0} partitions, so at least {0}B), found 0B",
+                s.generator.partitions
+            )
+        );
+        s.generator.total_memory = u64::from(s.generator.partitions);
+        assert!(s.params().is_ok());
     }
 
     #[test]

@@ -21,6 +21,10 @@ pub enum Seg {
 pub struct SourceIndex {
     offsets: HashMap<Vec<Seg>, usize>,
     line_starts: Vec<usize>,
+    /// JSON numbers that the parser reads as floats, as written (an integer
+    /// beyond 2^64 − 1 would otherwise be shown rounded, e.g.
+    /// 18446744073709551616 as 18446744073709552000).
+    literals: HashMap<Vec<Seg>, String>,
 }
 
 impl SourceIndex {
@@ -30,7 +34,15 @@ impl SourceIndex {
         SourceIndex {
             offsets: HashMap::new(),
             line_starts,
+            literals: HashMap::new(),
         }
+    }
+
+    /// The number at `path` as the file writes it, where the parser kept
+    /// only a float (JSON: a fraction, an exponent, or an integer beyond
+    /// 64 bits); `None` elsewhere.
+    pub fn written(&self, path: &[Seg]) -> Option<&str> {
+        self.literals.get(path).map(String::as_str)
     }
 
     /// The 1-based line of a byte offset.
@@ -92,7 +104,7 @@ impl SourceIndex {
             bytes: text.as_bytes(),
             pos: 0,
         };
-        scanner.value(&mut Vec::new(), &mut index.offsets);
+        scanner.value(&mut Vec::new(), &mut index);
         index
     }
 }
@@ -131,7 +143,7 @@ impl JsonScanner<'_> {
             .unwrap_or_else(|_| String::from_utf8_lossy(raw).into_owned())
     }
 
-    fn value(&mut self, path: &mut Vec<Seg>, out: &mut HashMap<Vec<Seg>, usize>) {
+    fn value(&mut self, path: &mut Vec<Seg>, index: &mut SourceIndex) {
         self.skip_ws();
         match self.peek() {
             Some(b'{') => {
@@ -143,10 +155,10 @@ impl JsonScanner<'_> {
                             let at = self.pos;
                             let key = self.string();
                             path.push(Seg::Key(key));
-                            out.entry(path.clone()).or_insert(at);
+                            index.offsets.entry(path.clone()).or_insert(at);
                             self.skip_ws();
                             self.pos += 1; // ':'
-                            self.value(path, out);
+                            self.value(path, index);
                             path.pop();
                         }
                         Some(b',') => self.pos += 1,
@@ -171,8 +183,8 @@ impl JsonScanner<'_> {
                         Some(b',') => self.pos += 1,
                         Some(_) => {
                             path.push(Seg::Index(i));
-                            out.insert(path.clone(), self.pos);
-                            self.value(path, out);
+                            index.offsets.insert(path.clone(), self.pos);
+                            self.value(path, index);
                             path.pop();
                             i += 1;
                         }
@@ -184,11 +196,19 @@ impl JsonScanner<'_> {
                 self.string();
             }
             Some(_) => {
+                let start = self.pos;
                 while let Some(b) = self.peek() {
                     if matches!(b, b',' | b'}' | b']') || b.is_ascii_whitespace() {
                         break;
                     }
                     self.pos += 1;
+                }
+                // A number the parser reads as a float (anything but a
+                // 64-bit integer): kept as written, for messages.
+                let token = String::from_utf8_lossy(&self.bytes[start..self.pos]);
+                let number = token.starts_with(|c: char| c == '-' || c.is_ascii_digit());
+                if number && token.parse::<i64>().is_err() && token.parse::<u64>().is_err() {
+                    index.literals.insert(path.clone(), token.into_owned());
                 }
             }
             None => {}
@@ -232,5 +252,19 @@ mod tests {
         assert_eq!(index.line_of(&path(&["task", "0", "period"])), 5);
         assert_eq!(index.line_of(&path(&["task", "1", "name"])), 6);
         assert_eq!(index.line_of(&path(&["task", "1", "memory"])), 6);
+    }
+
+    #[test]
+    fn json_numbers_read_as_floats_are_kept_as_written() {
+        let text =
+            "{\"platform\": {\"memory\": 18446744073709551616, \"cores\": 4, \"x\": [1e300, 2]}}";
+        let index = SourceIndex::json(text);
+        assert_eq!(
+            index.written(&path(&["platform", "memory"])),
+            Some("18446744073709551616")
+        );
+        assert_eq!(index.written(&path(&["platform", "x", "0"])), Some("1e300"));
+        assert_eq!(index.written(&path(&["platform", "cores"])), None);
+        assert_eq!(index.written(&path(&["platform", "x", "1"])), None);
     }
 }

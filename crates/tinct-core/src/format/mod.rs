@@ -221,6 +221,9 @@ pub fn parse_with(
         }
         Syntax::Json => {
             let raw = serde_json::from_str::<raw::RawTaskSet>(text).map_err(|e| {
+                if let Some(error) = json_token_error(text, file, &e) {
+                    return error;
+                }
                 let message = e.to_string();
                 let message = message
                     .rsplit_once(" at line ")
@@ -241,6 +244,73 @@ pub fn parse_with(
 
 fn line_in(text: &str, offset: usize, _index: &SourceIndex) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// A JSON syntax error at a token a person may well write, in plain words
+/// (serde_json says "expected value" for all of them): a byte-order mark
+/// at the start, `NaN` or `Infinity` (JSON has neither); `None` for any
+/// other error.
+fn json_token_error(text: &str, file: &str, e: &serde_json::Error) -> Option<InputError> {
+    if !e.is_syntax() {
+        return None;
+    }
+    let error = |expected: &str, found: String| InputError {
+        file: file.into(),
+        line: Some(e.line()),
+        field: "syntax".into(),
+        expected: expected.into(),
+        found,
+    };
+    if text.starts_with('\u{feff}') && e.line() == 1 {
+        return Some(error(
+            "a task-set file (see docs/FORMAT.md) in UTF-8 without a byte-order mark",
+            "a byte-order mark (the bytes EF BB BF, U+FEFF) at the start of the file: save it \
+             without one"
+                .into(),
+        ));
+    }
+    // The token the error points at: serde_json's column is 1-based, in
+    // bytes of its line (at or just past the token's start).
+    let line_start = text
+        .split_inclusive('\n')
+        .take(e.line().saturating_sub(1))
+        .map(str::len)
+        .sum::<usize>();
+    let at = (line_start + e.column().saturating_sub(1)).min(text.len());
+    let word = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.' | b'_');
+    let bytes = text.as_bytes();
+    let mut start = at;
+    while start > line_start && bytes.get(start - 1).copied().is_some_and(word) {
+        start -= 1;
+    }
+    let end = start + bytes[start..].iter().take_while(|&&b| word(b)).count();
+    let token = &text[start..end];
+    let bare = token.trim_start_matches(['-', '+']);
+    if ["nan", "infinity", "inf"]
+        .iter()
+        .any(|name| bare.eq_ignore_ascii_case(name))
+    {
+        return Some(error(
+            "a number, or a duration or size as a string such as \"40ms\" (JSON has no NaN or \
+             infinity)",
+            token.to_string(),
+        ));
+    }
+    // serde_json's "expected value" (or "expected ident", past the first
+    // letter of true, false or null): say what stands where a value belongs.
+    let message = e.to_string();
+    if !message.starts_with("expected value") && !message.starts_with("expected ident") {
+        return None;
+    }
+    let found = match text[at..].chars().next() {
+        _ if !token.is_empty() => format!("`{token}` where a value belongs"),
+        None => "the end of the text where a value belongs".to_string(),
+        Some(c) => format!("{c:?} where a value belongs"),
+    };
+    Some(error(
+        "a value: a string, a number, true, false, a list [...] or a table {...}",
+        found,
+    ))
 }
 
 /// Turns a serde message ("unknown field `x`, expected one of ...") into an
@@ -266,6 +336,26 @@ fn parse_error(file: &str, line: Option<usize>, message: &str) -> InputError {
             field: format!("missing key {rest}"),
             expected: format!("the required key {rest}"),
             found: "no such key".into(),
+        };
+    }
+    // "invalid type: integer `5`, expected struct RawTaskSet": serde's
+    // names of tinct's types are no words for a user.
+    if let Some((found, expected)) = message
+        .strip_prefix("invalid type: ")
+        .and_then(|rest| rest.split_once(", expected "))
+        && expected.starts_with("struct Raw")
+    {
+        let expected = if expected == "struct RawTaskSet" {
+            "a task set: a table with [platform] and [[task]] (see docs/FORMAT.md)"
+        } else {
+            "a table of keys (see docs/FORMAT.md)"
+        };
+        return InputError {
+            file: file.into(),
+            line,
+            field: "syntax".into(),
+            expected: expected.into(),
+            found: found.replace('\n', " "),
         };
     }
     InputError {

@@ -18,6 +18,11 @@ pub enum Scalar {
     Int(i64),
     /// A float, e.g. `0.5`.
     Float(f64),
+    /// An integer outside the 64-bit signed range, e.g.
+    /// `18446744073709551616`: no field takes one, but a refusal shows it
+    /// as written (not as a rounded float, nor as a parser's "integer too
+    /// large").
+    Wide(i128),
 }
 
 impl fmt::Display for Scalar {
@@ -26,6 +31,7 @@ impl fmt::Display for Scalar {
             Scalar::Text(s) => write!(f, "\"{s}\""),
             Scalar::Int(i) => write!(f, "{i}"),
             Scalar::Float(x) => write!(f, "{x}"),
+            Scalar::Wide(i) => write!(f, "{i}"),
         }
     }
 }
@@ -45,9 +51,15 @@ impl Visitor<'_> for ScalarVisitor {
         Ok(Scalar::Int(v))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
-        i64::try_from(v)
-            .map(Scalar::Int)
-            .map_err(|_| E::custom("integer too large"))
+        Ok(i64::try_from(v).map_or(Scalar::Wide(i128::from(v)), Scalar::Int))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Scalar, E> {
+        Ok(i64::try_from(v).map_or(Scalar::Wide(v), Scalar::Int))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Scalar, E> {
+        // Beyond i128 (no parser tinct uses gives one): the largest i128
+        // is as refused as any.
+        self.visit_i128(i128::try_from(v).unwrap_or(i128::MAX))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Scalar, E> {
         Ok(Scalar::Float(v))
@@ -60,6 +72,7 @@ impl Serialize for Scalar {
             Scalar::Text(text) => s.serialize_str(text),
             Scalar::Int(i) => s.serialize_i64(*i),
             Scalar::Float(x) => s.serialize_f64(*x),
+            Scalar::Wide(i) => s.serialize_i128(*i),
         }
     }
 }
@@ -111,6 +124,12 @@ impl<'de> Visitor<'de> for WcetVisitor {
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawWcet, E> {
         ScalarVisitor.visit_u64(v).map(RawWcet::Single)
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<RawWcet, E> {
+        ScalarVisitor.visit_i128(v).map(RawWcet::Single)
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<RawWcet, E> {
+        ScalarVisitor.visit_u128(v).map(RawWcet::Single)
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawWcet, E> {
         Ok(RawWcet::Single(Scalar::Float(v)))

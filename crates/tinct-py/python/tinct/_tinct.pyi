@@ -79,12 +79,14 @@ class TaskSet:
         self,
         algorithm: str = "cata",
         partitions: Optional[int] = None,
-        node_budget: int = 2_000_000,
+        node_budget: Optional[int] = None,
         exact: bool = False,
         keep_free: bool = False,
         timeout: Optional[float] = None,
     ) -> Plan:
-        """Cores, priorities and partitions by CATA, BFD or WFD, analyzed."""
+        """Cores, priorities and partitions by CATA, BFD or WFD, analyzed.
+        ``node_budget``: search nodes per MinCacheAlloc call (default
+        2 000 000; 0 searches exhaustively, as ``exact=True``)."""
     def __len__(self) -> int: ...
 
 class Plan:
@@ -129,7 +131,7 @@ def random_params(
     util_step: float = 0.25,
     sets: int = 100,
     seed: int = 1,
-    node_budget: int = 20_000,
+    node_budget: Optional[int] = None,
 ) -> Params:
     """The parameters of a random study, checked: the options and defaults
     of ``tinct experiment random``."""

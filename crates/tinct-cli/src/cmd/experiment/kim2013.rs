@@ -21,7 +21,8 @@ pub struct Args {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
-    /// Search nodes per MinCacheAlloc call (default: exhaustive, every result exact).
+    /// Search nodes per MinCacheAlloc call (default, or 0: no budget, an
+    /// exhaustive search, every result exact).
     #[arg(long)]
     pub node_budget: Option<u64>,
     /// Stop after this long with the settings done so far (exit status 1).
@@ -35,10 +36,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Some(path) => crate::calibration::load_task_set(path, None, None)?.0,
         None => parse(TABLE_I, "examples/kim2013.toml", Syntax::Toml)?,
     };
-    let options = SearchOptions {
-        node_budget: args.node_budget,
-        ..SearchOptions::EXACT
-    };
+    let options = args
+        .node_budget
+        .map_or(SearchOptions::EXACT, SearchOptions::node_budget_option);
     let stop = stop_after(args.timeout);
     let report = kim2013::run(
         &base,

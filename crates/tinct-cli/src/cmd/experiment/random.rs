@@ -16,6 +16,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use tinct_core::alloc::SearchOptions;
 use tinct_core::experiment::Hooks;
 use tinct_core::experiment::parallel::{self, Pool};
 use tinct_core::experiment::random::{Params, Shard, ShardFile, work_items};
@@ -73,7 +74,8 @@ pub struct Args {
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Search nodes per MinCacheAlloc call (0: exhaustive).
+    /// Search nodes per MinCacheAlloc call (0: no budget, an exhaustive
+    /// search, as in `tinct plan` and `tinct experiment kim2013`).
     #[arg(long, default_value_t = 20_000)]
     pub node_budget: u64,
     /// Run only shard I of N (1-based), e.g. `--shard 3/10` (a Slurm array
@@ -176,7 +178,7 @@ fn params(args: &Args) -> Result<Params, CliError> {
         util_step: args.util_step,
         sets_per_point: args.sets,
         seed: args.seed,
-        node_budget: (args.node_budget > 0).then_some(args.node_budget),
+        node_budget: SearchOptions::node_budget_option(args.node_budget).node_budget,
     };
     study
         .params()

@@ -65,13 +65,27 @@ impl Field<'_, '_> {
             .error(&self.at, self.name.clone(), expected, found)
     }
 
+    /// `value` as the file writes it: a number the parser read as a float
+    /// is shown as its text in the file (an integer beyond 64 bits is not
+    /// rounded), any other value as read.
+    fn shown(&self, value: &Scalar) -> String {
+        match value {
+            Scalar::Float(_) => self
+                .reporter
+                .index
+                .written(&self.at)
+                .map_or_else(|| value.to_string(), str::to_string),
+            _ => value.to_string(),
+        }
+    }
+
     fn duration(&self, value: &Scalar) -> Result<Nanos, InputError> {
         let expected = "a duration with a unit, such as \"40ms\" or \"45.3us\" (ns, us, ms, s)";
         match value {
             Scalar::Text(text) => {
                 parse_duration(text).map_err(|e| self.fail(expected, format!("{value} ({e})")))
             }
-            _ => Err(self.fail(expected, value.to_string())),
+            _ => Err(self.fail(expected, self.shown(value))),
         }
     }
 
@@ -82,7 +96,7 @@ impl Field<'_, '_> {
                 parse_size(text).map_err(|e| self.fail(expected, format!("{value} ({e})")))
             }
             Scalar::Int(i) if *i >= 0 => Ok(Bytes(*i as u64)),
-            _ => Err(self.fail(expected, value.to_string())),
+            _ => Err(self.fail(expected, self.shown(value))),
         }
     }
 
@@ -91,7 +105,7 @@ impl Field<'_, '_> {
             Scalar::Int(i) if (min..=max).contains(i) => Ok(*i as u32),
             _ => Err(self.fail(
                 format!("{what}, a whole number from {min} to {max}"),
-                value.to_string(),
+                self.shown(value),
             )),
         }
     }
