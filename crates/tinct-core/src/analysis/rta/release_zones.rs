@@ -4,7 +4,8 @@
 //!
 //! A task of period T whose jitter moved between J_lo and J_hi (J_lo <
 //! J_hi, in either direction) is released max(1, ⌈(w + J)/T⌉) times in a
-//! window w. Under the two jitters the count differs at exactly the
+//! window w: the count of the jitter-aware Eq. (2) (Audsley, Burns,
+//! Richardson, Tindell and Wellings 1993; see [`super`]). Under the two jitters the count differs at exactly the
 //! iterates w with w + J_lo ≤ m·T < w + J_hi for some m ≥ 1, that is in the
 //! zones (m·T − J_hi, m·T − J_lo], m ≥ 1: one zone of J_hi − J_lo iterates
 //! per period, every iterate when J_hi − J_lo ≥ T. An iteration that read
