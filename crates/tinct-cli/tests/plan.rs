@@ -521,6 +521,72 @@ fn plan_refuses_a_graph_the_analysis_cannot_enumerate_before_searching() {
     assert_exits_saying(&output, 2, &expected);
 }
 
+/// A chain t0 → … → t(n−1) of C = 1 ms, t0 every 3 s, the others
+/// data-triggered, on a platform of n cores: with `--utilization-bound
+/// 0.0005` each core holds one task, so the static placement's search is
+/// one node per task and its analysis n rounds over n cores.
+fn spread_chain(n: usize) -> String {
+    let mut text =
+        format!("[platform]\ncores = {n}\npartitions = 4\nmemory = \"4MiB\"\nrefill = \"0ns\"\n");
+    for k in 0..n {
+        let release = if k == 0 {
+            "period = \"3s\"\n"
+        } else {
+            "trigger = \"data\"\n"
+        };
+        text +=
+            &format!("\n[[task]]\nname = \"t{k}\"\n{release}memory = \"1KiB\"\nwcet = \"1ms\"\n");
+        if k > 0 {
+            text += &format!(
+                "\n[[edge]]\nfrom = \"t{}\"\nto = \"t{k}\"\nbuffer = \"1KiB\"\n",
+                k - 1
+            );
+        }
+    }
+    text
+}
+
+/// Issue 27: the holistic analysis that decides a complete placement
+/// polled no stop flag, so `plan --placement static --timeout 2s` on a
+/// 1000-task chain ran for 9 s, and a placement found after the timeout
+/// was reported as found. A timeout inside that analysis now ends the
+/// search as one between two nodes does: no placement, "stopped", exit 1,
+/// nothing written. The search of this 2000-task chain is an eighth of its
+/// analysis (a debug build on the 2-vCPU VM: 3 s of 28 s), so the 5 s
+/// timeout usually falls inside the analysis, which the old code ran to
+/// its end and then reported the placement found, exit 0; wherever the
+/// timeout falls, the outcome is the same. assert_cmd's timeout only
+/// catches a run that never stops.
+#[test]
+fn a_timeout_stops_the_static_placement_of_a_huge_chain() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "chain.toml", spread_chain(2000));
+    let placed = dir.path().join("placed.toml");
+    let output = tinct()
+        .args([
+            "plan",
+            "--placement",
+            "static",
+            "--utilization-bound",
+            "0.0005",
+        ])
+        .args(["--timeout", "5s", "--json", "-o"])
+        .arg(&placed)
+        .arg(&file)
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .unwrap();
+    assert_exits_saying(
+        &output,
+        1,
+        "no placement found: stopped before a placement was found",
+    );
+    let report = json_stdout(&output);
+    assert_eq!(report["stopped"], Value::Bool(true), "{report}");
+    assert_eq!(report["found"], Value::Bool(false), "{report}");
+    assert!(!placed.exists(), "no placement is written");
+}
+
 /// Issue 27 W1: two tasks sharing partition 1 on one core with Δ = 3 ms
 /// are NOT SCHEDULABLE, and the static placement, which once dropped their
 /// partitions ("cores only") and called the set schedulable, agrees: it

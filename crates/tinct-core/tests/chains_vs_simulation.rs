@@ -368,6 +368,26 @@ fn a_chain_longer_than_the_base_round_limit_settles() {
     assert!(analysis.holistic_rounds > tinct_core::analysis::MAX_ROUNDS);
 }
 
+/// Issue 27: a stop flag (a timeout) reaches the holistic analysis, which
+/// used to run its 1001 rounds to the end whatever was asked: already set,
+/// the analysis gives up with no result; clear, it is `analyze`.
+#[test]
+fn a_set_stop_flag_stops_the_analysis_of_a_long_chain() {
+    use std::sync::atomic::AtomicBool;
+    use tinct_core::analysis::analyze_until;
+    let set = tinct_core::format::parse(
+        &long_chain(1001),
+        "chain.toml",
+        tinct_core::format::Syntax::Toml,
+    )
+    .unwrap();
+    assert_eq!(analyze_until(&set, Some(&AtomicBool::new(true))), Ok(None));
+    assert_eq!(
+        analyze_until(&set, Some(&AtomicBool::new(false))),
+        Ok(Some(analyze(&set).unwrap()))
+    );
+}
+
 /// Every task meets its deadline, but the chain's end-to-end bound
 /// (R_a + T_b + R_b + T_c + R_c with sampling hops of 10^10 s) passes
 /// 2^64 − 1 ns: the set is not SCHEDULABLE, and says why.

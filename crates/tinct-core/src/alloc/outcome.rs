@@ -54,6 +54,9 @@ pub enum PlanFailure {
         /// Tasks in the set.
         total: usize,
     },
+    /// A timeout stopped the analysis of a plan that placed every task: it
+    /// is not verified.
+    AnalysisStopped,
     /// Some tasks found no core: each one's reason, joined.
     Unplaced(String),
     /// Every task was placed but the planned set does not pass the
@@ -75,6 +78,7 @@ impl fmt::Display for PlanFailure {
                 f,
                 "stopped by --timeout with a partial plan: {placed} of {total} tasks placed (the report lists the others)"
             ),
+            PlanFailure::AnalysisStopped => f.write_str(super::plan::ANALYSIS_STOPPED),
             PlanFailure::Unplaced(reasons) => write!(f, "no allocation found: {reasons}"),
             PlanFailure::NotVerified {
                 inherited_jitter: true,
@@ -107,6 +111,9 @@ impl Plan {
                 placed: self.placed(),
                 total: set.tasks.len(),
             });
+        }
+        if self.analysis_error.as_deref() == Some(super::plan::ANALYSIS_STOPPED) {
+            return Some(PlanFailure::AnalysisStopped);
         }
         if !self.unplaced.is_empty() {
             let reasons: Vec<&str> = self.unplaced.iter().map(|u| u.message.as_str()).collect();
@@ -209,6 +216,26 @@ mod tests {
         assert_eq!(header.len(), 3);
         assert!(header[0].contains("--algorithm cata") && header[0].contains("in.toml"));
         assert!(header[2].starts_with("Δ 45.3us from the file; re-check"));
+    }
+
+    /// A plan that placed every task but whose analysis a timeout stopped
+    /// is not verified, and says it was stopped (not that the allocation
+    /// failed the analysis).
+    #[test]
+    fn a_plan_whose_analysis_was_stopped_fails_as_stopped() {
+        let set = table_i();
+        let mut plan = plan(&set, Algorithm::Cata, &PlanOptions::default());
+        plan.stopped = true;
+        plan.schedulable = false;
+        plan.analysis = None;
+        plan.analysis_error = Some(crate::alloc::plan::ANALYSIS_STOPPED.to_string());
+        let failure = plan.failure(&set).expect("not verified");
+        assert_eq!(failure, PlanFailure::AnalysisStopped);
+        assert!(
+            failure
+                .to_string()
+                .starts_with("stopped by --timeout before the analysis")
+        );
     }
 
     #[test]

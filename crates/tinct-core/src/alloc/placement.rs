@@ -33,7 +33,7 @@
 //! with every task that touches the cache.
 
 use crate::analysis::rta::{CoreTask, utilization_numerators};
-use crate::analysis::{Analysis, analyze, core_feasible_so_far};
+use crate::analysis::{Analysis, analyze_until, core_feasible_so_far};
 use crate::model::TaskSet;
 use crate::partitions::{MAX_PARTITIONS, PartitionSet};
 use serde::{Deserialize, Serialize};
@@ -577,11 +577,17 @@ impl Search<'_> {
         }
     }
 
-    /// A complete assignment: the whole analysis decides.
+    /// A complete assignment: the whole analysis decides (a stop during
+    /// it ends the search, like a stop between two nodes).
     fn leaf(&mut self, cost: u64) {
         let planned = self.planned(&self.core_of);
-        let Ok(analysis) = analyze(&planned) else {
-            return;
+        let analysis = match analyze_until(&planned, self.options.stop) {
+            Ok(Some(analysis)) => analysis,
+            Ok(None) => {
+                self.cut = true;
+                return;
+            }
+            Err(_) => return,
         };
         if analysis.schedulable && analysis.chains.iter().all(|c| c.bound_ns.is_some()) {
             let assignment = self.core_of.iter().map(|c| c.unwrap_or(0)).collect();

@@ -9,7 +9,7 @@ use super::binpack::{Fit, bin_pack_until};
 use super::cata::{cata_until, spend_leftover_until};
 use super::instance::Instance;
 use super::mincache::SearchOptions;
-use crate::analysis::{Analysis, analyze};
+use crate::analysis::{Analysis, analyze_until};
 use crate::format::InputError;
 use crate::model::TaskSet;
 use serde::{Deserialize, Serialize};
@@ -226,6 +226,9 @@ pub fn plan(set: &TaskSet, algorithm: Algorithm, options: &PlanOptions) -> Plan 
     report(set, &inst, &assignment, needed, options)
 }
 
+/// [`Plan::analysis_error`] of a plan whose analysis a stop cut short.
+pub const ANALYSIS_STOPPED: &str = "stopped by --timeout before the analysis of the plan finished: every task was placed, but the plan is not verified";
+
 fn report(
     set: &TaskSet,
     inst: &Instance,
@@ -235,8 +238,9 @@ fn report(
 ) -> Plan {
     let planned = assignment.apply(set, inst);
     let (analysis, analysis_error) = if assignment.schedulable() {
-        match analyze(&planned) {
-            Ok(analysis) => (Some(analysis), None),
+        match analyze_until(&planned, options.stop) {
+            Ok(Some(analysis)) => (Some(analysis), None),
+            Ok(None) => (None, Some(ANALYSIS_STOPPED.to_string())),
             Err(e) => (None, Some(e.to_string())),
         }
     } else {

@@ -14,10 +14,15 @@
 //! jitters and iterating "response times → inherited jitters" climbs to the
 //! least fixed point. A producer that misses its deadline gives its
 //! consumers an unbounded jitter (they miss too).
+//!
+//! A chain through n tasks takes n rounds, each an analysis of every core,
+//! so the analysis polls a stop flag (a timeout) before each core of each
+//! round and gives up with no result when it is set.
 
 use super::blocking::{self, Blocking};
 use super::rta::{self, CoreTask, ResponseTime};
 use crate::model::{Overheads, TaskSet, Trigger};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Rounds of "response times → inherited jitters" before the jitters still
 /// moving are taken as unbounded (each round is one analysis of every
@@ -105,13 +110,30 @@ fn base_jitters(set: &TaskSet) -> Vec<u64> {
 }
 
 /// The holistic fixed point for Δ = `refill`; `members[c]` are core c's
-/// tasks in priority order.
-pub(super) fn analyze(set: &TaskSet, members: &[Vec<usize>], refill: u64) -> Pass {
-    analyze_within(set, members, refill, max_rounds(set.tasks.len()))
+/// tasks in priority order. `None` when `stop` was set before it was
+/// reached.
+pub(super) fn analyze(
+    set: &TaskSet,
+    members: &[Vec<usize>],
+    refill: u64,
+    stop: Option<&AtomicBool>,
+) -> Option<Pass> {
+    analyze_within(set, members, refill, max_rounds(set.tasks.len()), stop)
+}
+
+/// Whether `stop` is set.
+fn stopped(stop: Option<&AtomicBool>) -> bool {
+    stop.is_some_and(|s| s.load(Ordering::Relaxed))
 }
 
 /// [`analyze`] with at most `limit` rounds.
-fn analyze_within(set: &TaskSet, members: &[Vec<usize>], refill: u64, limit: u32) -> Pass {
+fn analyze_within(
+    set: &TaskSet,
+    members: &[Vec<usize>],
+    refill: u64,
+    limit: u32,
+    stop: Option<&AtomicBool>,
+) -> Option<Pass> {
     let n = set.tasks.len();
     let base = base_jitters(set);
     let mut producers: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -134,28 +156,39 @@ fn analyze_within(set: &TaskSet, members: &[Vec<usize>], refill: u64, limit: u32
         }
     }
     let mut inherited = vec![0u64; n];
+    let jitters = |inherited: &[u64]| -> Vec<u64> {
+        (0..n)
+            .map(|i| base[i].saturating_add(inherited[i]))
+            .collect()
+    };
     // One analysis per core kept from round to round: a round re-iterates
-    // only the tasks whose result a moved jitter can change.
-    let mut cores = vec![rta::JitterRounds::new(); members.len()];
+    // only the tasks whose result a moved jitter can change, and reads the
+    // response times only; the breakdowns are those of the last round.
+    let mut cores: Vec<CoreRounds> = members
+        .iter()
+        .map(|core| CoreRounds {
+            tasks: core_tasks(set, core, &base, &blocking),
+            rounds: rta::JitterRounds::new(),
+        })
+        .collect();
     let mut rounds = 0;
     loop {
         rounds += 1;
-        let jitter: Vec<u64> = (0..n)
-            .map(|i| base[i].saturating_add(inherited[i]))
-            .collect();
-        let results = all_cores(set, members, &jitter, &blocking, refill, &mut cores);
+        let jitter = jitters(&inherited);
+        let wcrts = per_core(set, members, &jitter, &mut cores, stop, |core, tasks| {
+            core.worst_case_response_times(tasks, refill)
+        })?;
         let mut next = inherited.clone();
         for &c in &data_triggered {
             next[c] = producers[c]
                 .iter()
-                .map(|&p| results[p].wcrt_ns.unwrap_or(u64::MAX))
+                .map(|&p| wcrts[p].unwrap_or(u64::MAX))
                 .max()
                 .unwrap_or(0);
         }
         let settled = next == inherited;
         if settled || rounds >= limit {
             let diverged = !settled;
-            let mut results = results;
             if diverged {
                 // Whatever still moves is taken as unbounded: safe. A task
                 // that then misses makes its consumers' jitter unbounded
@@ -168,14 +201,14 @@ fn analyze_within(set: &TaskSet, members: &[Vec<usize>], refill: u64, limit: u32
                     }
                 }
                 loop {
-                    let jitter: Vec<u64> = (0..n)
-                        .map(|i| base[i].saturating_add(inherited[i]))
-                        .collect();
-                    results = all_cores(set, members, &jitter, &blocking, refill, &mut cores);
+                    let jitter = jitters(&inherited);
+                    let wcrts =
+                        per_core(set, members, &jitter, &mut cores, stop, |core, tasks| {
+                            core.worst_case_response_times(tasks, refill)
+                        })?;
                     let mut widened = false;
                     for &c in &data_triggered {
-                        let producer_misses =
-                            producers[c].iter().any(|&p| results[p].wcrt_ns.is_none());
+                        let producer_misses = producers[c].iter().any(|&p| wcrts[p].is_none());
                         if producer_misses && inherited[c] != u64::MAX {
                             inherited[c] = u64::MAX;
                             widened = true;
@@ -186,47 +219,62 @@ fn analyze_within(set: &TaskSet, members: &[Vec<usize>], refill: u64, limit: u32
                     }
                 }
             }
-            let jitter: Vec<u64> = (0..n)
-                .map(|i| base[i].saturating_add(inherited[i]))
-                .collect();
-            return Pass {
+            // The last round once more, with the breakdowns: the same
+            // jitters, so every result is taken as it was.
+            let jitter = jitters(&inherited);
+            let results = per_core(set, members, &jitter, &mut cores, stop, |core, tasks| {
+                core.response_times(tasks, refill)
+            })?;
+            return Some(Pass {
                 results,
                 blocking,
                 jitter,
                 inherited,
                 rounds,
                 diverged,
-            };
+            });
         }
         inherited = next;
     }
 }
 
-/// Eq. (2) with jitter and blocking on every core, results in file order;
-/// `cores` keeps each core's analysis from the previous round.
-fn all_cores(
+/// One core from round to round: its tasks as the recurrence takes them
+/// ([`core_tasks`], only the jitters change) and its analysis.
+struct CoreRounds {
+    tasks: Vec<CoreTask>,
+    rounds: rta::JitterRounds,
+}
+
+/// `analyze_core` (Eq. (2) with jitter and blocking: response times or
+/// their breakdowns) on every core with `jitter`, each core's analysis kept
+/// from the previous round in `cores`; results in file order. `None` when
+/// `stop` is set before a core.
+fn per_core<T: Clone + Default>(
     set: &TaskSet,
     members: &[Vec<usize>],
     jitter: &[u64],
-    blocking: &[Blocking],
-    refill: u64,
-    cores: &mut [rta::JitterRounds],
-) -> Vec<ResponseTime> {
-    let mut results = vec![ResponseTime::default(); set.tasks.len()];
-    for (core, rounds) in members.iter().zip(cores) {
+    cores: &mut [CoreRounds],
+    stop: Option<&AtomicBool>,
+    mut analyze_core: impl FnMut(&mut rta::JitterRounds, &[CoreTask]) -> Vec<T>,
+) -> Option<Vec<T>> {
+    let mut results = vec![T::default(); set.tasks.len()];
+    for (core, CoreRounds { tasks, rounds }) in members.iter().zip(cores) {
+        if stopped(stop) {
+            return None;
+        }
         let skip = pseudo_tasks(set, core);
-        let tasks = core_tasks(set, core, jitter, blocking);
-        for (r, &i) in rounds
-            .response_times(&tasks, refill)
-            .into_iter()
-            .skip(skip)
-            .zip(core)
-        {
+        for (task, &i) in tasks[skip..].iter_mut().zip(core) {
+            task.jitter = jitter[i];
+        }
+        for (r, &i) in analyze_core(rounds, tasks).into_iter().skip(skip).zip(core) {
             results[i] = r;
         }
     }
-    results
+    Some(results)
 }
+
+#[cfg(test)]
+mod straightforward;
 
 #[cfg(test)]
 mod tests {
@@ -326,7 +374,7 @@ buffer = "1KiB"
     fn a_consumer_of_a_task_that_misses_after_the_cut_is_unbounded() {
         let set = parse(SET, "set.toml", Syntax::Toml).unwrap();
         let members = members(&set);
-        let cut = analyze_within(&set, &members, 0, 2);
+        let cut = analyze_within(&set, &members, 0, 2, None).unwrap();
         assert!(cut.diverged);
         let index = |name: &str| set.tasks.iter().position(|t| t.name == name).unwrap();
         assert_eq!(cut.inherited[index("t3")], u64::MAX);
@@ -334,11 +382,27 @@ buffer = "1KiB"
         assert_eq!(cut.inherited[index("q")], u64::MAX);
         assert_eq!(cut.results[index("q")].wcrt_ns, None);
         // Given its rounds, the same set settles with every task bounded.
-        let settled = analyze(&set, &members, 0);
+        let settled = analyze(&set, &members, 0, None).unwrap();
         assert!(!settled.diverged);
         assert!(settled.results.iter().all(|r| r.wcrt_ns.is_some()));
         // R_p = C_p + one job of t3 above it.
         assert_eq!(settled.inherited[index("q")], 2_000_000);
+    }
+
+    /// A stop flag already set gives no pass, before any core is analyzed;
+    /// one that stays clear changes nothing.
+    #[test]
+    fn a_set_stop_flag_gives_no_pass_and_a_clear_one_the_same_pass() {
+        let set = parse(SET, "set.toml", Syntax::Toml).unwrap();
+        let members = members(&set);
+        let set_flag = AtomicBool::new(true);
+        assert!(analyze(&set, &members, 0, Some(&set_flag)).is_none());
+        assert!(analyze_within(&set, &members, 0, 2, Some(&set_flag)).is_none());
+        let clear = AtomicBool::new(false);
+        let with_flag = analyze(&set, &members, 0, Some(&clear)).unwrap();
+        let without = analyze(&set, &members, 0, None).unwrap();
+        assert_eq!(with_flag.results, without.results);
+        assert_eq!(with_flag.rounds, without.rounds);
     }
 
     #[test]

@@ -45,6 +45,7 @@ use crate::partitions::PartitionSet;
 use memory::MemoryDemand;
 use rta::ResponseTime;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::AtomicBool;
 
 /// The value of a term a file written before the term was analysed lacks:
 /// the analysis that wrote it charged none (never "unbounded").
@@ -472,6 +473,17 @@ pub fn core_members(set: &TaskSet, core: u32, ranks: &[u32]) -> Vec<usize> {
 /// Analyzes a task set with every task assigned to a core (on a one-core
 /// platform, core 0 is implied).
 pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
+    let analysis = analyze_until(set, None)?;
+    Ok(analysis.expect("an analysis without a stop flag runs to its end"))
+}
+
+/// [`analyze`] that gives up as soon as `stop` is set (a timeout; the
+/// holistic analysis polls it before each core of each round): `Ok(None)`
+/// then. Without a flag, or with one that stays clear, it is [`analyze`].
+pub fn analyze_until(
+    set: &TaskSet,
+    stop: Option<&AtomicBool>,
+) -> Result<Option<Analysis>, AnalysisError> {
     let platform = &set.platform;
     if platform.cores > 1
         && let Some(index) = set.tasks.iter().position(|t| t.core.is_none())
@@ -505,8 +517,18 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
         let core_tasks = holistic::core_tasks(set, core, &zero_jitter, &no_blocking);
         check_terms(set, core, &core_tasks, refill)?;
     }
-    let cint = holistic::analyze(set, &members, refill);
-    let nocint = holistic::analyze(set, &members, 0);
+    let Some(cint) = holistic::analyze(set, &members, refill, stop) else {
+        return Ok(None);
+    };
+    // With Δ = 0 the two passes are one computation.
+    let nocint = if refill == 0 {
+        cint.clone()
+    } else {
+        let Some(nocint) = holistic::analyze(set, &members, 0, stop) else {
+            return Ok(None);
+        };
+        nocint
+    };
 
     let mut task_reports: Vec<Option<TaskReport>> = vec![None; set.tasks.len()];
     let mut warnings = Vec::new();
@@ -642,7 +664,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
         ));
     }
     let overheads = &platform.overheads;
-    Ok(Analysis {
+    Ok(Some(Analysis {
         schedulable: reasons.is_empty(),
         refill_ns: refill,
         overheads: OverheadsUsed {
@@ -658,7 +680,7 @@ pub fn analyze(set: &TaskSet) -> Result<Analysis, AnalysisError> {
         shared_across_cores,
         reasons,
         warnings,
-    })
+    }))
 }
 
 /// Why task `i` misses its deadline, in words: unbounded blocking, an

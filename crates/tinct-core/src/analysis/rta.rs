@@ -75,6 +75,11 @@
 
 use crate::partitions::PartitionSet;
 
+mod jitter_rounds;
+mod release_zones;
+
+pub use jitter_rounds::{JitterRounds, ReuseCheck};
+
 /// A task as the per-core analysis needs it.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct CoreTask {
@@ -368,6 +373,33 @@ struct Core<'a> {
     /// The least and the largest iterate at which the last task read its
     /// release counts (`None`: not known), for [`JitterRounds`].
     read_span: Option<(u64, u64)>,
+    /// Where the last task's breakdown reads the counts (`None`: it has
+    /// none, a term being above 2^64 − 1 ns): its fixed point, or the last
+    /// iterate of a miss, at least 1.
+    breakdown_at: Option<u64>,
+    /// Whether a breakdown continues the sums of the previous one when both
+    /// read the counts at one iterate ([`BreakdownPrefix`]); off, each
+    /// breakdown sums every term afresh (the results are the same).
+    reuse_sums: bool,
+    /// The sums of the last breakdown without cache terms.
+    breakdown_prefix: Option<BreakdownPrefix>,
+    /// Σ ⌈(w + J_k)/T_k⌉ ε_k over every task of the core at iterate w, as
+    /// (w, sum), for the breakdowns at w.
+    interrupts_at: Option<(u64, u128)>,
+}
+
+/// Σ ⌈(w + J_j)/T_j⌉ C'_j over the terms 0..`upto` at iterate `at`: the
+/// interference of a breakdown without cache terms, where a term's cost
+/// does not depend on the task under analysis, so the next task's
+/// breakdown at the same iterate only adds its own higher-priority terms.
+/// (Tasks whose jitter alone passes their deadline all read their counts
+/// at iterate 1: a long tail of them then costs one term each, not one
+/// pass over the core each.) Valid until the next [`Core::prepare`].
+#[derive(Copy, Clone, Debug)]
+struct BreakdownPrefix {
+    at: u64,
+    upto: usize,
+    interference: u128,
 }
 
 /// The outcome of one task's iteration.
@@ -388,6 +420,8 @@ impl Core<'_> {
         self.interrupts = self.tasks.iter().any(|t| t.interrupt > 0);
         self.cache_terms = self.refill > 0 && self.tasks.iter().any(|t| !t.partitions.is_empty());
         self.first_unrepresentable = self.tasks.len();
+        self.breakdown_prefix = None;
+        self.interrupts_at = None;
         for (k, task) in self.tasks.iter().enumerate() {
             let execution = task.wcet.checked_add(task.overhead);
             let plain = execution.and_then(|e| e.checked_add(task.interrupt));
@@ -552,6 +586,15 @@ impl Core<'_> {
     /// Analyzes task `i` (tasks 0..i already done, in order); the breakdown
     /// is filled only `with_breakdown`.
     fn task(&mut self, i: usize, with_breakdown: bool) -> ResponseTime {
+        let terms_ok = self.hp_terms(i);
+        self.task_with_terms(i, terms_ok, with_breakdown)
+    }
+
+    /// [`Core::task`] once [`Core::hp_terms`] has filled task `i`'s terms,
+    /// `terms_ok` saying whether it could. A task whose jitter alone
+    /// passes its deadline reads no term, and no count without
+    /// `with_breakdown`: for it the terms need not be filled.
+    fn task_with_terms(&mut self, i: usize, terms_ok: bool, with_breakdown: bool) -> ResponseTime {
         let task = self.tasks[i];
         let mut result = ResponseTime {
             wcet_ns: task.wcet,
@@ -562,9 +605,10 @@ impl Core<'_> {
             iterations: 1,
             ..ResponseTime::default()
         };
-        if !self.hp_terms(i) {
+        if !terms_ok {
             self.previous_free = None;
             self.read_span = None;
+            self.breakdown_at = None;
             return result;
         }
         let start_free = self.previous_free;
@@ -592,6 +636,9 @@ impl Core<'_> {
             Outcome::Missed(w) => Some(w),
             Outcome::Unrepresentable => None,
         };
+        // At a fixed point every count is already current.
+        let converged = matches!(outcome, Outcome::Converged(_));
+        self.breakdown_at = last.map(|w| if converged { w } else { w.max(1) });
         // A lower bound of v_i for task i + 1 ("Start value"): the chain
         // bound, or the last iterate when the task has no blocking.
         let chained = start_free.and_then(|free| {
@@ -601,17 +648,75 @@ impl Core<'_> {
         });
         let iterated = last.filter(|_| task.blocking == 0);
         self.previous_free = chained.max(iterated);
-        if with_breakdown && let Some(w) = last {
-            // At a fixed point every count is already current.
-            let converged = matches!(outcome, Outcome::Converged(_));
-            self.breakdown(i, w, converged, &mut result);
+        if with_breakdown && let Some(at) = self.breakdown_at {
+            self.breakdown(i, at, converged, &mut result);
         }
         result
     }
 
-    /// The terms of the recurrence at iterate `w`, exact (u128) and
-    /// saturated only past D.
-    fn breakdown(&mut self, i: usize, w: u64, current: bool, result: &mut ResponseTime) {
+    /// The terms of the recurrence with the counts at iterate `at`, exact
+    /// (u128) and saturated only past D; the active counts are already at
+    /// `at` when `current` (a fixed point just reached). Task `i`'s terms
+    /// must be filled ([`Core::hp_terms`]).
+    fn breakdown(&mut self, i: usize, at: u64, current: bool, result: &mut ResponseTime) {
+        let report = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
+        if self.cache_terms || !self.reuse_sums {
+            let (interference, hp_warmup, crpd, interrupts) = self.breakdown_afresh(i, at, current);
+            result.interference_ns = report(interference);
+            result.hp_warmup_ns = report(hp_warmup);
+            result.crpd_ns = report(crpd);
+            result.interrupts_ns = report(interrupts);
+            return;
+        }
+        // Without cache terms ω and γ are 0: only C' and ε are summed.
+        let mut sums = match self.breakdown_prefix {
+            Some(sums) if sums.at == at && sums.upto <= i => sums,
+            _ => BreakdownPrefix {
+                at,
+                upto: 0,
+                interference: 0,
+            },
+        };
+        for (term, parts) in self.terms[sums.upto..i]
+            .iter_mut()
+            .zip(&self.parts[sums.upto..i])
+        {
+            term.set_to(at);
+            sums.interference += u128::from(term.releases) * u128::from(parts.execution);
+        }
+        sums.upto = i;
+        self.breakdown_prefix = Some(sums);
+        let interrupts = if self.interrupts {
+            self.interrupts_at(at)
+        } else {
+            0
+        };
+        result.interference_ns = report(sums.interference);
+        result.hp_warmup_ns = 0;
+        result.crpd_ns = 0;
+        result.interrupts_ns = report(interrupts);
+    }
+
+    /// I(w) at iterate `at` with every task's release interrupts (the
+    /// terms of every task are active), summed once per iterate.
+    fn interrupts_at(&mut self, at: u64) -> u128 {
+        if let Some((cached, sum)) = self.interrupts_at
+            && cached == at
+        {
+            return sum;
+        }
+        let mut sum = 0u128;
+        for (term, parts) in self.terms.iter_mut().zip(self.parts.iter()) {
+            term.set_to(at);
+            sum += u128::from(term.releases) * u128::from(parts.interrupt);
+        }
+        self.interrupts_at = Some((at, sum));
+        sum
+    }
+
+    /// The breakdown's (interference, hp warm-up, CRPD, interrupts), every
+    /// active term summed.
+    fn breakdown_afresh(&mut self, i: usize, at: u64, current: bool) -> (u128, u128, u128, u128) {
         let active = self.active(i);
         let (mut interference, mut hp_warmup, mut crpd, mut interrupts) =
             (0u128, 0u128, 0u128, 0u128);
@@ -621,7 +726,7 @@ impl Core<'_> {
             .enumerate()
         {
             if !current {
-                term.set_to(w.max(1));
+                term.set_to(at);
             }
             let releases = u128::from(term.releases);
             interrupts += releases * u128::from(parts.interrupt);
@@ -632,11 +737,7 @@ impl Core<'_> {
                 crpd += releases * u128::from(parts.crpd);
             }
         }
-        let report = |v: u128| u64::try_from(v).unwrap_or(u64::MAX);
-        result.interference_ns = report(interference);
-        result.hp_warmup_ns = report(hp_warmup);
-        result.crpd_ns = report(crpd);
-        result.interrupts_ns = report(interrupts);
+        (interference, hp_warmup, crpd, interrupts)
     }
 
     /// Every task, highest priority first, with its breakdown.
@@ -683,6 +784,10 @@ impl<'a> Core<'a> {
             previous_free: None,
             first_iterate: None,
             read_span: None,
+            breakdown_at: None,
+            reuse_sums: true,
+            breakdown_prefix: None,
+            interrupts_at: None,
         }
     }
 }
@@ -737,203 +842,6 @@ pub fn response_times(tasks: &[CoreTask], refill: u64) -> Vec<ResponseTime> {
 /// first miss: the inner test of allocation searches.
 pub fn core_schedulable(tasks: &[CoreTask], refill: u64) -> bool {
     with_core(tasks, refill, |core| core.all_meet())
-}
-
-/// What one task's last analysis in a [`JitterRounds`] read, so that an
-/// analysis with other jitters can tell whether it would come out the same.
-#[derive(Copy, Clone, Debug)]
-struct Reading {
-    /// The bound of "Start value" the task started from.
-    start_free: Option<u64>,
-    /// The bound it left for the next task.
-    end_free: Option<u64>,
-    /// The least and the largest iterate at which it read release counts.
-    span: (u64, u64),
-    /// w at convergence (`None`: the task missed).
-    fixed_point: Option<u64>,
-    result: ResponseTime,
-}
-
-/// The largest iterate up to which `task`'s release count is one under
-/// both jitters (T − max J, 0 when none).
-fn one_period_headroom(task: &CoreTask, before: u64, now: u64) -> u64 {
-    task.period.saturating_sub(before.max(now))
-}
-
-/// Whether `task`'s release count is one value over the iterates
-/// `low..=high` under both jitters: equal at both ends under both, and it
-/// only grows with the iterate.
-fn count_kept(task: &CoreTask, low: u64, high: u64, before: u64, now: u64) -> bool {
-    let count = release_count(low, before, task.period);
-    count == release_count(high, before, task.period)
-        && count == release_count(low, now, task.period)
-        && count == release_count(high, now, task.period)
-}
-
-/// max(1, ⌈(w + J)/T⌉), exactly: the release count a [`Term`] holds.
-fn release_count(w: u64, jitter: u64, period: u64) -> u128 {
-    (u128::from(w) + u128::from(jitter))
-        .div_ceil(u128::from(period))
-        .max(1)
-}
-
-/// One core's response times kept from one analysis to the next, for
-/// analyses that differ only in the tasks' release jitters (the rounds of
-/// the holistic analysis, where a round usually moves a few jitters).
-///
-/// Each call equals [`response_times`] of the same tasks exactly, breakdown
-/// and iteration counts included. A task is iterated again unless nothing
-/// it read can have changed: its own jitter, the bound it starts from, and,
-/// for every other task whose jitter moved and that interferes with it, the
-/// release count ⌈(w + J)/T⌉ over the whole range of iterates w it read
-/// (equal at both ends of the range under both jitters, so equal at every
-/// iterate between them: the count only grows with w). Then every iterate,
-/// and so the result, is the same. A one-core chain of data-triggered tasks
-/// moves one jitter per round, so a round costs one iteration and a compare
-/// per task instead of an iteration per task.
-#[derive(Clone, Debug, Default)]
-pub struct JitterRounds {
-    tasks: Vec<CoreTask>,
-    refill: u64,
-    /// Per task: what its last analysis read (`None`: analyze it).
-    readings: Vec<Option<Reading>>,
-    prefix: Vec<PartitionSet>,
-    window: Vec<PartitionSet>,
-    warmup_n: Vec<Option<u64>>,
-    terms: Vec<Term>,
-    parts: Vec<TermParts>,
-    /// (task, jitter before, jitter now) of the tasks whose jitter moved.
-    moved: Vec<(usize, u64, u64)>,
-}
-
-impl JitterRounds {
-    /// Nothing analyzed yet: the first call analyzes every task.
-    pub fn new() -> JitterRounds {
-        JitterRounds::default()
-    }
-
-    /// [`response_times`] of `tasks` (ordered by priority, highest first)
-    /// with Δ = `refill`, reusing the previous call's results of the tasks
-    /// whose result cannot have changed. Anything but a jitter that differs
-    /// from the previous call (a task, its order, Δ) starts afresh.
-    pub fn response_times(&mut self, tasks: &[CoreTask], refill: u64) -> Vec<ResponseTime> {
-        let same_tasks = self.tasks.len() == tasks.len()
-            && self.refill == refill
-            && self.tasks.iter().zip(tasks).all(|(before, now)| {
-                CoreTask {
-                    jitter: now.jitter,
-                    ..*before
-                } == *now
-            });
-        self.moved.clear();
-        if same_tasks {
-            for (k, (before, now)) in self.tasks.iter().zip(tasks).enumerate() {
-                if before.jitter != now.jitter {
-                    self.moved.push((k, before.jitter, now.jitter));
-                }
-            }
-        } else {
-            let n = tasks.len();
-            self.refill = refill;
-            self.readings = vec![None; n];
-            self.prefix = vec![PartitionSet::EMPTY; n];
-            self.window = vec![PartitionSet::EMPTY; n];
-            self.warmup_n = vec![None; n];
-            self.terms = vec![Term::default(); n];
-            self.parts = vec![TermParts::default(); n];
-        }
-        self.tasks.clear();
-        self.tasks.extend_from_slice(tasks);
-        let mut core = Core::new(
-            &self.tasks,
-            refill,
-            &mut self.prefix,
-            &mut self.window,
-            &mut self.warmup_n,
-            &mut self.terms,
-            &mut self.parts,
-        );
-        core.prepare();
-        let moved = &self.moved;
-        // With release interrupts every task's count is read by every task.
-        let all_moved_headroom = moved
-            .iter()
-            .map(|&(k, before, now)| one_period_headroom(&tasks[k], before, now))
-            .min()
-            .unwrap_or(u64::MAX);
-        // The moved tasks above task i, and their least headroom.
-        let mut above = 0;
-        let mut above_headroom = u64::MAX;
-        let mut results = Vec::with_capacity(tasks.len());
-        for (i, reading) in self.readings.iter_mut().enumerate() {
-            while above < moved.len() && moved[above].0 < i {
-                let (k, before, now) = moved[above];
-                above_headroom = above_headroom.min(one_period_headroom(&tasks[k], before, now));
-                above += 1;
-            }
-            let own_moved = moved.get(above).is_some_and(|&(k, _, _)| k == i);
-            let reused = reading.and_then(|r| {
-                if r.start_free != core.previous_free {
-                    return None;
-                }
-                let (low, high) = r.span;
-                let counts_kept = if core.interrupts {
-                    high <= all_moved_headroom
-                        || moved
-                            .iter()
-                            .all(|&(k, before, now)| count_kept(&tasks[k], low, high, before, now))
-                } else {
-                    high <= above_headroom
-                        || moved[..above]
-                            .iter()
-                            .all(|&(k, before, now)| count_kept(&tasks[k], low, high, before, now))
-                };
-                if !counts_kept {
-                    return None;
-                }
-                if !own_moved {
-                    return Some(r.result);
-                }
-                // Its own jitter moved: the same iterates, if none of them
-                // passes the new D − J; R = J + w.
-                let jitter = tasks[i].jitter;
-                let w = r.fixed_point?;
-                let limit = tasks[i].deadline.checked_sub(jitter)?;
-                (high <= limit).then_some(ResponseTime {
-                    wcrt_ns: Some(w + jitter),
-                    jitter_ns: jitter,
-                    ..r.result
-                })
-            });
-            let result = match reused {
-                Some(result) => {
-                    // Without cache terms, task i − 1's term joins here.
-                    if !core.cache_terms {
-                        core.hp_terms(i);
-                    }
-                    core.previous_free = reading.and_then(|r| r.end_free);
-                    if let Some(r) = reading {
-                        r.result = result;
-                    }
-                    result
-                }
-                None => {
-                    let start_free = core.previous_free;
-                    let result = core.task(i, true);
-                    *reading = core.read_span.map(|span| Reading {
-                        start_free,
-                        end_free: core.previous_free,
-                        span,
-                        fixed_point: result.wcrt_ns.map(|r| r - result.jitter_ns),
-                        result,
-                    });
-                    result
-                }
-            };
-            results.push(result);
-        }
-        results
-    }
 }
 
 /// γ_{i,n} for every task: the preemption delay each task can cause to all
