@@ -375,7 +375,8 @@ fn no_rt_runs_under_sched_other_and_says_so_everywhere() {
     assert!(!rows.is_empty());
     assert!(
         // "SCHED_OTHER nice N" when tinct itself runs niced.
-        rows.iter().all(|r| r["scheduling"].starts_with("SCHED_OTHER")),
+        rows.iter()
+            .all(|r| r["scheduling"].starts_with("SCHED_OTHER")),
         "{rows:?}"
     );
     assert!(
