@@ -187,10 +187,11 @@ struct Merged {
 /// (created): the bytes `tinct experiment random` (or `merge`) writes.
 #[pyfunction]
 pub fn write_results(
-    out: PathBuf,
+    out: &Bound<'_, PyAny>,
     params: &Bound<'_, PyAny>,
     points: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
+    let out = crate::units::path(out, "out")?;
     let params: Params = from_python(params, "params")?;
     let points: Vec<Point> = from_python(points, "points")?;
     schedulability::write_results(&out, &params, &points).map_err(failed)
@@ -199,7 +200,8 @@ pub fn write_results(
 /// Writes `shard-I-of-N.json` into `out` (created), as
 /// `tinct experiment random --shard I/N` does, and returns its path.
 #[pyfunction]
-pub fn write_shard(out: PathBuf, shard: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+pub fn write_shard(out: &Bound<'_, PyAny>, shard: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    let out = crate::units::path(out, "out")?;
     let file: ShardFile = from_python(shard, "shard")?;
     schedulability::write_shard(&out, &file).map_err(failed)
 }

@@ -50,6 +50,7 @@ LONE_SURROGATES = [
     (lambda: tinct.parse_duration(SURROGATE), "duration", "a duration"),
     (lambda: tinct.parse_size(SURROGATE), "size", "a size"),
     (lambda: tinct.doctor(root=SURROGATE), "root", "a path"),
+    (lambda: experiment.write_shard(SURROGATE, {}), "out", "a path"),
     (lambda: tinct.doctor_text(color_bits=SURROGATE), "color_bits", "colour bits"),
     (lambda: tinct.color_bits(SURROGATE), "color_bits", "colour bits"),
 ]
@@ -74,6 +75,12 @@ WRONG_TYPES = [
     (lambda: small().to_toml(header="one line"), "header", "a list of lines", "(str)"),
     (lambda: small().to_toml(header=[1]), "header[0]", "a line", "1 (int)"),
     (lambda: small().analyze(overheads=1.5), "overheads", "a path", "1.5 (float)"),
+    (
+        lambda: experiment.write_results(b"out", {"params": {}, "points": []}),
+        "out",
+        "a path",
+        "(bytes)",
+    ),
     (
         lambda: tinct.doctor(probe_colors="no"),
         "probe_colors",
