@@ -3,21 +3,34 @@
 //! and the same text the command prints.
 
 use crate::errors::{bad_argument, failed};
+use crate::units;
 use pyo3::prelude::*;
-use std::path::PathBuf;
 use tinct_report::text::{doctor_json, doctor_text};
+
+/// `color_bits=` as text (`None`: not given).
+fn bits(color_bits: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    color_bits
+        .map(|b| units::text(b, "color_bits", "colour bits such as \"12-16\""))
+        .transpose()
+}
 
 /// The examination of `root` (`None`: this machine), with the colour
 /// probe when `probe_colors`; the GIL is released while it runs.
 fn examine(
     py: Python<'_>,
-    root: Option<PathBuf>,
-    probe_colors: bool,
-    color_bits: Option<String>,
+    root: Option<&Bound<'_, PyAny>>,
+    probe_colors: Option<&Bound<'_, PyAny>>,
+    color_bits: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<(
     tinct_sys::doctor::Report,
     Option<tinct_sys::doctor::ColorProbe>,
 )> {
+    let root = root.map(|r| units::path(r, "root")).transpose()?;
+    let probe_colors = probe_colors
+        .map(|p| units::flag(p, "probe_colors"))
+        .transpose()?
+        == Some(true);
+    let color_bits = bits(color_bits)?;
     if probe_colors && root.is_some() {
         return Err(bad_argument(
             "probe_colors",
@@ -33,12 +46,15 @@ fn examine(
 
 /// `tinct doctor --json` as Python objects.
 #[pyfunction]
-#[pyo3(signature = (root = None, probe_colors = false, color_bits = None))]
+#[pyo3(
+    signature = (root = None, probe_colors = None, color_bits = None),
+    text_signature = "(root=None, probe_colors=False, color_bits=None)"
+)]
 pub fn doctor_report<'py>(
     py: Python<'py>,
-    root: Option<PathBuf>,
-    probe_colors: bool,
-    color_bits: Option<String>,
+    root: Option<&Bound<'_, PyAny>>,
+    probe_colors: Option<&Bound<'_, PyAny>>,
+    color_bits: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let (report, probe) = examine(py, root, probe_colors, color_bits)?;
     let text = doctor_json(&report, probe.as_ref()).map_err(failed)?;
@@ -47,12 +63,15 @@ pub fn doctor_report<'py>(
 
 /// `tinct doctor`'s text, byte for byte.
 #[pyfunction]
-#[pyo3(signature = (root = None, probe_colors = false, color_bits = None))]
+#[pyo3(
+    signature = (root = None, probe_colors = None, color_bits = None),
+    text_signature = "(root=None, probe_colors=False, color_bits=None)"
+)]
 pub fn doctor_report_text(
     py: Python<'_>,
-    root: Option<PathBuf>,
-    probe_colors: bool,
-    color_bits: Option<String>,
+    root: Option<&Bound<'_, PyAny>>,
+    probe_colors: Option<&Bound<'_, PyAny>>,
+    color_bits: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let (report, probe) = examine(py, root, probe_colors, color_bits)?;
     Ok(doctor_text(&report, probe.as_ref()))
@@ -67,8 +86,9 @@ pub fn doctor_report_text(
 #[pyo3(signature = (color_bits = None))]
 pub fn resolve_color_bits<'py>(
     py: Python<'py>,
-    color_bits: Option<String>,
+    color_bits: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let color_bits = bits(color_bits)?;
     use tinct_sys::color_source::{ColorRequest, resolve};
     let live = tinct_sys::SysRoot::live();
     let page = tinct_sys::system::PageSize::read(&live).map_or(4096, |p| p.bytes);

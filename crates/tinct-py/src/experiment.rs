@@ -6,7 +6,7 @@ use crate::errors::{BadInput, Stopped, bad_argument, failed};
 use crate::json::{from_python, to_python};
 use crate::stop::stop_after;
 use crate::taskset::PyTaskSet;
-use crate::units::{duration, size};
+use crate::units::{count, duration, number, size};
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use tinct_core::experiment::random::{MergeError, Params, Point, Shard, ShardFile, merge};
@@ -27,29 +27,38 @@ use tinct_report::schedulability;
 /// (`node_budget=0`: no budget, an exhaustive search, as everywhere).
 /// Durations and sizes are strings with units ("10ms", "64MiB") or whole
 /// ns / bytes. Raises `BadInput` for a study tinct refuses (a `memory`
-/// below one byte per partition included), with the values found.
+/// below one byte per partition included), with the values found, and for
+/// an argument of the wrong type or out of range (`crate::units`), naming
+/// it.
 #[pyfunction]
-#[pyo3(signature = (*, tasks = None, cores = None, partitions = None, memory = None, refill = None, period_min = None, period_max = None, task_memory_min = None, task_memory_max = None, sensitivity_max = None, util_min = 2.0, util_max = 5.0, util_step = 0.25, sets = 100, seed = 1, node_budget = None))]
+#[pyo3(signature = (*, tasks = None, cores = None, partitions = None, memory = None, refill = None, period_min = None, period_max = None, task_memory_min = None, task_memory_max = None, sensitivity_max = None, util_min = None, util_max = None, util_step = None, sets = None, seed = None, node_budget = None), text_signature = "(*, tasks=None, cores=None, partitions=None, memory=None, refill=None, period_min=None, period_max=None, task_memory_min=None, task_memory_max=None, sensitivity_max=None, util_min=2.0, util_max=5.0, util_step=0.25, sets=100, seed=1, node_budget=None)")]
 #[allow(clippy::too_many_arguments)]
 pub fn random_params<'py>(
     py: Python<'py>,
-    tasks: Option<usize>,
-    cores: Option<u32>,
-    partitions: Option<u32>,
+    tasks: Option<&Bound<'py, PyAny>>,
+    cores: Option<&Bound<'py, PyAny>>,
+    partitions: Option<&Bound<'py, PyAny>>,
     memory: Option<&Bound<'py, PyAny>>,
     refill: Option<&Bound<'py, PyAny>>,
     period_min: Option<&Bound<'py, PyAny>>,
     period_max: Option<&Bound<'py, PyAny>>,
     task_memory_min: Option<&Bound<'py, PyAny>>,
     task_memory_max: Option<&Bound<'py, PyAny>>,
-    sensitivity_max: Option<f64>,
-    util_min: f64,
-    util_max: f64,
-    util_step: f64,
-    sets: u64,
-    seed: u64,
+    sensitivity_max: Option<&Bound<'py, PyAny>>,
+    util_min: Option<&Bound<'py, PyAny>>,
+    util_max: Option<&Bound<'py, PyAny>>,
+    util_step: Option<&Bound<'py, PyAny>>,
+    sets: Option<&Bound<'py, PyAny>>,
+    seed: Option<&Bound<'py, PyAny>>,
     node_budget: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let whole = |value: Option<&Bound<'py, PyAny>>, name: &str, most: u64| {
+        value.map(|v| count(v, name, (0, most), "")).transpose()
+    };
+    let real = |value: Option<&Bound<'py, PyAny>>, name: &str, default: f64| {
+        value.map_or(Ok(default), |v| number(v, name))
+    };
+    let int32 = u64::from(u32::MAX);
     let search = crate::plan::search_options(node_budget, 20_000)?;
     let d = RandomParams::default();
     type Read = fn(&Bound<'_, PyAny>, &str) -> PyResult<u64>;
@@ -58,22 +67,22 @@ pub fn random_params<'py>(
     };
     let study = RandomStudy {
         generator: RandomParams {
-            tasks: tasks.unwrap_or(d.tasks),
-            cores: cores.unwrap_or(d.cores),
-            partitions: partitions.unwrap_or(d.partitions),
+            tasks: whole(tasks, "tasks", usize::MAX as u64)?.map_or(d.tasks, |n| n as usize),
+            cores: whole(cores, "cores", int32)?.map_or(d.cores, |n| n as u32),
+            partitions: whole(partitions, "partitions", int32)?.map_or(d.partitions, |n| n as u32),
             total_memory: or(memory, d.total_memory, size, "memory")?,
             refill_ns: or(refill, d.refill_ns, duration, "refill")?,
             period_min_ns: or(period_min, d.period_min_ns, duration, "period_min")?,
             period_max_ns: or(period_max, d.period_max_ns, duration, "period_max")?,
             memory_min: or(task_memory_min, d.memory_min, size, "task_memory_min")?,
             memory_max: or(task_memory_max, d.memory_max, size, "task_memory_max")?,
-            sensitivity_max: sensitivity_max.unwrap_or(d.sensitivity_max),
+            sensitivity_max: real(sensitivity_max, "sensitivity_max", d.sensitivity_max)?,
         },
-        util_min,
-        util_max,
-        util_step,
-        sets_per_point: sets,
-        seed,
+        util_min: real(util_min, "util_min", 2.0)?,
+        util_max: real(util_max, "util_max", 5.0)?,
+        util_step: real(util_step, "util_step", 0.25)?,
+        sets_per_point: whole(sets, "sets", u64::MAX)?.unwrap_or(100),
+        seed: whole(seed, "seed", u64::MAX)?.unwrap_or(1),
         node_budget: search.node_budget,
     };
     let params = study
@@ -88,16 +97,21 @@ pub fn random_params<'py>(
 /// as a dict. A `timeout` (seconds) raises `Stopped` whose `partial` holds
 /// the sets done.
 #[pyfunction]
-#[pyo3(signature = (params, index = 1, count = 1, threads = None, timeout = None))]
+#[pyo3(signature = (params, index = None, count = None, threads = None, timeout = None), text_signature = "(params, index=1, count=1, threads=None, timeout=None)")]
 pub fn random_shard<'py>(
     py: Python<'py>,
     params: &Bound<'py, PyAny>,
-    index: u64,
-    count: u64,
+    index: Option<&Bound<'py, PyAny>>,
+    count: Option<&Bound<'py, PyAny>>,
     threads: Option<&Bound<'py, PyAny>>,
     timeout: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let params: Params = from_python(params, "params")?;
+    let whole = |value: Option<&Bound<'py, PyAny>>, why: &str| {
+        value.map_or(Ok(1), |v| self::count(v, "shard", (0, u64::MAX), why))
+    };
+    let index = whole(index, "I of I/N")?;
+    let count = whole(count, "N of I/N")?;
     if index == 0 || index > count {
         return Err(bad_argument(
             "shard",
@@ -173,10 +187,11 @@ struct Merged {
 /// (created): the bytes `tinct experiment random` (or `merge`) writes.
 #[pyfunction]
 pub fn write_results(
-    out: PathBuf,
+    out: &Bound<'_, PyAny>,
     params: &Bound<'_, PyAny>,
     points: &Bound<'_, PyAny>,
 ) -> PyResult<()> {
+    let out = crate::units::path(out, "out")?;
     let params: Params = from_python(params, "params")?;
     let points: Vec<Point> = from_python(points, "points")?;
     schedulability::write_results(&out, &params, &points).map_err(failed)
@@ -185,7 +200,8 @@ pub fn write_results(
 /// Writes `shard-I-of-N.json` into `out` (created), as
 /// `tinct experiment random --shard I/N` does, and returns its path.
 #[pyfunction]
-pub fn write_shard(out: PathBuf, shard: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+pub fn write_shard(out: &Bound<'_, PyAny>, shard: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+    let out = crate::units::path(out, "out")?;
     let file: ShardFile = from_python(shard, "shard")?;
     schedulability::write_shard(&out, &file).map_err(failed)
 }
@@ -236,13 +252,19 @@ pub fn kim2013_study<'py>(
 /// the same set everywhere: set k of point p of a study is stream
 /// p·sets + k.
 #[pyfunction]
-#[pyo3(signature = (utilization, seed = 1, stream = 0, generator = None))]
+#[pyo3(signature = (utilization, seed = None, stream = None, generator = None), text_signature = "(utilization, seed=1, stream=0, generator=None)")]
 pub fn random_task_set_for(
-    utilization: f64,
-    seed: u64,
-    stream: u64,
+    utilization: &Bound<'_, PyAny>,
+    seed: Option<&Bound<'_, PyAny>>,
+    stream: Option<&Bound<'_, PyAny>>,
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<PyTaskSet>> {
+    let utilization = number(utilization, "utilization")?;
+    let whole = |value: Option<&Bound<'_, PyAny>>, name: &str, default: u64| {
+        value.map_or(Ok(default), |v| count(v, name, (0, u64::MAX), ""))
+    };
+    let seed = whole(seed, "seed", 1)?;
+    let stream = whole(stream, "stream", 0)?;
     let params: RandomParams = match generator {
         Some(g) => from_python(g, "generator")?,
         None => RandomParams::default(),

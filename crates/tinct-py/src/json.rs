@@ -76,7 +76,7 @@ struct Writer<'a> {
 }
 
 /// `repr(value)`, cut to a readable length (a value may be huge).
-fn shown(value: &Bound<'_, PyAny>) -> String {
+pub(crate) fn shown(value: &Bound<'_, PyAny>) -> String {
     const LONGEST: usize = 80;
     let text = value
         .repr()
@@ -88,7 +88,7 @@ fn shown(value: &Bound<'_, PyAny>) -> String {
 }
 
 /// The name of `value`'s type, as Python prints it (`numpy.int64`, `set`).
-fn type_name(value: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(value: &Bound<'_, PyAny>) -> String {
     let kind = value.get_type();
     let name = kind
         .qualname()
@@ -109,7 +109,7 @@ fn text(value: &Bound<'_, PyString>) -> Option<String> {
 
 /// Whether `value` is numpy's (a scalar or an array), read through
 /// `tolist()`.
-fn is_numpy(value: &Bound<'_, PyAny>) -> bool {
+pub(crate) fn is_numpy(value: &Bound<'_, PyAny>) -> bool {
     value
         .get_type()
         .module()

@@ -5,6 +5,7 @@
 use crate::errors::{bad_argument, bad_input, failed};
 use crate::json::{json_text, to_python};
 use crate::plan::{PlanArgs, PyPlan};
+use crate::units;
 use pyo3::prelude::*;
 use std::path::PathBuf;
 use tinct_core::TaskSet;
@@ -79,7 +80,8 @@ impl PyTaskSet {
     /// Reads, parses and validates a task-set file (TOML, or JSON when the
     /// name ends in .json). The file must give `refill` (Δ).
     #[staticmethod]
-    fn load(path: PathBuf) -> PyResult<PyTaskSet> {
+    fn load(path: &Bound<'_, PyAny>) -> PyResult<PyTaskSet> {
+        let path = units::path(path, "path")?;
         let set = format::load(&path).map_err(|e| bad_input(&e))?;
         Ok(PyTaskSet {
             file: path.display().to_string(),
@@ -90,10 +92,27 @@ impl PyTaskSet {
 
     /// Parses and validates task-set text; `file` names it in messages.
     #[staticmethod]
-    #[pyo3(signature = (text, syntax = "toml", file = "<string>"))]
-    fn parse(text: &str, syntax: &str, file: &str) -> PyResult<PyTaskSet> {
-        let set = format::parse(text, file, self::syntax(syntax)?).map_err(|e| bad_input(&e))?;
-        Ok(PyTaskSet::new(set, file))
+    #[pyo3(
+        signature = (text, syntax = None, file = None),
+        text_signature = "(text, syntax=\"toml\", file=\"<string>\")"
+    )]
+    fn parse(
+        text: &Bound<'_, PyAny>,
+        syntax: Option<&Bound<'_, PyAny>>,
+        file: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTaskSet> {
+        let text = units::text(text, "text", "task-set text")?;
+        let syntax = syntax
+            .map(|s| units::text(s, "syntax", "\"toml\" or \"json\""))
+            .transpose()?;
+        let file = file
+            .map(|f| units::text(f, "file", "a name for messages"))
+            .transpose()?;
+        PyTaskSet::parse_text(
+            &text,
+            syntax.as_deref().unwrap_or("toml"),
+            file.as_deref().unwrap_or("<string>"),
+        )
     }
 
     /// A task set from a dict in the file schema, e.g.
@@ -107,13 +126,13 @@ impl PyTaskSet {
     #[staticmethod]
     fn from_dict(value: &Bound<'_, PyAny>) -> PyResult<PyTaskSet> {
         let text = json_text(value, "<dict>", Some("<dict>"))?;
-        PyTaskSet::parse(&text, "json", "<dict>")
+        PyTaskSet::parse_text(&text, "json", "<dict>")
     }
 
     /// The set as a TOML task-set file; `header` lines become comments.
     #[pyo3(signature = (header = None))]
-    fn to_toml(&self, header: Option<Vec<String>>) -> String {
-        format::to_toml(&self.set, &header.unwrap_or_default())
+    fn to_toml(&self, header: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+        Ok(format::to_toml(&self.set, &header_lines(header)?))
     }
 
     /// The set as a JSON task-set file.
@@ -134,9 +153,11 @@ impl PyTaskSet {
     /// came from a string or a dict). Reading it back gives an equal set,
     /// that reference aside.
     #[pyo3(signature = (path, header = None))]
-    fn save(&self, path: PathBuf, header: Option<Vec<String>>) -> PyResult<()> {
+    fn save(&self, path: &Bound<'_, PyAny>, header: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let path = units::path(path, "path")?;
+        let header = header_lines(header)?;
         let source = self.source.as_deref().unwrap_or(std::path::Path::new("."));
-        format::write_file(&path, &self.set, source, &header.unwrap_or_default()).map_err(failed)
+        format::write_file(&path, &self.set, source, &header).map_err(failed)
     }
 
     /// Where the set was read from ("<string>", "<dict>" or a path).
@@ -203,8 +224,8 @@ impl PyTaskSet {
     fn analyze<'py>(
         &self,
         py: Python<'py>,
-        overheads: Option<PathBuf>,
-        calibration: Option<PathBuf>,
+        overheads: Option<&Bound<'py, PyAny>>,
+        calibration: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let charged = self.analysis(py, overheads, calibration)?;
         to_python(py, &charged.report(None))
@@ -217,8 +238,8 @@ impl PyTaskSet {
     fn analysis_text(
         &self,
         py: Python<'_>,
-        overheads: Option<PathBuf>,
-        calibration: Option<PathBuf>,
+        overheads: Option<&Bound<'_, PyAny>>,
+        calibration: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
         let charged = self.analysis(py, overheads, calibration)?;
         Ok(tinct_report::text::analysis_text(
@@ -235,25 +256,33 @@ impl PyTaskSet {
     /// `exact=True` search exhaustively, as `tinct plan --node-budget 0`
     /// and `--exact`), leftover partitions spent unless `keep_free`.
     /// `timeout` (seconds) stops with the tasks placed so far.
-    #[pyo3(signature = (algorithm = "cata", partitions = None, node_budget = None, exact = false, keep_free = false, timeout = None))]
+    #[pyo3(
+        signature = (algorithm = None, partitions = None, node_budget = None, exact = None, keep_free = None, timeout = None),
+        text_signature = "($self, algorithm=\"cata\", partitions=None, node_budget=None, exact=False, keep_free=False, timeout=None)"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn plan(
         &self,
         py: Python<'_>,
-        algorithm: &str,
+        algorithm: Option<&Bound<'_, PyAny>>,
         partitions: Option<&Bound<'_, PyAny>>,
         node_budget: Option<&Bound<'_, PyAny>>,
-        exact: bool,
-        keep_free: bool,
+        exact: Option<&Bound<'_, PyAny>>,
+        keep_free: Option<&Bound<'_, PyAny>>,
         timeout: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyPlan> {
+        let algorithm = algorithm
+            .map(|a| units::text(a, "algorithm", "\"cata\", \"bfd\" or \"wfd\""))
+            .transpose()?;
+        let exact = exact.map(|e| units::flag(e, "exact")).transpose()? == Some(true);
+        let keep_free = keep_free.map(|k| units::flag(k, "keep_free")).transpose()? == Some(true);
         let partitions = partitions
             .map(|p| crate::units::count(p, "partitions", (1, u64::from(u32::MAX)), ""))
             .transpose()?
             .map(|p| p as u32);
         let search = crate::plan::search_options(node_budget, 2_000_000)?;
         let args = PlanArgs {
-            algorithm,
+            algorithm: algorithm.as_deref().unwrap_or("cata"),
             partitions,
             node_budget: if exact { None } else { search.node_budget },
             keep_free,
@@ -279,15 +308,33 @@ impl PyTaskSet {
     }
 }
 
+/// `header=` as lines (`None`: none).
+fn header_lines(header: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    header
+        .map(|h| units::lines(h, "header"))
+        .transpose()
+        .map(Option::unwrap_or_default)
+}
+
 impl PyTaskSet {
+    /// `parse` once the arguments are text.
+    fn parse_text(text: &str, syntax: &str, file: &str) -> PyResult<PyTaskSet> {
+        let set = format::parse(text, file, self::syntax(syntax)?).map_err(|e| bad_input(&e))?;
+        Ok(PyTaskSet::new(set, file))
+    }
+
     /// The analysis `analyze` and `analysis_text` give, with the overheads
     /// charged and where they came from.
     fn analysis(
         &self,
         py: Python<'_>,
-        overheads: Option<PathBuf>,
-        calibration: Option<PathBuf>,
+        overheads: Option<&Bound<'_, PyAny>>,
+        calibration: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<ChargedAnalysis> {
+        let overheads = overheads.map(|o| units::path(o, "overheads")).transpose()?;
+        let calibration = calibration
+            .map(|c| units::path(c, "calibration"))
+            .transpose()?;
         let choice = match overheads {
             None => OverheadsChoice::TaskSet,
             Some(path) => match path.to_str() {

@@ -1,5 +1,11 @@
 """Type stubs of the extension module ``tinct._tinct`` (the engine under the
-``tinct`` package; use the package's names)."""
+``tinct`` package; use the package's names).
+
+Ints are read through ``__index__`` and floats as ``float()`` reads them
+(numpy's numbers and bools included); an argument of another type, text
+holding a lone surrogate or a number out of range raises ``BadInput``
+naming the argument, never TypeError, OverflowError or
+UnicodeEncodeError."""
 
 from os import PathLike
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
