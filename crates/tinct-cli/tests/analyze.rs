@@ -600,6 +600,17 @@ fn json_values_serde_misreports_are_named_as_written() {
     }
 }
 
+/// The stderr of `tinct analyze --overheads FILE` on the shipped kim2013
+/// example, which must refuse it (exit 2).
+fn refused_with_overheads(file: &std::path::Path) -> String {
+    bad_input([
+        std::ffi::OsStr::new("analyze"),
+        std::ffi::OsStr::new("--overheads"),
+        file.as_os_str(),
+        example("kim2013-table2.toml").as_os_str(),
+    ])
+}
+
 /// Issue 27: an `overheads` object without `bench` was read as a task set
 /// and refused as "unknown key overheads"; the message says what the file
 /// needs.
@@ -611,12 +622,7 @@ fn overheads_without_their_bench_say_what_the_file_needs() {
         "overheads.json",
         r#"{"overheads": {"context_switch_ns": 5000}}"#,
     );
-    let stderr = bad_input([
-        std::ffi::OsStr::new("analyze"),
-        std::ffi::OsStr::new("--overheads"),
-        overheads.as_os_str(),
-        example("kim2013-table2.toml").as_os_str(),
-    ]);
+    let stderr = refused_with_overheads(&overheads);
     assert!(
         stderr.contains("overheads.json: overheads file: expected a bench result naming its bench beside `overheads`")
             && stderr.contains(r#"{"bench": "overheads", "overheads": "#)
@@ -649,12 +655,7 @@ fn a_huge_context_switch_is_blamed_not_the_refill_time() {
         "huge.json",
         r#"{"bench": "overheads", "overheads": {"context_switch_ns": 9223372036854775808}}"#,
     );
-    let stderr = bad_input([
-        std::ffi::OsStr::new("analyze"),
-        std::ffi::OsStr::new("--overheads"),
-        overheads.as_os_str(),
-        example("kim2013-table2.toml").as_os_str(),
-    ]);
+    let stderr = refused_with_overheads(&overheads);
     assert!(
         stderr.contains("huge.json: overhead `context_switch`: expected ")
             && stderr.contains("context switch δ"),

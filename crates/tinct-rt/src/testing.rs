@@ -348,6 +348,33 @@ pub fn wait_until_stopped(pid: i32) {
     }
 }
 
+/// In a thread: waits for the first child process of this one (a
+/// supervised run), then, when its thread `comm` starts a job, stops the
+/// whole process (SIGSTOP sent to that running thread starts the group
+/// stop at once; sent to the process it would go to the main thread,
+/// which may run only after the job), keeps it stopped for `stall` and
+/// continues it. Returns the thread; joined, it gives the instant
+/// (`clock::now_ns`) all the process's threads were stopped.
+pub fn stop_during_a_job(
+    comm: &'static str,
+    stall: std::time::Duration,
+) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        let child = first_child(std::time::Duration::from_millis(2));
+        let tid = thread_starting_a_job(child, comm);
+        // `tid` is a thread of process `child`, our child (not reaped, so
+        // neither id is reused).
+        tinct_sys::supervise::signal_thread(child, tid, libc::SIGSTOP).unwrap();
+        wait_until_stopped(child);
+        let stopped_at = crate::clock::now_ns();
+        std::thread::sleep(stall);
+        tinct_sys::supervise::ChildProcess::adopt(child as u32)
+            .signal(libc::SIGCONT)
+            .unwrap();
+        stopped_at
+    })
+}
+
 /// A topology fixture with several cache domains: four CPUs, private L1d
 /// each, an L2 per pair (0-1, 2-3) and one L3 for all (the shape of
 /// demarchi's machine B with two cores per L2).

@@ -9,18 +9,14 @@
 //! It needs SCHED_FIFO (root): the sentinel's gaps are evidence only at
 //! top priority.
 
-use rustix::process::{Pid, Signal, kill_process};
 use std::time::Duration;
 use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
 use tinct_rt::attribution::Cause;
-use tinct_rt::clock::now_ns;
 use tinct_rt::run_in_dir::run_in_dir;
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::spec::Bound;
-use tinct_rt::testing::{
-    TaskBuilder, first_child, run_spec, test_options, thread_starting_a_job, wait_until_stopped,
-};
+use tinct_rt::testing::{TaskBuilder, run_spec, stop_during_a_job, test_options};
 
 const MS: u64 = 1_000_000;
 const STALL: Duration = Duration::from_millis(60);
@@ -54,25 +50,8 @@ fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
         supervise: true,
         ..test_options()
     };
-    let stopper = std::thread::spawn(|| {
-        let child = first_child(Duration::from_millis(2));
-        // Past setup and calibration, in the middle of a job: stop the
-        // whole process there.
-        let tid = thread_starting_a_job(child, "tinct-stalled");
-        // SIGSTOP sent to the task's thread, which runs: it starts the
-        // group stop at once. Sent to the process, it goes to the main
-        // thread, which, under SCHED_OTHER on the task's CPU, would start
-        // it only after the job (the stall then falls between two jobs).
-        // `tid` is a thread of process `child`, our child (not reaped, so
-        // neither id is reused).
-        tinct_sys::supervise::signal_thread(child, tid, libc::SIGSTOP).unwrap();
-        let pid = Pid::from_raw(child).unwrap();
-        wait_until_stopped(child);
-        let stopped_at = now_ns();
-        std::thread::sleep(STALL);
-        kill_process(pid, Signal::CONT).unwrap();
-        stopped_at
-    });
+    // Past setup and calibration, in the middle of a job.
+    let stopper = stop_during_a_job("tinct-stalled", STALL);
     let dir = tempfile::tempdir().unwrap();
     let recorded = run_in_dir(&spec, None, options, dir.path()).unwrap();
     let stopped_at = stopper.join().unwrap();

@@ -9,18 +9,14 @@
 //! It needs SCHED_FIFO (root): the sentinel's gaps are evidence only at
 //! top priority.
 
-use rustix::process::{Pid, Signal, kill_process};
 use std::time::Duration;
 use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
 use tinct_rt::attribution::Cause;
-use tinct_rt::clock::now_ns;
 use tinct_rt::run_in_dir::run_in_dir;
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::spec::{BlockingShows, Bound};
-use tinct_rt::testing::{
-    TaskBuilder, first_child, run_spec, test_options, thread_starting_a_job, wait_until_stopped,
-};
+use tinct_rt::testing::{TaskBuilder, run_spec, stop_during_a_job, test_options};
 
 const MS: u64 = 1_000_000;
 const STALL: Duration = Duration::from_millis(100);
@@ -61,18 +57,8 @@ fn the_backlog_of_a_stopped_run_is_blamed_on_the_stall() {
         supervise: true,
         ..test_options()
     };
-    let stopper = std::thread::spawn(|| {
-        let child = first_child(Duration::from_millis(2));
-        let tid = thread_starting_a_job(child, "tinct-low");
-        // `tid` is a thread of process `child`, our child (not reaped, so
-        // neither id is reused).
-        tinct_sys::supervise::signal_thread(child, tid, libc::SIGSTOP).unwrap();
-        wait_until_stopped(child);
-        let stopped_at = now_ns();
-        std::thread::sleep(STALL);
-        kill_process(Pid::from_raw(child).unwrap(), Signal::CONT).unwrap();
-        stopped_at
-    });
+    // Past setup and calibration, in the middle of a job.
+    let stopper = stop_during_a_job("tinct-low", STALL);
     let dir = tempfile::tempdir().unwrap();
     let recorded = run_in_dir(&spec, None, options, dir.path()).unwrap();
     let stopped_at = stopper.join().unwrap();

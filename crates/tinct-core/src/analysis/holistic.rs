@@ -109,6 +109,51 @@ fn base_jitters(set: &TaskSet) -> Vec<u64> {
         .collect()
 }
 
+/// What every round of the holistic analysis starts from.
+struct RoundInputs {
+    /// Per task: declared jitter plus release latency ([`base_jitters`]).
+    base: Vec<u64>,
+    /// Per data-triggered task: the producers it inherits jitter from.
+    producers: Vec<Vec<usize>>,
+    /// The data-triggered tasks.
+    data_triggered: Vec<usize>,
+    /// Per task: its blocking on its core.
+    blocking: Vec<Blocking>,
+}
+
+impl RoundInputs {
+    /// The inputs of `set` placed as `members` (core c's tasks in
+    /// priority order), for Δ = `refill`.
+    fn of(set: &TaskSet, members: &[Vec<usize>], refill: u64) -> RoundInputs {
+        let n = set.tasks.len();
+        let mut producers: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for edge in &set.edges {
+            if set.tasks[edge.to].trigger == Trigger::Data {
+                producers[edge.to].push(edge.from);
+            }
+        }
+        let data_triggered = (0..n)
+            .filter(|&i| set.tasks[i].trigger == Trigger::Data)
+            .collect();
+        let context_switch = set.platform.overheads.context_switch.0;
+        let mut blocking = vec![Blocking::default(); n];
+        for core in members {
+            for (b, &i) in blocking::core_blocking(set, core, refill, context_switch)
+                .into_iter()
+                .zip(core)
+            {
+                blocking[i] = b;
+            }
+        }
+        RoundInputs {
+            base: base_jitters(set),
+            producers,
+            data_triggered,
+            blocking,
+        }
+    }
+}
+
 /// The holistic fixed point for Δ = `refill`; `members[c]` are core c's
 /// tasks in priority order. `None` when `stop` was set before it was
 /// reached.
@@ -135,26 +180,12 @@ fn analyze_within(
     stop: Option<&AtomicBool>,
 ) -> Option<Pass> {
     let n = set.tasks.len();
-    let base = base_jitters(set);
-    let mut producers: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for edge in &set.edges {
-        if set.tasks[edge.to].trigger == Trigger::Data {
-            producers[edge.to].push(edge.from);
-        }
-    }
-    let data_triggered: Vec<usize> = (0..n)
-        .filter(|&i| set.tasks[i].trigger == Trigger::Data)
-        .collect();
-    let context_switch = set.platform.overheads.context_switch.0;
-    let mut blocking = vec![Blocking::default(); n];
-    for core in members {
-        for (b, &i) in blocking::core_blocking(set, core, refill, context_switch)
-            .into_iter()
-            .zip(core)
-        {
-            blocking[i] = b;
-        }
-    }
+    let RoundInputs {
+        base,
+        producers,
+        data_triggered,
+        blocking,
+    } = RoundInputs::of(set, members, refill);
     let mut inherited = vec![0u64; n];
     let jitters = |inherited: &[u64]| -> Vec<u64> {
         (0..n)

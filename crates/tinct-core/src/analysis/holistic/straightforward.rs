@@ -11,26 +11,12 @@ use proptest::prelude::*;
 /// [`analyze_within`] without kept analyses or deferred breakdowns.
 fn straightforward(set: &TaskSet, members: &[Vec<usize>], refill: u64, limit: u32) -> Pass {
     let n = set.tasks.len();
-    let base = base_jitters(set);
-    let mut producers: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for edge in &set.edges {
-        if set.tasks[edge.to].trigger == Trigger::Data {
-            producers[edge.to].push(edge.from);
-        }
-    }
-    let data_triggered: Vec<usize> = (0..n)
-        .filter(|&i| set.tasks[i].trigger == Trigger::Data)
-        .collect();
-    let context_switch = set.platform.overheads.context_switch.0;
-    let mut blocking = vec![Blocking::default(); n];
-    for core in members {
-        for (b, &i) in blocking::core_blocking(set, core, refill, context_switch)
-            .into_iter()
-            .zip(core)
-        {
-            blocking[i] = b;
-        }
-    }
+    let RoundInputs {
+        base,
+        producers,
+        data_triggered,
+        blocking,
+    } = RoundInputs::of(set, members, refill);
     let jitters = |inherited: &[u64]| -> Vec<u64> {
         (0..n)
             .map(|i| base[i].saturating_add(inherited[i]))
