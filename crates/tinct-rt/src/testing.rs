@@ -235,11 +235,14 @@ fn thread_state(task: &std::path::Path) -> Option<char> {
 /// sleep), so past setup and calibration whatever they take: in the first
 /// job at the earliest.
 ///
-/// Only a wake-up it saw is taken: the thread not running at the
-/// previous look, at most [`JOB_START_WINDOW`] before, and running now.
-/// So the job found started at most that long ago, and a caller that
-/// stops the process lands inside it, not after it (a thread merely seen
-/// running may be at the end of its job).
+/// Only a wake-up it saw is taken: the thread not running at one look,
+/// running at the next and still running [`STILL_RUNNING`] later, at most
+/// [`JOB_START_WINDOW`] after the look that found it not running. So the
+/// job found started at most that long ago, and a caller that stops the
+/// process lands inside it, not after it (a thread merely seen running
+/// may be at the end of its job). Staying runnable tells a job from the
+/// runtime's look at its stop flag ([`crate::clock::STOP_POLL_NS`]): a
+/// thread waiting for a release wakes for that, for microseconds.
 ///
 /// # Panics
 ///
@@ -248,8 +251,10 @@ fn thread_state(task: &std::path::Path) -> Option<char> {
 pub fn thread_starting_a_job(pid: i32, comm: &str) -> i32 {
     let process = std::path::PathBuf::from(format!("/proc/{pid}"));
     let mut sleeps_at_policy: Option<(i32, u64)> = None;
-    // The thread's last look: when, and whether it was running.
-    let mut last_look: Option<(std::time::Instant, bool)> = None;
+    // The last look that found the thread not running.
+    let mut idle_look: Option<std::time::Instant> = None;
+    // Since it was found running: that idle look and the first running one.
+    let mut woke: Option<(std::time::Instant, std::time::Instant)> = None;
     loop {
         let tasks = match std::fs::read_dir(process.join("task")) {
             Ok(tasks) if !matches!(thread_state(&process), Some('Z' | 'X') | None) => tasks,
@@ -271,18 +276,34 @@ pub fn thread_starting_a_job(pid: i32, comm: &str) -> i32 {
             }
             match sleeps_at_policy {
                 Some((seen, at)) if seen == tid => {
-                    let running = thread_state(&dir) == Some('R');
-                    let woke_just_now = last_look.is_some_and(|(when, was_running)| {
-                        !was_running && when.elapsed() <= JOB_START_WINDOW
-                    });
-                    if sleeps >= at + 3 && running && woke_just_now {
-                        return tid;
+                    // The instant before the read: a look delayed after it
+                    // (the poller preempted) must not make an old
+                    // "not running" seem recent.
+                    let looked = std::time::Instant::now();
+                    if thread_state(&dir) != Some('R') {
+                        idle_look = Some(looked);
+                        woke = None;
+                        continue;
                     }
-                    last_look = Some((std::time::Instant::now(), running));
+                    if let Some(idle) = idle_look.take() {
+                        woke = Some((idle, looked));
+                    }
+                    let Some((idle, first_running)) = woke else {
+                        continue;
+                    };
+                    if sleeps >= at + 3 && looked.duration_since(first_running) >= STILL_RUNNING {
+                        if idle.elapsed() <= JOB_START_WINDOW {
+                            return tid;
+                        }
+                        // Found too late (the poller held back): wait for
+                        // the next job.
+                        woke = None;
+                    }
                 }
                 _ => {
                     sleeps_at_policy = Some((tid, sleeps));
-                    last_look = None;
+                    idle_look = None;
+                    woke = None;
                 }
             }
         }
@@ -290,10 +311,15 @@ pub fn thread_starting_a_job(pid: i32, comm: &str) -> i32 {
     }
 }
 
-/// How long before a thread is seen running
+/// How long before a thread is taken as starting a job
 /// [`thread_starting_a_job`] must have seen it not running: the most its
 /// job may have run when it is found.
-pub const JOB_START_WINDOW: std::time::Duration = std::time::Duration::from_millis(2);
+pub const JOB_START_WINDOW: std::time::Duration = std::time::Duration::from_millis(4);
+
+/// How long [`thread_starting_a_job`] must see a thread that woke stay
+/// runnable: longer than a look at the stop flag, even one delayed by a
+/// higher-priority job of a millisecond.
+pub const STILL_RUNNING: std::time::Duration = std::time::Duration::from_micros(1_500);
 
 /// The scheduling policy of a thread (field 41 of its `stat`: 0 other,
 /// 1 FIFO, 2 RR, 6 DEADLINE).

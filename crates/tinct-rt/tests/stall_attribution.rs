@@ -120,10 +120,15 @@ fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
     assert!(entry["stall_ns"].as_u64().unwrap() >= entry["exceedance_ns"].as_u64().unwrap());
     let causes = &summary["tasks"][0]["causes"];
     assert!(causes["host_stall"].as_u64().unwrap() >= 1, "{causes}");
-    // The stalled job's own cause is checked above; another job may run
-    // above C on a loaded host (CI's second pass saw one), which says
-    // nothing about the stall's attribution.
-    assert_eq!(summary["unexplained"], 0, "{summary}");
+    // Every job the stop made late is blamed on it. Another job may run
+    // above C on a loaded host (CI's second pass saw one), or be late by
+    // steal in slices below the sentinel's threshold: that says nothing
+    // about the stall's attribution.
+    for job in late {
+        if job["stall_ns"].as_u64().unwrap() >= 40 * MS {
+            assert_eq!(job["cause"], Cause::HostStall.name(), "{job}");
+        }
+    }
 
     // jobs.csv: the same job, the same cause, in its column.
     let jobs = std::fs::read_to_string(dir.path().join("jobs.csv")).unwrap();

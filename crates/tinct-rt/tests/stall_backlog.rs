@@ -20,6 +20,10 @@ use tinct_rt::testing::{TaskBuilder, run_spec, stop_during_a_job, test_options};
 
 const MS: u64 = 1_000_000;
 const STALL: Duration = Duration::from_millis(100);
+/// A job whose busy window held this much of a stall met the stop (the
+/// sentinel counts a stall from its first missed wake-up, so a little
+/// less than the stop).
+const STOP_SEEN_NS: u64 = 50 * MS;
 
 fn bound(wcet_ns: u64, wcrt_ns: u64) -> Bound {
     Bound {
@@ -31,15 +35,41 @@ fn bound(wcet_ns: u64, wcrt_ns: u64) -> Bound {
     }
 }
 
+/// `low`'s WCRT for the declared Cs (kim2013 Eq. 2 without cache terms):
+/// R = 25 + ⌈R/5⌉·2 ms has its fixed point at 43 ms. A bound the analysis
+/// would give, so a loaded host's noise alone (a job of 20 ms of work
+/// taking 24) leaves the jobs the stop did not touch within it.
+const LOW_WCRT: u64 = 43 * MS;
+/// Runs in which the stop may miss `low`'s jobs before the test gives up:
+/// the stop is sent when `low` is seen starting a job, but a host may hold
+/// the stopper back until that job ended (then no job ran at the stop,
+/// and the run says nothing about a stopped job).
+const ATTEMPTS: usize = 4;
+
 #[test]
 fn the_backlog_of_a_stopped_run_is_blamed_on_the_stall() {
     if !tinct_sys::testing::privileged_or_skip("a SCHED_FIFO run whose sentinel measures stalls") {
         return;
     }
+    let mut misses = Vec::new();
+    for _ in 0..ATTEMPTS {
+        match stopped_run() {
+            Ok(()) => return,
+            Err(miss) => misses.push(miss),
+        }
+    }
+    panic!("in {ATTEMPTS} runs the stop never landed in a job of low: {misses:#?}");
+}
+
+/// One run stopped in a job of `low`, and its checks; `Err` (with the
+/// jobs of `low` relative to the stop) when no job of `low` was running
+/// when the process stopped.
+fn stopped_run() -> Result<(), String> {
     let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
-    // `high`: 1 ms every 5 ms; `low`: 20 ms every 250 ms, its WCRT 30 ms
-    // (C 25 ms and 5 of `high`'s jobs). A 100 ms stop lets about 20 of
-    // `high`'s releases pile up: ~20 ms that run ahead of `low` on SIGCONT.
+    // `high`: 1 ms every 5 ms (C 2 ms); `low`: 20 ms every 250 ms (C 25
+    // ms, WCRT 43 ms). A 100 ms stop lets about 20 of `high`'s releases
+    // pile up: ~20 ms that run ahead of `low` on SIGCONT, most of them
+    // released after `low`'s bound had passed.
     let high = TaskBuilder::periodic("high", 5 * MS)
         .cpu(cpu)
         .fifo(60)
@@ -50,7 +80,7 @@ fn the_backlog_of_a_stopped_run_is_blamed_on_the_stall() {
         .cpu(cpu)
         .fifo(50)
         .kernel(Kernel::Compute, Work::Target(Nanos(20 * MS)))
-        .bound(bound(25 * MS, 30 * MS))
+        .bound(bound(25 * MS, LOW_WCRT))
         .build();
     let spec = run_spec(vec![high, low], 1_500 * MS);
     let options = RunOptions {
@@ -68,15 +98,25 @@ fn the_backlog_of_a_stopped_run_is_blamed_on_the_stall() {
         recorded.summary.stop
     );
 
-    // The job of `low` the stop hit: the longest response among those
-    // that finished after it.
+    // The job of `low` the stop hit: the one running when it stopped.
     let low = &recorded.result.tasks[1];
-    let hit = low
+    let Some(hit) = low
         .records
         .iter()
-        .filter(|r| r.finish_ns.is_some_and(|f| f > stopped_at))
-        .max_by_key(|r| r.response_ns())
-        .expect("a job of low finished after the process was stopped");
+        .find(|r| r.start_ns <= stopped_at && r.finish_ns.is_some_and(|f| f > stopped_at))
+    else {
+        return Err(format!(
+            "jobs of low (release, start, finish) relative to the stop: {:?}",
+            low.records
+                .iter()
+                .map(|r| (
+                    r.release_ns as i128 - i128::from(stopped_at),
+                    r.start_ns as i128 - i128::from(stopped_at),
+                    r.finish_ns.map(|f| f as i128 - i128::from(stopped_at))
+                ))
+                .collect::<Vec<_>>()
+        ));
+    };
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("summary.json")).unwrap())
             .unwrap();
@@ -86,13 +126,22 @@ fn the_backlog_of_a_stopped_run_is_blamed_on_the_stall() {
         .find(|j| j["job"].as_u64() == Some(hit.job))
         .unwrap_or_else(|| panic!("job {} of low is among the late jobs: {late:?}", hit.job));
     assert_eq!(entry["cause"], Cause::HostStall.name(), "{entry}");
-    // The stall (about 100 ms) with `high`'s backlog covers it; every job
-    // the stop made late is explained (another cause may be named for a
-    // job a loaded host made late, but none is left unexplained).
+    // The stall (about 100 ms) with `high`'s backlog covers it.
     let explanation = entry["explanation"].as_str().unwrap();
     assert!(explanation.starts_with("host stall of "), "{entry}");
     if entry["stall_ns"].as_u64() < entry["exceedance_ns"].as_u64() {
         assert!(explanation.contains("(the stall's backlog)"), "{entry}");
     }
-    assert_eq!(summary["unexplained"], 0, "{summary}");
+    // Every job the stop made late, of either task, is blamed on it. (A
+    // loaded host may make another job late by what its sentinel cannot
+    // see: steal in slices below its threshold; that says nothing about
+    // the stop.)
+    for (task, jobs) in summary["tasks"].as_array().unwrap().iter().enumerate() {
+        for job in jobs["late"].as_array().unwrap() {
+            if job["stall_ns"].as_u64().unwrap() >= STOP_SEEN_NS {
+                assert_eq!(job["cause"], Cause::HostStall.name(), "task {task}: {job}");
+            }
+        }
+    }
+    Ok(())
 }
