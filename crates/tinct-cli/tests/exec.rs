@@ -709,64 +709,102 @@ fn a_set_user_id_program_runs_with_a_warning_or_is_refused_with_strict() {
     assert_eq!(common::stdout(&strict), "", "must not run: {text}");
 }
 
-/// Issue 27: SIGTERM, SIGINT or SIGHUP to `tinct exec --stats` (which waits
-/// for its program) is passed on to the program instead of leaving it
-/// running as an orphan; tinct then says so, prints what it has (the
-/// program ended by the signal before writing a frame report) and exits as
-/// a shell reports the signal (128 + its number). The 60 s limits are hang
-/// guards, not timings.
+/// `tinct exec --stats -- ARGS` started, once its direct child's shim
+/// listens for report requests (its thread `tinct-report` exists) and
+/// `ready(pid)` holds of the child: the running `tinct` and the child's
+/// pid.
+fn exec_with_a_listening_shim(
+    args: &[&str],
+    ready: impl Fn(i32) -> bool,
+) -> (std::process::Child, i32) {
+    let limit = std::time::Duration::from_secs(60);
+    let mut tinct = common::tinct_process()
+        .args([
+            "exec", "--colors", "0-3", "--pool", "16MiB", "--stats", "--",
+        ])
+        .args(args)
+        .env_remove("TINCT_PRELOAD_LIB")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let listening = tinct_rt::testing::child_processes(tinct.id())
+            .into_iter()
+            .find(|pid| {
+                std::fs::read_dir(format!("/proc/{pid}/task"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|task| {
+                        std::fs::read_to_string(task.path().join("comm"))
+                            .is_ok_and(|comm| comm == "tinct-report\n")
+                    })
+            });
+        if let Some(pid) = listening.filter(|&pid| ready(pid)) {
+            return (tinct, pid);
+        }
+        if tinct.try_wait().unwrap().is_some() {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut tinct.stderr.take().unwrap(), &mut text).unwrap();
+            panic!("tinct ended before its program's shim listened: {text}");
+        }
+        assert!(started.elapsed() < limit, "the shim never listened");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// Sends `signal` to the running `tinct`, waits for it and kills the
+/// program `pid` if it is left behind: its exit status, its stderr and
+/// whether the program was left running.
+fn signal_and_wait(
+    mut tinct: std::process::Child,
+    pid: i32,
+    signal: rustix::process::Signal,
+) -> (std::process::ExitStatus, String, bool) {
+    let tinct_pid = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
+    rustix::process::kill_process(tinct_pid, signal).unwrap();
+    let status = tinct_sys::testing::wait_within(
+        &mut tinct,
+        std::time::Duration::from_secs(60),
+        &format!("tinct exec after signal {}", signal.as_raw()),
+    );
+    let program = rustix::process::Pid::from_raw(pid).unwrap();
+    let alive = rustix::process::test_kill_process(program).is_ok()
+        && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .is_ok_and(|stat| !stat.contains(") Z "));
+    if alive {
+        // Do not leave it behind for the next test.
+        let _ = rustix::process::kill_process(program, rustix::process::Signal::KILL);
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut tinct.stderr.take().unwrap(), &mut text).unwrap();
+    (status, text, alive)
+}
+
+/// The shim's summaries in `text` (each starts `tinct-preload[<pid>]: colors`).
+fn summaries_of(text: &str, pid: i32) -> usize {
+    text.matches(&format!("tinct-preload[{pid}]: colors "))
+        .count()
+}
+
 #[test]
 fn a_signal_to_exec_with_stats_ends_the_program_and_still_reports() {
     if !privileged_or_skip("frame numbers") {
         return;
     }
     use rustix::process::Signal;
-    let limit = std::time::Duration::from_secs(60);
+    // `sleep` leaves each signal at its default: it dies without its exit
+    // handlers, so the shim is asked first and writes its summary and
+    // frame report; the isolation is checked from them.
     for (signal, name) in [
         (Signal::TERM, "SIGTERM"),
         (Signal::INT, "SIGINT"),
         (Signal::HUP, "SIGHUP"),
     ] {
-        let mut tinct = common::tinct_process()
-            .args([
-                "exec", "--colors", "0-3", "--pool", "16MiB", "--stats", "--",
-            ])
-            .args(["sleep", "30"])
-            .env_remove("TINCT_PRELOAD_LIB")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let started = std::time::Instant::now();
-        let sleeping = loop {
-            let sleeping = tinct_rt::testing::child_processes(tinct.id())
-                .into_iter()
-                .find(|pid| {
-                    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-                        .is_ok_and(|comm| comm == "sleep\n")
-                });
-            if let Some(pid) = sleeping {
-                break pid;
-            }
-            assert!(tinct.try_wait().unwrap().is_none(), "tinct ended first");
-            assert!(started.elapsed() < limit, "sleep never started");
-            std::thread::sleep(std::time::Duration::from_millis(5));
-        };
-        let tinct_pid = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
-        rustix::process::kill_process(tinct_pid, signal).unwrap();
-        let status =
-            tinct_sys::testing::wait_within(&mut tinct, limit, &format!("tinct exec after {name}"));
-        let alive = std::fs::read_to_string(format!("/proc/{sleeping}/comm"))
-            .is_ok_and(|comm| comm == "sleep\n");
-        if alive {
-            // Do not leave it behind for the next test.
-            let _ = rustix::process::kill_process(
-                rustix::process::Pid::from_raw(sleeping).unwrap(),
-                Signal::KILL,
-            );
-        }
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut tinct.stderr.take().unwrap(), &mut text).unwrap();
+        let (tinct, sleeping) = exec_with_a_listening_shim(&["sleep", "30"], |_| true);
+        let (status, text, alive) = signal_and_wait(tinct, sleeping, signal);
         assert!(!alive, "{name}: sleep[{sleeping}] left running: {text}");
         assert_eq!(
             status.code(),
@@ -774,15 +812,73 @@ fn a_signal_to_exec_with_stats_ends_the_program_and_still_reports() {
             "{name}: {status}: {text}"
         );
         assert!(
-            text.contains(&format!("tinct exec: {name} passed on to the program\n")),
-            "{text}"
-        );
-        assert!(
             text.contains(&format!(
-                "tinct exec: isolation not checked: the program ended by {name} before it wrote \
-                 a frame report"
+                "tinct exec: {name} passed on to the program; the shim wrote its summary and \
+                 frame report first, when asked (the program ended without running its exit \
+                 handlers)\n"
             )),
             "{text}"
         );
+        assert_eq!(summaries_of(&text, sleeping), 1, "{name}: {text}");
+        assert!(
+            text.contains("tinct exec: the heap in the "),
+            "{name}: the isolation is checked from the frame report: {text}"
+        );
+        assert!(!text.contains("isolation not checked"), "{name}: {text}");
     }
+}
+
+#[test]
+fn a_program_that_catches_the_signal_reports_once_at_its_own_exit() {
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    // The shell catches SIGTERM: it ends the sleep it waits for and exits
+    // 3 through its exit handlers, where the shim writes its summary. It
+    // is not asked before: one summary, written at exit.
+    let (tinct, shell) = exec_with_a_listening_shim(
+        &["sh", "-c", "trap 'kill $!; exit 3' TERM; sleep 30 & wait"],
+        |pid| {
+            tinct_sys::supervise::signal_action(pid, rustix::process::Signal::TERM.as_raw())
+                .is_ok_and(|action| action == tinct_sys::supervise::SignalAction::Caught)
+        },
+    );
+    let (status, text, alive) = signal_and_wait(tinct, shell, rustix::process::Signal::TERM);
+    assert!(!alive, "sh[{shell}] left running: {text}");
+    assert_eq!(status.code(), Some(3), "{status}: {text}");
+    assert!(
+        text.contains("tinct exec: SIGTERM passed on to the program\n"),
+        "not asked for its reports: {text}"
+    );
+    assert_eq!(summaries_of(&text, shell), 1, "{text}");
+    assert!(text.contains("tinct exec: the heap in the "), "{text}");
+}
+
+#[test]
+fn a_program_that_ignores_the_signal_reports_before_it_is_killed() {
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    // The shell ignores SIGTERM and becomes `sleep` (which keeps ignoring
+    // it, and whose shim listens in its place): the signal does nothing,
+    // so exec kills it after the grace period, asking for the reports
+    // first.
+    let (tinct, sleeping) =
+        exec_with_a_listening_shim(&["sh", "-c", "trap '' TERM; exec sleep 30"], |pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c == "sleep\n")
+                && tinct_sys::supervise::signal_action(pid, rustix::process::Signal::TERM.as_raw())
+                    .is_ok_and(|action| action == tinct_sys::supervise::SignalAction::Ignored)
+        });
+    let (status, text, alive) = signal_and_wait(tinct, sleeping, rustix::process::Signal::TERM);
+    assert!(!alive, "sleep[{sleeping}] left running: {text}");
+    assert_eq!(status.code(), Some(128 + 9), "{status}: {text}");
+    assert!(
+        text.contains(
+            "tinct exec: SIGTERM passed on to the program; it had not ended 3 s later and was \
+             killed (SIGKILL); the shim wrote its summary and frame report first, when asked"
+        ),
+        "{text}"
+    );
+    assert_eq!(summaries_of(&text, sleeping), 1, "{text}");
+    assert!(text.contains("tinct exec: the heap in the "), "{text}");
 }

@@ -11,6 +11,7 @@
 //! tinct-core's. What the shim prints at exit, and how to read it back:
 //! [`summary`].
 
+pub mod report_request;
 pub mod summary;
 
 use std::ffi::CStr;

@@ -356,8 +356,29 @@ pub unsafe extern "C" fn mprotect(address: *mut c_void, len: usize, prot: c_int)
     unsafe { crate::anonymous_memory::mprotect(address, len, prot) }
 }
 
+/// C `_exit`: the exit reports first (a program that ends itself with
+/// `_exit`, as dash does on a trapped signal, skips `.fini_array`), then
+/// the process ends as glibc's `_exit` ends it.
+#[unsafe(no_mangle)]
+pub extern "C" fn _exit(status: c_int) -> ! {
+    crate::process::end_process(status)
+}
+
+/// C `_Exit`: as [`_exit`].
+#[unsafe(no_mangle)]
+pub extern "C" fn _Exit(status: c_int) -> ! {
+    crate::process::end_process(status)
+}
+
 /// `.fini_array` entry: the exit summary and page report run when the
 /// process exits normally (after `atexit` handlers).
 #[used]
 #[unsafe(link_section = ".fini_array")]
 static AT_EXIT: extern "C" fn() = crate::process::at_exit;
+
+/// `.init_array` entry: in the program `tinct exec --stats` waits for, a
+/// thread that writes the summary and reports when asked, before a signal
+/// ends the program ([`crate::report_on_request`]).
+#[used]
+#[unsafe(link_section = ".init_array")]
+static REPORT_ON_REQUEST: extern "C" fn() = crate::report_on_request::start;

@@ -20,7 +20,9 @@
 //! copies. The shim's own data lives in the uncolored [`bootstrap`] arena,
 //! so building the heap never recurses into `malloc`. [`process`] holds
 //! the process-wide heap, the `fork` handlers and the exit report
-//! ([`report`], its numbers worded by [`formatting`]); [`stderr`] writes
+//! ([`report`], its numbers worded by [`formatting`]), which
+//! [`report_on_request`] writes earlier when `tinct exec` asks before a
+//! signal ends the program; [`stderr`] writes
 //! from inside the allocator. A double free, or a pointer `free` or
 //! `realloc` must not take, aborts the process as glibc does ([`misuse`]).
 
@@ -37,6 +39,7 @@ pub mod page_kinds;
 pub mod page_runs;
 pub mod process;
 pub mod report;
+pub mod report_on_request;
 pub mod stderr;
 pub mod thread_cache;
 

@@ -1,7 +1,7 @@
 //! The process-wide heap: built on the first allocation, `fork` handlers,
 //! thread exits, and what happens at exit (`TINCT_STATS`, the reports).
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU8, Ordering};
 
 use crate::bootstrap::BOOTSTRAP;
 use crate::heap::{BuildError, Heap};
@@ -70,6 +70,7 @@ fn build() -> Option<&'static Heap> {
     if heap.config().stats {
         save_stderr();
     }
+    note_owner();
     let leaked: &'static Heap = Box::leak(Box::new(heap));
     HEAP.store(leaked as *const Heap as *mut Heap, Ordering::Release);
     BUILDING.unlock();
@@ -143,6 +144,9 @@ extern "C" fn after_fork_parent() {
 
 extern "C" fn after_fork_child() {
     BOOTSTRAP.after_fork_in_child();
+    // The child's reports are its own, whatever its parent had written.
+    REPORTS.store(NOT_WRITTEN, Ordering::Release);
+    note_owner();
     let (read, write) = take_fork_pipe();
     if let Some(heap) = built_heap() {
         heap.reset_locks_in_child();
@@ -180,15 +184,67 @@ pub extern "C" fn thread_ended(cache: *mut libc::c_void) {
     }
 }
 
+/// The process whose heap this is: set when it is built and in the child
+/// of each `fork`. A `vfork` child shares the parent's memory and runs no
+/// fork handler, so it is told apart by its pid differing from this.
+static OWNER: AtomicI32 = AtomicI32::new(0);
+
+fn note_owner() {
+    OWNER.store(std::process::id() as i32, Ordering::Release);
+}
+
+/// `_exit(status)` for the program ([`crate::exports`]): the exit reports
+/// in a process whose heap this is (never in a `vfork` child, whose
+/// writes would be its parent's), then the `exit_group` system call, as
+/// glibc's `_exit` makes it.
+pub fn end_process(status: i32) -> ! {
+    if let Some(heap) = built_heap()
+        && OWNER.load(Ordering::Acquire) == std::process::id() as i32
+    {
+        write_reports_once(heap);
+    }
+    loop {
+        // SAFETY: exit_group takes an int and does not return.
+        unsafe { libc::syscall(libc::SYS_exit_group, status) };
+    }
+}
+
 /// Runs at exit (from `.fini_array`): the stats summary, the frame report
-/// and the page report.
+/// and the page report, unless they were written on request already
+/// ([`crate::report_on_request`]).
 pub extern "C" fn at_exit() {
-    let Some(heap) = built_heap() else {
-        return;
-    };
+    if let Some(heap) = built_heap() {
+        write_reports_once(heap);
+    }
+}
+
+/// The reports' state: not written, being written, written.
+static REPORTS: AtomicU8 = AtomicU8::new(NOT_WRITTEN);
+const NOT_WRITTEN: u8 = 0;
+const WRITING: u8 = 1;
+const WRITTEN: u8 = 2;
+
+/// The stats summary, the frame report and the page report, once per
+/// process: the exit path and a request ([`crate::report_on_request`])
+/// never both write them. A caller that finds them being written waits
+/// (a bounded while) until they are, so that exit does not cut them off.
+pub fn write_reports_once(heap: &Heap) {
     let config = heap.config();
     if !config.stats && config.frame_report.is_none() && config.page_report.is_none() {
         return;
+    }
+    match REPORTS.compare_exchange(NOT_WRITTEN, WRITING, Ordering::AcqRel, Ordering::Acquire) {
+        Ok(_) => {}
+        Err(_) => {
+            // Up to 10 s in steps of 1 ms: the request's writer is running.
+            for _ in 0..10_000 {
+                if REPORTS.load(Ordering::Acquire) == WRITTEN {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            return;
+        }
     }
     // One reading of the area for all three, so they agree.
     let snapshot = report::Snapshot::take(heap);
@@ -201,4 +257,5 @@ pub extern "C" fn at_exit() {
     if let Some(path) = &config.page_report {
         report::write_page_report(heap, &snapshot, path);
     }
+    REPORTS.store(WRITTEN, Ordering::Release);
 }

@@ -136,6 +136,20 @@ impl SignalRelay {
     /// still there `grace` after the first one is killed. Returns as soon
     /// as it is reaped, so that the caller can report what it has.
     pub fn wait(&self, child: &ChildProcess, grace: std::time::Duration) -> Result<PassedOn> {
+        self.wait_with(child, grace, &mut || {})
+    }
+
+    /// As [`SignalRelay::wait`], calling `before_fatal` (with the child
+    /// continued) before each signal that ends the child without its exit
+    /// handlers: one it neither catches nor ignores
+    /// ([`ends_without_exit_handlers`]), or the SIGKILL at the end of the
+    /// grace period. `tinct exec` asks the shim for its exit reports there.
+    pub fn wait_with(
+        &self,
+        child: &ChildProcess,
+        grace: std::time::Duration,
+        before_fatal: &mut dyn FnMut(),
+    ) -> Result<PassedOn> {
         let pidfd = rustix::process::Pid::from_raw(child.pid).and_then(|pid| {
             rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
         });
@@ -151,6 +165,10 @@ impl SignalRelay {
             }
             let signal = self.last.swap(0, Ordering::SeqCst) as i32;
             if signal != 0 {
+                if ends_without_exit_handlers(child.pid, signal) {
+                    let _ = child.signal(libc::SIGCONT);
+                    before_fatal();
+                }
                 // The child may have ended meanwhile: then no one is told.
                 let _ = child.signal(signal);
                 let _ = child.signal(libc::SIGCONT);
@@ -161,6 +179,7 @@ impl SignalRelay {
                 && since.elapsed() > grace
             {
                 killed = true;
+                before_fatal();
                 let _ = child.signal(libc::SIGKILL);
             }
             let until_kill = first
@@ -203,6 +222,59 @@ impl SignalRelay {
         let mut drain = [0u8; 64];
         while matches!(std::io::Read::read(&mut &*wake, &mut drain), Ok(n) if n > 0) {}
     }
+}
+
+/// What a process does with a signal: its disposition, shared by its
+/// threads.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SignalAction {
+    /// The default action (for SIGINT, SIGTERM and SIGHUP: the process
+    /// ends at once, without exit handlers).
+    Default,
+    /// Ignored (`SIG_IGN`).
+    Ignored,
+    /// A handler of the program's catches it.
+    Caught,
+}
+
+/// What process `pid` does with `signal`, from the `SigIgn` and `SigCgt`
+/// masks of `/proc/<pid>/status`.
+pub fn signal_action(pid: i32, signal: i32) -> std::io::Result<SignalAction> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    signal_action_in(&status, signal).ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "/proc/{pid}/status: expected SigIgn and SigCgt masks of 16 hexadecimal digits"
+            ),
+        )
+    })
+}
+
+/// [`signal_action`] on the text of a `/proc/<pid>/status` (signal `n` is
+/// bit `n − 1` of each mask); `None` if a mask is missing or malformed.
+pub fn signal_action_in(status: &str, signal: i32) -> Option<SignalAction> {
+    let mask = |field: &str| {
+        let value = status.lines().find_map(|l| l.strip_prefix(field))?.trim();
+        u64::from_str_radix(value, 16).ok()
+    };
+    let bit = 1u64.checked_shl(u32::try_from(signal.checked_sub(1)?).ok()?)?;
+    let (ignored, caught) = (mask("SigIgn:")?, mask("SigCgt:")?);
+    Some(if caught & bit != 0 {
+        SignalAction::Caught
+    } else if ignored & bit != 0 {
+        SignalAction::Ignored
+    } else {
+        SignalAction::Default
+    })
+}
+
+/// True unless process `pid` is known to catch or ignore `signal` (one of
+/// [`crate::signals::PASSED_ON_SIGNALS`], whose default ends a process):
+/// then it ends without running its exit handlers. A status that cannot
+/// be read counts as the default.
+pub fn ends_without_exit_handlers(pid: i32, signal: i32) -> bool {
+    signal_action(pid, signal).map_or(true, |action| action == SignalAction::Default)
 }
 
 /// How a child waited for by [`SignalRelay::wait`]
@@ -429,6 +501,65 @@ mod tests {
             .trim()
             .parse()
             .unwrap()
+    }
+
+    #[test]
+    fn a_status_says_what_each_signal_does() {
+        // SIGHUP (1) caught, SIGINT (2) ignored, SIGTERM (15) default;
+        // SIGRTMIN+1 (35) caught, 64 ignored.
+        let status = "Name:\tx\nSigBlk:\t0000000000004000\nSigIgn:\t8000000000000002\n\
+                      SigCgt:\t0000000400000001\n";
+        assert_eq!(signal_action_in(status, 1), Some(SignalAction::Caught));
+        assert_eq!(signal_action_in(status, 2), Some(SignalAction::Ignored));
+        assert_eq!(signal_action_in(status, 15), Some(SignalAction::Default));
+        assert_eq!(signal_action_in(status, 35), Some(SignalAction::Caught));
+        assert_eq!(signal_action_in(status, 64), Some(SignalAction::Ignored));
+        for bad in [0, -1, 65] {
+            assert_eq!(signal_action_in(status, bad), None, "signal {bad}");
+        }
+        assert_eq!(signal_action_in("SigIgn:\t0\n", 15), None, "no SigCgt");
+        assert_eq!(
+            signal_action_in("SigIgn:\tzz\nSigCgt:\t0\n", 15),
+            None,
+            "not hexadecimal"
+        );
+    }
+
+    #[test]
+    fn a_live_process_that_traps_ignores_or_leaves_a_signal_reads_so() {
+        // The shell sets its traps, then says so on stdout and waits.
+        let mut shell = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "trap 'exit 3' TERM; trap '' HUP; echo ready; read line",
+            ])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut ready = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(shell.stdout.as_mut().unwrap()),
+            &mut ready,
+        )
+        .unwrap();
+        assert_eq!(ready, "ready\n");
+        let pid = shell.id() as i32;
+        let actions = [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT]
+            .map(|signal| signal_action(pid, signal).unwrap());
+        drop(shell.stdin.take());
+        crate::testing::wait_within(&mut shell, std::time::Duration::from_secs(30), "sh");
+        assert_eq!(
+            actions,
+            [
+                SignalAction::Caught,
+                SignalAction::Ignored,
+                SignalAction::Default
+            ]
+        );
+        // Reaped: its status cannot be read, which counts as the default.
+        assert!(signal_action(pid, libc::SIGTERM).is_err());
+        assert!(ends_without_exit_handlers(pid, libc::SIGTERM));
     }
 
     /// The relay sleeps while its child runs, instead of looking every few

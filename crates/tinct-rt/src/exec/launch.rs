@@ -4,6 +4,7 @@
 //! (`execvp`, nothing left to do afterwards) or, when a resctrl group must
 //! be removed or the frames checked, run it as a child and wait.
 
+use super::report_request::{Asked, REPORT_WAIT, ReportRequests};
 use super::{exit_status_of, frame_report_path, isolation_report, program_env};
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -146,10 +147,40 @@ pub fn launch(
     // program ends; a SIGINT, SIGTERM or SIGHUP meanwhile is passed on to
     // it (armed before it starts), so that it is not left running and what
     // it recorded is still reported.
+    // With frames to check, the shim's reports are asked for before a
+    // signal ends the program without its exit handlers.
+    let mut requests = match frames {
+        Some(_) => Some(
+            ReportRequests::new()
+                .map_err(|e| failed(format!("--stats: cannot make the report socket: {e}")))?,
+        ),
+        None => None,
+    };
+    if let Some((name, value)) = requests.as_ref().and_then(ReportRequests::env) {
+        command.env(name, value);
+    }
     let relay = SignalRelay::arm();
-    let waited = command.spawn().map_err(cannot_run).and_then(|child| {
+    let spawned = command.spawn();
+    if let Some(requests) = &mut requests {
+        requests.started();
+    }
+    let mut asked = None;
+    let waited = spawned.map_err(cannot_run).and_then(|child| {
+        let mut before_fatal = || {
+            if let Some(requests) = &mut requests {
+                let answer = requests.ask(REPORT_WAIT);
+                asked = Some(match asked {
+                    Some(Asked::Written) => Asked::Written,
+                    _ => answer,
+                });
+            }
+        };
         relay
-            .wait(&ChildProcess::adopt(child.id()), STOP_GRACE)
+            .wait_with(
+                &ChildProcess::adopt(child.id()),
+                STOP_GRACE,
+                &mut before_fatal,
+            )
             .map_err(|e| {
                 failed(format!(
                     "cannot wait for {}: {e}",
@@ -176,6 +207,7 @@ pub fn launch(
         passed_on: waited.signal.map(|signal| PassedOnSignal {
             signal,
             killed: waited.killed,
+            report: asked,
         }),
     })
 }
@@ -192,6 +224,10 @@ pub struct PassedOnSignal {
     pub signal: i32,
     /// True if the program was killed for not ending within [`STOP_GRACE`].
     pub killed: bool,
+    /// With `--stats`, what came of asking the shim for its reports before
+    /// a signal ended the program without its exit handlers (`None`: not
+    /// needed, the program caught or ignored the signal).
+    pub report: Option<Asked>,
 }
 
 impl std::fmt::Display for PassedOnSignal {
@@ -204,7 +240,20 @@ impl std::fmt::Display for PassedOnSignal {
                 STOP_GRACE.as_secs()
             )?;
         }
-        Ok(())
+        match self.report {
+            Some(Asked::Written) => write!(
+                f,
+                "; the shim wrote its summary and frame report first, when asked (the program \
+                 ended without running its exit handlers)"
+            ),
+            Some(Asked::NoAnswer) => write!(
+                f,
+                "; the shim did not answer within {} s when asked for its summary and frame \
+                 report",
+                REPORT_WAIT.as_secs()
+            ),
+            Some(Asked::NotListening) | None => Ok(()),
+        }
     }
 }
 

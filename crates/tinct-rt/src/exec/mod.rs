@@ -8,6 +8,7 @@
 
 pub mod launch;
 pub mod loader;
+pub mod report_request;
 pub use launch::{Ended, L3Request, Launch, LaunchError, PassedOnSignal, launch};
 pub use loader::{PreloadIgnored, preload_ignored};
 
@@ -302,7 +303,8 @@ pub fn frame_report_path() -> std::io::Result<PathBuf> {
 /// `index_span_bytes` is the address space the colour bits index
 /// ([`LlcModel::of_machine`]); `ended_by` is the signal that ended the
 /// program, if one did (the shim writes its reports at exit, which a
-/// signal skips).
+/// signal skips, or when `tinct exec` asks before passing the signal on:
+/// [`report_request`]).
 pub fn isolation_report(path: &Path, index_span_bytes: u64, ended_by: Option<i32>) -> String {
     let reports = match tinct_mem::read_frame_reports(path) {
         Ok(reports) if !reports.is_empty() => reports,
@@ -311,7 +313,8 @@ pub fn isolation_report(path: &Path, index_span_bytes: u64, ended_by: Option<i32
                 Some(signal) => format!(
                     "tinct exec: isolation not checked: the program ended by {} before it \
                      wrote a frame report (the shim writes its summary and frame report at \
-                     exit, which a signal skips)\n",
+                     exit, which a signal skips, or when asked before the signal, which it \
+                     was not listening for)\n",
                     tinct_sys::supervise::signal_name(signal)
                 ),
                 None => "tinct exec: isolation not checked: no process of the program built a \
