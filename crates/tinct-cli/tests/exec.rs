@@ -6,6 +6,7 @@ mod common;
 
 use common::{assert_exits_saying, shim, stderr, tinct, write};
 use std::path::PathBuf;
+use tinct_mem::shim_config::report_request::LISTENER;
 use tinct_mem::shim_config::summary::requests_by_step;
 use tinct_sys::testing::privileged_or_skip;
 
@@ -739,7 +740,7 @@ fn exec_with_a_listening_shim(
                     .flatten()
                     .any(|task| {
                         std::fs::read_to_string(task.path().join("comm"))
-                            .is_ok_and(|comm| comm == "tinct-report\n")
+                            .is_ok_and(|comm| comm.trim_end() == LISTENER)
                     })
             });
         if let Some(pid) = listening.filter(|&pid| ready(pid)) {
@@ -750,17 +751,29 @@ fn exec_with_a_listening_shim(
             std::io::Read::read_to_string(&mut tinct.stderr.take().unwrap(), &mut text).unwrap();
             panic!("tinct ended before its program's shim listened: {text}");
         }
-        assert!(started.elapsed() < limit, "the shim never listened");
+        if started.elapsed() > limit {
+            for pid in tinct_rt::testing::child_processes(tinct.id()) {
+                let _ = rustix::process::kill_process(
+                    rustix::process::Pid::from_raw(pid).unwrap(),
+                    rustix::process::Signal::KILL,
+                );
+            }
+            let _ = tinct.kill();
+            let _ = tinct.wait();
+            panic!("the shim never listened within {limit:?}");
+        }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
 }
 
 /// Sends `signal` to the running `tinct`, waits for it and kills the
-/// program `pid` if it is left behind: its exit status, its stderr and
-/// whether the program was left running.
+/// program `pid` if it is left behind (still there under its name
+/// `comm`): tinct's exit status, its stderr and whether the program was
+/// left running.
 fn signal_and_wait(
     mut tinct: std::process::Child,
     pid: i32,
+    comm: &str,
     signal: rustix::process::Signal,
 ) -> (std::process::ExitStatus, String, bool) {
     let tinct_pid = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
@@ -770,12 +783,13 @@ fn signal_and_wait(
         std::time::Duration::from_secs(60),
         &format!("tinct exec after signal {}", signal.as_raw()),
     );
-    let program = rustix::process::Pid::from_raw(pid).unwrap();
-    let alive = rustix::process::test_kill_process(program).is_ok()
-        && std::fs::read_to_string(format!("/proc/{pid}/stat"))
-            .is_ok_and(|stat| !stat.contains(") Z "));
+    // Reaped by tinct: a process there now under the pid is the program
+    // only if it has the program's name and is no zombie.
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.starts_with(&format!("{pid} ({comm}) ")) && !stat.contains(") Z "));
     if alive {
         // Do not leave it behind for the next test.
+        let program = rustix::process::Pid::from_raw(pid).unwrap();
         let _ = rustix::process::kill_process(program, rustix::process::Signal::KILL);
     }
     let mut text = String::new();
@@ -804,7 +818,7 @@ fn a_signal_to_exec_with_stats_ends_the_program_and_still_reports() {
         (Signal::HUP, "SIGHUP"),
     ] {
         let (tinct, sleeping) = exec_with_a_listening_shim(&["sleep", "30"], |_| true);
-        let (status, text, alive) = signal_and_wait(tinct, sleeping, signal);
+        let (status, text, alive) = signal_and_wait(tinct, sleeping, "sleep", signal);
         assert!(!alive, "{name}: sleep[{sleeping}] left running: {text}");
         assert_eq!(
             status.code(),
@@ -834,16 +848,20 @@ fn a_program_that_catches_the_signal_reports_once_at_its_own_exit() {
         return;
     }
     // The shell catches SIGTERM: it ends the sleep it waits for and exits
-    // 3 through its exit handlers, where the shim writes its summary. It
-    // is not asked before: one summary, written at exit.
+    // 3 (dash through `_exit`, bash through `exit`: the shim writes its
+    // summary on both). It is not asked before: one summary, at its exit.
     let (tinct, shell) = exec_with_a_listening_shim(
         &["sh", "-c", "trap 'kill $!; exit 3' TERM; sleep 30 & wait"],
         |pid| {
-            tinct_sys::supervise::signal_action(pid, rustix::process::Signal::TERM.as_raw())
-                .is_ok_and(|action| action == tinct_sys::supervise::SignalAction::Caught)
+            tinct_sys::supervise::signal_action(
+                pid,
+                rustix::process::Signal::TERM.as_raw(),
+                LISTENER,
+            )
+            .is_ok_and(|action| action == tinct_sys::supervise::SignalAction::Caught)
         },
     );
-    let (status, text, alive) = signal_and_wait(tinct, shell, rustix::process::Signal::TERM);
+    let (status, text, alive) = signal_and_wait(tinct, shell, "sh", rustix::process::Signal::TERM);
     assert!(!alive, "sh[{shell}] left running: {text}");
     assert_eq!(status.code(), Some(3), "{status}: {text}");
     assert!(
@@ -866,10 +884,15 @@ fn a_program_that_ignores_the_signal_reports_before_it_is_killed() {
     let (tinct, sleeping) =
         exec_with_a_listening_shim(&["sh", "-c", "trap '' TERM; exec sleep 30"], |pid| {
             std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c == "sleep\n")
-                && tinct_sys::supervise::signal_action(pid, rustix::process::Signal::TERM.as_raw())
-                    .is_ok_and(|action| action == tinct_sys::supervise::SignalAction::Ignored)
+                && tinct_sys::supervise::signal_action(
+                    pid,
+                    rustix::process::Signal::TERM.as_raw(),
+                    LISTENER,
+                )
+                .is_ok_and(|action| action == tinct_sys::supervise::SignalAction::Ignored)
         });
-    let (status, text, alive) = signal_and_wait(tinct, sleeping, rustix::process::Signal::TERM);
+    let (status, text, alive) =
+        signal_and_wait(tinct, sleeping, "sleep", rustix::process::Signal::TERM);
     assert!(!alive, "sleep[{sleeping}] left running: {text}");
     assert_eq!(status.code(), Some(128 + 9), "{status}: {text}");
     assert!(
@@ -881,4 +904,68 @@ fn a_program_that_ignores_the_signal_reports_before_it_is_killed() {
     );
     assert_eq!(summaries_of(&text, sleeping), 1, "{text}");
     assert!(text.contains("tinct exec: the heap in the "), "{text}");
+}
+
+/// Ctrl-C at a terminal: SIGINT reaches tinct and the program at once (one
+/// process group). The program dies before the shim can be asked; tinct
+/// neither dies of writing to its socket nor waits for an answer that
+/// cannot come, and says the isolation was not checked.
+#[test]
+fn a_ctrl_c_to_the_whole_group_ends_exec_at_once_and_says_what_was_lost() {
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let limit = std::time::Duration::from_secs(60);
+    let mut tinct = common::tinct_process()
+        .args([
+            "exec", "--colors", "0-3", "--pool", "16MiB", "--stats", "--", "sleep", "30",
+        ])
+        .env_remove("TINCT_PRELOAD_LIB")
+        .process_group(0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let group = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
+    let started = std::time::Instant::now();
+    let sleeping = loop {
+        let listening = tinct_rt::testing::child_processes(tinct.id())
+            .into_iter()
+            .find(|pid| {
+                std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c == "sleep\n")
+            });
+        if let Some(pid) = listening {
+            break pid;
+        }
+        if started.elapsed() > limit {
+            let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+            panic!("sleep never started");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    // Once the shim listens, as a user's Ctrl-C would come.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let sent = std::time::Instant::now();
+    rustix::process::kill_process_group(group, rustix::process::Signal::INT).unwrap();
+    let status = tinct_sys::testing::wait_within(&mut tinct, limit, "tinct exec after Ctrl-C");
+    let took = sent.elapsed();
+    let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut tinct.stderr.take().unwrap(), &mut text).unwrap();
+    assert_eq!(status.code(), Some(130), "{status}: {text}");
+    assert!(
+        took < tinct_rt::exec::report_request::REPORT_WAIT,
+        "no wait for an answer that cannot come: {took:?}: {text}"
+    );
+    assert!(
+        text.contains("tinct exec: SIGINT passed on to the program"),
+        "{text}"
+    );
+    // Either the program died first (nothing asked) or the shim answered.
+    assert!(
+        text.contains("isolation not checked: the program ended by SIGINT")
+            || text.contains("tinct exec: the heap in the "),
+        "sleep[{sleeping}]: {text}"
+    );
 }

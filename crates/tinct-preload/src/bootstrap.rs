@@ -354,6 +354,12 @@ impl Bootstrap {
         self.lock.unlock();
     }
 
+    /// True if the calling thread holds the arena's lock (it was
+    /// interrupted inside it).
+    pub fn held_by_caller(&self) -> bool {
+        self.lock.held_by_caller()
+    }
+
     /// For `pthread_atfork`: take the lock before `fork`.
     pub fn before_fork(&self) {
         self.lock.lock();

@@ -395,6 +395,12 @@ impl Heap {
         (address >= self.base && index < self.filled_pages()).then_some(index)
     }
 
+    /// True if the calling thread holds one of the heap's locks (it was
+    /// interrupted inside the allocator: a report must not wait for them).
+    pub fn held_by_caller(&self) -> bool {
+        self.grow.held_by_caller() || self.central.held_by_caller()
+    }
+
     /// Runs `f` with the area, holding the growth lock (for reports).
     pub fn with_area<R>(&self, f: impl FnOnce(&ColoredArea) -> R) -> R {
         self.grow.lock();

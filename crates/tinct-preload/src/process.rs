@@ -70,7 +70,7 @@ fn build() -> Option<&'static Heap> {
     if heap.config().stats {
         save_stderr();
     }
-    note_owner();
+    OWNER.store(std::process::id() as i32, Ordering::Release);
     let leaked: &'static Heap = Box::leak(Box::new(heap));
     HEAP.store(leaked as *const Heap as *mut Heap, Ordering::Release);
     BUILDING.unlock();
@@ -146,7 +146,6 @@ extern "C" fn after_fork_child() {
     BOOTSTRAP.after_fork_in_child();
     // The child's reports are its own, whatever its parent had written.
     REPORTS.store(NOT_WRITTEN, Ordering::Release);
-    note_owner();
     let (read, write) = take_fork_pipe();
     if let Some(heap) = built_heap() {
         heap.reset_locks_in_child();
@@ -184,24 +183,23 @@ pub extern "C" fn thread_ended(cache: *mut libc::c_void) {
     }
 }
 
-/// The process whose heap this is: set when it is built and in the child
-/// of each `fork`. A `vfork` child shares the parent's memory and runs no
-/// fork handler, so it is told apart by its pid differing from this.
+/// The process that built the heap. Only it writes the reports from
+/// `_exit`: a child of `fork` that calls `_exit` (a failed `exec`, a
+/// worker that skips its parent's exit handlers) is left as it was, and a
+/// `vfork` child, which shares the parent's memory, writes nothing there.
 static OWNER: AtomicI32 = AtomicI32::new(0);
 
-fn note_owner() {
-    OWNER.store(std::process::id() as i32, Ordering::Release);
-}
-
 /// `_exit(status)` for the program ([`crate::exports`]): the exit reports
-/// in a process whose heap this is (never in a `vfork` child, whose
-/// writes would be its parent's), then the `exit_group` system call, as
-/// glibc's `_exit` makes it.
+/// in the process that built the heap, unless the calling thread holds a
+/// lock of the allocator (`_exit` from a signal handler that interrupted
+/// `malloc`: waiting for it would never end), then the `exit_group`
+/// system call, as glibc's `_exit` makes it.
 pub fn end_process(status: i32) -> ! {
     if let Some(heap) = built_heap()
         && OWNER.load(Ordering::Acquire) == std::process::id() as i32
+        && !allocator_held_by_caller(heap)
     {
-        write_reports_once(heap);
+        write_reports_once(heap, Occasion::Exit);
     }
     loop {
         // SAFETY: exit_group takes an int and does not return.
@@ -209,13 +207,29 @@ pub fn end_process(status: i32) -> ! {
     }
 }
 
+/// True if the calling thread holds any lock the reports take.
+fn allocator_held_by_caller(heap: &Heap) -> bool {
+    BUILDING.held_by_caller() || BOOTSTRAP.held_by_caller() || heap.held_by_caller()
+}
+
 /// Runs at exit (from `.fini_array`): the stats summary, the frame report
 /// and the page report, unless they were written on request already
 /// ([`crate::report_on_request`]).
 pub extern "C" fn at_exit() {
     if let Some(heap) = built_heap() {
-        write_reports_once(heap);
+        write_reports_once(heap, Occasion::Exit);
     }
+}
+
+/// When the reports are written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Occasion {
+    /// At exit: all of them, the page report last (it stops the process
+    /// for its checker).
+    Exit,
+    /// Asked before a signal ends the program: the summary and the frame
+    /// report (no one waits to check a page report then).
+    Request,
 }
 
 /// The reports' state: not written, being written, written.
@@ -224,27 +238,34 @@ const NOT_WRITTEN: u8 = 0;
 const WRITING: u8 = 1;
 const WRITTEN: u8 = 2;
 
+/// How long a caller that finds the reports being written waits for them:
+/// less than the supervisor waits for an answer
+/// (`tinct_rt::exec::report_request::REPORT_WAIT`, 10 s).
+const WAIT_FOR_WRITER: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The stats summary, the frame report and the page report, once per
 /// process: the exit path and a request ([`crate::report_on_request`])
 /// never both write them. A caller that finds them being written waits
-/// (a bounded while) until they are, so that exit does not cut them off.
-pub fn write_reports_once(heap: &Heap) {
+/// (at most [`WAIT_FOR_WRITER`]) until they are, so that exit does not
+/// cut them off. True if they are written (by this call or before);
+/// false if none is asked for or the wait ran out.
+pub fn write_reports_once(heap: &Heap, occasion: Occasion) -> bool {
     let config = heap.config();
     if !config.stats && config.frame_report.is_none() && config.page_report.is_none() {
-        return;
+        return false;
     }
-    match REPORTS.compare_exchange(NOT_WRITTEN, WRITING, Ordering::AcqRel, Ordering::Acquire) {
-        Ok(_) => {}
-        Err(_) => {
-            // Up to 10 s in steps of 1 ms: the request's writer is running.
-            for _ in 0..10_000 {
-                if REPORTS.load(Ordering::Acquire) == WRITTEN {
-                    break;
-                }
-                std::thread::sleep(std::time::Duration::from_millis(1));
+    if REPORTS
+        .compare_exchange(NOT_WRITTEN, WRITING, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        let since = std::time::Instant::now();
+        while REPORTS.load(Ordering::Acquire) != WRITTEN {
+            if since.elapsed() > WAIT_FOR_WRITER {
+                return false;
             }
-            return;
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
+        return true;
     }
     // One reading of the area for all three, so they agree.
     let snapshot = report::Snapshot::take(heap);
@@ -254,8 +275,9 @@ pub fn write_reports_once(heap: &Heap) {
     if let Some(path) = &config.frame_report {
         report::write_frame_report(heap, &snapshot, path);
     }
-    if let Some(path) = &config.page_report {
+    REPORTS.store(WRITTEN, Ordering::Release);
+    if let (Some(path), Occasion::Exit) = (&config.page_report, occasion) {
         report::write_page_report(heap, &snapshot, path);
     }
-    REPORTS.store(WRITTEN, Ordering::Release);
+    true
 }

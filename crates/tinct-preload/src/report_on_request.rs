@@ -3,25 +3,37 @@
 //!
 //! [`start`] runs as a constructor. In the process `tinct exec` waits for
 //! (its parent is the supervisor the variable names, and so is the
-//! socket's peer) it starts a thread that says [`READY`],
-//! names itself `tinct-report`, then sleeps in `read` until asked; it has every signal
-//! blocked, so a signal meant for the program never lands on it (a program
-//! that waits for signals with `sigwait` still gets them). Asked, it writes
-//! the reports through [`crate::process::write_reports_once`] (the exit
-//! path then does not repeat them) and answers [`WRITTEN`]. Its scheduling
+//! socket's peer) it sends [`READY`] before the program's `main` runs,
+//! then starts a thread that names itself [`LISTENER`] and sleeps in
+//! `recv` until asked. The thread has every signal blocked, so a signal
+//! meant for the program never lands on it (a program that waits for
+//! signals with `sigwait` still gets them), and a small stack (a program
+//! that locks its memory locks little more). Asked, it answers
+//! [`RECEIVED`], writes the summary and frame report through
+//! [`crate::process::write_reports_once`] (the exit path then does not
+//! repeat them) and answers [`WRITTEN`] or [`NOT_WRITTEN`]. Its scheduling
 //! and CPUs are the program's, as a thread the program made.
 //!
-//! Any other process that finds the socket (a child the program started
-//! inherits it) closes it; a descriptor number that names something else
-//! there is left alone.
+//! The descriptor is the program's to reuse: before each `recv` and
+//! `send` the thread checks it is still the socket it was given (the same
+//! device and inode); when it is not, the thread ends. `recv` on anything
+//! but a socket fails, so it never reads a byte of the program's pipe.
+//!
+//! A shimmed process that finds the socket but is not the supervisor's
+//! child (one the program started) closes it; a descriptor number that
+//! names something else there is left alone.
 
 use std::ffi::CStr;
 
 use tinct_mem::shim_config::report_request::{
-    READY, REPORT_SOCKET_C, ReportSocket, WRITE, WRITTEN,
+    LISTENER, NOT_WRITTEN, READY, RECEIVED, REPORT_SOCKET_C, ReportSocket, WRITE, WRITTEN,
 };
 
-use crate::process::{built_heap, write_reports_once};
+use crate::process::{Occasion, built_heap, write_reports_once};
+
+/// The listener's stack: the reports format text and read frames with
+/// the heap's memory, not the stack.
+const STACK_BYTES: usize = 256 << 10;
 
 /// The constructor: listens if this process is the one `tinct exec`
 /// waits for (see the module's documentation); does nothing otherwise.
@@ -42,7 +54,24 @@ pub extern "C" fn start() {
         unsafe { libc::close(socket.fd) };
         return;
     }
-    spawn_listener(socket.fd);
+    let Some(identity) = identity(socket.fd) else {
+        return;
+    };
+    // Ready before `main` runs: from here a request is answered.
+    if !send(socket.fd, identity, READY) {
+        return;
+    }
+    spawn_listener(Listener {
+        fd: socket.fd,
+        identity,
+    });
+}
+
+/// The socket the listener serves: its number and what it must still be.
+#[derive(Clone, Copy)]
+struct Listener {
+    fd: i32,
+    identity: (u64, u64),
 }
 
 /// The variable's value, if set and well formed (read without allocating:
@@ -82,14 +111,24 @@ fn peer_pid(fd: i32) -> Option<u32> {
     (got == 0).then(|| u32::try_from(credentials.pid).ok())?
 }
 
-/// Starts the detached thread [`listen`] on `fd` with every signal
-/// blocked (it inherits the mask in force when it is made).
-fn spawn_listener(fd: i32) {
+/// The device and inode `fd` names, if it is open.
+fn identity(fd: i32) -> Option<(u64, u64)> {
+    // SAFETY: fstat writes a `stat` into the zeroed local.
+    let mut status: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; a bad descriptor makes the call fail.
+    (unsafe { libc::fstat(fd, &mut status) } == 0).then_some((status.st_dev, status.st_ino))
+}
+
+/// Starts the detached listener thread with every signal blocked (it
+/// inherits the mask in force when it is made) and a small stack.
+fn spawn_listener(listener: Listener) {
+    // The descriptor and its identity travel in a leaked box: the thread
+    // owns it for the life of the process.
+    let argument = Box::into_raw(Box::new(listener));
     // SAFETY: plain libc calls on local, initialised values: the thread
     // attributes, two signal sets, and the thread's id; `listen` is an
     // `extern "C"` function that lives as long as the process (the shim is
-    // preloaded, never unloaded), and its argument is the descriptor
-    // number carried in the pointer, not a pointer.
+    // preloaded, never unloaded), and its argument is the leaked box.
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut previous: libc::sigset_t = std::mem::zeroed();
@@ -98,50 +137,78 @@ fn spawn_listener(fd: i32) {
         let mut attributes: libc::pthread_attr_t = std::mem::zeroed();
         libc::pthread_attr_init(&mut attributes);
         libc::pthread_attr_setdetachstate(&mut attributes, libc::PTHREAD_CREATE_DETACHED);
+        libc::pthread_attr_setstacksize(&mut attributes, STACK_BYTES);
         let mut thread: libc::pthread_t = std::mem::zeroed();
-        libc::pthread_create(&mut thread, &attributes, listen, fd as usize as *mut _);
+        if libc::pthread_create(&mut thread, &attributes, listen, argument.cast()) != 0 {
+            drop(Box::from_raw(argument));
+        }
         libc::pthread_attr_destroy(&mut attributes);
         libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
     }
 }
 
-/// The listener: says it is ready, then writes the reports each time it
-/// is asked, until the supervisor's end is closed.
-extern "C" fn listen(fd: *mut libc::c_void) -> *mut libc::c_void {
-    let fd = fd as usize as i32;
-    if !send(fd, READY) {
-        return std::ptr::null_mut();
-    }
-    // Named once it listens: who sees the name may ask.
+/// The listener: writes the reports each time it is asked, until the
+/// supervisor's end is closed or the descriptor is no longer its socket.
+extern "C" fn listen(argument: *mut libc::c_void) -> *mut libc::c_void {
+    // SAFETY: the argument is the box `spawn_listener` leaked for this
+    // thread alone.
+    let Listener { fd, identity } = *unsafe { Box::from_raw(argument.cast::<Listener>()) };
+    let name = std::ffi::CString::new(LISTENER).unwrap_or_default();
     // SAFETY: naming the calling thread with a NUL-terminated name of
     // fewer than 16 bytes.
-    unsafe { libc::pthread_setname_np(libc::pthread_self(), c"tinct-report".as_ptr()) };
+    unsafe { libc::pthread_setname_np(libc::pthread_self(), name.as_ptr()) };
     loop {
-        let mut byte = 0u8;
-        // SAFETY: reading one byte into a local.
-        let read = unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) };
-        if read < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+        let Some(byte) = receive(fd, identity) else {
+            return std::ptr::null_mut();
+        };
+        if byte != WRITE {
             continue;
         }
-        if read <= 0 {
+        if !send(fd, identity, RECEIVED) {
             return std::ptr::null_mut();
         }
-        if byte == WRITE {
-            if let Some(heap) = built_heap() {
-                write_reports_once(heap);
-            }
-            if !send(fd, WRITTEN) {
-                return std::ptr::null_mut();
-            }
+        let written = built_heap().is_some_and(|heap| write_reports_once(heap, Occasion::Request));
+        if !send(fd, identity, if written { WRITTEN } else { NOT_WRITTEN }) {
+            return std::ptr::null_mut();
         }
     }
 }
 
-/// Sends one byte; false if the supervisor is gone (never SIGPIPE).
-fn send(fd: i32, byte: u8) -> bool {
+/// The next byte from the supervisor; `None` when it is gone or `fd` is
+/// no longer the socket.
+fn receive(fd: i32, identity: (u64, u64)) -> Option<u8> {
     loop {
+        if self::identity(fd) != Some(identity) {
+            return None;
+        }
+        let mut byte = 0u8;
+        // SAFETY: receiving one byte into a local.
+        let got = unsafe { libc::recv(fd, (&mut byte as *mut u8).cast(), 1, 0) };
+        match got {
+            1 => return Some(byte),
+            n if n < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            _ => return None,
+        }
+    }
+}
+
+/// Sends one byte; false if the supervisor is gone or `fd` is no longer
+/// the socket (never SIGPIPE, never blocking).
+fn send(fd: i32, identity: (u64, u64), byte: u8) -> bool {
+    loop {
+        if self::identity(fd) != Some(identity) {
+            return false;
+        }
         // SAFETY: sending one byte from a local.
-        let sent = unsafe { libc::send(fd, (&byte as *const u8).cast(), 1, libc::MSG_NOSIGNAL) };
+        let sent = unsafe {
+            libc::send(
+                fd,
+                (&byte as *const u8).cast(),
+                1,
+                libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
+            )
+        };
         if sent == 1 {
             return true;
         }

@@ -1,7 +1,8 @@
 //! The exit reports (issue 27): written once per process however it ends
 //! — `exit`, `_exit`/`_Exit` (no exit handlers), or a signal, for which
 //! the supervisor asks first (`tinct_mem::shim_config::report_request`) —
-//! and never by a `vfork` child, whose memory is its parent's.
+//! and never by a child that skips its parent's exit handlers with
+//! `_exit` (a `vfork` child's memory is its parent's).
 //!
 //! Run uncoloured where frame numbers are unreadable: what is tested does
 //! not depend on placement.
@@ -15,9 +16,22 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use common::{compile_c, run_limited, under_shim, with_args};
-use tinct_mem::shim_config::report_request::{READY, REPORT_SOCKET, ReportSocket, WRITE, WRITTEN};
+use tinct_mem::shim_config::report_request::{
+    LISTENER, READY, RECEIVED, REPORT_SOCKET, ReportSocket, WRITE, WRITTEN,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
+
+/// A running program, killed (SIGKILL) and reaped when dropped, so that a
+/// failed assertion leaves nothing behind.
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
 
 /// How many summaries of process `pid` `stderr` holds (each starts
 /// `tinct-preload[<pid>]: colors`); every process's with `None`.
@@ -52,26 +66,35 @@ fn a_process_that_ends_with_underscore_exit_still_reports_once() {
     }
 }
 
+/// A child that skips its parent's exit handlers with `_exit` writes
+/// nothing: a `vfork` child's writes would be its parent's (they would
+/// mark the parent's reports written), and a `fork` child that skips them
+/// (a failed `exec`, a worker) asked for that. The parent reports at its
+/// exit.
 #[test]
-fn a_vfork_child_writes_nothing_and_its_parent_reports_at_exit() {
+fn a_child_that_calls_underscore_exit_writes_nothing_and_its_parent_reports() {
     let dir = tempfile::tempdir().unwrap();
     let exits = compile_c("exits", dir.path());
-    let output = run_limited(
-        under_shim(with_args(&exits, &["vfork"]), &[("TINCT_STATS", "1")]),
-        LIMIT,
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{}: {stderr}", output.status);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let child: u32 = stdout
-        .trim()
-        .strip_prefix("child ")
-        .and_then(|pid| pid.parse().ok())
-        .unwrap_or_else(|| panic!("expected `child PID`, found {stdout:?}"));
-    // The child's `_exit` ran in the parent's memory: writing there would
-    // have marked the parent's reports written.
-    assert_eq!(summaries(&stderr, Some(child)), 0, "{stderr}");
-    assert_eq!(summaries(&stderr, None), 1, "the parent's: {stderr}");
+    for how in ["vfork", "fork"] {
+        let output = run_limited(
+            under_shim(with_args(&exits, &[how]), &[("TINCT_STATS", "1")]),
+            LIMIT,
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "{how}: {}: {stderr}",
+            output.status
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let child: u32 = stdout
+            .trim()
+            .strip_prefix("child ")
+            .and_then(|pid| pid.parse().ok())
+            .unwrap_or_else(|| panic!("{how}: expected `child PID`, found {stdout:?}"));
+        assert_eq!(summaries(&stderr, Some(child)), 0, "{how}: {stderr}");
+        assert_eq!(summaries(&stderr, None), 1, "{how}: the parent's: {stderr}");
+    }
 }
 
 /// A socket pair: ours, and the program's (inherited across exec).
@@ -91,7 +114,7 @@ fn next_byte(ours: &mut UnixStream) -> u8 {
     byte[0]
 }
 
-/// Waits for `child`'s first line on stdout and returns it.
+/// Waits for the program's first line on stdout and returns it.
 fn first_line(child: &mut std::process::Child) -> String {
     let mut line = String::new();
     BufReader::new(child.stdout.as_mut().unwrap())
@@ -100,38 +123,74 @@ fn first_line(child: &mut std::process::Child) -> String {
     line
 }
 
+/// `exits MODE` under the shim with stats, told to listen on `theirs`
+/// (closed here once the program has it), its stderr into `stderr`.
+fn listening(
+    exits: &std::path::Path,
+    mode: &str,
+    theirs: OwnedFd,
+    stderr: &std::path::Path,
+) -> Running {
+    let socket = ReportSocket {
+        fd: theirs.as_raw_fd(),
+        supervisor: std::process::id(),
+    };
+    let child = under_shim(with_args(exits, &[mode]), &[("TINCT_STATS", "1")])
+        .env(REPORT_SOCKET, socket.to_env_value())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(stderr).unwrap())
+        .spawn()
+        .unwrap();
+    drop(theirs);
+    Running(child)
+}
+
+/// Asks for the reports as the supervisor does: READY came before the
+/// program's `main`, then RECEIVED and WRITTEN answer the request.
+fn ask(ours: &mut UnixStream) {
+    assert_eq!(next_byte(ours), READY, "ready before main");
+    ours.write_all(&[WRITE]).unwrap();
+    assert_eq!(next_byte(ours), RECEIVED);
+    assert_eq!(next_byte(ours), WRITTEN);
+}
+
 #[test]
 fn asked_before_a_signal_the_shim_reports_once_and_the_signal_still_ends_it() {
     let dir = tempfile::tempdir().unwrap();
     let exits = compile_c("exits", dir.path());
     let stderr_path = dir.path().join("stderr");
     let (mut ours, theirs) = report_socket();
-    let socket = ReportSocket {
-        fd: theirs.as_raw_fd(),
-        supervisor: std::process::id(),
-    };
-    let mut command = under_shim(with_args(&exits, &["pause"]), &[("TINCT_STATS", "1")]);
-    let mut child = command
-        .env(REPORT_SOCKET, socket.to_env_value())
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(&stderr_path).unwrap())
-        .spawn()
-        .unwrap();
-    drop(theirs);
-    assert_eq!(first_line(&mut child), "ready\n");
-    assert_eq!(next_byte(&mut ours), READY);
-    ours.write_all(&[WRITE]).unwrap();
-    assert_eq!(next_byte(&mut ours), WRITTEN);
+    let mut program = listening(&exits, "pause", theirs, &stderr_path);
+    assert_eq!(first_line(&mut program.0), "ready\n");
+    ask(&mut ours);
     let written = std::fs::read_to_string(&stderr_path).unwrap();
-    assert_eq!(summaries(&written, Some(child.id())), 1, "{written}");
+    assert_eq!(summaries(&written, Some(program.0.id())), 1, "{written}");
 
-    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    let pid = rustix::process::Pid::from_raw(program.0.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
-    let status = tinct_sys::testing::wait_within(&mut child, LIMIT, "the program after SIGTERM");
+    let status =
+        tinct_sys::testing::wait_within(&mut program.0, LIMIT, "the program after SIGTERM");
     use std::os::unix::process::ExitStatusExt;
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status}");
+}
+
+/// Asked, then ending normally after all (its exit handlers run): the
+/// summary is not written a second time.
+#[test]
+fn asked_and_then_exiting_normally_the_program_reports_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let exits = compile_c("exits", dir.path());
+    let stderr_path = dir.path().join("stderr");
+    let (mut ours, theirs) = report_socket();
+    let mut program = listening(&exits, "line", theirs, &stderr_path);
+    assert_eq!(first_line(&mut program.0), "ready\n");
+    ask(&mut ours);
+    program.0.stdin.take().unwrap().write_all(b"end\n").unwrap();
+    let status = tinct_sys::testing::wait_within(&mut program.0, LIMIT, "the program");
     let all = std::fs::read_to_string(&stderr_path).unwrap();
-    assert_eq!(all, written, "nothing more after the request");
+    assert!(status.success(), "{status}: {all}");
+    assert_eq!(summaries(&all, Some(program.0.id())), 1, "{all}");
 }
 
 /// The children of process `parent` (from each process's `stat`).
@@ -150,7 +209,7 @@ fn children_of(parent: u32) -> Vec<u32> {
         .collect()
 }
 
-/// True if a thread of `pid` is named `tinct-report`.
+/// True if a thread of `pid` is the shim's listener.
 fn listens(pid: u32) -> bool {
     std::fs::read_dir(format!("/proc/{pid}/task"))
         .into_iter()
@@ -158,7 +217,7 @@ fn listens(pid: u32) -> bool {
         .flatten()
         .any(|task| {
             std::fs::read_to_string(task.path().join("comm"))
-                .is_ok_and(|comm| comm == "tinct-report\n")
+                .is_ok_and(|comm| comm.trim_end() == LISTENER)
         })
 }
 
@@ -175,16 +234,19 @@ fn only_the_supervisors_own_child_listens_and_others_leave_the_number_alone() {
     // The shell is the supervisor's child and listens; the program it
     // starts is not, and closes the socket it inherited.
     let script = format!("\"{}\" pause; true", exits.display());
-    let mut shell = under_shim(Command::new("sh"), &[])
-        .args(["-c", &script])
-        .env(REPORT_SOCKET, socket.to_env_value())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut shell = Running(
+        under_shim(Command::new("sh"), &[])
+            .args(["-c", &script])
+            .env(REPORT_SOCKET, socket.to_env_value())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     drop(theirs);
-    assert_eq!(first_line(&mut shell), "ready\n");
+    assert_eq!(first_line(&mut shell.0), "ready\n");
     assert_eq!(next_byte(&mut ours), READY, "the shell listens");
-    let inherited = children_of(shell.id())
+    let grandchildren = children_of(shell.0.id());
+    let inherited: Vec<_> = grandchildren
         .iter()
         .map(|pid| {
             (
@@ -192,14 +254,14 @@ fn only_the_supervisors_own_child_listens_and_others_leave_the_number_alone() {
                 std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok(),
             )
         })
-        .collect::<Vec<_>>();
-    for pid in children_of(shell.id()) {
+        .collect();
+    for pid in grandchildren {
         let _ = rustix::process::kill_process(
             rustix::process::Pid::from_raw(pid as i32).unwrap(),
             rustix::process::Signal::KILL,
         );
     }
-    tinct_sys::testing::wait_within(&mut shell, LIMIT, "sh after its program was killed");
+    tinct_sys::testing::wait_within(&mut shell.0, LIMIT, "sh after its program was killed");
     assert!(
         matches!(inherited[..], [(false, None)]),
         "one program, neither listening nor keeping the socket: {inherited:?}"
@@ -207,24 +269,24 @@ fn only_the_supervisors_own_child_listens_and_others_leave_the_number_alone() {
 
     // A descriptor of the same number that is not the supervisor's socket
     // (a pipe here) is the program's own: left open, and no one listens.
-    let (read, write) = std::io::pipe().unwrap();
+    let (read, _write) = std::io::pipe().unwrap();
     let read = OwnedFd::from(read);
     rustix::io::fcntl_setfd(&read, rustix::io::FdFlags::empty()).unwrap();
     let foreign = ReportSocket {
         fd: read.as_raw_fd(),
         supervisor: std::process::id(),
     };
-    let mut program = under_shim(with_args(&exits, &["pause"]), &[])
-        .env(REPORT_SOCKET, foreign.to_env_value())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    assert_eq!(first_line(&mut program), "ready\n");
-    let kept = std::fs::read_link(format!("/proc/{}/fd/{}", program.id(), foreign.fd));
-    let listening = listens(program.id());
-    program.kill().unwrap();
-    tinct_sys::testing::wait_within(&mut program, LIMIT, "the program after SIGKILL");
-    drop(write);
+    let mut program = Running(
+        under_shim(with_args(&exits, &["pause"]), &[])
+            .env(REPORT_SOCKET, foreign.to_env_value())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    assert_eq!(first_line(&mut program.0), "ready\n");
+    let kept = std::fs::read_link(format!("/proc/{}/fd/{}", program.0.id(), foreign.fd));
+    let listening = listens(program.0.id());
+    drop(program);
     assert!(
         kept.as_ref()
             .is_ok_and(|target| target.to_string_lossy().starts_with("pipe:")),

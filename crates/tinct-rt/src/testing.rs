@@ -236,19 +236,22 @@ fn thread_state(task: &std::path::Path) -> Option<char> {
 /// job at the earliest.
 ///
 /// Only a wake-up it saw is taken: the thread not running at one look,
-/// running at the next and still running [`STILL_RUNNING`] later, at most
+/// running at the next and still running `still_running` later, at most
 /// [`JOB_START_WINDOW`] after the look that found it not running. So the
 /// job found started at most that long ago, and a caller that stops the
 /// process lands inside it, not after it (a thread merely seen running
 /// may be at the end of its job). Staying runnable tells a job from the
 /// runtime's look at its stop flag ([`crate::clock::STOP_POLL_NS`]): a
-/// thread waiting for a release wakes for that, for microseconds.
+/// thread waiting for a release wakes for that, for microseconds; a
+/// higher-priority job at that moment keeps it runnable as long as that
+/// job runs, so a caller whose task has such jobs asks for longer (and
+/// shorter than its own jobs).
 ///
 /// # Panics
 ///
 /// When process `pid` is gone or a zombie (its run ended first): a test
 /// fails there instead of waiting forever.
-pub fn thread_starting_a_job(pid: i32, comm: &str) -> i32 {
+pub fn thread_running_a_job(pid: i32, comm: &str, still_running: std::time::Duration) -> i32 {
     let process = std::path::PathBuf::from(format!("/proc/{pid}"));
     let mut sleeps_at_policy: Option<(i32, u64)> = None;
     // The last look that found the thread not running.
@@ -291,7 +294,7 @@ pub fn thread_starting_a_job(pid: i32, comm: &str) -> i32 {
                     let Some((idle, first_running)) = woke else {
                         continue;
                     };
-                    if sleeps >= at + 3 && looked.duration_since(first_running) >= STILL_RUNNING {
+                    if sleeps >= at + 3 && looked.duration_since(first_running) >= still_running {
                         if idle.elapsed() <= JOB_START_WINDOW {
                             return tid;
                         }
@@ -316,10 +319,12 @@ pub fn thread_starting_a_job(pid: i32, comm: &str) -> i32 {
 /// job may have run when it is found.
 pub const JOB_START_WINDOW: std::time::Duration = std::time::Duration::from_millis(4);
 
-/// How long [`thread_starting_a_job`] must see a thread that woke stay
-/// runnable: longer than a look at the stop flag, even one delayed by a
-/// higher-priority job of a millisecond.
-pub const STILL_RUNNING: std::time::Duration = std::time::Duration::from_micros(1_500);
+/// [`thread_running_a_job`] for a job of at least a millisecond or two:
+/// the thread stays runnable half a millisecond (two looks apart), longer
+/// than a look at the stop flag.
+pub fn thread_starting_a_job(pid: i32, comm: &str) -> i32 {
+    thread_running_a_job(pid, comm, std::time::Duration::from_micros(500))
+}
 
 /// The scheduling policy of a thread (field 41 of its `stat`: 0 other,
 /// 1 FIFO, 2 RR, 6 DEADLINE).
@@ -387,7 +392,9 @@ pub fn stop_during_a_job(
 ) -> std::thread::JoinHandle<u64> {
     std::thread::spawn(move || {
         let child = first_child(std::time::Duration::from_millis(2));
-        let tid = thread_starting_a_job(child, comm);
+        // Longer than a higher-priority job of a millisecond: the stall
+        // tests' tasks have one, and jobs of 15 ms and more of their own.
+        let tid = thread_running_a_job(child, comm, std::time::Duration::from_micros(1_500));
         // `tid` is a thread of process `child`, our child (not reaped, so
         // neither id is reused).
         tinct_sys::supervise::signal_thread(child, tid, libc::SIGSTOP).unwrap();

@@ -136,19 +136,20 @@ impl SignalRelay {
     /// still there `grace` after the first one is killed. Returns as soon
     /// as it is reaped, so that the caller can report what it has.
     pub fn wait(&self, child: &ChildProcess, grace: std::time::Duration) -> Result<PassedOn> {
-        self.wait_with(child, grace, &mut || {})
+        self.wait_with(child, grace, &mut |_| {})
     }
 
-    /// As [`SignalRelay::wait`], calling `before_fatal` (with the child
-    /// continued) before each signal that ends the child without its exit
-    /// handlers: one it neither catches nor ignores
-    /// ([`ends_without_exit_handlers`]), or the SIGKILL at the end of the
-    /// grace period. `tinct exec` asks the shim for its exit reports there.
+    /// As [`SignalRelay::wait`], calling `before` with the child continued
+    /// (SIGCONT) before each signal passed on (`Some(signal)`) and before
+    /// the SIGKILL at the end of the grace period (`None`). `tinct exec`
+    /// asks the shim for its exit reports there when the signal would end
+    /// the program without its exit handlers
+    /// ([`ends_without_exit_handlers`]).
     pub fn wait_with(
         &self,
         child: &ChildProcess,
         grace: std::time::Duration,
-        before_fatal: &mut dyn FnMut(),
+        before: &mut dyn FnMut(Option<i32>),
     ) -> Result<PassedOn> {
         let pidfd = rustix::process::Pid::from_raw(child.pid).and_then(|pid| {
             rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
@@ -165,10 +166,8 @@ impl SignalRelay {
             }
             let signal = self.last.swap(0, Ordering::SeqCst) as i32;
             if signal != 0 {
-                if ends_without_exit_handlers(child.pid, signal) {
-                    let _ = child.signal(libc::SIGCONT);
-                    before_fatal();
-                }
+                let _ = child.signal(libc::SIGCONT);
+                before(Some(signal));
                 // The child may have ended meanwhile: then no one is told.
                 let _ = child.signal(signal);
                 let _ = child.signal(libc::SIGCONT);
@@ -179,7 +178,8 @@ impl SignalRelay {
                 && since.elapsed() > grace
             {
                 killed = true;
-                before_fatal();
+                let _ = child.signal(libc::SIGCONT);
+                before(None);
                 let _ = child.signal(libc::SIGKILL);
             }
             let until_kill = first
@@ -225,7 +225,7 @@ impl SignalRelay {
 }
 
 /// What a process does with a signal: its disposition, shared by its
-/// threads.
+/// threads, and whether every thread blocks it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum SignalAction {
     /// The default action (for SIGINT, SIGTERM and SIGHUP: the process
@@ -235,31 +235,75 @@ pub enum SignalAction {
     Ignored,
     /// A handler of the program's catches it.
     Caught,
+    /// Left at its default but blocked in every thread: the program takes
+    /// it with `sigwait` or a `signalfd`, as its own event.
+    Blocked,
 }
 
 /// What process `pid` does with `signal`, from the `SigIgn` and `SigCgt`
-/// masks of `/proc/<pid>/status`.
-pub fn signal_action(pid: i32, signal: i32) -> std::io::Result<SignalAction> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
-    signal_action_in(&status, signal).ok_or_else(|| {
+/// masks of `/proc/<pid>/status` and the `SigBlk` of each of its threads
+/// but those named `skip_thread` (a helper thread of the process's that
+/// blocks every signal, such as the shim's report listener).
+pub fn signal_action(pid: i32, signal: i32, skip_thread: &str) -> std::io::Result<SignalAction> {
+    let unreadable = |what: String| {
         std::io::Error::new(
             std::io::ErrorKind::InvalidData,
-            format!(
-                "/proc/{pid}/status: expected SigIgn and SigCgt masks of 16 hexadecimal digits"
-            ),
+            format!("{what}: expected signal masks of 16 hexadecimal digits"),
         )
+    };
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let action = signal_action_in(&status, signal)
+        .ok_or_else(|| unreadable(format!("/proc/{pid}/status")))?;
+    if action != SignalAction::Default {
+        return Ok(action);
+    }
+    let mut threads = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))?.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() == skip_thread {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+            continue; // The thread ended meanwhile.
+        };
+        if !blocks_in(&status, signal)
+            .ok_or_else(|| unreadable(task.path().display().to_string()))?
+        {
+            return Ok(SignalAction::Default);
+        }
+        threads += 1;
+    }
+    Ok(if threads > 0 {
+        SignalAction::Blocked
+    } else {
+        SignalAction::Default
     })
 }
 
-/// [`signal_action`] on the text of a `/proc/<pid>/status` (signal `n` is
-/// bit `n − 1` of each mask); `None` if a mask is missing or malformed.
+/// The bit of `signal` in a signal mask (`None` outside 1..=64).
+fn signal_bit(signal: i32) -> Option<u64> {
+    1u64.checked_shl(u32::try_from(signal.checked_sub(1)?).ok()?)
+}
+
+/// The mask `field` of a `status` text.
+fn mask_in(status: &str, field: &str) -> Option<u64> {
+    let value = status.lines().find_map(|l| l.strip_prefix(field))?.trim();
+    u64::from_str_radix(value, 16).ok()
+}
+
+/// Whether the thread whose `status` text this is blocks `signal`.
+fn blocks_in(status: &str, signal: i32) -> Option<bool> {
+    Some(mask_in(status, "SigBlk:")? & signal_bit(signal)? != 0)
+}
+
+/// The disposition of `signal` in the text of a `/proc/<pid>/status`
+/// (signal `n` is bit `n − 1` of each mask): [`SignalAction::Caught`],
+/// [`SignalAction::Ignored`] or [`SignalAction::Default`]; `None` if a
+/// mask is missing or malformed. Blocking is per thread: see
+/// [`signal_action`].
 pub fn signal_action_in(status: &str, signal: i32) -> Option<SignalAction> {
-    let mask = |field: &str| {
-        let value = status.lines().find_map(|l| l.strip_prefix(field))?.trim();
-        u64::from_str_radix(value, 16).ok()
-    };
-    let bit = 1u64.checked_shl(u32::try_from(signal.checked_sub(1)?).ok()?)?;
-    let (ignored, caught) = (mask("SigIgn:")?, mask("SigCgt:")?);
+    let bit = signal_bit(signal)?;
+    let (ignored, caught) = (mask_in(status, "SigIgn:")?, mask_in(status, "SigCgt:")?);
     Some(if caught & bit != 0 {
         SignalAction::Caught
     } else if ignored & bit != 0 {
@@ -269,12 +313,13 @@ pub fn signal_action_in(status: &str, signal: i32) -> Option<SignalAction> {
     })
 }
 
-/// True unless process `pid` is known to catch or ignore `signal` (one of
-/// [`crate::signals::PASSED_ON_SIGNALS`], whose default ends a process):
+/// True unless process `pid` is known to catch, ignore or block (in every
+/// thread but `skip_thread`) `signal`, one of
+/// [`crate::signals::PASSED_ON_SIGNALS`], whose default ends a process:
 /// then it ends without running its exit handlers. A status that cannot
 /// be read counts as the default.
-pub fn ends_without_exit_handlers(pid: i32, signal: i32) -> bool {
-    signal_action(pid, signal).map_or(true, |action| action == SignalAction::Default)
+pub fn ends_without_exit_handlers(pid: i32, signal: i32, skip_thread: &str) -> bool {
+    signal_action(pid, signal, skip_thread).map_or(true, |action| action == SignalAction::Default)
 }
 
 /// How a child waited for by [`SignalRelay::wait`]
@@ -319,6 +364,27 @@ impl ChildProcess {
             }
             _ if libc::WIFSIGNALED(status) => Ok(Some(ChildExit::Signaled(libc::WTERMSIG(status)))),
             _ => Ok(Some(ChildExit::Exited(libc::WEXITSTATUS(status)))),
+        }
+    }
+
+    /// True once the child has ended (a zombie not yet reaped), without
+    /// reaping it (`waitid` with `WNOWAIT`); true too if it cannot be
+    /// waited for at all.
+    pub fn has_ended(&self) -> bool {
+        // SAFETY: `info` is a zeroed, writable siginfo_t; P_PID with our
+        // child's pid; WNOWAIT leaves it to be reaped by `try_wait`.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let rc = libc::waitid(
+                libc::P_PID,
+                self.pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            match rc {
+                0 => info.si_pid() != 0,
+                _ => std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted,
+            }
         }
     }
 
@@ -546,7 +612,7 @@ mod tests {
         assert_eq!(ready, "ready\n");
         let pid = shell.id() as i32;
         let actions = [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT]
-            .map(|signal| signal_action(pid, signal).unwrap());
+            .map(|signal| signal_action(pid, signal, "none").unwrap());
         drop(shell.stdin.take());
         crate::testing::wait_within(&mut shell, std::time::Duration::from_secs(30), "sh");
         assert_eq!(
@@ -558,8 +624,65 @@ mod tests {
             ]
         );
         // Reaped: its status cannot be read, which counts as the default.
-        assert!(signal_action(pid, libc::SIGTERM).is_err());
-        assert!(ends_without_exit_handlers(pid, libc::SIGTERM));
+        assert!(signal_action(pid, libc::SIGTERM, "none").is_err());
+        assert!(ends_without_exit_handlers(pid, libc::SIGTERM, "none"));
+    }
+
+    /// A program that blocks a signal in every thread takes it as an
+    /// event (`sigwait`, `signalfd`): not the default, unless a thread
+    /// leaves it unblocked; a thread named to be skipped does not count.
+    #[test]
+    fn a_signal_blocked_in_every_thread_is_the_programs_event() {
+        use std::os::unix::process::CommandExt;
+        let mut command = std::process::Command::new("sleep");
+        command.arg("30");
+        // SAFETY: the hook only calls sigemptyset, sigaddset and
+        // sigprocmask on a local set: async-signal-safe, no allocation.
+        unsafe {
+            command.pre_exec(|| {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigaddset(&mut set, libc::SIGHUP);
+                libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                Ok(())
+            });
+        }
+        let mut sleeping = command.spawn().unwrap();
+        let pid = sleeping.id() as i32;
+        let hup = signal_action(pid, libc::SIGHUP, "none").unwrap();
+        let term = signal_action(pid, libc::SIGTERM, "none").unwrap();
+        // Skipping its only thread leaves no thread that blocks it.
+        let skipped = signal_action(pid, libc::SIGHUP, "sleep").unwrap();
+        sleeping.kill().unwrap();
+        crate::testing::wait_within(&mut sleeping, std::time::Duration::from_secs(30), "sleep");
+        assert_eq!(hup, SignalAction::Blocked);
+        assert_eq!(term, SignalAction::Default);
+        assert_eq!(skipped, SignalAction::Default);
+    }
+
+    #[test]
+    fn a_child_has_ended_before_it_is_reaped_and_stays_to_be_reaped() {
+        let child = ChildProcess::adopt(
+            std::process::Command::new("sleep")
+                .arg("0.2")
+                .spawn()
+                .unwrap()
+                .id(),
+        );
+        assert!(!child.has_ended(), "sleeping");
+        let since = std::time::Instant::now();
+        while !child.has_ended() {
+            assert!(
+                since.elapsed() < std::time::Duration::from_secs(30),
+                "sleep 0.2 never ended"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(
+            child.try_wait().unwrap(),
+            Some(ChildExit::Exited(0)),
+            "still to be reaped"
+        );
     }
 
     /// The relay sleeps while its child runs, instead of looking every few

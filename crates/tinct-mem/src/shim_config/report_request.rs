@@ -1,23 +1,25 @@
 //! The report on request: how `tinct exec` gets the shim's summary and
 //! frame report out of a program a signal is about to end.
 //!
-//! The shim writes them at exit (`.fini_array`), which a fatal signal
-//! skips. So `tinct exec --stats` hands its direct child one end of a
-//! socket pair and names it in [`REPORT_SOCKET`] (`<fd>:<pid of tinct
+//! The shim writes them at exit (`.fini_array`, `_exit`), which a fatal
+//! signal skips. So `tinct exec --stats` hands its direct child one end of
+//! a socket pair and names it in [`REPORT_SOCKET`] (`<fd>:<pid of tinct
 //! exec>`). The shim's constructor, in the process whose parent is that
-//! pid and whose descriptor's peer is that pid, starts a thread that
-//! sends [`READY`] and waits on the socket (all signals blocked, so it
-//! never takes one meant for the program). Before `tinct exec` passes on
-//! a signal the program does not catch (or kills it for not ending), it
-//! sends [`WRITE`]; the thread writes the summary and reports in normal
-//! context, where taking the allocator's locks is safe, marks them
-//! written (the exit path does not repeat them) and answers [`WRITTEN`].
-//! A program that catches the signal ends through its own handler and
-//! writes them at exit as usual: exactly one summary either way.
+//! pid and whose descriptor's peer is that pid, sends [`READY`] and starts
+//! the thread [`LISTENER`] (every signal blocked, so it never takes one
+//! meant for the program). Before `tinct exec` passes on a signal the
+//! program neither catches, ignores nor blocks in every thread (or kills
+//! it for not ending), it sends [`WRITE`]; the thread answers [`RECEIVED`]
+//! at once, writes the summary and frame report in normal context, where
+//! taking the allocator's locks is safe, marks them written (the exit path
+//! does not repeat them) and answers [`WRITTEN`] (or [`NOT_WRITTEN`]). A
+//! program that catches the signal ends through its own handler and
+//! writes them at exit as usual: one summary either way.
 //!
-//! Any other process that inherits the descriptor (a child the program
-//! starts) closes it in its constructor; one whose descriptor number
-//! names something else leaves it alone.
+//! A shimmed process that inherits the descriptor but is not the
+//! supervisor's child (one the program started) closes it in its
+//! constructor; one whose descriptor number names something else leaves it
+//! alone. Processes without the shim keep it, as any inherited descriptor.
 
 /// `TINCT_REPORT_SOCKET`: `<fd>:<pid>`, the descriptor of the program's end
 /// of the socket and the pid of the supervisor holding the other.
@@ -28,8 +30,17 @@ pub const REPORT_SOCKET_C: &std::ffi::CStr = c"TINCT_REPORT_SOCKET";
 pub const READY: u8 = b'r';
 /// Supervisor → shim: write the summary and reports now.
 pub const WRITE: u8 = b'W';
-/// Shim → supervisor: they are written (or there was nothing to write).
+/// Shim → supervisor: the request arrived (the writing starts).
+pub const RECEIVED: u8 = b'a';
+/// Shim → supervisor: they are written.
 pub const WRITTEN: u8 = b'w';
+/// Shim → supervisor: they could not be written (none is asked for, or
+/// another writer did not finish in time).
+pub const NOT_WRITTEN: u8 = b'n';
+/// The name of the shim's listening thread (`/proc/<pid>/task/*/comm`):
+/// the supervisor asks only while it exists, and leaves it out when it
+/// looks at which threads block a signal.
+pub const LISTENER: &str = "tinct-report";
 
 /// The value of [`REPORT_SOCKET`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,8 +11,11 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use tinct_mem::ShimConfig;
+use tinct_mem::shim_config::report_request::LISTENER;
 use tinct_sys::resctrl::{L3Reservation, reserve_l3_for_this_process};
-use tinct_sys::supervise::{ChildExit, ChildProcess, SignalRelay, signal_name};
+use tinct_sys::supervise::{
+    ChildExit, ChildProcess, SignalRelay, ends_without_exit_handlers, signal_name,
+};
 
 /// What to start and how, every part already checked.
 #[derive(Debug)]
@@ -166,21 +169,25 @@ pub fn launch(
     }
     let mut asked = None;
     let waited = spawned.map_err(cannot_run).and_then(|child| {
-        let mut before_fatal = || {
-            if let Some(requests) = &mut requests {
-                let answer = requests.ask(REPORT_WAIT);
-                asked = Some(match asked {
-                    Some(Asked::Written) => Asked::Written,
-                    _ => answer,
-                });
+        let child = ChildProcess::adopt(child.id());
+        let pid = child.pid();
+        // Before a signal that ends the program without its exit handlers
+        // (or the SIGKILL after the grace period), the shim's reports.
+        let mut before = |signal: Option<i32>| {
+            let Some(requests) = &mut requests else {
+                return;
+            };
+            if signal.is_some_and(|s| !ends_without_exit_handlers(pid, s, LISTENER)) {
+                return;
             }
+            let answer = requests.ask(pid, REPORT_WAIT, &|| child.has_ended());
+            asked = Some(match asked {
+                Some(Asked::Written) => Asked::Written,
+                _ => answer,
+            });
         };
         relay
-            .wait_with(
-                &ChildProcess::adopt(child.id()),
-                STOP_GRACE,
-                &mut before_fatal,
-            )
+            .wait_with(&child, STOP_GRACE, &mut before)
             .map_err(|e| {
                 failed(format!(
                     "cannot wait for {}: {e}",
@@ -248,9 +255,13 @@ impl std::fmt::Display for PassedOnSignal {
             ),
             Some(Asked::NoAnswer) => write!(
                 f,
-                "; the shim did not answer within {} s when asked for its summary and frame \
-                 report",
+                "; the shim did not write its summary and frame report in time when asked (the \
+                 program ended first, or did not answer within {} s)",
                 REPORT_WAIT.as_secs()
+            ),
+            Some(Asked::NotWritten) => write!(
+                f,
+                "; the shim, asked for its summary and frame report, could not write them"
             ),
             Some(Asked::NotListening) | None => Ok(()),
         }

@@ -1,27 +1,43 @@
 //! `tinct exec --stats` asking the shim for its summary and reports before
 //! a signal ends the program without its exit handlers (the protocol and
 //! why: `tinct_mem::shim_config::report_request`).
+//!
+//! Every wait is bounded and ends early when the program does: the shim
+//! must say it received the request within [`RECEIPT_WAIT`] (a program
+//! that replaced itself with one without the shim, or whose listener
+//! cannot run, costs that much), then that it wrote the reports within
+//! [`REPORT_WAIT`]. Nothing written to the socket can raise SIGPIPE.
 
-use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
-use tinct_mem::shim_config::report_request::{READY, REPORT_SOCKET, ReportSocket, WRITE, WRITTEN};
+use tinct_mem::shim_config::report_request::{
+    LISTENER, NOT_WRITTEN, READY, RECEIVED, REPORT_SOCKET, ReportSocket, WRITE, WRITTEN,
+};
 
-/// How long `tinct exec` waits for the shim to write its reports once
-/// asked: reading every heap page's frame once and writing two files.
+/// How long `tinct exec` waits for the shim to write its reports once it
+/// received the request: reading every heap page's frame once and writing
+/// two files.
 pub const REPORT_WAIT: Duration = Duration::from_secs(10);
+
+/// How long `tinct exec` waits for the shim to say it received a request.
+pub const RECEIPT_WAIT: Duration = Duration::from_millis(500);
+
+/// How often a wait looks whether the program has ended meanwhile.
+const LOOK: Duration = Duration::from_millis(20);
 
 /// What came of asking the shim for its reports.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Asked {
     /// They are written.
     Written,
-    /// No shim listens in the program (it has not started yet, it was
-    /// not preloaded, or it closed the socket): nothing was asked.
+    /// The shim answered that it could not write them.
+    NotWritten,
+    /// No shim listens in the program (it has not started yet, it was not
+    /// preloaded, the program replaced itself with one without it, or it
+    /// closed the socket): nothing was asked.
     NotListening,
-    /// Asked, but no answer came within [`REPORT_WAIT`] (or the program
-    /// closed the socket meanwhile).
+    /// Asked, but no answer came in time, or the program ended first.
     NoAnswer,
 }
 
@@ -31,7 +47,7 @@ pub enum Asked {
 pub struct ReportRequests {
     ours: UnixStream,
     theirs: Option<OwnedFd>,
-    /// The shim said [`READY`].
+    /// The shim said [`READY`] at least once.
     ready: bool,
 }
 
@@ -41,6 +57,7 @@ impl ReportRequests {
         let (ours, theirs) = UnixStream::pair()?;
         let theirs = OwnedFd::from(theirs);
         rustix::io::fcntl_setfd(&theirs, rustix::io::FdFlags::empty())?;
+        ours.set_nonblocking(true)?;
         Ok(Self {
             ours,
             theirs: Some(theirs),
@@ -50,6 +67,7 @@ impl ReportRequests {
 
     /// The variable that tells the program's shim where to listen.
     pub fn env(&self) -> Option<(&'static str, String)> {
+        use std::os::fd::AsRawFd;
         let theirs = self.theirs.as_ref()?;
         let socket = ReportSocket {
             fd: theirs.as_raw_fd(),
@@ -64,42 +82,86 @@ impl ReportRequests {
         self.theirs = None;
     }
 
-    /// Asks the shim to write its reports now and waits for them, at
-    /// most `limit`.
-    pub fn ask(&mut self, limit: Duration) -> Asked {
+    /// Asks the shim in process `pid` to write its reports now and waits
+    /// for them: at most [`RECEIPT_WAIT`] for the receipt, then `limit`,
+    /// each cut short when `ended()` says the program has ended.
+    pub fn ask(&mut self, pid: i32, limit: Duration, ended: &dyn Fn() -> bool) -> Asked {
         self.take_pending();
-        if !self.ready {
+        if !self.ready || !listener_runs(pid) || ended() {
             return Asked::NotListening;
         }
-        if self.ours.write_all(&[WRITE]).is_err() {
+        let sent = rustix::net::send(
+            self.ours.as_fd(),
+            &[WRITE],
+            rustix::net::SendFlags::NOSIGNAL | rustix::net::SendFlags::DONTWAIT,
+        );
+        if sent != Ok(1) {
             return Asked::NoAnswer;
         }
+        match self.next_answer(RECEIPT_WAIT, ended) {
+            Some(RECEIVED) => {}
+            _ => return Asked::NoAnswer,
+        }
+        match self.next_answer(limit, ended) {
+            Some(WRITTEN) => Asked::Written,
+            Some(NOT_WRITTEN) => Asked::NotWritten,
+            _ => Asked::NoAnswer,
+        }
+    }
+
+    /// The next byte other than [`READY`] within `limit`, looking every
+    /// [`LOOK`] whether the program has ended; `None` if none came.
+    fn next_answer(&mut self, limit: Duration, ended: &dyn Fn() -> bool) -> Option<u8> {
         let deadline = Instant::now() + limit;
-        let mut byte = [0u8];
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() || self.ours.set_read_timeout(Some(left)).is_err() {
-                return Asked::NoAnswer;
+            match self.read_byte() {
+                Ok(Some(READY)) => self.ready = true,
+                Ok(Some(byte)) => return Some(byte),
+                Ok(None) => {
+                    if Instant::now() >= deadline || ended() {
+                        return None;
+                    }
+                    std::thread::sleep(
+                        LOOK.min(deadline.saturating_duration_since(Instant::now())),
+                    );
+                }
+                Err(()) => return None,
             }
-            match self.ours.read(&mut byte) {
-                Ok(1) if byte[0] == WRITTEN => return Asked::Written,
-                Ok(1) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                _ => return Asked::NoAnswer,
-            }
+        }
+    }
+
+    /// One byte if one is there (never waits); `Err` when the program's
+    /// end is closed.
+    fn read_byte(&mut self) -> Result<Option<u8>, ()> {
+        let mut byte = [0u8];
+        match std::io::Read::read(&mut self.ours, &mut byte) {
+            Ok(1) => Ok(Some(byte[0])),
+            Ok(_) => Err(()),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => Ok(None),
+            Err(_) => Err(()),
         }
     }
 
     /// Reads what the shim has sent so far without waiting: a [`READY`]
     /// says it listens.
     fn take_pending(&mut self) {
-        if self.ours.set_nonblocking(true).is_err() {
-            return;
+        while let Ok(Some(byte)) = self.read_byte() {
+            self.ready |= byte == READY;
         }
-        let mut bytes = [0u8; 16];
-        while let Ok(n @ 1..) = self.ours.read(&mut bytes) {
-            self.ready |= bytes[..n].contains(&READY);
-        }
-        let _ = self.ours.set_nonblocking(false);
     }
+}
+
+/// True if process `pid` has the shim's listening thread (it names itself
+/// [`LISTENER`] once it runs): a program that replaced itself with one
+/// without the shim has none.
+fn listener_runs(pid: i32) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|comm| comm.trim_end() == LISTENER)
+        })
 }
