@@ -244,6 +244,43 @@ pub struct Body {
     pub memory_percent: Option<u8>,
 }
 
+/// What a job of the task does when it is a program of the user's
+/// (issue 26): tinct starts the program once before the first release and
+/// asks it for one job per release through [`JobProtocol`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProgramBody {
+    /// The program and its arguments, as written (a relative path with a
+    /// `/` is resolved against the task-set file's directory by the run).
+    pub command: Vec<String>,
+    /// How a job is asked for and reported done.
+    pub protocol: JobProtocol,
+    /// Its anonymous `mmap` coloured too, not only its heap (the shim's
+    /// `TINCT_MMAP`).
+    pub mmap: bool,
+}
+
+/// How tinct and a program body agree on jobs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum JobProtocol {
+    /// One line on the program's stdin per release; the program does the
+    /// job and writes one line on its stdout; end of file on stdin asks it
+    /// to exit. Any language, no library.
+    Lines,
+}
+
+impl JobProtocol {
+    /// Every protocol with its name in files.
+    pub const ALL: [(&'static str, JobProtocol); 1] = [("lines", JobProtocol::Lines)];
+
+    /// The name in files.
+    pub fn name(self) -> &'static str {
+        match self {
+            JobProtocol::Lines => "lines",
+        }
+    }
+}
+
 /// How a resource's mutex is locked.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -339,8 +376,12 @@ pub struct Task {
     pub core: Option<u32>,
     /// S(i): the cache partitions the task uses, if assigned.
     pub partitions: Option<PartitionSet>,
-    /// What a job does under `tinct run`, if described.
+    /// What a job does under `tinct run`, if described as one of tinct's
+    /// kernels.
     pub body: Option<Body>,
+    /// What a job does when it is a program of the user's (the file's
+    /// `body = { command = [...] }`); never together with `body`.
+    pub program: Option<ProgramBody>,
     /// The critical sections of one job, in file order (Σ lengths ≤ C^p at
     /// every p).
     pub critical_sections: Vec<CriticalSection>,
@@ -369,6 +410,7 @@ impl Task {
             core: None,
             partitions: None,
             body: None,
+            program: None,
             critical_sections: Vec::new(),
             jitter: Nanos::ZERO,
             blocking: None,

@@ -528,3 +528,91 @@ fn a_document_that_is_no_table_is_named_in_plain_words() {
          docs/FORMAT.md), found integer `5`"
     );
 }
+
+/// Issue 26: a body that is a program reads, writes back in TOML and JSON
+/// the same, and defaults to the `lines` protocol.
+#[test]
+fn a_program_body_reads_and_round_trips() {
+    let set = parse(
+        &doc(
+            "name = \"filter\"\nperiod = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"5ms\"\nbody = { command = [\"./filter.py\", \"--rows\", \"64\"], mmap = true }",
+        ),
+        "a.toml",
+        Syntax::Toml,
+    )
+    .unwrap();
+    let program = set.tasks[0].program.as_ref().expect("a program body");
+    assert_eq!(program.command, ["./filter.py", "--rows", "64"]);
+    assert_eq!(program.protocol, tinct_core::model::JobProtocol::Lines);
+    assert!(program.mmap);
+    assert!(set.tasks[0].body.is_none(), "not a kernel body");
+    for (text, syntax) in [
+        (tinct_core::format::to_toml(&set, &[]), Syntax::Toml),
+        (tinct_core::format::to_json(&set), Syntax::Json),
+    ] {
+        let back = parse(&text, "back", syntax).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(back.tasks, set.tasks, "{text}");
+    }
+}
+
+/// Issue 26 item 6: a program body's mistakes name the task's body field.
+#[test]
+fn a_program_bodys_mistakes_name_the_field() {
+    let body = |body: &str| {
+        error(&doc(&format!(
+            "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\nbody = {body}"
+        )))
+    };
+    let err = body(r#"{ command = [] }"#);
+    assert_names(&err, 12, "task 'a' field `body.command`", "[]");
+    let err = body(r#"{ command = [" "] }"#);
+    assert_names(&err, 12, "task 'a' field `body.command`", "\" \"");
+    let err = body(r#"{ command = ["./x"], protocol = "pigeon" }"#);
+    assert_names(&err, 12, "task 'a' field `body.protocol`", "\"pigeon\"");
+    assert!(err.to_string().contains("one of lines"), "{err}");
+    let err = body(r#"{ command = ["./x"], kernel = "chase" }"#);
+    assert_names(
+        &err,
+        12,
+        "task 'a' field `body.kernel`",
+        "`kernel` beside `command`",
+    );
+    let err = body(r#"{ command = ["./x"], target = "1ms" }"#);
+    assert_names(
+        &err,
+        12,
+        "task 'a' field `body.target`",
+        "`target` beside `command`",
+    );
+    let err = body(r#"{ kernel = "compute", protocol = "lines" }"#);
+    assert_names(
+        &err,
+        12,
+        "task 'a' field `body.protocol`",
+        "kernel \"compute\"",
+    );
+    let err = body(r#"{ working_set = "1MiB" }"#);
+    assert_names(&err, 12, "task 'a' field `body.kernel`", "neither");
+    let err = body("{ command = [\"./x\", \"a\\u0000b\"] }");
+    assert_names(&err, 12, "task 'a' field `body.command`", "\"a\\0b\"");
+}
+
+/// A program does not lock tinct's resources: sections beside a program
+/// body are refused, naming them.
+#[test]
+fn a_program_body_has_no_critical_sections() {
+    let text = format!(
+        "{PLATFORM}\n[[resource]]\nname = \"bus\"\nprotocol = \"pcp\"\n\n[[task]]\nname = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"2ms\"\nbody = {{ command = [\"./x\"] }}\ncritical_sections = [{{ resource = \"bus\", length = \"1ms\" }}]\n"
+    );
+    let err = error(&text);
+    assert!(
+        err.to_string()
+            .contains("task 'a' field `critical_sections`"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("no critical sections with a program body"),
+        "{err}"
+    );
+}

@@ -246,7 +246,7 @@ const WAIT_FOR_WRITER: std::time::Duration = std::time::Duration::from_secs(5);
 /// The stats summary, the frame report and the page report, once per
 /// process: the exit path and a request ([`crate::report_on_request`])
 /// never both write them. A caller that finds them being written waits
-/// (at most [`WAIT_FOR_WRITER`]) until they are, so that exit does not
+/// (at most `WAIT_FOR_WRITER`, 5 s) until they are, so that exit does not
 /// cut them off. True if they are written (by this call or before);
 /// false if none is asked for or the wait ran out.
 pub fn write_reports_once(heap: &Heap, occasion: Occasion) -> bool {

@@ -69,6 +69,7 @@ fn run_of(jobs: u64) -> RunResult {
                 scheduling: Scheduling::of(Policy::Fifo(50 + t as u8)),
                 counters_unavailable: None,
                 error: None,
+                program: None,
             }
         })
         .collect();

@@ -8,14 +8,14 @@ use crate::kernels::memory_percent;
 use crate::limits::{MAX_TIME_NS, MIN_WORKING_SET_BYTES};
 use crate::pipeline::{CacheNeighbours, Placement, PlacementPolicy};
 use crate::spec::{
-    BlockingShows, Bound, ChannelSpec, OWN_TIMER, Phase, Policy, RunSpec, Scheduling, Step,
-    TOP_TASK_PRIORITY, TaskSpec,
+    BlockingShows, Bound, ChannelSpec, OWN_TIMER, Phase, Policy, ProgramSpec, RunSpec, Scheduling,
+    Step, TOP_TASK_PRIORITY, TaskSpec,
 };
 use crate::{Result, RtError};
 use std::path::Path;
 use tinct_core::analysis::Analysis;
 use tinct_core::limits::Limit;
-use tinct_core::model::{Kernel, Task, TaskSet, Trigger, Work};
+use tinct_core::model::{Kernel, ProgramBody, Task, TaskSet, Trigger, Work};
 use tinct_core::units::Bytes;
 
 /// Each task's rank among the tasks of its core (1: the highest), from the
@@ -159,10 +159,25 @@ impl RunSpec {
             let fifo = u32::from(TOP_TASK_PRIORITY)
                 .saturating_sub(rank.saturating_sub(1))
                 .max(1);
-            let kernel = Step::Kernel {
-                kernel: body.kernel,
-                memory_percent: body.memory_percent,
-                work: body.work,
+            let program = match &task.program {
+                None => None,
+                Some(program) => Some(program_spec(program, source).map_err(|found| {
+                    bad(
+                        "body.command",
+                        "an executable program (a path with a `/` is taken from the task \
+                         set's directory, a name from PATH)"
+                            .into(),
+                        found,
+                    )
+                })?),
+            };
+            let kernel = match program {
+                Some(_) => Step::Program,
+                None => Step::Kernel {
+                    kernel: body.kernel,
+                    memory_percent: body.memory_percent,
+                    work: body.work,
+                },
             };
             let edges = set.edges.iter().enumerate();
             let mut steps: Vec<Step> = edges
@@ -194,7 +209,8 @@ impl RunSpec {
                 jitter_ns: 0,
                 phases: vec![Phase::new("main", None, steps)],
                 loops: None,
-                working_set: if body.kernel == Kernel::Compute {
+                // A program's memory is its own (not a tinct working set).
+                working_set: if body.kernel == Kernel::Compute || program.is_some() {
                     0
                 } else {
                     body.working_set
@@ -209,6 +225,7 @@ impl RunSpec {
                     blocking_ns: t.blocking_ns,
                     blocking_shows,
                 }),
+                program,
                 line,
             });
         }
@@ -235,6 +252,52 @@ impl RunSpec {
         spec.check_limits()?;
         Ok(spec)
     }
+}
+
+/// A program body ready to start: its program resolved as `execvp` would
+/// (a path with a `/` from the directory of the task-set file `source`, a
+/// name through `PATH`) and checked to be executable; the path it was
+/// looked for at when it is not.
+fn program_spec(program: &ProgramBody, source: &str) -> std::result::Result<ProgramSpec, String> {
+    let (name, arguments) = program
+        .command
+        .split_first()
+        .ok_or_else(|| "no program".to_string())?;
+    let written = std::path::Path::new(name);
+    let path = if name.contains('/') && written.is_relative() {
+        let directory = std::path::Path::new(source)
+            .parent()
+            .unwrap_or(std::path::Path::new(""));
+        directory
+            .join(written)
+            .components()
+            .filter(|c| *c != std::path::Component::CurDir)
+            .collect()
+    } else {
+        crate::exec::loader::resolve(
+            std::ffi::OsStr::new(name),
+            std::env::var_os("PATH").as_deref(),
+        )
+        .ok_or_else(|| format!("\"{name}\": no such program in PATH"))?
+    };
+    if !tinct_sys::program::is_executable(&path) {
+        return Err(format!(
+            "\"{}\": {}",
+            path.display(),
+            if path.exists() {
+                "not an executable file"
+            } else {
+                "no such file"
+            }
+        ));
+    }
+    let mut command = vec![path.to_string_lossy().into_owned()];
+    command.extend(arguments.iter().cloned());
+    Ok(ProgramSpec {
+        command,
+        protocol: program.protocol,
+        stderr: None,
+    })
 }
 
 /// What one job of a planned task does.

@@ -6,12 +6,12 @@
 //! front end says around it: the default run directory, the line before
 //! the run and the exit status of what was recorded.
 
-use crate::Result;
 use crate::output::UNEXPLAINED_EXIT;
 use crate::output::{RunContext, RunDir, Summary, Written, summarize};
 use crate::pipeline::PlacementPolicy;
 use crate::runtime::{RunOptions, RunResult, check_can_run};
 use crate::spec::{RunSpec, WatchdogMode};
+use crate::{Result, RtError};
 use std::path::{Path, PathBuf};
 use tinct_core::analysis::Analysis;
 use tinct_core::units::Nanos;
@@ -141,6 +141,35 @@ pub fn run_header(spec: &RunSpec, options: &RunOptions, out: &Path) -> String {
     )
 }
 
+/// `spec` with each program body's stderr in `programs/<task>.stderr` of
+/// the run directory `dir` (that directory emptied of an earlier run's
+/// files first; none without program bodies).
+fn with_program_output(spec: &RunSpec, dir: &Path) -> Result<RunSpec> {
+    let mut spec = spec.clone();
+    let programs = dir.join(PROGRAMS_DIR);
+    let _ = std::fs::remove_dir_all(&programs);
+    let mut made = false;
+    for task in &mut spec.tasks {
+        let Some(program) = &mut task.program else {
+            continue;
+        };
+        if !made {
+            std::fs::create_dir_all(&programs).map_err(|e| RtError::Input {
+                file: programs.display().to_string(),
+                line: None,
+                field: "run directory (--out)".into(),
+                expected: "a directory for the programs' stderr".into(),
+                found: e.to_string(),
+            })?;
+            made = true;
+        }
+        program.stderr = Some(programs.join(format!("{}.stderr", task.name)));
+    }
+    Ok(spec)
+}
+
+pub use crate::output::PROGRAMS_DIR;
+
 /// Runs `spec` and writes its directory `out`, with `analysis` (that of the
 /// plan `spec` came from, if any) as `analysis.json` and the machine's
 /// description. Errors before the first release (bad input, privileges, a
@@ -155,12 +184,14 @@ pub fn run_in_dir(
     check_can_run(spec, &options)?;
     let dir = RunDir::prepare(out)?;
     let machine = tinct_sys::machine::Machine::describe();
+    let spec = &with_program_output(spec, dir.path())?;
     let result = match crate::runtime::run(spec, options) {
         Ok(result) => result,
         Err(e) => {
             // Refused before anything was recorded (an io_device, a
             // calibration CPU, a pool found wanting only now): no empty
             // directory is left to look like a run.
+            let _ = std::fs::remove_dir_all(dir.path().join(PROGRAMS_DIR));
             dir.abandon();
             return Err(e);
         }

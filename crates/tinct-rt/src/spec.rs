@@ -152,6 +152,10 @@ pub enum Step {
         /// Index in [`Resources::channels`].
         channel: usize,
     },
+    /// Ask the task's program for one job and wait until it says the job
+    /// is done ([`TaskSpec::program`], the `lines` protocol of
+    /// docs/FORMAT.md).
+    Program,
     /// Take the packet of a one-packet buffer. Only as a phase's first
     /// steps: the job is released when every such input was handed over
     /// (a data-triggered task, see the module docs).
@@ -478,9 +482,25 @@ pub struct TaskSpec {
     pub forked_by: Option<usize>,
     /// The analysis' bound, when the spec came from an analysed task set.
     pub bound: Option<Bound>,
+    /// The program whose jobs a [`Step::Program`] asks for (issue 26).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProgramSpec>,
     /// The task's line in its source file, when known (for messages).
     #[serde(skip)]
     pub line: Option<usize>,
+}
+
+/// A program of the user's as a task's job body: started once before the
+/// first release, pinned and at the task's scheduling.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ProgramSpec {
+    /// The program (its path, resolved) and its arguments.
+    pub command: Vec<String>,
+    /// How its jobs are asked for.
+    pub protocol: tinct_core::model::JobProtocol,
+    /// Where its stderr goes (`None`: nowhere); set by the run directory.
+    #[serde(skip)]
+    pub stderr: Option<std::path::PathBuf>,
 }
 
 impl TaskSpec {
@@ -503,6 +523,7 @@ impl TaskSpec {
             taskgroup: None,
             forked_by: None,
             bound: None,
+            program: None,
             line: None,
         }
     }

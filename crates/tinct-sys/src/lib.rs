@@ -50,6 +50,7 @@ pub mod machine_file;
 pub mod pagemap;
 pub mod perf;
 pub mod privilege;
+pub mod program;
 pub mod resctrl;
 mod root;
 pub mod sched;

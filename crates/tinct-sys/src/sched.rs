@@ -373,6 +373,38 @@ impl Scheduling {
 }
 
 /// The kernel's `struct sched_attr` (SCHED_ATTR_SIZE_VER1, 56 bytes).
+/// A [`Scheduling`] made ready to set with one system call, for a child
+/// between `fork` and `exec` (nothing to allocate or convert there).
+#[derive(Debug, Clone, Copy)]
+pub struct PreparedScheduling(SchedAttr);
+
+impl PreparedScheduling {
+    /// `scheduling` checked and converted now.
+    pub fn new(scheduling: &Scheduling) -> Result<Self> {
+        scheduling.to_attr().map(PreparedScheduling)
+    }
+
+    /// Sets it on the calling thread: one `sched_setattr` system call,
+    /// async-signal-safe (for a `pre_exec` hook).
+    pub fn set_on_caller(&self) -> std::io::Result<()> {
+        // SAFETY: as in `set_scheduling`: a valid `sched_attr` whose size
+        // the kernel reads; pid 0 names the calling thread.
+        let status = unsafe {
+            libc::syscall(
+                libc::SYS_sched_setattr,
+                0 as libc::pid_t,
+                &self.0 as *const SchedAttr,
+                0 as libc::c_uint,
+            )
+        };
+        if status == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+}
+
 #[repr(C)]
 #[derive(Debug, Default, Clone, Copy)]
 struct SchedAttr {

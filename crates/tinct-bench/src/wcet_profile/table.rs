@@ -137,6 +137,7 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
                 work: Some(Work::Iterations(total)),
                 memory_percent,
             }),
+            program: None,
             critical_sections: Vec::new(),
             jitter: Nanos::ZERO,
             blocking: None,

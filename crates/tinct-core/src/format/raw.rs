@@ -299,12 +299,23 @@ pub struct RawTask {
     pub trigger: Option<String>,
 }
 
-/// `body = { kernel = "chase", working_set = "4MiB", target = "2ms" }`.
+/// `body = { kernel = "chase", working_set = "4MiB", target = "2ms" }`, or
+/// a program: `body = { command = ["./filter", "-q"], protocol = "lines" }`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawBody {
     /// chase | read | write | rmw | compute | mixed.
-    pub kernel: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// A program and its arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// How a program's jobs are asked for: lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// A program's anonymous mmap coloured too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mmap: Option<bool>,
     /// Bytes touched per job.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub working_set: Option<Scalar>,

@@ -1,4 +1,5 @@
-//! References from a task set to other files (`[platform] dram_map`),
+//! References from a task set to other files (`[platform] dram_map`, and
+//! a program body's program when its path is relative: `./filter.py`),
 //! rewritten when the set is written somewhere else.
 //!
 //! A relative `dram_map` is read relative to the task-set file. A set read
@@ -24,18 +25,37 @@ use std::path::{Component, Path, PathBuf};
 pub fn relocated(set: &TaskSet, from: &Path, to: &Path) -> TaskSet {
     let mut set = set.clone();
     if let Some(map) = &mut set.platform.dram_map {
-        let written = Path::new(&map.path);
-        if written.is_relative() {
-            let target = normalized(&absolute(&directory_of(from)).join(written));
-            let out_dir = normalized(&absolute(&directory_of(to)));
-            let new = match target.strip_prefix(&out_dir) {
-                Ok(inside) => inside.to_path_buf(),
-                Err(_) => target,
-            };
-            map.path = new.display().to_string();
+        map.path = moved(&map.path, from, to);
+    }
+    for task in &mut set.tasks {
+        // A program named without a `/` is looked up in PATH, not in a
+        // directory: it stays as written.
+        if let Some(program) = task.program.as_mut().and_then(|p| p.command.first_mut())
+            && program.contains('/')
+        {
+            *program = moved(program, from, to).to_string();
+            if !program.contains('/') {
+                // Beside the output: still a path, not a name for PATH.
+                *program = format!("./{program}");
+            }
         }
     }
     set
+}
+
+/// A file reference `written` in the file `from`, as the file `to` must
+/// write it (the module documentation's rule).
+fn moved(written: &str, from: &Path, to: &Path) -> String {
+    let written = Path::new(written);
+    if written.is_absolute() {
+        return written.display().to_string();
+    }
+    let target = normalized(&absolute(&directory_of(from)).join(written));
+    let out_dir = normalized(&absolute(&directory_of(to)));
+    match target.strip_prefix(&out_dir) {
+        Ok(inside) => inside.display().to_string(),
+        Err(_) => target.display().to_string(),
+    }
 }
 
 /// The directory of a file (`.` for a bare file name).
@@ -159,6 +179,52 @@ mod tests {
                 written(from, map, to),
                 expected,
                 "{map} from {from} to {to}"
+            );
+        }
+    }
+
+    /// A program body's relative program moves with the set as a map does;
+    /// one named for PATH and an absolute one stay as written.
+    #[test]
+    fn a_program_path_names_the_same_program_wherever_the_set_is_written() {
+        let program = |command: &str| {
+            let mut set = set_with_map("/m.toml");
+            set.tasks[0].program = Some(crate::model::ProgramBody {
+                command: vec![command.to_string(), "--quiet".to_string()],
+                protocol: crate::model::JobProtocol::Lines,
+                mmap: false,
+            });
+            set
+        };
+        for (from, command, to, expected) in [
+            ("/a/set.toml", "./filter.py", "/a/plan.toml", "./filter.py"),
+            ("/a/set.toml", "bin/filter", "/a/plan.toml", "bin/filter"),
+            (
+                "/a/set.toml",
+                "./filter.py",
+                "/tmp/plan.toml",
+                "/a/filter.py",
+            ),
+            (
+                "/a/b/set.toml",
+                "../filter.py",
+                "/a/plan.toml",
+                "./filter.py",
+            ),
+            ("/a/set.toml", "python3", "/tmp/plan.toml", "python3"),
+            (
+                "/a/set.toml",
+                "/usr/bin/filter",
+                "/tmp/plan.toml",
+                "/usr/bin/filter",
+            ),
+        ] {
+            let moved = relocated(&program(command), Path::new(from), Path::new(to));
+            let body = moved.tasks[0].program.as_ref().unwrap();
+            assert_eq!(
+                body.command,
+                [expected, "--quiet"],
+                "{from} {command} -> {to}"
             );
         }
     }

@@ -11,7 +11,7 @@ use super::raw::{
     RawBody, RawEdge, RawOverheads, RawPartitions, RawPlatform, RawResource, RawSection, RawTask,
     RawTaskSet, RawWcet, Scalar,
 };
-use crate::model::{Body, Overheads, Task, TaskSet, Trigger, Work};
+use crate::model::{Body, Overheads, ProgramBody, Task, TaskSet, Trigger, Work};
 use crate::units::{Bytes, Nanos};
 use std::path::Path;
 
@@ -23,9 +23,25 @@ fn size(value: Bytes) -> Scalar {
     Scalar::Text(value.to_string())
 }
 
+fn program(program: &ProgramBody) -> RawBody {
+    RawBody {
+        kernel: None,
+        command: Some(program.command.clone()),
+        protocol: Some(program.protocol.name().to_string()),
+        mmap: program.mmap.then_some(true),
+        working_set: None,
+        target: None,
+        iterations: None,
+        memory_percent: None,
+    }
+}
+
 fn body(body: &Body) -> RawBody {
     RawBody {
-        kernel: body.kernel.name().to_string(),
+        kernel: Some(body.kernel.name().to_string()),
+        command: None,
+        protocol: None,
+        mmap: None,
         working_set: body.working_set.map(size),
         target: match body.work {
             Some(Work::Target(t)) => Some(duration(t)),
@@ -70,7 +86,11 @@ fn task(set: &TaskSet, task: &Task) -> RawTask {
         partitions: task
             .partitions
             .map(|s| RawPartitions::List(s.iter().map(i64::from).collect())),
-        body: task.body.as_ref().map(body),
+        body: task
+            .body
+            .as_ref()
+            .map(body)
+            .or_else(|| task.program.as_ref().map(program)),
         critical_sections: (!task.critical_sections.is_empty()).then(|| {
             task.critical_sections
                 .iter()

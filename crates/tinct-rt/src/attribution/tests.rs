@@ -65,6 +65,7 @@ fn task(name: &str, prio: u8, c: u64, wcrt: Option<u64>, records: Vec<JobRecord>
         scheduling: Scheduling::of(Policy::Fifo(prio)),
         counters_unavailable: None,
         error: None,
+        program: None,
     }
 }
 

@@ -41,6 +41,10 @@ pub const FILES: [&str; 5] = [
     "machine.json",
 ];
 
+/// The run directory's subdirectory of the program bodies' stderr files
+/// (`programs/<task>.stderr`).
+pub const PROGRAMS_DIR: &str = "programs";
+
 /// What the run directory records beside the jobs.
 #[derive(Clone, Debug)]
 pub struct RunContext<'a> {

@@ -107,6 +107,10 @@ pub struct TaskVerdict {
     pub work: Vec<WorkNote>,
     /// Setup error or panic, if any.
     pub error: Option<String>,
+    /// Its program, when its body is one: the command, its pid and how it
+    /// ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<crate::runtime::ProgramRun>,
     /// Its jobs that exceeded their bound, per cause (required when read:
     /// a file without it was never attributed, and 0 would claim it was).
     pub causes: CauseCounts,
@@ -514,6 +518,7 @@ fn verdict(task: &TaskRun, late: Vec<LateJob>) -> TaskVerdict {
         counters_unavailable: task.counters_unavailable.clone(),
         work: task.work.clone(),
         error: task.error.clone(),
+        program: task.program.clone(),
         causes: CauseCounts::of(&late),
         late,
     }

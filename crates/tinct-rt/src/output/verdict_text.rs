@@ -147,6 +147,25 @@ pub fn write_verdict(out: &mut impl Write, summary: &Summary) -> fmt::Result {
     for message in bound_alarms(summary) {
         writeln!(out, "{message}")?;
     }
+    for t in &summary.tasks {
+        if let Some(program) = &t.program {
+            writeln!(
+                out,
+                "task '{}': program {} (pid {}) {}{}; its stderr: {}/{}.stderr",
+                t.name,
+                program.command.join(" "),
+                program.pid,
+                program.ended,
+                if program.killed {
+                    ", killed: it had not ended a second after its input did"
+                } else {
+                    ""
+                },
+                super::PROGRAMS_DIR,
+                t.name
+            )?;
+        }
+    }
     for t in summary.tasks.iter().filter(|t| t.error.is_some()) {
         writeln!(
             out,

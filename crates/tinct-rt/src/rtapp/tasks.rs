@@ -564,6 +564,7 @@ pub(super) fn parse_task(
             0
         });
     let template = TaskSpec {
+        program: None,
         name: name.to_string(),
         cpus,
         scheduling,

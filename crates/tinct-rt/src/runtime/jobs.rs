@@ -17,6 +17,7 @@ use crate::shared_log::{InFlight, TaskLog};
 use crate::spec::{Phase, Scheduling, Step, TaskSpec, WatchdogMode};
 use crate::watchdog::{Shared, StopReason};
 use std::sync::atomic::Ordering;
+use tinct_sys::program::Reply;
 
 pub(super) struct Prepared<'a> {
     pub(super) state: KernelState<'a>,
@@ -38,6 +39,11 @@ pub(super) struct Prepared<'a> {
     pub(super) groups: &'a [(String, std::fs::File)],
     /// State of the release-jitter generator.
     pub(super) jitter_state: u64,
+    /// The task's program, when its body is one (started before the
+    /// first release).
+    pub(super) program: Option<tinct_sys::program::Program>,
+    /// The job being run (its line to the program says it).
+    pub(super) job: u64,
 }
 
 /// What the job loop of one thread needs to know about the run.
@@ -72,6 +78,8 @@ impl Context<'_> {
 #[derive(Default)]
 struct JobStats {
     run_ns: u64,
+    /// CPU time the task's program spent on the job (all its threads).
+    program_cpu_ns: u64,
     slack_ns: i64,
     /// Its packets (hand-overs, the sample taken, a move).
     flow: Flow,
@@ -186,6 +194,7 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 }
                 let cpu = clock::current_cpu();
                 cx.objects.note_cpu(cx.index, cpu);
+                p.job = job;
                 let cpu0 = thread_cpu_ns();
                 let switches0 = thread_switches();
                 let counters0 = p.counters.read();
@@ -193,7 +202,9 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 let finish = now_ns();
                 // Thread CPU time and switch counts only grow; saturating
                 // turns an impossible step back into 0, never a wrap.
-                let exec = thread_cpu_ns().saturating_sub(cpu0);
+                let exec = thread_cpu_ns()
+                    .saturating_sub(cpu0)
+                    .saturating_add(stats.program_cpu_ns);
                 let switches1 = thread_switches();
                 let counters = p.counters.read().since(&counters0);
                 monitor.end();
@@ -317,18 +328,23 @@ pub(super) fn join_group(groups: &[(String, std::fs::File)], group: &str) -> boo
         return false;
     };
     let mut file: &std::fs::File = file;
-    let mut digits = [0u8; 12];
-    let mut tid = tinct_sys::sched::gettid().unsigned_abs();
+    let mut digits = [0u8; 20];
+    let tid = u64::from(tinct_sys::sched::gettid().unsigned_abs());
+    file.write(decimal(tid, &mut digits)).is_ok()
+}
+
+/// `value` in decimal, written at the end of `digits` (no allocation).
+fn decimal(mut value: u64, digits: &mut [u8; 20]) -> &[u8] {
     let mut at = digits.len();
     loop {
         at -= 1;
-        digits[at] = b'0' + (tid % 10) as u8;
-        tid /= 10;
-        if tid == 0 {
+        digits[at] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
             break;
         }
     }
-    file.write(&digits[at..]).is_ok()
+    &digits[at..]
 }
 
 /// Unlocks, newest first, every mutex a stopped job still held (rt-app
@@ -456,6 +472,7 @@ fn run_steps(
             Step::Receive { .. } => {
                 Blocked::Failed("a receive after a phase's first steps (only inputs release a job)")
             }
+            Step::Program => program_job(p, &until, stats),
         };
         match outcome {
             Blocked::Done => {}
@@ -492,6 +509,51 @@ fn locked(
         Blocked::Done => outcome,
         failed => failed,
     }
+}
+
+/// One job of the task's program (the `lines` protocol): the job's number
+/// on a line to its stdin, then its line back, waiting while the run goes
+/// on; the program's CPU time in between is the job's too. Nothing is
+/// allocated: the line is formatted on the stack.
+fn program_job(p: &mut Prepared, until: &Until<'_>, stats: &mut JobStats) -> Blocked {
+    let Some(program) = p.program.as_mut() else {
+        return Blocked::Failed("a program step in a task without a program");
+    };
+    let mut line = [0u8; 24];
+    let length = decimal_line(p.job, &mut line);
+    let cpu0 = program.cpu_ns();
+    let outcome = match program.ask(&line[..length]) {
+        Err(_) => Blocked::Failed(
+            "its program no longer reads its stdin (it closed it or exited) when a job was released",
+        ),
+        Ok(()) => match program.wait_line(&|| until.reached(), LOOK_AT_STOP) {
+            Reply::Done => Blocked::Done,
+            Reply::GaveUp => Blocked::GaveUp,
+            Reply::Closed => Blocked::Failed(
+                "its program closed its stdout (it exited) before it said the job was done",
+            ),
+            Reply::TooLong => Blocked::Failed(
+                "its program wrote more than 64 KiB without a newline (the lines protocol: one \
+                 line per job)",
+            ),
+        },
+    };
+    stats.program_cpu_ns = program.cpu_ns().saturating_sub(cpu0);
+    outcome
+}
+
+/// How often a thread waiting for its program's answer looks whether the
+/// run has ended.
+const LOOK_AT_STOP: std::time::Duration = std::time::Duration::from_nanos(clock::STOP_POLL_NS);
+
+/// `value` in decimal followed by a newline, written into `out`; its
+/// length.
+fn decimal_line(value: u64, out: &mut [u8; 24]) -> usize {
+    let mut digits = [0u8; 20];
+    let text = decimal(value, &mut digits);
+    out[..text.len()].copy_from_slice(text);
+    out[text.len()] = b'\n';
+    text.len() + 1
 }
 
 fn sleep_until_or(instant: u64, until: Until<'_>) -> Blocked {

@@ -39,7 +39,7 @@ mod task;
 mod threads;
 mod wire;
 
-pub use result::{RunOptions, RunResult, TaskRun, WorkNote};
+pub use result::{ProgramRun, RunOptions, RunResult, TaskRun, WorkNote};
 pub use supervised::STOP_GRACE_NS;
 pub use task::TEST_CRASH_VAR;
 
@@ -166,6 +166,15 @@ pub fn run_until(spec: &RunSpec, options: RunOptions, stop: &StopFlag) -> Result
         }
         _ => None,
     };
+    for task in spec
+        .tasks
+        .iter()
+        .filter(|t| t.program.is_some() && !t.partitions.is_empty())
+    {
+        result
+            .notes
+            .push(format!("task '{}': {PROGRAM_NOT_COLOURED}", task.name));
+    }
     if no_clamps {
         result.notes.push(
             "util_min/util_max: this kernel has no utilization clamping (CONFIG_UCLAMP_TASK); \
@@ -176,6 +185,11 @@ pub fn run_until(spec: &RunSpec, options: RunOptions, stop: &StopFlag) -> Result
     }
     Ok(result)
 }
+
+/// What a run says of a program body with partitions: its memory is the
+/// program's own, on the machine's pages.
+pub const PROGRAM_NOT_COLOURED: &str = "its program's memory is not coloured (a program body \
+     runs on the pages the kernel gives it; its partitions S(i) are NOT enforced)";
 
 /// Nanoseconds per compute iteration measured on `cpu` (rt-app
 /// `calibration: "CPUn"`: one rate for every task).

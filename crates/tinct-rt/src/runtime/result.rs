@@ -92,6 +92,23 @@ pub struct TaskRun {
     pub counters_unavailable: Option<String>,
     /// Setup error or panic message, if any.
     pub error: Option<String>,
+    /// Its program, when its body is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProgramRun>,
+}
+
+/// What became of a task's program (issue 26).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct ProgramRun {
+    /// The program and its arguments, as started.
+    pub command: Vec<String>,
+    /// Its process id.
+    pub pid: u32,
+    /// How it ended, in words: `exit status 0`, `killed by SIGKILL`, …
+    pub ended: String,
+    /// True if it was killed for not ending within a second of the end of
+    /// its input.
+    pub killed: bool,
 }
 
 /// The result of a run.

@@ -261,6 +261,7 @@ fn recover(
                 },
                 counters_unavailable: None,
                 error: (crashed == Some(i)).then(|| message.clone()),
+                program: None,
             }
         })
         .collect();

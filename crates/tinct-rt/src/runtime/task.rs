@@ -107,6 +107,10 @@ pub(super) fn task_thread(
             &all_cpus,
             seed ^ index as u64,
         )
+        .and_then(|mut p| {
+            p.program = start_program(task, &scheduling)?;
+            Ok(p)
+        })
     }))
     .unwrap_or_else(|panic| Err(panic_message(&panic)));
     let prepared = prepared.and_then(|p| {
@@ -138,6 +142,7 @@ pub(super) fn task_thread(
         scheduling,
         counters_unavailable: None,
         error: None,
+        program: None,
     };
     match prepared {
         Err(message) => run.error = Some(message),
@@ -173,6 +178,9 @@ pub(super) fn task_thread(
                 }
             }
             p.log.end_job();
+            if let Some(program) = p.program.take() {
+                run.program = Some(finish_program(task, program));
+            }
             run.rates = p.rates;
             run.work = p.notes;
             run.counters_unavailable = p.counters.unavailable().map(str::to_string);
@@ -181,6 +189,71 @@ pub(super) fn task_thread(
     let _ = tinct_sys::sched::set_scheduling(&Scheduling::other());
     shared.finished.fetch_add(1, Ordering::SeqCst);
     run
+}
+
+/// The task's program started (issue 26): pinned to the task's CPUs, at
+/// the scheduling its jobs run under, its stderr into its file of the run
+/// directory. `None` for a task whose body is not a program.
+fn start_program(
+    task: &TaskSpec,
+    scheduling: &Scheduling,
+) -> std::result::Result<Option<tinct_sys::program::Program>, String> {
+    let Some(program) = &task.program else {
+        return Ok(None);
+    };
+    let stderr = match &program.stderr {
+        Some(path) => std::fs::File::create(path).map_err(|e| {
+            format!(
+                "cannot create {} for its program's stderr: {e}",
+                path.display()
+            )
+        })?,
+        None => std::fs::File::create("/dev/null").map_err(|e| e.to_string())?,
+    };
+    let command: Vec<std::ffi::OsString> = program.command.iter().map(Into::into).collect();
+    tinct_sys::program::Program::start(tinct_sys::program::ProgramStart {
+        command: &command,
+        env: &[],
+        cpus: task.cpus.as_deref(),
+        scheduling: Some(scheduling),
+        stderr,
+    })
+    .map(Some)
+    .map_err(|e| format!("cannot start its program {}: {e}", program.command[0]))
+}
+
+/// How long a program may take to exit once its input ended before it is
+/// killed.
+const PROGRAM_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Ends the task's program (end of file on its stdin, then SIGKILL after
+/// [`PROGRAM_GRACE`]) and says how it ended.
+fn finish_program(task: &TaskSpec, program: tinct_sys::program::Program) -> super::ProgramRun {
+    let pid = program.pid();
+    let (status, killed) = program.finish(PROGRAM_GRACE);
+    let ended = match status {
+        None => "not known (it could not be waited for)".to_string(),
+        Some(status) => {
+            use std::os::unix::process::ExitStatusExt;
+            match (status.code(), status.signal()) {
+                (Some(code), _) => format!("exit status {code}"),
+                (None, Some(signal)) => {
+                    format!("killed by {}", tinct_sys::supervise::signal_name(signal))
+                }
+                _ => status.to_string(),
+            }
+        }
+    };
+    super::ProgramRun {
+        command: task
+            .program
+            .as_ref()
+            .map(|p| p.command.clone())
+            .unwrap_or_default(),
+        pid,
+        ended,
+        killed,
+    }
 }
 
 /// Sets the thread's scheduling before the release; a deadline thread gets
@@ -311,5 +384,7 @@ fn prepare<'a>(
         all_cpus: all_cpus.to_vec(),
         groups,
         jitter_state: seed ^ 0x6a09_e667_f3bc_c909,
+        program: None,
+        job: 0,
     })
 }

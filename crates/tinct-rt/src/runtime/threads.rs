@@ -359,6 +359,7 @@ fn run_threads<'scope, 'env>(
                     scheduling: Scheduling::other(),
                     counters_unavailable: None,
                     error: Some(message),
+                    program: None,
                 }
             }
         });

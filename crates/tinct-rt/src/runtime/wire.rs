@@ -1,7 +1,7 @@
 //! What the supervised child hands its parent: the run's result without
 //! the records (they are in the shared log), or the error that refused it.
 
-use super::result::{Measured, RunOptions, RunResult, TaskRun, WorkNote};
+use super::result::{Measured, ProgramRun, RunOptions, RunResult, TaskRun, WorkNote};
 use crate::RtError;
 use crate::calibrate::Rates;
 use crate::kernels::JobWork;
@@ -64,6 +64,7 @@ pub(super) struct ChildTask {
     scheduling: Scheduling,
     counters_unavailable: Option<String>,
     error: Option<String>,
+    program: Option<ProgramRun>,
 }
 
 /// A [`WorkNote`] on the wire.
@@ -103,6 +104,7 @@ impl ChildReport {
                     scheduling: t.scheduling,
                     counters_unavailable: t.counters_unavailable.clone(),
                     error: t.error.clone(),
+                    program: t.program.clone(),
                 })
                 .collect(),
         }
@@ -138,6 +140,7 @@ impl ChildReport {
                 scheduling: wire.scheduling,
                 counters_unavailable: wire.counters_unavailable,
                 error: wire.error,
+                program: wire.program,
             })
             .collect();
         let measured = Measured {

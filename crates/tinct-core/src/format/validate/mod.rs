@@ -14,7 +14,10 @@ use super::locate::{Seg, SourceIndex, path};
 use super::raw::{RawBody, RawPartitions, RawTask, RawTaskSet, RawWcet, Scalar};
 use super::{InputError, LoadOptions};
 use crate::limits::Limit;
-use crate::model::{Body, Kernel, Platform, Resource, Task, TaskSet, Trigger, WcetTable, Work};
+use crate::model::{
+    Body, JobProtocol, Kernel, Platform, ProgramBody, Resource, Task, TaskSet, Trigger, WcetTable,
+    Work,
+};
 use crate::partitions::PartitionSet;
 use crate::units::{Bytes, Nanos, parse_duration, parse_size};
 use std::collections::{BTreeMap, HashMap};
@@ -303,12 +306,34 @@ fn validate_task(
             &wcet,
         )?),
     };
-    let body = match &raw.body {
-        None => None,
-        Some(b) => Some(validate_body(b, i, &raw.name, memory, reporter)?),
+    let (body, program) = match &raw.body {
+        None => (None, None),
+        Some(b) if b.command.is_some() => {
+            (None, Some(validate_program(b, i, &raw.name, reporter)?))
+        }
+        Some(b) => (
+            Some(validate_body(b, i, &raw.name, memory, reporter)?),
+            None,
+        ),
     };
     let critical_sections =
         resources::validate_sections(raw, i, context.resources, &wcet, reporter)?;
+    if program.is_some() && !critical_sections.is_empty() {
+        return Err(Field {
+            reporter,
+            at: vec![
+                Seg::Key("task".into()),
+                Seg::Index(i),
+                Seg::Key("critical_sections".into()),
+            ],
+            name: task_field(&raw.name, "critical_sections"),
+        }
+        .fail(
+            "no critical sections with a program body (a program does not lock tinct's \
+             resources; model its locking inside its C)",
+            format!("{} sections", critical_sections.len()),
+        ));
+    }
     resources::validate_sections_in_body(raw, i, &critical_sections, body.as_ref(), reporter)?;
     let jitter = match &raw.jitter {
         None => Nanos::ZERO,
@@ -328,6 +353,7 @@ fn validate_task(
         core,
         partitions,
         body,
+        program,
         critical_sections,
         jitter,
         blocking,
@@ -516,6 +542,90 @@ fn validate_partitions(
     Ok(set)
 }
 
+/// The field `body.KEY` of task `name` (number `i`).
+fn body_field<'r, 'a>(
+    reporter: &'r Reporter<'a>,
+    i: usize,
+    name: &str,
+    key: &str,
+) -> Field<'r, 'a> {
+    Field {
+        reporter,
+        at: vec![
+            Seg::Key("task".into()),
+            Seg::Index(i),
+            Seg::Key("body".into()),
+            Seg::Key(key.into()),
+        ],
+        name: format!("task '{name}' field `body.{key}`"),
+    }
+}
+
+/// A program body (`command`, with `protocol` and `mmap`): none of a
+/// kernel's fields, a program that is named, arguments without NUL.
+/// Whether the program exists is the run's to check (`analyze` and `plan`
+/// need no program).
+fn validate_program(
+    raw: &RawBody,
+    i: usize,
+    name: &str,
+    reporter: &Reporter<'_>,
+) -> Result<ProgramBody, InputError> {
+    let field = |key: &str| body_field(reporter, i, name, key);
+    let kernel_fields = [
+        ("kernel", raw.kernel.is_some()),
+        ("working_set", raw.working_set.is_some()),
+        ("target", raw.target.is_some()),
+        ("iterations", raw.iterations.is_some()),
+        ("memory_percent", raw.memory_percent.is_some()),
+    ];
+    if let Some((key, _)) = kernel_fields.iter().find(|(_, given)| *given) {
+        return Err(field(key).fail(
+            "a body that is either one of tinct's kernels or a `command`, not both",
+            format!("`{key}` beside `command`"),
+        ));
+    }
+    let command = raw.command.clone().unwrap_or_default();
+    match command.first() {
+        None => {
+            return Err(field("command").fail(
+                "a program and its arguments, e.g. [\"./filter\", \"-q\"]",
+                "[]",
+            ));
+        }
+        Some(program) if program.trim().is_empty() => {
+            return Err(
+                field("command").fail("a program's name or path first", format!("{program:?}"))
+            );
+        }
+        _ => {}
+    }
+    if let Some(argument) = command.iter().find(|a| a.contains('\0')) {
+        return Err(
+            field("command").fail("arguments without NUL characters", format!("{argument:?}"))
+        );
+    }
+    let protocol = match &raw.protocol {
+        None => JobProtocol::Lines,
+        Some(text) => JobProtocol::ALL
+            .iter()
+            .find(|(n, _)| n == text)
+            .map(|&(_, p)| p)
+            .ok_or_else(|| {
+                let names: Vec<&str> = JobProtocol::ALL.iter().map(|(n, _)| *n).collect();
+                field("protocol").fail(
+                    format!("one of {}", names.join(", ")),
+                    format!("\"{text}\""),
+                )
+            })?,
+    };
+    Ok(ProgramBody {
+        command,
+        protocol,
+        mmap: raw.mmap.unwrap_or(false),
+    })
+}
+
 /// A job body; `memory` is the task's M_i, its working set when the body
 /// names none. The run's limits are checked here, so `analyze`, `plan` and
 /// `run` refuse the same bodies with the file's line: a target of at most
@@ -528,27 +638,35 @@ fn validate_body(
     memory: Bytes,
     reporter: &Reporter<'_>,
 ) -> Result<Body, InputError> {
-    let field = |key: &str| Field {
-        reporter,
-        at: vec![
-            Seg::Key("task".into()),
-            Seg::Index(i),
-            Seg::Key("body".into()),
-            Seg::Key(key.into()),
-        ],
-        name: format!("task '{name}' field `body.{key}`"),
+    let field = |key: &str| body_field(reporter, i, name, key);
+    let names: Vec<&str> = Kernel::ALL.iter().map(|(n, _)| *n).collect();
+    let Some(kernel_name) = &raw.kernel else {
+        return Err(field("kernel").fail(
+            format!("a kernel (one of {}) or a `command`", names.join(", ")),
+            "neither",
+        ));
     };
     let kernel = Kernel::ALL
         .iter()
-        .find(|(n, _)| *n == raw.kernel)
+        .find(|(n, _)| n == kernel_name)
         .map(|&(_, k)| k)
         .ok_or_else(|| {
-            let names: Vec<&str> = Kernel::ALL.iter().map(|(n, _)| *n).collect();
             field("kernel").fail(
                 format!("one of {}", names.join(", ")),
-                format!("\"{}\"", raw.kernel),
+                format!("\"{kernel_name}\""),
             )
         })?;
+    for (key, given) in [
+        ("protocol", raw.protocol.is_some()),
+        ("mmap", raw.mmap.is_some()),
+    ] {
+        if given {
+            return Err(field(key).fail(
+                format!("`{key}` only with a `command`"),
+                format!("kernel \"{kernel_name}\""),
+            ));
+        }
+    }
     let working_set = match &raw.working_set {
         None => None,
         Some(v) => Some(field("working_set").size(v)?),

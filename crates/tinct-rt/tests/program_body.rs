@@ -1,0 +1,159 @@
+//! A program of the user's as a task (issue 26): a task-set body
+//! `{ command = [...] }` runs the program once, asks it for one job per
+//! release over the `lines` protocol, and accounts every job as tinct's
+//! own tasks' are (released = completed + missed + aborted), with the
+//! program's own CPU time per job. A program that never answers, or exits
+//! in the middle, ends the run on time and is named.
+//!
+//! Real-time where the machine allows it (root); under SCHED_OTHER
+//! otherwise, which the protocol does not depend on.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tinct_core::format::{Syntax, parse};
+use tinct_rt::output::summarize;
+use tinct_rt::run_in_dir::{PROGRAMS_DIR, run_in_dir};
+use tinct_rt::runtime::RunOptions;
+use tinct_rt::spec::RunSpec;
+
+const MS: u64 = 1_000_000;
+
+/// A set of one task `filter` (T = `period`) whose body is `command`,
+/// written to `dir/set.toml`, as a run spec of `duration_ns`.
+fn program_task(dir: &Path, command: &str, period: &str, duration_ns: u64) -> RunSpec {
+    let text = format!(
+        "[platform]\ncores = 1\npartitions = 4\nmemory = \"16MiB\"\nrefill = \"10us\"\n\n\
+         [[task]]\nname = \"filter\"\nperiod = \"{period}\"\nmemory = \"1MiB\"\nwcet = \"5ms\"\n\
+         core = 0\nbody = {{ command = {command} }}\n"
+    );
+    let path = dir.join("set.toml");
+    std::fs::write(&path, &text).unwrap();
+    let set = parse(&text, &path.display().to_string(), Syntax::Toml).unwrap();
+    RunSpec::from_plan(&set, None, &path.display().to_string(), duration_ns).unwrap()
+}
+
+/// Options for a run: real time when privileged (a claim about this
+/// machine, said when it does not hold), in-process.
+fn options() -> RunOptions {
+    let realtime = tinct_sys::privilege::probe_sched_fifo().is_ok();
+    if !realtime && tinct_sys::testing::privileges_required() {
+        panic!("SCHED_FIFO refused where privileged tests are required");
+    }
+    if !realtime {
+        eprintln!("SCHED_FIFO refused here: the program runs under SCHED_OTHER");
+    }
+    RunOptions {
+        realtime,
+        ..tinct_rt::testing::test_options()
+    }
+}
+
+#[test]
+fn a_program_answering_lines_runs_every_job_and_is_accounted() {
+    let dir = tempfile::tempdir().unwrap();
+    // A job: read the job's line, do a little work, answer.
+    let script = dir.path().join("filter.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho starting >&2\nwhile read job; do i=0; while [ $i -lt 200 ]; do \
+         i=$((i+1)); done; echo \"done $job\"; done\necho ended >&2\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let spec = program_task(dir.path(), "[\"./filter.sh\"]", "20ms", 2_000 * MS);
+    let out = dir.path().join("run");
+    let recorded = run_in_dir(&spec, None, options(), &out).unwrap();
+    let task = &recorded.summary.tasks[0];
+    let stop = recorded.summary.stop_description.clone();
+    assert!(recorded.summary.stop.is_completed(), "{stop}");
+    assert!(task.balanced, "{:?}", task.jobs);
+    assert!(
+        task.jobs.completed >= 95,
+        "at least 95 of 100 jobs completed: {:?} ({stop})",
+        task.jobs
+    );
+    // Every finished job has a response and its program's CPU time.
+    let records = &recorded.result.tasks[0].records;
+    let finished: Vec<_> = records.iter().filter(|r| r.finish_ns.is_some()).collect();
+    assert!(
+        finished
+            .iter()
+            .all(|r| r.exec_ns > 0 && r.response_ns().is_some()),
+        "{finished:?}"
+    );
+    // The program: as started, its end, its stderr in the run directory.
+    let program = task.program.as_ref().expect("the program's record");
+    assert!(program.command[0].ends_with("filter.sh"), "{program:?}");
+    assert_eq!(program.ended, "exit status 0", "{program:?}");
+    assert!(!program.killed, "end of file ends it: {program:?}");
+    let stderr = std::fs::read_to_string(out.join(PROGRAMS_DIR).join("filter.stderr")).unwrap();
+    assert_eq!(stderr, "starting\nended\n");
+    let summary_json = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(summary_json.contains("\"program\""), "{summary_json}");
+}
+
+#[test]
+fn a_program_that_never_answers_ends_the_run_on_time() {
+    let dir = tempfile::tempdir().unwrap();
+    // `sleep` never reads its stdin nor writes a line.
+    let spec = program_task(dir.path(), "[\"sleep\", \"60\"]", "20ms", 500 * MS);
+    let began = Instant::now();
+    let recorded = run_in_dir(&spec, None, options(), &dir.path().join("run")).unwrap();
+    let took = began.elapsed();
+    let task = &recorded.summary.tasks[0];
+    assert!(task.balanced, "{:?}", task.jobs);
+    assert_eq!(task.jobs.completed, 0, "{:?}", task.jobs);
+    assert!(task.jobs.released >= 1, "{:?}", task.jobs);
+    let program = task.program.as_ref().expect("the program's record");
+    assert!(program.killed, "it had to be killed: {program:?}");
+    // A hang guard, far above the 0.5 s run (setup, a second's grace).
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}
+
+#[test]
+fn a_program_that_exits_in_the_middle_stops_the_run_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three jobs, then it exits 3.
+    let spec = program_task(
+        dir.path(),
+        "[\"sh\", \"-c\", \"for j in 1 2 3; do read job; echo ok; done; exit 3\"]",
+        "20ms",
+        2_000 * MS,
+    );
+    let recorded = run_in_dir(&spec, None, options(), &dir.path().join("run")).unwrap();
+    let summary = summarize(&spec.source, spec.duration_ns, &recorded.result);
+    let task = &summary.tasks[0];
+    let stop = summary.stop_description.clone();
+    assert!(!summary.stop.is_completed(), "{stop}");
+    assert!(stop.contains("filter"), "{stop}");
+    // It exited after its third job: the next one's line finds its stdin
+    // closed, or, written before it exited, no answer comes.
+    assert!(
+        stop.contains("its program no longer reads its stdin")
+            || stop.contains("its program closed its stdout"),
+        "{stop}"
+    );
+    assert!(task.balanced, "{:?}", task.jobs);
+    assert!(task.jobs.completed >= 3, "{:?}", task.jobs);
+    let program = task.program.as_ref().expect("the program's record");
+    assert_eq!(program.ended, "exit status 3", "{program:?}");
+}
+
+#[test]
+fn a_program_that_is_not_there_is_bad_input_naming_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "[platform]\ncores = 1\npartitions = 4\nmemory = \"16MiB\"\nrefill = \"10us\"\n\n\
+                [[task]]\nname = \"filter\"\nperiod = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"5ms\"\n\
+                core = 0\nbody = { command = [\"./missing\"] }\n";
+    let path = dir.path().join("set.toml");
+    let set = parse(text, &path.display().to_string(), Syntax::Toml).unwrap();
+    let error = RunSpec::from_plan(&set, None, &path.display().to_string(), 500 * MS)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("set.toml:7"), "{error}");
+    assert!(
+        error.contains("task 'filter' field `body.command`"),
+        "{error}"
+    );
+    assert!(error.contains("missing\": no such file"), "{error}");
+}

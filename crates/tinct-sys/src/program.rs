@@ -1,0 +1,403 @@
+//! A program of the user's as a real-time task's job body (issue 26): it
+//! starts with its CPUs and scheduling already set (in the child, between
+//! `fork` and `exec`, so none of its threads ever runs elsewhere), dies
+//! with the thread that started it (`PR_SET_PDEATHSIG`), and exchanges
+//! lines with that thread: one line on its stdin asks for a job, one line
+//! on its stdout says the job is done (the `lines` protocol of
+//! docs/FORMAT.md). Its CPU time is read from its process CPU clock, so a
+//! job's execution time counts every thread of the program.
+//!
+//! Nothing here allocates once the program runs: the line buffer is
+//! reserved when it starts, so a real-time thread can ask for jobs.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::sched::{PreparedScheduling, Scheduling};
+
+/// The longest reply line a program may write (bytes, newline included).
+pub const MAX_LINE: usize = 64 << 10;
+
+/// How a program is started.
+#[derive(Debug)]
+pub struct ProgramStart<'a> {
+    /// The program (a path) and its arguments.
+    pub command: &'a [OsString],
+    /// Environment variables added to this process's.
+    pub env: &'a [(OsString, OsString)],
+    /// CPUs it may run on (`None`: this thread's).
+    pub cpus: Option<&'a [u32]>,
+    /// Its scheduling (`None`: this thread's).
+    pub scheduling: Option<&'a Scheduling>,
+    /// Where its stderr goes.
+    pub stderr: std::fs::File,
+}
+
+/// A running program body.
+#[derive(Debug)]
+pub struct Program {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: ChildStdout,
+    /// Bytes read past the last line.
+    pending: Vec<u8>,
+    clock: Option<libc::clockid_t>,
+}
+
+/// What came back for a job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reply {
+    /// A line: the job is done.
+    Done,
+    /// `give_up` said to stop waiting first.
+    GaveUp,
+    /// Its stdout closed (it exited, or closed it) before the line.
+    Closed,
+    /// A line longer than [`MAX_LINE`].
+    TooLong,
+}
+
+impl Program {
+    /// Starts the program: in the child, before `exec`, it is pinned to
+    /// `cpus`, given `scheduling` and told to die with the calling thread;
+    /// its stdin and stdout are pipes to this process.
+    pub fn start(start: ProgramStart<'_>) -> std::io::Result<Program> {
+        let (program, arguments) = start.command.split_first().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "no program to run")
+        })?;
+        let cpus = match start.cpus {
+            Some(cpus) => Some(cpu_set(cpus)?),
+            None => None,
+        };
+        let scheduling = match start.scheduling {
+            Some(s) => Some(PreparedScheduling::new(s).map_err(|e| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string())
+            })?),
+            None => None,
+        };
+        let mut command = Command::new(program);
+        command
+            .args(arguments)
+            .envs(start.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(start.stderr);
+        // SAFETY: the hook runs in the child between fork and exec and only
+        // makes system calls on values prepared before the fork (prctl,
+        // sched_setaffinity through rustix, sched_setattr): async-signal-
+        // safe, no allocation, no lock.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                if let Some(set) = &cpus {
+                    rustix::thread::sched_setaffinity(None, set)?;
+                }
+                if let Some(scheduling) = &scheduling {
+                    scheduling.set_on_caller()?;
+                }
+                Ok(())
+            });
+        }
+        let mut child = command.spawn()?;
+        let stdin = child.stdin.take();
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| std::io::Error::other("the program's stdout was not captured"))?;
+        let clock = process_clock(child.id());
+        Ok(Program {
+            child,
+            stdin,
+            stdout,
+            pending: Vec::with_capacity(MAX_LINE),
+            clock,
+        })
+    }
+
+    /// The program's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// CPU time of every thread of the program so far, ns (0 once it is
+    /// gone or where the clock cannot be read).
+    pub fn cpu_ns(&self) -> u64 {
+        let Some(clock) = self.clock else {
+            return 0;
+        };
+        let mut now = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `now` is a writable timespec; the clock id names the
+        // program's CPU clock (an error if it is gone).
+        if unsafe { libc::clock_gettime(clock, &mut now) } != 0 {
+            return 0;
+        }
+        (now.tv_sec as u64)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(now.tv_nsec as u64)
+    }
+
+    /// Writes `line` (with its newline) to the program's stdin: asks for a
+    /// job. An error if it closed its stdin or exited; never SIGPIPE (the
+    /// signal is blocked in the calling thread for the write, and one it
+    /// raised is taken back before it is unblocked), whatever this
+    /// process does with SIGPIPE.
+    pub fn ask(&mut self, line: &[u8]) -> std::io::Result<()> {
+        let stdin = self.stdin.as_mut().ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::BrokenPipe, "its stdin is closed")
+        })?;
+        // SAFETY: signal sets on the stack, the calling thread's mask;
+        // sigtimedwait with a zero timeout takes a pending SIGPIPE of this
+        // thread (raised by the write) without waiting.
+        unsafe {
+            let mut pipe: libc::sigset_t = std::mem::zeroed();
+            let mut previous: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut pipe);
+            libc::sigaddset(&mut pipe, libc::SIGPIPE);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &pipe, &mut previous);
+            let written = stdin.write_all(line);
+            if written
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                let now = libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                };
+                libc::sigtimedwait(&pipe, std::ptr::null_mut(), &now);
+            }
+            libc::pthread_sigmask(libc::SIG_SETMASK, &previous, std::ptr::null_mut());
+            written
+        }
+    }
+
+    /// Waits for one line on the program's stdout, looking at `give_up`
+    /// every `look`. The line itself is not kept (its content is the
+    /// program's own).
+    pub fn wait_line(&mut self, give_up: &dyn Fn() -> bool, look: Duration) -> Reply {
+        loop {
+            if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+                self.pending.drain(..=end);
+                return Reply::Done;
+            }
+            if self.pending.len() >= MAX_LINE {
+                return Reply::TooLong;
+            }
+            if give_up() {
+                return Reply::GaveUp;
+            }
+            let mut poll = [libc::pollfd {
+                fd: self.stdout.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            let timeout = i32::try_from(look.as_millis().max(1)).unwrap_or(i32::MAX);
+            // SAFETY: one initialised pollfd that outlives the call.
+            let ready = unsafe { libc::poll(poll.as_mut_ptr(), 1, timeout) };
+            if ready <= 0 {
+                continue;
+            }
+            // No allocation: the capacity was reserved at start.
+            let start = self.pending.len();
+            let room = MAX_LINE - start;
+            let spare = self.pending.spare_capacity_mut();
+            // SAFETY: reading at most `room` bytes into the vector's spare
+            // capacity (at least `room`: MAX_LINE was reserved).
+            let read =
+                unsafe { libc::read(self.stdout.as_raw_fd(), spare.as_mut_ptr().cast(), room) };
+            match usize::try_from(read) {
+                Ok(0) => return Reply::Closed,
+                // SAFETY: the kernel wrote `n` bytes there.
+                Ok(n) => unsafe { self.pending.set_len(start + n) },
+                Err(_) => {} // EINTR, EAGAIN: look again.
+            }
+        }
+    }
+
+    /// The program's exit status if it has exited (reaped then).
+    pub fn try_exit(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().ok().flatten()
+    }
+
+    /// Ends the program: closes its stdin (end of file asks it to exit),
+    /// waits up to `grace`, then kills it (SIGKILL). Its exit status, and
+    /// whether it had to be killed.
+    pub fn finish(mut self, grace: Duration) -> (Option<ExitStatus>, bool) {
+        drop(self.stdin.take());
+        let since = Instant::now();
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return (Some(status), false);
+            }
+            if since.elapsed() >= grace {
+                let _ = self.child.kill();
+                return (self.child.wait().ok(), true);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// `cpus` as a kernel CPU set.
+fn cpu_set(cpus: &[u32]) -> std::io::Result<rustix::thread::CpuSet> {
+    let mut set = rustix::thread::CpuSet::new();
+    for &cpu in cpus {
+        if cpu as usize >= rustix::thread::CpuSet::MAX_CPU {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("CPU {cpu} is beyond the largest CPU set"),
+            ));
+        }
+        set.set(cpu as usize);
+    }
+    Ok(set)
+}
+
+/// The CPU clock of process `pid` (all its threads).
+fn process_clock(pid: u32) -> Option<libc::clockid_t> {
+    let mut clock: libc::clockid_t = 0;
+    // SAFETY: `clock` is writable; the pid is our child's.
+    (unsafe { libc::clock_getcpuclockid(pid as libc::pid_t, &mut clock) } == 0).then_some(clock)
+}
+
+/// True if `path` names a file this process may execute.
+pub fn is_executable(path: &Path) -> bool {
+    rustix::fs::access(path, rustix::fs::Access::EXEC_OK).is_ok() && path.is_file()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sh(script: &str) -> Vec<OsString> {
+        ["sh", "-c", script].map(OsString::from).to_vec()
+    }
+
+    fn start(command: &[OsString]) -> Program {
+        Program::start(ProgramStart {
+            command,
+            env: &[],
+            cpus: None,
+            scheduling: None,
+            stderr: std::fs::File::create("/dev/null").unwrap(),
+        })
+        .unwrap()
+    }
+
+    const LOOK: Duration = Duration::from_millis(10);
+
+    /// A limit for a test's waits: a hang fails it.
+    fn within(limit: Duration) -> impl Fn() -> bool {
+        let since = Instant::now();
+        move || since.elapsed() > limit
+    }
+
+    #[test]
+    fn a_line_asks_for_a_job_and_a_line_says_it_is_done() {
+        // A job: read a line, spin a little, answer with a line.
+        let command = sh(
+            "while read job; do i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done; echo done $job; done",
+        );
+        let mut program = start(&command);
+        let before = program.cpu_ns();
+        for job in 0..3 {
+            program.ask(format!("{job}\n").as_bytes()).unwrap();
+            assert_eq!(
+                program.wait_line(&within(Duration::from_secs(30)), LOOK),
+                Reply::Done
+            );
+        }
+        let spent = program.cpu_ns().saturating_sub(before);
+        let (status, killed) = program.finish(Duration::from_secs(10));
+        assert!(spent > 0, "the program's CPU time grows with its jobs");
+        assert!(
+            status.is_some_and(|s| s.success()),
+            "{status:?}: end of file ends it"
+        );
+        assert!(!killed);
+    }
+
+    #[test]
+    fn a_program_that_never_answers_is_given_up_and_killed() {
+        let mut program = start(&sh("exec sleep 60"));
+        program.ask(b"0\n").unwrap();
+        assert_eq!(
+            program.wait_line(&within(Duration::from_millis(100)), LOOK),
+            Reply::GaveUp
+        );
+        let (status, killed) = program.finish(Duration::from_millis(100));
+        assert!(killed, "sleep does not read its stdin");
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.and_then(|s| s.signal()), Some(libc::SIGKILL));
+    }
+
+    #[test]
+    fn an_exit_closes_the_reply_and_garbage_without_a_newline_is_refused() {
+        let mut program = start(&sh("read job; exit 3"));
+        program.ask(b"0\n").unwrap();
+        assert_eq!(
+            program.wait_line(&within(Duration::from_secs(30)), LOOK),
+            Reply::Closed
+        );
+        let (status, _) = program.finish(Duration::from_secs(10));
+        assert_eq!(status.and_then(|s| s.code()), Some(3));
+
+        let mut program = start(&sh("head -c 70000 /dev/zero; sleep 60"));
+        assert_eq!(
+            program.wait_line(&within(Duration::from_secs(30)), LOOK),
+            Reply::TooLong
+        );
+        program.finish(Duration::from_millis(100));
+    }
+
+    /// SIGPIPE at its default (as the `tinct` binary sets it): a write to
+    /// a program that exited is an error, not the end of this process.
+    #[test]
+    fn asking_a_program_that_exited_is_an_error_not_a_sigpipe() {
+        let mut program = start(&sh("exit 0"));
+        while program.try_exit().is_none() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // SAFETY: restoring the default action of SIGPIPE in this test
+        // process (the test harness ignores it); put back below.
+        let previous = unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+        let asked = program.ask(b"0\n");
+        // SAFETY: as above.
+        unsafe { libc::signal(libc::SIGPIPE, previous) };
+        assert_eq!(asked.unwrap_err().kind(), std::io::ErrorKind::BrokenPipe);
+    }
+
+    #[test]
+    fn the_program_starts_on_its_cpus() {
+        let cpus = crate::sched::affinity().unwrap();
+        let last = [*cpus.last().unwrap()];
+        let program = Program::start(ProgramStart {
+            command: &sh("grep Cpus_allowed_list /proc/self/status >&2; read x"),
+            env: &[],
+            cpus: Some(&last),
+            scheduling: None,
+            stderr: std::fs::File::create("/dev/null").unwrap(),
+        })
+        .unwrap();
+        let pid = program.pid();
+        let allowed = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .unwrap()
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("Cpus_allowed_list:")
+                    .map(|v| v.trim().to_string())
+            })
+            .unwrap();
+        program.finish(Duration::from_secs(10));
+        assert_eq!(allowed, last[0].to_string());
+    }
+}
