@@ -161,6 +161,15 @@ impl RunSpec {
                 .max(1);
             let program = match &task.program {
                 None => None,
+                Some(program) if program.mmap => {
+                    return Err(bad(
+                        "body.mmap",
+                        "no `mmap` yet: a program's memory is not coloured (issue 26), so its \
+                         anonymous mappings cannot be"
+                            .into(),
+                        "true".into(),
+                    ));
+                }
                 Some(program) => Some(program_spec(program, source).map_err(|found| {
                     bad(
                         "body.command",
@@ -268,11 +277,9 @@ fn program_spec(program: &ProgramBody, source: &str) -> std::result::Result<Prog
         let directory = std::path::Path::new(source)
             .parent()
             .unwrap_or(std::path::Path::new(""));
-        directory
-            .join(written)
-            .components()
-            .filter(|c| *c != std::path::Component::CurDir)
-            .collect()
+        // Absolute: a path still, whatever the directory (`./x` joined
+        // to an empty one would be the bare name `x`, a name for PATH).
+        std::path::absolute(directory.join(written)).map_err(|e| format!("\"{name}\": {e}"))?
     } else {
         crate::exec::loader::resolve(
             std::ffi::OsStr::new(name),

@@ -163,12 +163,12 @@ fn with_program_output(spec: &RunSpec, dir: &Path) -> Result<RunSpec> {
             })?;
             made = true;
         }
-        program.stderr = Some(programs.join(format!("{}.stderr", task.name)));
+        program.stderr = Some(programs.join(program_stderr_name(&task.name)));
     }
     Ok(spec)
 }
 
-pub use crate::output::PROGRAMS_DIR;
+pub use crate::output::{PROGRAMS_DIR, program_stderr_name};
 
 /// Runs `spec` and writes its directory `out`, with `analysis` (that of the
 /// plan `spec` came from, if any) as `analysis.json` and the machine's

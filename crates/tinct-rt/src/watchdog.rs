@@ -84,15 +84,22 @@ impl StopReason {
 }
 
 /// What the watchdog sees of one task: the release and deadline of the job
-/// running now (release 0 when idle).
+/// running now (release 0 when idle), and the pid of its program while
+/// the program owes a job (0 otherwise).
 #[derive(Debug, Default)]
 pub struct Monitor {
     release_ns: AtomicU64,
     deadline_ns: AtomicU64,
     job: AtomicU64,
+    program_in_job: std::sync::atomic::AtomicU32,
 }
 
 impl Monitor {
+    /// The task's program `pid` was asked for a job (0: it answered).
+    pub fn program_owes_job(&self, pid: u32) {
+        self.program_in_job.store(pid, Ordering::Release);
+    }
+
     /// A job with relative deadline `deadline_ns` (0: none) starts.
     pub fn begin(&self, job: u64, release_ns: u64, deadline_ns: u64) {
         self.job.store(job, Ordering::Relaxed);
@@ -248,6 +255,8 @@ pub fn next_look(shared: &Shared, limits: &Limits, now: u64) -> u64 {
 /// finished or a stop was asked for, and tells `alive` the instant of every
 /// look (the run's heartbeat, see [`crate::shared_log::SharedLog::beat`]).
 pub fn watch(shared: &Shared, limits: Limits, alive: &dyn Fn(u64)) {
+    // Since when the run has been ending or stopping.
+    let mut winding_down: Option<u64> = None;
     loop {
         if shared.finished.load(Ordering::SeqCst) == shared.monitors.len() {
             return;
@@ -260,6 +269,12 @@ pub fn watch(shared: &Shared, limits: Limits, alive: &dyn Fn(u64)) {
         if let Some(reason) = check(shared, &limits, now) {
             shared.stop_for(reason);
         }
+        if shared.stopping() || shared.ending.load(Ordering::Relaxed) {
+            let since = *winding_down.get_or_insert(now);
+            if now.saturating_sub(since) >= PROGRAM_STOP_GRACE_NS {
+                kill_programs_in_jobs(shared);
+            }
+        }
         if shared.stopping() {
             if shared.finished.load(Ordering::SeqCst) == shared.monitors.len() {
                 return;
@@ -270,13 +285,69 @@ pub fn watch(shared: &Shared, limits: Limits, alive: &dyn Fn(u64)) {
             crate::clock::sleep_until(now.saturating_add(STOPPING_POLL_NS));
             continue;
         }
-        crate::clock::sleep_until(next_look(shared, &limits, now));
+        let mut wake = next_look(shared, &limits, now);
+        if let Some(since) = winding_down {
+            wake = wake.min(
+                since
+                    .saturating_add(PROGRAM_STOP_GRACE_NS)
+                    .max(now.saturating_add(STOPPING_POLL_NS)),
+            );
+        }
+        crate::clock::sleep_until(wake);
+    }
+}
+
+/// How long after the run's end (or a stop) a program still owing a job is
+/// left before it is killed: its task thread, which would see the end
+/// within [`crate::clock::STOP_POLL_NS`], may be kept off its CPU by the
+/// program itself (a program that spins at the task's priority on the
+/// task's core).
+pub const PROGRAM_STOP_GRACE_NS: u64 = 100_000_000;
+
+/// Kills (SIGKILL) every program that owes a job: the job is aborted
+/// anyway, and its task thread can then end. The pid is the task
+/// thread's unreaped child while it is published.
+fn kill_programs_in_jobs(shared: &Shared) {
+    for monitor in &shared.monitors {
+        let pid = monitor.program_in_job.swap(0, Ordering::AcqRel);
+        if pid != 0 {
+            let _ = tinct_sys::supervise::ChildProcess::adopt(pid).signal(libc::SIGKILL);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A program that owes a job when the run winds down is killed; one
+    /// that answered (its pid taken back) is not touched.
+    #[test]
+    fn a_program_owing_a_job_is_killed_and_an_idle_one_is_left() {
+        let spawn = || {
+            std::process::Command::new("sleep")
+                .arg("30")
+                .spawn()
+                .unwrap()
+        };
+        let (mut owing, mut idle) = (spawn(), spawn());
+        let shared = Shared::new(vec!["a".into(), "b".into()]);
+        shared.monitors[0].program_owes_job(owing.id());
+        shared.monitors[1].program_owes_job(idle.id());
+        shared.monitors[1].program_owes_job(0);
+        kill_programs_in_jobs(&shared);
+        let status = tinct_sys::testing::wait_within(
+            &mut owing,
+            std::time::Duration::from_secs(30),
+            "sleep",
+        );
+        let idle_alive = idle.try_wait().unwrap().is_none();
+        idle.kill().unwrap();
+        idle.wait().unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+        assert!(idle_alive);
+    }
 
     fn limits() -> Limits {
         Limits {

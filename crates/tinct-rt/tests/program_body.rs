@@ -157,3 +157,76 @@ fn a_program_that_is_not_there_is_bad_input_naming_the_field() {
     );
     assert!(error.contains("missing\": no such file"), "{error}");
 }
+
+/// A program that spins in a job without ever blocking is killed once
+/// the run has ended (its job aborted), and the run ends. Under
+/// SCHED_OTHER here: at the task's SCHED_FIFO priority it would hold its
+/// core from every other test running beside it; that the watchdog kills
+/// a program that keeps its thread off the CPU is the watchdog's unit
+/// test.
+#[test]
+fn a_program_spinning_in_a_job_is_killed_at_the_end_and_the_run_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = program_task(
+        dir.path(),
+        "[\"sh\", \"-c\", \"read job; while :; do :; done\"]",
+        "20ms",
+        300 * MS,
+    );
+    let options = RunOptions {
+        realtime: false,
+        ..tinct_rt::testing::test_options()
+    };
+    let began = Instant::now();
+    let recorded = run_in_dir(&spec, None, options, &dir.path().join("run")).unwrap();
+    let took = began.elapsed();
+    let task = &recorded.summary.tasks[0];
+    assert!(task.balanced, "{:?}", task.jobs);
+    assert_eq!(task.jobs.completed, 0, "{:?}", task.jobs);
+    assert!(task.jobs.aborted >= 1, "{:?}", task.jobs);
+    let program = task.program.as_ref().expect("the program's record");
+    assert_eq!(program.ended, "killed by SIGKILL", "{program:?}");
+    // A hang guard: the run is 0.3 s, the kill comes 0.1 s after its end.
+    assert!(took < Duration::from_secs(30), "{took:?}");
+}
+
+/// A line the program writes before it is asked (a banner on stdout)
+/// would be taken for the next job's answer: the run stops, saying so.
+#[test]
+fn output_before_a_job_was_asked_for_stops_the_run_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = program_task(
+        dir.path(),
+        "[\"sh\", \"-c\", \"echo banner; while read job; do echo done; done\"]",
+        "20ms",
+        2_000 * MS,
+    );
+    let recorded = run_in_dir(&spec, None, options(), &dir.path().join("run")).unwrap();
+    let stop = recorded.summary.stop_description.clone();
+    assert!(
+        stop.contains("its program wrote to its stdout before it was asked for a job"),
+        "{stop}"
+    );
+    assert!(recorded.summary.tasks[0].balanced, "{stop}");
+}
+
+/// `./prog` in a task set read by a relative name stays a path (taken from
+/// the set's directory), never a name looked up in PATH.
+#[test]
+fn a_relative_program_of_a_relatively_named_set_stays_a_path() {
+    let text = "[platform]\ncores = 1\npartitions = 4\nmemory = \"16MiB\"\nrefill = \"10us\"\n\n\
+                [[task]]\nname = \"filter\"\nperiod = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"5ms\"\n\
+                core = 0\nbody = { command = [\"./no-such-filter\"] }\n";
+    let set = parse(text, "set.toml", Syntax::Toml).unwrap();
+    let error = RunSpec::from_plan(&set, None, "set.toml", 500 * MS)
+        .unwrap_err()
+        .to_string();
+    let here = std::env::current_dir().unwrap();
+    assert!(
+        error.contains(&format!(
+            "{}/no-such-filter\": no such file",
+            here.display()
+        )),
+        "{error}"
+    );
+}

@@ -218,8 +218,48 @@ impl Program {
                 Ok(0) => return Reply::Closed,
                 // SAFETY: the kernel wrote `n` bytes there.
                 Ok(n) => unsafe { self.pending.set_len(start + n) },
-                Err(_) => {} // EINTR, EAGAIN: look again.
+                Err(_) => {
+                    let kind = std::io::Error::last_os_error().kind();
+                    if !matches!(
+                        kind,
+                        std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock
+                    ) {
+                        return Reply::Closed;
+                    }
+                }
             }
+        }
+    }
+
+    /// True if the program has written to its stdout without being asked
+    /// (bytes left after its last answer, or waiting in the pipe): read
+    /// without waiting, kept to be seen again.
+    pub fn unasked_output(&mut self) -> bool {
+        if !self.pending.is_empty() {
+            return true;
+        }
+        let mut poll = [libc::pollfd {
+            fd: self.stdout.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        // SAFETY: one initialised pollfd that outlives the call; no wait.
+        let ready = unsafe { libc::poll(poll.as_mut_ptr(), 1, 0) };
+        if ready <= 0 || poll[0].revents & libc::POLLIN == 0 {
+            return false;
+        }
+        let spare = self.pending.spare_capacity_mut();
+        // SAFETY: reading at most MAX_LINE bytes into the empty vector's
+        // spare capacity (MAX_LINE was reserved).
+        let read =
+            unsafe { libc::read(self.stdout.as_raw_fd(), spare.as_mut_ptr().cast(), MAX_LINE) };
+        match usize::try_from(read) {
+            Ok(n) if n > 0 => {
+                // SAFETY: the kernel wrote `n` bytes there.
+                unsafe { self.pending.set_len(n) };
+                true
+            }
+            _ => false,
         }
     }
 
@@ -374,6 +414,32 @@ mod tests {
         // SAFETY: as above.
         unsafe { libc::signal(libc::SIGPIPE, previous) };
         assert_eq!(asked.unwrap_err().kind(), std::io::ErrorKind::BrokenPipe);
+    }
+
+    #[test]
+    fn a_line_written_before_it_was_asked_for_is_seen() {
+        // A banner on stdout, then one answer per job.
+        let mut program = start(&sh("echo banner; while read job; do echo done; done"));
+        let since = Instant::now();
+        while !program.unasked_output() {
+            assert!(
+                since.elapsed() < Duration::from_secs(30),
+                "the banner never came"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        program.finish(Duration::from_secs(10));
+        // One answer per job leaves nothing unasked.
+        let mut program = start(&sh("while read job; do echo done; done"));
+        for job in 0..3 {
+            assert!(!program.unasked_output(), "job {job}");
+            program.ask(b"0\n").unwrap();
+            assert_eq!(
+                program.wait_line(&within(Duration::from_secs(30)), LOOK),
+                Reply::Done
+            );
+        }
+        program.finish(Duration::from_secs(10));
     }
 
     #[test]

@@ -281,6 +281,15 @@ fn load_task(params: &Params) -> Result<Option<TaskSource>> {
             names.join(", ")
         ))
     })?;
+    if task.program.is_some() {
+        // Profiling it as a kernel would report a kernel's C^p under the
+        // program's name.
+        return Err(Error::InvalidInput(format!(
+            "{}: --task {name}: its body is a program; wcet-profile measures tinct's kernels \
+             only (profiling a program is still to come, issue 26)",
+            path.display()
+        )));
+    }
     Ok(Some(TaskSource {
         name: task.name.clone(),
         body: task.body.clone(),

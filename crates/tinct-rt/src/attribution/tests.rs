@@ -599,3 +599,40 @@ pub(super) fn run_of(tasks: Vec<(u8, Vec<JobRecord>)>, c: u64) -> RunResult {
         .collect();
     Scenario::of(tasks).result
 }
+
+/// Issue 26: a program body's memory is not coloured, so it can evict any
+/// coloured working set: the run's isolation cannot be proven, and a
+/// coloured task's late job sees the program among those sharing its cache.
+#[test]
+fn a_program_task_voids_the_isolation_proof_and_shares_the_cache() {
+    let colored = task("colored", 50, 10 * MS, Some(20 * MS), vec![]);
+    let mut program = task("filter", 40, 10 * MS, Some(20 * MS), vec![]);
+    program.placement = Placement::None;
+    program.spec.program = Some(crate::spec::ProgramSpec {
+        command: vec!["./filter".into()],
+        protocol: tinct_core::model::JobProtocol::Lines,
+        stderr: None,
+    });
+    let tasks = [colored, program];
+    let spec = crate::testing::run_spec(tasks.iter().map(|t| t.spec.clone()).collect(), MS);
+    let proof = crate::isolation::prove(&spec, &tasks);
+    assert_eq!(
+        proof.run.status,
+        crate::isolation::IsolationStatus::Unavailable
+    );
+    assert!(
+        proof
+            .run
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("task 'filter' runs a program")),
+        "{:?}",
+        proof.run.reason
+    );
+    let mut result = run_of(vec![], MS);
+    result.tasks = tasks.to_vec();
+    assert_eq!(
+        super::cache_sharing::shares_cache(&result, 0, &[]),
+        vec!["filter".to_string()]
+    );
+}

@@ -45,6 +45,17 @@ pub const FILES: [&str; 5] = [
 /// (`programs/<task>.stderr`).
 pub const PROGRAMS_DIR: &str = "programs";
 
+/// The file of task `name`'s program stderr in [`PROGRAMS_DIR`]: the name
+/// with `/` as `_` and a leading `.` as `_`, so that it stays in that
+/// directory whatever the name (`../x` included).
+pub fn program_stderr_name(name: &str) -> String {
+    let mut file = name.replace('/', "_");
+    if file.starts_with('.') {
+        file.replace_range(..1, "_");
+    }
+    format!("{file}.stderr")
+}
+
 /// What the run directory records beside the jobs.
 #[derive(Clone, Debug)]
 pub struct RunContext<'a> {
@@ -386,6 +397,15 @@ fn atomically(
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_programs_stderr_file_stays_in_its_directory_whatever_the_task_name() {
+        assert_eq!(program_stderr_name("filter"), "filter.stderr");
+        assert_eq!(program_stderr_name("../x"), "_._x.stderr");
+        assert_eq!(program_stderr_name("a/b"), "a_b.stderr");
+        assert_eq!(program_stderr_name(".hidden"), "_hidden.stderr");
+    }
+
     use super::*;
     use crate::output::fixture::{analysis, context, result};
     use crate::output::summarize;

@@ -151,7 +151,7 @@ pub fn write_verdict(out: &mut impl Write, summary: &Summary) -> fmt::Result {
         if let Some(program) = &t.program {
             writeln!(
                 out,
-                "task '{}': program {} (pid {}) {}{}; its stderr: {}/{}.stderr",
+                "task '{}': program {} (pid {}) {}{}; its stderr: {}/{}",
                 t.name,
                 program.command.join(" "),
                 program.pid,
@@ -162,7 +162,7 @@ pub fn write_verdict(out: &mut impl Write, summary: &Summary) -> fmt::Result {
                     ""
                 },
                 super::PROGRAMS_DIR,
-                t.name
+                super::program_stderr_name(&t.name)
             )?;
         }
     }

@@ -472,7 +472,7 @@ fn run_steps(
             Step::Receive { .. } => {
                 Blocked::Failed("a receive after a phase's first steps (only inputs release a job)")
             }
-            Step::Program => program_job(p, &until, stats),
+            Step::Program => program_job(p, &until, &cx.shared.monitors[cx.index], stats),
         };
         match outcome {
             Blocked::Done => {}
@@ -513,15 +513,32 @@ fn locked(
 
 /// One job of the task's program (the `lines` protocol): the job's number
 /// on a line to its stdin, then its line back, waiting while the run goes
-/// on; the program's CPU time in between is the job's too. Nothing is
-/// allocated: the line is formatted on the stack.
-fn program_job(p: &mut Prepared, until: &Until<'_>, stats: &mut JobStats) -> Blocked {
+/// on; the program's CPU time in between is the job's too. While it owes
+/// the job its pid is on `monitor`, so that the watchdog can kill it when
+/// the run ends without an answer (a program spinning at the task's
+/// priority would keep this thread from ever seeing the end). Output it
+/// wrote before it was asked is a protocol error: it would be taken for
+/// this job's answer. Nothing is allocated: the line is formatted on the
+/// stack.
+fn program_job(
+    p: &mut Prepared,
+    until: &Until<'_>,
+    monitor: &crate::watchdog::Monitor,
+    stats: &mut JobStats,
+) -> Blocked {
     let Some(program) = p.program.as_mut() else {
         return Blocked::Failed("a program step in a task without a program");
     };
+    if program.unasked_output() {
+        return Blocked::Failed(
+            "its program wrote to its stdout before it was asked for a job (the lines protocol: \
+             one line per job, diagnostics on stderr)",
+        );
+    }
     let mut line = [0u8; 24];
     let length = decimal_line(p.job, &mut line);
     let cpu0 = program.cpu_ns();
+    monitor.program_owes_job(program.pid());
     let outcome = match program.ask(&line[..length]) {
         Err(_) => Blocked::Failed(
             "its program no longer reads its stdin (it closed it or exited) when a job was released",
@@ -538,6 +555,7 @@ fn program_job(p: &mut Prepared, until: &Until<'_>, stats: &mut JobStats) -> Blo
             ),
         },
     };
+    monitor.program_owes_job(0);
     stats.program_cpu_ns = program.cpu_ns().saturating_sub(cpu0);
     outcome
 }
