@@ -591,10 +591,28 @@ mod tests {
         );
     }
 
+    /// `command` with SIGTERM, SIGHUP, SIGQUIT and SIGINT at their defaults
+    /// when it starts, whatever this process inherited (`nohup` ignores
+    /// SIGHUP, a background job SIGQUIT and SIGINT; a shell cannot trap a
+    /// signal ignored on entry).
+    fn with_default_signals(command: &mut std::process::Command) -> &mut std::process::Command {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: the hook only calls signal(2) with SIG_DFL: async-signal-
+        // safe, no allocation.
+        unsafe {
+            command.pre_exec(|| {
+                for signal in [libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT, libc::SIGINT] {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+                Ok(())
+            })
+        }
+    }
+
     #[test]
     fn a_live_process_that_traps_ignores_or_leaves_a_signal_reads_so() {
         // The shell sets its traps, then says so on stdout and waits.
-        let mut shell = std::process::Command::new("sh")
+        let mut shell = with_default_signals(&mut std::process::Command::new("sh"))
             .args([
                 "-c",
                 "trap 'exit 3' TERM; trap '' HUP; echo ready; read line",
@@ -635,7 +653,7 @@ mod tests {
     fn a_signal_blocked_in_every_thread_is_the_programs_event() {
         use std::os::unix::process::CommandExt;
         let mut command = std::process::Command::new("sleep");
-        command.arg("30");
+        with_default_signals(&mut command).arg("30");
         // SAFETY: the hook only calls sigemptyset, sigaddset and
         // sigprocmask on a local set: async-signal-safe, no allocation.
         unsafe {
