@@ -148,10 +148,10 @@ impl PyTaskSet {
 
     /// Writes the set to `path` (JSON if the name ends in .json, else TOML
     /// with `header` as comments), as `tinct plan -o` does: a relative
-    /// `dram_map` is rewritten to name the same file from `path` (relative
-    /// to the set's own file, or to the current directory for a set that
-    /// came from a string or a dict). Reading it back gives an equal set,
-    /// that reference aside.
+    /// `dram_map`, and a program body's relative program, are rewritten to
+    /// name the same file from `path` (relative to the set's own file, or
+    /// to the current directory for a set that came from a string or a
+    /// dict). Reading it back gives an equal set, those references aside.
     #[pyo3(signature = (path, header = None))]
     fn save(&self, path: &Bound<'_, PyAny>, header: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let path = units::path(path, "path")?;

@@ -4,6 +4,7 @@ errors that name file, line and field as the CLI does."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -23,6 +24,22 @@ SMALL = {
 }
 
 
+def programs(s):
+    """Each task's program (its body's `command[0]`), None for a kernel body."""
+    return [(t.get("body") or {}).get("command", [None])[0] for t in s.to_dict()["task"]]
+
+
+def without_programs(s):
+    """The set's dict without its programs' paths (the references `save`
+    rewrites for the file's new place)."""
+    d = s.to_dict()
+    for t in d["task"]:
+        body = t.get("body") or {}
+        if "command" in body:
+            body["command"] = body["command"][1:]
+    return d
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
 @pytest.mark.parametrize("suffix", [".toml", ".json"])
 def test_files_round_trip(tmp_path, example, suffix):
@@ -30,7 +47,16 @@ def test_files_round_trip(tmp_path, example, suffix):
     path = tmp_path / ("copy" + suffix)
     original.save(path, header=["written by a test"])
     again = tinct.TaskSet.load(path)
-    assert again == original
+    relative = [p for p in programs(original) if p and "/" in p and not p.startswith("/")]
+    if relative:
+        # Saved elsewhere, a relative program is rewritten to name the same
+        # file (issue 26): equal, that reference aside.
+        assert without_programs(again) == without_programs(original)
+        for was, now in zip(programs(original), programs(again)):
+            if was in relative:
+                assert now == os.path.normpath(example.parent / was), (was, now)
+    else:
+        assert again == original
     assert tinct.TaskSet.from_dict(original.to_dict()) == original
     assert tinct.TaskSet.parse(original.to_json(), syntax="json") == original
     assert tinct.TaskSet.parse(original.to_toml()) == original
