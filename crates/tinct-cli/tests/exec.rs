@@ -739,16 +739,7 @@ fn exec_with_a_listening_shim(
     loop {
         let listening = tinct_rt::testing::child_processes(tinct.id())
             .into_iter()
-            .find(|pid| {
-                std::fs::read_dir(format!("/proc/{pid}/task"))
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .any(|task| {
-                        std::fs::read_to_string(task.path().join("comm"))
-                            .is_ok_and(|comm| comm.trim_end() == LISTENER)
-                    })
-            });
+            .find(|&pid| tinct_sys::supervise::has_thread_named(pid, LISTENER));
         if let Some(pid) = listening.filter(|&pid| ready(pid)) {
             return (tinct, pid);
         }
@@ -952,17 +943,16 @@ fn a_ctrl_c_to_the_whole_group_ends_exec_at_once_and_says_what_was_lost() {
     };
     // Once the shim listens, as a user's Ctrl-C would come.
     std::thread::sleep(std::time::Duration::from_millis(200));
-    let sent = std::time::Instant::now();
     rustix::process::kill_process_group(group, rustix::process::Signal::INT).unwrap();
     let status = tinct_sys::testing::wait_within(&mut tinct, limit, "tinct exec after Ctrl-C");
-    let took = sent.elapsed();
     let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
     let mut text = String::new();
     std::io::Read::read_to_string(&mut tinct.stderr.take().unwrap(), &mut text).unwrap();
     assert_eq!(status.code(), Some(130), "{status}: {text}");
+    // No wait for an answer that could not come: the program was gone.
     assert!(
-        took < tinct_rt::exec::report_request::REPORT_WAIT,
-        "no wait for an answer that cannot come: {took:?}: {text}"
+        !text.contains("did not write its summary and frame report in time"),
+        "{text}"
     );
     assert!(
         text.contains("tinct exec: SIGINT passed on to the program"),

@@ -211,14 +211,7 @@ fn children_of(parent: u32) -> Vec<u32> {
 
 /// True if a thread of `pid` is the shim's listener.
 fn listens(pid: u32) -> bool {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|task| {
-            std::fs::read_to_string(task.path().join("comm"))
-                .is_ok_and(|comm| comm.trim_end() == LISTENER)
-        })
+    tinct_sys::supervise::has_thread_named(pid as i32, LISTENER)
 }
 
 #[test]

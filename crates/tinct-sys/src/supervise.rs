@@ -296,6 +296,19 @@ fn blocks_in(status: &str, signal: i32) -> Option<bool> {
     Some(mask_in(status, "SigBlk:")? & signal_bit(signal)? != 0)
 }
 
+/// True if a thread of process `pid` is named `name` (its
+/// `/proc/<pid>/task/*/comm`); false once the process is gone.
+pub fn has_thread_named(pid: i32, name: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|task| {
+            std::fs::read_to_string(task.path().join("comm"))
+                .is_ok_and(|comm| comm.trim_end() == name)
+        })
+}
+
 /// The disposition of `signal` in the text of a `/proc/<pid>/status`
 /// (signal `n` is bit `n − 1` of each mask): [`SignalAction::Caught`],
 /// [`SignalAction::Ignored`] or [`SignalAction::Default`]; `None` if a

@@ -87,7 +87,7 @@ impl ReportRequests {
     /// each cut short when `ended()` says the program has ended.
     pub fn ask(&mut self, pid: i32, limit: Duration, ended: &dyn Fn() -> bool) -> Asked {
         self.take_pending();
-        if !self.ready || !listener_runs(pid) || ended() {
+        if !self.ready || !tinct_sys::supervise::has_thread_named(pid, LISTENER) || ended() {
             return Asked::NotListening;
         }
         let sent = rustix::net::send(
@@ -150,18 +150,4 @@ impl ReportRequests {
             self.ready |= byte == READY;
         }
     }
-}
-
-/// True if process `pid` has the shim's listening thread (it names itself
-/// [`LISTENER`] once it runs): a program that replaced itself with one
-/// without the shim has none.
-fn listener_runs(pid: i32) -> bool {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .any(|task| {
-            std::fs::read_to_string(task.path().join("comm"))
-                .is_ok_and(|comm| comm.trim_end() == LISTENER)
-        })
 }
