@@ -458,13 +458,17 @@ pub fn prove(spec: &RunSpec, tasks: &[TaskRun]) -> Proof {
     if !claims_isolation(&memories) {
         return prove_with(&memories, Err(String::new()), None);
     }
-    if let Some(program) = tasks.iter().find(|t| t.spec.program.is_some()) {
-        // Its pages can be of any colour: no working set is safe from it.
+    if let Some(program) = tasks
+        .iter()
+        .find(|t| t.spec.program.is_some() && matches!(t.placement, Placement::None))
+    {
+        // No partitions: its pages can be of any colour, so no working
+        // set is safe from it.
         return Proof::without(
             tasks.len(),
             RunIsolation::unavailable(format!(
-                "task '{}' runs a program whose memory is not coloured: its pages can be of \
-                 any colour, so it can evict every coloured working set",
+                "task '{}' runs a program without partitions, whose memory is not coloured: \
+                 its pages can be of any colour, so it can evict every coloured working set",
                 program.spec.name
             )),
         );

@@ -51,6 +51,7 @@ pub mod monitor;
 pub mod output;
 pub mod pipeline;
 pub mod plan;
+pub mod program_heap;
 pub mod record;
 pub mod release_latency;
 pub mod rtapp;

@@ -196,6 +196,9 @@ pub struct ColorLayout {
     /// The bytes of address space the colour bits index (`2^high bit`):
     /// the cache model of the isolation proof indexes its sets by them.
     pub index_span_bytes: u64,
+    /// The physical address bits of the colour (what the shim is handed
+    /// as `TINCT_COLOR_BITS` for a program body's heap).
+    pub bits: Vec<u32>,
 }
 
 impl ColorLayout {
@@ -244,6 +247,7 @@ impl ColorLayout {
         Ok(ColorLayout {
             mapping,
             index_span_bytes: resolved.geometry.colors.way_bytes,
+            bits: resolved.bits.clone(),
             rule: describe_rule(
                 resolved.geometry.rule,
                 &match &resolved.evidence {

@@ -161,15 +161,6 @@ impl RunSpec {
                 .max(1);
             let program = match &task.program {
                 None => None,
-                Some(program) if program.mmap => {
-                    return Err(bad(
-                        "body.mmap",
-                        "no `mmap` yet: a program's memory is not coloured (issue 26), so its \
-                         anonymous mappings cannot be"
-                            .into(),
-                        "true".into(),
-                    ));
-                }
                 Some(program) => Some(program_spec(program, source).map_err(|found| {
                     bad(
                         "body.command",
@@ -304,6 +295,9 @@ fn program_spec(program: &ProgramBody, source: &str) -> std::result::Result<Prog
         command,
         protocol: program.protocol,
         stderr: None,
+        frames: None,
+        mmap: program.mmap,
+        env: Vec::new(),
     })
 }
 

@@ -141,7 +141,8 @@ pub fn run_header(spec: &RunSpec, options: &RunOptions, out: &Path) -> String {
     )
 }
 
-/// `spec` with each program body's stderr in `programs/<task>.stderr` of
+/// `spec` with each program body's stderr in `programs/<task>.stderr` (and
+/// its heap's frame reports in `programs/<task>.frames.<pid>`) of
 /// the run directory `dir` (that directory emptied of an earlier run's
 /// files first; none without program bodies).
 fn with_program_output(spec: &RunSpec, dir: &Path) -> Result<RunSpec> {
@@ -164,6 +165,7 @@ fn with_program_output(spec: &RunSpec, dir: &Path) -> Result<RunSpec> {
             made = true;
         }
         program.stderr = Some(programs.join(program_stderr_name(&task.name)));
+        program.frames = Some(programs.join(crate::output::program_file_name(&task.name, "frames")));
     }
     Ok(spec)
 }

@@ -501,6 +501,16 @@ pub struct ProgramSpec {
     /// Where its stderr goes (`None`: nowhere); set by the run directory.
     #[serde(skip)]
     pub stderr: Option<std::path::PathBuf>,
+    /// Where the shim writes its heap's frame reports (`<path>.<pid>`);
+    /// set by the run directory, else a private temporary directory.
+    #[serde(skip)]
+    pub frames: Option<std::path::PathBuf>,
+    /// Its anonymous mappings coloured too (`body.mmap`).
+    pub mmap: bool,
+    /// Variables it is started with beside tinct's own environment (the
+    /// shim and its settings: [`crate::program_heap::ProgramHeap::env`]).
+    #[serde(skip)]
+    pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
 
 impl TaskSpec {
@@ -667,6 +677,11 @@ pub struct RunSpec {
     pub rtapp_log: Option<String>,
     /// Where data-triggered tasks run (see [`crate::pipeline`]).
     pub placement: crate::pipeline::Placement,
+    /// The LD_PRELOAD shim that colours a program body's heap
+    /// ([`crate::program_heap`]), found by the caller (the CLI's one
+    /// lookup); needed only by a program task with partitions.
+    #[serde(skip)]
+    pub preload_library: Option<std::path::PathBuf>,
 }
 
 impl RunSpec {
@@ -708,7 +723,16 @@ impl RunSpec {
             seed: 0,
             rtapp_log: None,
             placement: crate::pipeline::Placement::Pinned,
+            preload_library: None,
         }
+    }
+
+    /// True if a program body's heap is to be coloured (a program task
+    /// with partitions): the run needs [`RunSpec::preload_library`].
+    pub fn colours_programs(&self) -> bool {
+        self.tasks
+            .iter()
+            .any(|t| t.program.is_some() && !t.partitions.is_empty())
     }
 
     /// The same spec with every task and phase under SCHED_OTHER (`--no-rt`).

@@ -139,6 +139,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     }
     .map_err(rt_error)?;
     workload.spec.color_bits_flag = args.color_bits.clone();
+    if workload.spec.colours_programs() {
+        workload.spec.preload_library = Some(super::shim::find_shim()?);
+    }
     if !args.json {
         for note in &workload.notes {
             println!("note: {note}");

@@ -40,8 +40,8 @@ pub(super) fn shares_cache(
         .iter()
         .enumerate()
         .filter(|&(i, t)| {
-            // A program's memory is the program's own: it has no working
-            // set of tinct's, yet it occupies the cache all the same.
+            // A program without partitions has no placement of tinct's,
+            // yet its memory occupies the cache all the same.
             i != index
                 && (!matches!(t.placement, Placement::None) || t.spec.program.is_some())
                 && all_cpus(t)

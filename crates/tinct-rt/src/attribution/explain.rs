@@ -91,10 +91,7 @@ fn explain_task(
     let task = &result.tasks[index];
     let prio = priority(task);
     let sharing = shares_cache(result, index, evidence.llc_domains);
-    let isolation = isolation_absent(&task.placement, evidence.colouring).or_else(|| {
-        (task.spec.program.is_some() && !task.spec.partitions.is_empty())
-            .then_some(crate::runtime::PROGRAM_NOT_COLOURED)
-    });
+    let isolation = isolation_absent(&task.placement, evidence.colouring);
     let wants_rt = task.spec.scheduling.policy.is_realtime();
     let mut stalls = Vec::with_capacity(task.records.len());
     let mut bounds = Vec::with_capacity(task.records.len());

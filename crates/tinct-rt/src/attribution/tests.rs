@@ -612,6 +612,9 @@ fn a_program_task_voids_the_isolation_proof_and_shares_the_cache() {
         command: vec!["./filter".into()],
         protocol: tinct_core::model::JobProtocol::Lines,
         stderr: None,
+        frames: None,
+        mmap: false,
+        env: Vec::new(),
     });
     let tasks = [colored, program];
     let spec = crate::testing::run_spec(tasks.iter().map(|t| t.spec.clone()).collect(), MS);

@@ -29,7 +29,9 @@ pub mod verdict_text;
 
 pub use jobs_csv::{JobRow, write_jobs_csv};
 pub use read::RunFiles;
-pub use run_dir::{PROGRAMS_DIR, RunContext, RunDir, Written, program_stderr_name};
+pub use run_dir::{
+    PROGRAMS_DIR, RunContext, RunDir, Written, program_file_name, program_stderr_name,
+};
 pub use summary::{Summary, TaskVerdict, scheduling_note, summarize, verdict_word};
 pub use trace::trace_run;
 pub use verdict_text::{UNEXPLAINED_EXIT, verdict_alarms, verdict_text};

@@ -45,15 +45,21 @@ pub const FILES: [&str; 5] = [
 /// (`programs/<task>.stderr`).
 pub const PROGRAMS_DIR: &str = "programs";
 
-/// The file of task `name`'s program stderr in [`PROGRAMS_DIR`]: the name
-/// with `/` as `_` and a leading `.` as `_`, so that it stays in that
-/// directory whatever the name (`../x` included).
+/// The file of task `name`'s program stderr in [`PROGRAMS_DIR`]
+/// ([`program_file_name`] with `stderr`).
 pub fn program_stderr_name(name: &str) -> String {
+    program_file_name(name, "stderr")
+}
+
+/// A file of task `name`'s program in [`PROGRAMS_DIR`], `<name>.<kind>`:
+/// the name with `/` as `_` and a leading `.` as `_`, so that it stays in
+/// that directory whatever the name (`../x` included).
+pub fn program_file_name(name: &str, kind: &str) -> String {
     let mut file = name.replace('/', "_");
     if file.starts_with('.') {
         file.replace_range(..1, "_");
     }
-    format!("{file}.stderr")
+    format!("{file}.{kind}")
 }
 
 /// What the run directory records beside the jobs.

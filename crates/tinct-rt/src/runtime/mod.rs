@@ -68,6 +68,12 @@ pub(crate) struct Logs<'a> {
 pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
     spec.check_limits()?;
     crate::memory::check_colors(spec, options.uncolored || !options.realtime)?;
+    crate::program_heap::heaps_of(
+        spec,
+        spec.preload_library.as_deref(),
+        options.uncolored,
+        options.uncolored || !options.realtime,
+    )?;
     if options.realtime
         && spec.needs_rt()
         && let tinct_sys::privilege::Probe::Failed { message, .. } =
@@ -137,6 +143,13 @@ pub fn run_until(spec: &RunSpec, options: RunOptions, stop: &StopFlag) -> Result
         spec.compute_ns_per_iteration = Some(compute_rate_on(cpu, &spec.source)?);
     }
     let no_clamps = !tinct_sys::sched::util_clamp_supported() && spec.without_util_clamps();
+    let heaps = crate::program_heap::heaps_of(
+        &spec,
+        spec.preload_library.as_deref(),
+        options.uncolored,
+        options.uncolored || !options.realtime,
+    )?;
+    let (heap_frames, _private) = program_frames(&mut spec, &heaps)?;
     let log = SharedLog::new(&spec.log_capacities())?;
     let stalls = match options.sentinel {
         Some(sentinel) => {
@@ -166,14 +179,14 @@ pub fn run_until(spec: &RunSpec, options: RunOptions, stop: &StopFlag) -> Result
         }
         _ => None,
     };
-    for task in spec
-        .tasks
-        .iter()
-        .filter(|t| t.program.is_some() && !t.partitions.is_empty())
-    {
-        result
-            .notes
-            .push(format!("task '{}': {PROGRAM_NOT_COLOURED}", task.name));
+    for ((task, heap), frames) in result.tasks.iter_mut().zip(&heaps).zip(&heap_frames) {
+        if let (Some(heap), Some(frames)) = (heap, frames) {
+            let (placement, note) = heap.placement(frames);
+            task.placement = placement;
+            if let Some(note) = note {
+                result.notes.push(format!("task '{}': {note}", task.spec.name));
+            }
+        }
     }
     if no_clamps {
         result.notes.push(
@@ -186,10 +199,51 @@ pub fn run_until(spec: &RunSpec, options: RunOptions, stop: &StopFlag) -> Result
     Ok(result)
 }
 
-/// What a run says of a program body with partitions: its memory is the
-/// program's own, on the machine's pages.
-pub const PROGRAM_NOT_COLOURED: &str = "its program's memory is not coloured (a program body \
-     runs on the pages the kernel gives it; its partitions S(i) are NOT enforced)";
+/// Where each coloured program heap's frame reports go (the run
+/// directory's, else a private temporary directory, returned to be
+/// removed once read), with its program's variables set in `spec`.
+fn program_frames(
+    spec: &mut RunSpec,
+    heaps: &[Option<crate::program_heap::ProgramHeap>],
+) -> Result<(Vec<Option<std::path::PathBuf>>, Option<PrivateDir>)> {
+    let mut private: Option<PrivateDir> = None;
+    let mut frames = Vec::with_capacity(heaps.len());
+    for (task, heap) in spec.tasks.iter_mut().zip(heaps) {
+        let (Some(program), Some(heap)) = (task.program.as_mut(), heap) else {
+            frames.push(None);
+            continue;
+        };
+        let path = match &program.frames {
+            Some(path) => path.clone(),
+            None => {
+                if private.is_none() {
+                    let prefix = crate::exec::frame_report_path().map_err(|e| RtError::Task {
+                        task: task.name.clone(),
+                        message: format!("cannot make a directory for its heap's frames: {e}"),
+                    })?;
+                    private = Some(PrivateDir(
+                        prefix.parent().map(Into::into).unwrap_or(prefix),
+                    ));
+                }
+                let dir = private.as_ref().map(|p| p.0.clone()).unwrap_or_default();
+                dir.join(crate::output::program_file_name(&task.name, "frames"))
+            }
+        };
+        program.env = heap.env(&path);
+        program.frames = Some(path.clone());
+        frames.push(Some(path));
+    }
+    Ok((frames, private))
+}
+
+/// A directory removed with everything in it when dropped.
+struct PrivateDir(std::path::PathBuf);
+
+impl Drop for PrivateDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
 
 /// Nanoseconds per compute iteration measured on `cpu` (rt-app
 /// `calibration: "CPUn"`: one rate for every task).

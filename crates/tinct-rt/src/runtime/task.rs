@@ -129,6 +129,9 @@ pub(super) fn task_thread(
         });
     }
     barrier.wait();
+    if let Some(frames) = task.program.as_ref().and_then(|p| p.frames.as_deref()) {
+        crate::program_heap::set_aside_startup_reports(frames);
+    }
     barrier.wait();
     let t0 = start.load(Ordering::SeqCst);
     let end = t0.saturating_add(duration_ns);
@@ -213,7 +216,7 @@ fn start_program(
     let command: Vec<std::ffi::OsString> = program.command.iter().map(Into::into).collect();
     tinct_sys::program::Program::start(tinct_sys::program::ProgramStart {
         command: &command,
-        env: &[],
+        env: &program.env,
         cpus: task.cpus.as_deref(),
         scheduling: Some(scheduling),
         stderr,

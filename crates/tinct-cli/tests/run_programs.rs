@@ -1,0 +1,211 @@
+//! A program body's heap on its task's partitions (issue 26): `tinct run`
+//! preloads the shim into a program task with partitions, which serves its
+//! heap from the colours of S(i); after the run the frames it wrote are
+//! read back and checked, and the isolation proof covers them. A program
+//! the shim cannot enter (statically linked) is refused naming the file,
+//! line and field, or runs uncoloured under `--uncolored`, saying so.
+//!
+//! The colours are the set's own (`color_bits = [12, ..., 17]`: 64
+//! colours, partition 2 of 4 is colours 16-31), so the check of every
+//! frame below is plain arithmetic, independent of tinct's. Runs that
+//! read frame numbers need root; without it they skip, unless
+//! TINCT_REQUIRE_PRIVILEGED=1 makes them fail.
+
+mod common;
+
+use common::{TEST_WATCHDOG_FACTOR, assert_completed, read_json, stdout, tinct, write};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use tinct_sys::testing::privileged_serial;
+
+/// A C program of the `lines` protocol: per job it allocates `kib` KiB,
+/// writes every byte, sums them and frees them, then answers.
+const LINES_PROGRAM: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int main(int argc, char **argv) {
+    size_t bytes = (size_t)atoi(argv[1]) << 10;
+    char line[64];
+    unsigned long sum = 0;
+    while (fgets(line, sizeof line, stdin)) {
+        unsigned char *buffer = malloc(bytes);
+        if (!buffer) { fprintf(stderr, "malloc failed\n"); return 1; }
+        memset(buffer, (int)strlen(line), bytes);
+        for (size_t i = 0; i < bytes; i += 64) sum += buffer[i];
+        free(buffer);
+        printf("%lu\n", sum);
+        fflush(stdout);
+    }
+    return 0;
+}
+"#;
+
+/// `LINES_PROGRAM` compiled into `dir/name` with `flags`.
+fn compile(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
+    let source = write(dir, &format!("{name}.c"), LINES_PROGRAM);
+    let program = dir.join(name);
+    let status = std::process::Command::new("cc")
+        .args(["-O1", "-o"])
+        .arg(&program)
+        .arg(&source)
+        .args(flags)
+        .status()
+        .expect("a C compiler `cc`");
+    assert!(status.success(), "cc {flags:?} {name}.c");
+    program
+}
+
+/// A set of a kernel task `sensor` (partition 1) and the program task
+/// `filter` (partition 2) running `./program 256` (256 KiB per job), both
+/// on this process's first CPU, written to `dir/set.toml`.
+fn program_set(dir: &Path, program: &str) -> PathBuf {
+    let cpu = tinct_sys::sched::affinity().unwrap()[0];
+    write(
+        dir,
+        "set.toml",
+        format!(
+            "[platform]\ncores = {}\npartitions = 4\ncolor_bits = [12, 13, 14, 15, 16, 17]\n\
+             memory = \"64MiB\"\nrefill = \"10us\"\n\n\
+             [[task]]\nname = \"sensor\"\nperiod = \"10ms\"\nmemory = \"64KiB\"\nwcet = \"2ms\"\n\
+             core = {cpu}\npartitions = [1]\n\
+             body = {{ kernel = \"read\", working_set = \"64KiB\", iterations = 200 }}\n\n\
+             [[task]]\nname = \"filter\"\nperiod = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"8ms\"\n\
+             core = {cpu}\npartitions = [2]\n\
+             body = {{ command = [\"./{program}\", \"256\"], protocol = \"lines\" }}\n",
+            cpu + 1
+        ),
+    )
+}
+
+/// `tinct run set --duration 500ms --out dir/run`, with `extra` flags.
+fn run(dir: &Path, set: &Path, extra: &[&str]) -> std::process::Output {
+    tinct()
+        .env("TINCT_TOPOLOGY_ROOT", common::unsliced_machine())
+        .env("TINCT_PRELOAD_LIB", common::shim())
+        .args(["run", set.to_str().unwrap(), "--duration", "500ms"])
+        .args(["--watchdog-factor", TEST_WATCHDOG_FACTOR])
+        .args(extra)
+        .arg("--out")
+        .arg(dir.join("run"))
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap()
+}
+
+/// Task `name` of summary.json.
+fn task<'a>(summary: &'a Value, name: &str) -> &'a Value {
+    common::find_by(&summary["tasks"], "name", name)
+}
+
+#[test]
+fn a_program_heap_comes_from_its_partitions_colours_and_is_read_back() {
+    let Some(_serial) = privileged_serial("tinct run (frame numbers, SCHED_FIFO)") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    compile(dir.path(), "filter", &[]);
+    let set = program_set(dir.path(), "filter");
+    let output = run(dir.path(), &set, &[]);
+    assert_completed(&output);
+    let summary = read_json(&dir.path().join("run/summary.json"));
+    let filter = task(&summary, "filter");
+    let placement = &filter["placement"];
+    assert_eq!(placement["placement"], "colored", "{filter}");
+    assert_eq!(placement["colors"], "16-31", "{filter}");
+    assert_eq!(placement["pages_outside_colors"], 0, "{filter}");
+    assert!(
+        filter["jobs"]["completed"].as_u64().unwrap() >= 20,
+        "{filter}"
+    );
+
+    // The frames the shim wrote, checked here by arithmetic: bits 12-17 of
+    // the physical address are bits 0-5 of the frame number.
+    let programs = dir.path().join("run/programs");
+    let reports: Vec<PathBuf> = std::fs::read_dir(&programs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("filter.frames.")
+        })
+        .collect();
+    assert_eq!(reports.len(), 1, "one process, one report: {reports:?}");
+    let text = std::fs::read_to_string(&reports[0]).unwrap();
+    let frames: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("frame 0x"))
+        .map(|hex| u64::from_str_radix(hex, 16).unwrap())
+        .collect();
+    // 256 KiB per job: at least 64 pages of heap.
+    assert!(frames.len() >= 64, "{} frames:\n{text}", frames.len());
+    assert_eq!(placement["pages"], frames.len() as u64, "{filter}");
+    let outside: Vec<u64> = frames
+        .iter()
+        .copied()
+        .filter(|f| !(16..=31).contains(&(f & 63)))
+        .collect();
+    assert!(outside.is_empty(), "frames outside colours 16-31: {outside:x?}");
+
+    // The proof covers the program: disjoint from the sensor's colours.
+    let isolation = &summary["isolation"];
+    assert_eq!(isolation["status"], "isolated", "{isolation}");
+    assert_eq!(
+        filter["isolation"]["pages"],
+        frames.len() as u64,
+        "{filter}"
+    );
+    let printed = stdout(&output);
+    assert!(
+        printed.contains("colored, S(i) {2} = colors 16-31 (16 of 64), every page checked"),
+        "{printed}"
+    );
+    // Its shim's own summary is in its stderr file.
+    let stderr = std::fs::read_to_string(programs.join("filter.stderr")).unwrap();
+    assert!(
+        stderr.contains("colors 16-31 of 64") && stderr.contains("0 failed (strict)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_static_program_with_partitions_is_refused_or_runs_uncoloured_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    compile(dir.path(), "static-filter", &["-static"]);
+    let set = program_set(dir.path(), "static-filter");
+    let refused = run(dir.path(), &set, &[]);
+    let text = common::stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{text}");
+    // Line 17: the filter's [[task]].
+    for part in [
+        &format!("{}:17: task 'filter' body.command: expected", set.display()),
+        "is statically linked",
+        "--uncolored",
+    ] {
+        assert!(text.contains(part), "{part:?} in:\n{text}");
+    }
+    assert!(
+        !dir.path().join("run/summary.json").exists(),
+        "refused before anything ran"
+    );
+
+    // Asked for: it runs, and every output says its S(i) is not enforced.
+    let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
+        return;
+    };
+    let output = run(dir.path(), &set, &["--uncolored"]);
+    assert_completed(&output);
+    let summary = read_json(&dir.path().join("run/summary.json"));
+    let placement = &task(&summary, "filter")["placement"];
+    assert_eq!(placement["placement"], "uncolored", "{placement}");
+    assert!(
+        placement["reason"]
+            .as_str()
+            .unwrap()
+            .contains("is statically linked"),
+        "{placement}"
+    );
+    assert_ne!(summary["isolation"]["status"], "isolated", "{summary}");
+}
