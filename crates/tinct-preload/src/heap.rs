@@ -353,7 +353,7 @@ impl Heap {
             colors,
             config,
         };
-        heap.publish_growth();
+        heap.publish_growth(|_| ());
         Ok(heap)
     }
 
@@ -456,16 +456,31 @@ impl Heap {
     }
 
     /// Makes the area's new pages allocatable (growth lock held by the
-    /// caller, or the heap not shared yet).
-    fn publish_growth(&self) {
+    /// caller, or the heap not shared yet), then runs `then` on the central
+    /// state in the same critical section (so the grower takes its run
+    /// before any other thread can take the new pages).
+    ///
+    /// `filled` is published *before* the runs learn of the new pages: a
+    /// thread may take them as soon as the central lock is released (its
+    /// first attempt in [`Heap::take_run`] holds no growth lock), and
+    /// `free`, `realloc` and `malloc_usable_size` find a block's page only
+    /// below `filled` ([`Heap::area_page`]). Published after, a block
+    /// handed out from the new pages in between looked like no block of
+    /// the heap: `malloc_usable_size` said 0 and `free` aborted ("never
+    /// returned by malloc"). The central lock orders the two: whoever
+    /// takes a new page (under that lock) sees the new `filled`.
+    fn publish_growth<R>(&self, then: impl FnOnce(&mut Central) -> R) -> R {
         // SAFETY: the caller holds the growth lock (or owns the heap).
         let area = unsafe { &*self.area.get() };
         let filled = area.pages().min(self.kinds.len_pages());
         for index in self.filled_pages()..filled {
             self.steps[index].store(step_index(area.step(index)), Ordering::Relaxed);
         }
-        self.central(|central| central.runs.grow_to(filled));
         self.filled.store(filled, Ordering::Release);
+        self.central(|central| {
+            central.runs.grow_to(filled);
+            then(central)
+        })
     }
 
     /// `pages` consecutive area pages whose address is aligned to `align`
@@ -476,9 +491,16 @@ impl Heap {
     fn take_run(&self, pages: usize, align: usize) -> Option<(usize, bool)> {
         let take = |c: &mut Central| {
             let frontier = c.runs.frontier();
-            c.runs
-                .alloc_aligned(pages, align)
-                .map(|start| (start, start >= frontier))
+            let start = c.runs.alloc_aligned(pages, align)?;
+            // (`filled` covers every page the runs hand out: see
+            // `publish_growth`.)
+            debug_assert!(
+                start + pages <= self.filled_pages(),
+                "pages {start}..{} handed out beyond the published area ({} pages)",
+                start + pages,
+                self.filled_pages()
+            );
+            Some((start, start >= frontier))
         };
         if let Some(taken) = self.central(take) {
             return Some(taken);
@@ -498,8 +520,7 @@ impl Heap {
                 // SAFETY: the growth lock is held.
                 unsafe { *self.grow_error.get() = Some(error.to_string()) };
             }
-            self.publish_growth();
-            taken = self.central(take);
+            taken = self.publish_growth(take);
         }
         self.grow.unlock();
         taken
