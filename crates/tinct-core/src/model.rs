@@ -267,16 +267,25 @@ pub enum JobProtocol {
     /// job and writes one line on its stdout; end of file on stdin asks it
     /// to exit. Any language, no library.
     Lines,
+    /// A page shared with tinct and one futex word per direction: the
+    /// program blocks in `tinct_job_wait()` until the release and ends the
+    /// job with `tinct_job_done()` (the tinct-job crate: a C header and
+    /// library, a Rust API). No pipe, no line: the lower-overhead one.
+    Futex,
 }
 
 impl JobProtocol {
     /// Every protocol with its name in files.
-    pub const ALL: [(&'static str, JobProtocol); 1] = [("lines", JobProtocol::Lines)];
+    pub const ALL: [(&'static str, JobProtocol); 2] = [
+        ("lines", JobProtocol::Lines),
+        ("futex", JobProtocol::Futex),
+    ];
 
     /// The name in files.
     pub fn name(self) -> &'static str {
         match self {
             JobProtocol::Lines => "lines",
+            JobProtocol::Futex => "futex",
         }
     }
 }

@@ -23,9 +23,21 @@ use crate::sched::{PreparedScheduling, Scheduling};
 /// The longest reply line a program may write (bytes, newline included).
 pub const MAX_LINE: usize = 64 << 10;
 
+/// How a program and tinct agree on jobs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Channel {
+    /// One line on its stdin per job, one line back on its stdout.
+    Lines,
+    /// The futex page of [`tinct_job`]: its stdin is `/dev/null` and its
+    /// stdout goes where its stderr goes.
+    Futex,
+}
+
 /// How a program is started.
 #[derive(Debug)]
 pub struct ProgramStart<'a> {
+    /// How jobs are asked for and answered.
+    pub channel: Channel,
     /// The program (a path) and its arguments.
     pub command: &'a [OsString],
     /// Environment variables added to this process's.
@@ -43,7 +55,14 @@ pub struct ProgramStart<'a> {
 pub struct Program {
     child: Child,
     stdin: Option<ChildStdin>,
-    stdout: ChildStdout,
+    /// Its stdout (the `lines` protocol only).
+    stdout: Option<ChildStdout>,
+    /// The shared page (the `futex` protocol only).
+    futex: Option<tinct_job::Server>,
+    /// The job last asked for.
+    asked: u64,
+    /// Its exit status, once reaped while waiting for a job.
+    exited: Option<ExitStatus>,
     /// Bytes read past the last line.
     pending: Vec<u8>,
     clock: Option<libc::clockid_t>,
@@ -80,13 +99,27 @@ impl Program {
             })?),
             None => None,
         };
+        let futex = match start.channel {
+            Channel::Lines => None,
+            Channel::Futex => Some(tinct_job::Server::new()?),
+        };
         let mut command = Command::new(program);
         command
             .args(arguments)
-            .envs(start.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(start.stderr);
+            .envs(start.env.iter().map(|(k, v)| (k, v)));
+        match &futex {
+            None => {
+                command.stdin(Stdio::piped()).stdout(Stdio::piped());
+            }
+            Some(server) => {
+                command
+                    .env(tinct_job::JOB_FD_VAR, server.fd().to_string())
+                    .stdin(Stdio::null())
+                    .stdout(start.stderr.try_clone()?);
+            }
+        }
+        command.stderr(start.stderr);
+        let inherited = futex.as_ref().map(tinct_job::Server::fd);
         // SAFETY: the hook runs in the child between fork and exec and only
         // makes system calls on values prepared before the fork (prctl,
         // sched_setaffinity through rustix, sched_setattr): async-signal-
@@ -94,6 +127,13 @@ impl Program {
         unsafe {
             command.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                // The job page survives the exec (it is close-on-exec in
+                // this process, so no other program inherits it).
+                if let Some(fd) = inherited
+                    && libc::fcntl(fd, libc::F_SETFD, 0) != 0
+                {
                     return Err(std::io::Error::last_os_error());
                 }
                 if let Some(set) = &cpus {
@@ -107,16 +147,16 @@ impl Program {
         }
         let mut child = command.spawn()?;
         let stdin = child.stdin.take();
-        let stdout = child
-            .stdout
-            .take()
-            .ok_or_else(|| std::io::Error::other("the program's stdout was not captured"))?;
+        let stdout = child.stdout.take();
         let clock = process_clock(child.id());
         Ok(Program {
             child,
             stdin,
             stdout,
-            pending: Vec::with_capacity(MAX_LINE),
+            pending: Vec::with_capacity(if futex.is_some() { 0 } else { MAX_LINE }),
+            futex,
+            asked: 0,
+            exited: None,
             clock,
         })
     }
@@ -144,6 +184,60 @@ impl Program {
         (now.tv_sec as u64)
             .saturating_mul(1_000_000_000)
             .saturating_add(now.tv_nsec as u64)
+    }
+
+    /// Asks for job `job`: its number on a line to the program's stdin
+    /// (formatted on the stack), or its release on the futex page. An
+    /// error if the program no longer reads its stdin.
+    pub fn ask_job(&mut self, job: u64) -> std::io::Result<()> {
+        self.asked = job;
+        if let Some(server) = &self.futex {
+            server.release(job);
+            return Ok(());
+        }
+        let mut line = [0u8; 21];
+        let mut at = line.len() - 1;
+        line[at] = b'\n';
+        let mut rest = job;
+        loop {
+            at -= 1;
+            line[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        self.ask(&line[at..])
+    }
+
+    /// Waits for the end of the job last asked for ([`Program::ask_job`]),
+    /// looking at `give_up` every `look`: its line back, or its store on
+    /// the futex page; [`Reply::Closed`] once the program has exited.
+    pub fn wait_reply(&mut self, give_up: &dyn Fn() -> bool, look: Duration) -> Reply {
+        let Some(server) = &self.futex else {
+            return self.wait_line(give_up, look);
+        };
+        loop {
+            if server.is_done(self.asked) {
+                return Reply::Done;
+            }
+            if give_up() {
+                return Reply::GaveUp;
+            }
+            if self.exited.is_none()
+                && let Ok(Some(status)) = self.child.try_wait()
+            {
+                self.exited = Some(status);
+            }
+            if self.exited.is_some() {
+                return if server.is_done(self.asked) {
+                    Reply::Done
+                } else {
+                    Reply::Closed
+                };
+            }
+            server.wait_done(self.asked, look);
+        }
     }
 
     /// Writes `line` (with its newline) to the program's stdin: asks for a
@@ -184,6 +278,10 @@ impl Program {
     /// every `look`. The line itself is not kept (its content is the
     /// program's own).
     pub fn wait_line(&mut self, give_up: &dyn Fn() -> bool, look: Duration) -> Reply {
+        let Some(stdout) = self.stdout.as_ref() else {
+            return Reply::Closed;
+        };
+        let stdout = stdout.as_raw_fd();
         loop {
             if let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
                 self.pending.drain(..=end);
@@ -196,7 +294,7 @@ impl Program {
                 return Reply::GaveUp;
             }
             let mut poll = [libc::pollfd {
-                fd: self.stdout.as_raw_fd(),
+                fd: stdout,
                 events: libc::POLLIN,
                 revents: 0,
             }];
@@ -212,8 +310,7 @@ impl Program {
             let spare = self.pending.spare_capacity_mut();
             // SAFETY: reading at most `room` bytes into the vector's spare
             // capacity (at least `room`: MAX_LINE was reserved).
-            let read =
-                unsafe { libc::read(self.stdout.as_raw_fd(), spare.as_mut_ptr().cast(), room) };
+            let read = unsafe { libc::read(stdout, spare.as_mut_ptr().cast(), room) };
             match usize::try_from(read) {
                 Ok(0) => return Reply::Closed,
                 // SAFETY: the kernel wrote `n` bytes there.
@@ -238,8 +335,11 @@ impl Program {
         if !self.pending.is_empty() {
             return true;
         }
+        let Some(stdout) = self.stdout.as_ref().map(AsRawFd::as_raw_fd) else {
+            return false;
+        };
         let mut poll = [libc::pollfd {
-            fd: self.stdout.as_raw_fd(),
+            fd: stdout,
             events: libc::POLLIN,
             revents: 0,
         }];
@@ -251,8 +351,7 @@ impl Program {
         let spare = self.pending.spare_capacity_mut();
         // SAFETY: reading at most MAX_LINE bytes into the empty vector's
         // spare capacity (MAX_LINE was reserved).
-        let read =
-            unsafe { libc::read(self.stdout.as_raw_fd(), spare.as_mut_ptr().cast(), MAX_LINE) };
+        let read = unsafe { libc::read(stdout, spare.as_mut_ptr().cast(), MAX_LINE) };
         match usize::try_from(read) {
             Ok(n) if n > 0 => {
                 // SAFETY: the kernel wrote `n` bytes there.
@@ -268,11 +367,18 @@ impl Program {
         self.child.try_wait().ok().flatten()
     }
 
-    /// Ends the program: closes its stdin (end of file asks it to exit),
+    /// Ends the program: closes its stdin (end of file asks it to exit;
+    /// the futex page's stop for the `futex` protocol),
     /// waits up to `grace`, then kills it (SIGKILL). Its exit status, and
     /// whether it had to be killed.
     pub fn finish(mut self, grace: Duration) -> (Option<ExitStatus>, bool) {
         drop(self.stdin.take());
+        if let Some(server) = &self.futex {
+            server.stop();
+        }
+        if let Some(status) = self.exited {
+            return (Some(status), false);
+        }
         let since = Instant::now();
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -324,6 +430,7 @@ mod tests {
 
     fn start(command: &[OsString]) -> Program {
         Program::start(ProgramStart {
+            channel: Channel::Lines,
             command,
             env: &[],
             cpus: None,
@@ -447,6 +554,7 @@ mod tests {
         let cpus = crate::sched::affinity().unwrap();
         let last = [*cpus.last().unwrap()];
         let program = Program::start(ProgramStart {
+            channel: Channel::Lines,
             command: &sh("grep Cpus_allowed_list /proc/self/status >&2; read x"),
             env: &[],
             cpus: Some(&last),

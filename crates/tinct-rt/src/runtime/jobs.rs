@@ -511,15 +511,15 @@ fn locked(
     }
 }
 
-/// One job of the task's program (the `lines` protocol): the job's number
-/// on a line to its stdin, then its line back, waiting while the run goes
-/// on; the program's CPU time in between is the job's too. While it owes
-/// the job its pid is on `monitor`, so that the watchdog can kill it when
-/// the run ends without an answer (a program spinning at the task's
-/// priority would keep this thread from ever seeing the end). Output it
-/// wrote before it was asked is a protocol error: it would be taken for
-/// this job's answer. Nothing is allocated: the line is formatted on the
-/// stack.
+/// One job of the task's program: the job's number on a line to its
+/// stdin and its line back (the `lines` protocol), or its release and end
+/// on the futex page (`futex`), waiting while the run goes on; the
+/// program's CPU time in between is the job's too. While it owes the job
+/// its pid is on `monitor`, so that the watchdog can kill it when the run
+/// ends without an answer (a program spinning at the task's priority
+/// would keep this thread from ever seeing the end). Output it wrote
+/// before it was asked is a protocol error of `lines`: it would be taken
+/// for this job's answer. Nothing is allocated.
 fn program_job(
     p: &mut Prepared,
     until: &Until<'_>,
@@ -535,19 +535,17 @@ fn program_job(
              one line per job, diagnostics on stderr)",
         );
     }
-    let mut line = [0u8; 24];
-    let length = decimal_line(p.job, &mut line);
     let cpu0 = program.cpu_ns();
     monitor.program_owes_job(program.pid());
-    let outcome = match program.ask(&line[..length]) {
+    let outcome = match program.ask_job(p.job) {
         Err(_) => Blocked::Failed(
             "its program no longer reads its stdin (it closed it or exited) when a job was released",
         ),
-        Ok(()) => match program.wait_line(&|| until.reached(), LOOK_AT_STOP) {
+        Ok(()) => match program.wait_reply(&|| until.reached(), LOOK_AT_STOP) {
             Reply::Done => Blocked::Done,
             Reply::GaveUp => Blocked::GaveUp,
             Reply::Closed => Blocked::Failed(
-                "its program closed its stdout (it exited) before it said the job was done",
+                "its program exited (or closed its stdout) before it said the job was done",
             ),
             Reply::TooLong => Blocked::Failed(
                 "its program wrote more than 64 KiB without a newline (the lines protocol: one \
@@ -564,15 +562,6 @@ fn program_job(
 /// run has ended.
 const LOOK_AT_STOP: std::time::Duration = std::time::Duration::from_nanos(clock::STOP_POLL_NS);
 
-/// `value` in decimal followed by a newline, written into `out`; its
-/// length.
-fn decimal_line(value: u64, out: &mut [u8; 24]) -> usize {
-    let mut digits = [0u8; 20];
-    let text = decimal(value, &mut digits);
-    out[..text.len()].copy_from_slice(text);
-    out[text.len()] = b'\n';
-    text.len() + 1
-}
 
 fn sleep_until_or(instant: u64, until: Until<'_>) -> Blocked {
     loop {

@@ -215,6 +215,10 @@ fn start_program(
     };
     let command: Vec<std::ffi::OsString> = program.command.iter().map(Into::into).collect();
     tinct_sys::program::Program::start(tinct_sys::program::ProgramStart {
+        channel: match program.protocol {
+            tinct_core::model::JobProtocol::Lines => tinct_sys::program::Channel::Lines,
+            tinct_core::model::JobProtocol::Futex => tinct_sys::program::Channel::Futex,
+        },
         command: &command,
         env: &program.env,
         cpus: task.cpus.as_deref(),
