@@ -147,7 +147,10 @@ fn a_program_heap_comes_from_its_partitions_colours_and_is_read_back() {
         .copied()
         .filter(|f| !(16..=31).contains(&(f & 63)))
         .collect();
-    assert!(outside.is_empty(), "frames outside colours 16-31: {outside:x?}");
+    assert!(
+        outside.is_empty(),
+        "frames outside colours 16-31: {outside:x?}"
+    );
 
     // The proof covers the program: disjoint from the sensor's colours.
     let isolation = &summary["isolation"];

@@ -276,10 +276,8 @@ pub enum JobProtocol {
 
 impl JobProtocol {
     /// Every protocol with its name in files.
-    pub const ALL: [(&'static str, JobProtocol); 2] = [
-        ("lines", JobProtocol::Lines),
-        ("futex", JobProtocol::Futex),
-    ];
+    pub const ALL: [(&'static str, JobProtocol); 2] =
+        [("lines", JobProtocol::Lines), ("futex", JobProtocol::Futex)];
 
     /// The name in files.
     pub fn name(self) -> &'static str {

@@ -46,6 +46,7 @@ pub mod exec;
 pub mod isolation;
 pub mod kernels;
 pub mod limits;
+pub mod loader;
 pub mod memory;
 pub mod monitor;
 pub mod output;

@@ -33,7 +33,7 @@ use tinct_sys::color_source::ColorSourceError;
 #[derive(Clone, Debug)]
 pub enum ProgramHeap {
     /// Served by the shim from the colours of S(i).
-    Colored(ColoredHeap),
+    Colored(Box<ColoredHeap>),
     /// Not coloured (accepted with `--uncolored`), and why.
     Uncolored {
         /// The partitions the plan asked for, not enforced.
@@ -99,7 +99,7 @@ pub fn heaps_of(
                 .program
                 .as_ref()
                 .and_then(|p| p.command.first())
-                .and_then(|program| crate::exec::preload_ignored(std::ffi::OsStr::new(program)))
+                .and_then(|program| crate::loader::preload_ignored(std::ffi::OsStr::new(program)))
             {
                 if uncolored {
                     return Ok(Some(uncolored_because(format!(
@@ -184,12 +184,12 @@ pub fn heaps_of(
                 task: task.name.clone(),
                 message,
             })?;
-            Ok(Some(ProgramHeap::Colored(ColoredHeap {
+            Ok(Some(ProgramHeap::Colored(Box::new(ColoredHeap {
                 partitions: task.partitions.clone(),
                 config,
                 mapping: layout.mapping.clone(),
                 library: library.to_path_buf(),
-            })))
+            }))))
         })
         .collect()
 }
@@ -235,7 +235,7 @@ impl ProgramHeap {
                     frame_report: Some(frames.to_path_buf()),
                     ..heap.config.clone()
                 };
-                crate::exec::program_env(
+                program_env(
                     &config,
                     &heap.library,
                     std::env::var_os("LD_PRELOAD"),
@@ -277,7 +277,10 @@ impl ProgramHeap {
                 commands.join(", ")
             )
         });
-        (heap.placement(&read_frame_reports(frames).unwrap_or_default()), note)
+        (
+            heap.placement(&read_frame_reports(frames).unwrap_or_default()),
+            note,
+        )
     }
 }
 
@@ -352,5 +355,89 @@ impl ColoredHeap {
             frame_drift: None,
             frames,
         }
+    }
+}
+
+/// The variables the program is started with: the shim's `TINCT_*`
+/// settings, `LD_PRELOAD` with the shim (`library`) before whatever
+/// `existing_preload` held, and `PYTHONMALLOC=malloc` unless
+/// `python_malloc_set` (CPython allocates small objects from its own
+/// mmap'd arenas, which no malloc shim sees; this routes them through
+/// malloc).
+pub fn program_env(
+    config: &ShimConfig,
+    library: &Path,
+    existing_preload: Option<OsString>,
+    python_malloc_set: bool,
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = config
+        .to_env()
+        .into_iter()
+        .map(|(name, value)| (name.into(), value.into()))
+        .collect();
+    env.push((
+        "LD_PRELOAD".into(),
+        preload_value(library, existing_preload),
+    ));
+    if !python_malloc_set {
+        env.push(("PYTHONMALLOC".into(), "malloc".into()));
+    }
+    env
+}
+
+/// The shim first, then whatever was preloaded already.
+fn preload_value(shim: &Path, existing: Option<OsString>) -> OsString {
+    let mut value = shim.as_os_str().to_os_string();
+    if let Some(existing) = existing.filter(|e| !e.is_empty()) {
+        value.push(":");
+        value.push(existing);
+    }
+    value
+}
+
+/// A private directory for the frame reports (`--stats`), and the path
+/// prefix the shim writes `<prefix>.<pid>` to (the shim's
+/// `TINCT_FRAME_REPORT`). Remove the prefix's parent when done.
+pub fn frame_report_path() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!("tinct-exec-{}-{nanos:x}", std::process::id()));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir.join("frames"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shim_goes_first_in_ld_preload() {
+        let shim = Path::new("/x/libtinct_preload.so");
+        assert_eq!(preload_value(shim, None), "/x/libtinct_preload.so");
+        assert_eq!(
+            preload_value(shim, Some("".into())),
+            "/x/libtinct_preload.so"
+        );
+        assert_eq!(
+            preload_value(shim, Some("/y/other.so".into())),
+            "/x/libtinct_preload.so:/y/other.so"
+        );
+    }
+
+    #[test]
+    fn the_program_env_carries_the_contract_and_python_malloc_only_when_unset() {
+        let config = ShimConfig::colored(vec![1, 2]);
+        let library = Path::new("/x/libtinct_preload.so");
+        let env = program_env(&config, library, None, false);
+        let value = |name: &str| env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+        assert_eq!(value("LD_PRELOAD"), Some("/x/libtinct_preload.so".into()));
+        assert_eq!(value("PYTHONMALLOC"), Some("malloc".into()));
+        for (name, text) in config.to_env() {
+            assert_eq!(value(name), Some(text.into()), "{name}");
+        }
+        let env = program_env(&config, library, None, true);
+        assert!(env.iter().all(|(n, _)| n != "PYTHONMALLOC"));
     }
 }

@@ -165,7 +165,8 @@ fn with_program_output(spec: &RunSpec, dir: &Path) -> Result<RunSpec> {
             made = true;
         }
         program.stderr = Some(programs.join(program_stderr_name(&task.name)));
-        program.frames = Some(programs.join(crate::output::program_file_name(&task.name, "frames")));
+        program.frames =
+            Some(programs.join(crate::output::program_file_name(&task.name, "frames")));
     }
     Ok(spec)
 }

@@ -230,3 +230,86 @@ fn a_relative_program_of_a_relatively_named_set_stays_a_path() {
         "{error}"
     );
 }
+
+/// libtinct_job.so and its header: built once per test binary (`cargo
+/// test -p tinct-rt` alone does not build the cdylib), in this profile's
+/// target directory.
+fn job_library() -> (std::path::PathBuf, std::path::PathBuf) {
+    static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    let dir = BUILT
+        .get_or_init(|| {
+            // target/<profile>/deps/<this test> → target/<profile>.
+            let exe = std::env::current_exe().unwrap();
+            let dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+            let mut cargo = std::process::Command::new(env!("CARGO"));
+            cargo.args(["build", "--quiet", "-p", "tinct-job"]);
+            if dir.file_name().is_some_and(|n| n == "release") {
+                cargo.arg("--release");
+            }
+            assert!(
+                cargo.status().unwrap().success(),
+                "cargo build -p tinct-job"
+            );
+            assert!(dir.join("libtinct_job.so").is_file(), "{}", dir.display());
+            dir
+        })
+        .clone();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tinct-job/include");
+    (dir, include)
+}
+
+/// Issue 26: the shipped C example on the `futex` protocol
+/// (examples/programs/smooth.c, linked with libtinct_job.so) runs every
+/// job, with its own CPU time per job, and exits when the run ends (the
+/// page's stop, no kill).
+#[test]
+fn the_c_example_on_the_futex_protocol_runs_every_job_and_exits_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (library, include) = job_library();
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/programs/smooth.c");
+    let status = std::process::Command::new("cc")
+        .arg("-O1")
+        .arg(format!("-I{}", include.display()))
+        .arg(&example)
+        .arg(format!("-L{}", library.display()))
+        .arg("-ltinct_job")
+        .arg(format!("-Wl,-rpath,{}", library.display()))
+        .arg("-o")
+        .arg(dir.path().join("smooth"))
+        .status()
+        .expect("a C compiler `cc`");
+    assert!(status.success(), "cc {}", example.display());
+    let spec = program_task(
+        dir.path(),
+        "[\"./smooth\"], protocol = \"futex\"",
+        "10ms",
+        1_000 * MS,
+    );
+    let out = dir.path().join("run");
+    let recorded = run_in_dir(&spec, None, options(), &out).unwrap();
+    let task = &recorded.summary.tasks[0];
+    let stop = recorded.summary.stop_description.clone();
+    assert!(recorded.summary.stop.is_completed(), "{stop}");
+    assert!(task.balanced, "{:?}", task.jobs);
+    assert!(
+        task.jobs.completed >= 95,
+        "at least 95 of 100 jobs completed: {:?} ({stop})",
+        task.jobs
+    );
+    let records = &recorded.result.tasks[0].records;
+    assert!(
+        records
+            .iter()
+            .filter(|r| r.finish_ns.is_some())
+            .all(|r| r.exec_ns > 0),
+        "every finished job has its CPU time"
+    );
+    let program = task.program.as_ref().expect("the program's record");
+    assert!(!program.killed, "the page's stop ends it: {program:?}");
+    assert_eq!(program.ended, "exit status 0", "{program:?}");
+    let stderr = std::fs::read_to_string(out.join(PROGRAMS_DIR).join("filter.stderr")).unwrap();
+    assert!(
+        stderr.contains("smooth: ready") && stderr.contains("after the last job"),
+        "{stderr}"
+    );
+}

@@ -7,15 +7,14 @@
 //! ([`launch()`]). The CLI parses arguments, calls these and prints.
 
 pub mod launch;
-pub mod loader;
 pub mod report_request;
+pub use crate::loader::{self, PreloadIgnored, preload_ignored};
+pub use crate::program_heap::{frame_report_path, program_env};
 pub use launch::{Ended, L3Request, Launch, LaunchError, PassedOnSignal, launch};
-pub use loader::{PreloadIgnored, preload_ignored};
 
 use crate::isolation::LlcModel;
-use std::ffi::OsString;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tinct_core::dram_map::{AddressKind, DramMap};
 use tinct_mem::{Modes, ShimConfig, XorFunctions};
 use tinct_sim::isolation::{TaskFrames, check};
@@ -245,56 +244,6 @@ pub fn dram_map_functions(
     Ok((banks, controllers))
 }
 
-/// The variables the program is started with: the shim's `TINCT_*`
-/// settings, `LD_PRELOAD` with the shim (`library`) before whatever
-/// `existing_preload` held, and `PYTHONMALLOC=malloc` unless
-/// `python_malloc_set` (CPython allocates small objects from its own
-/// mmap'd arenas, which no malloc shim sees; this routes them through
-/// malloc).
-pub fn program_env(
-    config: &ShimConfig,
-    library: &Path,
-    existing_preload: Option<OsString>,
-    python_malloc_set: bool,
-) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = config
-        .to_env()
-        .into_iter()
-        .map(|(name, value)| (name.into(), value.into()))
-        .collect();
-    env.push((
-        "LD_PRELOAD".into(),
-        preload_value(library, existing_preload),
-    ));
-    if !python_malloc_set {
-        env.push(("PYTHONMALLOC".into(), "malloc".into()));
-    }
-    env
-}
-
-/// The shim first, then whatever was preloaded already.
-fn preload_value(shim: &Path, existing: Option<OsString>) -> OsString {
-    let mut value = shim.as_os_str().to_os_string();
-    if let Some(existing) = existing.filter(|e| !e.is_empty()) {
-        value.push(":");
-        value.push(existing);
-    }
-    value
-}
-
-/// A private directory for the frame reports (`--stats`), and the path
-/// prefix the shim writes `<prefix>.<pid>` to (the shim's
-/// `TINCT_FRAME_REPORT`). Remove the prefix's parent when done.
-pub fn frame_report_path() -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let dir = std::env::temp_dir().join(format!("tinct-exec-{}-{nanos:x}", std::process::id()));
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir.join("frames"))
-}
-
 /// The proof (or not) that the program's heap is isolated, from the frames
 /// its processes were given (the reports under `path`), through tinct-sim's
 /// model of this machine's last-level cache: per process the sets it can
@@ -398,35 +347,6 @@ mod tests {
     }
 
     use super::*;
-
-    #[test]
-    fn the_shim_goes_first_in_ld_preload() {
-        let shim = Path::new("/x/libtinct_preload.so");
-        assert_eq!(preload_value(shim, None), "/x/libtinct_preload.so");
-        assert_eq!(
-            preload_value(shim, Some("".into())),
-            "/x/libtinct_preload.so"
-        );
-        assert_eq!(
-            preload_value(shim, Some("/y/other.so".into())),
-            "/x/libtinct_preload.so:/y/other.so"
-        );
-    }
-
-    #[test]
-    fn the_program_env_carries_the_contract_and_python_malloc_only_when_unset() {
-        let config = ShimConfig::colored(vec![1, 2]);
-        let library = Path::new("/x/libtinct_preload.so");
-        let env = program_env(&config, library, None, false);
-        let value = |name: &str| env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
-        assert_eq!(value("LD_PRELOAD"), Some("/x/libtinct_preload.so".into()));
-        assert_eq!(value("PYTHONMALLOC"), Some("malloc".into()));
-        for (name, text) in config.to_env() {
-            assert_eq!(value(name), Some(text.into()), "{name}");
-        }
-        let env = program_env(&config, library, None, true);
-        assert!(env.iter().all(|(n, _)| n != "PYTHONMALLOC"));
-    }
 
     #[test]
     fn no_colours_banks_or_controllers_means_no_shim_and_bad_lists_name_their_flag() {

@@ -562,7 +562,6 @@ fn program_job(
 /// run has ended.
 const LOOK_AT_STOP: std::time::Duration = std::time::Duration::from_nanos(clock::STOP_POLL_NS);
 
-
 fn sleep_until_or(instant: u64, until: Until<'_>) -> Blocked {
     loop {
         if until.reached() {

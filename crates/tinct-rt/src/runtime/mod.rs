@@ -184,7 +184,9 @@ pub fn run_until(spec: &RunSpec, options: RunOptions, stop: &StopFlag) -> Result
             let (placement, note) = heap.placement(frames);
             task.placement = placement;
             if let Some(note) = note {
-                result.notes.push(format!("task '{}': {note}", task.spec.name));
+                result
+                    .notes
+                    .push(format!("task '{}': {note}", task.spec.name));
             }
         }
     }
@@ -208,7 +210,7 @@ fn program_frames(
 ) -> Result<(Vec<Option<std::path::PathBuf>>, Option<PrivateDir>)> {
     let mut private: Option<PrivateDir> = None;
     let mut frames = Vec::with_capacity(heaps.len());
-    for (task, heap) in spec.tasks.iter_mut().zip(heaps) {
+    for (index, (task, heap)) in spec.tasks.iter_mut().zip(heaps).enumerate() {
         let (Some(program), Some(heap)) = (task.program.as_mut(), heap) else {
             frames.push(None);
             continue;
@@ -217,16 +219,17 @@ fn program_frames(
             Some(path) => path.clone(),
             None => {
                 if private.is_none() {
-                    let prefix = crate::exec::frame_report_path().map_err(|e| RtError::Task {
-                        task: task.name.clone(),
-                        message: format!("cannot make a directory for its heap's frames: {e}"),
-                    })?;
+                    let prefix =
+                        crate::program_heap::frame_report_path().map_err(|e| RtError::Task {
+                            task: task.name.clone(),
+                            message: format!("cannot make a directory for its heap's frames: {e}"),
+                        })?;
                     private = Some(PrivateDir(
                         prefix.parent().map(Into::into).unwrap_or(prefix),
                     ));
                 }
                 let dir = private.as_ref().map(|p| p.0.clone()).unwrap_or_default();
-                dir.join(crate::output::program_file_name(&task.name, "frames"))
+                dir.join(format!("task-{index}.frames"))
             }
         };
         program.env = heap.env(&path);

@@ -1,0 +1,406 @@
+//! The `futex` job protocol of tinct's program bodies (issue 26;
+//! docs/FORMAT.md, "A program of your own as the body"): the lower-overhead
+//! sibling of the `lines` protocol. tinct and the program share one page
+//! (a memfd named by `TINCT_JOB_FD` in the program's environment) holding
+//! two futex words, one per direction:
+//!
+//! - at each release tinct writes the job's number, then the job's
+//!   sequence word `release` (wake);
+//! - the program, blocked in [`Jobs::wait`] (C: `tinct_job_wait()`),
+//!   wakes, does the job, and stores the same sequence in `done` (wake) in
+//!   [`Jobs::done`] (C: `tinct_job_done()`), which is the job's end as
+//!   tinct records it;
+//! - [`STOP`] in `release` asks the program to exit.
+//!
+//! No pipe, no line to format or parse, no system call on the program's
+//! side beyond the two futex calls: a release costs one `FUTEX_WAKE` and
+//! one wake-up, as tinct's own periodic threads. The futexes are shared
+//! (not `FUTEX_PRIVATE_FLAG`): the words live in a page of two processes.
+//!
+//! This crate is three things: the page's layout and tinct's side
+//! ([`Server`]); a Rust program's API ([`Jobs`], an iterator: `for job in
+//! Jobs::from_env()? { ... }` ends each job when the loop comes round);
+//! and, as `libtinct_job.so` with `include/tinct_job.h`, the C functions
+//! `tinct_job_wait` and `tinct_job_done`.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The variable naming the shared page's file descriptor in the program.
+pub const JOB_FD_VAR: &str = "TINCT_JOB_FD";
+/// `release` holding this asks the program to exit.
+pub const STOP: u32 = u32::MAX;
+/// The page's first word: "TNJB".
+pub const MAGIC: u32 = u32::from_le_bytes(*b"TNJB");
+/// The layout's version.
+pub const VERSION: u32 = 1;
+
+/// The shared page's layout (the first bytes of the page).
+#[repr(C)]
+#[derive(Debug)]
+pub struct JobPage {
+    /// [`MAGIC`], written before the page is shared.
+    magic: u32,
+    /// [`VERSION`].
+    version: u32,
+    /// The released job's sequence (1, 2, …; never 0 or [`STOP`]), or
+    /// [`STOP`]: tinct writes it, the program waits on it.
+    release: AtomicU32,
+    /// The sequence of the last job the program ended: the program writes
+    /// it, tinct waits on it.
+    done: AtomicU32,
+    /// The released job's number, written before `release`.
+    job: AtomicU64,
+}
+
+/// The sequence word of job `job`: 1 + `job` modulo `STOP - 1`, so never
+/// 0 (no job yet) nor [`STOP`], and never the previous job's.
+pub fn sequence_of(job: u64) -> u32 {
+    (job % u64::from(STOP - 1)) as u32 + 1
+}
+
+/// `FUTEX_WAIT` on `word` while it holds `expected`, for at most `timeout`
+/// (`None`: until woken). Returns when woken, on timeout, on a signal, or
+/// at once if the word already differs: the caller looks again.
+pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
+    let limit = timeout.map(|t| libc::timespec {
+        tv_sec: t.as_secs() as libc::time_t,
+        tv_nsec: t.subsec_nanos() as libc::c_long,
+    });
+    let limit_ptr = limit
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `word` is a live, aligned 32-bit atomic (in a shared mapping
+    // or this process's memory); the timeout, if any, outlives the call.
+    // FUTEX_WAIT reads the word and sleeps only while it equals `expected`.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            limit_ptr,
+        );
+    }
+}
+
+/// `FUTEX_WAKE`: wakes the waiters on `word`.
+pub fn futex_wake(word: &AtomicU32) {
+    // SAFETY: `word` is a live, aligned 32-bit atomic; FUTEX_WAKE only
+    // wakes waiters on its address.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, i32::MAX);
+    }
+}
+
+/// A mapping of the shared page.
+#[derive(Debug)]
+struct Mapping {
+    page: *mut JobPage,
+    len: usize,
+}
+
+// SAFETY: the page is only accessed through atomics (and the two words
+// written before it is shared); the pointer is valid until drop.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Maps the file `fd` (at least one page) shared, read-write.
+    fn of(fd: RawFd) -> io::Result<Mapping> {
+        // SAFETY: sysconf has no memory effects.
+        let len = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+        // SAFETY: a new shared mapping of `len` bytes of `fd`; the result
+        // is checked before use.
+        let address = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd,
+                0,
+            )
+        };
+        if address == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Mapping {
+            page: address.cast(),
+            len,
+        })
+    }
+
+    fn page(&self) -> &JobPage {
+        // SAFETY: the mapping is at least a page, aligned, alive while
+        // `self` is; JobPage is plain integers and atomics.
+        unsafe { &*self.page }
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmapping the mapping this value owns; nothing refers to
+        // it past `self`.
+        unsafe {
+            libc::munmap(self.page.cast(), self.len);
+        }
+    }
+}
+
+/// tinct's side: the page, created for one program.
+#[derive(Debug)]
+pub struct Server {
+    fd: OwnedFd,
+    mapping: Mapping,
+}
+
+impl Server {
+    /// A new page (a memfd, close-on-exec: the program's copy is made
+    /// inheritable in the child, see [`Server::fd`]).
+    pub fn new() -> io::Result<Server> {
+        // SAFETY: a NUL-terminated name; the result is checked.
+        let raw = unsafe { libc::memfd_create(c"tinct-job".as_ptr(), libc::MFD_CLOEXEC) };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: memfd_create returned a new descriptor this value owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: sysconf has no memory effects.
+        let len = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096);
+        // SAFETY: sizing the descriptor created above.
+        if unsafe { libc::ftruncate(fd.as_raw_fd(), len as libc::off_t) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mapping = Mapping::of(fd.as_raw_fd())?;
+        // SAFETY: the page is new and not yet shared: plain writes.
+        unsafe {
+            (*mapping.page).magic = MAGIC;
+            (*mapping.page).version = VERSION;
+        }
+        Ok(Server { fd, mapping })
+    }
+
+    /// The page's descriptor: the program gets it (made inheritable in
+    /// the child between fork and exec) and its number in [`JOB_FD_VAR`].
+    pub fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    /// Releases job `job`: its number, then its sequence, then a wake.
+    pub fn release(&self, job: u64) {
+        let page = self.mapping.page();
+        page.job.store(job, Ordering::Relaxed);
+        page.release.store(sequence_of(job), Ordering::Release);
+        futex_wake(&page.release);
+    }
+
+    /// True once the program ended job `job`.
+    pub fn is_done(&self, job: u64) -> bool {
+        self.mapping.page().done.load(Ordering::Acquire) == sequence_of(job)
+    }
+
+    /// Waits up to `timeout` for the program to end job `job` (it may
+    /// return early: look with [`Server::is_done`]).
+    pub fn wait_done(&self, job: u64, timeout: Duration) {
+        let done = &self.mapping.page().done;
+        let now = done.load(Ordering::Acquire);
+        if now != sequence_of(job) {
+            futex_wait(done, now, Some(timeout));
+        }
+    }
+
+    /// Asks the program to exit.
+    pub fn stop(&self) {
+        let page = self.mapping.page();
+        page.release.store(STOP, Ordering::Release);
+        futex_wake(&page.release);
+    }
+}
+
+/// A program's side: the jobs tinct releases, in order.
+#[derive(Debug)]
+pub struct Jobs {
+    mapping: Mapping,
+    /// The sequence of the last job returned (0: none yet).
+    seen: u32,
+    /// A job returned and not yet ended.
+    open: bool,
+}
+
+impl Jobs {
+    /// The page tinct named in [`JOB_FD_VAR`]; an error names what is
+    /// wrong (not started by tinct with `protocol = "futex"`).
+    pub fn from_env() -> io::Result<Jobs> {
+        let text = std::env::var(JOB_FD_VAR).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("{JOB_FD_VAR} is not set: run this program as a tinct task with protocol = \"futex\""),
+            )
+        })?;
+        let fd: RawFd = text.trim().parse().map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{JOB_FD_VAR}={text:?}: expected a file descriptor number"),
+            )
+        })?;
+        Jobs::from_fd(fd)
+    }
+
+    /// The page of descriptor `fd` (kept open by the caller).
+    pub fn from_fd(fd: RawFd) -> io::Result<Jobs> {
+        let mapping = Mapping::of(fd)?;
+        let page = mapping.page();
+        if page.magic != MAGIC || page.version != VERSION {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "descriptor {fd} is not tinct's job page (magic {:#x}, version {})",
+                    page.magic, page.version
+                ),
+            ));
+        }
+        Ok(Jobs {
+            mapping,
+            seen: 0,
+            open: false,
+        })
+    }
+
+    /// Blocks until tinct releases the next job and returns its number;
+    /// `None` when tinct asks the program to exit. Ends a job still open.
+    pub fn wait(&mut self) -> Option<u64> {
+        if self.open {
+            self.done();
+        }
+        let page = self.mapping.page();
+        loop {
+            let release = page.release.load(Ordering::Acquire);
+            if release == STOP {
+                return None;
+            }
+            if release != 0 && release != self.seen {
+                self.seen = release;
+                self.open = true;
+                return Some(page.job.load(Ordering::Relaxed));
+            }
+            futex_wait(&page.release, release, None);
+        }
+    }
+
+    /// Ends the job [`Jobs::wait`] returned: this is the job's end as
+    /// tinct records it. False if no job was open.
+    pub fn done(&mut self) -> bool {
+        if !self.open {
+            return false;
+        }
+        self.open = false;
+        let page = self.mapping.page();
+        page.done.store(self.seen, Ordering::Release);
+        futex_wake(&page.done);
+        true
+    }
+}
+
+/// `for job in jobs { ... }`: each turn ends the previous job and waits
+/// for the next; the loop ends when tinct asks the program to exit.
+impl Iterator for Jobs {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        self.wait()
+    }
+}
+
+/// The C functions' jobs (one per process).
+static C_JOBS: OnceLock<std::sync::Mutex<Option<Jobs>>> = OnceLock::new();
+
+fn c_jobs() -> &'static std::sync::Mutex<Option<Jobs>> {
+    C_JOBS.get_or_init(|| std::sync::Mutex::new(None))
+}
+
+/// C: `int64_t tinct_job_wait(void)`: the next job's number, -1 when tinct
+/// asks the program to exit, -2 on an error (errno set).
+#[unsafe(no_mangle)]
+pub extern "C" fn tinct_job_wait() -> i64 {
+    let mut jobs = c_jobs().lock().unwrap_or_else(|e| e.into_inner());
+    if jobs.is_none() {
+        match Jobs::from_env() {
+            Ok(opened) => *jobs = Some(opened),
+            Err(e) => {
+                let code = e.raw_os_error().unwrap_or(match e.kind() {
+                    io::ErrorKind::NotFound => libc::ENOENT,
+                    _ => libc::EINVAL,
+                });
+                // SAFETY: errno is this thread's.
+                unsafe { *libc::__errno_location() = code };
+                return -2;
+            }
+        }
+    }
+    match jobs.as_mut().and_then(Jobs::wait) {
+        Some(job) => i64::try_from(job).unwrap_or(i64::MAX),
+        None => -1,
+    }
+}
+
+/// C: `int tinct_job_done(void)`: ends the job `tinct_job_wait` returned;
+/// 0, or -1 if none was open.
+#[unsafe(no_mangle)]
+pub extern "C" fn tinct_job_done() -> i32 {
+    let mut jobs = c_jobs().lock().unwrap_or_else(|e| e.into_inner());
+    match jobs.as_mut().map(Jobs::done) {
+        Some(true) => 0,
+        _ => -1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both sides in one process, the program's in a thread: every job
+    /// released is seen once, in order, and its end is seen by tinct.
+    #[test]
+    fn jobs_go_round_in_order_and_stop_ends_the_loop() {
+        let server = Server::new().unwrap();
+        let mut jobs = Jobs::from_fd(server.fd()).unwrap();
+        let program = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            for job in jobs.by_ref() {
+                seen.push(job);
+            }
+            seen
+        });
+        for job in 0..50u64 {
+            server.release(job);
+            let since = std::time::Instant::now();
+            while !server.is_done(job) {
+                assert!(since.elapsed() < Duration::from_secs(30), "job {job} hung");
+                server.wait_done(job, Duration::from_millis(10));
+            }
+        }
+        server.stop();
+        assert_eq!(program.join().unwrap(), (0..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_descriptor_that_is_not_the_page_is_refused() {
+        let file = tempfile::tempfile().unwrap();
+        file.set_len(4096).unwrap();
+        let error = Jobs::from_fd(file.as_raw_fd()).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData, "{error}");
+    }
+
+    #[test]
+    fn sequences_skip_zero_and_stop() {
+        assert_eq!(sequence_of(0), 1);
+        assert_eq!(sequence_of(u64::from(STOP) - 2), STOP - 1);
+        assert_eq!(sequence_of(u64::from(STOP) - 1), 1);
+        assert_ne!(sequence_of(5), sequence_of(6));
+    }
+}
