@@ -212,3 +212,150 @@ fn a_static_program_with_partitions_is_refused_or_runs_uncoloured_when_asked() {
     );
     assert_ne!(summary["isolation"]["status"], "isolated", "{summary}");
 }
+
+/// `tinct bench wcet-profile --quick --no-progress ARGS --out DIR/wp`
+/// (`args` may end with `--command ...`, which takes the rest).
+fn wcet_profile(dir: &Path, args: &[&str]) -> std::process::Output {
+    tinct()
+        .env("TINCT_PRELOAD_LIB", common::shim())
+        .args(["bench", "wcet-profile", "--quick", "--no-progress", "--out"])
+        .arg(dir.join("wp"))
+        .args(args)
+        .timeout(std::time::Duration::from_secs(300))
+        .output()
+        .unwrap()
+}
+
+/// Issue 26: a program task's C^p, profiled under the shim's colours of p
+/// partitions, goes into its task set, which `tinct analyze` accepts; every
+/// page its heap used was in the colours of its p partitions.
+#[test]
+fn wcet_profile_profiles_a_program_task_into_its_task_set() {
+    let Some(_serial) = privileged_serial("wcet-profile on colored memory (frame numbers)") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    compile(dir.path(), "filter", &[]);
+    let set = program_set(dir.path(), "filter");
+    let set_arg = set.to_str().unwrap();
+    let output = wcet_profile(
+        dir.path(),
+        &[
+            "--taskset",
+            set_arg,
+            "--task",
+            "filter",
+            "--p",
+            "1,2,4",
+            "--jobs",
+            "5",
+            "--conditions",
+            "alone,cold",
+            "--write-taskset",
+            set_arg,
+        ],
+    );
+    assert!(output.status.success(), "{}", common::stderr(&output));
+    let json = read_json(&dir.path().join("wp/wcet-profile.json"));
+    let command = json["body"]["program"]["command"].as_array().unwrap();
+    assert!(
+        command[0].as_str().unwrap().ends_with("/filter") && command[1] == "256",
+        "{}",
+        json["body"]
+    );
+    for point in json["points"].as_array().unwrap() {
+        for condition in point["conditions"].as_array().unwrap() {
+            assert!(
+                condition["pages_checked"].as_u64().unwrap() > 0,
+                "{condition}"
+            );
+            assert_eq!(
+                condition["pages_checked"], condition["pages_in_colors"],
+                "{condition}"
+            );
+        }
+    }
+    let written = tinct_core::format::load(&set).unwrap();
+    let filter = written.tasks.iter().find(|t| t.name == "filter").unwrap();
+    assert!(filter.program.is_some(), "still the program: {filter:?}");
+    for p in [1, 2, 4] {
+        assert!(
+            filter.wcet.at(p).is_some(),
+            "C^{p} written: {:?}",
+            filter.wcet
+        );
+    }
+    let analyzed = tinct().arg("analyze").arg(&set).output().unwrap();
+    assert!(analyzed.status.success(), "{}", common::stderr(&analyzed));
+
+    // A static program cannot be coloured: refused, naming the field.
+    compile(dir.path(), "static-filter", &["-static"]);
+    let static_set = program_set(dir.path(), "static-filter");
+    let refused = wcet_profile(
+        dir.path(),
+        &[
+            "--taskset",
+            static_set.to_str().unwrap(),
+            "--task",
+            "filter",
+        ],
+    );
+    let text = common::stderr(&refused);
+    assert_eq!(refused.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("task 'filter' body.command") && text.contains("statically linked"),
+        "{text}"
+    );
+}
+
+/// `--command` profiles a program given on the command line (here
+/// uncoloured, which needs no privilege) and writes a new task set whose
+/// body is that program.
+#[test]
+fn wcet_profile_command_writes_a_task_set_of_the_program() {
+    let _serial = tinct_sys::testing::serial();
+    let dir = tempfile::tempdir().unwrap();
+    let program = compile(dir.path(), "filter", &[]);
+    let fresh = dir.path().join("fresh.toml");
+    let output = wcet_profile(
+        dir.path(),
+        &[
+            "--uncolored",
+            "--p",
+            "1,4",
+            "--jobs",
+            "3",
+            "--conditions",
+            "alone",
+            "--refill",
+            "45.3us",
+            "--task",
+            "mine",
+            "--write-taskset",
+            fresh.to_str().unwrap(),
+            "--command",
+            program.to_str().unwrap(),
+            "64",
+        ],
+    );
+    assert!(output.status.success(), "{}", common::stderr(&output));
+    let created = tinct_core::format::load(&fresh).unwrap();
+    let task = &created.tasks[0];
+    assert_eq!(task.name, "mine");
+    let body = task.program.as_ref().expect("the program as its body");
+    assert_eq!(body.command, [program.to_str().unwrap(), "64"]);
+    assert!(task.wcet.at(1).is_some() && task.wcet.at(4).is_some());
+    let analyzed = tinct().arg("analyze").arg(&fresh).output().unwrap();
+    assert!(analyzed.status.success(), "{}", common::stderr(&analyzed));
+    // A program that is not there: bad input naming --command.
+    let missing = wcet_profile(
+        dir.path(),
+        &["--uncolored", "--command", "./no-such-program"],
+    );
+    let text = common::stderr(&missing);
+    assert_eq!(missing.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("--command") && text.contains("no-such-program"),
+        "{text}"
+    );
+}

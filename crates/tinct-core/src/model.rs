@@ -260,7 +260,7 @@ pub struct ProgramBody {
 }
 
 /// How tinct and a program body agree on jobs.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum JobProtocol {
     /// One line on the program's stdin per release; the program does the

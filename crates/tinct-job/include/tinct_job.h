@@ -28,7 +28,8 @@ extern "C" {
  * says which: no TINCT_JOB_FD, or not tinct's page). */
 int64_t tinct_job_wait(void);
 
-/* Ends the job tinct_job_wait returned: 0, or -1 if no job is running. */
+/* Ends the job tinct_job_wait returned (from any thread of the program):
+ * 0, or -1 if no job is running. */
 int tinct_job_done(void);
 
 #ifdef __cplusplus

@@ -169,7 +169,19 @@ impl Server {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: memfd_create returned a new descriptor this value owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let first = unsafe { OwnedFd::from_raw_fd(raw) };
+        // Above the standard streams: the child's stdin, stdout and
+        // stderr are set up before the descriptor is made inheritable, so
+        // a page on 0, 1 or 2 (a host process with them closed) would be
+        // overwritten.
+        // SAFETY: duplicating a descriptor this value owns; checked below.
+        let raised = unsafe { libc::fcntl(first.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+        if raised < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fcntl returned a new descriptor this value owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raised) };
+        drop(first);
         // SAFETY: sysconf has no memory effects.
         let len = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096);
         // SAFETY: sizing the descriptor created above.
@@ -222,14 +234,15 @@ impl Server {
     }
 }
 
-/// A program's side: the jobs tinct releases, in order.
+/// A program's side: the jobs tinct releases, in order. Dropping it ends
+/// a job still open (a loop left with `break`).
 #[derive(Debug)]
 pub struct Jobs {
     mapping: Mapping,
     /// The sequence of the last job returned (0: none yet).
-    seen: u32,
+    seen: AtomicU32,
     /// A job returned and not yet ended.
-    open: bool,
+    open: std::sync::atomic::AtomicBool,
 }
 
 impl Jobs {
@@ -266,26 +279,25 @@ impl Jobs {
         }
         Ok(Jobs {
             mapping,
-            seen: 0,
-            open: false,
+            seen: AtomicU32::new(0),
+            open: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
     /// Blocks until tinct releases the next job and returns its number;
     /// `None` when tinct asks the program to exit. Ends a job still open.
-    pub fn wait(&mut self) -> Option<u64> {
-        if self.open {
-            self.done();
-        }
+    /// One thread waits; any thread may end the job it got.
+    pub fn wait(&self) -> Option<u64> {
+        self.done();
         let page = self.mapping.page();
         loop {
             let release = page.release.load(Ordering::Acquire);
             if release == STOP {
                 return None;
             }
-            if release != 0 && release != self.seen {
-                self.seen = release;
-                self.open = true;
+            if release != 0 && release != self.seen.load(Ordering::Relaxed) {
+                self.seen.store(release, Ordering::Relaxed);
+                self.open.store(true, Ordering::Release);
                 return Some(page.job.load(Ordering::Relaxed));
             }
             futex_wait(&page.release, release, None);
@@ -294,15 +306,21 @@ impl Jobs {
 
     /// Ends the job [`Jobs::wait`] returned: this is the job's end as
     /// tinct records it. False if no job was open.
-    pub fn done(&mut self) -> bool {
-        if !self.open {
+    pub fn done(&self) -> bool {
+        if !self.open.swap(false, Ordering::AcqRel) {
             return false;
         }
-        self.open = false;
         let page = self.mapping.page();
-        page.done.store(self.seen, Ordering::Release);
+        page.done
+            .store(self.seen.load(Ordering::Relaxed), Ordering::Release);
         futex_wake(&page.done);
         true
+    }
+}
+
+impl Drop for Jobs {
+    fn drop(&mut self) {
+        self.done();
     }
 }
 
@@ -316,21 +334,18 @@ impl Iterator for Jobs {
     }
 }
 
-/// The C functions' jobs (one per process).
-static C_JOBS: OnceLock<std::sync::Mutex<Option<Jobs>>> = OnceLock::new();
-
-fn c_jobs() -> &'static std::sync::Mutex<Option<Jobs>> {
-    C_JOBS.get_or_init(|| std::sync::Mutex::new(None))
-}
+/// The C functions' jobs (one per process), opened by the first
+/// `tinct_job_wait`.
+static C_JOBS: OnceLock<Jobs> = OnceLock::new();
 
 /// C: `int64_t tinct_job_wait(void)`: the next job's number, -1 when tinct
 /// asks the program to exit, -2 on an error (errno set).
 #[unsafe(no_mangle)]
 pub extern "C" fn tinct_job_wait() -> i64 {
-    let mut jobs = c_jobs().lock().unwrap_or_else(|e| e.into_inner());
-    if jobs.is_none() {
-        match Jobs::from_env() {
-            Ok(opened) => *jobs = Some(opened),
+    let jobs = match C_JOBS.get() {
+        Some(jobs) => jobs,
+        None => match Jobs::from_env() {
+            Ok(opened) => C_JOBS.get_or_init(|| opened),
             Err(e) => {
                 let code = e.raw_os_error().unwrap_or(match e.kind() {
                     io::ErrorKind::NotFound => libc::ENOENT,
@@ -340,9 +355,9 @@ pub extern "C" fn tinct_job_wait() -> i64 {
                 unsafe { *libc::__errno_location() = code };
                 return -2;
             }
-        }
-    }
-    match jobs.as_mut().and_then(Jobs::wait) {
+        },
+    };
+    match jobs.wait() {
         Some(job) => i64::try_from(job).unwrap_or(i64::MAX),
         None => -1,
     }
@@ -352,8 +367,7 @@ pub extern "C" fn tinct_job_wait() -> i64 {
 /// 0, or -1 if none was open.
 #[unsafe(no_mangle)]
 pub extern "C" fn tinct_job_done() -> i32 {
-    let mut jobs = c_jobs().lock().unwrap_or_else(|e| e.into_inner());
-    match jobs.as_mut().map(Jobs::done) {
+    match C_JOBS.get().map(Jobs::done) {
         Some(true) => 0,
         _ => -1,
     }
@@ -369,6 +383,7 @@ mod tests {
     fn jobs_go_round_in_order_and_stop_ends_the_loop() {
         let server = Server::new().unwrap();
         let mut jobs = Jobs::from_fd(server.fd()).unwrap();
+        assert!(server.fd() > 2, "the page is above the standard streams");
         let program = std::thread::spawn(move || {
             let mut seen = Vec::new();
             for job in jobs.by_ref() {
@@ -386,6 +401,24 @@ mod tests {
         }
         server.stop();
         assert_eq!(program.join().unwrap(), (0..50).collect::<Vec<_>>());
+    }
+
+    /// A loop left with `break` ends its job when the jobs are dropped;
+    /// an end from another thread than the waiter's counts.
+    #[test]
+    fn a_job_left_open_is_ended_by_drop_and_any_thread_may_end_it() {
+        let server = Server::new().unwrap();
+        let jobs = std::sync::Arc::new(Jobs::from_fd(server.fd()).unwrap());
+        server.release(0);
+        assert_eq!(jobs.wait(), Some(0));
+        let other = std::sync::Arc::clone(&jobs);
+        assert!(std::thread::spawn(move || other.done()).join().unwrap());
+        assert!(server.is_done(0));
+        assert!(!jobs.done(), "no job is open any more");
+        server.release(1);
+        assert_eq!(jobs.wait(), Some(1));
+        drop(jobs);
+        assert!(server.is_done(1), "dropping the jobs ended job 1");
     }
 
     #[test]

@@ -258,7 +258,10 @@ impl RunSpec {
 /// (a path with a `/` from the directory of the task-set file `source`, a
 /// name through `PATH`) and checked to be executable; the path it was
 /// looked for at when it is not.
-fn program_spec(program: &ProgramBody, source: &str) -> std::result::Result<ProgramSpec, String> {
+pub fn program_spec(
+    program: &ProgramBody,
+    source: &str,
+) -> std::result::Result<ProgramSpec, String> {
     let (name, arguments) = program
         .command
         .split_first()

@@ -56,6 +56,16 @@ pub struct ColoredHeap {
     pub library: PathBuf,
 }
 
+/// The shim's variables: a program gets only those its heap is given
+/// ([`ProgramHeap::env`]), none inherited from tinct's environment (a
+/// `TINCT_PAGE_REPORT` or `TINCT_BANKS` there would change what its shim
+/// does).
+pub fn shim_variables() -> Vec<&'static str> {
+    let mut names = tinct_mem::shim_config::VARIABLES.to_vec();
+    names.push(tinct_mem::shim_config::report_request::REPORT_SOCKET);
+    names
+}
+
 /// The bytes of a task's heap pool: the shim's default, unless `TINCT_POOL`
 /// in tinct's environment says otherwise (read by [`heaps_of`]).
 const POOL_VAR: &str = tinct_mem::shim_config::POOL;
@@ -162,13 +172,19 @@ pub fn heaps_of(
             let mut colors = split;
             colors.sort_unstable();
             colors.dedup();
-            let library = library.ok_or_else(|| RtError::Task {
-                task: task.name.clone(),
-                message: format!(
-                    "its program's heap is coloured by {}, which was not found",
+            let Some(library) = library else {
+                let missing = format!(
+                    "its heap is coloured by {}, which was not found",
                     tinct_mem::shim_config::PRELOAD_LIB
-                ),
-            })?;
+                );
+                if uncolored {
+                    return Ok(Some(uncolored_because(missing)));
+                }
+                return Err(RtError::Task {
+                    task: task.name.clone(),
+                    message: missing,
+                });
+            };
             let config = ShimConfig {
                 color_bits: Some(layout.bits.clone()),
                 pool_bytes,
@@ -249,11 +265,15 @@ impl ProgramHeap {
     /// frame reports its processes wrote under `frames` (those that ended
     /// before the first release were set aside by
     /// [`set_aside_startup_reports`]: they held no page during a job), each
-    /// frame's colour checked against S(i)'s; with a note on the processes
-    /// left out. No report (the program was killed, or never called
-    /// malloc) leaves the frames unknown, which the isolation proof refuses
-    /// to prove anything with.
-    pub fn placement(&self, frames: &Path) -> (Placement, Option<String>) {
+    /// frame's colour checked against S(i)'s; with notes on what was left
+    /// out. The frames are unknown (no colour claimed, the isolation proof
+    /// refuses to prove anything) unless the program itself (`ended`: its
+    /// pid and whether it had to be killed) exited and wrote its report.
+    pub fn placement(
+        &self,
+        frames: &Path,
+        ended: Option<&crate::runtime::ProgramRun>,
+    ) -> (Placement, Vec<String>) {
         let heap = match self {
             ProgramHeap::Uncolored { partitions, reason } => {
                 let placement = Placement::Uncolored {
@@ -261,26 +281,45 @@ impl ProgramHeap {
                     partitions_requested: partitions.clone(),
                     reason: reason.clone(),
                 };
-                return (placement, None);
+                return (placement, Vec::new());
             }
             ProgramHeap::Colored(heap) => heap,
         };
-        let startup = read_frame_reports(&startup_path(frames)).unwrap_or_default();
-        let note = (!startup.is_empty()).then(|| {
+        let mut notes = Vec::new();
+        let mut read = |path: &Path| match read_frame_reports(path) {
+            Ok(reports) => reports,
+            Err(e) => {
+                notes.push(format!("its heap's frame reports are unreadable: {e}"));
+                Vec::new()
+            }
+        };
+        let startup = read(&startup_path(frames));
+        let reports = read(frames);
+        if !startup.is_empty() {
             let mut commands: Vec<&str> = startup.iter().map(|r| r.command.as_str()).collect();
             commands.sort_unstable();
             commands.dedup();
-            format!(
+            notes.push(format!(
                 "{} process(es) of its program ({}) ended before the first release; their \
                  heaps held no page during a job and are left out of its placement",
                 startup.len(),
                 commands.join(", ")
-            )
+            ));
+        }
+        let own = ended.filter(|e| !e.killed).is_some_and(|e| {
+            reports
+                .iter()
+                .any(|r| r.pid == e.pid && r.page_size == heap.mapping.page_size)
         });
-        (
-            heap.placement(&read_frame_reports(frames).unwrap_or_default()),
-            note,
-        )
+        if !own {
+            notes.push(
+                "its program wrote no frame report of its own heap (it was killed, never \
+                 exited, or its page size is not the run's), so its placement is not checked"
+                    .into(),
+            );
+            return (heap.placement(&[], false), notes);
+        }
+        (heap.placement(&reports, true), notes)
     }
 }
 
@@ -320,8 +359,9 @@ fn startup_path(frames: &Path) -> PathBuf {
 }
 
 impl ColoredHeap {
-    /// The placement the frames of `reports` show.
-    fn placement(&self, reports: &[tinct_mem::FrameReport]) -> Placement {
+    /// The placement the frames of `reports` show (`checked`: they are the
+    /// program's own, read at its exit; else unknown).
+    fn placement(&self, reports: &[tinct_mem::FrameReport], checked: bool) -> Placement {
         let heap = self;
         if let Some(report) = reports.iter().find(|r| r.uncolored) {
             return Placement::Uncolored {
@@ -334,7 +374,11 @@ impl ColoredHeap {
             };
         }
         let page = heap.mapping.page_size;
-        let frames: Vec<u64> = reports.iter().flat_map(|r| r.frames.clone()).collect();
+        let frames: Vec<u64> = reports
+            .iter()
+            .filter(|r| r.page_size == page)
+            .flat_map(|r| r.frames.clone())
+            .collect();
         let outside = frames
             .iter()
             .filter(|&&f| {
@@ -351,7 +395,7 @@ impl ColoredHeap {
             color_count: heap.config.colors.len() as u32,
             machine_colors: heap.mapping.colors(),
             pages: frames.len() as u64,
-            pages_outside_colors: (!reports.is_empty()).then_some(outside),
+            pages_outside_colors: checked.then_some(outside),
             frame_drift: None,
             frames,
         }

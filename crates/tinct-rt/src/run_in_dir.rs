@@ -150,10 +150,18 @@ fn with_program_output(spec: &RunSpec, dir: &Path) -> Result<RunSpec> {
     let programs = dir.join(PROGRAMS_DIR);
     let _ = std::fs::remove_dir_all(&programs);
     let mut made = false;
-    for task in &mut spec.tasks {
+    let mut taken = std::collections::HashSet::new();
+    for (index, task) in spec.tasks.iter_mut().enumerate() {
         let Some(program) = &mut task.program else {
             continue;
         };
+        // Two names can sanitise alike (`a/b`, `a_b`): the second gets its
+        // index, so that no two programs share a file.
+        let mut name = task.name.clone();
+        if !taken.insert(program_stderr_name(&name)) {
+            name = format!("{name}-{index}");
+            taken.insert(program_stderr_name(&name));
+        }
         if !made {
             std::fs::create_dir_all(&programs).map_err(|e| RtError::Input {
                 file: programs.display().to_string(),

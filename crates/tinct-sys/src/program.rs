@@ -40,6 +40,9 @@ pub struct ProgramStart<'a> {
     pub channel: Channel,
     /// The program (a path) and its arguments.
     pub command: &'a [OsString],
+    /// Variables of this process's environment the program does not get
+    /// (removed before `env` is added).
+    pub env_remove: &'a [&'a str],
     /// Environment variables added to this process's.
     pub env: &'a [(OsString, OsString)],
     /// CPUs it may run on (`None`: this thread's).
@@ -61,8 +64,6 @@ pub struct Program {
     futex: Option<tinct_job::Server>,
     /// The job last asked for.
     asked: u64,
-    /// Its exit status, once reaped while waiting for a job.
-    exited: Option<ExitStatus>,
     /// Bytes read past the last line.
     pending: Vec<u8>,
     clock: Option<libc::clockid_t>,
@@ -104,9 +105,11 @@ impl Program {
             Channel::Futex => Some(tinct_job::Server::new()?),
         };
         let mut command = Command::new(program);
-        command
-            .args(arguments)
-            .envs(start.env.iter().map(|(k, v)| (k, v)));
+        command.args(arguments);
+        for name in start.env_remove {
+            command.env_remove(name);
+        }
+        command.envs(start.env.iter().map(|(k, v)| (k, v)));
         match &futex {
             None => {
                 command.stdin(Stdio::piped()).stdout(Stdio::piped());
@@ -156,7 +159,6 @@ impl Program {
             pending: Vec::with_capacity(if futex.is_some() { 0 } else { MAX_LINE }),
             futex,
             asked: 0,
-            exited: None,
             clock,
         })
     }
@@ -224,12 +226,9 @@ impl Program {
             if give_up() {
                 return Reply::GaveUp;
             }
-            if self.exited.is_none()
-                && let Ok(Some(status)) = self.child.try_wait()
-            {
-                self.exited = Some(status);
-            }
-            if self.exited.is_some() {
+            // Not reaped here (WNOWAIT): its pid stays its own while the
+            // watchdog may still kill it; `finish` reaps it.
+            if self.has_exited() {
                 return if server.is_done(self.asked) {
                     Reply::Done
                 } else {
@@ -362,6 +361,23 @@ impl Program {
         }
     }
 
+    /// True once the program has exited, without reaping it (`waitid`
+    /// with `WNOWAIT`).
+    fn has_exited(&self) -> bool {
+        // SAFETY: a zeroed siginfo for the kernel to fill; the pid is our
+        // child's; WNOHANG never blocks, WNOWAIT leaves it to be reaped.
+        unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(
+                libc::P_PID,
+                self.child.id() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            ) == 0
+                && info.si_pid() != 0
+        }
+    }
+
     /// The program's exit status if it has exited (reaped then).
     pub fn try_exit(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().ok().flatten()
@@ -375,9 +391,6 @@ impl Program {
         drop(self.stdin.take());
         if let Some(server) = &self.futex {
             server.stop();
-        }
-        if let Some(status) = self.exited {
-            return (Some(status), false);
         }
         let since = Instant::now();
         loop {
@@ -432,6 +445,7 @@ mod tests {
         Program::start(ProgramStart {
             channel: Channel::Lines,
             command,
+            env_remove: &[],
             env: &[],
             cpus: None,
             scheduling: None,
@@ -555,6 +569,7 @@ mod tests {
         let last = [*cpus.last().unwrap()];
         let program = Program::start(ProgramStart {
             channel: Channel::Lines,
+            env_remove: &[],
             command: &sh("grep Cpus_allowed_list /proc/self/status >&2; read x"),
             env: &[],
             cpus: Some(&last),

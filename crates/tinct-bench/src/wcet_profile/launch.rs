@@ -66,6 +66,9 @@ pub(super) struct Launch<'a> {
     pub preload: Option<&'a Path>,
     /// Flush the working set before each job.
     pub cold: bool,
+    /// Bytes of the last-level cache (a program's `cold` jobs follow a
+    /// sweep of twice as much on its CPU).
+    pub llc_bytes: u64,
 }
 
 /// The shim's configuration for a process whose heap must hold `bytes` in
@@ -119,6 +122,9 @@ impl Launch<'_> {
     }
 
     fn run(&self, pool_factor: u64) -> Result<Option<WorkerReport>> {
+        if let Some(program) = &self.body.program {
+            return super::program_launch::run(self, program, pool_factor).map(Some);
+        }
         let mut command = Command::new(&self.worker.program);
         command.args(&self.worker.prefix);
         let color_list = tinct_sys::format_cpu_list(self.colors);

@@ -134,6 +134,7 @@ fn launch_all(plan: &Plan, worker: &WorkerCommand, progress: &dyn Progress) -> R
             color_bits: &plan.color_bits,
             preload: plan.preload.as_deref(),
             cold: condition.cold(),
+            llc_bytes: plan.header.machine.llc().map_or(8 << 20, |c| c.size_bytes),
         };
         let report = launch.run_with_retry();
         // Stop the co-runners whatever the worker did.

@@ -23,6 +23,7 @@ pub mod condition;
 mod launch;
 mod measure;
 mod plan;
+mod program_launch;
 mod report;
 pub mod statistic;
 pub mod table;
@@ -36,7 +37,7 @@ pub use co_runners::CoRunnerChoice;
 use condition::Condition;
 pub use report::{
     CoRunnerSetup, CoRunnerTotals, ConditionPoint, Placement, ProfilePoint, ProfiledBody,
-    WcetProfileResult, WrittenTaskSet,
+    ProfiledProgram, WcetProfileResult, WrittenTaskSet,
 };
 use statistic::Statistic;
 use std::path::PathBuf;
@@ -56,6 +57,11 @@ pub struct Params {
     pub task: Option<String>,
     /// Job kernel: chase, read, write, rmw, compute, mixed (without --taskset).
     pub kernel: String,
+    /// A program of the user's to profile instead of a kernel (without
+    /// --taskset): the program and its arguments (issue 26).
+    pub command: Vec<String>,
+    /// How the program's jobs are asked for (with `command`).
+    pub protocol: tinct_core::model::JobProtocol,
     /// Working set (without a task set; default 4MiB, quick 1MiB).
     pub working_set: Option<Bytes>,
     /// Iterations per job (default: one pass over the working set, or
@@ -111,6 +117,8 @@ impl Default for Params {
             taskset: None,
             task: None,
             kernel: "chase".into(),
+            command: Vec::new(),
+            protocol: tinct_core::model::JobProtocol::Lines,
             working_set: None,
             iterations: None,
             target: None,

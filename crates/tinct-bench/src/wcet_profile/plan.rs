@@ -6,7 +6,9 @@
 use super::condition::Condition;
 use super::launch;
 use super::statistic::Statistic;
-use super::{CoRunnerChoice, CoRunnerSetup, Params, ProfiledBody, WorkerCommand, worker};
+use super::{
+    CoRunnerChoice, CoRunnerSetup, Params, ProfiledBody, ProfiledProgram, WorkerCommand, worker,
+};
 use crate::calibrate;
 use crate::harness::RunHeader;
 use crate::{Error, Result};
@@ -191,6 +193,24 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) ->
         launch::require_frame_numbers()?;
         Some(launch::find_preload(params, worker)?)
     };
+    if let (Some(program), Some(_)) = (&body.program, &preload)
+        && let Some(ignored) =
+            tinct_rt::loader::preload_ignored(std::ffi::OsStr::new(&program.command[0]))
+    {
+        return Err(Error::InvalidInput(format!(
+            "{}: expected a dynamically linked program, whose heap the shim can serve from \
+             the colours of p partitions, found {ignored} (or profile it with --uncolored: \
+             every p then sees the whole cache)",
+            match &params.taskset {
+                Some(path) => format!(
+                    "{}: task '{}' body.command",
+                    path.display(),
+                    body_task(params)
+                ),
+                None => "--command".to_string(),
+            }
+        )));
+    }
     let fifo = (!params.no_fifo
         && tinct_sys::privilege::Privileges::read(&tinct_sys::SysRoot::live())
             .is_ok_and(|p| p.is_root()))
@@ -259,6 +279,8 @@ fn given_refill(params: &Params, source: Option<&TaskSource>) -> Option<(Nanos, 
 /// What comes from `--taskset` / `--task`.
 pub(super) struct TaskSource {
     pub name: String,
+    /// Its program, when its body is one (resolved).
+    pub program: Option<ProfiledProgram>,
     pub body: Option<tinct_core::model::Body>,
     pub memory: Bytes,
     pub period: Nanos,
@@ -281,16 +303,26 @@ fn load_task(params: &Params) -> Result<Option<TaskSource>> {
             names.join(", ")
         ))
     })?;
-    if task.program.is_some() {
-        // Profiling it as a kernel would report a kernel's C^p under the
-        // program's name.
-        return Err(Error::InvalidInput(format!(
-            "{}: --task {name}: its body is a program; wcet-profile measures tinct's kernels \
-             only (profiling a program is still to come, issue 26)",
-            path.display()
-        )));
-    }
+    let program = match &task.program {
+        None => None,
+        Some(program) => Some(
+            tinct_rt::plan::program_spec(program, &path.display().to_string())
+                .map(|spec| ProfiledProgram {
+                    command: spec.command,
+                    protocol: spec.protocol,
+                })
+                .map_err(|found| {
+                    Error::InvalidInput(format!(
+                        "{}: task '{name}' body.command: expected an executable program (a path \
+                         with a `/` is taken from the task set's directory, a name from PATH), \
+                         found {found}",
+                        path.display()
+                    ))
+                })?,
+        ),
+    };
     Ok(Some(TaskSource {
+        program,
         name: task.name.clone(),
         body: task.body.clone(),
         memory: task.memory,
@@ -315,6 +347,17 @@ pub(super) fn input<T>(
 /// Resolves the body to fixed iterations (a `target` is calibrated once,
 /// with the whole cache, on this thread).
 pub(super) fn resolve_body(params: &Params, source: Option<&TaskSource>) -> Result<ProfiledBody> {
+    if let Some(program) = program_of(params, source)? {
+        // Its memory is its own: M_i sizes the shim's pool.
+        return Ok(ProfiledBody {
+            kernel: PROGRAM_KERNEL.into(),
+            working_set_bytes: source
+                .map_or(params.working_set.map_or(1 << 20, |w| w.0), |s| s.memory.0),
+            memory_iterations: 0,
+            compute_iterations: 0,
+            program: Some(program),
+        });
+    }
     let (kernel, working_set, work, memory_percent) = match source.and_then(|s| s.body.clone()) {
         Some(body) => (
             body.kernel,
@@ -372,7 +415,46 @@ pub(super) fn resolve_body(params: &Params, source: Option<&TaskSource>) -> Resu
         working_set_bytes: working_set,
         memory_iterations: job.memory,
         compute_iterations: job.compute,
+        program: None,
     })
+}
+
+/// The task named by `--task` (for messages).
+fn body_task(params: &Params) -> &str {
+    params.task.as_deref().unwrap_or("")
+}
+
+/// The `kernel` name a profiled program goes by in the outputs.
+pub const PROGRAM_KERNEL: &str = "program";
+
+/// The program to profile: the task's (`--taskset`/`--task`) or
+/// `--command`'s, resolved as `tinct run` resolves it (a path with a `/`
+/// from the current directory, a name through PATH).
+fn program_of(params: &Params, source: Option<&TaskSource>) -> Result<Option<ProfiledProgram>> {
+    if let Some(program) = source.and_then(|s| s.program.clone()) {
+        return Ok(Some(program));
+    }
+    if params.command.is_empty() {
+        return Ok(None);
+    }
+    let body = tinct_core::model::ProgramBody {
+        command: params.command.clone(),
+        protocol: params.protocol,
+        mmap: false,
+    };
+    tinct_rt::plan::program_spec(&body, "")
+        .map(|spec| {
+            Some(ProfiledProgram {
+                command: spec.command,
+                protocol: spec.protocol,
+            })
+        })
+        .map_err(|found| {
+            Error::InvalidInput(format!(
+                "--command: expected an executable program (a path, or a name in PATH), found \
+                 {found}"
+            ))
+        })
 }
 
 /// The p values to profile.

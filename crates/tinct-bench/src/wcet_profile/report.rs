@@ -24,6 +24,20 @@ pub struct ProfiledBody {
     pub memory_iterations: u64,
     /// Compute iterations per job.
     pub compute_iterations: u64,
+    /// The program whose jobs are profiled (a program body, issue 26);
+    /// `None` for one of tinct's kernels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProfiledProgram>,
+}
+
+/// A program body being profiled: started once per launch under the
+/// shim, asked for its jobs over its protocol.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfiledProgram {
+    /// The program (its path, resolved) and its arguments.
+    pub command: Vec<String>,
+    /// How its jobs are asked for.
+    pub protocol: tinct_core::model::JobProtocol,
 }
 
 /// What the co-runners of one condition at one p did.
@@ -491,13 +505,22 @@ pub fn summary(result: &WcetProfileResult, out: &OutputDir) -> Summary {
     let mut s = Summary::of_run(&result.header);
     s.fact(
         "body",
-        format!(
-            "{} over {}, {} memory + {} compute iterations per job",
-            result.body.kernel,
-            human_bytes(result.body.working_set_bytes),
-            result.body.memory_iterations,
-            result.body.compute_iterations
-        ),
+        match &result.body.program {
+            Some(program) => format!(
+                "program `{}` ({} protocol), its heap's pool sized for {}; a job timed from \
+                 its request to its end",
+                program.command.join(" "),
+                program.protocol.name(),
+                human_bytes(result.body.working_set_bytes)
+            ),
+            None => format!(
+                "{} over {}, {} memory + {} compute iterations per job",
+                result.body.kernel,
+                human_bytes(result.body.working_set_bytes),
+                result.body.memory_iterations,
+                result.body.compute_iterations
+            ),
+        },
     );
     s.fact(
         "run",

@@ -111,43 +111,50 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
         .unwrap_or(tinct_core::model::Kernel::Chase);
     let memory_percent = (kernel == tinct_core::model::Kernel::Mixed && total > 0)
         .then(|| (input.body.memory_iterations * 100 / total) as u8);
-    let set = TaskSet {
-        platform: Platform {
-            cores: input.cores,
-            partitions: input.partitions,
-            memory: Bytes(memory),
-            refill: input.refill,
-            color_bits: None,
-            dram_map: None,
-            overheads: Default::default(),
-            cache_domains: None,
-        },
-        tasks: vec![Task {
-            name: input.name.to_string(),
-            period: input.period,
-            deadline: input.period,
-            memory: Bytes(working_set),
-            wcet: WcetTable::new(listed),
-            priority: None,
-            core: Some(0),
-            partitions: Some(PartitionSet::range(1, input.partitions)),
-            body: Some(Body {
-                kernel,
-                working_set: Some(Bytes(working_set)),
-                work: Some(Work::Iterations(total)),
-                memory_percent,
-            }),
-            program: None,
-            critical_sections: Vec::new(),
-            jitter: Nanos::ZERO,
-            blocking: None,
-            trigger: Default::default(),
-        }],
-        resources: Vec::new(),
-        edges: Vec::new(),
-        task_lines: Vec::new(),
-        period_lines: Vec::new(),
-    };
+    let set =
+        TaskSet {
+            platform: Platform {
+                cores: input.cores,
+                partitions: input.partitions,
+                memory: Bytes(memory),
+                refill: input.refill,
+                color_bits: None,
+                dram_map: None,
+                overheads: Default::default(),
+                cache_domains: None,
+            },
+            tasks: vec![Task {
+                name: input.name.to_string(),
+                period: input.period,
+                deadline: input.period,
+                memory: Bytes(working_set),
+                wcet: WcetTable::new(listed),
+                priority: None,
+                core: Some(0),
+                partitions: Some(PartitionSet::range(1, input.partitions)),
+                body: input.body.program.is_none().then_some(Body {
+                    kernel,
+                    working_set: Some(Bytes(working_set)),
+                    work: Some(Work::Iterations(total)),
+                    memory_percent,
+                }),
+                program: input.body.program.as_ref().map(|program| {
+                    tinct_core::model::ProgramBody {
+                        command: program.command.clone(),
+                        protocol: program.protocol,
+                        mmap: false,
+                    }
+                }),
+                critical_sections: Vec::new(),
+                jitter: Nanos::ZERO,
+                blocking: None,
+                trigger: Default::default(),
+            }],
+            resources: Vec::new(),
+            edges: Vec::new(),
+            task_lines: Vec::new(),
+            period_lines: Vec::new(),
+        };
     let text = tinct_core::format::to_toml(&set, &[]);
     tinct_core::format::parse(&text, "taskset.toml", Syntax::Toml)
 }
@@ -233,6 +240,7 @@ pub(crate) mod tests {
             working_set_bytes: 18 << 20,
             memory_iterations: 1000,
             compute_iterations: 0,
+            program: None,
         };
         let set = task_set(&TaskSetInput {
             name: "streamcluster",
@@ -249,6 +257,40 @@ pub(crate) mod tests {
         assert!(set.platform.min_partitions_for(set.tasks[0].memory) <= 1);
     }
 
+    /// Issue 26: the written task set of a profiled program has the
+    /// program as its body, which `tinct analyze` and `tinct run` take.
+    #[test]
+    fn a_program_s_task_set_has_the_program_as_its_body() {
+        let mut points = vec![point(1, 5_000_000), point(2, 4_000_000)];
+        make_non_increasing(&mut points);
+        let body = ProfiledBody {
+            kernel: "program".into(),
+            working_set_bytes: 1 << 20,
+            memory_iterations: 0,
+            compute_iterations: 0,
+            program: Some(crate::wcet_profile::ProfiledProgram {
+                command: vec!["/opt/filter".into(), "--fast".into()],
+                protocol: tinct_core::model::JobProtocol::Futex,
+            }),
+        };
+        let set = task_set(&TaskSetInput {
+            name: "filter",
+            body: &body,
+            points: &points,
+            partitions: 2,
+            cores: 1,
+            period: default_period(&points),
+            refill: Nanos(45_300),
+        })
+        .unwrap();
+        let task = &set.tasks[0];
+        assert!(task.body.is_none(), "{:?}", task.body);
+        let program = task.program.as_ref().expect("the program body");
+        assert_eq!(program.command, ["/opt/filter", "--fast"]);
+        assert_eq!(program.protocol, tinct_core::model::JobProtocol::Futex);
+        assert_eq!(task.wcet.at(2), Some(Nanos(4_000_000)));
+    }
+
     #[test]
     fn a_period_below_the_wcet_is_refused() {
         let mut points = vec![point(1, 5_000_000)];
@@ -258,6 +300,7 @@ pub(crate) mod tests {
             working_set_bytes: 1 << 20,
             memory_iterations: 10,
             compute_iterations: 0,
+            program: None,
         };
         let err = task_set(&TaskSetInput {
             name: "t",

@@ -140,7 +140,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     .map_err(rt_error)?;
     workload.spec.color_bits_flag = args.color_bits.clone();
     if workload.spec.colours_programs() {
-        workload.spec.preload_library = Some(super::shim::find_shim()?);
+        // Under --uncolored a missing shim leaves the programs uncoloured
+        // (every output says why) instead of refusing the run.
+        workload.spec.preload_library = match super::shim::find_shim() {
+            Ok(shim) => Some(shim),
+            Err(_) if args.uncolored => None,
+            Err(e) => return Err(e),
+        };
     }
     if !args.json {
         for note in &workload.notes {

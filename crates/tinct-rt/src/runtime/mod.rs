@@ -181,9 +181,9 @@ pub fn run_until(spec: &RunSpec, options: RunOptions, stop: &StopFlag) -> Result
     };
     for ((task, heap), frames) in result.tasks.iter_mut().zip(&heaps).zip(&heap_frames) {
         if let (Some(heap), Some(frames)) = (heap, frames) {
-            let (placement, note) = heap.placement(frames);
+            let (placement, notes) = heap.placement(frames, task.program.as_ref());
             task.placement = placement;
-            if let Some(note) = note {
+            for note in notes {
                 result
                     .notes
                     .push(format!("task '{}': {note}", task.spec.name));
@@ -216,7 +216,12 @@ fn program_frames(
             continue;
         };
         let path = match &program.frames {
-            Some(path) => path.clone(),
+            // Absolute: a program that changes its directory still writes
+            // its report here.
+            Some(path) => std::path::absolute(path).map_err(|e| RtError::Task {
+                task: task.name.clone(),
+                message: format!("{}: {e}", path.display()),
+            })?,
             None => {
                 if private.is_none() {
                     let prefix =

@@ -220,6 +220,7 @@ fn start_program(
             tinct_core::model::JobProtocol::Futex => tinct_sys::program::Channel::Futex,
         },
         command: &command,
+        env_remove: &crate::program_heap::shim_variables(),
         env: &program.env,
         cpus: task.cpus.as_deref(),
         scheduling: Some(scheduling),

@@ -125,7 +125,23 @@ pub struct WcetProfile {
     /// Job kernel: chase, read, write, rmw, compute, mixed (without --taskset).
     #[arg(long, default_value_t = wcet_profile::Params::default().kernel)]
     pub kernel: String,
-    /// Working set (without --taskset; default 4MiB, with --quick 1MiB).
+    /// Profile a program of yours instead of a kernel: the program and its
+    /// arguments, last on the command line (`--command ./filter --rows 64`);
+    /// it answers jobs over --protocol, as a task body does (docs/FORMAT.md).
+    #[arg(
+        long,
+        num_args = 1..,
+        allow_hyphen_values = true,
+        value_name = "PROGRAM ARG",
+        conflicts_with_all = ["taskset", "kernel", "iterations", "target", "memory_percent"]
+    )]
+    pub command: Vec<String>,
+    /// How --command's jobs are asked for: lines (a line each way) or
+    /// futex (tinct_job_wait / tinct_job_done).
+    #[arg(long, default_value = "lines", value_parser = protocol, requires = "command")]
+    pub protocol: tinct_core::model::JobProtocol,
+    /// Working set (without --taskset; default 4MiB, with --quick 1MiB; for
+    /// --command, the program's memory M_i, which sizes the shim's pool).
     #[arg(long, value_parser = size)]
     pub working_set: Option<Bytes>,
     /// Iterations per job (default: one pass over the working set, or
@@ -202,6 +218,20 @@ pub struct WcetProfile {
 #[derive(Debug, Clone)]
 pub struct ConditionList(pub Vec<Condition>);
 
+fn protocol(text: &str) -> Result<tinct_core::model::JobProtocol, String> {
+    tinct_core::model::JobProtocol::ALL
+        .iter()
+        .find(|(name, _)| *name == text)
+        .map(|(_, protocol)| *protocol)
+        .ok_or_else(|| {
+            let names: Vec<&str> = tinct_core::model::JobProtocol::ALL
+                .iter()
+                .map(|(n, _)| *n)
+                .collect();
+            format!("expected one of {}, found `{text}`", names.join(", "))
+        })
+}
+
 fn conditions(text: &str) -> Result<ConditionList, String> {
     Condition::parse_list(text)
         .map(ConditionList)
@@ -216,6 +246,8 @@ impl WcetProfile {
             taskset: self.taskset.clone(),
             task: self.task.clone(),
             kernel: self.kernel.clone(),
+            command: self.command.clone(),
+            protocol: self.protocol,
             working_set: self.working_set,
             iterations: self.iterations,
             target: self.target,
