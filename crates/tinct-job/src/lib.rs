@@ -54,6 +54,25 @@ pub struct JobPage {
     done: AtomicU32,
     /// The released job's number, written before `release`.
     job: AtomicU64,
+    /// When the program's wait returned the job (CLOCK_MONOTONIC ns),
+    /// written before `done`: the job's start as the program saw it.
+    started_ns: AtomicU64,
+    /// When the program ended the job (CLOCK_MONOTONIC ns), written
+    /// before `done`.
+    ended_ns: AtomicU64,
+}
+
+/// CLOCK_MONOTONIC now, ns (tinct's clock of releases).
+pub fn monotonic_ns() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a writable timespec; CLOCK_MONOTONIC always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    (now.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(now.tv_nsec as u64)
 }
 
 /// The sequence word of job `job`: 1 + `job` modulo `STOP - 1`, so never
@@ -226,6 +245,18 @@ impl Server {
         }
     }
 
+    /// When the program started and ended job `job` (CLOCK_MONOTONIC ns,
+    /// its own readings), once it has ended it; `None` before.
+    pub fn times(&self, job: u64) -> Option<(u64, u64)> {
+        let page = self.mapping.page();
+        self.is_done(job).then(|| {
+            (
+                page.started_ns.load(Ordering::Relaxed),
+                page.ended_ns.load(Ordering::Relaxed),
+            )
+        })
+    }
+
     /// Asks the program to exit.
     pub fn stop(&self) {
         let page = self.mapping.page();
@@ -296,6 +327,7 @@ impl Jobs {
                 return None;
             }
             if release != 0 && release != self.seen.load(Ordering::Relaxed) {
+                page.started_ns.store(monotonic_ns(), Ordering::Relaxed);
                 self.seen.store(release, Ordering::Relaxed);
                 self.open.store(true, Ordering::Release);
                 return Some(page.job.load(Ordering::Relaxed));
@@ -311,6 +343,7 @@ impl Jobs {
             return false;
         }
         let page = self.mapping.page();
+        page.ended_ns.store(monotonic_ns(), Ordering::Relaxed);
         page.done
             .store(self.seen.load(Ordering::Relaxed), Ordering::Release);
         futex_wake(&page.done);
@@ -392,12 +425,19 @@ mod tests {
             seen
         });
         for job in 0..50u64 {
+            let released = monotonic_ns();
             server.release(job);
             let since = std::time::Instant::now();
             while !server.is_done(job) {
+                assert!(server.times(job).is_none(), "no times before the end");
                 assert!(since.elapsed() < Duration::from_secs(30), "job {job} hung");
                 server.wait_done(job, Duration::from_millis(10));
             }
+            let (started, ended) = server.times(job).unwrap();
+            assert!(
+                released <= started && started <= ended && ended <= monotonic_ns(),
+                "job {job}: released {released}, started {started}, ended {ended}"
+            );
         }
         server.stop();
         assert_eq!(program.join().unwrap(), (0..50).collect::<Vec<_>>());

@@ -13,6 +13,7 @@ mod chart;
 mod doctor;
 mod errors;
 mod experiment;
+mod jobs;
 mod json;
 mod plan;
 mod pools;
@@ -28,6 +29,8 @@ fn _tinct(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<taskset::PyTaskSet>()?;
     m.add_class::<plan::PyPlan>()?;
+    m.add_class::<jobs::PyJobs>()?;
+    m.add_function(wrap_pyfunction!(jobs::jobs, m)?)?;
     m.add_function(wrap_pyfunction!(batch::analyze_batch_arrays, m)?)?;
     m.add_function(wrap_pyfunction!(experiment::random_params, m)?)?;
     m.add_function(wrap_pyfunction!(experiment::random_shard, m)?)?;

@@ -40,13 +40,19 @@ def tinct_bin() -> Path:
     return tinct_binary()
 
 
-def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+def run_cli(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
     """Runs `tinct ARGS` from the repository root with no saved calibration
-    in the way (so Δ comes from the files, as it does for Python)."""
+    in the way (so Δ comes from the files, as it does for Python); a hang
+    fails after `timeout` seconds."""
     env = dict(os.environ)
     env["TINCT_CALIBRATION"] = "/nonexistent/tinct-test-calibration.json"
     done = subprocess.run(
-        [str(tinct_binary()), *args], cwd=REPO, env=env, capture_output=True, text=True
+        [str(tinct_binary()), *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     if check and done.returncode != 0:
         raise AssertionError(f"tinct {' '.join(args)} exited {done.returncode}: {done.stderr}")

@@ -268,11 +268,11 @@ impl ProgramHeap {
     /// frame's colour checked against S(i)'s; with notes on what was left
     /// out. The frames are unknown (no colour claimed, the isolation proof
     /// refuses to prove anything) unless the program itself (`ended`: its
-    /// pid and whether it had to be killed) exited and wrote its report.
+    /// pid, and whether it had to be killed) exited and wrote its report.
     pub fn placement(
         &self,
         frames: &Path,
-        ended: Option<&crate::runtime::ProgramRun>,
+        ended: Option<(u32, bool)>,
     ) -> (Placement, Vec<String>) {
         let heap = match self {
             ProgramHeap::Uncolored { partitions, reason } => {
@@ -306,10 +306,10 @@ impl ProgramHeap {
                 commands.join(", ")
             ));
         }
-        let own = ended.filter(|e| !e.killed).is_some_and(|e| {
+        let own = ended.filter(|&(_, killed)| !killed).is_some_and(|(pid, _)| {
             reports
                 .iter()
-                .any(|r| r.pid == e.pid && r.page_size == heap.mapping.page_size)
+                .any(|r| r.pid == pid && r.page_size == heap.mapping.page_size)
         });
         if !own {
             notes.push(

@@ -304,6 +304,14 @@ fn the_c_example_on_the_futex_protocol_runs_every_job_and_exits_when_asked() {
             .all(|r| r.exec_ns > 0),
         "every finished job has its CPU time"
     );
+    // The program's own start and end bound each job (tinct's clock).
+    assert!(
+        records
+            .iter()
+            .filter_map(|r| r.finish_ns.map(|f| (r, f)))
+            .all(|(r, finish)| r.release_ns <= r.start_ns && r.start_ns <= finish),
+        "every job starts after its release and ends after its start"
+    );
     let program = task.program.as_ref().expect("the program's record");
     assert!(!program.killed, "the page's stop ends it: {program:?}");
     assert_eq!(program.ended, "exit status 0", "{program:?}");

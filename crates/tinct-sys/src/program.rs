@@ -239,6 +239,14 @@ impl Program {
         }
     }
 
+    /// When the program itself started and ended the job last asked for
+    /// (CLOCK_MONOTONIC ns, read on its side), once it has ended it: the
+    /// `futex` protocol only (`None` for `lines`, whose program says
+    /// nothing of its clock).
+    pub fn job_times(&self) -> Option<(u64, u64)> {
+        self.futex.as_ref().and_then(|s| s.times(self.asked))
+    }
+
     /// Writes `line` (with its newline) to the program's stdin: asks for a
     /// job. An error if it closed its stdin or exited; never SIGPIPE (the
     /// signal is blocked in the calling thread for the write, and one it

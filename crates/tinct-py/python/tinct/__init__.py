@@ -18,7 +18,7 @@ True
 from __future__ import annotations
 
 from . import _tinct, errors, experiment, reports
-from ._tinct import Plan, TaskSet, __version__, line_chart_svg
+from ._tinct import Jobs, Plan, TaskSet, __version__, jobs, line_chart_svg
 from ._tinct import parse_duration_ns as parse_duration
 from ._tinct import parse_size_bytes as parse_size
 from .batch import BatchResult, analyze_batch
@@ -69,6 +69,8 @@ __all__ = [
     "parse_duration",
     "parse_size",
     "line_chart_svg",
+    "jobs",
+    "Jobs",
     "doctor",
     "doctor_text",
     "color_bits",

@@ -183,3 +183,17 @@ def doctor_report_text(
     """``tinct doctor``'s text."""
 def resolve_color_bits(color_bits: Optional[str] = None) -> Dict[str, Any]:
     """The colour bits in force and their source."""
+
+class Jobs:
+    """The jobs tinct releases to this program (the ``futex`` protocol):
+    each turn of ``for job in jobs:`` ends the previous job and waits for
+    the next release; the loop ends when tinct asks the program to exit."""
+
+    def __iter__(self) -> "Jobs": ...
+    def __next__(self) -> int: ...
+    def done(self) -> bool:
+        """Ends the current job now; False if none was open."""
+
+def jobs() -> Jobs:
+    """This program's jobs, from the page tinct named in ``TINCT_JOB_FD``
+    (a task body with ``protocol = "futex"``); OSError otherwise."""

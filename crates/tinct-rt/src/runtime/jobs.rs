@@ -80,6 +80,9 @@ struct JobStats {
     run_ns: u64,
     /// CPU time the task's program spent on the job (all its threads).
     program_cpu_ns: u64,
+    /// When the program itself started and ended the job (the `futex`
+    /// protocol reports both; CLOCK_MONOTONIC ns).
+    program_times: Option<(u64, u64)>,
     slack_ns: i64,
     /// Its packets (hand-overs, the sample taken, a move).
     flow: Flow,
@@ -199,7 +202,19 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 let switches0 = thread_switches();
                 let counters0 = p.counters.read();
                 let ran = run_steps(cx, p, phase_index, phase, first, &mut stats);
-                let finish = now_ns();
+                let mut finish = now_ns();
+                // A program that reports its own start and end (futex): the
+                // job is the program's, from its wake-up to its end, so its
+                // release latency and response time are its own, not those
+                // of the thread that asked it (clamped into the thread's
+                // span: the same clock, read on either side).
+                let start = match stats.program_times.take() {
+                    Some((started, ended)) if ran == Ran::Done => {
+                        finish = ended.clamp(start, finish);
+                        started.clamp(start, finish)
+                    }
+                    _ => start,
+                };
                 // Thread CPU time and switch counts only grow; saturating
                 // turns an impossible step back into 0, never a wrap.
                 let exec = thread_cpu_ns()
@@ -555,6 +570,7 @@ fn program_job(
     };
     monitor.program_owes_job(0);
     stats.program_cpu_ns = program.cpu_ns().saturating_sub(cpu0);
+    stats.program_times = program.job_times();
     outcome
 }
 
