@@ -60,6 +60,9 @@ pub struct JobPage {
     /// When the program ended the job (CLOCK_MONOTONIC ns), written
     /// before `done`.
     ended_ns: AtomicU64,
+    /// 1 once the program first waits for a job: it has started up, and a
+    /// release now finds it waiting (a futex word, tinct waits on it).
+    ready: AtomicU32,
 }
 
 /// CLOCK_MONOTONIC now, ns (tinct's clock of releases).
@@ -257,6 +260,20 @@ impl Server {
         })
     }
 
+    /// True once the program waits for its first job (its start-up done).
+    pub fn is_ready(&self) -> bool {
+        self.mapping.page().ready.load(Ordering::Acquire) != 0
+    }
+
+    /// Waits up to `timeout` for the program to be ready (it may return
+    /// early: look with [`Server::is_ready`]).
+    pub fn wait_ready(&self, timeout: Duration) {
+        let ready = &self.mapping.page().ready;
+        if ready.load(Ordering::Acquire) == 0 {
+            futex_wait(ready, 0, Some(timeout));
+        }
+    }
+
     /// Asks the program to exit.
     pub fn stop(&self) {
         let page = self.mapping.page();
@@ -321,6 +338,9 @@ impl Jobs {
     pub fn wait(&self) -> Option<u64> {
         self.done();
         let page = self.mapping.page();
+        if page.ready.swap(1, Ordering::AcqRel) == 0 {
+            futex_wake(&page.ready);
+        }
         loop {
             let release = page.release.load(Ordering::Acquire);
             if release == STOP {
@@ -417,6 +437,7 @@ mod tests {
         let server = Server::new().unwrap();
         let mut jobs = Jobs::from_fd(server.fd()).unwrap();
         assert!(server.fd() > 2, "the page is above the standard streams");
+        assert!(!server.is_ready(), "not ready before it waits");
         let program = std::thread::spawn(move || {
             let mut seen = Vec::new();
             for job in jobs.by_ref() {
@@ -424,6 +445,11 @@ mod tests {
             }
             seen
         });
+        let since = std::time::Instant::now();
+        while !server.is_ready() {
+            assert!(since.elapsed() < Duration::from_secs(30), "never ready");
+            server.wait_ready(Duration::from_millis(10));
+        }
         for job in 0..50u64 {
             let released = monotonic_ns();
             server.release(job);

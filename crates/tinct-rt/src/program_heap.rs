@@ -269,11 +269,7 @@ impl ProgramHeap {
     /// out. The frames are unknown (no colour claimed, the isolation proof
     /// refuses to prove anything) unless the program itself (`ended`: its
     /// pid, and whether it had to be killed) exited and wrote its report.
-    pub fn placement(
-        &self,
-        frames: &Path,
-        ended: Option<(u32, bool)>,
-    ) -> (Placement, Vec<String>) {
+    pub fn placement(&self, frames: &Path, ended: Option<(u32, bool)>) -> (Placement, Vec<String>) {
         let heap = match self {
             ProgramHeap::Uncolored { partitions, reason } => {
                 let placement = Placement::Uncolored {
@@ -306,11 +302,13 @@ impl ProgramHeap {
                 commands.join(", ")
             ));
         }
-        let own = ended.filter(|&(_, killed)| !killed).is_some_and(|(pid, _)| {
-            reports
-                .iter()
-                .any(|r| r.pid == pid && r.page_size == heap.mapping.page_size)
-        });
+        let own = ended
+            .filter(|&(_, killed)| !killed)
+            .is_some_and(|(pid, _)| {
+                reports
+                    .iter()
+                    .any(|r| r.pid == pid && r.page_size == heap.mapping.page_size)
+            });
         if !own {
             notes.push(
                 "its program wrote no frame report of its own heap (it was killed, never \

@@ -32,6 +32,13 @@ fn program_task(dir: &Path, command: &str, period: &str, duration_ns: u64) -> Ru
     RunSpec::from_plan(&set, None, &path.display().to_string(), duration_ns).unwrap()
 }
 
+/// An executable script `dir/name` of `text`.
+fn script(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
 /// Options for a run: real time when privileged (a claim about this
 /// machine, said when it does not hold), in-process.
 fn options() -> RunOptions {
@@ -52,14 +59,12 @@ fn options() -> RunOptions {
 fn a_program_answering_lines_runs_every_job_and_is_accounted() {
     let dir = tempfile::tempdir().unwrap();
     // A job: read the job's line, do a little work, answer.
-    let script = dir.path().join("filter.sh");
-    std::fs::write(
-        &script,
+    script(
+        dir.path(),
+        "filter.sh",
         "#!/bin/sh\necho starting >&2\nwhile read job; do i=0; while [ $i -lt 200 ]; do \
          i=$((i+1)); done; echo \"done $job\"; done\necho ended >&2\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     let spec = program_task(dir.path(), "[\"./filter.sh\"]", "20ms", 2_000 * MS);
     let out = dir.path().join("run");
     let recorded = run_in_dir(&spec, None, options(), &out).unwrap();
@@ -319,5 +324,38 @@ fn the_c_example_on_the_futex_protocol_runs_every_job_and_exits_when_asked() {
     assert!(
         stderr.contains("smooth: ready") && stderr.contains("after the last job"),
         "{stderr}"
+    );
+}
+
+/// Issue 26: a program's start-up (here half a second before it reads its
+/// stdin) is waited for before the first release: the summary says when
+/// it was ready, and job 0 does not pay for the start-up (it meets a
+/// deadline shorter than the start-up).
+#[test]
+fn a_slow_start_up_is_waited_for_before_the_first_release() {
+    let dir = tempfile::tempdir().unwrap();
+    script(
+        dir.path(),
+        "slow.sh",
+        "#!/bin/sh\nsleep 0.5\nwhile read job; do echo \"done $job\"; done\n",
+    );
+    let spec = program_task(dir.path(), "[\"./slow.sh\"]", "200ms", 1_000 * MS);
+    let recorded = run_in_dir(&spec, None, options(), &dir.path().join("run")).unwrap();
+    let task = &recorded.summary.tasks[0];
+    let program = task.program.as_ref().expect("the program's record");
+    let ready_ms: f64 = program
+        .ready
+        .strip_prefix("ready ")
+        .and_then(|rest| rest.split_once(" ms"))
+        .and_then(|(ms, _)| ms.parse().ok())
+        .unwrap_or_else(|| panic!("not seen ready: {program:?}"));
+    assert!(
+        ready_ms >= 500.0,
+        "the sleep is part of its start-up: {program:?}"
+    );
+    let first = &recorded.result.tasks[0].records[0];
+    assert!(
+        first.finish_ns.is_some_and(|f| f <= first.deadline_ns),
+        "job 0 met its 200 ms deadline: {first:?}"
     );
 }

@@ -69,6 +69,20 @@ pub struct Program {
     clock: Option<libc::clockid_t>,
 }
 
+/// Whether a program has started up and waits for its first job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Readiness {
+    /// It waits: in `tinct_job_wait` (futex), or blocked reading its stdin
+    /// (lines).
+    Ready,
+    /// It exited first.
+    Exited,
+    /// Still not waiting when the time was up.
+    NotReady,
+    /// It cannot be told here (its current system call is unreadable).
+    Unknown(String),
+}
+
 /// What came back for a job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reply {
@@ -236,6 +250,37 @@ impl Program {
                 };
             }
             server.wait_done(self.asked, look);
+        }
+    }
+
+    /// Waits up to `limit` for the program to finish starting up: under
+    /// `futex` until it first waits for a job; under `lines` until its
+    /// main thread sleeps in a `read` of its stdin (its current system
+    /// call in `/proc/<pid>/syscall`, which a parent may read), so that a
+    /// slow start-up (an interpreter, the shim's first pages) does not
+    /// count in job 0.
+    pub fn wait_ready(&self, limit: Duration) -> Readiness {
+        let since = Instant::now();
+        loop {
+            if self.has_exited() {
+                return Readiness::Exited;
+            }
+            match &self.futex {
+                Some(server) if server.is_ready() => return Readiness::Ready,
+                Some(_) => {}
+                None => match reading_stdin(self.child.id()) {
+                    Ok(true) => return Readiness::Ready,
+                    Ok(false) => {}
+                    Err(e) => return Readiness::Unknown(e),
+                },
+            }
+            if since.elapsed() >= limit {
+                return Readiness::NotReady;
+            }
+            match &self.futex {
+                Some(server) => server.wait_ready(Duration::from_millis(5)),
+                None => std::thread::sleep(Duration::from_millis(1)),
+            }
         }
     }
 
@@ -414,6 +459,18 @@ impl Program {
     }
 }
 
+/// True if process `pid`'s main thread sleeps in `read(0, ...)`: the
+/// first two fields of `/proc/<pid>/syscall` are the system call's number
+/// and its first argument.
+fn reading_stdin(pid: u32) -> Result<bool, String> {
+    let path = format!("/proc/{pid}/syscall");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+    let mut fields = text.split_whitespace();
+    let number = fields.next().and_then(|n| n.parse::<i64>().ok());
+    let fd = fields.next();
+    Ok(number == Some(libc::SYS_read) && fd == Some("0x0"))
+}
+
 /// `cpus` as a kernel CPU set.
 fn cpu_set(cpus: &[u32]) -> std::io::Result<rustix::thread::CpuSet> {
     let mut set = rustix::thread::CpuSet::new();
@@ -569,6 +626,29 @@ mod tests {
             );
         }
         program.finish(Duration::from_secs(10));
+    }
+
+    /// A program that sleeps before it reads its stdin is not ready
+    /// until it reads; one that exits is said to have exited.
+    #[test]
+    fn readiness_waits_for_the_first_read_of_stdin() {
+        let program = start(&sh("sleep 0.3; read job"));
+        assert_eq!(
+            program.wait_ready(Duration::from_millis(50)),
+            Readiness::NotReady,
+            "still sleeping"
+        );
+        assert_eq!(
+            program.wait_ready(Duration::from_secs(30)),
+            Readiness::Ready
+        );
+        program.finish(Duration::from_secs(10));
+        let exiting = start(&sh("exit 0"));
+        assert_eq!(
+            exiting.wait_ready(Duration::from_secs(30)),
+            Readiness::Exited
+        );
+        exiting.finish(Duration::from_secs(10));
     }
 
     #[test]

@@ -151,10 +151,15 @@ pub fn write_verdict(out: &mut impl Write, summary: &Summary) -> fmt::Result {
         if let Some(program) = &t.program {
             writeln!(
                 out,
-                "task '{}': program {} (pid {}) {}{}; its stderr: {}/{}",
+                "task '{}': program {} (pid {}) {}{}{}; its stderr: {}/{}",
                 t.name,
                 program.command.join(" "),
                 program.pid,
+                if program.ready.is_empty() {
+                    String::new()
+                } else {
+                    format!("{}, ", program.ready)
+                },
                 program.ended,
                 if program.killed {
                     ", killed: it had not ended a second after its input did"

@@ -42,6 +42,8 @@ pub(super) struct Prepared<'a> {
     /// The task's program, when its body is one (started before the
     /// first release).
     pub(super) program: Option<tinct_sys::program::Program>,
+    /// Its start-up in words (see [`super::ProgramRun::ready`]).
+    pub(super) program_ready: String,
     /// The job being run (its line to the program says it).
     pub(super) job: u64,
 }

@@ -181,7 +181,8 @@ pub fn run_until(spec: &RunSpec, options: RunOptions, stop: &StopFlag) -> Result
     };
     for ((task, heap), frames) in result.tasks.iter_mut().zip(&heaps).zip(&heap_frames) {
         if let (Some(heap), Some(frames)) = (heap, frames) {
-            let (placement, notes) = heap.placement(frames, task.program.as_ref().map(|p| (p.pid, p.killed)));
+            let (placement, notes) =
+                heap.placement(frames, task.program.as_ref().map(|p| (p.pid, p.killed)));
             task.placement = placement;
             for note in notes {
                 result

@@ -106,6 +106,10 @@ pub struct ProgramRun {
     pub pid: u32,
     /// How it ended, in words: `exit status 0`, `killed by SIGKILL`, …
     pub ended: String,
+    /// Its start-up, in words: `ready 142.3 ms after its start`, or why
+    /// its readiness was not seen (job 0 then counts the rest of it).
+    #[serde(default)]
+    pub ready: String,
     /// True if it was killed for not ending within a second of the end of
     /// its input.
     pub killed: bool,

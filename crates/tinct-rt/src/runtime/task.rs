@@ -109,6 +109,9 @@ pub(super) fn task_thread(
         )
         .and_then(|mut p| {
             p.program = start_program(task, &scheduling)?;
+            if let Some(program) = &p.program {
+                p.program_ready = program_readiness(program)?;
+            }
             Ok(p)
         })
     }))
@@ -182,7 +185,9 @@ pub(super) fn task_thread(
             }
             p.log.end_job();
             if let Some(program) = p.program.take() {
-                run.program = Some(finish_program(task, program));
+                let mut ended = finish_program(task, program);
+                ended.ready = std::mem::take(&mut p.program_ready);
+                run.program = Some(ended);
             }
             run.rates = p.rates;
             run.work = p.notes;
@@ -230,6 +235,35 @@ fn start_program(
     .map_err(|e| format!("cannot start its program {}: {e}", program.command[0]))
 }
 
+/// How long the run waits for a program to finish starting up before the
+/// common release.
+const PROGRAM_READY_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits (before the common release) until the program waits for its
+/// first job, so that its start-up does not count in job 0; its start-up
+/// in words, or an error if it exited first.
+fn program_readiness(program: &tinct_sys::program::Program) -> Result<String, String> {
+    use tinct_sys::program::Readiness;
+    let since = std::time::Instant::now();
+    Ok(match program.wait_ready(PROGRAM_READY_LIMIT) {
+        Readiness::Ready => format!(
+            "ready {:.1} ms after its start",
+            since.elapsed().as_secs_f64() * 1e3
+        ),
+        Readiness::Exited => {
+            return Err("its program exited before it waited for its first job".into());
+        }
+        Readiness::NotReady => format!(
+            "not seen waiting for its first job within {} s of its start (blocked reading its \
+             stdin, or in tinct_job_wait): job 0 may count the rest of its start-up",
+            PROGRAM_READY_LIMIT.as_secs()
+        ),
+        Readiness::Unknown(why) => {
+            format!("its start-up's end is not known ({why}): job 0 may count part of it")
+        }
+    })
+}
+
 /// How long a program may take to exit once its input ended before it is
 /// killed.
 const PROGRAM_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
@@ -261,6 +295,7 @@ fn finish_program(task: &TaskSpec, program: tinct_sys::program::Program) -> supe
         pid,
         ended,
         killed,
+        ready: String::new(),
     }
 }
 
@@ -393,6 +428,7 @@ fn prepare<'a>(
         groups,
         jitter_state: seed ^ 0x6a09_e667_f3bc_c909,
         program: None,
+        program_ready: String::new(),
         job: 0,
     })
 }
