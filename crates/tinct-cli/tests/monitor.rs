@@ -258,10 +258,12 @@ fn sharing_says_why_the_cpu_cannot_sample_and_still_monitors() {
     );
 }
 
-#[test]
-fn a_plans_tasks_are_checked_for_shared_lines() {
+/// `tinct monitor --plan examples/EXAMPLE`: its sharing.json and stdout.
+fn plan_sharing(example: &str) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
-    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kim2013-table2.toml");
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(example);
     let out = tinct()
         .args(["monitor", "--plan"])
         .arg(&plan)
@@ -270,9 +272,15 @@ fn a_plans_tasks_are_checked_for_shared_lines() {
         .output()
         .unwrap();
     let stdout = succeeded(&out);
-    let check: Value =
+    let check =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("sharing.json")).unwrap())
             .unwrap();
+    (check, stdout)
+}
+
+#[test]
+fn a_plans_tasks_are_checked_for_shared_lines() {
+    let (check, stdout) = plan_sharing("kim2013-table2.toml");
     let lines = check["lines"].as_array().unwrap();
     // Every task writes the job log's heartbeat: one truly shared line.
     assert!(
@@ -291,9 +299,26 @@ fn a_plans_tasks_are_checked_for_shared_lines() {
         stdout.contains("working sets: 0 shared line(s)"),
         "{stdout}"
     );
+    assert_eq!(
+        check["unmodelled"],
+        serde_json::json!([]),
+        "no program task"
+    );
     tinct()
         .args(["monitor", "--plan", "/nonexistent.toml"])
         .exits(2);
+}
+
+/// Issue 26: a program task's own accesses are not in any file, so the
+/// check says which tasks it could not model instead of finding nothing.
+#[test]
+fn a_plans_program_tasks_are_named_as_not_modelled() {
+    let (check, stdout) = plan_sharing("programs.toml");
+    assert_eq!(check["unmodelled"], serde_json::json!(["filter"]));
+    assert!(
+        stdout.contains("NOT MODELLED: the own accesses of the program(s) of filter"),
+        "{stdout}"
+    );
 }
 
 /// Issue 27: a command's children are counted, not only the command (a

@@ -321,6 +321,8 @@ fn wcet_profile_command_writes_a_task_set_of_the_program() {
         dir.path(),
         &[
             "--uncolored",
+            "--working-set",
+            "1MiB",
             "--p",
             "1,4",
             "--jobs",
@@ -350,7 +352,13 @@ fn wcet_profile_command_writes_a_task_set_of_the_program() {
     // A program that is not there: bad input naming --command.
     let missing = wcet_profile(
         dir.path(),
-        &["--uncolored", "--command", "./no-such-program"],
+        &[
+            "--uncolored",
+            "--working-set",
+            "1MiB",
+            "--command",
+            "./no-such-program",
+        ],
     );
     let text = common::stderr(&missing);
     assert_eq!(missing.status.code(), Some(2), "{text}");
@@ -358,4 +366,9 @@ fn wcet_profile_command_writes_a_task_set_of_the_program() {
         text.contains("--command") && text.contains("no-such-program"),
         "{text}"
     );
+    // Its memory M_i must be given: it goes into the task set.
+    let no_memory = wcet_profile(dir.path(), &["--uncolored", "--command", "./filter"]);
+    let text = common::stderr(&no_memory);
+    assert_eq!(no_memory.status.code(), Some(2), "{text}");
+    assert!(text.contains("--working-set"), "{text}");
 }

@@ -36,7 +36,7 @@ pub const STOP: u32 = u32::MAX;
 /// The page's first word: "TNJB".
 pub const MAGIC: u32 = u32::from_le_bytes(*b"TNJB");
 /// The layout's version.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 
 /// The shared page's layout (the first bytes of the page).
 #[repr(C)]
@@ -282,6 +282,17 @@ impl Server {
     }
 }
 
+/// What a [`Jobs::wait_for`] came back with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// The next job, by number.
+    Job(u64),
+    /// tinct asks the program to exit.
+    Stop,
+    /// Nothing yet (the time was up, or a signal came).
+    TimedOut,
+}
+
 /// A program's side: the jobs tinct releases, in order. Dropping it ends
 /// a job still open (a loop left with `break`).
 #[derive(Debug)]
@@ -325,9 +336,12 @@ impl Jobs {
                 ),
             ));
         }
+        // A job a previous `Jobs` of this process ended is not returned
+        // again.
+        let seen = page.done.load(Ordering::Acquire);
         Ok(Jobs {
             mapping,
-            seen: AtomicU32::new(0),
+            seen: AtomicU32::new(seen),
             open: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -336,23 +350,41 @@ impl Jobs {
     /// `None` when tinct asks the program to exit. Ends a job still open.
     /// One thread waits; any thread may end the job it got.
     pub fn wait(&self) -> Option<u64> {
+        loop {
+            match self.wait_for(None) {
+                Wait::Job(job) => return Some(job),
+                Wait::Stop => return None,
+                Wait::TimedOut => {}
+            }
+        }
+    }
+
+    /// [`Jobs::wait`] for at most `timeout` (`None`: no limit), so that a
+    /// caller can look at other things (an interpreter's signals) between
+    /// waits; it may also return [`Wait::TimedOut`] early, on a signal.
+    pub fn wait_for(&self, timeout: Option<Duration>) -> Wait {
         self.done();
         let page = self.mapping.page();
         if page.ready.swap(1, Ordering::AcqRel) == 0 {
             futex_wake(&page.ready);
         }
+        let mut waited = false;
         loop {
             let release = page.release.load(Ordering::Acquire);
             if release == STOP {
-                return None;
+                return Wait::Stop;
             }
             if release != 0 && release != self.seen.load(Ordering::Relaxed) {
                 page.started_ns.store(monotonic_ns(), Ordering::Relaxed);
                 self.seen.store(release, Ordering::Relaxed);
                 self.open.store(true, Ordering::Release);
-                return Some(page.job.load(Ordering::Relaxed));
+                return Wait::Job(page.job.load(Ordering::Relaxed));
             }
-            futex_wait(&page.release, release, None);
+            if waited && timeout.is_some() {
+                return Wait::TimedOut;
+            }
+            futex_wait(&page.release, release, timeout);
+            waited = true;
         }
     }
 
@@ -493,6 +525,24 @@ mod tests {
         file.set_len(4096).unwrap();
         let error = Jobs::from_fd(file.as_raw_fd()).unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::InvalidData, "{error}");
+    }
+
+    /// A second `Jobs` of the same page does not return a job the first
+    /// ended; a bounded wait times out without a release.
+    #[test]
+    fn a_new_jobs_resumes_after_the_ended_job_and_waits_can_time_out() {
+        let server = Server::new().unwrap();
+        let first = Jobs::from_fd(server.fd()).unwrap();
+        server.release(0);
+        assert_eq!(first.wait(), Some(0));
+        drop(first);
+        let second = Jobs::from_fd(server.fd()).unwrap();
+        assert_eq!(
+            second.wait_for(Some(Duration::from_millis(1))),
+            Wait::TimedOut
+        );
+        server.release(1);
+        assert_eq!(second.wait_for(Some(Duration::from_secs(30))), Wait::Job(1));
     }
 
     #[test]

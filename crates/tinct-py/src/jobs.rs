@@ -8,6 +8,9 @@
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 
+/// How often a wait looks at Python's signals.
+const SIGNAL_LOOK: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// The jobs tinct releases to this program, in order: iterate over it.
 #[pyclass(name = "Jobs", module = "tinct._tinct", frozen)]
 pub struct PyJobs {
@@ -21,9 +24,17 @@ impl PyJobs {
     }
 
     /// Ends the previous job, waits for the next release and returns the
-    /// job's number; stops when tinct asks the program to exit.
-    fn __next__(&self, py: Python<'_>) -> Option<u64> {
-        py.detach(|| self.jobs.wait())
+    /// job's number; stops when tinct asks the program to exit. Waits in
+    /// slices of 50 ms, the GIL released, so that Ctrl-C and signal
+    /// handlers run while it waits.
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        loop {
+            match py.detach(|| self.jobs.wait_for(Some(SIGNAL_LOOK))) {
+                tinct_job::Wait::Job(job) => return Ok(Some(job)),
+                tinct_job::Wait::Stop => return Ok(None),
+                tinct_job::Wait::TimedOut => py.check_signals()?,
+            }
+        }
     }
 
     /// Ends the current job now (before the loop comes round); False if

@@ -459,16 +459,34 @@ impl Program {
     }
 }
 
-/// True if process `pid`'s main thread sleeps in `read(0, ...)`: the
-/// first two fields of `/proc/<pid>/syscall` are the system call's number
-/// and its first argument.
+/// True if a thread of process `pid` sleeps in `read(0, ...)`: the first
+/// two fields of `/proc/<pid>/task/<tid>/syscall` are the system call's
+/// number and its first argument (`running`, or `-1` outside a system
+/// call, otherwise). A program that waits on its stdin through `poll` or
+/// `epoll` is not seen.
 fn reading_stdin(pid: u32) -> Result<bool, String> {
-    let path = format!("/proc/{pid}/syscall");
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-    let mut fields = text.split_whitespace();
-    let number = fields.next().and_then(|n| n.parse::<i64>().ok());
-    let fd = fields.next();
-    Ok(number == Some(libc::SYS_read) && fd == Some("0x0"))
+    let dir = format!("/proc/{pid}/task");
+    let threads = std::fs::read_dir(&dir).map_err(|e| format!("{dir}: {e}"))?;
+    let mut unreadable = None;
+    for thread in threads.flatten() {
+        let path = thread.path().join("syscall");
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                let mut fields = text.split_whitespace();
+                let number = fields.next().and_then(|n| n.parse::<i64>().ok());
+                if number == Some(libc::SYS_read) && fields.next() == Some("0x0") {
+                    return Ok(true);
+                }
+            }
+            // A thread that ended since the listing is no reader.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => unreadable = Some(format!("{}: {e}", path.display())),
+        }
+    }
+    match unreadable {
+        Some(why) => Err(why),
+        None => Ok(false),
+    }
 }
 
 /// `cpus` as a kernel CPU set.

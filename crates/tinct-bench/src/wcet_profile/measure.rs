@@ -152,6 +152,9 @@ fn launch_all(plan: &Plan, worker: &WorkerCommand, progress: &dyn Progress) -> R
                     plan.ps[pi]
                 )));
             }
+            // A program body dies of the terminal's Ctrl-C with the bench
+            // (one process group): its launch is the one the stop cut.
+            Err(_) if cut => return Ok(None),
             Err(e) => return Err(e),
         };
         match co_report {

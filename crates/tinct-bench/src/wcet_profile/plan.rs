@@ -310,6 +310,7 @@ fn load_task(params: &Params) -> Result<Option<TaskSource>> {
                 .map(|spec| ProfiledProgram {
                     command: spec.command,
                     protocol: spec.protocol,
+                    mmap: spec.mmap,
                 })
                 .map_err(|found| {
                     Error::InvalidInput(format!(
@@ -447,6 +448,7 @@ fn program_of(params: &Params, source: Option<&TaskSource>) -> Result<Option<Pro
             Some(ProfiledProgram {
                 command: spec.command,
                 protocol: spec.protocol,
+                mmap: false,
             })
         })
         .map_err(|found| {

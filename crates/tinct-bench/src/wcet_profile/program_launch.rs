@@ -29,7 +29,26 @@ const EXIT_GRACE: Duration = Duration::from_secs(2);
 const LOOK: Duration = Duration::from_millis(20);
 
 /// Runs the launch: one warm-up job, then `launch.jobs` measured ones.
+/// This thread (pinned to the program's CPU) runs one SCHED_FIFO level
+/// above the program meanwhile, so that a program spinning at its
+/// priority cannot keep it from its time limits; it sleeps while a job
+/// runs.
 pub(super) fn run(
+    launch: &Launch<'_>,
+    program: &ProfiledProgram,
+    pool_factor: u64,
+) -> Result<WorkerReport> {
+    let raised = launch.fifo.is_some_and(|p| {
+        tinct_sys::sched::set_scheduling(&Scheduling::of(Policy::Fifo(p.saturating_add(1)))).is_ok()
+    });
+    let result = run_raised(launch, program, pool_factor);
+    if raised {
+        let _ = tinct_sys::sched::set_scheduling(&Scheduling::other());
+    }
+    result
+}
+
+fn run_raised(
     launch: &Launch<'_>,
     program: &ProfiledProgram,
     pool_factor: u64,
@@ -47,6 +66,7 @@ pub(super) fn run(
                 pool_factor,
             );
             config.frame_report = Some(frames.clone());
+            config.mmap = program.mmap;
             tinct_rt::program_heap::program_env(
                 &config,
                 shim,

@@ -38,6 +38,9 @@ pub struct ProfiledProgram {
     pub command: Vec<String>,
     /// How its jobs are asked for.
     pub protocol: tinct_core::model::JobProtocol,
+    /// Its anonymous mmap coloured too (`body.mmap`), as in the run.
+    #[serde(default)]
+    pub mmap: bool,
 }
 
 /// What the co-runners of one condition at one p did.

@@ -142,7 +142,7 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
                     tinct_core::model::ProgramBody {
                         command: program.command.clone(),
                         protocol: program.protocol,
-                        mmap: false,
+                        mmap: program.mmap,
                     }
                 }),
                 critical_sections: Vec::new(),
@@ -271,6 +271,7 @@ pub(crate) mod tests {
             program: Some(crate::wcet_profile::ProfiledProgram {
                 command: vec!["/opt/filter".into(), "--fast".into()],
                 protocol: tinct_core::model::JobProtocol::Futex,
+                mmap: true,
             }),
         };
         let set = task_set(&TaskSetInput {
@@ -288,6 +289,7 @@ pub(crate) mod tests {
         let program = task.program.as_ref().expect("the program body");
         assert_eq!(program.command, ["/opt/filter", "--fast"]);
         assert_eq!(program.protocol, tinct_core::model::JobProtocol::Futex);
+        assert!(program.mmap, "its mmap stays coloured");
         assert_eq!(task.wcet.at(2), Some(Nanos(4_000_000)));
     }
 

@@ -71,6 +71,12 @@ pub struct SharingCheck {
     pub cross_cpu_pairs: Vec<(String, String)>,
     /// The modelled memory.
     pub regions: Vec<Region>,
+    /// Tasks whose body is a program of the user's (issue 26): only
+    /// tinct's bookkeeping of their jobs is modelled, not the program's
+    /// own accesses, which no file describes (`tinct monitor --sharing`
+    /// samples them on a machine that can).
+    #[serde(default)]
+    pub unmodelled: Vec<String>,
 }
 
 impl SharingCheck {
@@ -262,12 +268,19 @@ pub fn check(spec: &RunSpec) -> Result<SharingCheck> {
         })
         .map(|p| (p.a.clone(), p.b.clone()))
         .collect();
+    let unmodelled = spec
+        .tasks
+        .iter()
+        .filter(|t| t.program.is_some())
+        .map(|t| t.name.clone())
+        .collect();
     Ok(SharingCheck {
         source: spec.source.clone(),
         report,
         lines,
         cross_cpu_pairs,
         regions,
+        unmodelled,
     })
 }
 

@@ -207,6 +207,15 @@ pub fn write_plan_sharing(out: &mut impl Write, plan: &Path, check: &SharingChec
         "  working sets: {} shared line(s)",
         check.working_set_lines()
     )?;
+    if !check.unmodelled.is_empty() {
+        writeln!(
+            out,
+            "  NOT MODELLED: the own accesses of the program(s) of {} (only tinct's bookkeeping \
+             of their jobs is; `tinct monitor --sharing -- PROGRAM` samples a program's on a \
+             machine with precise memory sampling)",
+            check.unmodelled.join(", ")
+        )?;
+    }
     Ok(())
 }
 

@@ -76,15 +76,26 @@ impl Context<'_> {
     }
 }
 
+/// The parts of a program step that were not the program's own.
+#[derive(Clone, Copy, Debug)]
+struct ProgramGaps {
+    /// From the request to the program's wake-up.
+    to_wake: u64,
+    /// From the program's end to this thread seeing it.
+    after_end: u64,
+}
+
 /// What a job measured besides its times.
 #[derive(Default)]
 struct JobStats {
     run_ns: u64,
     /// CPU time the task's program spent on the job (all its threads).
     program_cpu_ns: u64,
-    /// When the program itself started and ended the job (the `futex`
-    /// protocol reports both; CLOCK_MONOTONIC ns).
-    program_times: Option<(u64, u64)>,
+    /// How much of the program step was the program's own, by its own
+    /// clock (the `futex` protocol reports its wake-up and end): the wait
+    /// from the request to its wake-up, and from its end to this thread
+    /// seeing it (CLOCK_MONOTONIC ns).
+    program_gaps: Option<ProgramGaps>,
     slack_ns: i64,
     /// Its packets (hand-overs, the sample taken, a move).
     flow: Flow,
@@ -205,15 +216,19 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 let counters0 = p.counters.read();
                 let ran = run_steps(cx, p, phase_index, phase, first, &mut stats);
                 let mut finish = now_ns();
-                // A program that reports its own start and end (futex): the
-                // job is the program's, from its wake-up to its end, so its
-                // release latency and response time are its own, not those
-                // of the thread that asked it (clamped into the thread's
-                // span: the same clock, read on either side).
-                let start = match stats.program_times.take() {
-                    Some((started, ended)) if ran == Ran::Done => {
-                        finish = ended.clamp(start, finish);
-                        started.clamp(start, finish)
+                // A program that reports its own wake-up and end (futex):
+                // the job ends when the program ended it, not when this
+                // thread saw it, and a job that is the program alone starts
+                // when the program woke, so its release latency is its own
+                // (futex wake-up included).
+                let start = match stats.program_gaps.take() {
+                    Some(gaps) if ran == Ran::Done => {
+                        finish = finish.saturating_sub(gaps.after_end).max(start);
+                        if matches!(phase.steps.first(), Some(Step::Program)) {
+                            start.saturating_add(gaps.to_wake).min(finish)
+                        } else {
+                            start
+                        }
                     }
                     _ => start,
                 };
@@ -554,6 +569,7 @@ fn program_job(
     }
     let cpu0 = program.cpu_ns();
     monitor.program_owes_job(program.pid());
+    let asked = now_ns();
     let outcome = match program.ask_job(p.job) {
         Err(_) => Blocked::Failed(
             "its program no longer reads its stdin (it closed it or exited) when a job was released",
@@ -570,9 +586,19 @@ fn program_job(
             ),
         },
     };
+    let returned = now_ns();
     monitor.program_owes_job(0);
     stats.program_cpu_ns = program.cpu_ns().saturating_sub(cpu0);
-    stats.program_times = program.job_times();
+    // Its own readings, taken only when they lie in order inside this
+    // step's span (the same clock on both sides): anything else (an old
+    // program that writes no times) leaves the thread's.
+    stats.program_gaps = program
+        .job_times()
+        .filter(|&(woke, ended)| asked <= woke && woke <= ended && ended <= returned)
+        .map(|(woke, ended)| ProgramGaps {
+            to_wake: woke - asked,
+            after_end: returned - ended,
+        });
     outcome
 }
 

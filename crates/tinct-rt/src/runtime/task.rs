@@ -110,7 +110,9 @@ pub(super) fn task_thread(
         .and_then(|mut p| {
             p.program = start_program(task, &scheduling)?;
             if let Some(program) = &p.program {
-                p.program_ready = program_readiness(program)?;
+                // Above the program while it starts: one spinning at its
+                // real-time priority on this CPU cannot starve the wait.
+                p.program_ready = above_programs(realtime, || program_readiness(program))?;
             }
             Ok(p)
         })
@@ -233,6 +235,22 @@ fn start_program(
     })
     .map(Some)
     .map_err(|e| format!("cannot start its program {}: {e}", program.command[0]))
+}
+
+/// Runs `wait` at the watchdog's SCHED_FIFO priority when the run is real
+/// time (and the kernel allows it), then back under SCHED_OTHER, where a
+/// task's setup runs.
+fn above_programs<T>(realtime: bool, wait: impl FnOnce() -> T) -> T {
+    let raised = realtime
+        && tinct_sys::sched::set_scheduling(&Scheduling::of(Policy::Fifo(
+            crate::spec::WATCHDOG_PRIORITY,
+        )))
+        .is_ok();
+    let out = wait();
+    if raised {
+        let _ = tinct_sys::sched::set_scheduling(&Scheduling::other());
+    }
+    out
 }
 
 /// How long the run waits for a program to finish starting up before the

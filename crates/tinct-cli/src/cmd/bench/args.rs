@@ -133,15 +133,17 @@ pub struct WcetProfile {
         num_args = 1..,
         allow_hyphen_values = true,
         value_name = "PROGRAM ARG",
-        conflicts_with_all = ["taskset", "kernel", "iterations", "target", "memory_percent"]
+        conflicts_with_all = ["taskset", "kernel", "iterations", "target", "memory_percent"],
+        requires = "working_set"
     )]
     pub command: Vec<String>,
     /// How --command's jobs are asked for: lines (a line each way) or
     /// futex (tinct_job_wait / tinct_job_done).
     #[arg(long, default_value = "lines", value_parser = protocol, requires = "command")]
     pub protocol: tinct_core::model::JobProtocol,
-    /// Working set (without --taskset; default 4MiB, with --quick 1MiB; for
-    /// --command, the program's memory M_i, which sizes the shim's pool).
+    /// Working set (without --taskset; default 4MiB, with --quick 1MiB; with
+    /// --command, required: the program's memory M_i, written into the task
+    /// set and sizing the shim's pool).
     #[arg(long, value_parser = size)]
     pub working_set: Option<Bytes>,
     /// Iterations per job (default: one pass over the working set, or
