@@ -667,6 +667,17 @@ body = {{ kernel = "compute", target = "1ms" }}
     )
 }
 
+/// A child process killed (and reaped) when the guard goes, panics
+/// included.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn an_exceedance_with_no_cause_exits_3_and_says_so() {
     let Some(_serial) = privileged_serial("tinct run (SCHED_FIFO)") else {
@@ -681,7 +692,10 @@ fn an_exceedance_with_no_cause_exits_3_and_says_so() {
     // their execution within C, no host stall: unexplained.
     // A separate process (chrt and taskset of util-linux, Python 3: both
     // installed by scripts/setup.sh), started before the run and killed after.
-    let mut hog = std::process::Command::new("chrt")
+    // It ends itself once orphaned (its parent, this test, gone: a panic
+    // or a killed CI must not leave a SCHED_FIFO hog behind) and after two
+    // minutes at most; the guard kills it when the test ends either way.
+    let hog = std::process::Command::new("chrt")
         .args([
             "-f",
             "98",
@@ -692,24 +706,26 @@ fn an_exceedance_with_no_cause_exits_3_and_says_so() {
             "-c",
         ])
         .arg(
-            "import sys, time\nprint('busy', flush=True)\nwhile True:\n    t = time.monotonic()\n    \
-             while time.monotonic() - t < 0.013: pass\n    time.sleep(0.004)\n",
+            "import os, sys, time\nparent = os.getppid()\nend = time.monotonic() + 120\n\
+             print('busy', flush=True)\nwhile os.getppid() == parent and time.monotonic() < end:\n    \
+             t = time.monotonic()\n    while time.monotonic() - t < 0.013: pass\n    \
+             time.sleep(0.004)\n",
         )
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("chrt, taskset and python3 (scripts/setup.sh installs them)");
+    let mut hog = KillOnDrop(hog);
     // The hog says when it is running at its priority: no guess of how long
     // a loaded machine takes to start Python.
     let mut said = String::new();
     std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(hog.stdout.take().unwrap()),
+        &mut std::io::BufReader::new(hog.0.stdout.take().unwrap()),
         &mut said,
     )
     .unwrap();
     assert_eq!(said.trim(), "busy", "the hog did not start");
     let run = run_plan_text(&lone_task_plan(cpu), &["--duration", "2s"]);
-    hog.kill().unwrap();
-    hog.wait().unwrap();
+    drop(hog);
     let (stdout, stderr) = (run.stdout(), run.stderr());
     let summary = run.summary();
     assert!(
