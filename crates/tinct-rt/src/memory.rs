@@ -327,14 +327,7 @@ impl ColoredMemory {
             task: "colored memory".into(),
             message: what,
         };
-        let partitions = spec.platform_partitions.ok_or_else(|| RtError::Input {
-            file: spec.source.clone(),
-            line: None,
-            field: "platform.partitions".into(),
-            expected: "N_P, the number of cache partitions, to map partitions to page colors"
-                .into(),
-            found: "none".into(),
-        })?;
+        let partitions = platform_partitions(spec)?;
         let (mapping, colors_unknown) = match ColorLayout::of_spec(spec) {
             Ok(layout) => (layout.mapping, None),
             Err(RtError::Colors(ColorSourceError::Unknown { why })) if uncolored_if_unknown => {
@@ -508,6 +501,18 @@ pub fn check_colors(spec: &RunSpec, uncolored_if_unknown: bool) -> Result<()> {
         })?;
     }
     Ok(())
+}
+
+/// N_P of `spec`, which maps partitions to page colours: bad input naming
+/// `platform.partitions` when the run has none.
+pub(crate) fn platform_partitions(spec: &RunSpec) -> Result<u32> {
+    spec.platform_partitions.ok_or_else(|| RtError::Input {
+        file: spec.source.clone(),
+        line: None,
+        field: "platform.partitions".into(),
+        expected: "N_P, the number of cache partitions, to map partitions to page colors".into(),
+        found: "none".into(),
+    })
 }
 
 /// True if `task`'s working set is to come from its partitions' colours.

@@ -149,14 +149,7 @@ pub fn heaps_of(
                     "physical frame numbers are unreadable ({reason})"
                 ))));
             }
-            let partitions = spec.platform_partitions.ok_or_else(|| RtError::Input {
-                file: spec.source.clone(),
-                line: None,
-                field: "platform.partitions".into(),
-                expected: "N_P, the number of cache partitions, to map partitions to page colors"
-                    .into(),
-                found: "none".into(),
-            })?;
+            let partitions = crate::memory::platform_partitions(spec)?;
             let split = PartitionColors::even(layout.mapping.colors(), partitions)
                 .and_then(|split| split.colors_of_all(&task.partitions))
                 .map_err(|e| RtError::Input {
