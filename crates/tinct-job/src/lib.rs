@@ -4,18 +4,22 @@
 //! (a memfd named by `TINCT_JOB_FD` in the program's environment) holding
 //! two futex words, one per direction:
 //!
-//! - at each release tinct writes the job's number, then the job's
-//!   sequence word `release` (wake);
+//! - tinct writes the next job's number and its release instant, then
+//!   the job's sequence word `release` (wake), as soon as the previous job
+//!   has ended;
 //! - the program, blocked in [`Jobs::wait`] (C: `tinct_job_wait()`),
-//!   wakes, does the job, and stores the same sequence in `done` (wake) in
-//!   [`Jobs::done`] (C: `tinct_job_done()`), which is the job's end as
-//!   tinct records it;
+//!   sleeps on the word until that instant (an absolute CLOCK_MONOTONIC
+//!   futex timeout, the same timer path as tinct's own periodic threads'
+//!   `clock_nanosleep`), wakes, does the job, and stores the same sequence
+//!   in `done` (wake) in [`Jobs::done`] (C: `tinct_job_done()`), which is
+//!   the job's end as tinct records it;
 //! - [`STOP`] in `release` asks the program to exit.
 //!
 //! No pipe, no line to format or parse, no system call on the program's
-//! side beyond the two futex calls: a release costs one `FUTEX_WAKE` and
-//! one wake-up, as tinct's own periodic threads. The futexes are shared
-//! (not `FUTEX_PRIVATE_FLAG`): the words live in a page of two processes.
+//! side beyond the futex calls, and nothing between the timer's expiry and
+//! the program's wake-up: its release latency is the platform's, as a
+//! periodic thread's is. The futexes are shared (not
+//! `FUTEX_PRIVATE_FLAG`): the words live in a page of two processes.
 //!
 //! This crate is three things: the page's layout and tinct's side
 //! ([`Server`]); a Rust program's API ([`Jobs`], an iterator: `for job in
@@ -36,7 +40,7 @@ pub const STOP: u32 = u32::MAX;
 /// The page's first word: "TNJB".
 pub const MAGIC: u32 = u32::from_le_bytes(*b"TNJB");
 /// The layout's version.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 /// The shared page's layout (the first bytes of the page).
 #[repr(C)]
@@ -63,6 +67,9 @@ pub struct JobPage {
     /// 1 once the program first waits for a job: it has started up, and a
     /// release now finds it waiting (a futex word, tinct waits on it).
     ready: AtomicU32,
+    /// When the released job starts (CLOCK_MONOTONIC ns; 0: at once),
+    /// written before `release`: the program sleeps until then.
+    release_at_ns: AtomicU64,
 }
 
 /// CLOCK_MONOTONIC now, ns (tinct's clock of releases).
@@ -105,6 +112,35 @@ pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
             libc::FUTEX_WAIT,
             expected,
             limit_ptr,
+        );
+    }
+}
+
+/// `FUTEX_WAIT_BITSET` on `word` while it holds `expected`, until the
+/// CLOCK_MONOTONIC instant `until_ns` (`None`: until woken): the absolute
+/// timer of a periodic thread's `clock_nanosleep(TIMER_ABSTIME)`. Returns
+/// when woken, at the instant, on a signal, or at once if the word already
+/// differs: the caller looks again.
+pub fn futex_wait_until(word: &AtomicU32, expected: u32, until_ns: Option<u64>) {
+    let limit = until_ns.map(|ns| libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    });
+    let limit_ptr = limit
+        .as_ref()
+        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: as in `futex_wait`; FUTEX_WAIT_BITSET takes an absolute
+    // CLOCK_MONOTONIC timeout and, with every bit of the mask, is woken by
+    // FUTEX_WAKE.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT_BITSET,
+            expected,
+            limit_ptr,
+            std::ptr::null::<u32>(),
+            u32::MAX,
         );
     }
 }
@@ -225,10 +261,19 @@ impl Server {
         self.fd.as_raw_fd()
     }
 
-    /// Releases job `job`: its number, then its sequence, then a wake.
+    /// Releases job `job` at once: [`Server::release_at`] now.
     pub fn release(&self, job: u64) {
+        self.release_at(job, 0);
+    }
+
+    /// Releases job `job` at the CLOCK_MONOTONIC instant `at_ns` (at once
+    /// if it has passed): its number and instant, then its sequence, then
+    /// a wake. The program, waiting, sleeps until the instant on its own
+    /// timer; call it as soon as the previous job has ended.
+    pub fn release_at(&self, job: u64, at_ns: u64) {
         let page = self.mapping.page();
         page.job.store(job, Ordering::Relaxed);
+        page.release_at_ns.store(at_ns, Ordering::Relaxed);
         page.release.store(sequence_of(job), Ordering::Release);
         futex_wake(&page.release);
     }
@@ -362,20 +407,27 @@ impl Jobs {
     /// [`Jobs::wait`] for at most `timeout` (`None`: no limit), so that a
     /// caller can look at other things (an interpreter's signals) between
     /// waits; it may also return [`Wait::TimedOut`] early, on a signal.
+    /// A job released for a later instant is returned at that instant.
     pub fn wait_for(&self, timeout: Option<Duration>) -> Wait {
         self.done();
         let page = self.mapping.page();
         if page.ready.swap(1, Ordering::AcqRel) == 0 {
             futex_wake(&page.ready);
         }
+        let give_up_at = timeout.map(|t| {
+            monotonic_ns().saturating_add(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX))
+        });
         let mut waited = false;
         loop {
             let release = page.release.load(Ordering::Acquire);
             if release == STOP {
                 return Wait::Stop;
             }
-            if release != 0 && release != self.seen.load(Ordering::Relaxed) {
-                page.started_ns.store(monotonic_ns(), Ordering::Relaxed);
+            let due = (release != 0 && release != self.seen.load(Ordering::Relaxed))
+                .then(|| page.release_at_ns.load(Ordering::Relaxed));
+            let now = monotonic_ns();
+            if due.is_some_and(|at| now >= at) {
+                page.started_ns.store(now, Ordering::Relaxed);
                 self.seen.store(release, Ordering::Relaxed);
                 self.open.store(true, Ordering::Release);
                 return Wait::Job(page.job.load(Ordering::Relaxed));
@@ -383,7 +435,13 @@ impl Jobs {
             if waited && timeout.is_some() {
                 return Wait::TimedOut;
             }
-            futex_wait(&page.release, release, timeout);
+            // Until the word changes (a release, a stop), the released
+            // job's instant, or the caller's limit.
+            let until = match (due, give_up_at) {
+                (Some(at), Some(limit)) => Some(at.min(limit)),
+                (at, limit) => at.or(limit),
+            };
+            futex_wait_until(&page.release, release, until);
             waited = true;
         }
     }
@@ -543,6 +601,31 @@ mod tests {
         );
         server.release(1);
         assert_eq!(second.wait_for(Some(Duration::from_secs(30))), Wait::Job(1));
+    }
+
+    /// A job released for a later instant is not returned before it, and
+    /// the program's start is its own reading at or after the instant;
+    /// a bounded wait before the instant times out.
+    #[test]
+    fn a_job_released_for_an_instant_starts_at_it() {
+        let server = Server::new().unwrap();
+        let jobs = Jobs::from_fd(server.fd()).unwrap();
+        let at = monotonic_ns() + 50_000_000;
+        server.release_at(0, at);
+        assert_eq!(
+            jobs.wait_for(Some(Duration::from_millis(1))),
+            Wait::TimedOut,
+            "not before its instant"
+        );
+        assert_eq!(jobs.wait(), Some(0));
+        let returned = monotonic_ns();
+        assert!(returned >= at, "returned {} ns early", at - returned);
+        assert!(jobs.done());
+        let (started, ended) = server.times(0).unwrap();
+        assert!(at <= started && started <= ended, "{at} {started} {ended}");
+        // An instant already past releases at once.
+        server.release_at(1, 1);
+        assert_eq!(jobs.wait_for(Some(Duration::from_secs(30))), Wait::Job(1));
     }
 
     #[test]

@@ -17,11 +17,21 @@
 //! (a fourth row adds the backlogged jobs after a stall, as `tinct run`
 //! reports every job).
 //!
-//! Needs root (SCHED_FIFO, mlockall). Three series alternate in rounds of
+//! Needs root (SCHED_FIFO, mlockall). Four runs alternate in rounds of
 //! 4 s — tinct with a common release of all threads (as `tinct run` does),
 //! cyclictest, tinct with thread i released i·T/n later (cyclictest's
-//! threads are offset by their start times) — and each series' samples are
-//! pooled, so slow drifts of the shared machine favour none of them.
+//! threads are offset by their start times), and tinct's threads with a
+//! program of the `futex` protocol beside each — and each series' samples
+//! are pooled, so slow drifts of the shared machine favour none of them.
+//!
+//! The program (issue 26: a program's release latency against tinct's own
+//! threads in the same run) is this binary started with
+//! `--tinct-futex-jobs`: it ends each job as soon as it has it
+//! (`tinct_job::Jobs`), so what it measures is the release's path alone.
+//! It runs as a task of its own on each thread's CPU, at the same priority
+//! and period, released half a period after the thread: neither delays
+//! the other, and a stall of the CPU falls on both alike. Its p99 is
+//! compared with the p99 of the threads of the same rounds.
 
 use std::process::Command;
 use tinct_report::stats::nearest_rank;
@@ -48,8 +58,16 @@ fn row(mut us: Vec<u64>) -> Row {
     }
 }
 
-/// tinct's release latencies (tinct-rt's one measurement), in µs.
-fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool) -> Latencies {
+/// The argument that makes this binary the `futex` program.
+const AS_PROGRAM: &str = "--tinct-futex-jobs";
+
+/// tinct's release latencies (tinct-rt's one measurement), in µs; with
+/// `beside`, this binary as a `futex` program beside each thread.
+fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool, beside: bool) -> Latencies {
+    let program = beside.then(|| {
+        let exe = std::env::current_exe().expect("this bench's path");
+        vec![exe.display().to_string(), AS_PROGRAM.to_string()]
+    });
     let measured = release_latency::measure(
         &LatencyRun {
             cpus: cpus.to_vec(),
@@ -57,6 +75,7 @@ fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool) -> Latencies {
             period_ns: INTERVAL_US * 1000,
             jobs: seconds * 1_000_000 / INTERVAL_US,
             staggered,
+            beside: program,
         },
         &tinct_sys::signals::StopFlag::new(),
     )
@@ -65,6 +84,8 @@ fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool) -> Latencies {
     Latencies {
         woke: us(measured.woke),
         all: us(measured.all),
+        program: us(measured.program.woke),
+        program_all: us(measured.program.all),
     }
 }
 
@@ -74,6 +95,16 @@ struct Latencies {
     woke: Vec<u64>,
     /// Every job, including those released while the previous one still ran.
     all: Vec<u64>,
+    /// The programs' jobs that found them waiting (empty without them).
+    program: Vec<u64>,
+    /// Every job of the programs.
+    program_all: Vec<u64>,
+}
+
+/// The `futex` program: each job ended as soon as it is had.
+fn be_the_program() {
+    let jobs = tinct_job::Jobs::from_env().expect("started by tinct with protocol = \"futex\"");
+    for _job in jobs {}
 }
 
 fn cyclictest_latencies(seconds: u64) -> Result<Vec<u64>, String> {
@@ -141,6 +172,9 @@ fn cyclictest_latencies(seconds: u64) -> Result<Vec<u64>, String> {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == AS_PROGRAM) {
+        return be_the_program();
+    }
     if !rustix::process::geteuid().is_root() {
         assert!(
             !tinct_sys::testing::privileges_required(),
@@ -159,12 +193,18 @@ fn main() {
     // binary without it: then a one-second smoke run of tinct's side only
     // (cyclictest is a benchmark peer, not a test dependency).
     if !std::env::args().any(|a| a == "--bench") {
-        let smoke = tinct_latencies(&cpus, 1, false);
+        let smoke = tinct_latencies(&cpus, 1, false, true);
         assert!(!smoke.all.is_empty(), "no release was recorded");
-        let r = row(smoke.all);
+        // Every program job is accounted, one per thread job.
+        assert_eq!(
+            smoke.program_all.len(),
+            smoke.all.len(),
+            "the programs beside the threads ran a job per release"
+        );
+        let (r, p) = (row(smoke.all), row(smoke.program_all));
         println!(
-            "release_latency smoke run: {} releases, p50 {} µs, p99 {} µs (run `cargo bench -p tinct-rt --bench release_latency` for the comparison with cyclictest)",
-            r.samples, r.p50, r.p99
+            "release_latency smoke run: {} releases, p50 {} µs, p99 {} µs; futex programs beside them: p50 {} µs, p99 {} µs (run `cargo bench -p tinct-rt --bench release_latency` for the comparison with cyclictest)",
+            r.samples, r.p50, r.p99, p.p50, p.p99
         );
         return;
     }
@@ -172,9 +212,12 @@ fn main() {
     let mut together_all = Vec::new();
     let mut staggered = Vec::new();
     let mut cyclic = Vec::new();
+    let mut beside_threads = Vec::new();
+    let mut programs = Vec::new();
+    let mut round_ratios = Vec::new();
     let per_round = 4;
     for _ in 0..seconds.div_ceil(per_round) {
-        let t = tinct_latencies(&cpus, per_round, false);
+        let t = tinct_latencies(&cpus, per_round, false, false);
         together.extend(t.woke);
         together_all.extend(t.all);
         match cyclictest_latencies(per_round) {
@@ -184,7 +227,12 @@ fn main() {
                 std::process::exit(1);
             }
         }
-        staggered.extend(tinct_latencies(&cpus, per_round, true).woke);
+        staggered.extend(tinct_latencies(&cpus, per_round, true, false).woke);
+        let b = tinct_latencies(&cpus, per_round, false, true);
+        round_ratios
+            .push(row(b.program.clone()).p99 as f64 / row(b.woke.clone()).p99.max(1) as f64);
+        beside_threads.extend(b.woke);
+        programs.extend(b.program);
     }
     let rows = [
         ("tinct, common release", row(together)),
@@ -218,5 +266,32 @@ fn main() {
          are offset by their start times. Like cyclictest, these count the wake-ups of threads that slept until \
          the release; \"every release\" also counts jobs released while the previous job of the task still ran \
          (after a stall), as `tinct run` reports them."
+    );
+    let (threads, program) = (row(beside_threads), row(programs));
+    round_ratios.sort_by(f64::total_cmp);
+    println!();
+    println!(
+        "a futex program beside each thread (same CPU and priority, released T/2 later), same runs:"
+    );
+    println!(
+        "{:<24} {:>8} {:>8} {:>8} {:>9} {:>10}",
+        "", "p50 µs", "p99 µs", "max µs", "samples", "p99 ratio"
+    );
+    for (name, r) in [("tinct's threads", &threads), ("futex program", &program)] {
+        println!(
+            "{name:<24} {:>8} {:>8} {:>8} {:>9} {:>10.2}",
+            r.p50,
+            r.p99,
+            r.max,
+            r.samples,
+            r.p99 as f64 / threads.p99.max(1) as f64
+        );
+    }
+    println!(
+        "p99 ratio = p99 / the threads' p99 of the same runs (issue 26's aim ≤ 1.2); per round of {per_round} s: \
+         median {:.2}, from {:.2} to {:.2}. A program's latency is its own wake-up, futex included.",
+        round_ratios[round_ratios.len() / 2],
+        round_ratios[0],
+        round_ratios[round_ratios.len() - 1]
     );
 }

@@ -13,7 +13,7 @@ use crate::runtime::{RunOptions, run_until};
 use crate::spec::RunSpec;
 use crate::testing::{TaskBuilder, run_spec};
 use std::io::Write;
-use tinct_core::model::{Kernel, Work};
+use tinct_core::model::{JobProtocol, Kernel, Work};
 use tinct_sys::signals::StopFlag;
 
 /// How to measure.
@@ -30,6 +30,12 @@ pub struct LatencyRun {
     /// Release thread i at i·T/n instead of all at the same instant
     /// (cyclictest's threads are offset by their start times).
     pub staggered: bool,
+    /// A program of the `futex` protocol (its command) run beside each
+    /// thread as a task of its own: same CPU, priority and period, released
+    /// half a period after the thread, its jobs' latencies in
+    /// [`Latencies::program`] (issue 26: a program's release latency
+    /// against tinct's own threads in the same run).
+    pub beside: Option<Vec<String>>,
 }
 
 /// Release latencies of one run, ns.
@@ -44,6 +50,18 @@ pub struct Latencies {
     /// True if the caller's stop ended the run early: the jobs released
     /// until then.
     pub stopped: bool,
+    /// The programs' jobs ([`LatencyRun::beside`]), counted as the
+    /// threads' are; empty without programs.
+    pub program: Series,
+}
+
+/// Release latencies of one kind of task, ns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Series {
+    /// Jobs whose task slept until the release.
+    pub woke: Vec<u64>,
+    /// Every job.
+    pub all: Vec<u64>,
 }
 
 /// Holds /dev/cpu_dma_latency at 0 µs while alive (what cyclictest does):
@@ -68,25 +86,38 @@ pub fn measure(setup: &LatencyRun, stop: &StopFlag) -> Result<Latencies> {
         .cpus
         .iter()
         .enumerate()
-        .map(|(i, &cpu)| {
+        .flat_map(|(i, &cpu)| {
             let offset = if setup.staggered {
                 i as u64 * setup.period_ns / n
             } else {
                 0
             };
-            TaskBuilder::periodic(&format!("latency-{cpu}"), setup.period_ns)
+            let thread = TaskBuilder::periodic(&format!("latency-{cpu}"), setup.period_ns)
                 .cpu(cpu)
                 .fifo(setup.priority)
                 .offset(offset)
                 .kernel(Kernel::Compute, Work::Iterations(0))
                 .jobs(setup.jobs)
-                .build()
+                .build();
+            // Half a period later on the same CPU: neither delays the
+            // other, and a stall of the CPU falls on both alike.
+            let program = setup.beside.as_ref().map(|command| {
+                TaskBuilder::periodic(&format!("{PROGRAM_PREFIX}{cpu}"), setup.period_ns)
+                    .cpu(cpu)
+                    .fifo(setup.priority)
+                    .offset(offset + setup.period_ns / 2)
+                    .program(command.clone(), JobProtocol::Futex)
+                    .jobs(setup.jobs)
+                    .build()
+            });
+            std::iter::once(thread).chain(program)
         })
         .collect();
+    // The last release (a program's, half a period late) and its job.
     let duration = setup
         .period_ns
         .checked_mul(setup.jobs)
-        .and_then(|d| d.checked_add(setup.period_ns))
+        .and_then(|d| d.checked_add(2 * setup.period_ns))
         .ok_or_else(|| RtError::Task {
             task: "release-latency".into(),
             message: format!(
@@ -126,22 +157,31 @@ pub fn measure(setup: &LatencyRun, stop: &StopFlag) -> Result<Latencies> {
         ..Latencies::default()
     };
     for task in &result.tasks {
+        let (woke, all) = if task.spec.name.starts_with(PROGRAM_PREFIX) {
+            (&mut latencies.program.woke, &mut latencies.program.all)
+        } else {
+            (&mut latencies.woke, &mut latencies.all)
+        };
         let mut previous_finish = 0;
         for r in &task.records {
             let Some(latency) = r.latency_ns() else {
                 continue;
             };
-            latencies.all.push(latency);
+            all.push(latency);
             // cyclictest skips periods it overslept; count only jobs whose
             // thread actually slept until the release, as it does.
             if r.release_ns >= previous_finish {
-                latencies.woke.push(latency);
+                woke.push(latency);
             }
             previous_finish = r.finish_ns.unwrap_or(u64::MAX);
         }
     }
     Ok(latencies)
 }
+
+/// The names of the program tasks ([`LatencyRun::beside`]): this and the
+/// CPU.
+const PROGRAM_PREFIX: &str = "program-";
 
 #[cfg(test)]
 mod tests {
@@ -159,6 +199,7 @@ mod tests {
             period_ns: 1_000_000,
             jobs: 50,
             staggered: true,
+            beside: None,
         };
         let latencies = measure(&setup, &StopFlag::new()).unwrap();
         assert_eq!(latencies.all.len() as u64, 50 * cpus.len() as u64);
@@ -185,6 +226,7 @@ mod tests {
             period_ns: 1_000_000,
             jobs: 60_000,
             staggered: false,
+            beside: None,
         };
         let stop = StopFlag::new();
         let latencies = std::thread::scope(|scope| {

@@ -20,8 +20,10 @@
 use crate::kernels::memory_percent;
 use crate::record::JobRecord;
 use crate::runtime::RunResult;
-use crate::spec::{Bound, OWN_TIMER, Phase, Policy, RunSpec, Scheduling, Step, TaskSpec};
-use tinct_core::model::{Kernel, Work};
+use crate::spec::{
+    Bound, OWN_TIMER, Phase, Policy, ProgramSpec, RunSpec, Scheduling, Step, TaskSpec,
+};
+use tinct_core::model::{JobProtocol, Kernel, Work};
 
 /// Builds a [`TaskSpec`]: one phase `main` released by an absolute timer,
 /// whose job is one kernel step. Defaults: unpinned, SCHED_OTHER, a
@@ -90,6 +92,20 @@ impl TaskBuilder {
         }
         self.spec.phases[0].steps = steps;
         self
+    }
+
+    /// The job is one job of the program `command` (resolved, with its
+    /// arguments) over `protocol`, started once before the first release.
+    pub fn program(mut self, command: Vec<String>, protocol: JobProtocol) -> TaskBuilder {
+        self.spec.program = Some(ProgramSpec {
+            command,
+            protocol,
+            stderr: None,
+            frames: None,
+            mmap: false,
+            env: Vec::new(),
+        });
+        self.steps(vec![Step::Program])
     }
 
     /// Release jitter: each job starts up to `jitter_ns` after its release.

@@ -304,14 +304,16 @@ pub fn watch(shared: &Shared, limits: Limits, alive: &dyn Fn(u64)) {
 /// task's core).
 pub const PROGRAM_STOP_GRACE_NS: u64 = 100_000_000;
 
-/// Kills (SIGKILL) every program that owes a job: the job is aborted
-/// anyway, and its task thread can then end. The pid is the task
-/// thread's unreaped child while it is published.
+/// Kills (SIGKILL) every program that owes a job, with its process
+/// group (what it started for the job): the job is aborted anyway, and
+/// its task thread can then end. The pid is the task thread's unreaped
+/// child while it is published.
 fn kill_programs_in_jobs(shared: &Shared) {
     for monitor in &shared.monitors {
         let pid = monitor.program_in_job.swap(0, Ordering::AcqRel);
         if pid != 0 {
             let _ = tinct_sys::supervise::ChildProcess::adopt(pid).signal(libc::SIGKILL);
+            tinct_sys::program::kill_group(pid);
         }
     }
 }

@@ -331,3 +331,79 @@ fn a_data_triggered_log_holds_its_producers_jobs_not_a_guess() {
     assert!(of("sink") <= of("mixer") + 1, "{capacities:?}");
     assert!(spec.check_limits().is_ok());
 }
+
+/// Issue 26: under the `affinity` placement a program body moves with its
+/// task. The mixer is a program (a shell loop on the `lines` protocol)
+/// fed by two waves on two cache domains of one CPU each; each job it
+/// writes the CPU it runs on (`/proc/self/stat`, field 39), which must be
+/// the CPU of the hand-over's producer, as tinct's own thread's is.
+#[test]
+fn affinity_moves_a_program_body_with_its_task() {
+    let allowed = tinct_sys::sched::affinity().unwrap();
+    if !(allowed.contains(&0) && allowed.contains(&1)) {
+        eprintln!(
+            "skipped: the fixture's two domains are CPUs 0 and 1, and this process may not run on both ({allowed:?})"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cpus.log");
+    let script = dir.path().join("mixer.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nwhile read job; do read -r stat < /proc/self/stat; set -- $stat; \
+             shift 38; echo \"$job $1\" >> {}; echo done; done\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let text = format!(
+        "[platform]\ncores = 2\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"10us\"\n\n\
+         [[task]]\nname = \"wave1\"\nperiod = \"4ms\"\nmemory = \"1MiB\"\nwcet = \"300us\"\ncore = 0\n\n\
+         [[task]]\nname = \"wave2\"\nperiod = \"4ms\"\nmemory = \"1MiB\"\nwcet = \"300us\"\ncore = 1\n\n\
+         [[task]]\nname = \"mixer\"\ntrigger = \"data\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\ncore = 0\n\
+         body = {{ command = [\"{}\"] }}\n\n\
+         [[edge]]\nfrom = \"wave1\"\nto = \"mixer\"\nbuffer = \"4KiB\"\n\n\
+         [[edge]]\nfrom = \"wave2\"\nto = \"mixer\"\nbuffer = \"4KiB\"\n",
+        script.display()
+    );
+    let set = parse(&text, "program-pipeline.toml", Syntax::Toml).unwrap();
+    let mut spec = RunSpec::from_placed(
+        &set,
+        None,
+        "program-pipeline.toml",
+        300 * MS,
+        PlacementPolicy::Os,
+    )
+    .unwrap();
+    let topology = two_private_domains();
+    spec.placement = Placement::Affinity(CacheNeighbours::from_topology(&topology, &[0, 1]));
+    let Some(result) = run_ok(&spec) else { return };
+    let ran_on: std::collections::HashMap<u64, u32> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let (job, cpu) = line.split_once(' ').unwrap();
+            (job.parse().unwrap(), cpu.parse().unwrap())
+        })
+        .collect();
+    let jobs = records(&result, "mixer");
+    let started: Vec<_> = jobs.iter().filter(|r| r.start_ns != 0).collect();
+    assert!(started.len() >= MIN_JOBS, "mixer: {} jobs", started.len());
+    let mut moved = 0;
+    for r in &started {
+        let producer = r.flow.producer_cpu.expect("data-triggered");
+        let Some(&cpu) = ran_on.get(&r.job) else {
+            continue; // cut by the run's end before it answered
+        };
+        assert_eq!(
+            cpu, producer,
+            "job {}: the program ran on CPU {cpu} after a hand-over from CPU {producer}",
+            r.job
+        );
+        moved += usize::from(r.flow.move_ns.is_some());
+    }
+    assert!(moved >= 1, "the program was moved at least once");
+}

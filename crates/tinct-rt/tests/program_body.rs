@@ -271,6 +271,94 @@ fn job_library() -> (std::path::PathBuf, std::path::PathBuf) {
     (dir, include)
 }
 
+/// Compiles the C program `source` into `out`, linked with
+/// libtinct_job.so.
+fn compile_with_job_library(source: &Path, out: &Path) {
+    let (library, include) = job_library();
+    let status = std::process::Command::new("cc")
+        .arg("-O1")
+        .arg(format!("-I{}", include.display()))
+        .arg(source)
+        .arg(format!("-L{}", library.display()))
+        .arg("-ltinct_job")
+        .arg(format!("-Wl,-rpath,{}", library.display()))
+        .arg("-o")
+        .arg(out)
+        .status()
+        .expect("a C compiler `cc`");
+    assert!(status.success(), "cc {}", source.display());
+}
+
+/// Issue 26: a `futex` program is released ahead of each release and
+/// sleeps until the instant on its own timer (FUTEX_WAIT_BITSET with an
+/// absolute timeout, as a periodic thread's clock_nanosleep), so nothing
+/// of tinct lies between the timer and its wake-up. Seen from outside:
+/// between jobs its current system call (`/proc/<pid>/syscall`) is a
+/// futex wait of op 9 with a timeout, which a program woken by tinct's
+/// FUTEX_WAKE (op 0, no timeout) never shows.
+#[test]
+fn a_futex_program_sleeps_until_its_release_on_its_own_timer() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("idle.c");
+    std::fs::write(
+        &source,
+        "#include <tinct_job.h>\nint main(void) { while (tinct_job_wait() >= 0) tinct_job_done(); return 0; }\n",
+    )
+    .unwrap();
+    compile_with_job_library(&source, &dir.path().join("idle"));
+    let spec = program_task(
+        dir.path(),
+        "[\"./idle\"], protocol = \"futex\"",
+        "10ms",
+        1_000 * MS,
+    );
+    let out = dir.path().join("run");
+    let ended = std::sync::atomic::AtomicBool::new(false);
+    let seen = std::thread::scope(|scope| {
+        let watcher = scope.spawn(|| {
+            // Until the run ended (or, should it panic, a minute).
+            let since = Instant::now();
+            while !ended.load(std::sync::atomic::Ordering::Relaxed)
+                && since.elapsed() < Duration::from_secs(60)
+            {
+                for pid in tinct_rt::testing::child_processes(std::process::id()) {
+                    let Ok(call) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
+                        continue;
+                    };
+                    // nr, then the arguments: address, op, value, timeout.
+                    let fields: Vec<&str> = call.split_whitespace().collect();
+                    if fields.len() > 4
+                        && fields[0] == libc_futex_nr()
+                        && fields[2] == "0x9"
+                        && fields[4] != "0x0"
+                    {
+                        return Some(call);
+                    }
+                }
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            None
+        });
+        run_all_jobs(&spec, &out);
+        ended.store(true, std::sync::atomic::Ordering::Relaxed);
+        watcher.join().unwrap()
+    });
+    assert!(
+        seen.is_some(),
+        "the program was never seen sleeping on its own timer between jobs"
+    );
+}
+
+/// The futex system call's number on this architecture, as
+/// `/proc/<pid>/syscall` prints it.
+fn libc_futex_nr() -> &'static str {
+    match std::env::consts::ARCH {
+        "x86_64" => "202",
+        "aarch64" | "riscv64" => "98",
+        other => panic!("the futex system call's number on {other} is not known to this test"),
+    }
+}
+
 /// Issue 26: the shipped C example on the `futex` protocol
 /// (examples/programs/smooth.c, linked with libtinct_job.so) runs every
 /// job, with its own CPU time per job, and exits when the run ends (the
@@ -278,20 +366,8 @@ fn job_library() -> (std::path::PathBuf, std::path::PathBuf) {
 #[test]
 fn the_c_example_on_the_futex_protocol_runs_every_job_and_exits_when_asked() {
     let dir = tempfile::tempdir().unwrap();
-    let (library, include) = job_library();
     let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/programs/smooth.c");
-    let status = std::process::Command::new("cc")
-        .arg("-O1")
-        .arg(format!("-I{}", include.display()))
-        .arg(&example)
-        .arg(format!("-L{}", library.display()))
-        .arg("-ltinct_job")
-        .arg(format!("-Wl,-rpath,{}", library.display()))
-        .arg("-o")
-        .arg(dir.path().join("smooth"))
-        .status()
-        .expect("a C compiler `cc`");
-    assert!(status.success(), "cc {}", example.display());
+    compile_with_job_library(&example, &dir.path().join("smooth"));
     let spec = program_task(
         dir.path(),
         "[\"./smooth\"], protocol = \"futex\"",

@@ -64,9 +64,14 @@ pub struct Program {
     futex: Option<tinct_job::Server>,
     /// The job last asked for.
     asked: u64,
+    /// The job released ahead for its instant ([`Program::release_ahead`])
+    /// and not yet asked for.
+    ahead: Option<u64>,
     /// Bytes read past the last line.
     pending: Vec<u8>,
     clock: Option<libc::clockid_t>,
+    /// `/proc/<pid>/task`: its threads, to move them.
+    threads_dir: std::ffi::CString,
 }
 
 /// Whether a program has started up and waits for its first job.
@@ -99,7 +104,11 @@ pub enum Reply {
 impl Program {
     /// Starts the program: in the child, before `exec`, it is pinned to
     /// `cpus`, given `scheduling` and told to die with the calling thread;
-    /// its stdin and stdout are pipes to this process.
+    /// its stdin and stdout are pipes to this process. It leads a process
+    /// group of its own: what it starts is ended with it
+    /// ([`Program::finish`], [`kill_group`]), and a terminal's Ctrl-C
+    /// reaches this process, which ends the program through its protocol,
+    /// not the program directly.
     pub fn start(start: ProgramStart<'_>) -> std::io::Result<Program> {
         let (program, arguments) = start.command.split_first().ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "no program to run")
@@ -136,6 +145,7 @@ impl Program {
             }
         }
         command.stderr(start.stderr);
+        command.process_group(0);
         let inherited = futex.as_ref().map(tinct_job::Server::fd);
         // SAFETY: the hook runs in the child between fork and exec and only
         // makes system calls on values prepared before the fork (prctl,
@@ -166,6 +176,8 @@ impl Program {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take();
         let clock = process_clock(child.id());
+        let threads_dir = std::ffi::CString::new(format!("/proc/{}/task", child.id()))
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         Ok(Program {
             child,
             stdin,
@@ -173,13 +185,46 @@ impl Program {
             pending: Vec::with_capacity(if futex.is_some() { 0 } else { MAX_LINE }),
             futex,
             asked: 0,
+            ahead: None,
             clock,
+            threads_dir,
         })
     }
 
     /// The program's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Moves every thread of the program onto `cpus` (the task's thread
+    /// moved with it under the `affinity` placement), allocating nothing:
+    /// its threads are read from `/proc/<pid>/task` into a buffer on the
+    /// stack. A thread that ends meanwhile is skipped; one it creates
+    /// meanwhile inherits the affinity of its creator.
+    pub fn set_affinity(&self, cpus: &[u32]) -> std::io::Result<()> {
+        use rustix::fs::{Mode, OFlags, RawDir};
+        let set = cpu_set(cpus)?;
+        let dir = rustix::fs::open(
+            self.threads_dir.as_c_str(),
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let mut buffer = [std::mem::MaybeUninit::<u8>::uninit(); 2048];
+        let mut entries = RawDir::new(&dir, &mut buffer);
+        while let Some(entry) = entries.next() {
+            let entry = entry?;
+            let Some(tid) = decimal(entry.file_name().to_bytes())
+                .and_then(|n| i32::try_from(n).ok())
+                .and_then(rustix::process::Pid::from_raw)
+            else {
+                continue; // "." and ".."
+            };
+            match rustix::thread::sched_setaffinity(Some(tid), &set) {
+                Ok(()) | Err(rustix::io::Errno::SRCH) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
     }
 
     /// CPU time of every thread of the program so far, ns (0 once it is
@@ -208,7 +253,9 @@ impl Program {
     pub fn ask_job(&mut self, job: u64) -> std::io::Result<()> {
         self.asked = job;
         if let Some(server) = &self.futex {
-            server.release(job);
+            if self.ahead.take() != Some(job) {
+                server.release(job);
+            }
             return Ok(());
         }
         let mut line = [0u8; 21];
@@ -224,6 +271,20 @@ impl Program {
             }
         }
         self.ask(&line[at..])
+    }
+
+    /// Releases job `job` for the CLOCK_MONOTONIC instant `at_ns`, ahead
+    /// of it (the `futex` protocol; false for `lines`, which cannot): the
+    /// program sleeps until the instant on its own timer, so nothing of
+    /// this process lies between the timer and its wake-up. The next
+    /// [`Program::ask_job`] of `job` then only waits for it.
+    pub fn release_ahead(&mut self, job: u64, at_ns: u64) -> bool {
+        let Some(server) = &self.futex else {
+            return false;
+        };
+        server.release_at(job, at_ns);
+        self.ahead = Some(job);
+        true
     }
 
     /// Waits for the end of the job last asked for ([`Program::ask_job`]),
@@ -438,23 +499,46 @@ impl Program {
 
     /// Ends the program: closes its stdin (end of file asks it to exit;
     /// the futex page's stop for the `futex` protocol),
-    /// waits up to `grace`, then kills it (SIGKILL). Its exit status, and
-    /// whether it had to be killed.
+    /// waits up to `grace`, then kills it (SIGKILL). Whatever is left of
+    /// its process group then (processes it started and left running, at
+    /// the task's priority) is killed too, while its unreaped pid still
+    /// holds the group's id. Its exit status, and whether it had to be
+    /// killed.
     pub fn finish(mut self, grace: Duration) -> (Option<ExitStatus>, bool) {
         drop(self.stdin.take());
         if let Some(server) = &self.futex {
             server.stop();
         }
         let since = Instant::now();
-        loop {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return (Some(status), false);
-            }
+        let mut killed = false;
+        while !self.has_exited() {
             if since.elapsed() >= grace {
-                let _ = self.child.kill();
-                return (self.child.wait().ok(), true);
+                killed = true;
+                break;
             }
             std::thread::sleep(Duration::from_millis(5));
+        }
+        if killed {
+            // Itself, should it have left its group.
+            let _ = self.child.kill();
+        }
+        kill_group(self.child.id());
+        (self.child.wait().ok(), killed)
+    }
+}
+
+/// SIGKILL to the process group that program `pid` leads (its own and
+/// what it started that stayed in it). The caller keeps `pid` unreaped,
+/// so the group's id cannot have been reused.
+pub fn kill_group(pid: u32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    if pid > 0 {
+        // SAFETY: kill(2) with a negative pid signals the group `pid`
+        // leads; no memory is involved.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
         }
     }
 }
@@ -490,6 +574,18 @@ fn reading_stdin(pid: u32) -> Result<bool, String> {
 }
 
 /// `cpus` as a kernel CPU set.
+/// The number `digits` spell in decimal (`None` for anything else).
+fn decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        d.is_ascii_digit()
+            .then(|| n.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+            .flatten()
+    })
+}
+
 fn cpu_set(cpus: &[u32]) -> std::io::Result<rustix::thread::CpuSet> {
     let mut set = rustix::thread::CpuSet::new();
     for &cpu in cpus {
@@ -568,6 +664,86 @@ mod tests {
             "{status:?}: end of file ends it"
         );
         assert!(!killed);
+    }
+
+    /// Every thread of the program is moved; a number is read as such.
+    #[test]
+    fn a_program_is_moved_to_other_cpus_whole() {
+        let allowed = crate::sched::affinity().unwrap();
+        let mut program = start(&sh("while read job; do echo done $job; done"));
+        for &cpu in &allowed {
+            program.set_affinity(&[cpu]).unwrap();
+            let threads = std::fs::read_dir(format!("/proc/{}/task", program.pid())).unwrap();
+            for thread in threads.flatten() {
+                let status = std::fs::read_to_string(thread.path().join("status")).unwrap();
+                let list = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .unwrap()
+                    .trim()
+                    .to_string();
+                assert_eq!(list, cpu.to_string(), "{}", thread.path().display());
+            }
+        }
+        program.ask(b"0\n").unwrap();
+        assert_eq!(
+            program.wait_line(&within(Duration::from_secs(30)), LOOK),
+            Reply::Done,
+            "it still answers where it was moved"
+        );
+        assert!(program.finish(Duration::from_secs(10)).0.is_some());
+        assert_eq!(decimal(b"4021"), Some(4021));
+        assert_eq!(decimal(b"."), None);
+        assert_eq!(decimal(b""), None);
+        assert_eq!(decimal(b"99999999999999999999999"), None);
+    }
+
+    /// What a program started and left running (here a `sleep` in the
+    /// background of a script that exits normally) is killed with it.
+    #[test]
+    fn what_a_program_leaves_behind_in_its_group_is_ended_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("left.pid");
+        let command = sh(&format!(
+            "sleep 600 & echo $! > {}; while read job; do echo done $job; done",
+            pid_file.display()
+        ));
+        let mut program = start(&command);
+        program.ask(b"0\n").unwrap();
+        assert_eq!(
+            program.wait_line(&within(Duration::from_secs(30)), LOOK),
+            Reply::Done
+        );
+        let left: i32 = std::fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        let (status, killed) = program.finish(Duration::from_secs(10));
+        assert!(status.is_some_and(|s| s.success()) && !killed, "{status:?}");
+        // Gone, or a zombie until its new parent reaps it.
+        let since = Instant::now();
+        loop {
+            let state = std::fs::read_to_string(format!("/proc/{left}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    Some(
+                        stat.rsplit_once(')')?
+                            .1
+                            .split_whitespace()
+                            .next()?
+                            .to_string(),
+                    )
+                });
+            if state.as_deref().is_none_or(|s| s == "Z" || s == "X") {
+                break;
+            }
+            assert!(
+                since.elapsed() < Duration::from_secs(10),
+                "the background sleep {left} outlived its program ({state:?})"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     #[test]

@@ -229,6 +229,7 @@ fn measure_release_latency(setup: &Setup, stop: &StopFlag) -> Result<ReleaseLate
         period_ns: LATENCY_PERIOD_NS,
         jobs: setup.seconds.saturating_mul(1_000_000_000) / LATENCY_PERIOD_NS,
         staggered: false,
+        beside: None,
     };
     let latencies = release_latency::measure(&run, stop)
         .map_err(|e| Error::Measurement(format!("release latency: {e}")))?;

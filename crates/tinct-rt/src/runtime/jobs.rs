@@ -76,11 +76,11 @@ impl Context<'_> {
     }
 }
 
-/// The parts of a program step that were not the program's own.
+/// The program's own readings of a program step.
 #[derive(Clone, Copy, Debug)]
 struct ProgramGaps {
-    /// From the request to the program's wake-up.
-    to_wake: u64,
+    /// When the program woke with the job (CLOCK_MONOTONIC ns).
+    woke: u64,
     /// From the program's end to this thread seeing it.
     after_end: u64,
 }
@@ -176,6 +176,16 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                         if tinct_sys::sched::set_affinity(&[target]).is_err() {
                             return cx.fail("sched_setaffinity refused the affinity placement");
                         }
+                        // A program body does the job: it moves too.
+                        if p.program
+                            .as_ref()
+                            .is_some_and(|program| program.set_affinity(&[target]).is_err())
+                        {
+                            return cx.fail(
+                                "sched_setaffinity refused to move the task's program (affinity \
+                                 placement)",
+                            );
+                        }
                         stats.flow.move_ns = Some(now_ns().saturating_sub(t));
                         pinned_to = Some(target);
                     }
@@ -185,7 +195,18 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 } else {
                     0
                 };
-                if !clock::sleep_until_or_stop(release.saturating_add(jitter), stop) {
+                let released_at = release.saturating_add(jitter);
+                // A `futex` program whose job opens the phase is released
+                // ahead, for its instant: it sleeps until then on its own
+                // timer, and this thread, instead of waking first and
+                // waking it, waits for the job's end. Nothing of tinct lies
+                // between the timer and the program.
+                let ahead = !data_triggered
+                    && matches!(phase.steps.first(), Some(Step::Program))
+                    && p.program
+                        .as_mut()
+                        .is_some_and(|program| program.release_ahead(job, released_at));
+                if !ahead && !clock::sleep_until_or_stop(released_at, stop) {
                     // Stopped while waiting: a release already due (a
                     // backlog after a late job) was released all the same.
                     backlog.record(&mut p.log, job, k, release, true);
@@ -203,7 +224,7 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     phase: phase_index as u32,
                     release_ns: release,
                     deadline_ns: absolute_deadline,
-                    start_ns: start,
+                    start_ns: if ahead { start.max(released_at) } else { start },
                 });
                 if p.crash_at == Some(job) {
                     tinct_sys::supervise::raise_segfault();
@@ -216,20 +237,31 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 let counters0 = p.counters.read();
                 let ran = run_steps(cx, p, phase_index, phase, first, &mut stats);
                 let mut finish = now_ns();
+                if ahead && ran == Ran::Stopped && finish < released_at {
+                    // Stopped before the instant it was released for: never
+                    // released, as a stop during the sleep leaves it.
+                    release_held(cx, p);
+                    monitor.end();
+                    p.log.end_job();
+                    return;
+                }
                 // A program that reports its own wake-up and end (futex):
                 // the job ends when the program ended it, not when this
-                // thread saw it, and a job that is the program alone starts
-                // when the program woke, so its release latency is its own
-                // (futex wake-up included).
+                // thread saw it, and a job that opens with the program
+                // starts when the program woke, so its release latency is
+                // its own (futex wake-up included). A job released ahead
+                // starts no earlier than its instant, whatever this thread
+                // read before it.
                 let start = match stats.program_gaps.take() {
                     Some(gaps) if ran == Ran::Done => {
                         finish = finish.saturating_sub(gaps.after_end).max(start);
                         if matches!(phase.steps.first(), Some(Step::Program)) {
-                            start.saturating_add(gaps.to_wake).min(finish)
+                            gaps.woke.clamp(start, finish)
                         } else {
                             start
                         }
                     }
+                    _ if ahead => start.max(released_at),
                     _ => start,
                 };
                 // Thread CPU time and switch counts only grow; saturating
@@ -596,7 +628,7 @@ fn program_job(
         .job_times()
         .filter(|&(woke, ended)| asked <= woke && woke <= ended && ended <= returned)
         .map(|(woke, ended)| ProgramGaps {
-            to_wake: woke - asked,
+            woke,
             after_end: returned - ended,
         });
     outcome
