@@ -25,7 +25,9 @@ extern "C" {
 
 /* Blocks until tinct releases the next job and returns its number (0, 1,
  * 2, ...); -1 when tinct asks the program to exit; -2 on an error (errno
- * says which: no TINCT_JOB_FD, or not tinct's page). */
+ * says which: no TINCT_JOB_FD, or not tinct's page). tinct hands the job
+ * over ahead, with its release instant, and the wait sleeps until that
+ * instant on the program's own timer: it returns at the release. */
 int64_t tinct_job_wait(void);
 
 /* Ends the job tinct_job_wait returned (from any thread of the program):

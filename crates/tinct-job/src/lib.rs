@@ -70,6 +70,10 @@ pub struct JobPage {
     /// When the released job starts (CLOCK_MONOTONIC ns; 0: at once),
     /// written before `release`: the program sleeps until then.
     release_at_ns: AtomicU64,
+    /// The sequence of the last job the program took, written after
+    /// `started_ns`: tinct knows whether a job it could not wait for to
+    /// the end had started.
+    taken: AtomicU32,
 }
 
 /// CLOCK_MONOTONIC now, ns (tinct's clock of releases).
@@ -305,6 +309,14 @@ impl Server {
         })
     }
 
+    /// When the program took job `job` (its own reading, CLOCK_MONOTONIC
+    /// ns), once it has, ended or not; `None` before.
+    pub fn started(&self, job: u64) -> Option<u64> {
+        let page = self.mapping.page();
+        (page.taken.load(Ordering::Acquire) == sequence_of(job))
+            .then(|| page.started_ns.load(Ordering::Relaxed))
+    }
+
     /// True once the program waits for its first job (its start-up done).
     pub fn is_ready(&self) -> bool {
         self.mapping.page().ready.load(Ordering::Acquire) != 0
@@ -428,6 +440,7 @@ impl Jobs {
             let now = monotonic_ns();
             if due.is_some_and(|at| now >= at) {
                 page.started_ns.store(now, Ordering::Relaxed);
+                page.taken.store(release, Ordering::Release);
                 self.seen.store(release, Ordering::Relaxed);
                 self.open.store(true, Ordering::Release);
                 return Wait::Job(page.job.load(Ordering::Relaxed));
@@ -617,9 +630,12 @@ mod tests {
             Wait::TimedOut,
             "not before its instant"
         );
+        assert_eq!(server.started(0), None, "not taken yet");
         assert_eq!(jobs.wait(), Some(0));
         let returned = monotonic_ns();
         assert!(returned >= at, "returned {} ns early", at - returned);
+        let taken = server.started(0).expect("taken, not yet ended");
+        assert!(at <= taken && taken <= returned, "{at} {taken} {returned}");
         assert!(jobs.done());
         let (started, ended) = server.times(0).unwrap();
         assert!(at <= started && started <= ended, "{at} {started} {ended}");

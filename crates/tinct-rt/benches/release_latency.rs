@@ -24,18 +24,22 @@
 //! program of the `futex` protocol beside each — and each series' samples
 //! are pooled, so slow drifts of the shared machine favour none of them.
 //!
-//! The program (issue 26: a program's release latency against tinct's own
-//! threads in the same run) is this binary started with
-//! `--tinct-futex-jobs`: it ends each job as soon as it has it
-//! (`tinct_job::Jobs`), so what it measures is the release's path alone.
-//! It runs as a task of its own on each thread's CPU, at the same priority
-//! and period, released half a period after the thread: neither delays
-//! the other, and a stall of the CPU falls on both alike. Its p99 is
-//! compared with the p99 of the threads of the same rounds.
+//! The programs (issue 26: a program's release latency against tinct's
+//! own threads in the same run) are this binary, started with
+//! `--tinct-futex-jobs` or `--tinct-lines-jobs`: each job ended as soon as
+//! it is had (jobs of nothing), so what they measure is the release's
+//! path alone. A program runs as a task of its own on each thread's CPU,
+//! at the same priority and period, released half a period after the
+//! thread: neither delays the other, and a stall of the CPU falls on both
+//! alike. A `futex` program's release latency is its own wake-up's; a
+//! `lines` program cannot say when it woke (its job starts with tinct's
+//! thread), so both are also compared by the response of their jobs of
+//! nothing, release to end, which for `lines` includes the pipe both ways.
 
 use std::process::Command;
 use tinct_report::stats::nearest_rank;
-use tinct_rt::release_latency::{self, LatencyRun};
+use tinct_core::model::JobProtocol;
+use tinct_rt::release_latency::{self, Beside, LatencyRun};
 
 const PRIORITY: u8 = 95;
 const INTERVAL_US: u64 = 1000;
@@ -58,15 +62,28 @@ fn row(mut us: Vec<u64>) -> Row {
     }
 }
 
-/// The argument that makes this binary the `futex` program.
-const AS_PROGRAM: &str = "--tinct-futex-jobs";
+/// The arguments that make this binary a program of each protocol.
+const AS_FUTEX_PROGRAM: &str = "--tinct-futex-jobs";
+const AS_LINES_PROGRAM: &str = "--tinct-lines-jobs";
 
 /// tinct's release latencies (tinct-rt's one measurement), in µs; with
-/// `beside`, this binary as a `futex` program beside each thread.
-fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool, beside: bool) -> Latencies {
-    let program = beside.then(|| {
+/// `beside`, this binary as a program of that protocol beside each thread.
+fn tinct_latencies(
+    cpus: &[u32],
+    seconds: u64,
+    staggered: bool,
+    beside: Option<JobProtocol>,
+) -> Latencies {
+    let beside = beside.map(|protocol| {
         let exe = std::env::current_exe().expect("this bench's path");
-        vec![exe.display().to_string(), AS_PROGRAM.to_string()]
+        let argument = match protocol {
+            JobProtocol::Futex => AS_FUTEX_PROGRAM,
+            JobProtocol::Lines => AS_LINES_PROGRAM,
+        };
+        Beside {
+            command: vec![exe.display().to_string(), argument.to_string()],
+            protocol,
+        }
     });
     let measured = release_latency::measure(
         &LatencyRun {
@@ -75,7 +92,7 @@ fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool, beside: bool) ->
             period_ns: INTERVAL_US * 1000,
             jobs: seconds * 1_000_000 / INTERVAL_US,
             staggered,
-            beside: program,
+            beside,
         },
         &tinct_sys::signals::StopFlag::new(),
     )
@@ -84,8 +101,11 @@ fn tinct_latencies(cpus: &[u32], seconds: u64, staggered: bool, beside: bool) ->
     Latencies {
         woke: us(measured.woke),
         all: us(measured.all),
+        responses: us(measured.responses),
         program: us(measured.program.woke),
         program_all: us(measured.program.all),
+        program_responses: us(measured.program.responses),
+        released: (measured.released, measured.program.released),
     }
 }
 
@@ -95,16 +115,87 @@ struct Latencies {
     woke: Vec<u64>,
     /// Every job, including those released while the previous one still ran.
     all: Vec<u64>,
+    /// The threads' responses (release to end).
+    responses: Vec<u64>,
     /// The programs' jobs that found them waiting (empty without them).
     program: Vec<u64>,
     /// Every job of the programs.
     program_all: Vec<u64>,
+    /// The programs' responses.
+    program_responses: Vec<u64>,
+    /// Jobs released to the threads and to the programs.
+    released: (u64, u64),
 }
 
-/// The `futex` program: each job ended as soon as it is had.
-fn be_the_program() {
+/// This binary as a program of the `futex` protocol: each job ended as
+/// soon as it is had.
+fn be_a_futex_program() {
     let jobs = tinct_job::Jobs::from_env().expect("started by tinct with protocol = \"futex\"");
     for _job in jobs {}
+}
+
+/// This binary as a program of the `lines` protocol: a line back for each
+/// line, at once.
+fn be_a_lines_program() {
+    use std::io::{BufRead, Write};
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let Ok(job) = line else { return };
+        if writeln!(out, "done {job}").and_then(|()| out.flush()).is_err() {
+            return;
+        }
+    }
+}
+
+/// The rows of programs beside threads: the threads', the programs' and
+/// the p99 ratios of each round.
+#[derive(Default)]
+struct BesideRows {
+    threads: Vec<u64>,
+    thread_responses: Vec<u64>,
+    programs: Vec<u64>,
+    program_responses: Vec<u64>,
+    round_ratios: Vec<f64>,
+}
+
+impl BesideRows {
+    fn add(&mut self, run: Latencies) {
+        let ratio = row(run.program.clone()).p99 as f64 / row(run.woke.clone()).p99.max(1) as f64;
+        self.round_ratios.push(ratio);
+        self.threads.extend(run.woke);
+        self.thread_responses.extend(run.responses);
+        self.programs.extend(run.program);
+        self.program_responses.extend(run.program_responses);
+    }
+
+    fn print(self, protocol: &str) {
+        let (threads, program) = (row(self.threads), row(self.programs));
+        let (thread_r, program_r) = (row(self.thread_responses), row(self.program_responses));
+        let mut ratios = self.round_ratios;
+        ratios.sort_by(f64::total_cmp);
+        for (name, latency, response) in [
+            ("tinct's threads", &threads, &thread_r),
+            (protocol, &program, &program_r),
+        ] {
+            println!(
+                "{name:<24} {:>8} {:>8} {:>8} {:>10.2} {:>9} {:>9} {:>9}",
+                latency.p50,
+                latency.p99,
+                latency.max,
+                latency.p99 as f64 / threads.p99.max(1) as f64,
+                response.p50,
+                response.p99,
+                latency.samples,
+            );
+        }
+        if let (Some(first), Some(last)) = (ratios.first(), ratios.last()) {
+            println!(
+                "{:<24} p99 ratio per round: median {:.2}, from {first:.2} to {last:.2}",
+                "",
+                ratios[ratios.len() / 2]
+            );
+        }
+    }
 }
 
 fn cyclictest_latencies(seconds: u64) -> Result<Vec<u64>, String> {
@@ -172,8 +263,11 @@ fn cyclictest_latencies(seconds: u64) -> Result<Vec<u64>, String> {
 }
 
 fn main() {
-    if std::env::args().any(|a| a == AS_PROGRAM) {
-        return be_the_program();
+    if std::env::args().any(|a| a == AS_FUTEX_PROGRAM) {
+        return be_a_futex_program();
+    }
+    if std::env::args().any(|a| a == AS_LINES_PROGRAM) {
+        return be_a_lines_program();
     }
     if !rustix::process::geteuid().is_root() {
         assert!(
@@ -193,18 +287,31 @@ fn main() {
     // binary without it: then a one-second smoke run of tinct's side only
     // (cyclictest is a benchmark peer, not a test dependency).
     if !std::env::args().any(|a| a == "--bench") {
-        let smoke = tinct_latencies(&cpus, 1, false, true);
+        let smoke = tinct_latencies(&cpus, 1, false, Some(JobProtocol::Futex));
         assert!(!smoke.all.is_empty(), "no release was recorded");
-        // Every program job is accounted, one per thread job.
+        // The programs beside the threads were released as often (a
+        // job a host stall left unstarted is released all the same).
+        let expected = 1_000_000 / INTERVAL_US * cpus.len() as u64;
         assert_eq!(
-            smoke.program_all.len(),
-            smoke.all.len(),
-            "the programs beside the threads ran a job per release"
+            smoke.released,
+            (expected, expected),
+            "threads and futex programs: a job per period each"
         );
-        let (r, p) = (row(smoke.all), row(smoke.program_all));
+        assert!(!smoke.program_all.is_empty(), "no futex program job started");
+        let lines = tinct_latencies(&cpus, 1, false, Some(JobProtocol::Lines));
+        assert_eq!(
+            lines.released,
+            (expected, expected),
+            "threads and lines programs: a job per period each"
+        );
+        assert!(
+            !lines.program_responses.is_empty(),
+            "no lines program job completed"
+        );
+        let (r, p, l) = (row(smoke.all), row(smoke.program_all), row(lines.program_responses));
         println!(
-            "release_latency smoke run: {} releases, p50 {} µs, p99 {} µs; futex programs beside them: p50 {} µs, p99 {} µs (run `cargo bench -p tinct-rt --bench release_latency` for the comparison with cyclictest)",
-            r.samples, r.p50, r.p99, p.p50, p.p99
+            "release_latency smoke run: {} releases, p50 {} µs, p99 {} µs; futex programs beside them: p50 {} µs, p99 {} µs; lines programs' responses p50 {} µs (run `cargo bench -p tinct-rt --bench release_latency` for the comparison with cyclictest)",
+            r.samples, r.p50, r.p99, p.p50, p.p99, l.p50
         );
         return;
     }
@@ -212,12 +319,11 @@ fn main() {
     let mut together_all = Vec::new();
     let mut staggered = Vec::new();
     let mut cyclic = Vec::new();
-    let mut beside_threads = Vec::new();
-    let mut programs = Vec::new();
-    let mut round_ratios = Vec::new();
+    let mut futex = BesideRows::default();
+    let mut lines = BesideRows::default();
     let per_round = 4;
     for _ in 0..seconds.div_ceil(per_round) {
-        let t = tinct_latencies(&cpus, per_round, false, false);
+        let t = tinct_latencies(&cpus, per_round, false, None);
         together.extend(t.woke);
         together_all.extend(t.all);
         match cyclictest_latencies(per_round) {
@@ -227,12 +333,9 @@ fn main() {
                 std::process::exit(1);
             }
         }
-        staggered.extend(tinct_latencies(&cpus, per_round, true, false).woke);
-        let b = tinct_latencies(&cpus, per_round, false, true);
-        round_ratios
-            .push(row(b.program.clone()).p99 as f64 / row(b.woke.clone()).p99.max(1) as f64);
-        beside_threads.extend(b.woke);
-        programs.extend(b.program);
+        staggered.extend(tinct_latencies(&cpus, per_round, true, None).woke);
+        futex.add(tinct_latencies(&cpus, per_round, false, Some(JobProtocol::Futex)));
+        lines.add(tinct_latencies(&cpus, per_round, false, Some(JobProtocol::Lines)));
     }
     let rows = [
         ("tinct, common release", row(together)),
@@ -267,31 +370,19 @@ fn main() {
          the release; \"every release\" also counts jobs released while the previous job of the task still ran \
          (after a stall), as `tinct run` reports them."
     );
-    let (threads, program) = (row(beside_threads), row(programs));
-    round_ratios.sort_by(f64::total_cmp);
     println!();
     println!(
-        "a futex program beside each thread (same CPU and priority, released T/2 later), same runs:"
+        "programs of this binary beside each thread (same CPU and priority, released T/2 later), jobs of nothing, same runs:"
     );
     println!(
-        "{:<24} {:>8} {:>8} {:>8} {:>9} {:>10}",
-        "", "p50 µs", "p99 µs", "max µs", "samples", "p99 ratio"
+        "{:<24} {:>8} {:>8} {:>8} {:>10} {:>9} {:>9} {:>9}",
+        "", "p50 µs", "p99 µs", "max µs", "p99 ratio", "R p50 µs", "R p99 µs", "samples"
     );
-    for (name, r) in [("tinct's threads", &threads), ("futex program", &program)] {
-        println!(
-            "{name:<24} {:>8} {:>8} {:>8} {:>9} {:>10.2}",
-            r.p50,
-            r.p99,
-            r.max,
-            r.samples,
-            r.p99 as f64 / threads.p99.max(1) as f64
-        );
-    }
+    futex.print("futex program");
+    lines.print("lines program");
     println!(
-        "p99 ratio = p99 / the threads' p99 of the same runs (issue 26's aim ≤ 1.2); per round of {per_round} s: \
-         median {:.2}, from {:.2} to {:.2}. A program's latency is its own wake-up, futex included.",
-        round_ratios[round_ratios.len() / 2],
-        round_ratios[0],
-        round_ratios[round_ratios.len() - 1]
+        "p99 ratio = release latency p99 / that of the threads of the same runs (issue 26's aim for futex: ≤ 1.2); \
+         R = response, release to end. A futex program's latency is its own wake-up's; a lines program's start is \
+         tinct's thread's, its response includes the pipe both ways."
     );
 }

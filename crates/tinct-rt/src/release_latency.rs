@@ -30,12 +30,22 @@ pub struct LatencyRun {
     /// Release thread i at i·T/n instead of all at the same instant
     /// (cyclictest's threads are offset by their start times).
     pub staggered: bool,
-    /// A program of the `futex` protocol (its command) run beside each
-    /// thread as a task of its own: same CPU, priority and period, released
-    /// half a period after the thread, its jobs' latencies in
-    /// [`Latencies::program`] (issue 26: a program's release latency
-    /// against tinct's own threads in the same run).
-    pub beside: Option<Vec<String>>,
+    /// A program run beside each thread as a task of its own: same CPU,
+    /// priority and period, released half a period after the thread, its
+    /// jobs in [`Latencies::program`] (issue 26: a program's release
+    /// latency against tinct's own threads in the same run).
+    pub beside: Option<Beside>,
+}
+
+/// The program of [`LatencyRun::beside`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Beside {
+    /// Its command (a resolved path and its arguments).
+    pub command: Vec<String>,
+    /// How its jobs are asked for. Under `lines` a job's start is tinct's
+    /// thread's (the program cannot say when it woke): compare the
+    /// responses of jobs of nothing, which include the pipe both ways.
+    pub protocol: JobProtocol,
 }
 
 /// Release latencies of one run, ns.
@@ -50,6 +60,10 @@ pub struct Latencies {
     /// True if the caller's stop ended the run early: the jobs released
     /// until then.
     pub stopped: bool,
+    /// Response times (release to end) of the threads' completed jobs.
+    pub responses: Vec<u64>,
+    /// The threads' released jobs, started or not.
+    pub released: u64,
     /// The programs' jobs ([`LatencyRun::beside`]), counted as the
     /// threads' are; empty without programs.
     pub program: Series,
@@ -62,6 +76,10 @@ pub struct Series {
     pub woke: Vec<u64>,
     /// Every job.
     pub all: Vec<u64>,
+    /// Response times (release to end) of its completed jobs.
+    pub responses: Vec<u64>,
+    /// Its released jobs, started or not.
+    pub released: u64,
 }
 
 /// Holds /dev/cpu_dma_latency at 0 µs while alive (what cyclictest does):
@@ -101,12 +119,12 @@ pub fn measure(setup: &LatencyRun, stop: &StopFlag) -> Result<Latencies> {
                 .build();
             // Half a period later on the same CPU: neither delays the
             // other, and a stall of the CPU falls on both alike.
-            let program = setup.beside.as_ref().map(|command| {
+            let program = setup.beside.as_ref().map(|beside| {
                 TaskBuilder::periodic(&format!("{PROGRAM_PREFIX}{cpu}"), setup.period_ns)
                     .cpu(cpu)
                     .fifo(setup.priority)
                     .offset(offset + setup.period_ns / 2)
-                    .program(command.clone(), JobProtocol::Futex)
+                    .program(beside.command.clone(), beside.protocol)
                     .jobs(setup.jobs)
                     .build()
             });
@@ -157,13 +175,21 @@ pub fn measure(setup: &LatencyRun, stop: &StopFlag) -> Result<Latencies> {
         ..Latencies::default()
     };
     for task in &result.tasks {
-        let (woke, all) = if task.spec.name.starts_with(PROGRAM_PREFIX) {
-            (&mut latencies.program.woke, &mut latencies.program.all)
+        let (woke, all, responses, released) = if task.spec.name.starts_with(PROGRAM_PREFIX) {
+            let p = &mut latencies.program;
+            (&mut p.woke, &mut p.all, &mut p.responses, &mut p.released)
         } else {
-            (&mut latencies.woke, &mut latencies.all)
+            (
+                &mut latencies.woke,
+                &mut latencies.all,
+                &mut latencies.responses,
+                &mut latencies.released,
+            )
         };
+        *released += task.records.len() as u64;
         let mut previous_finish = 0;
         for r in &task.records {
+            responses.extend(r.response_ns());
             let Some(latency) = r.latency_ns() else {
                 continue;
             };

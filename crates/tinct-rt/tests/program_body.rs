@@ -322,40 +322,42 @@ fn a_futex_program_sleeps_until_its_release_on_its_own_timer() {
                 && since.elapsed() < Duration::from_secs(60)
             {
                 for pid in tinct_rt::testing::child_processes(std::process::id()) {
-                    let Ok(call) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) else {
-                        continue;
+                    let call = match std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
+                        Ok(call) => call,
+                        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                            return Err(format!("/proc/{pid}/syscall: {e}"));
+                        }
+                        Err(_) => continue, // ended meanwhile
                     };
                     // nr, then the arguments: address, op, value, timeout.
                     let fields: Vec<&str> = call.split_whitespace().collect();
                     if fields.len() > 4
-                        && fields[0] == libc_futex_nr()
+                        && fields[0] == libc::SYS_futex.to_string()
                         && fields[2] == "0x9"
                         && fields[4] != "0x0"
                     {
-                        return Some(call);
+                        return Ok(Some(call));
                     }
                 }
                 std::thread::sleep(Duration::from_micros(500));
             }
-            None
+            Ok(None)
         });
         run_all_jobs(&spec, &out);
         ended.store(true, std::sync::atomic::Ordering::Relaxed);
         watcher.join().unwrap()
     });
-    assert!(
-        seen.is_some(),
-        "the program was never seen sleeping on its own timer between jobs"
-    );
-}
-
-/// The futex system call's number on this architecture, as
-/// `/proc/<pid>/syscall` prints it.
-fn libc_futex_nr() -> &'static str {
-    match std::env::consts::ARCH {
-        "x86_64" => "202",
-        "aarch64" | "riscv64" => "98",
-        other => panic!("the futex system call's number on {other} is not known to this test"),
+    match seen {
+        Ok(seen) => assert!(
+            seen.is_some(),
+            "the program was never seen sleeping on its own timer between jobs"
+        ),
+        // A claim about this machine: its current system call cannot be
+        // read here (ptrace_scope, a container).
+        Err(why) if !tinct_sys::testing::privileges_required() => {
+            eprintln!("skipped: {why}");
+        }
+        Err(why) => panic!("{why}, where privileged tests are required"),
     }
 }
 

@@ -67,6 +67,9 @@ pub struct Program {
     /// The job released ahead for its instant ([`Program::release_ahead`])
     /// and not yet asked for.
     ahead: Option<u64>,
+    /// When the job last asked for was handed over (CLOCK_MONOTONIC ns):
+    /// the release ahead's, or the ask's.
+    asked_ns: u64,
     /// Bytes read past the last line.
     pending: Vec<u8>,
     clock: Option<libc::clockid_t>,
@@ -186,6 +189,7 @@ impl Program {
             futex,
             asked: 0,
             ahead: None,
+            asked_ns: 0,
             clock,
             threads_dir,
         })
@@ -254,10 +258,12 @@ impl Program {
         self.asked = job;
         if let Some(server) = &self.futex {
             if self.ahead.take() != Some(job) {
+                self.asked_ns = tinct_job::monotonic_ns();
                 server.release(job);
             }
             return Ok(());
         }
+        self.asked_ns = tinct_job::monotonic_ns();
         let mut line = [0u8; 21];
         let mut at = line.len() - 1;
         line[at] = b'\n';
@@ -282,9 +288,34 @@ impl Program {
         let Some(server) = &self.futex else {
             return false;
         };
+        self.asked_ns = tinct_job::monotonic_ns();
         server.release_at(job, at_ns);
         self.ahead = Some(job);
         true
+    }
+
+    /// When the job last asked for was handed over to the program
+    /// (CLOCK_MONOTONIC ns): no reading of the program's for that job
+    /// can be earlier.
+    pub fn asked_ns(&self) -> u64 {
+        self.asked_ns
+    }
+
+    /// When the program took the job last asked for (its own reading),
+    /// ended or not: the `futex` protocol only.
+    pub fn job_started(&self) -> Option<u64> {
+        self.futex.as_ref().and_then(|s| s.started(self.asked))
+    }
+
+    /// Asks the program to exit now (end of file on its stdin; the futex
+    /// page's stop): a run that ends before the instant of a job released
+    /// ahead takes it back, so the program never runs a job nobody
+    /// records. [`Program::finish`] still waits for it.
+    pub fn ask_to_exit(&mut self) {
+        drop(self.stdin.take());
+        if let Some(server) = &self.futex {
+            server.stop();
+        }
     }
 
     /// Waits for the end of the job last asked for ([`Program::ask_job`]),
@@ -505,10 +536,7 @@ impl Program {
     /// holds the group's id. Its exit status, and whether it had to be
     /// killed.
     pub fn finish(mut self, grace: Duration) -> (Option<ExitStatus>, bool) {
-        drop(self.stdin.take());
-        if let Some(server) = &self.futex {
-            server.stop();
-        }
+        self.ask_to_exit();
         let since = Instant::now();
         let mut killed = false;
         while !self.has_exited() {
@@ -666,11 +694,27 @@ mod tests {
         assert!(!killed);
     }
 
-    /// Every thread of the program is moved; a number is read as such.
+    /// Every thread of the program is moved (a Python program with three
+    /// threads beside its main one); a number is read as such.
     #[test]
     fn a_program_is_moved_to_other_cpus_whole() {
         let allowed = crate::sched::affinity().unwrap();
-        let mut program = start(&sh("while read job; do echo done $job; done"));
+        let mut program = start(&sh(
+            "exec python3 -c 'import sys, threading, time\n\
+             for _ in range(3): threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n\
+             for job in sys.stdin: print(\"done\", job.strip(), flush=True)'",
+        ));
+        // Its threads exist once it has answered a job.
+        program.ask(b"0\n").unwrap();
+        assert_eq!(
+            program.wait_line(&within(Duration::from_secs(30)), LOOK),
+            Reply::Done,
+            "python3 answered"
+        );
+        let threads = std::fs::read_dir(format!("/proc/{}/task", program.pid()))
+            .unwrap()
+            .count();
+        assert!(threads >= 4, "{threads} threads");
         for &cpu in &allowed {
             program.set_affinity(&[cpu]).unwrap();
             let threads = std::fs::read_dir(format!("/proc/{}/task", program.pid())).unwrap();
@@ -685,7 +729,7 @@ mod tests {
                 assert_eq!(list, cpu.to_string(), "{}", thread.path().display());
             }
         }
-        program.ask(b"0\n").unwrap();
+        program.ask(b"1\n").unwrap();
         assert_eq!(
             program.wait_line(&within(Duration::from_secs(30)), LOOK),
             Reply::Done,

@@ -69,6 +69,10 @@ pub(super) struct Launch<'a> {
     /// Bytes of the last-level cache (a program's `cold` jobs follow a
     /// sweep of twice as much on its CPU).
     pub llc_bytes: u64,
+    /// The bench's stop (Ctrl-C), when the caller has one: a program body
+    /// leads a process group of its own, so a terminal's Ctrl-C does not
+    /// reach it, and its launch looks at this instead.
+    pub stop: Option<tinct_sys::signals::StopFlag>,
 }
 
 /// The shim's configuration for a process whose heap must hold `bytes` in
@@ -99,7 +103,8 @@ impl Launch<'_> {
     /// for the worker's own small allocations): it is retried with a pool
     /// twice and then four times as large before the bench gives up.
     /// `None`: the worker was ended by SIGINT or SIGTERM (a terminal's
-    /// Ctrl-C reaches it with the bench, in the same process group).
+    /// Ctrl-C reaches it with the bench, in the same process group), or a
+    /// program body's launch saw the bench's stop.
     pub fn run_with_retry(&self) -> Result<Option<WorkerReport>> {
         let mut failures: Vec<String> = Vec::new();
         for factor in [1, 2, 4] {
@@ -123,7 +128,7 @@ impl Launch<'_> {
 
     fn run(&self, pool_factor: u64) -> Result<Option<WorkerReport>> {
         if let Some(program) = &self.body.program {
-            return super::program_launch::run(self, program, pool_factor).map(Some);
+            return super::program_launch::run(self, program, pool_factor);
         }
         let mut command = Command::new(&self.worker.program);
         command.args(&self.worker.prefix);

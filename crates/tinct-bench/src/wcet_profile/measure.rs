@@ -135,6 +135,7 @@ fn launch_all(plan: &Plan, worker: &WorkerCommand, progress: &dyn Progress) -> R
             preload: plan.preload.as_deref(),
             cold: condition.cold(),
             llc_bytes: plan.header.machine.llc().map_or(8 << 20, |c| c.size_bytes),
+            stop: progress.stop_flag(),
         };
         let report = launch.run_with_retry();
         // Stop the co-runners whatever the worker did.
@@ -152,8 +153,8 @@ fn launch_all(plan: &Plan, worker: &WorkerCommand, progress: &dyn Progress) -> R
                     plan.ps[pi]
                 )));
             }
-            // A program body dies of the terminal's Ctrl-C with the bench
-            // (one process group): its launch is the one the stop cut.
+            // A program body's launch that failed as the stop came: the
+            // launch the stop cut.
             Err(_) if cut => return Ok(None),
             Err(e) => return Err(e),
         };

@@ -32,12 +32,13 @@ const LOOK: Duration = Duration::from_millis(20);
 /// This thread (pinned to the program's CPU) runs one SCHED_FIFO level
 /// above the program meanwhile, so that a program spinning at its
 /// priority cannot keep it from its time limits; it sleeps while a job
-/// runs.
+/// runs. `None`: the bench's stop ([`Launch::stop`]) came first; the
+/// program was ended.
 pub(super) fn run(
     launch: &Launch<'_>,
     program: &ProfiledProgram,
     pool_factor: u64,
-) -> Result<WorkerReport> {
+) -> Result<Option<WorkerReport>> {
     let raised = launch.fifo.is_some_and(|p| {
         tinct_sys::sched::set_scheduling(&Scheduling::of(Policy::Fifo(p.saturating_add(1)))).is_ok()
     });
@@ -52,7 +53,7 @@ fn run_raised(
     launch: &Launch<'_>,
     program: &ProfiledProgram,
     pool_factor: u64,
-) -> Result<WorkerReport> {
+) -> Result<Option<WorkerReport>> {
     let failed = |what: String| Error::Measurement(format!("{}: {what}", program.command[0]));
     let dir = tempfile::tempdir().map_err(|e| failed(format!("a temporary directory: {e}")))?;
     let frames = dir.path().join("frames");
@@ -103,7 +104,12 @@ fn run_raised(
         let tail: Vec<&str> = text.lines().rev().take(5).collect();
         tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
     };
+    let stopped = || launch.stop.as_ref().is_some_and(|s| s.is_raised());
     for job in 0..=u64::from(launch.jobs) {
+        if stopped() {
+            let _ = running.finish(Duration::ZERO);
+            return Ok(None);
+        }
         if let Some(sweep) = sweep.as_mut() {
             // This thread is pinned to the program's CPU: the sweep
             // evicts the program's lines from every level there.
@@ -128,10 +134,14 @@ fn run_raised(
                 stderr_tail()
             )));
         }
-        let reply = running.wait_reply(&|| asked.elapsed() > JOB_LIMIT, LOOK);
+        let reply = running.wait_reply(&|| asked.elapsed() > JOB_LIMIT || stopped(), LOOK);
         let took = asked.elapsed();
         let problem = match reply {
             Reply::Done => None,
+            Reply::GaveUp if stopped() => {
+                let _ = running.finish(Duration::ZERO);
+                return Ok(None);
+            }
             Reply::GaveUp => Some(format!(
                 "job {job} did not end within {} s",
                 JOB_LIMIT.as_secs()
@@ -168,14 +178,14 @@ fn run_raised(
         ),
         Some(_) => check_frames(launch, &frames, pid, status),
     };
-    Ok(WorkerReport {
+    Ok(Some(WorkerReport {
         job_ns,
         pages_checked,
         pages_in_colors,
         unchecked_reason,
         llc_misses: None,
         counters_note: Some("a program's misses are not counted".into()),
-    })
+    }))
 }
 
 /// Pages the program reported (the process started, `pid`, through its

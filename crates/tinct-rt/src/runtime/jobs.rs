@@ -96,6 +96,9 @@ struct JobStats {
     /// from the request to its wake-up, and from its end to this thread
     /// seeing it (CLOCK_MONOTONIC ns).
     program_gaps: Option<ProgramGaps>,
+    /// When the program took the job, ended or not (`futex`): the start
+    /// of a job cut before its end.
+    program_took: Option<u64>,
     slack_ns: i64,
     /// Its packets (hand-overs, the sample taken, a move).
     flow: Flow,
@@ -182,8 +185,8 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                             .is_some_and(|program| program.set_affinity(&[target]).is_err())
                         {
                             return cx.fail(
-                                "sched_setaffinity refused to move the task's program (affinity \
-                                 placement)",
+                                "its program could not be moved with it (affinity placement): \
+                                 the program exited, or sched_setaffinity refused",
                             );
                         }
                         stats.flow.move_ns = Some(now_ns().saturating_sub(t));
@@ -224,7 +227,10 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     phase: phase_index as u32,
                     release_ns: release,
                     deadline_ns: absolute_deadline,
-                    start_ns: if ahead { start.max(released_at) } else { start },
+                    // A job released ahead has not started yet (0): a
+                    // crash now must not record a start, nor a sign of
+                    // life, in the future.
+                    start_ns: if ahead { 0 } else { start },
                 });
                 if p.crash_at == Some(job) {
                     tinct_sys::supervise::raise_segfault();
@@ -238,11 +244,18 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 let ran = run_steps(cx, p, phase_index, phase, first, &mut stats);
                 let mut finish = now_ns();
                 if ahead && ran == Ran::Stopped && finish < released_at {
-                    // Stopped before the instant it was released for: never
-                    // released, as a stop during the sleep leaves it.
+                    // Stopped before the instant it was released for: the
+                    // program is asked to exit before it could take the
+                    // job, which is recorded as a stop during the sleep
+                    // records it (released and never started once its
+                    // release, jitter aside, has come).
+                    if let Some(program) = p.program.as_mut() {
+                        program.ask_to_exit();
+                    }
                     release_held(cx, p);
                     monitor.end();
                     p.log.end_job();
+                    backlog.record(&mut p.log, job, k, release, true);
                     return;
                 }
                 // A program that reports its own wake-up and end (futex):
@@ -252,17 +265,24 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 // its own (futex wake-up included). A job released ahead
                 // starts no earlier than its instant, whatever this thread
                 // read before it.
+                // (This thread's `start` was read before the instant of a
+                // job released ahead.)
+                let earliest = if ahead { start.max(released_at) } else { start };
                 let start = match stats.program_gaps.take() {
                     Some(gaps) if ran == Ran::Done => {
-                        finish = finish.saturating_sub(gaps.after_end).max(start);
+                        finish = finish.saturating_sub(gaps.after_end).max(earliest);
                         if matches!(phase.steps.first(), Some(Step::Program)) {
-                            gaps.woke.clamp(start, finish)
+                            gaps.woke.max(earliest).min(finish)
                         } else {
                             start
                         }
                     }
-                    _ if ahead => start.max(released_at),
-                    _ => start,
+                    // Cut before its end: started when the program took
+                    // it, or not at all (0).
+                    _ if ahead && ran != Ran::Done => stats
+                        .program_took
+                        .map_or(0, |took| took.max(earliest).min(finish.max(earliest))),
+                    _ => earliest.min(finish.max(start)),
                 };
                 // Thread CPU time and switch counts only grow; saturating
                 // turns an impossible step back into 0, never a wrap.
@@ -601,7 +621,6 @@ fn program_job(
     }
     let cpu0 = program.cpu_ns();
     monitor.program_owes_job(program.pid());
-    let asked = now_ns();
     let outcome = match program.ask_job(p.job) {
         Err(_) => Blocked::Failed(
             "its program no longer reads its stdin (it closed it or exited) when a job was released",
@@ -622,8 +641,10 @@ fn program_job(
     monitor.program_owes_job(0);
     stats.program_cpu_ns = program.cpu_ns().saturating_sub(cpu0);
     // Its own readings, taken only when they lie in order inside this
-    // step's span (the same clock on both sides): anything else (an old
-    // program that writes no times) leaves the thread's.
+    // step's span, from the job's hand-over (a release ahead's, before
+    // the instant) to now (the same clock on both sides): anything else
+    // (an old program that writes no times) leaves the thread's.
+    let asked = program.asked_ns();
     stats.program_gaps = program
         .job_times()
         .filter(|&(woke, ended)| asked <= woke && woke <= ended && ended <= returned)
@@ -631,6 +652,9 @@ fn program_job(
             woke,
             after_end: returned - ended,
         });
+    stats.program_took = program
+        .job_started()
+        .filter(|&took| asked <= took && took <= returned);
     outcome
 }
 

@@ -293,6 +293,11 @@ fn abort_unfinished(
     if records.iter().any(|r| r.job == flight.job) {
         return; // recorded just before the end, still marked in flight
     }
+    if flight.release_ns > until {
+        // Handed to its program ahead of an instant that came after the
+        // last sign of life: never released.
+        return;
+    }
     let mut aborted = JobRecord::never_started(
         flight.job,
         flight.phase,
