@@ -37,8 +37,8 @@
 //! nothing, release to end, which for `lines` includes the pipe both ways.
 
 use std::process::Command;
-use tinct_report::stats::nearest_rank;
 use tinct_core::model::JobProtocol;
+use tinct_report::stats::nearest_rank;
 use tinct_rt::release_latency::{self, Beside, LatencyRun};
 
 const PRIORITY: u8 = 95;
@@ -141,7 +141,10 @@ fn be_a_lines_program() {
     let mut out = std::io::stdout().lock();
     for line in std::io::stdin().lock().lines() {
         let Ok(job) = line else { return };
-        if writeln!(out, "done {job}").and_then(|()| out.flush()).is_err() {
+        if writeln!(out, "done {job}")
+            .and_then(|()| out.flush())
+            .is_err()
+        {
             return;
         }
     }
@@ -297,7 +300,10 @@ fn main() {
             (expected, expected),
             "threads and futex programs: a job per period each"
         );
-        assert!(!smoke.program_all.is_empty(), "no futex program job started");
+        assert!(
+            !smoke.program_all.is_empty(),
+            "no futex program job started"
+        );
         let lines = tinct_latencies(&cpus, 1, false, Some(JobProtocol::Lines));
         assert_eq!(
             lines.released,
@@ -308,7 +314,11 @@ fn main() {
             !lines.program_responses.is_empty(),
             "no lines program job completed"
         );
-        let (r, p, l) = (row(smoke.all), row(smoke.program_all), row(lines.program_responses));
+        let (r, p, l) = (
+            row(smoke.all),
+            row(smoke.program_all),
+            row(lines.program_responses),
+        );
         println!(
             "release_latency smoke run: {} releases, p50 {} µs, p99 {} µs; futex programs beside them: p50 {} µs, p99 {} µs; lines programs' responses p50 {} µs (run `cargo bench -p tinct-rt --bench release_latency` for the comparison with cyclictest)",
             r.samples, r.p50, r.p99, p.p50, p.p99, l.p50
@@ -334,8 +344,18 @@ fn main() {
             }
         }
         staggered.extend(tinct_latencies(&cpus, per_round, true, None).woke);
-        futex.add(tinct_latencies(&cpus, per_round, false, Some(JobProtocol::Futex)));
-        lines.add(tinct_latencies(&cpus, per_round, false, Some(JobProtocol::Lines)));
+        futex.add(tinct_latencies(
+            &cpus,
+            per_round,
+            false,
+            Some(JobProtocol::Futex),
+        ));
+        lines.add(tinct_latencies(
+            &cpus,
+            per_round,
+            false,
+            Some(JobProtocol::Lines),
+        ));
     }
     let rows = [
         ("tinct, common release", row(together)),

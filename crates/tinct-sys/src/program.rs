@@ -699,11 +699,9 @@ mod tests {
     #[test]
     fn a_program_is_moved_to_other_cpus_whole() {
         let allowed = crate::sched::affinity().unwrap();
-        let mut program = start(&sh(
-            "exec python3 -c 'import sys, threading, time\n\
+        let mut program = start(&sh("exec python3 -c 'import sys, threading, time\n\
              for _ in range(3): threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n\
-             for job in sys.stdin: print(\"done\", job.strip(), flush=True)'",
-        ));
+             for job in sys.stdin: print(\"done\", job.strip(), flush=True)'"));
         // Its threads exist once it has answered a job.
         program.ask(b"0\n").unwrap();
         assert_eq!(
