@@ -40,7 +40,7 @@ pub const STOP: u32 = u32::MAX;
 /// The page's first word: "TNJB".
 pub const MAGIC: u32 = u32::from_le_bytes(*b"TNJB");
 /// The layout's version.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 
 /// The shared page's layout (the first bytes of the page).
 #[repr(C)]
@@ -71,8 +71,10 @@ pub struct JobPage {
     /// written before `release`: the program sleeps until then.
     release_at_ns: AtomicU64,
     /// The sequence of the last job the program took, written after
-    /// `started_ns`: tinct knows whether a job it could not wait for to
-    /// the end had started.
+    /// `started_ns`, or [`STOP`] once tinct took the released job back
+    /// ([`Server::withdraw`]). One compare-and-swap on each side decides
+    /// whether a job released ahead was taken or withdrawn: a job tinct
+    /// records as never started is never run.
     taken: AtomicU32,
 }
 
@@ -317,6 +319,34 @@ impl Server {
             .then(|| page.started_ns.load(Ordering::Relaxed))
     }
 
+    /// Takes job `job` back unless the program has taken it (a run that
+    /// ends while a job released ahead waits for its instant or for the
+    /// program): `None` when it was taken back, and the page then asks the
+    /// program to exit; the program's start of it when it had taken it.
+    /// One compare-and-swap decides against the program's own.
+    pub fn withdraw(&self, job: u64) -> Option<u64> {
+        let page = self.mapping.page();
+        let sequence = sequence_of(job);
+        let mut current = page.taken.load(Ordering::Acquire);
+        loop {
+            if current == sequence {
+                return Some(page.started_ns.load(Ordering::Relaxed));
+            }
+            if current == STOP {
+                break;
+            }
+            match page
+                .taken
+                .compare_exchange(current, STOP, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break,
+                Err(now) => current = now,
+            }
+        }
+        self.stop();
+        None
+    }
+
     /// True once the program waits for its first job (its start-up done).
     pub fn is_ready(&self) -> bool {
         self.mapping.page().ready.load(Ordering::Acquire) != 0
@@ -439,8 +469,18 @@ impl Jobs {
                 .then(|| page.release_at_ns.load(Ordering::Relaxed));
             let now = monotonic_ns();
             if due.is_some_and(|at| now >= at) {
+                let before = page.taken.load(Ordering::Acquire);
+                if before == STOP {
+                    return Wait::Stop; // taken back by tinct
+                }
                 page.started_ns.store(now, Ordering::Relaxed);
-                page.taken.store(release, Ordering::Release);
+                if page
+                    .taken
+                    .compare_exchange(before, release, Ordering::AcqRel, Ordering::Acquire)
+                    .is_err()
+                {
+                    return Wait::Stop; // taken back meanwhile
+                }
                 self.seen.store(release, Ordering::Relaxed);
                 self.open.store(true, Ordering::Release);
                 return Wait::Job(page.job.load(Ordering::Relaxed));
@@ -642,6 +682,36 @@ mod tests {
         // An instant already past releases at once.
         server.release_at(1, 1);
         assert_eq!(jobs.wait_for(Some(Duration::from_secs(30))), Wait::Job(1));
+        // A job taken cannot be withdrawn: its start is given instead.
+        assert!(server.withdraw(1).is_some_and(|start| start >= at));
+    }
+
+    /// A job withdrawn before the program took it is never run: the
+    /// program is asked to exit instead, whoever comes first at the word.
+    #[test]
+    fn a_job_withdrawn_before_its_instant_is_never_run() {
+        let server = Server::new().unwrap();
+        let jobs = Jobs::from_fd(server.fd()).unwrap();
+        server.release_at(0, monotonic_ns() + 20_000_000);
+        assert_eq!(server.withdraw(0), None, "taken back");
+        assert_eq!(jobs.wait_for(Some(Duration::from_secs(30))), Wait::Stop);
+        assert_eq!(server.started(0), None);
+        // Many races of the two sides: a job is run exactly when tinct
+        // sees it taken.
+        for job in 0..200u64 {
+            let server = Server::new().unwrap();
+            let jobs = Jobs::from_fd(server.fd()).unwrap();
+            server.release_at(job, monotonic_ns() + (job % 5) * 20_000);
+            let program = std::thread::spawn(move || jobs.wait_for(Some(Duration::from_secs(30))));
+            std::thread::sleep(Duration::from_micros((job % 7) * 10));
+            let withdrawn = server.withdraw(job);
+            let ran = program.join().unwrap();
+            assert_eq!(
+                withdrawn.is_some(),
+                ran == Wait::Job(job),
+                "job {job}: withdrawn {withdrawn:?}, the program {ran:?}"
+            );
+        }
     }
 
     #[test]

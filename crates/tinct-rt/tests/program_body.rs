@@ -361,6 +361,61 @@ fn a_futex_program_sleeps_until_its_release_on_its_own_timer() {
     }
 }
 
+/// Issue 26: a job released ahead is recorded as started exactly when the
+/// program ran it. A program that overruns every job (15 ms of sleep at
+/// T = 10 ms) logs each job it takes; at the run's end the job under way
+/// is cut, and one released ahead and not yet taken is taken back: no job
+/// the program ran is recorded as never started, and none recorded as
+/// started was never run.
+#[test]
+fn jobs_cut_at_the_end_are_started_exactly_when_the_program_ran_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("slow.c");
+    std::fs::write(
+        &source,
+        "#include <stdio.h>\n#include <unistd.h>\n#include <tinct_job.h>\n\
+         int main(void) { long long job; setvbuf(stderr, NULL, _IONBF, 0);\n\
+         while ((job = tinct_job_wait()) >= 0) { fprintf(stderr, \"took %lld\\n\", job); \
+         usleep(15000); tinct_job_done(); } return 0; }\n",
+    )
+    .unwrap();
+    compile_with_job_library(&source, &dir.path().join("slow"));
+    let spec = program_task(
+        dir.path(),
+        "[\"./slow\"], protocol = \"futex\"",
+        "10ms",
+        500 * MS,
+    );
+    let out = dir.path().join("run");
+    let recorded = run_in_dir(&spec, None, options(), &out).unwrap();
+    let task = &recorded.summary.tasks[0];
+    assert!(task.balanced, "{:?}", task.jobs);
+    let stderr = std::fs::read_to_string(out.join(PROGRAMS_DIR).join("filter.stderr")).unwrap();
+    let ran: std::collections::BTreeSet<u64> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("took ")?.parse().ok())
+        .collect();
+    assert!(
+        ran.len() >= 10,
+        "the program ran {} jobs: {stderr}",
+        ran.len()
+    );
+    for r in &recorded.result.tasks[0].records {
+        assert_eq!(
+            r.start_ns != 0,
+            ran.contains(&r.job),
+            "job {}: recorded start {} but the program {} it",
+            r.job,
+            r.start_ns,
+            if ran.contains(&r.job) {
+                "ran"
+            } else {
+                "never ran"
+            }
+        );
+    }
+}
+
 /// Issue 26: the shipped C example on the `futex` protocol
 /// (examples/programs/smooth.c, linked with libtinct_job.so) runs every
 /// job, with its own CPU time per job, and exits when the run ends (the

@@ -307,11 +307,18 @@ impl Program {
         self.futex.as_ref().and_then(|s| s.started(self.asked))
     }
 
+    /// Takes job `job`, released ahead, back unless the program has taken
+    /// it (the run ends first): `None` when taken back (or under `lines`,
+    /// which releases nothing ahead), and the page then asks the program
+    /// to exit; when it had taken it, its start (the program's reading).
+    pub fn withdraw_job(&mut self, job: u64) -> Option<u64> {
+        self.ahead = None;
+        self.futex.as_ref().and_then(|server| server.withdraw(job))
+    }
+
     /// Asks the program to exit now (end of file on its stdin; the futex
-    /// page's stop): a run that ends before the instant of a job released
-    /// ahead takes it back, so the program never runs a job nobody
-    /// records. [`Program::finish`] still waits for it.
-    pub fn ask_to_exit(&mut self) {
+    /// page's stop). [`Program::finish`] does, then waits for it.
+    fn ask_to_exit(&mut self) {
         drop(self.stdin.take());
         if let Some(server) = &self.futex {
             server.stop();

@@ -243,15 +243,20 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 let counters0 = p.counters.read();
                 let ran = run_steps(cx, p, phase_index, phase, first, &mut stats);
                 let mut finish = now_ns();
-                if ahead && ran == Ran::Stopped && finish < released_at {
-                    // Stopped before the instant it was released for: the
-                    // program is asked to exit before it could take the
-                    // job, which is recorded as a stop during the sleep
+                if ahead && ran != Ran::Done {
+                    // Cut before the program ended it: take the job back
+                    // unless the program has it (one word decides, so a
+                    // job recorded as never started is never run).
+                    stats.program_took = p
+                        .program
+                        .as_mut()
+                        .and_then(|program| program.withdraw_job(job));
+                }
+                if ahead && stats.program_took.is_none() && finish < released_at {
+                    // Stopped before the instant it was released for, and
+                    // taken back: recorded as a stop during the sleep
                     // records it (released and never started once its
                     // release, jitter aside, has come).
-                    if let Some(program) = p.program.as_mut() {
-                        program.ask_to_exit();
-                    }
                     release_held(cx, p);
                     monitor.end();
                     p.log.end_job();
@@ -263,11 +268,10 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 // thread saw it, and a job that opens with the program
                 // starts when the program woke, so its release latency is
                 // its own (futex wake-up included). A job released ahead
-                // starts no earlier than its instant, whatever this thread
-                // read before it.
-                // (This thread's `start` was read before the instant of a
-                // job released ahead.)
-                let earliest = if ahead { start.max(released_at) } else { start };
+                // starts no earlier than its instant (this thread's `start`
+                // may be read before it, or after the program woke for an
+                // instant already past).
+                let earliest = if ahead { released_at } else { start };
                 let start = match stats.program_gaps.take() {
                     Some(gaps) if ran == Ran::Done => {
                         finish = finish.saturating_sub(gaps.after_end).max(earliest);

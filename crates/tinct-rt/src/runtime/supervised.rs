@@ -304,7 +304,9 @@ fn abort_unfinished(
         flight.release_ns,
         flight.deadline_ns,
     );
-    // Started, never finished: no finish time.
+    // Started, never finished: no finish time (a job handed to its
+    // program ahead was in flight with no start: the program's page is
+    // not seen from here, so it counts as never started).
     aborted.start_ns = flight.start_ns;
     records.push(aborted);
     let grid = spec.tasks[index]
