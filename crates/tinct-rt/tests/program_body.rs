@@ -289,6 +289,21 @@ fn compile_with_job_library(source: &Path, out: &Path) {
     assert!(status.success(), "cc {}", source.display());
 }
 
+/// The task of [`program_task`] whose body is the C program `source`
+/// (compiled into `dir/program`, linked with libtinct_job.so) on the
+/// `futex` protocol.
+fn futex_c_task(dir: &Path, source: &str, period: &str, duration_ns: u64) -> RunSpec {
+    let path = dir.join("program.c");
+    std::fs::write(&path, source).unwrap();
+    compile_with_job_library(&path, &dir.join("program"));
+    program_task(
+        dir,
+        "[\"./program\"], protocol = \"futex\"",
+        period,
+        duration_ns,
+    )
+}
+
 /// Issue 26: a `futex` program is released ahead of each release and
 /// sleeps until the instant on its own timer (FUTEX_WAIT_BITSET with an
 /// absolute timeout, as a periodic thread's clock_nanosleep), so nothing
@@ -299,16 +314,9 @@ fn compile_with_job_library(source: &Path, out: &Path) {
 #[test]
 fn a_futex_program_sleeps_until_its_release_on_its_own_timer() {
     let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("idle.c");
-    std::fs::write(
-        &source,
-        "#include <tinct_job.h>\nint main(void) { while (tinct_job_wait() >= 0) tinct_job_done(); return 0; }\n",
-    )
-    .unwrap();
-    compile_with_job_library(&source, &dir.path().join("idle"));
-    let spec = program_task(
+    let spec = futex_c_task(
         dir.path(),
-        "[\"./idle\"], protocol = \"futex\"",
+        "#include <tinct_job.h>\nint main(void) { while (tinct_job_wait() >= 0) tinct_job_done(); return 0; }\n",
         "10ms",
         1_000 * MS,
     );
@@ -370,19 +378,12 @@ fn a_futex_program_sleeps_until_its_release_on_its_own_timer() {
 #[test]
 fn jobs_cut_at_the_end_are_started_exactly_when_the_program_ran_them() {
     let dir = tempfile::tempdir().unwrap();
-    let source = dir.path().join("slow.c");
-    std::fs::write(
-        &source,
+    let spec = futex_c_task(
+        dir.path(),
         "#include <stdio.h>\n#include <unistd.h>\n#include <tinct_job.h>\n\
          int main(void) { long long job; setvbuf(stderr, NULL, _IONBF, 0);\n\
          while ((job = tinct_job_wait()) >= 0) { fprintf(stderr, \"took %lld\\n\", job); \
          usleep(15000); tinct_job_done(); } return 0; }\n",
-    )
-    .unwrap();
-    compile_with_job_library(&source, &dir.path().join("slow"));
-    let spec = program_task(
-        dir.path(),
-        "[\"./slow\"], protocol = \"futex\"",
         "10ms",
         500 * MS,
     );
