@@ -474,12 +474,17 @@ impl Jobs {
                     return Wait::Stop; // taken back by tinct
                 }
                 page.started_ns.store(now, Ordering::Relaxed);
-                if page
-                    .taken
-                    .compare_exchange(before, release, Ordering::AcqRel, Ordering::Acquire)
-                    .is_err()
-                {
-                    return Wait::Stop; // taken back meanwhile
+                match page.taken.compare_exchange(
+                    before,
+                    release,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => {}
+                    Err(STOP) => return Wait::Stop, // taken back meanwhile
+                    // Another waiter of this page took it (one thread
+                    // should wait): look again.
+                    Err(_) => continue,
                 }
                 self.seen.store(release, Ordering::Relaxed);
                 self.open.store(true, Ordering::Release);

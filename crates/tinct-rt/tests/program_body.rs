@@ -401,7 +401,16 @@ fn jobs_cut_at_the_end_are_started_exactly_when_the_program_ran_them() {
         "the program ran {} jobs: {stderr}",
         ran.len()
     );
-    for r in &recorded.result.tasks[0].records {
+    started_exactly_when_run(&recorded.result.tasks[0].records, &ran);
+}
+
+/// Every job the program ran has a record with a start, and every record
+/// with a start is of a job it ran.
+fn started_exactly_when_run(
+    records: &[tinct_rt::record::JobRecord],
+    ran: &std::collections::BTreeSet<u64>,
+) {
+    for r in records {
         assert_eq!(
             r.start_ns != 0,
             ran.contains(&r.job),
@@ -415,6 +424,54 @@ fn jobs_cut_at_the_end_are_started_exactly_when_the_program_ran_them() {
             }
         );
     }
+    for job in ran {
+        assert!(
+            records.iter().any(|r| r.job == *job),
+            "the program ran job {job}, which has no record"
+        );
+    }
+}
+
+/// Issue 26: a run stopped while a job released ahead waits for its
+/// instant takes the job back: the program never runs it (T = 100 ms, a
+/// stop 250 ms in, while job 3 waits for 300 ms), and it is not recorded
+/// as started.
+#[test]
+fn a_stop_before_the_instant_takes_the_job_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("took.log");
+    let spec = futex_c_task(
+        dir.path(),
+        &format!(
+            "#include <stdio.h>\n#include <tinct_job.h>\n\
+             int main(void) {{ long long job; FILE *log = fopen(\"{}\", \"w\"); setvbuf(log, NULL, _IONBF, 0);\n\
+             while ((job = tinct_job_wait()) >= 0) {{ fprintf(log, \"took %lld\\n\", job); tinct_job_done(); }} return 0; }}\n",
+            log.display()
+        ),
+        "100ms",
+        5_000 * MS,
+    );
+    let stop = tinct_sys::signals::StopFlag::new();
+    let result = std::thread::scope(|scope| {
+        let stopper = stop.clone();
+        scope.spawn(move || {
+            std::thread::sleep(Duration::from_millis(250));
+            stopper.raise();
+        });
+        tinct_rt::runtime::run_until(&spec, options(), &stop).unwrap()
+    });
+    let ran: std::collections::BTreeSet<u64> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.strip_prefix("took ")?.parse().ok())
+        .collect();
+    let records = &result.tasks[0].records;
+    assert!(
+        records.len() < 10,
+        "stopped early: {} records",
+        records.len()
+    );
+    started_exactly_when_run(records, &ran);
 }
 
 /// Issue 26: the shipped C example on the `futex` protocol

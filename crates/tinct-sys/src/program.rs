@@ -301,12 +301,6 @@ impl Program {
         self.asked_ns
     }
 
-    /// When the program took the job last asked for (its own reading),
-    /// ended or not: the `futex` protocol only.
-    pub fn job_started(&self) -> Option<u64> {
-        self.futex.as_ref().and_then(|s| s.started(self.asked))
-    }
-
     /// Takes job `job`, released ahead, back unless the program has taken
     /// it (the run ends first): `None` when taken back (or under `lines`,
     /// which releases nothing ahead), and the page then asks the program
@@ -337,7 +331,12 @@ impl Program {
                 return Reply::Done;
             }
             if give_up() {
-                return Reply::GaveUp;
+                // An end stored just before the limit still counts.
+                return if server.is_done(self.asked) {
+                    Reply::Done
+                } else {
+                    Reply::GaveUp
+                };
             }
             // Not reaped here (WNOWAIT): its pid stays its own while the
             // watchdog may still kill it; `finish` reaps it.

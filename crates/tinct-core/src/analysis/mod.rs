@@ -10,7 +10,9 @@
 //! - [`blocking`]: B_i from shared resources (priority ceiling, inheritance);
 //! - `holistic`: the jitter data-triggered tasks inherit, iterated to a
 //!   fixed point over all cores;
-//! - [`chains`]: end-to-end latency bounds of the affinity graph's chains.
+//! - [`chains`]: end-to-end latency bounds of the affinity graph's chains;
+//! - [`edf`]: the exact processor-demand test of one core under EDF
+//!   (SCHED_DEADLINE, issue 30; not yet wired into the set's analysis).
 //!
 //! The recurrence includes release jitter J_i, blocking B_i and the
 //! platform's overheads (`[platform] overheads`): C' = C + 2δ per job
@@ -31,6 +33,7 @@
 
 pub mod blocking;
 pub mod chains;
+pub mod edf;
 mod holistic;
 mod input_error;
 pub mod memory;

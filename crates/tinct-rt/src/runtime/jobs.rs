@@ -96,8 +96,8 @@ struct JobStats {
     /// from the request to its wake-up, and from its end to this thread
     /// seeing it (CLOCK_MONOTONIC ns).
     program_gaps: Option<ProgramGaps>,
-    /// When the program took the job, ended or not (`futex`): the start
-    /// of a job cut before its end.
+    /// When the program took a job released ahead and cut before its
+    /// end (`futex`, [`tinct_sys::program::Program::withdraw_job`]).
     program_took: Option<u64>,
     slack_ns: i64,
     /// Its packets (hand-overs, the sample taken, a move).
@@ -242,7 +242,6 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 let switches0 = thread_switches();
                 let counters0 = p.counters.read();
                 let ran = run_steps(cx, p, phase_index, phase, first, &mut stats);
-                let mut finish = now_ns();
                 if ahead && ran != Ran::Done {
                     // Cut before the program ended it: take the job back
                     // unless the program has it (one word decides, so a
@@ -252,6 +251,8 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                         .as_mut()
                         .and_then(|program| program.withdraw_job(job));
                 }
+                // After the withdrawal: a take it lost to is before this.
+                let mut finish = now_ns();
                 if ahead && stats.program_took.is_none() && finish < released_at {
                     // Stopped before the instant it was released for, and
                     // taken back: recorded as a stop during the sleep
@@ -656,9 +657,7 @@ fn program_job(
             woke,
             after_end: returned - ended,
         });
-    stats.program_took = program
-        .job_started()
-        .filter(|&took| asked <= took && took <= returned);
+
     outcome
 }
 

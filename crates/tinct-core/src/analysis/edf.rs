@@ -1,0 +1,486 @@
+//! EDF schedulability of one core's sporadic tasks with constrained
+//! deadlines (D_i ≤ T_i) and release jitter J_i (issue 30): the exact
+//! processor-demand test, decided with Zhang and Burns' Quick Processor-
+//! demand Analysis (QPA, IEEE Trans. Computers 58(9), 2009), in integers.
+//!
+//! The demand bound function counts the jobs whose release (after jitter)
+//! and deadline both lie in an interval of length t:
+//!
+//! ```text
+//! dbf(t) = Σ_i max(0, ⌊(t + J_i − D_i) / T_i⌋ + 1) · C_i
+//! ```
+//!
+//! and the core is schedulable under EDF if and only if dbf(t) ≤ t for
+//! every t up to the synchronous busy period L, the fixed point of
+//! L = Σ_i ⌈(L + J_i) / T_i⌉ · C_i (Spuri 1996; Baruah, Rosier and Howell
+//! 1990 without jitter). dbf only steps at the deadline points
+//! D_i − J_i + k·T_i; QPA walks down from the last one below L, jumping to
+//! dbf(t) whenever it lies below t, and ends at the smallest deadline
+//! (schedulable) or at a t with dbf(t) > t (overloaded). When it finds an
+//! overload, [`first_overload`] walks the deadline points upwards to the
+//! first overloaded interval, the one a user can act on.
+//!
+//! Every quantity is an integer: demands are u128 sums of u64 products,
+//! saturating far above any interval a u64 of nanoseconds can express,
+//! which leaves every comparison with t exact.
+
+use num_bigint::BigUint;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// One task as the demand test sees it (times in ns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EdfTask {
+    /// C_i: the execution budget of a job, overheads and cache delays
+    /// included by the caller.
+    pub wcet_ns: u64,
+    /// D_i, relative to the release.
+    pub deadline_ns: u64,
+    /// T_i, the minimum inter-release time (> 0).
+    pub period_ns: u64,
+    /// J_i, the release jitter.
+    pub jitter_ns: u64,
+}
+
+/// The verdict of the demand test for one core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Demand {
+    /// dbf(t) ≤ t for every t: schedulable under EDF. `horizon_ns` is the
+    /// synchronous busy period, the longest interval that had to hold.
+    Fits {
+        /// L, the synchronous busy period.
+        horizon_ns: u64,
+    },
+    /// The jobs released and due within an interval of `interval_ns` need
+    /// `demand_ns` of execution: not schedulable. The shortest such
+    /// interval.
+    Overloaded {
+        /// t, the interval's length.
+        interval_ns: u64,
+        /// dbf(t) > t.
+        demand_ns: u128,
+    },
+    /// Σ C_i / T_i > 1 (exactly): every long enough interval is
+    /// overloaded.
+    UtilizationAboveOne,
+}
+
+/// Why a core cannot be decided.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EdfError {
+    /// Task `index` has T = 0.
+    ZeroPeriod {
+        /// Its position in the input.
+        index: usize,
+    },
+    /// Task `index` has D > T (this test is for constrained deadlines).
+    DeadlineAbovePeriod {
+        /// Its position in the input.
+        index: usize,
+    },
+    /// Utilization is at most 1, but the busy period runs past `limit_ns`
+    /// (a utilization of exactly 1, or periods whose least common multiple
+    /// is that long): refused, not guessed.
+    HorizonTooLong {
+        /// The limit the busy period passed.
+        limit_ns: u64,
+    },
+}
+
+/// The longest busy period examined: about 73 years of ns, far beyond a
+/// schedule anyone runs, and far below u64 overflow in the recurrence.
+pub const HORIZON_LIMIT_NS: u64 = 1 << 61;
+
+/// dbf(t): the execution demanded by the jobs released (after jitter) and
+/// due within an interval of length `t`, saturating at u128::MAX.
+pub fn demand(tasks: &[EdfTask], t: u64) -> u128 {
+    tasks
+        .iter()
+        .map(|task| jobs_due(task, t).saturating_mul(u128::from(task.wcet_ns)))
+        .fold(0u128, u128::saturating_add)
+}
+
+/// How many jobs of `task` are released and due within an interval `t`.
+fn jobs_due(task: &EdfTask, t: u64) -> u128 {
+    let reach = u128::from(t) + u128::from(task.jitter_ns);
+    let deadline = u128::from(task.deadline_ns);
+    if reach < deadline {
+        0
+    } else {
+        (reach - deadline) / u128::from(task.period_ns.max(1)) + 1
+    }
+}
+
+/// Decides the core: [`Demand`], or why it cannot be decided.
+pub fn decide(tasks: &[EdfTask]) -> Result<Demand, EdfError> {
+    check(tasks)?;
+    if tasks.is_empty() {
+        return Ok(Demand::Fits { horizon_ns: 0 });
+    }
+    let utilization = Utilization::of(tasks);
+    if utilization.above_one() {
+        return Ok(Demand::UtilizationAboveOne);
+    }
+    let horizon = horizon(tasks, &utilization)?;
+    match quick_processor_demand(tasks, horizon) {
+        None => Ok(Demand::Fits {
+            horizon_ns: horizon,
+        }),
+        Some(overloaded_at) => {
+            let (interval_ns, demand_ns) = first_overload(tasks, overloaded_at)
+                .unwrap_or((overloaded_at, demand(tasks, overloaded_at)));
+            Ok(Demand::Overloaded {
+                interval_ns,
+                demand_ns,
+            })
+        }
+    }
+}
+
+fn check(tasks: &[EdfTask]) -> Result<(), EdfError> {
+    for (index, task) in tasks.iter().enumerate() {
+        if task.period_ns == 0 {
+            return Err(EdfError::ZeroPeriod { index });
+        }
+        if task.deadline_ns > task.period_ns {
+            return Err(EdfError::DeadlineAbovePeriod { index });
+        }
+    }
+    Ok(())
+}
+
+/// Σ C_i / T_i as the exact fraction `work / hyperperiod`, H the least
+/// common multiple of the periods (arbitrary precision).
+struct Utilization {
+    hyperperiod: BigUint,
+    work: BigUint,
+}
+
+impl Utilization {
+    fn of(tasks: &[EdfTask]) -> Utilization {
+        let hyperperiod = tasks.iter().fold(BigUint::from(1u32), |h, task| {
+            let period = BigUint::from(task.period_ns.max(1));
+            let common = gcd(h.clone(), period.clone());
+            h / common * period
+        });
+        let work = tasks
+            .iter()
+            .map(|task| BigUint::from(task.wcet_ns) * (&hyperperiod / task.period_ns.max(1)))
+            .sum();
+        Utilization { hyperperiod, work }
+    }
+
+    fn above_one(&self) -> bool {
+        self.work > self.hyperperiod
+    }
+}
+
+/// Σ C_i / T_i > 1, exactly.
+pub fn utilization_above_one(tasks: &[EdfTask]) -> bool {
+    Utilization::of(tasks).above_one()
+}
+
+fn gcd(mut a: BigUint, mut b: BigUint) -> BigUint {
+    while b != BigUint::ZERO {
+        let r = &a % &b;
+        a = b;
+        b = r;
+    }
+    a
+}
+
+/// How long the busy-period recurrence may iterate before the closed-form
+/// bound alone is used (it grows slowly near utilization 1).
+pub const BUSY_PERIOD_ROUNDS: u32 = 100_000;
+
+/// The longest interval that must be checked (utilization at most 1):
+/// the smaller of the synchronous busy period L_b and, below utilization
+/// 1, the bound L_a = Σ (T_i − D_i + J_i) C_i/T_i / (1 − U) past which
+/// dbf(t) ≤ U·t + Σ (T_i − D_i + J_i) C_i/T_i ≤ t (George, Rivierre and
+/// Spuri 1996; Zhang and Burns 2009, Theorem 1). Refused when neither is
+/// found within [`HORIZON_LIMIT_NS`].
+fn horizon(tasks: &[EdfTask], utilization: &Utilization) -> Result<u64, EdfError> {
+    let refused = EdfError::HorizonTooLong {
+        limit_ns: HORIZON_LIMIT_NS,
+    };
+    let closed_form = (utilization.work < utilization.hyperperiod).then(|| {
+        let h = &utilization.hyperperiod;
+        let slack: BigUint = tasks
+            .iter()
+            .map(|t| {
+                let lag = u128::from(t.period_ns - t.deadline_ns) + u128::from(t.jitter_ns);
+                BigUint::from(lag) * BigUint::from(t.wcet_ns) * (h / t.period_ns)
+            })
+            .sum();
+        let spare = h - &utilization.work;
+        let bound = (slack + &spare - 1u32) / &spare;
+        u64::try_from(bound).unwrap_or(u64::MAX)
+    });
+    let cap = closed_form.unwrap_or(u64::MAX).min(HORIZON_LIMIT_NS);
+    match (busy_period(tasks, cap), closed_form) {
+        (Some(busy), Some(bound)) => Ok(busy.min(bound)),
+        (Some(busy), None) => Ok(busy),
+        (None, Some(bound)) if bound <= HORIZON_LIMIT_NS => Ok(bound),
+        _ => Err(refused),
+    }
+}
+
+/// The synchronous busy period L = Σ ⌈(L + J_i)/T_i⌉ C_i, from L = Σ C_i;
+/// `None` once it passes `cap` or after [`BUSY_PERIOD_ROUNDS`] rounds.
+pub fn busy_period(tasks: &[EdfTask], cap: u64) -> Option<u64> {
+    let mut length: u128 = tasks.iter().map(|t| u128::from(t.wcet_ns)).sum();
+    for _ in 0..BUSY_PERIOD_ROUNDS {
+        if length > u128::from(cap) {
+            return None;
+        }
+        let next: u128 = tasks
+            .iter()
+            .map(|t| {
+                (length + u128::from(t.jitter_ns)).div_ceil(u128::from(t.period_ns))
+                    * u128::from(t.wcet_ns)
+            })
+            .sum();
+        if next == length {
+            return u64::try_from(length).ok();
+        }
+        length = next;
+    }
+    None
+}
+
+/// The largest deadline point D_i − J_i + k·T_i (k ≥ 0, the point ≥ 0)
+/// strictly below `t`, over every task.
+fn last_deadline_point_below(tasks: &[EdfTask], t: u64) -> Option<u64> {
+    tasks
+        .iter()
+        .filter_map(|task| {
+            let first = task.deadline_ns.saturating_sub(task.jitter_ns);
+            // A jitter above D_i puts earlier points below 0: the demand
+            // at 0 already counts them, and 0 is the first point.
+            let step = task.period_ns;
+            if t == 0 || first >= t {
+                return None;
+            }
+            Some(first + (t - 1 - first) / step * step)
+        })
+        .max()
+}
+
+/// QPA (Zhang and Burns 2009, Theorem 5): `None` if dbf(t) ≤ t for every
+/// t ≤ `horizon`, else a t with dbf(t) > t.
+pub fn quick_processor_demand(tasks: &[EdfTask], horizon: u64) -> Option<u64> {
+    let smallest = tasks
+        .iter()
+        .map(|task| task.deadline_ns.saturating_sub(task.jitter_ns))
+        .min()?;
+    let at_smallest = demand(tasks, smallest);
+    if at_smallest > u128::from(smallest) {
+        return Some(smallest);
+    }
+    // The last deadline point at or below the horizon.
+    let mut t = last_deadline_point_below(tasks, horizon.saturating_add(1))?;
+    loop {
+        let h = demand(tasks, t);
+        if h > u128::from(t) {
+            return Some(t);
+        }
+        if h <= u128::from(smallest) {
+            return None;
+        }
+        // h ≤ t here, and h fits a u64.
+        let h = h as u64;
+        t = if h < t {
+            h
+        } else {
+            last_deadline_point_below(tasks, t)?
+        };
+    }
+}
+
+/// The shortest interval t ≤ `up_to` with dbf(t) > t, walking the
+/// deadline points upwards (dbf only steps there), with its demand.
+pub fn first_overload(tasks: &[EdfTask], up_to: u64) -> Option<(u64, u128)> {
+    let mut points: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
+    let mut demand_so_far: u128 = 0;
+    for (index, task) in tasks.iter().enumerate() {
+        // Points below 0 (jitter above D_i) all count at 0.
+        let first = task.deadline_ns.saturating_sub(task.jitter_ns);
+        let early = u128::from(task.jitter_ns.saturating_sub(task.deadline_ns))
+            / u128::from(task.period_ns);
+        demand_so_far = demand_so_far.saturating_add(early * u128::from(task.wcet_ns));
+        points.push(Reverse((first, index)));
+    }
+    while let Some(Reverse((t, _))) = points.peek().copied() {
+        if t > up_to {
+            return None;
+        }
+        // Every task's job due exactly at t.
+        while let Some(Reverse((point, index))) = points.peek().copied() {
+            if point != t {
+                break;
+            }
+            points.pop();
+            let task = &tasks[index];
+            demand_so_far = demand_so_far.saturating_add(u128::from(task.wcet_ns));
+            if let Some(next) = point.checked_add(task.period_ns) {
+                points.push(Reverse((next, index)));
+            }
+        }
+        if demand_so_far > u128::from(t) {
+            return Some((t, demand_so_far));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn task(c: u64, d: u64, t: u64) -> EdfTask {
+        EdfTask {
+            wcet_ns: c,
+            deadline_ns: d,
+            period_ns: t,
+            jitter_ns: 0,
+        }
+    }
+
+    /// The reference: dbf computed from its definition at every integer
+    /// deadline point up to the busy period, in arbitrary precision (no
+    /// QPA, no incremental sums, no saturation).
+    fn reference(tasks: &[EdfTask]) -> Option<u64> {
+        let big = |v: u64| BigUint::from(v);
+        // Utilization above one, from fractions: Σ C_i Π_{j≠i} T_j > Π T_j.
+        let product: BigUint = tasks.iter().map(|t| big(t.period_ns)).product();
+        let work: BigUint = tasks
+            .iter()
+            .map(|t| big(t.wcet_ns) * (&product / big(t.period_ns)))
+            .sum();
+        if work > product {
+            return Some(u64::MAX);
+        }
+        let horizon =
+            busy_period(tasks, HORIZON_LIMIT_NS).expect("small sets have short busy periods");
+        let mut points: Vec<u64> = Vec::new();
+        for t in tasks {
+            let mut p = t.deadline_ns.saturating_sub(t.jitter_ns);
+            while p <= horizon {
+                points.push(p);
+                p += t.period_ns;
+            }
+        }
+        points.sort_unstable();
+        points.dedup();
+        points.into_iter().find(|&at| {
+            let dbf: BigUint = tasks
+                .iter()
+                .map(|t| {
+                    let reach = big(at) + big(t.jitter_ns);
+                    if reach < big(t.deadline_ns) {
+                        BigUint::ZERO
+                    } else {
+                        ((reach - big(t.deadline_ns)) / big(t.period_ns) + 1u32) * big(t.wcet_ns)
+                    }
+                })
+                .sum();
+            dbf > big(at)
+        })
+    }
+
+    fn verdict_as_reference(demand: Demand) -> Option<u64> {
+        match demand {
+            Demand::Fits { .. } => None,
+            Demand::Overloaded { interval_ns, .. } => Some(interval_ns),
+            Demand::UtilizationAboveOne => Some(u64::MAX),
+        }
+    }
+
+    #[test]
+    fn implicit_deadlines_fit_exactly_up_to_utilization_one() {
+        // U = 1/2 + 1/3 + 1/6 = 1: schedulable under EDF, busy period 6.
+        let set = [task(1, 2, 2), task(1, 3, 3), task(1, 6, 6)];
+        assert_eq!(decide(&set), Ok(Demand::Fits { horizon_ns: 6 }));
+        let over = [task(1, 2, 2), task(1, 3, 3), task(2, 6, 6)];
+        assert_eq!(decide(&over), Ok(Demand::UtilizationAboveOne));
+    }
+
+    /// U < 1 and still not schedulable: constrained deadlines crowd the
+    /// demand into a short interval.
+    #[test]
+    fn constrained_deadlines_can_fail_below_utilization_one() {
+        // U = 2/10 + 2/10 = 0.4, but both need 2 within 3.
+        let set = [task(2, 3, 10), task(2, 3, 10)];
+        assert_eq!(
+            decide(&set),
+            Ok(Demand::Overloaded {
+                interval_ns: 3,
+                demand_ns: 4
+            })
+        );
+    }
+
+    #[test]
+    fn jitter_pulls_the_deadline_points_earlier() {
+        // Without jitter 1 within 4 fits; 3 ns of jitter leaves 1 ns.
+        let mut t = task(2, 4, 10);
+        assert!(matches!(decide(&[t]), Ok(Demand::Fits { .. })));
+        t.jitter_ns = 3;
+        assert_eq!(
+            decide(&[t]),
+            Ok(Demand::Overloaded {
+                interval_ns: 1,
+                demand_ns: 2
+            })
+        );
+    }
+
+    #[test]
+    fn bad_inputs_are_refused_not_guessed() {
+        assert_eq!(
+            decide(&[task(1, 5, 0)]),
+            Err(EdfError::ZeroPeriod { index: 0 })
+        );
+        assert_eq!(
+            decide(&[task(1, 4, 4), task(1, 6, 5)]),
+            Err(EdfError::DeadlineAbovePeriod { index: 1 })
+        );
+        // Utilization exactly 1 (p, q co-prime: (p−1)/p + 1/q + (q−p)/(pq)):
+        // no closed-form bound, and the busy period (the hyperperiod pq,
+        // about 2^62) is past the limit: refused.
+        let (p, q) = (2_147_483_647u64, 2_147_483_659u64);
+        let long = [task(p - 1, p, p), task(1, q, q), task(q - p, p * q, p * q)];
+        assert!(!utilization_above_one(&long));
+        assert_eq!(
+            decide(&long),
+            Err(EdfError::HorizonTooLong {
+                limit_ns: HORIZON_LIMIT_NS
+            })
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// QPA's verdict and first overloaded interval equal the
+        /// reference's on random constrained-deadline sets, many of them
+        /// below utilization 1 and failing on their deadlines.
+        #[test]
+        fn the_verdict_equals_the_exact_reference(
+            raw in prop::collection::vec((1u64..40, 1u64..100, 0u64..100, 0u64..20), 1..6)
+        ) {
+            let tasks: Vec<EdfTask> = raw
+                .into_iter()
+                .map(|(c, t, d_pick, j)| {
+                    let period = t + 1;
+                    let deadline = 1 + d_pick % period;
+                    EdfTask { wcet_ns: c.min(period), deadline_ns: deadline, period_ns: period, jitter_ns: j % 4 }
+                })
+                .collect();
+            let decided = decide(&tasks);
+            prop_assume!(!matches!(decided, Err(EdfError::HorizonTooLong { .. })));
+            prop_assert_eq!(verdict_as_reference(decided.unwrap()), reference(&tasks));
+        }
+    }
+}
