@@ -248,20 +248,40 @@ pub fn busy_period(tasks: &[EdfTask], cap: u64) -> Option<u64> {
     None
 }
 
-/// The largest deadline point D_i − J_i + k·T_i (k ≥ 0, the point ≥ 0)
-/// strictly below `t`, over every task.
+/// Where `task`'s demand steps: its deadline points D_i − J_i + k·T_i
+/// (k ≥ 0). Those at or below 0 (a jitter of D_i or more) all count in
+/// dbf(0): returns how many, and the first point above them (≥ 0).
+fn points_of(task: &EdfTask) -> (u128, u128) {
+    let (deadline, jitter, period) = (
+        u128::from(task.deadline_ns),
+        u128::from(task.jitter_ns),
+        u128::from(task.period_ns),
+    );
+    if jitter <= deadline {
+        (0, deadline - jitter)
+    } else {
+        // Points k = 0 ..= ⌊(J − D)/T⌋ lie at or below 0.
+        let at_zero = (jitter - deadline) / period + 1;
+        (at_zero, deadline + at_zero * period - jitter)
+    }
+}
+
+/// The largest deadline point (≥ 0) strictly below `t`, over every task.
 fn last_deadline_point_below(tasks: &[EdfTask], t: u64) -> Option<u64> {
+    let t = u128::from(t);
     tasks
         .iter()
         .filter_map(|task| {
-            let first = task.deadline_ns.saturating_sub(task.jitter_ns);
-            // A jitter above D_i puts earlier points below 0: the demand
-            // at 0 already counts them, and 0 is the first point.
-            let step = task.period_ns;
-            if t == 0 || first >= t {
+            let (at_zero, first) = points_of(task);
+            let step = u128::from(task.period_ns);
+            if t == 0 {
                 return None;
             }
-            Some(first + (t - 1 - first) / step * step)
+            if first >= t {
+                // Only the points at or below 0, if any.
+                return (at_zero > 0).then_some(0);
+            }
+            u64::try_from(first + (t - 1 - first) / step * step).ok()
         })
         .max()
 }
@@ -300,18 +320,19 @@ pub fn quick_processor_demand(tasks: &[EdfTask], horizon: u64) -> Option<u64> {
 /// The shortest interval t ≤ `up_to` with dbf(t) > t, walking the
 /// deadline points upwards (dbf only steps there), with its demand.
 pub fn first_overload(tasks: &[EdfTask], up_to: u64) -> Option<(u64, u128)> {
-    let mut points: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::new();
     let mut demand_so_far: u128 = 0;
+    let mut points: BinaryHeap<Reverse<(u128, usize)>> = BinaryHeap::new();
     for (index, task) in tasks.iter().enumerate() {
-        // Points below 0 (jitter above D_i) all count at 0.
-        let first = task.deadline_ns.saturating_sub(task.jitter_ns);
-        let early = u128::from(task.jitter_ns.saturating_sub(task.deadline_ns))
-            / u128::from(task.period_ns);
-        demand_so_far = demand_so_far.saturating_add(early * u128::from(task.wcet_ns));
+        // The points at or below 0 all count in dbf(0).
+        let (at_zero, first) = points_of(task);
+        demand_so_far = demand_so_far.saturating_add(at_zero * u128::from(task.wcet_ns));
         points.push(Reverse((first, index)));
     }
+    if demand_so_far > 0 {
+        return Some((0, demand(tasks, 0)));
+    }
     while let Some(Reverse((t, _))) = points.peek().copied() {
-        if t > up_to {
+        if t > u128::from(up_to) {
             return None;
         }
         // Every task's job due exactly at t.
@@ -322,12 +343,11 @@ pub fn first_overload(tasks: &[EdfTask], up_to: u64) -> Option<(u64, u128)> {
             points.pop();
             let task = &tasks[index];
             demand_so_far = demand_so_far.saturating_add(u128::from(task.wcet_ns));
-            if let Some(next) = point.checked_add(task.period_ns) {
-                points.push(Reverse((next, index)));
-            }
+            points.push(Reverse((point + u128::from(task.period_ns), index)));
         }
-        if demand_so_far > u128::from(t) {
-            return Some((t, demand_so_far));
+        if demand_so_far > t {
+            // t ≤ up_to, a u64.
+            return Some((t as u64, demand_so_far));
         }
     }
     None
@@ -434,6 +454,31 @@ mod tests {
                 demand_ns: 2
             })
         );
+    }
+
+    #[test]
+    fn a_jitter_of_the_deadline_or_more_overloads_the_empty_interval() {
+        let late = EdfTask {
+            jitter_ns: 6,
+            ..task(1, 4, 10)
+        };
+        assert_eq!(
+            decide(&[late, task(1, 5, 5)]),
+            Ok(Demand::Overloaded {
+                interval_ns: 0,
+                demand_ns: 1
+            })
+        );
+        // With no work of its own it moves nothing, wherever its points
+        // lie (the first after 0 at 4 − 6 + 10 = 8).
+        let idle = EdfTask { wcet_ns: 0, ..late };
+        assert_eq!(points_of(&idle), (1, 8));
+        assert_eq!(
+            decide(&[idle, task(3, 4, 5)]).map(|d| matches!(d, Demand::Fits { .. })),
+            Ok(true)
+        );
+        assert_eq!(last_deadline_point_below(&[idle], 8), Some(0));
+        assert_eq!(last_deadline_point_below(&[idle], 9), Some(8));
     }
 
     #[test]
