@@ -255,9 +255,14 @@ impl std::fmt::Display for PassedOnSignal {
             ),
             Some(Asked::NoAnswer) => write!(
                 f,
-                "; the shim did not write its summary and frame report in time when asked (the \
-                 program ended first, or did not answer within {} s)",
+                "; the shim did not write its summary and frame report in time when asked (no \
+                 answer within {} s)",
                 REPORT_WAIT.as_secs()
+            ),
+            Some(Asked::EndedFirst) => write!(
+                f,
+                "; the program ended (the signal reached it too) before the shim, asked, could \
+                 write its summary and frame report"
             ),
             Some(Asked::NotWritten) => write!(
                 f,

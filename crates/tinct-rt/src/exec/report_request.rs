@@ -37,8 +37,12 @@ pub enum Asked {
     /// preloaded, the program replaced itself with one without it, or it
     /// closed the socket): nothing was asked.
     NotListening,
-    /// Asked, but no answer came in time, or the program ended first.
+    /// Asked, but no answer came in time.
     NoAnswer,
+    /// Asked, and the program ended before it answered (the signal that
+    /// made tinct ask reached it too: a terminal's Ctrl-C goes to the
+    /// whole process group).
+    EndedFirst,
 }
 
 /// The supervisor's end of the report socket, and the program's until the
@@ -95,17 +99,25 @@ impl ReportRequests {
             &[WRITE],
             rustix::net::SendFlags::NOSIGNAL | rustix::net::SendFlags::DONTWAIT,
         );
+        // No answer: because the program ended, or in time.
+        let unanswered = || {
+            if ended() {
+                Asked::EndedFirst
+            } else {
+                Asked::NoAnswer
+            }
+        };
         if sent != Ok(1) {
-            return Asked::NoAnswer;
+            return unanswered();
         }
         match self.next_answer(RECEIPT_WAIT, ended) {
             Some(RECEIVED) => {}
-            _ => return Asked::NoAnswer,
+            _ => return unanswered(),
         }
         match self.next_answer(limit, ended) {
             Some(WRITTEN) => Asked::Written,
             Some(NOT_WRITTEN) => Asked::NotWritten,
-            _ => Asked::NoAnswer,
+            _ => unanswered(),
         }
     }
 
