@@ -98,28 +98,13 @@ pub fn sequence_of(job: u64) -> u32 {
 }
 
 /// `FUTEX_WAIT` on `word` while it holds `expected`, for at most `timeout`
-/// (`None`: until woken). Returns when woken, on timeout, on a signal, or
-/// at once if the word already differs: the caller looks again.
+/// (`None`: until woken): [`futex_wait_until`] now + `timeout`. Returns
+/// when woken, on timeout, on a signal, or at once if the word already
+/// differs: the caller looks again.
 pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
-    let limit = timeout.map(|t| libc::timespec {
-        tv_sec: t.as_secs() as libc::time_t,
-        tv_nsec: t.subsec_nanos() as libc::c_long,
-    });
-    let limit_ptr = limit
-        .as_ref()
-        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: `word` is a live, aligned 32-bit atomic (in a shared mapping
-    // or this process's memory); the timeout, if any, outlives the call.
-    // FUTEX_WAIT reads the word and sleeps only while it equals `expected`.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT,
-            expected,
-            limit_ptr,
-        );
-    }
+    let until = timeout
+        .map(|t| monotonic_ns().saturating_add(u64::try_from(t.as_nanos()).unwrap_or(u64::MAX)));
+    futex_wait_until(word, expected, until);
 }
 
 /// `FUTEX_WAIT_BITSET` on `word` while it holds `expected`, until the
@@ -135,9 +120,11 @@ pub fn futex_wait_until(word: &AtomicU32, expected: u32, until_ns: Option<u64>) 
     let limit_ptr = limit
         .as_ref()
         .map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: as in `futex_wait`; FUTEX_WAIT_BITSET takes an absolute
-    // CLOCK_MONOTONIC timeout and, with every bit of the mask, is woken by
-    // FUTEX_WAKE.
+    // SAFETY: `word` is a live, aligned 32-bit atomic (in a shared mapping
+    // or this process's memory); the timeout, if any, outlives the call.
+    // FUTEX_WAIT_BITSET reads the word and sleeps only while it equals
+    // `expected`, until the absolute CLOCK_MONOTONIC timeout; with every
+    // bit of the mask it is woken by FUTEX_WAKE.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
@@ -668,14 +655,18 @@ mod tests {
     fn a_job_released_for_an_instant_starts_at_it() {
         let server = Server::new().unwrap();
         let jobs = Jobs::from_fd(server.fd()).unwrap();
-        let at = monotonic_ns() + 50_000_000;
-        server.release_at(0, at);
+        // An instant a minute away: a bounded wait before it times out,
+        // however long this thread is kept off its CPU.
+        server.release_at(0, monotonic_ns() + 60_000_000_000);
         assert_eq!(
             jobs.wait_for(Some(Duration::from_millis(1))),
             Wait::TimedOut,
             "not before its instant"
         );
         assert_eq!(server.started(0), None, "not taken yet");
+        // The same job moved to an instant 50 ms away.
+        let at = monotonic_ns() + 50_000_000;
+        server.release_at(0, at);
         assert_eq!(jobs.wait(), Some(0));
         let returned = monotonic_ns();
         assert!(returned >= at, "returned {} ns early", at - returned);

@@ -135,7 +135,7 @@ pub fn measure(setup: &LatencyRun, stop: &StopFlag) -> Result<Latencies> {
     let duration = setup
         .period_ns
         .checked_mul(setup.jobs)
-        .and_then(|d| d.checked_add(2 * setup.period_ns))
+        .and_then(|d| d.checked_add(setup.period_ns)?.checked_add(setup.period_ns))
         .ok_or_else(|| RtError::Task {
             task: "release-latency".into(),
             message: format!(
