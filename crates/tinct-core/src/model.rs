@@ -352,6 +352,32 @@ pub enum Trigger {
     Data,
 }
 
+/// The Linux scheduling policy a task's thread runs under (the file's
+/// `policy`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskPolicy {
+    /// SCHED_FIFO at the task's priority (the default): the fixed-priority
+    /// analysis (kim2013 Eq. 2).
+    #[default]
+    Fifo,
+    /// SCHED_DEADLINE: a reservation (runtime, deadline, period) the kernel
+    /// schedules by earliest deadline (EDF + CBS), above every SCHED_FIFO
+    /// thread of its CPU; the processor-demand analysis
+    /// ([`crate::analysis::edf`], issue 30).
+    Deadline,
+}
+
+impl TaskPolicy {
+    /// The name a file gives the policy: `fifo` or `deadline`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskPolicy::Fifo => "fifo",
+            TaskPolicy::Deadline => "deadline",
+        }
+    }
+}
+
 /// A producer → consumer edge of the affinity graph (`[[edge]]`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Edge {
@@ -400,6 +426,12 @@ pub struct Task {
     pub blocking: Option<Nanos>,
     /// What releases the task's jobs.
     pub trigger: Trigger,
+    /// The scheduling policy of the task's thread.
+    pub policy: TaskPolicy,
+    /// Q, the SCHED_DEADLINE runtime the file asks for (a `deadline` task
+    /// only); `None`: the analysis derives it from C and the costs every
+    /// job pays ([`crate::analysis::deadline`]).
+    pub runtime: Option<Nanos>,
 }
 
 impl Task {
@@ -422,7 +454,14 @@ impl Task {
             jitter: Nanos::ZERO,
             blocking: None,
             trigger: Trigger::Timer,
+            policy: TaskPolicy::Fifo,
+            runtime: None,
         }
+    }
+
+    /// Whether the task is a SCHED_DEADLINE reservation.
+    pub fn is_deadline(&self) -> bool {
+        self.policy == TaskPolicy::Deadline
     }
 
     /// The WCET the analysis uses: C^{|S(i)|} when S(i) is assigned,
@@ -497,12 +536,20 @@ impl TaskSet {
     ///
     /// Explicit priorities are used as written. Without them, priorities are
     /// deadline-monotonic with ties broken by file order, numbered 1..=n.
+    /// SCHED_DEADLINE tasks (which have no priority) rank above every
+    /// SCHED_FIFO task, as the kernel runs them: 0 beside explicit
+    /// priorities, the first ranks otherwise.
     pub fn priorities(&self) -> Vec<u32> {
-        if self.tasks.iter().all(|t| t.priority.is_some()) {
+        let fifo = |t: &&Task| !t.is_deadline();
+        if self.tasks.iter().filter(fifo).all(|t| t.priority.is_some()) {
             return self.tasks.iter().map(|t| t.priority.unwrap_or(0)).collect();
         }
-        let deadlines: Vec<Nanos> = self.tasks.iter().map(|t| t.deadline).collect();
-        dense_ranks(&deadlines)
+        let keys: Vec<(bool, Nanos)> = self
+            .tasks
+            .iter()
+            .map(|t| (!t.is_deadline(), t.deadline))
+            .collect();
+        dense_ranks(&keys)
     }
 
     /// Unique priority ranks 1..=n (1 the highest), in file order: the

@@ -90,6 +90,16 @@ impl RunSpec {
                 expected,
                 found,
             };
+            if task.is_deadline() {
+                return Err(bad(
+                    "policy",
+                    "\"fifo\": running a task-set file's SCHED_DEADLINE reservations is not \
+                     implemented yet (`tinct analyze` checks them; rt-app files run \
+                     `policy: SCHED_DEADLINE` threads)"
+                        .into(),
+                    "\"deadline\"".into(),
+                ));
+            }
             let cpus = match (policy, task.core) {
                 (PlacementPolicy::Static, Some(core)) => Some(vec![core]),
                 (PlacementPolicy::Static, None) => {

@@ -149,6 +149,8 @@ pub fn task_set(input: &TaskSetInput) -> Result<TaskSet, InputError> {
                 jitter: Nanos::ZERO,
                 blocking: None,
                 trigger: Default::default(),
+                policy: Default::default(),
+                runtime: None,
             }],
             resources: Vec::new(),
             edges: Vec::new(),

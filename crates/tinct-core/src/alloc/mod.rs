@@ -39,7 +39,7 @@ pub use placement::{
 };
 pub use plan::{
     Plan, PlanOptions, PlanRefusal, PlannedCore, PlannedTask, UnplacedTask, check_graph,
-    check_request, partition_budget, plan, unsupported,
+    check_request, partition_budget, plan, reservations_unsupported, unsupported,
 };
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no

@@ -132,10 +132,13 @@ pub fn partition_budget(set: &TaskSet, file: &str, requested: Option<u32>) -> Re
 }
 
 /// Why CATA, BFD and WFD cannot plan `set`, if they cannot: they place
-/// tasks one by one and do not keep the users of a shared resource on one
-/// core, which the analysis of resources requires. Such a set is planned
-/// with `place_static` (or its cores given by hand).
+/// SCHED_FIFO tasks only, one by one, and do not keep the users of a
+/// shared resource on one core, which the analysis of resources requires.
+/// Such a set is planned with `place_static` (or its cores given by hand).
 pub fn unsupported(set: &TaskSet) -> Option<String> {
+    if let Some(why) = reservations_unsupported(set) {
+        return Some(why);
+    }
     set.resources.iter().enumerate().find_map(|(r, resource)| {
         let users: Vec<&str> = set
             .tasks
@@ -153,12 +156,26 @@ pub fn unsupported(set: &TaskSet) -> Option<String> {
     })
 }
 
+/// Why no placement search (CATA, BFD, WFD or the static placement) can
+/// plan `set`: it has SCHED_DEADLINE tasks, and the searches place
+/// SCHED_FIFO tasks only.
+pub fn reservations_unsupported(set: &TaskSet) -> Option<String> {
+    let task = set.tasks.iter().find(|t| t.is_deadline())?;
+    Some(format!(
+        "task '{}' is a SCHED_DEADLINE reservation (`policy = \"deadline\"`): the placement \
+         searches place SCHED_FIFO tasks, and planning reservations is not implemented yet (give \
+         each task its core and partitions; `tinct analyze` checks them)",
+        task.name
+    ))
+}
+
 /// Why a plan request is refused before any search (bad input for every
 /// front end, which names its own option).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlanRefusal {
-    /// The set shares a resource between tasks ([`unsupported`]'s words,
-    /// the file named).
+    /// The set has what the allocators do not place: a resource shared
+    /// between tasks, or SCHED_DEADLINE tasks ([`unsupported`]'s words, the
+    /// file named).
     SharedResource(String),
     /// The partition budget is not 1 to N_P ([`partition_budget`]'s words).
     Partitions(String),

@@ -22,6 +22,26 @@
 //! skips forward from 0 to the first overloaded interval, the one a user
 //! can act on.
 //!
+//! # Interrupts
+//!
+//! Interrupts (the scheduler tick, the timers that release jobs) run
+//! ahead of every job whatever its deadline. [`decide_with_interrupts`]
+//! charges a source of cost ε, minimum separation T and jitter J with
+//! I(t) = (⌊(t + J)/T⌋ + 1)·ε, the most its firings inside a closed
+//! window of length t can take, and checks dbf(t) + I(t) ≤ t (Jeffay and
+//! Stone, "Accounting for interrupt handling costs in dynamic priority
+//! task systems", RTSS 1993). It is sufficient: take a job that misses
+//! its deadline d and the last instant a before it at which no job due by
+//! d and no interrupt is pending; in [a, d] the processor only runs jobs
+//! released at or after a and due by d, and interrupts that fired in
+//! [a, d], more than d − a in all, so dbf(d − a) + I(d − a) > d − a. The
+//! missing job was released at or after a, so d − a is at least the
+//! smallest deadline point of the tasks: only t from there on are checked
+//! (below it I(t) ≥ ε > t would fail for no job). I(t) is the dbf of a
+//! task of deadline 0, so the interrupts join the walk as tasks whose
+//! points count where dbf + I steps; the horizon is then L_a alone (the
+//! busy-period argument does not cover a deadline of 0).
+//!
 //! Every quantity is an integer: demands are u128 sums of u64 products,
 //! saturating far above any interval a u64 of nanoseconds can express,
 //! which leaves every comparison with t exact.
@@ -40,6 +60,29 @@ pub struct EdfTask {
     pub period_ns: u64,
     /// J_i, the release jitter.
     pub jitter_ns: u64,
+}
+
+/// A source of interrupts that run ahead of every job (times in ns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Interrupt {
+    /// ε, what one firing takes.
+    pub cost_ns: u64,
+    /// The minimum time between two firings (> 0).
+    pub period_ns: u64,
+    /// How much a firing may come late.
+    pub jitter_ns: u64,
+}
+
+impl Interrupt {
+    /// The interrupt as a task whose dbf is I(t): deadline 0.
+    fn as_task(self) -> EdfTask {
+        EdfTask {
+            wcet_ns: self.cost_ns,
+            deadline_ns: 0,
+            period_ns: self.period_ns,
+            jitter_ns: self.jitter_ns,
+        }
+    }
 }
 
 /// The verdict of the demand test for one core.
@@ -78,6 +121,11 @@ pub enum EdfError {
         /// Its position in the input.
         index: usize,
     },
+    /// Interrupt source `index` has a period of 0.
+    ZeroInterruptPeriod {
+        /// Its position in the input.
+        index: usize,
+    },
     /// Utilization is at most 1, but neither bound on the intervals to
     /// check is below `limit_ns` (a utilization of exactly 1 with periods
     /// whose least common multiple is that long): refused, not guessed.
@@ -113,28 +161,55 @@ fn jobs_due(task: &EdfTask, t: u64) -> u128 {
 
 /// Decides the core: [`Demand`], or why it cannot be decided.
 pub fn decide(tasks: &[EdfTask]) -> Result<Demand, EdfError> {
+    decide_with_interrupts(tasks, &[])
+}
+
+/// Decides the core with `interrupts` running ahead of the jobs
+/// (module documentation, "Interrupts"): dbf(t) + I(t) ≤ t for every t
+/// from the smallest deadline point on.
+pub fn decide_with_interrupts(
+    tasks: &[EdfTask],
+    interrupts: &[Interrupt],
+) -> Result<Demand, EdfError> {
     check(tasks)?;
-    if tasks.is_empty() {
-        return Ok(Demand::Fits { horizon_ns: 0 });
+    if let Some(index) = interrupts.iter().position(|i| i.period_ns == 0) {
+        return Err(EdfError::ZeroInterruptPeriod { index });
     }
-    let utilization = Utilization::of(tasks);
+    let Some(smallest) = smallest_point(tasks) else {
+        return Ok(Demand::Fits { horizon_ns: 0 });
+    };
+    let all: Vec<EdfTask> = tasks
+        .iter()
+        .copied()
+        .chain(interrupts.iter().map(|i| i.as_task()))
+        .collect();
+    let utilization = Utilization::of(&all);
     if utilization.above_one() {
         return Ok(Demand::UtilizationAboveOne);
     }
-    let horizon = horizon(tasks, &utilization)?;
-    match quick_processor_demand(tasks, horizon) {
+    let horizon = horizon(&all, &utilization, interrupts.is_empty())?.max(smallest);
+    match quick_processor_demand(&all, smallest, horizon) {
         None => Ok(Demand::Fits {
             horizon_ns: horizon,
         }),
         Some(overloaded_at) => {
-            let (interval_ns, demand_ns) = first_overload(tasks, overloaded_at)
-                .unwrap_or((overloaded_at, demand(tasks, overloaded_at)));
+            let (interval_ns, demand_ns) = first_overload(&all, smallest, overloaded_at)
+                .unwrap_or((overloaded_at, demand(&all, overloaded_at)));
             Ok(Demand::Overloaded {
                 interval_ns,
                 demand_ns,
             })
         }
     }
+}
+
+/// The smallest deadline point of the tasks, max(0, min D_i − J_i): no
+/// shorter interval can hold a whole job.
+fn smallest_point(tasks: &[EdfTask]) -> Option<u64> {
+    tasks
+        .iter()
+        .map(|task| task.deadline_ns.saturating_sub(task.jitter_ns))
+        .min()
 }
 
 fn check(tasks: &[EdfTask]) -> Result<(), EdfError> {
@@ -194,7 +269,13 @@ const BUSY_PERIOD_ROUNDS: u32 = 100_000;
 /// dbf(t) ≤ U·t + Σ (T_i − D_i + J_i) C_i/T_i ≤ t (George, Rivierre and
 /// Spuri 1996; Zhang and Burns 2009, Theorem 1). Refused when neither is
 /// found within [`HORIZON_LIMIT_NS`].
-fn horizon(tasks: &[EdfTask], utilization: &Utilization) -> Result<u64, EdfError> {
+///
+/// With interrupts (`busy_period_applies` false) only L_a is used.
+fn horizon(
+    tasks: &[EdfTask],
+    utilization: &Utilization,
+    busy_period_applies: bool,
+) -> Result<u64, EdfError> {
     let refused = EdfError::HorizonTooLong {
         limit_ns: HORIZON_LIMIT_NS,
     };
@@ -212,7 +293,10 @@ fn horizon(tasks: &[EdfTask], utilization: &Utilization) -> Result<u64, EdfError
         u64::try_from(bound).unwrap_or(u64::MAX)
     });
     let cap = closed_form.unwrap_or(u64::MAX).min(HORIZON_LIMIT_NS);
-    match (busy_period(tasks, cap), closed_form) {
+    let busy = busy_period_applies
+        .then(|| busy_period(tasks, cap))
+        .flatten();
+    match (busy, closed_form) {
         (Some(busy), Some(bound)) => Ok(busy.min(bound)),
         (Some(busy), None) => Ok(busy),
         (None, Some(bound)) if bound <= HORIZON_LIMIT_NS => Ok(bound),
@@ -283,13 +367,10 @@ fn last_deadline_point_below(tasks: &[EdfTask], t: u64) -> Option<u64> {
         .max()
 }
 
-/// QPA (Zhang and Burns 2009, Theorem 5): `None` if dbf(t) ≤ t for every
-/// t ≤ `horizon`, else a t with dbf(t) > t.
-fn quick_processor_demand(tasks: &[EdfTask], horizon: u64) -> Option<u64> {
-    let smallest = tasks
-        .iter()
-        .map(|task| task.deadline_ns.saturating_sub(task.jitter_ns))
-        .min()?;
+/// QPA (Zhang and Burns 2009, Theorem 5) over t from `smallest` (the
+/// smallest deadline point) to `horizon`: `None` if dbf(t) ≤ t for every
+/// such t, else a t with dbf(t) > t.
+fn quick_processor_demand(tasks: &[EdfTask], smallest: u64, horizon: u64) -> Option<u64> {
     let at_smallest = demand(tasks, smallest);
     if at_smallest > u128::from(smallest) {
         return Some(smallest);
@@ -297,6 +378,9 @@ fn quick_processor_demand(tasks: &[EdfTask], horizon: u64) -> Option<u64> {
     // The last deadline point at or below the horizon.
     let mut t = last_deadline_point_below(tasks, horizon.saturating_add(1))?;
     loop {
+        if t < smallest {
+            return None;
+        }
         let h = demand(tasks, t);
         if h > u128::from(t) {
             return Some(t);
@@ -314,14 +398,14 @@ fn quick_processor_demand(tasks: &[EdfTask], horizon: u64) -> Option<u64> {
     }
 }
 
-/// The shortest interval t ≤ `up_to` with dbf(t) > t, with its demand.
-/// From t = 0 it skips forward: while dbf(t) ≤ t, every t' below the
+/// The shortest interval t in [`from`, `up_to`] with dbf(t) > t, with its
+/// demand. From t = `from` it skips forward: while dbf(t) ≤ t, every t' below the
 /// smallest x with dbf(x) > t has dbf(t') ≤ t ≤ t' (dbf never decreases),
 /// so x, found by bisection, is the next candidate. Each step costs one
 /// bisection over u64, whatever the periods (walking every deadline point
 /// could take hours for a 1 µs task beside a 1 h horizon).
-fn first_overload(tasks: &[EdfTask], up_to: u64) -> Option<(u64, u128)> {
-    let mut t = 0u64;
+fn first_overload(tasks: &[EdfTask], from: u64, up_to: u64) -> Option<(u64, u128)> {
+    let mut t = from;
     loop {
         let at = demand(tasks, t);
         if at > u128::from(t) {
@@ -365,18 +449,40 @@ mod tests {
     /// lies below). Its verdict and the demand there, or "utilization
     /// above one" from fractions.
     fn reference(tasks: &[EdfTask]) -> Option<(u64, u128)> {
+        reference_with(tasks, &[])
+    }
+
+    /// [`reference`] with interrupts: I(t) = Σ (⌊(t + J)/T⌋ + 1)·ε counted
+    /// from its definition (firings in a closed window), checked at every
+    /// t from the smallest max(0, D − J) on; the span grows by the
+    /// interrupts' jitter, past which I(t + H) = I(t) + H·ε/T too.
+    fn reference_with(tasks: &[EdfTask], interrupts: &[Interrupt]) -> Option<(u64, u128)> {
         let big = |v: u64| BigUint::from(v);
-        let product: BigUint = tasks.iter().map(|t| big(t.period_ns)).product();
+        let periods = tasks
+            .iter()
+            .map(|t| t.period_ns)
+            .chain(interrupts.iter().map(|i| i.period_ns));
+        let product: BigUint = periods.map(big).product();
         let work: BigUint = tasks
             .iter()
             .map(|t| big(t.wcet_ns) * (&product / big(t.period_ns)))
+            .chain(
+                interrupts
+                    .iter()
+                    .map(|i| big(i.cost_ns) * (&product / big(i.period_ns))),
+            )
             .sum();
         if work > product {
             return Some((u64::MAX, 0));
         }
+        let smallest = tasks
+            .iter()
+            .map(|t| t.deadline_ns.saturating_sub(t.jitter_ns))
+            .min()?;
         let span = tasks.iter().map(|t| t.deadline_ns).max().unwrap_or(0)
+            + interrupts.iter().map(|i| i.jitter_ns).max().unwrap_or(0)
             + u64::try_from(product).unwrap();
-        (0..=span).find_map(|at| {
+        (smallest..=span).find_map(|at| {
             let dbf: BigUint = tasks
                 .iter()
                 .map(|t| {
@@ -388,7 +494,12 @@ mod tests {
                     }
                 })
                 .sum();
-            (dbf > big(at)).then(|| (at, u128::try_from(dbf).unwrap()))
+            let firings: BigUint = interrupts
+                .iter()
+                .map(|i| ((big(at) + big(i.jitter_ns)) / big(i.period_ns) + 1u32) * big(i.cost_ns))
+                .sum();
+            let total = dbf + firings;
+            (total > big(at)).then(|| (at, u128::try_from(total).unwrap()))
         })
     }
 
@@ -541,8 +652,79 @@ mod tests {
         })
     }
 
+    /// Up to two interrupt sources of a few ns every few ns.
+    fn random_interrupts() -> impl Strategy<Value = Vec<Interrupt>> {
+        prop::collection::vec(
+            (0u64..=2, 3u64..=12, 0u64..=6).prop_map(|(cost, period, jitter)| Interrupt {
+                cost_ns: cost,
+                period_ns: period,
+                jitter_ns: jitter,
+            }),
+            0..3,
+        )
+    }
+
+    #[test]
+    fn an_interrupt_takes_its_cost_from_every_window_it_can_fire_in() {
+        // Alone the task fits exactly (3 within 3); a tick of 1 every 10
+        // can fire inside that window: overloaded at 3 with 4.
+        let tick = Interrupt {
+            cost_ns: 1,
+            period_ns: 10,
+            jitter_ns: 0,
+        };
+        assert!(matches!(decide(&[task(3, 3, 10)]), Ok(Demand::Fits { .. })));
+        assert_eq!(
+            decide_with_interrupts(&[task(3, 3, 10)], &[tick]),
+            Ok(Demand::Overloaded {
+                interval_ns: 3,
+                demand_ns: 4
+            })
+        );
+        // Windows shorter than the smallest deadline hold no job: a
+        // deadline of 4 leaves room for the firing.
+        assert!(matches!(
+            decide_with_interrupts(&[task(3, 4, 10)], &[tick]),
+            Ok(Demand::Fits { .. })
+        ));
+        assert_eq!(
+            decide_with_interrupts(
+                &[task(3, 4, 10)],
+                &[Interrupt {
+                    period_ns: 0,
+                    ..tick
+                }]
+            ),
+            Err(EdfError::ZeroInterruptPeriod { index: 0 })
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// With interrupts, the verdict, interval and demand equal the
+        /// reference's. The one refusal: utilization exactly 1 with an
+        /// interrupt (no L_a, and the busy period does not apply).
+        #[test]
+        fn with_interrupts_the_verdict_equals_the_exact_reference(
+            tasks in random_set(),
+            interrupts in random_interrupts(),
+        ) {
+            let decided = decide_with_interrupts(&tasks, &interrupts);
+            let all: Vec<EdfTask> = tasks.iter().copied()
+                .chain(interrupts.iter().map(|i| i.as_task())).collect();
+            let utilization = Utilization::of(&all);
+            if !interrupts.is_empty() && utilization.work == utilization.hyperperiod {
+                prop_assert_eq!(decided, Err(EdfError::HorizonTooLong { limit_ns: HORIZON_LIMIT_NS }));
+                return Ok(());
+            }
+            prop_assert!(decided.is_ok(), "{decided:?} for {tasks:?} {interrupts:?}");
+            prop_assert_eq!(
+                verdict_as_reference(decided.unwrap()),
+                reference_with(&tasks, &interrupts),
+                "{:?} {:?}", tasks, interrupts
+            );
+        }
 
         /// The verdict, the first overloaded interval and its demand equal
         /// the reference's on random constrained-deadline sets with

@@ -61,19 +61,55 @@ fn tick_task(overheads: &Overheads) -> Option<CoreTask> {
     Some(CoreTask::scheduler_tick(overheads.tick.0, period))
 }
 
+/// The SCHED_DEADLINE tasks of the set as the fixed-priority analysis
+/// sees them: per core, higher-priority pseudo-tasks
+/// ([`super::deadline::EdfCore::as_interference`]); and per such task its
+/// result, which the rounds carry (a producer's response time feeds its
+/// consumers' jitter). Empty for a set without them.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Reservations {
+    /// Per core (index = core number): pseudo-tasks above its SCHED_FIFO
+    /// tasks.
+    pub interference: Vec<Vec<CoreTask>>,
+    /// (file index, result) of every SCHED_DEADLINE task.
+    pub results: Vec<(usize, ResponseTime)>,
+}
+
+impl Reservations {
+    /// The pseudo-tasks of the core `members` (SCHED_FIFO tasks, file
+    /// indices) are on: none for an empty core.
+    pub fn of_core<'r>(&'r self, set: &TaskSet, members: &[usize]) -> &'r [CoreTask] {
+        members
+            .first()
+            .and_then(|&i| {
+                let core = set.tasks[i].core.unwrap_or(0) as usize;
+                self.interference.get(core)
+            })
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
 /// The core's tasks as the recurrence takes them, with `jitter` and
-/// `blocking` (both indexed like the set's tasks), the tick first when it
-/// is charged.
+/// `blocking` (both indexed like the set's tasks): the tick first when it
+/// is charged, then the core's `reservations` (pseudo-tasks), then
+/// `members`.
 pub(super) fn core_tasks(
     set: &TaskSet,
     members: &[usize],
     jitter: &[u64],
     blocking: &[Blocking],
+    reservations: &[CoreTask],
 ) -> Vec<CoreTask> {
     let overheads = &set.platform.overheads;
     // An empty core has nothing the tick could delay.
     let tick = tick_task(overheads).filter(|_| !members.is_empty());
+    let reservations = if members.is_empty() {
+        &[]
+    } else {
+        reservations
+    };
     tick.into_iter()
+        .chain(reservations.iter().copied())
         .chain(members.iter().map(|&i| {
             let t = &set.tasks[i];
             CoreTask {
@@ -95,8 +131,11 @@ pub(super) fn core_tasks(
 }
 
 /// How many pseudo-tasks [`core_tasks`] puts in front of the real ones.
-pub(super) fn pseudo_tasks(set: &TaskSet, members: &[usize]) -> usize {
-    usize::from(set.platform.overheads.tick_period.is_some() && !members.is_empty())
+pub(super) fn pseudo_tasks(set: &TaskSet, members: &[usize], reservations: &[CoreTask]) -> usize {
+    if members.is_empty() {
+        return 0;
+    }
+    usize::from(set.platform.overheads.tick_period.is_some()) + reservations.len()
 }
 
 /// Every task's declared jitter plus the platform's release latency
@@ -160,10 +199,12 @@ impl RoundInputs {
 pub(super) fn analyze(
     set: &TaskSet,
     members: &[Vec<usize>],
+    reservations: &Reservations,
     refill: u64,
     stop: Option<&AtomicBool>,
 ) -> Option<Pass> {
-    analyze_within(set, members, refill, max_rounds(set.tasks.len()), stop)
+    let limit = max_rounds(set.tasks.len());
+    analyze_within(set, members, reservations, refill, limit, stop)
 }
 
 /// Whether `stop` is set.
@@ -175,6 +216,7 @@ fn stopped(stop: Option<&AtomicBool>) -> bool {
 fn analyze_within(
     set: &TaskSet,
     members: &[Vec<usize>],
+    reservations: &Reservations,
     refill: u64,
     limit: u32,
     stop: Option<&AtomicBool>,
@@ -198,17 +240,24 @@ fn analyze_within(
     let mut cores: Vec<CoreRounds> = members
         .iter()
         .map(|core| CoreRounds {
-            tasks: core_tasks(set, core, &base, &blocking),
+            tasks: core_tasks(set, core, &base, &blocking, reservations.of_core(set, core)),
+            skip: pseudo_tasks(set, core, reservations.of_core(set, core)),
             rounds: rta::JitterRounds::new(),
         })
         .collect();
+    let fixed = |results: &mut Vec<Option<u64>>| {
+        for (i, r) in &reservations.results {
+            results[*i] = r.wcrt_ns;
+        }
+    };
     let mut rounds = 0;
     loop {
         rounds += 1;
         let jitter = jitters(&inherited);
-        let wcrts = per_core(set, members, &jitter, &mut cores, stop, |core, tasks| {
+        let mut wcrts = per_core(set, members, &jitter, &mut cores, stop, |core, tasks| {
             core.worst_case_response_times(tasks, refill)
         })?;
+        fixed(&mut wcrts);
         let mut next = inherited.clone();
         for &c in &data_triggered {
             next[c] = producers[c]
@@ -233,10 +282,11 @@ fn analyze_within(
                 }
                 loop {
                     let jitter = jitters(&inherited);
-                    let wcrts =
+                    let mut wcrts =
                         per_core(set, members, &jitter, &mut cores, stop, |core, tasks| {
                             core.worst_case_response_times(tasks, refill)
                         })?;
+                    fixed(&mut wcrts);
                     let mut widened = false;
                     for &c in &data_triggered {
                         let producer_misses = producers[c].iter().any(|&p| wcrts[p].is_none());
@@ -253,9 +303,12 @@ fn analyze_within(
             // The last round once more, with the breakdowns: the same
             // jitters, so every result is taken as it was.
             let jitter = jitters(&inherited);
-            let results = per_core(set, members, &jitter, &mut cores, stop, |core, tasks| {
+            let mut results = per_core(set, members, &jitter, &mut cores, stop, |core, tasks| {
                 core.response_times(tasks, refill)
             })?;
+            for (i, r) in &reservations.results {
+                results[*i] = *r;
+            }
             return Some(Pass {
                 results,
                 blocking,
@@ -273,6 +326,8 @@ fn analyze_within(
 /// ([`core_tasks`], only the jitters change) and its analysis.
 struct CoreRounds {
     tasks: Vec<CoreTask>,
+    /// The pseudo-tasks in front of the core's tasks.
+    skip: usize,
     rounds: rta::JitterRounds,
 }
 
@@ -289,11 +344,19 @@ fn per_core<T: Clone + Default>(
     mut analyze_core: impl FnMut(&mut rta::JitterRounds, &[CoreTask]) -> Vec<T>,
 ) -> Option<Vec<T>> {
     let mut results = vec![T::default(); set.tasks.len()];
-    for (core, CoreRounds { tasks, rounds }) in members.iter().zip(cores) {
+    for (
+        core,
+        CoreRounds {
+            tasks,
+            skip,
+            rounds,
+        },
+    ) in members.iter().zip(cores)
+    {
         if stopped(stop) {
             return None;
         }
-        let skip = pseudo_tasks(set, core);
+        let skip = *skip;
         for (task, &i) in tasks[skip..].iter_mut().zip(core) {
             task.jitter = jitter[i];
         }
@@ -405,7 +468,8 @@ buffer = "1KiB"
     fn a_consumer_of_a_task_that_misses_after_the_cut_is_unbounded() {
         let set = parse(SET, "set.toml", Syntax::Toml).unwrap();
         let members = members(&set);
-        let cut = analyze_within(&set, &members, 0, 2, None).unwrap();
+        let none = Reservations::default();
+        let cut = analyze_within(&set, &members, &none, 0, 2, None).unwrap();
         assert!(cut.diverged);
         let index = |name: &str| set.tasks.iter().position(|t| t.name == name).unwrap();
         assert_eq!(cut.inherited[index("t3")], u64::MAX);
@@ -413,7 +477,7 @@ buffer = "1KiB"
         assert_eq!(cut.inherited[index("q")], u64::MAX);
         assert_eq!(cut.results[index("q")].wcrt_ns, None);
         // Given its rounds, the same set settles with every task bounded.
-        let settled = analyze(&set, &members, 0, None).unwrap();
+        let settled = analyze(&set, &members, &none, 0, None).unwrap();
         assert!(!settled.diverged);
         assert!(settled.results.iter().all(|r| r.wcrt_ns.is_some()));
         // R_p = C_p + one job of t3 above it.
@@ -427,11 +491,12 @@ buffer = "1KiB"
         let set = parse(SET, "set.toml", Syntax::Toml).unwrap();
         let members = members(&set);
         let set_flag = AtomicBool::new(true);
-        assert!(analyze(&set, &members, 0, Some(&set_flag)).is_none());
-        assert!(analyze_within(&set, &members, 0, 2, Some(&set_flag)).is_none());
+        let none = Reservations::default();
+        assert!(analyze(&set, &members, &none, 0, Some(&set_flag)).is_none());
+        assert!(analyze_within(&set, &members, &none, 0, 2, Some(&set_flag)).is_none());
         let clear = AtomicBool::new(false);
-        let with_flag = analyze(&set, &members, 0, Some(&clear)).unwrap();
-        let without = analyze(&set, &members, 0, None).unwrap();
+        let with_flag = analyze(&set, &members, &none, 0, Some(&clear)).unwrap();
+        let without = analyze(&set, &members, &none, 0, None).unwrap();
         assert_eq!(with_flag.results, without.results);
         assert_eq!(with_flag.rounds, without.rounds);
     }

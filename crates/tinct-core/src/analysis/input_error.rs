@@ -90,6 +90,15 @@ impl AnalysisError {
                 format!("the users of resource '{resource}' on one core"),
                 self.to_string(),
             ),
+            AnalysisError::EdfUndecidable { index, .. } => (
+                *index,
+                format!(
+                    "task '{}' field `period`",
+                    set.tasks.get(*index).map_or("?", |t| t.name.as_str())
+                ),
+                "SCHED_DEADLINE tasks whose EDF test tinct decides exactly".to_string(),
+                self.to_string(),
+            ),
             AnalysisError::TooManyChains { .. } | AnalysisError::CyclicGraph { .. } => {
                 return InputError {
                     file: file.to_string(),

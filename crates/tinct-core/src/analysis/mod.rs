@@ -11,8 +11,10 @@
 //! - `holistic`: the jitter data-triggered tasks inherit, iterated to a
 //!   fixed point over all cores;
 //! - [`chains`]: end-to-end latency bounds of the affinity graph's chains;
-//! - [`edf`]: the exact processor-demand test of one core under EDF
-//!   (SCHED_DEADLINE, issue 30; not yet wired into the set's analysis).
+//! - [`edf`]: the exact processor-demand test of one core under EDF;
+//! - [`deadline`]: a core's SCHED_DEADLINE tasks (`policy = "deadline"`)
+//!   under that test with the cache terms and overheads, and what they
+//!   leave to the core's SCHED_FIFO tasks (issue 30).
 //!
 //! The recurrence includes release jitter J_i, blocking B_i and the
 //! platform's overheads (`[platform] overheads`): C' = C + 2δ per job
@@ -33,6 +35,7 @@
 
 pub mod blocking;
 pub mod chains;
+pub mod deadline;
 pub mod edf;
 mod holistic;
 mod input_error;
@@ -41,9 +44,10 @@ pub mod rta;
 pub mod utilization;
 
 pub use chains::ChainReport;
+pub use deadline::{EdfReport, Overload};
 pub use holistic::{MAX_ROUNDS, max_rounds};
 
-use crate::model::{TaskSet, Trigger};
+use crate::model::{TaskPolicy, TaskSet, Trigger};
 use crate::partitions::PartitionSet;
 use memory::MemoryDemand;
 use rta::ResponseTime;
@@ -120,6 +124,18 @@ pub struct TaskReport {
     /// Remarks, e.g. that no partitions were assigned.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// The task's scheduling policy (`fifo` in a file written before
+    /// SCHED_DEADLINE was analysed).
+    #[serde(default)]
+    pub policy: TaskPolicy,
+    /// A SCHED_DEADLINE task's runtime Q: the file's, or the one the
+    /// analysis derived (C' plus the interrupts within its window).
+    #[serde(default)]
+    pub runtime_ns: Option<u64>,
+    /// A SCHED_DEADLINE task's kernel deadline D − J; `null` when its
+    /// jitter reaches D.
+    #[serde(default)]
+    pub kernel_deadline_ns: Option<u64>,
 }
 
 /// Something the file says that the analysis did not use as written, to
@@ -194,6 +210,9 @@ pub struct CoreReport {
     /// Why not, in words.
     #[serde(default)]
     pub reasons: Vec<String>,
+    /// The EDF analysis of the core's SCHED_DEADLINE tasks, if it has any.
+    #[serde(default)]
+    pub edf: Option<EdfReport>,
 }
 
 /// A partition used by tasks on more than one core.
@@ -324,6 +343,17 @@ pub enum AnalysisError {
         /// Task indices along the path that closes the cycle.
         tasks: Vec<usize>,
     },
+    /// The EDF test of a core's SCHED_DEADLINE tasks cannot decide it
+    /// within its limits.
+    #[error("core {core}: the SCHED_DEADLINE tasks cannot be decided exactly: {reason}")]
+    EdfUndecidable {
+        /// The core.
+        core: u32,
+        /// Index in file order of the core's first SCHED_DEADLINE task.
+        index: usize,
+        /// Why, in words.
+        reason: String,
+    },
     /// Eq. (3) of a partition cannot be decided exactly in 128 bits (many
     /// tasks with different |S(i)| share it).
     #[error(
@@ -410,10 +440,10 @@ fn check_terms(
     set: &TaskSet,
     members: &[usize],
     core_tasks: &[rta::CoreTask],
+    skip: usize,
     refill: u64,
 ) -> Result<(), AnalysisError> {
     let numerators = rta::utilization_numerators(core_tasks, refill);
-    let skip = holistic::pseudo_tasks(set, members);
     let overheads = &set.platform.overheads;
     let charged = overheads.context_switch.0 > 0 || overheads.tick.0 > 0;
     for ((&i, &value), task) in members
@@ -459,7 +489,7 @@ pub fn core_feasible_so_far(set: &TaskSet, members: &[usize]) -> bool {
     {
         blocking[i] = b;
     }
-    let tasks = holistic::core_tasks(set, members, &jitter, &blocking);
+    let tasks = holistic::core_tasks(set, members, &jitter, &blocking, &[]);
     rta::core_schedulable(&tasks, refill)
 }
 
@@ -501,9 +531,32 @@ pub fn analyze_until(
     let refill = platform.refill.0;
     let priorities = set.priorities();
     let ranks = set.ranks();
-    let members: Vec<Vec<usize>> = (0..platform.cores)
+    let everyone: Vec<Vec<usize>> = (0..platform.cores)
         .map(|core| core_members(set, core, &ranks))
         .collect();
+    // SCHED_FIFO tasks go through the fixed-priority analysis, each core's
+    // SCHED_DEADLINE tasks through EDF's, which comes first: the FIFO
+    // tasks see the reservations above them.
+    let (members, reserved): (Vec<Vec<usize>>, Vec<Vec<usize>>) = everyone
+        .iter()
+        .map(|core| core.iter().partition(|&&i| !set.tasks[i].is_deadline()))
+        .unzip();
+    let edf_pass = |refill: u64| -> Result<Vec<Option<deadline::EdfCore>>, AnalysisError> {
+        (0..platform.cores)
+            .map(|core| {
+                let c = core as usize;
+                deadline::analyze_core(set, core, &reserved[c], &members[c], refill)
+            })
+            .collect()
+    };
+    let edf_cint = edf_pass(refill)?;
+    let edf_nocint = if refill == 0 {
+        edf_cint.clone()
+    } else {
+        edf_pass(0)?
+    };
+    let reservations_cint = reservations_of(set, &edf_cint);
+    let reservations_nocint = reservations_of(set, &edf_nocint);
     let chain_paths = chains::enumerate(set)?;
     let demands: Vec<MemoryDemand> = set
         .tasks
@@ -517,17 +570,19 @@ pub fn analyze_until(
     let zero_jitter = vec![0; set.tasks.len()];
     let no_blocking = vec![blocking::Blocking::default(); set.tasks.len()];
     for core in &members {
-        let core_tasks = holistic::core_tasks(set, core, &zero_jitter, &no_blocking);
-        check_terms(set, core, &core_tasks, refill)?;
+        let above = reservations_cint.of_core(set, core);
+        let core_tasks = holistic::core_tasks(set, core, &zero_jitter, &no_blocking, above);
+        let skip = holistic::pseudo_tasks(set, core, above);
+        check_terms(set, core, &core_tasks, skip, refill)?;
     }
-    let Some(cint) = holistic::analyze(set, &members, refill, stop) else {
+    let Some(cint) = holistic::analyze(set, &members, &reservations_cint, refill, stop) else {
         return Ok(None);
     };
     // With Δ = 0 the two passes are one computation.
     let nocint = if refill == 0 {
         cint.clone()
     } else {
-        let Some(nocint) = holistic::analyze(set, &members, 0, stop) else {
+        let Some(nocint) = holistic::analyze(set, &members, &reservations_nocint, 0, stop) else {
             return Ok(None);
         };
         nocint
@@ -537,8 +592,10 @@ pub fn analyze_until(
     let mut warnings = Vec::new();
     let mut cores = Vec::new();
     for (core, members) in (0..platform.cores).zip(&members) {
-        let core_tasks = holistic::core_tasks(set, members, &cint.jitter, &cint.blocking);
-        let skip = holistic::pseudo_tasks(set, members);
+        let edf = edf_cint[core as usize].as_ref();
+        let above = reservations_cint.of_core(set, members);
+        let core_tasks = holistic::core_tasks(set, members, &cint.jitter, &cint.blocking, above);
+        let skip = holistic::pseudo_tasks(set, members, above);
         // Each γ_{i,n} ≤ C + ω + γ < 2^64, checked above.
         let crpd: Vec<u64> = rta::crpd_caused(&core_tasks, refill)
             .into_iter()
@@ -575,7 +632,14 @@ pub fn analyze_until(
             }
             let jitter = cint.jitter[i];
             if result.wcrt_ns.is_none() {
-                reasons.push(miss_reason(set, i, &result, blocking, &cint));
+                reasons.push(match edf.filter(|e| !e.report.schedulable) {
+                    Some(_) => format!(
+                        "task '{}' misses its deadline: the SCHED_DEADLINE reservations of core \
+                         {core} are not schedulable, so nothing bounds the time they take from it",
+                        t.name
+                    ),
+                    None => miss_reason(set, i, &result, blocking, &cint),
+                });
             }
             task_reports[i] = Some(TaskReport {
                 name: t.name.clone(),
@@ -601,10 +665,29 @@ pub fn analyze_until(
                 schedulable: result.wcrt_ns.is_some(),
                 schedulable_nocint: nocint.results[i].wcrt_ns.is_some(),
                 notes,
+                policy: TaskPolicy::Fifo,
+                runtime_ns: None,
+                kernel_deadline_ns: None,
             });
+        }
+        if let Some(edf) = edf {
+            let nocint_core = edf_nocint[core as usize].as_ref();
+            for r in &edf.reservations {
+                task_reports[r.index] = Some(reservation_report(
+                    set,
+                    core,
+                    r,
+                    &cint.results[r.index],
+                    &nocint.results[r.index],
+                    nocint_core.is_some_and(|e| e.report.schedulable),
+                    priorities[r.index],
+                ));
+            }
+            reasons.extend(edf.report.reasons.iter().cloned());
         }
         let used = members
             .iter()
+            .chain(edf.map_or(&[][..], |e| e.report.task_indices.as_slice()))
             .filter_map(|&i| set.tasks[i].partitions)
             .fold(PartitionSet::EMPTY, |acc, s| acc.union(&s));
         let memory = used
@@ -618,21 +701,39 @@ pub fn analyze_until(
             ));
         }
         let memory_feasible = memory.iter().all(|u| u.feasible);
-        let u = utilization::core_utilization(&core_tasks, refill);
-        let bound = utilization::liu_layland_bound(core_tasks.len());
+        // With reservations, Eq. (1) under EDF: U ≤ 1, exact when every
+        // D = T and necessary otherwise.
+        let (u, u_nocint, bound) = match (edf, edf_nocint[core as usize].as_ref()) {
+            (Some(edf), Some(plain)) if members.is_empty() => {
+                (edf.report.utilization, plain.report.utilization, 1.0)
+            }
+            (Some(_), _) => (
+                utilization::core_utilization(&core_tasks, refill),
+                utilization::core_utilization(&core_tasks, 0),
+                1.0,
+            ),
+            _ => (
+                utilization::core_utilization(&core_tasks, refill),
+                utilization::core_utilization(&core_tasks, 0),
+                utilization::liu_layland_bound(core_tasks.len()),
+            ),
+        };
+        let reserved_first = edf.map_or(&[][..], |e| e.report.task_indices.as_slice());
+        let order: Vec<usize> = reserved_first.iter().chain(members).copied().collect();
         cores.push(CoreReport {
             core,
-            tasks: members.iter().map(|&i| set.tasks[i].name.clone()).collect(),
-            task_indices: members.clone(),
+            tasks: order.iter().map(|&i| set.tasks[i].name.clone()).collect(),
+            task_indices: order,
             partitions: used.to_vec(),
             utilization: u,
-            utilization_nocint: utilization::core_utilization(&core_tasks, 0),
+            utilization_nocint: u_nocint,
             utilization_bound: bound,
             utilization_test: u <= bound,
             memory_feasible,
             memory,
             schedulable: reasons.is_empty(),
             reasons,
+            edf: edf.map(|e| e.report.clone()),
         });
     }
 
@@ -684,6 +785,81 @@ pub fn analyze_until(
         reasons,
         warnings,
     }))
+}
+
+/// The reservations of every core for the fixed-priority analysis.
+fn reservations_of(set: &TaskSet, cores: &[Option<deadline::EdfCore>]) -> holistic::Reservations {
+    holistic::Reservations {
+        interference: cores
+            .iter()
+            .map(|c| c.as_ref().map_or_else(Vec::new, |c| c.as_interference(set)))
+            .collect(),
+        results: cores
+            .iter()
+            .flatten()
+            .flat_map(|c| c.results(set))
+            .collect(),
+    }
+}
+
+/// The report of a SCHED_DEADLINE task: its bound is its deadline when
+/// its core's reservations are schedulable.
+fn reservation_report(
+    set: &TaskSet,
+    core: u32,
+    r: &deadline::Reservation,
+    result: &ResponseTime,
+    nocint: &ResponseTime,
+    schedulable_nocint: bool,
+    priority: u32,
+) -> TaskReport {
+    let t = &set.tasks[r.index];
+    let platform = &set.platform;
+    let mut notes = vec![format!(
+        "SCHED_DEADLINE: runtime {}, kernel deadline D − J = {}, period {}; a job that meets \
+         its kernel deadline meets D",
+        crate::units::Nanos(r.runtime),
+        r.kernel_deadline.map_or_else(
+            || "none".to_string(),
+            |d| crate::units::Nanos(d).to_string()
+        ),
+        t.period
+    )];
+    if t.partitions.is_none() && platform.refill.0 > 0 {
+        notes.push(format!(
+            "no partitions assigned: C is the worst listed value, and ω and γ charge it all {} \
+             partitions",
+            platform.partitions
+        ));
+    }
+    TaskReport {
+        name: t.name.clone(),
+        core,
+        priority,
+        partitions: t.partitions.map(|s| s.to_vec()).unwrap_or_default(),
+        partition_count: t.charged_partitions(platform).len(),
+        period_ns: t.period.0,
+        deadline_ns: t.deadline.0,
+        wcet_ns: r.wcet,
+        overhead_ns: r.overhead,
+        trigger: t.trigger,
+        jitter_ns: Some(r.jitter),
+        jitter_inherited_ns: Some(0),
+        blocking_ns: Some(0),
+        blocking_source: "none: no critical sections".to_string(),
+        warmup_ns: r.warmup,
+        crpd_caused_ns: r.crpd,
+        wcrt_ns: result.wcrt_ns,
+        wcrt_nocint_ns: nocint.wcrt_ns,
+        breakdown: *result,
+        iterations_nocint: 1,
+        schedulable: result.wcrt_ns.is_some(),
+        schedulable_nocint,
+        notes,
+        policy: TaskPolicy::Deadline,
+        runtime_ns: Some(r.runtime),
+        kernel_deadline_ns: r.kernel_deadline,
+    }
 }
 
 /// Why task `i` misses its deadline, in words: unbounded blocking, an

@@ -297,6 +297,12 @@ pub struct RawTask {
     /// "timer" (default) or "data".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trigger: Option<String>,
+    /// "fifo" (default) or "deadline".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    /// Q of a `deadline` task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<Scalar>,
 }
 
 /// `body = { kernel = "chase", working_set = "4MiB", target = "2ms" }`, or

@@ -103,6 +103,8 @@ fn task(set: &TaskSet, task: &Task) -> RawTask {
         jitter: (task.jitter != Nanos::ZERO).then(|| duration(task.jitter)),
         blocking: task.blocking.map(duration),
         trigger: data.then(|| "data".to_string()),
+        policy: task.is_deadline().then(|| task.policy.name().to_string()),
+        runtime: task.runtime.map(duration),
     }
 }
 

@@ -5,7 +5,8 @@
 
 use super::{ms, table};
 use std::fmt::{self, Write};
-use tinct_core::analysis::Analysis;
+use tinct_core::analysis::{Analysis, CoreReport, EdfReport};
+use tinct_core::model::TaskPolicy;
 use tinct_core::overheads::OverheadsSource;
 use tinct_core::units::Nanos;
 
@@ -107,7 +108,10 @@ pub fn write_analysis(
             };
             let mut row = vec![
                 task.name.clone(),
-                task.priority.to_string(),
+                match task.policy {
+                    TaskPolicy::Deadline => "EDF".to_string(),
+                    TaskPolicy::Fifo => task.priority.to_string(),
+                },
                 task.partition_count.to_string(),
                 ms(task.wcet_ns),
                 ms(task.warmup_ns),
@@ -130,18 +134,21 @@ pub fn write_analysis(
             t.add_row(row);
         }
         writeln!(out, "{t}")?;
-        writeln!(
-            out,
-            "  utilization Eq. (1): {:.4} with cache interference, {:.4} without; Liu-Layland bound {:.4} ({})",
-            core.utilization,
-            core.utilization_nocint,
-            core.utilization_bound,
-            if core.utilization_test {
-                "passes"
-            } else {
-                "exceeds: the response-time test decides"
-            }
-        )?;
+        match &core.edf {
+            None => writeln!(
+                out,
+                "  utilization Eq. (1): {:.4} with cache interference, {:.4} without; Liu-Layland bound {:.4} ({})",
+                core.utilization,
+                core.utilization_nocint,
+                core.utilization_bound,
+                if core.utilization_test {
+                    "passes"
+                } else {
+                    "exceeds: the response-time test decides"
+                }
+            )?,
+            Some(edf) => write_edf(out, core, edf)?,
+        }
         let worst = core.memory.iter().max_by(|a, b| {
             (a.used_bytes / a.capacity_bytes).total_cmp(&(b.used_bytes / b.capacity_bytes))
         });
@@ -215,6 +222,48 @@ pub fn write_analysis(
         }
     }
     Ok(())
+}
+
+/// The utilization and the EDF demand test of a core with SCHED_DEADLINE
+/// tasks.
+fn write_edf(out: &mut impl Write, core: &CoreReport, edf: &EdfReport) -> fmt::Result {
+    writeln!(
+        out,
+        "  utilization: {:.4} with cache interference, {:.4} without; EDF bound {:.4} ({})",
+        core.utilization,
+        core.utilization_nocint,
+        core.utilization_bound,
+        if core.utilization_test {
+            "within"
+        } else {
+            "exceeds"
+        }
+    )?;
+    let verdict = match (&edf.overload, edf.horizon_ns) {
+        (Some(overload), _) => format!(
+            "OVERLOADED: the jobs due within an interval of {} and the interrupts in it need {}",
+            Nanos(overload.interval_ns),
+            u64::try_from(overload.demand_ns).map_or_else(
+                |_| format!("{} ns", overload.demand_ns),
+                |d| Nanos(d).to_string()
+            )
+        ),
+        (None, Some(horizon)) => {
+            format!(
+                "fits: demand ≤ supply in every interval up to {}",
+                Nanos(horizon)
+            )
+        }
+        (None, None) if edf.utilization_above_one => {
+            format!("OVERLOADED: utilization {:.4} above 1", edf.utilization)
+        }
+        (None, None) => "not checked".to_string(),
+    };
+    writeln!(
+        out,
+        "  EDF processor demand of {} (SCHED_DEADLINE): {verdict}",
+        edf.tasks.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -25,8 +25,8 @@ fn straightforward(set: &TaskSet, members: &[Vec<usize>], refill: u64, limit: u3
     let fresh = |jitter: &[u64]| -> Vec<ResponseTime> {
         let mut results = vec![ResponseTime::default(); n];
         for core in members {
-            let tasks = core_tasks(set, core, jitter, &blocking);
-            let skip = pseudo_tasks(set, core);
+            let tasks = core_tasks(set, core, jitter, &blocking, &[]);
+            let skip = pseudo_tasks(set, core, &[]);
             for (r, &i) in rta::response_times(&tasks, refill)
                 .into_iter()
                 .skip(skip)
@@ -219,7 +219,7 @@ proptest! {
         let set = parse(&text, "set.toml", Syntax::Toml).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
         let members = members(&set);
         for refill in [set.platform.refill.0, 0] {
-            let kept = analyze_within(&set, &members, refill, limit, None).unwrap();
+            let kept = analyze_within(&set, &members, &Reservations::default(), refill, limit, None).unwrap();
             let oracle = straightforward(&set, &members, refill, limit);
             prop_assert_eq!(&kept.results, &oracle.results, "{}", text);
             prop_assert_eq!(&kept.jitter, &oracle.jitter);
@@ -256,7 +256,7 @@ fn a_chain_whose_tail_misses_equals_the_straightforward_analysis() {
     }
     let set = parse(&text, "chain.toml", Syntax::Toml).unwrap();
     let members = members(&set);
-    let kept = analyze(&set, &members, 3, None).unwrap();
+    let kept = analyze(&set, &members, &Reservations::default(), 3, None).unwrap();
     let oracle = straightforward(&set, &members, 3, max_rounds(60));
     assert_eq!(kept.results, oracle.results);
     assert_eq!(kept.rounds, oracle.rounds);

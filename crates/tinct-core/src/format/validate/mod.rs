@@ -15,8 +15,8 @@ use super::raw::{RawBody, RawPartitions, RawTask, RawTaskSet, RawWcet, Scalar};
 use super::{InputError, LoadOptions};
 use crate::limits::Limit;
 use crate::model::{
-    Body, JobProtocol, Kernel, Platform, ProgramBody, Resource, Task, TaskSet, Trigger, WcetTable,
-    Work,
+    Body, CriticalSection, JobProtocol, Kernel, Platform, ProgramBody, Resource, Task, TaskPolicy,
+    TaskSet, Trigger, WcetTable, Work,
 };
 use crate::partitions::PartitionSet;
 use crate::units::{Bytes, Nanos, parse_duration, parse_size};
@@ -343,6 +343,7 @@ fn validate_task(
         None => None,
         Some(v) => Some(field("blocking").duration(v)?),
     };
+    let (policy, runtime) = validate_policy(raw, deadline, trigger, &critical_sections, field)?;
     Ok(Task {
         name: raw.name.clone(),
         period,
@@ -358,7 +359,79 @@ fn validate_task(
         jitter,
         blocking,
         trigger,
+        policy,
+        runtime,
     })
+}
+
+/// The smallest SCHED_DEADLINE runtime the kernel accepts (2^DL_SCALE ns,
+/// `__checkparam_dl` in kernel/sched/deadline.c).
+pub const MIN_DEADLINE_RUNTIME: Nanos = Nanos(1 << 10);
+
+/// The task's `policy` and, for a `deadline` task, its `runtime` Q; what a
+/// SCHED_DEADLINE task cannot have yet (a priority, a data trigger,
+/// critical sections) is refused here, with the field that has it.
+fn validate_policy<'r, 'a: 'r>(
+    raw: &RawTask,
+    deadline: Nanos,
+    trigger: Trigger,
+    sections: &[CriticalSection],
+    field: impl Fn(&str) -> Field<'r, 'a>,
+) -> Result<(TaskPolicy, Option<Nanos>), InputError> {
+    let policy = match raw.policy.as_deref() {
+        None | Some("fifo") => TaskPolicy::Fifo,
+        Some("deadline") => TaskPolicy::Deadline,
+        Some(other) => {
+            return Err(field("policy").fail(
+                "\"fifo\" (SCHED_FIFO, the default) or \"deadline\" (SCHED_DEADLINE)",
+                format!("{other:?}"),
+            ));
+        }
+    };
+    if policy == TaskPolicy::Fifo {
+        if raw.runtime.is_some() {
+            return Err(field("runtime").fail(
+                "no `runtime` on a SCHED_FIFO task (it is the budget of a `policy = \"deadline\"` reservation)",
+                "a runtime",
+            ));
+        }
+        return Ok((policy, None));
+    }
+    if raw.priority.is_some() {
+        return Err(field("priority").fail(
+            "no `priority` on a `policy = \"deadline\"` task (EDF orders its jobs by their deadlines, and the kernel runs it above every SCHED_FIFO thread)",
+            "a priority",
+        ));
+    }
+    if trigger == Trigger::Data {
+        return Err(field("trigger").fail(
+            "a timer-released task: a SCHED_DEADLINE reservation released by its producers' data is not analysed yet",
+            "\"data\"",
+        ));
+    }
+    if !sections.is_empty() {
+        return Err(field("critical_sections").fail(
+            "no critical sections on a `policy = \"deadline\"` task: blocking under EDF (the Stack Resource Policy) is not analysed yet",
+            format!("{} sections", sections.len()),
+        ));
+    }
+    let runtime = match &raw.runtime {
+        None => None,
+        Some(value) => {
+            let runtime_field = field("runtime");
+            let runtime = runtime_field.duration(value)?;
+            if runtime < MIN_DEADLINE_RUNTIME || runtime > deadline {
+                return Err(runtime_field.fail(
+                    format!(
+                        "a runtime from {MIN_DEADLINE_RUNTIME} (the kernel's smallest) to the deadline {deadline} (the kernel refuses a runtime above it)"
+                    ),
+                    runtime.to_string(),
+                ));
+            }
+            Some(runtime)
+        }
+    };
+    Ok((policy, runtime))
 }
 
 fn validate_wcet(
@@ -732,17 +805,22 @@ fn check_priorities(
     cores: u32,
     reporter: &Reporter<'_>,
 ) -> Result<(), InputError> {
+    // SCHED_DEADLINE tasks have none (refused where they are validated).
+    let fifo = |t: &&Task| !t.is_deadline();
     let given = tasks.iter().filter(|t| t.priority.is_some()).count();
-    if given != 0 && given != tasks.len() {
+    if given != 0 && given != tasks.iter().filter(fifo).count() {
         let (with, without) = (
             tasks.iter().position(|t| t.priority.is_some()).unwrap_or(0),
-            tasks.iter().position(|t| t.priority.is_none()).unwrap_or(0),
+            tasks
+                .iter()
+                .position(|t| t.priority.is_none() && !t.is_deadline())
+                .unwrap_or(0),
         );
         return Err(reporter.error(
             &[Seg::Key("task".into()), Seg::Index(without)],
             task_field(&raw[without].name, "priority"),
             format!(
-                "a priority for every task or for none (task '{}' has one; without any, priorities are deadline-monotonic)",
+                "a priority for every `policy = \"fifo\"` task or for none (task '{}' has one; without any, priorities are deadline-monotonic)",
                 raw[with].name
             ),
             "no priority",

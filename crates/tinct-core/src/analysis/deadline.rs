@@ -1,0 +1,442 @@
+//! The SCHED_DEADLINE tasks of one core (issue 30): the exact
+//! processor-demand test of [`super::edf`] with kim2013's cache terms,
+//! the platform's overheads and the kernel's own rules, and what they
+//! leave to the core's SCHED_FIFO tasks.
+//!
+//! # What the kernel does
+//!
+//! A task's thread sleeps until its nominal release r and wakes at
+//! r' ∈ [r, r + J] (J: declared jitter + the platform's release latency).
+//! At that wake-up the CBS gives it the deadline r' + D_k, D_k the
+//! reservation's `sched_deadline`, and EDF runs the earliest deadline
+//! first, above every SCHED_FIFO thread. tinct asks for D_k = D − J, so
+//! that a job meeting its kernel deadline meets its own: r' + D − J ≤
+//! r + D. The jobs of an interval of length t that are released (woken) in
+//! it and due in it number at most ⌊(t + J − D_k)/T⌋ + 1, the dbf of
+//! [`super::edf`] with deadline D_k and jitter J. (With D ≤ T the previous
+//! kernel deadline has passed at each wake-up, r'_prev + D − J ≤ r_prev +
+//! T ≤ r', so the CBS always starts a new one there.)
+//!
+//! # Cache terms under EDF (kim2013 Eq. 2 carried over)
+//!
+//! Per job of task j the demand is C'_j = C_j + 2δ + ω_j + γ_j:
+//! - ω_j = Δ·|S(j) ∩ ⋃_{k ≠ j} S(k)|, k over every task of the core:
+//!   between two jobs of j any of them may run and evict what j shares
+//!   with it (kim2013's ω_{j,n});
+//! - γ_j = Δ·|S(j) ∩ ⋃_{k : D_k,k > D_k,j} S(k)|, k over the core's
+//!   SCHED_DEADLINE tasks: a job preempts only jobs of tasks with a longer
+//!   kernel deadline (a later release with an earlier absolute deadline
+//!   needs D_k,j < D_k,k), and each preemption is caused by one release.
+//!   The union covers a stack of nested preemptions, as kim2013's γ_{j,i}
+//!   over int(j, i) does.
+//!
+//! Why charging γ to the preempting job is enough (after Lunniss, Altmeyer,
+//! Maiza and Davis, "Integrating cache related pre-emption delay analysis
+//! into EDF scheduling", RTAS 2013): in the busy interval [a, d] of the
+//! demand argument only jobs released at or after a and due by d run; a
+//! preemption one of them suffers is caused by the release of a job with an
+//! earlier deadline, so also due by d and released after a, and counted
+//! in dbf(d − a) with its γ. The reload a resumed job pays is for
+//! partitions the preempting jobs evicted, which γ of each of them covers.
+//! docs/EDF.md has the derivation in full.
+//!
+//! # Overheads
+//!
+//! Interrupts run ahead of every job: the scheduler tick (ε every tick
+//! period) and each task's release timer (ε per release, jitter J), on
+//! every task of the core, SCHED_FIFO ones included; the test charges them
+//! as [`edf::Interrupt`]s. The kernel bills the interrupts that land in a
+//! job to its runtime, so the runtime a job needs is Q = C' + I(D_k), the
+//! most interrupts can take within its window; a `runtime` below it is
+//! reported (the CBS would throttle the job), and so is one the kernel
+//! refuses (Q > D_k).
+//!
+//! # What the SCHED_FIFO tasks see
+//!
+//! A job of a schedulable reservation runs within [r, r + D], so for the
+//! fixed-priority analysis of the core's SCHED_FIFO tasks each reservation
+//! is a higher-priority sporadic task of cost C (plus its overheads and
+//! cache terms, which the recurrence adds), period T and release jitter
+//! D − C, in kernel-deadline order above them. When the reservations are
+//! not schedulable nothing bounds where they run: the jitter is then
+//! unbounded and every SCHED_FIFO task of the core is too.
+
+use super::edf::{self, Demand, EdfTask, Interrupt};
+use super::rta::{CoreTask, ResponseTime, cache_delay};
+use super::{AnalysisError, TermCause};
+use crate::model::{TaskSet, Trigger};
+use crate::partitions::PartitionSet;
+use serde::{Deserialize, Serialize};
+
+/// The first interval whose demand exceeds its length.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Overload {
+    /// t, the interval's length.
+    pub interval_ns: u64,
+    /// dbf(t) + I(t) > t: the jobs due within it and the interrupts.
+    pub demand_ns: u128,
+}
+
+/// The EDF analysis of one core's SCHED_DEADLINE tasks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EdfReport {
+    /// The tasks, in kernel-deadline order.
+    pub tasks: Vec<String>,
+    /// The same tasks as indices in file order.
+    pub task_indices: Vec<usize>,
+    /// Σ C'_i/T_i plus the interrupts' Σ ε/T.
+    pub utilization: f64,
+    /// The demand test holds and every reservation's runtime is one the
+    /// kernel accepts and no job outgrows.
+    pub schedulable: bool,
+    /// The longest interval the test had to check (when it fits).
+    pub horizon_ns: Option<u64>,
+    /// The shortest overloaded interval (when the demand test fails).
+    pub overload: Option<Overload>,
+    /// The utilization above is above 1, exactly.
+    pub utilization_above_one: bool,
+    /// Why not schedulable, in words.
+    pub reasons: Vec<String>,
+}
+
+/// One SCHED_DEADLINE task as the analysis charged it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Reservation {
+    /// Its index in file order.
+    pub index: usize,
+    /// D_k = D − J, the kernel deadline tinct asks for; `None` when J ≥ D.
+    pub kernel_deadline: Option<u64>,
+    /// J, ns.
+    pub jitter: u64,
+    /// C, ns.
+    pub wcet: u64,
+    /// 2δ, ns.
+    pub overhead: u64,
+    /// ω_j, ns.
+    pub warmup: u64,
+    /// γ_j, ns.
+    pub crpd: u64,
+    /// C' = C + 2δ + ω + γ, ns.
+    pub demand: u64,
+    /// C' + I(D_k), the runtime a job may consume (saturated).
+    pub runtime_needed: u64,
+    /// The runtime asked for: the file's, or `runtime_needed`.
+    pub runtime: u64,
+}
+
+/// One core's SCHED_DEADLINE tasks analysed.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct EdfCore {
+    /// The verdict and its reasons.
+    pub report: EdfReport,
+    /// The tasks in kernel-deadline order.
+    pub reservations: Vec<Reservation>,
+}
+
+impl EdfCore {
+    /// The reservations as higher-priority sporadic tasks of the core's
+    /// SCHED_FIFO tasks (module documentation), in kernel-deadline order.
+    pub fn as_interference(&self, set: &TaskSet) -> Vec<CoreTask> {
+        self.reservations
+            .iter()
+            .map(|r| {
+                let task = &set.tasks[r.index];
+                let deadline = task.deadline.0;
+                CoreTask {
+                    wcet: r.wcet,
+                    period: task.period.0,
+                    deadline,
+                    partitions: task.charged_partitions(&set.platform),
+                    jitter: if self.report.schedulable {
+                        deadline.saturating_sub(r.wcet)
+                    } else {
+                        u64::MAX
+                    },
+                    overhead: r.overhead,
+                    interrupt: set.platform.overheads.tick.0,
+                    pseudo: true,
+                    ..CoreTask::default()
+                }
+            })
+            .collect()
+    }
+
+    /// Each task's result in the shape of the fixed-priority one: the
+    /// bound D when the core is schedulable (a job meets its kernel
+    /// deadline r' + D − J ≤ r + D), none otherwise.
+    pub fn results(&self, set: &TaskSet) -> Vec<(usize, ResponseTime)> {
+        self.reservations
+            .iter()
+            .map(|r| {
+                let bound = self
+                    .report
+                    .schedulable
+                    .then_some(set.tasks[r.index].deadline.0);
+                let result = ResponseTime {
+                    wcrt_ns: bound,
+                    iterations: 1,
+                    wcet_ns: r.wcet,
+                    overhead_ns: r.overhead,
+                    warmup_ns: r.warmup,
+                    jitter_ns: r.jitter,
+                    crpd_ns: r.crpd,
+                    ..ResponseTime::default()
+                };
+                (r.index, result)
+            })
+            .collect()
+    }
+}
+
+/// Analyses `deadline_tasks` (file indices, the core's SCHED_DEADLINE
+/// tasks) beside `fifo_tasks` (the core's others) with refill time Δ =
+/// `refill`. `None` when the core has no SCHED_DEADLINE task.
+pub(super) fn analyze_core(
+    set: &TaskSet,
+    core: u32,
+    deadline_tasks: &[usize],
+    fifo_tasks: &[usize],
+    refill: u64,
+) -> Result<Option<EdfCore>, AnalysisError> {
+    if deadline_tasks.is_empty() {
+        return Ok(None);
+    }
+    let overheads = &set.platform.overheads;
+    let latency = overheads.release_latency.0;
+    let jitter_of = |i: usize| set.tasks[i].jitter.0.saturating_add(latency);
+    let kernel_deadline = |i: usize| {
+        set.tasks[i]
+            .deadline
+            .0
+            .checked_sub(jitter_of(i))
+            .filter(|&d| d > 0)
+    };
+    let mut order = deadline_tasks.to_vec();
+    // Kernel deadline order; a task whose jitter reaches D first (0).
+    order.sort_by_key(|&i| (kernel_deadline(i).unwrap_or(0), i));
+    let partitions = |i: usize| set.tasks[i].charged_partitions(&set.platform);
+    let everyone: Vec<usize> = deadline_tasks.iter().chain(fifo_tasks).copied().collect();
+    let interrupts = interrupts(set, &everyone);
+    let mut reservations = Vec::with_capacity(order.len());
+    for &j in &order {
+        let task = &set.tasks[j];
+        let others = everyone
+            .iter()
+            .filter(|&&k| k != j)
+            .fold(PartitionSet::EMPTY, |acc, &k| acc.union(&partitions(k)));
+        let preemptable = order
+            .iter()
+            .filter(|&&k| kernel_deadline(k).unwrap_or(0) > kernel_deadline(j).unwrap_or(0))
+            .fold(PartitionSet::EMPTY, |acc, &k| acc.union(&partitions(k)));
+        let own = partitions(j);
+        let wcet = task.effective_wcet().map_or(u64::MAX, |c| c.0);
+        let overhead = overheads.context_switch.0.saturating_mul(2);
+        let delay = |shared: PartitionSet| cache_delay(own.intersection(&shared).len(), refill);
+        let (warmup, crpd) = match (delay(others), delay(preemptable)) {
+            (Some(w), Some(g)) => (w, g),
+            _ => (u64::MAX, u64::MAX),
+        };
+        let exact = u128::from(wcet) + u128::from(overhead) + u128::from(warmup) + u128::from(crpd);
+        let demand = u64::try_from(exact).map_err(|_| AnalysisError::TermTooLarge {
+            index: j,
+            task: task.name.clone(),
+            quantity: "C + 2δ + ω + γ",
+            value: exact,
+            cause: TermCause::of(
+                &CoreTask {
+                    wcet,
+                    overhead,
+                    ..CoreTask::default()
+                },
+                exact,
+            ),
+        })?;
+        let deadline = kernel_deadline(j);
+        let runtime_needed = deadline.map_or(u64::MAX, |d| {
+            u64::try_from(u128::from(demand) + interference(&interrupts, d)).unwrap_or(u64::MAX)
+        });
+        reservations.push(Reservation {
+            index: j,
+            kernel_deadline: deadline,
+            jitter: jitter_of(j),
+            wcet,
+            overhead,
+            warmup,
+            crpd,
+            demand,
+            runtime_needed,
+            runtime: task.runtime.map_or(runtime_needed, |q| q.0),
+        });
+    }
+    let report = verdict(set, core, &reservations, &interrupts)?;
+    Ok(Some(EdfCore {
+        report,
+        reservations,
+    }))
+}
+
+/// I(t): the most the interrupts can take within a window of length t.
+fn interference(interrupts: &[Interrupt], t: u64) -> u128 {
+    interrupts
+        .iter()
+        .map(|i| {
+            let firings = (u128::from(t) + u128::from(i.jitter_ns)) / u128::from(i.period_ns) + 1;
+            firings.saturating_mul(u128::from(i.cost_ns))
+        })
+        .fold(0, u128::saturating_add)
+}
+
+/// The interrupts of a core whose tasks are `tasks`: the scheduler tick
+/// and each task's release, of cost ε each (none when ε = 0). A
+/// data-triggered task's release comes with the jitter its producers'
+/// deadlines bound (it is released within their responses, which a
+/// schedulable set keeps below their deadlines; a set where one passes it
+/// is not schedulable anyway).
+fn interrupts(set: &TaskSet, tasks: &[usize]) -> Vec<Interrupt> {
+    let overheads = &set.platform.overheads;
+    let cost = overheads.tick.0;
+    if cost == 0 {
+        return Vec::new();
+    }
+    let latency = overheads.release_latency.0;
+    let tick = overheads.tick_period.map(|period| Interrupt {
+        cost_ns: cost,
+        period_ns: period.0,
+        jitter_ns: 0,
+    });
+    let releases = tasks.iter().map(|&k| {
+        let task = &set.tasks[k];
+        let inherited = match task.trigger {
+            Trigger::Timer => 0,
+            Trigger::Data => set
+                .edges
+                .iter()
+                .filter(|e| e.to == k)
+                .map(|e| set.tasks[e.from].deadline.0)
+                .max()
+                .unwrap_or(0),
+        };
+        Interrupt {
+            cost_ns: cost,
+            period_ns: task.period.0,
+            jitter_ns: task
+                .jitter
+                .0
+                .saturating_add(latency)
+                .saturating_add(inherited),
+        }
+    });
+    tick.into_iter().chain(releases).collect()
+}
+
+/// The demand test and the runtime checks of one core's reservations.
+fn verdict(
+    set: &TaskSet,
+    core: u32,
+    reservations: &[Reservation],
+    interrupts: &[Interrupt],
+) -> Result<EdfReport, AnalysisError> {
+    let name = |r: &Reservation| set.tasks[r.index].name.clone();
+    let mut reasons = Vec::new();
+    for r in reservations {
+        let task = &set.tasks[r.index];
+        match r.kernel_deadline {
+            None => reasons.push(format!(
+                "task '{}': its release jitter {} reaches its deadline {}, so no kernel deadline \
+                 D − J is left for the reservation",
+                task.name,
+                crate::units::Nanos(r.jitter),
+                task.deadline
+            )),
+            Some(deadline) if r.runtime_needed > deadline => reasons.push(format!(
+                "task '{}': a job may consume C' + interrupts = {} of runtime, above its kernel \
+                 deadline D − J = {} (the kernel refuses a runtime above the deadline)",
+                task.name,
+                crate::units::Nanos(r.runtime_needed),
+                crate::units::Nanos(deadline)
+            )),
+            Some(_) if r.runtime < r.runtime_needed => reasons.push(format!(
+                "task '{}': its `runtime` {} is below what a job may consume, C' + interrupts = \
+                 {}: the kernel would throttle it",
+                task.name,
+                crate::units::Nanos(r.runtime),
+                crate::units::Nanos(r.runtime_needed)
+            )),
+            Some(_) => {}
+        }
+    }
+    // A task without a kernel deadline is a reason already; the test
+    // runs on the others.
+    let tasks: Vec<EdfTask> = reservations
+        .iter()
+        .filter_map(|r| {
+            Some(EdfTask {
+                wcet_ns: r.demand,
+                deadline_ns: r.kernel_deadline?,
+                period_ns: set.tasks[r.index].period.0,
+                jitter_ns: r.jitter,
+            })
+        })
+        .collect();
+    let utilization = tasks
+        .iter()
+        .map(|t| t.wcet_ns as f64 / t.period_ns as f64)
+        .chain(
+            interrupts
+                .iter()
+                .map(|i| i.cost_ns as f64 / i.period_ns as f64),
+        )
+        .sum();
+    let decided = edf::decide_with_interrupts(&tasks, interrupts).map_err(|error| {
+        AnalysisError::EdfUndecidable {
+            core,
+            index: reservations.first().map_or(0, |r| r.index),
+            reason: match error {
+                edf::EdfError::HorizonTooLong { limit_ns } => format!(
+                    "the intervals to check run past {} (utilization exactly 1 with interrupts, \
+                     or periods whose least common multiple is that long)",
+                    crate::units::Nanos(limit_ns)
+                ),
+                other => format!("{other:?}"),
+            },
+        }
+    })?;
+    let (mut horizon_ns, mut overload, mut above_one) = (None, None, false);
+    match decided {
+        Demand::Fits { horizon_ns: h } => horizon_ns = Some(h),
+        Demand::Overloaded {
+            interval_ns,
+            demand_ns,
+        } => {
+            overload = Some(Overload {
+                interval_ns,
+                demand_ns,
+            });
+            reasons.push(format!(
+                "the jobs due within an interval of {} and the interrupts in it need {}: more \
+                 than the interval (EDF processor demand)",
+                crate::units::Nanos(interval_ns),
+                u64::try_from(demand_ns).map_or_else(
+                    |_| format!("{demand_ns} ns"),
+                    |d| crate::units::Nanos(d).to_string()
+                )
+            ));
+        }
+        Demand::UtilizationAboveOne => {
+            above_one = true;
+            reasons.push(format!(
+                "the reservations and interrupts need {utilization:.4} of the core: above 1"
+            ));
+        }
+    }
+    Ok(EdfReport {
+        tasks: reservations.iter().map(name).collect(),
+        task_indices: reservations.iter().map(|r| r.index).collect(),
+        utilization,
+        schedulable: reasons.is_empty(),
+        horizon_ns,
+        overload,
+        utilization_above_one: above_one,
+        reasons,
+    })
+}
