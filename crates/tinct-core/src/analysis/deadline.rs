@@ -45,11 +45,24 @@
 //! Interrupts run ahead of every job: the scheduler tick (ε every tick
 //! period) and each task's release timer (ε per release, jitter J), on
 //! every task of the core, SCHED_FIFO ones included; the test charges them
-//! as [`edf::Interrupt`]s. The kernel bills the interrupts that land in a
-//! job to its runtime, so the runtime a job needs is Q = C' + I(D_k), the
-//! most interrupts can take within its window; a `runtime` below it is
-//! reported (the CBS would throttle the job), and so is one the kernel
-//! refuses (Q > D_k).
+//! as [`edf::Interrupt`]s.
+//!
+//! # The runtime a job needs
+//!
+//! The kernel bills a thread for everything that runs in its context: its
+//! own C' but also the interrupts that land in it and the reloads it pays
+//! when it resumes after a preemption (γ pays for those in the demand test,
+//! but they are spent in the preempted job's time). So a job of j may
+//! consume
+//!
+//! Q_j = C'_j + N_j·(ρ_j + δ) + I(D_k,j)
+//!
+//! with N_j = Σ_{k : D_k,k < D_k,j} (⌊(D_k,j + J_k)/T_k⌋ + 1) the wake-ups of
+//! shorter-deadline tasks within its window (each can preempt it once),
+//! ρ_j = Δ·|S(j) ∩ ⋃ S(k)| over those tasks (what one resumption reloads)
+//! and δ the switch back in. A `runtime` below Q_j is reported (the CBS
+//! would throttle the job), and so is a Q_j the kernel refuses (above
+//! D_k).
 //!
 //! # What the SCHED_FIFO tasks see
 //!
@@ -118,7 +131,8 @@ pub(super) struct Reservation {
     pub crpd: u64,
     /// C' = C + 2δ + ω + γ, ns.
     pub demand: u64,
-    /// C' + I(D_k), the runtime a job may consume (saturated).
+    /// Q: C' plus the resumptions and interrupts a job may pay in its own
+    /// time (saturated; module documentation).
     pub runtime_needed: u64,
     /// The runtime asked for: the file's, or `runtime_needed`.
     pub runtime: u64,
@@ -253,7 +267,27 @@ pub(super) fn analyze_core(
         })?;
         let deadline = kernel_deadline(j);
         let runtime_needed = deadline.map_or(u64::MAX, |d| {
-            u64::try_from(u128::from(demand) + interference(&interrupts, d)).unwrap_or(u64::MAX)
+            let shorter: Vec<usize> = order
+                .iter()
+                .copied()
+                .filter(|&k| kernel_deadline(k).is_some_and(|dk| dk < d))
+                .collect();
+            let preemptions: u128 = shorter
+                .iter()
+                .map(|&k| {
+                    let t = &set.tasks[k];
+                    (u128::from(d) + u128::from(jitter_of(k))) / u128::from(t.period.0) + 1
+                })
+                .sum();
+            let evicted = shorter
+                .iter()
+                .fold(PartitionSet::EMPTY, |acc, &k| acc.union(&partitions(k)));
+            let resume = u128::from(own.intersection_len(&evicted)) * u128::from(refill)
+                + u128::from(overheads.context_switch.0);
+            let needed = u128::from(demand)
+                + preemptions.saturating_mul(resume)
+                + interference(&interrupts, d);
+            u64::try_from(needed).unwrap_or(u64::MAX)
         });
         reservations.push(Reservation {
             index: j,
@@ -349,15 +383,16 @@ fn verdict(
                 task.deadline
             )),
             Some(deadline) if r.runtime_needed > deadline => reasons.push(format!(
-                "task '{}': a job may consume C' + interrupts = {} of runtime, above its kernel \
-                 deadline D − J = {} (the kernel refuses a runtime above the deadline)",
+                "task '{}': a job may consume {} of runtime (C', its resumptions and the \
+                 interrupts in its window), above its kernel deadline D − J = {} (the kernel \
+                 refuses a runtime above the deadline)",
                 task.name,
                 crate::units::Nanos(r.runtime_needed),
                 crate::units::Nanos(deadline)
             )),
             Some(_) if r.runtime < r.runtime_needed => reasons.push(format!(
-                "task '{}': its `runtime` {} is below what a job may consume, C' + interrupts = \
-                 {}: the kernel would throttle it",
+                "task '{}': its `runtime` {} is below the {} a job may consume (C', its \
+                 resumptions and the interrupts in its window): the kernel would throttle it",
                 task.name,
                 crate::units::Nanos(r.runtime),
                 crate::units::Nanos(r.runtime_needed)

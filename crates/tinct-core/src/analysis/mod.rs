@@ -129,7 +129,8 @@ pub struct TaskReport {
     #[serde(default)]
     pub policy: TaskPolicy,
     /// A SCHED_DEADLINE task's runtime Q: the file's, or the one the
-    /// analysis derived (C' plus the interrupts within its window).
+    /// analysis derived (C' plus the resumptions and interrupts a job may
+    /// pay in its own time).
     #[serde(default)]
     pub runtime_ns: Option<u64>,
     /// A SCHED_DEADLINE task's kernel deadline D − J; `null` when its
