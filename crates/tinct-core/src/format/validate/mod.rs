@@ -412,7 +412,10 @@ fn validate_policy<'r, 'a: 'r>(
     if !sections.is_empty() {
         return Err(field("critical_sections").fail(
             "no critical sections on a `policy = \"deadline\"` task: blocking under EDF (the Stack Resource Policy) is not analysed yet",
-            format!("{} sections", sections.len()),
+            match sections.len() {
+                1 => "1 critical section".to_string(),
+                n => format!("{n} critical sections"),
+            },
         ));
     }
     let runtime = match &raw.runtime {
