@@ -307,3 +307,33 @@ def test_nan_and_a_byte_order_mark_in_json_text_are_named():
         tinct.TaskSet.parse("\ufeff" + json.dumps(SMALL), syntax="json")
     assert caught.value.line == 1 and "byte-order mark" in caught.value.found
     assert "expected value" not in str(caught.value)
+
+
+def test_reservations_are_analysed_as_the_cli_does():
+    """SCHED_DEADLINE tasks (issue 30): the EDF verdict per core and each
+    task's policy, runtime and bound, as `tinct analyze --json` gives them."""
+    s = tinct.TaskSet.load(REPO / "examples" / "deadline.toml")
+    a = s.analyze()
+    cli = json.loads(run_cli("analyze", str(REPO / "examples" / "deadline.toml"), "--json").stdout)
+    assert cli.pop("refill_source") == "from the file"
+    assert a == cli
+    edf = a["cores"][0]["edf"]
+    assert edf["schedulable"] is True and edf["overload"] is None
+    assert edf["tasks"] == ["streamcluster", "ferret", "canneal", "fluidanimate"]
+    control = next(t for t in a["tasks"] if t["name"] == "control")
+    assert control["policy"] == "deadline"
+    assert control["wcrt_ns"] == control["deadline_ns"] == 5_000_000
+    assert control["kernel_deadline_ns"] == 5_000_000
+    logger = next(t for t in a["tasks"] if t["name"] == "logger")
+    assert logger["policy"] == "fifo"
+    # The logger's 20 ms under control's 1 ms jobs, anywhere within
+    # their 5 ms deadline: w = 20 + ⌈(w + 4)/10⌉ · 1 = 23 ms.
+    assert logger["wcrt_ns"] == 23_000_000
+    # Too short a deadline for both: the interval is named.
+    d = s.to_dict()
+    for t in d["task"][:2]:
+        t["deadline"] = "20ms"
+    over = tinct.TaskSet.from_dict(d).analyze()
+    assert over["schedulable"] is False
+    # streamcluster's and ferret's jobs (12.66 + 13.42 ms) both due within 20 ms.
+    assert over["cores"][0]["edf"]["overload"] == {"interval_ns": 20_000_000, "demand_ns": 26_086_600}
