@@ -88,6 +88,10 @@ impl Limit {
     }
 }
 
+/// The smallest SCHED_DEADLINE runtime the kernel accepts (2^DL_SCALE ns,
+/// `__checkparam_dl` in kernel/sched/deadline.c).
+pub const MIN_DEADLINE_RUNTIME: Nanos = Nanos(1 << 10);
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -88,6 +88,8 @@ fn what_a_reservation_cannot_have_is_refused_where_it_is_written() {
     assert_names(&err, 13, "task 'x' field `priority`", "a priority");
     let err = refused("policy = \"deadline\"\nruntime = \"11ms\"");
     assert_names(&err, 13, "task 'x' field `runtime`", "11ms");
+    let err = refused("policy = \"deadline\"\nblocking = \"4ms\"");
+    assert_names(&err, 13, "task 'x' field `blocking`", "a blocking");
     let err = refused("policy = \"deadline\"\nruntime = \"1000ns\"");
     assert!(
         err.to_string().contains("1.024us (the kernel's smallest)"),
@@ -294,5 +296,87 @@ partitions = [1]
         edf.reasons[0].contains("task 'a': its `runtime` 1ms is below the 1.02ms"),
         "{:?}",
         edf.reasons
+    );
+}
+
+/// What the kernel would refuse or do differently is reported (review of
+/// issue 30): a runtime above the kernel deadline D − J, runtimes past
+/// the kernel's default admission of 95 %, and a runtime below the
+/// kernel's smallest is raised to it; a jitter past D/2 leaves a kernel
+/// deadline whose jobs still fit (the deadline runs from the wake-up).
+#[test]
+fn the_kernels_rules_are_applied() {
+    let jittered = analysis_of(
+        r#"
+[[task]]
+name = "a"
+policy = "deadline"
+period = "10ms"
+jitter = "2ms"
+runtime = "9ms"
+memory = "1KiB"
+wcet = "1ms"
+partitions = [1]
+"#,
+    );
+    let reasons = jittered.cores[0].reasons.join("\n");
+    assert!(
+        reasons.contains("its `runtime` 9ms is above its kernel deadline D − J = 8ms"),
+        "{reasons}"
+    );
+    let tiny = analysis_of(
+        r#"
+[[task]]
+name = "a"
+policy = "deadline"
+period = "10ms"
+memory = "1KiB"
+wcet = "500ns"
+partitions = [1]
+"#,
+    );
+    assert!(tiny.schedulable);
+    assert_eq!(tiny.tasks[0].runtime_ns, Some(1024));
+    let late = analysis_of(
+        r#"
+[[task]]
+name = "a"
+policy = "deadline"
+period = "10ms"
+jitter = "6ms"
+memory = "1KiB"
+wcet = "1ms"
+partitions = [1]
+"#,
+    );
+    assert!(late.schedulable, "{:?}", late.reasons);
+    assert_eq!(late.tasks[0].kernel_deadline_ns, Some(4_000_000));
+    let full = analysis_of(
+        r#"
+[[task]]
+name = "a"
+policy = "deadline"
+period = "10ms"
+runtime = "5ms"
+memory = "1KiB"
+wcet = "4ms"
+partitions = [1]
+
+[[task]]
+name = "b"
+policy = "deadline"
+period = "10ms"
+runtime = "4.6ms"
+memory = "1KiB"
+wcet = "4ms"
+partitions = [2]
+"#,
+    );
+    // The demand fits (8 ms in 10), but Σ Q/T = 0.96 > 0.95.
+    assert!(full.cores[0].edf.as_ref().unwrap().overload.is_none());
+    let reasons = full.cores[0].reasons.join("\n");
+    assert!(
+        reasons.contains("Σ Q/T = 0.9600 of the core: above the 0.9500"),
+        "{reasons}"
     );
 }

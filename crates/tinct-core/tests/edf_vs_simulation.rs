@@ -194,7 +194,7 @@ fn simulate(
     for now in 0..length {
         if let Some((cost, period)) = core.tick
             && now >= tick_phase
-            && (now - tick_phase) % period == 0
+            && (now - tick_phase).is_multiple_of(period)
         {
             interrupt_work += cost;
         }
@@ -281,7 +281,7 @@ fn simulate(
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 400,
+        cases: 250,
         max_global_rejects: 20_000,
         ..ProptestConfig::default()
     })]

@@ -64,7 +64,8 @@ pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs<'_, '_>) -> PyResul
     let budget =
         alloc::check_request(&set.set, &set.file, args.partitions).map_err(
             |refusal| match refusal {
-                PlanRefusal::SharedResource(why) => bad_argument("resource", why),
+                // The set itself: a shared resource or reservations.
+                PlanRefusal::Unsupported(why) => bad_argument("task", why),
                 PlanRefusal::Partitions(e) => {
                     bad_argument("partitions", format!("partitions: {e}"))
                 }

@@ -126,7 +126,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     }
     let budget = check_request(&set, &args.file.display().to_string(), args.partitions).map_err(
         |refusal| match refusal {
-            PlanRefusal::SharedResource(why) => CliError::Input(why),
+            PlanRefusal::Unsupported(why) => CliError::Input(why),
             PlanRefusal::Partitions(e) => CliError::Input(format!("--partitions: {e}")),
             PlanRefusal::Graph(e) => CliError::Input(e.to_string()),
         },

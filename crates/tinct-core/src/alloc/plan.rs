@@ -176,7 +176,7 @@ pub enum PlanRefusal {
     /// The set has what the allocators do not place: a resource shared
     /// between tasks, or SCHED_DEADLINE tasks ([`unsupported`]'s words, the
     /// file named).
-    SharedResource(String),
+    Unsupported(String),
     /// The partition budget is not 1 to N_P ([`partition_budget`]'s words).
     Partitions(String),
     /// The affinity graph is one the analysis refuses ([`check_graph`]).
@@ -186,7 +186,7 @@ pub enum PlanRefusal {
 impl std::fmt::Display for PlanRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            PlanRefusal::SharedResource(why) => f.write_str(why),
+            PlanRefusal::Unsupported(why) => f.write_str(why),
             PlanRefusal::Partitions(e) => write!(f, "partitions: {e}"),
             PlanRefusal::Graph(e) => write!(f, "{e}"),
         }
@@ -217,7 +217,7 @@ pub fn check_request(
 ) -> Result<u32, PlanRefusal> {
     check_graph(set, file).map_err(PlanRefusal::Graph)?;
     if let Some(why) = unsupported(set) {
-        return Err(PlanRefusal::SharedResource(format!("{file}: {why}")));
+        return Err(PlanRefusal::Unsupported(format!("{file}: {why}")));
     }
     partition_budget(set, file, requested).map_err(PlanRefusal::Partitions)
 }

@@ -11,9 +11,10 @@
 //! reservation's `sched_deadline`, and EDF runs the earliest deadline
 //! first, above every SCHED_FIFO thread. tinct asks for D_k = D − J, so
 //! that a job meeting its kernel deadline meets its own: r' + D − J ≤
-//! r + D. The jobs of an interval of length t that are released (woken) in
-//! it and due in it number at most ⌊(t + J − D_k)/T⌋ + 1, the dbf of
-//! [`super::edf`] with deadline D_k and jitter J. (With D ≤ T the previous
+//! r + D. The jobs of an interval of length t that are woken in it and
+//! due in it number 0 for t < D_k and at most ⌊(t − D_k + J)/T⌋ + 1 from
+//! there: the dbf of [`super::edf`] with deadline D_k, jitter J and
+//! [`edf::EdfTask::deadline_from_wake`]. (With D ≤ T the previous
 //! kernel deadline has passed at each wake-up, r'_prev + D − J ≤ r_prev +
 //! T ≤ r', so the CBS always starts a new one there.)
 //!
@@ -43,9 +44,19 @@
 //! # Overheads
 //!
 //! Interrupts run ahead of every job: the scheduler tick (ε every tick
-//! period) and each task's release timer (ε per release, jitter J), on
-//! every task of the core, SCHED_FIFO ones included; the test charges them
-//! as [`edf::Interrupt`]s.
+//! period), each task's release timer (ε per release, jitter J), on every
+//! task of the core, SCHED_FIFO ones included, and each reservation's
+//! inactive timer (the kernel arms it when a job sleeps before its 0-lag
+//! time, and it fires by the deadline: ε per period, jitter D); the test
+//! charges them as [`edf::Interrupt`]s.
+//!
+//! # Admission
+//!
+//! The kernel admits reservations while Σ Q/T, in its fixed point of
+//! 2^-20 rounded down per task (`to_ratio`), stays within
+//! sched_rt_runtime_us / sched_rt_period_us of the root domain, 950000 /
+//! 1000000 by default. Partitioned EDF gives each core a root domain of
+//! its own, so the check is per core; a core past it is reported.
 //!
 //! # The runtime a job needs
 //!
@@ -70,13 +81,15 @@
 //! fixed-priority analysis of the core's SCHED_FIFO tasks each reservation
 //! is a higher-priority sporadic task of cost C (plus its overheads and
 //! cache terms, which the recurrence adds), period T and release jitter
-//! D − C, in kernel-deadline order above them. When the reservations are
+//! D − C, in kernel-deadline order above them, and its inactive timer a
+//! pseudo-task of cost ε, period T and jitter D. When the reservations are
 //! not schedulable nothing bounds where they run: the jitter is then
 //! unbounded and every SCHED_FIFO task of the core is too.
 
 use super::edf::{self, Demand, EdfTask, Interrupt};
 use super::rta::{CoreTask, ResponseTime, cache_delay};
 use super::{AnalysisError, TermCause};
+use crate::limits::MIN_DEADLINE_RUNTIME;
 use crate::model::{TaskSet, Trigger};
 use crate::partitions::PartitionSet;
 use serde::{Deserialize, Serialize};
@@ -151,28 +164,37 @@ impl EdfCore {
     /// The reservations as higher-priority sporadic tasks of the core's
     /// SCHED_FIFO tasks (module documentation), in kernel-deadline order.
     pub fn as_interference(&self, set: &TaskSet) -> Vec<CoreTask> {
-        self.reservations
+        let tick = set.platform.overheads.tick.0;
+        // Each reservation's inactive timer, after its job and by its
+        // deadline: ε per period with jitter D (module documentation).
+        let timers = self
+            .reservations
             .iter()
-            .map(|r| {
-                let task = &set.tasks[r.index];
-                let deadline = task.deadline.0;
-                CoreTask {
-                    wcet: r.wcet,
-                    period: task.period.0,
-                    deadline,
-                    partitions: task.charged_partitions(&set.platform),
-                    jitter: if self.report.schedulable {
-                        deadline.saturating_sub(r.wcet)
-                    } else {
-                        u64::MAX
-                    },
-                    overhead: r.overhead,
-                    interrupt: set.platform.overheads.tick.0,
-                    pseudo: true,
-                    ..CoreTask::default()
-                }
-            })
-            .collect()
+            .filter(|_| tick > 0)
+            .map(|r| CoreTask {
+                jitter: set.tasks[r.index].deadline.0,
+                ..CoreTask::scheduler_tick(tick, set.tasks[r.index].period.0)
+            });
+        let jobs = self.reservations.iter().map(|r| {
+            let task = &set.tasks[r.index];
+            let deadline = task.deadline.0;
+            CoreTask {
+                wcet: r.wcet,
+                period: task.period.0,
+                deadline,
+                partitions: task.charged_partitions(&set.platform),
+                jitter: if self.report.schedulable {
+                    deadline.saturating_sub(r.wcet)
+                } else {
+                    u64::MAX
+                },
+                overhead: r.overhead,
+                interrupt: set.platform.overheads.tick.0,
+                pseudo: true,
+                ..CoreTask::default()
+            }
+        });
+        timers.chain(jobs).collect()
     }
 
     /// Each task's result in the shape of the fixed-priority one: the
@@ -299,7 +321,10 @@ pub(super) fn analyze_core(
             crpd,
             demand,
             runtime_needed,
-            runtime: task.runtime.map_or(runtime_needed, |q| q.0),
+            // The kernel's smallest runtime when less is needed.
+            runtime: task
+                .runtime
+                .map_or(runtime_needed.max(MIN_DEADLINE_RUNTIME.0), |q| q.0),
         });
     }
     let report = verdict(set, core, &reservations, &interrupts)?;
@@ -320,8 +345,9 @@ fn interference(interrupts: &[Interrupt], t: u64) -> u128 {
         .fold(0, u128::saturating_add)
 }
 
-/// The interrupts of a core whose tasks are `tasks`: the scheduler tick
-/// and each task's release, of cost ε each (none when ε = 0). A
+/// The interrupts of a core whose tasks are `tasks`: the scheduler tick,
+/// each task's release and each reservation's inactive timer, of cost ε
+/// each (none when ε = 0). A
 /// data-triggered task's release comes with the jitter its producers'
 /// deadlines bound (it is released within their responses, which a
 /// schedulable set keeps below their deadlines; a set where one passes it
@@ -360,8 +386,23 @@ fn interrupts(set: &TaskSet, tasks: &[usize]) -> Vec<Interrupt> {
                 .saturating_add(inherited),
         }
     });
-    tick.into_iter().chain(releases).collect()
+    // A reservation's job that sleeps before its 0-lag time arms the
+    // kernel's inactive timer (`task_non_contending`), which fires by its
+    // deadline: one more interrupt per job, within [r, r + D].
+    let inactive = tasks
+        .iter()
+        .filter(|&&k| set.tasks[k].is_deadline())
+        .map(|&k| Interrupt {
+            cost_ns: cost,
+            period_ns: set.tasks[k].period.0,
+            jitter_ns: set.tasks[k].deadline.0,
+        });
+    tick.into_iter().chain(releases).chain(inactive).collect()
 }
+
+/// The kernel's default admission limit per root domain: 950000 µs of
+/// every 1000000 µs, as `to_ratio` computes it (2^-20 fixed point).
+const ADMISSION_LIMIT: u128 = (950_000 << 20) / 1_000_000;
 
 /// The demand test and the runtime checks of one core's reservations.
 fn verdict(
@@ -390,6 +431,14 @@ fn verdict(
                 crate::units::Nanos(r.runtime_needed),
                 crate::units::Nanos(deadline)
             )),
+            Some(deadline) if r.runtime > deadline => reasons.push(format!(
+                "task '{}': its `runtime` {} is above its kernel deadline D − J = {} (jitter {} \
+                 taken from D): the kernel refuses a runtime above the deadline",
+                task.name,
+                crate::units::Nanos(r.runtime),
+                crate::units::Nanos(deadline),
+                crate::units::Nanos(r.jitter)
+            )),
             Some(_) if r.runtime < r.runtime_needed => reasons.push(format!(
                 "task '{}': its `runtime` {} is below the {} a job may consume (C', its \
                  resumptions and the interrupts in its window): the kernel would throttle it",
@@ -410,9 +459,23 @@ fn verdict(
                 deadline_ns: r.kernel_deadline?,
                 period_ns: set.tasks[r.index].period.0,
                 jitter_ns: r.jitter,
+                deadline_from_wake: true,
             })
         })
         .collect();
+    let admitted: u128 = reservations
+        .iter()
+        .map(|r| (u128::from(r.runtime) << 20) / u128::from(set.tasks[r.index].period.0))
+        .sum();
+    if admitted > ADMISSION_LIMIT {
+        reasons.push(format!(
+            "the runtimes take Σ Q/T = {:.4} of the core: above the {:.4} the kernel admits by \
+             default (kernel.sched_rt_runtime_us = 950000 of sched_rt_period_us = 1000000; \
+             kernels 6.12 and later also reserve 0.05 for the fair server)",
+            admitted as f64 / f64::from(1u32 << 20),
+            ADMISSION_LIMIT as f64 / f64::from(1u32 << 20)
+        ));
+    }
     let utilization = tasks
         .iter()
         .map(|t| t.wcet_ns as f64 / t.period_ns as f64)

@@ -22,6 +22,17 @@
 //! skips forward from 0 to the first overloaded interval, the one a user
 //! can act on.
 //!
+//! # Deadlines from the wake-up
+//!
+//! The kernel's CBS gives a SCHED_DEADLINE job its absolute deadline at the
+//! wake-up r' ∈ [r, r + J], not at the nominal release r. The jobs woken in
+//! a window of length t and due in it then number 0 for t < D and
+//! ⌊(t − D + J)/T⌋ + 1 from t = D on ([`EdfTask::deadline_from_wake`]):
+//! below the dbf above between D − J and D, where no job fits. Past D it
+//! steps at D − J + k·T. The busy-period argument is for the dbf above, so
+//! such a set's horizon is one hyperperiod past the last first point, as
+//! with interrupts below.
+//!
 //! # Interrupts
 //!
 //! Interrupts (the scheduler tick, the timers that release jobs) run
@@ -60,6 +71,23 @@ pub struct EdfTask {
     pub period_ns: u64,
     /// J_i, the release jitter.
     pub jitter_ns: u64,
+    /// The deadline runs from the job's actual (jittered) release, as the
+    /// kernel's CBS gives it at the wake-up, not from the nominal one: no
+    /// interval shorter than D_i holds a whole job, and the count is
+    /// ⌊(t − D_i + J_i)/T_i⌋ + 1 from t = D_i on (module documentation).
+    pub deadline_from_wake: bool,
+}
+
+impl EdfTask {
+    /// The first interval length at which the task's demand can count:
+    /// max(0, D − J), or D when the deadline runs from the wake-up.
+    fn first_point(&self) -> u64 {
+        if self.deadline_from_wake {
+            self.deadline_ns
+        } else {
+            self.deadline_ns.saturating_sub(self.jitter_ns)
+        }
+    }
 }
 
 /// A source of interrupts that run ahead of every job (times in ns).
@@ -81,6 +109,7 @@ impl Interrupt {
             deadline_ns: 0,
             period_ns: self.period_ns,
             jitter_ns: self.jitter_ns,
+            deadline_from_wake: false,
         }
     }
 }
@@ -151,6 +180,9 @@ fn demand(tasks: &[EdfTask], t: u64) -> u128 {
 
 /// How many jobs of `task` are released and due within an interval `t`.
 fn jobs_due(task: &EdfTask, t: u64) -> u128 {
+    if task.deadline_from_wake && t < task.deadline_ns {
+        return 0;
+    }
     let reach = u128::from(t) + u128::from(task.jitter_ns);
     let deadline = u128::from(task.deadline_ns);
     if reach < deadline {
@@ -188,7 +220,8 @@ pub fn decide_with_interrupts(
     if utilization.above_one() {
         return Ok(Demand::UtilizationAboveOne);
     }
-    let horizon = horizon(&all, &utilization, interrupts.is_empty())?.max(smallest);
+    let busy_period_applies = interrupts.is_empty() && !tasks.iter().any(|t| t.deadline_from_wake);
+    let horizon = horizon(&all, &utilization, busy_period_applies)?.max(smallest);
     match quick_processor_demand(&all, smallest, horizon) {
         None => Ok(Demand::Fits {
             horizon_ns: horizon,
@@ -207,10 +240,7 @@ pub fn decide_with_interrupts(
 /// The smallest deadline point of the tasks, max(0, min D_i − J_i): no
 /// shorter interval can hold a whole job.
 fn smallest_point(tasks: &[EdfTask]) -> Option<u64> {
-    tasks
-        .iter()
-        .map(|task| task.deadline_ns.saturating_sub(task.jitter_ns))
-        .min()
+    tasks.iter().map(EdfTask::first_point).min()
 }
 
 fn check(tasks: &[EdfTask]) -> Result<(), EdfError> {
@@ -301,11 +331,7 @@ fn horizon(
     let busy = if busy_period_applies {
         busy_period(tasks, cap)
     } else {
-        let last_first_point = tasks
-            .iter()
-            .map(|t| t.deadline_ns.saturating_sub(t.jitter_ns))
-            .max()
-            .unwrap_or(0);
+        let last_first_point = tasks.iter().map(EdfTask::first_point).max().unwrap_or(0);
         u64::try_from(&utilization.hyperperiod)
             .ok()
             .and_then(|h| h.checked_add(last_first_point))
@@ -368,6 +394,9 @@ fn last_deadline_point_below(tasks: &[EdfTask], t: u64) -> Option<u64> {
     tasks
         .iter()
         .filter_map(|task| {
+            if task.deadline_from_wake {
+                return last_point_from_wake(task, t);
+            }
             let (at_zero, first) = points_of(task);
             let step = u128::from(task.period_ns);
             if t == 0 {
@@ -380,6 +409,25 @@ fn last_deadline_point_below(tasks: &[EdfTask], t: u64) -> Option<u64> {
             u64::try_from(first + (t - 1 - first) / step * step).ok()
         })
         .max()
+}
+
+/// The largest point strictly below `t` where the demand of a task whose
+/// deadline runs from its wake-up steps: D itself, or D − J + k·T above
+/// it.
+fn last_point_from_wake(task: &EdfTask, t: u128) -> Option<u64> {
+    let (deadline, jitter, period) = (
+        u128::from(task.deadline_ns),
+        u128::from(task.jitter_ns),
+        u128::from(task.period_ns),
+    );
+    if t <= deadline {
+        return None;
+    }
+    // The largest k with D − J + k·T < t, i.e. k·T < t − D + J.
+    let k = (t - 1 + jitter - deadline) / period;
+    let stepped = (deadline + k * period).checked_sub(jitter);
+    let last = stepped.filter(|&p| p > deadline).unwrap_or(deadline);
+    u64::try_from(last).ok()
 }
 
 /// QPA (Zhang and Burns 2009, Theorem 5) over t from `smallest` (the
@@ -454,6 +502,7 @@ mod tests {
             deadline_ns: d,
             period_ns: t,
             jitter_ns: 0,
+            deadline_from_wake: false,
         }
     }
 
@@ -492,7 +541,13 @@ mod tests {
         }
         let smallest = tasks
             .iter()
-            .map(|t| t.deadline_ns.saturating_sub(t.jitter_ns))
+            .map(|t| {
+                if t.deadline_from_wake {
+                    t.deadline_ns
+                } else {
+                    t.deadline_ns.saturating_sub(t.jitter_ns)
+                }
+            })
             .min()?;
         let span = tasks.iter().map(|t| t.deadline_ns).max().unwrap_or(0)
             + interrupts.iter().map(|i| i.jitter_ns).max().unwrap_or(0)
@@ -502,7 +557,7 @@ mod tests {
                 .iter()
                 .map(|t| {
                     let reach = big(at) + big(t.jitter_ns);
-                    if reach < big(t.deadline_ns) {
+                    if reach < big(t.deadline_ns) || (t.deadline_from_wake && at < t.deadline_ns) {
                         BigUint::ZERO
                     } else {
                         ((reach - big(t.deadline_ns)) / big(t.period_ns) + 1u32) * big(t.wcet_ns)
@@ -645,12 +700,13 @@ mod tests {
     /// so that the reference can walk every t, tasks without work, zero
     /// deadlines and jitter up to two periods.
     fn random_set() -> impl Strategy<Value = Vec<EdfTask>> {
-        let task = (1u64..=12, 0u64..=100, 0u64..=12, 0u64..=24);
+        let task = (1u64..=12, 0u64..=100, 0u64..=12, 0u64..=24, any::<bool>());
         (prop::collection::vec(task, 1..5), 0u64..=60).prop_map(|(raw, spare)| {
             // U = Σ shares / (Σ shares + spare), rounded down per task.
             let total: u64 = raw.iter().map(|r| r.1).sum::<u64>() + spare;
             raw.into_iter()
-                .map(|(period, share, d_pick, j)| EdfTask {
+                .map(|(period, share, d_pick, j, from_wake)| EdfTask {
+                    deadline_from_wake: from_wake,
                     wcet_ns: (period * share / total.max(1)).min(period),
                     // Mostly near the period, down to 0.
                     deadline_ns: period - d_pick % (period + 1) / 2 * (d_pick % 3),
@@ -677,6 +733,36 @@ mod tests {
             }),
             0..3,
         )
+    }
+
+    /// A deadline from the wake-up: a jitter of 6 before a deadline of 4
+    /// overloads the empty interval when the deadline is the nominal
+    /// release's, and nothing when it is the wake-up's (the job has its
+    /// whole 4 ns); the demand then steps at D and at D − J + k·T above it.
+    #[test]
+    fn a_deadline_from_the_wake_up_needs_a_whole_window() {
+        let nominal = EdfTask {
+            jitter_ns: 6,
+            ..task(1, 4, 10)
+        };
+        assert!(matches!(
+            decide(&[nominal]),
+            Ok(Demand::Overloaded { interval_ns: 0, .. })
+        ));
+        let woken = EdfTask {
+            deadline_from_wake: true,
+            ..nominal
+        };
+        // L_a = (T − D + J)·C/T / (1 − U) = 1.2/0.9 < D: the first point.
+        assert_eq!(decide(&[woken]), Ok(Demand::Fits { horizon_ns: 4 }));
+        assert_eq!(reference(&[woken]), None);
+        assert_eq!(jobs_due(&woken, 3), 0);
+        assert_eq!(jobs_due(&woken, 4), 1);
+        assert_eq!(jobs_due(&woken, 7), 1);
+        assert_eq!(jobs_due(&woken, 8), 2);
+        assert_eq!(last_point_from_wake(&woken, 4), None);
+        assert_eq!(last_point_from_wake(&woken, 5), Some(4));
+        assert_eq!(last_point_from_wake(&woken, 9), Some(8));
     }
 
     #[test]
@@ -716,6 +802,11 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1500))]
 
         /// With interrupts, the verdict, interval and demand equal the
         /// reference's, utilization exactly 1 included.

@@ -229,7 +229,7 @@ pub fn write_analysis(
 fn write_edf(out: &mut impl Write, core: &CoreReport, edf: &EdfReport) -> fmt::Result {
     writeln!(
         out,
-        "  utilization: {:.4} with cache interference, {:.4} without; EDF bound {:.4} ({})",
+        "  utilization of every task of the core: {:.4} with cache interference, {:.4} without; at most {:.4} is necessary ({})",
         core.utilization,
         core.utilization_nocint,
         core.utilization_bound,

@@ -13,7 +13,7 @@ mod resources;
 use super::locate::{Seg, SourceIndex, path};
 use super::raw::{RawBody, RawPartitions, RawTask, RawTaskSet, RawWcet, Scalar};
 use super::{InputError, LoadOptions};
-use crate::limits::Limit;
+use crate::limits::{Limit, MIN_DEADLINE_RUNTIME};
 use crate::model::{
     Body, CriticalSection, JobProtocol, Kernel, Platform, ProgramBody, Resource, Task, TaskPolicy,
     TaskSet, Trigger, WcetTable, Work,
@@ -364,10 +364,6 @@ fn validate_task(
     })
 }
 
-/// The smallest SCHED_DEADLINE runtime the kernel accepts (2^DL_SCALE ns,
-/// `__checkparam_dl` in kernel/sched/deadline.c).
-pub const MIN_DEADLINE_RUNTIME: Nanos = Nanos(1 << 10);
-
 /// The task's `policy` and, for a `deadline` task, its `runtime` Q; what a
 /// SCHED_DEADLINE task cannot have yet (a priority, a data trigger,
 /// critical sections) is refused here, with the field that has it.
@@ -407,6 +403,12 @@ fn validate_policy<'r, 'a: 'r>(
         return Err(field("trigger").fail(
             "a timer-released task: a SCHED_DEADLINE reservation released by its producers' data is not analysed yet",
             "\"data\"",
+        ));
+    }
+    if raw.blocking.is_some() {
+        return Err(field("blocking").fail(
+            "no `blocking` on a `policy = \"deadline\"` task: blocking under EDF (the Stack Resource Policy) is not analysed yet",
+            "a blocking",
         ));
     }
     if !sections.is_empty() {
