@@ -87,6 +87,7 @@
 //! unbounded and every SCHED_FIFO task of the core is too.
 
 use super::edf::{self, Demand, EdfTask, Interrupt};
+use super::edf_response;
 use super::rta::{CoreTask, ResponseTime, cache_delay};
 use super::{AnalysisError, TermCause};
 use crate::limits::MIN_DEADLINE_RUNTIME;
@@ -149,6 +150,9 @@ pub(super) struct Reservation {
     pub runtime_needed: u64,
     /// The runtime asked for: the file's, or `runtime_needed`.
     pub runtime: u64,
+    /// Spuri's bound on a job's response from its wake-up, when the core
+    /// is schedulable and it was found ([`edf_response`]).
+    pub response_from_wake: Option<u64>,
 }
 
 /// One core's SCHED_DEADLINE tasks analysed.
@@ -197,17 +201,20 @@ impl EdfCore {
         timers.chain(jobs).collect()
     }
 
-    /// Each task's result in the shape of the fixed-priority one: the
-    /// bound D when the core is schedulable (a job meets its kernel
-    /// deadline r' + D − J ≤ r + D), none otherwise.
+    /// Each task's result in the shape of the fixed-priority one, when the
+    /// core is schedulable: J plus Spuri's bound from the wake-up, or the
+    /// deadline D when that bound was not found (a job meets its kernel
+    /// deadline r' + D − J ≤ r + D); none otherwise.
     pub fn results(&self, set: &TaskSet) -> Vec<(usize, ResponseTime)> {
         self.reservations
             .iter()
             .map(|r| {
-                let bound = self
-                    .report
-                    .schedulable
-                    .then_some(set.tasks[r.index].deadline.0);
+                let deadline = set.tasks[r.index].deadline.0;
+                let bound = self.report.schedulable.then(|| {
+                    r.response_from_wake
+                        .and_then(|w| w.checked_add(r.jitter))
+                        .map_or(deadline, |b| b.min(deadline))
+                });
                 let result = ResponseTime {
                     wcrt_ns: bound,
                     iterations: 1,
@@ -325,9 +332,17 @@ pub(super) fn analyze_core(
             runtime: task
                 .runtime
                 .map_or(runtime_needed.max(MIN_DEADLINE_RUNTIME.0), |q| q.0),
+            response_from_wake: None,
         });
     }
     let report = verdict(set, core, &reservations, &interrupts)?;
+    if report.schedulable {
+        // Every task has a kernel deadline here, in the same order.
+        let bounds = edf_response::response_bounds(&demand_tasks(set, &reservations), &interrupts);
+        for (r, bound) in reservations.iter_mut().zip(bounds) {
+            r.response_from_wake = bound;
+        }
+    }
     Ok(Some(EdfCore {
         report,
         reservations,
@@ -400,6 +415,24 @@ fn interrupts(set: &TaskSet, tasks: &[usize]) -> Vec<Interrupt> {
     tick.into_iter().chain(releases).chain(inactive).collect()
 }
 
+/// The reservations as the demand test takes them: C', the kernel
+/// deadline from the wake-up, T and J. A task without a kernel deadline
+/// is a reason already and left out.
+fn demand_tasks(set: &TaskSet, reservations: &[Reservation]) -> Vec<EdfTask> {
+    reservations
+        .iter()
+        .filter_map(|r| {
+            Some(EdfTask {
+                wcet_ns: r.demand,
+                deadline_ns: r.kernel_deadline?,
+                period_ns: set.tasks[r.index].period.0,
+                jitter_ns: r.jitter,
+                deadline_from_wake: true,
+            })
+        })
+        .collect()
+}
+
 /// The kernel's default admission limit per root domain: 950000 µs of
 /// every 1000000 µs, as `to_ratio` computes it (2^-20 fixed point).
 const ADMISSION_LIMIT: u128 = (950_000 << 20) / 1_000_000;
@@ -449,20 +482,7 @@ fn verdict(
             Some(_) => {}
         }
     }
-    // A task without a kernel deadline is a reason already; the test
-    // runs on the others.
-    let tasks: Vec<EdfTask> = reservations
-        .iter()
-        .filter_map(|r| {
-            Some(EdfTask {
-                wcet_ns: r.demand,
-                deadline_ns: r.kernel_deadline?,
-                period_ns: set.tasks[r.index].period.0,
-                jitter_ns: r.jitter,
-                deadline_from_wake: true,
-            })
-        })
-        .collect();
+    let tasks = demand_tasks(set, reservations);
     let admitted: u128 = reservations
         .iter()
         .map(|r| (u128::from(r.runtime) << 20) / u128::from(set.tasks[r.index].period.0))

@@ -12,6 +12,7 @@
 //!   fixed point over all cores;
 //! - [`chains`]: end-to-end latency bounds of the affinity graph's chains;
 //! - [`edf`]: the exact processor-demand test of one core under EDF;
+//! - [`edf_response`]: per-task response bounds under EDF (Spuri 1996);
 //! - [`deadline`]: a core's SCHED_DEADLINE tasks (`policy = "deadline"`)
 //!   under that test with the cache terms and overheads, and what they
 //!   leave to the core's SCHED_FIFO tasks (issue 30).
@@ -37,6 +38,7 @@ pub mod blocking;
 pub mod chains;
 pub mod deadline;
 pub mod edf;
+pub mod edf_response;
 mod holistic;
 mod input_error;
 pub mod memory;
@@ -803,8 +805,9 @@ fn reservations_of(set: &TaskSet, cores: &[Option<deadline::EdfCore>]) -> holist
     }
 }
 
-/// The report of a SCHED_DEADLINE task: its bound is its deadline when
-/// its core's reservations are schedulable.
+/// The report of a SCHED_DEADLINE task: when its core's reservations are
+/// schedulable, its bound is Spuri's (J plus the bound from its wake-up),
+/// or its deadline when that was not found.
 fn reservation_report(
     set: &TaskSet,
     core: u32,
@@ -826,6 +829,13 @@ fn reservation_report(
         ),
         t.period
     )];
+    if result.wcrt_ns.is_some() && r.response_from_wake.is_none() {
+        notes.push(
+            "no response bound below D was found (the busy period has no fixed point, or its \
+             release offsets are too many to try): the bound is D"
+                .to_string(),
+        );
+    }
     if t.partitions.is_none() && platform.refill.0 > 0 {
         notes.push(format!(
             "no partitions assigned: C is the worst listed value, and ω and γ charge it all {} \
