@@ -483,8 +483,11 @@ fn verdict(
         }
     }
     let tasks = demand_tasks(set, reservations);
+    // Over the runtimes the kernel would take at all (a refused one is a
+    // reason already).
     let admitted: u128 = reservations
         .iter()
+        .filter(|r| r.kernel_deadline.is_some_and(|d| r.runtime <= d))
         .map(|r| (u128::from(r.runtime) << 20) / u128::from(set.tasks[r.index].period.0))
         .sum();
     if admitted > ADMISSION_LIMIT {
