@@ -27,41 +27,50 @@
 
 use super::edf::{EdfTask, Interrupt};
 
-/// The most count evaluations one core may take before its bounds are
-/// given up (the deadline is then the bound): about a second.
+/// The most count evaluations one core may take; the tasks not bounded by
+/// then keep their deadlines as their bounds: about a second.
 pub const WORK_LIMIT: u64 = 50_000_000;
+
+/// The most release offsets tried for one task (16 MiB of them); a task
+/// with more keeps its deadline as its bound.
+pub const OFFSET_LIMIT: u128 = 1 << 20;
 
 /// The longest interval examined.
 const LIMIT_NS: u128 = 1 << 61;
-
-/// The interrupts' most within a closed window of length t.
-fn interrupts_within(interrupts: &[Interrupt], t: u128) -> u128 {
-    interrupts
-        .iter()
-        .map(|i| {
-            ((t + u128::from(i.jitter_ns)) / u128::from(i.period_ns) + 1) * u128::from(i.cost_ns)
-        })
-        .sum()
-}
 
 /// How many rounds the busy-period recurrence may take (it creeps near
 /// utilization 1).
 const BUSY_PERIOD_ROUNDS: u32 = 100_000;
 
+/// The interrupts' most within a closed window of length t (saturating).
+fn interrupts_within(interrupts: &[Interrupt], t: u128) -> u128 {
+    interrupts
+        .iter()
+        .map(|i| {
+            (t.saturating_add(u128::from(i.jitter_ns)) / u128::from(i.period_ns) + 1)
+                .saturating_mul(u128::from(i.cost_ns))
+        })
+        .fold(0, u128::saturating_add)
+}
+
+/// The jobs of `task` woken within a window of length t: ⌈(t + J)/T⌉.
+fn woken_within(task: &EdfTask, t: u128) -> u128 {
+    t.saturating_add(u128::from(task.jitter_ns))
+        .div_ceil(u128::from(task.period_ns))
+}
+
 /// The longest busy period: the least fixed point of B = I(B) + Σ ⌈(B +
 /// J_j)/T_j⌉·C_j; `None` past [`LIMIT_NS`] or [`BUSY_PERIOD_ROUNDS`].
 fn longest_busy_period(tasks: &[EdfTask], interrupts: &[Interrupt]) -> Option<u128> {
-    let mut length: u128 = tasks.iter().map(|t| u128::from(t.wcet_ns)).sum::<u128>()
-        + interrupts_within(interrupts, 0);
+    let mut length = tasks
+        .iter()
+        .map(|t| u128::from(t.wcet_ns))
+        .fold(interrupts_within(interrupts, 0), u128::saturating_add);
     for _ in 0..BUSY_PERIOD_ROUNDS {
-        let next = interrupts_within(interrupts, length)
-            + tasks
-                .iter()
-                .map(|t| {
-                    (length + u128::from(t.jitter_ns)).div_ceil(u128::from(t.period_ns))
-                        * u128::from(t.wcet_ns)
-                })
-                .sum::<u128>();
+        let next = tasks
+            .iter()
+            .map(|t| woken_within(t, length).saturating_mul(u128::from(t.wcet_ns)))
+            .fold(interrupts_within(interrupts, length), u128::saturating_add);
         if next == length {
             return Some(length);
         }
@@ -73,9 +82,10 @@ fn longest_busy_period(tasks: &[EdfTask], interrupts: &[Interrupt]) -> Option<u1
     None
 }
 
-/// The response bound of every task from its wake-up (`None`: not found
-/// within the limits, or past the task's deadline), for tasks that passed
-/// the demand test (every kernel deadline met).
+/// The response bound of every task from its wake-up, for tasks that
+/// passed the demand test (every kernel deadline met); `None` for a task
+/// whose bound was not found within the limits (its deadline stays its
+/// bound).
 pub fn response_bounds(tasks: &[EdfTask], interrupts: &[Interrupt]) -> Vec<Option<u64>> {
     let none = vec![None; tasks.len()];
     if tasks.iter().any(|t| t.period_ns == 0) || interrupts.iter().any(|i| i.period_ns == 0) {
@@ -85,56 +95,66 @@ pub fn response_bounds(tasks: &[EdfTask], interrupts: &[Interrupt]) -> Vec<Optio
         return none;
     };
     let mut work = 0u64;
-    let mut bounds = Vec::with_capacity(tasks.len());
-    for i in 0..tasks.len() {
-        match bound_of(tasks, interrupts, i, busy, &mut work) {
-            Some(bound) => bounds.push(bound),
-            None => return none,
-        }
-    }
-    bounds
+    (0..tasks.len())
+        .map(|i| bound_of(tasks, interrupts, i, busy, &mut work))
+        .collect()
 }
 
-/// Task i's bound (`Some(None)`: past its deadline), or `None` when the
-/// work limit was reached.
+/// Where task `j`'s count steps for a job of task `i`, the offsets a ≥ 0
+/// below `busy` (module documentation), appended to `offsets`; `false`,
+/// with nothing appended, when `offsets` would pass [`OFFSET_LIMIT`].
+fn offsets_of(tasks: &[EdfTask], i: usize, j: usize, busy: u128, offsets: &mut Vec<u128>) -> bool {
+    let (me, task) = (&tasks[i], &tasks[j]);
+    let (period, jitter) = (u128::from(task.period_ns), u128::from(task.jitter_ns));
+    // Task i's own count: a = k·T_i − J_i. Another task's jobs due by d:
+    // from 0 to 1 at a = D_j − D_i (its deadline runs from its wake-up, so
+    // none is due before), then at a = D_j − D_i − J_j + k·T_j above it.
+    let mut first_due = None;
+    let (base, floor) = if j == i {
+        (-(jitter as i128), 0i128)
+    } else {
+        let first = i128::from(task.deadline_ns) - i128::from(me.deadline_ns);
+        if first >= 0 && (first as u128) < busy {
+            first_due = Some(first as u128);
+        }
+        (first - jitter as i128, first.max(0) + 1)
+    };
+    let first_k = if base >= floor {
+        0
+    } else {
+        ((floor - base) as u128).div_ceil(period)
+    };
+    let start = (base + (first_k * period) as i128) as u128;
+    let count = if start < busy {
+        (busy - 1 - start) / period + 1
+    } else {
+        0
+    };
+    let room = OFFSET_LIMIT.saturating_sub(offsets.len() as u128);
+    if count + u128::from(first_due.is_some()) > room {
+        return false;
+    }
+    offsets.extend(first_due);
+    offsets.extend((0..count).map(|k| start + k * period));
+    true
+}
+
+/// Task i's bound from its wake-up: the worst over the offsets of
+/// max(C_i, L(a) − a); `None` when the limits were reached (or, which a
+/// schedulable set never sees, past its deadline).
 fn bound_of(
     tasks: &[EdfTask],
     interrupts: &[Interrupt],
     i: usize,
     busy: u128,
     work: &mut u64,
-) -> Option<Option<u64>> {
+) -> Option<u64> {
     let me = &tasks[i];
     let deadline = u128::from(me.deadline_ns);
     let mut offsets: Vec<u128> = vec![0];
-    for (j, task) in tasks.iter().enumerate() {
-        let (period, jitter) = (u128::from(task.period_ns), u128::from(task.jitter_ns));
-        // Where a count steps. Task i's own: a = k·T_i − J_i. Another
-        // task's due by d: from 0 to 1 at a = D_j − D_i (its deadline runs
-        // from its wake-up, so none is due before), then at a = D_j − D_i −
-        // J_j + k·T_j above that.
-        let (base, floor) = if j == i {
-            (-(jitter as i128), 0i128)
-        } else {
-            let first = task.deadline_ns as i128 - me.deadline_ns as i128;
-            if first >= 0 {
-                offsets.push(first as u128);
-            }
-            (first - jitter as i128, first.max(0) + 1)
-        };
-        let first_k = if base >= floor {
-            0
-        } else {
-            ((floor - base) as u128).div_ceil(period)
-        };
-        let mut a = (base + (first_k * period) as i128) as u128;
-        while a < busy {
-            offsets.push(a);
-            *work = work.saturating_add(1);
-            if *work > WORK_LIMIT {
-                return None;
-            }
-            a += period;
+    for j in 0..tasks.len() {
+        if !offsets_of(tasks, i, j, busy, &mut offsets) {
+            return None;
         }
     }
     offsets.sort_unstable();
@@ -142,8 +162,9 @@ fn bound_of(
     let mut worst = u128::from(me.wcet_ns);
     for a in offsets {
         let own = ((a + u128::from(me.jitter_ns)) / u128::from(me.period_ns) + 1)
-            * u128::from(me.wcet_ns);
+            .saturating_mul(u128::from(me.wcet_ns));
         let due_by = a + deadline;
+        // Per task, how many of its jobs can be due by d.
         let caps: Vec<u128> = tasks
             .iter()
             .map(|t| {
@@ -161,33 +182,33 @@ fn bound_of(
             if *work > WORK_LIMIT {
                 return None;
             }
-            let others: u128 = tasks
+            let next = tasks
                 .iter()
                 .enumerate()
                 .filter(|&(j, _)| j != i)
                 .map(|(j, t)| {
-                    let woken =
-                        (length + u128::from(t.jitter_ns)).div_ceil(u128::from(t.period_ns));
-                    woken.min(caps[j]) * u128::from(t.wcet_ns)
+                    woken_within(t, length)
+                        .min(caps[j])
+                        .saturating_mul(u128::from(t.wcet_ns))
                 })
-                .sum();
-            let next = interrupts_within(interrupts, length) + others + own;
+                .fold(
+                    interrupts_within(interrupts, length).saturating_add(own),
+                    u128::saturating_add,
+                );
             if next == length {
                 break;
             }
             length = next;
-            if length > a + deadline {
-                // Past the deadline: no better than it.
-                return Some(None);
+            if length > due_by {
+                // Past the deadline: no bound below it.
+                return None;
             }
         }
         worst = worst.max(length.saturating_sub(a));
     }
-    Some(
-        u64::try_from(worst)
-            .ok()
-            .filter(|&r| u128::from(r) <= deadline),
-    )
+    u64::try_from(worst)
+        .ok()
+        .filter(|&r| u128::from(r) <= deadline)
 }
 
 #[cfg(test)]
@@ -235,6 +256,22 @@ mod tests {
         };
         let set = [jittered(5, 8, 12), jittered(5, 10, 20)];
         assert_eq!(response_bounds(&set, &[]), [Some(8), Some(10)]);
+    }
+
+    /// Too many offsets for one task (a 4 µs task beside a 2^40 ns one:
+    /// 2^27 of them) leave that task without a bound, quickly and without
+    /// gigabytes of offsets; the other keeps its own.
+    #[test]
+    fn a_task_with_too_many_offsets_keeps_its_deadline() {
+        let set = [
+            task(2_048, 4_096, 4_096),
+            task((1 << 39) - 4_096, 1 << 40, 1 << 40),
+        ];
+        let bounds = response_bounds(&set, &[]);
+        assert_eq!(bounds[0], None);
+        assert_eq!(bounds[1], None);
+        // Alone, the long task is its own C.
+        assert_eq!(response_bounds(&set[1..], &[]), [Some((1 << 39) - 4_096)]);
     }
 
     #[test]
