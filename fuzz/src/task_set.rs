@@ -57,8 +57,9 @@ fn check_error(error: &InputError) {
 
 /// The verdicts agree with the numbers behind them (kim2013 Eq. 2):
 /// - a response time with cache interference (CInt) is the sum of its
-///   breakdown (C + ω + interference + hp warm-up + CRPD, the fixed point
-///   of Eq. 2), at least C and at most D;
+///   breakdown (C + 2δ + ω + J + B + interference + hp warm-up + CRPD +
+///   interrupts, the fixed point of Eq. 2 plus the jitter; under EDF the
+///   interference is the rest of the bound), at least C and at most D;
 /// - cache interference never helps: CInt schedulable implies NoCInt
 ///   schedulable with a response time no larger;
 /// - a task is schedulable exactly when it has a response time, and the
@@ -78,10 +79,14 @@ pub fn check_analysis(analysis: &Analysis) {
         if let Some(wcrt) = task.wcrt_ns {
             let b = &task.breakdown;
             let sum = u128::from(b.wcet_ns)
+                + u128::from(b.overhead_ns)
                 + u128::from(b.warmup_ns)
+                + u128::from(b.jitter_ns)
+                + u128::from(b.blocking_ns)
                 + u128::from(b.interference_ns)
                 + u128::from(b.hp_warmup_ns)
-                + u128::from(b.crpd_ns);
+                + u128::from(b.crpd_ns)
+                + u128::from(b.interrupts_ns);
             assert_eq!(u128::from(wcrt), sum, "task {name}: R ≠ its terms {b:?}");
             assert!(
                 task.wcet_ns <= wcrt && wcrt <= task.deadline_ns,

@@ -215,6 +215,15 @@ impl EdfCore {
                         .and_then(|w| w.checked_add(r.jitter))
                         .map_or(deadline, |b| b.min(deadline))
                 });
+                // The terms add up to the bound, as the fixed-priority
+                // breakdown's do: the task's own C, 2δ, ω and J, and the
+                // rest (its own γ, the jobs and interrupts ahead of it) as
+                // interference. The bound is at least J + C', C' ≥ C + 2δ + ω.
+                let own = r
+                    .wcet
+                    .saturating_add(r.overhead)
+                    .saturating_add(r.warmup)
+                    .saturating_add(r.jitter);
                 let result = ResponseTime {
                     wcrt_ns: bound,
                     iterations: 1,
@@ -222,7 +231,7 @@ impl EdfCore {
                     overhead_ns: r.overhead,
                     warmup_ns: r.warmup,
                     jitter_ns: r.jitter,
-                    crpd_ns: r.crpd,
+                    interference_ns: bound.map_or(0, |b| b.saturating_sub(own)),
                     ..ResponseTime::default()
                 };
                 (r.index, result)
