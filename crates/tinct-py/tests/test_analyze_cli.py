@@ -135,6 +135,15 @@ def test_the_declared_shapes_are_the_dicts(tmp_path):
         assert set(core) == keys(tinct.reports.CoreReport)
     for chain in analysis["chains"]:
         assert set(chain) == keys(tinct.reports.ChainBound)
+    # A core with SCHED_DEADLINE tasks, and one that overloads.
+    reserved = tinct.TaskSet.load(REPO / "examples" / "deadline.toml")
+    edf = reserved.analyze()["cores"][0]["edf"]
+    assert set(edf) == keys(tinct.reports.EdfReport)
+    d = reserved.to_dict()
+    for t in d["task"][:2]:
+        t["deadline"] = "20ms"
+    overload = tinct.TaskSet.from_dict(d).analyze()["cores"][0]["edf"]["overload"]
+    assert set(overload) == keys(tinct.reports.Overload)
 
 
 def write_calibration(tmp_path, overheads):

@@ -14,6 +14,8 @@ from typing import Dict, List, Optional, Tuple, TypedDict
 __all__ = [
     "ResponseTime",
     "TaskReport",
+    "Overload",
+    "EdfReport",
     "PartitionUse",
     "CoreReport",
     "CrossCoreShare",
@@ -79,6 +81,32 @@ class TaskReport(TypedDict):
     blocking_ns: int
     blocking_source: str
     overhead_ns: int
+    policy: str
+    """``"fifo"`` or ``"deadline"`` (SCHED_DEADLINE)."""
+    runtime_ns: Optional[int]
+    """A SCHED_DEADLINE task's runtime Q (the file's or the derived one)."""
+    kernel_deadline_ns: Optional[int]
+    """A SCHED_DEADLINE task's kernel deadline D − J."""
+
+
+class Overload(TypedDict):
+    """The shortest interval whose demand exceeds its length (EDF)."""
+
+    interval_ns: int
+    demand_ns: int
+
+
+class EdfReport(TypedDict):
+    """The EDF analysis of one core's SCHED_DEADLINE tasks."""
+
+    tasks: List[str]
+    task_indices: List[int]
+    utilization: float
+    schedulable: bool
+    horizon_ns: Optional[int]
+    overload: Optional[Overload]
+    utilization_above_one: bool
+    reasons: List[str]
 
 
 class PartitionUse(TypedDict):
@@ -106,6 +134,8 @@ class CoreReport(TypedDict):
     memory: List[PartitionUse]
     schedulable: bool
     reasons: List[str]
+    edf: Optional[EdfReport]
+    """The core's SCHED_DEADLINE tasks under EDF, if it has any."""
 
 
 class CrossCoreShare(TypedDict):
