@@ -324,7 +324,7 @@ pub(super) fn analyze_core(
                 + u128::from(overheads.context_switch.0);
             let needed = u128::from(demand)
                 + preemptions.saturating_mul(resume)
-                + interference(&interrupts, d);
+                + edf::interrupts_within(&interrupts, u128::from(d));
             u64::try_from(needed).unwrap_or(u64::MAX)
         });
         reservations.push(Reservation {
@@ -356,17 +356,6 @@ pub(super) fn analyze_core(
         report,
         reservations,
     }))
-}
-
-/// I(t): the most the interrupts can take within a window of length t.
-fn interference(interrupts: &[Interrupt], t: u64) -> u128 {
-    interrupts
-        .iter()
-        .map(|i| {
-            let firings = (u128::from(t) + u128::from(i.jitter_ns)) / u128::from(i.period_ns) + 1;
-            firings.saturating_mul(u128::from(i.cost_ns))
-        })
-        .fold(0, u128::saturating_add)
 }
 
 /// The interrupts of a core whose tasks are `tasks`: the scheduler tick,

@@ -101,6 +101,20 @@ pub struct Interrupt {
     pub jitter_ns: u64,
 }
 
+/// I(t): the most `interrupts` can take within a closed window of length
+/// t, Σ (⌊(t + J)/T⌋ + 1)·ε (saturating; every period > 0). The one home
+/// of the count the demand test, the runtime a job needs and the response
+/// bounds share.
+pub fn interrupts_within(interrupts: &[Interrupt], t: u128) -> u128 {
+    interrupts
+        .iter()
+        .map(|i| {
+            (t.saturating_add(u128::from(i.jitter_ns)) / u128::from(i.period_ns) + 1)
+                .saturating_mul(u128::from(i.cost_ns))
+        })
+        .fold(0, u128::saturating_add)
+}
+
 impl Interrupt {
     /// The interrupt as a task whose dbf is I(t): deadline 0.
     fn as_task(self) -> EdfTask {

@@ -25,7 +25,7 @@
 //! that busy period is unbounded (utilization 1) or the offsets are too
 //! many to try, no bound is given (the caller keeps the deadline).
 
-use super::edf::{EdfTask, Interrupt};
+use super::edf::{EdfTask, Interrupt, interrupts_within};
 
 /// The most count evaluations one core may take; the tasks not bounded by
 /// then keep their deadlines as their bounds: about a second.
@@ -41,17 +41,6 @@ const LIMIT_NS: u128 = 1 << 61;
 /// How many rounds the busy-period recurrence may take (it creeps near
 /// utilization 1).
 const BUSY_PERIOD_ROUNDS: u32 = 100_000;
-
-/// The interrupts' most within a closed window of length t (saturating).
-fn interrupts_within(interrupts: &[Interrupt], t: u128) -> u128 {
-    interrupts
-        .iter()
-        .map(|i| {
-            (t.saturating_add(u128::from(i.jitter_ns)) / u128::from(i.period_ns) + 1)
-                .saturating_mul(u128::from(i.cost_ns))
-        })
-        .fold(0, u128::saturating_add)
-}
 
 /// The jobs of `task` woken within a window of length t: ⌈(t + J)/T⌉.
 fn woken_within(task: &EdfTask, t: u128) -> u128 {
