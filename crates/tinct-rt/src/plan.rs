@@ -8,15 +8,15 @@ use crate::kernels::memory_percent;
 use crate::limits::{MAX_TIME_NS, MIN_WORKING_SET_BYTES};
 use crate::pipeline::{CacheNeighbours, Placement, PlacementPolicy};
 use crate::spec::{
-    BlockingShows, Bound, ChannelSpec, OWN_TIMER, Phase, Policy, ProgramSpec, RunSpec, Scheduling,
-    Step, TOP_TASK_PRIORITY, TaskSpec,
+    BlockingShows, Bound, ChannelSpec, DeadlineParams, OWN_TIMER, Phase, Policy, ProgramSpec,
+    RunSpec, Scheduling, Step, TOP_TASK_PRIORITY, TaskSpec,
 };
 use crate::{Result, RtError};
 use std::path::Path;
 use tinct_core::analysis::Analysis;
 use tinct_core::limits::Limit;
 use tinct_core::model::{Kernel, ProgramBody, Task, TaskSet, Trigger, Work};
-use tinct_core::units::Bytes;
+use tinct_core::units::{Bytes, Nanos};
 
 /// Each task's rank among the tasks of its core (1: the highest), from the
 /// set's `ranks`; tasks without a core rank among those without one.
@@ -90,12 +90,12 @@ impl RunSpec {
                 expected,
                 found,
             };
-            if task.is_deadline() {
+            let reservation = task.is_deadline();
+            if reservation && policy != PlacementPolicy::Static {
                 return Err(bad(
                     "policy",
-                    "\"fifo\": running a task-set file's SCHED_DEADLINE reservations is not \
-                     implemented yet (`tinct analyze` checks them; rt-app files run \
-                     `policy: SCHED_DEADLINE` threads)"
+                    "\"fifo\" under `--placement os` or `affinity`: a SCHED_DEADLINE reservation \
+                     runs on its core (partitioned EDF, as `tinct analyze` checks it)"
                         .into(),
                     "\"deadline\"".into(),
                 ));
@@ -207,13 +207,19 @@ impl RunSpec {
                     period_ns: task.period.0,
                 });
             }
+            let scheduling = if reservation {
+                reservation_scheduling(set, i, analysis.and_then(|a| a.tasks.get(i)))
+                    .map_err(|(field, expected, found)| bad(field, expected, found))?
+            } else {
+                // At most TOP_TASK_PRIORITY, so it fits a u8.
+                Scheduling::of(Policy::Fifo(
+                    u8::try_from(fifo).unwrap_or(TOP_TASK_PRIORITY),
+                ))
+            };
             tasks.push(TaskSpec {
                 name: task.name.clone(),
                 cpus,
-                // At most TOP_TASK_PRIORITY, so it fits a u8.
-                scheduling: Scheduling::of(Policy::Fifo(
-                    u8::try_from(fifo).unwrap_or(TOP_TASK_PRIORITY),
-                )),
+                scheduling,
                 deadline_ns: Some(task.deadline.0),
                 offset_ns: 0,
                 jitter_ns: 0,
@@ -348,6 +354,53 @@ impl Body {
             },
         }
     }
+}
+
+/// The SCHED_DEADLINE parameters of reservation `index` of `set`: the
+/// runtime and kernel deadline (D − J) the analysis gives (`report`), or
+/// without an analysis the file's `runtime` and the deadline D; the period
+/// T. Refused (field, expected, found) when there is no runtime, or when
+/// it exceeds the deadline, which the kernel would refuse.
+fn reservation_scheduling(
+    set: &TaskSet,
+    index: usize,
+    report: Option<&tinct_core::analysis::TaskReport>,
+) -> std::result::Result<Scheduling, (&'static str, String, String)> {
+    let task = &set.tasks[index];
+    let runtime = report
+        .and_then(|r| r.runtime_ns)
+        .or(task.runtime.map(|r| r.0))
+        .ok_or_else(|| {
+            (
+                "runtime",
+                "a runtime: the analysis derives it, but it refused this set (see `tinct \
+                 analyze`), so the file must give one"
+                    .to_string(),
+                "none".to_string(),
+            )
+        })?;
+    let deadline = report
+        .and_then(|r| r.kernel_deadline_ns)
+        .unwrap_or(task.deadline.0);
+    if runtime > deadline {
+        return Err((
+            "runtime",
+            format!(
+                "a runtime within the kernel deadline {} (D less the release jitter and \
+                 latency): sched_setattr refuses more",
+                Nanos(deadline)
+            ),
+            Nanos(runtime).to_string(),
+        ));
+    }
+    Ok(Scheduling {
+        deadline: Some(DeadlineParams {
+            runtime_ns: runtime,
+            deadline_ns: deadline,
+            period_ns: task.period.0,
+        }),
+        ..Scheduling::of(Policy::Deadline)
+    })
 }
 
 /// Reads a planned task-set file, analyzes it (kim2013 Eq. 1-3, for the

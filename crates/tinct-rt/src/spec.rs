@@ -805,6 +805,33 @@ impl RunSpec {
         groups.dedup();
         groups
     }
+
+    /// The CPUs that need a root domain of their own: each the one CPU of
+    /// a task (or phase) that runs under SCHED_DEADLINE pinned to it, as a
+    /// partitioned EDF plan does (see `tinct_sys::dl_partitions`). A
+    /// deadline thread allowed more CPUs runs in the machine's root domain.
+    pub fn deadline_cpus(&self) -> Vec<u32> {
+        let mut cpus: Vec<u32> = self
+            .tasks
+            .iter()
+            .flat_map(|t| {
+                let whole = (t.scheduling.policy == Policy::Deadline).then_some(t.cpus.as_deref());
+                let phases = t.phases.iter().filter_map(|p| {
+                    p.scheduling
+                        .filter(|s| s.policy == Policy::Deadline)
+                        .map(|_| p.cpus.as_deref().or(t.cpus.as_deref()))
+                });
+                whole.into_iter().chain(phases)
+            })
+            .filter_map(|cpus| match cpus {
+                Some(&[cpu]) => Some(cpu),
+                _ => None,
+            })
+            .collect();
+        cpus.sort_unstable();
+        cpus.dedup();
+        cpus
+    }
 }
 
 #[cfg(test)]

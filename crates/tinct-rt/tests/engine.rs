@@ -281,6 +281,34 @@ fn a_deadline_thread_runs_under_its_reservation() {
     );
 }
 
+/// A deadline thread pinned to one CPU runs there, in a root domain of
+/// that CPU alone (`tinct_sys::dl_partitions`), not on every CPU.
+#[test]
+fn a_deadline_thread_pinned_to_one_cpu_runs_there() {
+    let Some(_serial) = privileged_serial("SCHED_DEADLINE in a cpuset partition") else {
+        return;
+    };
+    if let Err(e) = tinct_sys::dl_partitions::v1_mount_point() {
+        eprintln!("skipped: partitions need the cpuset controller on cgroup v1: {e}");
+        return;
+    }
+    let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
+    let result = run_rtapp(
+        &format!(
+            r#"{{ "tasks": {{ "dl": {{ "policy": "SCHED_DEADLINE", "dl-runtime": 3000,
+              "dl-period": 20000, "cpus": [{cpu}], "runtime": 1000,
+              "timer": {{ "ref": "t", "period": 20000 }} }} }} }}"#
+        ),
+        200 * MS,
+    );
+    let r = records(&result, "dl");
+    assert!(r.len() >= 5, "{} jobs", r.len());
+    for job in r.iter().filter(|j| j.started()) {
+        assert_eq!(job.policy, Policy::Deadline);
+        assert_eq!((job.cpu, job.cpu_end), (cpu, cpu), "job {}", job.job);
+    }
+}
+
 #[test]
 fn the_watchdog_guards_real_time_jobs_only_by_default_and_can_be_off() {
     let Some(_serial) = privileged_serial("SCHED_FIFO threads") else {

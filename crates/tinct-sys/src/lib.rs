@@ -40,6 +40,7 @@ pub mod color_probe;
 #[cfg(feature = "serde")]
 pub mod color_source;
 pub mod cpulist;
+pub mod dl_partitions;
 pub mod doctor;
 mod error;
 pub mod huge_buffer;

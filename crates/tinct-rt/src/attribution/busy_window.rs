@@ -14,10 +14,18 @@ use tinct_sys::sched::Policy;
 /// switch between them takes microseconds).
 pub const BUSY_GAP_NS: u64 = 100_000;
 
-/// The priority a task's jobs run at (FIFO/RR priority, else 0).
+/// The level above every SCHED_FIFO/RR priority (1..=99) that
+/// SCHED_DEADLINE threads run at.
+const DEADLINE_LEVEL: u8 = 100;
+
+/// The priority a task's jobs run at: FIFO/RR priority; above them all
+/// for a SCHED_DEADLINE reservation, which preempts every FIFO thread
+/// (all reservations share the level: under EDF any of them can run
+/// before another); else 0.
 pub(super) fn priority(task: &TaskRun) -> u8 {
     match task.spec.scheduling.policy {
         Policy::Fifo(p) | Policy::RoundRobin(p) => p,
+        Policy::Deadline => DEADLINE_LEVEL,
         _ => 0,
     }
 }

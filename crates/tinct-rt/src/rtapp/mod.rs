@@ -1059,7 +1059,7 @@ mod tests {
             .contains("watchdog")
         );
         assert!(
-            rejected(r#"{ "tasks": { "a": { "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "cpus": [0], "run": 1 } } }"#)
+            rejected(r#"{ "tasks": { "a": { "policy": "SCHED_DEADLINE", "dl-runtime": 1000, "cpus": [0, 1], "run": 1 } } }"#)
                 .contains("EPERM")
         );
         assert!(

@@ -540,7 +540,13 @@ pub(super) fn parse_task(
             )
         }
     };
-    check_policy_and_placement(ctx, &path, &scheduling, cpus.is_some(), taskgroup.is_some())?;
+    check_policy_and_placement(
+        ctx,
+        &path,
+        &scheduling,
+        cpus.as_deref(),
+        taskgroup.is_some(),
+    )?;
     for phase in &phases {
         let effective = phase.scheduling.unwrap_or(scheduling);
         let phase_path = ["tasks", name, "phases", phase.name.as_str()];
@@ -548,7 +554,7 @@ pub(super) fn parse_task(
             ctx,
             &phase_path,
             &effective,
-            phase.cpus.is_some() || cpus.is_some(),
+            phase.cpus.as_deref().or(cpus.as_deref()),
             phase.taskgroup.is_some() || taskgroup.is_some(),
         )?;
     }
@@ -611,12 +617,14 @@ pub(super) fn give_unique_timers(thread: &mut TaskSpec, registry: &mut Registry)
 }
 
 /// rt-app's rule: a task group only for SCHED_OTHER and SCHED_IDLE; and
-/// the kernel's: a SCHED_DEADLINE thread cannot be pinned (EPERM).
+/// the kernel's: a SCHED_DEADLINE thread's affinity is its whole root
+/// domain (EPERM otherwise), which tinct can make of one CPU
+/// (`tinct_sys::dl_partitions`) but not of a subset of several.
 fn check_policy_and_placement(
     ctx: &Ctx<'_>,
     path: &[&str],
     scheduling: &Scheduling,
-    pinned: bool,
+    cpus: Option<&[u32]>,
     grouped: bool,
 ) -> Result<()> {
     if grouped && !matches!(scheduling.policy, Policy::Other | Policy::Idle) {
@@ -627,13 +635,17 @@ fn check_policy_and_placement(
             scheduling.policy.kernel_name(),
         ));
     }
-    if pinned && scheduling.policy == Policy::Deadline {
+    if let Some(cpus) = cpus
+        && cpus.len() > 1
+        && scheduling.policy == Policy::Deadline
+    {
         return Err(ctx.error(
             path,
             format!("`cpus` in {}", where_(path)),
-            "no `cpus` for a SCHED_DEADLINE thread: the kernel refuses (EPERM) a deadline \
-             thread whose affinity is not its whole root domain",
-            "`cpus` with SCHED_DEADLINE",
+            "one CPU or no `cpus` for a SCHED_DEADLINE thread: the kernel refuses (EPERM) a \
+             deadline thread whose affinity is not its whole root domain; tinct makes one CPU \
+             a root domain of its own (partitioned EDF), not a subset of several",
+            format!("{} CPUs with SCHED_DEADLINE", cpus.len()),
         ));
     }
     Ok(())

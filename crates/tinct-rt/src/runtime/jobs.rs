@@ -14,7 +14,7 @@ use crate::counters::JobCounters;
 use crate::kernels::{JobWork, KernelState, Ran, splitmix64};
 use crate::record::{Flow, JobRecord, Outcome};
 use crate::shared_log::{InFlight, TaskLog};
-use crate::spec::{Phase, Scheduling, Step, TaskSpec, WatchdogMode};
+use crate::spec::{Phase, Step, TaskSpec, WatchdogMode};
 use crate::watchdog::{Shared, StopReason};
 use std::sync::atomic::Ordering;
 use tinct_sys::program::Reply;
@@ -37,6 +37,8 @@ pub(super) struct Prepared<'a> {
     pub(super) all_cpus: Vec<u32>,
     /// Open `cgroup.threads` files of the run's task groups, by name.
     pub(super) groups: &'a [(String, std::fs::File)],
+    /// The cpuset `tasks` file of each partitioned deadline CPU.
+    pub(super) partitions: &'a [(u32, std::fs::File)],
     /// State of the release-jitter generator.
     pub(super) jitter_state: u64,
     /// The task's program, when its body is one (started before the
@@ -378,8 +380,10 @@ fn enter_phase<'t>(
         *cpus_now = wanted;
     }
     if let Some(scheduling) = &phase.scheduling
-        && !apply_scheduling(cx, p, scheduling)
+        && let Err(e) =
+            super::deadline::switch_policy(scheduling, wanted, p.partitions, &p.all_cpus)
     {
+        cx.fail(&e);
         return false;
     }
     if let Some(group) = &phase.taskgroup
@@ -389,24 +393,6 @@ fn enter_phase<'t>(
         return false;
     }
     true
-}
-
-/// Sets `scheduling` on the calling thread (a deadline thread first gets
-/// every CPU back: the kernel refuses a pinned one).
-pub(super) fn apply_scheduling(cx: &Context<'_>, p: &Prepared, scheduling: &Scheduling) -> bool {
-    if scheduling.policy == tinct_sys::sched::Policy::Deadline
-        && tinct_sys::sched::set_affinity(&p.all_cpus).is_err()
-    {
-        cx.fail("a SCHED_DEADLINE thread needs every CPU of its root domain");
-        return false;
-    }
-    match tinct_sys::sched::set_scheduling(scheduling) {
-        Ok(()) => true,
-        Err(e) => {
-            cx.fail(&e.to_string());
-            false
-        }
-    }
 }
 
 /// Moves the calling thread into task group `group` through its open

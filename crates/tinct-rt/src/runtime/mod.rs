@@ -25,12 +25,14 @@
 //!
 //! Private modules, each with one job: `result` (options and results),
 //! `threads` (an in-process run: the task threads, the watchdog, signals,
-//! task groups), `task` (one task thread's setup), `jobs` (its job loop:
+//! task groups), `deadline` (the root domain of a SCHED_DEADLINE thread
+//! and the kernel's refusals), `task` (one task thread's setup), `jobs` (its job loop:
 //! the event engine), `objects` (the run's mutexes, condition variables,
 //! barriers, timers and fork gates while it runs), `supervised`
 //! (the forked child and its supervisor) and `wire` (what the child hands
 //! its parent).
 
+mod deadline;
 mod jobs;
 mod objects;
 mod result;

@@ -3,6 +3,7 @@
 //! scheduling, wait for the common release (a forked thread: for its
 //! fork), then run the job loop ([`super::jobs`]).
 
+use super::deadline::switch_policy;
 use super::jobs::{Context, Prepared, join_group, release_jobs};
 use super::objects::Objects;
 use super::result::{TaskRun, WorkNote};
@@ -53,6 +54,8 @@ pub(super) struct TaskSetup<'a> {
     pub(super) log: TaskLog<'a>,
     pub(super) objects: &'a Objects,
     pub(super) groups: &'a [(String, std::fs::File)],
+    /// The cpuset `tasks` file of each partitioned deadline CPU.
+    pub(super) partitions: &'a [(u32, std::fs::File)],
     /// Per timer of the run: used by this thread only.
     pub(super) own_timers: Vec<bool>,
     /// Mutexes of the run (the most this thread can hold).
@@ -81,6 +84,7 @@ pub(super) fn task_thread(
         log,
         objects,
         groups,
+        partitions,
         own_timers,
         mutexes,
         all_cpus,
@@ -103,6 +107,7 @@ pub(super) fn task_thread(
             compute_ns,
             compute_rates,
             groups,
+            partitions,
             mutexes,
             &all_cpus,
             seed ^ index as u64,
@@ -124,7 +129,9 @@ pub(super) fn task_thread(
         {
             return Err(format!("could not move the thread into task group {group}"));
         }
-        set_scheduling(&scheduling, &all_cpus)?;
+        if scheduling != Scheduling::other() {
+            switch_policy(&scheduling, task.cpus.as_deref(), partitions, &all_cpus)?;
+        }
         Ok(p)
     });
     if let Err(message) = &prepared {
@@ -317,30 +324,6 @@ fn finish_program(task: &TaskSpec, program: tinct_sys::program::Program) -> supe
     }
 }
 
-/// Sets the thread's scheduling before the release; a deadline thread gets
-/// every CPU first (the kernel refuses a pinned one).
-fn set_scheduling(scheduling: &Scheduling, all_cpus: &[u32]) -> Result<(), String> {
-    if scheduling.policy == Policy::Deadline {
-        tinct_sys::sched::set_affinity(all_cpus).map_err(|e| e.to_string())?;
-    }
-    if *scheduling != Scheduling::other() {
-        tinct_sys::sched::set_scheduling(scheduling).map_err(|e| {
-            let busy = matches!(&e, tinct_sys::Error::Syscall { source, .. }
-                if source.raw_os_error() == Some(libc::EBUSY));
-            if busy && scheduling.policy == Policy::Deadline {
-                format!(
-                    "{e}: the kernel's admission control refused the reservation (the run's \
-                     deadline reservations exceed the real-time bandwidth, \
-                     sched_rt_runtime_us / sched_rt_period_us of every CPU)"
-                )
-            } else {
-                e.to_string()
-            }
-        })?;
-    }
-    Ok(())
-}
-
 /// A forked thread waits (polling every millisecond) until a `fork` event
 /// gives it its slot; its first release is that instant. `None` if the
 /// run ends first.
@@ -367,6 +350,7 @@ fn prepare<'a>(
     compute_ns: Option<f64>,
     compute_rates: &SharedComputeRates,
     groups: &'a [(String, std::fs::File)],
+    partitions: &'a [(u32, std::fs::File)],
     mutexes: usize,
     all_cpus: &[u32],
     seed: u64,
@@ -444,6 +428,7 @@ fn prepare<'a>(
         held: Vec::with_capacity(mutexes),
         all_cpus: all_cpus.to_vec(),
         groups,
+        partitions,
         jitter_state: seed ^ 0x6a09_e667_f3bc_c909,
         program: None,
         program_ready: String::new(),

@@ -81,6 +81,17 @@ pub(super) fn run_here(
             return Err(e);
         }
     };
+    let (mut dl_partitions, partition_files, dl_notes) =
+        match super::deadline::partitions(spec, options.realtime) {
+            Ok(partitions) => partitions,
+            Err(e) => {
+                drop(run_groups);
+                drop(backings);
+                unlock();
+                return Err(e);
+            }
+        };
+    notes.extend(dl_notes);
     let shared = Arc::new(Shared::stopped_by(
         spec.tasks.iter().map(|t| t.name.clone()).collect(),
         stop.shared(),
@@ -110,9 +121,18 @@ pub(super) fn run_here(
             logs,
             &objects,
             &groups,
+            &partition_files,
         )
     });
     drop(groups);
+    drop(partition_files);
+    if let Some(partitions) = dl_partitions.as_mut()
+        && let Err(e) = partitions.remove()
+    {
+        notes.push(format!(
+            "removing the run's deadline partitions failed: {e}"
+        ));
+    }
     if let Some(run_groups) = run_groups.as_mut()
         && let Err(e) = run_groups.remove()
     {
@@ -204,6 +224,7 @@ fn run_threads<'scope, 'env>(
     logs: &'env Logs<'env>,
     objects: &'env Objects,
     groups: &'env [(String, std::fs::File)],
+    partitions: &'env [(u32, std::fs::File)],
 ) -> RunResult {
     let log = logs.jobs;
     let n = spec.tasks.len();
@@ -231,6 +252,7 @@ fn run_threads<'scope, 'env>(
                 log: log.writer(index),
                 objects,
                 groups,
+                partitions,
                 own_timers: own_timers(spec, index),
                 mutexes: spec.resources.mutexes.len(),
                 all_cpus: all_cpus.clone(),

@@ -1,0 +1,117 @@
+//! SCHED_DEADLINE threads of a run: the root domain each enters before
+//! `sched_setattr`, and the kernel's refusals in words.
+//!
+//! A thread pinned to one CPU enters that CPU's partition (a root domain
+//! of its own, [`tinct_sys::dl_partitions`], made for the run when
+//! [`RunSpec::deadline_cpus`] names CPUs); any other deadline thread gets
+//! every CPU of the run back, since the kernel admits a reservation only
+//! for a thread whose affinity covers its root domain.
+
+use crate::spec::RunSpec;
+use crate::{Result, RtError};
+use std::fs::File;
+use tinct_sys::dl_partitions::{DeadlinePartitions, join_cpuset};
+use tinct_sys::sched::{Policy, Scheduling};
+
+/// The open cpuset `tasks` file of each partitioned CPU.
+pub(super) type PartitionFiles = Vec<(u32, File)>;
+
+/// The run's partitions (none when no deadline thread is pinned to one
+/// CPU, or when the run is not real-time) with a note for the result.
+pub(super) fn partitions(
+    spec: &RunSpec,
+    realtime: bool,
+) -> Result<(Option<DeadlinePartitions>, PartitionFiles, Vec<String>)> {
+    let cpus = spec.deadline_cpus();
+    if cpus.is_empty() || !realtime {
+        return Ok((None, Vec::new(), Vec::new()));
+    }
+    let list = tinct_sys::format_cpu_list(&cpus);
+    let refused = |e: tinct_sys::Error| RtError::Privilege {
+        what: format!(
+            "SCHED_DEADLINE threads pinned to CPUs {list} need each CPU as a root domain of \
+             its own (the kernel refuses a reservation whose affinity is narrower than its \
+             root domain), made with cpusets: {e}"
+        ),
+        fix: "run as root on a system with the cpuset controller on cgroup v1 (mount -t \
+              cgroup -o cpuset cpuset /sys/fs/cgroup/cpuset), or give the deadline tasks \
+              every CPU (global EDF, not what `tinct analyze` checks)"
+            .into(),
+    };
+    let partitions = DeadlinePartitions::create(&cpus).map_err(refused)?;
+    let files = cpus
+        .iter()
+        .map(|&cpu| partitions.tasks_file(cpu).map(|file| (cpu, file)))
+        .collect::<tinct_sys::Result<PartitionFiles>>()
+        .map_err(refused)?;
+    let note = format!(
+        "CPUs {list} were root domains of their own for the run's SCHED_DEADLINE threads \
+         (cpusets under {}, load balancing of the root cpuset off for the run and restored)",
+        partitions
+            .dir_of(cpus[0])
+            .and_then(|d| d.parent())
+            .map_or_else(String::new, |d| d.display().to_string())
+    );
+    Ok((Some(partitions), files, vec![note]))
+}
+
+/// Sets `scheduling` on the calling thread, whose CPUs are `cpus` (`None`:
+/// unpinned). A deadline thread first enters its root domain: its CPU's
+/// partition, or every CPU of the run. Errors are in words, with what to
+/// change.
+pub(super) fn switch_policy(
+    scheduling: &Scheduling,
+    cpus: Option<&[u32]>,
+    partitions: &[(u32, File)],
+    all_cpus: &[u32],
+) -> std::result::Result<(), String> {
+    if scheduling.policy == Policy::Deadline {
+        let partition = match cpus {
+            Some(&[cpu]) => partitions.iter().find(|(c, _)| *c == cpu),
+            _ => None,
+        };
+        match partition {
+            Some((cpu, tasks)) => join_cpuset(tasks)
+                .map_err(|e| format!("entering the root domain of CPU {cpu} failed: {e}"))?,
+            None => tinct_sys::sched::set_affinity(all_cpus).map_err(|e| {
+                format!("a SCHED_DEADLINE thread needs every CPU of its root domain: {e}")
+            })?,
+        }
+    }
+    tinct_sys::sched::set_scheduling(scheduling).map_err(|e| explain(scheduling, &e))
+}
+
+/// `sched_setattr`'s refusal of `scheduling` in words.
+fn explain(scheduling: &Scheduling, error: &tinct_sys::Error) -> String {
+    let errno = match error {
+        tinct_sys::Error::Syscall { source, .. } => source.raw_os_error(),
+        _ => None,
+    };
+    if scheduling.policy != Policy::Deadline {
+        return error.to_string();
+    }
+    let why = match errno {
+        Some(libc::EBUSY) => "the kernel's admission control refused the reservation: the \
+             reservations of its root domain would exceed sched_rt_runtime_us / \
+             sched_rt_period_us of its CPUs (`tinct analyze` reports a core over that limit)"
+            .to_string(),
+        Some(libc::EPERM) => "the thread's CPUs are not a whole root domain (a pinned \
+             reservation needs its CPU partitioned), or the process lacks CAP_SYS_NICE"
+            .to_string(),
+        Some(libc::EINVAL) => {
+            let sysctl = |name: &str| {
+                std::fs::read_to_string(format!("/proc/sys/kernel/{name}"))
+                    .map_or_else(|_| "?".into(), |v| v.trim().to_string())
+            };
+            format!(
+                "the kernel refused the parameters: it wants 1024 ns ≤ runtime ≤ deadline ≤ \
+                 period, and a period within sched_deadline_period_min_us ({} µs) .. \
+                 sched_deadline_period_max_us ({} µs)",
+                sysctl("sched_deadline_period_min_us"),
+                sysctl("sched_deadline_period_max_us")
+            )
+        }
+        _ => return error.to_string(),
+    };
+    format!("{error}: {why}")
+}
