@@ -650,3 +650,66 @@ fn the_static_placement_reserves_each_core_its_own_partitions() {
         "{json}"
     );
 }
+
+/// Issue 30: `--policy deadline` plans every task as a SCHED_DEADLINE
+/// reservation under EDF: a set fixed priorities cannot place is placed,
+/// the plan says EDF and re-analyses as schedulable; what a reservation
+/// cannot be is bad input naming the task and the field.
+#[test]
+fn policy_deadline_plans_reservations_under_edf() {
+    let file = example("edf-plan.toml");
+    let fixed = tinct().arg("plan").arg(&file).exits(1);
+    assert!(stdout(&fixed).contains("NOT SCHEDULABLE") || stderr(&fixed).contains("slow"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("plan.toml");
+    let planned = tinct()
+        .args(["plan", "--policy", "deadline", "-o"])
+        .arg(&out)
+        .arg(&file)
+        .exits(0);
+    let text = stdout(&planned);
+    assert!(text.contains("┆ EDF  ┆"), "{text}");
+    assert!(text.contains("plan written to"), "{text}");
+    let analysis = analyze_json(&out, &[]);
+    assert_eq!(analysis["schedulable"], true);
+    assert_eq!(analysis["cores"][0]["edf"]["schedulable"], true);
+    for task in analysis["tasks"].as_array().unwrap() {
+        assert_eq!(task["policy"], "deadline", "{task}");
+    }
+
+    let blocked = std::fs::read_to_string(&file)
+        .unwrap()
+        .replace("wcet = \"2ms\"\n", "wcet = \"2ms\"\nblocking = \"1ms\"\n");
+    let blocked = write(dir.path(), "blocked.toml", blocked);
+    let said = common::bad_input([
+        "plan".as_ref(),
+        "--policy".as_ref(),
+        "deadline".as_ref(),
+        blocked.as_os_str(),
+    ]);
+    assert!(
+        said.contains("blocked.toml:15: task 'fast' field `blocking`"),
+        "{said}"
+    );
+    let mixed = std::fs::read_to_string(&file).unwrap().replacen(
+        "period = \"4ms\"\n",
+        "period = \"4ms\"\npolicy = \"deadline\"\n",
+        1,
+    );
+    let mixed = write(dir.path(), "mixed.toml", mixed);
+    let said = common::bad_input(["plan".as_ref(), mixed.as_os_str()]);
+    assert!(
+        said.contains("is a SCHED_DEADLINE reservation and task 'slow' is not"),
+        "{said}"
+    );
+    let said = common::bad_input([
+        "plan".as_ref(),
+        "--placement".as_ref(),
+        "static".as_ref(),
+        mixed.as_os_str(),
+    ]);
+    assert!(
+        said.contains("the static placement places SCHED_FIFO tasks"),
+        "{said}"
+    );
+}

@@ -42,6 +42,9 @@ pub struct PlanArgs<'a, 'py> {
     pub keep_free: bool,
     /// Seconds before stopping with the tasks placed so far.
     pub timeout: Option<&'a Bound<'py, PyAny>>,
+    /// "deadline": every task a SCHED_DEADLINE reservation (`None`: each
+    /// task's own policy).
+    pub policy: Option<&'a str>,
 }
 
 /// An algorithm by the name the CLI and the files use.
@@ -60,9 +63,22 @@ pub fn algorithm(name: &str) -> PyResult<Algorithm> {
 /// Plans `set` with the GIL released.
 pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs<'_, '_>) -> PyResult<PyPlan> {
     let algorithm = algorithm(args.algorithm)?;
+    let reservations = match args.policy {
+        None => None,
+        Some("deadline") => Some(
+            alloc::as_reservations(&set.set, &set.file).map_err(|why| bad_argument("task", why))?,
+        ),
+        Some(other) => {
+            return Err(bad_argument(
+                "policy",
+                format!("policy: expected \"deadline\", found \"{other}\""),
+            ));
+        }
+    };
+    let inner = reservations.as_ref().unwrap_or(&set.set);
     // Refused as `tinct plan` refuses it (exit 2).
     let budget =
-        alloc::check_request(&set.set, &set.file, args.partitions).map_err(
+        alloc::check_request(inner, &set.file, args.partitions).map_err(
             |refusal| match refusal {
                 // The set itself: a shared resource or reservations.
                 PlanRefusal::Unsupported(why) => bad_argument("task", why),
@@ -82,7 +98,6 @@ pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs<'_, '_>) -> PyResul
         keep_free: args.keep_free,
         stop: Some(&stop),
     };
-    let inner = &set.set;
     let plan = py.detach(|| alloc::plan(inner, algorithm, &options));
     Ok(PyPlan {
         set: set.clone(),

@@ -255,10 +255,12 @@ impl PyTaskSet {
     /// of 2 000 000 per MinCacheAlloc call (`None`: that default; 0 or
     /// `exact=True` search exhaustively, as `tinct plan --node-budget 0`
     /// and `--exact`), leftover partitions spent unless `keep_free`.
-    /// `timeout` (seconds) stops with the tasks placed so far.
+    /// `timeout` (seconds) stops with the tasks placed so far. `policy =
+    /// "deadline"` plans every task as a SCHED_DEADLINE reservation under
+    /// EDF, as `tinct plan --policy deadline`.
     #[pyo3(
-        signature = (algorithm = None, partitions = None, node_budget = None, exact = None, keep_free = None, timeout = None),
-        text_signature = "($self, algorithm=\"cata\", partitions=None, node_budget=None, exact=False, keep_free=False, timeout=None)"
+        signature = (algorithm = None, partitions = None, node_budget = None, exact = None, keep_free = None, timeout = None, policy = None),
+        text_signature = "($self, algorithm=\"cata\", partitions=None, node_budget=None, exact=False, keep_free=False, timeout=None, policy=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn plan(
@@ -270,7 +272,11 @@ impl PyTaskSet {
         exact: Option<&Bound<'_, PyAny>>,
         keep_free: Option<&Bound<'_, PyAny>>,
         timeout: Option<&Bound<'_, PyAny>>,
+        policy: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyPlan> {
+        let policy = policy
+            .map(|p| units::text(p, "policy", "\"deadline\""))
+            .transpose()?;
         let algorithm = algorithm
             .map(|a| units::text(a, "algorithm", "\"cata\", \"bfd\" or \"wfd\""))
             .transpose()?;
@@ -287,6 +293,7 @@ impl PyTaskSet {
             node_budget: if exact { None } else { search.node_budget },
             keep_free,
             timeout,
+            policy: policy.as_deref(),
         };
         crate::plan::plan(py, self, &args)
     }

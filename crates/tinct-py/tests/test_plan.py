@@ -122,3 +122,23 @@ def test_node_budget_zero_is_exhaustive_as_everywhere():
             s.plan(node_budget=budget)
         with pytest.raises(tinct.BadInput, match="node_budget: expected a whole number from 0"):
             tinct.experiment.random_params(node_budget=budget)
+
+EDF_PLAN = REPO / "examples" / "edf-plan.toml"
+
+
+def test_policy_deadline_plans_reservations_as_the_cli_does(tmp_path):
+    """Issue 30: ``plan(policy="deadline")`` is ``tinct plan --policy deadline``."""
+    s = tinct.TaskSet.load(EDF_PLAN)
+    assert not s.plan().schedulable, "rate-monotonic priorities miss"
+    out = tmp_path / "plan.toml"
+    done = run_cli("plan", "--json", "--policy", "deadline", "-o", str(out), str(EDF_PLAN))
+    theirs = __import__("json").loads(done.stdout)
+    for key in ("file", "output", "refill_source"):
+        theirs.pop(key)
+    plan = s.plan(policy="deadline")
+    assert plan.schedulable
+    assert_identical(plan.report, theirs)
+    assert all(t["policy"] == "deadline" for c in plan.report["cores"] for t in c["tasks"])
+    assert tinct.TaskSet.load(out) == plan.planned
+    with pytest.raises(tinct.BadInput, match='policy: expected "deadline", found "edf"'):
+        s.plan(policy="edf")

@@ -14,7 +14,8 @@ use std::time::Duration;
 use tinct_core::TaskSet;
 use tinct_core::alloc::{
     Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanRefusal, PlanReport,
-    SearchOptions, check_graph, check_request, place_static, plan, reservations_unsupported,
+    SearchOptions, as_reservations, check_graph, check_request, place_static, plan,
+    reservations_unsupported,
 };
 use tinct_core::format::write_file;
 use tinct_core::timeout::{parse_timeout, stop_after};
@@ -39,6 +40,14 @@ impl From<AlgorithmArg> for Algorithm {
             AlgorithmArg::Wfd => Algorithm::Wfd,
         }
     }
+}
+
+/// The scheduling policy `--policy` plans every task under.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PolicyArg {
+    /// SCHED_DEADLINE reservations: partitioned EDF, each core checked
+    /// with the EDF demand test and its cache terms (docs/EDF.md).
+    Deadline,
 }
 
 /// A placement policy for the affinity graph.
@@ -90,6 +99,11 @@ pub struct Args {
     /// report says so, and the exit status is 1 unless every task was placed.
     #[arg(long, value_parser = parse_timeout, value_name = "DURATION")]
     pub timeout: Option<Duration>,
+    /// Plan every task as this policy: `deadline` makes each a
+    /// SCHED_DEADLINE reservation (default: each task's own `policy`; a set
+    /// whose tasks all say `policy = "deadline"` is planned under EDF).
+    #[arg(long, value_enum, conflicts_with = "placement")]
+    pub policy: Option<PolicyArg>,
     /// Place the affinity graph instead (`static`: tasks on cores so that
     /// the fewest bytes cross cache domains; cores only, partitions as given).
     #[arg(long, value_enum, conflicts_with_all = ["algorithm", "partitions", "keep_free"])]
@@ -116,6 +130,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let (set, refill) =
         crate::calibration::load_task_set(&args.file, args.calibration.as_deref(), args.refill)?;
     let refill_source = refill.describe_value(set.platform.refill);
+    let set = match args.policy {
+        Some(PolicyArg::Deadline) => {
+            as_reservations(&set, &args.file.display().to_string()).map_err(CliError::Input)?
+        }
+        None => set,
+    };
     if args.placement == Some(PlacementArg::Static) {
         check_graph(&set, &args.file.display().to_string())
             .map_err(|e| CliError::Input(e.to_string()))?;

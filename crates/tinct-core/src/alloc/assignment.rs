@@ -105,6 +105,13 @@ pub enum Refusal {
         /// The most partitions the core could have had.
         partitions: u32,
     },
+    /// Reservations (`policy = "deadline"`): the EDF test of the core
+    /// (processor demand, runtimes, admission) fails even with every task
+    /// at its least C and no cache terms.
+    EdfDemand {
+        /// The most partitions the core could have had.
+        partitions: u32,
+    },
     /// Eq. (1) > 1 even with every task at its least C and no cache terms.
     Utilization {
         /// The most partitions the core could have had.
@@ -165,6 +172,11 @@ impl CoreRefusal {
             } => format!(
                 "Eq. (2): task '{}' misses its deadline with {partitions} partition(s) even without cache interference",
                 name(task)
+            ),
+            Refusal::EdfDemand { partitions } => format!(
+                "EDF: the reservations do not fit the core with {partitions} partition(s) even \
+                 without cache interference (processor demand, runtimes or admission; `tinct \
+                 analyze` of a plan names which)"
             ),
             Refusal::Utilization { partitions, .. } => format!(
                 "Eq. (1) > 1 with {partitions} partition(s) even without cache interference"
@@ -370,12 +382,14 @@ impl Assignment {
     /// The task set with `core`, `priority` and `partitions` filled in.
     /// Core j's partitions are numbered after those of cores 0..j, so no
     /// partition is shared across cores (cache reservation, kim2013 III-A).
-    /// Priorities are the effective ranks (1 the highest). Unplaced tasks
+    /// Priorities are the effective ranks (1 the highest); reservations get
+    /// none. Unplaced tasks
     /// keep no core and no partitions.
     pub fn apply(&self, set: &TaskSet, inst: &Instance) -> TaskSet {
         let mut planned = set.clone();
         for (task, alloc) in planned.tasks.iter_mut().zip(&inst.tasks) {
-            task.priority = Some(alloc.rank);
+            // A reservation has no priority: EDF orders its jobs.
+            task.priority = (!task.is_deadline()).then_some(alloc.rank);
             task.core = None;
             task.partitions = None;
         }

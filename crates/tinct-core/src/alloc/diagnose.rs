@@ -54,8 +54,9 @@ pub(crate) fn too_few_partitions(
         })
 }
 
-/// Eq. (2) and Eq. (1) with every task of `order` (priority order) at
-/// C^{partitions} and no cache terms: the best any allocation can do.
+/// Eq. (2) and Eq. (1) (the EDF test, for reservations) with every task
+/// of `order` (priority order) at C^{partitions} and no cache terms: the
+/// best any allocation can do.
 pub(crate) fn best_case(
     inst: &Instance,
     order: &[usize],
@@ -70,6 +71,12 @@ pub(crate) fn best_case(
             .iter()
             .map(|&i| inst.tasks[i].core_task(wcet_of(i), PartitionSet::EMPTY)),
     );
+    if inst.edf {
+        // The EDF test has no per-task miss to name (a demand overload is
+        // the core's).
+        return (!inst.schedulable(&tasks, 0))
+            .then(|| CoreRefusal::on(core, Refusal::EdfDemand { partitions }));
+    }
     if let Some(k) = response_times(&tasks, 0)
         .iter()
         .skip(skip)

@@ -3,7 +3,9 @@
 //! per-job terms the analysis adds (declared jitter, explicit blocking,
 //! overheads).
 
-use crate::analysis::rta::CoreTask;
+use crate::analysis::deadline::{EdfCoreContext, ReservationParams, reservations_fit};
+use crate::analysis::edf::Interrupt;
+use crate::analysis::rta::{CoreTask, core_schedulable};
 use crate::model::TaskSet;
 use crate::partitions::PartitionSet;
 
@@ -86,6 +88,12 @@ pub struct Instance {
     pub refill: u64,
     /// The scheduler tick as a top-priority task, when it is charged.
     pub tick: Option<CoreTask>,
+    /// Every task is a SCHED_DEADLINE reservation: a core is tested with
+    /// the EDF demand test ([`reservations_fit`]) instead of Eq. (2), and
+    /// the ranks are the kernel-deadline order.
+    pub edf: bool,
+    /// δ, ns (the EDF test charges a switch back in per resumption).
+    pub context_switch: u64,
 }
 
 impl Instance {
@@ -93,7 +101,14 @@ impl Instance {
     pub fn new(set: &TaskSet) -> Instance {
         let platform = &set.platform;
         let overheads = &platform.overheads;
-        let ranks = set.ranks();
+        let edf = !set.tasks.is_empty() && set.tasks.iter().all(|t| t.is_deadline());
+        let ranks = if edf {
+            // Kernel-deadline order, D − J (the order the EDF test charges
+            // γ in: a job preempts only jobs of longer kernel deadlines).
+            kernel_deadline_ranks(set)
+        } else {
+            set.ranks()
+        };
         let tasks = set
             .tasks
             .iter()
@@ -132,7 +147,60 @@ impl Instance {
             tick: overheads
                 .tick_period
                 .map(|period| CoreTask::scheduler_tick(overheads.tick.0, period.0)),
+            edf,
+            context_switch: overheads.context_switch.0,
         }
+    }
+
+    /// Whether a core with `tasks` (its tick first, when charged, then its
+    /// tasks in rank order) and refill time `refill` is schedulable: Eq. (2)
+    /// for every task, or for reservations the EDF test of
+    /// `tinct analyze` (the tick, each release and each inactive timer as
+    /// interrupts). Adding a task of a lower rank never makes a `false`
+    /// here `true`, under either test: the pruning of the searches.
+    pub fn schedulable(&self, tasks: &[CoreTask], refill: u64) -> bool {
+        if !self.edf {
+            return core_schedulable(tasks, refill);
+        }
+        let mut interrupts = Vec::new();
+        let mut reservations = Vec::with_capacity(tasks.len());
+        for (index, task) in tasks.iter().enumerate() {
+            if task.pseudo {
+                interrupts.push(Interrupt {
+                    cost_ns: task.wcet,
+                    period_ns: task.period,
+                    jitter_ns: task.jitter,
+                });
+                continue;
+            }
+            reservations.push(ReservationParams {
+                index,
+                wcet: task.wcet,
+                period: task.period,
+                deadline: task.deadline,
+                jitter: task.jitter,
+                partitions: task.partitions,
+                runtime: None,
+            });
+            // Its release and its inactive timer (analysis::deadline).
+            for jitter in [task.jitter, task.deadline] {
+                interrupts.push(Interrupt {
+                    cost_ns: task.interrupt,
+                    period_ns: task.period,
+                    jitter_ns: jitter,
+                });
+            }
+        }
+        interrupts.retain(|i| i.cost_ns > 0);
+        reservations_fit(
+            &reservations,
+            &EdfCoreContext {
+                refill,
+                context_switch: self.context_switch,
+                others: PartitionSet::EMPTY,
+                interrupts: &interrupts,
+            },
+        )
     }
 
     /// A core's task list, starting with the tick when it is charged.
@@ -146,4 +214,20 @@ impl Instance {
         sorted.sort_by_key(|&i| (self.tasks[i].rank, i));
         sorted
     }
+}
+
+/// Each task's rank (1 first) by kernel deadline D − J, ties by position.
+fn kernel_deadline_ranks(set: &TaskSet) -> Vec<u32> {
+    let latency = set.platform.overheads.release_latency.0;
+    let mut order: Vec<usize> = (0..set.tasks.len()).collect();
+    order.sort_by_key(|&i| {
+        let task = &set.tasks[i];
+        let jitter = task.jitter.0.saturating_add(latency);
+        (task.deadline.0.saturating_sub(jitter), i)
+    });
+    let mut ranks = vec![0; order.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        ranks[i] = u32::try_from(rank + 1).unwrap_or(u32::MAX);
+    }
+    ranks
 }

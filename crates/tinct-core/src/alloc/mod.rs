@@ -38,8 +38,9 @@ pub use placement::{
     PlacementOptions, PlacementRefusal, StaticPlacement, UTILIZATION_TOLERANCE, place_static,
 };
 pub use plan::{
-    Plan, PlanOptions, PlanRefusal, PlannedCore, PlannedTask, UnplacedTask, check_graph,
-    check_request, partition_budget, plan, reservations_unsupported, unsupported,
+    Plan, PlanOptions, PlanRefusal, PlannedCore, PlannedTask, UnplacedTask, as_reservations,
+    check_graph, check_request, mixed_policies, partition_budget, plan, reservations_unsupported,
+    unsupported,
 };
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no

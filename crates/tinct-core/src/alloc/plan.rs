@@ -37,8 +37,11 @@ pub struct PlannedTask {
     pub task: usize,
     /// Name.
     pub name: String,
-    /// Priority rank, 1 the highest.
+    /// Priority rank, 1 the highest (0 for a reservation).
     pub priority: u32,
+    /// SCHED_FIFO, or a SCHED_DEADLINE reservation ordered by EDF.
+    #[serde(default)]
+    pub policy: crate::model::TaskPolicy,
     /// S(i), global partition numbers.
     pub partitions: Vec<u32>,
     /// C^{|S(i)|}, ns.
@@ -132,11 +135,12 @@ pub fn partition_budget(set: &TaskSet, file: &str, requested: Option<u32>) -> Re
 }
 
 /// Why CATA, BFD and WFD cannot plan `set`, if they cannot: they place
-/// SCHED_FIFO tasks only, one by one, and do not keep the users of a
+/// either SCHED_FIFO tasks or SCHED_DEADLINE reservations, not both in one
+/// set ([`mixed_policies`]), one by one, and do not keep the users of a
 /// shared resource on one core, which the analysis of resources requires.
 /// Such a set is planned with `place_static` (or its cores given by hand).
 pub fn unsupported(set: &TaskSet) -> Option<String> {
-    if let Some(why) = reservations_unsupported(set) {
+    if let Some(why) = mixed_policies(set) {
         return Some(why);
     }
     set.resources.iter().enumerate().find_map(|(r, resource)| {
@@ -156,17 +160,67 @@ pub fn unsupported(set: &TaskSet) -> Option<String> {
     })
 }
 
-/// Why no placement search (CATA, BFD, WFD or the static placement) can
-/// plan `set`: it has SCHED_DEADLINE tasks, and the searches place
-/// SCHED_FIFO tasks only.
+/// Why CATA, BFD and WFD cannot plan `set`'s policies: some tasks are
+/// SCHED_DEADLINE reservations and some are not. A core is tested either
+/// with the fixed-priority analysis or with the EDF test; mixed cores are
+/// analysed (`tinct analyze`) but not planned.
+pub fn mixed_policies(set: &TaskSet) -> Option<String> {
+    let reservation = set.tasks.iter().find(|t| t.is_deadline())?;
+    let fifo = set.tasks.iter().find(|t| !t.is_deadline())?;
+    Some(format!(
+        "task '{}' is a SCHED_DEADLINE reservation and task '{}' is not: CATA, BFD and WFD \
+         plan every task as a reservation (`--policy deadline`) or none (give the cores of a \
+         mixed set by hand; `tinct analyze` checks it)",
+        reservation.name, fifo.name
+    ))
+}
+
+/// Why the static placement search cannot plan `set`: it has
+/// SCHED_DEADLINE tasks, and that search places SCHED_FIFO tasks only
+/// (CATA, BFD and WFD plan reservations).
 pub fn reservations_unsupported(set: &TaskSet) -> Option<String> {
     let task = set.tasks.iter().find(|t| t.is_deadline())?;
     Some(format!(
-        "task '{}' is a SCHED_DEADLINE reservation (`policy = \"deadline\"`): the placement \
-         searches place SCHED_FIFO tasks, and planning reservations is not implemented yet (give \
-         each task its core and partitions; `tinct analyze` checks them)",
+        "task '{}' is a SCHED_DEADLINE reservation (`policy = \"deadline\"`): the static \
+         placement places SCHED_FIFO tasks; plan reservations with CATA, BFD or WFD (without \
+         --placement)",
         task.name
     ))
+}
+
+/// `set` with every task a SCHED_DEADLINE reservation (`tinct plan
+/// --policy deadline`): its `priority` dropped, its `runtime` kept. Refused
+/// (with the task and the field, for the file `file`) for what a
+/// reservation cannot have: a critical section, an explicit `blocking`, or
+/// a data trigger.
+pub fn as_reservations(set: &TaskSet, file: &str) -> Result<TaskSet, String> {
+    let mut reservations = set.clone();
+    for (i, task) in reservations.tasks.iter_mut().enumerate() {
+        let field = if !task.critical_sections.is_empty() {
+            Some("critical_sections")
+        } else if task.blocking.is_some() {
+            Some("blocking")
+        } else if task.trigger == crate::model::Trigger::Data {
+            Some("trigger")
+        } else {
+            None
+        };
+        if let Some(field) = field {
+            let line = set
+                .task_lines
+                .get(i)
+                .map_or_else(String::new, |l| format!(":{l}"));
+            return Err(format!(
+                "{file}{line}: task '{}' field `{field}`: --policy deadline makes every task a \
+                 SCHED_DEADLINE reservation, which cannot have one (the analysis of \
+                 reservations has no resources, blocking or data triggers)",
+                task.name
+            ));
+        }
+        task.policy = crate::model::TaskPolicy::Deadline;
+        task.priority = None;
+    }
+    Ok(reservations)
 }
 
 /// Why a plan request is refused before any search (bad input for every
@@ -280,6 +334,7 @@ fn report(
                         task: i,
                         name: t.name.clone(),
                         priority: t.priority.unwrap_or(0),
+                        policy: t.policy,
                         partitions: t.partitions.map(|s| s.to_vec()).unwrap_or_default(),
                         wcet_ns: t.effective_wcet().map_or(0, |c| c.0),
                         // The analysis lists tasks in file order.

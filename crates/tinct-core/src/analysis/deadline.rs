@@ -135,6 +135,8 @@ pub(super) struct Reservation {
     pub kernel_deadline: Option<u64>,
     /// J, ns.
     pub jitter: u64,
+    /// T, ns.
+    pub period: u64,
     /// C, ns.
     pub wcet: u64,
     /// 2δ, ns.
@@ -240,6 +242,133 @@ impl EdfCore {
     }
 }
 
+/// One SCHED_DEADLINE task as the EDF test of a core takes it, whatever
+/// it came from: a task-set file ([`analyze_core`]) or a placement search
+/// ([`reservations_fit`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReservationParams {
+    /// An index of the caller's (the task's in file order), carried to the
+    /// result and used to break ties of kernel deadlines.
+    pub index: usize,
+    /// C, ns (`u64::MAX`: not known).
+    pub wcet: u64,
+    /// T, ns.
+    pub period: u64,
+    /// D, ns.
+    pub deadline: u64,
+    /// J: declared jitter plus the platform's release latency, ns.
+    pub jitter: u64,
+    /// S: the partitions whose contents the task reloads.
+    pub partitions: PartitionSet,
+    /// The runtime the file asks for (`None`: the one a job needs).
+    pub runtime: Option<u64>,
+}
+
+impl ReservationParams {
+    /// D_k = D − J, or `None` when J reaches D.
+    fn kernel_deadline(&self) -> Option<u64> {
+        self.deadline.checked_sub(self.jitter).filter(|&d| d > 0)
+    }
+}
+
+/// What the EDF test of one core needs besides its reservations.
+#[derive(Copy, Clone, Debug)]
+pub struct EdfCoreContext<'a> {
+    /// Δ, ns.
+    pub refill: u64,
+    /// δ, ns.
+    pub context_switch: u64,
+    /// ⋃ S of the core's other (SCHED_FIFO) tasks: they evict too (ω).
+    pub others: PartitionSet,
+    /// The core's interrupts (tick, releases, inactive timers).
+    pub interrupts: &'a [Interrupt],
+}
+
+/// The reservations charged (module documentation: C', Q), in
+/// kernel-deadline order; `Err` with the task's index and the exact C'
+/// when C' does not fit 64 bits.
+fn charge(
+    params: &[ReservationParams],
+    cx: &EdfCoreContext<'_>,
+) -> Result<Vec<Reservation>, (usize, u128)> {
+    let mut order: Vec<&ReservationParams> = params.iter().collect();
+    // Kernel deadline order; a task whose jitter reaches D first (0).
+    order.sort_by_key(|p| (p.kernel_deadline().unwrap_or(0), p.index));
+    let mut reservations = Vec::with_capacity(order.len());
+    for p in &order {
+        let others = order
+            .iter()
+            .filter(|k| k.index != p.index)
+            .fold(cx.others, |acc, k| acc.union(&k.partitions));
+        let preemptable = order
+            .iter()
+            .filter(|k| k.kernel_deadline().unwrap_or(0) > p.kernel_deadline().unwrap_or(0))
+            .fold(PartitionSet::EMPTY, |acc, k| acc.union(&k.partitions));
+        let own = p.partitions;
+        let overhead = cx.context_switch.saturating_mul(2);
+        let delay = |shared: PartitionSet| cache_delay(own.intersection(&shared).len(), cx.refill);
+        let (warmup, crpd) = match (delay(others), delay(preemptable)) {
+            (Some(w), Some(g)) => (w, g),
+            _ => (u64::MAX, u64::MAX),
+        };
+        let exact =
+            u128::from(p.wcet) + u128::from(overhead) + u128::from(warmup) + u128::from(crpd);
+        let demand = u64::try_from(exact).map_err(|_| (p.index, exact))?;
+        let deadline = p.kernel_deadline();
+        let runtime_needed = deadline.map_or(u64::MAX, |d| {
+            let shorter: Vec<&&ReservationParams> = order
+                .iter()
+                .filter(|k| k.kernel_deadline().is_some_and(|dk| dk < d))
+                .collect();
+            let preemptions: u128 = shorter
+                .iter()
+                .map(|k| (u128::from(d) + u128::from(k.jitter)) / u128::from(k.period) + 1)
+                .sum();
+            let evicted = shorter
+                .iter()
+                .fold(PartitionSet::EMPTY, |acc, k| acc.union(&k.partitions));
+            let resume = u128::from(own.intersection_len(&evicted)) * u128::from(cx.refill)
+                + u128::from(cx.context_switch);
+            let needed = u128::from(demand)
+                + preemptions.saturating_mul(resume)
+                + edf::interrupts_within(cx.interrupts, u128::from(d));
+            u64::try_from(needed).unwrap_or(u64::MAX)
+        });
+        reservations.push(Reservation {
+            index: p.index,
+            kernel_deadline: deadline,
+            jitter: p.jitter,
+            period: p.period,
+            wcet: p.wcet,
+            overhead,
+            warmup,
+            crpd,
+            demand,
+            runtime_needed,
+            // The kernel's smallest runtime when less is needed.
+            runtime: p
+                .runtime
+                .unwrap_or_else(|| runtime_needed.max(MIN_DEADLINE_RUNTIME.0)),
+            response_from_wake: None,
+        });
+    }
+    Ok(reservations)
+}
+
+/// Whether reservations `params` pass the EDF test of a core in `cx`:
+/// every kernel deadline exists, every runtime is one the kernel accepts
+/// and no job outgrows, the kernel admits them, and the processor demand
+/// fits. The same decision as [`analyze_core`]'s verdict (both are
+/// [`charge`] and [`findings`]), without its words: the test of a
+/// placement search. A horizon past the test's limit counts as not
+/// fitting.
+pub fn reservations_fit(params: &[ReservationParams], cx: &EdfCoreContext<'_>) -> bool {
+    let Ok(reservations) = charge(params, cx) else {
+        return false;
+    };
+    findings(&reservations, cx.interrupts).is_ok_and(|f| f.fits())
+}
+
 /// Analyses `deadline_tasks` (file indices, the core's SCHED_DEADLINE
 /// tasks) beside `fifo_tasks` (the core's others) with refill time Δ =
 /// `refill`. `None` when the core has no SCHED_DEADLINE task.
@@ -255,99 +384,54 @@ pub(super) fn analyze_core(
     }
     let overheads = &set.platform.overheads;
     let latency = overheads.release_latency.0;
-    let jitter_of = |i: usize| set.tasks[i].jitter.0.saturating_add(latency);
-    let kernel_deadline = |i: usize| {
-        set.tasks[i]
-            .deadline
-            .0
-            .checked_sub(jitter_of(i))
-            .filter(|&d| d > 0)
-    };
-    let mut order = deadline_tasks.to_vec();
-    // Kernel deadline order; a task whose jitter reaches D first (0).
-    order.sort_by_key(|&i| (kernel_deadline(i).unwrap_or(0), i));
     let partitions = |i: usize| set.tasks[i].charged_partitions(&set.platform);
+    let params: Vec<ReservationParams> = deadline_tasks
+        .iter()
+        .map(|&i| {
+            let task = &set.tasks[i];
+            ReservationParams {
+                index: i,
+                wcet: task.effective_wcet().map_or(u64::MAX, |c| c.0),
+                period: task.period.0,
+                deadline: task.deadline.0,
+                jitter: task.jitter.0.saturating_add(latency),
+                partitions: partitions(i),
+                runtime: task.runtime.map(|q| q.0),
+            }
+        })
+        .collect();
     let everyone: Vec<usize> = deadline_tasks.iter().chain(fifo_tasks).copied().collect();
     let interrupts = interrupts(set, &everyone);
-    let mut reservations = Vec::with_capacity(order.len());
-    for &j in &order {
-        let task = &set.tasks[j];
-        let others = everyone
+    let cx = EdfCoreContext {
+        refill,
+        context_switch: overheads.context_switch.0,
+        others: fifo_tasks
             .iter()
-            .filter(|&&k| k != j)
-            .fold(PartitionSet::EMPTY, |acc, &k| acc.union(&partitions(k)));
-        let preemptable = order
-            .iter()
-            .filter(|&&k| kernel_deadline(k).unwrap_or(0) > kernel_deadline(j).unwrap_or(0))
-            .fold(PartitionSet::EMPTY, |acc, &k| acc.union(&partitions(k)));
-        let own = partitions(j);
+            .fold(PartitionSet::EMPTY, |acc, &k| acc.union(&partitions(k))),
+        interrupts: &interrupts,
+    };
+    let mut reservations = charge(&params, &cx).map_err(|(index, exact)| {
+        let task = &set.tasks[index];
         let wcet = task.effective_wcet().map_or(u64::MAX, |c| c.0);
-        let overhead = overheads.context_switch.0.saturating_mul(2);
-        let delay = |shared: PartitionSet| cache_delay(own.intersection(&shared).len(), refill);
-        let (warmup, crpd) = match (delay(others), delay(preemptable)) {
-            (Some(w), Some(g)) => (w, g),
-            _ => (u64::MAX, u64::MAX),
-        };
-        let exact = u128::from(wcet) + u128::from(overhead) + u128::from(warmup) + u128::from(crpd);
-        let demand = u64::try_from(exact).map_err(|_| AnalysisError::TermTooLarge {
-            index: j,
+        AnalysisError::TermTooLarge {
+            index,
             task: task.name.clone(),
             quantity: "C + 2δ + ω + γ",
             value: exact,
             cause: TermCause::of(
                 &CoreTask {
                     wcet,
-                    overhead,
+                    overhead: overheads.context_switch.0.saturating_mul(2),
                     ..CoreTask::default()
                 },
                 exact,
             ),
-        })?;
-        let deadline = kernel_deadline(j);
-        let runtime_needed = deadline.map_or(u64::MAX, |d| {
-            let shorter: Vec<usize> = order
-                .iter()
-                .copied()
-                .filter(|&k| kernel_deadline(k).is_some_and(|dk| dk < d))
-                .collect();
-            let preemptions: u128 = shorter
-                .iter()
-                .map(|&k| {
-                    let t = &set.tasks[k];
-                    (u128::from(d) + u128::from(jitter_of(k))) / u128::from(t.period.0) + 1
-                })
-                .sum();
-            let evicted = shorter
-                .iter()
-                .fold(PartitionSet::EMPTY, |acc, &k| acc.union(&partitions(k)));
-            let resume = u128::from(own.intersection_len(&evicted)) * u128::from(refill)
-                + u128::from(overheads.context_switch.0);
-            let needed = u128::from(demand)
-                + preemptions.saturating_mul(resume)
-                + edf::interrupts_within(&interrupts, u128::from(d));
-            u64::try_from(needed).unwrap_or(u64::MAX)
-        });
-        reservations.push(Reservation {
-            index: j,
-            kernel_deadline: deadline,
-            jitter: jitter_of(j),
-            wcet,
-            overhead,
-            warmup,
-            crpd,
-            demand,
-            runtime_needed,
-            // The kernel's smallest runtime when less is needed.
-            runtime: task
-                .runtime
-                .map_or(runtime_needed.max(MIN_DEADLINE_RUNTIME.0), |q| q.0),
-            response_from_wake: None,
-        });
-    }
+        }
+    })?;
     let report = verdict(set, core, &reservations, &interrupts)?;
     if report.schedulable {
         // Every task has a kernel deadline here, in the same order.
-        let bounds = edf_response::response_bounds(&demand_tasks(set, &reservations), &interrupts);
+        let bounds = edf_response::response_bounds(&demand_tasks(&reservations), &interrupts);
         for (r, bound) in reservations.iter_mut().zip(bounds) {
             r.response_from_wake = bound;
         }
@@ -416,14 +500,14 @@ fn interrupts(set: &TaskSet, tasks: &[usize]) -> Vec<Interrupt> {
 /// The reservations as the demand test takes them: C', the kernel
 /// deadline from the wake-up, T and J. A task without a kernel deadline
 /// is a reason already and left out.
-fn demand_tasks(set: &TaskSet, reservations: &[Reservation]) -> Vec<EdfTask> {
+fn demand_tasks(reservations: &[Reservation]) -> Vec<EdfTask> {
     reservations
         .iter()
         .filter_map(|r| {
             Some(EdfTask {
                 wcet_ns: r.demand,
                 deadline_ns: r.kernel_deadline?,
-                period_ns: set.tasks[r.index].period.0,
+                period_ns: r.period,
                 jitter_ns: r.jitter,
                 deadline_from_wake: true,
             })
@@ -435,68 +519,68 @@ fn demand_tasks(set: &TaskSet, reservations: &[Reservation]) -> Vec<EdfTask> {
 /// every 1000000 µs, as `to_ratio` computes it (2^-20 fixed point).
 const ADMISSION_LIMIT: u128 = (950_000 << 20) / 1_000_000;
 
-/// The demand test and the runtime checks of one core's reservations.
-fn verdict(
-    set: &TaskSet,
-    core: u32,
-    reservations: &[Reservation],
-    interrupts: &[Interrupt],
-) -> Result<EdfReport, AnalysisError> {
-    let name = |r: &Reservation| set.tasks[r.index].name.clone();
-    let mut reasons = Vec::new();
-    for r in reservations {
-        let task = &set.tasks[r.index];
+/// What is wrong with a reservation's runtime, the first that holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum RuntimeProblem {
+    /// J reaches D: no kernel deadline is left.
+    NoKernelDeadline,
+    /// Q, the runtime a job needs, is above D_k.
+    NeededAboveDeadline(u64),
+    /// The file's runtime is above D_k.
+    RuntimeAboveDeadline(u64),
+    /// The file's runtime is below Q.
+    RuntimeBelowNeed,
+}
+
+impl RuntimeProblem {
+    fn of(r: &Reservation) -> Option<RuntimeProblem> {
         match r.kernel_deadline {
-            None => reasons.push(format!(
-                "task '{}': its release jitter {} reaches its deadline {}, so no kernel deadline \
-                 D − J is left for the reservation",
-                task.name,
-                crate::units::Nanos(r.jitter),
-                task.deadline
-            )),
-            Some(deadline) if r.runtime_needed > deadline => reasons.push(format!(
-                "task '{}': a job may consume {} of runtime (C', its resumptions and the \
-                 interrupts in its window), above its kernel deadline D − J = {} (the kernel \
-                 refuses a runtime above the deadline)",
-                task.name,
-                crate::units::Nanos(r.runtime_needed),
-                crate::units::Nanos(deadline)
-            )),
-            Some(deadline) if r.runtime > deadline => reasons.push(format!(
-                "task '{}': its `runtime` {} is above its kernel deadline D − J = {} (jitter {} \
-                 taken from D): the kernel refuses a runtime above the deadline",
-                task.name,
-                crate::units::Nanos(r.runtime),
-                crate::units::Nanos(deadline),
-                crate::units::Nanos(r.jitter)
-            )),
-            Some(_) if r.runtime < r.runtime_needed => reasons.push(format!(
-                "task '{}': its `runtime` {} is below the {} a job may consume (C', its \
-                 resumptions and the interrupts in its window): the kernel would throttle it",
-                task.name,
-                crate::units::Nanos(r.runtime),
-                crate::units::Nanos(r.runtime_needed)
-            )),
-            Some(_) => {}
+            None => Some(RuntimeProblem::NoKernelDeadline),
+            Some(d) if r.runtime_needed > d => Some(RuntimeProblem::NeededAboveDeadline(d)),
+            Some(d) if r.runtime > d => Some(RuntimeProblem::RuntimeAboveDeadline(d)),
+            Some(_) if r.runtime < r.runtime_needed => Some(RuntimeProblem::RuntimeBelowNeed),
+            Some(_) => None,
         }
     }
-    let tasks = demand_tasks(set, reservations);
+}
+
+/// The checks of one core's reservations, before they are put in words.
+struct Findings {
+    /// Each reservation's runtime problem (same order).
+    problems: Vec<Option<RuntimeProblem>>,
+    /// Σ Q/T in the kernel's fixed point, over the runtimes it would take.
+    admitted: u128,
+    /// Σ C'/T plus the interrupts' Σ ε/T.
+    utilization: f64,
+    /// The processor-demand test.
+    decided: Demand,
+}
+
+impl Findings {
+    /// Every check passes.
+    fn fits(&self) -> bool {
+        self.problems.iter().all(Option::is_none)
+            && self.admitted <= ADMISSION_LIMIT
+            && matches!(self.decided, Demand::Fits { .. })
+    }
+}
+
+/// The runtime checks, the admission and the demand test of one core's
+/// reservations: the decision [`verdict`] words and [`reservations_fit`]
+/// takes.
+fn findings(
+    reservations: &[Reservation],
+    interrupts: &[Interrupt],
+) -> Result<Findings, edf::EdfError> {
+    let problems = reservations.iter().map(RuntimeProblem::of).collect();
+    let tasks = demand_tasks(reservations);
     // Over the runtimes the kernel would take at all (a refused one is a
     // reason already).
     let admitted: u128 = reservations
         .iter()
         .filter(|r| r.kernel_deadline.is_some_and(|d| r.runtime <= d))
-        .map(|r| (u128::from(r.runtime) << 20) / u128::from(set.tasks[r.index].period.0))
+        .map(|r| (u128::from(r.runtime) << 20) / u128::from(r.period))
         .sum();
-    if admitted > ADMISSION_LIMIT {
-        reasons.push(format!(
-            "the runtimes take Σ Q/T = {:.4} of the core: above the {:.4} the kernel admits by \
-             default (kernel.sched_rt_runtime_us = 950000 of sched_rt_period_us = 1000000; \
-             kernels 6.12 and later also reserve 0.05 for the fair server)",
-            admitted as f64 / f64::from(1u32 << 20),
-            ADMISSION_LIMIT as f64 / f64::from(1u32 << 20)
-        ));
-    }
     let utilization = tasks
         .iter()
         .map(|t| t.wcet_ns as f64 / t.period_ns as f64)
@@ -506,8 +590,26 @@ fn verdict(
                 .map(|i| i.cost_ns as f64 / i.period_ns as f64),
         )
         .sum();
-    let decided = edf::decide_with_interrupts(&tasks, interrupts).map_err(|error| {
-        AnalysisError::EdfUndecidable {
+    let decided = edf::decide_with_interrupts(&tasks, interrupts)?;
+    Ok(Findings {
+        problems,
+        admitted,
+        utilization,
+        decided,
+    })
+}
+
+/// The demand test and the runtime checks of one core's reservations, in
+/// words.
+fn verdict(
+    set: &TaskSet,
+    core: u32,
+    reservations: &[Reservation],
+    interrupts: &[Interrupt],
+) -> Result<EdfReport, AnalysisError> {
+    let name = |r: &Reservation| set.tasks[r.index].name.clone();
+    let found =
+        findings(reservations, interrupts).map_err(|error| AnalysisError::EdfUndecidable {
             core,
             index: reservations.first().map_or(0, |r| r.index),
             reason: match error {
@@ -518,10 +620,56 @@ fn verdict(
                 ),
                 other => format!("{other:?}"),
             },
+        })?;
+    let mut reasons = Vec::new();
+    for (r, problem) in reservations.iter().zip(&found.problems) {
+        let task = &set.tasks[r.index];
+        match problem {
+            None => {}
+            Some(RuntimeProblem::NoKernelDeadline) => reasons.push(format!(
+                "task '{}': its release jitter {} reaches its deadline {}, so no kernel deadline \
+                 D − J is left for the reservation",
+                task.name,
+                crate::units::Nanos(r.jitter),
+                task.deadline
+            )),
+            Some(RuntimeProblem::NeededAboveDeadline(deadline)) => reasons.push(format!(
+                "task '{}': a job may consume {} of runtime (C', its resumptions and the \
+                 interrupts in its window), above its kernel deadline D − J = {} (the kernel \
+                 refuses a runtime above the deadline)",
+                task.name,
+                crate::units::Nanos(r.runtime_needed),
+                crate::units::Nanos(*deadline)
+            )),
+            Some(RuntimeProblem::RuntimeAboveDeadline(deadline)) => reasons.push(format!(
+                "task '{}': its `runtime` {} is above its kernel deadline D − J = {} (jitter {} \
+                 taken from D): the kernel refuses a runtime above the deadline",
+                task.name,
+                crate::units::Nanos(r.runtime),
+                crate::units::Nanos(*deadline),
+                crate::units::Nanos(r.jitter)
+            )),
+            Some(RuntimeProblem::RuntimeBelowNeed) => reasons.push(format!(
+                "task '{}': its `runtime` {} is below the {} a job may consume (C', its \
+                 resumptions and the interrupts in its window): the kernel would throttle it",
+                task.name,
+                crate::units::Nanos(r.runtime),
+                crate::units::Nanos(r.runtime_needed)
+            )),
         }
-    })?;
+    }
+    if found.admitted > ADMISSION_LIMIT {
+        reasons.push(format!(
+            "the runtimes take Σ Q/T = {:.4} of the core: above the {:.4} the kernel admits by \
+             default (kernel.sched_rt_runtime_us = 950000 of sched_rt_period_us = 1000000; \
+             kernels 6.12 and later also reserve 0.05 for the fair server)",
+            found.admitted as f64 / f64::from(1u32 << 20),
+            ADMISSION_LIMIT as f64 / f64::from(1u32 << 20)
+        ));
+    }
+    let utilization = found.utilization;
     let (mut horizon_ns, mut overload, mut above_one) = (None, None, false);
-    match decided {
+    match found.decided {
         Demand::Fits { horizon_ns: h } => horizon_ns = Some(h),
         Demand::Overloaded {
             interval_ns,
@@ -548,6 +696,7 @@ fn verdict(
             ));
         }
     }
+    debug_assert_eq!(reasons.is_empty(), found.fits());
     Ok(EdfReport {
         tasks: reservations.iter().map(name).collect(),
         task_indices: reservations.iter().map(|r| r.index).collect(),

@@ -89,10 +89,13 @@ class TaskSet:
         exact: bool = False,
         keep_free: bool = False,
         timeout: Optional[float] = None,
+        policy: Optional[str] = None,
     ) -> Plan:
         """Cores, priorities and partitions by CATA, BFD or WFD, analyzed.
         ``node_budget``: search nodes per MinCacheAlloc call (default
-        2 000 000; 0 searches exhaustively, as ``exact=True``)."""
+        2 000 000; 0 searches exhaustively, as ``exact=True``).
+        ``policy="deadline"``: every task a SCHED_DEADLINE reservation,
+        planned under EDF (``tinct plan --policy deadline``)."""
     def __len__(self) -> int: ...
 
 class Plan:

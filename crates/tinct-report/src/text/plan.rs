@@ -56,7 +56,10 @@ pub fn write_plan(out: &mut impl Write, report: &PlanReport) -> fmt::Result {
         for task in &core.tasks {
             t.add_row(vec![
                 task.name.clone(),
-                task.priority.to_string(),
+                match task.policy {
+                    tinct_core::model::TaskPolicy::Fifo => task.priority.to_string(),
+                    tinct_core::model::TaskPolicy::Deadline => "EDF".to_string(),
+                },
                 task.partitions.len().to_string(),
                 tinct_core::PartitionSet::from_iter(task.partitions.iter().copied()).to_string(),
                 ms(task.wcet_ns),
