@@ -11,6 +11,9 @@ pub enum Cause {
     NotRealTime,
     /// Host stalls at least as long as the exceedance.
     HostStall,
+    /// A SCHED_DEADLINE job that executed past its runtime Q: the kernel's
+    /// CBS throttled it until the reservation's next replenishment.
+    CbsThrottle,
     /// Execution time above the modelled C (its own or a higher-priority job's).
     ExecAboveC,
     /// Platform overhead: its CPU ran none of the jobs of its priority or
@@ -32,9 +35,10 @@ pub enum Cause {
 
 impl Cause {
     /// Every cause, in the order they are tried.
-    pub const ALL: [Cause; 8] = [
+    pub const ALL: [Cause; 9] = [
         Cause::NotRealTime,
         Cause::HostStall,
+        Cause::CbsThrottle,
         Cause::ExecAboveC,
         Cause::PlatformOverhead,
         Cause::ColouringNotEffective,
@@ -48,6 +52,7 @@ impl Cause {
         match self {
             Cause::NotRealTime => "not_real_time",
             Cause::HostStall => "host_stall",
+            Cause::CbsThrottle => "cbs_throttle",
             Cause::ExecAboveC => "exec_above_c",
             Cause::PlatformOverhead => "platform_overhead",
             Cause::ColouringNotEffective => "colouring_not_effective",

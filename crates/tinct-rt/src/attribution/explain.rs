@@ -12,6 +12,7 @@ use crate::record::{JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun};
 use crate::sentinel::SentinelReport;
 use std::collections::HashMap;
+use tinct_sys::sched::Policy;
 
 /// What the attribution needs besides the records.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -171,6 +172,26 @@ fn explain_task(
                     ms(backlog)
                 ),
             )
+        } else if let Some((overrun, runtime)) = throttled(task, k, from) {
+            let who = if overrun.job == r.job {
+                "it".to_string()
+            } else {
+                format!(
+                    "job {} of its task, earlier in its busy window (the reservation's budget \
+                     is its jobs' together),",
+                    overrun.job
+                )
+            };
+            (
+                Cause::CbsThrottle,
+                format!(
+                    "CBS throttle: {who} executed {} past its SCHED_DEADLINE runtime {}, so the \
+                     kernel stopped it until the reservation's next replenishment (the bound \
+                     holds for jobs within their runtime)",
+                    ms(overrun.exec_ns - runtime),
+                    ms(runtime)
+                ),
+            )
         } else if let Some((_, detail)) = over_c
             .as_ref()
             .filter(|(excess, _)| excess.saturating_add(stall) >= exceedance)
@@ -266,4 +287,38 @@ fn explain_task(
         });
     }
     (stalls, bounds, causes, late)
+}
+
+/// The job of `task` that overran its runtime Q (the last one), among
+/// job `k` and the earlier jobs of the task in its busy window (started at
+/// or after `from`: a throttle delays the jobs queued behind it, since a
+/// reservation's jobs share its budget), with that Q.
+fn throttled(task: &TaskRun, k: usize, from: u64) -> Option<(&JobRecord, u64)> {
+    task.records[..=k]
+        .iter()
+        .rev()
+        .take_while(|r| r.start_ns >= from || r.release_ns >= from)
+        .find_map(|r| {
+            let runtime = deadline_runtime(task, r)?;
+            (r.exec_ns > runtime).then_some((r, runtime))
+        })
+}
+
+/// The runtime Q of the SCHED_DEADLINE reservation job `r` ran under:
+/// the scheduling in force at its phase (the last phase up to it that sets
+/// one, else the task's), when the job ran under SCHED_DEADLINE.
+fn deadline_runtime(task: &TaskRun, r: &JobRecord) -> Option<u64> {
+    if r.policy != Policy::Deadline {
+        return None;
+    }
+    let phases = task.spec.phases.get(..=r.phase as usize).unwrap_or(&[]);
+    let in_force = phases
+        .iter()
+        .rev()
+        .find_map(|p| p.scheduling)
+        .unwrap_or(task.spec.scheduling);
+    (in_force.policy == Policy::Deadline)
+        .then_some(in_force.deadline)
+        .flatten()
+        .map(|d| d.runtime_ns)
 }

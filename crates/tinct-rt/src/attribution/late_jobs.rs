@@ -65,6 +65,9 @@ pub struct CauseCounts {
     pub not_real_time: u64,
     /// Host stalls.
     pub host_stall: u64,
+    /// SCHED_DEADLINE jobs the CBS throttled (execution above the runtime).
+    #[serde(default)]
+    pub cbs_throttle: u64,
     /// Execution time above C.
     pub exec_above_c: u64,
     /// Platform overhead (release latency, the kernel's own work).
@@ -96,6 +99,7 @@ impl CauseCounts {
         match cause {
             Cause::NotRealTime => &mut self.not_real_time,
             Cause::HostStall => &mut self.host_stall,
+            Cause::CbsThrottle => &mut self.cbs_throttle,
             Cause::ExecAboveC => &mut self.exec_above_c,
             Cause::PlatformOverhead => &mut self.platform_overhead,
             Cause::ColouringNotEffective => &mut self.colouring_not_effective,
@@ -128,6 +132,7 @@ impl CauseCounts {
         let words = |c: Cause| match c {
             Cause::NotRealTime => "not real-time",
             Cause::HostStall => "host stall",
+            Cause::CbsThrottle => "CBS throttle",
             Cause::ExecAboveC => "execution above C",
             Cause::PlatformOverhead => "platform overhead",
             Cause::ColouringNotEffective => "colouring not effective",

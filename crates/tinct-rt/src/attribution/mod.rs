@@ -17,11 +17,16 @@
 //!    SIGCONT, runs the backlog of releases that came during the stop
 //!    first). Were the stall gone, the job would have ended by its bound,
 //!    before they were released.
-//! 3. [`Cause::ExecAboveC`]: its own execution time, and those of the
+//! 3. [`Cause::CbsThrottle`]: a SCHED_DEADLINE job executed past its
+//!    runtime Q, so the kernel's CBS throttled it until the reservation's
+//!    next replenishment; the bound assumes a job within Q (the runtime
+//!    the analysis derives covers C and its overheads). How long it waited
+//!    is not measured: the overrun is what is named.
+//! 4. [`Cause::ExecAboveC`]: its own execution time, and those of the
 //!    earlier and higher-priority jobs in its busy window, exceeded their
 //!    modelled C by at least the exceedance (with the stall time, if any):
 //!    without the excess it would have met its bound.
-//! 4. [`Cause::PlatformOverhead`]: the part of its response during which
+//! 5. [`Cause::PlatformOverhead`]: the part of its response during which
 //!    its CPU ran none of the run's jobs of its priority or above (release
 //!    latency, context switches, the kernel's own work; at most the
 //!    sentinel's stall threshold per dispatch in the window, since a
@@ -29,12 +34,12 @@
 //!    means something the analysis does not know ran above the job), with any stall and
 //!    execution above C, covers the exceedance: the analysis did not charge
 //!    (enough) platform overhead (`tinct analyze --overheads measured`).
-//! 5. [`Cause::ColouringNotEffective`]: the task's working set was meant to
+//! 6. [`Cause::ColouringNotEffective`]: the task's working set was meant to
 //!    be isolated by page colouring, shares the last-level cache with
 //!    another task of the run, and the isolation is absent: the colour
 //!    probe finds colouring not effective (or cannot tell), or the working
 //!    set was not coloured at all (`--uncolored`).
-//! 6. None of these, by what the bound is:
+//! 7. None of these, by what the bound is:
 //!    - [`Cause::Predicted`]: the analysis found no WCRT for the task (its
 //!      response-time iteration passed the deadline), so the deadline is
 //!      the bound and the analysis itself said a job can miss it;

@@ -639,3 +639,66 @@ fn a_program_task_voids_the_isolation_proof_and_shares_the_cache() {
         vec!["filter".to_string()]
     );
 }
+
+/// A reservation (runtime 5 ms, period 100 ms) with the analysis' C 4 ms
+/// and bound 8 ms: job 1 executed 6 ms, past its runtime, and ended 40 ms
+/// after its release: the CBS throttled it. Job 2 executed 4.5 ms, within
+/// its runtime and 0.5 ms above C, and ended 0.4 ms past its bound:
+/// execution above C.
+#[test]
+fn a_reservation_job_past_its_runtime_is_a_cbs_throttle() {
+    let reservation = Scheduling {
+        deadline: Some(tinct_sys::sched::DeadlineParams {
+            runtime_ns: 5 * MS,
+            deadline_ns: 100 * MS,
+            period_ns: 100 * MS,
+        }),
+        ..Scheduling::of(Policy::Deadline)
+    };
+    let under_dl = |r: JobRecord| JobRecord {
+        policy: Policy::Deadline,
+        ..r
+    };
+    let mut run = bounded(
+        "dl",
+        50,
+        4 * MS,
+        8 * MS,
+        vec![
+            under_dl(job(0, 0, 0, 4 * MS, 4 * MS)),
+            under_dl(job(1, 100 * MS, 100 * MS, 140 * MS, 6 * MS)),
+            under_dl(job(2, 200 * MS, 200 * MS, 208 * MS + 400 * US, 9 * MS / 2)),
+        ],
+    );
+    run.spec.scheduling = reservation;
+    run.scheduling = reservation;
+    let a = Scenario::of(vec![run]).attribute();
+    let causes: Vec<Cause> = a.late[0].iter().map(|l| l.cause).collect();
+    assert_eq!(causes, [Cause::CbsThrottle, Cause::ExecAboveC]);
+    assert_explains(
+        &a.late[0][0],
+        "executed 1.000 ms past its SCHED_DEADLINE runtime 5.000 ms",
+    );
+    assert_eq!(CauseCounts::of(&a.late[0]).cbs_throttle, 1);
+    // A job within its runtime queued behind an overrun of its own task
+    // (released at 120 ms while job 1 ran to 140 ms) waited for the same
+    // replenishment.
+    let mut queued = bounded(
+        "dl",
+        50,
+        4 * MS,
+        8 * MS,
+        vec![
+            under_dl(job(1, 100 * MS, 100 * MS, 140 * MS, 6 * MS)),
+            under_dl(job(2, 120 * MS, 140 * MS, 144 * MS, 4 * MS)),
+        ],
+    );
+    queued.spec.scheduling = reservation;
+    let a = Scenario::of(vec![queued]).attribute();
+    assert_eq!(a.late[0].len(), 2);
+    assert_eq!(a.late[0][1].cause, Cause::CbsThrottle);
+    assert_explains(&a.late[0][1], "job 1 of its task, earlier in its busy window");
+    // The same jobs under SCHED_FIFO have no runtime to pass.
+    let fifo = Scenario::a(vec![job(1, 100 * MS, 100 * MS, 140 * MS, 6 * MS)]).only_late();
+    assert_ne!(fifo.cause, Cause::CbsThrottle);
+}

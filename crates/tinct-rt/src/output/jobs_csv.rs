@@ -88,7 +88,7 @@ pub struct JobRow {
     /// an aborted job or without a sentinel).
     #[serde(default)]
     pub stall_ns: u64,
-    /// Why it exceeded its bound (`host_stall`, `exec_above_c`, `platform_overhead`,
+    /// Why it exceeded its bound (`host_stall`, `cbs_throttle`, `exec_above_c`, `platform_overhead`,
     /// `colouring_not_effective`, `not_real_time`, `predicted`, `no_analysis`,
     /// `unexplained`); empty
     /// for a job within its bound.

@@ -242,8 +242,9 @@ fn unexplained_alarm(summary: &Summary) -> Option<String> {
 /// The columns of the late-job table: a title for each cause people know,
 /// a cause added later under its name in the files, then the unexplained.
 fn cause_columns() -> Vec<(Cause, &'static str)> {
-    const TITLED: [(Cause, &str); 7] = [
+    const TITLED: [(Cause, &str); 8] = [
         (Cause::HostStall, "host stall"),
+        (Cause::CbsThrottle, "CBS throttle"),
         (Cause::ExecAboveC, "exec above C"),
         (Cause::PlatformOverhead, "overhead"),
         (Cause::ColouringNotEffective, "colouring"),
