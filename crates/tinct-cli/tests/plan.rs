@@ -692,8 +692,8 @@ fn policy_deadline_plans_reservations_under_edf() {
         "{said}"
     );
     let mixed = std::fs::read_to_string(&file).unwrap().replacen(
-        "period = \"4ms\"\n",
-        "period = \"4ms\"\npolicy = \"deadline\"\n",
+        "period = \"5ms\"\n",
+        "period = \"5ms\"\npolicy = \"deadline\"\n",
         1,
     );
     let mixed = write(dir.path(), "mixed.toml", mixed);

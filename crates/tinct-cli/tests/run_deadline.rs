@@ -167,4 +167,14 @@ fn reservations_that_cannot_run_are_refused_with_the_field() {
         stderr.contains("task 'control' field `runtime`") && stderr.contains("kernel deadline 3ms"),
         "{stderr}"
     );
+    // A jitter that reaches D leaves no kernel deadline at all.
+    let no_deadline = light.replace(
+        "deadline = \"5ms\"\n",
+        "deadline = \"5ms\"\njitter = \"5ms\"\n",
+    );
+    let stderr = run_plan_text(&no_deadline, &[]).exits(2).stderr();
+    assert!(
+        stderr.contains("task 'control' field `jitter`") && stderr.contains("D − J"),
+        "{stderr}"
+    );
 }

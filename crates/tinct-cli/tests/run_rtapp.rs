@@ -546,3 +546,28 @@ fn five_hundred_instances_start_and_share_one_calibration() {
         tasks.iter().find(|t| t["work"] != *work).unwrap()["work"]
     );
 }
+
+/// Issue 30: a file whose threads are all periodic reservations pinned to
+/// one CPU each is analysed as partitioned EDF (C = dl-runtime), and every
+/// job has that bound.
+#[test]
+fn pinned_reservations_are_analysed_and_bounded() {
+    if !tinct_sys::testing::privileged_or_skip("SCHED_DEADLINE threads in cpuset partitions") {
+        return;
+    }
+    if let Err(e) = tinct_sys::dl_partitions::v1_mount_point() {
+        eprintln!("skipped: partitions need the cpuset controller on cgroup v1: {e}");
+        return;
+    }
+    let (summary, stdout, _dir) = run("deadline.json", "1s");
+    assert!(
+        stdout.contains("analysed as SCHED_DEADLINE reservations on their CPUs"),
+        "{stdout}"
+    );
+    // Alone on its CPU, a reservation's job is bounded by its runtime.
+    for (name, runtime_ns) in [("control", 2_000_000u64), ("video", 6_000_000)] {
+        let t = task(&summary, name);
+        assert_eq!(t["bound"]["wcrt_ns"].as_u64(), Some(runtime_ns), "{t}");
+        assert_eq!(t["policy"]["policy"], "deadline", "{t}");
+    }
+}

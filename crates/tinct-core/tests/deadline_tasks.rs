@@ -376,11 +376,11 @@ wcet = "4ms"
 partitions = [2]
 "#,
     );
-    // The demand fits (8 ms in 10), but Σ Q/T = 0.96 > 0.95.
+    // The demand fits (8 ms in 10), but Σ Q/T = 0.96 > 0.95 − 0.05.
     assert!(full.cores[0].edf.as_ref().unwrap().overload.is_none());
     let reasons = full.cores[0].reasons.join("\n");
     assert!(
-        reasons.contains("Σ Q/T = 0.9600 of the core: above the 0.9500"),
+        reasons.contains("Σ Q/T = 0.9600 of the core: above the 0.9000"),
         "{reasons}"
     );
 }

@@ -357,16 +357,33 @@ impl Body {
 }
 
 /// The SCHED_DEADLINE parameters of reservation `index` of `set`: the
-/// runtime and kernel deadline (D − J) the analysis gives (`report`), or
-/// without an analysis the file's `runtime` and the deadline D; the period
-/// T. Refused (field, expected, found) when there is no runtime, or when
-/// it exceeds the deadline, which the kernel would refuse.
+/// runtime the analysis gives (`report`), or without an analysis the
+/// file's `runtime`; the kernel deadline D − J; the period T. Refused
+/// (field, expected, found) when J reaches D, when there is no runtime, or
+/// when it exceeds the kernel deadline, which the kernel would refuse.
 fn reservation_scheduling(
     set: &TaskSet,
     index: usize,
     report: Option<&tinct_core::analysis::TaskReport>,
 ) -> std::result::Result<Scheduling, (&'static str, String, String)> {
     let task = &set.tasks[index];
+    // D − J, J the declared jitter and the platform's release latency (what
+    // the analysis gives as `kernel_deadline_ns`, computed here without it).
+    let jitter = task
+        .jitter
+        .0
+        .saturating_add(set.platform.overheads.release_latency.0);
+    let Some(deadline) = task.deadline.0.checked_sub(jitter).filter(|&d| d > 0) else {
+        return Err((
+            "jitter",
+            format!(
+                "a release jitter (with the platform's release latency) below the deadline {}: \
+                 the reservation's kernel deadline is D − J",
+                task.deadline
+            ),
+            Nanos(jitter).to_string(),
+        ));
+    };
     let runtime = report
         .and_then(|r| r.runtime_ns)
         .or(task.runtime.map(|r| r.0))
@@ -379,9 +396,6 @@ fn reservation_scheduling(
                 "none".to_string(),
             )
         })?;
-    let deadline = report
-        .and_then(|r| r.kernel_deadline_ns)
-        .unwrap_or(task.deadline.0);
     if runtime > deadline {
         return Err((
             "runtime",

@@ -103,13 +103,43 @@ impl Workload {
         if let Some(d) = duration {
             spec.duration_ns = d.0;
         }
+        let mut notes = loaded.notes;
+        // A file of reservations is analysed (partitioned EDF); one with
+        // some is told why not; one with none is rt-app's usual business.
+        let analysis = if spec
+            .tasks
+            .iter()
+            .any(|t| t.scheduling.policy == crate::spec::Policy::Deadline)
+        {
+            match crate::rtapp::analysis::analyze_reservations(&spec) {
+                Ok((_, analysis)) => {
+                    crate::rtapp::analysis::attach_bounds(&mut spec, &analysis);
+                    notes.push(
+                        "analysed as SCHED_DEADLINE reservations on their CPUs (partitioned \
+                         EDF): each job's C is its runtime, and no cache terms (the file \
+                         gives no partitions)"
+                            .into(),
+                    );
+                    Some(analysis)
+                }
+                Err(why) => {
+                    notes.push(format!(
+                        "no analysis of the SCHED_DEADLINE threads: {why}; the run has no \
+                         bounds, and a late job's cause is `no_analysis`"
+                    ));
+                    None
+                }
+            }
+        } else {
+            None
+        };
         Ok(Workload {
             spec,
-            analysis: None,
+            analysis,
             out: out
                 .or(loaded.log_dir.map(PathBuf::from))
                 .unwrap_or_else(|| default_run_dir(file)),
-            notes: loaded.notes,
+            notes,
         })
     }
 }

@@ -514,6 +514,20 @@ pub struct ProgramSpec {
 }
 
 impl TaskSpec {
+    /// The scheduling and CPUs in force in each phase, in order: a phase's
+    /// scheduling stays in force in the phases after it until another sets
+    /// one (rt-app), its CPUs only in the phase (else the task's).
+    pub fn phase_placements(&self) -> Vec<(Scheduling, Option<&[u32]>)> {
+        let mut in_force = self.scheduling;
+        self.phases
+            .iter()
+            .map(|phase| {
+                in_force = phase.scheduling.unwrap_or(in_force);
+                (in_force, phase.cpus.as_deref().or(self.cpus.as_deref()))
+            })
+            .collect()
+    }
+
     /// A task `name` under `scheduling` running `phases`, with everything
     /// else at its default: unpinned, the deadlines its phases give, no
     /// offset or jitter, unbounded loops, no working set or partitions, no
@@ -814,17 +828,9 @@ impl RunSpec {
         let mut cpus: Vec<u32> = self
             .tasks
             .iter()
-            .flat_map(|t| {
-                let whole = (t.scheduling.policy == Policy::Deadline).then_some(t.cpus.as_deref());
-                let phases = t.phases.iter().filter_map(|p| {
-                    p.scheduling
-                        .filter(|s| s.policy == Policy::Deadline)
-                        .map(|_| p.cpus.as_deref().or(t.cpus.as_deref()))
-                });
-                whole.into_iter().chain(phases)
-            })
-            .filter_map(|cpus| match cpus {
-                Some(&[cpu]) => Some(cpu),
+            .flat_map(TaskSpec::phase_placements)
+            .filter_map(|(scheduling, cpus)| match cpus {
+                Some(&[cpu]) if scheduling.policy == Policy::Deadline => Some(cpu),
                 _ => None,
             })
             .collect();

@@ -309,6 +309,45 @@ fn a_deadline_thread_pinned_to_one_cpu_runs_there() {
     }
 }
 
+/// A run with partitions refuses, before any thread starts, deadline
+/// threads that could not live in them: one that leaves its partition in
+/// a later phase, and one not pinned beside pinned ones.
+#[test]
+fn deadline_threads_that_cannot_live_in_partitions_are_refused() {
+    let Some(_serial) = privileged_serial("SCHED_DEADLINE in a cpuset partition") else {
+        return;
+    };
+    let refused = |text: &str| {
+        let file = tinct_rt::rtapp::parse(text, "inline.json", 100 * MS).unwrap();
+        match run(&file.spec, test_options()) {
+            Err(e) => e.to_string(),
+            Ok(_) => panic!("ran: {text}"),
+        }
+    };
+    let leaves = refused(
+        r#"{ "tasks": { "dl": { "policy": "SCHED_DEADLINE", "dl-runtime": 3000,
+          "dl-period": 20000, "cpus": [0], "phases": {
+            "a": { "run": 1000, "timer": { "ref": "t", "period": 20000 } },
+            "b": { "policy": "SCHED_FIFO", "priority": 10, "run": 1000,
+                   "timer": { "ref": "t", "period": 20000 } } } } } }"#,
+    );
+    assert!(
+        leaves.contains("SCHED_DEADLINE on CPU 0 in every phase"),
+        "{leaves}"
+    );
+    let unpinned = refused(
+        r#"{ "tasks": {
+          "pinned": { "policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 20000,
+            "cpus": [0], "run": 1000, "timer": { "ref": "a", "period": 20000 } },
+          "free": { "policy": "SCHED_DEADLINE", "dl-runtime": 3000, "dl-period": 20000,
+            "run": 1000, "timer": { "ref": "b", "period": 20000 } } } }"#,
+    );
+    assert!(
+        unpinned.contains("task 'free'") && unpinned.contains("one CPU for every SCHED_DEADLINE"),
+        "{unpinned}"
+    );
+}
+
 #[test]
 fn the_watchdog_guards_real_time_jobs_only_by_default_and_can_be_off() {
     let Some(_serial) = privileged_serial("SCHED_FIFO threads") else {

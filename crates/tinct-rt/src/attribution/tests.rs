@@ -697,7 +697,10 @@ fn a_reservation_job_past_its_runtime_is_a_cbs_throttle() {
     let a = Scenario::of(vec![queued]).attribute();
     assert_eq!(a.late[0].len(), 2);
     assert_eq!(a.late[0][1].cause, Cause::CbsThrottle);
-    assert_explains(&a.late[0][1], "job 1 of its task, earlier in its busy window");
+    assert_explains(
+        &a.late[0][1],
+        "job 1 of its task, earlier in its busy window",
+    );
     // The same jobs under SCHED_FIFO have no runtime to pass.
     let fifo = Scenario::a(vec![job(1, 100 * MS, 100 * MS, 140 * MS, 6 * MS)]).only_late();
     assert_ne!(fifo.cause, Cause::CbsThrottle);

@@ -25,11 +25,15 @@
 //!
 //! Anything else is refused by name, with the key path and its line.
 //!
+//! [`analysis`]: a file whose threads are all periodic SCHED_DEADLINE
+//! reservations pinned to one CPU each is analysed as partitioned EDF.
+//!
 //! Private modules: `context` (typed reads of values, errors naming the key
 //! path and its line), `tasks` (tasks, phases, scheduling), `events`
 //! (events and the objects they name), `ordered_json` (JSON objects in file
 //! order, trailing commas).
 
+pub mod analysis;
 mod context;
 mod events;
 mod ordered_json;

@@ -26,6 +26,7 @@ pub(super) fn partitions(
     if cpus.is_empty() || !realtime {
         return Ok((None, Vec::new(), Vec::new()));
     }
+    check_partitioned(spec)?;
     let list = tinct_sys::format_cpu_list(&cpus);
     let refused = |e: tinct_sys::Error| RtError::Privilege {
         what: format!(
@@ -53,6 +54,55 @@ pub(super) fn partitions(
             .map_or_else(String::new, |d| d.display().to_string())
     );
     Ok((Some(partitions), files, vec![note]))
+}
+
+/// Refuses a run with partitions whose deadline threads cannot all live
+/// in them: a thread in a partition must keep its CPU and SCHED_DEADLINE
+/// in every phase (nothing moves a thread out of its root domain), and a
+/// deadline thread not pinned to one CPU would be admitted into whichever
+/// partition its CPU is in, beside reservations that did not count it.
+fn check_partitioned(spec: &RunSpec) -> Result<()> {
+    for task in &spec.tasks {
+        let placements = task.phase_placements();
+        let deadline = |s: &Scheduling| s.policy == Policy::Deadline;
+        let partitioned = placements.iter().find_map(|(s, cpus)| match *cpus {
+            Some(&[cpu]) if deadline(s) => Some(cpu),
+            _ => None,
+        });
+        let problem = match partitioned {
+            Some(cpu) => placements
+                .iter()
+                .any(|(s, cpus)| !deadline(s) || *cpus != Some(&[cpu][..]))
+                .then(|| {
+                    (
+                        format!(
+                            "SCHED_DEADLINE on CPU {cpu} in every phase: a thread in a CPU's \
+                             root domain of its own (partitioned EDF) cannot leave it"
+                        ),
+                        "a phase with another policy or other CPUs".to_string(),
+                    )
+                }),
+            None => placements.iter().any(|(s, _)| deadline(s)).then(|| {
+                (
+                    "one CPU for every SCHED_DEADLINE thread when some run pinned to one \
+                     (partitioned EDF): an unpinned one would be admitted into a partition \
+                     beside reservations that did not count it"
+                        .to_string(),
+                    "a SCHED_DEADLINE thread with no `cpus` or several".to_string(),
+                )
+            }),
+        };
+        if let Some((expected, found)) = problem {
+            return Err(RtError::Input {
+                file: spec.source.clone(),
+                line: task.line,
+                field: format!("`cpus` and policy of task '{}'", task.name),
+                expected,
+                found,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// Sets `scheduling` on the calling thread, whose CPUs are `cpus` (`None`:

@@ -65,15 +65,11 @@ pub(super) fn run(
     stop: &StopFlag,
 ) -> Result<RunResult> {
     let mailbox = Mailbox::open()?;
-    // What the child's deadline partitions change, read before it runs, to
-    // be put back if it dies before it can (`tinct_sys::dl_partitions`).
-    let cpuset_before = (options.realtime && !spec.deadline_cpus().is_empty())
+    // Where the child's deadline partitions go, to be removed (and the
+    // root's balancing put back) if it dies before it can.
+    let cpuset_root = (options.realtime && !spec.deadline_cpus().is_empty())
         .then(tinct_sys::dl_partitions::v1_mount_point)
-        .and_then(|root| root.ok())
-        .and_then(|root| {
-            let balanced = tinct_sys::dl_partitions::root_load_balance(&root).ok()?;
-            Some((root, balanced))
-        });
+        .and_then(|root| root.ok());
     let child_options = RunOptions {
         supervise: false,
         // The run's process stops cleanly on the supervisor's SIGTERM (and
@@ -85,9 +81,9 @@ pub(super) fn run(
         Forked::Child => child(spec, &child_options, logs, &mailbox),
         Forked::Parent(child) => {
             let result = supervise(spec, options, logs.jobs, stop, &child, &mailbox);
-            if let Some((root, balanced)) = cpuset_before {
-                let _ =
-                    tinct_sys::dl_partitions::remove_leftovers(&root, child.pid() as u32, balanced);
+            // Only once the child has ended (an error may come before).
+            if let (Some(root), Ok(_)) = (&cpuset_root, &result) {
+                let _ = tinct_sys::dl_partitions::remove_leftovers(root, child.pid() as u32);
             }
             result
         }
