@@ -106,8 +106,9 @@ pub enum Refusal {
         partitions: u32,
     },
     /// Reservations (`policy = "deadline"`): the EDF test of the core
-    /// (processor demand, runtimes, admission) fails even with every task
-    /// at its least C and no cache terms.
+    /// (processor demand, runtimes, admission) fails: with every task at
+    /// its least C and no cache terms, or (BFD/WFD) with the private split
+    /// of least Eq. (1) utilization.
     EdfDemand {
         /// The most partitions the core could have had.
         partitions: u32,
@@ -174,9 +175,9 @@ impl CoreRefusal {
                 name(task)
             ),
             Refusal::EdfDemand { partitions } => format!(
-                "EDF: the reservations do not fit the core with {partitions} partition(s) even \
-                 without cache interference (processor demand, runtimes or admission; `tinct \
-                 analyze` of a plan names which)"
+                "EDF: the reservations do not fit the core with {partitions} partition(s) \
+                 (processor demand, runtimes or admission; `tinct analyze` of a plan names \
+                 which)"
             ),
             Refusal::Utilization { partitions, .. } => format!(
                 "Eq. (1) > 1 with {partitions} partition(s) even without cache interference"

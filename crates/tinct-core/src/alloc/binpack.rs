@@ -155,8 +155,14 @@ fn refusal(inst: &Instance, core: &PrivateCore, j: u32, task: usize) -> CoreRefu
     })
     .unwrap_or(CoreRefusal::on(
         j,
-        Refusal::Utilization {
-            partitions: core.partitions,
+        if inst.edf {
+            Refusal::EdfDemand {
+                partitions: core.partitions,
+            }
+        } else {
+            Refusal::Utilization {
+                partitions: core.partitions,
+            }
         },
     ))
 }

@@ -74,7 +74,7 @@ pub(crate) fn best_case(
     if inst.edf {
         // The EDF test has no per-task miss to name (a demand overload is
         // the core's).
-        return (!inst.schedulable(&tasks, 0))
+        return (!inst.schedulable(&tasks, order, 0))
             .then(|| CoreRefusal::on(core, Refusal::EdfDemand { partitions }));
     }
     if let Some(k) = response_times(&tasks, 0)

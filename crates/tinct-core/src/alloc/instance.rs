@@ -37,6 +37,9 @@ pub struct AllocTask {
     pub overhead: u64,
     /// ε, the timer interrupt of each release, ns.
     pub interrupt: u64,
+    /// A reservation's `runtime` from the file (`None`: the runtime a job
+    /// needs, as the analysis derives it).
+    pub runtime: Option<u64>,
 }
 
 impl AllocTask {
@@ -135,6 +138,7 @@ impl Instance {
                     blocking: task.blocking.map_or(0, |b| b.0),
                     overhead: overheads.context_switch.0.saturating_mul(2),
                     interrupt: overheads.tick.0,
+                    runtime: task.runtime.map(|q| q.0),
                 }
             })
             .collect();
@@ -152,18 +156,20 @@ impl Instance {
         }
     }
 
-    /// Whether a core with `tasks` (its tick first, when charged, then its
-    /// tasks in rank order) and refill time `refill` is schedulable: Eq. (2)
-    /// for every task, or for reservations the EDF test of
-    /// `tinct analyze` (the tick, each release and each inactive timer as
-    /// interrupts). Adding a task of a lower rank never makes a `false`
-    /// here `true`, under either test: the pruning of the searches.
-    pub fn schedulable(&self, tasks: &[CoreTask], refill: u64) -> bool {
+    /// Whether a core with `tasks` (its tick first, when charged, then the
+    /// tasks `order` names, in rank order) and refill time `refill` is
+    /// schedulable: Eq. (2) for every task, or for reservations the EDF
+    /// test of `tinct analyze` (the tick, each release and each inactive
+    /// timer as interrupts; a file's `runtime` where it gives one). Adding
+    /// a task of a lower rank never makes a `false` here `true`, under
+    /// either test: the pruning of the searches.
+    pub fn schedulable(&self, tasks: &[CoreTask], order: &[usize], refill: u64) -> bool {
         if !self.edf {
             return core_schedulable(tasks, refill);
         }
         let mut interrupts = Vec::new();
         let mut reservations = Vec::with_capacity(tasks.len());
+        let mut runtimes = order.iter().map(|&i| self.tasks[i].runtime);
         for (index, task) in tasks.iter().enumerate() {
             if task.pseudo {
                 interrupts.push(Interrupt {
@@ -180,7 +186,7 @@ impl Instance {
                 deadline: task.deadline,
                 jitter: task.jitter,
                 partitions: task.partitions,
-                runtime: None,
+                runtime: runtimes.next().flatten(),
             });
             // Its release and its inactive timer (analysis::deadline).
             for jitter in [task.jitter, task.deadline] {

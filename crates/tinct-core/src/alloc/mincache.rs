@@ -306,7 +306,7 @@ fn may_fit(inst: &Instance, order: &[usize], partitions: u32, options: &SearchOp
     }
     let mut best_case = inst.core_tasks();
     best_case.extend(tasks().map(|t| t.core_task(t.wcet_at(partitions), PartitionSet::EMPTY)));
-    core_utilization(&best_case, 0) <= 1.0 && inst.schedulable(&best_case, 0)
+    core_utilization(&best_case, 0) <= 1.0 && inst.schedulable(&best_case, order, 0)
 }
 
 fn better(a: Option<CoreAllocation>, b: Option<CoreAllocation>) -> Option<CoreAllocation> {
@@ -348,7 +348,7 @@ pub fn evaluate(
         return None;
     }
     let utilization = core_utilization(&core_tasks, inst.refill);
-    if check_time && (utilization > 1.0 || !inst.schedulable(&core_tasks, inst.refill)) {
+    if check_time && (utilization > 1.0 || !inst.schedulable(&core_tasks, order, inst.refill)) {
         return None;
     }
     Some(CoreAllocation {
@@ -853,6 +853,7 @@ impl<'a> Search<'a> {
             self.core_tasks
                 .push(task.core_task(task.wcet_at(self.sizes[k]), self.sets[k]));
         }
-        self.inst.schedulable(&self.core_tasks, self.inst.refill)
+        self.inst
+            .schedulable(&self.core_tasks, &self.order[..placed], self.inst.refill)
     }
 }
