@@ -36,7 +36,7 @@ fn partitions_left(root: &Path) -> Vec<String> {
 }
 
 #[test]
-fn a_light_reservation_plan_runs_partitioned_within_its_runtimes() {
+fn a_light_reservation_plan_runs_partitioned_with_its_bounds() {
     let Some(_serial) = privileged_serial("tinct run (SCHED_DEADLINE, cpusets)") else {
         return;
     };
