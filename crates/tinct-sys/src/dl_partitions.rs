@@ -40,70 +40,122 @@
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
-/// The name prefix of the cpusets a run of process `pid` creates.
-fn prefix(pid: u32) -> String {
-    format!("tinct-dl-{pid}-cpu")
-}
-
 /// The empty cpuset that says a tinct run turned the root's load
 /// balancing off (module documentation).
 const BALANCE_OFF_MARKER: &str = "tinct-dl-balance-off";
 
-/// The process whose run made the cpuset `name`, if it is one.
-fn run_of(name: &str) -> Option<u32> {
-    let (pid, cpu) = name.strip_prefix("tinct-dl-")?.split_once("-cpu")?;
-    cpu.parse::<u32>().ok()?;
-    pid.parse().ok()
+/// A run's identity in its cpusets' names: its process and that process's
+/// start time, so that a pid the kernel gave to another process since does
+/// not keep a dead run's cpusets.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct RunId {
+    pid: u32,
+    /// Field 22 of `/proc/<pid>/stat` (clock ticks after boot); 0 when it
+    /// cannot be read.
+    start: u64,
 }
 
-/// Whether process `pid` exists.
-fn alive(pid: u32) -> bool {
-    Path::new("/proc").join(pid.to_string()).exists()
+impl RunId {
+    fn of(pid: u32) -> RunId {
+        RunId {
+            pid,
+            start: start_time(pid).unwrap_or(0),
+        }
+    }
+
+    /// Whether the process that made the run still runs.
+    fn alive(self) -> bool {
+        start_time(self.pid) == Some(self.start)
+    }
+}
+
+/// The start time of process `pid` (field 22 of its `stat`).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields from the state (field 3) on follow the command name.
+    stat.rsplit_once(") ")?
+        .1
+        .split_whitespace()
+        .nth(22 - 3)?
+        .parse()
+        .ok()
+}
+
+/// Instances of [`DeadlinePartitions`] made by this process so far: two at
+/// once (a library running two runs) name their cpusets apart.
+static INSTANCES: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// `tinct-dl-<pid>-<start>-<instance>-cpu<N>`.
+fn cpuset_name(run: RunId, instance: u32, cpu: u32) -> String {
+    format!("tinct-dl-{}-{}-{instance}-cpu{cpu}", run.pid, run.start)
+}
+
+/// The run that made the cpuset `name`, if it is one.
+fn run_of(name: &str) -> Option<RunId> {
+    let mut parts = name.strip_prefix("tinct-dl-")?.split('-');
+    let pid = parts.next()?.parse().ok()?;
+    let start = parts.next()?.parse().ok()?;
+    parts.next()?.parse::<u32>().ok()?;
+    parts.next()?.strip_prefix("cpu")?.parse::<u32>().ok()?;
+    parts.next().is_none().then_some(RunId { pid, start })
 }
 
 /// The shared state's lock: `flock(LOCK_EX)` of the cpuset root, held
-/// while the returned file lives.
+/// while the returned file lives (retried when a signal interrupts it).
 fn lock(root: &Path) -> Result<std::fs::File> {
     let directory = std::fs::File::open(root).map_err(|source| Error::Io {
         path: root.into(),
         source,
     })?;
-    rustix::fs::flock(&directory, rustix::fs::FlockOperation::LockExclusive)
-        .map_err(|e| Error::syscall(format!("flock({}, LOCK_EX)", root.display()), e.into()))?;
-    Ok(directory)
-}
-
-/// Under the lock: removes the cpusets of `pid`'s run (when given) and of
-/// every run whose process is gone, then, when no run's cpuset is left and
-/// a run turned balancing off, turns it back on. Returns the cpusets
-/// removed; the first error of the restore.
-fn sweep(root: &Path, pid: Option<u32>) -> (Vec<PathBuf>, Result<()>) {
-    let mut removed = Vec::new();
-    let mut runs_left = false;
-    if let Ok(entries) = std::fs::read_dir(root) {
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Some(run) = run_of(&name) else {
-                continue;
-            };
-            if (Some(run) == pid || !alive(run)) && remove_cpuset(&entry.path()).is_ok() {
-                removed.push(entry.path());
-            } else {
-                runs_left = true;
+    loop {
+        match rustix::fs::flock(&directory, rustix::fs::FlockOperation::LockExclusive) {
+            Ok(()) => return Ok(directory),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => {
+                return Err(Error::syscall(
+                    format!("flock({}, LOCK_EX)", root.display()),
+                    e.into(),
+                ));
             }
         }
     }
-    let marker = root.join(BALANCE_OFF_MARKER);
-    if runs_left || !marker.is_dir() {
-        return (removed, Ok(()));
+}
+
+/// Under the lock: removes the cpusets of the runs of process `dead`
+/// (when given) and of every run whose process is gone (once each: one
+/// still holding a thread stays, as a run's), then, when no run's cpuset
+/// is left and a run turned balancing off, turns it back on. Returns the
+/// cpusets removed. A directory that cannot be read is an error, and
+/// balancing is then left as it is.
+fn sweep(root: &Path, dead: Option<u32>) -> Result<Vec<PathBuf>> {
+    let unreadable = |source| Error::Io {
+        path: root.into(),
+        source,
+    };
+    let mut removed = Vec::new();
+    let mut runs_left = false;
+    for entry in std::fs::read_dir(root).map_err(unreadable)? {
+        let entry = entry.map_err(unreadable)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(run) = run_of(&name) else {
+            continue;
+        };
+        let gone = Some(run.pid) == dead || !run.alive();
+        if gone && std::fs::remove_dir(entry.path()).is_ok() {
+            removed.push(entry.path());
+        } else {
+            runs_left = true;
+        }
     }
-    let restored = write(&root.join("cpuset.sched_load_balance"), "1").and_then(|()| {
+    let marker = root.join(BALANCE_OFF_MARKER);
+    if !runs_left && marker.is_dir() {
+        write(&root.join("cpuset.sched_load_balance"), "1")?;
         std::fs::remove_dir(&marker).map_err(|source| Error::Io {
             path: marker.clone(),
             source,
-        })
-    });
-    (removed, restored)
+        })?;
+    }
+    Ok(removed)
 }
 
 /// Where the cpuset controller's cgroup v1 hierarchy is mounted, from
@@ -165,8 +217,8 @@ pub struct DeadlinePartitions {
     root: PathBuf,
     /// Each CPU with its cpuset, in the order asked.
     cpusets: Vec<(u32, PathBuf)>,
-    /// The process the cpusets are named after.
-    pid: u32,
+    /// Set while nothing is left to remove (before the cpusets are made,
+    /// and after they are removed).
     removed: bool,
 }
 
@@ -178,25 +230,30 @@ impl DeadlinePartitions {
     }
 
     /// [`DeadlinePartitions::create`] under the cpuset hierarchy at `root`,
-    /// naming the cpusets after `pid` (a test gives a directory of its own).
-    /// On an error, what was made so far is undone.
+    /// naming the cpusets after process `pid` (a test gives a directory of
+    /// its own). On an error, what was made so far is undone.
     pub fn create_in(root: &Path, cpus: &[u32], pid: u32) -> Result<DeadlinePartitions> {
         let _lock = lock(root)?;
         // Runs that died without their supervisor leave nothing behind.
         let _ = sweep(root, None);
         let mems = read(&root.join("cpuset.mems"))?;
+        // `removed` until made: a panic in `make` must not lock again.
         let mut partitions = DeadlinePartitions {
             root: root.to_path_buf(),
             cpusets: Vec::with_capacity(cpus.len()),
-            pid,
-            removed: false,
+            removed: true,
         };
-        let made = partitions.make(cpus, &mems);
-        if let Err(e) = made {
-            partitions.removed = true;
-            let _ = sweep(root, Some(pid));
+        let instance = INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if let Err(e) = partitions.make(RunId::of(pid), instance, cpus, &mems) {
+            // Empty still (no thread joined): removed at once, and the
+            // balancing put back if this run turned it off alone.
+            for (_, dir) in &partitions.cpusets {
+                let _ = std::fs::remove_dir(dir);
+            }
+            let _ = sweep(root, None);
             return Err(e);
         }
+        partitions.removed = false;
         Ok(partitions)
     }
 
@@ -205,9 +262,9 @@ impl DeadlinePartitions {
     /// cpusets, so that one overlapping another balanced cpuset (which
     /// would merge their domains) fails here rather than at
     /// `sched_setattr`.
-    fn make(&mut self, cpus: &[u32], mems: &str) -> Result<()> {
+    fn make(&mut self, run: RunId, instance: u32, cpus: &[u32], mems: &str) -> Result<()> {
         for &cpu in cpus {
-            let dir = self.root.join(format!("{}{cpu}", prefix(self.pid)));
+            let dir = self.root.join(cpuset_name(run, instance, cpu));
             std::fs::create_dir(&dir).map_err(|source| Error::Io {
                 path: dir.clone(),
                 source,
@@ -267,21 +324,22 @@ impl DeadlinePartitions {
     }
 
     /// Removes the cpusets (a cpuset still holding a thread that has not
-    /// ended yet is retried for up to a second) and, if no other run holds
-    /// partitions, puts the root's load balancing back.
+    /// ended yet is retried for up to a second, before the shared lock is
+    /// taken) and, if no other run holds partitions, puts the root's load
+    /// balancing back.
     pub fn remove(&mut self) -> Result<()> {
         if self.removed {
             return Ok(());
         }
-        self.removed = true;
-        let _lock = lock(&self.root)?;
         let mut first_error = None;
         for (_, dir) in &self.cpusets {
             if let Err(e) = remove_cpuset(dir) {
                 first_error.get_or_insert(e);
             }
         }
-        if let (_, Err(e)) = sweep(&self.root, Some(self.pid)) {
+        let _lock = lock(&self.root)?;
+        self.removed = true;
+        if let Err(e) = sweep(&self.root, None) {
             first_error.get_or_insert(e);
         }
         first_error.map_or(Ok(()), Err)
@@ -343,15 +401,19 @@ pub fn remove_leftovers(root: &Path, pid: u32) -> Vec<PathBuf> {
     let Ok(_lock) = lock(root) else {
         return Vec::new();
     };
-    sweep(root, Some(pid)).0
+    sweep(root, Some(pid)).unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A pid no process can have (above the kernel's largest pid_max).
-    const DEAD: u32 = 4_194_305;
+    /// A run no process can have made (its pid above the kernel's largest
+    /// pid_max).
+    const DEAD: RunId = RunId {
+        pid: 4_194_305,
+        start: 1,
+    };
 
     /// A directory that stands for a cpuset root: in a plain file system,
     /// `mkdir` makes no interface files, so writes create them.
@@ -389,11 +451,13 @@ mod tests {
     #[test]
     fn each_cpu_gets_an_exclusive_balanced_cpuset_and_the_root_stops_balancing() {
         let root = fake_root("1\n");
-        let pid = std::process::id();
-        let mut partitions = DeadlinePartitions::create_in(root.path(), &[1, 3], pid).unwrap();
+        let mut partitions =
+            DeadlinePartitions::create_in(root.path(), &[1, 3], std::process::id()).unwrap();
         for cpu in [1, 3] {
-            let dir = root.path().join(format!("tinct-dl-{pid}-cpu{cpu}"));
-            assert_eq!(partitions.dir_of(cpu), Some(dir.as_path()));
+            let dir = partitions.dir_of(cpu).unwrap().to_path_buf();
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            assert_eq!(run_of(&name), Some(RunId::of(std::process::id())), "{name}");
+            assert!(name.ends_with(&format!("-cpu{cpu}")), "{name}");
             assert_eq!(read(&dir.join("cpuset.cpus")).unwrap(), cpu.to_string());
             assert_eq!(read(&dir.join("cpuset.mems")).unwrap(), "0-1");
             assert_eq!(read(&dir.join("cpuset.cpu_exclusive")).unwrap(), "1");
@@ -411,8 +475,8 @@ mod tests {
     #[test]
     fn a_root_that_was_not_balancing_is_left_so() {
         let root = fake_root("0\n");
-        let pid = std::process::id();
-        let mut partitions = DeadlinePartitions::create_in(root.path(), &[0], pid).unwrap();
+        let mut partitions =
+            DeadlinePartitions::create_in(root.path(), &[0], std::process::id()).unwrap();
         assert!(!root.path().join(BALANCE_OFF_MARKER).exists());
         empty_cpusets(root.path());
         partitions.remove().unwrap();
@@ -422,33 +486,33 @@ mod tests {
     #[test]
     fn a_failed_creation_leaves_balancing_alone() {
         let root = fake_root("1\n");
-        let pid = std::process::id();
-        // CPU 2's cpuset is in the way; CPU 1's is made first.
-        let in_the_way = root.path().join(format!("tinct-dl-{pid}-cpu2"));
-        std::fs::create_dir(&in_the_way).unwrap();
-        let error = DeadlinePartitions::create_in(root.path(), &[1, 2], pid).unwrap_err();
-        assert!(
-            error.to_string().contains(&format!("tinct-dl-{pid}-cpu2")),
-            "{error}"
-        );
+        // The same CPU twice: the second cpuset is in the first one's way,
+        // after the first was made (turning balancing off comes last).
+        let error =
+            DeadlinePartitions::create_in(root.path(), &[1, 1], std::process::id()).unwrap_err();
+        assert!(error.to_string().contains("-cpu1"), "{error}");
         assert!(root_load_balance(root.path()).unwrap());
         assert!(!root.path().join(BALANCE_OFF_MARKER).exists());
-        // The undo removed what it could: the empty cpu2 directory (cpu1's
-        // keeps the files a plain directory cannot drop by itself).
-        assert!(!in_the_way.exists());
+        // The first cpuset keeps the files a plain directory cannot drop by
+        // itself (cgroupfs removes it whole); nothing else was made.
+        assert_eq!(names(root.path()).len(), 1);
     }
 
     #[test]
-    fn balancing_comes_back_when_the_last_run_leaves_whichever_it_is() {
+    fn two_runs_of_one_process_keep_apart_and_the_last_out_restores() {
         let root = fake_root("1\n");
-        // Run A (this process) turns balancing off; run B (this process's
-        // parent, alive too) comes while A runs.
         let me = std::process::id();
-        let parent = std::os::unix::process::parent_id();
+        // Run A turns balancing off; run B, of the same process (a library
+        // running two runs), comes while A runs, on the same CPU number.
         let mut a = DeadlinePartitions::create_in(root.path(), &[0], me).unwrap();
-        let mut b = DeadlinePartitions::create_in(root.path(), &[1], parent).unwrap();
+        let mut b = DeadlinePartitions::create_in(root.path(), &[0], me).unwrap();
+        assert_ne!(a.dir_of(0), b.dir_of(0));
         empty_cpusets(root.path());
         a.remove().unwrap();
+        assert!(
+            b.dir_of(0).unwrap().is_dir(),
+            "A's removal leaves B's cpuset"
+        );
         assert!(
             !root_load_balance(root.path()).unwrap(),
             "B still runs: balancing stays off"
@@ -464,41 +528,45 @@ mod tests {
     #[test]
     fn a_dead_runs_leftovers_are_swept_and_balancing_restored() {
         let root = fake_root("0\n");
-        let me = std::process::id();
+        let live = RunId::of(std::process::id());
+        // A pid reused since: the run's start time is not its process's.
+        let reused = RunId {
+            start: live.start + 1,
+            ..live
+        };
         for name in [
-            format!("tinct-dl-{DEAD}-cpu0"),
-            format!("tinct-dl-{DEAD}-cpu1"),
-            format!("tinct-dl-{me}-cpu1"),
+            cpuset_name(DEAD, 0, 0),
+            cpuset_name(DEAD, 0, 1),
+            cpuset_name(live, 9, 1),
             BALANCE_OFF_MARKER.to_string(),
         ] {
             std::fs::create_dir(root.path().join(name)).unwrap();
         }
-        // The dead run's cpusets go; this live one's stays, and so does
-        // the balancing it needs off.
-        assert_eq!(remove_leftovers(root.path(), DEAD).len(), 2);
+        // The dead run's cpusets go; the live one's stays, and so does the
+        // balancing it needs off.
+        assert_eq!(remove_leftovers(root.path(), DEAD.pid).len(), 2);
         assert!(!root_load_balance(root.path()).unwrap());
-        assert_eq!(remove_leftovers(root.path(), me).len(), 1);
+        assert_eq!(remove_leftovers(root.path(), live.pid).len(), 1);
         assert!(root_load_balance(root.path()).unwrap());
         assert_eq!(names(root.path()), Vec::<String>::new());
-        // A creation sweeps a dead run's cpusets too (one killed without
-        // its supervisor).
-        std::fs::create_dir(root.path().join(format!("tinct-dl-{DEAD}-cpu0"))).unwrap();
-        let partitions = DeadlinePartitions::create_in(root.path(), &[0], me).unwrap();
-        assert_eq!(
-            names(root.path()),
-            [
-                format!("tinct-dl-{me}-cpu0"),
-                BALANCE_OFF_MARKER.to_string()
-            ]
-        );
+        // A creation sweeps the cpusets of a run whose process is gone,
+        // its pid reused or not.
+        std::fs::create_dir(root.path().join(cpuset_name(DEAD, 0, 0))).unwrap();
+        std::fs::create_dir(root.path().join(cpuset_name(reused, 0, 1))).unwrap();
+        let partitions = DeadlinePartitions::create_in(root.path(), &[0], live.pid).unwrap();
+        let left = names(root.path());
+        assert_eq!(left.len(), 2, "{left:?}");
+        assert!(left.contains(&BALANCE_OFF_MARKER.to_string()), "{left:?}");
         drop(partitions);
     }
 
     #[test]
     fn only_run_cpusets_are_named_as_runs() {
-        assert_eq!(run_of("tinct-dl-42-cpu3"), Some(42));
+        let run = RunId { pid: 42, start: 7 };
+        assert_eq!(run_of(&cpuset_name(run, 3, 5)), Some(run));
         assert_eq!(run_of(BALANCE_OFF_MARKER), None);
-        assert_eq!(run_of("tinct-dl-42-cpux"), None);
+        assert_eq!(run_of("tinct-dl-42-7-3-cpux"), None);
+        assert_eq!(run_of("tinct-dl-42-7-3-cpu5-x"), None);
         assert_eq!(run_of("docker"), None);
     }
 }

@@ -169,6 +169,11 @@ impl Instance {
         }
         let mut interrupts = Vec::new();
         let mut reservations = Vec::with_capacity(tasks.len());
+        debug_assert_eq!(
+            order.len(),
+            tasks.iter().filter(|t| !t.pseudo).count(),
+            "the core's tasks are those `order` names"
+        );
         let mut runtimes = order.iter().map(|&i| self.tasks[i].runtime);
         for (index, task) in tasks.iter().enumerate() {
             if task.pseudo {

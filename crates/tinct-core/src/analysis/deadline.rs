@@ -248,7 +248,7 @@ impl EdfCore {
 }
 
 /// One SCHED_DEADLINE task as the EDF test of a core takes it, whatever
-/// it came from: a task-set file ([`analyze_core`]) or a placement search
+/// it came from: a task-set file (`tinct analyze`) or a placement search
 /// ([`reservations_fit`]).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReservationParams {
@@ -363,8 +363,8 @@ fn charge(
 /// Whether reservations `params` pass the EDF test of a core in `cx`:
 /// every kernel deadline exists, every runtime is one the kernel accepts
 /// and no job outgrows, the kernel admits them, and the processor demand
-/// fits. The same decision as [`analyze_core`]'s verdict (both are
-/// [`charge`] and [`findings`]), without its words: the test of a
+/// fits. The same decision as `tinct analyze`'s verdict (both are
+/// `charge` and `findings`), without its words: the test of a
 /// placement search. A horizon past the test's limit counts as not
 /// fitting.
 pub fn reservations_fit(params: &[ReservationParams], cx: &EdfCoreContext<'_>) -> bool {

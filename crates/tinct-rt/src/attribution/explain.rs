@@ -172,7 +172,7 @@ fn explain_task(
                     ms(backlog)
                 ),
             )
-        } else if let Some((overrun, runtime)) = throttled(task, k, from) {
+        } else if let Some((overrun, runtime)) = throttled(task, k) {
             let who = if overrun.job == r.job {
                 "it".to_string()
             } else {
@@ -289,25 +289,39 @@ fn explain_task(
     (stalls, bounds, causes, late)
 }
 
-/// The job of `task` that overran its runtime Q (the last one), among
-/// job `k` and the earlier jobs of the task in its busy window (started at
-/// or after `from`: a throttle delays the jobs queued behind it, since a
-/// reservation's jobs share its budget), with that Q.
-fn throttled(task: &TaskRun, k: usize, from: u64) -> Option<(&JobRecord, u64)> {
-    task.records[..=k]
-        .iter()
-        .rev()
-        .take_while(|r| r.start_ns >= from || r.release_ns >= from)
-        .find_map(|r| {
-            let runtime = deadline_runtime(task, r)?;
-            (r.exec_ns > runtime).then_some((r, runtime))
-        })
+/// The job of `task` whose overrun of its runtime Q throttled job `k`,
+/// with that Q: job `k` itself or an earlier one it queued behind (each
+/// still running when the next was released: a reservation's jobs share
+/// its budget), that executed past Q without suspending (a job that sleeps
+/// may get a fresh budget at its wake-up), when job `k` finished no
+/// earlier than the replenishment a throttle waits for, one period after
+/// the overrunning job's release. Reservations with GRUB reclaiming run
+/// past Q without a throttle: none.
+fn throttled(task: &TaskRun, k: usize) -> Option<(&JobRecord, u64)> {
+    let records = &task.records[..=k];
+    let finish = records[k].finish_ns?;
+    let mut at = k;
+    loop {
+        let r = &records[at];
+        if let Some(reservation) = deadline_reservation(task, r)
+            && r.exec_ns > reservation.runtime_ns
+            && r.voluntary_switches == 0
+            && finish >= r.release_ns.saturating_add(reservation.period_ns)
+        {
+            return Some((r, reservation.runtime_ns));
+        }
+        let queued = at > 0 && records[at - 1].finish_ns.is_some_and(|f| f > r.release_ns);
+        if !queued {
+            return None;
+        }
+        at -= 1;
+    }
 }
 
-/// The runtime Q of the SCHED_DEADLINE reservation job `r` ran under:
-/// the scheduling in force at its phase (the last phase up to it that sets
-/// one, else the task's), when the job ran under SCHED_DEADLINE.
-fn deadline_runtime(task: &TaskRun, r: &JobRecord) -> Option<u64> {
+/// The SCHED_DEADLINE reservation job `r` ran under: the scheduling in
+/// force at its phase (the last phase up to it that sets one, else the
+/// task's), when the job ran under SCHED_DEADLINE without reclaiming.
+fn deadline_reservation(task: &TaskRun, r: &JobRecord) -> Option<tinct_sys::sched::DeadlineParams> {
     if r.policy != Policy::Deadline {
         return None;
     }
@@ -317,8 +331,7 @@ fn deadline_runtime(task: &TaskRun, r: &JobRecord) -> Option<u64> {
         .rev()
         .find_map(|p| p.scheduling)
         .unwrap_or(task.spec.scheduling);
-    (in_force.policy == Policy::Deadline)
+    (in_force.policy == Policy::Deadline && !in_force.reclaim)
         .then_some(in_force.deadline)
         .flatten()
-        .map(|d| d.runtime_ns)
 }

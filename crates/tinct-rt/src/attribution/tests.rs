@@ -641,12 +641,8 @@ fn a_program_task_voids_the_isolation_proof_and_shares_the_cache() {
 }
 
 /// A reservation (runtime 5 ms, period 100 ms) with the analysis' C 4 ms
-/// and bound 8 ms: job 1 executed 6 ms, past its runtime, and ended 40 ms
-/// after its release: the CBS throttled it. Job 2 executed 4.5 ms, within
-/// its runtime and 0.5 ms above C, and ended 0.4 ms past its bound:
-/// execution above C.
-#[test]
-fn a_reservation_job_past_its_runtime_is_a_cbs_throttle() {
+/// and bound 8 ms.
+fn reservation_task(records: Vec<JobRecord>) -> TaskRun {
     let reservation = Scheduling {
         deadline: Some(tinct_sys::sched::DeadlineParams {
             runtime_ns: 5 * MS,
@@ -655,24 +651,32 @@ fn a_reservation_job_past_its_runtime_is_a_cbs_throttle() {
         }),
         ..Scheduling::of(Policy::Deadline)
     };
-    let under_dl = |r: JobRecord| JobRecord {
-        policy: Policy::Deadline,
-        ..r
-    };
-    let mut run = bounded(
-        "dl",
-        50,
-        4 * MS,
-        8 * MS,
-        vec![
-            under_dl(job(0, 0, 0, 4 * MS, 4 * MS)),
-            under_dl(job(1, 100 * MS, 100 * MS, 140 * MS, 6 * MS)),
-            under_dl(job(2, 200 * MS, 200 * MS, 208 * MS + 400 * US, 9 * MS / 2)),
-        ],
-    );
+    let mut run = bounded("dl", 50, 4 * MS, 8 * MS, records);
     run.spec.scheduling = reservation;
     run.scheduling = reservation;
-    let a = Scenario::of(vec![run]).attribute();
+    run
+}
+
+/// `job(...)` under SCHED_DEADLINE.
+fn dl_job(n: u64, release: u64, start: u64, finish: u64, exec: u64) -> JobRecord {
+    JobRecord {
+        policy: Policy::Deadline,
+        ..job(n, release, start, finish, exec)
+    }
+}
+
+/// Job 1 executed 6 ms, past its runtime, and ended 105 ms after its
+/// release, after the replenishment one period on: the CBS throttled it.
+/// Job 2 executed 4.5 ms, within its runtime and 0.5 ms above C, and ended
+/// 0.4 ms past its bound: execution above C.
+#[test]
+fn a_reservation_job_past_its_runtime_is_a_cbs_throttle() {
+    let a = Scenario::of(vec![reservation_task(vec![
+        dl_job(0, 0, 0, 4 * MS, 4 * MS),
+        dl_job(1, 100 * MS, 100 * MS, 205 * MS, 6 * MS),
+        dl_job(2, 300 * MS, 300 * MS, 308 * MS + 400 * US, 9 * MS / 2),
+    ])])
+    .attribute();
     let causes: Vec<Cause> = a.late[0].iter().map(|l| l.cause).collect();
     assert_eq!(causes, [Cause::CbsThrottle, Cause::ExecAboveC]);
     assert_explains(
@@ -680,28 +684,52 @@ fn a_reservation_job_past_its_runtime_is_a_cbs_throttle() {
         "executed 1.000 ms past its SCHED_DEADLINE runtime 5.000 ms",
     );
     assert_eq!(CauseCounts::of(&a.late[0]).cbs_throttle, 1);
-    // A job within its runtime queued behind an overrun of its own task
-    // (released at 120 ms while job 1 ran to 140 ms) waited for the same
-    // replenishment.
-    let mut queued = bounded(
-        "dl",
-        50,
-        4 * MS,
-        8 * MS,
-        vec![
-            under_dl(job(1, 100 * MS, 100 * MS, 140 * MS, 6 * MS)),
-            under_dl(job(2, 120 * MS, 140 * MS, 144 * MS, 4 * MS)),
-        ],
-    );
-    queued.spec.scheduling = reservation;
-    let a = Scenario::of(vec![queued]).attribute();
-    assert_eq!(a.late[0].len(), 2);
-    assert_eq!(a.late[0][1].cause, Cause::CbsThrottle);
+}
+
+/// A job within its runtime, released while the job before it (which
+/// overran) still ran, waited for the same replenishment; one not queued
+/// behind it did not.
+#[test]
+fn a_job_queued_behind_its_tasks_overrun_is_a_cbs_throttle_too() {
+    let a = Scenario::of(vec![reservation_task(vec![
+        dl_job(1, 100 * MS, 100 * MS, 205 * MS, 6 * MS),
+        dl_job(2, 200 * MS, 205 * MS, 209 * MS, 4 * MS),
+        dl_job(3, 300 * MS, 300 * MS, 309 * MS, 4 * MS),
+    ])])
+    .attribute();
+    let causes: Vec<Cause> = a.late[0].iter().map(|l| l.cause).collect();
+    assert_eq!(causes[..2], [Cause::CbsThrottle, Cause::CbsThrottle]);
     assert_explains(
         &a.late[0][1],
         "job 1 of its task, earlier in its busy window",
     );
-    // The same jobs under SCHED_FIFO have no runtime to pass.
-    let fifo = Scenario::a(vec![job(1, 100 * MS, 100 * MS, 140 * MS, 6 * MS)]).only_late();
-    assert_ne!(fifo.cause, Cause::CbsThrottle);
+    assert_ne!(
+        causes[2],
+        Cause::CbsThrottle,
+        "job 3 was not queued behind job 1"
+    );
+}
+
+/// No throttle is claimed where none can have been: a job that finished
+/// before the replenishment, one that slept (a fresh budget at its
+/// wake-up), one under GRUB reclaiming, one not run under SCHED_DEADLINE.
+#[test]
+fn an_overrun_that_cannot_have_waited_for_a_replenishment_is_no_cbs_throttle() {
+    let early = dl_job(1, 100 * MS, 100 * MS, 140 * MS, 6 * MS);
+    let slept = JobRecord {
+        voluntary_switches: 1,
+        ..dl_job(1, 100 * MS, 100 * MS, 205 * MS, 6 * MS)
+    };
+    let fifo = JobRecord {
+        policy: Policy::Fifo(50),
+        ..dl_job(1, 100 * MS, 100 * MS, 205 * MS, 6 * MS)
+    };
+    for record in [early, slept, fifo] {
+        let late = Scenario::of(vec![reservation_task(vec![record])]).only_late();
+        assert_ne!(late.cause, Cause::CbsThrottle, "{record:?}");
+    }
+    let mut reclaiming = reservation_task(vec![dl_job(1, 100 * MS, 100 * MS, 205 * MS, 6 * MS)]);
+    reclaiming.spec.scheduling.reclaim = true;
+    let late = Scenario::of(vec![reclaiming]).only_late();
+    assert_ne!(late.cause, Cause::CbsThrottle);
 }

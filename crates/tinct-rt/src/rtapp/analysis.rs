@@ -13,10 +13,11 @@
 //! without bounds: a thread not under SCHED_DEADLINE, unpinned or pinned
 //! to several CPUs (global EDF), with several phases or a phase's own
 //! policy, a release period other than its reservation's, release jitter,
-//! or an event that suspends or synchronises it (`sleep`, `lock`,
-//! `wait`, `barrier`, `suspend`, `fork`, …).
+//! an event that suspends or synchronises it (`sleep`, `lock`, `wait`,
+//! `barrier`, `suspend`, `fork`, …), or a timer shared with other
+//! threads.
 
-use crate::spec::{BlockingShows, Bound, Policy, RunSpec, Step, TaskSpec};
+use crate::spec::{BlockingShows, Bound, Policy, RunSpec, Step, TaskSpec, TimerSpec};
 use tinct_core::analysis::{Analysis, analyze};
 use tinct_core::model::{Overheads, Platform, Task, TaskPolicy, TaskSet, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
@@ -27,8 +28,8 @@ pub fn analyze_reservations(spec: &RunSpec) -> Result<(TaskSet, Analysis), Strin
     let mut tasks = Vec::with_capacity(spec.tasks.len());
     let mut cores = 0u32;
     for task in &spec.tasks {
-        let (cpu, reservation) =
-            reservation_of(task).map_err(|why| format!("thread '{}' {why}", task.name))?;
+        let (cpu, reservation) = reservation_of(task, &spec.resources.timers)
+            .map_err(|why| format!("thread '{}' {why}", task.name))?;
         cores = cores.max(cpu.saturating_add(1));
         tasks.push(reservation);
     }
@@ -51,7 +52,7 @@ pub fn analyze_reservations(spec: &RunSpec) -> Result<(TaskSet, Analysis), Strin
 }
 
 /// Task `task` as a reservation on its CPU, or what keeps it from being one.
-fn reservation_of(task: &TaskSpec) -> Result<(u32, Task), String> {
+fn reservation_of(task: &TaskSpec, timers: &[TimerSpec]) -> Result<(u32, Task), String> {
     if task.scheduling.policy != Policy::Deadline {
         return Err(format!(
             "runs under {}, not SCHED_DEADLINE",
@@ -88,7 +89,16 @@ fn reservation_of(task: &TaskSpec) -> Result<(u32, Task), String> {
     for (k, step) in phase.steps.iter().enumerate() {
         match step {
             Step::Kernel { .. } | Step::Busy { .. } | Step::Mem { .. } => {}
-            Step::Timer { period_ns, .. } if k + 1 == phase.steps.len() => {
+            Step::Timer { timer, period_ns } if k + 1 == phase.steps.len() => {
+                // A timer shared by several threads advances once per user:
+                // each thread's period is then a multiple of this one.
+                if timers.get(*timer).is_some_and(|t| t.users > 1) {
+                    return Err(
+                        "shares its timer with other threads (give each its own, or \
+                         `unique`): its release period is not the timer's"
+                            .into(),
+                    );
+                }
                 period = Some(*period_ns);
             }
             other => {
@@ -225,6 +235,11 @@ mod tests {
             (
                 r#""a": { "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000, "cpus": [0], "run": 1000 }"#,
                 "has no final `timer`",
+            ),
+            (
+                r#""a": { "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000, "cpus": [0], "run": 1000, "timer": { "ref": "shared", "period": 10000 } },
+                   "b": { "policy": "SCHED_DEADLINE", "dl-runtime": 2000, "dl-period": 10000, "cpus": [1], "run": 1000, "timer": { "ref": "shared", "period": 10000 } }"#,
+                "shares its timer with other threads",
             ),
         ] {
             let error = analyze_reservations(&parsed(tasks)).unwrap_err();

@@ -35,8 +35,8 @@ pub(super) fn partitions(
              root domain), made with cpusets: {e}"
         ),
         fix: "run as root on a system with the cpuset controller on cgroup v1 (mount -t \
-              cgroup -o cpuset cpuset /sys/fs/cgroup/cpuset), or give the deadline tasks \
-              every CPU (global EDF, not what `tinct analyze` checks)"
+              cgroup -o cpuset cpuset /sys/fs/cgroup/cpuset); an EINVAL on cpu_exclusive or \
+              cpus means another exclusive cpuset (docker, libvirt, another run) holds the CPU"
             .into(),
     };
     let partitions = DeadlinePartitions::create(&cpus).map_err(refused)?;

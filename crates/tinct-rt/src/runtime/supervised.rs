@@ -82,7 +82,8 @@ pub(super) fn run(
         Forked::Parent(child) => {
             let result = supervise(spec, options, logs.jobs, stop, &child, &mailbox);
             // Only once the child has ended (an error may come before).
-            if let (Some(root), Ok(_)) = (&cpuset_root, &result) {
+            let ended = !std::path::Path::new(&format!("/proc/{}", child.pid())).exists();
+            if let (Some(root), true) = (&cpuset_root, ended) {
                 let _ = tinct_sys::dl_partitions::remove_leftovers(root, child.pid() as u32);
             }
             result
