@@ -261,9 +261,11 @@ pub fn diagnose(root: &SysRoot) -> Report {
                     sets: c.sets,
                     line_bytes: c.line_bytes,
                     shared_cpus: crate::cpulist::format_cpu_list(&c.shared_cpus),
-                    // The LLC under its rule (fewer colours when sliced).
+                    // The LLC under its rule (fewer colours when sliced),
+                    // none where the rule refuses (not the way size's).
                     colors: match (&llc_colors, &llc) {
                         (Some(geometry), Some(llc)) if llc == c => Some(geometry.colors.clone()),
+                        (None, Some(llc)) if llc == c => None,
                         _ => c.page_colors(page_bytes),
                     },
                 })
