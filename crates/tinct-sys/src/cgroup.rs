@@ -15,8 +15,23 @@
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
-/// Where cgroup v2 is mounted, from `/proc/self/mountinfo`.
+/// Where cgroup v2 is mounted, from `/proc/self/mounts`.
 pub fn mount_point() -> Result<PathBuf> {
+    find_mount(
+        |kind, _| kind == "cgroup2",
+        "a cgroup2 mount",
+        "none (this system has no cgroup v2 hierarchy)",
+    )
+}
+
+/// The first mount of `/proc/self/mounts` whose file-system type and
+/// options `wanted` accepts; else a parse error saying `expected` and
+/// `found` (the cgroup v2 hierarchy, a v1 controller's).
+pub fn find_mount(
+    wanted: impl Fn(&str, &str) -> bool,
+    expected: &str,
+    found: &str,
+) -> Result<PathBuf> {
     let path = Path::new("/proc/self/mounts");
     let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
         path: path.into(),
@@ -25,15 +40,41 @@ pub fn mount_point() -> Result<PathBuf> {
     text.lines()
         .find_map(|line| {
             let mut fields = line.split_whitespace();
-            let (_, mount, kind) = (fields.next()?, fields.next()?, fields.next()?);
-            (kind == "cgroup2").then(|| PathBuf::from(mount))
+            let (_, mount, kind, options) = (
+                fields.next()?,
+                fields.next()?,
+                fields.next()?,
+                fields.next()?,
+            );
+            wanted(kind, options).then(|| PathBuf::from(mount))
         })
         .ok_or_else(|| Error::Parse {
             path: path.into(),
             line: 0,
-            expected: "a cgroup2 mount".into(),
-            found: "none (this system has no cgroup v2 hierarchy)".into(),
+            expected: expected.into(),
+            found: found.into(),
         })
+}
+
+/// Moves the calling thread into the cgroup whose thread file (`cgroup.threads`
+/// of v2, `tasks` of v1) is `file`, open for writing: its thread id written
+/// from a stack buffer, so a real-time thread can call it without
+/// allocating.
+pub fn join_thread(file: &std::fs::File) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut tid = u64::from(crate::sched::gettid().unsigned_abs());
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (tid % 10) as u8;
+        tid /= 10;
+        if tid == 0 {
+            break;
+        }
+    }
+    let mut file: &std::fs::File = file;
+    file.write_all(&digits[at..])
 }
 
 /// The calling process's cgroup v2 path (the `0::` line of /proc/self/cgroup).

@@ -161,31 +161,12 @@ fn sweep(root: &Path, dead: Option<u32>) -> Result<Vec<PathBuf>> {
 /// Where the cpuset controller's cgroup v1 hierarchy is mounted, from
 /// `/proc/self/mounts`.
 pub fn v1_mount_point() -> Result<PathBuf> {
-    let path = Path::new("/proc/self/mounts");
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.into(),
-        source,
-    })?;
-    text.lines()
-        .find_map(|line| {
-            let mut fields = line.split_whitespace();
-            let (_, mount, kind, options) = (
-                fields.next()?,
-                fields.next()?,
-                fields.next()?,
-                fields.next()?,
-            );
-            (kind == "cgroup" && options.split(',').any(|o| o == "cpuset"))
-                .then(|| PathBuf::from(mount))
-        })
-        .ok_or_else(|| Error::Parse {
-            path: path.into(),
-            line: 0,
-            expected: "a cgroup v1 hierarchy with the cpuset controller".into(),
-            found: "none (the cpuset controller is on cgroup v2 or not mounted): \
-                    partitioned SCHED_DEADLINE needs `mount -t cgroup -o cpuset cpuset <dir>`"
-                .into(),
-        })
+    crate::cgroup::find_mount(
+        |kind, options| kind == "cgroup" && options.split(',').any(|o| o == "cpuset"),
+        "a cgroup v1 hierarchy with the cpuset controller",
+        "none (the cpuset controller is on cgroup v2 or not mounted): partitioned \
+         SCHED_DEADLINE needs `mount -t cgroup -o cpuset cpuset <dir>`",
+    )
 }
 
 fn read(path: &Path) -> Result<String> {
@@ -301,7 +282,7 @@ impl DeadlinePartitions {
     }
 
     /// The cpuset `tasks` file of `cpu`, opened for writing, for
-    /// [`join_cpuset`] from a thread that must not allocate.
+    /// [`crate::cgroup::join_thread`] from a thread that must not allocate.
     pub fn tasks_file(&self, cpu: u32) -> Result<std::fs::File> {
         let dir = self.dir_of(cpu).ok_or_else(|| {
             Error::InvalidArgument(format!("CPU {cpu} is not a deadline partition"))
@@ -317,7 +298,7 @@ impl DeadlinePartitions {
     /// it to `cpu`).
     pub fn join(&self, cpu: u32) -> Result<()> {
         let file = self.tasks_file(cpu)?;
-        join_cpuset(&file).map_err(|source| Error::Io {
+        crate::cgroup::join_thread(&file).map_err(|source| Error::Io {
             path: self.dir_of(cpu).unwrap_or(&self.root).join("tasks"),
             source,
         })
@@ -350,25 +331,6 @@ impl Drop for DeadlinePartitions {
     fn drop(&mut self) {
         let _ = self.remove();
     }
-}
-
-/// Writes the calling thread's id to an open cpuset `tasks` file (from a
-/// stack buffer: no allocation).
-pub fn join_cpuset(tasks: &std::fs::File) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut tid = u64::from(crate::sched::gettid().unsigned_abs());
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (tid % 10) as u8;
-        tid /= 10;
-        if tid == 0 {
-            break;
-        }
-    }
-    let mut file: &std::fs::File = tasks;
-    file.write_all(&digits[at..])
 }
 
 /// Removes one cpuset directory, retrying while threads still leave it.

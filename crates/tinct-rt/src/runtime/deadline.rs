@@ -10,7 +10,8 @@
 use crate::spec::RunSpec;
 use crate::{Result, RtError};
 use std::fs::File;
-use tinct_sys::dl_partitions::{DeadlinePartitions, join_cpuset};
+use tinct_sys::cgroup::join_thread;
+use tinct_sys::dl_partitions::DeadlinePartitions;
 use tinct_sys::sched::{Policy, Scheduling};
 
 /// The open cpuset `tasks` file of each partitioned CPU.
@@ -121,7 +122,7 @@ pub(super) fn switch_policy(
             _ => None,
         };
         match partition {
-            Some((cpu, tasks)) => join_cpuset(tasks)
+            Some((cpu, tasks)) => join_thread(tasks)
                 .map_err(|e| format!("entering the root domain of CPU {cpu} failed: {e}"))?,
             None => tinct_sys::sched::set_affinity(all_cpus).map_err(|e| {
                 format!("a SCHED_DEADLINE thread needs every CPU of its root domain: {e}")

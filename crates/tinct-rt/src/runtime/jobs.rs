@@ -396,30 +396,12 @@ fn enter_phase<'t>(
 }
 
 /// Moves the calling thread into task group `group` through its open
-/// `cgroup.threads` (the thread id written from a stack buffer).
+/// `cgroup.threads` (no allocation).
 pub(super) fn join_group(groups: &[(String, std::fs::File)], group: &str) -> bool {
-    use std::io::Write;
-    let Some((_, file)) = groups.iter().find(|(name, _)| name == group) else {
-        return false;
-    };
-    let mut file: &std::fs::File = file;
-    let mut digits = [0u8; 20];
-    let tid = u64::from(tinct_sys::sched::gettid().unsigned_abs());
-    file.write(decimal(tid, &mut digits)).is_ok()
-}
-
-/// `value` in decimal, written at the end of `digits` (no allocation).
-fn decimal(mut value: u64, digits: &mut [u8; 20]) -> &[u8] {
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    &digits[at..]
+    groups
+        .iter()
+        .find(|(name, _)| name == group)
+        .is_some_and(|(_, file)| tinct_sys::cgroup::join_thread(file).is_ok())
 }
 
 /// Unlocks, newest first, every mutex a stopped job still held (rt-app
