@@ -218,7 +218,7 @@ fn a_light_set_completes_without_misses_and_writes_a_valid_trace() {
 }
 
 /// `tinct run light.toml` for 60 s into `out`, in the background, once its
-/// first task starts a job (whatever setup takes).
+/// first task has released a job (whatever setup takes).
 fn long_run(out: &Path) -> std::process::Child {
     long_run_with(out, &[]).0
 }
@@ -251,7 +251,17 @@ fn long_run_with(out: &Path, env: &[(&str, &Path)]) -> (std::process::Child, i32
         );
         std::thread::sleep(Duration::from_millis(5));
     };
-    tinct_rt::testing::thread_starting_a_job(child, "tinct-sensor");
+    if tinct_rt::testing::thread_releasing_jobs(child, "tinct-sensor").is_none() {
+        // The run ended first: refused, or its 60 s were over. Say what
+        // tinct said.
+        let _ = tinct.kill();
+        let output = tinct.wait_with_output().unwrap();
+        panic!(
+            "the run's process {child} ended before tinct-sensor released a job ({}): {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
     (tinct, child)
 }
 

@@ -331,15 +331,53 @@ pub fn thread_running_a_job(pid: i32, comm: &str, still_running: std::time::Dura
 }
 
 /// How long before a thread is taken as starting a job
-/// [`thread_starting_a_job`] must have seen it not running: the most its
+/// [`thread_running_a_job`] must have seen it not running: the most its
 /// job may have run when it is found.
 pub const JOB_START_WINDOW: std::time::Duration = std::time::Duration::from_millis(4);
 
-/// [`thread_running_a_job`] for a job of at least a millisecond or two:
-/// the thread stays runnable half a millisecond (two looks apart), longer
-/// than a look at the stop flag.
-pub fn thread_starting_a_job(pid: i32, comm: &str) -> i32 {
-    thread_running_a_job(pid, comm, std::time::Duration::from_micros(500))
+/// The thread id of the thread named `comm` in process `pid` once it is
+/// releasing jobs: under SCHED_FIFO, SCHED_RR or SCHED_DEADLINE and given
+/// up the CPU at least three times since it took that policy (the start
+/// barriers, the wait for the common release and the end of its first
+/// job), polling every millisecond; `None` once the process has ended
+/// (its run refused or over), so the caller can say why.
+///
+/// No timing window is involved: a loaded poller finds the thread late,
+/// never not at all (unlike [`thread_running_a_job`], which must land
+/// inside a job).
+pub fn thread_releasing_jobs(pid: i32, comm: &str) -> Option<i32> {
+    let process = std::path::PathBuf::from(format!("/proc/{pid}"));
+    let mut sleeps_at_policy: Option<(i32, u64)> = None;
+    loop {
+        let tasks = match std::fs::read_dir(process.join("task")) {
+            Ok(tasks) if !matches!(thread_state(&process), Some('Z' | 'X') | None) => tasks,
+            _ => return None,
+        };
+        for task in tasks.flatten() {
+            let dir = task.path();
+            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+            if name.trim() != comm {
+                continue;
+            }
+            let tid: i32 = task.file_name().to_string_lossy().parse().unwrap_or(0);
+            let (Some(policy), Some(sleeps)) = (thread_policy(&dir), voluntary_switches(&dir))
+            else {
+                continue;
+            };
+            if !matches!(policy, 1 | 2 | 6) {
+                continue;
+            }
+            match sleeps_at_policy {
+                Some((seen, at)) if seen == tid => {
+                    if sleeps >= at + 3 {
+                        return Some(tid);
+                    }
+                }
+                _ => sleeps_at_policy = Some((tid, sleeps)),
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 /// The scheduling policy of a thread (field 41 of its `stat`: 0 other,
@@ -490,8 +528,9 @@ pub fn shared_resource_set(protocol: &str, core: u32) -> String {
 
 #[cfg(test)]
 mod tests {
-    /// A process that ended is reported, not waited for: the poll runs in
-    /// a thread, and it must end (by its panic) well within 10 s.
+    /// A process that ended is reported, not waited for: both polls run in
+    /// a thread, and each must end well within 10 s (one by its panic, one
+    /// with `None`).
     #[test]
     fn waiting_for_a_thread_of_a_process_that_ended_fails() {
         let mut child = std::process::Command::new("true").spawn().unwrap();
@@ -499,7 +538,11 @@ mod tests {
         child.wait().unwrap();
         let (sender, receiver) = std::sync::mpsc::channel();
         let poll = std::thread::spawn(move || {
-            let _ = sender.send(super::thread_starting_a_job(pid, "tinct-never"));
+            let _ = sender.send(super::thread_running_a_job(
+                pid,
+                "tinct-never",
+                std::time::Duration::from_micros(500),
+            ));
         });
         let outcome = receiver.recv_timeout(std::time::Duration::from_secs(10));
         assert_eq!(
@@ -508,5 +551,14 @@ mod tests {
             "still polling the /proc of process {pid}, gone"
         );
         assert!(poll.join().is_err(), "it panicked");
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = sender.send(super::thread_releasing_jobs(pid, "tinct-never"));
+        });
+        assert_eq!(
+            receiver.recv_timeout(std::time::Duration::from_secs(10)),
+            Ok(None),
+            "a gone process has no thread releasing jobs"
+        );
     }
 }
