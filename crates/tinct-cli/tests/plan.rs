@@ -654,7 +654,8 @@ fn the_static_placement_reserves_each_core_its_own_partitions() {
 /// Issue 30: `--policy deadline` plans every task as a SCHED_DEADLINE
 /// reservation under EDF: a set fixed priorities cannot place is placed,
 /// the plan says EDF and re-analyses as schedulable; what a reservation
-/// cannot be is bad input naming the task and the field.
+/// cannot be is bad input naming the task and the field; a set mixing
+/// reservations and SCHED_FIFO tasks is planned core by core.
 #[test]
 fn policy_deadline_plans_reservations_under_edf() {
     let file = example("edf-plan.toml");
@@ -696,11 +697,26 @@ fn policy_deadline_plans_reservations_under_edf() {
         "period = \"5ms\"\npolicy = \"deadline\"\n",
         1,
     );
+    // A set mixing both policies is planned core by core: on one core the
+    // reservation leaves `slow` missing, on two each gets one.
+    let two_cores = write(
+        dir.path(),
+        "mixed-2.toml",
+        mixed.replace("cores = 1", "cores = 2"),
+    );
     let mixed = write(dir.path(), "mixed.toml", mixed);
-    let said = common::bad_input(["plan".as_ref(), mixed.as_os_str()]);
+    let one = tinct().arg("plan").arg(&mixed).exits(1);
     assert!(
-        said.contains("is a SCHED_DEADLINE reservation and task 'slow' is not"),
-        "{said}"
+        stdout(&one).contains("task 'fast' could not be placed")
+            && stdout(&one).contains("task 'slow' misses its deadline"),
+        "{}",
+        stdout(&one)
+    );
+    let two = tinct().arg("plan").arg(&two_cores).exits(0);
+    let text = stdout(&two);
+    assert!(
+        text.contains("│ fast ┆ EDF  ┆") && text.contains("│ slow ┆ 2    ┆"),
+        "{text}"
     );
     let said = common::bad_input([
         "plan".as_ref(),

@@ -155,7 +155,7 @@ fn refusal(inst: &Instance, core: &PrivateCore, j: u32, task: usize) -> CoreRefu
     })
     .unwrap_or(CoreRefusal::on(
         j,
-        if inst.edf {
+        if inst.has_reservations(&order) {
             Refusal::EdfDemand {
                 partitions: core.partitions,
             }

@@ -54,9 +54,10 @@ pub(crate) fn too_few_partitions(
         })
 }
 
-/// Eq. (2) and Eq. (1) (the EDF test, for reservations) with every task
-/// of `order` (priority order) at C^{partitions} and no cache terms: the
-/// best any allocation can do.
+/// Eq. (2) and Eq. (1) (the EDF test, for reservations, and Eq. (2) for
+/// the SCHED_FIFO tasks below them) with every task of `order` (priority
+/// order) at C^{partitions} and no cache terms: the best any allocation
+/// can do.
 pub(crate) fn best_case(
     inst: &Instance,
     order: &[usize],
@@ -65,18 +66,18 @@ pub(crate) fn best_case(
     wcet_of: impl Fn(usize) -> u64,
 ) -> Option<CoreRefusal> {
     let mut tasks: Vec<CoreTask> = inst.core_tasks();
-    let skip = tasks.len();
     tasks.extend(
         order
             .iter()
             .map(|&i| inst.tasks[i].core_task(wcet_of(i), PartitionSet::EMPTY)),
     );
-    if inst.edf {
-        // The EDF test has no per-task miss to name (a demand overload is
-        // the core's).
-        return (!inst.schedulable(&tasks, order, 0))
-            .then(|| CoreRefusal::on(core, Refusal::EdfDemand { partitions }));
+    // The EDF test has no per-task miss to name (a demand overload is the
+    // core's); the SCHED_FIFO tasks below the reservations do.
+    if inst.has_reservations(order) && !inst.reservations_fit(&tasks, order, 0) {
+        return Some(CoreRefusal::on(core, Refusal::EdfDemand { partitions }));
     }
+    let (tasks, fifo) = inst.fixed_priority_core(&tasks, order, true);
+    let skip = tasks.len() - fifo.len();
     if let Some(k) = response_times(&tasks, 0)
         .iter()
         .skip(skip)
@@ -85,7 +86,7 @@ pub(crate) fn best_case(
         return Some(CoreRefusal::on(
             core,
             Refusal::Deadline {
-                task: order[k],
+                task: fifo[k],
                 partitions,
             },
         ));

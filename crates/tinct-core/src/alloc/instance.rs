@@ -3,7 +3,9 @@
 //! per-job terms the analysis adds (declared jitter, explicit blocking,
 //! overheads).
 
-use crate::analysis::deadline::{EdfCoreContext, ReservationParams, reservations_fit};
+use crate::analysis::deadline::{
+    EdfCoreContext, ReservationParams, reservations_as_interference, reservations_fit,
+};
 use crate::analysis::edf::Interrupt;
 use crate::analysis::rta::{CoreTask, core_schedulable};
 use crate::model::TaskSet;
@@ -40,6 +42,9 @@ pub struct AllocTask {
     /// A reservation's `runtime` from the file (`None`: the runtime a job
     /// needs, as the analysis derives it).
     pub runtime: Option<u64>,
+    /// A SCHED_DEADLINE reservation (tested with the EDF demand test),
+    /// else a SCHED_FIFO task (Eq. 2, below the core's reservations).
+    pub reservation: bool,
 }
 
 impl AllocTask {
@@ -91,12 +96,11 @@ pub struct Instance {
     pub refill: u64,
     /// The scheduler tick as a top-priority task, when it is charged.
     pub tick: Option<CoreTask>,
-    /// Every task is a SCHED_DEADLINE reservation: a core is tested with
-    /// the EDF demand test ([`reservations_fit`]) instead of Eq. (2), and
-    /// the ranks are the kernel-deadline order.
-    pub edf: bool,
     /// δ, ns (the EDF test charges a switch back in per resumption).
     pub context_switch: u64,
+    /// ε, the cost of one timer interrupt (a release, the tick, an
+    /// inactive timer), ns.
+    pub interrupt: u64,
 }
 
 impl Instance {
@@ -104,11 +108,8 @@ impl Instance {
     pub fn new(set: &TaskSet) -> Instance {
         let platform = &set.platform;
         let overheads = &platform.overheads;
-        let edf = !set.tasks.is_empty() && set.tasks.iter().all(|t| t.is_deadline());
-        let ranks = if edf {
-            // Kernel-deadline order, D − J (the order the EDF test charges
-            // γ in: a job preempts only jobs of longer kernel deadlines).
-            kernel_deadline_ranks(set)
+        let ranks = if set.tasks.iter().any(|t| t.is_deadline()) {
+            reservations_first_ranks(set)
         } else {
             set.ranks()
         };
@@ -139,6 +140,7 @@ impl Instance {
                     overhead: overheads.context_switch.0.saturating_mul(2),
                     interrupt: overheads.tick.0,
                     runtime: task.runtime.map(|q| q.0),
+                    reservation: task.is_deadline(),
                 }
             })
             .collect();
@@ -151,39 +153,80 @@ impl Instance {
             tick: overheads
                 .tick_period
                 .map(|period| CoreTask::scheduler_tick(overheads.tick.0, period.0)),
-            edf,
             context_switch: overheads.context_switch.0,
+            interrupt: overheads.tick.0,
         }
     }
 
     /// Whether a core with `tasks` (its tick first, when charged, then the
     /// tasks `order` names, in rank order) and refill time `refill` is
-    /// schedulable: Eq. (2) for every task, or for reservations the EDF
-    /// test of `tinct analyze` (the tick, each release and each inactive
-    /// timer as interrupts; a file's `runtime` where it gives one). Adding
-    /// a task of a lower rank never makes a `false` here `true`, under
-    /// either test: the pruning of the searches.
+    /// schedulable, as `tinct analyze` decides it: its SCHED_DEADLINE
+    /// reservations by the EDF test (the tick, each release and each
+    /// inactive timer as interrupts; a file's `runtime` where it gives
+    /// one), then its SCHED_FIFO tasks by Eq. (2) below them
+    /// ([`Instance::fixed_priority_core`]). Adding a task of a lower rank
+    /// never makes a `false` here `true` (a reservation ranks above every
+    /// SCHED_FIFO task, and one more task only adds demand, interrupts and
+    /// evictions): the pruning of the searches.
     pub fn schedulable(&self, tasks: &[CoreTask], order: &[usize], refill: u64) -> bool {
-        if !self.edf {
+        if !self.has_reservations(order) {
             return core_schedulable(tasks, refill);
         }
-        let mut interrupts = Vec::new();
-        let mut reservations = Vec::with_capacity(tasks.len());
+        if !self.reservations_fit(tasks, order, refill) {
+            return false;
+        }
+        order.iter().all(|&i| self.tasks[i].reservation)
+            || core_schedulable(&self.fixed_priority_core(tasks, order, true).0, refill)
+    }
+
+    /// Whether any task `order` names is a reservation.
+    pub fn has_reservations(&self, order: &[usize]) -> bool {
+        order.iter().any(|&i| self.tasks[i].reservation)
+    }
+
+    /// The tasks of a core (`tasks` and `order` as
+    /// [`Instance::schedulable`] takes them) that are reservations, as the
+    /// EDF test takes them, with the core's interrupts and the partitions
+    /// its SCHED_FIFO tasks evict.
+    fn edf_side(
+        &self,
+        tasks: &[CoreTask],
+        order: &[usize],
+    ) -> (Vec<ReservationParams>, Vec<Interrupt>, PartitionSet) {
         debug_assert_eq!(
             order.len(),
             tasks.iter().filter(|t| !t.pseudo).count(),
             "the core's tasks are those `order` names"
         );
-        let mut runtimes = order.iter().map(|&i| self.tasks[i].runtime);
-        for (index, task) in tasks.iter().enumerate() {
-            if task.pseudo {
-                interrupts.push(Interrupt {
-                    cost_ns: task.wcet,
-                    period_ns: task.period,
-                    jitter_ns: task.jitter,
-                });
+        let mut interrupts: Vec<Interrupt> = tasks
+            .iter()
+            .filter(|t| t.pseudo)
+            .map(|t| Interrupt {
+                cost_ns: t.wcet,
+                period_ns: t.period,
+                jitter_ns: t.jitter,
+            })
+            .collect();
+        let mut reservations = Vec::new();
+        let mut others = PartitionSet::EMPTY;
+        let real = tasks.iter().enumerate().filter(|(_, t)| !t.pseudo);
+        for ((index, task), &i) in real.zip(order) {
+            // Every task's release; a reservation's inactive timer too
+            // (analysis::deadline).
+            interrupts.push(Interrupt {
+                cost_ns: task.interrupt,
+                period_ns: task.period,
+                jitter_ns: task.jitter,
+            });
+            if !self.tasks[i].reservation {
+                others = others.union(&task.partitions);
                 continue;
             }
+            interrupts.push(Interrupt {
+                cost_ns: task.interrupt,
+                period_ns: task.period,
+                jitter_ns: task.deadline,
+            });
             reservations.push(ReservationParams {
                 index,
                 wcet: task.wcet,
@@ -191,27 +234,58 @@ impl Instance {
                 deadline: task.deadline,
                 jitter: task.jitter,
                 partitions: task.partitions,
-                runtime: runtimes.next().flatten(),
+                runtime: self.tasks[i].runtime,
             });
-            // Its release and its inactive timer (analysis::deadline).
-            for jitter in [task.jitter, task.deadline] {
-                interrupts.push(Interrupt {
-                    cost_ns: task.interrupt,
-                    period_ns: task.period,
-                    jitter_ns: jitter,
-                });
-            }
         }
         interrupts.retain(|i| i.cost_ns > 0);
+        (reservations, interrupts, others)
+    }
+
+    /// Whether the reservations among the core's tasks pass the EDF test
+    /// ([`reservations_fit`], beside the core's SCHED_FIFO tasks).
+    pub fn reservations_fit(&self, tasks: &[CoreTask], order: &[usize], refill: u64) -> bool {
+        let (reservations, interrupts, others) = self.edf_side(tasks, order);
         reservations_fit(
             &reservations,
             &EdfCoreContext {
                 refill,
                 context_switch: self.context_switch,
-                others: PartitionSet::EMPTY,
+                others,
                 interrupts: &interrupts,
             },
         )
+    }
+
+    /// The core as the fixed-priority analysis of its SCHED_FIFO tasks
+    /// takes it: its pseudo-tasks (the tick), its reservations as
+    /// higher-priority pseudo-tasks ([`reservations_as_interference`];
+    /// `fit`: they pass the EDF test), then its SCHED_FIFO tasks in
+    /// `order`; and those tasks' indices, in the same order.
+    pub fn fixed_priority_core(
+        &self,
+        tasks: &[CoreTask],
+        order: &[usize],
+        fit: bool,
+    ) -> (Vec<CoreTask>, Vec<usize>) {
+        let (reservations, _, _) = self.edf_side(tasks, order);
+        let real = tasks.iter().filter(|t| !t.pseudo).zip(order);
+        let (fifo, indices): (Vec<CoreTask>, Vec<usize>) = real
+            .filter(|&(_, &i)| !self.tasks[i].reservation)
+            .map(|(t, &i)| (*t, i))
+            .unzip();
+        let core = tasks
+            .iter()
+            .filter(|t| t.pseudo)
+            .copied()
+            .chain(reservations_as_interference(
+                &reservations,
+                fit,
+                self.context_switch,
+                self.interrupt,
+            ))
+            .chain(fifo)
+            .collect();
+        (core, indices)
     }
 
     /// A core's task list, starting with the tick when it is charged.
@@ -227,14 +301,22 @@ impl Instance {
     }
 }
 
-/// Each task's rank (1 first) by kernel deadline D − J, ties by position.
-fn kernel_deadline_ranks(set: &TaskSet) -> Vec<u32> {
+/// Each task's rank (1 first): the reservations first, by kernel deadline
+/// D − J (the order the EDF test charges γ in: a job preempts only jobs of
+/// longer kernel deadlines; SCHED_DEADLINE runs above SCHED_FIFO), ties by
+/// position; then the SCHED_FIFO tasks in their priority order.
+fn reservations_first_ranks(set: &TaskSet) -> Vec<u32> {
     let latency = set.platform.overheads.release_latency.0;
+    let fifo_ranks = set.ranks();
     let mut order: Vec<usize> = (0..set.tasks.len()).collect();
     order.sort_by_key(|&i| {
         let task = &set.tasks[i];
-        let jitter = task.jitter.0.saturating_add(latency);
-        (task.deadline.0.saturating_sub(jitter), i)
+        if task.is_deadline() {
+            let jitter = task.jitter.0.saturating_add(latency);
+            (0, task.deadline.0.saturating_sub(jitter), i)
+        } else {
+            (1, u64::from(fifo_ranks[i]), i)
+        }
     });
     let mut ranks = vec![0; order.len()];
     for (rank, &i) in order.iter().enumerate() {

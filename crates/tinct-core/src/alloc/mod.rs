@@ -39,8 +39,7 @@ pub use placement::{
 };
 pub use plan::{
     Plan, PlanOptions, PlanRefusal, PlannedCore, PlannedTask, UnplacedTask, as_reservations,
-    check_graph, check_request, mixed_policies, partition_budget, plan, reservations_unsupported,
-    unsupported,
+    check_graph, check_request, partition_budget, plan, reservations_unsupported, unsupported,
 };
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no

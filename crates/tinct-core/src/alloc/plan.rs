@@ -135,14 +135,12 @@ pub fn partition_budget(set: &TaskSet, file: &str, requested: Option<u32>) -> Re
 }
 
 /// Why CATA, BFD and WFD cannot plan `set`, if they cannot: they place
-/// either SCHED_FIFO tasks or SCHED_DEADLINE reservations, not both in one
-/// set ([`mixed_policies`]), one by one, and do not keep the users of a
-/// shared resource on one core, which the analysis of resources requires.
-/// Such a set is planned with `place_static` (or its cores given by hand).
+/// tasks one by one, and do not keep the users of a shared resource on
+/// one core, which the analysis of resources requires. Such a set is
+/// planned with `place_static` (or its cores given by hand). Sets that mix
+/// SCHED_DEADLINE reservations and SCHED_FIFO tasks are planned: a core is
+/// tested as `tinct analyze` tests it ([`Instance::schedulable`]).
 pub fn unsupported(set: &TaskSet) -> Option<String> {
-    if let Some(why) = mixed_policies(set) {
-        return Some(why);
-    }
     set.resources.iter().enumerate().find_map(|(r, resource)| {
         let users: Vec<&str> = set
             .tasks
@@ -158,21 +156,6 @@ pub fn unsupported(set: &TaskSet) -> Option<String> {
             )
         })
     })
-}
-
-/// Why CATA, BFD and WFD cannot plan `set`'s policies: some tasks are
-/// SCHED_DEADLINE reservations and some are not. A core is tested either
-/// with the fixed-priority analysis or with the EDF test; mixed cores are
-/// analysed (`tinct analyze`) but not planned.
-pub fn mixed_policies(set: &TaskSet) -> Option<String> {
-    let reservation = set.tasks.iter().find(|t| t.is_deadline())?;
-    let fifo = set.tasks.iter().find(|t| !t.is_deadline())?;
-    Some(format!(
-        "task '{}' is a SCHED_DEADLINE reservation and task '{}' is not: CATA, BFD and WFD \
-         plan every task as a reservation (`--policy deadline`) or none (give the cores of a \
-         mixed set by hand; `tinct analyze` checks it)",
-        reservation.name, fifo.name
-    ))
 }
 
 /// Why the static placement search cannot plan `set`: it has

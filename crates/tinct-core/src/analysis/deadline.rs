@@ -173,39 +173,31 @@ pub(super) struct EdfCore {
 
 impl EdfCore {
     /// The reservations as higher-priority sporadic tasks of the core's
-    /// SCHED_FIFO tasks (module documentation), in kernel-deadline order.
+    /// SCHED_FIFO tasks ([`reservations_as_interference`]).
     pub fn as_interference(&self, set: &TaskSet) -> Vec<CoreTask> {
-        let tick = set.platform.overheads.tick.0;
-        // Each reservation's inactive timer, after its job and by its
-        // deadline: ε per period with jitter D (module documentation).
-        let timers = self
+        let params: Vec<ReservationParams> = self
             .reservations
             .iter()
-            .filter(|_| tick > 0)
-            .map(|r| CoreTask {
-                jitter: set.tasks[r.index].deadline.0,
-                ..CoreTask::scheduler_tick(tick, set.tasks[r.index].period.0)
-            });
-        let jobs = self.reservations.iter().map(|r| {
-            let task = &set.tasks[r.index];
-            let deadline = task.deadline.0;
-            CoreTask {
-                wcet: r.wcet,
-                period: task.period.0,
-                deadline,
-                partitions: task.charged_partitions(&set.platform),
-                jitter: if self.report.schedulable {
-                    deadline.saturating_sub(r.wcet)
-                } else {
-                    u64::MAX
-                },
-                overhead: r.overhead,
-                interrupt: set.platform.overheads.tick.0,
-                pseudo: true,
-                ..CoreTask::default()
-            }
-        });
-        timers.chain(jobs).collect()
+            .map(|r| {
+                let task = &set.tasks[r.index];
+                ReservationParams {
+                    index: r.index,
+                    wcet: r.wcet,
+                    period: task.period.0,
+                    deadline: task.deadline.0,
+                    jitter: r.jitter,
+                    partitions: task.charged_partitions(&set.platform),
+                    runtime: None,
+                }
+            })
+            .collect();
+        let overheads = &set.platform.overheads;
+        reservations_as_interference(
+            &params,
+            self.report.schedulable,
+            overheads.context_switch.0,
+            overheads.tick.0,
+        )
     }
 
     /// Each task's result in the shape of the fixed-priority one, when the
@@ -296,9 +288,7 @@ fn charge(
     params: &[ReservationParams],
     cx: &EdfCoreContext<'_>,
 ) -> Result<Vec<Reservation>, (usize, u128)> {
-    let mut order: Vec<&ReservationParams> = params.iter().collect();
-    // Kernel deadline order; a task whose jitter reaches D first (0).
-    order.sort_by_key(|p| (p.kernel_deadline().unwrap_or(0), p.index));
+    let order = kernel_deadline_order(params);
     let mut reservations = Vec::with_capacity(order.len());
     for p in &order {
         let others = order
@@ -372,6 +362,51 @@ pub fn reservations_fit(params: &[ReservationParams], cx: &EdfCoreContext<'_>) -
         return false;
     };
     findings(&reservations, cx.interrupts).is_ok_and(|f| f.fits())
+}
+
+/// The reservations `params` of a core as the fixed-priority analysis of
+/// its SCHED_FIFO tasks sees them (module documentation), in
+/// kernel-deadline order: first each inactive timer (ε = `tick` per
+/// period, jitter D; none when ε = 0), then each job, a pseudo-task of cost
+/// C, period T, deadline D, its partitions, 2δ and its release's ε, with
+/// jitter D − C when the reservations `fit` (they pass the EDF test) and
+/// unbounded otherwise. `tinct analyze` ([`EdfCore::as_interference`]) and
+/// the planner of mixed cores take this one list.
+pub fn reservations_as_interference(
+    params: &[ReservationParams],
+    fit: bool,
+    context_switch: u64,
+    tick: u64,
+) -> Vec<CoreTask> {
+    let order = kernel_deadline_order(params);
+    let timers = order.iter().filter(|_| tick > 0).map(|p| CoreTask {
+        jitter: p.deadline,
+        ..CoreTask::scheduler_tick(tick, p.period)
+    });
+    let jobs = order.iter().map(|p| CoreTask {
+        wcet: p.wcet,
+        period: p.period,
+        deadline: p.deadline,
+        partitions: p.partitions,
+        jitter: if fit {
+            p.deadline.saturating_sub(p.wcet)
+        } else {
+            u64::MAX
+        },
+        overhead: context_switch.saturating_mul(2),
+        interrupt: tick,
+        pseudo: true,
+        ..CoreTask::default()
+    });
+    timers.chain(jobs).collect()
+}
+
+/// `params` in kernel-deadline order, ties by index; a task whose jitter
+/// reaches D first (its kernel deadline taken as 0).
+fn kernel_deadline_order(params: &[ReservationParams]) -> Vec<&ReservationParams> {
+    let mut order: Vec<&ReservationParams> = params.iter().collect();
+    order.sort_by_key(|p| (p.kernel_deadline().unwrap_or(0), p.index));
+    order
 }
 
 /// Analyses `deadline_tasks` (file indices, the core's SCHED_DEADLINE
