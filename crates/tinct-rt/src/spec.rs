@@ -528,6 +528,21 @@ impl TaskSpec {
             .collect()
     }
 
+    /// Whether the task may run under SCHED_DEADLINE on `cpu` in some
+    /// phase: pinned to it alone, or with more CPUs (a deadline thread not
+    /// pinned to one CPU is given its whole root domain).
+    pub fn deadline_on(&self, cpu: u32) -> bool {
+        self.phase_placements()
+            .into_iter()
+            .any(|(scheduling, cpus)| {
+                scheduling.policy == Policy::Deadline
+                    && match cpus {
+                        Some(&[only]) => only == cpu,
+                        _ => true,
+                    }
+            })
+    }
+
     /// A task `name` under `scheduling` running `phases`, with everything
     /// else at its default: unpinned, the deadlines its phases give, no
     /// offset or jitter, unbounded loops, no working set or partitions, no

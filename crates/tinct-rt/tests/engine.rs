@@ -281,6 +281,34 @@ fn a_deadline_thread_runs_under_its_reservation() {
     );
 }
 
+/// A SCHED_DEADLINE job runs above the sentinels (SCHED_FIFO 99), so it
+/// delays the sentinel of its CPU for as long as it runs; that is not the
+/// host's stall. A reservation busy 7 ms of every 10 ms would, uncorrected,
+/// make the sentinels record about 0.65 of the run as stalls; the CPU time
+/// of the deadline thread is taken off (sentinel::AboveSentinel), so what
+/// is left is the host's own, which stays far below 0.3 of the run unless
+/// the host is stealing a third of the machine.
+#[test]
+fn a_deadline_job_that_delays_the_sentinel_is_no_host_stall() {
+    let Some(_serial) = privileged_serial("SCHED_DEADLINE") else {
+        return;
+    };
+    let duration = 1_000 * MS;
+    let result = run_rtapp(
+        r#"{ "tasks": { "dl": { "policy": "SCHED_DEADLINE", "dl-runtime": 8000,
+          "dl-period": 10000, "runtime": 7000, "timer": { "ref": "t", "period": 10000 } } } }"#,
+        duration,
+    );
+    let busy: u64 = records(&result, "dl").iter().map(|j| j.exec_ns).sum();
+    assert!(busy > duration / 3, "the reservation ran {busy} ns");
+    let sentinel = result.sentinel.as_ref().expect("the sentinels ran");
+    let stalled: u64 = sentinel.cpus.iter().map(|c| c.stalled_ns()).sum();
+    assert!(
+        stalled < duration * 3 / 10,
+        "{stalled} ns of stalls in a {duration} ns run beside {busy} ns of SCHED_DEADLINE work: {sentinel:?}"
+    );
+}
+
 /// A deadline thread pinned to one CPU runs there, in a root domain of
 /// that CPU alone (`tinct_sys::dl_partitions`), not on every CPU.
 #[test]

@@ -7,7 +7,7 @@ use super::result::{Measured, RunOptions, RunResult, TaskRun, rt_throttling};
 use super::task::{TaskSetup, panic_message, task_thread};
 use crate::clock::now_ns;
 use crate::memory::{Backing, ColoredMemory, Placement};
-use crate::sentinel::{self, SentinelOptions, StallLog};
+use crate::sentinel::{self, AboveSentinel, SentinelOptions, StallLog};
 use crate::spec::{RunSpec, Scheduling, WATCHDOG_PRIORITY, WatchdogMode};
 use crate::watchdog::{self, Limits, Shared, StopReason};
 use crate::working_set::WorkingSet;
@@ -350,7 +350,15 @@ fn run_threads<'scope, 'env>(
         });
     }
     if let (Some(stalls), Some(sentinel)) = (logs.stalls, options.sentinel) {
-        spawn_sentinels(scope, stalls, sentinel, options.realtime, &start, shared);
+        spawn_sentinels(
+            scope,
+            stalls,
+            sentinel,
+            options.realtime,
+            &start,
+            shared,
+            spec,
+        );
     }
     let t0 = now_ns().saturating_add(options.release_margin_ns);
     let end = t0.saturating_add(spec.duration_ns); // within limits: exact
@@ -430,19 +438,34 @@ fn spawn_sentinels<'scope, 'env>(
     realtime: bool,
     start: &Arc<std::sync::atomic::AtomicU64>,
     shared: &'env Arc<Shared>,
+    spec: &RunSpec,
 ) {
     for (index, &cpu) in stalls.cpus().iter().enumerate() {
         let start = start.clone();
+        // The SCHED_DEADLINE threads that may run above this sentinel.
+        let above: Vec<usize> = (0..spec.tasks.len())
+            .filter(|&t| spec.tasks[t].deadline_on(cpu))
+            .collect();
         let _ = std::thread::Builder::new()
             .name(format!("tinct-sentinel-{cpu}"))
             .spawn_scoped(scope, move || {
                 let writer = stalls.writer(index);
                 writer.started(sentinel::prepare_thread(cpu, realtime));
+                let mut above = AboveSentinel::new(
+                    above
+                        .iter()
+                        .map(|&t| shared.monitors[t].cpu_clock_slot())
+                        .collect(),
+                );
                 let first = published_start(&start).saturating_add(options.period_ns / 2);
                 let tasks = shared.monitors.len();
-                sentinel::watch(&writer, options, first, &|| {
-                    shared.finished.load(Ordering::SeqCst) == tasks
-                });
+                sentinel::watch(
+                    &writer,
+                    options,
+                    first,
+                    &|| shared.finished.load(Ordering::SeqCst) == tasks,
+                    &mut || above.cpu_ns(),
+                );
             });
     }
 }
