@@ -142,3 +142,20 @@ def test_policy_deadline_plans_reservations_as_the_cli_does(tmp_path):
     assert tinct.TaskSet.load(out) == plan.planned
     with pytest.raises(tinct.BadInput, match='policy: expected "deadline", found "edf"'):
         s.plan(policy="edf")
+
+
+def test_a_set_mixing_policies_is_planned_as_the_cli_plans_it(tmp_path):
+    """Issue 30: a reservation beside a SCHED_FIFO task, each on a core."""
+    text = EDF_PLAN.read_text().replace("cores = 1", "cores = 2")
+    text = text.replace('period = "5ms"\n', 'period = "5ms"\npolicy = "deadline"\n', 1)
+    mixed = tmp_path / "mixed.toml"
+    mixed.write_text(text)
+    done = run_cli("plan", "--json", str(mixed))
+    theirs = __import__("json").loads(done.stdout)
+    for key in ("file", "output", "refill_source"):
+        theirs.pop(key)
+    plan = tinct.TaskSet.load(mixed).plan()
+    assert plan.schedulable
+    assert_identical(plan.report, theirs)
+    policies = {t["name"]: t["policy"] for c in plan.report["cores"] for t in c["tasks"]}
+    assert policies == {"fast": "deadline", "slow": "fifo"}
