@@ -166,3 +166,54 @@ fn explain(scheduling: &Scheduling, error: &tinct_sys::Error) -> String {
     };
     format!("{error}: {why}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::explain;
+    use tinct_sys::sched::{DeadlineParams, Policy, Scheduling};
+
+    fn refused(errno: i32) -> tinct_sys::Error {
+        tinct_sys::Error::Syscall {
+            call: "sched_setattr(SCHED_DEADLINE)".into(),
+            source: std::io::Error::from_raw_os_error(errno),
+        }
+    }
+
+    /// Each refusal of a reservation says what the kernel checked and what
+    /// to change, after the errno itself; other policies keep the errno.
+    #[test]
+    fn a_refused_reservation_is_explained_by_its_errno() {
+        let reservation = Scheduling {
+            deadline: Some(DeadlineParams {
+                runtime_ns: 1_000_000,
+                deadline_ns: 5_000_000,
+                period_ns: 10_000_000,
+            }),
+            ..Scheduling::of(Policy::Deadline)
+        };
+        let said = |errno| explain(&reservation, &refused(errno));
+        let busy = said(libc::EBUSY);
+        assert!(
+            busy.starts_with("sched_setattr(SCHED_DEADLINE)")
+                && busy.contains("admission control")
+                && busy.contains("sched_rt_runtime_us"),
+            "{busy}"
+        );
+        let perm = said(libc::EPERM);
+        assert!(
+            perm.contains("not a whole root domain") && perm.contains("CAP_SYS_NICE"),
+            "{perm}"
+        );
+        let inval = said(libc::EINVAL);
+        assert!(
+            inval.contains("1024 ns ≤ runtime ≤ deadline ≤ period")
+                && inval.contains("sched_deadline_period_min_us (")
+                && inval.contains("sched_deadline_period_max_us ("),
+            "{inval}"
+        );
+        let other = said(libc::ENOMEM);
+        assert_eq!(other, refused(libc::ENOMEM).to_string());
+        let fifo = explain(&Scheduling::of(Policy::Fifo(10)), &refused(libc::EBUSY));
+        assert_eq!(fifo, refused(libc::EBUSY).to_string());
+    }
+}
