@@ -718,14 +718,25 @@ fn policy_deadline_plans_reservations_under_edf() {
         text.contains("│ fast ┆ EDF  ┆") && text.contains("│ slow ┆ 2    ┆"),
         "{text}"
     );
-    let said = common::bad_input([
-        "plan".as_ref(),
-        "--placement".as_ref(),
-        "static".as_ref(),
-        mixed.as_os_str(),
-    ]);
-    assert!(
-        said.contains("the static placement places SCHED_FIFO tasks"),
-        "{said}"
-    );
+    // The static placement too: one core cannot hold both, two can, and
+    // the written placement re-analyses with each policy kept.
+    tinct()
+        .args(["plan", "--placement", "static"])
+        .arg(&mixed)
+        .exits(1);
+    let placed = dir.path().join("placed.toml");
+    tinct()
+        .args(["plan", "--placement", "static", "-o"])
+        .arg(&placed)
+        .arg(&two_cores)
+        .exits(0);
+    let analysis = analyze_json(&placed, &[]);
+    assert_eq!(analysis["schedulable"], true, "{analysis}");
+    let policies: Vec<(&str, &str)> = analysis["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), t["policy"].as_str().unwrap()))
+        .collect();
+    assert_eq!(policies, [("fast", "deadline"), ("slow", "fifo")]);
 }

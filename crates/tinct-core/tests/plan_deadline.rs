@@ -7,7 +7,7 @@
 use proptest::prelude::*;
 use tinct_core::PartitionSet;
 use tinct_core::alloc::{Algorithm, Instance, PlanOptions, as_reservations, plan, unsupported};
-use tinct_core::analysis::analyze;
+use tinct_core::analysis::{analyze, core_feasible_so_far};
 use tinct_core::format::{Syntax, parse, to_toml};
 use tinct_core::model::{Overheads, Platform, Task, TaskPolicy, TaskSet, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
@@ -144,6 +144,24 @@ proptest! {
             ),
             // Undecidable within the test's limits: not a fit either.
             Err(_) => prop_assert!(!fits),
+        }
+    }
+
+    /// The static placement's pruning test of a core
+    /// ([`core_feasible_so_far`]) is the analysis' verdict of that core
+    /// (no data triggers here, so no jitter is inherited).
+    #[test]
+    fn the_static_placements_test_of_a_core_is_the_analysis_verdict(
+        tasks in prop::collection::vec(spec(), 1..=6),
+        platform in platform(),
+    ) {
+        let set = core_set(&tasks, platform);
+        let ranks = set.ranks();
+        let members = tinct_core::analysis::core_members(&set, 0, &ranks);
+        let feasible = core_feasible_so_far(&set, &members);
+        match analyze(&set) {
+            Ok(analysis) => prop_assert_eq!(feasible, analysis.schedulable),
+            Err(_) => prop_assert!(!feasible),
         }
     }
 

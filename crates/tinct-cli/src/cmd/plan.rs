@@ -15,7 +15,6 @@ use tinct_core::TaskSet;
 use tinct_core::alloc::{
     Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanRefusal, PlanReport,
     SearchOptions, as_reservations, check_graph, check_request, place_static, plan,
-    reservations_unsupported,
 };
 use tinct_core::format::write_file;
 use tinct_core::timeout::{parse_timeout, stop_after};
@@ -139,9 +138,6 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if args.placement == Some(PlacementArg::Static) {
         check_graph(&set, &args.file.display().to_string())
             .map_err(|e| CliError::Input(e.to_string()))?;
-        if let Some(why) = reservations_unsupported(&set) {
-            return Err(CliError::Input(format!("{}: {why}", args.file.display())));
-        }
         return run_static(&args, &set, refill_source);
     }
     let budget = check_request(&set, &args.file.display().to_string(), args.partitions).map_err(

@@ -39,7 +39,7 @@ pub use placement::{
 };
 pub use plan::{
     Plan, PlanOptions, PlanRefusal, PlannedCore, PlannedTask, UnplacedTask, as_reservations,
-    check_graph, check_request, partition_budget, plan, reservations_unsupported, unsupported,
+    check_graph, check_request, partition_budget, plan, unsupported,
 };
 
 /// Runs `algorithm` with `budget` partitions (at most N_P). CATA spends no

@@ -21,7 +21,9 @@
 //! first of each is tried. A node budget makes the search anytime: past it
 //! the best placement found is kept and reported as not proven optimal.
 //!
-//! The placement assigns cores, and priorities in the set's rank order.
+//! The placement assigns cores, and priorities in the set's rank order
+//! (none to a SCHED_DEADLINE reservation, which EDF orders; a core with
+//! reservations is tested as the analysis tests it, the EDF test first).
 //! A task's given partitions S(i) are kept, and tasks whose S(i) meet go
 //! to one core (the analysis bounds no sharing across cores). With Δ > 0,
 //! the tasks the input leaves without partitions get their core's block:
@@ -211,7 +213,8 @@ pub fn place_static(
     let ranks = set.ranks();
     for (task, &rank) in base.tasks.iter_mut().zip(&ranks) {
         task.core = None;
-        task.priority = Some(rank);
+        // A reservation has no priority: EDF orders its jobs.
+        task.priority = (!task.is_deadline()).then_some(rank);
     }
     let n = base.tasks.len();
     let overheads = base.platform.overheads;

@@ -158,19 +158,6 @@ pub fn unsupported(set: &TaskSet) -> Option<String> {
     })
 }
 
-/// Why the static placement search cannot plan `set`: it has
-/// SCHED_DEADLINE tasks, and that search places SCHED_FIFO tasks only
-/// (CATA, BFD and WFD plan reservations).
-pub fn reservations_unsupported(set: &TaskSet) -> Option<String> {
-    let task = set.tasks.iter().find(|t| t.is_deadline())?;
-    Some(format!(
-        "task '{}' is a SCHED_DEADLINE reservation (`policy = \"deadline\"`): the static \
-         placement places SCHED_FIFO tasks; plan reservations with CATA, BFD or WFD (without \
-         --placement)",
-        task.name
-    ))
-}
-
 /// `set` with every task a SCHED_DEADLINE reservation (`tinct plan
 /// --policy deadline`): its `priority` dropped, its `runtime` kept. Refused
 /// (with the task and the field, for the file `file`) for what a

@@ -474,25 +474,38 @@ fn check_terms(
 /// Whether `members` (one core's tasks in priority order, file indices)
 /// meet their deadlines among themselves, with the jitter declared plus the
 /// platform's release latency and no inherited jitter, and the blocking
-/// their own sections cause. Adding tasks to the core or jitter to a task
-/// only lengthens response times, so a `false` here holds for every
-/// placement that extends this one: the pruning test of placement searches.
+/// their own sections cause: the core's SCHED_DEADLINE tasks by the EDF
+/// test, then its SCHED_FIFO tasks below them, as [`analyze`] decides a
+/// core. Adding tasks to the core or jitter to a task only lengthens
+/// response times and adds demand, so a `false` here holds for every
+/// placement that extends this one: the pruning test of placement
+/// searches.
 pub fn core_feasible_so_far(set: &TaskSet, members: &[usize]) -> bool {
     let overheads = &set.platform.overheads;
+    let refill = set.platform.refill.0;
+    let (reserved, fifo): (Vec<usize>, Vec<usize>) =
+        members.iter().partition(|&&i| set.tasks[i].is_deadline());
+    let reservations = if reserved.is_empty() {
+        Vec::new()
+    } else {
+        match deadline::analyze_core(set, 0, &reserved, &fifo, refill) {
+            Ok(Some(core)) if core.report.schedulable => core.as_interference(set),
+            _ => return false,
+        }
+    };
     let jitter: Vec<u64> = set
         .tasks
         .iter()
         .map(|t| t.jitter.0.saturating_add(overheads.release_latency.0))
         .collect();
-    let refill = set.platform.refill.0;
     let mut blocking = vec![blocking::Blocking::default(); set.tasks.len()];
-    for (b, &i) in blocking::core_blocking(set, members, refill, overheads.context_switch.0)
+    for (b, &i) in blocking::core_blocking(set, &fifo, refill, overheads.context_switch.0)
         .into_iter()
-        .zip(members)
+        .zip(&fifo)
     {
         blocking[i] = b;
     }
-    let tasks = holistic::core_tasks(set, members, &jitter, &blocking, &[]);
+    let tasks = holistic::core_tasks(set, &fifo, &jitter, &blocking, &reservations);
     rta::core_schedulable(&tasks, refill)
 }
 
