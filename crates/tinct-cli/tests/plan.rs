@@ -718,6 +718,17 @@ fn policy_deadline_plans_reservations_under_edf() {
         text.contains("│ fast ┆ EDF  ┆") && text.contains("│ slow ┆ 2    ┆"),
         "{text}"
     );
+    // `--policy deadline` with the static placement: EDF fits both on the
+    // one core, as with CATA.
+    let placed = tinct()
+        .args(["plan", "--policy", "deadline", "--placement", "static"])
+        .arg(&file)
+        .exits(0);
+    assert!(
+        stdout(&placed).contains("verdict: SCHEDULABLE"),
+        "{}",
+        stdout(&placed)
+    );
     // The static placement too: one core cannot hold both, two can, and
     // the written placement re-analyses with each policy kept.
     tinct()

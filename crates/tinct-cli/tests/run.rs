@@ -251,7 +251,10 @@ fn long_run_with(out: &Path, env: &[(&str, &Path)]) -> (std::process::Child, i32
         );
         std::thread::sleep(Duration::from_millis(5));
     };
-    if tinct_rt::testing::thread_releasing_jobs(child, "tinct-sensor").is_none() {
+    // A sensor job is 2 ms of work (examples/light.toml): 1 ms of CPU time
+    // is inside the first job.
+    let work = Duration::from_millis(1);
+    if tinct_rt::testing::thread_releasing_jobs(child, "tinct-sensor", work).is_none() {
         // The run ended first: refused, or its 60 s were over. Say what
         // tinct said.
         let _ = tinct.kill();

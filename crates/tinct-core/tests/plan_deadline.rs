@@ -321,28 +321,48 @@ fn a_set_mixing_reservations_and_fifo_tasks_is_planned_core_by_core() {
 /// A reservation with a short deadline (1 ms of 10 ms) beside a
 /// SCHED_FIFO task released every 200 µs, ε = 2 µs: near the largest C
 /// that fits, the FIFO task's release interrupts decide it, and the
-/// searches' test must charge them as the analysis does, C by C.
+/// searches' test must charge them as the analysis does, C by C. Again
+/// with that task data-triggered by a producer whose deadline (200 µs) it
+/// inherits as the jitter of its release.
 #[test]
 fn a_fifo_tasks_releases_count_in_the_demand_of_the_reservations_beside_it() {
-    let mut verdicts = Vec::new();
-    for c_us in 900..=1_000 {
-        let text = format!(
-            "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"0ns\"\n\
-             overheads = {{ tick = \"2us\" }}\n\n\
-             [[task]]\nname = \"r\"\npolicy = \"deadline\"\nperiod = \"10ms\"\ndeadline = \"1ms\"\n\
-             memory = \"1MiB\"\nwcet = \"{c_us}us\"\ncore = 0\npartitions = [1]\n\n\
-             [[task]]\nname = \"f\"\nperiod = \"200us\"\ndeadline = \"200us\"\nmemory = \"1MiB\"\n\
-             wcet = \"1us\"\ncore = 0\npartitions = [2]\n"
+    for consumer in [false, true] {
+        let mut verdicts = Vec::new();
+        for c_us in 900..=1_000 {
+            let mut text = format!(
+                "[platform]\ncores = 1\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"0ns\"\n\
+                 overheads = {{ tick = \"2us\" }}\n\n\
+                 [[task]]\nname = \"r\"\npolicy = \"deadline\"\nperiod = \"10ms\"\n\
+                 deadline = \"1ms\"\nmemory = \"1MiB\"\nwcet = \"{c_us}us\"\ncore = 0\n\
+                 partitions = [1]\n\n\
+                 [[task]]\nname = \"f\"\nperiod = \"200us\"\ndeadline = \"200us\"\n\
+                 memory = \"1MiB\"\nwcet = \"1us\"\ncore = 0\npartitions = [2]\n"
+            );
+            if consumer {
+                text.push_str(
+                    "trigger = \"data\"\n\n\
+                     [[task]]\nname = \"p\"\nperiod = \"200us\"\ndeadline = \"200us\"\n\
+                     memory = \"1MiB\"\nwcet = \"1us\"\ncore = 0\npartitions = [3]\n\n\
+                     [[edge]]\nfrom = \"p\"\nto = \"f\"\nbuffer = \"1KiB\"\n",
+                );
+            }
+            let set = parse(&text, "boundary.toml", Syntax::Toml).unwrap();
+            let inst = Instance::new(&set);
+            let all: Vec<usize> = (0..set.tasks.len()).collect();
+            let order = inst.by_priority(&all);
+            let reservation_only = inst.reservations_fit(&core_of(&set, &inst, &order), &order, 0);
+            let analysis = analyze(&set).unwrap();
+            let edf = analysis.cores[0].edf.as_ref().unwrap();
+            assert_eq!(
+                reservation_only, edf.schedulable,
+                "consumer {consumer}, C = {c_us} µs: {edf:?}"
+            );
+            verdicts.push(edf.schedulable);
+        }
+        // The sweep crosses the boundary: it tests the charge, not a constant.
+        assert!(
+            verdicts[0] && !verdicts[verdicts.len() - 1],
+            "consumer {consumer}: {verdicts:?}"
         );
-        let set = parse(&text, "boundary.toml", Syntax::Toml).unwrap();
-        let inst = Instance::new(&set);
-        let order = inst.by_priority(&[0, 1]);
-        let reservation_only = inst.reservations_fit(&core_of(&set, &inst, &order), &order, 0);
-        let analysis = analyze(&set).unwrap();
-        let edf = analysis.cores[0].edf.as_ref().unwrap();
-        assert_eq!(reservation_only, edf.schedulable, "C = {c_us} µs: {edf:?}");
-        verdicts.push(edf.schedulable);
     }
-    // The sweep crosses the boundary: it tests the charge, not a constant.
-    assert!(verdicts[0] && !verdicts[verdicts.len() - 1], "{verdicts:?}");
 }

@@ -80,7 +80,7 @@ pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs<'_, '_>) -> PyResul
     let budget =
         alloc::check_request(inner, &set.file, args.partitions).map_err(
             |refusal| match refusal {
-                // The set itself: a shared resource or reservations.
+                // The set itself: a resource shared between tasks.
                 PlanRefusal::Unsupported(why) => bad_argument("task", why),
                 PlanRefusal::Partitions(e) => {
                     bad_argument("partitions", format!("partitions: {e}"))

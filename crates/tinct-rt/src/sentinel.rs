@@ -8,12 +8,16 @@
 //! A sentinel wakes every [`SentinelOptions::period_ns`] on an absolute
 //! grid (`clock_nanosleep`, CLOCK_MONOTONIC) at SCHED_FIFO 99, pinned to its
 //! CPU. At that priority nothing in the run can keep it from running but a
-//! SCHED_DEADLINE thread, which the kernel runs above every SCHED_FIFO one:
-//! the CPU time such threads had meanwhile is taken off the lateness
-//! ([`AboveSentinel`]). So a wake-up still later than
+//! SCHED_DEADLINE thread (a reservation's job, or from Linux 6.12 the fair
+//! server), which the kernel runs above every SCHED_FIFO one: the time the
+//! sentinel waited runnable behind one is its run delay, which [`watch`]
+//! takes off. So a wake-up still later than
 //! [`SentinelOptions::threshold_ns`] means its CPU did not run guest code
 //! at all: the host took the vCPU away (or the whole process was stopped,
-//! or RT throttling stopped every real-time thread).
+//! or RT throttling stopped every real-time thread). Where the run delay
+//! cannot be read (a kernel without `CONFIG_SCHED_INFO`), a CPU where a
+//! SCHED_DEADLINE task may run is left unwatched rather than blame its
+//! jobs on stalls.
 //! The interval from the planned wake to the actual one is recorded as a
 //! stall on that CPU: a lower bound of the stall (it may have begun up to
 //! one period earlier), never more than what was lost. Steal time is read
@@ -21,8 +25,8 @@
 //! stalls' total: it is what says the stalls were the host's.
 //!
 //! What it costs: one wake-up per period and CPU — a timer interrupt, two
-//! context switches and a few clock reads, no memory beyond one record per
-//! stall. Each run reports the sentinel's own CPU time and wake-ups
+//! context switches, a few clock reads and one `pread` of its schedstat
+//! (about 0.4 µs here), no memory beyond one record per stall. Each run reports the sentinel's own CPU time and wake-ups
 //! ([`CpuWatch`]); `cargo bench -p tinct-rt --bench sentinel_cost` measures
 //! what a busy task loses to it, beside the same task without it.
 //!
@@ -34,7 +38,7 @@
 use crate::clock::{now_ns, sleep_until, thread_cpu_ns};
 use crate::{Result, RtError};
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tinct_sys::shared_memory::SharedWords;
 
 /// The sentinel's default period: 1 ms (one wake-up per ms and CPU).
@@ -329,93 +333,42 @@ pub fn prepare_thread(cpu: u32, realtime: bool) -> bool {
         .is_ok()
 }
 
-/// The CPU time of the threads that may run above a sentinel on its CPU:
-/// SCHED_DEADLINE threads, which the kernel runs before every SCHED_FIFO
-/// thread, priority 99 included. A wake-up they delayed is not the host's
-/// stall, so [`watch`] takes their CPU time off the lateness. Each clock is
-/// read at every wake-up (one `clock_gettime` per thread; none on a CPU
-/// without such threads); a clock not set yet counts 0 and one whose
-/// thread ended keeps its last reading. The CPU time the kernel reports
-/// leaves out what the host took away where the guest kernel accounts
-/// steal time (paravirtual steal accounting); where it does not, a host
-/// stall inside such a thread's job is charged to the thread and goes
-/// unrecorded: a stall is never over-reported.
-#[derive(Debug)]
-pub struct AboveSentinel<'a> {
-    clocks: Vec<&'a AtomicI32>,
-    last: Vec<u64>,
-}
-
-impl<'a> AboveSentinel<'a> {
-    /// The threads whose clocks are (or will be) kept in `clocks`, as
-    /// [`AboveSentinel::publish`] stores them.
-    pub fn new(clocks: Vec<&'a AtomicI32>) -> AboveSentinel<'a> {
-        let last = vec![0; clocks.len()];
-        AboveSentinel { clocks, last }
-    }
-
-    /// Stores the calling thread's CPU clock in `slot` for a sentinel to
-    /// read; false if it has none.
-    pub fn publish(slot: &AtomicI32) -> bool {
-        match tinct_sys::sched::ThreadCpuClock::current() {
-            // A thread's clock id is never 0 (it is negative), so 0 stays
-            // "not set".
-            Ok(clock) if clock.raw() != 0 => {
-                slot.store(clock.raw(), Ordering::Release);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Their CPU time so far, ns (no allocation).
-    pub fn cpu_ns(&mut self) -> u64 {
-        let mut total = 0u64;
-        for (slot, last) in self.clocks.iter().zip(&mut self.last) {
-            let raw = slot.load(Ordering::Acquire);
-            if raw != 0
-                && let Some(ns) = tinct_sys::sched::ThreadCpuClock::from_raw(raw).read_ns()
-            {
-                *last = ns;
-            }
-            total = total.saturating_add(*last);
-        }
-        total
-    }
-}
-
 /// The sentinel's loop on the calling thread (already prepared): wakes on
 /// the grid `first + k × period` until `done()`, records every wake-up at
-/// least `threshold` late as a stall ending at the wake-up, and skips the
+/// least `threshold` late as a stall from the due instant, and skips the
 /// grid points a stall swallowed.
 ///
-/// `above` gives the CPU time so far of the threads that may run above
-/// the sentinel on its CPU ([`AboveSentinel`]); what they had since the
-/// previous wake-up is taken off the lateness, so the stall is recorded
-/// from the due instant plus that time. It may take off more than they
-/// ran after the due instant: the stall stays a lower bound.
+/// `waited` gives the sentinel's own run delay so far
+/// ([`tinct_sys::usage::RunDelay`]), where it is known: the time it waited
+/// runnable behind a thread above it (a SCHED_DEADLINE job, which the
+/// kernel runs before SCHED_FIFO 99) since its previous wake-up is not the
+/// host's, so it comes off the end of the stall. A host stall while it so
+/// waited comes off too: the stall stays a lower bound.
 pub fn watch(
     writer: &StallWriter<'_>,
     options: SentinelOptions,
     first_ns: u64,
     done: &dyn Fn() -> bool,
-    above: &mut dyn FnMut() -> u64,
+    mut waited: Option<&mut dyn FnMut() -> u64>,
 ) {
     let period = options.period_ns.max(1);
     let mut due = first_ns;
-    let mut above_before = above();
+    let mut waited_before = waited.as_mut().map_or(0, |w| w());
     while !done() {
         sleep_until(due);
         let woke = now_ns();
         writer.woke();
-        let above_now = above();
         let late = woke.saturating_sub(due);
-        let ran_above = above_now.saturating_sub(above_before).min(late);
-        above_before = above_now;
-        if late - ran_above >= options.threshold_ns {
+        let queued = waited.as_mut().map_or(0, |w| {
+            let now = w();
+            let queued = now.saturating_sub(waited_before);
+            waited_before = now;
+            queued.min(late)
+        });
+        if late - queued >= options.threshold_ns {
             writer.record(Stall {
-                start_ns: due + ran_above,
-                end_ns: woke,
+                start_ns: due,
+                end_ns: woke - queued,
             });
         }
         // The next grid point after the wake-up (exact: woke ≥ due).
@@ -463,7 +416,7 @@ impl Sentinel {
                             options,
                             first,
                             &|| stop.load(Ordering::Relaxed),
-                            &mut || 0,
+                            None,
                         );
                     })
                     .map_err(|e| RtError::Task {
@@ -591,7 +544,7 @@ mod tests {
                 rounds.set(rounds.get() + 1);
                 rounds.get() > 1
             },
-            &mut || 0,
+            None,
         );
         let r = log.report(SentinelOptions::default());
         let stalls = &r.cpus[0].stalls;
@@ -602,17 +555,18 @@ mod tests {
         assert!(r.cpus[0].cpu_time_ns.is_some());
     }
 
-    /// The CPU time of the threads above the sentinel since its previous
-    /// wake-up comes off the lateness: all of it, no stall; part of it,
-    /// a shorter stall starting that much after the due instant.
+    /// The time the sentinel waited runnable since its previous wake-up
+    /// comes off the end of the lateness: all of it, no stall; part of
+    /// it, a shorter stall from the due instant.
     #[test]
-    fn time_the_threads_above_ran_is_no_stall() {
-        for (ran_above, stalls) in [(5_000_000u64, 0usize), (1_000_000, 1)] {
+    fn time_waited_behind_a_thread_above_is_no_stall() {
+        for (queued, stalls) in [(5_000_000u64, 0usize), (1_000_000, 1)] {
             let log = StallLog::new(&[0], 4).unwrap();
             let w = log.writer(0);
             let due = now_ns().saturating_sub(5_000_000);
             let rounds = std::cell::Cell::new(0);
-            let mut readings = [0, ran_above].into_iter();
+            let mut readings = [0, queued].into_iter();
+            let mut waited = || readings.next().unwrap_or(queued);
             watch(
                 &w,
                 SentinelOptions::default(),
@@ -621,13 +575,13 @@ mod tests {
                     rounds.set(rounds.get() + 1);
                     rounds.get() > 1
                 },
-                &mut || readings.next().unwrap_or(ran_above),
+                Some(&mut waited),
             );
             let r = log.report(SentinelOptions::default());
             let recorded = &r.cpus[0].stalls;
-            assert_eq!(recorded.len(), stalls, "{ran_above}: {recorded:?}");
+            assert_eq!(recorded.len(), stalls, "{queued}: {recorded:?}");
             if let Some(stall) = recorded.first() {
-                assert_eq!(stall.start_ns, due + ran_above);
+                assert_eq!(stall.start_ns, due);
                 assert!(stall.len_ns() >= 4_000_000, "{stall:?}");
             }
         }

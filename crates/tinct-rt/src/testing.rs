@@ -336,18 +336,23 @@ pub fn thread_running_a_job(pid: i32, comm: &str, still_running: std::time::Dura
 pub const JOB_START_WINDOW: std::time::Duration = std::time::Duration::from_millis(4);
 
 /// The thread id of the thread named `comm` in process `pid` once it is
-/// releasing jobs: under SCHED_FIFO, SCHED_RR or SCHED_DEADLINE and given
-/// up the CPU at least three times since it took that policy (the start
-/// barriers, the wait for the common release and the end of its first
-/// job), polling every millisecond; `None` once the process has ended
-/// (its run refused or over), so the caller can say why.
+/// releasing jobs: under SCHED_FIFO, SCHED_RR or SCHED_DEADLINE, and since
+/// it was first seen so, given up the CPU at least three times (the start
+/// barriers, the wait for the common release and the end of a job: a
+/// barrier it reached last costs none, so this alone may come before the
+/// release) and had at least `work` of CPU time (only jobs take that
+/// long: everything between its policy switch and the common release
+/// takes microseconds). Polls every millisecond; `None` once the process
+/// has ended (its run refused or over), so the caller can say why.
 ///
 /// No timing window is involved: a loaded poller finds the thread late,
 /// never not at all (unlike [`thread_running_a_job`], which must land
 /// inside a job).
-pub fn thread_releasing_jobs(pid: i32, comm: &str) -> Option<i32> {
+pub fn thread_releasing_jobs(pid: i32, comm: &str, work: std::time::Duration) -> Option<i32> {
     let process = std::path::PathBuf::from(format!("/proc/{pid}"));
-    let mut sleeps_at_policy: Option<(i32, u64)> = None;
+    let work = u64::try_from(work.as_nanos()).unwrap_or(u64::MAX);
+    // (tid, voluntary switches, CPU time) when first seen at its policy.
+    let mut at_policy: Option<(i32, u64, u64)> = None;
     loop {
         let tasks = match std::fs::read_dir(process.join("task")) {
             Ok(tasks) if !matches!(thread_state(&process), Some('Z' | 'X') | None) => tasks,
@@ -364,16 +369,19 @@ pub fn thread_releasing_jobs(pid: i32, comm: &str) -> Option<i32> {
             else {
                 continue;
             };
+            let Some(cpu) = thread_cpu_ns(&dir) else {
+                continue;
+            };
             if !matches!(policy, 1 | 2 | 6) {
                 continue;
             }
-            match sleeps_at_policy {
-                Some((seen, at)) if seen == tid => {
-                    if sleeps >= at + 3 {
+            match at_policy {
+                Some((seen, sleeps_then, cpu_then)) if seen == tid => {
+                    if sleeps >= sleeps_then + 3 && cpu >= cpu_then.saturating_add(work) {
                         return Some(tid);
                     }
                 }
-                _ => sleeps_at_policy = Some((tid, sleeps)),
+                _ => at_policy = Some((tid, sleeps, cpu)),
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
@@ -389,6 +397,16 @@ fn thread_policy(task: &std::path::Path) -> Option<u32> {
         .1
         .split_whitespace()
         .nth(41 - 3)?
+        .parse()
+        .ok()
+}
+
+/// The CPU time a thread has had (the first field of its `schedstat`), ns.
+fn thread_cpu_ns(task: &std::path::Path) -> Option<u64> {
+    std::fs::read_to_string(task.join("schedstat"))
+        .ok()?
+        .split_whitespace()
+        .next()?
         .parse()
         .ok()
 }
@@ -553,7 +571,11 @@ mod tests {
         assert!(poll.join().is_err(), "it panicked");
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let _ = sender.send(super::thread_releasing_jobs(pid, "tinct-never"));
+            let _ = sender.send(super::thread_releasing_jobs(
+                pid,
+                "tinct-never",
+                std::time::Duration::from_millis(1),
+            ));
         });
         assert_eq!(
             receiver.recv_timeout(std::time::Duration::from_secs(10)),

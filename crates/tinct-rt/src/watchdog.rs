@@ -92,16 +92,9 @@ pub struct Monitor {
     deadline_ns: AtomicU64,
     job: AtomicU64,
     program_in_job: std::sync::atomic::AtomicU32,
-    cpu_clock: std::sync::atomic::AtomicI32,
 }
 
 impl Monitor {
-    /// Where the task's thread publishes its CPU clock for the sentinels
-    /// ([`crate::sentinel::AboveSentinel`]).
-    pub fn cpu_clock_slot(&self) -> &std::sync::atomic::AtomicI32 {
-        &self.cpu_clock
-    }
-
     /// The task's program `pid` was asked for a job (0: it answered).
     pub fn program_owes_job(&self, pid: u32) {
         self.program_in_job.store(pid, Ordering::Release);

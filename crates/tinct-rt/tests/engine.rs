@@ -284,10 +284,10 @@ fn a_deadline_thread_runs_under_its_reservation() {
 /// A SCHED_DEADLINE job runs above the sentinels (SCHED_FIFO 99), so it
 /// delays the sentinel of its CPU for as long as it runs; that is not the
 /// host's stall. A reservation busy 7 ms of every 10 ms would, uncorrected,
-/// make the sentinels record about 0.65 of the run as stalls; the CPU time
-/// of the deadline thread is taken off (sentinel::AboveSentinel), so what
-/// is left is the host's own, which stays far below 0.3 of the run unless
-/// the host is stealing a third of the machine.
+/// make the sentinels record about 0.65 of the run as stalls; the time the
+/// sentinel waited runnable behind it (its run delay) is taken off, so
+/// what is left is the host's own, which stays far below 0.3 of the run
+/// unless the host is stealing a third of the machine.
 #[test]
 fn a_deadline_job_that_delays_the_sentinel_is_no_host_stall() {
     let Some(_serial) = privileged_serial("SCHED_DEADLINE") else {

@@ -21,55 +21,6 @@ pub fn gettid() -> i32 {
     rustix::thread::gettid().as_raw_nonzero().get()
 }
 
-/// The CPU-time clock of one thread of this process, which any thread of
-/// it may read: how much CPU time that thread has had so far (the
-/// sentinels read it of the SCHED_DEADLINE threads that run above them).
-/// With the kernel's paravirtual steal accounting, time the host took
-/// away is not counted.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct ThreadCpuClock(libc::clockid_t);
-
-impl ThreadCpuClock {
-    /// The calling thread's clock.
-    pub fn current() -> Result<ThreadCpuClock> {
-        let mut clock: libc::clockid_t = 0;
-        // SAFETY: `pthread_self` is the calling thread, alive for the
-        // call; `clock` is a valid place for the result.
-        let errno = unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
-        if errno != 0 {
-            return Err(Error::syscall(
-                "pthread_getcpuclockid",
-                std::io::Error::from_raw_os_error(errno),
-            ));
-        }
-        Ok(ThreadCpuClock(clock))
-    }
-
-    /// The clock as a number, to keep in an atomic.
-    pub fn raw(self) -> i32 {
-        self.0
-    }
-
-    /// A clock [`ThreadCpuClock::raw`] gave.
-    pub fn from_raw(raw: i32) -> ThreadCpuClock {
-        ThreadCpuClock(raw)
-    }
-
-    /// The thread's CPU time so far, ns; `None` once it has ended.
-    pub fn read_ns(self) -> Option<u64> {
-        let mut time = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `time` is a valid place for the result; a clock id of a
-        // thread that ended is refused with EINVAL, not undefined.
-        if unsafe { libc::clock_gettime(self.0, &mut time) } != 0 {
-            return None;
-        }
-        Some((time.tv_sec as u64).saturating_mul(1_000_000_000) + time.tv_nsec as u64)
-    }
-}
-
 /// Pins the calling thread to `cpus`.
 pub fn set_affinity(cpus: &[u32]) -> Result<()> {
     if cpus.is_empty() {
@@ -619,39 +570,6 @@ mod tests {
         })
         .join()
         .unwrap()
-    }
-
-    /// Another thread reads a thread's CPU clock while it lives: it grows
-    /// with the thread's spinning, not with its sleep, and is refused once
-    /// the thread has ended.
-    #[test]
-    fn a_threads_cpu_clock_is_read_from_another_thread() {
-        let (sender, receiver) = std::sync::mpsc::channel();
-        let (go_on, wait) = std::sync::mpsc::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            sender.send(ThreadCpuClock::current().unwrap()).unwrap();
-            // Spin 20 ms of CPU time, then sleep until told to end.
-            let spin_from = ThreadCpuClock::current().unwrap().read_ns().unwrap();
-            while ThreadCpuClock::current().unwrap().read_ns().unwrap() < spin_from + 20_000_000 {}
-            sender.send(ThreadCpuClock::current().unwrap()).unwrap();
-            wait.recv().unwrap();
-        });
-        let clock = receiver.recv().unwrap();
-        receiver.recv().unwrap();
-        let spun = clock.read_ns().unwrap();
-        assert!(spun >= 20_000_000, "{spun} ns after 20 ms of spinning");
-        std::thread::sleep(std::time::Duration::from_millis(30));
-        let slept = clock.read_ns().unwrap();
-        assert!(
-            slept - spun < 10_000_000,
-            "30 ms of sleep counted {} ns",
-            slept - spun
-        );
-        let raw = ThreadCpuClock::from_raw(clock.raw());
-        assert_eq!(raw, clock);
-        go_on.send(()).unwrap();
-        thread.join().unwrap();
-        assert_eq!(clock.read_ns(), None, "a thread that ended has no clock");
     }
 
     #[test]

@@ -1,5 +1,8 @@
-//! Resource usage of the calling thread (`getrusage(RUSAGE_THREAD)`),
-//! which rustix does not wrap.
+//! Resource usage of the calling thread: its context switches
+//! (`getrusage(RUSAGE_THREAD)`, which rustix does not wrap) and the time
+//! it waited runnable for a CPU (`/proc/thread-self/schedstat`).
+
+use std::os::unix::fs::FileExt;
 
 /// Voluntary and involuntary context switches of one thread so far.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -32,6 +35,51 @@ pub fn thread_switches() -> crate::Result<Switches> {
     })
 }
 
+/// The time one thread has waited on a run queue so far, runnable but not
+/// running (the second field of its `/proc/<pid>/task/<tid>/schedstat`,
+/// ns, kept by the kernel's `CONFIG_SCHED_INFO`). A real-time thread that
+/// wakes late because a thread above it held the CPU has waited that
+/// long; one that wakes late because the host did not run the vCPU has
+/// not (its timer fired only when the vCPU ran again).
+#[derive(Debug)]
+pub struct RunDelay(std::fs::File);
+
+impl RunDelay {
+    /// The calling thread's (the file is opened here, for the thread that
+    /// opens it; any thread may then read it).
+    pub fn of_current_thread() -> crate::Result<RunDelay> {
+        std::fs::File::open("/proc/thread-self/schedstat")
+            .map(RunDelay)
+            .map_err(|e| crate::Error::syscall("open(/proc/thread-self/schedstat)", e))
+    }
+
+    /// The time waited so far, ns: one `pread`, no allocation. `None` if
+    /// the read fails (the thread ended).
+    pub fn read_ns(&self) -> Option<u64> {
+        let mut buffer = [0u8; 96];
+        let read = self.0.read_at(&mut buffer, 0).ok()?;
+        parse_run_delay(&buffer[..read])
+    }
+}
+
+/// The second field of a `schedstat` line: `<on CPU> <waited> <slices>`.
+fn parse_run_delay(line: &[u8]) -> Option<u64> {
+    let field = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty())
+        .nth(1)?;
+    let mut value = 0u64;
+    for &digit in field {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        value = value
+            .checked_mul(10)?
+            .checked_add(u64::from(digit - b'0'))?;
+    }
+    Some(value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +94,63 @@ mod tests {
             "{before:?} -> {after:?}"
         );
         assert!(after.involuntary >= before.involuntary);
+    }
+
+    #[test]
+    fn the_run_delay_is_the_second_schedstat_field() {
+        assert_eq!(parse_run_delay(b"1477501 320883 2\n"), Some(320_883));
+        assert_eq!(parse_run_delay(b"0 0 0"), Some(0));
+        assert_eq!(parse_run_delay(b"1477501"), None);
+        assert_eq!(parse_run_delay(b"1 -3 2"), None);
+        assert_eq!(parse_run_delay(b"1 99999999999999999999999 2"), None);
+    }
+
+    /// A thread kept off the CPU by a busier one of higher priority waits
+    /// on the run queue: its run delay grows by about what it was kept
+    /// waiting. On one CPU, a SCHED_FIFO 20 hog wakes at T and spins 30
+    /// ms of its CPU time; a SCHED_FIFO 10 thread's timer fires at T + 5
+    /// ms, and it waits behind the hog. T is 100 ms ahead, so both are
+    /// asleep by then however slow their start.
+    #[test]
+    fn waiting_behind_a_higher_priority_thread_is_run_delay() {
+        if !crate::testing::privileged_or_skip("SCHED_FIFO threads on one CPU") {
+            return;
+        }
+        use rustix::time::{ClockId, Timespec, clock_gettime};
+        let ns = |t: Timespec| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+        let sleep_until = |at: u64| {
+            let at = Timespec {
+                tv_sec: (at / 1_000_000_000) as i64,
+                tv_nsec: (at % 1_000_000_000) as _,
+            };
+            while rustix::thread::clock_nanosleep_absolute(rustix::thread::ClockId::Monotonic, &at)
+                .is_err()
+            {}
+        };
+        let cpu = *crate::sched::affinity().unwrap().last().unwrap();
+        let at = ns(clock_gettime(ClockId::Monotonic)) + 100_000_000;
+        let hog = std::thread::spawn(move || {
+            crate::sched::set_affinity(&[cpu]).unwrap();
+            crate::sched::set_fifo(20).unwrap();
+            sleep_until(at);
+            let start = ns(clock_gettime(ClockId::ThreadCPUTime));
+            while ns(clock_gettime(ClockId::ThreadCPUTime)) < start + 30_000_000 {}
+        });
+        let waiter = std::thread::spawn(move || {
+            crate::sched::set_affinity(&[cpu]).unwrap();
+            crate::sched::set_fifo(10).unwrap();
+            let delay = RunDelay::of_current_thread().unwrap();
+            let before = delay.read_ns().unwrap();
+            sleep_until(at + 5_000_000);
+            let after = delay.read_ns().unwrap();
+            (before, after)
+        });
+        hog.join().unwrap();
+        let (before, after) = waiter.join().unwrap();
+        assert!(
+            after - before >= 10_000_000,
+            "waited {} ns behind a hog of 30 ms",
+            after - before
+        );
     }
 }

@@ -99,9 +99,10 @@ pub struct Args {
     #[arg(long, value_parser = parse_timeout, value_name = "DURATION")]
     pub timeout: Option<Duration>,
     /// Plan every task as this policy: `deadline` makes each a
-    /// SCHED_DEADLINE reservation (default: each task's own `policy`; a set
-    /// whose tasks all say `policy = "deadline"` is planned under EDF).
-    #[arg(long, value_enum, conflicts_with = "placement")]
+    /// SCHED_DEADLINE reservation (default: each task's own `policy`; a
+    /// core with reservations is tested under EDF, and its SCHED_FIFO
+    /// tasks below them).
+    #[arg(long, value_enum)]
     pub policy: Option<PolicyArg>,
     /// Place the affinity graph instead (`static`: tasks on cores so that
     /// the fewest bytes cross cache domains; cores only, partitions as given).

@@ -4,7 +4,8 @@
 //! overheads).
 
 use crate::analysis::deadline::{
-    EdfCoreContext, ReservationParams, reservations_as_interference, reservations_fit,
+    EdfCoreContext, ReservationParams, release_jitter, reservations_as_interference,
+    reservations_fit,
 };
 use crate::analysis::edf::Interrupt;
 use crate::analysis::rta::{CoreTask, core_schedulable};
@@ -33,6 +34,11 @@ pub struct AllocTask {
     /// jitter a data-triggered task inherits is not known before placement:
     /// the analysis of the planned set adds it).
     pub jitter: u64,
+    /// The jitter of the task's release timer, as the EDF test of a core
+    /// with reservations charges the interrupt
+    /// ([`crate::analysis::deadline::release_jitter`]: J and, for a
+    /// data-triggered task, its producers' largest deadline), ns.
+    pub release_jitter: u64,
     /// B_i when the task gives it explicitly, else 0, ns.
     pub blocking: u64,
     /// 2δ per job, ns.
@@ -117,7 +123,8 @@ impl Instance {
             .tasks
             .iter()
             .zip(ranks)
-            .map(|(task, rank)| {
+            .enumerate()
+            .map(|(index, (task, rank))| {
                 let wcet: Vec<u64> = (0..=platform.partitions)
                     .map(|p| {
                         if p == 0 {
@@ -136,6 +143,7 @@ impl Instance {
                     min_partitions: task.wcet.first_p().max(memory_min).max(1),
                     rank,
                     jitter: task.jitter.0.saturating_add(overheads.release_latency.0),
+                    release_jitter: release_jitter(set, index),
                     blocking: task.blocking.map_or(0, |b| b.0),
                     overhead: overheads.context_switch.0.saturating_mul(2),
                     interrupt: overheads.tick.0,
@@ -172,11 +180,12 @@ impl Instance {
         if !self.has_reservations(order) {
             return core_schedulable(tasks, refill);
         }
-        if !self.reservations_fit(tasks, order, refill) {
+        let side = self.edf_side(tasks, order);
+        if !self.fits(&side, refill) {
             return false;
         }
         order.iter().all(|&i| self.tasks[i].reservation)
-            || core_schedulable(&self.fixed_priority_core(tasks, order, true).0, refill)
+            || core_schedulable(&self.below(&side, tasks, order, true).0, refill)
     }
 
     /// Whether any task `order` names is a reservation.
@@ -184,15 +193,33 @@ impl Instance {
         order.iter().any(|&i| self.tasks[i].reservation)
     }
 
-    /// The tasks of a core (`tasks` and `order` as
-    /// [`Instance::schedulable`] takes them) that are reservations, as the
-    /// EDF test takes them, with the core's interrupts and the partitions
-    /// its SCHED_FIFO tasks evict.
-    fn edf_side(
+    /// Whether the reservations among the core's tasks (`tasks` and
+    /// `order` as [`Instance::schedulable`] takes them) pass the EDF test
+    /// ([`reservations_fit`], beside the core's SCHED_FIFO tasks).
+    pub fn reservations_fit(&self, tasks: &[CoreTask], order: &[usize], refill: u64) -> bool {
+        self.fits(&self.edf_side(tasks, order), refill)
+    }
+
+    /// The core as the fixed-priority analysis of its SCHED_FIFO tasks
+    /// takes it: its pseudo-tasks (the tick), its reservations as
+    /// higher-priority pseudo-tasks ([`reservations_as_interference`];
+    /// `fit`: they pass the EDF test), then its SCHED_FIFO tasks in
+    /// `order`; and those tasks' indices, in the same order.
+    pub fn fixed_priority_core(
         &self,
         tasks: &[CoreTask],
         order: &[usize],
-    ) -> (Vec<ReservationParams>, Vec<Interrupt>, PartitionSet) {
+        fit: bool,
+    ) -> (Vec<CoreTask>, Vec<usize>) {
+        self.below(&self.edf_side(tasks, order), tasks, order, fit)
+    }
+
+    /// The reservations of a core as the EDF test takes them, with the
+    /// core's interrupts (the tick, every task's release with its
+    /// [`AllocTask::release_jitter`], each reservation's inactive timer:
+    /// those of `analysis::deadline`) and the partitions its SCHED_FIFO
+    /// tasks evict.
+    fn edf_side(&self, tasks: &[CoreTask], order: &[usize]) -> EdfSide {
         debug_assert_eq!(
             order.len(),
             tasks.iter().filter(|t| !t.pseudo).count(),
@@ -211,12 +238,10 @@ impl Instance {
         let mut others = PartitionSet::EMPTY;
         let real = tasks.iter().enumerate().filter(|(_, t)| !t.pseudo);
         for ((index, task), &i) in real.zip(order) {
-            // Every task's release; a reservation's inactive timer too
-            // (analysis::deadline).
             interrupts.push(Interrupt {
                 cost_ns: task.interrupt,
                 period_ns: task.period,
-                jitter_ns: task.jitter,
+                jitter_ns: self.tasks[i].release_jitter,
             });
             if !self.tasks[i].reservation {
                 others = others.union(&task.partitions);
@@ -238,36 +263,35 @@ impl Instance {
             });
         }
         interrupts.retain(|i| i.cost_ns > 0);
-        (reservations, interrupts, others)
+        EdfSide {
+            reservations,
+            interrupts,
+            others,
+        }
     }
 
-    /// Whether the reservations among the core's tasks pass the EDF test
-    /// ([`reservations_fit`], beside the core's SCHED_FIFO tasks).
-    pub fn reservations_fit(&self, tasks: &[CoreTask], order: &[usize], refill: u64) -> bool {
-        let (reservations, interrupts, others) = self.edf_side(tasks, order);
+    /// The EDF test of `side` with refill time `refill`.
+    fn fits(&self, side: &EdfSide, refill: u64) -> bool {
         reservations_fit(
-            &reservations,
+            &side.reservations,
             &EdfCoreContext {
                 refill,
                 context_switch: self.context_switch,
-                others,
-                interrupts: &interrupts,
+                others: side.others,
+                interrupts: &side.interrupts,
             },
         )
     }
 
-    /// The core as the fixed-priority analysis of its SCHED_FIFO tasks
-    /// takes it: its pseudo-tasks (the tick), its reservations as
-    /// higher-priority pseudo-tasks ([`reservations_as_interference`];
-    /// `fit`: they pass the EDF test), then its SCHED_FIFO tasks in
-    /// `order`; and those tasks' indices, in the same order.
-    pub fn fixed_priority_core(
+    /// [`Instance::fixed_priority_core`] of a core whose reservations are
+    /// `side`.
+    fn below(
         &self,
+        side: &EdfSide,
         tasks: &[CoreTask],
         order: &[usize],
         fit: bool,
     ) -> (Vec<CoreTask>, Vec<usize>) {
-        let (reservations, _, _) = self.edf_side(tasks, order);
         let real = tasks.iter().filter(|t| !t.pseudo).zip(order);
         let (fifo, indices): (Vec<CoreTask>, Vec<usize>) = real
             .filter(|&(_, &i)| !self.tasks[i].reservation)
@@ -278,7 +302,7 @@ impl Instance {
             .filter(|t| t.pseudo)
             .copied()
             .chain(reservations_as_interference(
-                &reservations,
+                &side.reservations,
                 fit,
                 self.context_switch,
                 self.interrupt,
@@ -299,6 +323,14 @@ impl Instance {
         sorted.sort_by_key(|&i| (self.tasks[i].rank, i));
         sorted
     }
+}
+
+/// A core's reservations as the EDF test takes them
+/// ([`Instance::schedulable`]).
+struct EdfSide {
+    reservations: Vec<ReservationParams>,
+    interrupts: Vec<Interrupt>,
+    others: PartitionSet,
 }
 
 /// Each task's rank (1 first): the reservations first, by kernel deadline

@@ -198,7 +198,7 @@ pub fn as_reservations(set: &TaskSet, file: &str) -> Result<TaskSet, String> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlanRefusal {
     /// The set has what the allocators do not place: a resource shared
-    /// between tasks, or SCHED_DEADLINE tasks ([`unsupported`]'s words, the
+    /// between tasks ([`unsupported`]'s words, the
     /// file named).
     Unsupported(String),
     /// The partition budget is not 1 to N_P ([`partition_budget`]'s words).

@@ -495,33 +495,15 @@ fn interrupts(set: &TaskSet, tasks: &[usize]) -> Vec<Interrupt> {
     if cost == 0 {
         return Vec::new();
     }
-    let latency = overheads.release_latency.0;
     let tick = overheads.tick_period.map(|period| Interrupt {
         cost_ns: cost,
         period_ns: period.0,
         jitter_ns: 0,
     });
-    let releases = tasks.iter().map(|&k| {
-        let task = &set.tasks[k];
-        let inherited = match task.trigger {
-            Trigger::Timer => 0,
-            Trigger::Data => set
-                .edges
-                .iter()
-                .filter(|e| e.to == k)
-                .map(|e| set.tasks[e.from].deadline.0)
-                .max()
-                .unwrap_or(0),
-        };
-        Interrupt {
-            cost_ns: cost,
-            period_ns: task.period.0,
-            jitter_ns: task
-                .jitter
-                .0
-                .saturating_add(latency)
-                .saturating_add(inherited),
-        }
+    let releases = tasks.iter().map(|&k| Interrupt {
+        cost_ns: cost,
+        period_ns: set.tasks[k].period.0,
+        jitter_ns: release_jitter(set, k),
     });
     // A reservation's job that sleeps before its 0-lag time arms the
     // kernel's inactive timer (`task_non_contending`), which fires by its
@@ -535,6 +517,30 @@ fn interrupts(set: &TaskSet, tasks: &[usize]) -> Vec<Interrupt> {
             jitter_ns: set.tasks[k].deadline.0,
         });
     tick.into_iter().chain(releases).chain(inactive).collect()
+}
+
+/// The jitter of task `k`'s release timer, as the EDF test of its core
+/// charges the interrupt: its declared jitter, the platform's release
+/// latency and, for a data-triggered task, the largest deadline of its
+/// producers (it is released within their responses, which a schedulable
+/// set keeps below their deadlines). Known before placement: the planner
+/// charges the same.
+pub fn release_jitter(set: &TaskSet, k: usize) -> u64 {
+    let task = &set.tasks[k];
+    let inherited = match task.trigger {
+        Trigger::Timer => 0,
+        Trigger::Data => set
+            .edges
+            .iter()
+            .filter(|e| e.to == k)
+            .map(|e| set.tasks[e.from].deadline.0)
+            .max()
+            .unwrap_or(0),
+    };
+    task.jitter
+        .0
+        .saturating_add(set.platform.overheads.release_latency.0)
+        .saturating_add(inherited)
 }
 
 /// The reservations as the demand test takes them: C', the kernel

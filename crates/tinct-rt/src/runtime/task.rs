@@ -12,7 +12,6 @@ use crate::clock::now_ns;
 use crate::counters::JobCounters;
 use crate::kernels::{JobWork, Kernel, KernelState};
 use crate::memory::Placement;
-use crate::sentinel::AboveSentinel;
 use crate::shared_log::TaskLog;
 use crate::spec::{Policy, Scheduling, Step, TaskSpec, WatchdogMode};
 use crate::watchdog::{Shared, StopReason};
@@ -94,10 +93,6 @@ pub(super) fn task_thread(
     } = setup;
     let tid = tinct_sys::sched::gettid();
     log.set_thread(tid);
-    // For the sentinels of its CPUs, should it run under SCHED_DEADLINE
-    // (above them). `pthread_getcpuclockid` of the calling thread does
-    // not fail on Linux.
-    AboveSentinel::publish(shared.monitors[index].cpu_clock_slot());
     let scheduling = if realtime {
         task.scheduling
     } else {

@@ -7,7 +7,7 @@ use super::result::{Measured, RunOptions, RunResult, TaskRun, rt_throttling};
 use super::task::{TaskSetup, panic_message, task_thread};
 use crate::clock::now_ns;
 use crate::memory::{Backing, ColoredMemory, Placement};
-use crate::sentinel::{self, AboveSentinel, SentinelOptions, StallLog};
+use crate::sentinel::{self, SentinelOptions, StallLog};
 use crate::spec::{RunSpec, Scheduling, WATCHDOG_PRIORITY, WatchdogMode};
 use crate::watchdog::{self, Limits, Shared, StopReason};
 use crate::working_set::WorkingSet;
@@ -442,29 +442,31 @@ fn spawn_sentinels<'scope, 'env>(
 ) {
     for (index, &cpu) in stalls.cpus().iter().enumerate() {
         let start = start.clone();
-        // The SCHED_DEADLINE threads that may run above this sentinel.
-        let above: Vec<usize> = (0..spec.tasks.len())
-            .filter(|&t| spec.tasks[t].deadline_on(cpu))
-            .collect();
+        // A SCHED_DEADLINE task may run above this sentinel.
+        let below_reservations = realtime && spec.tasks.iter().any(|t| t.deadline_on(cpu));
         let _ = std::thread::Builder::new()
             .name(format!("tinct-sentinel-{cpu}"))
             .spawn_scoped(scope, move || {
                 let writer = stalls.writer(index);
-                writer.started(sentinel::prepare_thread(cpu, realtime));
-                let mut above = AboveSentinel::new(
-                    above
-                        .iter()
-                        .map(|&t| shared.monitors[t].cpu_clock_slot())
-                        .collect(),
-                );
+                let top = sentinel::prepare_thread(cpu, realtime);
+                // No heap allocation (the open's path is on the stack):
+                // this may run after the tasks started.
+                let delay = tinct_sys::usage::RunDelay::of_current_thread().ok();
+                if below_reservations && delay.is_none() {
+                    // Its waits behind them could not be told from stalls:
+                    // unwatched (no wake-up in the report).
+                    return;
+                }
+                writer.started(top);
                 let first = published_start(&start).saturating_add(options.period_ns / 2);
                 let tasks = shared.monitors.len();
+                let mut waited = || delay.as_ref().and_then(|d| d.read_ns()).unwrap_or(0);
                 sentinel::watch(
                     &writer,
                     options,
                     first,
                     &|| shared.finished.load(Ordering::SeqCst) == tasks,
-                    &mut || above.cpu_ns(),
+                    Some(&mut waited),
                 );
             });
     }
