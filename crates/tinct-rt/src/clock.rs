@@ -40,15 +40,17 @@ pub fn sleep_until(deadline_ns: u64) {
 pub const STOP_POLL_NS: u64 = 20_000_000;
 
 /// Sleeps until `deadline_ns`, waking every [`STOP_POLL_NS`] to look at
-/// `stop`. Returns false if the sleep was cut short by `stop`.
-pub fn sleep_until_or_stop(deadline_ns: u64, stop: &AtomicBool) -> bool {
+/// `stop`. Returns the instant it woke past the deadline (the first clock
+/// read after the sleep, as cyclictest takes it), or `None` if the sleep
+/// was cut short by `stop`.
+pub fn sleep_until_or_stop(deadline_ns: u64, stop: &AtomicBool) -> Option<u64> {
     loop {
         if stop.load(Ordering::Relaxed) {
-            return false;
+            return None;
         }
         let now = now_ns();
         if now >= deadline_ns {
-            return true;
+            return Some(now);
         }
         sleep_until(deadline_ns.min(now.saturating_add(STOP_POLL_NS)));
     }
@@ -83,9 +85,11 @@ mod tests {
     #[test]
     fn stop_cuts_a_long_sleep_short() {
         let stop = AtomicBool::new(true);
-        assert!(!sleep_until_or_stop(now_ns() + 60_000_000_000, &stop));
+        assert_eq!(sleep_until_or_stop(now_ns() + 60_000_000_000, &stop), None);
         let go = AtomicBool::new(false);
-        assert!(sleep_until_or_stop(now_ns() + 1_000_000, &go));
+        let deadline = now_ns() + 1_000_000;
+        let woke = sleep_until_or_stop(deadline, &go).expect("not stopped");
+        assert!(woke >= deadline && woke <= now_ns());
     }
 
     #[test]

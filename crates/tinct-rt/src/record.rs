@@ -36,7 +36,10 @@ pub struct JobRecord {
     pub jitter_ns: u64,
     /// Absolute deadline (`u64::MAX` for a task without deadline).
     pub deadline_ns: u64,
-    /// Actual start (0 if the job never started).
+    /// Actual start (0 if the job never started): the first clock read
+    /// after the thread woke for the release (as cyclictest counts a
+    /// wake-up), or, for a job released while the previous one still ran,
+    /// the first clock read once that one had ended.
     pub start_ns: u64,
     /// Finish; `None` for a job that did not finish (aborted).
     pub finish_ns: Option<u64>,

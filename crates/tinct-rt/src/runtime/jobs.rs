@@ -211,19 +211,28 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     && p.program
                         .as_mut()
                         .is_some_and(|program| program.release_ahead(job, released_at));
-                if !ahead && !clock::sleep_until_or_stop(released_at, stop) {
-                    // Stopped while waiting: a release already due (a
-                    // backlog after a late job) was released all the same.
-                    backlog.record(&mut p.log, job, k, release, true);
-                    return;
-                }
+                // The job starts at the first clock read after the wake-up,
+                // as cyclictest counts a wake-up: nothing of tinct between.
+                let start = if ahead {
+                    now_ns()
+                } else {
+                    match clock::sleep_until_or_stop(released_at, stop) {
+                        Some(woke) => woke,
+                        None => {
+                            // Stopped while waiting: a release already due
+                            // (a backlog after a late job) was released all
+                            // the same.
+                            backlog.record(&mut p.log, job, k, release, true);
+                            return;
+                        }
+                    }
+                };
                 if let Ok(now) = tinct_sys::sched::scheduling() {
                     in_force = now;
                 }
                 let absolute_deadline = deadline.map_or(u64::MAX, |d| release.saturating_add(d));
                 let guarded = deadline.filter(|_| cx.watchdog.guards(in_force.policy));
                 monitor.begin(job, release, guarded.unwrap_or(0));
-                let start = now_ns();
                 p.log.begin_job(&InFlight {
                     job,
                     phase: phase_index as u32,
