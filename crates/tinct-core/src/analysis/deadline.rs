@@ -370,7 +370,7 @@ pub fn reservations_fit(params: &[ReservationParams], cx: &EdfCoreContext<'_>) -
 /// period, jitter D; none when ε = 0), then each job, a pseudo-task of cost
 /// C, period T, deadline D, its partitions, 2δ and its release's ε, with
 /// jitter D − C when the reservations `fit` (they pass the EDF test) and
-/// unbounded otherwise. `tinct analyze` ([`EdfCore::as_interference`]) and
+/// unbounded otherwise. `tinct analyze` (`EdfCore::as_interference`) and
 /// the planner of mixed cores take this one list.
 pub fn reservations_as_interference(
     params: &[ReservationParams],
