@@ -13,8 +13,9 @@
 //! sentinel waited runnable behind one is its run delay, which [`watch`]
 //! takes off. So a wake-up still later than
 //! [`SentinelOptions::threshold_ns`] means its CPU did not run guest code
-//! at all: the host took the vCPU away (or the whole process was stopped,
-//! or RT throttling stopped every real-time thread). Where the run delay
+//! at all: the host took the vCPU away (or the whole process was stopped;
+//! RT throttling, which keeps the sentinel queued, is run delay too and
+//! taken off where the run delay is read). Where the run delay
 //! cannot be read (a kernel without `CONFIG_SCHED_INFO`), a CPU where a
 //! SCHED_DEADLINE task may run is left unwatched rather than blame its
 //! jobs on stalls.
@@ -75,7 +76,8 @@ impl Default for SentinelOptions {
 pub struct Stall {
     /// When the sentinel was due.
     pub start_ns: u64,
-    /// When it ran.
+    /// When its CPU ran guest code again: the wake-up less the time the
+    /// sentinel then waited runnable (its run delay).
     pub end_ns: u64,
 }
 

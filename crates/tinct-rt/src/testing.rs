@@ -342,7 +342,8 @@ pub const JOB_START_WINDOW: std::time::Duration = std::time::Duration::from_mill
 /// barrier it reached last costs none, so this alone may come before the
 /// release) and had at least `work` of CPU time (only jobs take that
 /// long: everything between its policy switch and the common release
-/// takes microseconds). Polls every millisecond; `None` once the process
+/// takes microseconds; not asked where the kernel keeps no schedstat
+/// counts). Polls every millisecond; `None` once the process
 /// has ended (its run refused or over), so the caller can say why.
 ///
 /// No timing window is involved: a loaded poller finds the thread late,
@@ -352,7 +353,7 @@ pub fn thread_releasing_jobs(pid: i32, comm: &str, work: std::time::Duration) ->
     let process = std::path::PathBuf::from(format!("/proc/{pid}"));
     let work = u64::try_from(work.as_nanos()).unwrap_or(u64::MAX);
     // (tid, voluntary switches, CPU time) when first seen at its policy.
-    let mut at_policy: Option<(i32, u64, u64)> = None;
+    let mut at_policy: Option<(i32, u64, Option<u64>)> = None;
     loop {
         let tasks = match std::fs::read_dir(process.join("task")) {
             Ok(tasks) if !matches!(thread_state(&process), Some('Z' | 'X') | None) => tasks,
@@ -369,15 +370,19 @@ pub fn thread_releasing_jobs(pid: i32, comm: &str, work: std::time::Duration) ->
             else {
                 continue;
             };
-            let Some(cpu) = thread_cpu_ns(&dir) else {
-                continue;
-            };
+            // Without schedstat counts (no file, or zeros) CPU time is not
+            // asked for.
+            let cpu = thread_cpu_ns(&dir).filter(|&ns| ns > 0);
             if !matches!(policy, 1 | 2 | 6) {
                 continue;
             }
             match at_policy {
                 Some((seen, sleeps_then, cpu_then)) if seen == tid => {
-                    if sleeps >= sleeps_then + 3 && cpu >= cpu_then.saturating_add(work) {
+                    let worked = match (cpu, cpu_then) {
+                        (Some(now), Some(then)) => now >= then.saturating_add(work),
+                        _ => true,
+                    };
+                    if sleeps >= sleeps_then + 3 && worked {
                         return Some(tid);
                     }
                 }

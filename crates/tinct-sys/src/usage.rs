@@ -46,28 +46,36 @@ pub struct RunDelay(std::fs::File);
 
 impl RunDelay {
     /// The calling thread's (the file is opened here, for the thread that
-    /// opens it; any thread may then read it).
-    pub fn of_current_thread() -> crate::Result<RunDelay> {
-        std::fs::File::open("/proc/thread-self/schedstat")
-            .map(RunDelay)
-            .map_err(|e| crate::Error::syscall("open(/proc/thread-self/schedstat)", e))
+    /// opens it; any thread may then read it). `None` where the kernel
+    /// keeps no such counts: no file, or one that reads `0 0 0` although
+    /// the calling thread has run (before Linux 5.14 without SCHEDSTATS
+    /// and with `nodelayacct`). No heap allocation, not even on failure.
+    pub fn of_current_thread() -> Option<RunDelay> {
+        let delay = RunDelay(std::fs::File::open("/proc/thread-self/schedstat").ok()?);
+        let ran = delay.field(0)?;
+        (ran > 0).then_some(delay)
     }
 
     /// The time waited so far, ns: one `pread`, no allocation. `None` if
     /// the read fails (the thread ended).
     pub fn read_ns(&self) -> Option<u64> {
+        self.field(1)
+    }
+
+    /// Field `index` of the line (`<on CPU> <waited> <slices>`).
+    fn field(&self, index: usize) -> Option<u64> {
         let mut buffer = [0u8; 96];
         let read = self.0.read_at(&mut buffer, 0).ok()?;
-        parse_run_delay(&buffer[..read])
+        parse_field(&buffer[..read], index)
     }
 }
 
-/// The second field of a `schedstat` line: `<on CPU> <waited> <slices>`.
-fn parse_run_delay(line: &[u8]) -> Option<u64> {
+/// Field `index` of a `schedstat` line, a decimal number.
+fn parse_field(line: &[u8], index: usize) -> Option<u64> {
     let field = line
         .split(|b| b.is_ascii_whitespace())
         .filter(|f| !f.is_empty())
-        .nth(1)?;
+        .nth(index)?;
     let mut value = 0u64;
     for &digit in field {
         if !digit.is_ascii_digit() {
@@ -98,19 +106,22 @@ mod tests {
 
     #[test]
     fn the_run_delay_is_the_second_schedstat_field() {
-        assert_eq!(parse_run_delay(b"1477501 320883 2\n"), Some(320_883));
-        assert_eq!(parse_run_delay(b"0 0 0"), Some(0));
-        assert_eq!(parse_run_delay(b"1477501"), None);
-        assert_eq!(parse_run_delay(b"1 -3 2"), None);
-        assert_eq!(parse_run_delay(b"1 99999999999999999999999 2"), None);
+        let run_delay = |line: &[u8]| parse_field(line, 1);
+        assert_eq!(run_delay(b"1477501 320883 2\n"), Some(320_883));
+        assert_eq!(parse_field(b"1477501 320883 2\n", 0), Some(1_477_501));
+        assert_eq!(run_delay(b"0 0 0"), Some(0));
+        assert_eq!(run_delay(b"1477501"), None);
+        assert_eq!(run_delay(b"1 -3 2"), None);
+        assert_eq!(run_delay(b"1 99999999999999999999999 2"), None);
     }
 
     /// A thread kept off the CPU by a busier one of higher priority waits
     /// on the run queue: its run delay grows by about what it was kept
     /// waiting. On one CPU, a SCHED_FIFO 20 hog wakes at T and spins 30
     /// ms of its CPU time; a SCHED_FIFO 10 thread's timer fires at T + 5
-    /// ms, and it waits behind the hog. T is 100 ms ahead, so both are
-    /// asleep by then however slow their start.
+    /// ms, and it waits behind the hog. T is 20 ms after both are set up
+    /// (a delay past it only shortens the wait; the assertion asks 10 ms
+    /// of the 25 expected).
     #[test]
     fn waiting_behind_a_higher_priority_thread_is_run_delay() {
         if !crate::testing::privileged_or_skip("SCHED_FIFO threads on one CPU") {
@@ -128,23 +139,43 @@ mod tests {
             {}
         };
         let cpu = *crate::sched::affinity().unwrap().last().unwrap();
-        let at = ns(clock_gettime(ClockId::Monotonic)) + 100_000_000;
-        let hog = std::thread::spawn(move || {
-            crate::sched::set_affinity(&[cpu]).unwrap();
-            crate::sched::set_fifo(20).unwrap();
-            sleep_until(at);
-            let start = ns(clock_gettime(ClockId::ThreadCPUTime));
-            while ns(clock_gettime(ClockId::ThreadCPUTime)) < start + 30_000_000 {}
-        });
-        let waiter = std::thread::spawn(move || {
-            crate::sched::set_affinity(&[cpu]).unwrap();
-            crate::sched::set_fifo(10).unwrap();
-            let delay = RunDelay::of_current_thread().unwrap();
-            let before = delay.read_ns().unwrap();
-            sleep_until(at + 5_000_000);
-            let after = delay.read_ns().unwrap();
-            (before, after)
-        });
+        // T is chosen once both threads are pinned at their priorities and
+        // the waiter has read its delay, then published through `at`.
+        let ready = std::sync::Arc::new(std::sync::Barrier::new(3));
+        let at = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let chosen = std::sync::Arc::new(std::sync::Barrier::new(3));
+        let hog = {
+            let (ready, chosen, at) = (ready.clone(), chosen.clone(), at.clone());
+            std::thread::spawn(move || {
+                crate::sched::set_affinity(&[cpu]).unwrap();
+                crate::sched::set_fifo(20).unwrap();
+                ready.wait();
+                chosen.wait();
+                sleep_until(at.load(std::sync::atomic::Ordering::SeqCst));
+                let start = ns(clock_gettime(ClockId::ThreadCPUTime));
+                while ns(clock_gettime(ClockId::ThreadCPUTime)) < start + 30_000_000 {}
+            })
+        };
+        let waiter = {
+            let (ready, chosen, at) = (ready.clone(), chosen.clone(), at.clone());
+            std::thread::spawn(move || {
+                crate::sched::set_affinity(&[cpu]).unwrap();
+                crate::sched::set_fifo(10).unwrap();
+                let delay = RunDelay::of_current_thread().expect("schedstat counts");
+                ready.wait();
+                chosen.wait();
+                let before = delay.read_ns().unwrap();
+                sleep_until(at.load(std::sync::atomic::Ordering::SeqCst) + 5_000_000);
+                let after = delay.read_ns().unwrap();
+                (before, after)
+            })
+        };
+        ready.wait();
+        at.store(
+            ns(clock_gettime(ClockId::Monotonic)) + 20_000_000,
+            std::sync::atomic::Ordering::SeqCst,
+        );
+        chosen.wait();
         hog.join().unwrap();
         let (before, after) = waiter.join().unwrap();
         assert!(

@@ -448,19 +448,27 @@ fn spawn_sentinels<'scope, 'env>(
             .name(format!("tinct-sentinel-{cpu}"))
             .spawn_scoped(scope, move || {
                 let writer = stalls.writer(index);
-                let top = sentinel::prepare_thread(cpu, realtime);
-                // No heap allocation (the open's path is on the stack):
-                // this may run after the tasks started.
-                let delay = tinct_sys::usage::RunDelay::of_current_thread().ok();
+                writer.started(sentinel::prepare_thread(cpu, realtime));
+                // No heap allocation, even on failure: this may run after
+                // the tasks started.
+                let delay = tinct_sys::usage::RunDelay::of_current_thread();
                 if below_reservations && delay.is_none() {
                     // Its waits behind them could not be told from stalls:
-                    // unwatched (no wake-up in the report).
+                    // unwatched (no wake-up in the report, so no job there
+                    // is blamed on a stall).
                     return;
                 }
-                writer.started(top);
                 let first = published_start(&start).saturating_add(options.period_ns / 2);
                 let tasks = shared.monitors.len();
-                let mut waited = || delay.as_ref().and_then(|d| d.read_ns()).unwrap_or(0);
+                // A failed read keeps the last one: a reset to 0 would
+                // take nothing off one wake-up and everything off the next.
+                let mut last = 0;
+                let mut waited = || {
+                    if let Some(ns) = delay.as_ref().and_then(|d| d.read_ns()) {
+                        last = ns;
+                    }
+                    last
+                };
                 sentinel::watch(
                     &writer,
                     options,
