@@ -6,11 +6,11 @@
 //! [`TaskSet`] can only be built through [`crate::format`], which checks
 //! every rule and names the file, line and field of a violation.
 //!
-//! Beyond kim2013: shared resources used in critical sections (issue 12),
-//! release jitter J_i and an explicit blocking term B_i, the platform's
-//! overheads (context switch δ, release latency, timer tick; issue 14), and
-//! an affinity graph of producer → consumer edges with data-triggered tasks
-//! and the cache domains placement works with (issue 13, demarchi).
+//! Beyond kim2013: shared resources used in critical sections, release
+//! jitter J_i and an explicit blocking term B_i, the platform's overheads
+//! (context switch δ, release latency, timer tick), and an affinity graph
+//! of producer → consumer edges with data-triggered tasks and the cache
+//! domains placement works with (demarchi).
 
 use crate::partitions::MAX_PARTITIONS;
 use crate::units::{Bytes, Nanos};
@@ -244,9 +244,9 @@ pub struct Body {
     pub memory_percent: Option<u8>,
 }
 
-/// What a job of the task does when it is a program of the user's
-/// (issue 26): tinct starts the program once before the first release and
-/// asks it for one job per release through [`JobProtocol`].
+/// What a job of the task does when it is a program of the user's: tinct
+/// starts the program once before the first release and asks it for one
+/// job per release through [`JobProtocol`].
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ProgramBody {
     /// The program and its arguments, as written (a relative path with a
@@ -364,7 +364,7 @@ pub enum TaskPolicy {
     /// SCHED_DEADLINE: a reservation (runtime, deadline, period) the kernel
     /// schedules by earliest deadline (EDF + CBS), above every SCHED_FIFO
     /// thread of its CPU; the processor-demand analysis
-    /// ([`crate::analysis::edf`], issue 30).
+    /// ([`crate::analysis::edf`]).
     Deadline,
 }
 

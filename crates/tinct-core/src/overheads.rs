@@ -1,4 +1,4 @@
-//! Where the platform overheads an analysis charges come from (issue 14):
+//! Where the platform overheads an analysis charges come from:
 //! none, the machine calibration that `tinct bench calibrate` and `tinct
 //! bench overheads` write ([`crate::calibration::Overheads`]), or a file
 //! giving them — a calibration file, or a task-set file's
@@ -613,7 +613,7 @@ mod tests {
         assert_eq!(err.found, "`tick_ns` 5ms", "{err}");
         assert!(err.expected.contains("below `tick_period_ns` 4ms"), "{err}");
         // A tick period of 0 is refused, not read as "no periodic tick"
-        // (issue 27: `--overheads FILE` dropped the tick silently).
+        // (`--overheads FILE` once dropped the tick silently).
         std::fs::write(
             &path,
             r#"{"refill": {"partitions": 4, "refill_ns": 1000},
@@ -669,7 +669,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Issue 27: `{"overheads": {...}}` without `bench` was read as a task
+    /// Regression: `{"overheads": {...}}` without `bench` was read as a task
     /// set and refused as "unknown key overheads"; now the message says
     /// what the file needs.
     #[test]
@@ -699,7 +699,7 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Issue 27: δ = 2^63 ns made C + 2δ + ε + ω + γ overflow, and the
+    /// Regression: δ = 2^63 ns made C + 2δ + ε + ω + γ overflow, and the
     /// refusal blamed Δ. It blames δ: the task set's field when the set
     /// gives it, the overheads file when that gives it.
     #[test]

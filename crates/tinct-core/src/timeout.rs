@@ -153,7 +153,7 @@ mod tests {
         assert!(parse_timeout("soon").is_err());
     }
 
-    /// Issue 27: `timeout=1e300` said "expected above zero, found 1e300".
+    /// Regression: `timeout=1e300` said "expected above zero, found 1e300".
     #[test]
     fn a_timeout_in_seconds_states_the_limit_it_breaks() {
         assert_eq!(timeout_from_secs(1.5), Ok(Duration::from_millis(1500)));

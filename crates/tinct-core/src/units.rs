@@ -281,8 +281,8 @@ mod tests {
         assert_eq!(parse_size("18MiB"), Ok(Bytes(18 << 20)));
         assert_eq!(parse_size("1.5KiB"), Ok(Bytes(1536)));
         assert_eq!(parse_size("4096B"), Ok(Bytes(4096)));
-        // A whole number of bytes, as docs/FORMAT.md says (issue 27:
-        // `--pool 4096` was refused); not a fraction of a byte.
+        // A whole number of bytes, as docs/FORMAT.md says (`--pool 4096`
+        // was once refused); not a fraction of a byte.
         assert_eq!(parse_size("4096"), Ok(Bytes(4096)));
         assert!(parse_size("40.5").is_err());
         assert!(parse_size("99999999999999999999").is_err());
@@ -307,7 +307,7 @@ mod tests {
         ));
     }
 
-    /// Issue 27: "value too large" did not say what the limit is.
+    /// Regression: "value too large" did not say what the limit is.
     #[test]
     fn too_large_states_the_largest_value() {
         let e = parse_duration("99999999999s").unwrap_err();

@@ -1,4 +1,4 @@
-//! The `futex` job protocol of tinct's program bodies (issue 26;
+//! The `futex` job protocol of tinct's program bodies (see
 //! docs/FORMAT.md, "A program of your own as the body"): the lower-overhead
 //! sibling of the `lines` protocol. tinct and the program share one page
 //! (a memfd named by `TINCT_JOB_FD` in the program's environment) holding

@@ -1,5 +1,5 @@
 //! `tinct.jobs()`: a Python program as a tinct task on the `futex`
-//! protocol (issue 26; docs/FORMAT.md): `for job in tinct.jobs(): ...`
+//! protocol (docs/FORMAT.md): `for job in tinct.jobs(): ...`
 //! blocks until each release (the GIL released while it waits) and ends
 //! the previous job when the loop comes round; the loop ends when tinct
 //! asks the program to exit. A binding of the tinct-job crate, the same

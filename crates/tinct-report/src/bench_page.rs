@@ -67,7 +67,7 @@ pub fn is_bench_dir(dir: &Path) -> bool {
 /// A file that looks like an SVG document. Whatever it holds, the page
 /// shows it as an image ([`Block::Images`]): a script in it never runs,
 /// so nothing here needs to recognise one (a blacklist of `onload`,
-/// `javascript:`, … was passed by `<svg/onload=…>`, issue 27).
+/// `javascript:`, … was once passed by `<svg/onload=…>`).
 fn looks_like_svg(text: &str) -> bool {
     let start = text.trim_start();
     (start.starts_with("<svg") || start.starts_with("<?xml")) && text.contains("<svg")
@@ -195,8 +195,7 @@ mod tests {
         std::fs::write(dir.path().join("other.json"), "{\"not\": \"a bench\"}").unwrap();
         let chart = LineChart::new("crpd", "x", "y").with_series("s", vec![(0.0, 1.0)]);
         std::fs::write(dir.path().join("crpd.svg"), chart.to_svg()).unwrap();
-        // Each passed the old blacklist (issue 27); none may reach the page
-        // as markup.
+        // Each passed the old blacklist; none may reach the page as markup.
         let hostile = [
             "<svg onload=\"x()\"></svg>",
             "<svg/onload=alert(1)>",

@@ -305,7 +305,7 @@ impl Page {
         out.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
         // Only the page's own two scripts may run: named by their hashes,
         // no 'unsafe-inline', so no script or handler that input smuggles
-        // into the page runs (issue 27).
+        // into the page runs.
         let _ = writeln!(
             out,
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; \

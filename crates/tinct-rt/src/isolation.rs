@@ -1,4 +1,4 @@
-//! The proof that a run's colouring isolates (issue 11 item 6), next to
+//! The proof that a run's colouring isolates, next to
 //! every run that claims isolation.
 //!
 //! After the run, the frames each task's working set was given (read back

@@ -1,6 +1,6 @@
 //! Pipelines at run time: a task set's affinity graph (`[[edge]]`,
 //! data-triggered tasks) as one-packet buffers between threads, and where
-//! the data-triggered tasks run (demarchi Section III, issue 13 item 2).
+//! the data-triggered tasks run (demarchi Section III).
 //!
 //! [`PlacementPolicy`] is chosen per run:
 //! - `os`: no task is pinned; the kernel chooses (the paper's vanilla);

@@ -145,7 +145,7 @@ impl RunSpec {
             // among the tasks that share the task's CPU (its core's, pinned;
             // every task's, unpinned): the analysis' total order needs each
             // its own level there, so a pinned core with more tasks than
-            // levels is refused rather than tied (issue 27: 31 of 120 tasks
+            // levels is refused rather than tied (31 of 120 tasks
             // once shared priority 1).
             let rank = if policy == PlacementPolicy::Static {
                 core_ranks[i]
@@ -541,7 +541,7 @@ partitions = [2, 3]
         text
     }
 
-    /// Issue 27: SCHED_FIFO priorities are given per core, so 120 tasks on
+    /// SCHED_FIFO priorities are given per core, so 120 tasks on
     /// two cores each have their own level there (31 once shared level 1);
     /// more tasks on one core than levels are refused, not tied.
     #[test]

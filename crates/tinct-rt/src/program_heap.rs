@@ -1,5 +1,5 @@
-//! A program body's heap on its task's cache partitions (issue 26; kim2013
-//! Section III-C, cache reservation without changing the program).
+//! A program body's heap on its task's cache partitions (kim2013 Section
+//! III-C, cache reservation without changing the program).
 //!
 //! A synthetic task's working set comes from tinct's own coloured pool
 //! ([`crate::memory`]); a program's memory is the program's, so it is

@@ -32,7 +32,7 @@ pub struct LatencyRun {
     pub staggered: bool,
     /// A program run beside each thread as a task of its own: same CPU,
     /// priority and period, released half a period after the thread, its
-    /// jobs in [`Latencies::program`] (issue 26: a program's release
+    /// jobs in [`Latencies::program`] (a program's release
     /// latency against tinct's own threads in the same run).
     pub beside: Option<Beside>,
 }

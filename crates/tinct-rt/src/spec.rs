@@ -379,7 +379,7 @@ pub struct Bound {
     pub wcrt_ns: Option<u64>,
     /// WCRT without cache interference (classic RTA), if within D.
     pub wcrt_nocint_ns: Option<u64>,
-    /// B_i, the blocking term of the analysis (issue 12: the longest
+    /// B_i, the blocking term of the analysis (the longest
     /// critical section of a lower-priority task that can block this one,
     /// or the task's explicit `blocking`); `None` when unbounded. Absent
     /// from a `summary.json` written before blocking was analysed: 0, the
@@ -482,7 +482,7 @@ pub struct TaskSpec {
     pub forked_by: Option<usize>,
     /// The analysis' bound, when the spec came from an analysed task set.
     pub bound: Option<Bound>,
-    /// The program whose jobs a [`Step::Program`] asks for (issue 26).
+    /// The program whose jobs a [`Step::Program`] asks for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub program: Option<ProgramSpec>,
     /// The task's line in its source file, when known (for messages).

@@ -523,7 +523,7 @@ pub fn four_cpus_two_l2() -> tinct_sys::topology::Topology {
     }
 }
 
-/// A planned task set for blocking tests (issue 12): `high` (T = 5 ms)
+/// A planned task set for blocking tests: `high` (T = 5 ms)
 /// and `low` (T = 10 ms) share the resource `bus` (sections of 200 µs and
 /// 600 µs, so B_high = 600 µs), `free` (T = 20 ms) locks nothing; every
 /// task on `core` of a platform with `core + 1` cores, Δ = 0 (no cache

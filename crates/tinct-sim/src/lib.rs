@@ -8,10 +8,10 @@
 //! hits, misses, evictions and *cross-core* evictions (a line inserted by one
 //! core evicted by another core's access).
 //!
-//! The acceptance argument of issue 4 (cache reservation by page coloring,
-//! Kim et al. 2013, Section III-C): two working sets drawn from disjoint color
-//! sets map to disjoint cache sets, so a replay never shows a cross-core
-//! eviction, whatever the working-set sizes; uncolored or overlapping sets do.
+//! The argument it checks (cache reservation by page coloring, Kim et al.
+//! 2013, Section III-C): two working sets drawn from disjoint color sets map
+//! to disjoint cache sets, so a replay never shows a cross-core eviction,
+//! whatever the working-set sizes; uncolored or overlapping sets do.
 //!
 //! Layout:
 //! - [`geometry`]: cache shape, set index and slice hash;

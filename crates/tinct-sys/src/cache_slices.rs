@@ -783,7 +783,7 @@ mod tests {
         );
     }
 
-    /// The trap of issue 25: from Skylake on, one CBo fronts two slices of
+    /// The slice-counting trap: from Skylake on, one CBo fronts two slices of
     /// 1024 sets. Counting the boxes (or the cores) of an i7-6700K gives
     /// bits 12-16; the cache has 12-15.
     #[test]

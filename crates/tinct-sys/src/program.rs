@@ -1,4 +1,4 @@
-//! A program of the user's as a real-time task's job body (issue 26): it
+//! A program of the user's as a real-time task's job body: it
 //! starts with its CPUs and scheduling already set (in the child, between
 //! `fork` and `exec`, so none of its threads ever runs elsewhere), dies
 //! with the thread that started it (`PR_SET_PDEATHSIG`), and exchanges

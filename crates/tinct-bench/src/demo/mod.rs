@@ -1,5 +1,5 @@
 //! `tinct demo` as a library: the whole loop on this machine, every step's
-//! file kept in one directory (issue 14 item 3).
+//! file kept in one directory.
 //!
 //! 1. probe whether page colouring isolates here (tinct-sys's colour probe,
 //!    through [`tinct_rt::colouring::Colouring::probe`]);

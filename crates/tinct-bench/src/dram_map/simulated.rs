@@ -226,9 +226,9 @@ mod tests {
     use super::*;
     use tinct_mem::gf2::Basis;
 
-    /// Issue 16.2 acceptance: each published Intel and AMD mapping is
-    /// recovered exactly (the same space of functions, so the same banks),
-    /// every function with high confidence.
+    /// Each published Intel and AMD mapping is recovered exactly (the same
+    /// space of functions, so the same banks), every function with high
+    /// confidence.
     #[test]
     fn every_published_mapping_is_recovered_exactly() {
         for (seed, mapping) in PUBLISHED.iter().enumerate() {

@@ -1,4 +1,4 @@
-//! `tinct bench pipeline` (demarchi, issue 13 item 3): the wave/mixer
+//! `tinct bench pipeline` (demarchi): the wave/mixer
 //! benchmark of the paper's Figure 2 under each placement policy of
 //! [`tinct_rt::pipeline`] — `os` (the paper's vanilla Linux), `affinity`
 //! (its task-affinity heuristic, from user space) and `static` (subtrees

@@ -58,7 +58,7 @@ pub struct Params {
     /// Job kernel: chase, read, write, rmw, compute, mixed (without --taskset).
     pub kernel: String,
     /// A program of the user's to profile instead of a kernel (without
-    /// --taskset): the program and its arguments (issue 26).
+    /// --taskset): the program and its arguments.
     pub command: Vec<String>,
     /// How the program's jobs are asked for (with `command`).
     pub protocol: tinct_core::model::JobProtocol,

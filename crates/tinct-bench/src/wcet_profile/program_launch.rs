@@ -1,4 +1,4 @@
-//! One profiling launch of a program body (issue 26): the program itself
+//! One profiling launch of a program body: the program itself
 //! is the worker. It starts pinned to the task's CPU, at the workers'
 //! SCHED_FIFO priority, under the shim with the colours of p partitions
 //! (as `tinct run` starts it, [`tinct_rt::program_heap::program_env`]),

@@ -24,7 +24,7 @@ pub struct ProfiledBody {
     pub memory_iterations: u64,
     /// Compute iterations per job.
     pub compute_iterations: u64,
-    /// The program whose jobs are profiled (a program body, issue 26);
+    /// The program whose jobs are profiled (a program body);
     /// `None` for one of tinct's kernels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<ProfiledProgram>,

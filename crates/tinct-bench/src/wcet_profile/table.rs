@@ -259,8 +259,8 @@ pub(crate) mod tests {
         assert!(set.platform.min_partitions_for(set.tasks[0].memory) <= 1);
     }
 
-    /// Issue 26: the written task set of a profiled program has the
-    /// program as its body, which `tinct analyze` and `tinct run` take.
+    /// The written task set of a profiled program has the program as its
+    /// body, which `tinct analyze` and `tinct run` take.
     #[test]
     fn a_program_s_task_set_has_the_program_as_its_body() {
         let mut points = vec![point(1, 5_000_000), point(2, 4_000_000)];

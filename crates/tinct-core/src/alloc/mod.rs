@@ -11,7 +11,7 @@
 //! - [`plan()`]: one call from a task set to a plan with its report
 //!   (allocation, leftover step, the planned set and its analysis);
 //! - [`placement`]: `plan --placement static`, the affinity graph
-//!   partitioned onto cache domains (issue 13);
+//!   partitioned onto cache domains;
 //! - [`least_partitions`]: the least number of partitions each algorithm
 //!   schedules a set with (the quantity of the paper's Figure 11).
 //!

@@ -1,4 +1,4 @@
-//! `plan --placement static` (issue 13, demarchi): the affinity graph
+//! `plan --placement static` (demarchi): the affinity graph
 //! partitioned offline onto cache domains.
 //!
 //! Every task gets a core so that the bytes handed over between cache

@@ -1,5 +1,5 @@
 //! B_i, the blocking a task suffers from lower-priority tasks of its core
-//! that hold shared resources (issue 12).
+//! that hold shared resources.
 //!
 //! Resources are local to a core: a resource whose critical sections run
 //! on two cores is refused (`AnalysisError::GlobalResource`), since no

@@ -1,4 +1,4 @@
-//! End-to-end latency bounds of the affinity graph's chains (issue 13):
+//! End-to-end latency bounds of the affinity graph's chains:
 //! every maximal path from a task with no producer to a task with no
 //! consumer, from the nominal release of its first task to the completion
 //! of its last.

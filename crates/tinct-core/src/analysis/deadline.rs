@@ -1,7 +1,7 @@
-//! The SCHED_DEADLINE tasks of one core (issue 30): the exact
-//! processor-demand test of [`super::edf`] with kim2013's cache terms,
-//! the platform's overheads and the kernel's own rules, and what they
-//! leave to the core's SCHED_FIFO tasks.
+//! The SCHED_DEADLINE tasks of one core: the exact processor-demand test
+//! of [`super::edf`] with kim2013's cache terms, the platform's overheads
+//! and the kernel's own rules, and what they leave to the core's
+//! SCHED_FIFO tasks.
 //!
 //! # What the kernel does
 //!

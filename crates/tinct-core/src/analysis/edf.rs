@@ -1,5 +1,5 @@
 //! EDF schedulability of one core's sporadic tasks with constrained
-//! deadlines (D_i ≤ T_i) and release jitter J_i (issue 30): the exact
+//! deadlines (D_i ≤ T_i) and release jitter J_i: the exact
 //! processor-demand test, decided with Zhang and Burns' Quick Processor-
 //! demand Analysis (QPA, IEEE Trans. Computers 58(9), 2009), in integers.
 //!

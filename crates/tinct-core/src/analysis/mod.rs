@@ -15,7 +15,7 @@
 //! - [`edf_response`]: per-task response bounds under EDF (Spuri 1996);
 //! - [`deadline`]: a core's SCHED_DEADLINE tasks (`policy = "deadline"`)
 //!   under that test with the cache terms and overheads, and what they
-//!   leave to the core's SCHED_FIFO tasks (issue 30).
+//!   leave to the core's SCHED_FIFO tasks.
 //!
 //! The recurrence includes release jitter J_i, blocking B_i and the
 //! platform's overheads (`[platform] overheads`): C' = C + 2δ per job

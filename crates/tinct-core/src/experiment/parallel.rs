@@ -44,7 +44,7 @@ impl Pool {
             return Err("expected at least 1, found 0".into());
         }
         if threads > MAX_THREADS {
-            // rayon would start them all (2^40 never returned, issue 27).
+            // rayon would start them all (2^40 never returned).
             return Err(format!("expected at most {MAX_THREADS}, found {threads}"));
         }
         static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();

@@ -460,7 +460,7 @@ mod tests {
         );
     }
 
-    /// Issue 27: counts that cannot come from the experiment are refused,
+    /// Counts that cannot come from the experiment are refused,
     /// naming the shard (a count above `sets` once merged to a ratio of
     /// 500 000.5); a shard count of 10^9 allocates nothing per shard.
     #[test]

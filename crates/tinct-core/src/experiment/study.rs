@@ -261,7 +261,7 @@ mod tests {
         assert_eq!(s.params(), Err(StudyError::Sensitivity(1.5)));
     }
 
-    /// Issue 27: `--memory 0B` was accepted and gave 0 % everywhere.
+    /// Regression: `--memory 0B` was accepted and gave 0 % everywhere.
     #[test]
     fn memory_below_a_byte_per_partition_is_refused_naming_the_field() {
         let mut s = study();

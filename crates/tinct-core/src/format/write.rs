@@ -156,8 +156,8 @@ impl From<&TaskSet> for RawTaskSet {
 /// writes starts with. A line's control characters (a newline in an input
 /// path, say) are written escaped (`\n`): a header carries text from
 /// input, and a line break in it would end the comment and inject keys or
-/// tasks into the file (issue 27); TOML allows no other control character
-/// in a comment than a tab.
+/// tasks into the file; TOML allows no other control character in a
+/// comment than a tab.
 pub(crate) fn comment_lines(header: &[String]) -> String {
     header
         .iter()

@@ -553,8 +553,8 @@ mod tests {
         assert!(PageBook::with_chunk(mapping(), vec![0, 1], 3).is_err());
     }
 
-    /// Issue 16 acceptance: for each fallback mode, a book where EXACT fails
-    /// and the mode's documented choice (module table) is taken.
+    /// For each fallback mode, a book where EXACT fails and the mode's
+    /// documented choice (module table) is taken.
     #[test]
     fn each_fallback_mode_takes_its_documented_choice_where_exact_fails() {
         // Controller 0: banks 0-3 hold 0, 1, 3, 2 chunks (6 in all);

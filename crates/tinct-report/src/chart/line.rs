@@ -91,7 +91,7 @@ impl Series {
 /// column of the plot, the points of lowest and highest y (the extremes a
 /// reader sees), in their order, and every point it keeps
 /// ([`Series::with_kept`]); the chart says so below the plot. 1M markers
-/// made a 98 MB page (issue 27).
+/// once made a 98 MB page.
 pub const MAX_DRAWN_POINTS: usize = 2 * PLOT_W as usize;
 
 /// Indices of the points (`(x px, y px)`) drawn of a series: all of them up
@@ -386,7 +386,7 @@ fn size_label(bytes: f64) -> String {
 mod tests {
     use super::*;
 
-    /// Issue 27: a million markers are thinned to the extremes per pixel
+    /// A million markers are thinned to the extremes per pixel
     /// column plus the kept points, in order, and the chart says so; a
     /// series within the limit is drawn whole, without a note.
     #[test]

@@ -119,7 +119,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0], "kim2013 IV-E: Table I duplicated, N_C = 4, N_P = 32, Δ = 20us",
-            "Δ is the file's, not a constant (issue 27)"
+            "Δ is the file's, not a constant"
         );
         let cells = |line: &str| -> Vec<String> {
             line.split(['│', '┆'])

@@ -600,7 +600,7 @@ pub(super) fn run_of(tasks: Vec<(u8, Vec<JobRecord>)>, c: u64) -> RunResult {
     Scenario::of(tasks).result
 }
 
-/// Issue 26: a program body's memory is not coloured, so it can evict any
+/// A program body's memory is not coloured, so it can evict any
 /// coloured working set: the run's isolation cannot be proven, and a
 /// coloured task's late job sees the program among those sharing its cache.
 #[test]

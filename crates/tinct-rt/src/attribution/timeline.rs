@@ -1,8 +1,8 @@
 //! The finished one-CPU jobs of one CPU at one priority floor, indexed so
 //! that a job's busy window and what ran in it are found in O(log n + k),
 //! k the jobs in progress at an instant (at most one per task), instead of
-//! by passes over every job of the run (issue 27: attribution was cubic in
-//! back-to-back jobs and held a 2 s run for minutes).
+//! by passes over every job of the run (such passes made attribution cubic
+//! in back-to-back jobs and held a 2 s run for minutes).
 //!
 //! A [`Level`] holds the jobs of the tasks of priority ≥ its floor that
 //! started and finished on its CPU, in release order (for the busy

@@ -71,7 +71,7 @@ pub struct SharingCheck {
     pub cross_cpu_pairs: Vec<(String, String)>,
     /// The modelled memory.
     pub regions: Vec<Region>,
-    /// Tasks whose body is a program of the user's (issue 26): only
+    /// Tasks whose body is a program of the user's: only
     /// tinct's bookkeeping of their jobs is modelled, not the program's
     /// own accesses, which no file describes (`tinct monitor --sharing`
     /// samples them on a machine that can).

@@ -97,8 +97,8 @@ fn read_jobs(path: &Path) -> Result<Vec<JobRow>> {
 /// Checks that `jobs` (read from `path`) hold the jobs `summary` counts,
 /// task by task and outcome by outcome: a directory whose files disagree
 /// (an emptied or truncated jobs.csv beside its summary, files of two runs)
-/// is bad input, never a report of the summary alone (issue 27: an empty
-/// jobs.csv read CLEAN).
+/// is bad input, never a report of the summary alone (an empty jobs.csv
+/// once read CLEAN).
 fn agree(path: &Path, summary: &Summary, jobs: &[JobRow]) -> Result<()> {
     use crate::record::{Accounting, Outcome};
     let mut counted: std::collections::BTreeMap<&str, Accounting> = Default::default();
@@ -219,7 +219,7 @@ mod tests {
         assert!(file == pretty(value), "{name} reads back to other bytes");
     }
 
-    /// Issue 27: a jobs.csv that does not hold the jobs the summary
+    /// A jobs.csv that does not hold the jobs the summary
     /// counts (emptied to its header, a row lost, a task the summary does
     /// not have) is bad input naming jobs.csv, never read as a clean run.
     #[test]

@@ -4,7 +4,7 @@
 //! with a bound, `fig10-utilization.svg`), drawn from the files just
 //! written ([`super::figures`]) so they equal what `tinct report` draws.
 //!
-//! Nothing a run recorded may be lost (issue 10 item 4):
+//! Nothing a run recorded may be lost:
 //!
 //! - [`RunDir::prepare`], called before the first release, creates the
 //!   directory and writes (then removes) a probe file, so a directory that
@@ -14,9 +14,9 @@
 //!   same directory, renamed over the name): a reader never sees half a file;
 //! - if writing there fails all the same (the disk filled, the directory
 //!   went away), the files already written there are removed (a directory
-//!   holding `summary.json` and `jobs.csv` looks complete when it is not,
-//!   issue 27) and every file goes to a fallback directory under the
-//!   system's temporary directory; [`Written`] says where and why.
+//!   holding `summary.json` and `jobs.csv` looks complete when it is not)
+//!   and every file goes to a fallback directory under the system's
+//!   temporary directory; [`Written`] says where and why.
 
 use super::figures::run_dir_figures;
 use super::jobs_csv::{job_rows, write_rows, write_stalls_csv};
@@ -533,7 +533,7 @@ mod tests {
         }
     }
 
-    /// Issue 27: the disk fills while the files are written (room for
+    /// The disk fills while the files are written (room for
     /// `summary.json` and `jobs.csv`, not for the traces): nothing is left
     /// in the run directory that looks like a complete run; every file is
     /// in the fallback, and the reason says the partial ones were removed.
@@ -584,7 +584,7 @@ mod tests {
         std::fs::remove_dir_all(&written.dir).unwrap();
     }
 
-    /// Issue 27: when a file fails in both directories, the message says
+    /// When a file fails in both directories, the message says
     /// what was written where (it used to say the files "could be written
     /// neither" here nor there although most of them were).
     #[test]
@@ -611,7 +611,7 @@ mod tests {
         std::fs::remove_dir_all(&fallback).unwrap();
     }
 
-    /// Issue 27: a run into a directory holding an earlier run leaves only
+    /// A run into a directory holding an earlier run leaves only
     /// its own files there: the earlier run's analysis, figures, page and
     /// rt-app logs of its tasks go; files tinct does not write stay.
     #[test]

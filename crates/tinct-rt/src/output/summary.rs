@@ -118,7 +118,7 @@ pub struct TaskVerdict {
     pub late: Vec<LateJob>,
 }
 
-/// Observed blocking versus the analysis' B_i, for one task (issue 12).
+/// Observed blocking versus the analysis' B_i, for one task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlockingVerdict {
     /// The longest time one of its jobs waited to lock a mutex (the largest
@@ -169,7 +169,7 @@ impl BlockingVerdict {
     /// each one tasks on other CPUs lock too named with their CPUs. Such a
     /// resource is global: the uniprocessor protocols (pcp, pip; Sha,
     /// Rajkumar and Lehoczky 1990) bound no blocking across cores, and
-    /// tinct's analysis refuses it, so no B_i covers it (issue 27).
+    /// tinct's analysis refuses it, so no B_i covers it.
     fn name_shared_resources(&mut self, result: &RunResult, index: usize) {
         let locked = locked_mutexes(&result.tasks[index].spec);
         if locked.is_empty() {
@@ -657,7 +657,7 @@ mod tests {
         assert!(!t.blocking.exceeds_bound);
     }
 
-    /// Issue 27: a pcp resource locked on CPUs 0 and 1, in a set the
+    /// A pcp resource locked on CPUs 0 and 1, in a set the
     /// analysis refused (no bounds): the blocking note names the resource,
     /// its CPUs and users, never "no shared resources"; a task that locks
     /// nothing keeps that note.

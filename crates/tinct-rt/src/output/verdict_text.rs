@@ -356,7 +356,7 @@ fn write_late_jobs(out: &mut impl Write, summary: &Summary) -> fmt::Result {
 }
 
 /// Blocking met at locks next to the analysis' B_i, when the run has
-/// shared resources or a job waited at a lock (issue 12).
+/// shared resources or a job waited at a lock.
 fn write_blocking(out: &mut impl Write, summary: &Summary) -> fmt::Result {
     use crate::spec::BlockingShows;
     let relevant = |t: &&super::TaskVerdict| {

@@ -1,7 +1,7 @@
 //! The analysis of an rt-app file whose threads are SCHED_DEADLINE
-//! reservations (issue 30): when every thread is a periodic reservation
-//! pinned to one CPU, the file is the task set of partitioned EDF that
-//! `tinct analyze` takes, and its jobs get bounds.
+//! reservations: when every thread is a periodic reservation pinned to one
+//! CPU, the file is the task set of partitioned EDF that `tinct analyze`
+//! takes, and its jobs get bounds.
 //!
 //! The mapping: a thread with `dl-runtime` Q, `dl-deadline` D and
 //! `dl-period` T, `cpus` of one CPU and one phase whose events compute and

@@ -712,7 +712,7 @@ mod tests {
         );
     }
 
-    /// Issue 27: lines after a multi-line `/* */` comment are the file's
+    /// Lines after a multi-line `/* */` comment are the file's
     /// lines (the comment's newlines used to be blanked away), and a comment
     /// that never closes names the line where it opens.
     #[test]
@@ -733,7 +733,7 @@ mod tests {
         assert_eq!(f.spec.resources.mutexes[0].name, "m/*");
     }
 
-    /// Issue 27: strings of the file that reach file names stay file
+    /// Strings of the file that reach file names stay file
     /// names: a `log_basename` of `../x` (the logs and the default run
     /// directory would leave `-o`/`logdir`), a task name with a `/` (its
     /// log would be in a directory that does not exist) or a newline.
@@ -763,7 +763,7 @@ mod tests {
         assert_eq!(f.spec.rtapp_log.as_deref(), Some("run.1"));
     }
 
-    /// Issue 27: `instance: 2` on `x` beside a task `x-0` gave two threads
+    /// Regression: `instance: 2` on `x` beside a task `x-0` gave two threads
     /// one name (one log overwrote the other); a fork's threads too.
     #[test]
     fn two_threads_of_one_name_are_refused_naming_both_tasks() {
@@ -787,7 +787,7 @@ mod tests {
         );
     }
 
-    /// Issue 27: a task group named like a cgroup control file
+    /// A task group named like a cgroup control file
     /// (`/cgroup.procs`: EEXIST at the run's start, exit 1) is bad input.
     #[test]
     fn task_groups_named_like_cgroup_files_are_refused_with_their_line() {
@@ -808,7 +808,7 @@ mod tests {
         assert_eq!(f.spec.tasks[0].taskgroup.as_deref(), Some("/tg1/tg.11"));
     }
 
-    /// Issue 27: a reservation the kernel refuses (EINVAL at the run's
+    /// A reservation the kernel refuses (EINVAL at the run's
     /// start, exit 1) is bad input with its line: a period past
     /// sched_deadline_period_max_us (a u32 of µs: never 31 622 400 s), a
     /// runtime under 1024 ns; at task and at phase level.

@@ -148,8 +148,8 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     // The run ends at its duration, whatever the watchdog:
                     // releases still due behind a late job are recorded as
                     // released and never started, not run past the end
-                    // (with `--watchdog off` a backlog ran 20 s past a 2 s
-                    // run, issue 27).
+                    // (with `--watchdog off` a backlog once ran 20 s past a
+                    // 2 s run).
                     backlog.record(&mut p.log, job, k, release, true);
                     return;
                 }
@@ -321,7 +321,7 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 // A job still in progress at the run's end was cut there:
                 // it did not complete within the run, whatever came after
                 // (a deadlocked job whose lock came at teardown "finished"
-                // after the end, issue 27).
+                // after the end).
                 let finished = ran == Ran::Done && finish <= cx.end;
                 let outcome = match ran {
                     _ if !finished => Outcome::Aborted,

@@ -544,8 +544,8 @@ impl Objects {
 
 /// Opens rt-app's `io_device` for the `iorun` events' writes. Opened
 /// non-blocking, so that a FIFO nobody reads is refused at once (ENXIO)
-/// instead of blocking tinct in `open` before the first release (issue 27);
-/// then made blocking again, as rt-app writes.
+/// instead of blocking tinct in `open` before the first release; then
+/// made blocking again, as rt-app writes.
 fn open_io_device(spec: &RunSpec) -> Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
     let refuse = |found: String| RtError::Input {

@@ -97,7 +97,7 @@ pub struct TaskRun {
     pub program: Option<ProgramRun>,
 }
 
-/// What became of a task's program (issue 26).
+/// What became of a task's program.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ProgramRun {
     /// The program and its arguments, as started.

@@ -208,7 +208,7 @@ pub(super) fn task_thread(
     run
 }
 
-/// The task's program started (issue 26): pinned to the task's CPUs, at
+/// The task's program started: pinned to the task's CPUs, at
 /// the scheduling its jobs run under, its stderr into its file of the run
 /// directory. `None` for a task whose body is not a program.
 fn start_program(

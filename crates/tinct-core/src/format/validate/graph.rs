@@ -1,6 +1,6 @@
 //! `[[edge]]` tables and each task's `trigger` and `period`: the affinity
-//! graph of issue 13 (demarchi) and the period a data-triggered task takes
-//! from its producers.
+//! graph (demarchi) and the period a data-triggered task takes from its
+//! producers.
 //!
 //! The graph must be acyclic (a data-triggered cycle could never be
 //! released, and chains are the graph's paths); a data-triggered task needs

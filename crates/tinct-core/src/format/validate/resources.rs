@@ -1,4 +1,4 @@
-//! `[[resource]]` tables and each task's `critical_sections` (issue 12).
+//! `[[resource]]` tables and each task's `critical_sections`.
 
 use super::{Field, Reporter, task_field};
 use crate::format::InputError;
