@@ -23,6 +23,19 @@ pub fn gettid() -> i32 {
 
 /// Pins the calling thread to `cpus`.
 pub fn set_affinity(cpus: &[u32]) -> Result<()> {
+    pin(None, cpus)
+}
+
+/// Pins thread `tid` (of any process this one may control) to `cpus`: a
+/// thread asleep wakes on one of them, one running is moved at once. No
+/// allocation unless refused.
+pub fn set_thread_affinity(tid: i32, cpus: &[u32]) -> Result<()> {
+    let pid = rustix::process::Pid::from_raw(tid)
+        .ok_or_else(|| Error::InvalidArgument(format!("thread id {tid}")))?;
+    pin(Some(pid), cpus)
+}
+
+fn pin(thread: Option<rustix::process::Pid>, cpus: &[u32]) -> Result<()> {
     if cpus.is_empty() {
         return Err(Error::InvalidArgument(
             "an empty CPU set cannot be used as affinity".into(),
@@ -38,7 +51,7 @@ pub fn set_affinity(cpus: &[u32]) -> Result<()> {
         }
         set.set(cpu as usize);
     }
-    rustix::thread::sched_setaffinity(None, &set).map_err(|e| {
+    rustix::thread::sched_setaffinity(thread, &set).map_err(|e| {
         Error::syscall(
             format!(
                 "sched_setaffinity({})",
@@ -51,7 +64,18 @@ pub fn set_affinity(cpus: &[u32]) -> Result<()> {
 
 /// The CPUs the calling thread may run on.
 pub fn affinity() -> Result<Vec<u32>> {
-    let set = rustix::thread::sched_getaffinity(None)
+    cpus_of(None)
+}
+
+/// The CPUs thread `tid` may run on.
+pub fn thread_affinity(tid: i32) -> Result<Vec<u32>> {
+    let pid = rustix::process::Pid::from_raw(tid)
+        .ok_or_else(|| Error::InvalidArgument(format!("thread id {tid}")))?;
+    cpus_of(Some(pid))
+}
+
+fn cpus_of(thread: Option<rustix::process::Pid>) -> Result<Vec<u32>> {
+    let set = rustix::thread::sched_getaffinity(thread)
         .map_err(|e| Error::syscall("sched_getaffinity", e.into()))?;
     Ok((0..rustix::thread::CpuSet::MAX_CPU)
         .filter(|&cpu| set.is_set(cpu))
@@ -570,6 +594,26 @@ mod tests {
         })
         .join()
         .unwrap()
+    }
+
+    /// Another thread's affinity is set and read back while it sleeps.
+    #[test]
+    fn a_sleeping_threads_affinity_is_set_from_another() {
+        let cpus = affinity().unwrap();
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let (go_on, wait) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            sender.send(gettid()).unwrap();
+            wait.recv().unwrap();
+            affinity().unwrap()
+        });
+        let tid = receiver.recv().unwrap();
+        let last = *cpus.last().unwrap();
+        set_thread_affinity(tid, &[last]).unwrap();
+        assert_eq!(thread_affinity(tid).unwrap(), vec![last]);
+        go_on.send(()).unwrap();
+        assert_eq!(thread.join().unwrap(), vec![last], "as the thread sees it");
+        assert!(set_thread_affinity(tid, &[]).is_err());
     }
 
     #[test]

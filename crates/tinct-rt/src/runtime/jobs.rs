@@ -138,7 +138,6 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 end: cx.end,
             };
             let data_triggered = phase.inputs().next().is_some();
-            let mut pinned_to: Option<u32> = None;
             let mut k = 0u64;
             while phase.loops.is_none_or(|l| k < l) {
                 if release >= cx.end {
@@ -165,7 +164,7 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     // Released by its inputs' hand-over (taken here), at
                     // the last one's instant; nothing is taken, so nothing
                     // released, when the run ends first.
-                    let handover = match cx.objects.receive(phase.inputs(), cx.until()) {
+                    let handover = match cx.objects.receive(cx.index, phase.inputs(), cx.until()) {
                         Ok(handover) => handover,
                         Err(Blocked::Failed(message)) => return cx.fail(message),
                         Err(_) => return,
@@ -173,26 +172,39 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     release = handover.at_ns;
                     stats.flow.sample = Some(handover.sample);
                     stats.flow.producer_cpu = Some(handover.producer_cpu);
-                    if let Some(target) =
-                        cx.objects.affinity_target(handover.producer_cpu, cx.index)
-                        && pinned_to != Some(target)
-                    {
+                    // Placed by its producer before the hand-over woke it
+                    // (the move off its response), else it moves itself.
+                    let target = match handover.placed {
+                        Some((cpu, _)) => Some(cpu),
+                        None => cx.objects.affinity_target(handover.producer_cpu, cx.index),
+                    };
+                    if let Some(target) = target {
                         let t = now_ns();
-                        if tinct_sys::sched::set_affinity(&[target]).is_err() {
-                            return cx.fail("sched_setaffinity refused the affinity placement");
+                        let moved = match handover.placed {
+                            Some((_, took)) => (took > 0).then_some(took),
+                            None if cx.objects.pin_self(cx.index, target) => {
+                                if tinct_sys::sched::set_affinity(&[target]).is_err() {
+                                    return cx
+                                        .fail("sched_setaffinity refused the affinity placement");
+                                }
+                                Some(0)
+                            }
+                            None => None,
+                        };
+                        if let Some(took) = moved {
+                            // A program body does the job: it moves too.
+                            if p.program
+                                .as_ref()
+                                .is_some_and(|program| program.set_affinity(&[target]).is_err())
+                            {
+                                return cx.fail(
+                                    "its program could not be moved with it (affinity \
+                                     placement): the program exited, or sched_setaffinity \
+                                     refused",
+                                );
+                            }
+                            stats.flow.move_ns = Some(took + now_ns().saturating_sub(t));
                         }
-                        // A program body does the job: it moves too.
-                        if p.program
-                            .as_ref()
-                            .is_some_and(|program| program.set_affinity(&[target]).is_err())
-                        {
-                            return cx.fail(
-                                "its program could not be moved with it (affinity placement): \
-                                 the program exited, or sched_setaffinity refused",
-                            );
-                        }
-                        stats.flow.move_ns = Some(now_ns().saturating_sub(t));
-                        pinned_to = Some(target);
                     }
                 }
                 let jitter = if task.jitter_ns > 0 {

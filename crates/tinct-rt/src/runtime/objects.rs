@@ -87,6 +87,13 @@ struct Channel {
     packet: Vec<AtomicU64>,
     /// Sum of the words the consumer read last (so that the reads happen).
     checksum: AtomicU64,
+    /// The task that takes its packets (`None`: no task receives).
+    consumer: Option<usize>,
+    /// Under the `affinity` placement, the CPU the producer of the last
+    /// packet placed the consumer on before handing it over, plus one (0:
+    /// not placed), and what placing it took, ns.
+    placed_on: AtomicU32,
+    place_ns: AtomicU64,
 }
 
 impl Channel {
@@ -128,6 +135,9 @@ pub(super) struct Handover {
     pub(super) producer_cpu: u32,
     /// The number of the sample taken from the last input.
     pub(super) sample: u64,
+    /// The CPU that producer placed the consumer on before the hand-over
+    /// (the `affinity` placement), and what it took, ns.
+    pub(super) placed: Option<(u32, u64)>,
 }
 
 /// Every named object of a run.
@@ -141,6 +151,15 @@ pub(super) struct Objects {
     /// Per task: the CPU its latest job started on, plus one (0: none yet);
     /// the `affinity` placement counts the run's tasks per CPU with it.
     task_cpus: Vec<AtomicU32>,
+    /// Per task: its thread's id (0: not started yet), for a producer to
+    /// place it before a hand-over.
+    task_threads: Vec<std::sync::atomic::AtomicI32>,
+    /// Per task: the CPU the `affinity` placement pinned it to, plus one
+    /// (0: not yet).
+    task_pinned: Vec<AtomicU32>,
+    /// Per task: it waits for its inputs (between jobs), so placing it
+    /// moves no job of its.
+    task_waiting: Vec<AtomicBool>,
     /// Under the `affinity` placement: each CPU's cache neighbours.
     neighbours: Option<CacheNeighbours>,
     /// The compute rate of the run's threads, measured once per CPU set.
@@ -208,7 +227,8 @@ impl Objects {
         let channels = r
             .channels
             .iter()
-            .map(|c| {
+            .enumerate()
+            .map(|(index, c)| {
                 let what = format!("buffer '{}'", c.name);
                 Ok(Channel {
                     mutex: RtMutex::new(Protocol::Inherit).map_err(|e| sys_error(&what, e))?,
@@ -223,10 +243,24 @@ impl Objects {
                         .map(|_| AtomicU64::new(0))
                         .collect(),
                     checksum: AtomicU64::new(0),
+                    consumer: spec.tasks.iter().position(|t| {
+                        t.phases
+                            .iter()
+                            .any(|p| p.inputs().any(|input| input == index))
+                    }),
+                    placed_on: AtomicU32::new(0),
+                    place_ns: AtomicU64::new(0),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
         let task_cpus = spec.tasks.iter().map(|_| AtomicU32::new(0)).collect();
+        let task_threads = spec
+            .tasks
+            .iter()
+            .map(|_| std::sync::atomic::AtomicI32::new(0))
+            .collect();
+        let task_pinned = spec.tasks.iter().map(|_| AtomicU32::new(0)).collect();
+        let task_waiting = spec.tasks.iter().map(|_| AtomicBool::new(false)).collect();
         let writes_io = spec.tasks.iter().any(|t| {
             t.phases
                 .iter()
@@ -246,6 +280,9 @@ impl Objects {
             forks,
             channels,
             task_cpus,
+            task_threads,
+            task_pinned,
+            task_waiting,
             compute_rates: Default::default(),
             neighbours: match &spec.placement {
                 Placement::Pinned => None,
@@ -277,7 +314,17 @@ impl Objects {
         until: Until<'_>,
     ) -> std::result::Result<(u64, bool), Blocked> {
         let channel = &self.channels[c];
+        let placed = self.place_consumer(channel, cpu)?;
         channel.lock_when(until, |full| !(channel.blocking && full))?;
+        match placed {
+            Some((target, took)) => {
+                channel
+                    .placed_on
+                    .store(target.saturating_add(1), Ordering::Relaxed);
+                channel.place_ns.store(took, Ordering::Relaxed);
+            }
+            None => channel.placed_on.store(0, Ordering::Relaxed),
+        }
         let replaced = channel.full.swap(true, Ordering::Relaxed);
         // One more per hand-over: far below 2^64.
         let sample = channel.sent.load(Ordering::Relaxed) + 1;
@@ -297,18 +344,25 @@ impl Objects {
     /// stays until taken). Nothing is taken when the run ends first.
     pub(super) fn receive(
         &self,
+        task: usize,
         inputs: impl Iterator<Item = usize> + Clone,
         until: Until<'_>,
     ) -> std::result::Result<Handover, Blocked> {
-        for c in inputs.clone() {
+        // A producer may place this thread while it waits here.
+        self.task_waiting[task].store(true, Ordering::SeqCst);
+        let waited: std::result::Result<(), Blocked> = inputs.clone().try_for_each(|c| {
             let channel = &self.channels[c];
             channel.lock_when(until, |full| full)?;
             let _ = channel.mutex.unlock();
-        }
+            Ok(())
+        });
+        self.task_waiting[task].store(false, Ordering::SeqCst);
+        waited?;
         let mut handover = Handover {
             at_ns: 0,
             producer_cpu: 0,
             sample: 0,
+            placed: None,
         };
         for c in inputs {
             let channel = &self.channels[c];
@@ -333,12 +387,60 @@ impl Objects {
             if at >= handover.at_ns {
                 handover.at_ns = at;
                 handover.producer_cpu = channel.producer_cpu.load(Ordering::Relaxed);
+                handover.placed = match channel.placed_on.load(Ordering::Relaxed) {
+                    0 => None,
+                    on => Some((on - 1, channel.place_ns.load(Ordering::Relaxed))),
+                };
             }
             handover.sample = channel.sent.load(Ordering::Relaxed);
             channel.cond.broadcast();
             let _ = channel.mutex.unlock();
         }
         Ok(handover)
+    }
+
+    /// Notes that thread `tid` runs task `task` (a producer may place it).
+    pub(super) fn note_thread(&self, task: usize, tid: i32) {
+        self.task_threads[task].store(tid, Ordering::Relaxed);
+    }
+
+    /// Under the `affinity` placement, places the consumer of `channel`
+    /// on the CPU it is to run on after a hand-over from `cpu`, before the
+    /// hand-over wakes it (demarchi places the consumer at its wake-up, so
+    /// no migration falls in its response): the CPU and what placing it
+    /// took, ns. `None` without that placement or a consumer thread yet;
+    /// a refusal stops the run. No allocation unless refused.
+    fn place_consumer(
+        &self,
+        channel: &Channel,
+        cpu: u32,
+    ) -> std::result::Result<Option<(u32, u64)>, Blocked> {
+        let Some(consumer) = channel.consumer else {
+            return Ok(None);
+        };
+        let tid = self.task_threads[consumer].load(Ordering::Relaxed);
+        if tid == 0 || !self.task_waiting[consumer].load(Ordering::SeqCst) {
+            // Not started, or still in a job: it moves itself at its next.
+            return Ok(None);
+        }
+        let Some(target) = self.affinity_target(cpu, consumer) else {
+            return Ok(None);
+        };
+        if self.task_pinned[consumer].load(Ordering::Relaxed) == target.saturating_add(1) {
+            return Ok(Some((target, 0)));
+        }
+        let started = now_ns();
+        tinct_sys::sched::set_thread_affinity(tid, &[target])
+            .map_err(|_| Blocked::Failed("sched_setaffinity refused the affinity placement"))?;
+        self.task_pinned[consumer].store(target.saturating_add(1), Ordering::Relaxed);
+        Ok(Some((target, now_ns().saturating_sub(started))))
+    }
+
+    /// Task `task` pins itself to `target` (the `affinity` placement, when
+    /// no producer placed it): false if it is there already.
+    pub(super) fn pin_self(&self, task: usize, target: u32) -> bool {
+        self.task_pinned[task].swap(target.saturating_add(1), Ordering::Relaxed)
+            != target.saturating_add(1)
     }
 
     /// Notes that task `task` runs on `cpu` now.
@@ -571,4 +673,71 @@ fn open_io_device(spec: &RunSpec) -> Result<std::fs::File> {
     rustix::fs::fcntl_setfl(&file, flags - rustix::fs::OFlags::NONBLOCK)
         .map_err(|e| refuse(e.to_string()))?;
     Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::PlacementPolicy;
+
+    const SET: &str = "[platform]\ncores = 2\npartitions = 4\nmemory = \"64MiB\"\nrefill = \"0ns\"\n\n\
+        [[task]]\nname = \"producer\"\nperiod = \"4ms\"\nmemory = \"1MiB\"\nwcet = \"300us\"\n\n\
+        [[task]]\nname = \"consumer\"\ntrigger = \"data\"\nmemory = \"1MiB\"\nwcet = \"300us\"\n\n\
+        [[edge]]\nfrom = \"producer\"\nto = \"consumer\"\nbuffer = \"4KiB\"\n";
+
+    static NEVER: AtomicBool = AtomicBool::new(false);
+    const UNTIL: Until<'static> = Until {
+        stop: &NEVER,
+        ending: &NEVER,
+    };
+
+    /// Under the `affinity` placement a producer pins the consumer that
+    /// waits for its packet to the CPU it is to run on before handing the
+    /// packet over (demarchi: placed at its wake-up, no migration in its
+    /// response), and the consumer learns it from the hand-over; one not
+    /// waiting (in a job) is left to move itself.
+    #[test]
+    fn a_producer_places_the_waiting_consumer_before_the_hand_over() {
+        let set =
+            tinct_core::format::parse(SET, "t.toml", tinct_core::format::Syntax::Toml).unwrap();
+        let spec = RunSpec::from_placed(
+            &set,
+            None,
+            "t.toml",
+            1_000_000_000,
+            PlacementPolicy::Affinity,
+        )
+        .unwrap();
+        let objects = Objects::new(&spec).unwrap();
+        let (producer, consumer) = (0, 1);
+        let channel = spec.tasks[consumer].phases[0].inputs().next().unwrap();
+        let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
+        // The producer's CPU itself when no task ran anywhere yet.
+        let Some(target) = objects.affinity_target(cpu, consumer) else {
+            eprintln!("skipped: CPU {cpu} shares no cache with another CPU here");
+            return;
+        };
+        std::thread::scope(|scope| {
+            let waiting = scope.spawn(|| {
+                objects.note_thread(consumer, tinct_sys::sched::gettid());
+                let handover = objects.receive(consumer, std::iter::once(channel), UNTIL);
+                (handover, tinct_sys::sched::affinity().unwrap())
+            });
+            while !objects.task_waiting[consumer].load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            objects.note_thread(producer, tinct_sys::sched::gettid());
+            objects.send(channel, cpu, UNTIL).unwrap();
+            let (handover, affinity) = waiting.join().unwrap();
+            let handover = handover.unwrap();
+            assert_eq!(handover.placed.map(|(on, _)| on), Some(target));
+            assert_eq!(affinity, vec![target], "it woke pinned there");
+        });
+        // Not waiting now: the next hand-over places nothing.
+        objects.send(channel, cpu, UNTIL).unwrap();
+        let handover = objects
+            .receive(consumer, std::iter::once(channel), UNTIL)
+            .unwrap();
+        assert_eq!(handover.placed, None);
+    }
 }

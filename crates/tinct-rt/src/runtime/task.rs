@@ -93,6 +93,7 @@ pub(super) fn task_thread(
     } = setup;
     let tid = tinct_sys::sched::gettid();
     log.set_thread(tid);
+    objects.note_thread(index, tid);
     let scheduling = if realtime {
         task.scheduling
     } else {
