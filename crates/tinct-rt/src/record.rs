@@ -86,11 +86,11 @@ pub struct Flow {
     /// when it handed over (the last input to arrive).
     pub producer_cpu: Option<u32>,
     /// For a data-triggered job moved under the `affinity` placement: how
-    /// long the move took, ns (`None` when it did not move). When its
-    /// producer placed it while it waited for the packet, that is the
-    /// producer's `sched_setaffinity` call, off this job's response, plus
-    /// moving its program if it has one; when it moved itself (it was
-    /// still in a job at the hand-over), its own call, in its response.
+    /// long the moves took, ns (`None` when nothing moved): the
+    /// `sched_setaffinity` calls of the producers that placed it while it
+    /// waited for its inputs (off this job's response), and its own move
+    /// and its program's, when it had to make them (it was still in a job
+    /// at the hand-over, or was pinned elsewhere since).
     pub move_ns: Option<u64>,
     /// Time the job waited to lock mutexes (a task set's critical sections,
     /// rt-app `lock`): the blocking it met at the lock. Under the priority

@@ -138,6 +138,8 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                 end: cx.end,
             };
             let data_triggered = phase.inputs().next().is_some();
+            // Where the affinity placement last moved the task's program.
+            let mut program_on: Option<u32> = None;
             let mut k = 0u64;
             while phase.loops.is_none_or(|l| k < l) {
                 if release >= cx.end {
@@ -173,37 +175,33 @@ pub(super) fn release_jobs(cx: &Context<'_>, p: &mut Prepared, first: u64) {
                     stats.flow.sample = Some(handover.sample);
                     stats.flow.producer_cpu = Some(handover.producer_cpu);
                     // Placed by its producer before the hand-over woke it
-                    // (the move off its response), else it moves itself.
-                    let target = match handover.placed {
-                        Some((cpu, _)) => Some(cpu),
-                        None => cx.objects.affinity_target(handover.producer_cpu, cx.index),
-                    };
+                    // (the move off its response); else, or when another
+                    // producer pinned it elsewhere since, it moves itself.
+                    let target = handover
+                        .placed
+                        .or_else(|| cx.objects.affinity_target(handover.producer_cpu, cx.index));
                     if let Some(target) = target {
                         let t = now_ns();
-                        let moved = match handover.placed {
-                            Some((_, took)) => (took > 0).then_some(took),
-                            None if cx.objects.pin_self(cx.index, target) => {
-                                if tinct_sys::sched::set_affinity(&[target]).is_err() {
-                                    return cx
-                                        .fail("sched_setaffinity refused the affinity placement");
-                                }
-                                Some(0)
-                            }
-                            None => None,
+                        let Ok(moved_itself) = cx.objects.pin_self(cx.index, target) else {
+                            return cx.fail("sched_setaffinity refused the affinity placement");
                         };
-                        if let Some(took) = moved {
-                            // A program body does the job: it moves too.
-                            if p.program
+                        let by_producers = cx.objects.take_moved_ns(cx.index);
+                        // A program body does the job: it follows its task.
+                        let program_moved = program_on != Some(target) && p.program.is_some();
+                        if program_moved
+                            && p.program
                                 .as_ref()
                                 .is_some_and(|program| program.set_affinity(&[target]).is_err())
-                            {
-                                return cx.fail(
-                                    "its program could not be moved with it (affinity \
-                                     placement): the program exited, or sched_setaffinity \
-                                     refused",
-                                );
-                            }
-                            stats.flow.move_ns = Some(took + now_ns().saturating_sub(t));
+                        {
+                            return cx.fail(
+                                "its program could not be moved with it (affinity placement): \
+                                 the program exited, or sched_setaffinity refused",
+                            );
+                        }
+                        program_on = Some(target);
+                        if moved_itself || by_producers > 0 || program_moved {
+                            stats.flow.move_ns =
+                                Some(by_producers.saturating_add(now_ns().saturating_sub(t)));
                         }
                     }
                 }
@@ -398,6 +396,8 @@ fn enter_phase<'t>(
             cx.fail("sched_setaffinity refused the phase's cpus");
             return false;
         }
+        // No longer where the affinity placement pinned it, if it did.
+        cx.objects.unpinned(cx.index);
         *cpus_now = wanted;
     }
     if let Some(scheduling) = &phase.scheduling

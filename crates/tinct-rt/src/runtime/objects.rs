@@ -91,9 +91,8 @@ struct Channel {
     consumer: Option<usize>,
     /// Under the `affinity` placement, the CPU the producer of the last
     /// packet placed the consumer on before handing it over, plus one (0:
-    /// not placed), and what placing it took, ns.
+    /// not placed).
     placed_on: AtomicU32,
-    place_ns: AtomicU64,
 }
 
 impl Channel {
@@ -136,8 +135,8 @@ pub(super) struct Handover {
     /// The number of the sample taken from the last input.
     pub(super) sample: u64,
     /// The CPU that producer placed the consumer on before the hand-over
-    /// (the `affinity` placement), and what it took, ns.
-    pub(super) placed: Option<(u32, u64)>,
+    /// (the `affinity` placement).
+    pub(super) placed: Option<u32>,
 }
 
 /// Every named object of a run.
@@ -155,8 +154,15 @@ pub(super) struct Objects {
     /// place it before a hand-over.
     task_threads: Vec<std::sync::atomic::AtomicI32>,
     /// Per task: the CPU the `affinity` placement pinned it to, plus one
-    /// (0: not yet).
+    /// (0: not, or pinned elsewhere since), changed only under
+    /// `task_pin_lock` with the kernel's mask.
     task_pinned: Vec<AtomicU32>,
+    /// Per task: held while its pinning changes (a producer tries it and
+    /// gives up when busy; the task itself waits for it).
+    task_pin_lock: Vec<AtomicBool>,
+    /// Per task: what its producers' moves of it took since it last
+    /// looked, ns.
+    task_moved_ns: Vec<AtomicU64>,
     /// Per task: it waits for its inputs (between jobs), so placing it
     /// moves no job of its.
     task_waiting: Vec<AtomicBool>,
@@ -249,7 +255,6 @@ impl Objects {
                             .any(|p| p.inputs().any(|input| input == index))
                     }),
                     placed_on: AtomicU32::new(0),
-                    place_ns: AtomicU64::new(0),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
@@ -260,6 +265,8 @@ impl Objects {
             .map(|_| std::sync::atomic::AtomicI32::new(0))
             .collect();
         let task_pinned = spec.tasks.iter().map(|_| AtomicU32::new(0)).collect();
+        let task_pin_lock = spec.tasks.iter().map(|_| AtomicBool::new(false)).collect();
+        let task_moved_ns = spec.tasks.iter().map(|_| AtomicU64::new(0)).collect();
         let task_waiting = spec.tasks.iter().map(|_| AtomicBool::new(false)).collect();
         let writes_io = spec.tasks.iter().any(|t| {
             t.phases
@@ -282,6 +289,8 @@ impl Objects {
             task_cpus,
             task_threads,
             task_pinned,
+            task_pin_lock,
+            task_moved_ns,
             task_waiting,
             compute_rates: Default::default(),
             neighbours: match &spec.placement {
@@ -314,17 +323,14 @@ impl Objects {
         until: Until<'_>,
     ) -> std::result::Result<(u64, bool), Blocked> {
         let channel = &self.channels[c];
-        let placed = self.place_consumer(channel, cpu)?;
         channel.lock_when(until, |full| !(channel.blocking && full))?;
-        match placed {
-            Some((target, took)) => {
-                channel
-                    .placed_on
-                    .store(target.saturating_add(1), Ordering::Relaxed);
-                channel.place_ns.store(took, Ordering::Relaxed);
-            }
-            None => channel.placed_on.store(0, Ordering::Relaxed),
-        }
+        // Under the buffer's lock: a consumer waiting now cannot take this
+        // packet, and so start its job, before it is placed.
+        let placed = self.place_consumer(channel, cpu);
+        channel.placed_on.store(
+            placed.map_or(0, |cpu| cpu.saturating_add(1)),
+            Ordering::Relaxed,
+        );
         let replaced = channel.full.swap(true, Ordering::Relaxed);
         // One more per hand-over: far below 2^64.
         let sample = channel.sent.load(Ordering::Relaxed) + 1;
@@ -387,10 +393,7 @@ impl Objects {
             if at >= handover.at_ns {
                 handover.at_ns = at;
                 handover.producer_cpu = channel.producer_cpu.load(Ordering::Relaxed);
-                handover.placed = match channel.placed_on.load(Ordering::Relaxed) {
-                    0 => None,
-                    on => Some((on - 1, channel.place_ns.load(Ordering::Relaxed))),
-                };
+                handover.placed = channel.placed_on.load(Ordering::Relaxed).checked_sub(1);
             }
             handover.sample = channel.sent.load(Ordering::Relaxed);
             channel.cond.broadcast();
@@ -407,40 +410,83 @@ impl Objects {
     /// Under the `affinity` placement, places the consumer of `channel`
     /// on the CPU it is to run on after a hand-over from `cpu`, before the
     /// hand-over wakes it (demarchi places the consumer at its wake-up, so
-    /// no migration falls in its response): the CPU and what placing it
-    /// took, ns. `None` without that placement or a consumer thread yet;
-    /// a refusal stops the run. No allocation unless refused.
-    fn place_consumer(
-        &self,
-        channel: &Channel,
-        cpu: u32,
-    ) -> std::result::Result<Option<(u32, u64)>, Blocked> {
-        let Some(consumer) = channel.consumer else {
-            return Ok(None);
-        };
+    /// no migration falls in its response): the CPU, or `None` without
+    /// that placement, a consumer thread, a consumer waiting for its
+    /// inputs, or the pinning lock (another producer holds it), or when
+    /// the call is refused (the consumer then moves itself, and a refusal
+    /// there stops the run). No allocation unless refused.
+    fn place_consumer(&self, channel: &Channel, cpu: u32) -> Option<u32> {
+        let consumer = channel.consumer?;
         let tid = self.task_threads[consumer].load(Ordering::Relaxed);
         if tid == 0 || !self.task_waiting[consumer].load(Ordering::SeqCst) {
-            // Not started, or still in a job: it moves itself at its next.
-            return Ok(None);
+            // Not started, or in a job: it moves itself at its next.
+            return None;
         }
-        let Some(target) = self.affinity_target(cpu, consumer) else {
-            return Ok(None);
-        };
-        if self.task_pinned[consumer].load(Ordering::Relaxed) == target.saturating_add(1) {
-            return Ok(Some((target, 0)));
+        let target = self.affinity_target(cpu, consumer)?;
+        let lock = &self.task_pin_lock[consumer];
+        if lock
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return None;
         }
-        let started = now_ns();
-        tinct_sys::sched::set_thread_affinity(tid, &[target])
-            .map_err(|_| Blocked::Failed("sched_setaffinity refused the affinity placement"))?;
-        self.task_pinned[consumer].store(target.saturating_add(1), Ordering::Relaxed);
-        Ok(Some((target, now_ns().saturating_sub(started))))
+        let mark = target.saturating_add(1);
+        let mut placed = Some(target);
+        if self.task_pinned[consumer].load(Ordering::Relaxed) != mark {
+            let started = now_ns();
+            if tinct_sys::sched::set_thread_affinity(tid, &[target]).is_ok() {
+                self.task_pinned[consumer].store(mark, Ordering::Relaxed);
+                self.task_moved_ns[consumer]
+                    .fetch_add(now_ns().saturating_sub(started), Ordering::Relaxed);
+            } else {
+                placed = None;
+            }
+        }
+        lock.store(false, Ordering::Release);
+        placed
     }
 
-    /// Task `task` pins itself to `target` (the `affinity` placement, when
-    /// no producer placed it): false if it is there already.
-    pub(super) fn pin_self(&self, task: usize, target: u32) -> bool {
-        self.task_pinned[task].swap(target.saturating_add(1), Ordering::Relaxed)
-            != target.saturating_add(1)
+    /// Holds task `task`'s pinning lock for `f`, waiting for a producer
+    /// that is placing it.
+    fn with_pin_lock<R>(&self, task: usize, f: impl FnOnce() -> R) -> R {
+        let lock = &self.task_pin_lock[task];
+        while lock
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            std::hint::spin_loop();
+        }
+        let result = f();
+        lock.store(false, Ordering::Release);
+        result
+    }
+
+    /// Task `task` (the calling thread) pins itself to `target`, unless it
+    /// is there already: whether it moved; `Err` if the kernel refused.
+    pub(super) fn pin_self(&self, task: usize, target: u32) -> std::result::Result<bool, ()> {
+        let mark = target.saturating_add(1);
+        self.with_pin_lock(task, || {
+            if self.task_pinned[task].load(Ordering::Relaxed) == mark {
+                Ok(false)
+            } else if tinct_sys::sched::set_affinity(&[target]).is_ok() {
+                self.task_pinned[task].store(mark, Ordering::Relaxed);
+                Ok(true)
+            } else {
+                Err(())
+            }
+        })
+    }
+
+    /// Task `task`'s CPUs were set otherwise (a phase's `cpus`): it is not
+    /// pinned by the placement any more.
+    pub(super) fn unpinned(&self, task: usize) {
+        self.with_pin_lock(task, || self.task_pinned[task].store(0, Ordering::Relaxed));
+    }
+
+    /// What its producers' moves of task `task` took since it last asked,
+    /// ns (0: none moved it).
+    pub(super) fn take_moved_ns(&self, task: usize) -> u64 {
+        self.task_moved_ns[task].swap(0, Ordering::Relaxed)
     }
 
     /// Notes that task `task` runs on `cpu` now.
@@ -712,11 +758,9 @@ mod tests {
         let (producer, consumer) = (0, 1);
         let channel = spec.tasks[consumer].phases[0].inputs().next().unwrap();
         let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
-        // The producer's CPU itself when no task ran anywhere yet.
-        let Some(target) = objects.affinity_target(cpu, consumer) else {
-            eprintln!("skipped: CPU {cpu} shares no cache with another CPU here");
-            return;
-        };
+        // The producer's CPU itself when no task ran anywhere yet (a CPU
+        // with no shared cache is its own neighbourhood).
+        let target = objects.affinity_target(cpu, consumer).unwrap();
         std::thread::scope(|scope| {
             let waiting = scope.spawn(|| {
                 objects.note_thread(consumer, tinct_sys::sched::gettid());
@@ -730,9 +774,14 @@ mod tests {
             objects.send(channel, cpu, UNTIL).unwrap();
             let (handover, affinity) = waiting.join().unwrap();
             let handover = handover.unwrap();
-            assert_eq!(handover.placed.map(|(on, _)| on), Some(target));
+            assert_eq!(handover.placed, Some(target));
             assert_eq!(affinity, vec![target], "it woke pinned there");
         });
+        assert!(
+            objects.take_moved_ns(consumer) > 0,
+            "the producer's move is counted for the consumer"
+        );
+        assert_eq!(objects.take_moved_ns(consumer), 0, "taken once");
         // Not waiting now: the next hand-over places nothing.
         objects.send(channel, cpu, UNTIL).unwrap();
         let handover = objects
