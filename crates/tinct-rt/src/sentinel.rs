@@ -529,26 +529,25 @@ mod tests {
         assert!(!r.top_priority());
     }
 
-    #[test]
-    fn a_late_wake_up_is_a_stall_and_the_grid_skips_what_it_swallowed() {
-        // The loop itself on this thread, with a "done" that stops it
-        // after the first wake-up: due in the past by 5 ms, so the wake-up
-        // is 5 ms late — a stall from the due instant.
+    /// One round of the loop on this thread, due 5 ms ago (so its one
+    /// wake-up is 5 ms late), with `waited` as the run delay: the due
+    /// instant and what was recorded.
+    fn one_wake_up_5ms_late(waited: Option<&mut dyn FnMut() -> u64>) -> (u64, SentinelReport) {
         let log = StallLog::new(&[0], 4).unwrap();
         let w = log.writer(0);
         let due = now_ns().saturating_sub(5_000_000);
         let rounds = std::cell::Cell::new(0);
-        watch(
-            &w,
-            SentinelOptions::default(),
-            due,
-            &|| {
-                rounds.set(rounds.get() + 1);
-                rounds.get() > 1
-            },
-            None,
-        );
-        let r = log.report(SentinelOptions::default());
+        let done = || {
+            rounds.set(rounds.get() + 1);
+            rounds.get() > 1
+        };
+        watch(&w, SentinelOptions::default(), due, &done, waited);
+        (due, log.report(SentinelOptions::default()))
+    }
+
+    #[test]
+    fn a_late_wake_up_is_a_stall_and_the_grid_skips_what_it_swallowed() {
+        let (due, r) = one_wake_up_5ms_late(None);
         let stalls = &r.cpus[0].stalls;
         assert_eq!(stalls.len(), 1, "{stalls:?}");
         assert_eq!(stalls[0].start_ns, due);
@@ -563,23 +562,9 @@ mod tests {
     #[test]
     fn time_waited_behind_a_thread_above_is_no_stall() {
         for (queued, stalls) in [(5_000_000u64, 0usize), (1_000_000, 1)] {
-            let log = StallLog::new(&[0], 4).unwrap();
-            let w = log.writer(0);
-            let due = now_ns().saturating_sub(5_000_000);
-            let rounds = std::cell::Cell::new(0);
             let mut readings = [0, queued].into_iter();
             let mut waited = || readings.next().unwrap_or(queued);
-            watch(
-                &w,
-                SentinelOptions::default(),
-                due,
-                &|| {
-                    rounds.set(rounds.get() + 1);
-                    rounds.get() > 1
-                },
-                Some(&mut waited),
-            );
-            let r = log.report(SentinelOptions::default());
+            let (due, r) = one_wake_up_5ms_late(Some(&mut waited));
             let recorded = &r.cpus[0].stalls;
             assert_eq!(recorded.len(), stalls, "{queued}: {recorded:?}");
             if let Some(stall) = recorded.first() {

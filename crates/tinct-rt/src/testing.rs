@@ -275,24 +275,10 @@ pub fn thread_running_a_job(pid: i32, comm: &str, still_running: std::time::Dura
     // Since it was found running: that idle look and the first running one.
     let mut woke: Option<(std::time::Instant, std::time::Instant)> = None;
     loop {
-        let tasks = match std::fs::read_dir(process.join("task")) {
-            Ok(tasks) if !matches!(thread_state(&process), Some('Z' | 'X') | None) => tasks,
-            _ => panic!("process {pid} ended before its thread {comm} started a job"),
+        let Ok(found) = rt_thread(&process, comm) else {
+            panic!("process {pid} ended before its thread {comm} started a job")
         };
-        for task in tasks.flatten() {
-            let dir = task.path();
-            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
-            if name.trim() != comm {
-                continue;
-            }
-            let tid: i32 = task.file_name().to_string_lossy().parse().unwrap_or(0);
-            let (Some(policy), Some(sleeps)) = (thread_policy(&dir), voluntary_switches(&dir))
-            else {
-                continue;
-            };
-            if !matches!(policy, 1 | 2 | 6) {
-                continue;
-            }
+        if let Some((tid, dir, sleeps)) = found {
             match sleeps_at_policy {
                 Some((seen, at)) if seen == tid => {
                     // The instant before the read: a look delayed after it
@@ -302,21 +288,21 @@ pub fn thread_running_a_job(pid: i32, comm: &str, still_running: std::time::Dura
                     if thread_state(&dir) != Some('R') {
                         idle_look = Some(looked);
                         woke = None;
-                        continue;
-                    }
-                    if let Some(idle) = idle_look.take() {
-                        woke = Some((idle, looked));
-                    }
-                    let Some((idle, first_running)) = woke else {
-                        continue;
-                    };
-                    if sleeps >= at + 3 && looked.duration_since(first_running) >= still_running {
-                        if idle.elapsed() <= JOB_START_WINDOW {
-                            return tid;
+                    } else {
+                        if let Some(idle) = idle_look.take() {
+                            woke = Some((idle, looked));
                         }
-                        // Found too late (the poller held back): wait for
-                        // the next job.
-                        woke = None;
+                        if let Some((idle, first_running)) = woke
+                            && sleeps >= at + 3
+                            && looked.duration_since(first_running) >= still_running
+                        {
+                            if idle.elapsed() <= JOB_START_WINDOW {
+                                return tid;
+                            }
+                            // Found too late (the poller held back): wait
+                            // for the next job.
+                            woke = None;
+                        }
                     }
                 }
                 _ => {
@@ -355,27 +341,11 @@ pub fn thread_releasing_jobs(pid: i32, comm: &str, work: std::time::Duration) ->
     // (tid, voluntary switches, CPU time) when first seen at its policy.
     let mut at_policy: Option<(i32, u64, Option<u64>)> = None;
     loop {
-        let tasks = match std::fs::read_dir(process.join("task")) {
-            Ok(tasks) if !matches!(thread_state(&process), Some('Z' | 'X') | None) => tasks,
-            _ => return None,
-        };
-        for task in tasks.flatten() {
-            let dir = task.path();
-            let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
-            if name.trim() != comm {
-                continue;
-            }
-            let tid: i32 = task.file_name().to_string_lossy().parse().unwrap_or(0);
-            let (Some(policy), Some(sleeps)) = (thread_policy(&dir), voluntary_switches(&dir))
-            else {
-                continue;
-            };
+        let found = rt_thread(&process, comm).ok()?;
+        if let Some((tid, dir, sleeps)) = found {
             // Without schedstat counts (no file, or zeros) CPU time is not
             // asked for.
             let cpu = thread_cpu_ns(&dir).filter(|&ns| ns > 0);
-            if !matches!(policy, 1 | 2 | 6) {
-                continue;
-            }
             match at_policy {
                 Some((seen, sleeps_then, cpu_then)) if seen == tid => {
                     let worked = match (cpu, cpu_then) {
@@ -391,6 +361,32 @@ pub fn thread_releasing_jobs(pid: i32, comm: &str, work: std::time::Duration) ->
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
+}
+
+/// The thread named `comm` of `process` (its `/proc/<pid>` directory)
+/// while it runs under SCHED_FIFO, SCHED_RR or SCHED_DEADLINE: its id,
+/// its `/proc` directory and how many times it gave up the CPU. `Err`
+/// once the process has ended (gone or a zombie).
+fn rt_thread(
+    process: &std::path::Path,
+    comm: &str,
+) -> std::result::Result<Option<(i32, std::path::PathBuf, u64)>, ()> {
+    let tasks = match std::fs::read_dir(process.join("task")) {
+        Ok(tasks) if !matches!(thread_state(process), Some('Z' | 'X') | None) => tasks,
+        _ => return Err(()),
+    };
+    for task in tasks.flatten() {
+        let dir = task.path();
+        let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        if name.trim() != comm {
+            continue;
+        }
+        let tid: i32 = task.file_name().to_string_lossy().parse().unwrap_or(0);
+        if let (Some(1 | 2 | 6), Some(sleeps)) = (thread_policy(&dir), voluntary_switches(&dir)) {
+            return Ok(Some((tid, dir, sleeps)));
+        }
+    }
+    Ok(None)
 }
 
 /// The scheduling policy of a thread (field 41 of its `stat`: 0 other,
