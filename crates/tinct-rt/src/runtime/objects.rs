@@ -746,21 +746,20 @@ mod tests {
     fn a_producer_places_the_waiting_consumer_before_the_hand_over() {
         let set =
             tinct_core::format::parse(SET, "t.toml", tinct_core::format::Syntax::Toml).unwrap();
-        let spec = RunSpec::from_placed(
-            &set,
-            None,
-            "t.toml",
-            1_000_000_000,
-            PlacementPolicy::Affinity,
-        )
-        .unwrap();
+        let mut spec =
+            RunSpec::from_placed(&set, None, "t.toml", 1_000_000_000, PlacementPolicy::Os).unwrap();
+        // A topology of no shared cache (no /sys needed): each CPU is its
+        // own neighbourhood, so the target is the producer's CPU.
+        let mut topology = crate::testing::four_cpus_two_l2();
+        topology.caches.clear();
+        let allowed = tinct_sys::sched::affinity().unwrap();
+        spec.placement = Placement::Affinity(CacheNeighbours::from_topology(&topology, &allowed));
         let objects = Objects::new(&spec).unwrap();
         let (producer, consumer) = (0, 1);
         let channel = spec.tasks[consumer].phases[0].inputs().next().unwrap();
-        let cpu = *tinct_sys::sched::affinity().unwrap().last().unwrap();
-        // The producer's CPU itself when no task ran anywhere yet (a CPU
-        // with no shared cache is its own neighbourhood).
+        let cpu = *allowed.last().unwrap();
         let target = objects.affinity_target(cpu, consumer).unwrap();
+        assert_eq!(target, cpu);
         std::thread::scope(|scope| {
             let waiting = scope.spawn(|| {
                 objects.note_thread(consumer, tinct_sys::sched::gettid());
