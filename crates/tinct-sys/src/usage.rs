@@ -47,13 +47,16 @@ pub struct RunDelay(std::fs::File);
 impl RunDelay {
     /// The calling thread's (the file is opened here, for the thread that
     /// opens it; any thread may then read it). `None` where the kernel
-    /// keeps no such counts: no file, or one that reads `0 0 0` although
-    /// the calling thread has run (before Linux 5.14 without SCHEDSTATS
-    /// and with `nodelayacct`). No heap allocation, not even on failure.
+    /// keeps no such counts: no file, or one whose count of times on a CPU
+    /// (the third field) reads 0 although the calling thread runs (before
+    /// Linux 5.14 without SCHEDSTATS and with `nodelayacct`). The first
+    /// field cannot tell: the kernel brings a running thread's CPU time up
+    /// to date only when it is switched or ticked, so a new thread reads 0.
+    /// No heap allocation, not even on failure.
     pub fn of_current_thread() -> Option<RunDelay> {
         let delay = RunDelay(std::fs::File::open("/proc/thread-self/schedstat").ok()?);
-        let ran = delay.field(0)?;
-        (ran > 0).then_some(delay)
+        let scheduled = delay.field(2)?;
+        (scheduled > 0).then_some(delay)
     }
 
     /// The time waited so far, ns: one `pread`, no allocation. `None` if
