@@ -81,10 +81,13 @@ pub(super) fn exec_above_c(
     finish: u64,
 ) -> Option<(u64, String)> {
     let own = &result.tasks[task];
+    // Only its span on this CPU can delay it (a program's threads may
+    // have run elsewhere meanwhile), as for the others' (`Entry::on_cpu`).
+    let own_on_cpu = r.exec_ns.min(finish.saturating_sub(r.start_ns));
     let own_excess = own
         .spec
         .bound
-        .map_or(0, |b| r.exec_ns.saturating_sub(b.wcet_ns));
+        .map_or(0, |b| own_on_cpu.saturating_sub(b.wcet_ns));
     let (others, largest) = level.excess_within(task, position(level, task, r), from, finish);
     let total = u64::try_from(u128::from(own_excess) + others).unwrap_or(u64::MAX);
     if total == 0 {
