@@ -153,8 +153,17 @@ fn a_program_heap_comes_from_its_partitions_colours_and_is_read_back() {
     );
 
     // The proof covers the program: disjoint from the sensor's colours.
+    // The program's process beyond its heap is not read: isolated except
+    // for what it can touch uncoloured, which the verdict says.
     let isolation = &summary["isolation"];
-    assert_eq!(isolation["status"], "isolated", "{isolation}");
+    assert_eq!(isolation["status"], "isolated_except", "{isolation}");
+    assert!(
+        isolation["residue"]["unread"][0]
+            .as_str()
+            .unwrap()
+            .contains("runs a program, of whose process only the coloured heap is read"),
+        "{isolation}"
+    );
     assert_eq!(
         filter["isolation"]["pages"],
         frames.len() as u64,

@@ -34,6 +34,18 @@ impl SharedPool {
         Ok(ColoredBuffer::zeroed(self, ptr, len))
     }
 
+    /// A zero-filled buffer of `len` bytes from pages of `colors` that
+    /// starts on a page boundary (a thread's stack, whose first page
+    /// becomes its guard).
+    pub fn page_aligned_buffer(
+        &self,
+        colors: &[u32],
+        len: usize,
+    ) -> Result<ColoredBuffer<'_>, MemError> {
+        let ptr = self.alloc(colors, len, self.page_size())?;
+        Ok(ColoredBuffer::zeroed(self, ptr, len))
+    }
+
     /// A zero-filled buffer of `len` bytes whose pages were chosen with
     /// chandru-mueller Algorithm 1 (see [`SharedPool::alloc_bank_span`]),
     /// and how many pages each step served.

@@ -276,6 +276,14 @@ impl SharedPool {
         self.region.contains(&address) || self.window.contains(&address)
     }
 
+    /// The virtual address ranges of the memory this pool hands out (its
+    /// region and its span window; [`SharedPool::owns`] tests an address
+    /// against them): what a reader of the process's other memory leaves
+    /// out.
+    pub fn address_ranges(&self) -> [std::ops::Range<usize>; 2] {
+        [self.region.clone(), self.window.clone()]
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock leaves consistent bookkeeping
         // (every update is completed before anything can panic), so a

@@ -89,6 +89,7 @@ fn run_of(jobs: u64) -> RunResult {
         llc_domains: vec![],
         colouring: Default::default(),
         mutexes: vec![],
+        footprint: Err("not read".into()),
     }
 }
 

@@ -20,8 +20,18 @@
 //! same time, a working set without partitions (heap pages of any colour),
 //! and — the alarm — tasks whose partitions the plan keeps disjoint.
 //!
-//! What is proven is the working sets' placement; stacks, code and the
-//! kernel's own memory are not covered.
+//! A task's job loop runs on a stack of its own colours
+//! ([`crate::memory::TASK_STACK_BYTES`]), whose frames count with its
+//! working set's. Everything else the run's threads can touch — code,
+//! libraries, the heap, thread stacks, tinct's bookkeeping — is the
+//! residue: the process's resident pages outside the placed memory
+//! ([`tinct_sys::footprint`]), read when every task's jobs had ended. It is
+//! uncoloured and touched from every CPU (by the task threads and by
+//! tinct's own), so wherever its sets meet a task's, another core can
+//! evict that task's partition, which kim2013 Eq. 2 assumes cannot happen:
+//! the verdict is then [`IsolationStatus::IsolatedExcept`], with the
+//! residue's size and sets, never ISOLATED. The kernel's own memory is not
+//! covered.
 
 use crate::memory::{ColorLayout, Placement};
 use crate::runtime::TaskRun;
@@ -31,6 +41,8 @@ use tinct_core::PartitionSet;
 use tinct_sim::CacheGeometry;
 use tinct_sim::isolation::{TaskFrames, check};
 use tinct_sys::SysRoot;
+use tinct_sys::doctor::human_bytes;
+use tinct_sys::footprint::Footprint;
 use tinct_sys::topology::Topology;
 
 /// This machine's last-level cache as tinct-sim models it.
@@ -103,22 +115,18 @@ impl LlcModel {
         let modelled = span.saturating_mul(u64::from(ways));
         let geometry =
             CacheGeometry::new(modelled, ways, line).map_err(|e| format!("{}: {e}", llc.name()))?;
-        let mut name = format!(
-            "{} {} {ways}-way",
-            llc.name(),
-            tinct_sys::doctor::human_bytes(llc.size_bytes)
-        );
+        let mut name = format!("{} {} {ways}-way", llc.name(), human_bytes(llc.size_bytes));
         if derived.is_none() {
             name.push_str(&format!(
                 ", modelled as {} by the colour bits in force, which lie within those safe to \
                  assume (its own set index cannot be derived here)",
-                tinct_sys::doctor::human_bytes(modelled)
+                human_bytes(modelled)
             ));
         } else if modelled < llc.size_bytes {
             name.push_str(&format!(
                 ", modelled as {} (one slice, or the colour bits' span: coarser than the cache, \
                  which can only overstate sharing)",
-                tinct_sys::doctor::human_bytes(modelled)
+                human_bytes(modelled)
             ));
         }
         Ok(LlcModel {
@@ -147,8 +155,16 @@ pub struct ModelFacts {
 #[serde(rename_all = "snake_case")]
 pub enum IsolationStatus {
     /// No two tasks that can run at the same time can evict each other's
-    /// working sets, and every set shared on one CPU is shared by the plan.
+    /// working sets, every set shared on one CPU is shared by the plan,
+    /// and nothing else the run's threads touch can occupy the sets of a
+    /// task's partitions.
     Isolated,
+    /// The working sets (and stacks) are isolated as for
+    /// [`IsolationStatus::Isolated`], but what the run's threads touch
+    /// outside them ([`RunIsolation::residue`]) can occupy sets of the
+    /// tasks' partitions, or was not read: another core can evict lines
+    /// of a partition through it.
+    IsolatedExcept,
     /// Some pair of tasks can evict each other other than as planned on
     /// one CPU ([`RunIsolation::pairs`] names them).
     NotIsolated,
@@ -284,6 +300,10 @@ pub struct TaskIsolation {
     pub total_sets: u64,
     /// Every other task whose lines can evict its lines (empty: none).
     pub evicted_by: Vec<Evictor>,
+    /// Of its [`TaskIsolation::sets`], those the run's uncoloured residue
+    /// ([`RunIsolation::residue`]) can occupy too (`None`: not known).
+    #[serde(default)]
+    pub residue_sets: Option<u64>,
 }
 
 impl TaskIsolation {
@@ -303,10 +323,71 @@ impl TaskIsolation {
                 .collect();
             format!("can be evicted by {}", list.join(", "))
         };
+        let residue = match self.residue_sets {
+            Some(0) => "; the uncoloured residue reaches none of its sets".to_string(),
+            Some(n) => format!("; the uncoloured residue can occupy {n} of its sets"),
+            None => String::new(),
+        };
         format!(
-            "{name}: {} pages in colours {}, can occupy {} of {} sets ({share:.1} %); {others}",
+            "{name}: {} pages in colours {}, can occupy {} of {} sets ({share:.1} %); \
+             {others}{residue}",
             self.pages, self.colors, self.sets, self.total_sets
         )
+    }
+}
+
+/// Resident bytes of one kind of memory in the residue.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResidueKind {
+    /// What it is (`code`, `file data`, ...).
+    pub kind: String,
+    /// Its resident bytes.
+    pub bytes: u64,
+}
+
+/// What the run's threads can touch outside the memory placed for the
+/// tasks: uncoloured, and touched from every CPU (`summary.json`:
+/// `isolation.residue`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Residue {
+    /// Its resident bytes (`None`: not read).
+    pub bytes: Option<u64>,
+    /// The bytes by kind.
+    pub kinds: Vec<ResidueKind>,
+    /// The model's colours of its frames, as ranges.
+    pub colors: String,
+    /// Cache sets its lines can occupy.
+    pub sets: u64,
+    /// Sets of the tasks' partitions (the coloured tasks' sets, together)
+    /// it can occupy.
+    pub sets_in_partitions: u64,
+    /// What was not read, and why (the run's own pages; a program body's
+    /// process, of which only the shim's heap is known).
+    pub unread: Vec<String>,
+}
+
+impl Residue {
+    /// In words: its size by kind and the sets it reaches, or what was not
+    /// read.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(bytes) = self.bytes {
+            let kinds: Vec<String> = self
+                .kinds
+                .iter()
+                .map(|k| format!("{} {}", k.kind, human_bytes(k.bytes)))
+                .collect();
+            parts.push(format!(
+                "{} the run's threads touch uncoloured ({}) can occupy {} sets, {} of them \
+                 sets of the tasks' partitions",
+                human_bytes(bytes),
+                kinds.join(", "),
+                self.sets,
+                self.sets_in_partitions
+            ));
+        }
+        parts.extend(self.unread.iter().cloned());
+        parts.join("; ")
     }
 }
 
@@ -323,6 +404,10 @@ pub struct RunIsolation {
     pub color_rule: Option<String>,
     /// Every pair of tasks whose working sets share cache sets.
     pub pairs: Vec<EvictingPair>,
+    /// What the run's threads touch outside the placed memory (`None`: the
+    /// proof was not made).
+    #[serde(default)]
+    pub residue: Option<Residue>,
 }
 
 impl RunIsolation {
@@ -339,6 +424,7 @@ impl RunIsolation {
             model: None,
             color_rule: None,
             pairs: Vec::new(),
+            residue: None,
         }
     }
 
@@ -359,6 +445,14 @@ impl RunIsolation {
                 }
                 line
             }
+            IsolationStatus::IsolatedExcept => format!(
+                "ISOLATED EXCEPT: no two tasks that can run at the same time can evict each \
+                 other's working sets and stacks, but {}",
+                self.residue
+                    .as_ref()
+                    .map(Residue::describe)
+                    .unwrap_or_default()
+            ),
             IsolationStatus::NotIsolated => format!(
                 "NOT ISOLATED: {} pair(s) of tasks can evict each other's working sets",
                 self.pairs
@@ -384,6 +478,18 @@ impl RunIsolation {
         Some(line)
     }
 
+    /// What the analysis' bounds do not cover, when the residue reaches
+    /// the partitions (or was not read): kim2013 Eq. 2 charges a task's
+    /// own core only.
+    pub fn analysis_note(&self) -> Option<String> {
+        (self.status == IsolationStatus::IsolatedExcept).then(|| {
+            "the analysis (kim2013 Eq. 1-3) assumes no other core evicts a task's partitions; \
+             the residue above can, so the bounds do not cover its evictions (colour it, or \
+             measure C^p with it present)"
+                .to_string()
+        })
+    }
+
     /// The loud lines: two tasks that can run at the same time evict each
     /// other although the plan says their partitions are disjoint.
     pub fn alarms(&self) -> Vec<String> {
@@ -406,6 +512,9 @@ pub struct TaskMemory<'a> {
     pub partitions: &'a [u32],
     /// Where its working set lived, with the frames read after the run.
     pub placement: &'a Placement,
+    /// Its body is a program: a process of its own, whose memory beyond
+    /// the shim's coloured heap is not read.
+    pub program: bool,
 }
 
 impl<'a> TaskMemory<'a> {
@@ -426,6 +535,7 @@ impl<'a> TaskMemory<'a> {
             cpu,
             partitions: &spec.partitions,
             placement: &task.placement,
+            program: spec.program.is_some(),
         }
     }
 }
@@ -450,13 +560,14 @@ impl Proof {
     }
 }
 
-/// The proof of a run of `spec` whose tasks ended as `tasks`: this
-/// machine's last-level cache model, the colour rule of `spec`, and
+/// The proof of a run of `spec` whose tasks ended as `tasks`, with the
+/// run's footprint outside their placed memory (or why it was not read):
+/// this machine's last-level cache model, the colour rule of `spec`, and
 /// [`prove_with`].
-pub fn prove(spec: &RunSpec, tasks: &[TaskRun]) -> Proof {
+pub fn prove(spec: &RunSpec, tasks: &[TaskRun], footprint: Result<&Footprint, String>) -> Proof {
     let memories: Vec<TaskMemory<'_>> = tasks.iter().map(TaskMemory::of).collect();
     if !claims_isolation(&memories) {
-        return prove_with(&memories, Err(String::new()), None);
+        return prove_with(&memories, Err(String::new()), None, footprint);
     }
     if let Some(program) = tasks
         .iter()
@@ -480,7 +591,12 @@ pub fn prove(spec: &RunSpec, tasks: &[TaskRun]) -> Proof {
             .map_err(|e| format!("this machine's last-level cache cannot be modelled: {e}"))
     });
     let rule = layout.ok().map(|layout| layout.rule);
-    prove_with(&memories, model.as_ref().map_err(Clone::clone), rule)
+    prove_with(
+        &memories,
+        model.as_ref().map_err(Clone::clone),
+        rule,
+        footprint,
+    )
 }
 
 fn claims_isolation(tasks: &[TaskMemory<'_>]) -> bool {
@@ -493,12 +609,14 @@ fn claims_isolation(tasks: &[TaskMemory<'_>]) -> bool {
 }
 
 /// The proof for `tasks` through `model` (or why there is no model), with
-/// the run's colour rule in words. Pure: the tests feed it synthetic
-/// frames.
+/// the run's colour rule in words and the run's footprint outside the
+/// tasks' placed memory (the residue; or why it was not read). Pure: the
+/// tests feed it synthetic frames.
 pub fn prove_with(
     tasks: &[TaskMemory<'_>],
     model: Result<&LlcModel, String>,
     color_rule: Option<String>,
+    footprint: Result<&Footprint, String>,
 ) -> Proof {
     if !claims_isolation(tasks) {
         return Proof::without(
@@ -537,10 +655,18 @@ pub fn prove_with(
         Err(reason) => return Proof::without(tasks.len(), RunIsolation::unavailable(reason)),
     };
     let page_size = model.page_size;
-    let frames: Vec<TaskFrames> = tasks
+    let mut frames: Vec<TaskFrames> = tasks
         .iter()
-        .map(|t| TaskFrames::new(t.name, t.placement.frames().to_vec()))
+        .map(|t| TaskFrames::new(t.name, t.placement.placed_frames().collect()))
         .collect();
+    // The residue, last: an evictor of every task whose sets it meets.
+    let residue_index = tasks.len();
+    if let Ok(footprint) = &footprint {
+        frames.push(TaskFrames::new(
+            "the uncoloured residue",
+            footprint.frames().collect(),
+        ));
+    }
     let report = match check(&model.geometry, page_size, &frames) {
         Ok(report) => report,
         Err(e) => {
@@ -553,9 +679,17 @@ pub fn prove_with(
     let mut pairs = Vec::new();
     let mut per_task = Vec::with_capacity(tasks.len());
     for (index, (task, isolation)) in tasks.iter().zip(&report.tasks).enumerate() {
+        let residue_sets = footprint.is_ok().then(|| {
+            isolation
+                .evicted_by
+                .iter()
+                .find(|shared| shared.index == residue_index)
+                .map_or(0, |shared| shared.sets)
+        });
         let evicted_by = isolation
             .evicted_by
             .iter()
+            .filter(|shared| shared.index != residue_index)
             .map(|shared| {
                 let other = shared.index;
                 let sharing = sharing(task, &tasks[other]);
@@ -584,10 +718,17 @@ pub fn prove_with(
             sets: isolation.sets,
             total_sets: report.total_sets,
             evicted_by,
+            residue_sets,
         }));
     }
+    let residue = residue_of(tasks, &footprint, report.tasks.get(residue_index), model);
     let status = if pairs.iter().any(|p| p.sharing.breaks_isolation()) {
         IsolationStatus::NotIsolated
+    } else if residue.bytes.is_none()
+        || !residue.unread.is_empty()
+        || residue.sets_in_partitions > 0
+    {
+        IsolationStatus::IsolatedExcept
     } else {
         IsolationStatus::Isolated
     };
@@ -603,8 +744,86 @@ pub fn prove_with(
             }),
             color_rule,
             pairs,
+            residue: Some(residue),
         },
         tasks: per_task,
+    }
+}
+
+/// The residue of a proof: the footprint's size by kind, its colours and
+/// sets (`modelled`: the cache model's view of its frames), the sets of
+/// the coloured tasks' memory, together, that it can occupy too (through
+/// `model`), and what was not read.
+fn residue_of(
+    tasks: &[TaskMemory<'_>],
+    footprint: &Result<&Footprint, String>,
+    modelled: Option<&tinct_sim::isolation::TaskIsolation>,
+    model: &LlcModel,
+) -> Residue {
+    let mut unread: Vec<String> = tasks
+        .iter()
+        .filter(|t| t.program && matches!(t.placement, Placement::Colored { .. }))
+        .map(|t| {
+            format!(
+                "task '{}' runs a program, of whose process only the coloured heap is read: \
+                 its code, stacks and other memory are uncoloured and not measured",
+                t.name
+            )
+        })
+        .collect();
+    // The union of the coloured tasks' sets against the residue's.
+    let reached = |footprint: &Footprint| {
+        let coloured: Vec<u64> = tasks
+            .iter()
+            .filter(|t| matches!(t.placement, Placement::Colored { .. }))
+            .flat_map(|t| t.placement.placed_frames())
+            .collect();
+        let both = [
+            TaskFrames::new("the coloured tasks", coloured),
+            TaskFrames::new("the residue", footprint.frames().collect()),
+        ];
+        check(&model.geometry, model.page_size, &both)
+            .ok()
+            .and_then(|r| r.tasks[0].evicted_by.first().map(|s| s.sets))
+            .unwrap_or(0)
+    };
+    match footprint {
+        Ok(footprint) => Residue {
+            bytes: Some(footprint.bytes()),
+            kinds: footprint
+                .kinds
+                .iter()
+                .map(|(kind, pages)| ResidueKind {
+                    kind: kind.describe().to_string(),
+                    bytes: pages.pages * footprint.page_size,
+                })
+                .collect(),
+            colors: modelled.map_or_else(String::new, |m| {
+                let colors: Vec<u32> = m
+                    .colors
+                    .iter()
+                    .map(|&c| u32::try_from(c).unwrap_or(u32::MAX))
+                    .collect();
+                tinct_sys::format_cpu_list(&colors)
+            }),
+            sets: modelled.map_or(0, |m| m.sets),
+            sets_in_partitions: reached(footprint),
+            unread,
+        },
+        Err(why) => {
+            unread.insert(
+                0,
+                format!(
+                    "what the run's threads touch outside the working sets and stacks (code, \
+                     libraries, tinct's bookkeeping) was not read ({why}), so which sets it \
+                     can occupy is unknown"
+                ),
+            );
+            Residue {
+                unread,
+                ..Residue::default()
+            }
+        }
     }
 }
 
@@ -681,6 +900,14 @@ mod tests {
             .collect()
     }
 
+    /// A footprint of nothing: the residue reaches no set.
+    fn no_residue() -> Footprint {
+        Footprint {
+            page_size: 4096,
+            kinds: Vec::new(),
+        }
+    }
+
     fn colored(partitions: &[u32], frames: Vec<u64>) -> Placement {
         Placement::Colored {
             bytes: frames.len() as u64 * 4096,
@@ -689,6 +916,8 @@ mod tests {
             color_count: 0,
             machine_colors: 32,
             pages: frames.len() as u64,
+            stack_bytes: 0,
+            stack_frames: Vec::new(),
             pages_outside_colors: Some(0),
             frame_drift: None,
             frames,
@@ -706,6 +935,7 @@ mod tests {
             cpu: Some(cpu),
             partitions,
             placement: p,
+            program: false,
         }
     }
 
@@ -721,7 +951,7 @@ mod tests {
             task("b", 1, &[2], &b),
             task("c", 0, &[1], &c),
         ];
-        let proof = prove_with(&tasks, Ok(&model()), Some("rule".into()));
+        let proof = prove_with(&tasks, Ok(&model()), Some("rule".into()), Ok(&no_residue()));
         assert_eq!(proof.run.status, IsolationStatus::Isolated, "{proof:?}");
         // a and c share partition 1 on CPU 0, as planned.
         assert_eq!(proof.run.pairs.len(), 1);
@@ -769,7 +999,7 @@ mod tests {
             task("c", 1, &[1, 3], &c),
             task("h", 1, &[], &h),
         ];
-        let proof = prove_with(&tasks, Ok(&model()), None);
+        let proof = prove_with(&tasks, Ok(&model()), None, Ok(&no_residue()));
         assert_eq!(proof.run.status, IsolationStatus::NotIsolated);
         let named: Vec<(&str, &str, &Sharing)> = proof
             .run
@@ -822,7 +1052,7 @@ mod tests {
             },
         );
         let tasks = [task("a", 0, &[1], &a), task("h", 0, &[], &h)];
-        let proof = prove_with(&tasks, Ok(&model()), None);
+        let proof = prove_with(&tasks, Ok(&model()), None, Ok(&no_residue()));
         assert_eq!(proof.run.status, IsolationStatus::NotIsolated);
         assert_eq!(proof.run.pairs[0].sharing, Sharing::Uncolored);
         assert!(proof.run.alarms().is_empty(), "same CPU, and not planned");
@@ -836,7 +1066,7 @@ mod tests {
             reason: "--uncolored: physical frame numbers are unreadable (PFNs read as 0)".into(),
         };
         let tasks = [task("u", 0, &[1], &uncolored)];
-        let proof = prove_with(&tasks, Ok(&model()), None);
+        let proof = prove_with(&tasks, Ok(&model()), None, Ok(&no_residue()));
         assert_eq!(proof.run.status, IsolationStatus::Unavailable);
         assert!(
             proof.run.headline().contains("--uncolored") && proof.run.headline().contains("PFNs"),
@@ -851,18 +1081,23 @@ mod tests {
         };
         let a = colored(&[1], frames(&[0], 0));
         let tasks = [task("a", 0, &[1], &a), task("h", 1, &[], &unread)];
-        let proof = prove_with(&tasks, Ok(&model()), None);
+        let proof = prove_with(&tasks, Ok(&model()), None, Ok(&no_residue()));
         assert!(proof.run.headline().contains("task 'h''s working set"));
 
         let tasks = [task("a", 0, &[1], &a)];
-        let proof = prove_with(&tasks, Err("no cache".into()), None);
+        let proof = prove_with(&tasks, Err("no cache".into()), None, Ok(&no_residue()));
         assert_eq!(proof.run.reason.as_deref(), Some("no cache"));
 
         let heap = Placement::Heap {
             bytes: 4096,
             frames: vec![1],
         };
-        let proof = prove_with(&[task("h", 0, &[], &heap)], Ok(&model()), None);
+        let proof = prove_with(
+            &[task("h", 0, &[], &heap)],
+            Ok(&model()),
+            None,
+            Ok(&no_residue()),
+        );
         assert_eq!(proof.run.status, IsolationStatus::NotClaimed);
     }
 
@@ -872,8 +1107,127 @@ mod tests {
         let b = colored(&[2], frames(&[0], 4));
         let mut tasks = [task("a", 0, &[1], &a), task("b", 0, &[2], &b)];
         tasks[1].cpu = None;
-        let proof = prove_with(&tasks, Ok(&model()), None);
+        let proof = prove_with(&tasks, Ok(&model()), None, Ok(&no_residue()));
         assert!(proof.run.pairs[0].is_alarm(), "b may run beside a");
         assert!(proof.run.alarms()[0].contains("'b' (any CPU)"));
+    }
+
+    /// A footprint of `frames` of code and `heap` of anonymous memory.
+    fn residue(code: Vec<u64>, heap: Vec<u64>) -> Footprint {
+        use tinct_sys::footprint::{MappingKind, ResidentPages};
+        let kind = |kind, frames: Vec<u64>| {
+            (
+                kind,
+                ResidentPages {
+                    pages: frames.len() as u64,
+                    frames,
+                },
+            )
+        };
+        Footprint {
+            page_size: 4096,
+            kinds: vec![
+                kind(MappingKind::Code, code),
+                kind(MappingKind::Anonymous, heap),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_residue_in_a_tasks_colours_makes_the_verdict_isolated_except() {
+        let (a, b) = (
+            colored(&[1], frames(&[0, 1], 0)),
+            colored(&[2], frames(&[2, 3], 4)),
+        );
+        let tasks = [task("a", 0, &[1], &a), task("b", 1, &[2], &b)];
+        // One page of code in colour 1 (a's), two of heap in colour 9
+        // (nobody's): 64 sets each.
+        let footprint = residue(vec![32 * 20 + 1], vec![32 * 21 + 9, 32 * 22 + 9]);
+        let proof = prove_with(&tasks, Ok(&model()), None, Ok(&footprint));
+        assert_eq!(proof.run.status, IsolationStatus::IsolatedExcept);
+        let r = proof.run.residue.as_ref().unwrap();
+        assert_eq!(r.bytes, Some(3 * 4096));
+        assert_eq!((r.sets, r.sets_in_partitions), (128, 64));
+        assert_eq!(r.colors, "1,9");
+        assert_eq!(
+            r.kinds,
+            [
+                ResidueKind {
+                    kind: "code".into(),
+                    bytes: 4096
+                },
+                ResidueKind {
+                    kind: "heap, thread stacks and other anonymous memory".into(),
+                    bytes: 8192
+                }
+            ]
+        );
+        let residue_sets = |i: usize| proof.tasks[i].as_ref().unwrap().residue_sets;
+        assert_eq!((residue_sets(0), residue_sets(1)), (Some(64), Some(0)));
+        // The residue is no task: no pair, no evictor names it.
+        assert!(proof.run.pairs.is_empty(), "{:?}", proof.run.pairs);
+        assert!(proof.tasks[0].as_ref().unwrap().evicted_by.is_empty());
+        let headline = proof.run.headline();
+        assert!(
+            headline.starts_with("ISOLATED EXCEPT: ")
+                && headline.contains("12 KiB the run's threads touch uncoloured (code 4 KiB")
+                && headline.contains("64 of them sets of the tasks' partitions"),
+            "{headline}"
+        );
+        assert!(
+            proof
+                .run
+                .analysis_note()
+                .unwrap()
+                .contains("kim2013 Eq. 1-3")
+        );
+        assert!(
+            proof.tasks[0]
+                .as_ref()
+                .unwrap()
+                .describe("a")
+                .contains("the uncoloured residue can occupy 64 of its sets")
+        );
+    }
+
+    #[test]
+    fn a_residue_outside_every_tasks_colours_leaves_the_run_isolated() {
+        let (a, b) = (
+            colored(&[1], frames(&[0, 1], 0)),
+            colored(&[2], frames(&[2, 3], 4)),
+        );
+        let tasks = [task("a", 0, &[1], &a), task("b", 1, &[2], &b)];
+        let footprint = residue(vec![32 * 20 + 7], vec![32 * 21 + 8]);
+        let proof = prove_with(&tasks, Ok(&model()), None, Ok(&footprint));
+        assert_eq!(proof.run.status, IsolationStatus::Isolated, "{proof:?}");
+        assert_eq!(proof.run.residue.as_ref().unwrap().sets_in_partitions, 0);
+        assert!(proof.run.analysis_note().is_none());
+    }
+
+    #[test]
+    fn an_unread_residue_or_a_programs_process_is_no_isolation() {
+        let a = colored(&[1], frames(&[0], 0));
+        let tasks = [task("a", 0, &[1], &a)];
+        let proof = prove_with(&tasks, Ok(&model()), None, Err("pagemap refused".into()));
+        assert_eq!(proof.run.status, IsolationStatus::IsolatedExcept);
+        assert_eq!(proof.tasks[0].as_ref().unwrap().residue_sets, None);
+        assert!(
+            proof
+                .run
+                .headline()
+                .contains("was not read (pagemap refused)"),
+            "{}",
+            proof.run.headline()
+        );
+
+        let mut program = task("p", 0, &[1], &a);
+        program.program = true;
+        let proof = prove_with(&[program], Ok(&model()), None, Ok(&no_residue()));
+        assert_eq!(proof.run.status, IsolationStatus::IsolatedExcept);
+        assert!(
+            proof.run.headline().contains("task 'p' runs a program"),
+            "{}",
+            proof.run.headline()
+        );
     }
 }

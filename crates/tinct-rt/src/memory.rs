@@ -75,17 +75,26 @@ pub enum Placement {
         machine_colors: u32,
         /// Pages of the working set.
         pages: u64,
-        /// Pages found outside the task's colors when translated again
-        /// after the run (0 when coloring held; `None` if not checked).
+        /// Bytes of the stack its job loop ran on, from the same colours
+        /// ([`TASK_STACK_BYTES`], its first page a guard; 0 in a run
+        /// directory of a tinct that ran jobs on an uncoloured stack).
+        #[serde(default)]
+        stack_bytes: u64,
+        /// Pages of the working set and of the stack found outside the
+        /// task's colors when translated again after the run (0 when
+        /// coloring held; `None` if not checked).
         pages_outside_colors: Option<u64>,
         /// Pages on another frame than when the working set was placed
         /// (tinct-mem's one check, [`FrameDrift`]; `None` if not checked).
         #[serde(default)]
         frame_drift: Option<FrameDrift>,
-        /// The frame numbers found after the run, page by page (kept for
-        /// checks in code, left out of the run directory).
+        /// The frame numbers of the working set found after the run, page
+        /// by page (kept for checks in code, left out of the run directory).
         #[serde(skip_serializing, default)]
         frames: Vec<u64>,
+        /// The same of its stack's pages.
+        #[serde(skip_serializing, default)]
+        stack_frames: Vec<u64>,
     },
     /// An uncolored pool (`--uncolored`): frame numbers were unreadable, so
     /// S(i) is NOT enforced.
@@ -112,6 +121,7 @@ impl Placement {
                 color_count,
                 machine_colors,
                 pages_outside_colors,
+                stack_bytes,
                 ..
             } => {
                 let check = match pages_outside_colors {
@@ -119,8 +129,14 @@ impl Placement {
                     Some(n) => format!(", {n} PAGE(S) OUTSIDE ITS COLORS"),
                     None => String::new(),
                 };
+                let stack = if *stack_bytes > 0 {
+                    format!(" (+ a {} stack)", Bytes(*stack_bytes))
+                } else {
+                    String::new()
+                };
                 format!(
-                    "{} colored, S(i) {} = colors {colors} ({color_count} of {machine_colors}){check}",
+                    "{} colored{stack}, S(i) {} = colors {colors} ({color_count} of \
+                     {machine_colors}){check}",
                     Bytes(*bytes),
                     PartitionSet::from_iter(partitions.iter().copied())
                 )
@@ -146,12 +162,33 @@ impl Placement {
         }
     }
 
-    /// Puts back `frames` (the frames a serialized placement left out);
-    /// placements without frames ignore them.
-    pub fn set_frames(&mut self, frames: Vec<u64>) {
-        if let Placement::Heap { frames: mine, .. } | Placement::Colored { frames: mine, .. } = self
-        {
-            *mine = frames;
+    /// The frame numbers of the coloured stack's pages (empty without one).
+    pub fn stack_frames(&self) -> &[u64] {
+        match self {
+            Placement::Colored { stack_frames, .. } => stack_frames,
+            _ => &[],
+        }
+    }
+
+    /// Every frame placed for the task: its working set's and its stack's.
+    pub fn placed_frames(&self) -> impl Iterator<Item = u64> + '_ {
+        self.frames().iter().chain(self.stack_frames()).copied()
+    }
+
+    /// Puts back `frames` and `stack` (the frames a serialized placement
+    /// left out); placements without them ignore them.
+    pub fn set_frames(&mut self, frames: Vec<u64>, stack: Vec<u64>) {
+        match self {
+            Placement::Heap { frames: mine, .. } => *mine = frames,
+            Placement::Colored {
+                frames: mine,
+                stack_frames,
+                ..
+            } => {
+                *mine = frames;
+                *stack_frames = stack;
+            }
+            Placement::None | Placement::Uncolored { .. } => {}
         }
     }
 
@@ -543,13 +580,23 @@ fn request_of(
     }))
 }
 
+/// The bytes of a task's stack in pages of `page` bytes: at least
+/// [`TASK_STACK_BYTES`].
+fn stack_len(page: usize) -> usize {
+    (TASK_STACK_BYTES as usize).next_multiple_of(page)
+}
+
 /// Pages each color must give: a task of `p` pages over `k` colors takes
-/// `ceil(p / k)` pages of each (round robin, kim2013 III-C).
+/// `ceil(p / k)` pages of each (round robin, kim2013 III-C), and as many
+/// again for its stack's pages.
 fn per_color_demand(requests: &[Option<ColoredRequest>], mapping: &AddressMapping) -> Vec<u64> {
     let mut demand = vec![0u64; mapping.colors() as usize];
     for request in requests.iter().flatten() {
-        let pages = request.bytes.div_ceil(mapping.page_size);
-        let share = pages.div_ceil(request.colors.len() as u64);
+        // The working set and the stack: two buffers, each of the same
+        // number of pages of every colour.
+        let colors = request.colors.len() as u64;
+        let share_of = |bytes: u64| bytes.div_ceil(mapping.page_size).div_ceil(colors);
+        let share = share_of(request.bytes).saturating_add(share_of(TASK_STACK_BYTES));
         for &color in &request.colors {
             // Saturating: a demand of 2^64 pages can never be met, and is
             // refused as such when the pool is sized.
@@ -580,8 +627,16 @@ pub enum Backing<'pool> {
         machine_colors: u32,
         /// The frames of its pages when it was placed (`None`: unreadable).
         placed_frames: Option<Vec<u64>>,
+        /// The stack its job loop runs on, from the same colours
+        /// ([`TASK_STACK_BYTES`]).
+        stack: ColoredBuffer<'pool>,
     },
 }
+
+/// The stack a task with coloured memory runs its jobs on, bytes: a guard
+/// page and 512 KiB (a job loop's deepest path, a panic's backtrace
+/// included, uses well under it; an overflow faults on the guard).
+pub const TASK_STACK_BYTES: u64 = 512 * 1024 + 4096;
 
 impl<'pool> Backing<'pool> {
     /// Allocates the working set of `task` (whole cache lines, zeroed):
@@ -606,7 +661,12 @@ impl<'pool> Backing<'pool> {
                     .map_err(|e| failed(e.to_string()))?;
                 let page = memory.mapping().page_size as usize;
                 let placed_frames = frames_of(buffer.as_ptr() as usize, buffer.len(), page);
+                let stack = memory
+                    .pool
+                    .page_aligned_buffer(&colors, stack_len(page))
+                    .map_err(|e| failed(format!("its stack: {e}")))?;
                 Ok(Backing::Colored {
+                    stack,
                     placed_frames,
                     buffer,
                     colors,
@@ -628,10 +688,33 @@ impl<'pool> Backing<'pool> {
 
     /// The memory as words, to lend to the task thread.
     pub fn working_set(&mut self) -> WorkingSet<'_> {
+        self.lend().0
+    }
+
+    /// The memory as words and the coloured stack (`None`: the thread's
+    /// own), to lend to the task thread.
+    pub fn lend(&mut self) -> (WorkingSet<'_>, Option<&mut [u8]>) {
         match self {
-            Backing::None => WorkingSet::Borrowed(&mut []),
-            Backing::Heap(words) => WorkingSet::Borrowed(words),
-            Backing::Colored { buffer, .. } => WorkingSet::Borrowed(buffer.words()),
+            Backing::None => (WorkingSet::Borrowed(&mut []), None),
+            Backing::Heap(words) => (WorkingSet::Borrowed(words), None),
+            Backing::Colored { buffer, stack, .. } => {
+                (WorkingSet::Borrowed(buffer.words()), Some(&mut **stack))
+            }
+        }
+    }
+
+    /// The virtual addresses of the memory it placed (working set and
+    /// stack): the task's own, apart from what every thread of the
+    /// process can touch ([`tinct_sys::footprint`]).
+    pub fn address_ranges(&self) -> Vec<std::ops::Range<usize>> {
+        let of = |p: *const u8, len: usize| p as usize..p as usize + len;
+        match self {
+            Backing::None => Vec::new(),
+            Backing::Heap(words) => vec![of(words.as_ptr().cast(), words.len() * 8)],
+            Backing::Colored { buffer, stack, .. } => vec![
+                of(buffer.as_ptr(), buffer.len()),
+                of(stack.as_ptr(), stack.len()),
+            ],
         }
     }
 
@@ -662,13 +745,16 @@ impl<'pool> Backing<'pool> {
                 uncolored: None,
                 machine_colors,
                 placed_frames,
+                stack,
             } => {
                 let page = memory.map_or(page_size(), |m| m.mapping().page_size as usize);
                 let frames = frames_of(buffer.as_ptr() as usize, buffer.len(), page);
-                let outside = match (&frames, memory) {
-                    (Some(frames), Some(memory)) => Some(
+                let stack_frames = frames_of(stack.as_ptr() as usize, stack.len(), page);
+                let outside = match (&frames, &stack_frames, memory) {
+                    (Some(frames), Some(stack_frames), Some(memory)) => Some(
                         frames
                             .iter()
+                            .chain(stack_frames)
                             .filter(|&&f| {
                                 !colors.contains(&memory.mapping().classify_frame(f).color)
                             })
@@ -685,6 +771,7 @@ impl<'pool> Backing<'pool> {
                 };
                 Placement::Colored {
                     frame_drift,
+                    stack_bytes: stack.len() as u64,
                     bytes: buffer.len() as u64,
                     partitions: partitions.clone(),
                     colors: tinct_sys::format_cpu_list(colors),
@@ -693,6 +780,7 @@ impl<'pool> Backing<'pool> {
                     pages: page_span(buffer.as_ptr() as usize, buffer.len(), page).1 as u64,
                     pages_outside_colors: outside,
                     frames: frames.unwrap_or_default(),
+                    stack_frames: stack_frames.unwrap_or_default(),
                 }
             }
         }
@@ -759,7 +847,12 @@ mod tests {
                 colors: vec![1, 2],
             }),
         ];
-        assert_eq!(per_color_demand(&requests, &mapping), vec![3, 4, 1, 0]);
+        // Each task's stack: 129 pages, 65 of each of its two colours.
+        let stack = 65;
+        assert_eq!(
+            per_color_demand(&requests, &mapping),
+            vec![3 + stack, 3 + stack + 1 + stack, 1 + stack, 0]
+        );
     }
 
     #[test]

@@ -386,6 +386,10 @@ impl ColoredHeap {
             color_count: heap.config.colors.len() as u32,
             machine_colors: heap.mapping.colors(),
             pages: frames.len() as u64,
+            // The program's threads run on the stacks its threads library
+            // gives them, not coloured ones.
+            stack_bytes: 0,
+            stack_frames: Vec::new(),
             pages_outside_colors: checked.then_some(outside),
             frame_drift: None,
             frames,

@@ -238,7 +238,11 @@ pub fn run_in_dir(
         }
     };
     let mut summary = summarize(&spec.source, spec.duration_ns, &result);
-    summary.attach_isolation(crate::isolation::prove(spec, &result.tasks));
+    summary.attach_isolation(crate::isolation::prove(
+        spec,
+        &result.tasks,
+        result.footprint.as_ref().map_err(Clone::clone),
+    ));
     let context = RunContext { analysis, machine };
     let written = dir.write(&summary, &result, &context)?;
     Ok(Recorded {

@@ -227,3 +227,73 @@ fn color_bits_inside_a_page_are_bad_input_naming_the_field() {
         other => panic!("expected bad input, got {other:?}"),
     }
 }
+
+/// The stack pointer of thread `tid` of this process while it sleeps in a
+/// system call (`/proc/self/task/TID/syscall`: `nr args… sp pc`), looked
+/// for until `deadline`.
+fn sleeping_stack_pointer(tid: i32, deadline: std::time::Instant) -> Option<usize> {
+    while std::time::Instant::now() < deadline {
+        let path = format!("/proc/self/task/{tid}/syscall");
+        let text = std::fs::read_to_string(&path).ok()?;
+        let fields: Vec<&str> = text.split_whitespace().collect();
+        // "running", or "-1 sp pc" outside a system call: look again.
+        if fields.len() == 9 {
+            return usize::from_str_radix(fields[7].trim_start_matches("0x"), 16).ok();
+        }
+        std::thread::sleep(std::time::Duration::from_micros(300));
+    }
+    None
+}
+
+#[test]
+fn a_task_sleeps_between_jobs_on_a_stack_of_its_own_colours() {
+    if !tinct_sys::testing::privileged_or_skip("a coloured stack (frame numbers, SCHED_FIFO)") {
+        return;
+    }
+    let cpus = tinct_sys::sched::affinity().unwrap();
+    let spec = RunSpec {
+        source: "coloured stack test".into(),
+        platform_partitions: Some(PARTITIONS),
+        color_bits_flag: Some(tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT.into()),
+        ..run_spec(vec![task("stacked", cpus[0], 80, vec![2])], 2_000_000_000)
+    };
+    let pid = std::process::id() as i32;
+    let looked = std::thread::spawn(move || {
+        let tid = tinct_rt::testing::thread_releasing_jobs(
+            pid,
+            "tinct-stacked",
+            std::time::Duration::from_millis(1),
+        )?;
+        let sp = sleeping_stack_pointer(
+            tid,
+            std::time::Instant::now() + std::time::Duration::from_secs(1),
+        )?;
+        let frame = tinct_sys::pagemap::Pagemap::open_self()
+            .ok()?
+            .frame_of(sp)
+            .ok()??;
+        Some((sp, frame))
+    });
+    let result = run_to_completion(&spec);
+    let (sp, frame) = looked
+        .join()
+        .unwrap()
+        .expect("the task thread was found asleep between jobs, its stack page resident");
+    let mapping = machine_mapping(&LayoutSpec {
+        color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
+        ..LayoutSpec::default()
+    })
+    .unwrap();
+    let allowed = PartitionColors::even(mapping.colors(), PARTITIONS)
+        .unwrap()
+        .colors_of_all(&[2])
+        .unwrap();
+    let color = mapping.classify_frame(frame).color;
+    assert!(
+        allowed.contains(&color),
+        "the stack pointer {sp:#x} is on frame {frame:#x} of colour {color}, outside S(i) = {{2}}'s colours {allowed:?}"
+    );
+    // And the placement read back after the run has the same stack.
+    let placement = &result.tasks[0].placement;
+    assert!(placement.stack_frames().contains(&frame), "{placement:?}");
+}

@@ -31,6 +31,8 @@
 //! - [`cache_flush`]: a buffer's lines flushed from every cache level (CLFLUSH);
 //! - [`color_probe`]: does page coloring partition this machine's caches? (timing);
 //! - [`doctor`]: the diagnosis behind `tinct doctor`;
+//! - `stack` (feature `stack`): a closure run on a stack of the caller's memory;
+//! - [`footprint`]: the resident pages of this process outside given ranges;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
 
 pub mod cache_flush;
@@ -43,6 +45,7 @@ pub mod cpulist;
 pub mod dl_partitions;
 pub mod doctor;
 mod error;
+pub mod footprint;
 pub mod huge_buffer;
 pub mod jump_chain;
 pub mod machine;
@@ -57,6 +60,8 @@ mod root;
 pub mod sched;
 pub mod shared_memory;
 pub mod signals;
+#[cfg(feature = "stack")]
+pub mod stack;
 pub mod stdio;
 pub mod supervise;
 pub mod sync;

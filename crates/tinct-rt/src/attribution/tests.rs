@@ -56,6 +56,8 @@ fn task(name: &str, prio: u8, c: u64, wcrt: Option<u64>, records: Vec<JobRecord>
             color_count: 16,
             machine_colors: 512,
             pages: 1,
+            stack_bytes: 0,
+            stack_frames: Vec::new(),
             pages_outside_colors: Some(0),
             frame_drift: None,
             frames: vec![],
@@ -108,6 +110,7 @@ impl Scenario {
                 llc_domains: vec![],
                 colouring: Colouring::Unknown,
                 mutexes: vec![],
+                footprint: Err("not read".into()),
             },
             stalls: None,
             colouring: Colouring::Unknown,
@@ -618,7 +621,7 @@ fn a_program_task_voids_the_isolation_proof_and_shares_the_cache() {
     });
     let tasks = [colored, program];
     let spec = crate::testing::run_spec(tasks.iter().map(|t| t.spec.clone()).collect(), MS);
-    let proof = crate::isolation::prove(&spec, &tasks);
+    let proof = crate::isolation::prove(&spec, &tasks, Err("not read".into()));
     assert_eq!(
         proof.run.status,
         crate::isolation::IsolationStatus::Unavailable

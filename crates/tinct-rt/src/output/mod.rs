@@ -174,6 +174,7 @@ partitions = [1]
             llc_domains: vec![],
             colouring: Default::default(),
             mutexes: vec![],
+            footprint: Err("not read".into()),
             tasks: vec![TaskRun {
                 spec,
                 tid: 4242,

@@ -254,9 +254,14 @@ fn placement(files: &RunFiles) -> Section {
     let tone = match proof.status {
         IsolationStatus::Isolated => Tone::Good,
         IsolationStatus::NotIsolated => Tone::Bad,
-        IsolationStatus::Unavailable | IsolationStatus::NotClaimed => Tone::Plain,
+        IsolationStatus::IsolatedExcept
+        | IsolationStatus::Unavailable
+        | IsolationStatus::NotClaimed => Tone::Plain,
     };
     section.push(Block::Line(proof.headline(), tone));
+    if let Some(note) = proof.analysis_note() {
+        section.push(Block::Text(format!("{note}.")));
+    }
     let alarms = proof.alarms();
     if !alarms.is_empty() {
         section.push(Block::List(
@@ -596,12 +601,14 @@ mod tests {
                 sets: 64,
                 sharing: Sharing::DisjointInPlan,
             }],
+            residue: None,
         };
         files.summary.tasks[0].isolation = Some(TaskIsolation {
             pages: 8,
             colors: "0-1".into(),
             sets: 128,
             total_sets: 2048,
+            residue_sets: Some(3),
             evicted_by: vec![Evictor {
                 task: "b".into(),
                 sets: 64,

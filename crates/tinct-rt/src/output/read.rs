@@ -500,6 +500,8 @@ mod tests {
             color_count: 2,
             machine_colors: 32,
             pages: 2,
+            stack_bytes: 0,
+            stack_frames: Vec::new(),
             pages_outside_colors: Some(0),
             frame_drift: None,
             frames: vec![0, 1],
@@ -514,9 +516,22 @@ mod tests {
             cpu: Some(1),
             partitions: &[1],
             placement: &placement,
+            program: false,
         };
-        let proof = prove_with(&[task], Ok(&model), Some("a rule".into()));
-        assert_eq!(proof.run.status, IsolationStatus::Isolated);
+        // Code on frame 1 (colour 1, the task's): the residue's fields
+        // are written and read back too.
+        let footprint = tinct_sys::footprint::Footprint {
+            page_size: 4096,
+            kinds: vec![(
+                tinct_sys::footprint::MappingKind::Code,
+                tinct_sys::footprint::ResidentPages {
+                    pages: 1,
+                    frames: vec![33],
+                },
+            )],
+        };
+        let proof = prove_with(&[task], Ok(&model), Some("a rule".into()), Ok(&footprint));
+        assert_eq!(proof.run.status, IsolationStatus::IsolatedExcept);
         let r = result();
         let mut s = summarize("x.toml", 400, &r);
         s.attach_isolation(proof.clone());

@@ -707,6 +707,8 @@ mod tests {
     #[test]
     fn moved_coloured_pages_are_counted_and_warned_about() {
         let colored = |drift: Option<tinct_mem::FrameDrift>| crate::memory::Placement::Colored {
+            stack_bytes: 0,
+            stack_frames: Vec::new(),
             bytes: 4096,
             partitions: vec![1],
             colors: "0".into(),

@@ -401,6 +401,9 @@ fn write_isolation(out: &mut impl Write, summary: &Summary) -> fmt::Result {
     if let Some(line) = isolation.model_line() {
         writeln!(out, "  {line}")?;
     }
+    if let Some(note) = isolation.analysis_note() {
+        writeln!(out, "  {note}")?;
+    }
     for task in &summary.tasks {
         if let Some(proof) = &task.isolation {
             writeln!(out, "  {}", proof.describe(&task.name))?;

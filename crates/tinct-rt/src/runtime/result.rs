@@ -150,6 +150,12 @@ pub struct RunResult {
     /// The run's mutexes (the spec's [`crate::spec::Resources::mutexes`]):
     /// the summary names those used across CPUs.
     pub mutexes: Vec<crate::spec::MutexSpec>,
+    /// The resident pages of the run's process outside the memory placed
+    /// for its tasks, read when every task's jobs had ended: what any
+    /// thread of the run can touch uncoloured (the isolation proof's
+    /// residue); why it was not read, otherwise.
+    #[serde(skip)]
+    pub footprint: std::result::Result<tinct_sys::footprint::Footprint, String>,
 }
 
 /// What one way of running (threads, supervised processes) measured: the
@@ -184,6 +190,7 @@ impl RunResult {
             llc_domains: Vec::new(),
             colouring: options.colouring,
             mutexes: spec.resources.mutexes.clone(),
+            footprint: Err("not read: the tasks ran in processes of their own".into()),
         }
     }
 }

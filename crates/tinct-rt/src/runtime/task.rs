@@ -51,6 +51,8 @@ pub(super) struct TaskSetup<'a> {
     /// The compute rate measured once per CPU set, shared by the run.
     pub(super) compute_rates: &'a SharedComputeRates,
     pub(super) words: WorkingSet<'a>,
+    /// The stack of its colours its jobs run on (`None`: the thread's).
+    pub(super) stack: Option<&'a mut [u8]>,
     pub(super) log: TaskLog<'a>,
     pub(super) objects: &'a Objects,
     pub(super) groups: &'a [(String, std::fs::File)],
@@ -69,6 +71,7 @@ pub(super) struct TaskSetup<'a> {
 pub(super) fn task_thread(
     setup: TaskSetup<'_>,
     barrier: &Barrier,
+    ended: &Barrier,
     start: &std::sync::atomic::AtomicU64,
     shared: &Shared,
 ) -> TaskRun {
@@ -81,6 +84,7 @@ pub(super) fn task_thread(
         compute_ns,
         compute_rates,
         words,
+        stack,
         log,
         objects,
         groups,
@@ -181,11 +185,23 @@ pub(super) fn task_thread(
                 Some((gate, slot)) => wait_for_fork(objects, shared, gate, slot),
             };
             if let Some(first) = first {
-                let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    release_jobs(&cx, &mut p, first)
-                }));
-                if let Err(panic) = outcome {
-                    let message = panic_message(&panic);
+                let mut jobs = || {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        release_jobs(&cx, &mut p, first)
+                    }))
+                    .map_err(|panic| panic_message(&panic))
+                };
+                // On the stack of its colours, where it has one: the
+                // lines a job's stack touches stay in its partitions.
+                let outcome = match stack {
+                    Some(stack) => {
+                        tinct_sys::stack::run_on_stack(stack, jobs).unwrap_or_else(|e| {
+                            Err(format!("cannot run its jobs on its coloured stack: {e}"))
+                        })
+                    }
+                    None => jobs(),
+                };
+                if let Err(message) = outcome {
                     shared.stop_for(StopReason::TaskFailed {
                         task: task.name.clone(),
                         message: message.clone(),
@@ -206,6 +222,9 @@ pub(super) fn task_thread(
     }
     let _ = tinct_sys::sched::set_scheduling(&Scheduling::other());
     shared.finished.fetch_add(1, Ordering::SeqCst);
+    // Alive, its stack still mapped, while the run's footprint is read.
+    ended.wait();
+    ended.wait();
     run
 }
 

@@ -109,7 +109,15 @@ pub(super) fn run_here(
             ],
         )
     });
-    let working_sets: Vec<WorkingSet<'_>> = backings.iter_mut().map(Backing::working_set).collect();
+    // What the footprint leaves out: the tasks' own placed memory and
+    // the pool's pages (those no task was given are touched by none).
+    let placed: Vec<std::ops::Range<usize>> = backings
+        .iter()
+        .flat_map(Backing::address_ranges)
+        .chain(colored.iter().flat_map(|c| c.pool().address_ranges()))
+        .collect();
+    let lent: Vec<(WorkingSet<'_>, Option<&mut [u8]>)> =
+        backings.iter_mut().map(Backing::lend).collect();
     let mut result = std::thread::scope(|scope| {
         run_threads(
             scope,
@@ -117,7 +125,8 @@ pub(super) fn run_here(
             options,
             &shared,
             memory_locked,
-            working_sets,
+            lent,
+            &placed,
             logs,
             &objects,
             &groups,
@@ -220,7 +229,8 @@ fn run_threads<'scope, 'env>(
     options: &'env RunOptions,
     shared: &'env Arc<Shared>,
     memory_locked: bool,
-    working_sets: Vec<WorkingSet<'env>>,
+    lent: Vec<(WorkingSet<'env>, Option<&'env mut [u8]>)>,
+    placed: &[std::ops::Range<usize>],
     logs: &'env Logs<'env>,
     objects: &'env Objects,
     groups: &'env [(String, std::fs::File)],
@@ -229,15 +239,18 @@ fn run_threads<'scope, 'env>(
     let log = logs.jobs;
     let n = spec.tasks.len();
     let barrier = Arc::new(Barrier::new(n + 1));
+    // Passed twice by every task thread and this one at the end, around
+    // the reading of the run's footprint.
+    let ended = Arc::new(Barrier::new(n + 1));
     let start = Arc::new(std::sync::atomic::AtomicU64::new(0));
     let all_cpus = tinct_sys::sched::affinity().unwrap_or_default();
     let handles: Vec<_> = spec
         .tasks
         .iter()
-        .zip(working_sets)
+        .zip(lent)
         .enumerate()
-        .map(|(index, (task, words))| {
-            let (barrier, start) = (barrier.clone(), start.clone());
+        .map(|(index, (task, (words, stack)))| {
+            let (barrier, ended, start) = (barrier.clone(), ended.clone(), start.clone());
             let (duration, realtime) = (spec.duration_ns, options.realtime);
             let compute_ns = spec.compute_ns_per_iteration;
             let setup = TaskSetup {
@@ -249,6 +262,7 @@ fn run_threads<'scope, 'env>(
                 compute_ns,
                 compute_rates: &objects.compute_rates,
                 words,
+                stack,
                 log: log.writer(index),
                 objects,
                 groups,
@@ -261,7 +275,9 @@ fn run_threads<'scope, 'env>(
             };
             std::thread::Builder::new()
                 .name(format!("tinct-{}", task.name))
-                .spawn_scoped(scope, move || task_thread(setup, &barrier, &start, shared))
+                .spawn_scoped(scope, move || {
+                    task_thread(setup, &barrier, &ended, &start, shared)
+                })
         })
         .collect();
 
@@ -278,10 +294,12 @@ fn run_threads<'scope, 'env>(
     }
     // Threads that could not be spawned are stood in for at the barrier.
     for _ in spawn_errors.iter().flatten() {
-        let b = barrier.clone();
+        let (b, e) = (barrier.clone(), ended.clone());
         std::thread::spawn(move || {
             b.wait();
             b.wait();
+            e.wait();
+            e.wait();
         });
     }
 
@@ -366,6 +384,9 @@ fn run_threads<'scope, 'env>(
     start.store(t0, Ordering::SeqCst); // the guards go
     barrier.wait(); // t0 is published to the tasks
 
+    ended.wait(); // every task's jobs have ended
+    let footprint = tinct_sys::footprint::of_self(placed).map_err(|e| e.to_string());
+    ended.wait();
     let mut tasks = Vec::with_capacity(n);
     for (i, handle) in handles.into_iter().enumerate() {
         let joined = match handle {
@@ -410,7 +431,10 @@ fn run_threads<'scope, 'env>(
         notes: Vec::new(),
         tasks,
     };
-    RunResult::assemble(spec, options, measured)
+    RunResult {
+        footprint,
+        ..RunResult::assemble(spec, options, measured)
+    }
 }
 
 /// The common release `t0` once the main thread publishes it in `start`

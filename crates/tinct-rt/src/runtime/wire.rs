@@ -17,19 +17,21 @@ use tinct_core::format::InputError;
 pub(super) struct WirePlacement {
     placement: Placement,
     frames: Vec<u64>,
+    stack_frames: Vec<u64>,
 }
 
 impl WirePlacement {
     pub(super) fn of(placement: &Placement) -> WirePlacement {
         WirePlacement {
             frames: placement.frames().to_vec(),
+            stack_frames: placement.stack_frames().to_vec(),
             placement: placement.clone(),
         }
     }
 
     pub(super) fn into_placement(self) -> Placement {
         let mut placement = self.placement;
-        placement.set_frames(self.frames);
+        placement.set_frames(self.frames, self.stack_frames);
         placement
     }
 }
@@ -53,6 +55,8 @@ pub(super) struct ChildReport {
     rt_throttling: String,
     notes: Vec<String>,
     tasks: Vec<ChildTask>,
+    /// The child's footprint outside the tasks' placed memory.
+    footprint: Result<tinct_sys::footprint::Footprint, String>,
 }
 
 /// One task's result without its records.
@@ -85,6 +89,7 @@ impl ChildReport {
             memory_locked: result.memory_locked,
             rt_throttling: result.rt_throttling.clone(),
             notes: result.notes.clone(),
+            footprint: result.footprint.clone(),
             tasks: result
                 .tasks
                 .iter()
@@ -152,7 +157,10 @@ impl ChildReport {
             notes: self.notes,
             tasks,
         };
-        RunResult::assemble(spec, options, measured)
+        RunResult {
+            footprint: self.footprint,
+            ..RunResult::assemble(spec, options, measured)
+        }
     }
 }
 
