@@ -383,6 +383,29 @@ fn stats_prove_which_sets_the_heap_can_occupy() {
         processes[0].contains(processes[1].split(':').next().unwrap().trim()),
         "each names the other: {text}"
     );
+    // The rest of each process (code, libraries, stacks) is uncoloured:
+    // read back and placed in the same model, its sets beyond the heap's
+    // counted (a program's code alone is pages of many colours).
+    for process in &processes {
+        let name = process.trim().split(':').next().unwrap();
+        let rest = text
+            .lines()
+            .find(|l| l.starts_with(&format!("  the rest of {name}, uncoloured (code ")))
+            .unwrap_or_else(|| panic!("no line on the rest of {name}: {text}"));
+        let beyond: u64 = rest
+            .split(" sets, ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{rest}"));
+        assert!(
+            beyond > 0
+                && rest.ends_with(
+                    "outside its heap's, where it can evict another program's partitions"
+                ),
+            "{rest}"
+        );
+    }
 }
 
 /// Issue 16.1, end to end: `--bank-mode` reaches the shim, and once the

@@ -382,7 +382,13 @@ impl ShimConfig {
 /// uncolored 0
 /// frame 0x1a2b3
 /// ...
+/// residue_kind 1433600 code
+/// residue 0x4d5e6
+/// ...
 /// ```
+///
+/// (`residue_unread REASON` instead of the residue's lines when the
+/// process could not read its own pages.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameReport {
     /// The process that wrote it.
@@ -395,6 +401,19 @@ pub struct FrameReport {
     /// page numbers and prove nothing).
     pub uncolored: bool,
     /// The physical frames the heap could be served from.
+    pub frames: Vec<u64>,
+    /// The rest of the process's resident pages (code, libraries, stacks,
+    /// other memory: uncoloured), or why they were not read; `None` in a
+    /// report that does not say.
+    pub residue: Option<Result<Residue, String>>,
+}
+
+/// A process's resident pages outside its coloured heap.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Residue {
+    /// Bytes per kind of memory (`code`, `file data`, ...).
+    pub kinds: Vec<(String, u64)>,
+    /// Their frames.
     pub frames: Vec<u64>,
 }
 
@@ -411,6 +430,23 @@ impl FrameReport {
         for frame in &self.frames {
             text.push_str(&format!("frame {frame:#x}\n"));
         }
+        match &self.residue {
+            Some(Ok(residue)) => {
+                for (kind, bytes) in &residue.kinds {
+                    text.push_str(&format!(
+                        "residue_kind {bytes} {}\n",
+                        kind.replace('\n', " ")
+                    ));
+                }
+                for frame in &residue.frames {
+                    text.push_str(&format!("residue {frame:#x}\n"));
+                }
+            }
+            Some(Err(why)) => {
+                text.push_str(&format!("residue_unread {}\n", why.replace('\n', " ")))
+            }
+            None => {}
+        }
         text
     }
 
@@ -422,6 +458,7 @@ impl FrameReport {
             page_size: 0,
             uncolored: false,
             frames: Vec::new(),
+            residue: None,
         };
         for (index, line) in text.lines().enumerate() {
             let bad =
@@ -438,13 +475,41 @@ impl FrameReport {
                         .ok_or_else(|| bad("a page size in bytes"))?
                 }
                 "uncolored" => report.uncolored = value == "1",
-                "frame" => report.frames.push(
-                    value
+                "frame" | "residue" => {
+                    let frame = value
                         .strip_prefix("0x")
                         .and_then(|hex| u64::from_str_radix(hex, 16).ok())
-                        .ok_or_else(|| bad("a frame number such as 0x1a2b3"))?,
-                ),
-                _ => return Err(bad("pid, command, page_size, uncolored or frame")),
+                        .ok_or_else(|| bad("a frame number such as 0x1a2b3"))?;
+                    match key {
+                        "frame" => report.frames.push(frame),
+                        _ => residue_of(&mut report)
+                            .ok_or_else(|| bad("no residue line after residue_unread"))?
+                            .frames
+                            .push(frame),
+                    }
+                }
+                "residue_kind" => {
+                    let (bytes, kind) = value
+                        .split_once(' ')
+                        .and_then(|(b, k)| Some((b.parse::<u64>().ok()?, k)))
+                        .ok_or_else(|| bad("`residue_kind BYTES KIND`"))?;
+                    residue_of(&mut report)
+                        .ok_or_else(|| bad("no residue line after residue_unread"))?
+                        .kinds
+                        .push((kind.to_string(), bytes));
+                }
+                "residue_unread" => {
+                    if matches!(report.residue, Some(Ok(_))) {
+                        return Err(bad("residue_unread before any residue line"));
+                    }
+                    report.residue = Some(Err(value.to_string()));
+                }
+                _ => {
+                    return Err(bad(
+                        "pid, command, page_size, uncolored, frame, residue_kind, residue or \
+                         residue_unread",
+                    ));
+                }
             }
         }
         if report.page_size == 0 {
@@ -452,6 +517,16 @@ impl FrameReport {
         }
         Ok(report)
     }
+}
+
+/// The report's residue, started if none yet; `None` if it says the
+/// residue was not read.
+fn residue_of(report: &mut FrameReport) -> Option<&mut Residue> {
+    report
+        .residue
+        .get_or_insert_with(|| Ok(Residue::default()))
+        .as_mut()
+        .ok()
 }
 
 /// Every report the processes of one program wrote for
@@ -778,8 +853,29 @@ mod tests {
             page_size: 4096,
             uncolored: false,
             frames: vec![0x1a2b3, 7],
+            residue: None,
         };
-        assert_eq!(FrameReport::parse(&report.to_text()), Ok(report));
+        assert_eq!(FrameReport::parse(&report.to_text()), Ok(report.clone()));
+        let with_residue = FrameReport {
+            residue: Some(Ok(Residue {
+                kinds: vec![("code".into(), 8192), ("file data".into(), 4096)],
+                frames: vec![0x4d5e6, 0x4d5e7, 9],
+            })),
+            ..report.clone()
+        };
+        assert_eq!(
+            FrameReport::parse(&with_residue.to_text()),
+            Ok(with_residue)
+        );
+        let unread = FrameReport {
+            residue: Some(Err("pagemap: permission denied".into())),
+            ..report
+        };
+        assert_eq!(FrameReport::parse(&unread.to_text()), Ok(unread));
+        let mixed = "page_size 4096\nresidue_unread no\nresidue 0x1\n";
+        assert!(FrameReport::parse(mixed).unwrap_err().contains("line 3"));
+        let kind = "page_size 4096\nresidue_kind code 12\n";
+        assert!(FrameReport::parse(kind).unwrap_err().contains("BYTES KIND"));
         let err = FrameReport::parse("page_size 4096\nframe 12\n").unwrap_err();
         assert!(err.contains("line 2") && err.contains("0x1a2b3"), "{err}");
         assert!(

@@ -79,9 +79,27 @@ impl Snapshot {
 }
 
 /// Writes the frames the heap can be served from (every filled area page,
-/// as it is mapped now) to `PATH.<pid>` for `TINCT_FRAME_REPORT`.
+/// as it is mapped now), and the frames of the process's other resident
+/// pages (its uncoloured residue: code, libraries, stacks, the shim's own
+/// memory), to `PATH.<pid>` for `TINCT_FRAME_REPORT`.
 pub fn write_frame_report(heap: &Heap, snapshot: &Snapshot, path: &Path) {
     let (pages, uncolored) = (&snapshot.pages, &snapshot.uncolored);
+    let reserved = heap.with_area(|area| area.reserved());
+    let residue = tinct_sys::footprint::of_self(std::slice::from_ref(&reserved))
+        .map(|footprint| tinct_mem::Residue {
+            kinds: footprint
+                .kinds
+                .iter()
+                .map(|(kind, pages)| {
+                    (
+                        kind.describe().to_string(),
+                        pages.pages * footprint.page_size,
+                    )
+                })
+                .collect(),
+            frames: footprint.frames().collect(),
+        })
+        .map_err(|e| e.to_string());
     let report = tinct_mem::FrameReport {
         pid: std::process::id(),
         command: std::fs::read_to_string("/proc/self/comm")
@@ -90,6 +108,7 @@ pub fn write_frame_report(heap: &Heap, snapshot: &Snapshot, path: &Path) {
         page_size: heap.page_size() as u64,
         uncolored: uncolored.is_some(),
         frames: pages.iter().map(|p| p.now.unwrap_or(p.then)).collect(),
+        residue: Some(residue),
     };
     write_report(path, "frame", &report.to_text());
 }

@@ -290,7 +290,7 @@ pub struct Evictor {
 /// One task's part of the proof (`summary.json`: `tasks[i].isolation`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskIsolation {
-    /// Distinct frames of its working set.
+    /// Distinct frames of its working set and its stack.
     pub pages: u64,
     /// The model's colours of those frames, as ranges (`0-127`).
     pub colors: String,
@@ -783,9 +783,8 @@ fn residue_of(
             TaskFrames::new("the residue", footprint.frames().collect()),
         ];
         check(&model.geometry, model.page_size, &both)
-            .ok()
-            .and_then(|r| r.tasks[0].evicted_by.first().map(|s| s.sets))
-            .unwrap_or(0)
+            .map(|r| r.tasks[0].evicted_by.first().map_or(0, |s| s.sets))
+            .map_err(|e| format!("the cache model refused the residue's frames: {e}"))
     };
     match footprint {
         Ok(footprint) => Residue {
@@ -807,7 +806,10 @@ fn residue_of(
                 tinct_sys::format_cpu_list(&colors)
             }),
             sets: modelled.map_or(0, |m| m.sets),
-            sets_in_partitions: reached(footprint),
+            sets_in_partitions: reached(footprint).unwrap_or_else(|why| {
+                unread.push(why);
+                0
+            }),
             unread,
         },
         Err(why) => {

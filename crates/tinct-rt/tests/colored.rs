@@ -255,7 +255,9 @@ fn a_task_sleeps_between_jobs_on_a_stack_of_its_own_colours() {
         source: "coloured stack test".into(),
         platform_partitions: Some(PARTITIONS),
         color_bits_flag: Some(tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT.into()),
-        ..run_spec(vec![task("stacked", cpus[0], 80, vec![2])], 2_000_000_000)
+        // Long enough that the second of looking (found late on a loaded
+        // machine) still ends among its jobs, not at the run's end.
+        ..run_spec(vec![task("stacked", cpus[0], 80, vec![2])], 5_000_000_000)
     };
     let pid = std::process::id() as i32;
     let looked = std::thread::spawn(move || {

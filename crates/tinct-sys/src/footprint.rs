@@ -141,6 +141,29 @@ pub struct Footprint {
 }
 
 impl Footprint {
+    /// Adds the pages of `other` (another process's, of the same page
+    /// size), each frame once per kind: a file's page cache and shared
+    /// memory mapped in both count once.
+    pub fn merge(&mut self, other: Footprint) {
+        for (kind, pages) in other.kinds {
+            match self.kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, mine)) => mine.frames.extend(pages.frames),
+                None => self.kinds.push((kind, pages)),
+            }
+        }
+        self.kinds.sort_by_key(|(kind, _)| *kind);
+        self.dedup();
+    }
+
+    /// Each frame once per kind.
+    fn dedup(&mut self) {
+        for (_, pages) in &mut self.kinds {
+            pages.frames.sort_unstable();
+            pages.frames.dedup();
+            pages.pages = pages.frames.len() as u64;
+        }
+    }
+
     /// Every frame, of every kind.
     pub fn frames(&self) -> impl Iterator<Item = u64> + '_ {
         self.kinds
@@ -148,7 +171,7 @@ impl Footprint {
             .flat_map(|(_, r)| r.frames.iter().copied())
     }
 
-    /// Bytes of resident pages in all.
+    /// Bytes of resident pages in all (each frame once per kind).
     pub fn bytes(&self) -> u64 {
         self.kinds
             .iter()
@@ -176,25 +199,32 @@ pub fn of_self(exclude: &[Range<usize>]) -> Result<Footprint> {
             continue; // a guard: nothing can be touched there
         }
         for part in outside(mapping.range.clone(), exclude) {
-            let pages = part.len() / page;
+            // Every page the part touches, a page cut by an unaligned
+            // exclusion included (read twice at worst: frames dedup).
+            let first = part.start / page * page;
+            let pages = part.end.div_ceil(page) - part.start / page;
             if pages == 0 {
                 continue;
             }
-            let entries = pagemap.entries(part.start, pages)?;
+            let entries = pagemap.entries(first, pages)?;
             let resident = kinds.entry(kind).or_default();
             for entry in entries.into_iter().filter(|e| e.present()) {
+                // Frame 0 is what the kernel shows without CAP_SYS_ADMIN.
                 let frame = entry
                     .frame()
+                    .filter(|&f| f != 0)
                     .ok_or_else(|| crate::pagemap::frames_hidden_error("/proc/self/pagemap"))?;
-                resident.pages += 1;
                 resident.frames.push(frame);
             }
         }
     }
-    Ok(Footprint {
+    let mut footprint = Footprint {
         page_size: page as u64,
-        kinds: kinds.into_iter().filter(|(_, r)| r.pages > 0).collect(),
-    })
+        kinds: kinds.into_iter().collect(),
+    };
+    footprint.dedup();
+    footprint.kinds.retain(|(_, r)| r.pages > 0);
+    Ok(footprint)
 }
 
 /// The parts of `range` outside every range of `exclude`.
@@ -286,6 +316,27 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]
     }
 
     #[test]
+    fn merging_counts_each_frame_once_per_kind() {
+        let of = |kind, frames: Vec<u64>| Footprint {
+            page_size: 4096,
+            kinds: vec![(
+                kind,
+                ResidentPages {
+                    pages: frames.len() as u64,
+                    frames,
+                },
+            )],
+        };
+        let mut child = of(MappingKind::Code, vec![5, 3, 9]);
+        child.merge(of(MappingKind::Code, vec![3, 9, 11]));
+        child.merge(of(MappingKind::Anonymous, vec![3]));
+        assert_eq!(child.kinds[0].1.frames, [3, 5, 9, 11]);
+        assert_eq!(child.kinds[0].1.pages, 4);
+        assert_eq!(child.kinds[1].0, MappingKind::Anonymous);
+        assert_eq!(child.bytes(), 5 * 4096);
+    }
+
+    #[test]
     fn this_process_has_resident_code_and_excluding_a_buffer_drops_its_pages() {
         if !crate::testing::capable_or_skip(
             "reading frame numbers from /proc/self/pagemap",
@@ -306,17 +357,26 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]
                 .map_or(0, |(_, r)| r.pages)
         };
         assert!(code(&whole) > 0, "no resident code: {whole:?}");
-        let cut = (range.len() / page) as u64;
-        let total = |f: &Footprint| f.kinds.iter().map(|(_, r)| r.pages).sum::<u64>();
-        // Other threads may fault pages in between the two reads: at least
-        // the buffer's pages are gone.
+        // The buffer's own frames: in the whole, not in the rest (other
+        // tests' threads may fault other pages in between).
+        let mine = crate::pagemap::Pagemap::open_self()
+            .unwrap()
+            .frames(range.start, range.len() / page)
+            .unwrap();
+        let frames = |f: &Footprint| f.frames().collect::<std::collections::HashSet<u64>>();
+        let (with, rest) = (frames(&whole), frames(&without));
         assert!(
-            total(&without) + cut <= total(&whole) + 16,
-            "{} pages with the buffer, {} without, {cut} cut",
-            total(&whole),
-            total(&without)
+            mine.iter().all(|f| with.contains(f)),
+            "the buffer in the whole"
         );
+        assert!(!mine.iter().any(|f| rest.contains(f)), "the buffer cut out");
         assert!(whole.frames().all(|f| f > 0));
+        // An exclusion that does not cover its first and last pages whole
+        // leaves them in.
+        let inner = of_self(&[range.start + 1..range.end - 1]).unwrap();
+        let inner = frames(&inner);
+        assert!(inner.contains(&mine[0]) && inner.contains(mine.last().unwrap()));
+        assert!(!inner.contains(&mine[1]));
         std::hint::black_box(&buffer);
     }
 }

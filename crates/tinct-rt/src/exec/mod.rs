@@ -317,7 +317,54 @@ pub fn isolation_report(path: &Path, index_span_bytes: u64, ended_by: Option<i32
             }
         );
     }
+    for (report, task) in reports.iter().zip(&result.tasks) {
+        let _ = writeln!(
+            out,
+            "  {}",
+            residue_line(report, &task.name, &model, result.total_sets)
+        );
+    }
     out
+}
+
+/// One line on the rest of a process's memory (its uncoloured residue:
+/// code, libraries, stacks, the shim's own): its size by kind, the sets it
+/// can occupy and how many of them lie outside its heap's, where its lines
+/// can evict another program's partitions (kim2013 Eq. 2 assumes nothing
+/// of another core does).
+fn residue_line(
+    report: &tinct_mem::FrameReport,
+    name: &str,
+    model: &LlcModel,
+    total_sets: u64,
+) -> String {
+    let residue = match &report.residue {
+        None => return format!("the rest of {name}: not reported by its shim"),
+        Some(Err(why)) => return format!("the rest of {name}: not read ({why})"),
+        Some(Ok(residue)) => residue,
+    };
+    let both = [
+        TaskFrames::new("heap", report.frames.clone()),
+        TaskFrames::new("rest", residue.frames.clone()),
+    ];
+    let Ok(sets) = check(&model.geometry, report.page_size, &both) else {
+        return format!("the rest of {name}: the cache model refused its frames");
+    };
+    let rest = &sets.tasks[1];
+    let shared = rest.evicted_by.first().map_or(0, |s| s.sets);
+    let kinds: Vec<String> = residue
+        .kinds
+        .iter()
+        .map(|(kind, bytes)| format!("{kind} {}", tinct_sys::doctor::human_bytes(*bytes)))
+        .collect();
+    format!(
+        "the rest of {name}, uncoloured ({}): {} pages, can occupy {} of {total_sets} sets, {} \
+         of them outside its heap's, where it can evict another program's partitions",
+        kinds.join(", "),
+        rest.pages,
+        rest.sets,
+        rest.sets - shared
+    )
 }
 
 /// The program's exit status as `tinct exec`'s: its own code, 128 + the

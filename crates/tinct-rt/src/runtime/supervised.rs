@@ -181,7 +181,17 @@ fn supervise(
         .unwrap_or_default();
     match (exit, report) {
         (ChildExit::Exited(0), Some(Report::Ran(report))) => {
-            Ok(report.into_result(spec, options, log))
+            let mut result = report.into_result(spec, options, log);
+            // This process ran beside the tasks too (its loop above, on
+            // any CPU): its pages join the child's residue.
+            result.footprint = result.footprint.and_then(|mut footprint| {
+                let mine = tinct_sys::footprint::of_self(&[]).map_err(|e| {
+                    format!("the supervising process's own pages were not read: {e}")
+                })?;
+                footprint.merge(mine);
+                Ok(footprint)
+            });
+            Ok(result)
         }
         (ChildExit::Exited(_), Some(Report::Refused(error))) => Err(error.into_error()),
         (exit, _) => {
@@ -287,7 +297,10 @@ fn recover(
         notes: Vec::new(),
         tasks,
     };
-    RunResult::assemble(spec, options, measured)
+    RunResult {
+        footprint: Err("not read: the run's process ended before it read its pages".into()),
+        ..RunResult::assemble(spec, options, measured)
+    }
 }
 
 /// Appends, as aborted, the job task `index` was running when its process

@@ -150,6 +150,9 @@ pub(super) fn task_thread(
         crate::program_heap::set_aside_startup_reports(frames);
     }
     barrier.wait();
+    // From here on, every way out passes the run's end (twice), a panic's
+    // too: the main thread reads the footprint between the two.
+    let at_end = PassesTheEnd(ended);
     let t0 = start.load(Ordering::SeqCst);
     let end = t0.saturating_add(duration_ns);
     let mut run = TaskRun {
@@ -164,6 +167,8 @@ pub(super) fn task_thread(
         error: None,
         program: None,
     };
+    // What the jobs used, kept (mapped) until the footprint is read.
+    let mut used = None;
     match prepared {
         Err(message) => run.error = Some(message),
         Ok(mut p) => {
@@ -216,16 +221,29 @@ pub(super) fn task_thread(
                 run.program = Some(ended);
             }
             run.rates = p.rates;
-            run.work = p.notes;
+            run.work = std::mem::take(&mut p.notes);
             run.counters_unavailable = p.counters.unavailable().map(str::to_string);
+            used = Some(p);
         }
     }
     let _ = tinct_sys::sched::set_scheduling(&Scheduling::other());
     shared.finished.fetch_add(1, Ordering::SeqCst);
-    // Alive, its stack still mapped, while the run's footprint is read.
-    ended.wait();
-    ended.wait();
+    // Alive, its stack and what its jobs used still mapped, while the
+    // run's footprint is read.
+    drop(at_end);
+    drop(used);
     run
+}
+
+/// Waits twice at the run's end barrier when dropped: once when the task's
+/// jobs have ended, once when the footprint has been read.
+struct PassesTheEnd<'a>(&'a Barrier);
+
+impl Drop for PassesTheEnd<'_> {
+    fn drop(&mut self) {
+        self.0.wait();
+        self.0.wait();
+    }
 }
 
 /// The task's program started: pinned to the task's CPUs, at

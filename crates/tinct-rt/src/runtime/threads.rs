@@ -385,7 +385,17 @@ fn run_threads<'scope, 'env>(
     barrier.wait(); // t0 is published to the tasks
 
     ended.wait(); // every task's jobs have ended
-    let footprint = tinct_sys::footprint::of_self(placed).map_err(|e| e.to_string());
+    // Unlocked, pages the jobs touched may have been reclaimed (or moved)
+    // by now: what is resident is then no bound of what was touched.
+    let footprint = if memory_locked {
+        tinct_sys::footprint::of_self(placed).map_err(|e| e.to_string())
+    } else {
+        Err(
+            "the run's memory was not locked, so the pages resident at its end need not be \
+             all it touched"
+                .into(),
+        )
+    };
     ended.wait();
     let mut tasks = Vec::with_capacity(n);
     for (i, handle) in handles.into_iter().enumerate() {
