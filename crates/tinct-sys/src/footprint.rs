@@ -373,7 +373,7 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]
         assert!(whole.frames().all(|f| f > 0));
         // An exclusion that does not cover its first and last pages whole
         // leaves them in.
-        let inner = of_self(&[range.start + 1..range.end - 1]).unwrap();
+        let inner = of_self(std::slice::from_ref(&(range.start + 1..range.end - 1))).unwrap();
         let inner = frames(&inner);
         assert!(inner.contains(&mine[0]) && inner.contains(mine.last().unwrap()));
         assert!(!inner.contains(&mine[1]));
