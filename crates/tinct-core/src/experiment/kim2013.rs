@@ -401,7 +401,60 @@ pub fn facts(rows: &[Row]) -> Vec<(String, String)> {
         r.and_then(|r| r.partitions_needed)
             .map_or("fails".to_string(), |p| p.to_string())
     };
+    // IV-E: "All algorithms consume more cache partitions when M_total = 1024,
+    // compared to when M_total = 2048" (a failure counts as more); the
+    // settings where it does not hold.
+    let not_more_at_1024: Vec<String> = rows
+        .iter()
+        .filter(|r| r.memory_mib == 1024)
+        .filter(|r| {
+            let at_2048 = find(r.tasks, 2048, r.algorithm).and_then(|o| o.partitions_needed);
+            match (r.partitions_needed, at_2048) {
+                (Some(a), Some(b)) => a <= b,
+                (None, None) => true,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+            }
+        })
+        .map(|r| format!("{} n = {}", r.algorithm.name(), r.tasks))
+        .collect();
+    // IV-E, Figure 13: "The utilization benefit of CATA becomes larger as the
+    // number of tasks increases" (per baseline and memory size, over the n it schedules).
+    let mut shrinking = Vec::new();
+    for against in [Algorithm::Bfd, Algorithm::Wfd] {
+        for m in [1024, 2048] {
+            let benefits: Vec<f64> = [8, 12, 16]
+                .iter()
+                .filter_map(|&n| {
+                    let cata = find(n, m, Algorithm::Cata)?.utilization_percent?;
+                    Some(find(n, m, against)?.utilization_percent? - cata)
+                })
+                .collect();
+            if benefits.windows(2).any(|w| w[1] < w[0]) {
+                shrinking.push(format!("{} at {m} MiB", against.name()));
+            }
+        }
+    }
+    let all_or = |exceptions: Vec<String>, yes: &str, no: &str| {
+        if exceptions.is_empty() {
+            yes.to_string()
+        } else {
+            format!("{no}: {}", exceptions.join(", "))
+        }
+    };
     vec![
+        (
+            "all algorithms need more partitions at M_total = 1024 than at 2048 MiB".to_string(),
+            all_or(not_more_at_1024, "yes, every n and algorithm", "not for"),
+        ),
+        (
+            "Figure 13: CATA's utilization benefit grows with n".to_string(),
+            all_or(
+                shrinking,
+                "yes, against both baselines at both sizes",
+                "it shrinks for",
+            ),
+        ),
         (
             "CATA memory efficiency, n = 8, M_total = 1024 MiB: 97 %".to_string(),
             fmt(find(8, 1024, Algorithm::Cata).and_then(|r| r.memory_efficiency_percent)),
@@ -421,4 +474,151 @@ pub fn facts(rows: &[Row]) -> Vec<(String, String)> {
             },
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{Syntax, parse};
+    use crate::units::Nanos;
+
+    fn table_i() -> TaskSet {
+        parse(TABLE_I, "examples/kim2013.toml", Syntax::Toml).unwrap()
+    }
+
+    #[test]
+    fn classify_uses_rounding_then_the_close_tolerance() {
+        let paper = (16.0, 25.0);
+        let r = ROUNDING_POINTS;
+        let c = CLOSE_POINTS;
+        assert_eq!(classify(Some((16.0, 25.0)), paper, true), Verdict::Within);
+        // 5 of 32 partitions is 15.6 %, which the paper prints as 16 %.
+        assert_eq!(classify(Some((15.625, 25.0)), paper, true), Verdict::Within);
+        assert_eq!(
+            classify(Some((16.0 - r - 0.01, 25.0)), paper, true),
+            Verdict::Close
+        );
+        assert_eq!(
+            classify(Some((16.0, 25.0 + r + 0.01)), paper, true),
+            Verdict::Close
+        );
+        assert_eq!(
+            classify(Some((16.0 - r - c, 25.0 + r + c)), paper, true),
+            Verdict::Close
+        );
+        assert_eq!(
+            classify(Some((16.0 - r - c - 0.01, 20.0)), paper, true),
+            Verdict::Differs
+        );
+        assert_eq!(
+            classify(Some((20.0, 25.0 + r + c + 0.01)), paper, true),
+            Verdict::Differs
+        );
+        // A range around the paper's on both sides is not within it.
+        assert_eq!(classify(Some((10.0, 40.0)), paper, true), Verdict::Differs);
+        // Inside the range but a baseline better somewhere, or nothing to compare.
+        assert_eq!(classify(Some((18.0, 20.0)), paper, false), Verdict::Differs);
+        assert_eq!(classify(None, paper, true), Verdict::Differs);
+    }
+
+    /// The shipped curves honour what the paper prints (see the comments in
+    /// examples/kim2013.toml): every p from 1 to 32, Table II's four WCETs,
+    /// IV-B's four utilization differences to the printed 0.01 %, τ1 falling
+    /// until p = 12 and flat after, τ3 falling at every step, and memory
+    /// (not the curve) fixing the least p: Table I's 1, 3, 2, 2 at 1 GiB.
+    #[test]
+    fn the_shipped_curves_honour_table_i_table_ii_and_iv_b() {
+        let set = table_i();
+        let names: Vec<&str> = set.tasks.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["streamcluster", "ferret", "canneal", "fluidanimate"]
+        );
+        let c = |i: usize, p: u32| set.tasks[i].wcet.at(p).unwrap().0;
+        for task in &set.tasks {
+            let listed: Vec<u32> = task.wcet.listed().keys().copied().collect();
+            assert_eq!(listed, (1..=32).collect::<Vec<_>>(), "{}", task.name);
+            assert!(
+                (1..32).all(|p| task.wcet.at(p) >= task.wcet.at(p + 1)),
+                "{}: C^p must not increase",
+                task.name
+            );
+        }
+        // Table II.
+        let ms = |v: u64| Nanos(v * 10_000);
+        assert_eq!(Nanos(c(0, 8)), ms(1194));
+        assert_eq!(Nanos(c(1, 3)), ms(1315));
+        assert_eq!(Nanos(c(2, 8)), ms(4958));
+        assert_eq!(Nanos(c(3, 5)), ms(4430));
+        // IV-B: (C^1 − C^32) / T, printed to 0.01 %.
+        for (i, percent) in [10.82, 0.56, 11.83, 0.54].into_iter().enumerate() {
+            let t = set.tasks[i].period.0 as f64;
+            let ours = 100.0 * (c(i, 1) - c(i, 32)) as f64 / t;
+            assert!(
+                (ours - percent).abs() < 0.005,
+                "τ{}: {ours} vs {percent}",
+                i + 1
+            );
+        }
+        // τ1 falls at every step until p exceeds 12, then is flat.
+        assert!((1..12).all(|p| c(0, p) > c(0, p + 1)));
+        assert!((12..32).all(|p| c(0, p) == c(0, 32)));
+        // τ3 continuously decreases.
+        assert!((1..32).all(|p| c(2, p) > c(2, p + 1)));
+        // Table I's Min. p comes from memory at 1 GiB; at 2 GiB it is smaller.
+        for (mib, least) in [(1024u64, [1, 3, 2, 2]), (2048, [1, 2, 1, 1])] {
+            let mut set = set.clone();
+            set.platform.memory = Bytes(mib << 20);
+            let inst = Instance::new(&set);
+            let ours: Vec<u32> = inst.tasks.iter().map(|t| t.min_partitions).collect();
+            assert_eq!(ours, least, "M_total = {mib} MiB");
+        }
+    }
+
+    /// Figure 10 from the shipped curves against IV-D's "almost 10 %", with
+    /// the without-sharing and NoCInt sums recomputed here from the curves.
+    #[test]
+    fn figure10_drop_is_the_papers() {
+        let set = table_i();
+        let f = figure10(&set).unwrap();
+        let u = |i: usize, p: u32| {
+            100.0 * set.tasks[i].wcet.at(p).unwrap().0 as f64 / set.tasks[i].period.0 as f64
+        };
+        let without = u(0, 1) + u(1, 3) + u(2, 2) + u(3, 2);
+        let nocint = u(0, 8) + u(1, 3) + u(2, 8) + u(3, 5);
+        assert!((f.without_percent - without).abs() < 1e-9);
+        assert!((f.with_nocint_percent - nocint).abs() < 1e-9);
+        // Table II's ω and γ: 16, 6, 13 and 5 refills of Δ per period.
+        let delta = set.platform.refill.0 as f64;
+        let delays: f64 = [(16.0, 0), (6.0, 1), (13.0, 2), (5.0, 3)]
+            .iter()
+            .map(|&(k, i)| 100.0 * k * delta / set.tasks[i].period.0 as f64)
+            .sum();
+        assert!((f.with_cint_percent - nocint - delays).abs() < 1e-9);
+        assert_eq!(
+            classify(Some((f.drop_points, f.drop_points)), (9.0, 10.0), true),
+            Verdict::Within,
+            "paper: almost 10 % lower; tinct: {} points",
+            f.drop_points
+        );
+        assert_eq!(f.verdict, Verdict::Within);
+    }
+
+    #[test]
+    fn figure10_says_why_it_cannot_be_computed() {
+        let mut three = table_i();
+        three.tasks.pop();
+        assert_eq!(
+            figure10(&three).unwrap_err(),
+            "Figure 10 needs Table I's four tasks, the set has 3"
+        );
+        let mut late = table_i();
+        let mut listed = late.tasks[0].wcet.listed().clone();
+        listed.remove(&1);
+        late.tasks[0].wcet = crate::model::WcetTable::new(listed);
+        assert_eq!(
+            figure10(&late).unwrap_err(),
+            "task `streamcluster` has no C^1 (its wcet starts at p = 2)"
+        );
+    }
 }

@@ -83,7 +83,14 @@ pub fn write_kim2013(out: &mut impl Write, report: &Report) -> fmt::Result {
         out,
         "\nCATA against the baselines (percentage points, over settings where both schedule):"
     )?;
-    let mut t = table(&["figure", "vs", "paper", "paper range", "tinct range", "verdict"]);
+    let mut t = table(&[
+        "figure",
+        "vs",
+        "paper",
+        "paper range",
+        "tinct range",
+        "verdict",
+    ]);
     for c in &report.comparisons {
         let ours = match (c.ours_min, c.ours_max) {
             (Some(lo), Some(hi)) => format!("{} points", range(lo, hi)),
@@ -170,8 +177,7 @@ mod tests {
              with Table II's sharing 75.7 % (NoCInt) / 78.1 % (CInt)"
         );
         assert_eq!(
-            lines[1],
-            "  drop without − CInt: tinct 9.5 points; paper: almost 10 %; close",
+            lines[1], "  drop without − CInt: tinct 9.5 points; paper: almost 10 %; close",
             "the verdict is the report's, not recomputed"
         );
         let header = lines.iter().find(|l| l.contains("IV-E")).expect(&text);
@@ -192,7 +198,10 @@ mod tests {
                 "8", "128", "bfd", "fails", "fails", "41.2", "fails", "budget"
             ]
         );
-        let comparison = lines.iter().find(|l| l.contains("12 points fewer")).expect(&text);
+        let comparison = lines
+            .iter()
+            .find(|l| l.contains("12 points fewer"))
+            .expect(&text);
         assert_eq!(
             cells(comparison),
             [
@@ -205,7 +214,10 @@ mod tests {
             ]
         );
         assert!(!text.contains("holds"), "no bare direction word:\n{text}");
-        assert!(text.contains("close: both ends within 5 points more"), "{text}");
+        assert!(
+            text.contains("close: both ends within 5 points more"),
+            "{text}"
+        );
         assert_eq!(lines.last(), Some(&"  paper: a; tinct: b"));
 
         let failed = Report {
