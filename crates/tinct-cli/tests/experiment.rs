@@ -23,7 +23,20 @@ fn kim2013_directions_hold_next_to_the_paper() {
     for c in comparisons {
         assert_eq!(c["direction_holds"], Value::Bool(true), "{c}");
         assert!(c["paper"].as_str().unwrap().contains('%'));
+        let verdict = c["verdict"].as_str().unwrap();
+        assert!(["within", "close", "differs"].contains(&verdict), "{c}");
+        assert!(c["paper_min"].as_f64().unwrap() < c["paper_max"].as_f64().unwrap());
     }
+    let figure10 = &report["figure10"]["Ok"];
+    assert!(figure10["drop_points"].as_f64().is_some(), "{report}");
+    let bfd_n16_2g = rows
+        .iter()
+        .find(|r| r["tasks"] == 16 && r["memory_mib"] == 2048 && r["algorithm"] == "bfd")
+        .unwrap();
+    assert!(
+        bfd_n16_2g["partitions_needed"].as_u64().is_some(),
+        "paper: BFD schedules n = 16 at 2048 MiB: {bfd_n16_2g}"
+    );
     let cata_n8 = rows
         .iter()
         .find(|r| r["tasks"] == 8 && r["memory_mib"] == 1024 && r["algorithm"] == "cata")
@@ -32,9 +45,30 @@ fn kim2013_directions_hold_next_to_the_paper() {
 
     // The paper's published figures travel with ours (the table prints the same report).
     let text = String::from_utf8_lossy(&out.stdout);
-    for published in ["16% to 25% less than BFD", "97 %", "BFD fails n = 16"] {
+    for published in [
+        "16% to 25% less than BFD",
+        "97 %",
+        "BFD fails n = 16",
+        "almost 10 %",
+    ] {
         assert!(text.contains(published), "{published} missing:\n{text}");
     }
+    // Each figure's range beside the paper's, with a verdict and never a bare "holds".
+    let text = String::from_utf8_lossy(&tinct().args(["experiment", "kim2013"]).exits(0).stdout)
+        .into_owned();
+    assert!(!text.contains("holds"), "{text}");
+    let figure11 = text
+        .lines()
+        .find(|l| l.contains("16% to 25% less than BFD"))
+        .unwrap();
+    assert!(figure11.contains("16.0 to 25.0 points"), "{figure11}");
+    assert!(
+        ["within", "close", "differs"]
+            .iter()
+            .any(|v| figure11.trim_end_matches(['│', ' ']).ends_with(v)),
+        "{figure11}"
+    );
+    assert!(text.contains("close: both ends within 5 points"), "{text}");
 }
 
 const SMALL: [&str; 16] = [

@@ -1,10 +1,11 @@
-//! The text of `tinct experiment kim2013`: kim2013 Section IV-E (Figures
-//! 11-13) per setting and algorithm, CATA against the baselines next to the
-//! paper's published comparisons, and the other published facts.
+//! The text of `tinct experiment kim2013`: kim2013 Section IV-D (Figure 10),
+//! Section IV-E (Figures 11-13) per setting and algorithm, each figure's
+//! range next to the paper's with a verdict (within, close, differs), and
+//! the other published facts.
 
 use super::table;
 use std::fmt::{self, Write};
-use tinct_core::experiment::kim2013::Report;
+use tinct_core::experiment::kim2013::{CLOSE_POINTS, ROUNDING_POINTS, Report};
 
 /// The study as people read it.
 pub fn kim2013_text(report: &Report) -> String {
@@ -18,8 +19,35 @@ fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "fails".to_string(), |v| format!("{v:.1}"))
 }
 
+/// A range in percentage points, one decimal ("a to b", or "a" when both ends agree).
+fn range(lo: f64, hi: f64) -> String {
+    if format!("{lo:.1}") == format!("{hi:.1}") {
+        format!("{lo:.1}")
+    } else {
+        format!("{lo:.1} to {hi:.1}")
+    }
+}
+
 /// [`kim2013_text`] into any writer.
 pub fn write_kim2013(out: &mut impl Write, report: &Report) -> fmt::Result {
+    match &report.figure10 {
+        Ok(f) => {
+            writeln!(
+                out,
+                "kim2013 IV-D, Figure 10 (one core, 8 partitions, Eq. 1): without sharing {:.1} %, \
+                 with Table II's sharing {:.1} % (NoCInt) / {:.1} % (CInt)",
+                f.without_percent, f.with_nocint_percent, f.with_cint_percent
+            )?;
+            writeln!(
+                out,
+                "  drop without − CInt: tinct {:.1} points; paper: {}; {}\n",
+                f.drop_points,
+                f.paper,
+                f.verdict.name()
+            )?;
+        }
+        Err(why) => writeln!(out, "kim2013 IV-D, Figure 10: not computed ({why})\n")?,
+    }
     writeln!(
         out,
         "kim2013 IV-E: Table I duplicated, N_C = {}, N_P = {}, Δ = {}",
@@ -55,26 +83,39 @@ pub fn write_kim2013(out: &mut impl Write, report: &Report) -> fmt::Result {
         out,
         "\nCATA against the baselines (percentage points, over settings where both schedule):"
     )?;
-    let mut t = table(&["figure", "vs", "paper", "tinct", "direction"]);
+    let mut t = table(&[
+        "figure",
+        "vs",
+        "paper",
+        "paper range",
+        "tinct range",
+        "verdict",
+    ]);
     for c in &report.comparisons {
         let ours = match (c.ours_min, c.ours_max) {
-            (Some(lo), Some(hi)) => format!("{lo:.1} to {hi:.1} points"),
+            (Some(lo), Some(hi)) => format!("{} points", range(lo, hi)),
             _ => "no common setting".to_string(),
         };
+        let mut verdict = c.verdict.name().to_string();
+        if !c.direction_holds {
+            verdict.push_str(" (a baseline beats CATA)");
+        }
         t.add_row(vec![
             c.quantity.clone(),
             c.against.name().to_string(),
             c.paper.clone(),
+            format!("{} points", range(c.paper_min, c.paper_max)),
             ours,
-            if c.direction_holds {
-                "holds"
-            } else {
-                "DIFFERS"
-            }
-            .to_string(),
+            verdict,
         ]);
     }
     writeln!(out, "{t}")?;
+    writeln!(
+        out,
+        "within: both ends inside the paper's range ± {ROUNDING_POINTS} point (it prints whole \
+         percents); close: both ends within {CLOSE_POINTS} points more; differs: farther, or a \
+         baseline better than CATA somewhere. docs/ALLOCATION.md explains each difference."
+    )?;
     writeln!(out, "\nOther published facts:")?;
     for (paper, ours) in &report.facts {
         writeln!(out, "  paper: {paper}; tinct: {ours}")?;
@@ -86,7 +127,7 @@ pub fn write_kim2013(out: &mut impl Write, report: &Report) -> fmt::Result {
 mod tests {
     use super::*;
     use tinct_core::alloc::Algorithm;
-    use tinct_core::experiment::kim2013::{Comparison, Row};
+    use tinct_core::experiment::kim2013::{Comparison, Figure10, Row, Verdict};
 
     #[test]
     fn rows_comparisons_and_facts_are_printed() {
@@ -104,13 +145,26 @@ mod tests {
                 utilization_percent: None,
                 exact: false,
             }],
+            figure10: Ok(Figure10 {
+                without_percent: 87.64,
+                with_nocint_percent: 75.74,
+                with_cint_percent: 78.14,
+                drop_points: 9.5,
+                paper: "almost 10 %".into(),
+                paper_min: 9.0,
+                paper_max: 10.0,
+                verdict: Verdict::Close,
+            }),
             comparisons: vec![Comparison {
                 quantity: "Fig. 11".into(),
                 against: Algorithm::Wfd,
                 paper: "12 points fewer".into(),
+                paper_min: 12.0,
+                paper_max: 19.0,
                 ours_min: Some(3.0),
                 ours_max: Some(10.04),
                 direction_holds: false,
+                verdict: Verdict::Differs,
             }],
             facts: vec![("a".into(), "b".into())],
             complete: true,
@@ -118,7 +172,17 @@ mod tests {
         let text = kim2013_text(&report);
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
-            lines[0], "kim2013 IV-E: Table I duplicated, N_C = 4, N_P = 32, Δ = 20us",
+            lines[0],
+            "kim2013 IV-D, Figure 10 (one core, 8 partitions, Eq. 1): without sharing 87.6 %, \
+             with Table II's sharing 75.7 % (NoCInt) / 78.1 % (CInt)"
+        );
+        assert_eq!(
+            lines[1], "  drop without − CInt: tinct 9.5 points; paper: almost 10 %; close",
+            "the verdict is the report's, not recomputed"
+        );
+        let header = lines.iter().find(|l| l.contains("IV-E")).expect(&text);
+        assert_eq!(
+            *header, "kim2013 IV-E: Table I duplicated, N_C = 4, N_P = 32, Δ = 20us",
             "Δ is the file's, not a constant"
         );
         let cells = |line: &str| -> Vec<String> {
@@ -134,17 +198,35 @@ mod tests {
                 "8", "128", "bfd", "fails", "fails", "41.2", "fails", "budget"
             ]
         );
-        let comparison = lines.iter().find(|l| l.contains("DIFFERS")).expect(&text);
+        let comparison = lines
+            .iter()
+            .find(|l| l.contains("12 points fewer"))
+            .expect(&text);
         assert_eq!(
             cells(comparison),
             [
                 "Fig. 11",
                 "wfd",
                 "12 points fewer",
+                "12.0 to 19.0 points",
                 "3.0 to 10.0 points",
-                "DIFFERS"
+                "differs (a baseline beats CATA)"
             ]
         );
+        assert!(!text.contains("holds"), "no bare direction word:\n{text}");
+        assert!(
+            text.contains("close: both ends within 5 points more"),
+            "{text}"
+        );
         assert_eq!(lines.last(), Some(&"  paper: a; tinct: b"));
+
+        let failed = Report {
+            figure10: Err("needs four tasks".into()),
+            ..report
+        };
+        assert!(
+            kim2013_text(&failed)
+                .starts_with("kim2013 IV-D, Figure 10: not computed (needs four tasks)")
+        );
     }
 }
