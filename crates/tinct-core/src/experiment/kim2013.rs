@@ -142,6 +142,41 @@ pub struct Figure10 {
     pub verdict: Verdict,
 }
 
+/// [`Report::figure10`] in JSON: the figure itself, or why not.
+mod figure10_json {
+    use super::Figure10;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    #[serde(untagged)]
+    enum Wire {
+        Computed(Figure10),
+        Unavailable { unavailable: String },
+    }
+
+    pub fn serialize<S: Serializer>(
+        figure: &Result<Figure10, String>,
+        to: S,
+    ) -> Result<S::Ok, S::Error> {
+        match figure {
+            Ok(f) => Wire::Computed(f.clone()),
+            Err(why) => Wire::Unavailable {
+                unavailable: why.clone(),
+            },
+        }
+        .serialize(to)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        from: D,
+    ) -> Result<Result<Figure10, String>, D::Error> {
+        Ok(match Wire::deserialize(from)? {
+            Wire::Computed(f) => Ok(f),
+            Wire::Unavailable { unavailable } => Err(unavailable),
+        })
+    }
+}
+
 /// Table II's S(i) in priority order (kim2013 Table II).
 const TABLE_II: [(u32, u32); 4] = [(1, 8), (1, 3), (1, 8), (4, 8)];
 
@@ -217,7 +252,9 @@ pub struct Report {
     pub refill_ns: u64,
     /// Per setting and algorithm.
     pub rows: Vec<Row>,
-    /// Figure 10 (Section IV-D) from the base set, or why it was not computed.
+    /// Figure 10 (Section IV-D) from the base set, or why it was not
+    /// computed (JSON: the figure's object, or `{"unavailable": reason}`).
+    #[serde(with = "figure10_json")]
     pub figure10: Result<Figure10, String>,
     /// CATA vs BFD and WFD, next to the paper.
     pub comparisons: Vec<Comparison>,

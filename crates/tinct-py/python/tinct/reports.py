@@ -309,6 +309,8 @@ class Kim2013Report(TypedDict):
     partitions: int
     refill_ns: int
     rows: List[Kim2013Row]
+    #: Figure 10's utilizations and verdict, or ``{"unavailable": reason}``.
+    figure10: Dict[str, object]
     comparisons: List[Dict[str, object]]
     facts: List[Tuple[str, str]]
     complete: bool
