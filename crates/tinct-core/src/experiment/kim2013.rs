@@ -87,7 +87,8 @@ pub fn classify(ours: Option<(f64, f64)>, paper: (f64, f64), direction_holds: bo
         return Verdict::Differs;
     };
     // (`f64::max` would drop a NaN end.)
-    if !direction_holds || !(paper.0 <= paper.1) || lo.is_nan() || hi.is_nan() {
+    let ordered = paper.0.partial_cmp(&paper.1).is_some_and(|o| o.is_le());
+    if !direction_holds || !ordered || lo.is_nan() || hi.is_nan() {
         return Verdict::Differs;
     }
     let farthest = (lo - paper.0).abs().max((hi - paper.1).abs());
@@ -99,7 +100,8 @@ pub fn classify(ours: Option<(f64, f64)>, paper: (f64, f64), direction_holds: bo
 /// inside it is [`Verdict::Within`] (no rounding slack: the words are no
 /// printed number), within [`CLOSE_POINTS`] of it [`Verdict::Close`].
 pub fn classify_value(value: f64, paper: (f64, f64)) -> Verdict {
-    if !(paper.0 <= paper.1) || value.is_nan() {
+    let ordered = paper.0.partial_cmp(&paper.1).is_some_and(|o| o.is_le());
+    if !ordered || value.is_nan() {
         return Verdict::Differs;
     }
     let outside = (paper.0 - value).max(value - paper.1).max(0.0);
