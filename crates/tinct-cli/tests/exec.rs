@@ -981,14 +981,17 @@ fn a_ctrl_c_to_the_whole_group_ends_exec_at_once_and_says_what_was_lost() {
         !text.contains("did not write its summary and frame report in time"),
         "{text}"
     );
-    assert!(
-        text.contains("tinct exec: SIGINT passed on to the program"),
-        "{text}"
-    );
+    // The terminal's SIGINT reaches sleep and exec at once: exec either
+    // saw it first and passed it on (and asked the shim), or reaped a
+    // program the signal had already ended; either way it says what was
+    // lost. (Requiring "passed on" failed on a loaded CI machine, where
+    // the program's end came first.)
+    let passed_on = text.contains("tinct exec: SIGINT passed on to the program");
+    let died_first = text.contains("isolation not checked: the program ended by SIGINT");
+    assert!(passed_on || died_first, "sleep[{sleeping}]: {text}");
     // Either the program died first (nothing asked) or the shim answered.
     assert!(
-        text.contains("isolation not checked: the program ended by SIGINT")
-            || text.contains("tinct exec: the heap in the "),
+        died_first || text.contains("tinct exec: the heap in the "),
         "sleep[{sleeping}]: {text}"
     );
 }
