@@ -1208,15 +1208,10 @@ mod tests {
 
     /// Kernel mappings that overlap `range` (from `/proc/self/maps`).
     fn mappings_in(range: std::ops::Range<usize>) -> usize {
-        std::fs::read_to_string("/proc/self/maps")
+        tinct_sys::footprint::mappings_of_self()
             .unwrap()
-            .lines()
-            .filter(|line| {
-                let (start, end) = line.split_once(' ').unwrap().0.split_once('-').unwrap();
-                let start = usize::from_str_radix(start, 16).unwrap();
-                let end = usize::from_str_radix(end, 16).unwrap();
-                start < range.end && end > range.start
-            })
+            .iter()
+            .filter(|m| m.range.start < range.end && m.range.end > range.start)
             .count()
     }
 

@@ -120,6 +120,16 @@ pub fn parse_maps(text: &str, path: &Path) -> Result<Vec<Mapping>> {
         .collect()
 }
 
+/// This process's mappings, from `/proc/self/maps`.
+pub fn mappings_of_self() -> Result<Vec<Mapping>> {
+    let path = Path::new("/proc/self/maps");
+    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_maps(&text, path)
+}
+
 /// The resident pages of one kind.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -185,15 +195,11 @@ impl Footprint {
 /// readable (root): without them the kernel shows frame 0 and this is an
 /// error that says so.
 pub fn of_self(exclude: &[Range<usize>]) -> Result<Footprint> {
-    let path = Path::new("/proc/self/maps");
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let mappings = mappings_of_self()?;
     let pagemap = Pagemap::open_self()?;
     let page = pagemap.page_size() as usize;
     let mut kinds: std::collections::BTreeMap<MappingKind, ResidentPages> = Default::default();
-    for mapping in parse_maps(&text, path)? {
+    for mapping in mappings {
         let Some(kind) = mapping.kind() else { continue };
         if !mapping.readable && !mapping.writable && !mapping.executable {
             continue; // a guard: nothing can be touched there

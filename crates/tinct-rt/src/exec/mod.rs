@@ -363,7 +363,8 @@ fn residue_line(
         kinds.join(", "),
         rest.pages,
         rest.sets,
-        rest.sets - shared
+        // Sets both occupy are among the rest's own.
+        rest.sets.saturating_sub(shared)
     )
 }
 
