@@ -13,10 +13,21 @@
 //! | EXACT (no bit) | nothing: the request fails |
 //! | CONTROLLER_RESTRICTED | the requested controller's bank with the most free chunks |
 //! | CONTROLLER_UNRESTRICTED | the controller with the most free chunks, then its fullest bank |
-//! | SPLIT | the first run of free pages long enough, in address order, any bank and controller |
+//! | SPLIT | the first run of free pages long enough, in address order: one in the requested controller (spanning its banks) if there is one, else any |
 //!
 //! Ties go to the lower index; modes combine as a bit mask and are tried in
 //! the table's order.
+//!
+//! SPLIT honours the paper's size classes (Section 3, after Fig. 2): its
+//! allocator "allows medium allocations (8KB < size <= 64KB) to span
+//! multiple banks while larger ones (> 64KB) even span multiple
+//! controllers". So a run inside the requested controller comes first and
+//! a run across controllers only when there is none. The paper's 64 KB is
+//! a Tilera fact (controller-interleaved 64 kB pages: no longer contiguous
+//! block lies in one controller); a pool's run is pages in virtual order,
+//! each filed by its own frame, so a run in one controller can be as long
+//! as the pool allows and no size is sent across controllers while its
+//! controller has room.
 
 use std::ops::BitOr;
 
@@ -163,7 +174,10 @@ impl PageBook {
     /// the controllers in descending order of free chunks and, within
     /// each, its banks likewise; (4) with SPLIT, the first contiguous run
     /// of free pages in address order, which may span banks and
-    /// controllers. Steps 1-3 hand out a whole chunk (the paper's unit);
+    /// controllers: a run inside the requested controller first (the
+    /// paper's medium allocation, spanning banks), any run only when the
+    /// controller has none (its large allocation, spanning controllers).
+    /// Steps 1-3 hand out a whole chunk (the paper's unit);
     /// a request larger than a chunk fits no chunk, so only SPLIT can serve
     /// it. Ties go to the lower index, so results are deterministic.
     pub fn alloc_bank_aware(&mut self, request: BankRequest) -> Result<BankGrant, MemError> {
@@ -224,10 +238,14 @@ impl PageBook {
                 }
             }
         }
-        // Step 4: a contiguous block that may span banks and controllers.
+        // Step 4: a contiguous block, spanning the banks of the requested
+        // controller (medium) before it spans controllers (large).
         if let Some(first) = modes
             .contains(Modes::SPLIT)
-            .then(|| self.first_free_run(pages))
+            .then(|| {
+                self.first_free_run(pages, Some(request.controller))
+                    .or_else(|| self.first_free_run(pages, None))
+            })
             .flatten()
         {
             for page in first..first + pages as u32 {
@@ -305,12 +323,16 @@ impl PageBook {
         controllers
     }
 
-    /// First run of `pages` free pages in address order.
-    fn first_free_run(&self, pages: u64) -> Option<u32> {
+    /// First run of `pages` free pages in address order, all of
+    /// `controller` if one is given.
+    fn first_free_run(&self, pages: u64, controller: Option<u32>) -> Option<u32> {
+        let banks = self.mapping.banks();
         let mut run_start = 0usize;
         let mut run_len = 0u64;
         for (index, &used) in self.used.iter().enumerate() {
-            if used {
+            let elsewhere =
+                controller.is_some_and(|c| self.bank_slot[index] / banks != c);
+            if used || elsewhere {
                 run_len = 0;
                 run_start = index + 1;
             } else {
@@ -453,6 +475,50 @@ mod tests {
         assert_eq!((grant.first, grant.step), (PageId(0), Step::Split));
         assert!(book.alloc_bank_aware(request(0, 0, Modes(8))).is_err());
         assert!(book.alloc_bank_aware(request(2, 0, Modes::ALL)).is_err());
+    }
+
+    /// chandru-mueller Section 3: a medium request spans the banks of one
+    /// controller, only a large one spans controllers. SPLIT therefore
+    /// takes a run inside the requested controller before an earlier run
+    /// across controllers, and crosses controllers only when its own has
+    /// no run long enough.
+    #[test]
+    fn split_spans_the_banks_of_the_requested_controller_before_controllers() {
+        // Pages 0-3 are controller 0 (banks 0-3), pages 4-7 controller 1.
+        let book_with_free_run_from_2 = || {
+            let mut book = bank_book([[1, 1, 1, 1], [1, 1, 1, 1]]);
+            for bank in [0, 1] {
+                book.alloc_bank_aware(request(0, bank, Modes::EXACT))
+                    .unwrap();
+            }
+            book // free: 2, 3 (controller 0), 4-7 (controller 1)
+        };
+        let three_pages = |controller| BankRequest {
+            controller,
+            bank: 0,
+            size: 3 * 4096,
+            modes: Modes::SPLIT,
+        };
+        let placed = |book: &PageBook, grant: BankGrant| -> Vec<(u32, u32)> {
+            (grant.first.0..grant.first.0 + grant.pages)
+                .map(|page| book.class(PageId(page)))
+                .map(|class| (class.controller, class.bank))
+                .collect()
+        };
+        // Controller 1 has a run of three: it is taken, though 2-4 comes first.
+        let mut book = book_with_free_run_from_2();
+        let grant = book.alloc_bank_aware(three_pages(1)).unwrap();
+        assert_eq!((grant.first, grant.step), (PageId(4), Step::Split));
+        assert_eq!(placed(&book, grant), vec![(1, 0), (1, 1), (1, 2)]);
+        // Controller 0 has only two free pages: the block crosses controllers.
+        let mut book = book_with_free_run_from_2();
+        let grant = book.alloc_bank_aware(three_pages(0)).unwrap();
+        assert_eq!(grant.first, PageId(2));
+        assert_eq!(placed(&book, grant), vec![(0, 2), (0, 3), (1, 0)]);
+        // One page with only SPLIT stays in its controller too.
+        let mut book = book_with_free_run_from_2();
+        let grant = book.alloc_bank_aware(request(1, 3, Modes::SPLIT)).unwrap();
+        assert_eq!(book.class(grant.first).controller, 1);
     }
 
     /// A book of 8 KiB chunks (two pages) over the test mapping: chunk `k`

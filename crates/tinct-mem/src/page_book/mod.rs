@@ -678,11 +678,16 @@ mod tests {
                         }
                     }
                     Op::Bank(controller, bank, modes) => {
+                        let controller_had_free = book.free_in_controller(controller) > 0;
                         if let Ok(grant) = book.alloc_bank_aware(request(controller, bank, Modes(modes & 7))) {
                             let page = grant.first;
+                            let class = book.class(page);
                             if grant.step == Step::Exact {
-                                let class = book.class(page);
                                 prop_assert_eq!((class.controller, class.bank), (controller, bank));
+                            }
+                            if grant.step == Step::Split && controller_had_free {
+                                // A page fits any run: SPLIT stays in its controller.
+                                prop_assert_eq!(class.controller, controller);
                             }
                             last_freed[book.class(page).color as usize] = None;
                             fresh.push(page);
