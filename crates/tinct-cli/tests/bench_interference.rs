@@ -47,8 +47,10 @@ fn run_bench(dir: &Path, bench: &str, args: &[&str]) -> (Value, String) {
 
 fn coherence_distributions(r: &coherence::Report) -> Vec<&Durations> {
     let sizes = r.sizes.iter().flat_map(|s| {
+        let app = &s.application;
         std::iter::once(&s.sequential)
             .chain(s.parallel.iter().flat_map(|p| [&p.shared, &p.private]))
+            .chain([&app.sequential, &app.shared, &app.private])
     });
     let sharing = r
         .false_sharing
@@ -201,6 +203,41 @@ fn coherence_quick_is_consistent_with_the_topology() {
                 "shared/seq median",
             );
         }
+        // Fig. 4(a): the three versions as whole applications, their
+        // ratios those of their own sequential version.
+        let app = &size["application"];
+        for version in ["sequential", "shared", "private"] {
+            assert_eq!(u(&app[version]["count"]), reps, "application {version}");
+        }
+        for (ratio, version) in [
+            ("shared_over_sequential_wcet", "shared"),
+            ("private_over_sequential_wcet", "private"),
+        ] {
+            assert_ratio(
+                &app[ratio],
+                &app[version]["max_ns"],
+                &app["sequential"]["max_ns"],
+                ratio,
+            );
+        }
+    }
+    assert!(
+        stdout.contains("Fig. 4(a) vs 4(b)") && stdout.contains("as whole applications"),
+        "the summary compares Fig. 4(a) with 4(b):\n{stdout}"
+    );
+    let csv = std::fs::read_to_string(tmp.path().join("coherence.csv")).unwrap();
+    for variant in [
+        "application-sequential",
+        "application-parallel-shared",
+        "application-parallel-private",
+    ] {
+        assert_eq!(
+            csv.lines()
+                .filter(|l| l.contains(&format!(",{variant},")))
+                .count(),
+            sizes.len(),
+            "one {variant} row per size in coherence.csv"
+        );
     }
     // The worst slowdown is the largest of all.
     let largest = sizes
@@ -224,8 +261,9 @@ fn coherence_quick_is_consistent_with_the_topology() {
             "false sharing",
         );
     }
-    // One CSV row per condition and size, plus the header.
-    let conditions = 1 + 2 * available.len();
+    // One CSV row per condition and size, plus the header (three of them
+    // whole applications).
+    let conditions = 1 + 2 * available.len() + 3;
     assert_eq!(
         csv_lines(&tmp.path().join("coherence.csv")),
         1 + sizes.len() * conditions

@@ -4,6 +4,7 @@
 use super::kernels::{self, ArrayPair, Function, Padded, SameLine};
 use super::placement::Placement;
 use super::plan::{Loops, Plan};
+use super::report::ApplicationResult;
 use super::{FalseSharingResult, ParallelResult, SizeResult, WARMUP_ROUNDS};
 use crate::harness::counters::{default_events, prefixed};
 use crate::harness::{ConditionCounters, Interleaved, Progress};
@@ -26,7 +27,7 @@ pub(super) struct Measured {
 /// Every size, then the false-sharing variant, under every available placement.
 pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> {
     let available: Vec<&Placement> = plan.placements.iter().filter(|p| p.available()).collect();
-    let conditions_per_size = 1 + 2 * available.len() as u64;
+    let conditions_per_size = 1 + 2 * available.len() as u64 + APPLICATIONS.len() as u64;
     let total = u64::from(plan.run.reps + WARMUP_ROUNDS)
         * (conditions_per_size * plan.sizes.len() as u64 + 2 * available.len() as u64);
     progress.start(total, "coherence");
@@ -93,13 +94,30 @@ struct Setup<'a> {
     progress: &'a dyn Progress,
 }
 
-/// The conditions of one size: sequential, then shared and private per placement.
+/// The conditions of one size: sequential, shared and private per
+/// placement, then the three versions as whole applications.
 #[derive(Debug, Clone, Copy)]
 enum Condition {
     Sequential,
     Shared(usize),
     Private(usize),
+    Application(Version),
 }
+
+/// One of gracioli's three applications (Figure 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    Sequential,
+    ParallelShared,
+    ParallelPrivate,
+}
+
+/// The versions timed as whole applications, in their order of conditions.
+const APPLICATIONS: [(Version, &str); 3] = [
+    (Version::Sequential, "application/sequential"),
+    (Version::ParallelShared, "application/parallel-shared"),
+    (Version::ParallelPrivate, "application/parallel-private"),
+];
 
 fn measure_size(
     rows: usize,
@@ -119,6 +137,11 @@ fn measure_size(
         names.push(format!("parallel-shared/{}", p.kind.name()));
         conditions.push(Condition::Private(i));
         names.push(format!("parallel-private/{}", p.kind.name()));
+    }
+    let first_application = conditions.len();
+    for (version, name) in APPLICATIONS {
+        conditions.push(Condition::Application(version));
+        names.push(name.to_string());
     }
     let samples = Interleaved::new(names, setup.reps)
         .warmup(WARMUP_ROUNDS)
@@ -140,6 +163,9 @@ fn measure_size(
             Condition::Shared(p) => run_pair(placements[p], [&shared, &shared], repetitions, fifo),
             Condition::Private(p) => {
                 run_pair(placements[p], [&private[0], &private[1]], repetitions, fifo)
+            }
+            Condition::Application(version) => {
+                run_application(version, elements, repetitions, fifo)
             }
         })?;
     if samples.rounds_completed == 0 {
@@ -165,6 +191,18 @@ fn measure_size(
             private,
         });
     }
+    let (app_sequential, app_shared, app_private) = (
+        stats(first_application)?,
+        stats(first_application + 1)?,
+        stats(first_application + 2)?,
+    );
+    let application = ApplicationResult {
+        shared_over_sequential_wcet: ratio(app_shared.max, app_sequential.max),
+        private_over_sequential_wcet: ratio(app_private.max, app_sequential.max),
+        sequential: app_sequential,
+        shared: app_shared,
+        private: app_private,
+    };
     let result = SizeResult {
         rows,
         cols: rows,
@@ -172,6 +210,7 @@ fn measure_size(
         repetitions,
         sequential,
         parallel,
+        application,
     };
     Ok(Some((result, samples.counters)))
 }
@@ -198,6 +237,53 @@ fn run_pair(
         kernels::run_function(arrays, function, repetitions)
     })
     .map(|t| t.elapsed_ns)
+}
+
+/// One of the three applications timed whole, as `time` timed gracioli's
+/// runs (Fig. 4(a)): its arrays allocated and written with zeros (the
+/// page faults), its threads created, placed by the OS and joined, and
+/// everything freed, all inside the timed region.
+fn run_application(
+    version: Version,
+    elements: usize,
+    repetitions: u64,
+    fifo: Option<u8>,
+) -> Result<u64> {
+    let started = std::time::Instant::now();
+    // Both functions on threads the OS places, each on its arrays.
+    let run = |arrays: [&ArrayPair; 2]| {
+        let jobs = [Function::First, Function::Second]
+            .into_iter()
+            .zip(arrays)
+            .map(|(function, arrays)| Job {
+                cpus: Vec::new(),
+                input: (arrays, function),
+            })
+            .collect();
+        run_together(jobs, fifo, |_, (arrays, function)| {
+            kernels::run_function(arrays, function, repetitions)
+        })
+        .map(drop)
+    };
+    match version {
+        Version::Sequential => {
+            let arrays = ArrayPair::zeroed(elements);
+            kernels::run_function(&arrays, Function::First, repetitions);
+            kernels::run_function(&arrays, Function::Second, repetitions);
+            drop(arrays);
+        }
+        Version::ParallelShared => {
+            let arrays = ArrayPair::zeroed(elements);
+            run([&arrays, &arrays])?;
+            drop(arrays);
+        }
+        Version::ParallelPrivate => {
+            let own = [ArrayPair::zeroed(elements), ArrayPair::zeroed(elements)];
+            run([&own[0], &own[1]])?;
+            drop(own);
+        }
+    }
+    Ok(crate::pinned_threads::nanos(started.elapsed()))
 }
 
 fn measure_false_sharing(

@@ -7,6 +7,11 @@
 //! spot (Sebek's *interrupt*: the OS switches from the running task to the
 //! higher-priority one), and the partner's blocking again hands the CPU
 //! back (Sebek's *resume*: the high-priority task yields to the lower one).
+//!
+//! A [`Wakee`] at the victim's own SCHED_FIFO priority is woken without
+//! preempting it: the victim's futex wake then returns once the wakee is
+//! queued, and its duration is the hand-off's wake-up alone, which every
+//! interrupt also pays before its switch (see `switch.rs`).
 
 use crate::harness::memory_pass::read_pass;
 use crate::{Error, Result};
@@ -199,6 +204,114 @@ impl Drop for Partner {
     }
 }
 
+/// A thread on the victim's CPU at the victim's own SCHED_FIFO priority,
+/// asleep on a futex until the victim wakes it. Being of equal priority it
+/// does not preempt the victim: the victim's wake returns as soon as the
+/// kernel has queued it, so the wake's duration is the hand-off's wake-up
+/// without the switch. It speaks a bare futex protocol, not a channel: a
+/// channel's receiver spins and yields before it sleeps, and a yield to
+/// the equal-priority victim would let the next wake find it still
+/// running, when nothing is woken.
+#[derive(Debug)]
+pub struct Wakee {
+    word: std::sync::Arc<std::sync::atomic::AtomicU32>,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// [`Wakee`] word: the victim handed over a job.
+const WAKEE_JOB: u32 = 1;
+/// [`Wakee`] word: the wakee answered (and is about to sleep).
+const WAKEE_ANSWERED: u32 = 2;
+/// [`Wakee`] word: the wakee should end.
+const WAKEE_STOP: u32 = 3;
+
+/// Futex waits and wakes within this process.
+const FUTEX_PRIVATE: futex::Flags = futex::Flags::PRIVATE;
+
+use rustix::thread::futex;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+impl Wakee {
+    /// Starts the wakee on `cpu` under SCHED_FIFO `priority` (the victim's own).
+    pub fn start(cpu: u32, priority: u8) -> Result<Self> {
+        let word = std::sync::Arc::new(AtomicU32::new(WAKEE_ANSWERED));
+        let (ready_tx, ready_rx) = channel::<Result<()>>();
+        let shared = std::sync::Arc::clone(&word);
+        let thread = std::thread::Builder::new()
+            .name("tinct-wakee".into())
+            .spawn(move || {
+                let setup = tinct_sys::sched::set_affinity(&[cpu])
+                    .and_then(|()| tinct_sys::sched::set_fifo(priority))
+                    .map_err(Error::from);
+                let failed = setup.is_err();
+                let _ = ready_tx.send(setup);
+                if failed {
+                    return;
+                }
+                loop {
+                    match shared.load(Ordering::Acquire) {
+                        WAKEE_JOB => {
+                            shared.store(WAKEE_ANSWERED, Ordering::Release);
+                            let _ = futex::wake(&shared, FUTEX_PRIVATE, 1);
+                        }
+                        WAKEE_STOP => return,
+                        seen => {
+                            // Returns when woken, or at once if the word moved on.
+                            let _ = futex::wait(&shared, FUTEX_PRIVATE, seen, None);
+                        }
+                    }
+                }
+            })
+            .map_err(|e| Error::Measurement(format!("cannot start the woken thread: {e}")))?;
+        let wakee = Self {
+            word,
+            thread: Some(thread),
+        };
+        ready_rx
+            .recv()
+            .map_err(|_| Error::Measurement("the woken thread died while starting".into()))?
+            .map(|()| wakee)
+    }
+
+    /// One hand-off's wake-up, in ns: the victim's time stamps around its
+    /// futex wake of the sleeping wakee. Then it sleeps until the wakee has
+    /// answered (not timed). A wake that found the wakee awake woke nobody
+    /// and is not a sample: it is made again, up to a few times.
+    pub fn wake(&self) -> Result<u64> {
+        for _ in 0..8 {
+            let handed = Instant::now();
+            self.word.store(WAKEE_JOB, Ordering::Release);
+            let woken = futex::wake(&self.word, FUTEX_PRIVATE, 1);
+            let wake_ns = crate::pinned_threads::nanos(handed.elapsed());
+            while self.word.load(Ordering::Acquire) == WAKEE_JOB {
+                let _ = futex::wait(&self.word, FUTEX_PRIVATE, WAKEE_JOB, None);
+            }
+            match woken {
+                Ok(1) => return Ok(wake_ns),
+                Ok(_) => continue,
+                Err(e) => {
+                    return Err(Error::Measurement(format!(
+                        "futex wake of the woken thread: {e}"
+                    )));
+                }
+            }
+        }
+        Err(Error::Measurement(
+            "the woken thread was awake at 8 wakes in a row: it does not sleep between them".into(),
+        ))
+    }
+}
+
+impl Drop for Wakee {
+    fn drop(&mut self) {
+        self.word.store(WAKEE_STOP, Ordering::Release);
+        let _ = futex::wake(&self.word, FUTEX_PRIVATE, 1);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,6 +342,30 @@ mod tests {
                 partner.preempt(Wipe::Code(0)).unwrap();
             }
         }
+    }
+
+    /// The wakee answers every wake and each wake woke it from its sleep
+    /// (`wake` refuses a wake that woke nobody). Needs SCHED_FIFO: skipped
+    /// with the reason without CAP_SYS_NICE, failed there where privileged
+    /// tests are required.
+    #[test]
+    fn a_wakee_of_the_victims_priority_is_woken_from_sleep_every_time() {
+        let cpu = tinct_sys::sched::current_cpu();
+        let _pin = crate::harness::pin::PinGuard::pin(cpu).unwrap();
+        let priority = 10;
+        if !tinct_sys::testing::capable_or_skip(
+            "a SCHED_FIFO victim and wakee",
+            tinct_sys::privilege::Capability::SysNice,
+        ) {
+            return;
+        }
+        tinct_sys::sched::set_fifo(priority).unwrap();
+        let measured = Wakee::start(cpu, priority)
+            .map(|wakee| (0..50).map(|_| wakee.wake()).collect::<Result<Vec<u64>>>());
+        tinct_sys::sched::set_other().unwrap();
+        let wakes = measured.unwrap().unwrap();
+        assert_eq!(wakes.len(), 50);
+        assert!(wakes.iter().all(|&ns| ns > 0));
     }
 
     #[test]

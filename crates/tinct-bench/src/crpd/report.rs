@@ -143,13 +143,16 @@ fn switch_row<'a>(case: &'a str, part: &'a str, s: &Durations) -> SwitchCsvRow<'
     }
 }
 
-/// The three lines of one Table 1 row.
-fn switch_rows<'a>(case: &'a str, row: &'a SwitchRow) -> [SwitchCsvRow<'a>; 3] {
-    [
+/// The lines of one Table 1 row: interrupt, resume, total, and the
+/// wake-up alone where it was measured.
+fn switch_rows<'a>(case: &'a str, row: &'a SwitchRow) -> Vec<SwitchCsvRow<'a>> {
+    let mut rows = vec![
         switch_row(case, "interrupt", &row.interrupt),
         switch_row(case, "resume", &row.resume),
         switch_row(case, "total", &row.total),
-    ]
+    ];
+    rows.extend(row.wakeup.as_ref().map(|w| switch_row(case, "wakeup", w)));
+    rows
 }
 
 /// Writes `crpd.json`, `crpd.csv`, `switch.csv` (Table 1),
@@ -270,8 +273,14 @@ pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
     );
     if let Some(sw) = &result.switch {
         let table1 = |row: &SwitchRow| {
+            let split = match (&row.wakeup, row.switch_median_ns()) {
+                (Some(wakeup), Some(switch)) => {
+                    format!(" (wake-up {} + switch {})", us(wakeup.median), us(switch))
+                }
+                _ => String::new(),
+            };
             format!(
-                "interrupt {} + resume {} = {} us median, max {} us",
+                "interrupt {}{split} + resume {} = {} us median, max {} us",
                 us(row.interrupt.median),
                 us(row.resume.median),
                 us(row.total.median),

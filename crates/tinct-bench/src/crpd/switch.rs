@@ -14,8 +14,19 @@
 //! shared cache is evicted again as it runs — the shared cache is of no
 //! use to the switch, the private ones still are. Without a second CPU the
 //! row is left unmeasured with that reason.
+//!
+//! Sebek's δ is the OS's switch alone (probes at the first and last lines
+//! of the switch routines). A user-space interrupt also holds the
+//! hand-off's wake-up: the victim's futex wake, the kernel finding and
+//! queueing the preempting task. Under SCHED_FIFO each row also measures
+//! that wake-up alone, in the same interleaved rounds: the victim wakes a
+//! `Wakee` of its own priority on its own CPU, which is queued but does
+//! not preempt it. The interrupt's median less the wake-up's median is
+//! the switch as the paper meant it. The analysis keeps the whole
+//! interrupt + resume (sound: every preemption pays both), so the split
+//! only explains the number.
 
-use super::partner::{Partner, SwitchTimes, Wipe, Wipers};
+use super::partner::{Partner, SwitchTimes, Wakee, Wipe, Wipers};
 use crate::harness::counters::prefixed;
 use crate::harness::memory_pass::read_pass;
 use crate::harness::{ConditionCounters, Durations, Interleaved, Progress};
@@ -35,6 +46,20 @@ pub struct SwitchRow {
     pub resume: Durations,
     /// Interrupt + resume of each preemption: the preemption cost without CRPD.
     pub total: Durations,
+    /// The hand-off's wake-up alone, which `interrupt` contains: the
+    /// victim's futex wake of a thread of its own priority that is queued
+    /// but does not run (under SCHED_FIFO only; see [`SwitchCost::wakeup`]).
+    pub wakeup: Option<Durations>,
+}
+
+impl SwitchRow {
+    /// The interrupt's median less the wake-up's: the switch alone, as
+    /// Sebek's probes timed it (`None` without a measured wake-up).
+    pub fn switch_median_ns(&self) -> Option<u64> {
+        self.wakeup
+            .as_ref()
+            .map(|wakeup| self.interrupt.median.saturating_sub(wakeup.median))
+    }
 }
 
 /// The platform's "no cache" row, or why it was not measured.
@@ -62,6 +87,8 @@ pub struct SwitchCost {
     pub wipe_bytes: u64,
     /// How the preempting task was scheduled against the preempted one.
     pub preemption: String,
+    /// What each row's `wakeup` is, or why it was not measured.
+    pub wakeup: String,
 }
 
 /// What the switch measurement needs.
@@ -99,43 +126,85 @@ pub fn measure(
         },
         preempter_priority,
     )?;
+    let (wakee, wakeup) = match setup.fifo {
+        Some(priority) => (
+            Some(Wakee::start(setup.cpu, priority)?),
+            format!(
+                "the victim's futex wake of a thread at its own SCHED_FIFO {priority} on CPU {},                  queued but not run, in the same rounds: the hand-off part of each interrupt;                  interrupt - wakeup is the switch alone, as Sebek's kernel probes timed it",
+                setup.cpu
+            ),
+        ),
+        None => (
+            None,
+            "not measured: a wake that does not preempt needs a thread of the victim's own              SCHED_FIFO priority, and the victim runs under SCHED_OTHER"
+                .into(),
+        ),
+    };
     let own_wipe = vec![1u64; (setup.wipe_bytes / 8).max(1) as usize];
+    let conditions: &[&str] = if wakee.is_some() {
+        &["best", "worst", "best-wakeup", "worst-wakeup"]
+    } else {
+        &["best", "worst"]
+    };
     let mut parts: [Vec<SwitchTimes>; 2] = [Vec::new(), Vec::new()];
-    let mut recording = 0u32;
+    let mut wakes: [Vec<u64>; 2] = [Vec::new(), Vec::new()];
+    let mut recorded = vec![0u32; conditions.len()];
     let warmup = 1;
-    let samples = Interleaved::new(["best", "worst"], setup.reps)
+    let samples = Interleaved::new(conditions.iter().copied(), setup.reps)
         .warmup(warmup)
         .seed(setup.seed)
         .run::<Error>(progress, |c| {
-            let times = if c == 0 {
-                partner.switch(Wipe::Nothing)?
-            } else {
+            let cold = c % 2 == 1;
+            if cold {
                 read_pass(&own_wipe);
-                partner.switch(Wipe::Data(0))?
-            };
-            recording += 1;
-            if recording > 2 * warmup {
-                parts[c].push(times);
             }
-            total(times)
+            recorded[c] += 1;
+            let keep = recorded[c] > warmup;
+            match (c, &wakee) {
+                (0 | 1, _) => {
+                    let wipe = if cold { Wipe::Data(0) } else { Wipe::Nothing };
+                    let times = partner.switch(wipe)?;
+                    if keep {
+                        parts[c].push(times);
+                    }
+                    total(times)
+                }
+                (_, Some(wakee)) => {
+                    let wake_ns = wakee.wake()?;
+                    if keep {
+                        wakes[c - 2].push(wake_ns);
+                    }
+                    Ok(wake_ns)
+                }
+                (_, None) => unreachable!("wake-up conditions exist only with a wakee"),
+            }
         })?;
     // Stopped early: the samples of a round left half-way are not kept.
     for part in &mut parts {
         part.truncate(samples.rounds_completed as usize);
     }
+    for wake in &mut wakes {
+        wake.truncate(samples.rounds_completed as usize);
+    }
     let mut counters = prefixed("switch/", &samples.counters);
     if samples.interrupted && samples.rounds_completed == 0 {
         return Ok((None, counters));
     }
-    let best = row(&parts[0])?;
-    let worst = row(&parts[1])?;
+    let best = row(&parts[0], &wakes[0])?;
+    let worst = row(&parts[1], &wakes[1])?;
     let no_cache = match setup.other_cpu {
         Some(_) if progress.stop_requested() => NoCacheRow {
             name: NO_CACHE_NAME.into(),
             measured: None,
             note: "not measured: the bench was interrupted (Ctrl-C) before it".into(),
         },
-        Some(other) => match measure_thrashed(setup, other, &partner, &own_wipe, progress)? {
+        Some(other) => match measure_thrashed(
+            setup,
+            other,
+            (&partner, wakee.as_ref()),
+            &own_wipe,
+            progress,
+        )? {
             Some((measured, totals)) => {
                 counters.extend(prefixed("switch/", &totals));
                 NoCacheRow {
@@ -182,22 +251,29 @@ pub fn measure(
             no_cache,
             wipe_bytes: setup.wipe_bytes,
             preemption,
+            wakeup,
         }),
         counters,
     ))
 }
 
 /// The worst case with a thrasher streaming through the wipe size on `other`
-/// (`None`: a stop came before its first round ended).
+/// (`None`: a stop came before its first round ended), and its wake-up
+/// alone when there is a wakee.
 fn measure_thrashed(
     setup: &Setup,
     other: u32,
-    partner: &Partner,
+    (partner, wakee): (&Partner, Option<&Wakee>),
     own_wipe: &[u64],
     progress: &dyn Progress,
 ) -> Result<Option<(SwitchRow, Vec<ConditionCounters>)>> {
     let stop = AtomicBool::new(false);
     let thrash = vec![1u64; (setup.wipe_bytes / 8).max(1) as usize];
+    let conditions: &[&str] = if wakee.is_some() {
+        &["no-cache", "no-cache-wakeup"]
+    } else {
+        &["no-cache"]
+    };
     std::thread::scope(|scope| {
         let thrasher = scope.spawn(|| -> Result<()> {
             tinct_sys::sched::set_affinity(&[other])?;
@@ -207,18 +283,31 @@ fn measure_thrashed(
             Ok(())
         });
         let mut parts = Vec::new();
-        let mut calls = 0u32;
-        let measured = Interleaved::new(["no-cache"], setup.reps)
+        let mut wakes = Vec::new();
+        let mut recorded = [0u32; 2];
+        let measured = Interleaved::new(conditions.iter().copied(), setup.reps)
             .warmup(1)
             .seed(setup.seed)
-            .run::<Error>(progress, |_| {
+            .run::<Error>(progress, |c| {
                 read_pass(own_wipe);
-                let times = partner.switch(Wipe::Data(0))?;
-                calls += 1;
-                if calls > 1 {
-                    parts.push(times);
+                recorded[c] += 1;
+                let keep = recorded[c] > 1;
+                match wakee.filter(|_| c == 1) {
+                    None => {
+                        let times = partner.switch(Wipe::Data(0))?;
+                        if keep {
+                            parts.push(times);
+                        }
+                        total(times)
+                    }
+                    Some(wakee) => {
+                        let wake_ns = wakee.wake()?;
+                        if keep {
+                            wakes.push(wake_ns);
+                        }
+                        Ok(wake_ns)
+                    }
                 }
-                total(times)
             });
         stop.store(true, Ordering::Relaxed);
         let joined = thrasher
@@ -230,7 +319,8 @@ fn measure_thrashed(
             return Ok(None);
         }
         parts.truncate(samples.rounds_completed as usize);
-        Ok(Some((row(&parts)?, samples.counters)))
+        wakes.truncate(samples.rounds_completed as usize);
+        Ok(Some((row(&parts, &wakes)?, samples.counters)))
     })
 }
 
@@ -241,13 +331,16 @@ fn total(times: SwitchTimes) -> Result<u64> {
         .ok_or_else(|| Error::Measurement("a context switch longer than 584 years".into()))
 }
 
-fn row(parts: &[SwitchTimes]) -> Result<SwitchRow> {
+/// A row of Table 1 from its preemptions and its wake-ups alone (none
+/// without a wakee).
+fn row(parts: &[SwitchTimes], wakes: &[u64]) -> Result<SwitchRow> {
     let none = || Error::Measurement("no context-switch samples".into());
     let of = |values: Vec<u64>| Durations::of(&values).ok_or_else(none);
     Ok(SwitchRow {
         interrupt: of(parts.iter().map(|t| t.interrupt_ns).collect())?,
         resume: of(parts.iter().map(|t| t.resume_ns).collect())?,
         total: of(parts.iter().map(|&t| total(t)).collect::<Result<_>>()?)?,
+        wakeup: Durations::of(wakes),
     })
 }
 
@@ -286,9 +379,59 @@ mod tests {
         }
         assert_eq!(cost.no_cache.measured.is_some(), cpus.len() > 1);
         assert!(cost.preemption.contains("SCHED_OTHER"));
+        // Under SCHED_OTHER no thread is sure not to preempt: no wake-up alone.
+        assert!(cost.wakeup.starts_with("not measured"), "{}", cost.wakeup);
+        assert!(cost.best.wakeup.is_none() && cost.best.switch_median_ns().is_none());
         let names: Vec<&str> = counters.iter().map(|c| c.condition.as_str()).collect();
         assert!(
             names.starts_with(&["switch/best", "switch/worst"]),
+            "{names:?}"
+        );
+    }
+
+    /// Under SCHED_FIFO every row also has the hand-off's wake-up alone,
+    /// sampled in the same rounds as its switches, and the switch alone is
+    /// the interrupt's median less it.
+    #[test]
+    fn under_fifo_each_row_splits_its_interrupt_into_wake_up_and_switch() {
+        if !tinct_sys::testing::capable_or_skip(
+            "a SCHED_FIFO victim and its wakee",
+            tinct_sys::privilege::Capability::SysNice,
+        ) {
+            return;
+        }
+        let cpus = tinct_sys::sched::affinity().unwrap();
+        let _pin = crate::harness::pin::PinGuard::pin(cpus[0]).unwrap();
+        let priority = 10;
+        tinct_sys::sched::set_fifo(priority).unwrap();
+        let setup = Setup {
+            fifo: Some(priority),
+            ..four_rounds_under_other(&cpus)
+        };
+        let measured = measure(&setup, &NoProgress);
+        tinct_sys::sched::set_other().unwrap();
+        let (cost, counters) = measured.unwrap();
+        let cost = cost.expect("not stopped: measured");
+        assert!(cost.wakeup.contains("SCHED_FIFO 10"), "{}", cost.wakeup);
+        for row in [&cost.best, &cost.worst]
+            .into_iter()
+            .chain(cost.no_cache.measured.as_ref())
+        {
+            let wakeup = row.wakeup.as_ref().expect("measured under SCHED_FIFO");
+            assert_eq!(wakeup.count, row.interrupt.count);
+            assert_eq!(
+                row.switch_median_ns(),
+                Some(row.interrupt.median.saturating_sub(wakeup.median))
+            );
+        }
+        let names: Vec<&str> = counters.iter().map(|c| c.condition.as_str()).collect();
+        assert!(
+            names.starts_with(&[
+                "switch/best",
+                "switch/worst",
+                "switch/best-wakeup",
+                "switch/worst-wakeup"
+            ]),
             "{names:?}"
         );
     }

@@ -330,8 +330,7 @@ impl PageBook {
         let mut run_start = 0usize;
         let mut run_len = 0u64;
         for (index, &used) in self.used.iter().enumerate() {
-            let elsewhere =
-                controller.is_some_and(|c| self.bank_slot[index] / banks != c);
+            let elsewhere = controller.is_some_and(|c| self.bank_slot[index] / banks != c);
             if used || elsewhere {
                 run_len = 0;
                 run_start = index + 1;
