@@ -81,7 +81,8 @@ pub struct StepCounts {
     pub controller_restricted: usize,
     /// Pages from another controller.
     pub controller_unrestricted: usize,
-    /// Pages from the SPLIT fallback (any free page).
+    /// Pages from the SPLIT fallback (a free page of the requested
+    /// controller while it has one, then any).
     pub split: usize,
 }
 
