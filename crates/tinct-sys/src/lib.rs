@@ -35,6 +35,7 @@
 //! - [`footprint`]: the resident pages of this process outside given ranges;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
 
+pub mod anonymous_words;
 pub mod cache_flush;
 pub mod cache_slices;
 pub mod cgroup;

@@ -1,5 +1,5 @@
-//! Resource usage of the calling thread: its context switches
-//! (`getrusage(RUSAGE_THREAD)`, which rustix does not wrap) and the time
+//! Resource usage of the calling thread: its context switches and minor
+//! page faults (`getrusage(RUSAGE_THREAD)`, which rustix does not wrap) and the time
 //! it waited runnable for a CPU (`/proc/thread-self/schedstat`).
 
 use std::os::unix::fs::FileExt;
@@ -16,6 +16,21 @@ pub struct Switches {
 /// The calling thread's context-switch counts. One system call, no
 /// allocation: cheap enough to read at the start and end of every job.
 pub fn thread_switches() -> crate::Result<Switches> {
+    let usage = thread_rusage()?;
+    Ok(Switches {
+        voluntary: usage.ru_nvcsw as u64,
+        involuntary: usage.ru_nivcsw as u64,
+    })
+}
+
+/// The calling thread's minor page faults so far (faults served without
+/// I/O: a fresh anonymous page's first touch is one).
+pub fn thread_minor_faults() -> crate::Result<u64> {
+    thread_rusage().map(|usage| usage.ru_minflt as u64)
+}
+
+/// `getrusage(RUSAGE_THREAD)`.
+fn thread_rusage() -> crate::Result<libc::rusage> {
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
     // SAFETY: `usage` points to writable memory of the size of `rusage`,
     // zero-initialised (a valid `rusage`); RUSAGE_THREAD names the calling
@@ -28,11 +43,7 @@ pub fn thread_switches() -> crate::Result<Switches> {
         ));
     }
     // SAFETY: zero-initialised above and, on success, filled by the kernel.
-    let usage = unsafe { usage.assume_init() };
-    Ok(Switches {
-        voluntary: usage.ru_nvcsw as u64,
-        involuntary: usage.ru_nivcsw as u64,
-    })
+    Ok(unsafe { usage.assume_init() })
 }
 
 /// The time one thread has waited on a run queue so far, runnable but not

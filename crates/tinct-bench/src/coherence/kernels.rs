@@ -20,19 +20,54 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 #[derive(Debug)]
 pub struct ArrayPair {
     /// First array (`ROWS x COLS`, row-major).
-    pub a: Vec<AtomicU64>,
+    pub a: Words,
     /// Second array.
-    pub b: Vec<AtomicU64>,
+    pub b: Words,
+}
+
+/// One array's words: heap memory, or a mapping of its own whose pages
+/// come from the kernel on first touch and go back when it is dropped.
+#[derive(Debug)]
+pub enum Words {
+    /// Heap memory (reused by the allocator from run to run).
+    Heap(Vec<AtomicU64>),
+    /// A private anonymous mapping, unmapped on drop.
+    Mapped(tinct_sys::anonymous_words::AnonymousWords),
+}
+
+impl std::ops::Deref for Words {
+    type Target = [AtomicU64];
+    fn deref(&self) -> &[AtomicU64] {
+        match self {
+            Words::Heap(words) => words,
+            Words::Mapped(words) => words,
+        }
+    }
 }
 
 impl ArrayPair {
     /// Two zeroed arrays of `elements` each (the paper starts them at zero).
     pub fn zeroed(elements: usize) -> Self {
-        let zeros = || (0..elements).map(|_| AtomicU64::new(0)).collect();
+        let zeros = || Words::Heap((0..elements).map(|_| AtomicU64::new(0)).collect());
         Self {
             a: zeros(),
             b: zeros(),
         }
+    }
+
+    /// Two arrays of `elements` each, each in a fresh mapping of its own
+    /// and written with zeros as the paper starts them: every page is a
+    /// page fault now and an unmapping at the drop, as in a new process.
+    pub fn mapped(elements: usize) -> crate::Result<Self> {
+        let zeros = || -> crate::Result<Words> {
+            let words = tinct_sys::anonymous_words::AnonymousWords::new(elements)?;
+            words.iter().for_each(|w| w.store(0, Relaxed));
+            Ok(Words::Mapped(words))
+        };
+        Ok(Self {
+            a: zeros()?,
+            b: zeros()?,
+        })
     }
 
     /// Sum of both arrays (keeps the work observable, and lets tests check
@@ -40,7 +75,7 @@ impl ArrayPair {
     pub fn checksum(&self) -> u64 {
         self.a
             .iter()
-            .chain(&self.b)
+            .chain(self.b.iter())
             .fold(0u64, |sum, x| sum.wrapping_add(x.load(Relaxed)))
     }
 }
@@ -62,7 +97,7 @@ pub fn run_function(arrays: &ArrayPair, function: Function, repetitions: u64) {
         Function::Second => (5u64, 7u64),
     };
     for _ in 0..repetitions {
-        for (x, y) in arrays.a.iter().zip(&arrays.b) {
+        for (x, y) in arrays.a.iter().zip(arrays.b.iter()) {
             let a = x.load(Relaxed);
             let b = y.load(Relaxed);
             x.store(a.wrapping_mul(mul).wrapping_add(b) ^ add, Relaxed);
@@ -111,6 +146,17 @@ mod tests {
         let second = ArrayPair::zeroed(16);
         run_function(&second, Function::Second, 3);
         assert_ne!(first.checksum(), second.checksum());
+    }
+
+    #[test]
+    fn mapped_arrays_compute_as_heap_arrays_do() {
+        let heap = ArrayPair::zeroed(1000);
+        let mapped = ArrayPair::mapped(1000).unwrap();
+        assert!(matches!(mapped.a, Words::Mapped(_)));
+        run_function(&heap, Function::Second, 2);
+        run_function(&mapped, Function::Second, 2);
+        assert_eq!(heap.checksum(), mapped.checksum());
+        assert_ne!(heap.checksum(), 0);
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<Measured> 
         events,
         increments: plan.increments,
         sequential_cpu: plan.run.cpus[0],
+        allowed: plan.run.cpus.clone(),
         fifo: plan.fifo,
         progress,
     };
@@ -90,6 +91,8 @@ struct Setup<'a> {
     events: Vec<CounterEvent>,
     increments: u64,
     sequential_cpu: u32,
+    /// The CPUs the run may use (where the OS places whole applications).
+    allowed: Vec<u32>,
     fifo: Option<u8>,
     progress: &'a dyn Progress,
 }
@@ -165,7 +168,7 @@ fn measure_size(
                 run_pair(placements[p], [&private[0], &private[1]], repetitions, fifo)
             }
             Condition::Application(version) => {
-                run_application(version, elements, repetitions, fifo)
+                run_application(version, elements, repetitions, setup)
             }
         })?;
     if samples.rounds_completed == 0 {
@@ -240,46 +243,50 @@ fn run_pair(
 }
 
 /// One of the three applications timed whole, as `time` timed gracioli's
-/// runs (Fig. 4(a)): its arrays allocated and written with zeros (the
-/// page faults), its threads created, placed by the OS and joined, and
-/// everything freed, all inside the timed region.
+/// runs (Fig. 4(a)), process start and exit aside: its arrays mapped and
+/// written with zeros (a page fault per page), its threads created (one
+/// for the sequential version), placed by the OS on the allowed CPUs under
+/// the run's policy and joined, and its arrays unmapped, all inside the
+/// timed region.
 fn run_application(
     version: Version,
     elements: usize,
     repetitions: u64,
-    fifo: Option<u8>,
+    setup: &Setup<'_>,
 ) -> Result<u64> {
     let started = std::time::Instant::now();
-    // Both functions on threads the OS places, each on its arrays.
-    let run = |arrays: [&ArrayPair; 2]| {
-        let jobs = [Function::First, Function::Second]
+    // One thread per entry, placed by the OS: its functions in order, on its arrays.
+    let run = |threads: Vec<(&ArrayPair, &[Function])>| {
+        let jobs = threads
             .into_iter()
-            .zip(arrays)
-            .map(|(function, arrays)| Job {
-                cpus: Vec::new(),
-                input: (arrays, function),
+            .map(|input| Job {
+                cpus: setup.allowed.clone(),
+                input,
             })
             .collect();
-        run_together(jobs, fifo, |_, (arrays, function)| {
-            kernels::run_function(arrays, function, repetitions)
+        run_together(jobs, setup.fifo, |_, (arrays, functions)| {
+            for &function in functions {
+                kernels::run_function(arrays, function, repetitions);
+            }
         })
         .map(drop)
     };
+    const FIRST: &[Function] = &[Function::First];
+    const SECOND: &[Function] = &[Function::Second];
     match version {
         Version::Sequential => {
-            let arrays = ArrayPair::zeroed(elements);
-            kernels::run_function(&arrays, Function::First, repetitions);
-            kernels::run_function(&arrays, Function::Second, repetitions);
+            let arrays = ArrayPair::mapped(elements)?;
+            run(vec![(&arrays, &[Function::First, Function::Second])])?;
             drop(arrays);
         }
         Version::ParallelShared => {
-            let arrays = ArrayPair::zeroed(elements);
-            run([&arrays, &arrays])?;
+            let arrays = ArrayPair::mapped(elements)?;
+            run(vec![(&arrays, FIRST), (&arrays, SECOND)])?;
             drop(arrays);
         }
         Version::ParallelPrivate => {
-            let own = [ArrayPair::zeroed(elements), ArrayPair::zeroed(elements)];
-            run([&own[0], &own[1]])?;
+            let own = [ArrayPair::mapped(elements)?, ArrayPair::mapped(elements)?];
+            run(vec![(&own[0], FIRST), (&own[1], SECOND)])?;
             drop(own);
         }
     }

@@ -11,14 +11,14 @@
 //!   own arrays (it should take about half the sequential time).
 //!
 //! * **as whole applications** (Fig. 4(a) against 4(b)): the three versions
-//!   again, each timed as the paper timed its runs with `time`, the
-//!   arrays' allocation and first touch, the threads' creation and join and
-//!   the freeing inside the timed region, threads placed by the OS. The
-//!   versions above time the computation alone, which takes the kernel's
-//!   part out; gracioli's optimised kernel (Fig. 4(b)) reduced that part
-//!   (fewer locks, atomics and shared kernel data), so the two timings
-//!   bracket what such a kernel can gain, where a user-space tool cannot
-//!   swap the kernel ([`report::ApplicationResult`]).
+//!   again, each timed as the paper timed its runs with `time` (process
+//!   start and exit aside): the arrays' mapping and first touch, the
+//!   threads' creation and join and the unmapping inside the timed region,
+//!   threads placed by the OS. The versions above time the computation
+//!   alone, the kernel's part taken out entirely; gracioli's optimised
+//!   kernel (Fig. 4(b)) reduced that part (fewer locks, atomics and shared
+//!   kernel data), so it lies between the two timings, where a user-space
+//!   tool cannot swap the kernel ([`report::ApplicationResult`]).
 //!
 //! The parallel versions run under each thread placement of the paper (same
 //! CPU, SMT siblings, different cores, different dies, OS-chosen); the
