@@ -29,7 +29,11 @@ pub(super) fn measure(plan: Plan, progress: &dyn Progress) -> Result<CrpdResult>
         .then_some(DEFAULT_FIFO_PRIORITY);
     let _fifo_guard = fifo.map(|_| FifoGuard);
     let policy = fifo.map_or("other".to_string(), |p| format!("fifo({p})"));
-    progress.start(plan.progress_steps, "crpd");
+    // Under SCHED_FIFO the switch's cases also measure their wake-ups alone.
+    let wakeup_steps = fifo.map_or(0, |_| {
+        u64::from(plan.reps + 1) * (2 + u64::from(plan.other_cpu.is_some()))
+    });
+    progress.start(plan.progress_steps + wakeup_steps, "crpd");
 
     progress.set_message("context switch");
     let (switch, switch_counters) = switch::measure(
@@ -40,6 +44,7 @@ pub(super) fn measure(plan: Plan, progress: &dyn Progress) -> Result<CrpdResult>
             reps: plan.reps,
             seed: plan.seed,
             wipe_bytes: plan.switch_wipe_bytes,
+            measure_wakeup: true,
         },
         progress,
     )?;
@@ -114,6 +119,7 @@ pub fn context_switch(
         reps,
         seed,
         wipe_bytes: llc_bytes.saturating_mul(2).max(4 << 20),
+        measure_wakeup: false,
     };
     let (cost, _counters) = switch::measure(&setup, progress)?;
     let cost = cost.ok_or_else(|| {

@@ -8,16 +8,25 @@
 //! higher-priority one), and the partner's blocking again hands the CPU
 //! back (Sebek's *resume*: the high-priority task yields to the lower one).
 //!
-//! A [`Wakee`] at the victim's own SCHED_FIFO priority is woken without
-//! preempting it: the victim's futex wake then returns once the wakee is
-//! queued, and its duration is the hand-off's wake-up alone, which every
+//! The hand-over is a bare futex ([`Slot`]): the victim posts the job in
+//! atomics and wakes the partner with one `FUTEX_WAKE`, the partner sleeps
+//! in `FUTEX_WAIT` and answers the same way. No channel: its user-space
+//! work (queues, wakers, a receiver that spins and yields before it
+//! sleeps) would sit inside the interrupt, which Sebek's kernel probes
+//! did not time, and a tinct task is woken by its timer, not by a queue.
+//!
+//! A partner at the victim's own priority is woken without preempting it
+//! ([`Partner::wake`]): the victim's `FUTEX_WAKE` returns once the partner
+//! is queued, and its duration is the hand-off's wake-up alone, which every
 //! interrupt also pays before its switch (see `switch.rs`).
 
 use crate::harness::memory_pass::read_pass;
 use crate::{Error, Result};
-use std::sync::mpsc::{Receiver, Sender, channel};
+use rustix::thread::futex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::thread::JoinHandle;
-use std::time::Instant;
+use tinct_rt::clock::now_ns;
 use tinct_sys::jump_chain::{JumpChain, Layout};
 
 /// What the partner does to the caches when it runs.
@@ -31,26 +40,24 @@ pub enum Wipe {
     Code(usize),
 }
 
-/// What the partner does when it gets the CPU.
-#[derive(Debug)]
-enum Job {
-    /// Note when the switch arrived (`sent` was stamped by the victim just
-    /// before it woke the partner), wipe, and stamp just before handing
-    /// the CPU back.
-    Switch { sent: Instant, wipe: Wipe },
-    /// Wipe and report how long that took.
-    Preempt(Wipe),
-}
+impl Wipe {
+    /// The wipe as one word of the slot: kind in the high half, index in the low.
+    fn encode(self) -> u64 {
+        match self {
+            Wipe::Nothing => 0,
+            Wipe::Data(i) => 1 << 32 | i as u64,
+            Wipe::Code(i) => 2 << 32 | i as u64,
+        }
+    }
 
-/// The partner's answer.
-#[derive(Debug)]
-struct Reply {
-    /// Victim's stamp to the partner running (switch only).
-    interrupt_ns: u64,
-    /// Stamped by the partner just before it handed the CPU back.
-    replied_at: Instant,
-    /// How long the partner's own work took.
-    ran_ns: u64,
+    fn decode(word: u64) -> Wipe {
+        let index = (word & u64::from(u32::MAX)) as usize;
+        match word >> 32 {
+            1 => Wipe::Data(index),
+            2 => Wipe::Code(index),
+            _ => Wipe::Nothing,
+        }
+    }
 }
 
 /// One measured preemption: its two context switches.
@@ -62,11 +69,42 @@ pub struct SwitchTimes {
     pub resume_ns: u64,
 }
 
+/// The slot's word: the partner answered (or has nothing to do yet).
+const ANSWERED: u32 = 0;
+/// The slot's word: the partner is about to sleep, or asleep.
+const ASLEEP: u32 = 1;
+/// The slot's word: the victim posted a job.
+const POSTED: u32 = 2;
+/// The slot's word: the partner should end.
+const STOP: u32 = 3;
+
+/// The futex hand-over between the victim and the partner: the job in,
+/// the answer out, and the word both sleep on.
+#[derive(Debug, Default)]
+struct Slot {
+    word: AtomicU32,
+    /// The posted wipe ([`Wipe::encode`]).
+    wipe: AtomicU64,
+    /// The victim's stamp just before the wake (CLOCK_MONOTONIC, ns).
+    posted_ns: AtomicU64,
+    /// The partner's first stamp after it woke.
+    woke_ns: AtomicU64,
+    /// The partner's stamp just before it answered.
+    answered_ns: AtomicU64,
+}
+
+/// Futex waits and wakes within this process.
+const PRIVATE: futex::Flags = futex::Flags::PRIVATE;
+
+/// Attempts at a job that must wake the partner from its sleep before the
+/// call gives up (a wake finds nobody asleep when it falls between the
+/// partner's last look at the word and its `FUTEX_WAIT`).
+const ATTEMPTS: u32 = 100;
+
 /// The partner thread.
 #[derive(Debug)]
 pub struct Partner {
-    jobs: Option<Sender<Job>>,
-    replies: Receiver<Reply>,
+    slot: Arc<Slot>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -83,10 +121,10 @@ impl Partner {
     /// Starts the partner on `cpu` with its wipe buffers and chains, under
     /// SCHED_FIFO `fifo` if given.
     pub fn start(cpu: u32, wipers: &Wipers, fifo: Option<u8>) -> Result<Self> {
-        let (job_tx, job_rx) = channel::<Job>();
-        let (reply_tx, reply_rx) = channel::<Reply>();
-        let (ready_tx, ready_rx) = channel::<Result<()>>();
+        let slot = Arc::new(Slot::default());
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<Result<()>>();
         let wipers = wipers.clone();
+        let shared = Arc::clone(&slot);
         let thread = std::thread::Builder::new()
             .name("tinct-preempter".into())
             .spawn(move || {
@@ -124,188 +162,137 @@ impl Partner {
                     }
                     Wipe::Code(i) => chains[i].run(1),
                 };
-                for job in job_rx {
-                    let reply = match job {
-                        Job::Switch { sent, wipe: w } => {
-                            let interrupt_ns = crate::pinned_threads::nanos(sent.elapsed());
-                            let start = Instant::now();
-                            wipe(w);
-                            let ran_ns = crate::pinned_threads::nanos(start.elapsed());
-                            Reply {
-                                interrupt_ns,
-                                replied_at: Instant::now(),
-                                ran_ns,
-                            }
-                        }
-                        Job::Preempt(w) => {
-                            let start = Instant::now();
-                            wipe(w);
-                            Reply {
-                                interrupt_ns: 0,
-                                ran_ns: crate::pinned_threads::nanos(start.elapsed()),
-                                replied_at: Instant::now(),
-                            }
-                        }
-                    };
-                    if reply_tx.send(reply).is_err() {
-                        return;
-                    }
-                }
+                serve(&shared, wipe);
             })
             .map_err(|e| Error::Measurement(format!("cannot start the preempting thread: {e}")))?;
-        let started = ready_rx
-            .recv()
-            .map_err(|_| Error::Measurement("the preempting thread died while starting".into()))?;
         let partner = Self {
-            jobs: Some(job_tx),
-            replies: reply_rx,
+            slot,
             thread: Some(thread),
         };
-        started.map(|()| partner)
+        ready_rx
+            .recv()
+            .map_err(|_| Error::Measurement("the preempting thread died while starting".into()))?
+            .map(|()| partner)
     }
 
-    fn call(&self, job: Job) -> Result<Reply> {
-        self.jobs
-            .as_ref()
-            .and_then(|jobs| jobs.send(job).ok())
-            .ok_or_else(|| Error::Measurement("the preempting thread is gone".into()))?;
-        self.replies
-            .recv()
-            .map_err(|_| Error::Measurement("the preempting thread is gone".into()))
+    /// Posts `wipe` and wakes the partner from its sleep (posting again
+    /// while a wake finds it awake), then sleeps until it answered.
+    /// Returns the victim's stamp right after its `FUTEX_WAKE` returned,
+    /// and whether the partner had run by then.
+    fn hand_over(&self, wipe: Wipe) -> Result<(u64, bool)> {
+        let slot = &*self.slot;
+        for _ in 0..ATTEMPTS {
+            // The partner must be asleep for the wake to be a wake-up. It
+            // is, under SCHED_FIFO (it ran on until it slept); under
+            // SCHED_OTHER the victim may be back first, and lets it on.
+            while slot.word.load(Ordering::Acquire) != ASLEEP {
+                if self.thread.as_ref().is_none_or(|t| t.is_finished()) {
+                    return Err(Error::Measurement("the preempting thread is gone".into()));
+                }
+                std::thread::yield_now();
+            }
+            slot.wipe.store(wipe.encode(), Ordering::Relaxed);
+            slot.posted_ns.store(now_ns(), Ordering::Relaxed);
+            slot.word.store(POSTED, Ordering::Release);
+            let woken = futex::wake(&slot.word, PRIVATE, 1);
+            let returned_ns = now_ns();
+            let ran = slot.word.load(Ordering::Acquire) != POSTED;
+            let woken = woken.map_err(|e| {
+                Error::Measurement(format!("futex wake of the preempting thread: {e}"))
+            })?;
+            while slot.word.load(Ordering::Acquire) == POSTED {
+                let _ = futex::wait(&slot.word, PRIVATE, POSTED, None);
+            }
+            if woken == 1 {
+                return Ok((returned_ns, ran));
+            }
+        }
+        Err(Error::Measurement(format!(
+            "the preempting thread was awake at {ATTEMPTS} hand-overs in a row: it does not sleep \
+             between jobs"
+        )))
     }
 
     /// One preemption by the partner, timed in its two context switches.
     /// With `wipe`, the partner wipes before handing back, so the resume
     /// runs from cold caches (Sebek's worst case).
     pub fn switch(&self, wipe: Wipe) -> Result<SwitchTimes> {
-        let reply = self.call(Job::Switch {
-            sent: Instant::now(),
-            wipe,
-        })?;
+        let (returned_ns, ran) = self.hand_over(wipe)?;
+        // Preempted by the wake, the victim is back when the wake returns;
+        // not preempted (SCHED_OTHER), when its sleep for the answer ended.
+        let back_ns = if ran { returned_ns } else { now_ns() };
+        let slot = &*self.slot;
+        let posted = slot.posted_ns.load(Ordering::Relaxed);
         Ok(SwitchTimes {
-            interrupt_ns: reply.interrupt_ns,
-            resume_ns: crate::pinned_threads::nanos(reply.replied_at.elapsed()),
+            interrupt_ns: slot.woke_ns.load(Ordering::Relaxed).saturating_sub(posted),
+            resume_ns: back_ns.saturating_sub(slot.answered_ns.load(Ordering::Relaxed)),
         })
     }
 
     /// A preemption: the partner runs (wiping, or doing nothing) and hands
     /// the CPU back. Returns the partner's own run time in ns.
     pub fn preempt(&self, wipe: Wipe) -> Result<u64> {
-        self.call(Job::Preempt(wipe)).map(|r| r.ran_ns)
+        self.hand_over(wipe)?;
+        let slot = &*self.slot;
+        Ok(slot
+            .answered_ns
+            .load(Ordering::Relaxed)
+            .saturating_sub(slot.woke_ns.load(Ordering::Relaxed)))
+    }
+
+    /// The hand-off's wake-up alone, in ns: the victim's stamps around its
+    /// `FUTEX_WAKE` of the sleeping partner, which must not preempt it (a
+    /// partner at the victim's own SCHED_FIFO priority on its CPU is
+    /// queued, not run). An error if the partner ran before the wake
+    /// returned: then the wake held a switch.
+    pub fn wake(&self) -> Result<u64> {
+        let (returned_ns, ran) = self.hand_over(Wipe::Nothing)?;
+        if ran {
+            return Err(Error::Measurement(
+                "the woken thread ran before its wake returned: it preempted the victim, so the \
+                 wake-up alone needs a thread of the victim's own priority"
+                    .into(),
+            ));
+        }
+        Ok(returned_ns.saturating_sub(self.slot.posted_ns.load(Ordering::Relaxed)))
+    }
+}
+
+/// The partner's loop: says it is going to sleep and sleeps on the slot's
+/// word until a job is posted, then stamps, wipes, stamps and answers;
+/// ends at [`STOP`].
+fn serve(slot: &Slot, wipe: impl Fn(Wipe)) {
+    loop {
+        match slot.word.load(Ordering::Acquire) {
+            POSTED => {
+                slot.woke_ns.store(now_ns(), Ordering::Relaxed);
+                wipe(Wipe::decode(slot.wipe.load(Ordering::Relaxed)));
+                slot.answered_ns.store(now_ns(), Ordering::Relaxed);
+                slot.word.store(ANSWERED, Ordering::Release);
+                let _ = futex::wake(&slot.word, PRIVATE, 1);
+            }
+            ANSWERED => {
+                // Only the victim posts, and only once it reads ASLEEP.
+                let _ = slot.word.compare_exchange(
+                    ANSWERED,
+                    ASLEEP,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                );
+            }
+            STOP => return,
+            asleep => {
+                // Returns when woken, or at once if the word moved on.
+                let _ = futex::wait(&slot.word, PRIVATE, asleep, None);
+            }
+        }
     }
 }
 
 impl Drop for Partner {
     fn drop(&mut self) {
-        self.jobs.take();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
-/// A thread on the victim's CPU at the victim's own SCHED_FIFO priority,
-/// asleep on a futex until the victim wakes it. Being of equal priority it
-/// does not preempt the victim: the victim's wake returns as soon as the
-/// kernel has queued it, so the wake's duration is the hand-off's wake-up
-/// without the switch. It speaks a bare futex protocol, not a channel: a
-/// channel's receiver spins and yields before it sleeps, and a yield to
-/// the equal-priority victim would let the next wake find it still
-/// running, when nothing is woken.
-#[derive(Debug)]
-pub struct Wakee {
-    word: std::sync::Arc<std::sync::atomic::AtomicU32>,
-    thread: Option<JoinHandle<()>>,
-}
-
-/// [`Wakee`] word: the victim handed over a job.
-const WAKEE_JOB: u32 = 1;
-/// [`Wakee`] word: the wakee answered (and is about to sleep).
-const WAKEE_ANSWERED: u32 = 2;
-/// [`Wakee`] word: the wakee should end.
-const WAKEE_STOP: u32 = 3;
-
-/// Futex waits and wakes within this process.
-const FUTEX_PRIVATE: futex::Flags = futex::Flags::PRIVATE;
-
-use rustix::thread::futex;
-use std::sync::atomic::{AtomicU32, Ordering};
-
-impl Wakee {
-    /// Starts the wakee on `cpu` under SCHED_FIFO `priority` (the victim's own).
-    pub fn start(cpu: u32, priority: u8) -> Result<Self> {
-        let word = std::sync::Arc::new(AtomicU32::new(WAKEE_ANSWERED));
-        let (ready_tx, ready_rx) = channel::<Result<()>>();
-        let shared = std::sync::Arc::clone(&word);
-        let thread = std::thread::Builder::new()
-            .name("tinct-wakee".into())
-            .spawn(move || {
-                let setup = tinct_sys::sched::set_affinity(&[cpu])
-                    .and_then(|()| tinct_sys::sched::set_fifo(priority))
-                    .map_err(Error::from);
-                let failed = setup.is_err();
-                let _ = ready_tx.send(setup);
-                if failed {
-                    return;
-                }
-                loop {
-                    match shared.load(Ordering::Acquire) {
-                        WAKEE_JOB => {
-                            shared.store(WAKEE_ANSWERED, Ordering::Release);
-                            let _ = futex::wake(&shared, FUTEX_PRIVATE, 1);
-                        }
-                        WAKEE_STOP => return,
-                        seen => {
-                            // Returns when woken, or at once if the word moved on.
-                            let _ = futex::wait(&shared, FUTEX_PRIVATE, seen, None);
-                        }
-                    }
-                }
-            })
-            .map_err(|e| Error::Measurement(format!("cannot start the woken thread: {e}")))?;
-        let wakee = Self {
-            word,
-            thread: Some(thread),
-        };
-        ready_rx
-            .recv()
-            .map_err(|_| Error::Measurement("the woken thread died while starting".into()))?
-            .map(|()| wakee)
-    }
-
-    /// One hand-off's wake-up, in ns: the victim's time stamps around its
-    /// futex wake of the sleeping wakee. Then it sleeps until the wakee has
-    /// answered (not timed). A wake that found the wakee awake woke nobody
-    /// and is not a sample: it is made again, up to a few times.
-    pub fn wake(&self) -> Result<u64> {
-        for _ in 0..8 {
-            let handed = Instant::now();
-            self.word.store(WAKEE_JOB, Ordering::Release);
-            let woken = futex::wake(&self.word, FUTEX_PRIVATE, 1);
-            let wake_ns = crate::pinned_threads::nanos(handed.elapsed());
-            while self.word.load(Ordering::Acquire) == WAKEE_JOB {
-                let _ = futex::wait(&self.word, FUTEX_PRIVATE, WAKEE_JOB, None);
-            }
-            match woken {
-                Ok(1) => return Ok(wake_ns),
-                Ok(_) => continue,
-                Err(e) => {
-                    return Err(Error::Measurement(format!(
-                        "futex wake of the woken thread: {e}"
-                    )));
-                }
-            }
-        }
-        Err(Error::Measurement(
-            "the woken thread was awake at 8 wakes in a row: it does not sleep between them".into(),
-        ))
-    }
-}
-
-impl Drop for Wakee {
-    fn drop(&mut self) {
-        self.word.store(WAKEE_STOP, Ordering::Release);
-        let _ = futex::wake(&self.word, FUTEX_PRIVATE, 1);
+        self.slot.word.store(STOP, Ordering::Release);
+        let _ = futex::wake(&self.slot.word, PRIVATE, 1);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
@@ -344,28 +331,34 @@ mod tests {
         }
     }
 
-    /// The wakee answers every wake and each wake woke it from its sleep
-    /// (`wake` refuses a wake that woke nobody). Needs SCHED_FIFO: skipped
-    /// with the reason without CAP_SYS_NICE, failed there where privileged
-    /// tests are required.
+    /// A partner of the victim's own priority is woken from its sleep at
+    /// every wake and does not run before the wake returns (`wake` fails
+    /// otherwise), and one a level above does preempt: `wake` refuses it.
+    /// Needs SCHED_FIFO: skipped with the reason without CAP_SYS_NICE,
+    /// failed there where privileged tests are required.
     #[test]
-    fn a_wakee_of_the_victims_priority_is_woken_from_sleep_every_time() {
-        let cpu = tinct_sys::sched::current_cpu();
-        let _pin = crate::harness::pin::PinGuard::pin(cpu).unwrap();
-        let priority = 10;
+    fn a_partner_of_the_victims_priority_is_woken_without_preempting() {
         if !tinct_sys::testing::capable_or_skip(
-            "a SCHED_FIFO victim and wakee",
+            "a SCHED_FIFO victim and its partners",
             tinct_sys::privilege::Capability::SysNice,
         ) {
             return;
         }
+        let _serial = tinct_sys::testing::serial();
+        let cpu = tinct_sys::sched::current_cpu();
+        let _pin = crate::harness::pin::PinGuard::pin(cpu).unwrap();
+        let priority = 10;
         tinct_sys::sched::set_fifo(priority).unwrap();
-        let measured = Wakee::start(cpu, priority)
-            .map(|wakee| (0..50).map(|_| wakee.wake()).collect::<Result<Vec<u64>>>());
+        let beside = Partner::start(cpu, &Wipers::default(), Some(priority))
+            .and_then(|p| (0..50).map(|_| p.wake()).collect::<Result<Vec<u64>>>());
+        let above = Partner::start(cpu, &Wipers::default(), Some(priority + 1))
+            .and_then(|p| Ok((p.wake(), p.switch(Wipe::Nothing)?)));
         tinct_sys::sched::set_other().unwrap();
-        let wakes = measured.unwrap().unwrap();
-        assert_eq!(wakes.len(), 50);
-        assert!(wakes.iter().all(|&ns| ns > 0));
+        assert_eq!(beside.unwrap().len(), 50);
+        let (refused, switched) = above.unwrap();
+        let refused = refused.unwrap_err().to_string();
+        assert!(refused.contains("preempted the victim"), "{refused}");
+        assert!(switched.interrupt_ns > 0 && switched.resume_ns > 0);
     }
 
     #[test]

@@ -80,6 +80,7 @@ pub(super) fn plan(params: &Params) -> Result<Plan> {
     let llc = header.machine.llc().map_or(8 << 20, |c| c.size_bytes);
     let fractions = sweep_fractions(options.quick);
     let other_cpu = cpus.get(1).copied();
+    // Without the wake-ups alone, which measure adds under SCHED_FIFO.
     let progress_steps = u64::from(reps + 1)
         * (2 + u64::from(other_cpu.is_some()) + 2 * (fractions.len() * levels.len()) as u64);
     let wipers = wipers(params.cache, &levels, options.seed);

@@ -277,7 +277,10 @@ pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
                 (Some(wakeup), Some(switch)) => {
                     format!(" (wake-up {} + switch {})", us(wakeup.median), us(switch))
                 }
-                _ => String::new(),
+                (Some(wakeup), None) => {
+                    format!(" (wake-up {} not below it: no split)", us(wakeup.median))
+                }
+                (None, _) => String::new(),
             };
             format!(
                 "interrupt {}{split} + resume {} = {} us median, max {} us",

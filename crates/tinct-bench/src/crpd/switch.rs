@@ -15,18 +15,20 @@
 //! use to the switch, the private ones still are. Without a second CPU the
 //! row is left unmeasured with that reason.
 //!
-//! Sebek's δ is the OS's switch alone (probes at the first and last lines
-//! of the switch routines). A user-space interrupt also holds the
-//! hand-off's wake-up: the victim's futex wake, the kernel finding and
-//! queueing the preempting task. Under SCHED_FIFO each row also measures
-//! that wake-up alone, in the same interleaved rounds: the victim wakes a
-//! `Wakee` of its own priority on its own CPU, which is queued but does
-//! not preempt it. The interrupt's median less the wake-up's median is
-//! the switch as the paper meant it. The analysis keeps the whole
-//! interrupt + resume (sound: every preemption pays both), so the split
+//! Sebek's δ is the OS's switch (probes at the first and last lines of
+//! the switch routines). A user-space interrupt also holds the hand-off's
+//! wake-up: the victim's `FUTEX_WAKE` system call, in which the kernel
+//! finds and queues the preempting task and decides to switch (Sebek's
+//! step 1(a)). Under SCHED_FIFO each row also measures that wake-up alone,
+//! in the same interleaved rounds: the victim wakes a second partner of
+//! its own priority on its CPU, over the same bare futex, which is queued
+//! but does not preempt it. The interrupt's median less the wake-up's
+//! median is the switch: saving the victim, loading the partner and its
+//! return from `FUTEX_WAIT` to its first time stamp. The analysis keeps
+//! the whole interrupt + resume (every preemption pays both), so the split
 //! only explains the number.
 
-use super::partner::{Partner, SwitchTimes, Wakee, Wipe, Wipers};
+use super::partner::{Partner, SwitchTimes, Wipe, Wipers};
 use crate::harness::counters::prefixed;
 use crate::harness::memory_pass::read_pass;
 use crate::harness::{ConditionCounters, Durations, Interleaved, Progress};
@@ -47,18 +49,20 @@ pub struct SwitchRow {
     /// Interrupt + resume of each preemption: the preemption cost without CRPD.
     pub total: Durations,
     /// The hand-off's wake-up alone, which `interrupt` contains: the
-    /// victim's futex wake of a thread of its own priority that is queued
-    /// but does not run (under SCHED_FIFO only; see [`SwitchCost::wakeup`]).
+    /// victim's `FUTEX_WAKE` of a partner of its own priority that is
+    /// queued but does not run (under SCHED_FIFO only; see
+    /// [`SwitchCost::wakeup`]).
     pub wakeup: Option<Durations>,
 }
 
 impl SwitchRow {
-    /// The interrupt's median less the wake-up's: the switch alone, as
-    /// Sebek's probes timed it (`None` without a measured wake-up).
+    /// The interrupt's median less the wake-up's: the switch without the
+    /// hand-off (`None` without a measured wake-up, or when the wake-up's
+    /// median exceeds the interrupt's, which leaves nothing to split).
     pub fn switch_median_ns(&self) -> Option<u64> {
         self.wakeup
             .as_ref()
-            .map(|wakeup| self.interrupt.median.saturating_sub(wakeup.median))
+            .and_then(|wakeup| self.interrupt.median.checked_sub(wakeup.median))
     }
 }
 
@@ -107,6 +111,9 @@ pub struct Setup {
     pub seed: u64,
     /// Bytes each task reads in the worst case.
     pub wipe_bytes: u64,
+    /// Also measure the hand-off's wake-up alone (under SCHED_FIFO), for
+    /// the split of the interrupt; callers that need only δ leave it off.
+    pub measure_wakeup: bool,
 }
 
 /// Measures Table 1 on the calling thread (which must be pinned to
@@ -126,17 +133,25 @@ pub fn measure(
         },
         preempter_priority,
     )?;
-    let (wakee, wakeup) = match setup.fifo {
+    let (wakee, wakeup) = match setup.fifo.filter(|_| setup.measure_wakeup) {
         Some(priority) => (
-            Some(Wakee::start(setup.cpu, priority)?),
+            Some(Partner::start(
+                setup.cpu,
+                &Wipers::default(),
+                Some(priority),
+            )?),
             format!(
-                "the victim's futex wake of a thread at its own SCHED_FIFO {priority} on CPU {},                  queued but not run, in the same rounds: the hand-off part of each interrupt;                  interrupt - wakeup is the switch alone, as Sebek's kernel probes timed it",
+                "the victim's FUTEX_WAKE of a partner at its own SCHED_FIFO {priority} on CPU {}, \
+                 queued but not run, over the same futex hand-off, in the same rounds: the \
+                 hand-off part of each interrupt; interrupt - wakeup is the switch without it",
                 setup.cpu
             ),
         ),
+        None if !setup.measure_wakeup => (None, "not measured: not asked for".into()),
         None => (
             None,
-            "not measured: a wake that does not preempt needs a thread of the victim's own              SCHED_FIFO priority, and the victim runs under SCHED_OTHER"
+            "not measured: a wake that does not preempt needs a partner of the victim's own \
+             SCHED_FIFO priority, and the victim runs under SCHED_OTHER"
                 .into(),
         ),
     };
@@ -263,7 +278,7 @@ pub fn measure(
 fn measure_thrashed(
     setup: &Setup,
     other: u32,
-    (partner, wakee): (&Partner, Option<&Wakee>),
+    (partner, wakee): (&Partner, Option<&Partner>),
     own_wipe: &[u64],
     progress: &dyn Progress,
 ) -> Result<Option<(SwitchRow, Vec<ConditionCounters>)>> {
@@ -359,6 +374,7 @@ mod tests {
             reps: 4,
             seed: 1,
             wipe_bytes: 1 << 20,
+            measure_wakeup: true,
         }
     }
 
@@ -395,11 +411,12 @@ mod tests {
     #[test]
     fn under_fifo_each_row_splits_its_interrupt_into_wake_up_and_switch() {
         if !tinct_sys::testing::capable_or_skip(
-            "a SCHED_FIFO victim and its wakee",
+            "a SCHED_FIFO victim and its partners",
             tinct_sys::privilege::Capability::SysNice,
         ) {
             return;
         }
+        let _serial = tinct_sys::testing::serial();
         let cpus = tinct_sys::sched::affinity().unwrap();
         let _pin = crate::harness::pin::PinGuard::pin(cpus[0]).unwrap();
         let priority = 10;
@@ -413,6 +430,7 @@ mod tests {
         let (cost, counters) = measured.unwrap();
         let cost = cost.expect("not stopped: measured");
         assert!(cost.wakeup.contains("SCHED_FIFO 10"), "{}", cost.wakeup);
+        assert!(!cost.wakeup.contains("  "), "one line: {}", cost.wakeup);
         for row in [&cost.best, &cost.worst]
             .into_iter()
             .chain(cost.no_cache.measured.as_ref())
@@ -421,7 +439,7 @@ mod tests {
             assert_eq!(wakeup.count, row.interrupt.count);
             assert_eq!(
                 row.switch_median_ns(),
-                Some(row.interrupt.median.saturating_sub(wakeup.median))
+                row.interrupt.median.checked_sub(wakeup.median)
             );
         }
         let names: Vec<&str> = counters.iter().map(|c| c.condition.as_str()).collect();
