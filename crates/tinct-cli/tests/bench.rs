@@ -62,7 +62,11 @@ fn crpd_distributions(r: &CrpdResult) -> Vec<&Durations> {
     [&sw.best, &sw.worst]
         .into_iter()
         .chain(sw.no_cache.measured.as_ref())
-        .flat_map(|row| [&row.interrupt, &row.resume, &row.total])
+        .flat_map(|row| {
+            [&row.interrupt, &row.resume, &row.total]
+                .into_iter()
+                .chain(&row.wakeup)
+        })
         .chain(points)
         .collect()
 }
@@ -225,6 +229,23 @@ fn crpd_quick_is_consistent() {
     // the best case (both tasks empty).
     let total = |case: &str| u(&json["switch"][case]["total"]["median_ns"]);
     assert!(total("worst") >= total("best"));
+    // Under SCHED_FIFO each case also has its hand-off's wake-up alone,
+    // one sample per interrupt; under SCHED_OTHER none, and the reason.
+    let switch_csv = std::fs::read_to_string(out.join("switch.csv")).unwrap();
+    let wakeup_note = json["switch"]["wakeup"].as_str().unwrap();
+    for case in ["best", "worst"] {
+        let row = &json["switch"][case];
+        if policy.starts_with("fifo(") {
+            assert_eq!(row["wakeup"]["count"], row["interrupt"]["count"], "{case}");
+            assert!(
+                switch_csv.contains(&format!("{case},wakeup,")),
+                "{switch_csv}"
+            );
+        } else {
+            assert!(row["wakeup"].is_null(), "{case}: {row}");
+            assert!(wakeup_note.starts_with("not measured"), "{wakeup_note}");
+        }
+    }
 
     for level in json["levels"].as_array().unwrap() {
         let name = level["level"].as_str().unwrap();
