@@ -92,6 +92,17 @@ pub const MMAP: &str = match MMAP_CSTR.to_str() {
 /// [`MMAP`] as a C string, for the shim's `getenv`: its `mmap` reads the
 /// variable without allocating, possibly before its heap exists.
 pub const MMAP_CSTR: &CStr = c"TINCT_MMAP";
+/// `TINCT_STACKS=0`: the program's threads keep glibc's stacks (by
+/// default the shim's `pthread_create` gives a thread that brings no stack
+/// of its own a full-size stack of coloured pages). Read by the shim alone,
+/// not written by [`ShimConfig::to_env`].
+pub const STACKS: &str = match STACKS_CSTR.to_str() {
+    Ok(name) => name,
+    Err(_) => panic!("TINCT_STACKS is ASCII"),
+};
+/// [`STACKS`] as a C string, for the shim's `getenv` (read without
+/// allocating).
+pub const STACKS_CSTR: &CStr = c"TINCT_STACKS";
 /// `TINCT_FORK_KEEP=1`: after `fork`, the child copies every heap page it
 /// inherited at once, so the parent keeps its pages' frames (and colours)
 /// when it writes them later; the child's copies are uncoloured.
@@ -385,10 +396,12 @@ impl ShimConfig {
 /// residue_kind 1433600 code
 /// residue 0x4d5e6
 /// ...
+/// thread_stacks 3 25178112 2 1 0
 /// ```
 ///
 /// (`residue_unread REASON` instead of the residue's lines when the
-/// process could not read its own pages.)
+/// process could not read its own pages; `thread_stacks` as
+/// [`ThreadStacks`], absent from a shim that does not say.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameReport {
     /// The process that wrote it.
@@ -406,6 +419,25 @@ pub struct FrameReport {
     /// other memory: uncoloured), or why they were not read; `None` in a
     /// report that does not say.
     pub residue: Option<Result<Residue, String>>,
+    /// The stacks of the program's threads, if the shim says.
+    pub stacks: Option<ThreadStacks>,
+}
+
+/// The threads' stacks of one process (the `thread_stacks COLORED BYTES
+/// FREED OWN BUDGET` line): those made of coloured pages (their pages are
+/// among the report's frames), and those left to glibc.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadStacks {
+    /// Threads given a stack of coloured pages.
+    pub colored: u64,
+    /// The bytes of those stacks (guard pages included).
+    pub colored_bytes: u64,
+    /// Coloured stacks given back (threads joined, or detached and ended).
+    pub freed: u64,
+    /// Threads that brought a stack of their own (passed through).
+    pub own_stack: u64,
+    /// Threads left on glibc's stack because the budget could not serve one.
+    pub budget: u64,
 }
 
 /// A process's resident pages outside its coloured heap.
@@ -447,6 +479,12 @@ impl FrameReport {
             }
             None => {}
         }
+        if let Some(stacks) = &self.stacks {
+            text.push_str(&format!(
+                "thread_stacks {} {} {} {} {}\n",
+                stacks.colored, stacks.colored_bytes, stacks.freed, stacks.own_stack, stacks.budget
+            ));
+        }
         text
     }
 
@@ -459,6 +497,7 @@ impl FrameReport {
             uncolored: false,
             frames: Vec::new(),
             residue: None,
+            stacks: None,
         };
         for (index, line) in text.lines().enumerate() {
             let bad =
@@ -498,6 +537,23 @@ impl FrameReport {
                         .kinds
                         .push((kind.to_string(), bytes));
                 }
+                "thread_stacks" => {
+                    let numbers: Vec<u64> = value
+                        .split(' ')
+                        .map(str::parse)
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| bad("`thread_stacks COLORED BYTES FREED OWN BUDGET`"))?;
+                    let [colored, colored_bytes, freed, own_stack, budget] = numbers[..] else {
+                        return Err(bad("`thread_stacks COLORED BYTES FREED OWN BUDGET`"));
+                    };
+                    report.stacks = Some(ThreadStacks {
+                        colored,
+                        colored_bytes,
+                        freed,
+                        own_stack,
+                        budget,
+                    });
+                }
                 "residue_unread" => {
                     if matches!(report.residue, Some(Ok(_))) {
                         return Err(bad("residue_unread before any residue line"));
@@ -506,8 +562,8 @@ impl FrameReport {
                 }
                 _ => {
                     return Err(bad(
-                        "pid, command, page_size, uncolored, frame, residue_kind, residue or \
-                         residue_unread",
+                        "pid, command, page_size, uncolored, frame, residue_kind, residue, \
+                         residue_unread or thread_stacks",
                     ));
                 }
             }
@@ -854,6 +910,7 @@ mod tests {
             uncolored: false,
             frames: vec![0x1a2b3, 7],
             residue: None,
+            stacks: None,
         };
         assert_eq!(FrameReport::parse(&report.to_text()), Ok(report.clone()));
         let with_residue = FrameReport {
@@ -871,7 +928,20 @@ mod tests {
             residue: Some(Err("pagemap: permission denied".into())),
             ..report
         };
-        assert_eq!(FrameReport::parse(&unread.to_text()), Ok(unread));
+        assert_eq!(FrameReport::parse(&unread.to_text()), Ok(unread.clone()));
+        let stacks = FrameReport {
+            stacks: Some(ThreadStacks {
+                colored: 3,
+                colored_bytes: 3 * (8 << 20),
+                freed: 2,
+                own_stack: 1,
+                budget: 4,
+            }),
+            ..unread
+        };
+        assert_eq!(FrameReport::parse(&stacks.to_text()), Ok(stacks));
+        let short = "page_size 4096\nthread_stacks 1 2 3\n";
+        assert!(FrameReport::parse(short).unwrap_err().contains("line 2"));
         let mixed = "page_size 4096\nresidue_unread no\nresidue 0x1\n";
         assert!(FrameReport::parse(mixed).unwrap_err().contains("line 3"));
         let kind = "page_size 4096\nresidue_kind code 12\n";

@@ -109,6 +109,7 @@ pub fn write_frame_report(heap: &Heap, snapshot: &Snapshot, path: &Path) {
         uncolored: uncolored.is_some(),
         frames: pages.iter().map(|p| p.now.unwrap_or(p.then)).collect(),
         residue: Some(residue),
+        stacks: Some(crate::thread_stacks::counts()),
     };
     write_report(path, "frame", &report.to_text());
 }
@@ -195,6 +196,24 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
         c.run_frees.load(Ordering::Relaxed),
         c.mapped_uncolored.load(Ordering::Relaxed),
         c.forks.load(Ordering::Relaxed),
+    );
+    let stacks = crate::thread_stacks::counts();
+    let _ = writeln!(
+        out,
+        "tinct-preload[{pid}]: thread stacks: {} coloured ({} with guards, {} given back, {} \
+         in use), {} on glibc's stack ({} their own stack, {} budget spent{})",
+        stacks.colored,
+        mib(stacks.colored_bytes),
+        stacks.freed,
+        crate::thread_stacks::live(),
+        stacks.own_stack + stacks.budget,
+        stacks.own_stack,
+        stacks.budget,
+        if crate::thread_stacks::enabled() {
+            ""
+        } else {
+            "; TINCT_STACKS=0: none coloured"
+        },
     );
     let in_use: Vec<&PageNow> = pages.iter().filter(|p| p.kind != Kind::Free).collect();
     let _ = writeln!(

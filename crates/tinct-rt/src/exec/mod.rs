@@ -323,8 +323,30 @@ pub fn isolation_report(path: &Path, index_span_bytes: u64, ended_by: Option<i32
             "  {}",
             residue_line(report, &task.name, &model, result.total_sets)
         );
+        if let Some(line) = stacks_line(report, &task.name) {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     out
+}
+
+/// One line on a process's thread stacks, if it created threads: how
+/// many ran on coloured pages (they are among its heap's frames above)
+/// and how many on glibc's uncoloured stacks, and why.
+fn stacks_line(report: &tinct_mem::FrameReport, name: &str) -> Option<String> {
+    let stacks = report.stacks?;
+    if stacks.colored + stacks.own_stack + stacks.budget == 0 {
+        return None;
+    }
+    Some(format!(
+        "the thread stacks of {name}: {} coloured ({} with guards, counted in its heap), {} on \
+         glibc's uncoloured stacks ({} brought their own stack, {} found the budget spent)",
+        stacks.colored,
+        tinct_sys::doctor::human_bytes(stacks.colored_bytes),
+        stacks.own_stack + stacks.budget,
+        stacks.own_stack,
+        stacks.budget,
+    ))
 }
 
 /// One line on the rest of a process's memory (its uncoloured residue:
