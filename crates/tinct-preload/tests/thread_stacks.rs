@@ -1,0 +1,267 @@
+//! Issue 29.2: the program's own threads run on stacks of its colours.
+//! Each thread's stack is checked through /proc/<pid>/pagemap by this test
+//! while the thread waits (root); stacks are given back after a join or
+//! once a detached thread has ended, are never smaller than asked for, and
+//! a thread with a stack of its own keeps it.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use common::{
+    COLOR_BITS, compile_c, half_of_the_colors, llc_colors, run_limited, shim, under_shim,
+    with_args,
+};
+use tinct_sys::pagemap::Pagemap;
+use tinct_sys::testing::privileged_or_skip;
+
+/// The shim's `thread stacks:` summary line of the program (not of a
+/// child such as `timeout`'s), or a panic naming the output.
+fn stacks_line(stderr: &str) -> &str {
+    stderr
+        .lines()
+        .find(|l| l.contains("]: thread stacks: ") && !l.contains(" 0 coloured (0.0 MiB"))
+        .or_else(|| stderr.lines().find(|l| l.contains("]: thread stacks: ")))
+        .unwrap_or_else(|| panic!("no thread stacks line in:\n{stderr}"))
+}
+
+/// The number right before `word` in `line`.
+fn number_before(line: &str, word: &str) -> u64 {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| w.trim_start_matches('(') == word)
+        .unwrap_or_else(|| panic!("no {word:?} in {line:?}"));
+    words[at - 1]
+        .trim_start_matches('(')
+        .parse()
+        .unwrap_or_else(|_| panic!("a number before {word:?} in {line:?}"))
+}
+
+#[test]
+fn every_thread_stack_lies_in_the_requested_colours() {
+    if !privileged_or_skip("reading thread stacks' frames through pagemap") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("stacks", dir.path());
+    let colors = half_of_the_colors();
+    let (joinable, detached) = (6, 4);
+    let mut child = Command::new(&binary)
+        .args(["wait", &joinable.to_string(), &detached.to_string()])
+        .env("LD_PRELOAD", shim())
+        .env(COLOR_BITS.0, COLOR_BITS.1)
+        .env("TINCT_COLORS", &colors.0)
+        .env("TINCT_POOL", "512MiB")
+        .env("TINCT_STATS", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the stacks program");
+    let pid = child.id();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, received) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            if lines.send(line.unwrap()).is_err() {
+                break;
+            }
+        }
+    });
+    let started = Instant::now();
+    let limit = Duration::from_secs(120);
+    let mut addresses = Vec::new();
+    loop {
+        let left = limit.saturating_sub(started.elapsed());
+        let Ok(line) = received.recv_timeout(left) else {
+            let _ = child.kill();
+            panic!("no `ready` from the stacks program within {limit:?}");
+        };
+        if line == "ready" {
+            break;
+        }
+        let address = line
+            .strip_prefix("stack 0x")
+            .and_then(|hex| usize::from_str_radix(hex, 16).ok())
+            .unwrap_or_else(|| panic!("expected `stack 0x...`, found {line:?}"));
+        addresses.push(address);
+    }
+    assert_eq!(addresses.len(), joinable + detached);
+    // While every thread waits: the frame under each one's local.
+    let geometry = llc_colors();
+    let pagemap = Pagemap::open(&format!("/proc/{pid}/pagemap")).unwrap();
+    let mut found = Vec::new();
+    for &address in &addresses {
+        let frame = pagemap.entries(address, 1).unwrap()[0]
+            .frame()
+            .unwrap_or_else(|| panic!("the stack page at {address:#x} is not present"));
+        assert_ne!(frame, 0, "PFN 0: frame numbers hidden");
+        let color = geometry.color_of(frame * geometry.page_bytes).unwrap();
+        found.push((address, frame, color));
+    }
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("the stacks program still runs after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(status.success(), "{status}; stderr:\n{stderr}");
+    let rest: Vec<String> = received.try_iter().collect();
+    assert_eq!(rest, ["done"], "{stderr}");
+    let outside: Vec<_> = found
+        .iter()
+        .filter(|(_, _, color)| !colors.1.contains(color))
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "thread stacks outside the colours {} (address, frame, colour): {outside:?}",
+        colors.0
+    );
+    // Distinct stacks, one per thread.
+    let mut pages: Vec<usize> = addresses.iter().map(|a| a >> 12).collect();
+    pages.sort_unstable();
+    pages.dedup();
+    assert_eq!(pages.len(), addresses.len(), "{addresses:x?}");
+    let line = stacks_line(&stderr);
+    assert_eq!(
+        number_before(line, "coloured"),
+        (joinable + detached) as u64,
+        "{line}"
+    );
+    assert_eq!(number_before(line, "budget"), 0, "{line}");
+    // Joined ones are given back at their join; the detached ones once
+    // they ended, which a later call finds (none came): in use at exit.
+    assert!(
+        number_before(line, "given") >= joinable as u64,
+        "the joined threads' stacks go back: {line}"
+    );
+}
+
+#[test]
+fn threads_created_and_joined_in_a_loop_reuse_their_stacks() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("stacks", dir.path());
+    let rounds: u64 = 2000;
+    let command = under_shim(
+        with_args(&binary, &["loop", &rounds.to_string()]),
+        &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
+    );
+    let output = run_limited(command, Duration::from_secs(300));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        format!("loop {rounds}\n")
+    );
+    let line = stacks_line(&stderr);
+    // Every round's thread, 11 more every 50 rounds.
+    let threads = rounds + 11 * rounds.div_ceil(50);
+    assert_eq!(number_before(line, "coloured"), threads, "{line}");
+    assert_eq!(number_before(line, "budget"), 0, "{line}");
+    // All of them given back but the last batch of detached threads,
+    // which no later call found ended.
+    let given_back = number_before(line, "given");
+    assert!(given_back + 11 >= threads, "{line}");
+    // The area holds a few stacks at a time, not one per thread (2000 of
+    // 8 MiB would be 16 GiB, far beyond the 512 MiB pool).
+    let pid = line
+        .split(']')
+        .next()
+        .and_then(|p| p.strip_prefix("tinct-preload["))
+        .unwrap();
+    let area = stderr
+        .lines()
+        .find(|l| l.starts_with(&format!("tinct-preload[{pid}]: colors ")))
+        .unwrap();
+    let area_pages = number_before(area, "pages");
+    assert!(
+        area_pages * 4096 <= 160 << 20,
+        "the area grew to {area_pages} pages for stacks that come and go: {area}"
+    );
+}
+
+#[test]
+fn a_coloured_stack_is_full_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("stacks", dir.path());
+    // glibc's default stack size (RLIMIT_STACK, 8 MiB here unless set
+    // otherwise): 6 MiB of frames below the top fit only in a full stack.
+    let deep = run_limited(
+        under_shim(
+            with_args(&binary, &["deep", "6144"]),
+            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
+        ),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&deep.stderr);
+    assert!(deep.status.success(), "{}\n{stderr}", deep.status);
+    assert!(
+        String::from_utf8_lossy(&deep.stdout).starts_with("deep 6144 "),
+        "{stderr}"
+    );
+    assert_eq!(number_before(stacks_line(&stderr), "coloured"), 1);
+    // A size asked for in the attributes is given too.
+    let sized = run_limited(
+        under_shim(
+            with_args(&binary, &["size", "20000"]),
+            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
+        ),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&sized.stderr);
+    assert!(sized.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&sized.stdout), "size ok\n");
+    assert_eq!(number_before(stacks_line(&stderr), "coloured"), 1);
+}
+
+#[test]
+fn a_thread_with_its_own_stack_keeps_it_and_a_spent_budget_leaves_glibc_s() {
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("stacks", dir.path());
+    let own = run_limited(
+        under_shim(with_args(&binary, &["own"]), &[("TINCT_STATS", "1")]),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&own.stderr);
+    assert!(own.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&own.stdout), "own ok\n");
+    let line = stacks_line(&stderr);
+    assert_eq!(number_before(line, "coloured"), 0, "{line}");
+    assert_eq!(number_before(line, "their"), 1, "{line}");
+    // A 4 MiB pool cannot hold an 8 MiB stack: glibc's, counted, and the
+    // program runs as it would without the shim.
+    let small = run_limited(
+        under_shim(
+            with_args(&binary, &["deep", "6144"]),
+            &[("TINCT_STATS", "1"), ("TINCT_POOL", "4MiB")],
+        ),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&small.stderr);
+    assert!(small.status.success(), "{stderr}");
+    let line = stacks_line(&stderr);
+    assert_eq!(number_before(line, "coloured"), 0, "{line}");
+    assert_eq!(number_before(line, "budget"), 1, "{line}");
+    // TINCT_STACKS=0: glibc's stacks, none counted as coloured.
+    let off = run_limited(
+        under_shim(
+            with_args(&binary, &["loop", "3"]),
+            &[("TINCT_STATS", "1"), ("TINCT_STACKS", "0")],
+        ),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&off.stderr);
+    assert!(off.status.success(), "{stderr}");
+    assert!(stderr.contains("TINCT_STACKS=0: none coloured"), "{stderr}");
+}
