@@ -92,17 +92,22 @@ pub const MMAP: &str = match MMAP_CSTR.to_str() {
 /// [`MMAP`] as a C string, for the shim's `getenv`: its `mmap` reads the
 /// variable without allocating, possibly before its heap exists.
 pub const MMAP_CSTR: &CStr = c"TINCT_MMAP";
-/// `TINCT_STACKS=0`: the program's threads keep glibc's stacks (by
-/// default the shim's `pthread_create` gives a thread that brings no stack
-/// of its own a full-size stack of coloured pages). Read by the shim alone,
-/// not written by [`ShimConfig::to_env`].
-pub const STACKS: &str = match STACKS_CSTR.to_str() {
+/// `TINCT_STACK_COLORED`: how much of each thread's stack the shim's
+/// `pthread_create` makes of coloured pages, a size such as `256KiB` (the
+/// default, [`DEFAULT_STACK_COLORED`]; [`parse_size`]'s grammar): the top
+/// of the stack, where the thread starts and glibc keeps its descriptor
+/// and TLS. The rest, down to the full size the program asked for, is
+/// ordinary memory faulted in as it is used. `0` leaves every thread on
+/// glibc's stack. Read by the shim alone, not written by
+/// [`ShimConfig::to_env`].
+pub const STACK_COLORED: &str = match STACK_COLORED_CSTR.to_str() {
     Ok(name) => name,
-    Err(_) => panic!("TINCT_STACKS is ASCII"),
+    Err(_) => panic!("TINCT_STACK_COLORED is ASCII"),
 };
-/// [`STACKS`] as a C string, for the shim's `getenv` (read without
-/// allocating).
-pub const STACKS_CSTR: &CStr = c"TINCT_STACKS";
+/// [`STACK_COLORED`] as a C string, for the shim's `getenv`.
+pub const STACK_COLORED_CSTR: &CStr = c"TINCT_STACK_COLORED";
+/// The coloured top of a thread stack when [`STACK_COLORED`] is unset.
+pub const DEFAULT_STACK_COLORED: u64 = 256 << 10;
 /// `TINCT_FORK_KEEP=1`: after `fork`, the child copies every heap page it
 /// inherited at once, so the parent keeps its pages' frames (and colours)
 /// when it writes them later; the child's copies are uncoloured.
@@ -396,7 +401,7 @@ impl ShimConfig {
 /// residue_kind 1433600 code
 /// residue 0x4d5e6
 /// ...
-/// thread_stacks 3 25178112 2 1 0
+/// thread_stacks 3 786432 2 1 0 0
 /// ```
 ///
 /// (`residue_unread REASON` instead of the residue's lines when the
@@ -424,13 +429,14 @@ pub struct FrameReport {
 }
 
 /// The threads' stacks of one process (the `thread_stacks COLORED BYTES
-/// FREED OWN BUDGET` line): those made of coloured pages (their pages are
-/// among the report's frames), and those left to glibc.
+/// FREED OWN BUDGET REFUSED` line): those whose top is made of coloured
+/// pages (area pages: among the report's frames while the stack lives),
+/// and those left to glibc.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ThreadStacks {
-    /// Threads given a stack of coloured pages.
+    /// Threads given a stack with a coloured top.
     pub colored: u64,
-    /// The bytes of those stacks (guard pages included).
+    /// The coloured bytes of those stacks (their tops).
     pub colored_bytes: u64,
     /// Coloured stacks given back (threads joined, or detached and ended).
     pub freed: u64,
@@ -438,6 +444,9 @@ pub struct ThreadStacks {
     pub own_stack: u64,
     /// Threads left on glibc's stack because the budget could not serve one.
     pub budget: u64,
+    /// Threads left on glibc's stack because the kernel refused to move
+    /// the coloured pages into it (`mremap`).
+    pub refused: u64,
 }
 
 /// A process's resident pages outside its coloured heap.
@@ -481,8 +490,13 @@ impl FrameReport {
         }
         if let Some(stacks) = &self.stacks {
             text.push_str(&format!(
-                "thread_stacks {} {} {} {} {}\n",
-                stacks.colored, stacks.colored_bytes, stacks.freed, stacks.own_stack, stacks.budget
+                "thread_stacks {} {} {} {} {} {}\n",
+                stacks.colored,
+                stacks.colored_bytes,
+                stacks.freed,
+                stacks.own_stack,
+                stacks.budget,
+                stacks.refused
             ));
         }
         text
@@ -542,9 +556,10 @@ impl FrameReport {
                         .split(' ')
                         .map(str::parse)
                         .collect::<Result<_, _>>()
-                        .map_err(|_| bad("`thread_stacks COLORED BYTES FREED OWN BUDGET`"))?;
-                    let [colored, colored_bytes, freed, own_stack, budget] = numbers[..] else {
-                        return Err(bad("`thread_stacks COLORED BYTES FREED OWN BUDGET`"));
+                        .map_err(|_| bad(THREAD_STACKS_LINE))?;
+                    let [colored, colored_bytes, freed, own_stack, budget, refused] = numbers[..]
+                    else {
+                        return Err(bad(THREAD_STACKS_LINE));
                     };
                     report.stacks = Some(ThreadStacks {
                         colored,
@@ -552,6 +567,7 @@ impl FrameReport {
                         freed,
                         own_stack,
                         budget,
+                        refused,
                     });
                 }
                 "residue_unread" => {
@@ -574,6 +590,9 @@ impl FrameReport {
         Ok(report)
     }
 }
+
+/// What a `thread_stacks` line holds.
+const THREAD_STACKS_LINE: &str = "`thread_stacks COLORED BYTES FREED OWN BUDGET REFUSED`";
 
 /// The report's residue, started if none yet; `None` if it says the
 /// residue was not read.
@@ -932,10 +951,11 @@ mod tests {
         let stacks = FrameReport {
             stacks: Some(ThreadStacks {
                 colored: 3,
-                colored_bytes: 3 * (8 << 20),
+                colored_bytes: 3 * (256 << 10),
                 freed: 2,
                 own_stack: 1,
                 budget: 4,
+                refused: 5,
             }),
             ..unread
         };

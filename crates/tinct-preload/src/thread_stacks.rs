@@ -1,21 +1,29 @@
-//! The stacks of the program's own threads on coloured pages.
+//! The stacks of the program's own threads, their hot part on coloured
+//! pages.
 //!
 //! glibc maps a thread's stack with its internal `__mmap`, which no
 //! preloaded library can interpose, so the shim interposes
 //! `pthread_create` instead ([`create`]): when the caller's attributes
 //! carry no stack of their own (`attr` null, or no stack address set),
-//! the thread gets a run of area pages as its stack through a copy of its
-//! attributes (`pthread_attr_setstack`), and the real `pthread_create`
-//! (`dlsym(RTLD_NEXT)`) does the rest. The stack is never smaller than
-//! the program asked for: its usable size is the attributes' stack size
-//! (glibc's default, RLIMIT_STACK or 8 MiB, when none is set), rounded up
-//! to whole pages, with the guard (the attributes' guard size, at least one
-//! page, `PROT_NONE`) below it. The whole stack is area pages: the area
-//! has no way to lend pages to another mapping without leaving holes in
-//! it, so a stack is not part coloured, part lazily faulted; it costs its
-//! full size of the budget, and is served from it like a `TINCT_MMAP=1`
-//! run. When the budget cannot serve it, or `TINCT_STACKS=0`, the call
-//! passes through unchanged (glibc's own stack, counted).
+//! the thread gets a stack of the shim's through a copy of its attributes
+//! (`pthread_attr_setstack`), and the real `pthread_create`
+//! (`dlsym(RTLD_NEXT)`) does the rest.
+//!
+//! *Full size, coloured top.* The stack is a reservation of the full size
+//! the program asked for (the attributes' stack size, or glibc's default,
+//! RLIMIT_STACK or 8 MiB, rounded up to whole pages) plus a guard below it
+//! (the attributes' guard size, at least one page, `PROT_NONE`). Its top
+//! (`TINCT_STACK_COLORED`, 256 KiB by default, at most the whole stack) is
+//! where the thread starts and where glibc keeps its descriptor and TLS:
+//! those pages are a run of area pages, moved there frames and all
+//! (`mremap` with `MREMAP_DONTUNMAP`, so the area keeps its address range,
+//! empty, until they come back). The rest is ordinary memory faulted in as
+//! the thread goes deeper, as glibc's own stacks are. The run counts as
+//! the area's (`TINCT_MMAP`-style, in use) while lent; the exit reports
+//! list its pages as not present at their area addresses. When the budget
+//! cannot serve the top, or the kernel refuses the move, the call passes
+//! through unchanged (glibc's own stack, counted);
+//! `TINCT_STACK_COLORED=0` passes every call through.
 //!
 //! *Freeing.* With a stack of its caller's, glibc keeps the thread's
 //! descriptor and TLS inside it and never frees it, and `pthread_join`
@@ -27,20 +35,23 @@
 //! kernel no longer knows the thread id its start wrapper ([`start`])
 //! recorded (`tgkill(pid, tid, 0)` gives ESRCH, which comes after the
 //! kernel's last write to the stack): checked at the next create, join
-//! or detach. A stack the program never joins, or a detached thread whose
-//! id a newer thread took over, stays taken until the process ends (a
-//! leak, never a stack freed while in use).
+//! or detach, and before the exit reports. Given back, the coloured pages
+//! move back into the area (reused by the next stack or block) and the
+//! reservation is unmapped. A stack the program never joins, or a detached
+//! thread whose id a newer thread took over, stays taken until the process
+//! ends (a leak, never a stack freed while in use).
 //!
 //! The registry of live stacks is the shim's own memory (the bootstrap
 //! arena), under a lock that `fork` takes ([`before_fork`]).
 
 use std::cell::UnsafeCell;
 use std::ffi::{CStr, c_int, c_void};
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
+use crate::heap::Heap;
 use crate::lock::RawLock;
 use crate::page_kinds::MAPPED;
-use crate::process::heap;
+use crate::process::{built_heap, heap};
 
 /// A thread's start routine.
 pub type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
@@ -67,25 +78,33 @@ unsafe extern "C" {
     /// crate): the stack address set in `attr`, null if none was, which
     /// `pthread_attr_getstack` cannot tell (it gives the address minus the
     /// size).
-    fn pthread_attr_getstackaddr(attr: *const libc::pthread_attr_t, addr: *mut *mut c_void)
-    -> c_int;
+    fn pthread_attr_getstackaddr(
+        attr: *const libc::pthread_attr_t,
+        addr: *mut *mut c_void,
+    ) -> c_int;
     /// POSIX `pthread_attr_getdetachstate` (not in the `libc` crate).
     fn pthread_attr_getdetachstate(attr: *const libc::pthread_attr_t, state: *mut c_int) -> c_int;
 }
 
+/// `MREMAP_DONTUNMAP` (Linux 5.7): the source range stays mapped, empty.
+const MREMAP_DONTUNMAP: c_int = 4;
+
 /// Thread stacks counted for the reports.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct StackCounts {
-    /// Stacks served from area pages.
+    /// Stacks given a coloured top.
     pub colored: AtomicU64,
-    /// Their bytes (guard included).
+    /// The bytes of those tops.
     pub colored_bytes: AtomicU64,
     /// Coloured stacks given back to the area.
     pub freed: AtomicU64,
     /// Threads created with a stack of the caller's (passed through).
     pub own_stack: AtomicU64,
-    /// Threads left on glibc's stack because the budget could not serve one.
+    /// Threads left on glibc's stack because the budget could not serve a top.
     pub budget: AtomicU64,
+    /// Threads left on glibc's stack because the kernel refused to move
+    /// the pages.
+    pub refused: AtomicU64,
 }
 
 /// The process's thread-stack counts.
@@ -95,17 +114,20 @@ pub static COUNTS: StackCounts = StackCounts {
     freed: AtomicU64::new(0),
     own_stack: AtomicU64::new(0),
     budget: AtomicU64::new(0),
+    refused: AtomicU64::new(0),
 };
 
 /// One coloured stack, from creation until it is given back. Boxed in
 /// the bootstrap arena: its address is the start wrapper's argument.
 struct Record {
-    /// First area page of the run (the guard's), and its pages.
+    /// The reservation: its lowest address and bytes (guard included).
+    low: usize,
+    bytes: usize,
+    /// Where the coloured top starts (the reservation's last `pages`).
+    top: usize,
+    /// The area run lent to the top: its first page and pages.
     first_page: usize,
     pages: usize,
-    /// Lowest and highest address of the run.
-    low: usize,
-    high: usize,
     /// The program's start routine and argument.
     routine: StartRoutine,
     argument: *mut c_void,
@@ -113,6 +135,12 @@ struct Record {
     tid: AtomicI32,
     /// Detached (created so, or `pthread_detach`ed).
     detached: AtomicU8,
+}
+
+impl Record {
+    fn contains(&self, address: usize) -> bool {
+        (self.low..self.low + self.bytes).contains(&address)
+    }
 }
 
 /// The live coloured stacks.
@@ -139,6 +167,12 @@ impl Registry {
     }
 }
 
+/// True if the calling thread holds the registry's lock (a report from a
+/// signal handler must not wait for it).
+pub fn held_by_caller() -> bool {
+    REGISTRY.lock.held_by_caller()
+}
+
 /// Takes the registry's lock before `fork` (the child must not inherit it
 /// held by a thread it does not have).
 pub fn before_fork() {
@@ -155,28 +189,61 @@ pub fn after_fork_in_child() {
     REGISTRY.lock.reset_in_child();
 }
 
-/// 0 unknown, 1 off, 2 on: `TINCT_STACKS`, read once without allocating.
-static ENABLED: AtomicU8 = AtomicU8::new(0);
+/// A coloured top lent out: the area run and where its pages are now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lent {
+    /// The run's first area page.
+    pub first_page: usize,
+    /// Its pages.
+    pub pages: usize,
+    /// The address of the stack top holding them.
+    pub top: usize,
+}
 
-/// False if `TINCT_STACKS` turns coloured stacks off (`0`, `false`, `no`).
-pub fn enabled() -> bool {
-    match ENABLED.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => {
-            // SAFETY: getenv reads the environment; the name is a valid C
-            // string and the result is only read.
-            let value = unsafe { libc::getenv(tinct_mem::shim_config::STACKS_CSTR.as_ptr()) };
-            // SAFETY: non-null results of getenv are NUL-terminated strings.
-            let off = !value.is_null()
-                && matches!(
-                    unsafe { CStr::from_ptr(value) }.to_bytes(),
-                    b"0" | b"false" | b"no"
-                );
-            ENABLED.store(if off { 1 } else { 2 }, Ordering::Relaxed);
-            !off
-        }
+/// Every coloured top lent out now.
+pub fn lent() -> Vec<Lent> {
+    REGISTRY.with(|records| records.iter().map(|r| lent_of(r)).collect())
+}
+
+fn lent_of(record: &Record) -> Lent {
+    Lent {
+        first_page: record.first_page,
+        pages: record.pages,
+        top: record.top,
     }
+}
+
+/// `usize::MAX` until read: the coloured top's bytes (`TINCT_STACK_COLORED`).
+static COLORED_TOP: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// The bytes of a stack's top to colour (`TINCT_STACK_COLORED`, read once;
+/// a value that is not a size is said on stderr and the default used).
+pub fn colored_top() -> usize {
+    let known = COLORED_TOP.load(Ordering::Relaxed);
+    if known != usize::MAX {
+        return known;
+    }
+    use tinct_mem::shim_config::{DEFAULT_STACK_COLORED, STACK_COLORED, STACK_COLORED_CSTR};
+    // SAFETY: getenv reads the environment; the name is a valid C string
+    // and the result is only read.
+    let value = unsafe { libc::getenv(STACK_COLORED_CSTR.as_ptr()) };
+    let bytes = if value.is_null() {
+        DEFAULT_STACK_COLORED
+    } else {
+        // SAFETY: non-null results of getenv are NUL-terminated strings.
+        let text = unsafe { CStr::from_ptr(value) }.to_string_lossy();
+        tinct_mem::shim_config::parse_size(&text).unwrap_or_else(|e| {
+            crate::stderr::write_stderr(&format!(
+                "tinct-preload: {STACK_COLORED}={text:?}: {e}; colouring the default {} KiB \
+                 of each thread stack\n",
+                DEFAULT_STACK_COLORED >> 10
+            ));
+            DEFAULT_STACK_COLORED
+        })
+    };
+    let bytes = usize::try_from(bytes).unwrap_or(usize::MAX - 1);
+    COLORED_TOP.store(bytes, Ordering::Relaxed);
+    bytes
 }
 
 /// The next definition of `name` after the shim (glibc's), looked up once
@@ -205,6 +272,37 @@ static REAL_TIMEDJOIN: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 static REAL_CLOCKJOIN: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 static REAL_DETACH: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
 
+/// A raw system call returning an address or -1 (never the C library's
+/// wrappers, which are the shim's own).
+fn raw(number: libc::c_long, a: usize, b: usize, c: usize, d: usize, e: usize) -> isize {
+    // SAFETY: the callers pass the arguments of the named system call and
+    // own the memory it changes (documented at each call).
+    unsafe { libc::syscall(number, a, b, c, d, e, 0usize) as isize }
+}
+
+/// Moves the pages of `[from, from + bytes)` to `to` keeping their frames
+/// (`flags` adds `MREMAP_DONTUNMAP`): in one call, else page by page (the
+/// range may span kernel mappings); false, with every page moved so far
+/// moved back, if the kernel refuses one.
+fn move_pages(from: usize, to: usize, bytes: usize, page: usize, flags: c_int) -> bool {
+    let remap = |from: usize, to: usize, bytes: usize, flags: c_int| {
+        let flags = (libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED | flags) as usize;
+        raw(libc::SYS_mremap, from, bytes, bytes, flags, to) == to as isize
+    };
+    if remap(from, to, bytes, flags) {
+        return true;
+    }
+    for offset in (0..bytes).step_by(page) {
+        if !remap(from + offset, to + offset, page, flags) {
+            for back in (0..offset).step_by(page) {
+                remap(to + back, from + back, page, 0);
+            }
+            return false;
+        }
+    }
+    true
+}
+
 /// The start wrapper of a thread on a coloured stack: records the
 /// thread's kernel id, then runs the program's routine.
 extern "C" fn start(record: *mut c_void) -> *mut c_void {
@@ -215,6 +313,80 @@ extern "C" fn start(record: *mut c_void) -> *mut c_void {
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
     record.tid.store(tid, Ordering::Release);
     (record.routine)(record.argument)
+}
+
+/// Why a stack of the shim's could not be made.
+enum NoStack {
+    Budget,
+    Refused,
+}
+
+/// A reservation of `usable + guard` bytes whose lowest `guard` bytes are
+/// `PROT_NONE` and whose top `colored` bytes are a run of area pages:
+/// `(low, top, first page)`.
+fn make_stack(
+    heap: &Heap,
+    usable: usize,
+    guard: usize,
+    colored: usize,
+) -> Result<(usize, usize, usize), NoStack> {
+    let page = heap.page_size();
+    let bytes = usable + guard;
+    let run = heap.alloc_pages(colored, page, MAPPED) as usize;
+    if run == 0 {
+        return Err(NoStack::Budget);
+    }
+    let first_page = heap.area_page(run).expect("a run of the area");
+    // As glibc maps its stacks (allocatestack.c).
+    let low = raw(
+        libc::SYS_mmap,
+        0,
+        bytes,
+        (libc::PROT_READ | libc::PROT_WRITE) as usize,
+        (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK) as usize,
+        usize::MAX, // fd -1
+    );
+    if low < 0 {
+        heap.unmap_pages(first_page, colored / page);
+        return Err(NoStack::Refused);
+    }
+    let low = low as usize;
+    let top = low + bytes - colored;
+    // The guard: PROT_NONE, as glibc's. The top: the run's pages, frames
+    // and all; the area keeps its range, empty, until they come back.
+    if raw(
+        libc::SYS_mprotect,
+        low,
+        guard,
+        libc::PROT_NONE as usize,
+        0,
+        0,
+    ) != 0
+        || !move_pages(run, top, colored, page, MREMAP_DONTUNMAP)
+    {
+        raw(libc::SYS_munmap, low, bytes, 0, 0, 0);
+        heap.unmap_pages(first_page, colored / page);
+        return Err(NoStack::Refused);
+    }
+    Ok((low, top, first_page))
+}
+
+/// glibc's `pthread_create`, for the shim's own threads: their stacks are
+/// glibc's, neither coloured nor counted.
+///
+/// # Safety
+/// As `pthread_create(3)`.
+pub unsafe fn create_uncounted(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    routine: StartRoutine,
+    argument: *mut c_void,
+) -> c_int {
+    // SAFETY: glibc's pthread_create has this signature.
+    let real_create: CreateFn =
+        unsafe { std::mem::transmute(real(&REAL_CREATE, c"pthread_create")) };
+    // SAFETY: forwarded caller contract.
+    unsafe { real_create(thread, attr, routine, argument) }
 }
 
 /// `pthread_create`: see the module documentation.
@@ -228,13 +400,14 @@ pub unsafe fn create(
     argument: *mut c_void,
 ) -> c_int {
     // SAFETY: glibc's pthread_create has this signature.
-    let real_create: CreateFn = unsafe { std::mem::transmute(real(&REAL_CREATE, c"pthread_create")) };
+    let real_create: CreateFn =
+        unsafe { std::mem::transmute(real(&REAL_CREATE, c"pthread_create")) };
     reclaim_ended();
     let pass = || {
         // SAFETY: the caller's arguments, unchanged.
         unsafe { real_create(thread, attr, routine, argument) }
     };
-    if !enabled() {
+    if colored_top() == 0 {
         return pass();
     }
     if !attr.is_null() {
@@ -263,9 +436,16 @@ pub unsafe fn create(
         // SAFETY: `attr` points to the caller's attributes object.
         copy = unsafe { std::ptr::read(attr) };
     }
+    let destroy = |copy: &mut libc::pthread_attr_t| {
+        if attr.is_null() {
+            // SAFETY: initialised by pthread_attr_init above (a stack set
+            // in it is not glibc's to free).
+            unsafe { libc::pthread_attr_destroy(copy) };
+        }
+    };
     let (mut size, mut guard, mut detach) = (0usize, 0usize, 0 as c_int);
     // SAFETY: `copy` is an initialised attributes object; the outputs are
-    // writable.
+    // writable. (The stack size is glibc's default when none is set.)
     unsafe {
         libc::pthread_attr_getstacksize(&copy, &mut size);
         libc::pthread_attr_getguardsize(&copy, &mut guard);
@@ -274,21 +454,25 @@ pub unsafe fn create(
     let page = heap.page_size();
     let usable = size.max(libc::PTHREAD_STACK_MIN).next_multiple_of(page);
     let guard = guard.next_multiple_of(page).max(page);
-    let bytes = usable + guard;
-    let low = heap.alloc_pages(bytes, page, MAPPED) as usize;
-    if low == 0 {
-        COUNTS.budget.fetch_add(1, Ordering::Relaxed);
-        return pass();
-    }
-    // SAFETY: the guard pages are the start of the run just taken; the
-    // shim's mprotect flags the run so freeing it restores read-write.
-    unsafe { crate::anonymous_memory::mprotect(low as *mut c_void, guard, libc::PROT_NONE) };
-    let first_page = heap.area_page(low).expect("a run of the area");
+    let colored = colored_top().next_multiple_of(page).min(usable);
+    let (low, top, first_page) = match make_stack(heap, usable, guard, colored) {
+        Ok(stack) => stack,
+        Err(why) => {
+            destroy(&mut copy);
+            match why {
+                NoStack::Budget => &COUNTS.budget,
+                NoStack::Refused => &COUNTS.refused,
+            }
+            .fetch_add(1, Ordering::Relaxed);
+            return pass();
+        }
+    };
     let record = Box::new(Record {
-        first_page,
-        pages: bytes / page,
         low,
-        high: low + bytes,
+        bytes: usable + guard,
+        top,
+        first_page,
+        pages: colored / page,
         routine,
         argument,
         tid: AtomicI32::new(0),
@@ -297,23 +481,22 @@ pub unsafe fn create(
     let record_ptr = &*record as *const Record as *mut c_void;
     REGISTRY.with(|records| records.push(record));
     // SAFETY: `copy` is an initialised attributes object; the stack is the
-    // run above the guard, ours until it is given back.
-    let set = unsafe { libc::pthread_attr_setstack(&mut copy, (low + guard) as *mut c_void, usable) };
-    // SAFETY: the caller's `thread`, our attributes copy and start wrapper.
+    // reservation above the guard, ours until it is given back.
+    let set =
+        unsafe { libc::pthread_attr_setstack(&mut copy, (low + guard) as *mut c_void, usable) };
     let result = if set == 0 {
+        // SAFETY: the caller's `thread`, our attributes copy and start
+        // wrapper, whose record lives until the thread is done with it.
         unsafe { real_create(thread, &copy, start, record_ptr) }
     } else {
-        libc::EINVAL
+        set
     };
-    if attr.is_null() {
-        // SAFETY: initialised by pthread_attr_init above (the stack set in
-        // it is not glibc's to free).
-        unsafe { libc::pthread_attr_destroy(&mut copy) };
-    }
+    destroy(&mut copy);
     if result != 0 {
         // No thread: the stack was never used.
         release_where(|r| r.low == low);
         if set != 0 {
+            COUNTS.refused.fetch_add(1, Ordering::Relaxed);
             return pass();
         }
         return result;
@@ -321,14 +504,16 @@ pub unsafe fn create(
     COUNTS.colored.fetch_add(1, Ordering::Relaxed);
     COUNTS
         .colored_bytes
-        .fetch_add(bytes as u64, Ordering::Relaxed);
+        .fetch_add(colored as u64, Ordering::Relaxed);
     result
 }
 
 /// Gives back the stacks of records `done` picks (the registry's lock
-/// is taken; the area's pages are freed after it is released).
+/// is taken; the pages move back after it is released): the top's pages
+/// to the area (marked lost, never handed out again, should the kernel
+/// refuse to move one back), the reservation to the kernel. The count.
 fn release_where(mut done: impl FnMut(&Record) -> bool) -> usize {
-    let Some(heap) = crate::process::built_heap() else {
+    let Some(heap) = built_heap() else {
         return 0;
     };
     let taken: Vec<Box<Record>> = REGISTRY.with(|records| {
@@ -343,8 +528,16 @@ fn release_where(mut done: impl FnMut(&Record) -> bool) -> usize {
         }
         taken
     });
+    let page = heap.page_size();
     for record in &taken {
-        heap.unmap_pages(record.first_page, record.pages);
+        let run = heap.page_address(record.first_page);
+        let back = move_pages(record.top, run, record.pages * page, page, 0);
+        raw(libc::SYS_munmap, record.low, record.bytes, 0, 0, 0);
+        if back {
+            heap.unmap_pages(record.first_page, record.pages);
+        } else {
+            heap.lose_pages(record.first_page, record.pages);
+        }
     }
     taken.len()
 }
@@ -364,8 +557,9 @@ fn ended(tid: i32) -> bool {
     }
 }
 
-/// Gives back the stacks of detached threads that have ended.
-fn reclaim_ended() {
+/// Gives back the stacks of detached threads that have ended (the
+/// caller's errno is kept).
+pub fn reclaim_ended() {
     // SAFETY: errno of the calling thread, kept across the probes.
     let saved = unsafe { *libc::__errno_location() };
     let freed = release_where(|r| {
@@ -381,10 +575,9 @@ fn reclaim_ended() {
 fn joined(thread: libc::pthread_t) {
     // glibc's pthread_t is its descriptor's address, inside the stack.
     let address = thread as usize;
-    count_freed(release_where(|r| (r.low..r.high).contains(&address)));
+    count_freed(release_where(|r| r.contains(address)));
     reclaim_ended();
 }
-
 /// `pthread_join`.
 ///
 /// # Safety
@@ -472,7 +665,7 @@ pub unsafe fn detach(thread: libc::pthread_t) -> c_int {
         // ended, which a later reclaim checks, however soon it ends.
         let address = thread as usize;
         REGISTRY.with(|records| {
-            for record in records.iter().filter(|r| (r.low..r.high).contains(&address)) {
+            for record in records.iter().filter(|r| r.contains(address)) {
                 record.detached.store(1, Ordering::Relaxed);
             }
         });
@@ -490,6 +683,7 @@ pub fn counts() -> tinct_mem::ThreadStacks {
         freed: load(&COUNTS.freed),
         own_stack: load(&COUNTS.own_stack),
         budget: load(&COUNTS.budget),
+        refused: load(&COUNTS.refused),
     }
 }
 

@@ -331,63 +331,29 @@ pub fn isolation_report(path: &Path, index_span_bytes: u64, ended_by: Option<i32
 }
 
 /// One line on a process's thread stacks, if it created threads: how
-/// many ran on coloured pages (they are among its heap's frames above)
-/// and how many on glibc's uncoloured stacks, and why.
+/// many had their top (where a thread starts, its descriptor and TLS) on
+/// coloured pages, which are among its heap's frames above, and how many
+/// ran on glibc's uncoloured stacks, and why.
 fn stacks_line(report: &tinct_mem::FrameReport, name: &str) -> Option<String> {
     let stacks = report.stacks?;
-    if stacks.colored + stacks.own_stack + stacks.budget == 0 {
+    let uncoloured = stacks.own_stack + stacks.budget + stacks.refused;
+    if stacks.colored + uncoloured == 0 {
         return None;
     }
     Some(format!(
-        "the thread stacks of {name}: {} coloured ({} with guards, counted in its heap), {} on \
-         glibc's uncoloured stacks ({} brought their own stack, {} found the budget spent)",
+        "the thread stacks of {name}: {} with a coloured top ({} in all, counted in its heap; \
+         the rest of each stack is in its rest), {uncoloured} on glibc's uncoloured stacks ({} \
+         brought their own stack, {} found the budget spent{})",
         stacks.colored,
         tinct_sys::doctor::human_bytes(stacks.colored_bytes),
-        stacks.own_stack + stacks.budget,
         stacks.own_stack,
         stacks.budget,
+        if stacks.refused > 0 {
+            format!(", {} refused by the kernel", stacks.refused)
+        } else {
+            String::new()
+        },
     ))
-}
-
-/// One line on the rest of a process's memory (its uncoloured residue:
-/// code, libraries, stacks, the shim's own): its size by kind, the sets it
-/// can occupy and how many of them lie outside its heap's, where its lines
-/// can evict another program's partitions (kim2013 Eq. 2 assumes nothing
-/// of another core does).
-fn residue_line(
-    report: &tinct_mem::FrameReport,
-    name: &str,
-    model: &LlcModel,
-    total_sets: u64,
-) -> String {
-    let residue = match &report.residue {
-        None => return format!("the rest of {name}: not reported by its shim"),
-        Some(Err(why)) => return format!("the rest of {name}: not read ({why})"),
-        Some(Ok(residue)) => residue,
-    };
-    let both = [
-        TaskFrames::new("heap", report.frames.clone()),
-        TaskFrames::new("rest", residue.frames.clone()),
-    ];
-    let Ok(sets) = check(&model.geometry, report.page_size, &both) else {
-        return format!("the rest of {name}: the cache model refused its frames");
-    };
-    let rest = &sets.tasks[1];
-    let shared = rest.evicted_by.first().map_or(0, |s| s.sets);
-    let kinds: Vec<String> = residue
-        .kinds
-        .iter()
-        .map(|(kind, bytes)| format!("{kind} {}", tinct_sys::doctor::human_bytes(*bytes)))
-        .collect();
-    format!(
-        "the rest of {name}, uncoloured ({}): {} pages, can occupy {} of {total_sets} sets, {} \
-         of them outside its heap's, where it can evict another program's partitions",
-        kinds.join(", "),
-        rest.pages,
-        rest.sets,
-        // Sets both occupy are among the rest's own.
-        rest.sets.saturating_sub(shared)
-    )
 }
 
 /// The program's exit status as `tinct exec`'s: its own code, 128 + the
