@@ -146,6 +146,9 @@ impl Record {
 /// The live coloured stacks.
 struct Registry {
     lock: RawLock,
+    /// Boxed: a record's address is its thread's start argument, so it
+    /// must not move when the vector grows.
+    #[allow(clippy::vec_box)]
     records: UnsafeCell<Vec<Box<Record>>>,
 }
 

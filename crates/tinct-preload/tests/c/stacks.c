@@ -8,8 +8,10 @@
  *       once all have, prints "ready" and waits for a line on stdin, then
  *       lets them end, joins the joinable ones and prints "done".
  *   stacks loop ROUNDS
- *       ROUNDS times: a thread created and joined; every 50 rounds also 10
- *       detached threads (and one pthread_detach'ed later), awaited.
+ *       ROUNDS times: a thread created and joined (in turn by
+ *       pthread_join, pthread_tryjoin_np, pthread_timedjoin_np and
+ *       pthread_clockjoin_np); every 50 rounds also 10 detached threads
+ *       (and one pthread_detach'ed later), awaited.
  *       Prints "loop ROUNDS".
  *   stacks deep KIB
  *       a thread (default attributes) recurses through KIB KiB of frames,
@@ -28,7 +30,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -112,7 +117,28 @@ static int loop_mode(long rounds) {
         running++;
         pthread_mutex_unlock(&mutex);
         if (pthread_create(&t, NULL, short_lived, (void *)i)) die("create");
-        if (pthread_join(t, &result)) die("join");
+        struct timespec deadline;
+        switch (i % 4) {
+        case 0:
+            if (pthread_join(t, &result)) die("join");
+            break;
+        case 1: {
+            int status;
+            while ((status = pthread_tryjoin_np(t, &result)) == EBUSY) sched_yield();
+            if (status) die("tryjoin");
+            break;
+        }
+        case 2:
+            clock_gettime(CLOCK_REALTIME, &deadline);
+            deadline.tv_sec += 60;
+            if (pthread_timedjoin_np(t, &result, &deadline)) die("timedjoin");
+            break;
+        default:
+            clock_gettime(CLOCK_MONOTONIC, &deadline);
+            deadline.tv_sec += 60;
+            if (pthread_clockjoin_np(t, &result, CLOCK_MONOTONIC, &deadline)) die("clockjoin");
+            break;
+        }
         if ((intptr_t)result != i + 1) die("wrong result");
         if (i % 50 == 0) {
             pthread_mutex_lock(&mutex);

@@ -356,6 +356,47 @@ fn stacks_line(report: &tinct_mem::FrameReport, name: &str) -> Option<String> {
     ))
 }
 
+/// One line on the rest of a process's memory (its uncoloured residue:
+/// code, libraries, stacks, the shim's own): its size by kind, the sets it
+/// can occupy and how many of them lie outside its heap's, where its lines
+/// can evict another program's partitions (kim2013 Eq. 2 assumes nothing
+/// of another core does).
+fn residue_line(
+    report: &tinct_mem::FrameReport,
+    name: &str,
+    model: &LlcModel,
+    total_sets: u64,
+) -> String {
+    let residue = match &report.residue {
+        None => return format!("the rest of {name}: not reported by its shim"),
+        Some(Err(why)) => return format!("the rest of {name}: not read ({why})"),
+        Some(Ok(residue)) => residue,
+    };
+    let both = [
+        TaskFrames::new("heap", report.frames.clone()),
+        TaskFrames::new("rest", residue.frames.clone()),
+    ];
+    let Ok(sets) = check(&model.geometry, report.page_size, &both) else {
+        return format!("the rest of {name}: the cache model refused its frames");
+    };
+    let rest = &sets.tasks[1];
+    let shared = rest.evicted_by.first().map_or(0, |s| s.sets);
+    let kinds: Vec<String> = residue
+        .kinds
+        .iter()
+        .map(|(kind, bytes)| format!("{kind} {}", tinct_sys::doctor::human_bytes(*bytes)))
+        .collect();
+    format!(
+        "the rest of {name}, uncoloured ({}): {} pages, can occupy {} of {total_sets} sets, {} \
+         of them outside its heap's, where it can evict another program's partitions",
+        kinds.join(", "),
+        rest.pages,
+        rest.sets,
+        // Sets both occupy are among the rest's own.
+        rest.sets.saturating_sub(shared)
+    )
+}
+
 /// The program's exit status as `tinct exec`'s: its own code, 128 + the
 /// signal that killed it (as a shell reports it; signals are below 128,
 /// and the sum saturates rather than wrap should one not be), else 1.
