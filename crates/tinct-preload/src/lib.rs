@@ -17,10 +17,11 @@
 //! writes). [`anonymous_memory`] colours the program's own anonymous
 //! `mmap` (`TINCT_MMAP=1`) and keeps `madvise`/`mprotect`/`munmap` from
 //! breaking area pages; [`thread_stacks`] interposes `pthread_create` so
-//! the program's threads run on full-size stacks of coloured pages
-//! (given back after `pthread_join`, or once a detached thread has ended;
-//! `TINCT_STACKS=0` leaves glibc's); [`fork_keep`] lets a child take the copy-on-write
-//! copies. The shim's own data lives in the uncolored [`bootstrap`] arena,
+//! the program's threads run on stacks of the full size they ask for
+//! whose tops (`TINCT_STACK_COLORED`, 256 KiB) are area pages (given back
+//! after `pthread_join`, or once a detached thread has ended;
+//! `TINCT_STACK_COLORED=0` leaves glibc's stacks); [`fork_keep`] lets a
+//! child take the copy-on-write copies. The shim's own data lives in the uncolored [`bootstrap`] arena,
 //! so building the heap never recurses into `malloc`. [`process`] holds
 //! the process-wide heap, the `fork` handlers and the exit report
 //! ([`report`], its numbers worded by [`formatting`]), which

@@ -40,6 +40,134 @@ fn number_before(line: &str, word: &str) -> u64 {
         .unwrap_or_else(|_| panic!("a number before {word:?} in {line:?}"))
 }
 
+/// A program under the shim that talks with the test on its stdin and
+/// stdout, every wait bounded by one time limit.
+struct Talking {
+    child: std::process::Child,
+    lines: mpsc::Receiver<String>,
+    started: Instant,
+    limit: Duration,
+}
+
+impl Talking {
+    /// Starts `binary args` under the shim (`colors`, 512 MiB pool,
+    /// stats) with `env` added.
+    fn start(binary: &std::path::Path, args: &[&str], colors: &str, env: &[(&str, &str)]) -> Self {
+        let mut child = Command::new(binary)
+            .args(args)
+            .env("LD_PRELOAD", shim())
+            .env(COLOR_BITS.0, COLOR_BITS.1)
+            .env("TINCT_COLORS", colors)
+            .env("TINCT_POOL", "512MiB")
+            .env("TINCT_STATS", "1")
+            .envs(env.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn the stacks program");
+        let stdout = child.stdout.take().unwrap();
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                if sender.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        Self {
+            child,
+            lines,
+            started: Instant::now(),
+            limit: Duration::from_secs(120),
+        }
+    }
+
+    /// The lines before `marker` (the program is killed and the test
+    /// fails should it not come in time).
+    fn lines_until(&mut self, marker: &str) -> Vec<String> {
+        let mut before = Vec::new();
+        loop {
+            let left = self.limit.saturating_sub(self.started.elapsed());
+            let Ok(line) = self.lines.recv_timeout(left) else {
+                let _ = self.child.kill();
+                panic!(
+                    "no {marker:?} from the stacks program within {:?}",
+                    self.limit
+                );
+            };
+            if line == marker {
+                return before;
+            }
+            before.push(line);
+        }
+    }
+
+    /// The `stack 0x...` addresses before `marker`.
+    fn stacks_until(&mut self, marker: &str) -> Vec<usize> {
+        self.lines_until(marker)
+            .iter()
+            .map(|line| {
+                line.strip_prefix("stack 0x")
+                    .and_then(|hex| usize::from_str_radix(hex, 16).ok())
+                    .unwrap_or_else(|| panic!("expected `stack 0x...`, found {line:?}"))
+            })
+            .collect()
+    }
+
+    /// Writes a line to the program.
+    fn send(&mut self) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(b"go\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Waits for the program's end (it must succeed): its remaining
+    /// stdout lines and its stderr.
+    fn finish(mut self) -> (Vec<String>, String) {
+        drop(self.child.stdin.take());
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if self.started.elapsed() > self.limit {
+                let _ = self.child.kill();
+                panic!("the stacks program still runs after {:?}", self.limit);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut self.child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert!(status.success(), "{status}; stderr:\n{stderr}");
+        // The reader ends with the program's stdout.
+        let rest = self.lines.iter().collect();
+        (rest, stderr)
+    }
+
+    /// The frame under each page of `[address, address + bytes)` now.
+    fn frames(&self, address: usize, bytes: usize) -> Vec<(usize, u64)> {
+        let pagemap = Pagemap::open(&format!("/proc/{}/pagemap", self.child.id())).unwrap();
+        (address & !4095..address + bytes)
+            .step_by(4096)
+            .map(|page| {
+                let frame = pagemap.entries(page, 1).unwrap()[0]
+                    .frame()
+                    .unwrap_or_else(|| panic!("the stack page at {page:#x} is not present"));
+                assert_ne!(frame, 0, "PFN 0: frame numbers hidden");
+                (page, frame)
+            })
+            .collect()
+    }
+
+    /// True if the page holding `address` is not populated.
+    fn absent(&self, address: usize) -> bool {
+        let pagemap = Pagemap::open(&format!("/proc/{}/pagemap", self.child.id())).unwrap();
+        pagemap.entries(address & !4095, 1).unwrap()[0]
+            .frame()
+            .is_none()
+    }
+}
+
 #[test]
 fn every_thread_stack_lies_in_the_requested_colours() {
     if !privileged_or_skip("reading thread stacks' frames through pagemap") {
@@ -49,87 +177,33 @@ fn every_thread_stack_lies_in_the_requested_colours() {
     let binary = compile_c("stacks", dir.path());
     let colors = half_of_the_colors();
     let (joinable, detached) = (6, 4);
-    let mut child = Command::new(&binary)
-        .args(["wait", &joinable.to_string(), &detached.to_string()])
-        .env("LD_PRELOAD", shim())
-        .env(COLOR_BITS.0, COLOR_BITS.1)
-        .env("TINCT_COLORS", &colors.0)
-        .env("TINCT_POOL", "512MiB")
-        .env("TINCT_STATS", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn the stacks program");
-    let pid = child.id();
-    let stdout = child.stdout.take().unwrap();
-    let (lines, received) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            if lines.send(line.unwrap()).is_err() {
-                break;
-            }
-        }
-    });
-    let started = Instant::now();
-    let limit = Duration::from_secs(120);
-    let mut addresses = Vec::new();
-    loop {
-        let left = limit.saturating_sub(started.elapsed());
-        let Ok(line) = received.recv_timeout(left) else {
-            let _ = child.kill();
-            panic!("no `ready` from the stacks program within {limit:?}");
-        };
-        if line == "ready" {
-            break;
-        }
-        let address = line
-            .strip_prefix("stack 0x")
-            .and_then(|hex| usize::from_str_radix(hex, 16).ok())
-            .unwrap_or_else(|| panic!("expected `stack 0x...`, found {line:?}"));
-        addresses.push(address);
-    }
+    let mut program = Talking::start(
+        &binary,
+        &["wait", &joinable.to_string(), &detached.to_string()],
+        &colors.0,
+        &[],
+    );
+    let addresses = program.stacks_until("ready");
     assert_eq!(addresses.len(), joinable + detached);
-    // While every thread waits: the frame under each one's local.
+    // While every thread waits: the frames under each one's 8 KiB local
+    // (written), near its stack's top.
     let geometry = llc_colors();
-    let pagemap = Pagemap::open(&format!("/proc/{pid}/pagemap")).unwrap();
     let mut found = Vec::new();
     for &address in &addresses {
-        // Every page of the thread's 8 KiB local (written), in the top.
-        let first = address & !4095;
-        for page in (first..address + 8192).step_by(4096) {
-            let frame = pagemap.entries(page, 1).unwrap()[0]
-                .frame()
-                .unwrap_or_else(|| panic!("the stack page at {page:#x} is not present"));
-            assert_ne!(frame, 0, "PFN 0: frame numbers hidden");
+        for (page, frame) in program.frames(address, 8192) {
             let color = geometry.color_of(frame * geometry.page_bytes).unwrap();
             found.push((page, frame, color));
         }
         // 1 MiB below, past the coloured top (256 KiB): still the
         // thread's stack, never touched, so not populated (ordinary
         // memory, faulted in when used).
-        let deep = pagemap.entries(first - (1 << 20), 1).unwrap()[0];
-        assert_eq!(
-            deep.frame(),
-            None,
+        assert!(
+            program.absent(address - (1 << 20)),
             "the stack 1 MiB below {address:#x} is populated"
         );
     }
-    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("the stacks program still runs after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert!(status.success(), "{status}; stderr:\n{stderr}");
-    let rest: Vec<String> = received.try_iter().collect();
+    program.send();
+    let (rest, stderr) = program.finish();
     assert_eq!(rest, ["done"], "{stderr}");
     let outside: Vec<_> = found
         .iter()
@@ -158,6 +232,44 @@ fn every_thread_stack_lies_in_the_requested_colours() {
         number_before(line, "given") >= joinable as u64,
         "the joined threads' stacks go back: {line}"
     );
+}
+
+#[test]
+fn a_parent_s_stacks_keep_their_frames_across_fork_with_fork_keep() {
+    if !privileged_or_skip("reading thread stacks' frames through pagemap") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("stacks", dir.path());
+    let colors = half_of_the_colors();
+    // Frames under each thread's local before the fork, and after the
+    // threads wrote their locals again while the child still shares them.
+    let run = |env: &[(&str, &str)]| {
+        let mut program = Talking::start(&binary, &["forkwait", "4"], &colors.0, env);
+        let addresses = program.stacks_until("ready");
+        assert_eq!(addresses.len(), 4);
+        let before: Vec<_> = addresses
+            .iter()
+            .flat_map(|&a| program.frames(a, 8192))
+            .collect();
+        program.send();
+        assert!(program.lines_until("written").is_empty());
+        let after: Vec<_> = addresses
+            .iter()
+            .flat_map(|&a| program.frames(a, 8192))
+            .collect();
+        program.send();
+        let (rest, stderr) = program.finish();
+        assert_eq!(rest, ["done"], "{stderr}");
+        (before, after, stderr)
+    };
+    // The child takes the copies: the parent's stack tops keep their frames.
+    let (before, after, stderr) = run(&[("TINCT_FORK_KEEP", "1")]);
+    assert_eq!(before, after, "TINCT_FORK_KEEP=1: {stderr}");
+    // Without it the parent's writes copy its pages to new frames: the
+    // check above can fail.
+    let (before, after, stderr) = run(&[]);
+    assert_ne!(before, after, "without TINCT_FORK_KEEP: {stderr}");
 }
 
 #[test]

@@ -7,6 +7,12 @@
  *       writes "stack 0xADDRESS" (a local array it has written) and waits;
  *       once all have, prints "ready" and waits for a line on stdin, then
  *       lets them end, joins the joinable ones and prints "done".
+ *   stacks forkwait THREADS
+ *       starts THREADS joinable threads; each writes "stack 0xADDRESS" and
+ *       waits; "ready"; after a line on stdin the program forks a child
+ *       that waits (sharing every page copy-on-write), the threads write
+ *       their locals again, "written"; after another line the child ends,
+ *       the threads are joined, "done".
  *   stacks loop ROUNDS
  *       ROUNDS times: a thread created and joined (in turn by
  *       pthread_join, pthread_tryjoin_np, pthread_timedjoin_np and
@@ -33,6 +39,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +99,73 @@ static int wait_mode(int joinable, int detached) {
     pthread_mutex_lock(&mutex);
     while (running > 0) pthread_cond_wait(&changed, &mutex);
     pthread_mutex_unlock(&mutex);
+    printf("done\n");
+    return 0;
+}
+
+static int phase, rewritten;
+
+static void *fork_waiter(void *arg) {
+    volatile char local[8192];
+    memset((char *)local, (int)(intptr_t)arg, sizeof local);
+    pthread_mutex_lock(&mutex);
+    printf("stack %p\n", (void *)local);
+    fflush(stdout);
+    reported++;
+    pthread_cond_broadcast(&changed);
+    while (phase < 1) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    memset((char *)local, (int)(intptr_t)arg + 1, sizeof local);
+    pthread_mutex_lock(&mutex);
+    rewritten++;
+    pthread_cond_broadcast(&changed);
+    while (phase < 2) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    return (void *)(intptr_t)local[100];
+}
+
+static int fork_mode(int count) {
+    pthread_t threads[64];
+    if (count > 64) die("at most 64 threads");
+    for (int i = 0; i < count; i++)
+        if (pthread_create(&threads[i], NULL, fork_waiter, (void *)(intptr_t)(i + 1))) die("create");
+    pthread_mutex_lock(&mutex);
+    while (reported < count) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    printf("ready\n");
+    fflush(stdout);
+    char line[16];
+    if (!fgets(line, sizeof line, stdin)) die("no line on stdin");
+    int ends[2];
+    if (pipe(ends)) die("pipe");
+    pid_t child = fork();
+    if (child < 0) die("fork");
+    if (child == 0) {
+        char byte;
+        close(ends[1]);
+        while (read(ends[0], &byte, 1) > 0) {}
+        _exit(0);
+    }
+    close(ends[0]);
+    pthread_mutex_lock(&mutex);
+    phase = 1;
+    pthread_cond_broadcast(&changed);
+    while (rewritten < count) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    printf("written\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof line, stdin)) die("no second line on stdin");
+    close(ends[1]);
+    if (waitpid(child, NULL, 0) != child) die("waitpid");
+    pthread_mutex_lock(&mutex);
+    phase = 2;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    for (int i = 0; i < count; i++) {
+        void *result;
+        if (pthread_join(threads[i], &result)) die("join");
+        if ((intptr_t)result != i + 2) die("wrong result");
+    }
     printf("done\n");
     return 0;
 }
@@ -187,6 +261,7 @@ static void *own_size(void *arg) {
 
 int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "wait") == 0) return wait_mode(atoi(argv[2]), atoi(argv[3]));
+    if (argc >= 3 && strcmp(argv[1], "forkwait") == 0) return fork_mode(atoi(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "loop") == 0) return loop_mode(atol(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "deep") == 0) {
         long kib = atol(argv[2]);
@@ -226,6 +301,6 @@ int main(int argc, char **argv) {
         printf("size ok\n");
         return 0;
     }
-    die("usage: stacks wait J D | loop N | deep KIB | own | size KIB");
+    die("usage: stacks wait J D | forkwait N | loop N | deep KIB | own | size KIB");
     return 1;
 }
