@@ -534,9 +534,14 @@ fn release_where(mut done: impl FnMut(&Record) -> bool) -> usize {
     let page = heap.page_size();
     for record in &taken {
         let run = heap.page_address(record.first_page);
-        let back = move_pages(record.top, run, record.pages * page, page, 0);
+        let bytes = record.pages * page;
+        let back = move_pages(record.top, run, bytes, page, 0);
         raw(libc::SYS_munmap, record.low, record.bytes, 0, 0, 0);
         if back {
+            // Read-write again, should the program have changed the
+            // protection of its stack's top (the pages carry it back).
+            let rw = (libc::PROT_READ | libc::PROT_WRITE) as usize;
+            raw(libc::SYS_mprotect, run, bytes, rw, 0, 0);
             heap.unmap_pages(record.first_page, record.pages);
         } else {
             heap.lose_pages(record.first_page, record.pages);

@@ -426,6 +426,45 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_process_s_thread_stacks_are_named_only_when_it_made_threads() {
+        let mut report = tinct_mem::FrameReport {
+            pid: 7,
+            command: "task".into(),
+            page_size: 4096,
+            uncolored: false,
+            frames: Vec::new(),
+            residue: None,
+            stacks: None,
+        };
+        assert_eq!(stacks_line(&report, "task[7]"), None, "an older shim");
+        report.stacks = Some(tinct_mem::ThreadStacks::default());
+        assert_eq!(stacks_line(&report, "task[7]"), None, "no threads");
+        report.stacks = Some(tinct_mem::ThreadStacks {
+            colored: 2,
+            colored_bytes: 512 << 10,
+            freed: 2,
+            own_stack: 1,
+            budget: 3,
+            refused: 0,
+        });
+        let line = stacks_line(&report, "task[7]").unwrap();
+        assert!(
+            line.starts_with("the thread stacks of task[7]: 2 with a coloured top (512 KiB in all")
+                && line.ends_with(
+                    "4 on glibc's uncoloured stacks (1 brought their own stack, 3 found the \
+                     budget spent)"
+                ),
+            "{line}"
+        );
+        report.stacks = Some(tinct_mem::ThreadStacks {
+            refused: 1,
+            ..tinct_mem::ThreadStacks::default()
+        });
+        let line = stacks_line(&report, "task[7]").unwrap();
+        assert!(line.ends_with(", 1 refused by the kernel)"), "{line}");
+    }
+
+    #[test]
     fn no_colours_banks_or_controllers_means_no_shim_and_bad_lists_name_their_flag() {
         let request = ExecRequest {
             bank_mode: "exact",
