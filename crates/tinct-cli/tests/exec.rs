@@ -995,3 +995,60 @@ fn a_ctrl_c_to_the_whole_group_ends_exec_at_once_and_says_what_was_lost() {
         "sleep[{sleeping}]: {text}"
     );
 }
+
+/// Issue 29.2: `--stats` says how many of each process's threads ran on
+/// stacks of its colours and how many on glibc's (a stack of the
+/// program's own passes through), from the shim's frame report.
+#[test]
+fn stats_name_the_coloured_thread_stacks() {
+    if !privileged_or_skip("frame numbers") {
+        return;
+    }
+    shim();
+    let dir = tempfile::tempdir().unwrap();
+    let source =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tinct-preload/tests/c/stacks.c");
+    let binary = dir.path().join("stacks");
+    let compiled = std::process::Command::new("cc")
+        .args(["-std=gnu11", "-O1", "-pthread", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .status()
+        .expect("a C compiler `cc` is needed (apt-get install gcc)");
+    assert!(compiled.success(), "cc {}", source.display());
+    let script = format!("{0} loop 3 && {0} own", binary.display());
+    let output = tinct()
+        .arg("exec")
+        .args(["--colors", "0-15", "--pool", "256MiB", "--stats", "--"])
+        .args(["sh", "-c", &script])
+        .env_remove("TINCT_PRELOAD_LIB")
+        .timeout(std::time::Duration::from_secs(120))
+        .output()
+        .unwrap();
+    let text = stderr(&output);
+    assert!(output.status.success(), "{text}");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("  the thread stacks of stacks["))
+        .collect();
+    assert_eq!(lines.len(), 2, "one line per threaded process: {text}");
+    // `loop 3`: 3 joined threads and a batch of 11 detached ones, each
+    // with the default 256 KiB top.
+    assert!(
+        lines[0].contains(": 14 with a coloured top (3.5 MiB in all, counted in its heap;")
+            && lines[0].contains("), 0 on glibc's uncoloured stacks"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[1].contains(": 0 with a coloured top (")
+            && lines[1].contains(
+                "1 on glibc's uncoloured stacks (1 brought their own stack, 0 \
+                                  found the budget spent)"
+            ),
+        "{}",
+        lines[1]
+    );
+    // The shell made no thread: no line for it.
+    assert!(!text.contains("the thread stacks of sh["), "{text}");
+}

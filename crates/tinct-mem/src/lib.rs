@@ -57,4 +57,4 @@ pub use shared_pool::{
     Allocation, BankPages, BankSpan, MAX_SMALL, MIN_ALIGN, SIZE_CLASSES, SharedPool, StepCounts,
     UsedPage, size_class,
 };
-pub use shim_config::{FrameReport, Residue, ShimConfig, read_frame_reports};
+pub use shim_config::{FrameReport, Residue, ShimConfig, ThreadStacks, read_frame_reports};

@@ -92,6 +92,22 @@ pub const MMAP: &str = match MMAP_CSTR.to_str() {
 /// [`MMAP`] as a C string, for the shim's `getenv`: its `mmap` reads the
 /// variable without allocating, possibly before its heap exists.
 pub const MMAP_CSTR: &CStr = c"TINCT_MMAP";
+/// `TINCT_STACK_COLORED`: how much of each thread's stack the shim's
+/// `pthread_create` makes of coloured pages, a size such as `256KiB` (the
+/// default, [`DEFAULT_STACK_COLORED`]; [`parse_size`]'s grammar): the top
+/// of the stack, where the thread starts and glibc keeps its descriptor
+/// and TLS. The rest, down to the full size the program asked for, is
+/// ordinary memory faulted in as it is used. `0` leaves every thread on
+/// glibc's stack. Read by the shim alone, not written by
+/// [`ShimConfig::to_env`].
+pub const STACK_COLORED: &str = match STACK_COLORED_CSTR.to_str() {
+    Ok(name) => name,
+    Err(_) => panic!("TINCT_STACK_COLORED is ASCII"),
+};
+/// [`STACK_COLORED`] as a C string, for the shim's `getenv`.
+pub const STACK_COLORED_CSTR: &CStr = c"TINCT_STACK_COLORED";
+/// The coloured top of a thread stack when [`STACK_COLORED`] is unset.
+pub const DEFAULT_STACK_COLORED: u64 = 256 << 10;
 /// `TINCT_FORK_KEEP=1`: after `fork`, the child copies every heap page it
 /// inherited at once, so the parent keeps its pages' frames (and colours)
 /// when it writes them later; the child's copies are uncoloured.
@@ -385,10 +401,12 @@ impl ShimConfig {
 /// residue_kind 1433600 code
 /// residue 0x4d5e6
 /// ...
+/// thread_stacks 3 786432 2 1 0 0
 /// ```
 ///
 /// (`residue_unread REASON` instead of the residue's lines when the
-/// process could not read its own pages.)
+/// process could not read its own pages; `thread_stacks` as
+/// [`ThreadStacks`], absent from a shim that does not say.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameReport {
     /// The process that wrote it.
@@ -406,6 +424,29 @@ pub struct FrameReport {
     /// other memory: uncoloured), or why they were not read; `None` in a
     /// report that does not say.
     pub residue: Option<Result<Residue, String>>,
+    /// The stacks of the program's threads, if the shim says.
+    pub stacks: Option<ThreadStacks>,
+}
+
+/// The threads' stacks of one process (the `thread_stacks COLORED BYTES
+/// FREED OWN BUDGET REFUSED` line): those whose top is made of coloured
+/// pages (area pages: among the report's frames while the stack lives),
+/// and those left to glibc.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ThreadStacks {
+    /// Threads given a stack with a coloured top.
+    pub colored: u64,
+    /// The coloured bytes of those stacks (their tops).
+    pub colored_bytes: u64,
+    /// Coloured stacks given back (threads joined, or detached and ended).
+    pub freed: u64,
+    /// Threads that brought a stack of their own (passed through).
+    pub own_stack: u64,
+    /// Threads left on glibc's stack because the budget could not serve one.
+    pub budget: u64,
+    /// Threads left on glibc's stack because the kernel refused to move
+    /// the coloured pages into it (`mremap`).
+    pub refused: u64,
 }
 
 /// A process's resident pages outside its coloured heap.
@@ -447,6 +488,17 @@ impl FrameReport {
             }
             None => {}
         }
+        if let Some(stacks) = &self.stacks {
+            text.push_str(&format!(
+                "thread_stacks {} {} {} {} {} {}\n",
+                stacks.colored,
+                stacks.colored_bytes,
+                stacks.freed,
+                stacks.own_stack,
+                stacks.budget,
+                stacks.refused
+            ));
+        }
         text
     }
 
@@ -459,6 +511,7 @@ impl FrameReport {
             uncolored: false,
             frames: Vec::new(),
             residue: None,
+            stacks: None,
         };
         for (index, line) in text.lines().enumerate() {
             let bad =
@@ -498,6 +551,25 @@ impl FrameReport {
                         .kinds
                         .push((kind.to_string(), bytes));
                 }
+                "thread_stacks" => {
+                    let numbers: Vec<u64> = value
+                        .split(' ')
+                        .map(str::parse)
+                        .collect::<Result<_, _>>()
+                        .map_err(|_| bad(THREAD_STACKS_LINE))?;
+                    let [colored, colored_bytes, freed, own_stack, budget, refused] = numbers[..]
+                    else {
+                        return Err(bad(THREAD_STACKS_LINE));
+                    };
+                    report.stacks = Some(ThreadStacks {
+                        colored,
+                        colored_bytes,
+                        freed,
+                        own_stack,
+                        budget,
+                        refused,
+                    });
+                }
                 "residue_unread" => {
                     if matches!(report.residue, Some(Ok(_))) {
                         return Err(bad("residue_unread before any residue line"));
@@ -506,8 +578,8 @@ impl FrameReport {
                 }
                 _ => {
                     return Err(bad(
-                        "pid, command, page_size, uncolored, frame, residue_kind, residue or \
-                         residue_unread",
+                        "pid, command, page_size, uncolored, frame, residue_kind, residue, \
+                         residue_unread or thread_stacks",
                     ));
                 }
             }
@@ -518,6 +590,9 @@ impl FrameReport {
         Ok(report)
     }
 }
+
+/// What a `thread_stacks` line holds.
+const THREAD_STACKS_LINE: &str = "`thread_stacks COLORED BYTES FREED OWN BUDGET REFUSED`";
 
 /// The report's residue, started if none yet; `None` if it says the
 /// residue was not read.
@@ -854,6 +929,7 @@ mod tests {
             uncolored: false,
             frames: vec![0x1a2b3, 7],
             residue: None,
+            stacks: None,
         };
         assert_eq!(FrameReport::parse(&report.to_text()), Ok(report.clone()));
         let with_residue = FrameReport {
@@ -871,7 +947,21 @@ mod tests {
             residue: Some(Err("pagemap: permission denied".into())),
             ..report
         };
-        assert_eq!(FrameReport::parse(&unread.to_text()), Ok(unread));
+        assert_eq!(FrameReport::parse(&unread.to_text()), Ok(unread.clone()));
+        let stacks = FrameReport {
+            stacks: Some(ThreadStacks {
+                colored: 3,
+                colored_bytes: 3 * (256 << 10),
+                freed: 2,
+                own_stack: 1,
+                budget: 4,
+                refused: 5,
+            }),
+            ..unread
+        };
+        assert_eq!(FrameReport::parse(&stacks.to_text()), Ok(stacks));
+        let short = "page_size 4096\nthread_stacks 1 2 3\n";
+        assert!(FrameReport::parse(short).unwrap_err().contains("line 2"));
         let mixed = "page_size 4096\nresidue_unread no\nresidue 0x1\n";
         assert!(FrameReport::parse(mixed).unwrap_err().contains("line 3"));
         let kind = "page_size 4096\nresidue_kind code 12\n";

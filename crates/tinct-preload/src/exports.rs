@@ -370,6 +370,84 @@ pub extern "C" fn _Exit(status: c_int) -> ! {
     crate::process::end_process(status)
 }
 
+/// C `pthread_create`: a thread without a stack of its own gets one of
+/// coloured pages ([`crate::thread_stacks`]).
+///
+/// # Safety
+/// As `pthread_create(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    routine: crate::thread_stacks::StartRoutine,
+    argument: *mut c_void,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::thread_stacks::create(thread, attr, routine, argument) }
+}
+
+/// C `pthread_join`: a coloured stack goes back once joined.
+///
+/// # Safety
+/// As `pthread_join(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_join(thread: libc::pthread_t, result: *mut *mut c_void) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::thread_stacks::join(thread, result) }
+}
+
+/// GNU `pthread_tryjoin_np`, as [`pthread_join`].
+///
+/// # Safety
+/// As `pthread_tryjoin_np(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_tryjoin_np(
+    thread: libc::pthread_t,
+    result: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::thread_stacks::tryjoin(thread, result) }
+}
+
+/// GNU `pthread_timedjoin_np`, as [`pthread_join`].
+///
+/// # Safety
+/// As `pthread_timedjoin_np(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_timedjoin_np(
+    thread: libc::pthread_t,
+    result: *mut *mut c_void,
+    deadline: *const libc::timespec,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::thread_stacks::timedjoin(thread, result, deadline) }
+}
+
+/// GNU `pthread_clockjoin_np`, as [`pthread_join`].
+///
+/// # Safety
+/// As `pthread_clockjoin_np(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_clockjoin_np(
+    thread: libc::pthread_t,
+    result: *mut *mut c_void,
+    clock: libc::clockid_t,
+    deadline: *const libc::timespec,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::thread_stacks::clockjoin(thread, result, clock, deadline) }
+}
+
+/// C `pthread_detach`: a coloured stack goes back once the thread ended.
+///
+/// # Safety
+/// As `pthread_detach(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_detach(thread: libc::pthread_t) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::thread_stacks::detach(thread) }
+}
+
 /// `.fini_array` entry: the exit summary and page report run when the
 /// process exits normally (after `atexit` handlers).
 #[used]

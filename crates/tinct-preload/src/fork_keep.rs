@@ -7,7 +7,9 @@
 //! pages and to the pages waiting outside the area, so every page of the
 //! parent is its own again and keeps its frame. The cost is one page copy
 //! per page in use, paid by the child; the child's heap is then uncoloured
-//! (its summary says how many pages changed frame).
+//! (its summary says how many pages changed frame). The coloured tops of
+//! thread stacks ([`crate::thread_stacks`]) are area pages lent out: the
+//! child writes them where they are (their area range is empty then).
 
 use crate::heap::Heap;
 use crate::page_kinds::Kind;
@@ -16,6 +18,20 @@ use crate::page_kinds::Kind;
 pub fn take_the_copies(heap: &Heap) {
     let page = heap.page_size();
     let filled = heap.filled_pages();
+    let lent = crate::thread_stacks::lent();
+    for top in &lent {
+        for offset in (0..top.pages * page).step_by(page) {
+            let address = (top.top + offset) as *mut u8;
+            // SAFETY: a page of a coloured stack top, mapped read-write;
+            // writing back the byte it holds only makes the kernel copy it
+            // for this child.
+            unsafe { address.write_volatile(address.read_volatile()) };
+        }
+    }
+    let is_lent = |index: usize| {
+        lent.iter()
+            .any(|top| (top.first_page..top.first_page + top.pages).contains(&index))
+    };
     let mut index = 0;
     while index < filled {
         if heap.kinds().get(index) == Kind::Free {
@@ -35,7 +51,7 @@ pub fn take_the_copies(heap: &Heap) {
             };
             continue;
         }
-        if heap.kinds().get(index) != Kind::Lost {
+        if heap.kinds().get(index) != Kind::Lost && !is_lent(index) {
             let address = heap.page_address(index) as *mut u8;
             // SAFETY: an area page in use, mapped read-write (protection
             // changes by the program are flagged: those pages are left

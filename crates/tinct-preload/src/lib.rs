@@ -16,8 +16,12 @@
 //! environment (`tinct_mem::ShimConfig`, the contract `tinct exec`
 //! writes). [`anonymous_memory`] colours the program's own anonymous
 //! `mmap` (`TINCT_MMAP=1`) and keeps `madvise`/`mprotect`/`munmap` from
-//! breaking area pages; [`fork_keep`] lets a child take the copy-on-write
-//! copies. The shim's own data lives in the uncolored [`bootstrap`] arena,
+//! breaking area pages; [`thread_stacks`] interposes `pthread_create` so
+//! the program's threads run on stacks of the full size they ask for
+//! whose tops (`TINCT_STACK_COLORED`, 256 KiB) are area pages (given back
+//! after `pthread_join`, or once a detached thread has ended;
+//! `TINCT_STACK_COLORED=0` leaves glibc's stacks); [`fork_keep`] lets a
+//! child take the copy-on-write copies. The shim's own data lives in the uncolored [`bootstrap`] arena,
 //! so building the heap never recurses into `malloc`. [`process`] holds
 //! the process-wide heap, the `fork` handlers and the exit report
 //! ([`report`], its numbers worded by [`formatting`]), which
@@ -42,6 +46,7 @@ pub mod report;
 pub mod report_on_request;
 pub mod stderr;
 pub mod thread_cache;
+pub mod thread_stacks;
 
 /// The shim's own Rust allocations never go through the `malloc` it replaces.
 #[cfg(not(test))]

@@ -104,6 +104,8 @@ fn install_fork_handlers() {
 /// Takes every lock of the allocator so that the child of `fork` never
 /// inherits one held by a thread that does not exist there.
 extern "C" fn before_fork() {
+    // First: the registry's lock is taken before the bootstrap arena's.
+    crate::thread_stacks::before_fork();
     BUILDING.lock();
     if let Some(heap) = built_heap() {
         if heap.config().fork_keep {
@@ -121,6 +123,7 @@ extern "C" fn before_fork() {
 
 extern "C" fn after_fork_parent() {
     BOOTSTRAP.after_fork_in_parent();
+    crate::thread_stacks::after_fork_in_parent();
     if let Some(heap) = built_heap() {
         heap.counters.forks.fetch_add(1, Ordering::Relaxed);
         heap.unlock_all();
@@ -144,6 +147,7 @@ extern "C" fn after_fork_parent() {
 
 extern "C" fn after_fork_child() {
     BOOTSTRAP.after_fork_in_child();
+    crate::thread_stacks::after_fork_in_child();
     // The child's reports are its own, whatever its parent had written.
     REPORTS.store(NOT_WRITTEN, Ordering::Release);
     let (read, write) = take_fork_pipe();

@@ -47,6 +47,10 @@ pub struct Snapshot {
 impl Snapshot {
     /// Reads every filled area page's frame now.
     pub fn take(heap: &Heap) -> Self {
+        // Detached threads that ended give their stacks back first.
+        if !crate::thread_stacks::held_by_caller() {
+            crate::thread_stacks::reclaim_ended();
+        }
         let kernel_migrations = std::fs::read_to_string("/proc/vmstat")
             .ok()
             .and_then(|text| {
@@ -84,8 +88,17 @@ impl Snapshot {
 /// memory), to `PATH.<pid>` for `TINCT_FRAME_REPORT`.
 pub fn write_frame_report(heap: &Heap, snapshot: &Snapshot, path: &Path) {
     let (pages, uncolored) = (&snapshot.pages, &snapshot.uncolored);
-    let reserved = heap.with_area(|area| area.reserved());
-    let residue = tinct_sys::footprint::of_self(std::slice::from_ref(&reserved))
+    // The area, and the coloured tops of thread stacks (area pages lent
+    // out, among `frames` already).
+    let mut exclude = vec![heap.with_area(|area| area.reserved())];
+    if !crate::thread_stacks::held_by_caller() {
+        exclude.extend(
+            crate::thread_stacks::lent()
+                .into_iter()
+                .map(|lent| lent.top..lent.top + lent.pages * heap.page_size()),
+        );
+    }
+    let residue = tinct_sys::footprint::of_self(&exclude)
         .map(|footprint| tinct_mem::Residue {
             kinds: footprint
                 .kinds
@@ -109,6 +122,7 @@ pub fn write_frame_report(heap: &Heap, snapshot: &Snapshot, path: &Path) {
         uncolored: uncolored.is_some(),
         frames: pages.iter().map(|p| p.now.unwrap_or(p.then)).collect(),
         residue: Some(residue),
+        stacks: Some(crate::thread_stacks::counts()),
     };
     write_report(path, "frame", &report.to_text());
 }
@@ -195,6 +209,25 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
         c.run_frees.load(Ordering::Relaxed),
         c.mapped_uncolored.load(Ordering::Relaxed),
         c.forks.load(Ordering::Relaxed),
+    );
+    let stacks = crate::thread_stacks::counts();
+    let _ = writeln!(
+        out,
+        "tinct-preload[{pid}]: thread stacks: {} with a coloured top ({} of coloured pages; {} \
+         given back, {} in use), {} on glibc's stack ({} their own stack, {} budget spent, {} \
+         refused by the kernel){}",
+        stacks.colored,
+        mib(stacks.colored_bytes),
+        stacks.freed,
+        crate::thread_stacks::live(),
+        stacks.own_stack + stacks.budget + stacks.refused,
+        stacks.own_stack,
+        stacks.budget,
+        stacks.refused,
+        match crate::thread_stacks::colored_top() {
+            0 => "; TINCT_STACK_COLORED=0: none coloured".to_string(),
+            top => format!("; top {} KiB (TINCT_STACK_COLORED)", top >> 10),
+        },
     );
     let in_use: Vec<&PageNow> = pages.iter().filter(|p| p.kind != Kind::Free).collect();
     let _ = writeln!(

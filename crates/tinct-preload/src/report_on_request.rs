@@ -139,7 +139,11 @@ fn spawn_listener(listener: Listener) {
         libc::pthread_attr_setdetachstate(&mut attributes, libc::PTHREAD_CREATE_DETACHED);
         libc::pthread_attr_setstacksize(&mut attributes, STACK_BYTES);
         let mut thread: libc::pthread_t = std::mem::zeroed();
-        if libc::pthread_create(&mut thread, &attributes, listen, argument.cast()) != 0 {
+        // glibc's own pthread_create: the shim's thread is not the
+        // program's, its stack neither coloured nor counted.
+        if crate::thread_stacks::create_uncounted(&mut thread, &attributes, listen, argument.cast())
+            != 0
+        {
             drop(Box::from_raw(argument));
         }
         libc::pthread_attr_destroy(&mut attributes);

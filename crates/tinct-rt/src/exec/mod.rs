@@ -323,8 +323,37 @@ pub fn isolation_report(path: &Path, index_span_bytes: u64, ended_by: Option<i32
             "  {}",
             residue_line(report, &task.name, &model, result.total_sets)
         );
+        if let Some(line) = stacks_line(report, &task.name) {
+            let _ = writeln!(out, "  {line}");
+        }
     }
     out
+}
+
+/// One line on a process's thread stacks, if it created threads: how
+/// many had their top (where a thread starts, its descriptor and TLS) on
+/// coloured pages, which are among its heap's frames above, and how many
+/// ran on glibc's uncoloured stacks, and why.
+fn stacks_line(report: &tinct_mem::FrameReport, name: &str) -> Option<String> {
+    let stacks = report.stacks?;
+    let uncoloured = stacks.own_stack + stacks.budget + stacks.refused;
+    if stacks.colored + uncoloured == 0 {
+        return None;
+    }
+    Some(format!(
+        "the thread stacks of {name}: {} with a coloured top ({} in all, counted in its heap; \
+         the rest of each stack is in its rest), {uncoloured} on glibc's uncoloured stacks ({} \
+         brought their own stack, {} found the budget spent{})",
+        stacks.colored,
+        tinct_sys::doctor::human_bytes(stacks.colored_bytes),
+        stacks.own_stack,
+        stacks.budget,
+        if stacks.refused > 0 {
+            format!(", {} refused by the kernel", stacks.refused)
+        } else {
+            String::new()
+        },
+    ))
 }
 
 /// One line on the rest of a process's memory (its uncoloured residue:
@@ -395,6 +424,45 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_process_s_thread_stacks_are_named_only_when_it_made_threads() {
+        let mut report = tinct_mem::FrameReport {
+            pid: 7,
+            command: "task".into(),
+            page_size: 4096,
+            uncolored: false,
+            frames: Vec::new(),
+            residue: None,
+            stacks: None,
+        };
+        assert_eq!(stacks_line(&report, "task[7]"), None, "an older shim");
+        report.stacks = Some(tinct_mem::ThreadStacks::default());
+        assert_eq!(stacks_line(&report, "task[7]"), None, "no threads");
+        report.stacks = Some(tinct_mem::ThreadStacks {
+            colored: 2,
+            colored_bytes: 512 << 10,
+            freed: 2,
+            own_stack: 1,
+            budget: 3,
+            refused: 0,
+        });
+        let line = stacks_line(&report, "task[7]").unwrap();
+        assert!(
+            line.starts_with("the thread stacks of task[7]: 2 with a coloured top (512 KiB in all")
+                && line.ends_with(
+                    "4 on glibc's uncoloured stacks (1 brought their own stack, 3 found the \
+                     budget spent)"
+                ),
+            "{line}"
+        );
+        report.stacks = Some(tinct_mem::ThreadStacks {
+            refused: 1,
+            ..tinct_mem::ThreadStacks::default()
+        });
+        let line = stacks_line(&report, "task[7]").unwrap();
+        assert!(line.ends_with(", 1 refused by the kernel)"), "{line}");
+    }
 
     #[test]
     fn no_colours_banks_or_controllers_means_no_shim_and_bad_lists_name_their_flag() {

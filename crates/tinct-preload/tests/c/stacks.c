@@ -1,0 +1,306 @@
+/* Threads and their stacks, for the tinct-preload tests of coloured
+ * thread stacks.
+ *
+ * usage:
+ *   stacks wait JOINABLE DETACHED
+ *       starts JOINABLE joinable and DETACHED detached threads; each
+ *       writes "stack 0xADDRESS" (a local array it has written) and waits;
+ *       once all have, prints "ready" and waits for a line on stdin, then
+ *       lets them end, joins the joinable ones and prints "done".
+ *   stacks forkwait THREADS
+ *       starts THREADS joinable threads; each writes "stack 0xADDRESS" and
+ *       waits; "ready"; after a line on stdin the program forks a child
+ *       that waits (sharing every page copy-on-write), the threads write
+ *       their locals again, "written"; after another line the child ends,
+ *       the threads are joined, "done".
+ *   stacks loop ROUNDS
+ *       ROUNDS times: a thread created and joined (in turn by
+ *       pthread_join, pthread_tryjoin_np, pthread_timedjoin_np and
+ *       pthread_clockjoin_np); every 50 rounds also 10 detached threads
+ *       (and one pthread_detach'ed later), awaited.
+ *       Prints "loop ROUNDS".
+ *   stacks deep KIB
+ *       a thread (default attributes) recurses through KIB KiB of frames,
+ *       writing each. Prints "deep KIB SUM".
+ *   stacks own
+ *       a thread on a stack of the program's own (pthread_attr_setstack):
+ *       its local lies in it. Prints "own ok".
+ *   stacks size KIB
+ *       a thread with a stack size of KIB KiB: its stack (from
+ *       pthread_getattr_np) is at least that large. Prints "size ok".
+ * Exit status 1 with a message on any failure.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
+static int reported, go, running;
+
+static void die(const char *what) {
+    fprintf(stderr, "stacks: %s\n", what);
+    exit(1);
+}
+
+static void *waiter(void *arg) {
+    volatile char local[8192];
+    memset((char *)local, (int)(intptr_t)arg, sizeof local);
+    pthread_mutex_lock(&mutex);
+    printf("stack %p\n", (void *)local);
+    fflush(stdout);
+    reported++;
+    pthread_cond_broadcast(&changed);
+    while (!go) pthread_cond_wait(&changed, &mutex);
+    running--;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    return (void *)(intptr_t)local[100];
+}
+
+static int wait_mode(int joinable, int detached) {
+    pthread_t threads[256];
+    if (joinable > 256) die("at most 256 joinable threads");
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    running = joinable + detached;
+    for (int i = 0; i < joinable; i++)
+        if (pthread_create(&threads[i], NULL, waiter, (void *)(intptr_t)(i + 1))) die("create");
+    for (int i = 0; i < detached; i++) {
+        pthread_t t;
+        if (pthread_create(&t, &attr, waiter, (void *)(intptr_t)(i + 1))) die("create detached");
+    }
+    pthread_mutex_lock(&mutex);
+    while (reported < joinable + detached) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    printf("ready\n");
+    fflush(stdout);
+    char line[16];
+    if (!fgets(line, sizeof line, stdin)) die("no line on stdin");
+    pthread_mutex_lock(&mutex);
+    go = 1;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    for (int i = 0; i < joinable; i++) {
+        void *result;
+        if (pthread_join(threads[i], &result)) die("join");
+        if ((intptr_t)result != i + 1) die("wrong result");
+    }
+    pthread_mutex_lock(&mutex);
+    while (running > 0) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    printf("done\n");
+    return 0;
+}
+
+static int phase, rewritten;
+
+static void *fork_waiter(void *arg) {
+    volatile char local[8192];
+    memset((char *)local, (int)(intptr_t)arg, sizeof local);
+    pthread_mutex_lock(&mutex);
+    printf("stack %p\n", (void *)local);
+    fflush(stdout);
+    reported++;
+    pthread_cond_broadcast(&changed);
+    while (phase < 1) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    memset((char *)local, (int)(intptr_t)arg + 1, sizeof local);
+    pthread_mutex_lock(&mutex);
+    rewritten++;
+    pthread_cond_broadcast(&changed);
+    while (phase < 2) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    return (void *)(intptr_t)local[100];
+}
+
+static int fork_mode(int count) {
+    pthread_t threads[64];
+    if (count > 64) die("at most 64 threads");
+    for (int i = 0; i < count; i++)
+        if (pthread_create(&threads[i], NULL, fork_waiter, (void *)(intptr_t)(i + 1))) die("create");
+    pthread_mutex_lock(&mutex);
+    while (reported < count) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    printf("ready\n");
+    fflush(stdout);
+    char line[16];
+    if (!fgets(line, sizeof line, stdin)) die("no line on stdin");
+    int ends[2];
+    if (pipe(ends)) die("pipe");
+    pid_t child = fork();
+    if (child < 0) die("fork");
+    if (child == 0) {
+        char byte;
+        close(ends[1]);
+        while (read(ends[0], &byte, 1) > 0) {}
+        _exit(0);
+    }
+    close(ends[0]);
+    pthread_mutex_lock(&mutex);
+    phase = 1;
+    pthread_cond_broadcast(&changed);
+    while (rewritten < count) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    printf("written\n");
+    fflush(stdout);
+    if (!fgets(line, sizeof line, stdin)) die("no second line on stdin");
+    close(ends[1]);
+    if (waitpid(child, NULL, 0) != child) die("waitpid");
+    pthread_mutex_lock(&mutex);
+    phase = 2;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    for (int i = 0; i < count; i++) {
+        void *result;
+        if (pthread_join(threads[i], &result)) die("join");
+        if ((intptr_t)result != i + 2) die("wrong result");
+    }
+    printf("done\n");
+    return 0;
+}
+
+static void *short_lived(void *arg) {
+    volatile char local[4096];
+    memset((char *)local, 1, sizeof local);
+    pthread_mutex_lock(&mutex);
+    running--;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    return (void *)((intptr_t)arg + local[7]);
+}
+
+static int loop_mode(long rounds) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    for (long i = 0; i < rounds; i++) {
+        pthread_t t;
+        void *result;
+        pthread_mutex_lock(&mutex);
+        running++;
+        pthread_mutex_unlock(&mutex);
+        if (pthread_create(&t, NULL, short_lived, (void *)i)) die("create");
+        struct timespec deadline;
+        switch (i % 4) {
+        case 0:
+            if (pthread_join(t, &result)) die("join");
+            break;
+        case 1: {
+            int status;
+            while ((status = pthread_tryjoin_np(t, &result)) == EBUSY) sched_yield();
+            if (status) die("tryjoin");
+            break;
+        }
+        case 2:
+            clock_gettime(CLOCK_REALTIME, &deadline);
+            deadline.tv_sec += 60;
+            if (pthread_timedjoin_np(t, &result, &deadline)) die("timedjoin");
+            break;
+        default:
+            clock_gettime(CLOCK_MONOTONIC, &deadline);
+            deadline.tv_sec += 60;
+            if (pthread_clockjoin_np(t, &result, CLOCK_MONOTONIC, &deadline)) die("clockjoin");
+            break;
+        }
+        if ((intptr_t)result != i + 1) die("wrong result");
+        if (i % 50 == 0) {
+            pthread_mutex_lock(&mutex);
+            running += 11;
+            pthread_mutex_unlock(&mutex);
+            for (int d = 0; d < 10; d++)
+                if (pthread_create(&t, &attr, short_lived, NULL)) die("create detached");
+            if (pthread_create(&t, NULL, short_lived, NULL)) die("create");
+            if (pthread_detach(t)) die("detach");
+            pthread_mutex_lock(&mutex);
+            while (running > 0) pthread_cond_wait(&changed, &mutex);
+            pthread_mutex_unlock(&mutex);
+        }
+    }
+    printf("loop %ld\n", rounds);
+    return 0;
+}
+
+static long recurse(long depth) {
+    volatile char frame[1024];
+    memset((char *)frame, (int)depth, sizeof frame);
+    if (depth == 0) return frame[5];
+    return recurse(depth - 1) + frame[9];
+}
+
+static void *deep(void *arg) {
+    return (void *)recurse((long)(intptr_t)arg);
+}
+
+static void *where(void *arg) {
+    volatile char local[64];
+    local[0] = 1;
+    *(uintptr_t *)arg = (uintptr_t)local;
+    return NULL;
+}
+
+static void *own_size(void *arg) {
+    pthread_attr_t attr;
+    void *address;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr)) die("pthread_getattr_np");
+    if (pthread_attr_getstack(&attr, &address, &size)) die("pthread_attr_getstack");
+    *(size_t *)arg = size;
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 4 && strcmp(argv[1], "wait") == 0) return wait_mode(atoi(argv[2]), atoi(argv[3]));
+    if (argc >= 3 && strcmp(argv[1], "forkwait") == 0) return fork_mode(atoi(argv[2]));
+    if (argc >= 3 && strcmp(argv[1], "loop") == 0) return loop_mode(atol(argv[2]));
+    if (argc >= 3 && strcmp(argv[1], "deep") == 0) {
+        long kib = atol(argv[2]);
+        pthread_t t;
+        void *result;
+        /* About 1.1 KiB per level: frame and call overhead. */
+        if (pthread_create(&t, NULL, deep, (void *)(intptr_t)(kib * 10 / 11))) die("create");
+        if (pthread_join(t, &result)) die("join");
+        printf("deep %ld %ld\n", kib, (long)(intptr_t)result);
+        return 0;
+    }
+    if (argc >= 2 && strcmp(argv[1], "own") == 0) {
+        size_t size = 256 << 10;
+        char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (stack == MAP_FAILED) die("mmap");
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        if (pthread_attr_setstack(&attr, stack, size)) die("setstack");
+        pthread_t t;
+        uintptr_t local = 0;
+        if (pthread_create(&t, &attr, where, &local)) die("create");
+        if (pthread_join(t, NULL)) die("join");
+        if (local < (uintptr_t)stack || local >= (uintptr_t)stack + size) die("not on its own stack");
+        printf("own ok\n");
+        return 0;
+    }
+    if (argc >= 3 && strcmp(argv[1], "size") == 0) {
+        size_t wanted = (size_t)atol(argv[2]) << 10;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        if (pthread_attr_setstacksize(&attr, wanted)) die("setstacksize");
+        pthread_t t;
+        size_t got = 0;
+        if (pthread_create(&t, &attr, own_size, &got)) die("create");
+        if (pthread_join(t, NULL)) die("join");
+        if (got < wanted) die("stack smaller than asked for");
+        printf("size ok\n");
+        return 0;
+    }
+    die("usage: stacks wait J D | forkwait N | loop N | deep KIB | own | size KIB");
+    return 1;
+}
