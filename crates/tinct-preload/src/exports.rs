@@ -383,7 +383,7 @@ pub unsafe extern "C" fn pthread_create(
     argument: *mut c_void,
 ) -> c_int {
     // SAFETY: forwarded caller contract.
-    unsafe { crate::thread_stacks::create(thread, attr, routine, argument) }
+    unsafe { crate::thread_stacks::create(thread, attr, routine, argument, heap) }
 }
 
 /// C `pthread_join`: a coloured stack goes back once joined.

@@ -37,6 +37,7 @@ pub mod exports;
 pub mod fork_keep;
 pub mod formatting;
 pub mod heap;
+pub mod heap_handle;
 pub mod lock;
 pub mod misuse;
 pub mod page_kinds;

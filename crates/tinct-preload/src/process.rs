@@ -1,15 +1,15 @@
 //! The process-wide heap: built on the first allocation, `fork` handlers,
 //! thread exits, and what happens at exit (`TINCT_STATS`, the reports).
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 use crate::bootstrap::BOOTSTRAP;
 use crate::heap::{BuildError, Heap};
+pub use crate::heap_handle::built_heap;
 use crate::lock::RawLock;
 use crate::report;
 use crate::stderr::{save_stderr, write_stderr};
 
-static HEAP: AtomicPtr<Heap> = AtomicPtr::new(std::ptr::null_mut());
 /// Held while the heap is built; a `malloc` from the building thread (the
 /// pool's own setup calling into libc) sees it held and uses the bootstrap
 /// arena.
@@ -24,20 +24,7 @@ static FORK_PIPE: [AtomicI32; 2] = [AtomicI32::new(-1), AtomicI32::new(-1)];
 /// arena).
 #[inline]
 pub fn heap() -> Option<&'static Heap> {
-    let ptr = HEAP.load(Ordering::Acquire);
-    if !ptr.is_null() {
-        // SAFETY: the heap is leaked once built and never freed.
-        return Some(unsafe { &*ptr });
-    }
-    build()
-}
-
-/// The heap if it has been built (never builds it).
-#[inline]
-pub fn built_heap() -> Option<&'static Heap> {
-    let ptr = HEAP.load(Ordering::Acquire);
-    // SAFETY: as in `heap`.
-    (!ptr.is_null()).then(|| unsafe { &*ptr })
+    built_heap().or_else(build)
 }
 
 #[cold]
@@ -72,7 +59,7 @@ fn build() -> Option<&'static Heap> {
     }
     OWNER.store(std::process::id() as i32, Ordering::Release);
     let leaked: &'static Heap = Box::leak(Box::new(heap));
-    HEAP.store(leaked as *const Heap as *mut Heap, Ordering::Release);
+    crate::heap_handle::publish(leaked);
     BUILDING.unlock();
     install_fork_handlers();
     Some(leaked)

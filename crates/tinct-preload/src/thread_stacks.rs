@@ -49,9 +49,9 @@ use std::ffi::{CStr, c_int, c_void};
 use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 use crate::heap::Heap;
+use crate::heap_handle::built_heap;
 use crate::lock::RawLock;
 use crate::page_kinds::MAPPED;
-use crate::process::{built_heap, heap};
 
 /// A thread's start routine.
 pub type StartRoutine = extern "C" fn(*mut c_void) -> *mut c_void;
@@ -392,7 +392,10 @@ pub unsafe fn create_uncounted(
     unsafe { real_create(thread, attr, routine, argument) }
 }
 
-/// `pthread_create`: see the module documentation.
+/// `pthread_create`: see the module documentation. `heap_of` gives the
+/// heap, building it if need be (a program may create its first thread
+/// before its first allocation); it is passed in so that this module
+/// does not depend on the one that builds the heap.
 ///
 /// # Safety
 /// As `pthread_create(3)`.
@@ -401,6 +404,7 @@ pub unsafe fn create(
     attr: *const libc::pthread_attr_t,
     routine: StartRoutine,
     argument: *mut c_void,
+    heap_of: impl FnOnce() -> Option<&'static Heap>,
 ) -> c_int {
     // SAFETY: glibc's pthread_create has this signature.
     let real_create: CreateFn =
@@ -421,7 +425,7 @@ pub unsafe fn create(
             return pass();
         }
     }
-    let Some(heap) = heap() else {
+    let Some(heap) = heap_of() else {
         return pass();
     };
     // A copy of the caller's attributes (glibc's pthread_attr_t is a
