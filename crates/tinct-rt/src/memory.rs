@@ -23,8 +23,11 @@
 //!   pagemap and counts the pages that are not (or no longer) in the
 //!   task's colors: the placement the run reports is checked, not assumed.
 //!
-//! Tasks without partitions (rt-app workloads) or without a working set
-//! take ordinary heap memory. Without readable frame numbers (not root) a
+//! Tasks without partitions (rt-app workloads) take ordinary heap memory.
+//! A task with partitions but no working set (a compute-only job) has no
+//! memory of its own but its stack: in a run that colours anything, that
+//! stack comes from its partitions' colours too; a run where no task has a
+//! working set in partitions colours nothing and claims no isolation. Without readable frame numbers (not root) a
 //! colored run is refused with the fix, unless the caller accepts an
 //! uncolored pool (`--uncolored`), which [`Placement::Uncolored`] then
 //! states in every output.
@@ -134,10 +137,14 @@ impl Placement {
                 } else {
                     String::new()
                 };
+                let memory = if *bytes == 0 {
+                    format!("no working set, its {} stack colored", Bytes(*stack_bytes))
+                } else {
+                    format!("{} colored{stack}", Bytes(*bytes))
+                };
                 format!(
-                    "{} colored{stack}, S(i) {} = colors {colors} ({color_count} of \
+                    "{memory}, S(i) {} = colors {colors} ({color_count} of \
                      {machine_colors}){check}",
-                    Bytes(*bytes),
                     PartitionSet::from_iter(partitions.iter().copied())
                 )
             }
@@ -557,12 +564,15 @@ pub(crate) fn needs_colors(task: &TaskSpec) -> bool {
     task.working_set > 0 && !task.partitions.is_empty()
 }
 
+/// What `task` takes from the run's pool, which exists (some task needs
+/// colours): its working set and its stack, or its stack alone when it
+/// has partitions and no working set. `None` without partitions.
 fn request_of(
     task: &TaskSpec,
     partition_colors: &PartitionColors,
     source: &str,
 ) -> Result<Option<ColoredRequest>> {
-    if !needs_colors(task) {
+    if task.partitions.is_empty() {
         return Ok(None);
     }
     let colors = partition_colors
@@ -639,21 +649,21 @@ pub enum Backing<'pool> {
 pub const TASK_STACK_BYTES: u64 = 512 * 1024 + 4096;
 
 impl<'pool> Backing<'pool> {
-    /// Allocates the working set of `task` (whole cache lines, zeroed):
-    /// from `memory`'s colors of its partitions when it has both, from
-    /// the heap otherwise.
+    /// Allocates the working set of `task` (whole cache lines, zeroed)
+    /// and its stack: from `memory`'s colors of its partitions when the
+    /// run has a pool and the task partitions (a task without a working
+    /// set then gets its stack alone), from the heap otherwise.
     pub fn allocate(task: &TaskSpec, memory: Option<&'pool ColoredMemory>) -> Result<Self> {
         let bytes = rounded_to_lines(task.working_set);
         let failed = |why: String| RtError::Task {
             task: task.name.clone(),
             message: format!("cannot allocate a working set of {}: {why}", Bytes(bytes)),
         };
-        if bytes == 0 {
-            return Ok(Backing::None);
-        }
         let len = usize::try_from(bytes).map_err(|e| failed(e.to_string()))?;
         match memory {
-            Some(memory) if needs_colors(task) => {
+            // A pool exists for the run's coloured working sets: every task
+            // with partitions takes its memory, and its stack, from them.
+            Some(memory) if !task.partitions.is_empty() => {
                 let colors = memory.colors_of(&task.partitions)?;
                 let buffer = memory
                     .pool
@@ -675,6 +685,7 @@ impl<'pool> Backing<'pool> {
                     machine_colors: memory.mapping().colors(),
                 })
             }
+            _ if bytes == 0 => Ok(Backing::None),
             _ => {
                 let mut words = Vec::new();
                 words
@@ -777,7 +788,11 @@ impl<'pool> Backing<'pool> {
                     colors: tinct_sys::format_cpu_list(colors),
                     color_count: colors.len() as u32,
                     machine_colors: *machine_colors,
-                    pages: page_span(buffer.as_ptr() as usize, buffer.len(), page).1 as u64,
+                    pages: if buffer.is_empty() {
+                        0
+                    } else {
+                        page_span(buffer.as_ptr() as usize, buffer.len(), page).1 as u64
+                    },
                     pages_outside_colors: outside,
                     frames: frames.unwrap_or_default(),
                     stack_frames: stack_frames.unwrap_or_default(),

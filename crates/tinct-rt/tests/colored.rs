@@ -309,3 +309,65 @@ fn a_task_sleeps_between_jobs_on_a_stack_of_its_own_colours() {
     let placement = &result.tasks[0].placement;
     assert!(placement.stack_frames().contains(&frame), "{placement:?}");
 }
+
+/// A task with partitions and no working set (a compute-only job) in a run
+/// that colours memory has its stack alone from its partitions' colours:
+/// read back page by page after the run, every frame of it is of S(i)'s
+/// colours, and its placement says it has no working set.
+#[test]
+fn a_compute_only_task_with_partitions_runs_on_a_stack_of_its_colours() {
+    if !tinct_sys::testing::privileged_or_skip("coloured stacks (frame numbers, SCHED_FIFO)") {
+        return;
+    }
+    let cpus = tinct_sys::sched::affinity().unwrap();
+    let compute = TaskBuilder::periodic("compute", 50_000_000)
+        .cpu(cpus[0])
+        .fifo(70)
+        .kernel(Kernel::Compute, Work::Target(Nanos(1_000_000)))
+        .partitions(vec![3])
+        .build();
+    let spec = RunSpec {
+        source: "compute-only stack test".into(),
+        platform_partitions: Some(PARTITIONS),
+        color_bits_flag: Some(tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT.into()),
+        ..run_spec(
+            vec![task("memory", cpus[0], 80, vec![1]), compute],
+            300_000_000,
+        )
+    };
+    let result = run_to_completion(&spec);
+    let mapping = machine_mapping(&LayoutSpec {
+        color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
+        ..LayoutSpec::default()
+    })
+    .unwrap();
+    let allowed = PartitionColors::even(mapping.colors(), PARTITIONS)
+        .unwrap()
+        .colors_of_all(&[3])
+        .unwrap();
+    let placement = &result.tasks[1].placement;
+    let Placement::Colored {
+        bytes,
+        pages,
+        stack_bytes,
+        pages_outside_colors,
+        ..
+    } = placement
+    else {
+        panic!("expected a coloured stack, got {placement:?}");
+    };
+    assert_eq!((*bytes, *pages), (0, 0), "{placement:?}");
+    assert!(*stack_bytes >= tinct_rt::memory::TASK_STACK_BYTES);
+    assert_eq!(*pages_outside_colors, Some(0), "{placement:?}");
+    let stack = placement.stack_frames();
+    assert!(!stack.is_empty(), "{placement:?}");
+    for &frame in stack {
+        let color = mapping.classify_frame(frame).color;
+        assert!(allowed.contains(&color), "stack frame {frame:#x} of colour {color}");
+    }
+    assert!(
+        placement.describe().starts_with("no working set, its "),
+        "{}",
+        placement.describe()
+    );
+}
