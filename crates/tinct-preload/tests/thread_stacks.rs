@@ -12,7 +12,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::{
-    COLOR_BITS, compile_c, half_of_the_colors, llc_colors, run_limited, shim, under_shim, with_args,
+    COLOR_BITS, compile_c, compile_c_with, compile_rust, half_of_the_colors, llc_colors,
+    run_limited, shim, under_shim, with_args,
 };
 use tinct_sys::pagemap::Pagemap;
 use tinct_sys::testing::privileged_or_skip;
@@ -425,4 +426,137 @@ fn the_exit_reports_agree_with_pagemap_while_stacks_are_lent() {
         checked.stderr
     );
     assert_eq!(number_before(stacks_line(&checked.stderr), "with"), 8);
+}
+
+#[test]
+fn a_rust_program_s_threads_start_on_coloured_stacks() {
+    // Rust's std asks glibc for each new thread's guard
+    // (`pthread_getattr_np`) and panics, aborting, when it reports none,
+    // as glibc does for a stack its caller gave (fixed: the shim reports
+    // the guard of its stacks).
+    if !dontunmap_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_rust("spawn", dir.path());
+    let output = run_limited(
+        under_shim(
+            with_args(&binary, &[]),
+            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
+        ),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}\n{stderr}", output.status);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "spawn 114689\n");
+    let line = stacks_line(&stderr);
+    assert_eq!(number_before(line, "with"), 9, "{line}");
+    assert_eq!(number_before(line, "given"), 9, "{line}");
+}
+
+#[test]
+fn a_child_of_fork_from_a_coloured_thread_keeps_the_stack_it_runs_on() {
+    // The forking thread is detached: the child's first create (and its
+    // exit reports) must not take its stack for that of an ended thread
+    // (every thread of the parent is unknown to the child's kernel ids).
+    if !dontunmap_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("stacks", dir.path());
+    let output = run_limited(
+        under_shim(
+            with_args(&binary, &["forkthread"]),
+            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
+        ),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}\n{stderr}", output.status);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "forkthread ok\n");
+    // The child's summary (the first one: it exits first) says nothing
+    // was given back but the thread it joined.
+    let child = stderr
+        .lines()
+        .find(|l| l.contains("]: thread stacks: "))
+        .unwrap();
+    assert_eq!(number_before(child, "given"), 1, "{stderr}");
+}
+
+#[test]
+fn a_read_only_page_in_a_stack_top_does_not_kill_a_fork_keep_child() {
+    if !dontunmap_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("stacks", dir.path());
+    let output = run_limited(
+        under_shim(
+            with_args(&binary, &["protfork"]),
+            &[
+                ("TINCT_STATS", "1"),
+                ("TINCT_POOL", "512MiB"),
+                ("TINCT_FORK_KEEP", "1"),
+            ],
+        ),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}\n{stderr}", output.status);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "protfork ok\n");
+}
+
+#[test]
+fn an_executable_stack_is_left_to_glibc() {
+    // A program linked with an executable stack (PT_GNU_STACK with PF_X):
+    // glibc maps its thread stacks executable, the shim's would not be.
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c_with("stacks", dir.path(), "-O1", &["-Wl,-z,execstack"]);
+    let output = run_limited(
+        under_shim(
+            with_args(&binary, &["loop", "3"]),
+            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
+        ),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}\n{stderr}", output.status);
+    let line = stacks_line(&stderr);
+    assert_eq!(number_before(line, "with"), 0, "{line}");
+    assert_eq!(number_before(line, "executable"), 3 + 11, "{line}");
+}
+
+/// True if the kernel moves pages with `MREMAP_DONTUNMAP` (Linux 5.7),
+/// which coloured stacks need; else says the test is skipped and returns
+/// false — or fails under `TINCT_REQUIRE_PRIVILEGED=1`.
+fn dontunmap_or_skip() -> bool {
+    const MREMAP_DONTUNMAP: libc::c_int = 4;
+    // SAFETY: a private anonymous page of our own, moved and unmapped
+    // here and nowhere else.
+    let moved = unsafe {
+        let page = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        );
+        assert_ne!(page, libc::MAP_FAILED);
+        let to = libc::mremap(page, 4096, 4096, libc::MREMAP_MAYMOVE | MREMAP_DONTUNMAP);
+        libc::munmap(page, 4096);
+        if to != libc::MAP_FAILED {
+            libc::munmap(to, 4096);
+        }
+        to != libc::MAP_FAILED
+    };
+    if !moved {
+        let why = "the kernel refuses mremap(MREMAP_DONTUNMAP) (Linux < 5.7): no coloured stacks";
+        assert!(
+            std::env::var("TINCT_REQUIRE_PRIVILEGED").as_deref() != Ok("1"),
+            "{why} (TINCT_REQUIRE_PRIVILEGED=1)"
+        );
+        eprintln!("skipped: {why}");
+    }
+    moved
 }

@@ -20,8 +20,19 @@
  *       (and one pthread_detach'ed later), awaited.
  *       Prints "loop ROUNDS".
  *   stacks deep KIB
- *       a thread (default attributes) recurses through KIB KiB of frames,
- *       writing each. Prints "deep KIB SUM".
+ *       a thread (default attributes, whose stack size the program sets
+ *       to KIB + 2048 KiB with pthread_setattr_default_np: RLIMIT_STACK
+ *       may be anything) recurses through KIB KiB of frames, writing
+ *       each. Prints "deep KIB SUM".
+ *   stacks forkthread
+ *       a detached thread (coloured stack) forks while another detached
+ *       thread waits; the child creates and joins a thread, then exits
+ *       with exit(0) (its exit reports run); the forking thread checks
+ *       the child's status. Prints "forkthread ok".
+ *   stacks protfork
+ *       a thread makes a page of its stack's top read-only and waits;
+ *       the program forks (the child _exits at once) and checks that the
+ *       child ended with status 0. Prints "protfork ok".
  *   stacks own
  *       a thread on a stack of the program's own (pthread_attr_setstack):
  *       its local lies in it. Prints "own ok".
@@ -231,6 +242,110 @@ static int loop_mode(long rounds) {
     return 0;
 }
 
+static int finished, child_status = -1;
+
+static void *sleeper(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&mutex);
+    while (!finished) pthread_cond_wait(&changed, &mutex);
+    running--;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    return NULL;
+}
+
+static void *child_thread(void *arg) {
+    volatile char local[4096];
+    memset((char *)local, 3, sizeof local);
+    return (void *)((intptr_t)arg + local[9]);
+}
+
+static void *forker(void *arg) {
+    (void)arg;
+    pid_t child = fork();
+    if (child < 0) die("fork");
+    if (child == 0) {
+        /* The child: a thread of its own (the create and join give back
+         * what has ended), then exit with the reports. */
+        pthread_t t;
+        void *result;
+        if (pthread_create(&t, NULL, child_thread, (void *)(intptr_t)4)) die("child create");
+        if (pthread_join(t, &result)) die("child join");
+        if ((intptr_t)result != 7) die("child: wrong result");
+        exit(0);
+    }
+    int status;
+    if (waitpid(child, &status, 0) != child) die("waitpid");
+    pthread_mutex_lock(&mutex);
+    child_status = status;
+    running--;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    return NULL;
+}
+
+static int forkthread_mode(void) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    running = 2;
+    if (pthread_create(&t, &attr, sleeper, NULL)) die("create sleeper");
+    if (pthread_create(&t, &attr, forker, NULL)) die("create forker");
+    pthread_mutex_lock(&mutex);
+    while (child_status == -1) pthread_cond_wait(&changed, &mutex);
+    finished = 1;
+    pthread_cond_broadcast(&changed);
+    while (running > 0) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    if (!WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0) {
+        fprintf(stderr, "stacks: the child ended with status %#x\n", child_status);
+        return 1;
+    }
+    printf("forkthread ok\n");
+    return 0;
+}
+
+static void *protector(void *arg) {
+    (void)arg;
+    volatile char local[3 * 4096];
+    memset((char *)local, 5, sizeof local);
+    char *page = (char *)(((uintptr_t)local + 4095) & ~(uintptr_t)4095);
+    if (mprotect(page, 4096, PROT_READ)) die("mprotect");
+    pthread_mutex_lock(&mutex);
+    reported = 1;
+    pthread_cond_broadcast(&changed);
+    while (!go) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    if (mprotect(page, 4096, PROT_READ | PROT_WRITE)) die("mprotect back");
+    return (void *)(intptr_t)local[1];
+}
+
+static int protfork_mode(void) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, protector, NULL)) die("create");
+    pthread_mutex_lock(&mutex);
+    while (!reported) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    pid_t child = fork();
+    if (child < 0) die("fork");
+    if (child == 0) _exit(0);
+    int status;
+    if (waitpid(child, &status, 0) != child) die("waitpid");
+    pthread_mutex_lock(&mutex);
+    go = 1;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    void *result;
+    if (pthread_join(t, &result)) die("join");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "stacks: the child ended with status %#x\n", status);
+        return 1;
+    }
+    printf("protfork ok\n");
+    return 0;
+}
+
 static long recurse(long depth) {
     volatile char frame[1024];
     memset((char *)frame, (int)depth, sizeof frame);
@@ -262,9 +377,15 @@ static void *own_size(void *arg) {
 int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "wait") == 0) return wait_mode(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "forkwait") == 0) return fork_mode(atoi(argv[2]));
+    if (argc >= 2 && strcmp(argv[1], "forkthread") == 0) return forkthread_mode();
+    if (argc >= 2 && strcmp(argv[1], "protfork") == 0) return protfork_mode();
     if (argc >= 3 && strcmp(argv[1], "loop") == 0) return loop_mode(atol(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "deep") == 0) {
         long kib = atol(argv[2]);
+        pthread_attr_t defaults;
+        pthread_attr_init(&defaults);
+        if (pthread_attr_setstacksize(&defaults, (size_t)(kib + 2048) << 10)) die("setstacksize");
+        if (pthread_setattr_default_np(&defaults)) die("pthread_setattr_default_np");
         pthread_t t;
         void *result;
         /* About 1.1 KiB per level: frame and call overhead. */
@@ -301,6 +422,7 @@ int main(int argc, char **argv) {
         printf("size ok\n");
         return 0;
     }
-    die("usage: stacks wait J D | forkwait N | loop N | deep KIB | own | size KIB");
+    die("usage: stacks wait J D | forkwait N | forkthread | protfork | loop N | deep KIB | own "
+        "| size KIB");
     return 1;
 }
