@@ -42,12 +42,22 @@ fn number_before(line: &str, word: &str) -> u64 {
 }
 
 /// A program under the shim that talks with the test on its stdin and
-/// stdout, every wait bounded by one time limit.
+/// stdout, every wait bounded by one time limit; killed if the test ends
+/// (or panics) while it still runs.
 struct Talking {
     child: std::process::Child,
     lines: mpsc::Receiver<String>,
     started: Instant,
     limit: Duration,
+}
+
+impl Drop for Talking {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
 }
 
 impl Talking {
@@ -174,6 +184,9 @@ fn every_thread_stack_lies_in_the_requested_colours() {
     if !privileged_or_skip("reading thread stacks' frames through pagemap") {
         return;
     }
+    if !dontunmap_or_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_c("stacks", dir.path());
     let colors = half_of_the_colors();
@@ -240,6 +253,9 @@ fn a_parent_s_stacks_keep_their_frames_across_fork_with_fork_keep() {
     if !privileged_or_skip("reading thread stacks' frames through pagemap") {
         return;
     }
+    if !dontunmap_or_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_c("stacks", dir.path());
     let colors = half_of_the_colors();
@@ -275,6 +291,9 @@ fn a_parent_s_stacks_keep_their_frames_across_fork_with_fork_keep() {
 
 #[test]
 fn threads_created_and_joined_in_a_loop_reuse_their_stacks() {
+    if !dontunmap_or_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_c("stacks", dir.path());
     let rounds: u64 = 2000;
@@ -320,10 +339,15 @@ fn threads_created_and_joined_in_a_loop_reuse_their_stacks() {
 
 #[test]
 fn a_coloured_stack_is_full_size() {
+    if !dontunmap_or_skip() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_c("stacks", dir.path());
-    // glibc's default stack size (RLIMIT_STACK, 8 MiB here unless set
-    // otherwise): 6 MiB of frames below the top fit only in a full stack.
+    // The program sets the default stack size to 8 MiB
+    // (pthread_setattr_default_np; glibc's own is RLIMIT_STACK, or 2 MiB
+    // when that is unlimited): 6 MiB of frames below the top fit only in
+    // a full stack.
     let deep = run_limited(
         under_shim(
             with_args(&binary, &["deep", "6144"]),
@@ -366,7 +390,8 @@ fn a_thread_with_its_own_stack_keeps_it_and_a_spent_budget_leaves_glibc_s() {
     let line = stacks_line(&stderr);
     assert_eq!(number_before(line, "with"), 0, "{line}");
     assert_eq!(number_before(line, "their"), 1, "{line}");
-    // A 4 MiB pool cannot colour the whole of an 8 MiB stack: glibc's,
+    // A 4 MiB pool cannot colour the whole of an 8 MiB stack (the size
+    // `deep 6144` sets as the default): glibc's,
     // counted, and the program runs as it would without the shim.
     let small = run_limited(
         under_shim(
@@ -403,6 +428,9 @@ fn a_thread_with_its_own_stack_keeps_it_and_a_spent_budget_leaves_glibc_s() {
 #[test]
 fn the_exit_reports_agree_with_pagemap_while_stacks_are_lent() {
     if !privileged_or_skip("checking heap pages through pagemap") {
+        return;
+    }
+    if !dontunmap_or_skip() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
