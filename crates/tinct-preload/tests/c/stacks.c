@@ -29,6 +29,10 @@
  *       thread waits; the child creates and joins a thread, then exits
  *       with exit(0) (its exit reports run); the forking thread checks
  *       the child's status. Prints "forkthread ok".
+ *   stacks holey
+ *       a thread unmaps a page of its stack's top (inside a local array
+ *       it no longer uses) and ends; it is joined, then another thread is
+ *       created and joined. Prints "holey ok".
  *   stacks protfork
  *       a thread makes a page of its stack's top read-only and waits;
  *       the program forks (the child _exits at once) and checks that the
@@ -306,6 +310,28 @@ static int forkthread_mode(void) {
     return 0;
 }
 
+static void *unmapper(void *arg) {
+    (void)arg;
+    volatile char local[3 * 4096];
+    memset((char *)local, 6, sizeof local);
+    char *page = (char *)(((uintptr_t)local + 4095) & ~(uintptr_t)4095);
+    if (munmap(page, 4096)) die("munmap");
+    return (void *)(intptr_t)local[1];
+}
+
+static int holey_mode(void) {
+    pthread_t t;
+    void *result;
+    if (pthread_create(&t, NULL, unmapper, NULL)) die("create");
+    if (pthread_join(t, &result)) die("join");
+    if ((intptr_t)result != 6) die("wrong result");
+    if (pthread_create(&t, NULL, child_thread, (void *)(intptr_t)1)) die("create again");
+    if (pthread_join(t, &result)) die("join again");
+    if ((intptr_t)result != 4) die("wrong result again");
+    printf("holey ok\n");
+    return 0;
+}
+
 static void *protector(void *arg) {
     (void)arg;
     volatile char local[3 * 4096];
@@ -379,6 +405,7 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "forkwait") == 0) return fork_mode(atoi(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "forkthread") == 0) return forkthread_mode();
     if (argc >= 2 && strcmp(argv[1], "protfork") == 0) return protfork_mode();
+    if (argc >= 2 && strcmp(argv[1], "holey") == 0) return holey_mode();
     if (argc >= 3 && strcmp(argv[1], "loop") == 0) return loop_mode(atol(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "deep") == 0) {
         long kib = atol(argv[2]);
@@ -422,7 +449,7 @@ int main(int argc, char **argv) {
         printf("size ok\n");
         return 0;
     }
-    die("usage: stacks wait J D | forkwait N | forkthread | protfork | loop N | deep KIB | own "
-        "| size KIB");
+    die("usage: stacks wait J D | forkwait N | forkthread | holey | protfork | loop N | deep KIB "
+        "| own | size KIB");
     return 1;
 }
