@@ -555,6 +555,29 @@ fn an_executable_stack_is_left_to_glibc() {
 }
 
 #[test]
+fn a_thread_without_attributes_gets_the_process_defaults_and_sees_its_guard() {
+    // pthread_setattr_default_np's stack size and guard hold for a
+    // coloured stack, and pthread_getattr_np says the guard (glibc alone
+    // would say 0 for a stack it was given).
+    if !dontunmap_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("stacks", dir.path());
+    let output = run_limited(
+        under_shim(
+            with_args(&binary, &["defaults"]),
+            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
+        ),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}\n{stderr}", output.status);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "defaults ok\n");
+    assert_eq!(number_before(stacks_line(&stderr), "with"), 1, "{stderr}");
+}
+
+#[test]
 fn a_page_that_cannot_come_back_is_the_only_one_lost() {
     // The thread unmaps a page of its stack's top. Before Linux 6.17 that
     // page cannot move back into the area at the join: only it is lost

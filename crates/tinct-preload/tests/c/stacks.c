@@ -29,6 +29,10 @@
  *       thread waits; the child creates and joins a thread, then exits
  *       with exit(0) (its exit reports run); the forking thread checks
  *       the child's status. Prints "forkthread ok".
+ *   stacks defaults
+ *       sets the process's default thread attributes (3 MiB stack, 64 KiB
+ *       guard: pthread_setattr_default_np); a thread created with no
+ *       attributes finds both in pthread_getattr_np. Prints "defaults ok".
  *   stacks holey
  *       a thread unmaps a page of its stack's top (inside a local array
  *       it no longer uses) and ends; it is joined, then another thread is
@@ -319,6 +323,35 @@ static void *unmapper(void *arg) {
     return (void *)(intptr_t)local[1];
 }
 
+static void *own_attributes(void *arg) {
+    pthread_attr_t attr;
+    size_t *found = arg;
+    void *address;
+    if (pthread_getattr_np(pthread_self(), &attr)) die("pthread_getattr_np");
+    if (pthread_attr_getstack(&attr, &address, &found[0])) die("pthread_attr_getstack");
+    if (pthread_attr_getguardsize(&attr, &found[1])) die("pthread_attr_getguardsize");
+    pthread_attr_destroy(&attr);
+    return NULL;
+}
+
+static int defaults_mode(void) {
+    pthread_attr_t defaults;
+    pthread_attr_init(&defaults);
+    if (pthread_attr_setstacksize(&defaults, 3 << 20)) die("setstacksize");
+    if (pthread_attr_setguardsize(&defaults, 64 << 10)) die("setguardsize");
+    if (pthread_setattr_default_np(&defaults)) die("pthread_setattr_default_np");
+    pthread_t t;
+    size_t found[2] = {0, 0};
+    if (pthread_create(&t, NULL, own_attributes, found)) die("create");
+    if (pthread_join(t, NULL)) die("join");
+    if (found[0] < (size_t)3 << 20 || found[1] != (size_t)64 << 10) {
+        fprintf(stderr, "stacks: stack %zu bytes, guard %zu bytes\n", found[0], found[1]);
+        return 1;
+    }
+    printf("defaults ok\n");
+    return 0;
+}
+
 static int holey_mode(void) {
     pthread_t t;
     void *result;
@@ -406,6 +439,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "forkthread") == 0) return forkthread_mode();
     if (argc >= 2 && strcmp(argv[1], "protfork") == 0) return protfork_mode();
     if (argc >= 2 && strcmp(argv[1], "holey") == 0) return holey_mode();
+    if (argc >= 2 && strcmp(argv[1], "defaults") == 0) return defaults_mode();
     if (argc >= 3 && strcmp(argv[1], "loop") == 0) return loop_mode(atol(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "deep") == 0) {
         long kib = atol(argv[2]);
@@ -449,7 +483,7 @@ int main(int argc, char **argv) {
         printf("size ok\n");
         return 0;
     }
-    die("usage: stacks wait J D | forkwait N | forkthread | holey | protfork | loop N | deep KIB "
+    die("usage: stacks wait J D | forkwait N | forkthread | holey | defaults | protfork | loop N | deep KIB "
         "| own | size KIB");
     return 1;
 }
