@@ -578,6 +578,35 @@ fn a_thread_without_attributes_gets_the_process_defaults_and_sees_its_guard() {
 }
 
 #[test]
+fn exit_from_a_signal_handler_inside_a_create_or_join_does_not_hang() {
+    // A SIGALRM handler calls _exit, whose exit reports must not wait for
+    // the stack registry's lock the interrupted create or join holds
+    // (before the fix about one run in four hung). Each run is bounded;
+    // the timer fires at a different moment each time.
+    if !dontunmap_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("stacks", dir.path());
+    for run in 0..30u32 {
+        let delay = (20_000 + run * 731).to_string();
+        let output = run_limited(
+            under_shim(
+                with_args(&binary, &["alarm", &delay]),
+                &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
+            ),
+            Duration::from_secs(30),
+        );
+        assert!(
+            output.status.success(),
+            "run {run}: {}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+#[test]
 fn a_page_that_cannot_come_back_is_the_only_one_lost() {
     // The thread unmaps a page of its stack's top. Before Linux 6.17 that
     // page cannot move back into the area at the join: only it is lost

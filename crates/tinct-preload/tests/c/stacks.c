@@ -33,6 +33,11 @@
  *       sets the process's default thread attributes (3 MiB stack, 64 KiB
  *       guard: pthread_setattr_default_np); a thread created with no
  *       attributes finds both in pthread_getattr_np. Prints "defaults ok".
+ *   stacks alarm MICROSECONDS
+ *       64 detached threads wait (SIGALRM blocked) while the main thread
+ *       creates and joins threads in a loop; after MICROSECONDS a SIGALRM
+ *       handler calls _exit(0) wherever the main thread is (inside the
+ *       shim's pthread_create or pthread_join too). Prints nothing.
  *   stacks holey
  *       a thread unmaps a page of its stack's top (inside a local array
  *       it no longer uses) and ends; it is joined, then another thread is
@@ -57,6 +62,8 @@
 #include <string.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -352,6 +359,37 @@ static int defaults_mode(void) {
     return 0;
 }
 
+static void on_alarm(int signal_number) {
+    (void)signal_number;
+    _exit(0);
+}
+
+static void alarm_mode(long microseconds) __attribute__((noreturn));
+
+static void alarm_mode(long microseconds) {
+    sigset_t alarm_only;
+    sigemptyset(&alarm_only);
+    sigaddset(&alarm_only, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alarm_only, NULL);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    for (int i = 0; i < 64; i++) {
+        pthread_t t;
+        if (pthread_create(&t, &attr, sleeper, NULL)) die("create sleeper");
+    }
+    pthread_sigmask(SIG_UNBLOCK, &alarm_only, NULL);
+    signal(SIGALRM, on_alarm);
+    struct itimerval timer = {{0, 0}, {microseconds / 1000000, microseconds % 1000000}};
+    setitimer(ITIMER_REAL, &timer, NULL);
+    for (long i = 0;; i++) {
+        pthread_t t;
+        void *result;
+        if (pthread_create(&t, NULL, child_thread, (void *)i)) die("create");
+        if (pthread_join(t, &result)) die("join");
+    }
+}
+
 static int holey_mode(void) {
     pthread_t t;
     void *result;
@@ -439,6 +477,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "forkthread") == 0) return forkthread_mode();
     if (argc >= 2 && strcmp(argv[1], "protfork") == 0) return protfork_mode();
     if (argc >= 2 && strcmp(argv[1], "holey") == 0) return holey_mode();
+    if (argc >= 3 && strcmp(argv[1], "alarm") == 0) alarm_mode(atol(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "defaults") == 0) return defaults_mode();
     if (argc >= 3 && strcmp(argv[1], "loop") == 0) return loop_mode(atol(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "deep") == 0) {
@@ -483,7 +522,7 @@ int main(int argc, char **argv) {
         printf("size ok\n");
         return 0;
     }
-    die("usage: stacks wait J D | forkwait N | forkthread | holey | defaults | protfork | loop N | deep KIB "
+    die("usage: stacks wait J D | forkwait N | forkthread | alarm US | holey | defaults | protfork | loop N | deep KIB "
         "| own | size KIB");
     return 1;
 }
