@@ -56,7 +56,11 @@
 //! kernel no longer knows the thread id its start wrapper ([`start`])
 //! recorded (`tgkill(pid, tid, 0)` gives ESRCH, which comes after the
 //! kernel's last write to the stack): checked at the next create, join
-//! or detach, and before the exit reports, only for the stacks of the
+//! or detach, and before the exit reports, only for threads that have
+//! begun to end (a thread-specific key's destructor, run as a thread
+//! returns or calls `pthread_exit`, marks them: the probes cost one
+//! system call per ending detached thread, not per live one), and only
+//! for the stacks of the
 //! process that made them (a record keeps its creator's pid: in a child of
 //! `fork`, or a `vfork` child sharing the parent's memory, the parent's
 //! thread ids are unknown, which is no sign that those threads ended). Given back, the coloured pages
@@ -194,6 +198,10 @@ struct Record {
     pid: AtomicI32,
     /// Detached (created so, or `pthread_detach`ed).
     detached: AtomicU8,
+    /// Set by the thread's key destructor ([`thread_exiting`]) as it
+    /// ends: only such threads' ids are probed. Always set (every stack
+    /// probed) when the key could not be made.
+    exiting: AtomicU8,
 }
 
 impl Record {
@@ -437,7 +445,47 @@ extern "C" fn start(record: *mut c_void) -> *mut c_void {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as i32;
     record.tid.store(tid, Ordering::Release);
+    if let Some(key) = exit_key() {
+        // SAFETY: our key; the value is this thread's record, which lives
+        // until the thread has ended (after its destructor ran).
+        unsafe { libc::pthread_setspecific(key, record as *const Record as *const c_void) };
+    }
     (record.routine)(record.argument)
+}
+
+/// The key whose destructor marks a coloured thread as ending: 0 not
+/// made yet, 1 none (`pthread_key_create` failed), else the key + 2.
+static EXIT_KEY: AtomicU64 = AtomicU64::new(0);
+
+/// The key marking ending threads ([`thread_exiting`]), made once.
+fn exit_key() -> Option<libc::pthread_key_t> {
+    let mut known = EXIT_KEY.load(Ordering::Acquire);
+    if known == 0 {
+        let mut key: libc::pthread_key_t = 0;
+        // SAFETY: `key` is writable; the destructor is a plain function
+        // that lives as long as the process (the shim is never unloaded).
+        let made = unsafe { libc::pthread_key_create(&mut key, Some(thread_exiting)) } == 0;
+        let value = if made { u64::from(key) + 2 } else { 1 };
+        known = match EXIT_KEY.compare_exchange(0, value, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => value,
+            Err(other) => {
+                if made {
+                    // SAFETY: the key just made, never used: another
+                    // thread's won.
+                    unsafe { libc::pthread_key_delete(key) };
+                }
+                other
+            }
+        };
+    }
+    (known >= 2).then(|| (known - 2) as libc::pthread_key_t)
+}
+
+/// The key's destructor: the thread (whose record `record` is) ends.
+extern "C" fn thread_exiting(record: *mut c_void) {
+    // SAFETY: the value `start` set: the live record of this thread.
+    let record = unsafe { &*(record as *const Record) };
+    record.exiting.store(1, Ordering::Release);
 }
 
 /// Why a stack of the shim's could not be made.
@@ -612,6 +660,7 @@ pub unsafe fn create(
         argument,
         tid: AtomicI32::new(0),
         pid: AtomicI32::new(this_process()),
+        exiting: AtomicU8::new(u8::from(exit_key().is_none())),
         detached: AtomicU8::new(u8::from(detach == libc::PTHREAD_CREATE_DETACHED)),
     });
     let record_ptr = &*record as *const Record as *mut c_void;
@@ -720,6 +769,7 @@ pub fn reclaim_ended() {
         let tid = r.tid.load(Ordering::Acquire);
         r.pid.load(Ordering::Relaxed) == pid
             && r.detached.load(Ordering::Relaxed) != 0
+            && r.exiting.load(Ordering::Acquire) != 0
             && tid != 0
             && ended(pid, tid)
     });
