@@ -512,6 +512,32 @@ fn a_child_of_fork_from_a_coloured_thread_keeps_the_stack_it_runs_on() {
 }
 
 #[test]
+fn a_vfork_child_that_calls_exit_leaves_its_parent_s_stacks_alone() {
+    // The child shares the parent's memory and runs the exit reports
+    // there: it must not take the parent's live detached thread for an
+    // ended one (before the fix: that thread's stack was unmapped, and
+    // the parent died of SIGSEGV when the thread ran on).
+    if !dontunmap_or_skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let binary = compile_c("stacks", dir.path());
+    let output = run_limited(
+        under_shim(
+            with_args(&binary, &["vfork"]),
+            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
+        ),
+        Duration::from_secs(120),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{}\n{stderr}", output.status);
+    assert!(
+        String::from_utf8_lossy(&output.stdout).ends_with("vfork ok\n"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn a_read_only_page_in_a_stack_top_does_not_kill_a_fork_keep_child() {
     if !dontunmap_or_skip() {
         return;

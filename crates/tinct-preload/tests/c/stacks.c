@@ -38,6 +38,10 @@
  *       creates and joins threads in a loop; after MICROSECONDS a SIGALRM
  *       handler calls _exit(0) wherever the main thread is (inside the
  *       shim's pthread_create or pthread_join too). Prints nothing.
+ *   stacks vfork
+ *       a detached thread waits; the main thread vforks a child that
+ *       calls exit(0) (its exit handlers run in the parent's memory);
+ *       then the thread is let go and runs on. Prints "vfork ok".
  *   stacks holey
  *       a thread unmaps a page of its stack's top (inside a local array
  *       it no longer uses) and ends; it is joined, then another thread is
@@ -390,6 +394,35 @@ static void alarm_mode(long microseconds) {
     }
 }
 
+static int vfork_mode(void) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    running = 1;
+    if (pthread_create(&t, &attr, waiter, (void *)(intptr_t)1)) die("create");
+    pthread_mutex_lock(&mutex);
+    while (reported < 1) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    pid_t child = vfork();
+    if (child < 0) die("vfork");
+    if (child == 0) exit(0);
+    int status;
+    if (waitpid(child, &status, 0) != child) die("waitpid");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("the child failed");
+    pthread_mutex_lock(&mutex);
+    go = 1;
+    pthread_cond_broadcast(&changed);
+    while (running > 0) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    /* Another thread: the stack of the one above is still its own. */
+    void *result;
+    if (pthread_create(&t, NULL, child_thread, (void *)(intptr_t)2)) die("create again");
+    if (pthread_join(t, &result)) die("join");
+    printf("vfork ok\n");
+    return 0;
+}
+
 static int holey_mode(void) {
     pthread_t t;
     void *result;
@@ -477,6 +510,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "forkthread") == 0) return forkthread_mode();
     if (argc >= 2 && strcmp(argv[1], "protfork") == 0) return protfork_mode();
     if (argc >= 2 && strcmp(argv[1], "holey") == 0) return holey_mode();
+    if (argc >= 2 && strcmp(argv[1], "vfork") == 0) return vfork_mode();
     if (argc >= 3 && strcmp(argv[1], "alarm") == 0) alarm_mode(atol(argv[2]));
     if (argc >= 2 && strcmp(argv[1], "defaults") == 0) return defaults_mode();
     if (argc >= 3 && strcmp(argv[1], "loop") == 0) return loop_mode(atol(argv[2]));
@@ -522,7 +556,7 @@ int main(int argc, char **argv) {
         printf("size ok\n");
         return 0;
     }
-    die("usage: stacks wait J D | forkwait N | forkthread | alarm US | holey | defaults | protfork | loop N | deep KIB "
+    die("usage: stacks wait J D | forkwait N | forkthread | vfork | alarm US | holey | defaults | protfork | loop N | deep KIB "
         "| own | size KIB");
     return 1;
 }
