@@ -403,23 +403,24 @@ fn remap(from: usize, to: usize, bytes: usize, flags: c_int) -> bool {
 
 /// Moves the area run at `from` to the stack top at `to`, frames and all,
 /// leaving the area's range mapped, empty (`MREMAP_DONTUNMAP`): in one
-/// call, else page by page (the run may span kernel mappings); false, with
-/// every page moved so far moved back, if the kernel refuses one. (Moved
-/// back without `DONTUNMAP`: over the area's empty range, which stays
-/// mapped; the top is unmapped by the caller.)
-fn lend_pages(from: usize, to: usize, bytes: usize, page: usize) -> bool {
+/// call, else page by page (the run may span kernel mappings). `Ok` if
+/// every page moved; else every page moved so far is moved back (without
+/// `DONTUNMAP`: over the area's empty range, which stays mapped; the top
+/// is unmapped by the caller), and `Err` holds the pages (offsets from
+/// `from`, in pages) that did not come back: empty area pages, to be
+/// lost rather than handed out (they would fault in a frame of any colour).
+fn lend_pages(from: usize, to: usize, bytes: usize, page: usize) -> Result<(), Vec<usize>> {
     if remap(from, to, bytes, MREMAP_DONTUNMAP) {
-        return true;
+        return Ok(());
     }
     for offset in (0..bytes).step_by(page) {
         if !remap(from + offset, to + offset, page, MREMAP_DONTUNMAP) {
-            for back in (0..offset).step_by(page) {
-                remap(to + back, from + back, page, 0);
-            }
-            return false;
+            return Err((0..offset / page)
+                .filter(|&index| !remap(to + index * page, from + index * page, page, 0))
+                .collect());
         }
     }
-    true
+    Ok(())
 }
 
 /// Moves a top at `from` back over the area's range at `to` (mapped,
@@ -527,7 +528,7 @@ fn make_stack(
     let top = low + bytes - colored;
     // The guard: PROT_NONE, as glibc's. The top: the run's pages, frames
     // and all; the area keeps its range, empty, until they come back.
-    if raw(
+    let lent = if raw(
         libc::SYS_mprotect,
         low,
         guard,
@@ -535,13 +536,35 @@ fn make_stack(
         0,
         0,
     ) != 0
-        || !lend_pages(run, top, colored, page)
     {
+        Err(Vec::new())
+    } else {
+        lend_pages(run, top, colored, page)
+    };
+    if let Err(stayed) = lent {
         raw(libc::SYS_munmap, low, bytes, 0, 0, 0);
-        heap.unmap_pages(first_page, colored / page);
+        give_back_run(heap, first_page, colored / page, &stayed);
         return Err(NoStack::Refused);
     }
     Ok((low, top, first_page))
+}
+
+/// Frees the area run of `pages` at `first_page` but the pages (offsets
+/// in it) in `stayed`, which are marked lost (their area address is
+/// mapped, empty: never to be handed out).
+fn give_back_run(heap: &Heap, first_page: usize, pages: usize, stayed: &[usize]) {
+    // The stretches between them first (a run is found from its first
+    // page, which a lost page would hide), then the lost ones.
+    let mut from = 0;
+    for &stays in stayed.iter().chain(std::iter::once(&pages)) {
+        if stays > from {
+            heap.unmap_pages(first_page + from, stays - from);
+        }
+        from = stays + 1;
+    }
+    for &stays in stayed {
+        heap.lose_pages(first_page + stays, 1);
+    }
 }
 
 /// glibc's `pthread_create`, for the shim's own threads: their stacks are
@@ -730,16 +753,7 @@ fn release_where(mut done: impl FnMut(&Record) -> bool) -> usize {
         raw(libc::SYS_mprotect, run, bytes, rw, 0, 0);
         // Back to the area: each stretch of pages that came back, and
         // the pages that did not, lost.
-        let mut from = 0;
-        for &lost in stayed.iter().chain(std::iter::once(&record.pages)) {
-            if lost > from {
-                heap.unmap_pages(record.first_page + from, lost - from);
-            }
-            if lost < record.pages {
-                heap.lose_pages(record.first_page + lost, 1);
-            }
-            from = lost + 1;
-        }
+        give_back_run(heap, record.first_page, record.pages, &stayed);
     }
     taken.len()
 }
