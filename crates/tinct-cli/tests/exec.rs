@@ -1009,17 +1009,27 @@ fn stats_name_the_coloured_thread_stacks() {
     let source =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tinct-preload/tests/c/stacks.c");
     let binary = dir.path().join("stacks");
-    let compiled = std::process::Command::new("cc")
+    let compiled = assert_cmd::Command::new("cc")
         .args(["-std=gnu11", "-O1", "-pthread", "-o"])
         .arg(&binary)
         .arg(&source)
-        .status()
+        .timeout(std::time::Duration::from_secs(180))
+        .output()
         .expect("a C compiler `cc` is needed (apt-get install gcc)");
-    assert!(compiled.success(), "cc {}", source.display());
+    assert!(
+        compiled.status.success(),
+        "cc {}: {}",
+        source.display(),
+        stderr(&compiled)
+    );
     let script = format!("{0} loop 3 && {0} own", binary.display());
+    // The colour bits given: a machine's cannot always be derived. 16
+    // colours, all of them: the 256 MiB pool serves the 12 tops (3 MiB)
+    // that `loop 3` holds at most at once, with room to spare.
     let output = tinct()
         .arg("exec")
-        .args(["--colors", "0-15", "--pool", "256MiB", "--stats", "--"])
+        .args(["--color-bits", "12-15", "--colors", "0-15"])
+        .args(["--pool", "256MiB", "--stats", "--"])
         .args(["sh", "-c", &script])
         .env_remove("TINCT_PRELOAD_LIB")
         .timeout(std::time::Duration::from_secs(120))
@@ -1032,10 +1042,21 @@ fn stats_name_the_coloured_thread_stacks() {
         .filter(|l| l.starts_with("  the thread stacks of stacks["))
         .collect();
     assert_eq!(lines.len(), 2, "one line per threaded process: {text}");
+    if lines[0].contains(": 0 with a coloured top") && lines[0].contains("refused by the kernel") {
+        // Linux < 5.7: no MREMAP_DONTUNMAP, no coloured stacks.
+        let why = "the kernel refused to move pages into thread stacks (MREMAP_DONTUNMAP)";
+        assert!(
+            std::env::var("TINCT_REQUIRE_PRIVILEGED").as_deref() != Ok("1"),
+            "{why} (TINCT_REQUIRE_PRIVILEGED=1): {}",
+            lines[0]
+        );
+        eprintln!("skipped: {why}");
+        return;
+    }
     // `loop 3`: 3 joined threads and a batch of 11 detached ones, each
     // with the default 256 KiB top.
     assert!(
-        lines[0].contains(": 14 with a coloured top (3.5 MiB in all, counted in its heap;")
+        lines[0].contains(": 14 with a coloured top (3.5 MiB lent over the run; ")
             && lines[0].contains("), 0 on glibc's uncoloured stacks"),
         "{}",
         lines[0]

@@ -401,7 +401,7 @@ impl ShimConfig {
 /// residue_kind 1433600 code
 /// residue 0x4d5e6
 /// ...
-/// thread_stacks 3 786432 2 1 0 0
+/// thread_stacks 3 786432 2 1 0 0 0 1 262144
 /// ```
 ///
 /// (`residue_unread REASON` instead of the residue's lines when the
@@ -429,7 +429,8 @@ pub struct FrameReport {
 }
 
 /// The threads' stacks of one process (the `thread_stacks COLORED BYTES
-/// FREED OWN BUDGET REFUSED` line): those whose top is made of coloured
+/// FREED OWN BUDGET REFUSED EXECUTABLE LENT LENT_BYTES` line; a shim
+/// before the last three wrote six numbers, read with those three 0): those whose top is made of coloured
 /// pages (area pages: among the report's frames while the stack lives),
 /// and those left to glibc.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -447,6 +448,14 @@ pub struct ThreadStacks {
     /// Threads left on glibc's stack because the kernel refused to move
     /// the coloured pages into it (`mremap`).
     pub refused: u64,
+    /// Threads left on glibc's stack because a loaded object asks for
+    /// executable stacks (`PT_GNU_STACK` with `PF_X`, or none on x86-64).
+    pub executable: u64,
+    /// Coloured tops still lent when the report was written (threads
+    /// running, or not yet joined or found ended).
+    pub lent: u64,
+    /// Their bytes (`colored_bytes` counts every top lent over the run).
+    pub lent_bytes: u64,
 }
 
 /// A process's resident pages outside its coloured heap.
@@ -490,13 +499,16 @@ impl FrameReport {
         }
         if let Some(stacks) = &self.stacks {
             text.push_str(&format!(
-                "thread_stacks {} {} {} {} {} {}\n",
+                "thread_stacks {} {} {} {} {} {} {} {} {}\n",
                 stacks.colored,
                 stacks.colored_bytes,
                 stacks.freed,
                 stacks.own_stack,
                 stacks.budget,
-                stacks.refused
+                stacks.refused,
+                stacks.executable,
+                stacks.lent,
+                stacks.lent_bytes
             ));
         }
         text
@@ -557,17 +569,21 @@ impl FrameReport {
                         .map(str::parse)
                         .collect::<Result<_, _>>()
                         .map_err(|_| bad(THREAD_STACKS_LINE))?;
-                    let [colored, colored_bytes, freed, own_stack, budget, refused] = numbers[..]
-                    else {
+                    // Six numbers from a shim before the last three (then 0).
+                    if numbers.len() != 6 && numbers.len() != 9 {
                         return Err(bad(THREAD_STACKS_LINE));
-                    };
+                    }
+                    let number = |at: usize| numbers.get(at).copied().unwrap_or(0);
                     report.stacks = Some(ThreadStacks {
-                        colored,
-                        colored_bytes,
-                        freed,
-                        own_stack,
-                        budget,
-                        refused,
+                        colored: number(0),
+                        colored_bytes: number(1),
+                        freed: number(2),
+                        own_stack: number(3),
+                        budget: number(4),
+                        refused: number(5),
+                        executable: number(6),
+                        lent: number(7),
+                        lent_bytes: number(8),
                     });
                 }
                 "residue_unread" => {
@@ -592,7 +608,8 @@ impl FrameReport {
 }
 
 /// What a `thread_stacks` line holds.
-const THREAD_STACKS_LINE: &str = "`thread_stacks COLORED BYTES FREED OWN BUDGET REFUSED`";
+const THREAD_STACKS_LINE: &str =
+    "`thread_stacks COLORED BYTES FREED OWN BUDGET REFUSED [EXECUTABLE LENT LENT_BYTES]`";
 
 /// The report's residue, started if none yet; `None` if it says the
 /// residue was not read.
@@ -956,10 +973,27 @@ mod tests {
                 own_stack: 1,
                 budget: 4,
                 refused: 5,
+                executable: 6,
+                lent: 1,
+                lent_bytes: 256 << 10,
             }),
             ..unread
         };
         assert_eq!(FrameReport::parse(&stacks.to_text()), Ok(stacks));
+        // A shim before the last three numbers.
+        let older = FrameReport::parse("page_size 4096\nthread_stacks 1 2 3 4 5 6\n").unwrap();
+        assert_eq!(
+            older.stacks,
+            Some(ThreadStacks {
+                colored: 1,
+                colored_bytes: 2,
+                freed: 3,
+                own_stack: 4,
+                budget: 5,
+                refused: 6,
+                ..ThreadStacks::default()
+            })
+        );
         let short = "page_size 4096\nthread_stacks 1 2 3\n";
         assert!(FrameReport::parse(short).unwrap_err().contains("line 2"));
         let mixed = "page_size 4096\nresidue_unread no\nresidue 0x1\n";

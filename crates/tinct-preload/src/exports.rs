@@ -448,6 +448,20 @@ pub unsafe extern "C" fn pthread_detach(thread: libc::pthread_t) -> c_int {
     unsafe { crate::thread_stacks::detach(thread) }
 }
 
+/// GNU `pthread_getattr_np`: for a thread on a coloured stack, the guard
+/// below it too ([`crate::thread_stacks::getattr`]).
+///
+/// # Safety
+/// As `pthread_getattr_np(3)`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_getattr_np(
+    thread: libc::pthread_t,
+    attr: *mut libc::pthread_attr_t,
+) -> c_int {
+    // SAFETY: forwarded caller contract.
+    unsafe { crate::thread_stacks::getattr(thread, attr) }
+}
+
 /// `.fini_array` entry: the exit summary and page report run when the
 /// process exits normally (after `atexit` handlers).
 #[used]

@@ -9,7 +9,15 @@
 //! per page in use, paid by the child; the child's heap is then uncoloured
 //! (its summary says how many pages changed frame). The coloured tops of
 //! thread stacks ([`crate::thread_stacks`]) are area pages lent out: the
-//! child writes them where they are (their area range is empty then).
+//! child takes them where they are (their area range is empty then), with
+//! `madvise(MADV_POPULATE_WRITE)` (Linux 5.14), which makes the kernel
+//! copy each page as a write would but fails, instead of faulting, on a
+//! page the program made read-only or inaccessible (a guard zone in its
+//! stack): such a page is skipped (the parent's write to it would fault
+//! anyway). On a kernel without it the child writes each page back, as it
+//! does the area's pages (there a top with a protected page kills the
+//! child: the shim cannot know the protection without reading
+//! /proc/self/maps).
 
 use crate::heap::Heap;
 use crate::page_kinds::Kind;
@@ -19,12 +27,25 @@ pub fn take_the_copies(heap: &Heap) {
     let page = heap.page_size();
     let filled = heap.filled_pages();
     let lent = crate::thread_stacks::lent();
+    let populate = populate_write_works(page);
     for top in &lent {
-        for offset in (0..top.pages * page).step_by(page) {
+        let bytes = top.pages * page;
+        if populate {
+            if populate_write(top.top, bytes) {
+                continue;
+            }
+            // A page of it is not writable: page by page, skipping those.
+            for offset in (0..bytes).step_by(page) {
+                populate_write(top.top + offset, page);
+            }
+            continue;
+        }
+        for offset in (0..bytes).step_by(page) {
             let address = (top.top + offset) as *mut u8;
-            // SAFETY: a page of a coloured stack top, mapped read-write;
-            // writing back the byte it holds only makes the kernel copy it
-            // for this child.
+            // SAFETY: a page of a coloured stack top, mapped read-write
+            // unless the program changed it (see the module
+            // documentation); writing back the byte it holds only makes
+            // the kernel copy it for this child.
             unsafe { address.write_volatile(address.read_volatile()) };
         }
     }
@@ -67,4 +88,26 @@ pub fn take_the_copies(heap: &Heap) {
         index += 1;
     }
     heap.with_area_mut(|area| area.release_outside_pages());
+}
+
+/// `MADV_POPULATE_WRITE` (Linux 5.14).
+const MADV_POPULATE_WRITE: i32 = 23;
+
+/// `madvise(address, bytes, MADV_POPULATE_WRITE)` (the system call, not
+/// the shim's own `madvise`): true if every page is now written-to as far
+/// as the kernel is concerned (copied for this process).
+fn populate_write(address: usize, bytes: usize) -> bool {
+    // SAFETY: MADV_POPULATE_WRITE faults pages in as writes would, without
+    // changing their contents; it fails (EINVAL, EFAULT) rather than
+    // signal on a page that cannot be written.
+    unsafe { libc::syscall(libc::SYS_madvise, address, bytes, MADV_POPULATE_WRITE) == 0 }
+}
+
+/// True if the kernel knows `MADV_POPULATE_WRITE`: tried on a page of the
+/// calling thread's stack, which is writable (EINVAL there means the
+/// advice is unknown).
+fn populate_write_works(page: usize) -> bool {
+    let mut here = [0u8; 1];
+    let here = std::hint::black_box(&mut here) as *mut [u8; 1] as usize;
+    populate_write(here & !(page - 1), page)
 }

@@ -198,9 +198,14 @@ pub fn end_process(status: i32) -> ! {
     }
 }
 
-/// True if the calling thread holds any lock the reports take.
+/// True if the calling thread holds any lock the reports take (the
+/// thread-stack registry's included: a handler that interrupted a
+/// `pthread_create`, join or detach).
 fn allocator_held_by_caller(heap: &Heap) -> bool {
-    BUILDING.held_by_caller() || BOOTSTRAP.held_by_caller() || heap.held_by_caller()
+    BUILDING.held_by_caller()
+        || BOOTSTRAP.held_by_caller()
+        || heap.held_by_caller()
+        || crate::thread_stacks::held_by_caller()
 }
 
 /// Runs at exit (from `.fini_array`): the stats summary, the frame report

@@ -213,17 +213,19 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
     let stacks = crate::thread_stacks::counts();
     let _ = writeln!(
         out,
-        "tinct-preload[{pid}]: thread stacks: {} with a coloured top ({} of coloured pages; {} \
-         given back, {} in use), {} on glibc's stack ({} their own stack, {} budget spent, {} \
-         refused by the kernel){}",
+        "tinct-preload[{pid}]: thread stacks: {} with a coloured top ({} of coloured pages lent \
+         over the run; {} given back, {} in use now: {}), {} on glibc's stack ({} their own stack, {} \
+         budget spent, {} refused by the kernel, {} executable (PT_GNU_STACK)){}",
         stacks.colored,
         mib(stacks.colored_bytes),
         stacks.freed,
         crate::thread_stacks::live(),
-        stacks.own_stack + stacks.budget + stacks.refused,
+        mib(stacks.lent_bytes),
+        stacks.own_stack + stacks.budget + stacks.refused + stacks.executable,
         stacks.own_stack,
         stacks.budget,
         stacks.refused,
+        stacks.executable,
         match crate::thread_stacks::colored_top() {
             0 => "; TINCT_STACK_COLORED=0: none coloured".to_string(),
             top => format!("; top {} KiB (TINCT_STACK_COLORED)", top >> 10),

@@ -20,8 +20,36 @@
  *       (and one pthread_detach'ed later), awaited.
  *       Prints "loop ROUNDS".
  *   stacks deep KIB
- *       a thread (default attributes) recurses through KIB KiB of frames,
- *       writing each. Prints "deep KIB SUM".
+ *       a thread (default attributes, whose stack size the program sets
+ *       to KIB + 2048 KiB with pthread_setattr_default_np: RLIMIT_STACK
+ *       may be anything) recurses through KIB KiB of frames, writing
+ *       each. Prints "deep KIB SUM".
+ *   stacks forkthread
+ *       a detached thread (coloured stack) forks while another detached
+ *       thread waits; the child creates and joins a thread, then exits
+ *       with exit(0) (its exit reports run); the forking thread checks
+ *       the child's status. Prints "forkthread ok".
+ *   stacks defaults
+ *       sets the process's default thread attributes (3 MiB stack, 64 KiB
+ *       guard: pthread_setattr_default_np); a thread created with no
+ *       attributes finds both in pthread_getattr_np. Prints "defaults ok".
+ *   stacks alarm MICROSECONDS
+ *       64 detached threads wait (SIGALRM blocked) while the main thread
+ *       creates and joins threads in a loop; after MICROSECONDS a SIGALRM
+ *       handler calls _exit(0) wherever the main thread is (inside the
+ *       shim's pthread_create or pthread_join too). Prints nothing.
+ *   stacks vfork
+ *       a detached thread waits; the main thread vforks a child that
+ *       calls exit(0) (its exit handlers run in the parent's memory);
+ *       then the thread is let go and runs on. Prints "vfork ok".
+ *   stacks holey
+ *       a thread unmaps a page of its stack's top (inside a local array
+ *       it no longer uses) and ends; it is joined, then another thread is
+ *       created and joined. Prints "holey ok".
+ *   stacks protfork
+ *       a thread makes a page of its stack's top read-only and waits;
+ *       the program forks (the child _exits at once) and checks that the
+ *       child ended with status 0. Prints "protfork ok".
  *   stacks own
  *       a thread on a stack of the program's own (pthread_attr_setstack):
  *       its local lies in it. Prints "own ok".
@@ -38,6 +66,8 @@
 #include <string.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -231,6 +261,221 @@ static int loop_mode(long rounds) {
     return 0;
 }
 
+static int finished, child_status = -1;
+
+static void *sleeper(void *arg) {
+    (void)arg;
+    pthread_mutex_lock(&mutex);
+    while (!finished) pthread_cond_wait(&changed, &mutex);
+    running--;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    return NULL;
+}
+
+static void *child_thread(void *arg) {
+    volatile char local[4096];
+    memset((char *)local, 3, sizeof local);
+    return (void *)((intptr_t)arg + local[9]);
+}
+
+static void *forker(void *arg) {
+    (void)arg;
+    pid_t child = fork();
+    if (child < 0) die("fork");
+    if (child == 0) {
+        /* The child: a thread of its own (the create and join give back
+         * what has ended), then exit with the reports. */
+        pthread_t t;
+        void *result;
+        if (pthread_create(&t, NULL, child_thread, (void *)(intptr_t)4)) die("child create");
+        if (pthread_join(t, &result)) die("child join");
+        if ((intptr_t)result != 7) die("child: wrong result");
+        exit(0);
+    }
+    int status;
+    if (waitpid(child, &status, 0) != child) die("waitpid");
+    pthread_mutex_lock(&mutex);
+    child_status = status;
+    running--;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    return NULL;
+}
+
+static int forkthread_mode(void) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    running = 2;
+    if (pthread_create(&t, &attr, sleeper, NULL)) die("create sleeper");
+    if (pthread_create(&t, &attr, forker, NULL)) die("create forker");
+    pthread_mutex_lock(&mutex);
+    while (child_status == -1) pthread_cond_wait(&changed, &mutex);
+    finished = 1;
+    pthread_cond_broadcast(&changed);
+    while (running > 0) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    if (!WIFEXITED(child_status) || WEXITSTATUS(child_status) != 0) {
+        fprintf(stderr, "stacks: the child ended with status %#x\n", child_status);
+        return 1;
+    }
+    printf("forkthread ok\n");
+    return 0;
+}
+
+static void *unmapper(void *arg) {
+    (void)arg;
+    volatile char local[3 * 4096];
+    memset((char *)local, 6, sizeof local);
+    char *page = (char *)(((uintptr_t)local + 4095) & ~(uintptr_t)4095);
+    if (munmap(page, 4096)) die("munmap");
+    return (void *)(intptr_t)local[1];
+}
+
+static void *own_attributes(void *arg) {
+    pthread_attr_t attr;
+    size_t *found = arg;
+    void *address;
+    if (pthread_getattr_np(pthread_self(), &attr)) die("pthread_getattr_np");
+    if (pthread_attr_getstack(&attr, &address, &found[0])) die("pthread_attr_getstack");
+    if (pthread_attr_getguardsize(&attr, &found[1])) die("pthread_attr_getguardsize");
+    pthread_attr_destroy(&attr);
+    return NULL;
+}
+
+static int defaults_mode(void) {
+    pthread_attr_t defaults;
+    pthread_attr_init(&defaults);
+    if (pthread_attr_setstacksize(&defaults, 3 << 20)) die("setstacksize");
+    if (pthread_attr_setguardsize(&defaults, 64 << 10)) die("setguardsize");
+    if (pthread_setattr_default_np(&defaults)) die("pthread_setattr_default_np");
+    pthread_t t;
+    size_t found[2] = {0, 0};
+    if (pthread_create(&t, NULL, own_attributes, found)) die("create");
+    if (pthread_join(t, NULL)) die("join");
+    if (found[0] < (size_t)3 << 20 || found[1] != (size_t)64 << 10) {
+        fprintf(stderr, "stacks: stack %zu bytes, guard %zu bytes\n", found[0], found[1]);
+        return 1;
+    }
+    printf("defaults ok\n");
+    return 0;
+}
+
+static void on_alarm(int signal_number) {
+    (void)signal_number;
+    _exit(0);
+}
+
+static void alarm_mode(long microseconds) __attribute__((noreturn));
+
+static void alarm_mode(long microseconds) {
+    sigset_t alarm_only;
+    sigemptyset(&alarm_only);
+    sigaddset(&alarm_only, SIGALRM);
+    pthread_sigmask(SIG_BLOCK, &alarm_only, NULL);
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    for (int i = 0; i < 64; i++) {
+        pthread_t t;
+        if (pthread_create(&t, &attr, sleeper, NULL)) die("create sleeper");
+    }
+    pthread_sigmask(SIG_UNBLOCK, &alarm_only, NULL);
+    signal(SIGALRM, on_alarm);
+    struct itimerval timer = {{0, 0}, {microseconds / 1000000, microseconds % 1000000}};
+    setitimer(ITIMER_REAL, &timer, NULL);
+    for (long i = 0;; i++) {
+        pthread_t t;
+        void *result;
+        if (pthread_create(&t, NULL, child_thread, (void *)i)) die("create");
+        if (pthread_join(t, &result)) die("join");
+    }
+}
+
+static int vfork_mode(void) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    running = 1;
+    if (pthread_create(&t, &attr, waiter, (void *)(intptr_t)1)) die("create");
+    pthread_mutex_lock(&mutex);
+    while (reported < 1) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    pid_t child = vfork();
+    if (child < 0) die("vfork");
+    if (child == 0) exit(0);
+    int status;
+    if (waitpid(child, &status, 0) != child) die("waitpid");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("the child failed");
+    pthread_mutex_lock(&mutex);
+    go = 1;
+    pthread_cond_broadcast(&changed);
+    while (running > 0) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    /* Another thread: the stack of the one above is still its own. */
+    void *result;
+    if (pthread_create(&t, NULL, child_thread, (void *)(intptr_t)2)) die("create again");
+    if (pthread_join(t, &result)) die("join");
+    printf("vfork ok\n");
+    return 0;
+}
+
+static int holey_mode(void) {
+    pthread_t t;
+    void *result;
+    if (pthread_create(&t, NULL, unmapper, NULL)) die("create");
+    if (pthread_join(t, &result)) die("join");
+    if ((intptr_t)result != 6) die("wrong result");
+    if (pthread_create(&t, NULL, child_thread, (void *)(intptr_t)1)) die("create again");
+    if (pthread_join(t, &result)) die("join again");
+    if ((intptr_t)result != 4) die("wrong result again");
+    printf("holey ok\n");
+    return 0;
+}
+
+static void *protector(void *arg) {
+    (void)arg;
+    volatile char local[3 * 4096];
+    memset((char *)local, 5, sizeof local);
+    char *page = (char *)(((uintptr_t)local + 4095) & ~(uintptr_t)4095);
+    if (mprotect(page, 4096, PROT_READ)) die("mprotect");
+    pthread_mutex_lock(&mutex);
+    reported = 1;
+    pthread_cond_broadcast(&changed);
+    while (!go) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    if (mprotect(page, 4096, PROT_READ | PROT_WRITE)) die("mprotect back");
+    return (void *)(intptr_t)local[1];
+}
+
+static int protfork_mode(void) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, protector, NULL)) die("create");
+    pthread_mutex_lock(&mutex);
+    while (!reported) pthread_cond_wait(&changed, &mutex);
+    pthread_mutex_unlock(&mutex);
+    pid_t child = fork();
+    if (child < 0) die("fork");
+    if (child == 0) _exit(0);
+    int status;
+    if (waitpid(child, &status, 0) != child) die("waitpid");
+    pthread_mutex_lock(&mutex);
+    go = 1;
+    pthread_cond_broadcast(&changed);
+    pthread_mutex_unlock(&mutex);
+    void *result;
+    if (pthread_join(t, &result)) die("join");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "stacks: the child ended with status %#x\n", status);
+        return 1;
+    }
+    printf("protfork ok\n");
+    return 0;
+}
+
 static long recurse(long depth) {
     volatile char frame[1024];
     memset((char *)frame, (int)depth, sizeof frame);
@@ -262,9 +507,19 @@ static void *own_size(void *arg) {
 int main(int argc, char **argv) {
     if (argc >= 4 && strcmp(argv[1], "wait") == 0) return wait_mode(atoi(argv[2]), atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "forkwait") == 0) return fork_mode(atoi(argv[2]));
+    if (argc >= 2 && strcmp(argv[1], "forkthread") == 0) return forkthread_mode();
+    if (argc >= 2 && strcmp(argv[1], "protfork") == 0) return protfork_mode();
+    if (argc >= 2 && strcmp(argv[1], "holey") == 0) return holey_mode();
+    if (argc >= 2 && strcmp(argv[1], "vfork") == 0) return vfork_mode();
+    if (argc >= 3 && strcmp(argv[1], "alarm") == 0) alarm_mode(atol(argv[2]));
+    if (argc >= 2 && strcmp(argv[1], "defaults") == 0) return defaults_mode();
     if (argc >= 3 && strcmp(argv[1], "loop") == 0) return loop_mode(atol(argv[2]));
     if (argc >= 3 && strcmp(argv[1], "deep") == 0) {
         long kib = atol(argv[2]);
+        pthread_attr_t defaults;
+        pthread_attr_init(&defaults);
+        if (pthread_attr_setstacksize(&defaults, (size_t)(kib + 2048) << 10)) die("setstacksize");
+        if (pthread_setattr_default_np(&defaults)) die("pthread_setattr_default_np");
         pthread_t t;
         void *result;
         /* About 1.1 KiB per level: frame and call overhead. */
@@ -301,6 +556,7 @@ int main(int argc, char **argv) {
         printf("size ok\n");
         return 0;
     }
-    die("usage: stacks wait J D | forkwait N | loop N | deep KIB | own | size KIB");
+    die("usage: stacks wait J D | forkwait N | forkthread | vfork | alarm US | holey | defaults | protfork | loop N | deep KIB "
+        "| own | size KIB");
     return 1;
 }

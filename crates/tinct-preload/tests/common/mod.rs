@@ -460,23 +460,64 @@ pub fn compile_c(name: &str, dir: &Path) -> PathBuf {
 /// Compiles `tests/c/<name>.c` with pthreads into `dir` at the optimization
 /// level `optimization` (`-O2`, ...), every warning an error.
 pub fn compile_c_at(name: &str, dir: &Path, optimization: &str) -> PathBuf {
+    compile_c_with(name, dir, optimization, &[])
+}
+
+/// [`compile_c_at`] with `extra` arguments for the compiler (`-z
+/// execstack`, ...).
+pub fn compile_c_with(name: &str, dir: &Path, optimization: &str, extra: &[&str]) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
     let binary = dir.join(name);
-    let status = Command::new("cc")
-        .args([
-            "-std=gnu11",
-            optimization,
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-pthread",
-            "-o",
-        ])
+    let mut cc = Command::new("cc");
+    cc.args([
+        "-std=gnu11",
+        optimization,
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-pthread",
+    ])
+    .args(extra)
+    .arg("-o")
+    .arg(&binary)
+    .arg(&source);
+    let output = run_limited(cc, COMPILE_LIMIT);
+    assert!(
+        output.status.success(),
+        "cc {} failed (a C compiler `cc` is needed: apt-get install gcc): {}",
+        source.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    binary
+}
+
+/// How long a compiler may run for a test before it is killed.
+pub const COMPILE_LIMIT: Duration = Duration::from_secs(180);
+
+/// Compiles `tests/rust/<name>.rs` (one file, no crates) with the `rustc`
+/// of the toolchain running the tests into `dir`.
+pub fn compile_rust(name: &str, dir: &Path) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/rust/{name}.rs"));
+    let binary = dir.join(name);
+    // Beside cargo (rustup's proxies, or a toolchain's bin), else on PATH.
+    let beside_cargo = Path::new(env!("CARGO")).with_file_name("rustc");
+    let rustc = if beside_cargo.is_file() {
+        beside_cargo
+    } else {
+        PathBuf::from("rustc")
+    };
+    let mut command = Command::new(rustc);
+    command
+        .args(["--edition", "2021", "-O", "-o"])
         .arg(&binary)
-        .arg(&source)
-        .status()
-        .expect("a C compiler `cc` is needed (apt-get install gcc)");
-    assert!(status.success(), "cc {} failed", source.display());
+        .arg(&source);
+    let output = run_limited(command, COMPILE_LIMIT);
+    assert!(
+        output.status.success(),
+        "rustc {} failed: {}",
+        source.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
     binary
 }
 

@@ -332,27 +332,39 @@ pub fn isolation_report(path: &Path, index_span_bytes: u64, ended_by: Option<i32
 
 /// One line on a process's thread stacks, if it created threads: how
 /// many had their top (where a thread starts, its descriptor and TLS) on
-/// coloured pages, which are among its heap's frames above, and how many
-/// ran on glibc's uncoloured stacks, and why.
+/// coloured pages (area pages lent to the stack, among its heap's frames
+/// above while lent): the bytes lent over the whole run (a top given back
+/// is lent again to a later thread, so this adds up), and those still
+/// lent when the process wrote its report; how many ran on glibc's
+/// uncoloured stacks, and why.
 fn stacks_line(report: &tinct_mem::FrameReport, name: &str) -> Option<String> {
     let stacks = report.stacks?;
-    let uncoloured = stacks.own_stack + stacks.budget + stacks.refused;
+    let uncoloured = stacks.own_stack + stacks.budget + stacks.refused + stacks.executable;
     if stacks.colored + uncoloured == 0 {
         return None;
     }
+    let bytes = tinct_sys::doctor::human_bytes;
+    let mut why = format!(
+        "{} brought their own stack, {} found the budget spent",
+        stacks.own_stack, stacks.budget
+    );
+    if stacks.refused > 0 {
+        why.push_str(&format!(", {} refused by the kernel", stacks.refused));
+    }
+    if stacks.executable > 0 {
+        why.push_str(&format!(
+            ", {} asked for executable stacks (PT_GNU_STACK)",
+            stacks.executable
+        ));
+    }
     Some(format!(
-        "the thread stacks of {name}: {} with a coloured top ({} in all, counted in its heap; \
-         the rest of each stack is in its rest), {uncoloured} on glibc's uncoloured stacks ({} \
-         brought their own stack, {} found the budget spent{})",
+        "the thread stacks of {name}: {} with a coloured top ({} lent over the run; {} tops still \
+         lent at exit, {}, counted in its heap; the rest of each stack is in its rest), \
+         {uncoloured} on glibc's uncoloured stacks ({why})",
         stacks.colored,
-        tinct_sys::doctor::human_bytes(stacks.colored_bytes),
-        stacks.own_stack,
-        stacks.budget,
-        if stacks.refused > 0 {
-            format!(", {} refused by the kernel", stacks.refused)
-        } else {
-            String::new()
-        },
+        bytes(stacks.colored_bytes),
+        stacks.lent,
+        bytes(stacks.lent_bytes),
     ))
 }
 
@@ -446,14 +458,19 @@ mod tests {
             own_stack: 1,
             budget: 3,
             refused: 0,
+            executable: 0,
+            lent: 1,
+            lent_bytes: 256 << 10,
         });
         let line = stacks_line(&report, "task[7]").unwrap();
         assert!(
-            line.starts_with("the thread stacks of task[7]: 2 with a coloured top (512 KiB in all")
-                && line.ends_with(
-                    "4 on glibc's uncoloured stacks (1 brought their own stack, 3 found the \
+            line.starts_with(
+                "the thread stacks of task[7]: 2 with a coloured top (512 KiB lent over the run; \
+                 1 tops still lent at exit, 256 KiB, counted in its heap"
+            ) && line.ends_with(
+                "4 on glibc's uncoloured stacks (1 brought their own stack, 3 found the \
                      budget spent)"
-                ),
+            ),
             "{line}"
         );
         report.stacks = Some(tinct_mem::ThreadStacks {
@@ -462,6 +479,15 @@ mod tests {
         });
         let line = stacks_line(&report, "task[7]").unwrap();
         assert!(line.ends_with(", 1 refused by the kernel)"), "{line}");
+        report.stacks = Some(tinct_mem::ThreadStacks {
+            executable: 2,
+            ..tinct_mem::ThreadStacks::default()
+        });
+        let line = stacks_line(&report, "task[7]").unwrap();
+        assert!(
+            line.ends_with(", 2 asked for executable stacks (PT_GNU_STACK))"),
+            "{line}"
+        );
     }
 
     #[test]
