@@ -134,6 +134,10 @@ static int wait_mode(int joinable, int detached) {
 }
 
 static int phase, rewritten;
+/* The threads wait on this one alone, so a count reported to the main
+ * thread (on `changed`) wakes no thread: none may run, and write its
+ * stack, between the fork and the child's copies. */
+static pthread_cond_t phase_changed = PTHREAD_COND_INITIALIZER;
 
 static void *fork_waiter(void *arg) {
     volatile char local[8192];
@@ -143,13 +147,13 @@ static void *fork_waiter(void *arg) {
     fflush(stdout);
     reported++;
     pthread_cond_broadcast(&changed);
-    while (phase < 1) pthread_cond_wait(&changed, &mutex);
+    while (phase < 1) pthread_cond_wait(&phase_changed, &mutex);
     pthread_mutex_unlock(&mutex);
     memset((char *)local, (int)(intptr_t)arg + 1, sizeof local);
     pthread_mutex_lock(&mutex);
     rewritten++;
     pthread_cond_broadcast(&changed);
-    while (phase < 2) pthread_cond_wait(&changed, &mutex);
+    while (phase < 2) pthread_cond_wait(&phase_changed, &mutex);
     pthread_mutex_unlock(&mutex);
     return (void *)(intptr_t)local[100];
 }
@@ -179,7 +183,7 @@ static int fork_mode(int count) {
     close(ends[0]);
     pthread_mutex_lock(&mutex);
     phase = 1;
-    pthread_cond_broadcast(&changed);
+    pthread_cond_broadcast(&phase_changed);
     while (rewritten < count) pthread_cond_wait(&changed, &mutex);
     pthread_mutex_unlock(&mutex);
     printf("written\n");
@@ -189,7 +193,7 @@ static int fork_mode(int count) {
     if (waitpid(child, NULL, 0) != child) die("waitpid");
     pthread_mutex_lock(&mutex);
     phase = 2;
-    pthread_cond_broadcast(&changed);
+    pthread_cond_broadcast(&phase_changed);
     pthread_mutex_unlock(&mutex);
     for (int i = 0; i < count; i++) {
         void *result;
