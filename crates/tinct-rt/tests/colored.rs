@@ -363,7 +363,10 @@ fn a_compute_only_task_with_partitions_runs_on_a_stack_of_its_colours() {
     assert!(!stack.is_empty(), "{placement:?}");
     for &frame in stack {
         let color = mapping.classify_frame(frame).color;
-        assert!(allowed.contains(&color), "stack frame {frame:#x} of colour {color}");
+        assert!(
+            allowed.contains(&color),
+            "stack frame {frame:#x} of colour {color}"
+        );
     }
     assert!(
         placement.describe().starts_with("no working set, its "),
