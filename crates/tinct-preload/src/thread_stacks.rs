@@ -40,7 +40,7 @@
 //! *Executable stacks.* glibc maps its thread stacks executable when a
 //! loaded object asks for that (`PT_GNU_STACK` with `PF_X`, or no
 //! `PT_GNU_STACK` on x86-64): then the call passes through, counted
-//! ([`stacks_must_be_executable`], asked of `dl_iterate_phdr` again only
+//! (`stacks_must_be_executable`, asked of `dl_iterate_phdr` again only
 //! after a load). A limitation: an object that asks for it loaded later
 //! (`dlopen`) makes glibc turn its own stacks executable
 //! (`_dl_make_stacks_executable`), not the coloured ones already running,
@@ -53,7 +53,7 @@
 //! is given back once a join (`pthread_join`, `pthread_tryjoin_np`,
 //! `pthread_timedjoin_np`, `pthread_clockjoin_np`) has succeeded, and a
 //! detached thread's (created detached, or `pthread_detach`ed) once the
-//! kernel no longer knows the thread id its start wrapper ([`start`])
+//! kernel no longer knows the thread id its start wrapper (`start`)
 //! recorded (`tgkill(pid, tid, 0)` gives ESRCH, which comes after the
 //! kernel's last write to the stack): checked at the next create, join
 //! or detach, and before the exit reports, only for threads that have
