@@ -65,22 +65,39 @@ fn run_plan_on(
     working_set: u64,
     topology: &Path,
 ) -> Option<(Value, String)> {
+    let working_sets = vec![working_set; tasks.len()];
+    run_plan_with(platform, tasks, &working_sets, topology)
+}
+
+/// [`run_plan_on`] with a working set per task (0: a compute-only task).
+fn run_plan_with(
+    platform: &str,
+    tasks: &[(&str, Cpu, &[u32])],
+    working_sets: &[u64],
+    topology: &Path,
+) -> Option<(Value, String)> {
     let _serial = privileged_serial("tinct run (frame numbers, SCHED_FIFO)")?;
     let (first, second) = two_cpus();
     let mut text = format!(
         "[platform]\ncores = {}\n{platform}\nmemory = \"1GiB\"\nrefill = \"45.3us\"\n",
         first.max(second) + 1
     );
-    for (name, cpu, partitions) in tasks {
+    for ((name, cpu, partitions), &working_set) in tasks.iter().zip(working_sets) {
         let core = match cpu {
             Cpu::First => first,
             Cpu::Second => second,
         };
         let partitions: Vec<String> = partitions.iter().map(u32::to_string).collect();
+        // A working set of 0 makes the task compute-only: partitions, no memory.
+        let body = if working_set == 0 {
+            "kernel = \"compute\", iterations = 2000".to_string()
+        } else {
+            format!("kernel = \"chase\", working_set = \"{working_set}B\", iterations = 2000")
+        };
         text.push_str(&format!(
             "\n[[task]]\nname = \"{name}\"\nperiod = \"50ms\"\nmemory = \"64KiB\"\n\
              wcet = {{ 1 = \"5ms\" }}\ncore = {core}\npartitions = [{}]\n\
-             body = {{ kernel = \"chase\", working_set = \"{working_set}B\", iterations = 2000 }}\n",
+             body = {{ {body} }}\n",
             partitions.join(", ")
         ));
     }
@@ -210,6 +227,33 @@ fn disjoint_partitions_on_two_cpus_are_proven_isolated() {
         "{stdout}"
     );
     assert!(!stdout.contains("can evict each other in"), "{stdout}");
+}
+
+/// A compute-only task with partitions beside a task with a working set:
+/// its stack alone is coloured, and the proof counts it as its lines (it
+/// was once read as a working set whose frames could not be read, which
+/// made the whole proof unavailable).
+#[test]
+fn a_compute_only_tasks_stack_is_in_the_proof() {
+    let (platform, working_set) = eight_colour_partitions();
+    let tasks: [(&str, Cpu, &[u32]); 2] =
+        [("memory", Cpu::First, &[1]), ("compute", Cpu::Second, &[2])];
+    let Some((summary, stdout)) = run_plan_with(
+        &platform,
+        &tasks,
+        &[working_set, 0],
+        common::unsliced_machine(),
+    ) else {
+        return;
+    };
+    assert_isolated_but_for_the_residue(&summary, &stdout);
+    let compute = task(&summary, 1, "compute");
+    assert_eq!(compute["placement"]["placement"], "colored", "{compute}");
+    assert_eq!(compute["placement"]["bytes"], 0, "{compute}");
+    let sets = compute["isolation"]["sets"].as_u64().unwrap();
+    assert!(sets > 0, "its stack occupies sets: {compute}");
+    assert_eq!(evictors(&summary, 0, "memory"), Vec::<String>::new());
+    assert_eq!(evictors(&summary, 1, "compute"), Vec::<String>::new());
 }
 
 #[test]

@@ -829,15 +829,24 @@ fn residue_of(
     }
 }
 
-/// A working set whose frames were not read (pagemap refused).
+/// A working set or stack whose frames were not read (pagemap refused).
+/// A task with partitions and no working set has a coloured stack alone:
+/// no working-set frames is then what was placed, not a failed read.
 fn frames_unknown(placement: &Placement) -> bool {
     match placement {
         Placement::Heap { bytes, frames } => *bytes > 0 && frames.is_empty(),
         Placement::Colored {
             pages_outside_colors,
+            bytes,
             frames,
+            stack_bytes,
+            stack_frames,
             ..
-        } => pages_outside_colors.is_none() || frames.is_empty(),
+        } => {
+            pages_outside_colors.is_none()
+                || (*bytes > 0 && frames.is_empty())
+                || (*stack_bytes > 0 && stack_frames.is_empty())
+        }
         Placement::None | Placement::Uncolored { .. } => false,
     }
 }

@@ -564,6 +564,14 @@ pub(crate) fn needs_colors(task: &TaskSpec) -> bool {
     task.working_set > 0 && !task.partitions.is_empty()
 }
 
+/// True if `task` takes memory from the run's pool when there is one: a
+/// working set in partitions, or, with partitions and no working set, the
+/// stack of its job loop. Not a program body without a working set: its
+/// jobs run in the program, whose heap the program's own colours place.
+fn takes_colors(task: &TaskSpec) -> bool {
+    !task.partitions.is_empty() && (task.working_set > 0 || task.program.is_none())
+}
+
 /// What `task` takes from the run's pool, which exists (some task needs
 /// colours): its working set and its stack, or its stack alone when it
 /// has partitions and no working set. `None` without partitions.
@@ -572,7 +580,7 @@ fn request_of(
     partition_colors: &PartitionColors,
     source: &str,
 ) -> Result<Option<ColoredRequest>> {
-    if task.partitions.is_empty() {
+    if !takes_colors(task) {
         return Ok(None);
     }
     let colors = partition_colors
@@ -663,7 +671,11 @@ impl<'pool> Backing<'pool> {
         match memory {
             // A pool exists for the run's coloured working sets: every task
             // with partitions takes its memory, and its stack, from them.
-            Some(memory) if !task.partitions.is_empty() => {
+            // (A stack alone only where colours are placed: an uncoloured
+            // pool would give it nothing a heap stack does not.)
+            Some(memory)
+                if takes_colors(task) && (bytes > 0 || memory.uncolored_reason.is_none()) =>
+            {
                 let colors = memory.colors_of(&task.partitions)?;
                 let buffer = memory
                     .pool
