@@ -230,8 +230,10 @@ impl Record {
 
 /// The calling process's id (the system call: a `vfork` child's own).
 fn this_process() -> i32 {
-    // SAFETY: getpid has no preconditions (glibc's is the system call).
-    unsafe { libc::getpid() }
+    // SAFETY: the getpid system call has no preconditions; made raw so
+    // that no C library's cached pid (older glibc kept one, wrong in a
+    // vfork child) can answer instead of the kernel.
+    unsafe { libc::syscall(libc::SYS_getpid) as i32 }
 }
 
 /// The live coloured stacks.
