@@ -6,7 +6,8 @@
 //! The three-state protocol is the one of Drepper, "Futexes Are Tricky"
 //! (2011), mutex take 2: 0 unlocked, 1 locked, 2 locked with waiters.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering, compiler_fence};
 
 const UNLOCKED: u32 = 0;
 const LOCKED: u32 = 1;
@@ -24,6 +25,15 @@ impl Default for RawLock {
     fn default() -> Self {
         Self::new()
     }
+}
+
+thread_local! {
+    /// The lock the calling thread is taking, from before its first try
+    /// until its ownership is published (0: none). Taking the lock and
+    /// publishing the owner are two steps; a signal handler that runs
+    /// between them on this thread (a `_exit` that writes the reports)
+    /// must still see the lock as its thread's, or it waits for itself.
+    static TAKING: Cell<usize> = const { Cell::new(0) };
 }
 
 /// An identity of the calling thread that costs no system call.
@@ -56,13 +66,22 @@ impl RawLock {
     }
 
     /// True if the calling thread holds the lock (a call from inside the
-    /// allocator, e.g. a library function that calls malloc).
+    /// allocator, e.g. a library function that calls malloc), or is taking
+    /// it (a signal handler that interrupted [`RawLock::lock`]).
     pub fn held_by_caller(&self) -> bool {
         self.owner.load(Ordering::Relaxed) == thread_identity()
+            || TAKING.with(Cell::get) == self.address()
+    }
+
+    fn address(&self) -> usize {
+        self as *const Self as usize
     }
 
     /// Takes the lock, sleeping on the futex while another thread holds it.
     pub fn lock(&self) {
+        let previous = TAKING.with(|taking| taking.replace(self.address()));
+        // Seen by a handler on this thread before the lock can be ours.
+        compiler_fence(Ordering::SeqCst);
         if self
             .state
             .compare_exchange(UNLOCKED, LOCKED, Ordering::Acquire, Ordering::Relaxed)
@@ -71,6 +90,8 @@ impl RawLock {
             self.lock_contended();
         }
         self.owner.store(thread_identity(), Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
+        TAKING.with(|taking| taking.set(previous));
     }
 
     #[cold]
