@@ -49,6 +49,21 @@ fn frames_of(placement: &Placement) -> &[u64] {
     }
 }
 
+/// The tests' colour mapping and the colours of `partitions` of
+/// [`PARTITIONS`] under it.
+fn mapping_and_colors_of(partitions: &[u32]) -> (tinct_mem::AddressMapping, Vec<u32>) {
+    let mapping = machine_mapping(&LayoutSpec {
+        color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
+        ..LayoutSpec::default()
+    })
+    .unwrap();
+    let allowed = PartitionColors::even(mapping.colors(), PARTITIONS)
+        .unwrap()
+        .colors_of_all(partitions)
+        .unwrap();
+    (mapping, allowed)
+}
+
 /// Runs `spec` in this process; every task ran jobs and its counts balance.
 fn run_to_completion(spec: &RunSpec) -> tinct_rt::runtime::RunResult {
     let options = RunOptions {
@@ -291,15 +306,7 @@ fn a_task_sleeps_between_jobs_on_a_stack_of_its_own_colours() {
         .join()
         .unwrap()
         .expect("the task thread was found asleep between jobs, its stack page resident");
-    let mapping = machine_mapping(&LayoutSpec {
-        color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
-        ..LayoutSpec::default()
-    })
-    .unwrap();
-    let allowed = PartitionColors::even(mapping.colors(), PARTITIONS)
-        .unwrap()
-        .colors_of_all(&[2])
-        .unwrap();
+    let (mapping, allowed) = mapping_and_colors_of(&[2]);
     let color = mapping.classify_frame(frame).color;
     assert!(
         allowed.contains(&color),
@@ -336,15 +343,7 @@ fn a_compute_only_task_with_partitions_runs_on_a_stack_of_its_colours() {
         )
     };
     let result = run_to_completion(&spec);
-    let mapping = machine_mapping(&LayoutSpec {
-        color_bits: Some(tinct_sys::testing::mechanism_color_bits()),
-        ..LayoutSpec::default()
-    })
-    .unwrap();
-    let allowed = PartitionColors::even(mapping.colors(), PARTITIONS)
-        .unwrap()
-        .colors_of_all(&[3])
-        .unwrap();
+    let (mapping, allowed) = mapping_and_colors_of(&[3]);
     let placement = &result.tasks[1].placement;
     let Placement::Colored {
         bytes,
