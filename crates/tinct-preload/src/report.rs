@@ -173,8 +173,8 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
     let _ = writeln!(
         out,
         "tinct-preload[{pid}]: colors {} of {} ({}); area {} pages in these colors ({}) from {} \
-         populated in {} segments of a {} pool (TINCT_POOL); start-up {}, growth {} in all, \
-         pages moved by {} in {} calls",
+         populated in {} segments of a {} pool (TINCT_POOL); start-up {}, growth {} in all \
+         ({} of it the kernel populating segments), pages moved by {} in {} calls",
         tinct_sys::format_cpu_list(heap.colors()),
         mapping.colors(),
         match &uncolored {
@@ -188,6 +188,7 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
         mib(config.pool_bytes),
         ms(growth.first_grow_ns),
         ms(growth.grow_ns),
+        ms(growth.populate_ns),
         method,
         growth.moves,
     );

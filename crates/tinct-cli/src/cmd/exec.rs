@@ -87,8 +87,8 @@ pub struct Args {
     /// The DRAM controller functions as XOR masks, like `--bank-functions`.
     #[arg(long, value_name = "MASKS", conflicts_with = "dram_map")]
     pub controller_functions: Option<String>,
-    /// The most memory the shim populates: it starts with 2 MiB and grows
-    /// on demand, keeping pages of the requested colours (so the heap can
+    /// The most memory the shim populates: it starts with one small
+    /// segment (at most 2 MiB) and grows on demand, keeping pages of the requested colours (so the heap can
     /// grow to about SIZE × requested / all colors).
     #[arg(long, value_name = "SIZE", default_value = "512MiB")]
     pub pool: String,
