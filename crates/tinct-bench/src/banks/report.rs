@@ -13,7 +13,7 @@ use crate::choice::Choice;
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
-    BenchOptions, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
 };
 use serde::{Deserialize, Serialize};
 
@@ -373,9 +373,8 @@ fn table_lines(table: &Table) -> Vec<String> {
     lines
 }
 
-/// Writes `banks.csv`, `banks.svg` and `banks.json` (which lists every file).
-pub(super) fn write(report: &mut Report, common: &BenchOptions) -> Result<()> {
-    let mut out = OutputDir::create(common.out_dir("banks"))?;
+/// Writes `banks.csv` and `banks.svg`.
+pub(super) fn write(report: &Report, out: &mut OutputDir) -> Result<()> {
     let rows: Vec<CsvRow> = report
         .kernels
         .iter()
@@ -448,8 +447,6 @@ pub(super) fn write(report: &mut Report, common: &BenchOptions) -> Result<()> {
         ));
     }
     out.write_svg("banks.svg", &chart)?;
-    report.files = out.files_with("banks.json");
-    out.write_json("banks.json", report)?;
     Ok(())
 }
 
@@ -558,9 +555,6 @@ pub(super) fn summary(report: &Report) -> Summary {
     }
     for note in &report.notes {
         s.note(note.clone());
-    }
-    if !report.files.is_empty() {
-        s.note(format!("files: {}", report.files.join(", ")));
     }
     s
 }

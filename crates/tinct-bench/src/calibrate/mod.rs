@@ -31,7 +31,7 @@ mod report;
 pub mod stream;
 
 use crate::Result;
-use crate::harness::{BenchOptions, Finished, OutputDir, Progress};
+use crate::harness::{Bench, BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
 pub use measure::{RefillSetup, measure_bandwidth, measure_refill};
 pub use plan::{Geometry, sweep_sizes};
 pub use report::{
@@ -74,13 +74,51 @@ impl Default for Params {
 /// Runs `tinct bench calibrate`: measures, writes the files and returns the
 /// result with its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<CalibrateResult>> {
-    let mut result = measure(params, progress)?;
-    result.header.record_rounds(progress.stop_requested());
-    let mut out = OutputDir::create(params.common.out_dir(NAME))?;
-    report::write(&result, &mut out)?;
-    let mut summary = report::summary(&result, &out);
-    summary.interruption(&result.header, out.path());
-    Ok(Finished { result, summary })
+    crate::harness::run::<Calibrate>(params, progress)
+}
+
+/// The calibrate bench, driven by [`crate::harness::run`].
+struct Calibrate;
+
+impl Bench for Calibrate {
+    const NAME: &'static str = NAME;
+    type Params = Params;
+    type Plan = plan::Plan;
+    type Measured = measure::Measured;
+    type Report = CalibrateResult;
+    type Raw = ();
+
+    fn options(params: &Params) -> &BenchOptions {
+        &params.common
+    }
+
+    fn plan(params: &Params) -> Result<plan::Plan> {
+        plan::plan(params)
+    }
+
+    fn measure(plan: &plan::Plan, progress: &dyn Progress) -> Result<measure::Measured> {
+        measure::measure(plan, progress)
+    }
+
+    fn assemble(
+        plan: plan::Plan,
+        measured: measure::Measured,
+        _stopped: bool,
+    ) -> Result<(CalibrateResult, ())> {
+        Ok((report::assemble(plan, measured), ()))
+    }
+
+    fn header(result: &mut CalibrateResult) -> &mut RunHeader {
+        &mut result.header
+    }
+
+    fn write(result: &CalibrateResult, _: &(), out: &mut OutputDir) -> Result<()> {
+        report::write(result, out)
+    }
+
+    fn summary(_: &Params, result: &CalibrateResult, out: &OutputDir) -> Summary {
+        report::summary(result, out)
+    }
 }
 
 /// Measures everything (no files written).

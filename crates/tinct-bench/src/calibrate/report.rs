@@ -303,10 +303,9 @@ impl<'a> ConditionRow<'a> {
     }
 }
 
-/// Writes `calibrate.json`, `latency.csv`, `conditions.csv`, `latency.svg`
+/// Writes `latency.csv`, `conditions.csv`, `latency.svg`
 /// and `refill.toml` (the `[platform]` line).
 pub fn write(result: &CalibrateResult, out: &mut OutputDir) -> Result<()> {
-    out.write_json(super::RESULT_FILE, result)?;
     let rows: Vec<LatencyRow> = result
         .latency
         .iter()

@@ -48,7 +48,7 @@ mod plan;
 mod report;
 
 use crate::Result;
-use crate::harness::{BenchOptions, Finished, Progress};
+use crate::harness::{Bench, BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
 pub use report::{
     ApplicationResult, FalseSharingResult, Fig9Counter, Ordering, ParallelResult, Parameters,
     Report, SizeResult, Worst,
@@ -82,16 +82,53 @@ const WARMUP_ROUNDS: u32 = 1;
 /// Runs the bench, writes `coherence.json`, `coherence.csv` and two SVG
 /// plots into the output directory, and returns the report with its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>> {
-    let plan = plan::plan(params)?;
-    crate::harness::interleaved::start_rounds();
-    let measured = measure::measure(&plan, progress)?;
-    let mut report = report::assemble(plan, measured);
-    report.header.record_rounds(progress.stop_requested());
-    report::write(&mut report, &params.common)?;
-    let mut summary = report::summary(&report);
-    summary.interruption(&report.header, &params.common.out_dir("coherence"));
-    Ok(Finished {
-        summary,
-        result: report,
-    })
+    crate::harness::run::<Coherence>(params, progress)
+}
+
+/// The coherence bench, driven by [`crate::harness::run`].
+struct Coherence;
+
+impl Bench for Coherence {
+    const NAME: &'static str = "coherence";
+    type Params = Params;
+    type Plan = plan::Plan;
+    type Measured = measure::Measured;
+    type Report = Report;
+    type Raw = ();
+
+    fn options(params: &Params) -> &BenchOptions {
+        &params.common
+    }
+
+    fn plan(params: &Params) -> Result<plan::Plan> {
+        plan::plan(params)
+    }
+
+    fn measure(plan: &plan::Plan, progress: &dyn Progress) -> Result<measure::Measured> {
+        measure::measure(plan, progress)
+    }
+
+    fn assemble(
+        plan: plan::Plan,
+        measured: measure::Measured,
+        _stopped: bool,
+    ) -> Result<(Report, ())> {
+        Ok((report::assemble(plan, measured), ()))
+    }
+
+    fn header(report: &mut Report) -> &mut RunHeader {
+        &mut report.header
+    }
+
+    fn files(report: &mut Report) -> Option<&mut Vec<String>> {
+        Some(&mut report.files)
+    }
+
+    fn write(report: &Report, _: &(), out: &mut OutputDir) -> Result<()> {
+        report::write(report, out)
+    }
+
+    fn summary(_: &Params, report: &Report, _: &OutputDir) -> Summary {
+        report::summary(report)
+    }
 }

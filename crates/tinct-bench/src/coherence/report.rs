@@ -9,7 +9,7 @@ use super::plan::{Loops, Plan};
 use crate::Result;
 use crate::harness::summary::ms;
 use crate::harness::{
-    BenchOptions, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
 };
 use serde::{Deserialize, Serialize};
 
@@ -412,17 +412,13 @@ fn charts(report: &Report) -> (LineChart, LineChart) {
     (wcet, slowdown)
 }
 
-/// Writes `coherence.csv`, the two SVG charts and `coherence.json` (which
-/// lists every file).
-pub(super) fn write(report: &mut Report, common: &BenchOptions) -> Result<()> {
-    let mut out = OutputDir::create(common.out_dir("coherence"))?;
+/// Writes `coherence.csv` and the two SVG charts.
+pub(super) fn write(report: &Report, out: &mut OutputDir) -> Result<()> {
     out.write_csv("coherence.csv", &csv_rows(report))?;
     out.write_counters_csv("coherence-counters.csv", &report.header.counters)?;
     let (wcet, slowdown) = charts(report);
     out.write_svg("coherence-wcet.svg", &wcet)?;
     out.write_svg("coherence-slowdown.svg", &slowdown)?;
-    report.files = out.files_with("coherence.json");
-    out.write_json("coherence.json", report)?;
     Ok(())
 }
 
@@ -604,9 +600,6 @@ pub(super) fn summary(report: &Report) -> Summary {
     }
     for note in &report.notes {
         s.note(note.clone());
-    }
-    if !report.files.is_empty() {
-        s.note(format!("files: {}", report.files.join(", ")));
     }
     s
 }

@@ -22,9 +22,9 @@ impl Drop for FifoGuard {
 /// Measures what `plan` says: the context switch, then each level's sweep;
 /// a stop keeps the levels swept so far (none if it came before the
 /// context switch's first round ended).
-pub(super) fn measure(plan: Plan, progress: &dyn Progress) -> Result<CrpdResult> {
+pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<CrpdResult> {
     let _pin = PinGuard::pin(plan.cpu)?;
-    let mut header = plan.header;
+    let mut header = plan.header.clone();
     let fifo = (!plan.no_fifo && tinct_sys::sched::set_fifo(DEFAULT_FIFO_PRIORITY).is_ok())
         .then_some(DEFAULT_FIFO_PRIORITY);
     let _fifo_guard = fifo.map(|_| FifoGuard);

@@ -155,11 +155,10 @@ fn switch_rows<'a>(case: &'a str, row: &'a SwitchRow) -> Vec<SwitchCsvRow<'a>> {
     rows
 }
 
-/// Writes `crpd.json`, `crpd.csv`, `switch.csv` (Table 1),
+/// Writes `crpd.csv`, `switch.csv` (Table 1),
 /// `crpd-counters.csv`, and per level `crpd-<level>.svg` (Figure 7) and
 /// `miss-ratio-<level>.svg` (Figure 5).
 pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
-    out.write_json("crpd.json", result)?;
     let rows: Vec<PointRow> = result
         .levels
         .iter()
@@ -263,7 +262,6 @@ pub fn write(result: &CrpdResult, out: &mut OutputDir) -> Result<()> {
 /// The one-screen summary.
 pub fn summary(result: &CrpdResult, out: &OutputDir) -> Summary {
     let mut s = Summary::of_run(&result.header);
-    s.interruption(&result.header, out.path());
     s.fact(
         "run",
         format!(

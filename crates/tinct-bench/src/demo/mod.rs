@@ -220,7 +220,7 @@ pub struct Demo {
 }
 
 fn write_file(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).map_err(|source| Error::Write {
+    crate::harness::write_atomically(path, text.as_bytes()).map_err(|source| Error::Write {
         path: path.to_path_buf(),
         source,
     })

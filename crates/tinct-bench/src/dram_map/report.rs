@@ -5,9 +5,7 @@ use super::measure::Measured;
 use super::plan::Plan;
 use super::solver::{self, Solution, SolverOptions};
 use crate::Result;
-use crate::harness::{
-    BenchOptions, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
-};
+use crate::harness::{LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary};
 use serde::{Deserialize, Serialize};
 use tinct_core::dram_map::{AddressKind, DramMap};
 
@@ -98,10 +96,9 @@ struct CsvRow {
     slow: usize,
 }
 
-/// Writes `dram-map.csv`, `dram-map.svg`, `dram-map.toml` (only when
-/// found) and `dram-map.json`.
-pub(super) fn write(report: &mut Report, common: &BenchOptions) -> Result<()> {
-    let mut out = OutputDir::create(common.out_dir("dram-map"))?;
+/// Writes `dram-map.csv`, `dram-map.svg` and `dram-map.toml` (only when
+/// found).
+pub(super) fn write(report: &Report, out: &mut OutputDir) -> Result<()> {
     let rows: Vec<CsvRow> = report
         .solution
         .functions
@@ -149,8 +146,6 @@ pub(super) fn write(report: &mut Report, common: &BenchOptions) -> Result<()> {
         ];
         out.write_text("dram-map.toml", &map.to_toml(&header))?;
     }
-    report.files = out.files_with("dram-map.json");
-    out.write_json("dram-map.json", report)?;
     Ok(())
 }
 
@@ -247,9 +242,6 @@ pub(super) fn summary(report: &Report) -> Summary {
     }
     for note in &report.notes {
         s.note(note.clone());
-    }
-    if !report.files.is_empty() {
-        s.note(format!("files: {}", report.files.join(", ")));
     }
     s
 }

@@ -1,6 +1,7 @@
 //! The framework shared by every bench.
 //!
-//! A bench typically:
+//! A bench implements [`Bench`] and runs through [`bench::run`], which owns
+//! the steps every bench repeats. Inside its steps, a bench typically:
 //! 1. takes a parameter struct holding [`BenchOptions`] and a [`Progress`];
 //! 2. pins its measuring thread with [`pin::PinGuard`];
 //! 3. describes the machine with [`Machine::describe`];
@@ -14,6 +15,7 @@
 //! Every result type derives `Deserialize`: tests read a bench's JSON back
 //! into its type and write it again unchanged.
 
+pub mod bench;
 pub mod counters;
 pub mod header;
 pub mod interleaved;
@@ -26,12 +28,13 @@ pub mod progress;
 pub mod summary;
 pub mod summary_text;
 
+pub use bench::{Bench, run};
 pub use counters::{ConditionCounters, EventTotal, MissRate};
 pub use header::RunHeader;
 pub use interleaved::Interleaved;
 pub use machine::Machine;
 pub use options::{BenchOptions, RunSettings};
-pub use output::OutputDir;
+pub use output::{OutputDir, write_atomically};
 pub use progress::{NoProgress, Progress, StopAfter, unless_stopped};
 pub use summary::{Finished, Summary};
 pub use tinct_report::stats::{Counts, Durations};

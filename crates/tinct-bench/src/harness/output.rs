@@ -1,9 +1,11 @@
-//! The output directory of a bench run: JSON, CSV and SVG files; and the
-//! one-line TOML fragments a bench prints for pasting into a task set.
+//! The output directory of a bench run: JSON, CSV and SVG files, each
+//! written atomically ([`write_atomically`]); and the one-line TOML
+//! fragments a bench prints for pasting into a task set.
 
 use super::counters::ConditionCounters;
 use crate::{Error, Result};
 use serde::Serialize;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use tinct_report::LineChart;
 
@@ -60,21 +62,19 @@ impl OutputDir {
 
     /// Writes `rows` as CSV with a header taken from the row struct's fields.
     pub fn write_csv<T: Serialize>(&mut self, name: &str, rows: &[T]) -> Result<PathBuf> {
-        let path = self.dir.join(name);
         let csv_error = |source| Error::Csv {
-            path: path.clone(),
+            path: self.dir.join(name),
             source,
         };
-        let mut writer = csv::Writer::from_path(&path).map_err(csv_error)?;
+        let mut writer = csv::Writer::from_writer(Vec::new());
         for row in rows {
             writer.serialize(row).map_err(csv_error)?;
         }
-        writer.flush().map_err(|source| Error::Write {
-            path: path.clone(),
-            source,
+        let bytes = writer.into_inner().map_err(|e| Error::Write {
+            path: self.dir.join(name),
+            source: e.into_error(),
         })?;
-        self.written.push(path.clone());
-        Ok(path)
+        self.write_bytes(name, &bytes)
     }
 
     /// Writes per-condition counter totals as CSV: one row per condition
@@ -117,14 +117,39 @@ impl OutputDir {
 
     /// Writes `text` to `name`.
     pub fn write_text(&mut self, name: &str, text: &str) -> Result<PathBuf> {
+        self.write_bytes(name, text.as_bytes())
+    }
+
+    /// Writes `bytes` to `name` atomically and remembers the file.
+    fn write_bytes(&mut self, name: &str, bytes: &[u8]) -> Result<PathBuf> {
         let path = self.dir.join(name);
-        std::fs::write(&path, text).map_err(|source| Error::Write {
+        write_atomically(&path, bytes).map_err(|source| Error::Write {
             path: path.clone(),
             source,
         })?;
         self.written.push(path.clone());
         Ok(path)
     }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory,
+/// synced and then renamed over `path`: a reader (or a run killed halfway)
+/// sees the old file or the new one, never half of one. The file gets the
+/// permissions `std::fs::write` would give it (0666 less the umask).
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut file = tempfile::Builder::new()
+        .prefix(".tinct-")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// `key = value` as one line of TOML (no newline), written by toml_edit so

@@ -9,7 +9,7 @@ use super::reservation::{GroupRecord, ResctrlRecord};
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
-    BenchOptions, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -288,14 +288,8 @@ struct CsvRow {
     wall_ns: u64,
 }
 
-/// Writes `isolation.csv` (every job), `isolation.svg` and `isolation.json`
-/// (which lists every file).
-pub(super) fn write(
-    report: &mut Report,
-    job_times: &[Vec<JobTime>],
-    common: &BenchOptions,
-) -> Result<()> {
-    let mut out = OutputDir::create(common.out_dir("isolation"))?;
+/// Writes `isolation.csv` (every job) and `isolation.svg`.
+pub(super) fn write(job_times: &[Vec<JobTime>], out: &mut OutputDir) -> Result<()> {
     let rows: Vec<CsvRow> = Condition::ALL
         .iter()
         .zip(job_times)
@@ -331,8 +325,6 @@ pub(super) fn write(
         ));
     }
     out.write_svg("isolation.svg", &chart)?;
-    report.files = out.files_with("isolation.json");
-    out.write_json("isolation.json", report)?;
     Ok(())
 }
 
@@ -406,9 +398,6 @@ pub(super) fn summary(report: &Report) -> Summary {
     }
     for note in &report.notes {
         s.note(note.clone());
-    }
-    if !report.files.is_empty() {
-        s.note(format!("files: {}", report.files.join(", ")));
     }
     s
 }

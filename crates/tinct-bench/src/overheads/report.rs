@@ -2,13 +2,11 @@
 //! calibration file it stores into, the files and the summary (whose facts
 //! `calibrate` shows too).
 
-use super::Params;
 use super::measure::STOPPED_DURING;
 use crate::crpd::SwitchCost;
-use crate::harness::{Durations, Finished, OutputDir, RunHeader, Summary};
+use crate::harness::{Durations, OutputDir, RunHeader, Summary, write_atomically};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::Path;
 use tinct_core::calibration::Overheads;
 use tinct_core::saved_calibration::{not_a_calibration, parse_file};
@@ -82,49 +80,6 @@ pub struct OverheadsResult {
     pub stored_in: Option<String>,
 }
 
-/// Stores what a run measured in the calibration file of `params` (unless
-/// the run was stopped early: only a complete run is stored), writes
-/// `overheads.json` and `overheads.csv`, and returns the result with its
-/// summary; a calibration file that could not take it fails the run after
-/// the files are written.
-pub(super) fn store_and_write(
-    params: &Params,
-    header: RunHeader,
-    measured: Measured,
-) -> Result<Finished<OverheadsResult>> {
-    // A run stopped early is never stored: the calibration keeps the
-    // overheads of a complete run.
-    let stored = params
-        .calibration
-        .as_ref()
-        .filter(|_| !header.interrupted)
-        .map(|path| store(path, &measured.overheads));
-    let mut result = OverheadsResult {
-        header,
-        measured,
-        stored_in: None,
-    };
-    let mut failure = None;
-    match stored {
-        Some(Ok(path)) => result.stored_in = Some(path),
-        Some(Err(e)) => failure = Some(e),
-        None => {}
-    }
-    let mut out = OutputDir::create(params.common.out_dir("overheads"))?;
-    write(&result, &mut out)?;
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    let mut summary = summary(&result, &out);
-    summary.interruption(&result.header, out.path());
-    if result.header.interrupted && params.calibration.is_some() {
-        summary.note(
-            "interrupted: the overheads measured were NOT stored in the calibration file (only a complete run is)",
-        );
-    }
-    Ok(Finished { result, summary })
-}
-
 /// Replaces the `overheads` object of the calibration file at `path` (which
 /// must be one: `refill` is checked), keeping everything else, atomically.
 /// Returns the path as shown.
@@ -145,18 +100,10 @@ pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
         what: "calibration".into(),
         source,
     })?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let failed = |source: std::io::Error| Error::Write {
+    write_atomically(path, format!("{text}\n").as_bytes()).map_err(|source| Error::Write {
         path: path.to_path_buf(),
         source,
-    };
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
-    file.write_all(format!("{text}\n").as_bytes())
-        .map_err(failed)?;
-    file.persist(path).map_err(|e| failed(e.error))?;
+    })?;
     Ok(shown)
 }
 
@@ -202,8 +149,8 @@ fn rows(o: &Overheads) -> Vec<Row<'_>> {
     .collect()
 }
 
-fn write(result: &OverheadsResult, out: &mut OutputDir) -> Result<()> {
-    out.write_json("overheads.json", result)?;
+/// Writes `overheads.csv`.
+pub(super) fn write(result: &OverheadsResult, out: &mut OutputDir) -> Result<()> {
     out.write_csv("overheads.csv", &rows(&result.measured.overheads))?;
     Ok(())
 }
@@ -269,7 +216,8 @@ pub(super) fn summary_notes(s: &mut Summary, o: &Overheads) {
     }
 }
 
-fn summary(result: &OverheadsResult, out: &OutputDir) -> Summary {
+/// The one-screen summary.
+pub(super) fn summary(result: &OverheadsResult, out: &OutputDir) -> Summary {
     let mut s = Summary::of_run(&result.header);
     summary_rows(&mut s, &result.measured.overheads);
     if let Some(busy) = &result.measured.busy_loop {

@@ -26,7 +26,7 @@ mod report;
 pub mod tree;
 
 use crate::Result;
-use crate::harness::{BenchOptions, Finished, OutputDir, Progress};
+use crate::harness::{Bench, BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
 pub use report::{PolicyResult, Report, TaskResult};
 use tinct_core::units::{Bytes, Nanos};
 use tinct_rt::pipeline::PlacementPolicy;
@@ -77,20 +77,61 @@ impl Default for Params {
     }
 }
 
-/// Runs the bench, writes its files and returns the report.
+/// Runs the bench, writes `pipeline.json` and (when a round ended) its
+/// tables and charts into the output directory, and returns the report with
+/// its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>> {
-    let plan = plan::plan(params)?;
-    let measured = measure::measure(&plan, progress)?;
-    let mut report = report::assemble(plan, &measured);
-    let mut out = OutputDir::create(params.common.out_dir("pipeline"))?;
-    if !report.policies.is_empty() {
-        report::write_files(&mut out, &report, &measured.chunks)?;
+    crate::harness::run::<Pipeline>(params, progress)
+}
+
+/// The pipeline bench, driven by [`crate::harness::run`].
+struct Pipeline;
+
+impl Bench for Pipeline {
+    const NAME: &'static str = "pipeline";
+    type Params = Params;
+    type Plan = plan::Plan;
+    type Measured = measure::Measured;
+    type Report = Report;
+    type Raw = Vec<Vec<measure::Chunk>>;
+
+    fn options(params: &Params) -> &BenchOptions {
+        &params.common
     }
-    report.files = out.files_with("pipeline.json");
-    out.write_json("pipeline.json", &report)?;
-    let summary = report::summary(&report, out.path());
-    Ok(Finished {
-        result: report,
-        summary,
-    })
+
+    fn plan(params: &Params) -> Result<plan::Plan> {
+        plan::plan(params)
+    }
+
+    fn measure(plan: &plan::Plan, progress: &dyn Progress) -> Result<measure::Measured> {
+        measure::measure(plan, progress)
+    }
+
+    fn assemble(
+        plan: plan::Plan,
+        measured: measure::Measured,
+        _stopped: bool,
+    ) -> Result<(Report, Vec<Vec<measure::Chunk>>)> {
+        let report = report::assemble(plan, &measured);
+        Ok((report, measured.chunks))
+    }
+
+    fn header(report: &mut Report) -> &mut RunHeader {
+        &mut report.header
+    }
+
+    fn files(report: &mut Report) -> Option<&mut Vec<String>> {
+        Some(&mut report.files)
+    }
+
+    fn write(report: &Report, raw: &Vec<Vec<measure::Chunk>>, out: &mut OutputDir) -> Result<()> {
+        if report.policies.is_empty() {
+            return Ok(());
+        }
+        report::write_files(out, report, raw)
+    }
+
+    fn summary(_: &Params, report: &Report, _: &OutputDir) -> Summary {
+        report::summary(report)
+    }
 }

@@ -14,7 +14,6 @@ use crate::harness::{
     ConditionCounters, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
 };
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 use tinct_report::text::opt_us;
 use tinct_report::{BarChart, BarSeries};
 use tinct_rt::pipeline::PlacementPolicy;
@@ -90,7 +89,6 @@ pub struct Report {
 /// comparison with `os`; no policy when no round ended.
 pub(super) fn assemble(plan: Plan, measured: &Measured) -> Report {
     let mut header = plan.header;
-    header.record_rounds(false);
     header.add_counters("", &measured.samples);
     let mut policies: Vec<PolicyResult> = plan
         .policies
@@ -370,8 +368,8 @@ fn short_rate(rate: &MissRate) -> String {
     }
 }
 
-/// The one-screen summary: Table I and where the files are.
-pub fn summary(report: &Report, dir: &Path) -> Summary {
+/// The one-screen summary: Table I (the files are the driver's note).
+pub fn summary(report: &Report) -> Summary {
     let mut s = Summary::new(format!(
         "pipeline: {} waves, {} mixer levels, {} B packets, {} µs per packet (demarchi Table I)",
         report.waves,
@@ -380,7 +378,6 @@ pub fn summary(report: &Report, dir: &Path) -> Summary {
         report.work_ns as f64 / 1e3
     ));
     s.fact("rounds", report.header.reps.to_string());
-    s.interruption(&report.header, dir);
     s.fact("CPUs", tinct_sys::format_cpu_list(&report.header.cpus));
     s.table(&[
         "policy",
@@ -427,11 +424,6 @@ pub fn summary(report: &Report, dir: &Path) -> Summary {
     for why in reasons {
         s.note(format!("load/store miss rates (Fig. 4): {why}"));
     }
-    s.note(format!(
-        "files in {}: pipeline.json, table1.csv, tasks.csv, counters.csv, migrations.txt, \
-         exec.svg, migrations.svg, map-<policy>.svg, ecdf.svg",
-        dir.display()
-    ));
     s
 }
 

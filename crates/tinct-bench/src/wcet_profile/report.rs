@@ -401,12 +401,11 @@ fn rows(points: &[ProfilePoint]) -> Vec<ConditionRow<'_>> {
         .collect()
 }
 
-/// Writes `wcet-profile.json` (every job included), `wcet-profile.csv` (one
+/// Writes `wcet-profile.csv` (one
 /// row per p and condition), `figure6.svg` (and `llc-misses.svg` when the
 /// hardware counted misses), and, when there is a table, `wcet.toml` (the
 /// line) and `taskset.toml` (the whole file).
 pub fn write(result: &WcetProfileResult, out: &mut OutputDir) -> Result<()> {
-    out.write_json("wcet-profile.json", result)?;
     out.write_csv("wcet-profile.csv", &rows(&result.points))?;
     out.write_svg("figure6.svg", &figure6(result))?;
     let mut misses = LineChart::new(

@@ -14,7 +14,6 @@ use super::table;
 use super::{Params, WcetProfileResult, WrittenTaskSet};
 use crate::{Error, Result};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::Path;
 use tinct_core::format::{LoadOptions, RefillCalibration, Syntax};
 use tinct_core::units::Nanos;
@@ -156,8 +155,8 @@ fn edit_json(
         .map_err(|e| e.to_string())
 }
 
-/// Writes `text` to `path` through a temporary file in the same directory,
-/// renamed over it: a reader sees the old file or the new one, never half.
+/// Writes `text` to `path` atomically: a reader sees the old file or the
+/// new one, never half.
 fn replace_file(path: &Path, text: &str) -> Result<()> {
     let failed = |e: std::io::Error| {
         Error::Measurement(format!(
@@ -165,14 +164,7 @@ fn replace_file(path: &Path, text: &str) -> Result<()> {
             path.display()
         ))
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(failed)?;
-    file.write_all(text.as_bytes()).map_err(failed)?;
-    file.persist(path).map_err(|e| failed(e.error))?;
-    Ok(())
+    crate::harness::write_atomically(path, text.as_bytes()).map_err(failed)
 }
 
 #[cfg(test)]

@@ -1,0 +1,263 @@
+//! The bench protocol: what every bench provides ([`Bench`]) and the one
+//! driver that runs it ([`run`]), in the spirit of hyperfine's
+//! `benchmark/` and `export/`.
+//!
+//! A bench says how to plan a run from its parameters, measure the plan
+//! (its interleaved rounds), assemble the measurements into the report its
+//! JSON holds, write its tables and charts, and summarise the report. The
+//! driver owns what every bench repeats: the round tally, recording the
+//! rounds and a Ctrl-C stop in the header, the output directory (every
+//! file written atomically), the JSON result and its list of files, and the
+//! summary's `interrupted` fact.
+
+use super::{BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
+use crate::Result;
+use serde::Serialize;
+
+/// One bench: its steps from parameters to files and summary, driven by
+/// [`run`].
+pub trait Bench {
+    /// The bench's name: its default output directory
+    /// (`tinct-bench/<NAME>`) and its JSON result (`<NAME>.json`).
+    const NAME: &'static str;
+    /// Whether the bench measures in interleaved rounds, whose tally (and
+    /// a stop) the driver records in the header; a bench without rounds
+    /// records its own interruption in [`Bench::assemble`].
+    const ROUNDS: bool = true;
+    /// The bench's parameters.
+    type Params;
+    /// What the bench will measure, resolved from the parameters and the
+    /// machine (the run's header among it).
+    type Plan;
+    /// What the rounds measured.
+    type Measured;
+    /// The result written as `<NAME>.json` and returned to the caller.
+    type Report: Serialize;
+    /// What the tables need that the report does not keep (raw samples);
+    /// `()` for most benches.
+    type Raw;
+
+    /// The options every bench shares (output directory among them).
+    fn options(params: &Self::Params) -> &BenchOptions;
+
+    /// Resolves the parameters into a plan (no measurement yet).
+    fn plan(params: &Self::Params) -> Result<Self::Plan>;
+
+    /// Measures the plan: its rounds, cut short by a stop of `progress`.
+    fn measure(plan: &Self::Plan, progress: &dyn Progress) -> Result<Self::Measured>;
+
+    /// The report of a measured plan (`stopped`: a stop was requested), and
+    /// the raw data its tables need.
+    fn assemble(
+        plan: Self::Plan,
+        measured: Self::Measured,
+        stopped: bool,
+    ) -> Result<(Self::Report, Self::Raw)>;
+
+    /// The run's header inside the report.
+    fn header(report: &mut Self::Report) -> &mut RunHeader;
+
+    /// The report's list of the files written (the JSON itself included),
+    /// if it keeps one: filled just before the JSON is written, and the
+    /// summary's last note.
+    fn files(_report: &mut Self::Report) -> Option<&mut Vec<String>> {
+        None
+    }
+
+    /// Stores what the run found outside its output directory (a
+    /// calibration file, a task set), recording where in the report. A
+    /// failure fails the run, after its files are written.
+    fn store(_params: &Self::Params, _report: &mut Self::Report) -> Result<()> {
+        Ok(())
+    }
+
+    /// Writes the bench's tables, charts and other files besides
+    /// `<NAME>.json`.
+    fn write(report: &Self::Report, raw: &Self::Raw, out: &mut OutputDir) -> Result<()>;
+
+    /// The one-screen summary (the driver adds the `interrupted` fact).
+    fn summary(params: &Self::Params, report: &Self::Report, out: &OutputDir) -> Summary;
+}
+
+/// Runs bench `B`: plans, measures the rounds, assembles the report,
+/// records the rounds and any stop in its header, stores what it stores,
+/// writes its files and `<NAME>.json` (which lists them) into the output
+/// directory, and returns the report with its summary.
+pub fn run<B: Bench>(params: &B::Params, progress: &dyn Progress) -> Result<Finished<B::Report>> {
+    let plan = B::plan(params)?;
+    if B::ROUNDS {
+        super::interleaved::start_rounds();
+    }
+    let measured = B::measure(&plan, progress)?;
+    let stopped = progress.stop_requested();
+    let (mut report, raw) = B::assemble(plan, measured, stopped)?;
+    if B::ROUNDS {
+        B::header(&mut report).record_rounds(stopped);
+    }
+    let stored = B::store(params, &mut report);
+    let mut out = OutputDir::create(B::options(params).out_dir(B::NAME))?;
+    B::write(&report, &raw, &mut out)?;
+    let json = format!("{}.json", B::NAME);
+    if let Some(files) = B::files(&mut report) {
+        *files = out.files_with(&json);
+    }
+    out.write_json(&json, &report)?;
+    stored?;
+    let mut summary = B::summary(params, &report, &out);
+    if let Some(files) = B::files(&mut report).filter(|files| !files.is_empty()) {
+        summary.note(format!("files: {}", files.join(", ")));
+    }
+    summary.interruption(B::header(&mut report), out.path());
+    Ok(Finished {
+        result: report,
+        summary,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::{Interleaved, NoProgress, StopAfter};
+
+    /// A toy bench: three conditions timed by the interleaved rounds.
+    struct Toy;
+
+    #[derive(Serialize)]
+    struct ToyReport {
+        header: RunHeader,
+        medians: Vec<u64>,
+        files: Vec<String>,
+    }
+
+    #[derive(Serialize)]
+    struct Row {
+        condition: usize,
+        median_ns: u64,
+    }
+
+    impl Bench for Toy {
+        const NAME: &'static str = "toy";
+        type Params = BenchOptions;
+        type Plan = RunHeader;
+        type Measured = Vec<u64>;
+        type Report = ToyReport;
+        type Raw = ();
+
+        fn options(params: &BenchOptions) -> &BenchOptions {
+            params
+        }
+
+        fn plan(params: &BenchOptions) -> Result<RunHeader> {
+            Ok(RunHeader::new(Self::NAME, params, 5, vec![0]))
+        }
+
+        fn measure(plan: &RunHeader, progress: &dyn Progress) -> Result<Vec<u64>> {
+            let samples = Interleaved::new(["a", "b", "c"], plan.reps)
+                .seed(plan.seed)
+                .run::<crate::Error>(progress, |c| Ok(std::hint::black_box(c as u64 + 1)))?;
+            Ok((0..3)
+                .filter_map(|c| samples.stats(c).map(|s| s.median))
+                .collect())
+        }
+
+        fn assemble(header: RunHeader, medians: Vec<u64>, _: bool) -> Result<(ToyReport, ())> {
+            let files = Vec::new();
+            Ok((
+                ToyReport {
+                    header,
+                    medians,
+                    files,
+                },
+                (),
+            ))
+        }
+
+        fn header(report: &mut ToyReport) -> &mut RunHeader {
+            &mut report.header
+        }
+
+        fn files(report: &mut ToyReport) -> Option<&mut Vec<String>> {
+            Some(&mut report.files)
+        }
+
+        fn write(report: &ToyReport, _: &(), out: &mut OutputDir) -> Result<()> {
+            let rows: Vec<Row> = report
+                .medians
+                .iter()
+                .enumerate()
+                .map(|(condition, &median_ns)| Row {
+                    condition,
+                    median_ns,
+                })
+                .collect();
+            out.write_csv("toy.csv", &rows)?;
+            Ok(())
+        }
+
+        fn summary(_: &BenchOptions, report: &ToyReport, _: &OutputDir) -> Summary {
+            Summary::of_run(&report.header)
+        }
+    }
+
+    fn options(dir: &std::path::Path) -> BenchOptions {
+        BenchOptions {
+            quick: true,
+            out: Some(dir.to_path_buf()),
+            ..BenchOptions::default()
+        }
+    }
+
+    /// The files of `dir`, sorted.
+    fn listing(dir: &std::path::Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_complete_run_writes_its_files_atomically_and_lists_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("toy");
+        // A file of the same name from an earlier run is replaced whole.
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("toy.json"), "an earlier, longer run's JSON").unwrap();
+        let done = run::<Toy>(&options(&dir), &NoProgress).unwrap();
+        assert_eq!(listing(&dir), ["toy.csv", "toy.json"], "no temporary left");
+        assert!(!done.result.header.interrupted);
+        assert_eq!(done.result.header.rounds_completed, Some(5));
+        assert_eq!(done.result.medians.len(), 3);
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("toy.json")).unwrap()).unwrap();
+        assert_eq!(
+            json["files"],
+            serde_json::json!([
+                dir.join("toy.csv").display().to_string(),
+                dir.join("toy.json").display().to_string()
+            ])
+        );
+        let csv = std::fs::read_to_string(dir.join("toy.csv")).unwrap();
+        assert!(csv.starts_with("condition,median_ns\n0,"), "{csv}");
+        assert!(done.summary.facts.iter().all(|(k, _)| k != "interrupted"));
+    }
+
+    #[test]
+    fn a_stopped_run_records_its_interruption_in_header_and_summary() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("toy");
+        // Stops after the first round's three conditions.
+        let done = run::<Toy>(&options(&dir), &StopAfter::new(3)).unwrap();
+        let header = &done.result.header;
+        assert!(header.interrupted);
+        assert_eq!(header.rounds_requested, Some(5));
+        assert!(header.rounds_completed.is_some_and(|n| n < 5), "{header:?}");
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("toy.json")).unwrap()).unwrap();
+        assert_eq!(json["header"]["interrupted"], true);
+        let said = done.summary.interrupted_note();
+        assert!(said.contains("rounds finished before the stop"), "{said}");
+        assert!(said.ends_with(&dir.display().to_string()), "{said}");
+    }
+}
