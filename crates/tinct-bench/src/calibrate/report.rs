@@ -6,7 +6,9 @@ use super::measure::Measured;
 use super::plan::Plan;
 use crate::Result;
 use crate::harness::machine::human_bytes;
-use crate::harness::{Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary};
+use crate::harness::{
+    DurationColumns, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+};
 use serde::{Deserialize, Serialize};
 use tinct_core::calibration::RefillRecord;
 use tinct_core::units::Bytes;
@@ -272,35 +274,28 @@ struct LatencyRow<'a> {
     samples: u64,
 }
 
+/// The key of a `conditions.csv` row (its distribution follows).
 #[derive(Serialize)]
-struct ConditionRow<'a> {
+struct ConditionKey<'a> {
     measurement: &'a str,
     condition: &'a str,
     bytes: u64,
-    count: u64,
-    min_ns: u64,
-    median_ns: u64,
-    p99_ns: u64,
-    max_ns: u64,
-    mean_ns: u64,
-    stddev_ns: u64,
 }
 
-impl<'a> ConditionRow<'a> {
-    fn new(measurement: &'a str, condition: &'a str, bytes: u64, s: &Durations) -> Self {
-        Self {
-            measurement,
-            condition,
-            bytes,
-            count: s.count,
-            min_ns: s.min,
-            median_ns: s.median,
-            p99_ns: s.p99,
-            max_ns: s.max,
-            mean_ns: s.mean.round() as u64,
-            stddev_ns: s.stddev.round() as u64,
-        }
-    }
+type ConditionRow<'a> = (ConditionKey<'a>, DurationColumns);
+
+fn condition_row<'a>(
+    measurement: &'a str,
+    condition: &'a str,
+    bytes: u64,
+    s: &Durations,
+) -> ConditionRow<'a> {
+    let key = ConditionKey {
+        measurement,
+        condition,
+        bytes,
+    };
+    (key, s.into())
 }
 
 /// Writes `latency.csv`, `conditions.csv`, `latency.svg`
@@ -333,16 +328,16 @@ pub fn write(result: &CalibrateResult, out: &mut OutputDir) -> Result<()> {
     let mut conditions = Vec::new();
     if let Some(b) = &result.bandwidth {
         conditions.extend([
-            ConditionRow::new("bandwidth", "read", b.buffer_bytes, &b.read),
-            ConditionRow::new("bandwidth", "write", b.buffer_bytes, &b.write),
+            condition_row("bandwidth", "read", b.buffer_bytes, &b.read),
+            condition_row("bandwidth", "write", b.buffer_bytes, &b.write),
         ]);
     }
     if let Some(r) = &result.refill {
         conditions.extend([
-            ConditionRow::new("refill", "cold_pages", r.partition_bytes, &r.cold_pages),
-            ConditionRow::new("refill", "warm_pages", r.partition_bytes, &r.warm_pages),
-            ConditionRow::new("refill", "cold_chase", r.partition_bytes, &r.cold_chase),
-            ConditionRow::new("refill", "warm_chase", r.partition_bytes, &r.warm_chase),
+            condition_row("refill", "cold_pages", r.partition_bytes, &r.cold_pages),
+            condition_row("refill", "warm_pages", r.partition_bytes, &r.warm_pages),
+            condition_row("refill", "cold_chase", r.partition_bytes, &r.cold_chase),
+            condition_row("refill", "warm_chase", r.partition_bytes, &r.warm_chase),
         ]);
     }
     out.write_csv("conditions.csv", &conditions)?;

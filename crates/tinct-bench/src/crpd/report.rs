@@ -4,7 +4,9 @@
 use super::{CacheKind, CodeOrder, SwitchCost, SwitchRow};
 use crate::Result;
 use crate::harness::machine::human_bytes;
-use crate::harness::{Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary};
+use crate::harness::{
+    DurationColumns, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+};
 use serde::{Deserialize, Serialize};
 use tinct_report::text::us;
 
@@ -116,31 +118,17 @@ struct PointRow<'a> {
     miss_ratio_theory: f64,
 }
 
+/// The key of a `switch.csv` row (its distribution follows).
 #[derive(Serialize)]
-struct SwitchCsvRow<'a> {
+struct SwitchPart<'a> {
     case: &'a str,
     part: &'a str,
-    count: u64,
-    min_ns: u64,
-    median_ns: u64,
-    p99_ns: u64,
-    max_ns: u64,
-    mean_ns: u64,
-    stddev_ns: u64,
 }
 
+type SwitchCsvRow<'a> = (SwitchPart<'a>, DurationColumns);
+
 fn switch_row<'a>(case: &'a str, part: &'a str, s: &Durations) -> SwitchCsvRow<'a> {
-    SwitchCsvRow {
-        case,
-        part,
-        count: s.count,
-        min_ns: s.min,
-        median_ns: s.median,
-        p99_ns: s.p99,
-        max_ns: s.max,
-        mean_ns: s.mean.round() as u64,
-        stddev_ns: s.stddev.round() as u64,
-    }
+    (SwitchPart { case, part }, s.into())
 }
 
 /// The lines of one Table 1 row: interrupt, resume, total, and the

@@ -34,7 +34,7 @@ pub use header::RunHeader;
 pub use interleaved::Interleaved;
 pub use machine::Machine;
 pub use options::{BenchOptions, RunSettings};
-pub use output::{OutputDir, write_atomically};
+pub use output::{DurationColumns, OutputDir, write_atomically};
 pub use progress::{NoProgress, Progress, StopAfter, unless_stopped};
 pub use summary::{Finished, Summary};
 pub use tinct_report::stats::{Counts, Durations};

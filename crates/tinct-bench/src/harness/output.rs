@@ -8,6 +8,7 @@ use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use tinct_report::LineChart;
+use tinct_report::stats::Durations;
 
 /// A directory that receives a bench's files and remembers what it wrote.
 #[derive(Debug)]
@@ -152,6 +153,43 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The CSV columns of one distribution (`count, min_ns, median_ns, p99_ns,
+/// max_ns, mean_ns, stddev_ns`), for the tables several benches flatten
+/// their distributions into: a row is a tuple `(key, DurationColumns)`,
+/// whose header is the key struct's fields followed by these (the csv
+/// crate flattens tuples; it cannot flatten `#[serde(flatten)]`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct DurationColumns {
+    /// Samples.
+    pub count: u64,
+    /// Smallest sample, ns.
+    pub min_ns: u64,
+    /// Median, ns.
+    pub median_ns: u64,
+    /// 99th percentile, ns.
+    pub p99_ns: u64,
+    /// Largest sample, ns.
+    pub max_ns: u64,
+    /// Mean, rounded to ns.
+    pub mean_ns: u64,
+    /// Standard deviation, rounded to ns.
+    pub stddev_ns: u64,
+}
+
+impl From<&Durations> for DurationColumns {
+    fn from(d: &Durations) -> Self {
+        Self {
+            count: d.count,
+            min_ns: d.min,
+            median_ns: d.median,
+            p99_ns: d.p99,
+            max_ns: d.max,
+            mean_ns: d.mean.round() as u64,
+            stddev_ns: d.stddev.round() as u64,
+        }
+    }
+}
+
 /// `key = value` as one line of TOML (no newline), written by toml_edit so
 /// that the key and the value are always quoted as TOML requires: the lines
 /// a bench prints for pasting into a task set (`refill = "45.3us"`,
@@ -205,6 +243,30 @@ mod tests {
             serde_json::from_str(&std::fs::read_to_string(out.path().join("r.json")).unwrap())
                 .unwrap();
         assert_eq!(json["x"], 1);
+    }
+
+    #[test]
+    fn a_key_and_a_distribution_flatten_into_one_csv_row() {
+        #[derive(Serialize)]
+        struct Key<'a> {
+            case: &'a str,
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let mut out = OutputDir::create(tmp.path()).unwrap();
+        let d = Durations::of(&[10, 20, 30]).unwrap();
+        let path = out
+            .write_csv("d.csv", &[(Key { case: "a" }, DurationColumns::from(&d))])
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(path).unwrap(),
+            format!(
+                "case,count,min_ns,median_ns,p99_ns,max_ns,mean_ns,stddev_ns\n\
+                 a,3,10,{},{},30,20,{}\n",
+                d.median,
+                d.p99,
+                d.stddev.round()
+            )
+        );
     }
 
     #[test]
