@@ -9,8 +9,9 @@
 //!    shared machine hits every condition alike), reducing samples to
 //!    [`Durations`], with performance counter totals per condition
 //!    ([`counters`]) that go into the header with [`RunHeader::add_counters`];
-//! 5. writes JSON, CSV and SVG through [`OutputDir`] and returns its result
-//!    with a [`Summary`] (data; the caller renders it) as [`Finished`].
+//! 5. writes its CSV and SVG through [`OutputDir`] ([`run`] writes the JSON
+//!    and returns the result with its [`Summary`], data the caller renders,
+//!    as [`Finished`]).
 //!
 //! Every result type derives `Deserialize`: tests read a bench's JSON back
 //! into its type and write it again unchanged.
