@@ -58,12 +58,12 @@ impl Overheads {
     /// machine's `saved` calibration; with the note to show when nothing
     /// is stored.
     pub fn params(&self, saved: Option<PathBuf>) -> (overheads::Params, Option<&'static str>) {
-        overheads::Params::storing(
-            self.common.options(),
-            self.seconds,
-            self.calibration.clone(),
-            saved,
-        )
+        overheads::Params {
+            common: self.common.options(),
+            seconds: self.seconds,
+            calibration: self.calibration.clone(),
+        }
+        .storing(saved)
     }
 }
 
