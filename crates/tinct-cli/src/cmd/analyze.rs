@@ -1,11 +1,11 @@
 //! `tinct analyze FILE`: cache-aware schedulability analysis (kim2013 Eq. 1-3)
 //! with release jitter, blocking, platform overheads and chain bounds.
 
-use super::bench::common::duration;
 use crate::error::CliError;
 use crate::output::print_json;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tinct_bench::cli::duration;
 use tinct_core::overheads::{ChargeError, ChargedAnalysis, OverheadsChoice};
 use tinct_core::units::Nanos;
 

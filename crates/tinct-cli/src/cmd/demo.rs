@@ -4,11 +4,11 @@
 //! run, and every task's observed response times against its bound. The
 //! logic is `tinct_bench::demo`; this file parses and prints.
 
-use crate::cmd::bench::common::duration;
 use crate::cmd::run::{exit_code, print_verdict};
 use crate::error::CliError;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use tinct_bench::cli::duration;
 use tinct_bench::demo::{self, Outcome};
 use tinct_core::units::Nanos;
 

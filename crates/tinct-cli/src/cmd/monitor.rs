@@ -9,13 +9,13 @@
 //! instead, by replaying its tasks' per-job streams through tinct-sim.
 //! Both write `sharing.json`.
 
-use super::bench::common::duration;
 use super::run::rt_error;
 use crate::error::CliError;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+use tinct_bench::cli::duration;
 use tinct_core::units::Nanos;
 use tinct_rt::monitor::sample::Sample;
 use tinct_rt::monitor::sharing::SampledSharing;

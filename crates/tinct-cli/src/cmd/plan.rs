@@ -3,7 +3,6 @@
 //! file with `core`, `priority` and `partitions` filled in, so
 //! `tinct analyze OUT` re-checks it.
 
-use super::bench::common::duration;
 use crate::error::CliError;
 use crate::output::print_json;
 use anyhow::anyhow;
@@ -11,6 +10,7 @@ use std::borrow::Cow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use tinct_bench::cli::duration;
 use tinct_core::TaskSet;
 use tinct_core::alloc::{
     Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanRefusal, PlanReport,

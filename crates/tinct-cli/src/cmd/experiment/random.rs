@@ -9,13 +9,13 @@
 //! `shard-I-of-N.json`; `tinct experiment merge` sums the shards and writes
 //! the same files as one unsharded run.
 
-use crate::cmd::bench::common::{duration, size};
 use crate::error::CliError;
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use tinct_bench::cli::{duration, size};
 use tinct_core::alloc::SearchOptions;
 use tinct_core::experiment::Hooks;
 use tinct_core::experiment::parallel::{self, Pool};
