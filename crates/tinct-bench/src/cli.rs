@@ -1,24 +1,15 @@
 //! The benches' parameters on a command line (feature `cli`): the value
-//! parsers their `clap::Args` derives name, so each option is declared
-//! once, on its parameter's field, and the library's types parse
-//! themselves. tinct-cli turns the feature on; without it the library
-//! links no clap.
+//! parsers their `clap::Args` derives name where a library type has no
+//! parser of the shape clap takes (`fn(&str) -> Result<T, impl Error>`),
+//! so each option is declared once, on its parameter's field. The others
+//! name the library's own: `tinct_core::units::parse_size` and
+//! `parse_duration`, `Condition::parse_list`, `tinct_mem::Modes::parse`,
+//! `banks::composite::parse_configurations`, or `FromStr`. tinct-cli turns
+//! the feature on; without it the library links no clap.
 
 use crate::choice::Choice;
-use crate::wcet_profile::condition::Condition;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use tinct_core::model::JobProtocol;
-use tinct_core::units::{Bytes, Nanos};
-
-/// A size such as `4MiB` (clap value parser).
-pub fn size(text: &str) -> Result<Bytes, String> {
-    tinct_core::units::parse_size(text).map_err(|e| e.to_string())
-}
-
-/// A duration such as `45.3us` (clap value parser).
-pub fn duration(text: &str) -> Result<Nanos, String> {
-    tinct_core::units::parse_duration(text).map_err(|e| e.to_string())
-}
 
 /// A library [`Choice`] (clap value parser): its names are the possible
 /// values, each listed in `--help` with its one-line description.
@@ -58,26 +49,6 @@ pub fn protocol(text: &str) -> Result<JobProtocol, String> {
             let names: Vec<&str> = JobProtocol::ALL.iter().map(|(n, _)| *n).collect();
             format!("expected one of {}, found `{text}`", names.join(", "))
         })
-}
-
-/// A list of wcet-profile conditions, `alone,cold` (clap value parser:
-/// the field is declared `std::vec::Vec` so that clap takes the list as
-/// one value, not as a repeated option).
-pub fn conditions(text: &str) -> Result<Vec<Condition>, String> {
-    Condition::parse_list(text).map_err(|e| e.to_string())
-}
-
-/// chandru-mueller Algorithm 1's fallback modes, `exact` or a list such
-/// as `restricted,split` (clap value parser).
-pub fn bank_modes(text: &str) -> Result<tinct_mem::Modes, String> {
-    tinct_mem::Modes::parse(text).map_err(|e| e.to_string())
-}
-
-/// Composite bubblesort configurations `THREADS/PAGES,...` or `none`
-/// (clap value parser; one value holding the list, as for
-/// [`conditions`]).
-pub fn composite(text: &str) -> Result<Vec<(usize, usize)>, String> {
-    crate::banks::composite::parse_configurations(text).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

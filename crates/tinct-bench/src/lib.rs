@@ -7,8 +7,8 @@
 //! `Deserialize`. Nothing here prints. With the feature `cli` (tinct-cli
 //! turns it on) each `Params` derives `clap::Args`: every option of `tinct
 //! bench` is declared once, on its field, whose doc comment is its help
-//! text, and [`cli`] holds the value parsers they name; the CLI parses,
-//! calls `run` and prints.
+//! text, and [`cli`] holds the value parsers clap needs beyond the
+//! library's own parsing functions; the CLI parses, calls `run` and prints.
 //!
 //! ```no_run
 //! use tinct_bench::{calibrate, harness::NoProgress};

@@ -64,7 +64,7 @@ pub struct Params {
     /// (default 48MiB; `--quick`: 3MiB).
     #[cfg_attr(
         feature = "cli",
-        arg(long, value_name = "SIZE", value_parser = crate::cli::size)
+        arg(long, value_name = "SIZE", value_parser = tinct_core::units::parse_size)
     )]
     pub size: Option<Bytes>,
     /// DRAM bank functions as XOR masks, DRAMA style (`0x2000,0x44000`);
@@ -94,7 +94,7 @@ pub struct Params {
             long,
             value_name = "MODES",
             default_value = "exact",
-            value_parser = crate::cli::bank_modes
+            value_parser = tinct_mem::Modes::parse
         )
     )]
     pub bank_mode: tinct_mem::Modes,
@@ -106,10 +106,10 @@ pub struct Params {
     /// (default the paper's 32/2,8/10,32/10,48/10; `--quick`: N/2,N/10 with N = min(4, CPUs);
     /// `none` for none).
     // `std::vec::Vec`: clap takes the list as one value (parsed by
-    // `cli::composite`), not as values of a repeated option.
+    // `composite::parse_configurations`), not as values of a repeated option.
     #[cfg_attr(
         feature = "cli",
-        arg(long, value_name = "T/P,...", value_parser = crate::cli::composite)
+        arg(long, value_name = "T/P,...", value_parser = composite::parse_configurations)
     )]
     pub composite: Option<std::vec::Vec<(usize, usize)>>,
     /// Run the measuring threads under SCHED_FIFO with this priority

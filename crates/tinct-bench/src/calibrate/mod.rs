@@ -62,7 +62,7 @@ pub struct Params {
     /// at least 64 MiB, at most 512 MiB; with `--quick` 2 × LLC).
     #[cfg_attr(
         feature = "cli",
-        arg(long, value_name = "SIZE", value_parser = crate::cli::size)
+        arg(long, value_name = "SIZE", value_parser = tinct_core::units::parse_size)
     )]
     pub max_size: Option<Bytes>,
 }

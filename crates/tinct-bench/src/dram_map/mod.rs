@@ -40,7 +40,7 @@ pub struct Params {
     /// functions read (default 1GiB; `--quick`: 64MiB).
     #[cfg_attr(
         feature = "cli",
-        arg(long, value_name = "SIZE", value_parser = crate::cli::size)
+        arg(long, value_name = "SIZE", value_parser = tinct_core::units::parse_size)
     )]
     pub buffer: Option<Bytes>,
     /// Addresses sampled (default 2048; `--quick`: 512).

@@ -46,13 +46,13 @@ pub struct Params {
     /// Victim working set (default: a quarter of the LLC; `--quick`: 2MiB).
     #[cfg_attr(
         feature = "cli",
-        arg(long, value_name = "SIZE", value_parser = crate::cli::size)
+        arg(long, value_name = "SIZE", value_parser = tinct_core::units::parse_size)
     )]
     pub victim_size: Option<Bytes>,
     /// Working set of each aggressor (default: twice the LLC; `--quick`: 8MiB).
     #[cfg_attr(
         feature = "cli",
-        arg(long, value_name = "SIZE", value_parser = crate::cli::size)
+        arg(long, value_name = "SIZE", value_parser = tinct_core::units::parse_size)
     )]
     pub aggressor_size: Option<Bytes>,
     /// Recorded jobs per condition and round (default 50; `--quick`: 10).

@@ -61,7 +61,7 @@ pub struct Params {
         arg(
             long,
             value_name = "SIZE",
-            value_parser = crate::cli::size,
+            value_parser = tinct_core::units::parse_size,
             default_value_t = Params::default().packet
         )
     )]
@@ -72,7 +72,7 @@ pub struct Params {
         arg(
             long,
             value_name = "TIME",
-            value_parser = crate::cli::duration,
+            value_parser = tinct_core::units::parse_duration,
             default_value_t = Params::default().work
         )
     )]

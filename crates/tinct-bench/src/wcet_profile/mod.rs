@@ -91,14 +91,14 @@ pub struct Params {
     /// Working set (without --taskset; default 4MiB, with --quick 1MiB; with
     /// --command, required: the program's memory M_i, written into the task
     /// set and sizing the shim's pool).
-    #[cfg_attr(feature = "cli", arg(long, value_parser = crate::cli::size))]
+    #[cfg_attr(feature = "cli", arg(long, value_parser = tinct_core::units::parse_size))]
     pub working_set: Option<Bytes>,
     /// Iterations per job (default: one pass over the working set, or
     /// 10^6 for `compute`).
     #[cfg_attr(feature = "cli", arg(long, conflicts_with = "target"))]
     pub iterations: Option<u64>,
     /// Job length calibrated once at full cache, e.g. `5ms` (then fixed for every p).
-    #[cfg_attr(feature = "cli", arg(long, value_parser = crate::cli::duration))]
+    #[cfg_attr(feature = "cli", arg(long, value_parser = tinct_core::units::parse_duration))]
     pub target: Option<Nanos>,
     /// For `mixed`: percent of the job in the memory phase.
     #[cfg_attr(feature = "cli", arg(long))]
@@ -107,7 +107,7 @@ pub struct Params {
     #[cfg_attr(feature = "cli", arg(long))]
     pub name: Option<String>,
     /// Period of the written task (default: the task's, or 10 × C^1 rounded up to 1 ms).
-    #[cfg_attr(feature = "cli", arg(long, value_parser = crate::cli::duration))]
+    #[cfg_attr(feature = "cli", arg(long, value_parser = tinct_core::units::parse_duration))]
     pub period: Option<Nanos>,
     /// N_P (default: the task set's, or 32).
     #[cfg_attr(feature = "cli", arg(long))]
@@ -121,7 +121,7 @@ pub struct Params {
     pub jobs: Option<u32>,
     /// Δ for the written task set, e.g. `45.3us` (default: the task set's,
     /// else measured here as `tinct bench calibrate` does).
-    #[cfg_attr(feature = "cli", arg(long, value_parser = crate::cli::duration))]
+    #[cfg_attr(feature = "cli", arg(long, value_parser = tinct_core::units::parse_duration))]
     pub refill: Option<Nanos>,
     /// Path of libtinct_preload.so (default: $TINCT_PRELOAD_LIB, else next to
     /// tinct, else the copy embedded in tinct, as `tinct exec` finds it).
@@ -138,14 +138,14 @@ pub struct Params {
     /// cold (working set flushed from every cache before each job), co-run
     /// (aggressors on the other CPUs of --cpus), cold-co-run.
     // `std::vec::Vec`: clap takes the list as one value (parsed by
-    // `cli::conditions`), not as values of a repeated option.
+    // `Condition::parse_list`), not as values of a repeated option.
     #[cfg_attr(
         feature = "cli",
         arg(
             long,
             value_name = "LIST",
             default_value = "alone,cold,co-run",
-            value_parser = crate::cli::conditions
+            value_parser = Condition::parse_list
         )
     )]
     pub conditions: std::vec::Vec<Condition>,

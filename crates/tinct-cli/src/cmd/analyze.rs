@@ -5,9 +5,9 @@ use crate::error::CliError;
 use crate::output::print_json;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_bench::cli::duration;
 use tinct_core::overheads::{ChargeError, ChargedAnalysis, OverheadsChoice};
 use tinct_core::units::Nanos;
+use tinct_core::units::parse_duration;
 
 /// Arguments of `tinct analyze`.
 #[derive(clap::Args, Debug)]
@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Override the platform's refill time Δ (e.g. "45.3us").
-    #[arg(long, value_parser = duration)]
+    #[arg(long, value_parser = parse_duration)]
     pub refill: Option<Nanos>,
     /// Take Δ from this `calibrate.json` when the file has no `refill`, and
     /// the overheads with `--overheads measured` (default:

@@ -15,8 +15,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
-use tinct_bench::cli::duration;
 use tinct_core::units::Nanos;
+use tinct_core::units::parse_duration;
 use tinct_rt::monitor::sample::Sample;
 use tinct_rt::monitor::sharing::SampledSharing;
 use tinct_rt::monitor::{self, Params, Recording, Target};
@@ -44,7 +44,7 @@ pub struct Args {
     #[arg(long, default_value_t = 100, value_name = "HZ")]
     pub rate: u32,
     /// Stop after this long, e.g. `10s` (default: when the process ends, or Ctrl-C).
-    #[arg(long, value_parser = duration, value_name = "TIME")]
+    #[arg(long, value_parser = parse_duration, value_name = "TIME")]
     pub duration: Option<Nanos>,
     /// One more event to count, as perf names it: `cache-misses`,
     /// `cpu/event=0xd2,umask=0x4/`, `msr/tsc/`, `r412e` (repeatable).
