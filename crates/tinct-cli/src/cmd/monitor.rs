@@ -19,6 +19,7 @@ use tinct_core::units::Nanos;
 use tinct_core::units::parse_duration;
 use tinct_rt::monitor::sample::Sample;
 use tinct_rt::monitor::sharing::SampledSharing;
+use tinct_rt::monitor::text::LiveLine;
 use tinct_rt::monitor::{self, Params, Recording, Target};
 
 /// Arguments of `tinct monitor`.
@@ -94,10 +95,22 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         false => None,
     };
     let stop = monitor::stop_on_signals();
-    let mut live = Live::new(!args.quiet, &params);
-    let recording =
-        monitor::record(&params, &stop, &mut |rows| live.show(rows)).map_err(rt_error)?;
-    live.finish();
+    let mut live = LiveLine::new(&params);
+    let mut shown = false;
+    let mut show = |rows: &[Sample]| {
+        if !args.quiet
+            && let Some(line) = live.next(rows, Instant::now())
+        {
+            // Over the previous line; a stderr that cannot take it does not
+            // stop the sampling.
+            let _ = write!(std::io::stderr(), "\r{line:<100}");
+            shown = true;
+        }
+    };
+    let recording = monitor::record(&params, &stop, &mut show).map_err(rt_error)?;
+    if shown {
+        eprintln!();
+    }
     let overhead = if args.no_overhead {
         None
     } else {
@@ -149,51 +162,4 @@ fn sharing_of_plan(plan: &std::path::Path, args: &Args) -> Result<ExitCode, CliE
     let path = monitor::output::write_sharing(&args.out, &check).map_err(rt_error)?;
     println!("  file: {}", path.display());
     Ok(ExitCode::SUCCESS)
-}
-
-/// The live line: the latest sample summed over the threads, at most
-/// twice a second.
-struct Live {
-    enabled: bool,
-    names: Vec<String>,
-    last_print: Option<Instant>,
-    printed: bool,
-}
-
-impl Live {
-    fn new(enabled: bool, params: &Params) -> Live {
-        Live {
-            enabled,
-            names: params.events.iter().map(|e| e.name.clone()).collect(),
-            last_print: None,
-            printed: false,
-        }
-    }
-
-    fn show(&mut self, rows: &[Sample]) {
-        if !self.enabled || rows.is_empty() {
-            return;
-        }
-        if self
-            .last_print
-            .is_some_and(|t| t.elapsed().as_millis() < 500)
-        {
-            return;
-        }
-        self.last_print = Some(Instant::now());
-        let Some(total) = Sample::total(rows) else {
-            return;
-        };
-        let line = monitor::text::live_line(&total, rows.len(), &self.names);
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r{line:<100}");
-        let _ = err.flush();
-        self.printed = true;
-    }
-
-    fn finish(&self) {
-        if self.printed {
-            eprintln!();
-        }
-    }
 }
