@@ -7,7 +7,7 @@
 //! `Deserialize`. Nothing here prints. With the feature `cli` (tinct-cli
 //! turns it on) each `Params` derives `clap::Args`: every option of `tinct
 //! bench` is declared once, on its field, whose doc comment is its help
-//! text, and [`cli`] holds the value parsers clap needs beyond the
+//! text, and `cli` holds the value parsers clap needs beyond the
 //! library's own parsing functions; the CLI parses, calls `run` and prints.
 //!
 //! ```no_run
