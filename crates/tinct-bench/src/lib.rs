@@ -4,7 +4,11 @@
 //! `run(&Params, &dyn Progress) -> Result<Finished<Report>>` that measures,
 //! writes its JSON, CSV and SVG files and returns its result with a
 //! one-screen summary, and result types that derive `Serialize` and
-//! `Deserialize`. Nothing here parses command lines or prints: the CLI does.
+//! `Deserialize`. Nothing here prints. With the feature `cli` (tinct-cli
+//! turns it on) each `Params` derives `clap::Args`: every option of `tinct
+//! bench` is declared once, on its field, whose doc comment is its help
+//! text, and `cli` holds the value parsers clap needs beyond the
+//! library's own parsing functions; the CLI parses, calls `run` and prints.
 //!
 //! ```no_run
 //! use tinct_bench::{calibrate, harness::NoProgress};
@@ -29,6 +33,8 @@
 pub mod banks;
 pub mod calibrate;
 pub mod choice;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod coherence;
 pub mod crpd;
 pub mod demo;

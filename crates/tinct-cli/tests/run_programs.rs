@@ -60,6 +60,13 @@ fn compile(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
 /// `filter` (partition 2) running `./program 256` (256 KiB per job), both
 /// on this process's first CPU, written to `dir/set.toml`.
 fn program_set(dir: &Path, program: &str) -> PathBuf {
+    program_set_with_period(dir, program, "20ms")
+}
+
+/// [`program_set`] with the program task's period (its deadline): a
+/// profile writes the largest job it saw as C, and a set whose C exceeds D
+/// does not validate, so profiling tests give room for a host stall.
+fn program_set_with_period(dir: &Path, program: &str, period: &str) -> PathBuf {
     let cpu = tinct_sys::sched::affinity().unwrap()[0];
     write(
         dir,
@@ -70,7 +77,7 @@ fn program_set(dir: &Path, program: &str) -> PathBuf {
              [[task]]\nname = \"sensor\"\nperiod = \"10ms\"\nmemory = \"64KiB\"\nwcet = \"2ms\"\n\
              core = {cpu}\npartitions = [1]\n\
              body = {{ kernel = \"read\", working_set = \"64KiB\", iterations = 200 }}\n\n\
-             [[task]]\nname = \"filter\"\nperiod = \"20ms\"\nmemory = \"1MiB\"\nwcet = \"8ms\"\n\
+             [[task]]\nname = \"filter\"\nperiod = \"{period}\"\nmemory = \"1MiB\"\nwcet = \"8ms\"\n\
              core = {cpu}\npartitions = [2]\n\
              body = {{ command = [\"./{program}\", \"256\"], protocol = \"lines\" }}\n",
             cpu + 1
@@ -245,7 +252,8 @@ fn wcet_profile_profiles_a_program_task_into_its_task_set() {
     };
     let dir = tempfile::tempdir().unwrap();
     compile(dir.path(), "filter", &[]);
-    let set = program_set(dir.path(), "filter");
+    // D = 200 ms: one job the host stalls for tens of ms still fits.
+    let set = program_set_with_period(dir.path(), "filter", "200ms");
     let set_arg = set.to_str().unwrap();
     let output = wcet_profile(
         dir.path(),

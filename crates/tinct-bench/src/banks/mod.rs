@@ -54,33 +54,69 @@ use tinct_core::units::Bytes;
 
 /// Parameters of `tinct bench banks`.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Params {
     /// Parameters shared by every bench.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub common: BenchOptions,
-    /// Threads, one per CPU of `common.cpus` (default: every allowed CPU).
+    /// Threads, one per CPU of `--cpus` (default: every allowed CPU).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub threads: Option<usize>,
     /// Memory per thread, split into the three STREAM arrays
-    /// (default 48MiB; quick: 3MiB).
+    /// (default 48MiB; `--quick`: 3MiB).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "SIZE", value_parser = tinct_core::units::parse_size)
+    )]
     pub size: Option<Bytes>,
     /// DRAM bank functions as XOR masks, DRAMA style (`0x2000,0x44000`);
     /// every mask must read only bits at or above the page size.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MASKS"))]
     pub bank_functions: Option<String>,
     /// DRAM controller (channel) functions as XOR masks.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "MASKS"))]
     pub controller_functions: Option<String>,
-    /// A DRAM mapping file from `tinct bench dram-map` instead of the two
-    /// function lists (only its page-granular part can be used).
+    /// The DRAM mapping file `tinct bench dram-map` wrote, instead of
+    /// --bank-functions / --controller-functions (its functions that read
+    /// bits inside a page are left out: no page allocation can choose them).
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_name = "FILE",
+            conflicts_with_all = ["bank_functions", "controller_functions"]
+        )
+    )]
     pub dram_map: Option<std::path::PathBuf>,
     /// chandru-mueller Algorithm 1's fallbacks when a thread's bank runs
-    /// out (default: exact, none).
+    /// out, comma-separated: exact (none), restricted, unrestricted, split.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_name = "MODES",
+            default_value = "exact",
+            value_parser = tinct_mem::Modes::parse
+        )
+    )]
     pub bank_mode: tinct_mem::Modes,
-    /// Kernels to run (default: all).
+    /// Kernels to run: copy, scale, add, triad, random, integer-sort
+    /// (default: all).
+    #[cfg_attr(feature = "cli", arg(long, value_delimiter = ','))]
     pub kernels: Option<Vec<Kernel>>,
-    /// Composite bubblesort configurations (threads, pages per thread);
-    /// default the paper's 32/2, 8/10, 32/10, 48/10 (quick: N/2 and N/10
-    /// with N = min(4, CPUs); none with an empty list).
-    pub composite: Option<Vec<(usize, usize)>>,
-    /// SCHED_FIFO priority of the measuring threads (1-99; needs root or
-    /// CAP_SYS_NICE). Recommended on a busy machine.
+    /// Composite bubblesort configurations THREADS/PAGES, comma-separated
+    /// (default the paper's 32/2,8/10,32/10,48/10; `--quick`: N/2,N/10 with N = min(4, CPUs);
+    /// `none` for none).
+    // `std::vec::Vec`: clap takes the list as one value (parsed by
+    // `composite::parse_configurations`), not as values of a repeated option.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "T/P,...", value_parser = composite::parse_configurations)
+    )]
+    pub composite: Option<std::vec::Vec<(usize, usize)>>,
+    /// Run the measuring threads under SCHED_FIFO with this priority
+    /// (1-99; needs root or CAP_SYS_NICE). Recommended on a busy machine.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PRIORITY"))]
     pub fifo: Option<u8>,
 }
 

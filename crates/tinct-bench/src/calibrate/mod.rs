@@ -50,13 +50,20 @@ pub const DEFAULT_PARTITIONS: u32 = 32;
 
 /// Parameters of `tinct bench calibrate`.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Params {
     /// Parameters shared by every bench.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub common: BenchOptions,
     /// N_P: the number of cache partitions; a partition is LLC size / N_P.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = DEFAULT_PARTITIONS))]
     pub partitions: u32,
-    /// Largest pointer-chase working set (default 4 × LLC, at least
-    /// 64 MiB, at most 512 MiB; quick: 2 × LLC).
+    /// Largest pointer-chase working set, e.g. `256MiB` (default 4 × LLC,
+    /// at least 64 MiB, at most 512 MiB; with `--quick` 2 × LLC).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "SIZE", value_parser = tinct_core::units::parse_size)
+    )]
     pub max_size: Option<Bytes>,
 }
 

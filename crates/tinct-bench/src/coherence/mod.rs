@@ -56,23 +56,36 @@ pub use report::{
 
 /// Parameters of `tinct bench coherence`.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Params {
     /// Parameters shared by every bench.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub common: BenchOptions,
-    /// Array dimensions to sweep (ROWS = COLS), each in 1..=16384
-    /// (default 64..2048 as in the paper; quick: 64 and 512).
+    /// Array dimensions to sweep (ROWS = COLS), e.g. `64,256,1024`
+    /// (default 64..2048 as in the paper; `--quick`: 64,512).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_delimiter = ',', value_name = "N,...")
+    )]
     pub sizes: Option<Vec<usize>>,
     /// Element updates per function per run; the repetition loop count of a
-    /// size is this divided by ROWS x COLS (default 2^24; quick: 2^21).
+    /// size is this divided by ROWS x COLS (default 2^24; `--quick`: 2^21).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "N", conflicts_with = "repetitions")
+    )]
     pub work: Option<u64>,
-    /// The paper's mode: this many repetitions of the loop at every size
-    /// (gracioli: 10 000), instead of the same work at every size.
+    /// The paper's loop instead: this many repetitions at every size
+    /// (Gracioli et al. ran 10000).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub repetitions: Option<u64>,
-    /// SCHED_FIFO priority of the measuring threads (1-99; needs root or
-    /// CAP_SYS_NICE). Recommended on a busy machine.
+    /// Run the measuring threads under SCHED_FIFO with this priority
+    /// (1-99; needs root or CAP_SYS_NICE). Recommended on a busy machine.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PRIORITY"))]
     pub fifo: Option<u8>,
     /// Increments per thread in the false-sharing variant
-    /// (default 2^25; quick: 2^20).
+    /// (default 2^25; `--quick`: 2^20).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub increments: Option<u64>,
 }
 

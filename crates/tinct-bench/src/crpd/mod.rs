@@ -113,21 +113,41 @@ choice_text!(CodeOrder);
 
 /// Parameters of `tinct bench crpd`.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Params {
     /// Parameters shared by every bench.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub common: BenchOptions,
-    /// Cache levels to sweep (1, 2, 3, ...). Empty: every data cache level
-    /// (quick: L2, or the LLC if there is no L2); in instruction mode the
-    /// L1 instruction cache.
+    /// Cache level to sweep (1, 2, 3, ...); repeat for several. Default:
+    /// every data cache level (with `--quick`: L2, or the LLC if there is no L2).
+    #[cfg_attr(feature = "cli", arg(long = "level", value_name = "N"))]
     pub levels: Vec<u8>,
     /// Run under SCHED_OTHER even when SCHED_FIFO is allowed.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub no_fifo: bool,
-    /// The victim: data (a pointer chase) or instruction (generated code).
+    /// The victim's cache: `data` (a pointer chase) or `instruction`
+    /// (generated code with a jump per cache line, as Sebek measured;
+    /// x86-64 only). Instruction mode sweeps the L1i unless `--level` says.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_parser = crate::cli::choice::<CacheKind>(), default_value_t)
+    )]
     pub cache: CacheKind,
-    /// Instruction mode: instructions executed per cache line, cycling over
-    /// the lines (`[1]`, Sebek's 100 % miss code, when empty).
+    /// With `--cache instruction`: instructions executed per cache line,
+    /// cycling over the lines (1 = every instruction a new line: 100 %
+    /// misses; 2 = 50 %; `1,2` = 2 misses in 3). Default 1.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_delimiter = ',', value_name = "K,...")
+    )]
     pub words_per_line: Vec<u32>,
-    /// Instruction mode: the order the code's lines are visited in.
+    /// With `--cache instruction`: visit the code's lines in a shuffled
+    /// order (default; a current core fetches address-ordered code ahead)
+    /// or in address order, as on Sebek's MPC750.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_parser = crate::cli::choice::<CodeOrder>(), default_value_t)
+    )]
     pub code_order: CodeOrder,
 }
 

@@ -30,16 +30,25 @@ use tinct_core::units::Bytes;
 
 /// Parameters of `tinct bench dram-map`.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Params {
     /// Parameters shared by every bench (`--quick`: a small buffer, few
     /// samples).
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub common: BenchOptions,
-    /// Memory to sample addresses from (default 1 GiB, quick 64 MiB): it
-    /// must span the address bits the functions read.
+    /// Memory to sample addresses from; it must span the address bits the
+    /// functions read (default 1GiB; `--quick`: 64MiB).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "SIZE", value_parser = tinct_core::units::parse_size)
+    )]
     pub buffer: Option<Bytes>,
-    /// Addresses sampled (default 2048, quick 512).
+    /// Addresses sampled (default 2048; `--quick`: 512).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub samples: Option<usize>,
-    /// Timed repetitions per measurement (default 32, quick 8).
+    /// Timed repetitions per measurement, of which the median counts
+    /// (default 32; `--quick`: 8).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub rounds: Option<usize>,
 }
 

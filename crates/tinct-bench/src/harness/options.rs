@@ -7,21 +7,31 @@ use std::path::PathBuf;
 /// Parameters every bench takes (the CLI's `--quick`, `--out`, `--reps`,
 /// `--seed`, `--cpus`, `--color-bits`).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct BenchOptions {
     /// Smoke run: few sizes and repetitions, a few seconds (for CI).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub quick: bool,
     /// Output directory for JSON, CSV and SVG (default `tinct-bench/<bench>`).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "DIR"))]
     pub out: Option<PathBuf>,
-    /// Repetitions per condition (default depends on the bench and `quick`).
+    /// Repetitions per condition (default depends on the bench and `--quick`).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub reps: Option<u32>,
     /// Seed of every random choice (permutations, condition order).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = BenchOptions::default().seed))]
     pub seed: u64,
-    /// CPUs the bench may use, as a list like `0-1,3` (default: the current
-    /// affinity).
+    /// CPUs the bench may use, as a list like `0-1,3` (default: the first
+    /// CPUs of the current affinity).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "LIST"))]
     pub cpus: Option<String>,
-    /// The page colour's physical address bits, e.g. `12-16`, for a bench
-    /// that colours (before `TINCT_COLOR_BITS`, the machine file and the
-    /// derived rule: [`Self::colors`]).
+    /// The page colour's physical address bits, e.g. `12-16` (benches that
+    /// colour): before TINCT_COLOR_BITS, the machine file (`tinct doctor
+    /// --save`) and the bits derived from the cache topology.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "BITS", value_parser = crate::cli::color_bits)
+    )]
     pub color_bits: Option<String>,
 }
 

@@ -40,24 +40,47 @@ use tinct_core::units::Bytes;
 
 /// Parameters of `tinct bench isolation`.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Params {
     /// Parameters shared by every bench.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub common: BenchOptions,
-    /// Victim working set (default: a quarter of the LLC; quick: 2MiB).
+    /// Victim working set (default: a quarter of the LLC; `--quick`: 2MiB).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "SIZE", value_parser = tinct_core::units::parse_size)
+    )]
     pub victim_size: Option<Bytes>,
-    /// Working set of each aggressor (default: twice the LLC; quick: 8MiB).
+    /// Working set of each aggressor (default: twice the LLC; `--quick`: 8MiB).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "SIZE", value_parser = tinct_core::units::parse_size)
+    )]
     pub aggressor_size: Option<Bytes>,
-    /// Recorded jobs per condition and round (default 50; quick: 10).
+    /// Recorded jobs per condition and round (default 50; `--quick`: 10).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub jobs: Option<u32>,
     /// Percentage of the page colors reserved for the victim (the
     /// aggressors get the rest).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "PERCENT", default_value_t = Params::default().victim_colors)
+    )]
     pub victim_colors: u32,
-    /// SCHED_FIFO priority of the victim and the aggressors (1-99; needs
-    /// root or CAP_SYS_NICE), as kim2013 ran its tasks.
+    /// Run the victim and the aggressors under SCHED_FIFO with this
+    /// priority (1-99; needs root or CAP_SYS_NICE), as kim2013 ran its tasks.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PRIORITY"))]
     pub fifo: Option<u8>,
-    /// How the reserved conditions reserve the cache.
+    /// How the reserved conditions reserve the cache: coloring (page
+    /// coloring), resctrl (L3 cache allocation), or auto (resctrl when
+    /// mounted and offering L3 allocation, else coloring).
+    #[cfg_attr(feature = "cli", arg(long, default_value = "auto"))]
     pub reservation: ReservationChoice,
     /// Where resctrl is mounted (a fake tree in tests).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "DIR", default_value = tinct_sys::resctrl::DEFAULT_MOUNT)
+    )]
     pub resctrl_root: PathBuf,
 }
 

@@ -32,35 +32,37 @@ pub use report::{BusyLoop, Measured, OverheadsResult, ReleaseLatency, store, sum
 use std::path::PathBuf;
 
 /// Parameters of `tinct bench overheads`.
+///
+/// [`run`] stores into `calibration` only; [`Params::storing`] applies the
+/// default the help text names (this machine's saved calibration).
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Params {
     /// Parameters shared by every bench (`--reps`: context-switch samples).
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub common: BenchOptions,
     /// Seconds of release-latency measurement and of the busy loop each
-    /// (default 10; quick: 1 whatever is given).
+    /// (default 10; `--quick`: 1).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub seconds: Option<u64>,
-    /// The calibration file to store the overheads in (its `overheads`
-    /// object is replaced, everything else kept); `None`: not stored.
+    /// Store the overheads in this calibration file (default: this
+    /// machine's saved calibration, when it exists and the run is not
+    /// `--quick`).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FILE"))]
     pub calibration: Option<PathBuf>,
 }
 
 impl Params {
-    /// The parameters of a run that stores what it measures into
-    /// `explicit` (`--calibration FILE`), else into this machine's `saved`
+    /// These parameters storing what the run measures into `calibration`
+    /// if given (`--calibration FILE`), else into this machine's `saved`
     /// calibration when that file exists and the run is not quick
     /// ([`calibration_target`]); with the note to show when nothing is stored.
-    pub fn storing(
-        common: BenchOptions,
-        seconds: Option<u64>,
-        explicit: Option<PathBuf>,
-        saved: Option<PathBuf>,
-    ) -> (Self, Option<&'static str>) {
+    pub fn storing(self, saved: Option<PathBuf>) -> (Self, Option<&'static str>) {
         let saved = saved.filter(|path| path.is_file());
-        let (calibration, note) = calibration_target(explicit, saved, common.quick);
+        let (calibration, note) = calibration_target(self.calibration, saved, self.common.quick);
         let params = Self {
-            common,
-            seconds,
             calibration,
+            ..self
         };
         (params, note)
     }

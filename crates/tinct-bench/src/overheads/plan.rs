@@ -98,14 +98,17 @@ mod tests {
     fn a_saved_calibration_that_does_not_exist_is_not_a_target() {
         let dir = tempfile::tempdir().unwrap();
         let absent = dir.path().join("absent.json");
-        let (params, note) = Params::storing(BenchOptions::default(), Some(3), None, Some(absent));
+        let asked = Params {
+            seconds: Some(3),
+            ..Params::default()
+        };
+        let (params, note) = asked.storing(Some(absent));
         assert_eq!(params.calibration, None);
         assert_eq!(params.seconds, Some(3));
         assert!(note.unwrap().contains("no saved calibration"));
         let present = dir.path().join("calibrate.json");
         std::fs::write(&present, "{}").unwrap();
-        let (params, note) =
-            Params::storing(BenchOptions::default(), None, None, Some(present.clone()));
+        let (params, note) = Params::default().storing(Some(present.clone()));
         assert_eq!((params.calibration, note), (Some(present), None));
     }
 

@@ -43,22 +43,55 @@ pub const MAX_BACKGROUND_PER_CPU: usize = 8;
 
 /// Parameters of `tinct bench pipeline`.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Params {
     /// Parameters shared by every bench (`--reps` is the number of rounds).
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub common: BenchOptions,
-    /// Waves (default 4, Figure 2).
+    /// Waves (leaves of the tree; demarchi Figure 2 has 4).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = Params::default().waves))]
     pub waves: u32,
-    /// Mixer levels (default 2, Figure 2).
+    /// Mixer levels: each mixes pairs of the level below, the last one
+    /// must be a single mixer (Figure 2 has 2).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = Params::default().levels))]
     pub levels: u32,
-    /// Bytes of one packet (default 16 KiB).
+    /// Bytes of one packet, e.g. `16KiB`.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_name = "SIZE",
+            value_parser = tinct_core::units::parse_size,
+            default_value_t = Params::default().packet
+        )
+    )]
     pub packet: Bytes,
-    /// Computation per packet of each task (default 20 µs).
+    /// Computation per packet of each wave and mixer, e.g. `20us`.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_name = "TIME",
+            value_parser = tinct_core::units::parse_duration,
+            default_value_t = Params::default().work
+        )
+    )]
     pub work: Nanos,
-    /// Samples per policy (default [`FULL_SAMPLES`], quick [`QUICK_SAMPLES`]).
+    /// Samples per policy (default 150000 as in the paper; `--quick`: 600).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub samples: Option<u64>,
-    /// Policies to compare (default all three; `os` is the reference).
+    /// Policies to compare, comma-separated (`os` is the reference of
+    /// Table I's improvements).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_delimiter = ',', default_value = "os,affinity,static")
+    )]
     pub policies: Vec<PlacementPolicy>,
-    /// Busy SCHED_OTHER threads beside the tree (default 0).
+    /// Busy SCHED_OTHER threads running beside the tree (background load).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "N", default_value_t = Params::default().background)
+    )]
     pub background: u32,
 }
 

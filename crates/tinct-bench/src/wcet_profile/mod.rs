@@ -46,66 +46,138 @@ pub use worker::WorkerCommand;
 
 /// Parameters of `tinct bench wcet-profile`.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Params {
     /// Parameters shared by every bench.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub common: BenchOptions,
-    /// Take the body, period and memory of a task from this task-set file
-    /// (with `task`).
+    /// Take the body, period and memory of a task from this task-set file.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FILE", requires = "task"))]
     pub taskset: Option<PathBuf>,
     /// The task of `--taskset` to profile, and the task whose `wcet` table
-    /// `write_taskset` replaces.
+    /// `--write-taskset` replaces.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "NAME"))]
     pub task: Option<String>,
     /// Job kernel: chase, read, write, rmw, compute, mixed (without --taskset).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = Params::default().kernel))]
     pub kernel: String,
-    /// A program of the user's to profile instead of a kernel (without
-    /// --taskset): the program and its arguments.
+    /// Profile a program of yours instead of a kernel: the program and its
+    /// arguments, last on the command line (`--command ./filter --rows 64`);
+    /// it answers jobs over --protocol, as a task body does (docs/FORMAT.md).
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            num_args = 1..,
+            allow_hyphen_values = true,
+            value_name = "PROGRAM ARG",
+            conflicts_with_all = ["taskset", "kernel", "iterations", "target", "memory_percent"],
+            requires = "working_set"
+        )
+    )]
     pub command: Vec<String>,
-    /// How the program's jobs are asked for (with `command`).
+    /// How --command's jobs are asked for: lines (a line each way) or
+    /// futex (tinct_job_wait / tinct_job_done).
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            default_value = "lines",
+            value_parser = crate::cli::protocol,
+            requires = "command"
+        )
+    )]
     pub protocol: tinct_core::model::JobProtocol,
-    /// Working set (without a task set; default 4MiB, quick 1MiB).
+    /// Working set (without --taskset; default 4MiB, with --quick 1MiB; with
+    /// --command, required: the program's memory M_i, written into the task
+    /// set and sizing the shim's pool).
+    #[cfg_attr(feature = "cli", arg(long, value_parser = tinct_core::units::parse_size))]
     pub working_set: Option<Bytes>,
     /// Iterations per job (default: one pass over the working set, or
     /// 10^6 for `compute`).
+    #[cfg_attr(feature = "cli", arg(long, conflicts_with = "target"))]
     pub iterations: Option<u64>,
-    /// Job length calibrated once at full cache (then fixed for every p);
-    /// overrides `iterations`.
+    /// Job length calibrated once at full cache, e.g. `5ms` (then fixed for every p).
+    #[cfg_attr(feature = "cli", arg(long, value_parser = tinct_core::units::parse_duration))]
     pub target: Option<Nanos>,
     /// For `mixed`: percent of the job in the memory phase.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub memory_percent: Option<u8>,
-    /// Task name in the written task set (default: `task`, the task's, or `profiled`).
+    /// Task name in the written task set (default: the task's, or `profiled`).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub name: Option<String>,
     /// Period of the written task (default: the task's, or 10 × C^1 rounded up to 1 ms).
+    #[cfg_attr(feature = "cli", arg(long, value_parser = tinct_core::units::parse_duration))]
     pub period: Option<Nanos>,
     /// N_P (default: the task set's, or 32).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub partitions: Option<u32>,
     /// Partition counts to profile, a list like `1-8,16,32` (default 1..N_P;
     /// with --quick 1, N_P/4, N_P/2, N_P).
+    #[cfg_attr(feature = "cli", arg(long = "p", value_name = "LIST"))]
     pub p_list: Option<String>,
     /// Measured jobs per worker launch (default 100, quick 5).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub jobs: Option<u32>,
-    /// Δ for the written task set (default: the task set's, else measured
-    /// here as `tinct bench calibrate` does).
+    /// Δ for the written task set, e.g. `45.3us` (default: the task set's,
+    /// else measured here as `tinct bench calibrate` does).
+    #[cfg_attr(feature = "cli", arg(long, value_parser = tinct_core::units::parse_duration))]
     pub refill: Option<Nanos>,
     /// Path of libtinct_preload.so (default: $TINCT_PRELOAD_LIB, else next to
     /// tinct, else the copy embedded in tinct, as `tinct exec` finds it).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PATH"))]
     pub preload: Option<PathBuf>,
     /// Run without the shim: the working set comes from the ordinary heap and
     /// partitions are NOT enforced (every p sees the whole cache; the output says so).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub uncolored: bool,
     /// Run the workers under SCHED_OTHER even when SCHED_FIFO is allowed.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub no_fifo: bool,
-    /// The conditions to profile under (empty: alone, cold, co-run).
-    pub conditions: Vec<Condition>,
-    /// Whether the co-runners are coloured.
+    /// Conditions to profile under, a list of alone (kim2013's setting),
+    /// cold (working set flushed from every cache before each job), co-run
+    /// (aggressors on the other CPUs of --cpus), cold-co-run.
+    // `std::vec::Vec`: clap takes the list as one value (parsed by
+    // `Condition::parse_list`), not as values of a repeated option.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_name = "LIST",
+            default_value = "alone,cold,co-run",
+            value_parser = Condition::parse_list
+        )
+    )]
+    pub conditions: std::vec::Vec<Condition>,
+    /// Memory of the co-runners: colored (the partitions the task does not
+    /// use), uncolored, or auto (colored when the colour probe finds
+    /// colouring effective here).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "MODE", default_value = "auto")
+    )]
     pub co_runners: CoRunnerChoice,
-    /// Jobs per block of the EVT fit (default 10).
+    /// Jobs per block of the EVT fit (block maxima; default 10).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "N"))]
     pub block_size: Option<u64>,
-    /// Per-job exceedance probabilities to state the pWCET at (empty: 10⁻⁹).
+    /// Per-job exceedance probabilities to state the pWCET at, e.g.
+    /// `1e-9,1e-12` (default 1e-9).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "exceedance", value_name = "P,...", value_delimiter = ',')
+    )]
     pub exceedances: Vec<f64>,
-    /// The statistic that becomes C^p (default: the maximum).
+    /// The statistic written as C^p: max (kim2013), a percentile such as
+    /// p99.9, or pwcet:PROBABILITY such as pwcet:1e-9 (refused where the
+    /// data do not support an EVT fit).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "use", value_name = "STATISTIC", default_value = "max")
+    )]
     pub statistic: Statistic,
-    /// Write the C^p table into this task-set file: replace the `wcet` of
-    /// task `task` if the file exists, else create it.
+    /// Write the C^p table into this task-set file: the `wcet` of task
+    /// `--task` is replaced (everything else kept), or the file is created.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FILE", requires = "task"))]
     pub write_taskset: Option<PathBuf>,
 }
 
@@ -132,7 +204,7 @@ impl Default for Params {
             preload: None,
             uncolored: false,
             no_fifo: false,
-            conditions: Vec::new(),
+            conditions: Condition::DEFAULT.to_vec(),
             co_runners: CoRunnerChoice::Auto,
             block_size: None,
             exceedances: Vec::new(),

@@ -1,13 +1,13 @@
 //! `tinct analyze FILE`: cache-aware schedulability analysis (kim2013 Eq. 1-3)
 //! with release jitter, blocking, platform overheads and chain bounds.
 
-use super::bench::common::duration;
 use crate::error::CliError;
 use crate::output::print_json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tinct_core::overheads::{ChargeError, ChargedAnalysis, OverheadsChoice};
 use tinct_core::units::Nanos;
+use tinct_core::units::parse_duration;
 
 /// Arguments of `tinct analyze`.
 #[derive(clap::Args, Debug)]
@@ -18,7 +18,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// Override the platform's refill time Δ (e.g. "45.3us").
-    #[arg(long, value_parser = duration)]
+    #[arg(long, value_parser = parse_duration)]
     pub refill: Option<Nanos>,
     /// Take Δ from this `calibrate.json` when the file has no `refill`, and
     /// the overheads with `--overheads measured` (default:

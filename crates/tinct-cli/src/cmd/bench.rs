@@ -1,20 +1,22 @@
 //! `tinct bench <subcommand>`: the measurement workbenches of tinct-bench.
 //!
-//! This module parses the options ([`args`]), calls the bench library with
-//! its parameter struct and a progress bar ([`progress_bar`]), and prints
-//! the summary the library returns (rendered by
-//! `tinct_bench::harness::summary_text`). The library writes the
-//! JSON, CSV and SVG files.
+//! Each bench's options are its library parameter type, which derives
+//! `clap::Args` (tinct-bench's feature `cli`: every option is declared and
+//! documented once, on the field). This module adds `--no-progress`, calls
+//! the bench with a progress bar ([`progress_bar`]), and prints the summary
+//! the library returns (rendered by `tinct_bench::harness::summary_text`).
+//! The library writes the JSON, CSV and SVG files.
 
-mod args;
-pub(crate) mod common;
 mod progress_bar;
 
 use crate::error::CliError;
 use progress_bar::Bar;
 use std::process::ExitCode;
-use tinct_bench::harness::Finished;
+use tinct_bench::harness::{BenchOptions, Finished, Progress};
 use tinct_bench::wcet_profile::WorkerCommand;
+use tinct_bench::{
+    banks, calibrate, coherence, crpd, dram_map, isolation, overheads, pipeline, wcet_profile,
+};
 
 /// Options of `tinct bench`.
 #[derive(clap::Args, Debug)]
@@ -23,61 +25,77 @@ pub struct Args {
     bench: Bench,
 }
 
+/// A bench's parameters, and the one option of the CLI's own: the bar.
+#[derive(clap::Args, Debug)]
+struct Measure<P: clap::Args> {
+    #[command(flatten)]
+    params: P,
+    /// No progress bar (it is hidden anyway when stderr is not a terminal).
+    #[arg(long)]
+    no_progress: bool,
+}
+
 #[derive(clap::Subcommand, Debug)]
 enum Bench {
     /// Load-to-use latency per cache level (pointer chase, with and without
     /// huge pages), read/write bandwidth and the partition refill time Δ.
-    Calibrate(args::Calibrate),
+    Calibrate(Measure<calibrate::Params>),
     /// The platform overheads an analysis charges: context-switch cost δ,
     /// release latency and jitter, timer tick; stored in the calibration.
-    Overheads(args::Overheads),
+    Overheads(Measure<overheads::Params>),
     /// Context-switch cost and cache-related preemption delay against the
     /// theoretical curves of Sebek 2002 (Figures 5 and 7).
-    Crpd(args::Crpd),
+    Crpd(Measure<crpd::Params>),
     /// C^p: the WCET of one job body for p = 1..N_P cache partitions
     /// (kim2013 Figure 6) alone, cold and with co-runners, with percentiles
     /// and an EVT pWCET, as a task-set `wcet` line and a task-set file.
-    WcetProfile(Box<args::WcetProfile>),
+    WcetProfile(Box<Measure<wcet_profile::Params>>),
     /// One wcet-profile worker process (internal).
     #[command(hide = true)]
-    WcetWorker(args::WcetWorker),
+    WcetWorker {
+        /// The job, as JSON (written by `tinct bench wcet-profile`).
+        job: String,
+    },
     /// The co-runners of one wcet-profile launch (internal).
     #[command(hide = true)]
-    WcetCorunner(args::WcetCorunner),
+    WcetCorunner {
+        /// The job, as JSON (written by `tinct bench wcet-profile`).
+        job: String,
+    },
     /// Shared-memory contention (Gracioli et al.): sequential, parallel-shared
     /// and parallel-private versions per thread placement, and false sharing.
-    Coherence(args::Coherence),
+    Coherence(Measure<coherence::Params>),
     /// DRAM bank/controller contention (Chandru & Mueller): own-bank, default
     /// and shared-bank allocations under STREAM-like and random-access kernels.
-    Banks(args::Banks),
+    Banks(Measure<banks::Params>),
     /// The DRAM address mapping (bank XOR functions) from row-buffer
     /// conflict timing and pagemap, each function with its confidence;
     /// writes dram-map.toml (for exec, banks and task sets) only when found.
-    DramMap(args::DramMap),
+    DramMap(Measure<dram_map::Params>),
     /// Inter-core cache interference on a victim with and without cache
     /// reservation by page coloring (kim2013 Figure 7).
-    Isolation(args::Isolation),
-    /// The wave/mixer pipeline of De Marchi et al. (Figure 2) under the
-    /// os, affinity and static placements: production rate, ρ = μ + 2σ,
+    Isolation(Measure<isolation::Params>),
+    /// The wave/mixer pipeline of De Marchi et al. (Figure 2) under the os,
+    /// affinity and static placements: production rate, ρ = μ + 2σ,
     /// migrations, ECDF and Table I.
-    Pipeline(args::Pipeline),
+    Pipeline(Measure<pipeline::Params>),
 }
 
 impl Bench {
     /// The options every bench that writes files takes, with the name of
     /// its default output directory (`tinct-bench/<name>`).
-    fn common(&self) -> Option<(&common::CommonArgs, &'static str)> {
+    fn common(&self) -> Option<(&BenchOptions, &'static str)> {
         match self {
-            Bench::Calibrate(a) => Some((&a.common, "calibrate")),
-            Bench::Overheads(a) => Some((&a.common, "overheads")),
-            Bench::Crpd(a) => Some((&a.common, "crpd")),
-            Bench::WcetProfile(a) => Some((&a.common, "wcet-profile")),
-            Bench::Coherence(a) => Some((&a.common, "coherence")),
-            Bench::Banks(a) => Some((&a.common, "banks")),
-            Bench::DramMap(a) => Some((&a.common, "dram-map")),
-            Bench::Isolation(a) => Some((&a.common, "isolation")),
-            Bench::Pipeline(a) => Some((&a.common, "pipeline")),
-            Bench::WcetWorker(_) | Bench::WcetCorunner(_) => None,
+            Bench::Calibrate(a) => Some((&a.params.common, calibrate::NAME)),
+            Bench::Overheads(a) => Some((&a.params.common, "overheads")),
+            Bench::Crpd(a) => Some((&a.params.common, "crpd")),
+            Bench::WcetProfile(a) => Some((&a.params.common, "wcet-profile")),
+            Bench::Coherence(a) => Some((&a.params.common, "coherence")),
+            Bench::Banks(a) => Some((&a.params.common, "banks")),
+            Bench::DramMap(a) => Some((&a.params.common, "dram-map")),
+            Bench::Isolation(a) => Some((&a.params.common, "isolation")),
+            Bench::Pipeline(a) => Some((&a.params.common, "pipeline")),
+            Bench::WcetWorker { .. } | Bench::WcetCorunner { .. } => None,
         }
     }
 }
@@ -86,78 +104,69 @@ impl Bench {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // The output directory is checked before anything is measured.
     if let Some((common, name)) = args.bench.common() {
-        crate::output::output_dir(&common.options().out_dir(name), "--out")?;
+        crate::output::output_dir(&common.out_dir(name), "--out")?;
     }
     match args.bench {
-        Bench::Calibrate(a) => measure(&a.common, |bar| {
-            tinct_bench::calibrate::run(&a.params(), bar)
-        })
-        .inspect(|&code| {
+        Bench::Calibrate(a) => measure(&a, calibrate::run).inspect(|&code| {
             if code == ExitCode::SUCCESS {
-                save_calibration(&a)
+                save_calibration(&a.params)
             }
         }),
         Bench::Overheads(a) => {
-            let (params, note) = a.params(crate::calibration::saved_path());
+            let (params, note) = a.params.storing(crate::calibration::saved_path());
             if let Some(note) = note {
                 println!("{note}");
             }
-            measure(&a.common, |bar| tinct_bench::overheads::run(&params, bar))
+            let no_progress = a.no_progress;
+            measure(
+                &Measure {
+                    params,
+                    no_progress,
+                },
+                overheads::run,
+            )
         }
-        Bench::Crpd(a) => measure(&a.common, |bar| tinct_bench::crpd::run(&a.params(), bar)),
-        Bench::WcetProfile(a) => {
+        Bench::Crpd(a) => measure(&a, crpd::run),
+        Bench::WcetProfile(mut a) => {
             // The task-set file the table goes into is checked before
             // minutes of measuring, as the output directory is.
-            if let Some(path) = &a.write_taskset {
+            if let Some(path) = &a.params.write_taskset {
                 crate::output::output_file(path, "--write-taskset")?;
             }
             let worker = WorkerCommand::this_tinct()?;
-            let mut params = a.params();
             // The same shim as `tinct exec` (embedded copy included), unless
             // one is named or the run is uncolored.
-            if params.preload.is_none() && !params.uncolored {
-                params.preload = Some(super::shim::find_shim()?);
+            if a.params.preload.is_none() && !a.params.uncolored {
+                a.params.preload = Some(super::shim::find_shim()?);
             }
-            measure(&a.common, |bar| {
-                tinct_bench::wcet_profile::run(&params, &worker, bar)
-            })
+            measure(&a, |params, bar| wcet_profile::run(params, &worker, bar))
         }
-        Bench::WcetWorker(a) => tinct_bench::wcet_profile::worker::main(&a.job)
+        Bench::WcetWorker { job } => wcet_profile::worker::main(&job)
             .map(|line| println!("{line}"))
             .map(|()| ExitCode::SUCCESS)
             .map_err(CliError::from),
-        Bench::WcetCorunner(a) => tinct_bench::wcet_profile::co_runners::main(
-            &a.job,
-            &mut std::io::stdout(),
-            &mut std::io::stdin(),
-        )
-        .map(|line| println!("{line}"))
-        .map(|()| ExitCode::SUCCESS)
-        .map_err(CliError::from),
-        Bench::Coherence(a) => measure(&a.common, |bar| {
-            tinct_bench::coherence::run(&a.params(), bar)
-        }),
-        Bench::Banks(a) => measure(&a.common, |bar| tinct_bench::banks::run(&a.params(), bar)),
-        Bench::DramMap(a) => measure(&a.common, |bar| {
-            tinct_bench::dram_map::run(&a.params(), bar)
-        }),
-        Bench::Isolation(a) => measure(&a.common, |bar| {
-            tinct_bench::isolation::run(&a.params(), bar)
-        }),
-        Bench::Pipeline(a) => measure(&a.common, |bar| {
-            tinct_bench::pipeline::run(&a.params(), bar)
-        }),
+        Bench::WcetCorunner { job } => {
+            wcet_profile::co_runners::main(&job, &mut std::io::stdout(), &mut std::io::stdin())
+                .map(|line| println!("{line}"))
+                .map(|()| ExitCode::SUCCESS)
+                .map_err(CliError::from)
+        }
+        Bench::Coherence(a) => measure(&a, coherence::run),
+        Bench::Banks(a) => measure(&a, banks::run),
+        Bench::DramMap(a) => measure(&a, dram_map::run),
+        Bench::Isolation(a) => measure(&a, isolation::run),
+        Bench::Pipeline(a) => measure(&a, pipeline::run),
     }
 }
 
-/// Runs one bench with a progress bar (unless `--no-progress`) and shows
-/// what it returns ([`show`]).
-fn measure<R>(
-    common: &common::CommonArgs,
-    bench: impl FnOnce(&Bar) -> tinct_bench::Result<Finished<R>>,
+/// Runs one bench on its parameters with a progress bar (unless
+/// `--no-progress`) and shows what it returns ([`show`]).
+fn measure<P: clap::Args, R>(
+    options: &Measure<P>,
+    bench: impl FnOnce(&P, &dyn Progress) -> tinct_bench::Result<Finished<R>>,
 ) -> Result<ExitCode, CliError> {
-    let bar = Bar::new(!common.no_progress);
-    show(bench(&bar), &bar)
+    let bar = Bar::new(!options.no_progress);
+    show(bench(&options.params, &bar), &bar)
 }
 
 /// Exit status of a bench stopped by SIGINT or SIGTERM (128 + SIGINT).
@@ -198,9 +207,9 @@ fn show<R>(finished: tinct_bench::Result<Finished<R>>, bar: &Bar) -> Result<Exit
 
 /// A full calibration becomes this machine's default Δ for task sets
 /// without `refill`.
-fn save_calibration(args: &args::Calibrate) {
+fn save_calibration(params: &calibrate::Params) {
     let target = crate::calibration::saved_path();
-    let saving = tinct_bench::calibrate::machine::save(&args.params(), target.as_deref());
+    let saving = calibrate::machine::save(params, target.as_deref());
     if saving.is_warning() {
         eprintln!("tinct: warning: {}", saving.message());
     } else {
@@ -237,47 +246,74 @@ mod tests {
             let Bench::$variant(args) = parse([$name]) else {
                 panic!("{} parsed as another bench", $name)
             };
-            args
+            assert!(!args.no_progress, "{} draws its bar by default", $name);
+            args.params
         }};
     }
 
     #[test]
     fn without_options_every_bench_takes_the_librarys_defaults() {
         use tinct_bench::*;
-        let common = defaults!("calibrate", Calibrate).common.options();
-        assert_eq!(common, harness::BenchOptions::default());
-        let (params, _note) = defaults!("overheads", Overheads).params(None);
-        assert_eq!(params, overheads::Params::default());
         assert_eq!(
-            defaults!("calibrate", Calibrate).params(),
+            defaults!("calibrate", Calibrate),
             calibrate::Params::default()
         );
-        assert_eq!(defaults!("crpd", Crpd).params(), crpd::Params::default());
         assert_eq!(
-            defaults!("coherence", Coherence).params(),
+            defaults!("overheads", Overheads),
+            overheads::Params::default()
+        );
+        assert_eq!(defaults!("crpd", Crpd), crpd::Params::default());
+        assert_eq!(
+            defaults!("coherence", Coherence),
             coherence::Params::default()
         );
-        assert_eq!(defaults!("banks", Banks).params(), banks::Params::default());
+        assert_eq!(defaults!("banks", Banks), banks::Params::default());
+        assert_eq!(defaults!("dram-map", DramMap), dram_map::Params::default());
         assert_eq!(
-            defaults!("dram-map", DramMap).params(),
-            dram_map::Params::default()
-        );
-        assert_eq!(
-            defaults!("isolation", Isolation).params(),
+            defaults!("isolation", Isolation),
             isolation::Params::default()
         );
+        assert_eq!(defaults!("pipeline", Pipeline), pipeline::Params::default());
         assert_eq!(
-            defaults!("pipeline", Pipeline).params(),
-            pipeline::Params::default()
+            defaults!("wcet-profile", WcetProfile),
+            wcet_profile::Params::default()
         );
-        let mut params = defaults!("wcet-profile", WcetProfile).params();
-        // `--conditions` shows its default; the library's is "none named".
+    }
+
+    #[test]
+    fn the_options_reach_the_librarys_fields() {
+        let Bench::WcetProfile(profile) = parse([
+            "wcet-profile",
+            "--no-progress",
+            "--quick",
+            "--conditions",
+            "cold,co-run",
+            "--exceedance",
+            "1e-9,1e-12",
+            "--p",
+            "1-4",
+            "--use",
+            "p99.9",
+        ]) else {
+            panic!("wcet-profile parsed as another bench")
+        };
+        assert!(profile.no_progress);
+        let params = &profile.params;
+        assert!(params.common.quick);
+        use tinct_bench::wcet_profile::condition::Condition;
+        assert_eq!(params.conditions, [Condition::Cold, Condition::CoRun]);
+        assert_eq!(params.exceedances, [1e-9, 1e-12]);
+        assert_eq!(params.p_list.as_deref(), Some("1-4"));
+        assert_eq!(params.statistic.to_string(), "p99.9");
+        let Bench::Banks(banks) = parse(["banks", "--composite", "8/10,32/2", "--kernels", "add"])
+        else {
+            panic!("banks parsed as another bench")
+        };
+        assert_eq!(banks.params.composite, Some(vec![(8, 10), (32, 2)]));
         assert_eq!(
-            params.conditions(),
-            wcet_profile::Params::default().conditions()
+            banks.params.kernels,
+            Some(vec![tinct_bench::banks::kernels::Kernel::Add])
         );
-        params.conditions.clear();
-        assert_eq!(params, wcet_profile::Params::default());
     }
 
     #[test]
@@ -289,11 +325,11 @@ mod tests {
         };
         assert!(matches!(
             job(WorkerCommand::WORKER_PREFIX),
-            Bench::WcetWorker(_)
+            Bench::WcetWorker { .. }
         ));
         assert!(matches!(
             job(WorkerCommand::CO_RUNNER_PREFIX),
-            Bench::WcetCorunner(_)
+            Bench::WcetCorunner { .. }
         ));
     }
 }

@@ -4,19 +4,19 @@
 //! run, and every task's observed response times against its bound. The
 //! logic is `tinct_bench::demo`; this file parses and prints.
 
-use crate::cmd::bench::common::duration;
 use crate::cmd::run::{exit_code, print_verdict};
 use crate::error::CliError;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tinct_bench::demo::{self, Outcome};
 use tinct_core::units::Nanos;
+use tinct_core::units::parse_duration;
 
 /// Arguments of `tinct demo`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// How long the run lasts.
-    #[arg(long, default_value = "5s", value_parser = duration)]
+    #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub duration: Nanos,
     /// The demo's directory: every step's file is kept there.
     #[arg(long, short = 'o', default_value = "runs/demo")]

@@ -68,22 +68,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .map_err(CliError::Input)?;
         eprintln!("tinct doctor: {saved}");
         if let Some(map) = &args.dram_map {
-            let page = tinct_sys::system::PageSize::read(&tinct_sys::SysRoot::live())
-                .map_or(4096, |p| p.bytes);
-            let (banks, controllers) = tinct_rt::exec::dram_map_functions(map, page, &mut |note| {
-                eprintln!("tinct doctor: {note}")
-            })
-            .map_err(|e| CliError::Input(format!("--dram-map {}: {e}", map.display())))?;
-            let path = tinct_sys::machine_file::path();
-            tinct_sys::machine_file::save_dram(&path, &banks, &controllers)
-                .map_err(|e| CliError::Input(e.to_string()))?;
-            eprintln!(
-                "tinct doctor: saved {} bank and {} controller function(s) of {} in {}",
-                banks.len(),
-                controllers.len(),
-                map.display(),
-                path.display()
-            );
+            let saved =
+                tinct_rt::exec::save_dram_map(map, &mut |note| eprintln!("tinct doctor: {note}"))
+                    .map_err(CliError::Input)?;
+            eprintln!("tinct doctor: {saved}");
         }
     }
     Ok(ExitCode::SUCCESS)

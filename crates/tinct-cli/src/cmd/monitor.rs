@@ -9,7 +9,6 @@
 //! instead, by replaying its tasks' per-job streams through tinct-sim.
 //! Both write `sharing.json`.
 
-use super::bench::common::duration;
 use super::run::rt_error;
 use crate::error::CliError;
 use std::io::Write;
@@ -17,8 +16,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 use tinct_core::units::Nanos;
+use tinct_core::units::parse_duration;
 use tinct_rt::monitor::sample::Sample;
 use tinct_rt::monitor::sharing::SampledSharing;
+use tinct_rt::monitor::text::LiveLine;
 use tinct_rt::monitor::{self, Params, Recording, Target};
 
 /// Arguments of `tinct monitor`.
@@ -44,7 +45,7 @@ pub struct Args {
     #[arg(long, default_value_t = 100, value_name = "HZ")]
     pub rate: u32,
     /// Stop after this long, e.g. `10s` (default: when the process ends, or Ctrl-C).
-    #[arg(long, value_parser = duration, value_name = "TIME")]
+    #[arg(long, value_parser = parse_duration, value_name = "TIME")]
     pub duration: Option<Nanos>,
     /// One more event to count, as perf names it: `cache-misses`,
     /// `cpu/event=0xd2,umask=0x4/`, `msr/tsc/`, `r412e` (repeatable).
@@ -94,10 +95,22 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         false => None,
     };
     let stop = monitor::stop_on_signals();
-    let mut live = Live::new(!args.quiet, &params);
-    let recording =
-        monitor::record(&params, &stop, &mut |rows| live.show(rows)).map_err(rt_error)?;
-    live.finish();
+    let mut live = LiveLine::new(&params);
+    let mut shown = false;
+    let mut show = |rows: &[Sample]| {
+        if !args.quiet
+            && let Some(line) = live.next(rows, Instant::now())
+        {
+            // Over the previous line; a stderr that cannot take it does not
+            // stop the sampling.
+            let _ = write!(std::io::stderr(), "\r{line:<100}");
+            shown = true;
+        }
+    };
+    let recording = monitor::record(&params, &stop, &mut show).map_err(rt_error)?;
+    if shown {
+        eprintln!();
+    }
     let overhead = if args.no_overhead {
         None
     } else {
@@ -149,51 +162,4 @@ fn sharing_of_plan(plan: &std::path::Path, args: &Args) -> Result<ExitCode, CliE
     let path = monitor::output::write_sharing(&args.out, &check).map_err(rt_error)?;
     println!("  file: {}", path.display());
     Ok(ExitCode::SUCCESS)
-}
-
-/// The live line: the latest sample summed over the threads, at most
-/// twice a second.
-struct Live {
-    enabled: bool,
-    names: Vec<String>,
-    last_print: Option<Instant>,
-    printed: bool,
-}
-
-impl Live {
-    fn new(enabled: bool, params: &Params) -> Live {
-        Live {
-            enabled,
-            names: params.events.iter().map(|e| e.name.clone()).collect(),
-            last_print: None,
-            printed: false,
-        }
-    }
-
-    fn show(&mut self, rows: &[Sample]) {
-        if !self.enabled || rows.is_empty() {
-            return;
-        }
-        if self
-            .last_print
-            .is_some_and(|t| t.elapsed().as_millis() < 500)
-        {
-            return;
-        }
-        self.last_print = Some(Instant::now());
-        let Some(total) = Sample::total(rows) else {
-            return;
-        };
-        let line = monitor::text::live_line(&total, rows.len(), &self.names);
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r{line:<100}");
-        let _ = err.flush();
-        self.printed = true;
-    }
-
-    fn finish(&self) {
-        if self.printed {
-            eprintln!();
-        }
-    }
 }

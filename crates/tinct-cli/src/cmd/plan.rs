@@ -3,7 +3,6 @@
 //! file with `core`, `priority` and `partitions` filled in, so
 //! `tinct analyze OUT` re-checks it.
 
-use super::bench::common::duration;
 use crate::error::CliError;
 use crate::output::print_json;
 use anyhow::anyhow;
@@ -19,6 +18,7 @@ use tinct_core::alloc::{
 use tinct_core::format::write_file;
 use tinct_core::timeout::{parse_timeout, stop_after};
 use tinct_core::units::Nanos;
+use tinct_core::units::parse_duration;
 
 /// The allocation algorithm, as named on the command line.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -88,7 +88,7 @@ pub struct Args {
     #[arg(long)]
     pub exact: bool,
     /// Override the platform's refill time Δ (e.g. "45.3us").
-    #[arg(long, value_parser = duration)]
+    #[arg(long, value_parser = parse_duration)]
     pub refill: Option<Nanos>,
     /// Take Δ from this `calibrate.json` when the file has no `refill`
     /// (default: $TINCT_CALIBRATION, else the one `tinct bench calibrate` saved).

@@ -98,17 +98,7 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
 /// release).
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let colouring = if args.probe_colors {
-        // The probe tests the colour bits in force (those it can know
-        // before the workload is read: not a task set's own).
-        let page = tinct_sys::system::PageSize::read(&tinct_sys::SysRoot::live())
-            .map_or(4096, |p| p.bytes);
-        let in_force = tinct_sys::color_source::resolve(
-            tinct_sys::color_source::ColorRequest::flag("--color-bits", args.color_bits.as_deref()),
-            page,
-        )
-        .ok()
-        .map(|resolved| resolved.bits);
-        let (colouring, why) = Colouring::probe(5, in_force.as_deref());
+        let (colouring, why) = Colouring::probe_in_force(5, args.color_bits.as_deref());
         if !args.json {
             println!("colour probe: colouring {} ({why})", colouring.describe());
         }

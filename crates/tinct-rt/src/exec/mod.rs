@@ -209,6 +209,27 @@ fn functions(flag: &str, text: Option<&str>) -> Result<Vec<u64>, String> {
         })
 }
 
+/// Saves the bank and controller functions of the `tinct bench dram-map`
+/// file `map` (the parts a page allocator controls:
+/// [`dram_map_functions`]) in this machine's file
+/// ([`tinct_sys::machine_file`]), where `tinct exec --banks` then finds
+/// them (`tinct doctor --save --dram-map`); says what was saved. Errors
+/// are bad input, naming `--dram-map`.
+pub fn save_dram_map(map: &Path, note: &mut dyn FnMut(String)) -> Result<String, String> {
+    let page = tinct_sys::system::PageSize::read(&SysRoot::live()).map_or(4096, |p| p.bytes);
+    let (banks, controllers) = dram_map_functions(map, page, note)
+        .map_err(|e| format!("--dram-map {}: {e}", map.display()))?;
+    let path = tinct_sys::machine_file::path();
+    tinct_sys::machine_file::save_dram(&path, &banks, &controllers).map_err(|e| e.to_string())?;
+    Ok(format!(
+        "saved {} bank and {} controller function(s) of {} in {}",
+        banks.len(),
+        controllers.len(),
+        map.display(),
+        path.display()
+    ))
+}
+
 /// The bank and controller functions of a `tinct bench dram-map` file,
 /// each reduced to the part a page allocator controls (functions that read
 /// bits inside a page vary within a page), with what was left out noted.

@@ -5,9 +5,10 @@
 
 use super::sample::Sample;
 use super::sharing::{SampledSharing, SharingCheck};
-use super::{Ended, Overhead, PerfEvent, Recording};
+use super::{Ended, Overhead, Params, PerfEvent, Recording};
 use std::fmt::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// What a recording counts, as the summary says it.
 pub const COUNTED: &str = "every thread of the process and of the processes it started \
@@ -219,6 +220,42 @@ pub fn write_plan_sharing(out: &mut impl Write, plan: &Path, check: &SharingChec
     Ok(())
 }
 
+/// The live line while a recording samples: the latest sample summed over
+/// the threads ([`live_line`]), at most every [`LiveLine::PERIOD`].
+#[derive(Debug, Clone)]
+pub struct LiveLine {
+    names: Vec<String>,
+    last_shown: Option<Instant>,
+}
+
+impl LiveLine {
+    /// The least time between two lines shown.
+    pub const PERIOD: Duration = Duration::from_millis(500);
+
+    /// The live line of a recording of `params`' events.
+    pub fn new(params: &Params) -> LiveLine {
+        LiveLine {
+            names: params.events.iter().map(|e| e.name.clone()).collect(),
+            last_shown: None,
+        }
+    }
+
+    /// The line to show for one sampling round's `rows` at `now`: `None`
+    /// without rows, or when the last line shown is younger than
+    /// [`Self::PERIOD`].
+    pub fn next(&mut self, rows: &[Sample], now: Instant) -> Option<String> {
+        if self
+            .last_shown
+            .is_some_and(|shown| now.duration_since(shown) < Self::PERIOD)
+        {
+            return None;
+        }
+        let total = Sample::total(rows)?;
+        self.last_shown = Some(now);
+        Some(live_line(&total, rows.len(), &self.names))
+    }
+}
+
 /// The live line of one sample summed over `threads` threads.
 pub fn live_line(total: &Sample, threads: usize, names: &[String]) -> String {
     let or_dash = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".into(), f);
@@ -244,7 +281,24 @@ pub fn live_line(total: &Sample, threads: usize, names: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::monitor::Target;
     use crate::monitor::output::tests::recording;
+
+    #[test]
+    fn the_live_line_shows_a_round_at_most_twice_a_second() {
+        let params = Params::new(Target::Pid(1), 100);
+        let mut live = LiveLine::new(&params);
+        let rows = recording(false).samples;
+        let start = Instant::now();
+        assert_eq!(live.next(&[], start), None, "no rows, no line");
+        let first = live
+            .next(&rows[..1], start)
+            .expect("the first round is shown");
+        assert!(first.contains("1 thread(s)"), "{first}");
+        assert_eq!(live.next(&rows[1..2], start + LiveLine::PERIOD / 2), None);
+        let later = live.next(&rows[1..2], start + LiveLine::PERIOD);
+        assert!(later.is_some_and(|line| line.contains("0.02 s")));
+    }
 
     #[test]
     fn the_summary_says_what_counted_what_is_missing_and_where_the_files_are() {

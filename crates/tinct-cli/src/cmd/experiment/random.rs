@@ -9,7 +9,6 @@
 //! `shard-I-of-N.json`; `tinct experiment merge` sums the shards and writes
 //! the same files as one unsharded run.
 
-use crate::cmd::bench::common::{duration, size};
 use crate::error::CliError;
 use anyhow::anyhow;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -24,6 +23,7 @@ use tinct_core::experiment::study::RandomStudy;
 use tinct_core::generate::RandomParams;
 use tinct_core::timeout::{parse_timeout, stop_after};
 use tinct_core::units::{Bytes, Nanos};
+use tinct_core::units::{parse_duration, parse_size};
 use tinct_report::schedulability;
 
 /// Arguments of `tinct experiment random`.
@@ -39,22 +39,22 @@ pub struct Args {
     #[arg(long, default_value_t = 32)]
     pub partitions: u32,
     /// Total memory M_total.
-    #[arg(long, default_value = "1GiB", value_parser = size)]
+    #[arg(long, default_value = "1GiB", value_parser = parse_size)]
     pub memory: Bytes,
     /// Partition refill time Δ.
-    #[arg(long, default_value = "45.3us", value_parser = duration)]
+    #[arg(long, default_value = "45.3us", value_parser = parse_duration)]
     pub refill: Nanos,
     /// Least period (periods are log-uniform).
-    #[arg(long, default_value = "10ms", value_parser = duration)]
+    #[arg(long, default_value = "10ms", value_parser = parse_duration)]
     pub period_min: Nanos,
     /// Greatest period.
-    #[arg(long, default_value = "1s", value_parser = duration)]
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
     pub period_max: Nanos,
     /// Least task memory M_i (uniform).
-    #[arg(long, default_value = "1MiB", value_parser = size)]
+    #[arg(long, default_value = "1MiB", value_parser = parse_size)]
     pub task_memory_min: Bytes,
     /// Greatest task memory M_i.
-    #[arg(long, default_value = "64MiB", value_parser = size)]
+    #[arg(long, default_value = "64MiB", value_parser = parse_size)]
     pub task_memory_max: Bytes,
     /// Largest fraction by which a task's WCET falls from its least to N_P partitions.
     #[arg(long, default_value_t = 0.5)]
