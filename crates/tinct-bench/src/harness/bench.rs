@@ -221,10 +221,17 @@ mod tests {
     fn a_complete_run_writes_its_files_atomically_and_lists_them() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("toy");
-        // A file of the same name from an earlier run is replaced whole.
+        // A file of the same name from an earlier run is replaced whole, by
+        // a rename: a reader that had it open still reads the old file (a
+        // write in place would have truncated it under the reader).
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("toy.json"), "an earlier, longer run's JSON").unwrap();
+        let earlier = "an earlier, longer run's JSON";
+        std::fs::write(dir.join("toy.json"), earlier).unwrap();
+        let mut reader = std::fs::File::open(dir.join("toy.json")).unwrap();
         let done = run::<Toy>(&options(&dir), &NoProgress).unwrap();
+        let mut read = String::new();
+        std::io::Read::read_to_string(&mut reader, &mut read).unwrap();
+        assert_eq!(read, earlier);
         assert_eq!(listing(&dir), ["toy.csv", "toy.json"], "no temporary left");
         assert!(!done.result.header.interrupted);
         assert_eq!(done.result.header.rounds_completed, Some(5));

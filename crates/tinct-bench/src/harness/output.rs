@@ -246,6 +246,18 @@ mod tests {
     }
 
     #[test]
+    fn an_atomic_write_gets_the_permissions_a_plain_write_would() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let plain = tmp.path().join("plain");
+        std::fs::write(&plain, "x").unwrap();
+        let atomic = tmp.path().join("atomic");
+        write_atomically(&atomic, b"x").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&atomic), mode(&plain));
+    }
+
+    #[test]
     fn a_key_and_a_distribution_flatten_into_one_csv_row() {
         #[derive(Serialize)]
         struct Key<'a> {
