@@ -130,7 +130,5 @@ impl Bench for Calibrate {
 
 /// Measures everything (no files written).
 pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResult> {
-    let plan = plan::plan(params)?;
-    let measured = measure::measure(&plan, progress)?;
-    Ok(report::assemble(plan, measured))
+    Ok(crate::harness::bench::measure::<Calibrate>(params, progress)?.0)
 }

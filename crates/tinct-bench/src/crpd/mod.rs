@@ -199,8 +199,7 @@ impl Bench for Crpd {
 
 /// Measures everything (no files written).
 pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CrpdResult> {
-    let plan = plan::plan(params)?;
-    measure::measure(&plan, progress)
+    Ok(crate::harness::bench::measure::<Crpd>(params, progress)?.0)
 }
 
 /// A 1 MiB 8-way L2 with 64-byte lines, for the tests of this bench.

@@ -84,16 +84,7 @@ pub trait Bench {
 /// writes its files and `<NAME>.json` (which lists them) into the output
 /// directory, and returns the report with its summary.
 pub fn run<B: Bench>(params: &B::Params, progress: &dyn Progress) -> Result<Finished<B::Report>> {
-    let plan = B::plan(params)?;
-    if B::ROUNDS {
-        super::interleaved::start_rounds();
-    }
-    let measured = B::measure(&plan, progress)?;
-    let stopped = progress.stop_requested();
-    let (mut report, raw) = B::assemble(plan, measured, stopped)?;
-    if B::ROUNDS {
-        B::header(&mut report).record_rounds(stopped);
-    }
+    let (mut report, raw) = measure::<B>(params, progress)?;
     let stored = B::store(params, &mut report);
     let mut out = OutputDir::create(B::options(params).out_dir(B::NAME))?;
     B::write(&report, &raw, &mut out)?;
@@ -112,6 +103,26 @@ pub fn run<B: Bench>(params: &B::Params, progress: &dyn Progress) -> Result<Fini
         result: report,
         summary,
     })
+}
+
+/// Runs bench `B` without writing anything: plans, measures the rounds and
+/// assembles the report (with the raw data its tables need), the rounds
+/// and any stop recorded in its header.
+pub fn measure<B: Bench>(
+    params: &B::Params,
+    progress: &dyn Progress,
+) -> Result<(B::Report, B::Raw)> {
+    let plan = B::plan(params)?;
+    if B::ROUNDS {
+        super::interleaved::start_rounds();
+    }
+    let measured = B::measure(&plan, progress)?;
+    let stopped = progress.stop_requested();
+    let (mut report, raw) = B::assemble(plan, measured, stopped)?;
+    if B::ROUNDS {
+        B::header(&mut report).record_rounds(stopped);
+    }
+    Ok((report, raw))
 }
 
 #[cfg(test)]

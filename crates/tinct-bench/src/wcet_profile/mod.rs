@@ -316,11 +316,6 @@ pub fn measure(
     worker: &WorkerCommand,
     progress: &dyn Progress,
 ) -> Result<WcetProfileResult> {
-    let checked = plan::check(params)?;
-    // This thread stays on the task's CPU from here on: a `target` body is
-    // calibrated, and Δ measured, where the task runs.
-    let _pin = PinGuard::pin(checked.cpus[0])?;
-    let plan = plan::plan(params, worker, checked)?;
-    let measured = measure::measure(&plan, worker, progress)?;
-    report::assemble(plan, measured)
+    let input = Input { params, worker };
+    Ok(crate::harness::bench::measure::<WcetProfile<'_>>(&input, progress)?.0)
 }
