@@ -456,11 +456,20 @@ impl ColoredArea {
         // SAFETY: the unwanted pages are ours and referenced by nothing.
         unsafe { self.release_pages(&unwanted) };
         let ns = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        if self.stats.grow_ns == 0 && self.stats.segments > 0 {
+        if self.stats.first_grow_ns == 0 && self.stats.segments > 0 {
             self.stats.first_grow_ns = ns;
         }
         self.stats.grow_ns = self.stats.grow_ns.saturating_add(ns);
         result.map(|()| self.pages() - before)
+    }
+
+    /// Starts the growth's times again (`grow_ns`, `populate_ns`) in a
+    /// child of `fork`: its copy of the area keeps what the parent
+    /// populated, but not the time the parent spent on it. The start-up
+    /// (`first_grow_ns`) stays the parent's.
+    pub fn restart_growth_times(&mut self) {
+        self.stats.grow_ns = 0;
+        self.stats.populate_ns = 0;
     }
 
     /// Segments, then reserve pages, until the area has `target` pages or
@@ -489,7 +498,8 @@ impl ColoredArea {
     /// Bytes to populate for `pages` more area pages: enough for the
     /// requested share of the colours (and banks), at least 2 MiB and half
     /// of what was populated so far (so growth takes few steps), within
-    /// the budget.
+    /// the budget; a first segment that small pages serve is smaller (see
+    /// `first_segment_bytes`).
     fn segment_bytes(&self, pages: usize) -> usize {
         let mapping = &self.spec.mapping;
         let colors = u128::from(mapping.colors());
@@ -509,12 +519,19 @@ impl ColoredArea {
         };
         let needed = (pages as u128) * colors * classes * 5 / (served * wanted_classes * 4);
         let bytes = needed.saturating_mul(self.page_size as u128);
-        let floor = if self.stats.populated_bytes == 0 && self.small_first_segment {
-            self.first_segment_bytes(colors * classes / wanted_classes, served)
-        } else {
-            (self.stats.populated_bytes / 2).max(SEGMENT_ALIGN as u64)
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+        let small = (self.stats.populated_bytes == 0 && self.small_first_segment)
+            .then(|| {
+                let one_in = (colors * classes) as f64 / wanted_classes as f64;
+                self.first_segment_bytes(one_in, served)
+            })
+            .filter(|&small| bytes <= small);
+        let bytes = match small {
+            // The small segment serves the request: 4 KiB pages.
+            Some(small) => small,
+            // Huge pages, whose frames hold every colour in equal share.
+            None => bytes.max((self.stats.populated_bytes / 2).max(SEGMENT_ALIGN as u64)),
         };
-        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX).max(floor);
         let bytes = bytes.min(self.remaining_budget());
         let page = self.page_size as u64;
         let rounded = if bytes >= SEGMENT_ALIGN as u64 {
@@ -525,25 +542,28 @@ impl ColoredArea {
         usize::try_from(rounded).unwrap_or(usize::MAX)
     }
 
-    /// The least size of the first segment (the start-up cost of every
-    /// process): 2 MiB, one huge page, whose frames hold every colour in
-    /// order; or less when 4 KiB pages in any order are likely to complete
-    /// a row sooner. A row needs one page of each of the `row`
-    /// served colours, and a page is of a given one with probability 1 /
-    /// `one_in`: the expected number of pages to draw until every colour
-    /// came is `one_in × H(row)` (the coupon collector, H the harmonic
-    /// number). Twice that, when it is below 1 MiB, serves the first rows
-    /// and costs the kernel fewer pages to clear than one huge page: with
-    /// 8 of 16 colours 348 KiB where the huge page is 2 MiB; with 256 of
-    /// 512 colours it is the huge page. Later segments are huge pages (at
-    /// least 2 MiB): their frames come in colour order, where 4 KiB pages
-    /// come in the order the kernel's free lists hold them, recently freed
-    /// frames first, whose colours may be far from even.
-    fn first_segment_bytes(&self, one_in: u128, row: u128) -> u64 {
+    /// The size of the first segment (the start-up cost of every
+    /// process) when its request is small: 2 MiB, one huge page, whose
+    /// frames hold every colour in order; or less when 4 KiB pages in any
+    /// order are likely to complete a row sooner. A row needs one page of
+    /// each of the `row` served colours, and a page is of a given one with
+    /// probability 1 / `one_in` (when the bank functions read no colour
+    /// bit; when they do, some colours are rarer and this runs low, and a
+    /// huge page follows): the expected number of pages to draw until
+    /// every colour came is `one_in × H(row)` (the coupon collector, H the
+    /// harmonic number). Twice that, when it is below 1 MiB, serves the
+    /// first rows and costs the kernel fewer pages to clear than one huge
+    /// page: with 8 of 16 colours 348 KiB where the huge page is 2 MiB;
+    /// with 256 of 512 colours it is the huge page. Later segments, up to
+    /// `HUGE_SEGMENT_LIMIT`, are huge pages: their frames come in colour
+    /// order, where 4 KiB pages come in the order of the kernel's free
+    /// lists, recently freed frames first, whose colours may be far from
+    /// even.
+    fn first_segment_bytes(&self, one_in: f64, row: u128) -> u64 {
         let harmonic: f64 = (1..=row).map(|k| 1.0 / k as f64).sum();
-        let expected_pages = one_in as f64 * harmonic;
+        let expected_pages = one_in * harmonic;
         let bytes = 2.0 * expected_pages * self.page_size as f64;
-        if bytes < (SEGMENT_ALIGN / 2) as f64 {
+        if bytes.is_finite() && bytes >= 1.0 && bytes < (SEGMENT_ALIGN / 2) as f64 {
             (bytes as u64).next_multiple_of(self.page_size as u64)
         } else {
             SEGMENT_ALIGN as u64
@@ -1213,17 +1233,27 @@ mod tests {
         assert!(first < SEGMENT_ALIGN as u64 / 2);
         // 256 of 512 colours: 512 × H(256) ≈ 3 100 pages, over 1 MiB: one
         // huge page, which holds every colour once.
-        assert_eq!(area.first_segment_bytes(512, 256), SEGMENT_ALIGN as u64);
+        assert_eq!(area.first_segment_bytes(512.0, 256), SEGMENT_ALIGN as u64);
         // One colour of 512: 512 pages expected, 4 MiB: the huge page.
-        assert_eq!(area.first_segment_bytes(512, 1), SEGMENT_ALIGN as u64);
+        assert_eq!(area.first_segment_bytes(512.0, 1), SEGMENT_ALIGN as u64);
         // The first growth populates it, and rows in rotation enter (from
         // a 2 MiB segment after it if its frames completed none).
         let mut grown = ColoredArea::new(spec(vec![1, 4, 6], 8 << 20)).unwrap();
         assert!(grown.grow(1).unwrap() >= 1);
         assert_eq!(grown.segments[0].1 as u64, first);
         assert_rotation(&grown, &[1, 4, 6]);
+        // The kernel's part of the growth is inside the growth's time.
+        let stats = grown.stats();
+        assert!(
+            0 < stats.populate_ns && stats.populate_ns <= stats.grow_ns,
+            "{stats:?}"
+        );
         // Later segments: huge pages, at least 2 MiB.
         assert!(grown.segment_bytes(1) >= SEGMENT_ALIGN);
+        // A first request past the small segment gets huge pages, not 4 KiB
+        // pages of exactly its size.
+        let area_64 = ColoredArea::new(spec(vec![1, 4, 6], 8 << 20)).unwrap();
+        assert_eq!(area_64.segment_bytes(64), SEGMENT_ALIGN);
         // A big first request is served whole, whatever the floor.
         let roomy = ColoredArea::new(spec(vec![1, 4, 6], 1 << 30)).unwrap();
         assert!(roomy.segment_bytes(4096) >= 4096 * 8 / 3 * roomy.page_size());

@@ -779,8 +779,54 @@ pub fn format_size(bytes: u64) -> String {
     format!("{bytes}B")
 }
 
+/// What follows the kernel's populating time (integer nanoseconds,
+/// [`crate::GrowthStats::populate_ns`]) in the shim's `TINCT_STATS`
+/// summary: `growth G ms in all (N ns of it the kernel populating
+/// segments)`. The shim writes it, [`populating_ns_in`] reads it back.
+pub const POPULATING_MARK: &str = " ns of it the kernel populating segments";
+
+/// The kernel's populating time summed over every shim summary in
+/// `summaries` (the standard error of processes run with `TINCT_STATS=1`),
+/// in ns: `Ok(None)` when no line says it, an error naming the line that
+/// has [`POPULATING_MARK`] without a whole number of ns before it.
+pub fn populating_ns_in(summaries: &str) -> Result<Option<u64>, String> {
+    let mut total: Option<u64> = None;
+    for line in summaries.lines() {
+        let Some(end) = line.find(POPULATING_MARK) else {
+            continue;
+        };
+        let number = line[..end]
+            .rsplit('(')
+            .next()
+            .map(str::trim)
+            .and_then(|n| n.parse::<u64>().ok())
+            .ok_or_else(|| {
+                format!("shim summary line {line:?}: expected `(N{POPULATING_MARK})`, N in ns")
+            })?;
+        total = Some(total.unwrap_or(0).saturating_add(number));
+    }
+    Ok(total)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn populating_times_are_summed_over_every_summary_and_a_bad_one_is_named() {
+        let line = |ns: &str| {
+            format!(
+                "tinct-preload[7]: ... growth 0.20 ms in all ({ns}{POPULATING_MARK}), pages moved"
+            )
+        };
+        let two = format!("{}\nother text\n{}\n", line("90123"), line("7"));
+        assert_eq!(populating_ns_in(&two), Ok(Some(90130)));
+        assert_eq!(populating_ns_in("no summary here\n"), Ok(None));
+        let bad = populating_ns_in(&line("0.09 ms"));
+        assert!(
+            bad.as_ref().is_err_and(|e| e.contains("0.09 ms")),
+            "{bad:?}"
+        );
+    }
+
     use super::*;
     use proptest::prelude::*;
     use std::collections::HashMap;

@@ -140,6 +140,8 @@ extern "C" fn after_fork_child() {
     let (read, write) = take_fork_pipe();
     if let Some(heap) = built_heap() {
         heap.reset_locks_in_child();
+        // The summary's growth times are this process's own.
+        heap.with_area_mut(tinct_mem::ColoredArea::restart_growth_times);
         if heap.config().fork_keep {
             crate::fork_keep::take_the_copies(heap);
         }

@@ -174,7 +174,7 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
         out,
         "tinct-preload[{pid}]: colors {} of {} ({}); area {} pages in these colors ({}) from {} \
          populated in {} segments of a {} pool (TINCT_POOL); start-up {}, growth {} in all \
-         ({} of it the kernel populating segments), pages moved by {} in {} calls",
+         ({}{}), pages moved by {} in {} calls",
         tinct_sys::format_cpu_list(heap.colors()),
         mapping.colors(),
         match &uncolored {
@@ -188,7 +188,8 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
         mib(config.pool_bytes),
         ms(growth.first_grow_ns),
         ms(growth.grow_ns),
-        ms(growth.populate_ns),
+        growth.populate_ns,
+        tinct_mem::shim_config::POPULATING_MARK,
         method,
         growth.moves,
     );
