@@ -221,6 +221,11 @@ fn crpd_quick_is_consistent() {
     let json = read_json(&out.join("crpd.json"));
     check_bench_json(&json, crpd_distributions);
     assert_files(&out, &["crpd.csv", "switch.csv"]);
+    // The header counts the rounds, all of them completed (the harness
+    // records them, as for every bench).
+    let rounds = u(&json["rounds_requested"]);
+    assert!(rounds > 0, "{json}");
+    assert_eq!(json["rounds_completed"], rounds);
     // Root may use SCHED_FIFO, and the bench says which policy it ran under.
     let policy = json["policy"].as_str().unwrap();
     assert!(policy == "other" || policy.starts_with("fifo("), "{policy}");

@@ -52,7 +52,6 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<CrpdResult
     if switch.is_none() {
         // Stopped before the first round ended: the header alone.
         progress.finish();
-        header.record_rounds(true);
         return Ok(CrpdResult {
             header,
             policy,
@@ -86,7 +85,7 @@ pub(super) fn measure(plan: &Plan, progress: &dyn Progress) -> Result<CrpdResult
     }
     progress.finish();
     drop(partner);
-    header.record_rounds(progress.stop_requested());
+    // The harness records the rounds and the stop (harness::bench).
     Ok(CrpdResult {
         header,
         policy,

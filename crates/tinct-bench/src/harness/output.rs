@@ -135,11 +135,18 @@ impl OutputDir {
 
 /// Writes `bytes` to `path` through a temporary file in the same directory,
 /// synced and then renamed over `path`: a reader (or a run killed halfway)
-/// sees the old file or the new one, never half of one. The file gets the
-/// permissions `std::fs::write` would give it (0666 less the umask).
+/// sees the old file or the new one, never half of one. As `std::fs::write`
+/// would: a new file gets 0666 less the umask, a file replaced keeps its
+/// permissions, and a symbolic link is followed (its target is replaced,
+/// the link stays).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    let dir = match path.parent() {
+    let target = match std::fs::canonicalize(path) {
+        Ok(resolved) => resolved,
+        Err(_) => path.to_path_buf(),
+    };
+    let existing = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
@@ -147,9 +154,12 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .prefix(".tinct-")
         .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)?;
+    if let Some(permissions) = existing {
+        file.as_file().set_permissions(permissions)?;
+    }
     file.write_all(bytes)?;
     file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
+    file.persist(&target).map_err(|e| e.error)?;
     Ok(())
 }
 
@@ -255,6 +265,22 @@ mod tests {
         write_atomically(&atomic, b"x").unwrap();
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&atomic), mode(&plain));
+        // A file replaced keeps its permissions (a calibration file the
+        // user made private stays private), whatever the umask.
+        std::fs::set_permissions(&atomic, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_atomically(&atomic, b"y").unwrap();
+        assert_eq!(mode(&atomic), 0o600);
+        // A symbolic link stays a link; its target gets the new bytes.
+        let link = tmp.path().join("link");
+        std::os::unix::fs::symlink(&plain, &link).unwrap();
+        write_atomically(&link, b"z").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&plain).unwrap(), "z");
     }
 
     #[test]
