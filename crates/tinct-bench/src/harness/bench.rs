@@ -87,8 +87,21 @@ pub fn run<B: Bench>(params: &B::Params, progress: &dyn Progress) -> Result<Fini
     let (mut report, raw) = measure::<B>(params, progress)?;
     let stored = B::store(params, &mut report);
     let mut out = OutputDir::create(B::options(params).out_dir(B::NAME))?;
-    B::write(&report, &raw, &mut out)?;
     let json = format!("{}.json", B::NAME);
+    // A previous run's JSON goes first: should writing stop halfway, the
+    // directory holds this run's files and no JSON describing another run.
+    let previous = out.path().join(&json);
+    match std::fs::remove_file(&previous) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => {
+            return Err(crate::Error::Write {
+                path: previous,
+                source,
+            });
+        }
+    }
+    B::write(&report, &raw, &mut out)?;
     if let Some(files) = B::files(&mut report) {
         *files = out.files_with(&json);
     }
@@ -226,6 +239,21 @@ mod tests {
             .collect();
         names.sort();
         names
+    }
+
+    #[test]
+    fn a_run_whose_writing_fails_leaves_no_json_of_an_earlier_run() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("toy");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("toy.json"), "an earlier run's JSON").unwrap();
+        // toy.csv cannot be written: a directory holds its name.
+        std::fs::create_dir(dir.join("toy.csv")).unwrap();
+        assert!(run::<Toy>(&options(&dir), &NoProgress).is_err());
+        assert!(
+            !dir.join("toy.json").exists(),
+            "the earlier JSON would describe another run beside this one's files"
+        );
     }
 
     #[test]
