@@ -230,14 +230,14 @@ pub struct CacheGeometry {
 }
 
 /// Color functions derived from an LLC geometry (kim2013 Section III-C,
-/// computed by [`tinct_geometry::PageColors`], the geometry tinct-sys and
+/// computed by [`tinct_base::geometry::PageColors`], the geometry tinct-sys and
 /// tinct-sim use too): `colors = way_size / page_size`, bits
 /// `[log2 page_size, log2 way_size)`.
 pub fn color_functions_from_geometry(
     cache: CacheGeometry,
     page_size: u64,
 ) -> Result<XorFunctions, MemError> {
-    let colors = tinct_geometry::PageColors::of_cache(cache.size, cache.ways, page_size)
+    let colors = tinct_base::geometry::PageColors::of_cache(cache.size, cache.ways, page_size)
         .map_err(|e| MemError::Mapping(e.to_string()))?;
     let bits = colors.color_bits().map_err(|e| {
         MemError::Mapping(format!(

@@ -71,7 +71,7 @@ impl LlcModel {
     /// not have (more than the derived span) are caught, since the model
     /// keeps the derived index. Where the index cannot be derived, colour
     /// bits within those safe to assume
-    /// ([`tinct_geometry::assumed_safe_bits`]) index the model, and bits
+    /// ([`tinct_base::geometry::assumed_safe_bits`]) index the model, and bits
     /// beyond them are no model at all: nothing here could tell whether the
     /// cache has them, so the proof says it is not available rather than
     /// proving isolation from the very bits it would check.
@@ -96,7 +96,7 @@ impl LlcModel {
                 .map(|g| g.colors.way_bytes);
         if derived.is_none() {
             let whole_way = llc.size_bytes / u64::from(ways);
-            let safe = tinct_geometry::assumed_safe_bits(whole_way, line, page);
+            let safe = tinct_base::geometry::assumed_safe_bits(whole_way, line, page);
             let safe_span = safe.last().map_or(page, |&high| 1u64 << (high + 1));
             if index_span_bytes > safe_span {
                 return Err(format!(

@@ -11,9 +11,9 @@ use std::ops::Range;
 
 use crate::error::SimError;
 use crate::geometry::CacheGeometry;
-use tinct_geometry::PageColors;
+use tinct_base::geometry::PageColors;
 
-/// The page-color view of a geometry for one page size: tinct-geometry's
+/// The page-color view of a geometry for one page size: tinct-base's
 /// [`PageColors`] of one way of one slice (the colour of a frame or an
 /// address is its calculation), with the sets each colour covers.
 #[derive(Debug, Clone, PartialEq, Eq)]

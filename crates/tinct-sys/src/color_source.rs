@@ -25,7 +25,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tinct_geometry::ColorGeometry;
+use tinct_base::geometry::ColorGeometry;
 
 use crate::SysRoot;
 use crate::cache_slices::{explicit_color_geometry, machine_color_geometry};

@@ -21,17 +21,15 @@
 //! which rule a geometry came from.
 //!
 //! ```
-//! use tinct_geometry::PageColors;
+//! use tinct_base::geometry::PageColors;
 //!
 //! // This machine's L3: 32 MiB, 16 ways, 4 KiB pages.
 //! let l3 = PageColors::of_cache(32 << 20, 16, 4096)?;
 //! assert_eq!(l3.colors, 512);
 //! assert_eq!(l3.color_bits()?, 12..21);
 //! assert_eq!(l3.color_of_frame(0x12345), Some(0x145));
-//! # Ok::<(), tinct_geometry::GeometryError>(())
+//! # Ok::<(), tinct_base::geometry::GeometryError>(())
 //! ```
-
-#![forbid(unsafe_code)]
 
 use std::fmt;
 use std::ops::Range;

@@ -1,0 +1,15 @@
+//! The base of tinct: the facts every other crate builds on, each in one
+//! place, with no OS calls and nothing to link but `thiserror` (and serde,
+//! behind the default feature `serde`), so that even the LD_PRELOAD shim
+//! links it.
+//!
+//! - [`geometry`]: the page-colour geometry of a cache (kim2013 Section
+//!   III-C; sliced last-level caches, Section IV-A): colours, colour bits,
+//!   the colour of a frame.
+//! - [`stats`]: order statistics of samples (nearest-rank percentiles, the
+//!   median and σ of floats).
+
+#![forbid(unsafe_code)]
+
+pub mod geometry;
+pub mod stats;
