@@ -8,8 +8,13 @@
 //!   the colour of a frame.
 //! - [`stats`]: order statistics of samples (nearest-rank percentiles, the
 //!   median and σ of floats).
+//! - [`units`]: durations ([`Nanos`]) and sizes ([`Bytes`]), read and
+//!   written exactly (`"45.3us"`, `"18MiB"`).
 
 #![forbid(unsafe_code)]
 
 pub mod geometry;
 pub mod stats;
+pub mod units;
+
+pub use units::{Bytes, Nanos};

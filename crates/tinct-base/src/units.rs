@@ -3,23 +3,38 @@
 //! Both parse from and format to the human strings of task-set files
 //! (`"45.3us"`, `"11.94ms"`, `"18MiB"`). Parsing is exact decimal arithmetic,
 //! never floating point, and formatting is exact too, so a value survives a
-//! write and a re-read unchanged.
+//! write and a re-read unchanged. Every reader of a duration or a size in
+//! tinct is [`parse_duration`] or [`parse_size`]: task-set files, rt-app
+//! files, the command line, Python, and the shim's `TINCT_POOL` and
+//! `TINCT_STACK_COLORED` (tinct-core re-exports this module as
+//! `tinct_core::units`).
+//!
+//! ```
+//! use tinct_base::units::{Bytes, Nanos, parse_duration, parse_size};
+//!
+//! assert_eq!(parse_duration("11.94ms"), Ok(Nanos(11_940_000)));
+//! assert_eq!(parse_size("1.5KiB"), Ok(Bytes(1536)));
+//! assert_eq!(Nanos(45_300).to_string(), "45.3us");
+//! ```
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A span of time in nanoseconds.
-#[derive(
-    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
 )]
-#[serde(transparent)]
 pub struct Nanos(pub u64);
 
 /// An amount of memory in bytes.
-#[derive(
-    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
 )]
-#[serde(transparent)]
 pub struct Bytes(pub u64);
 
 impl Nanos {
