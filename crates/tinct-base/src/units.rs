@@ -346,6 +346,33 @@ mod tests {
         assert_eq!(parse_size("18446744073709551615"), Ok(Bytes(u64::MAX)));
     }
 
+    /// The cases of the shim's size reader (`TINCT_POOL`), which was a copy
+    /// of this one: spaces around and inside, `_` between digits, fractions
+    /// that come to whole bytes, and every refusal with its reason.
+    #[test]
+    fn sizes_as_the_shim_reads_them() {
+        assert_eq!(parse_size("512MiB"), Ok(Bytes(512 << 20)));
+        assert_eq!(parse_size(" 1.5GiB "), Ok(Bytes(3 << 29)));
+        assert_eq!(parse_size("1_024 KiB"), Ok(Bytes(1 << 20)));
+        assert_eq!(parse_size(".5KiB"), Ok(Bytes(512)));
+        assert!(matches!(
+            parse_size("1.0001KiB"),
+            Err(UnitError::TooPrecise(..))
+        ));
+        assert!(matches!(parse_size("16EiB"), Err(UnitError::BadUnit(..))));
+        assert!(matches!(parse_size("MiB"), Err(UnitError::NoNumber)));
+        assert!(parse_size("1.2.3B").is_err());
+        assert!(matches!(
+            parse_size("20000000TiB"),
+            Err(UnitError::Overflow(_))
+        ));
+        assert_eq!(parse_size(&format!("{}B", u64::MAX)), Ok(Bytes(u64::MAX)));
+        for bytes in [1, 4096, 4097, 3 << 19, 512 << 20, u64::MAX] {
+            assert_eq!(parse_size(&Bytes(bytes).to_string()), Ok(Bytes(bytes)));
+        }
+        assert_eq!(Bytes(3 << 19).to_string(), "1536KiB");
+    }
+
     #[test]
     fn formats_exactly() {
         assert_eq!(Nanos(45_300).to_string(), "45.3us");

@@ -347,7 +347,7 @@ pub fn colored_top() -> usize {
     } else {
         // SAFETY: non-null results of getenv are NUL-terminated strings.
         let text = unsafe { CStr::from_ptr(value) }.to_string_lossy();
-        tinct_mem::shim_config::parse_size(&text).unwrap_or_else(|e| {
+        tinct_base::units::parse_size(&text).map(|size| size.0).unwrap_or_else(|e| {
             crate::stderr::write_stderr(&format!(
                 "tinct-preload: {STACK_COLORED}={text:?}: {e}; colouring the default {} KiB \
                  of each thread stack\n",

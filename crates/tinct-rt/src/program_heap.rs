@@ -208,8 +208,9 @@ fn pool_bytes() -> Result<u64> {
     let Ok(text) = std::env::var(POOL_VAR) else {
         return Ok(tinct_mem::shim_config::DEFAULT_POOL);
     };
-    tinct_mem::shim_config::parse_size(&text)
+    tinct_core::units::parse_size(&text)
         .ok()
+        .map(|bytes| bytes.0)
         .filter(|&bytes| bytes >= tinct_mem::shim_config::MIN_POOL)
         .ok_or_else(|| RtError::Input {
             file: "the environment".into(),
