@@ -16,7 +16,8 @@ use std::sync::atomic::Ordering;
 
 use tinct_mem::shim_config::summary::{REQUESTS_BY_STEP, STEP_NAMES};
 
-use crate::formatting::{list_or_any, mib, ms};
+use crate::formatting::{list_or_any, mib};
+use tinct_base::units::ms_with_unit;
 use crate::heap::Heap;
 use crate::page_kinds::{Kind, MAPPED};
 use crate::stderr::write_stderr;
@@ -186,8 +187,8 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
         mib(growth.populated_bytes),
         growth.segments,
         mib(config.pool_bytes),
-        ms(growth.first_grow_ns),
-        ms(growth.grow_ns),
+        ms_with_unit(growth.first_grow_ns),
+        ms_with_unit(growth.grow_ns),
         method,
         growth.moves,
     );
