@@ -6,6 +6,8 @@
 //! - [`geometry`]: the page-colour geometry of a cache (kim2013 Section
 //!   III-C; sliced last-level caches, Section IV-A): colours, colour bits,
 //!   the colour of a frame.
+//! - [`list`]: the `0-3,8,10-11` list grammar of CPUs, colours, colour
+//!   bits, banks, partitions and PMU bit ranges.
 //! - [`stats`]: order statistics of samples (nearest-rank percentiles, the
 //!   median and σ of floats).
 //! - [`units`]: durations ([`Nanos`]) and sizes ([`Bytes`]), read and
@@ -14,6 +16,7 @@
 #![forbid(unsafe_code)]
 
 pub mod geometry;
+pub mod list;
 pub mod stats;
 pub mod units;
 

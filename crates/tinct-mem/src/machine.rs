@@ -62,7 +62,7 @@ pub fn machine_mapping(spec: &LayoutSpec) -> Result<AddressMapping, MemError> {
         .ok()
         .filter(|text| defaults_needed && !text.trim().is_empty());
     let default_colors = if let Some(text) = given {
-        let bits = tinct_sys::parse_cpu_list(&text).map_err(|e| {
+        let bits = tinct_base::list::parse_list(&text).map_err(|e| {
             MemError::Mapping(format!(
                 "{COLOR_BITS}={text:?}: expected physical address bits such as 12-16 ({e})"
             ))

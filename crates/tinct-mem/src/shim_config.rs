@@ -232,7 +232,7 @@ impl ShimConfig {
         let list = |name: &str, example: &str| -> Result<Option<Vec<u32>>, String> {
             match lookup(name).filter(|t| !t.trim().is_empty()) {
                 None => Ok(None),
-                Some(text) => tinct_sys::parse_cpu_list(&text).map(Some).map_err(|e| {
+                Some(text) => tinct_base::list::parse_list(&text).map(Some).map_err(|e| {
                     format!("{name}={text:?}: expected a list such as {example} ({e})")
                 }),
             }
@@ -340,7 +340,7 @@ impl ShimConfig {
     /// left out, so a variable the user set by hand is not overridden.
     pub fn to_env(&self) -> Vec<(&'static str, String)> {
         let mut env = Vec::new();
-        let list = tinct_sys::format_cpu_list;
+        let list = tinct_base::list::format_list;
         let masks = |masks: &[u64]| {
             masks
                 .iter()
@@ -676,7 +676,7 @@ fn check_indices(
     let Some(list) = list else {
         return Ok(());
     };
-    let text = tinct_sys::format_cpu_list(list);
+    let text = tinct_base::list::format_list(list);
     if list.is_empty() {
         return Err(format!("{name}={text:?}: expected at least one index"));
     }

@@ -4,7 +4,7 @@
 
 /// A list of banks or controllers as `0-3,6`, or `any` when none was asked.
 pub fn list_or_any(list: Option<&[u32]>) -> String {
-    list.map_or("any".into(), tinct_sys::format_cpu_list)
+    list.map_or("any".into(), tinct_base::list::format_list)
 }
 
 /// `bytes` in MiB with one decimal.

@@ -222,7 +222,7 @@ pub fn resolve_from(
     page_bytes: u64,
 ) -> Result<ResolvedColors, ColorSourceError> {
     let from_text = |text: &str, source: ColorSource, place: String| {
-        let bits = crate::parse_cpu_list(text).map_err(|e| ColorSourceError::Invalid {
+        let bits = tinct_base::list::parse_list(text).map_err(|e| ColorSourceError::Invalid {
             from: source.clone(),
             place: place.clone(),
             expected: EXPECTED_BITS.into(),

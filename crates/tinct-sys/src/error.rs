@@ -44,14 +44,9 @@ pub enum Error {
         /// What it found instead.
         found: String,
     },
-    /// A CPU list such as `0-3,8` is malformed.
-    #[error("invalid CPU list {text:?}: {reason}")]
-    CpuList {
-        /// The text that was parsed.
-        text: String,
-        /// What is wrong with it.
-        reason: String,
-    },
+    /// A CPU list such as `0-3,8` is malformed (tinct-base's list grammar).
+    #[error("invalid CPU list {:?}: {}", .0.text, .0.reason)]
+    CpuList(tinct_base::list::ListError),
     /// A system call failed.
     #[error("{call} failed: {source}")]
     Syscall {
@@ -64,6 +59,12 @@ pub enum Error {
     /// A caller passed an argument that cannot work (e.g. an empty CPU set).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+}
+
+impl From<tinct_base::list::ListError> for Error {
+    fn from(e: tinct_base::list::ListError) -> Self {
+        Error::CpuList(e)
+    }
 }
 
 /// `Result` with [`Error`].

@@ -149,7 +149,7 @@ impl MachineFile {
                 .lines()
                 .position(|l| l.trim_start().starts_with("bits"))
                 .map(|i| i + 1);
-            crate::parse_cpu_list(&colors.bits).map_err(|e| MachineFileError {
+            tinct_base::list::parse_list(&colors.bits).map_err(|e| MachineFileError {
                 path: path.to_path_buf(),
                 line,
                 field: "colors.bits".into(),
