@@ -6,6 +6,8 @@
 //! - [`geometry`]: the page-colour geometry of a cache (kim2013 Section
 //!   III-C; sliced last-level caches, Section IV-A): colours, colour bits,
 //!   the colour of a frame.
+//! - [`input`]: [`InputError`], the one type of bad input (file, line,
+//!   field, expected, found) that every crate's errors wrap.
 //! - [`list`]: the `0-3,8,10-11` list grammar of CPUs, colours, colour
 //!   bits, banks, partitions and PMU bit ranges.
 //! - [`stats`]: order statistics of samples (nearest-rank percentiles, the
@@ -16,8 +18,10 @@
 #![forbid(unsafe_code)]
 
 pub mod geometry;
+pub mod input;
 pub mod list;
 pub mod stats;
 pub mod units;
 
+pub use input::InputError;
 pub use units::{Bytes, Nanos};

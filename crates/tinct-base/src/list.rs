@@ -234,9 +234,17 @@ mod tests {
         }
         let err = parse_list("3-1").unwrap_err();
         assert_eq!(err.reason, "range \"3-1\" runs backwards");
-        assert_eq!(parse_list("0-3:x").unwrap_err().reason, "stride \"x\" is not a number");
+        assert_eq!(
+            parse_list("0-3:x").unwrap_err().reason,
+            "stride \"x\" is not a number"
+        );
         assert_eq!(parse_list("0-3:0").unwrap_err().reason, "stride 0");
-        assert!(parse_list("4294967296").unwrap_err().reason.contains("4294967295"));
+        assert!(
+            parse_list("4294967296")
+                .unwrap_err()
+                .reason
+                .contains("4294967295")
+        );
     }
 
     #[test]
@@ -258,7 +266,11 @@ mod tests {
         assert_eq!(format_list(&parse_list("12-16").unwrap()), "12-16");
         assert_eq!(parse_list("0-3, 6").unwrap(), vec![0, 1, 2, 3, 6]);
         assert_eq!(parse_list("1-7:3").unwrap(), vec![1, 4, 7]);
-        assert_eq!(parse_list("1-8:3").unwrap(), vec![1, 4, 7], "8 is not on the stride");
+        assert_eq!(
+            parse_list("1-8:3").unwrap(),
+            vec![1, 4, 7],
+            "8 is not on the stride"
+        );
     }
 
     /// The task set's partition strings (`partitions = "1-8,12"`): spans in
@@ -308,7 +320,9 @@ mod tests {
         let err = parse_list("0-65535,70000-70001").unwrap_err();
         assert!(err.reason.contains("\"70000-70001\""), "{err}");
         assert_eq!(
-            parse_list(&format!("0-{}", MAX_LIST_LEN - 1)).unwrap().len(),
+            parse_list(&format!("0-{}", MAX_LIST_LEN - 1))
+                .unwrap()
+                .len(),
             MAX_LIST_LEN
         );
         assert_eq!(

@@ -94,7 +94,12 @@ fn partition_strings_read_the_one_list_grammar() {
         let err = error(&doc(&format!(
             "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = \"{bad}\""
         )));
-        assert_names(&err, 12, "task 'a' field `partitions`", &format!("\"{bad}\""));
+        assert_names(
+            &err,
+            12,
+            "task 'a' field `partitions`",
+            &format!("\"{bad}\""),
+        );
         assert!(err.to_string().contains("a range string such as"), "{err}");
     }
 }

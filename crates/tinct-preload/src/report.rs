@@ -17,10 +17,10 @@ use std::sync::atomic::Ordering;
 use tinct_mem::shim_config::summary::{REQUESTS_BY_STEP, STEP_NAMES};
 
 use crate::formatting::{list_or_any, mib};
-use tinct_base::units::ms_with_unit;
 use crate::heap::Heap;
 use crate::page_kinds::{Kind, MAPPED};
 use crate::stderr::write_stderr;
+use tinct_base::units::ms_with_unit;
 
 /// One filled area page at exit.
 struct PageNow {

@@ -295,24 +295,12 @@ mod tests {
     fn bad_geometries_name_the_field() {
         let err = CacheGeometry::new(32 * MIB, 16, 48).unwrap_err();
         assert!(
-            matches!(
-                err,
-                SimError::InvalidField {
-                    field: "geometry.line_size",
-                    ..
-                }
-            ),
+            matches!(err, SimError::Input(ref e) if e.field == "geometry.line_size"),
             "{err}"
         );
         let err = CacheGeometry::new(32 * MIB, 0, 64).unwrap_err();
         assert!(
-            matches!(
-                err,
-                SimError::InvalidField {
-                    field: "geometry.ways",
-                    ..
-                }
-            ),
+            matches!(err, SimError::Input(ref e) if e.field == "geometry.ways"),
             "{err}"
         );
         let err = CacheGeometry::new(12 * MIB, 16, 64).unwrap_err();
@@ -322,13 +310,7 @@ mod tests {
         );
         let err = CacheGeometry::new(1000, 16, 64).unwrap_err();
         assert!(
-            matches!(
-                err,
-                SimError::InvalidField {
-                    field: "geometry.size",
-                    ..
-                }
-            ),
+            matches!(err, SimError::Input(ref e) if e.field == "geometry.size"),
             "{err}"
         );
         assert!(SliceHash::new(vec![0]).is_err());

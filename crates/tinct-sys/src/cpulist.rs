@@ -28,7 +28,10 @@ mod tests {
             vec![0, 1, 2, 3, 8, 10, 11]
         );
         let err = parse_cpu_list("3-1").unwrap_err().to_string();
-        assert_eq!(err, "invalid CPU list \"3-1\": range \"3-1\" runs backwards");
+        assert_eq!(
+            err,
+            "invalid CPU list \"3-1\": range \"3-1\" runs backwards"
+        );
         assert_eq!(format_cpu_list(&[3, 0, 1, 2]), "0-3");
     }
 }

@@ -4,10 +4,10 @@
 //! could delay it ran beyond their modelled C. Each is a query of its
 //! CPU's [`Level`] at its priority (`timeline`), not a pass over the run.
 
-use tinct_base::units::ms_with_unit;
 use super::timeline::{Level, on_one_cpu};
 use crate::record::JobRecord;
 use crate::runtime::{RunResult, TaskRun};
+use tinct_base::units::ms_with_unit;
 use tinct_sys::sched::Policy;
 
 /// Two jobs of one CPU closer than this belong to one busy stretch (the

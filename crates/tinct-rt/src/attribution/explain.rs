@@ -6,13 +6,13 @@ use super::busy_window::{exec_above_c, off_task_ns, priority, window_start};
 use super::cache_sharing::{isolation_absent, shares_cache};
 use super::timeline::Level;
 use super::{Attribution, BoundKind, Cause, LateJob};
-use tinct_base::units::ms_with_unit;
 use crate::colouring::Colouring;
 use crate::memory::Placement;
 use crate::record::{JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun};
 use crate::sentinel::SentinelReport;
 use std::collections::HashMap;
+use tinct_base::units::ms_with_unit;
 use tinct_sys::sched::Policy;
 
 /// What the attribution needs besides the records.
@@ -162,7 +162,10 @@ fn explain_task(
                 ),
             )
         } else if stall >= exceedance {
-            (Cause::HostStall, format!("host stall of {}", ms_with_unit(stall)))
+            (
+                Cause::HostStall,
+                format!("host stall of {}", ms_with_unit(stall)),
+            )
         } else if stall.saturating_add(backlog) >= exceedance {
             (
                 Cause::HostStall,
@@ -271,7 +274,10 @@ fn explain_task(
             &over_c,
             matches!(cause, Cause::ExecAboveC | Cause::PlatformOverhead),
         ) {
-            explanation.push_str(&format!("; also execution above C by {}", ms_with_unit(*excess)));
+            explanation.push_str(&format!(
+                "; also execution above C by {}",
+                ms_with_unit(*excess)
+            ));
         }
         late.push(LateJob {
             job: r.job,

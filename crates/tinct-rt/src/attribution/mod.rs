@@ -77,4 +77,3 @@ pub use busy_window::BUSY_GAP_NS;
 pub use cause::Cause;
 pub use explain::{Evidence, attribute};
 pub use late_jobs::{Attribution, BoundKind, CauseCounts, LateJob};
-

@@ -16,9 +16,9 @@
 use super::read::RunFiles;
 use super::summary::TaskVerdict;
 use crate::record::Outcome;
+use tinct_base::units::{ms_f64, ms_with_unit};
 use tinct_core::analysis::CoreReport;
 use tinct_report::stats::{Histogram, empirical_cdf};
-use tinct_base::units::{ms_f64, ms_with_unit};
 use tinct_report::{BarChart, BarSeries, LineChart, Series, SeriesStyle};
 
 /// kim2013 Fig. 8 for `task`: per-job response times against both bounds.
@@ -168,7 +168,11 @@ pub fn exec_histogram(files: &RunFiles, task: &TaskVerdict) -> LineChart {
     let points: Vec<(f64, f64)> = Histogram::of(&samples, 30)
         .map(|h| {
             let mut p: Vec<(f64, f64)> = vec![(ms_f64(h.low), 0.0)];
-            p.extend(h.step_points().into_iter().map(|(x, c)| (ms_f64(x), c as f64)));
+            p.extend(
+                h.step_points()
+                    .into_iter()
+                    .map(|(x, c)| (ms_f64(x), c as f64)),
+            );
             if let Some(&(x, _)) = p.last() {
                 p.push((x, 0.0));
             }
@@ -182,9 +186,15 @@ pub fn exec_histogram(files: &RunFiles, task: &TaskVerdict) -> LineChart {
     )
     .add_series(Series::new("jobs per bin", SeriesStyle::Steps, points));
     if let Some(b) = task.bound {
-        chart.x_markers = vec![(ms_f64(b.wcet_ns), format!("C = {}", ms_with_unit(b.wcet_ns)))];
+        chart.x_markers = vec![(
+            ms_f64(b.wcet_ns),
+            format!("C = {}", ms_with_unit(b.wcet_ns)),
+        )];
         if let Some((low, high)) = chart_x_range(&chart) {
-            chart = chart.with_x_range(low.min(ms_f64(b.wcet_ns)), high.max(ms_f64(b.wcet_ns)) * 1.02);
+            chart = chart.with_x_range(
+                low.min(ms_f64(b.wcet_ns)),
+                high.max(ms_f64(b.wcet_ns)) * 1.02,
+            );
         }
     }
     chart
