@@ -37,15 +37,17 @@ use crate::memory::{ColorLayout, Placement};
 use crate::runtime::TaskRun;
 use crate::spec::RunSpec;
 use serde::{Deserialize, Serialize};
+use tinct_base::geometry::CacheGeometry;
 use tinct_core::PartitionSet;
-use tinct_sim::CacheGeometry;
 use tinct_sim::isolation::{TaskFrames, check};
 use tinct_sys::SysRoot;
 use tinct_sys::doctor::human_bytes;
 use tinct_sys::footprint::Footprint;
 use tinct_sys::topology::Topology;
 
-/// This machine's last-level cache as tinct-sim models it.
+/// This machine's last-level cache as tinct-sim models it: the
+/// [`CacheGeometry`] of the part the model indexes, named in words, with
+/// the page size frames are numbered in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LlcModel {
     /// In words: `L3 32 MiB 16-way` (and, for a sliced cache, which part is
