@@ -18,6 +18,7 @@ use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 
 use crate::mapping::XorFunctions;
+use tinct_base::InputError;
 use tinct_base::units::{Bytes, parse_size};
 
 /// The shim's file name.
@@ -516,8 +517,9 @@ impl FrameReport {
         text
     }
 
-    /// Reads a report; errors name the line and what was expected.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// Reads a report; errors name the line and what was expected (no
+    /// file: [`read_frame_reports`] names it).
+    pub fn parse(text: &str) -> Result<Self, InputError> {
         let mut report = FrameReport {
             pid: 0,
             command: String::new(),
@@ -528,8 +530,9 @@ impl FrameReport {
             stacks: None,
         };
         for (index, line) in text.lines().enumerate() {
-            let bad =
-                |expected: &str| format!("line {}: expected {expected}, found {line:?}", index + 1);
+            let bad = |expected: &str| {
+                InputError::new("", "", expected, format!("{line:?}")).at_line(Some(index + 1))
+            };
             let (key, value) = line.split_once(' ').ok_or_else(|| bad("`key value`"))?;
             match key {
                 "pid" => report.pid = value.parse().map_err(|_| bad("a process id"))?,
@@ -603,7 +606,12 @@ impl FrameReport {
             }
         }
         if report.page_size == 0 {
-            return Err("no page_size line: expected `page_size 4096`".into());
+            return Err(InputError::new(
+                "",
+                "page_size",
+                "a line such as `page_size 4096`",
+                "none",
+            ));
         }
         Ok(report)
     }
@@ -641,10 +649,13 @@ pub fn read_frame_reports(path: &Path) -> Result<Vec<FrameReport>, String> {
         {
             let text = std::fs::read_to_string(entry.path())
                 .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-            reports.push(
-                FrameReport::parse(&text)
-                    .map_err(|e| format!("{}: {e}", entry.path().display()))?,
-            );
+            reports.push(FrameReport::parse(&text).map_err(|e| {
+                InputError {
+                    file: entry.path().display().to_string(),
+                    ..e
+                }
+                .to_string()
+            })?);
         }
     }
     reports.sort_by_key(|r| r.pid);
@@ -922,17 +933,62 @@ mod tests {
             })
         );
         let short = "page_size 4096\nthread_stacks 1 2 3\n";
-        assert!(FrameReport::parse(short).unwrap_err().contains("line 2"));
+        assert!(
+            FrameReport::parse(short)
+                .unwrap_err()
+                .to_string()
+                .contains("line 2")
+        );
+        assert_eq!(FrameReport::parse(short).unwrap_err().line, Some(2));
         let mixed = "page_size 4096\nresidue_unread no\nresidue 0x1\n";
-        assert!(FrameReport::parse(mixed).unwrap_err().contains("line 3"));
+        assert!(
+            FrameReport::parse(mixed)
+                .unwrap_err()
+                .to_string()
+                .contains("line 3")
+        );
         let kind = "page_size 4096\nresidue_kind code 12\n";
-        assert!(FrameReport::parse(kind).unwrap_err().contains("BYTES KIND"));
-        let err = FrameReport::parse("page_size 4096\nframe 12\n").unwrap_err();
+        assert!(
+            FrameReport::parse(kind)
+                .unwrap_err()
+                .to_string()
+                .contains("BYTES KIND")
+        );
+        let err = FrameReport::parse("page_size 4096\nframe 12\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("line 2") && err.contains("0x1a2b3"), "{err}");
         assert!(
             FrameReport::parse("pid 1\n")
                 .unwrap_err()
+                .to_string()
                 .contains("page_size")
         );
+    }
+
+    /// The reports of a program's processes are read from `PATH.<pid>`,
+    /// sorted by pid; a bad one is named by its file and line.
+    #[test]
+    fn frame_reports_are_read_by_pid_and_a_bad_file_is_named() {
+        let dir = std::env::temp_dir().join(format!("tinct-frames-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("frames");
+        std::fs::write(dir.join("frames.20"), "pid 20\npage_size 4096\n").unwrap();
+        std::fs::write(dir.join("frames.3"), "pid 3\npage_size 4096\n").unwrap();
+        std::fs::write(dir.join("frames.x"), "not a report").unwrap();
+        let pids: Vec<u32> = read_frame_reports(&path)
+            .unwrap()
+            .iter()
+            .map(|r| r.pid)
+            .collect();
+        assert_eq!(pids, vec![3, 20]);
+        std::fs::write(dir.join("frames.7"), "page_size 4096\nframe 12\n").unwrap();
+        let err = read_frame_reports(&path).unwrap_err();
+        let named = format!(
+            "{}:2: expected a frame number",
+            dir.join("frames.7").display()
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(err.starts_with(&named), "{err}");
     }
 }
