@@ -266,7 +266,7 @@ impl ColorLayout {
             ColorSourceError::Invalid {
                 from: color_source::ColorSource::TaskSet { .. },
                 error,
-            } => RtError::Input(error),
+            } => RtError::Input(*error),
             other => RtError::Colors(other),
         })?;
         let mapping = AddressMapping::new(

@@ -164,8 +164,9 @@ pub enum ColorSourceError {
     Invalid {
         /// The source that gave them.
         from: ColorSource,
-        /// Where, what was expected and what was found.
-        error: InputError,
+        /// Where, what was expected and what was found (boxed: an error
+        /// stays small beside the resolved colours).
+        error: Box<InputError>,
     },
     /// The machine file exists but cannot be read.
     #[error("{0}")]
@@ -223,11 +224,11 @@ pub fn resolve_from(
     let from_text = |text: &str, source: ColorSource, place: InputError| {
         let bits = tinct_base::list::parse_list(text).map_err(|e| ColorSourceError::Invalid {
             from: source.clone(),
-            error: InputError {
+            error: Box::new(InputError {
                 expected: EXPECTED_BITS.into(),
                 found: e.to_string(),
                 ..place.clone()
-            },
+            }),
         })?;
         from_bits(bits, source, place, page_bytes)
     };
@@ -336,14 +337,14 @@ fn from_bits(
     if bits.len() > MAX_BITS {
         return Err(ColorSourceError::Invalid {
             from: source,
-            error: InputError {
+            error: Box::new(InputError {
                 expected: format!(
                     "at most {MAX_BITS} colour bits ({} colours, the most a pool files pages by)",
                     1u64 << MAX_BITS
                 ),
                 found: format!("{} bits", bits.len()),
                 ..place
-            },
+            }),
         });
     }
     let geometry =
@@ -351,7 +352,7 @@ fn from_bits(
             let shift = page_bytes.trailing_zeros();
             ColorSourceError::Invalid {
                 from: source.clone(),
-                error: InputError {
+                error: Box::new(InputError {
                     expected: format!(
                         "consecutive physical address bits from the page offset bit {shift}, each \
                      below 64 (e.g. {shift}-{})",
@@ -363,7 +364,7 @@ fn from_bits(
                         crate::format_cpu_list(&bits)
                     },
                     ..place
-                },
+                }),
             }
         })?;
     Ok(ResolvedColors {
