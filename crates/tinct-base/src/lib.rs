@@ -3,7 +3,8 @@
 //! behind the default feature `serde`), so that even the LD_PRELOAD shim
 //! links it.
 //!
-//! - [`geometry`]: the page-colour geometry of a cache (kim2013 Section
+//! - [`geometry`]: the geometry of a cache ([`geometry::CacheGeometry`]:
+//!   sets, ways, lines, slices) and its page colours (kim2013 Section
 //!   III-C; sliced last-level caches, Section IV-A): colours, colour bits,
 //!   the colour of a frame.
 //! - [`input`]: [`InputError`], the one type of bad input (file, line,
@@ -13,7 +14,8 @@
 //! - [`stats`]: order statistics of samples (nearest-rank percentiles, the
 //!   median and σ of floats).
 //! - [`units`]: durations ([`Nanos`]) and sizes ([`Bytes`]), read and
-//!   written exactly (`"45.3us"`, `"18MiB"`).
+//!   written exactly (`"45.3us"`, `"18MiB"`), and the one rule of every
+//!   report for a time in milliseconds ([`units::ms`]).
 
 #![forbid(unsafe_code)]
 

@@ -37,7 +37,7 @@ use crate::memory::{ColorLayout, Placement};
 use crate::runtime::TaskRun;
 use crate::spec::RunSpec;
 use serde::{Deserialize, Serialize};
-use tinct_base::geometry::CacheGeometry;
+use tinct_base::geometry::{CacheGeometry, PageColors};
 use tinct_core::PartitionSet;
 use tinct_sim::isolation::{TaskFrames, check};
 use tinct_sys::SysRoot;
@@ -99,7 +99,8 @@ impl LlcModel {
         if derived.is_none() {
             let whole_way = llc.size_bytes / u64::from(ways);
             let safe = tinct_base::geometry::assumed_safe_bits(whole_way, line, page);
-            let safe_span = safe.last().map_or(page, |&high| 1u64 << (high + 1));
+            // The span the safe bits index: the way of their colours.
+            let safe_span = PageColors::of_bits(&safe, page).map_or(page, |c| c.way_bytes);
             if index_span_bytes > safe_span {
                 return Err(format!(
                     "this machine's {} set index cannot be derived, and the colour bits in force \
