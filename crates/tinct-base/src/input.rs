@@ -2,11 +2,12 @@
 //! comes from (a task set, an rt-app file, a run directory, the machine
 //! file, a sysfs or procfs file, a flag, an environment variable, an
 //! output path, a cache geometry): the file, the line when known, the
-//! field, what was expected and what was found. Every crate's error type
-//! wraps it (tinct-core's loaders return it, tinct-sys's `Error::Input`,
-//! tinct-rt's `RtError::Input`, tinct-sim's `SimError::Input`, ...), so
-//! each names bad input the same way, `file:line: field: expected …,
-//! found …`, and the CLI maps it to exit status 2.
+//! field, what was expected and what was found. The libraries' error types
+//! wrap it (tinct-core's loaders return it, tinct-sys's `Error::Input`,
+//! tinct-sim's `SimError::Input`, tinct-report's `ReportError::Input`,
+//! tinct-rt's `RtError::Input`), so each names bad input the same way,
+//! `file:line: field: expected …, found …`, and the CLI maps it to exit
+//! status 2.
 //!
 //! ```
 //! use tinct_base::InputError;

@@ -8,7 +8,7 @@
 //!   III-C; sliced last-level caches, Section IV-A): colours, colour bits,
 //!   the colour of a frame.
 //! - [`input`]: [`InputError`], the one type of bad input (file, line,
-//!   field, expected, found) that every crate's errors wrap.
+//!   field, expected, found) that the libraries' errors wrap.
 //! - [`list`]: the `0-3,8,10-11` list grammar of CPUs, colours, colour
 //!   bits, banks, partitions and PMU bit ranges.
 //! - [`stats`]: order statistics of samples (nearest-rank percentiles, the
