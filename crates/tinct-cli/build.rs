@@ -31,7 +31,7 @@ fn main() {
         "crates/tinct-preload",
         "crates/tinct-mem",
         "crates/tinct-sys",
-        "crates/tinct-geometry",
+        "crates/tinct-base",
         "Cargo.toml",
         "Cargo.lock",
         ".cargo/config.toml",

@@ -8,6 +8,7 @@
 //! at most `limits::MAX_TASKS` threads. A refusal names the file, a field and
 //! what was expected.
 
+use tinct_core::format::InputError;
 use tinct_core::model::Work;
 use tinct_rt::RtError;
 use tinct_rt::rtapp;
@@ -25,12 +26,12 @@ pub fn check(data: &[u8]) {
     };
     let file = match rtapp::parse(text, FILE, DEFAULT_DURATION_NS) {
         Ok(file) => file,
-        Err(RtError::Input {
+        Err(RtError::Input(InputError {
             file,
             field,
             expected,
             ..
-        }) => {
+        })) => {
             assert_eq!(file, FILE);
             assert!(!field.trim().is_empty() && !expected.trim().is_empty());
             return;

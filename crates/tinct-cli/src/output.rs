@@ -28,12 +28,13 @@ pub fn output_file(path: &Path, flag: &str) -> Result<(), CliError> {
 }
 
 fn output_path_error(flag: &str, e: OutputPathError) -> CliError {
-    CliError::Input(format!(
-        "{}: {flag}: expected {}, found {}",
-        e.path.display(),
-        e.expected,
-        e.found
-    ))
+    CliError::Input(
+        OutputPathError {
+            field: flag.into(),
+            ..e
+        }
+        .to_string(),
+    )
 }
 
 /// Warns on stderr, located in `file`, of each input the analysis did not

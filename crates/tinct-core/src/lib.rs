@@ -21,7 +21,9 @@ pub mod partitions;
 pub mod saved_calibration;
 #[cfg(feature = "parallel")]
 pub mod timeout;
-pub mod units;
+/// Durations and sizes: tinct-base's `units`, re-exported under the path
+/// task sets, the analysis and the fuzz targets have always used.
+pub use tinct_base::units;
 
 pub use model::{Platform, Task, TaskSet};
 pub use partitions::PartitionSet;

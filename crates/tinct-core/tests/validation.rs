@@ -77,6 +77,33 @@ fn partition_range_out_of_range_is_refused_by_its_ends() {
     assert_names(&err, 12, "task 'a' field `partitions`", "partition 2 twice");
 }
 
+/// A range string is tinct-base's list grammar, as `--cpus` and
+/// `--colors` read it: strides take every s-th partition, an empty item
+/// is refused as the list it breaks.
+#[test]
+fn partition_strings_read_the_one_list_grammar() {
+    let text = doc(
+        "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = \"1-7:2, 8\"",
+    );
+    let set = parse(&text, "set.toml", Syntax::Toml).unwrap();
+    assert_eq!(
+        set.tasks[0].partitions.as_ref().map(|p| p.to_vec()),
+        Some(vec![1, 3, 5, 7, 8])
+    );
+    for bad in ["1,,2", "2-1", "a"] {
+        let err = error(&doc(&format!(
+            "name = \"a\"\nperiod = \"10ms\"\nmemory = \"1MiB\"\nwcet = \"1ms\"\npartitions = \"{bad}\""
+        )));
+        assert_names(
+            &err,
+            12,
+            "task 'a' field `partitions`",
+            &format!("\"{bad}\""),
+        );
+        assert!(err.to_string().contains("a range string such as"), "{err}");
+    }
+}
+
 #[test]
 fn unknown_keys_are_rejected() {
     let err = error(&doc(

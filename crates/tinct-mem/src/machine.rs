@@ -1,37 +1,11 @@
 //! The address mapping of the running machine, from sysfs.
 
 use tinct_sys::SysRoot;
-use tinct_sys::topology::{ColorGeometry, Topology};
+use tinct_sys::topology::ColorGeometry;
 
 use crate::error::MemError;
-use crate::mapping::{AddressMapping, CacheGeometry, LayoutSpec, XorFunctions};
+use crate::mapping::{AddressMapping, LayoutSpec, XorFunctions};
 use crate::shim_config::COLOR_BITS;
-
-/// Geometry of the last-level cache under `root` (the first instance; all
-/// instances of one level have the same geometry).
-pub fn llc_geometry(root: &SysRoot) -> Result<CacheGeometry, MemError> {
-    let topology = Topology::read(root)?;
-    let llc = topology
-        .last_level_caches()
-        .into_iter()
-        .next()
-        .ok_or_else(|| {
-            MemError::Mapping(format!(
-                "no cache found under {}: give the color bits explicitly",
-                root.path("/sys/devices/system/cpu").display()
-            ))
-        })?;
-    let ways = llc.ways.filter(|&w| w > 0).ok_or_else(|| {
-        MemError::Mapping(format!(
-            "{} reports no associativity: give the color bits explicitly",
-            llc.name()
-        ))
-    })?;
-    Ok(CacheGeometry {
-        size: llc.size_bytes,
-        ways: u64::from(ways),
-    })
-}
 
 /// This machine's LLC page colours for pages of `page_bytes`, under the
 /// rule the evidence supports (way size, or sliced: colour bits below the
@@ -62,7 +36,7 @@ pub fn machine_mapping(spec: &LayoutSpec) -> Result<AddressMapping, MemError> {
         .ok()
         .filter(|text| defaults_needed && !text.trim().is_empty());
     let default_colors = if let Some(text) = given {
-        let bits = tinct_sys::parse_cpu_list(&text).map_err(|e| {
+        let bits = tinct_base::list::parse_list(&text).map_err(|e| {
             MemError::Mapping(format!(
                 "{COLOR_BITS}={text:?}: expected physical address bits such as 12-16 ({e})"
             ))

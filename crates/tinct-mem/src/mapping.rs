@@ -17,6 +17,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use std::fmt;
 
 use crate::error::MemError;
+use tinct_base::geometry::PageColors;
 
 /// Highest physical address bit tinct accepts in a function (x86-64 and
 /// arm64 physical addresses fit in 52 bits; pagemap PFNs have 55 bits).
@@ -219,26 +220,12 @@ impl<'de> serde::Deserialize<'de> for FunctionSpec {
     }
 }
 
-/// Cache geometry needed to derive page colors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct CacheGeometry {
-    /// Total size in bytes (all slices).
-    pub size: u64,
-    /// Associativity.
-    pub ways: u64,
-}
-
-/// Color functions derived from an LLC geometry (kim2013 Section III-C,
-/// computed by [`tinct_geometry::PageColors`], the geometry tinct-sys and
-/// tinct-sim use too): `colors = way_size / page_size`, bits
-/// `[log2 page_size, log2 way_size)`.
-pub fn color_functions_from_geometry(
-    cache: CacheGeometry,
-    page_size: u64,
-) -> Result<XorFunctions, MemError> {
-    let colors = tinct_geometry::PageColors::of_cache(cache.size, cache.ways, page_size)
-        .map_err(|e| MemError::Mapping(e.to_string()))?;
+/// Color functions of a cache's page colours (kim2013 Section III-C, the
+/// calculation of [`PageColors`], which tinct-sys and tinct-sim use too:
+/// e.g. `PageColors::of_cache(size, ways, page)`, `colors = way_size /
+/// page_size`, bits `[log2 page_size, log2 way_size)`); an error asking for
+/// explicit bits when they are not known.
+pub fn color_functions_from_geometry(colors: &PageColors) -> Result<XorFunctions, MemError> {
     let bits = colors.color_bits().map_err(|e| {
         MemError::Mapping(format!(
             "{e} (color_bits = [...] or color_functions = [...])"
@@ -297,11 +284,11 @@ impl AddressMapping {
         })
     }
 
-    /// Colors only (one bank, one controller), from an LLC geometry.
-    pub fn from_cache(cache: CacheGeometry, page_size: u64) -> Result<Self, MemError> {
+    /// Colors only (one bank, one controller), from a cache's page colours.
+    pub fn from_colors(colors: &PageColors) -> Result<Self, MemError> {
         Self::new(
-            page_size,
-            color_functions_from_geometry(cache, page_size)?,
+            colors.page_bytes,
+            color_functions_from_geometry(colors)?,
             XorFunctions::none(),
             XorFunctions::none(),
         )
@@ -602,11 +589,8 @@ mod tests {
 
     #[test]
     fn geometry_of_this_machine_gives_512_colors() {
-        let cache = CacheGeometry {
-            size: 32 << 20,
-            ways: 16,
-        };
-        let f = color_functions_from_geometry(cache, 4096).unwrap();
+        let colors = PageColors::of_cache(32 << 20, 16, 4096).unwrap();
+        let f = color_functions_from_geometry(&colors).unwrap();
         assert_eq!(f.count(), 512);
         assert_eq!(f.lowest_bit(), Some(12));
         assert_eq!(f.masks().last(), Some(&(1u64 << 20)));
@@ -614,11 +598,8 @@ mod tests {
 
     #[test]
     fn sliced_geometry_is_rejected_with_a_hint() {
-        let cache = CacheGeometry {
-            size: 30 << 20,
-            ways: 20,
-        };
-        let err = color_functions_from_geometry(cache, 4096)
+        let colors = PageColors::of_cache(30 << 20, 20, 4096).unwrap();
+        let err = color_functions_from_geometry(&colors)
             .unwrap_err()
             .to_string();
         assert!(err.contains("color_bits"), "{err}");

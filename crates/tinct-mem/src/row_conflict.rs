@@ -114,7 +114,7 @@ impl RowConflictProbe {
         let mut samples: Vec<u64> = (0..self.rounds).map(|_| time_pair(a, b)).collect();
         samples.sort_unstable();
         // The nearest-rank median, as every distribution tinct reports.
-        let median = tinct_stats::nearest_rank(&samples, 50).unwrap_or(u64::MAX);
+        let median = tinct_base::stats::nearest_rank(&samples, 50).unwrap_or(u64::MAX);
         u32::try_from(median).unwrap_or(u32::MAX)
     }
 }

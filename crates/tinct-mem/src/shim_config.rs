@@ -6,10 +6,10 @@
 //! error names the variable, what was expected and what was found.
 //!
 //! The shim is injected into arbitrary programs, so this module (like all
-//! of tinct-mem) pulls in no file-format or random-number crates; that is
-//! why it has its own exact size reader ([`parse_size`]) instead of
-//! tinct-core's. What the shim prints at exit, and how to read it back:
-//! [`summary`].
+//! of tinct-mem) pulls in no file-format or random-number crates; sizes are
+//! read and written by tinct-base's units ([`parse_size`], [`Bytes`]), the
+//! same reader task sets and the command line use. What the shim prints at
+//! exit, and how to read it back: [`summary`].
 
 pub mod report_request;
 pub mod summary;
@@ -18,6 +18,8 @@ use std::ffi::CStr;
 use std::path::{Path, PathBuf};
 
 use crate::mapping::XorFunctions;
+use tinct_base::InputError;
+use tinct_base::units::{Bytes, parse_size};
 
 /// The shim's file name.
 pub const PRELOAD_LIB: &str = "libtinct_preload.so";
@@ -231,7 +233,7 @@ impl ShimConfig {
         let list = |name: &str, example: &str| -> Result<Option<Vec<u32>>, String> {
             match lookup(name).filter(|t| !t.trim().is_empty()) {
                 None => Ok(None),
-                Some(text) => tinct_sys::parse_cpu_list(&text).map(Some).map_err(|e| {
+                Some(text) => tinct_base::list::parse_list(&text).map(Some).map_err(|e| {
                     format!("{name}={text:?}: expected a list such as {example} ({e})")
                 }),
             }
@@ -254,6 +256,7 @@ impl ShimConfig {
         let pool_bytes = match lookup(POOL) {
             None => DEFAULT_POOL,
             Some(text) => parse_size(&text)
+                .map(|bytes| bytes.0)
                 .map_err(|e| format!("{POOL}={text:?}: expected a size such as 512MiB ({e})"))?,
         };
         let config = Self {
@@ -298,7 +301,7 @@ impl ShimConfig {
         if self.pool_bytes < MIN_POOL {
             return Err(format!(
                 "{POOL}={:?}: expected at least 1MiB",
-                format_size(self.pool_bytes)
+                Bytes(self.pool_bytes).to_string()
             ));
         }
         if self.bank_mode != crate::Modes::EXACT
@@ -338,7 +341,7 @@ impl ShimConfig {
     /// left out, so a variable the user set by hand is not overridden.
     pub fn to_env(&self) -> Vec<(&'static str, String)> {
         let mut env = Vec::new();
-        let list = tinct_sys::format_cpu_list;
+        let list = tinct_base::list::format_list;
         let masks = |masks: &[u64]| {
             masks
                 .iter()
@@ -364,7 +367,7 @@ impl ShimConfig {
         if let Some(bits) = &self.color_bits {
             env.push((COLOR_BITS, list(bits)));
         }
-        env.push((POOL, format_size(self.pool_bytes)));
+        env.push((POOL, Bytes(self.pool_bytes).to_string()));
         if self.bank_mode != crate::Modes::EXACT {
             env.push((BANK_MODE, self.bank_mode.names()));
         }
@@ -514,8 +517,9 @@ impl FrameReport {
         text
     }
 
-    /// Reads a report; errors name the line and what was expected.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// Reads a report; errors name the line and what was expected (no
+    /// file: [`read_frame_reports`] names it).
+    pub fn parse(text: &str) -> Result<Self, InputError> {
         let mut report = FrameReport {
             pid: 0,
             command: String::new(),
@@ -526,8 +530,9 @@ impl FrameReport {
             stacks: None,
         };
         for (index, line) in text.lines().enumerate() {
-            let bad =
-                |expected: &str| format!("line {}: expected {expected}, found {line:?}", index + 1);
+            let bad = |expected: &str| {
+                InputError::new("", "", expected, format!("{line:?}")).at_line(Some(index + 1))
+            };
             let (key, value) = line.split_once(' ').ok_or_else(|| bad("`key value`"))?;
             match key {
                 "pid" => report.pid = value.parse().map_err(|_| bad("a process id"))?,
@@ -601,7 +606,12 @@ impl FrameReport {
             }
         }
         if report.page_size == 0 {
-            return Err("no page_size line: expected `page_size 4096`".into());
+            return Err(InputError::new(
+                "",
+                "page_size",
+                "a line such as `page_size 4096`",
+                "none",
+            ));
         }
         Ok(report)
     }
@@ -639,10 +649,13 @@ pub fn read_frame_reports(path: &Path) -> Result<Vec<FrameReport>, String> {
         {
             let text = std::fs::read_to_string(entry.path())
                 .map_err(|e| format!("{}: {e}", entry.path().display()))?;
-            reports.push(
-                FrameReport::parse(&text)
-                    .map_err(|e| format!("{}: {e}", entry.path().display()))?,
-            );
+            reports.push(FrameReport::parse(&text).map_err(|e| {
+                InputError {
+                    file: entry.path().display().to_string(),
+                    ..e
+                }
+                .to_string()
+            })?);
         }
     }
     reports.sort_by_key(|r| r.pid);
@@ -674,7 +687,7 @@ fn check_indices(
     let Some(list) = list else {
         return Ok(());
     };
-    let text = tinct_sys::format_cpu_list(list);
+    let text = tinct_base::list::format_list(list);
     if list.is_empty() {
         return Err(format!("{name}={text:?}: expected at least one index"));
     }
@@ -703,80 +716,6 @@ fn flag(lookup: &impl Fn(&str) -> Option<String>, name: &str) -> Result<bool, St
         Some("1") | Some("true") | Some("yes") => Ok(true),
         Some(other) => Err(format!("{name}={other:?}: expected 1 or 0")),
     }
-}
-
-/// Binary size units, smallest first.
-const SIZE_UNITS: [(&str, u64); 5] = [
-    ("B", 1),
-    ("KiB", 1 << 10),
-    ("MiB", 1 << 20),
-    ("GiB", 1 << 30),
-    ("TiB", 1 << 40),
-];
-
-/// Reads a size such as `512MiB`, `1.5GiB` or `4096B`, exactly: a decimal
-/// number (underscores allowed) and a binary unit; a fraction must come
-/// to whole bytes; a value past 2^64 - 1 is an error. The grammar of
-/// `tinct_core::units::parse_size` (a test compares the two on random
-/// input); a copy because the shim must not link tinct-core.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: String = number.chars().filter(|&c| c != '_').collect();
-    if number.is_empty() || number == "." || number.matches('.').count() > 1 {
-        return Err("no number in front of the unit".into());
-    }
-    let unit = unit.trim();
-    // A bare whole number is bytes, as tinct-core's reader takes it.
-    let bare_bytes =
-        unit.is_empty() && !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit());
-    let factor = SIZE_UNITS
-        .iter()
-        .find(|(name, _)| *name == unit)
-        .map(|&(_, factor)| factor)
-        .or(bare_bytes.then_some(1))
-        .ok_or_else(|| {
-            format!("unknown or missing unit `{unit}` (expected one of B, KiB, MiB, GiB, TiB)")
-        })?;
-    let (whole, fraction) = number.split_once('.').unwrap_or((&number, ""));
-    let too_large = || "value too large".to_string();
-    let whole: u64 = match whole {
-        "" => 0,
-        digits => digits.parse().map_err(|_| too_large())?,
-    };
-    let mut bytes = whole.checked_mul(factor).ok_or_else(too_large)?;
-    let fraction = fraction.trim_end_matches('0');
-    if !fraction.is_empty() {
-        // bytes += 0.fraction × factor, exactly.
-        let digits: u128 = fraction.parse().map_err(|_| too_large())?;
-        let inexact =
-            || format!("too many decimals: {text} cannot be expressed exactly in whole bytes");
-        let scale = u32::try_from(fraction.len())
-            .ok()
-            .and_then(|len| 10u128.checked_pow(len))
-            .ok_or_else(inexact)?;
-        let scaled = digits * u128::from(factor);
-        if !scaled.is_multiple_of(scale) {
-            return Err(inexact());
-        }
-        let extra = u64::try_from(scaled / scale).map_err(|_| too_large())?;
-        bytes = bytes.checked_add(extra).ok_or_else(too_large)?;
-    }
-    Ok(bytes)
-}
-
-/// Writes a size exactly, in the largest binary unit that divides it
-/// (`512MiB`, `1536KiB`, `4097B`); [`parse_size`] reads it back.
-pub fn format_size(bytes: u64) -> String {
-    for &(unit, factor) in SIZE_UNITS.iter().rev() {
-        if bytes >= factor && bytes.is_multiple_of(factor) {
-            return format!("{}{unit}", bytes / factor);
-        }
-    }
-    format!("{bytes}B")
 }
 
 /// What follows the kernel's populating time (integer nanoseconds,
@@ -828,7 +767,6 @@ mod tests {
     }
 
     use super::*;
-    use proptest::prelude::*;
     use std::collections::HashMap;
 
     fn parse_map(pairs: &[(&str, &str)]) -> Result<ShimConfig, String> {
@@ -1041,58 +979,62 @@ mod tests {
             })
         );
         let short = "page_size 4096\nthread_stacks 1 2 3\n";
-        assert!(FrameReport::parse(short).unwrap_err().contains("line 2"));
+        assert!(
+            FrameReport::parse(short)
+                .unwrap_err()
+                .to_string()
+                .contains("line 2")
+        );
+        assert_eq!(FrameReport::parse(short).unwrap_err().line, Some(2));
         let mixed = "page_size 4096\nresidue_unread no\nresidue 0x1\n";
-        assert!(FrameReport::parse(mixed).unwrap_err().contains("line 3"));
+        assert!(
+            FrameReport::parse(mixed)
+                .unwrap_err()
+                .to_string()
+                .contains("line 3")
+        );
         let kind = "page_size 4096\nresidue_kind code 12\n";
-        assert!(FrameReport::parse(kind).unwrap_err().contains("BYTES KIND"));
-        let err = FrameReport::parse("page_size 4096\nframe 12\n").unwrap_err();
+        assert!(
+            FrameReport::parse(kind)
+                .unwrap_err()
+                .to_string()
+                .contains("BYTES KIND")
+        );
+        let err = FrameReport::parse("page_size 4096\nframe 12\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("line 2") && err.contains("0x1a2b3"), "{err}");
         assert!(
             FrameReport::parse("pid 1\n")
                 .unwrap_err()
+                .to_string()
                 .contains("page_size")
         );
     }
 
+    /// The reports of a program's processes are read from `PATH.<pid>`,
+    /// sorted by pid; a bad one is named by its file and line.
     #[test]
-    fn sizes_are_exact() {
-        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
-        assert_eq!(parse_size(" 1.5GiB "), Ok(3 << 29));
-        assert_eq!(parse_size("1_024 KiB"), Ok(1 << 20));
-        assert_eq!(parse_size(".5KiB"), Ok(512));
-        assert!(
-            parse_size("1.0001KiB")
-                .unwrap_err()
-                .contains("too many decimals")
+    fn frame_reports_are_read_by_pid_and_a_bad_file_is_named() {
+        let dir = std::env::temp_dir().join(format!("tinct-frames-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("frames");
+        std::fs::write(dir.join("frames.20"), "pid 20\npage_size 4096\n").unwrap();
+        std::fs::write(dir.join("frames.3"), "pid 3\npage_size 4096\n").unwrap();
+        std::fs::write(dir.join("frames.x"), "not a report").unwrap();
+        let pids: Vec<u32> = read_frame_reports(&path)
+            .unwrap()
+            .iter()
+            .map(|r| r.pid)
+            .collect();
+        assert_eq!(pids, vec![3, 20]);
+        std::fs::write(dir.join("frames.7"), "page_size 4096\nframe 12\n").unwrap();
+        let err = read_frame_reports(&path).unwrap_err();
+        let named = format!(
+            "{}:2: expected a frame number",
+            dir.join("frames.7").display()
         );
-        assert!(
-            parse_size("16EiB")
-                .unwrap_err()
-                .contains("unknown or missing unit")
-        );
-        assert!(parse_size("MiB").unwrap_err().contains("no number"));
-        assert!(parse_size("1.2.3B").is_err());
-        assert!(parse_size("20000000TiB").unwrap_err().contains("too large"));
-        assert_eq!(parse_size(&format!("{}B", u64::MAX)), Ok(u64::MAX));
-        for bytes in [1, 4096, 4097, 3 << 19, 512 << 20, u64::MAX] {
-            assert_eq!(parse_size(&format_size(bytes)), Ok(bytes));
-        }
-    }
-
-    proptest! {
-        /// The shim's reader accepts exactly what tinct-core's does, with
-        /// the same value (so `tinct exec --pool X` and `TINCT_POOL=X` agree),
-        /// on arbitrary and on well-formed (mostly valid) sizes.
-        #[test]
-        fn the_size_reader_agrees_with_tinct_core(
-            text in prop_oneof![
-                "[0-9_.]{0,24}[ ]?(B|KiB|MiB|GiB|TiB|kB|)",
-                "[0-9]{1,14}(\\.[0-9]{1,12})?(B|KiB|MiB|GiB|TiB)",
-            ]
-        ) {
-            let core = tinct_core::units::parse_size(&text).map(|b| b.0).ok();
-            prop_assert_eq!(parse_size(&text).ok(), core, "{:?}", text);
-        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(err.starts_with(&named), "{err}");
     }
 }

@@ -260,14 +260,8 @@ fn unprivileged_child() {
         "run by the parent test"
     );
     assert!(!rustix::process::geteuid().is_root());
-    let mapping = AddressMapping::from_cache(
-        tinct_mem::mapping::CacheGeometry {
-            size: 1 << 20,
-            ways: 16,
-        },
-        page_size(),
-    )
-    .unwrap();
+    let colors = tinct_base::geometry::PageColors::of_cache(1 << 20, 16, page_size()).unwrap();
+    let mapping = AddressMapping::from_colors(&colors).unwrap();
     let error = Pool::new(mapping.clone(), PoolOptions::new(MIB)).unwrap_err();
     assert!(
         matches!(error, MemError::FramesUnreadable { .. }),

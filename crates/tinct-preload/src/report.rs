@@ -16,10 +16,11 @@ use std::sync::atomic::Ordering;
 
 use tinct_mem::shim_config::summary::{REQUESTS_BY_STEP, STEP_NAMES};
 
-use crate::formatting::{list_or_any, mib, ms};
+use crate::formatting::{list_or_any, mib};
 use crate::heap::Heap;
 use crate::page_kinds::{Kind, MAPPED};
 use crate::stderr::write_stderr;
+use tinct_base::units::ms_with_unit;
 
 /// One filled area page at exit.
 struct PageNow {
@@ -186,8 +187,8 @@ pub fn summary(heap: &Heap, snapshot: &Snapshot) -> String {
         mib(growth.populated_bytes),
         growth.segments,
         mib(config.pool_bytes),
-        ms(growth.first_grow_ns),
-        ms(growth.grow_ns),
+        ms_with_unit(growth.first_grow_ns),
+        ms_with_unit(growth.grow_ns),
         growth.populate_ns,
         tinct_mem::shim_config::POPULATING_MARK,
         method,

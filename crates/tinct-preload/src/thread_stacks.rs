@@ -342,12 +342,13 @@ pub fn colored_top() -> usize {
     // SAFETY: getenv reads the environment; the name is a valid C string
     // and the result is only read.
     let value = unsafe { libc::getenv(STACK_COLORED_CSTR.as_ptr()) };
-    let bytes = if value.is_null() {
-        DEFAULT_STACK_COLORED
-    } else {
-        // SAFETY: non-null results of getenv are NUL-terminated strings.
-        let text = unsafe { CStr::from_ptr(value) }.to_string_lossy();
-        tinct_mem::shim_config::parse_size(&text).unwrap_or_else(|e| {
+    let bytes =
+        if value.is_null() {
+            DEFAULT_STACK_COLORED
+        } else {
+            // SAFETY: non-null results of getenv are NUL-terminated strings.
+            let text = unsafe { CStr::from_ptr(value) }.to_string_lossy();
+            tinct_base::units::parse_size(&text).map(|size| size.0).unwrap_or_else(|e| {
             crate::stderr::write_stderr(&format!(
                 "tinct-preload: {STACK_COLORED}={text:?}: {e}; colouring the default {} KiB \
                  of each thread stack\n",
@@ -355,7 +356,7 @@ pub fn colored_top() -> usize {
             ));
             DEFAULT_STACK_COLORED
         })
-    };
+        };
     let bytes = usize::try_from(bytes).unwrap_or(usize::MAX - 1);
     COLORED_TOP.store(bytes, Ordering::Relaxed);
     bytes

@@ -93,13 +93,13 @@ pub fn bench_page(dir: &Path) -> Result<Page, ReportError> {
         }
     }
     if results.is_empty() {
-        return Err(ReportError::Input {
-            path: dir.display().to_string(),
-            expected: "a run directory (summary.json and jobs.csv) or a bench directory \
-                       (a result JSON with `bench` and `machine`)"
-                .into(),
-            found: "neither".into(),
-        });
+        return Err(ReportError::Input(tinct_base::InputError::new(
+            dir.display().to_string(),
+            "",
+            "a run directory (summary.json and jobs.csv) or a bench directory (a result JSON \
+             with `bench` and `machine`)",
+            "neither",
+        )));
     }
     let names: Vec<&str> = results
         .iter()

@@ -52,16 +52,10 @@ pub enum ReportError {
         #[source]
         source: std::io::Error,
     },
-    /// A directory that is not what a report is made from: bad input.
-    #[error("{path}: expected {expected}, found {found}")]
-    Input {
-        /// The directory.
-        path: String,
-        /// What was expected.
-        expected: String,
-        /// What was found.
-        found: String,
-    },
+    /// A directory that is not what a report is made from: bad input, the
+    /// directory its file.
+    #[error(transparent)]
+    Input(#[from] tinct_base::InputError),
     /// A file could not be written.
     #[error("cannot write {path}: {source}")]
     Write {

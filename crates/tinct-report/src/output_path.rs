@@ -16,17 +16,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// An output path that cannot take what the command writes.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}: expected {expected}, found {found}", path.display())]
-pub struct OutputPathError {
-    /// The path as the user gave it.
-    pub path: PathBuf,
-    /// What it should be.
-    pub expected: String,
-    /// What it is.
-    pub found: String,
-}
+/// An output path that cannot take what the command writes: bad input,
+/// tinct's one input-error type, whose `file` is the path as the user gave
+/// it (the caller names the flag as its `field`).
+pub type OutputPathError = tinct_base::InputError;
 
 /// What a regular file or another non-directory at `path` is, in words.
 fn kind_of(path: &Path) -> &'static str {
@@ -63,11 +56,12 @@ fn found(path: &Path, error: Option<&std::io::Error>) -> String {
 }
 
 fn dir_refused(path: &Path, error: Option<&std::io::Error>) -> OutputPathError {
-    OutputPathError {
-        path: path.to_path_buf(),
-        expected: "a directory to write the files in (created if missing)".into(),
-        found: found(path, error),
-    }
+    OutputPathError::new(
+        path.display().to_string(),
+        "",
+        "a directory to write the files in (created if missing)",
+        found(path, error),
+    )
 }
 
 /// Why a place cannot be written, without the probe file's random name
@@ -129,10 +123,13 @@ pub fn prepare_dir(path: &Path) -> Result<(), OutputPathError> {
 /// (written, then removed), and an existing file at `path` opens for
 /// writing (not truncated). Nothing is left behind.
 pub fn check_file(path: &Path) -> Result<(), OutputPathError> {
-    let refused = |found: String| OutputPathError {
-        path: path.to_path_buf(),
-        expected: "a file path in an existing directory".into(),
-        found,
+    let refused = |found: String| {
+        OutputPathError::new(
+            path.display().to_string(),
+            "",
+            "a file path in an existing directory",
+            found,
+        )
     };
     if path.is_dir() {
         return Err(refused("a directory".into()));
@@ -224,11 +221,12 @@ mod tests {
     }
 
     fn e_under(file: &Path) -> OutputPathError {
-        OutputPathError {
-            path: file.join("sub"),
-            expected: "a directory to write the files in (created if missing)".into(),
-            found: format!("{} is a regular file", file.display()),
-        }
+        OutputPathError::new(
+            file.join("sub").display().to_string(),
+            "",
+            "a directory to write the files in (created if missing)",
+            format!("{} is a regular file", file.display()),
+        )
     }
 
     #[test]

@@ -22,7 +22,7 @@ use std::marker::PhantomData;
 
 pub mod evt;
 
-pub use tinct_stats::{median_f64, nearest_rank, nearest_rank_ppm, stddev_f64};
+pub use tinct_base::stats::{median_f64, nearest_rank, nearest_rank_ppm, stddev_f64};
 
 /// The unit of a [`Distribution`]: it names the serialized fields.
 pub trait Unit {

@@ -23,6 +23,7 @@
 
 use crate::spec::{MutexSpec, Policy, Protocol, RunSpec, Step};
 use crate::{Result, RtError};
+use tinct_base::InputError;
 use tinct_core::limits::Limit;
 use tinct_core::model::{Protocol as SetProtocol, TaskSet, Work};
 use tinct_core::units::Nanos;
@@ -127,12 +128,14 @@ impl RunSpec {
             .map(|t| (t.name.clone(), t.line))
             .collect();
         let source = self.source.clone();
-        let bad = |task: &str, field: &str, expected: String, found: String| RtError::Input {
-            file: source.clone(),
-            line: lines.iter().find(|(n, _)| n == task).and_then(|(_, l)| *l),
-            field: format!("task '{task}' {field}"),
-            expected,
-            found,
+        let bad = |task: &str, field: &str, expected: String, found: String| {
+            RtError::Input(InputError {
+                file: source.clone(),
+                line: lines.iter().find(|(n, _)| n == task).and_then(|(_, l)| *l),
+                field: format!("task '{task}' {field}"),
+                expected,
+                found,
+            })
         };
         let mut mutexes = Vec::with_capacity(sync.resources.len());
         for resource in &sync.resources {
@@ -212,7 +215,7 @@ impl RunSpec {
             let outside = match (work, total) {
                 (Work::Target(c), Some(total)) if total <= c.0 => Work::Target(Nanos(c.0 - total)),
                 (Work::Target(c), _) => {
-                    return Err(RtError::Input {
+                    return Err(RtError::Input(InputError {
                         file: self.source.clone(),
                         line: task.line,
                         field: format!("task '{}' critical_sections", task.name),
@@ -225,7 +228,7 @@ impl RunSpec {
                                 .map(|s| u128::from(s.length_ns))
                                 .sum::<u128>()
                         ),
-                    });
+                    }));
                 }
                 (iterations, _) => iterations,
             };
@@ -241,13 +244,13 @@ impl RunSpec {
                     .iter()
                     .position(|r| r.name == section.resource)
                 else {
-                    return Err(RtError::Input {
+                    return Err(RtError::Input(InputError {
                         file: self.source.clone(),
                         line: task.line,
                         field: format!("task '{}' critical_sections.resource", task.name),
                         expected: "a resource of the set's [[resource]] tables".into(),
                         found: format!("'{}'", section.resource),
-                    });
+                    }));
                 };
                 let mutex = first_mutex + index;
                 steps.push(Step::Lock { mutex });

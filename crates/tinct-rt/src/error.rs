@@ -1,22 +1,15 @@
 //! The one error type of tinct-rt.
 
+use tinct_base::InputError;
+
 /// Everything that can go wrong while preparing, running or writing a run.
 #[derive(Debug, thiserror::Error)]
 pub enum RtError {
-    /// A workload file (plan or rt-app) that cannot be used: bad input.
-    #[error("{file}{}: {field}: expected {expected}, found {found}", line.map(|l| format!(":{l}")).unwrap_or_default())]
-    Input {
-        /// The file as the user named it.
-        file: String,
-        /// 1-based line, when known.
-        line: Option<usize>,
-        /// The key or field, e.g. ``tasks.thread0 key `barrier` ``.
-        field: String,
-        /// What was expected.
-        expected: String,
-        /// What was found.
-        found: String,
-    },
+    /// A workload file (plan or rt-app), a run directory or another input
+    /// that cannot be used: bad input at its file, line and field (the
+    /// field e.g. ``tasks.thread0 key `barrier` ``).
+    #[error(transparent)]
+    Input(#[from] InputError),
     /// The run needs a privilege the process does not have.
     #[error("{what}: {fix}")]
     Privilege {
@@ -50,18 +43,6 @@ pub enum RtError {
         /// What happened.
         message: String,
     },
-}
-
-impl From<tinct_core::format::InputError> for RtError {
-    fn from(e: tinct_core::format::InputError) -> Self {
-        RtError::Input {
-            file: e.file,
-            line: e.line,
-            field: e.field,
-            expected: e.expected,
-            found: e.found,
-        }
-    }
 }
 
 /// `Result` with [`RtError`].

@@ -37,15 +37,17 @@ use crate::memory::{ColorLayout, Placement};
 use crate::runtime::TaskRun;
 use crate::spec::RunSpec;
 use serde::{Deserialize, Serialize};
+use tinct_base::geometry::{CacheGeometry, PageColors};
 use tinct_core::PartitionSet;
-use tinct_sim::CacheGeometry;
 use tinct_sim::isolation::{TaskFrames, check};
 use tinct_sys::SysRoot;
 use tinct_sys::doctor::human_bytes;
 use tinct_sys::footprint::Footprint;
 use tinct_sys::topology::Topology;
 
-/// This machine's last-level cache as tinct-sim models it.
+/// This machine's last-level cache as tinct-sim models it: the
+/// [`CacheGeometry`] of the part the model indexes, named in words, with
+/// the page size frames are numbered in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LlcModel {
     /// In words: `L3 32 MiB 16-way` (and, for a sliced cache, which part is
@@ -71,7 +73,7 @@ impl LlcModel {
     /// not have (more than the derived span) are caught, since the model
     /// keeps the derived index. Where the index cannot be derived, colour
     /// bits within those safe to assume
-    /// ([`tinct_geometry::assumed_safe_bits`]) index the model, and bits
+    /// ([`tinct_base::geometry::assumed_safe_bits`]) index the model, and bits
     /// beyond them are no model at all: nothing here could tell whether the
     /// cache has them, so the proof says it is not available rather than
     /// proving isolation from the very bits it would check.
@@ -96,8 +98,9 @@ impl LlcModel {
                 .map(|g| g.colors.way_bytes);
         if derived.is_none() {
             let whole_way = llc.size_bytes / u64::from(ways);
-            let safe = tinct_geometry::assumed_safe_bits(whole_way, line, page);
-            let safe_span = safe.last().map_or(page, |&high| 1u64 << (high + 1));
+            let safe = tinct_base::geometry::assumed_safe_bits(whole_way, line, page);
+            // The span the safe bits index: the way of their colours.
+            let safe_span = PageColors::of_bits(&safe, page).map_or(page, |c| c.way_bytes);
             if index_span_bytes > safe_span {
                 return Err(format!(
                     "this machine's {} set index cannot be derived, and the colour bits in force \

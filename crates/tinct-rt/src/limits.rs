@@ -20,6 +20,7 @@ use crate::kernels::LINE_BYTES;
 use crate::shared_log::RECORD_WORDS;
 use crate::spec::{Phase, RunSpec, Step, TaskSpec};
 use crate::{Result, RtError};
+use tinct_base::InputError;
 use tinct_core::limits::Limit;
 use tinct_core::model::Work;
 use tinct_core::units::{Bytes, Nanos};
@@ -134,14 +135,15 @@ impl RunSpec {
     /// Checks every limit of this module; the first one broken is bad
     /// input naming the file, the task (and its line when known) and the field.
     pub fn check_limits(&self) -> Result<()> {
-        let error =
-            |line: Option<usize>, field: String, expected: String, found: String| RtError::Input {
+        let error = |line: Option<usize>, field: String, expected: String, found: String| {
+            RtError::Input(InputError {
                 file: self.source.clone(),
                 line,
                 field,
                 expected,
                 found,
-            };
+            })
+        };
         if self.tasks.is_empty() || self.tasks.len() > MAX_TASKS {
             return Err(error(
                 None,

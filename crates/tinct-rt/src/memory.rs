@@ -38,6 +38,7 @@ use crate::working_set::WorkingSet;
 use crate::{Result, RtError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
+use tinct_base::InputError;
 use tinct_core::PartitionSet;
 use tinct_core::units::Bytes;
 use tinct_mem::{
@@ -260,19 +261,12 @@ impl ColorLayout {
             task_set: spec.color_bits.as_deref().map(|bits| (source, bits)),
         };
         let resolved = color_source::resolve(request, page).map_err(|e| match e {
-            // The task set's own field: bad input at its file and field.
+            // The task set's own field: bad input at its file and field
+            // (`platform.color_bits`, as the resolver names it).
             ColorSourceError::Invalid {
                 from: color_source::ColorSource::TaskSet { .. },
-                expected,
-                found,
-                ..
-            } => RtError::Input {
-                file: spec.source.clone(),
-                line: None,
-                field: "platform.color_bits".into(),
-                expected,
-                found,
-            },
+                error,
+            } => RtError::Input(*error),
             other => RtError::Colors(other),
         })?;
         let mapping = AddressMapping::new(
@@ -532,16 +526,18 @@ pub fn check_colors(spec: &RunSpec, uncolored_if_unknown: bool) -> Result<()> {
         Err(e) => return Err(e),
     };
     if let Some(partitions) = spec.platform_partitions {
-        PartitionColors::even(layout.mapping.colors(), partitions).map_err(|_| RtError::Input {
-            file: spec.source.clone(),
-            line: None,
-            field: "platform.partitions".into(),
-            expected: format!(
-                "at most as many partitions as colours ({}: {})",
-                layout.mapping.colors(),
-                layout.rule
-            ),
-            found: format!("{partitions} partitions"),
+        PartitionColors::even(layout.mapping.colors(), partitions).map_err(|_| {
+            RtError::Input(InputError {
+                file: spec.source.clone(),
+                line: None,
+                field: "platform.partitions".into(),
+                expected: format!(
+                    "at most as many partitions as colours ({}: {})",
+                    layout.mapping.colors(),
+                    layout.rule
+                ),
+                found: format!("{partitions} partitions"),
+            })
         })?;
     }
     Ok(())
@@ -550,12 +546,15 @@ pub fn check_colors(spec: &RunSpec, uncolored_if_unknown: bool) -> Result<()> {
 /// N_P of `spec`, which maps partitions to page colours: bad input naming
 /// `platform.partitions` when the run has none.
 pub(crate) fn platform_partitions(spec: &RunSpec) -> Result<u32> {
-    spec.platform_partitions.ok_or_else(|| RtError::Input {
-        file: spec.source.clone(),
-        line: None,
-        field: "platform.partitions".into(),
-        expected: "N_P, the number of cache partitions, to map partitions to page colors".into(),
-        found: "none".into(),
+    spec.platform_partitions.ok_or_else(|| {
+        RtError::Input(InputError {
+            file: spec.source.clone(),
+            line: None,
+            field: "platform.partitions".into(),
+            expected: "N_P, the number of cache partitions, to map partitions to page colors"
+                .into(),
+            found: "none".into(),
+        })
     })
 }
 
@@ -585,12 +584,14 @@ fn request_of(
     }
     let colors = partition_colors
         .colors_of_all(&task.partitions)
-        .map_err(|e| RtError::Input {
-            file: source.to_string(),
-            line: None,
-            field: format!("task '{}' field `partitions`", task.name),
-            expected: format!("partitions 1..={}", partition_colors.partitions()),
-            found: e.to_string(),
+        .map_err(|e| {
+            RtError::Input(InputError {
+                file: source.to_string(),
+                line: None,
+                field: format!("task '{}' field `partitions`", task.name),
+                expected: format!("partitions 1..={}", partition_colors.partitions()),
+                found: e.to_string(),
+            })
         })?;
     Ok(Some(ColoredRequest {
         bytes: rounded_to_lines(task.working_set),

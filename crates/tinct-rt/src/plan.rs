@@ -13,6 +13,7 @@ use crate::spec::{
 };
 use crate::{Result, RtError};
 use std::path::Path;
+use tinct_base::InputError;
 use tinct_core::analysis::Analysis;
 use tinct_core::limits::Limit;
 use tinct_core::model::{Kernel, ProgramBody, Task, TaskSet, Trigger, Work};
@@ -83,12 +84,14 @@ impl RunSpec {
         let mut tasks = Vec::with_capacity(set.tasks.len());
         for (i, task) in set.tasks.iter().enumerate() {
             let line = set.task_lines.get(i).copied();
-            let bad = |field: &str, expected: String, found: String| RtError::Input {
-                file: source.to_string(),
-                line,
-                field: format!("task '{}' field `{field}`", task.name),
-                expected,
-                found,
+            let bad = |field: &str, expected: String, found: String| {
+                RtError::Input(InputError {
+                    file: source.to_string(),
+                    line,
+                    field: format!("task '{}' field `{field}`", task.name),
+                    expected,
+                    found,
+                })
             };
             let reservation = task.is_deadline();
             if reservation && policy != PlacementPolicy::Static {
@@ -117,7 +120,7 @@ impl RunSpec {
             // line: the deadline is checked later (`check_limits`), and
             // when it is implicit it is the period, which is what to fix.
             if task.period.0 > MAX_TIME_NS {
-                return Err(RtError::Input {
+                return Err(RtError::Input(InputError {
                     file: source.to_string(),
                     line: set.period_lines.get(i).copied().or(line),
                     field: match task.trigger {
@@ -131,7 +134,7 @@ impl RunSpec {
                     },
                     expected: Limit::RunTime.expected(),
                     found: task.period.to_string(),
-                });
+                }));
             }
             let body = Body::of(task);
             if body.kernel != Kernel::Compute && body.working_set < MIN_WORKING_SET_BYTES {
@@ -454,7 +457,7 @@ pub fn load_placed_plan(
         .iter()
         .find(|t| t.cpus.iter().flatten().any(|cpu| !allowed.contains(cpu)))
     {
-        return Err(RtError::Input {
+        return Err(RtError::Input(InputError {
             file: source,
             line: task.line,
             field: format!("task '{}' field `core`", task.name),
@@ -470,7 +473,7 @@ pub fn load_placed_plan(
                     .copied()
                     .unwrap_or(0)
             ),
-        });
+        }));
     }
     Ok((spec, analysis))
 }

@@ -26,6 +26,7 @@ use crate::spec::{RunSpec, TaskSpec};
 use crate::{Result, RtError};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use tinct_base::InputError;
 use tinct_mem::{AddressMapping, PartitionColors, ShimConfig, read_frame_reports};
 use tinct_sys::color_source::ColorSourceError;
 
@@ -116,7 +117,7 @@ pub fn heaps_of(
                         "the shim cannot colour it: {ignored}"
                     ))));
                 }
-                return Err(RtError::Input {
+                return Err(RtError::Input(InputError {
                     file: spec.source.clone(),
                     line: task.line,
                     field: format!("task '{}' body.command", task.name),
@@ -125,7 +126,7 @@ pub fn heaps_of(
                                it on any pages, S(i) NOT enforced)"
                         .into(),
                     found: ignored.to_string(),
-                });
+                }));
             }
             let layout = match &layout {
                 Ok(layout) => layout,
@@ -152,15 +153,17 @@ pub fn heaps_of(
             let partitions = crate::memory::platform_partitions(spec)?;
             let split = PartitionColors::even(layout.mapping.colors(), partitions)
                 .and_then(|split| split.colors_of_all(&task.partitions))
-                .map_err(|e| RtError::Input {
-                    file: spec.source.clone(),
-                    line: task.line,
-                    field: format!("task '{}' partitions", task.name),
-                    expected: format!(
-                        "partitions of the platform's {partitions} ({})",
-                        layout.rule
-                    ),
-                    found: e.to_string(),
+                .map_err(|e| {
+                    RtError::Input(InputError {
+                        file: spec.source.clone(),
+                        line: task.line,
+                        field: format!("task '{}' partitions", task.name),
+                        expected: format!(
+                            "partitions of the platform's {partitions} ({})",
+                            layout.rule
+                        ),
+                        found: e.to_string(),
+                    })
                 })?;
             let mut colors = split;
             colors.sort_unstable();
@@ -208,15 +211,18 @@ fn pool_bytes() -> Result<u64> {
     let Ok(text) = std::env::var(POOL_VAR) else {
         return Ok(tinct_mem::shim_config::DEFAULT_POOL);
     };
-    tinct_mem::shim_config::parse_size(&text)
+    tinct_core::units::parse_size(&text)
         .ok()
+        .map(|bytes| bytes.0)
         .filter(|&bytes| bytes >= tinct_mem::shim_config::MIN_POOL)
-        .ok_or_else(|| RtError::Input {
-            file: "the environment".into(),
-            line: None,
-            field: POOL_VAR.into(),
-            expected: "a size of at least 1MiB such as 512MiB".into(),
-            found: format!("{text:?}"),
+        .ok_or_else(|| {
+            RtError::Input(InputError {
+                file: "the environment".into(),
+                line: None,
+                field: POOL_VAR.into(),
+                expected: "a size of at least 1MiB such as 512MiB".into(),
+                found: format!("{text:?}"),
+            })
         })
 }
 

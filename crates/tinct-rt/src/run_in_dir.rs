@@ -13,6 +13,7 @@ use crate::runtime::{RunOptions, RunResult, check_can_run};
 use crate::spec::{RunSpec, WatchdogMode};
 use crate::{Result, RtError};
 use std::path::{Path, PathBuf};
+use tinct_base::InputError;
 use tinct_core::analysis::Analysis;
 use tinct_core::units::Nanos;
 
@@ -193,12 +194,14 @@ fn with_program_output(spec: &RunSpec, dir: &Path) -> Result<RunSpec> {
             taken.insert(program_stderr_name(&name));
         }
         if !made {
-            std::fs::create_dir_all(&programs).map_err(|e| RtError::Input {
-                file: programs.display().to_string(),
-                line: None,
-                field: "run directory (--out)".into(),
-                expected: "a directory for the programs' stderr".into(),
-                found: e.to_string(),
+            std::fs::create_dir_all(&programs).map_err(|e| {
+                RtError::Input(InputError {
+                    file: programs.display().to_string(),
+                    line: None,
+                    field: "run directory (--out)".into(),
+                    expected: "a directory for the programs' stderr".into(),
+                    found: e.to_string(),
+                })
             })?;
             made = true;
         }

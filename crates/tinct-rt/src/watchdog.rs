@@ -68,8 +68,8 @@ impl StopReason {
                 deadline_ns,
                 factor,
             } => format!(
-                "WATCHDOG: task '{task}' job {job} ran past {factor} × its deadline of {:.3} ms: run stopped",
-                *deadline_ns as f64 / 1e6
+                "WATCHDOG: task '{task}' job {job} ran past {factor} × its deadline of {}: run stopped",
+                tinct_base::units::ms_with_unit(*deadline_ns)
             ),
             StopReason::DurationExceeded { limit_ns } => format!(
                 "WATCHDOG: the run went past its duration plus grace ({:.3} s): run stopped",

@@ -8,6 +8,7 @@
 //! `[platform] color_bits` replaces the machine's colour rule, and the pages
 //! are checked against those bits.
 
+use tinct_base::InputError;
 use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
 use tinct_mem::mapping::LayoutSpec;
@@ -230,9 +231,9 @@ fn color_bits_inside_a_page_are_bad_input_naming_the_field() {
         ..run_spec(vec![task("t", 0, 80, vec![1])], 1_000_000)
     };
     match tinct_rt::memory::ColorLayout::of_spec(&spec) {
-        Err(tinct_rt::RtError::Input {
+        Err(tinct_rt::RtError::Input(InputError {
             file, field, found, ..
-        }) => {
+        })) => {
             assert_eq!(
                 (file.as_str(), field.as_str()),
                 ("set.toml", "platform.color_bits")

@@ -1,6 +1,7 @@
 //! Inputs the fuzz targets (fuzz/, `scripts/fuzz.sh`) found, with the
 //! right outcome.
 
+use tinct_base::InputError;
 use tinct_rt::RtError;
 use tinct_rt::limits::MAX_TASKS;
 use tinct_rt::rtapp::parse;
@@ -9,13 +10,13 @@ const MAX_THREADS: i64 = MAX_TASKS as i64;
 
 fn refusal(text: &str) -> (Option<usize>, String, String, String) {
     match parse(text, "f.json", 1_000_000_000) {
-        Err(RtError::Input {
+        Err(RtError::Input(InputError {
             file,
             line,
             field,
             expected,
             found,
-        }) => {
+        })) => {
             assert_eq!(file, "f.json");
             (line, field, expected, found)
         }

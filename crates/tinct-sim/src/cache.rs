@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::SimError;
-use crate::geometry::CacheGeometry;
 use std::ops::Range;
+use tinct_base::geometry::CacheGeometry;
 
 use crate::replacement::{self, RANK_MASK, Replacement};
 

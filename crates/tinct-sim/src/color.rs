@@ -10,10 +10,10 @@
 use std::ops::Range;
 
 use crate::error::SimError;
-use crate::geometry::CacheGeometry;
-use tinct_geometry::PageColors;
+use tinct_base::geometry::CacheGeometry;
+use tinct_base::geometry::PageColors;
 
-/// The page-color view of a geometry for one page size: tinct-geometry's
+/// The page-color view of a geometry for one page size: tinct-base's
 /// [`PageColors`] of one way of one slice (the colour of a frame or an
 /// address is its calculation), with the sets each colour covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +40,8 @@ impl PageColoring {
         }
         // The one page-color calculation of tinct (shared with tinct-sys and
         // tinct-mem), over the span of one way of one slice.
-        let colors = PageColors::of_way(geometry.way_span(), page_size)
+        let colors = geometry
+            .page_colors(page_size)
             .map_err(|e| SimError::invalid("page_size", "a page-colored geometry", e))?;
         // A model's way span is a power of two (sets and lines are), so
         // the colour bits are known: every frame has a colour.

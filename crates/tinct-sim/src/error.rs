@@ -1,22 +1,19 @@
 //! The one error type of tinct-sim.
 
 use thiserror::Error;
+use tinct_base::InputError;
 
 /// Everything that can go wrong when building or driving the cache model.
 ///
-/// Each variant names the offending field, what was expected and what was found.
+/// Each variant names the offending field or value, what was expected and
+/// what was found.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum SimError {
-    /// A geometry, replacement or configuration field has an unusable value.
-    #[error("invalid {field}: expected {expected}, found {found}")]
-    InvalidField {
-        /// The field, e.g. `geometry.ways`.
-        field: &'static str,
-        /// What the field must be.
-        expected: String,
-        /// The value that was given.
-        found: String,
-    },
+    /// A geometry, replacement or configuration field has an unusable
+    /// value: bad input, its `field` e.g. `geometry.ways` (no file: a
+    /// model is built from values, not read from one).
+    #[error(transparent)]
+    Input(#[from] InputError),
     /// A core index beyond the cache's configured core count.
     #[error("core {core} is out of range: the cache was built for {cores} cores")]
     CoreOutOfRange {
@@ -56,16 +53,8 @@ pub enum SimError {
 }
 
 impl SimError {
-    /// Shorthand for [`SimError::InvalidField`].
-    pub(crate) fn invalid(
-        field: &'static str,
-        expected: impl Into<String>,
-        found: impl ToString,
-    ) -> Self {
-        SimError::InvalidField {
-            field,
-            expected: expected.into(),
-            found: found.to_string(),
-        }
+    /// Shorthand for [`SimError::Input`] at `field`.
+    pub(crate) fn invalid(field: &str, expected: impl Into<String>, found: impl ToString) -> Self {
+        SimError::Input(InputError::new("", field, expected, found.to_string()))
     }
 }

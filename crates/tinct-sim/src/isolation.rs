@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use crate::color::PageColoring;
 use crate::error::SimError;
-use crate::geometry::CacheGeometry;
+use tinct_base::geometry::CacheGeometry;
 
 /// The physical frames one task (or process) was given.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,7 +14,8 @@
 //! whatever the working-set sizes; uncolored or overlapping sets do.
 //!
 //! Layout:
-//! - [`geometry`]: cache shape, set index and slice hash;
+//! - the cache shape, set index and slice hash: [`CacheGeometry`] and
+//!   [`SliceHash`], tinct-base's (re-exported here);
 //! - [`replacement`]: LRU and tree-PLRU state of one set;
 //! - [`cache`]: the cache itself and its counters;
 //! - [`color`]: page colors of a geometry;
@@ -48,7 +49,6 @@
 pub mod cache;
 pub mod color;
 pub mod error;
-pub mod geometry;
 pub mod isolation;
 pub mod replacement;
 pub mod replay;
@@ -59,9 +59,9 @@ pub mod synthetic_memory;
 pub use cache::{AccessOutcome, Cache, CoreCounters, Eviction, MAX_CORES};
 pub use color::PageColoring;
 pub use error::SimError;
-pub use geometry::{CacheGeometry, SliceHash};
 pub use isolation::{IsolationReport, TaskFrames};
 pub use replacement::Replacement;
 pub use replay::{Interleave, ReplayConfig, ReplayReport, replay_pages, replay_streams};
 pub use stream::AccessPattern;
 pub use synthetic_memory::SyntheticMemory;
+pub use tinct_base::geometry::{CacheGeometry, SliceHash};

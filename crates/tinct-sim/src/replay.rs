@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::cache::{Cache, CoreCounters};
 use crate::color::PageColoring;
 use crate::error::SimError;
-use crate::geometry::CacheGeometry;
 use crate::replacement::Replacement;
 use crate::stream::{AccessPattern, StreamCursor, WorkingSet};
+use tinct_base::geometry::CacheGeometry;
 
 /// The order in which the cores' accesses reach the cache.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

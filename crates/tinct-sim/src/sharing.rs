@@ -146,11 +146,11 @@ type Uses = BTreeMap<u64, BTreeMap<usize, (u64, u64, u64, u64)>>;
 /// Finds every line two or more of `tasks` touch, and how.
 pub fn shared_lines(tasks: &[TaskAccesses], line_bytes: u64) -> Result<SharingReport, SimError> {
     if !line_bytes.is_power_of_two() || !(8..=512).contains(&line_bytes) {
-        return Err(SimError::InvalidField {
-            field: "sharing.line_bytes",
-            expected: "a power of two from 8 to 512".into(),
-            found: line_bytes.to_string(),
-        });
+        return Err(SimError::invalid(
+            "sharing.line_bytes",
+            "a power of two from 8 to 512",
+            line_bytes,
+        ));
     }
     let mut uses: Uses = BTreeMap::new();
     for (t, task) in tasks.iter().enumerate() {

@@ -128,7 +128,7 @@ impl SyntheticMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::geometry::CacheGeometry;
+    use tinct_base::geometry::CacheGeometry;
 
     fn l2_memory(memory_bytes: u64, seed: u64) -> SyntheticMemory {
         let coloring =

@@ -4,7 +4,7 @@
 //! A sliced LLC indexes sets within a slice and picks the slice by a hash
 //! of higher address bits, so only the bits below the slice hash are
 //! colour bits (kim2013 Section IV-A: the i7-2600 has 32 colours where
-//! the way-size rule gives 128; [`tinct_geometry::PageColors::of_sliced_cache`]).
+//! the way-size rule gives 128; [`tinct_base::geometry::PageColors::of_sliced_cache`]).
 //!
 //! **The safety rule.** Colours computed from `s` slices are the address
 //! bits below `size / s / ways`. Counting *more* slices than the cache has
@@ -67,7 +67,7 @@
 use crate::error::Result;
 use crate::root::SysRoot;
 use crate::topology::{Cache, Topology};
-use tinct_geometry::{ColorGeometry, ColorRule, GeometryError, PageColors};
+use tinct_base::geometry::{ColorGeometry, ColorRule, GeometryError, PageColors};
 
 const EVENT_SOURCES: &str = "/sys/bus/event_source/devices";
 

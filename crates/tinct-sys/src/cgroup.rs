@@ -14,6 +14,7 @@
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
+use tinct_base::InputError;
 
 /// Where cgroup v2 is mounted, from `/proc/self/mounts`.
 pub fn mount_point() -> Result<PathBuf> {
@@ -48,11 +49,13 @@ pub fn find_mount(
             );
             wanted(kind, options).then(|| PathBuf::from(mount))
         })
-        .ok_or_else(|| Error::Parse {
-            path: path.into(),
-            line: 0,
-            expected: expected.into(),
-            found: found.into(),
+        .ok_or_else(|| {
+            Error::Input(InputError::new(
+                path.display().to_string(),
+                "",
+                expected,
+                format!("{found:?}"),
+            ))
         })
 }
 
@@ -86,11 +89,13 @@ pub fn own_group() -> Result<String> {
     })?;
     text.lines()
         .find_map(|line| line.strip_prefix("0::").map(str::to_string))
-        .ok_or_else(|| Error::Parse {
-            path: path.into(),
-            line: 0,
-            expected: "a `0::` (cgroup v2) line".into(),
-            found: text.trim().to_string(),
+        .ok_or_else(|| {
+            Error::Input(InputError::new(
+                path.display().to_string(),
+                "",
+                "a `0::` (cgroup v2) line",
+                format!("{:?}", text.trim()),
+            ))
         })
 }
 

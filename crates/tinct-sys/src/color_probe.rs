@@ -161,7 +161,7 @@ fn meaning(verdict: Verdict, ratio: f64) -> &'static str {
 
 /// The median of `values` (NaN for none: no verdict can come of it).
 fn median(values: &[f64]) -> f64 {
-    tinct_stats::median_f64(values).unwrap_or(f64::NAN)
+    tinct_base::stats::median_f64(values).unwrap_or(f64::NAN)
 }
 
 /// Probe settings.

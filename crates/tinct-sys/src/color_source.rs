@@ -25,11 +25,12 @@
 
 use std::path::{Path, PathBuf};
 
-use tinct_geometry::ColorGeometry;
+use tinct_base::InputError;
+use tinct_base::geometry::ColorGeometry;
 
 use crate::SysRoot;
 use crate::cache_slices::{explicit_color_geometry, machine_color_geometry};
-use crate::machine_file::{MachineFile, MachineFileError};
+use crate::machine_file::MachineFile;
 
 /// `TINCT_COLOR_BITS`: the colour bits for every command and the shim, e.g.
 /// `12-16`.
@@ -156,21 +157,20 @@ impl ResolvedColors {
 /// Why no colour bits could be had.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ColorSourceError {
-    /// A source gave bits that are not usable: bad input.
-    #[error("{place}: expected {expected}, found {found}")]
+    /// A source gave bits that are not usable: bad input, at the file and
+    /// field of the source (a flag or a variable is the field, with its
+    /// value, and no file).
+    #[error("{error}")]
     Invalid {
         /// The source that gave them.
         from: ColorSource,
-        /// The source in words (a flag, a variable, a file with its field).
-        place: String,
-        /// What was expected.
-        expected: String,
-        /// What was found.
-        found: String,
+        /// Where, what was expected and what was found (boxed: an error
+        /// stays small beside the resolved colours).
+        error: Box<InputError>,
     },
     /// The machine file exists but cannot be read.
     #[error("{0}")]
-    MachineFile(#[from] MachineFileError),
+    MachineFile(InputError),
     /// No source gave bits and the derived rule cannot.
     #[error("the page-colour bits of this machine are unknown ({why}): {HOW_TO_GIVE}")]
     Unknown {
@@ -217,34 +217,43 @@ pub fn resolve(
 pub fn resolve_from(
     request: ColorRequest<'_>,
     env: Option<&str>,
-    machine_file: impl FnOnce() -> Result<Option<(PathBuf, MachineFile)>, MachineFileError>,
+    machine_file: impl FnOnce() -> Result<Option<(PathBuf, MachineFile)>, InputError>,
     topology_root: &SysRoot,
     page_bytes: u64,
 ) -> Result<ResolvedColors, ColorSourceError> {
-    let from_text = |text: &str, source: ColorSource, place: String| {
-        let bits = crate::parse_cpu_list(text).map_err(|e| ColorSourceError::Invalid {
+    let from_text = |text: &str, source: ColorSource, place: InputError| {
+        let bits = tinct_base::list::parse_list(text).map_err(|e| ColorSourceError::Invalid {
             from: source.clone(),
-            place: place.clone(),
-            expected: EXPECTED_BITS.into(),
-            found: e.to_string(),
+            error: Box::new(InputError {
+                expected: EXPECTED_BITS.into(),
+                found: e.to_string(),
+                ..place.clone()
+            }),
         })?;
         from_bits(bits, source, place, page_bytes)
     };
+    // Where each source's bits are, for its errors (what was expected and
+    // found filled in there).
+    let place = |file: String, field: String| InputError::new(file, field, "", "");
     if let Some((flag, text)) = request.flag {
         return from_text(
             text,
             ColorSource::Flag { flag: flag.into() },
-            format!("{flag} {text}"),
+            place(String::new(), format!("{flag} {text}")),
         );
     }
     if let Some(text) = env {
-        return from_text(text, ColorSource::Environment, format!("{ENV_VAR}={text}"));
+        return from_text(
+            text,
+            ColorSource::Environment,
+            place(String::new(), format!("{ENV_VAR}={text}")),
+        );
     }
     if let Some((file, bits)) = request.task_set {
         return from_bits(
             bits.to_vec(),
             ColorSource::TaskSet { file: file.into() },
-            format!("{}: platform.color_bits", file.display()),
+            place(file.display().to_string(), "platform.color_bits".into()),
             page_bytes,
         );
     }
@@ -254,9 +263,9 @@ pub fn resolve_from(
             colors: Some(colors),
             ..
         },
-    )) = machine_file()?
+    )) = machine_file().map_err(ColorSourceError::MachineFile)?
     {
-        let place = format!("{}: colors.bits", file.display());
+        let place = place(file.display().to_string(), "colors.bits".into());
         let mut resolved = from_text(
             &colors.bits,
             ColorSource::MachineFile { file: file.clone() },
@@ -317,40 +326,47 @@ pub fn save_in_force(
     ))
 }
 
+/// The colours of `bits` from `source`; `place` is where they were given
+/// (file and field), for the error.
 fn from_bits(
     bits: Vec<u32>,
     source: ColorSource,
-    place: String,
+    place: InputError,
     page_bytes: u64,
 ) -> Result<ResolvedColors, ColorSourceError> {
     if bits.len() > MAX_BITS {
         return Err(ColorSourceError::Invalid {
             from: source,
-            place,
-            expected: format!(
-                "at most {MAX_BITS} colour bits ({} colours, the most a pool files pages by)",
-                1u64 << MAX_BITS
-            ),
-            found: format!("{} bits", bits.len()),
+            error: Box::new(InputError {
+                expected: format!(
+                    "at most {MAX_BITS} colour bits ({} colours, the most a pool files pages by)",
+                    1u64 << MAX_BITS
+                ),
+                found: format!("{} bits", bits.len()),
+                ..place
+            }),
         });
     }
-    let geometry = explicit_color_geometry(&bits, page_bytes, &source.to_string()).map_err(|_| {
-        let shift = page_bytes.trailing_zeros();
-        ColorSourceError::Invalid {
-            from: source.clone(),
-            place,
-            expected: format!(
-                "consecutive physical address bits from the page offset bit {shift}, each below \
-                 64 (e.g. {shift}-{})",
-                shift + 4
-            ),
-            found: if bits.is_empty() {
-                "no bits".into()
-            } else {
-                crate::format_cpu_list(&bits)
-            },
-        }
-    })?;
+    let geometry =
+        explicit_color_geometry(&bits, page_bytes, &source.to_string()).map_err(|_| {
+            let shift = page_bytes.trailing_zeros();
+            ColorSourceError::Invalid {
+                from: source.clone(),
+                error: Box::new(InputError {
+                    expected: format!(
+                        "consecutive physical address bits from the page offset bit {shift}, each \
+                     below 64 (e.g. {shift}-{})",
+                        shift + 4
+                    ),
+                    found: if bits.is_empty() {
+                        "no bits".into()
+                    } else {
+                        crate::format_cpu_list(&bits)
+                    },
+                    ..place
+                }),
+            }
+        })?;
     Ok(ResolvedColors {
         geometry,
         bits,
@@ -375,11 +391,11 @@ mod tests {
         dir
     }
 
-    fn no_file() -> Result<Option<(PathBuf, MachineFile)>, MachineFileError> {
+    fn no_file() -> Result<Option<(PathBuf, MachineFile)>, InputError> {
         Ok(None)
     }
 
-    fn file_with(bits: &str) -> Result<Option<(PathBuf, MachineFile)>, MachineFileError> {
+    fn file_with(bits: &str) -> Result<Option<(PathBuf, MachineFile)>, InputError> {
         Ok(Some((
             PathBuf::from("/etc/tinct/machine.toml"),
             MachineFile {
@@ -507,15 +523,8 @@ mod tests {
             err.to_string().contains("machine.toml: colors.bits"),
             "{err}"
         );
-        let broken = || {
-            Err(MachineFileError {
-                path: "/etc/tinct/machine.toml".into(),
-                line: Some(3),
-                field: "(TOML)".into(),
-                expected: "x".into(),
-                found: "y".into(),
-            })
-        };
+        let broken =
+            || Err(InputError::new("/etc/tinct/machine.toml", "(TOML)", "x", "y").at_line(Some(3)));
         let err = resolve_from(ColorRequest::default(), None, broken, &root, 4096).unwrap_err();
         assert!(
             err.to_string().starts_with("/etc/tinct/machine.toml:3:"),

@@ -32,26 +32,14 @@ pub enum Error {
         /// The limit in bytes.
         limit: u64,
     },
-    /// A file was read but its content is not what the kernel writes there.
-    #[error("{path}: line {line}: expected {expected}, found {found:?}")]
-    Parse {
-        /// The file (already joined with the root).
-        path: PathBuf,
-        /// 1-based line number inside the file.
-        line: usize,
-        /// What the reader expected.
-        expected: String,
-        /// What it found instead.
-        found: String,
-    },
-    /// A CPU list such as `0-3,8` is malformed.
-    #[error("invalid CPU list {text:?}: {reason}")]
-    CpuList {
-        /// The text that was parsed.
-        text: String,
-        /// What is wrong with it.
-        reason: String,
-    },
+    /// A file was read but its content is not what the kernel writes
+    /// there, or a file a user wrote (the machine file) cannot be used:
+    /// bad input at its file (already joined with the root) and line.
+    #[error(transparent)]
+    Input(#[from] tinct_base::InputError),
+    /// A CPU list such as `0-3,8` is malformed (tinct-base's list grammar).
+    #[error("invalid CPU list {:?}: {}", .0.text, .0.reason)]
+    CpuList(tinct_base::list::ListError),
     /// A system call failed.
     #[error("{call} failed: {source}")]
     Syscall {
@@ -64,6 +52,12 @@ pub enum Error {
     /// A caller passed an argument that cannot work (e.g. an empty CPU set).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+}
+
+impl From<tinct_base::list::ListError> for Error {
+    fn from(e: tinct_base::list::ListError) -> Self {
+        Error::CpuList(e)
+    }
 }
 
 /// `Result` with [`Error`].

@@ -14,6 +14,7 @@ use crate::pagemap::Pagemap;
 use crate::{Error, Result};
 use std::ops::Range;
 use std::path::Path;
+use tinct_base::InputError;
 
 /// What a mapping holds, by its permissions and name in `/proc/self/maps`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -81,11 +82,16 @@ pub fn parse_maps(text: &str, path: &Path) -> Result<Vec<Mapping>> {
         .enumerate()
         .filter(|(_, line)| !line.trim().is_empty())
         .map(|(index, line)| {
-            let bad = |expected: &str| Error::Parse {
-                path: path.to_path_buf(),
-                line: index + 1,
-                expected: expected.into(),
-                found: line.to_string(),
+            let bad = |expected: &str| {
+                Error::Input(
+                    InputError::new(
+                        path.display().to_string(),
+                        "",
+                        expected,
+                        format!("{line:?}"),
+                    )
+                    .at_line(Some(index + 1)),
+                )
             };
             let mut fields = line.split_ascii_whitespace();
             let range = fields.next().ok_or_else(|| bad("an address range"))?;
@@ -305,7 +311,7 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]
         let message = parse_maps(text, Path::new("/proc/1/maps"))
             .unwrap_err()
             .to_string();
-        assert!(message.contains("/proc/1/maps: line 2"), "{message}");
+        assert!(message.contains("/proc/1/maps:2: expected"), "{message}");
         assert!(message.contains("not a mapping"), "{message}");
         let reversed = "2000-1000 rw-p 0 0:0 0\n";
         assert!(parse_maps(reversed, Path::new("m")).is_err());

@@ -23,6 +23,8 @@
 
 use std::path::{Path, PathBuf};
 
+use tinct_base::InputError;
+
 /// `TINCT_MACHINE_FILE`: the machine file's path, instead of [`DEFAULT_PATH`].
 pub const PATH_VAR: &str = "TINCT_MACHINE_FILE";
 /// Where the machine file lives unless `TINCT_MACHINE_FILE` says otherwise.
@@ -69,22 +71,6 @@ pub struct DramEntry {
     pub controller_functions: Vec<String>,
 }
 
-/// A machine file that exists but cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}{}: {field}: expected {expected}, found {found}", line.map_or(String::new(), |l| format!(":{l}")))]
-pub struct MachineFileError {
-    /// The file.
-    pub path: PathBuf,
-    /// The 1-based line, when known.
-    pub line: Option<usize>,
-    /// The field, e.g. `colors.bits`.
-    pub field: String,
-    /// What was expected.
-    pub expected: String,
-    /// What was found.
-    pub found: String,
-}
-
 /// Where the machine file is: `TINCT_MACHINE_FILE` if set (and not
 /// empty), else [`DEFAULT_PATH`].
 pub fn path() -> PathBuf {
@@ -95,15 +81,15 @@ pub fn path() -> PathBuf {
 
 impl MachineFile {
     /// Reads the machine file at [`path()`]; `Ok(None)` when there is none.
-    pub fn load() -> Result<Option<(PathBuf, Self)>, MachineFileError> {
+    pub fn load() -> Result<Option<(PathBuf, Self)>, InputError> {
         let path = path();
         Ok(Self::read(&path)?.map(|file| (path, file)))
     }
 
     /// Reads the machine file at `path`; `Ok(None)` when it does not exist.
-    pub fn read(path: &Path) -> Result<Option<Self>, MachineFileError> {
-        let error = |field: &str, expected: &str, found: String| MachineFileError {
-            path: path.to_path_buf(),
+    pub fn read(path: &Path) -> Result<Option<Self>, InputError> {
+        let error = |field: &str, expected: &str, found: String| InputError {
+            file: path.display().to_string(),
             line: None,
             field: field.into(),
             expected: expected.into(),
@@ -134,10 +120,10 @@ impl MachineFile {
     }
 
     /// Parses the text of a machine file (`path` names it in errors).
-    pub fn parse(text: &str, path: &Path) -> Result<Self, MachineFileError> {
+    pub fn parse(text: &str, path: &Path) -> Result<Self, InputError> {
         let line_of = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
-        let file: Self = toml::from_str(text).map_err(|e| MachineFileError {
-            path: path.to_path_buf(),
+        let file: Self = toml::from_str(text).map_err(|e| InputError {
+            file: path.display().to_string(),
             line: e.span().map(|span| line_of(span.start)),
             field: "(TOML)".into(),
             expected: "a machine file: [colors] bits = \"12-16\", [dram] bank_functions = [...]"
@@ -149,8 +135,8 @@ impl MachineFile {
                 .lines()
                 .position(|l| l.trim_start().starts_with("bits"))
                 .map(|i| i + 1);
-            crate::parse_cpu_list(&colors.bits).map_err(|e| MachineFileError {
-                path: path.to_path_buf(),
+            tinct_base::list::parse_list(&colors.bits).map_err(|e| InputError {
+                file: path.display().to_string(),
                 line,
                 field: "colors.bits".into(),
                 expected: "a list of address bits such as \"12-16\"".into(),
@@ -195,7 +181,7 @@ impl MachineFile {
 /// Saves colour `bits` (e.g. `12-16`) with their `evidence` in the
 /// machine file at `path`, keeping what else it holds (its `[dram]`);
 /// `tinct doctor --save` calls it.
-pub fn save_colors(path: &Path, bits: &str, evidence: &str) -> Result<(), MachineFileError> {
+pub fn save_colors(path: &Path, bits: &str, evidence: &str) -> Result<(), InputError> {
     let mut file = MachineFile::read(path)?.unwrap_or_default();
     file.colors = Some(ColorsEntry {
         bits: bits.into(),
@@ -208,7 +194,7 @@ pub fn save_colors(path: &Path, bits: &str, evidence: &str) -> Result<(), Machin
 /// machine file at `path`, keeping its colours; `tinct doctor --save
 /// --dram-map FILE` calls it with the functions of a `tinct bench
 /// dram-map` file.
-pub fn save_dram(path: &Path, banks: &[u64], controllers: &[u64]) -> Result<(), MachineFileError> {
+pub fn save_dram(path: &Path, banks: &[u64], controllers: &[u64]) -> Result<(), InputError> {
     let mut file = MachineFile::read(path)?.unwrap_or_default();
     let hex = |masks: &[u64]| masks.iter().map(|m| format!("{m:#x}")).collect();
     file.dram = Some(DramEntry {
@@ -223,9 +209,9 @@ const COMMENT: &str = "tinct machine file: what sysfs cannot tell about this mac
      Written by `tinct doctor --save`; every tinct command on this machine reads it\n\
      (after --color-bits, TINCT_COLOR_BITS and a task set's [platform] color_bits).";
 
-fn cannot_write(path: &Path, e: std::io::Error) -> MachineFileError {
-    MachineFileError {
-        path: path.to_path_buf(),
+fn cannot_write(path: &Path, e: std::io::Error) -> InputError {
+    InputError {
+        file: path.display().to_string(),
         line: None,
         field: "(file)".into(),
         expected: "a machine file tinct can write (run as root for /etc/tinct)".into(),

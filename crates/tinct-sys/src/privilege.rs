@@ -240,7 +240,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("line 2") && err.contains("hexadecimal"),
+            err.contains("proc/self/status:2: expected") && err.contains("hexadecimal"),
             "{err}"
         );
     }

@@ -6,6 +6,7 @@ use std::io::{ErrorKind, Read};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use tinct_base::InputError;
 
 /// The largest file [`SysRoot::read`] accepts. sysfs files hold at most a
 /// page; the largest procfs files doctor reads (`cpuinfo` of a many-core
@@ -183,14 +184,18 @@ impl SysRoot {
         Ok(names)
     }
 
-    /// A [`Error::Parse`] for `rel`.
+    /// An [`Error::Input`] at `line` (1-based) of `rel`: what was expected
+    /// and what was found there (quoted).
     pub fn parse_error(&self, rel: &str, line: usize, expected: &str, found: &str) -> Error {
-        Error::Parse {
-            path: self.path(rel),
-            line,
-            expected: expected.to_string(),
-            found: found.to_string(),
-        }
+        Error::Input(
+            InputError::new(
+                self.path(rel).display().to_string(),
+                "",
+                expected,
+                format!("{found:?}"),
+            )
+            .at_line(Some(line)),
+        )
     }
 }
 
@@ -250,7 +255,7 @@ mod tests {
         assert_eq!(root.read_optional("/absent").unwrap(), None);
         let err = root.parse::<u32>("/n", "an integer").unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("line 1"), "{text}");
+        assert!(text.contains("/n:1: expected"), "{text}");
         assert!(text.contains("\"12x\""), "{text}");
         assert!(text.contains("an integer"), "{text}");
     }

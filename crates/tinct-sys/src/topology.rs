@@ -2,7 +2,7 @@
 //! `/sys/devices/system/{cpu,node}`.
 //!
 //! Page colors (kim2013 Section III-C) are computed by the one geometry
-//! of [`tinct_geometry`], re-exported here as [`PageColors`];
+//! of [`tinct_base::geometry`], re-exported here as [`PageColors`];
 //! [`Cache::page_colors`] is the way-size rule of one cache, and
 //! [`crate::cache_slices`] chooses the rule for the last-level cache
 //! (sliced caches have fewer colours).
@@ -10,7 +10,7 @@
 use crate::cpulist::parse_cpu_list;
 use crate::error::{Error, Result};
 use crate::root::{SysRoot, numbered_entries};
-pub use tinct_geometry::{ColorGeometry, ColorRule, PageColors};
+pub use tinct_base::geometry::{ColorGeometry, ColorRule, PageColors};
 
 const CPU_DIR: &str = "/sys/devices/system/cpu";
 const NODE_DIR: &str = "/sys/devices/system/node";
@@ -146,7 +146,7 @@ impl Cache {
     }
 
     /// Page colors of this cache for pages of `page_bytes` (kim2013 Section
-    /// III-C, computed by [`tinct_geometry`]); `None` if the associativity
+    /// III-C, computed by [`tinct_base::geometry`]); `None` if the associativity
     /// is unknown or the page size is not a power of two.
     pub fn page_colors(&self, page_bytes: u64) -> Option<PageColors> {
         let ways = self.ways.filter(|&w| w > 0)?;

@@ -32,45 +32,15 @@ mod validate;
 mod write;
 
 use crate::model::TaskSet;
-use std::fmt;
 use std::path::Path;
 
 pub use locate::{Seg, SourceIndex};
 pub use references::relocated;
 pub use write::{to_json, to_text, to_toml, write_file};
 
-/// A task-set file that could not be read, parsed or validated
-/// (serializable, so that a process can hand it to another: tinct-rt's
-/// supervised run sends it to its parent).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct InputError {
-    /// The file, as the user named it.
-    pub file: String,
-    /// 1-based line, when known.
-    pub line: Option<usize>,
-    /// The field, e.g. ``task 'a' field `deadline` ``, or the parser's context.
-    pub field: String,
-    /// What was expected.
-    pub expected: String,
-    /// What was found.
-    pub found: String,
-}
-
-impl fmt::Display for InputError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "{}:{}: ", self.file, line)?,
-            None => write!(f, "{}: ", self.file)?,
-        }
-        write!(
-            f,
-            "{}: expected {}, found {}",
-            self.field, self.expected, self.found
-        )
-    }
-}
-
-impl std::error::Error for InputError {}
+/// A task-set file that could not be read, parsed or validated: tinct's
+/// one input-error type (file, line, field, expected, found), tinct-base's.
+pub use tinct_base::InputError;
 
 /// The syntax of a task-set file.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

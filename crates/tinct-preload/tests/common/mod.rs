@@ -80,7 +80,7 @@ fn is_newer_than_sources(library: &Path) -> bool {
 }
 
 /// The page colors these tests give the shim (`TINCT_COLOR_BITS`, see
-/// [`COLOR_BITS`]), computed by tinct-geometry from the bits alone: the
+/// [`COLOR_BITS`]), computed by tinct-base's geometry from the bits alone: the
 /// mechanism is tested alike on every machine, one whose LLC colour bits
 /// cannot be derived included.
 pub fn llc_colors() -> PageColors {

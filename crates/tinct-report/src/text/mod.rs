@@ -14,6 +14,9 @@ pub use kim2013::kim2013_text;
 pub use plan::{placement_text, plan_text};
 
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+/// Times for people: tinct-base's one rule for milliseconds (two
+/// decimals, as the paper prints them) and microseconds (one decimal).
+pub use tinct_base::units::{ms, ms_with_unit, us};
 
 /// A table with tinct's house style and the given header.
 pub fn table(header: &[&str]) -> Table {
@@ -31,24 +34,14 @@ pub fn headerless_table() -> Table {
     table
 }
 
-/// Milliseconds with two decimals, as the paper prints them.
-pub fn ms(ns: u64) -> String {
-    format!("{:.2}", ns as f64 / 1e6)
-}
-
 /// A bound in ms with its unit (`12.34 ms`), or `unbounded`.
 pub fn bound_ms(ns: Option<u64>) -> String {
-    ns.map_or_else(|| "unbounded".to_string(), |ns| format!("{} ms", ms(ns)))
+    ns.map_or_else(|| "unbounded".to_string(), ms_with_unit)
 }
 
 /// Milliseconds with two decimals, or "—" when there is no value.
 pub fn opt_ms(ns: Option<u64>) -> String {
     ns.map_or_else(|| "—".into(), ms)
-}
-
-/// Microseconds with one decimal.
-pub fn us(ns: u64) -> String {
-    format!("{:.1}", ns as f64 / 1e3)
 }
 
 /// Microseconds with one decimal, or "—" when there is no value.

@@ -4,10 +4,10 @@
 //! could delay it ran beyond their modelled C. Each is a query of its
 //! CPU's [`Level`] at its priority (`timeline`), not a pass over the run.
 
-use super::ms;
 use super::timeline::{Level, on_one_cpu};
 use crate::record::JobRecord;
 use crate::runtime::{RunResult, TaskRun};
+use tinct_base::units::ms_with_unit;
 use tinct_sys::sched::Policy;
 
 /// Two jobs of one CPU closer than this belong to one busy stretch (the
@@ -107,17 +107,17 @@ pub(super) fn exec_above_c(
                 },
                 t.spec.name,
                 e.job,
-                ms(e.exec),
-                ms(c)
+                ms_with_unit(e.exec),
+                ms_with_unit(c)
             )
         }
         None => {
             let c = own.spec.bound.map_or(0, |b| b.wcet_ns);
-            format!("{} > C {}", ms(r.exec_ns), ms(c))
+            format!("{} > C {}", ms_with_unit(r.exec_ns), ms_with_unit(c))
         }
     };
     Some((
         total,
-        format!("{} above C in all; the most: {words}", ms(total)),
+        format!("{} above C in all; the most: {words}", ms_with_unit(total)),
     ))
 }

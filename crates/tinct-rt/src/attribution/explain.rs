@@ -5,13 +5,14 @@
 use super::busy_window::{exec_above_c, off_task_ns, priority, window_start};
 use super::cache_sharing::{isolation_absent, shares_cache};
 use super::timeline::Level;
-use super::{Attribution, BoundKind, Cause, LateJob, ms};
+use super::{Attribution, BoundKind, Cause, LateJob};
 use crate::colouring::Colouring;
 use crate::memory::Placement;
 use crate::record::{JobRecord, Outcome};
 use crate::runtime::{RunResult, TaskRun};
 use crate::sentinel::SentinelReport;
 use std::collections::HashMap;
+use tinct_base::units::ms_with_unit;
 use tinct_sys::sched::Policy;
 
 /// What the attribution needs besides the records.
@@ -161,15 +162,18 @@ fn explain_task(
                 ),
             )
         } else if stall >= exceedance {
-            (Cause::HostStall, format!("host stall of {}", ms(stall)))
+            (
+                Cause::HostStall,
+                format!("host stall of {}", ms_with_unit(stall)),
+            )
         } else if stall.saturating_add(backlog) >= exceedance {
             (
                 Cause::HostStall,
                 format!(
                     "host stall of {}, then {} of higher-priority jobs released after its bound had passed \
                      ran ahead of it (the stall's backlog)",
-                    ms(stall),
-                    ms(backlog)
+                    ms_with_unit(stall),
+                    ms_with_unit(backlog)
                 ),
             )
         } else if let Some((overrun, runtime)) = throttled(task, k) {
@@ -188,8 +192,8 @@ fn explain_task(
                     "CBS throttle: {who} executed {} past its SCHED_DEADLINE runtime {}, so the \
                      kernel stopped it until the reservation's next replenishment (the bound \
                      holds for jobs within their runtime)",
-                    ms(overrun.exec_ns - runtime),
-                    ms(runtime)
+                    ms_with_unit(overrun.exec_ns - runtime),
+                    ms_with_unit(runtime)
                 ),
             )
         } else if let Some((_, detail)) = over_c
@@ -212,11 +216,11 @@ fn explain_task(
                 format!(
                     "platform overhead: {} of its response with no job of its priority or above running on CPU {} \
                          (release latency, context switches, the kernel's own work){}; charge it with `tinct analyze --overheads measured`",
-                    ms(platform_ns),
+                    ms_with_unit(platform_ns),
                     r.cpu,
                     over_c.as_ref().map_or(String::new(), |(excess, _)| format!(
                         ", with execution above C by {}",
-                        ms(*excess)
+                        ms_with_unit(*excess)
                     ))
                 ),
             )
@@ -236,7 +240,7 @@ fn explain_task(
                         "predicted: the analysis finds no WCRT for '{}' within its deadline D {} \
                              (its response-time iteration passed D): it said this task can miss",
                         task.spec.name,
-                        ms(bound_ns)
+                        ms_with_unit(bound_ns)
                     ),
                 ),
                 None => (
@@ -244,7 +248,7 @@ fn explain_task(
                     format!(
                         "no analysis bounds '{}': it missed its deadline D {} with no cause above",
                         task.spec.name,
-                        ms(bound_ns)
+                        ms_with_unit(bound_ns)
                     ),
                 ),
             }
@@ -264,13 +268,16 @@ fn explain_task(
         };
         causes[k] = Some(cause);
         if stall > 0 && cause != Cause::HostStall {
-            explanation.push_str(&format!("; also a host stall of {}", ms(stall)));
+            explanation.push_str(&format!("; also a host stall of {}", ms_with_unit(stall)));
         }
         if let (Some((excess, _)), false) = (
             &over_c,
             matches!(cause, Cause::ExecAboveC | Cause::PlatformOverhead),
         ) {
-            explanation.push_str(&format!("; also execution above C by {}", ms(*excess)));
+            explanation.push_str(&format!(
+                "; also execution above C by {}",
+                ms_with_unit(*excess)
+            ));
         }
         late.push(LateJob {
             job: r.job,

@@ -77,8 +77,3 @@ pub use busy_window::BUSY_GAP_NS;
 pub use cause::Cause;
 pub use explain::{Evidence, attribute};
 pub use late_jobs::{Attribution, BoundKind, CauseCounts, LateJob};
-
-/// `ns` as milliseconds with three decimals, as explanations say it.
-fn ms(ns: u64) -> String {
-    format!("{:.3} ms", ns as f64 / 1e6)
-}

@@ -203,7 +203,7 @@ fn a_stall_as_long_as_the_exceedance_explains_the_job() {
     assert_eq!(a.late[0].len(), 1);
     assert_eq!(late.cause, Cause::HostStall);
     assert_eq!((late.exceedance_ns, late.stall_ns), (10 * MS, 11 * MS));
-    assert_eq!(late.explanation, "host stall of 11.000 ms");
+    assert_eq!(late.explanation, "host stall of 11.00 ms");
     assert_eq!(
         a.stall_ns[0],
         vec![2 * MS, 11 * MS],
@@ -221,7 +221,7 @@ fn a_short_stall_does_not_explain_it_and_the_next_cause_is_tried() {
     let late = short.only_late();
     assert_eq!(late.cause, Cause::Unexplained);
     assert!(
-        late.explanation.ends_with("also a host stall of 6.000 ms"),
+        late.explanation.ends_with("also a host stall of 6.00 ms"),
         "{}",
         late.explanation
     );
@@ -244,7 +244,7 @@ fn execution_above_c_is_blamed_before_colouring() {
     assert_eq!(late.cause, Cause::ExecAboveC);
     assert_eq!(
         late.explanation,
-        "execution time above the modelled C (11.000 ms above C in all; the most: 15.000 ms > C 4.000 ms)"
+        "execution time above the modelled C (11.00 ms above C in all; the most: 15.00 ms > C 4.00 ms)"
     );
     // 2 ms above C cannot explain 10 ms of lateness: unexplained, with
     // the excess named beside it.
@@ -253,7 +253,7 @@ fn execution_above_c_is_blamed_before_colouring() {
     assert_eq!(late.cause, Cause::Unexplained);
     assert!(
         late.explanation
-            .ends_with("also execution above C by 2.000 ms"),
+            .ends_with("also execution above C by 2.00 ms"),
         "{}",
         late.explanation
     );
@@ -277,7 +277,7 @@ fn a_higher_priority_job_above_its_c_in_the_busy_window_is_named() {
     assert_eq!(hi_late.cause, Cause::ExecAboveC);
     let late = &a.late[1][0];
     assert_eq!(late.cause, Cause::ExecAboveC);
-    assert_explains(late, "higher-priority 'hi' job 7: 13.000 ms > C 2.000 ms");
+    assert_explains(late, "higher-priority 'hi' job 7: 13.00 ms > C 2.00 ms");
 }
 
 #[test]
@@ -292,7 +292,7 @@ fn an_earlier_job_of_its_own_task_running_over_c_delays_the_next() {
     .attribute();
     assert_eq!(a.late[0].len(), 2);
     assert!(a.late[0].iter().all(|j| j.cause == Cause::ExecAboveC));
-    assert_explains(&a.late[0][1], "earlier 'a' job 1: 90.000 ms > C 4.000 ms");
+    assert_explains(&a.late[0][1], "earlier 'a' job 1: 90.00 ms > C 4.00 ms");
 }
 
 #[test]
@@ -388,7 +388,7 @@ fn the_backlog_a_stall_let_in_ahead_of_a_job_counts_with_the_stall() {
     assert_eq!(late.cause, Cause::HostStall, "{}", late.explanation);
     assert_eq!(
         late.explanation,
-        "host stall of 49.000 ms, then 3.000 ms of higher-priority jobs released after its bound \
+        "host stall of 49.00 ms, then 3.00 ms of higher-priority jobs released after its bound \
          had passed ran ahead of it (the stall's backlog)"
     );
     // Every job of `h` is late by its part of the stop, and only by it.
@@ -405,7 +405,7 @@ fn the_backlog_a_stall_let_in_ahead_of_a_job_counts_with_the_stall() {
     assert_eq!(late.exceedance_ns, 51 * MS);
     assert_eq!(late.cause, Cause::Unexplained, "{}", late.explanation);
     assert!(
-        late.explanation.ends_with("also a host stall of 49.000 ms"),
+        late.explanation.ends_with("also a host stall of 49.00 ms"),
         "{}",
         late.explanation
     );
@@ -427,7 +427,7 @@ fn a_job_ready_but_not_dispatched_is_blamed_on_platform_overhead() {
     };
     let late = lone(100 * MS + 150 * US).only_late();
     assert_eq!(late.cause, Cause::PlatformOverhead);
-    assert_explains(&late, "overhead: 0.150 ms of its response");
+    assert_explains(&late, "overhead: 0.15 ms of its response");
     // 3 ms not dispatched is beyond platform latency (the sentinel's
     // stall threshold) and no stall was seen: something unknown ran.
     assert_eq!(lone(103 * MS).only_late().cause, Cause::Unexplained);
@@ -538,7 +538,7 @@ fn a_miss_the_analysis_predicted_is_not_unexplained() {
     assert_eq!(predicted.cause, Cause::Predicted);
     assert_eq!(
         predicted.explanation,
-        "predicted: the analysis finds no WCRT for 'p' within its deadline D 100.000 ms \
+        "predicted: the analysis finds no WCRT for 'p' within its deadline D 100.00 ms \
          (its response-time iteration passed D): it said this task can miss"
     );
     assert_eq!(a.cause[1], vec![Some(Cause::Predicted)]);
@@ -684,7 +684,7 @@ fn a_reservation_job_past_its_runtime_is_a_cbs_throttle() {
     assert_eq!(causes, [Cause::CbsThrottle, Cause::ExecAboveC]);
     assert_explains(
         &a.late[0][0],
-        "executed 1.000 ms past its SCHED_DEADLINE runtime 5.000 ms",
+        "executed 1.00 ms past its SCHED_DEADLINE runtime 5.00 ms",
     );
     assert_eq!(CauseCounts::of(&a.late[0]).cbs_throttle, 1);
 }

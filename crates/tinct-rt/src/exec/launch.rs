@@ -10,6 +10,7 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use tinct_base::geometry::PageColors;
 use tinct_mem::ShimConfig;
 use tinct_mem::shim_config::report_request::LISTENER;
 use tinct_sys::resctrl::{L3Reservation, reserve_l3_for_this_process};
@@ -118,8 +119,13 @@ pub fn launch(
     let mut frames = None;
     let mut index_span_bytes = rustix::param::page_size() as u64;
     if let Some((mut shim, library)) = launch.shim {
-        if let Some(&high) = shim.color_bits.as_ref().and_then(|bits| bits.last()) {
-            index_span_bytes = 1u64.checked_shl(high + 1).unwrap_or(u64::MAX);
+        // The address span the colour bits index: the way of their colours.
+        if let Some(colors) = shim
+            .color_bits
+            .as_ref()
+            .and_then(|bits| PageColors::of_bits(bits, index_span_bytes).ok())
+        {
+            index_span_bytes = colors.way_bytes;
         }
         if launch.stats {
             let path = frame_report_path().map_err(|e| {

@@ -187,7 +187,7 @@ pub fn non_empty_list(
     example: &str,
     what: &str,
 ) -> Result<Vec<u32>, String> {
-    let list = tinct_sys::parse_cpu_list(text)
+    let list = tinct_base::list::parse_list(text)
         .map_err(|e| format!("{flag} {text:?}: expected a list such as {example} ({e})"))?;
     if list.is_empty() {
         return Err(format!("{flag}: expected at least one {what}"));

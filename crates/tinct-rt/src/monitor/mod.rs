@@ -35,6 +35,7 @@ use sampler::Sampler;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+use tinct_base::InputError;
 use tinct_sim::sharing::MemorySample;
 use tinct_sys::perf::memory_sampling::{Mechanism, Sampling};
 use tinct_sys::perf::{Availability, CounterEvent, Counters};
@@ -202,13 +203,13 @@ impl Recording {
 
 /// A bad option of `tinct monitor`.
 fn bad(field: &str, expected: &str, found: impl ToString) -> RtError {
-    RtError::Input {
+    RtError::Input(InputError {
         file: "tinct monitor".into(),
         line: None,
         field: field.into(),
         expected: expected.into(),
         found: found.to_string(),
-    }
+    })
 }
 
 /// Monitors `params.target` until it ends, the duration passes or `stop`

@@ -192,6 +192,7 @@ pub(super) mod tests {
     use super::super::sample::Sample;
     use super::super::{Ended, EventStatus};
     use super::*;
+    use tinct_base::InputError;
     use tinct_sim::sharing::MemorySample;
     use tinct_sys::perf::Availability;
 
@@ -332,9 +333,9 @@ pub(super) mod tests {
         let line_of = |text: &str| {
             std::fs::write(&path, text).unwrap();
             match read(&path) {
-                Err(RtError::Input {
+                Err(RtError::Input(InputError {
                     file, line, found, ..
-                }) => {
+                })) => {
                     assert!(file.ends_with("monitor.json"), "{file}");
                     assert!(found.contains("invalid type: integer `1`"), "{found}");
                     line

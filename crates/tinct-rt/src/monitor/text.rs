@@ -115,11 +115,11 @@ pub fn write_summary(
     match overhead {
         Some(o) => writeln!(
             out,
-            "  overhead of sampling at {} Hz: {:.3}x (reference workload median {:.2} ms monitored vs {:.2} ms plain, {} runs each, {} samples per run)",
+            "  overhead of sampling at {} Hz: {:.3}x (reference workload median {} monitored vs {} plain, {} runs each, {} samples per run)",
             o.rate_hz,
             o.ratio,
-            o.monitored.median as f64 / 1e6,
-            o.plain.median as f64 / 1e6,
+            tinct_base::units::ms_with_unit(o.monitored.median),
+            tinct_base::units::ms_with_unit(o.plain.median),
             o.plain.count,
             o.samples_per_run
         )?,

@@ -16,13 +16,10 @@
 use super::read::RunFiles;
 use super::summary::TaskVerdict;
 use crate::record::Outcome;
+use tinct_base::units::{ms_f64, ms_with_unit};
 use tinct_core::analysis::CoreReport;
 use tinct_report::stats::{Histogram, empirical_cdf};
 use tinct_report::{BarChart, BarSeries, LineChart, Series, SeriesStyle};
-
-fn ms(ns: u64) -> f64 {
-    ns as f64 / 1e6
-}
 
 /// kim2013 Fig. 8 for `task`: per-job response times against both bounds.
 pub fn response_times(files: &RunFiles, task: &TaskVerdict) -> LineChart {
@@ -47,7 +44,7 @@ pub fn response_times(files: &RunFiles, task: &TaskVerdict) -> LineChart {
         Series::new(
             name,
             SeriesStyle::Dashed,
-            vec![(first as f64, ms(ns)), (last as f64, ms(ns))],
+            vec![(first as f64, ms_f64(ns)), (last as f64, ms_f64(ns))],
         )
     };
     let observed = Series::new(
@@ -55,13 +52,13 @@ pub fn response_times(files: &RunFiles, task: &TaskVerdict) -> LineChart {
         SeriesStyle::Markers,
         finished
             .iter()
-            .map(|&(j, r, _)| (j as f64, ms(r)))
+            .map(|&(j, r, _)| (j as f64, ms_f64(r)))
             .collect(),
     )
     .with_labels(
         finished
             .iter()
-            .map(|&(j, r, _)| format!("{} job {j}: {:.3} ms", task.name, ms(r)))
+            .map(|&(j, r, _)| format!("{} job {j}: {}", task.name, ms_with_unit(r)))
             .collect(),
     )
     .with_kept(
@@ -151,9 +148,9 @@ pub fn response_cdf(files: &RunFiles, tasks: &[&TaskVerdict]) -> LineChart {
         let mut points: Vec<(f64, f64)> = vec![];
         for (value, fraction) in empirical_cdf(&samples) {
             if points.is_empty() {
-                points.push((ms(value), 0.0));
+                points.push((ms_f64(value), 0.0));
             }
-            points.push((ms(value), fraction));
+            points.push((ms_f64(value), fraction));
         }
         chart = chart.add_series(Series::new(task.name.clone(), SeriesStyle::Steps, points));
     }
@@ -170,8 +167,12 @@ pub fn exec_histogram(files: &RunFiles, task: &TaskVerdict) -> LineChart {
         .collect();
     let points: Vec<(f64, f64)> = Histogram::of(&samples, 30)
         .map(|h| {
-            let mut p: Vec<(f64, f64)> = vec![(ms(h.low), 0.0)];
-            p.extend(h.step_points().into_iter().map(|(x, c)| (ms(x), c as f64)));
+            let mut p: Vec<(f64, f64)> = vec![(ms_f64(h.low), 0.0)];
+            p.extend(
+                h.step_points()
+                    .into_iter()
+                    .map(|(x, c)| (ms_f64(x), c as f64)),
+            );
             if let Some(&(x, _)) = p.last() {
                 p.push((x, 0.0));
             }
@@ -185,9 +186,15 @@ pub fn exec_histogram(files: &RunFiles, task: &TaskVerdict) -> LineChart {
     )
     .add_series(Series::new("jobs per bin", SeriesStyle::Steps, points));
     if let Some(b) = task.bound {
-        chart.x_markers = vec![(ms(b.wcet_ns), format!("C = {:.2} ms", ms(b.wcet_ns)))];
+        chart.x_markers = vec![(
+            ms_f64(b.wcet_ns),
+            format!("C = {}", ms_with_unit(b.wcet_ns)),
+        )];
         if let Some((low, high)) = chart_x_range(&chart) {
-            chart = chart.with_x_range(low.min(ms(b.wcet_ns)), high.max(ms(b.wcet_ns)) * 1.02);
+            chart = chart.with_x_range(
+                low.min(ms_f64(b.wcet_ns)),
+                high.max(ms_f64(b.wcet_ns)) * 1.02,
+            );
         }
     }
     chart

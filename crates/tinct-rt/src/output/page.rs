@@ -14,6 +14,7 @@ use crate::isolation::IsolationStatus;
 use crate::spec::Policy;
 use std::collections::BTreeSet;
 use tinct_report::html::{Block, Cell, Page, Section, Table, Tone, json_table};
+use tinct_report::text::{ms, opt_ms};
 use tinct_report::{Counts, LineChart, Series, SeriesStyle};
 
 /// Per-task charts are drawn for at most this many tasks (the page stays
@@ -22,17 +23,9 @@ pub const MAX_TASK_CHARTS: usize = 32;
 /// Tasks per CDF chart (one legend entry each).
 const TASKS_PER_CDF: usize = 8;
 
-fn ms(ns: u64) -> String {
-    format!("{:.3}", ns as f64 / 1e6)
-}
-
 /// Four decimals, and never `-0.0000` (an empty core's sum can be −0).
 fn fixed4(x: f64) -> String {
     format!("{:.4}", x + 0.0)
-}
-
-fn opt_ms(ns: Option<u64>) -> String {
-    ns.map_or_else(|| "—".into(), ms)
 }
 
 /// `FIFO 90`, `OTHER`: the policy as `summary.json` names it, in capitals.
@@ -559,7 +552,7 @@ mod tests {
             assert!(html.contains(heading), "{heading}");
         }
         assert!(html.contains("NOT CLEAN"));
-        assert!(html.contains("a: EXCEEDS BOUND — observed max response 0.000 ms"));
+        assert!(html.contains("a: EXCEEDS BOUND — observed max response 0.00 ms"));
         assert!(html.contains("1 of 4 jobs missed their deadline"));
         assert!(html.contains("analysis of the plan: SCHEDULABLE"));
         assert!(html.contains("<td>{1}</td>"), "S(i) of the plan");

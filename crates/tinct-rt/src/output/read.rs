@@ -20,6 +20,7 @@ use super::jobs_csv::JobRow;
 use super::summary::Summary;
 use crate::{Result, RtError};
 use std::path::{Path, PathBuf};
+use tinct_base::InputError;
 use tinct_core::analysis::{Analysis, TaskReport};
 use tinct_sys::machine::Machine;
 
@@ -44,13 +45,13 @@ pub struct RunFiles {
 const RUN_FILE: &str = "run directory file";
 
 fn bad(path: &Path, line: Option<usize>, field: &str, expected: &str, found: String) -> RtError {
-    RtError::Input {
+    RtError::Input(InputError {
         file: path.display().to_string(),
         line,
         field: field.into(),
         expected: expected.into(),
         found,
-    }
+    })
 }
 
 /// The largest run-directory file `tinct report` reads (summary.json,
@@ -238,12 +239,12 @@ mod tests {
         ] {
             std::fs::write(&path, jobs).unwrap();
             match RunFiles::read(dir.path()) {
-                Err(RtError::Input {
+                Err(RtError::Input(InputError {
                     file,
                     expected,
                     found,
                     ..
-                }) => {
+                })) => {
                     assert_eq!(file, path.display().to_string(), "{what}");
                     assert!(found.contains("inconsistent"), "{what}: {found}");
                     assert!(expected.contains("summary.json"), "{what}: {expected}");
@@ -566,7 +567,7 @@ mod tests {
         text.push_str("a,not-a-number\n");
         std::fs::write(&jobs, text).unwrap();
         match RunFiles::read(dir.path()) {
-            Err(RtError::Input { file, line, .. }) => {
+            Err(RtError::Input(InputError { file, line, .. })) => {
                 assert!(file.ends_with("jobs.csv"));
                 assert_eq!(line, Some(6));
             }
@@ -574,9 +575,9 @@ mod tests {
         }
         std::fs::write(dir.path().join("summary.json"), "{\n\"source\": 1\n}").unwrap();
         match RunFiles::read(dir.path()) {
-            Err(RtError::Input {
+            Err(RtError::Input(InputError {
                 file, line, found, ..
-            }) => {
+            })) => {
                 assert!(file.ends_with("summary.json"));
                 assert_eq!(line, Some(2), "the line of the bad value: {found}");
             }

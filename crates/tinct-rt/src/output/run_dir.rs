@@ -28,6 +28,7 @@ use crate::runtime::RunResult;
 use crate::{Result, RtError};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use tinct_base::InputError;
 use tinct_core::analysis::Analysis;
 use tinct_sys::machine::Machine;
 
@@ -103,12 +104,12 @@ impl RunDir {
             .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
             .last()
             .map(Path::to_path_buf);
-        tinct_report::output_path::prepare_dir(path).map_err(|e| RtError::Input {
-            file: path.display().to_string(),
-            line: None,
-            field: "run directory (--out)".into(),
-            expected: format!("{}, checked before the first release", e.expected),
-            found: e.found,
+        tinct_report::output_path::prepare_dir(path).map_err(|e| {
+            RtError::Input(InputError {
+                field: "run directory (--out)".into(),
+                expected: format!("{}, checked before the first release", e.expected),
+                ..e
+            })
         })?;
         Ok(RunDir {
             path: path.to_path_buf(),
@@ -474,7 +475,7 @@ mod tests {
         std::fs::write(&file, "x").unwrap();
         for path in [file.clone(), file.join("below")] {
             match RunDir::prepare(&path) {
-                Err(RtError::Input { file, field, .. }) => {
+                Err(RtError::Input(InputError { file, field, .. })) => {
                     assert_eq!(file, path.display().to_string());
                     assert!(field.contains("--out"), "{field}");
                 }

@@ -4,6 +4,7 @@
 use super::ordered_json::OrderedValue;
 use crate::limits::MAX_TIME_NS;
 use crate::{Result, RtError};
+use tinct_base::InputError;
 use tinct_core::units::Nanos;
 use tinct_sys::system::DeadlinePeriodLimits;
 
@@ -38,13 +39,13 @@ impl Ctx<'_> {
         expected: impl Into<String>,
         found: impl Into<String>,
     ) -> RtError {
-        RtError::Input {
+        RtError::Input(InputError {
             file: self.file.to_string(),
             line: self.line_of(path),
             field,
             expected: expected.into(),
             found: found.into(),
-        }
+        })
     }
 
     pub(super) fn unknown(&self, path: &[&str], key: &str, allowed: &[&str]) -> RtError {

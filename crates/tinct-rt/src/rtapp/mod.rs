@@ -45,6 +45,7 @@ pub use events::{EVENTS, event_of};
 use ordered_json::{CommentError, OrderedValue, strip_comments, strip_trailing_commas};
 pub use tasks::{DEFAULT_RT_PRIORITY, PHASE_KEYS, SCHED_KEYS, TASK_KEYS, UNBOUNDED_FORK_SLOTS};
 use tasks::{PolicyName, TaskDefaults, give_unique_timers, parse_policy, parse_task};
+use tinct_base::InputError;
 
 use crate::limits::{MAX_TASKS, MAX_TIME_NS};
 use crate::spec::{Protocol, RunSpec, Step, TaskSpec};
@@ -93,12 +94,14 @@ pub fn load(path: &Path, default_duration_ns: u64) -> Result<RtAppFile> {
     let file = path.display().to_string();
     let text =
         tinct_core::format::read_text(path, tinct_core::format::MAX_FILE_BYTES, "rt-app JSON file")
-            .map_err(|e| RtError::Input {
-                file: file.clone(),
-                line: None,
-                field: "file".into(),
-                expected: e.expected,
-                found: e.found,
+            .map_err(|e| {
+                RtError::Input(InputError {
+                    file: file.clone(),
+                    line: None,
+                    field: "file".into(),
+                    expected: e.expected,
+                    found: e.found,
+                })
             })?;
     parse(&text, &file, default_duration_ns)
 }
@@ -107,15 +110,17 @@ pub fn load(path: &Path, default_duration_ns: u64) -> Result<RtAppFile> {
 pub fn parse(text: &str, file: &str, default_duration_ns: u64) -> Result<RtAppFile> {
     let stripped = strip_comments(text).map_err(|e| comment_error(file, e))?;
     let stripped = strip_trailing_commas(&stripped);
-    let root: OrderedValue = serde_json::from_str(&stripped).map_err(|e| RtError::Input {
-        file: file.into(),
-        line: Some(e.line()),
-        field: "syntax".into(),
-        expected: "rt-app JSON (json-c's dialect: comments and trailing commas allowed)".into(),
-        found: e
-            .to_string()
-            .rsplit_once(" at line ")
-            .map_or(e.to_string(), |(m, _)| m.to_string()),
+    let root: OrderedValue = serde_json::from_str(&stripped).map_err(|e| {
+        RtError::Input(InputError {
+            file: file.into(),
+            line: Some(e.line()),
+            field: "syntax".into(),
+            expected: "rt-app JSON (json-c's dialect: comments and trailing commas allowed)".into(),
+            found: e
+                .to_string()
+                .rsplit_once(" at line ")
+                .map_or(e.to_string(), |(m, _)| m.to_string()),
+        })
     })?;
     let ctx = Ctx {
         file,
@@ -248,13 +253,13 @@ fn comment_error(file: &str, e: CommentError) -> RtError {
             "a `/` that starts no comment",
         ),
     };
-    RtError::Input {
+    RtError::Input(InputError {
         file: file.into(),
         line: Some(line),
         field: "comments".into(),
         expected: expected.into(),
         found: found.into(),
-    }
+    })
 }
 
 /// The file's task of each thread: `origins` for the threads of the

@@ -10,6 +10,7 @@
 use crate::spec::RunSpec;
 use crate::{Result, RtError};
 use std::fs::File;
+use tinct_base::InputError;
 use tinct_sys::cgroup::join_thread;
 use tinct_sys::dl_partitions::DeadlinePartitions;
 use tinct_sys::sched::{Policy, Scheduling};
@@ -94,13 +95,13 @@ fn check_partitioned(spec: &RunSpec) -> Result<()> {
             }),
         };
         if let Some((expected, found)) = problem {
-            return Err(RtError::Input {
+            return Err(RtError::Input(InputError {
                 file: spec.source.clone(),
                 line: task.line,
                 field: format!("`cpus` and policy of task '{}'", task.name),
                 expected,
                 found,
-            });
+            }));
         }
     }
     Ok(())

@@ -51,6 +51,7 @@ use crate::sentinel::StallLog;
 use crate::shared_log::SharedLog;
 use crate::spec::RunSpec;
 use crate::{Result, RtError};
+use tinct_base::InputError;
 use tinct_sys::signals::StopFlag;
 
 /// Where a run records: the job log and, with a sentinel, the stall log
@@ -106,7 +107,7 @@ pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
         );
         for (cpus, line, phase) in pinned {
             if let Some(cpu) = cpus.into_iter().flatten().find(|c| !allowed.contains(c)) {
-                return Err(RtError::Input {
+                return Err(RtError::Input(InputError {
                     file: spec.source.clone(),
                     line,
                     field: format!("task '{}'{phase} core/cpus", task.name),
@@ -115,7 +116,7 @@ pub fn check_can_run(spec: &RunSpec, options: &RunOptions) -> Result<()> {
                         tinct_sys::format_cpu_list(&allowed)
                     ),
                     found: format!("CPU {cpu}"),
-                });
+                }));
             }
         }
     }
@@ -267,11 +268,13 @@ fn compute_rate_on(cpu: u32, source: &str) -> Result<f64> {
     })
     .join()
     .unwrap_or_else(|_| Err("the calibration thread panicked".into()));
-    measured.map_err(|found| RtError::Input {
-        file: source.to_string(),
-        line: None,
-        field: "global.calibration".into(),
-        expected: format!("a CPU to calibrate on (CPU{cpu})"),
-        found,
+    measured.map_err(|found| {
+        RtError::Input(InputError {
+            file: source.to_string(),
+            line: None,
+            field: "global.calibration".into(),
+            expected: format!("a CPU to calibrate on (CPU{cpu})"),
+            found,
+        })
     })
 }

@@ -9,6 +9,7 @@ use crate::pipeline::{CacheNeighbours, Placement};
 use crate::spec::{Protocol, Resources, RunSpec};
 use crate::{Result, RtError};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use tinct_base::InputError;
 use tinct_sys::sync::{CondVar, RtMutex, Waited};
 
 /// When a blocking step gives up: the run was stopped, or it reached its
@@ -696,14 +697,16 @@ impl Objects {
 /// made blocking again, as rt-app writes.
 fn open_io_device(spec: &RunSpec) -> Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let refuse = |found: String| RtError::Input {
-        file: spec.source.clone(),
-        line: spec.io_device_line,
-        field: "global.io_device".into(),
-        expected: "a file tinct can open for writing (iorun writes to it); a FIFO needs a \
+    let refuse = |found: String| {
+        RtError::Input(InputError {
+            file: spec.source.clone(),
+            line: spec.io_device_line,
+            field: "global.io_device".into(),
+            expected: "a file tinct can open for writing (iorun writes to it); a FIFO needs a \
                    reader already"
-            .into(),
-        found: format!("{}: {found}", spec.io_device),
+                .into(),
+            found: format!("{}: {found}", spec.io_device),
+        })
     };
     let file = std::fs::OpenOptions::new()
         .create(true)

@@ -167,8 +167,7 @@ impl ChildReport {
 /// An [`RtError`] on the wire (the kinds the caller tells apart).
 #[derive(Serialize, Deserialize)]
 pub(super) enum WireError {
-    /// [`RtError::Input`], its fields carried as an [`InputError`] (which
-    /// converts back into it).
+    /// [`RtError::Input`]: the [`InputError`] it wraps.
     Input(InputError),
     Privilege {
         what: String,
@@ -186,19 +185,7 @@ pub(super) enum WireError {
 impl WireError {
     pub(super) fn of(error: RtError) -> WireError {
         match error {
-            RtError::Input {
-                file,
-                line,
-                field,
-                expected,
-                found,
-            } => WireError::Input(InputError {
-                file,
-                line,
-                field,
-                expected,
-                found,
-            }),
+            RtError::Input(input) => WireError::Input(input),
             RtError::Privilege { what, fix } => WireError::Privilege { what, fix },
             RtError::Task { task, message } => WireError::Task { task, message },
             other => WireError::Other {
@@ -234,17 +221,20 @@ mod tests {
 
     #[test]
     fn an_input_error_crosses_the_wire_with_every_field() {
-        let error = across_the_wire(RtError::Input {
+        let error = across_the_wire(RtError::Input(InputError {
             file: "plan.toml".into(),
             line: Some(7),
             field: "task 'a' field `period`".into(),
             expected: "a duration".into(),
             found: "\"soon\"".into(),
-        });
+        }));
         assert_eq!(
             error.to_string(),
             "plan.toml:7: task 'a' field `period`: expected a duration, found \"soon\""
         );
-        assert!(matches!(error, RtError::Input { line: Some(7), .. }));
+        assert!(matches!(
+            error,
+            RtError::Input(InputError { line: Some(7), .. })
+        ));
     }
 }

@@ -167,7 +167,7 @@ pub fn examine(
     let page = rustix::param::page_size() as u64;
     let given = color_bits
         .map(|text| {
-            let bits = crate::parse_cpu_list(text)
+            let bits = tinct_base::list::parse_list(text)
                 .map_err(|e| format!("--color-bits {text}: expected bits such as 12-15: {e}"))?;
             PageColors::of_bits(&bits, page).map_err(|e| format!("--color-bits {text}: {e}"))?;
             Ok::<_, String>(bits)

@@ -251,19 +251,16 @@ fn parse_format(name: &str, text: &str) -> std::result::Result<FormatField, Stri
         "config2" => Word::Config2,
         _ => return Err(expected()),
     };
-    let mut parsed = Vec::new();
-    for range in ranges.split(',') {
-        let (lo, hi) = match range.split_once('-') {
-            Some((lo, hi)) => (lo, hi),
-            None => (range, range),
-        };
-        let lo: u32 = lo.trim().parse().map_err(|_| expected())?;
-        let hi: u32 = hi.trim().parse().map_err(|_| expected())?;
-        if lo > hi || hi > 63 {
-            return Err(expected());
-        }
-        parsed.push((lo, hi));
+    // The bit ranges are tinct-base's list grammar, without strides.
+    let spans = tinct_base::list::parse_spans(ranges).map_err(|_| expected())?;
+    if spans.is_empty() || spans.iter().any(|s| s.stride != 1 || s.last > 63) {
+        return Err(expected());
     }
+    // Below 64, checked above.
+    let parsed = spans
+        .iter()
+        .map(|s| (s.first as u32, s.last as u32))
+        .collect();
     Ok(FormatField {
         name: name.to_string(),
         word,
@@ -306,6 +303,9 @@ mod tests {
             "config:0-64",
             "config",
             "config:a-b",
+            "config:",
+            "config:0-7:2",
+            "config:0,,1",
         ] {
             assert!(parse_format("f", bad).is_err(), "{bad}");
         }

@@ -21,6 +21,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use tinct_base::InputError;
 
 use crate::error::{Error, Result};
 
@@ -139,15 +140,14 @@ impl Resctrl {
     fn parse_number(&self, rel: &str, radix: u32) -> Result<u64> {
         let text = self.read(rel)?;
         let line = text.lines().next().unwrap_or("").trim();
-        u64::from_str_radix(line, radix).map_err(|_| Error::Parse {
-            path: self.mount.join(rel),
-            line: 1,
-            expected: if radix == 16 {
-                "a hexadecimal bit mask".into()
+        u64::from_str_radix(line, radix).map_err(|_| {
+            let expected = if radix == 16 {
+                "a hexadecimal bit mask"
             } else {
-                "an integer".into()
-            },
-            found: line.to_string(),
+                "an integer"
+            };
+            let file = self.mount.join(rel).display().to_string();
+            Error::Input(InputError::new(file, "", expected, format!("{line:?}")).at_line(Some(1)))
         })
     }
 
@@ -164,11 +164,17 @@ impl Resctrl {
             min_cbm_bits: self.parse_number("info/L3/min_cbm_bits", 10)? as u32,
             num_closids: self.parse_number("info/L3/num_closids", 10)? as u32,
             sparse_masks: sparse,
-            domains: l3_domains(&schemata).map_err(|found| Error::Parse {
-                path: self.mount.join("schemata"),
-                line: 1,
-                expected: "an L3 line such as L3:0=ffff;1=ffff".into(),
-                found,
+            domains: l3_domains(&schemata).map_err(|found| {
+                let file = self.mount.join("schemata").display().to_string();
+                Error::Input(
+                    InputError::new(
+                        file,
+                        "",
+                        "an L3 line such as L3:0=ffff;1=ffff",
+                        format!("{found:?}"),
+                    )
+                    .at_line(Some(1)),
+                )
             })?,
         })
     }

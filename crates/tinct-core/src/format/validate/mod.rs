@@ -534,30 +534,6 @@ fn validate_wcet(
     Ok(table)
 }
 
-/// Reads `"1-8,12"`.
-/// A range string such as `"1-8,12"` as inclusive ranges, in the order
-/// written (not expanded: `"1-99999999999"` is one range, refused by its
-/// end before anything is allocated).
-fn parse_partition_ranges(text: &str) -> Option<Vec<(i64, i64)>> {
-    let mut out = Vec::new();
-    for part in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b): (i64, i64) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
-                if a > b {
-                    return None;
-                }
-                out.push((a, b));
-            }
-            None => {
-                let p = part.parse().ok()?;
-                out.push((p, p));
-            }
-        }
-    }
-    Some(out)
-}
-
 fn validate_partitions(
     raw: &RawPartitions,
     field: &Field<'_, '_>,
@@ -565,28 +541,44 @@ fn validate_partitions(
     memory: Bytes,
     wcet: &WcetTable,
 ) -> Result<PartitionSet, InputError> {
-    let ranges = match raw {
-        RawPartitions::List(list) => list.iter().map(|&p| (p, p)).collect(),
-        RawPartitions::Text(text) => parse_partition_ranges(text).ok_or_else(|| {
-            field.fail(
-                "a list of partitions such as [1, 2] or a range string such as \"1-8,12\"",
-                format!("\"{text}\""),
-            )
-        })?,
+    // A list is partitions one by one; a range string is tinct-base's list
+    // grammar (`"1-8,12"`), its spans read as written, not expanded:
+    // `"1-99999999999"` is one span, refused by its end before anything is
+    // walked.
+    // (first, last, stride): a list's numbers are i64 (a negative one is
+    // named as written), a string's u64; i128 holds both.
+    let spans: Vec<(i128, i128, usize)> = match raw {
+        RawPartitions::List(list) => list
+            .iter()
+            .map(|&p| (i128::from(p), i128::from(p), 1))
+            .collect(),
+        RawPartitions::Text(text) => tinct_base::list::parse_spans(text)
+            .map_err(|_| {
+                field.fail(
+                    "a list of partitions such as [1, 2] or a range string such as \"1-8,12\"",
+                    format!("\"{text}\""),
+                )
+            })?
+            .into_iter()
+            .map(|span| {
+                let stride = usize::try_from(span.stride).unwrap_or(usize::MAX);
+                (i128::from(span.first), i128::from(span.last), stride)
+            })
+            .collect(),
     };
     let mut set = PartitionSet::EMPTY;
-    for &(first, last) in &ranges {
-        // Both ends in 1..=N_P before the range is walked.
+    for &(first, last, stride) in &spans {
+        // Both ends in 1..=N_P before the span is walked.
         if let Some(p) = [first, last]
             .into_iter()
-            .find(|&p| p < 1 || p > i64::from(platform.partitions))
+            .find(|&p| p < 1 || p > i128::from(platform.partitions))
         {
             return Err(field.fail(
                 format!("partitions numbered 1 to N_P = {}", platform.partitions),
                 format!("partition {p}"),
             ));
         }
-        for p in first..=last {
+        for p in (first..=last).step_by(stride) {
             if set.contains(p as u32) {
                 return Err(
                     field.fail("each partition listed once", format!("partition {p} twice"))

@@ -4,7 +4,7 @@ use super::{finding, subject};
 use crate::cpulist::format_cpu_list;
 use crate::doctor::{Finding, Level, human_bytes};
 use crate::topology::{Cache, CacheType, Topology};
-use tinct_geometry::{ColorGeometry, GeometryError};
+use tinct_base::geometry::{ColorGeometry, GeometryError};
 
 pub(super) fn cpus(t: &Topology) -> Finding {
     let packages = t.packages().len().max(1);
@@ -209,14 +209,14 @@ pub(super) fn numa(t: &Topology) -> Finding {
 }
 
 /// What a user does about colour bits that cannot be derived: the bits
-/// safe to assume ([`tinct_geometry::assumed_safe_bits`]), how to check
+/// safe to assume ([`tinct_base::geometry::assumed_safe_bits`]), how to check
 /// them and the one command that saves them for every command.
 fn what_to_do(llc: &Cache, page_bytes: u64, virtual_machine: bool) -> String {
     let line = u64::from(llc.line_bytes.unwrap_or(64));
     // The whole cache's way: a slice count from misleading evidence can
     // make the per-slice way fractional; the slice bound still holds.
     let way_bytes = llc.size_bytes / u64::from(llc.ways.unwrap_or(1).max(1));
-    let bits = tinct_geometry::assumed_safe_bits(way_bytes, line, page_bytes);
+    let bits = tinct_base::geometry::assumed_safe_bits(way_bytes, line, page_bytes);
     let Some((first, last)) = bits.first().zip(bits.last()) else {
         return "no colour bits are safe to assume here: use resctrl (hardware cache allocation) \
                 if offered"
@@ -236,6 +236,6 @@ fn what_to_do(llc: &Cache, page_bytes: u64, virtual_machine: bool) -> String {
          `tinct doctor --save --color-bits {list}` (or give `--color-bits {list}` / \
          TINCT_COLOR_BITS={list} each time)",
         1u64 << bits.len(),
-        tinct_geometry::MIN_SETS_PER_SLICE
+        tinct_base::geometry::MIN_SETS_PER_SLICE
     )
 }

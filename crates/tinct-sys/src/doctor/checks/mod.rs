@@ -132,7 +132,7 @@ pub(super) fn findings(facts: &Facts) -> (Vec<Finding>, Backend) {
 /// ([`crate::cache_slices`]); `None` without a topology or an LLC.
 pub(crate) fn llc_colors(
     facts: &Facts,
-) -> Option<Result<tinct_geometry::ColorGeometry, tinct_geometry::GeometryError>> {
+) -> Option<Result<tinct_base::geometry::ColorGeometry, tinct_base::geometry::GeometryError>> {
     let topology = facts.topology.as_ref()?;
     let llc = topology.last_level_caches().first().copied()?;
     let evidence = facts.slice_evidence.clone().unwrap_or_default();

@@ -1,6 +1,13 @@
-//! The page-color geometry of a cache: the one calculation that
+//! The geometry of a cache and its page colours: the one calculation that
 //! tinct-sys (what doctor reports), tinct-mem (which pages the allocator
-//! hands out) and tinct-sim (the cache model that proves a coloring) share.
+//! hands out), tinct-sim (the cache model that proves a coloring) and
+//! tinct-rt (the isolation proof's model of this machine) share.
+//!
+//! [`CacheGeometry`] (module [`cache`]) is a cache as a model indexes it:
+//! size, ways, line size and slice hash, the set of an address.
+//! [`PageColors`] (this module) is what page colouring sees of a cache for
+//! one page size: the colours, their address bits, the colour of a frame;
+//! [`CacheGeometry::page_colors`] gives them for one way of one slice.
 //!
 //! Page colors (Kim et al. 2013, Section III-C, "cache reservation by page
 //! coloring"): a cache of `size` bytes with `ways` ways has a way size of
@@ -21,17 +28,19 @@
 //! which rule a geometry came from.
 //!
 //! ```
-//! use tinct_geometry::PageColors;
+//! use tinct_base::geometry::PageColors;
 //!
 //! // This machine's L3: 32 MiB, 16 ways, 4 KiB pages.
 //! let l3 = PageColors::of_cache(32 << 20, 16, 4096)?;
 //! assert_eq!(l3.colors, 512);
 //! assert_eq!(l3.color_bits()?, 12..21);
 //! assert_eq!(l3.color_of_frame(0x12345), Some(0x145));
-//! # Ok::<(), tinct_geometry::GeometryError>(())
+//! # Ok::<(), tinct_base::geometry::GeometryError>(())
 //! ```
 
-#![forbid(unsafe_code)]
+pub mod cache;
+
+pub use cache::{CacheGeometry, GeometrySpec, MAX_SLICE_MASKS, MAX_WAYS, SliceHash};
 
 use std::fmt;
 use std::ops::Range;

@@ -1,11 +1,19 @@
-//! Cache geometry: size, associativity, line size and the optional slice hash,
-//! and the mapping from a physical address to its cache set.
+//! [`CacheGeometry`], tinct's one description of a cache's shape: size,
+//! associativity, line size and the optional slice hash, and the mapping
+//! from a physical address to its cache set. tinct-sim's model replays
+//! accesses into one, tinct-rt's isolation proof models this machine's
+//! last-level cache as one, and its page colours are [`PageColors`] of one
+//! way of one slice ([`CacheGeometry::page_colors`]).
+//!
+//! A real cache whose shape is not known this exactly (a way size that is
+//! not a power of two: sliced or hashed, slices unknown) is no
+//! `CacheGeometry`; its colours are still [`PageColors::of_cache`].
 
-use serde::{Deserialize, Serialize};
+use super::{GeometryError, PageColors};
+use crate::InputError;
 
-use crate::error::SimError;
-
-/// Largest associativity the model supports (tree-PLRU keeps one `u64` per set).
+/// Largest associativity tinct models (tinct-sim's tree-PLRU keeps one
+/// `u64` per set; no documented cache has more ways).
 pub const MAX_WAYS: u32 = 64;
 
 /// Largest number of slice-selection masks (2^8 = 256 slices).
@@ -18,8 +26,12 @@ pub const MAX_SLICE_MASKS: usize = 8;
 /// bit `i` of the slice number is the parity (XOR of all bits) of
 /// `address & masks[i]`. With `n` masks the cache has `2^n` slices, each with
 /// its own sets. No masks means one slice: an ordinary, unsliced cache.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
+)]
 pub struct SliceHash {
     masks: Vec<u64>,
 }
@@ -31,16 +43,16 @@ impl SliceHash {
     }
 
     /// A slice hash from XOR masks, one per slice-number bit (least significant first).
-    pub fn new(masks: Vec<u64>) -> Result<Self, SimError> {
+    pub fn new(masks: Vec<u64>) -> Result<Self, InputError> {
         if masks.len() > MAX_SLICE_MASKS {
-            return Err(SimError::invalid(
+            return Err(invalid(
                 "geometry.slice_masks",
                 format!("at most {MAX_SLICE_MASKS} masks (256 slices)"),
                 format!("{} masks", masks.len()),
             ));
         }
         if let Some(position) = masks.iter().position(|&mask| mask == 0) {
-            return Err(SimError::invalid(
+            return Err(invalid(
                 "geometry.slice_masks",
                 "non-zero XOR masks (a zero mask selects no address bit)",
                 format!("mask {position} is 0"),
@@ -72,8 +84,12 @@ impl SliceHash {
 }
 
 /// The plain description of a geometry, as written in files and reports.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
 pub struct GeometrySpec {
     /// Total capacity in bytes, all slices together.
     pub size: u64,
@@ -82,7 +98,7 @@ pub struct GeometrySpec {
     /// Line size in bytes.
     pub line_size: u64,
     /// Slice-selection XOR masks; empty for an unsliced cache.
-    #[serde(default)]
+    #[cfg_attr(feature = "serde", serde(default))]
     pub slice_masks: Vec<u64>,
 }
 
@@ -91,8 +107,12 @@ pub struct GeometrySpec {
 /// Sets are per slice: `sets_per_slice = size / (slices * ways * line_size)`,
 /// indexed by the address bits just above the line offset. A set is named
 /// globally by `slice * sets_per_slice + index`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(try_from = "GeometrySpec", into = "GeometrySpec")]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(try_from = "GeometrySpec", into = "GeometrySpec")
+)]
 pub struct CacheGeometry {
     size: u64,
     ways: u32,
@@ -104,7 +124,7 @@ pub struct CacheGeometry {
 
 impl CacheGeometry {
     /// An unsliced cache of `size` bytes, `ways`-way set associative, with `line_size`-byte lines.
-    pub fn new(size: u64, ways: u32, line_size: u64) -> Result<Self, SimError> {
+    pub fn new(size: u64, ways: u32, line_size: u64) -> Result<Self, InputError> {
         Self::sliced(size, ways, line_size, SliceHash::none())
     }
 
@@ -114,25 +134,21 @@ impl CacheGeometry {
         ways: u32,
         line_size: u64,
         slice_hash: SliceHash,
-    ) -> Result<Self, SimError> {
+    ) -> Result<Self, InputError> {
         if !line_size.is_power_of_two() {
-            return Err(SimError::invalid(
+            return Err(invalid(
                 "geometry.line_size",
                 "a power of two in bytes",
                 line_size,
             ));
         }
         if ways == 0 || ways > MAX_WAYS {
-            return Err(SimError::invalid(
-                "geometry.ways",
-                format!("1..={MAX_WAYS}"),
-                ways,
-            ));
+            return Err(invalid("geometry.ways", format!("1..={MAX_WAYS}"), ways));
         }
         let slices = slice_hash.slices();
         let bytes_per_set_row = slices * u64::from(ways) * line_size;
         if size == 0 || !size.is_multiple_of(bytes_per_set_row) {
-            return Err(SimError::invalid(
+            return Err(invalid(
                 "geometry.size",
                 format!("a non-zero multiple of slices × ways × line size = {bytes_per_set_row} B"),
                 format!("{size} B"),
@@ -140,7 +156,7 @@ impl CacheGeometry {
         }
         let sets_per_slice = size / bytes_per_set_row;
         if !sets_per_slice.is_power_of_two() {
-            return Err(SimError::invalid(
+            return Err(invalid(
                 "geometry.size",
                 "a size giving a power-of-two number of sets per slice",
                 format!("{size} B, which gives {sets_per_slice} sets per slice"),
@@ -219,12 +235,24 @@ impl CacheGeometry {
     pub fn set_of(&self, address: u64) -> u64 {
         self.slice_hash.slice_of(address) * self.sets_per_slice + self.index_in_slice(address)
     }
+
+    /// The page colours of this cache for pages of `page_bytes`: those of
+    /// one way of one slice ([`CacheGeometry::way_span`], kim2013 Section
+    /// IV-A), whose bits are always known (a way span is a power of two).
+    pub fn page_colors(&self, page_bytes: u64) -> Result<PageColors, GeometryError> {
+        PageColors::of_way(self.way_span(), page_bytes)
+    }
+}
+
+/// A geometry field with an unusable value: bad input at `field`.
+fn invalid(field: &str, expected: impl Into<String>, found: impl ToString) -> InputError {
+    InputError::new("", field, expected, found.to_string())
 }
 
 impl TryFrom<GeometrySpec> for CacheGeometry {
-    type Error = SimError;
+    type Error = InputError;
 
-    fn try_from(spec: GeometrySpec) -> Result<Self, SimError> {
+    fn try_from(spec: GeometrySpec) -> Result<Self, InputError> {
         Self::sliced(
             spec.size,
             spec.ways,
@@ -294,46 +322,41 @@ mod tests {
     #[test]
     fn bad_geometries_name_the_field() {
         let err = CacheGeometry::new(32 * MIB, 16, 48).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                SimError::InvalidField {
-                    field: "geometry.line_size",
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(err.field == "geometry.line_size", "{err}");
         let err = CacheGeometry::new(32 * MIB, 0, 64).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                SimError::InvalidField {
-                    field: "geometry.ways",
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(err.field == "geometry.ways", "{err}");
         let err = CacheGeometry::new(12 * MIB, 16, 64).unwrap_err();
         assert!(
             err.to_string().contains("power-of-two number of sets"),
             "{err}"
         );
         let err = CacheGeometry::new(1000, 16, 64).unwrap_err();
-        assert!(
-            matches!(
-                err,
-                SimError::InvalidField {
-                    field: "geometry.size",
-                    ..
-                }
-            ),
-            "{err}"
-        );
+        assert!(err.field == "geometry.size", "{err}");
         assert!(SliceHash::new(vec![0]).is_err());
     }
 
+    #[test]
+    fn page_colours_are_those_of_one_way_of_one_slice() {
+        let l3 = CacheGeometry::new(32 * MIB, 16, 64).unwrap();
+        let colors = l3.page_colors(4096).unwrap();
+        assert_eq!((colors.colors, colors.color_bits().unwrap()), (512, 12..21));
+        // kim2013's i7-2600: four slices, 32 colours, as of_sliced_cache says.
+        let hash = SliceHash::new(vec![1 << 17, 1 << 18]).unwrap();
+        let sliced = CacheGeometry::sliced(8 * MIB, 16, 64, hash).unwrap();
+        assert_eq!(
+            sliced.page_colors(4096).unwrap(),
+            PageColors::of_way(128 << 10, 4096).unwrap()
+        );
+        assert_eq!(
+            sliced.page_colors(4096).unwrap().colors,
+            PageColors::of_sliced_cache(8 * MIB, 16, 4, 4096)
+                .unwrap()
+                .colors
+        );
+        assert!(l3.page_colors(3000).is_err());
+    }
+
+    #[cfg(feature = "serde")]
     #[test]
     fn geometry_round_trips_through_json_and_validates() {
         let geometry =

@@ -3,23 +3,44 @@
 //! Both parse from and format to the human strings of task-set files
 //! (`"45.3us"`, `"11.94ms"`, `"18MiB"`). Parsing is exact decimal arithmetic,
 //! never floating point, and formatting is exact too, so a value survives a
-//! write and a re-read unchanged.
+//! write and a re-read unchanged. Every reader of a duration or a size in
+//! tinct is [`parse_duration`] or [`parse_size`]: task-set files, rt-app
+//! files, the command line, Python, and the shim's `TINCT_POOL` and
+//! `TINCT_STACK_COLORED` (tinct-core re-exports this module as
+//! `tinct_core::units`).
+//!
+//! Reports print times for people, rounded: [`ms`] is the one rule for a
+//! time in milliseconds (two decimals, as kim2013 prints them), so a run's
+//! terminal verdict, its HTML page, the explanations of late jobs and the
+//! shim's summary print a number alike; [`ms_f64`] is the one conversion
+//! for charts.
+//!
+//! ```
+//! use tinct_base::units::{Bytes, Nanos, parse_duration, parse_size};
+//!
+//! assert_eq!(parse_duration("11.94ms"), Ok(Nanos(11_940_000)));
+//! assert_eq!(parse_size("1.5KiB"), Ok(Bytes(1536)));
+//! assert_eq!(Nanos(45_300).to_string(), "45.3us");
+//! ```
 
-use serde::{Deserialize, Serialize};
 use std::fmt;
 
 /// A span of time in nanoseconds.
-#[derive(
-    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
 )]
-#[serde(transparent)]
 pub struct Nanos(pub u64);
 
 /// An amount of memory in bytes.
-#[derive(
-    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(transparent)
 )]
-#[serde(transparent)]
 pub struct Bytes(pub u64);
 
 impl Nanos {
@@ -36,9 +57,9 @@ impl Nanos {
         Nanos(ms * 1_000_000)
     }
 
-    /// The value in milliseconds, for reporting only.
+    /// The value in milliseconds, for reporting only ([`ms_f64`]).
     pub fn as_ms_f64(self) -> f64 {
-        self.0 as f64 / 1e6
+        ms_f64(self.0)
     }
 }
 
@@ -260,6 +281,45 @@ impl fmt::Display for Bytes {
     }
 }
 
+/// Nanoseconds in a millisecond.
+pub const NS_PER_MS: u64 = 1_000_000;
+
+/// Nanoseconds in a microsecond.
+pub const NS_PER_US: u64 = 1_000;
+
+/// `ns` in milliseconds as a float, for charts and reports only (never
+/// read back: files keep integer nanoseconds).
+pub fn ms_f64(ns: u64) -> f64 {
+    ns as f64 / NS_PER_MS as f64
+}
+
+/// `ns` in milliseconds with two decimals, as kim2013 prints them
+/// (`12.35`): tinct's one rule for a time in milliseconds, in every text
+/// and page of every crate. The number alone, for table cells under an
+/// `ms` header; [`ms_with_unit`] says the unit.
+///
+/// ```
+/// use tinct_base::units::{ms, ms_with_unit};
+///
+/// assert_eq!(ms(11_940_000), "11.94");
+/// assert_eq!(ms(150_000), "0.15");
+/// assert_eq!(ms_with_unit(4_000_000), "4.00 ms");
+/// ```
+pub fn ms(ns: u64) -> String {
+    format!("{:.2}", ms_f64(ns))
+}
+
+/// [`ms`] and its unit, for a time in a sentence: `12.35 ms`.
+pub fn ms_with_unit(ns: u64) -> String {
+    format!("{} ms", ms(ns))
+}
+
+/// `ns` in microseconds with one decimal (`45.3`): the rule for times
+/// too short for [`ms`] to show (refill times, overheads).
+pub fn us(ns: u64) -> String {
+    format!("{:.1}", ns as f64 / NS_PER_US as f64)
+}
+
 /// Integer division rounding up.
 pub const fn div_ceil_u64(a: u64, b: u64) -> u64 {
     a.div_ceil(b)
@@ -331,6 +391,33 @@ mod tests {
         assert_eq!(parse_size("18446744073709551615"), Ok(Bytes(u64::MAX)));
     }
 
+    /// The cases of the shim's size reader (`TINCT_POOL`), which was a copy
+    /// of this one: spaces around and inside, `_` between digits, fractions
+    /// that come to whole bytes, and every refusal with its reason.
+    #[test]
+    fn sizes_as_the_shim_reads_them() {
+        assert_eq!(parse_size("512MiB"), Ok(Bytes(512 << 20)));
+        assert_eq!(parse_size(" 1.5GiB "), Ok(Bytes(3 << 29)));
+        assert_eq!(parse_size("1_024 KiB"), Ok(Bytes(1 << 20)));
+        assert_eq!(parse_size(".5KiB"), Ok(Bytes(512)));
+        assert!(matches!(
+            parse_size("1.0001KiB"),
+            Err(UnitError::TooPrecise(..))
+        ));
+        assert!(matches!(parse_size("16EiB"), Err(UnitError::BadUnit(..))));
+        assert!(matches!(parse_size("MiB"), Err(UnitError::NoNumber)));
+        assert!(parse_size("1.2.3B").is_err());
+        assert!(matches!(
+            parse_size("20000000TiB"),
+            Err(UnitError::Overflow(_))
+        ));
+        assert_eq!(parse_size(&format!("{}B", u64::MAX)), Ok(Bytes(u64::MAX)));
+        for bytes in [1, 4096, 4097, 3 << 19, 512 << 20, u64::MAX] {
+            assert_eq!(parse_size(&Bytes(bytes).to_string()), Ok(Bytes(bytes)));
+        }
+        assert_eq!(Bytes(3 << 19).to_string(), "1536KiB");
+    }
+
     #[test]
     fn formats_exactly() {
         assert_eq!(Nanos(45_300).to_string(), "45.3us");
@@ -338,6 +425,26 @@ mod tests {
         assert_eq!(Nanos(1_000_000_001).to_string(), "1.000000001s");
         assert_eq!(Bytes(18 << 20).to_string(), "18MiB");
         assert_eq!(Bytes(1536).to_string(), "1536B");
+    }
+
+    /// The one rule for a time in ms: two decimals, rounded (kim2013's
+    /// tables print 12.30, 25.72, 101.36 and 273.78 ms), zero padded, the
+    /// unit only where asked.
+    #[test]
+    fn milliseconds_print_with_two_decimals() {
+        assert_eq!(ms(0), "0.00");
+        assert_eq!(ms(12_300_000), "12.30");
+        assert_eq!(ms(273_780_000), "273.78");
+        assert_eq!(ms(101_356_000), "101.36", "rounded, not cut");
+        assert_eq!(ms(4_000), "0.00", "below 5 µs rounds to zero");
+        assert_eq!(ms(6_000), "0.01");
+        assert_eq!(ms(u64::MAX), "18446744073709.55");
+        assert_eq!(ms_with_unit(150_000), "0.15 ms");
+        assert_eq!(ms_f64(11_940_000), 11.94);
+        assert_eq!(Nanos(11_940_000).as_ms_f64(), ms_f64(11_940_000));
+        assert_eq!(us(45_300), "45.3");
+        assert_eq!(us(45_349), "45.3");
+        assert_eq!(us(999), "1.0");
     }
 
     proptest! {

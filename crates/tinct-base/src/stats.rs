@@ -7,14 +7,14 @@
 //! float values (rates, ratios) that no integer distribution holds.
 //!
 //! tinct-report's `Distribution` (count, min, median, p99, max, mean, σ, ρ)
-//! is built on these and re-exports them; this crate sits below every crate
-//! that measures (tinct-sys's colour probe, tinct-mem's row-conflict probe)
-//! and depends on nothing.
+//! is built on these and re-exports them; being in the base crate, they sit
+//! below every crate that measures (tinct-sys's colour probe, tinct-mem's
+//! row-conflict probe).
 //!
 //! ```
 //! let sorted = [1, 2, 3, 4];
-//! assert_eq!(tinct_stats::nearest_rank(&sorted, 50), Some(2));
-//! assert_eq!(tinct_stats::median_f64(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+//! assert_eq!(tinct_base::stats::nearest_rank(&sorted, 50), Some(2));
+//! assert_eq!(tinct_base::stats::median_f64(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
 //! ```
 
 /// The nearest-rank `percent`-th percentile (1 ≤ percent ≤ 100) of sorted
