@@ -19,6 +19,11 @@ fn workload(name: &str) -> PathBuf {
 /// Runs `name` for `duration` into a fresh directory; returns its
 /// summary, stdout and the directory.
 fn run(name: &str, duration: &str) -> (Value, String, tempfile::TempDir) {
+    run_exiting(name, duration, &[0])
+}
+
+/// [`run`] for a run that may also end with one of `codes`.
+fn run_exiting(name: &str, duration: &str, codes: &[i32]) -> (Value, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let output = tinct()
@@ -30,7 +35,18 @@ fn run(name: &str, duration: &str) -> (Value, String, tempfile::TempDir) {
         // let the watchdog (3 × D by default) stop a 10 ms-period job.
         .args(["--watchdog-factor", "20", "--out"])
         .arg(&out)
-        .exits(0);
+        .output()
+        .unwrap();
+    assert!(
+        output
+            .status
+            .code()
+            .is_some_and(|code| codes.contains(&code)),
+        "expected exit {codes:?}: {}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        stdout(&output),
+        String::from_utf8_lossy(&output.stderr)
+    );
     let summary = read_json(&out.join("summary.json"));
     for task in summary["tasks"].as_array().unwrap() {
         balanced_job_counts(task);
@@ -559,7 +575,12 @@ fn pinned_reservations_are_analysed_and_bounded() {
         eprintln!("skipped: partitions need the cpuset controller on cgroup v1: {e}");
         return;
     }
-    let (summary, stdout, _dir) = run("deadline.json", "1s");
+    // What is checked is the analysis, not the timing: exit 3 (a job past
+    // its bound with no explanation) is accepted here. A SCHED_DEADLINE
+    // job preempts the stall sentinel of its CPU, so a host stall of the
+    // whole VM seen on the other CPU does not explain it (seen in CI: a
+    // 12.9 ms job 0 beside an 11.4 ms stall found on the other CPU).
+    let (summary, stdout, _dir) = run_exiting("deadline.json", "1s", &[0, 3]);
     assert!(
         stdout.contains("analysed as SCHED_DEADLINE reservations on their CPUs"),
         "{stdout}"
