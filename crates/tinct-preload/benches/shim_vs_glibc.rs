@@ -200,8 +200,10 @@ fn main() {
             }
         }
         let (g, t, p) = (median(glibc), median(shimmed), median(populating));
-        let requested =
-            tinct_sys::parse_cpu_list(&workload.colors).map_or(0, |list| list.len()) as f64;
+        // A list this bench wrote; a misreading would make the floor wrong.
+        let requested = tinct_sys::parse_cpu_list(&workload.colors)
+            .unwrap_or_else(|e| panic!("{}: colours {:?}: {e}", workload.name, workload.colors))
+            .len() as f64;
         let floor = g + p * (1.0 - requested / f64::from(colors));
         let within = if t / g <= AIM {
             "yes"
