@@ -15,7 +15,7 @@ use std::os::unix::net::UnixStream;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{compile_c, run_limited, under_shim, with_args};
+use common::{compile_c, run_ok, under_shim, with_args};
 use tinct_mem::shim_config::report_request::{
     LISTENER, READY, RECEIVED, REPORT_SOCKET, ReportSocket, WRITE, WRITTEN,
 };
@@ -52,15 +52,9 @@ fn a_process_that_ends_with_underscore_exit_still_reports_once() {
     let dir = tempfile::tempdir().unwrap();
     let exits = compile_c("exits", dir.path());
     for how in ["_exit", "_Exit"] {
-        let output = run_limited(
+        let (_, stderr) = run_ok(
             under_shim(with_args(&exits, &[how]), &[("TINCT_STATS", "1")]),
             LIMIT,
-        );
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            output.status.success(),
-            "{how}: {}: {stderr}",
-            output.status
         );
         assert_eq!(summaries(&stderr, None), 1, "{how}: {stderr}");
     }
@@ -76,17 +70,10 @@ fn a_child_that_calls_underscore_exit_writes_nothing_and_its_parent_reports() {
     let dir = tempfile::tempdir().unwrap();
     let exits = compile_c("exits", dir.path());
     for how in ["vfork", "fork"] {
-        let output = run_limited(
+        let (stdout, stderr) = run_ok(
             under_shim(with_args(&exits, &[how]), &[("TINCT_STATS", "1")]),
             LIMIT,
         );
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            output.status.success(),
-            "{how}: {}: {stderr}",
-            output.status
-        );
-        let stdout = String::from_utf8_lossy(&output.stdout);
         let child: u32 = stdout
             .trim()
             .strip_prefix("child ")

@@ -1,4 +1,4 @@
-//! Issue 29.2: the program's own threads run on stacks of its colours.
+//! `tinct exec`: the program's own threads run on stacks of its colours.
 //! Each thread's stack is checked through /proc/<pid>/pagemap by this test
 //! while the thread waits (root); stacks are given back after a join or
 //! once a detached thread has ended, are never smaller than asked for, and
@@ -7,13 +7,14 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
 use common::{
-    COLOR_BITS, compile_c, compile_c_with, compile_rust, half_of_the_colors, llc_colors,
-    run_limited, shim, under_shim, with_args,
+    COLOR_BITS, compile_c, compile_c_with, compile_rust, half_of_the_colors, llc_colors, shim,
+    under_shim, with_args,
 };
 use tinct_sys::pagemap::Pagemap;
 use tinct_sys::testing::privileged_or_skip;
@@ -41,6 +42,30 @@ fn number_before(line: &str, word: &str) -> u64 {
         .unwrap_or_else(|_| panic!("a number before {word:?} in {line:?}"))
 }
 
+/// The `stacks` test program (tests/c/stacks.c), compiled once for all
+/// the tests of this file, in a directory of theirs under Cargo's
+/// temporary directory.
+fn stacks_program() -> &'static Path {
+    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("thread_stacks");
+        std::fs::create_dir_all(&dir).unwrap();
+        compile_c("stacks", &dir)
+    })
+}
+
+/// The time limit of one run of a test program.
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// The shim's settings of most runs here: its summary, a 512 MiB pool.
+const STATS_AND_POOL: [(&str, &str); 2] = [("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")];
+
+/// Runs `binary args` under the shim with `env` (bounded by `limit`),
+/// fails the test unless it exited 0, and returns its stdout and stderr.
+fn run_ok(binary: &Path, args: &[&str], env: &[(&str, &str)], limit: Duration) -> (String, String) {
+    common::run_ok(under_shim(with_args(binary, args), env), limit)
+}
+
 /// A program under the shim that talks with the test on its stdin and
 /// stdout, every wait bounded by one time limit; killed if the test ends
 /// (or panics) while it still runs.
@@ -63,7 +88,7 @@ impl Drop for Talking {
 impl Talking {
     /// Starts `binary args` under the shim (`colors`, 512 MiB pool,
     /// stats) with `env` added.
-    fn start(binary: &std::path::Path, args: &[&str], colors: &str, env: &[(&str, &str)]) -> Self {
+    fn start(binary: &Path, args: &[&str], colors: &str, env: &[(&str, &str)]) -> Self {
         let mut child = Command::new(binary)
             .args(args)
             .env("LD_PRELOAD", shim())
@@ -181,18 +206,15 @@ impl Talking {
 
 #[test]
 fn every_thread_stack_lies_in_the_requested_colours() {
-    if !privileged_or_skip("reading thread stacks' frames through pagemap") {
+    if !privileged_or_skip("reading thread stacks' frames through pagemap") || !dontunmap_or_skip()
+    {
         return;
     }
-    if !dontunmap_or_skip() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
+    let binary = stacks_program();
     let colors = half_of_the_colors();
     let (joinable, detached) = (6, 4);
     let mut program = Talking::start(
-        &binary,
+        binary,
         &["wait", &joinable.to_string(), &detached.to_string()],
         &colors.0,
         &[],
@@ -250,19 +272,16 @@ fn every_thread_stack_lies_in_the_requested_colours() {
 
 #[test]
 fn a_parent_s_stacks_keep_their_frames_across_fork_with_fork_keep() {
-    if !privileged_or_skip("reading thread stacks' frames through pagemap") {
+    if !privileged_or_skip("reading thread stacks' frames through pagemap") || !dontunmap_or_skip()
+    {
         return;
     }
-    if !dontunmap_or_skip() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
+    let binary = stacks_program();
     let colors = half_of_the_colors();
     // Frames under each thread's local before the fork, and after the
     // threads wrote their locals again while the child still shares them.
     let run = |env: &[(&str, &str)]| {
-        let mut program = Talking::start(&binary, &["forkwait", "4"], &colors.0, env);
+        let mut program = Talking::start(binary, &["forkwait", "4"], &colors.0, env);
         let addresses = program.stacks_until("ready");
         assert_eq!(addresses.len(), 4);
         let before: Vec<_> = addresses
@@ -294,20 +313,15 @@ fn threads_created_and_joined_in_a_loop_reuse_their_stacks() {
     if !dontunmap_or_skip() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
+    let binary = stacks_program();
     let rounds: u64 = 2000;
-    let command = under_shim(
-        with_args(&binary, &["loop", &rounds.to_string()]),
-        &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
+    let (stdout, stderr) = run_ok(
+        binary,
+        &["loop", &rounds.to_string()],
+        &STATS_AND_POOL,
+        Duration::from_secs(300),
     );
-    let output = run_limited(command, Duration::from_secs(300));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout),
-        format!("loop {rounds}\n")
-    );
+    assert_eq!(stdout, format!("loop {rounds}\n"));
     let line = stacks_line(&stderr);
     // Every round's thread, 11 more every 50 rounds.
     let threads = rounds + 11 * rounds.div_ceil(50);
@@ -342,83 +356,51 @@ fn a_coloured_stack_is_full_size() {
     if !dontunmap_or_skip() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
+    let binary = stacks_program();
     // The program sets the default stack size to 8 MiB
     // (pthread_setattr_default_np; glibc's own is RLIMIT_STACK, or 2 MiB
     // when that is unlimited): 6 MiB of frames below the top fit only in
     // a full stack.
-    let deep = run_limited(
-        under_shim(
-            with_args(&binary, &["deep", "6144"]),
-            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
-        ),
-        Duration::from_secs(120),
-    );
-    let stderr = String::from_utf8_lossy(&deep.stderr);
-    assert!(deep.status.success(), "{}\n{stderr}", deep.status);
-    assert!(
-        String::from_utf8_lossy(&deep.stdout).starts_with("deep 6144 "),
-        "{stderr}"
-    );
+    let (stdout, stderr) = run_ok(binary, &["deep", "6144"], &STATS_AND_POOL, LIMIT);
+    assert!(stdout.starts_with("deep 6144 "), "{stderr}");
     assert_eq!(number_before(stacks_line(&stderr), "with"), 1);
     // A size asked for in the attributes is given too.
-    let sized = run_limited(
-        under_shim(
-            with_args(&binary, &["size", "20000"]),
-            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
-        ),
-        Duration::from_secs(120),
-    );
-    let stderr = String::from_utf8_lossy(&sized.stderr);
-    assert!(sized.status.success(), "{stderr}");
-    assert_eq!(String::from_utf8_lossy(&sized.stdout), "size ok\n");
+    let (stdout, stderr) = run_ok(binary, &["size", "20000"], &STATS_AND_POOL, LIMIT);
+    assert_eq!(stdout, "size ok\n");
     assert_eq!(number_before(stacks_line(&stderr), "with"), 1);
 }
 
 #[test]
 fn a_thread_with_its_own_stack_keeps_it_and_a_spent_budget_leaves_glibc_s() {
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
-    let own = run_limited(
-        under_shim(with_args(&binary, &["own"]), &[("TINCT_STATS", "1")]),
-        Duration::from_secs(120),
-    );
-    let stderr = String::from_utf8_lossy(&own.stderr);
-    assert!(own.status.success(), "{stderr}");
-    assert_eq!(String::from_utf8_lossy(&own.stdout), "own ok\n");
+    let binary = stacks_program();
+    let (stdout, stderr) = run_ok(binary, &["own"], &[("TINCT_STATS", "1")], LIMIT);
+    assert_eq!(stdout, "own ok\n");
     let line = stacks_line(&stderr);
     assert_eq!(number_before(line, "with"), 0, "{line}");
     assert_eq!(number_before(line, "their"), 1, "{line}");
     // A 4 MiB pool cannot colour the whole of an 8 MiB stack (the size
     // `deep 6144` sets as the default): glibc's,
     // counted, and the program runs as it would without the shim.
-    let small = run_limited(
-        under_shim(
-            with_args(&binary, &["deep", "6144"]),
-            &[
-                ("TINCT_STATS", "1"),
-                ("TINCT_POOL", "4MiB"),
-                ("TINCT_STACK_COLORED", "64MiB"),
-            ],
-        ),
-        Duration::from_secs(120),
+    let (_, stderr) = run_ok(
+        binary,
+        &["deep", "6144"],
+        &[
+            ("TINCT_STATS", "1"),
+            ("TINCT_POOL", "4MiB"),
+            ("TINCT_STACK_COLORED", "64MiB"),
+        ],
+        LIMIT,
     );
-    let stderr = String::from_utf8_lossy(&small.stderr);
-    assert!(small.status.success(), "{stderr}");
     let line = stacks_line(&stderr);
     assert_eq!(number_before(line, "with"), 0, "{line}");
     assert_eq!(number_before(line, "budget"), 1, "{line}");
     // TINCT_STACK_COLORED=0: glibc's stacks, none counted as coloured.
-    let off = run_limited(
-        under_shim(
-            with_args(&binary, &["loop", "3"]),
-            &[("TINCT_STATS", "1"), ("TINCT_STACK_COLORED", "0")],
-        ),
-        Duration::from_secs(120),
+    let (_, stderr) = run_ok(
+        binary,
+        &["loop", "3"],
+        &[("TINCT_STATS", "1"), ("TINCT_STACK_COLORED", "0")],
+        LIMIT,
     );
-    let stderr = String::from_utf8_lossy(&off.stderr);
-    assert!(off.status.success(), "{stderr}");
     assert!(
         stderr.contains("TINCT_STACK_COLORED=0: none coloured"),
         "{stderr}"
@@ -427,21 +409,18 @@ fn a_thread_with_its_own_stack_keeps_it_and_a_spent_budget_leaves_glibc_s() {
 
 #[test]
 fn the_exit_reports_agree_with_pagemap_while_stacks_are_lent() {
-    if !privileged_or_skip("checking heap pages through pagemap") {
+    if !privileged_or_skip("checking heap pages through pagemap") || !dontunmap_or_skip() {
         return;
     }
-    if !dontunmap_or_skip() {
-        return;
-    }
+    let binary = stacks_program();
     let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
     let go = dir.path().join("go");
     std::fs::write(&go, "go\n").unwrap();
     // Detached threads may not have ended when the program exits: their
     // tops are still lent (not present at their area addresses), which
     // the page report and the summary must say alike.
     let checked = common::run_with_page_report(
-        with_args(&binary, &["wait", "4", "4"]),
+        with_args(binary, &["wait", "4", "4"]),
         Some(&go),
         &half_of_the_colors(),
         "256MiB",
@@ -467,16 +446,8 @@ fn a_rust_program_s_threads_start_on_coloured_stacks() {
     }
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_rust("spawn", dir.path());
-    let output = run_limited(
-        under_shim(
-            with_args(&binary, &[]),
-            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
-        ),
-        Duration::from_secs(120),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{}\n{stderr}", output.status);
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "spawn 114689\n");
+    let (stdout, stderr) = run_ok(&binary, &[], &STATS_AND_POOL, LIMIT);
+    assert_eq!(stdout, "spawn 114689\n");
     let line = stacks_line(&stderr);
     assert_eq!(number_before(line, "with"), 9, "{line}");
     assert_eq!(number_before(line, "given"), 9, "{line}");
@@ -490,18 +461,9 @@ fn a_child_of_fork_from_a_coloured_thread_keeps_the_stack_it_runs_on() {
     if !dontunmap_or_skip() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
-    let output = run_limited(
-        under_shim(
-            with_args(&binary, &["forkthread"]),
-            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
-        ),
-        Duration::from_secs(120),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{}\n{stderr}", output.status);
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "forkthread ok\n");
+    let binary = stacks_program();
+    let (stdout, stderr) = run_ok(binary, &["forkthread"], &STATS_AND_POOL, LIMIT);
+    assert_eq!(stdout, "forkthread ok\n");
     // The child's summary (the first one: it exits first) says nothing
     // was given back but the thread it joined.
     let child = stderr
@@ -520,21 +482,9 @@ fn a_vfork_child_that_calls_exit_leaves_its_parent_s_stacks_alone() {
     if !dontunmap_or_skip() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
-    let output = run_limited(
-        under_shim(
-            with_args(&binary, &["vfork"]),
-            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
-        ),
-        Duration::from_secs(120),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{}\n{stderr}", output.status);
-    assert!(
-        String::from_utf8_lossy(&output.stdout).ends_with("vfork ok\n"),
-        "{stderr}"
-    );
+    let binary = stacks_program();
+    let (stdout, stderr) = run_ok(binary, &["vfork"], &STATS_AND_POOL, LIMIT);
+    assert!(stdout.ends_with("vfork ok\n"), "{stderr}");
 }
 
 #[test]
@@ -542,22 +492,18 @@ fn a_read_only_page_in_a_stack_top_does_not_kill_a_fork_keep_child() {
     if !dontunmap_or_skip() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
-    let output = run_limited(
-        under_shim(
-            with_args(&binary, &["protfork"]),
-            &[
-                ("TINCT_STATS", "1"),
-                ("TINCT_POOL", "512MiB"),
-                ("TINCT_FORK_KEEP", "1"),
-            ],
-        ),
-        Duration::from_secs(120),
+    let binary = stacks_program();
+    let (stdout, _) = run_ok(
+        binary,
+        &["protfork"],
+        &[
+            STATS_AND_POOL[0],
+            STATS_AND_POOL[1],
+            ("TINCT_FORK_KEEP", "1"),
+        ],
+        LIMIT,
     );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{}\n{stderr}", output.status);
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "protfork ok\n");
+    assert_eq!(stdout, "protfork ok\n");
 }
 
 #[test]
@@ -566,15 +512,7 @@ fn an_executable_stack_is_left_to_glibc() {
     // glibc maps its thread stacks executable, the shim's would not be.
     let dir = tempfile::tempdir().unwrap();
     let binary = compile_c_with("stacks", dir.path(), "-O1", &["-Wl,-z,execstack"]);
-    let output = run_limited(
-        under_shim(
-            with_args(&binary, &["loop", "3"]),
-            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
-        ),
-        Duration::from_secs(120),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{}\n{stderr}", output.status);
+    let (_, stderr) = run_ok(&binary, &["loop", "3"], &STATS_AND_POOL, LIMIT);
     let line = stacks_line(&stderr);
     assert_eq!(number_before(line, "with"), 0, "{line}");
     assert_eq!(number_before(line, "executable"), 3 + 11, "{line}");
@@ -588,18 +526,9 @@ fn a_thread_without_attributes_gets_the_process_defaults_and_sees_its_guard() {
     if !dontunmap_or_skip() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
-    let output = run_limited(
-        under_shim(
-            with_args(&binary, &["defaults"]),
-            &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
-        ),
-        Duration::from_secs(120),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{}\n{stderr}", output.status);
-    assert_eq!(String::from_utf8_lossy(&output.stdout), "defaults ok\n");
+    let binary = stacks_program();
+    let (stdout, stderr) = run_ok(binary, &["defaults"], &STATS_AND_POOL, LIMIT);
+    assert_eq!(stdout, "defaults ok\n");
     assert_eq!(number_before(stacks_line(&stderr), "with"), 1, "{stderr}");
 }
 
@@ -612,22 +541,16 @@ fn exit_from_a_signal_handler_inside_a_create_or_join_does_not_hang() {
     if !dontunmap_or_skip() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
+    let binary = stacks_program();
     for run in 0..30u32 {
         let delay = (20_000 + run * 731).to_string();
-        let output = run_limited(
-            under_shim(
-                with_args(&binary, &["alarm", &delay]),
-                &[("TINCT_STATS", "1"), ("TINCT_POOL", "512MiB")],
-            ),
+        // run_ok fails the test, naming the delay, should a run not end
+        // well within its limit.
+        run_ok(
+            binary,
+            &["alarm", &delay],
+            &STATS_AND_POOL,
             Duration::from_secs(30),
-        );
-        assert!(
-            output.status.success(),
-            "run {run}: {}\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr)
         );
     }
 }
@@ -644,10 +567,9 @@ fn a_page_that_cannot_come_back_is_the_only_one_lost() {
     if !privileged_or_skip("checking heap pages through pagemap") || !dontunmap_or_skip() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let binary = compile_c("stacks", dir.path());
+    let binary = stacks_program();
     let checked = common::run_with_page_report(
-        with_args(&binary, &["holey"]),
+        with_args(binary, &["holey"]),
         None,
         &half_of_the_colors(),
         "256MiB",

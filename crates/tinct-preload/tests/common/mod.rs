@@ -590,6 +590,21 @@ pub fn run_limited(mut command: Command, limit: Duration) -> Output {
     }
 }
 
+/// Runs `command` as [`run_limited`] does and fails the test unless it
+/// exited 0 (naming the command, its status and its stderr); returns its
+/// stdout and stderr as text.
+pub fn run_ok(command: Command, limit: Duration) -> (String, String) {
+    let described = format!("{command:?}");
+    let output = run_limited(command, limit);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success(),
+        "{described}: {}\n{stderr}",
+        output.status
+    );
+    (String::from_utf8_lossy(&output.stdout).into_owned(), stderr)
+}
+
 /// `command` under the shim with `env` added to the colour bits and half
 /// of the colours, uncoloured where frame numbers are unreadable (not
 /// root: what is tested does not depend on placement), not strict.
