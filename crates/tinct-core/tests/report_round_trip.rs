@@ -1,5 +1,5 @@
 //! The reports tinct-core writes as JSON read back as the types that write
-//! them (issue 11 item 3): the analysis (`analysis.json` of a run
+//! them: the analysis (`analysis.json` of a run
 //! directory, `tinct analyze --json`), the plan and the static placement
 //! (`tinct plan --json`). Each is written, read back, compared with what
 //! was written and written again to the same bytes.
@@ -73,6 +73,36 @@ fn an_analysis_reads_back_equal_and_writes_the_same_bytes() {
     for analysis in analyses() {
         round_trip(&analysis, &analysis);
     }
+}
+
+#[test]
+fn an_analysis_missing_a_term_is_refused_not_read_as_unbounded() {
+    // A `null` bound means "unbounded" or "passed the deadline": a file
+    // without the key says neither, so reading it must fail, naming it.
+    let analysis = &analyses()[0];
+    let json = serde_json::to_value(analysis).unwrap();
+    for key in [
+        "jitter_ns",
+        "jitter_inherited_ns",
+        "blocking_ns",
+        "wcrt_ns",
+        "wcrt_nocint_ns",
+        "notes",
+        "policy",
+    ] {
+        let mut without = json.clone();
+        without["tasks"][0].as_object_mut().unwrap().remove(key);
+        let error = serde_json::from_value::<Analysis>(without).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("missing field `{key}`")),
+            "{key}: {error}"
+        );
+    }
+    let mut without = json.clone();
+    without.as_object_mut().unwrap().remove("holistic_rounds");
+    assert!(serde_json::from_value::<Analysis>(without).is_err());
 }
 
 #[test]

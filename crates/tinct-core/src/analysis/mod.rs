@@ -56,12 +56,6 @@ use rta::ResponseTime;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 
-/// The value of a term a file written before the term was analysed lacks:
-/// the analysis that wrote it charged none (never "unbounded").
-fn zero() -> Option<u64> {
-    Some(0)
-}
-
 /// The analysis of one task.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TaskReport {
@@ -84,27 +78,24 @@ pub struct TaskReport {
     /// C_i^{|S(i)|} (or the worst listed C without S(i)).
     pub wcet_ns: u64,
     /// The overhead charged per job on top of C: 2δ (sebek2002).
-    #[serde(default)]
     pub overhead_ns: u64,
     /// What releases the task: "timer" or "data".
-    #[serde(default)]
     pub trigger: Trigger,
     /// J_i used (declared + the platform's release latency + inherited),
-    /// ns; `null` when unbounded (a producer misses its deadline). Absent
-    /// from a file written before jitter was analysed: 0, the J_i that
-    /// analysis used.
-    #[serde(default = "zero")]
+    /// ns; `null` when unbounded (a producer misses its deadline).
+    // Required when read: a missing term is not "unbounded" (`null`).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub jitter_ns: Option<u64>,
     /// The part of J_i inherited from the task's producers (data-triggered);
-    /// `null` when unbounded, 0 when absent (as `jitter_ns`).
-    #[serde(default = "zero")]
+    /// `null` when unbounded.
+    // Required when read: a missing term is not "unbounded" (`null`).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub jitter_inherited_ns: Option<u64>,
-    /// B_i used, ns; `null` when unbounded, 0 when absent (a file written
-    /// before blocking was analysed: that analysis had no B_i).
-    #[serde(default = "zero")]
+    /// B_i used, ns; `null` when unbounded.
+    // Required when read: a missing term is not "unbounded" (`null`).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub blocking_ns: Option<u64>,
     /// Where B_i comes from, in words.
-    #[serde(default)]
     pub blocking_source: String,
     /// ω_{i,n}: the task's own cache warm-up delay per job.
     pub warmup_ns: u64,
@@ -112,8 +103,12 @@ pub struct TaskReport {
     pub crpd_caused_ns: u64,
     /// Worst-case response time with cache interference (Eq. 2, "CInt");
     /// `null` when the iteration passed the deadline.
+    // Required when read: a missing term is not "passed the deadline" (`null`).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub wcrt_ns: Option<u64>,
     /// Worst-case response time without cache interference (classic RTA, "NoCInt").
+    // Required when read: a missing term is not "passed the deadline" (`null`).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub wcrt_nocint_ns: Option<u64>,
     /// Eq. (2) at its last iterate, term by term.
     pub breakdown: ResponseTime,
@@ -124,20 +119,15 @@ pub struct TaskReport {
     /// R ≤ D without cache interference.
     pub schedulable_nocint: bool,
     /// Remarks, e.g. that no partitions were assigned.
-    #[serde(default)]
     pub notes: Vec<String>,
-    /// The task's scheduling policy (`fifo` in a file written before
-    /// SCHED_DEADLINE was analysed).
-    #[serde(default)]
+    /// The task's scheduling policy.
     pub policy: TaskPolicy,
     /// A SCHED_DEADLINE task's runtime Q: the file's, or the one the
     /// analysis derived (C' plus the resumptions and interrupts a job may
     /// pay in its own time).
-    #[serde(default)]
     pub runtime_ns: Option<u64>,
     /// A SCHED_DEADLINE task's kernel deadline D − J; `null` when its
     /// jitter reaches D.
-    #[serde(default)]
     pub kernel_deadline_ns: Option<u64>,
 }
 
@@ -192,7 +182,6 @@ pub struct CoreReport {
     /// Tasks on the core, highest priority first.
     pub tasks: Vec<String>,
     /// The same tasks as indices into [`Analysis::tasks`] (file order).
-    #[serde(default)]
     pub task_indices: Vec<usize>,
     /// Partitions used on this core.
     pub partitions: Vec<u32>,
@@ -211,10 +200,8 @@ pub struct CoreReport {
     /// Every task meets its deadline (Eq. 2) and memory is feasible (Eq. 3).
     pub schedulable: bool,
     /// Why not, in words.
-    #[serde(default)]
     pub reasons: Vec<String>,
     /// The EDF analysis of the core's SCHED_DEADLINE tasks, if it has any.
-    #[serde(default)]
     pub edf: Option<EdfReport>,
 }
 
@@ -252,14 +239,11 @@ pub struct Analysis {
     /// Δ used, ns.
     pub refill_ns: u64,
     /// The overheads charged (all zero: none).
-    #[serde(default)]
     pub overheads: OverheadsUsed,
     /// Rounds of the holistic jitter iteration (1 without data-triggered
     /// tasks).
-    #[serde(default = "one_round")]
     pub holistic_rounds: u32,
     /// End-to-end bounds of the affinity graph's chains.
-    #[serde(default)]
     pub chains: Vec<ChainReport>,
     /// Per task, in file order (index i is task i of the set).
     pub tasks: Vec<TaskReport>,
@@ -268,18 +252,10 @@ pub struct Analysis {
     /// Partitions used on several cores (reservation violated).
     pub shared_across_cores: Vec<CrossCoreShare>,
     /// Why not schedulable, in words.
-    #[serde(default)]
     pub reasons: Vec<String>,
     /// Inputs the analysis did not use as written (an explicit `blocking`
     /// below the derived B_i), in file order of their tasks.
-    #[serde(default)]
     pub warnings: Vec<InputWarning>,
-}
-
-/// `holistic_rounds` of an analysis written before the holistic
-/// iteration: one round.
-fn one_round() -> u32 {
-    1
 }
 
 /// Why a task set cannot be analyzed.

@@ -159,15 +159,12 @@ pub struct ResponseTime {
     /// C_i.
     pub wcet_ns: u64,
     /// The task's own per-job overhead (2δ).
-    #[serde(default)]
     pub overhead_ns: u64,
     /// ω_{i,n}: the task's own warm-up delay.
     pub warmup_ns: u64,
     /// J_i: the release jitter the response time includes.
-    #[serde(default)]
     pub jitter_ns: u64,
     /// B_i: the blocking the response time includes.
-    #[serde(default)]
     pub blocking_ns: u64,
     /// Σ ⌈(w + J_j)/T_j⌉ C'_j over hp(i), at the last iterate.
     pub interference_ns: u64,
@@ -176,7 +173,6 @@ pub struct ResponseTime {
     /// Σ ⌈(w + J_j)/T_j⌉ γ_{j,i} over hp(i), at the last iterate.
     pub crpd_ns: u64,
     /// I(w): timer interrupts of every task of the core, at the last iterate.
-    #[serde(default)]
     pub interrupts_ns: u64,
 }
 
