@@ -129,10 +129,8 @@ pub struct PlacedCore {
     pub tasks: Vec<String>,
     /// The partitions its tasks use: those given in the input, and its
     /// block ([`reserve_blocks`]) for the tasks given none.
-    #[serde(default)]
     pub partitions: Vec<u32>,
     /// Its block of [`reserve_blocks`] gave partitions to tasks without any.
-    #[serde(default)]
     pub reserved: bool,
 }
 

@@ -40,7 +40,6 @@ pub struct PlannedTask {
     /// Priority rank, 1 the highest (0 for a reservation).
     pub priority: u32,
     /// SCHED_FIFO, or a SCHED_DEADLINE reservation ordered by EDF.
-    #[serde(default)]
     pub policy: crate::model::TaskPolicy,
     /// S(i), global partition numbers.
     pub partitions: Vec<u32>,

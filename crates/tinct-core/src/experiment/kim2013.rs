@@ -135,10 +135,8 @@ pub struct Comparison {
     /// The paper's sentence, as published.
     pub paper: String,
     /// The paper's range as numbers: smallest difference, percentage points.
-    #[serde(default)]
     pub paper_min: f64,
     /// The paper's largest difference, percentage points.
-    #[serde(default)]
     pub paper_max: f64,
     /// Our differences in percentage points over the settings where both schedule.
     pub ours_min: Option<f64>,
@@ -167,7 +165,6 @@ pub struct Figure10 {
     pub drop_points: f64,
     /// without − NoCInt, percentage points: the drop without the cache
     /// delays, shown beside it (the paper's measured bars lie between).
-    #[serde(default)]
     pub drop_nocint_points: f64,
     /// The paper's sentence.
     pub paper: String,
@@ -299,7 +296,6 @@ pub struct Report {
     /// N_P.
     pub partitions: u32,
     /// Δ, the partition refill time of the base set, ns.
-    #[serde(default)]
     pub refill_ns: u64,
     /// Per setting and algorithm.
     pub rows: Vec<Row>,
