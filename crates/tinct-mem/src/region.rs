@@ -11,7 +11,7 @@ use crate::locking::{Locking, lock_range};
 
 /// How to set a region up.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegionOptions {
+pub(crate) struct RegionOptions {
     /// Whether to `mlock` the region (keeps frames resident and out of
     /// compaction's reach with `vm.compact_unevictable_allowed = 0`; needs
     /// RLIMIT_MEMLOCK or CAP_IPC_LOCK), see [`crate::locking`].
@@ -23,7 +23,7 @@ pub struct RegionOptions {
 
 /// NUMA nodes with memory (`/sys/devices/system/node/has_memory`), empty
 /// when the kernel has no NUMA.
-pub fn memory_nodes() -> Vec<u32> {
+pub(crate) fn memory_nodes() -> Vec<u32> {
     std::fs::read_to_string("/sys/devices/system/node/has_memory")
         .ok()
         .and_then(|text| tinct_sys::parse_cpu_list(text.trim()).ok())
@@ -70,7 +70,7 @@ fn interleave(start: *mut c_void, len: usize, nodes: &[u32]) -> Result<(), MemEr
 
 /// An anonymous mapping owned by the pool, unmapped on drop.
 #[derive(Debug)]
-pub struct Region {
+pub(crate) struct Region {
     start: NonNull<u8>,
     len: usize,
     /// Why the region is not locked (`None`: locked).
@@ -128,7 +128,7 @@ impl Region {
     /// splits every huge mapping into 4 KiB page-table entries (a huge
     /// mapping would put 512 consecutive frames, i.e. every color, behind
     /// one entry), and locks the region as `options.lock` asks.
-    pub fn new(len: usize, options: RegionOptions) -> Result<Self, MemError> {
+    pub(crate) fn new(len: usize, options: RegionOptions) -> Result<Self, MemError> {
         let RegionOptions {
             lock,
             interleave_nodes,
@@ -173,7 +173,7 @@ impl Region {
 
     /// Why the region is not locked (`None`: its pages are mlocked, except
     /// those [`Region::unlocked_by_discard`] counts).
-    pub fn unlocked_reason(&self) -> Option<&str> {
+    pub(crate) fn unlocked_reason(&self) -> Option<&str> {
         self.unlocked.as_deref()
     }
 
@@ -182,7 +182,7 @@ impl Region {
     /// [`Region::discard`] unlocks the range first (the rest of the region
     /// stays locked; pages touched again there would not be). 0 when every
     /// discard kept the lock, or the region was not locked.
-    pub fn unlocked_by_discard(&self) -> usize {
+    pub(crate) fn unlocked_by_discard(&self) -> usize {
         self.unlocked_by_discard
     }
 
@@ -242,7 +242,7 @@ impl Region {
     }
 
     /// First byte.
-    pub fn start(&self) -> *mut u8 {
+    pub(crate) fn start(&self) -> *mut u8 {
         self.start.as_ptr()
     }
 
@@ -254,7 +254,7 @@ impl Region {
     /// stays one locked mapping; before 5.18 it is EINVAL too, and the
     /// range is unlocked first (splitting the mapping there), which
     /// [`Region::unlocked_by_discard`] records.
-    pub fn discard(&mut self, offset: usize, len: usize) -> Result<(), MemError> {
+    pub(crate) fn discard(&mut self, offset: usize, len: usize) -> Result<(), MemError> {
         assert!(offset + len <= self.len, "discard range outside the region");
         let start = self.start.as_ptr().wrapping_add(offset);
         // SAFETY: the range lies inside our mapping (asserted above); the
@@ -290,7 +290,7 @@ impl Region {
     }
 
     /// True if `address` lies inside the region.
-    pub fn contains(&self, address: usize) -> bool {
+    pub(crate) fn contains(&self, address: usize) -> bool {
         let start = self.start.as_ptr() as usize;
         address >= start && address < start + self.len
     }

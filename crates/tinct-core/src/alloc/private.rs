@@ -36,7 +36,7 @@ pub(crate) struct PrivateCore {
 
 impl PrivateCore {
     /// An empty core with `partitions` partitions.
-    pub fn new(partitions: u32) -> PrivateCore {
+    pub(super) fn new(partitions: u32) -> PrivateCore {
         let mut first = vec![f64::INFINITY; partitions as usize + 1];
         first[0] = 0.0;
         PrivateCore {
@@ -78,7 +78,7 @@ impl PrivateCore {
     /// The core's allocation with `task` added, if the least-utilization
     /// private split meets Eq. (2), Eq. (3) and Eq. (1) ≤ 1; `Err` with the
     /// split that fails (for the diagnosis) when it does not.
-    pub fn with_task(
+    pub(super) fn with_task(
         &self,
         inst: &Instance,
         task: usize,
@@ -107,7 +107,7 @@ impl PrivateCore {
     }
 
     /// Adds `task` with `allocation` (from [`PrivateCore::with_task`]).
-    pub fn add(&mut self, inst: &Instance, task: usize, allocation: CoreAllocation) {
+    pub(super) fn add(&mut self, inst: &Instance, task: usize, allocation: CoreAllocation) {
         let costs = Self::costs(inst, task, self.partitions);
         let last = self.rows.last().expect("row 0 exists").clone();
         let mut row = vec![f64::INFINITY; self.partitions as usize + 1];

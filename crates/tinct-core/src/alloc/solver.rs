@@ -27,7 +27,11 @@ pub(crate) struct Solver<'a> {
 }
 
 impl<'a> Solver<'a> {
-    pub fn new(inst: &'a Instance, options: SearchOptions, stop: Option<&'a AtomicBool>) -> Self {
+    pub(super) fn new(
+        inst: &'a Instance,
+        options: SearchOptions,
+        stop: Option<&'a AtomicBool>,
+    ) -> Self {
         Solver {
             inst,
             options,
@@ -39,13 +43,13 @@ impl<'a> Solver<'a> {
     }
 
     /// Whether the stop flag is set.
-    pub fn stopped(&self) -> bool {
+    pub(super) fn stopped(&self) -> bool {
         self.stop.is_some_and(|s| s.load(Ordering::Relaxed))
     }
 
     /// MinCacheAlloc(`tasks`, `partitions`), optionally seeded with a known
     /// feasible allocation of the same core.
-    pub fn solve(
+    pub(super) fn solve(
         &mut self,
         tasks: &[usize],
         partitions: u32,
@@ -55,7 +59,7 @@ impl<'a> Solver<'a> {
     }
 
     /// [`Solver::solve`] with whether the answer is proven.
-    pub fn solve_outcome(
+    pub(super) fn solve_outcome(
         &mut self,
         tasks: &[usize],
         partitions: u32,
@@ -87,7 +91,7 @@ impl<'a> Solver<'a> {
     }
 
     /// The same question with other options (not memoized).
-    pub fn solve_with(
+    pub(super) fn solve_with(
         &mut self,
         tasks: &[usize],
         partitions: u32,

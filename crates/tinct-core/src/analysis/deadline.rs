@@ -174,7 +174,7 @@ pub(super) struct EdfCore {
 impl EdfCore {
     /// The reservations as higher-priority sporadic tasks of the core's
     /// SCHED_FIFO tasks ([`reservations_as_interference`]).
-    pub fn as_interference(&self, set: &TaskSet) -> Vec<CoreTask> {
+    pub(super) fn as_interference(&self, set: &TaskSet) -> Vec<CoreTask> {
         let params: Vec<ReservationParams> = self
             .reservations
             .iter()
@@ -204,7 +204,7 @@ impl EdfCore {
     /// core is schedulable: J plus Spuri's bound from the wake-up, or the
     /// deadline D when that bound was not found (a job meets its kernel
     /// deadline r' + D − J ≤ r + D); none otherwise.
-    pub fn results(&self, set: &TaskSet) -> Vec<(usize, ResponseTime)> {
+    pub(super) fn results(&self, set: &TaskSet) -> Vec<(usize, ResponseTime)> {
         self.reservations
             .iter()
             .map(|r| {

@@ -78,7 +78,7 @@ pub(super) struct Reservations {
 impl Reservations {
     /// The pseudo-tasks of the core `members` (SCHED_FIFO tasks, file
     /// indices) are on: none for an empty core.
-    pub fn of_core<'r>(&'r self, set: &TaskSet, members: &[usize]) -> &'r [CoreTask] {
+    pub(super) fn of_core<'r>(&'r self, set: &TaskSet, members: &[usize]) -> &'r [CoreTask] {
         members
             .first()
             .and_then(|&i| {

@@ -188,7 +188,7 @@ mod figure10_json {
         Unavailable { unavailable: String },
     }
 
-    pub fn serialize<S: Serializer>(
+    pub(super) fn serialize<S: Serializer>(
         figure: &Result<Figure10, String>,
         to: S,
     ) -> Result<S::Ok, S::Error> {
@@ -201,7 +201,7 @@ mod figure10_json {
         .serialize(to)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
         from: D,
     ) -> Result<Result<Figure10, String>, D::Error> {
         Ok(match Wire::deserialize(from)? {

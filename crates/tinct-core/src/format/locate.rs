@@ -217,7 +217,7 @@ impl JsonScanner<'_> {
 }
 
 /// Builds a path from `task`, index, field.
-pub fn path(parts: &[&str]) -> Vec<Seg> {
+pub(super) fn path(parts: &[&str]) -> Vec<Seg> {
     parts
         .iter()
         .map(|p| match p.parse::<usize>() {

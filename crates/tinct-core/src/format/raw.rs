@@ -11,7 +11,7 @@ use std::fmt;
 
 /// A scalar as written: a string, an integer or a float.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Scalar {
+pub(super) enum Scalar {
     /// A string, e.g. `"40ms"`.
     Text(String),
     /// An integer, e.g. `40`.
@@ -85,7 +85,7 @@ impl<'de> Deserialize<'de> for Scalar {
 
 /// `wcet = "10ms"` (cache-insensitive) or `wcet = { 1 = "22.76ms", 8 = "11.94ms" }`.
 #[derive(Clone, Debug, PartialEq)]
-pub enum RawWcet {
+pub(super) enum RawWcet {
     /// One value for every p.
     Single(Scalar),
     /// C^p listed sparsely by p, in file order; keys as written, so that
@@ -155,7 +155,7 @@ impl<'de> Deserialize<'de> for RawWcet {
     untagged,
     expecting = "a list of partition numbers or a range string such as \"1-8,12\""
 )]
-pub enum RawPartitions {
+pub(super) enum RawPartitions {
     /// A list of numbers.
     List(Vec<i64>),
     /// A range string.
@@ -165,7 +165,7 @@ pub enum RawPartitions {
 /// The whole file.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawTaskSet {
+pub(super) struct RawTaskSet {
     /// `[platform]`.
     pub platform: RawPlatform,
     /// `[[task]]`.
@@ -182,7 +182,7 @@ pub struct RawTaskSet {
 /// `[[resource]]`: `name = "bus"`, `protocol = "pcp" | "pip" | "none"`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawResource {
+pub(super) struct RawResource {
     /// Unique name.
     pub name: String,
     /// pcp | pip | none.
@@ -192,7 +192,7 @@ pub struct RawResource {
 /// `[[edge]]`: `from = "producer"`, `to = "consumer"`, `buffer = "4KiB"`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawEdge {
+pub(super) struct RawEdge {
     /// The producer's name.
     pub from: String,
     /// The consumer's name.
@@ -204,7 +204,7 @@ pub struct RawEdge {
 /// `{ resource = "bus", length = "200us" }`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawSection {
+pub(super) struct RawSection {
     /// The resource's name.
     pub resource: String,
     /// Worst-case length.
@@ -214,7 +214,7 @@ pub struct RawSection {
 /// `overheads = { context_switch = "5us", release_latency = "20us", tick = "1us", tick_period = "4ms" }`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawOverheads {
+pub(super) struct RawOverheads {
     /// δ.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub context_switch: Option<Scalar>,
@@ -232,7 +232,7 @@ pub struct RawOverheads {
 /// `[platform]`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawPlatform {
+pub(super) struct RawPlatform {
     /// N_C.
     pub cores: Scalar,
     /// N_P.
@@ -260,7 +260,7 @@ pub struct RawPlatform {
 /// `[[task]]`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawTask {
+pub(super) struct RawTask {
     /// Unique name.
     pub name: String,
     /// T_i (a data-triggered task may leave it to its producers).
@@ -309,7 +309,7 @@ pub struct RawTask {
 /// a program: `body = { command = ["./filter", "-q"], protocol = "lines" }`.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct RawBody {
+pub(super) struct RawBody {
     /// chase | read | write | rmw | compute | mixed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel: Option<String>,
