@@ -320,6 +320,22 @@ pub fn us(ns: u64) -> String {
     format!("{:.1}", ns as f64 / NS_PER_US as f64)
 }
 
+/// Bytes in binary units with at most two decimals, for people (tinct's
+/// one such formatter; [`Bytes`] is the exact, re-readable one):
+/// `100 B`, `32 KiB`, `1.25 MiB`, `1.5 GiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let number = format!("{value:.2}");
+    let number = number.trim_end_matches('0').trim_end_matches('.');
+    format!("{number} {}", UNITS[unit])
+}
+
 /// Integer division rounding up.
 pub const fn div_ceil_u64(a: u64, b: u64) -> u64 {
     a.div_ceil(b)
@@ -328,6 +344,18 @@ pub const fn div_ceil_u64(a: u64, b: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn human_bytes_units() {
+        assert_eq!(human_bytes(100), "100 B");
+        assert_eq!(human_bytes(32 << 10), "32 KiB");
+        assert_eq!(human_bytes(3 << 19), "1.5 MiB");
+        assert_eq!(human_bytes(1 << 30), "1 GiB");
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(human_bytes(1280 << 10), "1.25 MiB");
+        assert_eq!(human_bytes(0), "0 B");
+    }
+
     use proptest::prelude::*;
 
     #[test]

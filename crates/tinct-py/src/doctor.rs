@@ -5,7 +5,7 @@
 use crate::errors::{bad_argument, failed};
 use crate::units;
 use pyo3::prelude::*;
-use tinct_report::text::{doctor_json, doctor_text};
+use tinct_doctor::{doctor_json, doctor_text};
 
 /// `color_bits=` as text (`None`: not given).
 fn bits(color_bits: Option<&Bound<'_, PyAny>>) -> PyResult<Option<String>> {
@@ -21,10 +21,7 @@ fn examine(
     root: Option<&Bound<'_, PyAny>>,
     probe_colors: Option<&Bound<'_, PyAny>>,
     color_bits: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(
-    tinct_sys::doctor::Report,
-    Option<tinct_sys::doctor::ColorProbe>,
-)> {
+) -> PyResult<(tinct_doctor::Report, Option<tinct_doctor::ColorProbe>)> {
     let root = root.map(|r| units::path(r, "root")).transpose()?;
     let probe_colors = probe_colors
         .map(|p| units::flag(p, "probe_colors"))
@@ -37,7 +34,7 @@ fn examine(
             "probe_colors: expected no root (the probe measures this machine), found both",
         ));
     }
-    py.detach(|| tinct_sys::doctor::examine(root.as_deref(), probe_colors, color_bits.as_deref()))
+    py.detach(|| tinct_doctor::examine(root.as_deref(), probe_colors, color_bits.as_deref()))
         .map_err(|e| match e.strip_prefix("--color-bits ") {
             Some(rest) => bad_argument("color_bits", format!("color_bits: {rest}")),
             None => bad_argument("root", format!("root: {e}")),

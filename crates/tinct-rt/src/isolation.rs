@@ -38,10 +38,10 @@ use crate::runtime::TaskRun;
 use crate::spec::RunSpec;
 use serde::{Deserialize, Serialize};
 use tinct_base::geometry::{CacheGeometry, PageColors};
+use tinct_base::units::human_bytes;
 use tinct_core::PartitionSet;
 use tinct_sim::isolation::{TaskFrames, check};
 use tinct_sys::SysRoot;
-use tinct_sys::doctor::human_bytes;
 use tinct_sys::footprint::Footprint;
 use tinct_sys::topology::Topology;
 

@@ -30,7 +30,6 @@
 //! - [`user_cache`]: files a binary embeds, written once to a per-user cache;
 //! - [`cache_flush`]: a buffer's lines flushed from every cache level (CLFLUSH);
 //! - [`color_probe`]: does page coloring partition this machine's caches? (timing);
-//! - [`doctor`]: the diagnosis behind `tinct doctor`;
 //! - `stack` (feature `stack`): a closure run on a stack of the caller's memory;
 //! - [`footprint`]: the resident pages of this process outside given ranges;
 //! - [`testing`]: privileged tests that must not silently skip in CI.
@@ -44,7 +43,6 @@ pub mod color_probe;
 pub mod color_source;
 pub mod cpulist;
 pub mod dl_partitions;
-pub mod doctor;
 mod error;
 pub mod footprint;
 pub mod huge_buffer;

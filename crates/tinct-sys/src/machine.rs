@@ -165,21 +165,8 @@ impl Machine {
     }
 }
 
-/// Bytes in binary units with at most two decimals, for people (tinct's
-/// one such formatter; `tinct_core::units::Bytes` is the exact,
-/// re-readable one): `100 B`, `32 KiB`, `1.25 MiB`, `1.5 GiB`.
-pub fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    let number = format!("{value:.2}");
-    let number = number.trim_end_matches('0').trim_end_matches('.');
-    format!("{number} {}", UNITS[unit])
-}
+/// The byte formatter of every text tinct prints (defined in tinct-base).
+pub use tinct_base::units::human_bytes;
 
 fn cpuinfo_value(cpuinfo: &str, key: &str) -> Option<String> {
     cpuinfo.lines().find_map(|line| {
@@ -200,17 +187,6 @@ mod tests {
         if let Some(llc) = m.llc() {
             assert!(llc.size_bytes >= m.caches[0].size_bytes);
         }
-    }
-
-    #[test]
-    fn human_bytes_units() {
-        assert_eq!(human_bytes(100), "100 B");
-        assert_eq!(human_bytes(32 << 10), "32 KiB");
-        assert_eq!(human_bytes(3 << 19), "1.5 MiB");
-        assert_eq!(human_bytes(1 << 30), "1 GiB");
-        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
-        assert_eq!(human_bytes(1280 << 10), "1.25 MiB");
-        assert_eq!(human_bytes(0), "0 B");
     }
 
     #[test]

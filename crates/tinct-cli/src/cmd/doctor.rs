@@ -1,12 +1,12 @@
 //! `tinct doctor`: what this machine offers for cache-aware real-time work
-//! and what to change. The diagnosis lives in `tinct_sys::doctor`, its
-//! text and JSON in `tinct_report::text::doctor`; this module only parses
+//! and what to change. The diagnosis, its text and its JSON live in
+//! tinct-doctor; this module only parses
 //! arguments and prints.
 
 use crate::error::CliError;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_report::text::{doctor_json, doctor_text};
+use tinct_doctor::{doctor_json, doctor_text};
 
 /// Arguments of `tinct doctor`.
 #[derive(clap::Args, Debug)]
@@ -45,7 +45,7 @@ pub struct Args {
 /// with blockers; 2 if `--root` is not a directory, `--color-bits` is
 /// malformed, or `--save` has no bits to save.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let (report, probe) = tinct_sys::doctor::examine(
+    let (report, probe) = tinct_doctor::examine(
         args.root.as_deref(),
         args.probe_colors,
         args.color_bits.as_deref(),

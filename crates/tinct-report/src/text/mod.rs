@@ -4,12 +4,10 @@
 //! so the CLI and the Python package print the same bytes.
 
 pub mod analysis;
-pub mod doctor;
 pub mod kim2013;
 pub mod plan;
 
 pub use analysis::analysis_text;
-pub use doctor::{doctor_json, doctor_text};
 pub use kim2013::kim2013_text;
 pub use plan::{placement_text, plan_text};
 

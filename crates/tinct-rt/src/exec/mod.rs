@@ -364,7 +364,7 @@ fn stacks_line(report: &tinct_mem::FrameReport, name: &str) -> Option<String> {
     if stacks.colored + uncoloured == 0 {
         return None;
     }
-    let bytes = tinct_sys::doctor::human_bytes;
+    let bytes = tinct_base::units::human_bytes;
     let mut why = format!(
         "{} brought their own stack, {} found the budget spent",
         stacks.own_stack, stacks.budget
@@ -417,7 +417,7 @@ fn residue_line(
     let kinds: Vec<String> = residue
         .kinds
         .iter()
-        .map(|(kind, bytes)| format!("{kind} {}", tinct_sys::doctor::human_bytes(*bytes)))
+        .map(|(kind, bytes)| format!("{kind} {}", tinct_base::units::human_bytes(*bytes)))
         .collect();
     format!(
         "the rest of {name}, uncoloured ({}): {} pages, can occupy {} of {total_sets} sets, {} \

@@ -1,14 +1,16 @@
 //! The raw facts `tinct doctor` judges, gathered from a [`SysRoot`] and,
 //! on the live system, from probes that try things for real.
 
-use crate::cache_slices::SliceEvidence;
-use crate::error::Result;
-use crate::perf::{EventProbe, EventSources};
-use crate::privilege::{PagemapProbe, Privileges, Probe};
-use crate::resctrl::ResctrlStatus;
-use crate::root::SysRoot;
-use crate::system::{Governor, Isolation, Kernel, MemlockLimit, PageSize, RtThrottling, ThpMode};
-use crate::topology::Topology;
+use tinct_sys::Result;
+use tinct_sys::SysRoot;
+use tinct_sys::cache_slices::SliceEvidence;
+use tinct_sys::perf::{EventProbe, EventSources};
+use tinct_sys::privilege::{PagemapProbe, Privileges, Probe};
+use tinct_sys::resctrl::ResctrlStatus;
+use tinct_sys::system::{
+    Governor, Isolation, Kernel, MemlockLimit, PageSize, RtThrottling, ThpMode,
+};
+use tinct_sys::topology::Topology;
 
 /// The `read_errors` name of a malformed file inside the topology (a cache,
 /// a CPU or a NUMA node) whose item was left out.
@@ -16,8 +18,7 @@ pub const TOPOLOGY_FILE: &str = "topology file";
 
 /// Everything doctor read. A fact that could not be read is `None` and its
 /// error is in `read_errors`; live probes are `None` on a fixture tree.
-#[derive(Debug, Clone, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Facts {
     /// CPUs, NUMA nodes, caches.
     pub topology: Option<Topology>,
@@ -83,7 +84,7 @@ impl Facts {
             .unwrap_or_default();
         facts.governors = errors.keep(
             "frequency governor",
-            crate::system::governors(root, &online),
+            tinct_sys::system::governors(root, &online),
         );
         facts.isolation = errors.keep("CPU isolation", Isolation::read(root));
         facts.memlock = errors.keep("RLIMIT_MEMLOCK", MemlockLimit::read(root));
@@ -100,9 +101,9 @@ impl Facts {
         facts.slice_evidence = errors.keep("LLC slices", SliceEvidence::read(root));
         facts.resctrl = errors.keep("resctrl", ResctrlStatus::read(root));
         if root.is_live() {
-            facts.sched_fifo_probe = Some(crate::privilege::probe_sched_fifo());
-            facts.pagemap_probe = Some(crate::privilege::probe_pagemap());
-            facts.perf_event_probes = Some(crate::perf::probe_events());
+            facts.sched_fifo_probe = Some(tinct_sys::privilege::probe_sched_fifo());
+            facts.pagemap_probe = Some(tinct_sys::privilege::probe_pagemap());
+            facts.perf_event_probes = Some(tinct_sys::perf::probe_events());
         }
         facts.read_errors = errors.0;
         facts
@@ -112,8 +113,7 @@ impl Facts {
 /// The kernel settings that decide whether a page stays on its frame, and
 /// so in its colour (see tinct-mem's `locking` module for what each does).
 /// `None`: the file does not exist (a kernel without the feature).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct MigrationSettings {
     /// `/proc/sys/vm/compact_unevictable_allowed`: 1 lets compaction
     /// migrate mlocked pages.

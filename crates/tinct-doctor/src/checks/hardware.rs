@@ -1,10 +1,10 @@
 //! CPUs, caches, page colors and NUMA nodes.
 
 use super::{finding, subject};
-use crate::cpulist::format_cpu_list;
-use crate::doctor::{Finding, Level, human_bytes};
-use crate::topology::{Cache, CacheType, Topology};
+use crate::{Finding, Level, human_bytes};
 use tinct_base::geometry::{ColorGeometry, GeometryError};
+use tinct_sys::cpulist::format_cpu_list;
+use tinct_sys::topology::{Cache, CacheType, Topology};
 
 pub(super) fn cpus(t: &Topology) -> Finding {
     let packages = t.packages().len().max(1);

@@ -1,6 +1,8 @@
-//! Issue 25, item 4: the page-colour rule against a matrix of real machines.
+//! The page-colour rule against a matrix of real machines, and what the
+//! doctor says of each.
 //!
-//! Every tree under `tests/fixtures/machines/<name>/` is a real machine,
+//! Every tree under tinct-sys' `tests/fixtures/machines/<name>/` is a real
+//! machine,
 //! written from public data by `machines/make-machines.sh`; its
 //! `SOURCE.md` says where each number comes from, the true colour bits as
 //! far as public evidence goes, and what tinct should derive. One row per
@@ -15,9 +17,9 @@
 
 use std::ops::Range;
 use std::path::PathBuf;
+use tinct_doctor::{Level, diagnose, subject};
 use tinct_sys::SysRoot;
 use tinct_sys::cache_slices::machine_color_geometry;
-use tinct_sys::doctor::{Level, diagnose, subject};
 use tinct_sys::topology::ColorRule;
 
 /// What public evidence says the colour bits are.
@@ -291,8 +293,9 @@ fn rows() -> Vec<Row> {
     ]
 }
 
+/// tinct-sys' fixture trees (the readers' tests share them).
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tinct-sys/tests/fixtures")
 }
 
 /// The bits tinct derives for `tree` (`None`: refused), and the geometry's

@@ -1,27 +1,27 @@
 //! `tinct doctor`: what this machine offers for cache-aware real-time work
 //! and what the user must change. [`diagnose`] gathers the facts under a
-//! [`crate::SysRoot`] (plus live probes on `/`) and turns them into
+//! [`tinct_sys::SysRoot`] (plus live probes on `/`) and turns them into
 //! [`Finding`]s; the CLI prints the same [`Report`] as a table or as JSON.
+
+#![forbid(unsafe_code)]
 
 mod checks;
 pub mod color_probe;
 mod facts;
+pub mod text;
 
-pub use crate::machine::human_bytes;
 pub use checks::subject;
 pub use facts::{Facts, MigrationSettings, TOPOLOGY_FILE};
+pub use text::{doctor_json, doctor_text};
+pub use tinct_base::units::human_bytes;
 
-use crate::root::SysRoot;
-use crate::topology::{ColorGeometry, PageColors};
 use std::path::PathBuf;
+use tinct_sys::SysRoot;
+use tinct_sys::topology::{ColorGeometry, PageColors};
 
 /// How serious a finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case")
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Level {
     /// Fine as it is.
     Ok,
@@ -46,8 +46,7 @@ impl Level {
 }
 
 /// One line of the diagnosis.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Finding {
     /// What was examined, e.g. `RT throttling`.
     pub subject: String,
@@ -60,16 +59,15 @@ pub struct Finding {
 }
 
 /// One cache instance with its page colors, for the cache table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CacheRow {
     /// `L1d`, `L2`, `L3`, ...
     pub name: String,
     /// Level.
     pub level: u8,
     /// `data`, `instruction` or `unified`.
-    #[cfg_attr(feature = "serde", serde(rename = "type"))]
-    pub kind: crate::topology::CacheType,
+    #[serde(rename = "type")]
+    pub kind: tinct_sys::topology::CacheType,
     /// Capacity in bytes.
     pub size_bytes: u64,
     /// Associativity.
@@ -85,12 +83,8 @@ pub struct CacheRow {
 }
 
 /// Which cache partitioning mechanism this machine supports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case")
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Backend {
     /// Page coloring (tinct-mem) only.
     Coloring,
@@ -115,8 +109,7 @@ impl Backend {
 }
 
 /// The result of `tinct doctor`.
-#[derive(Debug, Clone)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Debug, Clone, serde::Serialize)]
 pub struct Report {
     /// The root the facts were read from.
     pub root: PathBuf,
@@ -148,7 +141,7 @@ impl Report {
 }
 
 /// What `--probe-colors` found: its report, or why it could not run.
-pub type ColorProbe = Result<crate::color_probe::ProbeReport, crate::Error>;
+pub type ColorProbe = Result<tinct_sys::color_probe::ProbeReport, tinct_sys::Error>;
 
 /// The whole examination `tinct doctor` (and `tinct.doctor()` in Python)
 /// makes: the diagnosis of the tree under `root` (`None`: this machine),
@@ -175,9 +168,8 @@ pub fn examine(
         .transpose()?;
     // The probe tests the bits given, else the bits in force (what the
     // commands would use; `--save` saves them with the probe's verdict).
-    #[cfg(feature = "serde")]
     let given = given.or_else(|| {
-        crate::color_source::resolve(Default::default(), page)
+        tinct_sys::color_source::resolve(Default::default(), page)
             .ok()
             .map(|resolved| resolved.bits)
     });
@@ -197,16 +189,15 @@ pub fn examine(
         None => SysRoot::live(),
     };
     let mut report = diagnose(&root);
-    #[cfg(feature = "serde")]
     if root.is_live() {
         report.findings.push(colours_in_force(color_bits));
     }
     let probe = probe_colors.then(|| {
-        let options = crate::color_probe::ProbeOptions {
+        let options = tinct_sys::color_probe::ProbeOptions {
             llc_bits: candidate,
             ..Default::default()
         };
-        let probe = crate::color_probe::probe_colors(options);
+        let probe = tinct_sys::color_probe::probe_colors(options);
         report.findings.push(color_probe::finding(&probe));
         probe
     });
@@ -215,9 +206,8 @@ pub fn examine(
 
 /// The colour bits every colouring command would use here, and their
 /// source; or why there are none, with the ways to give them.
-#[cfg(feature = "serde")]
 fn colours_in_force(flag: Option<&str>) -> Finding {
-    use crate::color_source::{ColorRequest, resolve};
+    use tinct_sys::color_source::{ColorRequest, resolve};
     let page = rustix::param::page_size() as u64;
     match resolve(ColorRequest::flag("--color-bits", flag), page) {
         Ok(resolved) => Finding {
@@ -260,7 +250,7 @@ pub fn diagnose(root: &SysRoot) -> Report {
                     ways: c.ways,
                     sets: c.sets,
                     line_bytes: c.line_bytes,
-                    shared_cpus: crate::cpulist::format_cpu_list(&c.shared_cpus),
+                    shared_cpus: tinct_sys::cpulist::format_cpu_list(&c.shared_cpus),
                     // The LLC under its rule (fewer colours when sliced),
                     // none where the rule refuses (not the way size's).
                     colors: match (&llc_colors, &llc) {

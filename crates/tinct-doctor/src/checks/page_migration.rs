@@ -4,8 +4,8 @@
 //! the kernel documentation read, is in tinct-mem's `locking` module.
 
 use super::{finding, subject, unreadable};
-use crate::doctor::{Facts, Finding, Level, MigrationSettings};
-use crate::privilege::Capability;
+use crate::{Facts, Finding, Level, MigrationSettings};
+use tinct_sys::privilege::Capability;
 
 /// The findings on page migration, then one summary: do colours hold?
 pub(super) fn page_migration(facts: &Facts) -> Vec<Finding> {
@@ -181,8 +181,8 @@ fn numa_balancing(settings: &MigrationSettings, nodes: Option<usize>) -> Finding
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::root::SysRoot;
-    use crate::system::MemlockLimit;
+    use tinct_sys::SysRoot;
+    use tinct_sys::system::MemlockLimit;
 
     /// A fake root holding exactly these files.
     fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {

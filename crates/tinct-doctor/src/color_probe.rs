@@ -1,15 +1,15 @@
 //! The finding of `tinct doctor --probe-colors`: whether page colouring
 //! partitions this machine's last-level cache, as measured by
-//! [`crate::color_probe::probe_colors`], with the fix when it does not.
+//! [`tinct_sys::color_probe::probe_colors`], with the fix when it does not.
 
 use super::{Finding, Level};
-use crate::color_probe::{ProbeReport, Verdict};
+use tinct_sys::color_probe::{ProbeReport, Verdict};
 
 /// The subject of the probe's finding.
 pub const SUBJECT: &str = "color probe";
 
 /// The finding of a colour probe (or of its failure to run).
-pub fn finding(probe: &Result<ProbeReport, crate::Error>) -> Finding {
+pub fn finding(probe: &Result<ProbeReport, tinct_sys::Error>) -> Finding {
     let (level, found, fix) = match probe {
         Err(e) => (
             Level::Warning,
@@ -75,7 +75,7 @@ mod tests {
 
     #[test]
     fn a_probe_that_cannot_run_is_a_warning_with_the_fix() {
-        let finding = finding(&Err(crate::Error::InvalidArgument("no pagemap".into())));
+        let finding = finding(&Err(tinct_sys::Error::InvalidArgument("no pagemap".into())));
         assert_eq!(finding.subject, SUBJECT);
         assert_eq!(finding.level, Level::Warning);
         assert!(finding.found.contains("no pagemap"), "{}", finding.found);

@@ -1,14 +1,12 @@
 //! `tinct doctor`'s report for people and for machines: the findings and
-//! caches of [`tinct_sys::doctor::Report`] as tables, the colour probe's
+//! caches of [`crate::Report`] as tables, the colour probe's
 //! table, and the JSON of both, so every front end prints the same bytes.
 
-use super::table;
+use crate::{ColorProbe, Level, Report, human_bytes};
 use serde_json::Value;
 use std::fmt::Write;
+use tinct_report::text::table;
 use tinct_sys::color_probe::Verdict;
-use tinct_sys::doctor::{Level, Report, human_bytes};
-
-pub use tinct_sys::doctor::ColorProbe;
 
 /// The doctor's text: the findings table, the caches table (when the
 /// machine showed any), the one-line count, then the colour probe's table
@@ -171,9 +169,9 @@ fn marker(level: Level) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::diagnose;
     use std::path::PathBuf;
     use tinct_sys::SysRoot;
-    use tinct_sys::doctor::diagnose;
 
     fn kvm_epyc() -> Report {
         let fixture =

@@ -2,8 +2,8 @@
 
 use super::memory::PAGEMAP_FIX;
 use super::{finding, subject, unreadable};
-use crate::doctor::{Backend, Facts, Finding, Level};
-use crate::privilege::{Capability, PagemapProbe};
+use crate::{Backend, Facts, Finding, Level};
+use tinct_sys::privilege::{Capability, PagemapProbe};
 
 pub(super) fn resctrl(facts: &Facts) -> Finding {
     let Some(status) = &facts.resctrl else {

@@ -1,9 +1,9 @@
 //! Pages: size, transparent huge pages, pagemap PFNs, RLIMIT_MEMLOCK.
 
 use super::{finding, subject, unreadable};
-use crate::doctor::{Facts, Finding, Level, human_bytes};
-use crate::privilege::{Capability, PagemapProbe};
-use crate::system::ThpMode;
+use crate::{Facts, Finding, Level, human_bytes};
+use tinct_sys::privilege::{Capability, PagemapProbe};
+use tinct_sys::system::ThpMode;
 
 pub(super) fn page_size(facts: &Facts) -> Finding {
     match &facts.page_size {

@@ -129,14 +129,14 @@ pub(super) fn findings(facts: &Facts) -> (Vec<Finding>, Backend) {
 }
 
 /// The LLC's page colours under the rule the evidence supports
-/// ([`crate::cache_slices`]); `None` without a topology or an LLC.
+/// ([`tinct_sys::cache_slices`]); `None` without a topology or an LLC.
 pub(crate) fn llc_colors(
     facts: &Facts,
 ) -> Option<Result<tinct_base::geometry::ColorGeometry, tinct_base::geometry::GeometryError>> {
     let topology = facts.topology.as_ref()?;
     let llc = topology.last_level_caches().first().copied()?;
     let evidence = facts.slice_evidence.clone().unwrap_or_default();
-    Some(crate::cache_slices::llc_color_geometry(
+    Some(tinct_sys::cache_slices::llc_color_geometry(
         llc,
         topology,
         &evidence,

@@ -1,10 +1,10 @@
 //! Scheduling: SCHED_FIFO, RT throttling, kernel preemption, governors, isolation.
 
 use super::{finding, subject, unreadable};
-use crate::cpulist::format_cpu_list;
-use crate::doctor::{Facts, Finding, Level};
-use crate::privilege::{Capability, Probe};
-use crate::system::Preemption;
+use crate::{Facts, Finding, Level};
+use tinct_sys::cpulist::format_cpu_list;
+use tinct_sys::privilege::{Capability, Probe};
+use tinct_sys::system::Preemption;
 
 pub(super) fn sched_fifo(facts: &Facts) -> Finding {
     match &facts.sched_fifo_probe {

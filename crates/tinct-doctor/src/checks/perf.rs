@@ -1,9 +1,9 @@
 //! Performance counters: hardware and software perf events.
 
 use super::{finding, subject, unreadable};
-use crate::doctor::{Facts, Finding, Level};
-use crate::perf::{EventProbe, errno_name};
-use crate::privilege::Probe;
+use crate::{Facts, Finding, Level};
+use tinct_sys::perf::{EventProbe, errno_name};
+use tinct_sys::privilege::Probe;
 
 pub(super) const VPMU_FIX: &str = "run on bare metal or enable vPMU (KVM/QEMU: `-cpu host,pmu=on`; libvirt: \
     `<pmu state='on'/>`; cloud: an instance type with PMU access); timing-based benches work without it";
