@@ -37,10 +37,11 @@
 //! Every condition is also counted with the coherence events of the
 //! paper's Fig. 9 (L2 requests in the I and S states, LLC misses, snoop
 //! hit, invalidate, share, share-and-invalidate: tinct-sys's
-//! [`tinct_sys::perf::coherence`] table for this CPU) besides the harness's
+//! [`fig9`] table for this CPU) besides the harness's
 //! default counters; where the machine has no PMU each is reported
 //! unavailable with the kernel's reason.
 
+pub mod fig9;
 pub mod kernels;
 mod measure;
 pub mod placement;

@@ -33,7 +33,7 @@ pub(super) struct Plan {
     /// has.
     pub placements: Vec<Placement>,
     /// The counters of gracioli's Figure 9, where this machine has them.
-    pub fig9: tinct_sys::perf::coherence::Fig9Events,
+    pub fig9: super::fig9::Fig9Events,
 }
 
 /// How many times a run goes over the arrays.
@@ -96,7 +96,7 @@ pub(super) fn plan(params: &Params) -> Result<Plan> {
     let cpus = common.cpus(1)?;
     let topology = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live())?;
     let placements = placement::placements(&topology, &cpus);
-    let fig9 = tinct_sys::perf::coherence::resolve(&tinct_sys::SysRoot::live())?;
+    let fig9 = super::fig9::resolve(&tinct_sys::SysRoot::live())?;
     Ok(Plan {
         run: common.settings(reps, cpus),
         sizes,

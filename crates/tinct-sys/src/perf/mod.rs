@@ -16,8 +16,6 @@
 //!   kernel multiplexed it ([`Count::scaled`]);
 //! - [`reason`]: why an event does not count, in the kernel's words
 //!   ([`Availability`]): a report says `unavailable: <reason>`, never 0;
-//! - [`coherence`]: the coherence events of gracioli Fig. 9 for current
-//!   Intel and AMD cores;
 //! - [`memory_sampling`]: precise memory sampling (Intel PEBS load latency
 //!   with its HITM snoop result, AMD IBS op) to find threads that hit each
 //!   other's modified lines (gracioli Section IV), where the CPU has it;
@@ -25,7 +23,6 @@
 //! [`probe_events`] says which generic events open here (`tinct doctor`);
 //! [`ThreadCounters`] is the calling thread's counters, all-or-nothing.
 
-pub mod coherence;
 pub mod count;
 pub mod counters;
 pub mod events;

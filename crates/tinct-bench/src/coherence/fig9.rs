@@ -20,18 +20,14 @@
 //! architectural x86 event-select layout as a raw event, so that opening it
 //! yields the kernel's own reason.
 
-use super::events::{CounterEvent, TYPE_RAW};
-use super::pmu::Pmu;
-use crate::error::Result;
-use crate::root::SysRoot;
+use tinct_sys::Result;
+use tinct_sys::SysRoot;
+use tinct_sys::perf::Pmu;
+use tinct_sys::perf::events::{CounterEvent, TYPE_RAW};
 
 /// One counter of gracioli Fig. 9.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(rename_all = "kebab-case")
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Fig9Event {
     /// L2 requests for a line in the Invalid state (an L2 miss).
     L2RequestI,
@@ -90,8 +86,7 @@ impl Fig9Event {
 }
 
 /// CPU vendor as `/proc/cpuinfo`'s `vendor_id` says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Vendor {
     /// `GenuineIntel`.
     Intel,
@@ -236,8 +231,7 @@ pub const ZEN4: Microarchitecture = Microarchitecture {
 pub const MICROARCHITECTURES: [Microarchitecture; 2] = [ICELAKE_SP, ZEN4];
 
 /// Vendor, family and model of the first CPU in `/proc/cpuinfo`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CpuId {
     /// `vendor_id`.
     pub vendor_id: String,
@@ -301,8 +295,7 @@ impl CpuId {
 }
 
 /// One Fig. 9 counter on this machine.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Resolved {
     /// The counter.
     pub event: Fig9Event,
@@ -315,8 +308,7 @@ pub struct Resolved {
 }
 
 /// The Fig. 9 counters of the machine under `root`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Fig9Events {
     /// The CPU, if `/proc/cpuinfo` identifies one.
     pub cpu: Option<CpuId>,
@@ -343,7 +335,7 @@ impl Fig9Events {
 pub fn resolve(root: &SysRoot) -> Result<Fig9Events> {
     let cpu = CpuId::read(root)?;
     let arch = cpu.as_ref().and_then(CpuId::microarchitecture);
-    let sysfs_cpu = if root.exists(&format!("{}/cpu/type", super::pmu::DEVICES)) {
+    let sysfs_cpu = if root.exists(&format!("{}/cpu/type", tinct_sys::perf::pmu::DEVICES)) {
         Some(Pmu::read(root, "cpu")?)
     } else {
         None
