@@ -3,29 +3,10 @@
 //! machine, refused with a reason elsewhere, and on the running machine
 //! counted or unavailable with the kernel's reason.
 
-use std::path::PathBuf;
 use tinct_bench::coherence::fig9::{self as coherence, Fig9Event};
 use tinct_sys::SysRoot;
 use tinct_sys::perf::{Counters, Encoding, EventSources, Target, parse_event};
-
-/// Fixture tree `name` of tinct-sys.
-fn fixture(name: &str) -> SysRoot {
-    SysRoot::at(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../tinct-sys/tests/fixtures")
-            .join(name),
-    )
-}
-
-/// A raw (type 4) event's encoding.
-fn raw(config: u64, config1: u64) -> Encoding {
-    Encoding {
-        pmu_type: 4,
-        config,
-        config1,
-        config2: 0,
-    }
-}
+use tinct_sys::testing::fixture_tree;
 
 /// True when the running machine has no CPU PMU (a VM).
 fn no_cpu_pmu() -> bool {
@@ -62,7 +43,7 @@ fn every_fig9_event_resolves_on_the_intel_and_amd_fixtures() {
         ("pmu-intel-icx", "Intel Ice Lake-SP", INTEL),
         ("pmu-amd-zen4", "AMD Zen 4", AMD),
     ] {
-        let table = coherence::resolve(&fixture(name)).unwrap();
+        let table = coherence::resolve(&fixture_tree(name)).unwrap();
         assert_eq!(table.microarchitecture.as_deref(), Some(arch), "{name}");
         assert!(
             table.encoded_with.contains("sysfs"),
@@ -81,7 +62,7 @@ fn every_fig9_event_resolves_on_the_intel_and_amd_fixtures() {
                 .unwrap_or_else(|e| panic!("{name} {}: {e}", event.label()));
             assert_eq!(
                 counter.encoding,
-                raw(config, config1),
+                Encoding::raw(config, config1),
                 "{name} {} ({})",
                 event.label(),
                 resolved.vendor_name
@@ -90,7 +71,7 @@ fn every_fig9_event_resolves_on_the_intel_and_amd_fixtures() {
         assert_eq!(table.counters().len(), 7);
     }
     // Ice Lake's LLC miss row is the kernel's own cache-misses event.
-    let intel = fixture("pmu-intel-icx");
+    let intel = fixture_tree("pmu-intel-icx");
     assert_eq!(
         parse_event("cpu/cache-misses/", &intel).unwrap().encoding,
         coherence::resolve(&intel).unwrap().events[2]
@@ -103,7 +84,7 @@ fn every_fig9_event_resolves_on_the_intel_and_amd_fixtures() {
 
 #[test]
 fn a_cpu_outside_the_table_gets_a_reason_per_event() {
-    let table = coherence::resolve(&fixture("intel-2node")).unwrap();
+    let table = coherence::resolve(&fixture_tree("intel-2node")).unwrap();
     assert_eq!(table.microarchitecture, None);
     for resolved in &table.events {
         let why = resolved.counter.as_ref().unwrap_err();

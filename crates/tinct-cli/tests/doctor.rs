@@ -19,11 +19,7 @@ fn finding<'a>(report: &'a Value, subject: &str) -> &'a Value {
 }
 
 fn fixture(name: &str) -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tinct-sys/tests/fixtures")
-        .join(name)
-        .display()
-        .to_string()
+    tinct_sys::testing::fixture_path(name).display().to_string()
 }
 
 fn is_root() -> bool {

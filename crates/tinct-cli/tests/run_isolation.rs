@@ -13,7 +13,7 @@ mod common;
 
 use common::{TEST_WATCHDOG_FACTOR, assert_completed, read_json, stdout, tinct, write};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use tinct_sys::testing::privileged_serial;
 
 /// Two CPUs this process may run on (the first and the last allowed).
@@ -334,8 +334,7 @@ fn colour_bits_the_cache_does_not_have_are_caught_by_the_proof() {
     // task set gives bits up to two above the mechanism's 512 colours:
     // partitions 1 and 2 differ only in bits above the cache's set index,
     // so the plan keeps them disjoint while their pages share sets.
-    let topology =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tinct-sys/tests/fixtures/kvm-epyc");
+    let topology = tinct_sys::testing::fixture_path("kvm-epyc");
     let colours = machine_colors();
     let bits: Vec<String> = (12..12 + colours.trailing_zeros() + 2)
         .map(|b| b.to_string())

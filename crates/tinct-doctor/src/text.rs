@@ -170,13 +170,9 @@ fn marker(level: Level) -> &'static str {
 mod tests {
     use super::*;
     use crate::diagnose;
-    use std::path::PathBuf;
-    use tinct_sys::SysRoot;
 
     fn kvm_epyc() -> Report {
-        let fixture =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tinct-sys/tests/fixtures/kvm-epyc");
-        diagnose(&SysRoot::at(fixture))
+        diagnose(&tinct_sys::testing::fixture_tree("kvm-epyc"))
     }
 
     #[test]

@@ -3,19 +3,10 @@
 //! generated dual-socket Intel box with SMT, PREEMPT_RT and resctrl), and
 //! copies of them broken on purpose.
 
-use std::path::PathBuf;
 use tinct_doctor::{Backend, Finding, Level, Report, diagnose, subject};
 use tinct_sys::SysRoot;
+use tinct_sys::testing::fixture_tree;
 use tinct_sys::topology::Topology;
-
-/// Fixture tree `name` of tinct-sys (the readers' tests share them).
-fn fixture(name: &str) -> SysRoot {
-    SysRoot::at(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../tinct-sys/tests/fixtures")
-            .join(name),
-    )
-}
 
 /// The report's finding about `subject`.
 fn finding<'a>(report: &'a Report, subject: &str) -> &'a Finding {
@@ -39,7 +30,7 @@ fn fix_of<'a>(report: &'a Report, subject: &str) -> &'a str {
 
 #[test]
 fn doctor_on_the_kvm_fixture() {
-    let report = diagnose(&fixture("kvm-epyc"));
+    let report = diagnose(&fixture_tree("kvm-epyc"));
     assert!(!report.live);
     assert!(
         report.facts.read_errors.is_empty(),
@@ -77,7 +68,7 @@ fn doctor_on_the_kvm_fixture() {
 
 #[test]
 fn doctor_on_the_intel_fixture() {
-    let report = diagnose(&fixture("intel-2node"));
+    let report = diagnose(&fixture_tree("intel-2node"));
     assert!(
         report.facts.read_errors.is_empty(),
         "{:?}",
@@ -138,7 +129,7 @@ fn a_broken_tree_gives_findings_not_a_crash() {
 
 #[test]
 fn the_report_serializes_with_stable_field_names() {
-    let report = diagnose(&fixture("intel-2node"));
+    let report = diagnose(&fixture_tree("intel-2node"));
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["backend"], "resctrl");
     assert_eq!(json["live"], false);
@@ -166,7 +157,7 @@ fn copy_of(name: &str) -> tempfile::TempDir {
         }
     }
     let dir = tempfile::tempdir().unwrap();
-    copy(fixture(name).base(), dir.path());
+    copy(fixture_tree(name).base(), dir.path());
     dir
 }
 
@@ -267,7 +258,7 @@ fn a_fifo_in_the_tree_is_a_finding_not_a_hang() {
 /// a power of two.
 #[test]
 fn doctor_says_which_colour_rule_it_used_and_why() {
-    let kvm = diagnose(&fixture("kvm-epyc"));
+    let kvm = diagnose(&fixture_tree("kvm-epyc"));
     let rule = kvm.llc_colors.as_ref().unwrap();
     assert_eq!(
         rule.rule,

@@ -295,7 +295,7 @@ fn rows() -> Vec<Row> {
 
 /// tinct-sys' fixture trees (the readers' tests share them).
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tinct-sys/tests/fixtures")
+    tinct_sys::testing::fixture_path("")
 }
 
 /// The bits tinct derives for `tree` (`None`: refused), and the geometry's

@@ -1,6 +1,22 @@
 //! Helpers for tests: privileged tests that must not silently skip in CI,
 //! one test at a time where runs would disturb each other, special files,
-//! and the colour bits tests of the colouring mechanism give.
+//! the colour bits tests of the colouring mechanism give, and the fixture
+//! trees of real machines.
+
+/// tinct-sys' fixture tree `name`: `tests/fixtures/<name>` of this crate's
+/// source, a copied or generated `/sys` and `/proc` of a real machine
+/// (`kvm-epyc`, `intel-2node`, `pmu-intel-icx`, `machines/<name>`, ...),
+/// shared by the tests of every crate that reads a machine.
+pub fn fixture_path(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+/// [`fixture_path`] as the root readers take.
+pub fn fixture_tree(name: &str) -> crate::SysRoot {
+    crate::SysRoot::at(fixture_path(name))
+}
 
 /// Colour bits for tests of the colouring *mechanism* (pools, the shim,
 /// coloured runs, the isolation proof): 12-20, 512 colours, given

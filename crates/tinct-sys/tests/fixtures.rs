@@ -3,26 +3,18 @@
 //! generated dual-socket Intel box with SMT, PREEMPT_RT and resctrl).
 
 use std::path::PathBuf;
-use tinct_sys::SysRoot;
 use tinct_sys::perf::EventSources;
 use tinct_sys::privilege::{Capability, Privileges};
 use tinct_sys::resctrl::ResctrlStatus;
 use tinct_sys::system::{
     Isolation, Kernel, MemlockLimit, PageSize, PageSizeSource, Preemption, RtThrottling, ThpMode,
 };
+use tinct_sys::testing::fixture_tree;
 use tinct_sys::topology::{CacheType, Topology};
-
-fn fixture(name: &str) -> SysRoot {
-    SysRoot::at(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
-            .join(name),
-    )
-}
 
 #[test]
 fn kvm_topology_has_two_cpus_and_one_shared_l3() {
-    let t = Topology::read(&fixture("kvm-epyc")).unwrap();
+    let t = Topology::read(&fixture_tree("kvm-epyc")).unwrap();
     assert_eq!(t.online_cpus, vec![0, 1]);
     assert!(!t.smt_active());
     assert_eq!(t.physical_cores(), 2);
@@ -49,7 +41,7 @@ fn kvm_topology_has_two_cpus_and_one_shared_l3() {
 
 #[test]
 fn intel_topology_has_smt_two_nodes_and_two_l3_instances() {
-    let t = Topology::read(&fixture("intel-2node")).unwrap();
+    let t = Topology::read(&fixture_tree("intel-2node")).unwrap();
     assert_eq!(t.online_cpus.len(), 16);
     assert!(t.smt_active());
     assert_eq!(t.physical_cores(), 8);
@@ -70,7 +62,7 @@ fn intel_topology_has_smt_two_nodes_and_two_l3_instances() {
 
 #[test]
 fn system_facts_of_both_machines() {
-    let kvm = fixture("kvm-epyc");
+    let kvm = fixture_tree("kvm-epyc");
     let kernel = Kernel::read(&kvm).unwrap();
     assert!(kernel.release.starts_with("6.18"));
     assert_eq!(kernel.preemption, Preemption::Dynamic);
@@ -81,7 +73,7 @@ fn system_facts_of_both_machines() {
     assert_eq!((page.bytes, page.source), (4096, PageSizeSource::Smaps));
     assert!(Isolation::read(&kvm).unwrap().isolated.is_empty());
 
-    let intel = fixture("intel-2node");
+    let intel = fixture_tree("intel-2node");
     assert_eq!(Kernel::read(&intel).unwrap().preemption, Preemption::Rt);
     assert_eq!(ThpMode::read(&intel).unwrap(), Some(ThpMode::Never));
     assert!(RtThrottling::read(&intel).unwrap().is_disabled());
@@ -103,14 +95,14 @@ fn system_facts_of_both_machines() {
 
 #[test]
 fn pmu_and_resctrl_detection() {
-    let kvm = fixture("kvm-epyc");
+    let kvm = fixture_tree("kvm-epyc");
     assert!(EventSources::read(&kvm).unwrap().cpu_pmus.is_empty());
     let status = ResctrlStatus::read(&kvm).unwrap();
     assert_eq!(status.mount_point, None);
     assert!(!status.filesystem_available);
     assert!(status.cpu_flags.is_empty());
 
-    let intel = fixture("intel-2node");
+    let intel = fixture_tree("intel-2node");
     assert_eq!(EventSources::read(&intel).unwrap().cpu_pmus, vec!["cpu"]);
     let status = ResctrlStatus::read(&intel).unwrap();
     assert_eq!(status.mount_point, Some(PathBuf::from("/sys/fs/resctrl")));

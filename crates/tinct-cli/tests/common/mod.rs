@@ -87,8 +87,7 @@ pub const NO_MACHINE_FILE: &str = "/nonexistent/tinct-tests/machine.toml";
 /// tinct-sys's fixture of a KVM guest of an Intel Xeon (Emerald Rapids,
 /// L3 300 MiB 20-way: a 15 MiB way, so the colour bits cannot be derived).
 pub fn unknown_colours_machine() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../tinct-sys/tests/fixtures/machines/kvm-xeon-emr")
+    tinct_sys::testing::fixture_path("machines/kvm-xeon-emr")
 }
 
 /// A machine whose colour rule derives bits 12-20 on any host: an

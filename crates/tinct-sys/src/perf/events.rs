@@ -46,6 +46,17 @@ impl Encoding {
         }
     }
 
+    /// A raw event (`perf_event_attr.type` 4): `config` and `config1`
+    /// as a CPU's event table gives them.
+    pub const fn raw(config: u64, config1: u64) -> Self {
+        Self {
+            pmu_type: TYPE_RAW,
+            config,
+            config1,
+            config2: 0,
+        }
+    }
+
     /// True for an event the kernel counts in software (it opens without a PMU).
     pub fn is_software(&self) -> bool {
         self.pmu_type == TYPE_SOFTWARE
