@@ -142,10 +142,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     let shim = request
         .shim_config(&mut |note| eprintln!("tinct exec: {note}"))
-        .map_err(CliError::Input)?;
+        .map_err(CliError::InputMessage)?;
     let list = |flag: &str, text: &Option<String>, example: &str, what: &str| {
         text.as_deref()
-            .map(|t| non_empty_list(flag, t, example, what).map_err(CliError::Input))
+            .map(|t| non_empty_list(flag, t, example, what).map_err(CliError::InputMessage))
             .transpose()
     };
     let cpus = list("--cpus", &args.cpus, "0-3,8", "CPU")?;
@@ -173,7 +173,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         &mut |reservation| eprintln!("tinct exec: {reservation}"),
     );
     let ended = launched.map_err(|e| match e {
-        LaunchError::Request(message) => CliError::Input(message),
+        LaunchError::Request(message) => CliError::InputMessage(message),
         LaunchError::Failed(message) => CliError::Failed(anyhow::anyhow!(message)),
     })?;
     if let Some(passed_on) = &ended.passed_on {
@@ -199,10 +199,11 @@ fn check_the_shim_loads(command: &[OsString], strict: bool) -> Result<(), CliErr
         return Ok(());
     };
     if strict {
-        return Err(CliError::Input(format!(
-            "--strict: expected a program the shim can be loaded into, found that {ignored}; \
-             it would run uncoloured (drop --strict to run it so)"
-        )));
+        return Err(CliError::flag(
+            "--strict",
+            "a program the shim can be loaded into",
+            format!("that {ignored}; it would run uncoloured (drop --strict to run it so)"),
+        ));
     }
     eprintln!("tinct exec: warning: the program will run uncoloured: {ignored}");
     Ok(())
