@@ -20,6 +20,7 @@ pub fn load_task_set(
     explicit: Option<&Path>,
     refill: Option<Nanos>,
 ) -> Result<(tinct_core::TaskSet, RefillSource), CliError> {
-    let calibration = saved_calibration::find(explicit, saved_path()).map_err(CliError::Input)?;
+    let calibration =
+        saved_calibration::find(explicit, saved_path()).map_err(CliError::InputMessage)?;
     Ok(saved_calibration::load_task_set(file, calibration, refill)?)
 }

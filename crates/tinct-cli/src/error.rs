@@ -9,19 +9,34 @@
 //! environment sets `RUST_BACKTRACE=1`, which `anyhow` would honour).
 
 use std::process::ExitCode;
+use tinct_base::InputError;
 
 /// An error of the `tinct` binary, classified by exit status.
 #[derive(Debug)]
 pub enum CliError {
-    /// Bad input: exit status 2.
-    Input(String),
+    /// Bad input at its file, line and field, with what was expected and
+    /// found (tinct's one input-error type): exit status 2.
+    Input(InputError),
+    /// Bad input that a library reports only as a sentence of its own
+    /// (its error type is a message): exit status 2.
+    InputMessage(String),
     /// The command could not do its job: exit status 1.
     Failed(anyhow::Error),
 }
 
-impl From<tinct_core::format::InputError> for CliError {
-    fn from(e: tinct_core::format::InputError) -> Self {
-        CliError::Input(e.to_string())
+impl CliError {
+    /// A command-line argument the command refuses (a flag, or the
+    /// arguments as a whole): bad input with it as the field and no file,
+    /// as `InputError` names input given on the command line, e.g.
+    /// `--strict: expected …, found …`.
+    pub fn flag(flag: &str, expected: impl Into<String>, found: impl Into<String>) -> Self {
+        CliError::Input(InputError::new("", flag, expected, found))
+    }
+}
+
+impl From<InputError> for CliError {
+    fn from(e: InputError) -> Self {
+        CliError::Input(e)
     }
 }
 
@@ -30,7 +45,7 @@ impl From<tinct_core::format::InputError> for CliError {
 impl From<tinct_bench::Error> for CliError {
     fn from(e: tinct_bench::Error) -> Self {
         match e {
-            tinct_bench::Error::InvalidInput(message) => CliError::Input(message),
+            tinct_bench::Error::InvalidInput(message) => CliError::InputMessage(message),
             other => CliError::Failed(other.into()),
         }
     }
@@ -63,34 +78,16 @@ fn failure_text(error: &anyhow::Error) -> String {
     text
 }
 
-/// Makes a standard output that cannot be written (a full disk,
-/// `> /dev/full`) an output failure with exit 1, not a panic (101):
-/// `println!` panics with "failed printing to stdout" there, and every
-/// command prints with it. Any other panic keeps the default report.
-pub fn stdout_failure_is_an_error() {
-    let default = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        let message = info
-            .payload()
-            .downcast_ref::<String>()
-            .map(String::as_str)
-            .or_else(|| info.payload().downcast_ref::<&str>().copied());
-        match message.and_then(|m| m.strip_prefix("failed printing to stdout: ")) {
-            Some(cause) => {
-                eprintln!("tinct: error: cannot write the output to stdout: {cause}");
-                std::process::exit(1);
-            }
-            None => default(info),
-        }
-    }));
-}
-
 /// Turns a subcommand's result into the process exit status, printing the
 /// error (with its chain of causes, without a backtrace) on stderr.
 pub fn finish(result: Result<ExitCode, CliError>) -> ExitCode {
     match result {
         Ok(code) => code,
-        Err(CliError::Input(message)) => {
+        Err(CliError::Input(error)) => {
+            eprintln!("tinct: error: {error}");
+            ExitCode::from(2)
+        }
+        Err(CliError::InputMessage(message)) => {
             eprintln!("tinct: error: {message}");
             ExitCode::from(2)
         }
@@ -108,7 +105,7 @@ mod tests {
     #[test]
     fn a_benchs_bad_options_exit_2_and_its_failures_exit_1() {
         let input = CliError::from(tinct_bench::Error::InvalidInput("bad --p".into()));
-        assert!(matches!(input, CliError::Input(m) if m == "bad --p"));
+        assert!(matches!(input, CliError::InputMessage(m) if m == "bad --p"));
         let failed = CliError::from(tinct_bench::Error::Measurement("no clock".into()));
         assert!(matches!(failed, CliError::Failed(e) if e.to_string().contains("no clock")));
     }

@@ -59,7 +59,7 @@ enum Command {
 
 fn main() -> ExitCode {
     tinct_sys::signals::restore_default_sigpipe();
-    error::stdout_failure_is_an_error();
+    tinct_sys::stdio::exit_on_stdout_failure("tinct");
     if tinct_sys::stdio::stdout_closed_at_start() {
         return error::finish(Err(error::CliError::Failed(anyhow::anyhow!(
             "standard output is closed (>&-): what tinct prints would be lost; \

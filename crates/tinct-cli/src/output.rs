@@ -28,13 +28,10 @@ pub fn output_file(path: &Path, flag: &str) -> Result<(), CliError> {
 }
 
 fn output_path_error(flag: &str, e: OutputPathError) -> CliError {
-    CliError::Input(
-        OutputPathError {
-            field: flag.into(),
-            ..e
-        }
-        .to_string(),
-    )
+    CliError::Input(OutputPathError {
+        field: flag.into(),
+        ..e
+    })
 }
 
 /// Warns on stderr, located in `file`, of each input the analysis did not

@@ -22,29 +22,60 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// Parameters of random task sets.
+/// Parameters of random task sets (times in nanoseconds, memory in
+/// bytes). With the feature `cli`, they are the generator's options of
+/// `tinct experiment random`, each field's doc comment its help text and
+/// its defaults those of [`RandomParams::default`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct RandomParams {
-    /// n, tasks per set.
+    /// Tasks per set (n).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 8))]
     pub tasks: usize,
-    /// N_C.
+    /// Cores (N_C).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 4))]
     pub cores: u32,
-    /// N_P.
+    /// Cache partitions (N_P).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 32))]
     pub partitions: u32,
-    /// M_total, bytes.
+    /// Total memory M_total.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "memory", value_name = "MEMORY", default_value = "1GiB", value_parser = crate::cli::bytes)
+    )]
     pub total_memory: u64,
-    /// Δ, ns.
+    /// Partition refill time Δ.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "refill", value_name = "REFILL", default_value = "45.3us", value_parser = crate::cli::nanos)
+    )]
     pub refill_ns: u64,
-    /// Least period, ns.
+    /// Least period (periods are log-uniform).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "period-min", value_name = "PERIOD_MIN", default_value = "10ms", value_parser = crate::cli::nanos)
+    )]
     pub period_min_ns: u64,
-    /// Greatest period, ns.
+    /// Greatest period.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "period-max", value_name = "PERIOD_MAX", default_value = "1s", value_parser = crate::cli::nanos)
+    )]
     pub period_max_ns: u64,
-    /// Least task memory, bytes.
+    /// Least task memory M_i (uniform).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "task-memory-min", value_name = "TASK_MEMORY_MIN", default_value = "1MiB", value_parser = crate::cli::bytes)
+    )]
     pub memory_min: u64,
-    /// Greatest task memory, bytes.
+    /// Greatest task memory M_i.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "task-memory-max", value_name = "TASK_MEMORY_MAX", default_value = "64MiB", value_parser = crate::cli::bytes)
+    )]
     pub memory_max: u64,
-    /// σ_max: the largest fraction by which a task's WCET can fall from its
-    /// least to N_P partitions (0 = no task is cache-sensitive).
+    /// Largest fraction by which a task's WCET falls from its least to N_P partitions.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0.5))]
     pub sensitivity_max: f64,
 }
 

@@ -10,6 +10,8 @@
 pub mod alloc;
 pub mod analysis;
 pub mod calibration;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod dram_map;
 pub mod experiment;
 pub mod format;

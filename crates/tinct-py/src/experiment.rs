@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use tinct_core::experiment::random::{MergeError, Params, Point, Shard, ShardFile, merge};
 use tinct_core::experiment::study::RandomStudy;
 use tinct_core::experiment::{Hooks, kim2013, parallel};
-use tinct_core::format::{Syntax, parse};
 use tinct_core::generate::{RandomParams, random_task_set, rng_for};
 use tinct_report::schedulability;
 
@@ -220,8 +219,7 @@ pub fn kim2013_study<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let base = match base {
         Some(set) => set.set.clone(),
-        None => parse(kim2013::TABLE_I, "examples/kim2013.toml", Syntax::Toml)
-            .map_err(|e| crate::errors::bad_input(&e))?,
+        None => kim2013::table_i().map_err(|e| crate::errors::bad_input(&e))?,
     };
     let options = crate::plan::search_options(node_budget, 0)?;
     let stop = stop_after(timeout)?;

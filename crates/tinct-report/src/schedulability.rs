@@ -9,7 +9,7 @@
 
 use crate::{LineChart, ReportError};
 use std::path::{Path, PathBuf};
-use tinct_core::experiment::random::{Params, Point, ShardFile, ratio};
+use tinct_core::experiment::random::{Params, Point, Shard, ShardFile, ratio};
 
 fn write(path: &Path, text: &str) -> Result<(), ReportError> {
     std::fs::write(path, text).map_err(|source| ReportError::Write {
@@ -105,4 +105,37 @@ pub fn write_shard(out: &Path, file: &ShardFile) -> Result<PathBuf, ReportError>
     let path = out.join(format!("shard-{}-of-{}.json", file.shard, file.shards));
     write(&path, &json(file))?;
     Ok(path)
+}
+
+/// Writes what one run of the study computed into `out`: with `shard`
+/// (`--shard I/N`), that shard's file for merging ([`write_shard`]), else
+/// the results ([`write_results`]). Says what was written, in one line.
+pub fn write_study(
+    out: &Path,
+    params: &Params,
+    shard: Option<Shard>,
+    points: &[Point],
+) -> Result<String, ReportError> {
+    match shard {
+        Some(Shard { index, count }) => {
+            let file = ShardFile {
+                params: params.clone(),
+                shard: index,
+                shards: count,
+                points: points.to_vec(),
+            };
+            let path = write_shard(out, &file)?;
+            Ok(format!(
+                "shard {index}/{count} written to {} (join the shards with `tinct experiment merge`)",
+                path.display()
+            ))
+        }
+        None => {
+            write_results(out, params, points)?;
+            Ok(format!(
+                "results written to {} (results.csv, schedulability.svg, params.json)",
+                out.display()
+            ))
+        }
+    }
 }

@@ -35,6 +35,10 @@ pub enum RtError {
     /// naming the ways to give them.
     #[error(transparent)]
     Colors(#[from] tinct_sys::color_source::ColorSourceError),
+    /// A directory a report page cannot be made from (bad input, the
+    /// directory its file) or a bench file in it that does not read.
+    #[error(transparent)]
+    Report(#[from] tinct_report::ReportError),
     /// A task thread could not be started or failed during setup.
     #[error("task '{task}': {message}")]
     Task {

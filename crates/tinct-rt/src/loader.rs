@@ -9,11 +9,12 @@
 //! finds it.
 
 use object::read::elf::{FileHeader, ProgramHeader};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use tinct_base::InputError;
 
 /// How many `#!` interpreters are followed (the kernel's own limit,
 /// `BINPRM_MAX_RECURSION`, is 4).
@@ -95,6 +96,25 @@ impl fmt::Display for PreloadIgnored {
 pub fn preload_ignored(program: &OsStr) -> Option<PreloadIgnored> {
     let path = resolve(program, std::env::var_os("PATH").as_deref())?;
     check(&path, MAX_INTERPRETERS)
+}
+
+/// Whether the shim reaches the program of `command` (its first word):
+/// `Ok(None)` when it does; else the program would run uncoloured, which
+/// under `strict` (`--strict`) is bad input, refused before it starts, and
+/// otherwise a warning, returned to be said.
+pub fn check_loads(command: &[OsString], strict: bool) -> Result<Option<String>, InputError> {
+    let Some(ignored) = command.first().and_then(|p| preload_ignored(p)) else {
+        return Ok(None);
+    };
+    if strict {
+        return Err(InputError::new(
+            "",
+            "--strict",
+            "a program the shim can be loaded into",
+            format!("that {ignored}; it would run uncoloured (drop --strict to run it so)"),
+        ));
+    }
+    Ok(Some(format!("the program will run uncoloured: {ignored}")))
 }
 
 /// `program` as `execvp` finds it: itself if it contains a slash, else

@@ -1,4 +1,5 @@
-//! Whether standard output was open when the process started.
+//! Standard output: whether it was open when the process started, and a
+//! write to it that fails.
 //!
 //! Rust's runtime, before `main`, reopens a closed descriptor 0, 1 or 2 on
 //! `/dev/null`, so `tinct analyze F >&-` would "succeed" writing into
@@ -38,4 +39,41 @@ pub fn stdout_closed_at_start() -> bool {
     // Keep the constructor linked into every binary that asks.
     std::hint::black_box(&RECORD_STDOUT);
     STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Makes a standard output that cannot be written (a full disk,
+/// `> /dev/full`) an output failure with exit status 1, not a panic (101):
+/// `println!` panics with "failed printing to stdout" there. The line
+/// `{program}: error: cannot write the output to stdout: {cause}` goes to
+/// stderr. Any other panic keeps the default report.
+pub fn exit_on_stdout_failure(program: &'static str) {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied());
+        match message.and_then(|m| m.strip_prefix("failed printing to stdout: ")) {
+            Some(cause) => {
+                eprintln!("{program}: error: cannot write the output to stdout: {cause}");
+                std::process::exit(1);
+            }
+            None => default(info),
+        }
+    }));
+}
+
+/// Writes `text` to stdout and flushes it; a reader that went away
+/// (`| head`) is not an error.
+pub fn write_stdout(text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }

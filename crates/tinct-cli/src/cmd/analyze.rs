@@ -47,7 +47,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         crate::calibration::saved_path(),
     )
     .map_err(|e| match e {
-        ChargeError::Overheads(message) => CliError::Input(message),
+        ChargeError::Overheads(message) => CliError::InputMessage(message),
         ChargeError::Input(e) => CliError::from(e),
     })?;
     crate::output::warn_inputs(&args.file, Some(&charged.analysis));

@@ -107,7 +107,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         crate::output::output_dir(&common.out_dir(name), "--out")?;
     }
     match args.bench {
-        Bench::Calibrate(a) => measure(&a, calibrate::run).inspect(|&code| {
+        Bench::Calibrate(a) => measure(&a.params, a.no_progress, calibrate::run).inspect(|&code| {
             if code == ExitCode::SUCCESS {
                 save_calibration(&a.params)
             }
@@ -117,16 +117,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             if let Some(note) = note {
                 println!("{note}");
             }
-            let no_progress = a.no_progress;
-            measure(
-                &Measure {
-                    params,
-                    no_progress,
-                },
-                overheads::run,
-            )
+            measure(&params, a.no_progress, overheads::run)
         }
-        Bench::Crpd(a) => measure(&a, crpd::run),
+        Bench::Crpd(a) => measure(&a.params, a.no_progress, crpd::run),
         Bench::WcetProfile(mut a) => {
             // The task-set file the table goes into is checked before
             // minutes of measuring, as the output directory is.
@@ -139,7 +132,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             if a.params.preload.is_none() && !a.params.uncolored {
                 a.params.preload = Some(super::shim::find_shim()?);
             }
-            measure(&a, |params, bar| wcet_profile::run(params, &worker, bar))
+            measure(&a.params, a.no_progress, |params, bar| {
+                wcet_profile::run(params, &worker, bar)
+            })
         }
         Bench::WcetWorker { job } => wcet_profile::worker::main(&job)
             .map(|line| println!("{line}"))
@@ -151,22 +146,23 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 .map(|()| ExitCode::SUCCESS)
                 .map_err(CliError::from)
         }
-        Bench::Coherence(a) => measure(&a, coherence::run),
-        Bench::Banks(a) => measure(&a, banks::run),
-        Bench::DramMap(a) => measure(&a, dram_map::run),
-        Bench::Isolation(a) => measure(&a, isolation::run),
-        Bench::Pipeline(a) => measure(&a, pipeline::run),
+        Bench::Coherence(a) => measure(&a.params, a.no_progress, coherence::run),
+        Bench::Banks(a) => measure(&a.params, a.no_progress, banks::run),
+        Bench::DramMap(a) => measure(&a.params, a.no_progress, dram_map::run),
+        Bench::Isolation(a) => measure(&a.params, a.no_progress, isolation::run),
+        Bench::Pipeline(a) => measure(&a.params, a.no_progress, pipeline::run),
     }
 }
 
 /// Runs one bench on its parameters with a progress bar (unless
-/// `--no-progress`) and shows what it returns ([`show`]).
-fn measure<P: clap::Args, R>(
-    options: &Measure<P>,
+/// `no_progress`) and shows what it returns ([`show`]).
+fn measure<P, R>(
+    params: &P,
+    no_progress: bool,
     bench: impl FnOnce(&P, &dyn Progress) -> tinct_bench::Result<Finished<R>>,
 ) -> Result<ExitCode, CliError> {
-    let bar = Bar::new(!options.no_progress);
-    show(bench(&options.params, &bar), &bar)
+    let bar = Bar::new(!no_progress);
+    show(bench(params, &bar), &bar)
 }
 
 /// Exit status of a bench stopped by SIGINT or SIGTERM (128 + SIGINT).

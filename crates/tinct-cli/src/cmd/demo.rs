@@ -4,7 +4,7 @@
 //! run, and every task's observed response times against its bound. The
 //! logic is `tinct_bench::demo`; this file parses and prints.
 
-use crate::cmd::run::{exit_code, print_verdict};
+use crate::cmd::run::print_verdict;
 use crate::error::CliError;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -58,13 +58,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         stop: tinct_sys::signals::stop_on_signals(),
     };
     let worker = tinct_bench::wcet_profile::WorkerCommand::this_tinct()?;
-    let mut step = 0;
+    let step = std::cell::Cell::new(0);
     let progress = |line: &str| {
-        step += 1;
-        println!("{step}. {line}");
+        step.set(step.get() + 1);
+        println!("{}. {line}", step.get());
     };
-    let progress = std::cell::RefCell::new(progress);
-    let outcome = demo::run(&params, &worker, &|line| (progress.borrow_mut())(line))
+    let outcome = demo::run(&params, &worker, &progress)
         .inspect_err(|_| {
             // A failure of its own (a file that cannot be written) after a
             // Ctrl-C: the error is the outcome (exit 1), the stop is said.
@@ -89,7 +88,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 );
                 return Ok(interrupted);
             }
-            Ok(exit_code(&done.recorded))
+            Ok(ExitCode::from(done.recorded.exit_status()))
         }
         Outcome::Interrupted(verdict) => {
             eprintln!("{}", demo::text::interrupted_text(&verdict, &args.out));

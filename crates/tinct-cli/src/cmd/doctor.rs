@@ -51,41 +51,28 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         args.color_bits.as_deref(),
     )
     .map_err(|e| match &args.root {
-        Some(_) if !e.starts_with("--color-bits") => CliError::Input(format!("--root {e}")),
-        _ => CliError::Input(e),
+        Some(_) if !e.starts_with("--color-bits") => CliError::InputMessage(format!("--root {e}")),
+        _ => CliError::InputMessage(e),
     })?;
     let text = if args.json {
         doctor_json(&report, probe.as_ref()).map_err(anyhow::Error::from)?
     } else {
         doctor_text(&report, probe.as_ref())
     };
-    write_stdout(&text)?;
+    tinct_sys::stdio::write_stdout(&text)?;
     if args.save {
         let saved = tinct_sys::color_source::save_in_force(
             args.color_bits.as_deref(),
             probe.as_ref().and_then(|p| p.as_ref().ok()),
         )
-        .map_err(CliError::Input)?;
+        .map_err(CliError::InputMessage)?;
         eprintln!("tinct doctor: {saved}");
         if let Some(map) = &args.dram_map {
             let saved =
                 tinct_rt::exec::save_dram_map(map, &mut |note| eprintln!("tinct doctor: {note}"))
-                    .map_err(CliError::Input)?;
+                    .map_err(CliError::InputMessage)?;
             eprintln!("tinct doctor: {saved}");
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Writes `text` to stdout; a reader that went away (`| head`) is not an error.
-fn write_stdout(text: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other,
-    }
 }

@@ -76,8 +76,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         (Some(pid), true) => Target::Pid(pid),
         (None, false) => Target::Command(args.command.clone()),
         _ => {
-            return Err(CliError::Input(
-                "tinct monitor: expected a command after `--` or `--pid PID`, found neither".into(),
+            return Err(CliError::flag(
+                "tinct monitor",
+                "a command after `--` or `--pid PID`",
+                "neither",
             ));
         }
     };
@@ -87,7 +89,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     params.duration_ns = args.duration.map(|d| d.0);
     params
         .add_events(&args.events, &root)
-        .map_err(|e| CliError::Input(format!("--event: {e}")))?;
+        .map_err(|e| CliError::InputMessage(format!("--event: {e}")))?;
     let sharing_unavailable = match args.sharing {
         true => params
             .enable_memory_sampling(&root)

@@ -6,7 +6,6 @@
 use crate::error::CliError;
 use crate::output::print_json;
 use anyhow::anyhow;
-use std::borrow::Cow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -15,31 +14,9 @@ use tinct_core::alloc::{
     Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanRefusal, PlanReport,
     SearchOptions, as_reservations, check_graph, check_request, place_static, plan,
 };
-use tinct_core::format::write_file;
 use tinct_core::timeout::{parse_timeout, stop_after};
 use tinct_core::units::Nanos;
 use tinct_core::units::parse_duration;
-
-/// The allocation algorithm, as named on the command line.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum AlgorithmArg {
-    /// Cache-aware task allocation with cache sharing (kim2013 Algorithm 3).
-    Cata,
-    /// Best-fit decreasing, even partition split, no sharing.
-    Bfd,
-    /// Worst-fit decreasing, even partition split, no sharing.
-    Wfd,
-}
-
-impl From<AlgorithmArg> for Algorithm {
-    fn from(a: AlgorithmArg) -> Algorithm {
-        match a {
-            AlgorithmArg::Cata => Algorithm::Cata,
-            AlgorithmArg::Bfd => Algorithm::Bfd,
-            AlgorithmArg::Wfd => Algorithm::Wfd,
-        }
-    }
-}
 
 /// The scheduling policy `--policy` plans every task under.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -64,7 +41,7 @@ pub struct Args {
     pub file: PathBuf,
     /// Allocation algorithm.
     #[arg(long, value_enum, default_value = "cata")]
-    pub algorithm: AlgorithmArg,
+    pub algorithm: Algorithm,
     /// Partitions the plan may use (default: all N_P of the platform).
     #[arg(long)]
     pub partitions: Option<u32>,
@@ -113,13 +90,10 @@ pub struct Args {
     pub utilization_bound: f64,
 }
 
-/// The search `--exact` or `--node-budget` asks for (0: exhaustive).
+/// The search `--exact` or `--node-budget` asks for (a budget of 0 is
+/// exhaustive, as `--exact`).
 fn search_options(args: &Args) -> SearchOptions {
-    if args.exact {
-        SearchOptions::EXACT
-    } else {
-        SearchOptions::node_budget_option(args.node_budget)
-    }
+    SearchOptions::node_budget_option(if args.exact { 0 } else { args.node_budget })
 }
 
 /// Plans and prints; exit 1 if some task cannot be placed.
@@ -131,21 +105,19 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         crate::calibration::load_task_set(&args.file, args.calibration.as_deref(), args.refill)?;
     let refill_source = refill.describe_value(set.platform.refill);
     let set = match args.policy {
-        Some(PolicyArg::Deadline) => {
-            as_reservations(&set, &args.file.display().to_string()).map_err(CliError::Input)?
-        }
+        Some(PolicyArg::Deadline) => as_reservations(&set, &args.file.display().to_string())
+            .map_err(CliError::InputMessage)?,
         None => set,
     };
     if args.placement == Some(PlacementArg::Static) {
-        check_graph(&set, &args.file.display().to_string())
-            .map_err(|e| CliError::Input(e.to_string()))?;
+        check_graph(&set, &args.file.display().to_string())?;
         return run_static(&args, &set, refill_source);
     }
     let budget = check_request(&set, &args.file.display().to_string(), args.partitions).map_err(
         |refusal| match refusal {
-            PlanRefusal::Unsupported(why) => CliError::Input(why),
-            PlanRefusal::Partitions(e) => CliError::Input(format!("--partitions: {e}")),
-            PlanRefusal::Graph(e) => CliError::Input(e.to_string()),
+            PlanRefusal::Unsupported(why) => CliError::InputMessage(why),
+            PlanRefusal::Partitions(e) => CliError::InputMessage(format!("--partitions: {e}")),
+            PlanRefusal::Graph(e) => CliError::Input(e),
         },
     )?;
     let stop = stop_after(args.timeout);
@@ -155,21 +127,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         keep_free: args.keep_free,
         stop: Some(&stop),
     };
-    let plan = plan(&set, Algorithm::from(args.algorithm), &options);
+    let plan = plan(&set, args.algorithm, &options);
     crate::output::warn_inputs(&args.file, plan.analysis.as_ref());
-    let mut report = PlanReport {
-        file: args.file.display().to_string(),
-        plan: Cow::Borrowed(&plan),
-        output: None,
-        refill_source,
-    };
-    if plan.schedulable
-        && let (Some(out), Some(planned)) = (&args.output, &plan.planned)
-    {
-        let header = plan.file_header(&report.file, &report.refill_source);
-        write_file(out, planned, &args.file, &header).map_err(|e| CliError::Failed(anyhow!(e)))?;
-        report.output = Some(out.display().to_string());
-    }
+    let report = PlanReport::written(&plan, &args.file, refill_source, args.output.as_deref())
+        .map_err(|e| CliError::Failed(anyhow!(e)))?;
     if args.json {
         print_json(&report)?;
     } else {
@@ -189,21 +150,17 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
         node_budget: search_options(args).node_budget,
         stop: Some(&stop),
     };
-    let placement = place_static(set, &options)
-        .map_err(|e| CliError::Input(format!("--utilization-bound: {}", e.expected_found())))?;
+    let placement = place_static(set, &options).map_err(|e| {
+        CliError::InputMessage(format!("--utilization-bound: {}", e.expected_found()))
+    })?;
     crate::output::warn_inputs(&args.file, placement.analysis.as_ref());
-    let mut report = PlacementReport {
-        file: args.file.display().to_string(),
-        placement: "static".into(),
-        result: Cow::Borrowed(&placement),
-        output: None,
+    let report = PlacementReport::written(
+        &placement,
+        &args.file,
         refill_source,
-    };
-    if let (Some(out), Some(planned)) = (&args.output, &placement.planned) {
-        let header = placement.file_header(&report.file, &report.refill_source);
-        write_file(out, planned, &args.file, &header).map_err(|e| CliError::Failed(anyhow!(e)))?;
-        report.output = Some(out.display().to_string());
-    }
+        args.output.as_deref(),
+    )
+    .map_err(|e| CliError::Failed(anyhow!(e)))?;
     if args.json {
         print_json(&report)?;
     } else {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tinct_core::analysis::Analysis;
 use tinct_core::units::Nanos;
+use tinct_report::ReportError;
 use tinct_rt::RtError;
 use tinct_rt::attribution::Colouring;
 use tinct_rt::limits::{parse_run_duration, parse_watchdog_factor};
@@ -17,6 +18,7 @@ use tinct_rt::run_in_dir::{Recorded, Workload, run_header, run_in_dir};
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::{RunSpec, WatchdogMode};
+use tinct_sys::color_source::ColorSourceError;
 
 /// Arguments of `tinct run`.
 #[derive(clap::Args, Debug)]
@@ -122,8 +124,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         (_, Some(file)) => Workload::rt_app(file, args.duration, args.out.clone()),
         (Some(plan), None) => Workload::plan(plan, args.duration, args.placement, args.out.clone()),
         (None, None) => {
-            return Err(CliError::Input(
-                "give a PLAN file or --rt-app FILE.json".into(),
+            return Err(CliError::flag(
+                "PLAN",
+                "PLAN or --rt-app FILE.json",
+                "neither",
             ));
         }
     }
@@ -150,13 +154,17 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         &workload.out,
         args.json,
     )?;
-    Ok(exit_code(&recorded))
+    Ok(ExitCode::from(recorded.exit_status()))
 }
 
 /// Bad input stays bad input (exit 2); anything else is a failure (exit 1).
 pub fn rt_error(e: RtError) -> CliError {
     match e {
-        RtError::Input { .. } | RtError::Colors(_) => CliError::Input(e.to_string()),
+        RtError::Input(e) => CliError::Input(e),
+        RtError::Colors(ColorSourceError::Invalid { error, .. }) => CliError::Input(*error),
+        RtError::Colors(ColorSourceError::MachineFile(e)) => CliError::Input(e),
+        RtError::Colors(unknown) => CliError::InputMessage(unknown.to_string()),
+        RtError::Report(ReportError::Input(e)) => CliError::Input(e),
         other => CliError::Failed(anyhow::Error::new(other)),
     }
 }
@@ -202,11 +210,6 @@ pub fn execute(
         eprintln!("tinct: {}", summary.stop_description);
     }
     Ok(recorded)
-}
-
-/// The exit status of a recorded run ([`Recorded::exit_status`]).
-pub fn exit_code(recorded: &Recorded) -> ExitCode {
-    ExitCode::from(recorded.exit_status())
 }
 
 /// Prints the verdict on stdout and its loud lines again on stderr.

@@ -7,15 +7,18 @@ use crate::model::TaskSet;
 use crate::partitions::PartitionSet;
 use serde::{Deserialize, Serialize};
 
-/// Which allocation algorithm.
+/// Which allocation algorithm (the baselines BFD and WFD as kim2013
+/// Section IV-E compares them). With the feature `cli`, the values of
+/// `tinct plan --algorithm`, each variant's doc comment its help.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum Algorithm {
-    /// kim2013 Algorithm 3, cache-aware task allocation with cache sharing.
+    /// Cache-aware task allocation with cache sharing (kim2013 Algorithm 3).
     Cata,
-    /// Best-fit decreasing, partitions split evenly over cores, no sharing (kim2013 IV-E).
+    /// Best-fit decreasing, even partition split, no sharing.
     Bfd,
-    /// Worst-fit decreasing, partitions split evenly over cores, no sharing (kim2013 IV-E).
+    /// Worst-fit decreasing, even partition split, no sharing.
     Wfd,
 }
 

@@ -7,10 +7,12 @@
 
 use super::placement::StaticPlacement;
 use super::plan::Plan;
+use crate::format::write_file;
 use crate::model::{TaskSet, Trigger};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::fmt;
+use std::path::Path;
 
 /// What `tinct plan` reports: the library's plan and where it came from
 /// (written from a borrowed plan, read back owned).
@@ -42,6 +44,69 @@ pub struct PlacementReport<'a> {
     pub output: Option<String>,
     /// Where Δ came from (the file, a calibration, or --refill).
     pub refill_source: String,
+}
+
+impl<'a> PlanReport<'a> {
+    /// The report of `plan`, made from the task-set file `source` with Δ
+    /// from `refill_source`, after writing the planned task set to `out`
+    /// (with its [`Plan::file_header`] comments) when one is given and the
+    /// plan is schedulable. The error names `out`.
+    pub fn written(
+        plan: &'a Plan,
+        source: &Path,
+        refill_source: String,
+        out: Option<&Path>,
+    ) -> Result<Self, String> {
+        let file = source.display().to_string();
+        let header = plan.file_header(&file, &refill_source);
+        let planned = plan.planned.as_ref().filter(|_| plan.schedulable);
+        Ok(PlanReport {
+            output: write_planned(out, planned, source, &header)?,
+            file,
+            plan: Cow::Borrowed(plan),
+            refill_source,
+        })
+    }
+}
+
+impl<'a> PlacementReport<'a> {
+    /// The report of a static `placement` of the task-set file `source`,
+    /// after writing the placed task set to `out` (with its
+    /// [`StaticPlacement::file_header`] comments) when one is given and a
+    /// placement was found. The error names `out`.
+    pub fn written(
+        placement: &'a StaticPlacement,
+        source: &Path,
+        refill_source: String,
+        out: Option<&Path>,
+    ) -> Result<Self, String> {
+        let file = source.display().to_string();
+        let header = placement.file_header(&file, &refill_source);
+        Ok(PlacementReport {
+            output: write_planned(out, placement.planned.as_ref(), source, &header)?,
+            file,
+            placement: "static".into(),
+            result: Cow::Borrowed(placement),
+            refill_source,
+        })
+    }
+}
+
+/// Writes `planned` (read from `source`) to `out` with `header` when both
+/// exist; says where it went.
+fn write_planned(
+    out: Option<&Path>,
+    planned: Option<&TaskSet>,
+    source: &Path,
+    header: &[String],
+) -> Result<Option<String>, String> {
+    match (out, planned) {
+        (Some(out), Some(planned)) => {
+            write_file(out, planned, source, header)?;
+            Ok(Some(out.display().to_string()))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// Why a plan is not a schedulable allocation of every task.

@@ -18,6 +18,16 @@ use std::sync::atomic::AtomicBool;
 /// Table I as shipped in examples/ (compiled in, so the study runs anywhere).
 pub const TABLE_I: &str = include_str!("../../../../examples/kim2013.toml");
 
+/// The task set of [`TABLE_I`], named as the shipped file
+/// (`examples/kim2013.toml`): the study's base when none is given.
+pub fn table_i() -> Result<crate::TaskSet, crate::format::InputError> {
+    crate::format::parse(
+        TABLE_I,
+        "examples/kim2013.toml",
+        crate::format::Syntax::Toml,
+    )
+}
+
 /// One algorithm in one setting.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Row {

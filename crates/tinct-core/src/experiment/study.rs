@@ -15,22 +15,37 @@ use crate::units::Bytes;
 /// `sets_per_point` task sets; far more than any figure plots).
 pub const MAX_POINTS: u64 = 100_000;
 
-/// A random study before it is checked.
+/// A random study before it is checked (the last utilization point is
+/// included when the steps reach it). With the feature `cli`, it is the
+/// study's options of `tinct experiment random`, each field's doc comment
+/// its help text.
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct RandomStudy {
     /// The generator's parameters.
+    #[cfg_attr(feature = "cli", command(flatten))]
     pub generator: RandomParams,
-    /// First utilization point.
+    /// First utilization point (total utilization Σ C^{p_min}/T).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 2.0))]
     pub util_min: f64,
-    /// Last utilization point (included when the steps reach it).
+    /// Last utilization point.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 5.0))]
     pub util_max: f64,
     /// Step between points.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0.25))]
     pub util_step: f64,
     /// Task sets per point.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long = "sets", value_name = "SETS", default_value_t = 100)
+    )]
     pub sets_per_point: u64,
-    /// Seed.
+    /// Random seed.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 1))]
     pub seed: u64,
-    /// MinCacheAlloc node budget (`None`: exhaustive).
+    /// Search nodes per MinCacheAlloc call (0: no budget, an exhaustive
+    /// search, as in `tinct plan` and `tinct experiment kim2013`).
+    #[cfg_attr(feature = "cli", arg(long, default_value = "20000"))]
     pub node_budget: Option<u64>,
 }
 
@@ -207,7 +222,8 @@ impl RandomStudy {
             utilizations,
             sets_per_point: self.sets_per_point,
             seed: self.seed,
-            node_budget: self.node_budget,
+            // 0 is no budget, as `None` (`SearchOptions::node_budget_option`).
+            node_budget: self.node_budget.filter(|&nodes| nodes > 0),
             algorithms: Algorithm::ALL
                 .iter()
                 .map(|a| a.name().to_string())

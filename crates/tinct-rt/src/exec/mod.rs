@@ -14,48 +14,129 @@ pub use launch::{Ended, L3Request, Launch, LaunchError, PassedOnSignal, launch};
 
 use crate::isolation::LlcModel;
 use std::fmt::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use tinct_core::dram_map::{AddressKind, DramMap};
 use tinct_mem::{Modes, ShimConfig, XorFunctions};
 use tinct_sim::isolation::{TaskFrames, check};
 use tinct_sys::SysRoot;
 use tinct_sys::color_source::{self, ColorRequest};
 
-/// The shim's settings as given on the command line (`None`: the flag was
-/// not given). Errors name the flag.
+/// The options of `tinct exec` but its command: the shim's settings, the
+/// L3 reservation, pinning and priority, as given on the command line
+/// (`None`: the option was not given). Errors name the flag. With the
+/// feature `cli`, this struct is the command's options (`clap::Args`),
+/// each field's doc comment its help text.
 #[derive(Clone, Debug, Default)]
-pub struct ExecRequest<'a> {
-    /// `--colors`: page colours of the heap, e.g. `0-15,32`.
-    pub colors: Option<&'a str>,
-    /// `--color-bits`: physical address bits of the page colour.
-    pub color_bits: Option<&'a str>,
-    /// `--banks`: DRAM banks of the heap.
-    pub banks: Option<&'a str>,
-    /// `--bank-functions`: bank XOR masks in DRAMA format.
-    pub bank_functions: Option<&'a str>,
-    /// `--controllers`: DRAM controllers of the heap.
-    pub controllers: Option<&'a str>,
-    /// `--controller-functions`: controller XOR masks.
-    pub controller_functions: Option<&'a str>,
-    /// `--dram-map`: a `tinct bench dram-map` file giving both functions.
-    pub dram_map: Option<&'a Path>,
-    /// `--bank-mode`: chandru-mueller Algorithm 1's fallbacks.
-    pub bank_mode: &'a str,
-    /// `--pool`: the most memory the shim populates, e.g. `512MiB`.
-    pub pool: &'a str,
-    /// `--mmap`: anonymous mmap coloured too.
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct ExecRequest {
+    /// Page colors of the last-level cache to serve the heap from, e.g. `0-15,32`
+    /// (see `tinct doctor` for the number of colors).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "LIST", required_unless_present_any = ["l3_partitions", "banks", "controllers"]))]
+    pub colors: Option<String>,
+    /// Reserve these cache partitions (1-based, as S(i) in a plan) with
+    /// hardware cache allocation (resctrl L3 capacity mask), e.g. `2-3`.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "LIST"))]
+    pub l3_partitions: Option<String>,
+    /// N_P, the number of partitions the L3 mask bits are split into
+    /// (default: one per mask bit).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "N", requires = "l3_partitions")
+    )]
+    pub partitions: Option<u32>,
+    /// resctrl mount point (default: from /proc/mounts); for tests.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "DIR", hide = true, requires = "l3_partitions")
+    )]
+    pub resctrl_root: Option<PathBuf>,
+    /// Physical address bits of the page colour, e.g. `12-16`, instead of
+    /// the last-level cache's rule (`tinct doctor` shows it and why).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "LIST"))]
+    pub color_bits: Option<String>,
+    /// DRAM banks to serve the heap from, e.g. `1,2` (in every controller;
+    /// with `--colors`, pages must be in both). Needs `--bank-functions`
+    /// or `--dram-map`.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "LIST"))]
+    pub banks: Option<String>,
+    /// The DRAM bank functions of this machine as XOR masks in DRAMA format,
+    /// e.g. `0x2040,0x44000` (bank bit i = parity of address & mask i).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "MASKS", conflicts_with = "dram_map")
+    )]
+    pub bank_functions: Option<String>,
+    /// The DRAM mapping file `tinct bench dram-map` wrote (its bank and
+    /// controller functions; those that read bits inside a page cannot be
+    /// controlled by a page allocator and are left out, as the shim says).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "FILE"))]
+    pub dram_map: Option<PathBuf>,
+    /// chandru-mueller Algorithm 1's fallbacks once the requested banks are
+    /// spent, comma-separated: `exact` (none: the allocation falls back to
+    /// uncoloured memory, or fails with --strict), `restricted` (the
+    /// requested controllers' fullest other bank), `unrestricted` (the
+    /// fullest controller and bank), `split` (any page of the colours).
+    /// The summary (--stats) says how many requests and pages each step
+    /// served.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "MODES", default_value = "exact")
+    )]
+    pub bank_mode: String,
+    /// Serve the program's own anonymous mmap (private, read-write) from
+    /// coloured pages too, not only its heap.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub mmap: bool,
-    /// `--fork-keep`: the child takes the copy-on-write copies.
+    /// After fork, let the child take the copy-on-write copies of the heap,
+    /// so the parent keeps its pages' colours when it writes them (the
+    /// child's heap is then uncoloured, and it pays one page copy per
+    /// heap page).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub fork_keep: bool,
-    /// `--strict`: fail instead of falling back to uncoloured memory.
+    /// DRAM controllers to serve the heap from. Needs
+    /// `--controller-functions` (or a `--dram-map` that has them).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "LIST"))]
+    pub controllers: Option<String>,
+    /// The DRAM controller functions as XOR masks, like `--bank-functions`.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "MASKS", conflicts_with = "dram_map")
+    )]
+    pub controller_functions: Option<String>,
+    /// The most memory the shim populates: it starts with one small
+    /// segment (at most 2 MiB) and grows on demand, keeping pages of the requested colours (so the heap can
+    /// grow to about SIZE × requested / all colors).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, value_name = "SIZE", default_value = "512MiB")
+    )]
+    pub pool: String,
+    /// When the colored pool is full, fail the allocation (ENOMEM) instead
+    /// of falling back to uncolored memory; and refuse (exit 2) a program
+    /// the shim cannot be loaded into (statically linked, set-ID, or a
+    /// script of such an interpreter) instead of running it uncoloured.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub strict: bool,
-    /// `--stats`: a summary at exit.
+    /// Print a summary on stderr when the program exits (pages per color,
+    /// fallbacks, peak), and the cache sets the heap of each of its
+    /// processes can occupy in tinct-sim's model of this machine's
+    /// last-level cache, with any other process that can evict its lines
+    /// (the program then runs as a child of tinct).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub stats: bool,
-    /// `--allow-uncolored`: run without frame numbers.
+    /// Run even if physical frame numbers are unreadable (no placement
+    /// control; the shim says so).
+    #[cfg_attr(feature = "cli", arg(long))]
     pub allow_uncolored: bool,
+    /// Pin the program to these CPUs, e.g. `0` or `0-1`.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "LIST"))]
+    pub cpus: Option<String>,
+    /// Run the program under SCHED_FIFO with this priority (1-99, higher wins).
+    #[cfg_attr(feature = "cli", arg(long, value_name = "PRIO", value_parser = clap::value_parser!(u8).range(1..=99)))]
+    pub fifo: Option<u8>,
 }
 
-impl ExecRequest<'_> {
+impl ExecRequest {
     /// The shim's settings (`None` without colours, banks or controllers:
     /// no shim), each list checked with the flag's name; `note` hears what
     /// the user should know but is no error (a DRAM map measured on a
@@ -68,7 +149,7 @@ impl ExecRequest<'_> {
             text.map(|t| non_empty_list(flag, t, "0-15,32", what))
                 .transpose()
         };
-        let pool_bytes = tinct_core::units::parse_size(self.pool)
+        let pool_bytes = tinct_core::units::parse_size(&self.pool)
             .map_err(|e| {
                 format!(
                     "--pool {:?}: expected a size such as 512MiB ({e})",
@@ -84,16 +165,17 @@ impl ExecRequest<'_> {
         // TINCT_COLOR_BITS, machine file, derived rule) and handed to the
         // shim, which reads the bits it is given: a machine whose bits are
         // unknown fails here, once, before the program starts.
-        let colors = optional_list("--colors", self.colors, "color")?.unwrap_or_default();
+        let colors =
+            optional_list("--colors", self.colors.as_deref(), "color")?.unwrap_or_default();
         let resolved = if self.colors.is_some() || self.color_bits.is_some() {
-            let request = ColorRequest::flag("--color-bits", self.color_bits);
+            let request = ColorRequest::flag("--color-bits", self.color_bits.as_deref());
             let resolved = color_source::resolve(request, page).map_err(|e| e.to_string())?;
             note(format!("colours: {}", resolved.describe()));
             Some(resolved)
         } else {
             None
         };
-        let bank_mode = Modes::parse(self.bank_mode)
+        let bank_mode = Modes::parse(&self.bank_mode)
             .map_err(|e| format!("--bank-mode {:?}: {e}", self.bank_mode))?;
         if bank_mode != Modes::EXACT && self.banks.is_none() && self.controllers.is_none() {
             return Err(format!(
@@ -101,10 +183,13 @@ impl ExecRequest<'_> {
                 bank_mode.names()
             ));
         }
-        let (mut bank_functions, mut controller_functions) = match self.dram_map {
+        let (mut bank_functions, mut controller_functions) = match self.dram_map.as_deref() {
             None => (
-                functions("--bank-functions", self.bank_functions)?,
-                functions("--controller-functions", self.controller_functions)?,
+                functions("--bank-functions", self.bank_functions.as_deref())?,
+                functions(
+                    "--controller-functions",
+                    self.controller_functions.as_deref(),
+                )?,
             ),
             Some(path) => dram_map_functions(path, page, note)?,
         };
@@ -157,8 +242,8 @@ impl ExecRequest<'_> {
             bank_mode,
             mmap: self.mmap,
             fork_keep: self.fork_keep,
-            banks: optional_list("--banks", self.banks, "bank")?,
-            controllers: optional_list("--controllers", self.controllers, "controller")?,
+            banks: optional_list("--banks", self.banks.as_deref(), "bank")?,
+            controllers: optional_list("--controllers", self.controllers.as_deref(), "controller")?,
             bank_functions,
             controller_functions,
             strict: self.strict,
@@ -514,13 +599,13 @@ mod tests {
     #[test]
     fn no_colours_banks_or_controllers_means_no_shim_and_bad_lists_name_their_flag() {
         let request = ExecRequest {
-            bank_mode: "exact",
-            pool: "512MiB",
+            bank_mode: "exact".into(),
+            pool: "512MiB".into(),
             ..ExecRequest::default()
         };
         assert_eq!(request.shim_config(&mut |_| {}), Ok(None));
         let bad = ExecRequest {
-            colors: Some("x"),
+            colors: Some("x".into()),
             ..request.clone()
         };
         let error = bad.shim_config(&mut |_| {}).unwrap_err();
@@ -529,8 +614,8 @@ mod tests {
             "{error}"
         );
         let small = ExecRequest {
-            colors: Some("0"),
-            pool: "4KiB",
+            colors: Some("0".into()),
+            pool: "4KiB".into(),
             ..request
         };
         assert_eq!(

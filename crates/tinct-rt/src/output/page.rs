@@ -10,9 +10,13 @@ use super::figures::{exec_histogram, response_cdf, response_times, utilization};
 use super::read::RunFiles;
 use super::summary::TaskVerdict;
 use super::verdict_word;
+use crate::RtError;
 use crate::isolation::IsolationStatus;
 use crate::spec::Policy;
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use tinct_base::InputError;
+use tinct_report::bench_page::{bench_page, is_bench_dir};
 use tinct_report::html::{Block, Cell, Page, Section, Table, Tone, json_table};
 use tinct_report::text::{ms, opt_ms};
 use tinct_report::{Counts, LineChart, Series, SeriesStyle};
@@ -523,6 +527,33 @@ pub fn run_page(files: &RunFiles) -> Page {
         ),
         sections,
     }
+}
+
+/// `tinct report DIR`: the page of a run directory ([`run_page`]) or of a
+/// bench directory (tinct-report's `bench_page`), written to `out`
+/// (default: `DIR/report.html`); returns where. A directory of neither
+/// kind, or a file in it that does not read, is bad input.
+pub fn write_report(dir: &Path, out: Option<&Path>) -> Result<PathBuf, RtError> {
+    let page = if RunFiles::is_run_dir(dir) {
+        run_page(&RunFiles::read(dir)?)
+    } else if is_bench_dir(dir) {
+        bench_page(dir)?
+    } else {
+        return Err(InputError::new(
+            dir.display().to_string(),
+            "",
+            "a run directory (summary.json and jobs.csv) or a bench directory \
+             (a result JSON with `bench` and `machine`)",
+            "neither",
+        )
+        .into());
+    };
+    let out = out.map_or_else(|| dir.join("report.html"), Path::to_path_buf);
+    std::fs::write(&out, page.to_html()).map_err(|source| RtError::Write {
+        path: out.display().to_string(),
+        source,
+    })?;
+    Ok(out)
 }
 
 #[cfg(test)]

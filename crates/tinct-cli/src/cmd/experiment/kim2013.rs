@@ -8,8 +8,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 use tinct_core::alloc::SearchOptions;
 use tinct_core::experiment::Hooks;
-use tinct_core::experiment::kim2013::{self, TABLE_I};
-use tinct_core::format::{Syntax, parse};
+use tinct_core::experiment::kim2013;
 use tinct_core::timeout::{parse_timeout, stop_after};
 
 /// Arguments of `tinct experiment kim2013`.
@@ -34,7 +33,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let base = match &args.file {
         Some(path) => crate::calibration::load_task_set(path, None, None)?.0,
-        None => parse(TABLE_I, "examples/kim2013.toml", Syntax::Toml)?,
+        None => kim2013::table_i()?,
     };
     let options = args
         .node_budget

@@ -23,12 +23,9 @@ pub struct Args {
 /// experiment exactly once) and writes the results.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     crate::output::output_dir(&args.out, "--out")?;
-    let (params, points) = merge_files(&args.shards).map_err(CliError::Input)?;
-    schedulability::write_results(&args.out, &params, &points)
+    let (params, points) = merge_files(&args.shards).map_err(CliError::InputMessage)?;
+    let written = schedulability::write_study(&args.out, &params, None, &points)
         .map_err(|e| CliError::Failed(e.into()))?;
-    println!(
-        "results written to {} (results.csv, schedulability.svg, params.json)",
-        args.out.display()
-    );
+    println!("{written}");
     Ok(ExitCode::SUCCESS)
 }
