@@ -10,8 +10,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use tinct_report::ReportError;
 use tinct_report::bench_page::{bench_page, is_bench_dir};
-use tinct_rt::output::RunFiles;
-use tinct_rt::output::page::run_page;
+use tinct_verify::output::RunFiles;
+use tinct_verify::output::page::run_page;
 
 /// Arguments of `tinct report`.
 #[derive(clap::Args, Debug)]

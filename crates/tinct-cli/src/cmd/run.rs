@@ -10,13 +10,13 @@ use std::process::ExitCode;
 use tinct_core::analysis::Analysis;
 use tinct_core::units::Nanos;
 use tinct_rt::RtError;
-use tinct_rt::attribution::Colouring;
+use tinct_rt::colouring::Colouring;
 use tinct_rt::limits::{parse_run_duration, parse_watchdog_factor};
-use tinct_rt::output::{Summary, verdict_alarms, verdict_text};
-use tinct_rt::run_in_dir::{Recorded, Workload, run_header, run_in_dir};
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::{RunSpec, WatchdogMode};
+use tinct_verify::output::{Summary, verdict_alarms, verdict_text};
+use tinct_verify::run_in_dir::{Recorded, Workload, run_header, run_in_dir};
 
 /// Arguments of `tinct run`.
 #[derive(clap::Args, Debug)]
