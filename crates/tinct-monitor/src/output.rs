@@ -173,7 +173,7 @@ fn chart(recording: &Recording) -> LineChart {
             by_thread
                 .entry((s.tid, s.thread.clone()))
                 .or_default()
-                .push((s.t_ns as f64 / 1e6, y));
+                .push((tinct_base::units::ms_f64(s.t_ns), y));
         }
     }
     let mut chart = LineChart::new(title, "time (ms)", y_label);

@@ -13,7 +13,7 @@ use super::verdict_word;
 use crate::isolation::IsolationStatus;
 use std::collections::BTreeSet;
 use tinct_report::html::{Block, Cell, Page, Section, Table, Tone, json_table};
-use tinct_report::text::{ms, opt_ms};
+use tinct_report::text::{ms, opt_ms, us};
 use tinct_report::{Counts, LineChart, Series, SeriesStyle};
 use tinct_rt::spec::Policy;
 
@@ -199,7 +199,7 @@ fn plan(files: &RunFiles) -> Section {
             section.push(Block::Text(format!(
                 "Δ (partition refill time) = {} µs. ω is the cache warm-up delay ω_(i,n) \
                  (kim2013 Section III-B).",
-                a.refill_ns as f64 / 1e3
+                us(a.refill_ns)
             )));
             let mut cores = Table::new(&[
                 "core",

@@ -8,7 +8,13 @@
 use super::Summary;
 use crate::attribution::Cause;
 use std::fmt::{self, Write};
-use tinct_report::text::{ms, opt_ms, opt_us, table, us};
+use tinct_report::text::{ms, ms_with_unit, opt_ms, opt_us, table, us};
+
+/// A mean (or ρ) of nanoseconds in the one `ms` rule, rounded to the
+/// nanosecond first (half a nanosecond at most).
+fn ms_of_mean(ns: f64) -> String {
+    ms(ns.round() as u64)
+}
 
 /// The exit status of a run whose jobs exceeded the analysis' bound with
 /// no cause found (the analysis or its inputs are wrong).
@@ -82,8 +88,8 @@ pub fn write_verdict(out: &mut impl Write, summary: &Summary) -> fmt::Result {
             t.jobs.aborted.to_string(),
             ms(r.max),
             ms(r.p99),
-            format!("{:.2}", r.mean / 1e6),
-            format!("{:.2}", r.rho / 1e6),
+            ms_of_mean(r.mean),
+            ms_of_mean(r.rho),
             opt_ms(t.bound.and_then(|b| b.wcrt_ns)),
             opt_ms(t.bound.and_then(|b| b.wcrt_nocint_ns)),
             verdict.into(),
@@ -113,7 +119,7 @@ pub fn write_verdict(out: &mut impl Write, summary: &Summary) -> fmt::Result {
             .work
             .iter()
             .map(|w| match w.target_ns {
-                Some(target) => format!("calibrated to {} ms", ms(target)),
+                Some(target) => format!("calibrated to {}", ms_with_unit(target)),
                 None => format!("fixed {} it.", w.work.memory + w.work.compute),
             })
             .collect::<Vec<_>>()
@@ -125,8 +131,8 @@ pub fn write_verdict(out: &mut impl Write, summary: &Summary) -> fmt::Result {
             if work.is_empty() { "—".into() } else { work },
             ms(c.max),
             ms(c.p99),
-            format!("{:.2}", c.mean / 1e6),
-            format!("{:.2}", c.rho / 1e6),
+            ms_of_mean(c.mean),
+            ms_of_mean(c.rho),
             opt_ms(t.bound.map(|b| b.wcet_ns)),
             format!("{}/{}/{}", us(l.median), us(l.p99), us(l.max)),
             t.preemptions.to_string(),
@@ -276,21 +282,19 @@ fn write_sentinel(out: &mut impl Write, summary: &Summary) -> fmt::Result {
     writeln!(
         out,
         "stall sentinel: one thread per CPU every {} µs{}, a wake-up {} µs late is a stall",
-        sentinel.period_ns / 1000,
+        us(sentinel.period_ns),
         if sentinel.top_priority {
             " at SCHED_FIFO 99"
         } else {
             " under SCHED_OTHER (--no-rt: its gaps prove nothing)"
         },
-        sentinel.threshold_ns / 1000
+        us(sentinel.threshold_ns)
     )?;
     for cpu in &sentinel.cpus {
         let share = cpu
             .cpu_share
             .map_or("—".into(), |s| format!("{:.2} %", s * 100.0));
-        let steal = cpu
-            .steal_ns
-            .map_or("unknown".into(), |s| format!("{} ms", ms(s)));
+        let steal = cpu.steal_ns.map_or("unknown".into(), ms_with_unit);
         writeln!(
             out,
             "  CPU {}: {} wake-ups, own CPU time {share}; {} stall(s), {} ms in all, longest {} ms; steal time {steal}",
