@@ -10,8 +10,8 @@ mod common;
 use common::{Exits, bad_input, example, no_cpu_pmu, read_json, run_completes, stdout, tinct};
 use std::path::Path;
 use tinct_bench::pipeline::Report;
-use tinct_rt::output::jobs_csv::JobRow;
 use tinct_sys::testing::privileged_serial;
+use tinct_verify::output::jobs_csv::JobRow;
 
 /// The rows of the jobs.csv in the run directory `dir`.
 fn job_rows(dir: &Path) -> Vec<JobRow> {

@@ -186,7 +186,7 @@ fn the_run_report_is_one_file_with_every_section() {
     // The files the page was drawn from read back as the types that wrote
     // them, and write the same bytes again.
     let run = page.parent().unwrap();
-    let files = tinct_rt::output::RunFiles::read(run).unwrap();
+    let files = tinct_verify::output::RunFiles::read(run).unwrap();
     let again = |value: serde_json::Result<String>| value.unwrap() + "\n";
     for (name, json) in [
         (

@@ -238,7 +238,7 @@ const WRITTEN: u8 = 2;
 
 /// How long a caller that finds the reports being written waits for them:
 /// less than the supervisor waits for an answer
-/// (`tinct_rt::exec::report_request::REPORT_WAIT`, 10 s).
+/// (`tinct_exec::report_request::REPORT_WAIT`, 10 s).
 const WAIT_FOR_WRITER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The stats summary, the frame report and the page report, once per

@@ -1,7 +1,7 @@
 //! What tinct knows about whether page colouring isolates tasks on this
 //! machine: tinct-sys's colour probe on the last-level cache, as a run
 //! records it ([`crate::runtime::RunResult::colouring`]) and as the
-//! attribution of late jobs weighs it ([`crate::attribution`]).
+//! attribution of late jobs weighs it (tinct-verify's `attribution`).
 
 use serde::{Deserialize, Serialize};
 

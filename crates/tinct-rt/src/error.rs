@@ -35,10 +35,16 @@ pub enum RtError {
     /// naming the ways to give them.
     #[error(transparent)]
     Colors(#[from] tinct_sys::color_source::ColorSourceError),
-    /// A directory a report page cannot be made from (bad input, the
-    /// directory its file) or a bench file in it that does not read.
-    #[error(transparent)]
-    Report(#[from] tinct_report::ReportError),
+    /// A file could not be read (e.g. a bench result of a directory a
+    /// report page is made from).
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// A task thread could not be started or failed during setup.
     #[error("task '{task}': {message}")]
     Task {

@@ -294,7 +294,7 @@ pub fn program_spec(
         // to an empty one would be the bare name `x`, a name for PATH).
         std::path::absolute(directory.join(written)).map_err(|e| format!("\"{name}\": {e}"))?
     } else {
-        crate::exec::loader::resolve(
+        crate::loader::resolve(
             std::ffi::OsStr::new(name),
             std::env::var_os("PATH").as_deref(),
         )

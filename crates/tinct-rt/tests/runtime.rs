@@ -166,8 +166,7 @@ fn without_rt_tasks_run_under_sched_other_and_say_so() {
         (3, 3),
         "loop = 3 ends the task early"
     );
-    let summary = tinct_rt::output::summarize("test", s.duration_ns, &result);
-    assert!(summary.scheduling.contains("SCHED_OTHER"));
+    // The summary's words for it: tinct-verify's `summarize` tests.
 }
 
 #[test]

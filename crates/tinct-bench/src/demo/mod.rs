@@ -46,9 +46,9 @@ use std::time::Instant;
 use tinct_core::model::TaskSet;
 use tinct_core::overheads::OverheadsSource;
 use tinct_core::units::Nanos;
-use tinct_rt::attribution::Colouring;
-use tinct_rt::run_in_dir::Recorded;
+use tinct_rt::colouring::Colouring;
 use tinct_sys::signals::StopFlag;
+use tinct_verify::run_in_dir::Recorded;
 
 /// Measured jobs per profile launch (the quick profile's 5 miss too many
 /// worst cases; 2 launches × 20 jobs per p keep the demo under a minute).

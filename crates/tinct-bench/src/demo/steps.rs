@@ -19,12 +19,12 @@ use tinct_core::calibration::{CalibrationFile, RefillRecord};
 use tinct_core::model::TaskSet;
 use tinct_core::overheads::OverheadsSource;
 use tinct_core::units::Nanos;
-use tinct_rt::attribution::Colouring;
-use tinct_rt::run_in_dir::{Recorded, run_in_dir};
+use tinct_rt::colouring::Colouring;
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::RunSpec;
 use tinct_sys::color_source::ColorSourceError;
+use tinct_verify::run_in_dir::{Recorded, run_in_dir};
 
 /// Times one step and records it.
 pub(super) struct Steps {
@@ -580,7 +580,7 @@ fn verdict(
             late: observed.causes.total(),
             unexplained: observed
                 .causes
-                .get(tinct_rt::attribution::Cause::Unexplained),
+                .get(tinct_verify::attribution::Cause::Unexplained),
         })
         .collect();
     let colouring = probe.colouring;

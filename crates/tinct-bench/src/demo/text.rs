@@ -1,6 +1,6 @@
 //! The demo's results as people read them: the comparison of measured C,
 //! bound and observation per task, and where an interrupted demo stopped.
-//! Strings, so the CLI only prints them (as `tinct_rt::output::verdict_text`).
+//! Strings, so the CLI only prints them (as `tinct_verify::output::verdict_text`).
 
 use super::{DemoVerdict, InterruptedVerdict};
 use std::fmt::Write as _;

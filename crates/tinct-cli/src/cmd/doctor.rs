@@ -69,7 +69,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         eprintln!("tinct doctor: {saved}");
         if let Some(map) = &args.dram_map {
             let saved =
-                tinct_rt::exec::save_dram_map(map, &mut |note| eprintln!("tinct doctor: {note}"))
+                tinct_exec::save_dram_map(map, &mut |note| eprintln!("tinct doctor: {note}"))
                     .map_err(CliError::InputMessage)?;
             eprintln!("tinct doctor: {saved}");
         }

@@ -6,10 +6,10 @@
 //! It sets `LD_PRELOAD` to `libtinct_preload.so` (named by
 //! `TINCT_PRELOAD_LIB`, found next to the `tinct` binary, or the copy
 //! embedded in the binary, see [`super::shim::find_shim`]) and the shim's `TINCT_*`
-//! variables (`tinct_rt::exec`: the settings from the arguments, the
+//! variables (`tinct_exec`: the settings from the arguments, the
 //! environment, the isolation proof of `--stats`), pins and prioritises
 //! itself, then replaces itself with the program (`execvp`), which
-//! inherits all of it (`tinct_rt::exec::launch`).
+//! inherits all of it (`tinct_exec::launch`).
 //!
 //! With `--l3-partitions` it also (or instead) reserves L3 ways through
 //! resctrl (`tinct_sys::resctrl::reserve_l3_for_this_process`): a control
@@ -20,7 +20,8 @@
 use crate::error::CliError;
 use std::ffi::OsString;
 use std::process::ExitCode;
-use tinct_rt::exec::{ExecRequest, L3Request, Launch, LaunchError, launch, loader, non_empty_list};
+use tinct_exec::{ExecRequest, L3Request, Launch, LaunchError, launch, non_empty_list};
+use tinct_rt::loader;
 
 /// Arguments of `tinct exec`: its options are tinct-rt's `ExecRequest`
 /// (feature `cli`), declared on its fields.
@@ -33,7 +34,7 @@ pub struct Args {
     pub command: Vec<OsString>,
 }
 
-/// Checks the arguments, then has `tinct_rt::exec::launch` set up the
+/// Checks the arguments, then has `tinct_exec::launch` set up the
 /// environment, pinning and priority and exec the program; prints what it
 /// reports. Returns only on failure or when the program was waited for.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {

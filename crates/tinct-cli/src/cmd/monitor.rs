@@ -17,10 +17,10 @@ use std::process::ExitCode;
 use std::time::Instant;
 use tinct_core::units::Nanos;
 use tinct_core::units::parse_duration;
-use tinct_rt::monitor::sample::Sample;
-use tinct_rt::monitor::sharing::SampledSharing;
-use tinct_rt::monitor::text::LiveLine;
-use tinct_rt::monitor::{self, Params, Recording, Target};
+use tinct_monitor::sample::Sample;
+use tinct_monitor::sharing::SampledSharing;
+use tinct_monitor::text::LiveLine;
+use tinct_monitor::{self as monitor, Params, Recording, Target};
 
 /// Arguments of `tinct monitor`.
 #[derive(clap::Args, Debug)]
@@ -157,7 +157,7 @@ fn sharing_of_plan(plan: &std::path::Path, args: &Args) -> Result<ExitCode, CliE
     // The run's length sizes the job logs, whose layout the check models.
     let duration = args
         .duration
-        .map_or(tinct_rt::run_in_dir::DEFAULT_DURATION_NS, |d| d.0);
+        .map_or(tinct_verify::run_in_dir::DEFAULT_DURATION_NS, |d| d.0);
     let spec = tinct_rt::plan::load_plan(plan, duration).map_err(rt_error)?;
     let check = monitor::sharing::check(&spec).map_err(rt_error)?;
     print!("{}", monitor::text::plan_sharing_text(plan, &check));

@@ -9,7 +9,7 @@ use crate::cmd::run::rt_error;
 use crate::error::CliError;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tinct_rt::output::page::write_report;
+use tinct_verify::output::page::write_report;
 
 /// Arguments of `tinct report`.
 #[derive(clap::Args, Debug)]

@@ -9,16 +9,15 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tinct_core::analysis::Analysis;
 use tinct_core::units::Nanos;
-use tinct_report::ReportError;
 use tinct_rt::RtError;
-use tinct_rt::attribution::Colouring;
+use tinct_rt::colouring::Colouring;
 use tinct_rt::limits::{parse_run_duration, parse_watchdog_factor};
-use tinct_rt::output::{Summary, verdict_alarms, verdict_text};
-use tinct_rt::run_in_dir::{Recorded, Workload, run_header, run_in_dir};
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::{RunSpec, WatchdogMode};
 use tinct_sys::color_source::ColorSourceError;
+use tinct_verify::output::{Summary, verdict_alarms, verdict_text};
+use tinct_verify::run_in_dir::{Recorded, Workload, run_header, run_in_dir};
 
 /// Arguments of `tinct run`.
 #[derive(clap::Args, Debug)]
@@ -164,7 +163,6 @@ pub fn rt_error(e: RtError) -> CliError {
         RtError::Colors(ColorSourceError::Invalid { error, .. }) => CliError::Input(*error),
         RtError::Colors(ColorSourceError::MachineFile(e)) => CliError::Input(e),
         RtError::Colors(unknown) => CliError::InputMessage(unknown.to_string()),
-        RtError::Report(ReportError::Input(e)) => CliError::Input(e),
         other => CliError::Failed(anyhow::Error::new(other)),
     }
 }

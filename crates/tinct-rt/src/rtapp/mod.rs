@@ -314,6 +314,12 @@ fn check_unique_threads(ctx: &Ctx<'_>, tasks: &[TaskSpec], keys: &[String]) -> R
     Ok(())
 }
 
+/// The file name of a thread's rt-app log, `<basename>-<thread>.log`
+/// (rt-app's naming, which the run directory's per-thread logs keep).
+pub fn log_name(basename: &str, thread: &str) -> String {
+    format!("{basename}-{thread}.log")
+}
+
 /// The longest file name Linux takes (NAME_MAX).
 const MAX_FILE_NAME_BYTES: usize = 255;
 
@@ -327,7 +333,7 @@ fn check_log_names(
     keys: &[String],
 ) -> Result<()> {
     for (task, key) in tasks.iter().zip(keys) {
-        let name = crate::output::rtapp_log::log_name(basename, &task.name);
+        let name = log_name(basename, &task.name);
         if name.len() > MAX_FILE_NAME_BYTES {
             return Err(ctx.error(
                 &["tasks", key.as_str()],

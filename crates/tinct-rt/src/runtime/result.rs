@@ -37,7 +37,8 @@ pub struct RunOptions {
     /// `None`: no sentinel (then no late job can be blamed on a stall).
     pub sentinel: Option<SentinelOptions>,
     /// What is known about page colouring here, for the attribution of
-    /// late jobs ([`crate::attribution`]); the run itself does not probe.
+    /// late jobs (tinct-verify's `attribution`); the run itself does not
+    /// probe.
     pub colouring: Colouring,
 }
 
