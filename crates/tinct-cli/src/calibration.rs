@@ -8,14 +8,14 @@ use tinct_core::saved_calibration::{self, RefillSource};
 use tinct_core::units::Nanos;
 
 /// Where a full `tinct bench calibrate` saves its result for this machine.
-pub fn saved_path() -> Option<PathBuf> {
+pub(crate) fn saved_path() -> Option<PathBuf> {
     saved_calibration::saved_path(|name| std::env::var_os(name))
 }
 
 /// Loads a task set, taking Δ from the calibration (`explicit`, which must
 /// exist, else the saved one if there is one) when the file has none, and
 /// from `refill` (`--refill`) over either; says where Δ came from.
-pub fn load_task_set(
+pub(crate) fn load_task_set(
     file: &Path,
     explicit: Option<&Path>,
     refill: Option<Nanos>,

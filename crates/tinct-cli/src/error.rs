@@ -13,7 +13,7 @@ use tinct_base::InputError;
 
 /// An error of the `tinct` binary, classified by exit status.
 #[derive(Debug)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// Bad input at its file, line and field, with what was expected and
     /// found (tinct's one input-error type): exit status 2.
     Input(InputError),
@@ -29,7 +29,7 @@ impl CliError {
     /// arguments as a whole): bad input with it as the field and no file,
     /// as `InputError` names input given on the command line, e.g.
     /// `--strict: expected …, found …`.
-    pub fn flag(flag: &str, expected: impl Into<String>, found: impl Into<String>) -> Self {
+    pub(crate) fn flag(flag: &str, expected: impl Into<String>, found: impl Into<String>) -> Self {
         CliError::Input(InputError::new("", flag, expected, found))
     }
 }
@@ -80,7 +80,7 @@ fn failure_text(error: &anyhow::Error) -> String {
 
 /// Turns a subcommand's result into the process exit status, printing the
 /// error (with its chain of causes, without a backtrace) on stderr.
-pub fn finish(result: Result<ExitCode, CliError>) -> ExitCode {
+pub(crate) fn finish(result: Result<ExitCode, CliError>) -> ExitCode {
     match result {
         Ok(code) => code,
         Err(CliError::Input(error)) => {

@@ -8,7 +8,7 @@ use tinct_report::output_path::OutputPathError;
 use crate::error::CliError;
 
 /// Prints a result struct as pretty JSON on stdout.
-pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
+pub(crate) fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
 }
@@ -17,13 +17,13 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
 /// work, creating nothing (tinct-report's `output_path::check_dir`):
 /// refused as bad input (exit 2) when it is a file, lies under one or
 /// cannot be written.
-pub fn output_dir(path: &Path, flag: &str) -> Result<(), CliError> {
+pub(crate) fn output_dir(path: &Path, flag: &str) -> Result<(), CliError> {
     tinct_report::output_path::check_dir(path).map_err(|e| output_path_error(flag, e))
 }
 
 /// Checks a command's output file (`flag`, e.g. `-o`) before any work: not
 /// a directory, in a directory that exists; refused as bad input (exit 2).
-pub fn output_file(path: &Path, flag: &str) -> Result<(), CliError> {
+pub(crate) fn output_file(path: &Path, flag: &str) -> Result<(), CliError> {
     tinct_report::output_path::check_file(path).map_err(|e| output_path_error(flag, e))
 }
 
@@ -37,7 +37,7 @@ fn output_path_error(flag: &str, e: OutputPathError) -> CliError {
 /// Warns on stderr, located in `file`, of each input the analysis did not
 /// use as written (an explicit `blocking` below the derived B_i): the same
 /// lines from `analyze`, `plan` and `run` (which notes them).
-pub fn warn_inputs(file: &Path, analysis: Option<&tinct_core::analysis::Analysis>) {
+pub(crate) fn warn_inputs(file: &Path, analysis: Option<&tinct_core::analysis::Analysis>) {
     for warning in analysis.into_iter().flat_map(|a| &a.warnings) {
         eprintln!(
             "tinct: warning: {}",

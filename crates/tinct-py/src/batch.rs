@@ -133,7 +133,7 @@ fn slice<'a>(array: &'a PyReadonlyArray2<'_, u64>, name: &str) -> PyResult<&'a [
 #[pyfunction]
 #[pyo3(signature = (wcet, period, deadline, priority = None, threads = None))]
 #[allow(clippy::type_complexity)]
-pub fn analyze_batch_arrays<'py>(
+pub(crate) fn analyze_batch_arrays<'py>(
     py: Python<'py>,
     wcet: PyReadonlyArray2<'py, u64>,
     period: PyReadonlyArray2<'py, u64>,

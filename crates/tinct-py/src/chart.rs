@@ -9,7 +9,7 @@ use tinct_report::LineChart;
 /// Deterministic: the same chart gives the same bytes.
 #[pyfunction]
 #[pyo3(signature = (title, x_label, y_label, series, x_range = None, y_range = None))]
-pub fn line_chart_svg(
+pub(crate) fn line_chart_svg(
     title: String,
     x_label: String,
     y_label: String,

@@ -47,7 +47,7 @@ fn examine(
     signature = (root = None, probe_colors = None, color_bits = None),
     text_signature = "(root=None, probe_colors=False, color_bits=None)"
 )]
-pub fn doctor_report<'py>(
+pub(crate) fn doctor_report<'py>(
     py: Python<'py>,
     root: Option<&Bound<'_, PyAny>>,
     probe_colors: Option<&Bound<'_, PyAny>>,
@@ -64,7 +64,7 @@ pub fn doctor_report<'py>(
     signature = (root = None, probe_colors = None, color_bits = None),
     text_signature = "(root=None, probe_colors=False, color_bits=None)"
 )]
-pub fn doctor_report_text(
+pub(crate) fn doctor_report_text(
     py: Python<'_>,
     root: Option<&Bound<'_, PyAny>>,
     probe_colors: Option<&Bound<'_, PyAny>>,
@@ -81,7 +81,7 @@ pub fn doctor_report_text(
 /// or malformed bits raise `BadInput` with the CLI's message.
 #[pyfunction]
 #[pyo3(signature = (color_bits = None))]
-pub fn resolve_color_bits<'py>(
+pub(crate) fn resolve_color_bits<'py>(
     py: Python<'py>,
     color_bits: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {

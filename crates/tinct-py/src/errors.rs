@@ -11,7 +11,7 @@ import_exception!(tinct.errors, Failed);
 
 /// A task-set file (or any other input) that tinct refuses: `BadInput` with
 /// the CLI's message and its parts (file, line, field, expected, found).
-pub fn bad_input(e: &InputError) -> PyErr {
+pub(crate) fn bad_input(e: &InputError) -> PyErr {
     BadInput::new_err((
         e.to_string(),
         e.file.clone(),
@@ -25,7 +25,7 @@ pub fn bad_input(e: &InputError) -> PyErr {
 /// Bad input that is not a task-set file (arguments, arrays, shard lists):
 /// `BadInput` whose message names what was wrong; `field` says which
 /// argument.
-pub fn bad_argument(field: &str, message: impl Into<String>) -> PyErr {
+pub(crate) fn bad_argument(field: &str, message: impl Into<String>) -> PyErr {
     let message = message.into();
     BadInput::new_err((
         message,
@@ -37,7 +37,7 @@ pub fn bad_argument(field: &str, message: impl Into<String>) -> PyErr {
 
 /// The operation could not do its job (a file could not be written): the
 /// CLI's exit status 1.
-pub fn failed(message: impl std::fmt::Display) -> PyErr {
+pub(crate) fn failed(message: impl std::fmt::Display) -> PyErr {
     Failed::new_err(message.to_string())
 }
 

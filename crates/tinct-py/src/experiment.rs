@@ -32,7 +32,7 @@ use tinct_report::schedulability;
 #[pyfunction]
 #[pyo3(signature = (*, tasks = None, cores = None, partitions = None, memory = None, refill = None, period_min = None, period_max = None, task_memory_min = None, task_memory_max = None, sensitivity_max = None, util_min = None, util_max = None, util_step = None, sets = None, seed = None, node_budget = None), text_signature = "(*, tasks=None, cores=None, partitions=None, memory=None, refill=None, period_min=None, period_max=None, task_memory_min=None, task_memory_max=None, sensitivity_max=None, util_min=2.0, util_max=5.0, util_step=0.25, sets=100, seed=1, node_budget=None)")]
 #[allow(clippy::too_many_arguments)]
-pub fn random_params<'py>(
+pub(crate) fn random_params<'py>(
     py: Python<'py>,
     tasks: Option<&Bound<'py, PyAny>>,
     cores: Option<&Bound<'py, PyAny>>,
@@ -97,7 +97,7 @@ pub fn random_params<'py>(
 /// the sets done.
 #[pyfunction]
 #[pyo3(signature = (params, index = None, count = None, threads = None, timeout = None), text_signature = "(params, index=1, count=1, threads=None, timeout=None)")]
-pub fn random_shard<'py>(
+pub(crate) fn random_shard<'py>(
     py: Python<'py>,
     params: &Bound<'py, PyAny>,
     index: Option<&Bound<'py, PyAny>>,
@@ -148,7 +148,7 @@ pub fn random_shard<'py>(
 /// cover it exactly once, and sums them into what one unsharded run
 /// computes: `{"params": ..., "points": [...]}`.
 #[pyfunction]
-pub fn merge_shards<'py>(
+pub(crate) fn merge_shards<'py>(
     py: Python<'py>,
     shards: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -185,7 +185,7 @@ struct Merged {
 /// Writes `params.json`, `results.csv` and `schedulability.svg` into `out`
 /// (created): the bytes `tinct experiment random` (or `merge`) writes.
 #[pyfunction]
-pub fn write_results(
+pub(crate) fn write_results(
     out: &Bound<'_, PyAny>,
     params: &Bound<'_, PyAny>,
     points: &Bound<'_, PyAny>,
@@ -199,7 +199,7 @@ pub fn write_results(
 /// Writes `shard-I-of-N.json` into `out` (created), as
 /// `tinct experiment random --shard I/N` does, and returns its path.
 #[pyfunction]
-pub fn write_shard(out: &Bound<'_, PyAny>, shard: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
+pub(crate) fn write_shard(out: &Bound<'_, PyAny>, shard: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     let out = crate::units::path(out, "out")?;
     let file: ShardFile = from_python(shard, "shard")?;
     schedulability::write_shard(&out, &file).map_err(failed)
@@ -211,7 +211,7 @@ pub fn write_shard(out: &Bound<'_, PyAny>, shard: &Bound<'_, PyAny>) -> PyResult
 /// prints. Exhaustive unless `node_budget` is given (0: exhaustive too).
 #[pyfunction]
 #[pyo3(signature = (base = None, node_budget = None, timeout = None))]
-pub fn kim2013_study<'py>(
+pub(crate) fn kim2013_study<'py>(
     py: Python<'py>,
     base: Option<PyRef<'py, PyTaskSet>>,
     node_budget: Option<&Bound<'py, PyAny>>,
@@ -251,7 +251,7 @@ pub fn kim2013_study<'py>(
 /// p·sets + k.
 #[pyfunction]
 #[pyo3(signature = (utilization, seed = None, stream = None, generator = None), text_signature = "(utilization, seed=1, stream=0, generator=None)")]
-pub fn random_task_set_for(
+pub(crate) fn random_task_set_for(
     utilization: &Bound<'_, PyAny>,
     seed: Option<&Bound<'_, PyAny>>,
     stream: Option<&Bound<'_, PyAny>>,

@@ -48,7 +48,7 @@ impl PyJobs {
 /// `OSError` when the program was not started by tinct with `protocol =
 /// "futex"`.
 #[pyfunction]
-pub fn jobs() -> PyResult<PyJobs> {
+pub(crate) fn jobs() -> PyResult<PyJobs> {
     tinct_job::Jobs::from_env()
         .map(|jobs| PyJobs { jobs })
         .map_err(|e| PyOSError::new_err(e.to_string()))

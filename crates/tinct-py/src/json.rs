@@ -17,7 +17,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// `value` as Python objects (dicts, lists, ints, floats, strings, None).
-pub fn to_python<'py, T: Serialize>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn to_python<'py, T: Serialize>(
+    py: Python<'py>,
+    value: &T,
+) -> PyResult<Bound<'py, PyAny>> {
     let text = serde_json::to_string(value).map_err(failed)?;
     py.import("json")?.call_method1("loads", (text,))
 }
@@ -25,7 +28,10 @@ pub fn to_python<'py, T: Serialize>(py: Python<'py>, value: &T) -> PyResult<Boun
 /// A Python object (dicts, lists, numbers, strings) read as `T` through
 /// JSON; a mismatch is `BadInput` naming `what` and serde's reason (which
 /// names the field).
-pub fn from_python<T: DeserializeOwned>(value: &Bound<'_, PyAny>, what: &str) -> PyResult<T> {
+pub(crate) fn from_python<T: DeserializeOwned>(
+    value: &Bound<'_, PyAny>,
+    what: &str,
+) -> PyResult<T> {
     let text: String = json_text(value, what, None)?;
     serde_json::from_str(&text).map_err(|e| {
         let reason = e.to_string();
@@ -42,7 +48,7 @@ pub fn from_python<T: DeserializeOwned>(value: &Bound<'_, PyAny>, what: &str) ->
 /// The deepest nesting of dicts and lists tinct reads from Python (a task
 /// set needs 4 levels, a list of shards 5): deeper is refused here, before
 /// Python's recursion limit or the JSON parser's is reached.
-pub const MAX_DEPTH: usize = 32;
+pub(crate) const MAX_DEPTH: usize = 32;
 
 /// A Python object as JSON text, laid out as `json.dumps(value, indent=2)`
 /// lays it out (so that a line number in a message points at one key).
@@ -54,7 +60,11 @@ pub const MAX_DEPTH: usize = 32;
 /// else is `BadInput` whose field is where it stands, e.g.
 /// `params["generator"]["tasks"]` (`root` names the argument; `file`, if
 /// any, is the file the message names, e.g. "<dict>").
-pub fn json_text(value: &Bound<'_, PyAny>, root: &str, file: Option<&str>) -> PyResult<String> {
+pub(crate) fn json_text(
+    value: &Bound<'_, PyAny>,
+    root: &str,
+    file: Option<&str>,
+) -> PyResult<String> {
     let mut writer = Writer {
         out: String::new(),
         path: Vec::new(),

@@ -12,7 +12,7 @@ use tinct_core::alloc::{self, Algorithm, Plan, PlanOptions, PlanRefusal, SearchO
 /// per MinCacheAlloc call (`None`: `default`), 0 meaning no budget (an
 /// exhaustive search), as everywhere in tinct
 /// ([`SearchOptions::node_budget_option`]).
-pub fn search_options(
+pub(crate) fn search_options(
     node_budget: Option<&Bound<'_, PyAny>>,
     default: u64,
 ) -> PyResult<SearchOptions> {
@@ -31,7 +31,7 @@ pub fn search_options(
 }
 
 /// How to plan, as `TaskSet.plan` received it.
-pub struct PlanArgs<'a, 'py> {
+pub(crate) struct PlanArgs<'a, 'py> {
     /// "cata", "bfd" or "wfd".
     pub algorithm: &'a str,
     /// Partitions the plan may use (`None`: all N_P).
@@ -48,7 +48,7 @@ pub struct PlanArgs<'a, 'py> {
 }
 
 /// An algorithm by the name the CLI and the files use.
-pub fn algorithm(name: &str) -> PyResult<Algorithm> {
+pub(crate) fn algorithm(name: &str) -> PyResult<Algorithm> {
     Algorithm::ALL
         .into_iter()
         .find(|a| a.name() == name.to_ascii_lowercase())
@@ -61,7 +61,7 @@ pub fn algorithm(name: &str) -> PyResult<Algorithm> {
 }
 
 /// Plans `set` with the GIL released.
-pub fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs<'_, '_>) -> PyResult<PyPlan> {
+pub(crate) fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs<'_, '_>) -> PyResult<PyPlan> {
     let algorithm = algorithm(args.algorithm)?;
     let reservations = match args.policy {
         None => None,

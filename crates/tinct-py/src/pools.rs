@@ -4,11 +4,11 @@
 
 use crate::errors::bad_argument;
 use pyo3::prelude::*;
-pub use tinct_core::experiment::parallel::{MAX_THREADS, Pool};
+pub(crate) use tinct_core::experiment::parallel::{MAX_THREADS, Pool};
 
 /// The pool with `threads` threads (`None`: every core): a count from 1 to
 /// [`MAX_THREADS`] (`crate::units::count`), anything else `BadInput`.
-pub fn pool(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Pool> {
+pub(crate) fn pool(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Pool> {
     let threads = threads
         .map(|t| crate::units::count(t, "threads", (1, MAX_THREADS as u64), ""))
         .transpose()?

@@ -43,7 +43,7 @@ fn seconds(value: &Bound<'_, PyAny>) -> PyResult<Duration> {
 }
 
 /// A stop flag, set after `timeout` seconds (never without one).
-pub fn stop_after(timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<AtomicBool>> {
+pub(crate) fn stop_after(timeout: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<AtomicBool>> {
     let after = timeout.map(seconds).transpose()?;
     Ok(tinct_core::timeout::stop_after(after))
 }

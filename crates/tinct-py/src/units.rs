@@ -41,7 +41,7 @@ fn whole(value: &Bound<'_, PyAny>, field: &str, unit: &str) -> PyResult<Option<u
 /// `most` included, is `BadInput` naming `field`, the range and `why` the
 /// range is what it is (if not empty), never Python's OverflowError or
 /// TypeError.
-pub fn count(
+pub(crate) fn count(
     value: &Bound<'_, PyAny>,
     field: &str,
     (least, most): (u64, u64),
@@ -103,7 +103,7 @@ fn surrogate(value: &Bound<'_, PyAny>) -> String {
 /// A text argument (`str` only; `expected` says what it should say, e.g.
 /// `"\"cata\", \"bfd\" or \"wfd\""`): anything else, bytes included,
 /// or a str with a lone surrogate is `BadInput` naming `field`.
-pub fn text(value: &Bound<'_, PyAny>, field: &str, expected: &str) -> PyResult<String> {
+pub(crate) fn text(value: &Bound<'_, PyAny>, field: &str, expected: &str) -> PyResult<String> {
     let Ok(string) = value.cast::<PyString>() else {
         return Err(refused(field, &format!("{expected} (a str)"), value));
     };
@@ -115,7 +115,7 @@ pub fn text(value: &Bound<'_, PyAny>, field: &str, expected: &str) -> PyResult<S
 
 /// Lines of text (a list or tuple of str, e.g. `header=`), each read by
 /// [`text`] as `field[i]`.
-pub fn lines(value: &Bound<'_, PyAny>, field: &str) -> PyResult<Vec<String>> {
+pub(crate) fn lines(value: &Bound<'_, PyAny>, field: &str) -> PyResult<Vec<String>> {
     let expected = "a list of lines (str)";
     if value.is_instance_of::<PyString>() || !value.hasattr("__iter__").unwrap_or(false) {
         return Err(refused(field, expected, value));
@@ -133,7 +133,7 @@ pub fn lines(value: &Bound<'_, PyAny>, field: &str) -> PyResult<Vec<String>> {
 /// undecodable bytes, read by `os.fsdecode`, included). Bytes, other
 /// types and lone surrogates that are no file-system bytes are `BadInput`
 /// naming `field`.
-pub fn path(value: &Bound<'_, PyAny>, field: &str) -> PyResult<PathBuf> {
+pub(crate) fn path(value: &Bound<'_, PyAny>, field: &str) -> PyResult<PathBuf> {
     let expected = "a path (a str or os.PathLike)";
     let fspath = value
         .py()
@@ -150,7 +150,7 @@ pub fn path(value: &Bound<'_, PyAny>, field: &str) -> PyResult<PathBuf> {
 
 /// A number argument (a float, an int or numpy's; never a bool or a str),
 /// as Python's `float()` reads it; `BadInput` naming `field` else.
-pub fn number(value: &Bound<'_, PyAny>, field: &str) -> PyResult<f64> {
+pub(crate) fn number(value: &Bound<'_, PyAny>, field: &str) -> PyResult<f64> {
     let expected = "a number (a float or an int)";
     if value.is_instance_of::<PyBool>() || value.is_instance_of::<PyString>() {
         return Err(refused(field, expected, value));
@@ -171,7 +171,7 @@ pub fn number(value: &Bound<'_, PyAny>, field: &str) -> PyResult<f64> {
 /// A flag argument: `True` or `False` (numpy's bool included); anything
 /// else, an int or a str such as "yes" included, is `BadInput` naming
 /// `field`.
-pub fn flag(value: &Bound<'_, PyAny>, field: &str) -> PyResult<bool> {
+pub(crate) fn flag(value: &Bound<'_, PyAny>, field: &str) -> PyResult<bool> {
     if let Ok(flag) = value.cast::<PyBool>() {
         return Ok(flag.is_true());
     }
@@ -212,7 +212,7 @@ fn quantity(
 }
 
 /// A duration in nanoseconds from `"10ms"` or an int of nanoseconds.
-pub fn duration(value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+pub(crate) fn duration(value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
     quantity(
         value,
         field,
@@ -223,7 +223,7 @@ pub fn duration(value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
 }
 
 /// A size in bytes from `"18MiB"` or an int of bytes.
-pub fn size(value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
+pub(crate) fn size(value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
     quantity(
         value,
         field,
@@ -235,12 +235,12 @@ pub fn size(value: &Bound<'_, PyAny>, field: &str) -> PyResult<u64> {
 
 /// `parse_duration` for Python: `"45.3us"` → 45300.
 #[pyfunction]
-pub fn parse_duration_ns(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+pub(crate) fn parse_duration_ns(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     duration(value, "duration")
 }
 
 /// `parse_size` for Python: `"18MiB"` → 18874368.
 #[pyfunction]
-pub fn parse_size_bytes(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+pub(crate) fn parse_size_bytes(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     size(value, "size")
 }

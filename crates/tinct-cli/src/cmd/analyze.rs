@@ -11,7 +11,7 @@ use tinct_core::units::parse_duration;
 
 /// Arguments of `tinct analyze`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Task-set file (TOML, or JSON by extension) with cores and partitions assigned.
     pub file: PathBuf,
     /// Print the analysis as JSON instead of tables.
@@ -34,7 +34,7 @@ pub struct Args {
 }
 
 /// Runs the analysis and prints it. Exit status 0 whatever the verdict.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     let (set, refill) =
         crate::calibration::load_task_set(&args.file, args.calibration.as_deref(), args.refill)?;
     let refill_source = refill.describe();

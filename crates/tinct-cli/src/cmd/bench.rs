@@ -20,7 +20,7 @@ use tinct_bench::{
 
 /// Options of `tinct bench`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
     bench: Bench,
 }
@@ -101,7 +101,7 @@ impl Bench {
 }
 
 /// Runs the chosen bench.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     // The output directory is checked before anything is measured.
     if let Some((common, name)) = args.bench.common() {
         crate::output::output_dir(&common.out_dir(name), "--out")?;

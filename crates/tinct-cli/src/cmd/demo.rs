@@ -14,7 +14,7 @@ use tinct_core::units::parse_duration;
 
 /// Arguments of `tinct demo`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// How long the run lasts.
     #[arg(long, default_value = "5s", value_parser = parse_duration)]
     pub duration: Nanos,
@@ -40,7 +40,7 @@ pub struct Args {
 /// 130 after Ctrl-C (SIGINT or SIGTERM) in any step: the files written so
 /// far are kept, `verdict.json` says where it stopped (a second Ctrl-C
 /// exits at once); 1 when a file could not be written, Ctrl-C or not.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     crate::output::output_dir(&args.out, "--out")?;
     println!(
         "tinct demo: measure, model, analyze, plan, run and verify on this machine; every step's file in {}",

@@ -10,7 +10,7 @@ use tinct_doctor::{doctor_json, doctor_text};
 
 /// Arguments of `tinct doctor`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Print the report as JSON (the same struct as the tables).
     #[arg(long)]
     pub json: bool,
@@ -44,7 +44,7 @@ pub struct Args {
 /// Runs the diagnosis and prints it. Exit status 0 whenever it ran, even
 /// with blockers; 2 if `--root` is not a directory, `--color-bits` is
 /// malformed, or `--save` has no bits to save.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     let (report, probe) = tinct_doctor::examine(
         args.root.as_deref(),
         args.probe_colors,

@@ -26,7 +26,7 @@ use tinct_rt::loader;
 /// Arguments of `tinct exec`: its options are tinct-rt's `ExecRequest`
 /// (feature `cli`), declared on its fields.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(flatten)]
     pub request: ExecRequest,
     /// The program and its arguments.
@@ -37,7 +37,7 @@ pub struct Args {
 /// Checks the arguments, then has `tinct_exec::launch` set up the
 /// environment, pinning and priority and exec the program; prints what it
 /// reports. Returns only on failure or when the program was waited for.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     let Args { request, command } = args;
     let shim = request
         .shim_config(&mut |note| eprintln!("tinct exec: {note}"))

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 
 /// Arguments of `tinct experiment`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
     command: Experiment,
 }
@@ -33,7 +33,7 @@ enum Experiment {
 }
 
 /// Runs the chosen experiment.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     match args.command {
         Experiment::Kim2013(a) => kim2013::run(a),
         Experiment::Random(a) => random::run(a),

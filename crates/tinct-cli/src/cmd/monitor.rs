@@ -24,7 +24,7 @@ use tinct_monitor::{self as monitor, Params, Recording, Target};
 
 /// Arguments of `tinct monitor`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Attach to this running process instead of starting a command.
     #[arg(long, value_name = "PID", conflicts_with = "command")]
     pub pid: Option<i32>,
@@ -67,7 +67,7 @@ pub struct Args {
 }
 
 /// Runs `tinct monitor`.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     crate::output::output_dir(&args.out, "--out")?;
     if let Some(plan) = &args.plan {
         return sharing_of_plan(plan, &args);

@@ -20,7 +20,7 @@ use tinct_core::units::parse_duration;
 
 /// The scheduling policy `--policy` plans every task under.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum PolicyArg {
+pub(crate) enum PolicyArg {
     /// SCHED_DEADLINE reservations: partitioned EDF, each core checked
     /// with the EDF demand test and its cache terms (docs/EDF.md).
     Deadline,
@@ -28,7 +28,7 @@ pub enum PolicyArg {
 
 /// A placement policy for the affinity graph.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum PlacementArg {
+pub(crate) enum PlacementArg {
     /// Partition the graph onto cache domains offline, least bytes crossing
     /// domains, tasks pinned to their cores.
     Static,
@@ -36,7 +36,7 @@ pub enum PlacementArg {
 
 /// Arguments of `tinct plan`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Task-set file (TOML, or JSON by extension); cores and partitions in it are ignored.
     pub file: PathBuf,
     /// Allocation algorithm.
@@ -97,7 +97,7 @@ fn search_options(args: &Args) -> SearchOptions {
 }
 
 /// Plans and prints; exit 1 if some task cannot be placed.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     if let Some(output) = &args.output {
         crate::output::output_file(output, "--output")?;
     }

@@ -13,7 +13,7 @@ use tinct_verify::output::page::write_report;
 
 /// Arguments of `tinct report`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// A run directory (summary.json, jobs.csv, ...) or a bench directory
     /// (a bench's result JSON, SVG and CSV files).
     pub dir: PathBuf,
@@ -25,7 +25,7 @@ pub struct Args {
 /// Writes the page. Exit status 0 when written, 1 when it cannot be
 /// written, 2 when DIR is neither kind of directory or a file in it does
 /// not read (the file and line named).
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     if let Some(out) = &args.out {
         crate::output::output_file(out, "--out")?;
     }

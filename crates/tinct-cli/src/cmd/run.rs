@@ -21,7 +21,7 @@ use tinct_verify::run_in_dir::{Recorded, Workload, run_header, run_in_dir};
 
 /// Arguments of `tinct run`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Planned task-set file (cores and partitions assigned, as `tinct plan` writes).
     #[arg(required_unless_present = "rt_app", conflicts_with = "rt_app")]
     pub plan: Option<PathBuf>,
@@ -97,7 +97,7 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
 /// start, or its files went to the fallback directory; 2 on bad input (a
 /// run directory that cannot be written included, found before the first
 /// release).
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     let colouring = if args.probe_colors {
         let (colouring, why) = Colouring::probe_in_force(5, args.color_bits.as_deref());
         if !args.json {
@@ -157,7 +157,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// Bad input stays bad input (exit 2); anything else is a failure (exit 1).
-pub fn rt_error(e: RtError) -> CliError {
+pub(crate) fn rt_error(e: RtError) -> CliError {
     match e {
         RtError::Input(e) => CliError::Input(e),
         RtError::Colors(ColorSourceError::Invalid { error, .. }) => CliError::Input(*error),
@@ -169,7 +169,7 @@ pub fn rt_error(e: RtError) -> CliError {
 
 /// Runs `spec`, writes the run directory (with `analysis`, that of the plan
 /// `spec` came from, if any) and prints the verdict.
-pub fn execute(
+pub(crate) fn execute(
     spec: &RunSpec,
     analysis: Option<&Analysis>,
     options: RunOptions,
@@ -211,7 +211,7 @@ pub fn execute(
 }
 
 /// Prints the verdict on stdout and its loud lines again on stderr.
-pub fn print_verdict(summary: &Summary) {
+pub(crate) fn print_verdict(summary: &Summary) {
     print!("{}", verdict_text(summary));
     for alarm in verdict_alarms(summary) {
         eprintln!("tinct: {alarm}");

@@ -16,7 +16,7 @@ mod embedded {
 /// (`tinct_sys::user_cache`: `~/.cache/tinct/libtinct_preload-<hash>.so`).
 /// A shim beside the binary wins over the embedded one so that a
 /// development build (`cargo build -p tinct-preload`) is used as built.
-pub fn find_shim() -> Result<PathBuf, CliError> {
+pub(crate) fn find_shim() -> Result<PathBuf, CliError> {
     let exe = std::env::current_exe()
         .map_err(|e| anyhow::anyhow!("cannot locate the tinct binary: {e}"))?;
     let dir = exe.parent().unwrap_or(Path::new("/"));

@@ -13,14 +13,14 @@ use std::sync::OnceLock;
 use tinct_bench::harness::Durations;
 
 /// A file of the repository's `examples/`.
-pub fn example(name: &str) -> PathBuf {
+pub(crate) fn example(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples")
         .join(name)
 }
 
 /// A file of this crate's `tests/fixtures/`.
-pub fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
@@ -33,7 +33,7 @@ pub fn fixture(name: &str) -> PathBuf {
 /// one whose colour bits cannot be derived included, while a task set's
 /// `color_bits`, `TINCT_COLOR_BITS` and `--color-bits` still come first.
 /// [`tinct_on_unknown_machine`] is the other case.
-pub fn tinct() -> Command {
+pub(crate) fn tinct() -> Command {
     let mut command = Command::cargo_bin("tinct").expect("binary built");
     command.envs(mechanism_env());
     command
@@ -41,7 +41,7 @@ pub fn tinct() -> Command {
 
 /// [`tinct`] as a `std::process::Command` (for tests that spawn, signal
 /// or copy the binary).
-pub fn tinct_process() -> std::process::Command {
+pub(crate) fn tinct_process() -> std::process::Command {
     let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("tinct"));
     command.envs(mechanism_env());
     command
@@ -51,7 +51,7 @@ pub fn tinct_process() -> std::process::Command {
 /// colour bits, no `TINCT_COLOR_BITS` from the caller's environment, and
 /// the cache of [`unsliced_machine`] for the colour rule and the isolation
 /// proof's model, so that a proof comes out alike on every host.
-pub fn mechanism_env() -> [(&'static str, String); 3] {
+pub(crate) fn mechanism_env() -> [(&'static str, String); 3] {
     [
         ("TINCT_COLOR_BITS", String::new()),
         (
@@ -67,7 +67,7 @@ pub fn mechanism_env() -> [(&'static str, String); 3] {
 
 /// A machine file holding the mechanism's colour bits, written once per
 /// test binary (atomically, so binaries running at once agree).
-pub fn mechanism_machine_file() -> &'static Path {
+pub(crate) fn mechanism_machine_file() -> &'static Path {
     static FILE: OnceLock<PathBuf> = OnceLock::new();
     FILE.get_or_init(|| {
         let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("tinct-tests-machine.toml");
@@ -82,11 +82,11 @@ pub fn mechanism_machine_file() -> &'static Path {
 }
 
 /// A machine file that does not exist: none is read.
-pub const NO_MACHINE_FILE: &str = "/nonexistent/tinct-tests/machine.toml";
+pub(crate) const NO_MACHINE_FILE: &str = "/nonexistent/tinct-tests/machine.toml";
 
 /// tinct-sys's fixture of a KVM guest of an Intel Xeon (Emerald Rapids,
 /// L3 300 MiB 20-way: a 15 MiB way, so the colour bits cannot be derived).
-pub fn unknown_colours_machine() -> PathBuf {
+pub(crate) fn unknown_colours_machine() -> PathBuf {
     tinct_sys::testing::fixture_path("machines/kvm-xeon-emr")
 }
 
@@ -94,7 +94,7 @@ pub fn unknown_colours_machine() -> PathBuf {
 /// unsliced (Nehalem) 32 MiB 16-way L3, written once per test binary
 /// (`tinct_sys::testing::write_llc_tree`), for `TINCT_TOPOLOGY_ROOT` in
 /// tests of the isolation proof, whose model follows the machine's rule.
-pub fn unsliced_machine() -> &'static Path {
+pub(crate) fn unsliced_machine() -> &'static Path {
     static TREE: OnceLock<PathBuf> = OnceLock::new();
     TREE.get_or_init(|| {
         let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
@@ -113,7 +113,7 @@ pub fn unsliced_machine() -> &'static Path {
 /// The `tinct` binary as on a machine whose colour bits cannot be derived
 /// (its cache topology read from [`unknown_colours_machine`]), with no
 /// bits given and no machine file: what a user of such a machine gets.
-pub fn tinct_on_unknown_machine() -> Command {
+pub(crate) fn tinct_on_unknown_machine() -> Command {
     let mut command = Command::cargo_bin("tinct").expect("binary built");
     command
         .env_remove("TINCT_COLOR_BITS")
@@ -125,7 +125,7 @@ pub fn tinct_on_unknown_machine() -> Command {
 /// Runs a command and checks its exit status; on another status the
 /// failure shows the command, its status, stdout and stderr (assert_cmd's
 /// report).
-pub trait Exits {
+pub(crate) trait Exits {
     /// The output of a run that must exit with `code`.
     fn exits(&mut self, code: i32) -> Output;
 }
@@ -137,18 +137,18 @@ impl Exits for Command {
 }
 
 /// stdout as text.
-pub fn stdout(out: &Output) -> String {
+pub(crate) fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// stderr as text.
-pub fn stderr(out: &Output) -> String {
+pub(crate) fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// `tinct ARGS`, which must be refused as bad input (exit status 2; the
 /// failure shows the arguments, stdout and stderr): its stderr.
-pub fn bad_input<I, S>(args: I) -> String
+pub(crate) fn bad_input<I, S>(args: I) -> String
 where
     I: IntoIterator<Item = S>,
     S: AsRef<std::ffi::OsStr>,
@@ -167,7 +167,7 @@ where
 
 /// Checks that a command exited with `code` and said `expected` on stderr;
 /// the failure shows the status, stdout and stderr. Returns stderr.
-pub fn assert_exits_saying(output: &Output, code: i32, expected: &str) -> String {
+pub(crate) fn assert_exits_saying(output: &Output, code: i32, expected: &str) -> String {
     let (out, err) = (stdout(output), stderr(output));
     assert!(
         output.status.code() == Some(code) && err.contains(expected),
@@ -178,20 +178,20 @@ pub fn assert_exits_saying(output: &Output, code: i32, expected: &str) -> String
 }
 
 /// stdout parsed as JSON (the failure shows the text).
-pub fn json_stdout(out: &Output) -> Value {
+pub(crate) fn json_stdout(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", stdout(out)))
 }
 
 /// A JSON file, parsed (the failure names the file).
-pub fn read_json(path: &Path) -> Value {
+pub(crate) fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// `tinct analyze --json` of `file` with `extra` arguments (no calibration
 /// from the environment), which must exit 0.
-pub fn analyze_json(file: &Path, extra: &[&str]) -> Value {
+pub(crate) fn analyze_json(file: &Path, extra: &[&str]) -> Value {
     let out = tinct()
         .args(["analyze", "--json"])
         .args(extra)
@@ -203,7 +203,7 @@ pub fn analyze_json(file: &Path, extra: &[&str]) -> Value {
 
 /// This machine has no CPU PMU (a VM without counters): hardware events
 /// cannot count (they answer ENOENT).
-pub fn no_cpu_pmu() -> bool {
+pub(crate) fn no_cpu_pmu() -> bool {
     tinct_sys::perf::EventSources::read(&tinct_sys::SysRoot::live())
         .unwrap()
         .cpu_pmus
@@ -212,7 +212,7 @@ pub fn no_cpu_pmu() -> bool {
 
 /// A task's job counts in summary.json, `[released, completed, missed,
 /// aborted]`, checked to balance: released = completed + missed + aborted.
-pub fn balanced_job_counts(task: &Value) -> [u64; 4] {
+pub(crate) fn balanced_job_counts(task: &Value) -> [u64; 4] {
     let jobs = &task["jobs"];
     let n = |k: &str| jobs[k].as_u64().unwrap();
     let counts = [n("released"), n("completed"), n("missed"), n("aborted")];
@@ -226,7 +226,7 @@ pub fn balanced_job_counts(task: &Value) -> [u64; 4] {
 }
 
 /// Writes `text` to `dir/name` and returns the path.
-pub fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
+pub(crate) fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     path
@@ -234,7 +234,7 @@ pub fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> PathBuf {
 
 /// A finished `tinct run`: its output, and its run directory `run` in a
 /// temporary directory that lives as long as this.
-pub struct RunOutcome {
+pub(crate) struct RunOutcome {
     dir: tempfile::TempDir,
     /// The command's output.
     pub output: Output,
@@ -242,38 +242,38 @@ pub struct RunOutcome {
 
 impl RunOutcome {
     /// The run directory.
-    pub fn run_dir(&self) -> PathBuf {
+    pub(crate) fn run_dir(&self) -> PathBuf {
         self.dir.path().join("run")
     }
 
     /// The temporary directory holding the plan and the run directory.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         self.dir.path()
     }
 
     /// stdout as text.
-    pub fn stdout(&self) -> String {
+    pub(crate) fn stdout(&self) -> String {
         stdout(&self.output)
     }
 
     /// stderr as text.
-    pub fn stderr(&self) -> String {
+    pub(crate) fn stderr(&self) -> String {
         stderr(&self.output)
     }
 
     /// The run directory's summary.json.
-    pub fn summary(&self) -> Value {
+    pub(crate) fn summary(&self) -> Value {
         read_json(&self.run_dir().join("summary.json"))
     }
 
     /// Checks that the run completed ([`assert_completed`]).
-    pub fn completes(&self) -> &RunOutcome {
+    pub(crate) fn completes(&self) -> &RunOutcome {
         assert_completed(&self.output);
         self
     }
 
     /// Checks the exit status; the failure shows stdout and stderr.
-    pub fn exits(&self, code: i32) -> &RunOutcome {
+    pub(crate) fn exits(&self, code: i32) -> &RunOutcome {
         assert_eq!(
             self.output.status.code(),
             Some(code),
@@ -288,7 +288,7 @@ impl RunOutcome {
 /// Checks that a `tinct run` completed: exit 0, or 3 when a job exceeded
 /// its bound with no cause found (a host's noise can do that to any real
 /// run; the attribution itself is tested on its own).
-pub fn assert_completed(output: &Output) {
+pub(crate) fn assert_completed(output: &Output) {
     assert!(
         matches!(output.status.code(), Some(0 | 3)),
         "exit status {:?}\nstdout:\n{}\nstderr:\n{}",
@@ -300,7 +300,7 @@ pub fn assert_completed(output: &Output) {
 
 /// `tinct ARGS --watchdog-factor 100 --out OUT` for ARGS of a `tinct run`,
 /// which must complete ([`assert_completed`]): its stdout.
-pub fn run_completes(args: &[&str], out: &Path) -> String {
+pub(crate) fn run_completes(args: &[&str], out: &Path) -> String {
     let output = tinct()
         .args(args)
         .args(["--watchdog-factor", TEST_WATCHDOG_FACTOR, "--out"])
@@ -312,13 +312,13 @@ pub fn run_completes(args: &[&str], out: &Path) -> String {
 }
 
 /// `tinct run FILE ARGS --out DIR/run` in a new temporary directory DIR.
-pub fn run_file(file: &Path, args: &[&str]) -> RunOutcome {
+pub(crate) fn run_file(file: &Path, args: &[&str]) -> RunOutcome {
     run_in(tempfile::tempdir().unwrap(), file, args)
 }
 
 /// `tinct run` of the task set `text`, written to `plan.toml` in a new
 /// temporary directory, with `args` (see [`run_file`]).
-pub fn run_plan_text(text: &str, args: &[&str]) -> RunOutcome {
+pub(crate) fn run_plan_text(text: &str, args: &[&str]) -> RunOutcome {
     let dir = tempfile::tempdir().unwrap();
     let plan = write(dir.path(), "plan.toml", text);
     run_in(dir, &plan, args)
@@ -327,7 +327,7 @@ pub fn run_plan_text(text: &str, args: &[&str]) -> RunOutcome {
 /// The watchdog factor of test runs unless a test gives its own: a job is
 /// stopped only 100 deadlines late, so that a host stall of tens of
 /// milliseconds does not end a run of millisecond deadlines (exit 1).
-pub const TEST_WATCHDOG_FACTOR: &str = "100";
+pub(crate) const TEST_WATCHDOG_FACTOR: &str = "100";
 
 fn run_in(dir: tempfile::TempDir, file: &Path, args: &[&str]) -> RunOutcome {
     let watchdog: &[&str] = if args.contains(&"--watchdog-factor") {
@@ -351,7 +351,7 @@ fn run_in(dir: tempfile::TempDir, file: &Path, args: &[&str]) -> RunOutcome {
 /// and of the task set `plan` (as `light.toml`): for runs without
 /// privileges (`runuser -u nobody`). Returns the directory, the binary and
 /// the plan.
-pub fn nobody_dir(plan: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
+pub(crate) fn nobody_dir(plan: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::set_permissions(
         dir.path(),
@@ -367,7 +367,7 @@ pub fn nobody_dir(plan: &Path) -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 /// `runuser -u nobody -- BINARY run PLAN ARGS --out OUT` (a [`nobody_dir`]'s
 /// binary and plan): `tinct run` without privileges.
-pub fn run_as_nobody(binary: &Path, plan: &Path, args: &[&str], out: &Path) -> Output {
+pub(crate) fn run_as_nobody(binary: &Path, plan: &Path, args: &[&str], out: &Path) -> Output {
     std::process::Command::new("runuser")
         .envs(mechanism_env())
         // In the environment rather than a file user nobody may not reach.
@@ -389,7 +389,7 @@ pub fn run_as_nobody(binary: &Path, plan: &Path, args: &[&str], out: &Path) -> O
 /// libtinct_preload.so next to the `tinct` binary of this profile, built
 /// once per test binary (`cargo test -p tinct-cli` alone does not build the
 /// cdylib).
-pub fn shim() -> PathBuf {
+pub(crate) fn shim() -> PathBuf {
     static SHIM: OnceLock<PathBuf> = OnceLock::new();
     SHIM.get_or_init(|| {
         let tinct = assert_cmd::cargo::cargo_bin("tinct");
@@ -413,7 +413,7 @@ pub fn shim() -> PathBuf {
 /// The element of the JSON array `list` whose `key` is `value` (a task of
 /// summary.json by its name, a doctor finding by its subject); the failure
 /// shows the array.
-pub fn find_by<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
+pub(crate) fn find_by<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
     list.as_array()
         .unwrap_or_else(|| panic!("not an array: {list}"))
         .iter()
@@ -422,14 +422,14 @@ pub fn find_by<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
 }
 
 /// A JSON number as an unsigned integer (the failure shows the value).
-pub fn u(value: &Value) -> u64 {
+pub(crate) fn u(value: &Value) -> u64 {
     value
         .as_u64()
         .unwrap_or_else(|| panic!("not an unsigned integer: {value}"))
 }
 
 /// A JSON number as a float (the failure shows the value).
-pub fn f(value: &Value) -> f64 {
+pub(crate) fn f(value: &Value) -> f64 {
     value
         .as_f64()
         .unwrap_or_else(|| panic!("not a number: {value}"))
@@ -441,7 +441,7 @@ pub fn f(value: &Value) -> f64 {
 /// must be there (non-empty) and ordered (count ≥ 1, min ≤ median ≤ p99 ≤
 /// max); every file the result lists in `files`, where it has that field,
 /// exists.
-pub fn check_bench_json<T: DeserializeOwned + Serialize>(
+pub(crate) fn check_bench_json<T: DeserializeOwned + Serialize>(
     json: &Value,
     distributions: fn(&T) -> Vec<&Durations>,
 ) -> T {

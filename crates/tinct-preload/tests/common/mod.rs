@@ -23,7 +23,7 @@ use tinct_sys::topology::PageColors;
 /// `libtinct_preload.so` of this test's profile, built if needed: the
 /// integration tests of a cdylib crate cannot link it, and `cargo test -p
 /// tinct-cli` alone would not build it.
-pub fn shim() -> PathBuf {
+pub(crate) fn shim() -> PathBuf {
     static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     BUILT
         .get_or_init(|| {
@@ -83,7 +83,7 @@ fn is_newer_than_sources(library: &Path) -> bool {
 /// [`COLOR_BITS`]), computed by tinct-base's geometry from the bits alone: the
 /// mechanism is tested alike on every machine, one whose LLC colour bits
 /// cannot be derived included.
-pub fn llc_colors() -> PageColors {
+pub(crate) fn llc_colors() -> PageColors {
     PageColors::of_bits(
         &tinct_sys::testing::mechanism_color_bits(),
         rustix_page_size(),
@@ -92,7 +92,7 @@ pub fn llc_colors() -> PageColors {
 }
 
 /// `TINCT_COLOR_BITS` of every program these tests run under the shim.
-pub const COLOR_BITS: (&str, &str) = (
+pub(crate) const COLOR_BITS: (&str, &str) = (
     "TINCT_COLOR_BITS",
     tinct_sys::testing::MECHANISM_COLOR_BITS_TEXT,
 );
@@ -107,7 +107,7 @@ fn rustix_page_size() -> u64 {
 /// can be skewed towards some high color bits for a while, and kim2013's
 /// round robin can hand out only as many pages per color as the scarcest
 /// requested color has.
-pub fn half_of_the_colors() -> (String, Vec<u64>) {
+pub(crate) fn half_of_the_colors() -> (String, Vec<u64>) {
     let colors = llc_colors().colors;
     (
         format!("0-{}:2", colors - 2),
@@ -117,7 +117,7 @@ pub fn half_of_the_colors() -> (String, Vec<u64>) {
 
 /// A program run under the shim, with its page check.
 #[derive(Debug)]
-pub struct Checked {
+pub(crate) struct Checked {
     /// The program's stdout.
     pub stdout: Vec<u8>,
     /// The program's stderr (with the shim's summary).
@@ -160,7 +160,7 @@ pub struct Checked {
 }
 
 /// Pages the kernel has migrated since boot (`pgmigrate_success`).
-pub fn kernel_migrations() -> u64 {
+pub(crate) fn kernel_migrations() -> u64 {
     std::fs::read_to_string("/proc/vmstat")
         .unwrap()
         .lines()
@@ -170,7 +170,7 @@ pub fn kernel_migrations() -> u64 {
 
 impl Checked {
     /// A counter from the shim's report.
-    pub fn counter(&self, name: &str) -> u64 {
+    pub(crate) fn counter(&self, name: &str) -> u64 {
         self.counters
             .iter()
             .find(|(n, _)| n == name)
@@ -184,7 +184,7 @@ impl Checked {
 /// translates every page it was handed through /proc/<pid>/pagemap,
 /// resumes it and collects its output. Panics if a page lies outside
 /// `colors` or the program fails.
-pub fn run_under_shim(
+pub(crate) fn run_under_shim(
     command: Command,
     stdin: Option<&Path>,
     colors: &(String, Vec<u64>),
@@ -206,7 +206,7 @@ impl Checked {
 
     /// The area pages the summary says have another frame than when they
     /// entered the area (0 when it says nothing of them).
-    pub fn summary_moved(&self) -> usize {
+    pub(crate) fn summary_moved(&self) -> usize {
         self.summary_lines()
             .find(|line| line.contains("have another frame than when they entered the area"))
             .map_or(0, |line| {
@@ -222,7 +222,7 @@ impl Checked {
     /// system-wide in that time), and the shim's own summary agrees: with
     /// the frames its page report lists (taken at the same moment) exactly,
     /// and with pagemap now except for pages the kernel migrated since.
-    pub fn assert_in_colors(&self, what: &str) {
+    pub(crate) fn assert_in_colors(&self, what: &str) {
         assert!(
             self.outside.is_empty(),
             "{what}: {} heap pages outside the colors with the frame they entered with \
@@ -269,7 +269,7 @@ impl Checked {
 
 /// [`run_under_shim`] with `env` added, returning the pages found outside
 /// the colors instead of failing on them (the program must still succeed).
-pub fn run_with_page_report(
+pub(crate) fn run_with_page_report(
     mut command: Command,
     stdin: Option<&Path>,
     colors: &(String, Vec<u64>),
@@ -429,7 +429,7 @@ fn check_report(pid: u32, report: &str, colors: &[u64]) -> Checked {
 }
 
 /// Runs `command` without the shim.
-pub fn run_plain(mut command: Command, stdin: Option<&Path>) -> Output {
+pub(crate) fn run_plain(mut command: Command, stdin: Option<&Path>) -> Output {
     command.env_remove("LD_PRELOAD").stdin(match stdin {
         Some(path) => Stdio::from(std::fs::File::open(path).unwrap()),
         None => Stdio::null(),
@@ -444,7 +444,7 @@ pub fn run_plain(mut command: Command, stdin: Option<&Path>) -> Output {
 }
 
 /// The real Python 3 interpreter (pyenv shims are shell scripts that fork).
-pub fn python() -> PathBuf {
+pub(crate) fn python() -> PathBuf {
     let output = Command::new("python3")
         .args(["-c", "import sys; print(sys.executable)"])
         .output()
@@ -453,19 +453,24 @@ pub fn python() -> PathBuf {
 }
 
 /// Compiles `tests/c/<name>.c` with pthreads into `dir` (`-O1`).
-pub fn compile_c(name: &str, dir: &Path) -> PathBuf {
+pub(crate) fn compile_c(name: &str, dir: &Path) -> PathBuf {
     compile_c_at(name, dir, "-O1")
 }
 
 /// Compiles `tests/c/<name>.c` with pthreads into `dir` at the optimization
 /// level `optimization` (`-O2`, ...), every warning an error.
-pub fn compile_c_at(name: &str, dir: &Path, optimization: &str) -> PathBuf {
+pub(crate) fn compile_c_at(name: &str, dir: &Path, optimization: &str) -> PathBuf {
     compile_c_with(name, dir, optimization, &[])
 }
 
 /// [`compile_c_at`] with `extra` arguments for the compiler (`-z
 /// execstack`, ...).
-pub fn compile_c_with(name: &str, dir: &Path, optimization: &str, extra: &[&str]) -> PathBuf {
+pub(crate) fn compile_c_with(
+    name: &str,
+    dir: &Path,
+    optimization: &str,
+    extra: &[&str],
+) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/c/{name}.c"));
     let binary = dir.join(name);
     let mut cc = Command::new("cc");
@@ -492,11 +497,11 @@ pub fn compile_c_with(name: &str, dir: &Path, optimization: &str, extra: &[&str]
 }
 
 /// How long a compiler may run for a test before it is killed.
-pub const COMPILE_LIMIT: Duration = Duration::from_secs(180);
+pub(crate) const COMPILE_LIMIT: Duration = Duration::from_secs(180);
 
 /// Compiles `tests/rust/<name>.rs` (one file, no crates) with the `rustc`
 /// of the toolchain running the tests into `dir`.
-pub fn compile_rust(name: &str, dir: &Path) -> PathBuf {
+pub(crate) fn compile_rust(name: &str, dir: &Path) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/rust/{name}.rs"));
     let binary = dir.join(name);
     // Beside cargo (rustup's proxies, or a toolchain's bin), else on PATH.
@@ -523,14 +528,14 @@ pub fn compile_rust(name: &str, dir: &Path) -> PathBuf {
 
 /// A command running `program` with `args`: each run of a test's program
 /// (plain and under the shim) gets a fresh one.
-pub fn with_args(program: impl AsRef<OsStr>, args: &[&str]) -> Command {
+pub(crate) fn with_args(program: impl AsRef<OsStr>, args: &[&str]) -> Command {
     let mut command = Command::new(program);
     command.args(args);
     command
 }
 
 /// A deterministic text of about `bytes` bytes: lines of pseudo-random words.
-pub fn text_file(path: &Path, bytes: usize) {
+pub(crate) fn text_file(path: &Path, bytes: usize) {
     pseudo_random_text(path, bytes, |state| {
         let words = 1 + state % 6;
         (0..words)
@@ -545,7 +550,7 @@ pub fn text_file(path: &Path, bytes: usize) {
 /// Writes to `path` a deterministic text of at least `bytes` bytes (and
 /// less than one more line): the lines `line` makes of the successive
 /// states of a fixed xorshift generator.
-pub fn pseudo_random_text(path: &Path, bytes: usize, line: impl Fn(u64) -> String) {
+pub(crate) fn pseudo_random_text(path: &Path, bytes: usize, line: impl Fn(u64) -> String) {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     let mut text = String::with_capacity(bytes + 64);
     while text.len() < bytes {
@@ -559,7 +564,7 @@ pub fn pseudo_random_text(path: &Path, bytes: usize, line: impl Fn(u64) -> Strin
 
 /// Runs `command` to its end, its output collected, or kills it and fails
 /// after `limit` (a program that hangs fails the test instead of hanging it).
-pub fn run_limited(mut command: Command, limit: Duration) -> Output {
+pub(crate) fn run_limited(mut command: Command, limit: Duration) -> Output {
     let scratch = tempfile::tempdir().unwrap();
     let (stdout_path, stderr_path) = (scratch.path().join("out"), scratch.path().join("err"));
     let mut child = command
@@ -593,7 +598,7 @@ pub fn run_limited(mut command: Command, limit: Duration) -> Output {
 /// Runs `command` as [`run_limited`] does and fails the test unless it
 /// exited 0 (naming the command, its status and its stderr); returns its
 /// stdout and stderr as text.
-pub fn run_ok(command: Command, limit: Duration) -> (String, String) {
+pub(crate) fn run_ok(command: Command, limit: Duration) -> (String, String) {
     let described = format!("{command:?}");
     let output = run_limited(command, limit);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
@@ -608,7 +613,7 @@ pub fn run_ok(command: Command, limit: Duration) -> (String, String) {
 /// `command` under the shim with `env` added to the colour bits and half
 /// of the colours, uncoloured where frame numbers are unreadable (not
 /// root: what is tested does not depend on placement), not strict.
-pub fn under_shim(mut command: Command, env: &[(&str, &str)]) -> Command {
+pub(crate) fn under_shim(mut command: Command, env: &[(&str, &str)]) -> Command {
     command
         .env("LD_PRELOAD", shim())
         .env(COLOR_BITS.0, COLOR_BITS.1)

@@ -53,7 +53,7 @@ pub fn opt_us(ns: Option<u64>) -> String {
 #[cfg(test)]
 pub(crate) mod fixture {
     /// The task set's text (TOML).
-    pub fn two_tasks(wcet_b: &str) -> String {
+    pub(crate) fn two_tasks(wcet_b: &str) -> String {
         format!(
             r#"
 [platform]

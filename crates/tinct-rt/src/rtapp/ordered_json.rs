@@ -28,7 +28,7 @@ pub(crate) enum OrderedValue {
 
 impl OrderedValue {
     /// What kind of value this is, for messages.
-    pub fn kind(&self) -> String {
+    pub(super) fn kind(&self) -> String {
         match self {
             OrderedValue::Null => "null".into(),
             OrderedValue::Bool(b) => format!("{b}"),

@@ -83,7 +83,7 @@ impl MaxTree {
     }
 
     /// The largest value in `range` and its index (`None`: empty range).
-    pub fn max(&self, range: std::ops::Range<usize>) -> Option<(u64, usize)> {
+    pub(super) fn max(&self, range: std::ops::Range<usize>) -> Option<(u64, usize)> {
         let (mut lo, mut hi) = (range.start + self.size, range.end + self.size);
         let mut best: Option<(u64, usize)> = None;
         while lo < hi {
@@ -102,7 +102,7 @@ impl MaxTree {
     }
 
     /// Every index in `range` whose value is above `threshold`, in order.
-    pub fn above(&self, range: std::ops::Range<usize>, threshold: u64) -> Vec<usize> {
+    pub(super) fn above(&self, range: std::ops::Range<usize>, threshold: u64) -> Vec<usize> {
         let mut out = Vec::new();
         self.collect(1, 0, self.size, &range, threshold, &mut out);
         out
@@ -192,7 +192,7 @@ fn sum(prefix: &[u128], range: std::ops::Range<usize>) -> u128 {
 
 impl Level {
     /// The level of `cpu` at priority `floor` in `result`.
-    pub fn new(result: &RunResult, cpu: u32, floor: u8) -> Level {
+    pub(super) fn new(result: &RunResult, cpu: u32, floor: u8) -> Level {
         let mut entries: Vec<Entry> = Vec::new();
         for (task, t) in result.tasks.iter().enumerate() {
             if priority(t) < floor {
@@ -288,7 +288,7 @@ impl Level {
     }
 
     /// The priority floor.
-    pub fn floor(&self) -> u8 {
+    pub(super) fn floor(&self) -> u8 {
         self.floor
     }
 
@@ -296,7 +296,7 @@ impl Level {
     /// start of the stretch of jobs released before it, each released
     /// within [`BUSY_GAP_NS`] of the latest finish before it, that reaches
     /// `release`; else `release` itself.
-    pub fn window_start(&self, release: u64) -> u64 {
+    pub(super) fn window_start(&self, release: u64) -> u64 {
         let before = self.releases.partition_point(|&r| r < release);
         match before.checked_sub(1) {
             Some(last) if self.stretch_reach[last].saturating_add(BUSY_GAP_NS) >= release => {
@@ -321,7 +321,7 @@ impl Level {
     /// Σ of the CPU time within `[from, to)` of the jobs other than `own`
     /// (a position, if the job is in the level), and how many such jobs
     /// ran there.
-    pub fn busy_within(&self, from: u64, to: u64, own: Option<usize>) -> (u128, u64) {
+    pub(super) fn busy_within(&self, from: u64, to: u64, own: Option<usize>) -> (u128, u64) {
         let range = self.started_in(from, to);
         // Each job started inside overlaps it iff it has a span; those
         // ending after `to` ran only part of it.
@@ -354,7 +354,7 @@ impl Level {
     /// For a job at the floor finishing at `to` and bounded by
     /// `released_from − release`, these are the jobs that met it only
     /// because it was still running past its bound.
-    pub fn above_released_within(&self, released_from: u64, from: u64, to: u64) -> u128 {
+    pub(super) fn above_released_within(&self, released_from: u64, from: u64, to: u64) -> u128 {
         let above = &self.above_floor;
         let first = released_from.max(from);
         if first >= to {
@@ -373,7 +373,7 @@ impl Level {
     }
 
     /// The position of the job of `task` numbered `job`, if in the level.
-    pub fn position(&self, task: usize, job: u64, start: u64) -> Option<usize> {
+    pub(super) fn position(&self, task: usize, job: u64, start: u64) -> Option<usize> {
         let first = self.starts.partition_point(|&s| s < start);
         (first..self.entries.len())
             .take_while(|&p| self.entries[p].start == start)
@@ -384,7 +384,7 @@ impl Level {
     /// of `task` (at the floor): those of tasks above the floor and the
     /// other jobs of `task` (not `own`, a position): the total and the
     /// position of the largest (ties: the earliest).
-    pub fn excess_within(
+    pub(super) fn excess_within(
         &self,
         task: usize,
         own: Option<usize>,

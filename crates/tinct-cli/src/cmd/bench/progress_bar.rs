@@ -10,7 +10,7 @@ use tinct_sys::signals::StopFlag;
 
 /// A progress bar that a bench drives through [`Progress`].
 #[derive(Debug)]
-pub struct Bar {
+pub(super) struct Bar {
     bar: ProgressBar,
     stop: StopFlag,
     /// No bar on a terminal: each measurement's start is a line on stderr
@@ -22,12 +22,12 @@ impl Bar {
     /// A bar drawn only if `enabled` (and indicatif draws only on a
     /// terminal); SIGINT and SIGTERM ask the bench to stop from now on (a
     /// second one exits at once).
-    pub fn new(enabled: bool) -> Self {
+    pub(super) fn new(enabled: bool) -> Self {
         Self::stopped_by(enabled, tinct_sys::signals::stop_on_signals())
     }
 
     /// A bar whose bench stops once `stop` is raised.
-    pub fn stopped_by(enabled: bool, stop: StopFlag) -> Self {
+    pub(super) fn stopped_by(enabled: bool, stop: StopFlag) -> Self {
         let bar = if enabled {
             ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr())
         } else {
@@ -44,7 +44,7 @@ impl Bar {
     }
 
     /// True once the bench was asked to stop.
-    pub fn stopped(&self) -> bool {
+    pub(super) fn stopped(&self) -> bool {
         self.stop.is_raised()
     }
 }

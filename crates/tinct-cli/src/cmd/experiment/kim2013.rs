@@ -13,7 +13,7 @@ use tinct_core::timeout::{parse_timeout, stop_after};
 
 /// Arguments of `tinct experiment kim2013`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(super) struct Args {
     /// Table I task set to duplicate (default: the shipped examples/kim2013.toml).
     #[arg(long)]
     pub file: Option<PathBuf>,
@@ -30,7 +30,7 @@ pub struct Args {
 }
 
 /// Runs the experiment.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(super) fn run(args: Args) -> Result<ExitCode, CliError> {
     let base = match &args.file {
         Some(path) => crate::calibration::load_task_set(path, None, None)?.0,
         None => kim2013::table_i()?,

@@ -10,7 +10,7 @@ use tinct_report::schedulability;
 
 /// Arguments of `tinct experiment merge`.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(super) struct Args {
     /// Shard files (`shard-I-of-N.json`), all N of them, in any order.
     #[arg(required = true)]
     pub shards: Vec<PathBuf>,
@@ -21,7 +21,7 @@ pub struct Args {
 
 /// Reads the shards, merges them (tinct-core checks they cover one
 /// experiment exactly once) and writes the results.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(super) fn run(args: Args) -> Result<ExitCode, CliError> {
     crate::output::output_dir(&args.out, "--out")?;
     let (params, points) = merge_files(&args.shards).map_err(CliError::InputMessage)?;
     let written = schedulability::write_study(&args.out, &params, None, &points)

@@ -25,7 +25,7 @@ use tinct_report::schedulability;
 /// Arguments of `tinct experiment random`: the study's own options are
 /// tinct-core's `RandomStudy` (feature `cli`), declared on its fields.
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(super) struct Args {
     #[command(flatten)]
     pub study: RandomStudy,
     /// Run only shard I of N (1-based), e.g. `--shard 3/10` (a Slurm array
@@ -45,7 +45,7 @@ pub struct Args {
 }
 
 /// Runs the study (or one shard of it).
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub(super) fn run(args: Args) -> Result<ExitCode, CliError> {
     let params = args
         .study
         .params()

@@ -330,7 +330,7 @@ fn the_report_round_trips_through_json() {
 mod rand_distr_free {
     use rand::Rng;
 
-    pub fn normal(rng: &mut impl Rng) -> f64 {
+    pub(super) fn normal(rng: &mut impl Rng) -> f64 {
         let u: f64 = rng.random_range(f64::MIN_POSITIVE..1.0);
         let v: f64 = rng.random();
         (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
