@@ -19,7 +19,7 @@ const ARENA_SLACK: f64 = 1.5;
 const MAX_ARENA_BYTES: u64 = 4 << 30;
 
 /// What a run measures, checked against this machine.
-pub(super) struct Plan {
+pub struct Plan {
     /// Quick, reps, seed, and every CPU the bench may use.
     pub run: RunSettings,
     pub fifo: Option<u8>,
@@ -46,6 +46,8 @@ pub(super) struct Plan {
     /// Per thread, a CPU on another NUMA node and that node (when there is one).
     pub remote: Option<Vec<(u32, u32)>>,
     pub topology: Topology,
+    /// The machine, described before anything is measured.
+    pub machine: crate::harness::Machine,
 }
 
 impl Plan {
@@ -74,86 +76,96 @@ impl Plan {
     }
 }
 
-/// Checks the parameters and decides which allocations run.
-pub(super) fn plan(params: &Params) -> Result<Plan> {
-    let common = &params.common;
-    let quick = common.quick;
-    let reps = common.reps_or(3, 15)?;
-    let cpus = common.cpus(1)?;
-    let threads = params.threads.unwrap_or(cpus.len());
-    if threads == 0 || threads > cpus.len() {
-        return Err(Error::InvalidInput(format!(
-            "--threads: expected 1..={} (one per CPU of --cpus), found {threads}",
-            cpus.len()
-        )));
-    }
-    let thread_cpus: Vec<u32> = cpus[..threads].to_vec();
-    let bytes_per_thread = match params.size {
-        Some(size) => size.0,
-        None if quick => 3 << 20,
-        None => 48 << 20,
-    };
-    let page_bytes = rustix::param::page_size() as u64;
-    if bytes_per_thread < 3 * page_bytes {
-        return Err(Error::InvalidInput(format!(
-            "--size: expected at least three pages ({} bytes) per thread, found {bytes_per_thread}",
-            3 * page_bytes
-        )));
-    }
-    let (mapping, functions_from, mapping_notes) = address_mapping(params, page_bytes)?;
-    let topology = Topology::read(&tinct_sys::SysRoot::live())?;
-    let composite = params.composite.clone().unwrap_or_else(|| {
-        if quick {
-            let threads = cpus.len().min(4);
-            vec![(threads, 2), (threads, 10)]
-        } else {
-            vec![(32, 2), (8, 10), (32, 10), (48, 10)]
+impl crate::harness::Plan for Plan {
+    type Params = Params;
+    type Measured = super::measure::Measured;
+
+    /// Checks the parameters and decides which allocations run.
+    fn plan(params: &Params) -> Result<Plan> {
+        let common = &params.common;
+        let quick = common.quick;
+        let reps = common.reps_or(3, 15)?;
+        let cpus = common.cpus(1)?;
+        let threads = params.threads.unwrap_or(cpus.len());
+        if threads == 0 || threads > cpus.len() {
+            return Err(Error::InvalidInput(format!(
+                "--threads: expected 1..={} (one per CPU of --cpus), found {threads}",
+                cpus.len()
+            )));
         }
-    });
-    let mut plan = Plan {
-        fifo: params.fifo,
-        kernels: params
-            .kernels
-            .clone()
-            .unwrap_or_else(|| Kernel::ALL.to_vec()),
-        pages_per_thread: bytes_per_thread.div_ceil(page_bytes) as usize,
-        bytes_per_thread,
-        page_bytes,
-        mapping,
-        functions_from,
-        bank_mode: params.bank_mode,
-        composite,
-        allocations: vec![Allocation::Default],
-        arena_allocations: Vec::new(),
-        skipped: Vec::new(),
-        remote: None,
-        topology,
-        thread_cpus,
-        run: common.settings(reps, cpus),
-    };
-    plan.skipped.extend(mapping_notes);
-    add_arena_allocations(&mut plan);
-    match remote_cpus(&plan.topology, &plan.thread_cpus, &plan.run.cpus) {
-        Ok(remote) => {
-            plan.allocations
-                .extend([Allocation::NodeLocal, Allocation::NodeRemote]);
-            plan.remote = Some(remote);
+        let thread_cpus: Vec<u32> = cpus[..threads].to_vec();
+        let bytes_per_thread = match params.size {
+            Some(size) => size.0,
+            None if quick => 3 << 20,
+            None => 48 << 20,
+        };
+        let page_bytes = rustix::param::page_size() as u64;
+        if bytes_per_thread < 3 * page_bytes {
+            return Err(Error::InvalidInput(format!(
+                "--size: expected at least three pages ({} bytes) per thread, found {bytes_per_thread}",
+                3 * page_bytes
+            )));
         }
-        Err(reason) => plan.skipped.push(Skipped {
-            condition: "controller-local / controller-remote".into(),
-            reason,
-        }),
-    }
-    if plan.nodes().len() >= 2 {
-        plan.allocations
-            .extend([Allocation::OneNode, Allocation::TwoNodes]);
-    } else {
-        plan.skipped.push(Skipped {
-            condition: "1node / 2nodes".into(),
-            reason: "one NUMA node: the machine has no second node".into(),
+        let (mapping, functions_from, mapping_notes) = address_mapping(params, page_bytes)?;
+        let topology = Topology::read(&tinct_sys::SysRoot::live())?;
+        let composite = params.composite.clone().unwrap_or_else(|| {
+            if quick {
+                let threads = cpus.len().min(4);
+                vec![(threads, 2), (threads, 10)]
+            } else {
+                vec![(32, 2), (8, 10), (32, 10), (48, 10)]
+            }
         });
+        let mut plan = Plan {
+            fifo: params.fifo,
+            kernels: params
+                .kernels
+                .clone()
+                .unwrap_or_else(|| Kernel::ALL.to_vec()),
+            pages_per_thread: bytes_per_thread.div_ceil(page_bytes) as usize,
+            bytes_per_thread,
+            page_bytes,
+            mapping,
+            functions_from,
+            bank_mode: params.bank_mode,
+            composite,
+            allocations: vec![Allocation::Default],
+            arena_allocations: Vec::new(),
+            skipped: Vec::new(),
+            remote: None,
+            topology,
+            machine: crate::harness::Machine::describe(),
+            thread_cpus,
+            run: common.settings(reps, cpus),
+        };
+        plan.skipped.extend(mapping_notes);
+        add_arena_allocations(&mut plan);
+        match remote_cpus(&plan.topology, &plan.thread_cpus, &plan.run.cpus) {
+            Ok(remote) => {
+                plan.allocations
+                    .extend([Allocation::NodeLocal, Allocation::NodeRemote]);
+                plan.remote = Some(remote);
+            }
+            Err(reason) => plan.skipped.push(Skipped {
+                condition: "controller-local / controller-remote".into(),
+                reason,
+            }),
+        }
+        if plan.nodes().len() >= 2 {
+            plan.allocations
+                .extend([Allocation::OneNode, Allocation::TwoNodes]);
+        } else {
+            plan.skipped.push(Skipped {
+                condition: "1node / 2nodes".into(),
+                reason: "one NUMA node: the machine has no second node".into(),
+            });
+        }
+        Ok(plan)
     }
-    Ok(plan)
+
+    fn measure(&self, progress: &dyn crate::harness::Progress) -> Result<super::measure::Measured> {
+        super::measure::measure(self, progress)
+    }
 }
 
 /// The DRAM address mapping of the given bank and controller functions

@@ -17,7 +17,7 @@ use tinct_rt::runtime::{RunOptions, RunResult};
 use tinct_sys::perf::{CounterEvent, PerfEvent};
 
 /// What the rounds measured.
-pub(super) struct Measured {
+pub struct Measured {
     /// Per policy, one chunk per round completed by every policy.
     pub chunks: Vec<Vec<Chunk>>,
     /// The rounds and the counter totals per policy.

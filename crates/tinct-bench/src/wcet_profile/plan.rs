@@ -96,7 +96,7 @@ pub(super) fn check(params: &Params) -> Result<Checked> {
 }
 
 /// What a run measures.
-pub(super) struct Plan {
+pub struct Plan {
     /// Bench, options (reps, seed), machine: the result's header.
     pub header: RunHeader,
     /// How the EVT fits are made.
@@ -557,6 +557,51 @@ fn probe_colouring(quick: bool) -> (bool, String, Option<String>) {
             format!("uncoloured: the colour probe failed ({e})"),
             None,
         ),
+    }
+}
+
+/// What a wcet-profile run starts from: the parameters and how to start
+/// the profile's workers.
+pub struct Input {
+    pub params: Params,
+    pub worker: WorkerCommand,
+}
+
+impl Input {
+    /// The run's input, copied from the caller's.
+    pub fn new(params: &Params, worker: &WorkerCommand) -> Self {
+        Self {
+            params: params.clone(),
+            worker: worker.clone(),
+        }
+    }
+}
+
+/// A plan, measured from the task's CPU: the measuring thread stays pinned
+/// there until the report is assembled (a `target` body is calibrated, and
+/// Δ measured, where the task runs).
+pub struct PinnedPlan {
+    pub _pin: crate::harness::pin::PinGuard,
+    pub plan: Plan,
+    pub worker: WorkerCommand,
+}
+
+impl crate::harness::Plan for PinnedPlan {
+    type Params = Input;
+    type Measured = super::measure::Measured;
+
+    fn plan(input: &Input) -> Result<PinnedPlan> {
+        let checked = check(&input.params)?;
+        let pin = crate::harness::pin::PinGuard::pin(checked.cpus[0])?;
+        Ok(PinnedPlan {
+            plan: plan(&input.params, &input.worker, checked)?,
+            _pin: pin,
+            worker: input.worker.clone(),
+        })
+    }
+
+    fn measure(&self, progress: &dyn crate::harness::Progress) -> Result<super::measure::Measured> {
+        super::measure::measure(&self.plan, &self.worker, progress)
     }
 }
 
