@@ -88,10 +88,11 @@ impl crate::harness::Plan for Plan {
         let cpus = common.cpus(1)?;
         let threads = params.threads.unwrap_or(cpus.len());
         if threads == 0 || threads > cpus.len() {
-            return Err(Error::InvalidInput(format!(
-                "--threads: expected 1..={} (one per CPU of --cpus), found {threads}",
-                cpus.len()
-            )));
+            return Err(Error::option(
+                "--threads",
+                format!("1..={} (one per CPU of --cpus)", cpus.len()),
+                threads.to_string(),
+            ));
         }
         let thread_cpus: Vec<u32> = cpus[..threads].to_vec();
         let bytes_per_thread = match params.size {
@@ -101,10 +102,11 @@ impl crate::harness::Plan for Plan {
         };
         let page_bytes = rustix::param::page_size() as u64;
         if bytes_per_thread < 3 * page_bytes {
-            return Err(Error::InvalidInput(format!(
-                "--size: expected at least three pages ({} bytes) per thread, found {bytes_per_thread}",
-                3 * page_bytes
-            )));
+            return Err(Error::option(
+                "--size",
+                format!("at least three pages ({} bytes) per thread", 3 * page_bytes),
+                bytes_per_thread.to_string(),
+            ));
         }
         let (mapping, functions_from, mapping_notes) = address_mapping(params, page_bytes)?;
         let topology = Topology::read(&tinct_sys::SysRoot::live())?;
@@ -187,17 +189,21 @@ fn address_mapping(
         ),
         Some(path) => {
             if params.bank_functions.is_some() || params.controller_functions.is_some() {
-                return Err(Error::InvalidInput(
-                    "--dram-map with --bank-functions or --controller-functions: expected one \
-                     source of the DRAM functions"
-                        .into(),
+                return Err(Error::option(
+                    "--dram-map",
+                    "one source of the DRAM functions",
+                    "--dram-map with --bank-functions or --controller-functions",
                 ));
             }
-            let map = tinct_core::dram_map::DramMap::load(path)
-                .map_err(|e| Error::InvalidInput(e.to_string()))?;
+            let map = tinct_core::dram_map::DramMap::load(path)?;
             let mut reduce = |what: &str, masks: &[u64]| -> Result<XorFunctions> {
-                let functions = XorFunctions::from_masks(masks.to_vec())
-                    .map_err(|e| Error::InvalidInput(format!("--dram-map: {what}: {e}")))?;
+                let functions = XorFunctions::from_masks(masks.to_vec()).map_err(|e| {
+                    Error::option(
+                        "--dram-map",
+                        format!("usable {what} functions"),
+                        e.to_string(),
+                    )
+                })?;
                 let (kept, lost) = functions.page_granular(page_bytes);
                 if lost > 0 {
                     notes.push(Skipped {
@@ -221,7 +227,11 @@ fn address_mapping(
     };
     let mapping =
         AddressMapping::new(page_bytes, XorFunctions::none(), bank, controller).map_err(|e| {
-            Error::InvalidInput(format!("--bank-functions/--controller-functions: {e}"))
+            Error::option(
+                "--bank-functions/--controller-functions",
+                "an address mapping tinct-mem accepts",
+                e.to_string(),
+            )
         })?;
     Ok((mapping, from, notes))
 }
@@ -229,9 +239,8 @@ fn address_mapping(
 fn parse_functions(option: &str, text: Option<&str>) -> Result<XorFunctions> {
     match text {
         None => Ok(XorFunctions::none()),
-        Some(text) => {
-            XorFunctions::parse(text).map_err(|e| Error::InvalidInput(format!("{option}: {e}")))
-        }
+        Some(text) => XorFunctions::parse(text)
+            .map_err(|e| Error::option(option, "XOR masks like 0x2000,0x4000", e.to_string())),
     }
 }
 
@@ -426,13 +435,18 @@ pub(super) fn arena(plan: &Plan) -> Result<Option<PagedMemory>> {
     let pages = (busiest as u64 * classes).max(total as u64);
     let bytes = (pages as f64 * plan.page_bytes as f64 * ARENA_SLACK) as u64;
     if bytes > MAX_ARENA_BYTES {
-        return Err(Error::InvalidInput(format!(
-            "bank-aware placement of {} per thread over {classes} bank classes needs a {} \
-             arena: expected at most {}; use a smaller --size or fewer --threads",
-            human_bytes(plan.bytes_per_thread),
-            human_bytes(bytes),
-            human_bytes(MAX_ARENA_BYTES)
-        )));
+        return Err(Error::option(
+            "--size and --threads",
+            format!(
+                "a bank-aware arena of at most {} (use a smaller --size or fewer --threads)",
+                human_bytes(MAX_ARENA_BYTES)
+            ),
+            format!(
+                "{} per thread over {classes} bank classes, which needs {}",
+                human_bytes(plan.bytes_per_thread),
+                human_bytes(bytes)
+            ),
+        ));
     }
     let banks = mapping.banks() as usize;
     let exact = plan.bank_mode == tinct_mem::Modes::EXACT;

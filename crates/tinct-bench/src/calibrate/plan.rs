@@ -53,9 +53,7 @@ impl crate::harness::Plan for Plan {
     /// Checks the parameters and resolves what to measure on this machine.
     fn plan(params: &Params) -> Result<Plan> {
         if params.partitions == 0 {
-            return Err(Error::InvalidInput(
-                "--partitions: expected at least 1 partition, found 0".into(),
-            ));
+            return Err(Error::option("--partitions", "at least 1 partition", "0"));
         }
         let options = &params.common;
         let quick = options.quick;

@@ -70,20 +70,22 @@ impl crate::harness::Plan for Plan {
             None => FULL_SIZES.to_vec(),
         };
         if let Some(bad) = sizes.iter().find(|&&s| s == 0 || s > 16384) {
-            return Err(Error::InvalidInput(format!(
-                "--sizes: expected array dimensions in 1..=16384, found {bad}"
-            )));
+            return Err(Error::option(
+                "--sizes",
+                "array dimensions in 1..=16384",
+                bad.to_string(),
+            ));
         }
         let loops = match (params.work, params.repetitions) {
             (Some(_), Some(_)) => {
-                return Err(Error::InvalidInput(
-                    "--work and --repetitions: expected one of them, found both".into(),
+                return Err(Error::option(
+                    "--work and --repetitions",
+                    "one of them",
+                    "both",
                 ));
             }
             (_, Some(0)) => {
-                return Err(Error::InvalidInput(
-                    "--repetitions: expected at least 1, found 0".into(),
-                ));
+                return Err(Error::option("--repetitions", "at least 1", "0"));
             }
             (_, Some(repetitions)) => Loops::Fixed(repetitions),
             (Some(work), None) => Loops::EqualWork(work),
@@ -93,9 +95,7 @@ impl crate::harness::Plan for Plan {
             .increments
             .unwrap_or(if quick { 1 << 20 } else { 1 << 25 });
         if loops == Loops::EqualWork(0) || increments == 0 {
-            return Err(Error::InvalidInput(
-                "--work and --increments: expected at least 1, found 0".into(),
-            ));
+            return Err(Error::option("--work and --increments", "at least 1", "0"));
         }
         let cpus = common.cpus(1)?;
         let topology = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live())?;

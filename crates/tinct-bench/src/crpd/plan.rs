@@ -60,21 +60,26 @@ impl crate::harness::Plan for Plan {
             params.words_per_line.clone()
         };
         if params.cache == CacheKind::Data && !params.words_per_line.is_empty() {
-            return Err(Error::InvalidInput(
-                "--words-per-line: expected only with --cache instruction".into(),
+            return Err(Error::option(
+                "--words-per-line",
+                "only with --cache instruction",
+                "--cache data",
             ));
         }
         let max_words = Layout::max_words(64);
         if let Some(bad) = words_per_line.iter().find(|&&k| k == 0 || k > max_words) {
-            return Err(Error::InvalidInput(format!(
-                "--words-per-line: expected 1 to {max_words} instructions per 64-byte line, found {bad}"
-            )));
+            return Err(Error::option(
+                "--words-per-line",
+                format!("1 to {max_words} instructions per 64-byte line"),
+                bad.to_string(),
+            ));
         }
         if params.cache == CacheKind::Instruction && !cfg!(target_arch = "x86_64") {
-            return Err(Error::InvalidInput(format!(
-                "--cache instruction: generates x86-64 machine code; this machine is {}",
-                std::env::consts::ARCH
-            )));
+            return Err(Error::option(
+                "--cache instruction",
+                "an x86-64 machine (it generates x86-64 machine code)",
+                std::env::consts::ARCH,
+            ));
         }
         let header = RunHeader::new("crpd", options, reps, vec![cpu]);
         let levels = match params.cache {
@@ -152,13 +157,22 @@ fn chosen_levels(caches: &[MachineCache], asked: &[u8], quick: bool) -> Result<V
         return asked
             .iter()
             .map(|&level| {
-                caches.iter().find(|c| c.level == level).cloned().ok_or_else(|| {
-                    let known: Vec<String> = caches.iter().map(|c| c.level.to_string()).collect();
-                    Error::InvalidInput(format!(
-                        "--level: expected one of the cache levels of this machine ({}), found {level}",
-                        known.join(", ")
-                    ))
-                })
+                caches
+                    .iter()
+                    .find(|c| c.level == level)
+                    .cloned()
+                    .ok_or_else(|| {
+                        let known: Vec<String> =
+                            caches.iter().map(|c| c.level.to_string()).collect();
+                        Error::option(
+                            "--level",
+                            format!(
+                                "one of the cache levels of this machine ({})",
+                                known.join(", ")
+                            ),
+                            level.to_string(),
+                        )
+                    })
             })
             .collect();
     }
@@ -202,9 +216,11 @@ fn instruction_levels(caches: &[MachineCache], asked: &[u8]) -> Result<Vec<Machi
                 .find(|c| c.level == level && c.level > 1)
                 .cloned()
                 .ok_or_else(|| {
-                    Error::InvalidInput(format!(
-                        "--level: expected 1 (the L1i) or a unified level of this machine, found {level}"
-                    ))
+                    Error::option(
+                        "--level",
+                        "1 (the L1i) or a unified level of this machine",
+                        level.to_string(),
+                    )
                 }),
         })
         .collect()
@@ -231,7 +247,7 @@ mod tests {
         assert_eq!(chosen_levels(&caches, &[], true).unwrap().len(), 1);
         assert_eq!(chosen_levels(&caches, &[2], false).unwrap()[0].name, "L2");
         let err = chosen_levels(&caches, &[7], false).unwrap_err();
-        assert!(matches!(err, Error::InvalidInput(_)));
+        assert!(matches!(err, Error::Input(_)));
         assert!(err.to_string().contains("found 7"));
         let err = instruction_levels(&caches, &[3]).unwrap_err();
         assert!(err.to_string().contains("found 3"), "{err}");

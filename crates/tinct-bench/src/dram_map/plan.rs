@@ -35,12 +35,19 @@ impl crate::harness::Plan for Plan {
         let samples = params.samples.unwrap_or(if quick { 512 } else { 2048 });
         let rounds = params.rounds.unwrap_or(if quick { 8 } else { 32 });
         if samples < 64 {
-            return Err(Error::InvalidInput(format!(
-                "--samples: expected at least 64 addresses, found {samples}"
-            )));
+            return Err(Error::option(
+                "--samples",
+                "at least 64 addresses",
+                samples.to_string(),
+            ));
         }
-        let buffer_len = usize::try_from(buffer)
-            .map_err(|_| Error::InvalidInput(format!("--buffer {buffer} bytes: too large")))?;
+        let buffer_len = usize::try_from(buffer).map_err(|_| {
+            Error::option(
+                "--buffer",
+                "a size this machine can address",
+                format!("{buffer} bytes"),
+            )
+        })?;
         Ok(Plan {
             run: params.common.settings(1, tinct_sys::sched::affinity()?),
             buffer_bytes: buffer,

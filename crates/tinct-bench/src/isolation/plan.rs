@@ -73,15 +73,14 @@ impl crate::harness::Plan for Plan {
         )?;
         let jobs_per_round = params.jobs.unwrap_or(if quick { 10 } else { 50 });
         if jobs_per_round == 0 {
-            return Err(Error::InvalidInput(
-                "--jobs: expected at least 1, found 0".into(),
-            ));
+            return Err(Error::option("--jobs", "at least 1", "0"));
         }
         if params.victim_colors == 0 || params.victim_colors >= 100 {
-            return Err(Error::InvalidInput(format!(
-                "--victim-colors: expected a percentage in 1..=99, found {}",
-                params.victim_colors
-            )));
+            return Err(Error::option(
+                "--victim-colors",
+                "a percentage in 1..=99",
+                params.victim_colors.to_string(),
+            ));
         }
         let mechanism = reservation::choose(params.reservation, &params.resctrl_root)?;
         // Colouring needs the machine's colour bits (`--color-bits`,
@@ -131,9 +130,11 @@ impl crate::harness::Plan for Plan {
 fn size_or(option: &str, size: Option<Bytes>, default: u64) -> Result<u64> {
     let bytes = size.map_or(default, |b| b.0);
     if bytes < 4096 {
-        return Err(Error::InvalidInput(format!(
-            "{option}: expected at least one page (4KiB), found {bytes} bytes"
-        )));
+        return Err(Error::option(
+            option.to_string(),
+            "at least one page (4KiB)",
+            format!("{bytes} bytes"),
+        ));
     }
     Ok(bytes)
 }

@@ -62,9 +62,7 @@ impl Setup {
     /// 30 switches and 1 s; full: 200 switches and `seconds`).
     pub fn of(options: &BenchOptions, header: &RunHeader, seconds: u64) -> Result<Self> {
         if seconds == 0 {
-            return Err(Error::InvalidInput(
-                "--seconds: expected at least 1 second, found 0".into(),
-            ));
+            return Err(Error::option("--seconds", "at least 1 second", "0"));
         }
         Ok(Self {
             cpus: header.cpus.clone(),

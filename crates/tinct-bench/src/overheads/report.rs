@@ -5,11 +5,11 @@
 use super::measure::STOPPED_DURING;
 use crate::crpd::SwitchCost;
 use crate::harness::{Durations, OutputDir, RunHeader, Summary, write_atomically};
-use crate::{Error, Result};
+use crate::{Error, InputError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use tinct_core::calibration::Overheads;
-use tinct_core::saved_calibration::{not_a_calibration, parse_file};
+use tinct_core::saved_calibration::parse_file;
 use tinct_core::units::Nanos;
 
 /// The release-latency measurement.
@@ -87,8 +87,11 @@ pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
     let shown = path.display().to_string();
     let mut value = read_calibration(path)?;
     let object = value.as_object_mut().ok_or_else(|| {
-        Error::InvalidInput(format!(
-            "{shown}: expected a JSON object, found another value"
+        Error::Input(InputError::new(
+            shown.to_string(),
+            "",
+            "a JSON object",
+            "another value",
         ))
     })?;
     let written = serde_json::to_value(overheads).map_err(|source| Error::Json {
@@ -110,10 +113,18 @@ pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
 /// The calibration file at `path` as JSON, checked to be one (its
 /// `refill` reads as tinct-core's calibration type).
 pub(super) fn read_calibration(path: &Path) -> Result<serde_json::Value> {
-    let text = tinct_core::saved_calibration::read_capped(path).map_err(Error::InvalidInput)?;
-    parse_file(path, &text).map_err(Error::InvalidInput)?;
-    serde_json::from_str(&text)
-        .map_err(|e| Error::InvalidInput(not_a_calibration(path, &format!("found {e}"))))
+    let text =
+        tinct_core::format::read_text(path, tinct_core::format::MAX_FILE_BYTES, "calibrate.json")?;
+    let refused = |found: String| {
+        Error::Input(InputError::new(
+            path.display().to_string(),
+            "",
+            "a calibrate.json written by `tinct bench calibrate`",
+            found,
+        ))
+    };
+    parse_file(path, &text).map_err(refused)?;
+    serde_json::from_str(&text).map_err(|e| refused(e.to_string()))
 }
 
 #[derive(Serialize)]

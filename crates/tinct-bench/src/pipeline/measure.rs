@@ -100,9 +100,7 @@ pub fn run_chunk(
     neighbours: &CacheNeighbours,
     background: u32,
 ) -> Result<Chunk> {
-    let spec = tree
-        .spec(samples, policy, cpus, neighbours)
-        .map_err(|e| Error::InvalidInput(e.to_string()))?;
+    let spec = tree.spec(samples, policy, cpus, neighbours)?;
     let options = RunOptions {
         handle_signals: false,
         ..RunOptions::default()

@@ -47,8 +47,10 @@ impl crate::harness::Plan for Plan {
         };
         let task_names: Vec<String> = tree.nodes()?.into_iter().map(|n| n.name).collect();
         if params.policies.is_empty() {
-            return Err(Error::InvalidInput(
-                "--policies: expected at least one of os, affinity, static".into(),
+            return Err(Error::option(
+                "--policies",
+                "at least one of os, affinity, static",
+                "none",
             ));
         }
         let samples = params.samples.unwrap_or(if params.common.quick {
@@ -58,19 +60,24 @@ impl crate::harness::Plan for Plan {
         });
         let rounds = params.common.reps_or(2, 5)?;
         if samples < 2 * u64::from(rounds) {
-            return Err(Error::InvalidInput(format!(
-                "--samples: expected at least 2 per round ({rounds} rounds), found {samples}"
-            )));
+            return Err(Error::option(
+                "--samples",
+                format!("at least 2 per round ({rounds} rounds)"),
+                samples.to_string(),
+            ));
         }
         let cpus = params.common.cpus(1)?;
         let most_background = cpus.len().saturating_mul(MAX_BACKGROUND_PER_CPU);
         if params.background as usize > most_background {
-            return Err(Error::InvalidInput(format!(
-                "--background: expected at most {MAX_BACKGROUND_PER_CPU} busy threads per CPU used \
-                 ({most_background} on {} CPUs), found {}",
-                cpus.len(),
-                params.background
-            )));
+            return Err(Error::option(
+                "--background",
+                format!(
+                    "at most {MAX_BACKGROUND_PER_CPU} busy threads per CPU used \
+                     ({most_background} on {} CPUs)",
+                    cpus.len()
+                ),
+                params.background.to_string(),
+            ));
         }
         let topology = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live())?;
         let neighbours = CacheNeighbours::from_topology(&topology, &cpus);

@@ -271,8 +271,13 @@ fn condition_point(
         .ok_or_else(|| Error::Measurement(format!("no jobs ran at p = {p} ({condition})")))?;
     let mut sorted = job_ns.clone();
     sorted.sort_unstable();
-    let evt = evt::fit(&job_ns, evt_options)
-        .map_err(|e| Error::InvalidInput(format!("EVT options: {e}")))?;
+    let evt = evt::fit(&job_ns, evt_options).map_err(|e| {
+        Error::option(
+            "--block-size, --exceedance",
+            "EVT options a fit accepts",
+            e.to_string(),
+        )
+    })?;
     let (statistic_ns, statistic_missing) = match statistic.of(&sorted, &evt) {
         Ok(ns) => (Some(ns), None),
         Err(why) => (None, Some(why)),
