@@ -13,7 +13,8 @@ use crate::choice::Choice;
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
-    Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    DurationColumns, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle,
+    Summary,
 };
 use serde::{Deserialize, Serialize};
 
@@ -260,40 +261,38 @@ impl crate::harness::Bench for Report {
 
     /// Writes `banks.csv` and `banks.svg`.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        let rows: Vec<CsvRow> = self
+        let rows: Vec<_> = self
             .kernels
             .iter()
             .flat_map(|k| {
-                k.allocations.iter().map(move |a| CsvRow {
-                    kernel: k.kernel.name(),
-                    allocation: a.allocation.name(),
-                    count: a.time.count,
-                    min_ns: a.time.min,
-                    median_ns: a.time.median,
-                    p99_ns: a.time.p99,
-                    max_ns: a.time.max,
-                    stddev_ns: a.time.stddev.round() as u64,
-                    bandwidth_mib_s: a.bandwidth_mib_s,
-                    bandwidth_stddev_mib_s: a.bandwidth_stddev_mib_s,
+                k.allocations.iter().map(move |a| {
+                    let key = KernelKey {
+                        kernel: k.kernel.name(),
+                        allocation: a.allocation.name(),
+                    };
+                    let bandwidth = BandwidthColumns {
+                        bandwidth_mib_s: a.bandwidth_mib_s,
+                        bandwidth_stddev_mib_s: a.bandwidth_stddev_mib_s,
+                    };
+                    (key, DurationColumns::from(&a.time), bandwidth)
                 })
             })
             .collect();
         out.write_csv("banks.csv", &rows)?;
-        let composite: Vec<CompositeRow> = self
+        let composite: Vec<_> = self
             .composite
             .iter()
             .flat_map(|run| {
-                run.conditions.iter().map(move |c| CompositeRow {
-                    threads: run.threads,
-                    pages: run.pages,
-                    allocation: c.allocation.name(),
-                    count: c.time.count,
-                    min_ns: c.time.min,
-                    median_ns: c.time.median,
-                    p99_ns: c.time.p99,
-                    max_ns: c.time.max,
-                    stddev_ns: c.time.stddev.round() as u64,
-                    fallback_pages: c.fallback_pages.iter().sum(),
+                run.conditions.iter().map(move |c| {
+                    let key = CompositeKey {
+                        threads: run.threads,
+                        pages: run.pages,
+                        allocation: c.allocation.name(),
+                    };
+                    let fallback = Fallback {
+                        fallback_pages: c.fallback_pages.iter().sum(),
+                    };
+                    (key, DurationColumns::from(&c.time), fallback)
                 })
             })
             .collect();
@@ -504,33 +503,33 @@ fn notes(plan: &Plan, measured: &Measured, machine: &Machine) -> Vec<String> {
     notes
 }
 
-/// One CSV row: one kernel under one allocation.
-#[derive(Debug, Serialize)]
-struct CsvRow {
+/// What a `banks.csv` row is of: one kernel under one allocation (its
+/// time's columns and its bandwidth follow).
+#[derive(Serialize)]
+struct KernelKey {
     kernel: &'static str,
     allocation: &'static str,
-    count: u64,
-    min_ns: u64,
-    median_ns: u64,
-    p99_ns: u64,
-    max_ns: u64,
-    stddev_ns: u64,
+}
+
+/// The bandwidth columns of a `banks.csv` row: median and σ, MiB/s.
+#[derive(Serialize)]
+struct BandwidthColumns {
     bandwidth_mib_s: f64,
     bandwidth_stddev_mib_s: f64,
 }
 
-/// One CSV row of the composite: one condition of one configuration.
-#[derive(Debug, Serialize)]
-struct CompositeRow {
+/// What a `banks-composite.csv` row is of: one condition of one
+/// configuration (its time's columns and its fallback pages follow).
+#[derive(Serialize)]
+struct CompositeKey {
     threads: usize,
     pages: usize,
     allocation: &'static str,
-    count: u64,
-    min_ns: u64,
-    median_ns: u64,
-    p99_ns: u64,
-    max_ns: u64,
-    stddev_ns: u64,
+}
+
+/// The last column of a `banks-composite.csv` row.
+#[derive(Serialize)]
+struct Fallback {
     fallback_pages: usize,
 }
 

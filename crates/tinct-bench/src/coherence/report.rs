@@ -9,7 +9,8 @@ use super::plan::{Loops, Plan};
 use crate::Result;
 use crate::harness::summary::ms;
 use crate::harness::{
-    Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    DurationColumns, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle,
+    Summary,
 };
 use serde::{Deserialize, Serialize};
 
@@ -401,34 +402,39 @@ impl crate::harness::Bench for Report {
     }
 }
 
-#[derive(Debug, Serialize)]
-struct CsvRow {
+/// What a `coherence.csv` row is of: one variant at one size and placement
+/// (its time's columns and its WCET follow).
+#[derive(Serialize)]
+struct CsvKey {
     rows: usize,
     variant: &'static str,
     placement: &'static str,
-    count: u64,
-    min_ns: u64,
-    median_ns: u64,
-    p99_ns: u64,
+}
+
+/// The WCET columns of a `coherence.csv` row: the largest time, ns, and
+/// its ratio to the sequential version's.
+#[derive(Serialize)]
+struct WcetColumns {
     wcet_ns: u64,
-    stddev_ns: u64,
     wcet_over_sequential: f64,
 }
+
+type CsvRow = (CsvKey, DurationColumns, WcetColumns);
 
 fn csv_rows(report: &Report) -> Vec<CsvRow> {
     let mut rows = Vec::new();
     for size in &report.sizes {
-        let row = |variant, placement, s: &Durations, r| CsvRow {
-            rows: size.rows,
-            variant,
-            placement,
-            count: s.count,
-            min_ns: s.min,
-            median_ns: s.median,
-            p99_ns: s.p99,
-            wcet_ns: s.max,
-            stddev_ns: s.stddev.round() as u64,
-            wcet_over_sequential: r,
+        let row = |variant, placement, s: &Durations, wcet_over_sequential| {
+            let key = CsvKey {
+                rows: size.rows,
+                variant,
+                placement,
+            };
+            let wcet = WcetColumns {
+                wcet_ns: s.max,
+                wcet_over_sequential,
+            };
+            (key, DurationColumns::from(s), wcet)
         };
         rows.push(row("sequential", "", &size.sequential, 1.0));
         let app = &size.application;
