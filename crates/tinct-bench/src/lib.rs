@@ -49,4 +49,4 @@ pub mod pipeline;
 pub mod scheduling_and_load;
 pub mod wcet_profile;
 
-pub use error::{Error, Result};
+pub use error::{Error, InputError, Result};

@@ -29,9 +29,11 @@ impl RunConditions {
     /// (checked to be 1..=99).
     pub fn start(fifo_priority: Option<u8>) -> Result<Self> {
         if let Some(priority) = fifo_priority.filter(|p| !(1..=99).contains(p)) {
-            return Err(Error::InvalidInput(format!(
-                "--fifo: expected a SCHED_FIFO priority in 1..=99, found {priority}"
-            )));
+            return Err(Error::option(
+                "--fifo",
+                "a SCHED_FIFO priority in 1..=99",
+                priority.to_string(),
+            ));
         }
         Ok(Self {
             fifo_priority,
@@ -151,11 +153,11 @@ mod tests {
     fn priorities_outside_fifo_range_are_input_errors() {
         assert!(matches!(
             RunConditions::start(Some(0)),
-            Err(Error::InvalidInput(_))
+            Err(Error::Input(_))
         ));
         assert!(matches!(
             RunConditions::start(Some(100)),
-            Err(Error::InvalidInput(_))
+            Err(Error::Input(_))
         ));
         assert!(RunConditions::start(Some(99)).is_ok());
     }

@@ -45,7 +45,7 @@ impl From<InputError> for CliError {
 impl From<tinct_bench::Error> for CliError {
     fn from(e: tinct_bench::Error) -> Self {
         match e {
-            tinct_bench::Error::InvalidInput(message) => CliError::InputMessage(message),
+            tinct_bench::Error::Input(input) => CliError::Input(input),
             other => CliError::Failed(other.into()),
         }
     }
@@ -104,8 +104,10 @@ mod tests {
 
     #[test]
     fn a_benchs_bad_options_exit_2_and_its_failures_exit_1() {
-        let input = CliError::from(tinct_bench::Error::InvalidInput("bad --p".into()));
-        assert!(matches!(input, CliError::InputMessage(m) if m == "bad --p"));
+        let input = CliError::from(tinct_bench::Error::option("--p", "1..=32", "40"));
+        assert!(
+            matches!(input, CliError::Input(e) if e.to_string() == "--p: expected 1..=32, found 40")
+        );
         let failed = CliError::from(tinct_bench::Error::Measurement("no clock".into()));
         assert!(matches!(failed, CliError::Failed(e) if e.to_string().contains("no clock")));
     }

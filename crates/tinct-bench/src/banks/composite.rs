@@ -31,9 +31,11 @@ pub fn parse_configurations(text: &str) -> Result<Vec<(usize, usize)>> {
             });
             match parsed {
                 Some((t, p)) if t > 0 && p > 0 => Ok((t, p)),
-                _ => Err(Error::InvalidInput(format!(
-                    "expected THREADS/PAGES with both at least 1 (e.g. 32/2), found {item:?}"
-                ))),
+                _ => Err(Error::option(
+                    "--composite",
+                    "THREADS/PAGES with both at least 1 (e.g. 32/2)",
+                    format!("{item:?}"),
+                )),
             }
         })
         .collect()

@@ -17,7 +17,7 @@ use tinct_mem::PageId;
 use tinct_report::stats::stddev_f64;
 
 /// What [`measure`] found.
-pub(super) struct Measured {
+pub struct Measured {
     pub kernels: Vec<KernelResult>,
     /// Counter totals per kernel and allocation (`kernel/allocation`).
     pub counters: Vec<ConditionCounters>,

@@ -45,9 +45,7 @@ mod report;
 pub mod tables;
 
 use crate::Result;
-use crate::harness::{
-    Bench, BenchOptions, Finished, Machine, OutputDir, Progress, RunHeader, Summary,
-};
+use crate::harness::{BenchOptions, Finished, Progress};
 use kernels::Kernel;
 pub use report::{Allocation, AllocationResult, KernelResult, Parameters, Report, Skipped};
 use tinct_core::units::Bytes;
@@ -126,54 +124,5 @@ const WARMUP_ROUNDS: u32 = 1;
 /// Runs the bench, writes `banks.json`, `banks.csv` and `banks.svg` into the
 /// output directory, and returns the report with its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>> {
-    crate::harness::run::<Banks>(params, progress)
-}
-
-/// The banks bench, driven by [`crate::harness::run`].
-struct Banks;
-
-impl Bench for Banks {
-    const NAME: &'static str = "banks";
-    type Params = Params;
-    type Plan = (plan::Plan, Machine);
-    type Measured = measure::Measured;
-    type Report = Report;
-    type Raw = ();
-
-    fn options(params: &Params) -> &BenchOptions {
-        &params.common
-    }
-
-    fn plan(params: &Params) -> Result<(plan::Plan, Machine)> {
-        Ok((plan::plan(params)?, Machine::describe()))
-    }
-
-    fn measure(plan: &(plan::Plan, Machine), progress: &dyn Progress) -> Result<measure::Measured> {
-        measure::measure(&plan.0, progress)
-    }
-
-    fn assemble(
-        plan: (plan::Plan, Machine),
-        measured: measure::Measured,
-        _stopped: bool,
-    ) -> Result<(Report, ())> {
-        let (plan, machine) = plan;
-        Ok((report::assemble(plan, measured, machine), ()))
-    }
-
-    fn header(report: &mut Report) -> &mut RunHeader {
-        &mut report.header
-    }
-
-    fn files(report: &mut Report) -> Option<&mut Vec<String>> {
-        Some(&mut report.files)
-    }
-
-    fn write(report: &Report, _: &(), out: &mut OutputDir) -> Result<()> {
-        report::write(report, out)
-    }
-
-    fn summary(_: &Params, report: &Report, _: &OutputDir) -> Summary {
-        report::summary(report)
-    }
+    crate::harness::run::<Report>(&params.common, params, progress)
 }

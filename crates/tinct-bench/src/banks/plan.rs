@@ -19,7 +19,7 @@ const ARENA_SLACK: f64 = 1.5;
 const MAX_ARENA_BYTES: u64 = 4 << 30;
 
 /// What a run measures, checked against this machine.
-pub(super) struct Plan {
+pub struct Plan {
     /// Quick, reps, seed, and every CPU the bench may use.
     pub run: RunSettings,
     pub fifo: Option<u8>,
@@ -46,6 +46,8 @@ pub(super) struct Plan {
     /// Per thread, a CPU on another NUMA node and that node (when there is one).
     pub remote: Option<Vec<(u32, u32)>>,
     pub topology: Topology,
+    /// The machine, described before anything is measured.
+    pub machine: crate::harness::Machine,
 }
 
 impl Plan {
@@ -74,86 +76,98 @@ impl Plan {
     }
 }
 
-/// Checks the parameters and decides which allocations run.
-pub(super) fn plan(params: &Params) -> Result<Plan> {
-    let common = &params.common;
-    let quick = common.quick;
-    let reps = common.reps_or(3, 15)?;
-    let cpus = common.cpus(1)?;
-    let threads = params.threads.unwrap_or(cpus.len());
-    if threads == 0 || threads > cpus.len() {
-        return Err(Error::InvalidInput(format!(
-            "--threads: expected 1..={} (one per CPU of --cpus), found {threads}",
-            cpus.len()
-        )));
-    }
-    let thread_cpus: Vec<u32> = cpus[..threads].to_vec();
-    let bytes_per_thread = match params.size {
-        Some(size) => size.0,
-        None if quick => 3 << 20,
-        None => 48 << 20,
-    };
-    let page_bytes = rustix::param::page_size() as u64;
-    if bytes_per_thread < 3 * page_bytes {
-        return Err(Error::InvalidInput(format!(
-            "--size: expected at least three pages ({} bytes) per thread, found {bytes_per_thread}",
-            3 * page_bytes
-        )));
-    }
-    let (mapping, functions_from, mapping_notes) = address_mapping(params, page_bytes)?;
-    let topology = Topology::read(&tinct_sys::SysRoot::live())?;
-    let composite = params.composite.clone().unwrap_or_else(|| {
-        if quick {
-            let threads = cpus.len().min(4);
-            vec![(threads, 2), (threads, 10)]
-        } else {
-            vec![(32, 2), (8, 10), (32, 10), (48, 10)]
+impl crate::harness::Plan for Plan {
+    type Params = Params;
+    type Measured = super::measure::Measured;
+
+    /// Checks the parameters and decides which allocations run.
+    fn plan(params: &Params) -> Result<Plan> {
+        let common = &params.common;
+        let quick = common.quick;
+        let reps = common.reps_or(3, 15)?;
+        let cpus = common.cpus(1)?;
+        let threads = params.threads.unwrap_or(cpus.len());
+        if threads == 0 || threads > cpus.len() {
+            return Err(Error::option(
+                "--threads",
+                format!("1..={} (one per CPU of --cpus)", cpus.len()),
+                threads.to_string(),
+            ));
         }
-    });
-    let mut plan = Plan {
-        fifo: params.fifo,
-        kernels: params
-            .kernels
-            .clone()
-            .unwrap_or_else(|| Kernel::ALL.to_vec()),
-        pages_per_thread: bytes_per_thread.div_ceil(page_bytes) as usize,
-        bytes_per_thread,
-        page_bytes,
-        mapping,
-        functions_from,
-        bank_mode: params.bank_mode,
-        composite,
-        allocations: vec![Allocation::Default],
-        arena_allocations: Vec::new(),
-        skipped: Vec::new(),
-        remote: None,
-        topology,
-        thread_cpus,
-        run: common.settings(reps, cpus),
-    };
-    plan.skipped.extend(mapping_notes);
-    add_arena_allocations(&mut plan);
-    match remote_cpus(&plan.topology, &plan.thread_cpus, &plan.run.cpus) {
-        Ok(remote) => {
-            plan.allocations
-                .extend([Allocation::NodeLocal, Allocation::NodeRemote]);
-            plan.remote = Some(remote);
+        let thread_cpus: Vec<u32> = cpus[..threads].to_vec();
+        let bytes_per_thread = match params.size {
+            Some(size) => size.0,
+            None if quick => 3 << 20,
+            None => 48 << 20,
+        };
+        let page_bytes = rustix::param::page_size() as u64;
+        if bytes_per_thread < 3 * page_bytes {
+            return Err(Error::option(
+                "--size",
+                format!("at least three pages ({} bytes) per thread", 3 * page_bytes),
+                bytes_per_thread.to_string(),
+            ));
         }
-        Err(reason) => plan.skipped.push(Skipped {
-            condition: "controller-local / controller-remote".into(),
-            reason,
-        }),
-    }
-    if plan.nodes().len() >= 2 {
-        plan.allocations
-            .extend([Allocation::OneNode, Allocation::TwoNodes]);
-    } else {
-        plan.skipped.push(Skipped {
-            condition: "1node / 2nodes".into(),
-            reason: "one NUMA node: the machine has no second node".into(),
+        let (mapping, functions_from, mapping_notes) = address_mapping(params, page_bytes)?;
+        let topology = Topology::read(&tinct_sys::SysRoot::live())?;
+        let composite = params.composite.clone().unwrap_or_else(|| {
+            if quick {
+                let threads = cpus.len().min(4);
+                vec![(threads, 2), (threads, 10)]
+            } else {
+                vec![(32, 2), (8, 10), (32, 10), (48, 10)]
+            }
         });
+        let mut plan = Plan {
+            fifo: params.fifo,
+            kernels: params
+                .kernels
+                .clone()
+                .unwrap_or_else(|| Kernel::ALL.to_vec()),
+            pages_per_thread: bytes_per_thread.div_ceil(page_bytes) as usize,
+            bytes_per_thread,
+            page_bytes,
+            mapping,
+            functions_from,
+            bank_mode: params.bank_mode,
+            composite,
+            allocations: vec![Allocation::Default],
+            arena_allocations: Vec::new(),
+            skipped: Vec::new(),
+            remote: None,
+            topology,
+            machine: crate::harness::Machine::describe(),
+            thread_cpus,
+            run: common.settings(reps, cpus),
+        };
+        plan.skipped.extend(mapping_notes);
+        add_arena_allocations(&mut plan);
+        match remote_cpus(&plan.topology, &plan.thread_cpus, &plan.run.cpus) {
+            Ok(remote) => {
+                plan.allocations
+                    .extend([Allocation::NodeLocal, Allocation::NodeRemote]);
+                plan.remote = Some(remote);
+            }
+            Err(reason) => plan.skipped.push(Skipped {
+                condition: "controller-local / controller-remote".into(),
+                reason,
+            }),
+        }
+        if plan.nodes().len() >= 2 {
+            plan.allocations
+                .extend([Allocation::OneNode, Allocation::TwoNodes]);
+        } else {
+            plan.skipped.push(Skipped {
+                condition: "1node / 2nodes".into(),
+                reason: "one NUMA node: the machine has no second node".into(),
+            });
+        }
+        Ok(plan)
     }
-    Ok(plan)
+
+    fn measure(&self, progress: &dyn crate::harness::Progress) -> Result<super::measure::Measured> {
+        super::measure::measure(self, progress)
+    }
 }
 
 /// The DRAM address mapping of the given bank and controller functions
@@ -175,17 +189,21 @@ fn address_mapping(
         ),
         Some(path) => {
             if params.bank_functions.is_some() || params.controller_functions.is_some() {
-                return Err(Error::InvalidInput(
-                    "--dram-map with --bank-functions or --controller-functions: expected one \
-                     source of the DRAM functions"
-                        .into(),
+                return Err(Error::option(
+                    "--dram-map",
+                    "one source of the DRAM functions",
+                    "--dram-map with --bank-functions or --controller-functions",
                 ));
             }
-            let map = tinct_core::dram_map::DramMap::load(path)
-                .map_err(|e| Error::InvalidInput(e.to_string()))?;
+            let map = tinct_core::dram_map::DramMap::load(path)?;
             let mut reduce = |what: &str, masks: &[u64]| -> Result<XorFunctions> {
-                let functions = XorFunctions::from_masks(masks.to_vec())
-                    .map_err(|e| Error::InvalidInput(format!("--dram-map: {what}: {e}")))?;
+                let functions = XorFunctions::from_masks(masks.to_vec()).map_err(|e| {
+                    Error::option(
+                        "--dram-map",
+                        format!("usable {what} functions"),
+                        e.to_string(),
+                    )
+                })?;
                 let (kept, lost) = functions.page_granular(page_bytes);
                 if lost > 0 {
                     notes.push(Skipped {
@@ -209,7 +227,11 @@ fn address_mapping(
     };
     let mapping =
         AddressMapping::new(page_bytes, XorFunctions::none(), bank, controller).map_err(|e| {
-            Error::InvalidInput(format!("--bank-functions/--controller-functions: {e}"))
+            Error::option(
+                "--bank-functions/--controller-functions",
+                "an address mapping tinct-mem accepts",
+                e.to_string(),
+            )
         })?;
     Ok((mapping, from, notes))
 }
@@ -217,9 +239,8 @@ fn address_mapping(
 fn parse_functions(option: &str, text: Option<&str>) -> Result<XorFunctions> {
     match text {
         None => Ok(XorFunctions::none()),
-        Some(text) => {
-            XorFunctions::parse(text).map_err(|e| Error::InvalidInput(format!("{option}: {e}")))
-        }
+        Some(text) => XorFunctions::parse(text)
+            .map_err(|e| Error::option(option, "XOR masks like 0x2000,0x4000", e.to_string())),
     }
 }
 
@@ -414,13 +435,18 @@ pub(super) fn arena(plan: &Plan) -> Result<Option<PagedMemory>> {
     let pages = (busiest as u64 * classes).max(total as u64);
     let bytes = (pages as f64 * plan.page_bytes as f64 * ARENA_SLACK) as u64;
     if bytes > MAX_ARENA_BYTES {
-        return Err(Error::InvalidInput(format!(
-            "bank-aware placement of {} per thread over {classes} bank classes needs a {} \
-             arena: expected at most {}; use a smaller --size or fewer --threads",
-            human_bytes(plan.bytes_per_thread),
-            human_bytes(bytes),
-            human_bytes(MAX_ARENA_BYTES)
-        )));
+        return Err(Error::option(
+            "--size and --threads",
+            format!(
+                "a bank-aware arena of at most {} (use a smaller --size or fewer --threads)",
+                human_bytes(MAX_ARENA_BYTES)
+            ),
+            format!(
+                "{} per thread over {classes} bank classes, which needs {}",
+                human_bytes(plan.bytes_per_thread),
+                human_bytes(bytes)
+            ),
+        ));
     }
     let banks = mapping.banks() as usize;
     let exact = plan.bank_mode == tinct_mem::Modes::EXACT;

@@ -13,7 +13,8 @@ use crate::choice::Choice;
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
-    Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    DurationColumns, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle,
+    Summary,
 };
 use serde::{Deserialize, Serialize};
 
@@ -213,35 +214,233 @@ pub struct Report {
     pub files: Vec<String>,
 }
 
-/// The report of a measured plan, with the caveats a reader needs.
-pub(super) fn assemble(plan: Plan, measured: Measured, machine: Machine) -> Report {
-    let notes = notes(&plan, &measured, &machine);
-    let bank_placement_known = plan.bank_known();
-    Report {
-        header: RunHeader::of_run("banks", plan.run, machine, measured.counters.clone())
-            .with_conditions(measured.run_conditions),
-        parameters: Parameters {
-            threads: plan.thread_cpus.len(),
-            thread_cpus: plan.thread_cpus,
-            bytes_per_thread: plan.pages_per_thread as u64 * plan.page_bytes,
-            bank_functions: plan.mapping.bank.masks().to_vec(),
-            controller_functions: plan.mapping.controller.masks().to_vec(),
-            functions_from: plan.functions_from.clone(),
-            bank_mode: plan.bank_mode.names(),
-            banks: plan.mapping.banks(),
-            controllers: plan.mapping.controllers(),
-            warmup_rounds: WARMUP_ROUNDS,
-        },
-        bank_placement_known,
-        frames_unreadable: measured.frames_unreadable,
-        moved_pages: measured.moved_pages,
-        table1: super::tables::table1(&measured.kernels),
-        table2: super::tables::table2(&measured.composite),
-        kernels: measured.kernels,
-        composite: measured.composite,
-        skipped: plan.skipped,
-        notes,
-        files: Vec::new(),
+impl crate::harness::Bench for Report {
+    const NAME: &'static str = "banks";
+    type Plan = Plan;
+
+    /// The report of a measured plan, with the caveats a reader needs.
+    fn assemble(plan: Plan, measured: Measured, _stopped: bool) -> Result<Report> {
+        let machine = plan.machine.clone();
+        let notes = notes(&plan, &measured, &machine);
+        let bank_placement_known = plan.bank_known();
+        Ok(Report {
+            header: RunHeader::of_run("banks", plan.run, machine, measured.counters.clone())
+                .with_conditions(measured.run_conditions),
+            parameters: Parameters {
+                threads: plan.thread_cpus.len(),
+                thread_cpus: plan.thread_cpus,
+                bytes_per_thread: plan.pages_per_thread as u64 * plan.page_bytes,
+                bank_functions: plan.mapping.bank.masks().to_vec(),
+                controller_functions: plan.mapping.controller.masks().to_vec(),
+                functions_from: plan.functions_from.clone(),
+                bank_mode: plan.bank_mode.names(),
+                banks: plan.mapping.banks(),
+                controllers: plan.mapping.controllers(),
+                warmup_rounds: WARMUP_ROUNDS,
+            },
+            bank_placement_known,
+            frames_unreadable: measured.frames_unreadable,
+            moved_pages: measured.moved_pages,
+            table1: super::tables::table1(&measured.kernels),
+            table2: super::tables::table2(&measured.composite),
+            kernels: measured.kernels,
+            composite: measured.composite,
+            skipped: plan.skipped,
+            notes,
+            files: Vec::new(),
+        })
+    }
+
+    fn header(&mut self) -> &mut RunHeader {
+        &mut self.header
+    }
+
+    fn files(&mut self) -> Option<&mut Vec<String>> {
+        Some(&mut self.files)
+    }
+
+    /// Writes `banks.csv` and `banks.svg`.
+    fn write(&self, out: &mut OutputDir) -> Result<()> {
+        let rows: Vec<_> = self
+            .kernels
+            .iter()
+            .flat_map(|k| {
+                k.allocations.iter().map(move |a| {
+                    let key = KernelKey {
+                        kernel: k.kernel.name(),
+                        allocation: a.allocation.name(),
+                    };
+                    let bandwidth = BandwidthColumns {
+                        bandwidth_mib_s: a.bandwidth_mib_s,
+                        bandwidth_stddev_mib_s: a.bandwidth_stddev_mib_s,
+                    };
+                    (key, DurationColumns::from(&a.time), bandwidth)
+                })
+            })
+            .collect();
+        out.write_csv("banks.csv", &rows)?;
+        let composite: Vec<_> = self
+            .composite
+            .iter()
+            .flat_map(|run| {
+                run.conditions.iter().map(move |c| {
+                    let key = CompositeKey {
+                        threads: run.threads,
+                        pages: run.pages,
+                        allocation: c.allocation.name(),
+                    };
+                    let fallback = Fallback {
+                        fallback_pages: c.fallback_pages.iter().sum(),
+                    };
+                    (key, DurationColumns::from(&c.time), fallback)
+                })
+            })
+            .collect();
+        if !composite.is_empty() {
+            out.write_csv("banks-composite.csv", &composite)?;
+        }
+        out.write_csv("banks-table1.csv", &table_records(&self.table1))?;
+        if !self.table2.rows.is_empty() {
+            out.write_csv("banks-table2.csv", &table_records(&self.table2))?;
+        }
+        // Bandwidth per kernel (x = kernel index), one series per allocation.
+        let mut chart = LineChart::new(
+            "Aggregate bandwidth per kernel and allocation (median run)",
+            "kernel (1 copy, 2 scale, 3 add, 4 triad, 5 random, 6 integer-sort)",
+            "MiB/s",
+        );
+        let allocations: Vec<Allocation> = self
+            .kernels
+            .first()
+            .map(|k| k.allocations.iter().map(|a| a.allocation).collect())
+            .unwrap_or_default();
+        for allocation in allocations {
+            let points = self
+                .kernels
+                .iter()
+                .filter_map(|k| {
+                    let x = Kernel::ALL.iter().position(|&kk| kk == k.kernel)? as f64 + 1.0;
+                    let a = k.allocations.iter().find(|a| a.allocation == allocation)?;
+                    Some((x, a.bandwidth_mib_s))
+                })
+                .collect();
+            chart.series.push(Series::new(
+                allocation.name(),
+                SeriesStyle::LineWithMarkers,
+                points,
+            ));
+        }
+        out.write_svg("banks.svg", &chart)?;
+        Ok(())
+    }
+
+    /// The one-screen summary.
+    fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
+        let mut s = Summary::new("tinct bench banks (Chandru & Mueller)");
+        s.fact("machine", self.header.machine.one_line());
+        s.fact(
+            "threads",
+            format!(
+                "{} on CPUs {}, {} each",
+                self.parameters.threads,
+                tinct_sys::format_cpu_list(&self.parameters.thread_cpus),
+                human_bytes(self.parameters.bytes_per_thread)
+            ),
+        );
+        s.fact(
+            "bank placement",
+            if self.bank_placement_known || self.parameters.controllers > 1 {
+                format!(
+                    "{} banks x {} controllers from {}; Algorithm 1 mode {}",
+                    self.parameters.banks,
+                    self.parameters.controllers,
+                    self.parameters.functions_from,
+                    self.parameters.bank_mode
+                )
+            } else {
+                "UNKNOWN here (no --bank-functions or --dram-map): no bank-aware condition".into()
+            },
+        );
+        s.fact(
+            "runs",
+            format!(
+                "{} per condition (+{} warm-up), interleaved",
+                self.header.reps, self.parameters.warmup_rounds
+            ),
+        );
+        s.table(&[
+            "kernel",
+            "allocation",
+            "median ms",
+            "max ms",
+            "stddev ms",
+            "MiB/s",
+            "MiB/s stddev",
+            "vs default",
+        ]);
+        for k in &self.kernels {
+            for a in &k.allocations {
+                s.row(vec![
+                    k.kernel.name().into(),
+                    a.allocation.name().into(),
+                    ms(a.time.median),
+                    ms(a.time.max),
+                    ms(a.time.stddev.round() as u64),
+                    format!("{:.0}", a.bandwidth_mib_s),
+                    format!("{:.0}", a.bandwidth_stddev_mib_s),
+                    format!("{:.2}x", a.median_over_default),
+                ]);
+            }
+        }
+        for run in &self.composite {
+            let default = run.conditions.first().map_or(0, |c| c.time.median);
+            for c in &run.conditions {
+                s.row(vec![
+                    format!("bsort {}x{}", run.threads, run.pages),
+                    c.allocation.name().into(),
+                    ms(c.time.median),
+                    ms(c.time.max),
+                    ms(c.time.stddev.round() as u64),
+                    "-".into(),
+                    "-".into(),
+                    if default == 0 {
+                        "-".into()
+                    } else {
+                        format!("{:.2}x", c.time.median as f64 / default as f64)
+                    },
+                ]);
+            }
+        }
+        for line in table_lines(&self.table1)
+            .into_iter()
+            .chain(if self.table2.rows.is_empty() {
+                Vec::new()
+            } else {
+                table_lines(&self.table2)
+            })
+        {
+            s.note(line);
+        }
+        for k in &self.kernels {
+            for a in &k.allocations {
+                let fallback: usize = a.fallback_pages.iter().sum();
+                if fallback > 0 {
+                    s.note(format!(
+                        "{} under {}: {fallback} pages from a fallback step of Algorithm 1 (not the \
+                         requested bank)",
+                        k.kernel.name(),
+                        a.allocation.name()
+                    ));
+                }
+            }
+        }
+        for skip in &self.skipped {
+            s.note(format!("{} skipped: {}", skip.condition, skip.reason));
+        }
+        for note in &self.notes {
+            s.note(note.clone());
+        }
+        s
     }
 }
 
@@ -304,33 +503,33 @@ fn notes(plan: &Plan, measured: &Measured, machine: &Machine) -> Vec<String> {
     notes
 }
 
-/// One CSV row: one kernel under one allocation.
-#[derive(Debug, Serialize)]
-struct CsvRow {
+/// What a `banks.csv` row is of: one kernel under one allocation (its
+/// time's columns and its bandwidth follow).
+#[derive(Serialize)]
+struct KernelKey {
     kernel: &'static str,
     allocation: &'static str,
-    count: u64,
-    min_ns: u64,
-    median_ns: u64,
-    p99_ns: u64,
-    max_ns: u64,
-    stddev_ns: u64,
+}
+
+/// The bandwidth columns of a `banks.csv` row: median and σ, MiB/s.
+#[derive(Serialize)]
+struct BandwidthColumns {
     bandwidth_mib_s: f64,
     bandwidth_stddev_mib_s: f64,
 }
 
-/// One CSV row of the composite: one condition of one configuration.
-#[derive(Debug, Serialize)]
-struct CompositeRow {
+/// What a `banks-composite.csv` row is of: one condition of one
+/// configuration (its time's columns and its fallback pages follow).
+#[derive(Serialize)]
+struct CompositeKey {
     threads: usize,
     pages: usize,
     allocation: &'static str,
-    count: u64,
-    min_ns: u64,
-    median_ns: u64,
-    p99_ns: u64,
-    max_ns: u64,
-    stddev_ns: u64,
+}
+
+/// The last column of a `banks-composite.csv` row.
+#[derive(Serialize)]
+struct Fallback {
     fallback_pages: usize,
 }
 
@@ -371,190 +570,4 @@ fn table_lines(table: &Table) -> Vec<String> {
         lines.push(format!("  {}: {}", row.label, cells.join(" | ")));
     }
     lines
-}
-
-/// Writes `banks.csv` and `banks.svg`.
-pub(super) fn write(report: &Report, out: &mut OutputDir) -> Result<()> {
-    let rows: Vec<CsvRow> = report
-        .kernels
-        .iter()
-        .flat_map(|k| {
-            k.allocations.iter().map(move |a| CsvRow {
-                kernel: k.kernel.name(),
-                allocation: a.allocation.name(),
-                count: a.time.count,
-                min_ns: a.time.min,
-                median_ns: a.time.median,
-                p99_ns: a.time.p99,
-                max_ns: a.time.max,
-                stddev_ns: a.time.stddev.round() as u64,
-                bandwidth_mib_s: a.bandwidth_mib_s,
-                bandwidth_stddev_mib_s: a.bandwidth_stddev_mib_s,
-            })
-        })
-        .collect();
-    out.write_csv("banks.csv", &rows)?;
-    let composite: Vec<CompositeRow> = report
-        .composite
-        .iter()
-        .flat_map(|run| {
-            run.conditions.iter().map(move |c| CompositeRow {
-                threads: run.threads,
-                pages: run.pages,
-                allocation: c.allocation.name(),
-                count: c.time.count,
-                min_ns: c.time.min,
-                median_ns: c.time.median,
-                p99_ns: c.time.p99,
-                max_ns: c.time.max,
-                stddev_ns: c.time.stddev.round() as u64,
-                fallback_pages: c.fallback_pages.iter().sum(),
-            })
-        })
-        .collect();
-    if !composite.is_empty() {
-        out.write_csv("banks-composite.csv", &composite)?;
-    }
-    out.write_csv("banks-table1.csv", &table_records(&report.table1))?;
-    if !report.table2.rows.is_empty() {
-        out.write_csv("banks-table2.csv", &table_records(&report.table2))?;
-    }
-    // Bandwidth per kernel (x = kernel index), one series per allocation.
-    let mut chart = LineChart::new(
-        "Aggregate bandwidth per kernel and allocation (median run)",
-        "kernel (1 copy, 2 scale, 3 add, 4 triad, 5 random, 6 integer-sort)",
-        "MiB/s",
-    );
-    let allocations: Vec<Allocation> = report
-        .kernels
-        .first()
-        .map(|k| k.allocations.iter().map(|a| a.allocation).collect())
-        .unwrap_or_default();
-    for allocation in allocations {
-        let points = report
-            .kernels
-            .iter()
-            .filter_map(|k| {
-                let x = Kernel::ALL.iter().position(|&kk| kk == k.kernel)? as f64 + 1.0;
-                let a = k.allocations.iter().find(|a| a.allocation == allocation)?;
-                Some((x, a.bandwidth_mib_s))
-            })
-            .collect();
-        chart.series.push(Series::new(
-            allocation.name(),
-            SeriesStyle::LineWithMarkers,
-            points,
-        ));
-    }
-    out.write_svg("banks.svg", &chart)?;
-    Ok(())
-}
-
-/// The one-screen summary.
-pub(super) fn summary(report: &Report) -> Summary {
-    let mut s = Summary::new("tinct bench banks (Chandru & Mueller)");
-    s.fact("machine", report.header.machine.one_line());
-    s.fact(
-        "threads",
-        format!(
-            "{} on CPUs {}, {} each",
-            report.parameters.threads,
-            tinct_sys::format_cpu_list(&report.parameters.thread_cpus),
-            human_bytes(report.parameters.bytes_per_thread)
-        ),
-    );
-    s.fact(
-        "bank placement",
-        if report.bank_placement_known || report.parameters.controllers > 1 {
-            format!(
-                "{} banks x {} controllers from {}; Algorithm 1 mode {}",
-                report.parameters.banks,
-                report.parameters.controllers,
-                report.parameters.functions_from,
-                report.parameters.bank_mode
-            )
-        } else {
-            "UNKNOWN here (no --bank-functions or --dram-map): no bank-aware condition".into()
-        },
-    );
-    s.fact(
-        "runs",
-        format!(
-            "{} per condition (+{} warm-up), interleaved",
-            report.header.reps, report.parameters.warmup_rounds
-        ),
-    );
-    s.table(&[
-        "kernel",
-        "allocation",
-        "median ms",
-        "max ms",
-        "stddev ms",
-        "MiB/s",
-        "MiB/s stddev",
-        "vs default",
-    ]);
-    for k in &report.kernels {
-        for a in &k.allocations {
-            s.row(vec![
-                k.kernel.name().into(),
-                a.allocation.name().into(),
-                ms(a.time.median),
-                ms(a.time.max),
-                ms(a.time.stddev.round() as u64),
-                format!("{:.0}", a.bandwidth_mib_s),
-                format!("{:.0}", a.bandwidth_stddev_mib_s),
-                format!("{:.2}x", a.median_over_default),
-            ]);
-        }
-    }
-    for run in &report.composite {
-        let default = run.conditions.first().map_or(0, |c| c.time.median);
-        for c in &run.conditions {
-            s.row(vec![
-                format!("bsort {}x{}", run.threads, run.pages),
-                c.allocation.name().into(),
-                ms(c.time.median),
-                ms(c.time.max),
-                ms(c.time.stddev.round() as u64),
-                "-".into(),
-                "-".into(),
-                if default == 0 {
-                    "-".into()
-                } else {
-                    format!("{:.2}x", c.time.median as f64 / default as f64)
-                },
-            ]);
-        }
-    }
-    for line in table_lines(&report.table1)
-        .into_iter()
-        .chain(if report.table2.rows.is_empty() {
-            Vec::new()
-        } else {
-            table_lines(&report.table2)
-        })
-    {
-        s.note(line);
-    }
-    for k in &report.kernels {
-        for a in &k.allocations {
-            let fallback: usize = a.fallback_pages.iter().sum();
-            if fallback > 0 {
-                s.note(format!(
-                    "{} under {}: {fallback} pages from a fallback step of Algorithm 1 (not the \
-                     requested bank)",
-                    k.kernel.name(),
-                    a.allocation.name()
-                ));
-            }
-        }
-    }
-    for skip in &report.skipped {
-        s.note(format!("{} skipped: {}", skip.condition, skip.reason));
-    }
-    for note in &report.notes {
-        s.note(note.clone());
-    }
-    s
 }

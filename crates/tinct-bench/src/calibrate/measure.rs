@@ -15,7 +15,7 @@ use tinct_core::calibration::{Overheads, RefillRecord};
 use tinct_core::units::{Bytes, Nanos};
 
 /// What a run measured; a part a stop (Ctrl-C) came before is absent.
-pub(super) struct Measured {
+pub struct Measured {
     /// The latency sweep, the sizes finished.
     pub latency: Vec<LatencyPoint>,
     /// Why the sweep has no huge-page chase (at some sizes), if so.

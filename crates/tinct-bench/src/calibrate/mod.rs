@@ -31,7 +31,7 @@ mod report;
 pub mod stream;
 
 use crate::Result;
-use crate::harness::{Bench, BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
+use crate::harness::{BenchOptions, Finished, Progress};
 pub use measure::{RefillSetup, measure_bandwidth, measure_refill};
 pub use plan::{Geometry, sweep_sizes};
 pub use report::{
@@ -81,54 +81,10 @@ impl Default for Params {
 /// Runs `tinct bench calibrate`: measures, writes the files and returns the
 /// result with its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<CalibrateResult>> {
-    crate::harness::run::<Calibrate>(params, progress)
-}
-
-/// The calibrate bench, driven by [`crate::harness::run`].
-struct Calibrate;
-
-impl Bench for Calibrate {
-    const NAME: &'static str = NAME;
-    type Params = Params;
-    type Plan = plan::Plan;
-    type Measured = measure::Measured;
-    type Report = CalibrateResult;
-    type Raw = ();
-
-    fn options(params: &Params) -> &BenchOptions {
-        &params.common
-    }
-
-    fn plan(params: &Params) -> Result<plan::Plan> {
-        plan::plan(params)
-    }
-
-    fn measure(plan: &plan::Plan, progress: &dyn Progress) -> Result<measure::Measured> {
-        measure::measure(plan, progress)
-    }
-
-    fn assemble(
-        plan: plan::Plan,
-        measured: measure::Measured,
-        _stopped: bool,
-    ) -> Result<(CalibrateResult, ())> {
-        Ok((report::assemble(plan, measured), ()))
-    }
-
-    fn header(result: &mut CalibrateResult) -> &mut RunHeader {
-        &mut result.header
-    }
-
-    fn write(result: &CalibrateResult, _: &(), out: &mut OutputDir) -> Result<()> {
-        report::write(result, out)
-    }
-
-    fn summary(_: &Params, result: &CalibrateResult, out: &OutputDir) -> Summary {
-        report::summary(result, out)
-    }
+    crate::harness::run::<CalibrateResult>(&params.common, params, progress)
 }
 
 /// Measures everything (no files written).
 pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CalibrateResult> {
-    Ok(crate::harness::bench::measure::<Calibrate>(params, progress)?.0)
+    crate::harness::bench::measure::<CalibrateResult>(params, progress)
 }

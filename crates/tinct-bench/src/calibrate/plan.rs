@@ -14,7 +14,7 @@ const FALLBACK_L2_BYTES: u64 = 256 << 10;
 const MAX_BUFFER_BYTES: u64 = 512 << 20;
 
 /// What a run measures, resolved from the parameters and the machine.
-pub(super) struct Plan {
+pub struct Plan {
     /// Bench, options, machine, the measuring CPU (its log of counter
     /// totals started).
     pub header: RunHeader,
@@ -46,56 +46,63 @@ pub(super) struct Plan {
     pub progress_steps: u64,
 }
 
-/// Checks the parameters and resolves what to measure on this machine.
-pub(super) fn plan(params: &Params) -> Result<Plan> {
-    if params.partitions == 0 {
-        return Err(Error::InvalidInput(
-            "--partitions: expected at least 1 partition, found 0".into(),
-        ));
+impl crate::harness::Plan for Plan {
+    type Params = Params;
+    type Measured = super::measure::Measured;
+
+    /// Checks the parameters and resolves what to measure on this machine.
+    fn plan(params: &Params) -> Result<Plan> {
+        if params.partitions == 0 {
+            return Err(Error::option("--partitions", "at least 1 partition", "0"));
+        }
+        let options = &params.common;
+        let quick = options.quick;
+        let reps = options.reps_or(5, 21)?;
+        let cpus = options.cpus(1)?;
+        let header = RunHeader::new(super::NAME, options, reps, vec![cpus[0]]);
+        let geometry = Geometry::of(&header);
+        let max_size = match params.max_size {
+            Some(Bytes(bytes)) => bytes,
+            None if quick => (geometry.llc * 2).clamp(32 << 20, MAX_BUFFER_BYTES),
+            None => (geometry.llc * 4).clamp(64 << 20, MAX_BUFFER_BYTES),
+        };
+        let sizes = sweep_sizes(&geometry, max_size, quick);
+        // Short samples: on a shared machine a long one is rarely undisturbed.
+        let steps: u64 = if quick { 1 << 15 } else { 1 << 16 };
+        let refill_reps = options.reps_or(5, 51)?;
+        let bandwidth_reps = options.reps_or(3, 11)?;
+        // The overheads pin and time threads themselves: the context switch and
+        // the tick on the run's CPU, the release latency on every CPU of --cpus.
+        let mut overheads = overheads::Setup::of(options, &header, 5)?;
+        overheads.cpus = cpus.clone();
+        let progress_steps = sizes.len() as u64 * u64::from(reps + 1) * 3
+            + u64::from(bandwidth_reps + 1) * 2
+            + u64::from(refill_reps + 1) * 4
+            + overheads::progress_steps(overheads.switch_reps);
+        let wipe_bytes = (geometry.llc * 2)
+            .clamp(16 << 20, MAX_BUFFER_BYTES)
+            .max(max_size.min(MAX_BUFFER_BYTES));
+        Ok(Plan {
+            huge_missing: thp_unavailable(&header),
+            header,
+            partitions: params.partitions,
+            seed: options.seed,
+            cpu: cpus[0],
+            reps,
+            geometry,
+            sizes,
+            steps,
+            wipe_bytes,
+            bandwidth_reps,
+            refill_reps,
+            overheads,
+            progress_steps,
+        })
     }
-    let options = &params.common;
-    let quick = options.quick;
-    let reps = options.reps_or(5, 21)?;
-    let cpus = options.cpus(1)?;
-    let header = RunHeader::new(super::NAME, options, reps, vec![cpus[0]]);
-    let geometry = Geometry::of(&header);
-    let max_size = match params.max_size {
-        Some(Bytes(bytes)) => bytes,
-        None if quick => (geometry.llc * 2).clamp(32 << 20, MAX_BUFFER_BYTES),
-        None => (geometry.llc * 4).clamp(64 << 20, MAX_BUFFER_BYTES),
-    };
-    let sizes = sweep_sizes(&geometry, max_size, quick);
-    // Short samples: on a shared machine a long one is rarely undisturbed.
-    let steps: u64 = if quick { 1 << 15 } else { 1 << 16 };
-    let refill_reps = options.reps_or(5, 51)?;
-    let bandwidth_reps = options.reps_or(3, 11)?;
-    // The overheads pin and time threads themselves: the context switch and
-    // the tick on the run's CPU, the release latency on every CPU of --cpus.
-    let mut overheads = overheads::Setup::of(options, &header, 5)?;
-    overheads.cpus = cpus.clone();
-    let progress_steps = sizes.len() as u64 * u64::from(reps + 1) * 3
-        + u64::from(bandwidth_reps + 1) * 2
-        + u64::from(refill_reps + 1) * 4
-        + overheads::progress_steps(overheads.switch_reps);
-    let wipe_bytes = (geometry.llc * 2)
-        .clamp(16 << 20, MAX_BUFFER_BYTES)
-        .max(max_size.min(MAX_BUFFER_BYTES));
-    Ok(Plan {
-        huge_missing: thp_unavailable(&header),
-        header,
-        partitions: params.partitions,
-        seed: options.seed,
-        cpu: cpus[0],
-        reps,
-        geometry,
-        sizes,
-        steps,
-        wipe_bytes,
-        bandwidth_reps,
-        refill_reps,
-        overheads,
-        progress_steps,
-    })
+
+    fn measure(&self, progress: &dyn crate::harness::Progress) -> Result<super::measure::Measured> {
+        super::measure::measure(self, progress)
+    }
 }
 
 /// Cache sizes the bench works with (from the machine, or fallbacks).

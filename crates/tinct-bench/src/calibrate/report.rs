@@ -159,27 +159,175 @@ pub struct CalibrateResult {
     pub overheads: Option<tinct_core::calibration::Overheads>,
 }
 
-/// The result of a measured plan: the levels and the huge-page note read
-/// off the sweep, the counter totals of every interleaved run.
-pub(super) fn assemble(plan: Plan, measured: Measured) -> CalibrateResult {
-    let mut header = plan.header;
-    header.add_logged_counters();
-    let Measured {
-        latency,
-        huge_missing,
-        bandwidth,
-        refill,
-        overheads,
-    } = measured;
-    CalibrateResult {
-        overheads,
-        huge_pages: huge_pages_note(&header, &latency, huge_missing),
-        levels: level_latencies(&latency, &header),
-        header,
-        partitions: plan.partitions,
-        latency,
-        bandwidth,
-        refill,
+impl crate::harness::Bench for CalibrateResult {
+    const NAME: &'static str = super::NAME;
+    type Plan = Plan;
+
+    /// The result of a measured plan: the levels and the huge-page note read
+    /// off the sweep, the counter totals of every interleaved run.
+    fn assemble(plan: Plan, measured: Measured, _stopped: bool) -> Result<CalibrateResult> {
+        let mut header = plan.header;
+        header.add_logged_counters();
+        let Measured {
+            latency,
+            huge_missing,
+            bandwidth,
+            refill,
+            overheads,
+        } = measured;
+        Ok(CalibrateResult {
+            overheads,
+            huge_pages: huge_pages_note(&header, &latency, huge_missing),
+            levels: level_latencies(&latency, &header),
+            header,
+            partitions: plan.partitions,
+            latency,
+            bandwidth,
+            refill,
+        })
+    }
+
+    fn header(&mut self) -> &mut RunHeader {
+        &mut self.header
+    }
+
+    /// Writes `latency.csv`, `conditions.csv`, `latency.svg`
+    /// and `refill.toml` (the `[platform]` line).
+    fn write(&self, out: &mut OutputDir) -> Result<()> {
+        let rows: Vec<LatencyRow> = self
+            .latency
+            .iter()
+            .map(|p| {
+                let per = |ns: u64| ns as f64 / p.accesses_per_sample as f64;
+                LatencyRow {
+                    size_bytes: p.size_bytes,
+                    fits_in: &p.fits_in,
+                    accesses_per_sample: p.accesses_per_sample,
+                    random_ns_per_access: p.random_ns_per_access,
+                    random_min_ns_per_access: p.random_min_ns_per_access,
+                    random_p99_ns_per_access: per(p.random.p99),
+                    page_local_ns_per_access: p.page_local_ns_per_access,
+                    page_local_min_ns_per_access: p.page_local_min_ns_per_access,
+                    page_local_p99_ns_per_access: per(p.page_local.p99),
+                    tlb_penalty_ns: p.tlb_penalty_ns,
+                    huge_random_ns_per_access: p.huge_random_ns_per_access,
+                    huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
+                    huge_tlb_penalty_ns: p.huge_tlb_penalty_ns,
+                    samples: p.random.count,
+                }
+            })
+            .collect();
+        out.write_csv("latency.csv", &rows)?;
+        let mut conditions = Vec::new();
+        if let Some(b) = &self.bandwidth {
+            conditions.extend([
+                condition_row("bandwidth", "read", b.buffer_bytes, &b.read),
+                condition_row("bandwidth", "write", b.buffer_bytes, &b.write),
+            ]);
+        }
+        if let Some(r) = &self.refill {
+            conditions.extend([
+                condition_row("refill", "cold_pages", r.partition_bytes, &r.cold_pages),
+                condition_row("refill", "warm_pages", r.partition_bytes, &r.warm_pages),
+                condition_row("refill", "cold_chase", r.partition_bytes, &r.cold_chase),
+                condition_row("refill", "warm_chase", r.partition_bytes, &r.warm_chase),
+            ]);
+        }
+        out.write_csv("conditions.csv", &conditions)?;
+        out.write_svg("latency.svg", &latency_chart(self))?;
+        // Δ only from a run that measured it: an interrupted run has no line.
+        if let Some(r) = &self.refill {
+            out.write_text(
+                "refill.toml",
+                &format!(
+                    "# Δ measured by `tinct bench calibrate` ({} partitions of {}); put under [platform]:\n{}\n",
+                    r.delta.partitions,
+                    human_bytes(r.partition_bytes),
+                    r.platform_line
+                ),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The one-screen summary.
+    fn summary(&self, _: &super::Params, out: &OutputDir) -> Summary {
+        let mut s = Summary::of_run(&self.header);
+        s.fact(
+            "run",
+            format!(
+                "CPU {}, {} reps per condition, seed {}",
+                self.header.cpus[0], self.header.reps, self.header.seed
+            ),
+        );
+        s.table(&[
+            "level",
+            "capacity",
+            "probe size",
+            "ns/load min",
+            "ns/load median",
+            "random min",
+            "random median",
+            "TLB penalty",
+            "huge-page random min",
+            "TLB (4K − huge)",
+        ]);
+        for level in &self.levels {
+            s.row(vec![
+                level.level.clone(),
+                level.cache_bytes.map_or("-".into(), human_bytes),
+                human_bytes(level.probe_bytes),
+                format!("{:.1}", level.min_ns_per_access),
+                format!("{:.1}", level.ns_per_access),
+                format!("{:.1}", level.random_min_ns_per_access),
+                format!("{:.1}", level.random_ns_per_access),
+                format!(
+                    "{:.1}",
+                    level.random_min_ns_per_access - level.min_ns_per_access
+                ),
+                level
+                    .huge_random_min_ns_per_access
+                    .map_or("-".into(), |h| format!("{h:.1}")),
+                level.huge_random_min_ns_per_access.map_or("-".into(), |h| {
+                    format!("{:.1}", level.random_min_ns_per_access - h)
+                }),
+            ]);
+        }
+        if let Some(b) = &self.bandwidth {
+            s.fact(
+                "bandwidth",
+                format!(
+                    "read {:.1} GB/s, write {:.1} GB/s (median over {} passes of {})",
+                    b.read_gb_per_s,
+                    b.write_gb_per_s,
+                    b.read.count,
+                    human_bytes(b.buffer_bytes)
+                ),
+            );
+        }
+        if let Some(r) = &self.refill {
+            s.fact(
+                "refill Δ",
+                format!(
+                    "{} per partition of {} (LLC {} / {}); latency-bound {} ns",
+                    r.refill,
+                    human_bytes(r.partition_bytes),
+                    human_bytes(r.llc_bytes),
+                    r.delta.partitions,
+                    r.refill_latency_bound_ns
+                ),
+            );
+            s.fact("[platform]", r.platform_line.clone());
+        }
+        if let Some(overheads) = &self.overheads {
+            crate::overheads::summary_facts(&mut s, overheads);
+        }
+        s.fact("output", out.path().display().to_string());
+        s.note(self.huge_pages.note.clone());
+        if self.header.machine.virtualized == Some(true) {
+            s.note("this is a virtual machine: caches are shared with the host and other guests, so latencies are noisy and Δ is an estimate");
+        }
+        s
     }
 }
 
@@ -298,65 +446,6 @@ fn condition_row<'a>(
     (key, s.into())
 }
 
-/// Writes `latency.csv`, `conditions.csv`, `latency.svg`
-/// and `refill.toml` (the `[platform]` line).
-pub fn write(result: &CalibrateResult, out: &mut OutputDir) -> Result<()> {
-    let rows: Vec<LatencyRow> = result
-        .latency
-        .iter()
-        .map(|p| {
-            let per = |ns: u64| ns as f64 / p.accesses_per_sample as f64;
-            LatencyRow {
-                size_bytes: p.size_bytes,
-                fits_in: &p.fits_in,
-                accesses_per_sample: p.accesses_per_sample,
-                random_ns_per_access: p.random_ns_per_access,
-                random_min_ns_per_access: p.random_min_ns_per_access,
-                random_p99_ns_per_access: per(p.random.p99),
-                page_local_ns_per_access: p.page_local_ns_per_access,
-                page_local_min_ns_per_access: p.page_local_min_ns_per_access,
-                page_local_p99_ns_per_access: per(p.page_local.p99),
-                tlb_penalty_ns: p.tlb_penalty_ns,
-                huge_random_ns_per_access: p.huge_random_ns_per_access,
-                huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
-                huge_tlb_penalty_ns: p.huge_tlb_penalty_ns,
-                samples: p.random.count,
-            }
-        })
-        .collect();
-    out.write_csv("latency.csv", &rows)?;
-    let mut conditions = Vec::new();
-    if let Some(b) = &result.bandwidth {
-        conditions.extend([
-            condition_row("bandwidth", "read", b.buffer_bytes, &b.read),
-            condition_row("bandwidth", "write", b.buffer_bytes, &b.write),
-        ]);
-    }
-    if let Some(r) = &result.refill {
-        conditions.extend([
-            condition_row("refill", "cold_pages", r.partition_bytes, &r.cold_pages),
-            condition_row("refill", "warm_pages", r.partition_bytes, &r.warm_pages),
-            condition_row("refill", "cold_chase", r.partition_bytes, &r.cold_chase),
-            condition_row("refill", "warm_chase", r.partition_bytes, &r.warm_chase),
-        ]);
-    }
-    out.write_csv("conditions.csv", &conditions)?;
-    out.write_svg("latency.svg", &latency_chart(result))?;
-    // Δ only from a run that measured it: an interrupted run has no line.
-    if let Some(r) = &result.refill {
-        out.write_text(
-            "refill.toml",
-            &format!(
-                "# Δ measured by `tinct bench calibrate` ({} partitions of {}); put under [platform]:\n{}\n",
-                r.delta.partitions,
-                human_bytes(r.partition_bytes),
-                r.platform_line
-            ),
-        )?;
-    }
-    Ok(())
-}
-
 fn latency_chart(result: &CalibrateResult) -> LineChart {
     let points = |f: fn(&super::LatencyPoint) -> f64| {
         result
@@ -406,84 +495,4 @@ fn latency_chart(result: &CalibrateResult) -> LineChart {
         .map(|c| (c.size_bytes as f64, c.name.clone()))
         .collect();
     chart
-}
-
-/// The one-screen summary.
-pub fn summary(result: &CalibrateResult, out: &OutputDir) -> Summary {
-    let mut s = Summary::of_run(&result.header);
-    s.fact(
-        "run",
-        format!(
-            "CPU {}, {} reps per condition, seed {}",
-            result.header.cpus[0], result.header.reps, result.header.seed
-        ),
-    );
-    s.table(&[
-        "level",
-        "capacity",
-        "probe size",
-        "ns/load min",
-        "ns/load median",
-        "random min",
-        "random median",
-        "TLB penalty",
-        "huge-page random min",
-        "TLB (4K − huge)",
-    ]);
-    for level in &result.levels {
-        s.row(vec![
-            level.level.clone(),
-            level.cache_bytes.map_or("-".into(), human_bytes),
-            human_bytes(level.probe_bytes),
-            format!("{:.1}", level.min_ns_per_access),
-            format!("{:.1}", level.ns_per_access),
-            format!("{:.1}", level.random_min_ns_per_access),
-            format!("{:.1}", level.random_ns_per_access),
-            format!(
-                "{:.1}",
-                level.random_min_ns_per_access - level.min_ns_per_access
-            ),
-            level
-                .huge_random_min_ns_per_access
-                .map_or("-".into(), |h| format!("{h:.1}")),
-            level.huge_random_min_ns_per_access.map_or("-".into(), |h| {
-                format!("{:.1}", level.random_min_ns_per_access - h)
-            }),
-        ]);
-    }
-    if let Some(b) = &result.bandwidth {
-        s.fact(
-            "bandwidth",
-            format!(
-                "read {:.1} GB/s, write {:.1} GB/s (median over {} passes of {})",
-                b.read_gb_per_s,
-                b.write_gb_per_s,
-                b.read.count,
-                human_bytes(b.buffer_bytes)
-            ),
-        );
-    }
-    if let Some(r) = &result.refill {
-        s.fact(
-            "refill Δ",
-            format!(
-                "{} per partition of {} (LLC {} / {}); latency-bound {} ns",
-                r.refill,
-                human_bytes(r.partition_bytes),
-                human_bytes(r.llc_bytes),
-                r.delta.partitions,
-                r.refill_latency_bound_ns
-            ),
-        );
-        s.fact("[platform]", r.platform_line.clone());
-    }
-    if let Some(overheads) = &result.overheads {
-        crate::overheads::summary_facts(&mut s, overheads);
-    }
-    s.fact("output", out.path().display().to_string());
-    s.note(result.huge_pages.note.clone());
-    if result.header.machine.virtualized == Some(true) {
-        s.note("this is a virtual machine: caches are shared with the host and other guests, so latencies are noisy and Δ is an estimate");
-    }
-    s
 }

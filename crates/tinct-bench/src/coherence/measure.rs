@@ -15,7 +15,7 @@ use tinct_report::stats::ratio;
 use tinct_sys::perf::CounterEvent;
 
 /// What [`measure`] found.
-pub(super) struct Measured {
+pub struct Measured {
     pub sizes: Vec<SizeResult>,
     pub false_sharing: Vec<FalseSharingResult>,
     pub run_conditions: RunConditions,

@@ -49,7 +49,7 @@ mod plan;
 mod report;
 
 use crate::Result;
-use crate::harness::{Bench, BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
+use crate::harness::{BenchOptions, Finished, Progress};
 pub use report::{
     ApplicationResult, FalseSharingResult, Fig9Counter, Ordering, ParallelResult, Parameters,
     Report, SizeResult, Worst,
@@ -96,53 +96,5 @@ const WARMUP_ROUNDS: u32 = 1;
 /// Runs the bench, writes `coherence.json`, `coherence.csv` and two SVG
 /// plots into the output directory, and returns the report with its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>> {
-    crate::harness::run::<Coherence>(params, progress)
-}
-
-/// The coherence bench, driven by [`crate::harness::run`].
-struct Coherence;
-
-impl Bench for Coherence {
-    const NAME: &'static str = "coherence";
-    type Params = Params;
-    type Plan = plan::Plan;
-    type Measured = measure::Measured;
-    type Report = Report;
-    type Raw = ();
-
-    fn options(params: &Params) -> &BenchOptions {
-        &params.common
-    }
-
-    fn plan(params: &Params) -> Result<plan::Plan> {
-        plan::plan(params)
-    }
-
-    fn measure(plan: &plan::Plan, progress: &dyn Progress) -> Result<measure::Measured> {
-        measure::measure(plan, progress)
-    }
-
-    fn assemble(
-        plan: plan::Plan,
-        measured: measure::Measured,
-        _stopped: bool,
-    ) -> Result<(Report, ())> {
-        Ok((report::assemble(plan, measured), ()))
-    }
-
-    fn header(report: &mut Report) -> &mut RunHeader {
-        &mut report.header
-    }
-
-    fn files(report: &mut Report) -> Option<&mut Vec<String>> {
-        Some(&mut report.files)
-    }
-
-    fn write(report: &Report, _: &(), out: &mut OutputDir) -> Result<()> {
-        report::write(report, out)
-    }
-
-    fn summary(_: &Params, report: &Report, _: &OutputDir) -> Summary {
-        report::summary(report)
-    }
+    crate::harness::run::<Report>(&params.common, params, progress)
 }

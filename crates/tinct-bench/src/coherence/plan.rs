@@ -17,7 +17,7 @@ const QUICK_WORK: u64 = 1 << 21;
 const QUICK_REPS: u32 = 5;
 
 /// The validated parameters and the machine's placements: what to measure.
-pub(super) struct Plan {
+pub struct Plan {
     /// Quick, reps, seed, and the CPUs (the sequential version's first).
     pub run: RunSettings,
     /// Array dimensions swept (ROWS = COLS).
@@ -38,7 +38,7 @@ pub(super) struct Plan {
 
 /// How many times a run goes over the arrays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Loops {
+pub enum Loops {
     /// The same element updates per function at every size.
     EqualWork(u64),
     /// The paper's fixed repetition count.
@@ -55,55 +55,64 @@ impl Loops {
     }
 }
 
-/// Checks the parameters and finds the placements this machine offers.
-pub(super) fn plan(params: &Params) -> Result<Plan> {
-    let common = &params.common;
-    let quick = common.quick;
-    let reps = common.reps_or(QUICK_REPS, 10)?;
-    let sizes = match &params.sizes {
-        Some(sizes) => sizes.clone(),
-        None if quick => QUICK_SIZES.to_vec(),
-        None => FULL_SIZES.to_vec(),
-    };
-    if let Some(bad) = sizes.iter().find(|&&s| s == 0 || s > 16384) {
-        return Err(Error::InvalidInput(format!(
-            "--sizes: expected array dimensions in 1..=16384, found {bad}"
-        )));
-    }
-    let loops = match (params.work, params.repetitions) {
-        (Some(_), Some(_)) => {
-            return Err(Error::InvalidInput(
-                "--work and --repetitions: expected one of them, found both".into(),
+impl crate::harness::Plan for Plan {
+    type Params = Params;
+    type Measured = super::measure::Measured;
+
+    /// Checks the parameters and finds the placements this machine offers.
+    fn plan(params: &Params) -> Result<Plan> {
+        let common = &params.common;
+        let quick = common.quick;
+        let reps = common.reps_or(QUICK_REPS, 10)?;
+        let sizes = match &params.sizes {
+            Some(sizes) => sizes.clone(),
+            None if quick => QUICK_SIZES.to_vec(),
+            None => FULL_SIZES.to_vec(),
+        };
+        if let Some(bad) = sizes.iter().find(|&&s| s == 0 || s > 16384) {
+            return Err(Error::option(
+                "--sizes",
+                "array dimensions in 1..=16384",
+                bad.to_string(),
             ));
         }
-        (_, Some(0)) => {
-            return Err(Error::InvalidInput(
-                "--repetitions: expected at least 1, found 0".into(),
-            ));
+        let loops = match (params.work, params.repetitions) {
+            (Some(_), Some(_)) => {
+                return Err(Error::option(
+                    "--work and --repetitions",
+                    "one of them",
+                    "both",
+                ));
+            }
+            (_, Some(0)) => {
+                return Err(Error::option("--repetitions", "at least 1", "0"));
+            }
+            (_, Some(repetitions)) => Loops::Fixed(repetitions),
+            (Some(work), None) => Loops::EqualWork(work),
+            (None, None) => Loops::EqualWork(if quick { QUICK_WORK } else { 1 << 24 }),
+        };
+        let increments = params
+            .increments
+            .unwrap_or(if quick { 1 << 20 } else { 1 << 25 });
+        if loops == Loops::EqualWork(0) || increments == 0 {
+            return Err(Error::option("--work and --increments", "at least 1", "0"));
         }
-        (_, Some(repetitions)) => Loops::Fixed(repetitions),
-        (Some(work), None) => Loops::EqualWork(work),
-        (None, None) => Loops::EqualWork(if quick { QUICK_WORK } else { 1 << 24 }),
-    };
-    let increments = params
-        .increments
-        .unwrap_or(if quick { 1 << 20 } else { 1 << 25 });
-    if loops == Loops::EqualWork(0) || increments == 0 {
-        return Err(Error::InvalidInput(
-            "--work and --increments: expected at least 1, found 0".into(),
-        ));
+        let cpus = common.cpus(1)?;
+        let topology = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live())?;
+        let placements = placement::placements(&topology, &cpus);
+        let fig9 = super::fig9::resolve(&tinct_sys::SysRoot::live())?;
+        Ok(Plan {
+            run: common.settings(reps, cpus),
+            sizes,
+            loops,
+            increments,
+            fifo: params.fifo,
+            placements,
+            fig9,
+        })
     }
-    let cpus = common.cpus(1)?;
-    let topology = tinct_sys::topology::Topology::read(&tinct_sys::SysRoot::live())?;
-    let placements = placement::placements(&topology, &cpus);
-    let fig9 = super::fig9::resolve(&tinct_sys::SysRoot::live())?;
-    Ok(Plan {
-        run: common.settings(reps, cpus),
-        sizes,
-        loops,
-        increments,
-        fifo: params.fifo,
-        placements,
-        fig9,
-    })
+
+    fn measure(&self, progress: &dyn crate::harness::Progress) -> Result<super::measure::Measured> {
+        super::measure::measure(self, progress)
+    }
 }

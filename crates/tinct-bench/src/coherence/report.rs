@@ -9,7 +9,8 @@ use super::plan::{Loops, Plan};
 use crate::Result;
 use crate::harness::summary::ms;
 use crate::harness::{
-    Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    DurationColumns, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle,
+    Summary,
 };
 use serde::{Deserialize, Serialize};
 
@@ -183,130 +184,257 @@ pub struct Report {
     /// Files written.
     pub files: Vec<String>,
 }
-/// The report of a measured plan: the worst slowdown and the notes.
-pub(super) fn assemble(plan: Plan, measured: Measured) -> Report {
-    let machine = Machine::describe();
-    let worst = measured
-        .sizes
-        .iter()
-        .flat_map(|s| s.parallel.iter().map(move |p| (s.rows, p)))
-        .max_by(|a, b| {
-            a.1.shared_over_sequential_wcet
-                .total_cmp(&b.1.shared_over_sequential_wcet)
-        })
-        .map(|(rows, p)| Worst {
-            rows,
-            placement: p.placement,
-            shared_over_sequential_wcet: p.shared_over_sequential_wcet,
-        });
-    let mut notes: Vec<String> = plan
-        .placements
-        .iter()
-        .filter_map(|p| {
-            p.skipped
-                .as_ref()
-                .map(|why| format!("placement {} skipped: {why}", p.kind.name()))
-        })
-        .collect();
-    if machine.virtualized == Some(true) {
-        notes.push(
-            "virtual machine: vCPUs may share physical cores or be descheduled by the host, so \
-             placements are guest placements only"
-                .into(),
-        );
-    }
-    if plan.run.cpus.len() < 2 {
-        notes.push("one CPU: the parallel versions cannot run in parallel".into());
-    }
-    notes.extend(measured.run_conditions.notes(machine.online_cpus.len()));
-    let orderings = measured
-        .sizes
-        .iter()
-        .flat_map(|s| {
-            s.parallel.iter().map(|p| Ordering {
-                rows: s.rows,
-                placement: p.placement,
-                shared_slower_than_private: p.shared.median > p.private.median,
-                private_faster_than_sequential: p.private.median < s.sequential.median,
+impl crate::harness::Bench for Report {
+    const NAME: &'static str = "coherence";
+    type Plan = Plan;
+
+    /// The report of a measured plan: the worst slowdown and the notes.
+    fn assemble(plan: Plan, measured: Measured, _stopped: bool) -> Result<Report> {
+        let machine = Machine::describe();
+        let worst = measured
+            .sizes
+            .iter()
+            .flat_map(|s| s.parallel.iter().map(move |p| (s.rows, p)))
+            .max_by(|a, b| {
+                a.1.shared_over_sequential_wcet
+                    .total_cmp(&b.1.shared_over_sequential_wcet)
             })
+            .map(|(rows, p)| Worst {
+                rows,
+                placement: p.placement,
+                shared_over_sequential_wcet: p.shared_over_sequential_wcet,
+            });
+        let mut notes: Vec<String> = plan
+            .placements
+            .iter()
+            .filter_map(|p| {
+                p.skipped
+                    .as_ref()
+                    .map(|why| format!("placement {} skipped: {why}", p.kind.name()))
+            })
+            .collect();
+        if machine.virtualized == Some(true) {
+            notes.push(
+                "virtual machine: vCPUs may share physical cores or be descheduled by the host, so \
+                 placements are guest placements only"
+                    .into(),
+            );
+        }
+        if plan.run.cpus.len() < 2 {
+            notes.push("one CPU: the parallel versions cannot run in parallel".into());
+        }
+        notes.extend(measured.run_conditions.notes(machine.online_cpus.len()));
+        let orderings = measured
+            .sizes
+            .iter()
+            .flat_map(|s| {
+                s.parallel.iter().map(|p| Ordering {
+                    rows: s.rows,
+                    placement: p.placement,
+                    shared_slower_than_private: p.shared.median > p.private.median,
+                    private_faster_than_sequential: p.private.median < s.sequential.median,
+                })
+            })
+            .collect();
+        let fig9 = plan
+            .fig9
+            .events
+            .iter()
+            .map(|r| Fig9Counter {
+                key: r.event.key().into(),
+                label: r.event.label().into(),
+                vendor_name: r.vendor_name.clone(),
+                counter: r.counter.as_ref().ok().map(|c| c.name.clone()),
+                unresolved: r.counter.as_ref().err().cloned(),
+            })
+            .collect();
+        let fig9_machine = format!(
+            "{}; encoded with {}",
+            plan.fig9
+                .microarchitecture
+                .clone()
+                .unwrap_or_else(|| "a CPU outside the Fig. 9 table".into()),
+            plan.fig9.encoded_with
+        );
+        let (work_per_function, fixed_repetitions) = match plan.loops {
+            Loops::EqualWork(work) => (Some(work), None),
+            Loops::Fixed(repetitions) => (None, Some(repetitions)),
+        };
+        Ok(Report {
+            parameters: Parameters {
+                sizes: plan.sizes,
+                work_per_function,
+                fixed_repetitions,
+                element_bytes: 8,
+                false_sharing_increments: plan.increments,
+                warmup_rounds: WARMUP_ROUNDS,
+                sequential_cpu: plan.run.cpus[0],
+            },
+            header: RunHeader::of_run("coherence", plan.run, machine, measured.counters)
+                .with_conditions(measured.run_conditions),
+            placements: plan.placements,
+            sizes: measured.sizes,
+            false_sharing: measured.false_sharing,
+            worst,
+            orderings,
+            fig9_machine,
+            fig9,
+            notes,
+            files: Vec::new(),
         })
-        .collect();
-    let fig9 = plan
-        .fig9
-        .events
-        .iter()
-        .map(|r| Fig9Counter {
-            key: r.event.key().into(),
-            label: r.event.label().into(),
-            vendor_name: r.vendor_name.clone(),
-            counter: r.counter.as_ref().ok().map(|c| c.name.clone()),
-            unresolved: r.counter.as_ref().err().cloned(),
-        })
-        .collect();
-    let fig9_machine = format!(
-        "{}; encoded with {}",
-        plan.fig9
-            .microarchitecture
-            .clone()
-            .unwrap_or_else(|| "a CPU outside the Fig. 9 table".into()),
-        plan.fig9.encoded_with
-    );
-    let (work_per_function, fixed_repetitions) = match plan.loops {
-        Loops::EqualWork(work) => (Some(work), None),
-        Loops::Fixed(repetitions) => (None, Some(repetitions)),
-    };
-    Report {
-        parameters: Parameters {
-            sizes: plan.sizes,
-            work_per_function,
-            fixed_repetitions,
-            element_bytes: 8,
-            false_sharing_increments: plan.increments,
-            warmup_rounds: WARMUP_ROUNDS,
-            sequential_cpu: plan.run.cpus[0],
-        },
-        header: RunHeader::of_run("coherence", plan.run, machine, measured.counters)
-            .with_conditions(measured.run_conditions),
-        placements: plan.placements,
-        sizes: measured.sizes,
-        false_sharing: measured.false_sharing,
-        worst,
-        orderings,
-        fig9_machine,
-        fig9,
-        notes,
-        files: Vec::new(),
+    }
+
+    fn header(&mut self) -> &mut RunHeader {
+        &mut self.header
+    }
+
+    fn files(&mut self) -> Option<&mut Vec<String>> {
+        Some(&mut self.files)
+    }
+
+    /// Writes `coherence.csv` and the two SVG charts.
+    fn write(&self, out: &mut OutputDir) -> Result<()> {
+        out.write_csv("coherence.csv", &csv_rows(self))?;
+        out.write_counters_csv("coherence-counters.csv", &self.header.counters)?;
+        let (wcet, slowdown) = charts(self);
+        out.write_svg("coherence-wcet.svg", &wcet)?;
+        out.write_svg("coherence-slowdown.svg", &slowdown)?;
+        Ok(())
+    }
+
+    /// The one-screen summary.
+    fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
+        let mut s = Summary::new("tinct bench coherence (Gracioli et al. 2011)");
+        s.fact("machine", self.header.machine.one_line());
+        s.fact(
+            "runs",
+            format!(
+                "{} per condition (+{} warm-up), interleaved; WCET = largest run",
+                self.header.reps, self.parameters.warmup_rounds
+            ),
+        );
+        s.fact(
+            "loop",
+            match (
+                self.parameters.fixed_repetitions,
+                self.parameters.work_per_function,
+            ) {
+                (Some(r), _) => format!("{r} repetitions at every size (the paper's fixed loop)"),
+                (None, Some(w)) => format!("{w} element updates per function at every size"),
+                (None, None) => "unknown".into(),
+            },
+        );
+        let held = |f: fn(&super::Ordering) -> bool| {
+            let pairs: Vec<_> = self
+                .orderings
+                .iter()
+                .filter(|o| o.placement != PlacementKind::SameCpu)
+                .collect();
+            format!(
+                "{} of {}",
+                pairs.iter().filter(|o| f(o)).count(),
+                pairs.len()
+            )
+        };
+        s.fact(
+            "orderings (medians, two-CPU placements)",
+            format!(
+                "shared > private at {}; private < sequential at {}",
+                held(|o| o.shared_slower_than_private),
+                held(|o| o.private_faster_than_sequential)
+            ),
+        );
+        s.fact("Fig. 9 counters", fig9_line(self));
+        if let Some(w) = &self.worst {
+            s.fact(
+                "worst slowdown",
+                format!(
+                    "{:.2}x parallel-shared vs sequential WCET at {}x{}, {}",
+                    w.shared_over_sequential_wcet,
+                    w.rows,
+                    w.rows,
+                    w.placement.name()
+                ),
+            );
+        }
+        if let Some(fig4) = fig4_line(self) {
+            s.fact("Fig. 4(a) vs 4(b), shared / sequential WCET", fig4);
+        }
+        for f in &self.false_sharing {
+            s.fact(
+                format!("false sharing, {}", f.placement.name()),
+                format!(
+                    "{:.2}x (median {} vs {} ms)",
+                    f.slowdown_median,
+                    ms(f.same_line.median),
+                    ms(f.separate_lines.median)
+                ),
+            );
+        }
+        s.table(&[
+            "size",
+            "placement",
+            "seq WCET ms",
+            "shared WCET ms",
+            "private WCET ms",
+            "shared/seq WCET",
+            "private/seq WCET",
+            "shared/seq median",
+        ]);
+        for size in &self.sizes {
+            for p in &size.parallel {
+                s.row(vec![
+                    format!("{}x{}", size.rows, size.cols),
+                    p.placement.name().into(),
+                    ms(size.sequential.max),
+                    ms(p.shared.max),
+                    ms(p.private.max),
+                    format!("{:.2}", p.shared_over_sequential_wcet),
+                    format!("{:.2}", p.private_over_sequential_wcet),
+                    format!("{:.2}", p.shared_over_sequential_median),
+                ]);
+            }
+        }
+        for note in &self.notes {
+            s.note(note.clone());
+        }
+        s
     }
 }
 
-#[derive(Debug, Serialize)]
-struct CsvRow {
+/// What a `coherence.csv` row is of: one variant at one size and placement
+/// (its time's columns and its WCET follow).
+#[derive(Serialize)]
+struct CsvKey {
     rows: usize,
     variant: &'static str,
     placement: &'static str,
-    count: u64,
-    min_ns: u64,
-    median_ns: u64,
-    p99_ns: u64,
+}
+
+/// The WCET columns of a `coherence.csv` row: the largest time, ns, and
+/// its ratio to the sequential version's.
+#[derive(Serialize)]
+struct WcetColumns {
     wcet_ns: u64,
-    stddev_ns: u64,
     wcet_over_sequential: f64,
 }
+
+type CsvRow = (CsvKey, DurationColumns, WcetColumns);
 
 fn csv_rows(report: &Report) -> Vec<CsvRow> {
     let mut rows = Vec::new();
     for size in &report.sizes {
-        let row = |variant, placement, s: &Durations, r| CsvRow {
-            rows: size.rows,
-            variant,
-            placement,
-            count: s.count,
-            min_ns: s.min,
-            median_ns: s.median,
-            p99_ns: s.p99,
-            wcet_ns: s.max,
-            stddev_ns: s.stddev.round() as u64,
-            wcet_over_sequential: r,
+        let row = |variant, placement, s: &Durations, wcet_over_sequential| {
+            let key = CsvKey {
+                rows: size.rows,
+                variant,
+                placement,
+            };
+            let wcet = WcetColumns {
+                wcet_ns: s.max,
+                wcet_over_sequential,
+            };
+            (key, DurationColumns::from(s), wcet)
         };
         rows.push(row("sequential", "", &size.sequential, 1.0));
         let app = &size.application;
@@ -412,16 +540,6 @@ fn charts(report: &Report) -> (LineChart, LineChart) {
     (wcet, slowdown)
 }
 
-/// Writes `coherence.csv` and the two SVG charts.
-pub(super) fn write(report: &Report, out: &mut OutputDir) -> Result<()> {
-    out.write_csv("coherence.csv", &csv_rows(report))?;
-    out.write_counters_csv("coherence-counters.csv", &report.header.counters)?;
-    let (wcet, slowdown) = charts(report);
-    out.write_svg("coherence-wcet.svg", &wcet)?;
-    out.write_svg("coherence-slowdown.svg", &slowdown)?;
-    Ok(())
-}
-
 /// Fig. 4(a) against 4(b) in one line: the largest parallel-shared /
 /// sequential WCET ratio over the sizes timed as whole applications and
 /// as the computation alone (threads placed by the OS in both).
@@ -503,103 +621,4 @@ fn fig9_line(report: &Report) -> String {
         parts.push(format!("unavailable: {}", reasons.join("; ")));
     }
     parts.join("; ")
-}
-
-/// The one-screen summary.
-pub(super) fn summary(report: &Report) -> Summary {
-    let mut s = Summary::new("tinct bench coherence (Gracioli et al. 2011)");
-    s.fact("machine", report.header.machine.one_line());
-    s.fact(
-        "runs",
-        format!(
-            "{} per condition (+{} warm-up), interleaved; WCET = largest run",
-            report.header.reps, report.parameters.warmup_rounds
-        ),
-    );
-    s.fact(
-        "loop",
-        match (
-            report.parameters.fixed_repetitions,
-            report.parameters.work_per_function,
-        ) {
-            (Some(r), _) => format!("{r} repetitions at every size (the paper's fixed loop)"),
-            (None, Some(w)) => format!("{w} element updates per function at every size"),
-            (None, None) => "unknown".into(),
-        },
-    );
-    let held = |f: fn(&super::Ordering) -> bool| {
-        let pairs: Vec<_> = report
-            .orderings
-            .iter()
-            .filter(|o| o.placement != PlacementKind::SameCpu)
-            .collect();
-        format!(
-            "{} of {}",
-            pairs.iter().filter(|o| f(o)).count(),
-            pairs.len()
-        )
-    };
-    s.fact(
-        "orderings (medians, two-CPU placements)",
-        format!(
-            "shared > private at {}; private < sequential at {}",
-            held(|o| o.shared_slower_than_private),
-            held(|o| o.private_faster_than_sequential)
-        ),
-    );
-    s.fact("Fig. 9 counters", fig9_line(report));
-    if let Some(w) = &report.worst {
-        s.fact(
-            "worst slowdown",
-            format!(
-                "{:.2}x parallel-shared vs sequential WCET at {}x{}, {}",
-                w.shared_over_sequential_wcet,
-                w.rows,
-                w.rows,
-                w.placement.name()
-            ),
-        );
-    }
-    if let Some(fig4) = fig4_line(report) {
-        s.fact("Fig. 4(a) vs 4(b), shared / sequential WCET", fig4);
-    }
-    for f in &report.false_sharing {
-        s.fact(
-            format!("false sharing, {}", f.placement.name()),
-            format!(
-                "{:.2}x (median {} vs {} ms)",
-                f.slowdown_median,
-                ms(f.same_line.median),
-                ms(f.separate_lines.median)
-            ),
-        );
-    }
-    s.table(&[
-        "size",
-        "placement",
-        "seq WCET ms",
-        "shared WCET ms",
-        "private WCET ms",
-        "shared/seq WCET",
-        "private/seq WCET",
-        "shared/seq median",
-    ]);
-    for size in &report.sizes {
-        for p in &size.parallel {
-            s.row(vec![
-                format!("{}x{}", size.rows, size.cols),
-                p.placement.name().into(),
-                ms(size.sequential.max),
-                ms(p.shared.max),
-                ms(p.private.max),
-                format!("{:.2}", p.shared_over_sequential_wcet),
-                format!("{:.2}", p.private_over_sequential_wcet),
-                format!("{:.2}", p.shared_over_sequential_median),
-            ]);
-        }
-    }
-    for note in &report.notes {
-        s.note(note.clone());
-    }
-    s
 }

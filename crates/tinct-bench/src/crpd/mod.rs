@@ -37,7 +37,7 @@ use crate::Result;
 use crate::choice::{Choice, choice_text};
 #[cfg(test)]
 use crate::harness::machine::MachineCache;
-use crate::harness::{Bench, BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
+use crate::harness::{BenchOptions, Finished, Progress};
 pub use measure::context_switch;
 pub use plan::sweep_fractions;
 pub use report::{CrpdPoint, CrpdResult, LevelSweep};
@@ -154,52 +154,12 @@ pub struct Params {
 /// Runs `tinct bench crpd`: measures, writes the files and returns the
 /// result with its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<CrpdResult>> {
-    crate::harness::run::<Crpd>(params, progress)
-}
-
-/// The crpd bench, driven by [`crate::harness::run`].
-struct Crpd;
-
-impl Bench for Crpd {
-    const NAME: &'static str = "crpd";
-    type Params = Params;
-    type Plan = plan::Plan;
-    type Measured = CrpdResult;
-    type Report = CrpdResult;
-    type Raw = ();
-
-    fn options(params: &Params) -> &BenchOptions {
-        &params.common
-    }
-
-    fn plan(params: &Params) -> Result<plan::Plan> {
-        plan::plan(params)
-    }
-
-    fn measure(plan: &plan::Plan, progress: &dyn Progress) -> Result<CrpdResult> {
-        measure::measure(plan, progress)
-    }
-
-    fn assemble(_: plan::Plan, result: CrpdResult, _stopped: bool) -> Result<(CrpdResult, ())> {
-        Ok((result, ()))
-    }
-
-    fn header(result: &mut CrpdResult) -> &mut RunHeader {
-        &mut result.header
-    }
-
-    fn write(result: &CrpdResult, _: &(), out: &mut OutputDir) -> Result<()> {
-        report::write(result, out)
-    }
-
-    fn summary(_: &Params, result: &CrpdResult, out: &OutputDir) -> Summary {
-        report::summary(result, out)
-    }
+    crate::harness::run::<CrpdResult>(&params.common, params, progress)
 }
 
 /// Measures everything (no files written).
 pub fn measure(params: &Params, progress: &dyn Progress) -> Result<CrpdResult> {
-    Ok(crate::harness::bench::measure::<Crpd>(params, progress)?.0)
+    crate::harness::bench::measure::<CrpdResult>(params, progress)
 }
 
 /// A 1 MiB 8-way L2 with 64-byte lines, for the tests of this bench.

@@ -11,7 +11,7 @@ use tinct_sys::jump_chain::Layout;
 use tinct_sys::topology::{CacheType, Topology};
 
 /// What a run measures, checked against this machine.
-pub(super) struct Plan {
+pub struct Plan {
     /// Bench, options, machine, the measuring CPU (its log of counter
     /// totals started).
     pub header: RunHeader,
@@ -44,62 +44,78 @@ pub(super) struct Plan {
     pub progress_steps: u64,
 }
 
-/// Checks the parameters and chooses the levels, sizes and wipers.
-pub(super) fn plan(params: &Params) -> Result<Plan> {
-    let options = &params.common;
-    let reps = options.reps_or(5, 21)?;
-    let cpus = options.cpus(1)?;
-    let cpu = cpus[0];
-    let words_per_line = if params.words_per_line.is_empty() {
-        vec![1]
-    } else {
-        params.words_per_line.clone()
-    };
-    if params.cache == CacheKind::Data && !params.words_per_line.is_empty() {
-        return Err(Error::InvalidInput(
-            "--words-per-line: expected only with --cache instruction".into(),
-        ));
+impl crate::harness::Plan for Plan {
+    type Params = Params;
+    type Measured = super::CrpdResult;
+
+    /// Checks the parameters and chooses the levels, sizes and wipers.
+    fn plan(params: &Params) -> Result<Plan> {
+        let options = &params.common;
+        let reps = options.reps_or(5, 21)?;
+        let cpus = options.cpus(1)?;
+        let cpu = cpus[0];
+        let words_per_line = if params.words_per_line.is_empty() {
+            vec![1]
+        } else {
+            params.words_per_line.clone()
+        };
+        if params.cache == CacheKind::Data && !params.words_per_line.is_empty() {
+            return Err(Error::option(
+                "--words-per-line",
+                "only with --cache instruction",
+                "--cache data",
+            ));
+        }
+        let max_words = Layout::max_words(64);
+        if let Some(bad) = words_per_line.iter().find(|&&k| k == 0 || k > max_words) {
+            return Err(Error::option(
+                "--words-per-line",
+                format!("1 to {max_words} instructions per 64-byte line"),
+                bad.to_string(),
+            ));
+        }
+        if params.cache == CacheKind::Instruction && !cfg!(target_arch = "x86_64") {
+            return Err(Error::option(
+                "--cache instruction",
+                "an x86-64 machine (it generates x86-64 machine code)",
+                std::env::consts::ARCH,
+            ));
+        }
+        let header = RunHeader::new("crpd", options, reps, vec![cpu]);
+        let levels = match params.cache {
+            CacheKind::Data => {
+                chosen_levels(&header.machine.caches, &params.levels, options.quick)?
+            }
+            CacheKind::Instruction => instruction_levels(&header.machine.caches, &params.levels)?,
+        };
+        let llc = header.machine.llc().map_or(8 << 20, |c| c.size_bytes);
+        let fractions = sweep_fractions(options.quick);
+        let other_cpu = cpus.get(1).copied();
+        // Without the wake-ups alone, which measure adds under SCHED_FIFO.
+        let progress_steps = u64::from(reps + 1)
+            * (2 + u64::from(other_cpu.is_some()) + 2 * (fractions.len() * levels.len()) as u64);
+        let wipers = wipers(params.cache, &levels, options.seed);
+        Ok(Plan {
+            header,
+            cpu,
+            other_cpu,
+            reps,
+            seed: options.seed,
+            no_fifo: params.no_fifo,
+            kind: params.cache,
+            words_per_line,
+            code_order: params.code_order,
+            levels,
+            switch_wipe_bytes: (llc * 2).max(4 << 20),
+            fractions,
+            wipers,
+            progress_steps,
+        })
     }
-    let max_words = Layout::max_words(64);
-    if let Some(bad) = words_per_line.iter().find(|&&k| k == 0 || k > max_words) {
-        return Err(Error::InvalidInput(format!(
-            "--words-per-line: expected 1 to {max_words} instructions per 64-byte line, found {bad}"
-        )));
+
+    fn measure(&self, progress: &dyn crate::harness::Progress) -> Result<super::CrpdResult> {
+        super::measure::measure(self, progress)
     }
-    if params.cache == CacheKind::Instruction && !cfg!(target_arch = "x86_64") {
-        return Err(Error::InvalidInput(format!(
-            "--cache instruction: generates x86-64 machine code; this machine is {}",
-            std::env::consts::ARCH
-        )));
-    }
-    let header = RunHeader::new("crpd", options, reps, vec![cpu]);
-    let levels = match params.cache {
-        CacheKind::Data => chosen_levels(&header.machine.caches, &params.levels, options.quick)?,
-        CacheKind::Instruction => instruction_levels(&header.machine.caches, &params.levels)?,
-    };
-    let llc = header.machine.llc().map_or(8 << 20, |c| c.size_bytes);
-    let fractions = sweep_fractions(options.quick);
-    let other_cpu = cpus.get(1).copied();
-    // Without the wake-ups alone, which measure adds under SCHED_FIFO.
-    let progress_steps = u64::from(reps + 1)
-        * (2 + u64::from(other_cpu.is_some()) + 2 * (fractions.len() * levels.len()) as u64);
-    let wipers = wipers(params.cache, &levels, options.seed);
-    Ok(Plan {
-        header,
-        cpu,
-        other_cpu,
-        reps,
-        seed: options.seed,
-        no_fifo: params.no_fifo,
-        kind: params.cache,
-        words_per_line,
-        code_order: params.code_order,
-        levels,
-        switch_wipe_bytes: (llc * 2).max(4 << 20),
-        fractions,
-        wipers,
-        progress_steps,
-    })
 }
 
 /// The sweeps' preempter wipes each level: a data buffer or a chain of
@@ -141,13 +157,22 @@ fn chosen_levels(caches: &[MachineCache], asked: &[u8], quick: bool) -> Result<V
         return asked
             .iter()
             .map(|&level| {
-                caches.iter().find(|c| c.level == level).cloned().ok_or_else(|| {
-                    let known: Vec<String> = caches.iter().map(|c| c.level.to_string()).collect();
-                    Error::InvalidInput(format!(
-                        "--level: expected one of the cache levels of this machine ({}), found {level}",
-                        known.join(", ")
-                    ))
-                })
+                caches
+                    .iter()
+                    .find(|c| c.level == level)
+                    .cloned()
+                    .ok_or_else(|| {
+                        let known: Vec<String> =
+                            caches.iter().map(|c| c.level.to_string()).collect();
+                        Error::option(
+                            "--level",
+                            format!(
+                                "one of the cache levels of this machine ({})",
+                                known.join(", ")
+                            ),
+                            level.to_string(),
+                        )
+                    })
             })
             .collect();
     }
@@ -191,9 +216,11 @@ fn instruction_levels(caches: &[MachineCache], asked: &[u8]) -> Result<Vec<Machi
                 .find(|c| c.level == level && c.level > 1)
                 .cloned()
                 .ok_or_else(|| {
-                    Error::InvalidInput(format!(
-                        "--level: expected 1 (the L1i) or a unified level of this machine, found {level}"
-                    ))
+                    Error::option(
+                        "--level",
+                        "1 (the L1i) or a unified level of this machine",
+                        level.to_string(),
+                    )
                 }),
         })
         .collect()
@@ -220,7 +247,7 @@ mod tests {
         assert_eq!(chosen_levels(&caches, &[], true).unwrap().len(), 1);
         assert_eq!(chosen_levels(&caches, &[2], false).unwrap()[0].name, "L2");
         let err = chosen_levels(&caches, &[7], false).unwrap_err();
-        assert!(matches!(err, Error::InvalidInput(_)));
+        assert!(matches!(err, Error::Input(_)));
         assert!(err.to_string().contains("found 7"));
         let err = instruction_levels(&caches, &[3]).unwrap_err();
         assert!(err.to_string().contains("found 3"), "{err}");
@@ -233,7 +260,7 @@ mod tests {
             words_per_line: vec![2],
             ..Params::default()
         };
-        let Err(err) = plan(&params) else {
+        let Err(err) = <Plan as crate::harness::Plan>::plan(&params) else {
             panic!("planned words per line for a data victim");
         };
         assert!(err.to_string().contains("--words-per-line"), "{err}");

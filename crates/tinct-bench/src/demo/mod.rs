@@ -268,7 +268,7 @@ pub fn run(params: &Params, worker: &WorkerCommand, progress: &dyn Fn(&str)) -> 
 /// of its own: bad input and files that cannot be written fail the demo
 /// (exit 1 or 2) even after a stop.
 fn after_stop_is_interruption(error: &Error) -> bool {
-    !matches!(error, Error::InvalidInput(_)) && !error.is_output()
+    !matches!(error, Error::Input(_)) && !error.is_output()
 }
 
 #[cfg(test)]
@@ -282,8 +282,10 @@ mod tests {
             source: std::io::Error::other("disk full"),
         };
         assert!(!after_stop_is_interruption(&write));
-        assert!(!after_stop_is_interruption(&Error::InvalidInput(
-            "--duration".into()
+        assert!(!after_stop_is_interruption(&Error::option(
+            "--duration",
+            "a run longer than 0",
+            "0s"
         )));
         assert!(after_stop_is_interruption(&Error::Measurement(
             "a worker was stopped".into()

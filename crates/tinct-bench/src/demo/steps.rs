@@ -194,11 +194,14 @@ fn prepare<'a>(
     begun: Instant,
 ) -> Result<Context<'a>> {
     if params.duration.0 == 0 || params.duration.0 > tinct_rt::limits::MAX_TIME_NS {
-        return Err(Error::InvalidInput(format!(
-            "--duration: expected a run longer than 0 and at most {}, found {}",
-            Nanos(tinct_rt::limits::MAX_TIME_NS),
-            params.duration
-        )));
+        return Err(Error::option(
+            "--duration",
+            format!(
+                "a run longer than 0 and at most {}",
+                Nanos(tinct_rt::limits::MAX_TIME_NS)
+            ),
+            params.duration.to_string(),
+        ));
     }
     let out = &params.out;
     std::fs::create_dir_all(out).map_err(|source| Error::Write {
@@ -229,7 +232,7 @@ fn prepare<'a>(
             format!("uncoloured, the whole loop: {unknown}"),
             None,
         ),
-        Err(e) => return Err(Error::InvalidInput(e.to_string())),
+        Err(e) => return Err(e.into()),
     };
     Ok(Context {
         params,
@@ -627,9 +630,8 @@ fn verdict(
 /// output failure; anything else failed the measurement.
 fn rt_error(e: tinct_rt::RtError) -> Error {
     match e {
-        tinct_rt::RtError::Input { .. } | tinct_rt::RtError::Colors(_) => {
-            Error::InvalidInput(e.to_string())
-        }
+        tinct_rt::RtError::Input(e) => Error::Input(e),
+        tinct_rt::RtError::Colors(e) => e.into(),
         tinct_rt::RtError::Write { path, source } => Error::Write {
             path: path.into(),
             source,

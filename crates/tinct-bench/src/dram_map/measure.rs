@@ -9,7 +9,7 @@ use crate::{Error, Result};
 use tinct_mem::row_conflict::RowConflictProbe;
 
 /// What a run measured and found.
-pub(super) struct Measured {
+pub struct Measured {
     /// Addresses sampled.
     pub samples: usize,
     /// The solver's functions, or why it refused.

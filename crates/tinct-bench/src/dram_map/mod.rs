@@ -24,7 +24,7 @@ pub mod simulated;
 pub mod solver;
 
 use crate::Result;
-use crate::harness::{Bench, BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
+use crate::harness::{BenchOptions, Finished, Progress};
 pub use report::Report;
 use tinct_core::units::Bytes;
 
@@ -56,58 +56,5 @@ pub struct Params {
 /// and (when a map was found) `dram-map.toml` into the output directory, and
 /// returns the report with its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>> {
-    crate::harness::run::<DramMap>(params, progress)
-}
-
-/// The dram-map bench, driven by [`crate::harness::run`].
-struct DramMap;
-
-impl Bench for DramMap {
-    const NAME: &'static str = "dram-map";
-    const ROUNDS: bool = false;
-    type Params = Params;
-    type Plan = plan::Plan;
-    type Measured = measure::Measured;
-    type Report = Report;
-    type Raw = ();
-
-    fn options(params: &Params) -> &BenchOptions {
-        &params.common
-    }
-
-    fn plan(params: &Params) -> Result<plan::Plan> {
-        plan::plan(params)
-    }
-
-    fn measure(plan: &plan::Plan, progress: &dyn Progress) -> Result<measure::Measured> {
-        measure::measure(plan, progress)
-    }
-
-    fn assemble(
-        plan: plan::Plan,
-        measured: measure::Measured,
-        _stopped: bool,
-    ) -> Result<(Report, ())> {
-        Ok((report::assemble(plan, measured), ()))
-    }
-
-    fn header(report: &mut Report) -> &mut RunHeader {
-        &mut report.header
-    }
-
-    fn files(report: &mut Report) -> Option<&mut Vec<String>> {
-        Some(&mut report.files)
-    }
-
-    fn write(report: &Report, _: &(), out: &mut OutputDir) -> Result<()> {
-        report::write(report, out)
-    }
-
-    fn summary(_: &Params, report: &Report, _: &OutputDir) -> Summary {
-        let mut summary = report::summary(report);
-        if report.header.interrupted {
-            summary.note("interrupted: no dram-map.toml is written from an interrupted search");
-        }
-        summary
-    }
+    crate::harness::run::<Report>(&params.common, params, progress)
 }

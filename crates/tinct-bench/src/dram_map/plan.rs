@@ -7,7 +7,7 @@ use crate::harness::RunSettings;
 use crate::{Error, Result};
 
 /// What a run measures.
-pub(super) struct Plan {
+pub struct Plan {
     /// Quick, reps, seed and this process's CPUs, as the header records them.
     pub run: RunSettings,
     /// Bytes to sample addresses from.
@@ -22,30 +22,46 @@ pub(super) struct Plan {
     pub options: SolverOptions,
 }
 
-/// Checks the parameters and chooses the sizes.
-pub(super) fn plan(params: &Params) -> Result<Plan> {
-    let quick = params.common.quick;
-    let buffer = params
-        .buffer
-        .map_or(if quick { 64 << 20 } else { 1 << 30 }, |b| b.0);
-    let samples = params.samples.unwrap_or(if quick { 512 } else { 2048 });
-    let rounds = params.rounds.unwrap_or(if quick { 8 } else { 32 });
-    if samples < 64 {
-        return Err(Error::InvalidInput(format!(
-            "--samples: expected at least 64 addresses, found {samples}"
-        )));
+impl crate::harness::Plan for Plan {
+    type Params = Params;
+    type Measured = super::measure::Measured;
+
+    /// Checks the parameters and chooses the sizes.
+    fn plan(params: &Params) -> Result<Plan> {
+        let quick = params.common.quick;
+        let buffer = params
+            .buffer
+            .map_or(if quick { 64 << 20 } else { 1 << 30 }, |b| b.0);
+        let samples = params.samples.unwrap_or(if quick { 512 } else { 2048 });
+        let rounds = params.rounds.unwrap_or(if quick { 8 } else { 32 });
+        if samples < 64 {
+            return Err(Error::option(
+                "--samples",
+                "at least 64 addresses",
+                samples.to_string(),
+            ));
+        }
+        let buffer_len = usize::try_from(buffer).map_err(|_| {
+            Error::option(
+                "--buffer",
+                "a size this machine can address",
+                format!("{buffer} bytes"),
+            )
+        })?;
+        Ok(Plan {
+            run: params.common.settings(1, tinct_sys::sched::affinity()?),
+            buffer_bytes: buffer,
+            buffer_len,
+            samples,
+            rounds,
+            options: SolverOptions {
+                seed: params.common.seed,
+                ..SolverOptions::default()
+            },
+        })
     }
-    let buffer_len = usize::try_from(buffer)
-        .map_err(|_| Error::InvalidInput(format!("--buffer {buffer} bytes: too large")))?;
-    Ok(Plan {
-        run: params.common.settings(1, tinct_sys::sched::affinity()?),
-        buffer_bytes: buffer,
-        buffer_len,
-        samples,
-        rounds,
-        options: SolverOptions {
-            seed: params.common.seed,
-            ..SolverOptions::default()
-        },
-    })
+
+    fn measure(&self, progress: &dyn crate::harness::Progress) -> Result<super::measure::Measured> {
+        super::measure::measure(self, progress)
+    }
 }

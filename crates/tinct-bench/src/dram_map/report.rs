@@ -37,29 +37,164 @@ pub struct Report {
     pub files: Vec<String>,
 }
 
-/// The report of a measured plan, with its notes; a stopped search is
-/// `interrupted` (and writes no `dram-map.toml`).
-pub(super) fn assemble(plan: Plan, measured: Measured) -> Report {
-    let machine = Machine::describe();
-    let guest_physical = machine.virtualized == Some(true);
-    let solution = measured.solution;
-    Report {
-        header: RunHeader {
-            // Stopped: the search refused itself as interrupted, so no
-            // dram-map.toml is written (only found functions are).
-            interrupted: solution.refusal.as_deref() == Some(solver::INTERRUPTED),
-            ..RunHeader::of_run("dram-map", plan.run, machine, Vec::new())
-        },
-        buffer_bytes: plan.buffer_bytes,
-        samples: measured.samples,
-        rounds: plan.rounds,
-        options: plan.options,
-        notes: notes(&solution, guest_physical),
-        solution,
-        guest_physical,
-        elapsed_ms: measured.elapsed_ms,
-        threshold_latencies: measured.threshold_latencies,
-        files: Vec::new(),
+impl crate::harness::Bench for Report {
+    const NAME: &'static str = "dram-map";
+    const ROUNDS: bool = false;
+    type Plan = Plan;
+
+    /// The report of a measured plan, with its notes; a stopped search is
+    /// `interrupted` (and writes no `dram-map.toml`).
+    fn assemble(plan: Plan, measured: Measured, _stopped: bool) -> Result<Report> {
+        let machine = Machine::describe();
+        let guest_physical = machine.virtualized == Some(true);
+        let solution = measured.solution;
+        Ok(Report {
+            header: RunHeader {
+                // Stopped: the search refused itself as interrupted, so no
+                // dram-map.toml is written (only found functions are).
+                interrupted: solution.refusal.as_deref() == Some(solver::INTERRUPTED),
+                ..RunHeader::of_run("dram-map", plan.run, machine, Vec::new())
+            },
+            buffer_bytes: plan.buffer_bytes,
+            samples: measured.samples,
+            rounds: plan.rounds,
+            options: plan.options,
+            notes: notes(&solution, guest_physical),
+            solution,
+            guest_physical,
+            elapsed_ms: measured.elapsed_ms,
+            threshold_latencies: measured.threshold_latencies,
+            files: Vec::new(),
+        })
+    }
+
+    fn header(&mut self) -> &mut RunHeader {
+        &mut self.header
+    }
+
+    fn files(&mut self) -> Option<&mut Vec<String>> {
+        Some(&mut self.files)
+    }
+
+    /// Writes `dram-map.csv`, `dram-map.svg` and `dram-map.toml` (only when
+    /// found).
+    fn write(&self, out: &mut OutputDir) -> Result<()> {
+        let rows: Vec<CsvRow> = self
+            .solution
+            .functions
+            .iter()
+            .map(|f| CsvRow {
+                mask: format!("{:#x}", f.mask),
+                bits: f
+                    .bits
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                confidence: f.confidence,
+                pairs: f.pairs,
+                slow: f.slow,
+            })
+            .collect();
+        out.write_csv("dram-map.csv", &rows)?;
+        out.write_svg("dram-map.svg", &histogram(self))?;
+        if self.solution.found {
+            let map = DramMap {
+                bank_functions: self.solution.masks(),
+                controller_functions: Vec::new(),
+                confidence: self
+                    .solution
+                    .functions
+                    .iter()
+                    .map(|f| (f.confidence * 1e4).round() / 1e4)
+                    .collect(),
+                physical: if self.guest_physical {
+                    AddressKind::Guest
+                } else {
+                    AddressKind::Host
+                },
+                machine: self.header.machine.one_line(),
+            };
+            let header = [
+                "tinct bench dram-map: DRAM bank functions found by row-buffer conflict timing"
+                    .into(),
+                format!(
+                    "{} addresses of {} MiB, {} measurements; bank bit i = parity(address & mask i)",
+                    self.samples,
+                    self.buffer_bytes >> 20,
+                    self.solution.measurements
+                ),
+            ];
+            out.write_text("dram-map.toml", &map.to_toml(&header))?;
+        }
+        Ok(())
+    }
+
+    /// The one-screen summary.
+    fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
+        let solution = &self.solution;
+        let mut s = Summary::new("tinct bench dram-map (row-buffer conflict timing)");
+        s.fact("machine", self.header.machine.one_line());
+        s.fact(
+            "sampled",
+            format!(
+                "{} addresses of a {} MiB buffer, {} timings each, {} measurements in {:.0} ms",
+                self.samples,
+                self.buffer_bytes >> 20,
+                self.rounds,
+                solution.measurements,
+                self.elapsed_ms
+            ),
+        );
+        s.fact(
+            "timing",
+            format!(
+                "fast {:.0} ± {:.0}, slow {:.0} ± {:.0} cycles ({} of {} pairs); separation {:.1} \
+                 standard deviations",
+                solution.fast.mean,
+                solution.fast.stddev,
+                solution.slow.mean,
+                solution.slow.stddev,
+                solution.slow.count,
+                solution.fast.count + solution.slow.count,
+                solution.separation
+            ),
+        );
+        s.fact(
+            "verdict",
+            match (&solution.refusal, solution.found) {
+                (_, true) => format!(
+                    "FOUND {} functions ({} bank classes); same-bank check {:.0} %",
+                    solution.functions.len(),
+                    1u64 << solution.functions.len(),
+                    100.0 * solution.same_bank_slow_rate
+                ),
+                (Some(why), false) => format!("REFUSED: {why}"),
+                (None, false) => "REFUSED".into(),
+            },
+        );
+        if !solution.functions.is_empty() {
+            s.table(&["function", "address bits", "confidence", "pairs (slow)"]);
+            for f in &solution.functions {
+                s.row(vec![
+                    format!("{:#x}", f.mask),
+                    f.bits
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    format!("{:.3}", f.confidence),
+                    format!("{} ({})", f.pairs, f.slow),
+                ]);
+            }
+        }
+        for note in &self.notes {
+            s.note(note.clone());
+        }
+        if self.header.interrupted {
+            s.note("interrupted: no dram-map.toml is written from an interrupted search");
+        }
+        s
     }
 }
 
@@ -96,59 +231,6 @@ struct CsvRow {
     slow: usize,
 }
 
-/// Writes `dram-map.csv`, `dram-map.svg` and `dram-map.toml` (only when
-/// found).
-pub(super) fn write(report: &Report, out: &mut OutputDir) -> Result<()> {
-    let rows: Vec<CsvRow> = report
-        .solution
-        .functions
-        .iter()
-        .map(|f| CsvRow {
-            mask: format!("{:#x}", f.mask),
-            bits: f
-                .bits
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(" "),
-            confidence: f.confidence,
-            pairs: f.pairs,
-            slow: f.slow,
-        })
-        .collect();
-    out.write_csv("dram-map.csv", &rows)?;
-    out.write_svg("dram-map.svg", &histogram(report))?;
-    if report.solution.found {
-        let map = DramMap {
-            bank_functions: report.solution.masks(),
-            controller_functions: Vec::new(),
-            confidence: report
-                .solution
-                .functions
-                .iter()
-                .map(|f| (f.confidence * 1e4).round() / 1e4)
-                .collect(),
-            physical: if report.guest_physical {
-                AddressKind::Guest
-            } else {
-                AddressKind::Host
-            },
-            machine: report.header.machine.one_line(),
-        };
-        let header = [
-            "tinct bench dram-map: DRAM bank functions found by row-buffer conflict timing".into(),
-            format!(
-                "{} addresses of {} MiB, {} measurements; bank bit i = parity(address & mask i)",
-                report.samples,
-                report.buffer_bytes >> 20,
-                report.solution.measurements
-            ),
-        ];
-        out.write_text("dram-map.toml", &map.to_toml(&header))?;
-    }
-    Ok(())
-}
-
 /// The latency histogram of the threshold pairs, with the threshold.
 fn histogram(report: &Report) -> LineChart {
     let latencies = &report.threshold_latencies;
@@ -180,68 +262,4 @@ fn histogram(report: &Report) -> LineChart {
         .x_markers
         .push((f64::from(report.solution.threshold), "threshold".into()));
     chart
-}
-
-/// The one-screen summary.
-pub(super) fn summary(report: &Report) -> Summary {
-    let solution = &report.solution;
-    let mut s = Summary::new("tinct bench dram-map (row-buffer conflict timing)");
-    s.fact("machine", report.header.machine.one_line());
-    s.fact(
-        "sampled",
-        format!(
-            "{} addresses of a {} MiB buffer, {} timings each, {} measurements in {:.0} ms",
-            report.samples,
-            report.buffer_bytes >> 20,
-            report.rounds,
-            solution.measurements,
-            report.elapsed_ms
-        ),
-    );
-    s.fact(
-        "timing",
-        format!(
-            "fast {:.0} ± {:.0}, slow {:.0} ± {:.0} cycles ({} of {} pairs); separation {:.1} \
-             standard deviations",
-            solution.fast.mean,
-            solution.fast.stddev,
-            solution.slow.mean,
-            solution.slow.stddev,
-            solution.slow.count,
-            solution.fast.count + solution.slow.count,
-            solution.separation
-        ),
-    );
-    s.fact(
-        "verdict",
-        match (&solution.refusal, solution.found) {
-            (_, true) => format!(
-                "FOUND {} functions ({} bank classes); same-bank check {:.0} %",
-                solution.functions.len(),
-                1u64 << solution.functions.len(),
-                100.0 * solution.same_bank_slow_rate
-            ),
-            (Some(why), false) => format!("REFUSED: {why}"),
-            (None, false) => "REFUSED".into(),
-        },
-    );
-    if !solution.functions.is_empty() {
-        s.table(&["function", "address bits", "confidence", "pairs (slow)"]);
-        for f in &solution.functions {
-            s.row(vec![
-                format!("{:#x}", f.mask),
-                f.bits
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                format!("{:.3}", f.confidence),
-                format!("{} ({})", f.pairs, f.slow),
-            ]);
-        }
-    }
-    for note in &report.notes {
-        s.note(note.clone());
-    }
-    s
 }

@@ -2,9 +2,12 @@
 //! driver that runs it ([`run`]), in the spirit of hyperfine's
 //! `benchmark/` and `export/`.
 //!
-//! A bench says how to plan a run from its parameters, measure the plan
-//! (its interleaved rounds), assemble the measurements into the report its
-//! JSON holds, write its tables and charts, and summarise the report. The
+//! A bench says how to plan a run from its parameters and measure the plan
+//! (its interleaved rounds): its plan type implements [`Plan`]; and how to
+//! assemble the measurements into the report its JSON holds, write its
+//! tables and charts, and summarise the report: its report type implements
+//! [`Bench`]. Each step is written once, where the bench's code for it
+//! lives (`plan.rs`, `measure.rs`, `report.rs`). The
 //! driver owns what every bench repeats: the round tally, recording the
 //! rounds and a Ctrl-C stop in the header, the output directory (every
 //! file written atomically), the JSON result and its list of files, and the
@@ -14,9 +17,31 @@ use super::{BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
 use crate::Result;
 use serde::Serialize;
 
-/// One bench: its steps from parameters to files and summary, driven by
-/// [`run`].
-pub trait Bench {
+/// A bench's plan: what it will measure, resolved from the parameters and
+/// the machine before anything runs (so bad input is refused first), and
+/// its measurement. Implemented by each bench's plan type.
+pub trait Plan: Sized {
+    /// The bench's parameters.
+    type Params;
+    /// What the rounds measured.
+    type Measured;
+
+    /// Resolves the parameters into a plan (no measurement yet).
+    fn plan(params: &Self::Params) -> Result<Self>;
+
+    /// Measures the plan: its rounds, cut short by a stop of `progress`.
+    fn measure(&self, progress: &dyn Progress) -> Result<Self::Measured>;
+}
+
+/// The parameters a bench's [`Bench::Plan`] resolves from.
+pub type ParamsOf<B> = <<B as Bench>::Plan as Plan>::Params;
+/// What a bench's [`Bench::Plan`] measures.
+pub type MeasuredOf<B> = <<B as Bench>::Plan as Plan>::Measured;
+
+/// One bench, implemented by its report (the result written as
+/// `<NAME>.json` and returned to the caller): how the report is assembled
+/// from the measurements, its files and its summary, driven by [`run`].
+pub trait Bench: Serialize + Sized {
     /// The bench's name: its default output directory
     /// (`tinct-bench/<NAME>`) and its JSON result (`<NAME>.json`).
     const NAME: &'static str;
@@ -24,69 +49,50 @@ pub trait Bench {
     /// a stop) the driver records in the header; a bench without rounds
     /// records its own interruption in [`Bench::assemble`].
     const ROUNDS: bool = true;
-    /// The bench's parameters.
-    type Params;
-    /// What the bench will measure, resolved from the parameters and the
-    /// machine (the run's header among it).
-    type Plan;
-    /// What the rounds measured.
-    type Measured;
-    /// The result written as `<NAME>.json` and returned to the caller.
-    type Report: Serialize;
-    /// What the tables need that the report does not keep (raw samples);
-    /// `()` for most benches.
-    type Raw;
+    /// What the bench plans and measures.
+    type Plan: Plan;
 
-    /// The options every bench shares (output directory among them).
-    fn options(params: &Self::Params) -> &BenchOptions;
-
-    /// Resolves the parameters into a plan (no measurement yet).
-    fn plan(params: &Self::Params) -> Result<Self::Plan>;
-
-    /// Measures the plan: its rounds, cut short by a stop of `progress`.
-    fn measure(plan: &Self::Plan, progress: &dyn Progress) -> Result<Self::Measured>;
-
-    /// The report of a measured plan (`stopped`: a stop was requested), and
-    /// the raw data its tables need.
-    fn assemble(
-        plan: Self::Plan,
-        measured: Self::Measured,
-        stopped: bool,
-    ) -> Result<(Self::Report, Self::Raw)>;
+    /// The report of a measured plan (`stopped`: a stop was requested).
+    fn assemble(plan: Self::Plan, measured: MeasuredOf<Self>, stopped: bool) -> Result<Self>;
 
     /// The run's header inside the report.
-    fn header(report: &mut Self::Report) -> &mut RunHeader;
+    fn header(&mut self) -> &mut RunHeader;
 
     /// The report's list of the files written (the JSON itself included),
     /// if it keeps one: filled just before the JSON is written, and the
     /// summary's last note.
-    fn files(_report: &mut Self::Report) -> Option<&mut Vec<String>> {
+    fn files(&mut self) -> Option<&mut Vec<String>> {
         None
     }
 
     /// Stores what the run found outside its output directory (a
     /// calibration file, a task set), recording where in the report. A
     /// failure fails the run, after its files are written.
-    fn store(_params: &Self::Params, _report: &mut Self::Report) -> Result<()> {
+    fn store(&mut self, _params: &ParamsOf<Self>) -> Result<()> {
         Ok(())
     }
 
     /// Writes the bench's tables, charts and other files besides
     /// `<NAME>.json`.
-    fn write(report: &Self::Report, raw: &Self::Raw, out: &mut OutputDir) -> Result<()>;
+    fn write(&self, out: &mut OutputDir) -> Result<()>;
 
     /// The one-screen summary (the driver adds the `interrupted` fact).
-    fn summary(params: &Self::Params, report: &Self::Report, out: &OutputDir) -> Summary;
+    fn summary(&self, params: &ParamsOf<Self>, out: &OutputDir) -> Summary;
 }
 
 /// Runs bench `B`: plans, measures the rounds, assembles the report,
 /// records the rounds and any stop in its header, stores what it stores,
 /// writes its files and `<NAME>.json` (which lists them) into the output
-/// directory, and returns the report with its summary.
-pub fn run<B: Bench>(params: &B::Params, progress: &dyn Progress) -> Result<Finished<B::Report>> {
-    let (mut report, raw) = measure::<B>(params, progress)?;
-    let stored = B::store(params, &mut report);
-    let mut out = OutputDir::create(B::options(params).out_dir(B::NAME))?;
+/// directory of `options` (the shared options among `params`), and returns
+/// the report with its summary.
+pub fn run<B: Bench>(
+    options: &BenchOptions,
+    params: &ParamsOf<B>,
+    progress: &dyn Progress,
+) -> Result<Finished<B>> {
+    let mut report = measure::<B>(params, progress)?;
+    let stored = report.store(params);
+    let mut out = OutputDir::create(options.out_dir(B::NAME))?;
     let json = format!("{}.json", B::NAME);
     // A previous run's JSON goes first: should writing stop halfway, the
     // directory holds this run's files and no JSON describing another run.
@@ -101,17 +107,17 @@ pub fn run<B: Bench>(params: &B::Params, progress: &dyn Progress) -> Result<Fini
             });
         }
     }
-    B::write(&report, &raw, &mut out)?;
-    if let Some(files) = B::files(&mut report) {
+    report.write(&mut out)?;
+    if let Some(files) = report.files() {
         *files = out.files_with(&json);
     }
     out.write_json(&json, &report)?;
     stored?;
-    let mut summary = B::summary(params, &report, &out);
-    if let Some(files) = B::files(&mut report).filter(|files| !files.is_empty()) {
+    let mut summary = report.summary(params, &out);
+    if let Some(files) = report.files().filter(|files| !files.is_empty()) {
         summary.note(format!("files: {}", files.join(", ")));
     }
-    summary.interruption(B::header(&mut report), out.path());
+    summary.interruption(report.header(), out.path());
     Ok(Finished {
         result: report,
         summary,
@@ -119,23 +125,19 @@ pub fn run<B: Bench>(params: &B::Params, progress: &dyn Progress) -> Result<Fini
 }
 
 /// Runs bench `B` without writing anything: plans, measures the rounds and
-/// assembles the report (with the raw data its tables need), the rounds
-/// and any stop recorded in its header.
-pub fn measure<B: Bench>(
-    params: &B::Params,
-    progress: &dyn Progress,
-) -> Result<(B::Report, B::Raw)> {
-    let plan = B::plan(params)?;
+/// assembles the report, the rounds and any stop recorded in its header.
+pub fn measure<B: Bench>(params: &ParamsOf<B>, progress: &dyn Progress) -> Result<B> {
+    let plan = B::Plan::plan(params)?;
     if B::ROUNDS {
         super::interleaved::start_rounds();
     }
-    let measured = B::measure(&plan, progress)?;
+    let measured = plan.measure(progress)?;
     let stopped = progress.stop_requested();
-    let (mut report, raw) = B::assemble(plan, measured, stopped)?;
+    let mut report = B::assemble(plan, measured, stopped)?;
     if B::ROUNDS {
-        B::header(&mut report).record_rounds(stopped);
+        report.header().record_rounds(stopped);
     }
-    Ok((report, raw))
+    Ok(report)
 }
 
 #[cfg(test)]
@@ -144,8 +146,6 @@ mod tests {
     use crate::harness::{Interleaved, NoProgress, StopAfter};
 
     /// A toy bench: three conditions timed by the interleaved rounds.
-    struct Toy;
-
     #[derive(Serialize)]
     struct ToyReport {
         header: RunHeader,
@@ -159,53 +159,47 @@ mod tests {
         median_ns: u64,
     }
 
-    impl Bench for Toy {
-        const NAME: &'static str = "toy";
+    impl Plan for RunHeader {
         type Params = BenchOptions;
-        type Plan = RunHeader;
         type Measured = Vec<u64>;
-        type Report = ToyReport;
-        type Raw = ();
-
-        fn options(params: &BenchOptions) -> &BenchOptions {
-            params
-        }
 
         fn plan(params: &BenchOptions) -> Result<RunHeader> {
-            Ok(RunHeader::new(Self::NAME, params, 5, vec![0]))
+            Ok(RunHeader::new(ToyReport::NAME, params, 5, vec![0]))
         }
 
-        fn measure(plan: &RunHeader, progress: &dyn Progress) -> Result<Vec<u64>> {
-            let samples = Interleaved::new(["a", "b", "c"], plan.reps)
-                .seed(plan.seed)
+        fn measure(&self, progress: &dyn Progress) -> Result<Vec<u64>> {
+            let samples = Interleaved::new(["a", "b", "c"], self.reps)
+                .seed(self.seed)
                 .run::<crate::Error>(progress, |c| Ok(std::hint::black_box(c as u64 + 1)))?;
             Ok((0..3)
                 .filter_map(|c| samples.stats(c).map(|s| s.median))
                 .collect())
         }
+    }
 
-        fn assemble(header: RunHeader, medians: Vec<u64>, _: bool) -> Result<(ToyReport, ())> {
+    impl Bench for ToyReport {
+        const NAME: &'static str = "toy";
+        type Plan = RunHeader;
+
+        fn assemble(header: RunHeader, medians: Vec<u64>, _: bool) -> Result<ToyReport> {
             let files = Vec::new();
-            Ok((
-                ToyReport {
-                    header,
-                    medians,
-                    files,
-                },
-                (),
-            ))
+            Ok(ToyReport {
+                header,
+                medians,
+                files,
+            })
         }
 
-        fn header(report: &mut ToyReport) -> &mut RunHeader {
-            &mut report.header
+        fn header(&mut self) -> &mut RunHeader {
+            &mut self.header
         }
 
-        fn files(report: &mut ToyReport) -> Option<&mut Vec<String>> {
-            Some(&mut report.files)
+        fn files(&mut self) -> Option<&mut Vec<String>> {
+            Some(&mut self.files)
         }
 
-        fn write(report: &ToyReport, _: &(), out: &mut OutputDir) -> Result<()> {
-            let rows: Vec<Row> = report
+        fn write(&self, out: &mut OutputDir) -> Result<()> {
+            let rows: Vec<Row> = self
                 .medians
                 .iter()
                 .enumerate()
@@ -218,8 +212,8 @@ mod tests {
             Ok(())
         }
 
-        fn summary(_: &BenchOptions, report: &ToyReport, _: &OutputDir) -> Summary {
-            Summary::of_run(&report.header)
+        fn summary(&self, _: &BenchOptions, _: &OutputDir) -> Summary {
+            Summary::of_run(&self.header)
         }
     }
 
@@ -249,7 +243,7 @@ mod tests {
         std::fs::write(dir.join("toy.json"), "an earlier run's JSON").unwrap();
         // toy.csv cannot be written: a directory holds its name.
         std::fs::create_dir(dir.join("toy.csv")).unwrap();
-        assert!(run::<Toy>(&options(&dir), &NoProgress).is_err());
+        assert!(run::<ToyReport>(&options(&dir), &options(&dir), &NoProgress).is_err());
         assert!(
             !dir.join("toy.json").exists(),
             "the earlier JSON would describe another run beside this one's files"
@@ -267,7 +261,7 @@ mod tests {
         let earlier = "an earlier, longer run's JSON";
         std::fs::write(dir.join("toy.json"), earlier).unwrap();
         let mut reader = std::fs::File::open(dir.join("toy.json")).unwrap();
-        let done = run::<Toy>(&options(&dir), &NoProgress).unwrap();
+        let done = run::<ToyReport>(&options(&dir), &options(&dir), &NoProgress).unwrap();
         let mut read = String::new();
         std::io::Read::read_to_string(&mut reader, &mut read).unwrap();
         assert_eq!(read, earlier);
@@ -294,7 +288,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("toy");
         // Stops after the first round's three conditions.
-        let done = run::<Toy>(&options(&dir), &StopAfter::new(3)).unwrap();
+        let done = run::<ToyReport>(&options(&dir), &options(&dir), &StopAfter::new(3)).unwrap();
         let header = &done.result.header;
         assert!(header.interrupted);
         assert_eq!(header.rounds_requested, Some(5));

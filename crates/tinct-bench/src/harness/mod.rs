@@ -29,7 +29,7 @@ pub mod progress;
 pub mod summary;
 pub mod summary_text;
 
-pub use bench::{Bench, run};
+pub use bench::{Bench, Plan, run};
 pub use counters::{ConditionCounters, EventTotal, MissRate};
 pub use header::RunHeader;
 pub use interleaved::Interleaved;

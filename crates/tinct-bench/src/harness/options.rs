@@ -87,9 +87,7 @@ impl BenchOptions {
     /// Repetitions: `--reps` if given, else `quick_default` or `full_default`.
     pub fn reps_or(&self, quick_default: u32, full_default: u32) -> Result<u32> {
         match self.reps {
-            Some(0) => Err(Error::InvalidInput(
-                "--reps: expected at least 1 repetition, found 0".into(),
-            )),
+            Some(0) => Err(Error::option("--reps", "at least 1 repetition", "0")),
             Some(n) => Ok(n),
             None if self.quick => Ok(quick_default),
             None => Ok(full_default),
@@ -99,7 +97,7 @@ impl BenchOptions {
     /// This machine's page colours for this bench, from the first source
     /// that gives them (`--color-bits`, `TINCT_COLOR_BITS`, the machine
     /// file, the derived rule: `tinct_sys::color_source`). Unknown or bad
-    /// bits are [`Error::InvalidInput`] (exit status 2) in one line that
+    /// bits are [`Error::Input`] (exit status 2) in one line that
     /// names the ways to give them.
     pub fn colors(&self) -> Result<tinct_sys::color_source::ResolvedColors> {
         self.colors_with(None)
@@ -111,8 +109,7 @@ impl BenchOptions {
         &self,
         task_set: Option<(&std::path::Path, &[u32])>,
     ) -> Result<tinct_sys::color_source::ResolvedColors> {
-        self.resolve_colors(task_set)
-            .map_err(|e| Error::InvalidInput(e.to_string()))
+        Ok(self.resolve_colors(task_set)?)
     }
 
     /// The resolution itself, its error kept typed (unknown bits are
@@ -140,25 +137,28 @@ impl BenchOptions {
         let allowed = tinct_sys::sched::affinity()?;
         let chosen = match &self.cpus {
             Some(text) => {
-                let list = tinct_sys::parse_cpu_list(text).map_err(|e| {
-                    Error::InvalidInput(format!("--cpus: expected a CPU list like 0-1,3: {e}"))
-                })?;
+                let list = tinct_sys::parse_cpu_list(text)
+                    .map_err(|e| Error::option("--cpus", "a CPU list like 0-1,3", e.to_string()))?;
                 if let Some(bad) = list.iter().find(|c| !allowed.contains(c)) {
-                    return Err(Error::InvalidInput(format!(
-                        "--cpus: expected CPUs of this process's affinity ({}), found CPU {bad}",
-                        tinct_sys::format_cpu_list(&allowed)
-                    )));
+                    return Err(Error::option(
+                        "--cpus",
+                        format!(
+                            "CPUs of this process's affinity ({})",
+                            tinct_sys::format_cpu_list(&allowed)
+                        ),
+                        format!("CPU {bad}"),
+                    ));
                 }
                 list
             }
             None => allowed,
         };
         if chosen.len() < at_least {
-            return Err(Error::InvalidInput(format!(
-                "--cpus: this bench needs at least {at_least} CPUs, found {} ({})",
-                chosen.len(),
-                tinct_sys::format_cpu_list(&chosen)
-            )));
+            return Err(Error::option(
+                "--cpus",
+                format!("at least {at_least} CPUs (this bench's need)"),
+                format!("{} ({})", chosen.len(), tinct_sys::format_cpu_list(&chosen)),
+            ));
         }
         Ok(chosen)
     }

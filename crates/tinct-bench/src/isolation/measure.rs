@@ -19,7 +19,7 @@ use std::time::Instant;
 use tinct_mem::PageId;
 
 /// What [`measure`] found.
-pub(super) struct Measured {
+pub struct Measured {
     /// Per condition (in [`Condition::ALL`] order), every recorded job.
     pub job_times: Vec<Vec<JobTime>>,
     /// Counter totals per condition.
@@ -307,8 +307,8 @@ fn run_block(
 }
 
 /// One victim job's CPU time and wall-clock time.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct JobTime {
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobTime {
     pub cpu_ns: u64,
     pub wall_ns: u64,
 }

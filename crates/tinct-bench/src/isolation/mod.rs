@@ -30,9 +30,7 @@ mod report;
 pub mod reservation;
 
 use crate::Result;
-use crate::harness::{
-    Bench, BenchOptions, Finished, Machine, OutputDir, Progress, RunHeader, Summary,
-};
+use crate::harness::{BenchOptions, Finished, Progress};
 pub use report::{Condition, ConditionResult, Inflation, Parameters, Report};
 use reservation::ReservationChoice;
 use std::path::PathBuf;
@@ -107,57 +105,5 @@ const WARMUP_ROUNDS: u32 = 1;
 /// `isolation.svg` into the output directory, and returns the report with
 /// its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>> {
-    crate::harness::run::<Isolation>(params, progress)
-}
-
-/// The isolation bench, driven by [`crate::harness::run`].
-struct Isolation;
-
-impl Bench for Isolation {
-    const NAME: &'static str = "isolation";
-    type Params = Params;
-    type Plan = (plan::Plan, Machine);
-    type Measured = measure::Measured;
-    type Report = Report;
-    type Raw = Vec<Vec<measure::JobTime>>;
-
-    fn options(params: &Params) -> &BenchOptions {
-        &params.common
-    }
-
-    fn plan(params: &Params) -> Result<(plan::Plan, Machine)> {
-        let machine = Machine::describe();
-        let llc = machine.llc().map_or(32 << 20, |c| c.size_bytes);
-        Ok((plan::plan(params, llc)?, machine))
-    }
-
-    fn measure(plan: &(plan::Plan, Machine), progress: &dyn Progress) -> Result<measure::Measured> {
-        measure::measure(&plan.0, progress)
-    }
-
-    fn assemble(
-        plan: (plan::Plan, Machine),
-        measured: measure::Measured,
-        stopped: bool,
-    ) -> Result<(Report, Vec<Vec<measure::JobTime>>)> {
-        let (plan, machine) = plan;
-        let report = report::assemble(&plan, &measured, machine, stopped)?;
-        Ok((report, measured.job_times))
-    }
-
-    fn header(report: &mut Report) -> &mut RunHeader {
-        &mut report.header
-    }
-
-    fn files(report: &mut Report) -> Option<&mut Vec<String>> {
-        Some(&mut report.files)
-    }
-
-    fn write(_: &Report, raw: &Vec<Vec<measure::JobTime>>, out: &mut OutputDir) -> Result<()> {
-        report::write(raw, out)
-    }
-
-    fn summary(_: &Params, report: &Report, _: &OutputDir) -> Summary {
-        report::summary(report)
-    }
+    crate::harness::run::<Report>(&params.common, params, progress)
 }

@@ -14,7 +14,7 @@ use tinct_mem::PageId;
 const ARENA_SLACK: f64 = 1.5;
 
 /// What a run measures, checked against this machine.
-pub(super) struct Plan {
+pub struct Plan {
     /// Quick, reps, seed; the CPUs are the victim's first, then one per
     /// aggressor.
     pub run: RunSettings,
@@ -33,6 +33,8 @@ pub(super) struct Plan {
     pub page_bytes: u64,
     pub victim_pages: usize,
     pub aggressor_pages: usize,
+    /// The machine, described before anything is measured.
+    pub machine: crate::harness::Machine,
 }
 
 impl Plan {
@@ -47,79 +49,92 @@ impl Plan {
     }
 }
 
-/// Checks the parameters and chooses the reservation and the colour sets.
-pub(super) fn plan(params: &Params, llc_bytes: u64) -> Result<Plan> {
-    let common = &params.common;
-    let quick = common.quick;
-    let reps = common.reps_or(3, 10)?;
-    let cpus = common.cpus(2)?;
-    let victim_bytes = size_or(
-        "--victim-size",
-        params.victim_size,
-        if quick { 2 << 20 } else { llc_bytes / 4 },
-    )?;
-    let aggressor_bytes = size_or(
-        "--aggressor-size",
-        params.aggressor_size,
-        if quick { 8 << 20 } else { 2 * llc_bytes },
-    )?;
-    let jobs_per_round = params.jobs.unwrap_or(if quick { 10 } else { 50 });
-    if jobs_per_round == 0 {
-        return Err(Error::InvalidInput(
-            "--jobs: expected at least 1, found 0".into(),
-        ));
+impl crate::harness::Plan for Plan {
+    type Params = Params;
+    type Measured = super::measure::Measured;
+
+    /// Checks the parameters and chooses the reservation and the colour sets.
+    fn plan(params: &Params) -> Result<Plan> {
+        let machine = crate::harness::Machine::describe();
+        let llc_bytes = machine.llc().map_or(32 << 20, |c| c.size_bytes);
+        let common = &params.common;
+        let quick = common.quick;
+        let reps = common.reps_or(3, 10)?;
+        let cpus = common.cpus(2)?;
+        let victim_bytes = size_or(
+            "--victim-size",
+            params.victim_size,
+            if quick { 2 << 20 } else { llc_bytes / 4 },
+        )?;
+        let aggressor_bytes = size_or(
+            "--aggressor-size",
+            params.aggressor_size,
+            if quick { 8 << 20 } else { 2 * llc_bytes },
+        )?;
+        let jobs_per_round = params.jobs.unwrap_or(if quick { 10 } else { 50 });
+        if jobs_per_round == 0 {
+            return Err(Error::option("--jobs", "at least 1", "0"));
+        }
+        if params.victim_colors == 0 || params.victim_colors >= 100 {
+            return Err(Error::option(
+                "--victim-colors",
+                "a percentage in 1..=99",
+                params.victim_colors.to_string(),
+            ));
+        }
+        let mechanism = reservation::choose(params.reservation, &params.resctrl_root)?;
+        // Colouring needs the machine's colour bits (`--color-bits`,
+        // TINCT_COLOR_BITS, the machine file or the derived rule); resctrl
+        // reserves ways and needs none.
+        let (color_bits, color_source) = match (common.colors(), &mechanism) {
+            (Ok(resolved), _) => (resolved.bits.clone(), resolved.describe()),
+            (Err(e), Mechanism::Resctrl(..)) => (Vec::new(), format!("none needed (resctrl): {e}")),
+            (Err(e), _) => return Err(e),
+        };
+        let spec = tinct_mem::mapping::LayoutSpec {
+            color_bits: Some(color_bits),
+            ..Default::default()
+        };
+        let mapping = tinct_mem::machine_mapping(&spec)
+            .map_err(|e| Error::Measurement(format!("page colors of this machine: {e}")))?;
+        let colors = mapping.colors();
+        if colors < 2 && !matches!(mechanism, Mechanism::Resctrl(..)) {
+            return Err(Error::Measurement(format!(
+                "the last-level cache has {colors} page color: reservation by coloring needs at least 2"
+            )));
+        }
+        let page_bytes = mapping.page_size;
+        Ok(Plan {
+            machine,
+            run: common.settings(reps, cpus),
+            fifo: params.fifo,
+            jobs_per_round,
+            mechanism,
+            victim_percent: params.victim_colors,
+            victim_colors: (colors * params.victim_colors / 100).clamp(1, colors.max(2) - 1),
+            colors,
+            color_source,
+            mapping,
+            page_bytes,
+            victim_pages: victim_bytes.div_ceil(page_bytes) as usize,
+            aggressor_pages: aggressor_bytes.div_ceil(page_bytes) as usize,
+        })
     }
-    if params.victim_colors == 0 || params.victim_colors >= 100 {
-        return Err(Error::InvalidInput(format!(
-            "--victim-colors: expected a percentage in 1..=99, found {}",
-            params.victim_colors
-        )));
+
+    fn measure(&self, progress: &dyn crate::harness::Progress) -> Result<super::measure::Measured> {
+        super::measure::measure(self, progress)
     }
-    let mechanism = reservation::choose(params.reservation, &params.resctrl_root)?;
-    // Colouring needs the machine's colour bits (`--color-bits`,
-    // TINCT_COLOR_BITS, the machine file or the derived rule); resctrl
-    // reserves ways and needs none.
-    let (color_bits, color_source) = match (common.colors(), &mechanism) {
-        (Ok(resolved), _) => (resolved.bits.clone(), resolved.describe()),
-        (Err(e), Mechanism::Resctrl(..)) => (Vec::new(), format!("none needed (resctrl): {e}")),
-        (Err(e), _) => return Err(e),
-    };
-    let spec = tinct_mem::mapping::LayoutSpec {
-        color_bits: Some(color_bits),
-        ..Default::default()
-    };
-    let mapping = tinct_mem::machine_mapping(&spec)
-        .map_err(|e| Error::Measurement(format!("page colors of this machine: {e}")))?;
-    let colors = mapping.colors();
-    if colors < 2 && !matches!(mechanism, Mechanism::Resctrl(..)) {
-        return Err(Error::Measurement(format!(
-            "the last-level cache has {colors} page color: reservation by coloring needs at least 2"
-        )));
-    }
-    let page_bytes = mapping.page_size;
-    Ok(Plan {
-        run: common.settings(reps, cpus),
-        fifo: params.fifo,
-        jobs_per_round,
-        mechanism,
-        victim_percent: params.victim_colors,
-        victim_colors: (colors * params.victim_colors / 100).clamp(1, colors.max(2) - 1),
-        colors,
-        color_source,
-        mapping,
-        page_bytes,
-        victim_pages: victim_bytes.div_ceil(page_bytes) as usize,
-        aggressor_pages: aggressor_bytes.div_ceil(page_bytes) as usize,
-    })
 }
 
 /// `size` (default `default`), at least one page.
 fn size_or(option: &str, size: Option<Bytes>, default: u64) -> Result<u64> {
     let bytes = size.map_or(default, |b| b.0);
     if bytes < 4096 {
-        return Err(Error::InvalidInput(format!(
-            "{option}: expected at least one page (4KiB), found {bytes} bytes"
-        )));
+        return Err(Error::option(
+            option.to_string(),
+            "at least one page (4KiB)",
+            format!("{bytes} bytes"),
+        ));
     }
     Ok(bytes)
 }

@@ -153,88 +153,216 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Files written.
     pub files: Vec<String>,
+    /// Every recorded job per condition, for the CSV (not in the JSON).
+    #[serde(skip)]
+    job_times: Vec<Vec<JobTime>>,
 }
 
-/// Each condition's distributions and the inflations, with the notes; a
-/// run `stopped` before its first round ended has neither (whole rounds
-/// are kept: every condition has jobs or none has).
-pub(super) fn assemble(
-    plan: &Plan,
-    measured: &Measured,
-    machine: Machine,
-    stopped: bool,
-) -> Result<Report> {
-    let mut conditions = Vec::with_capacity(Condition::ALL.len());
-    let no_round = stopped && measured.job_times.iter().all(Vec::is_empty);
-    for (times, &condition) in measured.job_times.iter().zip(&Condition::ALL) {
-        if no_round {
-            break;
+impl crate::harness::Bench for Report {
+    const NAME: &'static str = "isolation";
+    type Plan = Plan;
+
+    /// Each condition's distributions and the inflations, with the notes; a
+    /// run `stopped` before its first round ended has neither (whole rounds
+    /// are kept: every condition has jobs or none has).
+    fn assemble(plan: Plan, measured: Measured, stopped: bool) -> Result<Report> {
+        let machine = plan.machine.clone();
+        let mut conditions = Vec::with_capacity(Condition::ALL.len());
+        let no_round = stopped && measured.job_times.iter().all(Vec::is_empty);
+        for (times, &condition) in measured.job_times.iter().zip(&Condition::ALL) {
+            if no_round {
+                break;
+            }
+            let cpu: Vec<u64> = times.iter().map(|t| t.cpu_ns).collect();
+            let wall: Vec<u64> = times.iter().map(|t| t.wall_ns).collect();
+            let (Some(jobs), Some(jobs_wall)) = (Durations::of(&cpu), Durations::of(&wall)) else {
+                return Err(Error::Measurement(format!(
+                    "no jobs for {}",
+                    condition.name()
+                )));
+            };
+            conditions.push(ConditionResult {
+                condition,
+                reserved: condition.reserved(),
+                contended: condition.contended(),
+                jobs,
+                jobs_wall,
+            });
         }
-        let cpu: Vec<u64> = times.iter().map(|t| t.cpu_ns).collect();
-        let wall: Vec<u64> = times.iter().map(|t| t.wall_ns).collect();
-        let (Some(jobs), Some(jobs_wall)) = (Durations::of(&cpu), Durations::of(&wall)) else {
-            return Err(Error::Measurement(format!(
-                "no jobs for {}",
-                condition.name()
-            )));
+        let inflation = |contended: usize, alone: usize| {
+            let (c, a) = (
+                &conditions.get(contended)?.jobs,
+                &conditions.get(alone)?.jobs,
+            );
+            Some(Inflation {
+                wcet: ratio(c.max, a.max),
+                p99: ratio(c.p99, a.p99),
+                median: ratio(c.median, a.median),
+            })
         };
-        conditions.push(ConditionResult {
-            condition,
-            reserved: condition.reserved(),
-            contended: condition.contended(),
-            jobs,
-            jobs_wall,
-        });
-    }
-    let inflation = |contended: usize, alone: usize| {
-        let (c, a) = (
-            &conditions.get(contended)?.jobs,
-            &conditions.get(alone)?.jobs,
-        );
-        Some(Inflation {
-            wcet: ratio(c.max, a.max),
-            p99: ratio(c.p99, a.p99),
-            median: ratio(c.median, a.median),
+        let (inflation_reserved, inflation_unreserved) = (inflation(1, 0), inflation(3, 2));
+        let notes = notes(&plan, &measured, &machine);
+        Ok(Report {
+            header: RunHeader::of_run(
+                "isolation",
+                plan.run.clone(),
+                machine,
+                measured.counters.clone(),
+            )
+            .with_conditions(measured.run_conditions.clone()),
+            parameters: Parameters {
+                victim_cpu: plan.run.cpus[0],
+                aggressor_cpus: plan.aggressor_cpus().to_vec(),
+                victim_bytes: plan.victim_pages as u64 * plan.page_bytes,
+                aggressor_bytes: plan.aggressor_pages as u64 * plan.page_bytes,
+                jobs_per_round: plan.jobs_per_round,
+                colors: plan.colors,
+                color_source: plan.color_source.clone(),
+                victim_colors: plan.victim_colors,
+                warmup_rounds: WARMUP_ROUNDS,
+            },
+            reservation: if plan.by_resctrl() {
+                "resctrl"
+            } else {
+                "page-coloring"
+            }
+            .into(),
+            reservation_reason: measured.reservation_reason.clone(),
+            resctrl: resctrl_status(&measured),
+            resctrl_groups: measured.resctrl_groups.clone(),
+            frames_unreadable: measured.frames_unreadable.clone(),
+            moved_pages: measured.moved_pages,
+            conditions,
+            inflation_reserved,
+            inflation_unreserved,
+            notes,
+            files: Vec::new(),
+            job_times: measured.job_times,
         })
-    };
-    let (inflation_reserved, inflation_unreserved) = (inflation(1, 0), inflation(3, 2));
-    let notes = notes(plan, measured, &machine);
-    Ok(Report {
-        header: RunHeader::of_run(
-            "isolation",
-            plan.run.clone(),
-            machine,
-            measured.counters.clone(),
-        )
-        .with_conditions(measured.run_conditions.clone()),
-        parameters: Parameters {
-            victim_cpu: plan.run.cpus[0],
-            aggressor_cpus: plan.aggressor_cpus().to_vec(),
-            victim_bytes: plan.victim_pages as u64 * plan.page_bytes,
-            aggressor_bytes: plan.aggressor_pages as u64 * plan.page_bytes,
-            jobs_per_round: plan.jobs_per_round,
-            colors: plan.colors,
-            color_source: plan.color_source.clone(),
-            victim_colors: plan.victim_colors,
-            warmup_rounds: WARMUP_ROUNDS,
-        },
-        reservation: if plan.by_resctrl() {
-            "resctrl"
-        } else {
-            "page-coloring"
+    }
+
+    fn header(&mut self) -> &mut RunHeader {
+        &mut self.header
+    }
+
+    fn files(&mut self) -> Option<&mut Vec<String>> {
+        Some(&mut self.files)
+    }
+
+    /// Writes `isolation.csv` (every job) and `isolation.svg`.
+    fn write(&self, out: &mut OutputDir) -> Result<()> {
+        let job_times = &self.job_times;
+        let rows: Vec<CsvRow> = Condition::ALL
+            .iter()
+            .zip(job_times)
+            .flat_map(|(condition, times)| {
+                times.iter().enumerate().map(|(job, t)| CsvRow {
+                    condition: condition.name(),
+                    job,
+                    cpu_ns: t.cpu_ns,
+                    wall_ns: t.wall_ns,
+                })
+            })
+            .collect();
+        out.write_csv("isolation.csv", &rows)?;
+        let mut chart = LineChart::new(
+            "Victim execution time (CPU) per job (kim2013 Figure 7)",
+            "job",
+            "execution time (ms)",
+        );
+        chart.y_from_zero = false;
+        for (condition, times) in Condition::ALL.iter().zip(job_times) {
+            chart.series.push(Series::new(
+                condition.name(),
+                if condition.contended() {
+                    SeriesStyle::Line
+                } else {
+                    SeriesStyle::Dashed
+                },
+                times
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| (i as f64, t.cpu_ns as f64 / 1e6))
+                    .collect(),
+            ));
         }
-        .into(),
-        reservation_reason: measured.reservation_reason.clone(),
-        resctrl: resctrl_status(measured),
-        resctrl_groups: measured.resctrl_groups.clone(),
-        frames_unreadable: measured.frames_unreadable.clone(),
-        moved_pages: measured.moved_pages,
-        conditions,
-        inflation_reserved,
-        inflation_unreserved,
-        notes,
-        files: Vec::new(),
-    })
+        out.write_svg("isolation.svg", &chart)?;
+        Ok(())
+    }
+
+    /// The one-screen summary.
+    fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
+        let p = &self.parameters;
+        let mut s = Summary::new("tinct bench isolation (kim2013 Figure 7)");
+        s.fact("machine", self.header.machine.one_line());
+        let (victim_share, aggressor_share) = cache_shares(self);
+        s.fact(
+            "victim",
+            format!(
+                "CPU {}, {} pointer chase, {victim_share}",
+                p.victim_cpu,
+                human_bytes(p.victim_bytes),
+            ),
+        );
+        s.fact(
+            "aggressors",
+            format!(
+                "CPUs {}, {} each, {aggressor_share}",
+                tinct_sys::format_cpu_list(&p.aggressor_cpus),
+                human_bytes(p.aggressor_bytes),
+            ),
+        );
+        s.fact(
+            "reservation",
+            format!("{}: {}", self.reservation, self.reservation_reason),
+        );
+        s.fact(
+            "jobs",
+            format!(
+                "{} rounds x {} jobs per condition (+{} warm-up round), interleaved",
+                self.header.reps, p.jobs_per_round, p.warmup_rounds
+            ),
+        );
+        s.fact(
+            "execution time",
+            "CPU time of the victim thread per job (wall-clock times in the last columns)",
+        );
+        s.fact("resctrl", self.resctrl.clone());
+        if let Some(inflation) = &self.inflation_reserved {
+            s.fact("inflation, reserved", describe(inflation));
+        }
+        if let Some(inflation) = &self.inflation_unreserved {
+            s.fact("inflation, unreserved", describe(inflation));
+        }
+        s.table(&[
+            "condition",
+            "jobs",
+            "min ms",
+            "median ms",
+            "p99 ms",
+            "max ms",
+            "stddev ms",
+            "wall median ms",
+            "wall max ms",
+        ]);
+        for c in &self.conditions {
+            s.row(vec![
+                c.condition.name().into(),
+                c.jobs.count.to_string(),
+                ms(c.jobs.min),
+                ms(c.jobs.median),
+                ms(c.jobs.p99),
+                ms(c.jobs.max),
+                ms(c.jobs.stddev.round() as u64),
+                ms(c.jobs_wall.median),
+                ms(c.jobs_wall.max),
+            ]);
+        }
+        for note in &self.notes {
+            s.note(note.clone());
+        }
+        s
+    }
 }
 
 /// What resctrl offers here, in words.
@@ -286,120 +414,6 @@ struct CsvRow {
     job: usize,
     cpu_ns: u64,
     wall_ns: u64,
-}
-
-/// Writes `isolation.csv` (every job) and `isolation.svg`.
-pub(super) fn write(job_times: &[Vec<JobTime>], out: &mut OutputDir) -> Result<()> {
-    let rows: Vec<CsvRow> = Condition::ALL
-        .iter()
-        .zip(job_times)
-        .flat_map(|(condition, times)| {
-            times.iter().enumerate().map(|(job, t)| CsvRow {
-                condition: condition.name(),
-                job,
-                cpu_ns: t.cpu_ns,
-                wall_ns: t.wall_ns,
-            })
-        })
-        .collect();
-    out.write_csv("isolation.csv", &rows)?;
-    let mut chart = LineChart::new(
-        "Victim execution time (CPU) per job (kim2013 Figure 7)",
-        "job",
-        "execution time (ms)",
-    );
-    chart.y_from_zero = false;
-    for (condition, times) in Condition::ALL.iter().zip(job_times) {
-        chart.series.push(Series::new(
-            condition.name(),
-            if condition.contended() {
-                SeriesStyle::Line
-            } else {
-                SeriesStyle::Dashed
-            },
-            times
-                .iter()
-                .enumerate()
-                .map(|(i, t)| (i as f64, t.cpu_ns as f64 / 1e6))
-                .collect(),
-        ));
-    }
-    out.write_svg("isolation.svg", &chart)?;
-    Ok(())
-}
-
-/// The one-screen summary.
-pub(super) fn summary(report: &Report) -> Summary {
-    let p = &report.parameters;
-    let mut s = Summary::new("tinct bench isolation (kim2013 Figure 7)");
-    s.fact("machine", report.header.machine.one_line());
-    let (victim_share, aggressor_share) = cache_shares(report);
-    s.fact(
-        "victim",
-        format!(
-            "CPU {}, {} pointer chase, {victim_share}",
-            p.victim_cpu,
-            human_bytes(p.victim_bytes),
-        ),
-    );
-    s.fact(
-        "aggressors",
-        format!(
-            "CPUs {}, {} each, {aggressor_share}",
-            tinct_sys::format_cpu_list(&p.aggressor_cpus),
-            human_bytes(p.aggressor_bytes),
-        ),
-    );
-    s.fact(
-        "reservation",
-        format!("{}: {}", report.reservation, report.reservation_reason),
-    );
-    s.fact(
-        "jobs",
-        format!(
-            "{} rounds x {} jobs per condition (+{} warm-up round), interleaved",
-            report.header.reps, p.jobs_per_round, p.warmup_rounds
-        ),
-    );
-    s.fact(
-        "execution time",
-        "CPU time of the victim thread per job (wall-clock times in the last columns)",
-    );
-    s.fact("resctrl", report.resctrl.clone());
-    if let Some(inflation) = &report.inflation_reserved {
-        s.fact("inflation, reserved", describe(inflation));
-    }
-    if let Some(inflation) = &report.inflation_unreserved {
-        s.fact("inflation, unreserved", describe(inflation));
-    }
-    s.table(&[
-        "condition",
-        "jobs",
-        "min ms",
-        "median ms",
-        "p99 ms",
-        "max ms",
-        "stddev ms",
-        "wall median ms",
-        "wall max ms",
-    ]);
-    for c in &report.conditions {
-        s.row(vec![
-            c.condition.name().into(),
-            c.jobs.count.to_string(),
-            ms(c.jobs.min),
-            ms(c.jobs.median),
-            ms(c.jobs.p99),
-            ms(c.jobs.max),
-            ms(c.jobs.stddev.round() as u64),
-            ms(c.jobs_wall.median),
-            ms(c.jobs_wall.max),
-        ]);
-    }
-    for note in &report.notes {
-        s.note(note.clone());
-    }
-    s
 }
 
 /// The victim's and the aggressors' share of the cache, in words.

@@ -85,10 +85,11 @@ pub fn choose(choice: ReservationChoice, root: &Path) -> Result<Mechanism> {
             "asked for (--reservation coloring)".into(),
         )),
         (_, Ok(l3)) => Ok(Mechanism::Resctrl(resctrl, l3)),
-        (ReservationChoice::Resctrl, Err(e)) => Err(Error::InvalidInput(format!(
-            "--reservation resctrl: no resctrl L3 cache allocation at {}: {e}",
-            root.display()
-        ))),
+        (ReservationChoice::Resctrl, Err(e)) => Err(Error::option(
+            "--reservation resctrl",
+            "a resctrl L3 cache allocation",
+            format!("no resctrl L3 cache allocation at {}: {e}", root.display()),
+        )),
         (ReservationChoice::Auto, Err(e)) => Ok(Mechanism::Coloring(format!(
             "auto: no resctrl L3 cache allocation at {} ({e})",
             root.display()
@@ -103,10 +104,14 @@ pub fn split_masks(l3: &L3Allocation, victim_percent: u32) -> Result<(u64, u64)>
     let bits = l3.cbm_bits;
     let min = l3.min_cbm_bits.max(1);
     if bits < 2 * min || bits > 64 {
-        return Err(Error::InvalidInput(format!(
-            "--reservation resctrl: the L3 capacity mask has {bits} bits and each mask needs at \
-             least {min} (min_cbm_bits): it cannot be split into two disjoint masks"
-        )));
+        return Err(Error::option(
+            "--reservation resctrl",
+            format!(
+                "an L3 capacity mask that splits into two disjoint masks of at least {min} \
+                 bits each (min_cbm_bits)"
+            ),
+            format!("a mask of {bits} bits"),
+        ));
     }
     let victim_bits = (bits * victim_percent / 100).clamp(min, bits - min);
     let full = if bits == 64 {
@@ -165,11 +170,11 @@ impl ResctrlReservation {
     pub fn create(resctrl: Resctrl, l3: L3Allocation, victim_percent: u32) -> Result<Self> {
         let (victim_mask, aggressor_mask) = split_masks(&l3, victim_percent)?;
         if l3.num_closids < 3 {
-            return Err(Error::InvalidInput(format!(
-                "--reservation resctrl: {} CLOSIDs (num_closids) but two groups besides the \
-                 default one are needed",
-                l3.num_closids
-            )));
+            return Err(Error::option(
+                "--reservation resctrl",
+                "3 CLOSIDs (num_closids: two groups besides the default one)",
+                format!("{} CLOSIDs", l3.num_closids),
+            ));
         }
         let _lock = resctrl.lock()?;
         let prefix = format!("tinct-isolation-{}", std::process::id());
@@ -312,7 +317,7 @@ mod tests {
         }
         assert!(matches!(
             split_masks(&l3(3, 2), 50),
-            Err(Error::InvalidInput(m)) if m.contains("min_cbm_bits")
+            Err(Error::Input(e)) if e.expected.contains("min_cbm_bits")
         ));
     }
 
@@ -335,7 +340,7 @@ mod tests {
         ));
         let err = choose(ReservationChoice::Resctrl, empty.path()).unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidInput(m) if m.contains("--reservation resctrl")),
+            matches!(&err, Error::Input(e) if e.field == "--reservation resctrl"),
             "{err}"
         );
     }

@@ -45,9 +45,10 @@ fn privileged() -> bool {
 /// [`Progress::stop_flag`], with the jobs released until then; the busy
 /// loop after its current slice, with the slices it finished.
 pub fn measure(setup: &Setup, progress: &dyn Progress) -> Result<Measured> {
-    let cpu = *setup.cpus.first().ok_or_else(|| {
-        Error::InvalidInput("--cpus: expected at least one CPU, found none".into())
-    })?;
+    let cpu = *setup
+        .cpus
+        .first()
+        .ok_or_else(|| Error::option("--cpus", "at least one CPU", "none"))?;
     let root = privileged();
     let mut overheads = Overheads::default();
     progress.set_message("context switch");

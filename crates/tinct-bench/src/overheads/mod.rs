@@ -25,7 +25,7 @@ mod report;
 pub mod tick;
 
 use crate::Result;
-use crate::harness::{Bench, BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
+use crate::harness::{BenchOptions, Finished, Progress};
 pub use measure::{measure, progress_steps};
 pub use plan::{Setup, calibration_target};
 pub use report::{BusyLoop, Measured, OverheadsResult, ReleaseLatency, store, summary_facts};
@@ -74,77 +74,5 @@ impl Params {
 /// summary; a calibration file that could not take it fails the run after
 /// the files are written.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<OverheadsResult>> {
-    crate::harness::run::<OverheadsBench>(params, progress)
-}
-
-/// The overheads bench, driven by [`crate::harness::run`].
-struct OverheadsBench;
-
-impl Bench for OverheadsBench {
-    const NAME: &'static str = "overheads";
-    type Params = Params;
-    type Plan = plan::Plan;
-    type Measured = Measured;
-    type Report = OverheadsResult;
-    type Raw = ();
-
-    fn options(params: &Params) -> &BenchOptions {
-        &params.common
-    }
-
-    fn plan(params: &Params) -> Result<plan::Plan> {
-        plan::plan(params)
-    }
-
-    fn measure(plan: &plan::Plan, progress: &dyn Progress) -> Result<Measured> {
-        progress.start(progress_steps(plan.setup.switch_reps), "overheads");
-        let measured = measure(&plan.setup, progress)?;
-        progress.finish();
-        Ok(measured)
-    }
-
-    fn assemble(
-        plan: plan::Plan,
-        measured: Measured,
-        _stopped: bool,
-    ) -> Result<(OverheadsResult, ())> {
-        let result = OverheadsResult {
-            header: plan.header,
-            measured,
-            stored_in: None,
-        };
-        Ok((result, ()))
-    }
-
-    fn header(result: &mut OverheadsResult) -> &mut RunHeader {
-        &mut result.header
-    }
-
-    /// Stores the overheads in the calibration file (`params.calibration`),
-    /// never those of a run stopped early: the calibration keeps a complete
-    /// run's.
-    fn store(params: &Params, result: &mut OverheadsResult) -> Result<()> {
-        if let Some(path) = params
-            .calibration
-            .as_ref()
-            .filter(|_| !result.header.interrupted)
-        {
-            result.stored_in = Some(store(path, &result.measured.overheads)?);
-        }
-        Ok(())
-    }
-
-    fn write(result: &OverheadsResult, _: &(), out: &mut OutputDir) -> Result<()> {
-        report::write(result, out)
-    }
-
-    fn summary(params: &Params, result: &OverheadsResult, out: &OutputDir) -> Summary {
-        let mut summary = report::summary(result, out);
-        if result.header.interrupted && params.calibration.is_some() {
-            summary.note(
-                "interrupted: the overheads measured were NOT stored in the calibration file (only a complete run is)",
-            );
-        }
-        summary
-    }
+    crate::harness::run::<OverheadsResult>(&params.common, params, progress)
 }

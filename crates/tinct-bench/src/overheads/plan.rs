@@ -8,25 +8,37 @@ use crate::{Error, Result};
 use std::path::PathBuf;
 
 /// What a run of `tinct bench overheads` measures, and where.
-pub(super) struct Plan {
+pub struct Plan {
     /// Bench, options, machine, CPUs (its log of counter totals started).
     pub header: RunHeader,
     /// How to measure.
     pub setup: Setup,
 }
 
-/// Checks the parameters (and the calibration file to store into, which
-/// must be one) and resolves the setup.
-pub(super) fn plan(params: &Params) -> Result<Plan> {
-    let options = &params.common;
-    let cpus = options.cpus(1)?;
-    let header = RunHeader::new("overheads", options, options.reps_or(30, 200)?, cpus);
-    let setup = Setup::of(options, &header, params.seconds.unwrap_or(10))?;
-    // A file that cannot take the result is refused before the measurement.
-    if let Some(path) = &params.calibration {
-        super::report::read_calibration(path)?;
+impl crate::harness::Plan for Plan {
+    type Params = Params;
+    type Measured = super::Measured;
+
+    /// Checks the parameters (and the calibration file to store into, which
+    /// must be one) and resolves the setup.
+    fn plan(params: &Params) -> Result<Plan> {
+        let options = &params.common;
+        let cpus = options.cpus(1)?;
+        let header = RunHeader::new("overheads", options, options.reps_or(30, 200)?, cpus);
+        let setup = Setup::of(options, &header, params.seconds.unwrap_or(10))?;
+        // A file that cannot take the result is refused before the measurement.
+        if let Some(path) = &params.calibration {
+            super::report::read_calibration(path)?;
+        }
+        Ok(Plan { header, setup })
     }
-    Ok(Plan { header, setup })
+
+    fn measure(&self, progress: &dyn crate::harness::Progress) -> Result<super::Measured> {
+        progress.start(super::progress_steps(self.setup.switch_reps), "overheads");
+        let measured = super::measure(&self.setup, progress)?;
+        progress.finish();
+        Ok(measured)
+    }
 }
 
 /// How to measure (shared by `overheads` and `calibrate`).
@@ -50,9 +62,7 @@ impl Setup {
     /// 30 switches and 1 s; full: 200 switches and `seconds`).
     pub fn of(options: &BenchOptions, header: &RunHeader, seconds: u64) -> Result<Self> {
         if seconds == 0 {
-            return Err(Error::InvalidInput(
-                "--seconds: expected at least 1 second, found 0".into(),
-            ));
+            return Err(Error::option("--seconds", "at least 1 second", "0"));
         }
         Ok(Self {
             cpus: header.cpus.clone(),

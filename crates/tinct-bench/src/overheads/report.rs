@@ -5,11 +5,11 @@
 use super::measure::STOPPED_DURING;
 use crate::crpd::SwitchCost;
 use crate::harness::{Durations, OutputDir, RunHeader, Summary, write_atomically};
-use crate::{Error, Result};
+use crate::{Error, InputError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use tinct_core::calibration::Overheads;
-use tinct_core::saved_calibration::{not_a_calibration, parse_file};
+use tinct_core::saved_calibration::parse_file;
 use tinct_core::units::Nanos;
 
 /// The release-latency measurement.
@@ -87,8 +87,11 @@ pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
     let shown = path.display().to_string();
     let mut value = read_calibration(path)?;
     let object = value.as_object_mut().ok_or_else(|| {
-        Error::InvalidInput(format!(
-            "{shown}: expected a JSON object, found another value"
+        Error::Input(InputError::new(
+            shown.to_string(),
+            "",
+            "a JSON object",
+            "another value",
         ))
     })?;
     let written = serde_json::to_value(overheads).map_err(|source| Error::Json {
@@ -110,10 +113,18 @@ pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
 /// The calibration file at `path` as JSON, checked to be one (its
 /// `refill` reads as tinct-core's calibration type).
 pub(super) fn read_calibration(path: &Path) -> Result<serde_json::Value> {
-    let text = tinct_core::saved_calibration::read_capped(path).map_err(Error::InvalidInput)?;
-    parse_file(path, &text).map_err(Error::InvalidInput)?;
-    serde_json::from_str(&text)
-        .map_err(|e| Error::InvalidInput(not_a_calibration(path, &format!("found {e}"))))
+    let text =
+        tinct_core::format::read_text(path, tinct_core::format::MAX_FILE_BYTES, "calibrate.json")?;
+    let refused = |found: String| {
+        Error::Input(InputError::new(
+            path.display().to_string(),
+            "",
+            "a calibrate.json written by `tinct bench calibrate`",
+            found,
+        ))
+    };
+    parse_file(path, &text).map_err(refused)?;
+    serde_json::from_str(&text).map_err(|e| refused(e.to_string()))
 }
 
 #[derive(Serialize)]
@@ -149,10 +160,75 @@ fn rows(o: &Overheads) -> Vec<Row<'_>> {
     .collect()
 }
 
-/// Writes `overheads.csv`.
-pub(super) fn write(result: &OverheadsResult, out: &mut OutputDir) -> Result<()> {
-    out.write_csv("overheads.csv", &rows(&result.measured.overheads))?;
-    Ok(())
+impl crate::harness::Bench for OverheadsResult {
+    const NAME: &'static str = "overheads";
+    type Plan = super::plan::Plan;
+
+    fn assemble(plan: super::plan::Plan, measured: Measured, _stopped: bool) -> Result<Self> {
+        Ok(OverheadsResult {
+            header: plan.header,
+            measured,
+            stored_in: None,
+        })
+    }
+
+    /// Stores the overheads in the calibration file (`params.calibration`),
+    /// never those of a run stopped early: the calibration keeps a complete
+    /// run's.
+    fn store(&mut self, params: &super::Params) -> Result<()> {
+        if let Some(path) = params
+            .calibration
+            .as_ref()
+            .filter(|_| !self.header.interrupted)
+        {
+            self.stored_in = Some(store(path, &self.measured.overheads)?);
+        }
+        Ok(())
+    }
+
+    /// Writes `overheads.csv`.
+    fn write(&self, out: &mut OutputDir) -> Result<()> {
+        out.write_csv("overheads.csv", &rows(&self.measured.overheads))?;
+        Ok(())
+    }
+
+    fn header(&mut self) -> &mut RunHeader {
+        &mut self.header
+    }
+
+    /// The one-screen summary.
+    fn summary(&self, params: &super::Params, out: &OutputDir) -> Summary {
+        let mut s = Summary::of_run(&self.header);
+        summary_rows(&mut s, &self.measured.overheads);
+        if let Some(busy) = &self.measured.busy_loop {
+            s.fact(
+                "busy loop",
+                format!(
+                    "CPU {}: {:.3} % of {} lost to {} interruptions (largest {})",
+                    busy.cpu,
+                    busy.lost_fraction * 100.0,
+                    Nanos(busy.busy_ns),
+                    busy.interruptions.map_or(0, |d| d.count),
+                    Nanos(busy.interruptions.map_or(0, |d| d.max))
+                ),
+            );
+        }
+        s.fact("output", out.path().display().to_string());
+        match &self.stored_in {
+            Some(path) => s.fact("stored in", path.clone()),
+            None => s.fact("stored in", "nowhere (no calibration file given)"),
+        };
+        s.note("stored value = the largest observed (a bound covers the worst case seen); p99 and median show what is typical");
+        if self.header.machine.virtualized == Some(true) {
+            s.note("virtual machine: the maxima include host stalls (the hypervisor taking the vCPU away), which no guest setting removes");
+        }
+        if self.header.interrupted && params.calibration.is_some() {
+            s.note(
+                "interrupted: the overheads measured were NOT stored in the calibration file (only a complete run is)",
+            );
+        }
+        s
+    }
 }
 
 /// The overheads as summary facts, one line each (`calibrate` prints them
@@ -214,33 +290,4 @@ pub(super) fn summary_notes(s: &mut Summary, o: &Overheads) {
             format!("{} (max − min release latency)", Nanos(jitter)),
         );
     }
-}
-
-/// The one-screen summary.
-pub(super) fn summary(result: &OverheadsResult, out: &OutputDir) -> Summary {
-    let mut s = Summary::of_run(&result.header);
-    summary_rows(&mut s, &result.measured.overheads);
-    if let Some(busy) = &result.measured.busy_loop {
-        s.fact(
-            "busy loop",
-            format!(
-                "CPU {}: {:.3} % of {} lost to {} interruptions (largest {})",
-                busy.cpu,
-                busy.lost_fraction * 100.0,
-                Nanos(busy.busy_ns),
-                busy.interruptions.map_or(0, |d| d.count),
-                Nanos(busy.interruptions.map_or(0, |d| d.max))
-            ),
-        );
-    }
-    s.fact("output", out.path().display().to_string());
-    match &result.stored_in {
-        Some(path) => s.fact("stored in", path.clone()),
-        None => s.fact("stored in", "nowhere (no calibration file given)"),
-    };
-    s.note("stored value = the largest observed (a bound covers the worst case seen); p99 and median show what is typical");
-    if result.header.machine.virtualized == Some(true) {
-        s.note("virtual machine: the maxima include host stalls (the hypervisor taking the vCPU away), which no guest setting removes");
-    }
-    s
 }

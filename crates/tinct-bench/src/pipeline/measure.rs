@@ -17,7 +17,7 @@ use tinct_rt::runtime::{RunOptions, RunResult};
 use tinct_sys::perf::{CounterEvent, PerfEvent};
 
 /// What the rounds measured.
-pub(super) struct Measured {
+pub struct Measured {
     /// Per policy, one chunk per round completed by every policy.
     pub chunks: Vec<Vec<Chunk>>,
     /// The rounds and the counter totals per policy.
@@ -100,9 +100,7 @@ pub fn run_chunk(
     neighbours: &CacheNeighbours,
     background: u32,
 ) -> Result<Chunk> {
-    let spec = tree
-        .spec(samples, policy, cpus, neighbours)
-        .map_err(|e| Error::InvalidInput(e.to_string()))?;
+    let spec = tree.spec(samples, policy, cpus, neighbours)?;
     let options = RunOptions {
         handle_signals: false,
         ..RunOptions::default()

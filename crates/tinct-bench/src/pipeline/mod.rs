@@ -26,7 +26,7 @@ mod report;
 pub mod tree;
 
 use crate::Result;
-use crate::harness::{Bench, BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
+use crate::harness::{BenchOptions, Finished, Progress};
 pub use report::{PolicyResult, Report, TaskResult};
 use tinct_core::units::{Bytes, Nanos};
 use tinct_rt::pipeline::PlacementPolicy;
@@ -114,57 +114,5 @@ impl Default for Params {
 /// tables and charts into the output directory, and returns the report with
 /// its summary.
 pub fn run(params: &Params, progress: &dyn Progress) -> Result<Finished<Report>> {
-    crate::harness::run::<Pipeline>(params, progress)
-}
-
-/// The pipeline bench, driven by [`crate::harness::run`].
-struct Pipeline;
-
-impl Bench for Pipeline {
-    const NAME: &'static str = "pipeline";
-    type Params = Params;
-    type Plan = plan::Plan;
-    type Measured = measure::Measured;
-    type Report = Report;
-    type Raw = Vec<Vec<measure::Chunk>>;
-
-    fn options(params: &Params) -> &BenchOptions {
-        &params.common
-    }
-
-    fn plan(params: &Params) -> Result<plan::Plan> {
-        plan::plan(params)
-    }
-
-    fn measure(plan: &plan::Plan, progress: &dyn Progress) -> Result<measure::Measured> {
-        measure::measure(plan, progress)
-    }
-
-    fn assemble(
-        plan: plan::Plan,
-        measured: measure::Measured,
-        _stopped: bool,
-    ) -> Result<(Report, Vec<Vec<measure::Chunk>>)> {
-        let report = report::assemble(plan, &measured);
-        Ok((report, measured.chunks))
-    }
-
-    fn header(report: &mut Report) -> &mut RunHeader {
-        &mut report.header
-    }
-
-    fn files(report: &mut Report) -> Option<&mut Vec<String>> {
-        Some(&mut report.files)
-    }
-
-    fn write(report: &Report, raw: &Vec<Vec<measure::Chunk>>, out: &mut OutputDir) -> Result<()> {
-        if report.policies.is_empty() {
-            return Ok(());
-        }
-        report::write_files(out, report, raw)
-    }
-
-    fn summary(_: &Params, report: &Report, _: &OutputDir) -> Summary {
-        report::summary(report)
-    }
+    crate::harness::run::<Report>(&params.common, params, progress)
 }

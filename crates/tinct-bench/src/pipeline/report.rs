@@ -83,38 +83,217 @@ pub struct Report {
     pub policies: Vec<PolicyResult>,
     /// Files written.
     pub files: Vec<String>,
+    /// Every policy's samples, chunk by chunk, for the tables and charts
+    /// (not in the JSON).
+    #[serde(skip)]
+    chunks: Vec<Vec<Chunk>>,
 }
 
-/// The report of a measured plan: each policy's numbers and Table I's
-/// comparison with `os`; no policy when no round ended.
-pub(super) fn assemble(plan: Plan, measured: &Measured) -> Report {
-    let mut header = plan.header;
-    header.add_counters("", &measured.samples);
-    let mut policies: Vec<PolicyResult> = plan
-        .policies
-        .iter()
-        .zip(&measured.chunks)
-        .zip(&measured.samples.counters)
-        .map(|((policy, chunks), counters)| {
-            policy_result(*policy, chunks, &plan.task_names, counters)
-        })
-        .collect();
-    compare_with_os(&mut policies);
-    let mut report = Report {
-        header,
-        waves: plan.tree.waves,
-        levels: plan.tree.levels,
-        packet_bytes: plan.tree.packet_bytes,
-        work_ns: plan.tree.work_ns,
-        background: plan.background,
-        policies,
-        files: Vec::new(),
-    };
-    if measured.samples.rounds_completed == 0 {
-        // Stopped before any round ended: a header-only result says so.
-        report.policies.clear();
+impl crate::harness::Bench for Report {
+    const NAME: &'static str = "pipeline";
+    type Plan = Plan;
+
+    /// The report of a measured plan: each policy's numbers and Table I's
+    /// comparison with `os`; no policy when no round ended.
+    fn assemble(plan: Plan, measured: Measured, _stopped: bool) -> Result<Report> {
+        let mut header = plan.header;
+        header.add_counters("", &measured.samples);
+        let mut policies: Vec<PolicyResult> = plan
+            .policies
+            .iter()
+            .zip(&measured.chunks)
+            .zip(&measured.samples.counters)
+            .map(|((policy, chunks), counters)| {
+                policy_result(*policy, chunks, &plan.task_names, counters)
+            })
+            .collect();
+        compare_with_os(&mut policies);
+        let mut report = Report {
+            header,
+            waves: plan.tree.waves,
+            levels: plan.tree.levels,
+            packet_bytes: plan.tree.packet_bytes,
+            work_ns: plan.tree.work_ns,
+            background: plan.background,
+            policies,
+            files: Vec::new(),
+            chunks: Vec::new(),
+        };
+        if measured.samples.rounds_completed == 0 {
+            // Stopped before any round ended: a header-only result says so.
+            report.policies.clear();
+        }
+        report.chunks = measured.chunks;
+        Ok(report)
     }
-    report
+
+    fn header(&mut self) -> &mut RunHeader {
+        &mut self.header
+    }
+
+    fn files(&mut self) -> Option<&mut Vec<String>> {
+        Some(&mut self.files)
+    }
+
+    /// Writes every file but the JSON.
+    fn write(&self, out: &mut OutputDir) -> Result<()> {
+        if self.policies.is_empty() {
+            return Ok(());
+        }
+        let chunks = &self.chunks;
+        out.write_csv("table1.csv", &table_rows(self))?;
+        let tasks: Vec<TaskRow<'_>> = self
+            .policies
+            .iter()
+            .flat_map(|p| {
+                p.tasks.iter().map(|t| TaskRow {
+                    policy: &p.policy,
+                    task: &t.name,
+                    exec_mean_us: us(t.exec.mean),
+                    exec_variance_us2: t.exec_variance_ns2 / 1e6,
+                    exec_max_us: us(t.exec.max as f64),
+                    migrations: t.migrations,
+                })
+            })
+            .collect();
+        out.write_csv("tasks.csv", &tasks)?;
+        out.write_counters_csv("counters.csv", &self.header.counters)?;
+        out.write_text("migrations.txt", &migrations_map(&self.policies))?;
+        let names: Vec<String> = self
+            .policies
+            .first()
+            .map(|p| p.tasks.iter().map(|t| t.name.clone()).collect())
+            .unwrap_or_default();
+        let bars = |title: &str, y: &str, value: &dyn Fn(&PolicyResult, usize) -> f64| {
+            self.policies.iter().fold(
+                BarChart::new(title, "task", y, names.clone()),
+                |chart, p| {
+                    chart.with_series(BarSeries::new(
+                        p.policy.clone(),
+                        (0..names.len()).map(|t| Some(value(p, t))).collect(),
+                    ))
+                },
+            )
+        };
+        let exec = bars(
+            "Execution time per packet (demarchi Fig. 6)",
+            "mean (µs)",
+            &|p, t| us(p.tasks[t].exec.mean),
+        );
+        out.write_text("exec.svg", &exec.to_svg())?;
+        let migrations = bars(
+            "Migrations per task (demarchi Fig. 5)",
+            "migrations",
+            &|p, t| p.tasks[t].migrations as f64,
+        );
+        out.write_text("migrations.svg", &migrations.to_svg())?;
+        for p in &self.policies {
+            let map = p.tasks.iter().enumerate().fold(
+                LineChart::new(
+                    format!("Migrations map, {} (demarchi Fig. 3)", p.policy),
+                    "sample",
+                    "CPU (+ task offset)",
+                ),
+                |chart, (t, task)| {
+                    // Each task in its own band: CPU c of task t at t + c / (cpus + 1).
+                    let band = self.header.cpus.len() as f64 + 1.0;
+                    chart.add_series(Series::new(
+                        task.name.clone(),
+                        SeriesStyle::Steps,
+                        task.map
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &cpu)| (i as f64, t as f64 + f64::from(cpu) / band))
+                            .collect(),
+                    ))
+                },
+            );
+            out.write_svg(&format!("map-{}.svg", p.policy), &map)?;
+        }
+        let ecdf = self.policies.iter().zip(chunks).fold(
+            LineChart::new(
+                "Sample production time, empirical CDF (demarchi Figs. 7 and 8)",
+                "production time (µs)",
+                "fraction of samples",
+            ),
+            |chart, (p, chunks)| {
+                let intervals: Vec<u64> =
+                    chunks.iter().flat_map(|c| c.intervals_ns.clone()).collect();
+                let cdf = tinct_report::stats::empirical_cdf(&intervals);
+                let step = cdf.len().div_ceil(ECDF_POINTS).max(1);
+                let mut points: Vec<(f64, f64)> = cdf
+                    .iter()
+                    .step_by(step)
+                    .map(|&(v, f)| (us(v as f64), f))
+                    .collect();
+                if let Some(&(v, f)) = cdf.last() {
+                    points.push((us(v as f64), f));
+                }
+                chart.add_series(Series::new(p.policy.clone(), SeriesStyle::Steps, points))
+            },
+        );
+        out.write_svg("ecdf.svg", &ecdf)?;
+        Ok(())
+    }
+
+    /// The one-screen summary: Table I (the files are the driver's note).
+    fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
+        let mut s = Summary::new(format!(
+            "pipeline: {} waves, {} mixer levels, {} B packets, {} µs per packet (demarchi Table I)",
+            self.waves,
+            self.levels,
+            self.packet_bytes,
+            self.work_ns as f64 / 1e3
+        ));
+        s.fact("rounds", self.header.reps.to_string());
+        s.fact("CPUs", tinct_sys::format_cpu_list(&self.header.cpus));
+        s.table(&[
+            "policy",
+            "samples",
+            "rate (1/s)",
+            "mean (µs)",
+            "σ (µs)",
+            "ρ=μ+2σ (µs)",
+            "overall (s)",
+            "ρ gain vs os",
+            "overall vs os",
+            "LLC load miss",
+            "LLC store miss",
+            "move median (µs)",
+        ]);
+        for p in &self.policies {
+            s.row(vec![
+                p.policy.clone(),
+                p.samples.to_string(),
+                format!("{:.0}", p.production_rate_hz),
+                format!("{:.1}", us(p.production.mean)),
+                format!("{:.1}", us(p.production.stddev)),
+                format!("{:.1}", us(p.production.rho)),
+                format!("{:.2}", p.overall_ns as f64 / 1e9),
+                p.rho_gain_over_os
+                    .map_or("—".into(), |g| format!("x{g:.2}")),
+                p.overall_gain_over_os_percent
+                    .map_or("—".into(), |g| format!("{g:+.1} %")),
+                short_rate(&p.load_miss_rate),
+                short_rate(&p.store_miss_rate),
+                opt_us(p.moves.as_ref().map(|m| m.median)),
+            ]);
+        }
+        let mut reasons: Vec<String> = Vec::new();
+        for p in &self.policies {
+            for rate in [&p.load_miss_rate, &p.store_miss_rate] {
+                if let Some(why) = &rate.unavailable
+                    && !reasons.contains(why)
+                {
+                    reasons.push(why.clone());
+                }
+            }
+        }
+        for why in reasons {
+            s.note(format!("load/store miss rates (Fig. 4): {why}"));
+        }
+        s
+    }
 }
 
 /// Fig. 4's load and store miss rates of one policy's counter totals.
@@ -263,102 +442,6 @@ pub fn migrations_map(policies: &[PolicyResult]) -> String {
     text
 }
 
-/// Writes every file but the JSON.
-pub fn write_files(out: &mut OutputDir, report: &Report, chunks: &[Vec<Chunk>]) -> Result<()> {
-    out.write_csv("table1.csv", &table_rows(report))?;
-    let tasks: Vec<TaskRow<'_>> = report
-        .policies
-        .iter()
-        .flat_map(|p| {
-            p.tasks.iter().map(|t| TaskRow {
-                policy: &p.policy,
-                task: &t.name,
-                exec_mean_us: us(t.exec.mean),
-                exec_variance_us2: t.exec_variance_ns2 / 1e6,
-                exec_max_us: us(t.exec.max as f64),
-                migrations: t.migrations,
-            })
-        })
-        .collect();
-    out.write_csv("tasks.csv", &tasks)?;
-    out.write_counters_csv("counters.csv", &report.header.counters)?;
-    out.write_text("migrations.txt", &migrations_map(&report.policies))?;
-    let names: Vec<String> = report
-        .policies
-        .first()
-        .map(|p| p.tasks.iter().map(|t| t.name.clone()).collect())
-        .unwrap_or_default();
-    let bars = |title: &str, y: &str, value: &dyn Fn(&PolicyResult, usize) -> f64| {
-        report.policies.iter().fold(
-            BarChart::new(title, "task", y, names.clone()),
-            |chart, p| {
-                chart.with_series(BarSeries::new(
-                    p.policy.clone(),
-                    (0..names.len()).map(|t| Some(value(p, t))).collect(),
-                ))
-            },
-        )
-    };
-    let exec = bars(
-        "Execution time per packet (demarchi Fig. 6)",
-        "mean (µs)",
-        &|p, t| us(p.tasks[t].exec.mean),
-    );
-    out.write_text("exec.svg", &exec.to_svg())?;
-    let migrations = bars(
-        "Migrations per task (demarchi Fig. 5)",
-        "migrations",
-        &|p, t| p.tasks[t].migrations as f64,
-    );
-    out.write_text("migrations.svg", &migrations.to_svg())?;
-    for p in &report.policies {
-        let map = p.tasks.iter().enumerate().fold(
-            LineChart::new(
-                format!("Migrations map, {} (demarchi Fig. 3)", p.policy),
-                "sample",
-                "CPU (+ task offset)",
-            ),
-            |chart, (t, task)| {
-                // Each task in its own band: CPU c of task t at t + c / (cpus + 1).
-                let band = report.header.cpus.len() as f64 + 1.0;
-                chart.add_series(Series::new(
-                    task.name.clone(),
-                    SeriesStyle::Steps,
-                    task.map
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &cpu)| (i as f64, t as f64 + f64::from(cpu) / band))
-                        .collect(),
-                ))
-            },
-        );
-        out.write_svg(&format!("map-{}.svg", p.policy), &map)?;
-    }
-    let ecdf = report.policies.iter().zip(chunks).fold(
-        LineChart::new(
-            "Sample production time, empirical CDF (demarchi Figs. 7 and 8)",
-            "production time (µs)",
-            "fraction of samples",
-        ),
-        |chart, (p, chunks)| {
-            let intervals: Vec<u64> = chunks.iter().flat_map(|c| c.intervals_ns.clone()).collect();
-            let cdf = tinct_report::stats::empirical_cdf(&intervals);
-            let step = cdf.len().div_ceil(ECDF_POINTS).max(1);
-            let mut points: Vec<(f64, f64)> = cdf
-                .iter()
-                .step_by(step)
-                .map(|&(v, f)| (us(v as f64), f))
-                .collect();
-            if let Some(&(v, f)) = cdf.last() {
-                points.push((us(v as f64), f));
-            }
-            chart.add_series(Series::new(p.policy.clone(), SeriesStyle::Steps, points))
-        },
-    );
-    out.write_svg("ecdf.svg", &ecdf)?;
-    Ok(())
-}
-
 /// A miss rate in the table: a percentage, or `unavailable` (the reason
 /// goes in a note below the table).
 fn short_rate(rate: &MissRate) -> String {
@@ -366,65 +449,6 @@ fn short_rate(rate: &MissRate) -> String {
         Some(r) => format!("{:.1} %", r * 100.0),
         None => "unavailable".into(),
     }
-}
-
-/// The one-screen summary: Table I (the files are the driver's note).
-pub fn summary(report: &Report) -> Summary {
-    let mut s = Summary::new(format!(
-        "pipeline: {} waves, {} mixer levels, {} B packets, {} µs per packet (demarchi Table I)",
-        report.waves,
-        report.levels,
-        report.packet_bytes,
-        report.work_ns as f64 / 1e3
-    ));
-    s.fact("rounds", report.header.reps.to_string());
-    s.fact("CPUs", tinct_sys::format_cpu_list(&report.header.cpus));
-    s.table(&[
-        "policy",
-        "samples",
-        "rate (1/s)",
-        "mean (µs)",
-        "σ (µs)",
-        "ρ=μ+2σ (µs)",
-        "overall (s)",
-        "ρ gain vs os",
-        "overall vs os",
-        "LLC load miss",
-        "LLC store miss",
-        "move median (µs)",
-    ]);
-    for p in &report.policies {
-        s.row(vec![
-            p.policy.clone(),
-            p.samples.to_string(),
-            format!("{:.0}", p.production_rate_hz),
-            format!("{:.1}", us(p.production.mean)),
-            format!("{:.1}", us(p.production.stddev)),
-            format!("{:.1}", us(p.production.rho)),
-            format!("{:.2}", p.overall_ns as f64 / 1e9),
-            p.rho_gain_over_os
-                .map_or("—".into(), |g| format!("x{g:.2}")),
-            p.overall_gain_over_os_percent
-                .map_or("—".into(), |g| format!("{g:+.1} %")),
-            short_rate(&p.load_miss_rate),
-            short_rate(&p.store_miss_rate),
-            opt_us(p.moves.as_ref().map(|m| m.median)),
-        ]);
-    }
-    let mut reasons: Vec<String> = Vec::new();
-    for p in &report.policies {
-        for rate in [&p.load_miss_rate, &p.store_miss_rate] {
-            if let Some(why) = &rate.unavailable
-                && !reasons.contains(why)
-            {
-                reasons.push(why.clone());
-            }
-        }
-    }
-    for why in reasons {
-        s.note(format!("load/store miss rates (Fig. 4): {why}"));
-    }
-    s
 }
 
 #[cfg(test)]

@@ -46,10 +46,11 @@ impl Tree {
     /// do not end in one mixer.
     pub fn nodes(&self) -> Result<Vec<Node>> {
         if self.waves == 0 || self.levels == 0 {
-            return Err(Error::InvalidInput(format!(
-                "--waves and --levels: expected at least 1 each, found {} waves and {} levels",
-                self.waves, self.levels
-            )));
+            return Err(Error::option(
+                "--waves and --levels",
+                "at least 1 each",
+                format!("{} waves and {} levels", self.waves, self.levels),
+            ));
         }
         // Count before building: a tree beyond the run's thread limit, or
         // a level above the single final mixer, is refused at once.
@@ -57,21 +58,27 @@ impl Tree {
         let mut tasks = width;
         for level in 0..self.levels {
             if width == 1 && level > 0 {
-                return Err(Error::InvalidInput(format!(
-                    "--levels: expected at most {level} levels for {} waves (a level above the \
-                     final mixer would mix one input), found {}",
-                    self.waves, self.levels
-                )));
+                return Err(Error::option(
+                    "--levels",
+                    format!(
+                        "at most {level} levels for {} waves (a level above the final mixer \
+                         would mix one input)",
+                        self.waves
+                    ),
+                    self.levels.to_string(),
+                ));
             }
             width = width.div_ceil(2);
             tasks += width;
             if tasks > tinct_rt::limits::MAX_TASKS {
-                return Err(Error::InvalidInput(format!(
-                    "--waves and --levels: expected a tree of at most {} tasks (the limit of \
-                     threads in one run), found more with {} waves",
-                    tinct_rt::limits::MAX_TASKS,
-                    self.waves
-                )));
+                return Err(Error::option(
+                    "--waves and --levels",
+                    format!(
+                        "a tree of at most {} tasks (the limit of threads in one run)",
+                        tinct_rt::limits::MAX_TASKS
+                    ),
+                    format!("more with {} waves", self.waves),
+                ));
             }
         }
         let mut nodes: Vec<Node> = (0..self.waves)
@@ -95,14 +102,15 @@ impl Tree {
             below = level;
         }
         if below.len() != 1 {
-            return Err(Error::InvalidInput(format!(
-                "--levels: expected levels that mix {} waves down to one mixer (at least {}), \
-                 found {} levels ending in {} mixers",
-                self.waves,
-                self.waves.next_power_of_two().trailing_zeros().max(1),
-                self.levels,
-                below.len()
-            )));
+            return Err(Error::option(
+                "--levels",
+                format!(
+                    "levels that mix {} waves down to one mixer (at least {})",
+                    self.waves,
+                    self.waves.next_power_of_two().trailing_zeros().max(1)
+                ),
+                format!("{} levels ending in {} mixers", self.levels, below.len()),
+            ));
         }
         Ok(nodes)
     }
@@ -180,8 +188,14 @@ impl Tree {
             PlacementPolicy::Affinity => Placement::Affinity(neighbours.clone()),
             PlacementPolicy::Os | PlacementPolicy::Static => Placement::Pinned,
         };
-        spec.check_limits()
-            .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        spec.check_limits().map_err(|e| match e {
+            tinct_rt::RtError::Input(e) => Error::Input(e),
+            other => Error::option(
+                "--waves and --levels",
+                "a tree tinct-rt can run",
+                other.to_string(),
+            ),
+        })?;
         Ok(spec)
     }
 }

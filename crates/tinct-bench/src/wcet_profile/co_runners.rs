@@ -53,9 +53,11 @@ impl std::str::FromStr for CoRunnerChoice {
             "auto" => Ok(Self::Auto),
             "colored" => Ok(Self::Colored),
             "uncolored" => Ok(Self::Uncolored),
-            other => Err(Error::InvalidInput(format!(
-                "--co-runners: expected auto, colored or uncolored, found `{other}`"
-            ))),
+            other => Err(Error::option(
+                "--co-runners",
+                "auto, colored or uncolored",
+                format!("`{other}`"),
+            )),
         }
     }
 }
@@ -91,14 +93,14 @@ pub struct CoRunnerReport {
 /// until `input` ends (the parent closed it) and returns the report line.
 pub fn main(arg: &str, out: &mut dyn Write, input: &mut dyn Read) -> Result<String> {
     let job: CoRunnerJob = serde_json::from_str(arg).map_err(|e| {
-        Error::InvalidInput(format!(
-            "wcet-corunner: expected a job as JSON (internal command), found {arg:?}: {e}"
-        ))
+        Error::option(
+            "wcet-corunner",
+            "a job as JSON (internal command)",
+            format!("{arg:?}: {e}"),
+        )
     })?;
     if job.cpus.is_empty() {
-        return Err(Error::InvalidInput(
-            "wcet-corunner: expected at least one CPU, found none".into(),
-        ));
+        return Err(Error::option("wcet-corunner", "at least one CPU", "none"));
     }
     let stop = AtomicBool::new(false);
     let failed = AtomicBool::new(false);
@@ -310,7 +312,7 @@ mod tests {
             CoRunnerChoice::Uncolored
         );
         let error = "coloured".parse::<CoRunnerChoice>().unwrap_err();
-        assert!(matches!(error, Error::InvalidInput(_)), "{error}");
+        assert!(matches!(error, Error::Input(_)), "{error}");
     }
 
     #[test]
@@ -321,7 +323,7 @@ mod tests {
             r#"{"cpus": [], "bytes_per_cpu": 1, "expect_colors": null}"#,
         ] {
             let err = main(arg, &mut out, &mut std::io::empty()).unwrap_err();
-            assert!(matches!(err, Error::InvalidInput(_)), "{err}");
+            assert!(matches!(err, Error::Input(_)), "{err}");
         }
         assert!(out.is_empty());
     }

@@ -69,15 +69,18 @@ impl Condition {
                 .find(|c| c.name() == item)
                 .ok_or_else(|| {
                     let names: Vec<&str> = Condition::ALL.iter().map(|c| c.name()).collect();
-                    Error::InvalidInput(format!(
-                        "--conditions: expected a list of {}, found `{item}`",
-                        names.join(", ")
-                    ))
+                    Error::option(
+                        "--conditions",
+                        format!("a list of {}", names.join(", ")),
+                        format!("`{item}`"),
+                    )
                 })?;
             if conditions.contains(&condition) {
-                return Err(Error::InvalidInput(format!(
-                    "--conditions: expected each condition once, found `{item}` twice"
-                )));
+                return Err(Error::option(
+                    "--conditions",
+                    "each condition once",
+                    format!("`{item}` twice"),
+                ));
             }
             conditions.push(condition);
         }

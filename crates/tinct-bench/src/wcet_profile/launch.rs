@@ -16,14 +16,16 @@ pub(super) fn find_preload(params: &Params, worker: &WorkerCommand) -> Result<Pa
         return if path.is_file() {
             Ok(path)
         } else {
-            Err(Error::InvalidInput(format!(
-                "--preload: expected the path of {PRELOAD_LIB}, found no file at {}",
-                path.display()
-            )))
+            Err(Error::option(
+                "--preload",
+                format!("the path of {PRELOAD_LIB}"),
+                format!("no file at {}", path.display()),
+            ))
         };
     }
     let dir = worker.program.parent().unwrap_or(Path::new("."));
-    locate_shim(dir).map_err(Error::InvalidInput)?.ok_or_else(|| {
+    locate_shim(dir)
+        .map_err(|why| Error::option(PRELOAD_LIB_VAR, format!("the path of {PRELOAD_LIB}"), why))?.ok_or_else(|| {
         let [beside, lib] = shim_candidates(dir);
         Error::Measurement(format!(
             "{PRELOAD_LIB} not found (looked in {} and {}): build it with `cargo build -p tinct-preload`, \

@@ -18,7 +18,7 @@ use tinct_report::stats::evt::{self, EvtOptions};
 use tinct_report::stats::nearest_rank_ppm;
 
 /// What [`measure`] found.
-pub(super) struct Measured {
+pub struct Measured {
     /// Every launch kept.
     pub launches: Launches,
     /// C^p at each p, before the table is made non-increasing (none when
@@ -65,7 +65,7 @@ pub(super) fn measure(
 
 /// The launches of one (p, condition), in the order they ran.
 #[derive(Debug, Default)]
-pub(super) struct CellLaunches {
+pub struct CellLaunches {
     pub workers: Vec<WorkerReport>,
     pub co_runners: Vec<CoRunnerReport>,
     /// Bytes each co-runner swept and whether it was coloured (co-run only).
@@ -74,7 +74,7 @@ pub(super) struct CellLaunches {
 
 /// Every launch, by p index then condition index.
 #[derive(Debug)]
-pub(super) struct Launches {
+pub struct Launches {
     pub cells: Vec<Vec<CellLaunches>>,
 }
 
@@ -271,8 +271,13 @@ fn condition_point(
         .ok_or_else(|| Error::Measurement(format!("no jobs ran at p = {p} ({condition})")))?;
     let mut sorted = job_ns.clone();
     sorted.sort_unstable();
-    let evt = evt::fit(&job_ns, evt_options)
-        .map_err(|e| Error::InvalidInput(format!("EVT options: {e}")))?;
+    let evt = evt::fit(&job_ns, evt_options).map_err(|e| {
+        Error::option(
+            "--block-size, --exceedance",
+            "EVT options a fit accepts",
+            e.to_string(),
+        )
+    })?;
     let (statistic_ns, statistic_missing) = match statistic.of(&sorted, &evt) {
         Ok(ns) => (Some(ns), None),
         Err(why) => (None, Some(why)),

@@ -31,8 +31,7 @@ mod taskset_file;
 pub mod worker;
 
 use crate::Result;
-use crate::harness::pin::PinGuard;
-use crate::harness::{Bench, BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
+use crate::harness::{BenchOptions, Finished, Progress};
 pub use co_runners::CoRunnerChoice;
 use condition::Condition;
 pub use report::{
@@ -223,91 +222,11 @@ pub fn run(
     worker: &WorkerCommand,
     progress: &dyn Progress,
 ) -> Result<Finished<WcetProfileResult>> {
-    crate::harness::run::<WcetProfile<'_>>(&Input { params, worker }, progress)
-}
-
-/// What a wcet-profile run starts from: the parameters and how to start
-/// the profile's workers.
-struct Input<'a> {
-    params: &'a Params,
-    worker: &'a WorkerCommand,
-}
-
-/// A plan, measured from the task's CPU: the measuring thread stays pinned
-/// there until the report is assembled (a `target` body is calibrated, and
-/// Δ measured, where the task runs).
-struct PinnedPlan<'a> {
-    _pin: PinGuard,
-    plan: plan::Plan,
-    worker: &'a WorkerCommand,
-}
-
-/// The wcet-profile bench, driven by [`crate::harness::run`].
-struct WcetProfile<'a>(std::marker::PhantomData<&'a ()>);
-
-impl<'a> Bench for WcetProfile<'a> {
-    const NAME: &'static str = "wcet-profile";
-    type Params = Input<'a>;
-    type Plan = PinnedPlan<'a>;
-    type Measured = measure::Measured;
-    type Report = WcetProfileResult;
-    type Raw = ();
-
-    fn options<'b>(input: &'b Input<'a>) -> &'b BenchOptions {
-        &input.params.common
-    }
-
-    fn plan(input: &Input<'a>) -> Result<PinnedPlan<'a>> {
-        let checked = plan::check(input.params)?;
-        let pin = PinGuard::pin(checked.cpus[0])?;
-        Ok(PinnedPlan {
-            plan: plan::plan(input.params, input.worker, checked)?,
-            _pin: pin,
-            worker: input.worker,
-        })
-    }
-
-    fn measure(plan: &PinnedPlan<'a>, progress: &dyn Progress) -> Result<measure::Measured> {
-        measure::measure(&plan.plan, plan.worker, progress)
-    }
-
-    fn assemble(
-        pinned: PinnedPlan<'a>,
-        measured: measure::Measured,
-        _stopped: bool,
-    ) -> Result<(WcetProfileResult, ())> {
-        Ok((report::assemble(pinned.plan, measured)?, ()))
-    }
-
-    fn header(result: &mut WcetProfileResult) -> &mut RunHeader {
-        &mut result.header
-    }
-
-    /// Writes the table into `--write-taskset`, never an interrupted
-    /// profile's (its table is partial).
-    fn store(input: &Input<'a>, result: &mut WcetProfileResult) -> Result<()> {
-        if let Some(path) = input
-            .params
-            .write_taskset
-            .as_ref()
-            .filter(|_| !result.header.interrupted)
-        {
-            result.written_taskset = Some(taskset_file::write(path, input.params, result)?);
-        }
-        Ok(())
-    }
-
-    fn write(result: &WcetProfileResult, _: &(), out: &mut OutputDir) -> Result<()> {
-        report::write(result, out)
-    }
-
-    fn summary(input: &Input<'a>, result: &WcetProfileResult, out: &OutputDir) -> Summary {
-        let mut summary = report::summary(result, out);
-        if result.header.interrupted && input.params.write_taskset.is_some() {
-            summary.note("interrupted: the partial table was not written into --write-taskset");
-        }
-        summary
-    }
+    crate::harness::run::<WcetProfileResult>(
+        &params.common,
+        &plan::Input::new(params, worker),
+        progress,
+    )
 }
 
 /// Measures every p under every condition (no files written).
@@ -316,6 +235,5 @@ pub fn measure(
     worker: &WorkerCommand,
     progress: &dyn Progress,
 ) -> Result<WcetProfileResult> {
-    let input = Input { params, worker };
-    Ok(crate::harness::bench::measure::<WcetProfile<'_>>(&input, progress)?.0)
+    crate::harness::bench::measure::<WcetProfileResult>(&plan::Input::new(params, worker), progress)
 }

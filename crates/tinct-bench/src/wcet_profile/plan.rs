@@ -11,7 +11,7 @@ use super::{
 };
 use crate::calibrate;
 use crate::harness::RunHeader;
-use crate::{Error, Result};
+use crate::{Error, InputError, Result};
 use std::path::PathBuf;
 use tinct_core::model::{Kernel, Work};
 use tinct_core::units::{Bytes, Nanos};
@@ -42,14 +42,18 @@ impl Params {
             exceedances.push(p);
         }
         if let Some(bad) = exceedances.iter().find(|p| !(**p > 0.0 && **p < 1.0)) {
-            return Err(Error::InvalidInput(format!(
-                "--exceedance: expected probabilities strictly between 0 and 1, found {bad}"
-            )));
+            return Err(Error::option(
+                "--exceedance",
+                "probabilities strictly between 0 and 1",
+                bad.to_string(),
+            ));
         }
         let block_size = match self.block_size {
             Some(0) => {
-                return Err(Error::InvalidInput(
-                    "--block-size: expected at least 1 job per block, found 0".into(),
+                return Err(Error::option(
+                    "--block-size",
+                    "at least 1 job per block",
+                    "0",
                 ));
             }
             Some(n) => n,
@@ -85,18 +89,19 @@ pub(super) fn check(params: &Params) -> Result<Checked> {
     let with_co_runners = params.conditions().iter().any(|c| c.co_runners());
     let cpus = options.cpus(1)?;
     if with_co_runners && cpus.len() < 2 {
-        return Err(Error::InvalidInput(format!(
-            "--cpus: the co-run conditions need a CPU besides the task's for the co-runners, \
-             expected at least 2 CPUs, found {} (or leave co-run out of --conditions)",
-            tinct_sys::format_cpu_list(&cpus)
-        )));
+        return Err(Error::option(
+            "--cpus",
+            "at least 2 CPUs: the co-run conditions need a CPU besides the task's for the \
+             co-runners (or leave co-run out of --conditions)",
+            tinct_sys::format_cpu_list(&cpus),
+        ));
     }
     let cpus = if with_co_runners { cpus } else { vec![cpus[0]] };
     Ok(Checked { reps, evt, cpus })
 }
 
 /// What a run measures.
-pub(super) struct Plan {
+pub struct Plan {
     /// Bench, options (reps, seed), machine: the result's header.
     pub header: RunHeader,
     /// How the EVT fits are made.
@@ -149,9 +154,7 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) ->
     let source = load_task(params)?;
     let jobs = match params.jobs {
         Some(0) => {
-            return Err(Error::InvalidInput(
-                "--jobs: expected at least 1, found 0".into(),
-            ));
+            return Err(Error::option("--jobs", "at least 1", "0"));
         }
         Some(n) => n,
         None if options.quick => 5,
@@ -176,15 +179,24 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) ->
     let (colors, color_bits) = match &resolved {
         Some(resolved) => (
             u32::try_from(resolved.colors()).map_err(|_| {
-                Error::InvalidInput(format!("{}: too many colours", resolved.describe()))
+                Error::option(
+                    "--color-bits",
+                    "at most 2^32 colours",
+                    format!("{} colours ({})", resolved.colors(), resolved.describe()),
+                )
             })?,
             resolved.bits.clone(),
         ),
         None => (partitions, Vec::new()),
     };
     let color_source = resolved.as_ref().map(|r| r.describe());
-    let split = tinct_mem::PartitionColors::even(colors, partitions)
-        .map_err(|e| Error::InvalidInput(format!("--partitions: {e}")))?;
+    let split = tinct_mem::PartitionColors::even(colors, partitions).map_err(|e| {
+        Error::option(
+            "--partitions",
+            format!("a partition count that splits the {colors} colours evenly"),
+            e.to_string(),
+        )
+    })?;
     let ps = p_values(params.p_list.as_deref(), partitions, options.quick)?;
     let body = resolve_body(params, source.as_ref())?;
     let preload = if params.uncolored {
@@ -197,18 +209,21 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) ->
         && let Some(ignored) =
             tinct_rt::loader::preload_ignored(std::ffi::OsStr::new(&program.command[0]))
     {
-        return Err(Error::InvalidInput(format!(
-            "{}: expected a dynamically linked program, whose heap the shim can serve from \
-             the colours of p partitions, found {ignored} (or profile it with --uncolored: \
-             every p then sees the whole cache)",
-            match &params.taskset {
-                Some(path) => format!(
-                    "{}: task '{}' body.command",
-                    path.display(),
-                    body_task(params)
-                ),
-                None => "--command".to_string(),
-            }
+        let (file, field) = match &params.taskset {
+            Some(path) => (
+                path.display().to_string(),
+                format!("task '{}' body.command", body_task(params)),
+            ),
+            None => (String::new(), "--command".to_string()),
+        };
+        return Err(Error::Input(InputError::new(
+            file,
+            field,
+            "a dynamically linked program, whose heap the shim can serve from the colours of \
+             p partitions",
+            format!(
+                "{ignored} (or profile it with --uncolored: every p then sees the whole cache)"
+            ),
         )));
     }
     let fifo = (!params.no_fifo
@@ -218,7 +233,7 @@ pub(super) fn plan(params: &Params, worker: &WorkerCommand, checked: Checked) ->
     let colors_of = |partitions: std::ops::RangeInclusive<u32>| {
         split
             .colors_of_all(&partitions.collect::<Vec<_>>())
-            .map_err(|e| Error::InvalidInput(format!("--p: {e}")))
+            .map_err(|e| Error::option("--p", "partitions within 1..=N_P", e.to_string()))
     };
     let color_sets: Vec<Vec<u32>> = ps
         .iter()
@@ -294,13 +309,14 @@ fn load_task(params: &Params) -> Result<Option<TaskSource>> {
     let (Some(path), Some(name)) = (&params.taskset, &params.task) else {
         return Ok(None);
     };
-    let set = tinct_core::format::load(path).map_err(|e| Error::InvalidInput(e.to_string()))?;
+    let set = tinct_core::format::load(path)?;
     let task = set.tasks.iter().find(|t| &t.name == name).ok_or_else(|| {
         let names: Vec<&str> = set.tasks.iter().map(|t| t.name.as_str()).collect();
-        Error::InvalidInput(format!(
-            "{}: --task: expected one of the tasks {}, found `{name}`",
-            path.display(),
-            names.join(", ")
+        Error::Input(InputError::new(
+            path.display().to_string(),
+            "--task",
+            format!("one of the tasks {}", names.join(", ")),
+            format!("`{name}`"),
         ))
     })?;
     let program = match &task.program {
@@ -313,11 +329,12 @@ fn load_task(params: &Params) -> Result<Option<TaskSource>> {
                     mmap: spec.mmap,
                 })
                 .map_err(|found| {
-                    Error::InvalidInput(format!(
-                        "{}: task '{name}' body.command: expected an executable program (a path \
-                         with a `/` is taken from the task set's directory, a name from PATH), \
-                         found {found}",
-                        path.display()
+                    Error::Input(InputError::new(
+                        path.display().to_string(),
+                        format!("task '{name}' body.command"),
+                        "an executable program (a path with a `/` is taken from the task set's \
+                         directory, a name from PATH)",
+                        found,
                     ))
                 })?,
         ),
@@ -340,9 +357,10 @@ fn load_task(params: &Params) -> Result<Option<TaskSource>> {
 
 pub(super) fn input<T>(
     what: &str,
+    expected: &str,
     result: std::result::Result<T, impl std::fmt::Display>,
 ) -> Result<T> {
-    result.map_err(|e| Error::InvalidInput(format!("{what}: {e}")))
+    result.map_err(|e| Error::option(what, expected, e.to_string()))
 }
 
 /// Resolves the body to fixed iterations (a `target` is calibrated once,
@@ -387,10 +405,14 @@ pub(super) fn resolve_body(params: &Params, source: Option<&TaskSource>) -> Resu
         }
     };
     if kernel != Kernel::Compute && working_set < LINE_BYTES as u64 {
-        return Err(Error::InvalidInput(format!(
-            "--working-set: expected at least one cache line ({LINE_BYTES} B) for kernel `{}`, found {working_set} B",
-            kernel.name()
-        )));
+        return Err(Error::option(
+            "--working-set",
+            format!(
+                "at least one cache line ({LINE_BYTES} B) for kernel `{}`",
+                kernel.name()
+            ),
+            format!("{working_set} B"),
+        ));
     }
     let lines = working_set / LINE_BYTES as u64;
     let work = work.unwrap_or(Work::Iterations(if kernel == Kernel::Compute {
@@ -452,17 +474,18 @@ fn program_of(params: &Params, source: Option<&TaskSource>) -> Result<Option<Pro
             })
         })
         .map_err(|found| {
-            Error::InvalidInput(format!(
-                "--command: expected an executable program (a path, or a name in PATH), found \
-                 {found}"
-            ))
+            Error::option(
+                "--command",
+                "an executable program (a path, or a name in PATH)",
+                found,
+            )
         })
 }
 
 /// The p values to profile.
 pub fn p_values(list: Option<&str>, partitions: u32, quick: bool) -> Result<Vec<u32>> {
     let mut ps = match list {
-        Some(text) => input("--p", tinct_sys::parse_cpu_list(text))?,
+        Some(text) => input("--p", "a list like 1-4,8", tinct_sys::parse_cpu_list(text))?,
         None if quick => vec![1, partitions / 4, partitions / 2, partitions],
         None => (1..=partitions).collect(),
     };
@@ -470,14 +493,14 @@ pub fn p_values(list: Option<&str>, partitions: u32, quick: bool) -> Result<Vec<
     ps.sort_unstable();
     ps.dedup();
     if let Some(&bad) = ps.iter().find(|&&p| p > partitions) {
-        return Err(Error::InvalidInput(format!(
-            "--p: expected partition counts within 1..={partitions} (N_P), found {bad}"
-        )));
+        return Err(Error::option(
+            "--p",
+            format!("partition counts within 1..={partitions} (N_P)"),
+            bad.to_string(),
+        ));
     }
     if ps.is_empty() {
-        return Err(Error::InvalidInput(
-            "--p: expected at least one partition count, found none".into(),
-        ));
+        return Err(Error::option("--p", "at least one partition count", "none"));
     }
     Ok(ps)
 }
@@ -560,6 +583,51 @@ fn probe_colouring(quick: bool) -> (bool, String, Option<String>) {
     }
 }
 
+/// What a wcet-profile run starts from: the parameters and how to start
+/// the profile's workers.
+pub struct Input {
+    pub params: Params,
+    pub worker: WorkerCommand,
+}
+
+impl Input {
+    /// The run's input, copied from the caller's.
+    pub fn new(params: &Params, worker: &WorkerCommand) -> Self {
+        Self {
+            params: params.clone(),
+            worker: worker.clone(),
+        }
+    }
+}
+
+/// A plan, measured from the task's CPU: the measuring thread stays pinned
+/// there until the report is assembled (a `target` body is calibrated, and
+/// Δ measured, where the task runs).
+pub struct PinnedPlan {
+    pub _pin: crate::harness::pin::PinGuard,
+    pub plan: Plan,
+    pub worker: WorkerCommand,
+}
+
+impl crate::harness::Plan for PinnedPlan {
+    type Params = Input;
+    type Measured = super::measure::Measured;
+
+    fn plan(input: &Input) -> Result<PinnedPlan> {
+        let checked = check(&input.params)?;
+        let pin = crate::harness::pin::PinGuard::pin(checked.cpus[0])?;
+        Ok(PinnedPlan {
+            plan: plan(&input.params, &input.worker, checked)?,
+            _pin: pin,
+            worker: input.worker.clone(),
+        })
+    }
+
+    fn measure(&self, progress: &dyn crate::harness::Progress) -> Result<super::measure::Measured> {
+        super::measure::measure(&self.plan, &self.worker, progress)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -575,11 +643,11 @@ mod tests {
         );
         assert!(matches!(
             p_values(Some("40"), 32, false),
-            Err(Error::InvalidInput(_))
+            Err(Error::Input(_))
         ));
         assert!(matches!(
             p_values(Some("x"), 32, false),
-            Err(Error::InvalidInput(_))
+            Err(Error::Input(_))
         ));
     }
 }

@@ -199,85 +199,313 @@ pub struct WcetProfileResult {
     pub counters: String,
 }
 
-/// The result of the measured plan: the table made non-increasing, the
-/// placement, the `wcet` line and, with Δ, the task-set file; a run
-/// stopped before its first round ended has no point and no table.
-pub(super) fn assemble(plan: Plan, measured: Measured) -> Result<WcetProfileResult> {
-    let Measured {
-        launches,
-        mut points,
-        refill,
-    } = measured;
-    if launches.is_empty() {
-        return Ok(stopped_before_first_round(plan, &launches));
-    }
-    let table_missing = table::make_non_increasing(&mut points);
-    let placement = placement(&plan, &points, &launches);
-    let mut header = plan.header;
-    let (wcet_line, taskset) = match (&table_missing, &refill) {
-        (Some(_), _) => (None, None),
-        (None, None) => (Some(table::wcet_line(&points)), None),
-        (None, Some((refill, refill_source))) => {
-            let period = plan
-                .period
-                .unwrap_or_else(|| table::default_period(&points));
-            let written = table::task_set(&table::TaskSetInput {
-                name: &plan.name,
-                body: &plan.body,
-                points: &points,
-                partitions: plan.partitions,
-                cores: header.machine.online_cpus.len().max(1) as u32,
-                period,
-                refill: *refill,
-            })
-            .map_err(|e| {
-                Error::Measurement(format!("the written task set does not validate: {e}"))
-            })?;
-            let header_lines = vec![
-                format!(
-                    "C^p ({} over {}) measured by `tinct bench wcet-profile` on {}",
-                    plan.statistic,
-                    plan.conditions
-                        .iter()
-                        .map(|c| c.name())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    header.machine.one_line()
-                ),
-                format!("placement: {}", placement.note),
-                format!("refill: {refill_source}"),
-            ];
-            (
-                Some(table::wcet_line(&points)),
-                Some(tinct_core::format::to_toml(&written, &header_lines)),
-            )
+impl crate::harness::Bench for WcetProfileResult {
+    const NAME: &'static str = "wcet-profile";
+    type Plan = super::plan::PinnedPlan;
+
+    /// The result of the measured plan: the table made non-increasing, the
+    /// placement, the `wcet` line and, with Δ, the task-set file; a run
+    /// stopped before its first round ended has no point and no table.
+    fn assemble(
+        pinned: super::plan::PinnedPlan,
+        measured: Measured,
+        _stopped: bool,
+    ) -> Result<Self> {
+        // The measuring thread stays on the task's CPU until the report is
+        // assembled (Δ is measured there).
+        let super::plan::PinnedPlan { _pin, plan, .. } = pinned;
+        let Measured {
+            launches,
+            mut points,
+            refill,
+        } = measured;
+        if launches.is_empty() {
+            return Ok(stopped_before_first_round(plan, &launches));
         }
-    };
-    let counters = launches
-        .reports()
-        .find_map(|r| r.counters_note.clone())
-        .unwrap_or_else(|| "LLC misses counted per job (hardware counter LLC-load-misses)".into());
-    header.add_logged_counters();
-    Ok(WcetProfileResult {
-        counters,
-        wcet_line,
-        table_missing,
-        taskset,
-        written_taskset: None,
-        header,
-        task: plan.name,
-        partitions: plan.partitions,
-        jobs_per_launch: plan.jobs,
-        body: plan.body,
-        placement,
-        conditions: plan.conditions,
-        co_runners: plan.co_runners,
-        statistic: plan.statistic.to_string(),
-        evt: plan.evt,
-        points,
-        refill: refill.as_ref().map(|(refill, _)| refill.to_string()),
-        refill_source: refill.map(|(_, source)| source),
-    })
+        let table_missing = table::make_non_increasing(&mut points);
+        let placement = placement(&plan, &points, &launches);
+        let mut header = plan.header;
+        let (wcet_line, taskset) = match (&table_missing, &refill) {
+            (Some(_), _) => (None, None),
+            (None, None) => (Some(table::wcet_line(&points)), None),
+            (None, Some((refill, refill_source))) => {
+                let period = plan
+                    .period
+                    .unwrap_or_else(|| table::default_period(&points));
+                let written = table::task_set(&table::TaskSetInput {
+                    name: &plan.name,
+                    body: &plan.body,
+                    points: &points,
+                    partitions: plan.partitions,
+                    cores: header.machine.online_cpus.len().max(1) as u32,
+                    period,
+                    refill: *refill,
+                })
+                .map_err(|e| {
+                    Error::Measurement(format!("the written task set does not validate: {e}"))
+                })?;
+                let header_lines = vec![
+                    format!(
+                        "C^p ({} over {}) measured by `tinct bench wcet-profile` on {}",
+                        plan.statistic,
+                        plan.conditions
+                            .iter()
+                            .map(|c| c.name())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        header.machine.one_line()
+                    ),
+                    format!("placement: {}", placement.note),
+                    format!("refill: {refill_source}"),
+                ];
+                (
+                    Some(table::wcet_line(&points)),
+                    Some(tinct_core::format::to_toml(&written, &header_lines)),
+                )
+            }
+        };
+        let counters = launches
+            .reports()
+            .find_map(|r| r.counters_note.clone())
+            .unwrap_or_else(|| {
+                "LLC misses counted per job (hardware counter LLC-load-misses)".into()
+            });
+        header.add_logged_counters();
+        Ok(WcetProfileResult {
+            counters,
+            wcet_line,
+            table_missing,
+            taskset,
+            written_taskset: None,
+            header,
+            task: plan.name,
+            partitions: plan.partitions,
+            jobs_per_launch: plan.jobs,
+            body: plan.body,
+            placement,
+            conditions: plan.conditions,
+            co_runners: plan.co_runners,
+            statistic: plan.statistic.to_string(),
+            evt: plan.evt,
+            points,
+            refill: refill.as_ref().map(|(refill, _)| refill.to_string()),
+            refill_source: refill.map(|(_, source)| source),
+        })
+    }
+
+    fn header(&mut self) -> &mut RunHeader {
+        &mut self.header
+    }
+
+    /// Writes the table into `--write-taskset`, never an interrupted
+    /// profile's (its table is partial).
+    fn store(&mut self, input: &super::plan::Input) -> Result<()> {
+        if let Some(path) = input
+            .params
+            .write_taskset
+            .as_ref()
+            .filter(|_| !self.header.interrupted)
+        {
+            self.written_taskset = Some(super::taskset_file::write(path, &input.params, self)?);
+        }
+        Ok(())
+    }
+
+    /// Writes `wcet-profile.csv` (one
+    /// row per p and condition), `figure6.svg` (and `llc-misses.svg` when the
+    /// hardware counted misses), and, when there is a table, `wcet.toml` (the
+    /// line) and `taskset.toml` (the whole file).
+    fn write(&self, out: &mut OutputDir) -> Result<()> {
+        out.write_csv("wcet-profile.csv", &rows(&self.points))?;
+        out.write_svg("figure6.svg", &figure6(self))?;
+        let mut misses = LineChart::new(
+            format!("Worst-case LLC misses per job of `{}`", self.task),
+            "cache partitions p",
+            "LLC misses (max per job)",
+        );
+        let mut any_misses = false;
+        for (i, condition) in self.conditions.iter().enumerate() {
+            let series: Vec<(f64, f64)> = self
+                .points
+                .iter()
+                .filter_map(|p| Some((f64::from(p.p), p.conditions.get(i)?.llc_misses_max? as f64)))
+                .collect();
+            if !series.is_empty() {
+                any_misses = true;
+                misses = misses.add_series(Series::new(
+                    format!("LLC-load-misses, {condition}"),
+                    SeriesStyle::LineWithMarkers,
+                    series,
+                ));
+            }
+        }
+        if any_misses {
+            out.write_svg("llc-misses.svg", &misses)?;
+        }
+        if let Some(line) = &self.wcet_line {
+            out.write_text("wcet.toml", &format!("{line}\n"))?;
+        }
+        if let Some(taskset) = &self.taskset {
+            out.write_text("taskset.toml", taskset)?;
+        }
+        Ok(())
+    }
+
+    /// The one-screen summary.
+    fn summary(&self, input: &super::plan::Input, out: &OutputDir) -> Summary {
+        let mut s = Summary::of_run(&self.header);
+        s.fact(
+            "body",
+            match &self.body.program {
+                Some(program) => format!(
+                    "program `{}` ({} protocol), its heap's pool sized for {}; a job timed from \
+                     its request to its end",
+                    program.command.join(" "),
+                    program.protocol.name(),
+                    human_bytes(self.body.working_set_bytes)
+                ),
+                None => format!(
+                    "{} over {}, {} memory + {} compute iterations per job",
+                    self.body.kernel,
+                    human_bytes(self.body.working_set_bytes),
+                    self.body.memory_iterations,
+                    self.body.compute_iterations
+                ),
+            },
+        );
+        s.fact(
+            "run",
+            format!(
+                "CPU {}, {} launches × {} jobs per p and condition, N_P = {} over {} colors",
+                self.header.cpus[0],
+                self.header.reps,
+                self.jobs_per_launch,
+                self.partitions,
+                self.placement.colors
+            ),
+        );
+        let exceedance = self
+            .evt
+            .exceedances
+            .first()
+            .map_or("-".to_string(), |p| format!("{p:e}"));
+        s.fact(
+            "EVT",
+            format!(
+                "block maxima of {} jobs, GEV/Gumbel by PWM; pWCET at {exceedance} per job",
+                self.evt.block_size
+            ),
+        );
+        s.table(&[
+            "p",
+            "condition",
+            "jobs",
+            "median",
+            "p99",
+            "p99.9",
+            "max",
+            "pWCET",
+            "C^p written",
+        ]);
+        for point in &self.points {
+            for c in &point.conditions {
+                let chosen = point.worst_condition == Some(c.condition);
+                s.row(vec![
+                    point.p.to_string(),
+                    c.condition.name().to_string(),
+                    c.jobs.count.to_string(),
+                    Nanos(c.jobs.median).to_string(),
+                    Nanos(c.jobs.p99).to_string(),
+                    Nanos(c.p999_ns).to_string(),
+                    Nanos(c.jobs.max).to_string(),
+                    pwcet_cell(c),
+                    match (chosen, point.table_ns) {
+                        (true, Some(ns)) => Nanos(ns).to_string(),
+                        _ => String::new(),
+                    },
+                ]);
+            }
+        }
+        if let (Some(refill), Some(source)) = (&self.refill, &self.refill_source) {
+            s.fact("refill", format!("{refill} ({source})"));
+        }
+        match (&self.wcet_line, &self.table_missing) {
+            (Some(line), _) => {
+                s.fact("paste", line.clone());
+                s.fact(
+                    "output",
+                    match &self.taskset {
+                        Some(_) => format!(
+                            "{} (taskset.toml: `tinct analyze` takes it as is)",
+                            out.path().display()
+                        ),
+                        // Interrupted before Δ was measured.
+                        None => format!(
+                            "{} (no taskset.toml: stopped before Δ was measured)",
+                            out.path().display()
+                        ),
+                    },
+                );
+            }
+            (None, why) => {
+                s.fact("output", out.path().display().to_string());
+                s.note(format!(
+                    "no C^p table with --use {}: {}",
+                    self.statistic,
+                    why.as_deref().unwrap_or("unknown")
+                ));
+            }
+        }
+        if let Some(written) = &self.written_taskset {
+            s.fact(
+                "task set",
+                format!(
+                    "{} {} (task `{}`)",
+                    written.action, written.path, written.task
+                ),
+            );
+        }
+        s.note(format!(
+            "C^p written = {} of the worst condition at each p, raised to be non-increasing in p and rounded up to 1 µs",
+            self.statistic
+        ));
+        if let Some(co) = &self.co_runners {
+            s.note(format!(
+                "co-runners on CPU {}: {}",
+                tinct_sys::format_cpu_list(&co.cpus),
+                co.reason
+            ));
+        }
+        let unsupported: Vec<String> = self
+            .points
+            .iter()
+            .flat_map(|p| {
+                p.conditions
+                    .iter()
+                    .filter(|c| !c.evt.supported)
+                    .map(move |c| {
+                        format!("p = {} {}: {}", p.p, c.condition, c.evt.problems.join("; "))
+                    })
+            })
+            .take(3)
+            .collect();
+        if !unsupported.is_empty() {
+            s.note(format!(
+                "pWCET not supported by the data (first {}): {}",
+                unsupported.len(),
+                unsupported.join(" | ")
+            ));
+        }
+        s.note(format!("placement: {}", self.placement.note));
+        s.note(self.counters.clone());
+        if self.header.machine.virtualized == Some(true) {
+            s.note("virtual machine: guest-physical colors need not be host cache colors, so C^p may not fall with p here");
+        }
+        if self.header.interrupted && input.params.write_taskset.is_some() {
+            s.note("interrupted: the partial table was not written into --write-taskset");
+        }
+        s
+    }
 }
 
 /// The result of a run stopped before every (p, condition) had one
@@ -401,46 +629,6 @@ fn rows(points: &[ProfilePoint]) -> Vec<ConditionRow<'_>> {
         .collect()
 }
 
-/// Writes `wcet-profile.csv` (one
-/// row per p and condition), `figure6.svg` (and `llc-misses.svg` when the
-/// hardware counted misses), and, when there is a table, `wcet.toml` (the
-/// line) and `taskset.toml` (the whole file).
-pub fn write(result: &WcetProfileResult, out: &mut OutputDir) -> Result<()> {
-    out.write_csv("wcet-profile.csv", &rows(&result.points))?;
-    out.write_svg("figure6.svg", &figure6(result))?;
-    let mut misses = LineChart::new(
-        format!("Worst-case LLC misses per job of `{}`", result.task),
-        "cache partitions p",
-        "LLC misses (max per job)",
-    );
-    let mut any_misses = false;
-    for (i, condition) in result.conditions.iter().enumerate() {
-        let series: Vec<(f64, f64)> = result
-            .points
-            .iter()
-            .filter_map(|p| Some((f64::from(p.p), p.conditions.get(i)?.llc_misses_max? as f64)))
-            .collect();
-        if !series.is_empty() {
-            any_misses = true;
-            misses = misses.add_series(Series::new(
-                format!("LLC-load-misses, {condition}"),
-                SeriesStyle::LineWithMarkers,
-                series,
-            ));
-        }
-    }
-    if any_misses {
-        out.write_svg("llc-misses.svg", &misses)?;
-    }
-    if let Some(line) = &result.wcet_line {
-        out.write_text("wcet.toml", &format!("{line}\n"))?;
-    }
-    if let Some(taskset) = &result.taskset {
-        out.write_text("taskset.toml", taskset)?;
-    }
-    Ok(())
-}
-
 /// kim2013 Figure 6: the worst observed job per p under each condition, the
 /// C^p written, and the mean (ACET) alone.
 fn figure6(result: &WcetProfileResult) -> LineChart {
@@ -500,155 +688,4 @@ fn pwcet_cell(c: &ConditionPoint) -> String {
         (_, None) if c.evt.model.is_none() => format!("- ({} block(s))", c.evt.blocks),
         (_, None) => "-".into(),
     }
-}
-
-/// The one-screen summary.
-pub fn summary(result: &WcetProfileResult, out: &OutputDir) -> Summary {
-    let mut s = Summary::of_run(&result.header);
-    s.fact(
-        "body",
-        match &result.body.program {
-            Some(program) => format!(
-                "program `{}` ({} protocol), its heap's pool sized for {}; a job timed from \
-                 its request to its end",
-                program.command.join(" "),
-                program.protocol.name(),
-                human_bytes(result.body.working_set_bytes)
-            ),
-            None => format!(
-                "{} over {}, {} memory + {} compute iterations per job",
-                result.body.kernel,
-                human_bytes(result.body.working_set_bytes),
-                result.body.memory_iterations,
-                result.body.compute_iterations
-            ),
-        },
-    );
-    s.fact(
-        "run",
-        format!(
-            "CPU {}, {} launches × {} jobs per p and condition, N_P = {} over {} colors",
-            result.header.cpus[0],
-            result.header.reps,
-            result.jobs_per_launch,
-            result.partitions,
-            result.placement.colors
-        ),
-    );
-    let exceedance = result
-        .evt
-        .exceedances
-        .first()
-        .map_or("-".to_string(), |p| format!("{p:e}"));
-    s.fact(
-        "EVT",
-        format!(
-            "block maxima of {} jobs, GEV/Gumbel by PWM; pWCET at {exceedance} per job",
-            result.evt.block_size
-        ),
-    );
-    s.table(&[
-        "p",
-        "condition",
-        "jobs",
-        "median",
-        "p99",
-        "p99.9",
-        "max",
-        "pWCET",
-        "C^p written",
-    ]);
-    for point in &result.points {
-        for c in &point.conditions {
-            let chosen = point.worst_condition == Some(c.condition);
-            s.row(vec![
-                point.p.to_string(),
-                c.condition.name().to_string(),
-                c.jobs.count.to_string(),
-                Nanos(c.jobs.median).to_string(),
-                Nanos(c.jobs.p99).to_string(),
-                Nanos(c.p999_ns).to_string(),
-                Nanos(c.jobs.max).to_string(),
-                pwcet_cell(c),
-                match (chosen, point.table_ns) {
-                    (true, Some(ns)) => Nanos(ns).to_string(),
-                    _ => String::new(),
-                },
-            ]);
-        }
-    }
-    if let (Some(refill), Some(source)) = (&result.refill, &result.refill_source) {
-        s.fact("refill", format!("{refill} ({source})"));
-    }
-    match (&result.wcet_line, &result.table_missing) {
-        (Some(line), _) => {
-            s.fact("paste", line.clone());
-            s.fact(
-                "output",
-                match &result.taskset {
-                    Some(_) => format!(
-                        "{} (taskset.toml: `tinct analyze` takes it as is)",
-                        out.path().display()
-                    ),
-                    // Interrupted before Δ was measured.
-                    None => format!(
-                        "{} (no taskset.toml: stopped before Δ was measured)",
-                        out.path().display()
-                    ),
-                },
-            );
-        }
-        (None, why) => {
-            s.fact("output", out.path().display().to_string());
-            s.note(format!(
-                "no C^p table with --use {}: {}",
-                result.statistic,
-                why.as_deref().unwrap_or("unknown")
-            ));
-        }
-    }
-    if let Some(written) = &result.written_taskset {
-        s.fact(
-            "task set",
-            format!(
-                "{} {} (task `{}`)",
-                written.action, written.path, written.task
-            ),
-        );
-    }
-    s.note(format!(
-        "C^p written = {} of the worst condition at each p, raised to be non-increasing in p and rounded up to 1 µs",
-        result.statistic
-    ));
-    if let Some(co) = &result.co_runners {
-        s.note(format!(
-            "co-runners on CPU {}: {}",
-            tinct_sys::format_cpu_list(&co.cpus),
-            co.reason
-        ));
-    }
-    let unsupported: Vec<String> = result
-        .points
-        .iter()
-        .flat_map(|p| {
-            p.conditions
-                .iter()
-                .filter(|c| !c.evt.supported)
-                .map(move |c| format!("p = {} {}: {}", p.p, c.condition, c.evt.problems.join("; ")))
-        })
-        .take(3)
-        .collect();
-    if !unsupported.is_empty() {
-        s.note(format!(
-            "pWCET not supported by the data (first {}): {}",
-            unsupported.len(),
-            unsupported.join(" | ")
-        ));
-    }
-    s.note(format!("placement: {}", result.placement.note));
-    s.note(result.counters.clone());
-    if result.header.machine.virtualized == Some(true) {
-        s.note("virtual machine: guest-physical colors need not be host cache colors, so C^p may not fall with p here");
-    }
-    s
 }

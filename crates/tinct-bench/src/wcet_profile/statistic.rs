@@ -26,9 +26,13 @@ impl Statistic {
     /// `pwcet:P` with 0 < P < 1 (`pwcet:1e-9`).
     pub fn parse(text: &str) -> Result<Statistic> {
         let bad = |why: &str| {
-            Error::InvalidInput(format!(
-                "--use: expected max, a percentile such as p99.9, or pwcet:PROBABILITY such as pwcet:1e-9; {why}, found `{text}`"
-            ))
+            Error::option(
+                "--use",
+                format!(
+                    "max, a percentile such as p99.9, or pwcet:PROBABILITY such as pwcet:1e-9; {why}"
+                ),
+                format!("`{text}`"),
+            )
         };
         if text == "max" {
             return Ok(Statistic::Max);

@@ -12,7 +12,7 @@
 
 use super::table;
 use super::{Params, WcetProfileResult, WrittenTaskSet};
-use crate::{Error, Result};
+use crate::{Error, InputError, Result};
 use std::collections::BTreeMap;
 use std::path::Path;
 use tinct_core::format::{LoadOptions, RefillCalibration, Syntax};
@@ -48,10 +48,10 @@ pub(super) fn write(
     let text =
         tinct_core::format::read_text(path, tinct_core::format::MAX_FILE_BYTES, "task-set file")
             .map_err(|e| {
-                Error::InvalidInput(format!(
-                    "--write-taskset {shown}: expected {}, found {}",
-                    e.expected, e.found
-                ))
+                Error::Input(InputError {
+                    field: "--write-taskset".into(),
+                    ..e
+                })
             })?;
     let syntax = Syntax::from_path(path);
     let wcet = table::table(&result.points);
@@ -59,7 +59,14 @@ pub(super) fn write(
         Syntax::Toml => edit_toml(&text, &task, &wcet),
         Syntax::Json => edit_json(&text, &task, &wcet),
     }
-    .map_err(|why| Error::InvalidInput(format!("--write-taskset {shown}: {why}")))?;
+    .map_err(|why| {
+        Error::Input(InputError::new(
+            shown.to_string(),
+            "--write-taskset",
+            "a task-set file whose task takes the table",
+            why,
+        ))
+    })?;
     // A file without `refill` takes Δ from the calibration when analysed;
     // any Δ serves to validate the table here.
     let options = LoadOptions {

@@ -111,10 +111,11 @@ pub fn kernel_by_name(name: &str) -> Result<Kernel> {
         .map(|(_, k)| *k)
         .ok_or_else(|| {
             let names: Vec<&str> = Kernel::ALL.iter().map(|(n, _)| *n).collect();
-            Error::InvalidInput(format!(
-                "--kernel: expected one of {}, found `{name}`",
-                names.join(", ")
-            ))
+            Error::option(
+                "--kernel",
+                format!("one of {}", names.join(", ")),
+                format!("`{name}`"),
+            )
         })
 }
 
@@ -130,9 +131,11 @@ impl WorkerJob {
     /// The job from the worker's command-line argument.
     pub fn from_arg(arg: &str) -> Result<Self> {
         serde_json::from_str(arg).map_err(|e| {
-            Error::InvalidInput(format!(
-                "wcet-worker: expected a job as JSON (internal command), found {arg:?}: {e}"
-            ))
+            Error::option(
+                "wcet-worker",
+                "a job as JSON (internal command)",
+                format!("{arg:?}: {e}"),
+            )
         })
     }
 }
@@ -218,7 +221,7 @@ pub(super) fn check_colors(
     colors: &str,
 ) -> Result<(u64, u64, Option<String>)> {
     let wanted = tinct_sys::parse_cpu_list(colors)
-        .map_err(|e| Error::InvalidInput(format!("--expect-colors: {e}")))?;
+        .map_err(|e| Error::option("--expect-colors", "a colour list like 0-3,8", e.to_string()))?;
     let page = tinct_sys::system::PageSize::read(&tinct_sys::SysRoot::live())?.bytes;
     let given = std::env::var(tinct_mem::shim_config::COLOR_BITS).unwrap_or_default();
     if given.trim().is_empty() {
@@ -265,10 +268,7 @@ mod tests {
     #[test]
     fn kernels_by_name() {
         assert_eq!(kernel_by_name("chase").unwrap(), Kernel::Chase);
-        assert!(matches!(
-            kernel_by_name("nope"),
-            Err(Error::InvalidInput(_))
-        ));
+        assert!(matches!(kernel_by_name("nope"), Err(Error::Input(_))));
     }
 
     #[test]
