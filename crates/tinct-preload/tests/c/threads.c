@@ -1,8 +1,10 @@
 /* Multi-threaded allocation workload for the tinct-preload tests.
  *
- * usage: threads THREADS OPS ROUNDS SEED
+ * usage: threads THREADS OPS ROUNDS SEED [SLOTS]
  *
- * Each thread owns SLOTS slots and runs OPS random operations per round:
+ * Each thread owns SLOTS slots (256 unless given, at most 256; the peak
+ * heap grows with them, about 4 MiB per thread at 256) and runs OPS random
+ * operations per round:
  * allocate (malloc, calloc, posix_memalign, aligned_alloc, memalign, valloc,
  * pvalloc) with random sizes, verify and free, or realloc (checking that the
  * contents survive). Every block is filled with a pattern and verified before
@@ -20,12 +22,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SLOTS 256
+#define MAX_SLOTS 256
 
 struct worker {
     int index;
     long ops;
     int rounds;
+    int slots;
     uint64_t seed;
     uint64_t checksum;
     int failed;
@@ -92,13 +95,13 @@ static void *allocate(struct worker *w, uint64_t *rng, size_t size, int *zeroed)
 static void *work(void *arg) {
     struct worker *w = arg;
     uint64_t rng = w->seed * 2654435761ULL + (uint64_t)w->index + 1;
-    unsigned char *block[SLOTS] = {0};
-    size_t size[SLOTS] = {0};
-    unsigned char pattern[SLOTS] = {0};
+    unsigned char *block[MAX_SLOTS] = {0};
+    size_t size[MAX_SLOTS] = {0};
+    unsigned char pattern[MAX_SLOTS] = {0};
     uint64_t sum = 1469598103934665603ULL;
     for (int round = 0; round < w->rounds && !w->failed; round++) {
         for (long op = 0; op < w->ops && !w->failed; op++) {
-            int slot = (int)(next(&rng) % SLOTS);
+            int slot = (int)(next(&rng) % (uint64_t)w->slots);
             if (block[slot] == NULL) {
                 int zeroed;
                 size_t s = random_size(&rng);
@@ -124,7 +127,7 @@ static void *work(void *arg) {
                 block[slot] = NULL;
             }
         }
-        for (int slot = 0; slot < SLOTS; slot++) {
+        for (int slot = 0; slot < w->slots; slot++) {
             free(block[slot]);
             block[slot] = NULL;
         }
@@ -134,16 +137,17 @@ static void *work(void *arg) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s THREADS OPS ROUNDS SEED\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s THREADS OPS ROUNDS SEED [SLOTS]\n", argv[0]);
         return 2;
     }
     int threads = atoi(argv[1]);
+    int slots = argc == 6 ? atoi(argv[5]) : MAX_SLOTS;
     struct worker workers[64];
     pthread_t ids[64];
-    if (threads < 1 || threads > 64) return 2;
+    if (threads < 1 || threads > 64 || slots < 1 || slots > MAX_SLOTS) return 2;
     for (int i = 0; i < threads; i++) {
-        workers[i] = (struct worker){ i, atol(argv[2]), atoi(argv[3]), strtoull(argv[4], NULL, 10), 0, 0 };
+        workers[i] = (struct worker){ i, atol(argv[2]), atoi(argv[3]), slots, strtoull(argv[4], NULL, 10), 0, 0 };
         if (pthread_create(&ids[i], NULL, work, &workers[i]) != 0) { perror("pthread_create"); return 1; }
     }
     int failed = 0;
