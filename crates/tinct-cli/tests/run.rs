@@ -7,8 +7,8 @@
 mod common;
 
 use common::{
-    TEST_WATCHDOG_FACTOR, bad_input, balanced_job_counts, example, find_by, nobody_dir, read_json,
-    run_as_nobody, run_file, run_plan_text, tinct, write,
+    TEST_WATCHDOG_FACTOR, assert_exits_saying, bad_input, balanced_job_counts, example, find_by,
+    nobody_dir, read_json, run_as_nobody, run_file, run_plan_text, stdout, tinct, write,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -836,6 +836,24 @@ fn durations_that_do_not_fit_a_run_are_refused() {
             "{duration}: {stderr}"
         );
     }
+}
+
+/// `--probe-colors` probes the colour bits in force: bits that are not
+/// usable are refused before the probe, never probed around.
+#[test]
+fn probe_colors_refuses_colour_bits_it_cannot_use() {
+    let output = tinct()
+        .args(["run", example("light.toml").to_str().unwrap()])
+        .args(["--probe-colors", "--color-bits", "12-99"])
+        .output()
+        .unwrap();
+    let stderr = assert_exits_saying(&output, 2, "--color-bits");
+    assert!(stderr.contains("12-99"), "{stderr}");
+    let stdout = stdout(&output);
+    assert!(
+        !stdout.contains("colour probe"),
+        "probed before the bits were refused: {stdout}"
+    );
 }
 
 #[test]

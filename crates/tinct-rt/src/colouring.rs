@@ -68,17 +68,24 @@ impl Colouring {
     /// [`Self::probe`] of the colour bits in force before a workload is
     /// read (`--color-bits` as `color_bits_flag`, else `TINCT_COLOR_BITS`,
     /// the machine file or the derived rule; a task set's own bits are not
-    /// known yet), or of the way-size rule's when none resolve.
-    pub fn probe_in_force(rounds: usize, color_bits_flag: Option<&str>) -> (Colouring, String) {
+    /// known yet), or of the way-size rule's when none resolve. Bits a
+    /// source gives that are not usable (a bad flag or variable, an
+    /// unreadable machine file) are refused, not probed around.
+    pub fn probe_in_force(
+        rounds: usize,
+        color_bits_flag: Option<&str>,
+    ) -> crate::Result<(Colouring, String)> {
         let page = tinct_sys::system::PageSize::read(&tinct_sys::SysRoot::live())
             .map_or(4096, |p| p.bytes);
-        let in_force = tinct_sys::color_source::resolve(
+        let in_force = match tinct_sys::color_source::resolve(
             tinct_sys::color_source::ColorRequest::flag("--color-bits", color_bits_flag),
             page,
-        )
-        .ok()
-        .map(|resolved| resolved.bits);
-        Colouring::probe(rounds, in_force.as_deref())
+        ) {
+            Ok(resolved) => Some(resolved.bits),
+            Err(tinct_sys::color_source::ColorSourceError::Unknown { .. }) => None,
+            Err(refused) => return Err(refused.into()),
+        };
+        Ok(Colouring::probe(rounds, in_force.as_deref()))
     }
 
     /// From the colour probe's verdict on the last-level cache.

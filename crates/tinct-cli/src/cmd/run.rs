@@ -99,7 +99,8 @@ it cache partitions and a memory kernel without breaking the file for rt-app. Se
 /// release).
 pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     let colouring = if args.probe_colors {
-        let (colouring, why) = Colouring::probe_in_force(5, args.color_bits.as_deref());
+        let (colouring, why) =
+            Colouring::probe_in_force(5, args.color_bits.as_deref()).map_err(rt_error)?;
         if !args.json {
             println!("colour probe: colouring {} ({why})", colouring.describe());
         }
