@@ -80,9 +80,7 @@ pub enum Placement {
         /// Pages of the working set.
         pages: u64,
         /// Bytes of the stack its job loop ran on, from the same colours
-        /// ([`TASK_STACK_BYTES`], its first page a guard; 0 in a run
-        /// directory of a tinct that ran jobs on an uncoloured stack).
-        #[serde(default)]
+        /// ([`TASK_STACK_BYTES`], its first page a guard).
         stack_bytes: u64,
         /// Pages of the working set and of the stack found outside the
         /// task's colors when translated again after the run (0 when
@@ -90,7 +88,6 @@ pub enum Placement {
         pages_outside_colors: Option<u64>,
         /// Pages on another frame than when the working set was placed
         /// (tinct-mem's one check, [`FrameDrift`]; `None` if not checked).
-        #[serde(default)]
         frame_drift: Option<FrameDrift>,
         /// The frame numbers of the working set found after the run, page
         /// by page (kept for checks in code, left out of the run directory).

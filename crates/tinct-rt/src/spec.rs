@@ -365,30 +365,27 @@ pub struct Resources {
     pub channels: Vec<ChannelSpec>,
 }
 
-/// B_i of a bound read from a file written before blocking was analysed.
-fn no_blocking() -> Option<u64> {
-    Some(0)
-}
-
 /// The analysis' prediction for a task, shown next to what was observed.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Bound {
     /// C at the task's partitions.
     pub wcet_ns: u64,
-    /// WCRT with cache interference (kim2013 Eq. 2), if it converged within D.
+    /// WCRT with cache interference (kim2013 Eq. 2), if it converged
+    /// within D (required when read, as the other terms: `null` is
+    /// "unbounded", never a key left out).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub wcrt_ns: Option<u64>,
     /// WCRT without cache interference (classic RTA), if within D.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub wcrt_nocint_ns: Option<u64>,
     /// B_i, the blocking term of the analysis (the longest
     /// critical section of a lower-priority task that can block this one,
-    /// or the task's explicit `blocking`); `None` when unbounded. Absent
-    /// from a `summary.json` written before blocking was analysed: 0, the
-    /// B_i that analysis used.
-    #[serde(default = "no_blocking")]
+    /// or the task's explicit `blocking`); `None` when unbounded (required
+    /// when read: a missing B_i is never taken for 0).
+    #[serde(deserialize_with = "Option::deserialize")]
     pub blocking_ns: Option<u64>,
     /// Where a job meets that blocking at run time, from the protocols of
     /// the set's resources.
-    #[serde(default)]
     pub blocking_shows: BlockingShows,
 }
 

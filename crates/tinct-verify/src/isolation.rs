@@ -305,7 +305,6 @@ pub struct TaskIsolation {
     pub evicted_by: Vec<Evictor>,
     /// Of its [`TaskIsolation::sets`], those the run's uncoloured residue
     /// ([`RunIsolation::residue`]) can occupy too (`None`: not known).
-    #[serde(default)]
     pub residue_sets: Option<u64>,
 }
 
@@ -409,7 +408,6 @@ pub struct RunIsolation {
     pub pairs: Vec<EvictingPair>,
     /// What the run's threads touch outside the placed memory (`None`: the
     /// proof was not made).
-    #[serde(default)]
     pub residue: Option<Residue>,
 }
 

@@ -109,7 +109,6 @@ pub struct ProgramRun {
     pub ended: String,
     /// Its start-up, in words: `ready 142.3 ms after its start`, or why
     /// its readiness was not seen (job 0 then counts the rest of it).
-    #[serde(default)]
     pub ready: String,
     /// True if it was killed for not ending within a second of the end of
     /// its input.

@@ -66,20 +66,16 @@ pub struct CauseCounts {
     /// Host stalls.
     pub host_stall: u64,
     /// SCHED_DEADLINE jobs the CBS throttled (execution above the runtime).
-    #[serde(default)]
     pub cbs_throttle: u64,
     /// Execution time above C.
     pub exec_above_c: u64,
     /// Platform overhead (release latency, the kernel's own work).
-    #[serde(default)]
     pub platform_overhead: u64,
     /// Colouring not effective.
     pub colouring_not_effective: u64,
     /// Predicted by the analysis (no WCRT within the deadline).
-    #[serde(default)]
     pub predicted: u64,
     /// No analysis bounds the task.
-    #[serde(default)]
     pub no_analysis: u64,
     /// Unexplained: above the analysis' WCRT with no cause.
     pub unexplained: u64,

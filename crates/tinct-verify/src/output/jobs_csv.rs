@@ -61,20 +61,15 @@ pub struct JobRow {
     pub cpu_migrations: Option<u64>,
     /// Pipelines: the sample this job handed over (or took), from 1
     /// ([`tinct_rt::record::Flow`]); empty for other tasks.
-    #[serde(default)]
     pub sample: Option<u64>,
     /// Pipelines: untaken samples this job's hand-overs replaced (lost).
-    #[serde(default)]
     pub lost: u32,
     /// Pipelines: the CPU of the producer whose hand-over released the job.
-    #[serde(default)]
     pub producer_cpu: Option<u32>,
     /// Pipelines, `affinity` placement: what moving the job cost, ns.
-    #[serde(default)]
     pub move_ns: Option<u64>,
     /// Time spent waiting to lock mutexes, ns (compare with the
     /// analysis' B_i; under pcp blocking shows as `latency_ns` instead).
-    #[serde(default)]
     pub blocked_ns: u64,
     /// How it ended.
     pub outcome: Outcome,
@@ -82,17 +77,14 @@ pub struct JobRow {
     /// for a job that never started).
     pub scheduling: String,
     /// Its bound: the analysis' WCRT, else its relative deadline, ns.
-    #[serde(default)]
     pub bound_ns: Option<u64>,
     /// Stall time the sentinel measured within its busy window, ns (0 for
     /// an aborted job or without a sentinel).
-    #[serde(default)]
     pub stall_ns: u64,
     /// Why it exceeded its bound (`host_stall`, `cbs_throttle`, `exec_above_c`, `platform_overhead`,
     /// `colouring_not_effective`, `not_real_time`, `predicted`, `no_analysis`,
     /// `unexplained`); empty
     /// for a job within its bound.
-    #[serde(default)]
     pub cause: String,
 }
 

@@ -7,11 +7,12 @@
 //! [`JobRow`], [`Analysis`] and [`Machine`]; tests write, read back and
 //! compare. Those ignore keys they do not know, so a key a newer tinct
 //! added does not stop the read (a value they do not know, such as a new
-//! scheduling policy or cause, does). A key added after a file's first
-//! version takes the value the older tinct meant by leaving it out (an
-//! analysis term it did not charge is 0, never "unbounded"), and where
-//! no value is true the key is required: a summary without its late
-//! jobs' attribution is refused rather than read as "none unexplained".
+//! scheduling policy or cause, does). Every key they write is required
+//! when read, with no default for files of an older format (none is in
+//! use): a summary without its late jobs' attribution is refused rather
+//! than read as "none unexplained", a bound without its B_i rather than
+//! read as "no blocking". Only an optional value that is absent when not
+//! known (a sentinel that did not run, pages not checked) reads as absent.
 //! A file that does not read is bad input naming the file, the line and
 //! what was expected. `tinct run` draws its figures from what it wrote,
 //! held in memory, so a completed run never fails on reading itself.
@@ -373,53 +374,34 @@ mod tests {
         }
     }
 
+    /// Every key a summary.json is written with is required when read
+    /// (no file of an older format is in use): a missing one is refused,
+    /// naming the file and the key, never read as a default. A missing
+    /// B_i above all is not the 0 of "no blocking".
     #[test]
-    fn a_run_directory_of_an_older_tinct_still_reads_with_defaults() {
-        let (dir, files) = written();
-        // summary.json without the keys added after its first version.
-        let mut raw = files.summary_raw.clone();
-        remove(
-            &mut raw,
-            &[
-                "watchdog",
-                "notes",
-                "colored_pages_moved",
-                "colored_pages_absent",
-                "colouring",
-                "sentinel",
-                "isolation",
-            ],
-        );
-        let task = &mut raw["tasks"][0];
-        remove(task, &["scheduling", "phases", "blocking", "isolation"]);
-        remove(&mut task["bound"], &["blocking_ns", "blocking_shows"]);
-        std::fs::write(dir.path().join("summary.json"), raw.to_string()).unwrap();
-        // analysis.json is read as tinct-core writes it today: its reader
-        // has no defaults for older files (tinct-core's report tests).
-        let old = RunFiles::read(dir.path()).unwrap();
-        let (s, t) = (&old.summary, &old.summary.tasks[0]);
-        assert_eq!(s.watchdog, tinct_rt::spec::WatchdogMode::default());
-        assert!(s.notes.is_empty() && s.sentinel.is_none());
-        assert_eq!(s.isolation, crate::isolation::RunIsolation::not_checked());
-        assert!(t.phases.is_empty() && t.isolation.is_none());
-        assert_eq!(
-            t.blocking,
-            super::super::summary::BlockingVerdict::default()
-        );
-        // A term the older analysis did not have is the 0 it charged,
-        // never "unbounded".
-        assert_eq!(
-            t.bound.map(|b| (b.wcrt_ns, b.blocking_ns)),
-            Some((Some(30), Some(0)))
-        );
-        assert_eq!(t.response, files.summary.tasks[0].response);
-        assert_eq!(old.analysis, files.analysis);
-        // And its report page is drawn.
-        assert!(
-            crate::output::page::run_page(&old)
-                .to_html()
-                .contains("<td>FIFO 90</td>")
-        );
+    fn a_summary_missing_a_key_is_refused_naming_it() {
+        // (JSON pointer of the object, its keys)
+        let cases: [(&str, &[&str]); 3] = [
+            ("", &["watchdog", "notes", "colouring", "isolation"]),
+            ("/tasks/0", &["scheduling", "phases", "blocking"]),
+            (
+                "/tasks/0/bound",
+                &["blocking_ns", "blocking_shows", "wcrt_ns"],
+            ),
+        ];
+        for (at, keys) in cases {
+            for key in keys {
+                let (dir, files) = written();
+                let mut raw = files.summary_raw.clone();
+                remove(raw.pointer_mut(at).unwrap(), &[key]);
+                std::fs::write(dir.path().join("summary.json"), raw.to_string()).unwrap();
+                let e = RunFiles::read(dir.path()).unwrap_err().to_string();
+                assert!(
+                    e.contains("summary.json") && e.contains(&format!("missing field `{key}`")),
+                    "{at}/{key}: {e}"
+                );
+            }
+        }
     }
 
     /// A summary.json without the late jobs' attribution was never
@@ -497,16 +479,6 @@ mod tests {
             frames.clear();
         }
         assert_eq!(files.summary, without_frames);
-
-        // A run directory of an older tinct, without the proof, still reads.
-        let path = dir.path().join("summary.json");
-        let mut raw = files.summary_raw.clone();
-        raw.as_object_mut().unwrap().remove("isolation");
-        raw["tasks"][0].as_object_mut().unwrap().remove("isolation");
-        std::fs::write(&path, raw.to_string()).unwrap();
-        let old = RunFiles::read(dir.path()).unwrap();
-        assert_eq!(old.summary.isolation.status, IsolationStatus::Unavailable);
-        assert_eq!(old.summary.tasks[0].isolation, None);
     }
 
     #[test]

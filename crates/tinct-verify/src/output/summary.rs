@@ -62,10 +62,8 @@ pub struct TaskVerdict {
     /// reported it (the requested one if no job started).
     pub policy: Policy,
     /// Every policy its jobs ran under, in words, in order of first use.
-    #[serde(default)]
     pub scheduling: Vec<String>,
     /// Per phase: its relative deadline and its job counts.
-    #[serde(default)]
     pub phases: Vec<PhaseVerdict>,
     /// Job counts (`released = completed + missed + aborted`).
     pub jobs: Accounting,
@@ -84,7 +82,6 @@ pub struct TaskVerdict {
     /// The analysis' prediction, if the run came from an analysed task set.
     pub bound: Option<Bound>,
     /// Blocking observed at locks next to the analysis' B_i.
-    #[serde(default)]
     pub blocking: BlockingVerdict,
     /// Observed max response time > WCRT with cache interference (kim2013 Eq. 2).
     pub exceeds_bound: bool,
@@ -95,7 +92,6 @@ pub struct TaskVerdict {
     /// The proof that its working set is isolated: the cache sets it can
     /// occupy and who can evict it ([`crate::isolation`]); `None` when the
     /// run's `isolation` says the proof is not available.
-    #[serde(default)]
     pub isolation: Option<TaskIsolation>,
     /// LLC read misses per finished job, when hardware counters are available.
     pub llc_misses: Option<Counts>,
@@ -307,24 +303,20 @@ pub struct Summary {
     /// Watchdog overrun factor.
     pub watchdog_factor: f64,
     /// Which jobs the watchdog guarded.
-    #[serde(default)]
     pub watchdog: WatchdogMode,
     /// Notes on how the run was set up (and, when coloured pages moved
     /// during the run, the warning with the `tinct doctor` hint).
-    #[serde(default)]
     pub notes: Vec<String>,
     /// Pages of the coloured working sets that were on another frame after
     /// the run than when placed (tinct-mem's `FrameDrift`, summed over the
     /// tasks; `None`: no coloured working set was checked). Not 0: the
     /// kernel migrated pages and their partitions may not have held.
-    #[serde(default)]
     pub colored_pages_moved: Option<u64>,
     /// Pages of the coloured working sets that were no longer present after
     /// the run (swapped out or unmapped: their frame, so their colour, is
     /// unknown; `FrameDrift::absent` summed over the tasks; `None`: no
     /// coloured working set was checked). Not 0: those pages are counted
     /// neither as moved nor as held.
-    #[serde(default)]
     pub colored_pages_absent: Option<u64>,
     /// Per task.
     pub tasks: Vec<TaskVerdict>,
@@ -344,15 +336,11 @@ pub struct Summary {
     /// status 3 when this is not 0 (docs: README, "Run").
     pub unexplained: u64,
     /// What was known about page colouring.
-    #[serde(default)]
     pub colouring: Colouring,
     /// What the stall sentinels saw (`None`: no sentinel ran).
-    #[serde(default)]
     pub sentinel: Option<SentinelSummary>,
     /// The proof that the colouring isolates the working sets, or why
-    /// there is none ([`crate::isolation`]; not checked in a `summary.json`
-    /// of an older tinct).
-    #[serde(default = "RunIsolation::not_checked")]
+    /// there is none ([`crate::isolation`]).
     pub isolation: RunIsolation,
 }
 
