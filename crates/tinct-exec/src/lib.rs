@@ -6,16 +6,15 @@
 //! isolated ([`isolation_report`]); starting the program with all of it
 //! ([`launch()`]). The CLI parses arguments, calls these and prints.
 //!
-//! The loader check ([`loader`]) and a program's heap settings
-//! ([`program_env`]) are tinct-rt's, which a program body of `tinct run`
-//! uses too; the model of the last-level cache behind the proof is
+//! A program's heap settings ([`program_env`]) are tinct-rt's, which a
+//! program body of `tinct run` uses too (as is the loader check,
+//! `tinct_rt::loader`, which the CLI calls before [`launch()`]); the model of the last-level cache behind the proof is
 //! tinct-verify's ([`tinct_verify::isolation::LlcModel`]).
 #![forbid(unsafe_code)]
 
 pub mod launch;
 pub mod report_request;
 pub use launch::{Ended, L3Request, Launch, LaunchError, PassedOnSignal, launch};
-pub use tinct_rt::loader::{self, PreloadIgnored, preload_ignored};
 pub use tinct_rt::program_heap::{frame_report_path, program_env};
 
 use std::fmt::Write;
