@@ -20,7 +20,6 @@ pub(crate) fn load_task_set(
     explicit: Option<&Path>,
     refill: Option<Nanos>,
 ) -> Result<(tinct_core::TaskSet, RefillSource), CliError> {
-    let calibration =
-        saved_calibration::find(explicit, saved_path()).map_err(CliError::InputMessage)?;
+    let calibration = saved_calibration::find(explicit, saved_path())?;
     Ok(saved_calibration::load_task_set(file, calibration, refill)?)
 }

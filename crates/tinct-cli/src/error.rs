@@ -17,9 +17,6 @@ pub(crate) enum CliError {
     /// Bad input at its file, line and field, with what was expected and
     /// found (tinct's one input-error type): exit status 2.
     Input(InputError),
-    /// Bad input that a library reports only as a sentence of its own
-    /// (its error type is a message): exit status 2.
-    InputMessage(String),
     /// The command could not do its job: exit status 1.
     Failed(anyhow::Error),
 }
@@ -85,10 +82,6 @@ pub(crate) fn finish(result: Result<ExitCode, CliError>) -> ExitCode {
         Ok(code) => code,
         Err(CliError::Input(error)) => {
             eprintln!("tinct: error: {error}");
-            ExitCode::from(2)
-        }
-        Err(CliError::InputMessage(message)) => {
-            eprintln!("tinct: error: {message}");
             ExitCode::from(2)
         }
         Err(CliError::Failed(error)) => {

@@ -35,7 +35,7 @@ fn bad_arguments_exit_2_and_say_what_was_expected() {
         ),
         (
             vec!["--colors", "999999", "--", "true"],
-            "color 999999 does not exist",
+            "found color 999999, which does not exist",
         ),
         (
             vec!["--colors", "0", "--cpus", "a", "--", "true"],
@@ -175,7 +175,11 @@ fn impossible_l3_partitions_are_bad_input_and_no_l3_allocation_fails() {
         "--",
         "true",
     ]);
-    assert_exits_saying(&output, 2, "partition 9: expected 1..=4");
+    assert_exits_saying(
+        &output,
+        2,
+        "--l3-partitions: expected partitions 1..=4, found 9",
+    );
     let too_many = tinct_exec(&[
         "--l3-partitions",
         "1",

@@ -192,6 +192,37 @@ fn merged_shards_equal_the_unsharded_run() {
         .exits(2);
 }
 
+/// A worker count beyond the limit and a shard that is not JSON are bad
+/// input naming the flag and the file (with its line).
+#[test]
+fn too_many_threads_and_a_broken_shard_exit_2_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tinct()
+        .args(["experiment", "random", "--threads", "5000", "--out"])
+        .arg(dir.path().join("out"))
+        .exits(2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--threads: expected at most 1024, found 5000"),
+        "{err}"
+    );
+    let shard = dir.path().join("shard-1-of-1.json");
+    std::fs::write(&shard, "{\n  \"params\": nope\n}\n").unwrap();
+    let out = tinct()
+        .args(["experiment", "merge", "--out"])
+        .arg(dir.path().join("merged"))
+        .arg(&shard)
+        .exits(2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}:2: expected a shard file of `tinct experiment random --shard`, found ",
+            shard.display()
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn bad_shard_argument_exits_2() {
     tinct()

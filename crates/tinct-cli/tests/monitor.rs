@@ -201,11 +201,25 @@ fn ctrl_c_stops_monitoring_and_still_writes_the_files() {
 }
 
 #[test]
+fn an_event_that_is_not_one_is_bad_input_naming_the_flag() {
+    let out = tinct()
+        .args(["monitor", "--event", "bogus-event", "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--event \"bogus-event\": expected a generic event (")
+            && err.contains("found none of them"),
+        "{err}"
+    );
+}
+
+#[test]
 fn bad_options_are_bad_input() {
     for args in [
         vec!["monitor"],
         vec!["monitor", "--rate", "0", "--", "true"],
-        vec!["monitor", "--event", "bogus-event", "--", "true"],
         vec!["monitor", "--pid", "2147483647"],
         vec!["monitor", "--", "/nonexistent/program"],
     ] {

@@ -129,7 +129,12 @@ wcet = { 1 = "6ms" }
 #[test]
 fn bad_input_exits_2() {
     let out = plan_kim2013(&["--partitions", "33"], 2);
-    assert!(stderr(&out).contains("--partitions"));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--partitions: expected 1 to 32 (the platform's N_P in ")
+            && err.contains(", found 33"),
+        "{err}"
+    );
     tinct().args(["plan", "does-not-exist.toml"]).exits(2);
 }
 
@@ -689,7 +694,8 @@ fn policy_deadline_plans_reservations_under_edf() {
         blocked.as_os_str(),
     ]);
     assert!(
-        said.contains("blocked.toml:15: task 'fast' field `blocking`"),
+        said.contains("blocked.toml:15: task 'fast' field `blocking`: expected none: ")
+            && said.trim_end().ends_with(", found 1ms"),
         "{said}"
     );
     let mixed = std::fs::read_to_string(&file).unwrap().replacen(

@@ -190,7 +190,12 @@ fn each_source_of_the_bits_is_used_and_named() {
         .timeout(LIMIT)
         .output()
         .unwrap();
-    assert_exits_saying(&nothing, 2, "--save: nothing to save");
+    let err = assert_exits_saying(
+        &nothing,
+        2,
+        "--save: expected known page-colour bits to save",
+    );
+    assert!(err.contains("found nothing to save: "), "{err}");
     assert!(!machine_file.exists());
     // Saved once, then used by every command without a flag.
     let saved = tinct_on_unknown_machine()

@@ -276,7 +276,7 @@ impl OverheadsChoice {
         set: &crate::TaskSet,
         file: &Path,
         calibration: Option<&Path>,
-    ) -> Result<OverheadsSource, String> {
+    ) -> Result<OverheadsSource, InputError> {
         Ok(match self {
             OverheadsChoice::TaskSet if set.platform.overheads.is_none() => {
                 OverheadsSource::none("the task set gives none; see --overheads")
@@ -287,12 +287,18 @@ impl OverheadsChoice {
                 missing: Vec::new(),
             },
             OverheadsChoice::None => OverheadsSource::none("--overheads none"),
-            OverheadsChoice::File(path) => read(path).map_err(|e| e.to_string())?,
+            OverheadsChoice::File(path) => read(path)?,
             OverheadsChoice::Measured => {
-                let path = calibration.ok_or(
-                    "--overheads measured: no calibration of this machine (run `tinct bench calibrate` or `tinct bench overheads`, or pass --calibration FILE)",
-                )?;
-                read(path).map_err(|e| e.to_string())?
+                let path = calibration.ok_or_else(|| {
+                    InputError::new(
+                        "",
+                        "--overheads measured",
+                        "a calibration of this machine (run `tinct bench calibrate` or `tinct \
+                         bench overheads`, or pass --calibration FILE)",
+                        "none",
+                    )
+                })?;
+                read(path)?
             }
         })
     }
@@ -308,7 +314,7 @@ impl OverheadsChoice {
         file: &Path,
         explicit: Option<&Path>,
         saved: Option<std::path::PathBuf>,
-    ) -> Result<OverheadsSource, String> {
+    ) -> Result<OverheadsSource, InputError> {
         let calibration = match (self, explicit) {
             (OverheadsChoice::Measured, None) => saved.filter(|p| p.exists()),
             (_, explicit) => explicit.map(Path::to_path_buf),
@@ -331,8 +337,8 @@ pub struct ChargedAnalysis {
 #[derive(Debug)]
 pub enum ChargeError {
     /// The choice names no usable overheads (`--overheads`, Python's
-    /// `overheads=`): the message says why.
-    Overheads(String),
+    /// `overheads=`): where, what was expected and found.
+    Overheads(InputError),
     /// The analysis refused the set, located in its file.
     Input(InputError),
 }
@@ -340,8 +346,7 @@ pub enum ChargeError {
 impl std::fmt::Display for ChargeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ChargeError::Overheads(message) => f.write_str(message),
-            ChargeError::Input(e) => e.fmt(f),
+            ChargeError::Overheads(e) | ChargeError::Input(e) => e.fmt(f),
         }
     }
 }
@@ -376,9 +381,11 @@ impl ChargedAnalysis {
                 // An overhead too large that the set itself does not give:
                 // the source the choice named is at fault.
                 Some(name) if *choice != OverheadsChoice::TaskSet => {
-                    ChargeError::Overheads(format!(
-                        "the overheads of {}: overhead `{name}`: expected {}, found {}",
-                        source.from, located.expected, located.found
+                    ChargeError::Overheads(InputError::new(
+                        "",
+                        format!("the overheads of {}: overhead `{name}`", source.from),
+                        located.expected,
+                        located.found,
                     ))
                 }
                 _ => ChargeError::Input(located),
@@ -435,10 +442,13 @@ mod tests {
         let error = OverheadsChoice::Measured
             .resolve(&set, Path::new("t.toml"), None)
             .unwrap_err();
+        assert_eq!(error.file, "");
+        assert_eq!(error.field, "--overheads measured");
         assert!(
-            error.starts_with("--overheads measured: no calibration"),
+            error.expected.starts_with("a calibration of this machine"),
             "{error}"
         );
+        assert_eq!(error.found, "none");
         let none = OverheadsChoice::None
             .resolve(&set, Path::new("t.toml"), None)
             .unwrap();
@@ -456,8 +466,9 @@ mod tests {
         let error = OverheadsChoice::Measured
             .resolve_with_saved(&set, file, None, absent_saved.clone())
             .unwrap_err();
-        assert!(
-            error.starts_with("--overheads measured: no calibration"),
+        assert_eq!(
+            (error.field.as_str(), error.found.as_str()),
+            ("--overheads measured", "none"),
             "a saved path with no file there is no calibration: {error}"
         );
         let error = OverheadsChoice::Measured
@@ -468,7 +479,7 @@ mod tests {
                 absent_saved.clone(),
             )
             .unwrap_err();
-        assert!(error.contains("explicit.json"), "{error}");
+        assert_eq!(error.file, "/nonexistent/explicit.json", "{error}");
         let none = OverheadsChoice::None
             .resolve_with_saved(&set, file, None, absent_saved)
             .unwrap();
@@ -743,11 +754,12 @@ mod tests {
         .unwrap();
         let plain = crate::format::parse(&text(""), "ok.toml", Syntax::Toml).unwrap();
         let choice = OverheadsChoice::File(path.clone());
-        let Err(ChargeError::Overheads(message)) =
+        let Err(ChargeError::Overheads(error)) =
             ChargedAnalysis::of(&plain, Path::new("ok.toml"), &choice, None, None)
         else {
             panic!("the analysis must refuse δ = 2^63 ns");
         };
+        let message = error.to_string();
         assert!(
             message.starts_with(&format!(
                 "the overheads of `tinct bench overheads` result {}: overhead `context_switch`: expected",
@@ -756,6 +768,13 @@ mod tests {
             "{message}"
         );
         assert!(!message.contains("refill time Δ"), "{message}");
+        assert_eq!(
+            error.field,
+            format!(
+                "the overheads of `tinct bench overheads` result {}: overhead `context_switch`",
+                path.display()
+            )
+        );
         std::fs::remove_dir_all(&dir).unwrap();
 
         // A huge C beside a small δ is blamed on the task's `wcet`.

@@ -44,45 +44,62 @@ pub fn saved_path(lookup: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> 
 }
 
 /// Reads a `calibrate.json` as [`CalibrationFile`] (the fields analysis
-/// needs; the rest of the file is ignored), the message naming the file.
-pub fn read_file(path: &Path) -> Result<CalibrationFile, String> {
+/// needs; the rest of the file is ignored), the error naming the file.
+pub fn read_file(path: &Path) -> Result<CalibrationFile, InputError> {
     let text = read_capped(path)?;
-    parse_file(path, &text)
+    parse_calibration(path, &text)
 }
 
 /// The text of the calibration file at `path`, at most
 /// [`crate::format::MAX_FILE_BYTES`] (a path such as /dev/zero is refused,
 /// not read without end).
-pub fn read_capped(path: &Path) -> Result<String, String> {
+pub fn read_capped(path: &Path) -> Result<String, InputError> {
     crate::format::read_text(path, crate::format::MAX_FILE_BYTES, "calibrate.json")
-        .map_err(|e| not_a_calibration(path, &format!("found {}", e.found)))
+        .map_err(|e| not_a_calibration(path, "", e.found))
 }
 
-/// Parses the text of the `calibrate.json` at `path` (named in the message).
+/// Parses the text of the `calibrate.json` at `path` (named in the
+/// message), the error as one sentence.
 pub fn parse_file(path: &Path, text: &str) -> Result<CalibrationFile, String> {
+    parse_calibration(path, text).map_err(|e| e.to_string())
+}
+
+/// [`parse_file`] with its error typed: the file, the line, what was
+/// expected and found.
+fn parse_calibration(path: &Path, text: &str) -> Result<CalibrationFile, InputError> {
     serde_json::from_str(text).map_err(|e| {
         not_a_calibration(
             path,
-            &format!("with whole numbers at refill.refill_ns and refill.partitions, found {e}"),
+            " with whole numbers at refill.refill_ns and refill.partitions",
+            e.to_string(),
         )
+        .at_line(Some(e.line()))
     })
 }
 
-/// The message for a file that is not a calibration: `what` was wrong.
-pub fn not_a_calibration(path: &Path, what: &str) -> String {
-    format!(
-        "{}: expected a calibrate.json written by `tinct bench calibrate`, {what}",
-        path.display()
+/// The error for a file at `path` that is not a calibration: a
+/// calibrate.json was expected (`with` says what it needed), `found` was
+/// found.
+pub fn not_a_calibration(path: &Path, with: &str, found: String) -> InputError {
+    InputError::new(
+        path.display().to_string(),
+        "",
+        format!("a calibrate.json written by `tinct bench calibrate`{with}"),
+        found,
     )
 }
 
 /// Reads Δ and N_P of a `calibrate.json`; a zero of either is refused.
-pub fn read(path: &Path) -> Result<Calibration, String> {
+pub fn read(path: &Path) -> Result<Calibration, InputError> {
     let refill = RefillCalibration::from(read_file(path)?.refill);
     if refill.refill == Nanos::ZERO || refill.partitions == 0 {
         return Err(not_a_calibration(
             path,
-            "found a zero refill time or partition count",
+            " with a refill time and partition count above zero",
+            format!(
+                "refill_ns {} and partitions {}",
+                refill.refill.0, refill.partitions
+            ),
         ));
     }
     Ok(Calibration {
@@ -96,7 +113,7 @@ pub fn read(path: &Path) -> Result<Calibration, String> {
 pub fn find(
     explicit: Option<&Path>,
     saved: Option<PathBuf>,
-) -> Result<Option<Calibration>, String> {
+) -> Result<Option<Calibration>, InputError> {
     match explicit {
         Some(path) => read(path).map(Some),
         None => match saved {
@@ -231,10 +248,9 @@ mod tests {
         let zero = dir.join("zero.json");
         std::fs::write(&zero, r#"{"refill": {"partitions": 16, "refill_ns": 0}}"#).unwrap();
         let error = read(&zero).unwrap_err();
-        assert!(
-            error.contains("zero.json") && error.contains("zero refill"),
-            "{error}"
-        );
+        assert_eq!(error.file, zero.display().to_string());
+        assert_eq!(error.found, "refill_ns 0 and partitions 16");
+        assert!(error.expected.contains("above zero"), "{error}");
         let good = dir.join("good.json");
         std::fs::write(
             &good,

@@ -379,6 +379,16 @@ fn a_bound_that_is_not_above_zero_is_refused() {
             place_static(&set, &options).unwrap_err().to_string(),
             format!("utilization bound: expected a number above 0, found {bound}")
         );
+        let error = refused.input_error("--utilization-bound");
+        assert_eq!(
+            (
+                error.file.as_str(),
+                error.field.as_str(),
+                error.expected.as_str()
+            ),
+            ("", "--utilization-bound", "a number above 0")
+        );
+        assert_eq!(error.found, bound.to_string());
     }
     assert!(PlacementOptions::default().check().is_ok());
 }

@@ -271,9 +271,13 @@ fn what_a_reservation_cannot_have_is_refused() {
     let set = parse(&blocked, "blocked.toml", Syntax::Toml).unwrap();
     let error = as_reservations(&set, "blocked.toml").unwrap_err();
     assert!(
-        error.starts_with("blocked.toml:15: task 'fast' field `blocking`"),
+        error
+            .to_string()
+            .starts_with("blocked.toml:15: task 'fast' field `blocking`"),
         "{error}"
     );
+    assert_eq!(error.line, Some(15));
+    assert_eq!(error.found, "1ms");
 }
 
 /// `fast` a reservation, `slow` a SCHED_FIFO task: on one core `slow`

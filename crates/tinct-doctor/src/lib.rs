@@ -16,6 +16,8 @@ pub use text::{doctor_json, doctor_text};
 pub use tinct_base::units::human_bytes;
 
 use std::path::PathBuf;
+use tinct_base::InputError;
+use tinct_base::geometry::GeometryError;
 use tinct_sys::SysRoot;
 use tinct_sys::topology::{ColorGeometry, PageColors};
 
@@ -151,19 +153,32 @@ pub type ColorProbe = Result<tinct_sys::color_probe::ProbeReport, tinct_sys::Err
 /// `color_bits` (`--color-bits`) are candidate LLC colour bits: the probe
 /// tests them instead of the way-size rule's, and on the live system the
 /// report says which bits the commands use and where they come from
-/// (`tinct_sys::color_source`).
+/// (`tinct_sys::color_source`). Bad input (bits that are not bits of a
+/// page colour, a root that is not a directory) names the flag and its
+/// value as the field.
 pub fn examine(
     root: Option<&std::path::Path>,
     probe_colors: bool,
     color_bits: Option<&str>,
-) -> std::result::Result<(Report, Option<ColorProbe>), String> {
+) -> std::result::Result<(Report, Option<ColorProbe>), InputError> {
     let page = rustix::param::page_size() as u64;
     let given = color_bits
         .map(|text| {
+            let field = format!("--color-bits {text}");
             let bits = tinct_base::list::parse_list(text)
-                .map_err(|e| format!("--color-bits {text}: expected bits such as 12-15: {e}"))?;
-            PageColors::of_bits(&bits, page).map_err(|e| format!("--color-bits {text}: {e}"))?;
-            Ok::<_, String>(bits)
+                .map_err(|e| InputError::new("", &field, "bits such as 12-15", e.reason))?;
+            PageColors::of_bits(&bits, page).map_err(|e| {
+                let expected = match e {
+                    GeometryError::ExplicitBits { page_shift, .. } => format!(
+                        "consecutive address bits starting at the page offset bit {page_shift} \
+                         (e.g. {page_shift}-{}), each below 64",
+                        page_shift + 4
+                    ),
+                    other => format!("bits that colour pages of {page} bytes ({other})"),
+                };
+                InputError::new("", &field, expected, tinct_base::list::format_list(&bits))
+            })?;
+            Ok::<_, InputError>(bits)
         })
         .transpose()?;
     // The probe tests the bits given, else the bits in force (what the
@@ -179,10 +194,11 @@ pub fn examine(
         .map(|(&low, &high)| (low, high + 1));
     let root = match root {
         Some(dir) if !dir.is_dir() => {
-            return Err(format!(
-                "{}: expected a directory holding sys/ and proc/, found {}",
-                dir.display(),
-                if dir.exists() { "a file" } else { "nothing" }
+            return Err(InputError::new(
+                "",
+                format!("--root {}", dir.display()),
+                "a directory holding sys/ and proc/",
+                if dir.exists() { "a file" } else { "nothing" },
             ));
         }
         Some(dir) => SysRoot::at(dir),

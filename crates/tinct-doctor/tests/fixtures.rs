@@ -315,3 +315,32 @@ fn doctor_says_which_colour_rule_it_used_and_why() {
         "{fix}"
     );
 }
+
+/// Bad input to `examine` is tinct's input error with the flag and its
+/// value as the field, what was expected and what was found.
+#[test]
+fn bad_bits_and_a_root_that_is_not_a_directory_are_input_errors() {
+    let Err(error) = tinct_doctor::examine(None, false, Some("12-x")) else {
+        panic!("12-x is no list of bits");
+    };
+    assert_eq!(error.file, "");
+    assert_eq!(error.field, "--color-bits 12-x");
+    assert_eq!(error.expected, "bits such as 12-15");
+    let Err(error) = tinct_doctor::examine(None, false, Some("14-15")) else {
+        panic!("14-15 does not start at the page offset");
+    };
+    assert_eq!(error.field, "--color-bits 14-15");
+    assert_eq!(error.found, "14-15");
+    assert!(
+        error.expected.starts_with("consecutive address bits"),
+        "{error}"
+    );
+    let root = std::path::Path::new("/nonexistent/tinct-root");
+    let Err(error) = tinct_doctor::examine(Some(root), false, None) else {
+        panic!("no directory there");
+    };
+    assert_eq!(
+        error.to_string(),
+        "--root /nonexistent/tinct-root: expected a directory holding sys/ and proc/, found nothing"
+    );
+}

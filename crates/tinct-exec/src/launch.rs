@@ -10,10 +10,11 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use tinct_base::InputError;
 use tinct_base::geometry::PageColors;
 use tinct_mem::ShimConfig;
 use tinct_mem::shim_config::report_request::LISTENER;
-use tinct_sys::resctrl::{L3Reservation, reserve_l3_for_this_process};
+use tinct_sys::resctrl::{L3Reservation, ReservationError, reserve_l3_for_this_process};
 use tinct_sys::supervise::{
     ChildExit, ChildProcess, SignalRelay, ends_without_exit_handlers, signal_name,
 };
@@ -49,8 +50,9 @@ pub struct L3Request {
 /// Why the program did not start or could not be waited for.
 #[derive(Debug, PartialEq, Eq)]
 pub enum LaunchError {
-    /// The request itself is wrong (bad input, exit status 2).
-    Request(String),
+    /// The request itself is wrong (bad input, exit status 2): the flag
+    /// (or the command) as the field, what was expected and found.
+    Request(InputError),
     /// The machine refused (exit status 1).
     Failed(String),
 }
@@ -78,9 +80,12 @@ pub fn launch(
 ) -> Result<Ended, LaunchError> {
     let failed = LaunchError::Failed;
     let Some((program, rest)) = launch.command.split_first() else {
-        return Err(LaunchError::Request(
-            "expected a program to run, found none".into(),
-        ));
+        return Err(LaunchError::Request(InputError::new(
+            "",
+            "CMD",
+            "a program to run",
+            "none",
+        )));
     };
     let mut command = Command::new(program);
     command.args(rest);
@@ -92,9 +97,19 @@ pub fn launch(
                 request.n_p,
                 &request.partitions,
             )
-            .map_err(|e| match e.is_bad_request() {
-                true => LaunchError::Request(format!("--l3-partitions: {e}")),
-                false => failed(format!("--l3-partitions: {e}")),
+            .map_err(|e| match e {
+                // tinct-sys names N_P and the partitions; here they are flags.
+                ReservationError::Partitions(tinct_sys::Error::Input(refused)) => {
+                    let field = match refused.field.as_str() {
+                        "N_P" => "--partitions",
+                        _ => "--l3-partitions",
+                    };
+                    LaunchError::Request(InputError {
+                        field: field.into(),
+                        ..refused
+                    })
+                }
+                other => failed(format!("--l3-partitions: {other}")),
             })?;
             reserved(&reservation);
             Some(reservation)
@@ -351,9 +366,10 @@ mod tests {
             ..bare(&["true"])
         };
         match launch(outside, &mut |r| heard.push(r.to_string())).unwrap_err() {
-            LaunchError::Request(message) => {
-                assert!(message.starts_with("--l3-partitions: "), "{message}")
-            }
+            LaunchError::Request(error) => assert_eq!(
+                error,
+                InputError::new("", "--l3-partitions", "partitions 1..=4", "9")
+            ),
             other => panic!("expected a bad request, found {other:?}"),
         }
         assert_eq!(heard.len(), 1);

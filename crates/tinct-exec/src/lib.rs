@@ -6,20 +6,21 @@
 //! isolated ([`isolation_report`]); starting the program with all of it
 //! ([`launch()`]). The CLI parses arguments, calls these and prints.
 //!
-//! The loader check ([`loader`]) and a program's heap settings
-//! ([`program_env`]) are tinct-rt's, which a program body of `tinct run`
-//! uses too; the model of the last-level cache behind the proof is
+//! A program's heap settings ([`program_env`]) are tinct-rt's, which a
+//! program body of `tinct run` uses too (as is the loader check,
+//! `tinct_rt::loader`, which the CLI calls before [`launch()`]); the model of the last-level cache behind the proof is
 //! tinct-verify's ([`tinct_verify::isolation::LlcModel`]).
 #![forbid(unsafe_code)]
 
 pub mod launch;
 pub mod report_request;
 pub use launch::{Ended, L3Request, Launch, LaunchError, PassedOnSignal, launch};
-pub use tinct_rt::loader::{self, PreloadIgnored, preload_ignored};
 pub use tinct_rt::program_heap::{frame_report_path, program_env};
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
+use tinct_base::InputError;
+use tinct_base::units::Bytes;
 use tinct_core::dram_map::{AddressKind, DramMap};
 use tinct_mem::{Modes, ShimConfig, XorFunctions};
 use tinct_sim::isolation::{TaskFrames, check};
@@ -146,8 +147,12 @@ impl ExecRequest {
     /// The shim's settings (`None` without colours, banks or controllers:
     /// no shim), each list checked with the flag's name; `note` hears what
     /// the user should know but is no error (a DRAM map measured on a
-    /// virtual machine, functions that cannot be chosen by page).
-    pub fn shim_config(&self, note: &mut dyn FnMut(String)) -> Result<Option<ShimConfig>, String> {
+    /// virtual machine, functions that cannot be chosen by page). Bad
+    /// input names the flag (with its value) or the file it is in.
+    pub fn shim_config(
+        &self,
+        note: &mut dyn FnMut(String),
+    ) -> Result<Option<ShimConfig>, InputError> {
         if self.colors.is_none() && self.banks.is_none() && self.controllers.is_none() {
             return Ok(None);
         }
@@ -155,16 +160,17 @@ impl ExecRequest {
             text.map(|t| non_empty_list(flag, t, "0-15,32", what))
                 .transpose()
         };
+        let pool_field = format!("--pool {:?}", self.pool);
         let pool_bytes = tinct_core::units::parse_size(&self.pool)
-            .map_err(|e| {
-                format!(
-                    "--pool {:?}: expected a size such as 512MiB ({e})",
-                    self.pool
-                )
-            })?
+            .map_err(|e| InputError::new("", &pool_field, "a size such as 512MiB", e.to_string()))?
             .0;
         if pool_bytes < tinct_mem::shim_config::MIN_POOL {
-            return Err(format!("--pool {:?}: expected at least 1MiB", self.pool));
+            return Err(InputError::new(
+                "",
+                pool_field,
+                "at least 1MiB",
+                Bytes(pool_bytes).to_string(),
+            ));
         }
         let page = tinct_sys::system::PageSize::read(&SysRoot::live()).map_or(4096, |p| p.bytes);
         // Colours need the machine's colour bits, resolved once here (flag,
@@ -175,24 +181,35 @@ impl ExecRequest {
             optional_list("--colors", self.colors.as_deref(), "color")?.unwrap_or_default();
         let resolved = if self.colors.is_some() || self.color_bits.is_some() {
             let request = ColorRequest::flag("--color-bits", self.color_bits.as_deref());
-            let resolved = color_source::resolve(request, page).map_err(|e| e.to_string())?;
+            let resolved =
+                color_source::resolve(request, page).map_err(|e| e.into_input("--color-bits"))?;
             note(format!("colours: {}", resolved.describe()));
             Some(resolved)
         } else {
             None
         };
-        let bank_mode = Modes::parse(&self.bank_mode)
-            .map_err(|e| format!("--bank-mode {:?}: {e}", self.bank_mode))?;
+        let bank_mode = Modes::parse(&self.bank_mode).map_err(|_| {
+            InputError::new(
+                "",
+                "--bank-mode",
+                "exact, restricted, unrestricted, split or all (comma-separated, e.g. \
+                 restricted,split)",
+                format!("{:?}", self.bank_mode),
+            )
+        })?;
         if bank_mode != Modes::EXACT && self.banks.is_none() && self.controllers.is_none() {
-            return Err(format!(
-                "--bank-mode {}: expected --banks or --controllers to fall back from",
-                bank_mode.names()
+            return Err(InputError::new(
+                "",
+                format!("--bank-mode {}", bank_mode.names()),
+                "--banks or --controllers to fall back from",
+                "neither",
             ));
         }
         let (mut bank_functions, mut controller_functions) = match self.dram_map.as_deref() {
             None => (
-                functions("--bank-functions", self.bank_functions.as_deref())?,
+                functions("", "--bank-functions", self.bank_functions.as_deref())?,
                 functions(
+                    "",
                     "--controller-functions",
                     self.controller_functions.as_deref(),
                 )?,
@@ -203,16 +220,18 @@ impl ExecRequest {
         // (`[dram]`, saved by `tinct doctor --save --dram-map FILE`).
         let wants_dram = self.banks.is_some() || self.controllers.is_some();
         if wants_dram && bank_functions.is_empty() && controller_functions.is_empty() {
-            let saved = tinct_sys::machine_file::MachineFile::load().map_err(|e| e.to_string())?;
+            let saved = tinct_sys::machine_file::MachineFile::load()?;
             if let Some((file, dram)) = saved.and_then(|(f, m)| m.dram.map(|d| (f, d))) {
-                let place = |field: &str| format!("{}: dram.{field}", file.display());
+                let file_name = file.display().to_string();
                 let listed = |masks: &[String]| (!masks.is_empty()).then(|| masks.join(","));
                 bank_functions = functions(
-                    &place("bank_functions"),
+                    &file_name,
+                    "dram.bank_functions",
                     listed(&dram.bank_functions).as_deref(),
                 )?;
                 controller_functions = functions(
-                    &place("controller_functions"),
+                    &file_name,
+                    "dram.controller_functions",
                     listed(&dram.controller_functions).as_deref(),
                 )?;
                 note(format!(
@@ -236,9 +255,14 @@ impl ExecRequest {
             ),
         ] {
             if given && masks.is_empty() {
-                return Err(format!(
-                    "{flag}: expected the DRAM functions too: {source} 0x...,0x... or --dram-map \
-                     FILE (from `tinct bench dram-map`)"
+                return Err(InputError::new(
+                    "",
+                    flag,
+                    format!(
+                        "the DRAM functions too: {source} 0x...,0x... or --dram-map FILE (from \
+                         `tinct bench dram-map`)"
+                    ),
+                    "none",
                 ));
             }
         }
@@ -264,38 +288,57 @@ impl ExecRequest {
         {
             config
                 .check_colors_exist(resolved.colors())
-                .map_err(|e| format!("--colors: {e} ({})", resolved.describe()))?;
+                .map_err(|e| InputError {
+                    field: "--colors".into(),
+                    expected: format!("{}; {}", e.expected, resolved.describe()),
+                    ..e
+                })?;
         }
         Ok(Some(config))
     }
 }
 
 /// A list such as `0-3,8` from `flag`, with at least one entry; `example`
-/// and `what` word the error.
+/// and `what` word the error, whose field is the flag (with its value).
 pub fn non_empty_list(
     flag: &str,
     text: &str,
     example: &str,
     what: &str,
-) -> Result<Vec<u32>, String> {
-    let list = tinct_base::list::parse_list(text)
-        .map_err(|e| format!("{flag} {text:?}: expected a list such as {example} ({e})"))?;
+) -> Result<Vec<u32>, InputError> {
+    let list = tinct_base::list::parse_list(text).map_err(|e| {
+        InputError::new(
+            "",
+            format!("{flag} {text:?}"),
+            format!("a list such as {example}"),
+            e.reason,
+        )
+    })?;
     if list.is_empty() {
-        return Err(format!("{flag}: expected at least one {what}"));
+        return Err(InputError::new(
+            "",
+            flag,
+            format!("at least one {what}"),
+            "none",
+        ));
     }
     Ok(list)
 }
 
-/// XOR masks given on the command line (`None`: none).
-fn functions(flag: &str, text: Option<&str>) -> Result<Vec<u64>, String> {
+/// XOR masks given as text (`None`: none) in `file` (empty: on the
+/// command line) at `field` (a flag or a key).
+fn functions(file: &str, field: &str, text: Option<&str>) -> Result<Vec<u64>, InputError> {
     let Some(text) = text else {
         return Ok(Vec::new());
     };
     XorFunctions::parse(text)
         .map(|f| f.masks().to_vec())
         .map_err(|e| {
-            format!(
-                "{flag} {text:?}: expected hexadecimal address masks such as 0x2000,0x4000 ({e})"
+            InputError::new(
+                file,
+                format!("{field} {text:?}"),
+                "hexadecimal address masks such as 0x2000,0x4000",
+                e.to_string(),
             )
         })
 }
@@ -305,13 +348,12 @@ fn functions(flag: &str, text: Option<&str>) -> Result<Vec<u64>, String> {
 /// [`dram_map_functions`]) in this machine's file
 /// ([`tinct_sys::machine_file`]), where `tinct exec --banks` then finds
 /// them (`tinct doctor --save --dram-map`); says what was saved. Errors
-/// are bad input, naming `--dram-map`.
-pub fn save_dram_map(map: &Path, note: &mut dyn FnMut(String)) -> Result<String, String> {
+/// are bad input at the map's file (or the machine file's).
+pub fn save_dram_map(map: &Path, note: &mut dyn FnMut(String)) -> Result<String, InputError> {
     let page = tinct_sys::system::PageSize::read(&SysRoot::live()).map_or(4096, |p| p.bytes);
-    let (banks, controllers) = dram_map_functions(map, page, note)
-        .map_err(|e| format!("--dram-map {}: {e}", map.display()))?;
+    let (banks, controllers) = dram_map_functions(map, page, note)?;
     let path = tinct_sys::machine_file::path();
-    tinct_sys::machine_file::save_dram(&path, &banks, &controllers).map_err(|e| e.to_string())?;
+    tinct_sys::machine_file::save_dram(&path, &banks, &controllers)?;
     Ok(format!(
         "saved {} bank and {} controller function(s) of {} in {}",
         banks.len(),
@@ -324,12 +366,13 @@ pub fn save_dram_map(map: &Path, note: &mut dyn FnMut(String)) -> Result<String,
 /// The bank and controller functions of a `tinct bench dram-map` file,
 /// each reduced to the part a page allocator controls (functions that read
 /// bits inside a page vary within a page), with what was left out noted.
+/// Bad input names the file and its key.
 pub fn dram_map_functions(
     path: &Path,
     page: u64,
     note: &mut dyn FnMut(String),
-) -> Result<(Vec<u64>, Vec<u64>), String> {
-    let map = DramMap::load(path).map_err(|e| e.to_string())?;
+) -> Result<(Vec<u64>, Vec<u64>), InputError> {
+    let map = DramMap::load(path)?;
     if map.physical == AddressKind::Guest {
         note(format!(
             "{}: measured on a virtual machine (guest-physical addresses): its banks are not \
@@ -337,9 +380,15 @@ pub fn dram_map_functions(
             path.display()
         ));
     }
-    let mut reduce = |what: &str, masks: &[u64]| -> Result<Vec<u64>, String> {
-        let functions = XorFunctions::from_masks(masks.to_vec())
-            .map_err(|e| format!("--dram-map {}: {what}: {e}", path.display()))?;
+    let mut reduce = |what: &str, masks: &[u64]| -> Result<Vec<u64>, InputError> {
+        let functions = XorFunctions::from_masks(masks.to_vec()).map_err(|e| {
+            InputError::new(
+                path.display().to_string(),
+                format!("{what}_functions"),
+                "independent address functions",
+                e.to_string(),
+            )
+        })?;
         let (kept, lost) = functions.page_granular(page);
         if lost > 0 {
             note(format!(
@@ -615,18 +664,34 @@ mod tests {
             ..request.clone()
         };
         let error = bad.shim_config(&mut |_| {}).unwrap_err();
-        assert!(
-            error.starts_with("--colors \"x\": expected a list"),
-            "{error}"
+        assert_eq!(
+            (error.file.as_str(), error.field.as_str()),
+            ("", "--colors \"x\"")
         );
+        assert_eq!(error.expected, "a list such as 0-15,32");
         let small = ExecRequest {
             colors: Some("0".into()),
             pool: "4KiB".into(),
-            ..request
+            ..request.clone()
         };
         assert_eq!(
             small.shim_config(&mut |_| {}),
-            Err("--pool \"4KiB\": expected at least 1MiB".to_string())
+            Err(InputError::new(
+                "",
+                "--pool \"4KiB\"",
+                "at least 1MiB",
+                "4KiB"
+            ))
         );
+        let no_functions = ExecRequest {
+            banks: Some("1".into()),
+            ..request
+        };
+        let error = no_functions.shim_config(&mut |_| {}).unwrap_err();
+        assert_eq!(
+            (error.field.as_str(), error.found.as_str()),
+            ("--banks", "none")
+        );
+        assert!(error.expected.contains("--dram-map FILE"), "{error}");
     }
 }

@@ -30,16 +30,20 @@ pub const PRELOAD_LIB_VAR: &str = "TINCT_PRELOAD_LIB";
 /// Finds the shim a program in `program_dir` should preload: the file
 /// `$TINCT_PRELOAD_LIB` names (an error if there is none), else
 /// `libtinct_preload.so` beside the program or in `../lib`; `Ok(None)`
-/// when neither exists (a caller with an embedded copy uses that).
-pub fn locate_shim(program_dir: &Path) -> Result<Option<PathBuf>, String> {
+/// when neither exists (a caller with an embedded copy uses that). A
+/// variable naming no file is bad input, the variable and its value the
+/// field.
+pub fn locate_shim(program_dir: &Path) -> Result<Option<PathBuf>, InputError> {
     if let Some(explicit) = std::env::var_os(PRELOAD_LIB_VAR) {
         let path = PathBuf::from(explicit);
         return if path.is_file() {
             Ok(Some(path))
         } else {
-            Err(format!(
-                "{PRELOAD_LIB_VAR}={}: expected the path of {PRELOAD_LIB}, found no such file",
-                path.display()
+            Err(InputError::new(
+                "",
+                format!("{PRELOAD_LIB_VAR}={}", path.display()),
+                format!("the path of {PRELOAD_LIB}"),
+                "no such file",
             ))
         };
     }
@@ -285,33 +289,43 @@ impl ShimConfig {
                 .filter(|p| !p.is_empty())
                 .map(PathBuf::from),
         };
-        config.validate()?;
+        config.validate().map_err(|e| e.to_string())?;
         Ok(config)
     }
 
     /// Checks what the variables cannot say alone: a pool of at least
     /// [`MIN_POOL`], banks and controllers only with their functions and
-    /// within them, and some placement requested at all.
-    pub fn validate(&self) -> Result<(), String> {
+    /// within them, and some placement requested at all. The error names
+    /// the variable that carries the setting as its field.
+    pub fn validate(&self) -> Result<(), InputError> {
         if self.colors.is_empty() && self.banks.is_none() && self.controllers.is_none() {
-            return Err(format!(
-                "{COLORS}: expected at least one color (or DRAM banks in {BANKS})"
+            return Err(InputError::new(
+                "",
+                COLORS,
+                format!("at least one color (or DRAM banks in {BANKS})"),
+                "none",
             ));
         }
         if self.pool_bytes < MIN_POOL {
-            return Err(format!(
-                "{POOL}={:?}: expected at least 1MiB",
-                Bytes(self.pool_bytes).to_string()
+            return Err(InputError::new(
+                "",
+                POOL,
+                "at least 1MiB",
+                Bytes(self.pool_bytes).to_string(),
             ));
         }
         if self.bank_mode != crate::Modes::EXACT
             && self.banks.is_none()
             && self.controllers.is_none()
         {
-            return Err(format!(
-                "{BANK_MODE}={}: a fallback needs requested DRAM banks ({BANKS}) or \
-                 controllers ({CONTROLLERS}) to fall back from",
-                self.bank_mode.names()
+            return Err(InputError::new(
+                "",
+                format!("{BANK_MODE}={}", self.bank_mode.names()),
+                format!(
+                    "requested DRAM banks ({BANKS}) or controllers ({CONTROLLERS}) for a \
+                     fallback to fall back from"
+                ),
+                "neither",
             ));
         }
         check_indices(BANKS, &self.banks, BANK_FUNCTIONS, &self.bank_functions)?;
@@ -324,13 +338,18 @@ impl ShimConfig {
     }
 
     /// Fails if a requested color is not below `available` (the number of
-    /// colors of this machine's last-level cache).
-    pub fn check_colors_exist(&self, available: u64) -> Result<(), String> {
+    /// colors of this machine's last-level cache); the error's field is
+    /// [`COLORS`], which a front end renames to its option.
+    pub fn check_colors_exist(&self, available: u64) -> Result<(), InputError> {
         match self.colors.last() {
-            Some(&highest) if u64::from(highest) >= available => Err(format!(
-                "color {highest} does not exist: expected colors 0-{} (the last-level cache has \
-                 {available} page colors)",
-                available.saturating_sub(1)
+            Some(&highest) if u64::from(highest) >= available => Err(InputError::new(
+                "",
+                COLORS,
+                format!(
+                    "colors 0-{} (the last-level cache has {available} page colors)",
+                    available.saturating_sub(1)
+                ),
+                format!("color {highest}, which does not exist"),
             )),
             _ => Ok(()),
         }
@@ -683,28 +702,36 @@ fn check_indices(
     list: &Option<Vec<u32>>,
     functions_name: &str,
     masks: &[u64],
-) -> Result<(), String> {
+) -> Result<(), InputError> {
     let Some(list) = list else {
         return Ok(());
     };
-    let text = tinct_base::list::format_list(list);
+    let field = format!("{name}={:?}", tinct_base::list::format_list(list));
     if list.is_empty() {
-        return Err(format!("{name}={text:?}: expected at least one index"));
+        return Err(InputError::new("", field, "at least one index", "none"));
     }
     if masks.is_empty() {
-        return Err(format!(
-            "{name}={text:?} needs {functions_name}: this machine's DRAM address mapping is \
-             unknown; expected the XOR functions as hexadecimal masks, e.g. \
-             {functions_name}=0x2000,0x4000 (DRAMA format)"
+        return Err(InputError::new(
+            "",
+            field,
+            format!(
+                "{functions_name} beside it, the XOR functions of this machine's DRAM address \
+                 mapping as hexadecimal masks, e.g. {functions_name}=0x2000,0x4000 (DRAMA format)"
+            ),
+            format!("no {functions_name}: the mapping is unknown"),
         ));
     }
     let count = 1u64 << masks.len();
     if let Some(bad) = list.iter().find(|&&i| u64::from(i) >= count) {
-        return Err(format!(
-            "{name}={text:?}: index {bad} does not exist: expected 0-{} ({} functions in \
-             {functions_name})",
-            count - 1,
-            masks.len()
+        return Err(InputError::new(
+            "",
+            field,
+            format!(
+                "indices 0-{} ({} functions in {functions_name})",
+                count - 1,
+                masks.len()
+            ),
+            format!("index {bad}, which does not exist"),
         ));
     }
     Ok(())
@@ -850,12 +877,15 @@ mod tests {
         );
         let banks = parse_map(&[(COLORS, "1"), (BANKS, "0-3")]).unwrap_err();
         assert!(
-            banks.contains("TINCT_BANKS=\"0-3\" needs TINCT_BANK_FUNCTIONS"),
+            banks.contains("TINCT_BANKS=\"0-3\": expected TINCT_BANK_FUNCTIONS beside it"),
             "{banks}"
         );
         let range = parse_map(&[(BANKS, "0-4"), (BANK_FUNCTIONS, "0x2000,0x4000")]).unwrap_err();
         assert!(
-            range.contains("index 4 does not exist: expected 0-3"),
+            range.contains(
+                "TINCT_BANKS=\"0-4\": expected indices 0-3 (2 functions in TINCT_BANK_FUNCTIONS), \
+                 found index 4, which does not exist"
+            ),
             "{range}"
         );
         let mask = parse_map(&[(BANKS, "0"), (BANK_FUNCTIONS, "0x2000,zz")]).unwrap_err();
@@ -873,11 +903,16 @@ mod tests {
         assert!(name.contains("TINCT_BANK_MODE=\"up\""), "{name}");
         let controllers = parse_map(&[(COLORS, "1"), (CONTROLLERS, "1")]).unwrap_err();
         assert!(
-            controllers.contains("needs TINCT_CONTROLLER_FUNCTIONS"),
+            controllers.contains("found no TINCT_CONTROLLER_FUNCTIONS"),
             "{controllers}"
         );
         let none = ShimConfig::colored(Vec::new()).validate().unwrap_err();
-        assert!(none.contains("at least one color"), "{none}");
+        assert_eq!(
+            (none.field.as_str(), none.found.as_str()),
+            (COLORS, "none"),
+            "{none}"
+        );
+        assert!(none.expected.starts_with("at least one color"), "{none}");
     }
 
     #[test]
@@ -885,10 +920,12 @@ mod tests {
         let config = ShimConfig::colored(vec![0, 511]);
         assert!(config.check_colors_exist(512).is_ok());
         let err = config.check_colors_exist(256).unwrap_err();
-        assert!(
-            err.contains("color 511 does not exist: expected colors 0-255"),
-            "{err}"
+        assert_eq!(err.field, COLORS);
+        assert_eq!(
+            err.expected,
+            "colors 0-255 (the last-level cache has 256 page colors)"
         );
+        assert_eq!(err.found, "color 511, which does not exist");
     }
 
     #[test]

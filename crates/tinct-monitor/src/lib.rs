@@ -98,7 +98,7 @@ impl Params {
         &mut self,
         names: &[String],
         root: &tinct_sys::SysRoot,
-    ) -> std::result::Result<(), String> {
+    ) -> std::result::Result<(), tinct_base::InputError> {
         for name in names {
             self.events.push(tinct_sys::perf::parse_event(name, root)?);
         }
@@ -458,7 +458,9 @@ mod tests {
         let error = params
             .add_events(&["no-such-event".into()], &root)
             .unwrap_err();
-        assert!(error.contains("no-such-event"), "{error}");
+        assert_eq!(error.file, "");
+        assert_eq!(error.field, "\"no-such-event\"");
+        assert!(error.expected.starts_with("a generic event ("), "{error}");
         assert_eq!(params.events.len(), defaults + 2);
 
         let kvm = tinct_sys::SysRoot::at(fixtures.join("kvm-epyc"));

@@ -67,12 +67,25 @@ pub fn write(
 /// object ends: its keys are flattened into the file's) and what was
 /// expected.
 pub fn read(path: &Path) -> Result<MonitorFile<'static>> {
-    tinct_verify::output::read::json_file(
-        path,
-        "monitor.json",
-        "monitor.json as `tinct monitor` writes it",
-    )
+    const FIELD: &str = "monitor.json";
+    let bad = |line: Option<usize>, found: String| {
+        RtError::Input(tinct_base::InputError {
+            file: path.display().to_string(),
+            line,
+            field: FIELD.into(),
+            expected: "monitor.json as `tinct monitor` writes it".into(),
+            found,
+        })
+    };
+    let text = tinct_core::format::read_text(path, MAX_MONITOR_FILE_BYTES, FIELD)
+        .map_err(|e| bad(None, e.found))?;
+    serde_json::from_str(&text).map_err(|e| bad(Some(e.line()), e.to_string()))
 }
+
+/// The largest `monitor.json` [`read`] reads: far above a recording's (a
+/// sample per thread and period), and a device or an endless file is
+/// refused, not read without end.
+pub const MAX_MONITOR_FILE_BYTES: u64 = 512 << 20;
 
 fn write_error(path: &Path, source: std::io::Error) -> RtError {
     RtError::Write {

@@ -158,7 +158,8 @@ fn an_impossible_request_fails_cleanly_in_strict_mode_and_falls_back_otherwise()
     let stderr = String::from_utf8_lossy(&bad.stderr);
     assert_eq!(bad.status.code(), Some(2), "{stderr}");
     assert!(
-        stderr.contains("TINCT_BANKS=\"4\": index 4 does not exist"),
+        stderr.contains("TINCT_BANKS=\"4\": expected indices 0-")
+            && stderr.contains("found index 4, which does not exist"),
         "{stderr}"
     );
 }

@@ -35,9 +35,16 @@ fn examine(
         ));
     }
     py.detach(|| tinct_doctor::examine(root.as_deref(), probe_colors, color_bits.as_deref()))
-        .map_err(|e| match e.strip_prefix("--color-bits ") {
-            Some(rest) => bad_argument("color_bits", format!("color_bits: {rest}")),
-            None => bad_argument("root", format!("root: {e}")),
+        .map_err(|e| {
+            // The flag in the field, renamed to the keyword argument.
+            let text = e.to_string();
+            match text.strip_prefix("--color-bits ") {
+                Some(rest) => bad_argument("color_bits", format!("color_bits: {rest}")),
+                None => {
+                    let rest = text.strip_prefix("--root ").unwrap_or(&text);
+                    bad_argument("root", format!("root: {rest}"))
+                }
+            }
         })
 }
 

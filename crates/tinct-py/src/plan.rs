@@ -66,7 +66,8 @@ pub(crate) fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs<'_, '_>) -> 
     let reservations = match args.policy {
         None => None,
         Some("deadline") => Some(
-            alloc::as_reservations(&set.set, &set.file).map_err(|why| bad_argument("task", why))?,
+            alloc::as_reservations(&set.set, &set.file)
+                .map_err(|why| bad_argument("task", why.to_string()))?,
         ),
         Some(other) => {
             return Err(bad_argument(
@@ -81,10 +82,8 @@ pub(crate) fn plan(py: Python<'_>, set: &PyTaskSet, args: &PlanArgs<'_, '_>) -> 
         alloc::check_request(inner, &set.file, args.partitions).map_err(
             |refusal| match refusal {
                 // The set itself: a resource shared between tasks.
-                PlanRefusal::Unsupported(why) => bad_argument("task", why),
-                PlanRefusal::Partitions(e) => {
-                    bad_argument("partitions", format!("partitions: {e}"))
-                }
+                PlanRefusal::Unsupported(why) => bad_argument("task", why.to_string()),
+                PlanRefusal::Partitions(e) => bad_argument("partitions", e.to_string()),
                 PlanRefusal::Graph(e) => bad_input(&e),
             },
         )?;

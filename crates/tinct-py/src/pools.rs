@@ -4,6 +4,7 @@
 
 use crate::errors::bad_argument;
 use pyo3::prelude::*;
+use tinct_core::experiment::parallel::PoolError;
 pub(crate) use tinct_core::experiment::parallel::{MAX_THREADS, Pool};
 
 /// The pool with `threads` threads (`None`: every core): a count from 1 to
@@ -13,5 +14,8 @@ pub(crate) fn pool(threads: Option<&Bound<'_, PyAny>>) -> PyResult<Pool> {
         .map(|t| crate::units::count(t, "threads", (1, MAX_THREADS as u64), ""))
         .transpose()?
         .map(|t| t as usize);
-    Pool::with_threads(threads).map_err(|e| bad_argument("threads", format!("threads: {e}")))
+    Pool::with_threads(threads).map_err(|e| match e {
+        PoolError::Threads(refused) => bad_argument("threads", refused.to_string()),
+        PoolError::Start(_) => crate::errors::failed(e),
+    })
 }

@@ -351,13 +351,14 @@ impl PyTaskSet {
             },
         };
         if let Some(path) = &calibration {
-            saved_calibration::read(path).map_err(|e| bad_argument("calibration", e))?;
+            saved_calibration::read(path)
+                .map_err(|e| bad_argument("calibration", e.to_string()))?;
         }
         let saved = saved_calibration::saved_path(|name| std::env::var_os(name));
         let file = std::path::Path::new(&self.file);
         py.detach(|| ChargedAnalysis::of(&self.set, file, &choice, calibration.as_deref(), saved))
             .map_err(|e| match e {
-                ChargeError::Overheads(message) => bad_argument("overheads", message),
+                ChargeError::Overheads(e) => bad_argument("overheads", e.to_string()),
                 ChargeError::Input(e) => bad_input(&e),
             })
     }

@@ -192,9 +192,9 @@ pub fn heaps_of(
                 mmap: task.program.as_ref().is_some_and(|p| p.mmap),
                 ..ShimConfig::colored(colors)
             };
-            config.validate().map_err(|message| RtError::Task {
+            config.validate().map_err(|e| RtError::Task {
                 task: task.name.clone(),
-                message,
+                message: e.to_string(),
             })?;
             Ok(Some(ProgramHeap::Colored(Box::new(ColoredHeap {
                 partitions: task.partitions.clone(),

@@ -179,6 +179,25 @@ pub enum ColorSourceError {
     },
 }
 
+impl ColorSourceError {
+    /// The error as tinct's input error: bits a source gave badly at that
+    /// source's file and field, and bits no source gives as `flag` (the
+    /// option that would have given them) expecting known bits, with the
+    /// ways to give them and why the derived rule refused.
+    pub fn into_input(self, flag: &str) -> InputError {
+        match self {
+            ColorSourceError::Invalid { error, .. } => *error,
+            ColorSourceError::MachineFile(error) => error,
+            ColorSourceError::Unknown { why } => InputError::new(
+                "",
+                flag,
+                format!("known page-colour bits ({HOW_TO_GIVE})"),
+                format!("none: the page-colour bits of this machine are unknown ({why})"),
+            ),
+        }
+    }
+}
+
 /// The most colour bits a pool can file pages by (tinct-mem's address
 /// functions; a task set's `color_bits` has the same limit).
 pub const MAX_BITS: usize = 16;
@@ -294,14 +313,25 @@ pub fn resolve_from(
 /// `TINCT_COLOR_BITS`, the machine file, the derived rule) and saves them
 /// at [`machine_file::path()`](crate::machine_file::path) with their source and, when `probe` ran, its verdict as
 /// evidence. Returns what was saved, in words; the error says why nothing
-/// could be (no bits known here: the ways to give them).
+/// could be: bits given badly where they were given, or no bits known here
+/// as `--save` expecting them (with the ways to give them).
 pub fn save_in_force(
     flag: Option<&str>,
     probe: Option<&crate::color_probe::ProbeReport>,
-) -> Result<String, String> {
+) -> Result<String, InputError> {
     let page = rustix::param::page_size() as u64;
-    let resolved = resolve(ColorRequest::flag("--color-bits", flag), page)
-        .map_err(|e| format!("--save: nothing to save: {e}"))?;
+    let resolved =
+        resolve(ColorRequest::flag("--color-bits", flag), page).map_err(|e| match e {
+            ColorSourceError::Unknown { why } => InputError::new(
+                "",
+                "--save",
+                format!("known page-colour bits to save ({HOW_TO_GIVE})"),
+                format!(
+                    "nothing to save: the page-colour bits of this machine are unknown ({why})"
+                ),
+            ),
+            given_badly => given_badly.into_input("--color-bits"),
+        })?;
     let bits = crate::format_cpu_list(&resolved.bits);
     let mut evidence = format!("from {}", resolved.source);
     if let Some(level) = probe.and_then(|p| p.last_level()) {
@@ -318,7 +348,7 @@ pub fn save_in_force(
         ));
     }
     let path = crate::machine_file::path();
-    crate::machine_file::save_colors(&path, &bits, &evidence).map_err(|e| e.to_string())?;
+    crate::machine_file::save_colors(&path, &bits, &evidence)?;
     Ok(format!(
         "saved colour bits {bits} ({evidence}) in {}: every tinct command on this machine uses \
          them unless --color-bits, TINCT_COLOR_BITS or a task set says otherwise",
@@ -465,6 +495,19 @@ mod tests {
             assert!(text.contains(way), "{way}: {text}");
         }
         assert!(text.contains("not a power of two"), "{text}");
+        // As input: the flag that would have given the bits is the field.
+        let input = err.into_input("--color-bits");
+        assert_eq!(
+            (input.file.as_str(), input.field.as_str()),
+            ("", "--color-bits")
+        );
+        assert!(
+            input
+                .expected
+                .starts_with("known page-colour bits (give them with"),
+            "{input}"
+        );
+        assert!(input.found.contains("not a power of two"), "{input}");
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub(super) fn find_preload(params: &Params, worker: &WorkerCommand) -> Result<Pa
     }
     let dir = worker.program.parent().unwrap_or(Path::new("."));
     locate_shim(dir)
-        .map_err(|why| Error::option(PRELOAD_LIB_VAR, format!("the path of {PRELOAD_LIB}"), why))?.ok_or_else(|| {
+        .map_err(Error::Input)?.ok_or_else(|| {
         let [beside, lib] = shim_candidates(dir);
         Error::Measurement(format!(
             "{PRELOAD_LIB} not found (looked in {} and {}): build it with `cargo build -p tinct-preload`, \

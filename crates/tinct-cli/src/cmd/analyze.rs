@@ -47,8 +47,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
         crate::calibration::saved_path(),
     )
     .map_err(|e| match e {
-        ChargeError::Overheads(message) => CliError::InputMessage(message),
-        ChargeError::Input(e) => CliError::from(e),
+        ChargeError::Overheads(e) | ChargeError::Input(e) => CliError::Input(e),
     })?;
     crate::output::warn_inputs(&args.file, Some(&charged.analysis));
     if args.json {

@@ -49,11 +49,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
         args.root.as_deref(),
         args.probe_colors,
         args.color_bits.as_deref(),
-    )
-    .map_err(|e| match &args.root {
-        Some(_) if !e.starts_with("--color-bits") => CliError::InputMessage(format!("--root {e}")),
-        _ => CliError::InputMessage(e),
-    })?;
+    )?;
     let text = if args.json {
         doctor_json(&report, probe.as_ref()).map_err(anyhow::Error::from)?
     } else {
@@ -64,13 +60,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
         let saved = tinct_sys::color_source::save_in_force(
             args.color_bits.as_deref(),
             probe.as_ref().and_then(|p| p.as_ref().ok()),
-        )
-        .map_err(CliError::InputMessage)?;
+        )?;
         eprintln!("tinct doctor: {saved}");
         if let Some(map) = &args.dram_map {
             let saved =
-                tinct_exec::save_dram_map(map, &mut |note| eprintln!("tinct doctor: {note}"))
-                    .map_err(CliError::InputMessage)?;
+                tinct_exec::save_dram_map(map, &mut |note| eprintln!("tinct doctor: {note}"))?;
             eprintln!("tinct doctor: {saved}");
         }
     }

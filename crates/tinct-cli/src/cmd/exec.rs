@@ -39,12 +39,10 @@ pub(crate) struct Args {
 /// reports. Returns only on failure or when the program was waited for.
 pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     let Args { request, command } = args;
-    let shim = request
-        .shim_config(&mut |note| eprintln!("tinct exec: {note}"))
-        .map_err(CliError::InputMessage)?;
+    let shim = request.shim_config(&mut |note| eprintln!("tinct exec: {note}"))?;
     let list = |flag: &str, text: &Option<String>, example: &str, what: &str| {
         text.as_deref()
-            .map(|t| non_empty_list(flag, t, example, what).map_err(CliError::InputMessage))
+            .map(|t| non_empty_list(flag, t, example, what))
             .transpose()
     };
     let cpus = list("--cpus", &request.cpus, "0-3,8", "CPU")?;
@@ -81,7 +79,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
         &mut |reservation| eprintln!("tinct exec: {reservation}"),
     );
     let ended = launched.map_err(|e| match e {
-        LaunchError::Request(message) => CliError::InputMessage(message),
+        LaunchError::Request(e) => CliError::Input(e),
         LaunchError::Failed(message) => CliError::Failed(anyhow::anyhow!(message)),
     })?;
     if let Some(passed_on) = &ended.passed_on {

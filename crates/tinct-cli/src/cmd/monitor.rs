@@ -87,9 +87,12 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut params = Params::new(target, args.rate);
     params.per_thread = args.threads;
     params.duration_ns = args.duration.map(|d| d.0);
-    params
-        .add_events(&args.events, &root)
-        .map_err(|e| CliError::InputMessage(format!("--event: {e}")))?;
+    params.add_events(&args.events, &root).map_err(|e| {
+        CliError::Input(tinct_base::InputError {
+            field: format!("--event {}", e.field),
+            ..e
+        })
+    })?;
     let sharing_unavailable = match args.sharing {
         true => params
             .enable_memory_sampling(&root)

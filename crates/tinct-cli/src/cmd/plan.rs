@@ -9,6 +9,7 @@ use anyhow::anyhow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+use tinct_base::InputError;
 use tinct_core::TaskSet;
 use tinct_core::alloc::{
     Algorithm, PlacementOptions, PlacementReport, PlanOptions, PlanRefusal, PlanReport,
@@ -105,8 +106,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
         crate::calibration::load_task_set(&args.file, args.calibration.as_deref(), args.refill)?;
     let refill_source = refill.describe_value(set.platform.refill);
     let set = match args.policy {
-        Some(PolicyArg::Deadline) => as_reservations(&set, &args.file.display().to_string())
-            .map_err(CliError::InputMessage)?,
+        Some(PolicyArg::Deadline) => as_reservations(&set, &args.file.display().to_string())?,
         None => set,
     };
     if args.placement == Some(PlacementArg::Static) {
@@ -115,9 +115,11 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
     }
     let budget = check_request(&set, &args.file.display().to_string(), args.partitions).map_err(
         |refusal| match refusal {
-            PlanRefusal::Unsupported(why) => CliError::InputMessage(why),
-            PlanRefusal::Partitions(e) => CliError::InputMessage(format!("--partitions: {e}")),
-            PlanRefusal::Graph(e) => CliError::Input(e),
+            PlanRefusal::Partitions(e) => CliError::Input(InputError {
+                field: "--partitions".into(),
+                ..e
+            }),
+            PlanRefusal::Unsupported(e) | PlanRefusal::Graph(e) => CliError::Input(e),
         },
     )?;
     let stop = stop_after(args.timeout);
@@ -150,9 +152,8 @@ fn run_static(args: &Args, set: &TaskSet, refill_source: String) -> Result<ExitC
         node_budget: search_options(args).node_budget,
         stop: Some(&stop),
     };
-    let placement = place_static(set, &options).map_err(|e| {
-        CliError::InputMessage(format!("--utilization-bound: {}", e.expected_found()))
-    })?;
+    let placement = place_static(set, &options)
+        .map_err(|e| CliError::Input(e.input_error("--utilization-bound")))?;
     crate::output::warn_inputs(&args.file, placement.analysis.as_ref());
     let report = PlacementReport::written(
         &placement,

@@ -15,7 +15,6 @@ use tinct_rt::limits::{parse_run_duration, parse_watchdog_factor};
 use tinct_rt::runtime::RunOptions;
 use tinct_rt::sentinel::SentinelOptions;
 use tinct_rt::spec::{RunSpec, WatchdogMode};
-use tinct_sys::color_source::ColorSourceError;
 use tinct_verify::output::{Summary, verdict_alarms, verdict_text};
 use tinct_verify::run_in_dir::{Recorded, Workload, run_header, run_in_dir};
 
@@ -161,9 +160,7 @@ pub(crate) fn run(args: Args) -> Result<ExitCode, CliError> {
 pub(crate) fn rt_error(e: RtError) -> CliError {
     match e {
         RtError::Input(e) => CliError::Input(e),
-        RtError::Colors(ColorSourceError::Invalid { error, .. }) => CliError::Input(*error),
-        RtError::Colors(ColorSourceError::MachineFile(e)) => CliError::Input(e),
-        RtError::Colors(unknown) => CliError::InputMessage(unknown.to_string()),
+        RtError::Colors(e) => CliError::Input(e.into_input("--color-bits")),
         other => CliError::Failed(anyhow::Error::new(other)),
     }
 }

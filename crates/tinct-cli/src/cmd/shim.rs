@@ -20,7 +20,7 @@ pub(crate) fn find_shim() -> Result<PathBuf, CliError> {
     let exe = std::env::current_exe()
         .map_err(|e| anyhow::anyhow!("cannot locate the tinct binary: {e}"))?;
     let dir = exe.parent().unwrap_or(Path::new("/"));
-    if let Some(found) = locate_shim(dir).map_err(CliError::InputMessage)? {
+    if let Some(found) = locate_shim(dir)? {
         return Ok(found);
     }
     let Some(bytes) = embedded::SHIM else {

@@ -41,6 +41,7 @@ use crate::partitions::{MAX_PARTITIONS, PartitionSet};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
+use tinct_base::InputError;
 
 /// How to place.
 #[derive(Copy, Clone, Debug)]
@@ -76,12 +77,12 @@ pub enum PlacementRefusal {
 }
 
 impl PlacementRefusal {
-    /// What was expected and found, for a front end that names its own
-    /// option (`--utilization-bound: …`).
-    pub fn expected_found(&self) -> String {
+    /// The refusal as tinct's input error, `field` the front end's name of
+    /// the option (`--utilization-bound`, `utilization_bound`).
+    pub fn input_error(&self, field: &str) -> InputError {
         match self {
             PlacementRefusal::UtilizationBound(bound) => {
-                format!("expected a number above 0, found {bound}")
+                InputError::new("", field, "a number above 0", bound.to_string())
             }
         }
     }
@@ -89,7 +90,7 @@ impl PlacementRefusal {
 
 impl std::fmt::Display for PlacementRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "utilization bound: {}", self.expected_found())
+        self.input_error("utilization bound").fmt(f)
     }
 }
 

@@ -122,12 +122,19 @@ pub struct Plan {
 /// The partitions a plan of `set` (read from `file`) may use: `requested`,
 /// else all N_P; refused unless 1 to N_P, with what was expected and found
 /// (the caller names its option).
-pub fn partition_budget(set: &TaskSet, file: &str, requested: Option<u32>) -> Result<u32, String> {
+pub fn partition_budget(
+    set: &TaskSet,
+    file: &str,
+    requested: Option<u32>,
+) -> Result<u32, InputError> {
     let n_p = set.platform.partitions;
     let budget = requested.unwrap_or(n_p);
     if budget == 0 || budget > n_p {
-        return Err(format!(
-            "expected 1 to {n_p} (the platform's N_P in {file}), found {budget}"
+        return Err(InputError::new(
+            "",
+            "partitions",
+            format!("1 to {n_p} (the platform's N_P in {file})"),
+            budget.to_string(),
         ));
     }
     Ok(budget)
@@ -139,7 +146,9 @@ pub fn partition_budget(set: &TaskSet, file: &str, requested: Option<u32>) -> Re
 /// planned with `place_static` (or its cores given by hand). Sets that mix
 /// SCHED_DEADLINE reservations and SCHED_FIFO tasks are planned: a core is
 /// tested as `tinct analyze` tests it ([`Instance::schedulable`]).
-pub fn unsupported(set: &TaskSet) -> Option<String> {
+/// The error names the resource as its field and no file (the caller
+/// knows it).
+pub fn unsupported(set: &TaskSet) -> Option<InputError> {
     set.resources.iter().enumerate().find_map(|(r, resource)| {
         let users: Vec<&str> = set
             .tasks
@@ -148,10 +157,12 @@ pub fn unsupported(set: &TaskSet) -> Option<String> {
             .map(|t| t.name.as_str())
             .collect();
         (users.len() > 1).then(|| {
-            format!(
-                "resource '{}' is shared by {}: CATA, BFD and WFD do not keep a resource's users on one core (use --placement static, or give the cores)",
-                resource.name,
-                users.join(", ")
+            InputError::new(
+                "",
+                format!("resource '{}'", resource.name),
+                "a resource of one task: CATA, BFD and WFD do not keep a resource's users on \
+                 one core (use --placement static, or give the cores)",
+                format!("shared by {}", users.join(", ")),
             )
         })
     })
@@ -162,29 +173,31 @@ pub fn unsupported(set: &TaskSet) -> Option<String> {
 /// (with the task and the field, for the file `file`) for what a
 /// reservation cannot have: a critical section, an explicit `blocking`, or
 /// a data trigger.
-pub fn as_reservations(set: &TaskSet, file: &str) -> Result<TaskSet, String> {
+pub fn as_reservations(set: &TaskSet, file: &str) -> Result<TaskSet, InputError> {
     let mut reservations = set.clone();
     for (i, task) in reservations.tasks.iter_mut().enumerate() {
-        let field = if !task.critical_sections.is_empty() {
-            Some("critical_sections")
-        } else if task.blocking.is_some() {
-            Some("blocking")
+        let refused = if !task.critical_sections.is_empty() {
+            Some((
+                "critical_sections",
+                format!("{} critical section(s)", task.critical_sections.len()),
+            ))
+        } else if let Some(blocking) = task.blocking {
+            Some(("blocking", blocking.to_string()))
         } else if task.trigger == crate::model::Trigger::Data {
-            Some("trigger")
+            Some(("trigger", "\"data\"".to_string()))
         } else {
             None
         };
-        if let Some(field) = field {
-            let line = set
-                .task_lines
-                .get(i)
-                .map_or_else(String::new, |l| format!(":{l}"));
-            return Err(format!(
-                "{file}{line}: task '{}' field `{field}`: --policy deadline makes every task a \
-                 SCHED_DEADLINE reservation, which cannot have one (the analysis of \
-                 reservations has no resources, blocking or data triggers)",
-                task.name
-            ));
+        if let Some((field, found)) = refused {
+            return Err(InputError::new(
+                file,
+                format!("task '{}' field `{field}`", task.name),
+                "none: --policy deadline makes every task a SCHED_DEADLINE reservation, which \
+                 cannot have one (the analysis of reservations has no resources, blocking or \
+                 data triggers)",
+                found,
+            )
+            .at_line(set.task_lines.get(i).copied()));
         }
         task.policy = crate::model::TaskPolicy::Deadline;
         task.priority = None;
@@ -197,11 +210,12 @@ pub fn as_reservations(set: &TaskSet, file: &str) -> Result<TaskSet, String> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PlanRefusal {
     /// The set has what the allocators do not place: a resource shared
-    /// between tasks ([`unsupported`]'s words, the
-    /// file named).
-    Unsupported(String),
-    /// The partition budget is not 1 to N_P ([`partition_budget`]'s words).
-    Partitions(String),
+    /// between tasks ([`unsupported`]'s error, the file named).
+    Unsupported(InputError),
+    /// The partition budget is not 1 to N_P ([`partition_budget`]'s
+    /// error; its field `partitions` is renamed by a front end that calls
+    /// the option otherwise).
+    Partitions(InputError),
     /// The affinity graph is one the analysis refuses ([`check_graph`]).
     Graph(InputError),
 }
@@ -209,9 +223,9 @@ pub enum PlanRefusal {
 impl std::fmt::Display for PlanRefusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            PlanRefusal::Unsupported(why) => f.write_str(why),
-            PlanRefusal::Partitions(e) => write!(f, "partitions: {e}"),
-            PlanRefusal::Graph(e) => write!(f, "{e}"),
+            PlanRefusal::Unsupported(e) | PlanRefusal::Partitions(e) | PlanRefusal::Graph(e) => {
+                e.fmt(f)
+            }
         }
     }
 }
@@ -239,8 +253,11 @@ pub fn check_request(
     requested: Option<u32>,
 ) -> Result<u32, PlanRefusal> {
     check_graph(set, file).map_err(PlanRefusal::Graph)?;
-    if let Some(why) = unsupported(set) {
-        return Err(PlanRefusal::Unsupported(format!("{file}: {why}")));
+    if let Some(refused) = unsupported(set) {
+        return Err(PlanRefusal::Unsupported(InputError {
+            file: file.into(),
+            ..refused
+        }));
     }
     partition_budget(set, file, requested).map_err(PlanRefusal::Partitions)
 }
@@ -358,7 +375,7 @@ fn report(
 
 #[cfg(test)]
 mod tests {
-    use super::partition_budget;
+    use super::{InputError, partition_budget};
 
     #[test]
     fn the_budget_is_all_partitions_or_one_to_n_p() {
@@ -374,8 +391,11 @@ mod tests {
         for bad in [0, 5] {
             assert_eq!(
                 partition_budget(&set, "t.toml", Some(bad)),
-                Err(format!(
-                    "expected 1 to 4 (the platform's N_P in t.toml), found {bad}"
+                Err(InputError::new(
+                    "",
+                    "partitions",
+                    "1 to 4 (the platform's N_P in t.toml)",
+                    bad.to_string()
                 ))
             );
         }

@@ -13,6 +13,19 @@ use rayon::ThreadPool;
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
+use tinct_base::InputError;
+
+/// Why [`Pool::with_threads`] gave no pool.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PoolError {
+    /// The count is refused (0, or above [`MAX_THREADS`]): bad input, its
+    /// field `threads` (a front end renames it to its option).
+    #[error("{0}")]
+    Threads(InputError),
+    /// The threads could not be started (the system refused them).
+    #[error("cannot start the worker threads: {0}")]
+    Start(String),
+}
 
 /// A pool the caller asked for by its thread count, or rayon's global pool
 /// (every core).
@@ -36,16 +49,24 @@ impl Pool {
     /// once per count and kept, so a caller in a loop (the Python batch
     /// API) does not pay for starting threads each time. Zero threads is
     /// refused, with what was expected and found.
-    pub fn with_threads(threads: Option<usize>) -> Result<Pool, String> {
+    pub fn with_threads(threads: Option<usize>) -> Result<Pool, PoolError> {
         let Some(threads) = threads else {
             return Ok(Pool::Global);
         };
+        let refused = |expected: &str| {
+            PoolError::Threads(InputError::new(
+                "",
+                "threads",
+                expected,
+                threads.to_string(),
+            ))
+        };
         if threads == 0 {
-            return Err("expected at least 1, found 0".into());
+            return Err(refused("at least 1"));
         }
         if threads > MAX_THREADS {
             // rayon would start them all (2^40 never returned).
-            return Err(format!("expected at most {MAX_THREADS}, found {threads}"));
+            return Err(refused(&format!("at most {MAX_THREADS}")));
         }
         static POOLS: OnceLock<Mutex<HashMap<usize, Arc<ThreadPool>>>> = OnceLock::new();
         let mut pools = POOLS
@@ -59,7 +80,7 @@ impl Pool {
             .num_threads(threads)
             .build()
             .map(Arc::new)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| PoolError::Start(e.to_string()))?;
         if pools.len() >= KEPT_POOLS {
             // Kept for a caller in a loop, not for every count ever asked:
             // the pools in use live on in their callers' handles.
@@ -117,11 +138,14 @@ mod tests {
     fn a_pool_is_built_once_per_count_and_zero_threads_is_refused() {
         assert_eq!(
             Pool::with_threads(Some(0)).unwrap_err(),
-            "expected at least 1, found 0"
+            PoolError::Threads(InputError::new("", "threads", "at least 1", "0"))
         );
         assert_eq!(
-            Pool::with_threads(Some(1 << 40)).unwrap_err(),
-            format!("expected at most {MAX_THREADS}, found {}", 1u64 << 40)
+            Pool::with_threads(Some(1 << 40)).unwrap_err().to_string(),
+            format!(
+                "threads: expected at most {MAX_THREADS}, found {}",
+                1u64 << 40
+            )
         );
         let (Pool::Sized(first), Pool::Sized(again)) = (
             Pool::with_threads(Some(3)).unwrap(),

@@ -15,6 +15,7 @@ use crate::alloc::{Algorithm, Instance, SearchOptions, allocate};
 use crate::generate::{RandomParams, random_task_set, rng_for};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use tinct_base::InputError;
 
 /// Everything that determines the results; echoed in `params.json` and in
 /// every shard file (merge refuses shards of different experiments).
@@ -261,6 +262,81 @@ pub enum MergeError {
         /// What the shard says.
         found: String,
     },
+}
+
+impl MergeError {
+    /// The error as tinct's input error: the shard at fault is the file
+    /// (`name` gives a position's name: its path, or the front end's own
+    /// word), and an error of the whole list has `shards` as its field.
+    pub fn input_error(&self, name: &dyn Fn(usize) -> String) -> InputError {
+        match self {
+            MergeError::Empty => InputError::new("", "shards", "at least one shard file", "none"),
+            MergeError::Different { index } => InputError::new(
+                name(*index),
+                "",
+                format!(
+                    "a shard of the same experiment as {} (same parameters and shard count)",
+                    name(0)
+                ),
+                "different ones",
+            ),
+            MergeError::OutOfRange {
+                index,
+                shard,
+                shards,
+            } => InputError::new(
+                name(*index),
+                "shard",
+                format!("a shard number from 1 to {shards}"),
+                shard.to_string(),
+            ),
+            MergeError::Twice {
+                index,
+                first,
+                shard,
+                shards,
+            } => InputError::new(
+                name(*index),
+                "shard",
+                format!(
+                    "a shard not given before, {shard}/{shards} being {}",
+                    name(*first)
+                ),
+                format!("{shard}/{shards} again"),
+            ),
+            MergeError::Missing {
+                shards,
+                missing,
+                more,
+            } => {
+                let absent = missing.len() as u64 + more;
+                InputError::new(
+                    "",
+                    "shards",
+                    format!("all {shards} shards"),
+                    format!(
+                        "{} of them, missing {}{}",
+                        shards.saturating_sub(absent),
+                        missing
+                            .iter()
+                            .map(u64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        if *more > 0 {
+                            format!(" and {more} more")
+                        } else {
+                            String::new()
+                        }
+                    ),
+                )
+            }
+            MergeError::Counts {
+                index,
+                expected,
+                found,
+            } => InputError::new(name(*index), "", expected.clone(), found.clone()),
+        }
+    }
 }
 
 /// How many missing shard numbers [`MergeError::Missing`] lists.

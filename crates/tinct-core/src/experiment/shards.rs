@@ -3,10 +3,11 @@
 //! the results one unsharded run computes ([`merge_files`]), every error
 //! naming the file.
 
-use super::random::{MergeError, Params, Point, Shard, ShardFile, merge};
+use super::random::{Params, Point, Shard, ShardFile, merge};
 use crate::format::read_text;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use tinct_base::InputError;
 
 /// Shard files hold counts per utilization point: far below this.
 const MAX_SHARD_BYTES: u64 = 64 << 20;
@@ -30,37 +31,27 @@ impl FromStr for Shard {
 }
 
 /// Reads one shard file.
-pub fn read_shard_file(path: &Path) -> Result<ShardFile, String> {
-    let text = read_text(path, MAX_SHARD_BYTES, "shard file").map_err(|e| e.to_string())?;
+pub fn read_shard_file(path: &Path) -> Result<ShardFile, InputError> {
+    let text = read_text(path, MAX_SHARD_BYTES, "shard file")?;
     serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}:{}: expected a shard file of `tinct experiment random --shard`, found {e}",
-            path.display(),
-            e.line()
+        InputError::new(
+            path.display().to_string(),
+            "",
+            "a shard file of `tinct experiment random --shard`",
+            e.to_string(),
         )
+        .at_line(Some(e.line()))
     })
 }
 
 /// Reads the shard files at `paths` and merges them (they must cover one
 /// experiment exactly once); an error names the file at fault.
-pub fn merge_files(paths: &[PathBuf]) -> Result<(Params, Vec<Point>), String> {
+pub fn merge_files(paths: &[PathBuf]) -> Result<(Params, Vec<Point>), InputError> {
     let files = paths
         .iter()
         .map(|path| read_shard_file(path))
         .collect::<Result<Vec<_>, _>>()?;
-    merge(&files).map_err(|e| {
-        let name = |i: usize| paths[i].display().to_string();
-        match &e {
-            MergeError::Different { index } => format!("{}: {e} as {}", name(*index), name(0)),
-            MergeError::OutOfRange { index, .. } | MergeError::Counts { index, .. } => {
-                format!("{}: {e}", name(*index))
-            }
-            MergeError::Twice { index, first, .. } => {
-                format!("{}: {e} (also as {})", name(*index), name(*first))
-            }
-            MergeError::Empty | MergeError::Missing { .. } => format!("shards: {e}"),
-        }
-    })
+    merge(&files).map_err(|e| e.input_error(&|i| paths[i].display().to_string()))
 }
 
 #[cfg(test)]
@@ -86,11 +77,51 @@ mod tests {
     #[test]
     fn no_shards_and_unreadable_shards_are_refused_naming_them() {
         assert_eq!(
-            merge_files(&[]).unwrap_err(),
-            format!("shards: {}", MergeError::Empty)
+            merge_files(&[]).unwrap_err().to_string(),
+            format!("shards: {}", super::super::random::MergeError::Empty)
         );
         let missing = PathBuf::from("/nonexistent/shard-1-of-2.json");
         let error = merge_files(std::slice::from_ref(&missing)).unwrap_err();
-        assert!(error.contains("/nonexistent/shard-1-of-2.json"), "{error}");
+        assert_eq!(error.file, "/nonexistent/shard-1-of-2.json", "{error}");
+
+        // A shard that is not JSON: its file and line, what was expected.
+        let dir = std::env::temp_dir().join(format!("tinct-shards-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("shard-1-of-1.json");
+        std::fs::write(&bad, "{\n  \"shard\": x\n}").unwrap();
+        let error = merge_files(std::slice::from_ref(&bad)).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(error.file, bad.display().to_string());
+        assert_eq!(error.line, Some(2));
+        assert_eq!(
+            error.expected,
+            "a shard file of `tinct experiment random --shard`"
+        );
+    }
+
+    #[test]
+    fn a_merge_error_names_the_shard_at_fault_as_the_file() {
+        use super::super::random::MergeError;
+        let name = |i: usize| format!("shard-{}.json", i + 1);
+        let twice = MergeError::Twice {
+            index: 2,
+            first: 0,
+            shard: 1,
+            shards: 3,
+        };
+        let error = twice.input_error(&name);
+        assert_eq!(error.file, "shard-3.json");
+        assert_eq!(error.field, "shard");
+        assert_eq!(error.found, "1/3 again");
+        assert!(error.expected.contains("shard-1.json"), "{error}");
+        let missing = MergeError::Missing {
+            shards: 3,
+            missing: vec![3],
+            more: 0,
+        };
+        assert_eq!(
+            missing.input_error(&name).to_string(),
+            "shards: expected all 3 shards, found 2 of them, missing 3"
+        );
     }
 }

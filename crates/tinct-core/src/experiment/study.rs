@@ -10,6 +10,7 @@ use crate::alloc::Algorithm;
 use crate::generate::RandomParams;
 use crate::partitions::MAX_PARTITIONS;
 use crate::units::Bytes;
+use tinct_base::InputError;
 
 /// The most utilization points one study may have (each point is
 /// `sets_per_point` task sets; far more than any figure plots).
@@ -102,69 +103,93 @@ pub enum StudyError {
 }
 
 impl StudyError {
-    /// The message with each field named by `name`, a front end's spelling
-    /// of tinct-core's names (`util_min`, `task_memory_max`, …): the
-    /// [`Display`](std::fmt::Display) text keeps them (Python's keyword
-    /// arguments), [`StudyError::flag_message`] gives the command line's.
-    pub fn message(&self, name: &dyn Fn(&str) -> String) -> String {
-        match self {
+    /// The error as tinct's input error, each field named by `name`, a
+    /// front end's spelling of tinct-core's names (`util_min`,
+    /// `task_memory_max`, …): no file, the fields as the field, what was
+    /// expected and found. The [`Display`](std::fmt::Display) text keeps
+    /// tinct-core's names (Python's keyword arguments),
+    /// [`StudyError::flag_error`] gives the command line's.
+    pub fn input_error(&self, name: &dyn Fn(&str) -> String) -> InputError {
+        let (field, expected, found) = match self {
             StudyError::Counts {
                 tasks,
                 cores,
                 partitions,
-            } => format!(
-                "{}, {} and {}: expected positive values (partitions at most {MAX_PARTITIONS}), found {tasks}, {cores}, {partitions}",
-                name("tasks"),
-                name("cores"),
-                name("partitions")
+            } => (
+                format!(
+                    "{}, {} and {}",
+                    name("tasks"),
+                    name("cores"),
+                    name("partitions")
+                ),
+                format!("positive values (partitions at most {MAX_PARTITIONS})"),
+                format!("{tasks}, {cores}, {partitions}"),
             ),
-            StudyError::Utilization { min, max, step } => format!(
-                "{}/{}/{}: expected finite values with 0 < min ≤ max and step > 0, found {min}, {max}, {step}",
-                name("util_min"),
-                name("util_max"),
-                name("util_step")
+            StudyError::Utilization { min, max, step } => (
+                utilization_fields(name),
+                "finite values with 0 < min ≤ max and step > 0".to_string(),
+                format!("{min}, {max}, {step}"),
             ),
-            StudyError::TooManyPoints { points } => format!(
-                "{}/{}/{}: expected at most {MAX_POINTS} utilization points, found {points}",
-                name("util_min"),
-                name("util_max"),
-                name("util_step")
+            StudyError::TooManyPoints { points } => (
+                utilization_fields(name),
+                format!("at most {MAX_POINTS} utilization points"),
+                points.to_string(),
             ),
             StudyError::Ranges {
                 period_min,
                 period_max,
                 memory_min,
                 memory_max,
-            } => format!(
-                "{}/{} and {}/{}: expected 0 < min ≤ max, found periods {period_min}..{period_max} ns and memory {memory_min}..{memory_max} B",
-                name("period_min"),
-                name("period_max"),
-                name("task_memory_min"),
-                name("task_memory_max")
+            } => (
+                format!(
+                    "{}/{} and {}/{}",
+                    name("period_min"),
+                    name("period_max"),
+                    name("task_memory_min"),
+                    name("task_memory_max")
+                ),
+                "0 < min ≤ max".to_string(),
+                format!(
+                    "periods {period_min}..{period_max} ns and memory {memory_min}..{memory_max} B"
+                ),
             ),
-            StudyError::Sensitivity(value) => format!(
-                "{}: expected a fraction in 0..1, found {value}",
-                name("sensitivity_max")
+            StudyError::Sensitivity(value) => (
+                name("sensitivity_max"),
+                "a fraction in 0..1".to_string(),
+                value.to_string(),
             ),
-            StudyError::Memory { memory, partitions } => format!(
-                "{}: expected at least one byte per partition ({partitions} partitions, so at least {}), found {}",
+            StudyError::Memory { memory, partitions } => (
                 name("memory"),
-                Bytes(u64::from(*partitions)),
-                Bytes(*memory)
+                format!(
+                    "at least one byte per partition ({partitions} partitions, so at least {})",
+                    Bytes(u64::from(*partitions))
+                ),
+                Bytes(*memory).to_string(),
             ),
-        }
+        };
+        InputError::new("", field, expected, found)
     }
 
-    /// The message with the fields named by `tinct experiment random`'s
+    /// The error with the fields named by `tinct experiment random`'s
     /// flags (`--util-min`, `--task-memory-max`, …).
-    pub fn flag_message(&self) -> String {
-        self.message(&|field| format!("--{}", field.replace('_', "-")))
+    pub fn flag_error(&self) -> InputError {
+        self.input_error(&|field| format!("--{}", field.replace('_', "-")))
     }
+}
+
+/// The three fields of the utilization range, named by `name`.
+fn utilization_fields(name: &dyn Fn(&str) -> String) -> String {
+    format!(
+        "{}/{}/{}",
+        name("util_min"),
+        name("util_max"),
+        name("util_step")
+    )
 }
 
 impl std::fmt::Display for StudyError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message(&|field| field.to_string()))
+        self.input_error(&|field| field.to_string()).fmt(f)
     }
 }
 
@@ -291,7 +316,7 @@ mod tests {
             }
         );
         assert_eq!(
-            e.flag_message(),
+            e.flag_error().to_string(),
             format!(
                 "--memory: expected at least one byte per partition ({0} partitions, so at least {0}B), found 0B",
                 s.generator.partitions
@@ -312,16 +337,20 @@ mod tests {
             "{e}"
         );
         assert!(
-            e.flag_message().starts_with(
+            e.flag_error().to_string().starts_with(
                 "--period-min/--period-max and --task-memory-min/--task-memory-max: expected 0 < min ≤ max, found periods 0.."
             ),
             "{}",
-            e.flag_message()
+            e.flag_error().to_string()
         );
         let e = StudyError::Sensitivity(1.5);
         assert_eq!(
-            e.flag_message(),
+            e.flag_error().to_string(),
             "--sensitivity-max: expected a fraction in 0..1, found 1.5"
+        );
+        assert_eq!(
+            e.flag_error(),
+            InputError::new("", "--sensitivity-max", "a fraction in 0..1", "1.5")
         );
     }
 }

@@ -10,11 +10,15 @@
 use super::events::{CounterEvent, Encoding, PerfEvent, TYPE_RAW};
 use super::pmu::Pmu;
 use crate::root::SysRoot;
+use tinct_base::InputError;
 
 /// The event `text` names, encoded with the PMUs under `root`. The error
-/// says what was expected and what was found.
-pub fn parse_event(text: &str, root: &SysRoot) -> Result<CounterEvent, String> {
+/// is bad input whose field is the text (quoted), with what was expected
+/// and what was found.
+pub fn parse_event(text: &str, root: &SysRoot) -> Result<CounterEvent, InputError> {
     let text = text.trim();
+    let refused =
+        |expected: &str, found: String| InputError::new("", format!("{text:?}"), expected, found);
     if let Some(event) = PerfEvent::from_name(text) {
         return Ok(event.into());
     }
@@ -23,28 +27,38 @@ pub fn parse_event(text: &str, root: &SysRoot) -> Result<CounterEvent, String> {
         && hex.len() <= 16
         && hex.chars().all(|c| c.is_ascii_hexdigit())
     {
-        let config = u64::from_str_radix(hex, 16).map_err(|e| format!("{text}: {e}"))?;
+        let config = u64::from_str_radix(hex, 16)
+            .map_err(|e| refused("rHEX, a raw encoding of 64 bits", e.to_string()))?;
         return Ok(CounterEvent::new(text, Encoding::new(TYPE_RAW, config)));
     }
     if let Some((pmu, rest)) = text.split_once('/') {
         let Some(terms) = rest.strip_suffix('/') else {
-            return Err(format!(
-                "{text:?}: expected PMU/terms/ ending in '/', found no closing '/' \
-                 (modifiers such as :u are not supported)"
+            return Err(refused(
+                "PMU/terms/ ending in '/'",
+                "no closing '/' (modifiers such as :u are not supported)".into(),
             ));
         };
         if pmu.is_empty() || terms.is_empty() {
-            return Err(format!("{text:?}: expected PMU/terms/ with both parts"));
+            return Err(refused(
+                "PMU/terms/ with both parts",
+                if pmu.is_empty() { "no PMU" } else { "no terms" }.into(),
+            ));
         }
-        let pmu = Pmu::read(root, pmu).map_err(|e| format!("{text:?}: {e}"))?;
-        let encoding = pmu.encode(terms)?;
+        let pmu = Pmu::read(root, pmu)
+            .map_err(|e| refused("a PMU of /sys/bus/event_source/devices", e.to_string()))?;
+        let encoding = pmu
+            .encode(terms)
+            .map_err(|why| refused(&format!("terms of PMU {}", pmu.name), why))?;
         return Ok(CounterEvent::new(text, encoding));
     }
     let generic: Vec<&str> = PerfEvent::GENERIC.iter().map(|e| e.name()).collect();
-    Err(format!(
-        "{text:?}: expected a generic event ({}), PMU/event/ or PMU/field=value,.../ from \
-         /sys/bus/event_source/devices, or rHEX",
-        generic.join(", ")
+    Err(refused(
+        &format!(
+            "a generic event ({}), PMU/event/ or PMU/field=value,.../ from \
+             /sys/bus/event_source/devices, or rHEX",
+            generic.join(", ")
+        ),
+        "none of them".into(),
     ))
 }
 
@@ -69,9 +83,11 @@ mod tests {
         let nowhere = SysRoot::at("/nonexistent");
         for bad in ["cycle", "rxyz", "cpu/event=1", "//", "cpu//"] {
             let err = parse_event(bad, &nowhere).unwrap_err();
-            assert!(err.contains("expected"), "{bad}: {err}");
+            assert_eq!(err.field, format!("{bad:?}"), "{err}");
+            assert!(!err.expected.is_empty() && !err.found.is_empty(), "{err}");
         }
         let err = parse_event("nopmu/event=1/", &nowhere).unwrap_err();
-        assert!(err.contains("no PMU named \"nopmu\""), "{err}");
+        assert_eq!(err.expected, "a PMU of /sys/bus/event_source/devices");
+        assert!(err.found.contains("no PMU named \"nopmu\""), "{err}");
     }
 }

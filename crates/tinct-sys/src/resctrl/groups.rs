@@ -404,44 +404,68 @@ impl Drop for Group {
 /// `l3.cbm_bits` mask bits evenly: partition k gets bits
 /// `[floor((k-1)·B/N_P), floor(k·B/N_P))`. The union must have at least
 /// `min_cbm_bits` bits and, unless the hardware accepts sparse masks, be
-/// contiguous.
+/// contiguous. A request that cannot be met is bad input
+/// ([`Error::Input`]) with the field `N_P` or `partitions`, which a front
+/// end renames to its options.
 pub fn partition_mask(l3: &L3Allocation, n_p: u32, partitions: &[u32]) -> Result<u64> {
     let bits = l3.cbm_bits;
+    let refused = |field: &str, expected: String, found: String| {
+        Error::Input(InputError::new("", field, expected, found))
+    };
     if n_p == 0 || n_p > bits {
-        return Err(Error::InvalidArgument(format!(
-            "N_P = {n_p} cache partitions: expected 1..={bits}, the bits of the L3 capacity mask \
-             (plan with at most {bits} partitions on this machine)"
-        )));
+        return Err(refused(
+            "N_P",
+            format!(
+                "1..={bits} cache partitions, the bits of the L3 capacity mask (plan with at most \
+                 {bits} partitions on this machine)"
+            ),
+            n_p.to_string(),
+        ));
     }
     if partitions.is_empty() {
-        return Err(Error::InvalidArgument("no partitions given".into()));
+        return Err(refused(
+            "partitions",
+            "at least one partition".into(),
+            "none".into(),
+        ));
     }
     let mut mask = 0u64;
     for &k in partitions {
         if k == 0 || k > n_p {
-            return Err(Error::InvalidArgument(format!(
-                "partition {k}: expected 1..={n_p}"
-            )));
+            return Err(refused(
+                "partitions",
+                format!("partitions 1..={n_p}"),
+                k.to_string(),
+            ));
         }
         let low = (k - 1) * bits / n_p;
         let high = k * bits / n_p;
         mask |= ((1u64 << (high - low)) - 1) << low;
     }
     if mask.count_ones() < l3.min_cbm_bits {
-        return Err(Error::InvalidArgument(format!(
-            "partitions {partitions:?} give mask {mask:#x} with {} bits: the hardware needs at \
-             least {} (min_cbm_bits); give the task more partitions",
-            mask.count_ones(),
-            l3.min_cbm_bits
-        )));
+        return Err(refused(
+            "partitions",
+            format!(
+                "a mask of at least {} (min_cbm_bits) bits, as the hardware needs: give the task \
+                 more partitions",
+                l3.min_cbm_bits
+            ),
+            format!(
+                "{partitions:?}, mask {mask:#x} with {} bits",
+                mask.count_ones()
+            ),
+        ));
     }
     let contiguous = (mask >> mask.trailing_zeros()).count_ones()
         == 64 - (mask >> mask.trailing_zeros()).leading_zeros();
     if !contiguous && !l3.sparse_masks {
-        return Err(Error::InvalidArgument(format!(
-            "partitions {partitions:?} give the non-contiguous mask {mask:#x}, which this CPU \
-             does not accept (info/L3/sparse_masks is not 1): use consecutive partitions"
-        )));
+        return Err(refused(
+            "partitions",
+            "consecutive partitions: this CPU does not accept a non-contiguous mask \
+             (info/L3/sparse_masks is not 1)"
+                .into(),
+            format!("{partitions:?}, the non-contiguous mask {mask:#x}"),
+        ));
     }
     Ok(mask)
 }
@@ -485,8 +509,13 @@ mod tests {
             partition_mask(&l3(16, 1, true), 4, &[1, 3]).unwrap(),
             0x0f0f
         );
-        let range = partition_mask(&cat, 4, &[5]).unwrap_err().to_string();
-        assert!(range.contains("expected 1..=4"), "{range}");
+        let Error::Input(range) = partition_mask(&cat, 4, &[5]).unwrap_err() else {
+            panic!("a partition out of range is bad input");
+        };
+        assert_eq!(
+            range,
+            InputError::new("", "partitions", "partitions 1..=4", "5")
+        );
     }
 
     #[test]

@@ -139,9 +139,9 @@ mod tests {
         super::super::fake::write_tree(dir.path(), 1, 8).unwrap();
         let bad = reserve_l3_for_this_process(Some(dir.path()), Some(4), &[9]).unwrap_err();
         assert!(bad.is_bad_request(), "{bad}");
-        assert!(
-            bad.to_string().contains("partition 9: expected 1..=4"),
-            "{bad}"
+        assert_eq!(
+            bad.to_string(),
+            "partitions: expected partitions 1..=4, found 9"
         );
         let empty = tempfile::tempdir().unwrap();
         let none = reserve_l3_for_this_process(Some(empty.path()), None, &[1]).unwrap_err();

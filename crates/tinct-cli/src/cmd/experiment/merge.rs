@@ -23,7 +23,7 @@ pub(super) struct Args {
 /// experiment exactly once) and writes the results.
 pub(super) fn run(args: Args) -> Result<ExitCode, CliError> {
     crate::output::output_dir(&args.out, "--out")?;
-    let (params, points) = merge_files(&args.shards).map_err(CliError::InputMessage)?;
+    let (params, points) = merge_files(&args.shards)?;
     let written = schedulability::write_study(&args.out, &params, None, &points)
         .map_err(|e| CliError::Failed(e.into()))?;
     println!("{written}");

@@ -15,8 +15,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+use tinct_base::InputError;
 use tinct_core::experiment::Hooks;
-use tinct_core::experiment::parallel::{self, Pool};
+use tinct_core::experiment::parallel::{self, Pool, PoolError};
 use tinct_core::experiment::random::{Shard, work_items};
 use tinct_core::experiment::study::RandomStudy;
 use tinct_core::timeout::{parse_timeout, stop_after};
@@ -49,10 +50,15 @@ pub(super) fn run(args: Args) -> Result<ExitCode, CliError> {
     let params = args
         .study
         .params()
-        .map_err(|e| CliError::InputMessage(e.flag_message()))?;
+        .map_err(|e| CliError::Input(e.flag_error()))?;
     // 0 is every core, as the default (rayon's meaning of 0).
-    let pool = Pool::with_threads(args.threads.filter(|&n| n > 0))
-        .map_err(|e| CliError::InputMessage(format!("--threads: {e}")))?;
+    let pool = Pool::with_threads(args.threads.filter(|&n| n > 0)).map_err(|e| match e {
+        PoolError::Threads(refused) => CliError::Input(InputError {
+            field: "--threads".into(),
+            ..refused
+        }),
+        PoolError::Start(_) => CliError::Failed(e.into()),
+    })?;
     crate::output::output_dir(&args.out, "--out")?;
     println!(
         "experiment random: {}",
