@@ -52,40 +52,10 @@ pub fn numbered_task(index: usize, period: Nanos, wcet: Nanos) -> Task {
 /// they have no partitions; `overheads`: a `[platform]` line or nothing):
 /// τ1 C = 1 ms, T = D = 5 ms, J = 2 ms;
 /// τ2 C = 2 ms, T = D = 12 ms, a 0.5 ms section on `bus`;
-/// τ3 C = 3 ms, T = D = 20 ms, a 1 ms section on `bus`.
+/// τ3 C = 3 ms, T = D = 20 ms, a 1 ms section on `bus`
+/// (`fixtures/three_tasks.toml` with `{protocol}` and `{overheads}` filled in).
 pub fn three_tasks(protocol: &str, overheads: &str) -> String {
-    format!(
-        r#"[platform]
-cores = 1
-partitions = 4
-memory = "4MiB"
-refill = "0ns"
-{overheads}
-
-[[resource]]
-name = "bus"
-protocol = "{protocol}"
-
-[[task]]
-name = "t1"
-period = "5ms"
-memory = "1KiB"
-wcet = "1ms"
-jitter = "2ms"
-
-[[task]]
-name = "t2"
-period = "12ms"
-memory = "1KiB"
-wcet = "2ms"
-critical_sections = [{{ resource = "bus", length = "0.5ms" }}]
-
-[[task]]
-name = "t3"
-period = "20ms"
-memory = "1KiB"
-wcet = "3ms"
-critical_sections = [{{ resource = "bus", length = "1ms" }}]
-"#
-    )
+    include_str!("../fixtures/three_tasks.toml")
+        .replace("{overheads}", overheads)
+        .replace("{protocol}", protocol)
 }

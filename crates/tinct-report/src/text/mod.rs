@@ -52,33 +52,10 @@ pub fn opt_us(ns: Option<u64>) -> String {
 /// partition 2).
 #[cfg(test)]
 pub(crate) mod fixture {
-    /// The task set's text (TOML).
+    /// The task set's text (TOML): `tests/fixtures/two_tasks.toml` with
+    /// `wcet_b` for its `{wcet_b}`.
     pub(crate) fn two_tasks(wcet_b: &str) -> String {
-        format!(
-            r#"
-[platform]
-cores = 1
-partitions = 4
-memory = "64MiB"
-refill = "1us"
-
-[[task]]
-name = "a"
-period = "10ms"
-memory = "1MiB"
-wcet = {{ 1 = "2ms" }}
-core = 0
-partitions = [1]
-
-[[task]]
-name = "b"
-period = "20ms"
-memory = "1MiB"
-wcet = {{ 1 = "{wcet_b}" }}
-core = 0
-partitions = [2]
-"#
-        )
+        include_str!("../../tests/fixtures/two_tasks.toml").replace("{wcet_b}", wcet_b)
     }
 }
 
