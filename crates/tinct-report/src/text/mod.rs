@@ -23,6 +23,29 @@ pub fn table(header: &[&str]) -> Table {
     table
 }
 
+/// A column of a table of `T`s: its header and how a row prints in it.
+pub type Column<T> = (&'static str, fn(&T) -> String);
+
+/// A table with tinct's house style, one column per entry of `columns` and
+/// one row per item of `rows`: a column's header stands beside the code of
+/// its cells, so the two cannot drift apart.
+pub fn columns_table<'a, T: 'a>(
+    columns: &[Column<T>],
+    rows: impl IntoIterator<Item = &'a T>,
+) -> Table {
+    let header: Vec<&str> = columns.iter().map(|(header, _)| *header).collect();
+    let mut table = table(&header);
+    for row in rows {
+        table.add_row(
+            columns
+                .iter()
+                .map(|(_, cell)| cell(row))
+                .collect::<Vec<_>>(),
+        );
+    }
+    table
+}
+
 /// A table with tinct's house style and no header row.
 pub fn headerless_table() -> Table {
     let mut table = Table::new();
