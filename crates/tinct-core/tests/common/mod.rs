@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use tinct_core::format::{InputError, Syntax, parse};
-use tinct_core::model::{Overheads, Platform, Task, WcetTable};
+use tinct_core::model::{Overheads, Platform, Task, TaskSet, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
 
 /// `cores` cores with 4 partitions of 1 MiB, Δ = 0 and no overheads: the
@@ -45,6 +45,27 @@ pub fn numbered_task(index: usize, period: Nanos, wcet: Nanos) -> Task {
         period,
         Bytes(1),
         WcetTable::constant(wcet),
+    )
+}
+
+/// One core's task set: `task(i, item)` for each of `items` on core 0 of
+/// `platform`, highest priority first (the i-th gets priority i + 1).
+pub fn one_core_set<T>(
+    platform: Platform,
+    items: &[T],
+    task: impl Fn(usize, &T) -> Task,
+) -> TaskSet {
+    TaskSet::new(
+        platform,
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| Task {
+                priority: Some(i as u32 + 1),
+                core: Some(0),
+                ..task(i, item)
+            })
+            .collect(),
     )
 }
 
