@@ -62,24 +62,7 @@ fn unschedulable_sets_report_null_and_exit_zero() {
     let file = write(
         dir.path(),
         "over.toml",
-        r#"[platform]
-cores = 1
-partitions = 4
-memory = "64MiB"
-refill = "100us"
-[[task]]
-name = "hi"
-period = "10ms"
-memory = "1MiB"
-wcet = "6ms"
-partitions = [1, 2]
-[[task]]
-name = "lo"
-period = "20ms"
-memory = "1MiB"
-wcet = "9ms"
-partitions = [2, 3]
-"#,
+        include_str!("fixtures/unschedulable.toml"),
     );
     let json = analyze_json(&file, &[]);
     assert_eq!(json["schedulable"], Value::Bool(false));
@@ -360,45 +343,7 @@ fn measured_without_a_calibration_is_refused() {
 /// Two tasks on core 0 sharing `bus` under pcp (p: C 2 ms, J 1 ms, a
 /// 0.1 ms section; q: a 0.5 ms section) and a consumer of p on core 1;
 /// Δ = 0 (no partitions, no cache term).
-const PIPE: &str = r#"[platform]
-cores = 2
-partitions = 4
-memory = "4MiB"
-refill = "0ns"
-
-[[resource]]
-name = "bus"
-protocol = "pcp"
-
-[[task]]
-name = "p"
-period = "10ms"
-memory = "1KiB"
-wcet = "2ms"
-jitter = "1ms"
-core = 0
-critical_sections = [{ resource = "bus", length = "0.1ms" }]
-
-[[task]]
-name = "q"
-period = "20ms"
-memory = "1KiB"
-wcet = "2ms"
-core = 0
-critical_sections = [{ resource = "bus", length = "0.5ms" }]
-
-[[task]]
-name = "c"
-trigger = "data"
-memory = "1KiB"
-wcet = "3ms"
-core = 1
-
-[[edge]]
-from = "p"
-to = "c"
-buffer = "4KiB"
-"#;
+const PIPE: &str = include_str!("fixtures/pipe_with_jitter_and_blocking.toml");
 
 /// Jitter, blocking and a chain: the JSON carries every new term and the
 /// text shows them.

@@ -609,30 +609,7 @@ fn wcet_profile_takes_the_body_from_a_task_set() {
     );
 }
 
-const SENSOR_SET: &str = r#"# sensors of the demo
-[platform]
-cores = 2
-partitions = 8
-memory = "256MiB"
-refill = "20us"
-
-[[task]]
-name = "sensor"   # profiled below
-period = "50ms"
-memory = "512KiB"
-wcet = { 1 = "5ms" }
-body = { kernel = "read", working_set = "128KiB", iterations = 4096 }
-core = 0
-partitions = [1, 2, 3, 4, 5, 6, 7, 8]
-
-[[task]]
-name = "logger"
-period = "100ms"
-memory = "1MiB"
-wcet = { 1 = "7ms" }
-core = 1
-partitions = [1]
-"#;
+const SENSOR_SET: &str = include_str!("fixtures/sensor.toml");
 
 /// The arguments of a `tinct bench wcet-profile` of task `sensor` of the
 /// [`SENSOR_SET`] file `set`, uncolored, at p = 1, 4, 8 with 3 jobs per

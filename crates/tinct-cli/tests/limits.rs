@@ -6,29 +6,7 @@ mod common;
 
 use common::{Exits, stderr, tinct, write};
 
-const PIPELINE: &str = r#"[platform]
-cores = 1
-partitions = 4
-memory = "4MiB"
-refill = "10us"
-
-[[task]]
-name = "p"
-period = "10ms"
-memory = "1KiB"
-wcet = "1ms"
-
-[[task]]
-name = "c"
-trigger = "data"
-memory = "1KiB"
-wcet = "1ms"
-
-[[edge]]
-from = "p"
-to = "c"
-buffer = "1 GiB"
-"#;
+const PIPELINE: &str = include_str!("fixtures/pipeline_1gib_buffer.toml");
 
 #[test]
 fn analyze_plan_and_run_refuse_a_file_beyond_the_limits_alike() {

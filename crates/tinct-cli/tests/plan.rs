@@ -102,24 +102,7 @@ fn overload_is_a_time_failure() {
     let file = write(
         dir.path(),
         "heavy.toml",
-        r#"[platform]
-cores = 1
-partitions = 4
-memory = "64MiB"
-refill = "10us"
-
-[[task]]
-name = "a"
-period = "10ms"
-memory = "1MiB"
-wcet = { 1 = "6ms" }
-
-[[task]]
-name = "b"
-period = "10ms"
-memory = "1MiB"
-wcet = { 1 = "6ms" }
-"#,
+        include_str!("fixtures/two_heavy_tasks.toml"),
     );
     let err = stderr(&tinct().arg("plan").arg(&file).exits(1));
     assert!(err.contains("'b' could not be placed: time"), "{err}");

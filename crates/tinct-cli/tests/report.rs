@@ -123,20 +123,50 @@ fn screenshot(chromium: &Path, page: &Path) -> (usize, usize, Vec<&'static str>)
     (colours.len(), ink, palette)
 }
 
+/// A quick `tinct bench crpd` into `dir/crpd`, its directory.
+fn quick_crpd(dir: &Path) -> PathBuf {
+    let bench = dir.join("crpd");
+    tinct()
+        .args(["bench", "crpd", "--quick", "--out"])
+        .arg(&bench)
+        .assert()
+        .success();
+    bench
+}
+
+/// `tinct report BENCH -o dir/crpd.html`, the page's path.
+fn report_of_bench(bench: &Path, dir: &Path) -> PathBuf {
+    let out = dir.join("crpd.html");
+    tinct()
+        .arg("report")
+        .arg(bench)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    out
+}
+
 /// A real run of the light example (four tasks on two cores, two per core,
-/// so jobs can preempt each other), unprivileged, and its report.
-fn run_and_report(dir: &Path) -> PathBuf {
-    let run = dir.join("run");
+/// so jobs can preempt each other) for `duration`, unprivileged, into
+/// `run`.
+fn run_light(run: &Path, duration: &str) {
     tinct()
         .args(["run", example("light.toml").to_str().unwrap()])
         // SCHED_OTHER threads of a loaded machine can end past the run's
         // grace; a run directory is all this needs, the timeout the guard.
-        .args(["--duration", "1200ms", "--no-rt", "--uncolored"])
+        .args(["--duration", duration, "--no-rt", "--uncolored"])
         .args(["--watchdog", "off", "-o"])
-        .arg(&run)
+        .arg(run)
         .timeout(std::time::Duration::from_secs(120))
         .assert()
         .success();
+}
+
+/// [`run_light`] for 1.2 s, and its report.
+fn run_and_report(dir: &Path) -> PathBuf {
+    let run = dir.join("run");
+    run_light(&run, "1200ms");
     for figure in ["fig10-utilization.svg", "fig8-response-sensor.svg"] {
         assert!(run.join(figure).is_file(), "{figure} in the run directory");
     }
@@ -262,20 +292,8 @@ fn the_browser_check_sees_a_broken_page() {
 #[test]
 fn a_bench_directory_gets_its_page_too() {
     let dir = tempfile::tempdir().unwrap();
-    let bench = dir.path().join("crpd");
-    tinct()
-        .args(["bench", "crpd", "--quick", "--out"])
-        .arg(&bench)
-        .assert()
-        .success();
-    let out = dir.path().join("crpd.html");
-    tinct()
-        .arg("report")
-        .arg(&bench)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
+    let bench = quick_crpd(dir.path());
+    let out = report_of_bench(&bench, dir.path());
     let html = std::fs::read_to_string(&out).unwrap();
     assert!(html.contains("<title>tinct bench crpd</title>"));
     assert!(
@@ -298,12 +316,7 @@ fn a_hostile_svg_runs_no_script_in_the_page() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let bench = dir.path().join("crpd");
-    tinct()
-        .args(["bench", "crpd", "--quick", "--out"])
-        .arg(&bench)
-        .assert()
-        .success();
+    let bench = quick_crpd(dir.path());
     let mark = "document.documentElement.setAttribute('data-pwned','yes')";
     let hostile = [
         format!("<svg/onload=\"{mark}\">"),
@@ -316,14 +329,7 @@ fn a_hostile_svg_runs_no_script_in_the_page() {
     for (i, svg) in hostile.iter().enumerate() {
         std::fs::write(bench.join(format!("evil{i}.svg")), svg).unwrap();
     }
-    let out = dir.path().join("crpd.html");
-    tinct()
-        .arg("report")
-        .arg(&bench)
-        .arg("-o")
-        .arg(&out)
-        .assert()
-        .success();
+    let out = report_of_bench(&bench, dir.path());
     let output = browse(&chromium, &out, &["--dump-dom"]);
     let dom = String::from_utf8_lossy(&output.stdout);
     assert!(
@@ -340,15 +346,7 @@ fn a_hostile_svg_runs_no_script_in_the_page() {
 fn a_run_directory_whose_jobs_csv_disagrees_with_its_summary_is_bad_input() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
-    tinct()
-        .args(["run", example("light.toml").to_str().unwrap()])
-        // As above: not stopped by the watchdog on a loaded machine.
-        .args(["--duration", "300ms", "--no-rt", "--uncolored"])
-        .args(["--watchdog", "off", "-o"])
-        .arg(&run)
-        .timeout(std::time::Duration::from_secs(120))
-        .assert()
-        .success();
+    run_light(&run, "300ms");
     let jobs = run.join("jobs.csv");
     let text = std::fs::read_to_string(&jobs).unwrap();
     std::fs::write(&jobs, format!("{}\n", text.lines().next().unwrap())).unwrap();

@@ -335,21 +335,7 @@ fn an_overloaded_set_is_stopped_by_the_watchdog() {
         return;
     };
     let run = run_plan_text(
-        r#"
-[platform]
-cores = 1
-partitions = 4
-memory = "64MiB"
-refill = "10us"
-
-[[task]]
-name = "hog"
-period = "20ms"
-memory = "1MiB"
-wcet = { 1 = "15ms" }
-core = 0
-body = { kernel = "compute", target = "200ms" }
-"#,
+        include_str!("fixtures/hog.toml"),
         &["--duration", "2s", "--watchdog-factor", "2"],
     );
     let out = run.exits(1).run_dir();
@@ -657,27 +643,12 @@ fn probe_colors_and_no_sentinel_reach_the_summary_and_the_verdict() {
     assert!(stdout.contains("stall sentinel: off"), "{stdout}");
 }
 
-/// One task on `cpu`, jobs of 1 ms every 20 ms, C = 3 ms: its bound is 3 ms.
+/// One task on `cpu`, jobs of 1 ms every 20 ms, C = 3 ms: its bound is 3 ms
+/// (`fixtures/lone_task.toml` with the `{cores}` and `{cpu}` filled in).
 fn lone_task_plan(cpu: u32) -> String {
-    format!(
-        r#"
-[platform]
-cores = {cores}
-partitions = 4
-memory = "64MiB"
-refill = "10us"
-
-[[task]]
-name = "lone"
-period = "20ms"
-memory = "1MiB"
-wcet = {{ 1 = "3ms" }}
-core = {cpu}
-partitions = [1]
-body = {{ kernel = "compute", target = "1ms" }}
-"#,
-        cores = cpu + 1
-    )
+    include_str!("fixtures/lone_task.toml")
+        .replace("{cores}", &(cpu + 1).to_string())
+        .replace("{cpu}", &cpu.to_string())
 }
 
 /// A child process killed (and reaped) when the guard goes, panics

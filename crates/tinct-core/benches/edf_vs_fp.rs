@@ -21,7 +21,7 @@ use std::hint::black_box;
 use tinct_core::PartitionSet;
 use tinct_core::analysis::edf::{Demand, EdfTask, decide};
 use tinct_core::analysis::rta::{CoreTask, core_schedulable};
-use tinct_core::generate::uunifast_discard;
+use tinct_core::generate::{log_uniform_period, uunifast_discard};
 
 const SETS: usize = 32;
 
@@ -32,8 +32,7 @@ fn random_core(n: usize, u: f64, rng: &mut ChaCha8Rng) -> (Vec<CoreTask>, Vec<Ed
     let mut tasks: Vec<CoreTask> = utils
         .into_iter()
         .map(|u| {
-            let period_us = (1e3f64.ln() + rng.random::<f64>() * (1e6f64.ln() - 1e3f64.ln())).exp();
-            let period = (period_us.round() as u64).max(1) * 1_000;
+            let period = log_uniform_period(rng, 1_000_000, 1_000_000_000);
             let wcet = ((u * period as f64) as u64).max(1);
             let slack = period - wcet;
             let deadline = wcet + slack / 2 + (rng.random::<f64>() * (slack / 2) as f64) as u64;
@@ -43,13 +42,7 @@ fn random_core(n: usize, u: f64, rng: &mut ChaCha8Rng) -> (Vec<CoreTask>, Vec<Ed
     tasks.sort_by_key(|t| t.deadline);
     let edf = tasks
         .iter()
-        .map(|t| EdfTask {
-            wcet_ns: t.wcet,
-            deadline_ns: t.deadline,
-            period_ns: t.period,
-            jitter_ns: 0,
-            deadline_from_wake: false,
-        })
+        .map(|t| EdfTask::new(t.wcet, t.deadline, t.period))
         .collect();
     (tasks, edf)
 }

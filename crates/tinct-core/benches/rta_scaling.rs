@@ -10,12 +10,12 @@
 #![allow(missing_docs)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::hint::black_box;
 use tinct_core::PartitionSet;
 use tinct_core::analysis::rta::{CoreTask, core_schedulable, response_times};
-use tinct_core::generate::uunifast_discard;
+use tinct_core::generate::{log_uniform_period, uunifast_discard};
 
 const SETS: usize = 32;
 
@@ -25,8 +25,7 @@ fn random_core(n: usize, u: f64, rng: &mut ChaCha8Rng) -> Vec<CoreTask> {
     let mut tasks: Vec<CoreTask> = utils
         .into_iter()
         .map(|u| {
-            let period_us = (1e3f64.ln() + rng.random::<f64>() * (1e6f64.ln() - 1e3f64.ln())).exp();
-            let period = (period_us.round() as u64).max(1) * 1_000;
+            let period = log_uniform_period(rng, 1_000_000, 1_000_000_000);
             let wcet = ((u * period as f64) as u64).max(1);
             CoreTask::new(wcet, period, period, PartitionSet::EMPTY)
         })

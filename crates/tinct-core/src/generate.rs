@@ -128,6 +128,16 @@ pub fn rng_for(seed: u64, stream: u64) -> ChaCha8Rng {
     rng
 }
 
+/// A period in ns drawn log-uniformly between `min_ns` and `max_ns` (each
+/// taken as at least 1 µs), in whole microseconds.
+pub fn log_uniform_period(rng: &mut impl Rng, min_ns: u64, max_ns: u64) -> u64 {
+    let (lo, hi) = (min_ns.max(1000) as f64, max_ns.max(1000) as f64);
+    let period_us = (lo.ln() + rng.random::<f64>() * (hi.ln() - lo.ln())).exp() / 1000.0;
+    // Whole microseconds, at most the largest that fits in u64 ns (the
+    // float-to-int cast saturates; the product then cannot wrap).
+    (period_us.round() as u64).clamp(1, u64::MAX / 1000) * 1000
+}
+
 /// A random task set with total utilization (at each task's least partition
 /// count) `utilization`; `None` if UUniFast-Discard gives up.
 pub fn random_task_set(
@@ -161,14 +171,7 @@ fn random_task(
     u: f64,
     rng: &mut impl Rng,
 ) -> Task {
-    let (lo, hi) = (
-        params.period_min_ns.max(1000) as f64,
-        params.period_max_ns.max(1000) as f64,
-    );
-    let period_us = (lo.ln() + rng.random::<f64>() * (hi.ln() - lo.ln())).exp() / 1000.0;
-    // Whole microseconds, at most the largest that fits in u64 ns (the
-    // float-to-int cast saturates; the product then cannot wrap).
-    let period = (period_us.round() as u64).clamp(1, u64::MAX / 1000) * 1000;
+    let period = log_uniform_period(rng, params.period_min_ns, params.period_max_ns);
     let memory_max = params
         .memory_max
         .min(params.total_memory)

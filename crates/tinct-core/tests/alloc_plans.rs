@@ -164,26 +164,7 @@ fn bin_packing_many_tasks_is_polynomial() {
 /// "CATA placed no plan … even with periods × 64").
 #[test]
 fn a_late_tick_does_not_stop_a_plan_the_analysis_accepts() {
-    let text = r#"
-[platform]
-cores = 1
-partitions = 2
-memory = "64MiB"
-refill = "100us"
-overheads = { tick = "1.5ms", tick_period = "4ms" }
-
-[[task]]
-name = "a"
-period = "1s"
-memory = "1MiB"
-wcet = { 1 = "1ms" }
-
-[[task]]
-name = "b"
-period = "1s"
-memory = "1MiB"
-wcet = { 1 = "1ms" }
-"#;
+    let text = include_str!("fixtures/late_tick.toml");
     let set = parse(text, "tick.toml", Syntax::Toml).unwrap();
     let inst = Instance::new(&set);
     let tick = inst.tick.expect("the tick is charged");

@@ -41,28 +41,19 @@ struct Core {
 }
 
 fn task_set(core: &Core) -> TaskSet {
-    let mut set = TaskSet::new(
-        common::platform(1),
-        core.tasks
+    let mut set = common::one_core_set(common::platform(1), &core.tasks, |i, t| Task {
+        deadline: Nanos(t.deadline * TICK_NS),
+        jitter: Nanos(t.jitter * TICK_NS),
+        critical_sections: t
+            .sections
             .iter()
-            .enumerate()
-            .map(|(i, t)| Task {
-                deadline: Nanos(t.deadline * TICK_NS),
-                priority: Some(i as u32 + 1),
-                core: Some(0),
-                jitter: Nanos(t.jitter * TICK_NS),
-                critical_sections: t
-                    .sections
-                    .iter()
-                    .map(|&(resource, length, _)| CriticalSection {
-                        resource,
-                        length: Nanos(length * TICK_NS),
-                    })
-                    .collect(),
-                ..common::numbered_task(i, Nanos(t.period * TICK_NS), Nanos(t.wcet * TICK_NS))
+            .map(|&(resource, length, _)| CriticalSection {
+                resource,
+                length: Nanos(length * TICK_NS),
             })
             .collect(),
-    );
+        ..common::numbered_task(i, Nanos(t.period * TICK_NS), Nanos(t.wcet * TICK_NS))
+    });
     set.resources = core
         .protocols
         .iter()

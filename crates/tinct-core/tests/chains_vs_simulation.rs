@@ -263,51 +263,7 @@ proptest! {
 /// R_s: w = 1 + ⌈(w + 1)/10⌉·2 = 3. Chain p → c → s: R_c + T_s + R_s = 30.
 #[test]
 fn a_two_core_pipeline_by_hand() {
-    let text = r#"[platform]
-cores = 2
-partitions = 4
-memory = "4MiB"
-refill = "0ns"
-
-[[task]]
-name = "p"
-period = "10ms"
-memory = "1KiB"
-wcet = "2ms"
-jitter = "1ms"
-core = 0
-
-[[task]]
-name = "c"
-trigger = "data"
-memory = "1KiB"
-wcet = "3ms"
-core = 1
-
-[[task]]
-name = "x"
-period = "5ms"
-memory = "1KiB"
-wcet = "1ms"
-core = 1
-
-[[task]]
-name = "s"
-period = "20ms"
-memory = "1KiB"
-wcet = "1ms"
-core = 0
-
-[[edge]]
-from = "p"
-to = "c"
-buffer = "4KiB"
-
-[[edge]]
-from = "c"
-to = "s"
-buffer = "1KiB"
-"#;
+    let text = include_str!("fixtures/two_core_pipeline.toml");
     let set =
         tinct_core::format::parse(text, "set.toml", tinct_core::format::Syntax::Toml).unwrap();
     let analysis = analyze(&set).unwrap();

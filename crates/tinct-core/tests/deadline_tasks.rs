@@ -11,45 +11,14 @@ use tinct_core::format::{Syntax, parse, to_json, to_toml};
 use tinct_core::model::TaskPolicy;
 use tinct_core::units::Nanos;
 
-const HEADER: &str = r#"[platform]
-cores = 1
-partitions = 8
-memory = "64MiB"
-refill = "10us"
-"#;
+const HEADER: &str = include_str!("fixtures/one_core_platform.toml");
 
 /// `HEADER` and the task tables in `tasks`.
 fn set_text(tasks: &str) -> String {
     format!("{HEADER}{tasks}")
 }
 
-const RESERVATIONS: &str = r#"
-[[task]]
-name = "control"
-policy = "deadline"
-period = "10ms"
-deadline = "5ms"
-runtime = "2ms"
-memory = "1MiB"
-wcet = "1ms"
-partitions = [1, 2]
-
-[[task]]
-name = "video"
-policy = "deadline"
-period = "40ms"
-memory = "1MiB"
-wcet = "10ms"
-partitions = [2, 3]
-
-[[task]]
-name = "logger"
-period = "100ms"
-memory = "1MiB"
-wcet = "20ms"
-priority = 1
-partitions = [4]
-"#;
+const RESERVATIONS: &str = include_str!("fixtures/reservations.toml");
 
 #[test]
 fn policy_and_runtime_are_read_and_written_back() {
@@ -169,6 +138,8 @@ wcet = "1ms"
     assert_names(&err, 14, "task 'b' field `priority`", "no priority");
 }
 
+/// The analysis of `HEADER` and the task tables in `tasks` (the sets of
+/// the tests below are in `fixtures/deadline_tasks/`).
 fn analysis_of(tasks: &str) -> Analysis {
     analyze(&parse(&set_text(tasks), "set.toml", Syntax::Toml).unwrap()).unwrap()
 }
@@ -223,34 +194,7 @@ fn reservations_that_fit_are_bounded_by_their_deadlines() {
 /// the core loses its bound with the reason.
 #[test]
 fn an_overloaded_core_names_its_first_overloaded_interval() {
-    let analysis = analysis_of(
-        r#"
-[[task]]
-name = "a"
-policy = "deadline"
-period = "10ms"
-deadline = "3ms"
-memory = "1KiB"
-wcet = "2ms"
-partitions = [1]
-
-[[task]]
-name = "b"
-policy = "deadline"
-period = "10ms"
-deadline = "3ms"
-memory = "1KiB"
-wcet = "2ms"
-partitions = [2]
-
-[[task]]
-name = "f"
-period = "50ms"
-memory = "1KiB"
-wcet = "1ms"
-partitions = [3]
-"#,
-    );
+    let analysis = analysis_of(include_str!("fixtures/deadline_tasks/overloaded_core.toml"));
     assert!(!analysis.schedulable);
     let edf = analysis.cores[0].edf.as_ref().unwrap();
     let overload = edf.overload.unwrap();
@@ -271,26 +215,9 @@ partitions = [3]
 /// demand fits: the kernel would throttle the job.
 #[test]
 fn a_runtime_below_the_need_is_reported() {
-    let analysis = analysis_of(
-        r#"
-[[task]]
-name = "a"
-policy = "deadline"
-period = "10ms"
-runtime = "1ms"
-memory = "1KiB"
-wcet = "1ms"
-partitions = [1]
-
-[[task]]
-name = "b"
-policy = "deadline"
-period = "20ms"
-memory = "1KiB"
-wcet = "1ms"
-partitions = [1]
-"#,
-    );
+    let analysis = analysis_of(include_str!(
+        "fixtures/deadline_tasks/runtime_below_need.toml"
+    ));
     assert!(!analysis.schedulable);
     let edf = analysis.cores[0].edf.as_ref().unwrap();
     assert!(edf.overload.is_none());
@@ -310,72 +237,21 @@ partitions = [1]
 /// deadline whose jobs still fit (the deadline runs from the wake-up).
 #[test]
 fn the_kernels_rules_are_applied() {
-    let jittered = analysis_of(
-        r#"
-[[task]]
-name = "a"
-policy = "deadline"
-period = "10ms"
-jitter = "2ms"
-runtime = "9ms"
-memory = "1KiB"
-wcet = "1ms"
-partitions = [1]
-"#,
-    );
+    let jittered = analysis_of(include_str!(
+        "fixtures/deadline_tasks/runtime_above_kernel_deadline.toml"
+    ));
     let reasons = jittered.cores[0].reasons.join("\n");
     assert!(
         reasons.contains("its `runtime` 9ms is above its kernel deadline D − J = 8ms"),
         "{reasons}"
     );
-    let tiny = analysis_of(
-        r#"
-[[task]]
-name = "a"
-policy = "deadline"
-period = "10ms"
-memory = "1KiB"
-wcet = "500ns"
-partitions = [1]
-"#,
-    );
+    let tiny = analysis_of(include_str!("fixtures/deadline_tasks/tiny_wcet.toml"));
     assert!(tiny.schedulable);
     assert_eq!(tiny.tasks[0].runtime_ns, Some(1024));
-    let late = analysis_of(
-        r#"
-[[task]]
-name = "a"
-policy = "deadline"
-period = "10ms"
-jitter = "6ms"
-memory = "1KiB"
-wcet = "1ms"
-partitions = [1]
-"#,
-    );
+    let late = analysis_of(include_str!("fixtures/deadline_tasks/late_jitter.toml"));
     assert!(late.schedulable, "{:?}", late.reasons);
     assert_eq!(late.tasks[0].kernel_deadline_ns, Some(4_000_000));
-    let full = analysis_of(
-        r#"
-[[task]]
-name = "a"
-policy = "deadline"
-period = "10ms"
-runtime = "5ms"
-memory = "1KiB"
-wcet = "4ms"
-partitions = [1]
-
-[[task]]
-name = "b"
-policy = "deadline"
-period = "10ms"
-runtime = "4.6ms"
-memory = "1KiB"
-wcet = "4ms"
-partitions = [2]
-"#,
-    );
+    let full = analysis_of(include_str!("fixtures/deadline_tasks/past_admission.toml"));
     // The demand fits (8 ms in 10), but Σ Q/T = 0.96 > 0.95 − 0.05.
     assert!(full.cores[0].edf.as_ref().unwrap().overload.is_none());
     let reasons = full.cores[0].reasons.join("\n");

@@ -206,19 +206,7 @@ fn explicit_blocking_is_used_only_at_or_above_the_derived_one() {
 /// w = 1 + ⌈w/1⌉·0.01 + ⌈w/5⌉·0.01: 1.02 → ⌈1.02⌉ = 2 → 1.03 → 1.03.
 #[test]
 fn the_tick_and_release_interrupts_by_hand() {
-    let text = r#"[platform]
-cores = 1
-partitions = 4
-memory = "4MiB"
-refill = "10us"
-overheads = { tick = "10us", tick_period = "1ms" }
-
-[[task]]
-name = "t1"
-period = "5ms"
-memory = "1KiB"
-wcet = "1ms"
-"#;
+    let text = include_str!("fixtures/tick_and_release_interrupts.toml");
     let analysis = analysis_of(text);
     assert_eq!(analysis.tasks[0].wcrt_ns, Some(1030 * US));
     let b = analysis.tasks[0].breakdown;
@@ -257,29 +245,7 @@ fn without_the_new_terms_table_ii_is_unchanged() {
 /// T = 10 ms) and has D = T = 2^64 − 1 ns.
 #[test]
 fn a_miss_through_its_own_jitter_names_the_jitter() {
-    let set = |jitter: &str| {
-        format!(
-            r#"[platform]
-cores = 1
-partitions = 4
-memory = "4MiB"
-refill = "0ns"
-
-[[task]]
-name = "hi"
-period = "10ms"
-memory = "1KiB"
-wcet = "1ms"
-
-[[task]]
-name = "lo"
-period = "18446744073.709551615s"
-memory = "1KiB"
-wcet = "1ms"
-jitter = "{jitter}"
-"#
-        )
-    };
+    let set = |jitter: &str| include_str!("fixtures/own_jitter.toml").replace("{jitter}", jitter);
     let reason = |jitter: &str| {
         let analysis = analysis_of(&set(jitter));
         assert_eq!(analysis.tasks[1].wcrt_ns, None, "{jitter}");

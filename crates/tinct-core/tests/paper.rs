@@ -65,31 +65,7 @@ fn table_ii_is_reproduced() {
 /// Without cache interference: 2, 4, 6.
 #[test]
 fn figure_3_example() {
-    let text = r#"
-[platform]
-cores = 1
-partitions = 2
-memory = "2MiB"
-refill = "1ms"
-[[task]]
-name = "t1"
-period = "12ms"
-memory = "0B"
-wcet = "2ms"
-partitions = [1, 2]
-[[task]]
-name = "t2"
-period = "12ms"
-memory = "0B"
-wcet = "2ms"
-partitions = [1]
-[[task]]
-name = "t3"
-period = "12ms"
-memory = "0B"
-wcet = "2ms"
-partitions = [2]
-"#;
+    let text = include_str!("fixtures/kim2013_figure_3.toml");
     let set =
         tinct_core::format::parse(text, "fig3.toml", tinct_core::format::Syntax::Toml).unwrap();
     let analysis = analyze(&set).unwrap();

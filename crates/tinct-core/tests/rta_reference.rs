@@ -184,25 +184,17 @@ fn core_tasks(draws: &[Draw]) -> Vec<CoreTask> {
 /// The same core as a task set, priorities in the given order, on one
 /// core of 256 partitions of 1 GiB.
 fn task_set(tasks: &[CoreTask], refill: u64) -> TaskSet {
-    TaskSet::new(
-        Platform {
-            partitions: 256,
-            memory: Bytes(256 << 30),
-            refill: Nanos(refill),
-            ..common::platform(1)
-        },
-        tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| Task {
-                deadline: Nanos(t.deadline),
-                priority: Some(i as u32 + 1),
-                core: Some(0),
-                partitions: (!t.partitions.is_empty()).then_some(t.partitions),
-                ..common::numbered_task(i, Nanos(t.period), Nanos(t.wcet))
-            })
-            .collect(),
-    )
+    let platform = Platform {
+        partitions: 256,
+        memory: Bytes(256 << 30),
+        refill: Nanos(refill),
+        ..common::platform(1)
+    };
+    common::one_core_set(platform, tasks, |i, t| Task {
+        deadline: Nanos(t.deadline),
+        partitions: (!t.partitions.is_empty()).then_some(t.partitions),
+        ..common::numbered_task(i, Nanos(t.period), Nanos(t.wcet))
+    })
 }
 
 /// The core as the analysis charges it: with Δ > 0, a task without

@@ -66,21 +66,12 @@ fn core_task(t: &Classic) -> CoreTask {
 
 /// The same core as a task set with explicit `jitter` and `blocking`.
 fn task_set(tasks: &[Classic]) -> TaskSet {
-    TaskSet::new(
-        common::platform(1),
-        tasks
-            .iter()
-            .enumerate()
-            .map(|(i, t)| Task {
-                deadline: Nanos(t.deadline),
-                priority: Some(i as u32 + 1),
-                core: Some(0),
-                jitter: Nanos(t.jitter),
-                blocking: Some(Nanos(t.blocked)),
-                ..common::numbered_task(i, Nanos(t.period), Nanos(t.cost))
-            })
-            .collect(),
-    )
+    common::one_core_set(common::platform(1), tasks, |i, t| Task {
+        deadline: Nanos(t.deadline),
+        jitter: Nanos(t.jitter),
+        blocking: Some(Nanos(t.blocked)),
+        ..common::numbered_task(i, Nanos(t.period), Nanos(t.cost))
+    })
 }
 
 fn classic() -> impl Strategy<Value = Classic> {

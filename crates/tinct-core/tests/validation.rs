@@ -6,12 +6,7 @@ mod common;
 use common::{assert_names, error};
 use tinct_core::format::{Syntax, parse};
 
-const PLATFORM: &str = r#"[platform]
-cores = 2
-partitions = 8
-memory = "256MiB"
-refill = "10us"
-"#;
+const PLATFORM: &str = include_str!("fixtures/two_core_platform.toml");
 
 /// One task whose table starts at line 7 (`[[task]]`), its first key at line 8.
 fn doc(task_lines: &str) -> String {

@@ -465,11 +465,8 @@ impl PartitionColors {
 /// partition_colors = [[0, 1], [2, 3]]                # partition k = entry k-1
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Deserialize),
-    serde(deny_unknown_fields)
-)]
+#[cfg_attr(feature = "serde", derive(serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct LayoutSpec {
     /// Color index bits, lowest first (one function per bit).
     #[cfg_attr(feature = "serde", serde(default))]

@@ -273,39 +273,32 @@ pub unsafe extern "C" fn malloc_usable_size(ptr: *mut c_void) -> usize {
     }
 }
 
-/// C `mmap` (see [`crate::anonymous_memory`]: coloured with
-/// `TINCT_MMAP=1`, the kernel's otherwise).
-///
-/// # Safety
-/// As `mmap(2)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mmap(
-    address: *mut c_void,
-    len: usize,
-    prot: c_int,
-    flags: c_int,
-    fd: c_int,
-    offset: libc::off_t,
-) -> *mut c_void {
-    // SAFETY: forwarded caller contract.
-    unsafe { crate::anonymous_memory::mmap(address, len, prot, flags, fd, offset) }
+/// Exports the `mmap` of [`crate::anonymous_memory`] under each name
+/// given, with that name's doc comment: one body for the C names that
+/// mean the same call.
+macro_rules! export_mmap {
+    ($($(#[doc = $doc:literal])+ $name:ident;)+) => {$(
+        $(#[doc = $doc])+
+        ///
+        /// # Safety
+        /// As `mmap(2)`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $name(
+            address: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int,
+            offset: libc::off_t,
+        ) -> *mut c_void {
+            // SAFETY: forwarded caller contract.
+            unsafe { crate::anonymous_memory::mmap(address, len, prot, flags, fd, offset) }
+        }
+    )+};
 }
 
-/// `mmap64` (the same as `mmap` on 64-bit Linux).
-///
-/// # Safety
-/// As `mmap(2)`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn mmap64(
-    address: *mut c_void,
-    len: usize,
-    prot: c_int,
-    flags: c_int,
-    fd: c_int,
-    offset: libc::off_t,
-) -> *mut c_void {
-    // SAFETY: forwarded caller contract.
-    unsafe { crate::anonymous_memory::mmap(address, len, prot, flags, fd, offset) }
+export_mmap! {
+    /// C `mmap` (see [`crate::anonymous_memory`]: coloured with
+    /// `TINCT_MMAP=1`, the kernel's otherwise).
+    mmap;
+    /// `mmap64` (the same as `mmap` on 64-bit Linux).
+    mmap64;
 }
 
 /// C `munmap`.

@@ -484,31 +484,7 @@ mod tests {
     use crate::spec::{Step, TOP_TASK_PRIORITY};
     use tinct_core::units::Nanos;
 
-    const SET: &str = r#"
-[platform]
-cores = 2
-partitions = 4
-memory = "64MiB"
-refill = "10us"
-
-[[task]]
-name = "fast"
-period = "100ms"
-memory = "1MiB"
-wcet = { 1 = "2ms" }
-core = 0
-partitions = [1]
-body = { kernel = "chase", working_set = "256KiB", target = "1ms" }
-
-[[task]]
-name = "slow"
-period = "200ms"
-deadline = "150ms"
-memory = "1MiB"
-wcet = { 1 = "3ms" }
-core = 1
-partitions = [2, 3]
-"#;
+    const SET: &str = include_str!("../tests/fixtures/placed_plan.toml");
 
     fn parse(text: &str) -> TaskSet {
         tinct_core::format::parse(text, "t.toml", tinct_core::format::Syntax::Toml).unwrap()

@@ -16,69 +16,7 @@ const MS: u64 = 1_000_000;
 /// Two waves feed a mixer, which feeds a sink; a logger shares a resource
 /// with the sink. Cores for the static placement: waves on 0 and 1, the
 /// rest beside wave1 on 0.
-const SET: &str = r#"
-[platform]
-cores = 2
-partitions = 4
-memory = "64MiB"
-refill = "10us"
-
-[[resource]]
-name = "out"
-protocol = "pcp"
-
-[[task]]
-name = "wave1"
-period = "4ms"
-memory = "1MiB"
-wcet = "300us"
-core = 0
-
-[[task]]
-name = "wave2"
-period = "4ms"
-memory = "1MiB"
-wcet = "300us"
-core = 1
-
-[[task]]
-name = "mixer"
-trigger = "data"
-memory = "1MiB"
-wcet = "MIXER_US"
-core = 0
-
-[[task]]
-name = "sink"
-trigger = "data"
-memory = "1MiB"
-wcet = "300us"
-core = 1
-critical_sections = [{ resource = "out", length = "100us" }]
-
-[[task]]
-name = "logger"
-period = "20ms"
-memory = "1MiB"
-wcet = "500us"
-core = 1
-critical_sections = [{ resource = "out", length = "200us" }]
-
-[[edge]]
-from = "wave1"
-to = "mixer"
-buffer = "4KiB"
-
-[[edge]]
-from = "wave2"
-to = "mixer"
-buffer = "4KiB"
-
-[[edge]]
-from = "mixer"
-to = "sink"
-buffer = "4KiB"
-"#;
+const SET: &str = include_str!("fixtures/pipeline.toml");
 
 fn spec(mixer_us: u64, policy: PlacementPolicy, duration_ns: u64) -> RunSpec {
     let text = SET.replace("MIXER_US", &format!("{mixer_us}us"));

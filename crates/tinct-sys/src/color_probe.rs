@@ -46,11 +46,8 @@ pub const AGREEMENT: f64 = 0.8;
 
 /// The answer for one cache level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Verdict {
     /// Same-color lines conflict: coloring partitions this cache.
     Effective,

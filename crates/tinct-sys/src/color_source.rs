@@ -43,11 +43,8 @@ pub const HOW_TO_GIVE: &str = "give them with --color-bits 12-15, with TINCT_COL
 
 /// Which source gave the bits.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case", tag = "kind")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case", tag = "kind"))]
 pub enum ColorSource {
     /// A command-line flag, e.g. `--color-bits`.
     Flag {

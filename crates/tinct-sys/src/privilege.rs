@@ -7,11 +7,8 @@ use std::os::unix::fs::FileExt;
 
 /// Linux capabilities tinct cares about (numbers from `linux/capability.h`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "SCREAMING_SNAKE_CASE")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "SCREAMING_SNAKE_CASE"))]
 pub enum Capability {
     /// `CAP_IPC_LOCK` (14): lock memory beyond `RLIMIT_MEMLOCK`.
     IpcLock,
@@ -93,11 +90,8 @@ impl Privileges {
 
 /// The outcome of trying something for real.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(tag = "result", rename_all = "snake_case")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(tag = "result", rename_all = "snake_case"))]
 pub enum Probe {
     /// It worked.
     Ok,
@@ -151,11 +145,8 @@ pub fn probe_sched_fifo() -> Probe {
 
 /// What a pagemap entry of a touched page looked like.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(tag = "result", rename_all = "snake_case")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(tag = "result", rename_all = "snake_case"))]
 pub enum PagemapProbe {
     /// The page is present and its PFN is nonzero: physical addresses are visible.
     Readable {

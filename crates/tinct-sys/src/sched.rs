@@ -90,11 +90,9 @@ pub fn current_cpu() -> u32 {
 
 /// A scheduling policy with its priority where it has one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(tag = "policy", content = "priority", rename_all = "snake_case")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(tag = "policy", content = "priority"))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Policy {
     /// `SCHED_OTHER` (CFS/EEVDF).
     Other,

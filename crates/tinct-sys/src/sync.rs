@@ -24,11 +24,9 @@ use std::cell::UnsafeCell;
 
 /// The priority protocol of an [`RtMutex`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(tag = "protocol", content = "ceiling", rename_all = "snake_case")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(tag = "protocol", content = "ceiling"))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Protocol {
     /// A plain mutex (no priority protocol: unbounded priority inversion).
     None,

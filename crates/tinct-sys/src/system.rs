@@ -21,11 +21,8 @@ pub struct Kernel {
 
 /// The kernel's preemption model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Preemption {
     /// `PREEMPT_NONE`: server kernel, long non-preemptible sections.
     None,
@@ -145,11 +142,8 @@ pub struct PageSize {
 
 /// Where [`PageSize`] came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum PageSizeSource {
     /// The auxiliary vector of this process (`AT_PAGESZ`).
     Auxv,
@@ -204,11 +198,8 @@ impl PageSize {
 
 /// Transparent huge page mode (`/sys/kernel/mm/transparent_hugepage/enabled`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum ThpMode {
     /// Huge pages for every anonymous mapping.
     Always,

@@ -9,14 +9,14 @@
 //! It needs SCHED_FIFO (root): the sentinel's gaps are evidence only at
 //! top priority.
 
+mod common;
+
 use std::time::Duration;
 use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
-use tinct_rt::runtime::RunOptions;
 use tinct_rt::spec::Bound;
-use tinct_rt::testing::{TaskBuilder, run_spec, stop_during_a_job, test_options};
+use tinct_rt::testing::TaskBuilder;
 use tinct_verify::attribution::Cause;
-use tinct_verify::run_in_dir::run_in_dir;
 
 const MS: u64 = 1_000_000;
 const STALL: Duration = Duration::from_millis(60);
@@ -45,21 +45,7 @@ fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
             blocking_shows: tinct_rt::spec::BlockingShows::Nowhere,
         })
         .build();
-    let spec = run_spec(vec![task], 1_500 * MS);
-    let options = RunOptions {
-        supervise: true,
-        ..test_options()
-    };
-    // Past setup and calibration, in the middle of a job.
-    let stopper = stop_during_a_job("tinct-stalled", STALL);
-    let dir = tempfile::tempdir().unwrap();
-    let recorded = run_in_dir(&spec, None, options, dir.path()).unwrap();
-    let stopped_at = stopper.join().unwrap();
-    assert!(
-        recorded.summary.stop.is_completed(),
-        "{:?}",
-        recorded.summary.stop
-    );
+    let (dir, recorded, stopped_at) = common::stalled_run(vec![task], "tinct-stalled", STALL);
 
     // The job the stop hit: of those that finished after it, the one with
     // the longest response (the one running when the process stopped, or,
@@ -75,14 +61,7 @@ fn a_stall_injected_into_a_job_is_blamed_on_the_stall_not_on_c() {
     assert!(
         response > BOUND + 5 * MS,
         "late by the stall: {response} ns; jobs (release, start, finish) relative to the stop: {:?}",
-        task.records
-            .iter()
-            .map(|r| (
-                r.release_ns as i128 - i128::from(stopped_at),
-                r.start_ns as i128 - i128::from(stopped_at),
-                r.finish_ns.map(|f| f as i128 - i128::from(stopped_at))
-            ))
-            .collect::<Vec<_>>()
+        common::jobs_relative_to(&task.records, stopped_at)
     );
     assert!(
         hit.exec_ns <= 25 * MS,

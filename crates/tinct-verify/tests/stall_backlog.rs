@@ -9,14 +9,14 @@
 //! It needs SCHED_FIFO (root): the sentinel's gaps are evidence only at
 //! top priority.
 
+mod common;
+
 use std::time::Duration;
 use tinct_core::model::{Kernel, Work};
 use tinct_core::units::Nanos;
-use tinct_rt::runtime::RunOptions;
 use tinct_rt::spec::{BlockingShows, Bound};
-use tinct_rt::testing::{TaskBuilder, run_spec, stop_during_a_job, test_options};
+use tinct_rt::testing::TaskBuilder;
 use tinct_verify::attribution::Cause;
-use tinct_verify::run_in_dir::run_in_dir;
 
 const MS: u64 = 1_000_000;
 const STALL: Duration = Duration::from_millis(100);
@@ -82,21 +82,7 @@ fn stopped_run() -> Result<(), String> {
         .kernel(Kernel::Compute, Work::Target(Nanos(20 * MS)))
         .bound(bound(25 * MS, LOW_WCRT))
         .build();
-    let spec = run_spec(vec![high, low], 1_500 * MS);
-    let options = RunOptions {
-        supervise: true,
-        ..test_options()
-    };
-    // Past setup and calibration, in the middle of a job.
-    let stopper = stop_during_a_job("tinct-low", STALL);
-    let dir = tempfile::tempdir().unwrap();
-    let recorded = run_in_dir(&spec, None, options, dir.path()).unwrap();
-    let stopped_at = stopper.join().unwrap();
-    assert!(
-        recorded.summary.stop.is_completed(),
-        "{:?}",
-        recorded.summary.stop
-    );
+    let (dir, recorded, stopped_at) = common::stalled_run(vec![high, low], "tinct-low", STALL);
 
     // The job of `low` the stop hit: the one running when it stopped.
     let low = &recorded.result.tasks[1];
@@ -107,14 +93,7 @@ fn stopped_run() -> Result<(), String> {
     else {
         return Err(format!(
             "jobs of low (release, start, finish) relative to the stop: {:?}",
-            low.records
-                .iter()
-                .map(|r| (
-                    r.release_ns as i128 - i128::from(stopped_at),
-                    r.start_ns as i128 - i128::from(stopped_at),
-                    r.finish_ns.map(|f| f as i128 - i128::from(stopped_at))
-                ))
-                .collect::<Vec<_>>()
+            common::jobs_relative_to(&low.records, stopped_at)
         ));
     };
     let summary: serde_json::Value =

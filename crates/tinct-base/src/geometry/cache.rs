@@ -27,11 +27,8 @@ pub const MAX_SLICE_MASKS: usize = 8;
 /// `address & masks[i]`. With `n` masks the cache has `2^n` slices, each with
 /// its own sets. No masks means one slice: an ordinary, unsliced cache.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(transparent)
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(transparent))]
 pub struct SliceHash {
     masks: Vec<u64>,
 }
@@ -85,11 +82,8 @@ impl SliceHash {
 
 /// The plain description of a geometry, as written in files and reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(deny_unknown_fields)
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
 pub struct GeometrySpec {
     /// Total capacity in bytes, all slices together.
     pub size: u64,
@@ -108,11 +102,9 @@ pub struct GeometrySpec {
 /// indexed by the address bits just above the line offset. A set is named
 /// globally by `slice * sets_per_slice + index`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(try_from = "GeometrySpec", into = "GeometrySpec")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "GeometrySpec"))]
+#[cfg_attr(feature = "serde", serde(into = "GeometrySpec"))]
 pub struct CacheGeometry {
     size: u64,
     ways: u32,

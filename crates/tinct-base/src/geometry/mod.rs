@@ -95,11 +95,8 @@ pub enum GeometryError {
 /// Which rule gave a cache's page colours (`tinct doctor` prints it with
 /// the reason).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case", tag = "rule")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case", tag = "rule"))]
 pub enum ColorRule {
     /// kim2013 Section II-B: colours = way size / page size, the set index
     /// of an unsliced cache (or of a cache whose slices are not known).

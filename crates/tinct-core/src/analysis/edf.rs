@@ -79,6 +79,18 @@ pub struct EdfTask {
 }
 
 impl EdfTask {
+    /// A task of C = `wcet_ns`, D = `deadline_ns` and T = `period_ns`,
+    /// with no release jitter and its deadline from the nominal release.
+    pub fn new(wcet_ns: u64, deadline_ns: u64, period_ns: u64) -> Self {
+        EdfTask {
+            wcet_ns,
+            deadline_ns,
+            period_ns,
+            jitter_ns: 0,
+            deadline_from_wake: false,
+        }
+    }
+
     /// The first interval length at which the task's demand can count:
     /// max(0, D − J), or D when the deadline runs from the wake-up.
     fn first_point(&self) -> u64 {
@@ -511,13 +523,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn task(c: u64, d: u64, t: u64) -> EdfTask {
-        EdfTask {
-            wcet_ns: c,
-            deadline_ns: d,
-            period_ns: t,
-            jitter_ns: 0,
-            deadline_from_wake: false,
-        }
+        EdfTask::new(c, d, t)
     }
 
     /// The reference: dbf from its definition, in arbitrary precision, at

@@ -204,13 +204,11 @@ fn bound_of(
 mod tests {
     use super::*;
 
+    /// As the kernel's reservations run: the deadline from the wake-up.
     fn task(c: u64, d: u64, t: u64) -> EdfTask {
         EdfTask {
-            wcet_ns: c,
-            deadline_ns: d,
-            period_ns: t,
-            jitter_ns: 0,
             deadline_from_wake: true,
+            ..EdfTask::new(c, d, t)
         }
     }
 

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use tinct_core::format::{InputError, Syntax, parse};
-use tinct_core::model::{Overheads, Platform, Task, WcetTable};
+use tinct_core::model::{Overheads, Platform, Task, TaskSet, WcetTable};
 use tinct_core::units::{Bytes, Nanos};
 
 /// `cores` cores with 4 partitions of 1 MiB, Δ = 0 and no overheads: the
@@ -48,44 +48,35 @@ pub fn numbered_task(index: usize, period: Nanos, wcet: Nanos) -> Task {
     )
 }
 
+/// One core's task set: `task(i, item)` for each of `items` on core 0 of
+/// `platform`, highest priority first (the i-th gets priority i + 1).
+pub fn one_core_set<T>(
+    platform: Platform,
+    items: &[T],
+    task: impl Fn(usize, &T) -> Task,
+) -> TaskSet {
+    TaskSet::new(
+        platform,
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, item)| Task {
+                priority: Some(i as u32 + 1),
+                core: Some(0),
+                ..task(i, item)
+            })
+            .collect(),
+    )
+}
+
 /// Three tasks on one core, highest priority first, Δ = 0 (no cache term:
 /// they have no partitions; `overheads`: a `[platform]` line or nothing):
 /// τ1 C = 1 ms, T = D = 5 ms, J = 2 ms;
 /// τ2 C = 2 ms, T = D = 12 ms, a 0.5 ms section on `bus`;
-/// τ3 C = 3 ms, T = D = 20 ms, a 1 ms section on `bus`.
+/// τ3 C = 3 ms, T = D = 20 ms, a 1 ms section on `bus`
+/// (`fixtures/three_tasks.toml` with `{protocol}` and `{overheads}` filled in).
 pub fn three_tasks(protocol: &str, overheads: &str) -> String {
-    format!(
-        r#"[platform]
-cores = 1
-partitions = 4
-memory = "4MiB"
-refill = "0ns"
-{overheads}
-
-[[resource]]
-name = "bus"
-protocol = "{protocol}"
-
-[[task]]
-name = "t1"
-period = "5ms"
-memory = "1KiB"
-wcet = "1ms"
-jitter = "2ms"
-
-[[task]]
-name = "t2"
-period = "12ms"
-memory = "1KiB"
-wcet = "2ms"
-critical_sections = [{{ resource = "bus", length = "0.5ms" }}]
-
-[[task]]
-name = "t3"
-period = "20ms"
-memory = "1KiB"
-wcet = "3ms"
-critical_sections = [{{ resource = "bus", length = "1ms" }}]
-"#
-    )
+    include_str!("../fixtures/three_tasks.toml")
+        .replace("{overheads}", overheads)
+        .replace("{protocol}", protocol)
 }

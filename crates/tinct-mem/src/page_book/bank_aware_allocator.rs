@@ -127,11 +127,8 @@ impl BitOr for Modes {
 /// The step of Algorithm 1 that served a bank-aware request (ordered: a
 /// later step is a further fallback).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize),
-    serde(rename_all = "snake_case")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Step {
     /// The requested controller and bank.
     Exact,

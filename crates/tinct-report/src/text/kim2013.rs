@@ -3,9 +3,9 @@
 //! range next to the paper's with a verdict (within, close, differs), and
 //! the other published facts.
 
-use super::table;
+use super::{Column, columns_table};
 use std::fmt::{self, Write};
-use tinct_core::experiment::kim2013::{CLOSE_POINTS, ROUNDING_POINTS, Report};
+use tinct_core::experiment::kim2013::{CLOSE_POINTS, Comparison, ROUNDING_POINTS, Report, Row};
 
 /// The study as people read it.
 pub fn kim2013_text(report: &Report) -> String {
@@ -57,60 +57,51 @@ pub fn write_kim2013(out: &mut impl Write, report: &Report) -> fmt::Result {
         report.partitions,
         tinct_core::units::Nanos(report.refill_ns)
     )?;
-    let mut t = table(&[
-        "n",
-        "M_total (MiB)",
-        "algorithm",
-        "partitions needed",
-        "% of N_P (Fig. 11)",
-        "memory eff. % (Fig. 12)",
-        "utilization % all partitions (Fig. 13)",
-        "exact",
-    ]);
-    for r in &report.rows {
-        t.add_row(vec![
-            r.tasks.to_string(),
-            r.memory_mib.to_string(),
-            r.algorithm.name().to_string(),
+    let settings: [Column<Row>; 8] = [
+        ("n", |r| r.tasks.to_string()),
+        ("M_total (MiB)", |r| r.memory_mib.to_string()),
+        ("algorithm", |r| r.algorithm.name().to_string()),
+        ("partitions needed", |r| {
             r.partitions_needed
-                .map_or_else(|| "fails".to_string(), |p| p.to_string()),
-            opt(r.partitions_percent),
-            opt(r.memory_efficiency_percent),
-            opt(r.utilization_percent),
-            if r.exact { "yes" } else { "budget" }.to_string(),
-        ]);
-    }
+                .map_or_else(|| "fails".to_string(), |p| p.to_string())
+        }),
+        ("% of N_P (Fig. 11)", |r| opt(r.partitions_percent)),
+        ("memory eff. % (Fig. 12)", |r| {
+            opt(r.memory_efficiency_percent)
+        }),
+        ("utilization % all partitions (Fig. 13)", |r| {
+            opt(r.utilization_percent)
+        }),
+        ("exact", |r| {
+            if r.exact { "yes" } else { "budget" }.to_string()
+        }),
+    ];
+    let t = columns_table(&settings, &report.rows);
     writeln!(out, "{t}")?;
     writeln!(
         out,
         "\nCATA against the baselines (percentage points, over settings where both schedule):"
     )?;
-    let mut t = table(&[
-        "figure",
-        "vs",
-        "paper",
-        "paper range",
-        "tinct range",
-        "verdict",
-    ]);
-    for c in &report.comparisons {
-        let ours = match (c.ours_min, c.ours_max) {
+    let comparisons: [Column<Comparison>; 6] = [
+        ("figure", |c| c.quantity.clone()),
+        ("vs", |c| c.against.name().to_string()),
+        ("paper", |c| c.paper.clone()),
+        ("paper range", |c| {
+            format!("{} points", range(c.paper_min, c.paper_max))
+        }),
+        ("tinct range", |c| match (c.ours_min, c.ours_max) {
             (Some(lo), Some(hi)) => format!("{} points", range(lo, hi)),
             _ => "no common setting".to_string(),
-        };
-        let mut verdict = c.verdict.name().to_string();
-        if !c.direction_holds {
-            verdict.push_str(" (a baseline beats CATA)");
-        }
-        t.add_row(vec![
-            c.quantity.clone(),
-            c.against.name().to_string(),
-            c.paper.clone(),
-            format!("{} points", range(c.paper_min, c.paper_max)),
-            ours,
-            verdict,
-        ]);
-    }
+        }),
+        ("verdict", |c| {
+            let mut verdict = c.verdict.name().to_string();
+            if !c.direction_holds {
+                verdict.push_str(" (a baseline beats CATA)");
+            }
+            verdict
+        }),
+    ];
+    let t = columns_table(&comparisons, &report.comparisons);
     writeln!(out, "{t}")?;
     writeln!(
         out,

@@ -23,6 +23,29 @@ pub fn table(header: &[&str]) -> Table {
     table
 }
 
+/// A column of a table of `T`s: its header and how a row prints in it.
+pub type Column<T> = (&'static str, fn(&T) -> String);
+
+/// A table with tinct's house style, one column per entry of `columns` and
+/// one row per item of `rows`: a column's header stands beside the code of
+/// its cells, so the two cannot drift apart.
+pub fn columns_table<'a, T: 'a>(
+    columns: &[Column<T>],
+    rows: impl IntoIterator<Item = &'a T>,
+) -> Table {
+    let header: Vec<&str> = columns.iter().map(|(header, _)| *header).collect();
+    let mut table = table(&header);
+    for row in rows {
+        table.add_row(
+            columns
+                .iter()
+                .map(|(_, cell)| cell(row))
+                .collect::<Vec<_>>(),
+        );
+    }
+    table
+}
+
 /// A table with tinct's house style and no header row.
 pub fn headerless_table() -> Table {
     let mut table = Table::new();
@@ -52,33 +75,10 @@ pub fn opt_us(ns: Option<u64>) -> String {
 /// partition 2).
 #[cfg(test)]
 pub(crate) mod fixture {
-    /// The task set's text (TOML).
+    /// The task set's text (TOML): `tests/fixtures/two_tasks.toml` with
+    /// `wcet_b` for its `{wcet_b}`.
     pub(crate) fn two_tasks(wcet_b: &str) -> String {
-        format!(
-            r#"
-[platform]
-cores = 1
-partitions = 4
-memory = "64MiB"
-refill = "1us"
-
-[[task]]
-name = "a"
-period = "10ms"
-memory = "1MiB"
-wcet = {{ 1 = "2ms" }}
-core = 0
-partitions = [1]
-
-[[task]]
-name = "b"
-period = "20ms"
-memory = "1MiB"
-wcet = {{ 1 = "{wcet_b}" }}
-core = 0
-partitions = [2]
-"#
-        )
+        include_str!("../../tests/fixtures/two_tasks.toml").replace("{wcet_b}", wcet_b)
     }
 }
 

@@ -2,9 +2,29 @@
 //! the BFD/WFD baselines) with its partitions, tasks and response times,
 //! and the static placement of an affinity graph on cache domains.
 
-use super::{ms, table};
+use super::{Column, columns_table, ms, table};
 use std::fmt::{self, Write};
-use tinct_core::alloc::{PlacementReport, PlanReport};
+use tinct_core::PartitionSet;
+use tinct_core::alloc::{PlacementReport, PlanReport, PlannedTask};
+use tinct_core::model::TaskPolicy;
+
+/// The columns of a core's tasks in a plan.
+const PLAN_COLUMNS: [Column<PlannedTask>; 7] = [
+    ("task", |t| t.name.clone()),
+    ("prio", |t| match t.policy {
+        TaskPolicy::Fifo => t.priority.to_string(),
+        TaskPolicy::Deadline => "EDF".to_string(),
+    }),
+    ("|S|", |t| t.partitions.len().to_string()),
+    ("S(i)", |t| {
+        PartitionSet::from_iter(t.partitions.iter().copied()).to_string()
+    }),
+    ("C (ms)", |t| ms(t.wcet_ns)),
+    ("WCRT (ms)", |t| {
+        t.wcrt_ns.map_or_else(|| "-".to_string(), ms)
+    }),
+    ("D (ms)", |t| ms(t.deadline_ns)),
+];
 
 /// The plan as people read it.
 pub fn plan_text(report: &PlanReport) -> String {
@@ -44,29 +64,7 @@ pub fn write_plan(out: &mut impl Write, report: &PlanReport) -> fmt::Result {
             tinct_core::PartitionSet::from_iter(core.partitions.iter().copied()),
             core.utilization
         )?;
-        let mut t = table(&[
-            "task",
-            "prio",
-            "|S|",
-            "S(i)",
-            "C (ms)",
-            "WCRT (ms)",
-            "D (ms)",
-        ]);
-        for task in &core.tasks {
-            t.add_row(vec![
-                task.name.clone(),
-                match task.policy {
-                    tinct_core::model::TaskPolicy::Fifo => task.priority.to_string(),
-                    tinct_core::model::TaskPolicy::Deadline => "EDF".to_string(),
-                },
-                task.partitions.len().to_string(),
-                tinct_core::PartitionSet::from_iter(task.partitions.iter().copied()).to_string(),
-                ms(task.wcet_ns),
-                task.wcrt_ns.map_or_else(|| "-".to_string(), ms),
-                ms(task.deadline_ns),
-            ]);
-        }
+        let t = columns_table(&PLAN_COLUMNS, &core.tasks);
         writeln!(out, "{t}")?;
     }
     writeln!(out)?;

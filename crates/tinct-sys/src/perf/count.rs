@@ -23,11 +23,9 @@ pub struct Count {
 
 /// A count as a report should use it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(rename_all = "snake_case", tag = "kind", content = "value")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(tag = "kind", content = "value"))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Scaled {
     /// The event ran the whole time it was enabled: the value is the count.
     Exact(u64),

@@ -78,11 +78,8 @@ impl Encoding {
 /// The generic events of the perf ABI tinct uses, named as `perf stat -e`
 /// names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(rename_all = "kebab-case")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum PerfEvent {
     /// Core cycles (hardware).
     Cycles,

@@ -28,11 +28,8 @@ pub const SAMPLE_PERIOD: u64 = 2000;
 
 /// A precise memory sampling facility of the CPU.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(rename_all = "kebab-case", tag = "kind")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case", tag = "kind"))]
 pub enum Mechanism {
     /// Intel PEBS load latency (`mem-loads` with `ldlat`) and PEBS stores.
     IntelLoadLatency {

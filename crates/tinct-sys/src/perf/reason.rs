@@ -7,11 +7,9 @@ use std::fmt;
 
 /// Whether one event of a counter set counts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(rename_all = "snake_case", tag = "state", content = "reason")
-)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(tag = "state", content = "reason"))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Availability {
     /// The event is open and counting.
     Counting,

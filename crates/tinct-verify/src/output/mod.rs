@@ -86,21 +86,7 @@ pub(crate) mod fixture {
     /// C = 10 ns, core 1).
     pub(crate) fn analysis() -> tinct_core::analysis::Analysis {
         let set = tinct_core::format::parse(
-            r#"
-[platform]
-cores = 2
-partitions = 4
-memory = "64MiB"
-refill = "1ns"
-
-[[task]]
-name = "a"
-period = "100ns"
-memory = "1MiB"
-wcet = { 1 = "10ns" }
-core = 1
-partitions = [1]
-"#,
+            include_str!("../../tests/fixtures/one_task_plan.toml"),
             "fixture.toml",
             tinct_core::format::Syntax::Toml,
         )
