@@ -9,7 +9,7 @@ use super::measure::Measured;
 use super::plan::Plan;
 use super::tables::Table;
 use crate::Result;
-use crate::choice::Choice;
+use crate::choice::{Choice, serde_name};
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
@@ -65,25 +65,9 @@ pub enum Allocation {
 }
 
 impl Allocation {
-    /// The name used in tables, JSON and CSV.
+    /// The name used in tables, JSON and CSV: its serde name.
     pub fn name(self) -> &'static str {
-        match self {
-            Allocation::Default => "default",
-            Allocation::OwnBank => "own-bank",
-            Allocation::SharedBank => "shared-bank",
-            Allocation::OwnController => "own-controller",
-            Allocation::SharedController => "shared-controller",
-            Allocation::NodeLocal => "controller-local",
-            Allocation::NodeRemote => "controller-remote",
-            Allocation::Banks2 => "2banks",
-            Allocation::Banks4 => "4banks",
-            Allocation::Banks8 => "8banks",
-            Allocation::LocalController => "ctrl-local",
-            Allocation::OppositeController => "opposite-ctrl",
-            Allocation::Circular => "circular-alloc",
-            Allocation::OneNode => "1node",
-            Allocation::TwoNodes => "2nodes",
-        }
+        serde_name(&self)
     }
 
     /// Colours (banks) per controller of the 2/4/8banks conditions.

@@ -38,14 +38,9 @@ impl Condition {
         Condition::ContendedUnreserved,
     ];
 
-    /// The name used in tables, JSON and CSV.
+    /// The name used in tables, JSON and CSV: its serde name.
     pub fn name(self) -> &'static str {
-        match self {
-            Condition::AloneReserved => "alone-reserved",
-            Condition::ContendedReserved => "contended-reserved",
-            Condition::AloneUnreserved => "alone-unreserved",
-            Condition::ContendedUnreserved => "contended-unreserved",
-        }
+        crate::choice::serde_name(&self)
     }
 
     /// True for the two reserved conditions.
