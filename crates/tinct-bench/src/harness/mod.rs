@@ -26,6 +26,7 @@ pub mod options;
 pub mod output;
 pub mod pin;
 pub mod progress;
+pub mod ratio;
 pub mod summary;
 pub mod summary_text;
 
@@ -37,6 +38,8 @@ pub use machine::Machine;
 pub use options::{BenchOptions, RunSettings};
 pub use output::{DurationColumns, OutputDir, write_atomically};
 pub use progress::{NoProgress, Progress, StopAfter, unless_stopped};
+pub use ratio::Ratio;
+pub(crate) use ratio::ratio_keys;
 pub use summary::{Finished, Summary};
 pub use tinct_report::stats::{Counts, Durations};
 pub use tinct_report::{LineChart, Series, SeriesStyle};

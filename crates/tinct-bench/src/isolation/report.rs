@@ -9,11 +9,10 @@ use super::reservation::{GroupRecord, ResctrlRecord};
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
-    Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    Durations, LineChart, Machine, OutputDir, Ratio, RunHeader, Series, SeriesStyle, Summary,
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use tinct_report::stats::ratio;
 
 /// One of the four conditions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,17 +77,6 @@ pub struct ConditionResult {
     pub jobs_wall: Durations,
 }
 
-/// Contended over alone, for one reservation setting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Inflation {
-    /// WCET(contended) / WCET(alone).
-    pub wcet: f64,
-    /// p99(contended) / p99(alone).
-    pub p99: f64,
-    /// median(contended) / median(alone).
-    pub median: f64,
-}
-
 /// The parameters as run (written to `isolation.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Parameters {
@@ -138,12 +126,12 @@ pub struct Report {
     pub moved_pages: Option<usize>,
     /// One entry per condition.
     pub conditions: Vec<ConditionResult>,
-    /// Inflation with cache reservation.
+    /// Contended over alone with cache reservation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inflation_reserved: Option<Inflation>,
-    /// Inflation without cache reservation.
+    pub inflation_reserved: Option<Ratio>,
+    /// Contended over alone without cache reservation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inflation_unreserved: Option<Inflation>,
+    pub inflation_unreserved: Option<Ratio>,
     /// Caveats.
     pub notes: Vec<String>,
     /// Files written.
@@ -185,15 +173,10 @@ impl crate::harness::Bench for Report {
             });
         }
         let inflation = |contended: usize, alone: usize| {
-            let (c, a) = (
+            Some(Ratio::of(
                 &conditions.get(contended)?.jobs,
                 &conditions.get(alone)?.jobs,
-            );
-            Some(Inflation {
-                wcet: ratio(c.max, a.max),
-                p99: ratio(c.p99, a.p99),
-                median: ratio(c.median, a.median),
-            })
+            ))
         };
         let (inflation_reserved, inflation_unreserved) = (inflation(1, 0), inflation(3, 2));
         let notes = notes(&plan, &measured, &machine);
@@ -324,10 +307,10 @@ impl crate::harness::Bench for Report {
         );
         s.fact("resctrl", self.resctrl.clone());
         if let Some(inflation) = &self.inflation_reserved {
-            s.fact("inflation, reserved", describe(inflation));
+            s.fact("inflation, reserved", inflation.describe());
         }
         if let Some(inflation) = &self.inflation_unreserved {
-            s.fact("inflation, unreserved", describe(inflation));
+            s.fact("inflation, unreserved", inflation.describe());
         }
         s.table(&[
             "condition",
@@ -424,11 +407,4 @@ fn cache_shares(report: &Report) -> (String, String) {
             format!("colors {}..{}", p.victim_colors, p.colors),
         ),
     }
-}
-
-fn describe(inflation: &Inflation) -> String {
-    format!(
-        "WCET {:.2}x, p99 {:.2}x, median {:.2}x",
-        inflation.wcet, inflation.p99, inflation.median
-    )
 }
