@@ -14,7 +14,7 @@ use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
     DurationColumns, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle,
-    Summary,
+    Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 
@@ -235,13 +235,7 @@ impl crate::harness::Bench for Report {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
-
-    fn files(&mut self) -> Option<&mut Vec<String>> {
-        Some(&mut self.files)
-    }
+    report_fields!(header, files);
 
     /// Writes `banks.csv` and `banks.svg`.
     fn write(&self, out: &mut OutputDir) -> Result<()> {

@@ -8,6 +8,7 @@ use crate::Result;
 use crate::harness::machine::human_bytes;
 use crate::harness::{
     DurationColumns, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_core::calibration::RefillRecord;
@@ -187,9 +188,7 @@ impl crate::harness::Bench for CalibrateResult {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
+    report_fields!(header);
 
     /// Writes `latency.csv`, `conditions.csv`, `latency.svg`
     /// and `refill.toml` (the `[platform]` line).

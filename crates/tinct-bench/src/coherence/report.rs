@@ -10,7 +10,7 @@ use crate::Result;
 use crate::harness::summary::ms;
 use crate::harness::{
     DurationColumns, Durations, LineChart, Machine, OutputDir, Ratio, RunHeader, Series,
-    SeriesStyle, Summary, ratio_keys,
+    SeriesStyle, Summary, ratio_keys, report_fields,
 };
 use serde::{Deserialize, Serialize};
 
@@ -297,13 +297,7 @@ impl crate::harness::Bench for Report {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
-
-    fn files(&mut self) -> Option<&mut Vec<String>> {
-        Some(&mut self.files)
-    }
+    report_fields!(header, files);
 
     /// Writes `coherence.csv` and the two SVG charts.
     fn write(&self, out: &mut OutputDir) -> Result<()> {

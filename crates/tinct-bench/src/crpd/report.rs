@@ -6,6 +6,7 @@ use crate::Result;
 use crate::harness::machine::human_bytes;
 use crate::harness::{
     DurationColumns, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_report::text::us;
@@ -256,9 +257,7 @@ impl crate::harness::Bench for CrpdResult {
         Ok(())
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
+    report_fields!(header);
 
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, out: &OutputDir) -> Summary {

@@ -5,7 +5,9 @@ use super::measure::Measured;
 use super::plan::Plan;
 use super::solver::{self, Solution, SolverOptions};
 use crate::Result;
-use crate::harness::{LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary};
+use crate::harness::{
+    LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
+};
 use serde::{Deserialize, Serialize};
 use tinct_core::dram_map::{AddressKind, DramMap};
 
@@ -68,13 +70,7 @@ impl crate::harness::Bench for Report {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
-
-    fn files(&mut self) -> Option<&mut Vec<String>> {
-        Some(&mut self.files)
-    }
+    report_fields!(header, files);
 
     /// Writes `dram-map.csv`, `dram-map.svg` and `dram-map.toml` (only when
     /// found).

@@ -30,6 +30,7 @@ pub mod ratio;
 pub mod summary;
 pub mod summary_text;
 
+pub(crate) use bench::report_fields;
 pub use bench::{Bench, Plan, run};
 pub use counters::{ConditionCounters, EventTotal, MissRate};
 pub use header::RunHeader;

@@ -10,6 +10,7 @@ use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
     Durations, LineChart, Machine, OutputDir, Ratio, RunHeader, Series, SeriesStyle, Summary,
+    report_fields,
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -219,13 +220,7 @@ impl crate::harness::Bench for Report {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
-
-    fn files(&mut self) -> Option<&mut Vec<String>> {
-        Some(&mut self.files)
-    }
+    report_fields!(header, files);
 
     /// Writes `isolation.csv` (every job) and `isolation.svg`.
     fn write(&self, out: &mut OutputDir) -> Result<()> {

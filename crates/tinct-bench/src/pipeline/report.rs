@@ -12,6 +12,7 @@ use crate::Result;
 use crate::harness::counters::MissRate;
 use crate::harness::{
     ConditionCounters, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_report::text::opt_us;
@@ -127,13 +128,7 @@ impl crate::harness::Bench for Report {
         Ok(report)
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
-
-    fn files(&mut self) -> Option<&mut Vec<String>> {
-        Some(&mut self.files)
-    }
+    report_fields!(header, files);
 
     /// Writes every file but the JSON.
     fn write(&self, out: &mut OutputDir) -> Result<()> {

@@ -7,7 +7,9 @@ use super::measure::{Launches, Measured};
 use super::plan::Plan;
 use super::table;
 use crate::harness::machine::human_bytes;
-use crate::harness::{Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary};
+use crate::harness::{
+    Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
+};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use tinct_core::units::Nanos;
@@ -293,9 +295,7 @@ impl crate::harness::Bench for WcetProfileResult {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
+    report_fields!(header);
 
     /// Writes the table into `--write-taskset`, never an interrupted
     /// profile's (its table is partial).
