@@ -7,6 +7,7 @@ use super::measure::{Launches, Measured};
 use super::plan::Plan;
 use super::table;
 use crate::harness::machine::human_bytes;
+use crate::harness::{Columns, DurationColumns};
 use crate::harness::{
     Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
 };
@@ -316,7 +317,7 @@ impl crate::harness::Bench for WcetProfileResult {
     /// hardware counted misses), and, when there is a table, `wcet.toml` (the
     /// line) and `taskset.toml` (the whole file).
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        out.write_csv("wcet-profile.csv", &rows(&self.points))?;
+        out.write_columns("wcet-profile.csv", CONDITION_COLUMNS, rows(&self.points))?;
         out.write_svg("figure6.svg", &figure6(self))?;
         let mut misses = LineChart::new(
             format!("Worst-case LLC misses per job of `{}`", self.task),
@@ -565,68 +566,27 @@ fn placement(plan: &Plan, points: &[ProfilePoint], launches: &Launches) -> Place
     }
 }
 
-#[derive(Serialize)]
-struct ConditionRow<'a> {
-    p: u32,
-    condition: &'a str,
-    colors: usize,
-    jobs: u64,
-    min_ns: u64,
-    median_ns: u64,
-    p99_ns: u64,
-    p999_ns: u64,
-    max_ns: u64,
-    mean_ns: u64,
-    stddev_ns: u64,
-    evt_blocks: u64,
-    evt_model: Option<&'a str>,
-    evt_supported: bool,
-    /// The pWCET at the first requested exceedance (supported or not: see evt_supported).
-    pwcet_ns: Option<u64>,
-    statistic_ns: Option<u64>,
-    table_ns: Option<u64>,
-    pages_checked: u64,
-    pages_in_colors: u64,
-    llc_misses_max: Option<u64>,
-    co_runner_sweeps: Option<u64>,
-}
+/// The columns of `wcet-profile.csv`: one row per p and condition, its
+/// jobs' distribution (mean and σ rounded to ns), its EVT fit (the pWCET at
+/// the first requested exceedance, supported or not: see evt_supported)
+/// and its placement.
+const CONDITION_COLUMNS: &str = "p,condition,colors,jobs,min_ns,median_ns,p99_ns,p999_ns,max_ns,\
+     mean_ns,stddev_ns,evt_blocks,evt_model,evt_supported,pwcet_ns,statistic_ns,table_ns,\
+     pages_checked,pages_in_colors,llc_misses_max,co_runner_sweeps";
 
-fn model_name(c: &ConditionPoint) -> Option<&'static str> {
-    c.evt.model.map(|m| match m {
-        tinct_report::stats::evt::Model::Gumbel => "gumbel",
-        tinct_report::stats::evt::Model::Gev => "gev",
-    })
-}
-
-fn rows(points: &[ProfilePoint]) -> Vec<ConditionRow<'_>> {
-    points
-        .iter()
-        .flat_map(|point| {
-            point.conditions.iter().map(move |c| ConditionRow {
-                p: point.p,
-                condition: c.condition.name(),
-                colors: point.colors.len(),
-                jobs: c.jobs.count,
-                min_ns: c.jobs.min,
-                median_ns: c.jobs.median,
-                p99_ns: c.jobs.p99,
-                p999_ns: c.p999_ns,
-                max_ns: c.jobs.max,
-                mean_ns: c.jobs.mean.round() as u64,
-                stddev_ns: c.jobs.stddev.round() as u64,
-                evt_blocks: c.evt.blocks,
-                evt_model: model_name(c),
-                evt_supported: c.evt.supported,
-                pwcet_ns: c.evt.pwcet.first().and_then(|p| p.ns),
-                statistic_ns: c.statistic_ns,
-                table_ns: point.table_ns,
-                pages_checked: c.pages_checked,
-                pages_in_colors: c.pages_in_colors,
-                llc_misses_max: c.llc_misses_max,
-                co_runner_sweeps: c.co_runners.as_ref().map(|r| r.sweeps),
-            })
+fn rows(points: &[ProfilePoint]) -> impl Iterator<Item = Columns> + '_ {
+    points.iter().flat_map(|point| {
+        point.conditions.iter().map(move |c| {
+            Columns::of(c)
+                .with("", DurationColumns::from(&c.jobs))
+                .with("p", point.p)
+                .with("colors", point.colors.len())
+                .with("jobs", c.jobs.count)
+                .with("pwcet_ns", c.evt.pwcet.first().and_then(|p| p.ns))
+                .with("table_ns", point.table_ns)
+                .with("co_runner_sweeps", c.co_runners.as_ref().map(|r| r.sweeps))
         })
-        .collect()
+    })
 }
 
 /// kim2013 Figure 6: the worst observed job per p under each condition, the
