@@ -13,8 +13,8 @@ use crate::choice::{Choice, serde_name};
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
-    DurationColumns, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle,
-    Summary, report_fields,
+    Columns, DISTRIBUTION_COLUMNS, Durations, LineChart, Machine, OutputDir, RunHeader, Series,
+    SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 
@@ -239,43 +239,41 @@ impl crate::harness::Bench for Report {
 
     /// Writes `banks.csv` and `banks.svg`.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        let rows: Vec<_> = self
-            .kernels
-            .iter()
-            .flat_map(|k| {
-                k.allocations.iter().map(move |a| {
-                    let key = KernelKey {
-                        kernel: k.kernel.name(),
-                        allocation: a.allocation.name(),
-                    };
-                    let bandwidth = BandwidthColumns {
-                        bandwidth_mib_s: a.bandwidth_mib_s,
-                        bandwidth_stddev_mib_s: a.bandwidth_stddev_mib_s,
-                    };
-                    (key, DurationColumns::from(&a.time), bandwidth)
-                })
+        let rows = self.kernels.iter().flat_map(|k| {
+            k.allocations.iter().map(|a| {
+                Columns::distribution(&a.time)
+                    .with("kernel", k.kernel)
+                    .with("allocation", a.allocation)
+                    .with("bandwidth_mib_s", a.bandwidth_mib_s)
+                    .with("bandwidth_stddev_mib_s", a.bandwidth_stddev_mib_s)
             })
-            .collect();
-        out.write_csv("banks.csv", &rows)?;
+        });
+        let columns = [
+            "kernel,allocation",
+            DISTRIBUTION_COLUMNS,
+            "bandwidth_mib_s,bandwidth_stddev_mib_s",
+        ];
+        out.write_columns("banks.csv", &columns, rows)?;
         let composite: Vec<_> = self
             .composite
             .iter()
             .flat_map(|run| {
-                run.conditions.iter().map(move |c| {
-                    let key = CompositeKey {
-                        threads: run.threads,
-                        pages: run.pages,
-                        allocation: c.allocation.name(),
-                    };
-                    let fallback = Fallback {
-                        fallback_pages: c.fallback_pages.iter().sum(),
-                    };
-                    (key, DurationColumns::from(&c.time), fallback)
+                run.conditions.iter().map(|c| {
+                    Columns::distribution(&c.time)
+                        .with("threads", run.threads)
+                        .with("pages", run.pages)
+                        .with("allocation", c.allocation)
+                        .with("fallback_pages", c.fallback_pages.iter().sum::<usize>())
                 })
             })
             .collect();
         if !composite.is_empty() {
-            out.write_csv("banks-composite.csv", &composite)?;
+            let columns = [
+                "threads,pages,allocation",
+                DISTRIBUTION_COLUMNS,
+                "fallback_pages",
+            ];
+            out.write_columns("banks-composite.csv", &columns, composite)?;
         }
         out.write_csv("banks-table1.csv", &table_records(&self.table1))?;
         if !self.table2.rows.is_empty() {
@@ -479,36 +477,6 @@ fn notes(plan: &Plan, measured: &Measured, machine: &Machine) -> Vec<String> {
         ));
     }
     notes
-}
-
-/// What a `banks.csv` row is of: one kernel under one allocation (its
-/// time's columns and its bandwidth follow).
-#[derive(Serialize)]
-struct KernelKey {
-    kernel: &'static str,
-    allocation: &'static str,
-}
-
-/// The bandwidth columns of a `banks.csv` row: median and σ, MiB/s.
-#[derive(Serialize)]
-struct BandwidthColumns {
-    bandwidth_mib_s: f64,
-    bandwidth_stddev_mib_s: f64,
-}
-
-/// What a `banks-composite.csv` row is of: one condition of one
-/// configuration (its time's columns and its fallback pages follow).
-#[derive(Serialize)]
-struct CompositeKey {
-    threads: usize,
-    pages: usize,
-    allocation: &'static str,
-}
-
-/// The last column of a `banks-composite.csv` row.
-#[derive(Serialize)]
-struct Fallback {
-    fallback_pages: usize,
 }
 
 /// A table as CSV records: a header, then one record per row (empty cells

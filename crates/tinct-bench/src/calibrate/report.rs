@@ -5,11 +5,10 @@
 use super::measure::Measured;
 use super::plan::Plan;
 use crate::Result;
-use crate::harness::Columns;
 use crate::harness::machine::human_bytes;
+use crate::harness::{Columns, DISTRIBUTION_COLUMNS};
 use crate::harness::{
-    DurationColumns, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
-    report_fields,
+    Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_core::calibration::RefillRecord;
@@ -201,7 +200,7 @@ impl crate::harness::Bench for CalibrateResult {
                 .with("page_local_p99_ns_per_access", per(p.page_local.p99))
                 .with("samples", p.random.count)
         });
-        out.write_columns("latency.csv", LATENCY_COLUMNS, rows)?;
+        out.write_columns("latency.csv", &[LATENCY_COLUMNS], rows)?;
         let mut conditions = Vec::new();
         if let Some(b) = &self.bandwidth {
             conditions.extend([
@@ -217,7 +216,8 @@ impl crate::harness::Bench for CalibrateResult {
                 condition_row("refill", "warm_chase", r.partition_bytes, &r.warm_chase),
             ]);
         }
-        out.write_csv("conditions.csv", &conditions)?;
+        let columns = ["measurement,condition,bytes", DISTRIBUTION_COLUMNS];
+        out.write_columns("conditions.csv", &columns, conditions)?;
         out.write_svg("latency.svg", &latency_chart(self))?;
         // Δ only from a run that measured it: an interrupted run has no line.
         if let Some(r) = &self.refill {
@@ -395,28 +395,12 @@ const LATENCY_COLUMNS: &str = "size_bytes,fits_in,accesses_per_sample,random_ns_
      page_local_min_ns_per_access,page_local_p99_ns_per_access,tlb_penalty_ns,\
      huge_random_ns_per_access,huge_random_min_ns_per_access,huge_tlb_penalty_ns,samples";
 
-/// The key of a `conditions.csv` row (its distribution follows).
-#[derive(Serialize)]
-struct ConditionKey<'a> {
-    measurement: &'a str,
-    condition: &'a str,
-    bytes: u64,
-}
-
-type ConditionRow<'a> = (ConditionKey<'a>, DurationColumns);
-
-fn condition_row<'a>(
-    measurement: &'a str,
-    condition: &'a str,
-    bytes: u64,
-    s: &Durations,
-) -> ConditionRow<'a> {
-    let key = ConditionKey {
-        measurement,
-        condition,
-        bytes,
-    };
-    (key, s.into())
+/// A `conditions.csv` row: one measurement's distribution.
+fn condition_row(measurement: &str, condition: &str, bytes: u64, s: &Durations) -> Columns {
+    Columns::distribution(s)
+        .with("measurement", measurement)
+        .with("condition", condition)
+        .with("bytes", bytes)
 }
 
 fn latency_chart(result: &CalibrateResult) -> LineChart {

@@ -9,8 +9,8 @@ use super::plan::{Loops, Plan};
 use crate::Result;
 use crate::harness::summary::ms;
 use crate::harness::{
-    DurationColumns, Durations, LineChart, Machine, OutputDir, Ratio, RunHeader, Series,
-    SeriesStyle, Summary, ratio_keys, report_fields,
+    Columns, DISTRIBUTION_COLUMNS, Durations, LineChart, Machine, OutputDir, Ratio, RunHeader,
+    Series, SeriesStyle, Summary, ratio_keys, report_fields,
 };
 use serde::{Deserialize, Serialize};
 
@@ -301,7 +301,7 @@ impl crate::harness::Bench for Report {
 
     /// Writes `coherence.csv` and the two SVG charts.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        out.write_csv("coherence.csv", &csv_rows(self))?;
+        out.write_columns("coherence.csv", &CSV_COLUMNS, csv_rows(self))?;
         out.write_counters_csv("coherence-counters.csv", &self.header.counters)?;
         let (wcet, slowdown) = charts(self);
         out.write_svg("coherence-wcet.svg", &wcet)?;
@@ -409,75 +409,59 @@ impl crate::harness::Bench for Report {
     }
 }
 
-/// What a `coherence.csv` row is of: one variant at one size and placement
-/// (its time's columns and its WCET follow).
-#[derive(Serialize)]
-struct CsvKey {
-    rows: usize,
-    variant: &'static str,
-    placement: &'static str,
-}
+/// The columns of `coherence.csv`: one version at one size and placement,
+/// its time's distribution, its WCET (the largest time, ns) and that WCET
+/// over the sequential version's.
+const CSV_COLUMNS: [&str; 3] = [
+    "rows,variant,placement",
+    DISTRIBUTION_COLUMNS,
+    "wcet_ns,wcet_over_sequential",
+];
 
-/// The WCET columns of a `coherence.csv` row: the largest time, ns, and
-/// its ratio to the sequential version's.
-#[derive(Serialize)]
-struct WcetColumns {
-    wcet_ns: u64,
-    wcet_over_sequential: f64,
-}
-
-type CsvRow = (CsvKey, DurationColumns, WcetColumns);
-
-fn csv_rows(report: &Report) -> Vec<CsvRow> {
+fn csv_rows(report: &Report) -> Vec<Columns> {
     let mut rows = Vec::new();
     for size in &report.sizes {
-        let row = |variant, placement, s: &Durations, wcet_over_sequential| {
-            let key = CsvKey {
-                rows: size.rows,
-                variant,
-                placement,
-            };
-            let wcet = WcetColumns {
-                wcet_ns: s.max,
-                wcet_over_sequential,
-            };
-            (key, DurationColumns::from(s), wcet)
-        };
-        rows.push(row("sequential", "", &size.sequential, 1.0));
         let app = &size.application;
-        rows.push(row(
-            "application-sequential",
-            "os-chosen",
-            &app.sequential,
-            1.0,
-        ));
-        rows.push(row(
-            "application-parallel-shared",
-            "os-chosen",
-            &app.shared,
-            app.shared_over_sequential.wcet,
-        ));
-        rows.push(row(
-            "application-parallel-private",
-            "os-chosen",
-            &app.private,
-            app.private_over_sequential.wcet,
-        ));
+        let (shared, private) = (&app.shared_over_sequential, &app.private_over_sequential);
+        let mut versions = vec![
+            ("sequential", "", &size.sequential, 1.0),
+            ("application-sequential", "os-chosen", &app.sequential, 1.0),
+            (
+                "application-parallel-shared",
+                "os-chosen",
+                &app.shared,
+                shared.wcet,
+            ),
+            (
+                "application-parallel-private",
+                "os-chosen",
+                &app.private,
+                private.wcet,
+            ),
+        ];
         for p in &size.parallel {
-            let name = p.placement.name();
-            rows.push(row(
+            let (shared, private) = (&p.shared_over_sequential, &p.private_over_sequential);
+            versions.push((
                 "parallel-shared",
-                name,
+                p.placement.name(),
                 &p.shared,
-                p.shared_over_sequential.wcet,
+                shared.wcet,
             ));
-            rows.push(row(
+            versions.push((
                 "parallel-private",
-                name,
+                p.placement.name(),
                 &p.private,
-                p.private_over_sequential.wcet,
+                private.wcet,
             ));
         }
+        rows.extend(versions.into_iter().map(|(variant, placement, s, over)| {
+            Columns::distribution(s)
+                .with("rows", size.rows)
+                .with("variant", variant)
+                .with("placement", placement)
+                .with("wcet_ns", s.max)
+                .with("wcet_over_sequential", over)
+        }));
     }
     rows
 }

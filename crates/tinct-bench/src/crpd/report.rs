@@ -3,11 +3,10 @@
 
 use super::{CacheKind, CodeOrder, SwitchCost, SwitchRow};
 use crate::Result;
-use crate::harness::Columns;
 use crate::harness::machine::human_bytes;
+use crate::harness::{Columns, DISTRIBUTION_COLUMNS};
 use crate::harness::{
-    DurationColumns, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
-    report_fields,
+    Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_report::text::us;
@@ -105,29 +104,25 @@ const POINT_COLUMNS: &str = "level,cache,size_bytes,percent_of_level,baseline_me
      crpd_ns,crpd_bound_ns,crpd_fraction,crpd_fraction_theory,baseline_ns_per_access,\
      miss_ratio_estimate,miss_ratio_theory";
 
-/// The key of a `switch.csv` row (its distribution follows).
-#[derive(Serialize)]
-struct SwitchPart<'a> {
-    case: &'a str,
-    part: &'a str,
-}
-
-type SwitchCsvRow<'a> = (SwitchPart<'a>, DurationColumns);
-
-fn switch_row<'a>(case: &'a str, part: &'a str, s: &Durations) -> SwitchCsvRow<'a> {
-    (SwitchPart { case, part }, s.into())
-}
-
-/// The lines of one Table 1 row: interrupt, resume, total, and the
-/// wake-up alone where it was measured.
-fn switch_rows<'a>(case: &'a str, row: &'a SwitchRow) -> Vec<SwitchCsvRow<'a>> {
-    let mut rows = vec![
-        switch_row(case, "interrupt", &row.interrupt),
-        switch_row(case, "resume", &row.resume),
-        switch_row(case, "total", &row.total),
+/// The `switch.csv` rows of one Table 1 row: interrupt, resume, total,
+/// and the wake-up alone where it was measured.
+fn switch_rows(case: &str, row: &SwitchRow) -> Vec<Columns> {
+    let parts = [
+        ("interrupt", Some(&row.interrupt)),
+        ("resume", Some(&row.resume)),
+        ("total", Some(&row.total)),
+        ("wakeup", row.wakeup.as_ref()),
     ];
-    rows.extend(row.wakeup.as_ref().map(|w| switch_row(case, "wakeup", w)));
-    rows
+    parts
+        .into_iter()
+        .filter_map(|(part, s)| {
+            Some(
+                Columns::distribution(s?)
+                    .with("case", case)
+                    .with("part", part),
+            )
+        })
+        .collect()
 }
 
 impl crate::harness::Bench for CrpdResult {
@@ -150,15 +145,19 @@ impl crate::harness::Bench for CrpdResult {
                     .with("cache", l.cache)
             })
         });
-        out.write_columns("crpd.csv", POINT_COLUMNS, rows)?;
+        out.write_columns("crpd.csv", &[POINT_COLUMNS], rows)?;
         if let Some(sw) = &self.switch {
-            let mut switch_csv: Vec<SwitchCsvRow> = Vec::new();
+            let mut switch_csv = Vec::new();
             switch_csv.extend(switch_rows("best", &sw.best));
             switch_csv.extend(switch_rows("worst", &sw.worst));
             if let Some(row) = &sw.no_cache.measured {
                 switch_csv.extend(switch_rows("no-cache-approximation", row));
             }
-            out.write_csv("switch.csv", &switch_csv)?;
+            out.write_columns(
+                "switch.csv",
+                &["case,part", DISTRIBUTION_COLUMNS],
+                switch_csv,
+            )?;
         }
         out.write_counters_csv("crpd-counters.csv", &self.header.counters)?;
         for level in &self.levels {

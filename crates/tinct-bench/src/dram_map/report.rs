@@ -3,10 +3,10 @@
 
 use super::measure::Measured;
 use super::plan::Plan;
-use super::solver::{self, Solution, SolverOptions};
+use super::solver::{self, FoundFunction, Solution, SolverOptions};
 use crate::Result;
 use crate::harness::{
-    LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
+    Columns, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_core::dram_map::{AddressKind, DramMap};
@@ -75,24 +75,12 @@ impl crate::harness::Bench for Report {
     /// Writes `dram-map.csv`, `dram-map.svg` and `dram-map.toml` (only when
     /// found).
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        let rows: Vec<CsvRow> = self
-            .solution
-            .functions
-            .iter()
-            .map(|f| CsvRow {
-                mask: format!("{:#x}", f.mask),
-                bits: f
-                    .bits
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                confidence: f.confidence,
-                pairs: f.pairs,
-                slow: f.slow,
-            })
-            .collect();
-        out.write_csv("dram-map.csv", &rows)?;
+        let rows = self.solution.functions.iter().map(|f| {
+            Columns::of(f)
+                .with("mask", format!("{:#x}", f.mask))
+                .with("bits", bits(f))
+        });
+        out.write_columns("dram-map.csv", &["mask,bits,confidence,pairs,slow"], rows)?;
         out.write_svg("dram-map.svg", &histogram(self))?;
         if self.solution.found {
             let map = DramMap {
@@ -174,11 +162,7 @@ impl crate::harness::Bench for Report {
             for f in &solution.functions {
                 s.row(vec![
                     format!("{:#x}", f.mask),
-                    f.bits
-                        .iter()
-                        .map(u32::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    bits(f),
                     format!("{:.3}", f.confidence),
                     format!("{} ({})", f.pairs, f.slow),
                 ]);
@@ -217,14 +201,10 @@ fn notes(solution: &Solution, guest: bool) -> Vec<String> {
     notes
 }
 
-/// One CSV row: one function.
-#[derive(Debug, Serialize)]
-struct CsvRow {
-    mask: String,
-    bits: String,
-    confidence: f64,
-    pairs: usize,
-    slow: usize,
+/// A function's address bits, `6 13 17`.
+fn bits(f: &FoundFunction) -> String {
+    let bits: Vec<String> = f.bits.iter().map(u32::to_string).collect();
+    bits.join(" ")
 }
 
 /// The latency histogram of the threshold pairs, with the threshold.

@@ -78,10 +78,11 @@ impl OutputDir {
         self.write_bytes(name, &bytes)
     }
 
-    /// Writes `rows` as CSV with the header `columns` (the header line as
-    /// it reads, `a,b,c`), each row's cells taken from its [`Columns`] by
-    /// name: a report's CSV derived from its own serde form rather than
-    /// from a row struct repeating its fields.
+    /// Writes `rows` as CSV with the header `columns` (parts of the header
+    /// line as it reads, `a,b,c`, joined: [`DISTRIBUTION_COLUMNS`] among
+    /// them), each row's cells taken from its [`Columns`] by name: a
+    /// report's CSV derived from its own serde form rather than from a row
+    /// struct repeating its fields.
     ///
     /// # Panics
     ///
@@ -90,11 +91,11 @@ impl OutputDir {
     pub fn write_columns(
         &mut self,
         name: &str,
-        columns: &str,
+        columns: &[&str],
         rows: impl IntoIterator<Item = Columns>,
     ) -> Result<PathBuf> {
         let mut writer = csv::Writer::from_writer(Vec::new());
-        let header: Vec<&str> = columns.split(',').collect();
+        let header: Vec<&str> = columns.iter().flat_map(|part| part.split(',')).collect();
         let mut records = vec![header.iter().map(|c| c.to_string()).collect()];
         for row in rows {
             records.push(header.iter().map(|c| row.cell(c)).collect::<Vec<_>>());
@@ -211,6 +212,11 @@ impl Columns {
         Columns::default().with("", value)
     }
 
+    /// The [`DISTRIBUTION_COLUMNS`] of `durations`.
+    pub fn distribution(durations: &Durations) -> Columns {
+        Columns::of(&DurationColumns::from(durations))
+    }
+
     /// Adds `value` as the column `name` (replacing one of that name); a
     /// struct adds its fields flattened under `name_` (under no prefix when
     /// `name` is empty).
@@ -249,6 +255,10 @@ impl Columns {
         }
     }
 }
+
+/// The header of a [`DurationColumns`], as [`OutputDir::write_columns`]
+/// takes it.
+pub const DISTRIBUTION_COLUMNS: &str = "count,min_ns,median_ns,p99_ns,max_ns,mean_ns,stddev_ns";
 
 /// The CSV columns of one distribution (`count, min_ns, median_ns, p99_ns,
 /// max_ns, mean_ns, stddev_ns`), for the tables several benches flatten
@@ -336,7 +346,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let mut out = OutputDir::create(tmp.path()).unwrap();
         let row = Columns::of(&point).with("level", "L2").with("whole", 2.0);
-        let columns = "level,size_bytes,baseline_median_ns,fraction,estimate,whole";
+        let columns = &[
+            "level,size_bytes",
+            "baseline_median_ns,fraction,estimate,whole",
+        ];
         let derived = out.write_columns("derived.csv", columns, [row]).unwrap();
         let flat = Flat {
             level: "L2",
@@ -358,7 +371,7 @@ mod tests {
     fn a_column_no_row_has_is_a_programming_error() {
         let tmp = tempfile::tempdir().unwrap();
         let mut out = OutputDir::create(tmp.path()).unwrap();
-        let _ = out.write_columns("x.csv", "missing", [Columns::default()]);
+        let _ = out.write_columns("x.csv", &["missing"], [Columns::default()]);
     }
 
     #[test]

@@ -9,8 +9,8 @@ use super::reservation::{GroupRecord, ResctrlRecord};
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
-    Durations, LineChart, Machine, OutputDir, Ratio, RunHeader, Series, SeriesStyle, Summary,
-    report_fields,
+    Columns, Durations, LineChart, Machine, OutputDir, Ratio, RunHeader, Series, SeriesStyle,
+    Summary, report_fields,
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -225,19 +225,18 @@ impl crate::harness::Bench for Report {
     /// Writes `isolation.csv` (every job) and `isolation.svg`.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
         let job_times = &self.job_times;
-        let rows: Vec<CsvRow> = Condition::ALL
+        let rows = Condition::ALL
             .iter()
             .zip(job_times)
             .flat_map(|(condition, times)| {
-                times.iter().enumerate().map(|(job, t)| CsvRow {
-                    condition: condition.name(),
-                    job,
-                    cpu_ns: t.cpu_ns,
-                    wall_ns: t.wall_ns,
+                times.iter().enumerate().map(move |(job, t)| {
+                    let row = Columns::default().with("condition", condition);
+                    row.with("job", job)
+                        .with("cpu_ns", t.cpu_ns)
+                        .with("wall_ns", t.wall_ns)
                 })
-            })
-            .collect();
-        out.write_csv("isolation.csv", &rows)?;
+            });
+        out.write_columns("isolation.csv", &["condition,job,cpu_ns,wall_ns"], rows)?;
         let mut chart = LineChart::new(
             "Victim execution time (CPU) per job (kim2013 Figure 7)",
             "job",
@@ -378,15 +377,6 @@ fn notes(plan: &Plan, measured: &Measured, machine: &Machine) -> Vec<String> {
         ));
     }
     notes
-}
-
-/// One CSV row: one recorded job.
-#[derive(Debug, Serialize)]
-struct CsvRow {
-    condition: &'static str,
-    job: usize,
-    cpu_ns: u64,
-    wall_ns: u64,
 }
 
 /// The victim's and the aggressors' share of the cache, in words.

@@ -317,7 +317,7 @@ impl crate::harness::Bench for WcetProfileResult {
     /// hardware counted misses), and, when there is a table, `wcet.toml` (the
     /// line) and `taskset.toml` (the whole file).
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        out.write_columns("wcet-profile.csv", CONDITION_COLUMNS, rows(&self.points))?;
+        out.write_columns("wcet-profile.csv", &[CONDITION_COLUMNS], rows(&self.points))?;
         out.write_svg("figure6.svg", &figure6(self))?;
         let mut misses = LineChart::new(
             format!("Worst-case LLC misses per job of `{}`", self.task),
