@@ -9,9 +9,10 @@
 //! key a report has always written stays.
 
 use super::Durations;
-use serde::de::{Error as _, IgnoredAny, MapAccess, Visitor};
+use serde::de::Error as _;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::HashMap;
 use tinct_report::stats::ratio;
 
 /// One distribution over another at the WCET (largest sample), the 99th
@@ -70,52 +71,21 @@ impl Ratio {
     /// Reads the ratio back from the keys [`Ratio::serialize_prefixed`]
     /// writes (the parent's other keys are left to it).
     pub fn deserialize_prefixed<'de, D: Deserializer<'de>>(
-        prefix: &'static str,
+        prefix: &str,
         deserializer: D,
     ) -> Result<Ratio, D::Error> {
-        deserializer.deserialize_map(Prefixed(prefix))
-    }
-}
-
-/// The [`Visitor`] of [`Ratio::deserialize_prefixed`]: the prefix.
-struct Prefixed(&'static str);
-
-impl<'de> Visitor<'de> for Prefixed {
-    type Value = Ratio;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.describe())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Ratio, A::Error> {
-        let mut found = [None; 3];
-        while let Some(key) = map.next_key::<String>()? {
-            let stat = key.strip_prefix(self.0).and_then(|stat| {
-                ["wcet", "p99", "median"]
-                    .iter()
-                    .position(|name| *name == stat)
-            });
-            match stat {
-                Some(i) => found[i] = Some(map.next_value::<f64>()?),
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        match found {
-            [Some(wcet), Some(p99), Some(median)] => Ok(Ratio { wcet, p99, median }),
-            _ => Err(A::Error::custom(format!(
-                "expected {}, found some missing",
-                Prefixed(self.0).describe()
-            ))),
-        }
-    }
-}
-
-impl Prefixed {
-    /// What is expected, in words.
-    fn describe(&self) -> String {
-        format!("the keys {0}wcet, {0}p99 and {0}median", self.0)
+        let keys = HashMap::<String, serde_json::Value>::deserialize(deserializer)?;
+        let stat = |name: &str| {
+            let key = format!("{prefix}{name}");
+            keys.get(&key)
+                .and_then(serde_json::Value::as_f64)
+                .ok_or_else(|| D::Error::custom(format!("expected a number at {key}")))
+        };
+        Ok(Ratio {
+            wcet: stat("wcet")?,
+            p99: stat("p99")?,
+            median: stat("median")?,
+        })
     }
 }
 
