@@ -413,9 +413,7 @@ impl crate::harness::Bench for Report {
         for skip in &self.skipped {
             s.note(format!("{} skipped: {}", skip.condition, skip.reason));
         }
-        for note in &self.notes {
-            s.note(note.clone());
-        }
+        s.notes.extend(self.notes.iter().cloned());
         s
     }
 }

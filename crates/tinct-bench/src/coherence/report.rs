@@ -402,9 +402,7 @@ impl crate::harness::Bench for Report {
                 ]);
             }
         }
-        for note in &self.notes {
-            s.note(note.clone());
-        }
+        s.notes.extend(self.notes.iter().cloned());
         s
     }
 }

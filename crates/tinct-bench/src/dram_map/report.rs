@@ -168,9 +168,7 @@ impl crate::harness::Bench for Report {
                 ]);
             }
         }
-        for note in &self.notes {
-            s.note(note.clone());
-        }
+        s.notes.extend(self.notes.iter().cloned());
         if self.header.interrupted {
             s.note("interrupted: no dram-map.toml is written from an interrupted search");
         }

@@ -330,9 +330,7 @@ impl crate::harness::Bench for Report {
                 ms(c.jobs_wall.max),
             ]);
         }
-        for note in &self.notes {
-            s.note(note.clone());
-        }
+        s.notes.extend(self.notes.iter().cloned());
         s
     }
 }

@@ -222,10 +222,13 @@ impl crate::harness::Bench for WcetProfileResult {
             mut points,
             refill,
         } = measured;
-        if launches.is_empty() {
-            return Ok(stopped_before_first_round(plan, &launches));
-        }
-        let table_missing = table::make_non_increasing(&mut points);
+        // A run stopped before every (p, condition) had one launch has no
+        // point (and no Δ): the header, body, plan and placement, no table.
+        let stopped_early = launches.is_empty();
+        let table_missing = match stopped_early {
+            true => Some("stopped before the first round finished: nothing measured".into()),
+            false => table::make_non_increasing(&mut points),
+        };
         let placement = placement(&plan, &points, &launches);
         let mut header = plan.header;
         let (wcet_line, taskset) = match (&table_missing, &refill) {
@@ -267,12 +270,11 @@ impl crate::harness::Bench for WcetProfileResult {
                 )
             }
         };
-        let counters = launches
-            .reports()
-            .find_map(|r| r.counters_note.clone())
-            .unwrap_or_else(|| {
-                "LLC misses counted per job (hardware counter LLC-load-misses)".into()
-            });
+        let counters = match launches.reports().find_map(|r| r.counters_note.clone()) {
+            _ if stopped_early => "not counted: stopped before the first round".into(),
+            Some(note) => note,
+            None => "LLC misses counted per job (hardware counter LLC-load-misses)".into(),
+        };
         header.add_logged_counters();
         Ok(WcetProfileResult {
             counters,
@@ -506,34 +508,6 @@ impl crate::harness::Bench for WcetProfileResult {
             s.note("interrupted: the partial table was not written into --write-taskset");
         }
         s
-    }
-}
-
-/// The result of a run stopped before every (p, condition) had one
-/// launch: the header, body, plan and placement, no point, no table.
-fn stopped_before_first_round(plan: Plan, launches: &Launches) -> WcetProfileResult {
-    let placement = placement(&plan, &[], launches);
-    let mut header = plan.header;
-    header.add_logged_counters();
-    WcetProfileResult {
-        counters: "not counted: stopped before the first round".into(),
-        wcet_line: None,
-        table_missing: Some("stopped before the first round finished: nothing measured".into()),
-        taskset: None,
-        written_taskset: None,
-        task: plan.name,
-        partitions: plan.partitions,
-        jobs_per_launch: plan.jobs,
-        placement,
-        header,
-        body: plan.body,
-        conditions: plan.conditions,
-        co_runners: plan.co_runners,
-        statistic: plan.statistic.to_string(),
-        evt: plan.evt,
-        points: Vec::new(),
-        refill: None,
-        refill_source: None,
     }
 }
 
