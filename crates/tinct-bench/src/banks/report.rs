@@ -312,8 +312,7 @@ impl crate::harness::Bench for Report {
 
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
-        let mut s = Summary::new("tinct bench banks (Chandru & Mueller)");
-        s.fact("machine", self.header.machine.one_line());
+        let mut s = Summary::titled("tinct bench banks (Chandru & Mueller)", &self.header);
         s.fact(
             "threads",
             format!(

@@ -311,8 +311,7 @@ impl crate::harness::Bench for Report {
 
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
-        let mut s = Summary::new("tinct bench coherence (Gracioli et al. 2011)");
-        s.fact("machine", self.header.machine.one_line());
+        let mut s = Summary::titled("tinct bench coherence (Gracioli et al. 2011)", &self.header);
         s.fact(
             "runs",
             format!(

@@ -117,8 +117,10 @@ impl crate::harness::Bench for Report {
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
         let solution = &self.solution;
-        let mut s = Summary::new("tinct bench dram-map (row-buffer conflict timing)");
-        s.fact("machine", self.header.machine.one_line());
+        let mut s = Summary::titled(
+            "tinct bench dram-map (row-buffer conflict timing)",
+            &self.header,
+        );
         s.fact(
             "sampled",
             format!(

@@ -265,8 +265,7 @@ impl crate::harness::Bench for Report {
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
         let p = &self.parameters;
-        let mut s = Summary::new("tinct bench isolation (kim2013 Figure 7)");
-        s.fact("machine", self.header.machine.one_line());
+        let mut s = Summary::titled("tinct bench isolation (kim2013 Figure 7)", &self.header);
         let (victim_share, aggressor_share) = cache_shares(self);
         s.fact(
             "victim",
