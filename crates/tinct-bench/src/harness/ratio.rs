@@ -5,7 +5,7 @@
 //! A report keeps both distributions and a [`Ratio`] of them, written
 //! either as an object of its own (`{"wcet": …, "p99": …, "median": …}`)
 //! or flattened into its parent under a prefix declared with
-//! [`ratio_keys!`] (`shared_over_sequential_wcet`, …), so that each JSON
+//! `ratio_keys!` (`shared_over_sequential_wcet`, …), so that each JSON
 //! key a report has always written stays.
 
 use super::Durations;
