@@ -3,14 +3,25 @@
 //! description of each variant once, here in the library, so a front end
 //! (the CLI's option parser, its `--help`) lists and parses them without a
 //! copy of the enum.
+//!
+//! A variant's name is the one serde gives it (its `rename` or
+//! `rename_all`), read by [`serde_name`]: the JSON, the CSV, the summary and
+//! the command line cannot spell a variant two ways, and no enum repeats its
+//! serde names in a hand-written `match`.
+
+use serde::Serialize;
+use serde::ser::{Impossible, Serializer};
 
 /// An enum whose variants are chosen by name.
-pub trait Choice: Copy + Sized + 'static {
+pub trait Choice: Copy + Serialize + 'static {
     /// Every variant, in the order a help text lists them.
     const ALL: &'static [Self];
 
-    /// The variant's name on the command line and in outputs.
-    fn name(self) -> &'static str;
+    /// The variant's name on the command line and in outputs: its serde
+    /// name.
+    fn name(self) -> &'static str {
+        serde_name(&self)
+    }
 
     /// One line saying what the variant does (for `--help`).
     fn doc(self) -> &'static str;
@@ -50,11 +61,129 @@ macro_rules! choice_text {
 }
 pub(crate) use choice_text;
 
+/// The name serde writes for `value`, a unit variant of an enum (its
+/// `rename` or `rename_all` applied): how every enum of the reports names
+/// its variants in tables, JSON and CSV.
+///
+/// # Panics
+///
+/// If `value` does not serialize as a unit variant: a type that is not a
+/// field-less enum, a programming error the tests catch.
+pub fn serde_name<T: Serialize>(value: &T) -> &'static str {
+    value.serialize(VariantName).unwrap_or_else(|NotAVariant| {
+        panic!("{} is not a unit variant", std::any::type_name::<T>())
+    })
+}
+
+/// The serializer behind [`serde_name`]: it accepts a unit variant and
+/// returns serde's name for it, and refuses everything else.
+struct VariantName;
+
+/// What [`VariantName`] refuses with: the value is not a unit variant.
+#[derive(Debug)]
+struct NotAVariant;
+
+impl std::fmt::Display for NotAVariant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("not a unit variant")
+    }
+}
+
+impl std::error::Error for NotAVariant {}
+
+impl serde::ser::Error for NotAVariant {
+    fn custom<T: std::fmt::Display>(_: T) -> Self {
+        NotAVariant
+    }
+}
+
+/// The [`Serializer`] methods [`VariantName`] refuses, each with its
+/// arguments' types.
+macro_rules! refuse {
+    ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<$ok, NotAVariant> {
+            Err(NotAVariant)
+        })*
+    };
+}
+
+impl Serializer for VariantName {
+    type Ok = &'static str;
+    type Error = NotAVariant;
+    type SerializeSeq = Impossible<&'static str, NotAVariant>;
+    type SerializeTuple = Impossible<&'static str, NotAVariant>;
+    type SerializeTupleStruct = Impossible<&'static str, NotAVariant>;
+    type SerializeTupleVariant = Impossible<&'static str, NotAVariant>;
+    type SerializeMap = Impossible<&'static str, NotAVariant>;
+    type SerializeStruct = Impossible<&'static str, NotAVariant>;
+    type SerializeStructVariant = Impossible<&'static str, NotAVariant>;
+
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        variant: &'static str,
+    ) -> Result<&'static str, NotAVariant> {
+        Ok(variant)
+    }
+
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: &T,
+    ) -> Result<&'static str, NotAVariant> {
+        Err(NotAVariant)
+    }
+
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _: &'static str,
+        _: u32,
+        _: &'static str,
+        _: &T,
+    ) -> Result<&'static str, NotAVariant> {
+        Err(NotAVariant)
+    }
+
+    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<&'static str, NotAVariant> {
+        Err(NotAVariant)
+    }
+
+    refuse! {
+        serialize_bool(bool) -> &'static str;
+        serialize_i8(i8) -> &'static str;
+        serialize_i16(i16) -> &'static str;
+        serialize_i32(i32) -> &'static str;
+        serialize_i64(i64) -> &'static str;
+        serialize_u8(u8) -> &'static str;
+        serialize_u16(u16) -> &'static str;
+        serialize_u32(u32) -> &'static str;
+        serialize_u64(u64) -> &'static str;
+        serialize_f32(f32) -> &'static str;
+        serialize_f64(f64) -> &'static str;
+        serialize_char(char) -> &'static str;
+        serialize_str(&str) -> &'static str;
+        serialize_bytes(&[u8]) -> &'static str;
+        serialize_none() -> &'static str;
+        serialize_unit() -> &'static str;
+        serialize_unit_struct(&'static str) -> &'static str;
+        serialize_seq(Option<usize>) -> Self::SerializeSeq;
+        serialize_tuple(usize) -> Self::SerializeTuple;
+        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
+        serialize_map(Option<usize>) -> Self::SerializeMap;
+        serialize_struct(&'static str, usize) -> Self::SerializeStruct;
+        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Choice;
+    use super::{Choice, serde_name};
+    use serde::Serialize;
 
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+    #[serde(rename_all = "kebab-case")]
     enum Colour {
         Red,
         DarkBlue,
@@ -62,12 +191,6 @@ mod tests {
 
     impl Choice for Colour {
         const ALL: &'static [Self] = &[Colour::Red, Colour::DarkBlue];
-        fn name(self) -> &'static str {
-            match self {
-                Colour::Red => "red",
-                Colour::DarkBlue => "dark-blue",
-            }
-        }
         fn doc(self) -> &'static str {
             "a colour"
         }
@@ -84,5 +207,42 @@ mod tests {
             "Red".parse::<Colour>(),
             Err("expected one of red, dark-blue, found `Red`".to_string())
         );
+    }
+
+    /// Each of `values` is named as serde writes it.
+    fn named_as_serde_writes<T: Serialize>(values: &[T]) {
+        for value in values {
+            assert_eq!(
+                serde_json::to_value(value).unwrap(),
+                serde_json::Value::from(serde_name(value))
+            );
+        }
+    }
+
+    #[test]
+    fn every_enum_of_the_reports_is_named_as_serde_writes_it() {
+        use crate::banks::{Allocation, kernels::Kernel};
+        named_as_serde_writes(Colour::ALL);
+        named_as_serde_writes(Kernel::ALL);
+        named_as_serde_writes(crate::crpd::CacheKind::ALL);
+        named_as_serde_writes(crate::crpd::CodeOrder::ALL);
+        named_as_serde_writes(crate::isolation::reservation::ReservationChoice::ALL);
+        named_as_serde_writes(&crate::isolation::Condition::ALL);
+        named_as_serde_writes(&crate::coherence::placement::PlacementKind::ALL);
+        named_as_serde_writes(&crate::wcet_profile::condition::Condition::ALL);
+        named_as_serde_writes(&Allocation::TABLE2);
+        named_as_serde_writes(&[
+            Allocation::Default,
+            Allocation::NodeLocal,
+            Allocation::OwnBank,
+        ]);
+        assert_eq!(Allocation::NodeLocal.name(), "controller-local");
+        assert_eq!(Colour::DarkBlue.name(), "dark-blue");
+    }
+
+    #[test]
+    #[should_panic(expected = "not a unit variant")]
+    fn a_value_that_is_no_unit_variant_has_no_name() {
+        serde_name(&3u32);
     }
 }

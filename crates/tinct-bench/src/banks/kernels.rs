@@ -64,18 +64,6 @@ impl Choice for Kernel {
         Kernel::IntegerSort,
     ];
 
-    /// The name used in tables, JSON and CSV.
-    fn name(self) -> &'static str {
-        match self {
-            Kernel::Copy => "copy",
-            Kernel::Scale => "scale",
-            Kernel::Add => "add",
-            Kernel::Triad => "triad",
-            Kernel::Random => "random",
-            Kernel::IntegerSort => "integer-sort",
-        }
-    }
-
     fn doc(self) -> &'static str {
         match self {
             Kernel::Copy => "c[i] = a[i]",

@@ -282,11 +282,7 @@ fn measure_kernel(
             } else {
                 0.0
             },
-            median_over_default: if default_median == 0 {
-                0.0
-            } else {
-                time.median as f64 / default_median as f64
-            },
+            median_over_default: tinct_report::stats::ratio(time.median, default_median),
             time,
         });
     }

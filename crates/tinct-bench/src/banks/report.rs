@@ -9,12 +9,12 @@ use super::measure::Measured;
 use super::plan::Plan;
 use super::tables::Table;
 use crate::Result;
-use crate::choice::Choice;
+use crate::choice::{Choice, serde_name};
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
-    DurationColumns, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle,
-    Summary,
+    Columns, DISTRIBUTION_COLUMNS, Durations, LineChart, Machine, OutputDir, RunHeader, Series,
+    SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 
@@ -65,25 +65,9 @@ pub enum Allocation {
 }
 
 impl Allocation {
-    /// The name used in tables, JSON and CSV.
+    /// The name used in tables, JSON and CSV: its serde name.
     pub fn name(self) -> &'static str {
-        match self {
-            Allocation::Default => "default",
-            Allocation::OwnBank => "own-bank",
-            Allocation::SharedBank => "shared-bank",
-            Allocation::OwnController => "own-controller",
-            Allocation::SharedController => "shared-controller",
-            Allocation::NodeLocal => "controller-local",
-            Allocation::NodeRemote => "controller-remote",
-            Allocation::Banks2 => "2banks",
-            Allocation::Banks4 => "4banks",
-            Allocation::Banks8 => "8banks",
-            Allocation::LocalController => "ctrl-local",
-            Allocation::OppositeController => "opposite-ctrl",
-            Allocation::Circular => "circular-alloc",
-            Allocation::OneNode => "1node",
-            Allocation::TwoNodes => "2nodes",
-        }
+        serde_name(&self)
     }
 
     /// Colours (banks) per controller of the 2/4/8banks conditions.
@@ -251,53 +235,45 @@ impl crate::harness::Bench for Report {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
-
-    fn files(&mut self) -> Option<&mut Vec<String>> {
-        Some(&mut self.files)
-    }
+    report_fields!(header, files);
 
     /// Writes `banks.csv` and `banks.svg`.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        let rows: Vec<_> = self
-            .kernels
-            .iter()
-            .flat_map(|k| {
-                k.allocations.iter().map(move |a| {
-                    let key = KernelKey {
-                        kernel: k.kernel.name(),
-                        allocation: a.allocation.name(),
-                    };
-                    let bandwidth = BandwidthColumns {
-                        bandwidth_mib_s: a.bandwidth_mib_s,
-                        bandwidth_stddev_mib_s: a.bandwidth_stddev_mib_s,
-                    };
-                    (key, DurationColumns::from(&a.time), bandwidth)
-                })
+        let rows = self.kernels.iter().flat_map(|k| {
+            k.allocations.iter().map(|a| {
+                Columns::distribution(&a.time)
+                    .with("kernel", k.kernel)
+                    .with("allocation", a.allocation)
+                    .with("bandwidth_mib_s", a.bandwidth_mib_s)
+                    .with("bandwidth_stddev_mib_s", a.bandwidth_stddev_mib_s)
             })
-            .collect();
-        out.write_csv("banks.csv", &rows)?;
+        });
+        let columns = [
+            "kernel,allocation",
+            DISTRIBUTION_COLUMNS,
+            "bandwidth_mib_s,bandwidth_stddev_mib_s",
+        ];
+        out.write_columns("banks.csv", &columns, rows)?;
         let composite: Vec<_> = self
             .composite
             .iter()
             .flat_map(|run| {
-                run.conditions.iter().map(move |c| {
-                    let key = CompositeKey {
-                        threads: run.threads,
-                        pages: run.pages,
-                        allocation: c.allocation.name(),
-                    };
-                    let fallback = Fallback {
-                        fallback_pages: c.fallback_pages.iter().sum(),
-                    };
-                    (key, DurationColumns::from(&c.time), fallback)
+                run.conditions.iter().map(|c| {
+                    Columns::distribution(&c.time)
+                        .with("threads", run.threads)
+                        .with("pages", run.pages)
+                        .with("allocation", c.allocation)
+                        .with("fallback_pages", c.fallback_pages.iter().sum::<usize>())
                 })
             })
             .collect();
         if !composite.is_empty() {
-            out.write_csv("banks-composite.csv", &composite)?;
+            let columns = [
+                "threads,pages,allocation",
+                DISTRIBUTION_COLUMNS,
+                "fallback_pages",
+            ];
+            out.write_columns("banks-composite.csv", &columns, composite)?;
         }
         out.write_csv("banks-table1.csv", &table_records(&self.table1))?;
         if !self.table2.rows.is_empty() {
@@ -336,8 +312,7 @@ impl crate::harness::Bench for Report {
 
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
-        let mut s = Summary::new("tinct bench banks (Chandru & Mueller)");
-        s.fact("machine", self.header.machine.one_line());
+        let mut s = Summary::titled("tinct bench banks (Chandru & Mueller)", &self.header);
         s.fact(
             "threads",
             format!(
@@ -437,9 +412,7 @@ impl crate::harness::Bench for Report {
         for skip in &self.skipped {
             s.note(format!("{} skipped: {}", skip.condition, skip.reason));
         }
-        for note in &self.notes {
-            s.note(note.clone());
-        }
+        s.notes.extend(self.notes.iter().cloned());
         s
     }
 }
@@ -501,36 +474,6 @@ fn notes(plan: &Plan, measured: &Measured, machine: &Machine) -> Vec<String> {
         ));
     }
     notes
-}
-
-/// What a `banks.csv` row is of: one kernel under one allocation (its
-/// time's columns and its bandwidth follow).
-#[derive(Serialize)]
-struct KernelKey {
-    kernel: &'static str,
-    allocation: &'static str,
-}
-
-/// The bandwidth columns of a `banks.csv` row: median and σ, MiB/s.
-#[derive(Serialize)]
-struct BandwidthColumns {
-    bandwidth_mib_s: f64,
-    bandwidth_stddev_mib_s: f64,
-}
-
-/// What a `banks-composite.csv` row is of: one condition of one
-/// configuration (its time's columns and its fallback pages follow).
-#[derive(Serialize)]
-struct CompositeKey {
-    threads: usize,
-    pages: usize,
-    allocation: &'static str,
-}
-
-/// The last column of a `banks-composite.csv` row.
-#[derive(Serialize)]
-struct Fallback {
-    fallback_pages: usize,
 }
 
 /// A table as CSV records: a header, then one record per row (empty cells

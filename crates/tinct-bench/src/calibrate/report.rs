@@ -6,8 +6,9 @@ use super::measure::Measured;
 use super::plan::Plan;
 use crate::Result;
 use crate::harness::machine::human_bytes;
+use crate::harness::{Columns, DISTRIBUTION_COLUMNS};
 use crate::harness::{
-    DurationColumns, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_core::calibration::RefillRecord;
@@ -187,37 +188,19 @@ impl crate::harness::Bench for CalibrateResult {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
+    report_fields!(header);
 
     /// Writes `latency.csv`, `conditions.csv`, `latency.svg`
     /// and `refill.toml` (the `[platform]` line).
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        let rows: Vec<LatencyRow> = self
-            .latency
-            .iter()
-            .map(|p| {
-                let per = |ns: u64| ns as f64 / p.accesses_per_sample as f64;
-                LatencyRow {
-                    size_bytes: p.size_bytes,
-                    fits_in: &p.fits_in,
-                    accesses_per_sample: p.accesses_per_sample,
-                    random_ns_per_access: p.random_ns_per_access,
-                    random_min_ns_per_access: p.random_min_ns_per_access,
-                    random_p99_ns_per_access: per(p.random.p99),
-                    page_local_ns_per_access: p.page_local_ns_per_access,
-                    page_local_min_ns_per_access: p.page_local_min_ns_per_access,
-                    page_local_p99_ns_per_access: per(p.page_local.p99),
-                    tlb_penalty_ns: p.tlb_penalty_ns,
-                    huge_random_ns_per_access: p.huge_random_ns_per_access,
-                    huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
-                    huge_tlb_penalty_ns: p.huge_tlb_penalty_ns,
-                    samples: p.random.count,
-                }
-            })
-            .collect();
-        out.write_csv("latency.csv", &rows)?;
+        let rows = self.latency.iter().map(|p| {
+            let per = |ns: u64| ns as f64 / p.accesses_per_sample as f64;
+            Columns::of(p)
+                .with("random_p99_ns_per_access", per(p.random.p99))
+                .with("page_local_p99_ns_per_access", per(p.page_local.p99))
+                .with("samples", p.random.count)
+        });
+        out.write_columns("latency.csv", &[LATENCY_COLUMNS], rows)?;
         let mut conditions = Vec::new();
         if let Some(b) = &self.bandwidth {
             conditions.extend([
@@ -233,7 +216,8 @@ impl crate::harness::Bench for CalibrateResult {
                 condition_row("refill", "warm_chase", r.partition_bytes, &r.warm_chase),
             ]);
         }
-        out.write_csv("conditions.csv", &conditions)?;
+        let columns = ["measurement,condition,bytes", DISTRIBUTION_COLUMNS];
+        out.write_columns("conditions.csv", &columns, conditions)?;
         out.write_svg("latency.svg", &latency_chart(self))?;
         // Δ only from a run that measured it: an interrupted run has no line.
         if let Some(r) = &self.refill {
@@ -404,46 +388,19 @@ fn huge_pages_note(
     }
 }
 
-#[derive(Serialize)]
-struct LatencyRow<'a> {
-    size_bytes: u64,
-    fits_in: &'a str,
-    accesses_per_sample: u64,
-    random_ns_per_access: f64,
-    random_min_ns_per_access: f64,
-    random_p99_ns_per_access: f64,
-    page_local_ns_per_access: f64,
-    page_local_min_ns_per_access: f64,
-    page_local_p99_ns_per_access: f64,
-    tlb_penalty_ns: f64,
-    huge_random_ns_per_access: Option<f64>,
-    huge_random_min_ns_per_access: Option<f64>,
-    huge_tlb_penalty_ns: Option<f64>,
-    samples: u64,
-}
+/// The columns of `latency.csv`: a sweep point's ns per load (median,
+/// fastest and p99 per layout) and TLB penalties.
+const LATENCY_COLUMNS: &str = "size_bytes,fits_in,accesses_per_sample,random_ns_per_access,\
+     random_min_ns_per_access,random_p99_ns_per_access,page_local_ns_per_access,\
+     page_local_min_ns_per_access,page_local_p99_ns_per_access,tlb_penalty_ns,\
+     huge_random_ns_per_access,huge_random_min_ns_per_access,huge_tlb_penalty_ns,samples";
 
-/// The key of a `conditions.csv` row (its distribution follows).
-#[derive(Serialize)]
-struct ConditionKey<'a> {
-    measurement: &'a str,
-    condition: &'a str,
-    bytes: u64,
-}
-
-type ConditionRow<'a> = (ConditionKey<'a>, DurationColumns);
-
-fn condition_row<'a>(
-    measurement: &'a str,
-    condition: &'a str,
-    bytes: u64,
-    s: &Durations,
-) -> ConditionRow<'a> {
-    let key = ConditionKey {
-        measurement,
-        condition,
-        bytes,
-    };
-    (key, s.into())
+/// A `conditions.csv` row: one measurement's distribution.
+fn condition_row(measurement: &str, condition: &str, bytes: u64, s: &Durations) -> Columns {
+    Columns::distribution(s)
+        .with("measurement", measurement)
+        .with("condition", condition)
+        .with("bytes", bytes)
 }
 
 fn latency_chart(result: &CalibrateResult) -> LineChart {

@@ -6,12 +6,12 @@ use super::placement::Placement;
 use super::plan::{Loops, Plan};
 use super::report::ApplicationResult;
 use super::{FalseSharingResult, ParallelResult, SizeResult, WARMUP_ROUNDS};
+use crate::harness::Ratio;
 use crate::harness::counters::{default_events, prefixed};
 use crate::harness::{ConditionCounters, Interleaved, Progress};
 use crate::pinned_threads::{Job, run_together};
 use crate::scheduling_and_load::RunConditions;
 use crate::{Error, Result};
-use tinct_report::stats::ratio;
 use tinct_sys::perf::CounterEvent;
 
 /// What [`measure`] found.
@@ -186,10 +186,8 @@ fn measure_size(
         parallel.push(ParallelResult {
             placement: p.kind,
             cpus: p.cpus,
-            shared_over_sequential_wcet: ratio(shared.max, sequential.max),
-            private_over_sequential_wcet: ratio(private.max, sequential.max),
-            shared_over_sequential_median: ratio(shared.median, sequential.median),
-            private_over_sequential_median: ratio(private.median, sequential.median),
+            shared_over_sequential: Ratio::of(&shared, &sequential),
+            private_over_sequential: Ratio::of(&private, &sequential),
             shared,
             private,
         });
@@ -200,8 +198,8 @@ fn measure_size(
         stats(first_application + 2)?,
     );
     let application = ApplicationResult {
-        shared_over_sequential_wcet: ratio(app_shared.max, app_sequential.max),
-        private_over_sequential_wcet: ratio(app_private.max, app_sequential.max),
+        shared_over_sequential: Ratio::of(&app_shared, &app_sequential),
+        private_over_sequential: Ratio::of(&app_private, &app_sequential),
         sequential: app_sequential,
         shared: app_shared,
         private: app_private,
@@ -330,8 +328,7 @@ fn measure_false_sharing(
     let result = FalseSharingResult {
         placement: placement.kind,
         cpus: placement.cpus,
-        slowdown_median: ratio(same_line.median, separate_lines.median),
-        slowdown_wcet: ratio(same_line.max, separate_lines.max),
+        slowdown: Ratio::of(&same_line, &separate_lines),
         same_line,
         separate_lines,
     };

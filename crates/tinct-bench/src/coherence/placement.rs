@@ -35,15 +35,9 @@ impl PlacementKind {
         PlacementKind::OsChosen,
     ];
 
-    /// The name used in tables, JSON and CSV.
+    /// The name used in tables, JSON and CSV: its serde name.
     pub fn name(self) -> &'static str {
-        match self {
-            PlacementKind::SameCpu => "same-cpu",
-            PlacementKind::SmtSiblings => "smt-siblings",
-            PlacementKind::DifferentCores => "different-cores",
-            PlacementKind::DifferentDies => "different-dies",
-            PlacementKind::OsChosen => "os-chosen",
-        }
+        crate::choice::serde_name(&self)
     }
 }
 

@@ -9,8 +9,8 @@ use super::plan::{Loops, Plan};
 use crate::Result;
 use crate::harness::summary::ms;
 use crate::harness::{
-    DurationColumns, Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle,
-    Summary,
+    Columns, DISTRIBUTION_COLUMNS, Durations, LineChart, Machine, OutputDir, Ratio, RunHeader,
+    Series, SeriesStyle, Summary, ratio_keys, report_fields,
 };
 use serde::{Deserialize, Serialize};
 
@@ -46,15 +46,26 @@ pub struct ParallelResult {
     pub shared: Durations,
     /// Best case: each thread with its own arrays.
     pub private: Durations,
-    /// WCET(parallel-shared) / WCET(sequential): the paper's slowdown.
-    pub shared_over_sequential_wcet: f64,
-    /// WCET(parallel-private) / WCET(sequential) (about 0.5 expected).
-    pub private_over_sequential_wcet: f64,
-    /// Median(parallel-shared) / median(sequential).
-    pub shared_over_sequential_median: f64,
-    /// Median(parallel-private) / median(sequential).
-    pub private_over_sequential_median: f64,
+    /// Parallel-shared over sequential (its WCET ratio is the paper's slowdown).
+    #[serde(flatten, with = "shared_over_sequential")]
+    pub shared_over_sequential: Ratio,
+    /// Parallel-private over sequential (a WCET ratio of about 0.5 expected).
+    #[serde(flatten, with = "private_over_sequential")]
+    pub private_over_sequential: Ratio,
 }
+
+ratio_keys!(
+    /// `shared_over_sequential_wcet`, `…_p99`, `…_median`.
+    shared_over_sequential = "shared_over_sequential_"
+);
+ratio_keys!(
+    /// `private_over_sequential_wcet`, `…_p99`, `…_median`.
+    private_over_sequential = "private_over_sequential_"
+);
+ratio_keys!(
+    /// `slowdown_wcet`, `slowdown_p99`, `slowdown_median`.
+    slowdown = "slowdown_"
+);
 
 /// Every version at one array size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,10 +104,12 @@ pub struct ApplicationResult {
     pub shared: Durations,
     /// Best case, each thread with its own arrays, as a whole application.
     pub private: Durations,
-    /// WCET(shared) / WCET(sequential), both whole applications.
-    pub shared_over_sequential_wcet: f64,
-    /// WCET(private) / WCET(sequential), both whole applications.
-    pub private_over_sequential_wcet: f64,
+    /// Shared over sequential, both whole applications.
+    #[serde(flatten, with = "shared_over_sequential")]
+    pub shared_over_sequential: Ratio,
+    /// Private over sequential, both whole applications.
+    #[serde(flatten, with = "private_over_sequential")]
+    pub private_over_sequential: Ratio,
 }
 
 /// The false-sharing variant under one placement.
@@ -110,10 +123,9 @@ pub struct FalseSharingResult {
     pub same_line: Durations,
     /// Each counter on its own 128-byte block.
     pub separate_lines: Durations,
-    /// Median(same line) / median(separate lines).
-    pub slowdown_median: f64,
-    /// WCET(same line) / WCET(separate lines).
-    pub slowdown_wcet: f64,
+    /// Same line over separate lines.
+    #[serde(flatten, with = "slowdown")]
+    pub slowdown: Ratio,
 }
 
 /// The largest slowdown of the run.
@@ -196,13 +208,14 @@ impl crate::harness::Bench for Report {
             .iter()
             .flat_map(|s| s.parallel.iter().map(move |p| (s.rows, p)))
             .max_by(|a, b| {
-                a.1.shared_over_sequential_wcet
-                    .total_cmp(&b.1.shared_over_sequential_wcet)
+                a.1.shared_over_sequential
+                    .wcet
+                    .total_cmp(&b.1.shared_over_sequential.wcet)
             })
             .map(|(rows, p)| Worst {
                 rows,
                 placement: p.placement,
-                shared_over_sequential_wcet: p.shared_over_sequential_wcet,
+                shared_over_sequential_wcet: p.shared_over_sequential.wcet,
             });
         let mut notes: Vec<String> = plan
             .placements
@@ -284,17 +297,11 @@ impl crate::harness::Bench for Report {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
-
-    fn files(&mut self) -> Option<&mut Vec<String>> {
-        Some(&mut self.files)
-    }
+    report_fields!(header, files);
 
     /// Writes `coherence.csv` and the two SVG charts.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        out.write_csv("coherence.csv", &csv_rows(self))?;
+        out.write_columns("coherence.csv", &CSV_COLUMNS, csv_rows(self))?;
         out.write_counters_csv("coherence-counters.csv", &self.header.counters)?;
         let (wcet, slowdown) = charts(self);
         out.write_svg("coherence-wcet.svg", &wcet)?;
@@ -304,8 +311,7 @@ impl crate::harness::Bench for Report {
 
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
-        let mut s = Summary::new("tinct bench coherence (Gracioli et al. 2011)");
-        s.fact("machine", self.header.machine.one_line());
+        let mut s = Summary::titled("tinct bench coherence (Gracioli et al. 2011)", &self.header);
         s.fact(
             "runs",
             format!(
@@ -365,7 +371,7 @@ impl crate::harness::Bench for Report {
                 format!("false sharing, {}", f.placement.name()),
                 format!(
                     "{:.2}x (median {} vs {} ms)",
-                    f.slowdown_median,
+                    f.slowdown.median,
                     ms(f.same_line.median),
                     ms(f.separate_lines.median)
                 ),
@@ -389,88 +395,70 @@ impl crate::harness::Bench for Report {
                     ms(size.sequential.max),
                     ms(p.shared.max),
                     ms(p.private.max),
-                    format!("{:.2}", p.shared_over_sequential_wcet),
-                    format!("{:.2}", p.private_over_sequential_wcet),
-                    format!("{:.2}", p.shared_over_sequential_median),
+                    format!("{:.2}", p.shared_over_sequential.wcet),
+                    format!("{:.2}", p.private_over_sequential.wcet),
+                    format!("{:.2}", p.shared_over_sequential.median),
                 ]);
             }
         }
-        for note in &self.notes {
-            s.note(note.clone());
-        }
+        s.notes.extend(self.notes.iter().cloned());
         s
     }
 }
 
-/// What a `coherence.csv` row is of: one variant at one size and placement
-/// (its time's columns and its WCET follow).
-#[derive(Serialize)]
-struct CsvKey {
-    rows: usize,
-    variant: &'static str,
-    placement: &'static str,
-}
+/// The columns of `coherence.csv`: one version at one size and placement,
+/// its time's distribution, its WCET (the largest time, ns) and that WCET
+/// over the sequential version's.
+const CSV_COLUMNS: [&str; 3] = [
+    "rows,variant,placement",
+    DISTRIBUTION_COLUMNS,
+    "wcet_ns,wcet_over_sequential",
+];
 
-/// The WCET columns of a `coherence.csv` row: the largest time, ns, and
-/// its ratio to the sequential version's.
-#[derive(Serialize)]
-struct WcetColumns {
-    wcet_ns: u64,
-    wcet_over_sequential: f64,
-}
-
-type CsvRow = (CsvKey, DurationColumns, WcetColumns);
-
-fn csv_rows(report: &Report) -> Vec<CsvRow> {
+fn csv_rows(report: &Report) -> Vec<Columns> {
     let mut rows = Vec::new();
     for size in &report.sizes {
-        let row = |variant, placement, s: &Durations, wcet_over_sequential| {
-            let key = CsvKey {
-                rows: size.rows,
-                variant,
-                placement,
-            };
-            let wcet = WcetColumns {
-                wcet_ns: s.max,
-                wcet_over_sequential,
-            };
-            (key, DurationColumns::from(s), wcet)
-        };
-        rows.push(row("sequential", "", &size.sequential, 1.0));
         let app = &size.application;
-        rows.push(row(
-            "application-sequential",
-            "os-chosen",
-            &app.sequential,
-            1.0,
-        ));
-        rows.push(row(
-            "application-parallel-shared",
-            "os-chosen",
-            &app.shared,
-            app.shared_over_sequential_wcet,
-        ));
-        rows.push(row(
-            "application-parallel-private",
-            "os-chosen",
-            &app.private,
-            app.private_over_sequential_wcet,
-        ));
+        let (shared, private) = (&app.shared_over_sequential, &app.private_over_sequential);
+        let mut versions = vec![
+            ("sequential", "", &size.sequential, 1.0),
+            ("application-sequential", "os-chosen", &app.sequential, 1.0),
+            (
+                "application-parallel-shared",
+                "os-chosen",
+                &app.shared,
+                shared.wcet,
+            ),
+            (
+                "application-parallel-private",
+                "os-chosen",
+                &app.private,
+                private.wcet,
+            ),
+        ];
         for p in &size.parallel {
-            let name = p.placement.name();
-            rows.push(row(
+            let (shared, private) = (&p.shared_over_sequential, &p.private_over_sequential);
+            versions.push((
                 "parallel-shared",
-                name,
+                p.placement.name(),
                 &p.shared,
-                p.shared_over_sequential_wcet,
+                shared.wcet,
             ));
-            rows.push(row(
+            versions.push((
                 "parallel-private",
-                name,
+                p.placement.name(),
                 &p.private,
-                p.private_over_sequential_wcet,
+                private.wcet,
             ));
         }
+        rows.extend(versions.into_iter().map(|(variant, placement, s, over)| {
+            Columns::distribution(s)
+                .with("rows", size.rows)
+                .with("variant", variant)
+                .with("placement", placement)
+                .with("wcet_ns", s.max)
+                .with("wcet_over_sequential", over)
+        }));
     }
     rows
 }
@@ -527,7 +515,7 @@ fn charts(report: &Report) -> (LineChart, LineChart) {
         slowdown.series.push(Series::new(
             kind.name(),
             SeriesStyle::LineWithMarkers,
-            points(&|p| p.shared_over_sequential_wcet),
+            points(&|p| p.shared_over_sequential.wcet),
         ));
     }
     let first = report.sizes.first().map_or(1.0, |s| s.rows as f64);
@@ -549,7 +537,7 @@ fn fig4_line(report: &Report) -> Option<String> {
         report
             .sizes
             .iter()
-            .map(|s| (s.rows, s.application.shared_over_sequential_wcet))
+            .map(|s| (s.rows, s.application.shared_over_sequential.wcet))
             .collect(),
     )?;
     let compute = largest(
@@ -558,7 +546,7 @@ fn fig4_line(report: &Report) -> Option<String> {
             .iter()
             .flat_map(|s| s.parallel.iter().map(move |p| (s.rows, p)))
             .filter(|(_, p)| p.placement == PlacementKind::OsChosen)
-            .map(|(rows, p)| (rows, p.shared_over_sequential_wcet))
+            .map(|(rows, p)| (rows, p.shared_over_sequential.wcet))
             .collect(),
     );
     Some(match compute {

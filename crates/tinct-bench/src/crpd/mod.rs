@@ -76,13 +76,6 @@ pub enum CodeOrder {
 impl Choice for CacheKind {
     const ALL: &'static [Self] = &[CacheKind::Data, CacheKind::Instruction];
 
-    fn name(self) -> &'static str {
-        match self {
-            CacheKind::Data => "data",
-            CacheKind::Instruction => "instruction",
-        }
-    }
-
     fn doc(self) -> &'static str {
         match self {
             CacheKind::Data => "A pointer chase over data",
@@ -94,13 +87,6 @@ choice_text!(CacheKind);
 
 impl Choice for CodeOrder {
     const ALL: &'static [Self] = &[CodeOrder::Shuffled, CodeOrder::Sequential];
-
-    fn name(self) -> &'static str {
-        match self {
-            CodeOrder::Shuffled => "shuffled",
-            CodeOrder::Sequential => "sequential",
-        }
-    }
 
     fn doc(self) -> &'static str {
         match self {

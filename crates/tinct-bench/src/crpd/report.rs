@@ -4,8 +4,9 @@
 use super::{CacheKind, CodeOrder, SwitchCost, SwitchRow};
 use crate::Result;
 use crate::harness::machine::human_bytes;
+use crate::harness::{Columns, DISTRIBUTION_COLUMNS};
 use crate::harness::{
-    DurationColumns, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_report::text::us;
@@ -97,50 +98,31 @@ pub struct CrpdResult {
     pub levels: Vec<LevelSweep>,
 }
 
-#[derive(Serialize)]
-struct PointRow<'a> {
-    level: &'a str,
-    cache: CacheKind,
-    size_bytes: u64,
-    percent_of_level: f64,
-    baseline_median_ns: u64,
-    baseline_p99_ns: u64,
-    preempted_median_ns: u64,
-    preempted_p99_ns: u64,
-    baseline_min_ns: u64,
-    preempted_max_ns: u64,
-    crpd_ns: i64,
-    crpd_bound_ns: i64,
-    crpd_fraction: f64,
-    crpd_fraction_theory: f64,
-    baseline_ns_per_access: f64,
-    miss_ratio_estimate: Option<f64>,
-    miss_ratio_theory: f64,
-}
+/// The columns of `crpd.csv`, from a point's fields and its level's.
+const POINT_COLUMNS: &str = "level,cache,size_bytes,percent_of_level,baseline_median_ns,\
+     baseline_p99_ns,preempted_median_ns,preempted_p99_ns,baseline_min_ns,preempted_max_ns,\
+     crpd_ns,crpd_bound_ns,crpd_fraction,crpd_fraction_theory,baseline_ns_per_access,\
+     miss_ratio_estimate,miss_ratio_theory";
 
-/// The key of a `switch.csv` row (its distribution follows).
-#[derive(Serialize)]
-struct SwitchPart<'a> {
-    case: &'a str,
-    part: &'a str,
-}
-
-type SwitchCsvRow<'a> = (SwitchPart<'a>, DurationColumns);
-
-fn switch_row<'a>(case: &'a str, part: &'a str, s: &Durations) -> SwitchCsvRow<'a> {
-    (SwitchPart { case, part }, s.into())
-}
-
-/// The lines of one Table 1 row: interrupt, resume, total, and the
-/// wake-up alone where it was measured.
-fn switch_rows<'a>(case: &'a str, row: &'a SwitchRow) -> Vec<SwitchCsvRow<'a>> {
-    let mut rows = vec![
-        switch_row(case, "interrupt", &row.interrupt),
-        switch_row(case, "resume", &row.resume),
-        switch_row(case, "total", &row.total),
+/// The `switch.csv` rows of one Table 1 row: interrupt, resume, total,
+/// and the wake-up alone where it was measured.
+fn switch_rows(case: &str, row: &SwitchRow) -> Vec<Columns> {
+    let parts = [
+        ("interrupt", Some(&row.interrupt)),
+        ("resume", Some(&row.resume)),
+        ("total", Some(&row.total)),
+        ("wakeup", row.wakeup.as_ref()),
     ];
-    rows.extend(row.wakeup.as_ref().map(|w| switch_row(case, "wakeup", w)));
-    rows
+    parts
+        .into_iter()
+        .filter_map(|(part, s)| {
+            Some(
+                Columns::distribution(s?)
+                    .with("case", case)
+                    .with("part", part),
+            )
+        })
+        .collect()
 }
 
 impl crate::harness::Bench for CrpdResult {
@@ -156,40 +138,26 @@ impl crate::harness::Bench for CrpdResult {
     /// `crpd-counters.csv`, and per level `crpd-<level>.svg` (Figure 7) and
     /// `miss-ratio-<level>.svg` (Figure 5).
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        let rows: Vec<PointRow> = self
-            .levels
-            .iter()
-            .flat_map(|l| {
-                l.points.iter().map(move |p| PointRow {
-                    level: &l.level,
-                    cache: l.cache,
-                    size_bytes: p.size_bytes,
-                    percent_of_level: p.percent_of_level,
-                    baseline_median_ns: p.baseline.median,
-                    baseline_p99_ns: p.baseline.p99,
-                    preempted_median_ns: p.preempted.median,
-                    preempted_p99_ns: p.preempted.p99,
-                    baseline_min_ns: p.baseline.min,
-                    preempted_max_ns: p.preempted.max,
-                    crpd_ns: p.crpd_ns,
-                    crpd_bound_ns: p.crpd_bound_ns,
-                    crpd_fraction: p.crpd_fraction,
-                    crpd_fraction_theory: p.crpd_fraction_theory,
-                    baseline_ns_per_access: p.baseline_ns_per_access,
-                    miss_ratio_estimate: p.miss_ratio_estimate,
-                    miss_ratio_theory: p.miss_ratio_theory,
-                })
+        let rows = self.levels.iter().flat_map(|l| {
+            l.points.iter().map(|p| {
+                Columns::of(p)
+                    .with("level", &l.level)
+                    .with("cache", l.cache)
             })
-            .collect();
-        out.write_csv("crpd.csv", &rows)?;
+        });
+        out.write_columns("crpd.csv", &[POINT_COLUMNS], rows)?;
         if let Some(sw) = &self.switch {
-            let mut switch_csv: Vec<SwitchCsvRow> = Vec::new();
+            let mut switch_csv = Vec::new();
             switch_csv.extend(switch_rows("best", &sw.best));
             switch_csv.extend(switch_rows("worst", &sw.worst));
             if let Some(row) = &sw.no_cache.measured {
                 switch_csv.extend(switch_rows("no-cache-approximation", row));
             }
-            out.write_csv("switch.csv", &switch_csv)?;
+            out.write_columns(
+                "switch.csv",
+                &["case,part", DISTRIBUTION_COLUMNS],
+                switch_csv,
+            )?;
         }
         out.write_counters_csv("crpd-counters.csv", &self.header.counters)?;
         for level in &self.levels {
@@ -256,9 +224,7 @@ impl crate::harness::Bench for CrpdResult {
         Ok(())
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
+    report_fields!(header);
 
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, out: &OutputDir) -> Summary {

@@ -3,9 +3,11 @@
 
 use super::measure::Measured;
 use super::plan::Plan;
-use super::solver::{self, Solution, SolverOptions};
+use super::solver::{self, FoundFunction, Solution, SolverOptions};
 use crate::Result;
-use crate::harness::{LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary};
+use crate::harness::{
+    Columns, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
+};
 use serde::{Deserialize, Serialize};
 use tinct_core::dram_map::{AddressKind, DramMap};
 
@@ -68,35 +70,17 @@ impl crate::harness::Bench for Report {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
-
-    fn files(&mut self) -> Option<&mut Vec<String>> {
-        Some(&mut self.files)
-    }
+    report_fields!(header, files);
 
     /// Writes `dram-map.csv`, `dram-map.svg` and `dram-map.toml` (only when
     /// found).
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        let rows: Vec<CsvRow> = self
-            .solution
-            .functions
-            .iter()
-            .map(|f| CsvRow {
-                mask: format!("{:#x}", f.mask),
-                bits: f
-                    .bits
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                confidence: f.confidence,
-                pairs: f.pairs,
-                slow: f.slow,
-            })
-            .collect();
-        out.write_csv("dram-map.csv", &rows)?;
+        let rows = self.solution.functions.iter().map(|f| {
+            Columns::of(f)
+                .with("mask", format!("{:#x}", f.mask))
+                .with("bits", bits(f))
+        });
+        out.write_columns("dram-map.csv", &["mask,bits,confidence,pairs,slow"], rows)?;
         out.write_svg("dram-map.svg", &histogram(self))?;
         if self.solution.found {
             let map = DramMap {
@@ -133,8 +117,10 @@ impl crate::harness::Bench for Report {
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
         let solution = &self.solution;
-        let mut s = Summary::new("tinct bench dram-map (row-buffer conflict timing)");
-        s.fact("machine", self.header.machine.one_line());
+        let mut s = Summary::titled(
+            "tinct bench dram-map (row-buffer conflict timing)",
+            &self.header,
+        );
         s.fact(
             "sampled",
             format!(
@@ -178,19 +164,13 @@ impl crate::harness::Bench for Report {
             for f in &solution.functions {
                 s.row(vec![
                     format!("{:#x}", f.mask),
-                    f.bits
-                        .iter()
-                        .map(u32::to_string)
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    bits(f),
                     format!("{:.3}", f.confidence),
                     format!("{} ({})", f.pairs, f.slow),
                 ]);
             }
         }
-        for note in &self.notes {
-            s.note(note.clone());
-        }
+        s.notes.extend(self.notes.iter().cloned());
         if self.header.interrupted {
             s.note("interrupted: no dram-map.toml is written from an interrupted search");
         }
@@ -221,14 +201,10 @@ fn notes(solution: &Solution, guest: bool) -> Vec<String> {
     notes
 }
 
-/// One CSV row: one function.
-#[derive(Debug, Serialize)]
-struct CsvRow {
-    mask: String,
-    bits: String,
-    confidence: f64,
-    pairs: usize,
-    slow: usize,
+/// A function's address bits, `6 13 17`.
+fn bits(f: &FoundFunction) -> String {
+    let bits: Vec<String> = f.bits.iter().map(u32::to_string).collect();
+    bits.join(" ")
 }
 
 /// The latency histogram of the threshold pairs, with the threshold.

@@ -80,6 +80,25 @@ pub trait Bench: Serialize + Sized {
     fn summary(&self, params: &ParamsOf<Self>, out: &OutputDir) -> Summary;
 }
 
+/// The accessors of [`Bench`] for a report whose run header is its field
+/// `header` and, with `files`, whose list of files is its field `files`:
+/// `report_fields!(header, files);` inside the `impl Bench`.
+macro_rules! report_fields {
+    (header) => {
+        fn header(&mut self) -> &mut $crate::harness::RunHeader {
+            &mut self.header
+        }
+    };
+    (header, files) => {
+        $crate::harness::report_fields!(header);
+
+        fn files(&mut self) -> Option<&mut Vec<String>> {
+            Some(&mut self.files)
+        }
+    };
+}
+pub(crate) use report_fields;
+
 /// Runs bench `B`: plans, measures the rounds, assembles the report,
 /// records the rounds and any stop in its header, stores what it stores,
 /// writes its files and `<NAME>.json` (which lists them) into the output
@@ -190,13 +209,7 @@ mod tests {
             })
         }
 
-        fn header(&mut self) -> &mut RunHeader {
-            &mut self.header
-        }
-
-        fn files(&mut self) -> Option<&mut Vec<String>> {
-            Some(&mut self.files)
-        }
+        report_fields!(header, files);
 
         fn write(&self, out: &mut OutputDir) -> Result<()> {
             let rows: Vec<Row> = self

@@ -78,6 +78,41 @@ impl OutputDir {
         self.write_bytes(name, &bytes)
     }
 
+    /// Writes `rows` as CSV with the header `columns` (parts of the header
+    /// line as it reads, `a,b,c`, joined: [`DISTRIBUTION_COLUMNS`] among
+    /// them), each row's cells taken from its [`Columns`] by name: a
+    /// report's CSV derived from its own serde form rather than from a row
+    /// struct repeating its fields.
+    ///
+    /// # Panics
+    ///
+    /// If a row lacks a column: the bench named a field its report does
+    /// not have, a programming error every run of the bench shows.
+    pub fn write_columns(
+        &mut self,
+        name: &str,
+        columns: &[&str],
+        rows: impl IntoIterator<Item = Columns>,
+    ) -> Result<PathBuf> {
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        let header: Vec<&str> = columns.iter().flat_map(|part| part.split(',')).collect();
+        let mut records = vec![header.iter().map(|c| c.to_string()).collect()];
+        for row in rows {
+            records.push(header.iter().map(|c| row.cell(c)).collect::<Vec<_>>());
+        }
+        for record in records {
+            writer.write_record(&record).map_err(|source| Error::Csv {
+                path: self.dir.join(name),
+                source,
+            })?;
+        }
+        let bytes = writer.into_inner().map_err(|e| Error::Write {
+            path: self.dir.join(name),
+            source: e.into_error(),
+        })?;
+        self.write_bytes(name, &bytes)
+    }
+
     /// Writes per-condition counter totals as CSV: one row per condition
     /// and event (`total` empty and `unavailable` giving the kernel's
     /// reason where there is no count).
@@ -163,6 +198,68 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// One CSV row as named cells: the fields of a value's serde form, nested
+/// objects flattened with `_` between the names (a distribution `baseline`
+/// gives `baseline_count`, `baseline_median_ns`, ...), plus the columns a
+/// bench adds with [`Columns::with`]. [`OutputDir::write_columns`] picks
+/// the ones its header names.
+#[derive(Debug, Clone, Default)]
+pub struct Columns(serde_json::Map<String, serde_json::Value>);
+
+impl Columns {
+    /// The fields of `value` (a struct), flattened.
+    pub fn of<T: Serialize>(value: &T) -> Columns {
+        Columns::default().with("", value)
+    }
+
+    /// The [`DISTRIBUTION_COLUMNS`] of `durations`.
+    pub fn distribution(durations: &Durations) -> Columns {
+        Columns::of(&DurationColumns::from(durations))
+    }
+
+    /// Adds `value` as the column `name` (replacing one of that name); a
+    /// struct adds its fields flattened under `name_` (under no prefix when
+    /// `name` is empty).
+    pub fn with<T: Serialize>(mut self, name: &str, value: T) -> Columns {
+        // Serializing a report's own types into JSON values cannot fail.
+        let value = serde_json::to_value(value).unwrap_or(serde_json::Value::Null);
+        self.insert(name, value);
+        self
+    }
+
+    fn insert(&mut self, name: &str, value: serde_json::Value) {
+        match value {
+            serde_json::Value::Object(fields) => {
+                for (field, value) in fields {
+                    let full = match name {
+                        "" => field,
+                        _ => format!("{name}_{field}"),
+                    };
+                    self.insert(&full, value);
+                }
+            }
+            value => {
+                self.0.insert(name.to_string(), value);
+            }
+        }
+    }
+
+    /// The cell of `column`: a string as it is, `null` empty, anything else
+    /// as JSON writes it (numbers as the CSV writer would).
+    fn cell(&self, column: &str) -> String {
+        match self.0.get(column) {
+            Some(serde_json::Value::String(text)) => text.clone(),
+            Some(serde_json::Value::Null) => String::new(),
+            Some(value) => value.to_string(),
+            None => panic!("no column {column} in the row {:?}", self.0.keys()),
+        }
+    }
+}
+
+/// The header of a [`DurationColumns`], as [`OutputDir::write_columns`]
+/// takes it.
+pub const DISTRIBUTION_COLUMNS: &str = "count,min_ns,median_ns,p99_ns,max_ns,mean_ns,stddev_ns";
+
 /// The CSV columns of one distribution (`count, min_ns, median_ns, p99_ns,
 /// max_ns, mean_ns, stddev_ns`), for the tables several benches flatten
 /// their distributions into: a row is a tuple `(key, DurationColumns)`,
@@ -219,6 +316,62 @@ mod tests {
     struct Row {
         size_bytes: u64,
         median_ns: u64,
+    }
+
+    #[test]
+    fn columns_come_from_the_serde_form_flattened_and_read_as_a_row_struct_would() {
+        #[derive(Serialize)]
+        struct Point {
+            size_bytes: u64,
+            fraction: f64,
+            estimate: Option<f64>,
+            baseline: Durations,
+        }
+        #[derive(Serialize)]
+        struct Flat {
+            level: &'static str,
+            size_bytes: u64,
+            baseline_median_ns: u64,
+            fraction: f64,
+            estimate: Option<f64>,
+            whole: f64,
+        }
+        let baseline = Durations::of(&[10, 20, 30]).unwrap();
+        let point = Point {
+            size_bytes: 4096,
+            fraction: 0.125,
+            estimate: None,
+            baseline,
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let mut out = OutputDir::create(tmp.path()).unwrap();
+        let row = Columns::of(&point).with("level", "L2").with("whole", 2.0);
+        let columns = &[
+            "level,size_bytes",
+            "baseline_median_ns,fraction,estimate,whole",
+        ];
+        let derived = out.write_columns("derived.csv", columns, [row]).unwrap();
+        let flat = Flat {
+            level: "L2",
+            size_bytes: 4096,
+            baseline_median_ns: 20,
+            fraction: 0.125,
+            estimate: None,
+            whole: 2.0,
+        };
+        let by_struct = out.write_csv("flat.csv", &[flat]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(derived).unwrap(),
+            std::fs::read_to_string(by_struct).unwrap()
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "no column missing")]
+    fn a_column_no_row_has_is_a_programming_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut out = OutputDir::create(tmp.path()).unwrap();
+        let _ = out.write_columns("x.csv", &["missing"], [Columns::default()]);
     }
 
     #[test]

@@ -28,11 +28,13 @@ impl Summary {
     /// The summary of a bench run: titled `tinct bench <bench>` (with
     /// `(quick)` for a quick run), its first fact the machine.
     pub fn of_run(header: &super::RunHeader) -> Self {
-        let mut summary = Self::new(format!(
-            "tinct bench {}{}",
-            header.bench,
-            if header.quick { " (quick)" } else { "" }
-        ));
+        let quick = if header.quick { " (quick)" } else { "" };
+        Self::titled(format!("tinct bench {}{quick}", header.bench), header)
+    }
+
+    /// A summary titled `title`, its first fact the machine of `header`.
+    pub fn titled(title: impl Into<String>, header: &super::RunHeader) -> Self {
+        let mut summary = Self::new(title);
         summary.fact("machine", header.machine.one_line());
         summary
     }

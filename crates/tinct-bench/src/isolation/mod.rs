@@ -31,7 +31,7 @@ pub mod reservation;
 
 use crate::Result;
 use crate::harness::{BenchOptions, Finished, Progress};
-pub use report::{Condition, ConditionResult, Inflation, Parameters, Report};
+pub use report::{Condition, ConditionResult, Parameters, Report};
 use reservation::ReservationChoice;
 use std::path::PathBuf;
 use tinct_core::units::Bytes;

@@ -9,11 +9,11 @@ use super::reservation::{GroupRecord, ResctrlRecord};
 use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
-    Durations, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    Columns, Durations, LineChart, Machine, OutputDir, Ratio, RunHeader, Series, SeriesStyle,
+    Summary, report_fields,
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use tinct_report::stats::ratio;
 
 /// One of the four conditions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -38,14 +38,9 @@ impl Condition {
         Condition::ContendedUnreserved,
     ];
 
-    /// The name used in tables, JSON and CSV.
+    /// The name used in tables, JSON and CSV: its serde name.
     pub fn name(self) -> &'static str {
-        match self {
-            Condition::AloneReserved => "alone-reserved",
-            Condition::ContendedReserved => "contended-reserved",
-            Condition::AloneUnreserved => "alone-unreserved",
-            Condition::ContendedUnreserved => "contended-unreserved",
-        }
+        crate::choice::serde_name(&self)
     }
 
     /// True for the two reserved conditions.
@@ -81,17 +76,6 @@ pub struct ConditionResult {
     /// Distribution of the recorded jobs' wall-clock times (includes any
     /// time the victim was preempted).
     pub jobs_wall: Durations,
-}
-
-/// Contended over alone, for one reservation setting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Inflation {
-    /// WCET(contended) / WCET(alone).
-    pub wcet: f64,
-    /// p99(contended) / p99(alone).
-    pub p99: f64,
-    /// median(contended) / median(alone).
-    pub median: f64,
 }
 
 /// The parameters as run (written to `isolation.json`).
@@ -143,12 +127,12 @@ pub struct Report {
     pub moved_pages: Option<usize>,
     /// One entry per condition.
     pub conditions: Vec<ConditionResult>,
-    /// Inflation with cache reservation.
+    /// Contended over alone with cache reservation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inflation_reserved: Option<Inflation>,
-    /// Inflation without cache reservation.
+    pub inflation_reserved: Option<Ratio>,
+    /// Contended over alone without cache reservation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub inflation_unreserved: Option<Inflation>,
+    pub inflation_unreserved: Option<Ratio>,
     /// Caveats.
     pub notes: Vec<String>,
     /// Files written.
@@ -190,15 +174,10 @@ impl crate::harness::Bench for Report {
             });
         }
         let inflation = |contended: usize, alone: usize| {
-            let (c, a) = (
+            Some(Ratio::of(
                 &conditions.get(contended)?.jobs,
                 &conditions.get(alone)?.jobs,
-            );
-            Some(Inflation {
-                wcet: ratio(c.max, a.max),
-                p99: ratio(c.p99, a.p99),
-                median: ratio(c.median, a.median),
-            })
+            ))
         };
         let (inflation_reserved, inflation_unreserved) = (inflation(1, 0), inflation(3, 2));
         let notes = notes(&plan, &measured, &machine);
@@ -241,30 +220,23 @@ impl crate::harness::Bench for Report {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
-
-    fn files(&mut self) -> Option<&mut Vec<String>> {
-        Some(&mut self.files)
-    }
+    report_fields!(header, files);
 
     /// Writes `isolation.csv` (every job) and `isolation.svg`.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
         let job_times = &self.job_times;
-        let rows: Vec<CsvRow> = Condition::ALL
+        let rows = Condition::ALL
             .iter()
             .zip(job_times)
             .flat_map(|(condition, times)| {
-                times.iter().enumerate().map(|(job, t)| CsvRow {
-                    condition: condition.name(),
-                    job,
-                    cpu_ns: t.cpu_ns,
-                    wall_ns: t.wall_ns,
+                times.iter().enumerate().map(move |(job, t)| {
+                    let row = Columns::default().with("condition", condition);
+                    row.with("job", job)
+                        .with("cpu_ns", t.cpu_ns)
+                        .with("wall_ns", t.wall_ns)
                 })
-            })
-            .collect();
-        out.write_csv("isolation.csv", &rows)?;
+            });
+        out.write_columns("isolation.csv", &["condition,job,cpu_ns,wall_ns"], rows)?;
         let mut chart = LineChart::new(
             "Victim execution time (CPU) per job (kim2013 Figure 7)",
             "job",
@@ -293,8 +265,7 @@ impl crate::harness::Bench for Report {
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
         let p = &self.parameters;
-        let mut s = Summary::new("tinct bench isolation (kim2013 Figure 7)");
-        s.fact("machine", self.header.machine.one_line());
+        let mut s = Summary::titled("tinct bench isolation (kim2013 Figure 7)", &self.header);
         let (victim_share, aggressor_share) = cache_shares(self);
         s.fact(
             "victim",
@@ -329,10 +300,10 @@ impl crate::harness::Bench for Report {
         );
         s.fact("resctrl", self.resctrl.clone());
         if let Some(inflation) = &self.inflation_reserved {
-            s.fact("inflation, reserved", describe(inflation));
+            s.fact("inflation, reserved", inflation.describe());
         }
         if let Some(inflation) = &self.inflation_unreserved {
-            s.fact("inflation, unreserved", describe(inflation));
+            s.fact("inflation, unreserved", inflation.describe());
         }
         s.table(&[
             "condition",
@@ -358,9 +329,7 @@ impl crate::harness::Bench for Report {
                 ms(c.jobs_wall.max),
             ]);
         }
-        for note in &self.notes {
-            s.note(note.clone());
-        }
+        s.notes.extend(self.notes.iter().cloned());
         s
     }
 }
@@ -407,15 +376,6 @@ fn notes(plan: &Plan, measured: &Measured, machine: &Machine) -> Vec<String> {
     notes
 }
 
-/// One CSV row: one recorded job.
-#[derive(Debug, Serialize)]
-struct CsvRow {
-    condition: &'static str,
-    job: usize,
-    cpu_ns: u64,
-    wall_ns: u64,
-}
-
 /// The victim's and the aggressors' share of the cache, in words.
 fn cache_shares(report: &Report) -> (String, String) {
     let p = &report.parameters;
@@ -429,11 +389,4 @@ fn cache_shares(report: &Report) -> (String, String) {
             format!("colors {}..{}", p.victim_colors, p.colors),
         ),
     }
-}
-
-fn describe(inflation: &Inflation) -> String {
-    format!(
-        "WCET {:.2}x, p99 {:.2}x, median {:.2}x",
-        inflation.wcet, inflation.p99, inflation.median
-    )
 }

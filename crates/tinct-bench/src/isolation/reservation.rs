@@ -19,7 +19,8 @@ use crate::choice::Choice;
 use crate::{Error, Result};
 
 /// The `--reservation` choice.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum ReservationChoice {
     /// Reserve by page coloring.
     Coloring,
@@ -36,14 +37,6 @@ impl Choice for ReservationChoice {
         ReservationChoice::Resctrl,
         ReservationChoice::Auto,
     ];
-
-    fn name(self) -> &'static str {
-        match self {
-            ReservationChoice::Coloring => "coloring",
-            ReservationChoice::Resctrl => "resctrl",
-            ReservationChoice::Auto => "auto",
-        }
-    }
 
     fn doc(self) -> &'static str {
         match self {

@@ -4,7 +4,7 @@
 
 use super::measure::STOPPED_DURING;
 use crate::crpd::SwitchCost;
-use crate::harness::{Durations, OutputDir, RunHeader, Summary, write_atomically};
+use crate::harness::{Durations, OutputDir, RunHeader, Summary, report_fields, write_atomically};
 use crate::{Error, InputError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -192,9 +192,7 @@ impl crate::harness::Bench for OverheadsResult {
         Ok(())
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
+    report_fields!(header);
 
     /// The one-screen summary.
     fn summary(&self, params: &super::Params, out: &OutputDir) -> Summary {

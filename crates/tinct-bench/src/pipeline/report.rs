@@ -11,7 +11,8 @@ use super::plan::Plan;
 use crate::Result;
 use crate::harness::counters::MissRate;
 use crate::harness::{
-    ConditionCounters, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary,
+    Columns, ConditionCounters, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle,
+    Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_report::text::opt_us;
@@ -127,13 +128,7 @@ impl crate::harness::Bench for Report {
         Ok(report)
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
-
-    fn files(&mut self) -> Option<&mut Vec<String>> {
-        Some(&mut self.files)
-    }
+    report_fields!(header, files);
 
     /// Writes every file but the JSON.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
@@ -141,22 +136,23 @@ impl crate::harness::Bench for Report {
             return Ok(());
         }
         let chunks = &self.chunks;
-        out.write_csv("table1.csv", &table_rows(self))?;
-        let tasks: Vec<TaskRow<'_>> = self
-            .policies
-            .iter()
-            .flat_map(|p| {
-                p.tasks.iter().map(|t| TaskRow {
-                    policy: &p.policy,
-                    task: &t.name,
-                    exec_mean_us: us(t.exec.mean),
-                    exec_variance_us2: t.exec_variance_ns2 / 1e6,
-                    exec_max_us: us(t.exec.max as f64),
-                    migrations: t.migrations,
-                })
+        out.write_columns(
+            "table1.csv",
+            &[TABLE1_COLUMNS],
+            self.policies.iter().map(table_row),
+        )?;
+        let tasks = self.policies.iter().flat_map(|p| {
+            p.tasks.iter().map(|t| {
+                Columns::of(t)
+                    .with("policy", &p.policy)
+                    .with("task", &t.name)
+                    .with("exec_mean_us", us(t.exec.mean))
+                    .with("exec_variance_us2", t.exec_variance_ns2 / 1e6)
+                    .with("exec_max_us", us(t.exec.max as f64))
             })
-            .collect();
-        out.write_csv("tasks.csv", &tasks)?;
+        });
+        let columns = ["policy,task,exec_mean_us,exec_variance_us2,exec_max_us,migrations"];
+        out.write_columns("tasks.csv", &columns, tasks)?;
         out.write_counters_csv("counters.csv", &self.header.counters)?;
         out.write_text("migrations.txt", &migrations_map(&self.policies))?;
         let names: Vec<String> = self
@@ -366,34 +362,10 @@ fn compare_with_os(policies: &mut [PolicyResult]) {
 /// At most this many points per ECDF curve in the SVG (evenly spaced ranks).
 const ECDF_POINTS: usize = 2000;
 
-/// One row of Table I.
-#[derive(Debug, Serialize)]
-struct TableRow<'a> {
-    policy: &'a str,
-    samples: u64,
-    production_rate_hz: f64,
-    mean_us: f64,
-    stddev_us: f64,
-    rho_us: f64,
-    overall_s: f64,
-    rho_gain_over_os: Option<f64>,
-    overall_gain_over_os_percent: Option<f64>,
-    /// Fig. 4: LLC load misses / loads, or `unavailable: <reason>`.
-    llc_load_miss_rate: String,
-    /// Fig. 4: LLC store misses / stores, or `unavailable: <reason>`.
-    llc_store_miss_rate: String,
-}
-
-/// One task under one policy (Figs. 5 and 6).
-#[derive(Debug, Serialize)]
-struct TaskRow<'a> {
-    policy: &'a str,
-    task: &'a str,
-    exec_mean_us: f64,
-    exec_variance_us2: f64,
-    exec_max_us: f64,
-    migrations: u64,
-}
+/// The columns of Table I (`table1.csv`); the miss rates (Fig. 4) are
+/// misses / accesses, or `unavailable: <reason>`.
+const TABLE1_COLUMNS: &str = "policy,samples,production_rate_hz,mean_us,stddev_us,rho_us,overall_s,\
+     rho_gain_over_os,overall_gain_over_os_percent,llc_load_miss_rate,llc_store_miss_rate";
 
 fn us(ns: f64) -> f64 {
     ns / 1e3
@@ -407,24 +379,15 @@ fn csv_rate(rate: &MissRate) -> String {
     }
 }
 
-fn table_rows(report: &Report) -> Vec<TableRow<'_>> {
-    report
-        .policies
-        .iter()
-        .map(|p| TableRow {
-            policy: &p.policy,
-            samples: p.samples,
-            production_rate_hz: p.production_rate_hz,
-            mean_us: us(p.production.mean),
-            stddev_us: us(p.production.stddev),
-            rho_us: us(p.production.rho),
-            overall_s: p.overall_ns as f64 / 1e9,
-            rho_gain_over_os: p.rho_gain_over_os,
-            overall_gain_over_os_percent: p.overall_gain_over_os_percent,
-            llc_load_miss_rate: csv_rate(&p.load_miss_rate),
-            llc_store_miss_rate: csv_rate(&p.store_miss_rate),
-        })
-        .collect()
+/// One policy's row of Table I.
+fn table_row(p: &PolicyResult) -> Columns {
+    Columns::of(p)
+        .with("mean_us", us(p.production.mean))
+        .with("stddev_us", us(p.production.stddev))
+        .with("rho_us", us(p.production.rho))
+        .with("overall_s", p.overall_ns as f64 / 1e9)
+        .with("llc_load_miss_rate", csv_rate(&p.load_miss_rate))
+        .with("llc_store_miss_rate", csv_rate(&p.store_miss_rate))
 }
 
 /// The migrations map of Fig. 3: per policy, a line per task with the CPU

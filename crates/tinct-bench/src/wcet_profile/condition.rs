@@ -39,14 +39,9 @@ impl Condition {
     /// The conditions profiled when none are named.
     pub const DEFAULT: [Condition; 3] = [Condition::Alone, Condition::Cold, Condition::CoRun];
 
-    /// The name used on the command line and in the files.
+    /// The name used on the command line and in the files: its serde name.
     pub fn name(self) -> &'static str {
-        match self {
-            Condition::Alone => "alone",
-            Condition::Cold => "cold",
-            Condition::CoRun => "co-run",
-            Condition::ColdCoRun => "cold-co-run",
-        }
+        crate::choice::serde_name(&self)
     }
 
     /// True if the working set is flushed before each job.

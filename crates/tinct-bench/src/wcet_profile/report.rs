@@ -7,7 +7,10 @@ use super::measure::{Launches, Measured};
 use super::plan::Plan;
 use super::table;
 use crate::harness::machine::human_bytes;
-use crate::harness::{Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary};
+use crate::harness::{Columns, DurationColumns};
+use crate::harness::{
+    Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
+};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use tinct_core::units::Nanos;
@@ -219,10 +222,13 @@ impl crate::harness::Bench for WcetProfileResult {
             mut points,
             refill,
         } = measured;
-        if launches.is_empty() {
-            return Ok(stopped_before_first_round(plan, &launches));
-        }
-        let table_missing = table::make_non_increasing(&mut points);
+        // A run stopped before every (p, condition) had one launch has no
+        // point (and no Δ): the header, body, plan and placement, no table.
+        let stopped_early = launches.is_empty();
+        let table_missing = match stopped_early {
+            true => Some("stopped before the first round finished: nothing measured".into()),
+            false => table::make_non_increasing(&mut points),
+        };
         let placement = placement(&plan, &points, &launches);
         let mut header = plan.header;
         let (wcet_line, taskset) = match (&table_missing, &refill) {
@@ -264,12 +270,11 @@ impl crate::harness::Bench for WcetProfileResult {
                 )
             }
         };
-        let counters = launches
-            .reports()
-            .find_map(|r| r.counters_note.clone())
-            .unwrap_or_else(|| {
-                "LLC misses counted per job (hardware counter LLC-load-misses)".into()
-            });
+        let counters = match launches.reports().find_map(|r| r.counters_note.clone()) {
+            _ if stopped_early => "not counted: stopped before the first round".into(),
+            Some(note) => note,
+            None => "LLC misses counted per job (hardware counter LLC-load-misses)".into(),
+        };
         header.add_logged_counters();
         Ok(WcetProfileResult {
             counters,
@@ -293,9 +298,7 @@ impl crate::harness::Bench for WcetProfileResult {
         })
     }
 
-    fn header(&mut self) -> &mut RunHeader {
-        &mut self.header
-    }
+    report_fields!(header);
 
     /// Writes the table into `--write-taskset`, never an interrupted
     /// profile's (its table is partial).
@@ -316,7 +319,7 @@ impl crate::harness::Bench for WcetProfileResult {
     /// hardware counted misses), and, when there is a table, `wcet.toml` (the
     /// line) and `taskset.toml` (the whole file).
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        out.write_csv("wcet-profile.csv", &rows(&self.points))?;
+        out.write_columns("wcet-profile.csv", &[CONDITION_COLUMNS], rows(&self.points))?;
         out.write_svg("figure6.svg", &figure6(self))?;
         let mut misses = LineChart::new(
             format!("Worst-case LLC misses per job of `{}`", self.task),
@@ -508,34 +511,6 @@ impl crate::harness::Bench for WcetProfileResult {
     }
 }
 
-/// The result of a run stopped before every (p, condition) had one
-/// launch: the header, body, plan and placement, no point, no table.
-fn stopped_before_first_round(plan: Plan, launches: &Launches) -> WcetProfileResult {
-    let placement = placement(&plan, &[], launches);
-    let mut header = plan.header;
-    header.add_logged_counters();
-    WcetProfileResult {
-        counters: "not counted: stopped before the first round".into(),
-        wcet_line: None,
-        table_missing: Some("stopped before the first round finished: nothing measured".into()),
-        taskset: None,
-        written_taskset: None,
-        task: plan.name,
-        partitions: plan.partitions,
-        jobs_per_launch: plan.jobs,
-        placement,
-        header,
-        body: plan.body,
-        conditions: plan.conditions,
-        co_runners: plan.co_runners,
-        statistic: plan.statistic.to_string(),
-        evt: plan.evt,
-        points: Vec::new(),
-        refill: None,
-        refill_source: None,
-    }
-}
-
 /// Where the working sets lay, and what that means for the table.
 fn placement(plan: &Plan, points: &[ProfilePoint], launches: &Launches) -> Placement {
     let conditions = || points.iter().flat_map(|p| &p.conditions);
@@ -565,68 +540,27 @@ fn placement(plan: &Plan, points: &[ProfilePoint], launches: &Launches) -> Place
     }
 }
 
-#[derive(Serialize)]
-struct ConditionRow<'a> {
-    p: u32,
-    condition: &'a str,
-    colors: usize,
-    jobs: u64,
-    min_ns: u64,
-    median_ns: u64,
-    p99_ns: u64,
-    p999_ns: u64,
-    max_ns: u64,
-    mean_ns: u64,
-    stddev_ns: u64,
-    evt_blocks: u64,
-    evt_model: Option<&'a str>,
-    evt_supported: bool,
-    /// The pWCET at the first requested exceedance (supported or not: see evt_supported).
-    pwcet_ns: Option<u64>,
-    statistic_ns: Option<u64>,
-    table_ns: Option<u64>,
-    pages_checked: u64,
-    pages_in_colors: u64,
-    llc_misses_max: Option<u64>,
-    co_runner_sweeps: Option<u64>,
-}
+/// The columns of `wcet-profile.csv`: one row per p and condition, its
+/// jobs' distribution (mean and σ rounded to ns), its EVT fit (the pWCET at
+/// the first requested exceedance, supported or not: see evt_supported)
+/// and its placement.
+const CONDITION_COLUMNS: &str = "p,condition,colors,jobs,min_ns,median_ns,p99_ns,p999_ns,max_ns,\
+     mean_ns,stddev_ns,evt_blocks,evt_model,evt_supported,pwcet_ns,statistic_ns,table_ns,\
+     pages_checked,pages_in_colors,llc_misses_max,co_runner_sweeps";
 
-fn model_name(c: &ConditionPoint) -> Option<&'static str> {
-    c.evt.model.map(|m| match m {
-        tinct_report::stats::evt::Model::Gumbel => "gumbel",
-        tinct_report::stats::evt::Model::Gev => "gev",
-    })
-}
-
-fn rows(points: &[ProfilePoint]) -> Vec<ConditionRow<'_>> {
-    points
-        .iter()
-        .flat_map(|point| {
-            point.conditions.iter().map(move |c| ConditionRow {
-                p: point.p,
-                condition: c.condition.name(),
-                colors: point.colors.len(),
-                jobs: c.jobs.count,
-                min_ns: c.jobs.min,
-                median_ns: c.jobs.median,
-                p99_ns: c.jobs.p99,
-                p999_ns: c.p999_ns,
-                max_ns: c.jobs.max,
-                mean_ns: c.jobs.mean.round() as u64,
-                stddev_ns: c.jobs.stddev.round() as u64,
-                evt_blocks: c.evt.blocks,
-                evt_model: model_name(c),
-                evt_supported: c.evt.supported,
-                pwcet_ns: c.evt.pwcet.first().and_then(|p| p.ns),
-                statistic_ns: c.statistic_ns,
-                table_ns: point.table_ns,
-                pages_checked: c.pages_checked,
-                pages_in_colors: c.pages_in_colors,
-                llc_misses_max: c.llc_misses_max,
-                co_runner_sweeps: c.co_runners.as_ref().map(|r| r.sweeps),
-            })
+fn rows(points: &[ProfilePoint]) -> impl Iterator<Item = Columns> + '_ {
+    points.iter().flat_map(|point| {
+        point.conditions.iter().map(move |c| {
+            Columns::of(c)
+                .with("", DurationColumns::from(&c.jobs))
+                .with("p", point.p)
+                .with("colors", point.colors.len())
+                .with("jobs", c.jobs.count)
+                .with("pwcet_ns", c.evt.pwcet.first().and_then(|p| p.ns))
+                .with("table_ns", point.table_ns)
+                .with("co_runner_sweeps", c.co_runners.as_ref().map(|r| r.sweeps))
         })
-        .collect()
+    })
 }
 
 /// kim2013 Figure 6: the worst observed job per p under each condition, the
