@@ -13,7 +13,6 @@ pub mod text;
 pub use checks::subject;
 pub use facts::{Facts, MigrationSettings, TOPOLOGY_FILE};
 pub use text::{doctor_json, doctor_text};
-pub use tinct_base::units::human_bytes;
 
 use std::path::PathBuf;
 use tinct_base::InputError;

@@ -2,9 +2,10 @@
 //! caches of [`crate::Report`] as tables, the colour probe's
 //! table, and the JSON of both, so every front end prints the same bytes.
 
-use crate::{ColorProbe, Level, Report, human_bytes};
+use crate::{ColorProbe, Level, Report};
 use serde_json::Value;
 use std::fmt::Write;
+use tinct_base::units::human_bytes;
 use tinct_report::text::table;
 use tinct_sys::color_probe::Verdict;
 

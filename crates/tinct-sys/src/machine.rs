@@ -4,6 +4,7 @@
 
 use crate::SysRoot;
 use crate::topology::Topology;
+use tinct_base::units::human_bytes;
 
 /// One cache as the results record it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,9 +165,6 @@ impl Machine {
         )
     }
 }
-
-/// The byte formatter of every text tinct prints (defined in tinct-base).
-pub use tinct_base::units::human_bytes;
 
 fn cpuinfo_value(cpuinfo: &str, key: &str) -> Option<String> {
     cpuinfo.lines().find_map(|line| {

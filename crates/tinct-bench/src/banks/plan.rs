@@ -6,9 +6,9 @@ use super::kernels::Kernel;
 use super::{Allocation, Params, Skipped};
 use crate::choice::Choice;
 use crate::harness::RunSettings;
-use crate::harness::machine::human_bytes;
 use crate::page_placement::PagedMemory;
 use crate::{Error, Result};
+use tinct_base::units::human_bytes;
 use tinct_mem::{AddressMapping, PageId, XorFunctions};
 use tinct_sys::topology::Topology;
 

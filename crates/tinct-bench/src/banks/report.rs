@@ -10,13 +10,13 @@ use super::plan::Plan;
 use super::tables::Table;
 use crate::Result;
 use crate::choice::{Choice, serde_name};
-use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
     Columns, DISTRIBUTION_COLUMNS, Durations, LineChart, Machine, OutputDir, RunHeader, Series,
     SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
+use tinct_base::units::human_bytes;
 
 /// How the threads' memory was allocated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -5,12 +5,12 @@
 use super::measure::Measured;
 use super::plan::Plan;
 use crate::Result;
-use crate::harness::machine::human_bytes;
 use crate::harness::{Columns, DISTRIBUTION_COLUMNS};
 use crate::harness::{
     Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
+use tinct_base::units::human_bytes;
 use tinct_core::calibration::RefillRecord;
 use tinct_core::units::Bytes;
 

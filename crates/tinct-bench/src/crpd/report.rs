@@ -3,12 +3,12 @@
 
 use super::{CacheKind, CodeOrder, SwitchCost, SwitchRow};
 use crate::Result;
-use crate::harness::machine::human_bytes;
 use crate::harness::{Columns, DISTRIBUTION_COLUMNS};
 use crate::harness::{
     Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
+use tinct_base::units::human_bytes;
 use tinct_report::text::us;
 
 /// One working-set size of a CRPD sweep.

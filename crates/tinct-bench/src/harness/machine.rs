@@ -2,4 +2,4 @@
 //! with the run directory), re-exported where the benches have always
 //! found it.
 
-pub use tinct_sys::machine::{Machine, MachineCache, human_bytes};
+pub use tinct_sys::machine::{Machine, MachineCache};

@@ -83,11 +83,9 @@ impl OutputDir {
     /// them), each row's cells taken from its [`Columns`] by name: a
     /// report's CSV derived from its own serde form rather than from a row
     /// struct repeating its fields.
-    ///
-    /// # Panics
-    ///
-    /// If a row lacks a column: the bench named a field its report does
-    /// not have, a programming error every run of the bench shows.
+    /// A row without one of the columns (the bench named a field its
+    /// report does not have) is an error naming the column; the files
+    /// written before it stay.
     pub fn write_columns(
         &mut self,
         name: &str,
@@ -98,7 +96,17 @@ impl OutputDir {
         let header: Vec<&str> = columns.iter().flat_map(|part| part.split(',')).collect();
         let mut records = vec![header.iter().map(|c| c.to_string()).collect()];
         for row in rows {
-            records.push(header.iter().map(|c| row.cell(c)).collect::<Vec<_>>());
+            let cells = header.iter().map(|column| {
+                row.cell(column).ok_or_else(|| Error::Write {
+                    path: self.dir.join(name),
+                    source: std::io::Error::other(format!(
+                        "the header names the column {column}, which a row does not have \
+                         (its columns: {})",
+                        row.names()
+                    )),
+                })
+            });
+            records.push(cells.collect::<Result<Vec<_>>>()?);
         }
         for record in records {
             writer.write_record(&record).map_err(|source| Error::Csv {
@@ -246,13 +254,21 @@ impl Columns {
 
     /// The cell of `column`: a string as it is, `null` empty, anything else
     /// as JSON writes it (numbers as the CSV writer would).
-    fn cell(&self, column: &str) -> String {
-        match self.0.get(column) {
-            Some(serde_json::Value::String(text)) => text.clone(),
-            Some(serde_json::Value::Null) => String::new(),
-            Some(value) => value.to_string(),
-            None => panic!("no column {column} in the row {:?}", self.0.keys()),
-        }
+    fn cell(&self, column: &str) -> Option<String> {
+        Some(match self.0.get(column)? {
+            serde_json::Value::String(text) => text.clone(),
+            serde_json::Value::Null => String::new(),
+            value => value.to_string(),
+        })
+    }
+
+    /// The names of the row's columns, comma-separated.
+    fn names(&self) -> String {
+        self.0
+            .keys()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
@@ -364,14 +380,14 @@ mod tests {
             std::fs::read_to_string(derived).unwrap(),
             std::fs::read_to_string(by_struct).unwrap()
         );
-    }
-
-    #[test]
-    #[should_panic(expected = "no column missing")]
-    fn a_column_no_row_has_is_a_programming_error() {
-        let tmp = tempfile::tempdir().unwrap();
-        let mut out = OutputDir::create(tmp.path()).unwrap();
-        let _ = out.write_columns("x.csv", &["missing"], [Columns::default()]);
+        // A column the rows do not have is an error naming it, not a panic.
+        let row = Columns::of(&point);
+        let e = out
+            .write_columns("typo.csv", &["size_bytes,fractoin"], [row])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("typo.csv") && e.contains("fractoin"), "{e}");
+        assert!(!tmp.path().join("typo.csv").exists());
     }
 
     #[test]

@@ -6,7 +6,6 @@ use super::WARMUP_ROUNDS;
 use super::measure::{JobTime, Measured};
 use super::plan::Plan;
 use super::reservation::{GroupRecord, ResctrlRecord};
-use crate::harness::machine::human_bytes;
 use crate::harness::summary::ms;
 use crate::harness::{
     Columns, Durations, LineChart, Machine, OutputDir, Ratio, RunHeader, Series, SeriesStyle,
@@ -14,6 +13,7 @@ use crate::harness::{
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
+use tinct_base::units::human_bytes;
 
 /// One of the four conditions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,13 +6,13 @@ use super::condition::Condition;
 use super::measure::{Launches, Measured};
 use super::plan::Plan;
 use super::table;
-use crate::harness::machine::human_bytes;
 use crate::harness::{Columns, DurationColumns};
 use crate::harness::{
     Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
 };
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
+use tinct_base::units::human_bytes;
 use tinct_core::units::Nanos;
 use tinct_report::stats::evt::{EvtOptions, EvtReport};
 

@@ -1,8 +1,9 @@
 //! CPUs, caches, page colors and NUMA nodes.
 
 use super::{finding, subject};
-use crate::{Finding, Level, human_bytes};
+use crate::{Finding, Level};
 use tinct_base::geometry::{ColorGeometry, GeometryError};
+use tinct_base::units::human_bytes;
 use tinct_sys::cpulist::format_cpu_list;
 use tinct_sys::topology::{Cache, CacheType, Topology};
 

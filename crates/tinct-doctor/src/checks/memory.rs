@@ -1,7 +1,8 @@
 //! Pages: size, transparent huge pages, pagemap PFNs, RLIMIT_MEMLOCK.
 
 use super::{finding, subject, unreadable};
-use crate::{Facts, Finding, Level, human_bytes};
+use crate::{Facts, Finding, Level};
+use tinct_base::units::human_bytes;
 use tinct_sys::privilege::{Capability, PagemapProbe};
 use tinct_sys::system::ThpMode;
 
