@@ -10,7 +10,6 @@
 //! serde names in a hand-written `match`.
 
 use serde::Serialize;
-use serde::ser::{Impossible, Serializer};
 
 /// An enum whose variants are chosen by name.
 pub trait Choice: Copy + Serialize + 'static {
@@ -62,119 +61,17 @@ macro_rules! choice_text {
 pub(crate) use choice_text;
 
 /// The name serde writes for `value`, a unit variant of an enum (its
-/// `rename` or `rename_all` applied): how every enum of the reports names
-/// its variants in tables, JSON and CSV.
+/// `rename` or `rename_all` applied, read by the `serde_variant` crate):
+/// how every enum of the reports names its variants in tables, JSON and
+/// CSV.
 ///
 /// # Panics
 ///
 /// If `value` does not serialize as a unit variant: a type that is not a
 /// field-less enum, a programming error the tests catch.
 pub fn serde_name<T: Serialize>(value: &T) -> &'static str {
-    value.serialize(VariantName).unwrap_or_else(|NotAVariant| {
-        panic!("{} is not a unit variant", std::any::type_name::<T>())
-    })
-}
-
-/// The serializer behind [`serde_name`]: it accepts a unit variant and
-/// returns serde's name for it, and refuses everything else.
-struct VariantName;
-
-/// What [`VariantName`] refuses with: the value is not a unit variant.
-#[derive(Debug)]
-struct NotAVariant;
-
-impl std::fmt::Display for NotAVariant {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("not a unit variant")
-    }
-}
-
-impl std::error::Error for NotAVariant {}
-
-impl serde::ser::Error for NotAVariant {
-    fn custom<T: std::fmt::Display>(_: T) -> Self {
-        NotAVariant
-    }
-}
-
-/// The [`Serializer`] methods [`VariantName`] refuses, each with its
-/// arguments' types.
-macro_rules! refuse {
-    ($($method:ident($($arg:ty),*) -> $ok:ty;)*) => {
-        $(fn $method(self, $(_: $arg),*) -> Result<$ok, NotAVariant> {
-            Err(NotAVariant)
-        })*
-    };
-}
-
-impl Serializer for VariantName {
-    type Ok = &'static str;
-    type Error = NotAVariant;
-    type SerializeSeq = Impossible<&'static str, NotAVariant>;
-    type SerializeTuple = Impossible<&'static str, NotAVariant>;
-    type SerializeTupleStruct = Impossible<&'static str, NotAVariant>;
-    type SerializeTupleVariant = Impossible<&'static str, NotAVariant>;
-    type SerializeMap = Impossible<&'static str, NotAVariant>;
-    type SerializeStruct = Impossible<&'static str, NotAVariant>;
-    type SerializeStructVariant = Impossible<&'static str, NotAVariant>;
-
-    fn serialize_unit_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        variant: &'static str,
-    ) -> Result<&'static str, NotAVariant> {
-        Ok(variant)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: &T,
-    ) -> Result<&'static str, NotAVariant> {
-        Err(NotAVariant)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result<&'static str, NotAVariant> {
-        Err(NotAVariant)
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result<&'static str, NotAVariant> {
-        Err(NotAVariant)
-    }
-
-    refuse! {
-        serialize_bool(bool) -> &'static str;
-        serialize_i8(i8) -> &'static str;
-        serialize_i16(i16) -> &'static str;
-        serialize_i32(i32) -> &'static str;
-        serialize_i64(i64) -> &'static str;
-        serialize_u8(u8) -> &'static str;
-        serialize_u16(u16) -> &'static str;
-        serialize_u32(u32) -> &'static str;
-        serialize_u64(u64) -> &'static str;
-        serialize_f32(f32) -> &'static str;
-        serialize_f64(f64) -> &'static str;
-        serialize_char(char) -> &'static str;
-        serialize_str(&str) -> &'static str;
-        serialize_bytes(&[u8]) -> &'static str;
-        serialize_none() -> &'static str;
-        serialize_unit() -> &'static str;
-        serialize_unit_struct(&'static str) -> &'static str;
-        serialize_seq(Option<usize>) -> Self::SerializeSeq;
-        serialize_tuple(usize) -> Self::SerializeTuple;
-        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
-        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
-        serialize_map(Option<usize>) -> Self::SerializeMap;
-        serialize_struct(&'static str, usize) -> Self::SerializeStruct;
-        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
-    }
+    serde_variant::to_variant_name(value)
+        .unwrap_or_else(|_| panic!("{} is not a unit variant", std::any::type_name::<T>()))
 }
 
 #[cfg(test)]
