@@ -9,10 +9,7 @@
 //! key a report has always written stays.
 
 use super::Durations;
-use serde::de::Error as _;
-use serde::ser::SerializeMap;
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use std::collections::HashMap;
+use serde::{Deserialize, Serialize};
 use tinct_report::stats::ratio;
 
 /// One distribution over another at the WCET (largest sample), the 99th
@@ -44,73 +41,15 @@ impl Ratio {
             self.wcet, self.p99, self.median
         )
     }
-
-    /// The statistics by name, in the order they are written.
-    fn named(&self) -> [(&'static str, f64); 3] {
-        [
-            ("wcet", self.wcet),
-            ("p99", self.p99),
-            ("median", self.median),
-        ]
-    }
-
-    /// Writes the ratio as the keys `<prefix>wcet`, `<prefix>p99` and
-    /// `<prefix>median` of the object it is flattened into.
-    pub fn serialize_prefixed<S: Serializer>(
-        &self,
-        prefix: &str,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(3))?;
-        for (stat, value) in self.named() {
-            map.serialize_entry(&format!("{prefix}{stat}"), &value)?;
-        }
-        map.end()
-    }
-
-    /// Reads the ratio back from the keys [`Ratio::serialize_prefixed`]
-    /// writes (the parent's other keys are left to it).
-    pub fn deserialize_prefixed<'de, D: Deserializer<'de>>(
-        prefix: &str,
-        deserializer: D,
-    ) -> Result<Ratio, D::Error> {
-        let keys = HashMap::<String, serde_json::Value>::deserialize(deserializer)?;
-        let stat = |name: &str| {
-            let key = format!("{prefix}{name}");
-            keys.get(&key)
-                .and_then(serde_json::Value::as_f64)
-                .ok_or_else(|| D::Error::custom(format!("expected a number at {key}")))
-        };
-        Ok(Ratio {
-            wcet: stat("wcet")?,
-            p99: stat("p99")?,
-            median: stat("median")?,
-        })
-    }
 }
 
 /// Declares a module for `#[serde(flatten, with = "NAME")]` on a [`Ratio`]
 /// field: the ratio written as the keys `<PREFIX>wcet`, `<PREFIX>p99` and
 /// `<PREFIX>median` of its parent.
+/// (Doc comments written on a use are for the reader of the report type.)
 macro_rules! ratio_keys {
     ($(#[$doc:meta])* $name:ident = $prefix:literal) => {
-        $(#[$doc])*
-        pub(crate) mod $name {
-            /// Writes the ratio under the prefix.
-            pub(crate) fn serialize<S: serde::Serializer>(
-                ratio: &$crate::harness::Ratio,
-                serializer: S,
-            ) -> Result<S::Ok, S::Error> {
-                ratio.serialize_prefixed($prefix, serializer)
-            }
-
-            /// Reads the ratio from under the prefix.
-            pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(
-                deserializer: D,
-            ) -> Result<$crate::harness::Ratio, D::Error> {
-                $crate::harness::Ratio::deserialize_prefixed($prefix, deserializer)
-            }
-        }
+        serde_with::with_prefix!(pub(crate) $name $prefix);
     };
 }
 pub(crate) use ratio_keys;
@@ -159,12 +98,11 @@ mod tests {
         assert_eq!(json["name"], "x");
         let back: Parent = serde_json::from_value(json.clone()).unwrap();
         assert_eq!(back, parent);
+        // A missing statistic is refused, never read as a default (the
+        // error names the statistic; serde_json's adds the file position).
         let mut partial = json;
         partial.as_object_mut().unwrap().remove("private_over_p99");
         let refused = serde_json::from_value::<Parent>(partial).unwrap_err();
-        assert!(
-            refused.to_string().contains("private_over_p99"),
-            "{refused}"
-        );
+        assert!(refused.to_string().contains("`p99`"), "{refused}");
     }
 }
