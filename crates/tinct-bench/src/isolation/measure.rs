@@ -306,8 +306,8 @@ fn run_block(
     })
 }
 
-/// One victim job's CPU time and wall-clock time.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One victim job's CPU time and wall-clock time (a row of `isolation.csv`).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct JobTime {
     pub cpu_ns: u64,
     pub wall_ns: u64,

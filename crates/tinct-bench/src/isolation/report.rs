@@ -78,6 +78,26 @@ pub struct ConditionResult {
     pub jobs_wall: Durations,
 }
 
+impl ConditionResult {
+    /// The distributions of the jobs `times` recorded under `condition`.
+    fn of(condition: Condition, times: &[JobTime]) -> Result<ConditionResult> {
+        let of = |ns: fn(&JobTime) -> u64| Durations::of(&times.iter().map(ns).collect::<Vec<_>>());
+        let (Some(jobs), Some(jobs_wall)) = (of(|t| t.cpu_ns), of(|t| t.wall_ns)) else {
+            return Err(Error::Measurement(format!(
+                "no jobs for {}",
+                condition.name()
+            )));
+        };
+        Ok(ConditionResult {
+            condition,
+            reserved: condition.reserved(),
+            contended: condition.contended(),
+            jobs,
+            jobs_wall,
+        })
+    }
+}
+
 /// The parameters as run (written to `isolation.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Parameters {
@@ -150,45 +170,26 @@ impl crate::harness::Bench for Report {
     /// run `stopped` before its first round ended has neither (whole rounds
     /// are kept: every condition has jobs or none has).
     fn assemble(plan: Plan, measured: Measured, stopped: bool) -> Result<Report> {
-        let machine = plan.machine.clone();
-        let mut conditions = Vec::with_capacity(Condition::ALL.len());
         let no_round = stopped && measured.job_times.iter().all(Vec::is_empty);
-        for (times, &condition) in measured.job_times.iter().zip(&Condition::ALL) {
-            if no_round {
-                break;
-            }
-            let cpu: Vec<u64> = times.iter().map(|t| t.cpu_ns).collect();
-            let wall: Vec<u64> = times.iter().map(|t| t.wall_ns).collect();
-            let (Some(jobs), Some(jobs_wall)) = (Durations::of(&cpu), Durations::of(&wall)) else {
-                return Err(Error::Measurement(format!(
-                    "no jobs for {}",
-                    condition.name()
-                )));
-            };
-            conditions.push(ConditionResult {
-                condition,
-                reserved: condition.reserved(),
-                contended: condition.contended(),
-                jobs,
-                jobs_wall,
-            });
-        }
+        let conditions = Condition::ALL
+            .into_iter()
+            .zip(&measured.job_times)
+            .filter(|_| !no_round)
+            .map(|(condition, times)| ConditionResult::of(condition, times))
+            .collect::<Result<Vec<_>>>()?;
         let inflation = |contended: usize, alone: usize| {
             Some(Ratio::of(
                 &conditions.get(contended)?.jobs,
                 &conditions.get(alone)?.jobs,
             ))
         };
-        let (inflation_reserved, inflation_unreserved) = (inflation(1, 0), inflation(3, 2));
-        let notes = notes(&plan, &measured, &machine);
+        let machine = plan.machine.clone();
         Ok(Report {
-            header: RunHeader::of_run(
-                "isolation",
-                plan.run.clone(),
-                machine,
-                measured.counters.clone(),
-            )
-            .with_conditions(measured.run_conditions.clone()),
+            inflation_reserved: inflation(1, 0),
+            inflation_unreserved: inflation(3, 2),
+            notes: notes(&plan, &measured, &machine),
+            header: RunHeader::of_run("isolation", plan.run.clone(), machine, measured.counters)
+                .with_conditions(measured.run_conditions),
             parameters: Parameters {
                 victim_cpu: plan.run.cpus[0],
                 aggressor_cpus: plan.aggressor_cpus().to_vec(),
@@ -206,15 +207,15 @@ impl crate::harness::Bench for Report {
                 "page-coloring"
             }
             .into(),
-            reservation_reason: measured.reservation_reason.clone(),
-            resctrl: resctrl_status(&measured),
-            resctrl_groups: measured.resctrl_groups.clone(),
-            frames_unreadable: measured.frames_unreadable.clone(),
+            resctrl: resctrl_status(
+                &measured.reservation_reason,
+                measured.resctrl_groups.is_some(),
+            ),
+            reservation_reason: measured.reservation_reason,
+            resctrl_groups: measured.resctrl_groups,
+            frames_unreadable: measured.frames_unreadable,
             moved_pages: measured.moved_pages,
             conditions,
-            inflation_reserved,
-            inflation_unreserved,
-            notes,
             files: Vec::new(),
             job_times: measured.job_times,
         })
@@ -224,18 +225,13 @@ impl crate::harness::Bench for Report {
 
     /// Writes `isolation.csv` (every job) and `isolation.svg`.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        let job_times = &self.job_times;
-        let rows = Condition::ALL
-            .iter()
-            .zip(job_times)
-            .flat_map(|(condition, times)| {
-                times.iter().enumerate().map(move |(job, t)| {
-                    let row = Columns::default().with("condition", condition);
-                    row.with("job", job)
-                        .with("cpu_ns", t.cpu_ns)
-                        .with("wall_ns", t.wall_ns)
-                })
-            });
+        let jobs = || Condition::ALL.into_iter().zip(&self.job_times);
+        let rows = jobs().flat_map(|(condition, times)| {
+            times
+                .iter()
+                .enumerate()
+                .map(move |(job, t)| Columns::of(t).with("condition", condition).with("job", job))
+        });
         out.write_columns("isolation.csv", &["condition,job,cpu_ns,wall_ns"], rows)?;
         let mut chart = LineChart::new(
             "Victim execution time (CPU) per job (kim2013 Figure 7)",
@@ -243,20 +239,16 @@ impl crate::harness::Bench for Report {
             "execution time (ms)",
         );
         chart.y_from_zero = false;
-        for (condition, times) in Condition::ALL.iter().zip(job_times) {
-            chart.series.push(Series::new(
-                condition.name(),
-                if condition.contended() {
-                    SeriesStyle::Line
-                } else {
-                    SeriesStyle::Dashed
-                },
-                times
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| (i as f64, t.cpu_ns as f64 / 1e6))
-                    .collect(),
-            ));
+        for (condition, times) in jobs() {
+            let style = match condition.contended() {
+                true => SeriesStyle::Line,
+                false => SeriesStyle::Dashed,
+            };
+            let points = times.iter().enumerate();
+            let points = points.map(|(i, t)| (i as f64, t.cpu_ns as f64 / 1e6));
+            chart
+                .series
+                .push(Series::new(condition.name(), style, points.collect()));
         }
         out.write_svg("isolation.svg", &chart)?;
         Ok(())
@@ -299,11 +291,13 @@ impl crate::harness::Bench for Report {
             "CPU time of the victim thread per job (wall-clock times in the last columns)",
         );
         s.fact("resctrl", self.resctrl.clone());
-        if let Some(inflation) = &self.inflation_reserved {
-            s.fact("inflation, reserved", inflation.describe());
-        }
-        if let Some(inflation) = &self.inflation_unreserved {
-            s.fact("inflation, unreserved", inflation.describe());
+        for (name, inflation) in [
+            ("inflation, reserved", &self.inflation_reserved),
+            ("inflation, unreserved", &self.inflation_unreserved),
+        ] {
+            if let Some(inflation) = inflation {
+                s.fact(name, inflation.describe());
+            }
         }
         s.table(&[
             "condition",
@@ -317,17 +311,22 @@ impl crate::harness::Bench for Report {
             "wall max ms",
         ]);
         for c in &self.conditions {
-            s.row(vec![
-                c.condition.name().into(),
-                c.jobs.count.to_string(),
-                ms(c.jobs.min),
-                ms(c.jobs.median),
-                ms(c.jobs.p99),
-                ms(c.jobs.max),
-                ms(c.jobs.stddev.round() as u64),
-                ms(c.jobs_wall.median),
-                ms(c.jobs_wall.max),
-            ]);
+            let (cpu, wall) = (&c.jobs, &c.jobs_wall);
+            let mut row = vec![c.condition.name().into(), cpu.count.to_string()];
+            let stddev = cpu.stddev.round() as u64;
+            row.extend(
+                [
+                    cpu.min,
+                    cpu.median,
+                    cpu.p99,
+                    cpu.max,
+                    stddev,
+                    wall.median,
+                    wall.max,
+                ]
+                .map(ms),
+            );
+            s.row(row);
         }
         s.notes.extend(self.notes.iter().cloned());
         s
@@ -335,10 +334,9 @@ impl crate::harness::Bench for Report {
 }
 
 /// What resctrl offers here, in words.
-fn resctrl_status(measured: &Measured) -> String {
-    let reason = &measured.reservation_reason;
+fn resctrl_status(reason: &str, reserved_by_resctrl: bool) -> String {
     match tinct_sys::resctrl::ResctrlStatus::read(&tinct_sys::SysRoot::live()) {
-        _ if measured.resctrl_groups.is_some() => reason.clone(),
+        _ if reserved_by_resctrl => reason.to_string(),
         Ok(status) if status.offers_cache_allocation() => {
             format!("resctrl offers cache allocation here; this run reserved by {reason}")
         }
