@@ -91,9 +91,8 @@ pub struct LevelLatency {
     pub level: String,
     /// Capacity of the level (`None` for memory).
     pub cache_bytes: Option<u64>,
-    /// The sweep size used for this level (the largest at most half the
-    /// level's capacity and larger than the level below; for memory, the
-    /// largest size).
+    /// The sweep size probed: the largest above the level below and at most
+    /// half the level's capacity (memory: the largest).
     pub probe_bytes: u64,
     /// Median ns per load at that size, page-local layout.
     pub ns_per_access: f64,

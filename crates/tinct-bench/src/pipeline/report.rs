@@ -36,8 +36,7 @@ pub struct TaskResult {
     pub map: Vec<u32>,
 }
 
-/// Everything measured under one policy; its [`Figures`] are derived when
-/// it is written.
+/// Everything measured under one policy (its [`Figures`] derived when written).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PolicyResult {
     /// `os`, `affinity` or `static`.
@@ -52,11 +51,9 @@ pub struct PolicyResult {
     pub tasks: Vec<TaskResult>,
     /// What each affinity move cost (`None`: no move).
     pub moves: Option<Durations>,
-    /// LLC load misses / LLC loads over the policy's runs (Fig. 4's load
-    /// miss rate), or why the hardware did not count them.
+    /// Fig. 4's LLC load misses / loads over the policy's runs, or why there is none.
     pub load_miss_rate: MissRate,
-    /// LLC store misses / LLC stores over the policy's runs (Fig. 4's
-    /// store miss rate), or why the hardware did not count them.
+    /// Fig. 4's LLC store misses / stores over the policy's runs, or why there is none.
     pub store_miss_rate: MissRate,
 }
 
@@ -117,8 +114,7 @@ pub struct Report {
     pub policies: Vec<PolicyResult>,
     /// Files written.
     pub files: Vec<String>,
-    /// Every policy's samples, chunk by chunk, for the tables and charts
-    /// (not in the JSON).
+    /// Every policy's samples, chunk by chunk, for the charts (not in the JSON).
     #[serde(skip)]
     chunks: Vec<Vec<Chunk>>,
 }
