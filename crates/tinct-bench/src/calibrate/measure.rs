@@ -177,20 +177,10 @@ fn latency_point(
     let huge_random = (buffers.len() > 2)
         .then(|| samples.stats(2).ok_or_else(no_samples))
         .transpose()?;
-    let per = |s: &Durations| s.median as f64 / steps as f64;
-    let per_min = |s: &Durations| s.min as f64 / steps as f64;
     let point = LatencyPoint {
         size_bytes: size,
         fits_in: fits_in(size, header),
         accesses_per_sample: steps,
-        random_ns_per_access: per(&random),
-        page_local_ns_per_access: per(&page_local),
-        random_min_ns_per_access: per_min(&random),
-        page_local_min_ns_per_access: per_min(&page_local),
-        tlb_penalty_ns: per_min(&random) - per_min(&page_local),
-        huge_random_ns_per_access: huge_random.as_ref().map(per),
-        huge_random_min_ns_per_access: huge_random.as_ref().map(per_min),
-        huge_tlb_penalty_ns: huge_random.as_ref().map(|h| per_min(&random) - per_min(h)),
         huge_random,
         random,
         page_local,

@@ -35,7 +35,8 @@ use crate::harness::{BenchOptions, Finished, Progress};
 pub use measure::{RefillSetup, measure_bandwidth, measure_refill};
 pub use plan::{Geometry, sweep_sizes};
 pub use report::{
-    Bandwidth, CalibrateResult, HugePages, LatencyPoint, LevelLatency, Refill, level_latencies,
+    Bandwidth, CalibrateResult, HugePages, LatencyPoint, LevelLatency, PerAccess, Refill,
+    level_latencies,
 };
 use tinct_core::units::Bytes;
 

@@ -5,16 +5,17 @@
 use super::measure::Measured;
 use super::plan::Plan;
 use crate::Result;
-use crate::harness::{Columns, DISTRIBUTION_COLUMNS};
 use crate::harness::{
-    Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
+    Columns, DISTRIBUTION_COLUMNS, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle,
+    Summary, report_fields, serialize_derived,
 };
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 use tinct_base::units::human_bytes;
 use tinct_core::calibration::RefillRecord;
 use tinct_core::units::Bytes;
 
-/// Latency at one working-set size.
+/// Latency at one working-set size; its ns per load ([`PerAccess`]) are
+/// derived from the distributions and written after them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyPoint {
     /// Working-set size in bytes.
@@ -27,29 +28,60 @@ pub struct LatencyPoint {
     pub random: Durations,
     /// Time per sample, page-local layout (one TLB miss per page).
     pub page_local: Durations,
-    /// Median ns per load, random-line layout.
-    pub random_ns_per_access: f64,
-    /// Median ns per load, page-local layout: the cache latency.
-    pub page_local_ns_per_access: f64,
-    /// Fastest sample's ns per load, random-line layout (on a shared
-    /// machine interference only adds time, so the minimum is the least
-    /// disturbed estimate).
-    pub random_min_ns_per_access: f64,
-    /// Fastest sample's ns per load, page-local layout.
-    pub page_local_min_ns_per_access: f64,
-    /// Random minus page-local, per load, from the fastest samples: the TLB
-    /// penalty at this size.
-    pub tlb_penalty_ns: f64,
     /// Time per sample, random-line layout within transparent huge pages
     /// (`None` when the buffer did not get huge pages).
     pub huge_random: Option<Durations>,
-    /// Median ns per load, random-line layout in huge pages.
+}
+
+/// A sweep point's ns per load, median and fastest sample (on a shared
+/// machine interference only adds time, so the fastest is the least
+/// disturbed estimate), and the TLB penalties between the fastest samples.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PerAccess {
+    /// Median, random-line layout.
+    pub random_ns_per_access: f64,
+    /// Median, page-local layout: the cache latency.
+    pub page_local_ns_per_access: f64,
+    /// Fastest, random-line layout.
+    pub random_min_ns_per_access: f64,
+    /// Fastest, page-local layout.
+    pub page_local_min_ns_per_access: f64,
+    /// Random minus page-local: the TLB penalty at this size.
+    pub tlb_penalty_ns: f64,
+    /// Median, random-line layout in huge pages.
     pub huge_random_ns_per_access: Option<f64>,
-    /// Fastest sample's ns per load, random-line layout in huge pages.
+    /// Fastest, random-line layout in huge pages.
     pub huge_random_min_ns_per_access: Option<f64>,
-    /// 4 KiB random minus huge-page random, per load, from the fastest
-    /// samples: the TLB cost of base pages at this size.
+    /// 4 KiB random minus huge-page random: the TLB cost of base pages.
     pub huge_tlb_penalty_ns: Option<f64>,
+}
+
+impl LatencyPoint {
+    /// The ns per load of this point's distributions.
+    pub fn per_access(&self) -> PerAccess {
+        let loads = self.accesses_per_sample as f64;
+        let median = |d: &Durations| d.median as f64 / loads;
+        let min = |d: &Durations| d.min as f64 / loads;
+        let huge = self.huge_random.as_ref();
+        PerAccess {
+            random_ns_per_access: median(&self.random),
+            page_local_ns_per_access: median(&self.page_local),
+            random_min_ns_per_access: min(&self.random),
+            page_local_min_ns_per_access: min(&self.page_local),
+            tlb_penalty_ns: min(&self.random) - min(&self.page_local),
+            huge_random_ns_per_access: huge.map(median),
+            huge_random_min_ns_per_access: huge.map(min),
+            huge_tlb_penalty_ns: huge.map(|h| min(&self.random) - min(h)),
+        }
+    }
+}
+
+/// Each sweep point with its [`PerAccess`] after its own fields.
+fn with_per_access<S: Serializer>(
+    points: &[LatencyPoint],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serialize_derived(points.iter().map(|p| (p, p.per_access())), s)
 }
 
 /// The latency of one level, read off the sweep.
@@ -59,21 +91,16 @@ pub struct LevelLatency {
     pub level: String,
     /// Capacity of the level (`None` for memory).
     pub cache_bytes: Option<u64>,
-    /// The sweep size used for this level (the largest at most half the
-    /// level's capacity and larger than the level below; for memory, the
-    /// largest size).
+    /// The sweep size probed: the largest above the level below and at most
+    /// half the level's capacity (memory: the largest).
     pub probe_bytes: u64,
     /// Median ns per load at that size, page-local layout.
     pub ns_per_access: f64,
-    /// Median ns per load at that size, random layout.
-    pub random_ns_per_access: f64,
     /// Fastest sample's ns per load at that size, page-local layout.
     pub min_ns_per_access: f64,
-    /// Fastest sample's ns per load at that size, random layout.
-    pub random_min_ns_per_access: f64,
-    /// Fastest sample's ns per load at that size, random layout within
-    /// huge pages (when measured).
-    pub huge_random_min_ns_per_access: Option<f64>,
+    /// Every ns per load at that size.
+    #[serde(flatten)]
+    pub at_probe: PerAccess,
 }
 
 /// What was done about huge pages.
@@ -142,6 +169,7 @@ pub struct CalibrateResult {
     /// N_P.
     pub partitions: u32,
     /// The latency sweep.
+    #[serde(serialize_with = "with_per_access")]
     pub latency: Vec<LatencyPoint>,
     /// Latency per level.
     pub levels: Vec<LevelLatency>,
@@ -153,9 +181,8 @@ pub struct CalibrateResult {
     /// Δ (absent when the run was stopped before it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refill: Option<Refill>,
-    /// The platform overheads (context switch, release latency, tick),
-    /// measured as `tinct bench overheads` does (absent when the run was
-    /// stopped before them).
+    /// The platform overheads (context switch, release latency, tick), as
+    /// `tinct bench overheads` measures them (absent when stopped before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overheads: Option<tinct_core::calibration::Overheads>,
 }
@@ -169,22 +196,15 @@ impl crate::harness::Bench for CalibrateResult {
     fn assemble(plan: Plan, measured: Measured, _stopped: bool) -> Result<CalibrateResult> {
         let mut header = plan.header;
         header.add_logged_counters();
-        let Measured {
-            latency,
-            huge_missing,
-            bandwidth,
-            refill,
-            overheads,
-        } = measured;
         Ok(CalibrateResult {
-            overheads,
-            huge_pages: huge_pages_note(&header, &latency, huge_missing),
-            levels: level_latencies(&latency, &header),
+            huge_pages: huge_pages_note(&header, &measured.latency, measured.huge_missing),
+            levels: level_latencies(&measured.latency, &header),
             header,
             partitions: plan.partitions,
-            latency,
-            bandwidth,
-            refill,
+            latency: measured.latency,
+            bandwidth: measured.bandwidth,
+            refill: measured.refill,
+            overheads: measured.overheads,
         })
     }
 
@@ -196,6 +216,7 @@ impl crate::harness::Bench for CalibrateResult {
         let rows = self.latency.iter().map(|p| {
             let per = |ns: u64| ns as f64 / p.accesses_per_sample as f64;
             Columns::of(p)
+                .with("", p.per_access())
                 .with("random_p99_ns_per_access", per(p.random.p99))
                 .with("page_local_p99_ns_per_access", per(p.page_local.p99))
                 .with("samples", p.random.count)
@@ -203,33 +224,40 @@ impl crate::harness::Bench for CalibrateResult {
         out.write_columns("latency.csv", &[LATENCY_COLUMNS], rows)?;
         let mut conditions = Vec::new();
         if let Some(b) = &self.bandwidth {
-            conditions.extend([
-                condition_row("bandwidth", "read", b.buffer_bytes, &b.read),
-                condition_row("bandwidth", "write", b.buffer_bytes, &b.write),
-            ]);
+            let passes = [("read", &b.read), ("write", &b.write)];
+            conditions.extend(passes.map(|(c, d)| ("bandwidth", c, b.buffer_bytes, d)));
         }
         if let Some(r) = &self.refill {
-            conditions.extend([
-                condition_row("refill", "cold_pages", r.partition_bytes, &r.cold_pages),
-                condition_row("refill", "warm_pages", r.partition_bytes, &r.warm_pages),
-                condition_row("refill", "cold_chase", r.partition_bytes, &r.cold_chase),
-                condition_row("refill", "warm_chase", r.partition_bytes, &r.warm_chase),
-            ]);
+            let passes = [
+                ("cold_pages", &r.cold_pages),
+                ("warm_pages", &r.warm_pages),
+                ("cold_chase", &r.cold_chase),
+                ("warm_chase", &r.warm_chase),
+            ];
+            conditions.extend(passes.map(|(c, d)| ("refill", c, r.partition_bytes, d)));
         }
+        let rows = conditions
+            .into_iter()
+            .map(|(measurement, condition, bytes, d)| {
+                Columns::distribution(d)
+                    .with("measurement", measurement)
+                    .with("condition", condition)
+                    .with("bytes", bytes)
+            });
         let columns = ["measurement,condition,bytes", DISTRIBUTION_COLUMNS];
-        out.write_columns("conditions.csv", &columns, conditions)?;
+        out.write_columns("conditions.csv", &columns, rows)?;
         out.write_svg("latency.svg", &latency_chart(self))?;
         // Δ only from a run that measured it: an interrupted run has no line.
         if let Some(r) = &self.refill {
-            out.write_text(
-                "refill.toml",
-                &format!(
-                    "# Δ measured by `tinct bench calibrate` ({} partitions of {}); put under [platform]:\n{}\n",
-                    r.delta.partitions,
-                    human_bytes(r.partition_bytes),
-                    r.platform_line
-                ),
-            )?;
+            let (n, size, line) = (
+                r.delta.partitions,
+                human_bytes(r.partition_bytes),
+                &r.platform_line,
+            );
+            let text = format!(
+                "# Δ measured by `tinct bench calibrate` ({n} partitions of {size}); put under [platform]:\n{line}\n"
+            );
+            out.write_text("refill.toml", &text)?;
         }
         Ok(())
     }
@@ -237,70 +265,46 @@ impl crate::harness::Bench for CalibrateResult {
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, out: &OutputDir) -> Summary {
         let mut s = Summary::of_run(&self.header);
-        s.fact(
-            "run",
-            format!(
-                "CPU {}, {} reps per condition, seed {}",
-                self.header.cpus[0], self.header.reps, self.header.seed
-            ),
+        let (cpu, reps, seed) = (self.header.cpus[0], self.header.reps, self.header.seed);
+        let run = format!("CPU {cpu}, {reps} reps per condition, seed {seed}");
+        s.fact("run", run);
+        s.table_of(
+            "level,capacity,probe size,ns/load min,ns/load median,random min,random median,\
+             TLB penalty,huge-page random min,TLB (4K − huge)",
         );
-        s.table(&[
-            "level",
-            "capacity",
-            "probe size",
-            "ns/load min",
-            "ns/load median",
-            "random min",
-            "random median",
-            "TLB penalty",
-            "huge-page random min",
-            "TLB (4K − huge)",
-        ]);
-        for level in &self.levels {
-            s.row(vec![
-                level.level.clone(),
-                level.cache_bytes.map_or("-".into(), human_bytes),
-                human_bytes(level.probe_bytes),
-                format!("{:.1}", level.min_ns_per_access),
-                format!("{:.1}", level.ns_per_access),
-                format!("{:.1}", level.random_min_ns_per_access),
-                format!("{:.1}", level.random_ns_per_access),
-                format!(
-                    "{:.1}",
-                    level.random_min_ns_per_access - level.min_ns_per_access
-                ),
-                level
-                    .huge_random_min_ns_per_access
-                    .map_or("-".into(), |h| format!("{h:.1}")),
-                level.huge_random_min_ns_per_access.map_or("-".into(), |h| {
-                    format!("{:.1}", level.random_min_ns_per_access - h)
-                }),
-            ]);
+        let one_decimal = |ns: Option<f64>| ns.map_or("-".into(), |ns| format!("{ns:.1}"));
+        for l in &self.levels {
+            let a = &l.at_probe;
+            let capacity = l.cache_bytes.map_or("-".into(), human_bytes);
+            let mut row = vec![l.level.clone(), capacity, human_bytes(l.probe_bytes)];
+            let latencies = [
+                Some(a.page_local_min_ns_per_access),
+                Some(a.page_local_ns_per_access),
+                Some(a.random_min_ns_per_access),
+                Some(a.random_ns_per_access),
+                Some(a.tlb_penalty_ns),
+                a.huge_random_min_ns_per_access,
+                a.huge_tlb_penalty_ns,
+            ];
+            row.extend(latencies.map(one_decimal));
+            s.row(row);
         }
         if let Some(b) = &self.bandwidth {
-            s.fact(
-                "bandwidth",
-                format!(
-                    "read {:.1} GB/s, write {:.1} GB/s (median over {} passes of {})",
-                    b.read_gb_per_s,
-                    b.write_gb_per_s,
-                    b.read.count,
-                    human_bytes(b.buffer_bytes)
-                ),
+            let (read, write, n) = (b.read_gb_per_s, b.write_gb_per_s, b.read.count);
+            let size = human_bytes(b.buffer_bytes);
+            let said = format!(
+                "read {read:.1} GB/s, write {write:.1} GB/s (median over {n} passes of {size})"
             );
+            s.fact("bandwidth", said);
         }
         if let Some(r) = &self.refill {
-            s.fact(
-                "refill Δ",
-                format!(
-                    "{} per partition of {} (LLC {} / {}); latency-bound {} ns",
-                    r.refill,
-                    human_bytes(r.partition_bytes),
-                    human_bytes(r.llc_bytes),
-                    r.delta.partitions,
-                    r.refill_latency_bound_ns
-                ),
+            let (partition, llc) = (human_bytes(r.partition_bytes), human_bytes(r.llc_bytes));
+            let (n, bound) = (r.delta.partitions, r.refill_latency_bound_ns);
+            let said = format!(
+                "{} per partition of {partition} (LLC {llc} / {n}); latency-bound {bound} ns",
+                r.refill
             );
+            s.fact("refill Δ", said);
             s.fact("[platform]", r.platform_line.clone());
         }
         if let Some(overheads) = &self.overheads {
@@ -317,15 +321,14 @@ impl crate::harness::Bench for CalibrateResult {
 
 /// The latency of `level` (of capacity `cache_bytes`) as measured at probe `p`.
 fn level_at(level: String, cache_bytes: Option<u64>, p: &LatencyPoint) -> LevelLatency {
+    let at_probe = p.per_access();
     LevelLatency {
         level,
         cache_bytes,
         probe_bytes: p.size_bytes,
-        ns_per_access: p.page_local_ns_per_access,
-        random_ns_per_access: p.random_ns_per_access,
-        min_ns_per_access: p.page_local_min_ns_per_access,
-        random_min_ns_per_access: p.random_min_ns_per_access,
-        huge_random_min_ns_per_access: p.huge_random_min_ns_per_access,
+        ns_per_access: at_probe.page_local_ns_per_access,
+        min_ns_per_access: at_probe.page_local_min_ns_per_access,
+        at_probe,
     }
 }
 
@@ -335,21 +338,20 @@ pub fn level_latencies(points: &[LatencyPoint], header: &RunHeader) -> Vec<Level
     let mut below = 0u64;
     let mut caches: Vec<_> = header.machine.caches.iter().collect();
     caches.sort_by_key(|c| c.level);
-    for cache in caches {
-        let probe = points
+    let largest = |from: u64, to: u64| {
+        let sizes = points
             .iter()
-            .filter(|p| p.size_bytes > below && p.size_bytes <= cache.size_bytes / 2)
-            .max_by_key(|p| p.size_bytes);
-        if let Some(p) = probe {
+            .filter(|p| p.size_bytes > from && p.size_bytes <= to);
+        sizes.max_by_key(|p| p.size_bytes)
+    };
+    for cache in caches {
+        if let Some(p) = largest(below, cache.size_bytes / 2) {
             levels.push(level_at(cache.name.clone(), Some(cache.size_bytes), p));
         }
         below = cache.size_bytes;
     }
-    if let Some(p) = points
-        .iter()
-        .filter(|p| p.size_bytes >= below.saturating_mul(2))
-        .max_by_key(|p| p.size_bytes)
-    {
+    // Memory: the largest size at least twice the last cache.
+    if let Some(p) = largest(below.saturating_mul(2).saturating_sub(1), u64::MAX) {
         levels.push(level_at("memory".into(), None, p));
     }
     levels
@@ -360,7 +362,6 @@ fn huge_pages_note(
     latency: &[LatencyPoint],
     missing: Option<String>,
 ) -> HugePages {
-    let thp_mode = header.machine.thp.clone();
     let sizes_measured = latency.iter().filter(|p| p.huge_random.is_some()).count();
     let huge_page_bytes = tinct_sys::huge_buffer::huge_page_size() as u64;
     let fallback = "the TLB effect is shown as random-line minus page-local latency \
@@ -380,7 +381,7 @@ fn huge_pages_note(
         ),
     };
     HugePages {
-        thp_mode,
+        thp_mode: header.machine.thp.clone(),
         measured: sizes_measured > 0,
         sizes_measured,
         huge_page_bytes,
@@ -395,60 +396,48 @@ const LATENCY_COLUMNS: &str = "size_bytes,fits_in,accesses_per_sample,random_ns_
      page_local_min_ns_per_access,page_local_p99_ns_per_access,tlb_penalty_ns,\
      huge_random_ns_per_access,huge_random_min_ns_per_access,huge_tlb_penalty_ns,samples";
 
-/// A `conditions.csv` row: one measurement's distribution.
-fn condition_row(measurement: &str, condition: &str, bytes: u64, s: &Durations) -> Columns {
-    Columns::distribution(s)
-        .with("measurement", measurement)
-        .with("condition", condition)
-        .with("bytes", bytes)
-}
-
+/// `latency.svg`: ns per load over the working set, each cache's capacity marked.
 fn latency_chart(result: &CalibrateResult) -> LineChart {
-    let points = |f: fn(&super::LatencyPoint) -> f64| {
-        result
-            .latency
-            .iter()
-            .map(|p| (p.size_bytes as f64, f(p)))
-            .collect::<Vec<_>>()
-    };
+    use SeriesStyle::{Dashed, LineWithMarkers};
+    type Y = fn(&PerAccess) -> Option<f64>;
+    let lines: [(&str, SeriesStyle, Y); 4] = [
+        ("random lines, min (cache + TLB)", LineWithMarkers, |a| {
+            Some(a.random_min_ns_per_access)
+        }),
+        ("page-local, min (cache only)", LineWithMarkers, |a| {
+            Some(a.page_local_min_ns_per_access)
+        }),
+        ("random lines, median", Dashed, |a| {
+            Some(a.random_ns_per_access)
+        }),
+        (
+            "random lines in huge pages, min (cache, few TLB misses)",
+            LineWithMarkers,
+            |a| a.huge_random_min_ns_per_access,
+        ),
+    ];
     let mut chart = LineChart::new(
         "Load-to-use latency (pointer chase)",
         "working set (bytes, log scale)",
         "ns per load",
-    )
-    .add_series(Series::new(
-        "random lines, min (cache + TLB)",
-        SeriesStyle::LineWithMarkers,
-        points(|p| p.random_min_ns_per_access),
-    ))
-    .add_series(Series::new(
-        "page-local, min (cache only)",
-        SeriesStyle::LineWithMarkers,
-        points(|p| p.page_local_min_ns_per_access),
-    ))
-    .add_series(Series::new(
-        "random lines, median",
-        SeriesStyle::Dashed,
-        points(|p| p.random_ns_per_access),
-    ));
-    let huge: Vec<(f64, f64)> = result
+    );
+    let sweep: Vec<_> = result
         .latency
         .iter()
-        .filter_map(|p| Some((p.size_bytes as f64, p.huge_random_min_ns_per_access?)))
+        .map(|p| (p.size_bytes as f64, p.per_access()))
         .collect();
-    if !huge.is_empty() {
-        chart = chart.add_series(Series::new(
-            "random lines in huge pages, min (cache, few TLB misses)",
-            SeriesStyle::LineWithMarkers,
-            huge,
-        ));
+    for (name, style, y) in lines {
+        let points: Vec<_> = sweep
+            .iter()
+            .filter_map(|(x, a)| Some((*x, y(a)?)))
+            .collect();
+        if !points.is_empty() {
+            chart = chart.add_series(Series::new(name, style, points));
+        }
     }
     chart.log2_x = true;
-    chart.x_markers = result
-        .header
-        .machine
-        .caches
-        .iter()
+    let caches = result.header.machine.caches.iter();
+    chart.x_markers = caches
         .map(|c| (c.size_bytes as f64, c.name.clone()))
         .collect();
     chart

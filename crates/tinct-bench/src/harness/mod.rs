@@ -37,7 +37,10 @@ pub use header::RunHeader;
 pub use interleaved::Interleaved;
 pub use machine::Machine;
 pub use options::{BenchOptions, RunSettings};
-pub use output::{Columns, DISTRIBUTION_COLUMNS, DurationColumns, OutputDir, write_atomically};
+pub use output::{
+    Columns, DISTRIBUTION_COLUMNS, DurationColumns, OutputDir, WithDerived, serialize_derived,
+    write_atomically,
+};
 pub use progress::{NoProgress, Progress, StopAfter, unless_stopped};
 pub use ratio::Ratio;
 pub(crate) use ratio::ratio_keys;

@@ -272,6 +272,34 @@ impl Columns {
     }
 }
 
+/// A value followed by fields derived from it, written as one object: a
+/// report stores what it measured and derives rates and ratios only when
+/// it is written (and [`Columns::of`] a pair gives both in a CSV row).
+#[derive(Debug, Serialize)]
+pub struct WithDerived<'a, T, D> {
+    /// The stored value: its fields come first.
+    #[serde(flatten)]
+    pub value: &'a T,
+    /// The fields derived from it, after.
+    #[serde(flatten)]
+    pub derived: D,
+}
+
+/// Writes `pairs` as a sequence of [`WithDerived`], for a report field's
+/// `#[serde(serialize_with)]`.
+pub fn serialize_derived<'a, S, T, D>(
+    pairs: impl IntoIterator<Item = (&'a T, D)>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error>
+where
+    S: serde::Serializer,
+    T: Serialize + 'a,
+    D: Serialize,
+{
+    let items = pairs.into_iter();
+    serializer.collect_seq(items.map(|(value, derived)| WithDerived { value, derived }))
+}
+
 /// The header of a [`DurationColumns`], as [`OutputDir::write_columns`]
 /// takes it.
 pub const DISTRIBUTION_COLUMNS: &str = "count,min_ns,median_ns,p99_ns,max_ns,mean_ns,stddev_ns";
@@ -388,6 +416,31 @@ mod tests {
             .to_string();
         assert!(e.contains("typo.csv") && e.contains("fractoin"), "{e}");
         assert!(!tmp.path().join("typo.csv").exists());
+    }
+
+    #[test]
+    fn derived_fields_follow_the_stored_ones_and_reach_csv_rows() {
+        #[derive(Serialize)]
+        struct Point {
+            size: u64,
+            ns: u64,
+        }
+        #[derive(Serialize)]
+        struct PerByte {
+            ns_per_byte: f64,
+        }
+        let points = [Point { size: 4, ns: 2 }, Point { size: 8, ns: 2 }];
+        let per_byte = |p: &Point| PerByte {
+            ns_per_byte: p.ns as f64 / p.size as f64,
+        };
+        let mut json = serde_json::Serializer::new(Vec::new());
+        serialize_derived(points.iter().map(|p| (p, per_byte(p))), &mut json).unwrap();
+        assert_eq!(
+            String::from_utf8(json.into_inner()).unwrap(),
+            r#"[{"size":4,"ns":2,"ns_per_byte":0.5},{"size":8,"ns":2,"ns_per_byte":0.25}]"#
+        );
+        let row = Columns::of(&points[0]).with("", per_byte(&points[0]));
+        assert_eq!(row.cell("ns_per_byte").as_deref(), Some("0.5"));
     }
 
     #[test]

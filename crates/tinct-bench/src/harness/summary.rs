@@ -81,6 +81,11 @@ impl Summary {
         self
     }
 
+    /// Starts the table with the header `columns`, comma-separated.
+    pub fn table_of(&mut self, columns: &str) -> &mut Self {
+        self.table(&columns.split(',').collect::<Vec<_>>())
+    }
+
     /// Adds a table row.
     pub fn row(&mut self, cells: Vec<String>) -> &mut Self {
         self.rows.push(cells);
@@ -143,6 +148,9 @@ mod tests {
         assert_eq!(s.header, ["level", "ns"]);
         assert_eq!(s.rows, vec![vec!["L1".to_string(), "1.2".into()]]);
         assert_eq!(s.facts, vec![("refill".into(), "45.3us".into())]);
+        s.table_of("level,ρ=μ+2σ (µs)");
+        assert_eq!(s.header, ["level", "ρ=μ+2σ (µs)"]);
+        assert!(s.rows.is_empty());
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub mod tree;
 
 use crate::Result;
 use crate::harness::{BenchOptions, Finished, Progress};
-pub use report::{PolicyResult, Report, TaskResult};
+pub use report::{Figures, PolicyResult, Report, TaskResult, with_figures};
 use tinct_core::units::{Bytes, Nanos};
 use tinct_rt::pipeline::PlacementPolicy;
 
