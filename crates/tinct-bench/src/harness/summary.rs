@@ -118,6 +118,12 @@ impl Summary {
 /// Nanoseconds as milliseconds with two decimals, for summary tables.
 pub use tinct_report::text::ms;
 
+/// Nanoseconds as summary cells, each the duration as tinct writes it
+/// (`1.2ms`, `850ns`): the distribution columns of a summary row.
+pub fn nanos_cells<const N: usize>(ns: [u64; N]) -> [String; N] {
+    ns.map(|ns| tinct_core::units::Nanos(ns).to_string())
+}
+
 /// What a bench run gives back: its result (also written to its files) and
 /// the one-screen summary to show.
 #[derive(Debug, Clone)]
@@ -136,6 +142,14 @@ mod tests {
     fn ms_has_two_decimals() {
         assert_eq!(ms(1_234_567), "1.23");
         assert_eq!(ms(0), "0.00");
+    }
+
+    #[test]
+    fn nanos_cells_write_durations_in_order() {
+        let [median, max] = nanos_cells([850, 1_200_000]);
+        assert_eq!(median, tinct_core::units::Nanos(850).to_string());
+        assert_eq!(max, tinct_core::units::Nanos(1_200_000).to_string());
+        assert_ne!(median, max);
     }
 
     #[test]

@@ -4,11 +4,13 @@
 
 use super::measure::STOPPED_DURING;
 use crate::crpd::SwitchCost;
-use crate::harness::{Durations, OutputDir, RunHeader, Summary, report_fields, write_atomically};
+use crate::harness::summary::nanos_cells;
+use crate::harness::{Columns, Durations, OutputDir, RunHeader, Summary};
+use crate::harness::{report_fields, write_atomically};
 use crate::{Error, InputError, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
-use tinct_core::calibration::Overheads;
+use tinct_core::calibration::{OverheadRecord, Overheads};
 use tinct_core::saved_calibration::parse_file;
 use tinct_core::units::Nanos;
 
@@ -23,8 +25,7 @@ pub struct ReleaseLatency {
     pub woke: Durations,
     /// Every job, backlogged ones after a stall included.
     pub all: Durations,
-    /// True if a stop (Ctrl-C) ended the measurement early: the jobs
-    /// released until then.
+    /// True if a stop (Ctrl-C) ended the measurement early: the jobs released until then.
     #[serde(default)]
     pub stopped: bool,
 }
@@ -86,23 +87,17 @@ pub struct OverheadsResult {
 pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
     let shown = path.display().to_string();
     let mut value = read_calibration(path)?;
-    let object = value.as_object_mut().ok_or_else(|| {
-        Error::Input(InputError::new(
-            shown.to_string(),
-            "",
-            "a JSON object",
-            "another value",
-        ))
-    })?;
-    let written = serde_json::to_value(overheads).map_err(|source| Error::Json {
-        what: "overheads".into(),
-        source,
-    })?;
+    let not_an_object = || InputError::new(&shown, "", "a JSON object", "another value");
+    let object = value.as_object_mut().ok_or_else(not_an_object)?;
+    let json_error = |what: &'static str| {
+        move |source| Error::Json {
+            what: what.into(),
+            source,
+        }
+    };
+    let written = serde_json::to_value(overheads).map_err(json_error("overheads"))?;
     object.insert("overheads".into(), written);
-    let text = serde_json::to_string_pretty(&value).map_err(|source| Error::Json {
-        what: "calibration".into(),
-        source,
-    })?;
+    let text = serde_json::to_string_pretty(&value).map_err(json_error("calibration"))?;
     write_atomically(path, format!("{text}\n").as_bytes()).map_err(|source| Error::Write {
         path: path.to_path_buf(),
         source,
@@ -115,49 +110,29 @@ pub fn store(path: &Path, overheads: &Overheads) -> Result<String> {
 pub(super) fn read_calibration(path: &Path) -> Result<serde_json::Value> {
     let text =
         tinct_core::format::read_text(path, tinct_core::format::MAX_FILE_BYTES, "calibrate.json")?;
-    let refused = |found: String| {
-        Error::Input(InputError::new(
-            path.display().to_string(),
-            "",
-            "a calibrate.json written by `tinct bench calibrate`",
-            found,
-        ))
-    };
+    let expected = "a calibrate.json written by `tinct bench calibrate`";
+    let refused = |found: String| InputError::new(path.display().to_string(), "", expected, found);
     parse_file(path, &text).map_err(refused)?;
-    serde_json::from_str(&text).map_err(|e| refused(e.to_string()))
+    serde_json::from_str(&text).map_err(|e| refused(e.to_string()).into())
 }
 
-#[derive(Serialize)]
-struct Row<'a> {
-    overhead: &'a str,
-    max_ns: u64,
-    p99_ns: u64,
-    median_ns: u64,
-    min_ns: u64,
-    samples: u64,
-    measured_by: &'a str,
+/// The stored records by name, as `overheads.csv` and the summary name them.
+fn records(o: &Overheads) -> impl Iterator<Item = (&'static str, &OverheadRecord)> {
+    let tick = o.tick.as_ref().map(|t| &t.cost);
+    let (switch, latency) = (o.context_switch.as_ref(), o.release_latency.as_ref());
+    let named = [
+        ("context_switch", switch),
+        ("release_latency", latency),
+        ("tick", tick),
+    ];
+    named.into_iter().filter_map(|(name, r)| Some((name, r?)))
 }
 
-/// The stored records as CSV rows.
-fn rows(o: &Overheads) -> Vec<Row<'_>> {
-    [
-        ("context_switch", o.context_switch.as_ref()),
-        ("release_latency", o.release_latency.as_ref()),
-        ("tick", o.tick.as_ref().map(|t| &t.cost)),
-    ]
-    .into_iter()
-    .filter_map(|(name, r)| {
-        r.map(|r| Row {
-            overhead: name,
-            max_ns: r.max_ns,
-            p99_ns: r.p99_ns,
-            median_ns: r.median_ns,
-            min_ns: r.min_ns,
-            samples: r.samples,
-            measured_by: &r.measured_by,
-        })
-    })
-    .collect()
+/// The columns of `overheads.csv`: one row per stored record.
+const RECORD_COLUMNS: &str = "overhead,max_ns,p99_ns,median_ns,min_ns,samples,measured_by";
+
+fn rows(o: &Overheads) -> impl Iterator<Item = Columns> + '_ {
+    records(o).map(|(name, r)| Columns::of(r).with("overhead", name))
 }
 
 impl crate::harness::Bench for OverheadsResult {
@@ -176,11 +151,8 @@ impl crate::harness::Bench for OverheadsResult {
     /// never those of a run stopped early: the calibration keeps a complete
     /// run's.
     fn store(&mut self, params: &super::Params) -> Result<()> {
-        if let Some(path) = params
-            .calibration
-            .as_ref()
-            .filter(|_| !self.header.interrupted)
-        {
+        let path = params.calibration.as_ref();
+        if let Some(path) = path.filter(|_| !self.header.interrupted) {
             self.stored_in = Some(store(path, &self.measured.overheads)?);
         }
         Ok(())
@@ -188,42 +160,40 @@ impl crate::harness::Bench for OverheadsResult {
 
     /// Writes `overheads.csv`.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        out.write_csv("overheads.csv", &rows(&self.measured.overheads))?;
+        let rows = rows(&self.measured.overheads);
+        out.write_columns("overheads.csv", &[RECORD_COLUMNS], rows)?;
         Ok(())
     }
 
     report_fields!(header);
 
-    /// The one-screen summary.
+    /// The one-screen summary: the records as a table.
     fn summary(&self, params: &super::Params, out: &OutputDir) -> Summary {
         let mut s = Summary::of_run(&self.header);
-        summary_rows(&mut s, &self.measured.overheads);
+        s.table(&["overhead", "stored (max)", "p99", "median", "samples"]);
+        for (name, r) in records(&self.measured.overheads) {
+            let [max, p99, median] = nanos_cells([r.max_ns, r.p99_ns, r.median_ns]);
+            s.row(vec![name.into(), max, p99, median, r.samples.to_string()]);
+        }
+        summary_notes(&mut s, &self.measured.overheads);
         if let Some(busy) = &self.measured.busy_loop {
-            s.fact(
-                "busy loop",
-                format!(
-                    "CPU {}: {:.3} % of {} lost to {} interruptions (largest {})",
-                    busy.cpu,
-                    busy.lost_fraction * 100.0,
-                    Nanos(busy.busy_ns),
-                    busy.interruptions.map_or(0, |d| d.count),
-                    Nanos(busy.interruptions.map_or(0, |d| d.max))
-                ),
+            let (cpu, lost, busy_ns) = (busy.cpu, busy.lost_fraction * 100.0, Nanos(busy.busy_ns));
+            let interruptions = busy.interruptions.unwrap_or_default();
+            let (count, largest) = (interruptions.count, Nanos(interruptions.max));
+            let seen = format!(
+                "CPU {cpu}: {lost:.3} % of {busy_ns} lost to {count} interruptions (largest {largest})"
             );
+            s.fact("busy loop", seen);
         }
         s.fact("output", out.path().display().to_string());
-        match &self.stored_in {
-            Some(path) => s.fact("stored in", path.clone()),
-            None => s.fact("stored in", "nowhere (no calibration file given)"),
-        };
+        let nowhere = "nowhere (no calibration file given)";
+        s.fact("stored in", self.stored_in.as_deref().unwrap_or(nowhere));
         s.note("stored value = the largest observed (a bound covers the worst case seen); p99 and median show what is typical");
         if self.header.machine.virtualized == Some(true) {
             s.note("virtual machine: the maxima include host stalls (the hypervisor taking the vCPU away), which no guest setting removes");
         }
         if self.header.interrupted && params.calibration.is_some() {
-            s.note(
-                "interrupted: the overheads measured were NOT stored in the calibration file (only a complete run is)",
-            );
+            s.note("interrupted: the overheads measured were NOT stored in the calibration file (only a complete run is)");
         }
         s
     }
@@ -232,60 +202,73 @@ impl crate::harness::Bench for OverheadsResult {
 /// The overheads as summary facts, one line each (`calibrate` prints them
 /// beside its own table).
 pub fn summary_facts(s: &mut Summary, o: &Overheads) {
-    for row in rows(o) {
-        s.fact(
-            row.overhead,
-            format!(
-                "{} stored (max), p99 {}, median {}, {} samples",
-                Nanos(row.max_ns),
-                Nanos(row.p99_ns),
-                Nanos(row.median_ns),
-                row.samples
-            ),
-        );
+    for (name, r) in records(o) {
+        let [max, p99, median] = nanos_cells([r.max_ns, r.p99_ns, r.median_ns]);
+        let samples = r.samples;
+        let stored = format!("{max} stored (max), p99 {p99}, median {median}, {samples} samples");
+        s.fact(name, stored);
     }
     summary_notes(s, o);
 }
 
-/// The overheads as a summary table (`overheads` prints it).
-fn summary_rows(s: &mut Summary, o: &Overheads) {
-    s.table(&["overhead", "stored (max)", "p99", "median", "samples"]);
-    for row in rows(o) {
-        s.row(vec![
-            row.overhead.to_string(),
-            Nanos(row.max_ns).to_string(),
-            Nanos(row.p99_ns).to_string(),
-            Nanos(row.median_ns).to_string(),
-            row.samples.to_string(),
-        ]);
-    }
-    summary_notes(s, o);
-}
-
+/// The notes and facts the records do not say: a release latency cut short,
+/// the overheads not measured, the tick period and the release jitter.
 pub(super) fn summary_notes(s: &mut Summary, o: &Overheads) {
     if let Some(record) = &o.release_latency
         && record.measured_by.contains(STOPPED_DURING)
     {
         s.note(format!(
-            "release_latency cut short by the Ctrl-C: its figures are those of the {} jobs released until then",
+            "release_latency cut short by the Ctrl-C: its figures are those of the {} jobs \
+             released until then",
             record.samples
         ));
     }
     for (name, why) in &o.unmeasured {
-        s.note(format!(
-            "{name} not measured (absent from the calibration): {why}"
-        ));
+        let unmeasured = format!("{name} not measured (absent from the calibration): {why}");
+        s.note(unmeasured);
     }
     if let Some(period) = o.tick_period_ns {
-        s.fact(
-            "tick period",
-            format!("{} (HZ {})", Nanos(period), 1_000_000_000 / period.max(1)),
-        );
+        let hz = 1_000_000_000 / period.max(1);
+        s.fact("tick period", format!("{} (HZ {hz})", Nanos(period)));
     }
     if let Some(jitter) = o.release_jitter_ns {
-        s.fact(
-            "release jitter",
-            format!("{} (max − min release latency)", Nanos(jitter)),
+        let spread = format!("{} (max − min release latency)", Nanos(jitter));
+        s.fact("release jitter", spread);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_csv_has_a_row_per_stored_record_in_its_columns() {
+        let record = |max_ns| OverheadRecord {
+            max_ns,
+            p99_ns: 3,
+            median_ns: 2,
+            min_ns: 1,
+            samples: 10,
+            measured_by: "crpd, a, b".into(),
+        };
+        let overheads = Overheads {
+            context_switch: Some(record(4)),
+            tick: Some(tinct_core::calibration::TickRecord {
+                cost: record(5),
+                period_ns: 4_000_000,
+            }),
+            ..Overheads::default()
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let mut out = OutputDir::create(tmp.path()).unwrap();
+        let path = out
+            .write_columns("o.csv", &[RECORD_COLUMNS], rows(&overheads))
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(path).unwrap(),
+            "overhead,max_ns,p99_ns,median_ns,min_ns,samples,measured_by\n\
+             context_switch,4,3,2,1,10,\"crpd, a, b\"\n\
+             tick,5,3,2,1,10,\"crpd, a, b\"\n"
         );
     }
 }

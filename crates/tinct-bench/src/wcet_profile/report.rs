@@ -6,10 +6,9 @@ use super::condition::Condition;
 use super::measure::{Launches, Measured};
 use super::plan::Plan;
 use super::table;
-use crate::harness::{Columns, DurationColumns};
-use crate::harness::{
-    Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
-};
+use crate::harness::summary::nanos_cells;
+use crate::harness::{Columns, DurationColumns, Durations, LineChart, OutputDir, RunHeader};
+use crate::harness::{Series, SeriesStyle, Summary, report_fields};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use tinct_base::units::human_bytes;
@@ -27,14 +26,12 @@ pub struct ProfiledBody {
     pub memory_iterations: u64,
     /// Compute iterations per job.
     pub compute_iterations: u64,
-    /// The program whose jobs are profiled (a program body);
-    /// `None` for one of tinct's kernels.
+    /// The program whose jobs are profiled; `None` for one of tinct's kernels.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<ProfiledProgram>,
 }
 
-/// A program body being profiled: started once per launch under the
-/// shim, asked for its jobs over its protocol.
+/// A program body: started once per launch under the shim, asked for its jobs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfiledProgram {
     /// The program (its path, resolved) and its arguments.
@@ -55,8 +52,7 @@ pub struct CoRunnerTotals {
     pub bytes_per_cpu: u64,
     /// Sweeps over all launches and aggressors.
     pub sweeps: u64,
-    /// Pages of their buffers checked through pagemap, and of those in the
-    /// expected colours (0 and 0 when uncoloured).
+    /// Pages of their buffers checked through pagemap (0 when uncoloured).
     pub pages_checked: u64,
     /// Of `pages_checked`, pages in the expected colours.
     pub pages_in_colors: u64,
@@ -98,15 +94,13 @@ pub struct ProfilePoint {
     pub colors: Vec<u32>,
     /// One entry per condition, in the order asked.
     pub conditions: Vec<ConditionPoint>,
-    /// The largest statistic over the conditions, ns (`None` if a
-    /// condition has none).
+    /// The largest statistic over the conditions, ns (`None` if one has none).
     pub statistic_ns: Option<u64>,
     /// The condition it came from.
     pub worst_condition: Option<Condition>,
-    /// The value written to the table: the largest statistic over this and
-    /// every larger p, rounded up to a microsecond, so the table never
-    /// increases with p (the format requires it; measurement noise can
-    /// break it). `None` without a statistic.
+    /// The table value: the largest statistic over this and every larger p,
+    /// rounded up to 1 µs, so the table never increases with p (the format
+    /// requires it; noise can break it). `None` without a statistic.
     pub table_ns: Option<u64>,
 }
 
@@ -123,7 +117,7 @@ pub struct Placement {
     /// `TINCT_COLOR_BITS`, the task set, the machine file, the derived
     /// rule); `None` when uncoloured.
     pub color_source: Option<String>,
-    /// Pages checked over all launches and the share in the right colors.
+    /// Of the pages checked over all launches, the share in the right colors.
     pub pages_in_colors_ratio: Option<f64>,
     /// What this means.
     pub note: String,
@@ -187,8 +181,8 @@ pub struct WcetProfileResult {
     pub wcet_line: Option<String>,
     /// Why there is no table, if there is none.
     pub table_missing: Option<String>,
-    /// Δ written to the task set (absent when the run was stopped before
-    /// its first round ended: nothing was written, Δ not measured).
+    /// Δ written to the task set (absent when the run stopped before its
+    /// first round ended: nothing written, Δ not measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refill: Option<String>,
     /// Where Δ came from (absent with `refill`).
@@ -209,19 +203,11 @@ impl crate::harness::Bench for WcetProfileResult {
     /// The result of the measured plan: the table made non-increasing, the
     /// placement, the `wcet` line and, with Δ, the task-set file; a run
     /// stopped before its first round ended has no point and no table.
-    fn assemble(
-        pinned: super::plan::PinnedPlan,
-        measured: Measured,
-        _stopped: bool,
-    ) -> Result<Self> {
+    fn assemble(pinned: super::plan::PinnedPlan, measured: Measured, _: bool) -> Result<Self> {
         // The measuring thread stays on the task's CPU until the report is
         // assembled (Δ is measured there).
         let super::plan::PinnedPlan { _pin, plan, .. } = pinned;
-        let Measured {
-            launches,
-            mut points,
-            refill,
-        } = measured;
+        let (launches, mut points, refill) = (measured.launches, measured.points, measured.refill);
         // A run stopped before every (p, condition) had one launch has no
         // point (and no Δ): the header, body, plan and placement, no table.
         let stopped_early = launches.is_empty();
@@ -230,51 +216,17 @@ impl crate::harness::Bench for WcetProfileResult {
             false => table::make_non_increasing(&mut points),
         };
         let placement = placement(&plan, &points, &launches);
-        let mut header = plan.header;
-        let (wcet_line, taskset) = match (&table_missing, &refill) {
-            (Some(_), _) => (None, None),
-            (None, None) => (Some(table::wcet_line(&points)), None),
-            (None, Some((refill, refill_source))) => {
-                let period = plan
-                    .period
-                    .unwrap_or_else(|| table::default_period(&points));
-                let written = table::task_set(&table::TaskSetInput {
-                    name: &plan.name,
-                    body: &plan.body,
-                    points: &points,
-                    partitions: plan.partitions,
-                    cores: header.machine.online_cpus.len().max(1) as u32,
-                    period,
-                    refill: *refill,
-                })
-                .map_err(|e| {
-                    Error::Measurement(format!("the written task set does not validate: {e}"))
-                })?;
-                let header_lines = vec![
-                    format!(
-                        "C^p ({} over {}) measured by `tinct bench wcet-profile` on {}",
-                        plan.statistic,
-                        plan.conditions
-                            .iter()
-                            .map(|c| c.name())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        header.machine.one_line()
-                    ),
-                    format!("placement: {}", placement.note),
-                    format!("refill: {refill_source}"),
-                ];
-                (
-                    Some(table::wcet_line(&points)),
-                    Some(tinct_core::format::to_toml(&written, &header_lines)),
-                )
-            }
+        let wcet_line = table_missing.is_none().then(|| table::wcet_line(&points));
+        let taskset = match (&wcet_line, &refill) {
+            (Some(_), Some(refill)) => Some(task_set(&plan, &points, &placement.note, refill)?),
+            _ => None,
         };
         let counters = match launches.reports().find_map(|r| r.counters_note.clone()) {
             _ if stopped_early => "not counted: stopped before the first round".into(),
             Some(note) => note,
             None => "LLC misses counted per job (hardware counter LLC-load-misses)".into(),
         };
+        let mut header = plan.header;
         header.add_logged_counters();
         Ok(WcetProfileResult {
             counters,
@@ -303,47 +255,26 @@ impl crate::harness::Bench for WcetProfileResult {
     /// Writes the table into `--write-taskset`, never an interrupted
     /// profile's (its table is partial).
     fn store(&mut self, input: &super::plan::Input) -> Result<()> {
-        if let Some(path) = input
-            .params
-            .write_taskset
-            .as_ref()
-            .filter(|_| !self.header.interrupted)
-        {
+        let path = input.params.write_taskset.as_ref();
+        if let Some(path) = path.filter(|_| !self.header.interrupted) {
             self.written_taskset = Some(super::taskset_file::write(path, &input.params, self)?);
         }
         Ok(())
     }
 
-    /// Writes `wcet-profile.csv` (one
-    /// row per p and condition), `figure6.svg` (and `llc-misses.svg` when the
-    /// hardware counted misses), and, when there is a table, `wcet.toml` (the
-    /// line) and `taskset.toml` (the whole file).
+    /// Writes `wcet-profile.csv` (one row per p and condition),
+    /// `figure6.svg` (and `llc-misses.svg` when the hardware counted
+    /// misses), and, when there is a table, `wcet.toml` (the line) and
+    /// `taskset.toml` (the whole file).
     fn write(&self, out: &mut OutputDir) -> Result<()> {
         out.write_columns("wcet-profile.csv", &[CONDITION_COLUMNS], rows(&self.points))?;
-        out.write_svg("figure6.svg", &figure6(self))?;
-        let mut misses = LineChart::new(
-            format!("Worst-case LLC misses per job of `{}`", self.task),
-            "cache partitions p",
-            "LLC misses (max per job)",
-        );
-        let mut any_misses = false;
-        for (i, condition) in self.conditions.iter().enumerate() {
-            let series: Vec<(f64, f64)> = self
-                .points
-                .iter()
-                .filter_map(|p| Some((f64::from(p.p), p.conditions.get(i)?.llc_misses_max? as f64)))
-                .collect();
-            if !series.is_empty() {
-                any_misses = true;
-                misses = misses.add_series(Series::new(
-                    format!("LLC-load-misses, {condition}"),
-                    SeriesStyle::LineWithMarkers,
-                    series,
-                ));
-            }
-        }
-        if any_misses {
-            out.write_svg("llc-misses.svg", &misses)?;
+        out.write_svg("figure6.svg", &self.figure6())?;
+        let misses = self.per_condition("LLC-load-misses", |c| Some(c.llc_misses_max? as f64));
+        if misses.iter().any(|series| !series.points.is_empty()) {
+            let title = format!("Worst-case LLC misses per job of `{}`", self.task);
+            let chart = LineChart::new(title, "cache partitions p", "LLC misses (max per job)");
+            let drawn = misses.into_iter().filter(|line| !line.points.is_empty());
+            out.write_svg("llc-misses.svg", &drawn.fold(chart, LineChart::add_series))?;
         }
         if let Some(line) = &self.wcet_line {
             out.write_text("wcet.toml", &format!("{line}\n"))?;
@@ -357,48 +288,33 @@ impl crate::harness::Bench for WcetProfileResult {
     /// The one-screen summary.
     fn summary(&self, input: &super::plan::Input, out: &OutputDir) -> Summary {
         let mut s = Summary::of_run(&self.header);
-        s.fact(
-            "body",
-            match &self.body.program {
-                Some(program) => format!(
-                    "program `{}` ({} protocol), its heap's pool sized for {}; a job timed from \
-                     its request to its end",
-                    program.command.join(" "),
-                    program.protocol.name(),
-                    human_bytes(self.body.working_set_bytes)
-                ),
-                None => format!(
-                    "{} over {}, {} memory + {} compute iterations per job",
-                    self.body.kernel,
-                    human_bytes(self.body.working_set_bytes),
-                    self.body.memory_iterations,
-                    self.body.compute_iterations
-                ),
-            },
-        );
-        s.fact(
-            "run",
-            format!(
-                "CPU {}, {} launches × {} jobs per p and condition, N_P = {} over {} colors",
-                self.header.cpus[0],
-                self.header.reps,
-                self.jobs_per_launch,
-                self.partitions,
-                self.placement.colors
+        let (body, ws) = (&self.body, human_bytes(self.body.working_set_bytes));
+        let body = match &body.program {
+            Some(program) => format!(
+                "program `{}` ({} protocol), its heap's pool sized for {ws}; a job timed from its \
+                 request to its end",
+                program.command.join(" "),
+                program.protocol.name(),
             ),
-        );
-        let exceedance = self
-            .evt
-            .exceedances
-            .first()
-            .map_or("-".to_string(), |p| format!("{p:e}"));
-        s.fact(
-            "EVT",
-            format!(
-                "block maxima of {} jobs, GEV/Gumbel by PWM; pWCET at {exceedance} per job",
-                self.evt.block_size
+            None => format!(
+                "{} over {ws}, {} memory + {} compute iterations per job",
+                body.kernel, body.memory_iterations, body.compute_iterations
             ),
+        };
+        s.fact("body", body);
+        let (cpu, reps, jobs) = (self.header.cpus[0], self.header.reps, self.jobs_per_launch);
+        let (partitions, colors) = (self.partitions, self.placement.colors);
+        let run = format!(
+            "CPU {cpu}, {reps} launches × {jobs} jobs per p and condition, N_P = {partitions} over \
+             {colors} colors"
         );
+        s.fact("run", run);
+        let (block, first) = (self.evt.block_size, self.evt.exceedances.first());
+        let exceedance = first.map_or("-".into(), |p| format!("{p:e}"));
+        let evt = format!(
+            "block maxima of {block} jobs, GEV/Gumbel by PWM; pWCET at {exceedance} per job"
+        );
+        s.fact("EVT", evt);
         s.table(&[
             "p",
             "condition",
@@ -413,91 +329,57 @@ impl crate::harness::Bench for WcetProfileResult {
         for point in &self.points {
             for c in &point.conditions {
                 let chosen = point.worst_condition == Some(c.condition);
-                s.row(vec![
-                    point.p.to_string(),
-                    c.condition.name().to_string(),
-                    c.jobs.count.to_string(),
-                    Nanos(c.jobs.median).to_string(),
-                    Nanos(c.jobs.p99).to_string(),
-                    Nanos(c.p999_ns).to_string(),
-                    Nanos(c.jobs.max).to_string(),
-                    pwcet_cell(c),
-                    match (chosen, point.table_ns) {
-                        (true, Some(ns)) => Nanos(ns).to_string(),
-                        _ => String::new(),
-                    },
-                ]);
+                let written = point.table_ns.filter(|_| chosen);
+                let (p, condition, jobs) = (point.p, c.condition, &c.jobs);
+                let mut row = vec![p.to_string(), condition.to_string(), jobs.count.to_string()];
+                row.extend(nanos_cells([jobs.median, jobs.p99, c.p999_ns, jobs.max]));
+                row.push(pwcet_cell(c));
+                row.push(written.map(|ns| Nanos(ns).to_string()).unwrap_or_default());
+                s.row(row);
             }
         }
         if let (Some(refill), Some(source)) = (&self.refill, &self.refill_source) {
             s.fact("refill", format!("{refill} ({source})"));
         }
-        match (&self.wcet_line, &self.table_missing) {
-            (Some(line), _) => {
-                s.fact("paste", line.clone());
-                s.fact(
-                    "output",
-                    match &self.taskset {
-                        Some(_) => format!(
-                            "{} (taskset.toml: `tinct analyze` takes it as is)",
-                            out.path().display()
-                        ),
-                        // Interrupted before Δ was measured.
-                        None => format!(
-                            "{} (no taskset.toml: stopped before Δ was measured)",
-                            out.path().display()
-                        ),
-                    },
-                );
-            }
-            (None, why) => {
-                s.fact("output", out.path().display().to_string());
-                s.note(format!(
-                    "no C^p table with --use {}: {}",
-                    self.statistic,
-                    why.as_deref().unwrap_or("unknown")
-                ));
-            }
-        }
-        if let Some(written) = &self.written_taskset {
-            s.fact(
-                "task set",
-                format!(
-                    "{} {} (task `{}`)",
-                    written.action, written.path, written.task
-                ),
+        let dir = out.path().display();
+        if let Some(line) = &self.wcet_line {
+            s.fact("paste", line.clone());
+            let output = match &self.taskset {
+                Some(_) => format!("{dir} (taskset.toml: `tinct analyze` takes it as is)"),
+                None => format!("{dir} (no taskset.toml: stopped before Δ was measured)"),
+            };
+            s.fact("output", output);
+        } else {
+            let (statistic, why) = (&self.statistic, self.table_missing.as_deref());
+            let missing = format!(
+                "no C^p table with --use {statistic}: {}",
+                why.unwrap_or("unknown")
             );
+            s.fact("output", dir.to_string());
+            s.note(missing);
+        }
+        if let Some(WrittenTaskSet { path, action, task }) = &self.written_taskset {
+            s.fact("task set", format!("{action} {path} (task `{task}`)"));
         }
         s.note(format!(
-            "C^p written = {} of the worst condition at each p, raised to be non-increasing in p and rounded up to 1 µs",
+            "C^p written = {} of the worst condition at each p, raised to be non-increasing in p \
+             and rounded up to 1 µs",
             self.statistic
         ));
         if let Some(co) = &self.co_runners {
-            s.note(format!(
-                "co-runners on CPU {}: {}",
-                tinct_sys::format_cpu_list(&co.cpus),
-                co.reason
-            ));
+            let cpus = tinct_sys::format_cpu_list(&co.cpus);
+            s.note(format!("co-runners on CPU {cpus}: {}", co.reason));
         }
-        let unsupported: Vec<String> = self
-            .points
-            .iter()
-            .flat_map(|p| {
-                p.conditions
-                    .iter()
-                    .filter(|c| !c.evt.supported)
-                    .map(move |c| {
-                        format!("p = {} {}: {}", p.p, c.condition, c.evt.problems.join("; "))
-                    })
-            })
+        let unsupported: Vec<String> = (self.points.iter())
+            .flat_map(|p| p.conditions.iter().map(move |c| (p.p, c)))
+            .filter(|(_, c)| !c.evt.supported)
+            .map(|(p, c)| format!("p = {p} {}: {}", c.condition, c.evt.problems.join("; ")))
             .take(3)
             .collect();
         if !unsupported.is_empty() {
-            s.note(format!(
-                "pWCET not supported by the data (first {}): {}",
-                unsupported.len(),
-                unsupported.join(" | ")
-            ));
+            let (n, all) = (unsupported.len(), unsupported.join(" | "));
+            let unsupported = format!("pWCET not supported by the data (first {n}): {all}");
+            s.note(unsupported);
         }
         s.note(format!("placement: {}", self.placement.note));
         s.note(self.counters.clone());
@@ -511,39 +393,110 @@ impl crate::harness::Bench for WcetProfileResult {
     }
 }
 
+impl WcetProfileResult {
+    /// kim2013 Figure 6: the worst observed job per p under each condition,
+    /// the C^p written, and the mean (ACET) alone.
+    fn figure6(&self) -> LineChart {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let ws = human_bytes(self.body.working_set_bytes);
+        let title = format!("C^p of `{}` ({} over {ws})", self.task, self.body.kernel);
+        let chart = LineChart::new(title, "cache partitions p", "execution time per job (ms)");
+        let mut chart = (self.per_condition("max observed", |c| Some(ms(c.jobs.max))))
+            .into_iter()
+            .fold(chart, LineChart::add_series);
+        let table = over_p(&self.points, |p| Some(ms(p.table_ns?)));
+        if !table.is_empty() {
+            let name = format!("C^p written ({}, non-increasing)", self.statistic);
+            chart = chart.add_series(Series::new(name, SeriesStyle::Markers, table));
+        }
+        if let Some(i) = self.conditions.iter().position(|c| c.name() == "alone") {
+            let acet = over_p(&self.points, |p| Some(p.conditions.get(i)?.jobs.mean / 1e6));
+            chart = chart.add_series(Series::new("ACET (mean), alone", SeriesStyle::Dashed, acet));
+        }
+        chart
+    }
+
+    /// One series per condition, `{what}, {condition}`: `y` of its jobs at each p that has it.
+    fn per_condition(&self, what: &str, y: impl Fn(&ConditionPoint) -> Option<f64>) -> Vec<Series> {
+        let series = |(i, condition)| {
+            let points = over_p(&self.points, |p| y(p.conditions.get(i)?));
+            let name = format!("{what}, {condition}");
+            Series::new(name, SeriesStyle::LineWithMarkers, points)
+        };
+        self.conditions.iter().enumerate().map(series).collect()
+    }
+}
+
+/// The points (p, `y`) of the profiled p that have a `y`.
+fn over_p(points: &[ProfilePoint], y: impl Fn(&ProfilePoint) -> Option<f64>) -> Vec<(f64, f64)> {
+    let point = |p: &ProfilePoint| Some((f64::from(p.p), y(p)?));
+    points.iter().filter_map(point).collect()
+}
+
+/// The complete task-set file of the table with Δ, under a comment saying
+/// how it was measured.
+fn task_set(
+    plan: &Plan,
+    points: &[ProfilePoint],
+    note: &str,
+    refill: &(Nanos, String),
+) -> Result<String> {
+    let (refill, refill_source) = refill;
+    let written = table::task_set(&table::TaskSetInput {
+        name: &plan.name,
+        body: &plan.body,
+        points,
+        partitions: plan.partitions,
+        cores: plan.header.machine.online_cpus.len().max(1) as u32,
+        period: plan.period.unwrap_or_else(|| table::default_period(points)),
+        refill: *refill,
+    })
+    .map_err(|e| Error::Measurement(format!("the written task set does not validate: {e}")))?;
+    let conditions: Vec<&str> = plan.conditions.iter().map(|c| c.name()).collect();
+    let (statistic, conditions) = (&plan.statistic, conditions.join(", "));
+    let comment = [
+        format!(
+            "C^p ({statistic} over {conditions}) measured by `tinct bench wcet-profile` on {}",
+            plan.header.machine.one_line()
+        ),
+        format!("placement: {note}"),
+        format!("refill: {refill_source}"),
+    ];
+    Ok(tinct_core::format::to_toml(&written, &comment))
+}
+
 /// Where the working sets lay, and what that means for the table.
 fn placement(plan: &Plan, points: &[ProfilePoint], launches: &Launches) -> Placement {
     let conditions = || points.iter().flat_map(|p| &p.conditions);
     let checked: u64 = conditions().map(|c| c.pages_checked).sum();
     let in_colors: u64 = conditions().map(|c| c.pages_in_colors).sum();
     let unchecked = launches.reports().find_map(|r| r.unchecked_reason.clone());
-    let preload = &plan.preload;
+    let note = match (&plan.preload, checked) {
+        (None, _) => "--uncolored: the working set came from the ordinary heap; partitions were \
+                      NOT enforced, every p saw the whole cache, so the table is NOT a safe C^p \
+                      for p < N_P"
+            .into(),
+        (Some(_), 0) => format!(
+            "served by the shim, but the placement could not be checked: {}",
+            unchecked.as_deref().unwrap_or("unknown reason")
+        ),
+        (Some(_), _) => format!(
+            "served by the shim from the colors of partitions 1..=p; {in_colors} of {checked} \
+             working-set pages checked in those colors"
+        ),
+    };
     Placement {
-        colored: preload.is_some(),
-        preload: preload.as_ref().map(|p| p.display().to_string()),
+        colored: plan.preload.is_some(),
+        preload: plan.preload.as_ref().map(|p| p.display().to_string()),
         colors: plan.colors,
         color_source: plan.color_source.clone(),
         pages_in_colors_ratio: (checked > 0).then(|| in_colors as f64 / checked as f64),
-        note: match (preload, checked, unchecked) {
-            (None, _, _) => "--uncolored: the working set came from the ordinary heap; partitions were NOT enforced, \
-                             every p saw the whole cache, so the table is NOT a safe C^p for p < N_P"
-                .into(),
-            (Some(_), 0, reason) => format!(
-                "served by the shim, but the placement could not be checked: {}",
-                reason.unwrap_or_else(|| "unknown reason".into())
-            ),
-            (Some(_), _, _) => format!(
-                "served by the shim from the colors of partitions 1..=p; {in_colors} of {checked} working-set pages \
-                 checked in those colors"
-            ),
-        },
+        note,
     }
 }
 
-/// The columns of `wcet-profile.csv`: one row per p and condition, its
-/// jobs' distribution (mean and σ rounded to ns), its EVT fit (the pWCET at
-/// the first requested exceedance, supported or not: see evt_supported)
-/// and its placement.
+/// The columns of `wcet-profile.csv`, one row per p and condition: its jobs,
+/// EVT fit (pWCET at the first exceedance, supported or not) and placement.
 const CONDITION_COLUMNS: &str = "p,condition,colors,jobs,min_ns,median_ns,p99_ns,p999_ns,max_ns,\
      mean_ns,stddev_ns,evt_blocks,evt_model,evt_supported,pwcet_ns,statistic_ns,table_ns,\
      pages_checked,pages_in_colors,llc_misses_max,co_runner_sweeps";
@@ -561,57 +514,6 @@ fn rows(points: &[ProfilePoint]) -> impl Iterator<Item = Columns> + '_ {
                 .with("co_runner_sweeps", c.co_runners.as_ref().map(|r| r.sweeps))
         })
     })
-}
-
-/// kim2013 Figure 6: the worst observed job per p under each condition, the
-/// C^p written, and the mean (ACET) alone.
-fn figure6(result: &WcetProfileResult) -> LineChart {
-    let ms = |ns: u64| ns as f64 / 1e6;
-    let mut chart = LineChart::new(
-        format!(
-            "C^p of `{}` ({} over {})",
-            result.task,
-            result.body.kernel,
-            human_bytes(result.body.working_set_bytes)
-        ),
-        "cache partitions p",
-        "execution time per job (ms)",
-    );
-    for (i, condition) in result.conditions.iter().enumerate() {
-        chart = chart.add_series(Series::new(
-            format!("max observed, {condition}"),
-            SeriesStyle::LineWithMarkers,
-            result
-                .points
-                .iter()
-                .filter_map(|p| Some((f64::from(p.p), ms(p.conditions.get(i)?.jobs.max))))
-                .collect(),
-        ));
-    }
-    let table: Vec<(f64, f64)> = result
-        .points
-        .iter()
-        .filter_map(|p| Some((f64::from(p.p), ms(p.table_ns?))))
-        .collect();
-    if !table.is_empty() {
-        chart = chart.add_series(Series::new(
-            format!("C^p written ({}, non-increasing)", result.statistic),
-            SeriesStyle::Markers,
-            table,
-        ));
-    }
-    if let Some(i) = result.conditions.iter().position(|c| c.name() == "alone") {
-        chart = chart.add_series(Series::new(
-            "ACET (mean), alone",
-            SeriesStyle::Dashed,
-            result
-                .points
-                .iter()
-                .filter_map(|p| Some((f64::from(p.p), p.conditions.get(i)?.jobs.mean / 1e6)))
-                .collect(),
-        ));
-    }
-    chart
 }
 
 /// The pWCET cell of a condition: the value at the first exceedance, or why not.
