@@ -299,17 +299,9 @@ impl crate::harness::Bench for Report {
                 s.fact(name, inflation.describe());
             }
         }
-        s.table(&[
-            "condition",
-            "jobs",
-            "min ms",
-            "median ms",
-            "p99 ms",
-            "max ms",
-            "stddev ms",
-            "wall median ms",
-            "wall max ms",
-        ]);
+        s.table_of(
+            "condition,jobs,min ms,median ms,p99 ms,max ms,stddev ms,wall median ms,wall max ms",
+        );
         for c in &self.conditions {
             let (cpu, wall) = (&c.jobs, &c.jobs_wall);
             let mut row = vec![c.condition.name().into(), cpu.count.to_string()];

@@ -315,17 +315,7 @@ impl crate::harness::Bench for WcetProfileResult {
             "block maxima of {block} jobs, GEV/Gumbel by PWM; pWCET at {exceedance} per job"
         );
         s.fact("EVT", evt);
-        s.table(&[
-            "p",
-            "condition",
-            "jobs",
-            "median",
-            "p99",
-            "p99.9",
-            "max",
-            "pWCET",
-            "C^p written",
-        ]);
+        s.table_of("p,condition,jobs,median,p99,p99.9,max,pWCET,C^p written");
         for point in &self.points {
             for c in &point.conditions {
                 let chosen = point.worst_condition == Some(c.condition);
