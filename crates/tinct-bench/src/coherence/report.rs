@@ -332,16 +332,10 @@ impl crate::harness::Bench for Report {
             let said = format!("{:.2}x (median {same} vs {separate} ms)", f.slowdown.median);
             s.fact(format!("false sharing, {}", f.placement.name()), said);
         }
-        s.table(&[
-            "size",
-            "placement",
-            "seq WCET ms",
-            "shared WCET ms",
-            "private WCET ms",
-            "shared/seq WCET",
-            "private/seq WCET",
-            "shared/seq median",
-        ]);
+        s.table_of(
+            "size,placement,seq WCET ms,shared WCET ms,private WCET ms,shared/seq WCET,\
+             private/seq WCET,shared/seq median",
+        );
         for (size, p) in parallel(&self.sizes) {
             let (shared, private) = (&p.shared_over_sequential, &p.private_over_sequential);
             s.row(vec![
