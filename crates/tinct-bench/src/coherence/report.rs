@@ -7,23 +7,25 @@ use super::measure::Measured;
 use super::placement::{Placement, PlacementKind};
 use super::plan::{Loops, Plan};
 use crate::Result;
+use crate::harness::output::series_by;
 use crate::harness::summary::ms;
 use crate::harness::{
     Columns, DISTRIBUTION_COLUMNS, Durations, LineChart, Machine, OutputDir, Ratio, RunHeader,
-    Series, SeriesStyle, Summary, ratio_keys, report_fields,
+    Series,
+    SeriesStyle::{Dashed, LineWithMarkers},
+    Summary, ratio_keys, report_fields,
 };
 use serde::{Deserialize, Serialize};
+use tinct_report::stats::ratio;
 
 /// The parameters as run (written to `coherence.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Parameters {
     /// Array dimensions swept (ROWS = COLS).
     pub sizes: Vec<usize>,
-    /// Element updates per function per run, in the equal-work mode
-    /// (`null` in the fixed-repetitions mode).
+    /// Element updates per function per run (`null` in the fixed-repetitions mode).
     pub work_per_function: Option<u64>,
-    /// Loop repetitions at every size, in the paper's fixed-repetitions
-    /// mode (`null` in the equal-work mode).
+    /// Loop repetitions at every size, the paper's mode (`null` in the equal-work mode).
     pub fixed_repetitions: Option<u64>,
     /// Bytes of one array element.
     pub element_bytes: u64,
@@ -54,18 +56,9 @@ pub struct ParallelResult {
     pub private_over_sequential: Ratio,
 }
 
-ratio_keys!(
-    /// `shared_over_sequential_wcet`, `…_p99`, `…_median`.
-    shared_over_sequential = "shared_over_sequential_"
-);
-ratio_keys!(
-    /// `private_over_sequential_wcet`, `…_p99`, `…_median`.
-    private_over_sequential = "private_over_sequential_"
-);
-ratio_keys!(
-    /// `slowdown_wcet`, `slowdown_p99`, `slowdown_median`.
-    slowdown = "slowdown_"
-);
+ratio_keys!(shared_over_sequential = "shared_over_sequential_");
+ratio_keys!(private_over_sequential = "private_over_sequential_");
+ratio_keys!(slowdown = "slowdown_");
 
 /// Every version at one array size.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,16 +79,8 @@ pub struct SizeResult {
     pub application: ApplicationResult,
 }
 
-/// The three versions timed as whole applications, as the paper timed
-/// them with `time` (Fig. 4(a), the stock kernel), process start and exit
-/// aside: the arrays' mapping and first touch (a page fault per page),
-/// the threads' creation and join, and the unmapping are inside the timed
-/// region, threads placed by the OS on the allowed CPUs. The other
-/// results time the computation alone (arrays touched and threads started
-/// beforehand), with the kernel's part taken out entirely, where the
-/// paper's optimised kernel (Fig. 4(b): fewer locks, atomics and shared
-/// kernel data) tends; a user-space tool cannot swap the kernel, so the
-/// two timings are the two ends between which such a kernel lies.
+/// The three versions timed as whole applications, kernel work included, as
+/// the paper timed them (Fig. 4(a)); the module's docs say why.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApplicationResult {
     /// Sequential version as a whole application.
@@ -163,8 +148,7 @@ pub struct Ordering {
     pub placement: PlacementKind,
     /// `parallel-shared > parallel-private` (the cost of coherence).
     pub shared_slower_than_private: bool,
-    /// `parallel-private < sequential` (two CPUs beat one; not expected
-    /// on one CPU).
+    /// `parallel-private < sequential` (two CPUs beat one; not expected on one CPU).
     pub private_faster_than_sequential: bool,
 }
 
@@ -188,44 +172,56 @@ pub struct Report {
     pub orderings: Vec<Ordering>,
     /// The machine (from `/proc/cpuinfo`) and how the Fig. 9 events were encoded.
     pub fig9_machine: String,
-    /// The counters of gracioli Fig. 9, counted per condition (their
-    /// totals are in `counters`).
+    /// The counters of gracioli Fig. 9, counted per condition (totals in `counters`).
     pub fig9: Vec<Fig9Counter>,
     /// Caveats for the reader.
     pub notes: Vec<String>,
     /// Files written.
     pub files: Vec<String>,
 }
+
+/// Every parallel result with its size.
+fn parallel(sizes: &[SizeResult]) -> impl Iterator<Item = (&SizeResult, &ParallelResult)> {
+    sizes
+        .iter()
+        .flat_map(|s| s.parallel.iter().map(move |p| (s, p)))
+}
+
+/// The largest parallel-shared slowdown under the placements `under` admits.
+fn worst(sizes: &[SizeResult], under: impl Fn(PlacementKind) -> bool) -> Option<Worst> {
+    let slowdowns = parallel(sizes).filter(|(_, p)| under(p.placement));
+    let worst = slowdowns.map(|(s, p)| Worst {
+        rows: s.rows,
+        placement: p.placement,
+        shared_over_sequential_wcet: p.shared_over_sequential.wcet,
+    });
+    worst.max_by(|a, b| {
+        a.shared_over_sequential_wcet
+            .total_cmp(&b.shared_over_sequential_wcet)
+    })
+}
+
 impl crate::harness::Bench for Report {
     const NAME: &'static str = "coherence";
     type Plan = Plan;
 
-    /// The report of a measured plan: the worst slowdown and the notes.
+    /// The report of a measured plan: the worst slowdown, the orderings and the notes.
     fn assemble(plan: Plan, measured: Measured, _stopped: bool) -> Result<Report> {
         let machine = Machine::describe();
-        let worst = measured
-            .sizes
-            .iter()
-            .flat_map(|s| s.parallel.iter().map(move |p| (s.rows, p)))
-            .max_by(|a, b| {
-                a.1.shared_over_sequential
-                    .wcet
-                    .total_cmp(&b.1.shared_over_sequential.wcet)
-            })
-            .map(|(rows, p)| Worst {
-                rows,
+        let worst = worst(&measured.sizes, |_| true);
+        let orderings = parallel(&measured.sizes)
+            .map(|(s, p)| Ordering {
+                rows: s.rows,
                 placement: p.placement,
-                shared_over_sequential_wcet: p.shared_over_sequential.wcet,
-            });
-        let mut notes: Vec<String> = plan
-            .placements
-            .iter()
-            .filter_map(|p| {
-                p.skipped
-                    .as_ref()
-                    .map(|why| format!("placement {} skipped: {why}", p.kind.name()))
+                shared_slower_than_private: p.shared.median > p.private.median,
+                private_faster_than_sequential: p.private.median < s.sequential.median,
             })
             .collect();
+        let skipped = plan.placements.iter().filter_map(|p| {
+            let why = p.skipped.as_ref()?;
+            Some(format!("placement {} skipped: {why}", p.kind.name()))
+        });
+        let mut notes: Vec<String> = skipped.collect();
         if machine.virtualized == Some(true) {
             notes.push(
                 "virtual machine: vCPUs may share physical cores or be descheduled by the host, so \
@@ -237,36 +233,17 @@ impl crate::harness::Bench for Report {
             notes.push("one CPU: the parallel versions cannot run in parallel".into());
         }
         notes.extend(measured.run_conditions.notes(machine.online_cpus.len()));
-        let orderings = measured
-            .sizes
-            .iter()
-            .flat_map(|s| {
-                s.parallel.iter().map(|p| Ordering {
-                    rows: s.rows,
-                    placement: p.placement,
-                    shared_slower_than_private: p.shared.median > p.private.median,
-                    private_faster_than_sequential: p.private.median < s.sequential.median,
-                })
-            })
-            .collect();
-        let fig9 = plan
-            .fig9
-            .events
-            .iter()
-            .map(|r| Fig9Counter {
-                key: r.event.key().into(),
-                label: r.event.label().into(),
-                vendor_name: r.vendor_name.clone(),
-                counter: r.counter.as_ref().ok().map(|c| c.name.clone()),
-                unresolved: r.counter.as_ref().err().cloned(),
-            })
-            .collect();
+        let fig9 = plan.fig9.events.iter().map(|r| Fig9Counter {
+            key: r.event.key().into(),
+            label: r.event.label().into(),
+            vendor_name: r.vendor_name.clone(),
+            counter: r.counter.as_ref().ok().map(|c| c.name.clone()),
+            unresolved: r.counter.as_ref().err().cloned(),
+        });
+        let cpu = plan.fig9.microarchitecture.as_deref();
         let fig9_machine = format!(
             "{}; encoded with {}",
-            plan.fig9
-                .microarchitecture
-                .clone()
-                .unwrap_or_else(|| "a CPU outside the Fig. 9 table".into()),
+            cpu.unwrap_or("a CPU outside the Fig. 9 table"),
             plan.fig9.encoded_with
         );
         let (work_per_function, fixed_repetitions) = match plan.loops {
@@ -291,7 +268,7 @@ impl crate::harness::Bench for Report {
             worst,
             orderings,
             fig9_machine,
-            fig9,
+            fig9: fig9.collect(),
             notes,
             files: Vec::new(),
         })
@@ -299,7 +276,7 @@ impl crate::harness::Bench for Report {
 
     report_fields!(header, files);
 
-    /// Writes `coherence.csv` and the two SVG charts.
+    /// Writes `coherence.csv`, `coherence-counters.csv` and the two SVG charts.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
         out.write_columns("coherence.csv", &CSV_COLUMNS, csv_rows(self))?;
         out.write_counters_csv("coherence-counters.csv", &self.header.counters)?;
@@ -312,35 +289,25 @@ impl crate::harness::Bench for Report {
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
         let mut s = Summary::titled("tinct bench coherence (Gracioli et al. 2011)", &self.header);
+        let (reps, p) = (self.header.reps, &self.parameters);
+        let warmup = p.warmup_rounds;
         s.fact(
             "runs",
-            format!(
-                "{} per condition (+{} warm-up), interleaved; WCET = largest run",
-                self.header.reps, self.parameters.warmup_rounds
-            ),
+            format!("{reps} per condition (+{warmup} warm-up), interleaved; WCET = largest run"),
         );
-        s.fact(
-            "loop",
-            match (
-                self.parameters.fixed_repetitions,
-                self.parameters.work_per_function,
-            ) {
-                (Some(r), _) => format!("{r} repetitions at every size (the paper's fixed loop)"),
-                (None, Some(w)) => format!("{w} element updates per function at every size"),
-                (None, None) => "unknown".into(),
-            },
-        );
-        let held = |f: fn(&super::Ordering) -> bool| {
-            let pairs: Vec<_> = self
-                .orderings
-                .iter()
-                .filter(|o| o.placement != PlacementKind::SameCpu)
-                .collect();
-            format!(
-                "{} of {}",
-                pairs.iter().filter(|o| f(o)).count(),
-                pairs.len()
-            )
+        let loops = match (p.fixed_repetitions, p.work_per_function) {
+            (Some(r), _) => format!("{r} repetitions at every size (the paper's fixed loop)"),
+            (None, Some(w)) => format!("{w} element updates per function at every size"),
+            (None, None) => "unknown".into(),
+        };
+        s.fact("loop", loops);
+        let two_cpus = self
+            .orderings
+            .iter()
+            .filter(|o| o.placement != PlacementKind::SameCpu);
+        let held = |f: fn(&Ordering) -> bool| {
+            let held = two_cpus.clone().filter(|o| f(o)).count();
+            format!("{held} of {}", two_cpus.clone().count())
         };
         s.fact(
             "orderings (medians, two-CPU placements)",
@@ -352,54 +319,35 @@ impl crate::harness::Bench for Report {
         );
         s.fact("Fig. 9 counters", fig9_line(self));
         if let Some(w) = &self.worst {
-            s.fact(
-                "worst slowdown",
-                format!(
-                    "{:.2}x parallel-shared vs sequential WCET at {}x{}, {}",
-                    w.shared_over_sequential_wcet,
-                    w.rows,
-                    w.rows,
-                    w.placement.name()
-                ),
-            );
+            let (ratio, rows, at) = (w.shared_over_sequential_wcet, w.rows, w.placement.name());
+            let said =
+                format!("{ratio:.2}x parallel-shared vs sequential WCET at {rows}x{rows}, {at}");
+            s.fact("worst slowdown", said);
         }
         if let Some(fig4) = fig4_line(self) {
             s.fact("Fig. 4(a) vs 4(b), shared / sequential WCET", fig4);
         }
         for f in &self.false_sharing {
-            s.fact(
-                format!("false sharing, {}", f.placement.name()),
-                format!(
-                    "{:.2}x (median {} vs {} ms)",
-                    f.slowdown.median,
-                    ms(f.same_line.median),
-                    ms(f.separate_lines.median)
-                ),
-            );
+            let (same, separate) = (ms(f.same_line.median), ms(f.separate_lines.median));
+            let said = format!("{:.2}x (median {same} vs {separate} ms)", f.slowdown.median);
+            s.fact(format!("false sharing, {}", f.placement.name()), said);
         }
-        s.table(&[
-            "size",
-            "placement",
-            "seq WCET ms",
-            "shared WCET ms",
-            "private WCET ms",
-            "shared/seq WCET",
-            "private/seq WCET",
-            "shared/seq median",
-        ]);
-        for size in &self.sizes {
-            for p in &size.parallel {
-                s.row(vec![
-                    format!("{}x{}", size.rows, size.cols),
-                    p.placement.name().into(),
-                    ms(size.sequential.max),
-                    ms(p.shared.max),
-                    ms(p.private.max),
-                    format!("{:.2}", p.shared_over_sequential.wcet),
-                    format!("{:.2}", p.private_over_sequential.wcet),
-                    format!("{:.2}", p.shared_over_sequential.median),
-                ]);
-            }
+        s.table_of(
+            "size,placement,seq WCET ms,shared WCET ms,private WCET ms,shared/seq WCET,\
+             private/seq WCET,shared/seq median",
+        );
+        for (size, p) in parallel(&self.sizes) {
+            let (shared, private) = (&p.shared_over_sequential, &p.private_over_sequential);
+            s.row(vec![
+                format!("{}x{}", size.rows, size.cols),
+                p.placement.name().into(),
+                ms(size.sequential.max),
+                ms(p.shared.max),
+                ms(p.private.max),
+                format!("{:.2}", shared.wcet),
+                format!("{:.2}", private.wcet),
+                format!("{:.2}", shared.median),
+            ]);
         }
         s.notes.extend(self.notes.iter().cloned());
         s
@@ -415,116 +363,107 @@ const CSV_COLUMNS: [&str; 3] = [
     "wcet_ns,wcet_over_sequential",
 ];
 
-fn csv_rows(report: &Report) -> Vec<Columns> {
-    let mut rows = Vec::new();
-    for size in &report.sizes {
-        let app = &size.application;
-        let (shared, private) = (&app.shared_over_sequential, &app.private_over_sequential);
-        let mut versions = vec![
-            ("sequential", "", &size.sequential, 1.0),
-            ("application-sequential", "os-chosen", &app.sequential, 1.0),
-            (
-                "application-parallel-shared",
-                "os-chosen",
-                &app.shared,
-                shared.wcet,
-            ),
-            (
-                "application-parallel-private",
-                "os-chosen",
-                &app.private,
-                private.wcet,
-            ),
-        ];
-        for p in &size.parallel {
-            let (shared, private) = (&p.shared_over_sequential, &p.private_over_sequential);
-            versions.push((
-                "parallel-shared",
-                p.placement.name(),
-                &p.shared,
-                shared.wcet,
-            ));
-            versions.push((
-                "parallel-private",
-                p.placement.name(),
-                &p.private,
-                private.wcet,
-            ));
-        }
-        rows.extend(versions.into_iter().map(|(variant, placement, s, over)| {
-            Columns::distribution(s)
-                .with("rows", size.rows)
-                .with("variant", variant)
-                .with("placement", placement)
-                .with("wcet_ns", s.max)
-                .with("wcet_over_sequential", over)
-        }));
-    }
-    rows
+/// One version's times at one size, with the sequential times it is compared with.
+struct Version<'a> {
+    rows: usize,
+    variant: &'static str,
+    placement: &'static str,
+    time: &'a Durations,
+    sequential: &'a Durations,
 }
 
+/// Every version, as `coherence.csv` lists them: per size the sequential
+/// version, the three whole applications (over their own sequential one),
+/// then each placement's parallel versions.
+fn versions(report: &Report) -> impl Iterator<Item = Version<'_>> {
+    report.sizes.iter().flat_map(|size| {
+        let (rows, app, seq) = (size.rows, &size.application, &size.sequential);
+        let version = move |variant, placement, time, sequential| Version {
+            rows,
+            variant,
+            placement,
+            time,
+            sequential,
+        };
+        let parallel = size.parallel.iter().flat_map(move |p| {
+            let at = p.placement.name();
+            [
+                version("parallel-shared", at, &p.shared, seq),
+                version("parallel-private", at, &p.private, seq),
+            ]
+        });
+        let os = "os-chosen";
+        [
+            version("sequential", "", seq, seq),
+            version(
+                "application-sequential",
+                os,
+                &app.sequential,
+                &app.sequential,
+            ),
+            version(
+                "application-parallel-shared",
+                os,
+                &app.shared,
+                &app.sequential,
+            ),
+            version(
+                "application-parallel-private",
+                os,
+                &app.private,
+                &app.sequential,
+            ),
+        ]
+        .into_iter()
+        .chain(parallel)
+    })
+}
+
+/// The rows of `coherence.csv`.
+fn csv_rows(report: &Report) -> impl Iterator<Item = Columns> + '_ {
+    versions(report).map(|v| {
+        Columns::distribution(v.time)
+            .with("rows", v.rows)
+            .with("variant", v.variant)
+            .with("placement", v.placement)
+            .with("wcet_ns", v.time.max)
+            .with("wcet_over_sequential", ratio(v.time.max, v.sequential.max))
+    })
+}
+
+/// The WCET of the sequential and parallel versions, and the parallel-shared
+/// slowdown (each placement a line), over the array size.
 fn charts(report: &Report) -> (LineChart, LineChart) {
+    let size = "array dimension (ROWS = COLS)";
     let mut wcet = LineChart::new(
         "Gracioli benchmark: WCET per version (ms)",
-        "array dimension (ROWS = COLS)",
+        size,
         "WCET (ms)",
     );
-    wcet.log2_x = true;
-    let ms = |ns: u64| ns as f64 / 1e6;
-    wcet.series.push(Series::new(
-        "sequential",
-        SeriesStyle::LineWithMarkers,
-        report
-            .sizes
-            .iter()
-            .map(|s| (s.rows as f64, ms(s.sequential.max)))
-            .collect(),
-    ));
-    let mut slowdown = LineChart::new(
-        "Parallel-shared WCET / sequential WCET",
-        "array dimension (ROWS = COLS)",
-        "slowdown (x)",
-    );
-    slowdown.log2_x = true;
-    let placements: Vec<PlacementKind> = report
-        .sizes
-        .first()
-        .map(|s| s.parallel.iter().map(|p| p.placement).collect())
-        .unwrap_or_default();
-    for kind in placements {
-        let points = |pick: &dyn Fn(&ParallelResult) -> f64| -> Vec<(f64, f64)> {
-            report
-                .sizes
-                .iter()
-                .filter_map(|s| {
-                    let p = s.parallel.iter().find(|p| p.placement == kind)?;
-                    Some((s.rows as f64, pick(p)))
-                })
-                .collect()
+    wcet.series = series_by(versions(report), |v| {
+        let (name, style) = match v.variant {
+            "sequential" => ("sequential".into(), LineWithMarkers),
+            "parallel-shared" => (format!("shared, {}", v.placement), LineWithMarkers),
+            "parallel-private" => (format!("private, {}", v.placement), Dashed),
+            _ => return None,
         };
-        wcet.series.push(Series::new(
-            format!("shared, {}", kind.name()),
-            SeriesStyle::LineWithMarkers,
-            points(&|p| ms(p.shared.max)),
-        ));
-        wcet.series.push(Series::new(
-            format!("private, {}", kind.name()),
-            SeriesStyle::Dashed,
-            points(&|p| ms(p.private.max)),
-        ));
-        slowdown.series.push(Series::new(
-            kind.name(),
-            SeriesStyle::LineWithMarkers,
-            points(&|p| p.shared_over_sequential.wcet),
-        ));
-    }
-    let first = report.sizes.first().map_or(1.0, |s| s.rows as f64);
-    let last = report.sizes.last().map_or(1.0, |s| s.rows as f64);
+        Some((name, style, v.rows as f64, v.time.max as f64 / 1e6))
+    });
+    let title = "Parallel-shared WCET / sequential WCET";
+    let mut slowdown = LineChart::new(title, size, "slowdown (x)");
+    slowdown.series = series_by(versions(report), |v| {
+        let slowdown = ratio(v.time.max, v.sequential.max);
+        let line = (v.placement.into(), LineWithMarkers, v.rows as f64, slowdown);
+        (v.variant == "parallel-shared").then_some(line)
+    });
+    let ends = [report.sizes.first(), report.sizes.last()];
+    let no_slowdown = ends.into_iter().flatten().map(|s| (s.rows as f64, 1.0));
     slowdown.series.push(Series::new(
         "1x (no slowdown)",
-        SeriesStyle::Dashed,
-        vec![(first, 1.0), (last, 1.0)],
+        Dashed,
+        no_slowdown.collect(),
     ));
+    (wcet.log2_x, slowdown.log2_x) = (true, true);
     (wcet, slowdown)
 }
 
@@ -532,73 +471,55 @@ fn charts(report: &Report) -> (LineChart, LineChart) {
 /// sequential WCET ratio over the sizes timed as whole applications and
 /// as the computation alone (threads placed by the OS in both).
 fn fig4_line(report: &Report) -> Option<String> {
-    let largest = |ratios: Vec<(usize, f64)>| ratios.into_iter().max_by(|a, b| a.1.total_cmp(&b.1));
-    let (app_rows, app) = largest(
-        report
-            .sizes
-            .iter()
-            .map(|s| (s.rows, s.application.shared_over_sequential.wcet))
-            .collect(),
-    )?;
-    let compute = largest(
-        report
-            .sizes
-            .iter()
-            .flat_map(|s| s.parallel.iter().map(move |p| (s.rows, p)))
-            .filter(|(_, p)| p.placement == PlacementKind::OsChosen)
-            .map(|(rows, p)| (rows, p.shared_over_sequential.wcet))
-            .collect(),
-    );
-    Some(match compute {
-        Some((rows, ratio)) => format!(
-            "up to {app:.2}x as whole applications ({app_rows}x{app_rows}: kernel work timed, \
+    let apps = report.sizes.iter();
+    let (app_rows, app) = apps
+        .map(|s| (s.rows, s.application.shared_over_sequential.wcet))
+        .max_by(|a, b| a.1.total_cmp(&b.1))?;
+    let computed = worst(&report.sizes, |at| at == PlacementKind::OsChosen);
+    Some(
+        match computed.map(|w| (w.rows, w.shared_over_sequential_wcet)) {
+            Some((rows, ratio)) => format!(
+                "up to {app:.2}x as whole applications ({app_rows}x{app_rows}: kernel work timed, \
              4(a)), {ratio:.2}x as computation alone ({rows}x{rows}: the kernel's part taken \
              out entirely, where an optimised kernel tends, 4(b))"
-        ),
-        None => format!(
-            "up to {app:.2}x as whole applications ({app_rows}x{app_rows}); the computation \
+            ),
+            None => format!(
+                "up to {app:.2}x as whole applications ({app_rows}x{app_rows}); the computation \
              alone with OS placement was not measured"
-        ),
-    })
+            ),
+        },
+    )
 }
 
 /// The Fig. 9 counters in one line: per event its total over every
 /// parallel-shared condition, or why there is none.
 fn fig9_line(report: &Report) -> String {
-    let shared = |name: &str| -> Option<u64> {
-        report
-            .header
-            .counters
-            .iter()
-            .filter(|c| c.condition.contains("/parallel-shared/"))
-            .try_fold(0u64, |sum, c| sum.checked_add(c.total(name)?))
-    };
-    let mut reasons: Vec<String> = Vec::new();
-    let mut counts: Vec<String> = Vec::new();
+    let counters = &report.header.counters;
+    let (mut counts, mut reasons) = (Vec::new(), Vec::<String>::new());
     for f in &report.fig9 {
-        match (&f.counter, &f.unresolved) {
-            (Some(name), _) => match shared(name) {
-                Some(total) => counts.push(format!("{} {total}", f.label)),
-                None => {
-                    let why = report
-                        .header
-                        .counters
-                        .iter()
-                        .flat_map(|c| &c.events)
-                        .find(|e| &e.event == name)
-                        .and_then(|e| e.unavailable.clone())
-                        .unwrap_or_else(|| "no count".into());
-                    if !reasons.contains(&why) {
-                        reasons.push(why);
-                    }
+        let why = match (&f.counter, &f.unresolved) {
+            (Some(name), _) => {
+                let mut shared = counters
+                    .iter()
+                    .filter(|c| c.condition.contains("/parallel-shared/"));
+                if let Some(total) = shared.try_fold(0u64, |sum, c| sum.checked_add(c.total(name)?))
+                {
+                    counts.push(format!("{} {total}", f.label));
+                    continue;
                 }
-            },
-            (None, Some(why)) => {
-                if !reasons.contains(why) {
-                    reasons.push(why.clone());
-                }
+                let event = counters
+                    .iter()
+                    .flat_map(|c| &c.events)
+                    .find(|e| &e.event == name);
+                event
+                    .and_then(|e| e.unavailable.clone())
+                    .unwrap_or_else(|| "no count".into())
             }
-            (None, None) => {}
+            (None, Some(why)) => why.clone(),
+            (None, None) => continue,
+        };
+        if !reasons.contains(&why) {
+            reasons.push(why);
         }
     }
     let mut parts = vec![report.fig9_machine.clone()];

@@ -3,13 +3,15 @@
 
 use super::measure::Measured;
 use super::plan::Plan;
-use super::solver::{self, FoundFunction, Solution, SolverOptions};
+use super::solver::{self, Cluster, FoundFunction, Solution, SolverOptions};
 use crate::Result;
+use crate::harness::output::series_by;
 use crate::harness::{
-    Columns, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
+    Columns, LineChart, Machine, OutputDir, RunHeader, SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_core::dram_map::{AddressKind, DramMap};
+use tinct_report::stats::Histogram;
 
 /// The result of `tinct bench dram-map` (written as `dram-map.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,11 +52,11 @@ impl crate::harness::Bench for Report {
         let machine = Machine::describe();
         let guest_physical = machine.virtualized == Some(true);
         let solution = measured.solution;
+        // A stopped search refused itself as interrupted.
+        let interrupted = solution.refusal.as_deref() == Some(solver::INTERRUPTED);
         Ok(Report {
             header: RunHeader {
-                // Stopped: the search refused itself as interrupted, so no
-                // dram-map.toml is written (only found functions are).
-                interrupted: solution.refusal.as_deref() == Some(solver::INTERRUPTED),
+                interrupted,
                 ..RunHeader::of_run("dram-map", plan.run, machine, Vec::new())
             },
             buffer_bytes: plan.buffer_bytes,
@@ -72,10 +74,10 @@ impl crate::harness::Bench for Report {
 
     report_fields!(header, files);
 
-    /// Writes `dram-map.csv`, `dram-map.svg` and `dram-map.toml` (only when
-    /// found).
+    /// Writes `dram-map.csv`, `dram-map.svg` and `dram-map.toml` (only when found).
     fn write(&self, out: &mut OutputDir) -> Result<()> {
-        let rows = self.solution.functions.iter().map(|f| {
+        let functions = &self.solution.functions;
+        let rows = functions.iter().map(|f| {
             Columns::of(f)
                 .with("mask", format!("{:#x}", f.mask))
                 .with("bits", bits(f))
@@ -86,9 +88,7 @@ impl crate::harness::Bench for Report {
             let map = DramMap {
                 bank_functions: self.solution.masks(),
                 controller_functions: Vec::new(),
-                confidence: self
-                    .solution
-                    .functions
+                confidence: functions
                     .iter()
                     .map(|f| (f.confidence * 1e4).round() / 1e4)
                     .collect(),
@@ -99,14 +99,14 @@ impl crate::harness::Bench for Report {
                 },
                 machine: self.header.machine.one_line(),
             };
+            let (samples, mib) = (self.samples, self.buffer_bytes >> 20);
+            let measured = self.solution.measurements;
             let header = [
                 "tinct bench dram-map: DRAM bank functions found by row-buffer conflict timing"
                     .into(),
                 format!(
-                    "{} addresses of {} MiB, {} measurements; bank bit i = parity(address & mask i)",
-                    self.samples,
-                    self.buffer_bytes >> 20,
-                    self.solution.measurements
+                    "{samples} addresses of {mib} MiB, {measured} measurements; bank bit i = \
+                     parity(address & mask i)"
                 ),
             ];
             out.write_text("dram-map.toml", &map.to_toml(&header))?;
@@ -116,7 +116,7 @@ impl crate::harness::Bench for Report {
 
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
-        let solution = &self.solution;
+        let (solution, mib) = (&self.solution, self.buffer_bytes >> 20);
         let mut s = Summary::titled(
             "tinct bench dram-map (row-buffer conflict timing)",
             &self.header,
@@ -124,49 +124,44 @@ impl crate::harness::Bench for Report {
         s.fact(
             "sampled",
             format!(
-                "{} addresses of a {} MiB buffer, {} timings each, {} measurements in {:.0} ms",
-                self.samples,
-                self.buffer_bytes >> 20,
-                self.rounds,
-                solution.measurements,
-                self.elapsed_ms
+                "{} addresses of a {mib} MiB buffer, {} timings each, {} measurements in {:.0} ms",
+                self.samples, self.rounds, solution.measurements, self.elapsed_ms
             ),
         );
+        let cluster = |c: &Cluster| format!("{:.0} ± {:.0}", c.mean, c.stddev);
+        let (fast_is, slow_is) = (cluster(&solution.fast), cluster(&solution.slow));
+        let (slow, pairs) = (
+            solution.slow.count,
+            solution.fast.count + solution.slow.count,
+        );
+        let separation = solution.separation;
         s.fact(
             "timing",
             format!(
-                "fast {:.0} ± {:.0}, slow {:.0} ± {:.0} cycles ({} of {} pairs); separation {:.1} \
-                 standard deviations",
-                solution.fast.mean,
-                solution.fast.stddev,
-                solution.slow.mean,
-                solution.slow.stddev,
-                solution.slow.count,
-                solution.fast.count + solution.slow.count,
-                solution.separation
+                "fast {fast_is}, slow {slow_is} cycles ({slow} of {pairs} pairs); separation \
+                 {separation:.1} standard deviations"
             ),
         );
-        s.fact(
-            "verdict",
-            match (&solution.refusal, solution.found) {
-                (_, true) => format!(
-                    "FOUND {} functions ({} bank classes); same-bank check {:.0} %",
-                    solution.functions.len(),
-                    1u64 << solution.functions.len(),
-                    100.0 * solution.same_bank_slow_rate
-                ),
-                (Some(why), false) => format!("REFUSED: {why}"),
-                (None, false) => "REFUSED".into(),
-            },
-        );
-        if !solution.functions.is_empty() {
+        let found = solution.functions.len();
+        let verdict = match &solution.refusal {
+            _ if solution.found => format!(
+                "FOUND {found} functions ({} bank classes); same-bank check {:.0} %",
+                1u64 << found,
+                100.0 * solution.same_bank_slow_rate
+            ),
+            Some(why) => format!("REFUSED: {why}"),
+            None => "REFUSED".into(),
+        };
+        s.fact("verdict", verdict);
+        if found > 0 {
             s.table(&["function", "address bits", "confidence", "pairs (slow)"]);
             for f in &solution.functions {
+                let (mask, confidence, pairs) = (f.mask, f.confidence, f.pairs);
                 s.row(vec![
-                    format!("{:#x}", f.mask),
+                    format!("{mask:#x}"),
                     bits(f),
-                    format!("{:.3}", f.confidence),
-                    format!("{} ({})", f.pairs, f.slow),
+                    format!("{confidence:.3}"),
+                    format!("{pairs} ({})", f.slow),
                 ]);
             }
         }
@@ -178,27 +173,23 @@ impl crate::harness::Bench for Report {
     }
 }
 
+/// What the reader must know: a VM's addresses are not the host's, the
+/// address bits the functions are known on, channels listed as banks.
 fn notes(solution: &Solution, guest: bool) -> Vec<String> {
-    let mut notes = Vec::new();
-    if guest {
-        notes.push(
-            "virtual machine: these are guest-physical addresses, which the hypervisor maps to \
-             host frames in its own way; the host's DRAM banks cannot be found from here, and \
-             whatever was found describes nothing real"
-                .into(),
-        );
-    }
     let top = 63 - solution.varying_bits.leading_zeros();
-    notes.push(format!(
+    let guest = guest.then(|| {
+        "virtual machine: these are guest-physical addresses, which the hypervisor maps to host \
+         frames in its own way; the host's DRAM banks cannot be found from here, and whatever \
+         was found describes nothing real"
+            .to_string()
+    });
+    let known = format!(
         "functions are known on address bits 6-{top} (the bits the sampled addresses vary in); \
          a function may also read higher bits (a larger --buffer spans more)"
-    ));
-    notes.push(
-        "row-buffer timing cannot tell channels from banks: every function is listed as a bank \
-         function"
-            .into(),
     );
-    notes
+    let channels = "row-buffer timing cannot tell channels from banks: every function is listed \
+                    as a bank function";
+    guest.into_iter().chain([known, channels.into()]).collect()
 }
 
 /// A function's address bits, `6 13 17`.
@@ -209,33 +200,24 @@ fn bits(f: &FoundFunction) -> String {
 
 /// The latency histogram of the threshold pairs, with the threshold.
 fn histogram(report: &Report) -> LineChart {
-    let latencies = &report.threshold_latencies;
-    let mut chart = LineChart::new(
-        "Row-buffer timing: latency of random address pairs",
-        "latency (cycles)",
-        "pairs",
-    );
-    if latencies.is_empty() {
-        return chart;
-    }
-    let low = *latencies.iter().min().unwrap_or(&0);
-    let high = *latencies.iter().max().unwrap_or(&1);
-    let bins = 60u32;
-    let width = ((high - low) / bins).max(1);
-    let mut counts = vec![0u32; bins as usize + 1];
-    for &latency in latencies {
-        counts[((latency - low) / width).min(bins) as usize] += 1;
-    }
-    let points = counts
+    let title = "Row-buffer timing: latency of random address pairs";
+    let mut chart = LineChart::new(title, "latency (cycles)", "pairs");
+    let latencies: Vec<u64> = report
+        .threshold_latencies
         .iter()
-        .enumerate()
-        .map(|(i, &c)| (f64::from(low + i as u32 * width), f64::from(c)))
+        .map(|&l| u64::from(l))
         .collect();
-    chart
-        .series
-        .push(Series::new("pairs", SeriesStyle::LineWithMarkers, points));
-    chart
-        .x_markers
-        .push((f64::from(report.solution.threshold), "threshold".into()));
+    if let Some(histogram) = Histogram::of(&latencies, 60) {
+        chart.series = series_by(histogram.step_points(), |(latency, pairs)| {
+            Some((
+                "pairs".into(),
+                SeriesStyle::Steps,
+                latency as f64,
+                pairs as f64,
+            ))
+        });
+        let threshold = f64::from(report.solution.threshold);
+        chart.x_markers.push((threshold, "threshold".into()));
+    }
     chart
 }
