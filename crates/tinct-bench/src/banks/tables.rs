@@ -85,21 +85,15 @@ pub fn table1(kernels: &[KernelResult]) -> Table {
             Kernel::IntegerSort => result.time.stddev / 1e9,
             _ => result.bandwidth_stddev_mib_s,
         };
-        let cells =
-            kernels
-                .iter()
-                .find(|k| k.kernel == kernel)
-                .map_or(vec![None; columns.len()], |k| {
-                    let results = [result(k, Allocation::Banks4), result(k, Allocation::Banks8)];
-                    results
-                        .into_iter()
-                        .chain([controller_local(k)])
-                        .map(|r| r.map(value))
-                        .collect()
-                });
+        let found = kernels.iter().find(|k| k.kernel == kernel);
+        let results = [
+            found.and_then(|k| result(k, Allocation::Banks4)),
+            found.and_then(|k| result(k, Allocation::Banks8)),
+            found.and_then(controller_local),
+        ];
         TableRow {
             label: label.into(),
-            cells,
+            cells: results.map(|r| r.map(value)).to_vec(),
         }
     })
     .collect();
