@@ -17,6 +17,7 @@ use crate::harness::{
 };
 use serde::{Deserialize, Serialize};
 use tinct_base::units::human_bytes;
+use tinct_report::stats::ratio;
 
 /// How the threads' memory was allocated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -107,11 +108,9 @@ pub struct Skipped {
 pub struct AllocationResult {
     /// The allocation.
     pub allocation: Allocation,
-    /// (controller, bank) of each thread's pages (empty for default and
-    /// controller-level allocations).
+    /// (controller, bank) of each thread's pages (empty when not bank-aware).
     pub banks: Vec<Vec<[u32; 2]>>,
-    /// Per thread, pages served by a fallback step of Algorithm 1 (not
-    /// from the requested bank or controller); empty when not bank-aware.
+    /// Per thread, pages from a fallback step of Algorithm 1 (empty when not bank-aware).
     pub fallback_pages: Vec<usize>,
     /// Controller-local/remote: per thread, the fraction of its pages found
     /// on the intended NUMA node (empty otherwise or when frames are unreadable).
@@ -176,8 +175,7 @@ pub struct Report {
     pub parameters: Parameters,
     /// True when bank functions were given (placement by bank is possible).
     pub bank_placement_known: bool,
-    /// Why physical placement is unknown even with functions (frames
-    /// unreadable), if so.
+    /// Why placement is unknown even with functions (frames unreadable), if so.
     pub frames_unreadable: Option<String>,
     /// Pages whose frame changed during the run (`null` if unknown).
     pub moved_pages: Option<usize>,
@@ -185,8 +183,7 @@ pub struct Report {
     pub kernels: Vec<KernelResult>,
     /// The composite bubblesort runs (Table 2).
     pub composite: Vec<CompositeResult>,
-    /// The paper's Table 1: standard deviations of IS time and STREAM add
-    /// bandwidth.
+    /// The paper's Table 1: standard deviations of IS time and STREAM add bandwidth.
     pub table1: Table,
     /// The paper's Table 2: standard deviations of the composite's time.
     pub table2: Table,
@@ -237,47 +234,41 @@ impl crate::harness::Bench for Report {
 
     report_fields!(header, files);
 
-    /// Writes `banks.csv` and `banks.svg`.
+    /// Writes `banks.csv`, `banks-composite.csv`, the paper's tables
+    /// (`banks-table1.csv`, `banks-table2.csv` when the composite ran) and
+    /// `banks.svg`.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
         let rows = self.kernels.iter().flat_map(|k| {
-            k.allocations.iter().map(|a| {
-                Columns::distribution(&a.time)
-                    .with("kernel", k.kernel)
-                    .with("allocation", a.allocation)
-                    .with("bandwidth_mib_s", a.bandwidth_mib_s)
-                    .with("bandwidth_stddev_mib_s", a.bandwidth_stddev_mib_s)
-            })
+            let row = move |a: &AllocationResult| Columns::distribution(&a.time).with("", a);
+            k.allocations
+                .iter()
+                .map(move |a| row(a).with("kernel", k.kernel))
         });
-        let columns = [
-            "kernel,allocation",
-            DISTRIBUTION_COLUMNS,
-            "bandwidth_mib_s,bandwidth_stddev_mib_s",
-        ];
+        let bandwidth = "bandwidth_mib_s,bandwidth_stddev_mib_s";
+        let columns = ["kernel,allocation", DISTRIBUTION_COLUMNS, bandwidth];
         out.write_columns("banks.csv", &columns, rows)?;
-        let composite: Vec<_> = self
-            .composite
-            .iter()
-            .flat_map(|run| {
-                run.conditions.iter().map(|c| {
+        if !self.composite.is_empty() {
+            let rows = self.composite.iter().flat_map(|run| {
+                run.conditions.iter().map(move |c| {
+                    let fallback_pages: usize = c.fallback_pages.iter().sum();
                     Columns::distribution(&c.time)
-                        .with("threads", run.threads)
-                        .with("pages", run.pages)
+                        .with("", run)
                         .with("allocation", c.allocation)
-                        .with("fallback_pages", c.fallback_pages.iter().sum::<usize>())
+                        .with("fallback_pages", fallback_pages)
                 })
-            })
-            .collect();
-        if !composite.is_empty() {
+            });
             let columns = [
                 "threads,pages,allocation",
                 DISTRIBUTION_COLUMNS,
                 "fallback_pages",
             ];
-            out.write_columns("banks-composite.csv", &columns, composite)?;
+            out.write_columns("banks-composite.csv", &columns, rows)?;
         }
-        out.write_csv("banks-table1.csv", &table_records(&self.table1))?;
-        if !self.table2.rows.is_empty() {
-            out.write_csv("banks-table2.csv", &table_records(&self.table2))?;
+        let csv_cell = |cell: Option<f64>| cell.map(|v| v.to_string()).unwrap_or_default();
+        for (name, table) in [("table1", &self.table1), ("table2", &self.table2)] {
+            if !table.rows.is_empty() {
+                out.write_csv(&format!("banks-{name}.csv"), &table.records(csv_cell))?;
+            }
         }
         // Bandwidth per kernel (x = kernel index), one series per allocation.
         let mut chart = LineChart::new(
@@ -285,25 +276,20 @@ impl crate::harness::Bench for Report {
             "kernel (1 copy, 2 scale, 3 add, 4 triad, 5 random, 6 integer-sort)",
             "MiB/s",
         );
-        let allocations: Vec<Allocation> = self
-            .kernels
-            .first()
-            .map(|k| k.allocations.iter().map(|a| a.allocation).collect())
-            .unwrap_or_default();
-        for allocation in allocations {
-            let points = self
-                .kernels
-                .iter()
-                .filter_map(|k| {
-                    let x = Kernel::ALL.iter().position(|&kk| kk == k.kernel)? as f64 + 1.0;
-                    let a = k.allocations.iter().find(|a| a.allocation == allocation)?;
-                    Some((x, a.bandwidth_mib_s))
-                })
-                .collect();
+        for allocation in self.kernels.iter().take(1).flat_map(|k| &k.allocations) {
+            let points = self.kernels.iter().filter_map(|k| {
+                let x = Kernel::ALL.iter().position(|&kk| kk == k.kernel)? as f64 + 1.0;
+                let a = k
+                    .allocations
+                    .iter()
+                    .find(|a| a.allocation == allocation.allocation)?;
+                Some((x, a.bandwidth_mib_s))
+            });
+            let name = allocation.allocation.name();
             chart.series.push(Series::new(
-                allocation.name(),
+                name,
                 SeriesStyle::LineWithMarkers,
-                points,
+                points.collect(),
             ));
         }
         out.write_svg("banks.svg", &chart)?;
@@ -312,102 +298,76 @@ impl crate::harness::Bench for Report {
 
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, _: &OutputDir) -> Summary {
+        let p = &self.parameters;
         let mut s = Summary::titled("tinct bench banks (Chandru & Mueller)", &self.header);
+        let cpus = tinct_sys::format_cpu_list(&p.thread_cpus);
+        let each = human_bytes(p.bytes_per_thread);
         s.fact(
             "threads",
-            format!(
-                "{} on CPUs {}, {} each",
-                self.parameters.threads,
-                tinct_sys::format_cpu_list(&self.parameters.thread_cpus),
-                human_bytes(self.parameters.bytes_per_thread)
-            ),
+            format!("{} on CPUs {cpus}, {each} each", p.threads),
         );
         s.fact(
             "bank placement",
-            if self.bank_placement_known || self.parameters.controllers > 1 {
+            if self.bank_placement_known || p.controllers > 1 {
                 format!(
                     "{} banks x {} controllers from {}; Algorithm 1 mode {}",
-                    self.parameters.banks,
-                    self.parameters.controllers,
-                    self.parameters.functions_from,
-                    self.parameters.bank_mode
+                    p.banks, p.controllers, p.functions_from, p.bank_mode
                 )
             } else {
                 "UNKNOWN here (no --bank-functions or --dram-map): no bank-aware condition".into()
             },
         );
-        s.fact(
-            "runs",
-            format!(
-                "{} per condition (+{} warm-up), interleaved",
-                self.header.reps, self.parameters.warmup_rounds
-            ),
+        let warmup = p.warmup_rounds;
+        let runs = format!(
+            "{} per condition (+{warmup} warm-up), interleaved",
+            self.header.reps
         );
-        s.table(&[
-            "kernel",
-            "allocation",
-            "median ms",
-            "max ms",
-            "stddev ms",
-            "MiB/s",
-            "MiB/s stddev",
-            "vs default",
-        ]);
-        for k in &self.kernels {
-            for a in &k.allocations {
-                s.row(vec![
-                    k.kernel.name().into(),
-                    a.allocation.name().into(),
-                    ms(a.time.median),
-                    ms(a.time.max),
-                    ms(a.time.stddev.round() as u64),
-                    format!("{:.0}", a.bandwidth_mib_s),
-                    format!("{:.0}", a.bandwidth_stddev_mib_s),
-                    format!("{:.2}x", a.median_over_default),
-                ]);
-            }
-        }
-        for run in &self.composite {
-            let default = run.conditions.first().map_or(0, |c| c.time.median);
-            for c in &run.conditions {
-                s.row(vec![
-                    format!("bsort {}x{}", run.threads, run.pages),
-                    c.allocation.name().into(),
-                    ms(c.time.median),
-                    ms(c.time.max),
-                    ms(c.time.stddev.round() as u64),
-                    "-".into(),
-                    "-".into(),
-                    if default == 0 {
-                        "-".into()
-                    } else {
-                        format!("{:.2}x", c.time.median as f64 / default as f64)
-                    },
-                ]);
-            }
-        }
-        for line in table_lines(&self.table1)
-            .into_iter()
-            .chain(if self.table2.rows.is_empty() {
-                Vec::new()
-            } else {
-                table_lines(&self.table2)
-            })
-        {
-            s.note(line);
-        }
-        for k in &self.kernels {
-            for a in &k.allocations {
-                let fallback: usize = a.fallback_pages.iter().sum();
-                if fallback > 0 {
-                    s.note(format!(
-                        "{} under {}: {fallback} pages from a fallback step of Algorithm 1 (not the \
-                         requested bank)",
-                        k.kernel.name(),
-                        a.allocation.name()
-                    ));
+        s.fact("runs", runs);
+        let lines: Vec<Line> = self
+            .kernels
+            .iter()
+            .flat_map(Line::of_kernel)
+            .chain(self.composite.iter().flat_map(Line::of_composite))
+            .collect();
+        s.columns(
+            &lines,
+            &[
+                ("kernel", |l| l.what.clone()),
+                ("allocation", |l| l.allocation.name().into()),
+                ("median ms", |l| ms(l.time.median)),
+                ("max ms", |l| ms(l.time.max)),
+                ("stddev ms", |l| ms(l.time.stddev.round() as u64)),
+                ("MiB/s", |l| {
+                    l.bandwidth.map_or("-".into(), |b| format!("{:.0}", b[0]))
+                }),
+                ("MiB/s stddev", |l| {
+                    l.bandwidth.map_or("-".into(), |b| format!("{:.0}", b[1]))
+                }),
+                ("vs default", |l| format!("{:.2}x", l.over_default)),
+            ],
+        );
+        for table in [&self.table1, &self.table2] {
+            let records = table.records(Table::cell_text);
+            let [columns, rows @ ..] = &records[..] else {
+                continue;
+            };
+            if !rows.is_empty() {
+                s.note(format!(
+                    "{} ({}): {}",
+                    table.title,
+                    table.unit,
+                    columns[1..].join(" | ")
+                ));
+                for row in rows {
+                    s.note(format!("  {}: {}", row[0], row[1..].join(" | ")));
                 }
             }
+        }
+        for l in lines.iter().filter(|l| l.fallback_pages > 0) {
+            s.note(format!(
+                "{} under {}: {} pages from a fallback step of Algorithm 1 (not the requested bank)",
+                l.what, l.allocation.name(), l.fallback_pages
+            ));
         }
         for skip in &self.skipped {
             s.note(format!("{} skipped: {}", skip.condition, skip.reason));
@@ -417,39 +377,68 @@ impl crate::harness::Bench for Report {
     }
 }
 
-fn notes(plan: &Plan, measured: &Measured, machine: &Machine) -> Vec<String> {
-    let mut notes = Vec::new();
-    if !plan.bank_known() && !plan.controller_known() {
-        notes.push(
-            "bank placement unknown here: no bank-aware condition ran. Give the DRAM functions \
-             (--bank-functions 0x...,0x... and --controller-functions, e.g. from DRAMA, or \
-             --dram-map FILE from `tinct bench dram-map`) to compare the paper's conditions"
-                .into(),
-        );
-    } else if plan.functions_from.starts_with("--") {
-        notes.push(
-            "bank functions were given on the command line; tinct cannot check them against the \
-             hardware"
-                .into(),
-        );
-    } else {
-        notes.push(format!(
-            "bank functions read from {} (measured by `tinct bench dram-map`)",
-            plan.functions_from
-        ));
+/// One line of the summary's table: a kernel, or a composite
+/// configuration, under one allocation.
+struct Line<'a> {
+    what: String,
+    allocation: Allocation,
+    time: &'a Durations,
+    /// Median-run bandwidth and its standard deviation, MiB/s (kernels only).
+    bandwidth: Option<[f64; 2]>,
+    over_default: f64,
+    fallback_pages: usize,
+}
+
+impl<'a> Line<'a> {
+    fn of_kernel(k: &'a KernelResult) -> impl Iterator<Item = Line<'a>> {
+        k.allocations.iter().map(|a| Line {
+            what: k.kernel.name().into(),
+            allocation: a.allocation,
+            time: &a.time,
+            bandwidth: Some([a.bandwidth_mib_s, a.bandwidth_stddev_mib_s]),
+            over_default: a.median_over_default,
+            fallback_pages: a.fallback_pages.iter().sum(),
+        })
     }
-    let oversubscribed = plan
-        .composite
-        .iter()
-        .filter(|&&(threads, _)| threads > plan.run.cpus.len())
+
+    fn of_composite(run: &'a CompositeResult) -> impl Iterator<Item = Line<'a>> {
+        let default = run.conditions.first().map_or(0, |c| c.time.median);
+        run.conditions.iter().map(move |c| Line {
+            what: format!("bsort {}x{}", run.threads, run.pages),
+            allocation: c.allocation,
+            time: &c.time,
+            bandwidth: None,
+            over_default: ratio(c.time.median, default),
+            fallback_pages: c.fallback_pages.iter().sum(),
+        })
+    }
+}
+
+/// The caveats a reader of the run needs.
+fn notes(plan: &Plan, measured: &Measured, machine: &Machine) -> Vec<String> {
+    let mut notes = vec![if !plan.bank_known() && !plan.controller_known() {
+        "bank placement unknown here: no bank-aware condition ran. Give the DRAM functions \
+         (--bank-functions 0x...,0x... and --controller-functions, e.g. from DRAMA, or \
+         --dram-map FILE from `tinct bench dram-map`) to compare the paper's conditions"
+            .into()
+    } else if plan.functions_from.starts_with("--") {
+        "bank functions were given on the command line; tinct cannot check them against the \
+         hardware"
+            .into()
+    } else {
+        let from = &plan.functions_from;
+        format!("bank functions read from {from} (measured by `tinct bench dram-map`)")
+    }];
+    let cpus = plan.run.cpus.len();
+    let oversubscribed: Vec<String> = (plan.composite.iter())
+        .filter(|&&(threads, _)| threads > cpus)
         .map(|(threads, pages)| format!("{threads}x{pages}"))
-        .collect::<Vec<_>>();
+        .collect();
     if !oversubscribed.is_empty() {
         notes.push(format!(
-            "composite {}: more threads than the {} CPUs, so threads share CPUs (pinned round \
+            "composite {}: more threads than the {cpus} CPUs, so threads share CPUs (pinned round \
              robin) and a run's longest thread includes waiting for its CPU",
-            oversubscribed.join(", "),
-            plan.run.cpus.len()
+            oversubscribed.join(", ")
         ));
     }
     if let Some(why) = &measured.frames_unreadable {
@@ -474,43 +463,4 @@ fn notes(plan: &Plan, measured: &Measured, machine: &Machine) -> Vec<String> {
         ));
     }
     notes
-}
-
-/// A table as CSV records: a header, then one record per row (empty cells
-/// where the condition did not run).
-fn table_records(table: &Table) -> Vec<Vec<String>> {
-    let mut records = vec![
-        std::iter::once(String::new())
-            .chain(table.columns.iter().cloned())
-            .collect::<Vec<_>>(),
-    ];
-    for row in &table.rows {
-        records.push(
-            std::iter::once(row.label.clone())
-                .chain(
-                    row.cells
-                        .iter()
-                        .map(|c| c.map(|v| v.to_string()).unwrap_or_default()),
-                )
-                .collect(),
-        );
-    }
-    records
-}
-
-/// A table as summary lines: its title and unit, then one line per row.
-fn table_lines(table: &Table) -> Vec<String> {
-    let mut lines = vec![format!(
-        "{} ({}): {}",
-        table.title,
-        table.unit,
-        table.columns.join(" | ")
-    )];
-    for (r, row) in table.rows.iter().enumerate() {
-        let cells: Vec<String> = (0..table.columns.len())
-            .map(|c| table.cell_text(r, c))
-            .collect();
-        lines.push(format!("  {}: {}", row.label, cells.join(" | ")));
-    }
-    lines
 }

@@ -7,7 +7,7 @@
 
 use super::composite::CompositeResult;
 use super::kernels::Kernel;
-use super::{Allocation, KernelResult};
+use super::{Allocation, AllocationResult, KernelResult};
 use serde::{Deserialize, Serialize};
 
 /// A table of optional numbers with labelled rows and columns.
@@ -33,9 +33,20 @@ pub struct TableRow {
 }
 
 impl Table {
-    /// The cell of row `row`, column `column` as text (`–` when empty).
-    pub fn cell_text(&self, row: usize, column: usize) -> String {
-        match self.rows[row].cells[column] {
+    /// The table as records of text: a header (an empty corner, then the
+    /// columns), then each row's label and its cells as `cell` writes them.
+    pub fn records(&self, cell: fn(Option<f64>) -> String) -> Vec<Vec<String>> {
+        let header = std::iter::once(String::new()).chain(self.columns.iter().cloned());
+        let rows = self.rows.iter().map(|row| {
+            let cells = row.cells.iter().map(|&c| cell(c));
+            std::iter::once(row.label.clone()).chain(cells).collect()
+        });
+        std::iter::once(header.collect()).chain(rows).collect()
+    }
+
+    /// A cell as a person reads it (`–` when empty).
+    pub fn cell_text(value: Option<f64>) -> String {
+        match value {
             Some(value) if value >= 100.0 => format!("{value:.1}"),
             Some(value) => format!("{value:.4}"),
             None => "–".into(),
@@ -43,13 +54,21 @@ impl Table {
     }
 }
 
+/// The result of `allocation` under `kernel`, if it ran.
+fn result(kernel: &KernelResult, allocation: Allocation) -> Option<&AllocationResult> {
+    kernel
+        .allocations
+        .iter()
+        .find(|r| r.allocation == allocation)
+}
+
 /// The allocation filling the paper's "Controller-local" column: the
 /// bank-unaware controller-local allocation where controller functions
 /// are known, else NUMA first-touch local memory.
-fn controller_local(kernel: &KernelResult) -> Option<&super::AllocationResult> {
+fn controller_local(kernel: &KernelResult) -> Option<&AllocationResult> {
     [Allocation::LocalController, Allocation::NodeLocal]
-        .iter()
-        .find_map(|&a| kernel.allocations.iter().find(|r| r.allocation == a))
+        .into_iter()
+        .find_map(|a| result(kernel, a))
 }
 
 /// Table 1: standard deviations for IS (execution time, s) and STREAM add
@@ -62,31 +81,19 @@ pub fn table1(kernels: &[KernelResult]) -> Table {
     ]
     .into_iter()
     .map(|(label, kernel)| {
+        let value = |result: &AllocationResult| match kernel {
+            Kernel::IntegerSort => result.time.stddev / 1e9,
+            _ => result.bandwidth_stddev_mib_s,
+        };
         let found = kernels.iter().find(|k| k.kernel == kernel);
-        let value = |result: &super::AllocationResult| {
-            if kernel == Kernel::IntegerSort {
-                result.time.stddev / 1e9
-            } else {
-                result.bandwidth_stddev_mib_s
-            }
-        };
-        let cells = match found {
-            None => vec![None; columns.len()],
-            Some(k) => vec![
-                k.allocations
-                    .iter()
-                    .find(|r| r.allocation == Allocation::Banks4)
-                    .map(value),
-                k.allocations
-                    .iter()
-                    .find(|r| r.allocation == Allocation::Banks8)
-                    .map(value),
-                controller_local(k).map(value),
-            ],
-        };
+        let results = [
+            found.and_then(|k| result(k, Allocation::Banks4)),
+            found.and_then(|k| result(k, Allocation::Banks8)),
+            found.and_then(controller_local),
+        ];
         TableRow {
             label: label.into(),
-            cells,
+            cells: results.map(|r| r.map(value)).to_vec(),
         }
     })
     .collect();
@@ -160,8 +167,10 @@ mod tests {
             ]
         );
         assert_eq!(table.rows[0].label, "32,2");
-        assert_eq!(table.cell_text(0, 0), "–");
-        assert_eq!(table.cell_text(0, 2), format!("{:.4}", time.stddev / 1e9));
+        let records = table.records(Table::cell_text);
+        assert_eq!(records[0][1..], table.columns);
+        assert_eq!(records[1][..3], ["32,2", "–", "–"]);
+        assert_eq!(records[1][3], format!("{:.4}", time.stddev / 1e9));
         assert!(
             table1(&[])
                 .rows

@@ -3,9 +3,9 @@
 
 use super::{CacheKind, CodeOrder, SwitchCost, SwitchRow};
 use crate::Result;
-use crate::harness::{Columns, DISTRIBUTION_COLUMNS};
 use crate::harness::{
-    Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
+    Columns, DISTRIBUTION_COLUMNS, Durations, LineChart, OutputDir, RunHeader, Series, SeriesStyle,
+    Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_base::units::human_bytes;
@@ -22,8 +22,7 @@ pub struct CrpdPoint {
     pub baseline: Durations,
     /// Timed victim pass after a preemption that wiped the level.
     pub preempted: Durations,
-    /// CRPD = median(preempted) − median(baseline), ns (may be slightly
-    /// negative where there is none, by noise).
+    /// CRPD = median(preempted) − median(baseline), ns (noise may make it slightly negative).
     pub crpd_ns: i64,
     /// Safe bound: max(preempted) − min(baseline), ns.
     pub crpd_bound_ns: i64,
@@ -31,12 +30,10 @@ pub struct CrpdPoint {
     pub crpd_fraction: f64,
     /// Sebek Figure 7 at this size.
     pub crpd_fraction_theory: f64,
-    /// Median ns per load (data) or per cache line executed (instruction)
-    /// of the baseline pass.
+    /// Median ns per load (data) or cache line executed (code) of the baseline pass.
     pub baseline_ns_per_access: f64,
-    /// Miss ratio estimated from the baseline latency, (t − t_hit) /
-    /// (t_miss − t_hit), with t_hit the smallest size's and t_miss the
-    /// largest size's latency (`None` if t_miss ≤ t_hit).
+    /// Miss ratio from the baseline latency, (t − t_hit) / (t_miss − t_hit) between the
+    /// smallest size's and the largest's (`None` if t_miss ≤ t_hit).
     pub miss_ratio_estimate: Option<f64>,
     /// Sebek Figure 5 at this size.
     pub miss_ratio_theory: f64,
@@ -73,8 +70,7 @@ pub struct LevelSweep {
     pub max_crpd_at_percent: f64,
     /// Where Figure 7 reaches zero again, 100 · (1 + 1/A) percent.
     pub theory_zero_percent: f64,
-    /// The first size beyond the maximum where the measured CRPD is below
-    /// 10 % of the maximum, in percent of the level (`None` if none).
+    /// The first size beyond the maximum with a CRPD below 10 % of it, in % of the level.
     pub measured_below_10_percent_at: Option<f64>,
     /// Mean |measured − theory| of the normalized CRPD curve.
     pub crpd_mean_abs_error: f64,
@@ -104,27 +100,6 @@ const POINT_COLUMNS: &str = "level,cache,size_bytes,percent_of_level,baseline_me
      crpd_ns,crpd_bound_ns,crpd_fraction,crpd_fraction_theory,baseline_ns_per_access,\
      miss_ratio_estimate,miss_ratio_theory";
 
-/// The `switch.csv` rows of one Table 1 row: interrupt, resume, total,
-/// and the wake-up alone where it was measured.
-fn switch_rows(case: &str, row: &SwitchRow) -> Vec<Columns> {
-    let parts = [
-        ("interrupt", Some(&row.interrupt)),
-        ("resume", Some(&row.resume)),
-        ("total", Some(&row.total)),
-        ("wakeup", row.wakeup.as_ref()),
-    ];
-    parts
-        .into_iter()
-        .filter_map(|(part, s)| {
-            Some(
-                Columns::distribution(s?)
-                    .with("case", case)
-                    .with("part", part),
-            )
-        })
-        .collect()
-}
-
 impl crate::harness::Bench for CrpdResult {
     const NAME: &'static str = "crpd";
     type Plan = super::plan::Plan;
@@ -139,87 +114,82 @@ impl crate::harness::Bench for CrpdResult {
     /// `miss-ratio-<level>.svg` (Figure 5).
     fn write(&self, out: &mut OutputDir) -> Result<()> {
         let rows = self.levels.iter().flat_map(|l| {
-            l.points.iter().map(|p| {
-                Columns::of(p)
-                    .with("level", &l.level)
-                    .with("cache", l.cache)
-            })
+            let level = Columns::default()
+                .with("level", &l.level)
+                .with("cache", l.cache);
+            l.points.iter().map(move |p| level.clone().with("", p))
         });
         out.write_columns("crpd.csv", &[POINT_COLUMNS], rows)?;
         if let Some(sw) = &self.switch {
-            let mut switch_csv = Vec::new();
-            switch_csv.extend(switch_rows("best", &sw.best));
-            switch_csv.extend(switch_rows("worst", &sw.worst));
-            if let Some(row) = &sw.no_cache.measured {
-                switch_csv.extend(switch_rows("no-cache-approximation", row));
+            let no_cache = sw.no_cache.measured.as_ref();
+            let cases = [("best", Some(&sw.best)), ("worst", Some(&sw.worst))];
+            let mut rows = Vec::new();
+            for (case, row) in cases
+                .into_iter()
+                .chain([("no-cache-approximation", no_cache)])
+            {
+                let Some(r) = row else { continue };
+                // Interrupt, resume, total, and the wake-up alone where it was measured.
+                let parts = [
+                    ("interrupt", &r.interrupt),
+                    ("resume", &r.resume),
+                    ("total", &r.total),
+                ];
+                let wakeup = r.wakeup.as_ref().map(|w| ("wakeup", w));
+                for (part, d) in parts.into_iter().chain(wakeup) {
+                    rows.push(
+                        Columns::distribution(d)
+                            .with("case", case)
+                            .with("part", part),
+                    );
+                }
             }
-            out.write_columns(
-                "switch.csv",
-                &["case,part", DISTRIBUTION_COLUMNS],
-                switch_csv,
-            )?;
+            out.write_columns("switch.csv", &["case,part", DISTRIBUTION_COLUMNS], rows)?;
         }
         out.write_counters_csv("crpd-counters.csv", &self.header.counters)?;
         for level in &self.levels {
-            let theory_x: Vec<f64> = (0..=64).map(|i| f64::from(i) * 200.0 / 64.0).collect();
+            // Sebek's curve `figure` from 0 to 200 % of the level.
+            let theory = |figure: u8, curve: fn(f64, u32) -> f64| {
+                let x = (0..=64).map(|i| f64::from(i) * 200.0 / 64.0);
+                let points = x.map(|x| (x, curve(x / 100.0, level.ways))).collect();
+                Series::new(
+                    format!("Sebek 2002 Fig. {figure}"),
+                    SeriesStyle::Dashed,
+                    points,
+                )
+            };
+            // The measured curve, after `start`.
+            let measured =
+                |name: String, start: &[(f64, f64)], y: fn(&CrpdPoint) -> Option<f64>| {
+                    let points = level
+                        .points
+                        .iter()
+                        .filter_map(|p| Some((p.percent_of_level, y(p)?)));
+                    let points = start.iter().copied().chain(points).collect();
+                    Series::new(name, SeriesStyle::LineWithMarkers, points)
+                };
+            let (l, bytes) = (&level.level, human_bytes(level.cache_bytes));
+            let title = format!("CRPD vs working set, {l} ({bytes}, {}-way)", level.ways);
+            let (max, bound) = (
+                level.max_crpd_ns as f64 / 1e3,
+                level.max_crpd_bound_ns as f64 / 1e3,
+            );
+            let name = format!("measured, medians (max {max:.1} us; bound {bound:.1} us)");
             let crpd = LineChart::new(
-                format!(
-                    "CRPD vs working set, {} ({}, {}-way)",
-                    level.level,
-                    human_bytes(level.cache_bytes),
-                    level.ways
-                ),
+                title,
                 "victim working set (% of the level)",
                 "CRPD / max CRPD",
             )
-            .add_series(Series::new(
-                format!(
-                    "measured, medians (max {:.1} us; bound {:.1} us)",
-                    level.max_crpd_ns as f64 / 1e3,
-                    level.max_crpd_bound_ns as f64 / 1e3
-                ),
-                SeriesStyle::LineWithMarkers,
-                std::iter::once((0.0, 0.0))
-                    .chain(
-                        level
-                            .points
-                            .iter()
-                            .map(|p| (p.percent_of_level, p.crpd_fraction)),
-                    )
-                    .collect(),
-            ))
-            .add_series(Series::new(
-                "Sebek 2002 Fig. 7",
-                SeriesStyle::Dashed,
-                theory_x
-                    .iter()
-                    .map(|&x| (x, super::theory::crpd_fraction(x / 100.0, level.ways)))
-                    .collect(),
-            ));
-            out.write_svg(&format!("crpd-{}.svg", level.level), &crpd)?;
-            let miss = LineChart::new(
-                format!("Miss ratio vs working set, {}", level.level),
-                "working set (% of the level)",
-                "miss ratio",
-            )
-            .add_series(Series::new(
-                "estimated from latency",
-                SeriesStyle::LineWithMarkers,
-                level
-                    .points
-                    .iter()
-                    .filter_map(|p| Some((p.percent_of_level, p.miss_ratio_estimate?)))
-                    .collect(),
-            ))
-            .add_series(Series::new(
-                "Sebek 2002 Fig. 5",
-                SeriesStyle::Dashed,
-                theory_x
-                    .iter()
-                    .map(|&x| (x, super::theory::miss_ratio(x / 100.0, level.ways)))
-                    .collect(),
-            ));
-            out.write_svg(&format!("miss-ratio-{}.svg", level.level), &miss)?;
+            .add_series(measured(name, &[(0.0, 0.0)], |p| Some(p.crpd_fraction)))
+            .add_series(theory(7, super::theory::crpd_fraction));
+            out.write_svg(&format!("crpd-{l}.svg"), &crpd)?;
+            let title = format!("Miss ratio vs working set, {l}");
+            let miss = LineChart::new(title, "working set (% of the level)", "miss ratio")
+                .add_series(measured("estimated from latency".into(), &[], |p| {
+                    p.miss_ratio_estimate
+                }))
+                .add_series(theory(5, super::theory::miss_ratio));
+            out.write_svg(&format!("miss-ratio-{l}.svg"), &miss)?;
         }
         Ok(())
     }
@@ -229,86 +199,74 @@ impl crate::harness::Bench for CrpdResult {
     /// The one-screen summary.
     fn summary(&self, _: &super::Params, out: &OutputDir) -> Summary {
         let mut s = Summary::of_run(&self.header);
-        s.fact(
-            "run",
-            format!(
-                "CPU {}, victim and preempter under {}, {} reps per condition",
-                self.header.cpus[0], self.policy, self.header.reps
-            ),
-        );
+        let (cpu, policy, reps) = (self.header.cpus[0], &self.policy, self.header.reps);
+        let run =
+            format!("CPU {cpu}, victim and preempter under {policy}, {reps} reps per condition");
+        s.fact("run", run);
         if let Some(sw) = &self.switch {
+            // A Table 1 row: its two switches, the interrupt split where a
+            // wake-up was measured, and their sum.
             let table1 = |row: &SwitchRow| {
-                let split = match (&row.wakeup, row.switch_median_ns()) {
-                    (Some(wakeup), Some(switch)) => {
-                        format!(" (wake-up {} + switch {})", us(wakeup.median), us(switch))
-                    }
-                    (Some(wakeup), None) => {
-                        format!(" (wake-up {} not below it: no split)", us(wakeup.median))
-                    }
+                let wakeup = row.wakeup.as_ref().map(|w| us(w.median));
+                let split = match (wakeup, row.switch_median_ns()) {
+                    (Some(w), Some(switch)) => format!(" (wake-up {w} + switch {})", us(switch)),
+                    (Some(w), None) => format!(" (wake-up {w} not below it: no split)"),
                     (None, _) => String::new(),
                 };
+                let [interrupt, resume, total] =
+                    [&row.interrupt, &row.resume, &row.total].map(|d| us(d.median));
+                let max = us(row.total.max);
                 format!(
-                    "interrupt {}{split} + resume {} = {} us median, max {} us",
-                    us(row.interrupt.median),
-                    us(row.resume.median),
-                    us(row.total.median),
-                    us(row.total.max)
+                    "interrupt {interrupt}{split} + resume {resume} = {total} us median, max {max} us"
                 )
             };
             s.fact("preemption, best case", table1(&sw.best));
-            s.fact(
-                "preemption, worst case",
-                format!(
-                    "{} ({} wiped by each task)",
-                    table1(&sw.worst),
-                    human_bytes(sw.wipe_bytes)
-                ),
-            );
-            s.fact(
-                "preemption, no cache",
-                match &sw.no_cache.measured {
-                    Some(row) => format!("{} — {}", table1(row), sw.no_cache.name),
-                    None => sw.no_cache.note.clone(),
-                },
-            );
-        }
-        s.table(&[
-            "level",
-            "victim",
-            "ways",
-            "max CRPD us",
-            "bound us",
-            "at",
-            "<10% of max at",
-            "theory zero",
-            "|Fig7 err|",
-            "|Fig5 err|",
-        ]);
-        for l in &self.levels {
-            let victim = match (l.cache, l.code_miss_ratio) {
-                (CacheKind::Instruction, Some(ratio)) => format!("code, miss ratio {ratio:.2}"),
-                (CacheKind::Instruction, None) => "code".into(),
-                (CacheKind::Data, _) => "data (chase)".into(),
+            let wiped = human_bytes(sw.wipe_bytes);
+            let worst = format!("{} ({wiped} wiped by each task)", table1(&sw.worst));
+            s.fact("preemption, worst case", worst);
+            let no_cache = match &sw.no_cache.measured {
+                Some(row) => format!("{} — {}", table1(row), sw.no_cache.name),
+                None => sw.no_cache.note.clone(),
             };
-            s.row(vec![
-                format!("{} {}", l.level, human_bytes(l.cache_bytes)),
-                victim,
-                l.ways.to_string(),
-                format!("{:.1}", l.max_crpd_ns as f64 / 1e3),
-                format!("{:.1}", l.max_crpd_bound_ns as f64 / 1e3),
-                format!(
-                    "{:.1}% ({})",
-                    l.max_crpd_at_percent,
-                    human_bytes(l.max_crpd_at_bytes)
-                ),
-                l.measured_below_10_percent_at
-                    .map_or("-".into(), |p| format!("{p:.1}%")),
-                format!("{:.1}%", l.theory_zero_percent),
-                format!("{:.2}", l.crpd_mean_abs_error),
-                l.miss_ratio_mean_abs_error
-                    .map_or("-".into(), |e| format!("{e:.2}")),
-            ]);
+            s.fact("preemption, no cache", no_cache);
         }
+        s.columns(
+            &self.levels,
+            &[
+                ("level", |l| {
+                    format!("{} {}", l.level, human_bytes(l.cache_bytes))
+                }),
+                ("victim", |l| match (l.cache, l.code_miss_ratio) {
+                    (CacheKind::Instruction, Some(ratio)) => format!("code, miss ratio {ratio:.2}"),
+                    (CacheKind::Instruction, None) => "code".into(),
+                    (CacheKind::Data, _) => "data (chase)".into(),
+                }),
+                ("ways", |l| l.ways.to_string()),
+                ("max CRPD us", |l| {
+                    format!("{:.1}", l.max_crpd_ns as f64 / 1e3)
+                }),
+                ("bound us", |l| {
+                    format!("{:.1}", l.max_crpd_bound_ns as f64 / 1e3)
+                }),
+                ("at", |l| {
+                    format!(
+                        "{:.1}% ({})",
+                        l.max_crpd_at_percent,
+                        human_bytes(l.max_crpd_at_bytes)
+                    )
+                }),
+                ("<10% of max at", |l| {
+                    l.measured_below_10_percent_at
+                        .map_or("-".into(), |p| format!("{p:.1}%"))
+                }),
+                ("theory zero", |l| format!("{:.1}%", l.theory_zero_percent)),
+                ("|Fig7 err|", |l| format!("{:.2}", l.crpd_mean_abs_error)),
+                ("|Fig5 err|", |l| {
+                    l.miss_ratio_mean_abs_error
+                        .map_or("-".into(), |e| format!("{e:.2}"))
+                }),
+            ],
+        );
         s.fact("output", out.path().display().to_string());
         s.note("CRPD = median victim pass after a wiping preemption − after an empty one (same two context switches); bound = slowest pass after a wiping preemption − fastest after an empty one");
         if let Some(sw) = &self.switch {

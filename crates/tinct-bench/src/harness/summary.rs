@@ -92,6 +92,25 @@ impl Summary {
         self
     }
 
+    /// Sets the table to one row per item of `rows` and one column per
+    /// entry of `columns`, each header beside the code of its cells
+    /// (replacing any previous table).
+    pub fn columns<'a, T: 'a>(
+        &mut self,
+        rows: impl IntoIterator<Item = &'a T>,
+        columns: &[Column<T>],
+    ) -> &mut Self {
+        self.header = columns
+            .iter()
+            .map(|(header, _)| header.to_string())
+            .collect();
+        self.rows = rows
+            .into_iter()
+            .map(|row| columns.iter().map(|(_, cell)| cell(row)).collect())
+            .collect();
+        self
+    }
+
     /// Adds a note printed after the table.
     pub fn note(&mut self, note: impl Into<String>) -> &mut Self {
         self.notes.push(note.into());
@@ -115,6 +134,8 @@ impl Summary {
     }
 }
 
+/// A column of a summary table: its header and how a row prints in it.
+pub use tinct_report::text::Column;
 /// Nanoseconds as milliseconds with two decimals, for summary tables.
 pub use tinct_report::text::ms;
 
@@ -165,6 +186,17 @@ mod tests {
         s.table_of("level,ρ=μ+2σ (µs)");
         assert_eq!(s.header, ["level", "ρ=μ+2σ (µs)"]);
         assert!(s.rows.is_empty());
+    }
+
+    #[test]
+    fn a_column_table_has_a_header_and_a_cell_per_column_and_row() {
+        let mut s = Summary::new("banks");
+        s.table(&["old"]).row(vec!["gone".into()]);
+        let columns: [Column<(u32, f64)>; 2] =
+            [("n", |r| r.0.to_string()), ("x", |r| format!("{:.1}", r.1))];
+        s.columns(&[(1, 0.5), (2, 1.5)], &columns);
+        assert_eq!(s.header, ["n", "x"]);
+        assert_eq!(s.rows, [["1", "0.5"], ["2", "1.5"]]);
     }
 
     #[test]
