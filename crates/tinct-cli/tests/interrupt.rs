@@ -93,7 +93,9 @@ fn signal_after(
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     for k in 0..signals {
         if k > 0 {
-            std::thread::sleep(Duration::from_millis(100));
+            // Sent before tinct took the previous one, a SIGINT would merge
+            // into it (standard signals do not queue).
+            tinct_sys::testing::wait_until_sigint_taken(child.id(), Duration::from_secs(20));
         }
         match reaches {
             Reaches::Tinct => {

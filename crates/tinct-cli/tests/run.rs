@@ -978,7 +978,8 @@ fn a_second_ctrl_c_while_the_files_are_made_ends_tinct_at_once() {
     }
     let pid = rustix::process::Pid::from_raw(tinct.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    std::thread::sleep(Duration::from_millis(20));
+    // Sent before tinct took the first, the second would merge into it.
+    tinct_sys::testing::wait_until_sigint_taken(tinct.id(), Duration::from_secs(20));
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
     let status = tinct_sys::testing::wait_within(
         &mut tinct,

@@ -183,9 +183,70 @@ pub fn wait_within(
     }
 }
 
+/// Waits (at most `limit`) until process `pid` has taken the SIGINT sent
+/// to it: no longer pending in `/proc/PID/status` (`ShdPnd`, where a
+/// signal sent to a process waits for one of its threads), or the process
+/// is gone. A second SIGINT sent before the first is taken merges into it
+/// (standard signals do not queue), so a test of a second Ctrl-C waits for
+/// the first with this. Past `limit` the test fails.
+pub fn wait_until_sigint_taken(pid: u32, limit: std::time::Duration) {
+    let started = std::time::Instant::now();
+    let status = format!("/proc/{pid}/status");
+    while let Ok(text) = std::fs::read_to_string(&status) {
+        let pending = text
+            .lines()
+            .find_map(|line| line.strip_prefix("ShdPnd:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .expect("ShdPnd in /proc/PID/status");
+        // Signal n is bit n - 1.
+        if pending & (1 << (libc::SIGINT - 1)) == 0 {
+            return;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "process {pid} has not taken its SIGINT after {limit:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sigint_is_waited_for_while_pending_and_seen_once_taken() {
+        use std::os::unix::process::ExitStatusExt;
+        use std::time::{Duration, Instant};
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let send = |signal| {
+            // SAFETY: kill(2) on our own child, not yet waited for.
+            assert_eq!(unsafe { libc::kill(pid as i32, signal) }, 0);
+        };
+        // Stopped, the child cannot take a SIGINT: it stays pending.
+        send(libc::SIGSTOP);
+        let started = Instant::now();
+        while !std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .unwrap()
+            .contains(") T ")
+        {
+            assert!(started.elapsed() < Duration::from_secs(10), "never stopped");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        send(libc::SIGINT);
+        let still_pending = std::panic::catch_unwind(|| {
+            wait_until_sigint_taken(pid, Duration::from_millis(200));
+        });
+        assert!(still_pending.is_err(), "a stopped process took a SIGINT");
+        // Continued, it takes the SIGINT (and dies of it).
+        send(libc::SIGCONT);
+        wait_until_sigint_taken(pid, Duration::from_secs(10));
+        assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGINT));
+    }
 
     #[test]
     fn privileged_runs_and_unprivileged_skips() {
