@@ -7,7 +7,6 @@ use super::measure::Measured;
 use super::placement::{Placement, PlacementKind};
 use super::plan::{Loops, Plan};
 use crate::Result;
-use crate::harness::output::series_by;
 use crate::harness::summary::ms;
 use crate::harness::{
     Columns, DISTRIBUTION_COLUMNS, Durations, LineChart, Machine, OutputDir, Ratio, RunHeader,
@@ -440,7 +439,7 @@ fn charts(report: &Report) -> (LineChart, LineChart) {
         size,
         "WCET (ms)",
     );
-    wcet.series = series_by(versions(report), |v| {
+    wcet.series = Series::grouped(versions(report), |v| {
         let (name, style) = match v.variant {
             "sequential" => ("sequential".into(), LineWithMarkers),
             "parallel-shared" => (format!("shared, {}", v.placement), LineWithMarkers),
@@ -451,7 +450,7 @@ fn charts(report: &Report) -> (LineChart, LineChart) {
     });
     let title = "Parallel-shared WCET / sequential WCET";
     let mut slowdown = LineChart::new(title, size, "slowdown (x)");
-    slowdown.series = series_by(versions(report), |v| {
+    slowdown.series = Series::grouped(versions(report), |v| {
         let slowdown = ratio(v.time.max, v.sequential.max);
         let line = (v.placement.into(), LineWithMarkers, v.rows as f64, slowdown);
         (v.variant == "parallel-shared").then_some(line)

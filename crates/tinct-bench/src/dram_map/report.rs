@@ -5,9 +5,8 @@ use super::measure::Measured;
 use super::plan::Plan;
 use super::solver::{self, Cluster, FoundFunction, Solution, SolverOptions};
 use crate::Result;
-use crate::harness::output::series_by;
 use crate::harness::{
-    Columns, LineChart, Machine, OutputDir, RunHeader, SeriesStyle, Summary, report_fields,
+    Columns, LineChart, Machine, OutputDir, RunHeader, Series, SeriesStyle, Summary, report_fields,
 };
 use serde::{Deserialize, Serialize};
 use tinct_core::dram_map::{AddressKind, DramMap};
@@ -208,7 +207,7 @@ fn histogram(report: &Report) -> LineChart {
         .map(|&l| u64::from(l))
         .collect();
     if let Some(histogram) = Histogram::of(&latencies, 60) {
-        chart.series = series_by(histogram.step_points(), |(latency, pairs)| {
+        chart.series = Series::grouped(histogram.step_points(), |(latency, pairs)| {
             Some((
                 "pairs".into(),
                 SeriesStyle::Steps,

@@ -7,8 +7,8 @@ use crate::{Error, Result};
 use serde::Serialize;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use tinct_report::LineChart;
 use tinct_report::stats::Durations;
-use tinct_report::{LineChart, Series, SeriesStyle};
 
 /// A directory that receives a bench's files and remembers what it wrote.
 #[derive(Debug)]
@@ -341,23 +341,6 @@ impl From<&Durations> for DurationColumns {
     }
 }
 
-/// Chart series from `items`, each read by `point` as a point `(series
-/// name, style, x, y)` or as none: one series per name, in the order the
-/// names first come, drawn in the style of its first point.
-pub fn series_by<T>(
-    items: impl IntoIterator<Item = T>,
-    point: impl FnMut(T) -> Option<(String, SeriesStyle, f64, f64)>,
-) -> Vec<Series> {
-    let mut series: Vec<Series> = Vec::new();
-    for (name, style, x, y) in items.into_iter().filter_map(point) {
-        match series.iter_mut().find(|s| s.name == name) {
-            Some(s) => s.points.push((x, y)),
-            None => series.push(Series::new(name, style, vec![(x, y)])),
-        }
-    }
-    series
-}
-
 /// `key = value` as one line of TOML (no newline), written by toml_edit so
 /// that the key and the value are always quoted as TOML requires: the lines
 /// a bench prints for pasting into a task set (`refill = "45.3us"`,
@@ -371,23 +354,7 @@ pub fn toml_line(key: &str, value: impl Into<toml_edit::Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn series_by_groups_points_by_name_in_first_seen_order() {
-        let series = series_by(1..=5u32, |i| {
-            let (name, style) = match i % 3 {
-                0 => return None,
-                1 => ("odd-ish", SeriesStyle::Line),
-                _ => ("even-ish", SeriesStyle::Dashed),
-            };
-            Some((name.to_string(), style, f64::from(i), f64::from(i * 10)))
-        });
-        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
-        assert_eq!(names, ["odd-ish", "even-ish"]);
-        assert_eq!(series[0].points, [(1.0, 10.0), (4.0, 40.0)]);
-        assert_eq!(series[1].points, [(2.0, 20.0), (5.0, 50.0)]);
-        assert_eq!(series[1].style, SeriesStyle::Dashed);
-    }
+    use tinct_report::{Series, SeriesStyle};
 
     #[derive(Serialize)]
     struct Row {

@@ -104,10 +104,8 @@ impl Summary {
             .iter()
             .map(|(header, _)| header.to_string())
             .collect();
-        self.rows = rows
-            .into_iter()
-            .map(|row| columns.iter().map(|(_, cell)| cell(row)).collect())
-            .collect();
+        let cells = |row| tinct_report::text::column_cells(columns, row);
+        self.rows = rows.into_iter().map(cells).collect();
         self
     }
 

@@ -72,6 +72,23 @@ impl Series {
         }
     }
 
+    /// Series from `items`, each read by `point` as a point `(series name,
+    /// style, x, y)` or as none: one series per name, in the order the
+    /// names first come, drawn in the style of its first point.
+    pub fn grouped<T>(
+        items: impl IntoIterator<Item = T>,
+        point: impl FnMut(T) -> Option<(String, SeriesStyle, f64, f64)>,
+    ) -> Vec<Series> {
+        let mut series: Vec<Series> = Vec::new();
+        for (name, style, x, y) in items.into_iter().filter_map(point) {
+            match series.iter_mut().find(|s| s.name == name) {
+                Some(s) => s.points.push((x, y)),
+                None => series.push(Series::new(name, style, vec![(x, y)])),
+            }
+        }
+        series
+    }
+
     /// The same series with the points `keep` marks drawn even when it is
     /// thinned (see [`MAX_DRAWN_POINTS`]); `what` names them in the note
     /// (`every miss`).
@@ -389,6 +406,23 @@ mod tests {
     /// A million markers are thinned to the extremes per pixel
     /// column plus the kept points, in order, and the chart says so; a
     /// series within the limit is drawn whole, without a note.
+    #[test]
+    fn grouped_series_keep_their_names_in_first_seen_order() {
+        let series = Series::grouped(1..=5u32, |i| {
+            let (name, style) = match i % 3 {
+                0 => return None,
+                1 => ("odd-ish", SeriesStyle::Line),
+                _ => ("even-ish", SeriesStyle::Dashed),
+            };
+            Some((name.to_string(), style, f64::from(i), f64::from(i * 10)))
+        });
+        let names: Vec<&str> = series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["odd-ish", "even-ish"]);
+        assert_eq!(series[0].points, [(1.0, 10.0), (4.0, 40.0)]);
+        assert_eq!(series[1].points, [(2.0, 20.0), (5.0, 50.0)]);
+        assert_eq!(series[1].style, SeriesStyle::Dashed);
+    }
+
     #[test]
     fn a_huge_series_is_thinned_to_its_extremes_and_kept_points_and_says_so() {
         let n = 1_000_000usize;

@@ -36,14 +36,14 @@ pub fn columns_table<'a, T: 'a>(
     let header: Vec<&str> = columns.iter().map(|(header, _)| *header).collect();
     let mut table = table(&header);
     for row in rows {
-        table.add_row(
-            columns
-                .iter()
-                .map(|(_, cell)| cell(row))
-                .collect::<Vec<_>>(),
-        );
+        table.add_row(column_cells(columns, row));
     }
     table
+}
+
+/// The cells of `row` under `columns`, in order.
+pub fn column_cells<T>(columns: &[Column<T>], row: &T) -> Vec<String> {
+    columns.iter().map(|(_, cell)| cell(row)).collect()
 }
 
 /// A table with tinct's house style and no header row.
