@@ -9,6 +9,7 @@ mod common;
 
 use common::{Exits, bad_input, example, no_cpu_pmu, read_json, run_completes, stdout, tinct};
 use std::path::Path;
+use tinct_bench::harness::as_written;
 use tinct_bench::pipeline::{Report, with_figures};
 use tinct_sys::testing::privileged_serial;
 use tinct_verify::output::jobs_csv::JobRow;
@@ -48,7 +49,7 @@ fn bench_pipeline_quick_outputs_validate() {
     let json = read_json(&dir.path().join("pipeline.json"));
     let report: Report = serde_json::from_value(json.clone()).expect("reads back");
     assert_eq!(
-        serde_json::to_value(&report).unwrap(),
+        serde_json::to_value(as_written(&report)).unwrap(),
         json,
         "written again unchanged"
     );

@@ -113,7 +113,7 @@ pub struct FalseSharingResult {
 }
 
 /// The largest slowdown of the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Worst {
     /// Array dimension (ROWS = COLS).
     pub rows: usize,
@@ -139,7 +139,7 @@ pub struct Fig9Counter {
 }
 
 /// Every ordering the report states, measured on medians, and whether it held.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Ordering {
     /// Array dimension.
     pub rows: usize,
@@ -165,10 +165,6 @@ pub struct Report {
     pub sizes: Vec<SizeResult>,
     /// The false-sharing variant, one entry per available placement.
     pub false_sharing: Vec<FalseSharingResult>,
-    /// The largest parallel-shared slowdown over all sizes and placements.
-    pub worst: Option<Worst>,
-    /// The orderings of the medians at each size and placement.
-    pub orderings: Vec<Ordering>,
     /// The machine (from `/proc/cpuinfo`) and how the Fig. 9 events were encoded.
     pub fig9_machine: String,
     /// The counters of gracioli Fig. 9, counted per condition (totals in `counters`).
@@ -179,8 +175,17 @@ pub struct Report {
     pub files: Vec<String>,
 }
 
+/// What `coherence.json` derives from the sizes, after the report's fields.
+#[derive(Debug, Serialize)]
+pub struct Derived {
+    /// The largest parallel-shared slowdown over all sizes and placements.
+    pub worst: Option<Worst>,
+    /// The orderings of the medians at each size and placement.
+    pub orderings: Vec<Ordering>,
+}
+
 /// Every parallel result with its size.
-fn parallel(sizes: &[SizeResult]) -> impl Iterator<Item = (&SizeResult, &ParallelResult)> {
+fn parallel(sizes: &[SizeResult]) -> impl Iterator<Item = (&SizeResult, &ParallelResult)> + Clone {
     sizes
         .iter()
         .flat_map(|s| s.parallel.iter().map(move |p| (s, p)))
@@ -200,22 +205,23 @@ fn worst(sizes: &[SizeResult], under: impl Fn(PlacementKind) -> bool) -> Option<
     })
 }
 
+/// The orderings of the medians at each size and placement.
+fn orderings(sizes: &[SizeResult]) -> impl Iterator<Item = Ordering> + Clone + '_ {
+    parallel(sizes).map(|(s, p)| Ordering {
+        rows: s.rows,
+        placement: p.placement,
+        shared_slower_than_private: p.shared.median > p.private.median,
+        private_faster_than_sequential: p.private.median < s.sequential.median,
+    })
+}
+
 impl crate::harness::Bench for Report {
     const NAME: &'static str = "coherence";
     type Plan = Plan;
 
-    /// The report of a measured plan: the worst slowdown, the orderings and the notes.
+    /// The report of a measured plan: its Fig. 9 counters and notes.
     fn assemble(plan: Plan, measured: Measured, _stopped: bool) -> Result<Report> {
         let machine = Machine::describe();
-        let worst = worst(&measured.sizes, |_| true);
-        let orderings = parallel(&measured.sizes)
-            .map(|(s, p)| Ordering {
-                rows: s.rows,
-                placement: p.placement,
-                shared_slower_than_private: p.shared.median > p.private.median,
-                private_faster_than_sequential: p.private.median < s.sequential.median,
-            })
-            .collect();
         let skipped = plan.placements.iter().filter_map(|p| {
             let why = p.skipped.as_ref()?;
             Some(format!("placement {} skipped: {why}", p.kind.name()))
@@ -264,8 +270,6 @@ impl crate::harness::Bench for Report {
             placements: plan.placements,
             sizes: measured.sizes,
             false_sharing: measured.false_sharing,
-            worst,
-            orderings,
             fig9_machine,
             fig9: fig9.collect(),
             notes,
@@ -274,6 +278,14 @@ impl crate::harness::Bench for Report {
     }
 
     report_fields!(header, files);
+
+    /// The worst slowdown and the orderings.
+    fn derived(&self) -> impl Serialize {
+        Derived {
+            worst: worst(&self.sizes, |_| true),
+            orderings: orderings(&self.sizes).collect(),
+        }
+    }
 
     /// Writes `coherence.csv`, `coherence-counters.csv` and the two SVG charts.
     fn write(&self, out: &mut OutputDir) -> Result<()> {
@@ -300,12 +312,9 @@ impl crate::harness::Bench for Report {
             (None, None) => "unknown".into(),
         };
         s.fact("loop", loops);
-        let two_cpus = self
-            .orderings
-            .iter()
-            .filter(|o| o.placement != PlacementKind::SameCpu);
+        let two_cpus = orderings(&self.sizes).filter(|o| o.placement != PlacementKind::SameCpu);
         let held = |f: fn(&Ordering) -> bool| {
-            let held = two_cpus.clone().filter(|o| f(o)).count();
+            let held = two_cpus.clone().filter(&f).count();
             format!("{held} of {}", two_cpus.clone().count())
         };
         s.fact(
@@ -317,7 +326,7 @@ impl crate::harness::Bench for Report {
             ),
         );
         s.fact("Fig. 9 counters", fig9_line(self));
-        if let Some(w) = &self.worst {
+        if let Some(w) = worst(&self.sizes, |_| true) {
             let (ratio, rows, at) = (w.shared_over_sequential_wcet, w.rows, w.placement.name());
             let said =
                 format!("{ratio:.2}x parallel-shared vs sequential WCET at {rows}x{rows}, {at}");

@@ -13,7 +13,7 @@
 //! file written atomically), the JSON result and its list of files, and the
 //! summary's `interrupted` fact.
 
-use super::{BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary};
+use super::{BenchOptions, Finished, OutputDir, Progress, RunHeader, Summary, WithDerived};
 use crate::Result;
 use serde::Serialize;
 
@@ -76,6 +76,12 @@ pub trait Bench: Serialize + Sized {
     /// `<NAME>.json`.
     fn write(&self, out: &mut OutputDir) -> Result<()>;
 
+    /// What `<NAME>.json` states beyond the report's own fields, derived
+    /// from them when it is written (extremes, orderings) and written
+    /// after them: never stored, so never out of step with what was
+    /// measured. Nothing by default.
+    fn derived(&self) -> impl Serialize {}
+
     /// The one-screen summary (the driver adds the `interrupted` fact).
     fn summary(&self, params: &ParamsOf<Self>, out: &OutputDir) -> Summary;
 }
@@ -130,7 +136,7 @@ pub fn run<B: Bench>(
     if let Some(files) = report.files() {
         *files = out.files_with(&json);
     }
-    out.write_json(&json, &report)?;
+    out.write_json(&json, &as_written(&report))?;
     stored?;
     let mut summary = report.summary(params, &out);
     if let Some(files) = report.files().filter(|files| !files.is_empty()) {
@@ -141,6 +147,15 @@ pub fn run<B: Bench>(
         result: report,
         summary,
     })
+}
+
+/// The report as `<NAME>.json` holds it: its own fields, then those
+/// [`Bench::derived`] derives from them.
+pub fn as_written<B: Bench>(report: &B) -> WithDerived<'_, B, impl Serialize + '_> {
+    WithDerived {
+        value: report,
+        derived: report.derived(),
+    }
 }
 
 /// Runs bench `B` without writing anything: plans, measures the rounds and
@@ -210,6 +225,12 @@ mod tests {
         }
 
         report_fields!(header, files);
+
+        /// The condition of the smallest median, derived when written.
+        fn derived(&self) -> impl Serialize {
+            let fastest = (0..self.medians.len()).min_by_key(|&c| self.medians[c]);
+            serde_json::json!({ "fastest": fastest })
+        }
 
         fn write(&self, out: &mut OutputDir) -> Result<()> {
             let rows: Vec<Row> = self
@@ -291,6 +312,16 @@ mod tests {
                 dir.join("toy.json").display().to_string()
             ])
         );
+        // The derived field comes after the report's own, computed from them.
+        let text = std::fs::read_to_string(dir.join("toy.json")).unwrap();
+        let at = |key: &str| text.find(&format!("\n  \"{key}\": ")).unwrap();
+        assert!(
+            at("medians") < at("files") && at("files") < at("fastest"),
+            "{text}"
+        );
+        let medians = &done.result.medians;
+        let fastest = json["fastest"].as_u64().unwrap() as usize;
+        assert_eq!(medians[fastest], *medians.iter().min().unwrap());
         let csv = std::fs::read_to_string(dir.join("toy.csv")).unwrap();
         assert!(csv.starts_with("condition,median_ns\n0,"), "{csv}");
         assert!(done.summary.facts.iter().all(|(k, _)| k != "interrupted"));

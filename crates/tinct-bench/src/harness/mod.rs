@@ -31,7 +31,7 @@ pub mod summary;
 pub mod summary_text;
 
 pub(crate) use bench::report_fields;
-pub use bench::{Bench, Plan, run};
+pub use bench::{Bench, Plan, as_written, run};
 pub use counters::{ConditionCounters, EventTotal, MissRate};
 pub use header::RunHeader;
 pub use interleaved::Interleaved;

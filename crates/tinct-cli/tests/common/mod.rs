@@ -4,13 +4,12 @@
 #![allow(dead_code)]
 
 use assert_cmd::Command;
-use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
-use tinct_bench::harness::Durations;
+use tinct_bench::harness::{Bench, Durations, as_written};
 
 /// A file of the repository's `examples/`.
 pub(crate) fn example(name: &str) -> PathBuf {
@@ -441,14 +440,14 @@ pub(crate) fn f(value: &Value) -> f64 {
 /// must be there (non-empty) and ordered (count ≥ 1, min ≤ median ≤ p99 ≤
 /// max); every file the result lists in `files`, where it has that field,
 /// exists.
-pub(crate) fn check_bench_json<T: DeserializeOwned + Serialize>(
+pub(crate) fn check_bench_json<T: DeserializeOwned + Bench>(
     json: &Value,
     distributions: fn(&T) -> Vec<&Durations>,
 ) -> T {
     let result: T = serde_json::from_value(json.clone())
         .unwrap_or_else(|e| panic!("the JSON does not read back into its result type: {e}"));
     assert_eq!(
-        &serde_json::to_value(&result).unwrap(),
+        &serde_json::to_value(as_written(&result)).unwrap(),
         json,
         "written again, the result differs from the file"
     );
