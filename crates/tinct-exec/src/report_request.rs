@@ -12,7 +12,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 use tinct_mem::shim_config::report_request::{
-    LISTENER, NOT_WRITTEN, READY, RECEIVED, REPORT_SOCKET, ReportSocket, WRITE, WRITTEN,
+    EXITING, LISTENER, NOT_WRITTEN, READY, RECEIVED, REPORT_SOCKET, ReportSocket, WRITE, WRITTEN,
 };
 
 /// How long `tinct exec` waits for the shim to write its reports once it
@@ -53,6 +53,8 @@ pub struct ReportRequests {
     theirs: Option<OwnedFd>,
     /// The shim said [`READY`] at least once.
     ready: bool,
+    /// The shim said the program is ending ([`EXITING`]).
+    exiting: bool,
 }
 
 impl ReportRequests {
@@ -66,6 +68,7 @@ impl ReportRequests {
             ours,
             theirs: Some(theirs),
             ready: false,
+            exiting: false,
         })
     }
 
@@ -121,13 +124,34 @@ impl ReportRequests {
         }
     }
 
-    /// The next byte other than [`READY`] within `limit`, looking every
+    /// True once the shim has said that the program is ending: its exit
+    /// path has started and writes the reports ([`EXITING`]).
+    pub fn program_exiting(&mut self) -> bool {
+        self.take_pending();
+        self.exiting
+    }
+
+    /// Waits until `ended()` says the program has ended, looking every
+    /// 20 ms, at most `limit`: true if it ended.
+    pub fn wait_for_end(limit: Duration, ended: &dyn Fn() -> bool) -> bool {
+        let deadline = Instant::now() + limit;
+        while !ended() {
+            if Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(LOOK.min(deadline.saturating_duration_since(Instant::now())));
+        }
+        true
+    }
+
+    /// The next byte other than [`READY`] and [`EXITING`] within `limit`, looking every
     /// [`LOOK`] whether the program has ended; `None` if none came.
     fn next_answer(&mut self, limit: Duration, ended: &dyn Fn() -> bool) -> Option<u8> {
         let deadline = Instant::now() + limit;
         loop {
             match self.read_byte() {
                 Ok(Some(READY)) => self.ready = true,
+                Ok(Some(EXITING)) => self.exiting = true,
                 Ok(Some(byte)) => return Some(byte),
                 Ok(None) => {
                     if Instant::now() >= deadline || ended() {
@@ -156,10 +180,11 @@ impl ReportRequests {
     }
 
     /// Reads what the shim has sent so far without waiting: a [`READY`]
-    /// says it listens.
+    /// says it listens, an [`EXITING`] that the program is ending.
     fn take_pending(&mut self) {
         while let Ok(Some(byte)) = self.read_byte() {
             self.ready |= byte == READY;
+            self.exiting |= byte == EXITING;
         }
     }
 }

@@ -917,8 +917,9 @@ impl Heap {
     }
 
     /// C `realloc`: same pointer when the block still fits (runs shrink and
-    /// grow in place where the next pages are free), else allocate, copy
-    /// and free. `realloc(p, 0)` frees `p` and returns null, as glibc. A
+    /// grow in place where the next pages are free; the last run handed
+    /// out grows in place by growing the area), else allocate, copy and
+    /// free. `realloc(p, 0)` frees `p` and returns null, as glibc. A
     /// pointer that is not a live block aborts the process, as in
     /// [`Heap::free`].
     ///
@@ -964,7 +965,8 @@ impl Heap {
     }
 
     /// Shrinks the run at `start` in place, or grows it into the free
-    /// pages right after it; `None` if it cannot grow in place.
+    /// pages right after it ([`Heap::take_following`]); `None` if it
+    /// cannot grow in place.
     fn resize_run(&self, start: usize, pages: usize, flags: u32, size: usize) -> Option<*mut u8> {
         let wanted = size.checked_next_multiple_of(self.page_size)? >> self.page_shift;
         if self.config.stats {
@@ -980,7 +982,7 @@ impl Heap {
                 self.central(|c| c.runs.free(start + wanted, pages - wanted));
             }
             true
-        } else if self.central(|c| c.runs.take_exact(start + pages, wanted - pages)) {
+        } else if self.take_following(start + pages, wanted - pages) {
             self.kinds.set_run(start, wanted, flags);
             true
         } else {
@@ -1152,17 +1154,57 @@ impl Heap {
     }
 
     /// Grows the mapped run at `start` (of `pages`) to `wanted` pages in
-    /// place if the pages after it are free.
+    /// place if the pages after it are free (the last run handed out, by
+    /// growing the area).
     pub fn extend_mapped(&self, start: usize, pages: usize, wanted: usize) -> bool {
         let flags = match self.kinds.get(start) {
             Kind::RunStart { flags, .. } => flags,
             _ => return false,
         };
-        if !self.central(|c| c.runs.take_exact(start + pages, wanted - pages)) {
+        if !self.take_following(start + pages, wanted - pages) {
             return false;
         }
         self.kinds.set_run(start, wanted, flags);
         true
+    }
+
+    /// Takes exactly the pages `[end, end + pages)` right after a run (to
+    /// grow it in place), growing the area when they lie past its filled
+    /// pages and `end` is the frontier (the run is the last one handed
+    /// out): how many pages the area holds beyond the frontier depends on
+    /// the frames the kernel gave its segments, so without growing, a run
+    /// at the end would grow in place or move by chance. False if they are
+    /// taken, or the area cannot grow that far; then nothing changes.
+    fn take_following(&self, end: usize, pages: usize) -> bool {
+        let take = |c: &mut Central| c.runs.take_exact(end, pages);
+        if self.central(take) {
+            return true;
+        }
+        let at_frontier = |c: &mut Central| c.runs.frontier() == end;
+        let Some(needed) = end.checked_add(pages) else {
+            return false;
+        };
+        if self.grow.held_by_caller()
+            || needed > self.kinds.len_pages()
+            || !self.central(at_frontier)
+        {
+            return false;
+        }
+        self.grow.lock();
+        // Another thread may have grown the area, or taken the pages, since.
+        let mut taken = self.central(take);
+        if !taken && self.central(at_frontier) {
+            // SAFETY: the growth lock is held: this thread alone mutates the area.
+            let area = unsafe { &mut *self.area.get() };
+            let missing = needed.saturating_sub(area.pages());
+            if let Err(error) = area.grow(missing) {
+                // SAFETY: the growth lock is held.
+                unsafe { *self.grow_error.get() = Some(error.to_string()) };
+            }
+            taken = self.publish_growth(take);
+        }
+        self.grow.unlock();
+        taken
     }
 }
 
@@ -1395,6 +1437,45 @@ mod tests {
         unsafe {
             heap.free(next);
             heap.free(shrunk);
+        }
+    }
+
+    #[test]
+    fn the_last_run_grows_in_place_past_the_filled_pages_by_growing_the_area() {
+        let heap = heap(config(64, true));
+        let page = heap.page_size();
+        let first = heap.alloc(10 * page, 16);
+        // The rest of the filled pages, however many the frames gave: the
+        // last run ends where the filled pages do.
+        let rest = heap.filled_pages() - heap.central(|c| c.runs.frontier());
+        let last = if rest == 0 {
+            first
+        } else {
+            heap.alloc(rest * page, 16)
+        };
+        let pages = heap.usable_size(last) / page;
+        let start = heap.area_page(last as usize).expect("an area page");
+        assert_eq!(
+            start + pages,
+            heap.filled_pages(),
+            "nothing filled after it"
+        );
+        // SAFETY: `pages` pages.
+        unsafe { std::ptr::write_bytes(last, 7, pages * page) };
+        // SAFETY: live pointer from this heap.
+        let grown = unsafe { heap.realloc(last, (pages + 20) * page) };
+        assert_eq!(grown, last, "grown in place, into pages the area grew by");
+        assert_eq!(heap.usable_size(grown), (pages + 20) * page);
+        assert!(heap.filled_pages() >= start + pages + 20);
+        // SAFETY: `grown` is live and at least `pages` pages long.
+        let kept = unsafe { std::slice::from_raw_parts(grown, pages * page) };
+        assert!(kept.iter().all(|&b| b == 7), "the run kept its contents");
+        // SAFETY: live pointers, each freed once.
+        unsafe {
+            heap.free(grown);
+            if grown != first {
+                heap.free(first);
+            }
         }
     }
 

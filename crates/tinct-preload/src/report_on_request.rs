@@ -12,7 +12,8 @@
 //! [`RECEIVED`], writes the summary and frame report through
 //! [`crate::process::write_reports_once`] (the exit path then does not
 //! repeat them) and answers [`WRITTEN`] or [`NOT_WRITTEN`]. Its scheduling
-//! and CPUs are the program's, as a thread the program made.
+//! and CPUs are the program's, as a thread the program made. The exit
+//! path sends [`EXITING`] ([`note_exiting`]) before it writes them.
 //!
 //! The descriptor is the program's to reuse: before each `recv` and
 //! `send` the thread checks it is still the socket it was given (the same
@@ -25,8 +26,10 @@
 
 use std::ffi::CStr;
 
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+
 use tinct_mem::shim_config::report_request::{
-    LISTENER, NOT_WRITTEN, READY, RECEIVED, REPORT_SOCKET_C, ReportSocket, WRITE, WRITTEN,
+    EXITING, LISTENER, NOT_WRITTEN, READY, RECEIVED, REPORT_SOCKET_C, ReportSocket, WRITE, WRITTEN,
 };
 
 use crate::process::{Occasion, built_heap, write_reports_once};
@@ -61,10 +64,42 @@ pub extern "C" fn start() {
     if !send(socket.fd, identity, READY) {
         return;
     }
+    SOCKET_FD.store(socket.fd, Ordering::Relaxed);
+    SOCKET_DEVICE.store(identity.0, Ordering::Relaxed);
+    SOCKET_INODE.store(identity.1, Ordering::Relaxed);
+    // SAFETY: getpid takes nothing and cannot fail.
+    SOCKET_OWNER.store(unsafe { libc::getpid() }, Ordering::Release);
     spawn_listener(Listener {
         fd: socket.fd,
         identity,
     });
+}
+
+/// The process that listens on the socket (0: none), and the socket's
+/// number and identity there, for [`note_exiting`]. A child of `fork`
+/// inherits them but is not that process: it sends nothing.
+static SOCKET_OWNER: AtomicI32 = AtomicI32::new(0);
+static SOCKET_FD: AtomicI32 = AtomicI32::new(-1);
+static SOCKET_DEVICE: AtomicU64 = AtomicU64::new(0);
+static SOCKET_INODE: AtomicU64 = AtomicU64::new(0);
+
+/// Tells the supervisor that the program is ending ([`EXITING`]): its
+/// exit path has started and writes the reports now, which may take
+/// longer than the grace the supervisor gives a program after passing on
+/// a signal. Only in the process that listens, while the descriptor is
+/// still the socket; never blocks, never raises SIGPIPE, allocates
+/// nothing.
+pub fn note_exiting() {
+    let owner = SOCKET_OWNER.load(Ordering::Acquire);
+    // SAFETY: getpid takes nothing and cannot fail.
+    if owner == 0 || owner != unsafe { libc::getpid() } {
+        return;
+    }
+    let identity = (
+        SOCKET_DEVICE.load(Ordering::Relaxed),
+        SOCKET_INODE.load(Ordering::Relaxed),
+    );
+    send(SOCKET_FD.load(Ordering::Relaxed), identity, EXITING);
 }
 
 /// The socket the listener serves: its number and what it must still be.

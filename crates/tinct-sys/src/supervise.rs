@@ -141,7 +141,8 @@ impl SignalRelay {
 
     /// As [`SignalRelay::wait`], calling `before` with the child continued
     /// (SIGCONT) before each signal passed on (`Some(signal)`) and before
-    /// the SIGKILL at the end of the grace period (`None`). `tinct exec`
+    /// the SIGKILL at the end of the grace period (`None`; a child that
+    /// has ended when `before` returns is not killed). `tinct exec`
     /// asks the shim for its exit reports there when the signal would end
     /// the program without its exit handlers
     /// ([`ends_without_exit_handlers`]).
@@ -155,13 +156,16 @@ impl SignalRelay {
             rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
         });
         let mut first: Option<(i32, std::time::Instant)> = None;
+        let mut grace_over = false;
         let mut killed = false;
         loop {
             if let Some(exit) = child.try_wait()? {
                 return Ok(PassedOn {
                     exit,
                     signal: first.map(|(signal, _)| signal),
-                    killed,
+                    // Killed only if the SIGKILL ended it: a child that
+                    // ended on its own just before it came exited.
+                    killed: killed && exit == ChildExit::Signaled(libc::SIGKILL),
                 });
             }
             let signal = self.last.swap(0, Ordering::SeqCst) as i32;
@@ -174,16 +178,21 @@ impl SignalRelay {
                 first.get_or_insert((signal, std::time::Instant::now()));
             }
             if let Some((_, since)) = first
-                && !killed
+                && !grace_over
                 && since.elapsed() > grace
             {
-                killed = true;
+                grace_over = true;
                 let _ = child.signal(libc::SIGCONT);
                 before(None);
-                let _ = child.signal(libc::SIGKILL);
+                // `before` may have waited for a child that was ending on
+                // its own: one that has ended is not killed.
+                if !child.has_ended() {
+                    killed = true;
+                    let _ = child.signal(libc::SIGKILL);
+                }
             }
             let until_kill = first
-                .filter(|_| !killed)
+                .filter(|_| !grace_over)
                 .map(|(_, since)| grace.saturating_sub(since.elapsed()));
             self.sleep(pidfd.as_ref(), until_kill);
         }

@@ -16,6 +16,13 @@
 //! program that catches the signal ends through its own handler and
 //! writes them at exit as usual: one summary either way.
 //!
+//! The exit path sends [`EXITING`] before it writes them: from then on the
+//! program is ending on its own, and writing the reports (reading every
+//! page's frame) can take longer than the grace period the supervisor
+//! gives a program after passing on a signal. Told, the supervisor waits
+//! (bounded) for it to end instead of killing it in the middle of its
+//! reports or saying it killed a program that in fact exited.
+//!
 //! A shimmed process that inherits the descriptor but is not the
 //! supervisor's child (one the program started) closes it in its
 //! constructor; one whose descriptor number names something else leaves it
@@ -37,6 +44,9 @@ pub const WRITTEN: u8 = b'w';
 /// Shim → supervisor: they could not be written (none is asked for, or
 /// another writer did not finish in time).
 pub const NOT_WRITTEN: u8 = b'n';
+/// Shim → supervisor: the program is ending (its exit path has started
+/// and writes the reports now).
+pub const EXITING: u8 = b'x';
 /// The name of the shim's listening thread (`/proc/<pid>/task/*/comm`):
 /// the supervisor asks only while it exists, and leaves it out when it
 /// looks at which threads block a signal.
