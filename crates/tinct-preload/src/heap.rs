@@ -1482,9 +1482,15 @@ mod tests {
     #[test]
     fn a_spent_budget_fails_in_strict_mode_and_falls_back_otherwise() {
         for strict in [true, false] {
-            let heap = heap(config(2, strict));
-            // 2 MiB of 8 colours, 2 requested: about 512 KiB of area.
-            let ptr = heap.alloc(4 << 20, 16);
+            // 4 MiB, so that a 2 MiB segment (a huge page, whose frames
+            // hold every colour) follows the small first one: the other
+            // tests' heaps want the same two colours and give the rest
+            // back, so the kernel's free 4 KiB frames can all be of the
+            // other six (seen: a 2 MiB pool of 4 KiB pages, 512 frames,
+            // none of colour 0 or 1, so no heap at all in strict mode).
+            let heap = heap(config(4, strict));
+            // 4 MiB of 8 colours, 2 requested: about 1 MiB of area.
+            let ptr = heap.alloc(8 << 20, 16);
             if strict {
                 assert!(ptr.is_null());
                 assert_eq!(heap.counters.failures.load(Ordering::Relaxed), 1);
