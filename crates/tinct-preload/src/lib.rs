@@ -45,6 +45,7 @@ pub mod page_runs;
 pub mod process;
 pub mod report;
 pub mod report_on_request;
+pub mod report_socket;
 pub mod stderr;
 pub mod thread_cache;
 pub mod thread_stacks;

@@ -255,7 +255,7 @@ pub fn write_reports_once(heap: &Heap, occasion: Occasion) -> bool {
     if occasion == Occasion::Exit {
         // The program is ending: a supervisor must not take the time the
         // reports take for a program that does not end.
-        crate::report_on_request::note_exiting();
+        crate::report_socket::note_exiting();
     }
     if REPORTS
         .compare_exchange(NOT_WRITTEN, WRITING, Ordering::AcqRel, Ordering::Acquire)

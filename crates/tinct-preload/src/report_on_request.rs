@@ -13,7 +13,8 @@
 //! [`crate::process::write_reports_once`] (the exit path then does not
 //! repeat them) and answers [`WRITTEN`] or [`NOT_WRITTEN`]. Its scheduling
 //! and CPUs are the program's, as a thread the program made. The exit
-//! path sends [`EXITING`] ([`note_exiting`]) before it writes them.
+//! path sends `EXITING` ([`report_socket::note_exiting`]) before it
+//! writes them.
 //!
 //! The descriptor is the program's to reuse: before each `recv` and
 //! `send` the thread checks it is still the socket it was given (the same
@@ -26,13 +27,12 @@
 
 use std::ffi::CStr;
 
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-
 use tinct_mem::shim_config::report_request::{
-    EXITING, LISTENER, NOT_WRITTEN, READY, RECEIVED, REPORT_SOCKET_C, ReportSocket, WRITE, WRITTEN,
+    LISTENER, NOT_WRITTEN, READY, RECEIVED, REPORT_SOCKET_C, ReportSocket, WRITE, WRITTEN,
 };
 
 use crate::process::{Occasion, built_heap, write_reports_once};
+use crate::report_socket::{self, identity, send};
 
 /// The listener's stack: the reports format text and read frames with
 /// the heap's memory, not the stack.
@@ -64,42 +64,11 @@ pub extern "C" fn start() {
     if !send(socket.fd, identity, READY) {
         return;
     }
-    SOCKET_FD.store(socket.fd, Ordering::Relaxed);
-    SOCKET_DEVICE.store(identity.0, Ordering::Relaxed);
-    SOCKET_INODE.store(identity.1, Ordering::Relaxed);
-    // SAFETY: getpid takes nothing and cannot fail.
-    SOCKET_OWNER.store(unsafe { libc::getpid() }, Ordering::Release);
+    report_socket::listening_on(socket.fd, identity);
     spawn_listener(Listener {
         fd: socket.fd,
         identity,
     });
-}
-
-/// The process that listens on the socket (0: none), and the socket's
-/// number and identity there, for [`note_exiting`]. A child of `fork`
-/// inherits them but is not that process: it sends nothing.
-static SOCKET_OWNER: AtomicI32 = AtomicI32::new(0);
-static SOCKET_FD: AtomicI32 = AtomicI32::new(-1);
-static SOCKET_DEVICE: AtomicU64 = AtomicU64::new(0);
-static SOCKET_INODE: AtomicU64 = AtomicU64::new(0);
-
-/// Tells the supervisor that the program is ending ([`EXITING`]): its
-/// exit path has started and writes the reports now, which may take
-/// longer than the grace the supervisor gives a program after passing on
-/// a signal. Only in the process that listens, while the descriptor is
-/// still the socket; never blocks, never raises SIGPIPE, allocates
-/// nothing.
-pub fn note_exiting() {
-    let owner = SOCKET_OWNER.load(Ordering::Acquire);
-    // SAFETY: getpid takes nothing and cannot fail.
-    if owner == 0 || owner != unsafe { libc::getpid() } {
-        return;
-    }
-    let identity = (
-        SOCKET_DEVICE.load(Ordering::Relaxed),
-        SOCKET_INODE.load(Ordering::Relaxed),
-    );
-    send(SOCKET_FD.load(Ordering::Relaxed), identity, EXITING);
 }
 
 /// The socket the listener serves: its number and what it must still be.
@@ -144,14 +113,6 @@ fn peer_pid(fd: i32) -> Option<u32> {
         )
     };
     (got == 0).then(|| u32::try_from(credentials.pid).ok())?
-}
-
-/// The device and inode `fd` names, if it is open.
-fn identity(fd: i32) -> Option<(u64, u64)> {
-    // SAFETY: fstat writes a `stat` into the zeroed local.
-    let mut status: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: as above; a bad descriptor makes the call fail.
-    (unsafe { libc::fstat(fd, &mut status) } == 0).then_some((status.st_dev, status.st_ino))
 }
 
 /// Starts the detached listener thread with every signal blocked (it
@@ -229,31 +190,5 @@ fn receive(fd: i32, identity: (u64, u64)) -> Option<u8> {
                 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
             _ => return None,
         }
-    }
-}
-
-/// Sends one byte; false if the supervisor is gone or `fd` is no longer
-/// the socket (never SIGPIPE, never blocking).
-fn send(fd: i32, identity: (u64, u64), byte: u8) -> bool {
-    loop {
-        if self::identity(fd) != Some(identity) {
-            return false;
-        }
-        // SAFETY: sending one byte from a local.
-        let sent = unsafe {
-            libc::send(
-                fd,
-                (&byte as *const u8).cast(),
-                1,
-                libc::MSG_NOSIGNAL | libc::MSG_DONTWAIT,
-            )
-        };
-        if sent == 1 {
-            return true;
-        }
-        if sent < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        return false;
     }
 }
