@@ -201,16 +201,15 @@ pub fn launch(
             if signal.is_some_and(|s| !ends_without_exit_handlers(pid, s, LISTENER)) {
                 return;
             }
-            if signal.is_none() && requests.program_exiting() {
+            let answer = requests.ask(pid, REPORT_WAIT, &|| child.has_ended());
+            if signal.is_none() && answer == Asked::Exiting {
                 // The grace is over, but the program is ending on its own:
                 // its exit path writes the reports (reading every page's
                 // frame takes a while, the longer on a loaded machine).
                 // Killing it now would cut them off and misstate how it
                 // ended; it is killed only if it does not end in time.
                 ReportRequests::wait_for_end(REPORT_WAIT, &|| child.has_ended());
-                return;
             }
-            let answer = requests.ask(pid, REPORT_WAIT, &|| child.has_ended());
             asked = Some(match asked {
                 Some(Asked::Written) => Asked::Written,
                 _ => answer,
@@ -298,7 +297,7 @@ impl std::fmt::Display for PassedOnSignal {
                 f,
                 "; the shim, asked for its summary and frame report, could not write them"
             ),
-            Some(Asked::NotListening) | None => Ok(()),
+            Some(Asked::NotListening | Asked::Exiting) | None => Ok(()),
         }
     }
 }

@@ -43,6 +43,9 @@ pub enum Asked {
     /// made tinct ask reached it too: a terminal's Ctrl-C goes to the
     /// whole process group).
     EndedFirst,
+    /// The program is ending on its own ([`EXITING`], before or while
+    /// asked): its exit path writes the reports, as at any exit.
+    Exiting,
 }
 
 /// The supervisor's end of the report socket, and the program's until the
@@ -91,9 +94,23 @@ impl ReportRequests {
 
     /// Asks the shim in process `pid` to write its reports now and waits
     /// for them: at most [`RECEIPT_WAIT`] for the receipt, then `limit`,
-    /// each cut short when `ended()` says the program has ended.
+    /// each cut short when `ended()` says the program has ended. A
+    /// program ending on its own is not asked, and one that says so while
+    /// asked is [`Asked::Exiting`] unless the reports were written.
     pub fn ask(&mut self, pid: i32, limit: Duration, ended: &dyn Fn() -> bool) -> Asked {
         self.take_pending();
+        if self.exiting {
+            return Asked::Exiting;
+        }
+        match self.ask_now(pid, limit, ended) {
+            Asked::Written => Asked::Written,
+            _ if self.exiting => Asked::Exiting,
+            answer => answer,
+        }
+    }
+
+    /// [`ReportRequests::ask`] once the program has not said it is ending.
+    fn ask_now(&mut self, pid: i32, limit: Duration, ended: &dyn Fn() -> bool) -> Asked {
         if !self.ready || !tinct_sys::supervise::has_thread_named(pid, LISTENER) || ended() {
             return Asked::NotListening;
         }
@@ -122,13 +139,6 @@ impl ReportRequests {
             Some(NOT_WRITTEN) => Asked::NotWritten,
             _ => unanswered(),
         }
-    }
-
-    /// True once the shim has said that the program is ending: its exit
-    /// path has started and writes the reports ([`EXITING`]).
-    pub fn program_exiting(&mut self) -> bool {
-        self.take_pending();
-        self.exiting
     }
 
     /// Waits until `ended()` says the program has ended, looking every
@@ -186,5 +196,61 @@ impl ReportRequests {
             self.ready |= byte == READY;
             self.exiting |= byte == EXITING;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// The requests and the shim's end of their socket, as a stream.
+    fn pair() -> (ReportRequests, UnixStream) {
+        let mut requests = ReportRequests::new().unwrap();
+        let theirs = UnixStream::from(requests.theirs.take().unwrap());
+        (requests, theirs)
+    }
+
+    #[test]
+    fn a_program_that_said_it_is_ending_is_not_asked() {
+        let (mut requests, mut shim) = pair();
+        shim.write_all(&[READY, EXITING]).unwrap();
+        let pid = std::process::id() as i32;
+        let asked = requests.ask(pid, Duration::from_secs(5), &|| false);
+        assert_eq!(asked, Asked::Exiting);
+        shim.set_nonblocking(true).unwrap();
+        let mut sent = [0u8; 1];
+        let read = shim.read(&mut sent);
+        assert!(
+            read.as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock),
+            "nothing asked: {read:?} {sent:?}"
+        );
+    }
+
+    #[test]
+    fn a_program_that_starts_ending_while_asked_is_exiting_not_unwritten() {
+        let (mut requests, mut shim) = pair();
+        shim.write_all(&[READY]).unwrap();
+        // The shim's listener (a thread of that name in this process, as
+        // `ask` looks for it): it receives the request, then the exit path
+        // says the program is ending, and the listener could not write.
+        let (named, is_named) = std::sync::mpsc::channel();
+        let listener = std::thread::Builder::new()
+            .name(LISTENER.to_string())
+            .spawn(move || {
+                // Named (std names a thread before it runs): `ask` sees it.
+                named.send(()).unwrap();
+                let mut request = [0u8; 1];
+                shim.read_exact(&mut request).unwrap();
+                assert_eq!(request[0], WRITE);
+                shim.write_all(&[RECEIVED, EXITING, NOT_WRITTEN]).unwrap();
+            })
+            .unwrap();
+        is_named.recv().unwrap();
+        let pid = std::process::id() as i32;
+        let asked = requests.ask(pid, Duration::from_secs(10), &|| false);
+        listener.join().unwrap();
+        assert_eq!(asked, Asked::Exiting);
     }
 }

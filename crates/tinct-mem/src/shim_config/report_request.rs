@@ -16,12 +16,14 @@
 //! program that catches the signal ends through its own handler and
 //! writes them at exit as usual: one summary either way.
 //!
-//! The exit path sends [`EXITING`] before it writes them: from then on the
-//! program is ending on its own, and writing the reports (reading every
-//! page's frame) can take longer than the grace period the supervisor
-//! gives a program after passing on a signal. Told, the supervisor waits
-//! (bounded) for it to end instead of killing it in the middle of its
-//! reports or saying it killed a program that in fact exited.
+//! The exit path sends [`EXITING`] as it starts, before it writes them
+//! (or waits while a request writes them, or finds them written): from
+//! then on the program is ending on its own, and writing the reports
+//! (reading every page's frame) can take longer than the grace period the
+//! supervisor gives a program after passing on a signal. Told, the
+//! supervisor asks nothing more and waits (bounded) for the program to
+//! end instead of killing it in the middle of its reports or saying it
+//! killed a program that in fact exited.
 //!
 //! A shimmed process that inherits the descriptor but is not the
 //! supervisor's child (one the program started) closes it in its
