@@ -16,14 +16,20 @@ use tinct_sys::supervise::{ChildExit, ChildProcess, SignalRelay};
 )]
 fn a_child_that_ends_while_the_grace_runs_out_exited_and_was_not_killed() {
     let relay = SignalRelay::arm();
-    // The shell catches SIGTERM and takes a while to end (as a program
-    // whose exit path writes reports), far longer than the grace.
+    // The shell catches SIGTERM and ends only once the grace has run out
+    // (as a program whose exit path writes reports past it): its trap
+    // waits for the file `before(None)` makes at the end of the grace.
+    let dir = tempfile::tempdir().unwrap();
+    let grace_over = dir.path().join("grace-over");
     let mut command = std::process::Command::new("sh");
     command
         .args([
             "-c",
-            "trap 'sleep 0.3; exit 3' TERM; echo ready; while :; do sleep 0.05; done",
+            "trap 'while [ ! -e \"$1\" ]; do sleep 0.01; done; exit 3' TERM; echo ready; \
+             while :; do sleep 0.05; done",
+            "sh",
         ])
+        .arg(&grace_over)
         .stdout(std::process::Stdio::piped());
     // SAFETY: the hook only calls signal(2) with SIG_DFL: async-signal-safe,
     // no allocation (a shell cannot trap a signal ignored on entry).
@@ -50,6 +56,7 @@ fn a_child_that_ends_while_the_grace_runs_out_exited_and_was_not_killed() {
         .wait_with(&child, Duration::from_millis(10), &mut |signal| {
             if signal.is_none() {
                 asked_at_the_end += 1;
+                std::fs::write(&grace_over, "").unwrap();
                 let deadline = std::time::Instant::now() + Duration::from_secs(30);
                 while !child.has_ended() {
                     assert!(std::time::Instant::now() < deadline, "sh never ended");
